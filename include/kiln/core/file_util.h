@@ -1,0 +1,24 @@
+// Small filesystem helpers with the project's error model.
+#pragma once
+
+#include <filesystem>
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "kiln/core/status.h"
+
+namespace kiln {
+
+// NotFound / PermissionDenied / DataLoss errors name the path.
+Result<std::string> ReadFileToString(const std::filesystem::path& path);
+Status WriteStringToFile(const std::filesystem::path& path, std::string_view contents);
+
+// Writes a directory so that `target` is either untouched or complete: `fill` writes into a
+// fresh temporary sibling directory, which then replaces `target` by rename. A previous
+// directory at `target` survives any failure. Fails clearly when the parent does not exist or
+// is not writable.
+Status WriteDirectoryAtomically(const std::filesystem::path& target,
+                                const std::function<Status(const std::filesystem::path&)>& fill);
+
+}  // namespace kiln

@@ -1,0 +1,60 @@
+// Stateful objects shared between graph runs: the resource manager and resource variables.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <string>
+
+#include "kiln/core/status.h"
+#include "kiln/core/tensor.h"
+
+namespace kiln::exec {
+
+// A resource variable. Reads return the current tensor (buffers are never mutated in place:
+// an assignment swaps in a new buffer), so a reader keeps a consistent value while others
+// assign. Safe to use from several threads.
+class VariableResource : public ResourceBase {
+ public:
+  VariableResource(std::string name, DType dtype, PartialShape shape)
+      : name_(std::move(name)), dtype_(dtype), shape_(shape) {}
+
+  const std::string& name() const { return name_; }
+  DType dtype() const { return dtype_; }
+  const PartialShape& shape() const { return shape_; }
+  bool initialized() const;
+
+  // Fails (naming the variable) when it has not been assigned yet.
+  Result<Tensor> Read() const;
+  // Fails when the dtype differs, or the shape is incompatible with the declared shape.
+  Status Assign(const Tensor& value);
+  // Replaces the value with fn(current) under the variable's lock (assign_add and friends).
+  Status Update(const std::function<Result<Tensor>(const Tensor&)>& fn);
+
+  std::string DebugString() const override;
+
+ private:
+  std::string name_;
+  DType dtype_;
+  PartialShape shape_;
+  mutable std::shared_mutex mu_;
+  Tensor value_;
+  bool initialized_ = false;
+};
+
+// Resources of one loaded model (or one tracing context), by shared name.
+class ResourceManager {
+ public:
+  // Returns the existing resource of that name, or the one `create` makes.
+  std::shared_ptr<ResourceBase> LookupOrCreate(
+      const std::string& name, const std::function<std::shared_ptr<ResourceBase>()>& create);
+  std::shared_ptr<ResourceBase> Lookup(const std::string& name) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, std::shared_ptr<ResourceBase>> resources_;
+};
+
+}  // namespace kiln::exec

@@ -1,0 +1,136 @@
+// Loading a SavedModel directory and running what it exports. This is all a deployed
+// service needs (it links kiln::exec only).
+//
+// TF2 bundles (with an object graph) load the way TensorFlow's Python loader does: variables
+// are created from the object graph and restored from variables/ by their checkpoint keys;
+// signatures are the `signatures` map's concrete functions, and restored methods are the root's
+// function children; both share the same variables. Everything is validated and prepared at
+// load time; running a signature only checks the inputs and walks a prepared schedule.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/core/status.h"
+#include "kiln/core/tensor.h"
+#include "kiln/exec/executor.h"
+#include "kiln/exec/op_registry.h"
+
+namespace tensorflow {
+class SavedModel;
+class MetaGraphDef;
+}  // namespace tensorflow
+
+namespace kiln::exec {
+
+struct LoadOptions {
+  std::vector<std::string> tags = {"serve"};
+};
+
+// One named input or output of a signature.
+struct SignatureArg {
+  std::string key;          // "a", "output_0"
+  std::string tensor_name;  // "serving_default_a:0", as the SignatureDef says
+  TensorSpec spec;
+};
+
+class Signature {
+ public:
+  const std::string& name() const { return name_; }
+  // Sorted by key, as saved_model_cli lists them.
+  std::span<const SignatureArg> inputs() const { return inputs_; }
+  std::span<const SignatureArg> outputs() const { return outputs_; }
+
+  // Named inputs to named outputs. A missing, extra or misspelt input name, a wrong dtype or an
+  // incompatible shape is an InvalidArgument error that names the input and what was expected.
+  Result<std::map<std::string, Tensor>> Run(const std::map<std::string, Tensor>& inputs,
+                                            const RunOptions& options = {}) const;
+  // Inputs in inputs() order, outputs in outputs() order.
+  Status RunFlat(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
+                 const RunOptions& options = {}) const;
+
+ private:
+  friend class SavedModelLoader;
+  std::string name_;
+  std::vector<SignatureArg> inputs_;
+  std::vector<SignatureArg> outputs_;
+  std::shared_ptr<const PreparedFunction> function_;
+  std::vector<int> input_to_arg_;    // inputs_[i] feeds function arg input_to_arg_[i]
+  std::vector<int> output_from_ret_;  // outputs_[i] comes from function output
+  std::vector<Tensor> captures_;      // appended after the user args
+  size_t num_function_args_ = 0;
+};
+
+// A restored tf.function-style method: one or more concrete functions, chosen by the specs
+// of the arguments.
+class RestoredFunction {
+ public:
+  struct Concrete {
+    std::string function_name;  // FunctionDef name
+    std::vector<std::string> arg_names;
+    std::vector<TensorSpec> arg_specs;
+    std::shared_ptr<const PreparedFunction> function;
+    std::vector<Tensor> captures;
+  };
+  const std::string& name() const { return name_; }
+  std::span<const Concrete> concrete_functions() const { return concretes_; }
+  // Positional tensor args; the first concrete function whose specs they fit runs. No fit is
+  // an InvalidArgument error listing the signatures it can take.
+  Result<std::vector<Tensor>> Call(std::span<const Tensor> args,
+                                   const RunOptions& options = {}) const;
+
+ private:
+  friend class SavedModelLoader;
+  std::string name_;
+  std::vector<Concrete> concretes_;
+};
+
+struct RestoredVariable {
+  std::string path;  // "dense_1/kernel", the object-graph path from the root
+  std::shared_ptr<VariableResource> resource;
+  bool trainable = true;
+};
+
+class SavedModel {
+ public:
+  // Reads, validates and prepares everything; errors name the file and the thing at fault.
+  static Result<std::unique_ptr<SavedModel>> Load(const std::filesystem::path& dir,
+                                                  const LoadOptions& options = {});
+  ~SavedModel();
+
+  const std::filesystem::path& dir() const { return dir_; }
+  const tensorflow::SavedModel& proto() const { return *proto_; }
+  const tensorflow::MetaGraphDef& meta_graph() const { return *meta_graph_; }
+
+  std::vector<std::string> SignatureNames() const;
+  // NotFound naming the signature and listing the available ones.
+  Result<const Signature*> GetSignature(std::string_view name) const;
+
+  std::vector<std::string> FunctionNames() const;
+  Result<const RestoredFunction*> GetFunction(std::string_view name) const;
+
+  std::span<const RestoredVariable> variables() const { return variables_; }
+
+ private:
+  friend class SavedModelLoader;
+  SavedModel();
+  std::filesystem::path dir_;
+  std::unique_ptr<tensorflow::SavedModel> proto_;
+  const tensorflow::MetaGraphDef* meta_graph_ = nullptr;
+  std::unique_ptr<ResourceManager> resources_;
+  std::unique_ptr<FunctionLibrary> library_;
+  std::map<std::string, Signature, std::less<>> signatures_;
+  std::map<std::string, RestoredFunction, std::less<>> functions_;
+  std::vector<RestoredVariable> variables_;
+};
+
+// Reads and parses D/saved_model.pb (or .pbtxt) without preparing anything (for `show`).
+Result<std::unique_ptr<tensorflow::SavedModel>> ReadSavedModelProto(
+    const std::filesystem::path& dir);
+
+}  // namespace kiln::exec

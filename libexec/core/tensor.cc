@@ -1,0 +1,295 @@
+#include "kiln/core/tensor.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <new>
+
+namespace kiln {
+namespace {
+
+constexpr size_t kAlignment = 64;  // cache line; what Eigen's vectorised kernels like
+
+template <typename T>
+void ConstructAll(void* p, int64_t n) {
+  T* t = static_cast<T*>(p);
+  for (int64_t i = 0; i < n; ++i) new (t + i) T();
+}
+template <typename T>
+void DestroyAll(void* p, int64_t n) {
+  T* t = static_cast<T*>(p);
+  for (int64_t i = 0; i < n; ++i) t[i].~T();
+}
+
+size_t ElementStorage(DType t) {
+  switch (t) {
+    case DType::kString:
+      return sizeof(std::string);
+    case DType::kResource:
+      return sizeof(std::shared_ptr<ResourceBase>);
+    case DType::kVariant:
+      return sizeof(std::shared_ptr<const VariantBase>);
+    default:
+      return DTypeSize(t);
+  }
+}
+
+}  // namespace
+
+TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements)
+    : dtype_(dtype), num_elements_(num_elements) {
+  bytes_ = static_cast<size_t>(num_elements) * ElementStorage(dtype);
+  size_t alloc = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
+  data_ = ::operator new(alloc == 0 ? kAlignment : alloc, std::align_val_t(kAlignment));
+  switch (dtype_) {
+    case DType::kString:
+      ConstructAll<std::string>(data_, num_elements_);
+      break;
+    case DType::kResource:
+      ConstructAll<std::shared_ptr<ResourceBase>>(data_, num_elements_);
+      break;
+    case DType::kVariant:
+      ConstructAll<std::shared_ptr<const VariantBase>>(data_, num_elements_);
+      break;
+    default:
+      std::memset(data_, 0, bytes_);
+  }
+}
+
+TensorBuffer::~TensorBuffer() {
+  switch (dtype_) {
+    case DType::kString:
+      DestroyAll<std::string>(data_, num_elements_);
+      break;
+    case DType::kResource:
+      DestroyAll<std::shared_ptr<ResourceBase>>(data_, num_elements_);
+      break;
+    case DType::kVariant:
+      DestroyAll<std::shared_ptr<const VariantBase>>(data_, num_elements_);
+      break;
+    default:
+      break;
+  }
+  ::operator delete(data_, std::align_val_t(kAlignment));
+}
+
+Tensor::Tensor(DType dtype, const Shape& shape)
+    : dtype_(dtype), shape_(shape),
+      buffer_(std::make_shared<TensorBuffer>(dtype, shape.num_elements())) {}
+
+Tensor Tensor::Reshaped(const Shape& shape) const {
+  KILN_DCHECK(shape.num_elements() == NumElements());
+  Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::DeepCopy() const {
+  if (!buffer_) return *this;
+  Tensor t(dtype_, shape_);
+  switch (dtype_) {
+    case DType::kString:
+      std::copy_n(data<std::string>(), NumElements(), t.data<std::string>());
+      break;
+    case DType::kResource:
+      std::copy_n(data<std::shared_ptr<ResourceBase>>(), NumElements(),
+                  t.data<std::shared_ptr<ResourceBase>>());
+      break;
+    case DType::kVariant:
+      std::copy_n(data<std::shared_ptr<const VariantBase>>(), NumElements(),
+                  t.data<std::shared_ptr<const VariantBase>>());
+      break;
+    default:
+      std::memcpy(t.raw_data(), raw_data(), ByteSize());
+  }
+  return t;
+}
+
+namespace {
+
+// Shortest of %.6g / %.9g that reads back exactly, as TF's StrCat(float) does.
+std::string FormatFloat(float v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  if (std::strtof(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.9g", v);
+  return buf;
+}
+std::string FormatDouble(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  char buf[40];
+  std::snprintf(buf, sizeof buf, "%.15g", v);
+  if (std::strtod(buf, nullptr) != v) std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+float HalfToFloat(uint16_t h) {
+  uint32_t sign = (h & 0x8000u) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ffu;
+  uint32_t bits;
+  if (exp == 0) {
+    if (mant == 0) {
+      bits = sign;
+    } else {  // subnormal
+      exp = 127 - 15 + 1;
+      while ((mant & 0x400u) == 0) {
+        mant <<= 1;
+        --exp;
+      }
+      bits = sign | (exp << 23) | ((mant & 0x3ffu) << 13);
+    }
+  } else if (exp == 31) {
+    bits = sign | 0x7f800000u | (mant << 13);
+  } else {
+    bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+  }
+  float f;
+  std::memcpy(&f, &bits, 4);
+  return f;
+}
+
+std::string CEscape(const std::string& s) {
+  std::string out;
+  for (unsigned char c : s) {
+    switch (c) {
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      case '\\': out += "\\\\"; break;
+      case '"': out += "\\\""; break;
+      case '\'': out += "\\'"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          char buf[8];
+          std::snprintf(buf, sizeof buf, "\\%03o", c);
+          out += buf;
+        } else {
+          out += static_cast<char>(c);
+        }
+    }
+  }
+  return out;
+}
+
+std::string FormatElement(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat: return FormatFloat(t.data<float>()[i]);
+    case DType::kDouble: return FormatDouble(t.data<double>()[i]);
+    case DType::kHalf: return FormatFloat(HalfToFloat(t.data<Half>()[i].bits));
+    case DType::kBFloat16: {
+      uint32_t bits = static_cast<uint32_t>(t.data<BFloat16>()[i].bits) << 16;
+      float f;
+      std::memcpy(&f, &bits, 4);
+      return FormatFloat(f);
+    }
+    case DType::kInt32: return std::to_string(t.data<int32_t>()[i]);
+    case DType::kInt64: return std::to_string(t.data<int64_t>()[i]);
+    case DType::kInt16: return std::to_string(t.data<int16_t>()[i]);
+    case DType::kInt8: return std::to_string(t.data<int8_t>()[i]);
+    case DType::kUInt8: return std::to_string(t.data<uint8_t>()[i]);
+    case DType::kUInt16: return std::to_string(t.data<uint16_t>()[i]);
+    case DType::kUInt32: return std::to_string(t.data<uint32_t>()[i]);
+    case DType::kUInt64: return std::to_string(t.data<uint64_t>()[i]);
+    case DType::kBool: return t.data<bool>()[i] ? "True" : "False";
+    case DType::kString: return "\"" + CEscape(t.data<std::string>()[i]) + "\"";
+    case DType::kComplex64: {
+      auto c = t.data<std::complex<float>>()[i];
+      return "(" + FormatFloat(c.real()) + "," + FormatFloat(c.imag()) + ")";
+    }
+    case DType::kComplex128: {
+      auto c = t.data<std::complex<double>>()[i];
+      return "(" + FormatDouble(c.real()) + "," + FormatDouble(c.imag()) + ")";
+    }
+    case DType::kResource: {
+      const auto& r = t.data<std::shared_ptr<ResourceBase>>()[i];
+      return r ? "<" + r->DebugString() + ">" : "<null resource>";
+    }
+    case DType::kVariant: {
+      const auto& v = t.data<std::shared_ptr<const VariantBase>>()[i];
+      return v ? "<" + v->DebugString() + ">" : "<null variant>";
+    }
+    case DType::kInvalid: break;
+  }
+  return "?";
+}
+
+void PrintDimSpacing(int dim, int num_dims, std::string* out) {
+  if (dim == num_dims - 1) {
+    *out += ' ';
+    return;
+  }
+  out->append(static_cast<size_t>(num_dims - dim - 1), '\n');
+  out->append(static_cast<size_t>(dim + 1), ' ');
+}
+
+// TensorFlow's PrintOneDimV2: `ends` elements at each end of every dimension.
+void PrintOneDim(const Tensor& t, int dim, int64_t ends, int64_t index, std::string* out) {
+  const int num_dims = t.rank();
+  if (dim == num_dims) {
+    *out += FormatElement(t, index);
+    return;
+  }
+  *out += '[';
+  const int64_t count = t.dim(dim);
+  const int64_t start_of_end = std::max(ends, count - ends);
+  int64_t per_iter = 1;
+  for (int i = dim + 1; i < num_dims; ++i) per_iter *= t.dim(i);
+  for (int64_t i = 0; i < ends && i < count; ++i) {
+    if (i > 0) PrintDimSpacing(dim, num_dims, out);
+    PrintOneDim(t, dim + 1, ends, index + per_iter * i, out);
+  }
+  if (count > 2 * ends) {
+    PrintDimSpacing(dim, num_dims, out);
+    *out += "...";
+  }
+  for (int64_t i = start_of_end; i < count; ++i) {
+    PrintDimSpacing(dim, num_dims, out);
+    PrintOneDim(t, dim + 1, ends, index + per_iter * i, out);
+  }
+  *out += ']';
+}
+
+}  // namespace
+
+std::string Tensor::SummarizeValue(int summarize) const {
+  if (!buffer_) return "<uninitialized tensor>";
+  const int64_t n = NumElements();
+  if (n == 0) {
+    std::string s;
+    for (int i = 0; i < rank(); ++i) s += '[';
+    for (int i = 0; i < rank(); ++i) s += ']';
+    return s;
+  }
+  int64_t ends = summarize < 0 ? n : summarize;
+  std::string out;
+  PrintOneDim(*this, 0, ends, 0, &out);
+  return out;
+}
+
+std::string Tensor::DebugString() const {
+  if (dtype_ == DType::kInvalid) return "Tensor<uninitialized>";
+  return "Tensor<" + DTypeShortName(dtype_) + " " + shape_.ToString() + ">";
+}
+
+bool TensorsEqual(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  switch (a.dtype()) {
+    case DType::kString:
+      return std::equal(a.data<std::string>(), a.data<std::string>() + a.NumElements(),
+                        b.data<std::string>());
+    case DType::kResource:
+      return std::equal(a.data<std::shared_ptr<ResourceBase>>(),
+                        a.data<std::shared_ptr<ResourceBase>>() + a.NumElements(),
+                        b.data<std::shared_ptr<ResourceBase>>());
+    case DType::kVariant:
+      return std::equal(a.data<std::shared_ptr<const VariantBase>>(),
+                        a.data<std::shared_ptr<const VariantBase>>() + a.NumElements(),
+                        b.data<std::shared_ptr<const VariantBase>>());
+    default:
+      return a.ByteSize() == b.ByteSize() &&
+             (a.ByteSize() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.ByteSize()) == 0);
+  }
+}
+
+}  // namespace kiln

@@ -1,0 +1,41 @@
+// The executor's private graph form: one FunctionDef with every function call inlined, as
+// plain nodes with resolved edges. Built once per prepare; never seen at run time.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "kiln/core/status.h"
+#include "kiln/exec/executor.h"
+#include "kiln/exec/op_registry.h"
+
+namespace kiln::exec {
+
+struct Edge {
+  int node = -1;    // producing node
+  int output = 0;   // flat output index of that node
+};
+
+struct FlatNode {
+  std::string name;  // scoped: "call_node/inner_node" for inlined bodies
+  std::string op;    // "_Arg" for function arguments
+  const ProtoAttrMap* attrs = nullptr;
+  std::vector<Edge> inputs;
+  std::vector<int> control_inputs;
+  int arg_index = -1;  // for _Arg
+  const OpDefinition* def = nullptr;  // null for _Arg, NoOp-like sinks and unknown ops
+  bool stateful = false;
+};
+
+struct FlatGraph {
+  std::vector<FlatNode> nodes;
+  std::vector<Edge> outputs;       // one per FunctionDef output arg
+  std::vector<int> keep;           // control_ret nodes: run even if no output needs them
+};
+
+// Imports `fdef`, inlining PartitionedCall/StatefulPartitionedCall and direct calls of
+// library functions. Errors name the function and node.
+Result<FlatGraph> FlattenFunction(const tensorflow::FunctionDef& fdef,
+                                  const FunctionLibrary& library);
+
+}  // namespace kiln::exec
