@@ -3,8 +3,7 @@
 set -euo pipefail
 PKGS=(cmake g++ make pkg-config
       libprotobuf-dev protobuf-compiler
-      libflatbuffers-dev flatbuffers-compiler
-      libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev
+      libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev zlib1g-dev
       python3)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -1,5 +1,6 @@
 #include "kiln/core/tensor.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>

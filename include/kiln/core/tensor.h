@@ -2,6 +2,7 @@
 // (cheap, like TF's Tensor); kernels write into freshly allocated outputs, so sharing is safe.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <memory>

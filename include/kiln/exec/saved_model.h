@@ -20,6 +20,7 @@
 #include "kiln/core/tensor.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_registry.h"
+#include "kiln/exec/resources.h"
 
 namespace tensorflow {
 class SavedModel;

@@ -1,0 +1,105 @@
+// Running signatures and restored functions: validate once at the boundary, then run the
+// prepared schedule.
+#include "kiln/exec/saved_model.h"
+
+namespace kiln::exec {
+namespace {
+
+std::string KeyList(std::span<const SignatureArg> args) {
+  std::string s;
+  for (const auto& a : args) s += (s.empty() ? "'" : ", '") + a.key + "'";
+  return s.empty() ? "none" : s;
+}
+
+Status CheckTensor(const std::string& what, const TensorSpec& spec, const Tensor& t) {
+  if (!t.IsInitialized()) return InvalidArgument(what, ": tensor is not initialized");
+  if (t.dtype() != spec.dtype)
+    return InvalidArgument(what, ": expected dtype ", DTypeShortName(spec.dtype), " (",
+                           DTypeEnumName(spec.dtype), "), got ", DTypeShortName(t.dtype()));
+  if (!spec.shape.IsCompatibleWith(t.shape()))
+    return InvalidArgument(what, ": expected shape ", spec.shape.ToPythonString(), ", got ",
+                           t.shape().ToString(), spec.shape.rank() != t.rank() && spec.shape.rank() >= 0
+                               ? " (rank " + std::to_string(t.rank()) + " instead of " +
+                                     std::to_string(spec.shape.rank()) + ")"
+                               : "");
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::map<std::string, Tensor>> Signature::Run(const std::map<std::string, Tensor>& inputs,
+                                                     const RunOptions& options) const {
+  for (const auto& [key, t] : inputs) {
+    bool known = false;
+    for (const auto& a : inputs_) known |= a.key == key;
+    if (!known)
+      return InvalidArgument("signature '", name_, "' has no input named '", key,
+                             "'; expected inputs: ", KeyList(inputs_));
+  }
+  std::vector<Tensor> flat;
+  flat.reserve(inputs_.size());
+  for (const auto& a : inputs_) {
+    auto it = inputs.find(a.key);
+    if (it == inputs.end())
+      return InvalidArgument("signature '", name_, "': missing input '", a.key,
+                             "' (expected inputs: ", KeyList(inputs_), ")");
+    flat.push_back(it->second);
+  }
+  std::vector<Tensor> outs;
+  KILN_RETURN_IF_ERROR(RunFlat(flat, &outs, options));
+  std::map<std::string, Tensor> result;
+  for (size_t i = 0; i < outputs_.size(); ++i) result.emplace(outputs_[i].key, std::move(outs[i]));
+  return result;
+}
+
+Status Signature::RunFlat(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
+                          const RunOptions& options) const {
+  if (inputs.size() != inputs_.size())
+    return InvalidArgument("signature '", name_, "' takes ", inputs_.size(), " inputs (",
+                           KeyList(inputs_), "), got ", inputs.size());
+  std::vector<Tensor> args(num_function_args_);
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    KILN_RETURN_IF_ERROR(CheckTensor("signature '" + name_ + "' input '" + inputs_[i].key + "'",
+                                     inputs_[i].spec, inputs[i]));
+    args[input_to_arg_[i]] = inputs[i];
+  }
+  const size_t n_user = inputs_.size();
+  for (size_t c = 0; c < captures_.size(); ++c) args[n_user + c] = captures_[c];
+  std::vector<Tensor> rets;
+  KILN_RETURN_IF_ERROR_CTX(function_->Run(args, &rets, options), "signature '", name_, "'");
+  outputs->resize(outputs_.size());
+  for (size_t i = 0; i < outputs_.size(); ++i) (*outputs)[i] = std::move(rets[output_from_ret_[i]]);
+  return OkStatus();
+}
+
+Result<std::vector<Tensor>> RestoredFunction::Call(std::span<const Tensor> args,
+                                                   const RunOptions& options) const {
+  for (const auto& c : concretes_) {
+    if (c.arg_specs.size() != args.size()) continue;
+    bool fits = true;
+    for (size_t i = 0; i < args.size() && fits; ++i)
+      fits = args[i].dtype() == c.arg_specs[i].dtype &&
+             c.arg_specs[i].shape.IsCompatibleWith(args[i].shape());
+    if (!fits) continue;
+    std::vector<Tensor> all(args.begin(), args.end());
+    all.insert(all.end(), c.captures.begin(), c.captures.end());
+    std::vector<Tensor> outs;
+    KILN_RETURN_IF_ERROR_CTX(c.function->Run(all, &outs, options), "restored function '", name_, "'");
+    return outs;
+  }
+  std::string given = "(";
+  for (size_t i = 0; i < args.size(); ++i)
+    given += (i ? ", " : "") + DTypeShortName(args[i].dtype()) + " " + args[i].shape().ToString();
+  given += ")";
+  std::string options_text;
+  for (const auto& c : concretes_) {
+    options_text += "\n  (";
+    for (size_t i = 0; i < c.arg_specs.size(); ++i)
+      options_text += (i ? ", " : "") + c.arg_names[i] + ": " + c.arg_specs[i].ToString();
+    options_text += ")";
+  }
+  return InvalidArgument("restored function '", name_, "' cannot be called with ", given,
+                         "; it accepts:", options_text.empty() ? " nothing" : options_text);
+}
+
+}  // namespace kiln::exec

@@ -1,0 +1,189 @@
+// Loading SavedModels written by real TensorFlow, and refusing broken ones clearly.
+#include <doctest/doctest.h>
+
+#include "exec/test_util.h"
+#include "kiln/exec/resources.h"
+#include "kiln/exec/saved_model.h"
+
+namespace kiln::exec {
+namespace {
+
+using kiln::testing::CopyFixture;
+using kiln::testing::Fixture;
+using kiln::testing::ReadAll;
+using kiln::testing::TempDir;
+using kiln::testing::WriteAll;
+
+float VariableValue(const SavedModel& m, const std::string& path) {
+  for (const auto& v : m.variables())
+    if (v.path == path) return v.resource->Read()->scalar<float>();
+  FAIL("no variable ", path);
+  return 0;
+}
+
+bool Contains(const Status& s, const std::string& needle) {
+  INFO(s.ToString());
+  return s.message().find(needle) != std::string::npos;
+}
+
+TEST_CASE("VarsAndArithmeticObjectGraph (TF 2.1) loads and runs serving_default") {
+  auto m = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  const float x = VariableValue(**m, "x"), y = VariableValue(**m, "y"), z = VariableValue(**m, "child/z");
+  CHECK(x == 1.0f);
+  CHECK(y == 2.0f);
+  CHECK(z == 3.0f);
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  REQUIRE((*sig)->inputs().size() == 2);
+  CHECK((*sig)->inputs()[0].key == "a");
+  CHECK((*sig)->inputs()[0].tensor_name == "serving_default_a:0");
+  auto out = (*sig)->Run({{"a", Tensor::Scalar(4.0f)}, {"b", Tensor::Scalar(7.0f)}});
+  REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+  // compute(a, b) = (a + x) * (b + y) / child.z + child.c, with c = 5 (a graph constant).
+  CHECK(out->at("output_0").scalar<float>() == doctest::Approx((4 + x) * (7 + y) / z + 5));
+  // The restored method is callable by name.
+  auto fn = (*m)->GetFunction("compute");
+  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  auto r = (*fn)->Call(std::vector{Tensor::Scalar(4.0f), Tensor::Scalar(7.0f)});
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK((*r)[0].scalar<float>() == doctest::Approx((4 + x) * (7 + y) / z + 5));
+}
+
+TEST_CASE("x_plus_y_v2_debuginfo (TF 1.14) runs serving_default") {
+  auto m = SavedModel::Load(Fixture("x_plus_y_v2_debuginfo"));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  auto out = (*sig)->Run({{"x", Tensor::Scalar(1.5f)}, {"y", Tensor::Scalar(2.25f)}});
+  REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+  REQUIRE(out->size() == 1);
+  CHECK(out->begin()->second.scalar<float>() == 3.75f);
+}
+
+TEST_CASE("tf_readvariableop_saved_model (TF 2.9) runs serving_default with batch shapes") {
+  auto m = SavedModel::Load(Fixture("tf_readvariableop_saved_model"));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  const auto& vars = (*m)->variables();
+  REQUIRE(vars.size() == 2);
+  auto v1 = VariableValue(**m, "var1"), v2 = VariableValue(**m, "var2");
+  Tensor a(DType::kFloat, Shape{3, 1, 1}), b(DType::kFloat, Shape{3, 1, 1});
+  for (int i = 0; i < 3; ++i) {
+    a.data<float>()[i] = 1.0f + i;
+    b.data<float>()[i] = 10.0f * i;
+  }
+  auto out = (*sig)->Run({{"input1", a}, {"input2", b}});
+  REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+  const Tensor& o = out->at("output_0");
+  CHECK(o.shape() == Shape{3, 1, 1});
+  for (int i = 0; i < 3; ++i)  // input1 * var1 + input2 * var2 - 45
+    CHECK(o.data<float>()[i] == doctest::Approx((1.0f + i) * v1 + 10.0f * i * v2 - 45));
+}
+
+TEST_CASE("signature input errors name the input and what was expected") {
+  auto m = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"));
+  REQUIRE(m.ok());
+  auto sig = *(*m)->GetSignature("serving_default");
+  auto a = Tensor::Scalar(1.0f);
+  auto missing = sig->Run({{"a", a}});
+  CHECK(Contains(missing.status(), "missing input 'b'"));
+  auto extra = sig->Run({{"a", a}, {"b", a}, {"c", a}});
+  CHECK(Contains(extra.status(), "no input named 'c'"));
+  auto misspelt = sig->Run({{"a", a}, {"bb", a}});
+  CHECK(Contains(misspelt.status(), "no input named 'bb'"));
+  auto dtype = sig->Run({{"a", a}, {"b", Tensor::Scalar(int32_t{1})}});
+  CHECK(dtype.status().code() == StatusCode::kInvalidArgument);
+  CHECK(Contains(dtype.status(), "input 'b': expected dtype float32"));
+  CHECK(Contains(dtype.status(), "got int32"));
+  Tensor vec(DType::kFloat, Shape{2});
+  auto shape = sig->Run({{"a", a}, {"b", vec}});
+  CHECK(Contains(shape.status(), "input 'b': expected shape ()"));
+  CHECK(Contains(shape.status(), "got (2,)"));
+  auto unknown = (*m)->GetSignature("serving_defualt");
+  CHECK(unknown.status().code() == StatusCode::kNotFound);
+  CHECK(Contains(unknown.status(), "no signature 'serving_defualt'"));
+  CHECK(Contains(unknown.status(), "'serving_default'"));
+}
+
+TEST_CASE("broken bundles are refused with a message naming the problem") {
+  TempDir tmp;
+  SUBCASE("no saved_model.pb") {
+    auto m = SavedModel::Load(tmp.path());
+    REQUIRE_FALSE(m.ok());
+    CHECK(Contains(m.status(), "saved_model.pb"));
+  }
+  SUBCASE("directory does not exist") {
+    auto m = SavedModel::Load(tmp.path() / "nope");
+    REQUIRE_FALSE(m.ok());
+    CHECK(Contains(m.status(), "nope"));
+  }
+  SUBCASE("truncated saved_model.pb") {
+    auto d = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+    std::string pb = ReadAll(d / "saved_model.pb");
+    WriteAll(d / "saved_model.pb", pb.substr(0, pb.size() / 2));
+    auto m = SavedModel::Load(d);
+    REQUIRE_FALSE(m.ok());
+    CHECK(Contains(m.status(), "saved_model.pb"));
+  }
+  SUBCASE("corrupted saved_model.pb") {
+    auto d = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+    WriteAll(d / "saved_model.pb", std::string(200, '\xff'));
+    auto m = SavedModel::Load(d);
+    REQUIRE_FALSE(m.ok());
+    CHECK(Contains(m.status(), "saved_model.pb"));
+  }
+  SUBCASE("missing variables data file") {
+    auto d = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+    std::filesystem::remove(d / "variables" / "variables.data-00000-of-00001");
+    auto m = SavedModel::Load(d);
+    REQUIRE_FALSE(m.ok());
+    CHECK(Contains(m.status(), "variables.data-00000-of-00001"));
+  }
+  SUBCASE("truncated variables data file") {
+    auto d = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+    auto data = d / "variables" / "variables.data-00000-of-00001";
+    WriteAll(data, ReadAll(data).substr(0, 6));
+    auto m = SavedModel::Load(d);
+    REQUIRE_FALSE(m.ok());
+    CHECK(Contains(m.status(), "variables.data-00000-of-00001"));
+  }
+  SUBCASE("one flipped byte in the data file") {
+    auto d = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+    auto data = d / "variables" / "variables.data-00000-of-00001";
+    std::string bytes = ReadAll(data);
+    bytes[5] ^= 0x01;  // inside y's value
+    WriteAll(data, bytes);
+    auto m = SavedModel::Load(d);
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.status().code() == StatusCode::kDataLoss);
+    CHECK(Contains(m.status(), "y/.ATTRIBUTES/VARIABLE_VALUE"));
+  }
+  SUBCASE("an op the runtime does not implement is named at load time") {
+    auto m = SavedModel::Load(Fixture("tftrt_2.0_saved_model"));
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.status().code() == StatusCode::kUnimplemented);
+    CHECK(Contains(m.status(), "TRTEngineOp"));
+  }
+  SUBCASE("a tag-set that is not there") {
+    LoadOptions o;
+    o.tags = {"serve", "gpu"};
+    auto m = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"), o);
+    REQUIRE_FALSE(m.ok());
+    CHECK(Contains(m.status(), "['gpu', 'serve']"));
+  }
+}
+
+TEST_CASE("every malformed fixture is refused without a crash") {
+  for (const char* name : {"malformed_bad_node_attr", "malformed_const_with_no_value",
+                           "malformed_negative_shape"}) {
+    auto m = SavedModel::Load(Fixture(name));
+    INFO(name);
+    CHECK_FALSE(m.ok());
+    CHECK_FALSE(m.status().message().empty());
+  }
+}
+
+}  // namespace
+}  // namespace kiln::exec
