@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 #include <google/protobuf/text_format.h>
 
+#include <thread>
+
 #include "kiln/exec/executor.h"
 #include "kiln/exec/resources.h"
 #include "tensorflow/framework.pb.h"
@@ -192,6 +194,44 @@ TEST_CASE("bad bodies are refused at prepare time with the node named") {
                  ret { key: "y" value: "c:output:0" } })pb",
           "f", "'nowhere', which is not in the library");
   }
+}
+
+}  // namespace
+}  // namespace kiln::exec
+
+namespace kiln::exec {
+namespace {
+
+TEST_CASE("concurrent runs of one prepared function lose no variable update") {
+  auto lib_proto = ParseLibrary(R"pb(
+    function {
+      signature {
+        name: "inc"
+        input_arg { name: "v" type: DT_RESOURCE }
+        input_arg { name: "d" type: DT_FLOAT }
+        is_stateful: true
+      }
+      node_def { name: "assign" op: "AssignAddVariableOp" input: "v" input: "d"
+                 attr { key: "dtype" value { type: DT_FLOAT } } }
+      control_ret { key: "assign" value: "assign" }
+    }
+  )pb");
+  FunctionLibrary lib(lib_proto);
+  auto var = std::make_shared<VariableResource>("v", DType::kFloat, PartialShape::Scalar());
+  REQUIRE(var->Assign(Tensor::Scalar(0.0f)).ok());
+  auto pf = PreparedFunction::Prepare(*lib.Find("inc"), lib,
+                                      std::vector{Scalar(DType::kResource), Scalar(DType::kFloat)});
+  REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+  Tensor handle(DType::kResource, Shape());
+  handle.scalar<std::shared_ptr<ResourceBase>>() = var;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      std::vector<Tensor> out;
+      for (int i = 0; i < 500; ++i) (void)(*pf)->Run(std::vector{handle, Tensor::Scalar(1.0f)}, &out);
+    });
+  for (auto& th : threads) th.join();
+  CHECK(var->Read()->scalar<float>() == 2000.0f);
 }
 
 }  // namespace

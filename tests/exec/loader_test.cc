@@ -1,6 +1,10 @@
 // Loading SavedModels written by real TensorFlow, and refusing broken ones clearly.
 #include <doctest/doctest.h>
 
+#include <atomic>
+#include <cmath>
+#include <thread>
+
 #include "exec/test_util.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
@@ -183,6 +187,34 @@ TEST_CASE("every malformed fixture is refused without a crash") {
     CHECK_FALSE(m.ok());
     CHECK_FALSE(m.status().message().empty());
   }
+}
+
+}  // namespace
+}  // namespace kiln::exec
+
+namespace kiln::exec {
+namespace {
+
+TEST_CASE("a loaded signature runs from several threads at once") {
+  auto m = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"));
+  REQUIRE(m.ok());
+  const Signature* sig = *(*m)->GetSignature("serving_default");
+  constexpr int kThreads = 4, kCalls = 300;
+  std::atomic<int> wrong{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < kCalls; ++i) {
+        const float a = static_cast<float>(t), b = static_cast<float>(i);
+        std::vector<Tensor> out;
+        Status s = sig->RunFlat(std::vector{Tensor::Scalar(a), Tensor::Scalar(b)}, &out);
+        const float want = (a + 1) * (b + 2) / 3 + 5;
+        if (!s.ok() || std::abs(out[0].scalar<float>() - want) > 1e-4f * std::abs(want)) ++wrong;
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  CHECK(wrong.load() == 0);
 }
 
 }  // namespace

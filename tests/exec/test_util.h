@@ -36,11 +36,21 @@ inline std::filesystem::path Fixture(const std::string& name) {
 
 // Copies a read-only fixture so a test may damage it.
 inline std::filesystem::path CopyFixture(const std::string& name, const TempDir& dir) {
-  auto dst = dir.path() / name;
-  std::filesystem::copy(Fixture(name), dst, std::filesystem::copy_options::recursive);
-  for (auto& e : std::filesystem::recursive_directory_iterator(dst))
-    std::filesystem::permissions(e.path(), std::filesystem::perms::owner_write,
-                                 std::filesystem::perm_options::add);
+  // Copied entry by entry so the copies are writable even when the fixtures are read-only.
+  const auto src = Fixture(name);
+  const auto dst = dir.path() / name;
+  std::filesystem::create_directories(dst);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(src)) {
+    const auto target = dst / std::filesystem::relative(e.path(), src);
+    if (e.is_directory()) {
+      std::filesystem::create_directories(target);
+    } else {
+      std::filesystem::copy_file(e.path(), target);
+      std::filesystem::permissions(target, std::filesystem::perms::owner_read |
+                                               std::filesystem::perms::owner_write,
+                                   std::filesystem::perm_options::add);
+    }
+  }
   return dst;
 }
 

@@ -1,0 +1,211 @@
+#include "kiln/core/file_util.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <exception>
+#include <system_error>
+
+namespace kiln {
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string Quote(const fs::path& p) { return "'" + p.string() + "'"; }
+
+Status ErrnoError(int err, std::string_view what, const fs::path& path) {
+  std::string msg = internal::StrCat(what, " ", Quote(path), ": ", std::strerror(err));
+  switch (err) {
+    case ENOENT:
+    case ENOTDIR:
+      return Status(StatusCode::kNotFound, std::move(msg));
+    case EACCES:
+    case EPERM:
+    case EROFS:
+      return Status(StatusCode::kPermissionDenied, std::move(msg));
+    case EISDIR:
+      return Status(StatusCode::kFailedPrecondition, std::move(msg));
+    default:
+      return Status(StatusCode::kDataLoss, std::move(msg));
+  }
+}
+
+class Fd {
+ public:
+  explicit Fd(int fd) : fd_(fd) {}
+  ~Fd() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  Fd(const Fd&) = delete;
+  Fd& operator=(const Fd&) = delete;
+  int get() const { return fd_; }
+  int release() { return std::exchange(fd_, -1); }
+
+ private:
+  int fd_;
+};
+
+// Best effort: data that reached the disk survives a crash right after the rename.
+void SyncPath(const fs::path& p, bool directory) {
+  int fd = ::open(p.c_str(), O_RDONLY | O_CLOEXEC | (directory ? O_DIRECTORY : 0));
+  if (fd < 0) return;
+  (void)::fsync(fd);
+  ::close(fd);
+}
+
+void SyncTree(const fs::path& root) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code sec;
+    auto st = it->symlink_status(sec);
+    if (sec) continue;
+    if (fs::is_regular_file(st)) SyncPath(it->path(), false);
+    if (fs::is_directory(st)) SyncPath(it->path(), true);
+  }
+  SyncPath(root, true);
+}
+
+// Removes a temporary directory on every path out of WriteDirectoryAtomically unless
+// dismissed.
+class TreeRemover {
+ public:
+  explicit TreeRemover(fs::path p) : path_(std::move(p)) {}
+  ~TreeRemover() {
+    if (!path_.empty()) {
+      std::error_code ec;
+      fs::remove_all(path_, ec);
+    }
+  }
+  void Dismiss() { path_.clear(); }
+
+ private:
+  fs::path path_;
+};
+
+std::atomic<uint64_t> g_tmp_counter{0};
+
+fs::path SiblingName(const fs::path& parent, const fs::path& name, std::string_view kind) {
+  return parent / internal::StrCat(".", name.string(), ".", kind, "-", ::getpid(), "-",
+                                   g_tmp_counter.fetch_add(1));
+}
+
+}  // namespace
+
+Result<std::string> ReadFileToString(const fs::path& path) {
+  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (fd.get() < 0) return ErrnoError(errno, "cannot open", path);
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0) return ErrnoError(errno, "cannot stat", path);
+  if (S_ISDIR(st.st_mode))
+    return FailedPrecondition("cannot read ", Quote(path), ": it is a directory");
+  std::string out;
+  if (S_ISREG(st.st_mode)) out.reserve(static_cast<size_t>(st.st_size));
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd.get(), buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, "cannot read", path);
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  return out;
+}
+
+Status WriteStringToFile(const fs::path& path, std::string_view contents) {
+  Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (fd.get() < 0) return ErrnoError(errno, "cannot create", path);
+  const char* p = contents.data();
+  size_t left = contents.size();
+  while (left > 0) {
+    ssize_t n = ::write(fd.get(), p, left);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, "cannot write", path);
+    }
+    p += n;
+    left -= static_cast<size_t>(n);
+  }
+  if (::close(fd.release()) != 0) return ErrnoError(errno, "cannot close", path);
+  return OkStatus();
+}
+
+Status WriteDirectoryAtomically(const fs::path& target,
+                                const std::function<Status(const fs::path&)>& fill) {
+  fs::path clean = target.lexically_normal();
+  if (!clean.has_filename()) clean = clean.parent_path();  // "dir/" -> "dir"
+  const fs::path name = clean.filename();
+  if (name.empty() || name == "." || name == "..") {
+    return InvalidArgument("cannot write directory ", Quote(target), ": not a directory name");
+  }
+  fs::path parent = clean.parent_path();
+  if (parent.empty()) parent = ".";
+
+  std::error_code ec;
+  auto parent_status = fs::status(parent, ec);
+  if (!fs::exists(parent_status)) {
+    return NotFound("cannot write ", Quote(target), ": parent directory ", Quote(parent),
+                    " does not exist");
+  }
+  if (!fs::is_directory(parent_status)) {
+    return FailedPrecondition("cannot write ", Quote(target), ": parent ", Quote(parent),
+                              " is not a directory");
+  }
+  if (::access(parent.c_str(), W_OK | X_OK) != 0) {
+    return PermissionDenied("cannot write ", Quote(target), ": parent directory ", Quote(parent),
+                            " is not writable");
+  }
+  auto target_status = fs::symlink_status(clean, ec);
+  const bool target_exists = fs::exists(target_status);
+  if (target_exists && !fs::is_directory(target_status)) {
+    return FailedPrecondition("cannot write directory ", Quote(target),
+                              ": a file that is not a directory is in the way");
+  }
+
+  fs::path tmp;
+  for (int attempt = 0;; ++attempt) {
+    tmp = SiblingName(parent, name, "tmp");
+    if (::mkdir(tmp.c_str(), 0755) == 0) break;
+    if (errno != EEXIST || attempt > 100) {
+      return ErrnoError(errno, "cannot create temporary directory", tmp);
+    }
+  }
+  TreeRemover remove_tmp(tmp);
+
+  Status filled;
+  try {
+    filled = fill(tmp);
+  } catch (const std::exception& e) {
+    filled = Internal("writing ", Quote(target), ": exception: ", e.what());
+  } catch (...) {
+    filled = Internal("writing ", Quote(target), ": unknown exception");
+  }
+  KILN_RETURN_IF_ERROR(filled);
+  SyncTree(tmp);
+
+  fs::path backup;
+  if (target_exists) {
+    backup = SiblingName(parent, name, "old");
+    if (::rename(clean.c_str(), backup.c_str()) != 0) {
+      return ErrnoError(errno, "cannot move the previous directory aside:", clean);
+    }
+  }
+  if (::rename(tmp.c_str(), clean.c_str()) != 0) {
+    Status err = ErrnoError(errno, "cannot move the new directory into place at", clean);
+    if (target_exists && ::rename(backup.c_str(), clean.c_str()) != 0) {
+      return err.WithContext(internal::StrCat("previous directory left at ", Quote(backup)));
+    }
+    return err;
+  }
+  remove_tmp.Dismiss();
+  if (target_exists) fs::remove_all(backup, ec);  // best effort: the new tree is in place
+  SyncPath(parent, true);
+  return OkStatus();
+}
+
+}  // namespace kiln

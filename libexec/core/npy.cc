@@ -1,0 +1,305 @@
+// .npy encoding and decoding (NumPy's format.py, "NEP 1"): magic, version, a Python dict
+// literal header, then the raw array bytes.
+#include "kiln/core/npy.h"
+
+#include <bit>
+#include <cctype>
+#include <cstring>
+#include <optional>
+#include <vector>
+
+#include "kiln/core/file_util.h"
+
+namespace kiln {
+namespace {
+
+constexpr std::string_view kMagic = "\x93NUMPY";
+constexpr size_t kAlign = 64;             // numpy.lib.format.ARRAY_ALIGN
+constexpr size_t kGrowthAxisDigits = 21;  // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
+
+struct NpyType {
+  char kind;  // 'f', 'i', 'u', 'b', 'c'
+  int size;
+  DType dtype;
+};
+
+constexpr NpyType kTypes[] = {
+    {'f', 4, DType::kFloat},     {'f', 8, DType::kDouble},      {'f', 2, DType::kHalf},
+    {'i', 1, DType::kInt8},      {'i', 2, DType::kInt16},       {'i', 4, DType::kInt32},
+    {'i', 8, DType::kInt64},     {'u', 1, DType::kUInt8},       {'u', 2, DType::kUInt16},
+    {'u', 4, DType::kUInt32},    {'u', 8, DType::kUInt64},      {'b', 1, DType::kBool},
+    {'c', 8, DType::kComplex64}, {'c', 16, DType::kComplex128},
+};
+
+constexpr std::string_view kSupported =
+    "'<f2', '<f4', '<f8', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '|b1', "
+    "'<c8', '<c16'";
+
+Result<DType> DTypeFromDescr(std::string_view descr, std::string_view name) {
+  auto unsupported = [&](std::string_view why) {
+    return Unimplemented(name, ": unsupported .npy dtype '", descr, "' (", why,
+                         "); expected one of ", kSupported);
+  };
+  if (descr.size() < 3) return unsupported("not a simple dtype");
+  char order = descr[0];
+  char kind = descr[1];
+  int size = 0;
+  for (char c : descr.substr(2)) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) || size > 1000) {
+      return unsupported("not a simple dtype");
+    }
+    size = size * 10 + (c - '0');
+  }
+  if (order != '<' && order != '>' && order != '|' && order != '=') {
+    return unsupported("unknown byte order");
+  }
+  for (const NpyType& t : kTypes) {
+    if (t.kind != kind || t.size != size) continue;
+    const bool little = order == '<' || order == '|' ||
+                        (order == '=' && std::endian::native == std::endian::little);
+    if (size > 1 && !little) return unsupported("big-endian data");
+    return t.dtype;
+  }
+  return unsupported("no matching tensor dtype");
+}
+
+Result<std::string> DescrFromDType(DType dtype) {
+  for (const NpyType& t : kTypes) {
+    if (t.dtype == dtype) {
+      return internal::StrCat(t.size == 1 ? '|' : '<', t.kind, t.size);
+    }
+  }
+  return Unimplemented("dtype ", DTypeShortName(dtype), " has no .npy equivalent");
+}
+
+// A cursor over the header's Python literal: {'descr': '<f4', 'fortran_order': False,
+// 'shape': (2, 3), }
+class HeaderParser {
+ public:
+  HeaderParser(std::string_view text, std::string_view name) : in_(text), name_(name) {}
+
+  Status Parse(std::string* descr, bool* fortran, std::vector<int64_t>* shape) {
+    bool have_descr = false, have_fortran = false, have_shape = false;
+    KILN_RETURN_IF_ERROR(Expect('{'));
+    for (;;) {
+      SkipSpace();
+      if (Peek() == '}') break;
+      KILN_ASSIGN_OR_RETURN(std::string key, ParseString());
+      KILN_RETURN_IF_ERROR(Expect(':'));
+      if (key == "descr") {
+        SkipSpace();
+        if (Peek() != '\'' && Peek() != '"') {
+          return Unimplemented(name_,
+                               ": structured .npy dtypes are not supported (descr is "
+                               "not a string)");
+        }
+        KILN_ASSIGN_OR_RETURN(*descr, ParseString());
+        have_descr = true;
+      } else if (key == "fortran_order") {
+        KILN_ASSIGN_OR_RETURN(*fortran, ParseBool());
+        have_fortran = true;
+      } else if (key == "shape") {
+        KILN_ASSIGN_OR_RETURN(*shape, ParseTuple());
+        have_shape = true;
+      } else {
+        return Error(internal::StrCat("unexpected key '", key, "'"));
+      }
+      SkipSpace();
+      if (Peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (Peek() == '}') break;
+      return Error("expected ',' or '}'");
+    }
+    ++pos_;
+    SkipSpace();
+    if (pos_ != in_.size()) return Error("trailing characters after the header dict");
+    if (!have_descr || !have_fortran || !have_shape) {
+      return Error("expected the keys 'descr', 'fortran_order' and 'shape'");
+    }
+    return OkStatus();
+  }
+
+ private:
+  Status Error(std::string_view what) const {
+    return DataLoss(name_, ": malformed .npy header at character ", pos_, ": ", what,
+                    " (header: ", in_, ")");
+  }
+  char Peek() const { return pos_ < in_.size() ? in_[pos_] : '\0'; }
+  void SkipSpace() {
+    while (pos_ < in_.size() && std::isspace(static_cast<unsigned char>(in_[pos_]))) ++pos_;
+  }
+  Status Expect(char c) {
+    SkipSpace();
+    if (Peek() != c) return Error(internal::StrCat("expected '", c, "'"));
+    ++pos_;
+    return OkStatus();
+  }
+  Result<std::string> ParseString() {
+    SkipSpace();
+    char quote = Peek();
+    if (quote != '\'' && quote != '"') return Error("expected a quoted string");
+    size_t end = in_.find(quote, pos_ + 1);
+    if (end == std::string_view::npos) return Error("unterminated string");
+    std::string s(in_.substr(pos_ + 1, end - pos_ - 1));
+    pos_ = end + 1;
+    return s;
+  }
+  Result<bool> ParseBool() {
+    SkipSpace();
+    if (in_.substr(pos_, 4) == "True") {
+      pos_ += 4;
+      return true;
+    }
+    if (in_.substr(pos_, 5) == "False") {
+      pos_ += 5;
+      return false;
+    }
+    return Error("expected True or False");
+  }
+  Result<std::vector<int64_t>> ParseTuple() {
+    KILN_RETURN_IF_ERROR(Expect('('));
+    std::vector<int64_t> dims;
+    for (;;) {
+      SkipSpace();
+      if (Peek() == ')') break;
+      if (!std::isdigit(static_cast<unsigned char>(Peek()))) return Error("expected a dimension");
+      int64_t d = 0;
+      while (std::isdigit(static_cast<unsigned char>(Peek()))) {
+        if (d > (INT64_MAX - 9) / 10) return Error("dimension too large");
+        d = d * 10 + (in_[pos_++] - '0');
+      }
+      if (Peek() == 'L') ++pos_;  // Python 2 long
+      dims.push_back(d);
+      SkipSpace();
+      if (Peek() == ',') {
+        ++pos_;
+        continue;
+      }
+      if (Peek() != ')') return Error("expected ',' or ')' in shape");
+    }
+    ++pos_;
+    return dims;
+  }
+
+  std::string_view in_;
+  std::string_view name_;
+  size_t pos_ = 0;
+};
+
+std::string ShapeRepr(const Shape& shape) {
+  if (shape.rank() == 0) return "()";
+  std::string s = "(";
+  for (int i = 0; i < shape.rank(); ++i) {
+    if (i > 0) s += ", ";
+    s += std::to_string(shape.dim(i));
+  }
+  if (shape.rank() == 1) s += ",";
+  return s + ")";
+}
+
+}  // namespace
+
+Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name) {
+  if (bytes.size() < 10 || bytes.substr(0, kMagic.size()) != kMagic) {
+    return DataLoss(name, ": not a .npy file (expected the magic \\x93NUMPY)");
+  }
+  const int major = static_cast<unsigned char>(bytes[6]);
+  const int minor = static_cast<unsigned char>(bytes[7]);
+  size_t header_len, prefix;
+  auto byte = [&](size_t i) { return size_t{static_cast<unsigned char>(bytes[i])}; };
+  if (major == 1) {
+    header_len = byte(8) | byte(9) << 8;
+    prefix = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12) return DataLoss(name, ": .npy header is truncated");
+    header_len = byte(8) | byte(9) << 8 | byte(10) << 16 | byte(11) << 24;
+    prefix = 12;
+  } else {
+    return Unimplemented(name, ": .npy format version ", major, ".", minor,
+                         " is not supported; expected 1.0, 2.0 or 3.0");
+  }
+  if (bytes.size() - prefix < header_len) {
+    return DataLoss(name, ": .npy header is truncated (", header_len, " bytes announced, ",
+                    bytes.size() - prefix, " present)");
+  }
+  std::string descr;
+  bool fortran = false;
+  std::vector<int64_t> dims;
+  KILN_RETURN_IF_ERROR(
+      HeaderParser(bytes.substr(prefix, header_len), name).Parse(&descr, &fortran, &dims));
+  if (fortran) {
+    return Unimplemented(name,
+                         ": .npy array is in Fortran order; expected fortran_order False "
+                         "(save a C-contiguous array, e.g. numpy.ascontiguousarray)");
+  }
+  KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromDescr(descr, name));
+  KILN_ASSIGN_OR_RETURN_CTX(Shape shape, Shape::FromDims(dims), name, ": .npy shape");
+  std::string_view data = bytes.substr(prefix + header_len);
+  const size_t elem = DTypeSize(dtype);
+  uint64_t n = 1;
+  for (int64_t d : dims) {
+    if (d != 0 && n > data.size() / static_cast<uint64_t>(d)) {
+      n = UINT64_MAX;
+      break;
+    }
+    n *= static_cast<uint64_t>(d);
+  }
+  if (n == UINT64_MAX || n > data.size() / elem || n * elem != data.size()) {
+    return DataLoss(name, ": .npy data has ", data.size(), " bytes; expected ",
+                    n == UINT64_MAX ? std::string("more") : std::to_string(n * elem), " for ",
+                    descr, " shape ", shape.ToString());
+  }
+  Tensor t(dtype, shape);
+  if (!data.empty()) std::memcpy(t.raw_data(), data.data(), data.size());
+  if (dtype == DType::kBool) {
+    auto* b = static_cast<uint8_t*>(t.raw_data());
+    for (size_t i = 0; i < data.size(); ++i) b[i] = b[i] != 0;
+  }
+  return t;
+}
+
+Result<Tensor> ReadNpy(const std::filesystem::path& path) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(path));
+  return ParseNpy(bytes, path.string());
+}
+
+Result<std::string> SerializeNpy(const Tensor& tensor) {
+  if (!tensor.IsInitialized())
+    return InvalidArgument("cannot write an uninitialized tensor as .npy");
+  KILN_ASSIGN_OR_RETURN(std::string descr, DescrFromDType(tensor.dtype()));
+  std::string dict = "{'descr': '" + descr +
+                     "', 'fortran_order': False, 'shape': " + ShapeRepr(tensor.shape()) + ", }";
+  // NumPy leaves room to grow the first axis in place.
+  if (tensor.rank() > 0) {
+    size_t digits = std::to_string(tensor.dim(0)).size();
+    if (digits < kGrowthAxisDigits) dict.append(kGrowthAxisDigits - digits, ' ');
+  }
+  std::string out;
+  for (int major : {1, 2}) {
+    const size_t prefix = major == 1 ? 10 : 12;
+    const size_t hlen = dict.size() + 1;  // + '\n'
+    const size_t pad = kAlign - (kMagic.size() + 2 + (prefix - 8) + hlen) % kAlign;
+    const size_t total = hlen + pad;  // NumPy pads 1..64 bytes, never 0
+    if (major == 1 && total > 0xffff) continue;
+    out.assign(kMagic);
+    out.push_back(static_cast<char>(major));
+    out.push_back(0);
+    for (size_t i = 0; i < prefix - 8; ++i) out.push_back(static_cast<char>(total >> (8 * i)));
+    out += dict;
+    out.append(total - hlen, ' ');
+    out.push_back('\n');
+    break;
+  }
+  const size_t bytes = static_cast<size_t>(tensor.NumElements()) * DTypeSize(tensor.dtype());
+  out.append(static_cast<const char*>(tensor.raw_data()), bytes);
+  return out;
+}
+
+Status WriteNpy(const std::filesystem::path& path, const Tensor& tensor) {
+  KILN_ASSIGN_OR_RETURN_CTX(std::string bytes, SerializeNpy(tensor), "writing ", path.string());
+  return WriteStringToFile(path, bytes);
+}
+
+}  // namespace kiln

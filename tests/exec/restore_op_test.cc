@@ -1,0 +1,140 @@
+// RestoreV2 through the op table: prepare (attrs, input specs) and the CPU kernel, called the
+// way the executor calls them.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "exec/test_util.h"
+#include "kiln/exec/op_registry.h"
+#include "tensorflow/framework.pb.h"
+
+namespace kiln::exec {
+namespace {
+
+using kiln::testing::Fixture;
+
+const std::string kPrefix =
+    (Fixture("VarsAndArithmeticObjectGraph") / "variables" / "variables").string();
+
+struct RestoreRun {
+  Status prepare;
+  Status compute;
+  std::vector<TensorSpec> specs;
+  std::vector<Tensor> outputs;
+};
+
+Tensor Strings(std::vector<std::string> v) {
+  auto t = Tensor::FromVector<std::string>(v, Shape{static_cast<int64_t>(v.size())});
+  REQUIRE(t.ok());
+  return *t;
+}
+
+// Prepares and runs one RestoreV2 node. Constant inputs are offered to prepare when
+// `constants` is set, as the executor does for Const inputs.
+RestoreRun RunRestore(const std::string& prefix, std::vector<std::string> names,
+                      std::vector<std::string> slices, std::vector<DType> dtypes,
+                      bool constants = false) {
+  RestoreRun run;
+  const OpDefinition* def = FindOp("RestoreV2");
+  REQUIRE(def != nullptr);
+  ComputeFn compute = FindCpuKernel("RestoreV2");
+  REQUIRE(static_cast<bool>(compute));
+
+  tensorflow::NodeDef node;
+  auto* list = (*node.mutable_attr())["dtypes"].mutable_list();
+  for (DType t : dtypes) list->add_type(static_cast<tensorflow::DataType>(static_cast<int>(t)));
+
+  Tensor frame[3 + 8];
+  frame[0] = Tensor::StringScalar(prefix);
+  frame[1] = Strings(names);
+  frame[2] = Strings(slices);
+
+  PrepareContext ctx;
+  ctx.node_name = "restore";
+  ctx.op = "RestoreV2";
+  ctx.attrs = AttrReader(&node.attr());
+  ctx.inputs = {TensorSpec{DType::kString, Shape()},
+                TensorSpec{DType::kString, Shape{static_cast<int64_t>(names.size())}},
+                TensorSpec{DType::kString, Shape{static_cast<int64_t>(slices.size())}}};
+  ctx.constant_inputs = {nullptr, constants ? &frame[1] : nullptr, constants ? &frame[2] : nullptr};
+  run.prepare = def->prepare(ctx);
+  if (!run.prepare.ok()) return run;
+  run.specs = ctx.outputs;
+
+  const int32_t in[3] = {0, 1, 2};
+  std::vector<int32_t> out;
+  for (size_t i = 0; i < dtypes.size(); ++i) out.push_back(3 + static_cast<int32_t>(i));
+  RunEnv env;
+  env.print = &DefaultPrintSink();
+  KernelContext kctx(frame, in, 3, out.data(), static_cast<int>(out.size()), ctx.state.get(),
+                     "restore", &env);
+  run.compute = compute(kctx);
+  for (size_t i = 0; i < dtypes.size(); ++i) run.outputs.push_back(frame[3 + i]);
+  return run;
+}
+
+TEST_CASE("RestoreV2: is a stateful op with one list output") {
+  const OpDefinition* def = FindOp("RestoreV2");
+  REQUIRE(def != nullptr);
+  CHECK((def->flags & kOpStateful) != 0);
+  CHECK(def->output_args == "tensors");
+}
+
+TEST_CASE("RestoreV2: restores the fixture's variables and object graph") {
+  RestoreRun run =
+      RunRestore(kPrefix,
+                 {"x/.ATTRIBUTES/VARIABLE_VALUE", "child/z/.ATTRIBUTES/VARIABLE_VALUE",
+                  "_CHECKPOINTABLE_OBJECT_GRAPH"},
+                 {"", "", ""}, {DType::kFloat, DType::kFloat, DType::kString}, /*constants=*/true);
+  REQUIRE_MESSAGE(run.prepare.ok(), run.prepare.ToString());
+  REQUIRE(run.specs.size() == 3);
+  CHECK(run.specs[0].dtype == DType::kFloat);
+  CHECK(run.specs[2].dtype == DType::kString);
+  REQUIRE_MESSAGE(run.compute.ok(), run.compute.ToString());
+  CHECK(run.outputs[0].scalar<float>() == 1.0f);
+  CHECK(run.outputs[1].scalar<float>() == 3.0f);
+  CHECK(run.outputs[2].scalar<std::string>().size() == 250);
+}
+
+TEST_CASE("RestoreV2: a dtype that differs from the checkpoint names the key") {
+  RestoreRun run = RunRestore(kPrefix, {"y/.ATTRIBUTES/VARIABLE_VALUE"}, {""}, {DType::kInt32});
+  REQUIRE(run.prepare.ok());
+  REQUIRE(!run.compute.ok());
+  CHECK(run.compute.message().find("y/.ATTRIBUTES/VARIABLE_VALUE") != std::string::npos);
+  CHECK(run.compute.message().find("int32") != std::string::npos);
+  CHECK(run.compute.message().find("float32") != std::string::npos);
+}
+
+TEST_CASE("RestoreV2: slices are unimplemented, at prepare time when constant") {
+  RestoreRun at_prepare = RunRestore(kPrefix, {"x/.ATTRIBUTES/VARIABLE_VALUE"}, {"1 0,1"},
+                                     {DType::kFloat}, /*constants=*/true);
+  CHECK(at_prepare.prepare.code() == StatusCode::kUnimplemented);
+  CHECK(at_prepare.prepare.message().find("'1 0,1'") != std::string::npos);
+  CHECK(at_prepare.prepare.message().find("x/.ATTRIBUTES/VARIABLE_VALUE") != std::string::npos);
+
+  RestoreRun at_run =
+      RunRestore(kPrefix, {"x/.ATTRIBUTES/VARIABLE_VALUE"}, {"1 0,1"}, {DType::kFloat});
+  REQUIRE(at_run.prepare.ok());
+  CHECK(at_run.compute.code() == StatusCode::kUnimplemented);
+  CHECK(at_run.compute.message().find("'1 0,1'") != std::string::npos);
+}
+
+TEST_CASE("RestoreV2: missing keys, missing bundles and count mismatches are errors") {
+  RestoreRun no_key = RunRestore(kPrefix, {"w/.ATTRIBUTES/VARIABLE_VALUE"}, {""}, {DType::kFloat});
+  REQUIRE(no_key.prepare.ok());
+  CHECK(no_key.compute.code() == StatusCode::kNotFound);
+  CHECK(no_key.compute.message().find("w/.ATTRIBUTES/VARIABLE_VALUE") != std::string::npos);
+
+  RestoreRun no_bundle = RunRestore("/nonexistent/variables", {"x"}, {""}, {DType::kFloat});
+  REQUIRE(no_bundle.prepare.ok());
+  CHECK(no_bundle.compute.code() == StatusCode::kNotFound);
+  CHECK(no_bundle.compute.message().find("/nonexistent/variables.index") != std::string::npos);
+
+  RestoreRun count = RunRestore(kPrefix, {"a", "b"}, {"", ""}, {DType::kFloat});
+  CHECK(count.prepare.code() == StatusCode::kInvalidArgument);
+  CHECK(count.prepare.message().find("tensor_names") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::exec
