@@ -1,0 +1,115 @@
+// Const, Placeholder, identities and NoOp.
+#include <string>
+
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+
+namespace kiln::exec {
+namespace {
+
+// ---- Const -----------------------------------------------------------------------------------
+
+using ConstState = TypedOpState<Tensor>;
+
+Status PrepareConst(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  KILN_PREPARE_ASSIGN(ctx, Tensor value, ctx.attrs.GetTensor("value"));
+  if (value.dtype() != dtype) {
+    return ctx.Error("attr 'value' holds a ", DTypeShortName(value.dtype()),
+                     " tensor but attr 'dtype' is ", DTypeShortName(dtype));
+  }
+  ctx.outputs = {TensorSpec{dtype, value.shape()}};
+  ctx.state = std::make_shared<ConstState>(std::move(value));
+  return OkStatus();
+}
+
+Status ComputeConst(const KernelContext& ctx) {
+  ctx.set_output(0, ctx.state<ConstState>().value);
+  return OkStatus();
+}
+
+// ---- Placeholder -----------------------------------------------------------------------------
+
+Status PreparePlaceholder(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  KILN_PREPARE_ASSIGN(ctx, PartialShape shape,
+                      ctx.attrs.GetShape("shape", PartialShape::UnknownRank()));
+  ctx.outputs = {TensorSpec{dtype, shape}};
+  return OkStatus();
+}
+
+Status ComputePlaceholder(const KernelContext& ctx) {
+  return InvalidArgument("placeholder '", ctx.node_name(), "' was not fed");
+}
+
+// ---- Identity, StopGradient, Snapshot --------------------------------------------------------
+
+Status PrepareIdentity(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  ctx.outputs = {ctx.inputs[0]};
+  return OkStatus();
+}
+
+Status ComputeIdentity(const KernelContext& ctx) {
+  ctx.set_output(0, ctx.input(0));  // shares the buffer: kernels never write their inputs
+  return OkStatus();
+}
+
+Status ComputeSnapshot(const KernelContext& ctx) {
+  ctx.set_output(0, ctx.input(0).DeepCopy());
+  return OkStatus();
+}
+
+// ---- IdentityN -------------------------------------------------------------------------------
+
+Status PrepareIdentityN(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, std::vector<DType> types, ctx.attrs.GetTypeList("T"));
+  if (types.empty()) return ctx.Error("attr 'T': expected at least one type");
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(types.size())));
+  for (size_t i = 0; i < types.size(); ++i) {
+    KILN_RETURN_IF_ERROR(
+        ExpectInputDType(ctx, static_cast<int>(i), internal::StrCat("input:", i), types[i]));
+  }
+  ctx.outputs = ctx.inputs;
+  return OkStatus();
+}
+
+Status ComputeIdentityN(const KernelContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i) ctx.set_output(i, ctx.input(i));
+  return OkStatus();
+}
+
+// ---- NoOp ------------------------------------------------------------------------------------
+
+Status PrepareNoOp(PrepareContext& ctx) { return ctx.ExpectInputs(0); }
+Status ComputeNoOp(const KernelContext&) { return OkStatus(); }
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"Const", "output", kOpNone, PrepareConst},
+    {"Placeholder", "output", kOpNone, PreparePlaceholder},
+    {"Identity", "output", kOpNone, PrepareIdentity},
+    {"IdentityN", "output", kOpNone, PrepareIdentityN},
+    {"NoOp", "", kOpNone, PrepareNoOp},
+    {"StopGradient", "output", kOpNone, PrepareIdentity},
+    {"Snapshot", "output", kOpNone, PrepareIdentity},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"Const", ComputeConst},       {"Placeholder", ComputePlaceholder},
+    {"Identity", ComputeIdentity}, {"IdentityN", ComputeIdentityN},
+    {"NoOp", ComputeNoOp},         {"StopGradient", ComputeIdentity},
+    {"Snapshot", ComputeSnapshot},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> BasicOpDefs() { return kDefs; }
+std::span<const KernelEntry> BasicCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,175 @@
+// BiasAdd, activations and softmax.
+#include <string>
+
+#include "kernels/eigen_functors.h"
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+
+namespace kiln::exec {
+namespace {
+
+using CpuDevice = Eigen::DefaultDevice;
+const CpuDevice& Cpu() {
+  static const CpuDevice device;
+  return device;
+}
+
+// ---- BiasAdd ---------------------------------------------------------------------------------
+
+struct BiasAddState : OpState {
+  bool nchw = false;
+};
+
+Status PrepareBiasAdd(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRealDTypes));
+  KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("data_format", "NHWC"));
+  if (format != "NHWC" && format != "NCHW") {
+    return ctx.Error("attr 'data_format': expected \"NHWC\" or \"NCHW\", got \"", format, "\"");
+  }
+  auto state = std::make_shared<BiasAddState>();
+  state->nchw = format == "NCHW";
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "value", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "bias", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "bias", 1));
+  const PartialShape& value = ctx.inputs[0].shape;
+  const PartialShape& bias = ctx.inputs[1].shape;
+  if (!value.unknown_rank()) {
+    if (value.rank() < 2) {
+      return ctx.Error("input 'value': expected rank >= 2, got shape ", value.ToPythonString());
+    }
+    int64_t channels = value.dim(state->nchw ? 1 : value.rank() - 1);
+    int64_t n = bias.unknown_rank() ? -1 : bias.dim(0);
+    if (channels >= 0 && n >= 0 && channels != n) {
+      return ctx.Error("input 'bias' has ", n, " elements but the channel dimension of 'value' ",
+                       value.ToPythonString(), " (", format, ") is ", channels);
+    }
+  }
+  ctx.outputs = {TensorSpec{t, value}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeBiasAdd(const KernelContext& ctx) {
+  const bool nchw = ctx.state<BiasAddState>().nchw;
+  const Tensor& value = ctx.input(0);
+  const Tensor& bias = ctx.input(1);
+  if (value.rank() < 2 || bias.rank() != 1) {
+    return ctx.Error("BiasAdd needs value of rank >= 2 and a 1-D bias, got ",
+                     value.shape().ToString(), " and ", bias.shape().ToString());
+  }
+  const int channel_dim = nchw ? 1 : value.rank() - 1;
+  const int64_t channels = value.dim(channel_dim);
+  if (bias.dim(0) != channels) {
+    return ctx.Error("input 'bias' has ", bias.dim(0), " elements but the channel dimension of ",
+                     "'value' ", value.shape().ToString(), " is ", channels);
+  }
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < channel_dim; ++i) outer *= value.dim(i);
+  for (int i = channel_dim + 1; i < value.rank(); ++i) inner *= value.dim(i);
+  Tensor out(value.dtype(), value.shape());
+  KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(value.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (out.NumElements() == 0) return OkStatus();
+    functor::BiasAddFunctor<CpuDevice, T>()(
+        Cpu(), functor::ConstTensor3<T>(value.data<T>(), outer, channels, inner),
+        functor::ConstFlat<T>(bias.data<T>(), channels),
+        functor::Tensor3<T>(out.data<T>(), outer, channels, inner));
+    return OkStatus();
+  }));
+  ctx.set_output(0, std::move(out));
+  return OkStatus();
+}
+
+// ---- activations -----------------------------------------------------------------------------
+
+Status PrepareActivation(PrepareContext& ctx, std::initializer_list<DType> allowed) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, allowed));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "features", t));
+  ctx.outputs = {TensorSpec{t, ctx.inputs[0].shape}};
+  return OkStatus();
+}
+Status PrepareRealActivation(PrepareContext& ctx) { return PrepareActivation(ctx, kRealDTypes); }
+Status PrepareFloatActivation(PrepareContext& ctx) { return PrepareActivation(ctx, kFloatDTypes); }
+
+template <functor::Activation A, typename... Ts>
+Status ComputeActivation(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  Tensor out(x.dtype(), x.shape());
+  KILN_RETURN_IF_ERROR(DispatchDType<Ts...>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    functor::ActivationFunctor<CpuDevice, A, T>()(
+        Cpu(), functor::ConstFlat<T>(x.data<T>(), x.NumElements()),
+        functor::Flat<T>(out.data<T>(), out.NumElements()));
+    return OkStatus();
+  }));
+  ctx.set_output(0, std::move(out));
+  return OkStatus();
+}
+
+// ---- Softmax, LogSoftmax ---------------------------------------------------------------------
+
+Status PrepareSoftmax(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kFloatDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "logits", t));
+  const PartialShape& s = ctx.inputs[0].shape;
+  if (s.rank() == 0) {
+    return ctx.Error("input 'logits': expected rank >= 1, got shape ", s.ToPythonString());
+  }
+  ctx.outputs = {TensorSpec{t, s}};
+  return OkStatus();
+}
+
+template <bool kLog>
+Status ComputeSoftmax(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 1) return ctx.Error("input 'logits' must have rank >= 1, got a scalar");
+  Tensor out(x.dtype(), x.shape());
+  const int64_t depth = x.dim(x.rank() - 1);
+  if (x.NumElements() == 0) {
+    ctx.set_output(0, std::move(out));
+    return OkStatus();
+  }
+  const int64_t batch = x.NumElements() / depth;
+  KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    functor::SoftmaxFunctor<CpuDevice, T>()(Cpu(),
+                                            functor::ConstMatrix<T>(x.data<T>(), batch, depth),
+                                            functor::Matrix<T>(out.data<T>(), batch, depth), kLog);
+    return OkStatus();
+  }));
+  ctx.set_output(0, std::move(out));
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"BiasAdd", "output", kOpNone, PrepareBiasAdd},
+    {"Relu", "activations", kOpNone, PrepareRealActivation},
+    {"Relu6", "activations", kOpNone, PrepareRealActivation},
+    {"Elu", "activations", kOpNone, PrepareFloatActivation},
+    {"Softmax", "softmax", kOpNone, PrepareSoftmax},
+    {"LogSoftmax", "logsoftmax", kOpNone, PrepareSoftmax},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"BiasAdd", ComputeBiasAdd},
+    {"Relu", ComputeActivation<functor::Activation::kRelu, KILN_REAL_TYPES>},
+    {"Relu6", ComputeActivation<functor::Activation::kRelu6, KILN_REAL_TYPES>},
+    {"Elu", ComputeActivation<functor::Activation::kElu, KILN_FLOAT_TYPES>},
+    {"Softmax", ComputeSoftmax<false>},
+    {"LogSoftmax", ComputeSoftmax<true>},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> NnOpDefs() { return kDefs; }
+std::span<const KernelEntry> NnCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,228 @@
+// Resource variables: VarHandleOp finds or creates the variable when the graph is prepared;
+// the other ops reach it through the handle tensor (a scalar holding the shared_ptr).
+#include <string>
+
+#include "kernels/eigen_functors.h"
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kiln/exec/resources.h"
+
+namespace kiln::exec {
+namespace {
+
+using CpuDevice = Eigen::DefaultDevice;
+using Handle = std::shared_ptr<ResourceBase>;
+
+// The variable a resource tensor points at.
+Result<VariableResource*> VariableOf(const Tensor& handle) {
+  if (handle.dtype() != DType::kResource || handle.NumElements() != 1) {
+    return InvalidArgument("input 'resource': expected a resource handle scalar, got ",
+                           handle.DebugString());
+  }
+  const Handle& r = handle.scalar<Handle>();
+  if (r == nullptr) return InvalidArgument("input 'resource': the handle is null");
+  auto* var = dynamic_cast<VariableResource*>(r.get());
+  if (var == nullptr) {
+    return InvalidArgument("input 'resource': ", r->DebugString(), " is not a variable");
+  }
+  return var;
+}
+
+// The variable behind input 0 when the handle is known at prepare time, else nullptr.
+VariableResource* ConstantVariable(const PrepareContext& ctx) {
+  if (ctx.constant_inputs.empty() || ctx.constant_inputs[0] == nullptr) return nullptr;
+  auto var = VariableOf(*ctx.constant_inputs[0]);
+  return var.ok() ? *var : nullptr;
+}
+
+Status CheckVariableDType(const VariableResource& var, DType want, std::string_view op) {
+  if (var.dtype() == want) return OkStatus();
+  return InvalidArgument("variable '", var.name(), "' has dtype ", DTypeShortName(var.dtype()),
+                         " but ", op, " uses dtype ", DTypeShortName(want));
+}
+
+// ---- VarHandleOp -----------------------------------------------------------------------------
+
+using HandleState = TypedOpState<Tensor>;  // not initialized when prepared without resources
+
+Status PrepareVarHandleOp(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  KILN_PREPARE_ASSIGN(ctx, PartialShape shape, ctx.attrs.GetShape("shape"));
+  KILN_PREPARE_ASSIGN(ctx, std::string shared_name, ctx.attrs.GetString("shared_name", ""));
+  const std::string name = shared_name.empty() ? std::string(ctx.node_name) : shared_name;
+  Tensor handle;
+  if (ctx.resources != nullptr) {
+    Handle r = ctx.resources->LookupOrCreate(
+        name, [&] { return std::make_shared<VariableResource>(name, dtype, shape); });
+    auto* var = dynamic_cast<VariableResource*>(r.get());
+    if (var == nullptr) return ctx.Error("resource '", name, "' exists and is not a variable");
+    if (var->dtype() != dtype) {
+      return ctx.Error("variable '", name, "' already exists with dtype ",
+                       DTypeShortName(var->dtype()), ", the node declares ", DTypeShortName(dtype));
+    }
+    if (!var->shape().IsCompatibleWith(shape)) {
+      return ctx.Error("variable '", name, "' already exists with shape ",
+                       var->shape().ToPythonString(), ", the node declares ",
+                       shape.ToPythonString());
+    }
+    handle = Tensor(DType::kResource, Shape());
+    handle.scalar<Handle>() = std::move(r);
+  }
+  ctx.outputs = {TensorSpec{DType::kResource, PartialShape::Scalar()}};
+  ctx.state = std::make_shared<HandleState>(std::move(handle));
+  return OkStatus();
+}
+
+Status ComputeVarHandleOp(const KernelContext& ctx) {
+  const Tensor& handle = ctx.state<HandleState>().value;
+  if (!handle.IsInitialized()) {
+    return FailedPrecondition("node '", ctx.node_name(),
+                              "': VarHandleOp was prepared without a resource manager");
+  }
+  ctx.set_output(0, handle);
+  return OkStatus();
+}
+
+// ---- ReadVariableOp --------------------------------------------------------------------------
+
+Status PrepareReadVariableOp(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
+  PartialShape shape = PartialShape::UnknownRank();
+  if (VariableResource* var = ConstantVariable(ctx)) {
+    KILN_PREPARE_CHECK(ctx, CheckVariableDType(*var, dtype, ctx.op));
+    shape = var->shape();
+  }
+  ctx.outputs = {TensorSpec{dtype, shape}};
+  ctx.state = std::make_shared<TypedOpState<DType>>(dtype);
+  return OkStatus();
+}
+
+Status ComputeReadVariableOp(const KernelContext& ctx) {
+  const std::string context = internal::StrCat("node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), context);
+  KILN_RETURN_IF_ERROR_CTX(
+      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "ReadVariableOp"), context);
+  KILN_ASSIGN_OR_RETURN_CTX(Tensor value, var->Read(), context);
+  ctx.set_output(0, std::move(value));
+  return OkStatus();
+}
+
+// ---- AssignVariableOp, AssignAdd/SubVariableOp -----------------------------------------------
+
+Status PrepareAssign(PrepareContext& ctx, bool arithmetic) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  if (arithmetic) KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, kRealDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "value", dtype));
+  if (VariableResource* var = ConstantVariable(ctx)) {
+    KILN_PREPARE_CHECK(ctx, CheckVariableDType(*var, dtype, ctx.op));
+    if (!var->shape().IsCompatibleWith(ctx.inputs[1].shape)) {
+      return ctx.Error("input 'value' has shape ", ctx.inputs[1].shape.ToPythonString(),
+                       ", not compatible with variable '", var->name(), "' of shape ",
+                       var->shape().ToPythonString());
+    }
+  }
+  ctx.state = std::make_shared<TypedOpState<DType>>(dtype);
+  return OkStatus();
+}
+Status PrepareAssignVariableOp(PrepareContext& ctx) { return PrepareAssign(ctx, false); }
+Status PrepareAssignArithmetic(PrepareContext& ctx) { return PrepareAssign(ctx, true); }
+
+Status ComputeAssignVariableOp(const KernelContext& ctx) {
+  const std::string context = internal::StrCat("node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), context);
+  KILN_RETURN_IF_ERROR_CTX(
+      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "AssignVariableOp"),
+      context);
+  KILN_RETURN_IF_ERROR_CTX(var->Assign(ctx.input(1)), context);
+  return OkStatus();
+}
+
+template <template <typename> class Fn>
+Status ComputeAssignArithmetic(const KernelContext& ctx) {
+  const std::string context = internal::StrCat("node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), context);
+  KILN_RETURN_IF_ERROR_CTX(
+      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "the update"), context);
+  const Tensor& delta = ctx.input(1);
+  // Under the variable's lock, so concurrent updates are never lost.
+  KILN_RETURN_IF_ERROR_CTX(var->Update([&](const Tensor& current) -> Result<Tensor> {
+    if (current.shape() != delta.shape()) {
+      return InvalidArgument("cannot update variable '", var->name(), "' of shape ",
+                             current.shape().ToString(), " with a value of shape ",
+                             delta.shape().ToString(), ": shapes must be equal");
+    }
+    Tensor next(current.dtype(), current.shape());
+    const BroadcastPlan plan = MakeBroadcastPlan(current.shape(), delta.shape(), current.shape());
+    KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(current.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      static const CpuDevice device;
+      functor::BinaryFunctor<CpuDevice, Fn<T>, T>()(device, plan, current.data<T>(),
+                                                    delta.data<T>(), next.data<T>());
+      return OkStatus();
+    }));
+    return next;
+  }),
+                           context);
+  return OkStatus();
+}
+
+// ---- VarIsInitializedOp, DestroyResourceOp ---------------------------------------------------
+
+Status PrepareVarIsInitializedOp(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
+  ctx.outputs = {TensorSpec{DType::kBool, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeVarIsInitializedOp(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '",
+                            ctx.node_name(), "'");
+  ctx.set_output(0, Tensor::Scalar<bool>(var->initialized()));
+  return OkStatus();
+}
+
+Status PrepareDestroyResourceOp(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, bool ignore, ctx.attrs.GetBool("ignore_lookup_error", true));
+  (void)ignore;
+  return ExpectInputDType(ctx, 0, "resource", DType::kResource);
+}
+
+// Resources live as long as their manager (the loaded model); destroying one early is not
+// needed by anything we run.
+Status ComputeDestroyResourceOp(const KernelContext&) { return OkStatus(); }
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"VarHandleOp", "resource", kOpStateful, PrepareVarHandleOp},
+    {"ReadVariableOp", "value", kOpStateful, PrepareReadVariableOp},
+    {"AssignVariableOp", "", kOpStateful, PrepareAssignVariableOp},
+    {"AssignAddVariableOp", "", kOpStateful, PrepareAssignArithmetic},
+    {"AssignSubVariableOp", "", kOpStateful, PrepareAssignArithmetic},
+    {"VarIsInitializedOp", "is_initialized", kOpStateful, PrepareVarIsInitializedOp},
+    {"DestroyResourceOp", "", kOpStateful, PrepareDestroyResourceOp},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"VarHandleOp", ComputeVarHandleOp},
+    {"ReadVariableOp", ComputeReadVariableOp},
+    {"AssignVariableOp", ComputeAssignVariableOp},
+    {"AssignAddVariableOp", ComputeAssignArithmetic<functor::AddFn>},
+    {"AssignSubVariableOp", ComputeAssignArithmetic<functor::SubFn>},
+    {"VarIsInitializedOp", ComputeVarIsInitializedOp},
+    {"DestroyResourceOp", ComputeDestroyResourceOp},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ResourceOpDefs() { return kDefs; }
+std::span<const KernelEntry> ResourceCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,85 @@
+// Resource variables and the per-model resource manager.
+#include "kiln/exec/resources.h"
+
+#include <mutex>
+#include <shared_mutex>
+
+namespace kiln::exec {
+namespace {
+
+Status CheckValue(const std::string& name, DType dtype, const PartialShape& shape,
+                  const Tensor& value) {
+  if (value.dtype() != dtype) {
+    return InvalidArgument("variable '", name, "': expected a value of dtype ",
+                           DTypeShortName(dtype), ", got ", DTypeShortName(value.dtype()));
+  }
+  if (!shape.IsCompatibleWith(value.shape())) {
+    return InvalidArgument("variable '", name, "': shape ", value.shape().ToString(),
+                           " is not compatible with the declared shape ", shape.ToPythonString());
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+bool VariableResource::initialized() const {
+  std::shared_lock lock(mu_);
+  return initialized_;
+}
+
+Result<Tensor> VariableResource::Read() const {
+  std::shared_lock lock(mu_);
+  if (!initialized_) {
+    return FailedPrecondition("variable '", name_,
+                              "' is not initialized: it was read before any assignment");
+  }
+  return value_;
+}
+
+Status VariableResource::Assign(const Tensor& value) {
+  KILN_RETURN_IF_ERROR(CheckValue(name_, dtype_, shape_, value));
+  // The variable owns its buffer: the caller may reuse or fill `value` afterwards.
+  Tensor copy = value.DeepCopy();
+  std::unique_lock lock(mu_);
+  value_ = std::move(copy);
+  initialized_ = true;
+  return OkStatus();
+}
+
+Status VariableResource::Update(const std::function<Result<Tensor>(const Tensor&)>& fn) {
+  std::unique_lock lock(mu_);
+  if (!initialized_) {
+    return FailedPrecondition("variable '", name_,
+                              "' is not initialized: it was updated before any assignment");
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor next, fn(value_));
+  KILN_RETURN_IF_ERROR(CheckValue(name_, dtype_, shape_, next));
+  value_ = std::move(next);
+  return OkStatus();
+}
+
+std::string VariableResource::DebugString() const {
+  std::shared_lock lock(mu_);
+  std::string s = "Variable '" + name_ + "' dtype=" + DTypeShortName(dtype_) +
+                  " shape=" + shape_.ToPythonString();
+  if (!initialized_) s += " (uninitialized)";
+  return s;
+}
+
+std::shared_ptr<ResourceBase> ResourceManager::LookupOrCreate(
+    const std::string& name, const std::function<std::shared_ptr<ResourceBase>()>& create) {
+  std::lock_guard lock(mu_);
+  auto it = resources_.find(name);
+  if (it != resources_.end()) return it->second;
+  std::shared_ptr<ResourceBase> r = create();
+  if (r != nullptr) resources_.emplace(name, r);
+  return r;
+}
+
+std::shared_ptr<ResourceBase> ResourceManager::Lookup(const std::string& name) const {
+  std::lock_guard lock(mu_);
+  auto it = resources_.find(name);
+  return it == resources_.end() ? nullptr : it->second;
+}
+
+}  // namespace kiln::exec
