@@ -1,0 +1,260 @@
+#include "run.h"
+
+#include <cmath>
+#include <limits>
+#include <map>
+#include <regex>
+#include <system_error>
+
+#include "input_exprs.h"
+#include "kiln/core/file_util.h"
+#include "kiln/core/npy.h"
+#include "kiln/exec/saved_model.h"
+#include "numpy_format.h"
+
+namespace kiln::cli {
+namespace fs = std::filesystem;
+
+namespace {
+
+bool IsNumeric(DType t) {
+  switch (t) {
+    case DType::kFloat:
+    case DType::kDouble:
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+    case DType::kInt64:
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kUInt64:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// long double holds every int64/uint64 and double exactly, so casts through it check ranges
+// and fractions without surprises.
+long double ElementAt(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kFloat:
+      return t.data<float>()[i];
+    case DType::kDouble:
+      return t.data<double>()[i];
+    case DType::kInt8:
+      return t.data<int8_t>()[i];
+    case DType::kInt16:
+      return t.data<int16_t>()[i];
+    case DType::kInt32:
+      return t.data<int32_t>()[i];
+    case DType::kInt64:
+      return t.data<int64_t>()[i];
+    case DType::kUInt8:
+      return t.data<uint8_t>()[i];
+    case DType::kUInt16:
+      return t.data<uint16_t>()[i];
+    case DType::kUInt32:
+      return t.data<uint32_t>()[i];
+    case DType::kUInt64:
+      return t.data<uint64_t>()[i];
+    default:
+      return 0;
+  }
+}
+
+template <typename T>
+Status CastInto(const Tensor& src, Tensor* dst, std::string_view key) {
+  T* out = dst->data<T>();
+  for (int64_t i = 0; i < src.NumElements(); ++i) {
+    const long double v = ElementAt(src, i);
+    if constexpr (std::is_integral_v<T>) {
+      if (!std::isfinite(v) || v != std::floor(v) ||
+          v < static_cast<long double>(std::numeric_limits<T>::min()) ||
+          v > static_cast<long double>(std::numeric_limits<T>::max()))
+        return InvalidArgument("input '", key, "': element ", i, " (", static_cast<double>(v),
+                               ") of the ", DTypeShortName(src.dtype()),
+                               " array is not representable as ", DTypeShortName(dst->dtype()));
+    }
+    out[i] = static_cast<T>(v);
+  }
+  return OkStatus();
+}
+
+// What TensorFlow's session does with a fed numpy array: convert it to the placeholder's dtype.
+// Only numeric-to-numeric casts; anything else is left for the signature to refuse.
+Result<Tensor> CastToInputDType(const Tensor& src, DType want, std::string_view key) {
+  if (src.dtype() == want || !IsNumeric(src.dtype()) || !IsNumeric(want)) return src;
+  Tensor dst(want, src.shape());
+  switch (want) {
+    case DType::kFloat:
+      KILN_RETURN_IF_ERROR(CastInto<float>(src, &dst, key));
+      break;
+    case DType::kDouble:
+      KILN_RETURN_IF_ERROR(CastInto<double>(src, &dst, key));
+      break;
+    case DType::kInt8:
+      KILN_RETURN_IF_ERROR(CastInto<int8_t>(src, &dst, key));
+      break;
+    case DType::kInt16:
+      KILN_RETURN_IF_ERROR(CastInto<int16_t>(src, &dst, key));
+      break;
+    case DType::kInt32:
+      KILN_RETURN_IF_ERROR(CastInto<int32_t>(src, &dst, key));
+      break;
+    case DType::kInt64:
+      KILN_RETURN_IF_ERROR(CastInto<int64_t>(src, &dst, key));
+      break;
+    case DType::kUInt8:
+      KILN_RETURN_IF_ERROR(CastInto<uint8_t>(src, &dst, key));
+      break;
+    case DType::kUInt16:
+      KILN_RETURN_IF_ERROR(CastInto<uint16_t>(src, &dst, key));
+      break;
+    case DType::kUInt32:
+      KILN_RETURN_IF_ERROR(CastInto<uint32_t>(src, &dst, key));
+      break;
+    case DType::kUInt64:
+      KILN_RETURN_IF_ERROR(CastInto<uint64_t>(src, &dst, key));
+      break;
+    default:
+      return src;
+  }
+  return dst;
+}
+
+// Like numpy.load: the file's magic says .npz (a zip) or .npy, whatever its name.
+Result<Tensor> LoadInputFile(const InputFileSpec& spec, std::ostream& err) {
+  KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(spec.filename));
+  if (bytes.rfind("PK\x03\x04", 0) == 0) {
+    KILN_ASSIGN_OR_RETURN(auto arrays, ParseNpz(bytes, spec.filename));
+    if (spec.variable) {
+      auto it = arrays.find(*spec.variable);
+      if (it == arrays.end()) {
+        std::string names;
+        for (const auto& [k, v] : arrays) names += (names.empty() ? "" : ", ") + k;
+        return NotFound("input file ", spec.filename, " does not contain variable with name \"",
+                        *spec.variable, "\" (it has: ", names, ")");
+      }
+      return it->second;
+    }
+    if (arrays.size() != 1)
+      return InvalidArgument("input file ", spec.filename, " contains ", arrays.size(),
+                             " ndarrays; name the one to use as ", spec.filename, "[<name>]");
+    return arrays.begin()->second;
+  }
+  if (spec.variable)
+    err << "WARNING: Input file " << spec.filename << " contains a single ndarray. Name key \""
+        << *spec.variable << "\" ignored.\n";
+  return ParseNpy(bytes, spec.filename);
+}
+
+std::vector<std::string> SplitTags(const std::string& tag_set) {
+  std::vector<std::string> tags;
+  size_t start = 0;
+  while (start <= tag_set.size()) {
+    size_t end = tag_set.find(',', start);
+    if (end == std::string::npos) end = tag_set.size();
+    if (end > start) tags.push_back(tag_set.substr(start, end - start));
+    start = end + 1;
+  }
+  return tags;
+}
+
+}  // namespace
+
+Result<std::vector<InputFileSpec>> ParseInputsArg(std::string_view arg) {
+  static const std::regex with_name(R"(([^=]+)=([^\[\]]+)\[([^\[\]]+)\])");
+  static const std::regex plain(R"(([^=]+)=([^\[\]]+))");
+  std::vector<InputFileSpec> out;
+  size_t start = 0;
+  while (start <= arg.size()) {
+    size_t end = arg.find(';', start);
+    if (end == std::string_view::npos) end = arg.size();
+    const std::string piece(arg.substr(start, end - start));
+    start = end + 1;
+    if (piece.empty()) continue;
+    std::smatch m;
+    InputFileSpec spec;
+    if (std::regex_match(piece, m, with_name)) {
+      spec = {m[1], m[2], std::string(m[3])};
+    } else if (std::regex_match(piece, m, plain)) {
+      spec = {m[1], m[2], std::nullopt};
+    } else {
+      return InvalidArgument("--inputs \"", piece,
+                             "\" format is incorrect: expected \"<input_key>=<filename>\" or "
+                             "\"<input_key>=<filename>[<variable_name>]\"");
+    }
+    std::erase_if(out, [&](const InputFileSpec& s) { return s.key == spec.key; });
+    out.push_back(std::move(spec));
+  }
+  return out;
+}
+
+Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err) {
+  // Arguments first: a typo in them should not cost a model load.
+  KILN_ASSIGN_OR_RETURN(std::vector<InputFileSpec> files, ParseInputsArg(options.inputs));
+  KILN_ASSIGN_OR_RETURN(auto exprs, ParseInputExprs(options.input_exprs));
+
+  exec::LoadOptions load_options;
+  load_options.tags = SplitTags(options.tag_set);
+  KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, load_options));
+  KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(options.signature_def));
+
+  auto expected_dtype = [&](const std::string& key) -> std::optional<DType> {
+    for (const auto& arg : sig->inputs())
+      if (arg.key == key) return arg.spec.dtype;
+    return std::nullopt;  // not an input: the signature names it in its error
+  };
+
+  std::map<std::string, Tensor> feeds;
+  for (const InputFileSpec& spec : files) {
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor t, LoadInputFile(spec, err), "--inputs '", spec.key, "'");
+    if (auto want = expected_dtype(spec.key)) {
+      KILN_ASSIGN_OR_RETURN(t, CastToInputDType(t, *want, spec.key));
+    }
+    feeds[spec.key] = std::move(t);
+  }
+  for (const auto& [key, literal] : exprs) {
+    if (feeds.count(key))
+      err << "WARNING: input_key " << key
+          << " has been specified with both --inputs and --input_exprs options. Value in "
+             "--input_exprs will be used.\n";
+    const DType dtype = expected_dtype(key).value_or(NaturalDType(literal));
+    KILN_ASSIGN_OR_RETURN(Tensor t, LiteralToTensor(literal, dtype, key));
+    feeds[key] = std::move(t);
+  }
+
+  // Refuse before running, so nothing is half-written.
+  std::error_code ec;
+  if (options.outdir && !options.overwrite) {
+    for (const auto& arg : sig->outputs()) {
+      const fs::path path = *options.outdir / (arg.key + ".npy");
+      if (fs::exists(path, ec))
+        return AlreadyExists("output file ", path.string(),
+                             " already exists. Add \"--overwrite\" to overwrite the existing "
+                             "output files.");
+    }
+  }
+
+  // The signature's errors already name it and the input at fault.
+  KILN_ASSIGN_OR_RETURN(auto results, sig->Run(feeds));
+  for (const auto& [key, tensor] : results) {  // sorted by key, as TF prints them
+    out << "Result for output key " << key << ":\n" << NumpyStr(tensor) << "\n";
+    if (options.outdir) {
+      if (!fs::is_directory(*options.outdir, ec)) {
+        fs::create_directories(*options.outdir, ec);
+        if (ec)
+          return PermissionDenied("cannot create output directory ", options.outdir->string(), ": ",
+                                  ec.message());
+      }
+      const fs::path path = *options.outdir / (key + ".npy");
+      KILN_RETURN_IF_ERROR_CTX(WriteNpy(path, tensor), "saving output '", key, "'");
+      out << "Output " << key << " is saved to " << path.string() << "\n";
+    }
+  }
+  return OkStatus();
+}
+
+}  // namespace kiln::cli
