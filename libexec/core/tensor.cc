@@ -41,8 +41,12 @@ size_t ElementStorage(DType t) {
 TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements)
     : dtype_(dtype), num_elements_(num_elements) {
   bytes_ = static_cast<size_t>(num_elements) * ElementStorage(dtype);
-  size_t alloc = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
-  data_ = ::operator new(alloc == 0 ? kAlignment : alloc, std::align_val_t(kAlignment));
+  if (DTypeIsPod(dtype) && bytes_ <= kInlineBytes) {
+    data_ = inline_;
+  } else {
+    size_t alloc = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
+    data_ = ::operator new(alloc == 0 ? kAlignment : alloc, std::align_val_t(kAlignment));
+  }
   switch (dtype_) {
     case DType::kString:
       ConstructAll<std::string>(data_, num_elements_);
@@ -72,7 +76,7 @@ TensorBuffer::~TensorBuffer() {
     default:
       break;
   }
-  ::operator delete(data_, std::align_val_t(kAlignment));
+  if (data_ != inline_) ::operator delete(data_, std::align_val_t(kAlignment));
 }
 
 Tensor::Tensor(DType dtype, const Shape& shape)

@@ -62,11 +62,12 @@ struct TypedOpState : OpState {
 // for any other dtype (prepare has already rejected those).
 template <typename... Ts, typename F>
 Status DispatchDType(DType dt, F&& f) {
-  Status result = Internal("no kernel instantiated for dtype ", DTypeShortName(dt));
+  Status result;
   bool found = false;
   (void)((dt == kDTypeOf<Ts> ? (result = f(std::type_identity<Ts>{}), found = true) : false) ||
          ...);
-  (void)found;
+  // Built only on the error path: running stays free of string work.
+  if (!found) return Internal("no kernel instantiated for dtype ", DTypeShortName(dt));
   return result;
 }
 

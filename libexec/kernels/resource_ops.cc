@@ -21,7 +21,7 @@ Result<VariableResource*> VariableOf(const Tensor& handle) {
   }
   const Handle& r = handle.scalar<Handle>();
   if (r == nullptr) return InvalidArgument("input 'resource': the handle is null");
-  auto* var = dynamic_cast<VariableResource*>(r.get());
+  auto* var = AsVariable(r.get());
   if (var == nullptr) {
     return InvalidArgument("input 'resource': ", r->DebugString(), " is not a variable");
   }
@@ -55,7 +55,7 @@ Status PrepareVarHandleOp(PrepareContext& ctx) {
   if (ctx.resources != nullptr) {
     Handle r = ctx.resources->LookupOrCreate(
         name, [&] { return std::make_shared<VariableResource>(name, dtype, shape); });
-    auto* var = dynamic_cast<VariableResource*>(r.get());
+    auto* var = AsVariable(r.get());
     if (var == nullptr) return ctx.Error("resource '", name, "' exists and is not a variable");
     if (var->dtype() != dtype) {
       return ctx.Error("variable '", name, "' already exists with dtype ",
@@ -101,11 +101,10 @@ Status PrepareReadVariableOp(PrepareContext& ctx) {
 }
 
 Status ComputeReadVariableOp(const KernelContext& ctx) {
-  const std::string context = internal::StrCat("node '", ctx.node_name(), "'");
-  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), context);
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '", ctx.node_name(), "'");
   KILN_RETURN_IF_ERROR_CTX(
-      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "ReadVariableOp"), context);
-  KILN_ASSIGN_OR_RETURN_CTX(Tensor value, var->Read(), context);
+      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "ReadVariableOp"), "node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(Tensor value, var->Read(), "node '", ctx.node_name(), "'");
   ctx.set_output(0, std::move(value));
   return OkStatus();
 }
@@ -133,21 +132,19 @@ Status PrepareAssignVariableOp(PrepareContext& ctx) { return PrepareAssign(ctx, 
 Status PrepareAssignArithmetic(PrepareContext& ctx) { return PrepareAssign(ctx, true); }
 
 Status ComputeAssignVariableOp(const KernelContext& ctx) {
-  const std::string context = internal::StrCat("node '", ctx.node_name(), "'");
-  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), context);
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '", ctx.node_name(), "'");
   KILN_RETURN_IF_ERROR_CTX(
       CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "AssignVariableOp"),
-      context);
-  KILN_RETURN_IF_ERROR_CTX(var->Assign(ctx.input(1)), context);
+      "node '", ctx.node_name(), "'");
+  KILN_RETURN_IF_ERROR_CTX(var->Assign(ctx.input(1)), "node '", ctx.node_name(), "'");
   return OkStatus();
 }
 
 template <template <typename> class Fn>
 Status ComputeAssignArithmetic(const KernelContext& ctx) {
-  const std::string context = internal::StrCat("node '", ctx.node_name(), "'");
-  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), context);
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '", ctx.node_name(), "'");
   KILN_RETURN_IF_ERROR_CTX(
-      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "the update"), context);
+      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "the update"), "node '", ctx.node_name(), "'");
   const Tensor& delta = ctx.input(1);
   // Under the variable's lock, so concurrent updates are never lost.
   KILN_RETURN_IF_ERROR_CTX(var->Update([&](const Tensor& current) -> Result<Tensor> {
@@ -167,7 +164,7 @@ Status ComputeAssignArithmetic(const KernelContext& ctx) {
     }));
     return next;
   }),
-                           context);
+                           "node '", ctx.node_name(), "'");
   return OkStatus();
 }
 

@@ -226,6 +226,7 @@ TEST_CASE("variable ops: handle and prepare errors") {
   SUBCASE("a resource that is not a variable") {
     struct Other : ResourceBase {
       std::string DebugString() const override { return "OtherThing"; }
+      const void* TypeTag() const override { return this; }
     };
     Tensor h(DType::kResource, Shape());
     h.scalar<Handle>() = std::make_shared<Other>();

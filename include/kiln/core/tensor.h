@@ -21,6 +21,8 @@ class ResourceBase {
  public:
   virtual ~ResourceBase() = default;
   virtual std::string DebugString() const = 0;
+  // Identifies the concrete type without RTTI lookups on hot paths (see AsVariable).
+  virtual const void* TypeTag() const = 0;
 };
 
 // Values that DT_VARIANT tensors hold (tensor lists, ...). Immutable once built.
@@ -44,10 +46,14 @@ class TensorBuffer {
   size_t bytes() const { return bytes_; }
 
  private:
+  // Small POD tensors (scalars, short vectors) live inside the buffer object itself, so
+  // producing one costs a single allocation.
+  static constexpr size_t kInlineBytes = 64;
   DType dtype_;
   int64_t num_elements_;
   size_t bytes_;
   void* data_;
+  alignas(16) unsigned char inline_[kInlineBytes];
 };
 
 class Tensor {

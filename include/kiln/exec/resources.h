@@ -34,6 +34,8 @@ class VariableResource : public ResourceBase {
   Status Update(const std::function<Result<Tensor>(const Tensor&)>& fn);
 
   std::string DebugString() const override;
+  const void* TypeTag() const override { return &kTypeTag; }
+  static constexpr char kTypeTag = 'V';
 
  private:
   std::string name_;
@@ -43,6 +45,13 @@ class VariableResource : public ResourceBase {
   Tensor value_;
   bool initialized_ = false;
 };
+
+// The variable behind a resource, or nullptr when it is another kind of resource.
+inline VariableResource* AsVariable(ResourceBase* r) {
+  return r != nullptr && r->TypeTag() == &VariableResource::kTypeTag
+             ? static_cast<VariableResource*>(r)
+             : nullptr;
+}
 
 // Resources of one loaded model (or one tracing context), by shared name.
 class ResourceManager {

@@ -35,7 +35,8 @@ using SignatureMap = std::map<std::string, Function*>;
 
 struct ExportedModel {
   std::unique_ptr<tensorflow::SavedModel> saved_model;
-  std::map<std::string, Tensor> checkpoint;  // bundle key -> value, "_CHECKPOINTABLE_OBJECT_GRAPH" included
+  std::map<std::string, Tensor>
+      checkpoint;  // bundle key -> value, "_CHECKPOINTABLE_OBJECT_GRAPH" included
 };
 
 // Builds everything in memory. Traces methods that have an input signature but no concrete

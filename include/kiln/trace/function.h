@@ -58,6 +58,8 @@ class ConcreteFunction {
 
   // The FunctionDef name, "__inference_<function>_<trace number>".
   const std::string& name() const { return name_; }
+  // The name of the Function it belongs to ("addprint").
+  const std::string& function_name() const { return function_name_; }
   // The user arguments (names and the specs the graph accepts) and the outputs.
   std::span<const ArgSpec> inputs() const { return inputs_; }
   std::span<const TensorSpec> outputs() const { return outputs_; }
@@ -111,8 +113,8 @@ class Function {
   Result<std::vector<Tensor>> Call(std::span<const Tensor> args,
                                    const exec::RunOptions& options = {});
   template <typename... Ts>
-    requires(std::convertible_to<const Ts&, Tensor> && ...)
-  Result<std::vector<Tensor>> operator()(const Ts&... args) {
+  requires(std::convertible_to<const Ts&, Tensor>&&...) Result<std::vector<Tensor>>
+  operator()(const Ts&... args) {
     const std::vector<Tensor> list{Tensor(args)...};
     return Call(list);
   }

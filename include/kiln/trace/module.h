@@ -98,11 +98,12 @@ class Module {
  protected:
   // Lets a container (Sequential) give an added module a name before adding it.
   static void SetName(Module& module, std::string name) { module.name_ = std::move(name); }
+  // Keeps the first declaration error (status() reports it).
+  void RecordError(Status status);
 
  private:
   void AdoptModule(std::string name, std::unique_ptr<Module> module);
   Status CheckNewName(std::string_view name) const;
-  void RecordError(Status status);
   void Walk(const std::string& prefix, bool trainable,
             std::vector<std::pair<std::string, Variable>>* vars, std::vector<bool>* var_trainable,
             std::vector<std::pair<std::string, Module*>>* modules) const;
