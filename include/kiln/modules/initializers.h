@@ -1,0 +1,27 @@
+// Weight initializers. Random draws come from std::mt19937 engines and a portable mapping to
+// floats, so the same seed gives the same weights with any standard library.
+#pragma once
+
+#include <cstdint>
+#include <random>
+
+#include "kiln/core/shape.h"
+#include "kiln/core/tensor.h"
+
+namespace kiln::modules {
+
+// Seeds the engine layers draw from when they have no seed of their own (torch::manual_seed's
+// counterpart). The engine starts seeded with 0.
+void ManualSeed(uint32_t seed);
+// The shared engine. Not thread-safe: build layers from one thread.
+std::mt19937& DefaultEngine();
+
+// Uniform in [0, 1) from 24 random bits (exact in float, the same on every platform).
+float UniformFloat(std::mt19937& engine);
+
+// Glorot (Xavier) uniform for a float32 [fan_in, fan_out] kernel: U(-l, l), l =
+// sqrt(6 / (fan_in + fan_out)), as Keras's GlorotUniform.
+Tensor GlorotUniform(int64_t fan_in, int64_t fan_out, std::mt19937& engine);
+Tensor Zeros(DType dtype, const Shape& shape);
+
+}  // namespace kiln::modules

@@ -1,0 +1,40 @@
+// Layer: a Module that maps one value to one value (Keras's Layer for this toolkit). Layers
+// are plain C++ over kiln::trace ops, so they run eagerly or inside a traced method alike.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "kiln/core/shape.h"
+#include "kiln/core/status.h"
+#include "kiln/trace/module.h"
+#include "kiln/trace/value.h"
+
+namespace kiln::modules {
+
+class Layer : public trace::Module {
+ public:
+  using trace::Module::Module;
+
+  // Applies the layer under a name scope of its name ("dense/MatMul" in a graph). Builds its
+  // variables first if it has not been built and the input says how.
+  trace::Value operator()(const trace::Value& input);
+
+  // The output shape for an input shape; an error when the layer cannot take that input.
+  virtual Result<PartialShape> OutputShape(const PartialShape& input) const = 0;
+  // Whether its variables exist.
+  virtual bool built() const { return true; }
+  // Creates the variables for inputs of this shape (no-op once built).
+  virtual Status Build(const PartialShape& /*input*/) { return OkStatus(); }
+  // The input shape it was built for (unknown rank while not built).
+  virtual PartialShape built_input_shape() const { return PartialShape::UnknownRank(); }
+
+  // Scalars in its variables (and its sublayers'), 0 while not built.
+  int64_t CountParams() const;
+  int64_t CountTrainableParams() const;
+
+ protected:
+  virtual trace::Value Call(const trace::Value& input) = 0;
+};
+
+}  // namespace kiln::modules

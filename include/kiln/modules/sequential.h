@@ -1,0 +1,54 @@
+// Sequential: layers applied in order (Keras's Sequential). Layers are named by type, made
+// unique within the model ("dense", "dense_1", ...), which is also their name in the module
+// tree ("dense_1/kernel"). Once the first layer knows its input size, each added layer is
+// built at once.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/core/status.h"
+#include "kiln/modules/layer.h"
+
+namespace kiln::modules {
+
+class Sequential : public Layer {
+ public:
+  explicit Sequential(std::string name = "sequential");
+
+  std::string type_name() const override { return "Sequential"; }
+
+  template <typename L, typename... Args>
+  L& Add(Args&&... args) {
+    return Add(std::make_unique<L>(std::forward<Args>(args)...));
+  }
+  template <typename L>
+  L& Add(std::unique_ptr<L> layer) {
+    L& ref = *layer;
+    AddLayer(std::move(layer));
+    return ref;
+  }
+
+  const std::vector<Layer*>& layers() const { return layers_; }
+
+  bool built() const override;
+  Status Build(const PartialShape& input) override;
+  PartialShape built_input_shape() const override;
+  Result<PartialShape> OutputShape(const PartialShape& input) const override;
+
+  // Keras's model.summary() table: each layer's name (type), output shape and parameter
+  // count, then the totals. Fails while the input size is unknown.
+  Result<std::string> Summary() const;
+
+ protected:
+  trace::Value Call(const trace::Value& input) override;
+
+ private:
+  void AddLayer(std::unique_ptr<Layer> layer);
+
+  std::vector<Layer*> layers_;
+};
+
+}  // namespace kiln::modules

@@ -1,0 +1,131 @@
+// Variable: handle to a resource variable; reads and assignments are ops (traced or eager).
+#include "kiln/trace/variable.h"
+
+#include "graph.h"
+#include "kiln/trace/op_builder.h"
+
+namespace kiln::trace {
+namespace {
+
+const std::string& EmptyString() {
+  static const std::string* const s = new std::string();
+  return *s;
+}
+
+}  // namespace
+
+Variable Variable::Create(std::string name, const Tensor& initial, VariableOptions options) {
+  auto state = std::make_shared<internal::VariableState>();
+  state->name = std::move(name);
+  state->trainable = options.trainable;
+  internal::Graph* graph = internal::Graph::Current();
+  if (graph != nullptr && !graph->allow_variable_creation()) {
+    state->status = FailedPrecondition(
+        "variable '", state->name, "' was created while tracing '", graph->function_name(),
+        "' again: a traced function may create variables only on its first trace. Create it "
+        "outside the function (e.g. in the module's constructor), or create it only when it "
+        "does not exist yet");
+    graph->RecordError(state->status);
+    return Variable(std::move(state));
+  }
+  if (!initial.IsInitialized() || initial.dtype() == DType::kInvalid) {
+    state->status = InvalidArgument("variable '", state->name, "': the initial value is empty");
+  } else if (!DTypeIsPod(initial.dtype()) && initial.dtype() != DType::kString) {
+    state->status = InvalidArgument("variable '", state->name, "': dtype ",
+                                    DTypeShortName(initial.dtype()), " cannot be a variable");
+  } else {
+    state->resource = std::make_shared<exec::VariableResource>(state->name, initial.dtype(),
+                                                               PartialShape(initial.shape()));
+    state->status = state->resource->Assign(initial);
+    if (!state->status.ok()) state->resource = nullptr;
+  }
+  if (!state->status.ok() && graph != nullptr) graph->RecordError(state->status);
+  return Variable(std::move(state));
+}
+
+bool Variable::valid() const { return state_ != nullptr && state_->status.ok(); }
+
+Status Variable::status() const {
+  if (state_ == nullptr) return FailedPrecondition("invalid Variable handle (default-constructed)");
+  return state_->status;
+}
+
+const std::string& Variable::name() const { return state_ ? state_->name : EmptyString(); }
+
+DType Variable::dtype() const { return valid() ? state_->resource->dtype() : DType::kInvalid; }
+
+const PartialShape& Variable::shape() const {
+  static const PartialShape* const unknown = new PartialShape();
+  return valid() ? state_->resource->shape() : *unknown;
+}
+
+bool Variable::trainable() const { return state_ != nullptr && state_->trainable; }
+
+const std::shared_ptr<exec::VariableResource>& Variable::resource() const {
+  static const std::shared_ptr<exec::VariableResource>* const none =
+      new std::shared_ptr<exec::VariableResource>();
+  return valid() ? state_->resource : *none;
+}
+
+namespace {
+
+// The resource operand: the captured argument while tracing, else a resource tensor.
+Value Handle(const std::shared_ptr<internal::VariableState>& state) {
+  if (internal::Graph* g = internal::Graph::Current()) return g->CaptureVariable(state);
+  Tensor t(DType::kResource, Shape());
+  t.scalar<std::shared_ptr<ResourceBase>>() = state->resource;
+  return Value(std::move(t));
+}
+
+}  // namespace
+
+Value Variable::Read() const {
+  if (!valid()) return Value::Error(status());
+  Value v = OpBuilder("ReadVariableOp").Input(Handle(state_)).Attr("dtype", dtype()).BuildOne();
+  // The op cannot see the variable's shape through the handle; we can.
+  if (v.is_symbolic()) internal::ValueAccess::RefineShape(&v, shape());
+  return v;
+}
+
+Value Variable::Assign(const Value& value) const {
+  if (!valid()) return Value::Error(status());
+  Status s = OpBuilder("AssignVariableOp")
+                 .Input(Handle(state_))
+                 .Input(value)
+                 .Attr("dtype", dtype())
+                 .BuildNoOutput();
+  if (!s.ok()) return Value::Error(s.WithContext("assigning variable '" + name() + "'"));
+  return Read();
+}
+
+Value Variable::AssignAdd(const Value& delta) const {
+  if (!valid()) return Value::Error(status());
+  Status s = OpBuilder("AssignAddVariableOp")
+                 .Input(Handle(state_))
+                 .Input(delta)
+                 .Attr("dtype", dtype())
+                 .BuildNoOutput();
+  if (!s.ok()) return Value::Error(s.WithContext("assign_add to variable '" + name() + "'"));
+  return Read();
+}
+
+Result<Tensor> Variable::value() const {
+  KILN_RETURN_IF_ERROR(status());
+  return state_->resource->Read();
+}
+
+Status Variable::SetValue(const Tensor& value) const {
+  KILN_RETURN_IF_ERROR(status());
+  return state_->resource->Assign(value);
+}
+
+std::string Variable::DebugString() const {
+  if (!valid()) return "<Variable '" + name() + "' invalid: " + status().message() + ">";
+  std::string s = "<Variable '" + name() + "' shape=" + shape().ToPythonString() +
+                  " dtype=" + DTypeShortName(dtype());
+  Result<Tensor> v = value();
+  if (v.ok()) s += ", numpy=" + v->SummarizeValue();
+  return s + ">";
+}
+
+}  // namespace kiln::trace
