@@ -5,6 +5,7 @@
 
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kiln/core/file_util.h"
 #include "kiln/exec/tensor_bundle.h"
 
 namespace kiln::exec {
@@ -102,14 +103,36 @@ Status ComputeRestoreV2(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- ReadFile ------------------------------------------------------------------------------
+// input: filename (string scalar); output: contents (string scalar). Assets read their files
+// with it (TF's AssetModule fixture).
+
+Status PrepareReadFile(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "filename", DType::kString));
+  ctx.outputs = {TensorSpec{DType::kString, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeReadFile(const KernelContext& ctx) {
+  const Tensor& name = ctx.input(0);
+  if (name.NumElements() != 1) return ctx.Error("filename must be a scalar, got ", name.shape().ToString());
+  auto contents = ReadFileToString(name.scalar<std::string>());
+  if (!contents.ok()) return contents.status().WithContext("node '" + std::string(ctx.node_name()) + "'");
+  ctx.set_output(0, Tensor::StringScalar(std::move(*contents)));
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
     {"RestoreV2", "tensors", kOpStateful, PrepareRestoreV2},
+    {"ReadFile", "contents", kOpNone, PrepareReadFile},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"RestoreV2", ComputeRestoreV2},
+    {"ReadFile", ComputeReadFile},
 };
 
 }  // namespace

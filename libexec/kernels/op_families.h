@@ -33,4 +33,41 @@ std::span<const KernelEntry> ResourceCpuKernels();
 std::span<const OpDefinition> IoOpDefs();
 std::span<const KernelEntry> IoCpuKernels();
 
+// Shape and data movement: Reshape, Transpose, Pack, ConcatV2, StridedSlice, GatherV2, ...
+// (array_ops.cc).
+std::span<const OpDefinition> ArrayOpDefs();
+std::span<const KernelEntry> ArrayCpuKernels();
+
+// Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool over NHWC (conv_ops.cc).
+std::span<const OpDefinition> ConvOpDefs();
+std::span<const KernelEntry> ConvCpuKernels();
+
+// If, StatelessIf, While, StatelessWhile (control_flow_ops.cc).
+std::span<const OpDefinition> ControlFlowOpDefs();
+std::span<const KernelEntry> ControlFlowCpuKernels();
+
+// TensorList ops: TF 2's form of tf.TensorArray (tensor_list_ops.cc).
+std::span<const OpDefinition> TensorListOpDefs();
+std::span<const KernelEntry> TensorListCpuKernels();
+
+// Comparisons, logical ops, Select, SelectV2 (compare_ops.cc).
+std::span<const OpDefinition> CompareOpDefs();
+std::span<const KernelEntry> CompareCpuKernels();
+
+// FloorMod, FloorDiv, Pow, Rsqrt, Reciprocal, ZerosLike, OnesLike, AddN (math_extra_ops.cc).
+std::span<const OpDefinition> MathExtraOpDefs();
+std::span<const KernelEntry> MathExtraCpuKernels();
+
+// Sum, Mean, Max, Min, Prod, ArgMax, ArgMin (reduction_ops.cc).
+std::span<const OpDefinition> ReductionOpDefs();
+std::span<const KernelEntry> ReductionCpuKernels();
+
+// Stateful and stateless random ops (random_ops.cc).
+std::span<const OpDefinition> RandomOpDefs();
+std::span<const KernelEntry> RandomCpuKernels();
+
+// EagerPyFunc: host callbacks registered in this process (host_callback_ops.cc).
+std::span<const OpDefinition> HostCallbackOpDefs();
+std::span<const KernelEntry> HostCallbackCpuKernels();
+
 }  // namespace kiln::exec

@@ -26,6 +26,15 @@ Tables BuildTables() {
   Append(&t.defs, StringOpDefs());
   Append(&t.defs, ResourceOpDefs());
   Append(&t.defs, IoOpDefs());
+  Append(&t.defs, ArrayOpDefs());
+  Append(&t.defs, ConvOpDefs());
+  Append(&t.defs, ControlFlowOpDefs());
+  Append(&t.defs, TensorListOpDefs());
+  Append(&t.defs, CompareOpDefs());
+  Append(&t.defs, MathExtraOpDefs());
+  Append(&t.defs, ReductionOpDefs());
+  Append(&t.defs, RandomOpDefs());
+  Append(&t.defs, HostCallbackOpDefs());
 
   Append(&t.cpu, BasicCpuKernels());
   Append(&t.cpu, MathCpuKernels());
@@ -33,6 +42,15 @@ Tables BuildTables() {
   Append(&t.cpu, StringCpuKernels());
   Append(&t.cpu, ResourceCpuKernels());
   Append(&t.cpu, IoCpuKernels());
+  Append(&t.cpu, ArrayCpuKernels());
+  Append(&t.cpu, ConvCpuKernels());
+  Append(&t.cpu, ControlFlowCpuKernels());
+  Append(&t.cpu, TensorListCpuKernels());
+  Append(&t.cpu, CompareCpuKernels());
+  Append(&t.cpu, MathExtraCpuKernels());
+  Append(&t.cpu, ReductionCpuKernels());
+  Append(&t.cpu, RandomCpuKernels());
+  Append(&t.cpu, HostCallbackCpuKernels());
 
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });

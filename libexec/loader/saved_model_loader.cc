@@ -139,6 +139,9 @@ class SavedModelLoader {
       if (to_ckpt[id] < 0) continue;  // not checkpointed: stays uninitialized, reads say so
       for (const auto& attr : ckpt.nodes(to_ckpt[id]).attributes()) {
         if (attr.name() != "VARIABLE_VALUE") continue;
+        // TF saves a variable that was never initialised with its key listed but no value:
+        // it stays uninitialised here too, and reading it says so.
+        if (!reader->Contains(attr.checkpoint_key())) continue;
         KILN_ASSIGN_OR_RETURN_CTX(Tensor value, reader->Read(attr.checkpoint_key()),
                                   "restoring variable '", var.path, "'");
         KILN_RETURN_IF_ERROR_CTX(var.resource->Assign(value), "restoring variable '", var.path,

@@ -48,6 +48,11 @@ class OpRunner {
     attrs_[name].set_i(v);
     return *this;
   }
+  OpRunner& IntList(const std::string& name, const std::vector<int64_t>& values) {
+    auto* list = attrs_[name].mutable_list();
+    for (int64_t v : values) list->add_i(v);
+    return *this;
+  }
   OpRunner& Bool(const std::string& name, bool v) {
     attrs_[name].set_b(v);
     return *this;

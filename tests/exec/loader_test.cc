@@ -219,3 +219,32 @@ TEST_CASE("a loaded signature runs from several threads at once") {
 
 }  // namespace
 }  // namespace kiln::exec
+
+namespace kiln::exec {
+namespace {
+
+TEST_CASE("UninitializedVariable (TF 2.4): a variable saved without a value stays uninitialised") {
+  auto m = SavedModel::Load(Fixture("UninitializedVariable"));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  int uninitialized = 0;
+  for (const auto& v : (*m)->variables()) {
+    if (v.resource->initialized()) continue;
+    ++uninitialized;
+    auto read = v.resource->Read();
+    REQUIRE_FALSE(read.ok());
+    CHECK(read.status().message().find(v.resource->name()) != std::string::npos);
+  }
+  CHECK(uninitialized == 2);
+  // serving_default only uses the initialised variable: value + initialized_variable.
+  float init = 0;
+  for (const auto& v : (*m)->variables())
+    if (v.path == "initialized_variable") init = v.resource->Read()->scalar<float>();
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  auto out = (*sig)->Run({{"value", Tensor::Scalar(1.0f)}});
+  REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+  CHECK(out->at("output_0").scalar<float>() == 1.0f + init);
+}
+
+}  // namespace
+}  // namespace kiln::exec

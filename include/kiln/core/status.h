@@ -131,7 +131,7 @@ class [[nodiscard]] Result {
   lhs = std::move(tmp).value()
 
 #define KILN_ASSIGN_OR_RETURN(lhs, expr) \
-  KILN_ASSIGN_OR_RETURN_IMPL(KILN_CONCAT(kiln_result_, __LINE__), lhs, expr)
+  KILN_ASSIGN_OR_RETURN_IMPL(KILN_CONCAT(kiln_result_, __COUNTER__), lhs, expr)
 
 #define KILN_ASSIGN_OR_RETURN_CTX_IMPL(tmp, lhs, expr, ...)                                   \
   auto tmp = (expr);                                                                         \
@@ -139,7 +139,7 @@ class [[nodiscard]] Result {
   lhs = std::move(tmp).value()
 
 #define KILN_ASSIGN_OR_RETURN_CTX(lhs, expr, ...) \
-  KILN_ASSIGN_OR_RETURN_CTX_IMPL(KILN_CONCAT(kiln_result_, __LINE__), lhs, expr, __VA_ARGS__)
+  KILN_ASSIGN_OR_RETURN_CTX_IMPL(KILN_CONCAT(kiln_result_, __COUNTER__), lhs, expr, __VA_ARGS__)
 
 // Internal invariants only; never for anything a file, a user or a device can cause.
 #ifdef NDEBUG

@@ -1,0 +1,286 @@
+// Functional control flow as TensorFlow 2 stores it in graphs: If/StatelessIf pick one of two
+// branch functions, While/StatelessWhile run a body function until a cond function says stop.
+// The functions are prepared once (with the node's input specs) when the node is prepared;
+// compute only runs the prepared schedules, and only the branch taken runs.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kiln/exec/executor.h"
+
+namespace kiln::exec {
+namespace {
+
+using PreparedPtr = std::shared_ptr<const PreparedFunction>;
+
+// Branch and loop functions may themselves hold If/While nodes; a function that reaches
+// itself would otherwise recurse forever while preparing.
+constexpr int kMaxNesting = 64;
+thread_local int prepare_depth = 0;
+
+struct DepthGuard {
+  DepthGuard() { ++prepare_depth; }
+  ~DepthGuard() { --prepare_depth; }
+  DepthGuard(const DepthGuard&) = delete;
+  DepthGuard& operator=(const DepthGuard&) = delete;
+};
+
+// The most specific shape that both `a` and `b` are compatible with: equal dims stay, other
+// dims become unknown, and a rank mismatch gives unknown rank.
+PartialShape MostSpecificCompatibleShape(const PartialShape& a, const PartialShape& b) {
+  if (a.unknown_rank() || b.unknown_rank() || a.rank() != b.rank())
+    return PartialShape::UnknownRank();
+  std::vector<int64_t> dims(a.rank());
+  for (int i = 0; i < a.rank(); ++i) dims[i] = a.dim(i) == b.dim(i) ? a.dim(i) : -1;
+  auto s = PartialShape::FromDims(dims);
+  return s.ok() ? *s : PartialShape::UnknownRank();
+}
+
+// TF's truth value of a tensor: a scalar is true when non-zero (non-empty for strings), any
+// other tensor when it has elements.
+Result<bool> ToBool(const Tensor& t) {
+  if (t.rank() != 0) return t.NumElements() > 0;
+  switch (t.dtype()) {
+#define KILN_CASE(e, T) \
+  case DType::e:        \
+    return t.scalar<T>() != T(0);
+    KILN_CASE(kBool, bool)
+    KILN_CASE(kFloat, float)
+    KILN_CASE(kDouble, double)
+    KILN_CASE(kInt32, int32_t)
+    KILN_CASE(kInt64, int64_t)
+    KILN_CASE(kInt16, int16_t)
+    KILN_CASE(kInt8, int8_t)
+    KILN_CASE(kUInt8, uint8_t)
+    KILN_CASE(kUInt16, uint16_t)
+    KILN_CASE(kUInt32, uint32_t)
+    KILN_CASE(kUInt64, uint64_t)
+#undef KILN_CASE
+    case DType::kString:
+      return !t.scalar<std::string>().empty();
+    default:
+      return InvalidArgument("cannot use a ", DTypeShortName(t.dtype()), " scalar as a condition");
+  }
+}
+
+// Looks `attr` (a func attr) up in the library and prepares it for `specs`.
+Result<PreparedPtr> PrepareFunctionAttr(const PrepareContext& ctx, std::string_view attr,
+                                        std::span<const TensorSpec> specs) {
+  KILN_PREPARE_ASSIGN(ctx, std::string name, ctx.attrs.GetFunctionName(attr));
+  if (ctx.library == nullptr)
+    return ctx.Error("attr '", attr, "' names function '", name,
+                     "', but no function library was given to prepare with");
+  const tensorflow::FunctionDef* fdef = ctx.library->Find(name);
+  if (fdef == nullptr)
+    return ctx.Error("attr '", attr, "' names function '", name,
+                     "', which is not in the function library");
+  if (prepare_depth >= kMaxNesting)
+    return ctx.Error("control flow functions nest deeper than ", kMaxNesting,
+                     " (recursive function '", name, "'?)");
+  DepthGuard guard;
+  PrepareOptions options;
+  options.resources = ctx.resources;
+  KILN_ASSIGN_OR_RETURN_CTX(PreparedPtr fn,
+                            PreparedFunction::Prepare(*fdef, *ctx.library, specs, options),
+                            "node '", ctx.node_name, "' (", ctx.op, "), attr '", attr, "'");
+  return fn;
+}
+
+// Checks optional list(type) attr `attr` against `specs`.
+Status CheckTypeListAttr(const PrepareContext& ctx, std::string_view attr,
+                         std::span<const TensorSpec> specs, std::string_view what) {
+  if (!ctx.attrs.Has(attr)) return OkStatus();
+  KILN_PREPARE_ASSIGN(ctx, std::vector<DType> types, ctx.attrs.GetTypeList(attr));
+  if (types.size() != specs.size())
+    return ctx.Error("attr '", attr, "' lists ", types.size(), " types for ", specs.size(), " ",
+                     what);
+  for (size_t i = 0; i < types.size(); ++i) {
+    if (types[i] != specs[i].dtype)
+      return ctx.Error("attr '", attr, "'[", i, "] is ", DTypeShortName(types[i]), ", but ", what,
+                       " ", i, " is ", DTypeShortName(specs[i].dtype));
+  }
+  return OkStatus();
+}
+
+// Refines `specs` with the node's output_shapes attr where it is given and compatible.
+Status ApplyOutputShapes(const PrepareContext& ctx, std::vector<TensorSpec>* specs) {
+  if (!ctx.attrs.Has("output_shapes")) return OkStatus();
+  KILN_PREPARE_ASSIGN(ctx, std::vector<PartialShape> shapes,
+                      ctx.attrs.GetShapeList("output_shapes"));
+  if (shapes.empty()) return OkStatus();
+  if (shapes.size() != specs->size())
+    return ctx.Error("attr 'output_shapes' lists ", shapes.size(), " shapes for ", specs->size(),
+                     " outputs");
+  for (size_t i = 0; i < shapes.size(); ++i) {
+    auto merged = (*specs)[i].shape.MergeWith(shapes[i]);
+    if (!merged.ok())
+      return ctx.Error("output ", i, " has shape ", (*specs)[i].shape.ToPythonString(),
+                       ", which attr 'output_shapes' contradicts with ",
+                       shapes[i].ToPythonString());
+    (*specs)[i].shape = *merged;
+  }
+  return OkStatus();
+}
+
+// Runs `fn` on `args` with the caller's print sink, naming the node on failure.
+Status RunFunction(const KernelContext& ctx, const PreparedFunction& fn,
+                   std::span<const Tensor> args, std::vector<Tensor>* outs) {
+  RunOptions options;
+  options.print = ctx.env().print;
+  Status s = fn.Run(args, outs, options);
+  if (!s.ok()) return s.WithContext(internal::StrCat("node '", ctx.node_name(), "'"));
+  return OkStatus();
+}
+
+// ---- If, StatelessIf -------------------------------------------------------------------------
+
+struct IfState : OpState {
+  PreparedPtr then_fn;
+  PreparedPtr else_fn;
+};
+
+Status PrepareIf(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputsAtLeast(1));
+  if (ctx.attrs.Has("Tcond")) {
+    KILN_PREPARE_ASSIGN(ctx, DType tcond, ctx.attrs.GetType("Tcond"));
+    if (tcond != ctx.inputs[0].dtype)
+      return ctx.Error("input 'cond': expected dtype ", DTypeShortName(tcond),
+                       " (attr 'Tcond'), got ", DTypeShortName(ctx.inputs[0].dtype));
+  }
+  std::vector<TensorSpec> in_specs(ctx.inputs.begin() + 1, ctx.inputs.end());
+  KILN_RETURN_IF_ERROR(CheckTypeListAttr(ctx, "Tin", in_specs, "input"));
+
+  auto state = std::make_shared<IfState>();
+  KILN_ASSIGN_OR_RETURN(state->then_fn, PrepareFunctionAttr(ctx, "then_branch", in_specs));
+  KILN_ASSIGN_OR_RETURN(state->else_fn, PrepareFunctionAttr(ctx, "else_branch", in_specs));
+  auto then_out = state->then_fn->output_specs();
+  auto else_out = state->else_fn->output_specs();
+  if (then_out.size() != else_out.size())
+    return ctx.Error("then_branch '", state->then_fn->name(), "' has ", then_out.size(),
+                     " outputs, else_branch '", state->else_fn->name(), "' has ", else_out.size());
+  std::vector<TensorSpec> outs;
+  for (size_t i = 0; i < then_out.size(); ++i) {
+    if (then_out[i].dtype != else_out[i].dtype)
+      return ctx.Error("output ", i, ": then_branch gives ", DTypeShortName(then_out[i].dtype),
+                       ", else_branch gives ", DTypeShortName(else_out[i].dtype));
+    outs.push_back(TensorSpec{then_out[i].dtype,
+                              MostSpecificCompatibleShape(then_out[i].shape, else_out[i].shape)});
+  }
+  KILN_RETURN_IF_ERROR(CheckTypeListAttr(ctx, "Tout", outs, "branch output"));
+  KILN_RETURN_IF_ERROR(ApplyOutputShapes(ctx, &outs));
+  ctx.outputs = std::move(outs);
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeIf(const KernelContext& ctx) {
+  const auto& st = ctx.state<IfState>();
+  KILN_ASSIGN_OR_RETURN_CTX(bool cond, ToBool(ctx.input(0)), "node '", ctx.node_name(),
+                            "': input 'cond'");
+  std::vector<Tensor> args;
+  args.reserve(ctx.num_inputs() - 1);
+  for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
+  std::vector<Tensor> outs;
+  KILN_RETURN_IF_ERROR(RunFunction(ctx, cond ? *st.then_fn : *st.else_fn, args, &outs));
+  if (static_cast<int>(outs.size()) != ctx.num_outputs())
+    return Internal("node '", ctx.node_name(), "': branch gave ", outs.size(),
+                    " outputs, expected ", ctx.num_outputs());
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, std::move(outs[i]));
+  return OkStatus();
+}
+
+// ---- While, StatelessWhile -------------------------------------------------------------------
+
+struct WhileState : OpState {
+  PreparedPtr cond_fn;
+  PreparedPtr body_fn;
+};
+
+Status PrepareWhile(PrepareContext& ctx) {
+  std::vector<TensorSpec> loop = ctx.inputs;
+  KILN_RETURN_IF_ERROR(CheckTypeListAttr(ctx, "T", loop, "input"));
+  KILN_PREPARE_ASSIGN(ctx, int64_t parallel, ctx.attrs.GetInt("parallel_iterations", 10));
+  (void)parallel;  // iterations run one after another here
+
+  auto state = std::make_shared<WhileState>();
+  // Like TF's shape invariants: a loop variable whose shape the body changes is relaxed to
+  // the most specific shape covering both, and the body prepared again. Each round makes at
+  // least one dim (or rank) unknown, so this ends.
+  for (int round = 0;; ++round) {
+    KILN_ASSIGN_OR_RETURN(state->body_fn, PrepareFunctionAttr(ctx, "body", loop));
+    auto out = state->body_fn->output_specs();
+    if (out.size() != loop.size())
+      return ctx.Error("body '", state->body_fn->name(), "' returns ", out.size(), " values for ",
+                       loop.size(), " loop variables");
+    bool changed = false;
+    for (size_t i = 0; i < loop.size(); ++i) {
+      if (out[i].dtype != loop[i].dtype)
+        return ctx.Error("body '", state->body_fn->name(), "' changes the dtype of loop variable ",
+                         i, " from ", DTypeShortName(loop[i].dtype), " to ",
+                         DTypeShortName(out[i].dtype));
+      PartialShape relaxed = MostSpecificCompatibleShape(loop[i].shape, out[i].shape);
+      if (relaxed != loop[i].shape) {
+        loop[i].shape = relaxed;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    if (round > 4 * kMaxRank)
+      return ctx.Error("loop variable shapes do not settle");  // cannot happen; stay safe
+  }
+  KILN_ASSIGN_OR_RETURN(state->cond_fn, PrepareFunctionAttr(ctx, "cond", loop));
+  auto cond_out = state->cond_fn->output_specs();
+  if (cond_out.size() != 1)
+    return ctx.Error("cond '", state->cond_fn->name(), "' returns ", cond_out.size(),
+                     " values, expected 1");
+  // The final values are the inputs or a body's outputs; the relaxed specs cover both.
+  std::vector<TensorSpec> outs = loop;
+  KILN_RETURN_IF_ERROR(ApplyOutputShapes(ctx, &outs));
+  ctx.outputs = std::move(outs);
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeWhile(const KernelContext& ctx) {
+  const auto& st = ctx.state<WhileState>();
+  std::vector<Tensor> vars;
+  vars.reserve(ctx.num_inputs());
+  for (int i = 0; i < ctx.num_inputs(); ++i) vars.push_back(ctx.input(i));
+  std::vector<Tensor> cond_out;
+  std::vector<Tensor> next;
+  for (;;) {
+    KILN_RETURN_IF_ERROR(RunFunction(ctx, *st.cond_fn, vars, &cond_out));
+    KILN_ASSIGN_OR_RETURN_CTX(bool go, ToBool(cond_out[0]), "node '", ctx.node_name(),
+                              "': output of cond '", st.cond_fn->name(), "'");
+    if (!go) break;
+    KILN_RETURN_IF_ERROR(RunFunction(ctx, *st.body_fn, vars, &next));
+    vars.swap(next);
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, std::move(vars[i]));
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"If", "output", kOpStateful, PrepareIf},
+    {"StatelessIf", "output", kOpNone, PrepareIf},
+    {"While", "output", kOpStateful, PrepareWhile},
+    {"StatelessWhile", "output", kOpNone, PrepareWhile},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"If", ComputeIf},
+    {"StatelessIf", ComputeIf},
+    {"While", ComputeWhile},
+    {"StatelessWhile", ComputeWhile},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ControlFlowOpDefs() { return kDefs; }
+std::span<const KernelEntry> ControlFlowCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,50 @@
+// The value a TensorList variant tensor holds (TF 2 stores tf.TensorArray as these). A list is
+// immutable: ops that change it build a new list, copying the vector of tensors, whose
+// buffers stay shared. An element may be unset (a reserved slot nobody wrote yet).
+#pragma once
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "kiln/core/shape.h"
+#include "kiln/core/status.h"
+#include "kiln/core/tensor.h"
+
+namespace kiln::exec {
+
+class TensorList final : public VariantBase {
+ public:
+  static constexpr const char* kTypeName = "tensorflow::TensorList";
+
+  TensorList(DType element_dtype, PartialShape element_shape, std::vector<Tensor> tensors,
+             int64_t max_num_elements = -1)
+      : element_dtype_(element_dtype),
+        element_shape_(std::move(element_shape)),
+        tensors_(std::move(tensors)),
+        max_num_elements_(max_num_elements) {}
+
+  DType element_dtype() const { return element_dtype_; }
+  const PartialShape& element_shape() const { return element_shape_; }
+  const std::vector<Tensor>& tensors() const { return tensors_; }
+  int64_t size() const { return static_cast<int64_t>(tensors_.size()); }
+  // -1: unbounded (EmptyTensorList's max_num_elements).
+  int64_t max_num_elements() const { return max_num_elements_; }
+
+  std::string TypeName() const override { return kTypeName; }
+  std::string DebugString() const override;
+
+  // A scalar DT_VARIANT tensor holding `list`.
+  static Tensor Wrap(std::shared_ptr<const TensorList> list);
+  // The list held by `t`; errors name `input` ("input 'input_handle': ...").
+  static Result<const TensorList*> From(const Tensor& t, std::string_view input);
+
+ private:
+  DType element_dtype_;
+  PartialShape element_shape_;
+  std::vector<Tensor> tensors_;
+  int64_t max_num_elements_;
+};
+
+}  // namespace kiln::exec

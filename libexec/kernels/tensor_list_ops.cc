@@ -1,0 +1,507 @@
+// TensorList ops: how TF 2 graphs hold tf.TensorArray (and lists built in loops). A list is a
+// scalar DT_VARIANT tensor holding an immutable TensorList; ops that change it return a new
+// list sharing the element buffers. Element shapes given as tensors use TF's encoding: a
+// scalar -1 is an unknown rank, a vector holds the dims with -1 for unknown ones.
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kernels/tensor_list.h"
+
+namespace kiln::exec {
+
+// ---- TensorList ------------------------------------------------------------------------------
+
+std::string TensorList::DebugString() const {
+  return internal::StrCat("TensorList<", DTypeShortName(element_dtype_),
+                          ", element_shape=", element_shape_.ToPythonString(),
+                          ", size=", tensors_.size(), ">");
+}
+
+Tensor TensorList::Wrap(std::shared_ptr<const TensorList> list) {
+  Tensor t(DType::kVariant, Shape());
+  t.scalar<std::shared_ptr<const VariantBase>>() = std::move(list);
+  return t;
+}
+
+Result<const TensorList*> TensorList::From(const Tensor& t, std::string_view input) {
+  if (t.dtype() != DType::kVariant || t.rank() != 0)
+    return InvalidArgument("input '", input,
+                           "': expected a scalar variant holding a TensorList, got ",
+                           t.DebugString());
+  const auto& v = t.scalar<std::shared_ptr<const VariantBase>>();
+  if (v == nullptr) return InvalidArgument("input '", input, "': the variant is empty");
+  const auto* list = dynamic_cast<const TensorList*>(v.get());
+  if (list == nullptr)
+    return InvalidArgument("input '", input, "': expected a TensorList, got ", v->TypeName());
+  return list;
+}
+
+namespace {
+
+struct ListState : OpState {
+  DType element_dtype = DType::kInvalid;
+  int64_t num_elements = -1;  // TensorListStack
+  bool resize = false;        // TensorListSetItem
+};
+
+const ListState& StateOf(const KernelContext& ctx) { return ctx.state<ListState>(); }
+
+TensorSpec ListSpec() { return TensorSpec{DType::kVariant, PartialShape::Scalar()}; }
+
+// ---- element shapes as tensors ---------------------------------------------------------------
+
+Result<PartialShape> ShapeFromTensor(const Tensor& t, std::string_view input) {
+  std::vector<int64_t> dims;
+  if (t.dtype() == DType::kInt32) {
+    for (int32_t d : t.flat<int32_t>()) dims.push_back(d);
+  } else if (t.dtype() == DType::kInt64) {
+    for (int64_t d : t.flat<int64_t>()) dims.push_back(d);
+  } else {
+    return InvalidArgument("input '", input, "': expected an int32 or int64 shape, got ",
+                           DTypeShortName(t.dtype()));
+  }
+  if (t.rank() == 0) {
+    if (dims[0] != -1)
+      return InvalidArgument("input '", input, "': a scalar shape must be -1 (unknown rank), got ",
+                             dims[0]);
+    return PartialShape::UnknownRank();
+  }
+  if (t.rank() != 1)
+    return InvalidArgument("input '", input, "': expected a shape vector, got shape ",
+                           t.shape().ToString());
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape s, PartialShape::FromDims(dims), "input '", input, "'");
+  return s;
+}
+
+// The shape an element_shape input gives at prepare time: known when it is a constant.
+PartialShape ConstantShape(const PrepareContext& ctx, int i) {
+  if (i >= static_cast<int>(ctx.constant_inputs.size()) || ctx.constant_inputs[i] == nullptr)
+    return PartialShape::UnknownRank();
+  auto s = ShapeFromTensor(*ctx.constant_inputs[i], "element_shape");
+  return s.ok() ? *s : PartialShape::UnknownRank();
+}
+
+Status ExpectShapeInput(const PrepareContext& ctx, int i, std::string_view name) {
+  DType t = ctx.inputs[i].dtype;
+  if (t == DType::kInt32 || t == DType::kInt64) return OkStatus();
+  return ctx.Error("input '", name, "': expected dtype int32 or int64, got ", DTypeShortName(t));
+}
+
+Result<int64_t> ScalarInt(const Tensor& t, std::string_view input) {
+  if (t.rank() != 0)
+    return InvalidArgument("input '", input, "' must be a scalar, got shape ",
+                           t.shape().ToString());
+  if (t.dtype() == DType::kInt32) return t.scalar<int32_t>();
+  if (t.dtype() == DType::kInt64) return t.scalar<int64_t>();
+  return InvalidArgument("input '", input, "': expected int32, got ", DTypeShortName(t.dtype()));
+}
+
+// ---- element helpers -------------------------------------------------------------------------
+
+// Copies n elements of src (from src_off) into dst (from dst_off); same dtype.
+void CopyElements(const Tensor& src, int64_t src_off, const Tensor& dst, int64_t dst_off,
+                  int64_t n) {
+  if (n <= 0) return;
+  const DType dt = src.dtype();
+  if (DTypeIsPod(dt)) {
+    const size_t sz = DTypeSize(dt);
+    std::memcpy(static_cast<char*>(dst.raw_data()) + dst_off * sz,
+                static_cast<const char*>(src.raw_data()) + src_off * sz, n * sz);
+    return;
+  }
+  auto copy = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    std::copy_n(src.data<T>() + src_off, n, dst.data<T>() + dst_off);
+  };
+  if (dt == DType::kString) copy(std::type_identity<std::string>{});
+  if (dt == DType::kResource) copy(std::type_identity<std::shared_ptr<ResourceBase>>{});
+  if (dt == DType::kVariant) copy(std::type_identity<std::shared_ptr<const VariantBase>>{});
+}
+
+Status CheckElementDType(const KernelContext& ctx, const TensorList& list) {
+  const DType want = StateOf(ctx).element_dtype;
+  if (list.element_dtype() == want) return OkStatus();
+  return ctx.Error("the list holds ", DTypeShortName(list.element_dtype()),
+                   " elements, the op's element_dtype is ", DTypeShortName(want));
+}
+
+Status CheckIndex(const KernelContext& ctx, int64_t index, const TensorList& list) {
+  if (index >= 0 && index < list.size()) return OkStatus();
+  return ctx.Error("index ", index, " is out of range for a list of size ", list.size());
+}
+
+Status CheckItemShape(const KernelContext& ctx, const Tensor& item, const TensorList& list) {
+  if (list.element_shape().IsCompatibleWith(item.shape())) return OkStatus();
+  return ctx.Error("item of shape ", item.shape().ToString(),
+                   " is not compatible with the list's element shape ",
+                   list.element_shape().ToPythonString());
+}
+
+// Element `i`, or zeros when it was never set and the element shape is fully known.
+Result<Tensor> ElementOrZeros(const KernelContext& ctx, const TensorList& list, int64_t i,
+                              const PartialShape& requested) {
+  const Tensor& t = list.tensors()[i];
+  if (t.IsInitialized()) return t;
+  auto shape = list.element_shape().MergeWith(requested);
+  if (!shape.ok())
+    return ctx.Error("element_shape ", requested.ToPythonString(),
+                     " is not compatible with the list's element shape ",
+                     list.element_shape().ToPythonString());
+  if (!shape->IsFullyDefined())
+    return ctx.Error("element ", i, " was never set and its shape ", shape->ToPythonString(),
+                     " is not fully defined, so it cannot be read as zeros");
+  KILN_ASSIGN_OR_RETURN(Shape s, shape->ToShape());
+  return Tensor(list.element_dtype(), s);
+}
+
+Status ReadElementDType(PrepareContext& ctx, std::shared_ptr<ListState>* state) {
+  *state = std::make_shared<ListState>();
+  KILN_PREPARE_ASSIGN(ctx, (*state)->element_dtype, ctx.attrs.GetType("element_dtype"));
+  return OkStatus();
+}
+
+// ---- EmptyTensorList, TensorListReserve ------------------------------------------------------
+
+Status PrepareNewList(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  std::shared_ptr<ListState> state;
+  KILN_RETURN_IF_ERROR(ReadElementDType(ctx, &state));
+  KILN_RETURN_IF_ERROR(ExpectShapeInput(ctx, 0, "element_shape"));
+  const std::string_view count = ctx.op == "EmptyTensorList" ? "max_num_elements" : "num_elements";
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, count, DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, count, 0));
+  ctx.outputs = {ListSpec()};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeEmptyTensorList(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape shape, ShapeFromTensor(ctx.input(0), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(int64_t max, ScalarInt(ctx.input(1), "max_num_elements"), "node '",
+                            ctx.node_name(), "'");
+  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                        StateOf(ctx).element_dtype, shape, std::vector<Tensor>(), max)));
+  return OkStatus();
+}
+
+Status ComputeTensorListReserve(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape shape, ShapeFromTensor(ctx.input(0), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(int64_t n, ScalarInt(ctx.input(1), "num_elements"), "node '",
+                            ctx.node_name(), "'");
+  if (n < 0) return ctx.Error("num_elements must not be negative, got ", n);
+  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                        StateOf(ctx).element_dtype, shape, std::vector<Tensor>(n))));
+  return OkStatus();
+}
+
+// ---- TensorListSetItem, TensorListGetItem ----------------------------------------------------
+
+Status PrepareSetItem(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  std::shared_ptr<ListState> state;
+  KILN_RETURN_IF_ERROR(ReadElementDType(ctx, &state));
+  KILN_PREPARE_ASSIGN(ctx, state->resize,
+                      ctx.attrs.GetBool("resize_if_index_out_of_bounds", false));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input_handle", DType::kVariant));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "index", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "item", state->element_dtype));
+  ctx.outputs = {ListSpec()};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeSetItem(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(const TensorList* list, TensorList::From(ctx.input(0), "input_handle"),
+                            "node '", ctx.node_name(), "'");
+  KILN_RETURN_IF_ERROR(CheckElementDType(ctx, *list));
+  KILN_ASSIGN_OR_RETURN_CTX(int64_t index, ScalarInt(ctx.input(1), "index"), "node '",
+                            ctx.node_name(), "'");
+  const Tensor& item = ctx.input(2);
+  std::vector<Tensor> tensors = list->tensors();  // shares the element buffers
+  if (StateOf(ctx).resize && index >= list->size()) {
+    tensors.resize(index + 1);
+  } else {
+    KILN_RETURN_IF_ERROR(CheckIndex(ctx, index, *list));
+  }
+  KILN_RETURN_IF_ERROR(CheckItemShape(ctx, item, *list));
+  tensors[index] = item;
+  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                        list->element_dtype(), list->element_shape(), std::move(tensors),
+                        list->max_num_elements())));
+  return OkStatus();
+}
+
+Status PrepareGetItem(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  std::shared_ptr<ListState> state;
+  KILN_RETURN_IF_ERROR(ReadElementDType(ctx, &state));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input_handle", DType::kVariant));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "index", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectShapeInput(ctx, 2, "element_shape"));
+  ctx.outputs = {TensorSpec{state->element_dtype, ConstantShape(ctx, 2)}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeGetItem(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(const TensorList* list, TensorList::From(ctx.input(0), "input_handle"),
+                            "node '", ctx.node_name(), "'");
+  KILN_RETURN_IF_ERROR(CheckElementDType(ctx, *list));
+  KILN_ASSIGN_OR_RETURN_CTX(int64_t index, ScalarInt(ctx.input(1), "index"), "node '",
+                            ctx.node_name(), "'");
+  KILN_RETURN_IF_ERROR(CheckIndex(ctx, index, *list));
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape requested, ShapeFromTensor(ctx.input(2), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN(Tensor item, ElementOrZeros(ctx, *list, index, requested));
+  ctx.set_output(0, std::move(item));
+  return OkStatus();
+}
+
+// ---- TensorListLength, TensorListElementShape ------------------------------------------------
+
+Status PrepareLength(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input_handle", DType::kVariant));
+  ctx.outputs = {TensorSpec{DType::kInt32, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeLength(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(const TensorList* list, TensorList::From(ctx.input(0), "input_handle"),
+                            "node '", ctx.node_name(), "'");
+  ctx.set_output(0, Tensor::Scalar(static_cast<int32_t>(list->size())));
+  return OkStatus();
+}
+
+Status PrepareElementShape(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input_handle", DType::kVariant));
+  auto state = std::make_shared<ListState>();
+  KILN_PREPARE_ASSIGN(ctx, state->element_dtype, ctx.attrs.GetType("shape_type", DType::kInt32));
+  KILN_RETURN_IF_ERROR(
+      ExpectAttrDTypeIn(ctx, "shape_type", state->element_dtype, {DType::kInt32, DType::kInt64}));
+  ctx.outputs = {TensorSpec{state->element_dtype, PartialShape::UnknownRank()}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeElementShape(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(const TensorList* list, TensorList::From(ctx.input(0), "input_handle"),
+                            "node '", ctx.node_name(), "'");
+  const PartialShape& s = list->element_shape();
+  const DType dt = StateOf(ctx).element_dtype;
+  Tensor out = s.unknown_rank() ? Tensor(dt, Shape()) : Tensor(dt, Shape{s.rank()});
+  auto fill = [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if (s.unknown_rank()) {
+      out.scalar<T>() = -1;
+    } else {
+      for (int i = 0; i < s.rank(); ++i) out.data<T>()[i] = static_cast<T>(s.dim(i));
+    }
+    return OkStatus();
+  };
+  KILN_RETURN_IF_ERROR((DispatchDType<int32_t, int64_t>(dt, fill)));
+  ctx.set_output(0, std::move(out));
+  return OkStatus();
+}
+
+// ---- TensorListStack, TensorListFromTensor ---------------------------------------------------
+
+Status PrepareStack(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  std::shared_ptr<ListState> state;
+  KILN_RETURN_IF_ERROR(ReadElementDType(ctx, &state));
+  KILN_PREPARE_ASSIGN(ctx, state->num_elements, ctx.attrs.GetInt("num_elements", -1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input_handle", DType::kVariant));
+  KILN_RETURN_IF_ERROR(ExpectShapeInput(ctx, 1, "element_shape"));
+  PartialShape elem = ConstantShape(ctx, 1);
+  PartialShape out = PartialShape::UnknownRank();
+  if (!elem.unknown_rank() && elem.rank() < kMaxRank) {
+    std::vector<int64_t> dims = {state->num_elements < 0 ? -1 : state->num_elements};
+    dims.insert(dims.end(), elem.dims().begin(), elem.dims().end());
+    auto s = PartialShape::FromDims(dims);
+    if (s.ok()) out = *s;
+  }
+  ctx.outputs = {TensorSpec{state->element_dtype, out}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeStack(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(const TensorList* list, TensorList::From(ctx.input(0), "input_handle"),
+                            "node '", ctx.node_name(), "'");
+  KILN_RETURN_IF_ERROR(CheckElementDType(ctx, *list));
+  const int64_t n = list->size();
+  const int64_t want = StateOf(ctx).num_elements;
+  if (want >= 0 && want != n)
+    return ctx.Error("attr num_elements is ", want, ", but the list has ", n, " elements");
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape requested, ShapeFromTensor(ctx.input(1), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  auto merged = list->element_shape().MergeWith(requested);
+  if (!merged.ok())
+    return ctx.Error("element_shape ", requested.ToPythonString(),
+                     " is not compatible with the list's element shape ",
+                     list->element_shape().ToPythonString());
+  PartialShape elem = *merged;
+  for (int64_t i = 0; i < n; ++i) {
+    const Tensor& t = list->tensors()[i];
+    if (!t.IsInitialized()) continue;
+    if (!elem.IsCompatibleWith(t.shape()))
+      return ctx.Error("element ", i, " has shape ", t.shape().ToString(),
+                       ", not compatible with the element shape ", elem.ToPythonString(),
+                       " of the others");
+    elem = *elem.MergeWith(PartialShape(t.shape()));
+  }
+  if (!elem.IsFullyDefined())
+    return ctx.Error("cannot stack ", n == 0 ? "an empty list" : "a list with unset elements",
+                     " whose element shape ", elem.ToPythonString(), " is not fully defined");
+  if (elem.rank() + 1 > kMaxRank)
+    return ctx.Error("stacking elements of rank ", elem.rank(), " exceeds the maximum rank ",
+                     kMaxRank);
+  Shape out_shape;
+  out_shape.AddDim(n);
+  for (int64_t d : elem.dims()) out_shape.AddDim(d);
+  Tensor out(list->element_dtype(), out_shape);  // unset elements stay zero
+  const int64_t per = out_shape.num_elements() / std::max<int64_t>(n, 1);
+  for (int64_t i = 0; i < n && per > 0; ++i) {
+    const Tensor& t = list->tensors()[i];
+    if (t.IsInitialized()) CopyElements(t, 0, out, i * per, per);
+  }
+  ctx.set_output(0, std::move(out));
+  return OkStatus();
+}
+
+Status PrepareFromTensor(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  std::shared_ptr<ListState> state;
+  KILN_RETURN_IF_ERROR(ReadElementDType(ctx, &state));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "tensor", state->element_dtype));
+  KILN_RETURN_IF_ERROR(ExpectShapeInput(ctx, 1, "element_shape"));
+  const PartialShape& in = ctx.inputs[0].shape;
+  if (!in.unknown_rank() && in.rank() == 0)
+    return ctx.Error("input 'tensor' must have rank at least 1, got a scalar");
+  ctx.outputs = {ListSpec()};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeFromTensor(const KernelContext& ctx) {
+  const Tensor& t = ctx.input(0);
+  if (t.rank() == 0) return ctx.Error("input 'tensor' must have rank at least 1, got a scalar");
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape elem, ShapeFromTensor(ctx.input(1), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  Shape item_shape;
+  for (int d = 1; d < t.rank(); ++d) item_shape.AddDim(t.dim(d));
+  if (!elem.IsCompatibleWith(item_shape))
+    return ctx.Error("element_shape ", elem.ToPythonString(),
+                     " is not compatible with the slices of input 'tensor' of shape ",
+                     t.shape().ToString());
+  const int64_t n = t.dim(0);
+  const int64_t per = item_shape.num_elements();
+  std::vector<Tensor> tensors;
+  tensors.reserve(n);
+  for (int64_t i = 0; i < n; ++i) {
+    Tensor item(t.dtype(), item_shape);
+    CopyElements(t, i * per, item, 0, per);
+    tensors.push_back(std::move(item));
+  }
+  ctx.set_output(
+      0, TensorList::Wrap(std::make_shared<const TensorList>(t.dtype(), elem, std::move(tensors))));
+  return OkStatus();
+}
+
+// ---- TensorListPushBack, TensorListPopBack ---------------------------------------------------
+
+Status PreparePushBack(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  std::shared_ptr<ListState> state;
+  KILN_RETURN_IF_ERROR(ReadElementDType(ctx, &state));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input_handle", DType::kVariant));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "tensor", state->element_dtype));
+  ctx.outputs = {ListSpec()};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputePushBack(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(const TensorList* list, TensorList::From(ctx.input(0), "input_handle"),
+                            "node '", ctx.node_name(), "'");
+  KILN_RETURN_IF_ERROR(CheckElementDType(ctx, *list));
+  const Tensor& item = ctx.input(1);
+  KILN_RETURN_IF_ERROR(CheckItemShape(ctx, item, *list));
+  if (list->max_num_elements() >= 0 && list->size() >= list->max_num_elements())
+    return ctx.Error("cannot push onto a full list: it holds its maximum of ",
+                     list->max_num_elements(), " elements");
+  std::vector<Tensor> tensors;
+  tensors.reserve(list->size() + 1);
+  tensors = list->tensors();
+  tensors.push_back(item);
+  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                        list->element_dtype(), list->element_shape(), std::move(tensors),
+                        list->max_num_elements())));
+  return OkStatus();
+}
+
+Status PreparePopBack(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  std::shared_ptr<ListState> state;
+  KILN_RETURN_IF_ERROR(ReadElementDType(ctx, &state));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input_handle", DType::kVariant));
+  KILN_RETURN_IF_ERROR(ExpectShapeInput(ctx, 1, "element_shape"));
+  ctx.outputs = {ListSpec(), TensorSpec{state->element_dtype, ConstantShape(ctx, 1)}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputePopBack(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(const TensorList* list, TensorList::From(ctx.input(0), "input_handle"),
+                            "node '", ctx.node_name(), "'");
+  KILN_RETURN_IF_ERROR(CheckElementDType(ctx, *list));
+  if (list->size() == 0) return ctx.Error("cannot pop from an empty list");
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape requested, ShapeFromTensor(ctx.input(1), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN(Tensor item, ElementOrZeros(ctx, *list, list->size() - 1, requested));
+  std::vector<Tensor> tensors(list->tensors().begin(), list->tensors().end() - 1);
+  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                        list->element_dtype(), list->element_shape(), std::move(tensors),
+                        list->max_num_elements())));
+  ctx.set_output(1, std::move(item));
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"EmptyTensorList", "handle", kOpNone, PrepareNewList},
+    {"TensorListReserve", "handle", kOpNone, PrepareNewList},
+    {"TensorListSetItem", "output_handle", kOpNone, PrepareSetItem},
+    {"TensorListGetItem", "item", kOpNone, PrepareGetItem},
+    {"TensorListLength", "length", kOpNone, PrepareLength},
+    {"TensorListElementShape", "element_shape", kOpNone, PrepareElementShape},
+    {"TensorListStack", "tensor", kOpNone, PrepareStack},
+    {"TensorListFromTensor", "output_handle", kOpNone, PrepareFromTensor},
+    {"TensorListPushBack", "output_handle", kOpNone, PreparePushBack},
+    {"TensorListPopBack", "output_handle,tensor", kOpNone, PreparePopBack},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"EmptyTensorList", ComputeEmptyTensorList}, {"TensorListReserve", ComputeTensorListReserve},
+    {"TensorListSetItem", ComputeSetItem},       {"TensorListGetItem", ComputeGetItem},
+    {"TensorListLength", ComputeLength},         {"TensorListElementShape", ComputeElementShape},
+    {"TensorListStack", ComputeStack},           {"TensorListFromTensor", ComputeFromTensor},
+    {"TensorListPushBack", ComputePushBack},     {"TensorListPopBack", ComputePopBack},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> TensorListOpDefs() { return kDefs; }
+std::span<const KernelEntry> TensorListCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec
