@@ -248,3 +248,22 @@ TEST_CASE("UninitializedVariable (TF 2.4): a variable saved without a value stay
 
 }  // namespace
 }  // namespace kiln::exec
+
+namespace kiln::exec {
+namespace {
+
+TEST_CASE("AssetModule (TF 2.4): a function reads its asset through the captured asset path") {
+  auto m = SavedModel::Load(Fixture("AssetModule"));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  std::map<std::string, Tensor> inputs;
+  for (const auto& in : (*sig)->inputs()) inputs[in.key] = Tensor(in.spec.dtype, Shape());
+  auto out = (*sig)->Run(inputs);
+  REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+  CHECK(out->begin()->second.scalar<std::string>() ==
+        ReadAll(Fixture("AssetModule") / "assets" / "test_asset.txt"));
+}
+
+}  // namespace
+}  // namespace kiln::exec
