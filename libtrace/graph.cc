@@ -2,11 +2,13 @@
 #include "graph.h"
 
 #include <algorithm>
+#include <atomic>
 #include <numeric>
 #include <set>
 #include <utility>
 
 #include "kiln/core/proto_convert.h"
+#include "kiln/exec/executor.h"
 
 namespace kiln::trace::internal {
 namespace {
@@ -105,8 +107,22 @@ tensorflow::AttrValue FuncAttr(std::string_view name) {
 
 // ---- Graph --------------------------------------------------------------------------------
 
-Graph::Graph(std::string function_name, bool allow_variable_creation)
-    : function_name_(std::move(function_name)), allow_variable_creation_(allow_variable_creation) {}
+Graph::Graph(std::string function_name, bool allow_variable_creation, Graph* parent)
+    : function_name_(std::move(function_name)),
+      allow_variable_creation_(allow_variable_creation),
+      parent_(parent) {}
+
+bool Graph::IsAncestor(const Graph* g) const {
+  for (const Graph* p = parent_; p != nullptr; p = p->parent_) {
+    if (p == g) return true;
+  }
+  return false;
+}
+
+int64_t NextFunctionUid() {
+  static std::atomic<int64_t> next{0};
+  return next++;
+}
 
 Graph* Graph::Current() { return g_current; }
 
@@ -153,6 +169,20 @@ Value Graph::CaptureVariable(const std::shared_ptr<VariableState>& var) {
   if (it != capture_index_.end()) {
     return ValueAccess::Symbolic(shared_from_this(), -1, it->second, ResourceSpec());
   }
+  if (parent_ != nullptr) {
+    // The handle comes from the parent (which captures it from its own parent, up to the
+    // function), so the control-flow node passes it in.
+    Value outer = parent_->CaptureVariable(var);
+    Result<Value> inner = CaptureValue(outer);
+    if (!inner.ok()) {
+      RecordError(inner.status());
+      return Value::Error(inner.status());
+    }
+    const int index = ValueAccess::index(*inner);
+    args_[index].variable = var;
+    capture_index_.emplace(var.get(), index);
+    return *inner;
+  }
   GraphArg arg;
   arg.spec = ResourceSpec();
   arg.variable = var;
@@ -162,9 +192,65 @@ Value Graph::CaptureVariable(const std::shared_ptr<VariableState>& var) {
   return ValueAccess::Symbolic(shared_from_this(), -1, index, ResourceSpec());
 }
 
+Result<Value> Graph::CaptureValue(const Value& outer) {
+  if (!outer.is_symbolic() || ValueAccess::graph(outer) == this) return outer;
+  Graph* g = ValueAccess::graph(outer);
+  if (!IsAncestor(g)) {
+    return InvalidArgument("a symbolic value of the trace of '", g->function_name(),
+                           "' was used while tracing '", function_name_,
+                           "'; values do not cross traces: pass it as an argument");
+  }
+  Value in_parent = outer;
+  if (g != parent_) {
+    KILN_ASSIGN_OR_RETURN(in_parent, parent_->CaptureValue(outer));
+  }
+  const auto key = std::make_tuple(static_cast<const Graph*>(parent_), ValueAccess::node(in_parent),
+                                   ValueAccess::index(in_parent));
+  auto it = capture_value_index_.find(key);
+  if (it != capture_value_index_.end()) {
+    return ValueAccess::Symbolic(shared_from_this(), -1, it->second, in_parent.spec());
+  }
+  const int node = ValueAccess::node(in_parent);
+  const int out = ValueAccess::index(in_parent);
+  std::string base;
+  if (node >= 0) {
+    base = parent_->nodes_[node].name;
+  } else {
+    const GraphArg& pa = parent_->args_[out];
+    base = !pa.name.empty() ? pa.name : pa.variable != nullptr ? pa.variable->name : "capture";
+  }
+  GraphArg arg;
+  arg.name = UniqueName(ArgNameFrom(base));
+  arg.spec = in_parent.spec();
+  arg.is_capture = true;
+  args_.push_back(std::move(arg));
+  const int index = static_cast<int>(args_.size()) - 1;
+  capture_value_index_.emplace(key, index);
+  captured_values_.push_back(CapturedValue{in_parent, index});
+  return ValueAccess::Symbolic(shared_from_this(), -1, index, in_parent.spec());
+}
+
+const Tensor* Graph::ConstantOf(const Value& v) {
+  if (v.is_eager()) return &ValueAccess::tensor(v);
+  if (!v.is_symbolic() || ValueAccess::node(v) < 0) return nullptr;
+  const GraphNode& n = ValueAccess::graph(v)->nodes_[ValueAccess::node(v)];
+  return n.constant.has_value() ? &*n.constant : nullptr;
+}
+
+void Graph::AddFunction(const tensorflow::FunctionDef& fdef) {
+  for (const auto& f : library_.function()) {
+    if (f.signature().name() == fdef.signature().name()) return;
+  }
+  *library_.add_function() = fdef;
+}
+
 Result<Ref> Graph::Resolve(const Value& v) {
   if (v.is_symbolic()) {
     Graph* g = ValueAccess::graph(v);
+    if (g != this && IsAncestor(g)) {
+      KILN_ASSIGN_OR_RETURN(Value inner, CaptureValue(v));
+      return Ref{ValueAccess::node(inner), ValueAccess::index(inner)};
+    }
     if (g != this) {
       return InvalidArgument("a symbolic value of the trace of '", g->function_name(),
                              "' was used while tracing '", function_name_,
@@ -229,6 +315,9 @@ Values Graph::AddNode(std::string_view op, std::string_view base_name,
   ctx.attrs = exec::AttrReader(&attrs);
   ctx.inputs = specs;
   ctx.constant_inputs = constants;
+  // Control-flow ops prepare their branch / body functions, found in this graph's library.
+  exec::FunctionLibrary library(library_);
+  ctx.library = &library;
   Status prepared = def->prepare(ctx);
   if (!prepared.ok()) return fail(prepared);
 
@@ -238,6 +327,14 @@ Values Graph::AddNode(std::string_view op, std::string_view base_name,
   node.def = def;
   node.inputs = refs;
   node.outputs = ctx.outputs;
+  if (node.op == "Const") {
+    // Known values feed later nodes' Prepare (shapes from a Transpose perm, a Reshape shape).
+    auto value = attrs.find("value");
+    if (value != attrs.end() && value->second.has_tensor()) {
+      Result<Tensor> t = TensorFromProto(value->second.tensor());
+      if (t.ok()) node.constant = *std::move(t);
+    }
+  }
   node.stateful = (def->flags & exec::kOpStateful) != 0;
   const int index = static_cast<int>(nodes_.size());
   if (node.stateful) {
@@ -255,6 +352,45 @@ Values Graph::AddNode(std::string_view op, std::string_view base_name,
   node.attrs = std::move(attrs);
   nodes_.push_back(std::move(node));
 
+  Values out;
+  const auto& specs_out = nodes_.back().outputs;
+  for (size_t i = 0; i < specs_out.size(); ++i) {
+    out.push_back(
+        ValueAccess::Symbolic(shared_from_this(), index, static_cast<int>(i), specs_out[i]));
+  }
+  return out;
+}
+
+Values Graph::AddCallNode(std::string_view op, std::string_view base_name,
+                          std::span<const Value> inputs, AttrMap attrs,
+                          std::vector<TensorSpec> output_specs, bool stateful) {
+  std::vector<Ref> refs;
+  for (const Value& v : inputs) {
+    Result<Ref> ref = Resolve(v);
+    if (!ref.ok()) {
+      RecordError(ref.status());
+      return Values{Value::Error(ref.status())};
+    }
+    refs.push_back(*ref);
+  }
+  GraphNode node;
+  node.name = UniqueName(ScopePrefix() + std::string(base_name.empty() ? op : base_name));
+  node.op = std::string(op);
+  node.inputs = refs;
+  node.outputs = std::move(output_specs);
+  node.stateful = stateful;
+  node.attrs = std::move(attrs);
+  const int index = static_cast<int>(nodes_.size());
+  if (stateful) {
+    if (last_stateful_ >= 0) node.control_inputs.push_back(last_stateful_);
+    last_stateful_ = index;
+  }
+  for (const Ref& r : refs) {
+    if (r.node < 0 && args_[r.index].variable != nullptr && args_[r.index].first_consumer < 0) {
+      args_[r.index].first_consumer = index;
+    }
+  }
+  nodes_.push_back(std::move(node));
   Values out;
   const auto& specs_out = nodes_.back().outputs;
   for (size_t i = 0; i < specs_out.size(); ++i) {
@@ -288,7 +424,8 @@ std::vector<std::shared_ptr<VariableState>> Graph::captures() const {
 }
 
 Result<tensorflow::FunctionDef> Graph::Finish(const Values& outputs,
-                                              std::vector<TensorSpec>* output_specs) {
+                                              std::vector<TensorSpec>* output_specs,
+                                              const std::vector<int>* arg_order) {
   KILN_RETURN_IF_ERROR(status_);
   std::vector<Ref> refs;
   output_specs->clear();
@@ -341,13 +478,25 @@ Result<tensorflow::FunctionDef> Graph::Finish(const Values& outputs,
   auto* sig = fdef.mutable_signature();
   sig->set_name(function_name_);
   std::vector<PartialShape> input_shapes;
-  for (size_t i = 0; i < args_.size(); ++i) {
-    const GraphArg& a = args_[i];
+  std::vector<int> order(args_.size());
+  std::iota(order.begin(), order.end(), 0);
+  if (arg_order != nullptr) {
+    std::vector<int> sorted = *arg_order;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != order) {
+      return Internal("function '", function_name_, "': the argument order is not a permutation");
+    }
+    order = *arg_order;
+  }
+  for (size_t i = 0; i < order.size(); ++i) {
+    const GraphArg& a = args_[order[i]];
     auto* in = sig->add_input_arg();
     in->set_name(a.name);
     in->set_type(ProtoType(a.spec.dtype));
-    input_shapes.push_back(a.variable ? PartialShape::UnknownRank() : a.spec.shape);
-    if (a.variable == nullptr) {
+    input_shapes.push_back(a.variable || a.spec.dtype == DType::kResource
+                               ? PartialShape::UnknownRank()
+                               : a.spec.shape);
+    if (a.variable == nullptr && !a.is_capture) {
       (*(*fdef.mutable_arg_attr())[static_cast<uint32_t>(i)]
             .mutable_attr())["_user_specified_name"] = StringAttr(a.user_name);
     }

@@ -3,6 +3,12 @@
 // A Graph is made current on the tracing thread while a body runs (Graph::Activation). Nodes
 // keep their inputs as references (node, output) and are turned into a FunctionDef only at the
 // end, when the names of captured-variable arguments are known.
+//
+// A graph may have a parent: the graph of a control-flow branch or loop body is traced while
+// its parent's trace is in progress. A symbolic value of an ancestor used in it becomes a
+// capture: an extra argument of the child, fed by the ancestor's value (captured in the
+// parent first when it comes from further up). The functions a graph's nodes call (branches,
+// bodies, nested traced functions) are kept in its library.
 #pragma once
 
 #include <map>
@@ -11,6 +17,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "kiln/core/status.h"
@@ -72,19 +79,47 @@ struct GraphArg {
   TensorSpec spec;
   std::shared_ptr<VariableState> variable;  // set for a captured variable
   int first_consumer = -1;
+  bool is_capture = false;  // a value captured from the parent graph (children only)
+};
+
+// A value of the parent graph that a child graph takes as argument `arg`.
+struct CapturedValue {
+  Value outer;  // symbolic, in the parent graph
+  int arg = -1;
 };
 
 class Graph : public std::enable_shared_from_this<Graph> {
  public:
-  Graph(std::string function_name, bool allow_variable_creation);
+  Graph(std::string function_name, bool allow_variable_creation, Graph* parent = nullptr);
 
   const std::string& function_name() const { return function_name_; }
   bool allow_variable_creation() const { return allow_variable_creation_; }
+  Graph* parent() const { return parent_; }
+  bool IsAncestor(const Graph* g) const;
 
   // A user argument; its FunctionDef name is `user_name` made valid (lower case, [a-z0-9_]).
   Value AddArg(const std::string& user_name, const TensorSpec& spec);
-  // The resource argument standing for `var` (added on first use).
+  // The resource argument standing for `var` (added on first use). In a child graph the
+  // parent captures it too, and the child takes the parent's handle as a captured value.
   Value CaptureVariable(const std::shared_ptr<VariableState>& var);
+  // The argument of this graph standing for `outer`, a symbolic value of an ancestor graph
+  // (added on first use). Values of this graph and eager values are returned as they are.
+  Result<Value> CaptureValue(const Value& outer);
+  const std::vector<CapturedValue>& captured_values() const { return captured_values_; }
+  // A node calling a library function (PartitionedCall, StatefulPartitionedCall): not in the
+  // op table, so the caller gives the output specs.
+  Values AddCallNode(std::string_view op, std::string_view base_name, std::span<const Value> inputs,
+                     AttrMap attrs, std::vector<TensorSpec> output_specs, bool stateful);
+
+  // The value of `v` when it is known before running: an eager value's tensor or the value of
+  // a Const node; nullptr otherwise.
+  static const Tensor* ConstantOf(const Value& v);
+
+  // Functions this graph's nodes call; kept unique by name.
+  void AddFunction(const tensorflow::FunctionDef& fdef);
+  const tensorflow::FunctionDefLibrary& library() const { return library_; }
+  // True when the graph holds a stateful node (If vs StatelessIf).
+  bool has_stateful_node() const { return last_stateful_ >= 0; }
   // Adds a node: runs the op's Prepare on the input specs; an error value on failure (also
   // recorded). Eager inputs become Const nodes.
   Values AddNode(std::string_view op, std::string_view base_name, std::span<const Value> inputs,
@@ -99,8 +134,11 @@ class Graph : public std::enable_shared_from_this<Graph> {
 
   // Makes the FunctionDef: outputs through Identity nodes, stateful nodes chained in program
   // order and listed as control outputs, captured variables as trailing resource arguments.
+  // `arg_order`, when given, is the order of the FunctionDef's input args as indices into
+  // args() (control-flow functions list their captures in their node's order).
   Result<tensorflow::FunctionDef> Finish(const Values& outputs,
-                                         std::vector<TensorSpec>* output_specs);
+                                         std::vector<TensorSpec>* output_specs,
+                                         const std::vector<int>* arg_order = nullptr);
 
   std::vector<std::shared_ptr<VariableState>> captures() const;
   const std::vector<GraphArg>& args() const { return args_; }
@@ -127,7 +165,11 @@ class Graph : public std::enable_shared_from_this<Graph> {
 
   std::string function_name_;
   bool allow_variable_creation_;
+  Graph* parent_ = nullptr;
   std::vector<GraphArg> args_;
+  std::vector<CapturedValue> captured_values_;
+  std::map<std::tuple<const Graph*, int, int>, int> capture_value_index_;  // outer ref -> arg
+  tensorflow::FunctionDefLibrary library_;
   std::vector<GraphNode> nodes_;
   std::map<std::string, int> name_counts_;  // names in use -> next suffix to try
   std::vector<std::string> scopes_;
@@ -135,6 +177,9 @@ class Graph : public std::enable_shared_from_this<Graph> {
   int last_stateful_ = -1;
   Status status_;
 };
+
+// A number unique in the process, for names of library functions ("cond_true_12").
+int64_t NextFunctionUid();
 
 // "Add/ReadVariableOp" -> "add_readvariableop": what TensorFlow makes of a name for an arg.
 std::string ArgNameFrom(std::string_view name);

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "graph.h"
+#include "trace_extras.h"
 #include "kiln/core/proto_convert.h"
 
 namespace kiln::trace {
@@ -87,6 +88,7 @@ Values OpBuilder::Build() {
   internal::Graph* graph = internal::Graph::Current();
   auto fail = [graph](Status s) {
     if (graph != nullptr) graph->RecordError(s);
+    if (graph == nullptr) internal::RecordEagerError(s);  // fails an eager Function call
     return Values{Value::Error(std::move(s))};
   };
   if (b.spent) return fail(FailedPrecondition("OpBuilder for op '", b.op, "' was built twice"));

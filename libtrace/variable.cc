@@ -3,6 +3,7 @@
 
 #include "graph.h"
 #include "kiln/trace/op_builder.h"
+#include "trace_extras.h"
 
 namespace kiln::trace {
 namespace {
@@ -22,11 +23,16 @@ Variable Variable::Create(std::string name, const Tensor& initial, VariableOptio
   if (graph != nullptr && !graph->allow_variable_creation()) {
     state->status = FailedPrecondition(
         "variable '", state->name, "' was created while tracing '", graph->function_name(),
-        "' again: a traced function may create variables only on its first trace. Create it "
-        "outside the function (e.g. in the module's constructor), or create it only when it "
-        "does not exist yet");
+        "' again: a traced function may create variables only on its first trace (a first "
+        "trace that creates variables is run a second time, as tf.function does, to check that "
+        "later traces would not create them again). Create it outside the function (e.g. in the "
+        "module's constructor), or create it only when it does not exist yet "
+        "(`if (!v.valid()) v = Variable::Create(...)`)");
     graph->RecordError(state->status);
     return Variable(std::move(state));
+  }
+  if (graph != nullptr) {
+    if (internal::TraceExtras* extras = internal::CurrentTraceExtras()) ++extras->variables_created;
   }
   if (!initial.IsInitialized() || initial.dtype() == DType::kInvalid) {
     state->status = InvalidArgument("variable '", state->name, "': the initial value is empty");

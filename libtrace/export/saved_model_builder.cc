@@ -220,7 +220,10 @@ class Exporter {
       if (n.function->input_signature() && n.function->concrete_functions().empty()) {
         KILN_RETURN_IF_ERROR_CTX(n.function->GetConcreteFunction().status(), "saving ", who);
       }
-      for (const ConcreteFunction* cf : n.function->concrete_functions()) NameFor(cf, who);
+      for (const ConcreteFunction* cf : n.function->concrete_functions()) {
+        KILN_RETURN_IF_ERROR_CTX(cf->CheckExportable(), "saving ", who);
+        NameFor(cf, who);
+      }
     }
     for (SignatureInfo& s : sigs_) {
       const std::string who = "signature '" + s.key + "' (function '" + s.function->name() + "')";
@@ -235,6 +238,7 @@ class Exporter {
         }
         s.concrete = all[0];
       }
+      KILN_RETURN_IF_ERROR_CTX(s.concrete->CheckExportable(), "saving ", who);
       if (s.concrete->outputs().empty()) {
         return FailedPrecondition(who, " returns nothing; a signature must return a tensor");
       }
@@ -392,17 +396,45 @@ class Exporter {
   }
 
   Status BuildLibrary(tensorflow::FunctionDefLibrary* lib) const {
+    // The functions each concrete function calls (control-flow branches and bodies, nested
+    // traced functions) come along, renamed in a fixed order ("cond_true_12" ->
+    // "cond_true_<n>") so that names do not depend on what else the process traced.
+    std::map<std::string, std::string> renames;
+    std::vector<tensorflow::FunctionDef> called;
+    int next = counter_;
     for (const ConcreteFunction* cf : ordered_) {
-      tensorflow::FunctionDef f = cf->function_def();
-      f.mutable_signature()->set_name(export_names_.at(cf));
-      // Calls of the function itself (none today; nested calls later) follow the rename.
-      for (auto& node : *f.mutable_node_def()) {
+      const auto& cf_lib = cf->library();
+      for (int i = 1; i < cf_lib.function_size(); ++i) {
+        const std::string& old = cf_lib.function(i).signature().name();
+        if (renames.count(old) != 0) continue;
+        std::string base = old;
+        while (!base.empty() && base.back() >= '0' && base.back() <= '9') base.pop_back();
+        if (base.empty() || base.back() != '_') base = old + "_";
+        renames.emplace(old, base + std::to_string(next++));
+        called.push_back(cf_lib.function(i));
+        called.back().mutable_signature()->set_name(renames.at(old));
+      }
+    }
+    auto rename_calls = [&](tensorflow::FunctionDef* f, const ConcreteFunction* self) {
+      for (auto& node : *f->mutable_node_def()) {
         for (auto& [key, attr] : *node.mutable_attr()) {
-          if (attr.has_func() && attr.func().name() == cf->name()) {
-            attr.mutable_func()->set_name(export_names_.at(cf));
+          if (!attr.has_func()) continue;
+          if (self != nullptr && attr.func().name() == self->name()) {
+            attr.mutable_func()->set_name(export_names_.at(self));
+          } else if (auto it = renames.find(attr.func().name()); it != renames.end()) {
+            attr.mutable_func()->set_name(it->second);
           }
         }
       }
+    };
+    for (const ConcreteFunction* cf : ordered_) {
+      tensorflow::FunctionDef f = cf->function_def();
+      f.mutable_signature()->set_name(export_names_.at(cf));
+      rename_calls(&f, cf);
+      *lib->add_function() = std::move(f);
+    }
+    for (tensorflow::FunctionDef& f : called) {
+      rename_calls(&f, nullptr);
       *lib->add_function() = std::move(f);
     }
     for (const SignatureInfo& s : sigs_) *lib->add_function() = Wrapper(s);

@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "kiln/core/status.h"
+#include "graph_draw.h"
 #include "run.h"
 #include "show.h"
 
@@ -18,7 +19,9 @@ constexpr char kShowHelp[] =
     "  show --dir D --tag_set serve --signature_def serving_default\n"
     "                                    the inputs and outputs of one signature\n"
     "  show --dir D --all                everything, with the ops and restored functions\n"
-    "Add --json for the same facts as JSON (docs/cli.md).";
+    "Add --json for the same facts as JSON (docs/cli.md).\n"
+    "  show --dir D --signature_def K --graph dot|svg [--output F]\n"
+    "                                    draw the function graph signature K runs";
 
 constexpr char kRunHelp[] =
     "Runs a signature of a SavedModel and prints each output as numpy prints it.\n"
@@ -47,6 +50,11 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   auto* sig_opt = show_cmd->add_option("--signature_def", signature_def, "A SignatureDef key");
   show_cmd->add_flag("--list_ops", show.list_ops, "With --tag_set: list the ops it uses");
   show_cmd->add_flag("--json", show.json, "Print JSON instead of TensorFlow's text");
+  GraphDrawOptions draw;
+  auto* graph_opt = show_cmd->add_option("--graph", draw.format, "Draw a signature: dot or svg");
+  std::string draw_output;
+  auto* draw_output_opt =
+      show_cmd->add_option("--output", draw_output, "With --graph: write the drawing to a file");
 
   RunCommandOptions run;
   std::string run_dir, outdir;
@@ -69,6 +77,14 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   }
 
   try {
+    if (show_cmd->parsed() && *graph_opt) {
+      draw.dir = show_dir;
+      if (*tag_opt) draw.tag_set = tag_set;
+      draw.signature_def = signature_def;
+      if (*draw_output_opt) draw.output = draw_output;
+      Status s = DrawGraph(draw, out);
+      return s.ok() ? 0 : Fail(s, err);
+    }
     if (show_cmd->parsed()) {
       show.dir = show_dir;
       if (*tag_opt) show.tag_set = tag_set;

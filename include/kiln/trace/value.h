@@ -50,6 +50,12 @@ class Value {
   // traced function instead".
   Result<Tensor> tensor() const;
 
+  // The C++ truth value (`if (x)`, `while (x < y)`, `!x`), defined in control_flow.cc. An eager
+  // value gives TensorFlow's truth value (a scalar: non-zero; other shapes: non-empty). A
+  // symbolic value has none: while tracing, this records an error in the trace that names
+  // Cond / WhileLoop / ForRange (control_flow.h) and returns false, so the trace fails.
+  explicit operator bool() const;
+
   // "Value(float32 (2, 3) eager)", "Value(float32 (None, 4) symbolic dense/MatMul:0)",
   // "Value(error: ...)".
   std::string DebugString() const;
