@@ -41,7 +41,10 @@ Value Constant(const Tensor& value) {
 }
 
 Value Identity(const Value& x) { return Unary("Identity", x); }
-Value Add(const Value& x, const Value& y) { return Binary("AddV2", "add", x, y); }
+// TF's AddV2 takes no strings; string concatenation is Add, as TensorFlow emits it.
+Value Add(const Value& x, const Value& y) {
+  return Binary(x.dtype() == DType::kString ? "Add" : "AddV2", "add", x, y);
+}
 Value Sub(const Value& x, const Value& y) { return Binary("Sub", "sub", x, y); }
 Value Mul(const Value& x, const Value& y) { return Binary("Mul", "mul", x, y); }
 Value Div(const Value& x, const Value& y) { return Binary("RealDiv", "truediv", x, y); }

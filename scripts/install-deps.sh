@@ -4,7 +4,7 @@ set -euo pipefail
 PKGS=(cmake g++ make pkg-config
       libprotobuf-dev protobuf-compiler
       libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev zlib1g-dev
-      python3)
+      python3 python3-venv)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

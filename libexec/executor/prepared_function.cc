@@ -78,7 +78,7 @@ class FunctionCompiler {
       std::vector<int> stack;
       for (const Edge& e : g.outputs) stack.push_back(e.node);
       for (int k : g.keep) stack.push_back(k);
-      for (int i = 0; i < n; ++i)
+      for (int i = 0; i < n && options.keep_stateful; ++i)
         if (g.nodes[i].stateful) stack.push_back(i);
       while (!stack.empty()) {
         int v = stack.back();

@@ -397,7 +397,10 @@ Status ComputeConv(const KernelContext& ctx) {
 template <bool kMax>
 Status PreparePool(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
-  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  // MaxPool's T defaults to float in TF's OpDef, so stripped graphs (Keras) omit it; AvgPool's
+  // T has no default.
+  KILN_PREPARE_ASSIGN(ctx, DType t,
+                      kMax ? ctx.attrs.GetType("T", DType::kFloat) : ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kMax ? kRealDTypes : kFloatDTypes));
   auto a = std::make_shared<WindowAttrs>();
   KILN_RETURN_IF_ERROR(ReadPadding(ctx, /*allow_explicit=*/false, a.get()));

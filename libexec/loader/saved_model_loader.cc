@@ -42,10 +42,10 @@ class SavedModelLoader {
     KILN_ASSIGN_OR_RETURN(model_->proto_, ReadSavedModelProto(dir_));
     KILN_RETURN_IF_ERROR(SelectMetaGraph());
     const auto& mg = *model_->meta_graph_;
-    if (!mg.has_object_graph_def())
-      return Unimplemented(
-          "'", dir_.string(), "' is a TF1-style SavedModel (its MetaGraphDef has no object "
-          "graph); this runtime loads TF2 SavedModels. `savedmodel-cli show` can still print it");
+    if (!mg.has_object_graph_def()) {
+      KILN_RETURN_IF_ERROR(LoadTf1Signatures());
+      return std::move(model_);
+    }
     graph_ = &mg.object_graph_def();
     if (graph_->nodes_size() == 0) return InvalidArgument("object graph of '", dir_.string(), "' has no nodes");
     model_->resources_ = std::make_unique<ResourceManager>();
@@ -276,6 +276,81 @@ class SavedModelLoader {
       popts.resources = model_->resources_.get();
       KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
                                 "loading ", where, " of '", dir_.string(), "'");
+      model_->signatures_.emplace(key, std::move(sig));
+    }
+    return OkStatus();
+  }
+
+  // A TF1 bundle has no object graph: each signature runs like Session::Run, feeding its input
+  // placeholders and fetching its outputs from the main graph; only what the fetches need runs.
+  Status LoadTf1Signatures() {
+    const auto& mg = *model_->meta_graph_;
+    model_->resources_ = std::make_unique<ResourceManager>();
+    model_->library_ = std::make_unique<FunctionLibrary>(mg.graph_def().library());
+    std::vector<std::string> keys;
+    for (const auto& [key, sd] : mg.signature_def())
+      if (!sd.inputs().empty() || !sd.outputs().empty()) keys.push_back(key);
+    std::sort(keys.begin(), keys.end());
+    for (const std::string& key : keys) {
+      if (key == "__saved_model_init_op") continue;
+      const auto& sd = mg.signature_def().at(key);
+      const std::string where = "signature '" + key + "'";
+      auto fdef = std::make_unique<tensorflow::FunctionDef>();
+      fdef->mutable_signature()->set_name("__tf1_signature_" + key);
+      Signature sig;
+      sig.name_ = key;
+      std::set<std::string> fed;
+      std::vector<TensorSpec> arg_specs;
+      std::vector<std::string> in_keys;
+      for (const auto& [k, ti] : sd.inputs()) in_keys.push_back(k);
+      std::sort(in_keys.begin(), in_keys.end());
+      for (const std::string& k : in_keys) {
+        const auto& ti = sd.inputs().at(k);
+        const std::string node = ti.name().substr(0, ti.name().find(':'));
+        if (node.empty() || (ti.name().size() > node.size() && ti.name().substr(node.size()) != ":0"))
+          return InvalidArgument(where, ": input '", k, "' names tensor '", ti.name(),
+                                 "'; only output 0 of a placeholder can be fed");
+        SignatureArg a;
+        a.key = k;
+        a.tensor_name = ti.name();
+        KILN_ASSIGN_OR_RETURN_CTX(a.spec.dtype, DTypeFromProto(ti.dtype()), where, " input '", k, "'");
+        KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where, " input '", k, "'");
+        auto* arg = fdef->mutable_signature()->add_input_arg();
+        arg->set_name(node);
+        arg->set_type(static_cast<tensorflow::DataType>(ti.dtype()));
+        sig.input_to_arg_.push_back(static_cast<int>(sig.inputs_.size()));
+        sig.inputs_.push_back(a);
+        arg_specs.push_back(a.spec);
+        fed.insert(node);
+      }
+      for (const auto& n : mg.graph_def().node())
+        if (!fed.count(n.name())) *fdef->add_node_def() = n;
+      std::vector<std::string> out_keys;
+      for (const auto& [k, ti] : sd.outputs()) out_keys.push_back(k);
+      std::sort(out_keys.begin(), out_keys.end());
+      for (size_t i = 0; i < out_keys.size(); ++i) {
+        const auto& ti = sd.outputs().at(out_keys[i]);
+        SignatureArg o;
+        o.key = out_keys[i];
+        o.tensor_name = ti.name();
+        KILN_ASSIGN_OR_RETURN_CTX(o.spec.dtype, DTypeFromProto(ti.dtype()), where, " output '", o.key, "'");
+        KILN_ASSIGN_OR_RETURN_CTX(o.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where, " output '", o.key, "'");
+        const std::string ret_name = "output_" + std::to_string(i);
+        auto* out = fdef->mutable_signature()->add_output_arg();
+        out->set_name(ret_name);
+        out->set_type(static_cast<tensorflow::DataType>(ti.dtype()));
+        (*fdef->mutable_ret())[ret_name] = ti.name();
+        sig.outputs_.push_back(o);
+        sig.output_from_ret_.push_back(static_cast<int>(i));
+      }
+      sig.num_function_args_ = arg_specs.size();
+      PrepareOptions popts;
+      popts.resources = model_->resources_.get();
+      popts.keep_stateful = false;
+      KILN_ASSIGN_OR_RETURN_CTX(sig.function_,
+                                PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
+                                "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
+      model_->synthesized_.push_back(std::move(fdef));
       model_->signatures_.emplace(key, std::move(sig));
     }
     return OkStatus();

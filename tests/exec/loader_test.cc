@@ -267,3 +267,38 @@ TEST_CASE("AssetModule (TF 2.4): a function reads its asset through the captured
 
 }  // namespace
 }  // namespace kiln::exec
+
+namespace kiln::exec {
+namespace {
+
+TEST_CASE("TF1-style bundles run like a Session: trt_sample_model's conv net, from placeholder to fetch") {
+  auto m = SavedModel::Load(Fixture("trt_sample_model"));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  REQUIRE((*sig)->inputs().size() == 1);
+  CHECK((*sig)->inputs()[0].tensor_name == "Placeholder:0");
+  Tensor x(DType::kFloat, Shape{2, 28, 28, 3});
+  for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = static_cast<float>(i % 17) / 17.0f;
+  auto out = (*sig)->Run({{"input", x}});
+  REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+  const Tensor& y = out->at("output");
+  CHECK(y.shape() == Shape{2, 22, 22, 8});
+  bool any_positive = false, any_negative = false;
+  for (float v : y.flat<float>()) {
+    any_positive |= v > 0;
+    any_negative |= v < 0;
+  }
+  CHECK(any_positive);
+  CHECK_FALSE(any_negative);  // the net ends in Relu
+}
+
+TEST_CASE("TF1 reference variables are named as the missing op") {
+  auto m = SavedModel::Load(Fixture("half_plus_two_v1"));
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.status().code() == StatusCode::kUnimplemented);
+  CHECK(Contains(m.status(), "op 'VariableV2'"));
+}
+
+}  // namespace
+}  // namespace kiln::exec

@@ -27,7 +27,7 @@ class Parser {
  private:
   Status Error(const std::string& what) const {
     return InvalidArgument(what, " at position ", pos_, " in '", text_,
-                           "' (only numbers, true/false and [nested, lists] are allowed)");
+                           "' (only numbers, true/false, quoted strings and [nested, lists] are allowed)");
   }
 
   void SkipSpace() {
@@ -41,6 +41,11 @@ class Parser {
     if (c == '[') return ParseList(depth);
     if (c == '+' || c == '-' || c == '.' || std::isdigit(static_cast<unsigned char>(c)))
       return ParseNumber();
+    if (c == '"' || c == '\'') return ParseString();
+    if (c == 'b' && pos_ + 1 < text_.size() && (text_[pos_ + 1] == '"' || text_[pos_ + 1] == '\'')) {
+      ++pos_;
+      return ParseString();
+    }
     if (std::isalpha(static_cast<unsigned char>(c))) return ParseWord();
     return Error("unexpected '" + std::string(1, c) + "'");
   }
@@ -135,6 +140,37 @@ class Parser {
     return v;
   }
 
+  // A quoted string; the only escapes are \\ \" \' \n \t (nothing is evaluated).
+  Result<Literal> ParseString() {
+    const size_t start = pos_;
+    const char quote = text_[pos_++];
+    Literal v;
+    v.kind = Literal::Kind::kString;
+    while (pos_ < text_.size() && text_[pos_] != quote) {
+      char ch = text_[pos_++];
+      if (ch == '\\') {
+        if (pos_ >= text_.size()) break;
+        const char e = text_[pos_++];
+        switch (e) {
+          case 'n': ch = '\n'; break;
+          case 't': ch = '\t'; break;
+          case '\\': case '"': case '\'': ch = e; break;
+          default:
+            pos_ = start;
+            return Error(std::string("unsupported escape '\\") + e + "' in a string");
+        }
+      }
+      v.s += ch;
+    }
+    if (pos_ >= text_.size()) {
+      pos_ = start;
+      return Error("unterminated string");
+    }
+    ++pos_;  // closing quote
+    v.text = std::string(text_.substr(start, pos_ - start));
+    return v;
+  }
+
   Result<Literal> ParseWord() {
     const size_t start = pos_;
     while (pos_ < text_.size() &&
@@ -196,13 +232,19 @@ Status Flatten(const Literal& v, std::vector<int64_t>* dims, size_t depth,
 template <typename T>
 Result<T> CastLeaf(const Literal& v, DType dtype, std::string_view key) {
   const std::string type = DTypeShortName(dtype);
-  if constexpr (std::is_same_v<T, bool>) {
+  if constexpr (std::is_same_v<T, std::string>) {
+    if (v.kind != Literal::Kind::kString)
+      return InvalidArgument("input '", key, "': ", v.text, " is not a quoted string but the input is string");
+    return v.s;
+  } else if constexpr (std::is_same_v<T, bool>) {
     if (v.kind != Literal::Kind::kBool)
       return InvalidArgument("input '", key, "': ", v.text, " is a number but the input is bool");
     return v.b;
   } else {
     if (v.kind == Literal::Kind::kBool)
       return InvalidArgument("input '", key, "': ", v.text, " is a bool but the input is ", type);
+    if (v.kind == Literal::Kind::kString)
+      return InvalidArgument("input '", key, "': ", v.text, " is a string but the input is ", type);
     if constexpr (std::is_floating_point_v<T>) {
       const double d = v.kind == Literal::Kind::kInt ? static_cast<double>(v.i) : v.f;
       if (std::isfinite(d) && std::fabs(d) > static_cast<double>(std::numeric_limits<T>::max()))
@@ -313,14 +355,17 @@ Result<Tensor> LiteralToTensor(const Literal& literal, DType dtype, std::string_
       return Build<uint64_t>(leaves, shape, dtype, key);
     case DType::kBool:
       return Build<bool>(leaves, shape, dtype, key);
+    case DType::kString:
+      return Build<std::string>(leaves, shape, dtype, key);
     default:
       return InvalidArgument("input '", key, "' has dtype ", DTypeShortName(dtype),
-                             ", which --input_exprs cannot produce (numbers and bools only); use "
+                             ", which --input_exprs cannot produce (numbers, bools and strings only); use "
                              "--inputs with a .npy file");
   }
 }
 
 DType NaturalDType(const Literal& literal) {
+  if (AnyKind(literal, Literal::Kind::kString)) return DType::kString;
   if (AnyKind(literal, Literal::Kind::kBool)) return DType::kBool;
   if (AnyKind(literal, Literal::Kind::kFloat)) return DType::kFloat;
   return DType::kInt32;

@@ -15,16 +15,18 @@
 namespace kiln::cli {
 
 struct Literal {
-  enum class Kind { kInt, kFloat, kBool, kList };
+  enum class Kind { kInt, kFloat, kBool, kString, kList };
   Kind kind = Kind::kInt;
   int64_t i = 0;
   double f = 0;
   bool b = false;
+  std::string s;               // kString: the decoded bytes
   std::string text;            // the literal as written, for error messages
   std::vector<Literal> items;  // kList
 };
 
-// One value: 5, -1.5e3, .5, 1., true, False, [1, 2], [[1, 2], [3, 4]], [] (trailing commas
+// One value: 5, -1.5e3, .5, 1., true, False, "text", 'text', b'bytes' (escapes \\ \" \' \n \t),
+// [1, 2], [[1, 2], [3, 4]], [] (trailing commas
 // allowed inside lists). Anything else is an InvalidArgument error that says where.
 Result<Literal> ParseLiteral(std::string_view text);
 
@@ -38,7 +40,7 @@ Result<std::vector<std::pair<std::string, Literal>>> ParseInputExprs(std::string
 Result<Tensor> LiteralToTensor(const Literal& literal, DType dtype, std::string_view key);
 
 // The dtype used when the input's dtype is unknown (its name is not in the signature): bool for
-// booleans, float32 if any number has a fraction or exponent, int32 otherwise.
+// booleans, string for quoted text, float32 if any number has a fraction or exponent, int32 otherwise.
 DType NaturalDType(const Literal& literal);
 
 }  // namespace kiln::cli

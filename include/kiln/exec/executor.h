@@ -41,6 +41,9 @@ struct PrepareOptions {
   ResourceManager* resources = nullptr;
   // When set, nodes that outputs and side effects do not need are dropped (TF semantics).
   bool prune = true;
+  // When set, stateful ops are kept even if no output needs them (a TF2 function's side
+  // effects). A TF1 Session-style run fetches outputs only: it clears this.
+  bool keep_stateful = true;
 };
 
 struct RunOptions {

@@ -4,7 +4,9 @@
 // TF2 bundles (with an object graph) load the way TensorFlow's Python loader does: variables
 // are created from the object graph and restored from variables/ by their checkpoint keys;
 // signatures are the `signatures` map's concrete functions, and restored methods are the root's
-// function children; both share the same variables. Everything is validated and prepared at
+// function children; both share the same variables. TF1 bundles (no object graph) run the way a
+// TF1 Session does: each signature becomes a function over the main graph, from the input
+// placeholders to the fetched tensors. Everything is validated and prepared at
 // load time; running a signature only checks the inputs and walks a prepared schedule.
 #pragma once
 
@@ -25,6 +27,7 @@
 namespace tensorflow {
 class SavedModel;
 class MetaGraphDef;
+class FunctionDef;
 }  // namespace tensorflow
 
 namespace kiln::exec {
@@ -128,6 +131,8 @@ class SavedModel {
   std::map<std::string, Signature, std::less<>> signatures_;
   std::map<std::string, RestoredFunction, std::less<>> functions_;
   std::vector<RestoredVariable> variables_;
+  // TF1 bundles: one function per signature, made from the main graph.
+  std::vector<std::unique_ptr<tensorflow::FunctionDef>> synthesized_;
 };
 
 // Reads and parses D/saved_model.pb (or .pbtxt) without preparing anything (for `show`).

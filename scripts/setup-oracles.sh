@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# Installs the test oracles (TensorFlow, numpy, tf2onnx, onnxruntime, pytest) into a virtual
+# environment of their own, $ROOT/.venv-oracle (or $KILN_ORACLE_VENV), at pinned versions from
+# PyPI. Used only by tests/tf; nothing in the libraries or tools depends on Python.
+# Idempotent: does nothing when the venv already has exactly these versions. Fails (exit 1)
+# when anything cannot be installed: a missing TensorFlow is a test failure, never a skip.
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+VENV="${KILN_ORACLE_VENV:-$ROOT/.venv-oracle}"
+PYTHON="${KILN_PYTHON:-python3}"
+
+# Pins, checked together with TensorFlow 2.21.0:
+# - tensorflow-cpu 2.21.0 needs protobuf >=6.31.1,<8 and numpy >=1.26; keras 3 comes with it.
+# - tf2onnx 1.17.0 only asks protobuf>=3.20 and numpy>=1.23.5, so it shares TF's protobuf 7.
+# - onnx/onnxruntime: recent releases with wheels for CPython 3.11 (Debian 12's python3).
+PINS=(
+  "tensorflow-cpu==2.21.0"
+  "keras==3.15.1"
+  "numpy==2.4.6"
+  "protobuf==7.36.2"
+  "tf2onnx==1.17.0"
+  "onnx==1.23.2"
+  "onnxruntime==1.24.4"
+  "pytest==9.2.0"
+)
+
+fail() { echo "setup-oracles: error: $*" >&2; exit 1; }
+
+# Prints the installed "name==version" lines of the pinned distributions, lower-cased, sorted.
+installed_pins() {
+  "$VENV/bin/python" - "${PINS[@]}" <<'EOF' 2>/dev/null
+import sys
+from importlib import metadata
+for pin in sys.argv[1:]:
+    name = pin.split("==")[0]
+    try:
+        print(f"{name.lower()}=={metadata.version(name)}")
+    except metadata.PackageNotFoundError:
+        print(f"{name.lower()}==<missing>")
+EOF
+}
+
+wanted="$(printf '%s\n' "${PINS[@]}" | tr 'A-Z' 'a-z')"
+if [ -x "$VENV/bin/python" ] && [ "$(installed_pins)" = "$wanted" ]; then
+  echo "setup-oracles: $VENV already has the pinned versions"
+  exit 0
+fi
+
+command -v "$PYTHON" >/dev/null ||
+  fail "$PYTHON not found (scripts/install-deps.sh installs python3)"
+if [ ! -x "$VENV/bin/python" ]; then
+  echo "setup-oracles: creating $VENV"
+  "$PYTHON" -m venv "$VENV" ||
+    fail "cannot create a venv with $PYTHON (on Debian: apt-get install python3-venv)"
+fi
+echo "setup-oracles: installing ${PINS[*]}"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --upgrade pip ||
+  fail "pip upgrade failed"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}" ||
+  fail "pip install failed for ${PINS[*]}"
+
+got="$(installed_pins)"
+[ "$got" = "$wanted" ] || fail "installed versions differ from the pins:"$'\n'"$got"
+# The oracles must import, not only be installed.
+TF_CPP_MIN_LOG_LEVEL=3 "$VENV/bin/python" -c "import tensorflow, tf2onnx, onnxruntime, pytest" ||
+  fail "the oracles are installed but do not import"
+echo "setup-oracles: ready ($VENV)"
