@@ -132,3 +132,27 @@ TEST_CASE("the --input_exprs argument: key=value pairs separated by ';'") {
 
 }  // namespace
 }  // namespace kiln::cli
+
+namespace kiln::cli {
+namespace {
+
+TEST_CASE("quoted strings give string tensors; escapes are the only processing") {
+  Tensor s = ToTensor("\"hello\"", DType::kString);
+  CHECK(s.rank() == 0);
+  CHECK(s.scalar<std::string>() == "hello");
+  Tensor b = ToTensor("b'a\\'b\\n'", DType::kString);
+  CHECK(b.scalar<std::string>() == "a'b\n");
+  Tensor v = ToTensor("['x', \"y\"]", DType::kString);
+  CHECK(v.shape() == Shape{2});
+  CHECK(v.data<std::string>()[1] == "y");
+  CHECK(TensorError("1", DType::kString).find("not a quoted string") != std::string::npos);
+  CHECK(TensorError("'1'", DType::kInt32).find("is a string") != std::string::npos);
+  CHECK(ParseError("'open").find("unterminated") != std::string::npos);
+  CHECK(ParseError("'\\x41'").find("unsupported escape") != std::string::npos);
+  auto lit = ParseLiteral("'a'");
+  REQUIRE(lit.ok());
+  CHECK(NaturalDType(*lit) == DType::kString);
+}
+
+}  // namespace
+}  // namespace kiln::cli
