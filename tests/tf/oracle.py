@@ -130,14 +130,15 @@ def kiln_variables(d, outdir):
 
 
 def example_inputs(concrete_fn, seed):
-    """{name: array} fitting a TF signature's inputs: unknown dims are 2; floats in [-2, 2),
-    integers in [0, 10), strings b"kiln0", b"kiln1", ..."""
+    """{name: array} fitting a TF signature's inputs: unknown dims are 2, an unknown rank is a
+    scalar; floats in [-2, 2), integers in [0, 10), strings b"kiln0", b"kiln1", ..."""
     import tensorflow as tf
     rng = np.random.default_rng(seed)
     _, specs = concrete_fn.structured_input_signature
     feed = {}
     for k, spec in sorted(specs.items()):
-        shape = [2 if d is None else d for d in spec.shape.as_list()]
+        dims = spec.shape.as_list() if spec.shape.rank is not None else []
+        shape = [2 if d is None else d for d in dims]
         if spec.dtype.is_floating:
             feed[k] = (rng.random(shape) * 4 - 2).astype(spec.dtype.as_numpy_dtype)
         elif spec.dtype.is_integer:
