@@ -138,11 +138,6 @@ struct SelectV2Functor<Eigen::DefaultDevice, T> {
 
 namespace {
 
-using CpuDevice = Eigen::DefaultDevice;
-const CpuDevice& Cpu() {
-  static const CpuDevice device;
-  return device;
-}
 
 constexpr std::initializer_list<DType> kEqualityDTypes = {
     DType::kFloat, DType::kDouble, DType::kInt32, DType::kInt64, DType::kBool, DType::kString};

@@ -197,3 +197,14 @@ struct SoftmaxFunctor {
 };
 
 }  // namespace kiln::exec::functor
+
+namespace kiln::exec {
+
+// The one CPU device every CPU kernel runs its functors on.
+using CpuDevice = Eigen::DefaultDevice;
+inline const CpuDevice& Cpu() {
+  static const CpuDevice device;
+  return device;
+}
+
+}  // namespace kiln::exec

@@ -12,11 +12,6 @@
 namespace kiln::exec {
 namespace {
 
-using CpuDevice = Eigen::DefaultDevice;
-const CpuDevice& Cpu() {
-  static const CpuDevice device;
-  return device;
-}
 
 // ---- element functors ------------------------------------------------------------------------
 

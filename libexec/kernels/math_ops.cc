@@ -8,11 +8,6 @@
 namespace kiln::exec {
 namespace {
 
-using CpuDevice = Eigen::DefaultDevice;
-const CpuDevice& Cpu() {
-  static const CpuDevice device;
-  return device;
-}
 
 template <typename T>
 T* Data(const Tensor& t) {

@@ -149,11 +149,6 @@ struct ArgFunctor<Eigen::DefaultDevice, kMax, T, Index> {
 
 namespace {
 
-using CpuDevice = Eigen::DefaultDevice;
-const CpuDevice& Cpu() {
-  static const CpuDevice device;
-  return device;
-}
 
 constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
 

@@ -274,4 +274,29 @@ inline void CheckError(const Status& s, std::initializer_list<std::string> parts
   }
 }
 
+// numpy's broadcast of two shapes, written out plainly (the reference, not the kernel's code).
+inline Shape RefBroadcastShape(const Shape& a, const Shape& b) {
+  int rank = std::max(a.rank(), b.rank());
+  Shape out;
+  for (int i = 0; i < rank; ++i) {
+    int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
+    int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
+    out.AddDim(da == 1 ? db : da);
+  }
+  return out;
+}
+
+// f applied element by element over the broadcast of a and b, one index at a time.
+template <typename T, typename Out = T, typename F>
+Tensor RefBinary(const Tensor& a, const Tensor& b, F f) {
+  Shape so = RefBroadcastShape(a.shape(), b.shape());
+  Tensor want(kDTypeOf<Out>, so);
+  for (int64_t i = 0; i < so.num_elements(); ++i) {
+    std::vector<int64_t> idx = Unravel(i, so);
+    want.data<Out>()[i] =
+        f(a.data<T>()[BroadcastIndex(idx, a.shape())], b.data<T>()[BroadcastIndex(idx, b.shape())]);
+  }
+  return want;
+}
+
 }  // namespace kiln::testing

@@ -17,30 +17,9 @@ using testing::CheckError;
 using testing::Make;
 using testing::OpRunner;
 using testing::Random;
+using testing::RefBinary;
+using testing::RefBroadcastShape;
 using testing::Unravel;
-
-Shape RefBroadcastShape(const Shape& a, const Shape& b) {
-  int rank = std::max(a.rank(), b.rank());
-  Shape out;
-  for (int i = 0; i < rank; ++i) {
-    int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
-    int64_t da = ia >= 0 ? a.dim(ia) : 1, db = ib >= 0 ? b.dim(ib) : 1;
-    out.AddDim(da == 1 ? db : da);
-  }
-  return out;
-}
-
-template <typename T, typename F>
-Tensor RefBinary(const Tensor& a, const Tensor& b, F f) {
-  Shape so = RefBroadcastShape(a.shape(), b.shape());
-  Tensor want(kDTypeOf<T>, so);
-  for (int64_t i = 0; i < so.num_elements(); ++i) {
-    std::vector<int64_t> idx = Unravel(i, so);
-    want.data<T>()[i] =
-        f(a.data<T>()[BroadcastIndex(idx, a.shape())], b.data<T>()[BroadcastIndex(idx, b.shape())]);
-  }
-  return want;
-}
 
 // Python's floor division and modulo, written the slow obvious way.
 template <typename T>
