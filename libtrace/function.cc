@@ -161,9 +161,7 @@ void RecordEagerError(const Status& status) {
   if (g_eager_errors != nullptr && g_eager_errors->status_.ok()) g_eager_errors->status_ = status;
 }
 
-TraceExtrasScope::TraceExtrasScope(TraceExtras* extras) : previous_(g_extras) {
-  g_extras = extras;
-}
+TraceExtrasScope::TraceExtrasScope(TraceExtras* extras) : previous_(g_extras) { g_extras = extras; }
 
 TraceExtrasScope::~TraceExtrasScope() {
   // A nested trace's callbacks also mark the trace that calls it.
@@ -219,7 +217,7 @@ Arg::Arg(HostValue host) : kind_(Kind::kHost), value_(HostTensor(host)), host_(s
 Arg Arg::Spec(TensorSpec spec) {
   Arg a;
   a.kind_ = Kind::kSpec;
-  a.spec_ = std::move(spec);
+  a.spec_ = spec;
   a.value_ = Value::Error(InvalidArgument("an Arg::Spec has no value; it only names a spec"));
   return a;
 }
@@ -366,15 +364,14 @@ Result<std::vector<Tensor>> ConcreteFunction::Call(std::span<const Arg> args,
     if (b.host) {
       if (!a.is_host() || !SameHost(*b.host, a.host())) {
         return InvalidArgument("'", function_name_, "' (", name_, "): host argument '", b.name,
-                               "' was traced as ", HostValueString(*b.host), ", got ",
-                               a.ToString(), "; a concrete function does not retrace");
+                               "' was traced as ", HostValueString(*b.host), ", got ", a.ToString(),
+                               "; a concrete function does not retrace");
       }
       continue;
     }
     if (!a.is_tensor()) {
       return InvalidArgument("'", function_name_, "' (", name_, "): argument '", b.name,
-                             "' must be a tensor (", PrettySpec(b.spec), "), got ",
-                             a.ToString());
+                             "' must be a tensor (", PrettySpec(b.spec), "), got ", a.ToString());
     }
     KILN_ASSIGN_OR_RETURN_CTX(Tensor t, a.value().tensor(), "argument '", b.name, "'");
     tensors.push_back(std::move(t));
@@ -423,7 +420,8 @@ std::string ConcreteFunction::PrettySignature() const {
   if (outputs_.empty()) return s + "    None\n";
   if (outputs_.size() == 1) return s + "    " + PrettySpec(outputs_[0]) + "\n";
   s += "    (";
-  for (size_t i = 0; i < outputs_.size(); ++i) s += (i ? ", " : "") + ("<" + std::to_string(i + 1) + ">");
+  for (size_t i = 0; i < outputs_.size(); ++i)
+    s += (i ? ", " : "") + ("<" + std::to_string(i + 1) + ">");
   s += ")\n";
   for (size_t i = 0; i < outputs_.size(); ++i) {
     s += "      <" + std::to_string(i + 1) + ">: " + PrettySpec(outputs_[i]) + "\n";

@@ -33,7 +33,7 @@ Value ValueAccess::Symbolic(std::shared_ptr<Graph> graph, int node, int index, T
   v.graph_ = std::move(graph);
   v.node_ = node;
   v.index_ = index;
-  v.spec_ = std::move(spec);
+  v.spec_ = spec;
   return v;
 }
 

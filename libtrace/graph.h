@@ -22,7 +22,7 @@
 
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 #include "kiln/exec/resources.h"
 #include "kiln/trace/value.h"
 #include "kiln/trace/variable.h"

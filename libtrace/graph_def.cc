@@ -7,7 +7,7 @@
 #include <string>
 
 #include "kiln/core/proto_convert.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 #include "kiln/trace/function.h"
 #include "tensorflow/framework.pb.h"
 

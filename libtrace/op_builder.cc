@@ -4,8 +4,8 @@
 #include <utility>
 
 #include "graph.h"
-#include "trace_extras.h"
 #include "kiln/core/proto_convert.h"
+#include "trace_extras.h"
 
 namespace kiln::trace {
 

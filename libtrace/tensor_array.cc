@@ -21,7 +21,7 @@ Value ShapeValue(const PartialShape& shape) {
 
 TensorArray::TensorArray(DType dtype, const Value& size, PartialShape element_shape,
                          bool dynamic_size)
-    : dtype_(dtype), element_shape_(std::move(element_shape)), dynamic_size_(dynamic_size) {
+    : dtype_(dtype), element_shape_(element_shape), dynamic_size_(dynamic_size) {
   handle_ = OpBuilder("TensorListReserve", "TensorArrayV2")
                 .Input(ShapeValue(element_shape_))
                 .Input(size)
@@ -31,7 +31,7 @@ TensorArray::TensorArray(DType dtype, const Value& size, PartialShape element_sh
 }
 
 TensorArray::TensorArray(DType dtype, int32_t size, PartialShape element_shape, bool dynamic_size)
-    : TensorArray(dtype, Scalar<int32_t>(size), std::move(element_shape), dynamic_size) {}
+    : TensorArray(dtype, Scalar<int32_t>(size), element_shape, dynamic_size) {}
 
 TensorArray TensorArray::Unstack(const Value& tensor) {
   TensorArray ta;

@@ -12,9 +12,9 @@
 namespace kiln::trace::internal {
 
 struct TraceExtras {
-  std::vector<std::string> host_callbacks;       // names, in order of use
+  std::vector<std::string> host_callbacks;              // names, in order of use
   std::vector<std::shared_ptr<const void>> keep_alive;  // registrations the graph's ops refer to
-  int variables_created = 0;                      // by Variable::Create during the trace
+  int variables_created = 0;                            // by Variable::Create during the trace
 };
 
 // The extras of the outermost Function trace on this thread, or nullptr.

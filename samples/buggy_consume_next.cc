@@ -21,8 +21,8 @@ int main(int argc, char** argv) {
   Variable external_var = module.AddVariable("external_var", Tensor::Scalar(0));
   const std::vector<int> data = {0, 1, 2, 3};
   auto iterator = data.begin();  // iter([0, 1, 2, 3])
-  Function& buggy_consume_next =
-      module.AddMethod("buggy_consume_next", InputSignature{}, [&](const Values&) -> Result<Values> {
+  Function& buggy_consume_next = module.AddMethod(
+      "buggy_consume_next", InputSignature{}, [&](const Values&) -> Result<Values> {
         external_var.AssignAdd(Scalar(*iterator++));  // next(iterator): host code
         KILN_RETURN_IF_ERROR(
             kiln::samples::PrintLine("Value of external_var: {}", {external_var.Read()}));

@@ -69,7 +69,8 @@ int main(int argc, char** argv) {
   auto sig = (*loaded)->GetSignature("serving_default");
   Check(sig.status(), "signature");
   std::cout << "bundle " << (root / "myadd").string() << ", serving_default(hello, world):\n";
-  auto out = (*sig)->Run({{"a", Tensor::StringScalar("hello")}, {"b", Tensor::StringScalar("world")}});
+  auto out =
+      (*sig)->Run({{"a", Tensor::StringScalar("hello")}, {"b", Tensor::StringScalar("world")}});
   Check(out.status(), "run");
   std::cout << "=> " << TfRepr(out->at("output_0")) << "\n";
   return 0;

@@ -30,8 +30,8 @@ int main(int argc, char** argv) {
         std::cout << "Tracing with " << args[0].ToString() << std::endl;
         const Value& x = args[0];
         // tf.where(x % 2 == 0, x // 2, 3 * x + 1)
-        return Values{Where(Equal(x % 2.0, Scalar(0)), FloorDiv(x, Scalar(2)),
-                            Scalar(3) * x + Scalar(1))};
+        return Values{
+            Where(Equal(x % 2.0, Scalar(0)), FloorDiv(x, Scalar(2)), Scalar(3) * x + Scalar(1))};
       });
   const Tensor v = *Tensor::FromVector<int32_t>({1, 2}, Shape{2});
   auto r = next_collatz(v);

@@ -27,8 +27,8 @@ int main(int argc, char** argv) {
     std::cout << "Tracing with " << args[0].ToString() << std::endl;
     return Result<Values>(Values{args[0] + args[0]});
   });
-  for (const Tensor& t : {Tensor::Scalar(1), Tensor::Scalar(2), Tensor::Scalar(1.1f),
-                          Tensor::StringScalar("a")}) {
+  for (const Tensor& t :
+       {Tensor::Scalar(1), Tensor::Scalar(2), Tensor::Scalar(1.1f), Tensor::StringScalar("a")}) {
     auto r = dbl(t);
     Check(r.status(), "double");
     std::cout << TfRepr((*r)[0]) << "\n\n";
@@ -72,7 +72,7 @@ int main(int argc, char** argv) {
   Check(loaded.status(), "load");
   auto r = (*(*loaded)->GetSignature("serving_default"))->Run({{"a", Tensor::StringScalar("a")}});
   Check(r.status(), "run");
-  std::cout << "from the bundle " << (root / "double").string() << ": "
-            << TfRepr(r->at("output_0")) << "\n";
+  std::cout << "from the bundle " << (root / "double").string() << ": " << TfRepr(r->at("output_0"))
+            << "\n";
   return 0;
 }

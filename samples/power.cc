@@ -75,7 +75,9 @@ int main(int argc, char** argv) {
   // Export the y = 100 graph with x as a tensor input and check the bundle.
   Module module("power");
   Function power100("power", {{"x", DType::kInt32, kiln::PartialShape{10, 10}}},
-                    [](const Values& v) { return Power(Args{Arg(v[0]), Arg(100)}); });
+                    [](const Values& v) {
+                      return Power(Args{Arg(v[0]), Arg(100)});
+                    });
   Check(Save(module, root / "power", {{"serving_default", &power100}}), "save");
   auto loaded = kiln::exec::SavedModel::Load(root / "power");
   Check(loaded.status(), "load");

@@ -17,10 +17,9 @@ namespace kiln::samples {
 
 // argv[1] when given (created if missing), else a fresh directory under the temp dir.
 inline std::filesystem::path BundleRoot(int argc, char** argv, const std::string& sample) {
-  std::filesystem::path root =
-      argc > 1 ? std::filesystem::path(argv[1])
-               : std::filesystem::temp_directory_path() /
-                     ("kiln_" + sample + "_" + std::to_string(::getpid()));
+  std::filesystem::path root = argc > 1 ? std::filesystem::path(argv[1])
+                                        : std::filesystem::temp_directory_path() /
+                                              ("kiln_" + sample + "_" + std::to_string(::getpid()));
   std::filesystem::create_directories(root);
   return root;
 }

@@ -23,11 +23,12 @@ int main(int argc, char** argv) {
 
   Module module("variables");
   Variable x = module.AddVariable("x", Tensor::Scalar(1.0f));
-  Function& out_fn = module.AddMethod("out", InputSignature{}, [&](const Values&) -> Result<Values> {
-    x.AssignAdd(Scalar(1.0f));
-    KILN_RETURN_IF_ERROR(Print({x.Read()}, out));
-    return Values{x.Read()};
-  });
+  Function& out_fn =
+      module.AddMethod("out", InputSignature{}, [&](const Values&) -> Result<Values> {
+        x.AssignAdd(Scalar(1.0f));
+        KILN_RETURN_IF_ERROR(Print({x.Read()}, out));
+        return Values{x.Read()};
+      });
   std::cout << "# out(); out()\n";
   Check(out_fn().status(), "out");
   Check(out_fn().status(), "out");

@@ -1,16 +1,28 @@
 #!/usr/bin/env bash
-# Configures and builds into build/ (or $KILN_BUILD_DIR). Extra args go to cmake configure.
-# Compiler output goes to <build>/build.log; it is printed only when the build fails.
+# Configures and builds the project. Every option is passed on every run, so a build directory
+# never keeps a configuration that another command left in its cache.
+#   KILN_BUILD_DIR   build directory (default: build/)
+#   KILN_BUILD_TYPE  Release (default) or Debug
+#   KILN_COMPILER    gcc (default) or clang
+#   KILN_SANITIZE    ON to build with AddressSanitizer + UndefinedBehaviorSanitizer
+#   KILN_WERROR      ON (default) to fail on compiler warnings; OFF for untested compilers
+#   KILN_JOBS        parallel jobs (default: all cores)
+# Extra arguments go to cmake's configure step. Compiler output, warnings included, is shown.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 BUILD="${KILN_BUILD_DIR:-$ROOT/build}"
 JOBS="${KILN_JOBS:-$(nproc)}"
-mkdir -p "$BUILD"
-echo "building in $BUILD (log: $BUILD/build.log)"
-if ! { cmake -S "$ROOT" -B "$BUILD" -DCMAKE_BUILD_TYPE="${KILN_BUILD_TYPE:-Release}" "$@" &&
-       cmake --build "$BUILD" -j"$JOBS"; } >"$BUILD/build.log" 2>&1; then
-  grep -E "error|Error" -A5 "$BUILD/build.log" | head -80 || true
-  tail -20 "$BUILD/build.log"
-  echo "build failed; full log in $BUILD/build.log" >&2
-  exit 1
-fi
+case "${KILN_COMPILER:-gcc}" in
+  gcc) CC_=gcc CXX_=g++ ;;
+  clang) CC_=clang CXX_=clang++ ;;
+  *) echo "build.sh: KILN_COMPILER must be gcc or clang, got '${KILN_COMPILER}'" >&2; exit 2 ;;
+esac
+LAUNCHER=()
+if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+echo "== building in $BUILD (${KILN_COMPILER:-gcc}, ${KILN_BUILD_TYPE:-Release}, sanitizers ${KILN_SANITIZE:-OFF})"
+cmake -S "$ROOT" -B "$BUILD" --log-level=WARNING \
+  -DCMAKE_BUILD_TYPE="${KILN_BUILD_TYPE:-Release}" \
+  -DCMAKE_C_COMPILER="$CC_" -DCMAKE_CXX_COMPILER="$CXX_" "${LAUNCHER[@]}" \
+  -DKILN_BUILD_TESTS=ON -DKILN_BUILD_SAMPLES=ON -DKILN_BUILD_BENCH=ON \
+  -DKILN_SANITIZE="${KILN_SANITIZE:-OFF}" -DKILN_WERROR="${KILN_WERROR:-ON}" "$@"
+cmake --build "$BUILD" -j"$JOBS" -- --no-print-directory

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # The main job: set up, build, export the DemoModule and the MLP, show the bundle, and run it
-# from separate programs that link only the runtime (kiln::exec).
+# from separate programs that link only the runtime (kiln::exec). It builds build/ with the
+# same options as the test command, so either command reuses what the other built.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$ROOT/scripts/install-deps.sh"
-bash "$ROOT/scripts/build.sh" -DKILN_BUILD_TESTS=OFF
+bash "$ROOT/scripts/build.sh"
 BIN="${KILN_BUILD_DIR:-$ROOT/build}"
 OUT="${KILN_OUT_DIR:-$ROOT/out}"
 mkdir -p "$OUT"

@@ -9,7 +9,8 @@ namespace kiln {
 Result<DType> DTypeFromProto(int n) {
   if (n == 0) return DType::kInvalid;
   if (!DTypeIsKnown(n)) {
-    if (n > 100 && n < 200) return Unimplemented("reference dtype ", n, " (TF1 _ref types) is not supported");
+    if (n > 100 && n < 200)
+      return Unimplemented("reference dtype ", n, " (TF1 _ref types) is not supported");
     return InvalidArgument("unknown DataType number ", n);
   }
   return static_cast<DType>(n);
@@ -57,7 +58,8 @@ Status FillFromField(const Field& field, Tensor* t, Conv conv) {
   if (field.size() > n)
     return InvalidArgument("tensor proto has ", field.size(), " values for ", n, " elements");
   if (field.empty()) return OkStatus();  // zeros already
-  for (int64_t i = 0; i < n; ++i) out[i] = conv(field.Get(static_cast<int>(std::min<int64_t>(i, field.size() - 1))));
+  for (int64_t i = 0; i < n; ++i)
+    out[i] = conv(field.Get(static_cast<int>(std::min<int64_t>(i, field.size() - 1))));
   return OkStatus();
 }
 
@@ -66,7 +68,8 @@ Status FillFromField(const Field& field, Tensor* t, Conv conv) {
 Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
   KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromProto(proto.dtype()));
   if (dtype == DType::kInvalid) return InvalidArgument("tensor proto has dtype DT_INVALID");
-  KILN_ASSIGN_OR_RETURN_CTX(Shape shape, ShapeFromProto(proto.tensor_shape()), "tensor proto shape");
+  KILN_ASSIGN_OR_RETURN_CTX(Shape shape, ShapeFromProto(proto.tensor_shape()),
+                            "tensor proto shape");
   Tensor t(dtype, shape);
   const int64_t n = shape.num_elements();
   if (DTypeIsPod(dtype) && !proto.tensor_content().empty()) {
@@ -90,16 +93,20 @@ Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
       KILN_RETURN_IF_ERROR(FillFromField<int32_t>(proto.int_val(), &t, same));
       break;
     case DType::kInt16:
-      KILN_RETURN_IF_ERROR(FillFromField<int16_t>(proto.int_val(), &t, [](int32_t v) { return static_cast<int16_t>(v); }));
+      KILN_RETURN_IF_ERROR(FillFromField<int16_t>(
+          proto.int_val(), &t, [](int32_t v) { return static_cast<int16_t>(v); }));
       break;
     case DType::kInt8:
-      KILN_RETURN_IF_ERROR(FillFromField<int8_t>(proto.int_val(), &t, [](int32_t v) { return static_cast<int8_t>(v); }));
+      KILN_RETURN_IF_ERROR(FillFromField<int8_t>(proto.int_val(), &t,
+                                                 [](int32_t v) { return static_cast<int8_t>(v); }));
       break;
     case DType::kUInt8:
-      KILN_RETURN_IF_ERROR(FillFromField<uint8_t>(proto.int_val(), &t, [](int32_t v) { return static_cast<uint8_t>(v); }));
+      KILN_RETURN_IF_ERROR(FillFromField<uint8_t>(
+          proto.int_val(), &t, [](int32_t v) { return static_cast<uint8_t>(v); }));
       break;
     case DType::kUInt16:
-      KILN_RETURN_IF_ERROR(FillFromField<uint16_t>(proto.int_val(), &t, [](int32_t v) { return static_cast<uint16_t>(v); }));
+      KILN_RETURN_IF_ERROR(FillFromField<uint16_t>(
+          proto.int_val(), &t, [](int32_t v) { return static_cast<uint16_t>(v); }));
       break;
     case DType::kInt64:
       KILN_RETURN_IF_ERROR(FillFromField<int64_t>(proto.int64_val(), &t, same));
@@ -114,37 +121,47 @@ Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
       KILN_RETURN_IF_ERROR(FillFromField<bool>(proto.bool_val(), &t, same));
       break;
     case DType::kHalf:
-      KILN_RETURN_IF_ERROR(FillFromField<Half>(proto.half_val(), &t, [](int32_t v) { return Half{static_cast<uint16_t>(v)}; }));
+      KILN_RETURN_IF_ERROR(FillFromField<Half>(
+          proto.half_val(), &t, [](int32_t v) { return Half{static_cast<uint16_t>(v)}; }));
       break;
     case DType::kBFloat16:
-      KILN_RETURN_IF_ERROR(FillFromField<BFloat16>(proto.half_val(), &t, [](int32_t v) { return BFloat16{static_cast<uint16_t>(v)}; }));
+      KILN_RETURN_IF_ERROR(FillFromField<BFloat16>(
+          proto.half_val(), &t, [](int32_t v) { return BFloat16{static_cast<uint16_t>(v)}; }));
       break;
     case DType::kString:
-      KILN_RETURN_IF_ERROR(FillFromField<std::string>(proto.string_val(), &t, [](const std::string& v) { return v; }));
+      KILN_RETURN_IF_ERROR(FillFromField<std::string>(proto.string_val(), &t,
+                                                      [](const std::string& v) { return v; }));
       break;
     case DType::kComplex64: {
-      if (proto.scomplex_val_size() % 2) return InvalidArgument("scomplex_val has an odd number of values");
+      if (proto.scomplex_val_size() % 2)
+        return InvalidArgument("scomplex_val has an odd number of values");
       const int64_t have = proto.scomplex_val_size() / 2;
-      if (have > n) return InvalidArgument("tensor proto has ", have, " values for ", n, " elements");
+      if (have > n)
+        return InvalidArgument("tensor proto has ", have, " values for ", n, " elements");
       for (int64_t i = 0; have > 0 && i < n; ++i) {
         int64_t j = std::min(i, have - 1);
-        t.data<std::complex<float>>()[i] = {proto.scomplex_val(2 * j), proto.scomplex_val(2 * j + 1)};
+        t.data<std::complex<float>>()[i] = {proto.scomplex_val(2 * j),
+                                            proto.scomplex_val(2 * j + 1)};
       }
       break;
     }
     case DType::kComplex128: {
-      if (proto.dcomplex_val_size() % 2) return InvalidArgument("dcomplex_val has an odd number of values");
+      if (proto.dcomplex_val_size() % 2)
+        return InvalidArgument("dcomplex_val has an odd number of values");
       const int64_t have = proto.dcomplex_val_size() / 2;
-      if (have > n) return InvalidArgument("tensor proto has ", have, " values for ", n, " elements");
+      if (have > n)
+        return InvalidArgument("tensor proto has ", have, " values for ", n, " elements");
       for (int64_t i = 0; have > 0 && i < n; ++i) {
         int64_t j = std::min(i, have - 1);
-        t.data<std::complex<double>>()[i] = {proto.dcomplex_val(2 * j), proto.dcomplex_val(2 * j + 1)};
+        t.data<std::complex<double>>()[i] = {proto.dcomplex_val(2 * j),
+                                             proto.dcomplex_val(2 * j + 1)};
       }
       break;
     }
     case DType::kResource:
     case DType::kVariant:
-      return Unimplemented("constant tensors of dtype ", DTypeEnumName(dtype), " are not supported");
+      return Unimplemented("constant tensors of dtype ", DTypeEnumName(dtype),
+                           " are not supported");
     case DType::kInvalid:
       break;
   }
@@ -168,20 +185,47 @@ Status TensorToProto(const Tensor& tensor, tensorflow::TensorProto* proto) {
     return OkStatus();
   }
   switch (dt) {
-    case DType::kFloat: proto->add_float_val(tensor.data<float>()[0]); break;
-    case DType::kDouble: proto->add_double_val(tensor.data<double>()[0]); break;
-    case DType::kInt32: proto->add_int_val(tensor.data<int32_t>()[0]); break;
-    case DType::kInt16: proto->add_int_val(tensor.data<int16_t>()[0]); break;
-    case DType::kInt8: proto->add_int_val(tensor.data<int8_t>()[0]); break;
-    case DType::kUInt8: proto->add_int_val(tensor.data<uint8_t>()[0]); break;
-    case DType::kUInt16: proto->add_int_val(tensor.data<uint16_t>()[0]); break;
-    case DType::kInt64: proto->add_int64_val(tensor.data<int64_t>()[0]); break;
-    case DType::kUInt32: proto->add_uint32_val(tensor.data<uint32_t>()[0]); break;
-    case DType::kUInt64: proto->add_uint64_val(tensor.data<uint64_t>()[0]); break;
-    case DType::kBool: proto->add_bool_val(tensor.data<bool>()[0]); break;
-    case DType::kHalf: proto->add_half_val(tensor.data<Half>()[0].bits); break;
-    case DType::kBFloat16: proto->add_half_val(tensor.data<BFloat16>()[0].bits); break;
-    default: proto->set_tensor_content(tensor.raw_data(), tensor.ByteSize());
+    case DType::kFloat:
+      proto->add_float_val(tensor.data<float>()[0]);
+      break;
+    case DType::kDouble:
+      proto->add_double_val(tensor.data<double>()[0]);
+      break;
+    case DType::kInt32:
+      proto->add_int_val(tensor.data<int32_t>()[0]);
+      break;
+    case DType::kInt16:
+      proto->add_int_val(tensor.data<int16_t>()[0]);
+      break;
+    case DType::kInt8:
+      proto->add_int_val(tensor.data<int8_t>()[0]);
+      break;
+    case DType::kUInt8:
+      proto->add_int_val(tensor.data<uint8_t>()[0]);
+      break;
+    case DType::kUInt16:
+      proto->add_int_val(tensor.data<uint16_t>()[0]);
+      break;
+    case DType::kInt64:
+      proto->add_int64_val(tensor.data<int64_t>()[0]);
+      break;
+    case DType::kUInt32:
+      proto->add_uint32_val(tensor.data<uint32_t>()[0]);
+      break;
+    case DType::kUInt64:
+      proto->add_uint64_val(tensor.data<uint64_t>()[0]);
+      break;
+    case DType::kBool:
+      proto->add_bool_val(tensor.data<bool>()[0]);
+      break;
+    case DType::kHalf:
+      proto->add_half_val(tensor.data<Half>()[0].bits);
+      break;
+    case DType::kBFloat16:
+      proto->add_half_val(tensor.data<BFloat16>()[0].bits);
+      break;
+    default:
+      proto->set_tensor_content(tensor.raw_data(), tensor.ByteSize());
   }
   return OkStatus();
 }

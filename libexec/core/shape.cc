@@ -55,7 +55,8 @@ Result<PartialShape> PartialShape::FromDims(std::span<const int64_t> dims) {
     return InvalidArgument("rank ", dims.size(), " exceeds the supported maximum of ", kMaxRank);
   PartialShape s(Shape{});
   for (int64_t d : dims) {
-    if (d < -1) return InvalidArgument("invalid dimension ", d, " (expected >= 0, or -1 for unknown)");
+    if (d < -1)
+      return InvalidArgument("invalid dimension ", d, " (expected >= 0, or -1 for unknown)");
     s.dims_[s.rank_++] = d;
   }
   return s;
@@ -69,7 +70,8 @@ bool PartialShape::IsFullyDefined() const {
 }
 
 Result<Shape> PartialShape::ToShape() const {
-  if (!IsFullyDefined()) return InvalidArgument("shape ", ToPythonString(), " is not fully defined");
+  if (!IsFullyDefined())
+    return InvalidArgument("shape ", ToPythonString(), " is not fully defined");
   return Shape::FromDims(dims());
 }
 

@@ -80,7 +80,8 @@ TensorBuffer::~TensorBuffer() {
 }
 
 Tensor::Tensor(DType dtype, const Shape& shape)
-    : dtype_(dtype), shape_(shape),
+    : dtype_(dtype),
+      shape_(shape),
       buffer_(std::make_shared<TensorBuffer>(dtype, shape.num_elements())) {}
 
 Tensor Tensor::Reshaped(const Shape& shape) const {
@@ -158,12 +159,24 @@ std::string CEscape(const std::string& s) {
   std::string out;
   for (unsigned char c : s) {
     switch (c) {
-      case '\n': out += "\\n"; break;
-      case '\r': out += "\\r"; break;
-      case '\t': out += "\\t"; break;
-      case '\\': out += "\\\\"; break;
-      case '"': out += "\\\""; break;
-      case '\'': out += "\\'"; break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '"':
+        out += "\\\"";
+        break;
+      case '\'':
+        out += "\\'";
+        break;
       default:
         if (c < 0x20 || c == 0x7f) {
           char buf[8];
@@ -179,25 +192,38 @@ std::string CEscape(const std::string& s) {
 
 std::string FormatElement(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
-    case DType::kFloat: return FormatFloat(t.data<float>()[i]);
-    case DType::kDouble: return FormatDouble(t.data<double>()[i]);
-    case DType::kHalf: return FormatFloat(HalfToFloat(t.data<Half>()[i].bits));
+    case DType::kFloat:
+      return FormatFloat(t.data<float>()[i]);
+    case DType::kDouble:
+      return FormatDouble(t.data<double>()[i]);
+    case DType::kHalf:
+      return FormatFloat(HalfToFloat(t.data<Half>()[i].bits));
     case DType::kBFloat16: {
       uint32_t bits = static_cast<uint32_t>(t.data<BFloat16>()[i].bits) << 16;
       float f;
       std::memcpy(&f, &bits, 4);
       return FormatFloat(f);
     }
-    case DType::kInt32: return std::to_string(t.data<int32_t>()[i]);
-    case DType::kInt64: return std::to_string(t.data<int64_t>()[i]);
-    case DType::kInt16: return std::to_string(t.data<int16_t>()[i]);
-    case DType::kInt8: return std::to_string(t.data<int8_t>()[i]);
-    case DType::kUInt8: return std::to_string(t.data<uint8_t>()[i]);
-    case DType::kUInt16: return std::to_string(t.data<uint16_t>()[i]);
-    case DType::kUInt32: return std::to_string(t.data<uint32_t>()[i]);
-    case DType::kUInt64: return std::to_string(t.data<uint64_t>()[i]);
-    case DType::kBool: return t.data<bool>()[i] ? "True" : "False";
-    case DType::kString: return "\"" + CEscape(t.data<std::string>()[i]) + "\"";
+    case DType::kInt32:
+      return std::to_string(t.data<int32_t>()[i]);
+    case DType::kInt64:
+      return std::to_string(t.data<int64_t>()[i]);
+    case DType::kInt16:
+      return std::to_string(t.data<int16_t>()[i]);
+    case DType::kInt8:
+      return std::to_string(t.data<int8_t>()[i]);
+    case DType::kUInt8:
+      return std::to_string(t.data<uint8_t>()[i]);
+    case DType::kUInt16:
+      return std::to_string(t.data<uint16_t>()[i]);
+    case DType::kUInt32:
+      return std::to_string(t.data<uint32_t>()[i]);
+    case DType::kUInt64:
+      return std::to_string(t.data<uint64_t>()[i]);
+    case DType::kBool:
+      return t.data<bool>()[i] ? "True" : "False";
+    case DType::kString:
+      return "\"" + CEscape(t.data<std::string>()[i]) + "\"";
     case DType::kComplex64: {
       auto c = t.data<std::complex<float>>()[i];
       return "(" + FormatFloat(c.real()) + "," + FormatFloat(c.imag()) + ")";
@@ -214,7 +240,8 @@ std::string FormatElement(const Tensor& t, int64_t i) {
       const auto& v = t.data<std::shared_ptr<const VariantBase>>()[i];
       return v ? "<" + v->DebugString() + ">" : "<null variant>";
     }
-    case DType::kInvalid: break;
+    case DType::kInvalid:
+      break;
   }
   return "?";
 }
@@ -225,7 +252,7 @@ void PrintDimSpacing(int dim, int num_dims, std::string* out) {
     return;
   }
   out->append(static_cast<size_t>(num_dims - dim - 1), '\n');
-  out->append(static_cast<size_t>(dim + 1), ' ');
+  out->append(static_cast<size_t>(dim) + 1, ' ');
 }
 
 // TensorFlow's PrintOneDimV2: `ends` elements at each end of every dimension.

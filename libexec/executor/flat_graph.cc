@@ -22,8 +22,13 @@ class FunctionImporter {
   FunctionImporter(FlatGraph* g, const FunctionLibrary& lib, const tensorflow::FunctionDef& fdef,
                    std::string prefix, std::vector<Edge> args, std::vector<int> control_deps,
                    int depth)
-      : g_(g), lib_(lib), fdef_(fdef), prefix_(std::move(prefix)), args_(std::move(args)),
-        control_deps_(std::move(control_deps)), depth_(depth) {}
+      : g_(g),
+        lib_(lib),
+        fdef_(fdef),
+        prefix_(std::move(prefix)),
+        args_(std::move(args)),
+        control_deps_(std::move(control_deps)),
+        depth_(depth) {}
 
   // Returns the edges of the function's outputs, in output_arg order.
   Result<std::vector<Edge>> Import(std::vector<int>* all_nodes_out) {
@@ -190,8 +195,8 @@ class FunctionImporter {
     }
     const FlatNode& producer = g_->nodes[imp.node];
     if (arg.empty() || producer.def == nullptr) return Edge{imp.node, index};
-    KILN_ASSIGN_OR_RETURN_CTX(int flat, FlatOutputIndex(*producer.def, arg, index),
-                              "input '", in, "'");
+    KILN_ASSIGN_OR_RETURN_CTX(int flat, FlatOutputIndex(*producer.def, arg, index), "input '", in,
+                              "'");
     return Edge{imp.node, flat};
   }
 

@@ -7,13 +7,13 @@
 
 #include "kiln/core/status.h"
 #include "kiln/exec/executor.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 
 namespace kiln::exec {
 
 struct Edge {
-  int node = -1;    // producing node
-  int output = 0;   // flat output index of that node
+  int node = -1;   // producing node
+  int output = 0;  // flat output index of that node
 };
 
 struct FlatNode {
@@ -22,15 +22,15 @@ struct FlatNode {
   const ProtoAttrMap* attrs = nullptr;
   std::vector<Edge> inputs;
   std::vector<int> control_inputs;
-  int arg_index = -1;  // for _Arg
+  int arg_index = -1;                 // for _Arg
   const OpDefinition* def = nullptr;  // null for _Arg, NoOp-like sinks and unknown ops
   bool stateful = false;
 };
 
 struct FlatGraph {
   std::vector<FlatNode> nodes;
-  std::vector<Edge> outputs;       // one per FunctionDef output arg
-  std::vector<int> keep;           // control_ret nodes: run even if no output needs them
+  std::vector<Edge> outputs;  // one per FunctionDef output arg
+  std::vector<int> keep;      // control_ret nodes: run even if no output needs them
 };
 
 // Imports `fdef`, inlining PartitionedCall/StatefulPartitionedCall and direct calls of

@@ -1,5 +1,5 @@
-#include "tensorflow/framework.pb.h"
 #include "kiln/exec/executor.h"
+#include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
 

@@ -51,8 +51,8 @@ class FunctionCompiler {
       KILN_ASSIGN_OR_RETURN(DType declared, DTypeFromProto(a.type()));
       if (declared != DType::kInvalid) {
         if (spec.dtype != DType::kInvalid && spec.dtype != declared)
-          return InvalidArgument("function '", fname, "': argument '", a.name(),
-                                 "' is declared ", DTypeShortName(declared), ", prepared as ",
+          return InvalidArgument("function '", fname, "': argument '", a.name(), "' is declared ",
+                                 DTypeShortName(declared), ", prepared as ",
                                  DTypeShortName(spec.dtype));
         spec.dtype = declared;
       }
@@ -202,8 +202,8 @@ class FunctionCompiler {
     for (size_t i = 0; i < g.outputs.size(); ++i) {
       const Edge& e = g.outputs[i];
       if (e.output >= static_cast<int>(out_slots[e.node].size()))
-        return InvalidArgument("function '", fname, "': output ", i, " refers to output ",
-                               e.output, " of '", g.nodes[e.node].name, "', which does not exist");
+        return InvalidArgument("function '", fname, "': output ", i, " refers to output ", e.output,
+                               " of '", g.nodes[e.node].name, "', which does not exist");
       pf->output_slots_.push_back(out_slots[e.node][e.output]);
       TensorSpec spec = out_specs[e.node][e.output];
       KILN_ASSIGN_OR_RETURN(DType declared, DTypeFromProto(sig.output_arg(i).type()));
@@ -239,10 +239,11 @@ Result<std::shared_ptr<const PreparedFunction>> PreparedFunction::Prepare(
 Status PreparedFunction::Run(std::span<const Tensor> args, std::vector<Tensor>* outputs,
                              const RunOptions& options) const {
   if (args.size() != arg_specs_.size())
-    return InvalidArgument("function '", name_, "' takes ", arg_specs_.size(),
-                           " arguments, got ", args.size());
+    return InvalidArgument("function '", name_, "' takes ", arg_specs_.size(), " arguments, got ",
+                           args.size());
   for (size_t i = 0; i < args.size(); ++i)
-    KILN_RETURN_IF_ERROR(CheckArg(arg_specs_[i], args[i], static_cast<int>(i), arg_names_[i], name_));
+    KILN_RETURN_IF_ERROR(
+        CheckArg(arg_specs_[i], args[i], static_cast<int>(i), arg_names_[i], name_));
 
   std::vector<Tensor> frame(static_cast<size_t>(num_slots_));
   for (const auto& [slot, t] : constants_) frame[slot] = t;

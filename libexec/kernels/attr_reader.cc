@@ -4,7 +4,7 @@
 #include <string>
 
 #include "kiln/core/proto_convert.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {

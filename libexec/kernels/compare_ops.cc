@@ -138,7 +138,6 @@ struct SelectV2Functor<Eigen::DefaultDevice, T> {
 
 namespace {
 
-
 constexpr std::initializer_list<DType> kEqualityDTypes = {
     DType::kFloat, DType::kDouble, DType::kInt32, DType::kInt64, DType::kBool, DType::kString};
 #define KILN_EQUALITY_TYPES float, double, int32_t, int64_t, bool, std::string

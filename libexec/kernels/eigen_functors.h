@@ -153,7 +153,9 @@ template <typename Device, typename Src, typename Dst>
 struct CastFunctor {
   void operator()(const Device& d, ConstFlat<Src> in, Flat<Dst> out) const {
     if constexpr (std::is_same_v<Dst, bool>) {
-      out.device(d) = in != in.constant(Src(0));  // any non-zero value is true
+      // Any non-zero value is true. (A unary functor: Clang finds Eigen's tensor-vs-constant
+      // operator!= ambiguous.)
+      out.device(d) = in.unaryExpr([](Src v) { return v != Src(0); });
     } else {
       out.device(d) = in.template cast<Dst>();
     }

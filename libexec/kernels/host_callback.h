@@ -26,8 +26,7 @@ struct HostCallbackEntry {
 };
 
 // Registers `fn`; the registration ends when the last copy of the returned handle goes.
-std::shared_ptr<const HostCallbackEntry> RegisterHostCallback(std::string name,
-                                                              HostCallbackFn fn);
+std::shared_ptr<const HostCallbackEntry> RegisterHostCallback(std::string name, HostCallbackFn fn);
 // The live registration for `token`, or nullptr.
 std::shared_ptr<const HostCallbackEntry> FindHostCallback(const std::string& token);
 

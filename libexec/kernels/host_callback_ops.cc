@@ -82,8 +82,7 @@ constexpr KernelEntry kCpu[] = {
 
 }  // namespace
 
-std::shared_ptr<const HostCallbackEntry> RegisterHostCallback(std::string name,
-                                                              HostCallbackFn fn) {
+std::shared_ptr<const HostCallbackEntry> RegisterHostCallback(std::string name, HostCallbackFn fn) {
   static std::atomic<int64_t> counter{0};
   auto entry = std::make_shared<HostCallbackEntry>();
   entry->name = std::move(name);

@@ -116,9 +116,11 @@ Status PrepareReadFile(PrepareContext& ctx) {
 
 Status ComputeReadFile(const KernelContext& ctx) {
   const Tensor& name = ctx.input(0);
-  if (name.NumElements() != 1) return ctx.Error("filename must be a scalar, got ", name.shape().ToString());
+  if (name.NumElements() != 1)
+    return ctx.Error("filename must be a scalar, got ", name.shape().ToString());
   auto contents = ReadFileToString(name.scalar<std::string>());
-  if (!contents.ok()) return contents.status().WithContext("node '" + std::string(ctx.node_name()) + "'");
+  if (!contents.ok())
+    return contents.status().WithContext("node '" + std::string(ctx.node_name()) + "'");
   ctx.set_output(0, Tensor::StringScalar(std::move(*contents)));
   return OkStatus();
 }

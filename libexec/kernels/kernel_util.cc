@@ -41,13 +41,11 @@ Result<PartialShape> BroadcastPartialShapes(const PartialShape& a, const Partial
     int ia = i - (rank - a.rank()), ib = i - (rank - b.rank());
     int64_t da = ia >= 0 ? a.dim(ia) : 1;
     int64_t db = ib >= 0 ? b.dim(ib) : 1;
-    if (da == 1) {
+    // A size-1 side takes the other's dim; an unknown (-1) side takes a known dim > 1 (the
+    // unknown one must match it) and stays unknown otherwise.
+    if (da == 1 || (da == -1 && db != 1)) {
       dims[i] = db;
-    } else if (db == 1) {
-      dims[i] = da;
-    } else if (da == -1) {
-      dims[i] = db;  // -1 stays -1; a known dim > 1 decides (the unknown one must match it)
-    } else if (db == -1 || da == db) {
+    } else if (db == 1 || db == -1 || da == db) {
       dims[i] = da;
     } else {
       return InvalidArgument("incompatible shapes for broadcasting: ", a.ToPythonString(), " and ",

@@ -12,7 +12,7 @@
 #include "kiln/core/dtype.h"
 #include "kiln/core/shape.h"
 #include "kiln/core/status.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 
 namespace kiln::exec {
 

@@ -12,7 +12,6 @@
 namespace kiln::exec {
 namespace {
 
-
 // ---- element functors ------------------------------------------------------------------------
 
 // Python's %: the result takes the sign of the divisor. Integer divisors are checked for zero

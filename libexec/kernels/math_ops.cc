@@ -8,7 +8,6 @@
 namespace kiln::exec {
 namespace {
 
-
 template <typename T>
 T* Data(const Tensor& t) {
   return t.data<T>();

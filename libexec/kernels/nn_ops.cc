@@ -8,7 +8,6 @@
 namespace kiln::exec {
 namespace {
 
-
 // ---- BiasAdd ---------------------------------------------------------------------------------
 
 struct BiasAddState : OpState {

@@ -5,7 +5,7 @@
 
 #include <span>
 
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 
 namespace kiln::exec {
 

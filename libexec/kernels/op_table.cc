@@ -1,9 +1,10 @@
 // The op table: every family's definitions and CPU kernels, concatenated once on first use.
+#include "kiln/exec/op_table.h"
+
 #include <algorithm>
 #include <vector>
 
 #include "kernels/op_families.h"
-#include "kiln/exec/op_registry.h"
 
 namespace kiln::exec {
 namespace {

@@ -115,7 +115,7 @@ struct UniformDist {
     if constexpr (std::is_same_v<T, float>) {
       for (int i = 0; i < 4; ++i) r[i] = Uint32ToFloat(s[i]);
     } else {
-      for (int i = 0; i < 2; ++i) r[i] = Uint64ToDouble(s[2 * i], s[2 * i + 1]);
+      for (int i = 0; i < 2; ++i) r[i] = Uint64ToDouble(s[2 * size_t(i)], s[2 * size_t(i) + 1]);
     }
     return r;
   }
@@ -151,7 +151,7 @@ struct UniformIntDist {
       if constexpr (kCount == 4) {
         bits = s[i];
       } else {
-        bits = s[2 * i] | (static_cast<uint64_t>(s[2 * i + 1]) << 32);
+        bits = s[2 * size_t(i)] | (static_cast<uint64_t>(s[2 * size_t(i) + 1]) << 32);
       }
       // lo + bits % range without signed overflow.
       r[i] = static_cast<T>(static_cast<U>(lo) + bits % range);

@@ -149,7 +149,6 @@ struct ArgFunctor<Eigen::DefaultDevice, kMax, T, Index> {
 
 namespace {
 
-
 constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
 
 // Reads an int32/int64 tensor of rank <= 1 as int64 values.

@@ -101,9 +101,11 @@ Status PrepareReadVariableOp(PrepareContext& ctx) {
 }
 
 Status ComputeReadVariableOp(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '",
+                            ctx.node_name(), "'");
   KILN_RETURN_IF_ERROR_CTX(
-      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "ReadVariableOp"), "node '", ctx.node_name(), "'");
+      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "ReadVariableOp"), "node '",
+      ctx.node_name(), "'");
   KILN_ASSIGN_OR_RETURN_CTX(Tensor value, var->Read(), "node '", ctx.node_name(), "'");
   ctx.set_output(0, std::move(value));
   return OkStatus();
@@ -132,7 +134,8 @@ Status PrepareAssignVariableOp(PrepareContext& ctx) { return PrepareAssign(ctx, 
 Status PrepareAssignArithmetic(PrepareContext& ctx) { return PrepareAssign(ctx, true); }
 
 Status ComputeAssignVariableOp(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '",
+                            ctx.node_name(), "'");
   KILN_RETURN_IF_ERROR_CTX(
       CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "AssignVariableOp"),
       "node '", ctx.node_name(), "'");
@@ -142,9 +145,11 @@ Status ComputeAssignVariableOp(const KernelContext& ctx) {
 
 template <template <typename> class Fn>
 Status ComputeAssignArithmetic(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '", ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '",
+                            ctx.node_name(), "'");
   KILN_RETURN_IF_ERROR_CTX(
-      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "the update"), "node '", ctx.node_name(), "'");
+      CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "the update"), "node '",
+      ctx.node_name(), "'");
   const Tensor& delta = ctx.input(1);
   // Under the variable's lock, so concurrent updates are never lost.
   KILN_RETURN_IF_ERROR_CTX(var->Update([&](const Tensor& current) -> Result<Tensor> {

@@ -21,7 +21,7 @@ class TensorList final : public VariantBase {
   TensorList(DType element_dtype, PartialShape element_shape, std::vector<Tensor> tensors,
              int64_t max_num_elements = -1)
       : element_dtype_(element_dtype),
-        element_shape_(std::move(element_shape)),
+        element_shape_(element_shape),
         tensors_(std::move(tensors)),
         max_num_elements_(max_num_elements) {}
 

@@ -47,11 +47,13 @@ Status FlattenLeaves(const tensorflow::StructuredValue& v, const std::string& na
     }
     case tensorflow::StructuredValue::kTupleValue:
       for (int i = 0; i < v.tuple_value().values_size(); ++i)
-        KILN_RETURN_IF_ERROR(FlattenLeaves(v.tuple_value().values(i), name + "_" + std::to_string(i), specs, names));
+        KILN_RETURN_IF_ERROR(
+            FlattenLeaves(v.tuple_value().values(i), name + "_" + std::to_string(i), specs, names));
       return OkStatus();
     case tensorflow::StructuredValue::kListValue:
       for (int i = 0; i < v.list_value().values_size(); ++i)
-        KILN_RETURN_IF_ERROR(FlattenLeaves(v.list_value().values(i), name + "_" + std::to_string(i), specs, names));
+        KILN_RETURN_IF_ERROR(
+            FlattenLeaves(v.list_value().values(i), name + "_" + std::to_string(i), specs, names));
       return OkStatus();
     case tensorflow::StructuredValue::kDictValue: {
       std::vector<std::string> keys;
@@ -65,7 +67,8 @@ Status FlattenLeaves(const tensorflow::StructuredValue& v, const std::string& na
       return OkStatus();
     default:
       return Unimplemented("argument '", name, "' is not a tensor (structured value kind ",
-                           static_cast<int>(v.kind_case()), "); only tensor arguments are supported");
+                           static_cast<int>(v.kind_case()),
+                           "); only tensor arguments are supported");
   }
 }
 
@@ -77,7 +80,8 @@ Status FlattenInputSignature(const tensorflow::StructuredValue& sig, std::vector
     return InvalidArgument("canonicalized_input_signature is not an (args, kwargs) pair");
   const auto& args = sig.tuple_value().values(0);
   for (int i = 0; i < args.tuple_value().values_size(); ++i)
-    KILN_RETURN_IF_ERROR(FlattenLeaves(args.tuple_value().values(i), "arg_" + std::to_string(i), specs, names));
+    KILN_RETURN_IF_ERROR(
+        FlattenLeaves(args.tuple_value().values(i), "arg_" + std::to_string(i), specs, names));
   return FlattenLeaves(sig.tuple_value().values(1), "kwargs", specs, names);
 }
 

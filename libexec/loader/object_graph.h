@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "kiln/core/status.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 #include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {

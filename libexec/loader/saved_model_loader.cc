@@ -47,7 +47,8 @@ class SavedModelLoader {
       return std::move(model_);
     }
     graph_ = &mg.object_graph_def();
-    if (graph_->nodes_size() == 0) return InvalidArgument("object graph of '", dir_.string(), "' has no nodes");
+    if (graph_->nodes_size() == 0)
+      return InvalidArgument("object graph of '", dir_.string(), "' has no nodes");
     model_->resources_ = std::make_unique<ResourceManager>();
     model_->library_ = std::make_unique<FunctionLibrary>(mg.graph_def().library());
     paths_ = ObjectPaths(*graph_);
@@ -106,8 +107,10 @@ class SavedModelLoader {
                         " variables but no variables/variables.index");
       return OkStatus();
     }
-    KILN_ASSIGN_OR_RETURN_CTX(auto reader, BundleReader::Open(prefix), "restoring variables of '", dir_.string(), "'");
-    KILN_ASSIGN_OR_RETURN_CTX(Tensor graph_str, reader->Read(kObjectGraphKey), "restoring variables");
+    KILN_ASSIGN_OR_RETURN_CTX(auto reader, BundleReader::Open(prefix), "restoring variables of '",
+                              dir_.string(), "'");
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor graph_str, reader->Read(kObjectGraphKey),
+                              "restoring variables");
     if (graph_str.dtype() != DType::kString || graph_str.NumElements() != 1)
       return DataLoss("checkpoint entry ", kObjectGraphKey, " is not a scalar string");
     tensorflow::TrackableObjectGraph ckpt;
@@ -170,7 +173,8 @@ class SavedModelLoader {
         if (index < 0 || index >= mg.asset_file_def_size())
           return InvalidArgument("asset object ", id, " refers to asset_file_def ", index,
                                  ", which does not exist");
-        captures_[id] = Tensor::StringScalar((dir_ / "assets" / mg.asset_file_def(index).filename()).string());
+        captures_[id] =
+            Tensor::StringScalar((dir_ / "assets" / mg.asset_file_def(index).filename()).string());
       }
     }
     return OkStatus();
@@ -200,7 +204,8 @@ class SavedModelLoader {
   Status LoadSignatures() {
     int map_id = FindChild(graph_->nodes(0), "signatures");
     if (map_id < 0) return OkStatus();
-    if (map_id >= graph_->nodes_size()) return InvalidArgument("'signatures' child is out of range");
+    if (map_id >= graph_->nodes_size())
+      return InvalidArgument("'signatures' child is out of range");
     const auto& sig_defs = model_->meta_graph_->signature_def();
     for (const auto& ref : graph_->nodes(map_id).children()) {
       const std::string& key = ref.local_name();
@@ -212,13 +217,15 @@ class SavedModelLoader {
       const std::string& fn_name = bare.concrete_function_name();
       auto cf_it = graph_->concrete_functions().find(fn_name);
       if (cf_it == graph_->concrete_functions().end())
-        return InvalidArgument(where, ": concrete function '", fn_name, "' has no entry in the object graph");
+        return InvalidArgument(where, ": concrete function '", fn_name,
+                               "' has no entry in the object graph");
       KILN_ASSIGN_OR_RETURN_CTX(const tensorflow::FunctionDef* fdef, FindFunction(fn_name), where);
 
       Signature sig;
       sig.name_ = key;
       std::vector<TensorSpec> cap_specs;
-      KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf_it->second, &sig.captures_, &cap_specs), where);
+      KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf_it->second, &sig.captures_, &cap_specs),
+                               where);
       const int n_args = fdef->signature().input_arg_size();
       const int n_user = n_args - static_cast<int>(sig.captures_.size());
       if (n_user < 0 || n_user != bare.argument_keywords_size())
@@ -235,9 +242,11 @@ class SavedModelLoader {
         if (sd != sig_defs.end()) {
           auto in = sd->second.inputs().find(a.key);
           if (in == sd->second.inputs().end())
-            return InvalidArgument(where, ": argument '", a.key, "' is missing from the SignatureDef");
+            return InvalidArgument(where, ": argument '", a.key,
+                                   "' is missing from the SignatureDef");
           a.tensor_name = in->second.name();
-          KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(in->second.tensor_shape()), where, " input '", a.key, "'");
+          KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(in->second.tensor_shape()),
+                                    where, " input '", a.key, "'");
         }
         arg_specs[i] = a.spec;
         sig.inputs_.push_back(a);
@@ -245,7 +254,8 @@ class SavedModelLoader {
       for (size_t c = 0; c < cap_specs.size(); ++c) arg_specs[n_user + c] = cap_specs[c];
       std::vector<int> order(n_user);
       for (int i = 0; i < n_user; ++i) order[i] = i;
-      std::sort(order.begin(), order.end(), [&](int x, int y) { return sig.inputs_[x].key < sig.inputs_[y].key; });
+      std::sort(order.begin(), order.end(),
+                [&](int x, int y) { return sig.inputs_[x].key < sig.inputs_[y].key; });
       std::vector<SignatureArg> sorted;
       for (int i : order) {
         sorted.push_back(sig.inputs_[i]);
@@ -256,7 +266,8 @@ class SavedModelLoader {
 
       std::vector<std::string> out_keys;
       std::vector<TensorSpec> out_specs;
-      KILN_RETURN_IF_ERROR_CTX(FlattenOutputSignature(cf_it->second.output_signature(), &out_keys, &out_specs), where);
+      KILN_RETURN_IF_ERROR_CTX(
+          FlattenOutputSignature(cf_it->second.output_signature(), &out_keys, &out_specs), where);
       if (static_cast<int>(out_keys.size()) != fdef->signature().output_arg_size())
         return InvalidArgument(where, ": output signature has ", out_keys.size(),
                                " entries, function '", fn_name, "' has ",
@@ -274,8 +285,9 @@ class SavedModelLoader {
       }
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
-      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
-                                "loading ", where, " of '", dir_.string(), "'");
+      KILN_ASSIGN_OR_RETURN_CTX(
+          sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
+          "loading ", where, " of '", dir_.string(), "'");
       model_->signatures_.emplace(key, std::move(sig));
     }
     return OkStatus();
@@ -307,14 +319,17 @@ class SavedModelLoader {
       for (const std::string& k : in_keys) {
         const auto& ti = sd.inputs().at(k);
         const std::string node = ti.name().substr(0, ti.name().find(':'));
-        if (node.empty() || (ti.name().size() > node.size() && ti.name().substr(node.size()) != ":0"))
+        if (node.empty() ||
+            (ti.name().size() > node.size() && ti.name().substr(node.size()) != ":0"))
           return InvalidArgument(where, ": input '", k, "' names tensor '", ti.name(),
                                  "'; only output 0 of a placeholder can be fed");
         SignatureArg a;
         a.key = k;
         a.tensor_name = ti.name();
-        KILN_ASSIGN_OR_RETURN_CTX(a.spec.dtype, DTypeFromProto(ti.dtype()), where, " input '", k, "'");
-        KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where, " input '", k, "'");
+        KILN_ASSIGN_OR_RETURN_CTX(a.spec.dtype, DTypeFromProto(ti.dtype()), where, " input '", k,
+                                  "'");
+        KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
+                                  " input '", k, "'");
         auto* arg = fdef->mutable_signature()->add_input_arg();
         arg->set_name(node);
         arg->set_type(static_cast<tensorflow::DataType>(ti.dtype()));
@@ -333,8 +348,10 @@ class SavedModelLoader {
         SignatureArg o;
         o.key = out_keys[i];
         o.tensor_name = ti.name();
-        KILN_ASSIGN_OR_RETURN_CTX(o.spec.dtype, DTypeFromProto(ti.dtype()), where, " output '", o.key, "'");
-        KILN_ASSIGN_OR_RETURN_CTX(o.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where, " output '", o.key, "'");
+        KILN_ASSIGN_OR_RETURN_CTX(o.spec.dtype, DTypeFromProto(ti.dtype()), where, " output '",
+                                  o.key, "'");
+        KILN_ASSIGN_OR_RETURN_CTX(o.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
+                                  " output '", o.key, "'");
         const std::string ret_name = "output_" + std::to_string(i);
         auto* out = fdef->mutable_signature()->add_output_arg();
         out->set_name(ret_name);
@@ -347,9 +364,9 @@ class SavedModelLoader {
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
       popts.keep_stateful = false;
-      KILN_ASSIGN_OR_RETURN_CTX(sig.function_,
-                                PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
-                                "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
+      KILN_ASSIGN_OR_RETURN_CTX(
+          sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
+          "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
       model_->synthesized_.push_back(std::move(fdef));
       model_->signatures_.emplace(key, std::move(sig));
     }
@@ -363,7 +380,8 @@ class SavedModelLoader {
       const auto& obj = graph_->nodes(id);
       std::vector<std::string> names;
       if (obj.has_function()) {
-        names.assign(obj.function().concrete_functions().begin(), obj.function().concrete_functions().end());
+        names.assign(obj.function().concrete_functions().begin(),
+                     obj.function().concrete_functions().end());
       } else if (obj.has_bare_concrete_function()) {
         names.push_back(obj.bare_concrete_function().concrete_function_name());
       } else {
@@ -375,23 +393,30 @@ class SavedModelLoader {
       for (const auto& fn_name : names) {
         auto cf_it = graph_->concrete_functions().find(fn_name);
         if (cf_it == graph_->concrete_functions().end())
-          return InvalidArgument(where, ": concrete function '", fn_name, "' has no entry in the object graph");
-        KILN_ASSIGN_OR_RETURN_CTX(const tensorflow::FunctionDef* fdef, FindFunction(fn_name), where);
+          return InvalidArgument(where, ": concrete function '", fn_name,
+                                 "' has no entry in the object graph");
+        KILN_ASSIGN_OR_RETURN_CTX(const tensorflow::FunctionDef* fdef, FindFunction(fn_name),
+                                  where);
         RestoredFunction::Concrete c;
         c.function_name = fn_name;
         std::vector<TensorSpec> cap_specs;
-        KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf_it->second, &c.captures, &cap_specs), where);
-        Status st = FlattenInputSignature(cf_it->second.canonicalized_input_signature(), &c.arg_specs, &c.arg_names);
+        KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf_it->second, &c.captures, &cap_specs),
+                                 where);
+        Status st = FlattenInputSignature(cf_it->second.canonicalized_input_signature(),
+                                          &c.arg_specs, &c.arg_names);
         if (!st.ok()) continue;  // non-tensor arguments: not callable from here
-        if (c.arg_specs.size() + c.captures.size() != static_cast<size_t>(fdef->signature().input_arg_size()))
+        if (c.arg_specs.size() + c.captures.size() !=
+            static_cast<size_t>(fdef->signature().input_arg_size()))
           return InvalidArgument(where, ": concrete function '", fn_name, "' takes ",
-                                 fdef->signature().input_arg_size(), " inputs, its signature lists ",
-                                 c.arg_specs.size(), " arguments and ", c.captures.size(), " captures");
+                                 fdef->signature().input_arg_size(),
+                                 " inputs, its signature lists ", c.arg_specs.size(),
+                                 " arguments and ", c.captures.size(), " captures");
         std::vector<TensorSpec> all = c.arg_specs;
         all.insert(all.end(), cap_specs.begin(), cap_specs.end());
         PrepareOptions popts;
         popts.resources = model_->resources_.get();
-        KILN_ASSIGN_OR_RETURN_CTX(c.function, PreparedFunction::Prepare(*fdef, *model_->library_, all, popts),
+        KILN_ASSIGN_OR_RETURN_CTX(c.function,
+                                  PreparedFunction::Prepare(*fdef, *model_->library_, all, popts),
                                   "loading ", where, " of '", dir_.string(), "'");
         rf.concretes_.push_back(std::move(c));
       }
@@ -405,8 +430,8 @@ class SavedModelLoader {
   std::unique_ptr<SavedModel> model_;
   const tensorflow::SavedObjectGraph* graph_ = nullptr;
   std::vector<std::string> paths_;
-  std::vector<Tensor> captures_;            // per object id: what a function capturing it gets
-  std::map<int, size_t> variable_ids_;      // object id -> index in variables_
+  std::vector<Tensor> captures_;        // per object id: what a function capturing it gets
+  std::map<int, size_t> variable_ids_;  // object id -> index in variables_
 };
 
 SavedModel::SavedModel() = default;
@@ -429,8 +454,8 @@ Result<const Signature*> SavedModel::GetSignature(std::string_view name) const {
   if (it == signatures_.end()) {
     std::string avail;
     for (const auto& [k, v] : signatures_) avail += (avail.empty() ? "'" : ", '") + k + "'";
-    return NotFound("no signature '", name, "' in '", dir_.string(), "'; available: ",
-                    avail.empty() ? "none" : avail);
+    return NotFound("no signature '", name, "' in '", dir_.string(),
+                    "'; available: ", avail.empty() ? "none" : avail);
   }
   return &it->second;
 }
@@ -446,8 +471,8 @@ Result<const RestoredFunction*> SavedModel::GetFunction(std::string_view name) c
   if (it == functions_.end()) {
     std::string avail;
     for (const auto& [k, v] : functions_) avail += (avail.empty() ? "'" : ", '") + k + "'";
-    return NotFound("no restored function '", name, "' in '", dir_.string(), "'; available: ",
-                    avail.empty() ? "none" : avail);
+    return NotFound("no restored function '", name, "' in '", dir_.string(),
+                    "'; available: ", avail.empty() ? "none" : avail);
   }
   return &it->second;
 }

@@ -18,7 +18,8 @@ Status CheckTensor(const std::string& what, const TensorSpec& spec, const Tensor
                            DTypeEnumName(spec.dtype), "), got ", DTypeShortName(t.dtype()));
   if (!spec.shape.IsCompatibleWith(t.shape()))
     return InvalidArgument(what, ": expected shape ", spec.shape.ToPythonString(), ", got ",
-                           t.shape().ToString(), spec.shape.rank() != t.rank() && spec.shape.rank() >= 0
+                           t.shape().ToString(),
+                           spec.shape.rank() != t.rank() && spec.shape.rank() >= 0
                                ? " (rank " + std::to_string(t.rank()) + " instead of " +
                                      std::to_string(spec.shape.rank()) + ")"
                                : "");
@@ -84,7 +85,8 @@ Result<std::vector<Tensor>> RestoredFunction::Call(std::span<const Tensor> args,
     std::vector<Tensor> all(args.begin(), args.end());
     all.insert(all.end(), c.captures.begin(), c.captures.end());
     std::vector<Tensor> outs;
-    KILN_RETURN_IF_ERROR_CTX(c.function->Run(all, &outs, options), "restored function '", name_, "'");
+    KILN_RETURN_IF_ERROR_CTX(c.function->Run(all, &outs, options), "restored function '", name_,
+                             "'");
     return outs;
   }
   std::string given = "(";

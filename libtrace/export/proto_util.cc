@@ -116,7 +116,7 @@ tensorflow::StructuredValue DictValue(
     std::vector<std::pair<std::string, tensorflow::StructuredValue>> fields) {
   tensorflow::StructuredValue v;
   auto* d = v.mutable_dict_value();
-  for (auto& [k, x] : fields) (*d->mutable_fields())[k] = std::move(x);
+  for (auto& field : fields) (*d->mutable_fields())[field.first] = std::move(field.second);
   return v;
 }
 

@@ -45,8 +45,8 @@ TEST_CASE("--graph dot --output writes the file, and names a missing signature")
   CHECK(missing.err.find("signature 'nope'") != std::string::npos);
   CHECK(missing.err.find("serving_default") != std::string::npos);
 
-  auto no_sig = RunCli(
-      {"show", "--dir", Fixture("x_plus_y_v2_debuginfo").string(), "--graph", "dot"});
+  auto no_sig =
+      RunCli({"show", "--dir", Fixture("x_plus_y_v2_debuginfo").string(), "--graph", "dot"});
   CHECK(no_sig.rc == 1);
   CHECK(no_sig.err.find("--signature_def") != std::string::npos);
 

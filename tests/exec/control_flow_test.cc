@@ -38,9 +38,8 @@ TensorSpec Spec(DType t, PartialShape s = PartialShape::Scalar()) { return {t, s
 class PrintCapture {
  public:
   PrintCapture() : saved_(DefaultPrintSink()) {
-    SetDefaultPrintSink([this](std::string_view, std::string_view text) {
-      lines_.emplace_back(text);
-    });
+    SetDefaultPrintSink(
+        [this](std::string_view, std::string_view text) { lines_.emplace_back(text); });
   }
   ~PrintCapture() { SetDefaultPrintSink(saved_); }
   const std::vector<std::string>& lines() const { return lines_; }
@@ -74,11 +73,43 @@ const char* kIfLib = R"pb(
       output_arg { name: "y" type: DT_FLOAT }
       is_stateful: true
     }
-    node_def { name: "msg" op: "Const" attr { key: "dtype" value { type: DT_STRING } }
-               attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape {} string_val: "then" } } } }
-    node_def { name: "print" op: "PrintV2" input: "msg:output:0"
-               attr { key: "output_stream" value { s: "stdout" } } }
-    node_def { name: "sq" op: "Mul" input: "x" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node_def {
+      name: "msg"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_STRING }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_STRING
+            tensor_shape {}
+            string_val: "then"
+          }
+        }
+      }
+    }
+    node_def {
+      name: "print"
+      op: "PrintV2"
+      input: "msg:output:0"
+      attr {
+        key: "output_stream"
+        value { s: "stdout" }
+      }
+    }
+    node_def {
+      name: "sq"
+      op: "Mul"
+      input: "x"
+      input: "x"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
     ret { key: "y" value: "sq:z:0" }
   }
   function {
@@ -88,11 +119,42 @@ const char* kIfLib = R"pb(
       output_arg { name: "y" type: DT_FLOAT }
       is_stateful: true
     }
-    node_def { name: "msg" op: "Const" attr { key: "dtype" value { type: DT_STRING } }
-               attr { key: "value" value { tensor { dtype: DT_STRING tensor_shape {} string_val: "else" } } } }
-    node_def { name: "print" op: "PrintV2" input: "msg:output:0"
-               attr { key: "output_stream" value { s: "stdout" } } }
-    node_def { name: "neg" op: "Neg" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+    node_def {
+      name: "msg"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_STRING }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_STRING
+            tensor_shape {}
+            string_val: "else"
+          }
+        }
+      }
+    }
+    node_def {
+      name: "print"
+      op: "PrintV2"
+      input: "msg:output:0"
+      attr {
+        key: "output_stream"
+        value { s: "stdout" }
+      }
+    }
+    node_def {
+      name: "neg"
+      op: "Neg"
+      input: "x"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
     ret { key: "y" value: "neg:y:0" }
   }
   function {
@@ -103,12 +165,30 @@ const char* kIfLib = R"pb(
       output_arg { name: "y" type: DT_FLOAT }
     }
     node_def {
-      name: "if" op: "$op" input: "c" input: "x"
-      attr { key: "Tcond" value { type: $cond } }
-      attr { key: "Tin" value { list { type: DT_FLOAT } } }
-      attr { key: "Tout" value { list { type: DT_FLOAT } } }
-      attr { key: "then_branch" value { func { name: "then_fn" } } }
-      attr { key: "else_branch" value { func { name: "$else" } } }
+      name: "if"
+      op: "$op"
+      input: "c"
+      input: "x"
+      attr {
+        key: "Tcond"
+        value { type: $cond }
+      }
+      attr {
+        key: "Tin"
+        value { list { type: DT_FLOAT } }
+      }
+      attr {
+        key: "Tout"
+        value { list { type: DT_FLOAT } }
+      }
+      attr {
+        key: "then_branch"
+        value { func { name: "then_fn" } }
+      }
+      attr {
+        key: "else_branch"
+        value { func { name: "$else" } }
+      }
     }
     ret { key: "y" value: "if:output:0" }
   }
@@ -143,8 +223,7 @@ TEST_CASE("If takes TF's truth value of numbers and of non-scalar conditions") {
   PrintCapture prints;
   auto run = [](const std::string& cond_type, const Tensor& c) -> float {
     auto proto = IfLib("If", cond_type);
-    auto out = PrepareAndRun(proto, "main",
-                             {Spec(c.dtype(), c.shape()), Spec(DType::kFloat)},
+    auto out = PrepareAndRun(proto, "main", {Spec(c.dtype(), c.shape()), Spec(DType::kFloat)},
                              {c, Tensor::Scalar(2.0f)});
     REQUIRE_MESSAGE(out.ok(), out.status().ToString());
     return (*out)[0].scalar<float>();
@@ -171,17 +250,26 @@ TEST_CASE("a StatelessIf nothing uses is pruned; an If with side effects is not"
         output_arg { name: "y" type: DT_FLOAT }
       }
       node_def {
-        name: "if" op: "$op" input: "c" input: "x"
-        attr { key: "then_branch" value { func { name: "then_fn" } } }
-        attr { key: "else_branch" value { func { name: "else_fn" } } }
+        name: "if"
+        op: "$op"
+        input: "c"
+        input: "x"
+        attr {
+          key: "then_branch"
+          value { func { name: "then_fn" } }
+        }
+        attr {
+          key: "else_branch"
+          value { func { name: "else_fn" } }
+        }
       }
       ret { key: "y" value: "x" }
     }
   )pb";
   for (const char* op : {"If", "StatelessIf"}) {
-    auto proto = ParseLibrary(Subst(Subst(Subst(kIfLib, "$op", op), "$cond", "DT_BOOL"), "$else",
-                                    "else_fn") +
-                              Subst(extra, "$op", op));
+    auto proto = ParseLibrary(
+        Subst(Subst(Subst(kIfLib, "$op", op), "$cond", "DT_BOOL"), "$else", "else_fn") +
+        Subst(extra, "$op", op));
     PrintCapture prints;
     auto out = PrepareAndRun(proto, "main2", {Spec(DType::kBool), Spec(DType::kFloat)},
                              {Tensor::Scalar(true), Tensor::Scalar(3.0f)});
@@ -195,21 +283,54 @@ TEST_CASE("If infers the most specific shape both branches agree on") {
   // then returns x (2, 3); else returns a (2, 5) or (5,) constant.
   const std::string text = R"pb(
     function {
-      signature { name: "keep" input_arg { name: "x" type: DT_FLOAT } output_arg { name: "y" type: DT_FLOAT } }
+      signature {
+        name: "keep"
+        input_arg { name: "x" type: DT_FLOAT }
+        output_arg { name: "y" type: DT_FLOAT }
+      }
       ret { key: "y" value: "x" }
     }
     function {
-      signature { name: "other" input_arg { name: "x" type: DT_FLOAT } output_arg { name: "y" type: $t } }
-      node_def { name: "k" op: "Const" attr { key: "dtype" value { type: $t } }
-                 attr { key: "value" value { tensor { dtype: $t tensor_shape { $dims } } } } }
+      signature {
+        name: "other"
+        input_arg { name: "x" type: DT_FLOAT }
+        output_arg { name: "y" type: $t }
+      }
+      node_def {
+        name: "k"
+        op: "Const"
+        attr {
+          key: "dtype"
+          value { type: $t }
+        }
+        attr {
+          key: "value"
+          value { tensor { dtype: $t tensor_shape { $dims } } }
+        }
+      }
       ret { key: "y" value: "k:output:0" }
     }
     function {
-      signature { name: "main" input_arg { name: "c" type: DT_BOOL } input_arg { name: "x" type: DT_FLOAT }
-                  output_arg { name: "y" type: $t } }
-      node_def { name: "if" op: "StatelessIf" input: "c" input: "x"
-                 attr { key: "then_branch" value { func { name: "keep" } } }
-                 attr { key: "else_branch" value { func { name: "$else" } } } }
+      signature {
+        name: "main"
+        input_arg { name: "c" type: DT_BOOL }
+        input_arg { name: "x" type: DT_FLOAT }
+        output_arg { name: "y" type: $t }
+      }
+      node_def {
+        name: "if"
+        op: "StatelessIf"
+        input: "c"
+        input: "x"
+        attr {
+          key: "then_branch"
+          value { func { name: "keep" } }
+        }
+        attr {
+          key: "else_branch"
+          value { func { name: "$else" } }
+        }
+      }
       ret { key: "y" value: "if:output:0" }
     }
   )pb";
@@ -217,9 +338,9 @@ TEST_CASE("If infers the most specific shape both branches agree on") {
     // The prepared function keeps nothing of the protos, so they may go after preparing.
     auto proto = ParseLibrary(Subst(Subst(Subst(text, "$t", t), "$dims", dims), "$else", else_fn));
     FunctionLibrary lib(proto);
-    return PreparedFunction::Prepare(*lib.Find("main"), lib,
-                                     std::vector{Spec(DType::kBool),
-                                                 Spec(DType::kFloat, PartialShape{2, 3})});
+    return PreparedFunction::Prepare(
+        *lib.Find("main"), lib,
+        std::vector{Spec(DType::kBool), Spec(DType::kFloat, PartialShape{2, 3})});
   };
   auto pf = prepare("DT_FLOAT", "dim { size: 2 } dim { size: 5 }", "other");
   REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
@@ -251,27 +372,84 @@ const char* kSumLib = R"pb(
   function {
     signature {
       name: "sum_cond"
-      input_arg { name: "i" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 }
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "n" type: DT_INT32 }
       input_arg { name: "acc" type: DT_INT32 }
       output_arg { name: "go" type: DT_BOOL }
     }
-    node_def { name: "left" op: "Sub" input: "n" input: "i" attr { key: "T" value { type: DT_INT32 } } }
-    node_def { name: "go" op: "Cast" input: "left:z:0"
-               attr { key: "SrcT" value { type: DT_INT32 } } attr { key: "DstT" value { type: DT_BOOL } } }
+    node_def {
+      name: "left"
+      op: "Sub"
+      input: "n"
+      input: "i"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "go"
+      op: "Cast"
+      input: "left:z:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_BOOL }
+      }
+    }
     ret { key: "go" value: "go:y:0" }
   }
   function {
     signature {
       name: "sum_body"
-      input_arg { name: "i" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 }
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "n" type: DT_INT32 }
       input_arg { name: "acc" type: DT_INT32 }
-      output_arg { name: "i_out" type: DT_INT32 } output_arg { name: "n_out" type: DT_INT32 }
+      output_arg { name: "i_out" type: DT_INT32 }
+      output_arg { name: "n_out" type: DT_INT32 }
       output_arg { name: "acc_out" type: DT_INT32 }
     }
-    node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }
-    node_def { name: "next" op: "AddV2" input: "i" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
-    node_def { name: "acc2" op: "AddV2" input: "acc" input: "next:z:0" attr { key: "T" value { type: DT_INT32 } } }
+    node_def {
+      name: "one"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 1
+          }
+        }
+      }
+    }
+    node_def {
+      name: "next"
+      op: "AddV2"
+      input: "i"
+      input: "one:output:0"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "acc2"
+      op: "AddV2"
+      input: "acc"
+      input: "next:z:0"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
     ret { key: "i_out" value: "next:z:0" }
     ret { key: "n_out" value: "n" }
     ret { key: "acc_out" value: "acc2:z:0" }
@@ -283,15 +461,50 @@ const char* kSumLib = R"pb(
       output_arg { name: "s" type: DT_INT32 }
       output_arg { name: "i" type: DT_INT32 }
     }
-    node_def { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
     node_def {
-      name: "while" op: "$op" input: "zero:output:0" input: "n" input: "zero:output:0"
-      attr { key: "T" value { list { type: DT_INT32 type: DT_INT32 type: DT_INT32 } } }
-      attr { key: "cond" value { func { name: "sum_cond" } } }
-      attr { key: "body" value { func { name: "$body" } } }
-      attr { key: "parallel_iterations" value { i: 10 } }
-      attr { key: "_num_original_outputs" value { i: 3 } }
+      name: "zero"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 0
+          }
+        }
+      }
+    }
+    node_def {
+      name: "while"
+      op: "$op"
+      input: "zero:output:0"
+      input: "n"
+      input: "zero:output:0"
+      attr {
+        key: "T"
+        value { list { type: DT_INT32 type: DT_INT32 type: DT_INT32 } }
+      }
+      attr {
+        key: "cond"
+        value { func { name: "sum_cond" } }
+      }
+      attr {
+        key: "body"
+        value { func { name: "$body" } }
+      }
+      attr {
+        key: "parallel_iterations"
+        value { i: 10 }
+      }
+      attr {
+        key: "_num_original_outputs"
+        value { i: 3 }
+      }
     }
     ret { key: "s" value: "while:output:2" }
     ret { key: "i" value: "while:output:0" }
@@ -320,13 +533,26 @@ TEST_CASE("a loop body that changes a loop variable's dtype is refused, naming i
     function {
       signature {
         name: "bad_body"
-        input_arg { name: "i" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 }
+        input_arg { name: "i" type: DT_INT32 }
+        input_arg { name: "n" type: DT_INT32 }
         input_arg { name: "acc" type: DT_INT32 }
-        output_arg { name: "i_out" type: DT_INT32 } output_arg { name: "n_out" type: DT_INT32 }
+        output_arg { name: "i_out" type: DT_INT32 }
+        output_arg { name: "n_out" type: DT_INT32 }
         output_arg { name: "acc_out" type: DT_FLOAT }
       }
-      node_def { name: "f" op: "Cast" input: "acc"
-                 attr { key: "SrcT" value { type: DT_INT32 } } attr { key: "DstT" value { type: DT_FLOAT } } }
+      node_def {
+        name: "f"
+        op: "Cast"
+        input: "acc"
+        attr {
+          key: "SrcT"
+          value { type: DT_INT32 }
+        }
+        attr {
+          key: "DstT"
+          value { type: DT_FLOAT }
+        }
+      }
       ret { key: "i_out" value: "i" }
       ret { key: "n_out" value: "n" }
       ret { key: "acc_out" value: "f:y:0" }
@@ -348,32 +574,103 @@ const char* kFizzLib = R"pb(
   function {
     signature {
       name: "fb_count"
-      input_arg { name: "i" type: DT_INT32 } input_arg { name: "acc" type: DT_INT32 }
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "acc" type: DT_INT32 }
       input_arg { name: "k" type: DT_INT32 }
-      output_arg { name: "acc_out" type: DT_INT32 } output_arg { name: "k_out" type: DT_INT32 }
+      output_arg { name: "acc_out" type: DT_INT32 }
+      output_arg { name: "k_out" type: DT_INT32 }
     }
-    node_def { name: "a" op: "AddV2" input: "acc" input: "i" attr { key: "T" value { type: DT_INT32 } } }
+    node_def {
+      name: "a"
+      op: "AddV2"
+      input: "acc"
+      input: "i"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
     ret { key: "acc_out" value: "a:z:0" }
     ret { key: "k_out" value: "k" }
   }
   function {
     signature {
       name: "fb_fizz"
-      input_arg { name: "i" type: DT_INT32 } input_arg { name: "acc" type: DT_INT32 }
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "acc" type: DT_INT32 }
       input_arg { name: "k" type: DT_INT32 }
-      output_arg { name: "acc_out" type: DT_INT32 } output_arg { name: "k_out" type: DT_INT32 }
+      output_arg { name: "acc_out" type: DT_INT32 }
+      output_arg { name: "k_out" type: DT_INT32 }
       is_stateful: true
     }
-    node_def { name: "fmt" op: "StringFormat" input: "i"
-               attr { key: "T" value { list { type: DT_INT32 } } }
-               attr { key: "template" value { s: "fizz %s" } } }
-    node_def { name: "print" op: "PrintV2" input: "fmt:output:0"
-               attr { key: "output_stream" value { s: "stdout" } } }
-    node_def { name: "big" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1000 } } } }
-    node_def { name: "three" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 3 } } } }
-    node_def { name: "a" op: "AddV2" input: "acc" input: "big:output:0" attr { key: "T" value { type: DT_INT32 } } }
+    node_def {
+      name: "fmt"
+      op: "StringFormat"
+      input: "i"
+      attr {
+        key: "T"
+        value { list { type: DT_INT32 } }
+      }
+      attr {
+        key: "template"
+        value { s: "fizz %s" }
+      }
+    }
+    node_def {
+      name: "print"
+      op: "PrintV2"
+      input: "fmt:output:0"
+      attr {
+        key: "output_stream"
+        value { s: "stdout" }
+      }
+    }
+    node_def {
+      name: "big"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 1000
+          }
+        }
+      }
+    }
+    node_def {
+      name: "three"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 3
+          }
+        }
+      }
+    }
+    node_def {
+      name: "a"
+      op: "AddV2"
+      input: "acc"
+      input: "big:output:0"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
     ret { key: "acc_out" value: "a:z:0" }
     ret { key: "k_out" value: "three:output:0" }
     control_ret { key: "print" value: "print" }
@@ -381,35 +678,115 @@ const char* kFizzLib = R"pb(
   function {
     signature {
       name: "fb_cond"
-      input_arg { name: "i" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 }
-      input_arg { name: "k" type: DT_INT32 } input_arg { name: "acc" type: DT_INT32 }
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "n" type: DT_INT32 }
+      input_arg { name: "k" type: DT_INT32 }
+      input_arg { name: "acc" type: DT_INT32 }
       output_arg { name: "go" type: DT_BOOL }
     }
-    node_def { name: "left" op: "Sub" input: "n" input: "i" attr { key: "T" value { type: DT_INT32 } } }
-    node_def { name: "go" op: "Cast" input: "left:z:0"
-               attr { key: "SrcT" value { type: DT_INT32 } } attr { key: "DstT" value { type: DT_BOOL } } }
+    node_def {
+      name: "left"
+      op: "Sub"
+      input: "n"
+      input: "i"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "go"
+      op: "Cast"
+      input: "left:z:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_BOOL }
+      }
+    }
     ret { key: "go" value: "go:y:0" }
   }
   function {
     signature {
       name: "fb_body"
-      input_arg { name: "i" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 }
-      input_arg { name: "k" type: DT_INT32 } input_arg { name: "acc" type: DT_INT32 }
-      output_arg { name: "i_out" type: DT_INT32 } output_arg { name: "n_out" type: DT_INT32 }
-      output_arg { name: "k_out" type: DT_INT32 } output_arg { name: "acc_out" type: DT_INT32 }
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "n" type: DT_INT32 }
+      input_arg { name: "k" type: DT_INT32 }
+      input_arg { name: "acc" type: DT_INT32 }
+      output_arg { name: "i_out" type: DT_INT32 }
+      output_arg { name: "n_out" type: DT_INT32 }
+      output_arg { name: "k_out" type: DT_INT32 }
+      output_arg { name: "acc_out" type: DT_INT32 }
       is_stateful: true
     }
-    node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }
-    node_def { name: "i1" op: "AddV2" input: "i" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
-    node_def { name: "k1" op: "Sub" input: "k" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
     node_def {
-      name: "if" op: "If" input: "k1:z:0" input: "i1:z:0" input: "acc" input: "k1:z:0"
-      attr { key: "Tcond" value { type: DT_INT32 } }
-      attr { key: "Tin" value { list { type: DT_INT32 type: DT_INT32 type: DT_INT32 } } }
-      attr { key: "Tout" value { list { type: DT_INT32 type: DT_INT32 } } }
-      attr { key: "then_branch" value { func { name: "fb_count" } } }
-      attr { key: "else_branch" value { func { name: "fb_fizz" } } }
+      name: "one"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 1
+          }
+        }
+      }
+    }
+    node_def {
+      name: "i1"
+      op: "AddV2"
+      input: "i"
+      input: "one:output:0"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "k1"
+      op: "Sub"
+      input: "k"
+      input: "one:output:0"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "if"
+      op: "If"
+      input: "k1:z:0"
+      input: "i1:z:0"
+      input: "acc"
+      input: "k1:z:0"
+      attr {
+        key: "Tcond"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "Tin"
+        value { list { type: DT_INT32 type: DT_INT32 type: DT_INT32 } }
+      }
+      attr {
+        key: "Tout"
+        value { list { type: DT_INT32 type: DT_INT32 } }
+      }
+      attr {
+        key: "then_branch"
+        value { func { name: "fb_count" } }
+      }
+      attr {
+        key: "else_branch"
+        value { func { name: "fb_fizz" } }
+      }
     }
     ret { key: "i_out" value: "i1:z:0" }
     ret { key: "n_out" value: "n" }
@@ -423,16 +800,61 @@ const char* kFizzLib = R"pb(
       output_arg { name: "acc" type: DT_INT32 }
       is_stateful: true
     }
-    node_def { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
-    node_def { name: "three" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 3 } } } }
     node_def {
-      name: "loop" op: "While"
-      input: "zero:output:0" input: "n" input: "three:output:0" input: "zero:output:0"
-      attr { key: "T" value { list { type: DT_INT32 type: DT_INT32 type: DT_INT32 type: DT_INT32 } } }
-      attr { key: "cond" value { func { name: "fb_cond" } } }
-      attr { key: "body" value { func { name: "fb_body" } } }
+      name: "zero"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 0
+          }
+        }
+      }
+    }
+    node_def {
+      name: "three"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 3
+          }
+        }
+      }
+    }
+    node_def {
+      name: "loop"
+      op: "While"
+      input: "zero:output:0"
+      input: "n"
+      input: "three:output:0"
+      input: "zero:output:0"
+      attr {
+        key: "T"
+        value { list { type: DT_INT32 type: DT_INT32 type: DT_INT32 type: DT_INT32 } }
+      }
+      attr {
+        key: "cond"
+        value { func { name: "fb_cond" } }
+      }
+      attr {
+        key: "body"
+        value { func { name: "fb_body" } }
+      }
     }
     ret { key: "acc" value: "loop:output:3" }
   }
@@ -457,7 +879,8 @@ TEST_CASE("a loop variable whose shape the body changes is relaxed, like a shape
     function {
       signature {
         name: "c"
-        input_arg { name: "x" type: DT_FLOAT } input_arg { name: "y" type: DT_FLOAT }
+        input_arg { name: "x" type: DT_FLOAT }
+        input_arg { name: "y" type: DT_FLOAT }
         input_arg { name: "k" type: DT_INT32 }
         output_arg { name: "go" type: DT_INT32 }
       }
@@ -466,15 +889,51 @@ TEST_CASE("a loop variable whose shape the body changes is relaxed, like a shape
     function {
       signature {
         name: "b"
-        input_arg { name: "x" type: DT_FLOAT } input_arg { name: "y" type: DT_FLOAT }
+        input_arg { name: "x" type: DT_FLOAT }
+        input_arg { name: "y" type: DT_FLOAT }
         input_arg { name: "k" type: DT_INT32 }
-        output_arg { name: "x_out" type: DT_FLOAT } output_arg { name: "y_out" type: DT_FLOAT }
+        output_arg { name: "x_out" type: DT_FLOAT }
+        output_arg { name: "y_out" type: DT_FLOAT }
         output_arg { name: "k_out" type: DT_INT32 }
       }
-      node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-                 attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }
-      node_def { name: "k1" op: "Sub" input: "k" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
-      node_def { name: "x1" op: "AddV2" input: "x" input: "y" attr { key: "T" value { type: DT_FLOAT } } }
+      node_def {
+        name: "one"
+        op: "Const"
+        attr {
+          key: "dtype"
+          value { type: DT_INT32 }
+        }
+        attr {
+          key: "value"
+          value {
+            tensor {
+              dtype: DT_INT32
+              tensor_shape {}
+              int_val: 1
+            }
+          }
+        }
+      }
+      node_def {
+        name: "k1"
+        op: "Sub"
+        input: "k"
+        input: "one:output:0"
+        attr {
+          key: "T"
+          value { type: DT_INT32 }
+        }
+      }
+      node_def {
+        name: "x1"
+        op: "AddV2"
+        input: "x"
+        input: "y"
+        attr {
+          key: "T"
+          value { type: DT_FLOAT }
+        }
+      }
       ret { key: "x_out" value: "x1:z:0" }
       ret { key: "y_out" value: "y" }
       ret { key: "k_out" value: "k1:z:0" }
@@ -482,14 +941,25 @@ TEST_CASE("a loop variable whose shape the body changes is relaxed, like a shape
     function {
       signature {
         name: "main"
-        input_arg { name: "x" type: DT_FLOAT } input_arg { name: "y" type: DT_FLOAT }
+        input_arg { name: "x" type: DT_FLOAT }
+        input_arg { name: "y" type: DT_FLOAT }
         input_arg { name: "k" type: DT_INT32 }
         output_arg { name: "x_final" type: DT_FLOAT }
       }
       node_def {
-        name: "w" op: "StatelessWhile" input: "x" input: "y" input: "k"
-        attr { key: "cond" value { func { name: "c" } } }
-        attr { key: "body" value { func { name: "b" } } }
+        name: "w"
+        op: "StatelessWhile"
+        input: "x"
+        input: "y"
+        input: "k"
+        attr {
+          key: "cond"
+          value { func { name: "c" } }
+        }
+        attr {
+          key: "body"
+          value { func { name: "b" } }
+        }
       }
       ret { key: "x_final" value: "w:output:0" }
     }
@@ -530,9 +1000,9 @@ TEST_CASE("TF's SimpleWhileLoop SavedModel loads and runs serving_default") {
     REQUIRE(out->count("output_0") == 1);
     return out->at("output_0").scalar<float>();
   };
-  CHECK(run(5.0f) == 15.0f);    // 5 + 4 + 3 + 2 + 1
-  CHECK(run(2.5f) == 4.5f);     // 2.5 + 1.5 + 0.5
-  CHECK(run(0.0f) == 0.0f);     // no iterations
+  CHECK(run(5.0f) == 15.0f);  // 5 + 4 + 3 + 2 + 1
+  CHECK(run(2.5f) == 4.5f);   // 2.5 + 1.5 + 0.5
+  CHECK(run(0.0f) == 0.0f);   // no iterations
   CHECK(run(-3.0f) == 0.0f);
 }
 

@@ -1,11 +1,12 @@
 // The executor: inlining, pruning (non-strict execution), ordering of side effects, slot reuse,
 // and the errors of bad function bodies.
+#include "kiln/exec/executor.h"
+
 #include <doctest/doctest.h>
 #include <google/protobuf/text_format.h>
 
 #include <thread>
 
-#include "kiln/exec/executor.h"
 #include "kiln/exec/resources.h"
 #include "tensorflow/framework.pb.h"
 
@@ -26,7 +27,16 @@ const char* kAddLib = R"pb(
       input_arg { name: "y" type: DT_FLOAT }
       output_arg { name: "z" type: DT_FLOAT }
     }
-    node_def { name: "sum" op: "AddV2" input: "x" input: "y" attr { key: "T" value { type: DT_FLOAT } } }
+    node_def {
+      name: "sum"
+      op: "AddV2"
+      input: "x"
+      input: "y"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
     ret { key: "z" value: "sum:z:0" }
   }
   function {
@@ -36,13 +46,33 @@ const char* kAddLib = R"pb(
       output_arg { name: "out" type: DT_FLOAT }
     }
     node_def {
-      name: "call" op: "StatefulPartitionedCall" input: "a" input: "a"
-      attr { key: "f" value { func { name: "add" } } }
-      attr { key: "Tin" value { list { type: DT_FLOAT type: DT_FLOAT } } }
-      attr { key: "Tout" value { list { type: DT_FLOAT } } }
+      name: "call"
+      op: "StatefulPartitionedCall"
+      input: "a"
+      input: "a"
+      attr {
+        key: "f"
+        value { func { name: "add" } }
+      }
+      attr {
+        key: "Tin"
+        value { list { type: DT_FLOAT type: DT_FLOAT } }
+      }
+      attr {
+        key: "Tout"
+        value { list { type: DT_FLOAT } }
+      }
     }
     node_def { name: "direct" op: "add" input: "call:output:0" input: "a" }
-    node_def { name: "id" op: "Identity" input: "direct:z:0" attr { key: "T" value { type: DT_FLOAT } } }
+    node_def {
+      name: "id"
+      op: "Identity"
+      input: "direct:z:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
     ret { key: "out" value: "id:output:0" }
   }
 )pb";
@@ -52,7 +82,8 @@ TensorSpec Scalar(DType t) { return {t, PartialShape::Scalar()}; }
 TEST_CASE("a function runs, and calls are inlined into one flat schedule") {
   auto lib_proto = ParseLibrary(kAddLib);
   FunctionLibrary lib(lib_proto);
-  auto pf = PreparedFunction::Prepare(*lib.Find("twice_add"), lib, std::vector{Scalar(DType::kFloat)});
+  auto pf =
+      PreparedFunction::Prepare(*lib.Find("twice_add"), lib, std::vector{Scalar(DType::kFloat)});
   REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
   // Two AddV2 steps; the calls and the Identity leave no steps behind.
   CHECK((*pf)->num_steps() == 2);
@@ -87,8 +118,26 @@ TEST_CASE("ops that nothing needs are pruned: a failing unused MatMul does not f
         input_arg { name: "x" type: DT_FLOAT }
         output_arg { name: "y" type: DT_FLOAT }
       }
-      node_def { name: "bad" op: "MatMul" input: "x" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
-      node_def { name: "neg" op: "Mul" input: "x" input: "x" attr { key: "T" value { type: DT_FLOAT } } }
+      node_def {
+        name: "bad"
+        op: "MatMul"
+        input: "x"
+        input: "x"
+        attr {
+          key: "T"
+          value { type: DT_FLOAT }
+        }
+      }
+      node_def {
+        name: "neg"
+        op: "Mul"
+        input: "x"
+        input: "x"
+        attr {
+          key: "T"
+          value { type: DT_FLOAT }
+        }
+      }
       ret { key: "y" value: "neg:z:0" }
     }
   )pb");
@@ -106,8 +155,8 @@ TEST_CASE("ops that nothing needs are pruned: a failing unused MatMul does not f
 
   PrepareOptions strict;
   strict.prune = false;
-  auto all = PreparedFunction::Prepare(*lib.Find("f"), lib,
-                                       std::vector{TensorSpec{DType::kFloat, PartialShape{-1, -1}}}, strict);
+  auto all = PreparedFunction::Prepare(
+      *lib.Find("f"), lib, std::vector{TensorSpec{DType::kFloat, PartialShape{-1, -1}}}, strict);
   REQUIRE(all.ok());
   CHECK((*all)->num_steps() == 2);
   CHECK_FALSE((*all)->Run(std::vector{x}, &out).ok());
@@ -123,11 +172,37 @@ TEST_CASE("side effects run in program order and survive pruning") {
         output_arg { name: "before" type: DT_FLOAT }
         is_stateful: true
       }
-      node_def { name: "read0" op: "ReadVariableOp" input: "v" attr { key: "dtype" value { type: DT_FLOAT } } }
-      node_def { name: "assign" op: "AssignAddVariableOp" input: "v" input: "d" input: "^read0"
-                 attr { key: "dtype" value { type: DT_FLOAT } } }
-      node_def { name: "assign2" op: "AssignAddVariableOp" input: "v" input: "d" input: "^assign"
-                 attr { key: "dtype" value { type: DT_FLOAT } } }
+      node_def {
+        name: "read0"
+        op: "ReadVariableOp"
+        input: "v"
+        attr {
+          key: "dtype"
+          value { type: DT_FLOAT }
+        }
+      }
+      node_def {
+        name: "assign"
+        op: "AssignAddVariableOp"
+        input: "v"
+        input: "d"
+        input: "^read0"
+        attr {
+          key: "dtype"
+          value { type: DT_FLOAT }
+        }
+      }
+      node_def {
+        name: "assign2"
+        op: "AssignAddVariableOp"
+        input: "v"
+        input: "d"
+        input: "^assign"
+        attr {
+          key: "dtype"
+          value { type: DT_FLOAT }
+        }
+      }
       ret { key: "before" value: "read0:value:0" }
     }
   )pb");
@@ -152,46 +227,106 @@ TEST_CASE("bad bodies are refused at prepare time with the node named") {
   auto check = [](const std::string& text, const std::string& fn, const std::string& needle) {
     auto lib_proto = ParseLibrary(text);
     FunctionLibrary lib(lib_proto);
-    std::vector<TensorSpec> specs(lib.Find(fn)->signature().input_arg_size(), Scalar(DType::kFloat));
+    std::vector<TensorSpec> specs(lib.Find(fn)->signature().input_arg_size(),
+                                  Scalar(DType::kFloat));
     auto pf = PreparedFunction::Prepare(*lib.Find(fn), lib, specs);
     REQUIRE_FALSE(pf.ok());
     INFO(pf.status().ToString());
     CHECK(pf.status().message().find(needle) != std::string::npos);
   };
   SUBCASE("unknown op") {
-    check(R"pb(function { signature { name: "f" input_arg { name: "x" type: DT_FLOAT }
-                 output_arg { name: "y" type: DT_FLOAT } }
-                 node_def { name: "n" op: "FancyOp" input: "x" } ret { key: "y" value: "x" } })pb",
+    check(R"pb(function {
+                 signature {
+                   name: "f"
+                   input_arg { name: "x" type: DT_FLOAT }
+                   output_arg { name: "y" type: DT_FLOAT }
+                 }
+                 node_def { name: "n" op: "FancyOp" input: "x" }
+                 ret { key: "y" value: "x" }
+               })pb",
           "f", "op 'FancyOp' (node 'n' in function 'f') is not implemented");
   }
   SUBCASE("input naming nothing") {
-    check(R"pb(function { signature { name: "f" input_arg { name: "x" type: DT_FLOAT }
-                 output_arg { name: "y" type: DT_FLOAT } }
-                 node_def { name: "n" op: "Neg" input: "missing:y:0" attr { key: "T" value { type: DT_FLOAT } } }
-                 ret { key: "y" value: "n:y:0" } })pb",
+    check(R"pb(function {
+                 signature {
+                   name: "f"
+                   input_arg { name: "x" type: DT_FLOAT }
+                   output_arg { name: "y" type: DT_FLOAT }
+                 }
+                 node_def {
+                   name: "n"
+                   op: "Neg"
+                   input: "missing:y:0"
+                   attr {
+                     key: "T"
+                     value { type: DT_FLOAT }
+                   }
+                 }
+                 ret { key: "y" value: "n:y:0" }
+               })pb",
           "f", "'missing:y:0' names no node");
   }
   SUBCASE("cycle") {
-    check(R"pb(function { signature { name: "f" input_arg { name: "x" type: DT_FLOAT }
-                 output_arg { name: "y" type: DT_FLOAT } }
-                 node_def { name: "a" op: "AddV2" input: "x" input: "b:z:0" attr { key: "T" value { type: DT_FLOAT } } }
-                 node_def { name: "b" op: "AddV2" input: "x" input: "a:z:0" attr { key: "T" value { type: DT_FLOAT } } }
-                 ret { key: "y" value: "a:z:0" } })pb",
+    check(R"pb(function {
+                 signature {
+                   name: "f"
+                   input_arg { name: "x" type: DT_FLOAT }
+                   output_arg { name: "y" type: DT_FLOAT }
+                 }
+                 node_def {
+                   name: "a"
+                   op: "AddV2"
+                   input: "x"
+                   input: "b:z:0"
+                   attr {
+                     key: "T"
+                     value { type: DT_FLOAT }
+                   }
+                 }
+                 node_def {
+                   name: "b"
+                   op: "AddV2"
+                   input: "x"
+                   input: "a:z:0"
+                   attr {
+                     key: "T"
+                     value { type: DT_FLOAT }
+                   }
+                 }
+                 ret { key: "y" value: "a:z:0" }
+               })pb",
           "f", "cycle");
   }
   SUBCASE("recursion") {
-    check(R"pb(function { signature { name: "f" input_arg { name: "x" type: DT_FLOAT }
-                 output_arg { name: "y" type: DT_FLOAT } }
+    check(R"pb(function {
+                 signature {
+                   name: "f"
+                   input_arg { name: "x" type: DT_FLOAT }
+                   output_arg { name: "y" type: DT_FLOAT }
+                 }
                  node_def { name: "c" op: "f" input: "x" }
-                 ret { key: "y" value: "c:y:0" } })pb",
+                 ret { key: "y" value: "c:y:0" }
+               })pb",
           "f", "recursive function");
   }
   SUBCASE("call of a missing function") {
-    check(R"pb(function { signature { name: "f" input_arg { name: "x" type: DT_FLOAT }
-                 output_arg { name: "y" type: DT_FLOAT } }
-                 node_def { name: "c" op: "PartitionedCall" input: "x"
-                            attr { key: "f" value { func { name: "nowhere" } } } }
-                 ret { key: "y" value: "c:output:0" } })pb",
+    check(R"pb(function {
+                 signature {
+                   name: "f"
+                   input_arg { name: "x" type: DT_FLOAT }
+                   output_arg { name: "y" type: DT_FLOAT }
+                 }
+                 node_def {
+                   name: "c"
+                   op: "PartitionedCall"
+                   input: "x"
+                   attr {
+                     key: "f"
+                     value { func { name: "nowhere" } }
+                   }
+                 }
+                 ret { key: "y" value: "c:output:0" }
+               })pb",
           "f", "'nowhere', which is not in the library");
   }
 }
@@ -211,8 +346,16 @@ TEST_CASE("concurrent runs of one prepared function lose no variable update") {
         input_arg { name: "d" type: DT_FLOAT }
         is_stateful: true
       }
-      node_def { name: "assign" op: "AssignAddVariableOp" input: "v" input: "d"
-                 attr { key: "dtype" value { type: DT_FLOAT } } }
+      node_def {
+        name: "assign"
+        op: "AssignAddVariableOp"
+        input: "v"
+        input: "d"
+        attr {
+          key: "dtype"
+          value { type: DT_FLOAT }
+        }
+      }
       control_ret { key: "assign" value: "assign" }
     }
   )pb");
@@ -228,7 +371,8 @@ TEST_CASE("concurrent runs of one prepared function lose no variable update") {
   for (int t = 0; t < 4; ++t)
     threads.emplace_back([&] {
       std::vector<Tensor> out;
-      for (int i = 0; i < 500; ++i) (void)(*pf)->Run(std::vector{handle, Tensor::Scalar(1.0f)}, &out);
+      for (int i = 0; i < 500; ++i)
+        (void)(*pf)->Run(std::vector{handle, Tensor::Scalar(1.0f)}, &out);
     });
   for (auto& th : threads) th.join();
   CHECK(var->Read()->scalar<float>() == 2000.0f);

@@ -1,24 +1,25 @@
 // EagerPyFunc: runs a host callback registered in this process; the registration ends with its
 // last handle.
+#include "kernels/host_callback.h"
+
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
 #include "exec/kernel_test_util.h"
-#include "kernels/host_callback.h"
 
 namespace kiln::exec {
 namespace {
 
 TEST_CASE("EagerPyFunc calls the registered callback on every run with the inputs") {
   int calls = 0;
-  auto entry = RegisterHostCallback(
-      "double_it", [&calls](std::span<const Tensor> in, std::vector<Tensor>* out) {
-        ++calls;
-        out->push_back(Tensor::Scalar(in[0].scalar<float>() * 2.0f));
-        return OkStatus();
-      });
+  auto entry = RegisterHostCallback("double_it",
+                                    [&calls](std::span<const Tensor> in, std::vector<Tensor>* out) {
+                                      ++calls;
+                                      out->push_back(Tensor::Scalar(in[0].scalar<float>() * 2.0f));
+                                      return OkStatus();
+                                    });
   CHECK(entry->token.rfind("kiln_host_callback_", 0) == 0);
   CHECK(FindHostCallback(entry->token) == entry);
   kiln::testing::OpRunner op("EagerPyFunc");

@@ -13,7 +13,7 @@
 
 #include "kiln/core/proto_convert.h"
 #include "kiln/core/tensor.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 #include "kiln/exec/resources.h"
 #include "tensorflow/framework.pb.h"
 

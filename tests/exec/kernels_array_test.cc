@@ -8,6 +8,7 @@
 #include <numeric>
 #include <random>
 #include <string>
+#include <tuple>
 
 #include "exec/kernel_test_util.h"
 
@@ -525,8 +526,11 @@ TEST_CASE("Range counts like Python's range, for ints and floats") {
     for (int64_t x = a; d > 0 ? x < b : x > b; x += d) v.push_back(static_cast<int32_t>(x));
     return v;
   };
-  for (auto [a, b, d] : std::vector<std::array<int32_t, 3>>{
+  for (auto item_ : std::vector<std::array<int32_t, 3>>{
            {0, 5, 1}, {2, 11, 3}, {10, 1, -2}, {5, 5, 1}, {-3, 3, 4}, {7, -8, -5}}) {
+    auto a = std::get<0>(item_);
+    auto b = std::get<1>(item_);
+    auto d = std::get<2>(item_);
     CAPTURE(a);
     CAPTURE(b);
     CAPTURE(d);

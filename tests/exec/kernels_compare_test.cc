@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <tuple>
 
 #include "exec/kernel_test_util.h"
 
@@ -64,7 +65,9 @@ const std::vector<std::pair<Shape, Shape>>& BroadcastCases() {
 template <typename T, typename F>
 void CheckCompareOp(const std::string& op, F ref) {
   uint32_t seed = 5;
-  for (const auto& [sa, sb] : BroadcastCases()) {
+  for (const auto& item_ : BroadcastCases()) {
+    const auto& sa = std::get<0>(item_);
+    const auto& sb = std::get<1>(item_);
     CAPTURE(op);
     CAPTURE(DTypeShortName(kDTypeOf<T>));
     CAPTURE(sa.ToString());
@@ -133,7 +136,9 @@ TEST_CASE("Equal and NotEqual on bool and string") {
 TEST_CASE("Equal with incompatible_shape_error=false gives a scalar for incompatible shapes") {
   Tensor a = Make<int32_t>({1, 2, 3}, {3});
   Tensor b = Make<int32_t>({1, 2}, {2});
-  for (const auto& [op, want] : {std::pair{"Equal", false}, std::pair{"NotEqual", true}}) {
+  for (const auto& item_ : {std::pair{"Equal", false}, std::pair{"NotEqual", true}}) {
+    const auto& op = std::get<0>(item_);
+    const auto& want = std::get<1>(item_);
     CAPTURE(op);
     OpRunner r(op);
     r.T(DType::kInt32).Bool("incompatible_shape_error", false).Input(a).Input(b);
@@ -203,7 +208,9 @@ TEST_CASE("comparisons: prepare infers shapes and rejects bad inputs") {
 
 TEST_CASE("LogicalAnd and LogicalOr broadcast; LogicalNot") {
   uint32_t seed = 1;
-  for (const auto& [sa, sb] : BroadcastCases()) {
+  for (const auto& item_ : BroadcastCases()) {
+    const auto& sa = std::get<0>(item_);
+    const auto& sb = std::get<1>(item_);
     CAPTURE(sa.ToString());
     CAPTURE(sb.ToString());
     Tensor a = RandomBools(sa, seed++);
@@ -350,7 +357,10 @@ TEST_CASE("SelectV2 broadcasts all three inputs") {
       {Shape{2, 1, 7}, Shape{3, 1}, Shape{2, 3, 7}},
   };
   uint32_t seed = 9;
-  for (const auto& [sc, st, se] : cases) {
+  for (const auto& item_ : cases) {
+    const auto& sc = std::get<0>(item_);
+    const auto& st = std::get<1>(item_);
+    const auto& se = std::get<2>(item_);
     CAPTURE(sc.ToString());
     CAPTURE(st.ToString());
     CAPTURE(se.ToString());

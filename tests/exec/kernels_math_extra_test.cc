@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "exec/kernel_test_util.h"
 
@@ -63,7 +64,9 @@ Tensor NonZero(const Shape& s, uint32_t seed) {
 template <typename T>
 void CheckFloorOps() {
   uint32_t seed = 21;
-  for (const auto& [sa, sb] : BroadcastCases()) {
+  for (const auto& item_ : BroadcastCases()) {
+    const auto& sa = std::get<0>(item_);
+    const auto& sb = std::get<1>(item_);
     CAPTURE(DTypeShortName(kDTypeOf<T>));
     CAPTURE(sa.ToString());
     CAPTURE(sb.ToString());
@@ -132,7 +135,9 @@ TEST_CASE("integer FloorDiv / FloorMod by zero is an error") {
 
 TEST_CASE("Pow") {
   uint32_t seed = 40;
-  for (const auto& [sa, sb] : BroadcastCases()) {
+  for (const auto& item_ : BroadcastCases()) {
+    const auto& sa = std::get<0>(item_);
+    const auto& sb = std::get<1>(item_);
     CAPTURE(sa.ToString());
     CAPTURE(sb.ToString());
     Tensor a = Random<double>(sa, seed++, 0.1, 4);

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 #include "exec/kernel_test_util.h"
 
@@ -45,7 +46,9 @@ const std::vector<std::pair<Shape, Shape>>& BroadcastCases() {
 template <typename T, typename F>
 void CheckBinaryOp(const std::string& op, F ref, double rhs_lo = -3, double rhs_hi = 3) {
   uint32_t seed = 7;
-  for (const auto& [sa, sb] : BroadcastCases()) {
+  for (const auto& item_ : BroadcastCases()) {
+    const auto& sa = std::get<0>(item_);
+    const auto& sb = std::get<1>(item_);
     CAPTURE(op);
     CAPTURE(DTypeShortName(kDTypeOf<T>));
     CAPTURE(sa.ToString());
@@ -286,7 +289,10 @@ void CheckMatMul() {
   const std::vector<std::array<int64_t, 3>> sizes = {{1, 1, 1}, {2, 3, 4},   {3, 4, 5}, {7, 1, 2},
                                                      {1, 9, 1}, {16, 33, 9}, {0, 3, 2}, {2, 0, 3}};
   uint32_t seed = 3;
-  for (auto [m, k, n] : sizes) {
+  for (auto item_ : sizes) {
+    auto m = std::get<0>(item_);
+    auto k = std::get<1>(item_);
+    auto n = std::get<2>(item_);
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         CAPTURE(DTypeShortName(kDTypeOf<T>));

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <set>
+#include <tuple>
 
 #include "exec/kernel_test_util.h"
 
@@ -310,7 +311,9 @@ void CheckArgOps() {
       {{2, 3, 4}, 1}, {{2, 3, 4}, 2}, {{2, 1, 4}, 1}, {{0, 3}, 1}, {{33, 17}, 0},
   };
   uint32_t seed = 3;
-  for (const auto& [shape, axis] : cases) {
+  for (const auto& item_ : cases) {
+    const auto& shape = std::get<0>(item_);
+    const auto& axis = std::get<1>(item_);
     CAPTURE(DTypeShortName(kDTypeOf<T>));
     CAPTURE(shape.ToString());
     CAPTURE(axis);

@@ -33,7 +33,8 @@ bool Contains(const Status& s, const std::string& needle) {
 TEST_CASE("VarsAndArithmeticObjectGraph (TF 2.1) loads and runs serving_default") {
   auto m = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"));
   REQUIRE_MESSAGE(m.ok(), m.status().ToString());
-  const float x = VariableValue(**m, "x"), y = VariableValue(**m, "y"), z = VariableValue(**m, "child/z");
+  const float x = VariableValue(**m, "x"), y = VariableValue(**m, "y"),
+              z = VariableValue(**m, "child/z");
   CHECK(x == 1.0f);
   CHECK(y == 2.0f);
   CHECK(z == 3.0f);
@@ -180,8 +181,8 @@ TEST_CASE("broken bundles are refused with a message naming the problem") {
 }
 
 TEST_CASE("every malformed fixture is refused without a crash") {
-  for (const char* name : {"malformed_bad_node_attr", "malformed_const_with_no_value",
-                           "malformed_negative_shape"}) {
+  for (const char* name :
+       {"malformed_bad_node_attr", "malformed_const_with_no_value", "malformed_negative_shape"}) {
     auto m = SavedModel::Load(Fixture(name));
     INFO(name);
     CHECK_FALSE(m.ok());
@@ -271,7 +272,9 @@ TEST_CASE("AssetModule (TF 2.4): a function reads its asset through the captured
 namespace kiln::exec {
 namespace {
 
-TEST_CASE("TF1-style bundles run like a Session: trt_sample_model's conv net, from placeholder to fetch") {
+TEST_CASE(
+    "TF1-style bundles run like a Session: trt_sample_model's conv net, from placeholder to "
+    "fetch") {
   auto m = SavedModel::Load(Fixture("trt_sample_model"));
   REQUIRE_MESSAGE(m.ok(), m.status().ToString());
   auto sig = (*m)->GetSignature("serving_default");
@@ -279,7 +282,8 @@ TEST_CASE("TF1-style bundles run like a Session: trt_sample_model's conv net, fr
   REQUIRE((*sig)->inputs().size() == 1);
   CHECK((*sig)->inputs()[0].tensor_name == "Placeholder:0");
   Tensor x(DType::kFloat, Shape{2, 28, 28, 3});
-  for (int64_t i = 0; i < x.NumElements(); ++i) x.data<float>()[i] = static_cast<float>(i % 17) / 17.0f;
+  for (int64_t i = 0; i < x.NumElements(); ++i)
+    x.data<float>()[i] = static_cast<float>(i % 17) / 17.0f;
   auto out = (*sig)->Run({{"input", x}});
   REQUIRE_MESSAGE(out.ok(), out.status().ToString());
   const Tensor& y = out->at("output");

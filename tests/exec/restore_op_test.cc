@@ -6,7 +6,7 @@
 #include <vector>
 
 #include "exec/test_util.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {

@@ -258,29 +258,95 @@ const char* kSquaresLib = R"pb(
   function {
     signature {
       name: "sq_cond"
-      input_arg { name: "i" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 }
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "n" type: DT_INT32 }
       input_arg { name: "list" type: DT_VARIANT }
       output_arg { name: "go" type: DT_BOOL }
     }
-    node_def { name: "left" op: "Sub" input: "n" input: "i" attr { key: "T" value { type: DT_INT32 } } }
-    node_def { name: "go" op: "Cast" input: "left:z:0"
-               attr { key: "SrcT" value { type: DT_INT32 } } attr { key: "DstT" value { type: DT_BOOL } } }
+    node_def {
+      name: "left"
+      op: "Sub"
+      input: "n"
+      input: "i"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "go"
+      op: "Cast"
+      input: "left:z:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_BOOL }
+      }
+    }
     ret { key: "go" value: "go:y:0" }
   }
   function {
     signature {
       name: "sq_body"
-      input_arg { name: "i" type: DT_INT32 } input_arg { name: "n" type: DT_INT32 }
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "n" type: DT_INT32 }
       input_arg { name: "list" type: DT_VARIANT }
-      output_arg { name: "i_out" type: DT_INT32 } output_arg { name: "n_out" type: DT_INT32 }
+      output_arg { name: "i_out" type: DT_INT32 }
+      output_arg { name: "n_out" type: DT_INT32 }
       output_arg { name: "list_out" type: DT_VARIANT }
     }
-    node_def { name: "one" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } } }
-    node_def { name: "sq" op: "Mul" input: "i" input: "i" attr { key: "T" value { type: DT_INT32 } } }
-    node_def { name: "set" op: "TensorListSetItem" input: "list" input: "i" input: "sq:z:0"
-               attr { key: "element_dtype" value { type: DT_INT32 } } }
-    node_def { name: "next" op: "AddV2" input: "i" input: "one:output:0" attr { key: "T" value { type: DT_INT32 } } }
+    node_def {
+      name: "one"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 1
+          }
+        }
+      }
+    }
+    node_def {
+      name: "sq"
+      op: "Mul"
+      input: "i"
+      input: "i"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "set"
+      op: "TensorListSetItem"
+      input: "list"
+      input: "i"
+      input: "sq:z:0"
+      attr {
+        key: "element_dtype"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "next"
+      op: "AddV2"
+      input: "i"
+      input: "one:output:0"
+      attr {
+        key: "T"
+        value { type: DT_INT32 }
+      }
+    }
     ret { key: "i_out" value: "next:z:0" }
     ret { key: "n_out" value: "n" }
     ret { key: "list_out" value: "set:output_handle:0" }
@@ -291,24 +357,106 @@ const char* kSquaresLib = R"pb(
       input_arg { name: "n" type: DT_INT32 }
       output_arg { name: "out" type: DT_INT32 }
     }
-    node_def { name: "zero" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 0 } } } }
-    node_def { name: "unknown" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: -1 } } } }
-    node_def { name: "scalar_shape" op: "Const" attr { key: "dtype" value { type: DT_INT32 } }
-               attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { dim { size: 0 } } } } } }
-    node_def { name: "reserve" op: "TensorListReserve" input: "unknown:output:0" input: "n"
-               attr { key: "element_dtype" value { type: DT_INT32 } }
-               attr { key: "shape_type" value { type: DT_INT32 } } }
     node_def {
-      name: "loop" op: "StatelessWhile" input: "zero:output:0" input: "n" input: "reserve:handle:0"
-      attr { key: "T" value { list { type: DT_INT32 type: DT_INT32 type: DT_VARIANT } } }
-      attr { key: "cond" value { func { name: "sq_cond" } } }
-      attr { key: "body" value { func { name: "sq_body" } } }
+      name: "zero"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 0
+          }
+        }
+      }
     }
-    node_def { name: "stack" op: "TensorListStack" input: "loop:output:2" input: "scalar_shape:output:0"
-               attr { key: "element_dtype" value { type: DT_INT32 } }
-               attr { key: "num_elements" value { i: -1 } } }
+    node_def {
+      name: "unknown"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: -1
+          }
+        }
+      }
+    }
+    node_def {
+      name: "scalar_shape"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape { dim { size: 0 } }
+          }
+        }
+      }
+    }
+    node_def {
+      name: "reserve"
+      op: "TensorListReserve"
+      input: "unknown:output:0"
+      input: "n"
+      attr {
+        key: "element_dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "shape_type"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "loop"
+      op: "StatelessWhile"
+      input: "zero:output:0"
+      input: "n"
+      input: "reserve:handle:0"
+      attr {
+        key: "T"
+        value { list { type: DT_INT32 type: DT_INT32 type: DT_VARIANT } }
+      }
+      attr {
+        key: "cond"
+        value { func { name: "sq_cond" } }
+      }
+      attr {
+        key: "body"
+        value { func { name: "sq_body" } }
+      }
+    }
+    node_def {
+      name: "stack"
+      op: "TensorListStack"
+      input: "loop:output:2"
+      input: "scalar_shape:output:0"
+      attr {
+        key: "element_dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "num_elements"
+        value { i: -1 }
+      }
+    }
     ret { key: "out" value: "stack:tensor:0" }
   }
 )pb";

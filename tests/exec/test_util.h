@@ -46,9 +46,9 @@ inline std::filesystem::path CopyFixture(const std::string& name, const TempDir&
       std::filesystem::create_directories(target);
     } else {
       std::filesystem::copy_file(e.path(), target);
-      std::filesystem::permissions(target, std::filesystem::perms::owner_read |
-                                               std::filesystem::perms::owner_write,
-                                   std::filesystem::perm_options::add);
+      std::filesystem::permissions(
+          target, std::filesystem::perms::owner_read | std::filesystem::perms::owner_write,
+          std::filesystem::perm_options::add);
     }
   }
   return dst;

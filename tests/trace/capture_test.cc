@@ -109,19 +109,19 @@ TEST_CASE("a variable created on the first trace only, guarded by a host check, 
   CHECK(v.value()->scalar<float>() == 4.0f);
 }
 
-TEST_CASE("a host container changes only while tracing; a host callback runs on every call "
-          "(B11)") {
+TEST_CASE(
+    "a host container changes only while tracing; a host callback runs on every call "
+    "(B11)") {
   std::vector<Value> lyst;
   std::vector<float> seen;
   Function f("f", {{"x", DType::kFloat}}, [&](const Values& args) -> Result<Values> {
     lyst.push_back(args[0]);  // tracing only
-    KILN_RETURN_IF_ERROR(HostCallback(
-                             "side_effect",
-                             [&seen](std::span<const Tensor> in, std::vector<Tensor>*) {
-                               seen.push_back(in[0].scalar<float>());
-                               return OkStatus();
-                             },
-                             {args[0]})
+    KILN_RETURN_IF_ERROR(HostCallback("side_effect",
+                                      [&seen](std::span<const Tensor> in, std::vector<Tensor>*) {
+                                        seen.push_back(in[0].scalar<float>());
+                                        return OkStatus();
+                                      },
+                                      {args[0]})
                              .status());
     return Values{args[0] * 2.0};
   });
@@ -134,13 +134,12 @@ TEST_CASE("a host container changes only while tracing; a host callback runs on 
   CHECK_FALSE(cf.CheckExportable().ok());
 
   // Eagerly, the callback is called at once.
-  auto out = HostCallback(
-      "plus_one",
-      [](std::span<const Tensor> in, std::vector<Tensor>* o) {
-        o->push_back(Tensor::Scalar(in[0].scalar<float>() + 1.0f));
-        return OkStatus();
-      },
-      {Value(Tensor::Scalar(1.0f))}, {DType::kFloat});
+  auto out = HostCallback("plus_one",
+                          [](std::span<const Tensor> in, std::vector<Tensor>* o) {
+                            o->push_back(Tensor::Scalar(in[0].scalar<float>() + 1.0f));
+                            return OkStatus();
+                          },
+                          {Value(Tensor::Scalar(1.0f))}, {DType::kFloat});
   REQUIRE(out.ok());
   CHECK((*out)[0].tensor()->scalar<float>() == 2.0f);
 }
@@ -149,9 +148,10 @@ TEST_CASE("saving a function that calls a host callback is refused, naming it (B
   Module root("root");
   Function f("logged", {{"x", DType::kFloat}}, [](const Values& args) -> Result<Values> {
     KILN_RETURN_IF_ERROR(
-        HostCallback("log_it", [](std::span<const Tensor>, std::vector<Tensor>*) {
-          return OkStatus();
-        }, {args[0]}).status());
+        HostCallback("log_it",
+                     [](std::span<const Tensor>, std::vector<Tensor>*) { return OkStatus(); },
+                     {args[0]})
+            .status());
     return Values{Identity(args[0])};
   });
   testing::TempDir tmp;
@@ -184,9 +184,9 @@ TEST_CASE("string tensors: myadd concatenates, double gives 'aa'") {
   REQUIRE(myadd("good", "morning").ok());
   CHECK(traces == 4);
 
-  auto joined = StringJoin({Value(Tensor::StringScalar("a")), Value(Tensor::StringScalar("b"))},
-                           "-")
-                    .tensor();
+  auto joined =
+      StringJoin({Value(Tensor::StringScalar("a")), Value(Tensor::StringScalar("b"))}, "-")
+          .tensor();
   REQUIRE(joined.ok());
   CHECK(joined->scalar<std::string>() == "a-b");
 }
@@ -253,7 +253,8 @@ TEST_CASE("string and random functions export, reload and give the same results"
   REQUIRE(model.ok());
   auto add = (*model)->GetSignature("myadd");
   REQUIRE(add.ok());
-  auto hw = (*add)->Run({{"a", Tensor::StringScalar("hello")}, {"b", Tensor::StringScalar("world")}});
+  auto hw =
+      (*add)->Run({{"a", Tensor::StringScalar("hello")}, {"b", Tensor::StringScalar("world")}});
   REQUIRE(hw.ok());
   CHECK(hw->at("output_0").scalar<std::string>() == "helloworld");
 
@@ -288,8 +289,9 @@ TEST_CASE("a concrete function prints as a GraphDef (B22)") {
   CHECK(text.find("    key: \"_user_specified_name\"\n    value {\n      s: \"x\"\n") !=
         std::string::npos);
   CHECK(text.find("  op: \"Greater\"\n  input: \"x\"\n  input: \"Const\"\n") != std::string::npos);
-  CHECK(text.find("  op: \"SelectV2\"\n  input: \"Greater\"\n  input: \"x\"\n  input: \"Const\"\n") !=
-        std::string::npos);
+  CHECK(
+      text.find("  op: \"SelectV2\"\n  input: \"Greater\"\n  input: \"x\"\n  input: \"Const\"\n") !=
+      std::string::npos);
   CHECK(text.find("  name: \"Identity\"\n  op: \"Identity\"\n  input: \"SelectV2\"\n") !=
         std::string::npos);
   CHECK(text.find(":output:") == std::string::npos);  // GraphDef form, not FunctionDef form

@@ -132,8 +132,9 @@ TEST_CASE("concrete functions are listed with argument and return specs (B2)") {
         "TensorSpec(shape=(), dtype=float32)");
 }
 
-TEST_CASE("a concrete function for given specs is bound to one graph; a wrong dtype is an "
-          "error, never a retrace (B5)") {
+TEST_CASE(
+    "a concrete function for given specs is bound to one graph; a wrong dtype is an "
+    "error, never a retrace (B5)") {
   int traces = 0;
   Function dbl("double", FunctionOptions{.arg_names = {"a"}}, [&](const Args& args) {
     ++traces;
@@ -189,18 +190,19 @@ TEST_CASE("a concrete function for given specs is bound to one graph; a wrong dt
   CHECK(scale.trace_count() == 1);
 }
 
-TEST_CASE("a fixed signature with unknown dimensions has one graph; a misfit names the "
-          "argument and both specs (B4)") {
+TEST_CASE(
+    "a fixed signature with unknown dimensions has one graph; a misfit names the "
+    "argument and both specs (B4)") {
   int traces = 0;
-  Function next_collatz("next_collatz", FunctionOptions{.input_signature = InputSignature{
-                                                            {"x", DType::kInt32, PartialShape{-1}}}},
-                        [&](const Args& args) -> Result<Values> {
-                          ++traces;
-                          const Value& x = args[0];
-                          return Values{
-                              Where(Equal(FloorMod(x, Scalar(2)), Scalar(0)),
-                                    FloorDiv(x, Scalar(2)), Scalar(3) * x + Scalar(1))};
-                        });
+  Function next_collatz(
+      "next_collatz",
+      FunctionOptions{.input_signature = InputSignature{{"x", DType::kInt32, PartialShape{-1}}}},
+      [&](const Args& args) -> Result<Values> {
+        ++traces;
+        const Value& x = args[0];
+        return Values{Where(Equal(FloorMod(x, Scalar(2)), Scalar(0)), FloorDiv(x, Scalar(2)),
+                            Scalar(3) * x + Scalar(1))};
+      });
   auto r = next_collatz(Vec({1, 2}));
   REQUIRE(r.ok());
   CHECK((*r)[0].flat<int32_t>()[0] == 4);
@@ -225,9 +227,8 @@ TEST_CASE("a fixed signature with unknown dimensions has one graph; a misfit nam
 }
 
 TEST_CASE("every trace records why it happened (B6)") {
-  Function f("f", FunctionOptions{.arg_names = {"x", "num_steps"}}, [](const Args& args) {
-    return Result<Values>(Values{Identity(args[0])});
-  });
+  Function f("f", FunctionOptions{.arg_names = {"x", "num_steps"}},
+             [](const Args& args) { return Result<Values>(Values{Identity(args[0])}); });
   REQUIRE(f(Tensor::Scalar(int32_t{1}), 10).ok());
   REQUIRE(f(Tensor::Scalar(1.0f), 10).ok());
   REQUIRE(f(Tensor::Scalar(1.0f), 20).ok());
@@ -268,9 +269,8 @@ TEST_CASE("frequent retracing warns once, with the reasons and the fix (B6)") {
 
   // Passing tensors instead traces once: no warning.
   CaptureWarnings quiet;
-  Function train2("train2", FunctionOptions{.arg_names = {"num_steps"}}, [](const Args& args) {
-    return Result<Values>(Values{Identity(args[0])});
-  });
+  Function train2("train2", FunctionOptions{.arg_names = {"num_steps"}},
+                  [](const Args& args) { return Result<Values>(Values{Identity(args[0])}); });
   for (int n = 1; n <= 12; ++n) REQUIRE(train2(Tensor::Scalar(n)).ok());
   CHECK(train2.trace_count() == 1);
   CHECK(quiet.messages.empty());
@@ -293,7 +293,8 @@ TEST_CASE("the eager switch runs bodies op by op with the same results (B7)") {
     return Values{v.Read() * 2.0};
   });
   std::vector<float> graph_results;
-  for (float x : {1.0f, 2.0f, 3.0f}) graph_results.push_back((*f(Tensor::Scalar(x)))[0].scalar<float>());
+  for (float x : {1.0f, 2.0f, 3.0f})
+    graph_results.push_back((*f(Tensor::Scalar(x)))[0].scalar<float>());
   CHECK(body_runs == 1);
   CHECK(prints.text() == "1\n3\n6\n");
   REQUIRE(v.SetValue(Tensor::Scalar(0.0f)).ok());
@@ -307,7 +308,7 @@ TEST_CASE("the eager switch runs bodies op by op with the same results (B7)") {
       eager_results.push_back((*r)[0].scalar<float>());
     }
     CHECK(eager_results == graph_results);
-    CHECK(body_runs == 4);  // the body ran on every call
+    CHECK(body_runs == 4);        // the body ran on every call
     CHECK(f.trace_count() == 1);  // and nothing was traced
     CHECK(prints.text() == "1\n3\n6\n1\n3\n6\n");
   }

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "kiln/core/file_util.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 #include "kiln/trace/trace.h"
 
 namespace kiln::trace::testing {

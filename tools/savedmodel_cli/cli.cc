@@ -4,8 +4,8 @@
 #include <exception>
 #include <optional>
 
-#include "kiln/core/status.h"
 #include "graph_draw.h"
+#include "kiln/core/status.h"
 #include "run.h"
 #include "show.h"
 

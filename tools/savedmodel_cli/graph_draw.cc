@@ -93,7 +93,8 @@ Result<std::string> SignatureGraphDot(const tensorflow::MetaGraphDef& mg, const 
   const auto& lib = mg.graph_def().library();
   const std::string fname = call->attr().at("f").func().name();
   const tensorflow::FunctionDef* f = FindFunction(lib, fname);
-  if (f == nullptr) return NotFound("signature '", key, "' calls '", fname, "', not in the library");
+  if (f == nullptr)
+    return NotFound("signature '", key, "' calls '", fname, "', not in the library");
   std::string chain = f->signature().name();
   for (int depth = 0; depth < 8; ++depth) {
     const tensorflow::FunctionDef* next = Forwardee(*f, lib);
@@ -111,8 +112,8 @@ Result<std::string> SignatureGraphDot(const tensorflow::MetaGraphDef& mg, const 
   std::map<std::string, std::string> dtype_of;  // arg name -> dtype
   for (const auto& a : f->signature().input_arg()) {
     dtype_of[a.name()] = TypeName(a.type());
-    dot << "  " << Quote("arg:" + a.name()) << " [shape=ellipse, label="
-        << Quote(a.name() + "\n" + TypeName(a.type())) << "];\n";
+    dot << "  " << Quote("arg:" + a.name())
+        << " [shape=ellipse, label=" << Quote(a.name() + "\n" + TypeName(a.type())) << "];\n";
   }
   std::set<std::string> args;
   for (const auto& a : f->signature().input_arg()) args.insert(a.name());
@@ -175,8 +176,8 @@ Result<std::string> RenderSvg(const std::string& dot_text) {
         "--graph svg needs Graphviz's `dot` program on PATH, and it was not found; install "
         "Graphviz, or use --graph dot and render the DOT text elsewhere");
   }
-  const std::filesystem::path tmp = std::filesystem::temp_directory_path() /
-                                    ("kiln_graph_" + std::to_string(::getpid()));
+  const std::filesystem::path tmp =
+      std::filesystem::temp_directory_path() / ("kiln_graph_" + std::to_string(::getpid()));
   {
     std::ofstream f(tmp.string() + ".dot");
     f << dot_text;
@@ -205,8 +206,7 @@ Status DrawGraph(const GraphDrawOptions& options, std::ostream& out) {
     return InvalidArgument("--graph needs --signature_def (the signature whose graph to draw)");
   }
   KILN_ASSIGN_OR_RETURN(auto model, exec::ReadSavedModelProto(options.dir));
-  KILN_ASSIGN_OR_RETURN(const tensorflow::MetaGraphDef* mg,
-                        FindMetaGraph(*model, options.tag_set));
+  KILN_ASSIGN_OR_RETURN(const tensorflow::MetaGraphDef* mg, FindMetaGraph(*model, options.tag_set));
   KILN_ASSIGN_OR_RETURN(std::string text, SignatureGraphDot(*mg, options.signature_def));
   if (options.format == "svg") {
     KILN_ASSIGN_OR_RETURN(text, RenderSvg(text));

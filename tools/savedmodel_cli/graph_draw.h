@@ -20,7 +20,7 @@ struct GraphDrawOptions {
   std::filesystem::path dir;
   std::string tag_set = "serve";
   std::string signature_def;
-  std::string format = "dot";                  // "dot" or "svg"
+  std::string format = "dot";                   // "dot" or "svg"
   std::optional<std::filesystem::path> output;  // default: `out`
 };
 

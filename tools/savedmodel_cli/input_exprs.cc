@@ -26,8 +26,9 @@ class Parser {
 
  private:
   Status Error(const std::string& what) const {
-    return InvalidArgument(what, " at position ", pos_, " in '", text_,
-                           "' (only numbers, true/false, quoted strings and [nested, lists] are allowed)");
+    return InvalidArgument(
+        what, " at position ", pos_, " in '", text_,
+        "' (only numbers, true/false, quoted strings and [nested, lists] are allowed)");
   }
 
   void SkipSpace() {
@@ -42,7 +43,8 @@ class Parser {
     if (c == '+' || c == '-' || c == '.' || std::isdigit(static_cast<unsigned char>(c)))
       return ParseNumber();
     if (c == '"' || c == '\'') return ParseString();
-    if (c == 'b' && pos_ + 1 < text_.size() && (text_[pos_ + 1] == '"' || text_[pos_ + 1] == '\'')) {
+    if (c == 'b' && pos_ + 1 < text_.size() &&
+        (text_[pos_ + 1] == '"' || text_[pos_ + 1] == '\'')) {
       ++pos_;
       return ParseString();
     }
@@ -152,9 +154,17 @@ class Parser {
         if (pos_ >= text_.size()) break;
         const char e = text_[pos_++];
         switch (e) {
-          case 'n': ch = '\n'; break;
-          case 't': ch = '\t'; break;
-          case '\\': case '"': case '\'': ch = e; break;
+          case 'n':
+            ch = '\n';
+            break;
+          case 't':
+            ch = '\t';
+            break;
+          case '\\':
+          case '"':
+          case '\'':
+            ch = e;
+            break;
           default:
             pos_ = start;
             return Error(std::string("unsupported escape '\\") + e + "' in a string");
@@ -234,7 +244,8 @@ Result<T> CastLeaf(const Literal& v, DType dtype, std::string_view key) {
   const std::string type = DTypeShortName(dtype);
   if constexpr (std::is_same_v<T, std::string>) {
     if (v.kind != Literal::Kind::kString)
-      return InvalidArgument("input '", key, "': ", v.text, " is not a quoted string but the input is string");
+      return InvalidArgument("input '", key, "': ", v.text,
+                             " is not a quoted string but the input is string");
     return v.s;
   } else if constexpr (std::is_same_v<T, bool>) {
     if (v.kind != Literal::Kind::kBool)
@@ -358,9 +369,10 @@ Result<Tensor> LiteralToTensor(const Literal& literal, DType dtype, std::string_
     case DType::kString:
       return Build<std::string>(leaves, shape, dtype, key);
     default:
-      return InvalidArgument("input '", key, "' has dtype ", DTypeShortName(dtype),
-                             ", which --input_exprs cannot produce (numbers, bools and strings only); use "
-                             "--inputs with a .npy file");
+      return InvalidArgument(
+          "input '", key, "' has dtype ", DTypeShortName(dtype),
+          ", which --input_exprs cannot produce (numbers, bools and strings only); use "
+          "--inputs with a .npy file");
   }
 }
 

@@ -40,7 +40,8 @@ Result<std::vector<std::pair<std::string, Literal>>> ParseInputExprs(std::string
 Result<Tensor> LiteralToTensor(const Literal& literal, DType dtype, std::string_view key);
 
 // The dtype used when the input's dtype is unknown (its name is not in the signature): bool for
-// booleans, string for quoted text, float32 if any number has a fraction or exponent, int32 otherwise.
+// booleans, string for quoted text, float32 if any number has a fraction or exponent, int32
+// otherwise.
 DType NaturalDType(const Literal& literal);
 
 }  // namespace kiln::cli

@@ -15,7 +15,7 @@
 namespace kiln::cli {
 namespace {
 
-std::string Indent(int n) { return std::string(2 * n, ' '); }
+std::string Indent(int n) { return std::string(2 * static_cast<size_t>(n), ' '); }
 
 // _print_tensor_info
 void PrintTensorInfo(const tensorflow::TensorInfo& info, int indent, std::ostream& os) {

@@ -46,8 +46,8 @@ class Shape {
 
 class PartialShape {
  public:
-  PartialShape() : unknown_rank_(true) {}  // unknown rank
-  PartialShape(const Shape& s);            // NOLINT(google-explicit-constructor)
+  PartialShape() : unknown_rank_(true) {}             // unknown rank
+  PartialShape(const Shape& s);                       // NOLINT(google-explicit-constructor)
   PartialShape(std::initializer_list<int64_t> dims);  // -1 = unknown dimension
   static PartialShape UnknownRank() { return PartialShape(); }
   static PartialShape Scalar() { return PartialShape(Shape()); }

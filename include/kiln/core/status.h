@@ -67,9 +67,9 @@ std::string StrCat(Args&&... args) {
 }  // namespace internal
 
 // Builders: InvalidArgument("input 'a': expected ", x, ", got ", y).
-#define KILN_STATUS_BUILDER(fn, code)                                   \
-  template <typename... Args>                                           \
-  Status fn(Args&&... args) {                                           \
+#define KILN_STATUS_BUILDER(fn, code)                                               \
+  template <typename... Args>                                                       \
+  Status fn(Args&&... args) {                                                       \
     return Status(StatusCode::code, internal::StrCat(std::forward<Args>(args)...)); \
   }
 KILN_STATUS_BUILDER(InvalidArgument, kInvalidArgument)
@@ -86,7 +86,7 @@ KILN_STATUS_BUILDER(Internal, kInternal)
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : v_(std::move(value)) {}  // NOLINT(google-explicit-constructor)
+  Result(T value) : v_(std::move(value)) {}        // NOLINT(google-explicit-constructor)
   Result(Status status) : v_(std::move(status)) {  // NOLINT(google-explicit-constructor)
     assert(!std::get<Status>(v_).ok() && "Result built from an OK status");
   }
@@ -94,9 +94,18 @@ class [[nodiscard]] Result {
   bool ok() const { return std::holds_alternative<T>(v_); }
   Status status() const { return ok() ? Status() : std::get<Status>(v_); }
 
-  T& value() & { assert(ok()); return std::get<T>(v_); }
-  const T& value() const& { assert(ok()); return std::get<T>(v_); }
-  T&& value() && { assert(ok()); return std::get<T>(std::move(v_)); }
+  T& value() & {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  const T& value() const& {
+    assert(ok());
+    return std::get<T>(v_);
+  }
+  T&& value() && {
+    assert(ok());
+    return std::get<T>(std::move(v_));
+  }
   T& operator*() & { return value(); }
   const T& operator*() const& { return value(); }
   T* operator->() { return &value(); }
@@ -111,18 +120,18 @@ class [[nodiscard]] Result {
 #define KILN_CONCAT_INNER(a, b) a##b
 #define KILN_CONCAT(a, b) KILN_CONCAT_INNER(a, b)
 
-#define KILN_RETURN_IF_ERROR(expr)           \
-  do {                                       \
-    ::kiln::Status kiln_status_ = (expr);    \
+#define KILN_RETURN_IF_ERROR(expr)               \
+  do {                                           \
+    const ::kiln::Status& kiln_status_ = (expr);        \
     if (!kiln_status_.ok()) return kiln_status_; \
   } while (0)
 
 // Adds "<context>: " in front of the message of a failing expression.
-#define KILN_RETURN_IF_ERROR_CTX(expr, ...)                                     \
-  do {                                                                          \
-    ::kiln::Status kiln_status_ = (expr);                                       \
-    if (!kiln_status_.ok())                                                     \
-      return kiln_status_.WithContext(::kiln::internal::StrCat(__VA_ARGS__));  \
+#define KILN_RETURN_IF_ERROR_CTX(expr, ...)                                   \
+  do {                                                                        \
+    const ::kiln::Status& kiln_status_ = (expr);                                     \
+    if (!kiln_status_.ok())                                                   \
+      return kiln_status_.WithContext(::kiln::internal::StrCat(__VA_ARGS__)); \
   } while (0)
 
 #define KILN_ASSIGN_OR_RETURN_IMPL(tmp, lhs, expr) \
@@ -133,9 +142,9 @@ class [[nodiscard]] Result {
 #define KILN_ASSIGN_OR_RETURN(lhs, expr) \
   KILN_ASSIGN_OR_RETURN_IMPL(KILN_CONCAT(kiln_result_, __COUNTER__), lhs, expr)
 
-#define KILN_ASSIGN_OR_RETURN_CTX_IMPL(tmp, lhs, expr, ...)                                   \
-  auto tmp = (expr);                                                                         \
-  if (!tmp.ok()) return tmp.status().WithContext(::kiln::internal::StrCat(__VA_ARGS__));    \
+#define KILN_ASSIGN_OR_RETURN_CTX_IMPL(tmp, lhs, expr, ...)                              \
+  auto tmp = (expr);                                                                     \
+  if (!tmp.ok()) return tmp.status().WithContext(::kiln::internal::StrCat(__VA_ARGS__)); \
   lhs = std::move(tmp).value()
 
 #define KILN_ASSIGN_OR_RETURN_CTX(lhs, expr, ...) \

@@ -73,8 +73,8 @@ class Tensor {
   template <typename T>
   static Result<Tensor> FromVector(const std::vector<T>& values, const Shape& shape) {
     if (static_cast<int64_t>(values.size()) != shape.num_elements())
-      return InvalidArgument("FromVector: ", values.size(), " values for shape ",
-                             shape.ToString(), " (", shape.num_elements(), " elements)");
+      return InvalidArgument("FromVector: ", values.size(), " values for shape ", shape.ToString(),
+                             " (", shape.num_elements(), " elements)");
     Tensor t(kDTypeOf<T>, shape);
     std::copy(values.begin(), values.end(), t.data<T>());
     return t;

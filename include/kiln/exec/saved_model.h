@@ -21,7 +21,7 @@
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
 #include "kiln/exec/executor.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 #include "kiln/exec/resources.h"
 
 namespace tensorflow {
@@ -64,7 +64,7 @@ class Signature {
   std::vector<SignatureArg> inputs_;
   std::vector<SignatureArg> outputs_;
   std::shared_ptr<const PreparedFunction> function_;
-  std::vector<int> input_to_arg_;    // inputs_[i] feeds function arg input_to_arg_[i]
+  std::vector<int> input_to_arg_;     // inputs_[i] feeds function arg input_to_arg_[i]
   std::vector<int> output_from_ret_;  // outputs_[i] comes from function output
   std::vector<Tensor> captures_;      // appended after the user args
   size_t num_function_args_ = 0;

@@ -51,7 +51,7 @@ namespace kiln::trace {
 // One argument of an input signature.
 struct ArgSpec {
   ArgSpec(std::string name, DType dtype, PartialShape shape = PartialShape::Scalar())
-      : name(std::move(name)), dtype(dtype), shape(std::move(shape)) {}
+      : name(std::move(name)), dtype(dtype), shape(shape) {}
   std::string name;
   DType dtype;
   PartialShape shape;  // note: PartialShape{} is unknown rank; the default here is a scalar
@@ -93,14 +93,14 @@ class Arg {
   template <typename T>
   requires std::is_floating_point_v<T> Arg(T v)  // NOLINT
       : Arg(HostValue(static_cast<double>(v))) {}
-  Arg(bool v) : Arg(HostValue(v)) {}                          // NOLINT
-  Arg(const char* s) : Arg(HostValue(std::string(s))) {}      // NOLINT
-  Arg(std::string s) : Arg(HostValue(std::move(s))) {}        // NOLINT
+  Arg(bool v) : Arg(HostValue(v)) {}                           // NOLINT
+  Arg(const char* s) : Arg(HostValue(std::string(s))) {}       // NOLINT
+  Arg(std::string s) : Arg(HostValue(std::move(s))) {}         // NOLINT
   Arg(std::string_view s) : Arg(HostValue(std::string(s))) {}  // NOLINT
   template <typename E>
   requires std::is_enum_v<E> Arg(E e)  // NOLINT
-      : Arg(HostValue(EnumValue{internal::DemangledName(typeid(E).name()),
-                                static_cast<int64_t>(e)})) {}
+      : Arg(HostValue(
+            EnumValue{internal::DemangledName(typeid(E).name()), static_cast<int64_t>(e)})) {}
   explicit Arg(HostValue host);
   // A tensor argument given by its spec: for GetConcreteFunction only.
   static Arg Spec(TensorSpec spec);
@@ -230,7 +230,7 @@ class ConcreteFunction {
   std::vector<BoundArg> arguments_;
   std::vector<Variable> captures_;
   std::vector<std::string> host_callbacks_;
-  std::vector<std::shared_ptr<const void>> keep_alive_;  // host callbacks the graph refers to
+  std::vector<std::shared_ptr<const void>> keep_alive_;      // host callbacks the graph refers to
   std::unique_ptr<tensorflow::FunctionDefLibrary> library_;  // [0] is this function
   std::shared_ptr<const exec::PreparedFunction> prepared_;
 };
@@ -277,8 +277,7 @@ class Function {
   // Traces if needed, then runs the graph (or, with the eager switch on, runs the body).
   Result<std::vector<Tensor>> Call(std::span<const Tensor> args,
                                    const exec::RunOptions& options = {});
-  Result<std::vector<Tensor>> Call(std::span<const Arg> args,
-                                   const exec::RunOptions& options = {});
+  Result<std::vector<Tensor>> Call(std::span<const Arg> args, const exec::RunOptions& options = {});
   template <typename... Ts>
   requires(std::convertible_to<const Ts&, Arg>&&...) Result<std::vector<Tensor>>
   operator()(const Ts&... args) {

@@ -64,6 +64,7 @@ class Module {
   // Adds an existing variable (shared with another module, or created by Variable::Create).
   Variable AddVariable(std::string name, Variable variable);
   template <typename M>
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): name is moved; clang-tidy 14 misses it
   M& AddModule(std::string name, std::unique_ptr<M> module) {
     M& ref = *module;
     AdoptModule(std::move(name), std::move(module));

@@ -15,7 +15,7 @@
 
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
-#include "kiln/exec/op_registry.h"
+#include "kiln/exec/op_table.h"
 
 namespace kiln::trace {
 

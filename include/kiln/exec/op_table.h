@@ -119,8 +119,14 @@ class KernelContext {
  public:
   KernelContext(Tensor* frame, const int32_t* in, int n_in, const int32_t* out, int n_out,
                 const OpState* state, std::string_view node_name, const RunEnv* env)
-      : frame_(frame), in_(in), n_in_(n_in), out_(out), n_out_(n_out), state_(state),
-        node_name_(node_name), env_(env) {}
+      : frame_(frame),
+        in_(in),
+        n_in_(n_in),
+        out_(out),
+        n_out_(n_out),
+        state_(state),
+        node_name_(node_name),
+        env_(env) {}
 
   int num_inputs() const { return n_in_; }
   int num_outputs() const { return n_out_; }

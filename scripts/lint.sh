@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Style checks the test command enforces:
+#   lint.sh format         every tracked C++ file is formatted by .clang-format
+#   lint.sh tidy BUILDDIR  clang-tidy (.clang-tidy's checks) on the libraries, zero findings;
+#                          BUILDDIR holds compile_commands.json of a Clang build
+set -euo pipefail
+ROOT="$(cd "$(dirname "$0")/.." && pwd)"
+cd "$ROOT"
+case "${1:-}" in
+  format)
+    mapfile -t files < <(git ls-files '*.cc' '*.h' '*.cu' '*.cuh')
+    if ! clang-format --dry-run --Werror "${files[@]}"; then
+      echo "lint: the files above are not formatted; run: clang-format -i <file>" >&2
+      exit 1
+    fi
+    echo "lint: ${#files[@]} files formatted"
+    ;;
+  tidy)
+    db="${2:?usage: lint.sh tidy BUILDDIR}"
+    mapfile -t files < <(git ls-files 'libexec/*.cc' 'libtrace/*.cc' 'modules/*.cc' 'tools/*.cc')
+    log="$db/clang-tidy.log"
+    if ! printf '%s\n' "${files[@]}" |
+        xargs -P"${KILN_JOBS:-$(nproc)}" -n4 clang-tidy -p "$db" --quiet >"$log" 2>&1; then
+      grep -E "(warning|error):" -A3 "$log" | head -100 >&2
+      echo "lint: clang-tidy found problems (full log: $log)" >&2
+      exit 1
+    fi
+    echo "lint: clang-tidy clean on ${#files[@]} files"
+    ;;
+  *) echo "usage: lint.sh format | tidy BUILDDIR" >&2; exit 2 ;;
+esac
