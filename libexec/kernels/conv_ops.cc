@@ -376,7 +376,10 @@ Status ComputeConv(const KernelContext& ctx) {
   Status s = MakeGeometry(a, input.shape().dims(), filter.dim(0), filter.dim(1), &g);
   if (!s.ok()) return ctx.Error(s.message());
   g.out_c = kDepthwise ? filter.dim(2) * filter.dim(3) : filter.dim(3);
-  Tensor out(input.dtype(), Shape{g.batch, g.h.out, g.w.out, g.out_c});
+  KILN_ASSIGN_OR_RETURN(
+      Tensor * out_ptr,
+      ctx.AllocateOutput(0, input.dtype(), Shape{g.batch, g.h.out, g.w.out, g.out_c}));
+  Tensor& out = *out_ptr;
   KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(input.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (kDepthwise) {
@@ -388,7 +391,6 @@ Status ComputeConv(const KernelContext& ctx) {
     }
     return OkStatus();
   }));
-  ctx.set_output(0, std::move(out));
   return OkStatus();
 }
 
@@ -430,7 +432,10 @@ Status ComputePool(const KernelContext& ctx) {
   Status s = MakeGeometry(a, input.shape().dims(), a.k_h, a.k_w, &g);
   if (!s.ok()) return ctx.Error(s.message());
   g.out_c = g.in_c;
-  Tensor out(input.dtype(), Shape{g.batch, g.h.out, g.w.out, g.out_c});
+  KILN_ASSIGN_OR_RETURN(
+      Tensor * out_ptr,
+      ctx.AllocateOutput(0, input.dtype(), Shape{g.batch, g.h.out, g.w.out, g.out_c}));
+  Tensor& out = *out_ptr;
   auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
     functor::Pool2DFunctor<Eigen::DefaultDevice, T, kMax>()(Eigen::DefaultDevice(), g,
@@ -442,7 +447,6 @@ Status ComputePool(const KernelContext& ctx) {
   } else {
     KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(input.dtype(), run));
   }
-  ctx.set_output(0, std::move(out));
   return OkStatus();
 }
 
