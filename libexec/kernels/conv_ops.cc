@@ -338,7 +338,7 @@ Status PrepareConv(PrepareContext& ctx) {
   // Known sizes with a non-empty output: the primitive can be made now.
   const bool known = in.IsFullyDefined() && in.ToShape()->num_elements() > 0 && g.h.out > 0 &&
                      g.w.out > 0 && f.IsFullyDefined() && f.ToShape()->num_elements() > 0;
-  if (st->dtype == DType::kFloat && f.IsFullyDefined()) {
+  if (!ctx.analysis_only && st->dtype == DType::kFloat && f.IsFullyDefined()) {
     bool bn_constant = st->epilogue.batch_norm;
     for (int i = 2; bn_constant && i < 6; ++i) bn_constant = ctx.constant_inputs[i] != nullptr;
     if (filter != nullptr && bn_constant) {
@@ -408,9 +408,10 @@ Status ComputeConv(const KernelContext& ctx) {
     if (addend.shape() != out_shape)
       return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
                        ", expected the convolution's ", out_shape.ToString());
-    KILN_ASSIGN_OR_RETURN(out, ctx.ForwardInputOrAllocateOutput(add_index, 0, out_shape));
-    if (out->raw_data() != addend.raw_data())
-      std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
+    // A fresh output holding the addend, which oneDNN's sum post-op adds to (the op declares
+    // fresh outputs, so the memory plan can place it).
+    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
+    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
   } else {
     KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
   }
@@ -554,8 +555,8 @@ Status PreparePool(PrepareContext& ctx) {
   Status s = MakeGeometry(*a, in_dims, a->k_h, a->k_w, &g);
   if (!s.ok()) return ctx.Error(s.message());
   ctx.outputs = {TensorSpec{t, PartialShape{in_dims[0], g.h.out, g.w.out, in_dims[3]}}};
-  if (t == DType::kFloat && in.IsFullyDefined() && in.ToShape()->num_elements() > 0 &&
-      g.h.out > 0 && g.w.out > 0) {
+  if (!ctx.analysis_only && t == DType::kFloat && in.IsFullyDefined() &&
+      in.ToShape()->num_elements() > 0 && g.h.out > 0 && g.w.out > 0) {
     auto p = MakeDnnlPool(*a, in.dims());
     if (!p.ok()) return ctx.Error(p.status().message());
     a->prepared = std::move(p).value();
@@ -615,9 +616,9 @@ Status ComputePool(const KernelContext& ctx) {
 
 constexpr OpDefinition kDefs[] = {
     {"Conv2D", "output", kOpFreshOutputs, PrepareConv<false>},
-    {"_FusedConv2D", "output", kOpNone, PrepareConv<false>},
+    {"_FusedConv2D", "output", kOpFreshOutputs, PrepareConv<false>},
     {"DepthwiseConv2dNative", "output", kOpFreshOutputs, PrepareConv<true>},
-    {"_FusedDepthwiseConv2dNative", "output", kOpNone, PrepareConv<true>},
+    {"_FusedDepthwiseConv2dNative", "output", kOpFreshOutputs, PrepareConv<true>},
     {"MaxPool", "output", kOpFreshOutputs, PreparePool<true>},
     {"AvgPool", "output", kOpFreshOutputs, PreparePool<false>},
 };

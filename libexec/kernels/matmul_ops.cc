@@ -195,8 +195,8 @@ Status PrepareMatMulCommon(PrepareContext& ctx, bool batched) {
     }
   }
   // Known shapes: make the oneDNN primitive now (empty products never reach oneDNN).
-  if (st->dtype == DType::kFloat && a.IsFullyDefined() && b.IsFullyDefined() &&
-      a.ToShape()->num_elements() > 0 && b.ToShape()->num_elements() > 0) {
+  if (!ctx.analysis_only && st->dtype == DType::kFloat && a.IsFullyDefined() &&
+      b.IsFullyDefined() && a.ToShape()->num_elements() > 0 && b.ToShape()->num_elements() > 0) {
     auto mm = MakeDnnlMatMul(*st, a.dims(), b.dims());
     if (!mm.ok()) return ctx.Error(mm.status().message());
     st->prepared = std::move(mm).value();
@@ -306,9 +306,10 @@ Status ComputeMatMul(const KernelContext& ctx) {
     if (addend.shape() != out_shape)
       return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
                        ", expected the product's ", out_shape.ToString());
-    KILN_ASSIGN_OR_RETURN(out, ctx.ForwardInputOrAllocateOutput(add_index, 0, out_shape));
-    if (out->raw_data() != addend.raw_data())
-      std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
+    // A fresh output holding the addend, which oneDNN's sum post-op adds to (the op declares
+    // fresh outputs, so the memory plan can place it).
+    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
+    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
   } else {
     KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
   }
@@ -349,7 +350,7 @@ Status ComputeMatMul(const KernelContext& ctx) {
 
 constexpr OpDefinition kDefs[] = {
     {"MatMul", "product", kOpFreshOutputs, PrepareMatMul},
-    {"_FusedMatMul", "product", kOpNone, PrepareMatMul},
+    {"_FusedMatMul", "product", kOpFreshOutputs, PrepareMatMul},
     {"BatchMatMul", "output", kOpFreshOutputs, PrepareBatchMatMul},
     {"BatchMatMulV2", "output", kOpFreshOutputs, PrepareBatchMatMul},
     {"BatchMatMulV3", "output", kOpFreshOutputs, PrepareBatchMatMul},
