@@ -175,8 +175,10 @@ def kiln_bench(cli, model, signature, inputs, threads, runs, warmup):
         cmd += ["--inputs", arg]
     proc = subprocess.run(cmd, capture_output=True, text=True)
     if proc.returncode != 0:
-        msg = (proc.stderr.strip() or proc.stdout.strip()).splitlines()
-        raise RuntimeError(msg[-1] if msg else f"exit status {proc.returncode}")
+        lines = [line for line in (proc.stderr + proc.stdout).splitlines() if line.strip()]
+        errors = [line for line in lines if "error:" in line]
+        why = (errors or lines or [f"exit status {proc.returncode}"])[0]
+        raise RuntimeError(f"savedmodel-cli bench exited {proc.returncode}: {why}")
     try:
         out = json.loads(proc.stdout)
     except json.JSONDecodeError as e:

@@ -83,7 +83,7 @@ def markdown(run):
       "| TF / kiln | ORT / kiln | load + first call ms (kiln / TF / ORT) "
       "| peak RSS MB (kiln / TF / ORT) |")
     w("|---|---|---|---|---|---|---|---|---|")
-    notes = []
+    notes = {}  # (workload, engine, why) -> thread settings
     for row in run["rows"]:
         for threads, res in row["results"].items():
             loads = " / ".join(
@@ -96,8 +96,7 @@ def markdown(run):
               f"{_ratio_cell(ratio(res, 'ort'))} | {loads} | {rss} |")
             for e in ENGINES:
                 if "error" in res[e]:
-                    notes.append(f"{row['name']}, {threads} thread(s), {TITLES[e]}: n/a, "
-                                 f"{res[e]['error']}")
+                    notes.setdefault((row["name"], TITLES[e], res[e]["error"]), []).append(threads)
     if run["goals"]:
         w("")
         w("| goal (issue 8) | workload | threads | measured | met |")
@@ -112,11 +111,10 @@ def markdown(run):
           ", ".join(f"{v:.1f} GFLOP/s at {t} thread(s)" for t, v in run["sgemm"].items()) + ".")
     if notes:
         w("")
-        w("Not measured:")
+        w("Not measured (n/a):")
         w("")
-        # One line per distinct reason keeps the list short when one cause hits many cells.
-        for n in dict.fromkeys(notes):
-            w(f"- {n}")
+        for (name, engine, why), threads in notes.items():
+            w(f"- {name}, {engine} ({' and '.join(threads)} thread(s)): {why}")
     return "\n".join(lines) + "\n"
 
 

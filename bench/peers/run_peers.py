@@ -106,6 +106,8 @@ def measure(workload, model, onnx, inputs, threads, args):
     for e in report.ENGINES:
         if "error" in res[e] or not rounds[e]:
             res[e].setdefault("error", "not measured")
+            # Paths inside the cache say nothing to a reader of the table.
+            res[e]["error"] = res[e]["error"].replace(str(Path(args.cache)) + "/", "")
             continue
         rs = rounds[e]
         res[e].update({
@@ -180,7 +182,7 @@ def run(args):
                 out["sgemm"][str(t)] = engines.best_sgemm_gflops(t, n)
             except RuntimeError as e:
                 log(f"run_peers: sgemm at {t} thread(s) failed: {e}")
-    by_name = {w.name: w for w in wl.WORKLOADS + wl.SMOKE_WORKLOADS}
+    by_name = {w.name: w for w in chosen}
     for row in out["rows"]:
         w = by_name[row["name"]]
         for goal in w.goals:
@@ -196,7 +198,7 @@ def run(args):
 def docs_section(run_out):
     m = run_out["machine"]
     return (f"Measured {run_out['date']} with `{run_out['command']}` ({run_out['seconds']} s) on "
-            f"{m['cpu']}, {m['cores']} cores; TensorFlow {m['tensorflow']}, ONNX Runtime "
+            f"{m['cpu']}, {m['cores']} cores; TensorFlow {m['tensorflow-cpu']}, ONNX Runtime "
             f"{m['onnxruntime']}, numpy {m['numpy']}. Latencies are medians over the rounds of "
             f"each round's p50 (p90); load + first call and peak RSS are per process (TensorFlow "
             f"and ONNX Runtime figures include the Python interpreter and the framework).\n\n"
@@ -224,6 +226,8 @@ def main(argv=None):
                                                       str(ROOT / "bench" / ".cache")))
     ap.add_argument("--build", default=os.environ.get("KILN_BUILD_DIR", str(ROOT / "build")))
     ap.add_argument("--kiln-cli", help="savedmodel-cli to run (default: BUILD/tools/...)")
+    ap.add_argument("--from-json", help="print (and with --update-docs, write) the tables of a "
+                                        "run saved earlier (every run saves CACHE/last_run.json)")
     args = ap.parse_args(argv)
     if args.smoke:
         args.rounds = min(args.rounds, 2)
@@ -231,7 +235,13 @@ def main(argv=None):
     args.kiln_cli = args.kiln_cli or str(Path(args.build) / "tools" / "savedmodel-cli")
     args.command = "bench/peers/run_peers.py " + " ".join(argv if argv is not None
                                                           else sys.argv[1:])
-    out = run(args)
+    if args.from_json:
+        with open(args.from_json) as f:
+            out = json.load(f)
+    else:
+        out = run(args)
+        with open(Path(args.cache) / "last_run.json", "w") as f:
+            json.dump(out, f, indent=1)
     if args.json:
         print(json.dumps(out, indent=1))
     else:

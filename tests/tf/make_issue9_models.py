@@ -289,11 +289,10 @@ def variables_by_path(root):
     """{object-graph path: value} of every variable reachable from a loaded object, paths
     formed as our loader forms them (breadth first, first path wins, '/'-joined local names)."""
     import tensorflow as tf
-    from tensorflow.python.checkpoint import trackable_view
     out, seen, queue = {}, {id(root)}, [(root, "")]
     while queue:
         obj, path = queue.pop(0)
-        for name, child in trackable_view.TrackableView(obj).children(obj).items():
+        for name, child in tf.train.TrackableView(obj).children(obj).items():
             if id(child) in seen:
                 continue
             seen.add(id(child))
