@@ -160,7 +160,8 @@ def run(args):
         chosen = [w for w in wl.WORKLOADS if w.name in names]
     t_start = time.monotonic()
     out = {"date": datetime.date.today().isoformat(), "machine": machine(),
-           "command": args.command, "rows": [], "goals": [], "sgemm": {}}
+           "command": args.command, "rows": [], "goals": [], "sgemm": {},
+           "loadavg_start": round(os.getloadavg()[0], 1)}
     built = prepare(args, [w.name for w in chosen])
     for w in chosen:
         log(f"run_peers: measuring {w.name}")
@@ -192,14 +193,21 @@ def run(args):
                 out["goals"].append({"goal": goal, "workload": w.name, "threads": t,
                                      "measured": measured, "met": met})
     out["seconds"] = round(time.monotonic() - t_start, 1)
+    out["loadavg_end"] = round(os.getloadavg()[0], 1)
     return out
 
 
 def docs_section(run_out):
     m = run_out["machine"]
+    load = ""
+    if "loadavg_start" in run_out:
+        # Other work on a shared machine shows in the figures; say how busy it was.
+        load = (f" (1-minute load average {run_out['loadavg_start']} at the start, "
+                f"{run_out['loadavg_end']} at the end)")
     return (f"Measured {run_out['date']} with `{run_out['command']}` ({run_out['seconds']} s) on "
-            f"{m['cpu']}, {m['cores']} cores; TensorFlow {m['tensorflow-cpu']}, ONNX Runtime "
-            f"{m['onnxruntime']}, numpy {m['numpy']}. Latencies are medians over the rounds of "
+            f"{m['cpu']}, {m['cores']} cores{load}; TensorFlow {m['tensorflow-cpu']}, ONNX "
+            f"Runtime {m['onnxruntime']}, numpy {m['numpy']}. Latencies are medians over the "
+            f"rounds of "
             f"each round's p50 (p90); load + first call and peak RSS are per process (TensorFlow "
             f"and ONNX Runtime figures include the Python interpreter and the framework).\n\n"
             + "Workloads:\n\n" + "".join(

@@ -151,7 +151,8 @@ def run_model(root, entry, tmp):
             mine = oracle.kiln_run(d, key, inputs, out)
         except AssertionError as e:
             err = [line for line in str(e).splitlines() if "error:" in line]
-            return "fails: " + (err[0].split("error: ", 1)[1] if err else str(e).splitlines()[0])
+            why = err[0].split("error: ", 1)[1] if err else str(e).splitlines()[0]
+            return "fails: " + why.replace(str(d), d.name)
         try:
             oracle.assert_model_outputs(mine, theirs, f"signature {key}")
         except AssertionError as e:
