@@ -54,7 +54,7 @@ Status VariableResource::Update(const std::function<Result<Tensor>(const Tensor&
   }
   KILN_ASSIGN_OR_RETURN(Tensor next, fn(value_));
   KILN_RETURN_IF_ERROR(CheckValue(name_, dtype_, shape_, next));
-  value_ = std::move(next);
+  value_ = next.Retainable();
   return OkStatus();
 }
 

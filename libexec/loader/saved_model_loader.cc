@@ -39,6 +39,7 @@ class SavedModelLoader {
   Result<std::unique_ptr<SavedModel>> Load() {
     model_.reset(new SavedModel());
     model_->dir_ = dir_;
+    model_->threads_ = std::make_unique<ThreadPool>(options_.num_threads);
     KILN_ASSIGN_OR_RETURN(model_->proto_, ReadSavedModelProto(dir_));
     KILN_RETURN_IF_ERROR(SelectMetaGraph());
     const auto& mg = *model_->meta_graph_;
@@ -62,6 +63,17 @@ class SavedModelLoader {
   }
 
  private:
+  // Run-path shortcuts: whether inputs and outputs need reordering, and the model's threads.
+  void FinishSignature(Signature* sig) const {
+    sig->args_in_input_order_ = true;
+    for (size_t i = 0; i < sig->input_to_arg_.size(); ++i)
+      sig->args_in_input_order_ &= sig->input_to_arg_[i] == static_cast<int>(i);
+    sig->outputs_in_ret_order_ = true;
+    for (size_t i = 0; i < sig->output_from_ret_.size(); ++i)
+      sig->outputs_in_ret_order_ &= sig->output_from_ret_[i] == static_cast<int>(i);
+    sig->threads_ = model_->threads_.get();
+  }
+
   Status SelectMetaGraph() {
     std::set<std::string> want(options_.tags.begin(), options_.tags.end());
     std::string available;
@@ -288,6 +300,7 @@ class SavedModelLoader {
       KILN_ASSIGN_OR_RETURN_CTX(
           sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
           "loading ", where, " of '", dir_.string(), "'");
+      FinishSignature(&sig);
       model_->signatures_.emplace(key, std::move(sig));
     }
     return OkStatus();
@@ -368,6 +381,7 @@ class SavedModelLoader {
           sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
           "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
       model_->synthesized_.push_back(std::move(fdef));
+      FinishSignature(&sig);
       model_->signatures_.emplace(key, std::move(sig));
     }
     return OkStatus();
@@ -390,6 +404,7 @@ class SavedModelLoader {
       const std::string where = "restored function '" + ref.local_name() + "'";
       RestoredFunction rf;
       rf.name_ = ref.local_name();
+      rf.threads_ = model_->threads_.get();
       for (const auto& fn_name : names) {
         auto cf_it = graph_->concrete_functions().find(fn_name);
         if (cf_it == graph_->concrete_functions().end())
