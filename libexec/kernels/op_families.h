@@ -21,6 +21,10 @@ std::span<const KernelEntry> MathCpuKernels();
 std::span<const OpDefinition> MatMulOpDefs();
 std::span<const KernelEntry> MatMulCpuKernels();
 
+// Einsum (einsum_ops.cc).
+std::span<const OpDefinition> EinsumOpDefs();
+std::span<const KernelEntry> EinsumCpuKernels();
+
 // BiasAdd, activations, softmax (nn_ops.cc).
 std::span<const OpDefinition> NnOpDefs();
 std::span<const KernelEntry> NnCpuKernels();

@@ -24,6 +24,7 @@ Tables BuildTables() {
   Append(&t.defs, BasicOpDefs());
   Append(&t.defs, MathOpDefs());
   Append(&t.defs, MatMulOpDefs());
+  Append(&t.defs, EinsumOpDefs());
   Append(&t.defs, NnOpDefs());
   Append(&t.defs, StringOpDefs());
   Append(&t.defs, ResourceOpDefs());
@@ -45,6 +46,7 @@ Tables BuildTables() {
   Append(&cpu, BasicCpuKernels());
   Append(&cpu, MathCpuKernels());
   Append(&cpu, MatMulCpuKernels());
+  Append(&cpu, EinsumCpuKernels());
   Append(&cpu, NnCpuKernels());
   Append(&cpu, StringCpuKernels());
   Append(&cpu, ResourceCpuKernels());

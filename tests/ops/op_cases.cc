@@ -7,6 +7,7 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"elementwise", ElementwiseCases},
       {"matmul", MatMulCases},
       {"conv", ConvFusedCases},
+      {"einsum", EinsumCases},
   };
   return families;
 }

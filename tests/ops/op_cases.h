@@ -12,6 +12,7 @@ namespace kiln::testing {
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
 std::vector<OpCase> MatMulCases();       // cases_matmul.cc
 std::vector<OpCase> ConvFusedCases();    // cases_conv_fused.cc
+std::vector<OpCase> EinsumCases();       // cases_einsum.cc
 
 struct OpCaseFamily {
   std::string_view name;
