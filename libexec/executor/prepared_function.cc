@@ -192,7 +192,8 @@ class FunctionCompiler {
   // Runs a prepared node at prepare time when every input is known; nullopt when it cannot
   // or should not be folded (TF's constant folding also leaves failing nodes to run time).
   std::optional<std::vector<Tensor>> TryFold(const FlatNode& node, const PrepareContext& ctx,
-                                             ComputeFn compute, const std::vector<int32_t>& in) {
+                                             ComputeFn compute, const std::vector<int32_t>& in,
+                                             bool any_size) {
     if (!options_.fold_constants || node.stateful || node.def == nullptr ||
         (node.def->flags & kOpStateful) != 0)
       return std::nullopt;
@@ -209,7 +210,7 @@ class FunctionCompiler {
         return std::nullopt;
       const size_t bytes = static_cast<size_t>(spec.shape.ToShape()->num_elements()) *
                            std::max<size_t>(1, DTypeSize(spec.dtype));
-      if (bytes > kMaxFoldedBytes && bytes > in_bytes) return std::nullopt;
+      if (!any_size && bytes > kMaxFoldedBytes && bytes > in_bytes) return std::nullopt;
     }
     const int n_in = static_cast<int>(slots.size());
     const int n_out = static_cast<int>(ctx.outputs.size());
@@ -338,7 +339,7 @@ class FunctionCompiler {
       // Const nodes, and nodes whose inputs are all constants, are computed now.
       const bool is_const = node.op == "Const" && in_slots.empty();
       if (is_const || !in_slots.empty()) {
-        if (auto values = TryFold(node, ctx, compute, in_slots)) {
+        if (auto values = TryFold(node, ctx, compute, in_slots, /*any_size=*/is_const)) {
           for (const Tensor& t : *values) out_slots_[v].push_back(AddConstant(t));
           if (!is_const) ++pf_->stats_.folded;
           continue;
