@@ -10,7 +10,6 @@
 namespace kiln {
 namespace {
 
-constexpr size_t kAlignment = 64;  // cache line; what Eigen's vectorised kernels like
 
 template <typename T>
 void ConstructAll(void* p, int64_t n) {
