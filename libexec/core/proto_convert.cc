@@ -1,6 +1,8 @@
 #include "kiln/core/proto_convert.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "tensorflow/framework.pb.h"
 
@@ -70,6 +72,20 @@ Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
   if (dtype == DType::kInvalid) return InvalidArgument("tensor proto has dtype DT_INVALID");
   KILN_ASSIGN_OR_RETURN_CTX(Shape shape, ShapeFromProto(proto.tensor_shape()),
                             "tensor proto shape");
+  // Refused before allocating: a proto may declare a huge shape with one value (TF's filling
+  // rule repeats it). 2 GiB is protobuf's own message limit, so every tensor a real proto can
+  // spell out in full fits.
+  constexpr int64_t kMaxDecodedBytes = int64_t{1} << 31;
+  const int64_t elem = DTypeIsPod(dtype) ? static_cast<int64_t>(DTypeSize(dtype))
+                                         : static_cast<int64_t>(sizeof(std::string));
+  int64_t count = 1;
+  for (int64_t d : shape.dims()) {
+    if (d != 0 && count > kMaxDecodedBytes / std::max<int64_t>(elem, 1) / d)
+      return InvalidArgument("tensor proto of shape ", shape.ToString(), " and dtype ",
+                             DTypeShortName(dtype), " would take more than ", kMaxDecodedBytes,
+                             " bytes");
+    count *= d;
+  }
   Tensor t(dtype, shape);
   const int64_t n = shape.num_elements();
   if (DTypeIsPod(dtype) && !proto.tensor_content().empty()) {

@@ -24,6 +24,8 @@ namespace kiln {
   X(kUnimplemented, "UNIMPLEMENTED")            \
   X(kDataLoss, "DATA_LOSS")                     \
   X(kPermissionDenied, "PERMISSION_DENIED")     \
+  X(kResourceExhausted, "RESOURCE_EXHAUSTED")   \
+  X(kUnavailable, "UNAVAILABLE")                \
   X(kInternal, "INTERNAL")
 
 enum class StatusCode {
@@ -80,6 +82,8 @@ KILN_STATUS_BUILDER(OutOfRange, kOutOfRange)
 KILN_STATUS_BUILDER(Unimplemented, kUnimplemented)
 KILN_STATUS_BUILDER(DataLoss, kDataLoss)
 KILN_STATUS_BUILDER(PermissionDenied, kPermissionDenied)
+KILN_STATUS_BUILDER(ResourceExhausted, kResourceExhausted)
+KILN_STATUS_BUILDER(Unavailable, kUnavailable)
 KILN_STATUS_BUILDER(Internal, kInternal)
 #undef KILN_STATUS_BUILDER
 
@@ -122,14 +126,14 @@ class [[nodiscard]] Result {
 
 #define KILN_RETURN_IF_ERROR(expr)               \
   do {                                           \
-    const ::kiln::Status& kiln_status_ = (expr);        \
+    const ::kiln::Status& kiln_status_ = (expr); \
     if (!kiln_status_.ok()) return kiln_status_; \
   } while (0)
 
 // Adds "<context>: " in front of the message of a failing expression.
 #define KILN_RETURN_IF_ERROR_CTX(expr, ...)                                   \
   do {                                                                        \
-    const ::kiln::Status& kiln_status_ = (expr);                                     \
+    const ::kiln::Status& kiln_status_ = (expr);                              \
     if (!kiln_status_.ok())                                                   \
       return kiln_status_.WithContext(::kiln::internal::StrCat(__VA_ARGS__)); \
   } while (0)
