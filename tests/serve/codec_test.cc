@@ -194,7 +194,7 @@ TEST_CASE("V2 hostile shapes and lengths are refused before allocation") {
 TEST_CASE("gRPC TensorProto: values must fill the declared shape exactly") {
   RequestLimits limits;
   tensorflow::TensorProto p;
-  p.set_dtype(1);
+  p.set_dtype(tensorflow::DT_FLOAT);
   p.mutable_tensor_shape()->add_dim()->set_size(3);
   p.add_float_val(1);
   auto one = TensorFromRequestProto(p, limits, "x");

@@ -34,6 +34,8 @@ struct DenseBundle {
 };
 
 inline Result<DenseBundle> ExportDense(const std::filesystem::path& dir, uint32_t seed = 7) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir.parent_path(), ec);
   modules::ManualSeed(seed);
   modules::Sequential model("m");
   model.Add<modules::Dense>(3, modules::Activation::kNone, 4);

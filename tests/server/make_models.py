@@ -91,7 +91,7 @@ def make_examples(path):
 
 def make_all(root, samples_dir):
     """Model repository under root: {name}/1 for each model; returns reference data."""
-    os.makedirs(root, exist_ok=True)
+    os.makedirs(os.path.join(root, "mlp"), exist_ok=True)
     subprocess.run([os.path.join(samples_dir, "mlp_export"), os.path.join(root, "mlp", "1"),
                     os.path.join(root, "mlp_io")], check=True, stdout=subprocess.DEVNULL)
     make_multi(os.path.join(root, "multi", "1"))

@@ -60,7 +60,10 @@ def test_classify_and_regress(stub):
     import tensorflow as tf
     from tensorflow_serving.apis import classification_pb2, regression_pb2
     ex = tf.train.Example()
-    ex.features.feature["f"].float_list.value.extend([1.5, -2.0])
+    # Labels are proto3 strings (UTF-8): this test's model echoes the serialized example as its
+    # label, so the features stay ASCII-only bytes (small ints and text).
+    ex.features.feature["f"].int64_list.value.extend([15, 20])
+    ex.features.feature["g"].bytes_list.value.append(b"word")
     req = classification_pb2.ClassificationRequest()
     req.model_spec.name = "examples"
     req.input.example_list.examples.append(ex)
