@@ -86,6 +86,15 @@ Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
                              " bytes");
     count *= d;
   }
+  // TF's filling rule lets a few bytes declare a large tensor (grappler writes constant fills
+  // that way); a fill past 256 MiB that expands its proto more than 4x is a memory bomb.
+  constexpr int64_t kMaxFilledBytes = int64_t{256} << 20;
+  const int64_t decoded = count * elem;
+  if (decoded > kMaxFilledBytes &&
+      decoded / 4 > static_cast<int64_t>(proto.ByteSizeLong()))
+    return InvalidArgument("tensor proto of shape ", shape.ToString(), " and dtype ",
+                           DTypeShortName(dtype), " expands ", proto.ByteSizeLong(),
+                           " bytes of values to ", decoded, " bytes; refused");
   Tensor t(dtype, shape);
   const int64_t n = shape.num_elements();
   if (DTypeIsPod(dtype) && !proto.tensor_content().empty()) {
