@@ -30,6 +30,7 @@ Result<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const RestApi* api,
   svr.set_write_timeout(secs, usecs);
   svr.set_keep_alive_timeout(std::max<time_t>(1, std::min<time_t>(secs, 5)));
   svr.set_payload_max_length(options.max_body_bytes);
+  svr.set_tcp_nodelay(true);  // headers and body go out in two writes: no Nagle delay
   const bool log = options.log_requests;
   auto handler = [api, log](const httplib::Request& req, httplib::Response& res) {
     HttpRequest r;
