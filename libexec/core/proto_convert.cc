@@ -90,8 +90,7 @@ Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
   // that way); a fill past 256 MiB that expands its proto more than 4x is a memory bomb.
   constexpr int64_t kMaxFilledBytes = int64_t{256} << 20;
   const int64_t decoded = count * elem;
-  if (decoded > kMaxFilledBytes &&
-      decoded / 4 > static_cast<int64_t>(proto.ByteSizeLong()))
+  if (decoded > kMaxFilledBytes && decoded / 4 > static_cast<int64_t>(proto.ByteSizeLong()))
     return InvalidArgument("tensor proto of shape ", shape.ToString(), " and dtype ",
                            DTypeShortName(dtype), " expands ", proto.ByteSizeLong(),
                            " bytes of values to ", decoded, " bytes; refused");
