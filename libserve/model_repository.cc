@@ -153,7 +153,9 @@ Status ModelRepository::PollModel(const std::string& name) {
     if (loaded.count(v) || attempts[v] >= options_.max_load_attempts) continue;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      models_[name].status[v] = {v, VersionState::kLoading, OkStatus()};
+      auto it = models_.find(name);
+      if (it == models_.end()) return OkStatus();  // unconfigured meanwhile
+      it->second.status[v] = {v, VersionState::kLoading, OkStatus()};
     }
     LogEvent("info", "version_loading", {{"model", name}, {"version", std::to_string(v)}});
     auto start = std::chrono::steady_clock::now();

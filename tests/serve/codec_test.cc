@@ -89,7 +89,9 @@ TEST_CASE("REST decoding refuses what TF Serving refuses, with a message") {
       {R"({"instances": [[1, 2]])", "malformed JSON"},
       {R"([1, 2])", "JSON object"},
   };
-  for (const auto& [body, why] : bad) {
+  for (const auto& c : bad) {
+    const char* body = c.first;
+    const char* why = c.second;
     CAPTURE(body);
     auto r = DecodeRest(body, XArgs());
     REQUIRE_FALSE(r.ok());
