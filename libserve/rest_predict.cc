@@ -9,6 +9,7 @@ namespace kiln::serve {
 using json_util::Json;
 
 struct RestPredictDecoder::ParsedBody {
+  explicit ParsedBody(Json d) noexcept : doc(std::move(d)) {}
   Json doc;
 };
 
@@ -32,9 +33,7 @@ Status RestPredictDecoder::Parse(std::string_view body) {
       return InvalidArgument("'signature_name' must be a string");
     signature_name_ = doc["signature_name"].get<std::string>();
   }
-  auto parsed = std::make_shared<ParsedBody>();
-  parsed->doc = std::move(doc);
-  parsed_ = std::move(parsed);
+  parsed_ = std::make_shared<const ParsedBody>(std::move(doc));
   return OkStatus();
 }
 

@@ -25,7 +25,7 @@ Result<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const RestApi* api,
   const int threads = options.num_threads;
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
   const time_t secs = options.timeout_ms / 1000;
-  const time_t usecs = (options.timeout_ms % 1000) * 1000;
+  const time_t usecs = static_cast<time_t>(options.timeout_ms % 1000) * 1000;
   svr.set_read_timeout(secs, usecs);
   svr.set_write_timeout(secs, usecs);
   svr.set_keep_alive_timeout(std::max<time_t>(1, std::min<time_t>(secs, 5)));
@@ -41,7 +41,7 @@ Result<std::unique_ptr<HttpFrontend>> HttpFrontend::Start(const RestApi* api,
     HttpReply reply = api->Handle(r);
     res.status = reply.status;
     for (auto& [k, v] : reply.headers) res.set_header(k, v);
-    res.set_content(std::move(reply.body), reply.content_type.c_str());
+    res.set_content(reply.body, reply.content_type.c_str());
     if (log)
       LogEvent(
           "info", "http_request",

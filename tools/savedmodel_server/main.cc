@@ -140,9 +140,7 @@ int Serve(const Flags& flags) {
   return 0;
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+int Main(int argc, char** argv) {
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
@@ -197,6 +195,23 @@ int main(int argc, char** argv) {
                  "how long in-flight gRPC calls may take after SIGTERM")
       ->capture_default_str();
   app.add_flag("--log_requests", f.log_requests, "log every HTTP request");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
   return Serve(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    LogEvent("error", "fatal", {{"error", e.what()}});
+  } catch (...) {
+    LogEvent("error", "fatal", {{"error", "unknown exception"}});
+  }
+  return 1;
 }
