@@ -16,7 +16,7 @@ cmake -S "$ROOT" -B "$BUILD" --log-level=WARNING -DCMAKE_BUILD_TYPE=RelWithDebIn
   -DKILN_WERROR=ON
 cmake --build "$BUILD" -j"$JOBS" --target kiln_exec_tests kiln_serve_tests savedmodel-server \
   savedmodel-cli mlp_export -- --no-print-directory
-export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1"
+export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$ROOT/tests/tsan.supp"
 ctest --test-dir "$BUILD" --output-on-failure --no-tests=error -j"$JOBS" -R "kiln_(exec|serve)_tests"
 VENV="${KILN_ORACLE_VENV:-$ROOT/.venv-oracle}"
 KILN_BUILD_DIR="$BUILD" "$VENV/bin/python" -m pytest "$ROOT/tests/server" -q -p no:cacheprovider

@@ -2,6 +2,7 @@
 // layout over TF Serving's REST (/v1) and gRPC APIs and KServe's V2 protocol (REST /v2 on the
 // same port, gRPC on the same port as TF Serving's). SIGTERM/SIGINT: readiness goes false, new
 // connections are refused, requests in flight finish, then the process exits 0.
+#include <google/protobuf/stubs/logging.h>
 #include <pthread.h>
 
 #include <CLI/CLI.hpp>
@@ -43,6 +44,7 @@ struct Flags {
   std::vector<std::string> allowed_unsafe_ops;
   int shutdown_grace_seconds = 30;
   bool log_requests = false;
+  bool log_debug = false;
 };
 
 int Fail(const Status& s) {
@@ -51,6 +53,7 @@ int Fail(const Status& s) {
 }
 
 int Serve(const Flags& flags) {
+  SetDebugLogging(flags.log_debug);
   std::vector<ModelSource> sources;
   if (!flags.model_config_file.empty()) {
     auto parsed = ReadModelConfigFile(flags.model_config_file);
@@ -140,7 +143,16 @@ int Serve(const Flags& flags) {
   return 0;
 }
 
+// protobuf logs a line for every proto3 string with invalid UTF-8 it parses: a hostile gRPC
+// client could fill the log with them. They go to the structured log at debug level.
+void ProtobufLog(google::protobuf::LogLevel /*level*/, const char* file, int line,
+                 const std::string& message) {
+  LogEvent("debug", "protobuf",
+           {{"file", file}, {"line", std::to_string(line)}, {"message", message}});
+}
+
 int Main(int argc, char** argv) {
+  google::protobuf::SetLogHandler(&ProtobufLog);
   sigset_t set;
   sigemptyset(&set);
   sigaddset(&set, SIGTERM);
@@ -195,6 +207,8 @@ int Main(int argc, char** argv) {
                  "how long in-flight gRPC calls may take after SIGTERM")
       ->capture_default_str();
   app.add_flag("--log_requests", f.log_requests, "log every HTTP request");
+  app.add_flag("--log_debug", f.log_debug,
+               "also log debug events (e.g. protobuf's parse warnings)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
