@@ -17,7 +17,7 @@ case "${1:-}" in
     ;;
   tidy)
     db="${2:?usage: lint.sh tidy BUILDDIR}"
-    mapfile -t files < <(git ls-files 'libexec/*.cc' 'libtrace/*.cc' 'modules/*.cc' 'tools/*.cc')
+    mapfile -t files < <(git ls-files 'libexec/*.cc' 'libtrace/*.cc' 'modules/*.cc' 'libserve/*.cc' 'tools/*.cc')
     log="$db/clang-tidy.log"
     if ! printf '%s\n' "${files[@]}" |
         xargs -P"${KILN_JOBS:-$(nproc)}" -n4 clang-tidy -p "$db" --quiet >"$log" 2>&1; then

@@ -23,12 +23,29 @@ PINS=(
   "onnxruntime==1.24.4"
   "pytest==9.2.0"
 )
+# Clients for the model server tests (tests/server), installed without their dependency pins:
+# tensorflow-serving-api 2.21.0 asks for the `tensorflow` distribution (we have tensorflow-cpu,
+# the same code), and tritonclient[grpc] 2.73.0 asks for protobuf<7 while TF 2.21 runs on 7.x;
+# both import and work with the versions above (their generated code is one protobuf major
+# behind, which protobuf 7 accepts). Their real runtime dependencies are pinned here instead.
+NODEPS_PINS=(
+  "tensorflow-serving-api==2.21.0"
+  "tritonclient==2.73.0"
+  "python-rapidjson==1.25"
+  "geventhttpclient==2.6.1"
+  "gevent==26.9.0"
+  "greenlet==3.3.2"
+  "zope.event==6.2"
+  "zope.interface==8.7"
+  "brotli==1.2.1"
+  "certifi==2026.10.18"
+)
 
 fail() { echo "setup-oracles: error: $*" >&2; exit 1; }
 
 # Prints the installed "name==version" lines of the pinned distributions, lower-cased, sorted.
 installed_pins() {
-  "$VENV/bin/python" - "${PINS[@]}" <<'EOF' 2>/dev/null
+  "$VENV/bin/python" - "$@" <<'EOF' 2>/dev/null
 import sys
 from importlib import metadata
 for pin in sys.argv[1:]:
@@ -40,8 +57,8 @@ for pin in sys.argv[1:]:
 EOF
 }
 
-wanted="$(printf '%s\n' "${PINS[@]}" | tr 'A-Z' 'a-z')"
-if [ -x "$VENV/bin/python" ] && [ "$(installed_pins)" = "$wanted" ]; then
+wanted="$(printf '%s\n' "${PINS[@]}" "${NODEPS_PINS[@]}" | tr 'A-Z' 'a-z')"
+if [ -x "$VENV/bin/python" ] && [ "$(installed_pins "${PINS[@]}" "${NODEPS_PINS[@]}")" = "$wanted" ]; then
   echo "setup-oracles: $VENV already has the pinned versions"
   exit 0
 fi
@@ -58,10 +75,13 @@ echo "setup-oracles: installing ${PINS[*]}"
   fail "pip upgrade failed"
 "$VENV/bin/python" -m pip install --quiet --disable-pip-version-check "${PINS[@]}" ||
   fail "pip install failed for ${PINS[*]}"
+"$VENV/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps \
+  "${NODEPS_PINS[@]}" || fail "pip install failed for ${NODEPS_PINS[*]}"
 
-got="$(installed_pins)"
+got="$(installed_pins "${PINS[@]}" "${NODEPS_PINS[@]}")"
 [ "$got" = "$wanted" ] || fail "installed versions differ from the pins:"$'\n'"$got"
 # The oracles must import, not only be installed.
-TF_CPP_MIN_LOG_LEVEL=3 "$VENV/bin/python" -c "import tensorflow, tf2onnx, onnxruntime, pytest" ||
+TF_CPP_MIN_LOG_LEVEL=3 "$VENV/bin/python" -c "import tensorflow, tf2onnx, onnxruntime, pytest, \
+requests, tensorflow_serving.apis.prediction_service_pb2_grpc, tritonclient.http, tritonclient.grpc" ||
   fail "the oracles are installed but do not import"
 echo "setup-oracles: ready ($VENV)"

@@ -5,8 +5,12 @@
 #     both use build/ with the same options, so the order of the two README commands never
 #     matters, and ctest refuses to pass when it finds no tests;
 #  3. real TensorFlow as the oracle (tests/tf, with the venv scripts/setup-oracles.sh makes);
-#  4. the C++ suite again, built by Clang with AddressSanitizer + UndefinedBehaviorSanitizer;
-#  5. clang-tidy on the libraries, from the Clang build's compile database.
+#  4. the model server with real clients (tests/server: requests, tensorflow-serving-api,
+#     tritonclient; servers started and stopped by the tests on loopback ports);
+#  5. the deploy/ manifests (yamllint and a schema check);
+#  6. the C++ suite again, built by Clang with AddressSanitizer + UndefinedBehaviorSanitizer
+#     (and libFuzzer coverage), then a short run of every fuzz target on its seed corpus;
+#  7. clang-tidy on the libraries, from the Clang build's compile database.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 JOBS="${KILN_JOBS:-$(nproc)}"
@@ -27,11 +31,20 @@ bash "$ROOT/scripts/setup-oracles.sh"
 VENV="${KILN_ORACLE_VENV:-$ROOT/.venv-oracle}"
 KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytest "$ROOT/tests/tf" -q -p no:cacheprovider
 
-step "Clang + ASan + UBSan build and tests"
+step "model server with real clients (tests/server, docs/server.md)"
+KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytest "$ROOT/tests/server" -q -p no:cacheprovider
+
+step "deploy/ manifests (yamllint + schema check)"
+bash "$ROOT/scripts/check-deploy.sh"
+
+step "Clang + ASan + UBSan build and tests, libFuzzer targets"
 KILN_BUILD_DIR="$ROOT/build-clang-asan" KILN_COMPILER=clang KILN_BUILD_TYPE=Debug \
-  KILN_SANITIZE=ON bash "$ROOT/scripts/build.sh"
+  KILN_SANITIZE=ON bash "$ROOT/scripts/build.sh" -DKILN_FUZZ=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$ROOT/build-clang-asan" --output-on-failure --no-tests=error -j"$JOBS"
+
+step "fuzz smoke: every target on its seed corpus (long runs: docs/fuzzing.md)"
+KILN_FUZZ_SECONDS="${KILN_FUZZ_SECONDS:-8}" bash "$ROOT/scripts/fuzz.sh" "$ROOT/build-clang-asan"
 
 step "clang-tidy"
 bash "$ROOT/scripts/lint.sh" tidy "$ROOT/build-clang-asan"

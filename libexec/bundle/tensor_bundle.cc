@@ -59,12 +59,19 @@ struct ShardFile {
   Status open_status;
   int fd = -1;
   uint64_t size = 0;
+  // OpenFromMemory: the shard's bytes, read instead of a file.
+  bool in_memory = false;
+  std::string memory;
 
   ~ShardFile() {
     if (fd >= 0) ::close(fd);
   }
 
   Status EnsureOpen() {
+    if (in_memory) {
+      size = memory.size();
+      return OkStatus();
+    }
     std::call_once(once, [this] {
       fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
       if (fd < 0) {
@@ -86,6 +93,12 @@ struct ShardFile {
   }
 
   Status ReadAt(uint64_t offset, void* dst, size_t n, std::string_view key) const {
+    if (in_memory) {
+      if (offset > memory.size() || n > memory.size() - offset)
+        return DataLoss("bundle data '", path, "' is truncated: '", key, "' runs past its end");
+      if (n) std::memcpy(dst, memory.data() + offset, n);
+      return OkStatus();
+    }
     char* p = static_cast<char*>(dst);
     while (n > 0) {
       ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
@@ -241,12 +254,24 @@ BundleReader::BundleReader() : impl_(std::make_unique<Impl>()) {}
 BundleReader::~BundleReader() = default;
 
 Result<std::unique_ptr<BundleReader>> BundleReader::Open(const fs::path& prefix) {
+  KILN_ASSIGN_OR_RETURN_CTX(std::string contents, ReadFileToString(IndexFilename(prefix)),
+                            "opening tensor bundle index");
+  return OpenIndex(prefix, contents, nullptr);
+}
+
+Result<std::unique_ptr<BundleReader>> BundleReader::OpenFromMemory(std::string_view index,
+                                                                   std::vector<std::string> shards,
+                                                                   const fs::path& prefix) {
+  return OpenIndex(prefix, index, &shards);
+}
+
+Result<std::unique_ptr<BundleReader>> BundleReader::OpenIndex(const fs::path& prefix,
+                                                              std::string_view contents,
+                                                              std::vector<std::string>* shards) {
   std::unique_ptr<BundleReader> reader(new BundleReader());
   Impl& im = *reader->impl_;
   im.prefix = prefix;
   im.index_path = IndexFilename(prefix);
-  KILN_ASSIGN_OR_RETURN_CTX(std::string contents, ReadFileToString(im.index_path),
-                            "opening tensor bundle index");
   KILN_ASSIGN_OR_RETURN(std::vector<sstable::TableEntry> table,
                         sstable::ReadTable(contents, im.index_path));
   if (table.empty() || !table.front().key.empty()) {
@@ -270,9 +295,15 @@ Result<std::unique_ptr<BundleReader>> BundleReader::Open(const fs::path& prefix)
       return FailedPrecondition(im.index_path, ": bundle disallows reader version ", bad);
     }
   }
-  if (im.header.num_shards() <= 0) {
+  // TF writes one shard per device; the cap keeps a corrupt header from allocating billions.
+  constexpr int kMaxShards = 1 << 16;
+  if (im.header.num_shards() <= 0 || im.header.num_shards() > kMaxShards) {
     return DataLoss(im.index_path, ": bundle header has num_shards ", im.header.num_shards(),
-                    "; expected at least 1");
+                    "; expected 1 to ", kMaxShards);
+  }
+  if (shards && static_cast<int>(shards->size()) != im.header.num_shards()) {
+    return DataLoss(im.index_path, ": bundle header has num_shards ", im.header.num_shards(),
+                    " but ", shards->size(), " data shards were given");
   }
   const bool host_little = std::endian::native == std::endian::little;
   const bool file_little = im.header.endianness() == tensorflow::BundleHeaderProto::LITTLE;
@@ -290,6 +321,10 @@ Result<std::unique_ptr<BundleReader>> BundleReader::Open(const fs::path& prefix)
   for (int s = 0; s < num_shards; ++s) {
     auto shard = std::make_unique<ShardFile>();
     shard->path = DataFilename(prefix, s, num_shards);
+    if (shards) {
+      shard->in_memory = true;
+      shard->memory = std::move((*shards)[s]);
+    }
     im.shards.push_back(std::move(shard));
   }
   return reader;

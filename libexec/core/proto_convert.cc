@@ -1,6 +1,8 @@
 #include "kiln/core/proto_convert.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "tensorflow/framework.pb.h"
 
@@ -70,6 +72,28 @@ Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
   if (dtype == DType::kInvalid) return InvalidArgument("tensor proto has dtype DT_INVALID");
   KILN_ASSIGN_OR_RETURN_CTX(Shape shape, ShapeFromProto(proto.tensor_shape()),
                             "tensor proto shape");
+  // Refused before allocating: a proto may declare a huge shape with one value (TF's filling
+  // rule repeats it). 2 GiB is protobuf's own message limit, so every tensor a real proto can
+  // spell out in full fits.
+  constexpr int64_t kMaxDecodedBytes = int64_t{1} << 31;
+  const int64_t elem = DTypeIsPod(dtype) ? static_cast<int64_t>(DTypeSize(dtype))
+                                         : static_cast<int64_t>(sizeof(std::string));
+  int64_t count = 1;
+  for (int64_t d : shape.dims()) {
+    if (d != 0 && count > kMaxDecodedBytes / std::max<int64_t>(elem, 1) / d)
+      return InvalidArgument("tensor proto of shape ", shape.ToString(), " and dtype ",
+                             DTypeShortName(dtype), " would take more than ", kMaxDecodedBytes,
+                             " bytes");
+    count *= d;
+  }
+  // TF's filling rule lets a few bytes declare a large tensor (grappler writes constant fills
+  // that way); a fill past 256 MiB that expands its proto more than 4x is a memory bomb.
+  constexpr int64_t kMaxFilledBytes = int64_t{256} << 20;
+  const int64_t decoded = count * elem;
+  if (decoded > kMaxFilledBytes && decoded / 4 > static_cast<int64_t>(proto.ByteSizeLong()))
+    return InvalidArgument("tensor proto of shape ", shape.ToString(), " and dtype ",
+                           DTypeShortName(dtype), " expands ", proto.ByteSizeLong(),
+                           " bytes of values to ", decoded, " bytes; refused");
   Tensor t(dtype, shape);
   const int64_t n = shape.num_elements();
   if (DTypeIsPod(dtype) && !proto.tensor_content().empty()) {

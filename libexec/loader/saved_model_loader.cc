@@ -40,7 +40,11 @@ class SavedModelLoader {
     model_.reset(new SavedModel());
     model_->dir_ = dir_;
     model_->threads_ = std::make_unique<ThreadPool>(options_.num_threads);
-    KILN_ASSIGN_OR_RETURN(model_->proto_, ReadSavedModelProto(dir_));
+    if (given_proto_) {
+      model_->proto_ = std::move(given_proto_);
+    } else {
+      KILN_ASSIGN_OR_RETURN(model_->proto_, ReadSavedModelProto(dir_));
+    }
     KILN_RETURN_IF_ERROR(SelectMetaGraph());
     const auto& mg = *model_->meta_graph_;
     if (!mg.has_object_graph_def()) {
@@ -116,7 +120,7 @@ class SavedModelLoader {
     const auto prefix = dir_ / "variables" / "variables";
     const bool has_index = std::filesystem::exists(prefix.string() + ".index");
     if (!has_index) {
-      if (!variable_ids_.empty())
+      if (!variable_ids_.empty() && !given_variables_optional_)
         return NotFound("'", dir_.string(), "' has ", variable_ids_.size(),
                         " variables but no variables/variables.index");
       return OkStatus();
@@ -487,6 +491,13 @@ class SavedModelLoader {
 
   std::filesystem::path dir_;
   LoadOptions options_;
+
+ public:
+  // LoadFromProto: the proto is already parsed; variables/ may be missing.
+  std::unique_ptr<tensorflow::SavedModel> given_proto_;
+  bool given_variables_optional_ = false;
+
+ private:
   std::unique_ptr<SavedModel> model_;
   const tensorflow::SavedObjectGraph* graph_ = nullptr;
   std::vector<std::string> paths_;
@@ -500,6 +511,16 @@ SavedModel::~SavedModel() = default;
 Result<std::unique_ptr<SavedModel>> SavedModel::Load(const std::filesystem::path& dir,
                                                      const LoadOptions& options) {
   SavedModelLoader loader(dir, options);
+  return loader.Load();
+}
+
+Result<std::unique_ptr<SavedModel>> SavedModel::LoadFromProto(
+    std::unique_ptr<tensorflow::SavedModel> proto, const std::filesystem::path& dir,
+    const LoadOptions& options) {
+  if (!proto) return InvalidArgument("LoadFromProto: no proto");
+  SavedModelLoader loader(dir, options);
+  loader.given_proto_ = std::move(proto);
+  loader.given_variables_optional_ = true;
   return loader.Load();
 }
 

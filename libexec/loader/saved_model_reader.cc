@@ -4,6 +4,7 @@
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
+#include <climits>
 #include <exception>
 #include <filesystem>
 #include <map>
@@ -278,6 +279,21 @@ Result<std::unique_ptr<tensorflow::SavedModel>> ReadSavedModelProto(const fs::pa
     return proto;
   } catch (const std::exception& e) {
     return Internal("reading SavedModel in ", dir.string(), ": ", e.what());
+  }
+}
+
+Result<std::unique_ptr<tensorflow::SavedModel>> ParseSavedModelProto(std::string_view bytes,
+                                                                     std::string_view name) {
+  try {
+    auto proto = std::make_unique<tensorflow::SavedModel>();
+    if (bytes.size() > static_cast<size_t>(INT32_MAX) ||
+        !proto->ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      return DataLoss("could not parse ", name,
+                      " as a SavedModel protocol buffer (truncated or corrupt)");
+    KILN_RETURN_IF_ERROR_CTX(ValidateSavedModel(*proto), name);
+    return proto;
+  } catch (const std::exception& e) {
+    return Internal("reading SavedModel ", name, ": ", e.what());
   }
 }
 

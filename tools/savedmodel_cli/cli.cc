@@ -29,12 +29,19 @@ constexpr char kRunHelp[] =
     "      --inputs 'x=in.npy;y=in.npz[name]' --input_exprs 'a=5.0;b=[[1,2],[3,4]]' \\\n"
     "      [--outdir OUT [--overwrite]]";
 
+constexpr char kScanHelp[] =
+    "Lists the ops that touch files or the host (ReadFile, WriteFile, PrintV2 to a file, host\n"
+    "callbacks...), as TensorFlow's saved_model_cli scan does.\n"
+    "  scan --dir D [--tag_set serve]";
+
 int Fail(const Status& status, std::ostream& err) {
   err << "savedmodel-cli: error: " << status.message() << "\n";
   return 1;
 }
 
 }  // namespace
+
+Status Scan(const std::string& dir, const std::string& tag_set, std::ostream& out);  // scan.cc
 
 int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"Inspect and run TensorFlow SavedModels (kiln).", "savedmodel-cli"};
@@ -70,6 +77,11 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   auto* outdir_opt = run_cmd->add_option("--outdir", outdir, "Write <outdir>/<output_key>.npy");
   run_cmd->add_flag("--overwrite", run.overwrite, "Replace existing output files");
 
+  std::string scan_dir, scan_tags;
+  CLI::App* scan_cmd = app.add_subcommand("scan", kScanHelp);
+  scan_cmd->add_option("--dir", scan_dir, "SavedModel directory")->required();
+  scan_cmd->add_option("--tag_set", scan_tags, "Comma-separated tags (default: every MetaGraph)");
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -77,6 +89,10 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   }
 
   try {
+    if (scan_cmd->parsed()) {
+      Status s = Scan(scan_dir, scan_tags, out);
+      return s.ok() ? 0 : Fail(s, err);
+    }
     if (show_cmd->parsed() && *graph_opt) {
       draw.dir = show_dir;
       if (*tag_opt) draw.tag_set = tag_set;

@@ -128,6 +128,12 @@ class SavedModel {
   // Reads, validates and prepares everything; errors name the file and the thing at fault.
   static Result<std::unique_ptr<SavedModel>> Load(const std::filesystem::path& dir,
                                                   const LoadOptions& options = {});
+  // Loads a proto that ParseSavedModelProto returned (the bytes came from elsewhere: fuzzing,
+  // a caller that holds them). Variables are restored from dir/variables when it has an index;
+  // without one they stay uninitialised and reading them says so. Reads no other file.
+  static Result<std::unique_ptr<SavedModel>> LoadFromProto(
+      std::unique_ptr<tensorflow::SavedModel> proto, const std::filesystem::path& dir,
+      const LoadOptions& options = {});
   ~SavedModel();
 
   const std::filesystem::path& dir() const { return dir_; }
@@ -162,5 +168,8 @@ class SavedModel {
 // Reads and parses D/saved_model.pb (or .pbtxt) without preparing anything (for `show`).
 Result<std::unique_ptr<tensorflow::SavedModel>> ReadSavedModelProto(
     const std::filesystem::path& dir);
+// The same checks on the bytes of a saved_model.pb held in memory; `name` names them in errors.
+Result<std::unique_ptr<tensorflow::SavedModel>> ParseSavedModelProto(
+    std::string_view bytes, std::string_view name = "<saved_model.pb bytes>");
 
 }  // namespace kiln::exec

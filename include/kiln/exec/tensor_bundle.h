@@ -26,6 +26,11 @@ class BundleReader {
   // Reads and checks the index (magic, block checksums, header, sorted keys). Errors name the
   // file and what was wrong with it.
   static Result<std::unique_ptr<BundleReader>> Open(const std::filesystem::path& prefix);
+  // The same checks on an index and its data shards held in memory (for fuzzing and callers
+  // that hold the bytes); `prefix` only names them in errors.
+  static Result<std::unique_ptr<BundleReader>> OpenFromMemory(
+      std::string_view index, std::vector<std::string> shards,
+      const std::filesystem::path& prefix = "<memory>");
   ~BundleReader();
 
   std::vector<std::string> Keys() const;  // sorted, without the "" header key
@@ -36,6 +41,9 @@ class BundleReader {
 
  private:
   BundleReader();
+  static Result<std::unique_ptr<BundleReader>> OpenIndex(const std::filesystem::path& prefix,
+                                                         std::string_view index,
+                                                         std::vector<std::string>* shards);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,0 +1,129 @@
+// TensorFlow Serving's model repository: each model has a base path whose numbered
+// subdirectories are versions; a version policy (latest N, all, specific) picks which to
+// serve; labels name versions; a poller loads new versions and unloads removed ones.
+//
+// Hot reload never drops or fails a request: a request holds a shared_ptr to the version it
+// runs on, so unloading only removes the version from the index; it is destroyed when its last
+// request finishes. A new version is loaded (outside the index lock) before the version it
+// replaces is unloaded, so there is always one to answer.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "kiln/core/status.h"
+#include "kiln/exec/saved_model.h"
+#include "kiln/serve/batcher.h"
+#include "kiln/serve/metrics.h"
+
+namespace kiln::serve {
+
+struct VersionPolicy {
+  enum class Kind { kLatest, kAll, kSpecific };
+  Kind kind = Kind::kLatest;
+  int64_t num_latest = 1;
+  std::vector<int64_t> specific;
+};
+
+struct ModelSource {
+  std::string name;
+  std::filesystem::path base_path;
+  VersionPolicy policy;
+  std::map<std::string, int64_t> labels;
+  std::optional<BatchingOptions> batching;  // per-model override of the server default
+};
+
+struct RepositoryOptions {
+  exec::LoadOptions load;
+  BatchingOptions batching;                  // the default for every model
+  std::set<std::string> allowed_unsafe_ops;  // ops ScanUnsafeOps reports that may still load
+  int max_load_attempts = 5;                 // per version, as TF Serving's max_num_load_retries
+  Metrics* metrics = nullptr;
+};
+
+// One loaded version. Immutable once published.
+class Servable {
+ public:
+  const std::string& name() const { return name_; }
+  int64_t version() const { return version_; }
+  const exec::SavedModel& model() const { return *model_; }
+  // Runs through the signature's batcher when batching is on and the signature can batch.
+  Result<std::map<std::string, Tensor>> Run(const exec::Signature& signature,
+                                            std::map<std::string, Tensor> inputs) const;
+  ~Servable();
+
+ private:
+  friend class ModelRepository;
+  std::string name_;
+  int64_t version_ = 0;
+  std::unique_ptr<exec::SavedModel> model_;
+  std::map<const exec::Signature*, std::unique_ptr<Batcher>> batchers_;
+};
+
+enum class VersionState { kLoading, kAvailable, kUnloading, kEnd };
+const char* VersionStateName(VersionState s);  // "LOADING", "AVAILABLE", ... as TF Serving
+
+struct VersionStatus {
+  int64_t version = 0;
+  VersionState state = VersionState::kEnd;
+  Status status;  // why a load failed
+};
+
+class ModelRepository {
+ public:
+  explicit ModelRepository(RepositoryOptions options);
+  ~ModelRepository();
+
+  // Replaces the configured models; Poll applies the change.
+  Status SetModels(std::vector<ModelSource> models);
+  // One pass: list each base path, load the versions the policy wants, unload the others.
+  // Errors of single versions are recorded in their status, not returned.
+  Status Poll();
+  // Polls every `interval` on a thread of its own until StopPolling or destruction.
+  void StartPolling(std::chrono::milliseconds interval);
+  void StopPolling();
+
+  // The version to serve: `version` if given, else the label's version, else the highest
+  // available. NotFound names the model/version/label and what exists.
+  Result<std::shared_ptr<const Servable>> Find(std::string_view name,
+                                               std::optional<int64_t> version = {},
+                                               std::optional<std::string_view> label = {}) const;
+  Result<std::vector<VersionStatus>> Statuses(std::string_view name,
+                                              std::optional<int64_t> version = {}) const;
+  std::vector<std::string> ModelNames() const;
+  // Every configured model has at least one available version.
+  bool AllModelsAvailable() const;
+
+ private:
+  struct Model {
+    ModelSource source;
+    std::map<int64_t, std::shared_ptr<const Servable>> loaded;
+    std::map<int64_t, VersionStatus> status;
+    std::map<int64_t, int> attempts;
+  };
+  Result<std::shared_ptr<const Servable>> LoadVersion(const ModelSource& source, int64_t version);
+  Status PollModel(const std::string& name);
+
+  RepositoryOptions options_;
+  mutable std::mutex mu_;  // guards models_
+  std::map<std::string, Model, std::less<>> models_;
+  std::mutex poll_mu_;  // one poll at a time
+  std::thread poller_;
+  std::mutex stop_mu_;
+  std::condition_variable stop_cv_;
+  bool stop_ = false;
+};
+
+}  // namespace kiln::serve

@@ -1,0 +1,171 @@
+#include "kiln/serve/batcher.h"
+
+#include "kiln/serve/tensor_rows.h"
+
+namespace kiln::serve {
+
+Status BatchingOptions::Validate() const {
+  if (max_batch_size < 1) return InvalidArgument("max_batch_size must be >= 1");
+  if (batch_timeout_micros < 0) return InvalidArgument("batch_timeout_micros must be >= 0");
+  if (max_enqueued_batches < 1) return InvalidArgument("max_enqueued_batches must be >= 1");
+  if (num_batch_threads < 1 || num_batch_threads > 256)
+    return InvalidArgument("num_batch_threads must be in [1, 256]");
+  for (size_t i = 0; i < allowed_batch_sizes.size(); ++i) {
+    if (allowed_batch_sizes[i] < 1 || (i && allowed_batch_sizes[i] <= allowed_batch_sizes[i - 1]))
+      return InvalidArgument("allowed_batch_sizes must be positive and ascending");
+  }
+  if (!allowed_batch_sizes.empty() && allowed_batch_sizes.back() != max_batch_size)
+    return InvalidArgument("the last allowed batch size (", allowed_batch_sizes.back(),
+                           ") must equal max_batch_size (", max_batch_size, ")");
+  return OkStatus();
+}
+
+bool Batcher::CanBatch(const exec::Signature& signature) {
+  if (signature.inputs().empty() || signature.outputs().empty()) return false;
+  for (const auto& a : signature.inputs()) {
+    const PartialShape& s = a.spec.shape;
+    if (s.unknown_rank() || s.rank() < 1 || s.dim(0) != -1) return false;
+    if (!DTypeIsPod(a.spec.dtype) && a.spec.dtype != DType::kString) return false;
+  }
+  for (const auto& a : signature.outputs()) {
+    const PartialShape& s = a.spec.shape;
+    if (!s.unknown_rank() && s.rank() < 1) return false;
+  }
+  return true;
+}
+
+Batcher::Batcher(const exec::Signature* signature, BatchingOptions options, Metrics* metrics,
+                 std::string model_name)
+    : signature_(signature),
+      options_(std::move(options)),
+      metrics_(metrics),
+      model_name_(std::move(model_name)) {
+  for (int i = 0; i < options_.num_batch_threads; ++i) threads_.emplace_back([this] { Loop(); });
+}
+
+Batcher::~Batcher() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  for (auto& t : threads_) t.join();
+}
+
+int64_t Batcher::PaddedSize(int64_t rows) const {
+  for (int64_t s : options_.allowed_batch_sizes)
+    if (s >= rows) return s;
+  return rows;
+}
+
+bool Batcher::Compatible(const Task& a, const Task& b) const {
+  for (const auto& [k, t] : a.inputs) {
+    auto it = b.inputs.find(k);
+    if (it == b.inputs.end()) return false;
+    const Tensor& u = it->second;
+    if (u.dtype() != t.dtype() || u.rank() != t.rank()) return false;
+    for (int i = 1; i < t.rank(); ++i)
+      if (u.dim(i) != t.dim(i)) return false;
+  }
+  return a.inputs.size() == b.inputs.size();
+}
+
+Result<std::map<std::string, Tensor>> Batcher::Run(std::map<std::string, Tensor> inputs) {
+  int64_t rows = -1;
+  bool batchable = inputs.size() == signature_->inputs().size();
+  for (const auto& [k, t] : inputs) {
+    if (t.rank() < 1 || (rows >= 0 && t.dim(0) != rows)) batchable = false;
+    if (t.rank() >= 1) rows = t.dim(0);
+  }
+  // Requests the batch cannot hold run alone (the signature reports what is wrong, if anything).
+  if (!batchable || rows < 1 || rows > options_.max_batch_size) return signature_->Run(inputs);
+  auto task = std::make_unique<Task>();
+  task->inputs = std::move(inputs);
+  task->rows = rows;
+  task->enqueued = std::chrono::steady_clock::now();
+  auto future = task->done.get_future();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (stop_) return Unavailable("model '", model_name_, "' is unloading");
+    if (queued_rows_ + rows > options_.max_enqueued_batches * options_.max_batch_size)
+      return Unavailable("the batching queue of model '", model_name_, "' is full (", queued_rows_,
+                         " rows waiting); retry later");
+    queued_rows_ += rows;
+    queue_.push_back(std::move(task));
+  }
+  if (metrics_) metrics_->AddQueueDepth(model_name_, 1);
+  cv_.notify_all();
+  return future.get();
+}
+
+void Batcher::Loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stopping and drained
+    const auto deadline =
+        queue_.front()->enqueued + std::chrono::microseconds(options_.batch_timeout_micros);
+    while (!stop_ && queued_rows_ < options_.max_batch_size &&
+           std::chrono::steady_clock::now() < deadline) {
+      cv_.wait_until(lock, deadline);
+      if (queue_.empty()) break;
+    }
+    if (queue_.empty()) continue;  // another thread took them
+    std::vector<std::unique_ptr<Task>> batch;
+    int64_t rows = 0;
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      if (rows + (*it)->rows > options_.max_batch_size) break;
+      if (!batch.empty() && !Compatible(*batch.front(), **it)) {
+        ++it;
+        continue;
+      }
+      rows += (*it)->rows;
+      batch.push_back(std::move(*it));
+      it = queue_.erase(it);
+    }
+    queued_rows_ -= rows;
+    lock.unlock();
+    if (metrics_) metrics_->AddQueueDepth(model_name_, -static_cast<int64_t>(batch.size()));
+    RunBatch(batch);
+    lock.lock();
+  }
+}
+
+void Batcher::RunBatch(std::vector<std::unique_ptr<Task>>& tasks) {
+  int64_t rows = 0;
+  for (const auto& t : tasks) rows += t->rows;
+  const int64_t padded = PaddedSize(rows);
+  if (metrics_) metrics_->ObserveBatchSize(model_name_, padded);
+  auto fail = [&](const Status& s) {
+    for (auto& t : tasks) t->done.set_value(s);
+  };
+  if (tasks.size() == 1 && padded == rows) {
+    tasks[0]->done.set_value(signature_->Run(tasks[0]->inputs));
+    return;
+  }
+  std::map<std::string, Tensor> merged;
+  for (const auto& [key, first] : tasks[0]->inputs) {
+    std::vector<Tensor> parts;
+    parts.reserve(tasks.size());
+    for (const auto& t : tasks) parts.push_back(t->inputs.at(key));
+    auto cat = ConcatRows(parts, padded);
+    if (!cat.ok()) return fail(cat.status());
+    merged.emplace(key, std::move(cat).value());
+  }
+  auto out = signature_->Run(merged);
+  if (!out.ok()) return fail(out.status());
+  for (const auto& [key, t] : *out) {
+    if (t.rank() < 1 || t.dim(0) != padded)
+      return fail(InvalidArgument("batched output '", key, "' has shape ", t.shape().ToString(),
+                                  "; a batched signature must answer one row per input row"));
+  }
+  int64_t at = 0;
+  for (auto& task : tasks) {
+    std::map<std::string, Tensor> mine;
+    for (const auto& [key, t] : *out) mine.emplace(key, SliceRows(t, at, task->rows));
+    at += task->rows;
+    task->done.set_value(std::move(mine));
+  }
+}
+
+}  // namespace kiln::serve

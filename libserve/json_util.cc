@@ -1,0 +1,294 @@
+#include "json_util.h"
+
+#include <charconv>
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "kiln/serve/base64.h"
+
+namespace kiln::serve::json_util {
+
+Status CheckDepth(std::string_view body, int max_depth) {
+  int depth = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth)
+        return InvalidArgument("JSON is nested deeper than the limit of ", max_depth,
+                               " levels (at byte ", i, ")");
+    } else if (c == ']' || c == '}') {
+      --depth;
+    }
+  }
+  return OkStatus();
+}
+
+Result<Json> Parse(std::string_view body, const RequestLimits& limits) {
+  KILN_RETURN_IF_ERROR(CheckDepth(body, limits.max_json_depth));
+  try {
+    return Json::parse(body.begin(), body.end());
+  } catch (const Json::exception& e) {
+    return InvalidArgument("malformed JSON: ", e.what());
+  }
+}
+
+bool IsB64(const Json& v) {
+  return v.is_object() && v.size() == 1 && v.begin().key() == "b64" && v.begin()->is_string();
+}
+
+Status InferShape(const Json& v, std::vector<int64_t>* dims, std::string_view what) {
+  const Json* cur = &v;
+  while (cur->is_array()) {
+    if (dims->size() >= static_cast<size_t>(kMaxRank))
+      return InvalidArgument(what, ": lists nested deeper than the maximum rank ", kMaxRank);
+    dims->push_back(static_cast<int64_t>(cur->size()));
+    if (cur->empty()) break;
+    cur = &(*cur)[0];
+  }
+  return OkStatus();
+}
+
+namespace {
+
+template <typename T>
+Status SetInt(const Json& v, Tensor* t, int64_t index, std::string_view what) {
+  if (v.is_number_unsigned()) {
+    const uint64_t x = v.get<uint64_t>();
+    if (x > static_cast<uint64_t>(std::numeric_limits<T>::max()))
+      return InvalidArgument(what, ": ", x, " is out of range for ", DTypeShortName(t->dtype()));
+    t->data<T>()[index] = static_cast<T>(x);
+    return OkStatus();
+  }
+  if (v.is_number_integer()) {
+    const int64_t x = v.get<int64_t>();
+    if constexpr (std::is_unsigned_v<T>) {
+      if (x < 0)
+        return InvalidArgument(what, ": ", x, " is out of range for ", DTypeShortName(t->dtype()));
+    } else {
+      if (x < static_cast<int64_t>(std::numeric_limits<T>::min()) ||
+          x > static_cast<int64_t>(std::numeric_limits<T>::max()))
+        return InvalidArgument(what, ": ", x, " is out of range for ", DTypeShortName(t->dtype()));
+    }
+    t->data<T>()[index] = static_cast<T>(x);
+    return OkStatus();
+  }
+  return InvalidArgument(what, ": expected an integer for a ", DTypeShortName(t->dtype()),
+                         " tensor, got ", v.type_name(), " ", v.dump());
+}
+
+template <typename T>
+Status SetFloat(const Json& v, Tensor* t, int64_t index, std::string_view what) {
+  if (v.is_number()) {
+    t->data<T>()[index] = static_cast<T>(v.get<double>());
+    return OkStatus();
+  }
+  if (v.is_string()) {  // TF Serving writes and reads these spellings for non-finite values
+    const auto& s = v.get_ref<const std::string&>();
+    if (s == "NaN") {
+      t->data<T>()[index] = std::numeric_limits<T>::quiet_NaN();
+      return OkStatus();
+    }
+    if (s == "Infinity" || s == "-Infinity") {
+      t->data<T>()[index] =
+          s[0] == '-' ? -std::numeric_limits<T>::infinity() : std::numeric_limits<T>::infinity();
+      return OkStatus();
+    }
+  }
+  return InvalidArgument(what, ": expected a number for a ", DTypeShortName(t->dtype()),
+                         " tensor, got ", v.type_name());
+}
+
+}  // namespace
+
+Status SetElement(const Json& v, Tensor* t, int64_t index, std::string_view what) {
+  switch (t->dtype()) {
+    case DType::kFloat:
+      return SetFloat<float>(v, t, index, what);
+    case DType::kDouble:
+      return SetFloat<double>(v, t, index, what);
+    case DType::kInt8:
+      return SetInt<int8_t>(v, t, index, what);
+    case DType::kInt16:
+      return SetInt<int16_t>(v, t, index, what);
+    case DType::kInt32:
+      return SetInt<int32_t>(v, t, index, what);
+    case DType::kInt64:
+      return SetInt<int64_t>(v, t, index, what);
+    case DType::kUInt8:
+      return SetInt<uint8_t>(v, t, index, what);
+    case DType::kUInt16:
+      return SetInt<uint16_t>(v, t, index, what);
+    case DType::kUInt32:
+      return SetInt<uint32_t>(v, t, index, what);
+    case DType::kUInt64:
+      return SetInt<uint64_t>(v, t, index, what);
+    case DType::kBool:
+      if (!v.is_boolean())
+        return InvalidArgument(what, ": expected true or false for a bool tensor, got ",
+                               v.type_name());
+      t->data<bool>()[index] = v.get<bool>();
+      return OkStatus();
+    case DType::kString:
+      if (v.is_string()) {
+        t->data<std::string>()[index] = v.get<std::string>();
+        return OkStatus();
+      }
+      if (IsB64(v)) {
+        KILN_ASSIGN_OR_RETURN_CTX(t->data<std::string>()[index],
+                                  Base64Decode(v.begin()->get_ref<const std::string&>()), what);
+        return OkStatus();
+      }
+      return InvalidArgument(
+          what, ": expected a string or {\"b64\": ...} for a string tensor, got ", v.type_name());
+    default:
+      return Unimplemented(what, ": ", DTypeShortName(t->dtype()),
+                           " tensors cannot be sent as JSON");
+  }
+}
+
+Status Fill(const Json& v, std::span<const int64_t> dims, size_t level, Tensor* t, int64_t* index,
+            std::string_view what) {
+  if (level == dims.size()) {
+    if (v.is_array())
+      return InvalidArgument(what, ": lists are nested deeper than the shape ",
+                             Shape::FromDims(dims)->ToString(), " of the first elements");
+    return SetElement(v, t, (*index)++, what);
+  }
+  if (!v.is_array() || static_cast<int64_t>(v.size()) != dims[level])
+    return InvalidArgument(what, ": ragged or mismatched lists: expected a list of ", dims[level],
+                           " at depth ", level, ", got ",
+                           v.is_array() ? std::to_string(v.size()) + " elements" : v.type_name());
+  for (const Json& e : v) KILN_RETURN_IF_ERROR(Fill(e, dims, level + 1, t, index, what));
+  return OkStatus();
+}
+
+void AppendString(std::string* out, std::string_view s) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  out->push_back('"');
+  for (char c : s) {
+    switch (c) {
+      case '"':
+        *out += "\\\"";
+        break;
+      case '\\':
+        *out += "\\\\";
+        break;
+      case '\n':
+        *out += "\\n";
+        break;
+      case '\r':
+        *out += "\\r";
+        break;
+      case '\t':
+        *out += "\\t";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          *out += "\\u00";
+          out->push_back(kHex[(c >> 4) & 0xf]);
+          out->push_back(kHex[c & 0xf]);
+        } else {
+          out->push_back(c);
+        }
+    }
+  }
+  out->push_back('"');
+}
+
+namespace {
+
+template <typename T>
+void AppendFloat(std::string* out, T v) {
+  if (std::isnan(v)) {
+    *out += "NaN";
+  } else if (std::isinf(v)) {
+    *out += v < 0 ? "-Infinity" : "Infinity";
+  } else {
+    char buf[64];
+    auto r = std::to_chars(buf, buf + sizeof(buf), v);
+    out->append(buf, r.ptr);
+  }
+}
+
+template <typename T>
+void AppendInt(std::string* out, T v) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  out->append(buf, r.ptr);
+}
+
+}  // namespace
+
+void AppendElement(std::string* out, const Tensor& t, int64_t i, bool b64) {
+  switch (t.dtype()) {
+    case DType::kFloat:
+      return AppendFloat(out, t.data<float>()[i]);
+    case DType::kDouble:
+      return AppendFloat(out, t.data<double>()[i]);
+    case DType::kInt8:
+      return AppendInt(out, static_cast<int>(t.data<int8_t>()[i]));
+    case DType::kInt16:
+      return AppendInt(out, t.data<int16_t>()[i]);
+    case DType::kInt32:
+      return AppendInt(out, t.data<int32_t>()[i]);
+    case DType::kInt64:
+      return AppendInt(out, t.data<int64_t>()[i]);
+    case DType::kUInt8:
+      return AppendInt(out, static_cast<unsigned>(t.data<uint8_t>()[i]));
+    case DType::kUInt16:
+      return AppendInt(out, t.data<uint16_t>()[i]);
+    case DType::kUInt32:
+      return AppendInt(out, t.data<uint32_t>()[i]);
+    case DType::kUInt64:
+      return AppendInt(out, t.data<uint64_t>()[i]);
+    case DType::kBool:
+      *out += t.data<bool>()[i] ? "true" : "false";
+      return;
+    case DType::kString:
+      if (b64) {
+        *out += "{\"b64\": ";
+        AppendString(out, Base64Encode(t.data<std::string>()[i]));
+        out->push_back('}');
+      } else {
+        AppendString(out, t.data<std::string>()[i]);
+      }
+      return;
+    default:
+      *out += "null";
+  }
+}
+
+void AppendNested(std::string* out, const Tensor& t, int level, int64_t offset, bool b64) {
+  if (level >= t.rank()) return AppendElement(out, t, offset, b64);
+  int64_t stride = 1;
+  for (int i = level + 1; i < t.rank(); ++i) stride *= t.dim(i);
+  out->push_back('[');
+  for (int64_t i = 0; i < t.dim(level); ++i) {
+    if (i) out->push_back(',');
+    AppendNested(out, t, level + 1, offset + i * stride, b64);
+  }
+  out->push_back(']');
+}
+
+void AppendFlat(std::string* out, const Tensor& t, bool b64) {
+  out->push_back('[');
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    if (i) out->push_back(',');
+    AppendElement(out, t, i, b64);
+  }
+  out->push_back(']');
+}
+
+}  // namespace kiln::serve::json_util

@@ -1,0 +1,299 @@
+#include "kiln/serve/model_repository.h"
+
+#include <algorithm>
+#include <charconv>
+#include <system_error>
+
+#include "kiln/serve/log.h"
+#include "kiln/serve/scan.h"
+
+namespace kiln::serve {
+namespace fs = std::filesystem;
+
+const char* VersionStateName(VersionState s) {
+  switch (s) {
+    case VersionState::kLoading:
+      return "LOADING";
+    case VersionState::kAvailable:
+      return "AVAILABLE";
+    case VersionState::kUnloading:
+      return "UNLOADING";
+    case VersionState::kEnd:
+      return "END";
+  }
+  return "UNKNOWN";
+}
+
+Servable::~Servable() {
+  batchers_.clear();  // drain queued batches before the model goes
+}
+
+Result<std::map<std::string, Tensor>> Servable::Run(const exec::Signature& signature,
+                                                    std::map<std::string, Tensor> inputs) const {
+  auto it = batchers_.find(&signature);
+  if (it != batchers_.end()) return it->second->Run(std::move(inputs));
+  return signature.Run(inputs);
+}
+
+ModelRepository::ModelRepository(RepositoryOptions options) : options_(std::move(options)) {}
+
+ModelRepository::~ModelRepository() { StopPolling(); }
+
+Status ModelRepository::SetModels(std::vector<ModelSource> models) {
+  std::set<std::string> names;
+  for (const auto& m : models) {
+    if (m.name.empty()) return InvalidArgument("a model needs a name");
+    if (!names.insert(m.name).second)
+      return InvalidArgument("model '", m.name, "' is configured twice");
+    if (m.policy.kind == VersionPolicy::Kind::kLatest && m.policy.num_latest < 1)
+      return InvalidArgument("model '", m.name, "': latest num_versions must be >= 1");
+    if (m.batching) KILN_RETURN_IF_ERROR_CTX(m.batching->Validate(), "model '", m.name, "'");
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  for (auto it = models_.begin(); it != models_.end();) {
+    it = names.count(it->first) ? std::next(it) : models_.erase(it);
+  }
+  for (auto& m : models) {
+    auto& slot = models_[m.name];
+    slot.source = std::move(m);
+  }
+  return OkStatus();
+}
+
+namespace {
+
+// Numbered subdirectories of base (TF Serving ignores anything else).
+Result<std::vector<int64_t>> ListVersions(const fs::path& base) {
+  std::error_code ec;
+  if (!fs::is_directory(base, ec))
+    return NotFound("model base path '", base.string(), "' is not a directory");
+  std::vector<int64_t> versions;
+  for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
+    if (!it->is_directory(ec)) continue;
+    const std::string name = it->path().filename().string();
+    int64_t v = 0;
+    auto r = std::from_chars(name.data(), name.data() + name.size(), v);
+    if (r.ec == std::errc() && r.ptr == name.data() + name.size() && v >= 0) versions.push_back(v);
+  }
+  if (ec) return NotFound("cannot list '", base.string(), "': ", ec.message());
+  std::sort(versions.begin(), versions.end());
+  return versions;
+}
+
+std::set<int64_t> Wanted(const VersionPolicy& policy, const std::vector<int64_t>& on_disk) {
+  std::set<int64_t> want;
+  switch (policy.kind) {
+    case VersionPolicy::Kind::kAll:
+      want.insert(on_disk.begin(), on_disk.end());
+      break;
+    case VersionPolicy::Kind::kLatest:
+      for (int64_t i = 0; i < policy.num_latest && i < static_cast<int64_t>(on_disk.size()); ++i)
+        want.insert(on_disk[on_disk.size() - 1 - i]);
+      break;
+    case VersionPolicy::Kind::kSpecific:
+      for (int64_t v : policy.specific)
+        if (std::binary_search(on_disk.begin(), on_disk.end(), v)) want.insert(v);
+      break;
+  }
+  return want;
+}
+
+}  // namespace
+
+Result<std::shared_ptr<const Servable>> ModelRepository::LoadVersion(const ModelSource& source,
+                                                                     int64_t version) {
+  const fs::path dir = source.base_path / std::to_string(version);
+  KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(dir, options_.load));
+  std::string refused;
+  for (const UnsafeOp& u : ScanUnsafeOps(model->meta_graph())) {
+    if (options_.allowed_unsafe_ops.count(u.op)) continue;
+    refused += (refused.empty() ? "" : "; ") + u.op + " (node '" + u.node + "'" +
+               (u.function.empty() ? "" : " in function '" + u.function + "'") + ": " + u.why + ")";
+  }
+  if (!refused.empty())
+    return PermissionDenied("'", dir.string(), "' uses ops that reach outside the model: ", refused,
+                            "; allow them with --allowed_unsafe_ops if you trust it");
+  auto servable = std::make_shared<Servable>();
+  servable->name_ = source.name;
+  servable->version_ = version;
+  const BatchingOptions& batching = source.batching ? *source.batching : options_.batching;
+  if (batching.enabled) {
+    for (const std::string& name : model->SignatureNames()) {
+      const exec::Signature* sig = *model->GetSignature(name);
+      if (!Batcher::CanBatch(*sig)) continue;
+      servable->batchers_.emplace(
+          sig, std::make_unique<Batcher>(sig, batching, options_.metrics, source.name));
+    }
+  }
+  servable->model_ = std::move(model);
+  return std::shared_ptr<const Servable>(std::move(servable));
+}
+
+Status ModelRepository::PollModel(const std::string& name) {
+  ModelSource source;
+  std::set<int64_t> loaded;
+  std::map<int64_t, int> attempts;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end()) return OkStatus();
+    source = it->second.source;
+    for (const auto& [v, s] : it->second.loaded) loaded.insert(v);
+    attempts = it->second.attempts;
+  }
+  auto on_disk = ListVersions(source.base_path);
+  if (!on_disk.ok()) {
+    LogEvent("warning", "model_base_path_unreadable",
+             {{"model", name}, {"error", on_disk.status().message()}});
+    return OkStatus();  // keep serving what is loaded (a transient error must not unload)
+  }
+  const std::set<int64_t> want = Wanted(source.policy, *on_disk);
+  // Load first, then unload: there is always a version to answer.
+  for (int64_t v : want) {
+    if (loaded.count(v) || attempts[v] >= options_.max_load_attempts) continue;
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      auto it = models_.find(name);
+      if (it == models_.end()) return OkStatus();  // unconfigured meanwhile
+      it->second.status[v] = {v, VersionState::kLoading, OkStatus()};
+    }
+    LogEvent("info", "version_loading", {{"model", name}, {"version", std::to_string(v)}});
+    auto start = std::chrono::steady_clock::now();
+    auto servable = LoadVersion(source, v);
+    const double secs =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (options_.metrics) options_.metrics->CountLoad(name, servable.ok());
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end()) continue;  // unconfigured meanwhile
+    if (servable.ok()) {
+      it->second.loaded[v] = *servable;
+      it->second.status[v] = {v, VersionState::kAvailable, OkStatus()};
+      LogEvent("info", "version_available",
+               {{"model", name},
+                {"version", std::to_string(v)},
+                {"load_seconds", std::to_string(secs)}});
+    } else {
+      ++it->second.attempts[v];
+      it->second.status[v] = {v, VersionState::kEnd, servable.status()};
+      LogEvent("error", "version_load_failed",
+               {{"model", name},
+                {"version", std::to_string(v)},
+                {"attempt", std::to_string(it->second.attempts[v])},
+                {"error", servable.status().ToString()}});
+    }
+  }
+  std::vector<std::shared_ptr<const Servable>> unloaded;  // destroyed outside the lock
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = models_.find(name);
+    if (it == models_.end()) return OkStatus();
+    Model& m = it->second;
+    for (auto l = m.loaded.begin(); l != m.loaded.end();) {
+      if (want.count(l->first)) {
+        ++l;
+        continue;
+      }
+      LogEvent("info", "version_unloaded",
+               {{"model", name}, {"version", std::to_string(l->first)}});
+      m.status[l->first] = {l->first, VersionState::kEnd, OkStatus()};
+      unloaded.push_back(std::move(l->second));
+      l = m.loaded.erase(l);
+    }
+    // Forget failed versions that left the disk, so a re-created directory is tried again.
+    for (auto a = m.attempts.begin(); a != m.attempts.end();)
+      a = std::binary_search(on_disk->begin(), on_disk->end(), a->first) ? std::next(a)
+                                                                         : m.attempts.erase(a);
+    if (options_.metrics)
+      options_.metrics->SetLoadedVersions(name, static_cast<int64_t>(m.loaded.size()));
+  }
+  return OkStatus();
+}
+
+Status ModelRepository::Poll() {
+  std::lock_guard<std::mutex> poll_lock(poll_mu_);
+  std::vector<std::string> names = ModelNames();
+  for (const auto& name : names) KILN_RETURN_IF_ERROR(PollModel(name));
+  return OkStatus();
+}
+
+void ModelRepository::StartPolling(std::chrono::milliseconds interval) {
+  StopPolling();
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_ = false;
+  }
+  poller_ = std::thread([this, interval] {
+    std::unique_lock<std::mutex> lock(stop_mu_);
+    while (!stop_cv_.wait_for(lock, interval, [this] { return stop_; })) {
+      lock.unlock();
+      Status s = Poll();
+      if (!s.ok()) LogEvent("error", "poll_failed", {{"error", s.ToString()}});
+      lock.lock();
+    }
+  });
+}
+
+void ModelRepository::StopPolling() {
+  {
+    std::lock_guard<std::mutex> lock(stop_mu_);
+    stop_ = true;
+  }
+  stop_cv_.notify_all();
+  if (poller_.joinable()) poller_.join();
+}
+
+Result<std::shared_ptr<const Servable>> ModelRepository::Find(
+    std::string_view name, std::optional<int64_t> version,
+    std::optional<std::string_view> label) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end()) return NotFound("Servable not found for request: model '", name, "'");
+  const Model& m = it->second;
+  if (label) {
+    auto l = m.source.labels.find(std::string(*label));
+    if (l == m.source.labels.end())
+      return NotFound("model '", name, "' has no version label '", *label, "'");
+    version = l->second;
+  }
+  if (version) {
+    auto v = m.loaded.find(*version);
+    if (v == m.loaded.end())
+      return NotFound("Servable not found for request: model '", name, "' version ", *version,
+                      " is not available");
+    return v->second;
+  }
+  if (m.loaded.empty())
+    return NotFound("Servable not found for request: model '", name, "' has no available version");
+  return m.loaded.rbegin()->second;
+}
+
+Result<std::vector<VersionStatus>> ModelRepository::Statuses(std::string_view name,
+                                                             std::optional<int64_t> version) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end()) return NotFound("Could not find any versions of model '", name, "'");
+  std::vector<VersionStatus> out;
+  for (auto s = it->second.status.rbegin(); s != it->second.status.rend(); ++s)
+    if (!version || s->first == *version) out.push_back(s->second);
+  if (out.empty())
+    return NotFound("Could not find version ", version ? std::to_string(*version) : "",
+                    " of model '", name, "'");
+  return out;
+}
+
+std::vector<std::string> ModelRepository::ModelNames() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  std::vector<std::string> names;
+  for (const auto& [k, m] : models_) names.push_back(k);
+  return names;
+}
+
+bool ModelRepository::AllModelsAvailable() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const auto& [k, m] : models_)
+    if (m.loaded.empty()) return false;
+  return !models_.empty();
+}
+
+}  // namespace kiln::serve

@@ -1,0 +1,116 @@
+#include "kiln/serve/server_config.h"
+
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <system_error>
+
+#include "kiln/core/file_util.h"
+#include "tensorflow_serving/config/model_server_config.pb.h"
+
+namespace kiln::serve {
+namespace {
+
+class FirstError : public google::protobuf::io::ErrorCollector {
+ public:
+#if GOOGLE_PROTOBUF_VERSION >= 4022000
+  void RecordError(int line, google::protobuf::io::ColumnNumber column,
+                   absl::string_view message) override {
+    Record(line, column, std::string(message));
+  }
+#else
+  void AddError(int line, google::protobuf::io::ColumnNumber column,
+                const std::string& message) override {
+    Record(line, column, message);
+  }
+#endif
+  std::string first;
+
+ private:
+  void Record(int line, int column, const std::string& message) {
+    if (first.empty())
+      first = "line " + std::to_string(line + 1) + " column " + std::to_string(column + 1) + ": " +
+              message;
+  }
+};
+
+Status ParseText(std::string_view text, std::string_view name, google::protobuf::Message* msg) {
+  google::protobuf::TextFormat::Parser parser;
+  FirstError errors;
+  parser.RecordErrorsTo(&errors);
+  if (!parser.ParseFromString(std::string(text), msg))
+    return InvalidArgument(name, ": not a ", msg->GetTypeName(),
+                           " in protobuf text format: ", errors.first);
+  return OkStatus();
+}
+
+}  // namespace
+
+Result<std::vector<ModelSource>> ParseModelConfigText(std::string_view text,
+                                                      std::string_view name) {
+  tensorflow::serving::ModelServerConfig config;
+  KILN_RETURN_IF_ERROR(ParseText(text, name, &config));
+  std::vector<ModelSource> out;
+  for (const auto& c : config.model_config_list().config()) {
+    ModelSource s;
+    s.name = c.name();
+    s.base_path = c.base_path();
+    if (s.name.empty() || s.base_path.empty())
+      return InvalidArgument(name, ": every config needs a name and a base_path");
+    if (!c.model_platform().empty() && c.model_platform() != "tensorflow")
+      return InvalidArgument(name, ": model '", s.name, "' has model_platform '",
+                             c.model_platform(), "'; only 'tensorflow' SavedModels are served");
+    const auto& p = c.model_version_policy();
+    if (p.has_all()) {
+      s.policy.kind = VersionPolicy::Kind::kAll;
+    } else if (p.has_specific()) {
+      s.policy.kind = VersionPolicy::Kind::kSpecific;
+      s.policy.specific.assign(p.specific().versions().begin(), p.specific().versions().end());
+      if (s.policy.specific.empty())
+        return InvalidArgument(name, ": model '", s.name, "': specific policy lists no versions");
+    } else if (p.has_latest()) {
+      s.policy.num_latest = p.latest().num_versions() == 0 ? 1 : p.latest().num_versions();
+    }
+    for (const auto& [label, version] : c.version_labels()) s.labels[label] = version;
+    out.push_back(std::move(s));
+  }
+  if (out.empty()) return InvalidArgument(name, ": model_config_list has no models");
+  return out;
+}
+
+Result<std::vector<ModelSource>> ReadModelConfigFile(const std::filesystem::path& path) {
+  KILN_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseModelConfigText(text, path.string());
+}
+
+Result<BatchingOptions> ParseBatchingParametersText(std::string_view text, std::string_view name) {
+  tensorflow::serving::BatchingParameters p;
+  KILN_RETURN_IF_ERROR(ParseText(text, name, &p));
+  BatchingOptions o;
+  o.enabled = true;
+  if (p.has_max_batch_size()) o.max_batch_size = p.max_batch_size().value();
+  if (p.has_batch_timeout_micros()) o.batch_timeout_micros = p.batch_timeout_micros().value();
+  if (p.has_max_enqueued_batches()) o.max_enqueued_batches = p.max_enqueued_batches().value();
+  if (p.has_num_batch_threads())
+    o.num_batch_threads = static_cast<int>(std::min<int64_t>(p.num_batch_threads().value(), 1024));
+  o.allowed_batch_sizes.assign(p.allowed_batch_sizes().begin(), p.allowed_batch_sizes().end());
+  KILN_RETURN_IF_ERROR_CTX(o.Validate(), name);
+  return o;
+}
+
+Result<BatchingOptions> ReadBatchingParametersFile(const std::filesystem::path& path) {
+  KILN_ASSIGN_OR_RETURN(std::string text, ReadFileToString(path));
+  return ParseBatchingParametersText(text, path.string());
+}
+
+Status AddPerModelBatching(std::vector<ModelSource>* sources) {
+  for (auto& s : *sources) {
+    const auto file = s.base_path / "batching_params.pbtxt";
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) continue;
+    KILN_ASSIGN_OR_RETURN(s.batching, ReadBatchingParametersFile(file));
+  }
+  return OkStatus();
+}
+
+}  // namespace kiln::serve

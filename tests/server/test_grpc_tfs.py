@@ -1,0 +1,101 @@
+"""TensorFlow Serving's gRPC API (PredictionService), with the tensorflow-serving-api client."""
+import grpc
+import numpy as np
+import pytest
+
+
+@pytest.fixture(scope="module")
+def stub(server):
+    from tensorflow_serving.apis import prediction_service_pb2_grpc
+    channel = grpc.insecure_channel(server.grpc_target)
+    yield prediction_service_pb2_grpc.PredictionServiceStub(channel)
+    channel.close()
+
+
+def test_predict_mlp(stub, repo):
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2
+    _, ref = repo
+    req = predict_pb2.PredictRequest()
+    req.model_spec.name = "mlp"
+    req.model_spec.signature_name = "serving_default"
+    req.inputs["x"].CopyFrom(tf.make_tensor_proto(ref["mlp_x"]))
+    resp = stub.Predict(req, timeout=30)
+    out = tf.make_ndarray(resp.outputs["output_0"])
+    np.testing.assert_allclose(out, ref["mlp_y"], rtol=1e-5, atol=1e-6)
+    assert resp.model_spec.name == "mlp" and resp.model_spec.version.value == 1
+    assert resp.model_spec.signature_name == "serving_default"
+
+
+def test_predict_strings_labels_and_output_filter(stub):
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2
+    req = predict_pb2.PredictRequest()
+    req.model_spec.name = "multi"
+    req.model_spec.version_label = "stable"
+    req.inputs["a"].CopyFrom(tf.make_tensor_proto(np.array([[1, 2, 3]], np.float32)))
+    req.inputs["b"].CopyFrom(tf.make_tensor_proto(np.array([41], np.int64)))
+    req.inputs["s"].CopyFrom(tf.make_tensor_proto(np.array([b"\x00x"], object)))
+    req.output_filter.extend(["n", "s_bytes"])
+    resp = stub.Predict(req, timeout=30)
+    assert set(resp.outputs) == {"n", "s_bytes"}
+    assert tf.make_ndarray(resp.outputs["n"]).tolist() == [42]
+    assert tf.make_ndarray(resp.outputs["s_bytes"]).tolist() == [b"\x00x"]
+
+
+def test_get_model_metadata(stub):
+    from tensorflow_serving.apis import get_model_metadata_pb2
+    req = get_model_metadata_pb2.GetModelMetadataRequest()
+    req.model_spec.name = "multi"
+    req.metadata_field.append("signature_def")
+    resp = stub.GetModelMetadata(req, timeout=30)
+    sigs = get_model_metadata_pb2.SignatureDefMap()
+    resp.metadata["signature_def"].Unpack(sigs)
+    assert set(sigs.signature_def) == {"serving_default", "double"}
+    assert sigs.signature_def["double"].inputs["a"].dtype == 1  # DT_FLOAT
+    assert resp.model_spec.version.value == 1
+
+
+def test_classify_and_regress(stub):
+    import tensorflow as tf
+    from tensorflow_serving.apis import classification_pb2, regression_pb2
+    ex = tf.train.Example()
+    # Labels are proto3 strings (UTF-8): this test's model echoes the serialized example as its
+    # label, so the features stay ASCII-only bytes (small ints and text).
+    ex.features.feature["f"].int64_list.value.extend([15, 20])
+    ex.features.feature["g"].bytes_list.value.append(b"word")
+    req = classification_pb2.ClassificationRequest()
+    req.model_spec.name = "examples"
+    req.input.example_list.examples.append(ex)
+    resp = stub.Classify(req, timeout=30)
+    (cls,) = resp.result.classifications[0].classes
+    assert cls.score == 0.25
+    assert tf.train.Example.FromString(cls.label.encode("latin-1")) == ex
+    rreq = regression_pb2.RegressionRequest()
+    rreq.model_spec.name = "examples"
+    rreq.model_spec.signature_name = "regress"
+    rreq.input.example_list.examples.extend([ex, ex])
+    rresp = stub.Regress(rreq, timeout=30)
+    assert [r.value for r in rresp.result.regressions] == [2.0, 2.0]
+
+
+def test_grpc_errors(stub):
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2
+    req = predict_pb2.PredictRequest()
+    req.model_spec.name = "nope"
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Predict(req, timeout=10)
+    assert e.value.code() == grpc.StatusCode.NOT_FOUND
+    req.model_spec.name = "mlp"
+    req.inputs["x"].CopyFrom(tf.make_tensor_proto(np.zeros((1, 3), np.float32)))
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Predict(req, timeout=10)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    # A declared shape of 2^62 elements with one value: refused before allocation.
+    t = tf.make_tensor_proto(np.zeros((1,), np.float32))
+    t.tensor_shape.dim[0].size = 2 ** 62
+    req.inputs["x"].CopyFrom(t)
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Predict(req, timeout=10)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT

@@ -1,0 +1,121 @@
+"""TensorFlow Serving's REST API (/v1), spoken with plain HTTP (requests) and checked against
+the JSON mapping TF Serving documents ("RESTful API": request and response formats)."""
+import base64
+
+import numpy as np
+import requests
+
+
+def post(server, path, body):
+    return requests.post(server.url + path, json=body, timeout=30)
+
+
+def test_model_status(server):
+    r = requests.get(server.url + "/v1/models/mlp", timeout=10)
+    assert r.status_code == 200
+    assert r.json() == {"model_version_status": [
+        {"version": "1", "state": "AVAILABLE", "status": {"error_code": "OK", "error_message": ""}}]}
+    assert requests.get(server.url + "/v1/models/mlp/versions/1", timeout=10).status_code == 200
+    labelled = requests.get(server.url + "/v1/models/multi/labels/stable", timeout=10)
+    assert labelled.json()["model_version_status"][0]["version"] == "1"
+    missing = requests.get(server.url + "/v1/models/nope", timeout=10)
+    assert missing.status_code == 404 and "nope" in missing.json()["error"]
+
+
+def test_metadata_is_the_signature_def_map(server):
+    r = requests.get(server.url + "/v1/models/multi/metadata", timeout=10)
+    assert r.status_code == 200
+    body = r.json()
+    assert body["model_spec"] == {"name": "multi", "signature_name": "", "version": "1"}
+    sigs = body["metadata"]["signature_def"]["signature_def"]
+    assert set(sigs) == {"serving_default", "double"}
+    a = sigs["serving_default"]["inputs"]["a"]
+    assert a["dtype"] == "DT_FLOAT"
+    assert [d["size"] for d in a["tensor_shape"]["dim"]] == ["-1", "3"]
+    assert sigs["serving_default"]["method_name"] == "tensorflow/serving/predict"
+
+
+def test_predict_row_and_columnar_mlp(server, repo):
+    _, ref = repo
+    x, y = ref["mlp_x"], ref["mlp_y"]
+    r = post(server, "/v1/models/mlp:predict", {"instances": x.tolist()})
+    assert r.status_code == 200, r.text
+    got = np.array(r.json()["predictions"], np.float32)
+    np.testing.assert_allclose(got, y, rtol=1e-5, atol=1e-6)
+    r = post(server, "/v1/models/mlp/versions/1:predict", {"inputs": {"x": x[:2].tolist()}})
+    assert r.status_code == 200
+    np.testing.assert_allclose(np.array(r.json()["outputs"], np.float32), y[:2], rtol=1e-5, atol=1e-6)
+
+
+def test_predict_cnn(server, repo):
+    _, ref = repo
+    r = post(server, "/v1/models/cnn:predict", {"instances": ref["cnn_x"].tolist()})
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(np.array(r.json()["predictions"], np.float32), ref["cnn_y"],
+                               rtol=1e-4, atol=1e-6)
+
+
+def test_named_instances_b64_and_multiple_outputs(server):
+    raw = [b"\x00\xffbin", b"text"]
+    body = {"instances": [
+        {"a": [1, 2, 3], "b": 10, "s": {"b64": base64.b64encode(raw[0]).decode()}},
+        {"a": [4, 5, 6], "b": -3, "s": {"b64": base64.b64encode(raw[1]).decode()}}]}
+    r = post(server, "/v1/models/multi:predict", body)
+    assert r.status_code == 200, r.text
+    preds = r.json()["predictions"]
+    assert [p["n"] for p in preds] == [11, -2]
+    assert preds[0]["y"] == [3, 5, 7]
+    # Outputs whose name ends in _bytes come back base64-encoded (TF Serving's rule).
+    assert [base64.b64decode(p["s_bytes"]["b64"]) for p in preds] == raw
+
+
+def test_columnar_named_and_signature_name(server):
+    r = post(server, "/v1/models/multi/labels/stable:predict",
+             {"signature_name": "double", "inputs": {"a": [[1.5, 2, 3]]}})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"outputs": [[3, 4, 6]]}
+    # A single named input may also be given bare.
+    r = post(server, "/v1/models/multi:predict", {"signature_name": "double", "instances": [[0, 1, 2]]})
+    assert r.json() == {"predictions": [[0, 2, 4]]}
+
+
+def test_errors_are_4xx_with_a_message(server):
+    cases = [
+        ("/v1/models/nope:predict", {"instances": [[1]]}, 404),
+        ("/v1/models/mlp:predict", {"signature_name": "nope", "instances": [[1]]}, 404),
+        ("/v1/models/mlp/versions/9:predict", {"instances": [[1]]}, 404),
+        ("/v1/models/mlp:predict", {"instances": [[1, 2]]}, 400),
+        ("/v1/models/multi:predict", {"instances": [{"a": [1, 2, 3], "b": 1.5, "s": "x"}]}, 400),
+        ("/v1/models/multi:predict", {"instances": [{"a": [1, 2, 3]}]}, 400),
+        ("/v1/models/mlp:frobnicate", {"instances": [[1]]}, 400),
+    ]
+    for path, body, code in cases:
+        r = post(server, path, body)
+        assert r.status_code == code, (path, body, r.text)
+        assert r.json()["error"], (path, body)
+
+
+def test_classify_and_regress(server):
+    import tensorflow as tf
+    body = {"signature_name": "classify", "context": {"lang": "en"},
+            "examples": [{"id": 7, "tag": "a"}, {"id": [1, 2], "tag": "b"}]}
+    r = post(server, "/v1/models/examples:classify", body)
+    assert r.status_code == 200, r.text
+    result = r.json()["result"]
+    assert len(result) == 2
+    for row, want in zip(result, body["examples"]):
+        (label, score), = row
+        assert score == 0.25
+        ex = tf.train.Example.FromString(label.encode("latin-1"))
+        feats = ex.features.feature
+        assert feats["lang"].bytes_list.value == [b"en"]
+        ids = want["id"] if isinstance(want["id"], list) else [want["id"]]
+        assert list(feats["id"].int64_list.value) == ids
+        assert feats["tag"].bytes_list.value == [want["tag"].encode()]
+    r = post(server, "/v1/models/examples:regress",
+             {"signature_name": "regress", "examples": [{"x": 1.5}, {"x": 2.5}, {"x": 0.0}]})
+    assert r.status_code == 200, r.text
+    assert r.json() == {"result": [3, 3, 3]}
+    # The method must match the signature's method_name.
+    r = post(server, "/v1/models/examples:regress", {"examples": [{"x": 1.0}]})
+    assert r.status_code == 400 and "method_name" in r.json()["error"]

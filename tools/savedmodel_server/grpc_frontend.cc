@@ -1,0 +1,356 @@
+#include "grpc_frontend.h"
+
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/resource_quota.h>
+
+#include <charconv>
+#include <chrono>
+#include <optional>
+#include <set>
+
+#include "kiln/core/proto_convert.h"
+#include "kiln/serve/proto_codec.h"
+#include "kiln/serve/v2_codec.h"
+#include "kserve/grpc_predict_v2.grpc.pb.h"
+#include "tensorflow/example.pb.h"
+#include "tensorflow/saved_model.pb.h"
+#include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
+
+namespace kiln::serve {
+namespace {
+
+grpc::Status ToGrpc(const Status& s) {
+  grpc::StatusCode code = grpc::StatusCode::UNKNOWN;
+  switch (s.code()) {
+    case StatusCode::kOk:
+      return grpc::Status::OK;
+    case StatusCode::kInvalidArgument:
+      code = grpc::StatusCode::INVALID_ARGUMENT;
+      break;
+    case StatusCode::kNotFound:
+      code = grpc::StatusCode::NOT_FOUND;
+      break;
+    case StatusCode::kAlreadyExists:
+      code = grpc::StatusCode::ALREADY_EXISTS;
+      break;
+    case StatusCode::kFailedPrecondition:
+      code = grpc::StatusCode::FAILED_PRECONDITION;
+      break;
+    case StatusCode::kOutOfRange:
+      code = grpc::StatusCode::OUT_OF_RANGE;
+      break;
+    case StatusCode::kUnimplemented:
+      code = grpc::StatusCode::UNIMPLEMENTED;
+      break;
+    case StatusCode::kDataLoss:
+      code = grpc::StatusCode::DATA_LOSS;
+      break;
+    case StatusCode::kPermissionDenied:
+      code = grpc::StatusCode::PERMISSION_DENIED;
+      break;
+    case StatusCode::kResourceExhausted:
+      code = grpc::StatusCode::RESOURCE_EXHAUSTED;
+      break;
+    case StatusCode::kUnavailable:
+      code = grpc::StatusCode::UNAVAILABLE;
+      break;
+    case StatusCode::kInternal:
+      code = grpc::StatusCode::INTERNAL;
+      break;
+  }
+  return grpc::Status(code, s.message());
+}
+
+struct Spec {
+  std::string name;
+  std::optional<int64_t> version;
+  std::optional<std::string> label;
+  std::string signature;
+};
+
+Spec SpecOf(const tensorflow::serving::ModelSpec& ms) {
+  Spec s{ms.name(), {}, {}, ms.signature_name()};
+  if (ms.has_version()) s.version = ms.version().value();
+  if (ms.version_choice_case() == tensorflow::serving::ModelSpec::kVersionLabel)
+    s.label = ms.version_label();
+  return s;
+}
+
+void FillSpec(const ServerCore::Target& t, const std::string& signature,
+              tensorflow::serving::ModelSpec* out) {
+  out->set_name(t.servable->name());
+  out->mutable_version()->set_value(t.servable->version());
+  out->set_signature_name(signature.empty() ? kDefaultSignature : signature);
+}
+
+Result<std::vector<std::string>> SerializedExamples(const tensorflow::serving::Input& input) {
+  std::vector<std::string> out;
+  if (input.has_example_list()) {
+    for (const auto& ex : input.example_list().examples()) out.push_back(ex.SerializeAsString());
+  } else if (input.has_example_list_with_context()) {
+    const auto& l = input.example_list_with_context();
+    for (const auto& ex : l.examples()) {
+      tensorflow::Example merged = l.context();
+      for (const auto& [k, f] : ex.features().feature())
+        (*merged.mutable_features()->mutable_feature())[k] = f;
+      out.push_back(merged.SerializeAsString());
+    }
+  } else {
+    return InvalidArgument("the request's input holds no example_list");
+  }
+  return out;
+}
+
+class PredictionService final : public tensorflow::serving::PredictionService::Service {
+ public:
+  explicit PredictionService(ServerCore* core) : core_(core) {}
+
+  grpc::Status Predict(grpc::ServerContext*, const tensorflow::serving::PredictRequest* req,
+                       tensorflow::serving::PredictResponse* resp) override {
+    RequestScope scope(&core_->metrics(), "grpc_tfs");
+    scope.set_model(req->model_spec().name());
+    Status s = DoPredict(*req, resp);
+    scope.set_status(s);
+    return ToGrpc(s);
+  }
+
+  grpc::Status GetModelMetadata(grpc::ServerContext*,
+                                const tensorflow::serving::GetModelMetadataRequest* req,
+                                tensorflow::serving::GetModelMetadataResponse* resp) override {
+    if (req->metadata_field_size() != 1 || req->metadata_field(0) != "signature_def")
+      return ToGrpc(InvalidArgument(
+          "GetModelMetadataRequest must ask for metadata_field 'signature_def' (and only it)"));
+    Spec spec = SpecOf(req->model_spec());
+    auto servable = core_->repository().Find(
+        spec.name, spec.version,
+        spec.label ? std::optional<std::string_view>(*spec.label) : std::nullopt);
+    if (!servable.ok()) return ToGrpc(servable.status());
+    tensorflow::serving::SignatureDefMap map;
+    for (const auto& [k, v] : (*servable)->model().meta_graph().signature_def())
+      if (k != "__saved_model_init_op") (*map.mutable_signature_def())[k] = v;
+    resp->mutable_model_spec()->set_name(spec.name);
+    resp->mutable_model_spec()->mutable_version()->set_value((*servable)->version());
+    (*resp->mutable_metadata())["signature_def"].PackFrom(map);
+    return grpc::Status::OK;
+  }
+
+  grpc::Status Classify(grpc::ServerContext*, const tensorflow::serving::ClassificationRequest* req,
+                        tensorflow::serving::ClassificationResponse* resp) override {
+    RequestScope scope(&core_->metrics(), "grpc_tfs");
+    scope.set_model(req->model_spec().name());
+    Status s = [&]() -> Status {
+      Spec spec = SpecOf(req->model_spec());
+      KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
+      KILN_ASSIGN_OR_RETURN(auto examples, SerializedExamples(req->input()));
+      KILN_ASSIGN_OR_RETURN(auto result, core_->Classify(target, std::move(examples)));
+      FillSpec(target, spec.signature, resp->mutable_model_spec());
+      for (const auto& row : result.rows) {
+        auto* c = resp->mutable_result()->add_classifications();
+        for (const auto& [label, score] : row) {
+          auto* cls = c->add_classes();
+          cls->set_label(label);
+          cls->set_score(score);
+        }
+      }
+      return OkStatus();
+    }();
+    scope.set_status(s);
+    return ToGrpc(s);
+  }
+
+  grpc::Status Regress(grpc::ServerContext*, const tensorflow::serving::RegressionRequest* req,
+                       tensorflow::serving::RegressionResponse* resp) override {
+    RequestScope scope(&core_->metrics(), "grpc_tfs");
+    scope.set_model(req->model_spec().name());
+    Status s = [&]() -> Status {
+      Spec spec = SpecOf(req->model_spec());
+      KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
+      KILN_ASSIGN_OR_RETURN(auto examples, SerializedExamples(req->input()));
+      KILN_ASSIGN_OR_RETURN(auto values, core_->Regress(target, std::move(examples)));
+      FillSpec(target, spec.signature, resp->mutable_model_spec());
+      for (float v : values) resp->mutable_result()->add_regressions()->set_value(v);
+      return OkStatus();
+    }();
+    scope.set_status(s);
+    return ToGrpc(s);
+  }
+
+ private:
+  Result<ServerCore::Target> Resolve(const Spec& spec) {
+    return core_->Resolve(spec.name, spec.version,
+                          spec.label ? std::optional<std::string_view>(*spec.label) : std::nullopt,
+                          spec.signature);
+  }
+
+  Status DoPredict(const tensorflow::serving::PredictRequest& req,
+                   tensorflow::serving::PredictResponse* resp) {
+    Spec spec = SpecOf(req.model_spec());
+    KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
+    std::map<std::string, Tensor> inputs;
+    for (const auto& [key, proto] : req.inputs()) {
+      KILN_ASSIGN_OR_RETURN(Tensor t,
+                            TensorFromRequestProto(proto, core_->limits(), "input '" + key + "'"));
+      inputs.emplace(key, std::move(t));
+    }
+    KILN_ASSIGN_OR_RETURN(auto outputs, core_->Run(target, std::move(inputs)));
+    std::set<std::string> filter(req.output_filter().begin(), req.output_filter().end());
+    for (const auto& f : filter)
+      if (!outputs.count(f))
+        return InvalidArgument("output_filter names '", f,
+                               "', which is not an output of signature '", target.signature->name(),
+                               "'");
+    for (const auto& [key, t] : outputs) {
+      if (!filter.empty() && !filter.count(key)) continue;
+      KILN_RETURN_IF_ERROR_CTX(TensorToProto(t, &(*resp->mutable_outputs())[key]), "output '", key,
+                               "'");
+    }
+    FillSpec(target, spec.signature, resp->mutable_model_spec());
+    return OkStatus();
+  }
+
+  ServerCore* core_;
+};
+
+class InferenceService final : public inference::GRPCInferenceService::Service {
+ public:
+  explicit InferenceService(ServerCore* core) : core_(core) {}
+
+  grpc::Status ServerLive(grpc::ServerContext*, const inference::ServerLiveRequest*,
+                          inference::ServerLiveResponse* resp) override {
+    resp->set_live(true);
+    return grpc::Status::OK;
+  }
+  grpc::Status ServerReady(grpc::ServerContext*, const inference::ServerReadyRequest*,
+                           inference::ServerReadyResponse* resp) override {
+    resp->set_ready(core_->Ready());
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelReady(grpc::ServerContext*, const inference::ModelReadyRequest* req,
+                          inference::ModelReadyResponse* resp) override {
+    auto version = ParseVersion(req->version());
+    if (!version.ok()) return ToGrpc(version.status());
+    resp->set_ready(!core_->ShuttingDown() && core_->repository().Find(req->name(), *version).ok());
+    return grpc::Status::OK;
+  }
+  grpc::Status ServerMetadata(grpc::ServerContext*, const inference::ServerMetadataRequest*,
+                              inference::ServerMetadataResponse* resp) override {
+    resp->set_name("kiln");
+    resp->set_version("0.1.0");
+    resp->add_extensions("binary_tensor_data");
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelMetadata(grpc::ServerContext*, const inference::ModelMetadataRequest* req,
+                             inference::ModelMetadataResponse* resp) override {
+    auto version = ParseVersion(req->version());
+    if (!version.ok()) return ToGrpc(version.status());
+    auto target = core_->Resolve(req->name(), *version, std::nullopt, "");
+    if (!target.ok()) return ToGrpc(target.status());
+    resp->set_name(req->name());
+    resp->set_platform("tensorflow_savedmodel");
+    auto statuses = core_->repository().Statuses(req->name());
+    if (statuses.ok())
+      for (auto it = statuses->rbegin(); it != statuses->rend(); ++it)
+        if (it->state == VersionState::kAvailable) resp->add_versions(std::to_string(it->version));
+    auto fill = [](std::span<const exec::SignatureArg> args, auto add) {
+      for (const auto& a : args) {
+        auto* m = add();
+        m->set_name(a.key);
+        auto dt = DTypeToV2(a.spec.dtype);
+        m->set_datatype(dt.ok() ? *dt : "BYTES");
+        if (a.spec.shape.unknown_rank()) {
+          m->add_shape(-1);
+        } else {
+          for (int i = 0; i < a.spec.shape.rank(); ++i) m->add_shape(a.spec.shape.dim(i));
+        }
+      }
+    };
+    fill(target->signature->inputs(), [resp] { return resp->add_inputs(); });
+    fill(target->signature->outputs(), [resp] { return resp->add_outputs(); });
+    return grpc::Status::OK;
+  }
+  grpc::Status ModelInfer(grpc::ServerContext*, const inference::ModelInferRequest* req,
+                          inference::ModelInferResponse* resp) override {
+    RequestScope scope(&core_->metrics(), "grpc_v2");
+    scope.set_model(req->model_name());
+    Status s = DoInfer(*req, resp);
+    scope.set_status(s);
+    return ToGrpc(s);
+  }
+
+ private:
+  static Result<std::optional<int64_t>> ParseVersion(const std::string& v) {
+    if (v.empty()) return std::optional<int64_t>();
+    int64_t n = 0;
+    auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (r.ec != std::errc() || r.ptr != v.data() + v.size() || n < 0)
+      return InvalidArgument("model version '", v, "' is not a number");
+    return std::optional<int64_t>(n);
+  }
+
+  Status DoInfer(const inference::ModelInferRequest& req, inference::ModelInferResponse* resp) {
+    KILN_ASSIGN_OR_RETURN(auto version, ParseVersion(req.model_version()));
+    KILN_ASSIGN_OR_RETURN(auto decoded, DecodeV2GrpcRequest(req, core_->limits()));
+    KILN_ASSIGN_OR_RETURN(auto target, core_->Resolve(req.model_name(), version, std::nullopt,
+                                                      decoded.signature_name));
+    KILN_ASSIGN_OR_RETURN(auto outputs, core_->Run(target, std::move(decoded.inputs)));
+    std::vector<std::pair<std::string, Tensor>> answer;
+    if (decoded.outputs.empty()) {
+      for (auto& [k, t] : outputs) answer.emplace_back(k, std::move(t));
+    } else {
+      for (const auto& name : decoded.outputs) {
+        auto it = outputs.find(name);
+        if (it == outputs.end())
+          return InvalidArgument("unknown output '", name, "' of signature '",
+                                 target.signature->name(), "'");
+        answer.emplace_back(name, it->second);
+      }
+    }
+    return EncodeV2GrpcResponse(req.model_name(), std::to_string(target.servable->version()),
+                                req.id(), answer, resp);
+  }
+
+  ServerCore* core_;
+};
+
+}  // namespace
+
+struct GrpcFrontend::Impl {
+  std::unique_ptr<PredictionService> tfs;
+  std::unique_ptr<InferenceService> v2;
+  std::unique_ptr<grpc::Server> server;
+  int port = 0;
+};
+
+GrpcFrontend::GrpcFrontend() : impl_(std::make_unique<Impl>()) {}
+GrpcFrontend::~GrpcFrontend() { Shutdown(0); }
+
+Result<std::unique_ptr<GrpcFrontend>> GrpcFrontend::Start(ServerCore* core,
+                                                          const GrpcOptions& options) {
+  std::unique_ptr<GrpcFrontend> f(new GrpcFrontend());
+  f->impl_->tfs = std::make_unique<PredictionService>(core);
+  f->impl_->v2 = std::make_unique<InferenceService>(core);
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &f->impl_->port);
+  builder.RegisterService(f->impl_->tfs.get());
+  builder.RegisterService(f->impl_->v2.get());
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(-1);
+  grpc::ResourceQuota quota("kiln");
+  quota.SetMaxThreads(options.max_threads);
+  builder.SetResourceQuota(quota);
+  f->impl_->server = builder.BuildAndStart();
+  if (!f->impl_->server || f->impl_->port == 0)
+    return Unavailable("cannot listen for gRPC on ", options.address);
+  return f;
+}
+
+int GrpcFrontend::port() const { return impl_->port; }
+
+void GrpcFrontend::Shutdown(int grace_seconds) {
+  if (!impl_->server) return;
+  impl_->server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(grace_seconds));
+  impl_->server->Wait();
+  impl_->server.reset();
+}
+
+}  // namespace kiln::serve

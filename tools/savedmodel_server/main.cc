@@ -1,0 +1,231 @@
+// savedmodel-server: serves SavedModel bundles with TensorFlow Serving's flags and directory
+// layout over TF Serving's REST (/v1) and gRPC APIs and KServe's V2 protocol (REST /v2 on the
+// same port, gRPC on the same port as TF Serving's). SIGTERM/SIGINT: readiness goes false, new
+// connections are refused, requests in flight finish, then the process exits 0.
+#include <google/protobuf/stubs/logging.h>
+#include <pthread.h>
+
+#include <CLI/CLI.hpp>
+#include <csignal>
+#include <cstdio>
+#include <sstream>
+#include <thread>
+
+#include "grpc_frontend.h"
+#include "http_frontend.h"
+#include "kiln/serve/log.h"
+#include "kiln/serve/metrics.h"
+#include "kiln/serve/model_repository.h"
+#include "kiln/serve/rest_api.h"
+#include "kiln/serve/server_config.h"
+#include "kiln/serve/server_core.h"
+
+namespace {
+
+using namespace kiln;
+using namespace kiln::serve;
+
+struct Flags {
+  int port = 8500;
+  int rest_api_port = 0;
+  std::string bind_address = "0.0.0.0";
+  std::string model_name = "default";
+  std::string model_base_path;
+  std::string model_config_file;
+  int file_system_poll_wait_seconds = 1;
+  bool enable_batching = false;
+  std::string batching_parameters_file;
+  int rest_api_num_threads = 0;
+  int rest_api_timeout_in_ms = 30000;
+  int64_t rest_api_max_body_bytes = int64_t{64} << 20;
+  int grpc_max_threads = 64;
+  int64_t max_tensor_bytes = int64_t{1} << 30;
+  int max_json_depth = 64;
+  std::vector<std::string> allowed_unsafe_ops;
+  int shutdown_grace_seconds = 30;
+  bool log_requests = false;
+  bool log_debug = false;
+};
+
+int Fail(const Status& s) {
+  LogEvent("error", "startup_failed", {{"error", s.ToString()}});
+  return 1;
+}
+
+int Serve(const Flags& flags) {
+  SetDebugLogging(flags.log_debug);
+  std::vector<ModelSource> sources;
+  if (!flags.model_config_file.empty()) {
+    auto parsed = ReadModelConfigFile(flags.model_config_file);
+    if (!parsed.ok()) return Fail(parsed.status());
+    sources = std::move(*parsed);
+  } else if (!flags.model_base_path.empty()) {
+    ModelSource s;
+    s.name = flags.model_name;
+    s.base_path = flags.model_base_path;
+    sources.push_back(std::move(s));
+  } else {
+    return Fail(
+        InvalidArgument("give --model_base_path (with --model_name) or --model_config_file"));
+  }
+  if (Status s = AddPerModelBatching(&sources); !s.ok()) return Fail(s);
+
+  Metrics metrics;
+  RepositoryOptions ro;
+  ro.metrics = &metrics;
+  ro.allowed_unsafe_ops.insert(flags.allowed_unsafe_ops.begin(), flags.allowed_unsafe_ops.end());
+  if (flags.enable_batching) {
+    if (!flags.batching_parameters_file.empty()) {
+      auto b = ReadBatchingParametersFile(flags.batching_parameters_file);
+      if (!b.ok()) return Fail(b.status());
+      ro.batching = *b;
+    }
+    ro.batching.enabled = true;
+  }
+  ModelRepository repository(ro);
+  if (Status s = repository.SetModels(sources); !s.ok()) return Fail(s);
+  if (Status s = repository.Poll(); !s.ok()) return Fail(s);
+  if (flags.file_system_poll_wait_seconds > 0)
+    repository.StartPolling(std::chrono::seconds(flags.file_system_poll_wait_seconds));
+
+  RequestLimits limits;
+  limits.max_tensor_bytes = flags.max_tensor_bytes;
+  limits.max_json_depth = flags.max_json_depth;
+  ServerCore core(&repository, &metrics, limits);
+  RestApi api(&core);
+
+  std::unique_ptr<GrpcFrontend> grpc;
+  if (flags.port > 0) {
+    GrpcOptions go;
+    go.address = flags.bind_address + ":" + std::to_string(flags.port);
+    go.max_threads = flags.grpc_max_threads;
+    go.max_message_bytes =
+        static_cast<int>(std::min<int64_t>(flags.rest_api_max_body_bytes, INT32_MAX));
+    auto g = GrpcFrontend::Start(&core, go);
+    if (!g.ok()) return Fail(g.status());
+    grpc = std::move(*g);
+    LogEvent("info", "grpc_listening", {{"address", go.address}});
+  }
+  std::unique_ptr<HttpFrontend> http;
+  if (flags.rest_api_port > 0) {
+    HttpOptions ho;
+    ho.address = flags.bind_address;
+    ho.port = flags.rest_api_port;
+    ho.num_threads = flags.rest_api_num_threads > 0
+                         ? flags.rest_api_num_threads
+                         : std::max(16, 4 * static_cast<int>(std::thread::hardware_concurrency()));
+    ho.timeout_ms = flags.rest_api_timeout_in_ms;
+    ho.max_body_bytes = static_cast<size_t>(flags.rest_api_max_body_bytes);
+    ho.log_requests = flags.log_requests;
+    auto h = HttpFrontend::Start(&api, ho);
+    if (!h.ok()) return Fail(h.status());
+    http = std::move(*h);
+    LogEvent("info", "rest_listening",
+             {{"address", ho.address + ":" + std::to_string(http->port())},
+              {"threads", std::to_string(ho.num_threads)}});
+  }
+  if (!grpc && !http) return Fail(InvalidArgument("neither --port nor --rest_api_port is set"));
+  LogEvent("info", "server_started", {{"ready", core.Ready() ? "true" : "false"}});
+
+  // Signals were blocked in every thread (main blocked them before any was created).
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  int sig = 0;
+  sigwait(&set, &sig);
+  LogEvent("info", "shutdown_started", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
+  core.BeginShutdown();  // readiness false; new requests are answered UNAVAILABLE
+  repository.StopPolling();
+  if (http) http->Shutdown();  // stop accepting, finish in-flight
+  if (grpc) grpc->Shutdown(flags.shutdown_grace_seconds);
+  LogEvent("info", "shutdown_complete");
+  return 0;
+}
+
+// protobuf logs a line for every proto3 string with invalid UTF-8 it parses: a hostile gRPC
+// client could fill the log with them. They go to the structured log at debug level.
+void ProtobufLog(google::protobuf::LogLevel /*level*/, const char* file, int line,
+                 const std::string& message) {
+  LogEvent("debug", "protobuf",
+           {{"file", file}, {"line", std::to_string(line)}, {"message", message}});
+}
+
+int Main(int argc, char** argv) {
+  google::protobuf::SetLogHandler(&ProtobufLog);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+  std::signal(SIGPIPE, SIG_IGN);
+
+  Flags f;
+  CLI::App app{
+      "Serve TensorFlow SavedModels over TF Serving's REST/gRPC APIs and KServe V2 (kiln).",
+      "savedmodel-server"};
+  app.add_option("--port", f.port,
+                 "gRPC port (TF Serving PredictionService and KServe V2); 0 = off")
+      ->capture_default_str();
+  app.add_option("--rest_api_port", f.rest_api_port, "REST port (/v1 and /v2 paths); 0 = off")
+      ->capture_default_str();
+  app.add_option("--bind_address", f.bind_address, "address both ports listen on")
+      ->capture_default_str();
+  app.add_option("--model_name", f.model_name, "name of the model served from --model_base_path")
+      ->capture_default_str();
+  app.add_option("--model_base_path", f.model_base_path,
+                 "directory whose numbered subdirectories are versions of the model");
+  app.add_option("--model_config_file", f.model_config_file,
+                 "ModelServerConfig in protobuf text format (several models, version policies, "
+                 "labels)");
+  app.add_option("--file_system_poll_wait_seconds", f.file_system_poll_wait_seconds,
+                 "seconds between scans for new or removed versions; 0 = load once")
+      ->capture_default_str();
+  app.add_flag("--enable_batching", f.enable_batching, "batch concurrent requests per model");
+  app.add_option("--batching_parameters_file", f.batching_parameters_file,
+                 "BatchingParameters in protobuf text format");
+  app.add_option("--rest_api_num_threads", f.rest_api_num_threads,
+                 "HTTP worker threads (default max(16, 4 x cores))");
+  app.add_option("--rest_api_timeout_in_ms", f.rest_api_timeout_in_ms,
+                 "read/write timeout of one HTTP request")
+      ->capture_default_str();
+  app.add_option("--rest_api_max_body_bytes", f.rest_api_max_body_bytes,
+                 "largest request body (HTTP 413 above; also the gRPC message limit)")
+      ->capture_default_str();
+  app.add_option("--grpc_max_threads", f.grpc_max_threads, "gRPC worker threads")
+      ->capture_default_str();
+  app.add_option("--max_tensor_bytes", f.max_tensor_bytes,
+                 "largest decoded size of one request tensor")
+      ->capture_default_str();
+  app.add_option("--max_json_depth", f.max_json_depth, "deepest JSON nesting accepted")
+      ->capture_default_str();
+  app.add_option("--allowed_unsafe_ops", f.allowed_unsafe_ops,
+                 "ops that touch files or the host (see savedmodel-cli scan) that bundles may "
+                 "use, comma-separated")
+      ->delimiter(',');
+  app.add_option("--shutdown_grace_seconds", f.shutdown_grace_seconds,
+                 "how long in-flight gRPC calls may take after SIGTERM")
+      ->capture_default_str();
+  app.add_flag("--log_requests", f.log_requests, "log every HTTP request");
+  app.add_flag("--log_debug", f.log_debug,
+               "also log debug events (e.g. protobuf's parse warnings)");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return Serve(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return Main(argc, argv);
+  } catch (const std::exception& e) {
+    LogEvent("error", "fatal", {{"error", e.what()}});
+  } catch (...) {
+    LogEvent("error", "fatal", {{"error", "unknown exception"}});
+  }
+  return 1;
+}
