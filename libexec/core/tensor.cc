@@ -10,7 +10,6 @@
 namespace kiln {
 namespace {
 
-
 template <typename T>
 void ConstructAll(void* p, int64_t n) {
   T* t = static_cast<T*>(p);
