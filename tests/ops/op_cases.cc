@@ -5,6 +5,7 @@ namespace kiln::testing {
 const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
   static const std::vector<OpCaseFamily> families = {
       {"elementwise", ElementwiseCases},
+      {"math", MathCases},
   };
   return families;
 }

@@ -10,6 +10,7 @@
 namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
+std::vector<OpCase> MathCases();         // cases_math.cc
 
 struct OpCaseFamily {
   std::string_view name;

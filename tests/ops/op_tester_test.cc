@@ -29,5 +29,7 @@ TEST_CASE("op tester: every op with a CPU kernel has cases or a written exemptio
 
 TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }
 
+TEST_CASE("op tester: math") { RunOpCases(MathCases()); }
+
 }  // namespace
 }  // namespace kiln::testing
