@@ -11,6 +11,7 @@ namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
 std::vector<OpCase> MathCases();         // cases_math.cc
+std::vector<OpCase> ReductionCases();    // cases_reduction.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -31,5 +31,7 @@ TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }
 
 TEST_CASE("op tester: math") { RunOpCases(MathCases()); }
 
+TEST_CASE("op tester: reduction") { RunOpCases(ReductionCases()); }
+
 }  // namespace
 }  // namespace kiln::testing
