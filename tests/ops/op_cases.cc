@@ -7,6 +7,13 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"elementwise", ElementwiseCases},
       {"math", MathCases},
       {"reduction", ReductionCases},
+      {"scan", ScanCases},
+      {"count", CountCases},
+      {"matrix", MatrixCases},
+      {"segment", SegmentCases},
+      {"loss", LossCases},
+      {"random", RandomCases},
+      {"quantize", QuantizeCases},
   };
   return families;
 }
@@ -46,9 +53,6 @@ const std::vector<std::string_view>& OpsAwaitingCases() {
       "MaxPool",
       "Pack",
       "PrintV2",
-      "RandomStandardNormal",
-      "RandomUniform",
-      "RandomUniformInt",
       "Range",
       "Rank",
       "ReadFile",
@@ -59,8 +63,6 @@ const std::vector<std::string_view>& OpsAwaitingCases() {
       "Size",
       "Squeeze",
       "StatelessIf",
-      "StatelessRandomNormal",
-      "StatelessRandomUniform",
       "StatelessWhile",
       "StridedSlice",
       "StringFormat",

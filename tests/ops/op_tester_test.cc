@@ -33,5 +33,19 @@ TEST_CASE("op tester: math") { RunOpCases(MathCases()); }
 
 TEST_CASE("op tester: reduction") { RunOpCases(ReductionCases()); }
 
+TEST_CASE("op tester: scan") { RunOpCases(ScanCases()); }
+
+TEST_CASE("op tester: count") { RunOpCases(CountCases()); }
+
+TEST_CASE("op tester: matrix") { RunOpCases(MatrixCases()); }
+
+TEST_CASE("op tester: segment") { RunOpCases(SegmentCases()); }
+
+TEST_CASE("op tester: loss") { RunOpCases(LossCases()); }
+
+TEST_CASE("op tester: random") { RunOpCases(RandomCases()); }
+
+TEST_CASE("op tester: quantize") { RunOpCases(QuantizeCases()); }
+
 }  // namespace
 }  // namespace kiln::testing
