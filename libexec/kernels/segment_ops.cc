@@ -121,14 +121,16 @@ void ReduceSorted(const ThreadPool& pool, const C* data, int64_t inner, const in
 // id that is out of order, negative or not below out_rows.
 Status SegmentStarts(const KernelContext& ctx, const std::vector<int64_t>& ids, int64_t out_rows,
                      std::vector<int64_t>* starts) {
+  for (size_t p = 1; p < ids.size(); ++p) {
+    if (ids[p] < ids[p - 1]) {
+      return ctx.Error("segment ids are not increasing: segment_ids[", p - 1, "] = ", ids[p - 1],
+                       ", segment_ids[", p, "] = ", ids[p]);
+    }
+  }
   starts->assign(out_rows + 1, static_cast<int64_t>(ids.size()));
   int64_t next = 0;  // the first row whose start is not yet known
   for (size_t p = 0; p < ids.size(); ++p) {
     const int64_t id = ids[p];
-    if (p > 0 && id < ids[p - 1]) {
-      return ctx.Error("segment ids are not increasing: segment_ids[", p - 1, "] = ", ids[p - 1],
-                       ", segment_ids[", p, "] = ", id);
-    }
     if (id < 0 || id >= out_rows) {
       return ctx.Error("segment_ids[", p, "] = ", id, " is out of range [0, ", out_rows, ")");
     }
