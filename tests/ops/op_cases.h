@@ -10,6 +10,8 @@
 namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
+std::vector<OpCase> MatMulCases();       // cases_matmul.cc
+std::vector<OpCase> ConvFusedCases();    // cases_conv_fused.cc
 std::vector<OpCase> MathCases();         // cases_math.cc
 std::vector<OpCase> ReductionCases();    // cases_reduction.cc
 std::vector<OpCase> ScanCases();         // cases_scan.cc
