@@ -237,42 +237,47 @@ Status RunReduce(const KernelContext& ctx, const ReduceGeometry& g, const C* in,
         });
     return OkStatus();
   }
-  // Every output reduces `count` elements, in blocks of kBlock.
-  const int64_t blocks = std::max<int64_t>(1, (count + kBlock - 1) / kBlock);
-  Acc* partial = nullptr;
-  if (blocks > 1) {
-    KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(Acc) * n_out * blocks));
-    partial = static_cast<Acc*>(mem);
-  }
-  const int64_t per_unit = std::min(count, kBlock);
-  ctx.threads().ParallelFor(n_out * blocks,
-                            std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(1, per_unit)),
-                            [&](int64_t begin, int64_t end) {
-                              for (int64_t u = begin; u < end; ++u) {
-                                const int64_t o = u / blocks, b = u % blocks;
-                                const auto off = OffsetsOf(g.kept, o);
-                                const C* base = in + off[1];
-                                Acc acc = R::Identity();
-                                WalkRange(g.reduced, b * kBlock, std::min(count, (b + 1) * kBlock),
-                                          [&](const auto& roff, int64_t rn, const auto& rs) {
-                                            acc = ReduceRun<R>(acc, base + roff[0], rn, rs[0]);
-                                          });
-                                if (blocks == 1) {
-                                  out[off[0]] = R::Finalize(acc, count);
-                                } else {
-                                  partial[u] = acc;
-                                }
-                              }
-                            });
-  if (blocks > 1) {
-    ctx.threads().ParallelFor(n_out, 64, [&](int64_t begin, int64_t end) {
-      for (int64_t o = begin; o < end; ++o) {
-        Acc acc = partial[o * blocks];
-        for (int64_t b = 1; b < blocks; ++b) acc = R::Combine(acc, partial[o * blocks + b]);
-        out[OffsetsOf(g.kept, o)[0]] = R::Finalize(acc, count);
-      }
+  // Every output reduces `count` elements: in one go when they fit a block, walking the outputs
+  // in runs; else in blocks of kBlock.
+  auto reduce_range = [&](const C* base, int64_t begin, int64_t end) {
+    Acc acc = R::Identity();
+    if (g.reduced.rank <= 1) {  // one run: no walk needed
+      const int64_t s = g.reduced.rank == 0 ? 1 : g.reduced.strides[0][0];
+      return ReduceRun<R>(acc, base + begin * s, end - begin, s);
+    }
+    WalkRange(g.reduced, begin, end, [&](const auto& roff, int64_t rn, const auto& rs) {
+      acc = ReduceRun<R>(acc, base + roff[0], rn, rs[0]);
     });
+    return acc;
+  };
+  if (count <= kBlock) {
+    ParallelWalk(g.kept, ctx.threads(),
+                 std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(1, count)),
+                 [&](const auto& off, int64_t n, const auto& s) {
+                   for (int64_t j = 0; j < n; ++j) {
+                     out[off[0] + j * s[0]] =
+                         R::Finalize(reduce_range(in + off[1] + j * s[1], 0, count), count);
+                   }
+                 });
+    return OkStatus();
   }
+  const int64_t blocks = (count + kBlock - 1) / kBlock;
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(Acc) * n_out * blocks));
+  Acc* partial = static_cast<Acc*>(mem);
+  ctx.threads().ParallelFor(n_out * blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t b = u % blocks;
+      partial[u] = reduce_range(in + OffsetsOf(g.kept, u / blocks)[1], b * kBlock,
+                                std::min(count, (b + 1) * kBlock));
+    }
+  });
+  ctx.threads().ParallelFor(n_out, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      Acc acc = partial[o * blocks];
+      for (int64_t b = 1; b < blocks; ++b) acc = R::Combine(acc, partial[o * blocks + b]);
+      out[OffsetsOf(g.kept, o)[0]] = R::Finalize(acc, count);
+    }
+  });
   return OkStatus();
 }
 

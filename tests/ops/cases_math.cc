@@ -449,12 +449,55 @@ void BinaryCases(std::vector<OpCase>* c) {
                    .Build());
 }
 
+// ZerosLike, OnesLike and AddN over the dtypes TF registers beyond the first kernels'.
+void WidenedCases(std::vector<OpCase>* c) {
+  for (DType t : {DType::kHalf, DType::kBFloat16, DType::kUInt8, DType::kInt8, DType::kUInt64,
+                  DType::kBool}) {
+    for (double value : {0.0, 1.0}) {
+      c->push_back(OpCaseBuilder(value == 0 ? "ZerosLike" : "OnesLike")
+                       .T(t)
+                       .Input(RandomOf(t, Shape{3, 5}, 2, 0, 9))
+                       .Reference1([value](const std::vector<Tensor>& in) {
+                         return RefUnaryDouble(in[0], [value](double) { return value; });
+                       })
+                       .Build());
+    }
+  }
+  c->push_back(OpCaseBuilder("ZerosLike", "ZerosLike string")
+                   .T(DType::kString)
+                   .Input(Make<std::string>({"a", "bc"}, {2}))
+                   .Reference1([](const auto&) {
+                     return Make<std::string>({"", ""}, {2});
+                   })
+                   .Build());
+  for (DType t : {DType::kHalf, DType::kBFloat16, DType::kInt8, DType::kUInt16, DType::kDouble}) {
+    const bool u = t == DType::kUInt16;
+    c->push_back(OpCaseBuilder("AddN")
+                     .T(t)
+                     .Int("N", 3)
+                     .Input(RandomOf(t, Shape{4, 300}, 1, u ? 0 : -9, 9))
+                     .Input(RandomOf(t, Shape{4, 300}, 2, u ? 0 : -9, 9))
+                     .Input(RandomOf(t, Shape{4, 300}, 3, u ? 0 : -9, 9))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       const Tensor a = AsDouble(in[0]), b = AsDouble(in[1]), d = AsDouble(in[2]);
+                       Tensor sum(DType::kDouble, a.shape());
+                       for (int64_t i = 0; i < sum.NumElements(); ++i)
+                         sum.data<double>()[i] =
+                             a.data<double>()[i] + b.data<double>()[i] + d.data<double>()[i];
+                       return AsType(sum, in[0].dtype());
+                     })
+                     .Tolerance(TolFor(t))
+                     .Build());
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> MathCases() {
   std::vector<OpCase> c;
   UnaryCases(&c);
   BinaryCases(&c);
+  WidenedCases(&c);
   return c;
 }
 
