@@ -16,26 +16,32 @@ namespace {
 
 // ---- ZerosLike, OnesLike ---------------------------------------------------------------------
 
-constexpr std::initializer_list<DType> kFillDTypes = {DType::kFloat, DType::kDouble, DType::kInt32,
-                                                      DType::kInt64, DType::kBool};
-#define KILN_FILL_TYPES float, double, int32_t, int64_t, bool
+// TF's CPU kernels: every real type and bool; ZerosLike also strings (empty ones).
+using ZerosLikeTypes = RealBoolStringTypes;
+using OnesLikeTypes = RealAndBoolTypes;
 
+template <typename List>
 Status PrepareFillLike(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kFillDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, List::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", t));
   ctx.outputs = {TensorSpec{t, ctx.inputs[0].shape}};
   return OkStatus();
 }
 
-template <int kValue>
+template <int kValue, typename List>
 Status ComputeFillLike(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
-  return DispatchDType<KILN_FILL_TYPES>(x.dtype(), [&](auto tag) {
+  return Dispatch<List>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    std::fill_n(out->data<T>(), out->NumElements(), T(kValue));
+    if constexpr (std::is_same_v<T, std::string>) {
+      std::fill_n(out->data<T>(), out->NumElements(), std::string());
+    } else {
+      using C = ComputeType<T>;
+      std::fill_n(MutableComputeData<T>(out), out->NumElements(), static_cast<C>(kValue));
+    }
     return OkStatus();
   });
 }
@@ -46,7 +52,7 @@ Status PrepareAddN(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("N"));
   if (n < 1) return ctx.Error("attr 'N': expected at least 1, got ", n);
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRealDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(n)));
   PartialShape shape = ctx.inputs[0].shape;
   for (int i = 0; i < n; ++i) {
@@ -73,22 +79,26 @@ Status ComputeAddN(const KernelContext& ctx) {
     }
   }
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, first.shape()));
-  return DispatchDType<KILN_REAL_TYPES>(first.dtype(), [&](auto tag) {
+  return Dispatch<RealTypes>(first.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* o = out->data<T>();
+    using C = ComputeType<T>;
+    // half and bfloat16 sum in float and round once; integers wrap.
+    using Acc = std::conditional_t<kIsFloating<C> && !std::is_same_v<C, double>, float, C>;
+    C* o = MutableComputeData<T>(out);
     const int64_t n = out->NumElements();
     // Block by block, every input's block is read before the output's is written, so the
     // output may share memory with any input. Summed in input order.
     constexpr int64_t kBlock = 256;
-    T acc[kBlock];
+    Acc acc[kBlock];
     for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
       const int64_t len = std::min(kBlock, n - j0);
-      std::copy_n(first.data<T>() + j0, len, acc);
+      const C* in0 = ComputeData<T>(first) + j0;
+      for (int64_t j = 0; j < len; ++j) acc[j] = static_cast<Acc>(in0[j]);
       for (int i = 1; i < ctx.num_inputs(); ++i) {
-        const T* in = ctx.input(i).data<T>() + j0;
-        for (int64_t j = 0; j < len; ++j) acc[j] += in[j];
+        const C* in = ComputeData<T>(ctx.input(i)) + j0;
+        for (int64_t j = 0; j < len; ++j) acc[j] = fn::Add<Acc>()(acc[j], static_cast<Acc>(in[j]));
       }
-      std::copy_n(acc, len, o + j0);
+      for (int64_t j = 0; j < len; ++j) o[j0 + j] = static_cast<C>(acc[j]);
     }
     return OkStatus();
   });
@@ -102,8 +112,8 @@ constexpr OpDefinition kDefs[] = {
     {"Pow", "z", kOpElementwise, PrepareBinarySame<SignedRealTypes>},
     {"Rsqrt", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Reciprocal", "y", kOpElementwise, PrepareUnarySame<SignedRealTypes>},
-    {"ZerosLike", "y", kOpElementwise, PrepareFillLike},
-    {"OnesLike", "y", kOpElementwise, PrepareFillLike},
+    {"ZerosLike", "y", kOpElementwise, PrepareFillLike<ZerosLikeTypes>},
+    {"OnesLike", "y", kOpElementwise, PrepareFillLike<OnesLikeTypes>},
     {"AddN", "sum", kOpElementwise, PrepareAddN},
 };
 
@@ -113,8 +123,8 @@ constexpr KernelEntry kCpu[] = {
     {"Pow", ComputeBinary<fn::Pow, SignedRealTypes>},
     {"Rsqrt", ComputeUnary<fn::Rsqrt, FloatTypes>},
     {"Reciprocal", ComputeUnary<fn::Reciprocal, SignedRealTypes>},
-    {"ZerosLike", ComputeFillLike<0>},
-    {"OnesLike", ComputeFillLike<1>},
+    {"ZerosLike", ComputeFillLike<0, ZerosLikeTypes>},
+    {"OnesLike", ComputeFillLike<1, OnesLikeTypes>},
     {"AddN", ComputeAddN},
 };
 

@@ -89,4 +89,39 @@ std::span<const KernelEntry> RandomCpuKernels();
 std::span<const OpDefinition> HostCallbackOpDefs();
 std::span<const KernelEntry> HostCallbackCpuKernels();
 
+// Element-wise unary math: trigonometry, special functions, rounding, predicates, Invert,
+// Selu/Softplus/Softsign/LeakyRelu, ComplexAbs, CheckNumerics (math_unary_ops.cc).
+std::span<const OpDefinition> MathUnaryOpDefs();
+std::span<const KernelEntry> MathUnaryCpuKernels();
+
+// Element-wise binary math: Div, TruncateDiv, Mod, bit ops, *NoNan, Xdivy, Xlogy, Atan2,
+// SquaredDifference, activation gradients, ClipByValue (math_binary_ops.cc).
+std::span<const OpDefinition> MathBinaryOpDefs();
+std::span<const KernelEntry> MathBinaryCpuKernels();
+
+// Cumsum, Cumprod (exclusive / reverse), LinSpace (scan_ops.cc).
+std::span<const OpDefinition> ScanOpDefs();
+std::span<const KernelEntry> ScanCpuKernels();
+
+// Bincount, DenseBincount, Unique, UniqueV2, UniqueWithCounts (count_ops.cc).
+std::span<const OpDefinition> CountOpDefs();
+std::span<const KernelEntry> CountCpuKernels();
+
+// MatrixBandPart, MatrixDeterminant, MatrixDiag*, MatrixDiagPart*, MatrixSetDiagV3
+// (matrix_ops.cc).
+std::span<const OpDefinition> MatrixOpDefs();
+std::span<const KernelEntry> MatrixCpuKernels();
+
+// Segment*, UnsortedSegment*, SparseSegment* reductions (segment_ops.cc).
+std::span<const OpDefinition> SegmentOpDefs();
+std::span<const KernelEntry> SegmentCpuKernels();
+
+// SoftmaxCrossEntropyWithLogits, SparseSoftmaxCrossEntropyWithLogits (loss_ops.cc).
+std::span<const OpDefinition> LossOpDefs();
+std::span<const KernelEntry> LossCpuKernels();
+
+// FakeQuantWithMinMaxArgs, FakeQuantWithMinMaxVars (quantize_ops.cc).
+std::span<const OpDefinition> QuantizeOpDefs();
+std::span<const KernelEntry> QuantizeCpuKernels();
+
 }  // namespace kiln::exec

@@ -41,6 +41,14 @@ Tables BuildTables() {
   Append(&t.defs, ReductionOpDefs());
   Append(&t.defs, RandomOpDefs());
   Append(&t.defs, HostCallbackOpDefs());
+  Append(&t.defs, MathUnaryOpDefs());
+  Append(&t.defs, MathBinaryOpDefs());
+  Append(&t.defs, ScanOpDefs());
+  Append(&t.defs, CountOpDefs());
+  Append(&t.defs, MatrixOpDefs());
+  Append(&t.defs, SegmentOpDefs());
+  Append(&t.defs, LossOpDefs());
+  Append(&t.defs, QuantizeOpDefs());
 
   std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
   Append(&cpu, BasicCpuKernels());
@@ -63,6 +71,14 @@ Tables BuildTables() {
   Append(&cpu, ReductionCpuKernels());
   Append(&cpu, RandomCpuKernels());
   Append(&cpu, HostCallbackCpuKernels());
+  Append(&cpu, MathUnaryCpuKernels());
+  Append(&cpu, MathBinaryCpuKernels());
+  Append(&cpu, ScanCpuKernels());
+  Append(&cpu, CountCpuKernels());
+  Append(&cpu, MatrixCpuKernels());
+  Append(&cpu, SegmentCpuKernels());
+  Append(&cpu, LossCpuKernels());
+  Append(&cpu, QuantizeCpuKernels());
 
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });

@@ -8,6 +8,9 @@
 // Checked against TensorFlow 2.21 (kernels_random_test.cc): stateless uniform and seeded
 // stateful uniform / uniform-int values are identical; normal values agree to within float /
 // double rounding (they go through log, sqrt, sin and cos, whose last bit may differ).
+#include <algorithm>
+#include <cmath>
+#include <limits>
 #include <mutex>
 #include <random>
 #include <string>
@@ -16,6 +19,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 #include "kernels/philox.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -231,6 +235,106 @@ Status ComputeStateless(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- Multinomial -----------------------------------------------------------------------------
+
+// Multinomial(logits [batch, classes], num_samples) -> [batch, num_samples] class ids, as TF's
+// CPU kernel draws them: each row's unnormalised CDF of exp(logit - max) over the finite
+// logits, searched with one uniform double per sample (two 32-bit outputs of the generator).
+// The call reserves batch * ceil4(num_samples) * 2 outputs of the node's generator; the rows
+// then draw one after another from its start, which is TF's sequence when TF runs the batch as
+// one shard (its split of larger batches depends on its thread pool).
+Status PrepareMultinomial(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(
+      ctx, "T", t, {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16}));
+  KILN_PREPARE_ASSIGN(ctx, DType out_type, ctx.attrs.GetType("output_dtype", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "output_dtype", out_type, kIndexDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "logits", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "num_samples", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "logits", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "num_samples", 0));
+  const PartialShape& logits = ctx.inputs[0].shape;
+  int64_t samples = -1;
+  if (ctx.constant_inputs.size() > 1 && ctx.constant_inputs[1] != nullptr) {
+    samples = ctx.constant_inputs[1]->scalar<int32_t>();
+    if (samples < 0) {
+      return ctx.Error("input 'num_samples' must be non-negative, got ", samples);
+    }
+  }
+  KILN_PREPARE_ASSIGN(ctx, Philox gen, SeededGenerator(ctx));
+  ctx.outputs = {
+      TensorSpec{out_type, PartialShape{logits.unknown_rank() ? -1 : logits.dim(0), samples}}};
+  ctx.state = std::make_shared<StatefulRandomState>(out_type, gen);
+  return OkStatus();
+}
+
+Status ComputeMultinomial(const KernelContext& ctx) {
+  const Tensor& logits = ctx.input(0);
+  const Tensor& samples_t = ctx.input(1);
+  if (logits.rank() != 2) {
+    return ctx.Error("input 'logits' must be a matrix, got shape ", logits.shape().ToString());
+  }
+  if (samples_t.rank() != 0) {
+    return ctx.Error("input 'num_samples' must be a scalar, got shape ",
+                     samples_t.shape().ToString());
+  }
+  const int64_t samples = samples_t.scalar<int32_t>();
+  if (samples < 0) return ctx.Error("input 'num_samples' must be non-negative, got ", samples);
+  const int64_t batch = logits.dim(0), classes = logits.dim(1);
+  if (classes <= 0) {
+    return ctx.Error("input 'logits' must have at least one class, got shape ",
+                     logits.shape().ToString());
+  }
+  const auto& st = ctx.state<StatefulRandomState>();
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, st.dtype, Shape{batch, samples}));
+  if (out->NumElements() == 0) return OkStatus();
+  const int64_t ceil4 = (samples + 3) / 4 * 4 * 2;  // doubles: two outputs per sample
+  Philox gen = st.Reserve(batch * ceil4);
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(double) * classes));
+  double* cdf = static_cast<double*>(mem);
+  // TF's SingleSampleAdapter: the four outputs of a block, one at a time.
+  Philox::Result block{};
+  int used = 4;
+  auto next32 = [&]() {
+    if (used == 4) {
+      block = gen();
+      used = 0;
+    }
+    return block[used++];
+  };
+  return Dispatch<TypeList<float, double, Half, BFloat16>>(logits.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* l = ComputeData<T>(logits);
+    return DispatchDType<int32_t, int64_t>(st.dtype, [&](auto index_tag) {
+      using Index = typename decltype(index_tag)::type;
+      Index* o = out->data<Index>();
+      for (int64_t b = 0; b < batch; ++b) {
+        const C* row = l + b * classes;
+        C max = std::numeric_limits<C>::lowest();
+        for (int64_t j = 0; j < classes; ++j)
+          if (Eigen::numext::isfinite(row[j]) && row[j] > max) max = row[j];
+        const double max_logit = static_cast<double>(max);
+        double total = 0;
+        for (int64_t j = 0; j < classes; ++j) {
+          if (Eigen::numext::isfinite(row[j]))
+            total += std::exp(static_cast<double>(row[j]) - max_logit);
+          cdf[j] = total;
+        }
+        for (int64_t k = 0; k < samples; ++k) {
+          const uint32_t x0 = next32();
+          const uint32_t x1 = next32();
+          const double to_find = random::Uint64ToDouble(x0, x1) * total;
+          o[b * samples + k] =
+              static_cast<Index>(std::upper_bound(cdf, cdf + classes, to_find) - cdf);
+        }
+      }
+      return OkStatus();
+    });
+  });
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -239,6 +343,7 @@ constexpr OpDefinition kDefs[] = {
     {"RandomUniformInt", "output", kOpStateful | kOpFreshOutputs, PrepareRandomUniformInt},
     {"StatelessRandomNormal", "output", kOpFreshOutputs, PrepareStateless},
     {"StatelessRandomUniform", "output", kOpFreshOutputs, PrepareStateless},
+    {"Multinomial", "output", kOpStateful | kOpFreshOutputs, PrepareMultinomial},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -247,6 +352,7 @@ constexpr KernelEntry kCpu[] = {
     {"RandomUniformInt", ComputeRandomUniformInt},
     {"StatelessRandomNormal", ComputeStateless<random::NormalDist>},
     {"StatelessRandomUniform", ComputeStateless<random::UniformDist>},
+    {"Multinomial", ComputeMultinomial},
 };
 
 }  // namespace

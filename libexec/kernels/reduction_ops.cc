@@ -1,164 +1,143 @@
-// Reductions over a set of axes (Sum, Mean, Max, Min, Prod) and ArgMax / ArgMin.
+// Reductions over a set of axes (Sum, Mean, Max, Min, Prod, All, Any) and ArgMax / ArgMin.
+//
+// A reduction is two strided walks (strided_walk.h) over the input: one over the kept dims (with
+// the output as a second operand) and one over the reduced dims. When the input's innermost dim
+// is reduced, every output element reduces contiguous runs; otherwise a run of outputs is
+// updated from contiguous runs of the input for every reduced position. Outputs are independent,
+// so threads split them; a long reduction is also cut into fixed blocks whose partial results
+// combine in order, so results never depend on the thread count.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <type_traits>
 
-#include "kernels/eigen_functors.h"
+#include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
+#include "kernels/math_functors.h"
 #include "kernels/op_families.h"
+#include "kernels/strided_walk.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
 
 // ---- reducers --------------------------------------------------------------------------------
 
-// Each reducer has an identity (the value of an empty reduction), a step, and a bulk step over
-// a contiguous run (vectorised where Eigen can).
-template <typename T>
-using ConstVec = Eigen::Map<const Eigen::Array<T, Eigen::Dynamic, 1>>;
-
-template <typename T>
+// A reducer over inputs of compute type C: an accumulator type (float for half and bfloat16,
+// a 64-bit integer for integer means), its identity (the value of an empty reduction), a step,
+// how two partial results combine, and the output value from the accumulator and the count.
+template <typename C>
 struct SumReducer {
-  static T Identity() { return T(0); }
-  T operator()(T acc, T v) const { return acc + v; }
-  T Run(T acc, const T* p, int64_t n) const { return acc + ConstVec<T>(p, n).sum(); }
+  using Acc = fn::Wide<C>;
+  static Acc Identity() { return Acc(0); }
+  static Acc Step(Acc a, C v) { return fn::Add<Acc>()(a, Acc(v)); }
+  static Acc Combine(Acc a, Acc b) { return fn::Add<Acc>()(a, b); }
+  static C Finalize(Acc a, int64_t) { return static_cast<C>(a); }
 };
 
-template <typename T>
+// Integer means sum in 64 bits, so int8 / int32 inputs do not wrap (as TF's kernel).
+template <typename C>
+using MeanAcc =
+    std::conditional_t<kIsInteger<C>, std::conditional_t<std::is_signed_v<C>, int64_t, uint64_t>,
+                       fn::Wide<C>>;
+template <typename C>
+struct MeanReducer {
+  using Acc = MeanAcc<C>;
+  static Acc Identity() { return Acc(0); }
+  static Acc Step(Acc a, C v) { return fn::Add<Acc>()(a, static_cast<Acc>(v)); }
+  static Acc Combine(Acc a, Acc b) { return fn::Add<Acc>()(a, b); }
+  // An empty float mean is NaN, an empty integer mean 0 (as TF).
+  static C Finalize(Acc a, int64_t count) {
+    if constexpr (kIsInteger<C>) {
+      return count == 0 ? C(0) : static_cast<C>(a / static_cast<Acc>(count));
+    } else {
+      return static_cast<C>(a / static_cast<Acc>(count));
+    }
+  }
+};
+
+template <typename C>
 struct ProdReducer {
-  static T Identity() { return T(1); }
-  T operator()(T acc, T v) const { return acc * v; }
-  T Run(T acc, const T* p, int64_t n) const { return acc * ConstVec<T>(p, n).prod(); }
+  using Acc = fn::Wide<C>;
+  static Acc Identity() { return Acc(1); }
+  static Acc Step(Acc a, C v) { return fn::Mul<Acc>()(a, Acc(v)); }
+  static Acc Combine(Acc a, Acc b) { return fn::Mul<Acc>()(a, b); }
+  static C Finalize(Acc a, int64_t) { return static_cast<C>(a); }
 };
 
 // NaN wins, as in tf.reduce_max / tf.reduce_min.
-template <typename T>
+template <typename C>
 struct MaxReducer {
-  static T Identity() {
-    if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
-    return std::numeric_limits<T>::lowest();
+  using Acc = C;
+  static Acc Identity() {
+    if constexpr (kIsFloating<C>) return -std::numeric_limits<C>::infinity();
+    return std::numeric_limits<C>::lowest();
   }
-  T operator()(T acc, T v) const {
-    if constexpr (std::is_floating_point_v<T>) return (v > acc || std::isnan(v)) ? v : acc;
-    return v > acc ? v : acc;
+  static Acc Step(Acc a, C v) {
+    if constexpr (kIsFloating<C>) return (v > a || Eigen::numext::isnan(v)) ? v : a;
+    return v > a ? v : a;
   }
-  T Run(T acc, const T* p, int64_t n) const {
-    for (int64_t i = 0; i < n; ++i) acc = (*this)(acc, p[i]);
-    return acc;
-  }
+  static Acc Combine(Acc a, Acc b) { return Step(a, b); }
+  static C Finalize(Acc a, int64_t) { return a; }
 };
-
-template <typename T>
+template <typename C>
 struct MinReducer {
-  static T Identity() {
-    if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
-    return std::numeric_limits<T>::max();
+  using Acc = C;
+  static Acc Identity() {
+    if constexpr (kIsFloating<C>) return std::numeric_limits<C>::infinity();
+    return std::numeric_limits<C>::max();
   }
-  T operator()(T acc, T v) const {
-    if constexpr (std::is_floating_point_v<T>) return (v < acc || std::isnan(v)) ? v : acc;
-    return v < acc ? v : acc;
+  static Acc Step(Acc a, C v) {
+    if constexpr (kIsFloating<C>) return (v < a || Eigen::numext::isnan(v)) ? v : a;
+    return v < a ? v : a;
   }
-  T Run(T acc, const T* p, int64_t n) const {
-    for (int64_t i = 0; i < n; ++i) acc = (*this)(acc, p[i]);
+  static Acc Combine(Acc a, Acc b) { return Step(a, b); }
+  static C Finalize(Acc a, int64_t) { return a; }
+};
+
+template <typename C>
+struct AllReducer {
+  using Acc = bool;
+  static Acc Identity() { return true; }
+  static Acc Step(Acc a, C v) { return a && v; }
+  static Acc Combine(Acc a, Acc b) { return a && b; }
+  static C Finalize(Acc a, int64_t) { return a; }
+};
+template <typename C>
+struct AnyReducer {
+  using Acc = bool;
+  static Acc Identity() { return false; }
+  static Acc Step(Acc a, C v) { return a || v; }
+  static Acc Combine(Acc a, Acc b) { return a || b; }
+  static C Finalize(Acc a, int64_t) { return a; }
+};
+
+// acc stepped over p[0], p[s], ..., p[(n-1)s]. A contiguous run goes through eight independent
+// lanes (vectorised), combined in a fixed order: the result depends on n only.
+template <typename R, typename C>
+typename R::Acc ReduceRun(typename R::Acc acc, const C* p, int64_t n, int64_t s) {
+  using Acc = typename R::Acc;
+  if (s != 1 || n < 32) {
+    for (int64_t j = 0; j < n; ++j) acc = R::Step(acc, p[j * s]);
     return acc;
   }
-};
-
-// Mean is a sum divided by the count afterwards.
-template <typename T>
-struct MeanReducer : SumReducer<T> {};
-
-// The input viewed as `rank` collapsed dims, alternating between kept and reduced ones.
-struct ReducePlan {
-  int rank = 0;
-  std::array<int64_t, kMaxRank> dims{};
-  std::array<bool, kMaxRank> reduced{};
-  std::array<int64_t, kMaxRank> out_strides{};  // 0 for reduced dims
-  int64_t in_elements = 0;
-  int64_t out_elements = 0;
-};
-
-}  // namespace
-
-namespace functor {
-namespace {
-
-template <typename Device, template <typename> class Reducer, typename T>
-struct ReduceFunctor;
-
-template <template <typename> class Reducer, typename T>
-struct ReduceFunctor<Eigen::DefaultDevice, Reducer, T> {
-  void operator()(const Eigen::DefaultDevice&, const ReducePlan& p, const T* in, T* out) const {
-    const Reducer<T> r;
-    for (int64_t i = 0; i < p.out_elements; ++i) out[i] = Reducer<T>::Identity();
-    if (p.in_elements == 0) return;
-    if (p.rank == 0) {
-      out[0] = r(out[0], in[0]);
-      return;
-    }
-    const int inner = p.rank - 1;
-    const int64_t n = p.dims[inner];
-    std::array<int64_t, kMaxRank> idx{};
-    int64_t oo = 0;
-    for (int64_t io = 0; io < p.in_elements; io += n) {
-      if (p.reduced[inner]) {
-        out[oo] = r.Run(out[oo], in + io, n);
-      } else {
-        for (int64_t j = 0; j < n; ++j) out[oo + j] = r(out[oo + j], in[io + j]);
-      }
-      for (int i = inner - 1; i >= 0; --i) {
-        oo += p.out_strides[i];
-        if (++idx[i] < p.dims[i]) break;
-        oo -= p.out_strides[i] * p.dims[i];
-        idx[i] = 0;
-      }
-    }
-  }
-};
-
-// Input viewed as [outer, n, inner]; out[o, i] is the index along n of the extreme value (the
-// first one on ties).
-template <typename Device, bool kMax, typename T, typename Index>
-struct ArgFunctor;
-
-template <bool kMax, typename T, typename Index>
-struct ArgFunctor<Eigen::DefaultDevice, kMax, T, Index> {
-  void operator()(const Eigen::DefaultDevice&, const T* in, int64_t outer, int64_t n, int64_t inner,
-                  Index* out) const {
-    for (int64_t o = 0; o < outer; ++o) {
-      for (int64_t i = 0; i < inner; ++i) {
-        const T* base = in + o * n * inner + i;
-        int64_t best = 0;
-        T best_v = base[0];
-        for (int64_t k = 1; k < n; ++k) {
-          T v = base[k * inner];
-          if (kMax ? v > best_v : v < best_v) {
-            best_v = v;
-            best = k;
-          }
-        }
-        out[o * inner + i] = static_cast<Index>(best);
-      }
-    }
-  }
-};
-
-}  // namespace
-}  // namespace functor
-
-namespace {
-
-constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
-
-// Reads an int32/int64 tensor of rank <= 1 as int64 values.
-// The first value of an int32 or int64 index tensor.
-int64_t FirstIndex(const Tensor& t) {
-  return t.dtype() == DType::kInt32 ? t.data<int32_t>()[0] : t.data<int64_t>()[0];
+  constexpr int kLanes = 8;
+  Acc lanes[kLanes];
+  for (Acc& l : lanes) l = R::Identity();
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int k = 0; k < kLanes; ++k) lanes[k] = R::Step(lanes[k], p[j + k]);
+  for (; j < n; ++j) lanes[0] = R::Step(lanes[0], p[j]);
+  Acc run = lanes[0];
+  for (int k = 1; k < kLanes; ++k) run = R::Combine(run, lanes[k]);
+  return R::Combine(acc, run);
 }
 
+// ---- geometry --------------------------------------------------------------------------------
+
 // Which dims of a rank-`rank` input the axes (an int32 or int64 tensor) name; negative axes
-// count from the end. Reads the tensor in place: no allocation on the run path.
+// count from the end.
 Result<std::array<bool, kMaxRank>> ReducedDims(const Tensor& axes, int rank) {
   std::array<bool, kMaxRank> reduced{};
   for (int64_t i = 0; i < axes.NumElements(); ++i) {
@@ -175,14 +154,148 @@ Result<std::array<bool, kMaxRank>> ReducedDims(const Tensor& axes, int rank) {
   return reduced;
 }
 
+struct ReduceGeometry {
+  Shape out_shape;
+  StridedPlan<2> kept;     // over the kept dims: operand 0 the output, 1 the input
+  StridedPlan<1> reduced;  // over the reduced dims: the input
+  bool inner_reduced = false;
+};
+
+ReduceGeometry MakeReduceGeometry(const Shape& in, const std::array<bool, kMaxRank>& reduced,
+                                  bool keep_dims) {
+  ReduceGeometry g;
+  const auto in_strides = RowMajorStrides(in);
+  Shape kept_shape;
+  for (int i = 0; i < in.rank(); ++i) {
+    if (!reduced[i]) {
+      g.out_shape.AddDim(in.dim(i));
+      kept_shape.AddDim(in.dim(i));
+    } else if (keep_dims) {
+      g.out_shape.AddDim(1);
+    }
+  }
+  const auto out_strides = RowMajorStrides(kept_shape);
+  int k = 0;
+  for (int i = 0; i < in.rank(); ++i) {
+    if (reduced[i]) {
+      g.reduced.AddDim(in.dim(i), {in_strides[i]});
+    } else {
+      g.kept.AddDim(in.dim(i), {out_strides[k++], in_strides[i]});
+    }
+    if (in.dim(i) != 1) g.inner_reduced = reduced[i];
+  }
+  return g;
+}
+
+// The operand offsets of element `index` of a plan's index space.
+template <typename Plan>
+typename Plan::Offsets OffsetsOf(const Plan& p, int64_t index) {
+  typename Plan::Offsets off = p.offset;
+  for (int i = p.rank - 1; i >= 0; --i) {
+    const int64_t idx = index % p.dims[i];
+    index /= p.dims[i];
+    for (size_t k = 0; k < off.size(); ++k) off[k] += idx * p.strides[i][k];
+  }
+  return off;
+}
+
+// Elements per thread below which splitting does not pay, and the block length of long
+// reductions (fixed, so the order of partial results is a property of the shape).
+constexpr int64_t kMinPerThread = 32768;
+constexpr int64_t kBlock = 32768;
+
+template <typename R, typename C>
+Status RunReduce(const KernelContext& ctx, const ReduceGeometry& g, const C* in, C* out) {
+  using Acc = typename R::Acc;
+  const int64_t n_out = g.kept.num_elements;
+  const int64_t count = g.reduced.num_elements;
+  if (n_out == 0) return OkStatus();
+  if (!g.inner_reduced) {
+    // Runs of outputs, each updated from contiguous input runs at every reduced position.
+    ParallelWalk(
+        g.kept, ctx.threads(), std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(1, count)),
+        [&](const auto& off, int64_t n, const auto& s) {
+          constexpr int64_t kChunk = 256;
+          Acc acc[kChunk];
+          for (int64_t c0 = 0; c0 < n; c0 += kChunk) {
+            const int64_t m = std::min(kChunk, n - c0);
+            for (int64_t j = 0; j < m; ++j) acc[j] = R::Identity();
+            const C* base = in + off[1] + c0 * s[1];
+            WalkRange(g.reduced, 0, count, [&](const auto& roff, int64_t rn, const auto& rs) {
+              for (int64_t r = 0; r < rn; ++r) {
+                const C* p = base + roff[0] + r * rs[0];
+                if (s[1] == 1) {
+                  for (int64_t j = 0; j < m; ++j) acc[j] = R::Step(acc[j], p[j]);
+                } else {
+                  for (int64_t j = 0; j < m; ++j) acc[j] = R::Step(acc[j], p[j * s[1]]);
+                }
+              }
+            });
+            C* o = out + off[0] + c0 * s[0];
+            for (int64_t j = 0; j < m; ++j) o[j * s[0]] = R::Finalize(acc[j], count);
+          }
+        });
+    return OkStatus();
+  }
+  // Every output reduces `count` elements: in one go when they fit a block, walking the outputs
+  // in runs; else in blocks of kBlock.
+  auto reduce_range = [&](const C* base, int64_t begin, int64_t end) {
+    Acc acc = R::Identity();
+    if (g.reduced.rank <= 1) {  // one run: no walk needed
+      const int64_t s = g.reduced.rank == 0 ? 1 : g.reduced.strides[0][0];
+      return ReduceRun<R>(acc, base + begin * s, end - begin, s);
+    }
+    WalkRange(g.reduced, begin, end, [&](const auto& roff, int64_t rn, const auto& rs) {
+      acc = ReduceRun<R>(acc, base + roff[0], rn, rs[0]);
+    });
+    return acc;
+  };
+  if (count <= kBlock) {
+    ParallelWalk(g.kept, ctx.threads(),
+                 std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(1, count)),
+                 [&](const auto& off, int64_t n, const auto& s) {
+                   for (int64_t j = 0; j < n; ++j) {
+                     out[off[0] + j * s[0]] =
+                         R::Finalize(reduce_range(in + off[1] + j * s[1], 0, count), count);
+                   }
+                 });
+    return OkStatus();
+  }
+  const int64_t blocks = (count + kBlock - 1) / kBlock;
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(Acc) * n_out * blocks));
+  Acc* partial = static_cast<Acc*>(mem);
+  ctx.threads().ParallelFor(n_out * blocks, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t u = begin; u < end; ++u) {
+      const int64_t b = u % blocks;
+      partial[u] = reduce_range(in + OffsetsOf(g.kept, u / blocks)[1], b * kBlock,
+                                std::min(count, (b + 1) * kBlock));
+    }
+  });
+  ctx.threads().ParallelFor(n_out, 64, [&](int64_t begin, int64_t end) {
+    for (int64_t o = begin; o < end; ++o) {
+      Acc acc = partial[o * blocks];
+      for (int64_t b = 1; b < blocks; ++b) acc = R::Combine(acc, partial[o * blocks + b]);
+      out[OffsetsOf(g.kept, o)[0]] = R::Finalize(acc, count);
+    }
+  });
+  return OkStatus();
+}
+
+// ---- Prepare ---------------------------------------------------------------------------------
+
+constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
+
 struct ReduceState : OpState {
   bool keep_dims = false;
 };
 
-Status PrepareReduce(PrepareContext& ctx, std::initializer_list<DType> allowed) {
+Status PrepareReduce(PrepareContext& ctx, std::span<const DType> allowed, bool has_t) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
-  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, allowed));
+  DType t = DType::kBool;
+  if (has_t) {
+    KILN_PREPARE_ASSIGN(ctx, t, ctx.attrs.GetType("T"));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, allowed));
+  }
   KILN_PREPARE_ASSIGN(ctx, DType tidx, ctx.attrs.GetType("Tidx", DType::kInt32));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tidx", tidx, kIndexDTypes));
   auto state = std::make_shared<ReduceState>();
@@ -218,9 +331,14 @@ Status PrepareReduce(PrepareContext& ctx, std::initializer_list<DType> allowed) 
   ctx.state = std::move(state);
   return OkStatus();
 }
-Status PrepareReduceReal(PrepareContext& ctx) { return PrepareReduce(ctx, kRealDTypes); }
+Status PrepareReduceReal(PrepareContext& ctx) {
+  return PrepareReduce(ctx, RealTypes::kDTypes, true);
+}
+Status PrepareReduceBool(PrepareContext& ctx) { return PrepareReduce(ctx, {}, false); }
 
-template <template <typename> class Reducer>
+// ---- compute ---------------------------------------------------------------------------------
+
+template <template <typename> class Reducer, typename List>
 Status ComputeReduce(const KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   const Tensor& axes = ctx.input(1);
@@ -232,61 +350,38 @@ Status ComputeReduce(const KernelContext& ctx) {
   if (!reduced.ok()) {
     return ctx.Error(reduced.status().message(), " (input shape ", in.shape().ToString(), ")");
   }
-  const bool keep_dims = ctx.state<ReduceState>().keep_dims;
-  Shape out_shape;
-  ReducePlan plan;
-  plan.in_elements = in.NumElements();
-  for (int i = 0; i < in.rank(); ++i) {
-    const int64_t d = in.dim(i);
-    const bool r = (*reduced)[i];
-    if (!r) {
-      out_shape.AddDim(d);
-    } else if (keep_dims) {
-      out_shape.AddDim(1);
-    }
-    if (d == 1) continue;  // reduced or not, a size-1 dim changes nothing
-    if (plan.rank > 0 && plan.reduced[plan.rank - 1] == r) {
-      plan.dims[plan.rank - 1] *= d;
-    } else {
-      plan.dims[plan.rank] = d;
-      plan.reduced[plan.rank] = r;
-      ++plan.rank;
-    }
-  }
-  plan.out_elements = out_shape.num_elements();
-  int64_t stride = 1;
-  for (int i = plan.rank - 1; i >= 0; --i) {
-    plan.out_strides[i] = plan.reduced[i] ? 0 : stride;
-    if (!plan.reduced[i]) stride *= plan.dims[i];
-  }
-  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, in.dtype(), out_shape));
-  Tensor& out = *out_ptr;
-  KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(in.dtype(), [&](auto tag) {
+  const ReduceGeometry g =
+      MakeReduceGeometry(in.shape(), *reduced, ctx.state<ReduceState>().keep_dims);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.dtype(), g.out_shape));
+  return Dispatch<List>(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T* o = out.data<T>();
-    functor::ReduceFunctor<EigenCpuDevice, Reducer, T>()(Cpu(), plan, in.data<T>(), o);
-    if constexpr (std::is_same_v<Reducer<T>, MeanReducer<T>>) {
-      const int64_t count = plan.out_elements == 0 ? 0 : plan.in_elements / plan.out_elements;
-      if (std::is_floating_point_v<T> || count > 0) {  // an empty float mean is NaN, as in TF
-        functor::Flat<T> flat(o, plan.out_elements);
-        flat.device(Cpu()) = flat / flat.constant(static_cast<T>(count));
-      }
-    }
-    return OkStatus();
-  }));
-  return OkStatus();
+    using C = ComputeType<T>;
+    return RunReduce<Reducer<C>>(ctx, g, ComputeData<T>(in), MutableComputeData<T>(out));
+  });
 }
 
 // ---- ArgMax, ArgMin --------------------------------------------------------------------------
 
+int64_t ScalarIndex(const Tensor& t) {
+  return t.dtype() == DType::kInt32 ? t.scalar<int32_t>() : t.scalar<int64_t>();
+}
+
+template <bool kMax>
 Status PrepareArg(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRealDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealAndBoolTypes::kDTypes));
   KILN_PREPARE_ASSIGN(ctx, DType tidx, ctx.attrs.GetType("Tidx", DType::kInt32));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tidx", tidx, kIndexDTypes));
   KILN_PREPARE_ASSIGN(ctx, DType out_type, ctx.attrs.GetType("output_type", DType::kInt64));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "output_type", out_type, kIndexDTypes));
+  // TF's CPU kernels: ArgMax also writes int16 / uint16 indices.
+  if (kMax) {
+    KILN_RETURN_IF_ERROR(
+        ExpectAttrDTypeIn(ctx, "output_type", out_type,
+                          {DType::kInt16, DType::kUInt16, DType::kInt32, DType::kInt64}));
+  } else {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "output_type", out_type, kIndexDTypes));
+  }
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "dimension", tidx));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "dimension", 0));
@@ -297,7 +392,7 @@ Status PrepareArg(PrepareContext& ctx) {
   if (!in.unknown_rank()) {
     std::vector<int64_t> dims(in.rank() - 1, -1);
     if (dim != nullptr) {
-      const int64_t axis = FirstIndex(*dim);
+      const int64_t axis = ScalarIndex(*dim);
       if (axis < -in.rank() || axis >= in.rank()) {
         return ctx.Error("input 'dimension' is ", axis, ", expected a value in [", -in.rank(), ", ",
                          in.rank(), ") for input shape ", in.ToPythonString());
@@ -315,6 +410,37 @@ Status PrepareArg(PrepareContext& ctx) {
   return OkStatus();
 }
 
+// The input viewed as [outer, n, inner]; out[o, i] is the index along n of the extreme value,
+// the first on ties. The search starts from the type's extreme, not element 0, so NaNs (which
+// compare false) are passed over as TF's kernel does: argmax([nan, 1, 3]) is 2.
+template <bool kMax, typename C, typename Index>
+void ArgExtreme(const ThreadPool& pool, const C* in, int64_t outer, int64_t n, int64_t inner,
+                Index* out) {
+  C start;
+  if constexpr (std::is_same_v<C, bool>) {
+    start = !kMax;
+  } else {
+    start = kMax ? std::numeric_limits<C>::lowest() : std::numeric_limits<C>::max();
+  }
+  pool.ParallelFor(outer * inner, std::max<int64_t>(1, kMinPerThread / std::max<int64_t>(1, n)),
+                   [&](int64_t begin, int64_t end) {
+                     for (int64_t u = begin; u < end; ++u) {
+                       const int64_t o = u / inner, i = u % inner;
+                       const C* base = in + o * n * inner + i;
+                       int64_t best = 0;
+                       C best_v = start;
+                       for (int64_t k = 0; k < n; ++k) {
+                         const C v = base[k * inner];
+                         if (kMax ? v > best_v : v < best_v) {
+                           best_v = v;
+                           best = k;
+                         }
+                       }
+                       out[u] = static_cast<Index>(best);
+                     }
+                   });
+}
+
 template <bool kMax>
 Status ComputeArg(const KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
@@ -322,7 +448,7 @@ Status ComputeArg(const KernelContext& ctx) {
   if (dim.rank() != 0) {
     return ctx.Error("input 'dimension' must be a scalar, got shape ", dim.shape().ToString());
   }
-  const int64_t axis = FirstIndex(dim);
+  const int64_t axis = ScalarIndex(dim);
   if (axis < -in.rank() || axis >= in.rank()) {
     return ctx.Error("input 'dimension' is ", axis, ", expected a value in [", -in.rank(), ", ",
                      in.rank(), ") for input shape ", in.shape().ToString());
@@ -337,21 +463,18 @@ Status ComputeArg(const KernelContext& ctx) {
     (i < a ? outer : inner) *= in.dim(i);
   }
   const DType out_type = ctx.state<TypedOpState<DType>>().value;
-  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, out_type, out_shape));
-  Tensor& out = *out_ptr;
-  if (out.NumElements() > 0 && n == 0) {
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_type, out_shape));
+  if (out->NumElements() > 0 && n == 0) {
     return ctx.Error("reduction axis ", a, " is empty in shape ", in.shape().ToString());
   }
-  KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(in.dtype(), [&](auto tag) {
+  return Dispatch<RealAndBoolTypes>(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return DispatchDType<int32_t, int64_t>(out_type, [&](auto index_tag) {
+    return DispatchDType<int16_t, uint16_t, int32_t, int64_t>(out_type, [&](auto index_tag) {
       using Index = typename decltype(index_tag)::type;
-      functor::ArgFunctor<EigenCpuDevice, kMax, T, Index>()(Cpu(), in.data<T>(), outer, n, inner,
-                                                            out.data<Index>());
+      ArgExtreme<kMax>(ctx.threads(), ComputeData<T>(in), outer, n, inner, out->data<Index>());
       return OkStatus();
     });
-  }));
-  return OkStatus();
+  });
 }
 
 // ---- tables ----------------------------------------------------------------------------------
@@ -362,14 +485,23 @@ constexpr OpDefinition kDefs[] = {
     {"Max", "output", kOpFreshOutputs, PrepareReduceReal},
     {"Min", "output", kOpFreshOutputs, PrepareReduceReal},
     {"Prod", "output", kOpFreshOutputs, PrepareReduceReal},
-    {"ArgMax", "output", kOpFreshOutputs, PrepareArg},
-    {"ArgMin", "output", kOpFreshOutputs, PrepareArg},
+    {"All", "output", kOpFreshOutputs, PrepareReduceBool},
+    {"Any", "output", kOpFreshOutputs, PrepareReduceBool},
+    {"ArgMax", "output", kOpFreshOutputs, PrepareArg<true>},
+    {"ArgMin", "output", kOpFreshOutputs, PrepareArg<false>},
 };
 
+using BoolTypes = TypeList<bool>;
+
 constexpr KernelEntry kCpu[] = {
-    {"Sum", ComputeReduce<SumReducer>},   {"Mean", ComputeReduce<MeanReducer>},
-    {"Max", ComputeReduce<MaxReducer>},   {"Min", ComputeReduce<MinReducer>},
-    {"Prod", ComputeReduce<ProdReducer>}, {"ArgMax", ComputeArg<true>},
+    {"Sum", ComputeReduce<SumReducer, RealTypes>},
+    {"Mean", ComputeReduce<MeanReducer, RealTypes>},
+    {"Max", ComputeReduce<MaxReducer, RealTypes>},
+    {"Min", ComputeReduce<MinReducer, RealTypes>},
+    {"Prod", ComputeReduce<ProdReducer, RealTypes>},
+    {"All", ComputeReduce<AllReducer, BoolTypes>},
+    {"Any", ComputeReduce<AnyReducer, BoolTypes>},
+    {"ArgMax", ComputeArg<true>},
     {"ArgMin", ComputeArg<false>},
 };
 

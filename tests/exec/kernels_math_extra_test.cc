@@ -218,7 +218,12 @@ TEST_CASE("ZerosLike and OnesLike") {
   auto b = OpRunner("OnesLike").T(DType::kBool).Input(Make<bool>({false, true}, {2})).Run1();
   REQUIRE(b.ok());
   CHECK(TensorsEqual(*b, Make<bool>({true, true}, {2})));
-  OpRunner str("ZerosLike");
+  // TF's ZerosLike takes strings (empty ones); OnesLike does not.
+  auto empty =
+      OpRunner("ZerosLike").T(DType::kString).Input(Make<std::string>({"a", "b"}, {2})).Run1();
+  REQUIRE(empty.ok());
+  CHECK(TensorsEqual(*empty, Make<std::string>({"", ""}, {2})));
+  OpRunner str("OnesLike");
   str.T(DType::kString).InputSpec({DType::kString, Shape{2}});
   CheckError(str.Prepare(), {"attr 'T'", "string", "not supported"});
   OpRunner dt("OnesLike");

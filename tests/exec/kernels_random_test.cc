@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <set>
 
 #include "exec/kernel_test_util.h"
@@ -493,6 +494,66 @@ TEST_CASE("seeded stateful random ops give TensorFlow's values on successive cal
       *i1, Make<int64_t>({800369782, 51367768, 871272668, 897820616, 369514032, 853444230}, {6})));
   CHECK(TensorsEqual(
       *i2, Make<int64_t>({486569732, 329273724, 736278378, 950459431, 931604085, 245531421}, {6})));
+}
+
+// ---- Multinomial -----------------------------------------------------------------------------
+
+TEST_CASE("Multinomial: TensorFlow 2.21's samples for a seeded node, call after call") {
+  // tf.function(lambda l: tf.raw_ops.Multinomial(logits=l, num_samples=6, seed=5, seed2=7)),
+  // called twice on the same logits.
+  ProtoAttrMap attrs;
+  attrs["T"].set_type(tensorflow::DT_FLOAT);
+  attrs["seed"].set_i(5);
+  attrs["seed2"].set_i(7);
+  Node node("Multinomial", attrs,
+            {Make<float>({0, 1, 2, 2, 1, -1}, {2, 3}), Tensor::Scalar<int32_t>(6)});
+  REQUIRE(node.Prepare().ok());
+  CHECK((node.flags() & kOpStateful) != 0);
+  auto a = node.Call(), b = node.Call();
+  REQUIRE((a.ok() && b.ok()));
+  CHECK(TensorsEqual(*a, Make<int64_t>({2, 0, 2, 1, 1, 2, 0, 0, 0, 0, 0, 1}, {2, 6})));
+  CHECK(TensorsEqual(*b, Make<int64_t>({1, 1, 0, 1, 2, 2, 0, 2, 0, 0, 0, 1}, {2, 6})));
+  // float64 logits, -inf never drawn, int32 samples, seed2 0.
+  ProtoAttrMap attrs2;
+  attrs2["T"].set_type(tensorflow::DT_DOUBLE);
+  attrs2["output_dtype"].set_type(tensorflow::DT_INT32);
+  attrs2["seed"].set_i(3);
+  const double inf = std::numeric_limits<double>::infinity();
+  Node other("Multinomial", attrs2,
+             {Make<double>({0.5, -1, 3, 0, -inf, 0, 0, 1, 1, 1, 1, 1}, {3, 4}),
+              Tensor::Scalar<int32_t>(5)});
+  REQUIRE(other.Prepare().ok());
+  auto c = other.Call(), d = other.Call();
+  REQUIRE((c.ok() && d.ok()));
+  CHECK(TensorsEqual(*c, Make<int32_t>({0, 2, 2, 1, 0, 1, 3, 3, 2, 3, 2, 2, 1, 2, 1}, {3, 5})));
+  CHECK(TensorsEqual(*d, Make<int32_t>({3, 2, 2, 2, 2, 3, 2, 3, 3, 3, 1, 3, 0, 1, 1}, {3, 5})));
+}
+
+TEST_CASE("Multinomial: errors") {
+  OpRunner vec("Multinomial", "mn");
+  vec.T(DType::kFloat).InputSpec({DType::kFloat, Shape{3}}).InputSpec({DType::kInt32, Shape{}});
+  CheckError(vec.Prepare(), {"node 'mn'", "input 'logits'", "expected rank 2"});
+  OpRunner neg("Multinomial", "neg");
+  neg.T(DType::kFloat)
+      .InputSpec({DType::kFloat, Shape{1, 3}})
+      .ConstantInput(Tensor::Scalar<int32_t>(-1));
+  CheckError(neg.Prepare(), {"node 'neg'", "'num_samples' must be non-negative, got -1"});
+  auto empty = OpRunner("Multinomial", "e")
+                   .T(DType::kFloat)
+                   .Input(Tensor(DType::kFloat, Shape{2, 0}))
+                   .Input(Tensor::Scalar<int32_t>(3))
+                   .Run1();
+  CheckError(empty.status(), {"node 'e'", "at least one class", "(2, 0)"});
+  OpRunner type("Multinomial");
+  type.T(DType::kInt32).InputSpec({DType::kInt32, Shape{1, 3}}).InputSpec({DType::kInt32, Shape{}});
+  CheckError(type.Prepare(), {"attr 'T'", "int32", "not supported"});
+  auto none = OpRunner("Multinomial")
+                  .T(DType::kFloat)
+                  .Input(Make<float>({1, 2}, {1, 2}))
+                  .Input(Tensor::Scalar<int32_t>(0))
+                  .Run1();
+  REQUIRE(none.ok());
+  CHECK(none->shape() == Shape({1, 0}));
 }
 
 }  // namespace

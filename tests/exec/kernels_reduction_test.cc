@@ -389,5 +389,23 @@ TEST_CASE("ArgMax and ArgMin: shape inference and errors") {
   CheckError(late.status(), {"'dimension' is -3", "(2, 3)"});
 }
 
+TEST_CASE("All and Any: bool inputs, no T attr") {
+  OpRunner r("All", "all");
+  r.InputSpec({DType::kFloat, Shape{2}}).InputSpec({DType::kInt32, Shape{}});
+  CheckError(r.Prepare(), {"node 'all'", "input 'input'", "expected dtype bool", "got float32"});
+  auto any = OpRunner("Any")
+                 .Input(Make<bool>({false, true, false, false}, {2, 2}))
+                 .ConstantInput(Make<int32_t>({1}, {1}))
+                 .Run1();
+  REQUIRE(any.ok());
+  CHECK(TensorsEqual(*any, Make<bool>({true, false}, {2})));
+  auto all = OpRunner("All")
+                 .Input(Tensor(DType::kBool, Shape{0, 3}))
+                 .ConstantInput(Make<int32_t>({0}, {1}))
+                 .Run1();
+  REQUIRE(all.ok());
+  CHECK(TensorsEqual(*all, Make<bool>({true, true, true}, {3})));
+}
+
 }  // namespace
 }  // namespace kiln::exec

@@ -13,6 +13,15 @@ std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
 std::vector<OpCase> MatMulCases();       // cases_matmul.cc
 std::vector<OpCase> ConvFusedCases();    // cases_conv_fused.cc
 std::vector<OpCase> EinsumCases();       // cases_einsum.cc
+std::vector<OpCase> MathCases();         // cases_math.cc
+std::vector<OpCase> ReductionCases();    // cases_reduction.cc
+std::vector<OpCase> ScanCases();         // cases_scan.cc
+std::vector<OpCase> CountCases();        // cases_count.cc
+std::vector<OpCase> MatrixCases();       // cases_matrix.cc
+std::vector<OpCase> SegmentCases();      // cases_segment.cc
+std::vector<OpCase> LossCases();         // cases_loss.cc
+std::vector<OpCase> RandomCases();       // cases_random.cc
+std::vector<OpCase> QuantizeCases();     // cases_quantize.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -31,6 +31,15 @@ TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }
 TEST_CASE("op tester: matmul") { RunOpCases(MatMulCases()); }
 TEST_CASE("op tester: conv") { RunOpCases(ConvFusedCases()); }
 TEST_CASE("op tester: einsum") { RunOpCases(EinsumCases()); }
+TEST_CASE("op tester: math") { RunOpCases(MathCases()); }
+TEST_CASE("op tester: reduction") { RunOpCases(ReductionCases()); }
+TEST_CASE("op tester: scan") { RunOpCases(ScanCases()); }
+TEST_CASE("op tester: count") { RunOpCases(CountCases()); }
+TEST_CASE("op tester: matrix") { RunOpCases(MatrixCases()); }
+TEST_CASE("op tester: segment") { RunOpCases(SegmentCases()); }
+TEST_CASE("op tester: loss") { RunOpCases(LossCases()); }
+TEST_CASE("op tester: random") { RunOpCases(RandomCases()); }
+TEST_CASE("op tester: quantize") { RunOpCases(QuantizeCases()); }
 
 }  // namespace
 }  // namespace kiln::testing

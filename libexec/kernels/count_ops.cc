@@ -1,0 +1,331 @@
+// Counting and sets: Bincount, DenseBincount, Unique, UniqueV2 (along an axis) and
+// UniqueWithCounts.
+#include <cmath>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <unordered_map>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+
+namespace kiln::exec {
+namespace {
+
+constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
+// TF's OpDefs: the weights (and counts) are int32, int64, float32 or float64.
+using BinTypes = TypeList<int32_t, int64_t, float, double>;
+
+int64_t ScalarIndex(const Tensor& t) {
+  return t.dtype() == DType::kInt32 ? t.scalar<int32_t>() : t.scalar<int64_t>();
+}
+
+// ---- Bincount, DenseBincount -----------------------------------------------------------------
+
+struct BincountState : OpState {
+  bool binary_output = false;
+};
+
+// Bincount(arr int32, size int32, weights T) and DenseBincount(input Tidx of rank 1 or 2,
+// size Tidx, weights T). The output is [size], or [rows, size] for a 2-D DenseBincount input.
+template <bool kDense>
+Status PrepareBincount(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BinTypes::kDTypes));
+  DType tidx = DType::kInt32;
+  auto state = std::make_shared<BincountState>();
+  if (kDense) {
+    KILN_PREPARE_ASSIGN(ctx, tidx, ctx.attrs.GetType("Tidx"));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tidx", tidx, kIndexDTypes));
+    KILN_PREPARE_ASSIGN(ctx, state->binary_output, ctx.attrs.GetBool("binary_output", false));
+  }
+  const std::string_view arr_name = kDense ? "input" : "arr";
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, arr_name, tidx));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "size", tidx));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "weights", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "size", 0));
+  const PartialShape& arr = ctx.inputs[0].shape;
+  if (kDense && arr.rank() > 2) {
+    return ctx.Error("input 'input' must have rank 1 or 2, got shape ", arr.ToPythonString());
+  }
+  int64_t size = -1;
+  if (const Tensor* s = ConstantInput(ctx, 1); s != nullptr) {
+    size = ScalarIndex(*s);
+    if (size < 0) return ctx.Error("input 'size' must be non-negative, got ", size);
+  }
+  PartialShape out{size};
+  if (kDense && arr.rank() == 2) out = PartialShape{arr.dim(0), size};
+  if (kDense && arr.unknown_rank()) out = PartialShape::UnknownRank();
+  ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+template <bool kDense>
+Status ComputeBincount(const KernelContext& ctx) {
+  const Tensor& arr = ctx.input(0);
+  const Tensor& size_t_ = ctx.input(1);
+  const Tensor& weights = ctx.input(2);
+  if (size_t_.rank() != 0) {
+    return ctx.Error("input 'size' must be a scalar, got shape ", size_t_.shape().ToString());
+  }
+  const int64_t size = ScalarIndex(size_t_);
+  if (size < 0) return ctx.Error("input 'size' must be non-negative, got ", size);
+  if (kDense && arr.rank() > 2) {
+    return ctx.Error("input 'input' must have rank 1 or 2, got shape ", arr.shape().ToString());
+  }
+  const bool weighted = weights.NumElements() > 0;
+  if (weighted &&
+      (kDense ? weights.shape() != arr.shape() : weights.NumElements() != arr.NumElements())) {
+    return ctx.Error("input 'weights' must have the shape of the values ", arr.shape().ToString(),
+                     " or no elements, got ", weights.shape().ToString());
+  }
+  const bool binary = kDense && ctx.state<BincountState>().binary_output;
+  const int64_t rows = kDense && arr.rank() == 2 ? arr.dim(0) : 1;
+  const int64_t per_row = rows == 0 ? 0 : arr.NumElements() / rows;
+  const Shape out_shape = kDense && arr.rank() == 2 ? Shape{rows, size} : Shape{size};
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  const std::vector<int64_t> values = IndexValues(arr);
+  for (int64_t v : values) {
+    if (v < 0) return ctx.Error("input values must be non-negative, got ", v);
+  }
+  return Dispatch<BinTypes>(out->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out->data<T>();
+    std::fill_n(o, out->NumElements(), T(0));
+    const T* w = weighted ? weights.data<T>() : nullptr;
+    for (int64_t r = 0; r < rows; ++r) {
+      T* bins = o + r * size;
+      for (int64_t i = r * per_row; i < (r + 1) * per_row; ++i) {
+        const int64_t v = values[i];
+        if (v >= size) continue;  // values past the last bin are dropped, as TF
+        if (binary) {
+          bins[v] = T(1);
+        } else {
+          bins[v] += w != nullptr ? w[i] : T(1);
+        }
+      }
+    }
+    return OkStatus();
+  });
+}
+
+// ---- Unique ----------------------------------------------------------------------------------
+
+// Elements of T as hashable, comparable values: floats compare as numbers (-0 equals 0, NaN
+// equals nothing, as TF's hash map of floats), strings by content.
+template <typename T>
+struct ElementTraits {
+  using C = ComputeType<T>;
+  static bool Equal(const C& a, const C& b) { return a == b; }
+  static bool IsNan(const C& a) {
+    if constexpr (kIsFloating<C>) {
+      return Eigen::numext::isnan(a);
+    } else {
+      (void)a;
+      return false;
+    }
+  }
+  static size_t Hash(const C& a) {
+    if constexpr (std::is_same_v<T, std::string>) {
+      return std::hash<std::string_view>()(a);
+    } else if constexpr (kIsFloating<C>) {
+      const double d = static_cast<double>(a);
+      return std::hash<double>()(d == 0 ? 0.0 : d);
+    } else {
+      return std::hash<C>()(a);
+    }
+  }
+};
+
+struct UniqueState : OpState {
+  DType out_idx = DType::kInt32;
+  bool with_counts = false;
+};
+
+// The axis of UniqueV2 (empty: the input must be a vector), canonical; -1 for "flat".
+Result<int> UniqueAxis(const Tensor& axis, int rank) {
+  if (axis.NumElements() > 1) {
+    return InvalidArgument("input 'axis' must have at most 1 element, got shape ",
+                           axis.shape().ToString());
+  }
+  if (axis.NumElements() == 0) return -1;
+  const int64_t a = IndexValues(axis)[0];
+  if (a < -rank || a >= rank) {
+    return InvalidArgument("input 'axis' is ", a, ", expected a value in [", -rank, ", ", rank,
+                           ")");
+  }
+  return static_cast<int>(a < 0 ? a + rank : a);
+}
+
+// Unique(x), UniqueWithCounts(x): x a vector. UniqueV2(x, axis): slices along axis.
+template <bool kV2, bool kCounts>
+Status PrepareUnique(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kV2 ? 2 : 1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealBoolStringTypes::kDTypes));
+  auto state = std::make_shared<UniqueState>();
+  state->with_counts = kCounts;
+  KILN_PREPARE_ASSIGN(ctx, state->out_idx, ctx.attrs.GetType("out_idx", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "out_idx", state->out_idx, kIndexDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", t));
+  const PartialShape& x = ctx.inputs[0].shape;
+  int axis = -1;
+  bool axis_known = !kV2;
+  if (kV2) {
+    KILN_PREPARE_ASSIGN(ctx, DType taxis, ctx.attrs.GetType("Taxis", DType::kInt64));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Taxis", taxis, kIndexDTypes));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "axis", taxis));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "axis", 1));
+    if (const Tensor* a = ConstantInput(ctx, 1); a != nullptr && !x.unknown_rank()) {
+      KILN_PREPARE_ASSIGN(ctx, axis, UniqueAxis(*a, x.rank()));
+      axis_known = true;
+    }
+  }
+  if (axis_known && axis < 0 && !x.unknown_rank() && x.rank() != 1) {
+    return ctx.Error("input 'x' must be a vector, got shape ", x.ToPythonString());
+  }
+  PartialShape y = PartialShape::UnknownRank();
+  PartialShape idx{-1};
+  if (axis_known && !x.unknown_rank()) {
+    const int a = axis < 0 ? 0 : axis;
+    std::vector<int64_t> dims(x.dims().begin(), x.dims().end());
+    idx = PartialShape{dims[a]};
+    dims[a] = -1;
+    KILN_PREPARE_ASSIGN(ctx, y, PartialShape::FromDims(dims));
+  }
+  ctx.outputs = {TensorSpec{t, y}, TensorSpec{state->out_idx, idx}};
+  if (kCounts) ctx.outputs.push_back(TensorSpec{state->out_idx, PartialShape{-1}});
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+// x viewed as [outer, n, inner]: slice k is x[:, k, :]. Slices are told apart by a hash map
+// keyed by slice number; a slice holding a NaN equals no other.
+template <typename T, typename Index>
+Status RunUnique(const KernelContext& ctx, const Tensor& x, int axis, bool with_counts) {
+  using Tr = ElementTraits<T>;
+  using C = typename Tr::C;
+  int64_t outer = 1, inner = 1, n = x.NumElements();
+  if (axis >= 0) {
+    n = x.dim(axis);
+    for (int i = 0; i < x.rank(); ++i) {
+      if (i < axis) outer *= x.dim(i);
+      if (i > axis) inner *= x.dim(i);
+    }
+  }
+  const C* in = ComputeData<T>(x);
+  auto at = [&](int64_t o, int64_t k, int64_t i) -> const C& {
+    return in[(o * n + k) * inner + i];
+  };
+  auto hash = [&](int64_t k) {
+    size_t h = 0;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) h = h * 1000003u ^ Tr::Hash(at(o, k, i));
+    return h;
+  };
+  auto equal = [&](int64_t a, int64_t b) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        if (!Tr::Equal(at(o, a, i), at(o, b, i))) return false;
+    return true;
+  };
+  auto has_nan = [&](int64_t k) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i)
+        if (Tr::IsNan(at(o, k, i))) return true;
+    return false;
+  };
+  std::unordered_map<int64_t, int64_t, decltype(hash), decltype(equal)> ids(static_cast<size_t>(n),
+                                                                            hash, equal);
+  std::vector<int64_t> first;  // slice number of each unique slice, in order of appearance
+  std::vector<int64_t> counts;
+  KILN_ASSIGN_OR_RETURN(Tensor * idx, ctx.AllocateOutput(1, Shape{n}));
+  Index* idx_data = idx->data<Index>();
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t id = static_cast<int64_t>(first.size());
+    if (has_nan(k)) {
+      first.push_back(k);
+      counts.push_back(0);
+    } else {
+      auto [it, inserted] = ids.emplace(k, id);
+      if (inserted) {
+        first.push_back(k);
+        counts.push_back(0);
+      } else {
+        id = it->second;
+      }
+    }
+    ++counts[id];
+    idx_data[k] = static_cast<Index>(id);
+  }
+  const int64_t unique = static_cast<int64_t>(first.size());
+  Shape y_shape = axis >= 0 ? x.shape() : Shape{unique};
+  if (axis >= 0) y_shape.set_dim(axis, unique);
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, y_shape));
+  T* out = y->data<T>();
+  const T* src = x.data<T>();
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t u = 0; u < unique; ++u)
+      for (int64_t i = 0; i < inner; ++i)
+        out[(o * unique + u) * inner + i] = src[(o * n + first[u]) * inner + i];
+  if (with_counts) {
+    KILN_ASSIGN_OR_RETURN(Tensor * count, ctx.AllocateOutput(2, Shape{unique}));
+    for (int64_t u = 0; u < unique; ++u) count->data<Index>()[u] = static_cast<Index>(counts[u]);
+  }
+  return OkStatus();
+}
+
+template <bool kV2>
+Status ComputeUnique(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  int axis = -1;
+  if (kV2) {
+    const Tensor& a = ctx.input(1);
+    if (a.rank() != 1) {
+      return ctx.Error("input 'axis' must be a vector, got shape ", a.shape().ToString());
+    }
+    Result<int> r = UniqueAxis(a, x.rank());
+    if (!r.ok()) return Wrap(ctx, r.status());
+    axis = *r;
+  }
+  if (axis < 0 && x.rank() != 1) {
+    return ctx.Error("input 'x' must be a vector, got shape ", x.shape().ToString());
+  }
+  const auto& st = ctx.state<UniqueState>();
+  return Dispatch<RealBoolStringTypes>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return DispatchDType<int32_t, int64_t>(st.out_idx, [&](auto index_tag) {
+      using Index = typename decltype(index_tag)::type;
+      return RunUnique<T, Index>(ctx, x, axis, st.with_counts);
+    });
+  });
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"Bincount", "bins", kOpFreshOutputs, PrepareBincount<false>},
+    {"DenseBincount", "output", kOpFreshOutputs, PrepareBincount<true>},
+    {"Unique", "y,idx", kOpFreshOutputs, PrepareUnique<false, false>},
+    {"UniqueV2", "y,idx", kOpFreshOutputs, PrepareUnique<true, false>},
+    {"UniqueWithCounts", "y,idx,count", kOpFreshOutputs, PrepareUnique<false, true>},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"Bincount", ComputeBincount<false>},       {"DenseBincount", ComputeBincount<true>},
+    {"Unique", ComputeUnique<false>},           {"UniqueV2", ComputeUnique<true>},
+    {"UniqueWithCounts", ComputeUnique<false>},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> CountOpDefs() { return kDefs; }
+std::span<const KernelEntry> CountCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

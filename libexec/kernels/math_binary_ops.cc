@@ -1,0 +1,193 @@
+// Element-wise binary math with numpy broadcasting (Div, TruncateDiv, Mod, bit ops, the *NoNan
+// and x*y-style ops, Atan2, SquaredDifference), the activation gradients (same shapes, no
+// broadcasting, as TF) and ClipByValue.
+#include <string>
+
+#include "kernels/elementwise.h"
+#include "kernels/kernel_util.h"
+#include "kernels/math_functors.h"
+#include "kernels/op_families.h"
+
+namespace kiln::exec {
+namespace {
+
+// TF's CPU registrations: Mod/TruncateMod take float32/64 and int32/64 (half and bfloat16, which
+// the OpDef allows, compute in float); SquaredDifference adds int32/64 to the floats.
+using ModTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
+using SquaredDifferenceTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
+
+// ---- gradients: two inputs of one shape -------------------------------------------------------
+
+// Inputs `a` and `b` of dtype T (in List) and the same shape; the output has it too. TF's
+// ReluGrad wants equal shapes, SigmoidGrad/TanhGrad equal element counts (shape of input 0).
+template <typename List, bool kSameShape>
+Status PrepareSameSize(PrepareContext& ctx, std::string_view a, std::string_view b) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, List::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, a, t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, b, t));
+  const PartialShape& sa = ctx.inputs[0].shape;
+  const PartialShape& sb = ctx.inputs[1].shape;
+  PartialShape out = sa;
+  if (kSameShape) {
+    Result<PartialShape> merged = sa.MergeWith(sb);
+    if (!merged.ok()) {
+      return ctx.Error("inputs '", a, "' and '", b, "' must have the same shape, got ",
+                       sa.ToPythonString(), " and ", sb.ToPythonString());
+    }
+    out = *merged;
+  } else if (sa.IsFullyDefined() && sb.IsFullyDefined() &&
+             sa.ToShape()->num_elements() != sb.ToShape()->num_elements()) {
+    return ctx.Error("inputs '", a, "' and '", b, "' must have the same number of elements, got ",
+                     sa.ToPythonString(), " and ", sb.ToPythonString());
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+template <typename List>
+Status PrepareReluGrad(PrepareContext& ctx) {
+  return PrepareSameSize<List, true>(ctx, "gradients", "features");
+}
+template <typename List>
+Status PrepareActivationGrad(PrepareContext& ctx) {
+  return PrepareSameSize<List, false>(ctx, "y", "dy");
+}
+
+// out[i] = f(a[i], b[i]) over the flat inputs; the output has input 0's shape.
+template <template <typename> class Fn, typename List, bool kSameShape>
+Status ComputeSameSize(const KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (kSameShape ? a.shape() != b.shape() : a.NumElements() != b.NumElements()) {
+    return ctx.Error("inputs must have the same ", kSameShape ? "shape" : "number of elements",
+                     ", got ", a.shape().ToString(), " and ", b.shape().ToString());
+  }
+  return Dispatch<List>(a.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* pa = ComputeData<T>(a);
+    const C* pb = ComputeData<T>(b);
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, a.shape()));
+    C* o = MutableComputeData<T>(out);
+    const Fn<C> f;
+    ctx.threads().ParallelFor(a.NumElements(), 32768, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = f(pa[i], pb[i]);
+    });
+    return OkStatus();
+  });
+}
+
+// ---- ClipByValue -----------------------------------------------------------------------------
+
+bool ScalarOrSame(const PartialShape& bound, const PartialShape& t) {
+  return bound.rank() == 0 || bound.IsCompatibleWith(t);
+}
+
+Status PrepareClipByValue(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "t", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "clip_value_min", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "clip_value_max", t));
+  const PartialShape& x = ctx.inputs[0].shape;
+  for (int i = 1; i <= 2; ++i) {
+    if (!ScalarOrSame(ctx.inputs[i].shape, x)) {
+      return ctx.Error("input '", i == 1 ? "clip_value_min" : "clip_value_max",
+                       "' must be a scalar or have the shape of 't' ", x.ToPythonString(), ", got ",
+                       ctx.inputs[i].shape.ToPythonString());
+    }
+  }
+  ctx.outputs = {TensorSpec{t, x}};
+  return OkStatus();
+}
+
+// max(min(t, hi), lo) as TF computes it: with lo > hi every element becomes lo.
+Status ComputeClipByValue(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& lo = ctx.input(1);
+  const Tensor& hi = ctx.input(2);
+  for (const Tensor* bound : {&lo, &hi}) {
+    if (bound->rank() != 0 && bound->shape() != x.shape()) {
+      return ctx.Error("clip_value_min and clip_value_max must be scalars or have the shape of t ",
+                       x.shape().ToString(), ", got ", lo.shape().ToString(), " and ",
+                       hi.shape().ToString());
+    }
+  }
+  return Dispatch<RealTypes>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* in = ComputeData<T>(x);
+    const C* pl = ComputeData<T>(lo);
+    const C* ph = ComputeData<T>(hi);
+    // Stride 0 repeats a scalar bound.
+    const int64_t sl = lo.rank() == 0 ? 0 : 1, sh = hi.rank() == 0 ? 0 : 1;
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
+    C* o = MutableComputeData<T>(out);
+    ctx.threads().ParallelFor(x.NumElements(), 32768, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const C h = ph[i * sh], l = pl[i * sl];
+        const C v = h < in[i] ? h : in[i];
+        o[i] = v < l ? l : v;
+      }
+    });
+    return OkStatus();
+  });
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"Div", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
+    {"TruncateDiv", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
+    {"Mod", "z", kOpElementwise, PrepareBinarySame<ModTypes>},
+    {"TruncateMod", "z", kOpElementwise, PrepareBinarySame<ModTypes>},
+    {"DivNoNan", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
+    {"MulNoNan", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
+    {"Xdivy", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
+    {"Xlogy", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
+    {"Atan2", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
+    {"SquaredDifference", "z", kOpElementwise, PrepareBinarySame<SquaredDifferenceTypes>},
+    {"BitwiseAnd", "z", kOpElementwise, PrepareBinarySame<IntTypes>},
+    {"BitwiseOr", "z", kOpElementwise, PrepareBinarySame<IntTypes>},
+    {"BitwiseXor", "z", kOpElementwise, PrepareBinarySame<IntTypes>},
+    {"LeftShift", "z", kOpElementwise, PrepareBinarySame<IntTypes>},
+    {"RightShift", "z", kOpElementwise, PrepareBinarySame<IntTypes>},
+    {"ReluGrad", "backprops", kOpElementwise, PrepareReluGrad<RealTypes>},
+    {"Relu6Grad", "backprops", kOpElementwise, PrepareReluGrad<RealTypes>},
+    {"SigmoidGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
+    {"TanhGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
+    {"ClipByValue", "output", kOpElementwise, PrepareClipByValue},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"Div", ComputeBinary<fn::Div, RealTypes>},
+    {"TruncateDiv", ComputeBinary<fn::TruncateDiv, RealTypes>},
+    {"Mod", ComputeBinary<fn::TruncateMod, ModTypes>},
+    {"TruncateMod", ComputeBinary<fn::TruncateMod, ModTypes>},
+    {"DivNoNan", ComputeBinary<fn::DivNoNan, FloatTypes>},
+    {"MulNoNan", ComputeBinary<fn::MulNoNan, FloatTypes>},
+    {"Xdivy", ComputeBinary<fn::Xdivy, FloatTypes>},
+    {"Xlogy", ComputeBinary<fn::Xlogy, FloatTypes>},
+    {"Atan2", ComputeBinary<fn::Atan2, FloatTypes>},
+    {"SquaredDifference", ComputeBinary<fn::SquaredDifference, SquaredDifferenceTypes>},
+    {"BitwiseAnd", ComputeBinary<fn::BitwiseAnd, IntTypes>},
+    {"BitwiseOr", ComputeBinary<fn::BitwiseOr, IntTypes>},
+    {"BitwiseXor", ComputeBinary<fn::BitwiseXor, IntTypes>},
+    {"LeftShift", ComputeBinary<fn::LeftShift, IntTypes>},
+    {"RightShift", ComputeBinary<fn::RightShift, IntTypes>},
+    {"ReluGrad", ComputeSameSize<fn::ReluGrad, RealTypes, true>},
+    {"Relu6Grad", ComputeSameSize<fn::Relu6Grad, RealTypes, true>},
+    {"SigmoidGrad", ComputeSameSize<fn::SigmoidGrad, FloatTypes, false>},
+    {"TanhGrad", ComputeSameSize<fn::TanhGrad, FloatTypes, false>},
+    {"ClipByValue", ComputeClipByValue},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> MathBinaryOpDefs() { return kDefs; }
+std::span<const KernelEntry> MathBinaryCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

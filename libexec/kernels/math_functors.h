@@ -1,0 +1,296 @@
+// Element functors of the math families (math_unary_ops.cc, math_binary_ops.cc), in the style of
+// elementwise_functors.h: plain structs over the compute type C. Kept apart from that shared
+// header so the op families can grow in parallel. Semantics follow TensorFlow's CPU kernels;
+// half and bfloat16 compute in float and round once, as Eigen's half arithmetic does.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+#include <unsupported/Eigen/SpecialFunctions>
+
+#include "kernels/elementwise_functors.h"
+
+namespace kiln::exec::fn {
+
+// The type a functor does its math in: float for half and bfloat16, else C itself.
+template <typename C>
+using Wide =
+    std::conditional_t<std::is_same_v<C, Eigen::half> || std::is_same_v<C, Eigen::bfloat16>, float,
+                       C>;
+
+// Defines a floating-point unary functor from an expression of `v` (a Wide<C>).
+#define KILN_FLOAT_UNARY(Name, cost, expr) \
+  template <typename C>                    \
+  struct Name {                            \
+    static constexpr int kCost = cost;     \
+    C operator()(C x) const {              \
+      [[maybe_unused]] const Wide<C> v(x); \
+      return static_cast<C>(expr);         \
+    }                                      \
+  };
+
+// ---- trigonometric and hyperbolic ------------------------------------------------------------
+
+KILN_FLOAT_UNARY(Sin, 8, std::sin(v))
+KILN_FLOAT_UNARY(Cos, 8, std::cos(v))
+KILN_FLOAT_UNARY(Tan, 8, std::tan(v))
+KILN_FLOAT_UNARY(Asin, 8, std::asin(v))
+KILN_FLOAT_UNARY(Acos, 8, std::acos(v))
+KILN_FLOAT_UNARY(Atan, 8, std::atan(v))
+KILN_FLOAT_UNARY(Sinh, 8, std::sinh(v))
+KILN_FLOAT_UNARY(Cosh, 8, std::cosh(v))
+KILN_FLOAT_UNARY(Asinh, 8, std::asinh(v))
+KILN_FLOAT_UNARY(Acosh, 8, std::acosh(v))
+KILN_FLOAT_UNARY(Atanh, 8, std::atanh(v))
+
+// ---- exponentials, special functions --------------------------------------------------------
+
+KILN_FLOAT_UNARY(Expm1, 8, std::expm1(v))
+KILN_FLOAT_UNARY(Log1p, 8, std::log1p(v))
+KILN_FLOAT_UNARY(Erf, 8, std::erf(v))
+KILN_FLOAT_UNARY(Erfc, 8, std::erfc(v))
+// Eigen's (what TF uses): lgamma without the global signgam, digamma NaN at poles.
+KILN_FLOAT_UNARY(Lgamma, 16, Eigen::numext::lgamma(v))
+KILN_FLOAT_UNARY(Digamma, 16, Eigen::numext::digamma(v))
+
+// ---- rounding -------------------------------------------------------------------------------
+
+KILN_FLOAT_UNARY(Floor, 1, std::floor(v))
+KILN_FLOAT_UNARY(Ceil, 1, std::ceil(v))
+// Half to even (the default rounding mode), as tf.math.rint.
+KILN_FLOAT_UNARY(Rint, 1, std::nearbyint(v))
+
+#undef KILN_FLOAT_UNARY
+
+// Half to even, as tf.round. Integers are already round: they pass through (TF 2.21's integer
+// kernel returns 0 for every element, a bug we do not copy).
+template <typename C>
+struct Round {
+  C operator()(C x) const {
+    if constexpr (kIsInteger<C>) {
+      return x;
+    } else {
+      return static_cast<C>(std::nearbyint(static_cast<Wide<C>>(x)));
+    }
+  }
+};
+
+// -1, 0 or 1; NaN stays NaN.
+template <typename C>
+struct Sign {
+  C operator()(C x) const {
+    if constexpr (kIsFloating<C>) {
+      if (Eigen::numext::isnan(x)) return x;
+    }
+    return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
+  }
+};
+
+// ---- predicates -----------------------------------------------------------------------------
+
+template <typename C>
+struct IsNan {
+  bool operator()(C x) const { return Eigen::numext::isnan(x); }
+};
+template <typename C>
+struct IsInf {
+  bool operator()(C x) const { return Eigen::numext::isinf(x); }
+};
+template <typename C>
+struct IsFinite {
+  bool operator()(C x) const { return Eigen::numext::isfinite(x); }
+};
+
+// ---- bits -----------------------------------------------------------------------------------
+
+template <typename C>
+struct Invert {
+  C operator()(C x) const { return static_cast<C>(~x); }
+};
+template <typename C>
+struct BitwiseAnd {
+  C operator()(C a, C b) const { return static_cast<C>(a & b); }
+};
+template <typename C>
+struct BitwiseOr {
+  C operator()(C a, C b) const { return static_cast<C>(a | b); }
+};
+template <typename C>
+struct BitwiseXor {
+  C operator()(C a, C b) const { return static_cast<C>(a ^ b); }
+};
+// Shift amounts are clamped to [0, bits - 1], as TF does; the left shift runs on the unsigned
+// type (no overflow UB), the right shift is arithmetic for signed types.
+template <typename C>
+int ClampShift(C y) {
+  constexpr C kMax = static_cast<C>(sizeof(C) * 8 - 1);
+  if constexpr (std::is_signed_v<C>) {
+    if (y < 0) return 0;
+  }
+  return static_cast<int>(y > kMax ? kMax : y);
+}
+template <typename C>
+struct LeftShift {
+  C operator()(C x, C y) const {
+    using U = std::make_unsigned_t<C>;
+    return static_cast<C>(static_cast<U>(static_cast<U>(x) << ClampShift(y)));
+  }
+};
+template <typename C>
+struct RightShift {
+  C operator()(C x, C y) const { return static_cast<C>(x >> ClampShift(y)); }
+};
+
+// ---- activations ----------------------------------------------------------------------------
+
+// TF's thresholds: softplus(x) is x above -log(eps) - 2 and exp(x) below log(eps) + 2 (both
+// within machine epsilon there); log(exp(x) + 1) in between.
+template <typename C>
+struct Softplus {
+  static constexpr int kCost = 8;
+  C operator()(C x) const {
+    using W = Wide<C>;
+    const W threshold =
+        std::log(static_cast<W>(Eigen::NumTraits<C>::epsilon())) + static_cast<W>(2);
+    const W v(x);
+    if (v > -threshold) return x;
+    if (v < threshold) return static_cast<C>(std::exp(v));
+    return static_cast<C>(std::log(std::exp(v) + W(1)));
+  }
+};
+template <typename C>
+struct Softsign {
+  static constexpr int kCost = 4;
+  C operator()(C x) const {
+    const Wide<C> v(x);
+    return static_cast<C>(v / (std::abs(v) + Wide<C>(1)));
+  }
+};
+// Self-normalising ELU with the constants of Klambauer et al. (TF's).
+template <typename C>
+struct Selu {
+  static constexpr int kCost = 8;
+  C operator()(C x) const {
+    using W = Wide<C>;
+    const W scale = static_cast<W>(1.0507009873554804934193349852946);
+    const W scale_alpha = static_cast<W>(1.7580993408473768599402175208123);
+    const W v(x);
+    return static_cast<C>(v < W(0) ? scale_alpha * (std::exp(v) - W(1)) : scale * v);
+  }
+};
+
+// ---- binary arithmetic ----------------------------------------------------------------------
+
+template <typename C>
+struct Atan2 {
+  static constexpr int kCost = 8;
+  C operator()(C y, C x) const {
+    return static_cast<C>(std::atan2(static_cast<Wide<C>>(y), static_cast<Wide<C>>(x)));
+  }
+};
+
+// Truncating division: integers as Div (checked for zero), floats rounded toward zero.
+template <typename C>
+struct TruncateDiv {
+  static constexpr int kCost = 4;
+  static Status Check(const KernelContext& ctx, const C* y, int64_t n) {
+    return CheckNoIntegerZero(ctx, y, n);
+  }
+  C operator()(C a, C b) const {
+    if constexpr (kIsInteger<C>) {
+      return Div<C>()(a, b);
+    } else {
+      return static_cast<C>(std::trunc(static_cast<Wide<C>>(a) / static_cast<Wide<C>>(b)));
+    }
+  }
+};
+
+// C's remainder (the sign of the dividend): integers checked for zero, floats fmod. Mod and
+// TruncateMod are the same op in TF.
+template <typename C>
+struct TruncateMod {
+  static constexpr int kCost = 4;
+  static Status Check(const KernelContext& ctx, const C* y, int64_t n) {
+    return CheckNoIntegerZero(ctx, y, n);
+  }
+  C operator()(C a, C b) const {
+    if constexpr (kIsInteger<C>) {
+      if constexpr (std::is_signed_v<C>) {
+        if (b == C(-1)) return C(0);  // the lowest value % -1 overflows
+      }
+      return static_cast<C>(a % b);
+    } else {
+      return static_cast<C>(std::fmod(static_cast<Wide<C>>(a), static_cast<Wide<C>>(b)));
+    }
+  }
+};
+
+// 0 where the divisor is 0, whatever the dividend (NaN and Inf included).
+template <typename C>
+struct DivNoNan {
+  static constexpr int kCost = 4;
+  C operator()(C a, C b) const { return b == C(0) ? C(0) : static_cast<C>(a / b); }
+};
+// 0 where y is 0, whatever x is.
+template <typename C>
+struct MulNoNan {
+  C operator()(C a, C b) const { return b == C(0) ? C(0) : static_cast<C>(a * b); }
+};
+// 0 where x is 0, whatever y is.
+template <typename C>
+struct Xdivy {
+  static constexpr int kCost = 4;
+  C operator()(C x, C y) const { return x == C(0) ? C(0) : static_cast<C>(x / y); }
+};
+template <typename C>
+struct Xlogy {
+  static constexpr int kCost = 8;
+  C operator()(C x, C y) const {
+    if (x == C(0)) return C(0);
+    return static_cast<C>(static_cast<Wide<C>>(x) * std::log(static_cast<Wide<C>>(y)));
+  }
+};
+
+template <typename C>
+struct SquaredDifference {
+  C operator()(C a, C b) const {
+    if constexpr (kIsInteger<C>) {
+      const C d = Sub<C>()(a, b);
+      return Mul<C>()(d, d);  // wraps, as TF
+    } else {
+      const Wide<C> d = Wide<C>(a) - Wide<C>(b);
+      return static_cast<C>(d * d);
+    }
+  }
+};
+
+// ---- gradients of activations ---------------------------------------------------------------
+
+// (gradients, features) -> backprops.
+template <typename C>
+struct ReluGrad {
+  C operator()(C g, C f) const { return f > C(0) ? g : C(0); }
+};
+template <typename C>
+struct Relu6Grad {
+  C operator()(C g, C f) const { return (f > C(0) && f < C(6)) ? g : C(0); }
+};
+// (y, dy) -> dy * y * (1 - y), dy * (1 - y^2).
+template <typename C>
+struct SigmoidGrad {
+  C operator()(C y, C dy) const {
+    using W = Wide<C>;
+    return static_cast<C>(W(dy) * W(y) * (W(1) - W(y)));
+  }
+};
+template <typename C>
+struct TanhGrad {
+  C operator()(C y, C dy) const {
+    using W = Wide<C>;
+    return static_cast<C>(W(dy) * (W(1) - W(y) * W(y)));
+  }
+};
+
+}  // namespace kiln::exec::fn

@@ -1,0 +1,203 @@
+// Element-wise unary math: trigonometric and hyperbolic functions, special functions, rounding,
+// predicates (IsNan...), bit inversion, the activations Selu/Softplus/Softsign/LeakyRelu,
+// ComplexAbs and CheckNumerics.
+#include <complex>
+#include <string>
+
+#include "kernels/elementwise.h"
+#include "kernels/kernel_util.h"
+#include "kernels/math_functors.h"
+#include "kernels/op_families.h"
+
+namespace kiln::exec {
+namespace {
+
+// Round and Sign also take TF's signed integer types.
+using FloatAndSignedIntTypes = SignedRealTypes;
+
+template <typename List>
+Status PrepareActivation(PrepareContext& ctx) {
+  return PrepareUnary(ctx, List::kDTypes, "features");
+}
+
+// ---- LeakyRelu -------------------------------------------------------------------------------
+
+struct LeakyReluState : OpState {
+  float alpha = 0.2f;
+};
+
+Status PrepareLeakyRelu(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, FloatTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "features", t));
+  auto state = std::make_shared<LeakyReluState>();
+  KILN_PREPARE_ASSIGN(ctx, state->alpha, ctx.attrs.GetFloat("alpha", 0.2f));
+  ctx.outputs = {TensorSpec{t, ctx.inputs[0].shape}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+// x where x > 0, else alpha * x (alpha may be above 1 or negative, so no max()).
+Status ComputeLeakyRelu(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const float alpha = ctx.state<LeakyReluState>().alpha;
+  return Dispatch<FloatTypes>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const int64_t n = x.NumElements();
+    const C* in = ComputeData<T>(x);
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
+    C* o = MutableComputeData<T>(out);
+    const C a = static_cast<C>(alpha);
+    ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = in[i] > C(0) ? in[i] : C(in[i] * a);
+    });
+    return OkStatus();
+  });
+}
+
+// ---- ComplexAbs ------------------------------------------------------------------------------
+
+Status PrepareComplexAbs(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kComplex64));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, {DType::kComplex64, DType::kComplex128}));
+  KILN_PREPARE_ASSIGN(ctx, DType tout, ctx.attrs.GetType("Tout", DType::kFloat));
+  const DType want = t == DType::kComplex64 ? DType::kFloat : DType::kDouble;
+  if (tout != want) {
+    return ctx.Error("attr 'Tout': ", DTypeShortName(tout), " does not fit T=", DTypeShortName(t),
+                     ", expected ", DTypeShortName(want));
+  }
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", t));
+  ctx.outputs = {TensorSpec{tout, ctx.inputs[0].shape}};
+  return OkStatus();
+}
+
+Status ComputeComplexAbs(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  return DispatchDType<float, double>(out->dtype(), [&](auto tag) {
+    using R = typename decltype(tag)::type;
+    const std::complex<R>* in = x.data<std::complex<R>>();
+    R* o = out->data<R>();
+    ctx.threads().ParallelFor(x.NumElements(), 8192, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = std::abs(in[i]);
+    });
+    return OkStatus();
+  });
+}
+
+// ---- CheckNumerics ---------------------------------------------------------------------------
+
+Status PrepareCheckNumerics(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, FloatTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "tensor", t));
+  KILN_PREPARE_ASSIGN(ctx, std::string message, ctx.attrs.GetString("message"));
+  ctx.outputs = {TensorSpec{t, ctx.inputs[0].shape}};
+  ctx.state = std::make_shared<TypedOpState<std::string>>(std::move(message));
+  return OkStatus();
+}
+
+// Passes its input on, or fails with TF's message when it holds NaN or Inf.
+Status ComputeCheckNumerics(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  bool nan = false, inf = false;
+  KILN_RETURN_IF_ERROR(Dispatch<FloatTypes>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const ComputeType<T>* p = ComputeData<T>(x);
+    for (int64_t i = 0, n = x.NumElements(); i < n && !(nan && inf); ++i) {
+      nan |= Eigen::numext::isnan(p[i]);
+      inf |= Eigen::numext::isinf(p[i]);
+    }
+    return OkStatus();
+  }));
+  if (nan || inf) {
+    return ctx.Error(ctx.state<TypedOpState<std::string>>().value, " : Tensor had ",
+                     nan && inf ? "Inf and NaN" : (nan ? "NaN" : "Inf"), " values");
+  }
+  ctx.SetOutput(0, x);
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"Sin", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Cos", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Tan", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Asin", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Acos", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Atan", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Sinh", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Cosh", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Asinh", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Acosh", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Atanh", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Expm1", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Log1p", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Erf", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Erfc", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Lgamma", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Digamma", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Floor", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Ceil", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Rint", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Round", "y", kOpElementwise, PrepareUnarySame<FloatAndSignedIntTypes>},
+    {"Sign", "y", kOpElementwise, PrepareUnarySame<FloatAndSignedIntTypes>},
+    {"IsNan", "y", kOpFreshOutputs, PrepareUnaryPredicate<FloatTypes>},
+    {"IsInf", "y", kOpFreshOutputs, PrepareUnaryPredicate<FloatTypes>},
+    {"IsFinite", "y", kOpFreshOutputs, PrepareUnaryPredicate<FloatTypes>},
+    {"Invert", "y", kOpElementwise, PrepareUnarySame<IntTypes>},
+    {"Selu", "activations", kOpElementwise, PrepareActivation<FloatTypes>},
+    {"Softplus", "activations", kOpElementwise, PrepareActivation<FloatTypes>},
+    {"Softsign", "activations", kOpElementwise, PrepareActivation<FloatTypes>},
+    {"LeakyRelu", "activations", kOpElementwise, PrepareLeakyRelu},
+    {"ComplexAbs", "y", kOpFreshOutputs, PrepareComplexAbs},
+    // Stateful in TF's OpDef (never folded or pruned); passes its input on.
+    {"CheckNumerics", "output", kOpStateful, PrepareCheckNumerics},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"Sin", ComputeUnary<fn::Sin, FloatTypes>},
+    {"Cos", ComputeUnary<fn::Cos, FloatTypes>},
+    {"Tan", ComputeUnary<fn::Tan, FloatTypes>},
+    {"Asin", ComputeUnary<fn::Asin, FloatTypes>},
+    {"Acos", ComputeUnary<fn::Acos, FloatTypes>},
+    {"Atan", ComputeUnary<fn::Atan, FloatTypes>},
+    {"Sinh", ComputeUnary<fn::Sinh, FloatTypes>},
+    {"Cosh", ComputeUnary<fn::Cosh, FloatTypes>},
+    {"Asinh", ComputeUnary<fn::Asinh, FloatTypes>},
+    {"Acosh", ComputeUnary<fn::Acosh, FloatTypes>},
+    {"Atanh", ComputeUnary<fn::Atanh, FloatTypes>},
+    {"Expm1", ComputeUnary<fn::Expm1, FloatTypes>},
+    {"Log1p", ComputeUnary<fn::Log1p, FloatTypes>},
+    {"Erf", ComputeUnary<fn::Erf, FloatTypes>},
+    {"Erfc", ComputeUnary<fn::Erfc, FloatTypes>},
+    {"Lgamma", ComputeUnary<fn::Lgamma, FloatTypes>},
+    {"Digamma", ComputeUnary<fn::Digamma, FloatTypes>},
+    {"Floor", ComputeUnary<fn::Floor, FloatTypes>},
+    {"Ceil", ComputeUnary<fn::Ceil, FloatTypes>},
+    {"Rint", ComputeUnary<fn::Rint, FloatTypes>},
+    {"Round", ComputeUnary<fn::Round, FloatAndSignedIntTypes>},
+    {"Sign", ComputeUnary<fn::Sign, FloatAndSignedIntTypes>},
+    {"IsNan", ComputeUnary<fn::IsNan, FloatTypes>},
+    {"IsInf", ComputeUnary<fn::IsInf, FloatTypes>},
+    {"IsFinite", ComputeUnary<fn::IsFinite, FloatTypes>},
+    {"Invert", ComputeUnary<fn::Invert, IntTypes>},
+    {"Selu", ComputeUnary<fn::Selu, FloatTypes>},
+    {"Softplus", ComputeUnary<fn::Softplus, FloatTypes>},
+    {"Softsign", ComputeUnary<fn::Softsign, FloatTypes>},
+    {"LeakyRelu", ComputeLeakyRelu},
+    {"ComplexAbs", ComputeComplexAbs},
+    {"CheckNumerics", ComputeCheckNumerics},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> MathUnaryOpDefs() { return kDefs; }
+std::span<const KernelEntry> MathUnaryCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

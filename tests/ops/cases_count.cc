@@ -1,0 +1,210 @@
+// Op-tester cases of Bincount, DenseBincount, Unique, UniqueV2 and UniqueWithCounts. The
+// references count with plain loops and find first occurrences by linear search.
+#include <cmath>
+#include <limits>
+
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+// Bins of the values in [begin, end) of `arr` (weights w, or 1 each), dropping values >= size.
+template <typename T>
+void CountInto(const std::vector<int64_t>& arr, const Tensor* w, int64_t begin, int64_t end,
+               int64_t size, bool binary, T* bins) {
+  for (int64_t i = begin; i < end; ++i) {
+    if (arr[i] >= size) continue;
+    if (binary) {
+      bins[arr[i]] = T(1);
+    } else {
+      bins[arr[i]] += w != nullptr && w->NumElements() > 0 ? w->data<T>()[i] : T(1);
+    }
+  }
+}
+
+std::vector<int64_t> Ints(const Tensor& t) {
+  std::vector<int64_t> v;
+  for (int64_t i = 0; i < t.NumElements(); ++i)
+    v.push_back(t.dtype() == DType::kInt32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i]);
+  return v;
+}
+
+template <typename T>
+OpCase BincountCase(const Tensor& arr, int32_t size, const Tensor& weights) {
+  return OpCaseBuilder("Bincount")
+      .T(kDTypeOf<T>)
+      .Input(arr)
+      .ConstInput(Tensor::Scalar<int32_t>(size))
+      .Input(weights)
+      .Reference1([size](const std::vector<Tensor>& in) {
+        Tensor out(kDTypeOf<T>, Shape{size});
+        CountInto<T>(Ints(in[0]), &in[2], 0, in[0].NumElements(), size, false, out.data<T>());
+        return out;
+      })
+      .Build();
+}
+
+template <typename T, typename Index>
+OpCase DenseBincountCase(const Tensor& arr, Index size, const Tensor& weights, bool binary) {
+  return OpCaseBuilder("DenseBincount", "DenseBincount " + DTypeShortName(kDTypeOf<T>) + " " +
+                                            arr.shape().ToString() + (binary ? " binary" : ""))
+      .T(kDTypeOf<T>)
+      .Type("Tidx", kDTypeOf<Index>)
+      .Bool("binary_output", binary)
+      .Input(arr)
+      .Input(Tensor::Scalar<Index>(size))
+      .Input(weights)
+      .Reference1([size, binary](const std::vector<Tensor>& in) {
+        const int64_t rows = in[0].rank() == 2 ? in[0].dim(0) : 1;
+        const int64_t per_row = in[0].rank() == 2 ? in[0].dim(1) : in[0].NumElements();
+        Tensor out(kDTypeOf<T>, in[0].rank() == 2 ? Shape{rows, size} : Shape{size});
+        for (int64_t r = 0; r < rows; ++r)
+          CountInto<T>(Ints(in[0]), &in[2], r * per_row, (r + 1) * per_row, size, binary,
+                       out.data<T>() + r * size);
+        return out;
+      })
+      .Build();
+}
+
+// Unique slices along `axis` (-1: the elements of a vector), by linear search. NaN equals
+// nothing, -0 equals 0.
+template <typename T>
+std::vector<Tensor> RefUnique(const Tensor& x, int axis, DType index, bool counts) {
+  int64_t outer = 1, inner = 1, n = x.NumElements();
+  if (axis >= 0) {
+    n = x.dim(axis);
+    for (int i = 0; i < x.rank(); ++i) {
+      if (i < axis) outer *= x.dim(i);
+      if (i > axis) inner *= x.dim(i);
+    }
+  }
+  const T* p = x.data<T>();
+  auto elem = [&](int64_t o, int64_t k, int64_t i) { return p[(o * n + k) * inner + i]; };
+  auto same = [&](int64_t a, int64_t b) {
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t i = 0; i < inner; ++i) {
+        if constexpr (std::is_floating_point_v<T>) {
+          if (!(elem(o, a, i) == elem(o, b, i))) return false;
+        } else {
+          if (elem(o, a, i) != elem(o, b, i)) return false;
+        }
+      }
+    return true;
+  };
+  std::vector<int64_t> first, idx, count;
+  for (int64_t k = 0; k < n; ++k) {
+    int64_t id = -1;
+    for (size_t u = 0; u < first.size() && id < 0; ++u)
+      if (same(first[u], k)) id = static_cast<int64_t>(u);
+    if (id < 0) {
+      id = static_cast<int64_t>(first.size());
+      first.push_back(k);
+      count.push_back(0);
+    }
+    ++count[id];
+    idx.push_back(id);
+  }
+  const int64_t u = static_cast<int64_t>(first.size());
+  Shape ys = x.shape();
+  if (axis >= 0) {
+    ys.set_dim(axis, u);
+  } else {
+    ys = Shape{u};
+  }
+  Tensor y(x.dtype(), ys);
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t j = 0; j < u; ++j)
+      for (int64_t i = 0; i < inner; ++i)
+        y.data<T>()[(o * u + j) * inner + i] = elem(o, first[j], i);
+  auto as_index = [index](const std::vector<int64_t>& v) {
+    Tensor t(index, Shape{static_cast<int64_t>(v.size())});
+    for (size_t i = 0; i < v.size(); ++i) {
+      if (index == DType::kInt32) {
+        t.data<int32_t>()[i] = static_cast<int32_t>(v[i]);
+      } else {
+        t.data<int64_t>()[i] = v[i];
+      }
+    }
+    return t;
+  };
+  std::vector<Tensor> out = {y, as_index(idx)};
+  if (counts) out.push_back(as_index(count));
+  return out;
+}
+
+template <typename T>
+void AddUnique(std::vector<OpCase>* c, const Tensor& x, DType index = DType::kInt32) {
+  for (bool counts : {false, true}) {
+    OpCaseBuilder b(counts ? "UniqueWithCounts" : "Unique");
+    if (index != DType::kInt32) b.Type("out_idx", index);
+    c->push_back(b.T(x.dtype())
+                     .Input(x)
+                     .Reference([index, counts](const std::vector<Tensor>& in) {
+                       return RefUnique<T>(in[0], -1, index, counts);
+                     })
+                     .Build());
+  }
+}
+
+template <typename T>
+void AddUniqueV2(std::vector<OpCase>* c, const Tensor& x, std::vector<int64_t> axis) {
+  const int a = axis.empty() ? -1 : static_cast<int>(axis[0] < 0 ? axis[0] + x.rank() : axis[0]);
+  c->push_back(OpCaseBuilder("UniqueV2", "UniqueV2 " + DTypeShortName(x.dtype()) + " " +
+                                             x.shape().ToString() + " axis " +
+                                             (axis.empty() ? "[]" : std::to_string(axis[0])))
+                   .T(x.dtype())
+                   .Input(x)
+                   .ConstInput(Make<int64_t>(axis, Shape{static_cast<int64_t>(axis.size())}))
+                   .Reference([a](const std::vector<Tensor>& in) {
+                     return RefUnique<T>(in[0], a, DType::kInt32, false);
+                   })
+                   .Build());
+}
+
+}  // namespace
+
+std::vector<OpCase> CountCases() {
+  std::vector<OpCase> c;
+  // Bincount: values past the last bin are dropped; weights or counts.
+  const Tensor arr = RandomOf(DType::kInt32, Shape{200}, 1, 0, 12);
+  c.push_back(BincountCase<float>(arr, 10, Tensor(DType::kFloat, Shape{0})));
+  c.push_back(BincountCase<float>(arr, 10, RandomOf(DType::kFloat, Shape{200}, 2)));
+  c.push_back(BincountCase<int32_t>(RandomOf(DType::kInt32, Shape{4, 5}, 3, 0, 6), 7,
+                                    RandomOf(DType::kInt32, Shape{4, 5}, 4, 0, 9)));
+  c.push_back(BincountCase<double>(arr, 0, Tensor(DType::kDouble, Shape{0})));
+  c.push_back(
+      BincountCase<int64_t>(Tensor(DType::kInt32, Shape{0}), 3, Tensor(DType::kInt64, Shape{0})));
+  // DenseBincount: vectors and rows of a matrix, counts, weights, presence.
+  for (bool binary : {false, true}) {
+    c.push_back(DenseBincountCase<float, int32_t>(RandomOf(DType::kInt32, Shape{30}, 5, 0, 9), 8,
+                                                  Tensor(DType::kFloat, Shape{0}), binary));
+    c.push_back(DenseBincountCase<int64_t, int64_t>(RandomOf(DType::kInt64, Shape{6, 9}, 6, 0, 7),
+                                                    5, Tensor(DType::kInt64, Shape{0}), binary));
+    c.push_back(DenseBincountCase<double, int32_t>(RandomOf(DType::kInt32, Shape{4, 8}, 7, 0, 5), 5,
+                                                   RandomOf(DType::kDouble, Shape{4, 8}, 8),
+                                                   binary));
+  }
+  // Unique, UniqueWithCounts over a vector.
+  AddUnique<int32_t>(&c, RandomOf(DType::kInt32, Shape{300}, 9, -20, 20));
+  AddUnique<int64_t>(&c, RandomOf(DType::kInt64, Shape{50}, 10, 0, 5), DType::kInt64);
+  AddUnique<uint8_t>(&c, RandomOf(DType::kUInt8, Shape{40}, 11, 0, 255));
+  AddUnique<bool>(&c, RandomOf(DType::kBool, Shape{9}, 12));
+  AddUnique<std::string>(&c, Make<std::string>({"b", "a", "b", "", "a", "c", ""}, {7}));
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  AddUnique<float>(&c, Make<float>({nan, 1, nan, -0.0f, 0.0f, 1, 2.5f}, {7}));
+  AddUnique<double>(&c, RandomOf(DType::kDouble, Shape{0}, 13));
+  // UniqueV2: along an axis (rows, columns), the empty axis for a vector.
+  Tensor rows = RandomOf(DType::kInt32, Shape{12, 3}, 14, 0, 1);
+  AddUniqueV2<int32_t>(&c, rows, {0});
+  AddUniqueV2<int32_t>(&c, RandomOf(DType::kInt32, Shape{2, 10}, 15, 0, 1), {1});
+  AddUniqueV2<int32_t>(&c, RandomOf(DType::kInt32, Shape{2, 10}, 15, 0, 1), {-1});
+  AddUniqueV2<float>(&c,
+                     RefUnaryDouble(RandomOf(DType::kFloat, Shape{2, 8, 1}, 16, 0, 1),
+                                    [](double v) { return std::round(v); }),
+                     {1});
+  AddUniqueV2<int64_t>(&c, RandomOf(DType::kInt64, Shape{20}, 17, 0, 4), {});
+  AddUniqueV2<int64_t>(&c, RandomOf(DType::kInt64, Shape{20}, 17, 0, 4), {0});
+  return c;
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,504 @@
+// Op-tester cases of the element-wise math families (math_unary_ops.cc, math_binary_ops.cc):
+// references are the C library's double-precision functions (or plain expressions) applied
+// element by element, with numpy broadcasting for binary ops.
+#include <cmath>
+#include <complex>
+#include <limits>
+
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+using Fn1 = std::function<double(double)>;
+using Fn2 = std::function<double(double, double)>;
+
+constexpr float kNan = std::numeric_limits<float>::quiet_NaN();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+
+Tensor AsDouble(const Tensor& t) {
+  return RefUnaryDouble(
+      t, [](double v) { return v; }, DType::kDouble);
+}
+Tensor AsType(const Tensor& d, DType t) {
+  return RefUnaryDouble(
+      d, [](double v) { return v; }, t);
+}
+
+// Relative tolerance of a float dtype's result against a double reference.
+double TolFor(DType t) {
+  switch (t) {
+    case DType::kDouble:
+      return 1e-12;
+    case DType::kFloat:
+      return 2e-6;
+    default:
+      return 0;  // half / bfloat16: CompareTensors allows one rounding step
+  }
+}
+
+// Unary cases over a few shapes (one big enough to be split across threads) for `dtypes`.
+void AddUnary(std::vector<OpCase>* cases, const std::string& op, const std::vector<DType>& dtypes,
+              const Fn1& f, double lo, double hi, double tol_scale = 1) {
+  uint32_t seed = 1;
+  for (DType t : dtypes) {
+    const bool big = t == DType::kFloat;
+    for (const Shape& s : big ? std::vector<Shape>{Shape{}, Shape{7}, Shape{3, 4}, Shape{96, 1024}}
+                              : std::vector<Shape>{Shape{5}, Shape{2, 9}}) {
+      cases->push_back(
+          OpCaseBuilder(op)
+              .T(t)
+              .Input(RandomOf(t, s, seed++, lo, hi))
+              .Reference1([f](const std::vector<Tensor>& in) { return RefUnaryDouble(in[0], f); })
+              .Tolerance(TolFor(t) * tol_scale)
+              .Build());
+    }
+  }
+}
+
+// Shapes that broadcast, from equal shapes to one big enough to be split across threads.
+const std::vector<std::pair<Shape, Shape>>& Pairs() {
+  static const std::vector<std::pair<Shape, Shape>> pairs = {
+      {Shape{2, 3}, Shape{2, 3}},    {Shape{2, 3}, Shape{3}}, {Shape{}, Shape{2, 2}},
+      {Shape{4, 1, 5}, Shape{3, 1}}, {Shape{0, 3}, Shape{3}}, {Shape{64, 1000}, Shape{1000}},
+  };
+  return pairs;
+}
+
+void AddBinary(std::vector<OpCase>* cases, const std::string& op, DType t, const Fn2& f, double lo,
+               double hi, double rhs_lo, double rhs_hi, double tol = -1) {
+  uint32_t seed = 11;
+  for (const auto& p : Pairs()) {
+    const uint32_t sa = seed++, sb = seed++;
+    cases->push_back(OpCaseBuilder(op)
+                         .T(t)
+                         .Input(RandomOf(t, p.first, sa, lo, hi))
+                         .Input(RandomOf(t, p.second, sb, rhs_lo, rhs_hi))
+                         .Reference1([f](const std::vector<Tensor>& in) {
+                           return RefBinaryDouble(in[0], in[1], f);
+                         })
+                         .Tolerance(tol >= 0 ? tol : TolFor(t))
+                         .Build());
+  }
+}
+
+// One case with given values, the reference applied element-wise.
+template <typename T>
+OpCase Values(const std::string& op, const std::string& name, const std::vector<T>& a,
+              const std::vector<T>& b, const Fn2& f, DType out = DType::kInvalid) {
+  const Shape s{static_cast<int64_t>(a.size())};
+  return OpCaseBuilder(op, name)
+      .T(kDTypeOf<T>)
+      .Input(Make<T>(a, s))
+      .Input(Make<T>(b, s))
+      .Reference1(
+          [f, out](const std::vector<Tensor>& in) { return RefBinaryDouble(in[0], in[1], f, out); })
+      .Build();
+}
+
+// Banker's rounding written out: the nearer integer, the even one on a tie.
+double RoundHalfEven(double x) {
+  const double r = std::floor(x), diff = x - r;
+  if (diff > 0.5) return r + 1;
+  if (diff < 0.5) return r;
+  return std::fmod(r, 2) == 0 ? r : r + 1;
+}
+
+// digamma by the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the asymptotic
+// series (its next term is below 1e-12 there).
+double Digamma(double x) {
+  double acc = 0;
+  while (x < 10) {
+    acc -= 1 / x;
+    x += 1;
+  }
+  const double inv = 1 / x, inv2 = inv * inv;
+  return acc + std::log(x) - 0.5 * inv -
+         inv2 *
+             (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 / 132))));
+}
+
+int ClampShift(double y, int bits) { return static_cast<int>(std::clamp(y, 0.0, bits - 1.0)); }
+
+const std::vector<DType> kFloats = {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16};
+
+void UnaryCases(std::vector<OpCase>* c) {
+  struct U {
+    std::string op;
+    Fn1 f;
+    double lo, hi;
+  };
+  const std::vector<U> unary = {
+      {"Sin", [](double x) { return std::sin(x); }, -3, 3},
+      {"Cos", [](double x) { return std::cos(x); }, -3, 3},
+      {"Tan", [](double x) { return std::tan(x); }, -1.2, 1.2},
+      {"Asin", [](double x) { return std::asin(x); }, -0.95, 0.95},
+      {"Acos", [](double x) { return std::acos(x); }, -0.95, 0.95},
+      {"Atan", [](double x) { return std::atan(x); }, -4, 4},
+      {"Sinh", [](double x) { return std::sinh(x); }, -3, 3},
+      {"Cosh", [](double x) { return std::cosh(x); }, -3, 3},
+      {"Asinh", [](double x) { return std::asinh(x); }, -4, 4},
+      {"Acosh", [](double x) { return std::acosh(x); }, 1.05, 6},
+      {"Atanh", [](double x) { return std::atanh(x); }, -0.9, 0.9},
+      {"Expm1", [](double x) { return std::expm1(x); }, -3, 3},
+      {"Log1p", [](double x) { return std::log1p(x); }, -0.9, 5},
+      {"Erf", [](double x) { return std::erf(x); }, -2.5, 2.5},
+      {"Erfc", [](double x) { return std::erfc(x); }, -2.5, 2.5},
+      {"Lgamma", [](double x) { return std::lgamma(x); }, 0.2, 8},
+      {"Digamma", Digamma, 0.2, 8},
+      {"Floor", [](double x) { return std::floor(x); }, -5, 5},
+      {"Ceil", [](double x) { return std::ceil(x); }, -5, 5},
+      {"Rint", RoundHalfEven, -5, 5},
+      {"Round", RoundHalfEven, -5, 5},
+      {"Sign", [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }, -3, 3},
+      {"Softsign", [](double x) { return x / (1 + std::abs(x)); }, -5, 5},
+      {"Softplus", [](double x) { return std::log1p(std::exp(x)); }, -25, 25},
+      {"Selu",
+       [](double x) {
+         const double scale = 1.0507009873554804934193349852946;
+         const double alpha = 1.6732632423543772848170429916717;
+         return x < 0 ? scale * alpha * (std::exp(x) - 1) : scale * x;
+       },
+       -3, 3},
+  };
+  for (const U& u : unary) {
+    // Float rounding of the argument is amplified by the slope: a wider bound where it is steep.
+    const bool steep = u.op == "Tan" || u.op == "Lgamma" || u.op == "Digamma" || u.op == "Erfc" ||
+                       u.op == "Expm1" || u.op == "Log1p" || u.op == "Acosh" || u.op == "Atanh";
+    AddUnary(c, u.op, kFloats, u.f, u.lo, u.hi, steep ? 5 : 1);
+  }
+  // Exact halves: rounding ties go to the even neighbour.
+  for (const std::string op : {"Round", "Rint"}) {
+    c->push_back(OpCaseBuilder(op, op + " ties")
+                     .T(DType::kFloat)
+                     .Input(Make<float>({-2.5f, -1.5f, -0.5f, 0.5f, 1.5f, 2.5f, 3.5f}, {7}))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       return RefUnaryDouble(in[0], RoundHalfEven);
+                     })
+                     .Build());
+  }
+  // Integer Round and Sign.
+  for (DType t : {DType::kInt32, DType::kInt64, DType::kInt8}) {
+    AddUnary(
+        c, "Round", {t}, [](double x) { return x; }, -50, 50);
+    AddUnary(
+        c, "Sign", {t}, [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }, -5, 5);
+  }
+  // Predicates, with the special values.
+  const std::vector<float> specials = {kNan, kInf, -kInf, 0.0f, -1.5f, 3e38f, 1e-40f};
+  for (auto [op, f] : std::vector<std::pair<std::string, Fn1>>{
+           {"IsNan", [](double x) { return std::isnan(x) ? 1.0 : 0.0; }},
+           {"IsInf", [](double x) { return std::isinf(x) ? 1.0 : 0.0; }},
+           {"IsFinite", [](double x) { return std::isfinite(x) ? 1.0 : 0.0; }}}) {
+    const Fn1 fn = f;
+    c->push_back(OpCaseBuilder(op)
+                     .T(DType::kFloat)
+                     .Input(Make<float>(specials, {7}))
+                     .Reference1([fn](const std::vector<Tensor>& in) {
+                       return RefUnaryDouble(in[0], fn, DType::kBool);
+                     })
+                     .Build());
+    for (DType t : {DType::kDouble, DType::kHalf, DType::kBFloat16}) {
+      Tensor x = RandomOf(t, Shape{4, 5}, 3);
+      c->push_back(OpCaseBuilder(op)
+                       .T(t)
+                       .Input(x)
+                       .Reference1([fn](const std::vector<Tensor>& in) {
+                         return RefUnaryDouble(in[0], fn, DType::kBool);
+                       })
+                       .Build());
+    }
+  }
+  // Invert: ~x, written per type as the arithmetic it is (-x - 1, or max - x unsigned).
+  for (DType t : {DType::kInt32, DType::kInt8, DType::kInt64, DType::kUInt8, DType::kUInt16,
+                  DType::kUInt32}) {
+    const bool is_unsigned = t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32;
+    const double max = t == DType::kUInt8 ? 255 : (t == DType::kUInt16 ? 65535 : 4294967295.0);
+    AddUnary(
+        c, "Invert", {t}, [is_unsigned, max](double x) { return is_unsigned ? max - x : -x - 1; },
+        is_unsigned ? 0 : -100, 100);
+  }
+  // LeakyRelu: the default alpha, a slope above 1 and a negative one.
+  for (float alpha : {0.2f, 2.0f, -0.5f}) {
+    for (DType t : {DType::kFloat, DType::kHalf}) {
+      OpCaseBuilder b("LeakyRelu",
+                      "LeakyRelu alpha " + std::to_string(alpha) + " " + DTypeShortName(t));
+      if (alpha != 0.2f) b.Float("alpha", alpha);
+      if (t != DType::kFloat) b.T(t);  // T defaults to float32
+      c->push_back(b.Input(RandomOf(t, Shape{6, 50}, 4))
+                       .Reference1([alpha](const std::vector<Tensor>& in) {
+                         return RefUnaryDouble(in[0], [alpha](double x) {
+                           return x > 0 ? x : x * static_cast<double>(alpha);
+                         });
+                       })
+                       .Tolerance(1e-6)
+                       .Build());
+    }
+  }
+  // ComplexAbs: |a + bi| = hypot(a, b).
+  for (bool wide : {false, true}) {
+    const Shape s{3, 4};
+    Tensor z(wide ? DType::kComplex128 : DType::kComplex64, s);
+    Tensor parts = RandomOf(DType::kDouble, Shape{24}, 9, -4, 4);
+    for (int64_t i = 0; i < 12; ++i) {
+      const double re = parts.data<double>()[2 * i], im = parts.data<double>()[2 * i + 1];
+      if (wide) {
+        z.data<std::complex<double>>()[i] = {re, im};
+      } else {
+        z.data<std::complex<float>>()[i] = {static_cast<float>(re), static_cast<float>(im)};
+      }
+    }
+    OpCaseBuilder b("ComplexAbs");
+    if (wide) b.T(DType::kComplex128).Type("Tout", DType::kDouble);
+    c->push_back(b.Input(z)
+                     .Reference1([wide](const std::vector<Tensor>& in) {
+                       Tensor out(wide ? DType::kDouble : DType::kFloat, in[0].shape());
+                       for (int64_t i = 0; i < out.NumElements(); ++i) {
+                         if (wide) {
+                           const auto v = in[0].data<std::complex<double>>()[i];
+                           out.data<double>()[i] = std::hypot(v.real(), v.imag());
+                         } else {
+                           const auto v = in[0].data<std::complex<float>>()[i];
+                           out.data<float>()[i] =
+                               static_cast<float>(std::hypot(double{v.real()}, double{v.imag()}));
+                         }
+                       }
+                       return out;
+                     })
+                     .Tolerance(1e-6)
+                     .Build());
+  }
+  // CheckNumerics passes finite values on unchanged.
+  for (DType t : kFloats) {
+    c->push_back(OpCaseBuilder("CheckNumerics")
+                     .T(t)
+                     .String("message", "checked")
+                     .Input(RandomOf(t, Shape{3, 5}, 2))
+                     .Reference1([](const std::vector<Tensor>& in) { return in[0]; })
+                     .Build());
+  }
+}
+
+void BinaryCases(std::vector<OpCase>* c) {
+  const auto div = [](double a, double b) { return a / b; };
+  const auto trunc_div = [](double a, double b) { return std::trunc(a / b); };
+  const auto rem = [](double a, double b) { return std::fmod(a, b); };
+  for (DType t : kFloats) {
+    AddBinary(c, "Div", t, div, -5, 5, 0.5, 4);
+    AddBinary(
+        c, "Atan2", t, [](double y, double x) { return std::atan2(y, x); }, -3, 3, -3, 3);
+    AddBinary(c, "DivNoNan", t, div, -5, 5, 0.5, 4);
+    AddBinary(
+        c, "MulNoNan", t, [](double a, double b) { return a * b; }, -5, 5, -4, 4);
+    AddBinary(c, "Xdivy", t, div, -5, 5, 0.5, 4);
+    AddBinary(
+        c, "Xlogy", t, [](double x, double y) { return x * std::log(y); }, -5, 5, 0.1, 6,
+        TolFor(t) * 4);
+    AddBinary(
+        c, "SquaredDifference", t, [](double a, double b) { return (a - b) * (a - b); }, -5, 5, -5,
+        5);
+    AddBinary(c, "TruncateDiv", t, trunc_div, -9, 9, 0.5, 3);
+  }
+  for (DType t : {DType::kFloat, DType::kDouble}) {
+    AddBinary(c, "Mod", t, rem, -9, 9, 0.5, 4);
+    AddBinary(c, "TruncateMod", t, rem, -9, 9, -4, -0.5);
+  }
+  for (DType t : {DType::kInt32, DType::kInt64}) {
+    AddBinary(c, "Mod", t, rem, -50, 50, 1, 7);
+    AddBinary(c, "TruncateMod", t, rem, -50, 50, -7, -1);
+    AddBinary(
+        c, "SquaredDifference", t, [](double a, double b) { return (a - b) * (a - b); }, -50, 50,
+        -50, 50);
+  }
+  for (DType t : {DType::kInt32, DType::kInt8, DType::kUInt8, DType::kInt64, DType::kUInt32}) {
+    const bool u = t == DType::kUInt8 || t == DType::kUInt32;
+    AddBinary(c, "Div", t, trunc_div, u ? 0 : -100, 100, 1, 9);
+    AddBinary(c, "TruncateDiv", t, trunc_div, u ? 0 : -100, 100, u ? 1 : -9, u ? 9 : -1);
+  }
+  // Integer edge cases: the lowest value divided by -1 wraps, its remainder is 0.
+  const int32_t lowest = std::numeric_limits<int32_t>::lowest();
+  c->push_back(Values<int32_t>(
+      "Div", "Div int32 signs and wrap", {-7, 7, -7, lowest}, {2, -2, -2, -1},
+      [](double a, double b) { return a == -2147483648.0 && b == -1 ? a : std::trunc(a / b); }));
+  c->push_back(
+      Values<int32_t>("Mod", "Mod int32 signs", {-7, 7, -7, lowest}, {2, -2, -2, -1}, rem));
+  // The *NoNan ops and x-ops where their zero wins over NaN and Inf.
+  c->push_back(Values<float>("DivNoNan", "DivNoNan zero divisor", {1, kNan, kInf, 6}, {0, 0, 0, 2},
+                             [](double a, double b) { return b == 0 ? 0 : a / b; }));
+  c->push_back(Values<float>("MulNoNan", "MulNoNan zero factor", {kInf, kNan, 2, 3},
+                             {0, 0, kNan, 2},
+                             [](double a, double b) { return b == 0 ? 0 : a * b; }));
+  c->push_back(Values<float>("Xdivy", "Xdivy zero x", {0, 0, 1, 3}, {0, kNan, 0, 2},
+                             [](double x, double y) { return x == 0 ? 0 : x / y; }));
+  c->push_back(Values<double>("Xlogy", "Xlogy zero x", {0, 0, 1, kNan}, {0, kNan, 0, 1},
+                              [](double x, double y) { return x == 0 ? 0 : x * std::log(y); }));
+  // Bit ops over ints of every width; shifts clamp their amount to [0, bits - 1].
+  for (DType t : {DType::kInt32, DType::kUInt8, DType::kInt16, DType::kUInt64, DType::kInt8}) {
+    const bool u = t == DType::kUInt8 || t == DType::kUInt64;
+    const double lo = u ? 0 : -100;
+    AddBinary(
+        c, "BitwiseAnd", t,
+        [](double a, double b) {
+          return static_cast<double>(static_cast<int64_t>(a) & static_cast<int64_t>(b));
+        },
+        lo, 100, lo, 100);
+    AddBinary(
+        c, "BitwiseOr", t,
+        [](double a, double b) {
+          return static_cast<double>(static_cast<int64_t>(a) | static_cast<int64_t>(b));
+        },
+        lo, 100, lo, 100);
+    AddBinary(
+        c, "BitwiseXor", t,
+        [](double a, double b) {
+          return static_cast<double>(static_cast<int64_t>(a) ^ static_cast<int64_t>(b));
+        },
+        lo, 100, lo, 100);
+  }
+  AddBinary(
+      c, "LeftShift", DType::kInt32,
+      [](double x, double y) {
+        return static_cast<double>(static_cast<int32_t>(
+            static_cast<uint32_t>(static_cast<int32_t>(x)) << ClampShift(y, 32)));
+      },
+      -100, 100, -3, 40);
+  AddBinary(
+      c, "RightShift", DType::kInt32,
+      [](double x, double y) {
+        return std::floor(x / std::ldexp(1.0, ClampShift(y, 32)));  // arithmetic: rounds down
+      },
+      -1000, 1000, -3, 40);
+  AddBinary(
+      c, "LeftShift", DType::kUInt8,
+      [](double x, double y) { return std::fmod(x * std::ldexp(1.0, ClampShift(y, 8)), 256); }, 0,
+      255, 0, 12);
+  AddBinary(
+      c, "RightShift", DType::kInt8,
+      [](double x, double y) { return std::floor(x / std::ldexp(1.0, ClampShift(y, 8))); }, -128,
+      127, -2, 12);
+
+  // Activation gradients: inputs of one shape.
+  for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kInt32}) {
+    for (const Shape& s : {Shape{2, 3}, Shape{64, 1000}}) {
+      for (auto [op, f] : std::vector<std::pair<std::string, Fn2>>{
+               {"ReluGrad", [](double g, double x) { return x > 0 ? g : 0; }},
+               {"Relu6Grad", [](double g, double x) { return x > 0 && x < 6 ? g : 0; }}}) {
+        const Fn2 fn = f;
+        c->push_back(OpCaseBuilder(op)
+                         .T(t)
+                         .Input(RandomOf(t, s, 1))
+                         .Input(RandomOf(t, s, 2, -3, 9))
+                         .Reference1([fn](const std::vector<Tensor>& in) {
+                           return RefBinaryDouble(in[0], in[1], fn);
+                         })
+                         .Build());
+      }
+    }
+  }
+  for (DType t : kFloats) {
+    for (auto [op, f] : std::vector<std::pair<std::string, Fn2>>{
+             {"SigmoidGrad", [](double y, double dy) { return dy * y * (1 - y); }},
+             {"TanhGrad", [](double y, double dy) { return dy * (1 - y * y); }}}) {
+      const Fn2 fn = f;
+      c->push_back(OpCaseBuilder(op)
+                       .T(t)
+                       .Input(RandomOf(t, Shape{64, 1000}, 3, -1, 1))
+                       .Input(RandomOf(t, Shape{64, 1000}, 4))
+                       .Reference1([fn](const std::vector<Tensor>& in) {
+                         return RefBinaryDouble(in[0], in[1], fn);
+                       })
+                       .Tolerance(TolFor(t) * 4)
+                       .Build());
+    }
+  }
+
+  // ClipByValue: scalar bounds, bounds of t's shape, a lower bound above the upper one.
+  const auto clip = [](const std::vector<Tensor>& in) {
+    const Tensor x = AsDouble(in[0]), lo = AsDouble(in[1]), hi = AsDouble(in[2]);
+    Tensor out(DType::kDouble, x.shape());
+    for (int64_t i = 0; i < out.NumElements(); ++i) {
+      const double l = lo.data<double>()[lo.rank() == 0 ? 0 : i];
+      const double h = hi.data<double>()[hi.rank() == 0 ? 0 : i];
+      out.data<double>()[i] = std::max(std::min(x.data<double>()[i], h), l);
+    }
+    return AsType(out, in[0].dtype());
+  };
+  for (DType t : {DType::kFloat, DType::kInt32, DType::kHalf, DType::kUInt8}) {
+    const bool u = t == DType::kUInt8;
+    c->push_back(OpCaseBuilder("ClipByValue", "ClipByValue scalars " + DTypeShortName(t))
+                     .T(t)
+                     .Input(RandomOf(t, Shape{50, 40}, 1, u ? 0 : -10, 10))
+                     .Input(RandomOf(t, Shape{}, 2, u ? 0 : -5, u ? 2 : -1))
+                     .Input(RandomOf(t, Shape{}, 3, 2, 6))
+                     .Reference1(clip)
+                     .Build());
+  }
+  c->push_back(OpCaseBuilder("ClipByValue", "ClipByValue tensor bounds")
+                   .T(DType::kDouble)
+                   .Input(RandomOf(DType::kDouble, Shape{3, 7}, 1, -10, 10))
+                   .Input(RandomOf(DType::kDouble, Shape{3, 7}, 2, -6, 0))
+                   .Input(RandomOf(DType::kDouble, Shape{}, 3, 1, 5))
+                   .Reference1(clip)
+                   .Build());
+  c->push_back(OpCaseBuilder("ClipByValue", "ClipByValue min above max")
+                   .T(DType::kFloat)
+                   .Input(Make<float>({1, 3, 5}, {3}))
+                   .Input(Make<float>({4, 4, 4}, {3}))
+                   .Input(Make<float>({2, 2, 2}, {3}))
+                   .Reference1(clip)
+                   .Build());
+}
+
+// ZerosLike, OnesLike and AddN over the dtypes TF registers beyond the first kernels'.
+void WidenedCases(std::vector<OpCase>* c) {
+  for (DType t : {DType::kHalf, DType::kBFloat16, DType::kUInt8, DType::kInt8, DType::kUInt64,
+                  DType::kBool}) {
+    for (double value : {0.0, 1.0}) {
+      c->push_back(OpCaseBuilder(value == 0 ? "ZerosLike" : "OnesLike")
+                       .T(t)
+                       .Input(RandomOf(t, Shape{3, 5}, 2, 0, 9))
+                       .Reference1([value](const std::vector<Tensor>& in) {
+                         return RefUnaryDouble(in[0], [value](double) { return value; });
+                       })
+                       .Build());
+    }
+  }
+  c->push_back(OpCaseBuilder("ZerosLike", "ZerosLike string")
+                   .T(DType::kString)
+                   .Input(Make<std::string>({"a", "bc"}, {2}))
+                   .Reference1([](const auto&) {
+                     return Make<std::string>({"", ""}, {2});
+                   })
+                   .Build());
+  for (DType t : {DType::kHalf, DType::kBFloat16, DType::kInt8, DType::kUInt16, DType::kDouble}) {
+    const bool u = t == DType::kUInt16;
+    c->push_back(OpCaseBuilder("AddN")
+                     .T(t)
+                     .Int("N", 3)
+                     .Input(RandomOf(t, Shape{4, 300}, 1, u ? 0 : -9, 9))
+                     .Input(RandomOf(t, Shape{4, 300}, 2, u ? 0 : -9, 9))
+                     .Input(RandomOf(t, Shape{4, 300}, 3, u ? 0 : -9, 9))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       const Tensor a = AsDouble(in[0]), b = AsDouble(in[1]), d = AsDouble(in[2]);
+                       Tensor sum(DType::kDouble, a.shape());
+                       for (int64_t i = 0; i < sum.NumElements(); ++i)
+                         sum.data<double>()[i] =
+                             a.data<double>()[i] + b.data<double>()[i] + d.data<double>()[i];
+                       return AsType(sum, in[0].dtype());
+                     })
+                     .Tolerance(TolFor(t))
+                     .Build());
+  }
+}
+
+}  // namespace
+
+std::vector<OpCase> MathCases() {
+  std::vector<OpCase> c;
+  UnaryCases(&c);
+  BinaryCases(&c);
+  WidenedCases(&c);
+  return c;
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,195 @@
+// Op-tester cases of the random ops. A seeded node's first call draws from the start of its
+// Philox stream (kernels/philox.h, checked against Random123's known answers and TensorFlow in
+// kernels_random_test.cc and tests/tf): the references here take the raw 32-bit outputs block
+// by block and turn them into values as TF's distributions do. Stateful ops advance between
+// calls, so only the first single-op call is compared (NonDeterministic).
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/philox.h"
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+using exec::random::Philox;
+
+// The first n raw outputs of a generator, four per block.
+std::vector<uint32_t> Raw(Philox gen, int64_t n) {
+  std::vector<uint32_t> out;
+  while (static_cast<int64_t>(out.size()) < n) {
+    const Philox::Result r = gen();
+    out.insert(out.end(), r.begin(), r.end());
+  }
+  return out;
+}
+
+// Uniform [0, 1) values from raw outputs: one per output (float), one per pair (double).
+Tensor Uniforms(const Philox& gen, DType t, const Shape& s) {
+  const int64_t n = s.num_elements();
+  Tensor out(t, s);
+  if (t == DType::kFloat) {
+    const std::vector<uint32_t> raw = Raw(gen, n);
+    for (int64_t i = 0; i < n; ++i) out.data<float>()[i] = exec::random::Uint32ToFloat(raw[i]);
+  } else {
+    const std::vector<uint32_t> raw = Raw(gen, 2 * n);
+    for (int64_t i = 0; i < n; ++i)
+      out.data<double>()[i] = exec::random::Uint64ToDouble(raw[2 * i], raw[2 * i + 1]);
+  }
+  return out;
+}
+
+// Normals: Box-Muller on pairs of outputs (float) or on two pairs (double).
+Tensor Normals(const Philox& gen, DType t, const Shape& s) {
+  const int64_t n = s.num_elements();
+  Tensor out(t, s);
+  const std::vector<uint32_t> raw = Raw(gen, 2 * n + 4);
+  for (int64_t i = 0; i < n; i += 2) {
+    if (t == DType::kFloat) {
+      float a, b;
+      exec::random::BoxMullerFloat(raw[i], raw[i + 1], &a, &b);
+      out.data<float>()[i] = a;
+      if (i + 1 < n) out.data<float>()[i + 1] = b;
+    } else {
+      double a, b;
+      exec::random::BoxMullerDouble(raw[2 * i], raw[2 * i + 1], raw[2 * i + 2], raw[2 * i + 3], &a,
+                                    &b);
+      out.data<double>()[i] = a;
+      if (i + 1 < n) out.data<double>()[i + 1] = b;
+    }
+  }
+  return out;
+}
+
+Tensor ShapeInput(const Shape& s) {
+  std::vector<int32_t> dims(s.dims().begin(), s.dims().end());
+  return Make<int32_t>(dims, Shape{static_cast<int64_t>(dims.size())});
+}
+
+}  // namespace
+
+std::vector<OpCase> RandomCases() {
+  std::vector<OpCase> c;
+  for (const Shape& s : {Shape{7}, Shape{3, 5}, Shape{}, Shape{0, 2}, Shape{64, 1000}}) {
+    for (DType t : {DType::kFloat, DType::kDouble}) {
+      for (bool normal : {false, true}) {
+        const std::string op = normal ? "RandomStandardNormal" : "RandomUniform";
+        c.push_back(OpCaseBuilder(op)
+                        .Type("dtype", t)
+                        .Type("T", DType::kInt32)
+                        .Int("seed", 3)
+                        .Int("seed2", 5)
+                        .ConstInput(ShapeInput(s))
+                        .Reference1([t, normal, s](const std::vector<Tensor>&) {
+                          const Philox gen(3, 5);
+                          return normal ? Normals(gen, t, s) : Uniforms(gen, t, s);
+                        })
+                        .Tolerance(normal ? 1e-6 : 0)
+                        .NonDeterministic()
+                        .Build());
+        const std::string sop = normal ? "StatelessRandomNormal" : "StatelessRandomUniform";
+        c.push_back(OpCaseBuilder(sop)
+                        .Type("dtype", t)
+                        .Type("T", DType::kInt32)
+                        .Type("Tseed", DType::kInt64)
+                        .ConstInput(ShapeInput(s))
+                        .Input(Make<int64_t>({17, -4}, {2}))
+                        .Reference1([t, normal, s](const std::vector<Tensor>&) {
+                          const Philox gen =
+                              exec::random::StatelessGenerator(17, static_cast<uint64_t>(-4));
+                          return normal ? Normals(gen, t, s) : Uniforms(gen, t, s);
+                        })
+                        .Tolerance(normal ? 1e-6 : 0)
+                        .Build());
+      }
+    }
+    // Integers in [lo, hi): a modulo of 32 (int32) or 64 (int64) raw bits.
+    for (DType t : {DType::kInt32, DType::kInt64}) {
+      const bool wide = t == DType::kInt64;
+      c.push_back(OpCaseBuilder("RandomUniformInt")
+                      .Type("Tout", t)
+                      .Type("T", DType::kInt32)
+                      .Int("seed", 11)
+                      .Int("seed2", 2)
+                      .ConstInput(ShapeInput(s))
+                      .Input(wide ? Tensor::Scalar<int64_t>(-5) : Tensor::Scalar<int32_t>(-5))
+                      .Input(wide ? Tensor::Scalar<int64_t>(1000) : Tensor::Scalar<int32_t>(1000))
+                      .Reference1([wide, t, s](const std::vector<Tensor>&) {
+                        const int64_t n = s.num_elements();
+                        const std::vector<uint32_t> raw = Raw(Philox(11, 2), 2 * n);
+                        Tensor out(t, s);
+                        for (int64_t i = 0; i < n; ++i) {
+                          if (wide) {
+                            const uint64_t bits = raw[2 * i] | (uint64_t{raw[2 * i + 1]} << 32);
+                            out.data<int64_t>()[i] = -5 + static_cast<int64_t>(bits % 1005);
+                          } else {
+                            out.data<int32_t>()[i] = -5 + static_cast<int32_t>(raw[i] % 1005);
+                          }
+                        }
+                        return out;
+                      })
+                      .NonDeterministic()
+                      .Build());
+    }
+  }
+  // Multinomial: per row, the CDF of exp(logit - max) over the finite logits, searched with a
+  // uniform double (two raw outputs) per sample, rows drawing one after another.
+  struct M {
+    Shape logits;
+    int32_t samples;
+    DType t;
+  };
+  for (const M& m : std::vector<M>{{Shape{2, 3}, 6, DType::kFloat},
+                                   {Shape{1, 5}, 10, DType::kDouble},
+                                   {Shape{4, 50}, 33, DType::kFloat},
+                                   {Shape{3, 4}, 0, DType::kFloat},
+                                   {Shape{3, 6}, 5, DType::kHalf}}) {
+    for (DType out : {DType::kInt64, DType::kInt32}) {
+      OpCaseBuilder b("Multinomial");
+      if (out != DType::kInt64) b.Type("output_dtype", out);
+      Tensor logits = RandomOf(m.t, m.logits, 7, -3, 3);
+      if (m.t == DType::kFloat && m.logits.dim(1) == 3) {
+        logits.data<float>()[1] = -std::numeric_limits<float>::infinity();  // never drawn
+      }
+      c.push_back(b.T(m.t)
+                      .Int("seed", 5)
+                      .Int("seed2", 7)
+                      .Input(logits)
+                      .ConstInput(Tensor::Scalar<int32_t>(m.samples))
+                      .Reference1([out](const std::vector<Tensor>& in) {
+                        const Tensor l = RefUnaryDouble(
+                            in[0], [](double v) { return v; }, DType::kDouble);
+                        const int64_t batch = l.dim(0), classes = l.dim(1);
+                        const int64_t samples = in[1].scalar<int32_t>();
+                        const std::vector<uint32_t> raw = Raw(Philox(5, 7), 2 * batch * samples);
+                        Tensor want(DType::kDouble, Shape{batch, samples});
+                        int64_t next = 0;
+                        for (int64_t r = 0; r < batch; ++r) {
+                          const double* x = l.data<double>() + r * classes;
+                          double max = -1e300;
+                          for (int64_t j = 0; j < classes; ++j)
+                            if (std::isfinite(x[j])) max = std::max(max, x[j]);
+                          std::vector<double> cdf(classes);
+                          double total = 0;
+                          for (int64_t j = 0; j < classes; ++j) {
+                            if (std::isfinite(x[j])) total += std::exp(x[j] - max);
+                            cdf[j] = total;
+                          }
+                          for (int64_t k = 0; k < samples; ++k, next += 2) {
+                            const double u = exec::random::Uint64ToDouble(raw[next], raw[next + 1]);
+                            int64_t pick = 0;
+                            while (pick < classes && cdf[pick] <= u * total) ++pick;
+                            want.data<double>()[r * samples + k] = static_cast<double>(pick);
+                          }
+                        }
+                        return RefUnaryDouble(
+                            want, [](double v) { return v; }, out);
+                      })
+                      .NonDeterministic()
+                      .Build());
+    }
+  }
+  return c;
+}
+
+}  // namespace kiln::testing
