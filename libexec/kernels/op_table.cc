@@ -39,6 +39,22 @@ Tables BuildTables() {
   Append(&t.defs, ReductionOpDefs());
   Append(&t.defs, RandomOpDefs());
   Append(&t.defs, HostCallbackOpDefs());
+  Append(&t.defs, PassthroughOpDefs());
+  Append(&t.defs, BroadcastArgsOpDefs());
+  Append(&t.defs, SplitOpDefs());
+  Append(&t.defs, PadOpDefs());
+  Append(&t.defs, ReverseOpDefs());
+  Append(&t.defs, GatherOpDefs());
+  Append(&t.defs, ScatterOpDefs());
+  Append(&t.defs, IndexOpDefs());
+  Append(&t.defs, SpaceOpDefs());
+  Append(&t.defs, PartitionOpDefs());
+  Append(&t.defs, SparseOpDefs());
+  Append(&t.defs, RaggedOpDefs());
+  Append(&t.defs, RaggedVariantOpDefs());
+  Append(&t.defs, TensorListBulkOpDefs());
+  Append(&t.defs, TensorArrayOpDefs());
+  Append(&t.defs, CaseOpDefs());
 
   std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
   Append(&cpu, BasicCpuKernels());
@@ -59,6 +75,22 @@ Tables BuildTables() {
   Append(&cpu, ReductionCpuKernels());
   Append(&cpu, RandomCpuKernels());
   Append(&cpu, HostCallbackCpuKernels());
+  Append(&cpu, PassthroughCpuKernels());
+  Append(&cpu, BroadcastArgsCpuKernels());
+  Append(&cpu, SplitCpuKernels());
+  Append(&cpu, PadCpuKernels());
+  Append(&cpu, ReverseCpuKernels());
+  Append(&cpu, GatherCpuKernels());
+  Append(&cpu, ScatterCpuKernels());
+  Append(&cpu, IndexCpuKernels());
+  Append(&cpu, SpaceCpuKernels());
+  Append(&cpu, PartitionCpuKernels());
+  Append(&cpu, SparseCpuKernels());
+  Append(&cpu, RaggedCpuKernels());
+  Append(&cpu, RaggedVariantCpuKernels());
+  Append(&cpu, TensorListBulkCpuKernels());
+  Append(&cpu, TensorArrayCpuKernels());
+  Append(&cpu, CaseCpuKernels());
 
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });

@@ -10,6 +10,18 @@
 namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
+std::vector<OpCase> ShapeCases();        // cases_shape.cc
+std::vector<OpCase> ConcatCases();       // cases_concat.cc
+std::vector<OpCase> SliceCases();        // cases_slice.cc
+std::vector<OpCase> FillCases();         // cases_fill.cc
+std::vector<OpCase> ScatterCases();      // cases_scatter.cc
+std::vector<OpCase> IndexCases();        // cases_index.cc
+std::vector<OpCase> SpaceCases();        // cases_space.cc
+std::vector<OpCase> SparseCases();       // cases_sparse.cc
+std::vector<OpCase> RaggedCases();       // cases_ragged.cc
+std::vector<OpCase> TensorListCases();   // cases_tensor_list.cc
+std::vector<OpCase> TensorArrayCases();  // cases_tensor_array.cc
+std::vector<OpCase> ControlFlowCases();  // cases_control_flow.cc
 
 struct OpCaseFamily {
   std::string_view name;

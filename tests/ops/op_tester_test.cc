@@ -28,6 +28,18 @@ TEST_CASE("op tester: every op with a CPU kernel has cases or a written exemptio
 }
 
 TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }
+TEST_CASE("op tester: shape") { RunOpCases(ShapeCases()); }
+TEST_CASE("op tester: concat") { RunOpCases(ConcatCases()); }
+TEST_CASE("op tester: slice") { RunOpCases(SliceCases()); }
+TEST_CASE("op tester: fill") { RunOpCases(FillCases()); }
+TEST_CASE("op tester: scatter") { RunOpCases(ScatterCases()); }
+TEST_CASE("op tester: index") { RunOpCases(IndexCases()); }
+TEST_CASE("op tester: space") { RunOpCases(SpaceCases()); }
+TEST_CASE("op tester: sparse") { RunOpCases(SparseCases()); }
+TEST_CASE("op tester: ragged") { RunOpCases(RaggedCases()); }
+TEST_CASE("op tester: tensor_list") { RunOpCases(TensorListCases()); }
+TEST_CASE("op tester: tensor_array") { RunOpCases(TensorArrayCases()); }
+TEST_CASE("op tester: control_flow") { RunOpCases(ControlFlowCases()); }
 
 }  // namespace
 }  // namespace kiln::testing
