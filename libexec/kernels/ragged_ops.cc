@@ -536,7 +536,7 @@ Status ComputeToTensor(const KernelContext& ctx) {
 
 constexpr OpDefinition kDefs[] = {
     {"RaggedRange", "rt_nested_splits,rt_dense_values", kOpFreshOutputs, PrepareRaggedRange},
-    {"RaggedGather", "output_nested_splits,output_dense_values", kOpFreshOutputs,
+    {"RaggedGather", "output_nested_splits*OUTPUT_RAGGED_RANK,output_dense_values", kOpFreshOutputs,
      PrepareRaggedGather},
     {"RaggedTensorToSparse", "sparse_indices,sparse_values,sparse_dense_shape", kOpFreshOutputs,
      PrepareToSparse},

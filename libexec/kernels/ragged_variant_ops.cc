@@ -261,8 +261,8 @@ Status ComputeFromVariant(const KernelContext& ctx) {
 constexpr OpDefinition kDefs[] = {
     {"RaggedTensorToVariant", "encoded_ragged", kOpFreshOutputs, PrepareToVariant},
     // Not fresh: a single encoded element's values pass through as they are.
-    {"RaggedTensorFromVariant", "output_nested_splits,output_dense_values", kOpNone,
-     PrepareFromVariant},
+    {"RaggedTensorFromVariant", "output_nested_splits*output_ragged_rank,output_dense_values",
+     kOpNone, PrepareFromVariant},
 };
 
 constexpr KernelEntry kCpu[] = {

@@ -78,7 +78,8 @@ Status CheckSequenceDims(int64_t seq_dim, int64_t batch_dim, int rank) {
     return InvalidArgument("attr 'batch_dim' = ", batch_dim, " is out of range [0, ", rank, ")");
   }
   if (seq_dim == batch_dim) {
-    return InvalidArgument("batch_dim == seq_dim == ", seq_dim, " (they must differ)");
+    return InvalidArgument("attrs 'batch_dim' and 'seq_dim' are both ", seq_dim,
+                           "; they must differ");
   }
   return OkStatus();
 }

@@ -127,7 +127,7 @@ std::vector<OpCase> RaggedCases() {
             Tensor::Scalar<int32_t>(3), Make<int32_t>({}, Shape{0})}) {
         for (int levels : {2, 1}) {
           const std::vector<Splits> sp(kSplits.begin(), kSplits.begin() + levels);
-          const Tensor vals = levels == 2 ? values : Distinct(t, Shape{3, 2}, 5);
+          const Tensor vals = levels == 2 ? values : Distinct(t, Shape{5, 2}, 5);
           const int out_rank = levels + indices.rank() - 1;
           OpCaseBuilder b("RaggedGather", "RaggedGather " + DTypeShortName(t) + " splits " +
                                               DTypeShortName(ts) + " ragged rank " +

@@ -95,7 +95,7 @@ tensorflow::FunctionDef OneNodeFunction(const OpCase& c, const exec::OpDefinitio
     auto* o = sig->add_output_arg();
     o->set_name(name);
     o->set_type(static_cast<tensorflow::DataType>(DTypeToProto(out_specs[i].dtype)));
-    auto [arg, index] = exec::OutputArgOf(def, static_cast<int>(i));
+    auto [arg, index] = exec::OutputArgOf(def, static_cast<int>(i), &c.attrs);
     (*f.mutable_ret())[name] = "node:" + std::string(arg) + ":" + std::to_string(index);
   }
   return f;
