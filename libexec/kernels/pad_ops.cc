@@ -15,20 +15,26 @@ namespace {
 enum class Mirror { kNone, kReflect, kSymmetric };
 using MirrorState = TypedOpState<Mirror>;
 
+struct Pads {
+  int64_t before = 0, after = 0;
+};
+
 // The (before, after) pairs of a paddings tensor for an input of `rank` dims.
-Result<std::vector<int64_t>> Paddings(const Tensor& p, int rank) {
+Result<std::vector<Pads>> Paddings(const Tensor& p, int rank) {
   if (p.rank() != 2 || p.dim(0) != rank || p.dim(1) != 2) {
     return InvalidArgument("input 'paddings' must have shape [", rank,
                            ", 2] (the input's rank, 2), got ", p.shape().ToString());
   }
-  std::vector<int64_t> v = IndexValues(p);
-  for (int d = 0; d < rank; ++d) {
-    if (v[2 * d] < 0 || v[2 * d + 1] < 0) {
-      return InvalidArgument("paddings must be non-negative: dim ", d, " has (", v[2 * d], ", ",
-                             v[2 * d + 1], ")");
+  const std::vector<int64_t> v = IndexValues(p);
+  std::vector<Pads> pads(rank);
+  for (size_t d = 0; d < pads.size(); ++d) {
+    pads[d] = {v[2 * d], v[2 * d + 1]};
+    if (pads[d].before < 0 || pads[d].after < 0) {
+      return InvalidArgument("paddings must be non-negative: dim ", d, " has (", pads[d].before,
+                             ", ", pads[d].after, ")");
     }
   }
-  return v;
+  return pads;
 }
 
 // Checks the pads of a mirrored dim of size `dim` (REFLECT needs pads < dim, SYMMETRIC <= dim).
@@ -88,10 +94,10 @@ Status PreparePad(PrepareContext& ctx) {
     for (int d = 0; d < rank; ++d) {
       if (in.unknown_rank() || in.dim(d) < 0) continue;
       if (mode != Mirror::kNone) {
-        Status s = CheckMirror(mode, d, in.dim(d), (*pads)[2 * d], (*pads)[2 * d + 1]);
+        Status s = CheckMirror(mode, d, in.dim(d), (*pads)[d].before, (*pads)[d].after);
         if (!s.ok()) return ctx.Error(s.message());
       }
-      dims[d] = in.dim(d) + (*pads)[2 * d] + (*pads)[2 * d + 1];
+      dims[d] = in.dim(d) + (*pads)[d].before + (*pads)[d].after;
     }
     out = *PartialShape::FromDims(dims);
   }
@@ -104,9 +110,9 @@ Status ComputePad(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   auto pads = Paddings(ctx.input(1), x.rank());
   if (!pads.ok()) return Wrap(ctx, pads.status());
-  const std::vector<int64_t>& p = *pads;
+  const std::vector<Pads>& p = *pads;
   Shape shape;
-  for (int d = 0; d < x.rank(); ++d) shape.AddDim(x.dim(d) + p[2 * d] + p[2 * d + 1]);
+  for (int d = 0; d < x.rank(); ++d) shape.AddDim(x.dim(d) + p[d].before + p[d].after);
   if (ctx.num_inputs() == 3 && ctx.input(2).NumElements() != 1) {
     return ctx.Error("input 'constant_values' must be a scalar, got shape ",
                      ctx.input(2).shape().ToString());
@@ -117,7 +123,7 @@ Status ComputePad(const KernelContext& ctx) {
   const auto in_strides = RowMajorStrides(x.shape());
   StridedPlan<2> plan;
   for (int d = 0; d < x.rank(); ++d) {
-    plan.offset[0] += p[2 * d] * out_strides[d];
+    plan.offset[0] += p[d].before * out_strides[d];
     plan.AddDim(x.dim(d), {out_strides[d], in_strides[d]});
   }
   return DispatchStorage(x.dtype(), [&](auto tag) {
@@ -148,21 +154,21 @@ Status ComputeMirrorPad(const KernelContext& ctx) {
   const Mirror mode = ctx.state<MirrorState>().value;
   auto pads = Paddings(ctx.input(1), x.rank());
   if (!pads.ok()) return Wrap(ctx, pads.status());
-  const std::vector<int64_t>& p = *pads;
+  const std::vector<Pads>& p = *pads;
   const auto in_strides = RowMajorStrides(x.shape());
   Shape shape;
   DimOffsets maps(x.rank());
   for (int d = 0; d < x.rank(); ++d) {
     const int64_t dim = x.dim(d);
-    Status s = CheckMirror(mode, d, dim, p[2 * d], p[2 * d + 1]);
+    Status s = CheckMirror(mode, d, dim, p[d].before, p[d].after);
     if (!s.ok()) return Wrap(ctx, s);
-    const int64_t size = dim + p[2 * d] + p[2 * d + 1];
+    const int64_t size = dim + p[d].before + p[d].after;
     shape.AddDim(size);
     maps[d].resize(size);
     // REFLECT mirrors around the edge element (it is not repeated), SYMMETRIC repeats it.
     const int64_t edge = mode == Mirror::kReflect ? 0 : 1;
     for (int64_t o = 0; o < size; ++o) {
-      int64_t i = o - p[2 * d];
+      int64_t i = o - p[d].before;
       if (i < 0) i = -i - edge;
       if (i >= dim) i = 2 * dim - 2 + edge - i;
       maps[d][o] = i * in_strides[d];

@@ -118,7 +118,7 @@ Status PrepareScatter(PrepareContext& ctx) {
       std::vector<int64_t> dims;
       KILN_RETURN_IF_ERROR(DispatchIndex(s->dtype(), [&](auto tag) {
         using I = typename decltype(tag)::type;
-        for (int64_t i = 0; i < s->NumElements(); ++i) dims.push_back(s->data<I>()[i]);
+        for (int64_t i = 0; i < s->NumElements(); ++i) dims.push_back(IndexAt(s->data<I>(), i));
         return OkStatus();
       }));
       auto shape = PartialShape::FromDims(dims);
@@ -190,7 +190,7 @@ Status ComputeScatter(const KernelContext& ctx) {
     std::vector<int64_t> dims;
     KILN_RETURN_IF_ERROR(DispatchIndex(s.dtype(), [&](auto tag) {
       using I = typename decltype(tag)::type;
-      for (int64_t i = 0; i < s.NumElements(); ++i) dims.push_back(s.data<I>()[i]);
+      for (int64_t i = 0; i < s.NumElements(); ++i) dims.push_back(IndexAt(s.data<I>(), i));
       return OkStatus();
     }));
     auto r = Shape::FromDims(dims);

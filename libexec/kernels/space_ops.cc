@@ -167,7 +167,8 @@ Status ComputeBlockBatch(const KernelContext& ctx) {
                                     pos /= batch_shape.dim(1 + i);
                                     const int64_t o = offset % spec->block[i];
                                     offset /= spec->block[i];
-                                    const int64_t s = p * spec->block[i] + o - spec->pads[2 * i];
+                                    const int64_t s = p * spec->block[i] + o -
+                                                      spec->pads[2 * static_cast<size_t>(i)];
                                     inside &= s >= 0 && s < space_shape.dim(1 + i);
                                     space_off += s * space_strides[1 + i];
                                   }
