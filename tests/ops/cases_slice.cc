@@ -219,6 +219,44 @@ std::vector<OpCase> SliceCases() {
                       })
                       .Build());
     }
+    // batch_dims: each batch gathers from its own slice of params.
+    for (auto [axis, bd] : {std::pair<int, int>{1, 1}, std::pair<int, int>{2, 1},
+                            std::pair<int, int>{2, 2}, std::pair<int, int>{1, -1}}) {
+      const int a = axis, b = bd < 0 ? bd + 2 : bd;
+      // Indices valid for the gathered dim (3 for axis 1, 2 for axis 2).
+      const Tensor idx = b == 2   ? Make<int64_t>({1, 0, 0, 1, 1, 1, 0, 0, 1, 0, 1, 1}, Shape{4, 3})
+                         : a == 1 ? Make<int64_t>({2, 0, 1, 1, 0, 0, 2, 2}, Shape{4, 2})
+                                  : Make<int64_t>({1, 0, 1, 1, 0, 0, 1, 0}, Shape{4, 2});
+      const Tensor p2 = Distinct(t, Shape{4, 3, 2});
+      c.push_back(OpCaseBuilder("GatherV2", "GatherV2 " + DTypeShortName(t) + " axis " +
+                                                std::to_string(a) + " batch_dims " +
+                                                std::to_string(bd))
+                      .Type("Tparams", t)
+                      .Type("Tindices", DType::kInt64)
+                      .Type("Taxis", DType::kInt64)
+                      .Int("batch_dims", bd)
+                      .Input(p2)
+                      .Input(idx)
+                      .ConstInput(Tensor::Scalar<int64_t>(a))
+                      .Reference1([a, b](const std::vector<Tensor>& in) {
+                        const Shape& ps = in[0].shape();
+                        const Shape& is = in[1].shape();
+                        std::vector<int64_t> dims(ps.dims().begin(), ps.dims().begin() + a);
+                        dims.insert(dims.end(), is.dims().begin() + b, is.dims().end());
+                        dims.insert(dims.end(), ps.dims().begin() + a + 1, ps.dims().end());
+                        const Shape out = *Shape::FromDims(dims);
+                        const int ni = is.rank() - b;  // index dims past the batch
+                        return RefMove(in[0], out, [&](const Index& o) {
+                          Index iidx(o.begin(), o.begin() + b);  // the batch coordinates
+                          iidx.insert(iidx.end(), o.begin() + a, o.begin() + a + ni);
+                          Index p(o.begin(), o.begin() + a);
+                          p.push_back(in[1].data<int64_t>()[FlatOf(iidx, is)]);
+                          p.insert(p.end(), o.begin() + a + ni, o.end());
+                          return FlatOf(p, ps);
+                        });
+                      })
+                      .Build());
+    }
     c.push_back(OpCaseBuilder("Gather")
                     .Type("Tparams", t)
                     .Type("Tindices", DType::kInt64)
