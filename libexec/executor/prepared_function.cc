@@ -14,6 +14,7 @@
 
 #include "executor/execution_state.h"
 #include "executor/flat_graph.h"
+#include "executor/fusion.h"
 #include "executor/memory_plan.h"
 #include "kiln/core/proto_convert.h"
 #include "kiln/exec/executor.h"
@@ -48,7 +49,20 @@ class FunctionCompiler {
     KILN_ASSIGN_OR_RETURN(graph_, FlattenFunction(fdef_, library_));
     MarkLive();
     KILN_RETURN_IF_ERROR(TopologicalOrder());
-    KILN_RETURN_IF_ERROR(PrepareNodes());
+    if (options_.fuse && HasFusableNodes()) {
+      // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
+      // the fused graph for real.
+      KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+      const int fused = FuseGraph(&graph_, Facts(), live_);
+      ResetPrepared();
+      pf_->stats_.fused = fused;
+      if (fused > 0) {
+        MarkLive();
+        order_.clear();
+        KILN_RETURN_IF_ERROR(TopologicalOrder());
+      }
+    }
+    KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
     KILN_RETURN_IF_ERROR(BindOutputs());
     PlanReleases();
     if (options_.plan_memory) PlanArena();
@@ -165,20 +179,27 @@ class FunctionCompiler {
     return slot;
   }
 
+  // A constant of the function (materialised in every frame).
   const Tensor* ConstantOf(int32_t slot) const {
     return slot < static_cast<int32_t>(const_value_.size()) ? const_value_[slot] : nullptr;
+  }
+  // A value known at prepare time: a constant, or a known argument.
+  const Tensor* KnownValueOf(int32_t slot) const {
+    if (const Tensor* c = ConstantOf(slot)) return c;
+    return slot < static_cast<int32_t>(known_value_.size()) ? known_value_[slot] : nullptr;
   }
 
   // Runs a prepared node at prepare time when every input is known; nullopt when it cannot
   // or should not be folded (TF's constant folding also leaves failing nodes to run time).
   std::optional<std::vector<Tensor>> TryFold(const FlatNode& node, const PrepareContext& ctx,
-                                             ComputeFn compute, const std::vector<int32_t>& in) {
+                                             ComputeFn compute, const std::vector<int32_t>& in,
+                                             bool any_size) {
     if (!options_.fold_constants || node.stateful || node.def == nullptr ||
         (node.def->flags & kOpStateful) != 0)
       return std::nullopt;
     std::vector<Tensor> slots;
     for (int32_t s : in) {
-      const Tensor* c = ConstantOf(s);
+      const Tensor* c = KnownValueOf(s);
       if (c == nullptr) return std::nullopt;
       slots.push_back(*c);
     }
@@ -189,7 +210,7 @@ class FunctionCompiler {
         return std::nullopt;
       const size_t bytes = static_cast<size_t>(spec.shape.ToShape()->num_elements()) *
                            std::max<size_t>(1, DTypeSize(spec.dtype));
-      if (bytes > kMaxFoldedBytes && bytes > in_bytes) return std::nullopt;
+      if (!any_size && bytes > kMaxFoldedBytes && bytes > in_bytes) return std::nullopt;
     }
     const int n_in = static_cast<int>(slots.size());
     const int n_out = static_cast<int>(ctx.outputs.size());
@@ -212,15 +233,55 @@ class FunctionCompiler {
     return result;
   }
 
-  Status PrepareNodes() {
+  bool HasFusableNodes() const {
+    for (size_t v = 0; v < graph_.nodes.size(); ++v) {
+      const std::string& op = graph_.nodes[v].op;
+      if (live_[v] && (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative"))
+        return true;
+    }
+    return false;
+  }
+
+  // What the analysis pass learnt, per node.
+  std::vector<NodeFacts> Facts() const {
+    std::vector<NodeFacts> facts(graph_.nodes.size());
+    for (size_t v = 0; v < graph_.nodes.size(); ++v) {
+      for (int32_t slot : out_slots_[v]) {
+        facts[v].specs.push_back(slot_specs_[slot]);
+        facts[v].values.push_back(KnownValueOf(slot));
+      }
+    }
+    return facts;
+  }
+
+  // Forgets what PrepareNodes made, keeping the argument specs.
+  void ResetPrepared() {
+    pf_->num_slots_ = 0;
+    pf_->arg_slots_.clear();
+    pf_->constants_.clear();
+    pf_->steps_.clear();
+    pf_->stats_ = PlanStats();
+    out_slots_.clear();
+    slot_specs_.clear();
+    const_value_.clear();
+    known_value_.clear();
+    const_storage_.clear();
+  }
+
+  Status PrepareNodes(bool analysis) {
     const int n = static_cast<int>(graph_.nodes.size());
-    out_slots_.resize(n);
+    out_slots_.assign(n, {});
     for (int v : order_) {
       FlatNode& node = graph_.nodes[v];
       if (node.op == "_Arg") {
         const int32_t slot = NewSlot(pf_->arg_specs_[node.arg_index]);
         pf_->arg_slots_.push_back(slot);
         out_slots_[v] = {slot};
+        if (node.arg_index < static_cast<int>(options_.known_args.size()) &&
+            options_.known_args[node.arg_index].IsInitialized()) {
+          known_value_.resize(pf_->num_slots_, nullptr);
+          known_value_[slot] = &options_.known_args[node.arg_index];
+        }
         continue;
       }
       std::vector<TensorSpec> in_specs;
@@ -234,9 +295,13 @@ class FunctionCompiler {
         const int32_t slot = out_slots_[e.node][e.output];
         in_slots.push_back(slot);
         in_specs.push_back(slot_specs_[slot]);
-        in_consts.push_back(ConstantOf(slot));
+        in_consts.push_back(KnownValueOf(slot));
       }
       if (node.op == "NoOp" && node.attrs == nullptr) continue;  // inlining sink
+      if (node.value != nullptr) {                               // a constant a rewrite made
+        out_slots_[v] = {AddConstant(*node.value)};
+        continue;
+      }
       if (node.def == nullptr)
         return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
                              "') is not implemented by this runtime");
@@ -248,6 +313,7 @@ class FunctionCompiler {
       ctx.constant_inputs = in_consts;
       ctx.resources = options_.resources;
       ctx.library = &library_;
+      ctx.analysis_only = analysis;
       KILN_RETURN_IF_ERROR_CTX(node.def->prepare(ctx), "function '", fname_, "'");
       if (IsForwardingOp(node.op)) {
         if (in_slots.size() != ctx.outputs.size())
@@ -259,8 +325,9 @@ class FunctionCompiler {
       if (compute == nullptr)
         return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
                              "') has no CPU kernel");
-      // Values known without running (Shape of a known shape): constants.
-      if (!ctx.constant_outputs.empty() && !node.stateful) {
+      // Values known without running (Shape of a known shape, a frozen variable's value):
+      // constants. Prepare of a stateful op only offers them when that is safe.
+      if (!ctx.constant_outputs.empty()) {
         bool all = ctx.constant_outputs.size() == ctx.outputs.size();
         for (const Tensor& t : ctx.constant_outputs) all &= t.IsInitialized();
         if (all) {
@@ -272,7 +339,7 @@ class FunctionCompiler {
       // Const nodes, and nodes whose inputs are all constants, are computed now.
       const bool is_const = node.op == "Const" && in_slots.empty();
       if (is_const || !in_slots.empty()) {
-        if (auto values = TryFold(node, ctx, compute, in_slots)) {
+        if (auto values = TryFold(node, ctx, compute, in_slots, /*any_size=*/is_const)) {
           for (const Tensor& t : *values) out_slots_[v].push_back(AddConstant(t));
           if (!is_const) ++pf_->stats_.folded;
           continue;
@@ -379,6 +446,7 @@ class FunctionCompiler {
   std::vector<std::vector<int32_t>> out_slots_;  // per node
   std::vector<TensorSpec> slot_specs_;           // per slot
   std::vector<const Tensor*> const_value_;       // per slot: the value when constant
+  std::vector<const Tensor*> known_value_;       // per slot: a known argument's value
   std::vector<std::shared_ptr<Tensor>> const_storage_;
   std::vector<char> pinned_;
 };

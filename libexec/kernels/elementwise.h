@@ -25,6 +25,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/strided_walk.h"
 #include "kernels/type_lists.h"
+#include "kernels/vector_math.h"
 
 namespace kiln::exec {
 
@@ -96,10 +97,14 @@ Status ComputeUnary(const KernelContext& ctx) {
     KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
     Out* o = reinterpret_cast<Out*>(out->raw_data());
     const F f;
-    ctx.threads().ParallelFor(n, elementwise_internal::MinPerThread<F>(),
-                              [&](int64_t begin, int64_t end) {
-                                for (int64_t i = begin; i < end; ++i) o[i] = f(in[i]);
-                              });
+    ctx.threads().ParallelFor(
+        n, elementwise_internal::MinPerThread<F>(), [&](int64_t begin, int64_t end) {
+          if constexpr (std::is_same_v<C, float> && requires { F::VectorF32(in, o, n); }) {
+            F::VectorF32(in + begin, o + begin, end - begin);
+          } else {
+            for (int64_t i = begin; i < end; ++i) o[i] = f(in[i]);
+          }
+        });
     return OkStatus();
   });
 }
@@ -114,6 +119,21 @@ void BinaryBroadcast(const KernelContext& ctx, const StridedPlan<3>& plan, const
                  Out* dst = out + off[0];
                  const C* ar = a + off[1];
                  const C* br = b + off[2];
+                 if constexpr (std::is_same_v<C, float> && std::is_same_v<Out, float> &&
+                               requires { F::kVecOp; }) {
+                   // The CPU-dispatched vector loops (vector_math.h).
+                   if (s[1] != 0 && s[2] != 0) {
+                     vmath::Binary(F::kVecOp, ar, br, dst, n);
+                   } else if (s[1] != 0) {
+                     vmath::BinaryScalarRight(F::kVecOp, ar, br[0], dst, n);
+                   } else if (s[2] != 0) {
+                     vmath::BinaryScalarLeft(F::kVecOp, ar[0], br, dst, n);
+                   } else {
+                     const float v = f(ar[0], br[0]);
+                     for (int64_t j = 0; j < n; ++j) dst[j] = v;
+                   }
+                   return;
+                 }
                  if (s[1] != 0 && s[2] != 0) {
                    for (int64_t j = 0; j < n; ++j) dst[j] = f(ar[j], br[j]);
                  } else if (s[1] != 0) {

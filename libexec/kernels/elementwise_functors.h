@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kernels/type_lists.h"
+#include "kernels/vector_math.h"
 #include "kiln/exec/op_table.h"
 
 namespace kiln::exec::fn {
@@ -17,6 +18,7 @@ namespace kiln::exec::fn {
 
 template <typename C>
 struct Add {
+  static constexpr vmath::BinOp kVecOp = vmath::BinOp::kAdd;
   C operator()(const C& a, const C& b) const {
     if constexpr (std::is_same_v<C, bool>) {
       return a || b;
@@ -30,6 +32,7 @@ struct Add {
 };
 template <typename C>
 struct Sub {
+  static constexpr vmath::BinOp kVecOp = vmath::BinOp::kSub;
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
       using U = std::make_unsigned_t<C>;
@@ -41,6 +44,7 @@ struct Sub {
 };
 template <typename C>
 struct Mul {
+  static constexpr vmath::BinOp kVecOp = vmath::BinOp::kMul;
   C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
       using U = std::make_unsigned_t<C>;
@@ -64,6 +68,7 @@ Status CheckNoIntegerZero(const KernelContext& ctx, const C* y, int64_t n) {
 // Division; integers truncate (and the lowest value divided by -1 wraps, as TF's does).
 template <typename C>
 struct Div {
+  static constexpr vmath::BinOp kVecOp = vmath::BinOp::kDiv;
   static constexpr int kCost = 4;
   static Status Check(const KernelContext& ctx, const C* y, int64_t n) {
     return CheckNoIntegerZero(ctx, y, n);
@@ -81,6 +86,7 @@ struct Div {
 // NaN in either operand gives NaN, as tf.maximum / tf.minimum do.
 template <typename C>
 struct Maximum {
+  static constexpr vmath::BinOp kVecOp = vmath::BinOp::kMax;
   C operator()(C a, C b) const {
     if constexpr (kIsFloating<C>) {
       if (Eigen::numext::isnan(a)) return a;
@@ -91,6 +97,7 @@ struct Maximum {
 };
 template <typename C>
 struct Minimum {
+  static constexpr vmath::BinOp kVecOp = vmath::BinOp::kMin;
   C operator()(C a, C b) const {
     if constexpr (kIsFloating<C>) {
       if (Eigen::numext::isnan(a)) return a;
@@ -245,6 +252,7 @@ struct Rsqrt {
 };
 template <typename C>
 struct Exp {
+  static void VectorF32(const float* x, float* y, int64_t n) { vmath::Exp(x, y, n); }
   static constexpr int kCost = 8;
   C operator()(C x) const { return Eigen::numext::exp(x); }
 };
@@ -255,12 +263,14 @@ struct Log {
 };
 template <typename C>
 struct Tanh {
+  static void VectorF32(const float* x, float* y, int64_t n) { vmath::Tanh(x, y, n); }
   static constexpr int kCost = 8;
   C operator()(C x) const { return Eigen::numext::tanh(x); }
 };
 // 1 / (1 + exp(-x)), computed so that neither side overflows.
 template <typename C>
 struct Sigmoid {
+  static void VectorF32(const float* x, float* y, int64_t n) { vmath::Sigmoid(x, y, n); }
   static constexpr int kCost = 8;
   C operator()(C x) const {
     if (x >= C(0)) return C(1) / (C(1) + Eigen::numext::exp(-x));
@@ -282,6 +292,7 @@ struct Reciprocal {
 // NaN stays NaN, as Eigen's cwiseMax (TF's kernel) gives.
 template <typename C>
 struct Relu {
+  static void VectorF32(const float* x, float* y, int64_t n) { vmath::Relu(x, y, n); }
   C operator()(C x) const { return x < C(0) ? C(0) : x; }
 };
 template <typename C>

@@ -7,6 +7,7 @@
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/vector_math.h"
 
 namespace kiln::exec {
 namespace {
@@ -116,6 +117,15 @@ Status ComputeSoftmax(const KernelContext& ctx) {
   const int64_t depth = x.dim(x.rank() - 1);
   if (x.NumElements() == 0) return OkStatus();
   const int64_t batch = x.NumElements() / depth;
+  if (x.dtype() == DType::kFloat) {
+    const float* in = x.data<float>();
+    float* o = out->data<float>();
+    ctx.threads().ParallelFor(
+        batch, std::max<int64_t>(1, 16384 / depth), [&](int64_t begin, int64_t end) {
+          vmath::SoftmaxRows(in + begin * depth, o + begin * depth, end - begin, depth, kLog);
+        });
+    return OkStatus();
+  }
   return DispatchDType<KILN_FLOAT_TYPES>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     functor::SoftmaxFunctor<EigenCpuDevice, T>()(

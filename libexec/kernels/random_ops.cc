@@ -234,11 +234,11 @@ Status ComputeStateless(const KernelContext& ctx) {
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"RandomStandardNormal", "output", kOpStateful, PrepareRandomFloat},
-    {"RandomUniform", "output", kOpStateful, PrepareRandomFloat},
-    {"RandomUniformInt", "output", kOpStateful, PrepareRandomUniformInt},
-    {"StatelessRandomNormal", "output", kOpNone, PrepareStateless},
-    {"StatelessRandomUniform", "output", kOpNone, PrepareStateless},
+    {"RandomStandardNormal", "output", kOpStateful | kOpFreshOutputs, PrepareRandomFloat},
+    {"RandomUniform", "output", kOpStateful | kOpFreshOutputs, PrepareRandomFloat},
+    {"RandomUniformInt", "output", kOpStateful | kOpFreshOutputs, PrepareRandomUniformInt},
+    {"StatelessRandomNormal", "output", kOpFreshOutputs, PrepareStateless},
+    {"StatelessRandomUniform", "output", kOpFreshOutputs, PrepareStateless},
 };
 
 constexpr KernelEntry kCpu[] = {

@@ -152,18 +152,18 @@ namespace {
 constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
 
 // Reads an int32/int64 tensor of rank <= 1 as int64 values.
-std::vector<int64_t> ReadIndices(const Tensor& t) {
-  std::vector<int64_t> v(t.NumElements());
-  for (int64_t i = 0; i < t.NumElements(); ++i) {
-    v[i] = t.dtype() == DType::kInt32 ? t.data<int32_t>()[i] : t.data<int64_t>()[i];
-  }
-  return v;
+// The first value of an int32 or int64 index tensor.
+int64_t FirstIndex(const Tensor& t) {
+  return t.dtype() == DType::kInt32 ? t.data<int32_t>()[0] : t.data<int64_t>()[0];
 }
 
-// Which dims of a rank-`rank` input the axes name; negative axes count from the end.
-Result<std::array<bool, kMaxRank>> ReducedDims(const std::vector<int64_t>& axes, int rank) {
+// Which dims of a rank-`rank` input the axes (an int32 or int64 tensor) name; negative axes
+// count from the end. Reads the tensor in place: no allocation on the run path.
+Result<std::array<bool, kMaxRank>> ReducedDims(const Tensor& axes, int rank) {
   std::array<bool, kMaxRank> reduced{};
-  for (int64_t a : axes) {
+  for (int64_t i = 0; i < axes.NumElements(); ++i) {
+    const int64_t a =
+        axes.dtype() == DType::kInt32 ? axes.data<int32_t>()[i] : axes.data<int64_t>()[i];
     if (a < -rank || a >= rank) {
       return InvalidArgument("invalid reduction dimension ", a, " for input with ", rank,
                              " dimensions");
@@ -198,7 +198,7 @@ Status PrepareReduce(PrepareContext& ctx, std::initializer_list<DType> allowed) 
   PartialShape out = PartialShape::UnknownRank();
   const Tensor* axes = ctx.constant_inputs.size() > 1 ? ctx.constant_inputs[1] : nullptr;
   if (axes != nullptr && !in.unknown_rank()) {
-    Result<std::array<bool, kMaxRank>> reduced = ReducedDims(ReadIndices(*axes), in.rank());
+    Result<std::array<bool, kMaxRank>> reduced = ReducedDims(*axes, in.rank());
     if (!reduced.ok())
       return ctx.Error(reduced.status().message(), " (input shape ", in.ToPythonString(), ")");
     std::vector<int64_t> dims;
@@ -228,7 +228,7 @@ Status ComputeReduce(const KernelContext& ctx) {
     return ctx.Error("input 'reduction_indices' must be a scalar or a vector, got shape ",
                      axes.shape().ToString());
   }
-  Result<std::array<bool, kMaxRank>> reduced = ReducedDims(ReadIndices(axes), in.rank());
+  Result<std::array<bool, kMaxRank>> reduced = ReducedDims(axes, in.rank());
   if (!reduced.ok()) {
     return ctx.Error(reduced.status().message(), " (input shape ", in.shape().ToString(), ")");
   }
@@ -297,7 +297,7 @@ Status PrepareArg(PrepareContext& ctx) {
   if (!in.unknown_rank()) {
     std::vector<int64_t> dims(in.rank() - 1, -1);
     if (dim != nullptr) {
-      const int64_t axis = ReadIndices(*dim)[0];
+      const int64_t axis = FirstIndex(*dim);
       if (axis < -in.rank() || axis >= in.rank()) {
         return ctx.Error("input 'dimension' is ", axis, ", expected a value in [", -in.rank(), ", ",
                          in.rank(), ") for input shape ", in.ToPythonString());
@@ -322,7 +322,7 @@ Status ComputeArg(const KernelContext& ctx) {
   if (dim.rank() != 0) {
     return ctx.Error("input 'dimension' must be a scalar, got shape ", dim.shape().ToString());
   }
-  const int64_t axis = ReadIndices(dim)[0];
+  const int64_t axis = FirstIndex(dim);
   if (axis < -in.rank() || axis >= in.rank()) {
     return ctx.Error("input 'dimension' is ", axis, ", expected a value in [", -in.rank(), ", ",
                      in.rank(), ") for input shape ", in.shape().ToString());
@@ -357,10 +357,13 @@ Status ComputeArg(const KernelContext& ctx) {
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"Sum", "output", kOpNone, PrepareReduceReal},  {"Mean", "output", kOpNone, PrepareReduceReal},
-    {"Max", "output", kOpNone, PrepareReduceReal},  {"Min", "output", kOpNone, PrepareReduceReal},
-    {"Prod", "output", kOpNone, PrepareReduceReal}, {"ArgMax", "output", kOpNone, PrepareArg},
-    {"ArgMin", "output", kOpNone, PrepareArg},
+    {"Sum", "output", kOpFreshOutputs, PrepareReduceReal},
+    {"Mean", "output", kOpFreshOutputs, PrepareReduceReal},
+    {"Max", "output", kOpFreshOutputs, PrepareReduceReal},
+    {"Min", "output", kOpFreshOutputs, PrepareReduceReal},
+    {"Prod", "output", kOpFreshOutputs, PrepareReduceReal},
+    {"ArgMax", "output", kOpFreshOutputs, PrepareArg},
+    {"ArgMin", "output", kOpFreshOutputs, PrepareArg},
 };
 
 constexpr KernelEntry kCpu[] = {

@@ -91,11 +91,22 @@ Status PrepareReadVariableOp(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
   PartialShape shape = PartialShape::UnknownRank();
+  Tensor frozen_value;
   if (VariableResource* var = ConstantVariable(ctx)) {
     KILN_PREPARE_CHECK(ctx, CheckVariableDType(*var, dtype, ctx.op));
     shape = var->shape();
+    // Nothing writes a frozen variable: its value is a constant of the prepared graph (the
+    // variable's own buffer, not a copy).
+    if (var->frozen() && var->initialized()) {
+      Result<Tensor> value = var->Read();
+      if (value.ok()) {
+        frozen_value = std::move(value).value();
+        shape = PartialShape(frozen_value.shape());
+      }
+    }
   }
   ctx.outputs = {TensorSpec{dtype, shape}};
+  if (frozen_value.IsInitialized()) ctx.constant_outputs = {std::move(frozen_value)};
   ctx.state = std::make_shared<TypedOpState<DType>>(dtype);
   return OkStatus();
 }

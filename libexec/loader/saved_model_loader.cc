@@ -57,6 +57,8 @@ class SavedModelLoader {
     KILN_RETURN_IF_ERROR(CreateVariables());
     KILN_RETURN_IF_ERROR(RestoreVariables());
     KILN_RETURN_IF_ERROR(CreateOtherCaptures());
+    if (options_.freeze_variables && !AnyFunctionWritesVariables())
+      for (const RestoredVariable& v : model_->variables_) v.resource->Freeze();
     KILN_RETURN_IF_ERROR(LoadSignatures());
     KILN_RETURN_IF_ERROR(LoadFunctions());
     return std::move(model_);
@@ -213,6 +215,47 @@ class SavedModelLoader {
     return f;
   }
 
+  // Whether any function the model can run (the object graph's concrete functions and what
+  // they call) assigns a variable or applies an update to one. Unknown ops count as writers.
+  bool AnyFunctionWritesVariables() const {
+    auto writes = [](std::string_view op) {
+      return op.starts_with("Assign") || op.starts_with("ResourceApply") ||
+             op.starts_with("ResourceSparseApply") || op.starts_with("ResourceScatter") ||
+             op == "ResourceStridedSliceAssign" || op == "DestroyResourceOp";
+    };
+    std::vector<std::string> stack;
+    std::set<std::string, std::less<>> seen;
+    for (const auto& [name, cf] : graph_->concrete_functions()) stack.push_back(name);
+    while (!stack.empty()) {
+      const std::string name = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(name).second) continue;
+      const tensorflow::FunctionDef* f = model_->library_->Find(name);
+      if (f == nullptr) continue;
+      for (const auto& node : f->node_def()) {
+        if (writes(node.op())) return true;
+        const bool call = node.op() == "PartitionedCall" || node.op() == "StatefulPartitionedCall";
+        if (model_->library_->Find(node.op()) != nullptr) {
+          stack.push_back(node.op());
+        } else if (!call && FindOp(node.op()) == nullptr) {
+          return true;  // unknown: assume the worst
+        }
+        for (const auto& [attr, value] : node.attr()) {
+          if (value.has_func()) stack.push_back(value.func().name());
+          for (const auto& fn : value.list().func()) stack.push_back(fn.name());
+        }
+      }
+    }
+    return false;
+  }
+
+  // Capture values as prepare-time knowns, after the user arguments.
+  static std::vector<Tensor> KnownCaptures(size_t n_user, const std::vector<Tensor>& captures) {
+    std::vector<Tensor> known(n_user);
+    known.insert(known.end(), captures.begin(), captures.end());
+    return known;
+  }
+
   Status LoadSignatures() {
     int map_id = FindChild(graph_->nodes(0), "signatures");
     if (map_id < 0) return OkStatus();
@@ -297,6 +340,7 @@ class SavedModelLoader {
       }
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
+      popts.known_args = KnownCaptures(n_user, sig.captures_);
       KILN_ASSIGN_OR_RETURN_CTX(
           sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
           "loading ", where, " of '", dir_.string(), "'");
@@ -430,6 +474,7 @@ class SavedModelLoader {
         all.insert(all.end(), cap_specs.begin(), cap_specs.end());
         PrepareOptions popts;
         popts.resources = model_->resources_.get();
+        popts.known_args = KnownCaptures(c.arg_specs.size(), c.captures);
         KILN_ASSIGN_OR_RETURN_CTX(c.function,
                                   PreparedFunction::Prepare(*fdef, *model_->library_, all, popts),
                                   "loading ", where, " of '", dir_.string(), "'");

@@ -10,6 +10,9 @@
 namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
+std::vector<OpCase> MatMulCases();       // cases_matmul.cc
+std::vector<OpCase> ConvFusedCases();    // cases_conv_fused.cc
+std::vector<OpCase> EinsumCases();       // cases_einsum.cc
 std::vector<OpCase> ShapeCases();        // cases_shape.cc
 std::vector<OpCase> ConcatCases();       // cases_concat.cc
 std::vector<OpCase> SliceCases();        // cases_slice.cc

@@ -50,9 +50,17 @@ struct PrepareOptions {
   bool fold_constants = true;
   // When shapes are fully known, intermediate tensors live in one arena laid out by liveness.
   bool plan_memory = true;
+  // Matrix products and convolutions absorb the bias, batch-norm, residual add and activation
+  // ops that follow them (executor/fusion.h).
+  bool fuse = true;
   // A function whose argument shapes are not fully known is prepared again (folded, planned)
   // for the exact shapes of a call, for up to this many distinct shape sets.
   int max_specializations = 8;
+  // Values of arguments known at prepare time, by argument index (an uninitialised tensor:
+  // unknown), such as the captured variable handles of a loaded model. They stay arguments,
+  // fed at every call; ops may read them while preparing (a ReadVariableOp of a frozen variable
+  // becomes a constant).
+  std::vector<Tensor> known_args;
 };
 
 struct RunOptions {
@@ -65,6 +73,7 @@ struct PlanStats {
   int steps = 0;             // kernels a call runs
   int constants = 0;         // values materialised at prepare time (Const nodes and folds)
   int folded = 0;            // nodes computed at prepare time
+  int fused = 0;             // products and convolutions that absorbed the ops after them
   int slots = 0;             // tensors a call holds
   int planned_slots = 0;     // of those, placed in the arena
   int in_place = 0;          // planned outputs sharing their input's memory

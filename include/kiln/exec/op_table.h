@@ -103,6 +103,9 @@ struct PrepareContext {
   std::shared_ptr<const OpState> state;
   // The device the node will run on; Prepare may build device-specific state.
   DeviceType device = DeviceType::kCpu;
+  // Set when the executor only wants specs and constants (its first look at a graph, before
+  // fusing it): Prepare may skip expensive state (library primitives, packed weights).
+  bool analysis_only = false;
   // Resources (variables) of the loaded model or the tracing context; null when only
   // inferring shapes.
   ResourceManager* resources = nullptr;

@@ -38,6 +38,11 @@ struct LoadOptions {
   // Threads for intra-op parallelism in this model's calls (the matrix products, convolutions
   // and large element-wise ops of one call); 0 means all the cores this process may use.
   int num_threads = 0;
+  // When no function of the model writes its variables (a serving model), they are frozen:
+  // read-only, with their values folded into the prepared graphs, so weights are constants
+  // (batch norms fold into convolutions, filters are packed once). Off: variables stay
+  // assignable through the API, at the price of those optimisations.
+  bool freeze_variables = true;
 };
 
 // One named input or output of a signature.
@@ -61,6 +66,11 @@ class Signature {
   // Inputs in inputs() order, outputs in outputs() order.
   Status RunFlat(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
                  const RunOptions& options = {}) const;
+  // The prepared function behind the signature (its plan_stats(), and SpecializedFor() the
+  // shapes of a call, show what prepare made of it).
+  const PreparedFunction& function() const { return *function_; }
+  std::span<const Tensor> captures() const { return captures_; }
+
   // RunFlat into caller-owned outputs (one per outputs()): an element that already holds a
   // tensor of the output's dtype and shape, not shared with anything, receives the result in
   // its buffer. With such outputs a fixed-shape signature runs without allocating.

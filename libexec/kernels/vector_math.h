@@ -1,0 +1,30 @@
+// float32 loops compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and chosen at run
+// time for the CPU at hand (GCC/Clang function multi-versioning), so one binary runs on any
+// x86-64 and uses the widest vectors the machine has. Transcendentals use polynomial
+// approximations (Cephes, as Eigen's packet math does) that vectorise; accuracy is a few ulp.
+#pragma once
+
+#include <cstdint>
+
+namespace kiln::exec::vmath {
+
+// y[i] = f(x[i]); x and y may be the same array.
+void Exp(const float* x, float* y, int64_t n);
+void Sigmoid(const float* x, float* y, int64_t n);
+void Tanh(const float* x, float* y, int64_t n);
+void Relu(const float* x, float* y, int64_t n);
+
+enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
+// y[i] = a[i] op b[i]; with a scalar operand: a[i] op b, or a op b[i]. Outputs may alias inputs.
+void Binary(BinOp op, const float* a, const float* b, float* y, int64_t n);
+void BinaryScalarRight(BinOp op, const float* a, float b, float* y, int64_t n);
+void BinaryScalarLeft(BinOp op, float a, const float* b, float* y, int64_t n);
+
+// Softmax (or log-softmax) of `rows` rows of `depth` values each, shifted by the row maximum.
+void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t depth, bool log);
+
+// Sum and maximum of n values.
+float Sum(const float* x, int64_t n);
+float Max(const float* x, int64_t n);
+
+}  // namespace kiln::exec::vmath
