@@ -195,8 +195,8 @@ class FunctionImporter {
     }
     const FlatNode& producer = g_->nodes[imp.node];
     if (arg.empty() || producer.def == nullptr) return Edge{imp.node, index};
-    KILN_ASSIGN_OR_RETURN_CTX(int flat, FlatOutputIndex(*producer.def, arg, index), "input '", in,
-                              "'");
+    KILN_ASSIGN_OR_RETURN_CTX(int flat, FlatOutputIndex(*producer.def, arg, index, producer.attrs),
+                              "input '", in, "'");
     return Edge{imp.node, flat};
   }
 

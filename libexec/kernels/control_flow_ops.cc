@@ -6,14 +6,14 @@
 #include <string>
 #include <vector>
 
+#include "kernels/control_flow_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 #include "kiln/exec/executor.h"
 
 namespace kiln::exec {
+namespace control_flow {
 namespace {
-
-using PreparedPtr = std::shared_ptr<const PreparedFunction>;
 
 // Branch and loop functions may themselves hold If/While nodes; a function that reaches
 // itself would otherwise recurse forever while preparing.
@@ -26,6 +26,8 @@ struct DepthGuard {
   DepthGuard(const DepthGuard&) = delete;
   DepthGuard& operator=(const DepthGuard&) = delete;
 };
+
+}  // namespace
 
 // The most specific shape that both `a` and `b` are compatible with: equal dims stay, other
 // dims become unknown, and a rank mismatch gives unknown rank.
@@ -65,10 +67,9 @@ Result<bool> ToBool(const Tensor& t) {
   }
 }
 
-// Looks `attr` (a func attr) up in the library and prepares it for `specs`.
-Result<PreparedPtr> PrepareFunctionAttr(const PrepareContext& ctx, std::string_view attr,
-                                        std::span<const TensorSpec> specs) {
-  KILN_PREPARE_ASSIGN(ctx, std::string name, ctx.attrs.GetFunctionName(attr));
+Result<PreparedPtr> PrepareNamedFunction(const PrepareContext& ctx, std::string_view attr,
+                                         const std::string& name,
+                                         std::span<const TensorSpec> specs) {
   if (ctx.library == nullptr)
     return ctx.Error("attr '", attr, "' names function '", name,
                      "', but no function library was given to prepare with");
@@ -86,6 +87,12 @@ Result<PreparedPtr> PrepareFunctionAttr(const PrepareContext& ctx, std::string_v
                             PreparedFunction::Prepare(*fdef, *ctx.library, specs, options),
                             "node '", ctx.node_name, "' (", ctx.op, "), attr '", attr, "'");
   return fn;
+}
+
+Result<PreparedPtr> PrepareFunctionAttr(const PrepareContext& ctx, std::string_view attr,
+                                        std::span<const TensorSpec> specs) {
+  KILN_PREPARE_ASSIGN(ctx, std::string name, ctx.attrs.GetFunctionName(attr));
+  return PrepareNamedFunction(ctx, attr, name, specs);
 }
 
 // Checks optional list(type) attr `attr` against `specs`.
@@ -134,6 +141,19 @@ Status RunFunction(const KernelContext& ctx, const PreparedFunction& fn,
   if (!s.ok()) return s.WithContext(internal::StrCat("node '", ctx.node_name(), "'"));
   return OkStatus();
 }
+
+}  // namespace control_flow
+
+namespace {
+
+using control_flow::ApplyOutputShapes;
+using control_flow::CheckTypeListAttr;
+using control_flow::kMaxNesting;
+using control_flow::MostSpecificCompatibleShape;
+using control_flow::PreparedPtr;
+using control_flow::PrepareFunctionAttr;
+using control_flow::RunFunction;
+using control_flow::ToBool;
 
 // ---- If, StatelessIf -------------------------------------------------------------------------
 

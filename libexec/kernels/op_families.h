@@ -123,5 +123,56 @@ std::span<const KernelEntry> LossCpuKernels();
 // FakeQuantWithMinMaxArgs, FakeQuantWithMinMaxVars (quantize_ops.cc).
 std::span<const OpDefinition> QuantizeOpDefs();
 std::span<const KernelEntry> QuantizeCpuKernels();
+// PlaceholderV2, PlaceholderWithDefault, PreventGradient, EnsureShape (passthrough_ops.cc).
+std::span<const OpDefinition> PassthroughOpDefs();
+std::span<const KernelEntry> PassthroughCpuKernels();
+// BroadcastArgs, BroadcastGradientArgs (broadcast_args_ops.cc).
+std::span<const OpDefinition> BroadcastArgsOpDefs();
+std::span<const KernelEntry> BroadcastArgsCpuKernels();
+// Slice, Split, SplitV, Concat (v1) (split_ops.cc).
+std::span<const OpDefinition> SplitOpDefs();
+std::span<const KernelEntry> SplitCpuKernels();
+// Pad, PadV2, MirrorPad (pad_ops.cc).
+std::span<const OpDefinition> PadOpDefs();
+std::span<const KernelEntry> PadCpuKernels();
+// ReverseV2, ReverseSequence, Roll (reverse_ops.cc).
+std::span<const OpDefinition> ReverseOpDefs();
+std::span<const KernelEntry> ReverseCpuKernels();
+// Gather (v1), GatherNd (gather_ops.cc).
+std::span<const OpDefinition> GatherOpDefs();
+std::span<const KernelEntry> GatherCpuKernels();
+// ScatterNd, TensorScatterUpdate/Add/Sub/Max/Min (scatter_ops.cc).
+std::span<const OpDefinition> ScatterOpDefs();
+std::span<const KernelEntry> ScatterCpuKernels();
+// OneHot, TopKV2, Where, InvertPermutation (index_ops.cc).
+std::span<const OpDefinition> IndexOpDefs();
+std::span<const KernelEntry> IndexCpuKernels();
+// SpaceToBatchND, BatchToSpaceND, SpaceToDepth, DepthToSpace, ExtractImagePatches
+// (space_ops.cc).
+std::span<const OpDefinition> SpaceOpDefs();
+std::span<const KernelEntry> SpaceCpuKernels();
+// DynamicPartition, DynamicStitch, ParallelDynamicStitch (partition_ops.cc).
+std::span<const OpDefinition> PartitionOpDefs();
+std::span<const KernelEntry> PartitionCpuKernels();
+// SparseToDense, SparseFillEmptyRows, SparseReshape, DenseToDenseSetOperation (sparse_ops.cc).
+std::span<const OpDefinition> SparseOpDefs();
+std::span<const KernelEntry> SparseCpuKernels();
+// RaggedRange, RaggedGather, RaggedTensorToSparse, RaggedTensorToTensor (ragged_ops.cc).
+std::span<const OpDefinition> RaggedOpDefs();
+std::span<const KernelEntry> RaggedCpuKernels();
+// RaggedTensorToVariant, RaggedTensorFromVariant (ragged_variant_ops.cc).
+std::span<const OpDefinition> RaggedVariantOpDefs();
+std::span<const KernelEntry> RaggedVariantCpuKernels();
+// TensorListGather, TensorListConcatV2, TensorListScatterIntoExistingList, TensorListResize
+// (tensor_list_bulk_ops.cc).
+std::span<const OpDefinition> TensorListBulkOpDefs();
+std::span<const KernelEntry> TensorListBulkCpuKernels();
+// TF1 tensor arrays: TensorArrayV3 and its Read/Write/Gather/Scatter/Size/Close ops
+// (tensor_array_ops.cc).
+std::span<const OpDefinition> TensorArrayOpDefs();
+std::span<const KernelEntry> TensorArrayCpuKernels();
+// Case, StatelessCase (case_ops.cc).
+std::span<const OpDefinition> CaseOpDefs();
+std::span<const KernelEntry> CaseCpuKernels();
 
 }  // namespace kiln::exec

@@ -49,6 +49,22 @@ Tables BuildTables() {
   Append(&t.defs, SegmentOpDefs());
   Append(&t.defs, LossOpDefs());
   Append(&t.defs, QuantizeOpDefs());
+  Append(&t.defs, PassthroughOpDefs());
+  Append(&t.defs, BroadcastArgsOpDefs());
+  Append(&t.defs, SplitOpDefs());
+  Append(&t.defs, PadOpDefs());
+  Append(&t.defs, ReverseOpDefs());
+  Append(&t.defs, GatherOpDefs());
+  Append(&t.defs, ScatterOpDefs());
+  Append(&t.defs, IndexOpDefs());
+  Append(&t.defs, SpaceOpDefs());
+  Append(&t.defs, PartitionOpDefs());
+  Append(&t.defs, SparseOpDefs());
+  Append(&t.defs, RaggedOpDefs());
+  Append(&t.defs, RaggedVariantOpDefs());
+  Append(&t.defs, TensorListBulkOpDefs());
+  Append(&t.defs, TensorArrayOpDefs());
+  Append(&t.defs, CaseOpDefs());
 
   std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
   Append(&cpu, BasicCpuKernels());
@@ -79,6 +95,22 @@ Tables BuildTables() {
   Append(&cpu, SegmentCpuKernels());
   Append(&cpu, LossCpuKernels());
   Append(&cpu, QuantizeCpuKernels());
+  Append(&cpu, PassthroughCpuKernels());
+  Append(&cpu, BroadcastArgsCpuKernels());
+  Append(&cpu, SplitCpuKernels());
+  Append(&cpu, PadCpuKernels());
+  Append(&cpu, ReverseCpuKernels());
+  Append(&cpu, GatherCpuKernels());
+  Append(&cpu, ScatterCpuKernels());
+  Append(&cpu, IndexCpuKernels());
+  Append(&cpu, SpaceCpuKernels());
+  Append(&cpu, PartitionCpuKernels());
+  Append(&cpu, SparseCpuKernels());
+  Append(&cpu, RaggedCpuKernels());
+  Append(&cpu, RaggedVariantCpuKernels());
+  Append(&cpu, TensorListBulkCpuKernels());
+  Append(&cpu, TensorArrayCpuKernels());
+  Append(&cpu, CaseCpuKernels());
 
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });
@@ -123,29 +155,92 @@ ComputeFn FindKernel(DeviceType device, std::string_view op) {
   return it != table.end() && it->op == op ? it->compute : nullptr;
 }
 
+// An output arg: its name and, for a list sized by an attr ("name*ATTR"), that attr.
+struct OutputArg {
+  std::string_view name;
+  std::string_view length_attr;
+};
+
+std::vector<OutputArg> ParseOutputArgs(std::string_view args) {
+  std::vector<OutputArg> out;
+  for (std::string_view n : OutputArgNames(args)) {
+    const size_t star = n.find('*');
+    if (star == std::string_view::npos) {
+      out.push_back({n, {}});
+    } else {
+      out.push_back({n.substr(0, star), n.substr(star + 1)});
+    }
+  }
+  return out;
+}
+
+// The flat length of `a` for a node with `attrs` (1 for a single tensor).
+Result<int> ArgLength(const OpDefinition& def, const OutputArg& a, const ProtoAttrMap* attrs) {
+  if (a.length_attr.empty()) return 1;
+  if (attrs == nullptr) {
+    return InvalidArgument("op ", def.name, ": output arg '", a.name, "' is a list of attr '",
+                           a.length_attr, "' tensors; resolving it needs the node's attrs");
+  }
+  KILN_ASSIGN_OR_RETURN_CTX(int64_t n, AttrReader(attrs).GetInt(a.length_attr), "op ", def.name);
+  if (n < 0 || n > (1 << 20)) {
+    return InvalidArgument("op ", def.name, ": attr '", a.length_attr, "' = ", n,
+                           " is not a valid list length");
+  }
+  return static_cast<int>(n);
+}
+
 Result<int> FlatOutputIndex(const OpDefinition& def, std::string_view arg, int index) {
-  std::vector<std::string_view> names = OutputArgNames(def.output_args);
+  return FlatOutputIndex(def, arg, index, nullptr);
+}
+
+Result<int> FlatOutputIndex(const OpDefinition& def, std::string_view arg, int index,
+                            const ProtoAttrMap* attrs) {
+  const std::vector<OutputArg> args = ParseOutputArgs(def.output_args);
   if (index < 0) {
     return InvalidArgument("op ", def.name, ": negative output index ", index, " for '", arg, "'");
   }
-  for (size_t pos = 0; pos < names.size(); ++pos) {
-    if (names[pos] != arg) continue;
-    if (names.size() == 1) return index;
-    if (index != 0) {
-      return InvalidArgument("op ", def.name, ": output arg '", arg,
-                             "' is a single tensor, got index ", index);
-    }
-    return static_cast<int>(pos);
+  const bool known =
+      std::any_of(args.begin(), args.end(), [&](const OutputArg& a) { return a.name == arg; });
+  if (!known) {
+    std::string names;
+    for (const OutputArg& a : args) names += (names.empty() ? "" : ",") + std::string(a.name);
+    return InvalidArgument("op ", def.name, " has no output arg '", arg,
+                           "' (its outputs: ", names.empty() ? std::string("none") : names, ")");
   }
-  return InvalidArgument("op ", def.name, " has no output arg '", arg, "' (its outputs: ",
-                         names.empty() ? std::string_view("none") : def.output_args, ")");
+  if (args.size() == 1) return index;  // one arg (a list or not): direct
+  int pos = 0;
+  for (const OutputArg& a : args) {
+    KILN_ASSIGN_OR_RETURN(int length, ArgLength(def, a, attrs));
+    if (a.name == arg) {
+      if (a.length_attr.empty() && index != 0) {
+        return InvalidArgument("op ", def.name, ": output arg '", arg,
+                               "' is a single tensor, got index ", index);
+      }
+      if (!a.length_attr.empty() && index >= length) {
+        return InvalidArgument("op ", def.name, ": output arg '", arg, "' holds ", length,
+                               " tensors (attr '", a.length_attr, "'), got index ", index);
+      }
+      return pos + index;
+    }
+    pos += length;
+  }
+  return Internal("op ", def.name, ": output arg '", arg, "' not found");
 }
 
 std::pair<std::string_view, int> OutputArgOf(const OpDefinition& def, int flat_index) {
-  std::vector<std::string_view> names = OutputArgNames(def.output_args);
-  if (names.size() == 1) return {names[0], flat_index};
-  if (flat_index >= 0 && flat_index < static_cast<int>(names.size())) {
-    return {names[flat_index], 0};
+  return OutputArgOf(def, flat_index, nullptr);
+}
+
+std::pair<std::string_view, int> OutputArgOf(const OpDefinition& def, int flat_index,
+                                             const ProtoAttrMap* attrs) {
+  const std::vector<OutputArg> args = ParseOutputArgs(def.output_args);
+  if (args.size() == 1) return {args[0].name, flat_index};
+  int pos = 0;
+  for (const OutputArg& a : args) {
+    Result<int> length = ArgLength(def, a, attrs);
+    if (!length.ok()) break;  // unknown list length: no name for what follows
+    if (flat_index >= pos && flat_index < pos + *length) return {a.name, flat_index - pos};
+    pos += *length;
   }
   return {std::string_view(), flat_index};
 }

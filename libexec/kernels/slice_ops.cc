@@ -1,4 +1,4 @@
-// Selecting elements: Transpose, StridedSlice, GatherV2.
+// Selecting elements: Transpose, StridedSlice, GatherV2 (batch_dims included).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -291,6 +291,31 @@ Status ComputeStridedSlice(const KernelContext& ctx) {
 
 // ---- GatherV2 --------------------------------------------------------------------------------
 
+// batch_dims in [-indices_rank, indices_rank], made non-negative; at most the axis, which must
+// be a dim of params (TF's checks and messages).
+Result<int> GatherBatchDims(int64_t batch_dims, int indices_rank, int axis) {
+  if (batch_dims < -indices_rank || batch_dims > indices_rank) {
+    return InvalidArgument("expected batch_dims in the range [", -indices_rank, ", ", indices_rank,
+                           "], but got ", batch_dims);
+  }
+  const int b = static_cast<int>(batch_dims < 0 ? batch_dims + indices_rank : batch_dims);
+  if (b > axis) {
+    return InvalidArgument("batch_dims (", b, ") must be less than or equal to axis (", axis, ")");
+  }
+  return b;
+}
+
+// params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]; -1 unknown.
+std::vector<int64_t> GatherDims(std::span<const int64_t> params, std::span<const int64_t> indices,
+                                int axis, int batch_dims) {
+  std::vector<int64_t> dims(params.begin(), params.begin() + axis);
+  dims.insert(dims.end(), indices.begin() + batch_dims, indices.end());
+  dims.insert(dims.end(), params.begin() + axis + 1, params.end());
+  return dims;
+}
+
+using BatchDimsState = TypedOpState<int64_t>;
+
 Status PrepareGather(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
   KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "params", "Tparams"));
@@ -298,10 +323,6 @@ Status PrepareGather(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 2, "axis", "Taxis").status());
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "axis", 0));
   KILN_PREPARE_ASSIGN(ctx, int64_t batch_dims, ctx.attrs.GetInt("batch_dims", 0));
-  if (batch_dims != 0) {
-    return PrepareUnimplemented(ctx, "attr 'batch_dims' = ", batch_dims,
-                                " is not supported (only 0)");
-  }
   const PartialShape& params = ctx.inputs[0].shape;
   const PartialShape& indices = ctx.inputs[1].shape;
   PartialShape out;
@@ -309,19 +330,27 @@ Status PrepareGather(PrepareContext& ctx) {
     return ctx.Error("input 'params' must have rank >= 1, got a scalar");
   }
   if (!params.unknown_rank() && !indices.unknown_rank()) {
-    const int rank = params.rank() + indices.rank() - 1;
+    auto b0 = GatherBatchDims(batch_dims, indices.rank(), kMaxRank);  // range only: axis unknown
+    if (!b0.ok()) return ctx.Error(b0.status().message());
+    const int rank = params.rank() + indices.rank() - 1 - *b0;
     if (rank > kMaxRank) return ctx.Error("result would have rank ", rank);
     out = UnknownDims(rank);
     if (const Tensor* axis_t = ConstantInput(ctx, 2)) {
       auto axis = CanonicalAxis(IndexValues(*axis_t)[0], params.rank(), "axis");
       if (!axis.ok()) return ctx.Error(axis.status().message());
-      std::vector<int64_t> dims(params.dims().begin(), params.dims().begin() + *axis);
-      dims.insert(dims.end(), indices.dims().begin(), indices.dims().end());
-      dims.insert(dims.end(), params.dims().begin() + *axis + 1, params.dims().end());
-      out = *PartialShape::FromDims(dims);
+      auto b = GatherBatchDims(batch_dims, indices.rank(), *axis);
+      if (!b.ok()) return ctx.Error(b.status().message());
+      for (int d = 0; d < *b; ++d) {
+        if (params.dim(d) >= 0 && indices.dim(d) >= 0 && params.dim(d) != indices.dim(d)) {
+          return ctx.Error("params.shape[", d, "]: ", params.dim(d),
+                           " should be equal to indices.shape[", d, "]: ", indices.dim(d));
+        }
+      }
+      out = *PartialShape::FromDims(GatherDims(params.dims(), indices.dims(), *axis, *b));
     }
   }
   ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::make_shared<BatchDimsState>(batch_dims);
   return OkStatus();
 }
 
@@ -347,27 +376,31 @@ Status ComputeGather(const KernelContext& ctx) {
   if (params.rank() == 0) return ctx.Error("input 'params' must have rank >= 1, got a scalar");
   auto axis = CanonicalAxis(IndexValues(axis_t)[0], params.rank(), "axis");
   if (!axis.ok()) return Wrap(ctx, axis.status());
-  std::vector<int64_t> dims;
-  int64_t outer = 1, inner = 1;
-  for (int d = 0; d < *axis; ++d) {
-    dims.push_back(params.dim(d));
-    outer *= params.dim(d);
+  auto bd = GatherBatchDims(ctx.state<BatchDimsState>().value, indices.rank(), *axis);
+  if (!bd.ok()) return Wrap(ctx, bd.status());
+  // params viewed as [batch, outer, limit, inner], indices as [batch, n]: the first batch_dims
+  // dims are shared, each batch gathers from its own slice.
+  int64_t batch = 1, outer = 1, inner = 1, n = 1;
+  for (int d = 0; d < *bd; ++d) {
+    if (params.dim(d) != indices.dim(d)) {
+      return ctx.Error("params.shape[", d, "]: ", params.dim(d),
+                       " should be equal to indices.shape[", d, "]: ", indices.dim(d));
+    }
+    batch *= params.dim(d);
   }
-  for (int64_t d : indices.shape().dims()) dims.push_back(d);
-  for (int d = *axis + 1; d < params.rank(); ++d) {
-    dims.push_back(params.dim(d));
-    inner *= params.dim(d);
-  }
-  auto shape = Shape::FromDims(dims);
+  for (int d = *bd; d < *axis; ++d) outer *= params.dim(d);
+  for (int d = *axis + 1; d < params.rank(); ++d) inner *= params.dim(d);
+  for (int d = *bd; d < indices.rank(); ++d) n *= indices.dim(d);
+  auto shape =
+      Shape::FromDims(GatherDims(params.shape().dims(), indices.shape().dims(), *axis, *bd));
   if (!shape.ok()) return Wrap(ctx, shape.status());
   const int64_t limit = params.dim(*axis);
-  const int64_t n = indices.NumElements();
   KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, params.dtype(), *shape));
   Tensor& out = *out_ptr;
   auto run = [&](auto index_tag) -> Status {
     using Index = typename decltype(index_tag)::type;
     const Index* idx = indices.data<Index>();
-    for (int64_t j = 0; j < n; ++j) {
+    for (int64_t j = 0; j < indices.NumElements(); ++j) {
       if (idx[j] < 0 || idx[j] >= limit) {
         return ctx.Error("indices", IndexString(j, indices.shape()), " = ",
                          static_cast<int64_t>(idx[j]), " is not in [0, ", limit, ")");
@@ -376,15 +409,16 @@ Status ComputeGather(const KernelContext& ctx) {
     return DispatchStorage(params.dtype(), [&](auto tag) {
       using U = typename decltype(tag)::type;
       if (out.NumElements() == 0) return OkStatus();
-      // out[o, j, :] = params[o, indices[j], :], one (o, j) row at a time.
+      // out[b, o, j, :] = params[b, o, indices[b, j], :], one (b, o, j) row at a time.
       const U* src = Elems<U>(params);
       U* dst = Elems<U>(out);
       ctx.threads().ParallelFor(
-          outer * n, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, inner)),
+          batch * outer * n, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, inner)),
           [&](int64_t begin, int64_t end) {
             for (int64_t r = begin; r < end; ++r) {
-              const int64_t o = r / n, j = r % n;
-              const U* from = src + (o * limit + static_cast<int64_t>(idx[j])) * inner;
+              const int64_t j = r % n, bo = r / n, b = bo / outer;
+              const int64_t row = bo * limit + static_cast<int64_t>(idx[b * n + j]);
+              const U* from = src + row * inner;
               std::copy(from, from + inner, dst + r * inner);
             }
           });

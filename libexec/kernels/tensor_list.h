@@ -11,6 +11,7 @@
 #include "kiln/core/shape.h"
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
+#include "kiln/exec/op_table.h"
 
 namespace kiln::exec {
 
@@ -49,5 +50,23 @@ class TensorList final : public VariantBase {
   std::vector<Tensor> tensors_;
   int64_t max_num_elements_;
 };
+
+// Helpers of the TensorList op families (tensor_list_ops.cc, tensor_list_bulk_ops.cc).
+namespace tensor_list {
+
+// An element_shape input in TF's encoding: a scalar -1 is an unknown rank, a vector holds the
+// dims with -1 for unknown ones. Errors name `input`.
+Result<PartialShape> ShapeFromTensor(const Tensor& t, std::string_view input);
+// The shape an element_shape input gives at prepare time: known when it is a constant.
+PartialShape ConstantShape(const PrepareContext& ctx, int i);
+// Input i is an int32 or int64 shape.
+Status ExpectShapeInput(const PrepareContext& ctx, int i, std::string_view name);
+// A scalar int32/int64 input's value.
+Result<int64_t> ScalarInt(const Tensor& t, std::string_view input);
+// Copies n elements of src (from src_off) into dst (from dst_off); same dtype.
+void CopyElements(const Tensor& src, int64_t src_off, const Tensor& dst, int64_t dst_off,
+                  int64_t n);
+
+}  // namespace tensor_list
 
 }  // namespace kiln::exec

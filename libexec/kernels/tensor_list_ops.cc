@@ -41,17 +41,7 @@ Result<const TensorList*> TensorList::From(const Tensor& t, std::string_view inp
   return list;
 }
 
-namespace {
-
-struct ListState : OpState {
-  DType element_dtype = DType::kInvalid;
-  int64_t num_elements = -1;  // TensorListStack
-  bool resize = false;        // TensorListSetItem
-};
-
-const ListState& StateOf(const KernelContext& ctx) { return ctx.state<ListState>(); }
-
-TensorSpec ListSpec() { return TensorSpec{DType::kVariant, PartialShape::Scalar()}; }
+namespace tensor_list {
 
 // ---- element shapes as tensors ---------------------------------------------------------------
 
@@ -122,6 +112,26 @@ void CopyElements(const Tensor& src, int64_t src_off, const Tensor& dst, int64_t
   if (dt == DType::kResource) copy(std::type_identity<std::shared_ptr<ResourceBase>>{});
   if (dt == DType::kVariant) copy(std::type_identity<std::shared_ptr<const VariantBase>>{});
 }
+
+}  // namespace tensor_list
+
+namespace {
+
+using tensor_list::ConstantShape;
+using tensor_list::CopyElements;
+using tensor_list::ExpectShapeInput;
+using tensor_list::ScalarInt;
+using tensor_list::ShapeFromTensor;
+
+struct ListState : OpState {
+  DType element_dtype = DType::kInvalid;
+  int64_t num_elements = -1;  // TensorListStack
+  bool resize = false;        // TensorListSetItem
+};
+
+const ListState& StateOf(const KernelContext& ctx) { return ctx.state<ListState>(); }
+
+TensorSpec ListSpec() { return TensorSpec{DType::kVariant, PartialShape::Scalar()}; }
 
 Status CheckElementDType(const KernelContext& ctx, const TensorList& list) {
   const DType want = StateOf(ctx).element_dtype;

@@ -69,6 +69,11 @@ class OpRunner {
     attrs_[name].set_s(v);
     return *this;
   }
+  OpRunner& StringList(const std::string& name, const std::vector<std::string>& values) {
+    auto* list = attrs_[name].mutable_list();
+    for (const std::string& v : values) list->add_s(v);
+    return *this;
+  }
   OpRunner& ShapeAttr(const std::string& name, const PartialShape& s) {
     PartialShapeToProto(s, attrs_[name].mutable_shape());
     return *this;

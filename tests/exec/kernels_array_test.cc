@@ -1002,17 +1002,23 @@ TEST_CASE("GatherV2 errors name the bad index and the valid range") {
              {"node 'g'", "indices[1,1] = 7", "not in [0, 3)"});
   CheckError(run(I32({-1}), 1).status(), {"indices[0] = -1", "not in [0, 4)"});
   CheckError(run(I32({0}), 2).status(), {"axis 2 is out of range", "rank 2"});
-  OpRunner b("GatherV2", "g");
-  b.Type("Tparams", DType::kFloat)
-      .Type("Tindices", DType::kInt32)
-      .Type("Taxis", DType::kInt32)
-      .Int("batch_dims", 1)
-      .Input(Iota({3, 4}))
-      .Input(I32({0}))
-      .Input(Tensor::Scalar<int32_t>(1));
-  Status s = b.Prepare();
-  CheckError(s, {"node 'g'", "batch_dims", "1", "not supported"});
-  CHECK(s.code() == StatusCode::kUnimplemented);
+  auto batched = [](int64_t batch_dims, int32_t axis, const Tensor& indices) {
+    return OpRunner("GatherV2", "g")
+        .Type("Tparams", DType::kFloat)
+        .Type("Tindices", DType::kInt32)
+        .Type("Taxis", DType::kInt32)
+        .Int("batch_dims", batch_dims)
+        .Input(Iota({2, 3, 4}))
+        .Input(indices)
+        .ConstantInput(Tensor::Scalar<int32_t>(axis))
+        .Prepare();
+  };
+  CheckError(batched(3, 2, Make<int32_t>({0, 1}, {2, 1})),
+             {"node 'g'", "batch_dims in the range [-2, 2], but got 3"});
+  CheckError(batched(1, 0, Make<int32_t>({0, 1}, {2, 1})),
+             {"batch_dims (1) must be less than or equal to axis (0)"});
+  CheckError(batched(1, 1, Make<int32_t>({0, 1, 2}, {3, 1})),
+             {"params.shape[0]: 2 should be equal to indices.shape[0]: 3"});
 }
 
 }  // namespace

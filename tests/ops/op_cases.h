@@ -22,6 +22,18 @@ std::vector<OpCase> SegmentCases();      // cases_segment.cc
 std::vector<OpCase> LossCases();         // cases_loss.cc
 std::vector<OpCase> RandomCases();       // cases_random.cc
 std::vector<OpCase> QuantizeCases();     // cases_quantize.cc
+std::vector<OpCase> ShapeCases();        // cases_shape.cc
+std::vector<OpCase> ConcatCases();       // cases_concat.cc
+std::vector<OpCase> SliceCases();        // cases_slice.cc
+std::vector<OpCase> FillCases();         // cases_fill.cc
+std::vector<OpCase> ScatterCases();      // cases_scatter.cc
+std::vector<OpCase> IndexCases();        // cases_index.cc
+std::vector<OpCase> SpaceCases();        // cases_space.cc
+std::vector<OpCase> SparseCases();       // cases_sparse.cc
+std::vector<OpCase> RaggedCases();       // cases_ragged.cc
+std::vector<OpCase> TensorListCases();   // cases_tensor_list.cc
+std::vector<OpCase> TensorArrayCases();  // cases_tensor_array.cc
+std::vector<OpCase> ControlFlowCases();  // cases_control_flow.cc
 
 struct OpCaseFamily {
   std::string_view name;

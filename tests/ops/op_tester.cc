@@ -8,6 +8,8 @@
 #include <limits>
 #include <sstream>
 
+#include "kernels/ragged_util.h"
+#include "kernels/tensor_list.h"
 #include "kiln/exec/device.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_runner.h"
@@ -95,7 +97,7 @@ tensorflow::FunctionDef OneNodeFunction(const OpCase& c, const exec::OpDefinitio
     auto* o = sig->add_output_arg();
     o->set_name(name);
     o->set_type(static_cast<tensorflow::DataType>(DTypeToProto(out_specs[i].dtype)));
-    auto [arg, index] = exec::OutputArgOf(def, static_cast<int>(i));
+    auto [arg, index] = exec::OutputArgOf(def, static_cast<int>(i), &c.attrs);
     (*f.mutable_ret())[name] = "node:" + std::string(arg) + ":" + std::to_string(index);
   }
   return f;
@@ -105,8 +107,8 @@ tensorflow::FunctionDef OneNodeFunction(const OpCase& c, const exec::OpDefinitio
 void CheckGraphPath(const OpCase& c, const exec::OpDefinition& def,
                     const std::vector<TensorSpec>& out_specs, const std::vector<Tensor>& want) {
   const tensorflow::FunctionDef fdef = OneNodeFunction(c, def, out_specs);
-  tensorflow::FunctionDefLibrary proto;
-  FunctionLibrary library(proto);
+  const tensorflow::FunctionDefLibrary empty;
+  FunctionLibrary library(c.functions ? *c.functions : empty);
   std::vector<Tensor> args;
   for (size_t i = 0; i < c.inputs.size(); ++i)
     if (!c.constant[i]) args.push_back(c.inputs[i]);
@@ -156,6 +158,51 @@ void CheckGraphPath(const OpCase& c, const exec::OpDefinition& def,
   }
 }
 
+// Variants compare by what they hold: tensor lists element by element, ragged tensors by their
+// splits and values; anything else by identity.
+std::string CompareVariants(const Tensor& got, const Tensor& want, double tol) {
+  using VariantPtr = std::shared_ptr<const VariantBase>;
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    const VariantBase* g = got.data<VariantPtr>()[i].get();
+    const VariantBase* w = want.data<VariantPtr>()[i].get();
+    const std::string at = "variant " + std::to_string(i) + ": ";
+    if (g == w) continue;
+    if (g == nullptr || w == nullptr) return at + "one side is empty";
+    if (const auto* wl = dynamic_cast<const exec::TensorList*>(w)) {
+      const auto* gl = dynamic_cast<const exec::TensorList*>(g);
+      if (gl == nullptr) return at + "not a TensorList: " + g->DebugString();
+      if (gl->element_dtype() != wl->element_dtype() ||
+          gl->element_shape() != wl->element_shape() || gl->size() != wl->size())
+        return at + gl->DebugString() + " vs " + wl->DebugString();
+      for (int64_t k = 0; k < wl->size(); ++k) {
+        const Tensor& ge = gl->tensors()[k];
+        const Tensor& we = wl->tensors()[k];
+        if (ge.IsInitialized() != we.IsInitialized())
+          return at + "element " + std::to_string(k) + " is set on one side only";
+        if (!we.IsInitialized()) continue;
+        const std::string d = CompareTensors(ge, we, tol);
+        if (!d.empty()) return at + "element " + std::to_string(k) + ": " + d;
+      }
+      continue;
+    }
+    if (const auto* wr = dynamic_cast<const exec::RaggedVariant*>(w)) {
+      const auto* gr = dynamic_cast<const exec::RaggedVariant*>(g);
+      if (gr == nullptr) return at + "not a ragged tensor: " + g->DebugString();
+      if (gr->ragged_rank() != wr->ragged_rank())
+        return at + gr->DebugString() + " vs " + wr->DebugString();
+      for (int k = 0; k < wr->ragged_rank(); ++k) {
+        const std::string d = CompareTensors(gr->splits()[k], wr->splits()[k], 0);
+        if (!d.empty()) return at + "splits " + std::to_string(k) + ": " + d;
+      }
+      const std::string d = CompareTensors(gr->values(), wr->values(), tol);
+      if (!d.empty()) return at + "values: " + d;
+      continue;
+    }
+    return at + "different " + w->TypeName() + " objects";
+  }
+  return "";
+}
+
 }  // namespace
 
 std::string CompareTensors(const Tensor& got, const Tensor& want, double tol) {
@@ -192,6 +239,8 @@ std::string CompareTensors(const Tensor& got, const Tensor& want, double tol) {
       return CompareTyped<bool>(got, want, 0);
     case DType::kString:
       return CompareTyped<std::string>(got, want, 0);
+    case DType::kVariant:
+      return CompareVariants(got, want, tol);
     default:
       return TensorsEqual(got, want) ? "" : "values differ (" + want.DebugString() + ")";
   }
@@ -288,6 +337,10 @@ OpCaseBuilder& OpCaseBuilder::Resources(ResourceManager* rm) {
   c_.resources = rm;
   return *this;
 }
+OpCaseBuilder& OpCaseBuilder::Functions(std::shared_ptr<const tensorflow::FunctionDefLibrary> lib) {
+  c_.functions = std::move(lib);
+  return *this;
+}
 OpCase OpCaseBuilder::Build() {
   if (c_.name == c_.op) {
     c_.name += " (";
@@ -316,6 +369,9 @@ void RunOpCase(const OpCase& c) {
   }
   exec::SingleOpOptions options;
   options.resources = c.resources;
+  const tensorflow::FunctionDefLibrary empty;
+  const FunctionLibrary library(c.functions ? *c.functions : empty);
+  options.library = &library;
   auto op = exec::SingleOp::Prepare(c.op, "node", c.attrs, specs, values, options);
   REQUIRE_MESSAGE(op.ok(), c.name, ": prepare: ", op.status().ToString());
   auto first = op->Run(c.inputs);

@@ -13,6 +13,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,8 @@ struct OpCase {
   // False where the op cannot stand alone in a graph (it needs resources made elsewhere).
   bool graph_path = true;
   ResourceManager* resources = nullptr;
+  // Functions the op's func attrs name (If/While/Case branches); null: none.
+  std::shared_ptr<const tensorflow::FunctionDefLibrary> functions;
 };
 
 // Builds a case in the style of OpRunner: OpCaseBuilder("AddV2").T(kFloat).Input(a)...
@@ -62,6 +65,7 @@ class OpCaseBuilder {
   OpCaseBuilder& NonDeterministic();
   OpCaseBuilder& SingleOpOnly();
   OpCaseBuilder& Resources(ResourceManager* rm);
+  OpCaseBuilder& Functions(std::shared_ptr<const tensorflow::FunctionDefLibrary> lib);
   OpCase Build();
 
  private:
@@ -73,7 +77,8 @@ void RunOpCase(const OpCase& c);
 void RunOpCases(const std::vector<OpCase>& cases);
 
 // Element-wise comparison for any dtype (floats within `tol` relative, NaN matching NaN;
-// everything else exact). Returns "" when equal, else what differs.
+// everything else exact; variants holding tensor lists or ragged tensors by their contents).
+// Returns "" when equal, else what differs.
 std::string CompareTensors(const Tensor& got, const Tensor& want, double tol);
 
 }  // namespace kiln::testing

@@ -40,6 +40,18 @@ TEST_CASE("op tester: segment") { RunOpCases(SegmentCases()); }
 TEST_CASE("op tester: loss") { RunOpCases(LossCases()); }
 TEST_CASE("op tester: random") { RunOpCases(RandomCases()); }
 TEST_CASE("op tester: quantize") { RunOpCases(QuantizeCases()); }
+TEST_CASE("op tester: shape") { RunOpCases(ShapeCases()); }
+TEST_CASE("op tester: concat") { RunOpCases(ConcatCases()); }
+TEST_CASE("op tester: slice") { RunOpCases(SliceCases()); }
+TEST_CASE("op tester: fill") { RunOpCases(FillCases()); }
+TEST_CASE("op tester: scatter") { RunOpCases(ScatterCases()); }
+TEST_CASE("op tester: index") { RunOpCases(IndexCases()); }
+TEST_CASE("op tester: space") { RunOpCases(SpaceCases()); }
+TEST_CASE("op tester: sparse") { RunOpCases(SparseCases()); }
+TEST_CASE("op tester: ragged") { RunOpCases(RaggedCases()); }
+TEST_CASE("op tester: tensor_list") { RunOpCases(TensorListCases()); }
+TEST_CASE("op tester: tensor_array") { RunOpCases(TensorArrayCases()); }
+TEST_CASE("op tester: control_flow") { RunOpCases(ControlFlowCases()); }
 
 }  // namespace
 }  // namespace kiln::testing

@@ -235,7 +235,9 @@ enum OpFlags : uint32_t {
 struct OpDefinition {
   std::string_view name;
   // Output argument names as in TF's OpDef, comma separated ("product", "y,idx", "").
-  // FunctionDef inputs "node:<arg>:<i>" resolve through these.
+  // FunctionDef inputs "node:<arg>:<i>" resolve through these. A list arg beside other args
+  // whose length an int attr gives is written "name*ATTR"
+  // ("output_nested_splits*OUTPUT_RAGGED_RANK,output_dense_values").
   std::string_view output_args;
   uint32_t flags;
   PrepareFn prepare;
@@ -261,5 +263,11 @@ Result<int> FlatOutputIndex(const OpDefinition& def, std::string_view arg, int i
 // The name of the output arg that holds flat output `flat_index` (for writing FunctionDefs),
 // and the index inside it.
 std::pair<std::string_view, int> OutputArgOf(const OpDefinition& def, int flat_index);
+// The same for a node with these attrs, which give the lengths of "name*ATTR" list args.
+// Without attrs (null) such a list resolves only when it is the op's one output arg.
+Result<int> FlatOutputIndex(const OpDefinition& def, std::string_view arg, int index,
+                            const ProtoAttrMap* attrs);
+std::pair<std::string_view, int> OutputArgOf(const OpDefinition& def, int flat_index,
+                                             const ProtoAttrMap* attrs);
 
 }  // namespace kiln::exec

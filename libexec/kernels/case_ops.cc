@@ -1,0 +1,104 @@
+// Case and StatelessCase: run one of N branch functions picked by an int32 index (out of range
+// picks the last branch, TF's default). Like If, every branch is prepared once when the node is
+// prepared, and only the branch taken runs.
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/control_flow_util.h"
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "tensorflow/framework.pb.h"
+
+namespace kiln::exec {
+namespace {
+
+using control_flow::PreparedPtr;
+
+struct CaseState : OpState {
+  std::vector<PreparedPtr> branches;
+};
+
+Status PrepareCase(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputsAtLeast(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "branch_index", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "branch_index", 0));
+  const tensorflow::AttrValue* attr = ctx.attrs.Find("branches");
+  if (attr == nullptr || !attr->has_list() || attr->list().func_size() == 0) {
+    return ctx.Error("attr 'branches' must list at least one function");
+  }
+  std::vector<TensorSpec> in_specs(ctx.inputs.begin() + 1, ctx.inputs.end());
+  KILN_RETURN_IF_ERROR(control_flow::CheckTypeListAttr(ctx, "Tin", in_specs, "input"));
+  auto state = std::make_shared<CaseState>();
+  std::vector<TensorSpec> outs;
+  for (int b = 0; b < attr->list().func_size(); ++b) {
+    const std::string attr_name = internal::StrCat("branches[", b, "]");
+    KILN_ASSIGN_OR_RETURN(
+        PreparedPtr fn,
+        control_flow::PrepareNamedFunction(ctx, attr_name, attr->list().func(b).name(), in_specs));
+    std::span<const TensorSpec> specs = fn->output_specs();
+    if (b == 0) {
+      outs.assign(specs.begin(), specs.end());
+    } else {
+      if (specs.size() != outs.size()) {
+        return ctx.Error("branch 0 '", state->branches[0]->name(), "' has ", outs.size(),
+                         " outputs, branch ", b, " '", fn->name(), "' has ", specs.size());
+      }
+      for (size_t i = 0; i < outs.size(); ++i) {
+        if (specs[i].dtype != outs[i].dtype) {
+          return ctx.Error("output ", i, ": branch 0 gives ", DTypeShortName(outs[i].dtype),
+                           ", branch ", b, " gives ", DTypeShortName(specs[i].dtype));
+        }
+        outs[i].shape = control_flow::MostSpecificCompatibleShape(outs[i].shape, specs[i].shape);
+      }
+    }
+    state->branches.push_back(std::move(fn));
+  }
+  KILN_RETURN_IF_ERROR(control_flow::CheckTypeListAttr(ctx, "Tout", outs, "branch output"));
+  KILN_RETURN_IF_ERROR(control_flow::ApplyOutputShapes(ctx, &outs));
+  ctx.outputs = std::move(outs);
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeCase(const KernelContext& ctx) {
+  const auto& st = ctx.state<CaseState>();
+  const Tensor& index_t = ctx.input(0);
+  if (index_t.NumElements() != 1) {
+    return ctx.Error("input 'branch_index' must be a scalar, got shape ",
+                     index_t.shape().ToString());
+  }
+  const int64_t n = static_cast<int64_t>(st.branches.size());
+  int64_t b = index_t.data<int32_t>()[0];
+  if (b < 0 || b >= n) b = n - 1;  // TF: an index out of range runs the last branch
+  std::vector<Tensor> args;
+  args.reserve(ctx.num_inputs() - 1);
+  for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
+  std::vector<Tensor> outs;
+  KILN_RETURN_IF_ERROR(control_flow::RunFunction(ctx, *st.branches[b], args, &outs));
+  if (static_cast<int>(outs.size()) != ctx.num_outputs()) {
+    return Internal("node '", ctx.node_name(), "': branch gave ", outs.size(),
+                    " outputs, expected ", ctx.num_outputs());
+  }
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, std::move(outs[i]));
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"Case", "output", kOpStateful, PrepareCase},
+    {"StatelessCase", "output", kOpNone, PrepareCase},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"Case", ComputeCase},
+    {"StatelessCase", ComputeCase},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> CaseOpDefs() { return kDefs; }
+std::span<const KernelEntry> CaseCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,488 @@
+// Sparse tensors as (indices [N, rank] int64, values [N], dense_shape [rank]) triples:
+// SparseToDense, SparseFillEmptyRows, SparseReshape, and DenseToDenseSetOperation (set
+// operations along the last dim of two dense tensors, giving a sparse result).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/nd_index.h"
+#include "kernels/op_families.h"
+
+namespace kiln::exec {
+namespace {
+
+// "[0,1]": row i of an [N, R] int64 index matrix.
+std::string RowString(const int64_t* idx, int64_t i, int64_t r) {
+  return ShapeBrackets(std::span<const int64_t>(idx + i * r, r));
+}
+
+Status ExpectVector(const KernelContext& ctx, const Tensor& t, std::string_view name) {
+  if (t.rank() != 1) {
+    return ctx.Error("input '", name, "' must be a vector, got shape ", t.shape().ToString());
+  }
+  return OkStatus();
+}
+
+// ---- SparseToDense ---------------------------------------------------------------------------
+
+using ValidateState = TypedOpState<bool>;
+
+Status PrepareSparseToDense(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_ASSIGN_OR_RETURN(DType ti, IndexInputDType(ctx, 0, "sparse_indices", "Tindices"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "output_shape", ti));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 2, "sparse_values"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "default_value", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 3, "default_value", 0));
+  KILN_PREPARE_ASSIGN(ctx, bool validate, ctx.attrs.GetBool("validate_indices", true));
+  const PartialShape& is = ctx.inputs[0].shape;
+  if (!is.unknown_rank() && is.rank() > 2) {
+    return ctx.Error("input 'sparse_indices' must have rank at most 2, got ", is.ToPythonString());
+  }
+  const PartialShape& os = ctx.inputs[1].shape;
+  if (!os.unknown_rank() && os.rank() > 1) {
+    return ctx.Error("input 'output_shape' must have rank at most 1, got ", os.ToPythonString());
+  }
+  PartialShape out = UnknownDims(os.unknown_rank() ? -1
+                                 : os.rank() == 0  ? 1
+                                                   : static_cast<int>(os.dim(0)));
+  if (const Tensor* s = ConstantInput(ctx, 1)) {
+    auto shape = Shape::FromDims(IndexValues(*s));
+    if (!shape.ok()) return ctx.Error("input 'output_shape': ", shape.status().message());
+    out = *shape;
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::make_shared<ValidateState>(validate);
+  return OkStatus();
+}
+
+Status ComputeSparseToDense(const KernelContext& ctx) {
+  const Tensor& indices = ctx.input(0);
+  const Tensor& values = ctx.input(2);
+  const Tensor& dflt = ctx.input(3);
+  if (indices.rank() > 2) {
+    return ctx.Error("input 'sparse_indices' must have rank at most 2, got shape ",
+                     indices.shape().ToString());
+  }
+  if (ctx.input(1).rank() > 1) {
+    return ctx.Error("input 'output_shape' must have rank at most 1, got shape ",
+                     ctx.input(1).shape().ToString());
+  }
+  auto shape = Shape::FromDims(IndexValues(ctx.input(1)));
+  if (!shape.ok()) return Wrap(ctx, shape.status());
+  const int64_t n = indices.rank() == 0 ? 1 : indices.dim(0);
+  const int64_t r = indices.rank() == 2 ? indices.dim(1) : 1;
+  if (r != shape->rank()) {
+    return ctx.Error("sparse_indices has ", r, " columns but output_shape ", shape->ToString(),
+                     " has rank ", shape->rank());
+  }
+  if (!(values.rank() == 0 || (values.rank() == 1 && values.dim(0) == n))) {
+    return ctx.Error("sparse_values has incorrect shape ", values.shape().ToString(),
+                     ", should be [] or [", n, "]");
+  }
+  if (dflt.NumElements() != 1) {
+    return ctx.Error("default_value should be a scalar, got shape ", dflt.shape().ToString());
+  }
+  const std::vector<int64_t> idx = IndexValues(indices);
+  const bool validate = ctx.state<ValidateState>().value;
+  std::vector<int64_t> flat(n);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t f = 0;
+    bool inside = true;
+    for (int64_t c = 0; c < r; ++c) {
+      const int64_t v = idx[i * r + c];
+      inside &= v >= 0 && v < shape->dim(static_cast<int>(c));
+      f = f * shape->dim(static_cast<int>(c)) + v;
+    }
+    if (!inside) {
+      if (validate) {
+        return ctx.Error("indices[", i, "] = ", RowString(idx.data(), i, r),
+                         " is out of bounds: need 0 <= index < ", ShapeBrackets(shape->dims()));
+      }
+      return ctx.Error("indices are not valid (out of bounds); shape: ",
+                       ShapeBrackets(shape->dims()));
+    }
+    if (validate && i > 0) {
+      // Lexicographic order of the index rows, strictly increasing.
+      const int64_t* a = &idx[(i - 1) * r];
+      const int64_t* b = &idx[i * r];
+      const int cmp = std::lexicographical_compare(a, a + r, b, b + r)   ? -1
+                      : std::lexicographical_compare(b, b + r, a, a + r) ? 1
+                                                                         : 0;
+      if (cmp == 0) {
+        return ctx.Error("indices[", i, "] = ", RowString(idx.data(), i, r), " is repeated");
+      }
+      if (cmp > 0) {
+        return ctx.Error("indices[", i, "] = ", RowString(idx.data(), i, r),
+                         " is out of order; many sparse ops require sorted indices "
+                         "(use tf.sparse.reorder to make an ordered copy)");
+      }
+    }
+    flat[i] = f;
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, *shape));
+  return DispatchStorage(values.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U* dst = Elems<U>(*out);
+    std::fill(dst, dst + out->NumElements(), Elems<U>(dflt)[0]);
+    const U* v = Elems<U>(values);
+    const bool scalar = values.rank() == 0;
+    for (int64_t i = 0; i < n; ++i) dst[flat[i]] = v[scalar ? 0 : i];
+    return OkStatus();
+  });
+}
+
+// ---- SparseFillEmptyRows ---------------------------------------------------------------------
+
+Status PrepareFillEmptyRows(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "indices", DType::kInt64));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 1, "values"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "dense_shape", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "default_value", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "indices", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "values", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "dense_shape", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 3, "default_value", 0));
+  const PartialShape& is = ctx.inputs[0].shape;
+  const int64_t rank = is.unknown_rank() ? -1 : is.dim(1);
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{-1, rank}}, TensorSpec{t, PartialShape{-1}},
+                 TensorSpec{DType::kBool, PartialShape{-1}},
+                 TensorSpec{DType::kInt64, PartialShape{is.unknown_rank() ? -1 : is.dim(0)}}};
+  return OkStatus();
+}
+
+Status ComputeFillEmptyRows(const KernelContext& ctx) {
+  const Tensor& indices = ctx.input(0);
+  const Tensor& values = ctx.input(1);
+  const Tensor& dense_shape = ctx.input(2);
+  const Tensor& dflt = ctx.input(3);
+  if (indices.rank() != 2) {
+    return ctx.Error("indices must be a matrix, got shape ", indices.shape().ToString());
+  }
+  KILN_RETURN_IF_ERROR(ExpectVector(ctx, values, "values"));
+  KILN_RETURN_IF_ERROR(ExpectVector(ctx, dense_shape, "dense_shape"));
+  if (dflt.NumElements() != 1) {
+    return ctx.Error("default_value must be a scalar, got shape ", dflt.shape().ToString());
+  }
+  const int64_t n = indices.dim(0), r = indices.dim(1);
+  if (values.dim(0) != n) {
+    return ctx.Error("the number of values (", values.dim(0), ") must equal the number of index ",
+                     "rows (", n, ")");
+  }
+  if (dense_shape.dim(0) != r || r < 1) {
+    return ctx.Error("dense_shape of length ", dense_shape.dim(0), " must match the index rank ", r,
+                     " (at least 1)");
+  }
+  const int64_t* idx = indices.data<int64_t>();
+  const int64_t rows = dense_shape.data<int64_t>()[0];
+  if (rows < 0) return ctx.Error("dense_shape[0] = ", rows, " must not be negative");
+  // The per-row scratch is as large as output 2; allocating that first fails cleanly on an
+  // absurd dense_shape.
+  KILN_ASSIGN_OR_RETURN(Tensor * empty, ctx.AllocateOutput(2, Shape{rows}));
+  KILN_ASSIGN_OR_RETURN(void* scratch, ctx.AllocateTemp(sizeof(int64_t) * (2 * rows + 1)));
+  int64_t* count = static_cast<int64_t*>(scratch);
+  int64_t* start = count + rows;  // first output position of each row, and the end
+  std::fill(count, count + rows, int64_t{0});
+  // Entries grouped by row, keeping their order within a row (as TF's kernel does).
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t row = idx[i * r];
+    if (row < 0 || row >= rows) {
+      return ctx.Error("indices(", i, ", 0) is invalid: ", row,
+                       row < 0 ? " < 0" : " >= ", row < 0 ? 0 : rows);
+    }
+    ++count[row];
+  }
+  start[0] = 0;
+  for (int64_t row = 0; row < rows; ++row) {
+    start[row + 1] = start[row] + std::max<int64_t>(count[row], 1);
+  }
+  const int64_t total = start[rows];
+  KILN_ASSIGN_OR_RETURN(Tensor * out_idx, ctx.AllocateOutput(0, Shape{total, r}));
+  KILN_ASSIGN_OR_RETURN(Tensor * out_val, ctx.AllocateOutput(1, Shape{total}));
+  KILN_ASSIGN_OR_RETURN(Tensor * reverse, ctx.AllocateOutput(3, Shape{n}));
+  int64_t* oi = out_idx->data<int64_t>();
+  bool* em = empty->data<bool>();
+  int64_t* rev = reverse->data<int64_t>();
+  for (int64_t row = 0; row < rows; ++row) {
+    em[row] = count[row] == 0;
+    count[row] = start[row];  // from here on: the next free output position of the row
+  }
+  for (int64_t i = 0; i < n; ++i) rev[i] = count[idx[i * r]]++;
+  return DispatchStorage(values.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const U* v = Elems<U>(values);
+    U* ov = Elems<U>(*out_val);
+    for (int64_t i = 0; i < n; ++i) {
+      std::copy(idx + i * r, idx + (i + 1) * r, oi + rev[i] * r);
+      ov[rev[i]] = v[i];
+    }
+    for (int64_t row = 0; row < rows; ++row) {
+      if (!em[row]) continue;
+      int64_t* o = oi + start[row] * r;
+      std::fill(o, o + r, int64_t{0});
+      o[0] = row;
+      ov[start[row]] = Elems<U>(dflt)[0];
+    }
+    return OkStatus();
+  });
+}
+
+// ---- SparseReshape ---------------------------------------------------------------------------
+
+Status PrepareSparseReshape(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  const char* names[] = {"input_indices", "input_shape", "new_shape"};
+  for (int i = 0; i < 3; ++i)
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, names[i], DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input_indices", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "input_shape", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "new_shape", 1));
+  const int64_t n = ctx.inputs[0].shape.unknown_rank() ? -1 : ctx.inputs[0].shape.dim(0);
+  const int64_t r = KnownLength(ctx.inputs[2].shape);
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{n, r}},
+                 TensorSpec{DType::kInt64, PartialShape{r}}};
+  return OkStatus();
+}
+
+Status ComputeSparseReshape(const KernelContext& ctx) {
+  const Tensor& indices = ctx.input(0);
+  const Tensor& in_shape = ctx.input(1);
+  const Tensor& new_shape = ctx.input(2);
+  if (indices.rank() != 2) {
+    return ctx.Error("input_indices must be a matrix, got shape ", indices.shape().ToString());
+  }
+  KILN_RETURN_IF_ERROR(ExpectVector(ctx, in_shape, "input_shape"));
+  KILN_RETURN_IF_ERROR(ExpectVector(ctx, new_shape, "new_shape"));
+  const int64_t n = indices.dim(0), r_in = indices.dim(1);
+  if (in_shape.dim(0) != r_in) {
+    return ctx.Error("input_shape has ", in_shape.dim(0), " entries but input_indices has ", r_in,
+                     " columns");
+  }
+  const int64_t* is = in_shape.data<int64_t>();
+  int64_t dense = 1;
+  for (int64_t d = 0; d < r_in; ++d) {
+    if (is[d] < 0) return ctx.Error("input_shape has a negative dimension ", is[d]);
+    if (is[d] != 0 && dense > INT64_MAX / is[d]) return ctx.Error("input_shape is too large");
+    dense *= is[d];
+  }
+  const int64_t r_out = new_shape.dim(0);
+  std::vector<int64_t> out(new_shape.data<int64_t>(), new_shape.data<int64_t>() + r_out);
+  int unknown = -1;
+  int64_t product = 1;
+  for (int64_t d = 0; d < r_out; ++d) {
+    if (out[d] == -1) {
+      if (unknown >= 0) {
+        return ctx.Error("only one output dimension may be -1, not both ", unknown, " and ", d);
+      }
+      unknown = static_cast<int>(d);
+    } else if (out[d] < 0) {
+      return ctx.Error("size ", d, " must be non-negative, not ", out[d]);
+    } else {
+      if (out[d] != 0 && product > INT64_MAX / out[d]) return ctx.Error("new_shape is too large");
+      product *= out[d];
+    }
+  }
+  const std::string shapes = " input_shape=" + DimsString(std::vector<int64_t>(is, is + r_in)) +
+                             " output_shape=" + DimsString(out);
+  if (unknown >= 0) {
+    if (product == 0 || dense % product != 0) {
+      return ctx.Error("input to reshape is a SparseTensor with ", dense,
+                       " dense values, but the requested shape requires a multiple of ", product,
+                       ".", shapes);
+    }
+    out[unknown] = dense / product;
+  } else if (product != dense) {
+    return ctx.Error("input to reshape is a tensor with ", dense,
+                     " dense values, but the requested shape has ", product, ".", shapes);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * oi, ctx.AllocateOutput(0, Shape{n, r_out}));
+  KILN_ASSIGN_OR_RETURN(Tensor * os, ctx.AllocateOutput(1, Shape{r_out}));
+  std::copy(out.begin(), out.end(), os->data<int64_t>());
+  const int64_t* src = indices.data<int64_t>();
+  int64_t* dst = oi->data<int64_t>();
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t flat = 0;
+    for (int64_t d = 0; d < r_in; ++d) {
+      const int64_t v = src[i * r_in + d];
+      if (v < 0 || v >= is[d]) {
+        return ctx.Error("input_indices[", i, "] = ", RowString(src, i, r_in),
+                         " is out of bounds of input_shape");
+      }
+      flat = flat * is[d] + v;
+    }
+    for (int64_t d = r_out - 1; d >= 0; --d) {
+      dst[i * r_out + d] = out[d] == 0 ? 0 : flat % out[d];
+      flat = out[d] == 0 ? 0 : flat / out[d];
+    }
+  }
+  return OkStatus();
+}
+
+// ---- DenseToDenseSetOperation ----------------------------------------------------------------
+
+enum class SetOp { kAMinusB, kBMinusA, kIntersection, kUnion };
+using SetState = TypedOpState<SetOp>;
+
+Status PrepareSetOperation(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t,
+                                         {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64,
+                                          DType::kUInt8, DType::kUInt16, DType::kString}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "set1", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "set2", t));
+  KILN_PREPARE_ASSIGN(ctx, std::string op, ctx.attrs.GetString("set_operation"));
+  KILN_PREPARE_ASSIGN(ctx, bool validate, ctx.attrs.GetBool("validate_indices", true));
+  (void)validate;  // dense inputs have no indices to validate
+  SetOp kind;
+  if (op == "a-b") {
+    kind = SetOp::kAMinusB;
+  } else if (op == "b-a") {
+    kind = SetOp::kBMinusA;
+  } else if (op == "intersection") {
+    kind = SetOp::kIntersection;
+  } else if (op == "union") {
+    kind = SetOp::kUnion;
+  } else {
+    return ctx.Error("invalid set_operation \"", op,
+                     "\": expected \"a-b\", \"b-a\", \"intersection\" or \"union\"");
+  }
+  int rank = -1;
+  for (int i = 0; i < 2; ++i) {
+    const PartialShape& s = ctx.inputs[i].shape;
+    if (s.unknown_rank()) continue;
+    if (s.rank() < 2)
+      return ctx.Error("shape ", s.ToPythonString(), " has rank ", s.rank(), " < 2");
+    if (rank >= 0 && rank != s.rank()) {
+      return ctx.Error("set1 and set2 must have the same rank, got ",
+                       ctx.inputs[0].shape.ToPythonString(), " and ", s.ToPythonString());
+    }
+    rank = s.rank();
+  }
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{-1, rank}}, TensorSpec{t, PartialShape{-1}},
+                 TensorSpec{DType::kInt64, PartialShape{rank}}};
+  ctx.state = std::make_shared<SetState>(kind);
+  return OkStatus();
+}
+
+template <typename T>
+Status SetOperation(const KernelContext& ctx, SetOp op, const Tensor& a, const Tensor& b) {
+  const int rank = a.rank();
+  const int64_t na = a.dim(rank - 1), nb = b.dim(rank - 1);
+  int64_t groups = 1;  // one set per position of the leading dims
+  for (int d = 0; d + 1 < rank; ++d) groups *= a.dim(d);
+  const T* pa = a.data<T>();
+  const T* pb = b.data<T>();
+  std::vector<std::vector<T>> results(groups);
+  int64_t max_size = 0, total = 0;
+  std::vector<T> sa, sb;
+  for (int64_t g = 0; g < groups; ++g) {
+    sa.assign(pa + g * na, pa + (g + 1) * na);
+    sb.assign(pb + g * nb, pb + (g + 1) * nb);
+    std::sort(sa.begin(), sa.end());
+    sa.erase(std::unique(sa.begin(), sa.end()), sa.end());
+    std::sort(sb.begin(), sb.end());
+    sb.erase(std::unique(sb.begin(), sb.end()), sb.end());
+    std::vector<T>& r = results[g];
+    switch (op) {
+      case SetOp::kAMinusB:
+        std::set_difference(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(r));
+        break;
+      case SetOp::kBMinusA:
+        std::set_difference(sb.begin(), sb.end(), sa.begin(), sa.end(), std::back_inserter(r));
+        break;
+      case SetOp::kIntersection:
+        std::set_intersection(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(r));
+        break;
+      case SetOp::kUnion:
+        std::set_union(sa.begin(), sa.end(), sb.begin(), sb.end(), std::back_inserter(r));
+        break;
+    }
+    max_size = std::max<int64_t>(max_size, static_cast<int64_t>(r.size()));
+    total += static_cast<int64_t>(r.size());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * oi, ctx.AllocateOutput(0, Shape{total, rank}));
+  KILN_ASSIGN_OR_RETURN(Tensor * ov, ctx.AllocateOutput(1, Shape{total}));
+  KILN_ASSIGN_OR_RETURN(Tensor * os, ctx.AllocateOutput(2, Shape{rank}));
+  for (int d = 0; d + 1 < rank; ++d) os->data<int64_t>()[d] = a.dim(d);
+  os->data<int64_t>()[rank - 1] = max_size;
+  int64_t* idx = oi->data<int64_t>();
+  T* val = ov->data<T>();
+  std::span<const int64_t> lead = a.shape().dims().subspan(0, rank - 1);
+  for (int64_t g = 0; g < groups; ++g) {
+    for (size_t j = 0; j < results[g].size(); ++j) {
+      int64_t rem = g;
+      for (int d = rank - 2; d >= 0; --d) {
+        idx[d] = lead[d] == 0 ? 0 : rem % lead[d];
+        rem = lead[d] == 0 ? 0 : rem / lead[d];
+      }
+      idx[rank - 1] = static_cast<int64_t>(j);
+      idx += rank;
+      *val++ = results[g][j];
+    }
+  }
+  return OkStatus();
+}
+
+Status ComputeSetOperation(const KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  for (const Tensor* t : {&a, &b}) {
+    if (t->rank() < 2) {
+      return ctx.Error("shape ", ShapeBrackets(t->shape().dims()), " has rank ", t->rank(), " < 2");
+    }
+  }
+  bool match = a.rank() == b.rank();
+  for (int d = 0; match && d + 1 < a.rank(); ++d) match = a.dim(d) == b.dim(d);
+  if (!match) {
+    return ctx.Error("mismatched shapes ", ShapeBrackets(a.shape().dims()), " vs ",
+                     ShapeBrackets(b.shape().dims()), " (all dims but the last must match)");
+  }
+  const SetOp op = ctx.state<SetState>().value;
+  switch (a.dtype()) {
+    case DType::kInt8:
+      return SetOperation<int8_t>(ctx, op, a, b);
+    case DType::kInt16:
+      return SetOperation<int16_t>(ctx, op, a, b);
+    case DType::kInt32:
+      return SetOperation<int32_t>(ctx, op, a, b);
+    case DType::kInt64:
+      return SetOperation<int64_t>(ctx, op, a, b);
+    case DType::kUInt8:
+      return SetOperation<uint8_t>(ctx, op, a, b);
+    case DType::kUInt16:
+      return SetOperation<uint16_t>(ctx, op, a, b);
+    case DType::kString:
+      return SetOperation<std::string>(ctx, op, a, b);
+    default:
+      return Internal("no set kernel for ", DTypeShortName(a.dtype()));
+  }
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"SparseToDense", "dense", kOpFreshOutputs, PrepareSparseToDense},
+    {"SparseFillEmptyRows", "output_indices,output_values,empty_row_indicator,reverse_index_map",
+     kOpFreshOutputs, PrepareFillEmptyRows},
+    {"SparseReshape", "output_indices,output_shape", kOpFreshOutputs, PrepareSparseReshape},
+    {"DenseToDenseSetOperation", "result_indices,result_values,result_shape", kOpFreshOutputs,
+     PrepareSetOperation},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"SparseToDense", ComputeSparseToDense},
+    {"SparseFillEmptyRows", ComputeFillEmptyRows},
+    {"SparseReshape", ComputeSparseReshape},
+    {"DenseToDenseSetOperation", ComputeSetOperation},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> SparseOpDefs() { return kDefs; }
+std::span<const KernelEntry> SparseCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,402 @@
+// TF1 tensor arrays (TensorArrayV3 and its Read/Write/Gather/Scatter/Size/Close ops): a
+// TensorArrayV3 node makes a new array each time it runs and hands out a resource handle plus
+// a "flow" scalar; the other ops take both, and the flow edges order them. Unlike TensorList
+// values, an array is mutable state shared by every op holding its handle, so its ops are
+// stateful. Semantics follow TF's TensorArray: an index is written once, a read clears it when
+// clear_after_read is set, unwritten elements read as zeros only when the element shape is
+// fully known.
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/op_families.h"
+
+namespace kiln::exec {
+namespace {
+
+using Handle = std::shared_ptr<ResourceBase>;
+
+class TensorArray final : public ResourceBase {
+ public:
+  struct Options {
+    DType dtype = DType::kInvalid;
+    PartialShape element_shape;
+    bool dynamic_size = false;
+    bool clear_after_read = true;
+    bool identical_element_shapes = false;
+    std::string name;
+  };
+
+  TensorArray(Options o, int64_t size) : o_(std::move(o)), elems_(size) {}
+
+  std::string DebugString() const override {
+    return internal::StrCat("TensorArray '", o_.name, "' dtype=", DTypeShortName(o_.dtype));
+  }
+  const void* TypeTag() const override { return &kTypeTag; }
+  static constexpr char kTypeTag = 'A';
+
+  DType dtype() const { return o_.dtype; }
+
+  int64_t Size() const {
+    std::lock_guard lock(mu_);
+    return static_cast<int64_t>(elems_.size());
+  }
+
+  Status Write(int64_t index, const Tensor& value) {
+    std::lock_guard lock(mu_);
+    if (index < 0) return Err("tried to write to index ", index, " but it is negative");
+    if (index >= static_cast<int64_t>(elems_.size())) {
+      if (!o_.dynamic_size) {
+        return Err("tried to write to index ", index,
+                   " but array is not resizeable and size is: ", elems_.size());
+      }
+      if (index >= kMaxSize) return Err("index ", index, " would grow the array too far");
+      elems_.resize(index + 1);
+    }
+    Element& e = elems_[index];
+    if (e.written) {
+      return Err("could not write to TensorArray index ", index,
+                 " because it has already been written to");
+    }
+    if (!o_.element_shape.IsCompatibleWith(value.shape())) {
+      return Err("could not write to TensorArray index ", index, " because the value shape is ",
+                 value.shape().ToString(),
+                 " which is incompatible with the TensorArray's inferred element shape: ",
+                 o_.element_shape.ToPythonString());
+    }
+    if (o_.identical_element_shapes) o_.element_shape = PartialShape(value.shape());
+    e.value = value.Retainable();
+    e.written = true;
+    return OkStatus();
+  }
+
+  // The element at `index` (zeros of the element shape when never written, if that is fully
+  // known); clears it when the array clears after reads.
+  Result<Tensor> Read(int64_t index) {
+    std::lock_guard lock(mu_);
+    if (index < 0 || index >= static_cast<int64_t>(elems_.size())) {
+      return Err("tried to read from index ", index, " but array size is: ", elems_.size());
+    }
+    Element& e = elems_[index];
+    if (e.cleared) {
+      return Err("could not read index ", index,
+                 " twice because it was cleared after a previous read (perhaps try setting "
+                 "clear_after_read = false?)");
+    }
+    if (!e.written) {
+      if (!o_.element_shape.IsFullyDefined()) {
+        return Err("could not read from TensorArray index ", index,
+                   ": it was never written and the element shape ",
+                   o_.element_shape.ToPythonString(),
+                   " is not fully defined, so it cannot be read as zeros");
+      }
+      return Tensor(o_.dtype, *o_.element_shape.ToShape());
+    }
+    Tensor value = e.value;
+    if (o_.clear_after_read) {
+      e.value = Tensor();
+      e.cleared = true;
+    }
+    return value;
+  }
+
+  // The element shape known so far (the attr's, or the first write's with
+  // identical_element_shapes).
+  PartialShape ElementShape() const {
+    std::lock_guard lock(mu_);
+    return o_.element_shape;
+  }
+
+ private:
+  static constexpr int64_t kMaxSize = int64_t{1} << 24;
+  struct Element {
+    Tensor value;
+    bool written = false;
+    bool cleared = false;
+  };
+  template <typename... Args>
+  Status Err(Args&&... args) const {
+    return InvalidArgument("TensorArray ", o_.name, ": ", std::forward<Args>(args)...);
+  }
+
+  Options o_;
+  mutable std::mutex mu_;
+  std::vector<Element> elems_;
+};
+
+Result<TensorArray*> ArrayOf(const KernelContext& ctx, const Tensor& handle, DType want) {
+  if (handle.dtype() != DType::kResource || handle.NumElements() != 1) {
+    return ctx.Error("input 'handle': expected a resource handle scalar, got ",
+                     handle.DebugString());
+  }
+  ResourceBase* r = handle.scalar<Handle>().get();
+  if (r == nullptr || r->TypeTag() != &TensorArray::kTypeTag) {
+    return ctx.Error("input 'handle' is not a TensorArray (",
+                     r == nullptr ? std::string("null") : r->DebugString(), ")");
+  }
+  auto* ta = static_cast<TensorArray*>(r);
+  if (want != DType::kInvalid && ta->dtype() != want) {
+    return ctx.Error("TensorArray dtype is ", DTypeShortName(ta->dtype()), " but op uses dtype ",
+                     DTypeShortName(want));
+  }
+  return ta;
+}
+
+Result<int64_t> ScalarIndex(const KernelContext& ctx, int i, std::string_view name) {
+  const Tensor& t = ctx.input(i);
+  if (t.NumElements() != 1) {
+    return ctx.Error("input '", name, "' must be a scalar, got shape ", t.shape().ToString());
+  }
+  return t.data<int32_t>()[0];
+}
+
+// flow_out: the flow value passed on (it carries no data, only ordering).
+Status PassFlow(const KernelContext& ctx, int flow_input) {
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape()));
+  out->scalar<float>() =
+      ctx.input(flow_input).NumElements() == 1 ? ctx.input(flow_input).data<float>()[0] : 0.0f;
+  return OkStatus();
+}
+
+Status ExpectHandleAndFlow(const PrepareContext& ctx, int flow) {
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "handle", DType::kResource));
+  if (flow >= 0) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, flow, "flow_in", DType::kFloat));
+  return OkStatus();
+}
+
+using DTypeState = TypedOpState<DType>;
+
+// ---- TensorArrayV3 ---------------------------------------------------------------------------
+
+using OptionsState = TypedOpState<TensorArray::Options>;
+
+Status PrepareTensorArray(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "size", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "size", 0));
+  TensorArray::Options o;
+  KILN_PREPARE_ASSIGN(ctx, o.dtype, ctx.attrs.GetType("dtype"));
+  if (o.dtype == DType::kInvalid) return ctx.Error("attr 'dtype' is invalid");
+  KILN_PREPARE_ASSIGN(ctx, o.element_shape,
+                      ctx.attrs.GetShape("element_shape", PartialShape::UnknownRank()));
+  KILN_PREPARE_ASSIGN(ctx, o.dynamic_size, ctx.attrs.GetBool("dynamic_size", false));
+  KILN_PREPARE_ASSIGN(ctx, o.clear_after_read, ctx.attrs.GetBool("clear_after_read", true));
+  KILN_PREPARE_ASSIGN(ctx, o.identical_element_shapes,
+                      ctx.attrs.GetBool("identical_element_shapes", false));
+  KILN_PREPARE_ASSIGN(ctx, o.name, ctx.attrs.GetString("tensor_array_name", ""));
+  if (o.name.empty()) o.name = std::string(ctx.node_name);
+  ctx.outputs = {TensorSpec{DType::kResource, PartialShape::Scalar()},
+                 TensorSpec{DType::kFloat, PartialShape::Scalar()}};
+  ctx.state = std::make_shared<OptionsState>(std::move(o));
+  return OkStatus();
+}
+
+Status ComputeTensorArray(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(int64_t size, ScalarIndex(ctx, 0, "size"));
+  if (size < 0) return ctx.Error("size should be >= 0, got ", size);
+  if (size > (int64_t{1} << 24)) return ctx.Error("size ", size, " is too large");
+  KILN_ASSIGN_OR_RETURN(Tensor * handle, ctx.AllocateOutput(0, Shape()));
+  handle->scalar<Handle>() = std::make_shared<TensorArray>(ctx.state<OptionsState>().value, size);
+  KILN_ASSIGN_OR_RETURN(Tensor * flow, ctx.AllocateOutput(1, Shape()));
+  flow->scalar<float>() = 0.0f;
+  return OkStatus();
+}
+
+// ---- TensorArrayWriteV3, TensorArrayScatterV3 ------------------------------------------------
+
+Status PrepareWrite(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_RETURN_IF_ERROR(ExpectHandleAndFlow(ctx, 3));
+  const bool scatter = ctx.op == "TensorArrayScatterV3";
+  const char* index_name = scatter ? "indices" : "index";
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, index_name, DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, index_name, scatter ? 1 : 0));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 2, "value"));
+  ctx.outputs = {TensorSpec{DType::kFloat, PartialShape::Scalar()}};
+  ctx.state = std::make_shared<DTypeState>(t);
+  return OkStatus();
+}
+
+Status ComputeWrite(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(TensorArray * ta,
+                        ArrayOf(ctx, ctx.input(0), ctx.state<DTypeState>().value));
+  KILN_ASSIGN_OR_RETURN(int64_t index, ScalarIndex(ctx, 1, "index"));
+  Status s = ta->Write(index, ctx.input(2));
+  if (!s.ok()) return Wrap(ctx, s);
+  return PassFlow(ctx, 3);
+}
+
+Status ComputeScatter(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(TensorArray * ta,
+                        ArrayOf(ctx, ctx.input(0), ctx.state<DTypeState>().value));
+  const Tensor& indices = ctx.input(1);
+  const Tensor& value = ctx.input(2);
+  if (indices.rank() != 1) {
+    return ctx.Error("input 'indices' must be a vector, got shape ", indices.shape().ToString());
+  }
+  if (value.rank() == 0 || value.dim(0) != indices.NumElements()) {
+    return ctx.Error("expected value of shape [", indices.NumElements(),
+                     ", ...] (one row per index), got ", value.shape().ToString());
+  }
+  Shape row_shape;
+  for (int d = 1; d < value.rank(); ++d) row_shape.AddDim(value.dim(d));
+  const int64_t per = row_shape.num_elements();
+  for (int64_t j = 0; j < indices.NumElements(); ++j) {
+    Tensor row(value.dtype(), row_shape);
+    KILN_RETURN_IF_ERROR(DispatchStorage(value.dtype(), [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      std::copy(Elems<U>(value) + j * per, Elems<U>(value) + (j + 1) * per, Elems<U>(row));
+      return OkStatus();
+    }));
+    Status s = ta->Write(indices.data<int32_t>()[j], row);
+    if (!s.ok()) return Wrap(ctx, s);
+  }
+  return PassFlow(ctx, 3);
+}
+
+// ---- TensorArrayReadV3, TensorArrayGatherV3 --------------------------------------------------
+
+struct ReadState : OpState {
+  DType dtype = DType::kInvalid;
+  PartialShape element_shape;  // Gather's attr
+};
+
+Status PrepareRead(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_RETURN_IF_ERROR(ExpectHandleAndFlow(ctx, 2));
+  const bool gather = ctx.op == "TensorArrayGatherV3";
+  const char* index_name = gather ? "indices" : "index";
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, index_name, DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, index_name, gather ? 1 : 0));
+  auto state = std::make_shared<ReadState>();
+  KILN_PREPARE_ASSIGN(ctx, state->dtype, ctx.attrs.GetType("dtype"));
+  PartialShape out;
+  if (gather) {
+    KILN_PREPARE_ASSIGN(ctx, state->element_shape,
+                        ctx.attrs.GetShape("element_shape", PartialShape::UnknownRank()));
+    const PartialShape& e = state->element_shape;
+    if (!e.unknown_rank() && e.rank() < kMaxRank) {
+      std::vector<int64_t> dims = {KnownLength(ctx.inputs[1].shape)};
+      dims.insert(dims.end(), e.dims().begin(), e.dims().end());
+      out = *PartialShape::FromDims(dims);
+    }
+  }
+  ctx.outputs = {TensorSpec{state->dtype, out}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeRead(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(TensorArray * ta, ArrayOf(ctx, ctx.input(0), ctx.state<ReadState>().dtype));
+  KILN_ASSIGN_OR_RETURN(int64_t index, ScalarIndex(ctx, 1, "index"));
+  auto value = ta->Read(index);
+  if (!value.ok()) return Wrap(ctx, value.status());
+  ctx.SetOutput(0, std::move(*value));
+  return OkStatus();
+}
+
+Status ComputeGather(const KernelContext& ctx) {
+  const auto& st = ctx.state<ReadState>();
+  KILN_ASSIGN_OR_RETURN(TensorArray * ta, ArrayOf(ctx, ctx.input(0), st.dtype));
+  const Tensor& indices = ctx.input(1);
+  if (indices.rank() != 1) {
+    return ctx.Error("input 'indices' must be a vector, got shape ", indices.shape().ToString());
+  }
+  const int64_t n = indices.NumElements();
+  std::vector<Tensor> items;
+  items.reserve(n);
+  for (int64_t j = 0; j < n; ++j) {
+    auto item = ta->Read(indices.data<int32_t>()[j]);
+    if (!item.ok()) return Wrap(ctx, item.status());
+    if (!items.empty() && item->shape() != items[0].shape()) {
+      return ctx.Error("TensorArray has inconsistent shapes: index ", indices.data<int32_t>()[0],
+                       " has shape ", items[0].shape().ToString(), " but index ",
+                       indices.data<int32_t>()[j], " has shape ", item->shape().ToString());
+    }
+    items.push_back(std::move(*item));
+  }
+  Shape elem;
+  if (n > 0) {
+    elem = items[0].shape();
+  } else {
+    auto merged = ta->ElementShape().MergeWith(st.element_shape);
+    if (!merged.ok() || !merged->IsFullyDefined()) {
+      return ctx.Error("TensorArray has size zero, but the element shape ",
+                       (merged.ok() ? *merged : st.element_shape).ToPythonString(),
+                       " is not fully defined; currently only static shapes are supported when "
+                       "gathering nothing");
+    }
+    elem = *merged->ToShape();
+  }
+  if (elem.rank() + 1 > kMaxRank) return ctx.Error("gathered rank exceeds ", kMaxRank);
+  Shape shape;
+  shape.AddDim(n);
+  for (int64_t d : elem.dims()) shape.AddDim(d);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  const int64_t per = elem.num_elements();
+  return DispatchStorage(st.dtype, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U* dst = Elems<U>(*out);
+    for (const Tensor& t : items) dst = std::copy(Elems<U>(t), Elems<U>(t) + per, dst);
+    return OkStatus();
+  });
+}
+
+// ---- TensorArraySizeV3, TensorArrayCloseV3 ---------------------------------------------------
+
+Status PrepareSize(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectHandleAndFlow(ctx, 1));
+  ctx.outputs = {TensorSpec{DType::kInt32, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeSize(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(TensorArray * ta, ArrayOf(ctx, ctx.input(0), DType::kInvalid));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape()));
+  out->scalar<int32_t>() = static_cast<int32_t>(ta->Size());
+  return OkStatus();
+}
+
+Status PrepareClose(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  return ExpectHandleAndFlow(ctx, -1);
+}
+
+// The array lives as long as a handle to it: closing frees nothing early.
+Status ComputeClose(const KernelContext& ctx) {
+  return ArrayOf(ctx, ctx.input(0), DType::kInvalid).status();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr uint32_t kStatefulFresh = kOpStateful | kOpFreshOutputs;
+
+constexpr OpDefinition kDefs[] = {
+    {"TensorArrayV3", "handle,flow", kStatefulFresh, PrepareTensorArray},
+    {"TensorArrayWriteV3", "flow_out", kStatefulFresh, PrepareWrite},
+    {"TensorArrayScatterV3", "flow_out", kStatefulFresh, PrepareWrite},
+    // Not fresh: a read returns the stored element itself.
+    {"TensorArrayReadV3", "value", kOpStateful, PrepareRead},
+    {"TensorArrayGatherV3", "value", kStatefulFresh, PrepareRead},
+    {"TensorArraySizeV3", "size", kStatefulFresh, PrepareSize},
+    {"TensorArrayCloseV3", "", kOpStateful, PrepareClose},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"TensorArrayV3", ComputeTensorArray},    {"TensorArrayWriteV3", ComputeWrite},
+    {"TensorArrayScatterV3", ComputeScatter}, {"TensorArrayReadV3", ComputeRead},
+    {"TensorArrayGatherV3", ComputeGather},   {"TensorArraySizeV3", ComputeSize},
+    {"TensorArrayCloseV3", ComputeClose},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> TensorArrayOpDefs() { return kDefs; }
+std::span<const KernelEntry> TensorArrayCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

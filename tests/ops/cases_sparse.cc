@@ -1,0 +1,231 @@
+// Op-tester cases of sparse tensors: SparseToDense, SparseFillEmptyRows, SparseReshape,
+// DenseToDenseSetOperation.
+#include <algorithm>
+#include <map>
+
+#include "ops/array_ref.h"
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+
+std::vector<OpCase> SparseCases() {
+  std::vector<OpCase> c;
+  // SparseToDense: [N, R] indices, [N] values or one scalar, 1-D and scalar index forms.
+  for (DType t : {DType::kFloat, DType::kString, DType::kInt32, DType::kBool, DType::kHalf}) {
+    const Tensor idx = Make<int64_t>({0, 1, 1, 0, 1, 2}, Shape{3, 2});
+    const Tensor values = Distinct(t, Shape{3}, 4);
+    const Tensor dflt = Distinct(t, Shape{}, 90);
+    for (bool validate : {true, false}) {
+      c.push_back(OpCaseBuilder("SparseToDense", "SparseToDense " + DTypeShortName(t) +
+                                                     (validate ? "" : " unvalidated"))
+                      .T(t)
+                      .Type("Tindices", DType::kInt64)
+                      .Bool("validate_indices", validate)
+                      .Input(idx)
+                      .ConstInput(Vec<int64_t>({2, 3}))
+                      .Input(values)
+                      .Input(dflt)
+                      .Reference1([](const std::vector<Tensor>& in) {
+                        return RefMove(
+                            in[2], Shape{2, 3},
+                            [](const Index& o) -> int64_t {
+                              const int64_t flat = o[0] * 3 + o[1];
+                              return flat == 1 ? 0 : flat == 3 ? 1 : flat == 5 ? 2 : -1;
+                            },
+                            &in[3]);
+                      })
+                      .Build());
+    }
+    c.push_back(OpCaseBuilder("SparseToDense", "SparseToDense scalar value " + DTypeShortName(t))
+                    .T(t)
+                    .Type("Tindices", DType::kInt32)
+                    .Input(Vec<int32_t>({1, 3}))
+                    .Input(Vec<int32_t>({5}))
+                    .Input(Distinct(t, Shape{}, 6))
+                    .Input(dflt)
+                    .Reference1([](const std::vector<Tensor>& in) {
+                      return RefMove(
+                          in[2], Shape{5},
+                          [](const Index& o) -> int64_t { return o[0] == 1 || o[0] == 3 ? 0 : -1; },
+                          &in[3]);
+                    })
+                    .Build());
+  }
+  c.push_back(OpCaseBuilder("SparseToDense", "SparseToDense scalar index")
+                  .T(DType::kInt64)
+                  .Type("Tindices", DType::kInt32)
+                  .Input(Tensor::Scalar<int32_t>(2))
+                  .Input(Vec<int32_t>({3}))
+                  .Input(Tensor::Scalar<int64_t>(7))
+                  .Input(Tensor::Scalar<int64_t>(0))
+                  .Reference1([](const auto&) {
+                    return Vec<int64_t>({0, 0, 7});
+                  })
+                  .Build());
+
+  // SparseFillEmptyRows: rows out of order, empty rows, an empty input.
+  for (DType t : {DType::kFloat, DType::kString, DType::kInt64}) {
+    const Tensor dflt = Distinct(t, Shape{}, 9);
+    c.push_back(OpCaseBuilder("SparseFillEmptyRows")
+                    .T(t)
+                    .Input(Make<int64_t>({3, 1, 0, 2, 3, 0, 0, 0}, Shape{4, 2}))
+                    .Input(Distinct(t, Shape{4}, 1))
+                    .Input(Vec<int64_t>({5, 4}))
+                    .Input(dflt)
+                    .Reference([](const std::vector<Tensor>& in) {
+                      // Rows in order; within a row the input order; empty rows get (row, 0).
+                      const int64_t* idx = in[0].data<int64_t>();
+                      std::vector<int64_t> oi;
+                      std::vector<int64_t> src;  // input entry or -1 for the default
+                      std::vector<int64_t> rev(4);
+                      std::vector<bool> empty;
+                      for (int64_t row = 0; row < 5; ++row) {
+                        bool any = false;
+                        for (int64_t i = 0; i < 4; ++i) {
+                          if (idx[2 * i] != row) continue;
+                          rev[i] = static_cast<int64_t>(src.size());
+                          oi.insert(oi.end(), {idx[2 * i], idx[2 * i + 1]});
+                          src.push_back(i);
+                          any = true;
+                        }
+                        if (!any) {
+                          oi.insert(oi.end(), {row, 0});
+                          src.push_back(-1);
+                        }
+                        empty.push_back(!any);
+                      }
+                      const int64_t n = static_cast<int64_t>(src.size());
+                      Tensor values = RefMove(
+                          in[1], Shape{n}, [&](const Index& o) { return src[o[0]]; }, &in[3]);
+                      Tensor e(DType::kBool, Shape{5});
+                      for (int i = 0; i < 5; ++i) e.data<bool>()[i] = empty[i];
+                      return std::vector<Tensor>{Make<int64_t>(oi, Shape{n, 2}), values, e,
+                                                 Vec<int64_t>(rev)};
+                    })
+                    .Build());
+    c.push_back(
+        OpCaseBuilder("SparseFillEmptyRows", "SparseFillEmptyRows no entries " + DTypeShortName(t))
+            .T(t)
+            .Input(Make<int64_t>({}, Shape{0, 2}))
+            .Input(Tensor(t, Shape{0}))
+            .Input(Vec<int64_t>({2, 4}))
+            .Input(dflt)
+            .Reference([](const std::vector<Tensor>& in) {
+              Tensor e(DType::kBool, Shape{2});
+              e.data<bool>()[0] = e.data<bool>()[1] = true;
+              return std::vector<Tensor>{
+                  Make<int64_t>({0, 0, 1, 0}, Shape{2, 2}),
+                  RefMove(in[3], Shape{2}, [](const Index&) { return int64_t{0}; }), e,
+                  Tensor(DType::kInt64, Shape{0})};
+            })
+            .Build());
+  }
+
+  // SparseReshape: to a -1 shape, to more dims, to fewer.
+  struct R {
+    std::vector<int64_t> in_shape, new_shape, out_shape;
+  };
+  for (const R& r : {R{{2, 3}, {3, -1}, {3, 2}}, R{{2, 3, 4}, {6, 2, 2}, {6, 2, 2}},
+                     R{{4, 5, 6}, {-1}, {120}}, R{{0, 3}, {-1, 5}, {0, 5}}}) {
+    // Every other element of the dense space is present.
+    int64_t dense = 1;
+    for (int64_t d : r.in_shape) dense *= d;
+    const Shape in_s = *Shape::FromDims(r.in_shape);
+    const Shape out_s = *Shape::FromDims(r.out_shape);
+    std::vector<int64_t> in_idx, out_idx;
+    int64_t n = 0;
+    for (int64_t f = 0; f < dense; f += 2, ++n) {
+      const Index a = Unravel(f, in_s), b = Unravel(f, out_s);
+      in_idx.insert(in_idx.end(), a.begin(), a.end());
+      out_idx.insert(out_idx.end(), b.begin(), b.end());
+    }
+    const int64_t rin = in_s.rank(), rout = out_s.rank();
+    std::string to;
+    for (int64_t d : r.new_shape) to += (to.empty() ? "" : ",") + std::to_string(d);
+    c.push_back(
+        OpCaseBuilder("SparseReshape", "SparseReshape " + in_s.ToString() + " to [" + to + "]")
+            .Input(Make<int64_t>(in_idx, Shape{n, rin}))
+            .Input(Vec<int64_t>(r.in_shape))
+            .Input(Vec<int64_t>(r.new_shape))
+            .Reference([out_idx, n, rout, r](const auto&) {
+              return std::vector<Tensor>{Make<int64_t>(out_idx, Shape{n, rout}),
+                                         Vec<int64_t>(r.out_shape)};
+            })
+            .Build());
+  }
+
+  // DenseToDenseSetOperation, all four operations, against std::set.
+  for (const std::string op : {"a-b", "b-a", "intersection", "union"}) {
+    for (DType t : {DType::kInt32, DType::kInt64, DType::kUInt8, DType::kString, DType::kInt16}) {
+      const Tensor a =
+          t == DType::kString
+              ? Make<std::string>({"b", "a", "b", "c", "x", "y"}, Shape{2, 3})
+              : RefUnaryDouble(
+                    Make<double>({3, 1, 3, 2, 9, 8}, Shape{2, 3}), [](double v) { return v; }, t);
+      const Tensor b =
+          t == DType::kString
+              ? Make<std::string>({"c", "d", "a", "a", "y", "y", "z", "x"}, Shape{2, 4})
+              : RefUnaryDouble(
+                    Make<double>({2, 4, 3, 3, 8, 8, 7, 9}, Shape{2, 4}), [](double v) { return v; },
+                    t);
+      c.push_back(OpCaseBuilder("DenseToDenseSetOperation",
+                                "DenseToDenseSetOperation " + op + " " + DTypeShortName(t))
+                      .T(t)
+                      .String("set_operation", op)
+                      .Input(a)
+                      .Input(b)
+                      .Reference([op](const std::vector<Tensor>& in) {
+                        std::vector<int64_t> idx;
+                        std::vector<int64_t> src;  // flat position in a (>= 0) or b (< 0)
+                        int64_t widest = 0;
+                        for (int64_t g = 0; g < 2; ++g) {
+                          // Sets keyed by the value's text, so strings and ints sort alike.
+                          auto key = [&](const Tensor& t, int64_t i) {
+                            return t.dtype() == DType::kString
+                                       ? t.data<std::string>()[i]
+                                       : std::to_string(
+                                             1000 +
+                                             static_cast<int64_t>(
+                                                 RefUnaryDouble(
+                                                     t, [](double v) { return v; }, DType::kDouble)
+                                                     .data<double>()[i]));
+                          };
+                          std::map<std::string, int64_t> sa, sb;
+                          for (int64_t i = 0; i < 3; ++i)
+                            sa.emplace(key(in[0], g * 3 + i), g * 3 + i);
+                          for (int64_t i = 0; i < 4; ++i)
+                            sb.emplace(key(in[1], g * 4 + i), -1 - (g * 4 + i));
+                          std::map<std::string, int64_t> r;
+                          for (auto& [k, v] : sa)
+                            if ((op == "a-b" && !sb.count(k)) ||
+                                (op == "intersection" && sb.count(k)) || op == "union")
+                              r.emplace(k, v);
+                          for (auto& [k, v] : sb)
+                            if ((op == "b-a" && !sa.count(k)) || (op == "union" && !sa.count(k)))
+                              r.emplace(k, v);
+                          int64_t j = 0;
+                          for (auto& [k, v] : r) {
+                            idx.insert(idx.end(), {g, j++});
+                            src.push_back(v);
+                          }
+                          widest = std::max(widest, j);
+                        }
+                        const int64_t n = static_cast<int64_t>(src.size());
+                        Tensor values(in[0].dtype(), Shape{n});
+                        for (int64_t i = 0; i < n; ++i) {
+                          if (src[i] >= 0) {
+                            CopyElement(in[0], src[i], &values, i);
+                          } else {
+                            CopyElement(in[1], -1 - src[i], &values, i);
+                          }
+                        }
+                        return std::vector<Tensor>{Make<int64_t>(idx, Shape{n, 2}), values,
+                                                   Vec<int64_t>({2, widest})};
+                      })
+                      .Build());
+    }
+  }
+  return c;
+}
+
+}  // namespace kiln::testing
