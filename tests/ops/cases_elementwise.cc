@@ -113,9 +113,12 @@ std::vector<OpCase> ElementwiseCases() {
     const auto fn = f;  // captured below (Clang 14 cannot capture a structured binding)
     uint32_t seed = 3;
     for (const auto& p : Pairs()) {
+      // Drawn before the chain: GCC 12 warns (-Wsequence-point) on two seed++ in one.
+      const Tensor a = RandomOf(DType::kBool, p.first, seed++);
+      const Tensor b = RandomOf(DType::kBool, p.second, seed++);
       c.push_back(OpCaseBuilder(op)
-                      .Input(RandomOf(DType::kBool, p.first, seed++))
-                      .Input(RandomOf(DType::kBool, p.second, seed++))
+                      .Input(a)
+                      .Input(b)
                       .Reference1([fn](const std::vector<Tensor>& in) {
                         return RefBinaryDouble(in[0], in[1], fn);
                       })
