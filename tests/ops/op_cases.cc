@@ -5,6 +5,10 @@ namespace kiln::testing {
 const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
   static const std::vector<OpCaseFamily> families = {
       {"elementwise", ElementwiseCases},
+      {"conv", ConvCases},
+      {"pool", PoolCases},
+      {"norm", NormCases},
+      {"image", ImageCases},
   };
   return families;
 }
@@ -30,11 +34,8 @@ const std::vector<std::string_view>& OpsAwaitingCases() {
       "AssignAddVariableOp",
       "AssignSubVariableOp",
       "AssignVariableOp",
-      "AvgPool",
       "BroadcastTo",
       "ConcatV2",
-      "Conv2D",
-      "DepthwiseConv2dNative",
       "DestroyResourceOp",
       "EagerPyFunc",
       "EmptyTensorList",
@@ -42,9 +43,7 @@ const std::vector<std::string_view>& OpsAwaitingCases() {
       "Fill",
       "GatherV2",
       "If",
-      "MatMul",
       "Max",
-      "MaxPool",
       "Mean",
       "Min",
       "Pack",

@@ -10,6 +10,10 @@
 namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
+std::vector<OpCase> ConvCases();         // cases_conv.cc
+std::vector<OpCase> PoolCases();         // cases_pool.cc
+std::vector<OpCase> NormCases();         // cases_norm.cc
+std::vector<OpCase> ImageCases();        // cases_image.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -29,5 +29,13 @@ TEST_CASE("op tester: every op with a CPU kernel has cases or a written exemptio
 
 TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }
 
+TEST_CASE("op tester: conv") { RunOpCases(ConvCases()); }
+
+TEST_CASE("op tester: pool") { RunOpCases(PoolCases()); }
+
+TEST_CASE("op tester: norm") { RunOpCases(NormCases()); }
+
+TEST_CASE("op tester: image") { RunOpCases(ImageCases()); }
+
 }  // namespace
 }  // namespace kiln::testing
