@@ -305,7 +305,7 @@ enum class ConvKind {
 };
 
 struct ConvState : OpState {
-  WindowAttrs attrs;
+  WindowSpec attrs;
   DType dtype = DType::kFloat;
 };
 
@@ -329,7 +329,7 @@ Status CheckChannels(bool depthwise, int64_t in_c, int64_t filter_in_c, const st
 
 // Builds the geometry from full input, filter and output-backprop dims (out_backprop empty for
 // Conv3D) and checks they agree; errors say what TensorFlow expects.
-Status MakeGeom(ConvKind kind, const WindowAttrs& a, std::span<const int64_t> in,
+Status MakeGeom(ConvKind kind, const WindowSpec& a, std::span<const int64_t> in,
                 std::span<const int64_t> filter, std::span<const int64_t> dy, ConvGeom* g) {
   const int rank = a.spatial + 2;
   auto str = [](std::span<const int64_t> v) {

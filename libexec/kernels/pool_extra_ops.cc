@@ -107,13 +107,13 @@ void PoolForward(const KernelContext& ctx, const PoolGeom& g, const C* in, C* ou
 enum class PoolKind { kMax3D, kAvg3D, kMaxV2, kMaxWithArgmax, kMaxGrad, kAvgGrad };
 
 struct PoolState : OpState {
-  WindowAttrs attrs;
+  WindowSpec attrs;
   DType dtype = DType::kFloat;
   bool include_batch_in_index = false;
 };
 
 // The geometry of an input with channels-last dims `in` under ksize/strides in `a`.
-Status MakePoolGeom(const WindowAttrs& a, std::span<const int64_t> in, PoolGeom* g) {
+Status MakePoolGeom(const WindowSpec& a, std::span<const int64_t> in, PoolGeom* g) {
   for (int64_t v : in) {
     if (v < 0) {
       return InvalidArgument("input shape ", DimsString(std::vector<int64_t>(in.begin(), in.end())),
@@ -126,7 +126,7 @@ Status MakePoolGeom(const WindowAttrs& a, std::span<const int64_t> in, PoolGeom*
   return MakeWindowDims(a, in, a.ksize, &g->d);
 }
 
-std::vector<int64_t> ForwardDims(const WindowAttrs& a, std::span<const int64_t> in,
+std::vector<int64_t> ForwardDims(const WindowSpec& a, std::span<const int64_t> in,
                                  const std::array<WindowDim, 3>& d) {
   std::vector<int64_t> out = {in[0]};
   for (int i = 3 - a.spatial; i < 3; ++i) out.push_back(d[i].out);
@@ -345,7 +345,7 @@ template <PoolKind kKind, typename List>
 Status ComputePoolNd(const KernelContext& ctx) {
   constexpr int spatial = SpatialOf<kKind>(), rank = spatial + 2;
   const auto& st = ctx.state<PoolState>();
-  WindowAttrs attrs = st.attrs;
+  WindowSpec attrs = st.attrs;
   if (kKind == PoolKind::kMaxV2) {
     for (int i : {1, 2}) {
       const Tensor& v = ctx.input(i);

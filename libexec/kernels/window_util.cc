@@ -72,7 +72,7 @@ Status CheckWindowList(const KernelContext& ctx, std::string_view what,
   return s.WithContext("node '" + std::string(ctx.node_name()) + "'");
 }
 
-Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts, WindowAttrs* a) {
+Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts, WindowSpec* a) {
   a->spatial = opts.spatial;
   const bool three = opts.spatial == 3;
   if (opts.has_data_format) {
@@ -144,7 +144,7 @@ Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts,
   return OkStatus();
 }
 
-Status MakeWindowDims(const WindowAttrs& a, std::span<const int64_t> in,
+Status MakeWindowDims(const WindowSpec& a, std::span<const int64_t> in,
                       const std::array<int64_t, 3>& k, std::array<WindowDim, 3>* dims) {
   for (int i = 0; i < 3; ++i) {
     WindowDim& w = (*dims)[i];

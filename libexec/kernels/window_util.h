@@ -35,7 +35,7 @@ Status ComputeWindowDim(WindowPadding padding, WindowDim* w);
 
 // The attrs of a window op over `spatial` dims (2 or 3), all in the layout of the op's
 // data_format with the batch and channel entries checked.
-struct WindowAttrs {
+struct WindowSpec {
   int spatial = 2;
   WindowPadding padding = WindowPadding::kValid;
   std::array<int64_t, 3> ksize{1, 1, 1}, strides{1, 1, 1}, dilations{1, 1, 1};
@@ -53,7 +53,7 @@ struct WindowAttrOptions {
 
 // Reads the attrs of the options; data_format must be NHWC / NDHWC (channels last), as for
 // TensorFlow's CPU kernels of these ops: a channels-first format is Unimplemented.
-Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts, WindowAttrs* a);
+Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts, WindowSpec* a);
 
 // Checks a ksize/strides list of rank `spatial + 2` in channels-last layout (batch and channel
 // entries 1, the rest positive) and stores its spatial entries. `what` names it in messages
@@ -65,7 +65,7 @@ Status CheckWindowList(const KernelContext& ctx, std::string_view what,
 
 // The window dims of an input with channels-last dims `in` (-1 unknown) under `a`, the window
 // sizes `k` (ksize, or the filter's spatial dims).
-Status MakeWindowDims(const WindowAttrs& a, std::span<const int64_t> in,
+Status MakeWindowDims(const WindowSpec& a, std::span<const int64_t> in,
                       const std::array<int64_t, 3>& k, std::array<WindowDim, 3>* dims);
 
 // Fails unless the element count of `dims` (non-negative) fits comfortably in int64 (below

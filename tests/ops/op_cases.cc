@@ -5,7 +5,7 @@ namespace kiln::testing {
 const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
   static const std::vector<OpCaseFamily> families = {
       {"elementwise", ElementwiseCases},
-      {"conv", ConvCases},
+      {"conv_nd", ConvNdCases},
       {"pool", PoolCases},
       {"norm", NormCases},
       {"image", ImageCases},

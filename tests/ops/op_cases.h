@@ -10,7 +10,7 @@
 namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
-std::vector<OpCase> ConvCases();         // cases_conv.cc
+std::vector<OpCase> ConvNdCases();       // cases_conv_nd.cc
 std::vector<OpCase> PoolCases();         // cases_pool.cc
 std::vector<OpCase> NormCases();         // cases_norm.cc
 std::vector<OpCase> ImageCases();        // cases_image.cc

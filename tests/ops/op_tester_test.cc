@@ -29,7 +29,7 @@ TEST_CASE("op tester: every op with a CPU kernel has cases or a written exemptio
 
 TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }
 
-TEST_CASE("op tester: conv") { RunOpCases(ConvCases()); }
+TEST_CASE("op tester: conv_nd") { RunOpCases(ConvNdCases()); }
 
 TEST_CASE("op tester: pool") { RunOpCases(PoolCases()); }
 

@@ -424,7 +424,7 @@ void AddMatMul(std::vector<OpCase>* c) {
 
 }  // namespace
 
-std::vector<OpCase> ConvCases() {
+std::vector<OpCase> ConvNdCases() {
   std::vector<OpCase> c;
   AddConv2D(&c, false);
   AddConv2D(&c, true);
