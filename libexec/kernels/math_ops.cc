@@ -1,4 +1,4 @@
-// Element-wise arithmetic with numpy broadcasting, unary math, MatMul and Cast.
+// Element-wise arithmetic with numpy broadcasting, unary math, and Cast.
 #include <string>
 
 #include "kernels/eigen_functors.h"
@@ -13,80 +13,6 @@ namespace {
 template <typename T>
 T* Data(const Tensor& t) {
   return t.data<T>();
-}
-
-// ---- MatMul ----------------------------------------------------------------------------------
-
-struct MatMulState : OpState {
-  bool transpose_a = false;
-  bool transpose_b = false;
-};
-
-std::string BoolName(bool b) { return b ? "true" : "false"; }
-
-Status PrepareMatMul(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
-  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRealDTypes));
-  auto state = std::make_shared<MatMulState>();
-  KILN_PREPARE_ASSIGN(ctx, state->transpose_a, ctx.attrs.GetBool("transpose_a", false));
-  KILN_PREPARE_ASSIGN(ctx, state->transpose_b, ctx.attrs.GetBool("transpose_b", false));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "a", t));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "b", t));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "a", 2));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "b", 2));
-  const PartialShape& a = ctx.inputs[0].shape;
-  const PartialShape& b = ctx.inputs[1].shape;
-  int64_t m = -1, n = -1, ka = -1, kb = -1;
-  if (!a.unknown_rank()) {
-    m = a.dim(state->transpose_a ? 1 : 0);
-    ka = a.dim(state->transpose_a ? 0 : 1);
-  }
-  if (!b.unknown_rank()) {
-    kb = b.dim(state->transpose_b ? 1 : 0);
-    n = b.dim(state->transpose_b ? 0 : 1);
-  }
-  if (ka >= 0 && kb >= 0 && ka != kb) {
-    return ctx.Error("inner dimensions do not match: a has shape ", a.ToPythonString(),
-                     ", b has shape ", b.ToPythonString(),
-                     " (transpose_a=", BoolName(state->transpose_a),
-                     ", transpose_b=", BoolName(state->transpose_b), ")");
-  }
-  ctx.outputs = {TensorSpec{t, PartialShape{m, n}}};
-  ctx.state = std::move(state);
-  return OkStatus();
-}
-
-Status ComputeMatMul(const KernelContext& ctx) {
-  const auto& st = ctx.state<MatMulState>();
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
-  if (a.rank() != 2 || b.rank() != 2) {
-    return ctx.Error("MatMul needs 2-D inputs, got a ", a.shape().ToString(), " and b ",
-                     b.shape().ToString());
-  }
-  const int64_t m = a.dim(st.transpose_a ? 1 : 0), ka = a.dim(st.transpose_a ? 0 : 1);
-  const int64_t kb = b.dim(st.transpose_b ? 1 : 0), n = b.dim(st.transpose_b ? 0 : 1);
-  if (ka != kb) {
-    return ctx.Error("inner dimensions do not match: a has shape ", a.shape().ToString(),
-                     ", b has shape ", b.shape().ToString(),
-                     " (transpose_a=", BoolName(st.transpose_a),
-                     ", transpose_b=", BoolName(st.transpose_b), ")");
-  }
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{m, n}));
-  return DispatchDType<KILN_REAL_TYPES>(a.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if (out->NumElements() == 0) return OkStatus();
-    if (ka == 0) {  // an empty sum
-      std::fill_n(Data<T>(*out), out->NumElements(), T(0));
-      return OkStatus();
-    }
-    functor::MatMulFunctor<EigenCpuDevice, T>()(
-        Cpu(), functor::ConstMatrix<T>(Data<T>(a), a.dim(0), a.dim(1)),
-        functor::ConstMatrix<T>(Data<T>(b), b.dim(0), b.dim(1)),
-        functor::Matrix<T>(Data<T>(*out), m, n), st.transpose_a, st.transpose_b);
-    return OkStatus();
-  });
 }
 
 // ---- Cast ------------------------------------------------------------------------------------
@@ -150,7 +76,6 @@ constexpr OpDefinition kDefs[] = {
     {"Log", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Tanh", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Sigmoid", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
-    {"MatMul", "product", kOpFreshOutputs, PrepareMatMul},
     {"Cast", "y", kOpNone, PrepareCast},
 };
 
@@ -170,7 +95,6 @@ constexpr KernelEntry kCpu[] = {
     {"Log", ComputeUnary<fn::Log, FloatTypes>},
     {"Tanh", ComputeUnary<fn::Tanh, FloatTypes>},
     {"Sigmoid", ComputeUnary<fn::Sigmoid, FloatTypes>},
-    {"MatMul", ComputeMatMul},
     {"Cast", ComputeCast},
 };
 

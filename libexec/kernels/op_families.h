@@ -17,6 +17,10 @@ std::span<const KernelEntry> BasicCpuKernels();
 std::span<const OpDefinition> MathOpDefs();
 std::span<const KernelEntry> MathCpuKernels();
 
+// MatMul, _FusedMatMul, BatchMatMul, BatchMatMulV2, BatchMatMulV3 (matmul_ops.cc).
+std::span<const OpDefinition> MatMulOpDefs();
+std::span<const KernelEntry> MatMulCpuKernels();
+
 // BiasAdd, activations, softmax (nn_ops.cc).
 std::span<const OpDefinition> NnOpDefs();
 std::span<const KernelEntry> NnCpuKernels();

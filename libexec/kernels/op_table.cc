@@ -23,6 +23,7 @@ Tables BuildTables() {
   Tables t;
   Append(&t.defs, BasicOpDefs());
   Append(&t.defs, MathOpDefs());
+  Append(&t.defs, MatMulOpDefs());
   Append(&t.defs, NnOpDefs());
   Append(&t.defs, StringOpDefs());
   Append(&t.defs, ResourceOpDefs());
@@ -54,6 +55,7 @@ Tables BuildTables() {
   std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
   Append(&cpu, BasicCpuKernels());
   Append(&cpu, MathCpuKernels());
+  Append(&cpu, MatMulCpuKernels());
   Append(&cpu, NnCpuKernels());
   Append(&cpu, StringCpuKernels());
   Append(&cpu, ResourceCpuKernels());

@@ -5,6 +5,8 @@ namespace kiln::testing {
 const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
   static const std::vector<OpCaseFamily> families = {
       {"elementwise", ElementwiseCases},
+      {"matmul", MatMulCases},
+      {"conv", ConvFusedCases},
       {"conv_nd", ConvNdCases},
       {"pool", PoolCases},
       {"norm", NormCases},

@@ -10,6 +10,8 @@
 namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
+std::vector<OpCase> MatMulCases();       // cases_matmul.cc
+std::vector<OpCase> ConvFusedCases();    // cases_conv_fused.cc
 std::vector<OpCase> ConvNdCases();       // cases_conv_nd.cc
 std::vector<OpCase> PoolCases();         // cases_pool.cc
 std::vector<OpCase> NormCases();         // cases_norm.cc

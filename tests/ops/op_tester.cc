@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <sstream>
 
@@ -319,6 +321,9 @@ OpCase OpCaseBuilder::Build() {
 
 void RunOpCase(const OpCase& c) {
   INFO("op case: ", c.name);
+  // KILN_OP_TESTER_VERBOSE=1 names each case as it starts (to find a case that crashes).
+  static const bool verbose = std::getenv("KILN_OP_TESTER_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "op case: %s\n", c.name.c_str());
   const exec::OpDefinition* def = exec::FindOp(c.op);
   REQUIRE_MESSAGE(def != nullptr, c.name, ": op not in the table");
 

@@ -28,6 +28,8 @@ TEST_CASE("op tester: every op with a CPU kernel has cases or a written exemptio
 }
 
 TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }
+TEST_CASE("op tester: matmul") { RunOpCases(MatMulCases()); }
+TEST_CASE("op tester: conv") { RunOpCases(ConvFusedCases()); }
 
 TEST_CASE("op tester: conv_nd") { RunOpCases(ConvNdCases()); }
 
