@@ -76,8 +76,8 @@ std::vector<OpCase> MatMulCases() {
                           .T(t)
                           .Bool("transpose_a", ta)
                           .Bool("transpose_b", tb)
-                          .Input(RandomOf(t, ta ? Shape{k, m} : Shape{m, k}, seed++))
-                          .Input(RandomOf(t, tb ? Shape{n, k} : Shape{k, n}, seed++))
+                          .Input(RandomOf(t, ta ? Shape{k, m} : Shape{m, k}, NextSeed(seed)))
+                          .Input(RandomOf(t, tb ? Shape{n, k} : Shape{k, n}, NextSeed(seed)))
                           .Reference1([ta_, tb_, t](const std::vector<Tensor>& in) {
                             return RefProduct(in[0], in[1], ta_, tb_, t);
                           })
@@ -165,8 +165,8 @@ std::vector<OpCase> MatMulCases() {
           const bool adj = adj_x;
           c.push_back(b.Bool("adj_x", adj_x)
                           .Bool("adj_y", false)
-                          .Input(RandomOf(t, a, seed++))
-                          .Input(RandomOf(t, sb, seed++))
+                          .Input(RandomOf(t, a, NextSeed(seed)))
+                          .Input(RandomOf(t, sb, NextSeed(seed)))
                           .Reference1([adj, t](const std::vector<Tensor>& in) {
                             return RefProduct(in[0], in[1], adj, false, t);
                           })

@@ -15,10 +15,6 @@
 
 namespace kiln::testing {
 
-// The next seed of a case list (a call, so several in one builder chain draw in order without
-// GCC's -Wsequence-point on `seed++`).
-inline uint32_t NextSeed(uint32_t& seed) { return seed++; }
-
 inline double ValueAt(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kFloat:
