@@ -514,7 +514,8 @@ Status ComputeCropAndResize(const KernelContext& ctx) {
               ch_h > 1 ? y1 * static_cast<float>(in_h - 1) + static_cast<float>(y) * hs
                        : static_cast<float>(0.5 * (y1 + y2) * static_cast<double>(in_h - 1));
           float* row = o + ((b * ch_h + y) * ch_w) * ch;
-          if (in_y < 0 || in_y > static_cast<float>(in_h - 1)) {
+          // Outside the image (NaN coordinates too): the extrapolation value.
+          if (!(in_y >= 0 && in_y <= static_cast<float>(in_h - 1))) {
             std::fill(row, row + ch_w * ch, st.extrapolation);
             continue;
           }
@@ -523,7 +524,7 @@ Status ComputeCropAndResize(const KernelContext& ctx) {
                 ch_w > 1 ? x1 * static_cast<float>(in_w - 1) + static_cast<float>(x) * ws
                          : static_cast<float>(0.5 * (x1 + x2) * static_cast<double>(in_w - 1));
             float* px = row + x * ch;
-            if (in_x < 0 || in_x > static_cast<float>(in_w - 1)) {
+            if (!(in_x >= 0 && in_x <= static_cast<float>(in_w - 1))) {
               std::fill(px, px + ch, st.extrapolation);
               continue;
             }

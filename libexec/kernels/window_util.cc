@@ -1,6 +1,7 @@
 #include "kernels/window_util.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace kiln::exec {
 
@@ -45,7 +46,10 @@ Status CheckList(std::string_view what, const std::vector<int64_t>& v, int spati
                            "), got ", DimsString(v));
   }
   for (int64_t x : v) {
-    if (x <= 0) return InvalidArgument(what, " ", DimsString(v), ": entries must be positive");
+    // TF holds these lists as int32; larger entries would also overflow the window arithmetic.
+    if (x <= 0 || x > std::numeric_limits<int32_t>::max()) {
+      return InvalidArgument(what, " ", DimsString(v), ": entries must be positive int32 values");
+    }
   }
   if (v.front() != 1 || v.back() != 1) {
     return Unimplemented(what, " ", DimsString(v),

@@ -4,6 +4,7 @@
 // (tests/tf/test_nn_image_ops.py).
 #include <doctest/doctest.h>
 
+#include <limits>
 #include <string>
 
 #include "exec/kernel_test_util.h"
@@ -78,6 +79,16 @@ TEST_CASE("CropAndResize: boxes, box indices and crop size are checked") {
       runner(Make<float>({0, 0, 1}, {1, 3}), Make<int32_t>({0}, {1}), Make<int32_t>({3, 3}, {2}))
           .Prepare(),
       {"input 'boxes'", "(num_boxes, 4)"});
+  {
+    // NaN coordinates sample nothing: every crop pixel is the extrapolation value.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    OpRunner r = runner(Make<float>({nan, 0, 1, 1, 0, nan, 1, 1}, {2, 4}),
+                        Make<int32_t>({0, 1}, {2}), Make<int32_t>({2, 3}, {2}));
+    r.Float("extrapolation_value", 9.5f);
+    auto out = r.Run1();
+    REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+    for (float v : out->flat<float>()) CHECK(v == 9.5f);
+  }
   OpRunner m = runner(box, Make<int32_t>({0}, {1}), Make<int32_t>({3, 3}, {2}));
   m.String("method", "bicubic");
   CheckError(m.Prepare(), {"attr 'method'", "\"bicubic\""});
