@@ -251,71 +251,33 @@ Status PreparePoolNd(PrepareContext& ctx) {
   return OkStatus();
 }
 
-// TensorFlow's GetBroadcastSize (AvgPoolGrad): the input range that output index `index`
-// spreads its gradient over. Kept as TF has it: when a window both starts in the padding and
-// ends past the input, the size is min(in_size, ksize), not the window's real overlap.
-Status BroadcastRange(int64_t index, int64_t in_size, int64_t ksize, int64_t stride, int64_t pad,
-                      int64_t* bindex, int64_t* bsize) {
-  if (index * stride > in_size) {
-    return InvalidArgument("index * stride (", index, " * ", stride,
-                           ") must be less than or equal to the input size ", in_size);
-  }
-  *bindex = index * stride;
-  *bsize = ksize;
-  if (*bindex < pad) {
-    *bsize = ksize + *bindex - pad;
-    *bindex = 0;
-  } else {
-    *bindex -= pad;
-  }
-  if (*bindex + ksize > in_size) *bsize = std::min(in_size - *bindex, ksize);
-  return OkStatus();
-}
-
+// d(input) of average pooling: every output's gradient spread evenly over the real (unpadded)
+// elements of its window, what TensorFlow's default (oneDNN) CPU kernel computes. TF's
+// non-oneDNN reference kernel differs only for windows that start in the padding and end past
+// the input (its GetBroadcastSize then spreads over min(in, ksize) elements). Each image is
+// summed by one worker in output order.
 template <typename C>
-Status AvgPoolGrad2D(const KernelContext& ctx, const PoolGeom& g, const C* dy, C* dx) {
+void AvgPoolGradNd(const KernelContext& ctx, const PoolGeom& g, const C* dy, C* dx) {
   using A = Acc<C>;
-  const WindowDim& h = g.d[1];
-  const WindowDim& w = g.d[2];
-  // Validate every range first: nothing is written on error.
-  std::vector<int64_t> r_lo(h.out), r_n(h.out), c_lo(w.out), c_n(w.out);
-  for (int64_t r = 0; r < h.out; ++r)
-    KILN_RETURN_IF_ERROR_CTX(
-        BroadcastRange(r, h.in, h.k, h.stride, h.pad_before, &r_lo[r], &r_n[r]), "node '",
-        ctx.node_name(), "'");
-  for (int64_t c = 0; c < w.out; ++c)
-    KILN_RETURN_IF_ERROR_CTX(
-        BroadcastRange(c, w.in, w.k, w.stride, w.pad_before, &c_lo[c], &c_n[c]), "node '",
-        ctx.node_name(), "'");
-  auto bad = [](int64_t lo, int64_t n, int64_t size) { return lo < 0 || n < 0 || lo + n > size; };
-  for (int64_t r = 0; r < h.out; ++r)
-    if (bad(r_lo[r], r_n[r], h.in))
-      return ctx.Error("pooling window row ", r, " is outside the input");
-  for (int64_t c = 0; c < w.out; ++c)
-    if (bad(c_lo[c], c_n[c], w.in))
-      return ctx.Error("pooling window column ", c, " is outside the input");
-  const int64_t in_px = h.in * w.in, out_px = h.out * w.out;
+  const int64_t in_px = g.InPixels(), out_px = g.OutPixels();
   ctx.threads().ParallelFor(g.batch, 1, [&](int64_t begin, int64_t end) {
     for (int64_t b = begin; b < end; ++b) {
       C* img = dx + b * in_px * g.c;
       std::fill(img, img + in_px * g.c, C(0));
-      for (int64_t r = 0; r < h.out; ++r) {
-        for (int64_t c = 0; c < w.out; ++c) {
-          if (r_n[r] * c_n[c] == 0) continue;
-          const A coeff = A(1) / static_cast<A>(r_n[r] * c_n[c]);
-          const C* src = dy + ((b * out_px) + r * w.out + c) * g.c;
-          for (int64_t y = r_lo[r]; y < r_lo[r] + r_n[r]; ++y) {
-            for (int64_t x = c_lo[c]; x < c_lo[c] + c_n[c]; ++x) {
-              C* dst = img + (y * w.in + x) * g.c;
-              for (int64_t k = 0; k < g.c; ++k)
-                dst[k] = static_cast<C>(static_cast<A>(dst[k]) + static_cast<A>(src[k]) * coeff);
-            }
-          }
-        }
+      for (int64_t p = 0; p < out_px; ++p) {
+        int64_t count = 0;
+        ForWindow(g, p, [&](int64_t) { ++count; });
+        if (count == 0) continue;
+        const A coeff = A(1) / static_cast<A>(count);
+        const C* src = dy + (b * out_px + p) * g.c;
+        ForWindow(g, p, [&](int64_t ip) {
+          C* dst = img + ip * g.c;
+          for (int64_t k = 0; k < g.c; ++k)
+            dst[k] = static_cast<C>(static_cast<A>(dst[k]) + static_cast<A>(src[k]) * coeff);
+        });
       }
     }
   });
-  return OkStatus();
 }
 
 template <typename C>
@@ -402,7 +364,8 @@ Status ComputePoolNd(const KernelContext& ctx) {
     using C = ComputeType<T>;
     C* o = MutableComputeData<T>(out);
     if constexpr (kKind == PoolKind::kAvgGrad) {
-      return AvgPoolGrad2D<C>(ctx, g, ComputeData<T>(ctx.input(1)), o);
+      AvgPoolGradNd<C>(ctx, g, ComputeData<T>(ctx.input(1)), o);
+      return OkStatus();
     } else if constexpr (kKind == PoolKind::kMaxGrad) {
       return MaxPoolGradNd<C>(ctx, g, ComputeData<T>(ctx.input(0)), ComputeData<T>(ctx.input(2)),
                               o);
