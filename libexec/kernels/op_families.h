@@ -174,5 +174,41 @@ std::span<const KernelEntry> TensorArrayCpuKernels();
 // Case, StatelessCase (case_ops.cc).
 std::span<const OpDefinition> CaseOpDefs();
 std::span<const KernelEntry> CaseCpuKernels();
+// Conv3D and the convolution backprops: Conv2DBackpropInput/Filter,
+// DepthwiseConv2dNativeBackpropInput/Filter, Conv3DBackpropInputV2 (conv_extra_ops.cc).
+std::span<const OpDefinition> ConvExtraOpDefs();
+std::span<const KernelEntry> ConvExtraCpuKernels();
+// AvgPool3D, MaxPool3D, MaxPoolV2, MaxPoolWithArgmax, MaxPoolGrad, AvgPoolGrad
+// (pool_extra_ops.cc).
+std::span<const OpDefinition> PoolExtraOpDefs();
+std::span<const KernelEntry> PoolExtraCpuKernels();
+// FusedBatchNorm, FusedBatchNormV2/V3, FusedBatchNormGradV3, LRN (norm_ops.cc).
+std::span<const OpDefinition> NormOpDefs();
+std::span<const KernelEntry> NormCpuKernels();
+// BiasAddGrad, BiasAddV1 (bias_ops.cc).
+std::span<const OpDefinition> BiasOpDefs();
+std::span<const KernelEntry> BiasCpuKernels();
+// LSTMBlockCell (rnn_ops.cc).
+std::span<const OpDefinition> RnnOpDefs();
+std::span<const KernelEntry> RnnCpuKernels();
+// ResizeBilinear, ResizeNearestNeighbor, ResizeBicubic, ResizeArea, CropAndResize
+// (image_resize_ops.cc).
+std::span<const OpDefinition> ImageResizeOpDefs();
+std::span<const KernelEntry> ImageResizeCpuKernels();
+// RGBToHSV, HSVToRGB, AdjustHue, AdjustSaturation, AdjustContrastv2 (image_color_ops.cc).
+std::span<const OpDefinition> ImageColorOpDefs();
+std::span<const KernelEntry> ImageColorCpuKernels();
+// NonMaxSuppressionV2..V5, CombinedNonMaxSuppression (nms_ops.cc).
+std::span<const OpDefinition> NmsOpDefs();
+std::span<const KernelEntry> NmsCpuKernels();
+// CTCGreedyDecoder (ctc_ops.cc).
+std::span<const OpDefinition> CtcOpDefs();
+std::span<const KernelEntry> CtcCpuKernels();
+// FFT, RFFT, RFFT2D (fft_ops.cc).
+std::span<const OpDefinition> FftOpDefs();
+std::span<const KernelEntry> FftCpuKernels();
+// DecodeJpeg, DecodePng, EncodePng (image_codec_ops.cc; libjpeg-turbo, libpng).
+std::span<const OpDefinition> ImageCodecOpDefs();
+std::span<const KernelEntry> ImageCodecCpuKernels();
 
 }  // namespace kiln::exec

@@ -65,6 +65,17 @@ Tables BuildTables() {
   Append(&t.defs, TensorListBulkOpDefs());
   Append(&t.defs, TensorArrayOpDefs());
   Append(&t.defs, CaseOpDefs());
+  Append(&t.defs, ConvExtraOpDefs());
+  Append(&t.defs, PoolExtraOpDefs());
+  Append(&t.defs, NormOpDefs());
+  Append(&t.defs, BiasOpDefs());
+  Append(&t.defs, RnnOpDefs());
+  Append(&t.defs, ImageResizeOpDefs());
+  Append(&t.defs, ImageColorOpDefs());
+  Append(&t.defs, NmsOpDefs());
+  Append(&t.defs, CtcOpDefs());
+  Append(&t.defs, FftOpDefs());
+  Append(&t.defs, ImageCodecOpDefs());
 
   std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
   Append(&cpu, BasicCpuKernels());
@@ -111,6 +122,17 @@ Tables BuildTables() {
   Append(&cpu, TensorListBulkCpuKernels());
   Append(&cpu, TensorArrayCpuKernels());
   Append(&cpu, CaseCpuKernels());
+  Append(&cpu, ConvExtraCpuKernels());
+  Append(&cpu, PoolExtraCpuKernels());
+  Append(&cpu, NormCpuKernels());
+  Append(&cpu, BiasCpuKernels());
+  Append(&cpu, RnnCpuKernels());
+  Append(&cpu, ImageResizeCpuKernels());
+  Append(&cpu, ImageColorCpuKernels());
+  Append(&cpu, NmsCpuKernels());
+  Append(&cpu, CtcCpuKernels());
+  Append(&cpu, FftCpuKernels());
+  Append(&cpu, ImageCodecCpuKernels());
 
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });

@@ -8,9 +8,6 @@
 namespace kiln::testing {
 namespace {
 
-// seed++ twice in one call chain trips GCC 12's -Wsequence-point (an error with -Werror).
-uint32_t NextSeed(uint32_t* seed) { return (*seed)++; }
-
 struct ConvSpec {
   Shape input;   // NHWC
   Shape filter;  // HWIO, or [kh, kw, c, multiplier] for depthwise
@@ -100,8 +97,8 @@ std::vector<OpCase> ConvFusedCases() {
     for (bool constant : {true, false}) {
       const ConvSpec spec = s;
       OpCaseBuilder b = ConvBuilder("Conv2D", "", s);
-      b.Input(RandomOf(DType::kFloat, s.input, NextSeed(&seed)));
-      Tensor f = RandomOf(DType::kFloat, s.filter, NextSeed(&seed), -1, 1);
+      b.Input(RandomOf(DType::kFloat, s.input, NextSeed(seed)));
+      Tensor f = RandomOf(DType::kFloat, s.filter, NextSeed(seed), -1, 1);
       constant ? b.ConstInput(f) : b.Input(f);
       c.push_back(b.Reference1([spec](const std::vector<Tensor>& in) {
                      return ToFloat(RefConv(in[0], in[1], spec, false));
@@ -114,8 +111,8 @@ std::vector<OpCase> ConvFusedCases() {
     d.filter = Shape{s.filter.dim(0), s.filter.dim(1), s.input.dim(3), 2};
     if (d.padding != "EXPLICIT" && d.dilation == 1) {
       c.push_back(ConvBuilder("DepthwiseConv2dNative", "", d)
-                      .Input(RandomOf(DType::kFloat, d.input, NextSeed(&seed)))
-                      .ConstInput(RandomOf(DType::kFloat, d.filter, NextSeed(&seed), -1, 1))
+                      .Input(RandomOf(DType::kFloat, d.input, NextSeed(seed)))
+                      .ConstInput(RandomOf(DType::kFloat, d.filter, NextSeed(seed), -1, 1))
                       .Reference1([d](const std::vector<Tensor>& in) {
                         return ToFloat(RefConv(in[0], in[1], d, true));
                       })
@@ -131,9 +128,9 @@ std::vector<OpCase> ConvFusedCases() {
     c.push_back(ConvBuilder("_FusedConv2D", "_FusedConv2D BiasAdd " + act, s)
                     .StringList("fused_ops", ops)
                     .Int("num_args", 1)
-                    .Input(RandomOf(DType::kFloat, s.input, NextSeed(&seed)))
-                    .ConstInput(RandomOf(DType::kFloat, s.filter, NextSeed(&seed), -1, 1))
-                    .ConstInput(RandomOf(DType::kFloat, Shape{16}, NextSeed(&seed)))
+                    .Input(RandomOf(DType::kFloat, s.input, NextSeed(seed)))
+                    .ConstInput(RandomOf(DType::kFloat, s.filter, NextSeed(seed), -1, 1))
+                    .ConstInput(RandomOf(DType::kFloat, Shape{16}, NextSeed(seed)))
                     .Reference1([s, act](const std::vector<Tensor>& in) {
                       Tensor y = RefConv(in[0], in[1], s, false);
                       for (int64_t i = 0; i < y.NumElements(); ++i) {
@@ -161,12 +158,12 @@ std::vector<OpCase> ConvFusedCases() {
                           (constant ? " (constants)" : " (run-time statistics)"),
                       s);
       b.StringList("fused_ops", ops).Int("num_args", 4).Float("epsilon", 0.001f);
-      b.Input(RandomOf(DType::kFloat, s.input, NextSeed(&seed)));
-      std::vector<Tensor> args = {RandomOf(DType::kFloat, s.filter, NextSeed(&seed), -1, 1),
-                                  RandomOf(DType::kFloat, Shape{16}, NextSeed(&seed), 0.5, 2),
-                                  RandomOf(DType::kFloat, Shape{16}, NextSeed(&seed)),
-                                  RandomOf(DType::kFloat, Shape{16}, NextSeed(&seed)),
-                                  RandomOf(DType::kFloat, Shape{16}, NextSeed(&seed), 0.1, 3)};
+      b.Input(RandomOf(DType::kFloat, s.input, NextSeed(seed)));
+      std::vector<Tensor> args = {RandomOf(DType::kFloat, s.filter, NextSeed(seed), -1, 1),
+                                  RandomOf(DType::kFloat, Shape{16}, NextSeed(seed), 0.5, 2),
+                                  RandomOf(DType::kFloat, Shape{16}, NextSeed(seed)),
+                                  RandomOf(DType::kFloat, Shape{16}, NextSeed(seed)),
+                                  RandomOf(DType::kFloat, Shape{16}, NextSeed(seed), 0.1, 3)};
       for (const Tensor& t : args) constant ? b.ConstInput(t) : b.Input(t);
       c.push_back(b.Reference1([s, relu](const std::vector<Tensor>& in) {
                      Tensor y = RefConv(in[0], in[1], s, false);
@@ -187,10 +184,10 @@ std::vector<OpCase> ConvFusedCases() {
   c.push_back(ConvBuilder("_FusedConv2D", "_FusedConv2D BiasAdd Add Relu", s)
                   .StringList("fused_ops", {"BiasAdd", "Add", "Relu"})
                   .Int("num_args", 2)
-                  .Input(RandomOf(DType::kFloat, s.input, NextSeed(&seed)))
-                  .ConstInput(RandomOf(DType::kFloat, s.filter, NextSeed(&seed), -1, 1))
-                  .ConstInput(RandomOf(DType::kFloat, Shape{16}, NextSeed(&seed)))
-                  .Input(RandomOf(DType::kFloat, Shape{2, 6, 6, 16}, NextSeed(&seed)))
+                  .Input(RandomOf(DType::kFloat, s.input, NextSeed(seed)))
+                  .ConstInput(RandomOf(DType::kFloat, s.filter, NextSeed(seed), -1, 1))
+                  .ConstInput(RandomOf(DType::kFloat, Shape{16}, NextSeed(seed)))
+                  .Input(RandomOf(DType::kFloat, Shape{2, 6, 6, 16}, NextSeed(seed)))
                   .Reference1([s](const std::vector<Tensor>& in) {
                     Tensor y = RefConv(in[0], in[1], s, false);
                     for (int64_t i = 0; i < y.NumElements(); ++i)
@@ -206,9 +203,9 @@ std::vector<OpCase> ConvFusedCases() {
       ConvBuilder("_FusedDepthwiseConv2dNative", "_FusedDepthwiseConv2dNative BiasAdd Relu6", dw)
           .StringList("fused_ops", {"BiasAdd", "Relu6"})
           .Int("num_args", 1)
-          .Input(RandomOf(DType::kFloat, dw.input, NextSeed(&seed)))
-          .ConstInput(RandomOf(DType::kFloat, dw.filter, NextSeed(&seed), -1, 1))
-          .ConstInput(RandomOf(DType::kFloat, Shape{6}, NextSeed(&seed)))
+          .Input(RandomOf(DType::kFloat, dw.input, NextSeed(seed)))
+          .ConstInput(RandomOf(DType::kFloat, dw.filter, NextSeed(seed), -1, 1))
+          .ConstInput(RandomOf(DType::kFloat, Shape{6}, NextSeed(seed)))
           .Reference1([dw](const std::vector<Tensor>& in) {
             Tensor y = RefConv(in[0], in[1], dw, true);
             for (int64_t i = 0; i < y.NumElements(); ++i)
@@ -229,7 +226,7 @@ std::vector<OpCase> ConvFusedCases() {
                       .IntList("ksize", {1, k, k, 1})
                       .IntList("strides", {1, st, st, 1})
                       .String("padding", pad)
-                      .Input(RandomOf(DType::kFloat, Shape{2, 7, 6, 5}, NextSeed(&seed)))
+                      .Input(RandomOf(DType::kFloat, Shape{2, 7, 6, 5}, NextSeed(seed)))
                       .Reference1([max, kk, ss, pp](const std::vector<Tensor>& in) {
                         const Tensor& x = in[0];
                         const int64_t h = 7, w = 6;

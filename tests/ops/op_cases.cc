@@ -29,6 +29,10 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"tensor_list", TensorListCases},
       {"tensor_array", TensorArrayCases},
       {"control_flow", ControlFlowCases},
+      {"conv_nd", ConvNdCases},
+      {"pool", PoolCases},
+      {"norm", NormCases},
+      {"image", ImageCases},
   };
   return families;
 }

@@ -34,6 +34,10 @@ std::vector<OpCase> RaggedCases();       // cases_ragged.cc
 std::vector<OpCase> TensorListCases();   // cases_tensor_list.cc
 std::vector<OpCase> TensorArrayCases();  // cases_tensor_array.cc
 std::vector<OpCase> ControlFlowCases();  // cases_control_flow.cc
+std::vector<OpCase> ConvNdCases();       // cases_conv_nd.cc
+std::vector<OpCase> PoolCases();         // cases_pool.cc
+std::vector<OpCase> NormCases();         // cases_norm.cc
+std::vector<OpCase> ImageCases();        // cases_image.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -3,6 +3,7 @@
 #include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
@@ -63,6 +64,21 @@ std::string CompareHalf(const Tensor& got, const Tensor& want, double tol) {
     w.data<float>()[i] = ToFloat(want.data<T>()[i]);
   }
   return CompareTyped<float>(g, w, tol);
+}
+
+// Complex numbers: |got - want| <= tol * max(1, |want|), on the complex plane.
+template <typename R>
+std::string CompareComplex(const Tensor& got, const Tensor& want, double tol) {
+  const auto* g = got.data<std::complex<R>>();
+  const auto* w = want.data<std::complex<R>>();
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    const std::complex<double> gd(g[i].real(), g[i].imag()), wd(w[i].real(), w[i].imag());
+    if (std::abs(gd - wd) <= tol * std::max(1.0, std::abs(wd))) continue;
+    std::ostringstream os;
+    os << "element " << i << ": got " << gd << ", want " << wd;
+    return os.str();
+  }
+  return "";
 }
 
 tensorflow::FunctionDef OneNodeFunction(const OpCase& c, const exec::OpDefinition& def,
@@ -241,6 +257,10 @@ std::string CompareTensors(const Tensor& got, const Tensor& want, double tol) {
       return CompareTyped<std::string>(got, want, 0);
     case DType::kVariant:
       return CompareVariants(got, want, tol);
+    case DType::kComplex64:
+      return CompareComplex<float>(got, want, tol);
+    case DType::kComplex128:
+      return CompareComplex<double>(got, want, tol);
     default:
       return TensorsEqual(got, want) ? "" : "values differ (" + want.DebugString() + ")";
   }

@@ -89,6 +89,9 @@ namespace kiln::testing {
 // integers rounded from it (clamped to the type's range), bools alternating by the draw,
 // strings short words.
 Tensor RandomOf(DType dtype, const Shape& shape, uint32_t seed, double lo = -3, double hi = 3);
+// The next seed of a case list: a call, so several draws in one builder chain stay clear of
+// GCC 12's -Wsequence-point (an error under -Werror) on `seed++`.
+inline uint32_t NextSeed(uint32_t& seed) { return seed++; }
 
 // The reference of an element-wise op, computed in double (floats) or in T's arithmetic: f is
 // applied to every element (unary) or over numpy broadcasting (binary). The result has

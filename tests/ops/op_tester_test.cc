@@ -53,5 +53,13 @@ TEST_CASE("op tester: tensor_list") { RunOpCases(TensorListCases()); }
 TEST_CASE("op tester: tensor_array") { RunOpCases(TensorArrayCases()); }
 TEST_CASE("op tester: control_flow") { RunOpCases(ControlFlowCases()); }
 
+TEST_CASE("op tester: conv_nd") { RunOpCases(ConvNdCases()); }
+
+TEST_CASE("op tester: pool") { RunOpCases(PoolCases()); }
+
+TEST_CASE("op tester: norm") { RunOpCases(NormCases()); }
+
+TEST_CASE("op tester: image") { RunOpCases(ImageCases()); }
+
 }  // namespace
 }  // namespace kiln::testing

@@ -1,0 +1,626 @@
+// Convolutions beyond conv_ops.cc's forward 2-D ones: Conv3D, the input and filter backprops
+// of Conv2D (Conv2DBackpropInput is also what Keras' Conv2DTranspose runs at inference), of
+// DepthwiseConv2dNative, and Conv3DBackpropInputV2. One channels-last implementation over three
+// spatial dims serves them all (2-D ops have a depth of 1):
+//   - forward: patches of the input [pixels, taps * in_c] times the filter [taps * in_c, out_c];
+//   - input backprop: for every input pixel, the out_backprop values its taps reach, gathered
+//     into a row [taps * out_c] and multiplied by the filter transposed per tap
+//     [taps * out_c, in_c]; every input pixel is computed once, so no scatter;
+//   - filter backprop: patches transposed times out_backprop, summed over fixed groups of pixel
+//     chunks and then over the groups in order.
+// Chunks have sizes fixed by the shapes, never by the thread count, so results are identical
+// on any number of threads. Half and bfloat16 compute in float. NCHW is Unimplemented, as in
+// TensorFlow's CPU kernels.
+#include <Eigen/Core>
+#include <algorithm>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+#include "kernels/window_util.h"
+
+namespace kiln::exec {
+namespace {
+
+template <typename A>
+using RowMatrix = Eigen::Matrix<A, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+
+// Sizes of one convolution over [batch, d0, d1, d2, channels] (2-D: d0 is 1).
+struct ConvGeom {
+  int64_t batch = 0, in_c = 0, out_c = 0;
+  int64_t mult = 1;  // depthwise: out_c = in_c * mult
+  std::array<WindowDim, 3> d;
+  int64_t InPixels() const { return batch * d[0].in * d[1].in * d[2].in; }
+  int64_t OutPixels() const { return batch * d[0].out * d[1].out * d[2].out; }
+  int64_t Taps() const { return d[0].k * d[1].k * d[2].k; }
+};
+
+// Splits rows into chunks of a size fixed by the shapes (about 2^16 elements of scratch per
+// chunk) and gives each of at most `threads` workers its own scratch slot.
+struct ChunkPlan {
+  int64_t rows = 0, per_chunk = 1, chunks = 0, workers = 0;
+};
+ChunkPlan PlanChunks(int64_t rows, int64_t row_elems, int threads) {
+  ChunkPlan p;
+  p.rows = rows;
+  p.per_chunk = std::clamp<int64_t>((int64_t{1} << 16) / std::max<int64_t>(row_elems, 1), 1,
+                                    std::max<int64_t>(rows, 1));
+  p.chunks = (rows + p.per_chunk - 1) / p.per_chunk;
+  p.workers = std::min<int64_t>(threads, p.chunks);
+  return p;
+}
+
+// Runs chunk(c, scratch) for every chunk; worker w owns scratch slot w of `slot` elements.
+template <typename A, typename F>
+void ForChunks(const KernelContext& ctx, const ChunkPlan& p, A* scratch, int64_t slot, F chunk) {
+  if (p.chunks == 0) return;
+  ctx.threads().ParallelFor(p.workers, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      for (int64_t c = w; c < p.chunks; c += p.workers) chunk(c, scratch + w * slot);
+    }
+  });
+}
+
+// Position of output pixel p: batch and the three output coordinates.
+struct Pos {
+  int64_t b, z, y, x;
+};
+inline Pos OutPos(const ConvGeom& g, int64_t p) {
+  Pos r;
+  r.x = p % g.d[2].out;
+  p /= g.d[2].out;
+  r.y = p % g.d[1].out;
+  p /= g.d[1].out;
+  r.z = p % g.d[0].out;
+  r.b = p / g.d[0].out;
+  return r;
+}
+inline Pos InPos(const ConvGeom& g, int64_t p) {
+  Pos r;
+  r.x = p % g.d[2].in;
+  p /= g.d[2].in;
+  r.y = p % g.d[1].in;
+  p /= g.d[1].in;
+  r.z = p % g.d[0].in;
+  r.b = p / g.d[0].in;
+  return r;
+}
+
+// The input coordinate tap k of output coordinate o reads along dim w, or -1 when it falls in
+// the padding.
+inline int64_t InCoord(const WindowDim& w, int64_t o, int64_t k) {
+  const int64_t i = o * w.stride - w.pad_before + k * w.dilation;
+  return i >= 0 && i < w.in ? i : -1;
+}
+// The output coordinate whose tap k reads input coordinate i, or -1 when none does.
+inline int64_t OutCoord(const WindowDim& w, int64_t i, int64_t k) {
+  const int64_t n = i + w.pad_before - k * w.dilation;
+  if (n < 0 || n % w.stride != 0) return -1;
+  const int64_t o = n / w.stride;
+  return o < w.out ? o : -1;
+}
+
+// Fills row r of the patch matrix for output pixel p: taps * in_c values, zeros for padding.
+template <typename A>
+void GatherPatch(const ConvGeom& g, const A* in, int64_t p, A* row) {
+  const Pos o = OutPos(g, p);
+  for (int64_t kz = 0; kz < g.d[0].k; ++kz) {
+    const int64_t iz = InCoord(g.d[0], o.z, kz);
+    for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
+      const int64_t iy = InCoord(g.d[1], o.y, ky);
+      for (int64_t kx = 0; kx < g.d[2].k; ++kx, row += g.in_c) {
+        const int64_t ix = InCoord(g.d[2], o.x, kx);
+        if (iz < 0 || iy < 0 || ix < 0) {
+          std::fill(row, row + g.in_c, A(0));
+        } else {
+          const A* src = in + (((o.b * g.d[0].in + iz) * g.d[1].in + iy) * g.d[2].in + ix) * g.in_c;
+          std::copy(src, src + g.in_c, row);
+        }
+      }
+    }
+  }
+}
+
+// ---- the three computations ------------------------------------------------------------------
+
+template <typename A>
+Status ConvForward(const KernelContext& ctx, const ConvGeom& g, const A* in, const A* filter,
+                   A* out) {
+  const int64_t k = g.Taps() * g.in_c, pixels = g.OutPixels();
+  if (pixels == 0 || g.out_c == 0) return OkStatus();
+  if (k == 0) {
+    std::fill(out, out + pixels * g.out_c, A(0));
+    return OkStatus();
+  }
+  const ChunkPlan plan = PlanChunks(pixels, k, ctx.threads().num_threads());
+  const int64_t slot = plan.per_chunk * k;
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(A) * slot * plan.workers));
+  Eigen::Map<const RowMatrix<A>> f(filter, k, g.out_c);
+  ForChunks(ctx, plan, static_cast<A*>(mem), slot, [&](int64_t c, A* patches) {
+    const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
+    for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k);
+    Eigen::Map<RowMatrix<A>>(out + p0 * g.out_c, rows, g.out_c).noalias() =
+        Eigen::Map<const RowMatrix<A>>(patches, rows, k) * f;
+  });
+  return OkStatus();
+}
+
+// d(input) of a regular convolution: filter [taps, in_c, out_c], out_backprop [pixels, out_c].
+template <typename A>
+Status ConvBackpropInput(const KernelContext& ctx, const ConvGeom& g, const A* filter, const A* dy,
+                         A* dx) {
+  const int64_t taps = g.Taps(), k = taps * g.out_c, pixels = g.InPixels();
+  if (pixels == 0 || g.in_c == 0) return OkStatus();
+  if (k == 0 || g.OutPixels() == 0) {
+    std::fill(dx, dx + pixels * g.in_c, A(0));
+    return OkStatus();
+  }
+  // The filter transposed per tap: [taps * out_c, in_c].
+  KILN_ASSIGN_OR_RETURN(void* fmem, ctx.AllocateTemp(sizeof(A) * k * g.in_c));
+  A* ft = static_cast<A*>(fmem);
+  for (int64_t t = 0; t < taps; ++t)
+    for (int64_t ci = 0; ci < g.in_c; ++ci)
+      for (int64_t co = 0; co < g.out_c; ++co)
+        ft[(t * g.out_c + co) * g.in_c + ci] = filter[(t * g.in_c + ci) * g.out_c + co];
+  const ChunkPlan plan = PlanChunks(pixels, k, ctx.threads().num_threads());
+  const int64_t slot = plan.per_chunk * k;
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(A) * slot * plan.workers));
+  Eigen::Map<const RowMatrix<A>> f(ft, k, g.in_c);
+  ForChunks(ctx, plan, static_cast<A*>(mem), slot, [&](int64_t c, A* rows_buf) {
+    const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
+    for (int64_t r = 0; r < rows; ++r) {
+      const Pos i = InPos(g, p0 + r);
+      A* row = rows_buf + r * k;
+      for (int64_t kz = 0; kz < g.d[0].k; ++kz) {
+        const int64_t oz = OutCoord(g.d[0], i.z, kz);
+        for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
+          const int64_t oy = OutCoord(g.d[1], i.y, ky);
+          for (int64_t kx = 0; kx < g.d[2].k; ++kx, row += g.out_c) {
+            const int64_t ox = OutCoord(g.d[2], i.x, kx);
+            if (oz < 0 || oy < 0 || ox < 0) {
+              std::fill(row, row + g.out_c, A(0));
+            } else {
+              const A* src =
+                  dy + (((i.b * g.d[0].out + oz) * g.d[1].out + oy) * g.d[2].out + ox) * g.out_c;
+              std::copy(src, src + g.out_c, row);
+            }
+          }
+        }
+      }
+    }
+    Eigen::Map<RowMatrix<A>>(dx + p0 * g.in_c, rows, g.in_c).noalias() =
+        Eigen::Map<const RowMatrix<A>>(rows_buf, rows, k) * f;
+  });
+  return OkStatus();
+}
+
+// d(filter) of a regular convolution: [taps * in_c, out_c] = patches^T * out_backprop.
+template <typename A>
+Status ConvBackpropFilter(const KernelContext& ctx, const ConvGeom& g, const A* in, const A* dy,
+                          A* df) {
+  const int64_t k = g.Taps() * g.in_c, pixels = g.OutPixels();
+  const int64_t fsize = k * g.out_c;
+  if (fsize == 0) return OkStatus();
+  std::fill(df, df + fsize, A(0));
+  if (pixels == 0) return OkStatus();
+  ChunkPlan plan = PlanChunks(pixels, k, ctx.threads().num_threads());
+  // Fixed groups of chunks, each summed into its own partial, the partials summed in order.
+  const int64_t groups = std::min<int64_t>(plan.chunks, 8);
+  const int64_t patch_elems = plan.per_chunk * k;
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(A) * groups * (patch_elems + fsize)));
+  A* scratch = static_cast<A*>(mem);
+  ctx.threads().ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t grp = begin; grp < end; ++grp) {
+      A* patches = scratch + grp * (patch_elems + fsize);
+      Eigen::Map<RowMatrix<A>> partial(patches + patch_elems, k, g.out_c);
+      partial.setZero();
+      for (int64_t c = grp; c < plan.chunks; c += groups) {
+        const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
+        for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k);
+        partial.noalias() += Eigen::Map<const RowMatrix<A>>(patches, rows, k).transpose() *
+                             Eigen::Map<const RowMatrix<A>>(dy + p0 * g.out_c, rows, g.out_c);
+      }
+    }
+  });
+  for (int64_t grp = 0; grp < groups; ++grp) {
+    const A* partial = scratch + grp * (patch_elems + fsize) + patch_elems;
+    for (int64_t i = 0; i < fsize; ++i) df[i] += partial[i];
+  }
+  return OkStatus();
+}
+
+// d(input) of a depthwise convolution: filter [taps, in_c, mult].
+template <typename A>
+void DepthwiseBackpropInput(const KernelContext& ctx, const ConvGeom& g, const A* filter,
+                            const A* dy, A* dx) {
+  const int64_t pixels = g.InPixels();
+  const int64_t cost = std::max<int64_t>(1, g.Taps() * g.out_c);
+  ctx.threads().ParallelFor(pixels, std::max<int64_t>(1, 16384 / cost), [&](int64_t b, int64_t e) {
+    for (int64_t p = b; p < e; ++p) {
+      const Pos i = InPos(g, p);
+      A* out = dx + p * g.in_c;
+      std::fill(out, out + g.in_c, A(0));
+      for (int64_t kz = 0; kz < g.d[0].k; ++kz) {
+        const int64_t oz = OutCoord(g.d[0], i.z, kz);
+        if (oz < 0) continue;
+        for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
+          const int64_t oy = OutCoord(g.d[1], i.y, ky);
+          if (oy < 0) continue;
+          for (int64_t kx = 0; kx < g.d[2].k; ++kx) {
+            const int64_t ox = OutCoord(g.d[2], i.x, kx);
+            if (ox < 0) continue;
+            const int64_t t = (kz * g.d[1].k + ky) * g.d[2].k + kx;
+            const A* f = filter + t * g.out_c;
+            const A* d =
+                dy + (((i.b * g.d[0].out + oz) * g.d[1].out + oy) * g.d[2].out + ox) * g.out_c;
+            for (int64_t c = 0; c < g.in_c; ++c) {
+              A acc = out[c];
+              for (int64_t m = 0; m < g.mult; ++m) acc += d[c * g.mult + m] * f[c * g.mult + m];
+              out[c] = acc;
+            }
+          }
+        }
+      }
+    }
+  });
+}
+
+// d(filter) of a depthwise convolution: every tap is one worker's, summed over pixels in order.
+template <typename A>
+void DepthwiseBackpropFilter(const KernelContext& ctx, const ConvGeom& g, const A* in, const A* dy,
+                             A* df) {
+  const int64_t taps = g.Taps(), pixels = g.OutPixels();
+  ctx.threads().ParallelFor(taps, 1, [&](int64_t b, int64_t e) {
+    for (int64_t t = b; t < e; ++t) {
+      const int64_t kx = t % g.d[2].k, ky = (t / g.d[2].k) % g.d[1].k,
+                    kz = t / (g.d[2].k * g.d[1].k);
+      A* out = df + t * g.out_c;
+      std::fill(out, out + g.out_c, A(0));
+      for (int64_t p = 0; p < pixels; ++p) {
+        const Pos o = OutPos(g, p);
+        const int64_t iz = InCoord(g.d[0], o.z, kz), iy = InCoord(g.d[1], o.y, ky),
+                      ix = InCoord(g.d[2], o.x, kx);
+        if (iz < 0 || iy < 0 || ix < 0) continue;
+        const A* x = in + (((o.b * g.d[0].in + iz) * g.d[1].in + iy) * g.d[2].in + ix) * g.in_c;
+        const A* d = dy + p * g.out_c;
+        for (int64_t c = 0; c < g.in_c; ++c)
+          for (int64_t m = 0; m < g.mult; ++m) out[c * g.mult + m] += x[c] * d[c * g.mult + m];
+      }
+    }
+  });
+}
+
+// ---- ops ---------------------------------------------------------------------------------------
+
+enum class ConvKind {
+  kConv3D,           // Conv3D(input, filter)
+  kBackpropInput,    // Conv2DBackpropInput / Conv3DBackpropInputV2(input_sizes, filter, dy)
+  kBackpropFilter,   // Conv2DBackpropFilter(input, filter_sizes, dy)
+  kDepthwiseInput,   // DepthwiseConv2dNativeBackpropInput(input_sizes, filter, dy)
+  kDepthwiseFilter,  // DepthwiseConv2dNativeBackpropFilter(input, filter_sizes, dy)
+};
+
+struct ConvState : OpState {
+  WindowSpec attrs;
+  DType dtype = DType::kFloat;
+};
+
+constexpr bool IsDepthwise(ConvKind k) {
+  return k == ConvKind::kDepthwiseInput || k == ConvKind::kDepthwiseFilter;
+}
+
+// The filter's in-channel count as the input's channels, for messages: depthwise filters are
+// [.., in_c, mult], regular ones [.., in_c, out_c].
+Status CheckChannels(bool depthwise, int64_t in_c, int64_t filter_in_c, const std::string& in_shape,
+                     const std::string& filter_shape) {
+  if (in_c < 0 || filter_in_c < 0 || in_c == filter_in_c) return OkStatus();
+  if (!depthwise && filter_in_c > 0 && in_c % filter_in_c == 0) {
+    return Unimplemented("grouped convolution (input depth ", in_c, ", filter depth ", filter_in_c,
+                         ") is not supported; input has shape ", in_shape, ", filter has shape ",
+                         filter_shape);
+  }
+  return InvalidArgument("input depth must equal the filter's in_channels: input has shape ",
+                         in_shape, ", filter has shape ", filter_shape);
+}
+
+// Builds the geometry from full input, filter and output-backprop dims (out_backprop empty for
+// Conv3D) and checks they agree; errors say what TensorFlow expects.
+Status MakeGeom(ConvKind kind, const WindowSpec& a, std::span<const int64_t> in,
+                std::span<const int64_t> filter, std::span<const int64_t> dy, ConvGeom* g) {
+  const int rank = a.spatial + 2;
+  auto str = [](std::span<const int64_t> v) {
+    return DimsString(std::vector<int64_t>(v.begin(), v.end()));
+  };
+  for (int64_t v : in)
+    if (v < 0) return InvalidArgument("input shape ", str(in), " has a negative dimension");
+  for (int64_t v : filter)
+    if (v < 0) return InvalidArgument("filter shape ", str(filter), " has a negative dimension");
+  KILN_RETURN_IF_ERROR(CheckElementCount(in, "input shape"));
+  KILN_RETURN_IF_ERROR(CheckElementCount(filter, "filter shape"));
+  KILN_RETURN_IF_ERROR(
+      CheckChannels(IsDepthwise(kind), in[rank - 1], filter[rank - 2], str(in), str(filter)));
+  std::array<int64_t, 3> k{1, 1, 1};
+  for (int i = 0; i < a.spatial; ++i) k[3 - a.spatial + i] = filter[i];
+  g->batch = in[0];
+  g->in_c = in[rank - 1];
+  if (IsDepthwise(kind)) {
+    g->mult = filter[rank - 1];
+    g->out_c = g->in_c * g->mult;
+  } else {
+    g->out_c = filter[rank - 1];
+  }
+  KILN_RETURN_IF_ERROR(MakeWindowDims(a, in, k, &g->d));
+  if (dy.empty()) return OkStatus();
+  std::vector<int64_t> want = {g->batch};
+  for (int i = 3 - a.spatial; i < 3; ++i) want.push_back(g->d[i].out);
+  want.push_back(g->out_c);
+  if (!std::equal(want.begin(), want.end(), dy.begin(), dy.end())) {
+    return InvalidArgument("out_backprop has shape ", str(dy), " but the convolution of input ",
+                           str(in), " with filter ", str(filter), " gives ", DimsString(want));
+  }
+  return OkStatus();
+}
+
+// Positions of the inputs per kind: which input holds the sizes of the output, which the data.
+struct ConvIo {
+  int sizes = -1;   // input_sizes / filter_sizes input, -1 none
+  int input = -1;   // the image input (not for input backprops)
+  int filter = -1;  // the filter input (not for filter backprops)
+  int dy = -1;
+};
+constexpr ConvIo IoOf(ConvKind k) {
+  switch (k) {
+    case ConvKind::kConv3D:
+      return {-1, 0, 1, -1};
+    case ConvKind::kBackpropInput:
+    case ConvKind::kDepthwiseInput:
+      return {0, -1, 1, 2};
+    case ConvKind::kBackpropFilter:
+    case ConvKind::kDepthwiseFilter:
+      return {1, 0, -1, 2};
+  }
+  return {};
+}
+
+// input_sizes with 4 (5) entries, or 2 (3) spatial ones for which the batch comes from
+// out_backprop and the channels from the filter; filter_sizes with all entries.
+Result<std::vector<int64_t>> SizesFromValues(ConvKind kind, int spatial,
+                                             const std::vector<int64_t>& v,
+                                             std::span<const int64_t> filter,
+                                             std::span<const int64_t> dy) {
+  const bool input_sizes = IoOf(kind).filter >= 0;
+  const size_t rank = static_cast<size_t>(spatial) + 2;
+  const char* name = input_sizes ? "input_sizes" : "filter_sizes";
+  for (int64_t d : v)
+    if (d < 0)
+      return InvalidArgument("input '", name, "' ", DimsString(v), " has a negative entry");
+  if (v.size() == rank) return v;
+  if (input_sizes && spatial == 2 && v.size() == 2) {
+    std::vector<int64_t> full = {dy.empty() ? -1 : dy[0]};
+    full.insert(full.end(), v.begin(), v.end());
+    full.push_back(filter.empty() ? -1 : filter[rank - 2]);
+    return full;
+  }
+  return InvalidArgument("input '", name, "' must have ", rank,
+                         input_sizes && spatial == 2 ? " (or 2 spatial) entries" : " entries",
+                         ", got ", DimsString(v));
+}
+
+template <ConvKind kKind, typename List>
+Status PrepareConvNd(PrepareContext& ctx) {
+  const bool three = ctx.op == "Conv3D" || ctx.op == "Conv3DBackpropInputV2";
+  const int spatial = three ? 3 : 2, rank = spatial + 2;
+  const ConvIo io = IoOf(kKind);
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kKind == ConvKind::kConv3D ? 2 : 3));
+  auto state = std::make_shared<ConvState>();
+  KILN_PREPARE_ASSIGN(ctx, state->dtype, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", state->dtype, List::kDTypes));
+  WindowAttrOptions opts;
+  opts.spatial = spatial;
+  opts.read_dilations = true;
+  opts.allow_explicit = !three;
+  KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &state->attrs));
+  const DType t = state->dtype;
+  if (io.input >= 0) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, io.input, "input", t));
+  if (io.filter >= 0) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, io.filter, "filter", t));
+  if (io.dy >= 0) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, io.dy, "out_backprop", t));
+  const std::string sizes_name = io.filter >= 0 ? "input_sizes" : "filter_sizes";
+  if (io.sizes >= 0) {
+    if (ctx.op == "Conv3DBackpropInputV2") {
+      KILN_RETURN_IF_ERROR(IndexInputDType(ctx, io.sizes, sizes_name, "Tshape").status());
+    } else {
+      KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, io.sizes, sizes_name, DType::kInt32));
+    }
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, io.sizes, sizes_name, 1));
+  }
+  if (io.input >= 0) KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, io.input, "input", rank));
+  if (io.filter >= 0) KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, io.filter, "filter", rank));
+  if (io.dy >= 0) KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, io.dy, "out_backprop", rank));
+  std::vector<int64_t> in = io.input >= 0 ? DimsOrUnknown(ctx.inputs[io.input].shape, rank)
+                                          : std::vector<int64_t>(rank, -1);
+  std::vector<int64_t> filter = io.filter >= 0 ? DimsOrUnknown(ctx.inputs[io.filter].shape, rank)
+                                               : std::vector<int64_t>(rank, -1);
+  std::vector<int64_t> dy =
+      io.dy >= 0 ? DimsOrUnknown(ctx.inputs[io.dy].shape, rank) : std::vector<int64_t>();
+  if (io.sizes >= 0) {
+    std::vector<int64_t>& target = io.filter >= 0 ? in : filter;
+    if (const Tensor* sizes = ConstantInput(ctx, io.sizes)) {
+      auto v = SizesFromValues(kKind, spatial, IndexValues(*sizes), filter, dy);
+      if (!v.ok()) return ctx.Error(v.status().message());
+      target = *v;
+    } else if (io.filter >= 0) {
+      // Unknown input_sizes: the batch is out_backprop's and the channels the filter's.
+      target[0] = dy[0];
+      target[rank - 1] = filter[rank - 2];
+    } else if (IsDepthwise(kKind)) {
+      target[rank - 2] = in[rank - 1];
+    } else {
+      target[rank - 2] = in[rank - 1];
+      target[rank - 1] = dy[rank - 1];
+    }
+  }
+  // Check what is known: channels, and out_backprop against the forward output.
+  const bool all_known =
+      std::all_of(in.begin(), in.end(), [](int64_t v) { return v >= 0; }) &&
+      std::all_of(filter.begin(), filter.end(), [](int64_t v) { return v >= 0; });
+  if (all_known) {
+    ConvGeom g;
+    Status s = MakeGeom(kKind, state->attrs, in, filter,
+                        std::all_of(dy.begin(), dy.end(), [](int64_t v) { return v >= 0; })
+                            ? std::span<const int64_t>(dy)
+                            : std::span<const int64_t>(),
+                        &g);
+    if (!s.ok())
+      return s.WithContext(std::string("node '") + std::string(ctx.node_name) + "' (" +
+                           std::string(ctx.op) + ")");
+  } else {
+    Status s = CheckChannels(IsDepthwise(kKind), in[rank - 1], filter[rank - 2], DimsString(in),
+                             DimsString(filter));
+    if (!s.ok())
+      return s.WithContext(std::string("node '") + std::string(ctx.node_name) + "' (" +
+                           std::string(ctx.op) + ")");
+  }
+  std::vector<int64_t> out;
+  if (kKind == ConvKind::kConv3D) {
+    std::array<int64_t, 3> k{1, 1, 1};
+    std::vector<int64_t> known_in = in;
+    for (int i = 0; i < spatial; ++i) {
+      k[3 - spatial + i] = std::max<int64_t>(filter[i], 1);
+      if (filter[i] < 0) known_in[1 + i] = -1;
+    }
+    std::array<WindowDim, 3> d;
+    Status s = MakeWindowDims(state->attrs, known_in, k, &d);
+    if (!s.ok()) return ctx.Error(s.message());
+    out = {in[0]};
+    for (int i = 3 - spatial; i < 3; ++i) out.push_back(d[i].out);
+    out.push_back(filter[rank - 1]);
+  } else {
+    out = io.filter >= 0 ? in : filter;
+  }
+  KILN_PREPARE_ASSIGN(ctx, PartialShape shape, PartialShape::FromDims(out));
+  ctx.outputs = {TensorSpec{t, shape}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+template <ConvKind kKind, typename List>
+Status ComputeConvNd(const KernelContext& ctx) {
+  const auto& st = ctx.state<ConvState>();
+  const int spatial = st.attrs.spatial, rank = spatial + 2;
+  const ConvIo io = IoOf(kKind);
+  auto dims_of = [](const Tensor& t) {
+    return std::vector<int64_t>(t.shape().dims().begin(), t.shape().dims().end());
+  };
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (i == io.sizes) continue;
+    if (ctx.input(i).rank() != rank) {
+      return ctx.Error("input ", i, " must have rank ", rank, ", got shape ",
+                       ctx.input(i).shape().ToString());
+    }
+  }
+  std::vector<int64_t> in, filter, dy;
+  if (io.input >= 0) in = dims_of(ctx.input(io.input));
+  if (io.filter >= 0) filter = dims_of(ctx.input(io.filter));
+  if (io.dy >= 0) dy = dims_of(ctx.input(io.dy));
+  if (io.sizes >= 0) {
+    const Tensor& sizes = ctx.input(io.sizes);
+    if (sizes.rank() != 1) {
+      return ctx.Error("input ", io.sizes, " (sizes) must be a vector, got shape ",
+                       sizes.shape().ToString());
+    }
+    auto v = SizesFromValues(kKind, spatial, IndexValues(sizes), filter, dy);
+    if (!v.ok()) return Wrap(ctx, v.status());
+    (io.filter >= 0 ? in : filter) = *v;
+  }
+  ConvGeom g;
+  Status s = MakeGeom(kKind, st.attrs, in, filter, dy, &g);
+  if (!s.ok()) return Wrap(ctx, s);
+  std::vector<int64_t> out_dims;
+  if (kKind == ConvKind::kConv3D) {
+    out_dims = {g.batch};
+    for (int i = 3 - spatial; i < 3; ++i) out_dims.push_back(g.d[i].out);
+    out_dims.push_back(g.out_c);
+  } else {
+    out_dims = io.filter >= 0 ? in : filter;
+  }
+  KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(out_dims));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  return Dispatch<List>(st.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    using A = Acc<C>;
+    auto acc_in = [&](int i) -> Result<const A*> {
+      const Tensor& t = ctx.input(i);
+      return AccCopy<C>(ctx, ComputeData<T>(t), t.NumElements());
+    };
+    AccOutput<C> result;
+    KILN_RETURN_IF_ERROR(result.Init(ctx, MutableComputeData<T>(out), out->NumElements()));
+    const A* x = nullptr;
+    const A* f = nullptr;
+    const A* d = nullptr;
+    if (io.input >= 0) {
+      KILN_ASSIGN_OR_RETURN(x, acc_in(io.input));
+    }
+    if (io.filter >= 0) {
+      KILN_ASSIGN_OR_RETURN(f, acc_in(io.filter));
+    }
+    if (io.dy >= 0) {
+      KILN_ASSIGN_OR_RETURN(d, acc_in(io.dy));
+    }
+    switch (kKind) {
+      case ConvKind::kConv3D:
+        KILN_RETURN_IF_ERROR(ConvForward<A>(ctx, g, x, f, result.data()));
+        break;
+      case ConvKind::kBackpropInput:
+        KILN_RETURN_IF_ERROR(ConvBackpropInput<A>(ctx, g, f, d, result.data()));
+        break;
+      case ConvKind::kBackpropFilter:
+        KILN_RETURN_IF_ERROR(ConvBackpropFilter<A>(ctx, g, x, d, result.data()));
+        break;
+      case ConvKind::kDepthwiseInput:
+        DepthwiseBackpropInput<A>(ctx, g, f, d, result.data());
+        break;
+      case ConvKind::kDepthwiseFilter:
+        DepthwiseBackpropFilter<A>(ctx, g, x, d, result.data());
+        break;
+    }
+    result.Finish();
+    return OkStatus();
+  });
+}
+
+using ConvBackpropInputTypes = TypeList<float, double, Half, BFloat16, int32_t>;
+
+constexpr OpDefinition kDefs[] = {
+    {"Conv3D", "output", kOpFreshOutputs, PrepareConvNd<ConvKind::kConv3D, FloatTypes>},
+    {"Conv2DBackpropInput", "output", kOpFreshOutputs,
+     PrepareConvNd<ConvKind::kBackpropInput, ConvBackpropInputTypes>},
+    {"Conv3DBackpropInputV2", "output", kOpFreshOutputs,
+     PrepareConvNd<ConvKind::kBackpropInput, FloatTypes>},
+    {"Conv2DBackpropFilter", "output", kOpFreshOutputs,
+     PrepareConvNd<ConvKind::kBackpropFilter, FloatTypes>},
+    {"DepthwiseConv2dNativeBackpropInput", "output", kOpFreshOutputs,
+     PrepareConvNd<ConvKind::kDepthwiseInput, FloatTypes>},
+    {"DepthwiseConv2dNativeBackpropFilter", "output", kOpFreshOutputs,
+     PrepareConvNd<ConvKind::kDepthwiseFilter, FloatTypes>},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"Conv3D", ComputeConvNd<ConvKind::kConv3D, FloatTypes>},
+    {"Conv2DBackpropInput", ComputeConvNd<ConvKind::kBackpropInput, ConvBackpropInputTypes>},
+    {"Conv3DBackpropInputV2", ComputeConvNd<ConvKind::kBackpropInput, FloatTypes>},
+    {"Conv2DBackpropFilter", ComputeConvNd<ConvKind::kBackpropFilter, FloatTypes>},
+    {"DepthwiseConv2dNativeBackpropInput", ComputeConvNd<ConvKind::kDepthwiseInput, FloatTypes>},
+    {"DepthwiseConv2dNativeBackpropFilter", ComputeConvNd<ConvKind::kDepthwiseFilter, FloatTypes>},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ConvExtraOpDefs() { return kDefs; }
+std::span<const KernelEntry> ConvExtraCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,597 @@
+// Image codecs: DecodeJpeg (libjpeg-turbo), DecodePng and EncodePng (libpng). As in TensorFlow
+// (decode_image_op.cc), DecodeJpeg and DecodePng both sniff the contents and decode either
+// format; other formats (GIF, BMP, WebP) are Unimplemented here. The decoders set libjpeg and
+// libpng up the way TensorFlow's jpeg_mem.cc and png_io.cc do, so the pixels are the ones
+// TensorFlow gets from the same library versions:
+//   - JPEG: channels 0 (the file's, CMYK converted to RGB), 1 or 3; ratio as the DCT scale
+//     denominator; fancy_upscaling; dct_method "" and INTEGER_FAST = JDCT_IFAST (TF's default),
+//     INTEGER_ACCURATE = JDCT_ISLOW; truncated data handled by TF's memory source (a fake EOI
+//     with try_recover_truncated), rows short of acceptable_fraction an error, the rest black.
+//   - PNG: channels 0 (the file's; palettes to RGB or RGBA), 1..4 with alpha added (opaque),
+//     stripped or taken from tRNS, RGB to gray with ITU-R 601 weights; uint8 strips 16-bit
+//     samples, uint16 widens 8-bit ones as v * 257.
+//   - EncodePng: 8- or 16-bit gray, gray+alpha, RGB or RGBA, zlib level `compression` (-1 the
+//     default), no interlace; byte streams may differ from TF's (another zlib build) but decode
+//     to the same pixels.
+// libjpeg and libpng report fatal errors by longjmp: the functions that call them hold no C++
+// objects with destructors between their setjmp and the library calls.
+// jpeglib.h needs size_t and FILE declared before it.
+// clang-format off
+#include <cstddef>
+#include <cstdio>
+#include <jerror.h>
+#include <jpeglib.h>
+// clang-format on
+#include <png.h>
+#include <zlib.h>
+
+#include <algorithm>
+#include <csetjmp>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <string_view>
+
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+
+namespace kiln::exec {
+namespace {
+
+enum class Format { kUnknown, kJpeg, kPng, kGif, kBmp, kWebp };
+
+Format Classify(std::string_view data) {
+  auto starts = [&](std::string_view magic) { return data.substr(0, magic.size()) == magic; };
+  if (starts(std::string_view("\xff\xd8\xff", 3))) return Format::kJpeg;
+  if (starts(std::string_view("\x89PNG\r\n\x1a\n", 8))) return Format::kPng;
+  if (starts("GIF")) return Format::kGif;
+  if (starts("BM")) return Format::kBmp;
+  if (starts("RIFF") && data.size() > 12 && data.substr(8, 4) == "WEBP") return Format::kWebp;
+  return Format::kUnknown;
+}
+
+struct DecodeState : OpState {
+  bool png_op = false;  // DecodePng (else DecodeJpeg)
+  int channels = 0;
+  DType dtype = DType::kUInt8;
+  // JPEG
+  int ratio = 1;
+  bool fancy_upscaling = true;
+  bool try_recover_truncated = false;
+  float acceptable_fraction = 1;
+  J_DCT_METHOD dct_method = JDCT_IFAST;
+};
+
+template <bool kPng>
+Status PrepareDecode(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  auto st = std::make_shared<DecodeState>();
+  st->png_op = kPng;
+  KILN_PREPARE_ASSIGN(ctx, int64_t channels, ctx.attrs.GetInt("channels", 0));
+  if (channels != 0 && channels != 1 && channels != 3 && channels != 4) {
+    return ctx.Error("attr 'channels' must be 0, 1, 3 or 4, got ", channels);
+  }
+  st->channels = static_cast<int>(channels);
+  if (kPng) {
+    KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("dtype", DType::kUInt8));
+    KILN_RETURN_IF_ERROR(
+        ExpectAttrDTypeIn(ctx, "dtype", st->dtype, {DType::kUInt8, DType::kUInt16}));
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, int64_t ratio, ctx.attrs.GetInt("ratio", 1));
+    if (ratio != 1 && ratio != 2 && ratio != 4 && ratio != 8) {
+      return ctx.Error("attr 'ratio' must be 1, 2, 4, or 8, got ", ratio);
+    }
+    st->ratio = static_cast<int>(ratio);
+    KILN_PREPARE_ASSIGN(ctx, st->fancy_upscaling, ctx.attrs.GetBool("fancy_upscaling", true));
+    KILN_PREPARE_ASSIGN(ctx, st->try_recover_truncated,
+                        ctx.attrs.GetBool("try_recover_truncated", false));
+    KILN_PREPARE_ASSIGN(ctx, st->acceptable_fraction,
+                        ctx.attrs.GetFloat("acceptable_fraction", 1.0f));
+    KILN_PREPARE_ASSIGN(ctx, std::string dct, ctx.attrs.GetString("dct_method", ""));
+    if (dct.empty() || dct == "INTEGER_FAST") {
+      st->dct_method = JDCT_IFAST;
+    } else if (dct == "INTEGER_ACCURATE") {
+      st->dct_method = JDCT_ISLOW;
+    } else {
+      return ctx.Error(
+          "attr 'dct_method' must be one of '', 'INTEGER_FAST', 'INTEGER_ACCURATE', "
+          "got '",
+          dct, "'");
+    }
+  }
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "contents", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "contents", 0));
+  ctx.outputs = {TensorSpec{st->dtype, PartialShape{-1, -1, channels == 0 ? -1 : channels}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// ---- JPEG --------------------------------------------------------------------------------------
+
+struct JpegError {
+  jpeg_error_mgr mgr;
+  jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void JpegErrorExit(j_common_ptr cinfo) {
+  auto* err = reinterpret_cast<JpegError*>(cinfo->err);
+  (*cinfo->err->format_message)(cinfo, err->message);
+  std::longjmp(err->jump, 1);
+}
+void JpegOutputMessage(j_common_ptr) {}  // warnings are not printed
+
+// TensorFlow's memory source (jpeg_handle.cc): an empty input or a read past the end is an error,
+// unless try_recover_truncated, which first feeds a fake EOI marker.
+struct JpegSource {
+  jpeg_source_mgr pub;
+  const JOCTET* data;
+  bool try_recover;
+};
+const JOCTET kFakeEoi[2] = {0xff, JPEG_EOI};
+
+void SourceInit(j_decompress_ptr) {}
+void SourceTerm(j_decompress_ptr) {}
+boolean SourceFill(j_decompress_ptr cinfo) {
+  auto* src = reinterpret_cast<JpegSource*>(cinfo->src);
+  if (src->pub.bytes_in_buffer == 0 && src->pub.next_input_byte == src->data) {
+    ERREXIT(cinfo, JERR_INPUT_EMPTY);
+    return FALSE;
+  }
+  if (src->pub.bytes_in_buffer != 0) return src->try_recover ? TRUE : FALSE;
+  if (src->pub.next_input_byte != kFakeEoi && src->try_recover) {
+    WARNMS(cinfo, JWRN_JPEG_EOF);
+    src->pub.next_input_byte = kFakeEoi;
+    src->pub.bytes_in_buffer = 2;
+    return TRUE;
+  }
+  ERREXIT(cinfo, JERR_FILE_READ);
+  return FALSE;
+}
+void SourceSkip(j_decompress_ptr cinfo, long jump) {  // NOLINT(google-runtime-int): libjpeg's
+  auto* src = reinterpret_cast<JpegSource*>(cinfo->src);
+  if (jump < 0) return;
+  if (static_cast<size_t>(jump) > src->pub.bytes_in_buffer) {
+    src->pub.bytes_in_buffer = 0;
+    (void)SourceFill(cinfo);
+  } else {
+    src->pub.bytes_in_buffer -= jump;
+    src->pub.next_input_byte += jump;
+  }
+}
+
+struct JpegDecoder {
+  jpeg_decompress_struct cinfo;
+  JpegError err;
+  JpegSource src;
+  bool created = false;
+  int components = 0;
+  bool cmyk = false;
+};
+
+// Reads the header and sets the output parameters. False on a libjpeg error (err.message).
+bool JpegStart(JpegDecoder* d, const DecodeState& st, const std::string& data) {
+  d->cinfo.err = jpeg_std_error(&d->err.mgr);
+  d->err.mgr.error_exit = JpegErrorExit;
+  d->err.mgr.output_message = JpegOutputMessage;
+  d->err.message[0] = '\0';
+  if (setjmp(d->err.jump)) return false;
+  jpeg_create_decompress(&d->cinfo);
+  d->created = true;
+  d->src.pub.init_source = SourceInit;
+  d->src.pub.fill_input_buffer = SourceFill;
+  d->src.pub.skip_input_data = SourceSkip;
+  d->src.pub.resync_to_restart = jpeg_resync_to_restart;
+  d->src.pub.term_source = SourceTerm;
+  d->src.data = reinterpret_cast<const JOCTET*>(data.data());
+  d->src.pub.next_input_byte = d->src.data;
+  d->src.pub.bytes_in_buffer = data.size();
+  d->src.try_recover = st.try_recover_truncated;
+  d->cinfo.src = &d->src.pub;
+  jpeg_read_header(&d->cinfo, TRUE);
+  d->components = st.channels == 0 ? std::min(d->cinfo.num_components, 3) : st.channels;
+  if (d->components == 1) {
+    d->cinfo.out_color_space = JCS_GRAYSCALE;
+  } else {
+    d->cmyk = d->cinfo.jpeg_color_space == JCS_CMYK || d->cinfo.jpeg_color_space == JCS_YCCK;
+    d->cinfo.out_color_space = d->cmyk ? JCS_CMYK : JCS_RGB;
+  }
+  d->cinfo.do_fancy_upsampling = st.fancy_upscaling ? TRUE : FALSE;
+  d->cinfo.scale_num = 1;
+  d->cinfo.scale_denom = st.ratio;
+  d->cinfo.dct_method = st.dct_method;
+  jpeg_calc_output_dimensions(&d->cinfo);
+  return true;
+}
+
+// Decodes the scanlines into `out` (height x width x components); `cmyk_row` holds one CMYK row.
+// Sets *rows_read; false on a libjpeg error.
+bool JpegRead(JpegDecoder* d, uint8_t* out, JSAMPLE* cmyk_row, int64_t* rows_read,
+              bool try_recover) {
+  if (setjmp(d->err.jump)) return false;
+  jpeg_start_decompress(&d->cinfo);
+  const int64_t height = d->cinfo.output_height, width = d->cinfo.output_width;
+  const int64_t stride = width * d->components;
+  *rows_read = height;
+  bool truncated = false;
+  uint8_t* line = out;
+  while (d->cinfo.output_scanline < d->cinfo.output_height) {
+    JSAMPLE* target = d->cmyk ? cmyk_row : line;
+    const JDIMENSION n = jpeg_read_scanlines(&d->cinfo, &target, 1);
+    if (n == 0) {
+      if (!try_recover) {
+        *rows_read = d->cinfo.output_scanline;
+        truncated = true;
+      } else {
+        for (int64_t r = d->cinfo.output_scanline; r < height; ++r, line += stride) {
+          if (r == 0) {
+            std::memset(line, 0, stride);
+          } else {
+            std::memcpy(line, line - stride, stride);
+          }
+        }
+        d->cinfo.output_scanline = d->cinfo.output_height;
+      }
+      break;
+    }
+    if (d->cmyk) {
+      for (int64_t x = 0; x < width; ++x) {
+        const int c = cmyk_row[4 * x], m = cmyk_row[4 * x + 1], y = cmyk_row[4 * x + 2],
+                  k = cmyk_row[4 * x + 3];
+        if (d->cinfo.saw_Adobe_marker) {
+          line[3 * x] = static_cast<uint8_t>((k * c) / 255);
+          line[3 * x + 1] = static_cast<uint8_t>((k * m) / 255);
+          line[3 * x + 2] = static_cast<uint8_t>((k * y) / 255);
+        } else {
+          line[3 * x] = static_cast<uint8_t>((255 - k) * (255 - c) / 255);
+          line[3 * x + 1] = static_cast<uint8_t>((255 - k) * (255 - m) / 255);
+          line[3 * x + 2] = static_cast<uint8_t>((255 - k) * (255 - y) / 255);
+        }
+      }
+    }
+    line += stride;
+  }
+  if (truncated) {
+    jpeg_abort(reinterpret_cast<j_common_ptr>(&d->cinfo));
+  } else {
+    jpeg_finish_decompress(&d->cinfo);
+  }
+  return true;
+}
+
+template <typename Out>
+Status DecodeJpegInto(const KernelContext& ctx, const DecodeState& st, const std::string& data) {
+  if (st.channels == 4) return ctx.Error("JPEG does not support 4 channels");
+  JpegDecoder d;
+  auto fail = [&](std::string_view what) {
+    const std::string msg = d.err.message[0] ? std::string(": ") + d.err.message : std::string();
+    if (d.created) jpeg_destroy_decompress(&d.cinfo);
+    return ctx.Error("invalid JPEG data (", what, msg, ")");
+  };
+  if (!JpegStart(&d, st, data)) return fail("header");
+  const int64_t h = d.cinfo.output_height, w = d.cinfo.output_width;
+  if (h <= 0 || w <= 0 || h * w * d.cinfo.num_components >= (int64_t{1} << 29)) {
+    jpeg_destroy_decompress(&d.cinfo);
+    return ctx.Error("invalid JPEG image size ", w, " x ", h);
+  }
+  auto out = ctx.AllocateOutput(0, Shape{h, w, d.components});
+  if (!out.ok()) {
+    jpeg_destroy_decompress(&d.cinfo);
+    return out.status();
+  }
+  uint8_t* pixels = nullptr;
+  if constexpr (std::is_same_v<Out, uint8_t>) {
+    pixels = (*out)->template data<uint8_t>();
+  } else {
+    auto mem = ctx.AllocateTemp(h * w * d.components);
+    if (!mem.ok()) {
+      jpeg_destroy_decompress(&d.cinfo);
+      return mem.status();
+    }
+    pixels = static_cast<uint8_t*>(*mem);
+  }
+  JSAMPLE* cmyk_row = nullptr;
+  if (d.cmyk) {
+    auto mem = ctx.AllocateTemp(4 * w);
+    if (!mem.ok()) {
+      jpeg_destroy_decompress(&d.cinfo);
+      return mem.status();
+    }
+    cmyk_row = static_cast<JSAMPLE*>(*mem);
+  }
+  int64_t rows = 0;
+  if (!JpegRead(&d, pixels, cmyk_row, &rows, st.try_recover_truncated)) return fail("scan data");
+  jpeg_destroy_decompress(&d.cinfo);
+  const float fraction = static_cast<float>(rows) / static_cast<float>(h);
+  if (fraction < std::min(1.0f, st.acceptable_fraction)) {
+    return ctx.Error("invalid JPEG data: only ", rows, " of ", h,
+                     " rows could be decoded (acceptable_fraction ", st.acceptable_fraction, ")");
+  }
+  const int64_t stride = w * d.components;
+  if (rows < h) std::memset(pixels + rows * stride, 0, (h - rows) * stride);
+  if constexpr (!std::is_same_v<Out, uint8_t>) {
+    // DecodePng with dtype uint16 on JPEG data: TF scales by 65536 / 256.
+    Out* o = (*out)->template data<Out>();
+    for (int64_t i = 0; i < h * stride; ++i) o[i] = static_cast<Out>(pixels[i] * 256);
+  }
+  return OkStatus();
+}
+
+// ---- PNG ---------------------------------------------------------------------------------------
+
+struct PngReader {
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  const uint8_t* data = nullptr;
+  size_t left = 0;
+  png_uint_32 width = 0, height = 0;
+  int bit_depth = 0, color_type = 0, channels = 0, passes = 1;
+  bool synthesize_16 = false;
+  char message[256] = {};
+};
+
+void PngError(png_structp png, png_const_charp msg) {
+  auto* r = static_cast<PngReader*>(png_get_error_ptr(png));
+  std::snprintf(r->message, sizeof(r->message), "%s", msg);
+  png_longjmp(png, 1);
+}
+void PngWarning(png_structp, png_const_charp) {}
+void PngRead(png_structp png, png_bytep out, png_size_t n) {
+  auto* r = static_cast<PngReader*>(png_get_io_ptr(png));
+  if (r->left < n) png_error(png, "More bytes requested to read than available");
+  std::memcpy(out, r->data, n);
+  r->data += n;
+  r->left -= n;
+}
+
+// TF's CommonInitDecode: reads the header and sets the transformations.
+bool PngStart(PngReader* r, int desired_channels, int bits) {
+  r->png = png_create_read_struct(PNG_LIBPNG_VER_STRING, r, PngError, PngWarning);
+  if (!r->png) return false;
+  if (setjmp(png_jmpbuf(r->png))) return false;
+  r->info = png_create_info_struct(r->png);
+  if (!r->info) return false;
+  png_set_read_fn(r->png, r, PngRead);
+  png_read_info(r->png, r->info);
+  png_get_IHDR(r->png, r->info, &r->width, &r->height, &r->bit_depth, &r->color_type, nullptr,
+               nullptr, nullptr);
+  if (r->width == 0 || r->height == 0) return false;
+  const bool trns = png_get_valid(r->png, r->info, PNG_INFO_tRNS) != 0;
+  r->channels = desired_channels;
+  if (r->channels == 0) {
+    r->channels = r->color_type == PNG_COLOR_TYPE_PALETTE ? (trns ? 4 : 3)
+                                                          : png_get_channels(r->png, r->info);
+  }
+  const bool has_alpha = (r->color_type & PNG_COLOR_MASK_ALPHA) != 0;
+  if ((r->channels & 1) == 0) {
+    if (!has_alpha) {
+      if (trns) {
+        png_set_tRNS_to_alpha(r->png);
+      } else {
+        png_set_add_alpha(r->png, (1 << r->bit_depth) - 1, PNG_FILLER_AFTER);
+      }
+    }
+  } else if (has_alpha || trns) {
+    png_set_strip_alpha(r->png);
+  }
+  if (r->bit_depth > 8 && bits <= 8) png_set_strip_16(r->png);
+  r->synthesize_16 = r->bit_depth <= 8 && bits == 16;
+  png_set_packing(r->png);
+  r->passes = png_set_interlace_handling(r->png);
+  if (bits > 8) png_set_swap(r->png);  // little-endian hosts
+  if (r->color_type == PNG_COLOR_TYPE_PALETTE) png_set_palette_to_rgb(r->png);
+  const bool want_gray = r->channels < 3;
+  const bool is_gray = (r->color_type & PNG_COLOR_MASK_COLOR) == 0;
+  if (is_gray && r->bit_depth < 8) png_set_expand_gray_1_2_4_to_8(r->png);
+  if (want_gray) {
+    if (!is_gray) png_set_rgb_to_gray(r->png, 1, 0.299, 0.587);
+  } else if (is_gray) {
+    png_set_gray_to_rgb(r->png);
+  }
+  png_read_update_info(r->png, r->info);
+  return true;
+}
+
+bool PngFinish(PngReader* r, png_bytep data, int64_t row_bytes) {
+  if (setjmp(png_jmpbuf(r->png))) return false;
+  for (int p = 0; p < r->passes; ++p) {
+    png_bytep row = data;
+    for (png_uint_32 h = 0; h < r->height; ++h, row += row_bytes)
+      png_read_row(r->png, row, nullptr);
+  }
+  png_read_end(r->png, r->info);
+  return true;
+}
+
+void PngFree(PngReader* r) {
+  if (r->png) png_destroy_read_struct(&r->png, r->info ? &r->info : nullptr, nullptr);
+  r->png = nullptr;
+  r->info = nullptr;
+}
+
+Status DecodePngInto(const KernelContext& ctx, const DecodeState& st, const std::string& data,
+                     DType dtype) {
+  const int bits = dtype == DType::kUInt16 ? 16 : 8;
+  PngReader r;
+  r.data = reinterpret_cast<const uint8_t*>(data.data());
+  r.left = data.size();
+  if (!PngStart(&r, st.channels, bits)) {
+    const std::string msg = r.message;
+    PngFree(&r);
+    return ctx.Error("invalid PNG: failed to initialise the decoder", msg.empty() ? "" : ": ", msg);
+  }
+  const int64_t w = r.width, h = r.height;
+  if (w >= (int64_t{1} << 27) || h >= (int64_t{1} << 27) || w * h >= (int64_t{1} << 29)) {
+    PngFree(&r);
+    return ctx.Error("PNG size too large: ", w, " by ", h);
+  }
+  auto out = ctx.AllocateOutput(0, Shape{h, w, r.channels});
+  if (!out.ok()) {
+    PngFree(&r);
+    return out.status();
+  }
+  const int64_t row_bytes = w * r.channels * (bits / 8);
+  auto* bytes = static_cast<png_bytep>((*out)->raw_data());
+  if (!PngFinish(&r, bytes, row_bytes)) {
+    const std::string msg = r.message;
+    PngFree(&r);
+    return ctx.Error("invalid PNG data", msg.empty() ? "" : ": ", msg);
+  }
+  PngFree(&r);
+  if (r.synthesize_16) {
+    // 8-bit samples were read into the first half of each 16-bit row: widen in place, last first.
+    uint16_t* o = (*out)->data<uint16_t>();
+    for (int64_t y = h; y-- > 0;) {
+      const uint8_t* src = bytes + y * row_bytes;
+      uint16_t* dst = o + y * (row_bytes / 2);
+      for (int64_t i = w * r.channels; i-- > 0;) dst[i] = static_cast<uint16_t>(src[i] * 257);
+    }
+  }
+  return OkStatus();
+}
+
+Status ComputeDecode(const KernelContext& ctx) {
+  const auto& st = ctx.state<DecodeState>();
+  const Tensor& contents = ctx.input(0);
+  if (contents.rank() != 0) {
+    return ctx.Error("'contents' must be a scalar, got shape ", contents.shape().ToString());
+  }
+  const std::string& data = contents.data<std::string>()[0];
+  if (data.empty()) return ctx.Error("input is empty");
+  if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
+    return ctx.Error("input contents are too large: ", data.size(), " bytes");
+  }
+  switch (Classify(data)) {
+    case Format::kJpeg:
+      if (st.dtype == DType::kUInt16) return DecodeJpegInto<uint16_t>(ctx, st, data);
+      return DecodeJpegInto<uint8_t>(ctx, st, data);
+    case Format::kPng:
+      return DecodePngInto(ctx, st, data, st.dtype);
+    case Format::kGif:
+    case Format::kBmp:
+    case Format::kWebp:
+      return Unimplemented(
+          "node '", ctx.node_name(),
+          "': only JPEG and PNG contents are supported (GIF, BMP and WebP are not)");
+    case Format::kUnknown:
+      break;
+  }
+  return ctx.Error("unknown image file format; one of JPEG, PNG, GIF, BMP, WebP required");
+}
+
+// ---- EncodePng ---------------------------------------------------------------------------------
+
+struct EncodeState : OpState {
+  int compression = -1;
+};
+
+Status PrepareEncodePng(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kUInt8));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, {DType::kUInt8, DType::kUInt16}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "image", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "image", 3));
+  auto st = std::make_shared<EncodeState>();
+  KILN_PREPARE_ASSIGN(ctx, int64_t level, ctx.attrs.GetInt("compression", -1));
+  if (level < -1 || level > 9) {
+    return ctx.Error("attr 'compression' must be in [-1, 9], got ", level);
+  }
+  st->compression = static_cast<int>(level);
+  const PartialShape& s = ctx.inputs[0].shape;
+  if (!s.unknown_rank() && s.dim(2) >= 0 && (s.dim(2) < 1 || s.dim(2) > 4)) {
+    return ctx.Error("image must have 1, 2, 3, or 4 channels, got shape ", s.ToPythonString());
+  }
+  ctx.outputs = {TensorSpec{DType::kString, PartialShape::Scalar()}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+struct PngWriter {
+  std::string* out;
+  char message[256];
+};
+
+void PngWriteData(png_structp png, png_bytep data, png_size_t n) {
+  static_cast<PngWriter*>(png_get_io_ptr(png))->out->append(reinterpret_cast<const char*>(data), n);
+}
+void PngFlush(png_structp) {}
+void PngWriteError(png_structp png, png_const_charp msg) {
+  auto* w = static_cast<PngWriter*>(png_get_error_ptr(png));
+  std::snprintf(w->message, sizeof(w->message), "%s", msg);
+  png_longjmp(png, 1);
+}
+
+bool PngWrite(PngWriter* w, const uint8_t* image, int64_t width, int64_t height, int channels,
+              int bits, int compression, png_structp* png, png_infop* info) {
+  *png = png_create_write_struct(PNG_LIBPNG_VER_STRING, w, PngWriteError, PngWarning);
+  if (!*png) return false;
+  if (setjmp(png_jmpbuf(*png))) return false;
+  *info = png_create_info_struct(*png);
+  if (!*info) return false;
+  static constexpr int kColor[] = {PNG_COLOR_TYPE_GRAY, PNG_COLOR_TYPE_GRAY_ALPHA,
+                                   PNG_COLOR_TYPE_RGB, PNG_COLOR_TYPE_RGB_ALPHA};
+  png_set_write_fn(*png, w, PngWriteData, PngFlush);
+  png_set_compression_level(*png, compression < 0 ? Z_DEFAULT_COMPRESSION : compression);
+  png_set_compression_mem_level(*png, MAX_MEM_LEVEL);
+  png_set_IHDR(*png, *info, static_cast<png_uint_32>(width), static_cast<png_uint_32>(height), bits,
+               kColor[channels - 1], PNG_INTERLACE_NONE, PNG_COMPRESSION_TYPE_DEFAULT,
+               PNG_FILTER_TYPE_DEFAULT);
+  png_write_info(*png, *info);
+  if (bits > 8) png_set_swap(*png);  // little-endian hosts
+  const int64_t row_bytes = width * channels * (bits / 8);
+  for (int64_t y = 0; y < height; ++y)
+    png_write_row(*png, const_cast<png_bytep>(image + y * row_bytes));
+  png_write_end(*png, nullptr);
+  return true;
+}
+
+Status ComputeEncodePng(const KernelContext& ctx) {
+  const auto& st = ctx.state<EncodeState>();
+  const Tensor& image = ctx.input(0);
+  if (image.rank() != 3) {
+    return ctx.Error("image must be 3-dimensional, got shape ", image.shape().ToString());
+  }
+  const int64_t h = image.dim(0), w = image.dim(1), c = image.dim(2);
+  if (c < 1 || c > 4) {
+    return ctx.Error("image must have 1, 2, 3, or 4 channels, got shape ",
+                     image.shape().ToString());
+  }
+  if (w >= (int64_t{1} << 31) || h >= (int64_t{1} << 31) || w * h * c >= (int64_t{1} << 31)) {
+    return ctx.Error("image too large to encode: shape ", image.shape().ToString());
+  }
+  if (h == 0 || w == 0) {
+    return ctx.Error("PNG encoding failed: the image ", image.shape().ToString(), " is empty");
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
+  std::string& bytes = out->data<std::string>()[0];
+  bytes.clear();
+  PngWriter writer{&bytes, {}};
+  png_structp png = nullptr;
+  png_infop info = nullptr;
+  const bool ok =
+      PngWrite(&writer, static_cast<const uint8_t*>(image.raw_data()), w, h, static_cast<int>(c),
+               image.dtype() == DType::kUInt16 ? 16 : 8, st.compression, &png, &info);
+  if (png) png_destroy_write_struct(&png, info ? &info : nullptr);
+  if (!ok) return ctx.Error("PNG encoding failed: ", writer.message);
+  return OkStatus();
+}
+
+constexpr OpDefinition kDefs[] = {
+    {"DecodeJpeg", "image", kOpFreshOutputs, PrepareDecode<false>},
+    {"DecodePng", "image", kOpFreshOutputs, PrepareDecode<true>},
+    {"EncodePng", "contents", kOpFreshOutputs, PrepareEncodePng},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"DecodeJpeg", ComputeDecode},
+    {"DecodePng", ComputeDecode},
+    {"EncodePng", ComputeEncodePng},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ImageCodecOpDefs() { return kDefs; }
+std::span<const KernelEntry> ImageCodecCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,425 @@
+// Pooling beyond conv_ops.cc's MaxPool and AvgPool: AvgPool3D, MaxPool3D, MaxPoolV2 (ksize and
+// strides as inputs), MaxPoolWithArgmax, and the gradients MaxPoolGrad and AvgPoolGrad. One
+// channels-last walk over three spatial dims (2-D ops have a depth of 1). Windows leave the
+// padding out: max ignores it, average divides by the number of real elements, as TensorFlow's
+// CPU kernels do. Max picks the first maximum in window order (strictly greater replaces), the
+// rule TensorFlow's argmax helper follows, so MaxPoolWithArgmax and MaxPoolGrad route to the
+// same element TensorFlow does. Half and bfloat16 average and accumulate in float.
+#include <algorithm>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+#include "kernels/window_util.h"
+
+namespace kiln::exec {
+namespace {
+
+struct PoolGeom {
+  int64_t batch = 0, c = 0;
+  std::array<WindowDim, 3> d;
+  int64_t InPixels() const { return d[0].in * d[1].in * d[2].in; }      // per image
+  int64_t OutPixels() const { return d[0].out * d[1].out * d[2].out; }  // per image
+};
+
+// The clipped window [lo, hi) of output coordinate o along w.
+inline void WindowRange(const WindowDim& w, int64_t o, int64_t* lo, int64_t* hi) {
+  const int64_t start = o * w.stride - w.pad_before;
+  *lo = std::max<int64_t>(start, 0);
+  *hi = std::min(start + w.k, w.in);
+}
+
+// Calls f(input pixel index within the image) for every element of output pixel p's window,
+// in window order (depth, rows, columns).
+template <typename F>
+inline void ForWindow(const PoolGeom& g, int64_t p, F f) {
+  const int64_t ox = p % g.d[2].out, oy = (p / g.d[2].out) % g.d[1].out,
+                oz = p / (g.d[2].out * g.d[1].out);
+  int64_t z0, z1, y0, y1, x0, x1;
+  WindowRange(g.d[0], oz, &z0, &z1);
+  WindowRange(g.d[1], oy, &y0, &y1);
+  WindowRange(g.d[2], ox, &x0, &x1);
+  for (int64_t z = z0; z < z1; ++z)
+    for (int64_t y = y0; y < y1; ++y)
+      for (int64_t x = x0; x < x1; ++x) f((z * g.d[1].in + y) * g.d[2].in + x);
+}
+
+// Max (first maximum wins) or average over every window; optionally the argmax of every
+// output element as a flat index of the image ((z * H + y) * W + x) * C + c.
+template <typename C, bool kMax>
+void PoolForward(const KernelContext& ctx, const PoolGeom& g, const C* in, C* out,
+                 int64_t* argmax) {
+  using A = Acc<C>;
+  const int64_t out_px = g.OutPixels(), in_px = g.InPixels();
+  const int64_t window = g.d[0].k * g.d[1].k * g.d[2].k;
+  ctx.threads().ParallelFor(
+      g.batch * out_px, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, window * g.c)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t bp = begin; bp < end; ++bp) {
+          const int64_t b = bp / out_px, p = bp % out_px;
+          const C* img = in + b * in_px * g.c;
+          C* o = out + bp * g.c;
+          if constexpr (kMax) {
+            int64_t* am = argmax ? argmax + bp * g.c : nullptr;
+            bool first = true;
+            ForWindow(g, p, [&](int64_t ip) {
+              const C* v = img + ip * g.c;
+              for (int64_t c = 0; c < g.c; ++c) {
+                if (first || o[c] < v[c]) {
+                  o[c] = v[c];
+                  if (am) am[c] = ip * g.c + c;
+                }
+              }
+              first = false;
+            });
+            if (first) {  // an empty window (only with zero-sized inputs)
+              for (int64_t c = 0; c < g.c; ++c) {
+                o[c] = std::numeric_limits<C>::lowest();
+                if (am) am[c] = 0;
+              }
+            }
+          } else {
+            // Sums in a small fixed buffer of channels at a time.
+            constexpr int64_t kBlock = 64;
+            for (int64_t c0 = 0; c0 < g.c; c0 += kBlock) {
+              const int64_t n = std::min(kBlock, g.c - c0);
+              A sum[kBlock] = {};
+              int64_t count = 0;
+              ForWindow(g, p, [&](int64_t ip) {
+                const C* v = img + ip * g.c + c0;
+                for (int64_t c = 0; c < n; ++c) sum[c] += static_cast<A>(v[c]);
+                ++count;
+              });
+              for (int64_t c = 0; c < n; ++c)
+                o[c0 + c] = static_cast<C>(count > 0 ? sum[c] / static_cast<A>(count) : A(0));
+            }
+          }
+        }
+      });
+}
+
+// ---- attrs and shapes ------------------------------------------------------------------------
+
+enum class PoolKind { kMax3D, kAvg3D, kMaxV2, kMaxWithArgmax, kMaxGrad, kAvgGrad };
+
+struct PoolState : OpState {
+  WindowSpec attrs;
+  DType dtype = DType::kFloat;
+  bool include_batch_in_index = false;
+};
+
+// The geometry of an input with channels-last dims `in` under ksize/strides in `a`.
+Status MakePoolGeom(const WindowSpec& a, std::span<const int64_t> in, PoolGeom* g) {
+  for (int64_t v : in) {
+    if (v < 0) {
+      return InvalidArgument("input shape ", DimsString(std::vector<int64_t>(in.begin(), in.end())),
+                             " has a negative dimension");
+    }
+  }
+  KILN_RETURN_IF_ERROR(CheckElementCount(in, "input shape"));
+  g->batch = in[0];
+  g->c = in[in.size() - 1];
+  return MakeWindowDims(a, in, a.ksize, &g->d);
+}
+
+std::vector<int64_t> ForwardDims(const WindowSpec& a, std::span<const int64_t> in,
+                                 const std::array<WindowDim, 3>& d) {
+  std::vector<int64_t> out = {in[0]};
+  for (int i = 3 - a.spatial; i < 3; ++i) out.push_back(d[i].out);
+  out.push_back(in[in.size() - 1]);
+  return out;
+}
+
+template <PoolKind kKind>
+constexpr int SpatialOf() {
+  return kKind == PoolKind::kMax3D || kKind == PoolKind::kAvg3D ? 3 : 2;
+}
+
+template <PoolKind kKind, typename List>
+Status PreparePoolNd(PrepareContext& ctx) {
+  constexpr int spatial = SpatialOf<kKind>(), rank = spatial + 2;
+  constexpr int num_inputs = kKind == PoolKind::kMaxV2     ? 3
+                             : kKind == PoolKind::kMaxGrad ? 3
+                             : kKind == PoolKind::kAvgGrad ? 2
+                                                           : 1;
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(num_inputs));
+  auto state = std::make_shared<PoolState>();
+  // MaxPoolV2's and MaxPoolGrad's T default to float in TF's OpDefs.
+  const bool t_defaults = kKind == PoolKind::kMaxV2 || kKind == PoolKind::kMaxGrad;
+  if (t_defaults) {
+    KILN_PREPARE_ASSIGN(ctx, state->dtype, ctx.attrs.GetType("T", DType::kFloat));
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, state->dtype, ctx.attrs.GetType("T"));
+  }
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", state->dtype, List::kDTypes));
+  WindowAttrOptions opts;
+  opts.spatial = spatial;
+  opts.read_ksize = kKind != PoolKind::kMaxV2;
+  opts.read_strides = kKind != PoolKind::kMaxV2;
+  opts.allow_explicit = kKind == PoolKind::kMaxGrad;
+  opts.has_data_format = kKind != PoolKind::kMaxWithArgmax;
+  KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &state->attrs));
+  const DType t = state->dtype;
+  std::vector<DType> out_types = {t};
+  if (kKind == PoolKind::kMaxWithArgmax) {
+    KILN_PREPARE_ASSIGN(ctx, DType targmax, ctx.attrs.GetType("Targmax", DType::kInt64));
+    KILN_RETURN_IF_ERROR(
+        ExpectAttrDTypeIn(ctx, "Targmax", targmax, {DType::kInt32, DType::kInt64}));
+    KILN_PREPARE_ASSIGN(ctx, state->include_batch_in_index,
+                        ctx.attrs.GetBool("include_batch_in_index", false));
+    out_types.push_back(targmax);
+  }
+  // The image input and where the output's dims come from.
+  std::vector<int64_t> in(rank, -1);
+  bool known_window = true;
+  if (kKind == PoolKind::kAvgGrad) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "orig_input_shape", DType::kInt32));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "orig_input_shape", 1));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "grad", t));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "grad", rank));
+    if (const Tensor* s = ConstantInput(ctx, 0)) {
+      std::vector<int64_t> v = IndexValues(*s);
+      if (v.size() != rank) {
+        return ctx.Error("input 'orig_input_shape' must have ", rank, " entries, got ",
+                         DimsString(v));
+      }
+      for (int64_t x : v)
+        if (x < 0) return ctx.Error("input 'orig_input_shape' ", DimsString(v), " is negative");
+      in = v;
+    } else {
+      in[0] = DimsOrUnknown(ctx.inputs[1].shape, rank)[0];
+      in[rank - 1] = DimsOrUnknown(ctx.inputs[1].shape, rank)[rank - 1];
+    }
+  } else {
+    KILN_RETURN_IF_ERROR(
+        ExpectInputDType(ctx, 0, kKind == PoolKind::kMaxGrad ? "orig_input" : "input", t));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", rank));
+    in = DimsOrUnknown(ctx.inputs[0].shape, rank);
+  }
+  if (kKind == PoolKind::kMaxV2) {
+    for (int i : {1, 2}) {
+      const char* name = i == 1 ? "ksize" : "strides";
+      KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, name, DType::kInt32));
+      KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, name, 1));
+      if (const Tensor* v = ConstantInput(ctx, i)) {
+        KILN_RETURN_IF_ERROR(CheckWindowList(ctx, std::string("input '") + name + "'",
+                                             IndexValues(*v), spatial,
+                                             i == 1 ? &state->attrs.ksize : &state->attrs.strides));
+      } else {
+        known_window = false;
+      }
+    }
+  }
+  std::array<WindowDim, 3> d;
+  std::vector<int64_t> fwd(rank, -1);
+  if (known_window) {
+    Status s = MakeWindowDims(state->attrs, in, state->attrs.ksize, &d);
+    if (!s.ok()) return ctx.Error(s.message());
+    fwd = ForwardDims(state->attrs, in, d);
+  } else {
+    fwd[0] = in[0];
+    fwd[rank - 1] = in[rank - 1];
+  }
+  if (kKind == PoolKind::kMaxGrad) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "orig_output", t));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "grad", t));
+    for (int i : {1, 2}) {
+      const PartialShape& s = ctx.inputs[i].shape;
+      KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, i == 1 ? "orig_output" : "grad", rank));
+      if (!s.unknown_rank() && !PartialShape(*PartialShape::FromDims(fwd)).IsCompatibleWith(s)) {
+        return ctx.Error("input '", i == 1 ? "orig_output" : "grad", "' has shape ",
+                         s.ToPythonString(), " but pooling the input gives ", DimsString(fwd));
+      }
+    }
+  }
+  if (kKind == PoolKind::kAvgGrad) {
+    const PartialShape& s = ctx.inputs[1].shape;
+    if (!s.unknown_rank() && !PartialShape(*PartialShape::FromDims(fwd)).IsCompatibleWith(s)) {
+      return ctx.Error("input 'grad' has shape ", s.ToPythonString(),
+                       " but pooling an input of shape ", DimsString(in), " gives ",
+                       DimsString(fwd));
+    }
+  }
+  const bool grad = kKind == PoolKind::kMaxGrad || kKind == PoolKind::kAvgGrad;
+  KILN_PREPARE_ASSIGN(ctx, PartialShape out, PartialShape::FromDims(grad ? in : fwd));
+  for (DType ot : out_types) ctx.outputs.push_back(TensorSpec{ot, out});
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+// d(input) of average pooling: every output's gradient spread evenly over the real (unpadded)
+// elements of its window, what TensorFlow's default (oneDNN) CPU kernel computes. TF's
+// non-oneDNN reference kernel differs only for windows that start in the padding and end past
+// the input (its GetBroadcastSize then spreads over min(in, ksize) elements). Each image is
+// summed by one worker in output order.
+template <typename C>
+void AvgPoolGradNd(const KernelContext& ctx, const PoolGeom& g, const C* dy, C* dx) {
+  using A = Acc<C>;
+  const int64_t in_px = g.InPixels(), out_px = g.OutPixels();
+  ctx.threads().ParallelFor(g.batch, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      C* img = dx + b * in_px * g.c;
+      std::fill(img, img + in_px * g.c, C(0));
+      for (int64_t p = 0; p < out_px; ++p) {
+        int64_t count = 0;
+        ForWindow(g, p, [&](int64_t) { ++count; });
+        if (count == 0) continue;
+        const A coeff = A(1) / static_cast<A>(count);
+        const C* src = dy + (b * out_px + p) * g.c;
+        ForWindow(g, p, [&](int64_t ip) {
+          C* dst = img + ip * g.c;
+          for (int64_t k = 0; k < g.c; ++k)
+            dst[k] = static_cast<C>(static_cast<A>(dst[k]) + static_cast<A>(src[k]) * coeff);
+        });
+      }
+    }
+  });
+}
+
+template <typename C>
+Status MaxPoolGradNd(const KernelContext& ctx, const PoolGeom& g, const C* x, const C* dy, C* dx) {
+  using A = Acc<C>;
+  const int64_t out_n = g.batch * g.OutPixels() * g.c, in_px = g.InPixels();
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(int64_t) * std::max<int64_t>(out_n, 1)));
+  auto* argmax = static_cast<int64_t*>(mem);
+  KILN_ASSIGN_OR_RETURN(void* vmem, ctx.AllocateTemp(sizeof(C) * std::max<int64_t>(out_n, 1)));
+  PoolForward<C, true>(ctx, g, x, static_cast<C*>(vmem), argmax);
+  // Each image's gradient is summed in output order by one worker.
+  const int64_t per_out = g.OutPixels() * g.c;
+  ctx.threads().ParallelFor(g.batch, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      C* img = dx + b * in_px * g.c;
+      std::fill(img, img + in_px * g.c, C(0));
+      for (int64_t i = b * per_out; i < (b + 1) * per_out; ++i) {
+        C& dst = img[argmax[i]];
+        dst = static_cast<C>(static_cast<A>(dst) + static_cast<A>(dy[i]));
+      }
+    }
+  });
+  return OkStatus();
+}
+
+template <PoolKind kKind, typename List>
+Status ComputePoolNd(const KernelContext& ctx) {
+  constexpr int spatial = SpatialOf<kKind>(), rank = spatial + 2;
+  const auto& st = ctx.state<PoolState>();
+  WindowSpec attrs = st.attrs;
+  if (kKind == PoolKind::kMaxV2) {
+    for (int i : {1, 2}) {
+      const Tensor& v = ctx.input(i);
+      if (v.rank() != 1) {
+        return ctx.Error("input '", i == 1 ? "ksize" : "strides", "' must be a vector, got shape ",
+                         v.shape().ToString());
+      }
+      KILN_RETURN_IF_ERROR(CheckWindowList(ctx, i == 1 ? "input 'ksize'" : "input 'strides'",
+                                           IndexValues(v), spatial,
+                                           i == 1 ? &attrs.ksize : &attrs.strides));
+    }
+  }
+  std::vector<int64_t> in;
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    if (kKind == PoolKind::kAvgGrad && i == 0) continue;
+    if (kKind == PoolKind::kMaxV2 && i > 0) continue;
+    if (ctx.input(i).rank() != rank) {
+      return ctx.Error("input ", i, " must have rank ", rank, ", got shape ",
+                       ctx.input(i).shape().ToString());
+    }
+  }
+  if (kKind == PoolKind::kAvgGrad) {
+    const Tensor& s = ctx.input(0);
+    if (s.rank() != 1 || s.NumElements() != rank) {
+      return ctx.Error("input 'orig_input_shape' must be a vector of ", rank,
+                       " entries, got shape ", s.shape().ToString());
+    }
+    in = IndexValues(s);
+  } else {
+    in.assign(ctx.input(0).shape().dims().begin(), ctx.input(0).shape().dims().end());
+  }
+  PoolGeom g;
+  Status s = MakePoolGeom(attrs, in, &g);
+  if (!s.ok()) return Wrap(ctx, s);
+  const std::vector<int64_t> fwd = ForwardDims(attrs, in, g.d);
+  auto check_fwd = [&](int i, const char* name) -> Status {
+    const auto dims = ctx.input(i).shape().dims();
+    if (!std::equal(fwd.begin(), fwd.end(), dims.begin(), dims.end())) {
+      return ctx.Error("input '", name, "' has shape ", ctx.input(i).shape().ToString(),
+                       " but pooling the input gives ", DimsString(fwd));
+    }
+    return OkStatus();
+  };
+  if (kKind == PoolKind::kMaxGrad) {
+    KILN_RETURN_IF_ERROR(check_fwd(1, "orig_output"));
+    KILN_RETURN_IF_ERROR(check_fwd(2, "grad"));
+  }
+  if (kKind == PoolKind::kAvgGrad) KILN_RETURN_IF_ERROR(check_fwd(1, "grad"));
+  const bool grad = kKind == PoolKind::kMaxGrad || kKind == PoolKind::kAvgGrad;
+  KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(grad ? in : fwd));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  return Dispatch<List>(st.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    C* o = MutableComputeData<T>(out);
+    if constexpr (kKind == PoolKind::kAvgGrad) {
+      AvgPoolGradNd<C>(ctx, g, ComputeData<T>(ctx.input(1)), o);
+      return OkStatus();
+    } else if constexpr (kKind == PoolKind::kMaxGrad) {
+      return MaxPoolGradNd<C>(ctx, g, ComputeData<T>(ctx.input(0)), ComputeData<T>(ctx.input(2)),
+                              o);
+    } else if constexpr (kKind == PoolKind::kAvg3D) {
+      PoolForward<C, false>(ctx, g, ComputeData<T>(ctx.input(0)), o, nullptr);
+      return OkStatus();
+    } else if constexpr (kKind == PoolKind::kMaxWithArgmax) {
+      KILN_ASSIGN_OR_RETURN(Tensor * am_t, ctx.AllocateOutput(1, out_shape));
+      const int64_t n = out_shape.num_elements();
+      KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(int64_t) * std::max<int64_t>(n, 1)));
+      auto* am = static_cast<int64_t*>(mem);
+      PoolForward<C, true>(ctx, g, ComputeData<T>(ctx.input(0)), o, am);
+      // Indices within the image; with include_batch_in_index, within the whole input.
+      const int64_t per_out = g.OutPixels() * g.c, per_in = g.InPixels() * g.c;
+      for (int64_t i = 0; i < n; ++i) {
+        const int64_t v = st.include_batch_in_index ? am[i] + (i / per_out) * per_in : am[i];
+        if (am_t->dtype() == DType::kInt64) {
+          am_t->data<int64_t>()[i] = v;
+        } else {
+          am_t->data<int32_t>()[i] = static_cast<int32_t>(v);
+        }
+      }
+      return OkStatus();
+    } else {
+      PoolForward<C, true>(ctx, g, ComputeData<T>(ctx.input(0)), o, nullptr);
+      return OkStatus();
+    }
+  });
+}
+
+using MaxPool3DTypes = TypeList<float, Half, BFloat16>;
+
+constexpr OpDefinition kDefs[] = {
+    {"AvgPool3D", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kAvg3D, FloatTypes>},
+    {"MaxPool3D", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kMax3D, MaxPool3DTypes>},
+    {"MaxPoolV2", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kMaxV2, RealTypes>},
+    {"MaxPoolWithArgmax", "output,argmax", kOpFreshOutputs,
+     PreparePoolNd<PoolKind::kMaxWithArgmax, RealTypes>},
+    {"MaxPoolGrad", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kMaxGrad, RealTypes>},
+    {"AvgPoolGrad", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kAvgGrad, FloatTypes>},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"AvgPool3D", ComputePoolNd<PoolKind::kAvg3D, FloatTypes>},
+    {"MaxPool3D", ComputePoolNd<PoolKind::kMax3D, MaxPool3DTypes>},
+    {"MaxPoolV2", ComputePoolNd<PoolKind::kMaxV2, RealTypes>},
+    {"MaxPoolWithArgmax", ComputePoolNd<PoolKind::kMaxWithArgmax, RealTypes>},
+    {"MaxPoolGrad", ComputePoolNd<PoolKind::kMaxGrad, RealTypes>},
+    {"AvgPoolGrad", ComputePoolNd<PoolKind::kAvgGrad, FloatTypes>},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> PoolExtraOpDefs() { return kDefs; }
+std::span<const KernelEntry> PoolExtraCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

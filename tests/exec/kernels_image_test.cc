@@ -1,0 +1,297 @@
+// Error paths of the image, detection, codec, sequence and FFT ops (image_resize_ops,
+// image_color_ops, nms_ops, image_codec_ops, ctc_ops, fft_ops), and the EncodePng round trip.
+// Values are checked by the op tester (tests/ops/cases_image.cc) and against TensorFlow
+// (tests/tf/test_nn_image_ops.py).
+#include <doctest/doctest.h>
+
+#include <limits>
+#include <string>
+
+#include "exec/kernel_test_util.h"
+
+namespace kiln::exec {
+namespace {
+
+using testing::CheckClose;
+using testing::CheckError;
+using testing::Make;
+using testing::OpRunner;
+using testing::Random;
+
+TEST_CASE("Resize ops: attrs and sizes are checked") {
+  {
+    OpRunner r("ResizeBilinear", "rs");
+    r.T(DType::kFloat).Bool("align_corners", true).Bool("half_pixel_centers", true);
+    r.InputSpec({DType::kFloat, Shape{1, 4, 4, 3}}).ConstantInput(Make<int32_t>({8, 8}, {2}));
+    CheckError(r.Prepare(), {"node 'rs'", "half_pixel_centers", "align_corners"});
+  }
+  {
+    OpRunner r("ResizeNearestNeighbor", "rs");
+    r.T(DType::kFloat)
+        .InputSpec({DType::kFloat, Shape{1, 4, 4, 3}})
+        .ConstantInput(Make<int32_t>({8, 0}, {2}));
+    CheckError(r.Prepare(), {"input 'size'", "two positive values", "[8, 0]"});
+  }
+  {
+    OpRunner r("ResizeBicubic", "rs");
+    r.T(DType::kFloat)
+        .InputSpec({DType::kFloat, Shape{1, 4, 4, 3}})
+        .InputSpec({DType::kInt32, Shape{3}});
+    CheckError(r.Prepare(), {"input 'size'", "2 elements"});
+  }
+  {
+    OpRunner r("ResizeArea", "rs");
+    r.T(DType::kBool)
+        .InputSpec({DType::kBool, Shape{1, 4, 4, 3}})
+        .ConstantInput(Make<int32_t>({2, 2}, {2}));
+    CheckError(r.Prepare(), {"attr 'T'", "bool"});
+  }
+  {
+    OpRunner r("ResizeBilinear", "rs");
+    r.T(DType::kFloat)
+        .Input(Random<float>(Shape{1, 4, 4, 3}, 1))
+        .Input(Make<int32_t>({-2, 2}, {2}));
+    CheckError(r.Run().status(), {"node 'rs'", "two positive values", "[-2, 2]"});
+  }
+  {
+    OpRunner r("ResizeBilinear", "rs");
+    r.T(DType::kFloat).Input(Random<float>(Shape{1, 0, 4, 3}, 1)).Input(Make<int32_t>({2, 2}, {2}));
+    CheckError(r.Run().status(), {"non-zero height and width"});
+  }
+}
+
+TEST_CASE("CropAndResize: boxes, box indices and crop size are checked") {
+  auto runner = [](const Tensor& boxes, const Tensor& ind, const Tensor& crop) {
+    OpRunner r("CropAndResize", "crop");
+    r.T(DType::kFloat)
+        .Input(Random<float>(Shape{2, 5, 5, 1}, 1))
+        .Input(boxes)
+        .Input(ind)
+        .Input(crop);
+    return r;
+  };
+  const Tensor box = Make<float>({0, 0, 1, 1}, {1, 4});
+  CheckError(runner(box, Make<int32_t>({2}, {1}), Make<int32_t>({3, 3}, {2})).Run().status(),
+             {"node 'crop'", "box_ind", "outside [0, batch_size)", "= 2"});
+  CheckError(runner(box, Make<int32_t>({0}, {1}), Make<int32_t>({3, 0}, {2})).Run().status(),
+             {"crop dimensions must be positive"});
+  CheckError(
+      runner(Make<float>({0, 0, 1}, {1, 3}), Make<int32_t>({0}, {1}), Make<int32_t>({3, 3}, {2}))
+          .Prepare(),
+      {"input 'boxes'", "(num_boxes, 4)"});
+  {
+    // NaN coordinates sample nothing: every crop pixel is the extrapolation value.
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    OpRunner r = runner(Make<float>({nan, 0, 1, 1, 0, nan, 1, 1}, {2, 4}),
+                        Make<int32_t>({0, 1}, {2}), Make<int32_t>({2, 3}, {2}));
+    r.Float("extrapolation_value", 9.5f);
+    auto out = r.Run1();
+    REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+    for (float v : out->flat<float>()) CHECK(v == 9.5f);
+  }
+  OpRunner m = runner(box, Make<int32_t>({0}, {1}), Make<int32_t>({3, 3}, {2}));
+  m.String("method", "bicubic");
+  CheckError(m.Prepare(), {"attr 'method'", "\"bicubic\""});
+}
+
+TEST_CASE("Colour ops: three channels and scalar factors") {
+  {
+    OpRunner r("RGBToHSV", "hsv");
+    r.T(DType::kFloat).InputSpec({DType::kFloat, Shape{2, 4}});
+    CheckError(r.Prepare(), {"node 'hsv'", "3 channels", "(2, 4)"});
+  }
+  {
+    OpRunner r("AdjustHue", "hue");
+    r.T(DType::kFloat).InputSpec({DType::kFloat, Shape{2, 3}}).InputSpec({DType::kFloat, Shape{}});
+    CheckError(r.Prepare(), {"at least 3-D"});
+  }
+  {
+    OpRunner r("AdjustSaturation", "sat");
+    r.T(DType::kFloat)
+        .InputSpec({DType::kFloat, Shape{2, 2, 3}})
+        .InputSpec({DType::kFloat, Shape{2}});
+    CheckError(r.Prepare(), {"input 'scale'", "expected rank 0"});
+  }
+  {
+    OpRunner r("AdjustContrastv2", "con");
+    r.T(DType::kDouble)
+        .InputSpec({DType::kDouble, Shape{2, 2, 3}})
+        .InputSpec({DType::kFloat, Shape{}});
+    CheckError(r.Prepare(), {"attr 'T'", "float64"});
+  }
+}
+
+TEST_CASE("NonMaxSuppression: thresholds and shapes are checked") {
+  auto nms = [](int version, float iou, int32_t max_out) {
+    OpRunner r("NonMaxSuppressionV" + std::to_string(version), "nms");
+    r.T(DType::kFloat)
+        .Input(Make<float>({0, 0, 1, 1, 0, 0.1f, 1, 1.1f}, {2, 4}))
+        .Input(Make<float>({0.9f, 0.8f}, {2}))
+        .Input(Tensor::Scalar<int32_t>(max_out))
+        .Input(Tensor::Scalar<float>(iou));
+    if (version >= 3) r.Input(Tensor::Scalar<float>(0.0f));
+    if (version == 5) r.Input(Tensor::Scalar<float>(-1.0f));
+    return r;
+  };
+  CheckError(nms(3, 1.5f, 2).Run().status(), {"node 'nms'", "iou_threshold must be in [0, 1]"});
+  CheckError(nms(2, 0.5f, -1).Run().status(), {"max_output_size must be non-negative"});
+  CheckError(nms(5, 0.5f, 2).Run().status(), {"soft_nms_sigma must be >= 0"});
+  {
+    OpRunner r("NonMaxSuppressionV3", "nms");
+    r.T(DType::kFloat)
+        .InputSpec({DType::kFloat, Shape{3, 4}})
+        .InputSpec({DType::kFloat, Shape{2}})
+        .InputSpec({DType::kInt32, Shape{}})
+        .InputSpec({DType::kFloat, Shape{}})
+        .InputSpec({DType::kFloat, Shape{}});
+    CheckError(r.Prepare(), {"'boxes' (3, 4)", "'scores' (2,)", "number of boxes"});
+  }
+  {
+    OpRunner r("CombinedNonMaxSuppression", "cnms");
+    r.Input(Random<float>(Shape{1, 3, 2, 4}, 1))
+        .Input(Random<float>(Shape{1, 3, 3}, 2))
+        .Input(Tensor::Scalar<int32_t>(2))
+        .Input(Tensor::Scalar<int32_t>(4))
+        .Input(Tensor::Scalar<float>(0.5f))
+        .Input(Tensor::Scalar<float>(0.0f));
+    CheckError(r.Run().status(),
+               {"node 'cnms'", "third dimension of boxes must be 1 or num_classes (3)"});
+  }
+  {
+    OpRunner r("CombinedNonMaxSuppression", "cnms");
+    r.Input(Random<float>(Shape{1, 3, 1, 4}, 1))
+        .Input(Random<float>(Shape{1, 3, 3}, 2))
+        .Input(Tensor::Scalar<int32_t>(2))
+        .Input(Tensor::Scalar<int32_t>(0))
+        .Input(Tensor::Scalar<float>(0.5f))
+        .Input(Tensor::Scalar<float>(0.0f));
+    CheckError(r.Run().status(), {"max_total_size must be > 0"});
+  }
+}
+
+TEST_CASE("Image codecs: bad data, attrs and the EncodePng round trip") {
+  auto decode = [](const std::string& op, const std::string& data) {
+    OpRunner r(op, "dec");
+    r.Input(Tensor::StringScalar(data));
+    return r;
+  };
+  CheckError(decode("DecodeJpeg", "hello").Run().status(),
+             {"node 'dec'", "unknown image file format"});
+  CheckError(decode("DecodePng", "").Run().status(), {"input is empty"});
+  CheckError(decode("DecodeJpeg", std::string("\xff\xd8\xff\xe0", 4) + "garbage").Run().status(),
+             {"invalid JPEG data"});
+  CheckError(decode("DecodePng", std::string("\x89PNG\r\n\x1a\n", 8) + "garbage").Run().status(),
+             {"invalid PNG"});
+  {
+    Status s = decode("DecodePng", "GIF89a....").Run().status();
+    CheckError(s, {"GIF, BMP and WebP are not"});
+    CHECK(s.code() == StatusCode::kUnimplemented);
+  }
+  {
+    OpRunner r = decode("DecodeJpeg", "x");
+    r.Int("channels", 2);
+    CheckError(r.Prepare(), {"attr 'channels'", "0, 1, 3 or 4", "2"});
+  }
+  {
+    OpRunner r = decode("DecodeJpeg", "x");
+    r.Int("ratio", 3);
+    CheckError(r.Prepare(), {"attr 'ratio'", "1, 2, 4, or 8"});
+  }
+  {
+    OpRunner r = decode("DecodeJpeg", "x");
+    r.String("dct_method", "FLOAT");
+    CheckError(r.Prepare(), {"attr 'dct_method'", "FLOAT"});
+  }
+  {
+    OpRunner r = decode("DecodePng", "x");
+    r.Type("dtype", DType::kFloat);
+    CheckError(r.Prepare(), {"attr 'dtype'", "uint8, uint16"});
+  }
+  {
+    OpRunner r("EncodePng", "enc");
+    r.T(DType::kUInt8).InputSpec({DType::kUInt8, Shape{2, 2, 5}});
+    CheckError(r.Prepare(), {"node 'enc'", "1, 2, 3, or 4 channels"});
+  }
+  {
+    OpRunner r("EncodePng", "enc");
+    r.T(DType::kUInt8).Int("compression", 10).InputSpec({DType::kUInt8, Shape{2, 2, 3}});
+    CheckError(r.Prepare(), {"attr 'compression'", "[-1, 9]"});
+  }
+  {
+    OpRunner r("EncodePng", "enc");
+    r.T(DType::kUInt8).Input(Tensor(DType::kUInt8, Shape{0, 3, 3}));
+    CheckError(r.Run().status(), {"PNG encoding failed", "empty"});
+  }
+  // Round trip: every channel count, 8 and 16 bits, decodes to the pixels encoded.
+  for (int64_t ch : {1, 2, 3, 4}) {
+    for (DType t : {DType::kUInt8, DType::kUInt16}) {
+      CAPTURE(ch);
+      Tensor img = t == DType::kUInt8 ? Random<uint8_t>(Shape{9, 11, ch}, 5, 0, 255)
+                                      : Random<uint16_t>(Shape{9, 11, ch}, 6, 0, 65535);
+      OpRunner enc("EncodePng", "enc");
+      enc.T(t).Input(img);
+      auto bytes = enc.Run1();
+      REQUIRE_MESSAGE(bytes.ok(), bytes.status().ToString());
+      OpRunner dec("DecodePng", "dec");
+      dec.Type("dtype", t).Input(*bytes);
+      auto back = dec.Run1();
+      REQUIRE_MESSAGE(back.ok(), back.status().ToString());
+      CHECK(TensorsEqual(*back, img));
+      // A truncated stream is an error, never a partial image.
+      const std::string& full = bytes->data<std::string>()[0];
+      OpRunner cut("DecodePng", "dec");
+      cut.Type("dtype", t).Input(Tensor::StringScalar(full.substr(0, full.size() / 2)));
+      CheckError(cut.Run().status(), {"invalid PNG"});
+    }
+  }
+}
+
+TEST_CASE("CTCGreedyDecoder and the FFTs: errors") {
+  {
+    OpRunner r("CTCGreedyDecoder", "ctc");
+    r.T(DType::kFloat).Int("blank_index", 4);
+    r.InputSpec({DType::kFloat, Shape{5, 2, 4}}).InputSpec({DType::kInt32, Shape{2}});
+    CheckError(r.Prepare(), {"node 'ctc'", "attr 'blank_index'", "between -4 and 3", "4"});
+  }
+  {
+    OpRunner r("CTCGreedyDecoder", "ctc");
+    r.T(DType::kFloat).Input(Random<float>(Shape{5, 2, 4}, 1)).Input(Make<int32_t>({3, 6}, {2}));
+    CheckError(r.Run().status(), {"sequence_length(1) = 6", "max_time 5"});
+  }
+  {
+    OpRunner r("CTCGreedyDecoder", "ctc");
+    r.T(DType::kFloat)
+        .InputSpec({DType::kFloat, Shape{5, 2, 4}})
+        .InputSpec({DType::kInt32, Shape{3}});
+    CheckError(r.Prepare(), {"input 'sequence_length'", "one entry per batch element"});
+  }
+  {
+    OpRunner r("RFFT", "fft");
+    r.Input(Random<float>(Shape{2, 5}, 1)).ConstantInput(Make<int32_t>({8}, {1}));
+    CheckError(r.Prepare(), {"node 'fft'", "must have length of at least 8", "got 5"});
+  }
+  {
+    OpRunner r("RFFT2D", "fft");
+    r.Input(Random<float>(Shape{2, 5}, 1)).ConstantInput(Make<int32_t>({2, -1}, {2}));
+    CheckError(r.Prepare(), {"fft_length[1] must be >= 0"});
+  }
+  {
+    OpRunner r("RFFT", "fft");
+    r.Type("Treal", DType::kDouble).Type("Tcomplex", DType::kComplex64);
+    r.InputSpec({DType::kDouble, Shape{8}}).InputSpec({DType::kInt32, Shape{1}});
+    CheckError(r.Prepare(), {"'Treal' float64", "'Tcomplex' complex64", "do not match"});
+  }
+  {
+    OpRunner r("RFFT", "fft");
+    r.Input(Random<float>(Shape{2, 5}, 1)).Input(Make<int32_t>({6}, {1}));
+    CheckError(r.Run().status(), {"must have length of at least 6", "got 5"});
+  }
+  {
+    OpRunner r("FFT", "fft");
+    r.InputSpec({DType::kComplex64, Shape{}});
+    CheckError(r.Prepare(), {"rank of at least 1"});
+  }
+}
+
+}  // namespace
+}  // namespace kiln::exec

@@ -1,0 +1,355 @@
+// Op-tester cases of normalisation, bias and RNN ops: FusedBatchNorm (V1, V2, V3; inference and
+// training, with exponential_avg_factor), FusedBatchNormGradV3, LRN, BiasAddGrad, BiasAddV1 and
+// LSTMBlockCell. References follow the ops' formulas in double, channel by channel.
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "ops/op_cases.h"
+#include "ops/ref_util.h"
+
+namespace kiln::testing {
+namespace {
+
+// Per channel, the flat indices of x's elements for a channels-last or channels-first layout.
+std::vector<std::vector<int64_t>> ChannelElems(const Shape& s, bool channels_first) {
+  const int ch = channels_first ? 1 : s.rank() - 1;
+  std::vector<std::vector<int64_t>> e(s.dim(ch));
+  for (int64_t i = 0; i < s.num_elements(); ++i) e[Unravel(i, s)[ch]].push_back(i);
+  return e;
+}
+
+double Tol(DType t) {
+  return t == DType::kHalf       ? 5e-3
+         : t == DType::kBFloat16 ? 2e-2
+         : t == DType::kFloat    ? 2e-5
+                                 : 1e-12;
+}
+
+void AddBatchNorm(std::vector<OpCase>* c) {
+  struct S {
+    std::vector<int64_t> x;
+    bool channels_first;
+  };
+  const std::vector<S> shapes = {{{2, 3, 4, 5}, false},    {{2, 5, 3, 4}, true},
+                                 {{1, 1, 1, 3}, false},    {{0, 2, 2, 3}, false},
+                                 {{2, 3, 4, 5, 6}, false}, {{2, 6, 3, 4, 5}, true},
+                                 {{8, 16, 16, 32}, false}};
+  uint32_t seed = 3000;
+  for (int version : {1, 2, 3}) {
+    const std::string op =
+        version == 1 ? "FusedBatchNorm" : "FusedBatchNormV" + std::to_string(version);
+    std::vector<DType> types = {DType::kFloat};
+    if (version > 1) types.insert(types.end(), {DType::kHalf, DType::kBFloat16});
+    for (DType t : types) {
+      for (const S& s : shapes) {
+        if (s.x.size() == 5 && version != 3) continue;
+        if (s.x[1] == 16 && t != DType::kFloat) continue;
+        for (int mode = 0; mode < 3; ++mode) {  // inference, training, training with averaging
+          const bool training = mode > 0;
+          const float factor = mode == 2 ? 0.25f : 1.0f;
+          const Shape xs = *Shape::FromDims(s.x);
+          const int64_t ch = s.x[s.channels_first ? 1 : s.x.size() - 1];
+          const std::string format = s.x.size() == 5 ? (s.channels_first ? "NCDHW" : "NDHWC")
+                                                     : (s.channels_first ? "NCHW" : "NHWC");
+          OpCaseBuilder b(op, op + " " + DTypeShortName(t) + " " + xs.ToString() + " " + format +
+                                  (training ? " training" : " inference") +
+                                  (mode == 2 ? " factor 0.25" : ""));
+          b.T(t);
+          if (version > 1) b.Type("U", DType::kFloat);
+          const DType u = version == 1 ? DType::kFloat : DType::kFloat;
+          b.Float("epsilon", 0.001f)
+              .Bool("is_training", training)
+              .Float("exponential_avg_factor", factor)
+              .String("data_format", format)
+              .Input(RandomOf(t, xs, NextSeed(seed)))
+              .Input(RandomOf(u, Shape{ch}, NextSeed(seed), 0.5, 2))
+              .Input(RandomOf(u, Shape{ch}, NextSeed(seed)))
+              .Input(RandomOf(u, Shape{ch}, NextSeed(seed)))
+              .Input(RandomOf(u, Shape{ch}, NextSeed(seed), 0.5, 3));
+          c->push_back(
+              b.Reference([s, training, factor, version, ch](const std::vector<Tensor>& in) {
+                 const std::vector<double> x = Doubles(in[0]), scale = Doubles(in[1]),
+                                           offset = Doubles(in[2]), mean = Doubles(in[3]),
+                                           var = Doubles(in[4]);
+                 const auto elems = ChannelElems(in[0].shape(), s.channels_first);
+                 std::vector<double> y(x.size()), o1(ch), o2(ch), r1(ch), r2(ch);
+                 for (int64_t k = 0; k < ch; ++k) {
+                   const auto& e = elems[k];
+                   const double n = static_cast<double>(e.size());
+                   double m = mean[k], v = var[k];
+                   if (training) {
+                     double sum = 0, sq = 0;
+                     for (int64_t i : e) sum += x[i];
+                     m = sum / n;
+                     for (int64_t i : e) sq += (x[i] - m) * (x[i] - m);
+                     v = sq / n;
+                     const double unbiased = n > 1 ? v * n / (n - 1) : v;
+                     r1[k] = m;
+                     r2[k] = v;
+                     o1[k] = (1 - factor) * mean[k] + factor * m;
+                     o2[k] = (1 - factor) * var[k] + factor * unbiased;
+                   } else {
+                     o1[k] = r1[k] = m;
+                     o2[k] = r2[k] = v;
+                   }
+                   if (e.empty()) {
+                     const double nan = std::numeric_limits<double>::quiet_NaN();
+                     o1[k] = o2[k] = r1[k] = r2[k] = nan;
+                   }
+                   for (int64_t i : e)
+                     y[i] = (x[i] - m) / std::sqrt(v + 0.001) * scale[k] + offset[k];
+                 }
+                 std::vector<Tensor> out = {FromDoubles(in[0].dtype(), in[0].shape(), y)};
+                 for (const auto* v : {&o1, &o2, &r1, &r2})
+                   out.push_back(FromDoubles(DType::kFloat, Shape{ch}, *v));
+                 if (version == 3) out.push_back(Tensor::Scalar<float>(0.0f));
+                 return out;
+               })
+                  .Tolerance(Tol(t) * 4)
+                  .Build());
+        }
+      }
+    }
+  }
+}
+
+void AddBatchNormGrad(std::vector<OpCase>* c) {
+  struct S {
+    std::vector<int64_t> x;
+    bool channels_first;
+  };
+  const std::vector<S> shapes = {{{2, 3, 4, 5}, false},
+                                 {{2, 5, 3, 4}, true},
+                                 {{0, 2, 2, 3}, false},
+                                 {{2, 3, 4, 5, 6}, false},
+                                 {{4, 16, 16, 32}, false}};
+  uint32_t seed = 3100;
+  for (DType t : {DType::kFloat, DType::kHalf, DType::kBFloat16}) {
+    for (const S& s : shapes) {
+      if (s.x[1] == 16 && t != DType::kFloat) continue;
+      for (bool training : {true, false}) {
+        const Shape xs = *Shape::FromDims(s.x);
+        const int64_t ch = s.x[s.channels_first ? 1 : s.x.size() - 1];
+        const std::string format = s.x.size() == 5 ? "NDHWC" : (s.channels_first ? "NCHW" : "NHWC");
+        c->push_back(
+            OpCaseBuilder("FusedBatchNormGradV3", "FusedBatchNormGradV3 " + DTypeShortName(t) +
+                                                      " " + xs.ToString() + " " + format +
+                                                      (training ? " training" : " inference"))
+                .T(t)
+                .Type("U", DType::kFloat)
+                .Float("epsilon", 0.001f)
+                .Bool("is_training", training)
+                .String("data_format", format)
+                .Input(RandomOf(t, xs, NextSeed(seed)))
+                .Input(RandomOf(t, xs, NextSeed(seed)))
+                .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed), 0.5, 2))
+                .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed)))
+                .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed), 0.5, 3))
+                .Input(Tensor::Scalar<float>(0.0f))
+                .Reference([s, training, ch](const std::vector<Tensor>& in) {
+                  const std::vector<double> dy = Doubles(in[0]), x = Doubles(in[1]),
+                                            scale = Doubles(in[2]), mean = Doubles(in[3]),
+                                            var = Doubles(in[4]);
+                  const auto elems = ChannelElems(in[1].shape(), s.channels_first);
+                  std::vector<double> dx(x.size()), ds(ch), doff(ch);
+                  for (int64_t k = 0; k < ch; ++k) {
+                    const auto& e = elems[k];
+                    const double n = static_cast<double>(e.size());
+                    const double inv = 1 / std::sqrt(var[k] + 0.001);
+                    double sum_dy = 0, sum_dy_xc = 0;
+                    for (int64_t i : e) {
+                      sum_dy += dy[i];
+                      sum_dy_xc += dy[i] * (x[i] - mean[k]);
+                    }
+                    doff[k] = sum_dy;
+                    ds[k] = sum_dy_xc * inv;
+                    for (int64_t i : e) {
+                      dx[i] = training ? scale[k] * inv *
+                                             (dy[i] - sum_dy / n -
+                                              (x[i] - mean[k]) * inv * inv * sum_dy_xc / n)
+                                       : dy[i] * scale[k] * inv;
+                    }
+                  }
+                  return std::vector<Tensor>{FromDoubles(in[1].dtype(), in[1].shape(), dx),
+                                             FromDoubles(DType::kFloat, Shape{ch}, ds),
+                                             FromDoubles(DType::kFloat, Shape{ch}, doff),
+                                             Tensor(DType::kFloat, Shape{0}),
+                                             Tensor(DType::kFloat, Shape{0})};
+                })
+                .Tolerance(Tol(t) * 4)
+                .Build());
+      }
+    }
+  }
+}
+
+void AddLrn(std::vector<OpCase>* c) {
+  struct P {
+    int64_t radius;
+    float bias, alpha, beta;
+  };
+  uint32_t seed = 3200;
+  for (DType t : {DType::kFloat, DType::kHalf, DType::kBFloat16}) {
+    for (const P& p :
+         {P{5, 1, 1, 0.5f}, P{2, 2, 1e-4f, 0.75f}, P{0, 1, 0.5f, 1}, P{3, 1.5f, 0.1f, 0.3f}}) {
+      for (const Shape& s : {Shape{2, 3, 4, 9}, Shape{1, 1, 1, 3}, Shape{0, 2, 2, 4}}) {
+        c->push_back(OpCaseBuilder("LRN", "LRN " + DTypeShortName(t) + " " + s.ToString() +
+                                              " radius " + std::to_string(p.radius))
+                         .T(t)
+                         .Int("depth_radius", p.radius)
+                         .Float("bias", p.bias)
+                         .Float("alpha", p.alpha)
+                         .Float("beta", p.beta)
+                         .Input(RandomOf(t, s, NextSeed(seed)))
+                         .Reference1([p](const std::vector<Tensor>& in) {
+                           const std::vector<double> x = Doubles(in[0]);
+                           const int64_t d = in[0].dim(3);
+                           std::vector<double> o(x.size());
+                           for (size_t i = 0; i < x.size(); ++i) {
+                             const int64_t k = static_cast<int64_t>(i) % d, row = i - k;
+                             double sq = 0;
+                             for (int64_t j = std::max<int64_t>(0, k - p.radius);
+                                  j <= std::min(d - 1, k + p.radius); ++j)
+                               sq += x[row + j] * x[row + j];
+                             o[i] = x[i] / std::pow(p.bias + p.alpha * sq, p.beta);
+                           }
+                           return FromDoubles(in[0].dtype(), in[0].shape(), o);
+                         })
+                         .Tolerance(Tol(t) * 5)
+                         .Build());
+      }
+    }
+  }
+}
+
+void AddBias(std::vector<OpCase>* c) {
+  uint32_t seed = 3300;
+  for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16, DType::kInt32,
+                  DType::kInt64, DType::kUInt8, DType::kInt8}) {
+    for (const Shape& s :
+         {Shape{4, 3}, Shape{2, 3, 4, 5}, Shape{0, 3}, Shape{2, 70, 3, 3}, Shape{512, 200}}) {
+      for (bool nchw : {false, true}) {
+        const int ch = nchw ? 1 : s.rank() - 1;
+        const bool small = t == DType::kUInt8 || t == DType::kInt8;
+        // One-byte sums wrap (TF's do too); keep them below 128 so the reference needs no wrap.
+        if (small && s.num_elements() > 100 * s.dim(ch)) continue;
+        c->push_back(OpCaseBuilder("BiasAddGrad", "BiasAddGrad " + DTypeShortName(t) + " " +
+                                                      s.ToString() + (nchw ? " NCHW" : " NHWC"))
+                         .T(t)
+                         .String("data_format", nchw ? "NCHW" : "NHWC")
+                         .Input(RandomOf(t, s, NextSeed(seed), small ? 0 : -3, small ? 1 : 3))
+                         .Reference1([ch](const std::vector<Tensor>& in) {
+                           const Shape& sh = in[0].shape();
+                           std::vector<double> o(sh.dim(ch), 0.0);
+                           for (int64_t i = 0; i < sh.num_elements(); ++i)
+                             o[Unravel(i, sh)[ch]] += ValueAt(in[0], i);
+                           return FromDoubles(in[0].dtype(), Shape{sh.dim(ch)}, o);
+                         })
+                         .Tolerance(t == DType::kHalf       ? 2e-3
+                                    : t == DType::kBFloat16 ? 1e-2
+                                                            : 1e-5)
+                         .Build());
+      }
+    }
+    for (const Shape& s : {Shape{4, 3}, Shape{2, 3, 4, 5}, Shape{0, 3}, Shape{300, 256}}) {
+      c->push_back(OpCaseBuilder("BiasAddV1")
+                       .T(t)
+                       .Input(RandomOf(t, s, NextSeed(seed)))
+                       .Input(RandomOf(t, Shape{s.dim(s.rank() - 1)}, NextSeed(seed)))
+                       .Reference1([](const std::vector<Tensor>& in) {
+                         std::vector<double> o = Doubles(in[0]);
+                         const int64_t c = in[1].NumElements();
+                         for (size_t i = 0; i < o.size(); ++i) o[i] += ValueAt(in[1], i % c);
+                         return FromDoubles(in[0].dtype(), in[0].shape(), o);
+                       })
+                       .Tolerance(1e-6)
+                       .Build());
+    }
+  }
+}
+
+void AddLstm(std::vector<OpCase>* c) {
+  uint32_t seed = 3400;
+  struct P {
+    int64_t batch, input, cell;
+    float forget_bias, clip;
+    bool peephole;
+  };
+  for (DType t : {DType::kFloat, DType::kHalf}) {
+    for (const P& p : {P{2, 3, 4, 1.0f, 3.0f, false}, P{3, 5, 2, 0.5f, -1.0f, true},
+                       P{1, 2, 3, 1.0f, 0.5f, true}, P{0, 2, 3, 1.0f, 3.0f, false},
+                       P{16, 32, 64, 1.0f, 3.0f, true}}) {
+      const int64_t b = p.batch, n = p.input, h = p.cell;
+      c->push_back(OpCaseBuilder("LSTMBlockCell",
+                                 "LSTMBlockCell " + DTypeShortName(t) + " batch " +
+                                     std::to_string(b) + " input " + std::to_string(n) + " cell " +
+                                     std::to_string(h) + (p.peephole ? " peephole" : ""))
+                       .T(t)
+                       .Float("forget_bias", p.forget_bias)
+                       .Float("cell_clip", p.clip)
+                       .Bool("use_peephole", p.peephole)
+                       .Input(RandomOf(t, Shape{b, n}, NextSeed(seed), -1, 1))
+                       .Input(RandomOf(t, Shape{b, h}, NextSeed(seed), -2, 2))
+                       .Input(RandomOf(t, Shape{b, h}, NextSeed(seed), -1, 1))
+                       .Input(RandomOf(t, Shape{n + h, 4 * h}, NextSeed(seed), -0.5, 0.5))
+                       .Input(RandomOf(t, Shape{h}, NextSeed(seed), -1, 1))
+                       .Input(RandomOf(t, Shape{h}, NextSeed(seed), -1, 1))
+                       .Input(RandomOf(t, Shape{h}, NextSeed(seed), -1, 1))
+                       .Input(RandomOf(t, Shape{4 * h}, NextSeed(seed), -1, 1))
+                       .Reference([p, b, n, h](const std::vector<Tensor>& in) {
+                         std::vector<std::vector<double>> v;
+                         for (const Tensor& x : in) v.push_back(Doubles(x));
+                         const auto &x = v[0], &cs_prev = v[1], &h_prev = v[2], &w = v[3],
+                                    &wci = v[4], &wcf = v[5], &wco = v[6], &bias = v[7];
+                         std::vector<std::vector<double>> out(7, std::vector<double>(b * h));
+                         auto sig = [](double z) { return 1 / (1 + std::exp(-z)); };
+                         for (int64_t r = 0; r < b; ++r) {
+                           for (int64_t j = 0; j < h; ++j) {
+                             double g[4];
+                             for (int q = 0; q < 4; ++q) {
+                               double acc = bias[q * h + j];
+                               for (int64_t k = 0; k < n; ++k)
+                                 acc += x[r * n + k] * w[k * 4 * h + q * h + j];
+                               for (int64_t k = 0; k < h; ++k)
+                                 acc += h_prev[r * h + k] * w[(n + k) * 4 * h + q * h + j];
+                               g[q] = acc;
+                             }
+                             const double cp = cs_prev[r * h + j];
+                             const double i = sig(g[0] + (p.peephole ? cp * wci[j] : 0));
+                             const double ci = std::tanh(g[1]);
+                             const double f =
+                                 sig(g[2] + p.forget_bias + (p.peephole ? cp * wcf[j] : 0));
+                             double cs = ci * i + cp * f;
+                             if (p.clip > 0) cs = std::clamp<double>(cs, -p.clip, p.clip);
+                             const double co = std::tanh(cs);
+                             const double o = sig(g[3] + (p.peephole ? cs * wco[j] : 0));
+                             const double vals[7] = {i, cs, f, o, ci, co, co * o};
+                             for (int q = 0; q < 7; ++q) out[q][r * h + j] = vals[q];
+                           }
+                         }
+                         std::vector<Tensor> res;
+                         for (const auto& o : out)
+                           res.push_back(FromDoubles(in[0].dtype(), Shape{b, h}, o));
+                         return res;
+                       })
+                       .Tolerance(t == DType::kHalf ? 5e-3 : 2e-5)
+                       .Build());
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<OpCase> NormCases() {
+  std::vector<OpCase> c;
+  AddBatchNorm(&c);
+  AddBatchNormGrad(&c);
+  AddLrn(&c);
+  AddBias(&c);
+  AddLstm(&c);
+  return c;
+}
+
+}  // namespace kiln::testing

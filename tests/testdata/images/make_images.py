@@ -1,0 +1,90 @@
+"""Writes the image fixtures of the codec cases (tests/ops/cases_image.cc) and what TensorFlow
+decodes from them, so the cases compare our DecodeJpeg/DecodePng with TensorFlow's pixels.
+
+    .venv-oracle/bin/python tests/testdata/images/make_images.py tests/testdata/images
+
+JPEGs come from tf.io.encode_jpeg; PNGs from tf.io.encode_png, and the palette and 2-bit gray
+ones (which TF cannot write) from the small writer below. For every (file, attrs) in DECODES the
+decoded image is saved as <file>.<tag>.npy.
+"""
+import os
+import struct
+import sys
+import zlib
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+
+def png_chunk(kind, data):
+    return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+
+def write_png(rows, width, height, bit_depth, color_type, extra=b""):
+    """rows: the filtered-free scanline bytes (filter byte 0 added here)."""
+    raw = b"".join(b"\x00" + r for r in rows)
+    ihdr = struct.pack(">IIBBBBB", width, height, bit_depth, color_type, 0, 0, 0)
+    return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + extra +
+            png_chunk(b"IDAT", zlib.compress(raw)) + png_chunk(b"IEND", b""))
+
+
+def main(out):
+    rng = np.random.default_rng(9)
+    y, x = np.mgrid[0:13, 0:20]
+    smooth = np.stack([x * 12, y * 18, (x + y) * 7], -1) + rng.integers(0, 30, (13, 20, 3))
+    rgb = np.clip(smooth, 0, 255).astype(np.uint8)
+    files = {
+        "rgb.jpg": tf.io.encode_jpeg(rgb, quality=90).numpy(),
+        "gray.jpg": tf.io.encode_jpeg(rgb[:11, :9, :1], quality=85).numpy(),
+        "progressive.jpg": tf.io.encode_jpeg(rgb, quality=75, progressive=True).numpy(),
+        "rgb8.png": tf.io.encode_png(rgb).numpy(),
+        "rgba16.png": tf.io.encode_png(
+            (rng.integers(0, 65536, (7, 5, 4))).astype(np.uint16)).numpy(),
+        "graya8.png": tf.io.encode_png(rng.integers(0, 256, (6, 4, 2)).astype(np.uint8)).numpy(),
+    }
+    # A 4-colour palette image with a tRNS chunk, and a 2-bit grayscale one.
+    pal = bytes([255, 0, 0, 0, 255, 0, 0, 0, 255, 250, 250, 250])
+    idx = rng.integers(0, 4, (5, 6)).astype(np.uint8)
+    files["palette.png"] = write_png([bytes(r) for r in idx], 6, 5, 8, 3,
+                                     png_chunk(b"PLTE", pal) + png_chunk(b"tRNS", bytes([255, 128, 0])))
+    g2 = rng.integers(0, 4, (3, 8)).astype(np.uint8)
+    packed = [bytes([(r[i] << 6) | (r[i + 1] << 4) | (r[i + 2] << 2) | r[i + 3]
+                     for i in range(0, 8, 4)]) for r in g2]
+    files["gray2.png"] = write_png(packed, 8, 3, 2, 0)
+    for name, data in files.items():
+        with open(os.path.join(out, name), "wb") as f:
+            f.write(data)
+    for name, op, tag, attrs in DECODES:
+        data = files[name]
+        if op == "jpeg":
+            img = tf.raw_ops.DecodeJpeg(contents=data, **attrs)
+        else:
+            img = tf.raw_ops.DecodePng(contents=data, **attrs)
+        np.save(os.path.join(out, f"{name}.{tag}.npy"), img.numpy())
+
+
+# (file, op, tag, attrs): the decodes the cases check.
+DECODES = [
+    ("rgb.jpg", "jpeg", "c0", {}),
+    ("rgb.jpg", "jpeg", "c1", {"channels": 1}),
+    ("rgb.jpg", "jpeg", "r2", {"ratio": 2}),
+    ("rgb.jpg", "jpeg", "accurate", {"dct_method": "INTEGER_ACCURATE", "fancy_upscaling": False}),
+    ("gray.jpg", "jpeg", "c3", {"channels": 3}),
+    ("progressive.jpg", "jpeg", "c0", {}),
+    ("rgb.jpg", "png", "u16", {"dtype": tf.uint16}),
+    ("rgb8.png", "png", "c0", {}),
+    ("rgb8.png", "png", "c4u16", {"channels": 4, "dtype": tf.uint16}),
+    ("rgb8.png", "jpeg", "c0", {}),
+    ("rgba16.png", "png", "c0u16", {"dtype": tf.uint16}),
+    ("rgba16.png", "png", "c3", {"channels": 3}),
+    ("graya8.png", "png", "c0", {}),
+    ("graya8.png", "png", "c3", {"channels": 3}),
+    ("palette.png", "png", "c0", {}),
+    ("palette.png", "png", "c3", {"channels": 3}),
+    ("gray2.png", "png", "c0", {}),
+    ("gray2.png", "png", "c4", {"channels": 4}),
+]
+
+if __name__ == "__main__":
+    main(sys.argv[1])
