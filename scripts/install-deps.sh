@@ -4,6 +4,7 @@ set -euo pipefail
 PKGS=(cmake g++ make pkg-config ccache clang clang-format clang-tidy libclang-rt-14-dev
       libprotobuf-dev protobuf-compiler
       libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev zlib1g-dev
+      libre2-dev libicu-dev
       python3 python3-venv)
 missing=()
 for p in "${PKGS[@]}"; do
