@@ -39,6 +39,15 @@ Tables BuildTables() {
   Append(&t.defs, ReductionOpDefs());
   Append(&t.defs, RandomOpDefs());
   Append(&t.defs, HostCallbackOpDefs());
+  Append(&t.defs, StringConvertOpDefs());
+  Append(&t.defs, StringTextOpDefs());
+  Append(&t.defs, RegexOpDefs());
+  Append(&t.defs, LookupOpDefs());
+  Append(&t.defs, AssertOpDefs());
+  Append(&t.defs, TrainingOpDefs());
+  Append(&t.defs, ResourceScatterOpDefs());
+  Append(&t.defs, CheckpointOpDefs());
+  Append(&t.defs, RefVariableOpDefs());
 
   std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
   Append(&cpu, BasicCpuKernels());
@@ -59,6 +68,15 @@ Tables BuildTables() {
   Append(&cpu, ReductionCpuKernels());
   Append(&cpu, RandomCpuKernels());
   Append(&cpu, HostCallbackCpuKernels());
+  Append(&cpu, StringConvertCpuKernels());
+  Append(&cpu, StringTextCpuKernels());
+  Append(&cpu, RegexCpuKernels());
+  Append(&cpu, LookupCpuKernels());
+  Append(&cpu, AssertCpuKernels());
+  Append(&cpu, TrainingCpuKernels());
+  Append(&cpu, ResourceScatterCpuKernels());
+  Append(&cpu, CheckpointCpuKernels());
+  Append(&cpu, RefVariableCpuKernels());
 
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });

@@ -113,9 +113,10 @@ std::vector<OpCase> ElementwiseCases() {
     const auto fn = f;  // captured below (Clang 14 cannot capture a structured binding)
     uint32_t seed = 3;
     for (const auto& p : Pairs()) {
+      const uint32_t seed_a = seed++, seed_b = seed++;  // GCC 12 -Wsequence-point
       c.push_back(OpCaseBuilder(op)
-                      .Input(RandomOf(DType::kBool, p.first, seed++))
-                      .Input(RandomOf(DType::kBool, p.second, seed++))
+                      .Input(RandomOf(DType::kBool, p.first, seed_a))
+                      .Input(RandomOf(DType::kBool, p.second, seed_b))
                       .Reference1([fn](const std::vector<Tensor>& in) {
                         return RefBinaryDouble(in[0], in[1], fn);
                       })

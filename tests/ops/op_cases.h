@@ -10,6 +10,10 @@
 namespace kiln::testing {
 
 std::vector<OpCase> ElementwiseCases();  // cases_elementwise.cc
+std::vector<OpCase> StringCases();       // cases_strings.cc
+std::vector<OpCase> LookupCases();       // cases_lookup.cc
+std::vector<OpCase> ResourceCases();     // cases_resources.cc
+std::vector<OpCase> IoCases();           // cases_io.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -29,5 +29,13 @@ TEST_CASE("op tester: every op with a CPU kernel has cases or a written exemptio
 
 TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }
 
+TEST_CASE("op tester: strings") { RunOpCases(StringCases()); }
+
+TEST_CASE("op tester: lookup") { RunOpCases(LookupCases()); }
+
+TEST_CASE("op tester: resources") { RunOpCases(ResourceCases()); }
+
+TEST_CASE("op tester: io") { RunOpCases(IoCases()); }
+
 }  // namespace
 }  // namespace kiln::testing
