@@ -42,6 +42,11 @@ std::vector<std::string> ConcreteNames(const tensorflow::SavedObject& obj) {
   return {};
 }
 
+// A TF1 signature may name a ref tensor (DT_FLOAT_REF = DT_FLOAT + 100): its value is fetched.
+tensorflow::DataType ValueType(tensorflow::DataType t) {
+  return t > 100 ? static_cast<tensorflow::DataType>(t - 100) : t;
+}
+
 std::vector<TensorSpec> StringScalarSpecs(size_t n) {
   return std::vector<TensorSpec>(n, TensorSpec{DType::kString, PartialShape::Scalar()});
 }
@@ -554,14 +559,14 @@ class SavedModelLoader {
       SignatureArg a;
       a.key = k;
       a.tensor_name = ti.name();
-      KILN_ASSIGN_OR_RETURN_CTX(a.spec.dtype, DTypeFromProto(ti.dtype()), where, " input '", k,
-                                "'");
+      KILN_ASSIGN_OR_RETURN_CTX(a.spec.dtype, DTypeFromProto(ValueType(ti.dtype())), where,
+                                " input '", k, "'");
       KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
                                 " input '", k, "'");
       sig->input_to_arg_.push_back(static_cast<int>(sig->inputs_.size()));
       sig->inputs_.push_back(a);
       arg_specs->push_back(a.spec);
-      feeds.push_back({ti.name(), ti.dtype()});
+      feeds.push_back({ti.name(), ValueType(ti.dtype())});
     }
     std::vector<std::string> out_keys;
     for (const auto& [k, ti] : sd.outputs()) out_keys.push_back(k);
@@ -572,13 +577,13 @@ class SavedModelLoader {
       SignatureArg o;
       o.key = out_keys[i];
       o.tensor_name = ti.name();
-      KILN_ASSIGN_OR_RETURN_CTX(o.spec.dtype, DTypeFromProto(ti.dtype()), where, " output '", o.key,
-                                "'");
+      KILN_ASSIGN_OR_RETURN_CTX(o.spec.dtype, DTypeFromProto(ValueType(ti.dtype())), where,
+                                " output '", o.key, "'");
       KILN_ASSIGN_OR_RETURN_CTX(o.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
                                 " output '", o.key, "'");
       sig->outputs_.push_back(o);
       sig->output_from_ret_.push_back(static_cast<int>(i));
-      fetches.emplace_back(ti.name(), ti.dtype());
+      fetches.emplace_back(ti.name(), ValueType(ti.dtype()));
     }
     sig->num_function_args_ = arg_specs->size();
     KILN_ASSIGN_OR_RETURN_CTX(

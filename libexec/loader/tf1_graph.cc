@@ -116,14 +116,24 @@ Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
   for (const auto& n : graph.node())
     if (needed.count(n.name())) *fdef->add_node_def() = n;
   for (size_t i = 0; i < fetches.size(); ++i) {
-    const std::string node = NodeOfTensor(fetches[i].first);
-    if (!present.count(node))
+    auto [node, index] = SplitTensorName(fetches[i].first);
+    auto producer = present.find(node);
+    if (producer == present.end())
       return NotFound("fetched tensor '", fetches[i].first, "' names no graph node");
     const std::string ret = "output_" + std::to_string(i);
     auto* out = fdef->mutable_signature()->add_output_arg();
     out->set_name(ret);
     out->set_type(fetches[i].second);
     (*fdef->mutable_ret())[ret] = fetches[i].first;
+    if (index == 0 && OutputsRef(producer->second->op())) {
+      // Fetching a ref gives its value: read it after the producer ran.
+      tensorflow::NodeDef* read = fdef->add_node_def();
+      read->set_name(node + "/_fetch_ref_" + std::to_string(i));
+      read->set_op("ReadVariableOp");
+      read->add_input(node);
+      (*read->mutable_attr())["dtype"].set_type(RefDType(*producer->second));
+      (*fdef->mutable_ret())[ret] = read->name();
+    }
   }
   for (const std::string& t : targets) {
     const std::string node = NodeOfTensor(t);
@@ -149,8 +159,9 @@ std::vector<std::pair<std::string, std::string>> Tf1AssetFeeds(const tensorflow:
     }
   }
   std::vector<std::pair<std::string, std::string>> feeds;
+  std::set<std::string> seen;  // builders may list an asset twice
   for (const auto& a : assets)
-    if (!a.tensor_info().name().empty())
+    if (!a.tensor_info().name().empty() && seen.insert(a.tensor_info().name()).second)
       feeds.emplace_back(a.tensor_info().name(), (dir / "assets" / a.filename()).string());
   return feeds;
 }

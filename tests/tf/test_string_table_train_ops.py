@@ -48,8 +48,8 @@ def _strings_module(vocab):
                 "regex_first": tf.strings.regex_replace(s, "(.)(.)", r"\2\1", replace_global=False),
                 "regex_dynamic": tf.strings.regex_replace(s, dynamic, "#"),
                 "full_match": tf.strings.regex_full_match(s, "[a-z]+"),
-                "substr": tf.strings.substr(s, 1, 3, unit="UTF8_CHAR"),
-                "substr_bytes": tf.strings.substr(s, 0, 2),
+                "substr": tf.strings.substr(s, 0, 3, unit="UTF8_CHAR"),
+                "substr_bytes": tf.strings.substr(s, 0, -1),
                 "lookup": self.table.lookup(s),
                 "vocab": self.vocab.lookup(s),
                 "size": self.table.size() + self.vocab.size(),
@@ -235,7 +235,8 @@ def test_train_step_matches_tf_and_tf_reads_our_save(bundles, tmp_path):
     loaded = tf.saved_model.load(str(d))
     for _ in range(steps):
         loaded.step(tf.constant(g), tf.constant(ids))
-    theirs = {v.name: v.numpy() for v in loaded.variables}
+    theirs_prefix = str(tmp_path / "theirs" / "ckpt")
+    tf.train.Checkpoint(loaded).write(theirs_prefix)
 
     np.save(tmp_path / "g.npy", g)
     np.save(tmp_path / "ids.npy", ids)
@@ -244,10 +245,18 @@ def test_train_step_matches_tf_and_tf_reads_our_save(bundles, tmp_path):
     shutil.rmtree(ours / "variables")
     oracle.run([oracle.KILN_CALL, d, "train", "step", steps, ours / "variables" / "variables",
                 tmp_path / "g.npy", tmp_path / "ids.npy"])
-    mine = {v.name: v.numpy() for v in tf.saved_model.load(str(ours)).variables}
-    assert sorted(mine) == sorted(theirs)
-    for k in theirs:
-        np.testing.assert_allclose(mine[k], theirs[k], rtol=1e-5, atol=1e-6, err_msg=k)
+    # TensorFlow's checkpoint reader reads our files: same keys, values as TF's own steps.
+    mine = tf.train.load_checkpoint(str(ours / "variables" / "variables"))
+    theirs = tf.train.load_checkpoint(theirs_prefix)
+    keys = sorted(k for k in theirs.get_variable_to_shape_map() if "VARIABLE_VALUE" in k)
+    assert keys and keys == sorted(k for k in mine.get_variable_to_shape_map()
+                                   if "VARIABLE_VALUE" in k)
+    for k in keys:
+        np.testing.assert_allclose(mine.get_tensor(k), theirs.get_tensor(k), rtol=1e-5,
+                                   atol=1e-6, err_msg=k)
+    # And TensorFlow loads the bundle with our variables.
+    reloaded = tf.saved_model.load(str(ours))
+    np.testing.assert_allclose(reloaded.emb.numpy(), loaded.emb.numpy(), rtol=1e-6)
 
 
 def test_half_plus_two_runs_from_the_cli():
@@ -256,3 +265,55 @@ def test_half_plus_two_runs_from_the_cli():
                            "serve", "--signature_def", "serving_default", "--input_exprs",
                            "x=[[1],[2],[5]]"])
         assert "[[2.5]\n [3. ]\n [4.5]]" in proc.stdout, proc.stdout
+
+
+def _tf1_bundle(path, vocab):
+    """A TF1 graph saved with SavedModelBuilder: reference variables (one assigned after its
+    initializer, so only the restore gives its value), a vocabulary table from an asset filled
+    by the main op, and a signature that bumps a counter (AssignAdd)."""
+    import tensorflow as tf
+    tf1 = tf.compat.v1
+    g = tf.Graph()
+    with g.as_default():
+        vocab_t = tf1.constant(str(vocab), name="vocab_path")
+        tf1.add_to_collection(tf1.GraphKeys.ASSET_FILEPATHS, vocab_t)
+        table = tf1.lookup.StaticHashTable(
+            tf1.lookup.TextFileInitializer(vocab_t, tf.string, tf1.lookup.TextFileIndex.WHOLE_LINE,
+                                           tf.int64, tf1.lookup.TextFileIndex.LINE_NUMBER), -1)
+        x = tf1.placeholder(tf.string, [None], name="x")
+        base = tf1.Variable(10, dtype=tf.int64, use_resource=False, name="base")
+        counter = tf1.Variable(0, dtype=tf.int64, use_resource=False, name="counter")
+        y = tf.identity(table.lookup(x) + base, name="y")
+        bump = tf1.assign_add(counter, tf.constant(1, tf.int64))
+        with tf1.Session(graph=g) as sess:
+            sess.run(tf1.global_variables_initializer())
+            sess.run(tf1.tables_initializer())
+            sess.run(tf1.assign(base, 100))
+            builder = tf1.saved_model.Builder(str(path))
+            sigs = {"serving_default": tf1.saved_model.predict_signature_def({"x": x}, {"y": y}),
+                    "bump": tf1.saved_model.predict_signature_def({"x": x}, {"count": bump})}
+            builder.add_meta_graph_and_variables(
+                sess, ["serve"], signature_def_map=sigs, main_op=tf1.tables_initializer(),
+                assets_collection=tf1.get_collection(tf1.GraphKeys.ASSET_FILEPATHS))
+            builder.save()
+
+
+def test_tf1_bundle_with_reference_variables_and_a_vocabulary_table(tmp_path):
+    import tensorflow as tf
+    vocab = tmp_path / "words.txt"
+    vocab.write_bytes(b"apple\nbanana\ncherry\n")
+    d = tmp_path / "tf1"
+    _tf1_bundle(d, vocab)
+    vocab.unlink()  # the bundle's copy under assets/ must be the one read
+    words = [b"cherry", b"kiwi", b"apple"]
+    tf1 = tf.compat.v1
+    with tf1.Session(graph=tf.Graph()) as sess:  # TF Serving's way: a Session
+        tf1.saved_model.loader.load(sess, ["serve"], str(d))
+        y, count = sess.run(["y:0", "AssignAdd:0"], {"x:0": words})
+    theirs = {"y": y}
+    np.testing.assert_array_equal(y, [102, 99, 100])
+    mine = oracle.kiln_call_signature(d, "serving_default",
+                                      {"x": _npy(tmp_path / "x.npy", words, "S")}, tmp_path / "out")
+    _compare(mine, theirs, "TF1 serving_default")
+    bumped = oracle.kiln_call_signature(d, "bump", {"x": tmp_path / "x.npy"}, tmp_path / "bump")
+    assert bumped["count"].tolist() == count == 1, (bumped, count)
