@@ -106,6 +106,9 @@ class Checker {
 
 bool OpIsRunnable(std::string_view op, const FunctionLibrary* library) {
   if (IsCallOp(op) || FindCpuKernel(op) != nullptr) return true;
+  // A TF1 graph's IsVariableInitialized becomes VarIsInitializedOp when the loader makes its
+  // reference variables explicit (tf1_graph.h).
+  if (op == "IsVariableInitialized") return true;
   return library != nullptr && library->Find(op) != nullptr;
 }
 

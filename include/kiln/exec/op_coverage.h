@@ -19,8 +19,10 @@ class GraphDef;
 
 namespace kiln::exec {
 
-// True when `op` has a CPU kernel or is a call the executor inlines (PartitionedCall,
-// StatefulPartitionedCall, or the name of a function in `library`).
+// True when `op` has a CPU kernel, is a call the executor inlines (PartitionedCall,
+// StatefulPartitionedCall, or the name of a function in `library`), or is rewritten by the TF1
+// loader into one that has (IsVariableInitialized). The one answer to "does kiln run this op":
+// the loader's check, `show --list_ops` and coverage tools all ask it.
 bool OpIsRunnable(std::string_view op, const FunctionLibrary* library = nullptr);
 
 struct UnsupportedOp {
