@@ -6,6 +6,7 @@ PKGS=(cmake g++ make pkg-config ccache clang clang-format clang-tidy libclang-rt
       libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev zlib1g-dev
       libgrpc++-dev protobuf-compiler-grpc libcpp-httplib-dev wrk yamllint
       libjpeg62-turbo-dev libpng-dev
+      libre2-dev libicu-dev
       python3 python3-venv)
 missing=()
 for p in "${PKGS[@]}"; do

@@ -2,6 +2,7 @@
 // literal header, then the raw array bytes.
 #include "kiln/core/npy.h"
 
+#include <algorithm>
 #include <bit>
 #include <cctype>
 #include <cstring>
@@ -35,11 +36,95 @@ constexpr std::string_view kSupported =
     "'<f2', '<f4', '<f8', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '|b1', "
     "'<c8', '<c16'";
 
+// NumPy's fixed-width strings: 'S<n>' (n bytes each) and 'U<n>' (n UTF-32 code points each,
+// '<' or '>' byte order); both are padded with NULs, which NumPy drops when reading.
+struct NpyStringType {
+  bool unicode = false;
+  bool big_endian = false;
+  size_t width = 0;  // characters per element
+};
+
+std::optional<NpyStringType> StringTypeFromDescr(std::string_view descr) {
+  if (descr.size() < 2 || (descr[1] != 'S' && descr[1] != 'U')) return std::nullopt;
+  if (std::string_view("<>|=").find(descr[0]) == std::string_view::npos) return std::nullopt;
+  NpyStringType t;
+  t.unicode = descr[1] == 'U';
+  t.big_endian = descr[0] == '>' || (descr[0] == '=' && std::endian::native == std::endian::big);
+  for (char c : descr.substr(2)) {
+    if (!std::isdigit(static_cast<unsigned char>(c)) || t.width > (1u << 24)) return std::nullopt;
+    t.width = t.width * 10 + static_cast<size_t>(c - '0');
+  }
+  return t;
+}
+
+// Appends code point c as UTF-8; false for values that are not Unicode scalar values.
+bool AppendUtf8(uint32_t c, std::string* out) {
+  if (c > 0x10FFFF || (c >= 0xD800 && c <= 0xDFFF)) return false;
+  if (c < 0x80) {
+    out->push_back(static_cast<char>(c));
+  } else if (c < 0x800) {
+    out->push_back(static_cast<char>(0xC0 | (c >> 6)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else if (c < 0x10000) {
+    out->push_back(static_cast<char>(0xE0 | (c >> 12)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  } else {
+    out->push_back(static_cast<char>(0xF0 | (c >> 18)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 12) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | ((c >> 6) & 0x3F)));
+    out->push_back(static_cast<char>(0x80 | (c & 0x3F)));
+  }
+  return true;
+}
+
+// A string tensor from fixed-width NumPy strings ('U' becomes UTF-8).
+Result<Tensor> DecodeNpyStrings(std::string_view data, const NpyStringType& st, const Shape& shape,
+                                std::string_view descr, std::string_view name) {
+  const size_t unit = st.unicode ? 4 : 1;
+  const size_t elem = st.width * unit;
+  const uint64_t n = static_cast<uint64_t>(shape.num_elements());
+  if ((elem == 0 && !data.empty()) ||
+      (elem > 0 && (n > data.size() / elem || n * elem != data.size())))
+    return DataLoss(name, ": .npy data has ", data.size(), " bytes; expected ", n * elem, " for ",
+                    descr, " shape ", shape.ToString());
+  Tensor t(DType::kString, shape);
+  std::string* out = t.data<std::string>();
+  for (uint64_t i = 0; i < n; ++i) {
+    std::string_view raw = data.substr(i * elem, elem);
+    if (!st.unicode) {
+      while (!raw.empty() && raw.back() == '\0') raw.remove_suffix(1);
+      out[i].assign(raw);
+      continue;
+    }
+    size_t len = st.width;
+    auto code = [&](size_t k) {
+      uint32_t c = 0;
+      for (size_t b = 0; b < 4; ++b) {
+        const uint32_t byte = static_cast<unsigned char>(raw[4 * k + b]);
+        c |= byte << (8 * (st.big_endian ? 3 - b : b));
+      }
+      return c;
+    };
+    while (len > 0 && code(len - 1) == 0) --len;
+    for (size_t k = 0; k < len; ++k) {
+      if (!AppendUtf8(code(k), &out[i]))
+        return DataLoss(name, ": element ", i, " of the ", descr, " array holds ", code(k),
+                        ", which is not a Unicode code point");
+    }
+  }
+  return t;
+}
+
 Result<DType> DTypeFromDescr(std::string_view descr, std::string_view name) {
   auto unsupported = [&](std::string_view why) {
     return Unimplemented(name, ": unsupported .npy dtype '", descr, "' (", why,
                          "); expected one of ", kSupported);
   };
+  if (descr.size() >= 2 && descr[1] == 'O')
+    return Unimplemented(name, ": .npy holds Python objects (pickled), which cannot be read; ",
+                         "save strings as a fixed-width array: numpy.array(values, dtype='U') ",
+                         "or dtype='S'");
   if (descr.size() < 3) return unsupported("not a simple dtype");
   char order = descr[0];
   char kind = descr[1];
@@ -234,6 +319,10 @@ Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name) {
                          ": .npy array is in Fortran order; expected fortran_order False "
                          "(save a C-contiguous array, e.g. numpy.ascontiguousarray)");
   }
+  if (auto st = StringTypeFromDescr(descr)) {
+    KILN_ASSIGN_OR_RETURN_CTX(Shape shape, Shape::FromDims(dims), name, ": .npy shape");
+    return DecodeNpyStrings(bytes.substr(prefix + header_len), *st, shape, descr, name);
+  }
   KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromDescr(descr, name));
   KILN_ASSIGN_OR_RETURN_CTX(Shape shape, Shape::FromDims(dims), name, ": .npy shape");
   std::string_view data = bytes.substr(prefix + header_len);
@@ -268,7 +357,17 @@ Result<Tensor> ReadNpy(const std::filesystem::path& path) {
 Result<std::string> SerializeNpy(const Tensor& tensor) {
   if (!tensor.IsInitialized())
     return InvalidArgument("cannot write an uninitialized tensor as .npy");
-  KILN_ASSIGN_OR_RETURN(std::string descr, DescrFromDType(tensor.dtype()));
+  // Strings become NumPy bytes ('S', as wide as the longest element; NumPy drops trailing
+  // NULs when it reads them back).
+  size_t width = 1;
+  if (tensor.dtype() == DType::kString)
+    for (const std::string& e : tensor.flat<std::string>()) width = std::max(width, e.size());
+  std::string descr;
+  if (tensor.dtype() == DType::kString) {
+    descr = "|S" + std::to_string(width);
+  } else {
+    KILN_ASSIGN_OR_RETURN(descr, DescrFromDType(tensor.dtype()));
+  }
   std::string dict = "{'descr': '" + descr +
                      "', 'fortran_order': False, 'shape': " + ShapeRepr(tensor.shape()) + ", }";
   // NumPy leaves room to grow the first axis in place.
@@ -291,6 +390,13 @@ Result<std::string> SerializeNpy(const Tensor& tensor) {
     out.append(total - hlen, ' ');
     out.push_back('\n');
     break;
+  }
+  if (tensor.dtype() == DType::kString) {
+    for (const std::string& e : tensor.flat<std::string>()) {
+      out += e;
+      out.append(width - e.size(), '\0');
+    }
+    return out;
   }
   const size_t bytes = static_cast<size_t>(tensor.NumElements()) * DTypeSize(tensor.dtype());
   out.append(static_cast<const char*>(tensor.raw_data()), bytes);

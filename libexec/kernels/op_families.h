@@ -210,5 +210,34 @@ std::span<const KernelEntry> FftCpuKernels();
 // DecodeJpeg, DecodePng, EncodePng (image_codec_ops.cc; libjpeg-turbo, libpng).
 std::span<const OpDefinition> ImageCodecOpDefs();
 std::span<const KernelEntry> ImageCodecCpuKernels();
+// AsString, StringToNumber, Encode/DecodeBase64, StringToHashBucketFast/Strong
+// (string_convert_ops.cc).
+std::span<const OpDefinition> StringConvertOpDefs();
+std::span<const KernelEntry> StringConvertCpuKernels();
+// StringLength, StringLower/Upper, StringStrip, Substr, StringSplitV2, UnicodeDecode
+// (string_text_ops.cc).
+std::span<const OpDefinition> StringTextOpDefs();
+std::span<const KernelEntry> StringTextCpuKernels();
+// RegexReplace, StaticRegexReplace, StaticRegexFullMatch with RE2 (regex_ops.cc).
+std::span<const OpDefinition> RegexOpDefs();
+std::span<const KernelEntry> RegexCpuKernels();
+// HashTableV2, MutableHashTableV2 and the lookup-table ops (lookup_ops.cc).
+std::span<const OpDefinition> LookupOpDefs();
+std::span<const KernelEntry> LookupCpuKernels();
+// Assert (assert_ops.cc).
+std::span<const OpDefinition> AssertOpDefs();
+std::span<const KernelEntry> AssertCpuKernels();
+// ResourceApply* optimizer updates (training_ops.cc).
+std::span<const OpDefinition> TrainingOpDefs();
+std::span<const KernelEntry> TrainingCpuKernels();
+// ResourceGather, ResourceScatterUpdate/Add, DisableCopyOnRead (resource_scatter_ops.cc).
+std::span<const OpDefinition> ResourceScatterOpDefs();
+std::span<const KernelEntry> ResourceScatterCpuKernels();
+// SaveV2, MergeV2Checkpoints, ShardedFilename (checkpoint_ops.cc).
+std::span<const OpDefinition> CheckpointOpDefs();
+std::span<const KernelEntry> CheckpointCpuKernels();
+// TF1 reference variables: VariableV2, Assign, AssignAdd, AssignSub (ref_variable_ops.cc).
+std::span<const OpDefinition> RefVariableOpDefs();
+std::span<const KernelEntry> RefVariableCpuKernels();
 
 }  // namespace kiln::exec

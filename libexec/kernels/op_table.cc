@@ -76,6 +76,15 @@ Tables BuildTables() {
   Append(&t.defs, CtcOpDefs());
   Append(&t.defs, FftOpDefs());
   Append(&t.defs, ImageCodecOpDefs());
+  Append(&t.defs, StringConvertOpDefs());
+  Append(&t.defs, StringTextOpDefs());
+  Append(&t.defs, RegexOpDefs());
+  Append(&t.defs, LookupOpDefs());
+  Append(&t.defs, AssertOpDefs());
+  Append(&t.defs, TrainingOpDefs());
+  Append(&t.defs, ResourceScatterOpDefs());
+  Append(&t.defs, CheckpointOpDefs());
+  Append(&t.defs, RefVariableOpDefs());
 
   std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
   Append(&cpu, BasicCpuKernels());
@@ -133,6 +142,15 @@ Tables BuildTables() {
   Append(&cpu, CtcCpuKernels());
   Append(&cpu, FftCpuKernels());
   Append(&cpu, ImageCodecCpuKernels());
+  Append(&cpu, StringConvertCpuKernels());
+  Append(&cpu, StringTextCpuKernels());
+  Append(&cpu, RegexCpuKernels());
+  Append(&cpu, LookupCpuKernels());
+  Append(&cpu, AssertCpuKernels());
+  Append(&cpu, TrainingCpuKernels());
+  Append(&cpu, ResourceScatterCpuKernels());
+  Append(&cpu, CheckpointCpuKernels());
+  Append(&cpu, RefVariableCpuKernels());
 
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });

@@ -1,6 +1,7 @@
 // Resource variables and the per-model resource manager.
 #include "kiln/exec/resources.h"
 
+#include <algorithm>
 #include <mutex>
 #include <shared_mutex>
 
@@ -68,6 +69,46 @@ Status VariableResource::Update(const std::function<Result<Tensor>(const Tensor&
   KILN_ASSIGN_OR_RETURN(Tensor next, fn(value_));
   KILN_RETURN_IF_ERROR(CheckValue(name_, dtype_, shape_, next));
   value_ = next.Retainable();
+  return OkStatus();
+}
+
+Status VariableResource::UpdateMany(
+    std::span<VariableResource* const> vars,
+    const std::function<Status(std::span<const Tensor>, std::vector<Tensor>*)>& fn) {
+  std::vector<VariableResource*> order(vars.begin(), vars.end());
+  std::sort(order.begin(), order.end());
+  for (size_t i = 1; i < order.size(); ++i)
+    if (order[i] == order[i - 1])
+      return InvalidArgument("variable '", order[i]->name_, "' is passed more than once");
+  std::vector<std::unique_lock<std::shared_mutex>> locks;
+  locks.reserve(order.size());
+  for (VariableResource* v : order) locks.emplace_back(v->mu_);
+  std::vector<Tensor> current;
+  current.reserve(vars.size());
+  for (VariableResource* v : vars) {
+    if (!v->initialized_)
+      return FailedPrecondition("variable '", v->name_,
+                                "' is not initialized: it was updated before any assignment");
+    current.push_back(v->value_);
+  }
+  std::vector<Tensor> next;
+  KILN_RETURN_IF_ERROR(fn(current, &next));
+  if (next.size() != vars.size())
+    return Internal("UpdateMany: ", next.size(), " new values for ", vars.size(), " variables");
+  for (size_t i = 0; i < vars.size(); ++i)
+    KILN_RETURN_IF_ERROR(CheckValue(vars[i]->name_, vars[i]->dtype_, vars[i]->shape_, next[i]));
+  for (size_t i = 0; i < vars.size(); ++i) vars[i]->value_ = next[i].Retainable();
+  return OkStatus();
+}
+
+Status VariableResource::AssignAnyShape(const Tensor& value) {
+  if (value.dtype() != dtype_)
+    return InvalidArgument("variable '", name_, "': expected a value of dtype ",
+                           DTypeShortName(dtype_), ", got ", DTypeShortName(value.dtype()));
+  Tensor copy = value.DeepCopy();
+  std::unique_lock lock(mu_);
+  value_ = std::move(copy);
+  initialized_ = true;
   return OkStatus();
 }
 

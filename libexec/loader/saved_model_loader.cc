@@ -1,12 +1,16 @@
-// TF2 SavedModel loading through the object graph (see saved_model.h).
+// SavedModel loading (see saved_model.h): TF2 bundles through the object graph, TF1 bundles
+// Session-style from the main graph (tf1_graph.h). Before anything is prepared, every function
+// the load will prepare is checked for ops this runtime lacks, and all of them are named at once.
 #include <algorithm>
 #include <set>
 
 #include "kiln/core/proto_convert.h"
+#include "kiln/exec/op_coverage.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/tensor_bundle.h"
 #include "loader/object_graph.h"
+#include "loader/tf1_graph.h"
 #include "tensorflow/framework.pb.h"
 #include "tensorflow/saved_model.pb.h"
 
@@ -29,6 +33,24 @@ Tensor ResourceTensor(std::shared_ptr<ResourceBase> r) {
   return t;
 }
 
+// The concrete functions of a function object (or the one of a bare concrete function).
+std::vector<std::string> ConcreteNames(const tensorflow::SavedObject& obj) {
+  if (obj.has_function())
+    return {obj.function().concrete_functions().begin(), obj.function().concrete_functions().end()};
+  if (obj.has_bare_concrete_function())
+    return {obj.bare_concrete_function().concrete_function_name()};
+  return {};
+}
+
+// A TF1 signature may name a ref tensor (DT_FLOAT_REF = DT_FLOAT + 100): its value is fetched.
+tensorflow::DataType ValueType(tensorflow::DataType t) {
+  return t > 100 ? static_cast<tensorflow::DataType>(t - 100) : t;
+}
+
+std::vector<TensorSpec> StringScalarSpecs(size_t n) {
+  return std::vector<TensorSpec>(n, TensorSpec{DType::kString, PartialShape::Scalar()});
+}
+
 }  // namespace
 
 class SavedModelLoader {
@@ -47,24 +69,32 @@ class SavedModelLoader {
     }
     KILN_RETURN_IF_ERROR(SelectMetaGraph());
     const auto& mg = *model_->meta_graph_;
+    model_->resources_ = std::make_unique<ResourceManager>();
+    model_->library_ = std::make_unique<FunctionLibrary>(mg.graph_def().library());
+    main_graph_ = RewriteRefVariables(mg.graph_def());
     if (!mg.has_object_graph_def()) {
-      KILN_RETURN_IF_ERROR(LoadTf1Signatures());
+      KILN_RETURN_IF_ERROR(LoadTf1());
+      KILN_RETURN_IF_ERROR(PrepareSave());
       return std::move(model_);
     }
     graph_ = &mg.object_graph_def();
     if (graph_->nodes_size() == 0)
       return InvalidArgument("object graph of '", dir_.string(), "' has no nodes");
-    model_->resources_ = std::make_unique<ResourceManager>();
-    model_->library_ = std::make_unique<FunctionLibrary>(mg.graph_def().library());
     paths_ = ObjectPaths(*graph_);
     captures_.resize(graph_->nodes_size());
+    KILN_RETURN_IF_ERROR(CheckRequestedSignatures());
+    KILN_RETURN_IF_ERROR(CheckTf2Ops());
     KILN_RETURN_IF_ERROR(CreateVariables());
     KILN_RETURN_IF_ERROR(RestoreVariables());
     KILN_RETURN_IF_ERROR(CreateOtherCaptures());
+    KILN_RETURN_IF_ERROR(CreateResources());
+    KILN_RETURN_IF_ERROR(InitializeResources());
     if (options_.freeze_variables && !AnyFunctionWritesVariables())
       for (const RestoredVariable& v : model_->variables_) v.resource->Freeze();
     KILN_RETURN_IF_ERROR(LoadSignatures());
-    KILN_RETURN_IF_ERROR(LoadFunctions());
+    if (options_.signatures.empty()) KILN_RETURN_IF_ERROR(LoadFunctions());
+    KILN_RETURN_IF_ERROR(RegisterMainGraphVariables());
+    KILN_RETURN_IF_ERROR(PrepareSave());
     return std::move(model_);
   }
 
@@ -160,6 +190,7 @@ class SavedModelLoader {
       if (to_ckpt[id] < 0) continue;  // not checkpointed: stays uninitialized, reads say so
       for (const auto& attr : ckpt.nodes(to_ckpt[id]).attributes()) {
         if (attr.name() != "VARIABLE_VALUE") continue;
+        key_to_var_[attr.checkpoint_key()] = var.resource;
         // TF saves a variable that was never initialised with its key listed but no value:
         // it stays uninitialised here too, and reading it says so.
         if (!reader->Contains(attr.checkpoint_key())) continue;
@@ -268,6 +299,7 @@ class SavedModelLoader {
     const auto& sig_defs = model_->meta_graph_->signature_def();
     for (const auto& ref : graph_->nodes(map_id).children()) {
       const std::string& key = ref.local_name();
+      if (!Wanted(key)) continue;
       const std::string where = "signature '" + key + "'";
       if (ref.node_id() < 0 || ref.node_id() >= graph_->nodes_size() ||
           !graph_->nodes(ref.node_id()).has_bare_concrete_function())
@@ -354,83 +386,360 @@ class SavedModelLoader {
     return OkStatus();
   }
 
-  // A TF1 bundle has no object graph: each signature runs like Session::Run, feeding its input
-  // placeholders and fetching its outputs from the main graph; only what the fetches need runs.
-  Status LoadTf1Signatures() {
+  bool Wanted(const std::string& signature) const {
+    return options_.signatures.empty() ||
+           std::find(options_.signatures.begin(), options_.signatures.end(), signature) !=
+               options_.signatures.end();
+  }
+
+  // Every requested signature must exist (in the object graph's map, or the SignatureDefs).
+  Status CheckRequestedSignatures() {
+    std::set<std::string> have;
+    if (graph_ != nullptr) {
+      int map_id = FindChild(graph_->nodes(0), "signatures");
+      if (map_id >= 0 && map_id < graph_->nodes_size())
+        for (const auto& ref : graph_->nodes(map_id).children()) have.insert(ref.local_name());
+    } else {
+      for (const auto& [key, sd] : model_->meta_graph_->signature_def())
+        if (key != "__saved_model_init_op") have.insert(key);
+    }
+    for (const std::string& want : options_.signatures) {
+      if (have.count(want)) continue;
+      std::string avail;
+      for (const std::string& k : have) avail += (avail.empty() ? "'" : ", '") + k + "'";
+      return NotFound("no signature '", want, "' in '", dir_.string(),
+                      "'; available: ", avail.empty() ? "none" : avail);
+    }
+    return OkStatus();
+  }
+
+  Status RefuseUnsupportedOps(std::span<const FunctionToCheck> functions) {
+    std::vector<UnsupportedOp> bad = FindUnsupportedOps(functions, *model_->library_);
+    if (bad.empty()) return OkStatus();
+    return Unimplemented("'", dir_.string(), "' uses ", DescribeUnsupportedOps(bad));
+  }
+
+  // What a TF2 load prepares: the wanted signatures, the restored functions (all signatures
+  // wanted) and the creators and initializers of resources.
+  Status CheckTf2Ops() {
+    std::vector<FunctionToCheck> fns;
+    auto add = [&](const std::string& where, const std::string& fn_name) {
+      if (const auto* f = model_->library_->Find(fn_name)) fns.push_back({where, f, true});
+    };
+    int map_id = FindChild(graph_->nodes(0), "signatures");
+    if (map_id >= 0 && map_id < graph_->nodes_size()) {
+      for (const auto& ref : graph_->nodes(map_id).children()) {
+        if (!Wanted(ref.local_name()) || ref.node_id() < 0 || ref.node_id() >= graph_->nodes_size())
+          continue;
+        for (const std::string& fn : ConcreteNames(graph_->nodes(ref.node_id())))
+          add("signature '" + ref.local_name() + "'", fn);
+      }
+    }
+    if (options_.signatures.empty()) {
+      for (const auto& ref : graph_->nodes(0).children()) {
+        if (ref.node_id() < 0 || ref.node_id() >= graph_->nodes_size()) continue;
+        for (const std::string& fn : ConcreteNames(graph_->nodes(ref.node_id()))) {
+          auto cf = graph_->concrete_functions().find(fn);
+          std::vector<TensorSpec> specs;
+          std::vector<std::string> names;
+          if (cf == graph_->concrete_functions().end() ||
+              !FlattenInputSignature(cf->second.canonicalized_input_signature(), &specs, &names)
+                   .ok())
+            continue;  // not callable from here, so never prepared
+          add("restored function '" + ref.local_name() + "'", fn);
+        }
+      }
+    }
+    for (int id = 0; id < graph_->nodes_size(); ++id) {
+      if (!graph_->nodes(id).has_resource()) continue;
+      for (const char* child : {"_create_resource", "_initialize"}) {
+        int fid = FindChild(graph_->nodes(id), child);
+        if (fid < 0 || fid >= graph_->nodes_size()) continue;
+        for (const std::string& fn : ConcreteNames(graph_->nodes(fid)))
+          add("function '" + fn + "' (" + child + " of resource '" + paths_[id] + "')", fn);
+      }
+    }
+    return RefuseUnsupportedOps(fns);
+  }
+
+  // Runs a concrete function of the object graph with only its captures as arguments (the
+  // creators and initializers of resources); returns its outputs.
+  Result<std::vector<Tensor>> RunCaptureOnly(const std::string& fn_name, const std::string& where) {
+    auto cf = graph_->concrete_functions().find(fn_name);
+    if (cf == graph_->concrete_functions().end())
+      return InvalidArgument(where, ": concrete function '", fn_name,
+                             "' has no entry in the object graph");
+    KILN_ASSIGN_OR_RETURN_CTX(const tensorflow::FunctionDef* fdef, FindFunction(fn_name), where);
+    std::vector<Tensor> caps;
+    std::vector<TensorSpec> specs;
+    KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf->second, &caps, &specs), where);
+    PrepareOptions popts;
+    popts.resources = model_->resources_.get();
+    KILN_ASSIGN_OR_RETURN_CTX(auto fn,
+                              PreparedFunction::Prepare(*fdef, *model_->library_, specs, popts),
+                              "loading ", where, " of '", dir_.string(), "'");
+    std::vector<Tensor> outs;
+    RunOptions run;
+    run.threads = model_->threads_.get();
+    KILN_RETURN_IF_ERROR_CTX(fn->Run(caps, &outs, run), "running ", where, " of '", dir_.string(),
+                             "'");
+    return outs;
+  }
+
+  // Resources (lookup tables, ...) are made by their _create_resource function, as TF's
+  // loader does; functions that capture the resource get the handle it returns.
+  Status CreateResources() {
+    for (int id = 0; id < graph_->nodes_size(); ++id) {
+      if (!graph_->nodes(id).has_resource()) continue;
+      int fid = FindChild(graph_->nodes(id), "_create_resource");
+      if (fid < 0 || fid >= graph_->nodes_size()) continue;
+      const std::vector<std::string> fns = ConcreteNames(graph_->nodes(fid));
+      if (fns.empty()) continue;
+      const std::string where = "the _create_resource function of resource '" + paths_[id] + "'";
+      KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outs, RunCaptureOnly(fns[0], where));
+      if (outs.size() != 1 || outs[0].dtype() != DType::kResource)
+        return InvalidArgument(where, " must return one resource handle");
+      captures_[id] = outs[0];
+    }
+    return OkStatus();
+  }
+
+  // Then each resource's _initialize function runs (tables fill from their keys and values or
+  // vocabulary files), after the variables are restored.
+  Status InitializeResources() {
+    for (int id = 0; id < graph_->nodes_size(); ++id) {
+      if (!graph_->nodes(id).has_resource()) continue;
+      int fid = FindChild(graph_->nodes(id), "_initialize");
+      if (fid < 0 || fid >= graph_->nodes_size()) continue;
+      for (const std::string& fn : ConcreteNames(graph_->nodes(fid))) {
+        KILN_RETURN_IF_ERROR(
+            RunCaptureOnly(fn, "the _initialize function of resource '" + paths_[id] + "'")
+                .status());
+      }
+    }
+    return OkStatus();
+  }
+
+  // The main graph's own variables (VarHandleOps the saver's functions read) are the object
+  // graph's: the saver's restore function says which checkpoint key each handle receives, and
+  // the key says which restored variable it is. Registered under the handle's shared name, the
+  // save op then writes our variables.
+  Status RegisterMainGraphVariables() {
+    const auto& saver = model_->meta_graph_->saver_def();
+    const tensorflow::NodeDef* call = nullptr;
+    for (const auto& n : main_graph_.node())
+      if (n.name() == NodeOfTensor(saver.restore_op_name())) call = &n;
+    if (call == nullptr) return OkStatus();
+    auto f = call->attr().find("f");
+    if (f == call->attr().end() || !f->second.has_func()) return OkStatus();
+    const tensorflow::FunctionDef* fdef = model_->library_->Find(f->second.func().name());
+    if (fdef == nullptr) return OkStatus();
+    std::map<std::string, const tensorflow::NodeDef*> nodes;
+    for (const auto& n : fdef->node_def()) nodes[n.name()] = &n;
+    std::map<std::string, int> arg_index;
+    for (int i = 0; i < fdef->signature().input_arg_size(); ++i)
+      arg_index[fdef->signature().input_arg(i).name()] = i;
+    std::map<std::string, const tensorflow::NodeDef*> main_nodes;
+    for (const auto& n : main_graph_.node()) main_nodes[n.name()] = &n;
+    for (const auto& n : fdef->node_def()) {
+      if (n.op() != "AssignVariableOp" || n.input_size() < 2) continue;
+      auto arg = arg_index.find(n.input(0));
+      if (arg == arg_index.end() || arg->second >= call->input_size()) continue;
+      // The value: Identity* of RestoreV2 output i, whose name is tensor_names[i].
+      std::string in = n.input(1);
+      const tensorflow::NodeDef* p = nullptr;
+      for (int hops = 0; hops < 16; ++hops) {
+        auto it = nodes.find(in.substr(0, in.find(':')));
+        if (it == nodes.end()) break;
+        p = it->second;
+        if (p->op() != "Identity" || p->input_size() < 1) break;
+        in = p->input(0);
+      }
+      if (p == nullptr || p->op() != "RestoreV2" || p->input_size() < 2) continue;
+      const int out_index = std::atoi(in.substr(in.rfind(':') + 1).c_str());
+      auto names_node = nodes.find(p->input(1).substr(0, p->input(1).find(':')));
+      if (names_node == nodes.end() || names_node->second->op() != "Const") continue;
+      auto value = names_node->second->attr().find("value");
+      if (value == names_node->second->attr().end()) continue;
+      auto names = TensorFromProto(value->second.tensor());
+      if (!names.ok() || names->dtype() != DType::kString || out_index < 0 ||
+          out_index >= names->NumElements())
+        continue;
+      auto var = key_to_var_.find(names->data<std::string>()[out_index]);
+      if (var == key_to_var_.end()) continue;
+      auto handle = main_nodes.find(NodeOfTensor(call->input(arg->second)));
+      if (handle == main_nodes.end() || handle->second->op() != "VarHandleOp") continue;
+      auto shared = handle->second->attr().find("shared_name");
+      const std::string name = shared != handle->second->attr().end() && !shared->second.s().empty()
+                                   ? shared->second.s()
+                                   : handle->second->name();
+      std::shared_ptr<ResourceBase> ours = var->second;
+      model_->resources_->LookupOrCreate(name, [&] { return ours; });
+    }
+    return OkStatus();
+  }
+
+  // SavedModel::Save runs the SaverDef's save op over the main graph; it is built here (and
+  // prepared when first used).
+  Status PrepareSave() {
+    const auto& saver = model_->meta_graph_->saver_def();
+    if (saver.filename_tensor_name().empty() || saver.save_tensor_name().empty()) return OkStatus();
+    auto fdef = Tf1Function(main_graph_, "__saver_save",
+                            {{saver.filename_tensor_name(), tensorflow::DT_STRING}},
+                            {{saver.save_tensor_name(), tensorflow::DT_STRING}}, {});
+    if (fdef.ok()) model_->save_fdef_ = std::move(*fdef);
+    return OkStatus();
+  }
+
+  // One TF1 signature: its inputs are fed (their nodes become the function's arguments), its
+  // outputs fetched; only what the fetches need runs, as in Session::Run.
+  Status BuildTf1Signature(const std::string& key, const tensorflow::SignatureDef& sd,
+                           Signature* sig, std::unique_ptr<tensorflow::FunctionDef>* fdef,
+                           std::vector<TensorSpec>* arg_specs) {
+    const std::string where = "signature '" + key + "'";
+    sig->name_ = key;
+    std::vector<std::string> in_keys;
+    for (const auto& [k, ti] : sd.inputs()) in_keys.push_back(k);
+    std::sort(in_keys.begin(), in_keys.end());
+    std::vector<Tf1Feed> feeds;
+    for (const std::string& k : in_keys) {
+      const auto& ti = sd.inputs().at(k);
+      SignatureArg a;
+      a.key = k;
+      a.tensor_name = ti.name();
+      KILN_ASSIGN_OR_RETURN_CTX(a.spec.dtype, DTypeFromProto(ValueType(ti.dtype())), where,
+                                " input '", k, "'");
+      KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
+                                " input '", k, "'");
+      sig->input_to_arg_.push_back(static_cast<int>(sig->inputs_.size()));
+      sig->inputs_.push_back(a);
+      arg_specs->push_back(a.spec);
+      feeds.push_back({ti.name(), ValueType(ti.dtype())});
+    }
+    std::vector<std::string> out_keys;
+    for (const auto& [k, ti] : sd.outputs()) out_keys.push_back(k);
+    std::sort(out_keys.begin(), out_keys.end());
+    std::vector<std::pair<std::string, tensorflow::DataType>> fetches;
+    for (size_t i = 0; i < out_keys.size(); ++i) {
+      const auto& ti = sd.outputs().at(out_keys[i]);
+      SignatureArg o;
+      o.key = out_keys[i];
+      o.tensor_name = ti.name();
+      KILN_ASSIGN_OR_RETURN_CTX(o.spec.dtype, DTypeFromProto(ValueType(ti.dtype())), where,
+                                " output '", o.key, "'");
+      KILN_ASSIGN_OR_RETURN_CTX(o.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
+                                " output '", o.key, "'");
+      sig->outputs_.push_back(o);
+      sig->output_from_ret_.push_back(static_cast<int>(i));
+      fetches.emplace_back(ti.name(), ValueType(ti.dtype()));
+    }
+    sig->num_function_args_ = arg_specs->size();
+    KILN_ASSIGN_OR_RETURN_CTX(
+        *fdef, Tf1Function(main_graph_, "__tf1_signature_" + key, feeds, fetches, {}), "loading ",
+        where, " of TF1-style SavedModel '", dir_.string(), "'");
+    return OkStatus();
+  }
+
+  // Runs the main graph once: `feeds` (string values) in, `target` run. Restore and init ops.
+  Status RunTf1Target(const tensorflow::FunctionDef& fdef, const std::vector<std::string>& values,
+                      const std::string& what) {
+    PrepareOptions popts;
+    popts.resources = model_->resources_.get();
+    popts.keep_stateful = false;
+    KILN_ASSIGN_OR_RETURN_CTX(
+        auto fn,
+        PreparedFunction::Prepare(fdef, *model_->library_, StringScalarSpecs(values.size()), popts),
+        "loading ", what, " of TF1-style SavedModel '", dir_.string(), "'");
+    std::vector<Tensor> args;
+    for (const std::string& v : values) args.push_back(Tensor::StringScalar(v));
+    std::vector<Tensor> outs;
+    RunOptions run;
+    run.threads = model_->threads_.get();
+    KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "running ", what, " of '", dir_.string(),
+                             "'");
+    return OkStatus();
+  }
+
+  // A TF1 bundle has no object graph: it loads the way TF's C++ loader does it with a Session.
+  // The saver's restore op runs with the variables' path fed to its filename tensor, then the
+  // init op (main op or legacy init op: table initializers, asset-dependent assigns), both with
+  // the asset tensors fed with their files' paths; then each signature is prepared.
+  Status LoadTf1() {
     const auto& mg = *model_->meta_graph_;
-    model_->resources_ = std::make_unique<ResourceManager>();
-    model_->library_ = std::make_unique<FunctionLibrary>(mg.graph_def().library());
+    KILN_RETURN_IF_ERROR(CheckRequestedSignatures());
+    std::vector<FunctionToCheck> checks;
+    const auto assets = Tf1AssetFeeds(mg, dir_);
+    std::vector<Tf1Feed> asset_feeds;
+    std::vector<std::string> asset_values;
+    for (const auto& [tensor, path] : assets) {
+      asset_feeds.push_back({tensor, tensorflow::DT_STRING});
+      asset_values.push_back(path);
+    }
+
+    const auto& saver = mg.saver_def();
+    const std::string variables = (dir_ / "variables" / "variables").string();
+    std::unique_ptr<tensorflow::FunctionDef> restore;
+    if (!saver.restore_op_name().empty() && !saver.filename_tensor_name().empty() &&
+        std::filesystem::exists(variables + ".index")) {
+      std::vector<Tf1Feed> feeds = {{saver.filename_tensor_name(), tensorflow::DT_STRING}};
+      feeds.insert(feeds.end(), asset_feeds.begin(), asset_feeds.end());
+      KILN_ASSIGN_OR_RETURN_CTX(
+          restore, Tf1Function(main_graph_, "__tf1_restore", feeds, {}, {saver.restore_op_name()}),
+          "the saver's restore op of '", dir_.string(), "'");
+      checks.push_back(
+          {"the restore op '" + saver.restore_op_name() + "'", restore.get(), false, true});
+    }
+    KILN_ASSIGN_OR_RETURN_CTX(std::string init_name, Tf1InitOpName(mg), "'", dir_.string(), "'");
+    std::unique_ptr<tensorflow::FunctionDef> init;
+    if (!init_name.empty()) {
+      KILN_ASSIGN_OR_RETURN_CTX(
+          init, Tf1Function(main_graph_, "__tf1_init", asset_feeds, {}, {init_name}),
+          "the init op of '", dir_.string(), "'");
+      checks.push_back({"the init op '" + init_name + "'", init.get(), false, true});
+    }
+
+    struct Pending {
+      Signature sig;
+      std::unique_ptr<tensorflow::FunctionDef> fdef;
+      std::vector<TensorSpec> arg_specs;
+    };
+    std::vector<Pending> pending;
     std::vector<std::string> keys;
     for (const auto& [key, sd] : mg.signature_def())
-      if (!sd.inputs().empty() || !sd.outputs().empty()) keys.push_back(key);
+      if ((!sd.inputs().empty() || !sd.outputs().empty()) && key != "__saved_model_init_op" &&
+          Wanted(key))
+        keys.push_back(key);
     std::sort(keys.begin(), keys.end());
     for (const std::string& key : keys) {
-      if (key == "__saved_model_init_op") continue;
-      const auto& sd = mg.signature_def().at(key);
-      const std::string where = "signature '" + key + "'";
-      auto fdef = std::make_unique<tensorflow::FunctionDef>();
-      fdef->mutable_signature()->set_name("__tf1_signature_" + key);
-      Signature sig;
-      sig.name_ = key;
-      std::set<std::string> fed;
-      std::vector<TensorSpec> arg_specs;
-      std::vector<std::string> in_keys;
-      for (const auto& [k, ti] : sd.inputs()) in_keys.push_back(k);
-      std::sort(in_keys.begin(), in_keys.end());
-      for (const std::string& k : in_keys) {
-        const auto& ti = sd.inputs().at(k);
-        const std::string node = ti.name().substr(0, ti.name().find(':'));
-        if (node.empty() ||
-            (ti.name().size() > node.size() && ti.name().substr(node.size()) != ":0"))
-          return InvalidArgument(where, ": input '", k, "' names tensor '", ti.name(),
-                                 "'; only output 0 of a placeholder can be fed");
-        SignatureArg a;
-        a.key = k;
-        a.tensor_name = ti.name();
-        KILN_ASSIGN_OR_RETURN_CTX(a.spec.dtype, DTypeFromProto(ti.dtype()), where, " input '", k,
-                                  "'");
-        KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
-                                  " input '", k, "'");
-        auto* arg = fdef->mutable_signature()->add_input_arg();
-        arg->set_name(node);
-        arg->set_type(static_cast<tensorflow::DataType>(ti.dtype()));
-        sig.input_to_arg_.push_back(static_cast<int>(sig.inputs_.size()));
-        sig.inputs_.push_back(a);
-        arg_specs.push_back(a.spec);
-        fed.insert(node);
-      }
-      for (const auto& n : mg.graph_def().node())
-        if (!fed.count(n.name())) *fdef->add_node_def() = n;
-      std::vector<std::string> out_keys;
-      for (const auto& [k, ti] : sd.outputs()) out_keys.push_back(k);
-      std::sort(out_keys.begin(), out_keys.end());
-      for (size_t i = 0; i < out_keys.size(); ++i) {
-        const auto& ti = sd.outputs().at(out_keys[i]);
-        SignatureArg o;
-        o.key = out_keys[i];
-        o.tensor_name = ti.name();
-        KILN_ASSIGN_OR_RETURN_CTX(o.spec.dtype, DTypeFromProto(ti.dtype()), where, " output '",
-                                  o.key, "'");
-        KILN_ASSIGN_OR_RETURN_CTX(o.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
-                                  " output '", o.key, "'");
-        const std::string ret_name = "output_" + std::to_string(i);
-        auto* out = fdef->mutable_signature()->add_output_arg();
-        out->set_name(ret_name);
-        out->set_type(static_cast<tensorflow::DataType>(ti.dtype()));
-        (*fdef->mutable_ret())[ret_name] = ti.name();
-        sig.outputs_.push_back(o);
-        sig.output_from_ret_.push_back(static_cast<int>(i));
-      }
-      sig.num_function_args_ = arg_specs.size();
+      Pending p;
+      KILN_RETURN_IF_ERROR(
+          BuildTf1Signature(key, mg.signature_def().at(key), &p.sig, &p.fdef, &p.arg_specs));
+      pending.push_back(std::move(p));
+    }
+    for (const Pending& p : pending)
+      checks.push_back({"signature '" + p.sig.name_ + "'", p.fdef.get(), false, true});
+    KILN_RETURN_IF_ERROR(RefuseUnsupportedOps(checks));
+
+    if (restore) {
+      std::vector<std::string> values = {variables};
+      values.insert(values.end(), asset_values.begin(), asset_values.end());
+      KILN_RETURN_IF_ERROR(RunTf1Target(*restore, values, "the restore op"));
+    }
+    if (init) KILN_RETURN_IF_ERROR(RunTf1Target(*init, asset_values, "the init op"));
+
+    for (Pending& p : pending) {
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
       popts.keep_stateful = false;
+      const std::string where = "signature '" + p.sig.name_ + "'";
       KILN_ASSIGN_OR_RETURN_CTX(
-          sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
-          "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
-      model_->synthesized_.push_back(std::move(fdef));
-      FinishSignature(&sig);
-      model_->signatures_.emplace(key, std::move(sig));
+          p.sig.function_,
+          PreparedFunction::Prepare(*p.fdef, *model_->library_, p.arg_specs, popts), "loading ",
+          where, " of TF1-style SavedModel '", dir_.string(), "'");
+      model_->synthesized_.push_back(std::move(p.fdef));
+      FinishSignature(&p.sig);
+      const std::string key = p.sig.name_;
+      model_->signatures_.emplace(key, std::move(p.sig));
     }
     return OkStatus();
   }
@@ -503,6 +812,10 @@ class SavedModelLoader {
   std::vector<std::string> paths_;
   std::vector<Tensor> captures_;        // per object id: what a function capturing it gets
   std::map<int, size_t> variable_ids_;  // object id -> index in variables_
+  // Checkpoint key -> the variable restored from it.
+  std::map<std::string, std::shared_ptr<VariableResource>> key_to_var_;
+  // The main graph, with TF1 reference variables made explicit (tf1_graph.h).
+  tensorflow::GraphDef main_graph_;
 };
 
 SavedModel::SavedModel() = default;
@@ -539,6 +852,25 @@ Result<const Signature*> SavedModel::GetSignature(std::string_view name) const {
                     "'; available: ", avail.empty() ? "none" : avail);
   }
   return &it->second;
+}
+
+Status SavedModel::Save(const std::filesystem::path& prefix) const {
+  if (save_fdef_ == nullptr)
+    return FailedPrecondition("'", dir_.string(), "' has no save op (its SaverDef names none)");
+  PrepareOptions popts;
+  popts.resources = resources_.get();
+  popts.keep_stateful = false;
+  const std::vector<TensorSpec> specs = {TensorSpec{DType::kString, PartialShape::Scalar()}};
+  KILN_ASSIGN_OR_RETURN_CTX(auto fn,
+                            PreparedFunction::Prepare(*save_fdef_, *library_, specs, popts),
+                            "preparing the save op of '", dir_.string(), "'");
+  std::vector<Tensor> args = {Tensor::StringScalar(prefix.string())};
+  std::vector<Tensor> outs;
+  RunOptions run;
+  run.threads = threads_.get();
+  KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "saving the variables of '", dir_.string(),
+                           "' to '", prefix.string(), "'");
+  return OkStatus();
 }
 
 std::vector<std::string> SavedModel::FunctionNames() const {

@@ -160,19 +160,29 @@ TEST_CASE("show --tag_set --signature_def prints one signature without indentati
   CHECK(r.out.find("Method name is: tensorflow/serving/classify\n") != std::string::npos);
 }
 
-TEST_CASE("show --list_ops") {
+TEST_CASE("show --list_ops: TF's ops line, then the ops kiln cannot run") {
   CliResult r = RunCli(
       {"show", "--dir", Fixture("half_plus_two_v1").string(), "--tag_set", "serve", "--list_ops"});
   CHECK(r.rc == 0);
   CHECK(r.out.rfind("The MetaGraph with tag set ['serve'] contains the following ops: {", 0) == 0);
   for (const char* op : {"'VariableV2'", "'Add'", "'RestoreV2'", "'ParseExample'", "'NoOp'"})
     CHECK(r.out.find(op) != std::string::npos);
+  CHECK(r.out.find("\nOps kiln cannot run: {'ParseExample'}\n") != std::string::npos);
 
+  // Without a tag-set: every MetaGraph (TensorFlow only says a tag-set is needed).
   r = RunCli({"show", "--dir", Fixture("half_plus_two_v1").string(), "--list_ops"});
   CHECK(r.rc == 0);
-  CHECK(r.out ==
-        "--list_ops must be paired with a tag-set or with --all.\n"
-        "The given SavedModel contains the following tag-sets:\n'serve'\n");
+  CHECK(r.out.rfind("The MetaGraph with tag set ['serve'] contains the following ops: {", 0) == 0);
+  CHECK(r.out.find("Ops kiln cannot run: {'ParseExample'}\n") != std::string::npos);
+
+  r = RunCli({"show", "--dir", Fixture("tftrt_2.0_saved_model").string(), "--list_ops"});
+  CHECK(r.out.find("Ops kiln cannot run: {'TRTEngineOp'}\n") != std::string::npos);
+  r = RunCli({"show", "--dir", Fixture("VarsAndArithmeticObjectGraph").string(), "--tag_set",
+              "serve", "--list_ops"});
+  CHECK(r.out.find("kiln can run every op of this MetaGraph.\n") != std::string::npos);
+  r = RunCli({"show", "--dir", Fixture("tftrt_2.0_saved_model").string(), "--tag_set", "serve",
+              "--list_ops", "--json"});
+  CHECK(r.out.find("\"unsupported_ops\": [\n    \"TRTEngineOp\"\n  ]") != std::string::npos);
 }
 
 TEST_CASE("show errors name the missing tag-set or signature and list what exists") {

@@ -268,8 +268,21 @@ TEST_CASE("npy: unsupported and malformed files are refused with what was expect
 
   auto unicode =
       ParseNpy(HandNpy("{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", four));
-  REQUIRE(!unicode.ok());
-  CHECK(unicode.status().message().find("'<U3'") != std::string::npos);
+  REQUIRE(!unicode.ok());  // 2 x 3 code points need 24 bytes
+  CHECK(unicode.status().message().find("8 bytes; expected 24 for <U3") != std::string::npos);
+
+  auto objects =
+      ParseNpy(HandNpy("{'descr': '|O', 'fortran_order': False, 'shape': (2,), }", four));
+  REQUIRE(!objects.ok());
+  CHECK(objects.status().message().find("Python objects") != std::string::npos);
+  CHECK(objects.status().message().find("dtype='U'") != std::string::npos);
+
+  std::string bad_code(4, '\0');
+  bad_code[2] = '\x11';  // 0x110000 is not a code point
+  auto not_unicode =
+      ParseNpy(HandNpy("{'descr': '<U1', 'fortran_order': False, 'shape': (1,), }", bad_code));
+  REQUIRE(!not_unicode.ok());
+  CHECK(not_unicode.status().message().find("not a Unicode code point") != std::string::npos);
 
   auto structured =
       ParseNpy(HandNpy("{'descr': [('a', '<f4')], 'fortran_order': False, 'shape': (2,), }", four));
@@ -299,9 +312,39 @@ TEST_CASE("npy: unsupported and malformed files are refused with what was expect
   CHECK(missing.status().code() == StatusCode::kNotFound);
   CHECK(missing.status().message().find("/nonexistent/dir/a.npy") != std::string::npos);
 
-  auto str = SerializeNpy(Tensor::StringScalar("s"));
-  REQUIRE(!str.ok());
-  CHECK(str.status().message().find("string") != std::string::npos);
+  auto res = SerializeNpy(Tensor(DType::kResource, Shape{}));
+  REQUIRE(!res.ok());
+  CHECK(res.status().message().find("resource") != std::string::npos);
+}
+
+TEST_CASE("npy: NumPy fixed-width strings ('S' bytes, 'U' unicode) read as string tensors") {
+  // numpy.array([b'ab', b'c'], dtype='S2'): NUL-padded, NULs dropped when read.
+  auto bytes = ParseNpy(HandNpy("{'descr': '|S2', 'fortran_order': False, 'shape': (2,), }",
+                                std::string("abc\0", 4)));
+  REQUIRE_MESSAGE(bytes.ok(), bytes.status().ToString());
+  CHECK(TensorsEqual(*bytes, Make<std::string>({"ab", "c"}, Shape{2})));
+  // numpy.array(['h\u00e9', 'x'], dtype='<U2'): UTF-32 code points, read as UTF-8.
+  std::string utf32;
+  for (uint32_t c : {0x68u, 0xe9u, 0x78u, 0u})
+    for (int b = 0; b < 4; ++b) utf32.push_back(static_cast<char>((c >> (8 * b)) & 0xff));
+  auto text =
+      ParseNpy(HandNpy("{'descr': '<U2', 'fortran_order': False, 'shape': (2, 1), }", utf32));
+  REQUIRE_MESSAGE(text.ok(), text.status().ToString());
+  CHECK(TensorsEqual(*text, Make<std::string>({"h\xc3\xa9", "x"}, Shape{2, 1})));
+  // Big-endian 'U' too.
+  std::string be(4, '\0');
+  be[3] = 'z';
+  auto big = ParseNpy(HandNpy("{'descr': '>U1', 'fortran_order': False, 'shape': (), }", be));
+  REQUIRE(big.ok());
+  CHECK(big->scalar<std::string>() == "z");
+  // Written as 'S' as wide as the longest element, and read back the same.
+  const Tensor words = Make<std::string>({"", "abc", "h\xc3\xa9"}, Shape{3});
+  auto npy = SerializeNpy(words);
+  REQUIRE(npy.ok());
+  CHECK(npy->find("'descr': '|S3'") != std::string::npos);
+  auto back = ParseNpy(*npy);
+  REQUIRE(back.ok());
+  CHECK(TensorsEqual(*back, words));
 }
 
 // ---- .npz ------------------------------------------------------------------------------------

@@ -33,6 +33,8 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"pool", PoolCases},
       {"norm", NormCases},
       {"image", ImageCases},
+      {"elementwise", ElementwiseCases}, {"strings", StringCases}, {"lookup", LookupCases},
+      {"resources", ResourceCases},      {"io", IoCases},
   };
   return families;
 }
@@ -59,6 +61,13 @@ const std::vector<std::string_view>& OpsAwaitingCases() {
       "AssignVariableOp",
       "DestroyResourceOp",
       "EagerPyFunc",
+      "ArgMax",
+      "ArgMin",
+      "AvgPool",
+      "BroadcastTo",
+      "ConcatV2",
+      "Conv2D",
+      "DepthwiseConv2dNative",
       "EmptyTensorList",
       "ExpandDims",
       "Fill",
@@ -78,6 +87,9 @@ const std::vector<std::string_view>& OpsAwaitingCases() {
       "ReadFile",
       "ReadVariableOp",
       "RestoreV2",
+      "Range",
+      "Rank",
+      "Reshape",
       "Shape",
       "Size",
       "Squeeze",
@@ -86,6 +98,7 @@ const std::vector<std::string_view>& OpsAwaitingCases() {
       "StridedSlice",
       "StringFormat",
       "StringJoin",
+      "Sum",
       "TensorListElementShape",
       "TensorListFromTensor",
       "TensorListGetItem",
@@ -103,6 +116,7 @@ const std::vector<std::string_view>& OpsAwaitingCases() {
       "Sum",
       "VarHandleOp",
       "VarIsInitializedOp",
+      "While",
   };
   return ops;
 }

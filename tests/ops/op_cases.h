@@ -38,6 +38,10 @@ std::vector<OpCase> ConvNdCases();       // cases_conv_nd.cc
 std::vector<OpCase> PoolCases();         // cases_pool.cc
 std::vector<OpCase> NormCases();         // cases_norm.cc
 std::vector<OpCase> ImageCases();        // cases_image.cc
+std::vector<OpCase> StringCases();       // cases_strings.cc
+std::vector<OpCase> LookupCases();       // cases_lookup.cc
+std::vector<OpCase> ResourceCases();     // cases_resources.cc
+std::vector<OpCase> IoCases();           // cases_io.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -61,5 +61,13 @@ TEST_CASE("op tester: norm") { RunOpCases(NormCases()); }
 
 TEST_CASE("op tester: image") { RunOpCases(ImageCases()); }
 
+TEST_CASE("op tester: strings") { RunOpCases(StringCases()); }
+
+TEST_CASE("op tester: lookup") { RunOpCases(LookupCases()); }
+
+TEST_CASE("op tester: resources") { RunOpCases(ResourceCases()); }
+
+TEST_CASE("op tester: io") { RunOpCases(IoCases()); }
+
 }  // namespace
 }  // namespace kiln::testing

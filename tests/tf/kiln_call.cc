@@ -12,9 +12,12 @@
 //       N calls on one load (state carries over, as in a serving process); the inputs are split
 //       evenly between the calls, in order. After call k: OUTDIR/<k>/ holds its outputs as
 //       above, its variables as `variables` writes them, and variables.txt their listing.
+//   kiln_call DIR train NAME N PREFIX [FILE]...         calls method NAME N times, then saves
+//                                                       the variables to PREFIX (SavedModel::Save)
 //
-// FILE is a .npy file, or a .str file holding the bytes of one string scalar. Outputs are
-// written the same way (.npy; .str for string scalars). Exit 1 with the error on stderr.
+// FILE is a .npy file (strings too: NumPy 'S' or 'U' arrays), or a .str file holding the bytes
+// of one string scalar. Outputs are written the same way (.npy, string arrays as 'S'; .str for
+// string scalars). Exit 1 with the error on stderr.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -45,10 +48,8 @@ Result<Tensor> ReadInput(const fs::path& path) {
 }
 
 Status WriteOutput(const fs::path& stem, const Tensor& t) {
-  if (t.dtype() != DType::kString) return kiln::WriteNpy(stem.string() + ".npy", t);
-  if (t.NumElements() != 1 || t.rank() != 0)
-    return kiln::Unimplemented("output ", stem.filename().string(), ": only string scalars, got ",
-                               t.DebugString());
+  if (t.dtype() != DType::kString || t.rank() != 0)
+    return kiln::WriteNpy(stem.string() + ".npy", t);
   std::ofstream out(stem.string() + ".str", std::ios::binary);
   out << t.scalar<std::string>();
   return out ? kiln::OkStatus() : kiln::Internal("cannot write ", stem.string(), ".str");
@@ -143,6 +144,23 @@ int main(int argc, char** argv) {
   if (args[1] == "calls") {
     Status s = Calls(m, args);
     return s.ok() ? 0 : Fail(s);
+
+  if (args[1] == "train") {
+    if (args.size() < 5) return Fail(kiln::InvalidArgument("usage: train NAME N PREFIX [FILE]..."));
+    auto fn = m.GetFunction(args[2]);
+    if (!fn.ok()) return Fail(fn.status());
+    std::vector<Tensor> inputs;
+    for (size_t i = 5; i < args.size(); ++i) {
+      auto t = ReadInput(args[i]);
+      if (!t.ok()) return Fail(t.status());
+      inputs.push_back(*t);
+    }
+    for (int step = 0; step < std::stoi(args[3]); ++step) {
+      auto out = (*fn)->Call(inputs);
+      if (!out.ok()) return Fail(out.status());
+    }
+    if (Status s = m.Save(args[4]); !s.ok()) return Fail(s);
+    return 0;
   }
   const fs::path outdir = args[args[1] == "variables" ? 2 : 3];
   if (args[1] == "variables") {

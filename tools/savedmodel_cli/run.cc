@@ -199,6 +199,9 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
 
   exec::LoadOptions load_options;
   load_options.tags = SplitTags(options.tag_set);
+  // Only the signature that runs is prepared: the bundle's other signatures may need ops this
+  // runtime lacks.
+  load_options.signatures = {options.signature_def};
   KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, load_options));
   KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(options.signature_def));
 

@@ -2,6 +2,7 @@
 // docs/cli.md. Objects are keyed (and so sorted) by name.
 #include <nlohmann/json.hpp>
 
+#include "kiln/exec/op_coverage.h"
 #include "model_info.h"
 #include "python_format.h"
 #include "show.h"
@@ -118,7 +119,10 @@ Result<json> MetaGraphJson(const tensorflow::MetaGraphDef& mg) {
     KILN_ASSIGN_OR_RETURN(SignatureFacts sig, GetSignature(mg, key));
     sigs[key] = SignatureJson(sig);
   }
-  return json{{"tags", Tags(mg)}, {"signatures", sigs}, {"ops", OpsUsedByGraphDef(mg.graph_def())}};
+  return json{{"tags", Tags(mg)},
+              {"signatures", sigs},
+              {"ops", OpsUsedByGraphDef(mg.graph_def())},
+              {"unsupported_ops", exec::UnrunnableOpsInGraph(mg.graph_def())}};
 }
 
 }  // namespace
@@ -141,7 +145,10 @@ Status ShowJson(const tensorflow::SavedModel& model, const ShowOptions& options,
     KILN_ASSIGN_OR_RETURN(const tensorflow::MetaGraphDef* mg,
                           FindMetaGraph(model, *options.tag_set));
     doc = {{"tags", Tags(*mg)}};
-    if (options.list_ops) doc["ops"] = OpsUsedByGraphDef(mg->graph_def());
+    if (options.list_ops) {
+      doc["ops"] = OpsUsedByGraphDef(mg->graph_def());
+      doc["unsupported_ops"] = exec::UnrunnableOpsInGraph(mg->graph_def());
+    }
     if (!options.signature_def) {
       doc["signature_keys"] = SortedSignatureKeys(*mg);
     } else {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <sstream>
 
+#include "kiln/exec/op_coverage.h"
 #include "model_info.h"
 #include "python_format.h"
 #include "show.h"
@@ -49,6 +50,16 @@ void PrintOps(const tensorflow::MetaGraphDef& mg, std::ostream& os) {
   os << "The MetaGraph with tag set " << PyReprStringList(tags)
      << " contains the following ops: " << PyReprSortedStringSet(OpsUsedByGraphDef(mg.graph_def()))
      << "\n";
+}
+
+// kiln's addition to --list_ops: the ops of that MetaGraph this runtime cannot run.
+void PrintUnrunnableOps(const tensorflow::MetaGraphDef& mg, std::ostream& os) {
+  const std::vector<std::string> ops = exec::UnrunnableOpsInGraph(mg.graph_def());
+  if (ops.empty()) {
+    os << "kiln can run every op of this MetaGraph.\n";
+  } else {
+    os << "Ops kiln cannot run: " << PyReprSortedStringSet(ops) << "\n";
+  }
 }
 
 bool PyTruthy(const PyValue& v) {
@@ -193,9 +204,15 @@ Status ShowText(const tensorflow::SavedModel& model, const ShowOptions& options,
   std::ostringstream os;
   if (options.all) {
     KILN_RETURN_IF_ERROR(PrintAll(model, os));
+  } else if (!options.tag_set && options.list_ops) {
+    // kiln: every MetaGraph's ops, marking those this runtime cannot run (TF only says that
+    // --list_ops needs a tag-set).
+    for (const MetaGraphFacts& facts : SortedMetaGraphs(model)) {
+      PrintOps(*facts.proto, os);
+      PrintUnrunnableOps(*facts.proto, os);
+    }
   } else if (!options.tag_set) {
     // _show_tag_sets
-    if (options.list_ops) os << "--list_ops must be paired with a tag-set or with --all.\n";
     os << "The given SavedModel contains the following tag-sets:\n";
     for (MetaGraphFacts& facts : SortedMetaGraphs(model)) {
       std::sort(facts.tags.begin(), facts.tags.end());
@@ -204,7 +221,10 @@ Status ShowText(const tensorflow::SavedModel& model, const ShowOptions& options,
   } else {
     KILN_ASSIGN_OR_RETURN(const tensorflow::MetaGraphDef* mg,
                           FindMetaGraph(model, *options.tag_set));
-    if (options.list_ops) PrintOps(*mg, os);
+    if (options.list_ops) {
+      PrintOps(*mg, os);
+      PrintUnrunnableOps(*mg, os);
+    }
     if (!options.signature_def) {
       // _show_signature_def_map_keys
       os << "The given SavedModel MetaGraphDef contains SignatureDefs with the following keys:\n";

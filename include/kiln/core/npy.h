@@ -1,6 +1,7 @@
 // NumPy .npy / .npz files: the simplest way to get arrays in and out of a C++ program that
-// talks to Python users. Little-endian numeric and bool arrays in C order only; anything else
-// (big-endian, Fortran order, strings, objects, structured dtypes) is refused with an error
+// talks to Python users. Little-endian numeric and bool arrays and fixed-width strings ('S'
+// bytes, 'U' unicode, read as UTF-8; strings are written as 'S') in C order only; anything else
+// (big-endian numbers, Fortran order, objects, structured dtypes) is refused with an error
 // that says what was found.
 #pragma once
 

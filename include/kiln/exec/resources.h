@@ -7,7 +7,9 @@
 #include <memory>
 #include <mutex>
 #include <shared_mutex>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
@@ -33,6 +35,16 @@ class VariableResource : public ResourceBase {
   Status Assign(const Tensor& value);
   // Replaces the value with fn(current) under the variable's lock (assign_add and friends).
   Status Update(const std::function<Result<Tensor>(const Tensor&)>& fn);
+  // Like Update for several variables at once (a train step's variable and its slots): all are
+  // locked (in address order, so concurrent steps cannot deadlock), fn gets their current
+  // values in the order given and fills `next` with their new ones. Fails, changing nothing,
+  // when a variable is uninitialized, appears twice, or fn or a new value's check fails.
+  static Status UpdateMany(
+      std::span<VariableResource* const> vars,
+      const std::function<Status(std::span<const Tensor> current, std::vector<Tensor>* next)>& fn);
+  // Assign without the shape check against the declared shape (TF1 Assign with
+  // validate_shape=false); the dtype is still checked.
+  Status AssignAnyShape(const Tensor& value);
 
   // A frozen variable is read-only: its value may have been folded into prepared graphs
   // (a loaded model freezes the variables none of its functions writes). Assign and Update

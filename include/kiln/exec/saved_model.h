@@ -43,6 +43,10 @@ struct LoadOptions {
   // (batch norms fold into convolutions, filters are packed once). Off: variables stay
   // assignable through the API, at the price of those optimisations.
   bool freeze_variables = true;
+  // Only these signatures are prepared (and no restored functions), so a bundle whose other
+  // signatures use ops this runtime lacks still serves these. Empty: every signature and every
+  // restored function. A key the bundle does not have is an error.
+  std::vector<std::string> signatures;
 };
 
 // One named input or output of a signature.
@@ -149,6 +153,11 @@ class SavedModel {
 
   std::span<const RestoredVariable> variables() const { return variables_; }
 
+  // Writes the model's current variables as a checkpoint at `prefix` (files prefix.index and
+  // prefix.data-*) by running the bundle's own save op (its SaverDef: the SaveV2 and
+  // MergeV2Checkpoints it was exported with), so TensorFlow restores what a train step changed.
+  Status Save(const std::filesystem::path& prefix) const;
+
  private:
   friend class SavedModelLoader;
   SavedModel();
@@ -163,6 +172,9 @@ class SavedModel {
   std::vector<RestoredVariable> variables_;
   // TF1 bundles: one function per signature, made from the main graph.
   std::vector<std::unique_ptr<tensorflow::FunctionDef>> synthesized_;
+  // The SaverDef's save op over the main graph (null when the bundle has none).
+  std::unique_ptr<tensorflow::FunctionDef> save_fdef_;
+  std::shared_ptr<const PreparedFunction> save_;
 };
 
 // Reads and parses D/saved_model.pb (or .pbtxt) without preparing anything (for `show`).

@@ -1,0 +1,396 @@
+// Lookup tables (lookup_table.h): HashTableV2 and MutableHashTableV2 make them (shared by name
+// through the model's resource manager, or owned by the node when unnamed, as TF's kernels do);
+// InitializeTableV2, InitializeTableFromTextFileV2 and LookupTableImportV2 fill them;
+// LookupTableFindV2 and LookupTableSizeV2 read them.
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/lookup_table.h"
+#include "kernels/op_families.h"
+#include "kernels/string_util.h"
+#include "kiln/core/file_util.h"
+#include "kiln/exec/resources.h"
+
+namespace kiln::exec {
+namespace {
+
+using Handle = std::shared_ptr<ResourceBase>;
+
+Result<LookupTable*> TableOf(const Tensor& handle) {
+  if (handle.dtype() != DType::kResource || handle.NumElements() != 1)
+    return InvalidArgument("input 'table_handle': expected a resource handle scalar, got ",
+                           handle.DebugString());
+  const Handle& r = handle.scalar<Handle>();
+  LookupTable* table = AsLookupTable(r.get());
+  if (table == nullptr)
+    return InvalidArgument("input 'table_handle': ",
+                           r == nullptr ? std::string("the handle is null") : r->DebugString(),
+                           " is not a lookup table");
+  return table;
+}
+
+// The table behind input 0 when the handle is known at prepare time, else nullptr.
+LookupTable* ConstantTable(const PrepareContext& ctx) {
+  const Tensor* h = ConstantInput(ctx, 0);
+  if (h == nullptr) return nullptr;
+  auto t = TableOf(*h);
+  return t.ok() ? *t : nullptr;
+}
+
+// The table's dtypes against what the node declares.
+Status CheckTableDTypes(const LookupTable& table, DType key, DType value) {
+  if (table.key_dtype() == key && table.value_dtype() == value) return OkStatus();
+  return InvalidArgument("table '", table.name(), "' maps ", DTypeShortName(table.key_dtype()),
+                         " -> ", DTypeShortName(table.value_dtype()), ", the node uses ",
+                         DTypeShortName(key), " -> ", DTypeShortName(value));
+}
+
+// ---- HashTableV2, MutableHashTableV2 ---------------------------------------------------------
+
+template <bool kMutable>
+Status PrepareTable(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, DType key, ctx.attrs.GetType("key_dtype"));
+  KILN_PREPARE_ASSIGN(ctx, DType value, ctx.attrs.GetType("value_dtype"));
+  KILN_PREPARE_ASSIGN(ctx, std::string container, ctx.attrs.GetString("container", ""));
+  KILN_PREPARE_ASSIGN(ctx, std::string shared_name, ctx.attrs.GetString("shared_name", ""));
+  KILN_PREPARE_ASSIGN(ctx, bool node_sharing, ctx.attrs.GetBool("use_node_name_sharing", false));
+  if (!LookupKeyDTypeSupported(key))
+    return ctx.Error("attr 'key_dtype': ", DTypeShortName(key),
+                     " is not supported, expected int32, int64 or string");
+  if (!LookupValueDTypeSupported(value))
+    return ctx.Error("attr 'value_dtype': ", DTypeShortName(value),
+                     " is not supported, expected bool, float32, float64, int32, int64 or string");
+  std::string name = !shared_name.empty() ? shared_name
+                     : node_sharing       ? std::string(ctx.node_name)
+                                          : std::string();
+  if (!name.empty() && !container.empty()) name = container + "/" + name;
+  Handle r;
+  if (!name.empty() && ctx.resources != nullptr) {
+    Status made;
+    r = ctx.resources->LookupOrCreate(name, [&]() -> Handle {
+      auto t = MakeLookupTable(name, key, value, !kMutable);
+      if (!t.ok()) made = t.status();
+      return t.ok() ? *t : nullptr;
+    });
+    KILN_PREPARE_CHECK(ctx, made);
+    LookupTable* table = AsLookupTable(r.get());
+    if (table == nullptr) return ctx.Error("resource '", name, "' exists and is not a table");
+    KILN_PREPARE_CHECK(ctx, CheckTableDTypes(*table, key, value));
+    if (table->initializable() == kMutable)
+      return ctx.Error("table '", name, "' exists as a ",
+                       kMutable ? "HashTableV2" : "MutableHashTableV2");
+  } else {
+    // Unnamed: the node owns its table, which lives as long as the prepared graph.
+    KILN_PREPARE_ASSIGN(
+        ctx, r,
+        MakeLookupTable(name.empty() ? std::string(ctx.node_name) : name, key, value, !kMutable));
+  }
+  Tensor handle(DType::kResource, Shape());
+  handle.scalar<Handle>() = std::move(r);
+  ctx.outputs = {TensorSpec{DType::kResource, PartialShape::Scalar()}};
+  ctx.state = std::make_shared<TypedOpState<Tensor>>(std::move(handle));
+  return OkStatus();
+}
+
+Status ComputeTable(const KernelContext& ctx) {
+  ctx.SetOutput(0, ctx.state<TypedOpState<Tensor>>().value);
+  return OkStatus();
+}
+
+// ---- LookupTableFindV2 -----------------------------------------------------------------------
+
+struct TableIoState : OpState {
+  DType key = DType::kInvalid;
+  DType value = DType::kInvalid;
+};
+
+// Inputs (table_handle, keys: key attr, values or default: value attr).
+Result<std::shared_ptr<TableIoState>> PrepareTableIo(PrepareContext& ctx, std::string_view key_attr,
+                                                     std::string_view value_attr,
+                                                     std::string_view value_name) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  auto st = std::make_shared<TableIoState>();
+  KILN_PREPARE_ASSIGN(ctx, st->key, ctx.attrs.GetType(key_attr));
+  KILN_PREPARE_ASSIGN(ctx, st->value, ctx.attrs.GetType(value_attr));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "table_handle", DType::kResource));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "keys", st->key));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, value_name, st->value));
+  if (LookupTable* table = ConstantTable(ctx))
+    KILN_PREPARE_CHECK(ctx, CheckTableDTypes(*table, st->key, st->value));
+  return st;
+}
+
+Status PrepareFind(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(auto st, PrepareTableIo(ctx, "Tin", "Tout", "default_value"));
+  const PartialShape& keys = ctx.inputs[1].shape;
+  const PartialShape& dflt = ctx.inputs[2].shape;
+  if (!dflt.unknown_rank() && dflt.rank() != 0 && !dflt.IsCompatibleWith(keys))
+    return ctx.Error("input 'default_value' must be a scalar or have the shape of 'keys' ",
+                     keys.ToPythonString(), ", got ", dflt.ToPythonString());
+  ctx.outputs = {TensorSpec{st->value, keys}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeFind(const KernelContext& ctx) {
+  const auto& st = ctx.state<TableIoState>();
+  auto table = TableOf(ctx.input(0));
+  if (!table.ok()) return Wrap(ctx, table.status());
+  Status s = CheckTableDTypes(**table, st.key, st.value);
+  if (!s.ok()) return Wrap(ctx, s);
+  const Tensor& keys = ctx.input(1);
+  const Tensor& dflt = ctx.input(2);
+  if (dflt.rank() != 0 && dflt.shape() != keys.shape())
+    return ctx.Error("input 'default_value' must be a scalar or have the shape of 'keys' ",
+                     keys.shape().ToString(), ", got ", dflt.shape().ToString());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, keys.shape()));
+  s = (*table)->Find(keys, dflt, out);
+  if (!s.ok())
+    return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
+  return OkStatus();
+}
+
+// ---- LookupTableImportV2, InitializeTableV2 --------------------------------------------------
+
+Status PrepareImport(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(ctx.state, PrepareTableIo(ctx, "Tin", "Tout", "values"));
+  if (!ctx.inputs[1].shape.IsCompatibleWith(ctx.inputs[2].shape))
+    return ctx.Error("inputs 'keys' ", ctx.inputs[1].shape.ToPythonString(), " and 'values' ",
+                     ctx.inputs[2].shape.ToPythonString(), " must have the same shape");
+  return OkStatus();
+}
+
+Status PrepareInitialize(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(ctx.state, PrepareTableIo(ctx, "Tkey", "Tval", "values"));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "keys", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "values", 1));
+  if (!ctx.inputs[1].shape.IsCompatibleWith(ctx.inputs[2].shape))
+    return ctx.Error("inputs 'keys' ", ctx.inputs[1].shape.ToPythonString(), " and 'values' ",
+                     ctx.inputs[2].shape.ToPythonString(), " must have the same size");
+  return OkStatus();
+}
+
+template <bool kInitialize>
+Status ComputeImport(const KernelContext& ctx) {
+  const auto& st = ctx.state<TableIoState>();
+  auto table = TableOf(ctx.input(0));
+  if (!table.ok()) return Wrap(ctx, table.status());
+  Status s = CheckTableDTypes(**table, st.key, st.value);
+  if (!s.ok()) return Wrap(ctx, s);
+  const Tensor& keys = ctx.input(1);
+  const Tensor& values = ctx.input(2);
+  if (kInitialize) {
+    if (!(*table)->initializable())
+      return ctx.Error("table '", (*table)->name(), "' is not initializable (a mutable table)");
+    if (keys.rank() != 1)
+      return ctx.Error("input 'keys' must be a vector, got shape ", keys.shape().ToString());
+    if (keys.NumElements() != values.NumElements())
+      return ctx.Error("inputs 'keys' and 'values' must have the same size, got ",
+                       keys.NumElements(), " and ", values.NumElements());
+  } else if (keys.shape() != values.shape()) {
+    return ctx.Error("inputs 'keys' ", keys.shape().ToString(), " and 'values' ",
+                     values.shape().ToString(), " must have the same shape");
+  }
+  s = (*table)->Import(keys, values);
+  if (!s.ok())
+    return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
+  return OkStatus();
+}
+
+// ---- LookupTableSizeV2 -----------------------------------------------------------------------
+
+Status PrepareSize(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "table_handle", DType::kResource));
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeSize(const KernelContext& ctx) {
+  auto table = TableOf(ctx.input(0));
+  if (!table.ok()) return Wrap(ctx, table.status());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape()));
+  out->scalar<int64_t>() = (*table)->Size();
+  return OkStatus();
+}
+
+// ---- InitializeTableFromTextFileV2 -----------------------------------------------------------
+// Each line of the file gives one key and one value: index -2 is the whole line, -1 the line
+// number (+ offset), k >= 0 the k-th field split at `delimiter`. vocab_size (-1: all) reads only
+// that many lines and fails when the file has fewer. Empty lines fail. An already initialized
+// table is left as it is (TF's rule for file initializers).
+
+struct TextFileState : OpState {
+  int64_t key_index = 0;
+  int64_t value_index = 0;
+  int64_t vocab_size = -1;
+  char delimiter = '\t';
+  int64_t offset = 0;
+};
+
+Status PrepareTextFile(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "table_handle", DType::kResource));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "filename", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "filename", 0));
+  auto st = std::make_shared<TextFileState>();
+  KILN_PREPARE_ASSIGN(ctx, st->key_index, ctx.attrs.GetInt("key_index"));
+  KILN_PREPARE_ASSIGN(ctx, st->value_index, ctx.attrs.GetInt("value_index"));
+  KILN_PREPARE_ASSIGN(ctx, st->vocab_size, ctx.attrs.GetInt("vocab_size", -1));
+  KILN_PREPARE_ASSIGN(ctx, st->offset, ctx.attrs.GetInt("offset", 0));
+  KILN_PREPARE_ASSIGN(ctx, std::string delimiter, ctx.attrs.GetString("delimiter", "\t"));
+  if (st->key_index < -2)
+    return ctx.Error("attr 'key_index' must be at least -2, got ", st->key_index);
+  if (st->value_index < -2)
+    return ctx.Error("attr 'value_index' must be at least -2, got ", st->value_index);
+  if (st->vocab_size < -1)
+    return ctx.Error("attr 'vocab_size' must be at least -1, got ", st->vocab_size);
+  if (delimiter.size() != 1)
+    return ctx.Error("attr 'delimiter' must be one character, got \"", delimiter, "\"");
+  st->delimiter = delimiter[0];
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+bool IsIntegerDType(DType t) {
+  return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 ||
+         t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32 || t == DType::kUInt64;
+}
+
+// The index rules of TF's text-file initializer for one side ("key" or "value").
+Status CheckIndexDType(std::string_view side, int64_t index, DType t) {
+  if (index == -1 && t != DType::kInt64)
+    return InvalidArgument(side, " index -1 (line number) needs table ", side, " dtype int64, got ",
+                           DTypeShortName(t));
+  if (index == -2 && !IsIntegerDType(t) && t != DType::kString)
+    return InvalidArgument(side, " index -2 (whole line) needs an integer or string table ", side,
+                           " dtype, got ", DTypeShortName(t));
+  if (t != DType::kInt32 && t != DType::kInt64 && t != DType::kFloat && t != DType::kDouble &&
+      t != DType::kString)
+    return InvalidArgument("a text file cannot give table ", side, "s of dtype ",
+                           DTypeShortName(t));
+  return OkStatus();
+}
+
+// Sets element i of `out` from the line (index -2), its number (-1) or field `index`.
+Status SetFromLine(const std::string& file, int64_t line_no, std::string_view line,
+                   const std::vector<std::string_view>& fields, int64_t index, int64_t offset,
+                   Tensor* out, int64_t i) {
+  if (index == -1) {
+    out->data<int64_t>()[i] = line_no + offset;
+    return OkStatus();
+  }
+  const std::string_view token = index == -2 ? line : fields[static_cast<size_t>(index)];
+  auto bad = [&](std::string_view what) {
+    return InvalidArgument("field \"", token, "\" in line ", line_no, " of '", file,
+                           "' is not a valid ", what);
+  };
+  switch (out->dtype()) {
+    case DType::kString:
+      out->data<std::string>()[i] = std::string(token);
+      return OkStatus();
+    case DType::kInt32: {
+      int32_t v;
+      if (!ParseNumber(token, &v)) return bad("int32");
+      out->data<int32_t>()[i] = static_cast<int32_t>(v + offset);  // TF adds the offset here
+      return OkStatus();
+    }
+    case DType::kInt64:
+      return ParseNumber(token, &out->data<int64_t>()[i]) ? OkStatus() : bad("int64");
+    case DType::kFloat:
+      return ParseNumber(token, &out->data<float>()[i]) ? OkStatus() : bad("float32");
+    case DType::kDouble:
+      return ParseNumber(token, &out->data<double>()[i]) ? OkStatus() : bad("float64");
+    default:
+      return Internal("unchecked dtype ", DTypeShortName(out->dtype()));
+  }
+}
+
+Status InitializeFromFile(const TextFileState& st, LookupTable* table, const std::string& file) {
+  if (!table->initializable())
+    return InvalidArgument("table '", table->name(), "' is not initializable (a mutable table)");
+  KILN_RETURN_IF_ERROR(CheckIndexDType("key", st.key_index, table->key_dtype()));
+  KILN_RETURN_IF_ERROR(CheckIndexDType("value", st.value_index, table->value_dtype()));
+  KILN_ASSIGN_OR_RETURN(std::string text, ReadFileToString(file));
+  std::vector<std::string_view> lines;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    size_t nl = rest.find('\n');
+    std::string_view line = rest.substr(0, nl);
+    if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+    lines.push_back(line);
+    rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+  }
+  int64_t n = static_cast<int64_t>(lines.size());
+  if (st.vocab_size >= 0) {
+    if (n < st.vocab_size)
+      return InvalidArgument("invalid vocab_size for '", file, "': expected ", st.vocab_size,
+                             " lines, the file has ", n);
+    n = st.vocab_size;
+  }
+  Tensor keys(table->key_dtype(), Shape{n}), values(table->value_dtype(), Shape{n});
+  const int64_t needed = std::max(st.key_index, st.value_index) + 1;
+  std::vector<std::string_view> fields;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string_view line = lines[static_cast<size_t>(i)];
+    if (line.empty())
+      return InvalidArgument("invalid content in '", file, "': line ", i, " is empty");
+    fields.clear();
+    if (needed > 0) {
+      std::string_view l = line;
+      for (size_t p; (p = l.find(st.delimiter)) != std::string_view::npos; l.remove_prefix(p + 1))
+        fields.push_back(l.substr(0, p));
+      fields.push_back(l);
+      if (static_cast<int64_t>(fields.size()) < needed)
+        return InvalidArgument("invalid number of columns in '", file, "' line ", i, " (", line,
+                               "): expected at least ", needed, ", got ", fields.size());
+    }
+    KILN_RETURN_IF_ERROR(SetFromLine(file, i, line, fields, st.key_index, st.offset, &keys, i));
+    KILN_RETURN_IF_ERROR(SetFromLine(file, i, line, fields, st.value_index, st.offset, &values, i));
+  }
+  if (table->initialized()) return OkStatus();
+  return table->Import(keys, values);
+}
+
+Status ComputeTextFile(const KernelContext& ctx) {
+  auto table = TableOf(ctx.input(0));
+  if (!table.ok()) return Wrap(ctx, table.status());
+  const Tensor& file = ctx.input(1);
+  if (file.NumElements() != 1)
+    return ctx.Error("input 'filename' must be a scalar, got shape ", file.shape().ToString());
+  Status s = InitializeFromFile(ctx.state<TextFileState>(), *table, file.scalar<std::string>());
+  if (!s.ok())
+    return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"HashTableV2", "table_handle", kOpStateful, PrepareTable<false>},
+    {"MutableHashTableV2", "table_handle", kOpStateful, PrepareTable<true>},
+    {"LookupTableFindV2", "values", kOpStateful | kOpFreshOutputs, PrepareFind},
+    {"LookupTableImportV2", "", kOpStateful, PrepareImport},
+    {"InitializeTableV2", "", kOpStateful, PrepareInitialize},
+    {"InitializeTableFromTextFileV2", "", kOpStateful, PrepareTextFile},
+    {"LookupTableSizeV2", "size", kOpStateful | kOpFreshOutputs, PrepareSize},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"HashTableV2", ComputeTable},
+    {"MutableHashTableV2", ComputeTable},
+    {"LookupTableFindV2", ComputeFind},
+    {"LookupTableImportV2", ComputeImport<false>},
+    {"InitializeTableV2", ComputeImport<true>},
+    {"InitializeTableFromTextFileV2", ComputeTextFile},
+    {"LookupTableSizeV2", ComputeSize},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> LookupOpDefs() { return kDefs; }
+std::span<const KernelEntry> LookupCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,232 @@
+// Row access on resource variables: ResourceGather (rows of a variable, batch_dims as TF),
+// ResourceScatterUpdate and ResourceScatterAdd (rows written or added under the variable's lock;
+// a repeated index applies in order), and DisableCopyOnRead (a no-op here: variables swap
+// buffers on every write, so reads never need copying).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+#include "kernels/variable_util.h"
+
+namespace kiln::exec {
+namespace {
+
+// "indices[3] = 7 is not in [0, 5)", TF's wording.
+Status CheckIndex(int64_t pos, int64_t index, int64_t limit) {
+  if (index >= 0 && index < limit) return OkStatus();
+  return InvalidArgument("indices[", pos, "] = ", index, " is not in [0, ", limit, ")");
+}
+
+// Copies `count` elements of a tensor's storage type (any dtype, strings included).
+Status CopyElements(const Tensor& src, int64_t from, Tensor* dst, int64_t to, int64_t count) {
+  return DispatchStorage(src.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    const U* s = Elems<U>(src) + from;
+    U* d = Elems<U>(*dst) + to;
+    std::copy(s, s + count, d);
+    return OkStatus();
+  });
+}
+
+// ---- ResourceGather --------------------------------------------------------------------------
+
+struct GatherState : OpState {
+  int batch_dims = 0;
+  DType dtype = DType::kInvalid;
+};
+
+Status PrepareResourceGather(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  KILN_PREPARE_ASSIGN(ctx, int64_t batch_dims, ctx.attrs.GetInt("batch_dims", 0));
+  KILN_PREPARE_ASSIGN(ctx, bool validate, ctx.attrs.GetBool("validate_indices", true));
+  (void)validate;  // indices are always checked
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
+  KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "indices", "Tindices").status());
+  if (batch_dims < 0) return ctx.Error("attr 'batch_dims' must be non-negative, got ", batch_dims);
+  const PartialShape& indices = ctx.inputs[1].shape;
+  if (!indices.unknown_rank() && batch_dims > indices.rank())
+    return ctx.Error("attr 'batch_dims' ", batch_dims, " exceeds the rank of 'indices' ",
+                     indices.ToPythonString());
+  PartialShape out = PartialShape::UnknownRank();
+  if (VariableResource* var = ConstantVariableInput(ctx, 0)) {
+    KILN_PREPARE_CHECK(ctx, ExpectVariableDType(*var, dtype));
+    const PartialShape& p = var->shape();
+    if (!p.unknown_rank() && p.rank() <= batch_dims)
+      return ctx.Error("variable '", var->name(), "' of shape ", p.ToPythonString(),
+                       " has no axis after batch_dims ", batch_dims);
+    if (!p.unknown_rank() && !indices.unknown_rank()) {
+      std::vector<int64_t> dims;
+      for (int d = 0; d < batch_dims; ++d) dims.push_back(p.dim(d));
+      for (int d = static_cast<int>(batch_dims); d < indices.rank(); ++d)
+        dims.push_back(indices.dim(d));
+      for (int d = static_cast<int>(batch_dims) + 1; d < p.rank(); ++d) dims.push_back(p.dim(d));
+      out = *PartialShape::FromDims(dims);
+    }
+  }
+  auto st = std::make_shared<GatherState>();
+  st->batch_dims = static_cast<int>(batch_dims);
+  st->dtype = dtype;
+  ctx.outputs = {TensorSpec{dtype, out}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeResourceGather(const KernelContext& ctx) {
+  const auto& st = ctx.state<GatherState>();
+  const int b = st.batch_dims;
+  auto var = VariableFromHandle(ctx.input(0), "resource");
+  if (!var.ok()) return Wrap(ctx, var.status());
+  if (Status s = ExpectVariableDType(**var, st.dtype); !s.ok()) return Wrap(ctx, s);
+  auto params_r = (*var)->Read();
+  if (!params_r.ok()) return Wrap(ctx, params_r.status());
+  const Tensor& params = *params_r;
+  const Tensor& indices_t = ctx.input(1);
+  if (params.rank() <= b || indices_t.rank() < b)
+    return ctx.Error("batch_dims ", b, " needs params of rank > ", b, " and indices of rank >= ", b,
+                     ", got ", params.shape().ToString(), " and ", indices_t.shape().ToString());
+  Shape out_shape;
+  int64_t batch = 1;
+  for (int d = 0; d < b; ++d) {
+    if (params.dim(d) != indices_t.dim(d))
+      return ctx.Error("batch dimension ", d, " differs: params ", params.shape().ToString(),
+                       ", indices ", indices_t.shape().ToString());
+    out_shape.AddDim(params.dim(d));
+    batch *= params.dim(d);
+  }
+  int64_t per_batch = 1;
+  for (int d = b; d < indices_t.rank(); ++d) {
+    out_shape.AddDim(indices_t.dim(d));
+    per_batch *= indices_t.dim(d);
+  }
+  int64_t inner = 1;
+  for (int d = b + 1; d < params.rank(); ++d) {
+    out_shape.AddDim(params.dim(d));
+    inner *= params.dim(d);
+  }
+  const int64_t limit = params.dim(b);
+  const std::vector<int64_t> indices = IndexValues(indices_t);
+  for (int64_t i = 0; i < static_cast<int64_t>(indices.size()); ++i) {
+    Status bad = CheckIndex(i, indices[i], limit);
+    if (!bad.ok()) return Wrap(ctx, bad);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, params.dtype(), out_shape));
+  for (int64_t bi = 0; bi < batch; ++bi) {
+    for (int64_t m = 0; m < per_batch; ++m) {
+      const int64_t row = indices[bi * per_batch + m];
+      KILN_RETURN_IF_ERROR(CopyElements(params, (bi * limit + row) * inner, out,
+                                        (bi * per_batch + m) * inner, inner));
+    }
+  }
+  return OkStatus();
+}
+
+// ---- ResourceScatterUpdate, ResourceScatterAdd -----------------------------------------------
+
+Status PrepareScatter(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  const bool add = ctx.op == "ResourceScatterAdd";
+  if (add) KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
+  KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "indices", "Tindices").status());
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "updates", dtype));
+  if (VariableResource* var = ConstantVariableInput(ctx, 0))
+    KILN_PREPARE_CHECK(ctx, ExpectVariableDType(*var, dtype));
+  ctx.state = std::make_shared<TypedOpState<bool>>(add);
+  return OkStatus();
+}
+
+Status ComputeScatter(const KernelContext& ctx) {
+  const bool add = ctx.state<TypedOpState<bool>>().value;
+  auto var = VariableFromHandle(ctx.input(0), "resource");
+  if (!var.ok()) return Wrap(ctx, var.status());
+  const Tensor& indices_t = ctx.input(1);
+  const Tensor& updates = ctx.input(2);
+  const std::vector<int64_t> indices = IndexValues(indices_t);
+  Status s = (*var)->Update([&](const Tensor& cur) -> Result<Tensor> {
+    if (cur.dtype() != updates.dtype())
+      return InvalidArgument("variable '", (*var)->name(), "' has dtype ",
+                             DTypeShortName(cur.dtype()), ", 'updates' has dtype ",
+                             DTypeShortName(updates.dtype()));
+    if (cur.rank() < 1)
+      return InvalidArgument("cannot scatter into variable '", (*var)->name(), "' of shape ",
+                             cur.shape().ToString(), ": it needs at least one dimension");
+    // updates: indices.shape + var.shape[1:], or a scalar applied to every row.
+    Shape want = indices_t.shape();
+    int64_t inner = 1;
+    for (int d = 1; d < cur.rank(); ++d) {
+      want.AddDim(cur.dim(d));
+      inner *= cur.dim(d);
+    }
+    const bool scalar = updates.rank() == 0;
+    if (!scalar && updates.shape() != want)
+      return InvalidArgument("'updates' must have shape ", want.ToString(),
+                             " (indices.shape + variable.shape[1:]) or be a scalar, got ",
+                             updates.shape().ToString());
+    for (int64_t i = 0; i < static_cast<int64_t>(indices.size()); ++i)
+      KILN_RETURN_IF_ERROR(CheckIndex(i, indices[i], cur.dim(0)));
+    Tensor next = cur.DeepCopy();
+    KILN_RETURN_IF_ERROR(Dispatch<RealBoolStringTypes>(cur.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      const T* u = updates.data<T>();
+      T* d = next.data<T>();
+      for (int64_t i = 0; i < static_cast<int64_t>(indices.size()); ++i) {
+        T* row = d + indices[i] * inner;
+        const T* src = scalar ? u : u + i * inner;
+        for (int64_t k = 0; k < inner; ++k) {
+          const T& v = src[scalar ? 0 : k];
+          if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
+            if (add) {
+              using C = ComputeType<T>;
+              reinterpret_cast<C&>(row[k]) =
+                  reinterpret_cast<const C&>(row[k]) + reinterpret_cast<const C&>(v);
+              continue;
+            }
+          }
+          row[k] = v;
+        }
+      }
+      return OkStatus();
+    }));
+    return next;
+  });
+  if (!s.ok()) return Wrap(ctx, s);
+  return OkStatus();
+}
+
+// ---- DisableCopyOnRead -----------------------------------------------------------------------
+
+Status PrepareDisableCopyOnRead(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  return ExpectInputDType(ctx, 0, "resource", DType::kResource);
+}
+
+Status ComputeDisableCopyOnRead(const KernelContext& ctx) {
+  auto var = VariableFromHandle(ctx.input(0), "resource");
+  if (!var.ok()) return Wrap(ctx, var.status());
+  return OkStatus();
+}
+
+constexpr OpDefinition kDefs[] = {
+    {"ResourceGather", "output", kOpStateful | kOpFreshOutputs, PrepareResourceGather},
+    {"ResourceScatterUpdate", "", kOpStateful, PrepareScatter},
+    {"ResourceScatterAdd", "", kOpStateful, PrepareScatter},
+    {"DisableCopyOnRead", "", kOpStateful, PrepareDisableCopyOnRead},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"ResourceGather", ComputeResourceGather},
+    {"ResourceScatterUpdate", ComputeScatter},
+    {"ResourceScatterAdd", ComputeScatter},
+    {"DisableCopyOnRead", ComputeDisableCopyOnRead},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ResourceScatterOpDefs() { return kDefs; }
+std::span<const KernelEntry> ResourceScatterCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

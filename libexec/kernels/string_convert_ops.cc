@@ -1,0 +1,378 @@
+// Conversions between strings and other values: AsString, StringToNumber, EncodeBase64,
+// DecodeBase64, StringToHashBucketFast and StringToHashBucketStrong.
+#include <charconv>
+#include <cinttypes>
+#include <cmath>
+#include <complex>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <string>
+#include <type_traits>
+
+#include "kernels/array_util.h"
+#include "kernels/op_families.h"
+#include "kernels/string_hash.h"
+#include "kernels/string_util.h"
+#include "kernels/type_lists.h"
+
+namespace kiln::exec {
+namespace {
+
+// ---- AsString --------------------------------------------------------------------------------
+// T: float32/64, float16, bfloat16, (u)int8..64, complex64/128, bool, string. The value is
+// printed with a printf format built from the attrs, as TF's kernel does: "%<fill><width>.
+// <precision><conv>". Bools print true/false whatever the attrs; strings take width and fill.
+
+struct AsStringState : OpState {
+  DType dtype = DType::kInvalid;
+  std::string format;  // for numbers; "(%f,%f)" style for complex
+  int width = -1;
+  bool left = false;  // strings: fill '-' left-justifies
+};
+
+bool IsFloatLike(DType t) {
+  return t == DType::kFloat || t == DType::kDouble || t == DType::kHalf || t == DType::kBFloat16 ||
+         t == DType::kComplex64 || t == DType::kComplex128;
+}
+
+Status PrepareAsString(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(
+      ctx, "T", t,
+      {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16, DType::kInt8, DType::kInt16,
+       DType::kInt32, DType::kInt64, DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64,
+       DType::kComplex64, DType::kComplex128, DType::kBool, DType::kString}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  KILN_PREPARE_ASSIGN(ctx, int64_t precision, ctx.attrs.GetInt("precision", -1));
+  KILN_PREPARE_ASSIGN(ctx, bool scientific, ctx.attrs.GetBool("scientific", false));
+  KILN_PREPARE_ASSIGN(ctx, bool shortest, ctx.attrs.GetBool("shortest", false));
+  KILN_PREPARE_ASSIGN(ctx, int64_t width, ctx.attrs.GetInt("width", -1));
+  KILN_PREPARE_ASSIGN(ctx, std::string fill, ctx.attrs.GetString("fill", ""));
+  if (!IsFloatLike(t) && t != DType::kString) {
+    if (scientific || shortest)
+      return ctx.Error("attrs 'scientific' and 'shortest' are not supported for dtype ",
+                       DTypeShortName(t));
+    if (precision >= 0)
+      return ctx.Error("attr 'precision' is not supported for dtype ", DTypeShortName(t));
+  }
+  if (fill.size() > 1)
+    return ctx.Error("attr 'fill' must be one or fewer characters, got \"", fill, "\"");
+  if (!fill.empty() && std::string_view(" +-0#").find(fill[0]) == std::string_view::npos)
+    return ctx.Error("attr 'fill': \"", fill, "\" is not supported (expected one of ' ', '+', ",
+                     "'-', '0', '#')");
+  if (scientific && shortest)
+    return ctx.Error("attrs 'scientific' and 'shortest' cannot both be set");
+  // Bounds keep the printf format (and the output) of sane size.
+  if (width > 4096 || precision > 4096)
+    return ctx.Error("attrs 'width' and 'precision' must be at most 4096, got ", width, " and ",
+                     precision);
+
+  auto st = std::make_shared<AsStringState>();
+  st->dtype = t;
+  st->width = static_cast<int>(width);
+  st->left = fill == "-";
+  std::string f = "%" + fill;
+  if (width > -1) f += std::to_string(width);
+  if (precision > -1) f += "." + std::to_string(precision);
+  switch (t) {
+    case DType::kInt8:
+    case DType::kInt16:
+    case DType::kInt32:
+      f += "d";
+      break;
+    case DType::kInt64:
+      f += PRId64;
+      break;
+    case DType::kUInt8:
+    case DType::kUInt16:
+    case DType::kUInt32:
+      f += "u";
+      break;
+    case DType::kUInt64:
+      f += PRIu64;
+      break;
+    default:  // floats and complex
+      f += shortest ? "g" : scientific ? "e" : "f";
+      break;
+  }
+  if (t == DType::kComplex64 || t == DType::kComplex128) f = "(" + f + "," + f + ")";
+  st->format = std::move(f);
+  ctx.outputs = {TensorSpec{DType::kString, ctx.inputs[0].shape}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// printf into a std::string (the format comes from Prepare, never from data).
+template <typename... Args>
+std::string Format(const std::string& format, Args... args) {
+  char small[64];
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+  int n = std::snprintf(small, sizeof(small), format.c_str(), args...);
+  if (n < 0) return std::string();
+  if (static_cast<size_t>(n) < sizeof(small)) return std::string(small, n);
+  std::string out(static_cast<size_t>(n) + 1, '\0');
+  std::snprintf(out.data(), out.size(), format.c_str(), args...);
+#pragma GCC diagnostic pop
+  out.resize(static_cast<size_t>(n));
+  return out;
+}
+
+float HalfToFloat(Half h) { return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(h)); }
+float HalfToFloat(BFloat16 h) {
+  return static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(h));
+}
+
+template <typename T>
+std::string AsStringOne(const AsStringState& st, const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return v ? "true" : "false";
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    if (st.width < 0 || v.size() >= static_cast<size_t>(st.width)) return v;
+    const std::string pad(static_cast<size_t>(st.width) - v.size(), ' ');
+    return st.left ? v + pad : pad + v;
+  } else if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+    return Format(st.format, static_cast<double>(HalfToFloat(v)));
+  } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                       std::is_same_v<T, std::complex<double>>) {
+    return Format(st.format, static_cast<double>(v.real()), static_cast<double>(v.imag()));
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return Format(st.format, static_cast<double>(v));
+  } else if constexpr (std::is_signed_v<T>) {
+    if constexpr (sizeof(T) == 8) {
+      return Format(st.format, static_cast<int64_t>(v));
+    } else {
+      return Format(st.format, static_cast<int>(v));
+    }
+  } else {
+    if constexpr (sizeof(T) == 8) {
+      return Format(st.format, static_cast<uint64_t>(v));
+    } else {
+      return Format(st.format, static_cast<unsigned>(v));
+    }
+  }
+}
+
+using AsStringTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, std::complex<float>, std::complex<double>, bool, std::string>;
+
+Status ComputeAsString(const KernelContext& ctx) {
+  const auto& st = ctx.state<AsStringState>();
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  std::string* dst = out->data<std::string>();
+  return Dispatch<AsStringTypes>(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* src = in.data<T>();
+    ctx.threads().ParallelFor(in.NumElements(), 4096, [&](int64_t b, int64_t e) {
+      for (int64_t i = b; i < e; ++i) dst[i] = AsStringOne<T>(st, src[i]);
+    });
+    return OkStatus();
+  });
+}
+
+// ---- StringToNumber --------------------------------------------------------------------------
+// Floats parse as strtod does (decimal, hex, inf/infinity, nan, case-insensitive) after ASCII
+// whitespace is stripped; out-of-range values become inf or 0. Integers are decimal digits with
+// an optional sign ('-' not for unsigned) and must fit the type.
+
+Status PrepareStringToNumber(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, DType out, ctx.attrs.GetType("out_type", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "out_type", out,
+                                         {DType::kFloat, DType::kDouble, DType::kInt32,
+                                          DType::kInt64, DType::kUInt32, DType::kUInt64}));
+  return PrepareStringUnary(ctx, "string_tensor", out);
+}
+
+Status ComputeStringToNumber(const KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  const std::string* src = in.data<std::string>();
+  return Dispatch<TypeList<float, double, int32_t, int64_t, uint32_t, uint64_t>>(
+      out->dtype(), [&](auto tag) {
+        using T = typename decltype(tag)::type;
+        T* dst = out->data<T>();
+        return ParallelForEach(ctx, in.NumElements(), 4096, [&](int64_t i) {
+          if (ParseNumber<T>(src[i], &dst[i])) return OkStatus();
+          return ctx.Error("StringToNumber could not convert string \"", src[i], "\" to ",
+                           DTypeShortName(kDTypeOf<T>));
+        });
+      });
+}
+
+// ---- EncodeBase64, DecodeBase64 --------------------------------------------------------------
+// The web-safe alphabet (- and _), as TF's ops use; padding with '=' only on request.
+
+constexpr char kBase64Chars[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+Status PrepareEncodeBase64(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, bool pad, ctx.attrs.GetBool("pad", false));
+  ctx.state = std::make_shared<TypedOpState<bool>>(pad);
+  return PrepareStringUnary(ctx, "input", DType::kString);
+}
+
+std::string EncodeBase64(std::string_view in, bool pad) {
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  auto byte = [&](size_t k) { return static_cast<uint32_t>(static_cast<unsigned char>(in[k])); };
+  for (; i + 3 <= in.size(); i += 3) {
+    const uint32_t v = byte(i) << 16 | byte(i + 1) << 8 | byte(i + 2);
+    for (int s = 18; s >= 0; s -= 6) out += kBase64Chars[(v >> s) & 63];
+  }
+  const size_t rest = in.size() - i;
+  if (rest > 0) {
+    uint32_t v = byte(i) << 16;
+    if (rest == 2) v |= byte(i + 1) << 8;
+    out += kBase64Chars[(v >> 18) & 63];
+    out += kBase64Chars[(v >> 12) & 63];
+    if (rest == 2) out += kBase64Chars[(v >> 6) & 63];
+    if (pad) out.append(rest == 1 ? "==" : "=");
+  }
+  return out;
+}
+
+Status ComputeEncodeBase64(const KernelContext& ctx) {
+  const bool pad = ctx.state<TypedOpState<bool>>().value;
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  const std::string* src = in.data<std::string>();
+  std::string* dst = out->data<std::string>();
+  ctx.threads().ParallelFor(in.NumElements(), 1024, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = EncodeBase64(src[i], pad);
+  });
+  return OkStatus();
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z') return c - 'A';
+  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+  if (c >= '0' && c <= '9') return c - '0' + 52;
+  if (c == '-') return 62;
+  if (c == '_') return 63;
+  return -1;
+}
+
+// Groups of four characters; a final group of two or three decodes to one or two bytes (its
+// unused low bits are ignored), "==" or "=" may pad the last group of four. Anything else is an
+// error, with TF's two messages.
+Status DecodeBase64(std::string_view in, std::string* out) {
+  out->clear();
+  if (in.empty()) return OkStatus();
+  out->reserve(in.size() / 4 * 3 + 3);
+  size_t end = in.size();
+  size_t pos = 0;
+  auto group = [&](std::string_view g) -> Status {
+    uint32_t v = 0;
+    for (size_t k = 0; k < 4; ++k) {
+      const int d = k < g.size() ? Base64Value(g[k]) : 0;
+      if (d < 0) return InvalidArgument("invalid character in base64 input");
+      v = v << 6 | static_cast<uint32_t>(d);
+    }
+    const size_t bytes = g.size() - 1;  // 4 chars: 3 bytes, 3: 2, 2: 1
+    for (size_t k = 0; k < bytes; ++k) out->push_back(static_cast<char>((v >> (16 - 8 * k)) & 255));
+    return OkStatus();
+  };
+  while (end - pos > 4) {
+    KILN_RETURN_IF_ERROR(group(in.substr(pos, 4)));
+    pos += 4;
+  }
+  if (end - pos == 4) {
+    if (in[pos + 2] == '=' && in[pos + 3] == '=') {
+      end -= 2;
+    } else if (in[pos + 3] == '=') {
+      end -= 1;
+    }
+  }
+  if (end - pos == 1) return InvalidArgument("base64 string length cannot be 1 modulo 4");
+  return group(in.substr(pos, end - pos));
+}
+
+Status ComputeDecodeBase64(const KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  const std::string* src = in.data<std::string>();
+  std::string* dst = out->data<std::string>();
+  return ParallelForEach(ctx, in.NumElements(), 1024, [&](int64_t i) {
+    Status s = DecodeBase64(src[i], &dst[i]);
+    if (s.ok()) return s;
+    return ctx.Error("element ", i, ": ", s.message());
+  });
+}
+
+// ---- StringToHashBucketFast, StringToHashBucketStrong ----------------------------------------
+
+struct HashBucketState : OpState {
+  uint64_t num_buckets = 1;
+  uint64_t key[2] = {0, 0};
+};
+
+Result<std::shared_ptr<HashBucketState>> ReadNumBuckets(PrepareContext& ctx) {
+  auto st = std::make_shared<HashBucketState>();
+  KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("num_buckets"));
+  if (n < 1) return ctx.Error("attr 'num_buckets' must be at least 1, got ", n);
+  st->num_buckets = static_cast<uint64_t>(n);
+  return st;
+}
+
+Status PrepareHashBucketFast(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(ctx.state, ReadNumBuckets(ctx));
+  return PrepareStringUnary(ctx, "input", DType::kInt64);
+}
+
+Status PrepareHashBucketStrong(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(auto st, ReadNumBuckets(ctx));
+  KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> key, ctx.attrs.GetIntList("key"));
+  if (key.size() != 2) return ctx.Error("attr 'key' must have 2 elements, got ", key.size());
+  st->key[0] = static_cast<uint64_t>(key[0]);
+  st->key[1] = static_cast<uint64_t>(key[1]);
+  ctx.state = std::move(st);
+  return PrepareStringUnary(ctx, "input", DType::kInt64);
+}
+
+template <bool kStrong>
+Status ComputeHashBucket(const KernelContext& ctx) {
+  const auto& st = ctx.state<HashBucketState>();
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  const std::string* src = in.data<std::string>();
+  int64_t* dst = out->data<int64_t>();
+  ctx.threads().ParallelFor(in.NumElements(), 4096, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      const uint64_t h = kStrong ? SipHash24(st.key[0], st.key[1], src[i]) : Fingerprint64(src[i]);
+      dst[i] = static_cast<int64_t>(h % st.num_buckets);
+    }
+  });
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"AsString", "output", kOpFreshOutputs, PrepareAsString},
+    {"StringToNumber", "output", kOpFreshOutputs, PrepareStringToNumber},
+    {"EncodeBase64", "output", kOpFreshOutputs, PrepareEncodeBase64},
+    {"DecodeBase64", "output", kOpFreshOutputs,
+     [](PrepareContext& ctx) { return PrepareStringUnary(ctx, "input", DType::kString); }},
+    {"StringToHashBucketFast", "output", kOpFreshOutputs, PrepareHashBucketFast},
+    {"StringToHashBucketStrong", "output", kOpFreshOutputs, PrepareHashBucketStrong},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"AsString", ComputeAsString},
+    {"StringToNumber", ComputeStringToNumber},
+    {"EncodeBase64", ComputeEncodeBase64},
+    {"DecodeBase64", ComputeDecodeBase64},
+    {"StringToHashBucketFast", ComputeHashBucket<false>},
+    {"StringToHashBucketStrong", ComputeHashBucket<true>},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> StringConvertOpDefs() { return kDefs; }
+std::span<const KernelEntry> StringConvertCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

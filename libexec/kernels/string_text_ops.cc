@@ -1,0 +1,457 @@
+// Working on the text of strings: StringLength, StringLower, StringUpper, StringStrip, Substr,
+// StringSplitV2 and UnicodeDecode. Unicode case mapping and decoding use ICU, as TensorFlow does,
+// so invalid input and special cases (final sigma, ß -> SS, maximal-subpart replacement of
+// malformed UTF-8) come out the same.
+#include <unicode/locid.h>
+#include <unicode/uchar.h>
+#include <unicode/ucnv.h>
+#include <unicode/ucnv_err.h>
+#include <unicode/unistr.h>
+
+#include <algorithm>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/op_families.h"
+#include "kernels/string_util.h"
+#include "kernels/type_lists.h"
+
+namespace kiln::exec {
+namespace {
+
+// ---- StringLength ----------------------------------------------------------------------------
+// unit BYTE: bytes; UTF8_CHAR: bytes that do not continue a UTF-8 sequence (TF's count, which
+// counts each byte of malformed input as a character).
+
+Status PrepareStringLength(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, std::string unit, ctx.attrs.GetString("unit", "BYTE"));
+  if (unit != "BYTE" && unit != "UTF8_CHAR")
+    return ctx.Error("attr 'unit' must be \"BYTE\" or \"UTF8_CHAR\", got \"", unit, "\"");
+  ctx.state = std::make_shared<TypedOpState<bool>>(unit == "UTF8_CHAR");
+  return PrepareStringUnary(ctx, "input", DType::kInt32);
+}
+
+int64_t Utf8CharCount(std::string_view s) {
+  return std::count_if(s.begin(), s.end(), [](char c) { return !IsUtf8Trail(c); });
+}
+
+Status ComputeStringLength(const KernelContext& ctx) {
+  const bool utf8 = ctx.state<TypedOpState<bool>>().value;
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  const std::string* src = in.data<std::string>();
+  int32_t* dst = out->data<int32_t>();
+  ctx.threads().ParallelFor(in.NumElements(), 8192, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i)
+      dst[i] = static_cast<int32_t>(utf8 ? Utf8CharCount(src[i]) : src[i].size());
+  });
+  return OkStatus();
+}
+
+// ---- StringLower, StringUpper ----------------------------------------------------------------
+// encoding "": ASCII letters only, other bytes unchanged; "utf-8": Unicode full case mapping
+// (root locale), malformed input replaced by U+FFFD.
+
+Status PrepareCase(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, std::string encoding, ctx.attrs.GetString("encoding", ""));
+  if (!encoding.empty() && encoding != "utf-8")
+    return ctx.Error("attr 'encoding' must be \"\" (ASCII) or \"utf-8\", got \"", encoding, "\"");
+  ctx.state = std::make_shared<TypedOpState<bool>>(!encoding.empty());
+  return PrepareStringUnary(ctx, "input", DType::kString);
+}
+
+template <bool kUpper>
+std::string ChangeCase(const std::string& s, bool utf8) {
+  if (!utf8) {
+    std::string out = s;
+    for (char& c : out) {
+      if (kUpper && c >= 'a' && c <= 'z') c = static_cast<char>(c - 'a' + 'A');
+      if (!kUpper && c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+    }
+    return out;
+  }
+  icu::UnicodeString u = icu::UnicodeString::fromUTF8(icu::StringPiece(s.data(), s.size()));
+  if (kUpper) {
+    u.toUpper(icu::Locale::getRoot());
+  } else {
+    u.toLower(icu::Locale::getRoot());
+  }
+  std::string out;
+  u.toUTF8String(out);
+  return out;
+}
+
+template <bool kUpper>
+Status ComputeCase(const KernelContext& ctx) {
+  const bool utf8 = ctx.state<TypedOpState<bool>>().value;
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  const std::string* src = in.data<std::string>();
+  std::string* dst = out->data<std::string>();
+  ctx.threads().ParallelFor(in.NumElements(), 1024, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = ChangeCase<kUpper>(src[i], utf8);
+  });
+  return OkStatus();
+}
+
+// ---- StringStrip -----------------------------------------------------------------------------
+
+Status ComputeStringStrip(const KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  const std::string* src = in.data<std::string>();
+  std::string* dst = out->data<std::string>();
+  ctx.threads().ParallelFor(in.NumElements(), 4096, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) dst[i] = std::string(StripAsciiSpace(src[i]));
+  });
+  return OkStatus();
+}
+
+// ---- Substr ----------------------------------------------------------------------------------
+// input broadcasts against pos; pos and len have the same shape. pos may be negative (from the
+// end) and must lie in [-n, n] (n characters); a negative len means "to the end" for BYTE and
+// nothing for UTF8_CHAR, as in TF.
+
+struct SubstrState : OpState {
+  bool utf8 = false;
+};
+
+Status PrepareSubstr(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_ASSIGN_OR_RETURN(DType t, IndexInputDType(ctx, 1, "pos", "T"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "len", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
+  KILN_PREPARE_ASSIGN(ctx, std::string unit, ctx.attrs.GetString("unit", "BYTE"));
+  if (unit != "BYTE" && unit != "UTF8_CHAR")
+    return ctx.Error("attr 'unit' must be \"BYTE\" or \"UTF8_CHAR\", got \"", unit, "\"");
+  const PartialShape& pos = ctx.inputs[1].shape;
+  const PartialShape& len = ctx.inputs[2].shape;
+  if (!pos.IsCompatibleWith(len))
+    return ctx.Error("inputs 'pos' and 'len' must have the same shape, got ", pos.ToPythonString(),
+                     " and ", len.ToPythonString());
+  auto out = BroadcastPartialShapes(ctx.inputs[0].shape, pos);
+  if (!out.ok()) return ctx.Error("inputs 'input' and 'pos': ", out.status().message());
+  auto st = std::make_shared<SubstrState>();
+  st->utf8 = unit == "UTF8_CHAR";
+  ctx.outputs = {TensorSpec{DType::kString, *out}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// Byte offset after moving `n` characters forward from `pos`; false when the string ends first.
+bool ForwardChars(std::string_view s, int64_t n, size_t* pos) {
+  int64_t counted = 0;
+  while (counted < n && *pos < s.size()) {
+    do {
+      ++*pos;
+    } while (*pos < s.size() && IsUtf8Trail(s[*pos]));
+    ++counted;
+  }
+  return counted == n;
+}
+bool BackChars(std::string_view s, int64_t n, size_t* pos) {
+  int64_t counted = 0;
+  while (counted<n&& * pos> 0) {
+    do {
+      --*pos;
+    } while (*pos > 0 && IsUtf8Trail(s[*pos]));
+    ++counted;
+  }
+  return counted == n;
+}
+
+Status SubstrOne(const KernelContext& ctx, bool utf8, const std::string& s, int64_t pos,
+                 int64_t len, int64_t index, std::string* out) {
+  const int64_t size = static_cast<int64_t>(s.size());
+  if (!utf8) {
+    const int64_t p = pos < 0 ? pos + size : pos;
+    if (p < 0 || p > size)
+      return ctx.Error("pos ", pos, " out of range for string \"", s, "\" at index ", index);
+    const int64_t n = len < 0 ? size - p : std::min(len, size - p);
+    out->assign(s, static_cast<size_t>(p), static_cast<size_t>(n));
+    return OkStatus();
+  }
+  size_t begin = pos >= 0 ? 0 : s.size();
+  const bool ok = pos >= 0 ? ForwardChars(s, pos, &begin) : BackChars(s, -pos, &begin);
+  if (!ok) return ctx.Error("pos ", pos, " out of range for string at index ", index);
+  size_t end = begin;
+  if (len > 0) ForwardChars(s, len, &end);
+  out->assign(s, begin, end - begin);
+  return OkStatus();
+}
+
+Status ComputeSubstr(const KernelContext& ctx) {
+  const bool utf8 = ctx.state<SubstrState>().utf8;
+  const Tensor& in = ctx.input(0);
+  const Tensor& pos_t = ctx.input(1);
+  const Tensor& len_t = ctx.input(2);
+  if (pos_t.shape() != len_t.shape())
+    return ctx.Error("inputs 'pos' and 'len' must have the same shape, got ",
+                     pos_t.shape().ToString(), " and ", len_t.shape().ToString());
+  auto shape = BroadcastShapes(in.shape(), pos_t.shape());
+  if (!shape.ok()) return Wrap(ctx, shape.status());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, *shape));
+  const std::vector<int64_t> pos = IndexValues(pos_t), len = IndexValues(len_t);
+  const std::string* src = in.data<std::string>();
+  std::string* dst = out->data<std::string>();
+  const int64_t n = shape->num_elements();
+  if (in.shape() == pos_t.shape()) {
+    return ParallelForEach(ctx, n, 1024, [&](int64_t i) {
+      return SubstrOne(ctx, utf8, src[i], pos[i], len[i], i, &dst[i]);
+    });
+  }
+  // Broadcast: each output index maps to an input index and a pos/len index.
+  const BroadcastPlan plan = MakeBroadcastPlan(in.shape(), pos_t.shape(), *shape);
+  return ParallelForEach(ctx, n, 1024, [&](int64_t i) {
+    int64_t a = 0, b = 0, rest = i;
+    for (int d = plan.rank - 1; d >= 0; --d) {
+      const int64_t k = rest % plan.dims[d];
+      rest /= plan.dims[d];
+      a += k * plan.a_strides[d];
+      b += k * plan.b_strides[d];
+    }
+    return SubstrOne(ctx, utf8, src[a], pos[b], len[b], a, &dst[i]);
+  });
+}
+
+// ---- StringSplitV2 ---------------------------------------------------------------------------
+// A vector of strings split as Python's str.split does (TF's SplitV2): with an empty sep, runs
+// of ASCII whitespace separate and ends are trimmed; otherwise every sep separates. maxsplit 0
+// keeps each string whole. Outputs a SparseTensor: indices [n, 2], values [n], dense shape [2].
+
+Status PrepareStringSplitV2(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "sep", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "sep", 0));
+  KILN_PREPARE_ASSIGN(ctx, int64_t maxsplit, ctx.attrs.GetInt("maxsplit", -1));
+  ctx.state = std::make_shared<TypedOpState<int64_t>>(maxsplit);
+  ctx.outputs = {TensorSpec{DType::kInt64, UnknownDims(2)},
+                 TensorSpec{DType::kString, UnknownDims(1)},
+                 TensorSpec{DType::kInt64, PartialShape(Shape{2})}};
+  return OkStatus();
+}
+
+void SplitOne(std::string_view text, std::string_view sep, int64_t maxsplit,
+              std::vector<std::string_view>* out) {
+  if (maxsplit == 0) {
+    out->push_back(text);
+    return;
+  }
+  int64_t splits = 0;
+  if (sep.empty()) {
+    auto skip_space = [&] {
+      while (!text.empty() && IsAsciiSpace(text.front())) text.remove_prefix(1);
+    };
+    skip_space();
+    while (!text.empty()) {
+      size_t n = 0;
+      while (n < text.size() && !IsAsciiSpace(text[n])) ++n;
+      out->push_back(text.substr(0, n));
+      text.remove_prefix(n);
+      skip_space();
+      if (maxsplit > 0 && ++splits == maxsplit) {
+        out->push_back(text);
+        return;
+      }
+    }
+    return;
+  }
+  for (size_t p; (p = text.find(sep)) != std::string_view::npos;) {
+    out->push_back(text.substr(0, p));
+    text.remove_prefix(p + sep.size());
+    if (maxsplit > 0 && ++splits == maxsplit) break;
+  }
+  out->push_back(text);
+}
+
+Status ComputeStringSplitV2(const KernelContext& ctx) {
+  const int64_t maxsplit = ctx.state<TypedOpState<int64_t>>().value;
+  const Tensor& in = ctx.input(0);
+  const Tensor& sep_t = ctx.input(1);
+  if (in.rank() != 1) return ctx.Error("input must be a vector, got shape ", in.shape().ToString());
+  if (sep_t.rank() != 0)
+    return ctx.Error("sep must be a scalar, got shape ", sep_t.shape().ToString());
+  const std::string& sep = sep_t.scalar<std::string>();
+  const int64_t batch = in.NumElements();
+  std::vector<std::string_view> tokens;
+  std::vector<int64_t> row_of;  // the input row of each token
+  int64_t widest = 0;
+  for (int64_t i = 0; i < batch; ++i) {
+    const size_t before = tokens.size();
+    SplitOne(in.data<std::string>()[i], sep, maxsplit, &tokens);
+    const int64_t count = static_cast<int64_t>(tokens.size() - before);
+    widest = std::max(widest, count);
+    row_of.insert(row_of.end(), static_cast<size_t>(count), i);
+  }
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  KILN_ASSIGN_OR_RETURN(Tensor * indices, ctx.AllocateOutput(0, Shape{n, 2}));
+  KILN_ASSIGN_OR_RETURN(Tensor * values, ctx.AllocateOutput(1, Shape{n}));
+  KILN_ASSIGN_OR_RETURN(Tensor * shape, ctx.AllocateOutput(2, Shape{2}));
+  int64_t* idx = indices->data<int64_t>();
+  std::string* val = values->data<std::string>();
+  for (int64_t k = 0, col = 0; k < n; ++k) {
+    col = k > 0 && row_of[k] == row_of[k - 1] ? col + 1 : 0;
+    idx[2 * k] = row_of[k];
+    idx[2 * k + 1] = col;
+    val[k] = std::string(tokens[k]);
+  }
+  shape->data<int64_t>()[0] = batch;
+  shape->data<int64_t>()[1] = widest;
+  return OkStatus();
+}
+
+// ---- UnicodeDecode ---------------------------------------------------------------------------
+// Every string of the input (any shape, flattened) decoded with an ICU converter for
+// input_encoding into code points: row_splits [n + 1] (Tsplits) and char_values [total] (int32).
+// Malformed sequences become replacement_char (errors "replace"), are dropped ("ignore") or fail
+// ("strict"); replace_control_characters also replaces C0 controls (U+0000..U+001F).
+
+struct UnicodeDecodeState : OpState {
+  std::string encoding;
+  enum class Errors { kStrict, kReplace, kIgnore } errors = Errors::kReplace;
+  UChar32 replacement = 0xFFFD;
+  bool replace_control = false;
+  DType splits = DType::kInt64;
+};
+
+struct ConverterCloser {
+  void operator()(UConverter* c) const { ucnv_close(c); }
+};
+using Converter = std::unique_ptr<UConverter, ConverterCloser>;
+
+Result<Converter> OpenConverter(const std::string& encoding) {
+  UErrorCode status = U_ZERO_ERROR;
+  Converter c(ucnv_open(encoding.c_str(), &status));
+  if (U_FAILURE(status) || c == nullptr)
+    return InvalidArgument("could not create a converter for input encoding \"", encoding,
+                           "\": ", u_errorName(status));
+  return c;
+}
+
+Status PrepareUnicodeDecode(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
+  auto st = std::make_shared<UnicodeDecodeState>();
+  KILN_PREPARE_ASSIGN(ctx, st->encoding, ctx.attrs.GetString("input_encoding"));
+  KILN_PREPARE_ASSIGN(ctx, std::string errors, ctx.attrs.GetString("errors", "replace"));
+  KILN_PREPARE_ASSIGN(ctx, int64_t replacement, ctx.attrs.GetInt("replacement_char", 0xFFFD));
+  KILN_PREPARE_ASSIGN(ctx, st->replace_control,
+                      ctx.attrs.GetBool("replace_control_characters", false));
+  KILN_PREPARE_ASSIGN(ctx, DType splits, ctx.attrs.GetType("Tsplits", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tsplits", splits, {DType::kInt32, DType::kInt64}));
+  st->splits = splits;
+  if (errors == "strict") {
+    st->errors = UnicodeDecodeState::Errors::kStrict;
+  } else if (errors == "ignore") {
+    st->errors = UnicodeDecodeState::Errors::kIgnore;
+  } else if (errors != "replace") {
+    return ctx.Error("attr 'errors' must be \"strict\", \"replace\" or \"ignore\", got \"", errors,
+                     "\"");
+  }
+  if (replacement < 0 || replacement > 0x10FFFF)
+    return ctx.Error("attr 'replacement_char' ", replacement,
+                     " is out of the Unicode code point range [0, 0x10FFFF]");
+  st->replacement = static_cast<UChar32>(replacement);
+  auto probe = OpenConverter(st->encoding);
+  if (!probe.ok()) return ctx.Error("attr 'input_encoding': ", probe.status().message());
+  ctx.outputs = {TensorSpec{splits, UnknownDims(1)}, TensorSpec{DType::kInt32, UnknownDims(1)}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// ICU calls this for each malformed or unmappable sequence: note it, then substitute as
+// ICU's default callback does (one U+FFFD per maximal malformed subpart).
+void MarkFormatError(const void* context, UConverterToUnicodeArgs* args, const char* units,
+                     int32_t length, UConverterCallbackReason reason, UErrorCode* err) {
+  if (reason == UCNV_UNASSIGNED || reason == UCNV_ILLEGAL || reason == UCNV_IRREGULAR)
+    *static_cast<bool*>(const_cast<void*>(context)) = true;
+  UCNV_TO_U_CALLBACK_SUBSTITUTE(nullptr, args, units, length, reason, err);
+}
+
+template <typename S>
+Status DecodeAll(const KernelContext& ctx, const UnicodeDecodeState& st, UConverter* conv) {
+  const Tensor& in = ctx.input(0);
+  const int64_t n = in.NumElements();
+  KILN_ASSIGN_OR_RETURN(Tensor * splits_t, ctx.AllocateOutput(0, Shape{n + 1}));
+  S* splits = splits_t->data<S>();
+  std::vector<int32_t> chars;
+  bool format_error = false;
+  UErrorCode status = U_ZERO_ERROR;
+  ucnv_setToUCallBack(conv, MarkFormatError, &format_error, nullptr, nullptr, &status);
+  if (U_FAILURE(status)) return ctx.Error("cannot set the ICU converter callback");
+  splits[0] = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const std::string& s = in.data<std::string>()[i];
+    ucnv_reset(conv);
+    const char* p = s.data();
+    const char* limit = s.data() + s.size();
+    while (p < limit) {
+      status = U_ZERO_ERROR;
+      format_error = false;
+      UChar32 c = ucnv_getNextUChar(conv, &p, limit, &status);
+      if (U_FAILURE(status)) {  // cannot go on with this string
+        p = limit;
+        format_error = true;
+      }
+      if (format_error && st.errors == UnicodeDecodeState::Errors::kStrict)
+        return ctx.Error("invalid formatting in input string at index ", i, " for encoding \"",
+                         st.encoding, "\"");
+      if (format_error || (st.replace_control && c >= 0 && c <= 0x1F)) {
+        if (st.errors == UnicodeDecodeState::Errors::kIgnore) continue;
+        c = st.replacement;
+      }
+      chars.push_back(static_cast<int32_t>(c));
+    }
+    if (chars.size() > static_cast<size_t>(std::numeric_limits<S>::max()))
+      return ctx.Error("more than ", std::numeric_limits<S>::max(),
+                       " characters do not fit Tsplits");
+    splits[i + 1] = static_cast<S>(chars.size());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * values,
+                        ctx.AllocateOutput(1, Shape{static_cast<int64_t>(chars.size())}));
+  std::copy(chars.begin(), chars.end(), values->data<int32_t>());
+  return OkStatus();
+}
+
+Status ComputeUnicodeDecode(const KernelContext& ctx) {
+  const auto& st = ctx.state<UnicodeDecodeState>();
+  auto conv = OpenConverter(st.encoding);
+  if (!conv.ok()) return Wrap(ctx, conv.status());
+  if (st.splits == DType::kInt32) return DecodeAll<int32_t>(ctx, st, conv->get());
+  return DecodeAll<int64_t>(ctx, st, conv->get());
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"StringLength", "output", kOpFreshOutputs, PrepareStringLength},
+    {"StringLower", "output", kOpFreshOutputs, PrepareCase},
+    {"StringUpper", "output", kOpFreshOutputs, PrepareCase},
+    {"StringStrip", "output", kOpFreshOutputs,
+     [](PrepareContext& ctx) { return PrepareStringUnary(ctx, "input", DType::kString); }},
+    {"Substr", "output", kOpFreshOutputs, PrepareSubstr},
+    {"StringSplitV2", "indices,values,shape", kOpFreshOutputs, PrepareStringSplitV2},
+    {"UnicodeDecode", "row_splits,char_values", kOpFreshOutputs, PrepareUnicodeDecode},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"StringLength", ComputeStringLength},
+    {"StringLower", ComputeCase<false>},
+    {"StringUpper", ComputeCase<true>},
+    {"StringStrip", ComputeStringStrip},
+    {"Substr", ComputeSubstr},
+    {"StringSplitV2", ComputeStringSplitV2},
+    {"UnicodeDecode", ComputeUnicodeDecode},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> StringTextOpDefs() { return kDefs; }
+std::span<const KernelEntry> StringTextCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,212 @@
+// Optimizer updates on resource variables (a train step's last ops): ResourceApplyGradientDescent,
+// ResourceApplyMomentum, ResourceApplyKerasMomentum, ResourceApplyAdagradV2, ResourceApplyAdam
+// and ResourceApplyRMSProp, with TensorFlow's CPU formulas. The variable and its slots (accum,
+// m, v, ms, mom) are updated together under their locks (VariableResource::UpdateMany), so
+// concurrent steps never interleave; use_locking is accepted and always in effect.
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+#include "kernels/variable_util.h"
+
+namespace kiln::exec {
+namespace {
+
+using ApplyTypes = TypeList<float, double, Half, BFloat16>;
+
+enum class Optimizer { kGradientDescent, kMomentum, kKerasMomentum, kAdagradV2, kAdam, kRmsProp };
+
+struct ApplySpec {
+  int num_vars;                         // resource inputs first: the variable, then its slots
+  std::vector<std::string_view> names;  // every input, in order; the last one is the gradient
+  bool has_nesterov = false;
+  bool has_update_slots = false;
+};
+
+const ApplySpec& SpecOf(Optimizer o) {
+  static const ApplySpec kSpecs[] = {
+      {1, {"var", "alpha", "delta"}},
+      {2, {"var", "accum", "lr", "grad", "momentum"}, true},
+      {2, {"var", "accum", "lr", "grad", "momentum"}, true},
+      {2, {"var", "accum", "lr", "epsilon", "grad"}, false, true},
+      {3,
+       {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"},
+       true},
+      {3, {"var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"}},
+  };
+  return kSpecs[static_cast<int>(o)];
+}
+
+// The gradient is the last input, except for the momentum ops where "momentum" follows it.
+int GradIndex(Optimizer o) {
+  return o == Optimizer::kMomentum || o == Optimizer::kKerasMomentum
+             ? 3
+             : static_cast<int>(SpecOf(o).names.size()) - 1;
+}
+
+struct ApplyState : OpState {
+  DType dtype = DType::kInvalid;
+  bool nesterov = false;
+  bool update_slots = true;
+};
+
+template <Optimizer O>
+Status PrepareApply(PrepareContext& ctx) {
+  const ApplySpec& spec = SpecOf(O);
+  const int n = static_cast<int>(spec.names.size());
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(n));
+  auto st = std::make_shared<ApplyState>();
+  KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, ApplyTypes::kDTypes));
+  KILN_PREPARE_ASSIGN(ctx, bool locking, ctx.attrs.GetBool("use_locking", false));
+  (void)locking;
+  if (spec.has_nesterov) {
+    KILN_PREPARE_ASSIGN(ctx, st->nesterov, ctx.attrs.GetBool("use_nesterov", false));
+  }
+  if (spec.has_update_slots) {
+    KILN_PREPARE_ASSIGN(ctx, st->update_slots, ctx.attrs.GetBool("update_slots", true));
+  }
+  const int grad = GradIndex(O);
+  for (int i = 0; i < n; ++i) {
+    if (i < spec.num_vars) {
+      KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, spec.names[i], DType::kResource));
+      if (VariableResource* var = ConstantVariableInput(ctx, i))
+        KILN_PREPARE_CHECK(ctx, ExpectVariableDType(*var, st->dtype));
+      continue;
+    }
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, spec.names[i], st->dtype));
+    if (i != grad) KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, spec.names[i], 0));
+  }
+  if (VariableResource* var = ConstantVariableInput(ctx, 0)) {
+    if (!var->shape().IsCompatibleWith(ctx.inputs[grad].shape))
+      return ctx.Error("input '", spec.names[grad], "' has shape ",
+                       ctx.inputs[grad].shape.ToPythonString(), ", variable '", var->name(),
+                       "' has shape ", var->shape().ToPythonString());
+  }
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// One element's update, in A (float for the 16-bit types): x[0] is the variable, x[1..] its
+// slots in input order, s the scalar inputs in input order.
+template <Optimizer O, typename A>
+void Update(A* x, A g, const A* s, const ApplyState& st) {
+  using std::sqrt;
+  if constexpr (O == Optimizer::kGradientDescent) {
+    x[0] -= g * s[0];
+  } else if constexpr (O == Optimizer::kMomentum) {  // s: lr, momentum
+    x[1] = x[1] * s[1] + g;
+    x[0] -= st.nesterov ? g * s[0] + x[1] * s[1] * s[0] : x[1] * s[0];
+  } else if constexpr (O == Optimizer::kKerasMomentum) {  // s: lr, momentum
+    x[1] = x[1] * s[1] - g * s[0];
+    x[0] += st.nesterov ? x[1] * s[1] - g * s[0] : x[1];
+  } else if constexpr (O == Optimizer::kAdagradV2) {  // s: lr, epsilon
+    if (st.update_slots) x[1] += g * g;
+    x[0] -= g * s[0] / (sqrt(x[1]) + s[1]);
+  } else if constexpr (O == Optimizer::kAdam) {
+    // s: beta1_power, beta2_power, lr, beta1, beta2, epsilon
+    const A alpha = s[2] * sqrt(A(1) - s[1]) / (A(1) - s[0]);
+    x[1] += (g - x[1]) * (A(1) - s[3]);
+    x[2] += (g * g - x[2]) * (A(1) - s[4]);
+    const A step = st.nesterov ? (g * (A(1) - s[3]) + s[3] * x[1]) * alpha : x[1] * alpha;
+    x[0] -= step / (sqrt(x[2]) + s[5]);
+  } else {  // RMSProp; s: lr, rho, momentum, epsilon
+    x[1] += (g * g - x[1]) * (A(1) - s[1]);
+    x[2] = x[2] * s[2] + g * s[0] / sqrt(x[1] + s[3]);
+    x[0] -= x[2];
+  }
+}
+
+template <typename T>
+using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+template <typename T>
+Acc<T> Load(const T& v) {
+  return static_cast<Acc<T>>(reinterpret_cast<const ComputeType<T>&>(v));
+}
+template <typename T>
+void Store(T* p, Acc<T> v) {
+  reinterpret_cast<ComputeType<T>&>(*p) = static_cast<ComputeType<T>>(v);
+}
+
+template <Optimizer O>
+Status ComputeApply(const KernelContext& ctx) {
+  const ApplySpec& spec = SpecOf(O);
+  const auto& st = ctx.state<ApplyState>();
+  const int n = ctx.num_inputs();
+  const int grad_index = GradIndex(O);
+  std::vector<VariableResource*> vars;
+  for (int i = 0; i < spec.num_vars; ++i) {
+    auto v = VariableFromHandle(ctx.input(i), spec.names[i]);
+    if (!v.ok()) return Wrap(ctx, v.status());
+    Status s = ExpectVariableDType(**v, st.dtype);
+    if (!s.ok()) return Wrap(ctx, s);
+    vars.push_back(*v);
+  }
+  std::vector<const Tensor*> scalars;
+  for (int i = spec.num_vars; i < n; ++i) {
+    if (i == grad_index) continue;
+    const Tensor& t = ctx.input(i);
+    if (t.rank() != 0)
+      return ctx.Error("input '", spec.names[i], "' must be a scalar, got shape ",
+                       t.shape().ToString());
+    scalars.push_back(&t);
+  }
+  const Tensor& grad = ctx.input(grad_index);
+  Status s = VariableResource::UpdateMany(
+      vars, [&](std::span<const Tensor> cur, std::vector<Tensor>* next) -> Status {
+        for (size_t k = 0; k < cur.size(); ++k) {
+          if (cur[k].shape() != grad.shape())
+            return InvalidArgument("variable '", vars[k]->name(), "' (input '", spec.names[k],
+                                   "') has shape ", cur[k].shape().ToString(), " but input '",
+                                   spec.names[grad_index], "' has shape ", grad.shape().ToString());
+          next->emplace_back(cur[k].dtype(), cur[k].shape());
+        }
+        return Dispatch<ApplyTypes>(st.dtype, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          using A = Acc<T>;
+          A sc[8];
+          for (size_t k = 0; k < scalars.size(); ++k) sc[k] = Load<T>(scalars[k]->data<T>()[0]);
+          const T* g = grad.data<T>();
+          const int nv = static_cast<int>(cur.size());
+          ctx.threads().ParallelFor(grad.NumElements(), 8192, [&](int64_t b, int64_t e) {
+            for (int64_t i = b; i < e; ++i) {
+              A x[3];
+              for (int k = 0; k < nv; ++k) x[k] = Load<T>(cur[k].data<T>()[i]);
+              Update<O, A>(x, Load<T>(g[i]), sc, st);
+              for (int k = 0; k < nv; ++k) Store<T>(&(*next)[k].data<T>()[i], x[k]);
+            }
+          });
+          return OkStatus();
+        });
+      });
+  if (!s.ok()) return Wrap(ctx, s);
+  return OkStatus();
+}
+
+constexpr OpDefinition kDefs[] = {
+    {"ResourceApplyGradientDescent", "", kOpStateful, PrepareApply<Optimizer::kGradientDescent>},
+    {"ResourceApplyMomentum", "", kOpStateful, PrepareApply<Optimizer::kMomentum>},
+    {"ResourceApplyKerasMomentum", "", kOpStateful, PrepareApply<Optimizer::kKerasMomentum>},
+    {"ResourceApplyAdagradV2", "", kOpStateful, PrepareApply<Optimizer::kAdagradV2>},
+    {"ResourceApplyAdam", "", kOpStateful, PrepareApply<Optimizer::kAdam>},
+    {"ResourceApplyRMSProp", "", kOpStateful, PrepareApply<Optimizer::kRmsProp>},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"ResourceApplyGradientDescent", ComputeApply<Optimizer::kGradientDescent>},
+    {"ResourceApplyMomentum", ComputeApply<Optimizer::kMomentum>},
+    {"ResourceApplyKerasMomentum", ComputeApply<Optimizer::kKerasMomentum>},
+    {"ResourceApplyAdagradV2", ComputeApply<Optimizer::kAdagradV2>},
+    {"ResourceApplyAdam", ComputeApply<Optimizer::kAdam>},
+    {"ResourceApplyRMSProp", ComputeApply<Optimizer::kRmsProp>},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> TrainingOpDefs() { return kDefs; }
+std::span<const KernelEntry> TrainingCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

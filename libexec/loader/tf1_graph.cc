@@ -1,0 +1,188 @@
+#include "loader/tf1_graph.h"
+
+#include <map>
+#include <set>
+
+namespace kiln::exec {
+namespace {
+
+// Ops whose output 0 is a reference to a variable (here: its resource handle).
+bool OutputsRef(const std::string& op) {
+  return op == "VariableV2" || op == "Assign" || op == "AssignAdd" || op == "AssignSub";
+}
+
+// Ops that take a reference at input 0 (and so get the handle itself).
+bool TakesRef(const std::string& op) {
+  return op == "Assign" || op == "AssignAdd" || op == "AssignSub" || op == "VarIsInitializedOp";
+}
+
+// The dtype a ref-producing node's value has.
+tensorflow::DataType RefDType(const tensorflow::NodeDef& n) {
+  auto it = n.attr().find(n.op() == "VariableV2" ? "dtype" : "T");
+  return it == n.attr().end() ? tensorflow::DT_INVALID : it->second.type();
+}
+
+// "node:3" -> ("node", 3); "node" -> ("node", 0).
+std::pair<std::string, int> SplitTensorName(const std::string& in) {
+  const size_t colon = in.rfind(':');
+  if (colon == std::string::npos) return {in, 0};
+  const std::string idx = in.substr(colon + 1);
+  if (idx.empty() || idx.find_first_not_of("0123456789") != std::string::npos) return {in, 0};
+  return {in.substr(0, colon), std::stoi(idx)};
+}
+
+}  // namespace
+
+std::string NodeOfTensor(const std::string& tensor) {
+  std::string t = !tensor.empty() && tensor[0] == '^' ? tensor.substr(1) : tensor;
+  return SplitTensorName(t).first;
+}
+
+tensorflow::GraphDef RewriteRefVariables(const tensorflow::GraphDef& graph) {
+  std::map<std::string, const tensorflow::NodeDef*> by_name;
+  for (const auto& n : graph.node()) by_name[n.name()] = &n;
+  std::set<std::string> names;
+  for (const auto& n : graph.node()) names.insert(n.name());
+
+  tensorflow::GraphDef out;
+  out.mutable_versions()->CopyFrom(graph.versions());
+  *out.mutable_library() = graph.library();
+  for (const auto& original : graph.node()) {
+    tensorflow::NodeDef node = original;
+    if (node.op() == "IsVariableInitialized") {
+      node.set_op("VarIsInitializedOp");
+      node.mutable_attr()->erase("dtype");
+    }
+    std::vector<std::string> controls;
+    for (const std::string& in : node.input())
+      if (!in.empty() && in[0] == '^') controls.push_back(in);
+    for (int i = 0; i < node.input_size(); ++i) {
+      const std::string& in = node.input(i);
+      if (in.empty() || in[0] == '^') continue;
+      auto [producer_name, index] = SplitTensorName(in);
+      auto p = by_name.find(producer_name);
+      if (p == by_name.end() || index != 0 || !OutputsRef(p->second->op())) continue;
+      if (i == 0 && TakesRef(node.op())) continue;
+      // A value read of the ref: a ReadVariableOp that runs when this node runs.
+      std::string read_name = node.name() + "/_read_ref_" + std::to_string(i);
+      while (names.count(read_name)) read_name += "_";
+      names.insert(read_name);
+      tensorflow::NodeDef* read = out.add_node();
+      read->set_name(read_name);
+      read->set_op("ReadVariableOp");
+      read->set_device(node.device());
+      read->add_input(in);
+      for (const std::string& c : controls) read->add_input(c);
+      (*read->mutable_attr())["dtype"].set_type(RefDType(*p->second));
+      node.set_input(i, read_name);
+    }
+    *out.add_node() = std::move(node);
+  }
+  return out;
+}
+
+Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
+    const tensorflow::GraphDef& graph, const std::string& name, const std::vector<Tf1Feed>& feeds,
+    const std::vector<std::pair<std::string, tensorflow::DataType>>& fetches,
+    const std::vector<std::string>& targets) {
+  auto fdef = std::make_unique<tensorflow::FunctionDef>();
+  fdef->mutable_signature()->set_name(name);
+  std::set<std::string> fed;
+  for (const Tf1Feed& f : feeds) {
+    auto [node, index] = SplitTensorName(f.tensor);
+    if (node.empty() || index != 0)
+      return InvalidArgument("cannot feed '", f.tensor, "': only output 0 of a node can be fed");
+    if (!fed.insert(node).second) return InvalidArgument("'", f.tensor, "' is fed twice");
+    auto* arg = fdef->mutable_signature()->add_input_arg();
+    arg->set_name(node);
+    arg->set_type(f.dtype);
+  }
+  std::map<std::string, const tensorflow::NodeDef*> present;
+  for (const auto& n : graph.node()) present[n.name()] = &n;
+  for (const std::string& node : fed)
+    if (!present.count(node)) return NotFound("fed tensor '", node, ":0' names no graph node");
+  // Only what the fetches and targets need, as Session::Run prunes (fed nodes cut the walk).
+  std::set<std::string> needed;
+  std::vector<std::string> stack;
+  for (const auto& f : fetches) stack.push_back(NodeOfTensor(f.first));
+  for (const std::string& t : targets) stack.push_back(NodeOfTensor(t));
+  while (!stack.empty()) {
+    const std::string name = std::move(stack.back());
+    stack.pop_back();
+    auto it = present.find(name);
+    if (it == present.end() || fed.count(name) || !needed.insert(name).second) continue;
+    for (const std::string& in : it->second->input()) stack.push_back(NodeOfTensor(in));
+  }
+  for (const auto& n : graph.node())
+    if (needed.count(n.name())) *fdef->add_node_def() = n;
+  for (size_t i = 0; i < fetches.size(); ++i) {
+    auto [node, index] = SplitTensorName(fetches[i].first);
+    auto producer = present.find(node);
+    if (producer == present.end())
+      return NotFound("fetched tensor '", fetches[i].first, "' names no graph node");
+    const std::string ret = "output_" + std::to_string(i);
+    auto* out = fdef->mutable_signature()->add_output_arg();
+    out->set_name(ret);
+    out->set_type(fetches[i].second);
+    (*fdef->mutable_ret())[ret] = fetches[i].first;
+    if (index == 0 && OutputsRef(producer->second->op())) {
+      // Fetching a ref gives its value: read it after the producer ran.
+      tensorflow::NodeDef* read = fdef->add_node_def();
+      read->set_name(node + "/_fetch_ref_" + std::to_string(i));
+      read->set_op("ReadVariableOp");
+      read->add_input(node);
+      (*read->mutable_attr())["dtype"].set_type(RefDType(*producer->second));
+      (*fdef->mutable_ret())[ret] = read->name();
+    }
+  }
+  for (const std::string& t : targets) {
+    const std::string node = NodeOfTensor(t);
+    if (!present.count(node)) return NotFound("target '", t, "' names no graph node");
+    if (fed.count(node)) continue;  // a fed node has nothing to run
+    fdef->mutable_signature()->add_control_output(node);
+    (*fdef->mutable_control_ret())[node] = node;
+  }
+  return fdef;
+}
+
+std::vector<std::pair<std::string, std::string>> Tf1AssetFeeds(const tensorflow::MetaGraphDef& mg,
+                                                               const std::filesystem::path& dir) {
+  std::vector<tensorflow::AssetFileDef> assets(mg.asset_file_def().begin(),
+                                               mg.asset_file_def().end());
+  if (assets.empty()) {
+    auto it = mg.collection_def().find("saved_model_assets");
+    if (it != mg.collection_def().end() && it->second.has_any_list()) {
+      for (const auto& any : it->second.any_list().value()) {
+        tensorflow::AssetFileDef a;
+        if (a.ParseFromString(any.value())) assets.push_back(std::move(a));
+      }
+    }
+  }
+  std::vector<std::pair<std::string, std::string>> feeds;
+  std::set<std::string> seen;  // builders may list an asset twice
+  for (const auto& a : assets)
+    if (!a.tensor_info().name().empty() && seen.insert(a.tensor_info().name()).second)
+      feeds.emplace_back(a.tensor_info().name(), (dir / "assets" / a.filename()).string());
+  return feeds;
+}
+
+Result<std::string> Tf1InitOpName(const tensorflow::MetaGraphDef& mg) {
+  constexpr char kInitSig[] = "__saved_model_init_op";
+  auto sig = mg.signature_def().find(kInitSig);
+  if (sig != mg.signature_def().end()) {
+    auto out = sig->second.outputs().find(kInitSig);
+    if (out == sig->second.outputs().end())
+      return InvalidArgument("signature '", kInitSig, "' has no output '", kInitSig, "'");
+    return NodeOfTensor(out->second.name());
+  }
+  for (const char* key : {"saved_model_main_op", "legacy_init_op"}) {
+    auto it = mg.collection_def().find(key);
+    if (it == mg.collection_def().end()) continue;
+    if (!it->second.has_node_list() || it->second.node_list().value_size() != 1)
+      return InvalidArgument("collection '", key, "' must list exactly one init op");
+    return NodeOfTensor(it->second.node_list().value(0));
+  }
+  return std::string();
+}
+
+}  // namespace kiln::exec

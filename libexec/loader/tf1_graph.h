@@ -1,0 +1,51 @@
+// The TF1 side of the loader: a MetaGraphDef without an object graph runs the way a TF1 Session
+// runs it. This file turns the main graph into functions the executor prepares:
+//   - reference variables: VariableV2 (and the Assign ops that pass its ref on) yield resource
+//     handles here, so wherever a TF1 graph reads a ref as a value a ReadVariableOp is put in
+//     (taking the reader's control inputs, so the read happens when the reader runs);
+//     IsVariableInitialized becomes VarIsInitializedOp;
+//   - a Session-style call (feeds, fetches, target nodes) becomes one FunctionDef over the
+//     rewritten graph: fed tensors are its arguments, fetches its outputs, targets its
+//     control outputs;
+//   - the loader's steps: the saver's restore op, the init op and the asset feeds.
+#pragma once
+
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kiln/core/status.h"
+#include "tensorflow/framework.pb.h"
+#include "tensorflow/saved_model.pb.h"
+
+namespace kiln::exec {
+
+// The main graph with refs made explicit (see above).
+tensorflow::GraphDef RewriteRefVariables(const tensorflow::GraphDef& graph);
+
+struct Tf1Feed {
+  std::string tensor;  // "x:0"; only output 0 of a node can be fed (its node becomes an arg)
+  tensorflow::DataType dtype = tensorflow::DT_INVALID;
+};
+
+// A function named `name` over `graph` (already rewritten): feeds become arguments in order,
+// fetches ("y:0") outputs in order, targets (node names) control outputs.
+Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
+    const tensorflow::GraphDef& graph, const std::string& name, const std::vector<Tf1Feed>& feeds,
+    const std::vector<std::pair<std::string, tensorflow::DataType>>& fetches,
+    const std::vector<std::string>& targets);
+
+// TF's asset feeds for restore and init: each AssetFileDef's tensor (from the MetaGraphDef,
+// or the legacy "saved_model_assets" collection) with the path of its file under dir/assets/.
+std::vector<std::pair<std::string, std::string>> Tf1AssetFeeds(const tensorflow::MetaGraphDef& mg,
+                                                               const std::filesystem::path& dir);
+
+// The node the loader runs after restoring: the "__saved_model_init_op" signature's output,
+// else the "saved_model_main_op" or "legacy_init_op" collection's node; "" when none.
+Result<std::string> Tf1InitOpName(const tensorflow::MetaGraphDef& mg);
+
+// "node:0" -> "node"; "^node" -> "node".
+std::string NodeOfTensor(const std::string& tensor);
+
+}  // namespace kiln::exec

@@ -1,0 +1,114 @@
+// TF1 bundles the way TensorFlow Serving loads them: the saver's restore op fills the
+// reference variables, the main/legacy init op runs with the asset paths fed, then signatures
+// run Session-style; SavedModel::Save runs the bundle's own save op. Plus the load-time check
+// that names every op a bundle needs and this runtime lacks.
+#include <doctest/doctest.h>
+
+#include "exec/kernel_test_util.h"
+#include "exec/test_util.h"
+#include "kiln/exec/op_coverage.h"
+#include "kiln/exec/saved_model.h"
+#include "kiln/exec/tensor_bundle.h"
+
+namespace kiln::exec {
+namespace {
+
+using testing::Fixture;
+using testing::Make;
+using testing::TempDir;
+
+bool Contains(const Status& s, const std::string& part) {
+  return s.message().find(part) != std::string::npos;
+}
+
+Result<std::unique_ptr<SavedModel>> LoadServing(const std::string& fixture) {
+  LoadOptions o;
+  o.signatures = {"serving_default"};
+  return SavedModel::Load(Fixture(fixture), o);
+}
+
+TEST_CASE("half_plus_two v1 and v2 (TF Serving's example): restored variables, y = 0.5x + 2") {
+  for (const char* name : {"half_plus_two_v1", "half_plus_two_v2"}) {
+    INFO(name);
+    auto m = LoadServing(name);
+    REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+    CHECK((*m)->SignatureNames() == std::vector<std::string>{"serving_default"});
+    auto sig = (*m)->GetSignature("serving_default");
+    REQUIRE(sig.ok());
+    auto out = (*sig)->Run({{"x", Make<float>({1, 2, 5}, {3, 1})}});
+    REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+    CHECK(TensorsEqual(out->at("y"), Make<float>({2.5f, 3, 4.5f}, {3, 1})));
+  }
+}
+
+TEST_CASE("TF1 signatures that parse tf.Example are refused with the op named, not silently") {
+  LoadOptions o;
+  o.signatures = {"regress_x_to_y"};
+  auto m = SavedModel::Load(Fixture("half_plus_two_v2"), o);
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.status().code() == StatusCode::kUnimplemented);
+  CHECK(Contains(m.status(),
+                 "ParseExample (1 node, first 'ParseExample/ParseExample' in "
+                 "signature 'regress_x_to_y')"));
+  o.signatures = {"no_such_signature"};
+  m = SavedModel::Load(Fixture("half_plus_two_v2"), o);
+  REQUIRE_FALSE(m.ok());
+  CHECK(Contains(m.status(), "no signature 'no_such_signature'"));
+  CHECK(Contains(m.status(), "'serving_default'"));
+}
+
+TEST_CASE("a TF2 bundle's unsupported ops are all named, with counts and the first node") {
+  auto m = SavedModel::Load(Fixture("tftrt_2.0_saved_model"));
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.status().code() == StatusCode::kUnimplemented);
+  CHECK(Contains(m.status(), "that this runtime does not implement: "));
+  CHECK(Contains(m.status(), "TRTEngineOp ("));
+  CHECK(Contains(m.status(), "first '"));
+}
+
+TEST_CASE("SavedModel::Save runs the bundle's save op: TF1 reference variables") {
+  TempDir dir;
+  auto m = LoadServing("half_plus_two_v2");
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  const auto prefix = dir.path() / "ckpt" / "variables";
+  REQUIRE_MESSAGE((*m)->Save(prefix).ok(), (*m)->Save(prefix).ToString());
+  auto reader = BundleReader::Open(prefix);
+  REQUIRE_MESSAGE(reader.ok(), reader.status().ToString());
+  auto original = BundleReader::Open(Fixture("half_plus_two_v2") / "variables" / "variables");
+  REQUIRE(original.ok());
+  CHECK((*reader)->Keys() == (*original)->Keys());
+  for (const std::string& key : (*original)->Keys())
+    CHECK(TensorsEqual(*(*reader)->Read(key), *(*original)->Read(key)));
+}
+
+TEST_CASE(
+    "SavedModel::Save: a TF2 bundle's traced save function writes the object graph's variables") {
+  TempDir dir;
+  auto m = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  const auto prefix = dir.path() / "variables";
+  Status s = (*m)->Save(prefix);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  auto reader = BundleReader::Open(prefix);
+  REQUIRE_MESSAGE(reader.ok(), reader.status().ToString());
+  auto original =
+      BundleReader::Open(Fixture("VarsAndArithmeticObjectGraph") / "variables" / "variables");
+  REQUIRE(original.ok());
+  CHECK((*reader)->Keys() == (*original)->Keys());
+  for (const std::string& key : (*original)->Keys()) {
+    if (key == "_CHECKPOINTABLE_OBJECT_GRAPH") continue;
+    INFO(key);
+    CHECK(TensorsEqual(*(*reader)->Read(key), *(*original)->Read(key)));
+  }
+}
+
+TEST_CASE("OpIsRunnable: kernels, inlined calls and library functions") {
+  CHECK(OpIsRunnable("MatMul"));
+  CHECK(OpIsRunnable("StatefulPartitionedCall"));
+  CHECK(OpIsRunnable("PartitionedCall"));
+  CHECK_FALSE(OpIsRunnable("TRTEngineOp"));
+  CHECK_FALSE(OpIsRunnable("ParseExample"));
+}
+
+}  // namespace
+}  // namespace kiln::exec

@@ -1,0 +1,128 @@
+// Op-tester cases of the I/O and side-effect ops: ShardedFilename, SaveV2, MergeV2Checkpoints,
+// RestoreV2, ReadFile, Assert, PrintV2 and EagerPyFunc. Files go to a temporary directory; what
+// the writers wrote is read back with the bundle reader in tests/exec/kernels_checkpoint_test.cc.
+#include <filesystem>
+#include <fstream>
+
+#include "kernels/host_callback.h"
+#include "kiln/exec/tensor_bundle.h"
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+fs::path CaseDir() {
+  static const fs::path dir = [] {
+    fs::path d = fs::temp_directory_path() / "kiln_io_cases";
+    fs::remove_all(d);
+    fs::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+// A one-shard bundle at `prefix` holding `tensors`.
+void WriteBundle(const std::string& prefix,
+                 const std::vector<std::pair<std::string, Tensor>>& tensors) {
+  exec::BundleWriter w(prefix);
+  for (const auto& [k, t] : tensors) REQUIRE(w.Add(k, t).ok());
+  REQUIRE(w.Finish().ok());
+}
+
+}  // namespace
+
+std::vector<OpCase> IoCases() {
+  std::vector<OpCase> c;
+  const fs::path dir = CaseDir();
+
+  c.push_back(
+      OpCaseBuilder("ShardedFilename")
+          .Input(Tensor::StringScalar("ckpt/part"))
+          .Input(Tensor::Scalar<int32_t>(3))
+          .Input(Tensor::Scalar<int32_t>(12))
+          .Reference1([](const auto&) { return Tensor::StringScalar("ckpt/part-00003-of-00012"); })
+          .Build());
+
+  // SaveV2 writes the same bundle on every run.
+  const Tensor a = RandomOf(DType::kFloat, Shape{3, 2}, 1);
+  const Tensor b = Make<std::string>({"x", "yz"}, {2});
+  c.push_back(OpCaseBuilder("SaveV2")
+                  .TypeList("dtypes", {DType::kFloat, DType::kString})
+                  .Input(Tensor::StringScalar((dir / "saved" / "part-00000-of-00001").string()))
+                  .Input(Make<std::string>({"a", "b"}, {2}))
+                  .Input(Make<std::string>({"", ""}, {2}))
+                  .Input(a)
+                  .Input(b)
+                  .Build());
+
+  // RestoreV2 reads back what a bundle holds.
+  const std::string restore_prefix = (dir / "restore_me").string();
+  WriteBundle(restore_prefix, {{"w", a}, {"names", b}});
+  c.push_back(OpCaseBuilder("RestoreV2")
+                  .TypeList("dtypes", {DType::kString, DType::kFloat})
+                  .Input(Tensor::StringScalar(restore_prefix))
+                  .Input(Make<std::string>({"names", "w"}, {2}))
+                  .Input(Make<std::string>({"", ""}, {2}))
+                  .Reference([a, b](const auto&) {
+                    return std::vector<Tensor>{b, a};
+                  })
+                  .Build());
+
+  // MergeV2Checkpoints consumes its sources, so it runs once, on the single-op path.
+  const std::string s0 = (dir / "merge_tmp" / "part-00000-of-00002").string();
+  const std::string s1 = (dir / "merge_tmp" / "part-00001-of-00002").string();
+  fs::create_directories(dir / "merge_tmp");
+  WriteBundle(s0, {{"a", a}});
+  WriteBundle(s1, {{"b", b}});
+  c.push_back(OpCaseBuilder("MergeV2Checkpoints")
+                  .Input(Make<std::string>({s0, s1}, {2}))
+                  .Input(Tensor::StringScalar((dir / "merged").string()))
+                  .NonDeterministic()
+                  .SingleOpOnly()
+                  .Build());
+
+  const fs::path file = dir / "read_me.txt";
+  std::ofstream(file) << "contents\n\x01\xff";
+  c.push_back(
+      OpCaseBuilder("ReadFile")
+          .Input(Tensor::StringScalar(file.string()))
+          .Reference1([](const auto&) { return Tensor::StringScalar("contents\n\x01\xff"); })
+          .Build());
+
+  c.push_back(OpCaseBuilder("Assert", "Assert that holds")
+                  .TypeList("T", {DType::kString, DType::kInt32})
+                  .Input(Tensor::Scalar(true))
+                  .Input(Tensor::StringScalar("never shown"))
+                  .Input(Make<int32_t>({1, 2}, {2}))
+                  .Build());
+
+  c.push_back(OpCaseBuilder("PrintV2")
+                  .String("output_stream", "log(info)")
+                  .Input(Tensor::StringScalar("op tester: PrintV2 case"))
+                  .Build());
+
+  static const auto callback = exec::RegisterHostCallback(
+      "op_case_square", [](std::span<const Tensor> in, std::vector<Tensor>* out) {
+        Tensor t(DType::kFloat, in[0].shape());
+        for (int64_t i = 0; i < t.NumElements(); ++i)
+          t.data<float>()[i] = in[0].data<float>()[i] * in[0].data<float>()[i];
+        out->push_back(std::move(t));
+        return OkStatus();
+      });
+  c.push_back(OpCaseBuilder("EagerPyFunc")
+                  .String("token", callback->token)
+                  .TypeList("Tin", {DType::kFloat})
+                  .TypeList("Tout", {DType::kFloat})
+                  .Input(RandomOf(DType::kFloat, Shape{4, 3}, 7))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    return RefUnaryDouble(in[0], [](double x) {
+                      return static_cast<double>(static_cast<float>(x) * static_cast<float>(x));
+                    });
+                  })
+                  .Build());
+  return c;
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,637 @@
+// Op-tester cases of the string families: StringFormat, StringJoin, AsString, StringToNumber,
+// base64, hash buckets, StringLength, case mapping, StringStrip, Substr, StringSplitV2,
+// UnicodeDecode and the regex ops. References are plain loops or known values (the hash values
+// and the Unicode cases are TensorFlow 2.21's outputs; tests/tf checks more of them live).
+#include <cstdio>
+#include <string>
+
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+using Strings = std::vector<std::string>;
+
+Tensor Str(const Strings& v, const Shape& shape) { return Make<std::string>(v, shape); }
+Tensor Str(const Strings& v) { return Make<std::string>(v, Shape{static_cast<int64_t>(v.size())}); }
+
+// Applies f to every string of input 0 (the shape is kept).
+template <typename Out, typename F>
+std::function<Tensor(const std::vector<Tensor>&)> MapStrings(F f) {
+  return [f](const std::vector<Tensor>& in) {
+    Tensor out(kDTypeOf<Out>, in[0].shape());
+    for (int64_t i = 0; i < in[0].NumElements(); ++i)
+      out.data<Out>()[i] = f(in[0].data<std::string>()[i]);
+    return out;
+  };
+}
+
+// Random printable words with spaces, tabs and a few non-ASCII bytes, for the ops whose
+// reference is a plain loop.
+Tensor Words(const Shape& shape, uint32_t seed) {
+  Tensor t(DType::kString, shape);
+  uint32_t state = seed * 2654435761u + 1;
+  const std::string alphabet = "abcXYZ019 \t,-_.\xc3\xa9";
+  for (std::string& s : t.flat<std::string>()) {
+    state = state * 1664525u + 1013904223u;
+    const int n = static_cast<int>(state >> 28);
+    for (int k = 0; k < n; ++k) {
+      state = state * 1664525u + 1013904223u;
+      s += alphabet[(state >> 8) % alphabet.size()];
+    }
+  }
+  return t;
+}
+
+void AddAsString(std::vector<OpCase>* c) {
+  c->push_back(OpCaseBuilder("AsString", "AsString int32 default format")
+                   .T(DType::kInt32)
+                   .Input(Make<int32_t>({0, -7, 123456, 2147483647}, {2, 2}))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     Tensor out(DType::kString, in[0].shape());
+                     for (int64_t i = 0; i < 4; ++i)
+                       out.data<std::string>()[i] = std::to_string(in[0].data<int32_t>()[i]);
+                     return out;
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString uint64 and int8")
+                   .T(DType::kUInt64)
+                   .Input(Make<uint64_t>({18446744073709551615ull, 5}, {2}))
+                   .Reference1([](const auto&) {
+                     return Str({"18446744073709551615", "5"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString int8")
+                   .T(DType::kInt8)
+                   .Input(Make<int8_t>({-128, 127}, {2}))
+                   .Reference1([](const auto&) {
+                     return Str({"-128", "127"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString float default is %f")
+                   .T(DType::kFloat)
+                   .Input(Make<float>({1.5f, -2.25f, 0.0f}, {3}))
+                   .Reference1([](const auto&) {
+                     return Str({"1.500000", "-2.250000", "0.000000"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString float width 8 fill 0 precision 2")
+                   .T(DType::kFloat)
+                   .Int("width", 8)
+                   .String("fill", "0")
+                   .Int("precision", 2)
+                   .Input(Make<float>({3.14159f, -1.5f}, {2}))
+                   .Reference1([](const auto&) {
+                     return Str({"00003.14", "-0001.50"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString double scientific")
+                   .T(DType::kDouble)
+                   .Bool("scientific", true)
+                   .Int("precision", 2)
+                   .Input(Make<double>({1234.5, 0.001}, {2}))
+                   .Reference1([](const auto&) {
+                     return Str({"1.23e+03", "1.00e-03"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString float shortest")
+                   .T(DType::kFloat)
+                   .Bool("shortest", true)
+                   .Input(Make<float>({1234.5f, 0.1f, 1e20f}, {3}))
+                   .Reference1([](const auto&) {
+                     return Str({"1234.5", "0.1", "1e+20"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString half (through float)")
+                   .T(DType::kHalf)
+                   .Bool("shortest", true)
+                   .Input(RefUnaryDouble(
+                       Make<float>({0.1f, 2.5f}, {2}), [](double x) { return x; }, DType::kHalf))
+                   .Reference1([](const auto&) {
+                     return Str({"0.0999756", "2.5"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString bool")
+                   .T(DType::kBool)
+                   .Input(Make<bool>({true, false}, {2}))
+                   .Reference1([](const auto&) {
+                     return Str({"true", "false"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString string width, fill '-' left-justifies")
+                   .T(DType::kString)
+                   .Int("width", 4)
+                   .String("fill", "-")
+                   .Input(Str({"ab", "abcdef"}))
+                   .Reference1([](const auto&) {
+                     return Str({"ab  ", "abcdef"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString int32 fill '+'")
+                   .T(DType::kInt32)
+                   .String("fill", "+")
+                   .Input(Make<int32_t>({-7, 7}, {2}))
+                   .Reference1([](const auto&) {
+                     return Str({"-7", "+7"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AsString", "AsString complex64")
+                   .T(DType::kComplex64)
+                   .Input(Make<std::complex<float>>({{1, 2}}, {1}))
+                   .Reference1([](const auto&) { return Str({"(1.000000,2.000000)"}); })
+                   .Build());
+  // Many elements: the threaded path.
+  c->push_back(OpCaseBuilder("AsString", "AsString int64 large")
+                   .T(DType::kInt64)
+                   .Input(RandomOf(DType::kInt64, Shape{64, 300}, 3, -1e12, 1e12))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     Tensor out(DType::kString, in[0].shape());
+                     for (int64_t i = 0; i < in[0].NumElements(); ++i)
+                       out.data<std::string>()[i] = std::to_string(in[0].data<int64_t>()[i]);
+                     return out;
+                   })
+                   .Build());
+}
+
+void AddStringToNumber(std::vector<OpCase>* c) {
+  c->push_back(OpCaseBuilder("StringToNumber", "StringToNumber float (default out_type)")
+                   .Input(Str({"1.5", " 2 ", "1e3", "0x10", "-inf", "Infinity", "-0", ".5"}))
+                   .Reference1([](const auto&) {
+                     return Make<float>({1.5f, 2, 1000, 16, -INFINITY, INFINITY, -0.0f, 0.5f}, {8});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringToNumber", "StringToNumber float64 overflow is inf")
+                   .Type("out_type", DType::kDouble)
+                   .Input(Str({"1e400", "1e-400", "0x1p3", "\t7\n"}))
+                   .Reference1([](const auto&) {
+                     return Make<double>({INFINITY, 0, 8, 7}, {4});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringToNumber", "StringToNumber int32")
+                   .Type("out_type", DType::kInt32)
+                   .Input(Str({"+3", "-2147483648", "2147483647", "010", " 5 "}, Shape{5}))
+                   .Reference1([](const auto&) {
+                     return Make<int32_t>({3, INT32_MIN, INT32_MAX, 10, 5}, {5});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringToNumber", "StringToNumber int64 and uint64")
+                   .Type("out_type", DType::kInt64)
+                   .Input(Str({"-9223372036854775808", "9223372036854775807"}))
+                   .Reference1([](const auto&) {
+                     return Make<int64_t>({INT64_MIN, INT64_MAX}, {2});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringToNumber", "StringToNumber uint64")
+                   .Type("out_type", DType::kUInt64)
+                   .Input(Str({"18446744073709551615", "+0"}))
+                   .Reference1([](const auto&) {
+                     return Make<uint64_t>({18446744073709551615ull, 0}, {2});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringToNumber", "StringToNumber uint32")
+                   .Type("out_type", DType::kUInt32)
+                   .Input(Str({"4294967295"}))
+                   .Reference1([](const auto&) { return Make<uint32_t>({4294967295u}, {1}); })
+                   .Build());
+  // Round trip of many random integers.
+  Tensor ints = RandomOf(DType::kInt64, Shape{100, 50}, 9, -1e15, 1e15);
+  Tensor text(DType::kString, ints.shape());
+  for (int64_t i = 0; i < ints.NumElements(); ++i)
+    text.data<std::string>()[i] = std::to_string(ints.data<int64_t>()[i]);
+  c->push_back(OpCaseBuilder("StringToNumber", "StringToNumber int64 large")
+                   .Type("out_type", DType::kInt64)
+                   .Input(text)
+                   .Reference1([ints](const auto&) { return ints; })
+                   .Build());
+}
+
+// Plain base64 with the web-safe alphabet, bit by bit (the reference).
+std::string RefBase64(const std::string& in, bool pad) {
+  const char* chars = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+  std::string bits;
+  for (unsigned char ch : in)
+    for (int b = 7; b >= 0; --b) bits += ((ch >> b) & 1) ? '1' : '0';
+  while (bits.size() % 6) bits += '0';
+  std::string out;
+  for (size_t i = 0; i < bits.size(); i += 6)
+    out += chars[std::stoi(bits.substr(i, 6), nullptr, 2)];
+  if (pad)
+    while (out.size() % 4) out += '=';
+  return out;
+}
+
+void AddBase64(std::vector<OpCase>* c) {
+  Tensor bytes(DType::kString, Shape{40});
+  uint32_t state = 5;
+  for (int64_t i = 0; i < 40; ++i) {
+    for (int64_t k = 0; k < i; ++k) {
+      state = state * 1664525u + 1013904223u;
+      bytes.data<std::string>()[i] += static_cast<char>(state >> 24);
+    }
+  }
+  for (bool pad : {false, true}) {
+    c->push_back(OpCaseBuilder("EncodeBase64", pad ? "EncodeBase64 pad" : "EncodeBase64")
+                     .Bool("pad", pad)
+                     .Input(bytes)
+                     .Reference1(MapStrings<std::string>(
+                         [pad](const std::string& s) { return RefBase64(s, pad); }))
+                     .Build());
+    // Decoding what the reference encodes gives the bytes back (padded or not).
+    Tensor encoded(DType::kString, bytes.shape());
+    for (int64_t i = 0; i < 40; ++i)
+      encoded.data<std::string>()[i] = RefBase64(bytes.data<std::string>()[i], pad);
+    c->push_back(OpCaseBuilder("DecodeBase64", pad ? "DecodeBase64 padded" : "DecodeBase64")
+                     .Input(encoded)
+                     .Reference1([bytes](const auto&) { return bytes; })
+                     .Build());
+  }
+  c->push_back(OpCaseBuilder("DecodeBase64", "DecodeBase64 ignores unused low bits")
+                   .Input(Str({"YR", "YR==", "_-8", ""}))
+                   .Reference1([](const auto&) {
+                     return Str({"a", "a", "\xff\xef", ""});
+                   })
+                   .Build());
+}
+
+void AddHashes(std::vector<OpCase>* c) {
+  // TensorFlow 2.21's values (num_buckets 2^63 - 1 keeps nearly the whole fingerprint); the
+  // lengths reach every FarmHash branch (0-16, 17-32, 33-64, over 64 bytes).
+  const Tensor words = Str({"", "a", "hello", std::string(17, 'x'), std::string(33, 'x'),
+                            std::string(65, 'y'), std::string(200, 'z')});
+  c->push_back(OpCaseBuilder("StringToHashBucketFast", "StringToHashBucketFast TF values")
+                   .Int("num_buckets", 9223372036854775807)
+                   .Input(words)
+                   .Reference1([](const auto&) {
+                     return Make<int64_t>(
+                         {1936946117179621456, 3694432073954588132, 3786372426573024489,
+                          2082709914559524774, 3046993373088323128, 4023130470993650269,
+                          8728890208429024092},
+                         {7});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringToHashBucketFast", "StringToHashBucketFast 10 buckets")
+                   .Int("num_buckets", 10)
+                   .Input(Str({"", "a", "hello"}, Shape{3, 1}))
+                   .Reference1([](const auto&) {
+                     return Make<int64_t>({3, 9, 6}, {3, 1});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringToHashBucketStrong", "StringToHashBucketStrong TF values")
+                   .Int("num_buckets", 9223372036854775807)
+                   .IntList("key", {1, 2})
+                   .Input(Str({"", "a", "hello", std::string(100, 'z')}))
+                   .Reference1([](const auto&) {
+                     return Make<int64_t>({443797209252341628, 5158252350249958646,
+                                           2957200328589801622, 6906133569635578472},
+                                          {4});
+                   })
+                   .Build());
+  c->push_back(
+      OpCaseBuilder("StringToHashBucketStrong", "StringToHashBucketStrong negative key")
+          .Int("num_buckets", 9223372036854775807)
+          .IntList("key", {-1, -2})
+          .Input(Str({"a"}))
+          .Reference1([](const auto&) { return Make<int64_t>({1941128815117203887}, {1}); })
+          .Build());
+  c->push_back(OpCaseBuilder("StringToHashBucketFast", "StringToHashBucketFast large")
+                   .Int("num_buckets", 1000)
+                   .Input(Words(Shape{80, 100}, 4))
+                   .Build());
+}
+
+void AddText(std::vector<OpCase>* c) {
+  const Tensor words = Words(Shape{6, 7}, 1);
+  c->push_back(OpCaseBuilder("StringLength", "StringLength bytes")
+                   .Input(words)
+                   .Reference1(MapStrings<int32_t>(
+                       [](const std::string& s) { return static_cast<int32_t>(s.size()); }))
+                   .Build());
+  c->push_back(OpCaseBuilder("StringLength", "StringLength UTF8_CHAR")
+                   .String("unit", "UTF8_CHAR")
+                   .Input(Str({"", "abc", "h\xc3\xa9llo", "\xff\xfe", "a\xc3", "\xe2\x82"}))
+                   .Reference1([](const auto&) {
+                     return Make<int32_t>({0, 3, 5, 2, 2, 1}, {6});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringLower", "StringLower ASCII")
+                   .Input(words)
+                   .Reference1(MapStrings<std::string>([](std::string s) {
+                     for (char& ch : s)
+                       if (ch >= 'A' && ch <= 'Z') ch = static_cast<char>(ch + 32);
+                     return s;
+                   }))
+                   .Build());
+  c->push_back(OpCaseBuilder("StringUpper", "StringUpper ASCII leaves other bytes")
+                   .Input(Str({"abc\xc3\xa9\xff", "x1y"}))
+                   .Reference1([](const auto&) {
+                     return Str({"ABC\xc3\xa9\xff", "X1Y"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringUpper", "StringUpper utf-8 full case mapping")
+                   .String("encoding", "utf-8")
+                   .Input(Str({"stra\xc3\x9f"
+                               "e \xc7\x86 \xef\xac\x80",
+                               "a\xe2\x82"
+                               "b\xed\xa0\x80"}))
+                   .Reference1([](const auto&) {
+                     return Str({"STRASSE \xc7\x84 FF",
+                                 "A\xef\xbf\xbd"
+                                 "B\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"});
+                   })
+                   .Build());
+  c->push_back(
+      OpCaseBuilder("StringLower", "StringLower utf-8 final sigma")
+          .String("encoding", "utf-8")
+          .Input(Str({"\xce\x9f\xce\x94\xce\x9f\xce\xa3 \xce\xa3\xce\x91", "\xc4\xb0I"}))
+          .Reference1([](const auto&) {
+            return Str({"\xce\xbf\xce\xb4\xce\xbf\xcf\x82 \xcf\x83\xce\xb1", "i\xcc\x87i"});
+          })
+          .Build());
+  c->push_back(OpCaseBuilder("StringStrip")
+                   .Input(words)
+                   .Reference1(MapStrings<std::string>([](const std::string& s) {
+                     size_t b = 0, e = s.size();
+                     while (b < e && std::string(" \t\n\v\f\r").find(s[b]) != std::string::npos)
+                       ++b;
+                     while (e > b && std::string(" \t\n\v\f\r").find(s[e - 1]) != std::string::npos)
+                       --e;
+                     return s.substr(b, e - b);
+                   }))
+                   .Build());
+}
+
+void AddSubstr(std::vector<OpCase>* c) {
+  c->push_back(OpCaseBuilder("Substr", "Substr bytes, element-wise")
+                   .T(DType::kInt32)
+                   .Input(Str({"hello", "world", "hello", "hello"}))
+                   .Input(Make<int32_t>({1, 0, -2, 5}, {4}))
+                   .Input(Make<int32_t>({3, 100, 3, 2}, {4}))
+                   .Reference1([](const auto&) {
+                     return Str({"ell", "world", "lo", ""});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("Substr", "Substr negative len is the rest")
+                   .T(DType::kInt64)
+                   .Input(Str({"hello"}))
+                   .Input(Make<int64_t>({-3}, {1}))
+                   .Input(Make<int64_t>({-2}, {1}))
+                   .Reference1([](const auto&) { return Str({"llo"}); })
+                   .Build());
+  c->push_back(OpCaseBuilder("Substr", "Substr broadcast input against pos")
+                   .T(DType::kInt32)
+                   .Input(Str({"ab", "cd", "ef", "gh"}, Shape{2, 2}))
+                   .ConstInput(Make<int32_t>({0, 1}, {2}))
+                   .ConstInput(Make<int32_t>({1, 1}, {2}))
+                   .Reference1([](const auto&) {
+                     return Str({"a", "d", "e", "h"}, Shape{2, 2});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("Substr", "Substr scalar input, vector pos")
+                   .T(DType::kInt32)
+                   .Input(Tensor::StringScalar("abcdef"))
+                   .Input(Make<int32_t>({0, 1, 2}, {3}))
+                   .Input(Make<int32_t>({1, 2, 3}, {3}))
+                   .Reference1([](const auto&) {
+                     return Str({"a", "bc", "cde"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("Substr", "Substr UTF8_CHAR")
+                   .T(DType::kInt32)
+                   .String("unit", "UTF8_CHAR")
+                   .Input(Str({"h\xc3\xa9llo", "h\xc3\xa9llo", "h\xc3\xa9llo",
+                               "ab\xe2\x82\xac\x82\x82"
+                               "c"}))
+                   .Input(Make<int32_t>({1, -4, 5, -3}, {4}))
+                   .Input(Make<int32_t>({3, 2, 2, 2}, {4}))
+                   .Reference1([](const auto&) {
+                     return Str({"\xc3\xa9ll", "\xc3\xa9l", "", "b\xe2\x82\xac\x82\x82"});
+                   })
+                   .Build());
+}
+
+// The reference split: Python's str.split as TF's SplitV2 does it, written plainly.
+std::vector<std::string> RefSplit(const std::string& s, const std::string& sep, int64_t maxsplit) {
+  if (maxsplit == 0) return {s};
+  std::vector<std::string> out;
+  auto space = [](char ch) { return std::string(" \t\n\v\f\r").find(ch) != std::string::npos; };
+  size_t i = 0;
+  int64_t splits = 0;
+  if (sep.empty()) {
+    while (i < s.size() && space(s[i])) ++i;
+    while (i < s.size()) {
+      size_t j = i;
+      while (j < s.size() && !space(s[j])) ++j;
+      out.push_back(s.substr(i, j - i));
+      i = j;
+      while (i < s.size() && space(s[i])) ++i;
+      if (maxsplit > 0 && ++splits == maxsplit) {
+        out.push_back(s.substr(i));
+        return out;
+      }
+    }
+    return out;
+  }
+  while (true) {
+    size_t p = s.find(sep, i);
+    if (p == std::string::npos || (maxsplit > 0 && splits == maxsplit)) break;
+    out.push_back(s.substr(i, p - i));
+    i = p + sep.size();
+    ++splits;
+  }
+  out.push_back(s.substr(i));
+  return out;
+}
+
+void AddSplit(std::vector<OpCase>* c) {
+  struct Split {
+    Tensor input;
+    std::string sep;
+    int64_t maxsplit;
+  };
+  const std::vector<Split> splits = {
+      {Str({"a b  c", " x ", "", "  "}), "", -1},
+      {Str({"a,b,,c", ",", ""}), ",", -1},
+      {Str({"a,b,,c", "  a b c  "}), ",", 1},
+      {Str({"  a b  c  ", "a "}), "", 1},
+      {Str({" a b ", "a,b"}), "", 0},
+      {Str({"a<>b<>", "<><>"}), "<>", -1},
+      {Words(Shape{50}, 7), " ", -1},
+      {Str({}), "", -1},
+  };
+  for (const Split& sp : splits) {
+    const std::string sep = sp.sep;
+    const int64_t maxsplit = sp.maxsplit;
+    c->push_back(OpCaseBuilder("StringSplitV2", "StringSplitV2 sep '" + sep + "' maxsplit " +
+                                                    std::to_string(maxsplit) + " (" +
+                                                    sp.input.shape().ToString() + ")")
+                     .Int("maxsplit", maxsplit)
+                     .Input(sp.input)
+                     .Input(Tensor::StringScalar(sep))
+                     .Reference([sep, maxsplit](const std::vector<Tensor>& in) {
+                       std::vector<int64_t> idx;
+                       std::vector<std::string> values;
+                       int64_t widest = 0;
+                       for (int64_t i = 0; i < in[0].NumElements(); ++i) {
+                         auto parts = RefSplit(in[0].data<std::string>()[i], sep, maxsplit);
+                         widest = std::max<int64_t>(widest, static_cast<int64_t>(parts.size()));
+                         for (size_t j = 0; j < parts.size(); ++j) {
+                           idx.push_back(i);
+                           idx.push_back(static_cast<int64_t>(j));
+                           values.push_back(parts[j]);
+                         }
+                       }
+                       const int64_t n = static_cast<int64_t>(values.size());
+                       return std::vector<Tensor>{
+                           Make<int64_t>(idx, {n, 2}), Make<std::string>(values, {n}),
+                           Make<int64_t>({in[0].NumElements(), widest}, {2})};
+                     })
+                     .Build());
+  }
+}
+
+void AddUnicodeDecode(std::vector<OpCase>* c) {
+  c->push_back(OpCaseBuilder("UnicodeDecode", "UnicodeDecode UTF-8")
+                   .String("input_encoding", "UTF-8")
+                   .Input(Str({"h\xc3\xa9llo", "", "a\xe2\x82\xac\xf0\x9d\x84\x9e"}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{
+                         Make<int64_t>({0, 5, 5, 8}, {4}),
+                         Make<int32_t>({104, 233, 108, 108, 111, 97, 8364, 119070}, {8})};
+                   })
+                   .Build());
+  // Malformed input: one replacement per maximal malformed subpart (ICU), as TF gives.
+  const Tensor bad =
+      Str({"a\xff"
+           "b",
+           "\xc3", "\xe2\x82\xac\xe2\x82", "\xf0\x9d\x84", "\xed\xa0\x80", "\xc0\xaf"});
+  c->push_back(OpCaseBuilder("UnicodeDecode", "UnicodeDecode malformed, replace")
+                   .String("input_encoding", "UTF-8")
+                   .Input(bad)
+                   .Reference([](const auto&) {
+                     const int32_t r = 65533;
+                     return std::vector<Tensor>{
+                         Make<int64_t>({0, 3, 4, 6, 7, 10, 12}, {7}),
+                         Make<int32_t>({97, r, 98, r, 8364, r, r, r, r, r, r, r}, {12})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("UnicodeDecode", "UnicodeDecode malformed, ignore, int32 splits")
+                   .String("input_encoding", "UTF-8")
+                   .String("errors", "ignore")
+                   .Type("Tsplits", DType::kInt32)
+                   .Input(bad)
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{Make<int32_t>({0, 2, 2, 3, 3, 3, 3}, {7}),
+                                                Make<int32_t>({97, 98, 8364}, {3})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("UnicodeDecode", "UnicodeDecode control characters, UTF-16-BE")
+                   .String("input_encoding", "UTF-16-BE")
+                   .Bool("replace_control_characters", true)
+                   .Int("replacement_char", 63)
+                   .Input(Str({std::string("\0a\0\x01\x20\xac\0\x7f", 8)}, Shape{1, 1}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{Make<int64_t>({0, 4}, {2}),
+                                                Make<int32_t>({97, 63, 8364, 127}, {4})};
+                   })
+                   .Build());
+}
+
+void AddRegex(std::vector<OpCase>* c) {
+  c->push_back(OpCaseBuilder("RegexReplace", "RegexReplace global with groups")
+                   .Input(Str({"ab12cd34", "xyz"}))
+                   .Input(Tensor::StringScalar("(\\d)(\\d)"))
+                   .Input(Tensor::StringScalar("<\\2\\1>"))
+                   .Reference1([](const auto&) {
+                     return Str({"ab<21>cd<43>", "xyz"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("RegexReplace", "RegexReplace first only, constant pattern")
+                   .Bool("replace_global", false)
+                   .Input(Str({"aaa", "bab"}, Shape{2, 1}))
+                   .ConstInput(Tensor::StringScalar("a"))
+                   .ConstInput(Tensor::StringScalar("b"))
+                   .Reference1([](const auto&) {
+                     return Str({"baa", "bbb"}, Shape{2, 1});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StaticRegexReplace", "StaticRegexReplace empty matches")
+                   .String("pattern", "x*")
+                   .String("rewrite", "-")
+                   .Input(Str({"abc", ""}))
+                   .Reference1([](const auto&) {
+                     return Str({"-a-b-c-", "-"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StaticRegexReplace", "StaticRegexReplace UTF-8 aware")
+                   .String("pattern", ".")
+                   .String("rewrite", "x")
+                   .Input(Str({"h\xc3\xa9llo",
+                               "a\xff"
+                               "b"}))
+                   .Reference1([](const auto&) {
+                     return Str({"xxxxx", "x\xffx"});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StaticRegexFullMatch")
+                   .String("pattern", "abc|^s3://.*")
+                   .Input(Str({"abc", "abcd", "s3://bucket", ""}, Shape{2, 2}))
+                   .Reference1([](const auto&) {
+                     return Make<bool>({true, false, true, false}, {2, 2});
+                   })
+                   .Build());
+  const Tensor many = Words(Shape{40, 30}, 8);
+  c->push_back(OpCaseBuilder("StaticRegexReplace", "StaticRegexReplace large")
+                   .String("pattern", "[0-9]")
+                   .String("rewrite", "#")
+                   .Input(many)
+                   .Reference1(MapStrings<std::string>([](std::string s) {
+                     for (char& ch : s)
+                       if (ch >= '0' && ch <= '9') ch = '#';
+                     return s;
+                   }))
+                   .Build());
+}
+
+void AddFormatAndJoin(std::vector<OpCase>* c) {
+  const Tensor v = Make<int32_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9}, {10});
+  c->push_back(OpCaseBuilder("StringFormat", "StringFormat summarize 2")
+                   .TypeList("T", {DType::kInt32, DType::kFloat})
+                   .String("template", "a={} b={}")
+                   .String("placeholder", "{}")
+                   .Int("summarize", 2)
+                   .Input(v)
+                   .Input(Make<float>({0.5f, -1}, {2, 1}))
+                   .Reference1([](const auto&) {
+                     return Tensor::StringScalar("a=[0 1 ... 8 9] b=[[0.5]\n [-1]]");
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringJoin", "StringJoin scalars repeat")
+                   .Int("N", 3)
+                   .String("separator", "-")
+                   .Input(Str({"a", "b"}))
+                   .Input(Tensor::StringScalar("x"))
+                   .Input(Str({"1", "2"}))
+                   .Reference1([](const auto&) {
+                     return Str({"a-x-1", "b-x-2"});
+                   })
+                   .Build());
+}
+
+}  // namespace
+
+std::vector<OpCase> StringCases() {
+  std::vector<OpCase> c;
+  AddAsString(&c);
+  AddStringToNumber(&c);
+  AddBase64(&c);
+  AddHashes(&c);
+  AddText(&c);
+  AddSubstr(&c);
+  AddSplit(&c);
+  AddUnicodeDecode(&c);
+  AddRegex(&c);
+  AddFormatAndJoin(&c);
+  return c;
+}
+
+}  // namespace kiln::testing
