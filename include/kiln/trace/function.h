@@ -8,15 +8,15 @@
 // from a host random engine) happens only while tracing; graph ops (Print, variable
 // assignments, random ops) happen on every call.
 //
-// The cache key (B2, B3) is, per argument, the dtype and shape of a tensor argument or the
+// The cache key is, per argument, the dtype and shape of a tensor argument or the
 // value of a host argument (an integer, a floating-point number, a bool, a string or an enum):
 // f(1); f(2); f(1) traces twice, f(Tensor::Scalar(1)); f(Tensor::Scalar(2)) once.
 //
 // A Function given an input signature has exactly one concrete function; a call that does not
 // fit it is an InvalidArgument error naming the argument, the expected and the given spec, and
-// does not trace (B4). Every trace records why it happened (trace_log(), B6); a function traced
+// does not trace. Every trace records why it happened (trace_log()); a function traced
 // more than FunctionOptions::warn_after_traces times warns once, with the reasons and the fix.
-// SetRunFunctionsEagerly(true) runs every body op by op instead (B7).
+// SetRunFunctionsEagerly(true) runs every body op by op instead.
 #pragma once
 
 #include <concepts>
@@ -210,11 +210,11 @@ class ConcreteFunction {
   //       int32 Tensor, shape=()
   std::string PrettySignature() const;
 
-  // The graph as tf.Graph.as_graph_def() shows it (B22): one Placeholder per argument (captured
+  // The graph as tf.Graph.as_graph_def() shows it: one Placeholder per argument (captured
   // variables included), the body's nodes with GraphDef-style inputs ("node:1"), the library of
   // functions it calls, versions. Defined in graph_def.cc.
   tensorflow::GraphDef graph_def() const;
-  // graph_def() in protobuf text format (seed 004's print).
+  // graph_def() in protobuf text format (what the seed notes print).
   std::string GraphDefText() const;
   // graph_def().node_size(): what the seeds' measure_graph_size prints.
   int graph_num_nodes() const;

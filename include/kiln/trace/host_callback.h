@@ -1,5 +1,5 @@
 // HostCallback: C++ code that a traced graph runs on every call (tf.py_function's
-// counterpart, B11). Plain C++ in a body runs only while tracing; a host callback is an op
+// counterpart). Plain C++ in a body runs only while tracing; a host callback is an op
 // (TensorFlow's EagerPyFunc) that calls `fn` each time the graph runs, with the inputs'
 // values. Eagerly (not tracing, or under SetRunFunctionsEagerly) it calls `fn` at once.
 //
