@@ -122,14 +122,14 @@ class [[nodiscard]] Result {
 
 #define KILN_RETURN_IF_ERROR(expr)               \
   do {                                           \
-    const ::kiln::Status& kiln_status_ = (expr);        \
+    const ::kiln::Status& kiln_status_ = (expr); \
     if (!kiln_status_.ok()) return kiln_status_; \
   } while (0)
 
 // Adds "<context>: " in front of the message of a failing expression.
 #define KILN_RETURN_IF_ERROR_CTX(expr, ...)                                   \
   do {                                                                        \
-    const ::kiln::Status& kiln_status_ = (expr);                                     \
+    const ::kiln::Status& kiln_status_ = (expr);                              \
     if (!kiln_status_.ok())                                                   \
       return kiln_status_.WithContext(::kiln::internal::StrCat(__VA_ARGS__)); \
   } while (0)
