@@ -6,7 +6,6 @@
 #include <iostream>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/control_flow.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

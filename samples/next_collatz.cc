@@ -6,8 +6,6 @@
 #include <iostream>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/extra_ops.h"
-#include "kiln/trace/math_ops.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

@@ -8,7 +8,6 @@
 #include <random>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/random.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

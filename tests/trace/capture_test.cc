@@ -8,9 +8,6 @@
 #include <vector>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/extra_ops.h"
-#include "kiln/trace/host_callback.h"
-#include "kiln/trace/random.h"
 #include "kiln/trace/trace.h"
 #include "tensorflow/framework.pb.h"
 #include "trace/trace_test_util.h"

@@ -6,8 +6,6 @@
 #include <string>
 #include <vector>
 
-#include "kiln/trace/extra_ops.h"
-#include "kiln/trace/math_ops.h"
 #include "kiln/trace/trace.h"
 #include "trace/trace_test_util.h"
 
