@@ -15,12 +15,13 @@
 #include "kiln/core/dtype.h"
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
+#include "kiln/exec/host_callback.h"
 #include "kiln/trace/value.h"
 
 namespace kiln::trace {
 
-using HostCallbackFn =
-    std::function<Status(std::span<const Tensor> inputs, std::vector<Tensor>* outputs)>;
+// The runtime's callback type (kiln/exec/host_callback.h): fills one tensor per output.
+using HostCallbackFn = exec::HostCallbackFn;
 
 // Calls `fn(inputs)` on every run; `fn` must return one tensor per entry of `output_dtypes`.
 // `name` names it in messages and in the node ("side_effect").
