@@ -11,13 +11,15 @@ std::string KeyList(std::span<const SignatureArg> args) {
   return s.empty() ? "none" : s;
 }
 
-Status CheckTensor(const std::string& what, const TensorSpec& spec, const Tensor& t) {
-  if (!t.IsInitialized()) return InvalidArgument(what, ": tensor is not initialized");
+// Error messages only: the caller adds which input (on the error path, so a run that fits does
+// no string work).
+Status CheckTensor(const TensorSpec& spec, const Tensor& t) {
+  if (!t.IsInitialized()) return InvalidArgument("tensor is not initialized");
   if (t.dtype() != spec.dtype)
-    return InvalidArgument(what, ": expected dtype ", DTypeShortName(spec.dtype), " (",
+    return InvalidArgument("expected dtype ", DTypeShortName(spec.dtype), " (",
                            DTypeEnumName(spec.dtype), "), got ", DTypeShortName(t.dtype()));
   if (!spec.shape.IsCompatibleWith(t.shape()))
-    return InvalidArgument(what, ": expected shape ", spec.shape.ToPythonString(), ", got ",
+    return InvalidArgument("expected shape ", spec.shape.ToPythonString(), ", got ",
                            t.shape().ToString(),
                            spec.shape.rank() != t.rank() && spec.shape.rank() >= 0
                                ? " (rank " + std::to_string(t.rank()) + " instead of " +
@@ -60,8 +62,8 @@ Status Signature::RunFlat(std::span<const Tensor> inputs, std::vector<Tensor>* o
                            KeyList(inputs_), "), got ", inputs.size());
   std::vector<Tensor> args(num_function_args_);
   for (size_t i = 0; i < inputs.size(); ++i) {
-    KILN_RETURN_IF_ERROR(CheckTensor("signature '" + name_ + "' input '" + inputs_[i].key + "'",
-                                     inputs_[i].spec, inputs[i]));
+    KILN_RETURN_IF_ERROR_CTX(CheckTensor(inputs_[i].spec, inputs[i]), "signature '", name_,
+                             "' input '", inputs_[i].key, "'");
     args[input_to_arg_[i]] = inputs[i];
   }
   const size_t n_user = inputs_.size();
