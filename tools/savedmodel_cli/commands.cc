@@ -1,0 +1,32 @@
+#include "commands.h"
+
+namespace kiln::cli {
+namespace {
+
+constexpr char kShowHelp[] =
+    "Shows what a SavedModel holds, as TensorFlow's saved_model_cli show prints it.\n"
+    "  show --dir D                      the tag-sets\n"
+    "  show --dir D --tag_set serve      the SignatureDef keys of that MetaGraphDef\n"
+    "  show --dir D --tag_set serve --signature_def serving_default\n"
+    "                                    the inputs and outputs of one signature\n"
+    "  show --dir D --all                everything, with the ops and restored functions\n"
+    "Add --json for the same facts as JSON (docs/cli.md).\n"
+    "  show --dir D --signature_def K --graph dot|svg [--output F]\n"
+    "                                    draw the function graph signature K runs";
+
+constexpr char kRunHelp[] =
+    "Runs a signature of a SavedModel and prints each output as numpy prints it.\n"
+    "  run --dir D --tag_set serve --signature_def serving_default \\\n"
+    "      --inputs 'x=in.npy;y=in.npz[name]' --input_exprs 'a=5.0;b=[[1,2],[3,4]]' \\\n"
+    "      [--outdir OUT [--overwrite]]";
+
+constexpr Subcommand kSubcommands[] = {
+    {"show", kShowHelp, &SetupShowCommand, &RunShowCommand},
+    {"run", kRunHelp, &SetupRunCommand, &RunRunCommand},
+};
+
+}  // namespace
+
+std::span<const Subcommand> Subcommands() { return kSubcommands; }
+
+}  // namespace kiln::cli
