@@ -125,7 +125,7 @@ def test_tf1_session_loader_runs_ours_and_saves_through_the_saver_def(ours, name
         mg = tf.compat.v1.saved_model.loader.load(sess, ["serve"], str(d))
         # Saved before running the signature, which may assign variables (DemoModule's does).
         sd = mg.saver_def
-        prefix = str(tmp_path / "ckpt" / "ckpt")
+        prefix = str(tmp_path / "ckpt")
         sess.run(sd.save_tensor_name, {sd.filename_tensor_name: prefix})
         sig = mg.signature_def["serving_default"]
         feed = {sig.inputs[k].name: np.load(v) for k, v in inputs.items()}
