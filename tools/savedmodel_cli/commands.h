@@ -35,5 +35,7 @@ std::unique_ptr<CommandArgs> SetupShowCommand(CLI::App& cmd);
 Status RunShowCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 std::unique_ptr<CommandArgs> SetupRunCommand(CLI::App& cmd);
 Status RunRunCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+std::unique_ptr<CommandArgs> SetupBenchCommand(CLI::App& cmd);
+Status RunBenchCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace kiln::cli

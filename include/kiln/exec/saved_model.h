@@ -34,6 +34,9 @@ namespace kiln::exec {
 
 struct LoadOptions {
   std::vector<std::string> tags = {"serve"};
+  // Threads the engine may use for intra-op parallelism (one op's work split across cores),
+  // like TF's intra_op_parallelism_threads and ORT's intra_op_num_threads. 0: all cores.
+  int num_threads = 0;
 };
 
 // One named input or output of a signature.
