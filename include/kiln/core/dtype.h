@@ -1,6 +1,7 @@
 // Element types, numbered as TensorFlow's DataType enum so protos convert by value.
 #pragma once
 
+#include <array>
 #include <complex>
 #include <cstddef>
 #include <cstdint>
@@ -76,16 +77,23 @@ struct DTypeTraits {
   bool floating_point = false, integer = false, is_signed = false, complex = false,
        quantized = false, pod = false, handle = false;
 };
-constexpr DTypeTraits TraitsOf(DType t) {
-  switch (t) {
+
+namespace internal {
+// The columns by TF number (every number in the list is below 32).
+inline constexpr std::array<DTypeTraits, 32> kDTypeTraits = [] {
+  std::array<DTypeTraits, 32> traits{};
 #define KILN_X(e, n, T, tf, py, fp, integer, sign, cplx, quant, pod, handle) \
-  case DType::e:                                                             \
-    return {bool(fp), bool(integer), bool(sign), bool(cplx), bool(quant), bool(pod), bool(handle)};
-    KILN_DTYPES(KILN_X)
+  traits[n] = {bool(fp),    bool(integer), bool(sign),  bool(cplx),          \
+               bool(quant), bool(pod),     bool(handle)};
+  KILN_DTYPES(KILN_X)
 #undef KILN_X
-    default:
-      return {};
-  }
+  return traits;
+}();
+}  // namespace internal
+
+constexpr DTypeTraits TraitsOf(DType t) {
+  const auto n = static_cast<size_t>(t);
+  return n < internal::kDTypeTraits.size() ? internal::kDTypeTraits[n] : DTypeTraits{};
 }
 
 // half, bfloat16, float32, float64 (TF's DataTypeIsFloating).
