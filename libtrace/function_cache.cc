@@ -443,11 +443,11 @@ Result<const ConcreteFunction*> Function::Trace(std::vector<BoundArg> key) {
   std::vector<TensorSpec> arg_specs;
   for (const ArgSpec& a : concrete->inputs_) arg_specs.push_back(a.spec());
   for (size_t i = 0; i < concrete->captures_.size(); ++i) arg_specs.push_back(ResourceSpec());
-  exec::FunctionLibrary library(*concrete->library_);
-  KILN_ASSIGN_OR_RETURN_CTX(
-      concrete->prepared_,
-      exec::PreparedFunction::Prepare(concrete->function_def(), library, arg_specs), context,
-      ": preparing the traced graph");
+  concrete->exec_library_ = std::make_unique<exec::FunctionLibrary>(*concrete->library_);
+  KILN_ASSIGN_OR_RETURN_CTX(concrete->prepared_,
+                            exec::PreparedFunction::Prepare(concrete->function_def(),
+                                                            *concrete->exec_library_, arg_specs),
+                            context, ": preparing the traced graph");
   concretes_.push_back(std::move(concrete));
   log_.push_back(TraceRecord{trace_index, fname, std::move(reasons)});
   MaybeWarn();

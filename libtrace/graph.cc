@@ -9,6 +9,7 @@
 
 #include "kiln/core/proto_convert.h"
 #include "kiln/exec/executor.h"
+#include "kiln/exec/op_runner.h"
 
 namespace kiln::trace::internal {
 namespace {
@@ -532,39 +533,7 @@ Result<tensorflow::FunctionDef> Graph::Finish(const Values& outputs,
 
 Result<std::vector<Tensor>> RunEagerOp(std::string_view op, std::string_view node_name,
                                        const AttrMap& attrs, std::span<const Tensor> inputs) {
-  const exec::OpDefinition* def = exec::FindOp(op);
-  if (def == nullptr) return Unimplemented("op '", op, "' is not in kiln's op table");
-  exec::ComputeFn compute = exec::FindCpuKernel(op);
-  if (compute == nullptr) return Unimplemented("op '", op, "' has no CPU kernel");
-
-  exec::PrepareContext ctx;
-  ctx.node_name = node_name;
-  ctx.op = def->name;
-  ctx.attrs = exec::AttrReader(&attrs);
-  for (const Tensor& t : inputs) {
-    ctx.inputs.push_back(TensorSpec{t.dtype(), PartialShape(t.shape())});
-    ctx.constant_inputs.push_back(&t);
-  }
-  KILN_RETURN_IF_ERROR(def->prepare(ctx));
-
-  const int n_in = static_cast<int>(inputs.size());
-  const int n_out = static_cast<int>(ctx.outputs.size());
-  std::vector<Tensor> frame(n_in + n_out);
-  std::copy(inputs.begin(), inputs.end(), frame.begin());
-  std::vector<int32_t> in(n_in), out(n_out);
-  std::iota(in.begin(), in.end(), 0);
-  std::iota(out.begin(), out.end(), n_in);
-  exec::RunEnv env{&exec::DefaultPrintSink()};
-  exec::KernelContext kctx(frame.data(), in.data(), n_in, out.data(), n_out, ctx.state.get(),
-                           node_name, &env);
-  KILN_RETURN_IF_ERROR(compute(kctx));
-  std::vector<Tensor> results(frame.begin() + n_in, frame.end());
-  for (int i = 0; i < n_out; ++i) {
-    if (!results[i].IsInitialized()) {
-      return Internal("op '", op, "' left output ", i, " unset");
-    }
-  }
-  return results;
+  return exec::RunSingleOp(op, node_name, attrs, inputs);
 }
 
 }  // namespace kiln::trace::internal

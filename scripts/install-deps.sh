@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need. Idempotent: skips what is present.
 set -euo pipefail
-PKGS=(cmake g++ make pkg-config ccache clang clang-format clang-tidy libclang-rt-14-dev
+PKGS=(cmake g++ make pkg-config ccache clang clang-format clang-tidy libclang-rt-14-dev libdnnl-dev
       libprotobuf-dev protobuf-compiler
       libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev zlib1g-dev
       python3 python3-venv)

@@ -36,7 +36,24 @@ size_t ElementStorage(DType t) {
   }
 }
 
+class HeapAllocator final : public Allocator {
+ public:
+  void* Allocate(size_t bytes) override {
+    return ::operator new(AlignedBytes(bytes == 0 ? 1 : bytes), std::align_val_t(kTensorAlignment),
+                          std::nothrow);
+  }
+  void Deallocate(void* ptr, size_t) override {
+    ::operator delete(ptr, std::align_val_t(kTensorAlignment));
+  }
+  std::string_view Name() const override { return "cpu"; }
+};
+
 }  // namespace
+
+Allocator* CpuAllocator() {
+  static HeapAllocator allocator;
+  return &allocator;
+}
 
 TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements)
     : dtype_(dtype), num_elements_(num_elements) {
@@ -44,9 +61,35 @@ TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements)
   if (DTypeIsPod(dtype) && bytes_ <= kInlineBytes) {
     data_ = inline_;
   } else {
-    size_t alloc = (bytes_ + kAlignment - 1) / kAlignment * kAlignment;
-    data_ = ::operator new(alloc == 0 ? kAlignment : alloc, std::align_val_t(kAlignment));
+    allocator_ = CpuAllocator();
+    data_ = allocator_->Allocate(bytes_);
+    if (data_ == nullptr) {
+      std::fprintf(stderr, "kiln: out of memory allocating %zu bytes for a tensor\n", bytes_);
+      std::abort();
+    }
   }
+  ConstructElements(/*zero_pod=*/true);
+}
+
+TensorBuffer::TensorBuffer(Allocator* allocator, DType dtype, int64_t num_elements)
+    : dtype_(dtype), num_elements_(num_elements), allocator_(allocator) {
+  bytes_ = static_cast<size_t>(num_elements) * ElementStorage(dtype);
+  data_ = allocator_->Allocate(bytes_);
+  if (data_ != nullptr) ConstructElements(/*zero_pod=*/false);
+}
+
+TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements, void* data,
+                           std::shared_ptr<const void> owner, bool transient)
+    : dtype_(dtype),
+      transient_(transient),
+      num_elements_(num_elements),
+      bytes_(static_cast<size_t>(num_elements) * DTypeSize(dtype)),
+      data_(data),
+      owner_(std::move(owner)) {
+  KILN_DCHECK(DTypeIsPod(dtype));
+}
+
+void TensorBuffer::ConstructElements(bool zero_pod) {
   switch (dtype_) {
     case DType::kString:
       ConstructAll<std::string>(data_, num_elements_);
@@ -58,11 +101,12 @@ TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements)
       ConstructAll<std::shared_ptr<const VariantBase>>(data_, num_elements_);
       break;
     default:
-      std::memset(data_, 0, bytes_);
+      if (zero_pod && bytes_ > 0) std::memset(data_, 0, bytes_);
   }
 }
 
 TensorBuffer::~TensorBuffer() {
+  if (data_ == nullptr) return;
   switch (dtype_) {
     case DType::kString:
       DestroyAll<std::string>(data_, num_elements_);
@@ -76,7 +120,7 @@ TensorBuffer::~TensorBuffer() {
     default:
       break;
   }
-  if (data_ != inline_) ::operator delete(data_, std::align_val_t(kAlignment));
+  if (allocator_ != nullptr) allocator_->Deallocate(data_, bytes_);
 }
 
 Tensor::Tensor(DType dtype, const Shape& shape)
@@ -84,9 +128,34 @@ Tensor::Tensor(DType dtype, const Shape& shape)
       shape_(shape),
       buffer_(std::make_shared<TensorBuffer>(dtype, shape.num_elements())) {}
 
+Tensor::Tensor(DType dtype, const Shape& shape, std::shared_ptr<TensorBuffer> buffer)
+    : dtype_(dtype), shape_(shape), buffer_(std::move(buffer)) {
+  KILN_DCHECK(buffer_ == nullptr ||
+              static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype) <= buffer_->bytes() ||
+              !DTypeIsPod(dtype));
+}
+
+Result<Tensor> Tensor::Allocate(Allocator* allocator, DType dtype, const Shape& shape) {
+  auto buffer = std::make_shared<TensorBuffer>(allocator, dtype, shape.num_elements());
+  if (!buffer->ok())
+    return ResourceExhausted("out of memory on ", allocator->Name(), ": ", buffer->bytes(),
+                             " bytes for a ", DTypeShortName(dtype), " tensor of shape ",
+                             shape.ToString());
+  return Tensor(dtype, shape, std::move(buffer));
+}
+
 Tensor Tensor::Reshaped(const Shape& shape) const {
   KILN_DCHECK(shape.num_elements() == NumElements());
   Tensor t = *this;
+  t.shape_ = shape;
+  return t;
+}
+
+Tensor Tensor::BufferAs(DType dtype, const Shape& shape) const {
+  KILN_DCHECK(DTypeIsPod(dtype) &&
+              static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype) == ByteSize());
+  Tensor t = *this;
+  t.dtype_ = dtype;
   t.shape_ = shape;
   return t;
 }

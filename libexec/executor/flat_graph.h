@@ -2,12 +2,14 @@
 // plain nodes with resolved edges. Built once per prepare; never seen at run time.
 #pragma once
 
+#include <deque>
 #include <string>
 #include <vector>
 
 #include "kiln/core/status.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_table.h"
+#include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
 
@@ -20,6 +22,7 @@ struct FlatNode {
   std::string name;  // scoped: "call_node/inner_node" for inlined bodies
   std::string op;    // "_Arg" for function arguments
   const ProtoAttrMap* attrs = nullptr;
+  const Tensor* value = nullptr;  // a constant made by a graph rewrite (op "Const")
   std::vector<Edge> inputs;
   std::vector<int> control_inputs;
   int arg_index = -1;                 // for _Arg
@@ -31,6 +34,9 @@ struct FlatGraph {
   std::vector<FlatNode> nodes;
   std::vector<Edge> outputs;  // one per FunctionDef output arg
   std::vector<int> keep;      // control_ret nodes: run even if no output needs them
+  // Storage of what rewrites add (nodes point into these; deques keep addresses stable).
+  std::deque<ProtoAttrMap> owned_attrs;
+  std::deque<Tensor> owned_values;
 };
 
 // Imports `fdef`, inlining PartitionedCall/StatefulPartitionedCall and direct calls of

@@ -1,8 +1,21 @@
-// Turns a FunctionDef into a flat schedule (see executor.h) and runs it.
+// Turns a FunctionDef into a flat schedule (see executor.h). The phases, in order:
+//   ResolveArgSpecs   the caller's specs refined by the declared types and _input_shapes
+//   FlattenFunction   calls inlined into one graph (flat_graph.cc)
+//   MarkLive          what outputs, control outputs and side effects need
+//   TopologicalOrder  program order where no edge decides
+//   PrepareNodes      every node's Prepare; constants materialised and folded; steps built
+//   BindOutputs       output slots and their specs
+//   PlanReleases      each slot released after its last use; dying inputs marked
+//   PlanArena         the memory plan (memory_plan.cc)
 #include <algorithm>
+#include <numeric>
+#include <optional>
 #include <queue>
 
+#include "executor/execution_state.h"
 #include "executor/flat_graph.h"
+#include "executor/fusion.h"
+#include "executor/memory_plan.h"
 #include "kiln/core/proto_convert.h"
 #include "kiln/exec/executor.h"
 #include "tensorflow/framework.pb.h"
@@ -15,141 +28,281 @@ bool IsForwardingOp(std::string_view op) {
   return op == "Identity" || op == "IdentityN" || op == "StopGradient" || op == "Snapshot";
 }
 
-Status CheckArg(const TensorSpec& spec, const Tensor& t, int i, const std::string& name,
-                const std::string& fn) {
-  if (t.dtype() != spec.dtype)
-    return InvalidArgument("function '", fn, "': argument #", i, " '", name, "' expected dtype ",
-                           DTypeShortName(spec.dtype), ", got ", DTypeShortName(t.dtype()));
-  if (!spec.shape.IsCompatibleWith(t.shape()))
-    return InvalidArgument("function '", fn, "': argument #", i, " '", name, "' expected shape ",
-                           spec.shape.ToPythonString(), ", got ", t.shape().ToString());
-  return OkStatus();
-}
+// Folded values larger than this stay computed at run time: memory over a cheap op.
+constexpr size_t kMaxFoldedBytes = 1 << 18;
 
 }  // namespace
 
 class FunctionCompiler {
  public:
-  static Result<std::shared_ptr<const PreparedFunction>> Compile(
-      const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
-      std::span<const TensorSpec> arg_specs, const PrepareOptions& options) {
-    const auto& sig = fdef.signature();
-    const std::string& fname = sig.name();
-    if (arg_specs.size() != static_cast<size_t>(sig.input_arg_size()))
-      return InvalidArgument("function '", fname, "' has ", sig.input_arg_size(),
-                             " arguments; prepare was given ", arg_specs.size(), " specs");
-    auto pf = std::shared_ptr<PreparedFunction>(new PreparedFunction());
-    pf->name_ = fname;
+  FunctionCompiler(const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
+                   const PrepareOptions& options)
+      : fdef_(fdef), library_(library), options_(options), fname_(fdef.signature().name()) {}
 
-    // Argument specs: the caller's, refined by the declared type and _input_shapes.
+  Result<std::shared_ptr<const PreparedFunction>> Compile(std::span<const TensorSpec> arg_specs) {
+    pf_ = std::shared_ptr<PreparedFunction>(new PreparedFunction());
+    pf_->name_ = fname_;
+    pf_->fdef_ = &fdef_;
+    pf_->library_ = &library_;
+    pf_->options_ = options_;
+    KILN_RETURN_IF_ERROR(ResolveArgSpecs(arg_specs));
+    KILN_ASSIGN_OR_RETURN(graph_, FlattenFunction(fdef_, library_));
+    MarkLive();
+    KILN_RETURN_IF_ERROR(TopologicalOrder());
+    if (options_.fuse && HasFusableNodes()) {
+      // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
+      // the fused graph for real.
+      KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+      const int fused = FuseGraph(&graph_, Facts(), live_);
+      ResetPrepared();
+      pf_->stats_.fused = fused;
+      if (fused > 0) {
+        MarkLive();
+        order_.clear();
+        KILN_RETURN_IF_ERROR(TopologicalOrder());
+      }
+    }
+    KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
+    KILN_RETURN_IF_ERROR(BindOutputs());
+    PlanReleases();
+    if (options_.plan_memory) PlanArena();
+    PlanStats& st = pf_->stats_;
+    st.steps = static_cast<int>(pf_->steps_.size());
+    st.constants = static_cast<int>(pf_->constants_.size());
+    st.slots = pf_->num_slots_;
+    return std::shared_ptr<const PreparedFunction>(std::move(pf_));
+  }
+
+ private:
+  Status ResolveArgSpecs(std::span<const TensorSpec> arg_specs) {
+    const auto& sig = fdef_.signature();
+    if (arg_specs.size() != static_cast<size_t>(sig.input_arg_size()))
+      return InvalidArgument("function '", fname_, "' has ", sig.input_arg_size(),
+                             " arguments; prepare was given ", arg_specs.size(), " specs");
     const tensorflow::AttrValue* input_shapes = nullptr;
-    if (auto it = fdef.attr().find("_input_shapes"); it != fdef.attr().end())
+    if (auto it = fdef_.attr().find("_input_shapes"); it != fdef_.attr().end())
       input_shapes = &it->second;
+    bool fully_known = true;
     for (int i = 0; i < sig.input_arg_size(); ++i) {
       const auto& a = sig.input_arg(i);
       TensorSpec spec = arg_specs[i];
       KILN_ASSIGN_OR_RETURN(DType declared, DTypeFromProto(a.type()));
       if (declared != DType::kInvalid) {
         if (spec.dtype != DType::kInvalid && spec.dtype != declared)
-          return InvalidArgument("function '", fname, "': argument '", a.name(), "' is declared ",
+          return InvalidArgument("function '", fname_, "': argument '", a.name(), "' is declared ",
                                  DTypeShortName(declared), ", prepared as ",
                                  DTypeShortName(spec.dtype));
         spec.dtype = declared;
       }
       if (spec.dtype == DType::kInvalid)
-        return InvalidArgument("function '", fname, "': argument '", a.name(),
+        return InvalidArgument("function '", fname_, "': argument '", a.name(),
                                "' has no concrete dtype");
       if (spec.shape.unknown_rank() && input_shapes && input_shapes->has_list() &&
           i < input_shapes->list().shape_size() && spec.dtype != DType::kResource) {
         auto s = PartialShapeFromProto(input_shapes->list().shape(i));
         if (s.ok()) spec.shape = *s;
       }
-      pf->arg_names_.push_back(a.name());
-      pf->arg_specs_.push_back(spec);
+      if (DTypeIsPod(spec.dtype) || spec.dtype == DType::kString)
+        fully_known &= spec.shape.IsFullyDefined();
+      pf_->arg_names_.push_back(a.name());
+      pf_->arg_specs_.push_back(spec);
     }
-    for (const auto& o : sig.output_arg()) pf->output_names_.push_back(o.name());
+    pf_->shapes_fully_known_ = fully_known;
+    for (const auto& o : sig.output_arg()) pf_->output_names_.push_back(o.name());
+    return OkStatus();
+  }
 
-    KILN_ASSIGN_OR_RETURN(FlatGraph g, FlattenFunction(fdef, library));
-    const int n = static_cast<int>(g.nodes.size());
-
-    // Liveness: what outputs, kept nodes and stateful ops need (non-strict semantics).
-    std::vector<char> live(n, options.prune ? 0 : 1);
-    if (options.prune) {
+  // Liveness: what outputs, kept nodes and stateful ops need (non-strict semantics).
+  void MarkLive() {
+    const int n = static_cast<int>(graph_.nodes.size());
+    live_.assign(n, options_.prune ? 0 : 1);
+    if (options_.prune) {
       std::vector<int> stack;
-      for (const Edge& e : g.outputs) stack.push_back(e.node);
-      for (int k : g.keep) stack.push_back(k);
-      for (int i = 0; i < n && options.keep_stateful; ++i)
-        if (g.nodes[i].stateful) stack.push_back(i);
+      for (const Edge& e : graph_.outputs) stack.push_back(e.node);
+      for (int k : graph_.keep) stack.push_back(k);
+      for (int i = 0; i < n && options_.keep_stateful; ++i)
+        if (graph_.nodes[i].stateful) stack.push_back(i);
       while (!stack.empty()) {
         int v = stack.back();
         stack.pop_back();
-        if (live[v]) continue;
-        live[v] = 1;
-        for (const Edge& e : g.nodes[v].inputs) stack.push_back(e.node);
-        for (int c : g.nodes[v].control_inputs) stack.push_back(c);
+        if (live_[v]) continue;
+        live_[v] = 1;
+        for (const Edge& e : graph_.nodes[v].inputs) stack.push_back(e.node);
+        for (int c : graph_.nodes[v].control_inputs) stack.push_back(c);
       }
     }
-    for (int i = 0; i < sig.input_arg_size(); ++i) live[i] = 1;
+    for (int i = 0; i < fdef_.signature().input_arg_size(); ++i) live_[i] = 1;
+  }
 
-    // Topological order over live nodes; ties broken by creation order, which follows the
-    // program order of the body.
+  // Topological order over live nodes; ties broken by creation order, which follows the
+  // program order of the body.
+  Status TopologicalOrder() {
+    const int n = static_cast<int>(graph_.nodes.size());
     std::vector<int> indegree(n, 0);
     std::vector<std::vector<int>> consumers(n);
     for (int v = 0; v < n; ++v) {
-      if (!live[v]) continue;
+      if (!live_[v]) continue;
       auto add = [&](int src) {
         consumers[src].push_back(v);
         ++indegree[v];
       };
-      for (const Edge& e : g.nodes[v].inputs) add(e.node);
-      for (int c : g.nodes[v].control_inputs) add(c);
+      for (const Edge& e : graph_.nodes[v].inputs) add(e.node);
+      for (int c : graph_.nodes[v].control_inputs) add(c);
     }
     std::priority_queue<int, std::vector<int>, std::greater<>> ready;
     for (int v = 0; v < n; ++v)
-      if (live[v] && indegree[v] == 0) ready.push(v);
-    std::vector<int> order;
+      if (live_[v] && indegree[v] == 0) ready.push(v);
     while (!ready.empty()) {
       int v = ready.top();
       ready.pop();
-      order.push_back(v);
+      order_.push_back(v);
       for (int c : consumers[v])
         if (--indegree[c] == 0) ready.push(c);
     }
-    int live_count = static_cast<int>(std::count(live.begin(), live.end(), 1));
-    if (static_cast<int>(order.size()) != live_count)
-      return InvalidArgument("function '", fname, "': the body has a cycle");
+    const int live_count = static_cast<int>(std::count(live_.begin(), live_.end(), 1));
+    if (static_cast<int>(order_.size()) != live_count)
+      return InvalidArgument("function '", fname_, "': the body has a cycle");
+    return OkStatus();
+  }
 
-    // Prepare every node in order, assigning slots.
-    std::vector<std::vector<int32_t>> out_slots(n);
-    std::vector<std::vector<TensorSpec>> out_specs(n);
-    std::vector<std::vector<const Tensor*>> out_consts(n);
-    std::vector<std::shared_ptr<Tensor>> const_storage;
-    int32_t next_slot = 0;
-    for (int v : order) {
-      FlatNode& node = g.nodes[v];
+  int32_t NewSlot(const TensorSpec& spec) {
+    slot_specs_.push_back(spec);
+    return pf_->num_slots_++;
+  }
+
+  int32_t AddConstant(const Tensor& value) {
+    const int32_t slot = NewSlot(TensorSpec{value.dtype(), PartialShape(value.shape())});
+    pf_->constants_.emplace_back(slot, value);
+    const_storage_.push_back(std::make_shared<Tensor>(value));
+    const_value_.resize(pf_->num_slots_, nullptr);
+    const_value_[slot] = const_storage_.back().get();
+    return slot;
+  }
+
+  // A constant of the function (materialised in every frame).
+  const Tensor* ConstantOf(int32_t slot) const {
+    return slot < static_cast<int32_t>(const_value_.size()) ? const_value_[slot] : nullptr;
+  }
+  // A value known at prepare time: a constant, or a known argument.
+  const Tensor* KnownValueOf(int32_t slot) const {
+    if (const Tensor* c = ConstantOf(slot)) return c;
+    return slot < static_cast<int32_t>(known_value_.size()) ? known_value_[slot] : nullptr;
+  }
+
+  // Runs a prepared node at prepare time when every input is known; nullopt when it cannot
+  // or should not be folded (TF's constant folding also leaves failing nodes to run time).
+  std::optional<std::vector<Tensor>> TryFold(const FlatNode& node, const PrepareContext& ctx,
+                                             ComputeFn compute, const std::vector<int32_t>& in) {
+    if (!options_.fold_constants || node.stateful || node.def == nullptr ||
+        (node.def->flags & kOpStateful) != 0)
+      return std::nullopt;
+    std::vector<Tensor> slots;
+    for (int32_t s : in) {
+      const Tensor* c = KnownValueOf(s);
+      if (c == nullptr) return std::nullopt;
+      slots.push_back(*c);
+    }
+    size_t in_bytes = 0;
+    for (const Tensor& t : slots) in_bytes += t.ByteSize();
+    for (const TensorSpec& spec : ctx.outputs) {
+      if (!spec.shape.IsFullyDefined() || (!DTypeIsPod(spec.dtype) && spec.dtype != DType::kString))
+        return std::nullopt;
+      const size_t bytes = static_cast<size_t>(spec.shape.ToShape()->num_elements()) *
+                           std::max<size_t>(1, DTypeSize(spec.dtype));
+      if (bytes > kMaxFoldedBytes && bytes > in_bytes) return std::nullopt;
+    }
+    const int n_in = static_cast<int>(slots.size());
+    const int n_out = static_cast<int>(ctx.outputs.size());
+    slots.resize(n_in + n_out);
+    std::vector<int32_t> ins(n_in), outs(n_out);
+    std::iota(ins.begin(), ins.end(), 0);
+    std::iota(outs.begin(), outs.end(), n_in);
+    std::vector<DType> out_dtypes;
+    for (const TensorSpec& spec : ctx.outputs) out_dtypes.push_back(spec.dtype);
+    ScratchArena scratch;
+    RunEnv env{&DefaultPrintSink(), &DefaultThreadPool()};
+    ExecutionFrame frame{slots.data(), nullptr, CpuAllocator(), &scratch, &env};
+    StepIo io{ins.data(),        n_in, outs.data(),     n_out,
+              out_dtypes.data(), 0,    ctx.state.get(), node.name};
+    if (!compute(KernelContext(frame, io)).ok()) return std::nullopt;
+    std::vector<Tensor> result(slots.begin() + n_in, slots.end());
+    for (int i = 0; i < n_out; ++i)
+      if (!result[i].IsInitialized() || result[i].dtype() != ctx.outputs[i].dtype)
+        return std::nullopt;
+    return result;
+  }
+
+  bool HasFusableNodes() const {
+    for (size_t v = 0; v < graph_.nodes.size(); ++v) {
+      const std::string& op = graph_.nodes[v].op;
+      if (live_[v] && (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative"))
+        return true;
+    }
+    return false;
+  }
+
+  // What the analysis pass learnt, per node.
+  std::vector<NodeFacts> Facts() const {
+    std::vector<NodeFacts> facts(graph_.nodes.size());
+    for (size_t v = 0; v < graph_.nodes.size(); ++v) {
+      for (int32_t slot : out_slots_[v]) {
+        facts[v].specs.push_back(slot_specs_[slot]);
+        facts[v].values.push_back(KnownValueOf(slot));
+      }
+    }
+    return facts;
+  }
+
+  // Forgets what PrepareNodes made, keeping the argument specs.
+  void ResetPrepared() {
+    pf_->num_slots_ = 0;
+    pf_->arg_slots_.clear();
+    pf_->constants_.clear();
+    pf_->steps_.clear();
+    pf_->stats_ = PlanStats();
+    out_slots_.clear();
+    slot_specs_.clear();
+    const_value_.clear();
+    known_value_.clear();
+    const_storage_.clear();
+  }
+
+  Status PrepareNodes(bool analysis) {
+    const int n = static_cast<int>(graph_.nodes.size());
+    out_slots_.assign(n, {});
+    for (int v : order_) {
+      FlatNode& node = graph_.nodes[v];
       if (node.op == "_Arg") {
-        int32_t slot = next_slot++;
-        pf->arg_slots_.push_back(slot);
-        out_slots[v] = {slot};
-        out_specs[v] = {pf->arg_specs_[node.arg_index]};
-        out_consts[v] = {nullptr};
+        const int32_t slot = NewSlot(pf_->arg_specs_[node.arg_index]);
+        pf_->arg_slots_.push_back(slot);
+        out_slots_[v] = {slot};
+        if (node.arg_index < static_cast<int>(options_.known_args.size()) &&
+            options_.known_args[node.arg_index].IsInitialized()) {
+          known_value_.resize(pf_->num_slots_, nullptr);
+          known_value_[slot] = &options_.known_args[node.arg_index];
+        }
         continue;
       }
       std::vector<TensorSpec> in_specs;
       std::vector<const Tensor*> in_consts;
       std::vector<int32_t> in_slots;
       for (const Edge& e : node.inputs) {
-        if (e.output >= static_cast<int>(out_slots[e.node].size()))
-          return InvalidArgument("function '", fname, "', node '", node.name, "': input from '",
-                                 g.nodes[e.node].name, "' output ", e.output, ", which has only ",
-                                 out_slots[e.node].size(), " outputs");
-        in_specs.push_back(out_specs[e.node][e.output]);
-        in_consts.push_back(out_consts[e.node][e.output]);
-        in_slots.push_back(out_slots[e.node][e.output]);
+        if (e.output >= static_cast<int>(out_slots_[e.node].size()))
+          return InvalidArgument("function '", fname_, "', node '", node.name, "': input from '",
+                                 graph_.nodes[e.node].name, "' output ", e.output,
+                                 ", which has only ", out_slots_[e.node].size(), " outputs");
+        const int32_t slot = out_slots_[e.node][e.output];
+        in_slots.push_back(slot);
+        in_specs.push_back(slot_specs_[slot]);
+        in_consts.push_back(KnownValueOf(slot));
       }
       if (node.op == "NoOp" && node.attrs == nullptr) continue;  // inlining sink
+      if (node.value != nullptr) {                               // a constant a rewrite made
+        out_slots_[v] = {AddConstant(*node.value)};
+        continue;
+      }
       if (node.def == nullptr)
-        return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname,
+        return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
                              "') is not implemented by this runtime");
       PrepareContext ctx;
       ctx.node_name = node.name;
@@ -157,75 +310,144 @@ class FunctionCompiler {
       ctx.attrs = AttrReader(node.attrs);
       ctx.inputs = in_specs;
       ctx.constant_inputs = in_consts;
-      ctx.resources = options.resources;
-      ctx.library = &library;
-      KILN_RETURN_IF_ERROR_CTX(node.def->prepare(ctx), "function '", fname, "'");
-      out_specs[v] = ctx.outputs;
-      out_consts[v].assign(ctx.outputs.size(), nullptr);
+      ctx.resources = options_.resources;
+      ctx.library = &library_;
+      ctx.analysis_only = analysis;
+      KILN_RETURN_IF_ERROR_CTX(node.def->prepare(ctx), "function '", fname_, "'");
       if (IsForwardingOp(node.op)) {
         if (in_slots.size() != ctx.outputs.size())
           return Internal("forwarding op '", node.name, "' changes its arity");
-        out_slots[v] = in_slots;
-        out_consts[v] = in_consts;
+        out_slots_[v] = in_slots;
         continue;
       }
-      ComputeFn compute = FindCpuKernel(node.op);
+      ComputeFn compute = FindKernel(DeviceType::kCpu, node.op);
       if (compute == nullptr)
-        return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname,
+        return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
                              "') has no CPU kernel");
-      std::vector<int32_t> outs;
-      for (size_t k = 0; k < ctx.outputs.size(); ++k) outs.push_back(next_slot++);
-      out_slots[v] = outs;
-      if (node.op == "Const" && in_slots.empty()) {
-        // Materialise once; the value sits in the frame template, no step runs.
-        std::vector<Tensor> tmp(1);
-        int32_t zero = 0;
-        RunEnv env{&DefaultPrintSink()};
-        KernelContext kctx(tmp.data(), nullptr, 0, &zero, 1, ctx.state.get(), node.name, &env);
-        KILN_RETURN_IF_ERROR_CTX(compute(kctx), "function '", fname, "'");
-        auto stored = std::make_shared<Tensor>(tmp[0]);
-        const_storage.push_back(stored);
-        pf->constants_.emplace_back(outs[0], tmp[0]);
-        out_consts[v] = {stored.get()};
-        continue;
+      // Values known without running (Shape of a known shape, a frozen variable's value):
+      // constants. Prepare of a stateful op only offers them when that is safe.
+      if (!ctx.constant_outputs.empty()) {
+        bool all = ctx.constant_outputs.size() == ctx.outputs.size();
+        for (const Tensor& t : ctx.constant_outputs) all &= t.IsInitialized();
+        if (all) {
+          for (const Tensor& t : ctx.constant_outputs) out_slots_[v].push_back(AddConstant(t));
+          ++pf_->stats_.folded;
+          continue;
+        }
+      }
+      // Const nodes, and nodes whose inputs are all constants, are computed now.
+      const bool is_const = node.op == "Const" && in_slots.empty();
+      if (is_const || !in_slots.empty()) {
+        if (auto values = TryFold(node, ctx, compute, in_slots)) {
+          for (const Tensor& t : *values) out_slots_[v].push_back(AddConstant(t));
+          if (!is_const) ++pf_->stats_.folded;
+          continue;
+        }
+        if (is_const) return Internal("node '", node.name, "': Const did not evaluate");
       }
       PreparedFunction::Step step;
       step.compute = compute;
       step.state = ctx.state;
       step.in = std::move(in_slots);
-      step.out = std::move(outs);
+      for (const TensorSpec& spec : ctx.outputs) {
+        step.out.push_back(NewSlot(spec));
+        step.out_dtypes.push_back(spec.dtype);
+      }
+      step.flags = node.def->flags;
       step.node_name = node.name;
-      pf->steps_.push_back(std::move(step));
+      out_slots_[v] = step.out;
+      pf_->steps_.push_back(std::move(step));
     }
-    pf->num_slots_ = next_slot;
+    const_value_.resize(pf_->num_slots_, nullptr);
+    return OkStatus();
+  }
 
-    for (size_t i = 0; i < g.outputs.size(); ++i) {
-      const Edge& e = g.outputs[i];
-      if (e.output >= static_cast<int>(out_slots[e.node].size()))
-        return InvalidArgument("function '", fname, "': output ", i, " refers to output ", e.output,
-                               " of '", g.nodes[e.node].name, "', which does not exist");
-      pf->output_slots_.push_back(out_slots[e.node][e.output]);
-      TensorSpec spec = out_specs[e.node][e.output];
+  Status BindOutputs() {
+    const auto& sig = fdef_.signature();
+    for (size_t i = 0; i < graph_.outputs.size(); ++i) {
+      const Edge& e = graph_.outputs[i];
+      if (e.output >= static_cast<int>(out_slots_[e.node].size()))
+        return InvalidArgument("function '", fname_, "': output ", i, " refers to output ",
+                               e.output, " of '", graph_.nodes[e.node].name,
+                               "', which does not exist");
+      const int32_t slot = out_slots_[e.node][e.output];
+      pf_->output_slots_.push_back(slot);
+      pf_->output_is_constant_.push_back(ConstantOf(slot) != nullptr);
+      TensorSpec spec = slot_specs_[slot];
       KILN_ASSIGN_OR_RETURN(DType declared, DTypeFromProto(sig.output_arg(i).type()));
       if (declared != DType::kInvalid && spec.dtype != DType::kInvalid && declared != spec.dtype)
-        return InvalidArgument("function '", fname, "': output '", sig.output_arg(i).name(),
+        return InvalidArgument("function '", fname_, "': output '", sig.output_arg(i).name(),
                                "' is declared ", DTypeShortName(declared), " but computes ",
                                DTypeShortName(spec.dtype));
       if (declared != DType::kInvalid) spec.dtype = declared;
-      pf->output_specs_.push_back(spec);
+      pf_->output_specs_.push_back(spec);
     }
-
-    // Release each intermediate slot after its last use, so memory is freed early.
-    std::vector<int> last_use(pf->num_slots_, -1);
-    for (int s = 0; s < static_cast<int>(pf->steps_.size()); ++s)
-      for (int32_t slot : pf->steps_[s].in) last_use[slot] = s;
-    std::vector<char> pinned(pf->num_slots_, 0);
-    for (int32_t slot : pf->output_slots_) pinned[slot] = 1;
-    for (auto& [slot, t] : pf->constants_) pinned[slot] = 1;
-    for (int32_t slot = 0; slot < pf->num_slots_; ++slot)
-      if (last_use[slot] >= 0 && !pinned[slot]) pf->steps_[last_use[slot]].release.push_back(slot);
-    return std::shared_ptr<const PreparedFunction>(std::move(pf));
+    return OkStatus();
   }
+
+  // Each intermediate slot is released right after its last use, so memory is freed early,
+  // and a step learns which of its inputs die there (their buffers may be reused).
+  void PlanReleases() {
+    const int32_t n_slots = pf_->num_slots_;
+    std::vector<int> last_use(n_slots, -1);
+    for (int s = 0; s < static_cast<int>(pf_->steps_.size()); ++s)
+      for (int32_t slot : pf_->steps_[s].in) last_use[slot] = s;
+    pinned_.assign(n_slots, 0);
+    for (int32_t slot : pf_->output_slots_) pinned_[slot] = 1;
+    for (int32_t slot : pf_->arg_slots_) pinned_[slot] = 1;
+    for (const auto& [slot, t] : pf_->constants_) pinned_[slot] = 1;
+    for (int s = 0; s < static_cast<int>(pf_->steps_.size()); ++s) {
+      PreparedFunction::Step& step = pf_->steps_[s];
+      for (size_t j = 0; j < step.in.size() && j < 32; ++j) {
+        const int32_t slot = step.in[j];
+        if (last_use[slot] == s && !pinned_[slot]) step.dying_inputs |= 1u << j;
+      }
+    }
+    for (int32_t slot = 0; slot < n_slots; ++slot)
+      if (last_use[slot] >= 0 && !pinned_[slot] &&
+          std::find(pf_->arg_slots_.begin(), pf_->arg_slots_.end(), slot) == pf_->arg_slots_.end())
+        pf_->steps_[last_use[slot]].release.push_back(slot);
+  }
+
+  void PlanArena() {
+    std::vector<PlanStep> steps;
+    for (const PreparedFunction::Step& s : pf_->steps_)
+      steps.push_back(
+          PlanStep{s.in, s.out, (s.flags & kOpFreshOutputs) != 0, (s.flags & kOpInPlace) != 0});
+    std::vector<PlanSlot> slots(pf_->num_slots_);
+    for (int32_t i = 0; i < pf_->num_slots_; ++i) {
+      const TensorSpec& spec = slot_specs_[i];
+      slots[i].dtype = spec.dtype;
+      slots[i].pinned = pinned_[i] != 0;
+      if (spec.shape.IsFullyDefined()) {
+        slots[i].shape_known = true;
+        slots[i].shape = *spec.shape.ToShape();
+      }
+    }
+    MemoryPlanResult plan = PlanMemory(steps, slots);
+    for (const auto& e : plan.entries)
+      pf_->planned_.push_back({e.slot, slots[e.slot].dtype, slots[e.slot].shape, e.offset});
+    pf_->arena_bytes_ = plan.arena_bytes;
+    pf_->stats_.planned_slots = static_cast<int>(plan.entries.size());
+    pf_->stats_.in_place = plan.in_place;
+    pf_->stats_.arena_bytes = plan.arena_bytes;
+    pf_->stats_.planned_bytes = plan.planned_bytes;
+  }
+
+  const tensorflow::FunctionDef& fdef_;
+  const FunctionLibrary& library_;
+  PrepareOptions options_;
+  std::string fname_;
+  std::shared_ptr<PreparedFunction> pf_;
+  FlatGraph graph_;
+  std::vector<char> live_;
+  std::vector<int> order_;
+  std::vector<std::vector<int32_t>> out_slots_;  // per node
+  std::vector<TensorSpec> slot_specs_;           // per slot
+  std::vector<const Tensor*> const_value_;       // per slot: the value when constant
+  std::vector<const Tensor*> known_value_;       // per slot: a known argument's value
+  std::vector<std::shared_ptr<Tensor>> const_storage_;
+  std::vector<char> pinned_;
 };
 
 PreparedFunction::~PreparedFunction() = default;
@@ -233,33 +455,7 @@ PreparedFunction::~PreparedFunction() = default;
 Result<std::shared_ptr<const PreparedFunction>> PreparedFunction::Prepare(
     const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
     std::span<const TensorSpec> arg_specs, const PrepareOptions& options) {
-  return FunctionCompiler::Compile(fdef, library, arg_specs, options);
-}
-
-Status PreparedFunction::Run(std::span<const Tensor> args, std::vector<Tensor>* outputs,
-                             const RunOptions& options) const {
-  if (args.size() != arg_specs_.size())
-    return InvalidArgument("function '", name_, "' takes ", arg_specs_.size(), " arguments, got ",
-                           args.size());
-  for (size_t i = 0; i < args.size(); ++i)
-    KILN_RETURN_IF_ERROR(
-        CheckArg(arg_specs_[i], args[i], static_cast<int>(i), arg_names_[i], name_));
-
-  std::vector<Tensor> frame(static_cast<size_t>(num_slots_));
-  for (const auto& [slot, t] : constants_) frame[slot] = t;
-  for (size_t i = 0; i < args.size(); ++i) frame[arg_slots_[i]] = args[i];
-  RunEnv env{options.print ? options.print : &DefaultPrintSink()};
-  for (const Step& step : steps_) {
-    KernelContext ctx(frame.data(), step.in.data(), static_cast<int>(step.in.size()),
-                      step.out.data(), static_cast<int>(step.out.size()), step.state.get(),
-                      step.node_name, &env);
-    Status s = step.compute(ctx);
-    if (!s.ok()) return s.WithContext("function '" + name_ + "'");
-    for (int32_t slot : step.release) frame[slot] = Tensor();
-  }
-  outputs->resize(output_slots_.size());
-  for (size_t i = 0; i < output_slots_.size(); ++i) (*outputs)[i] = frame[output_slots_[i]];
-  return OkStatus();
+  return FunctionCompiler(fdef, library, options).Compile(arg_specs);
 }
 
 }  // namespace kiln::exec

@@ -25,7 +25,7 @@ Status PrepareConst(PrepareContext& ctx) {
 }
 
 Status ComputeConst(const KernelContext& ctx) {
-  ctx.set_output(0, ctx.state<ConstState>().value);
+  ctx.SetOutput(0, ctx.state<ConstState>().value);
   return OkStatus();
 }
 
@@ -55,12 +55,12 @@ Status PrepareIdentity(PrepareContext& ctx) {
 }
 
 Status ComputeIdentity(const KernelContext& ctx) {
-  ctx.set_output(0, ctx.input(0));  // shares the buffer: kernels never write their inputs
+  ctx.SetOutput(0, ctx.input(0));  // shares the buffer: kernels never write their inputs
   return OkStatus();
 }
 
 Status ComputeSnapshot(const KernelContext& ctx) {
-  ctx.set_output(0, ctx.input(0).DeepCopy());
+  ctx.SetOutput(0, ctx.input(0).DeepCopy());
   return OkStatus();
 }
 
@@ -79,7 +79,7 @@ Status PrepareIdentityN(PrepareContext& ctx) {
 }
 
 Status ComputeIdentityN(const KernelContext& ctx) {
-  for (int i = 0; i < ctx.num_inputs(); ++i) ctx.set_output(i, ctx.input(i));
+  for (int i = 0; i < ctx.num_inputs(); ++i) ctx.SetOutput(i, ctx.input(i));
   return OkStatus();
 }
 

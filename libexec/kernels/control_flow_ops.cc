@@ -129,6 +129,7 @@ Status RunFunction(const KernelContext& ctx, const PreparedFunction& fn,
                    std::span<const Tensor> args, std::vector<Tensor>* outs) {
   RunOptions options;
   options.print = ctx.env().print;
+  options.threads = &ctx.threads();
   Status s = fn.Run(args, outs, options);
   if (!s.ok()) return s.WithContext(internal::StrCat("node '", ctx.node_name(), "'"));
   return OkStatus();
@@ -187,7 +188,7 @@ Status ComputeIf(const KernelContext& ctx) {
   if (static_cast<int>(outs.size()) != ctx.num_outputs())
     return Internal("node '", ctx.node_name(), "': branch gave ", outs.size(),
                     " outputs, expected ", ctx.num_outputs());
-  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, std::move(outs[i]));
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, std::move(outs[i]));
   return OkStatus();
 }
 
@@ -258,7 +259,7 @@ Status ComputeWhile(const KernelContext& ctx) {
     KILN_RETURN_IF_ERROR(RunFunction(ctx, *st.body_fn, vars, &next));
     vars.swap(next);
   }
-  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.set_output(i, std::move(vars[i]));
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, std::move(vars[i]));
   return OkStatus();
 }
 

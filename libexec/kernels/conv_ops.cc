@@ -1,66 +1,26 @@
-// 2-D convolutions and pooling over NHWC images: Conv2D (im2col + an Eigen matrix product),
-// DepthwiseConv2dNative, MaxPool and AvgPool. Output sizes and padding follow TF's
-// GetWindowedOutputSize. NCHW is Unimplemented, as in TF's CPU kernels.
+// 2-D convolutions and pooling over NHWC images: Conv2D, DepthwiseConv2dNative, their fused
+// forms (_FusedConv2D, _FusedDepthwiseConv2dNative: bias or a folded batch norm, a residual
+// add, an activation), MaxPool and AvgPool. float32 runs on oneDNN with the filter packed once
+// at prepare time when it is a constant (weights of a loaded model are); other dtypes run
+// im2col + an Eigen product. Output sizes and padding follow TF's GetWindowedOutputSize.
+// NCHW is Unimplemented, as in TF's CPU kernels.
 #include <Eigen/Core>
 #include <algorithm>
+#include <cmath>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
+#include "kernels/onednn.h"
 #include "kernels/op_families.h"
+#include "kernels/window_geometry.h"
 
 namespace kiln::exec {
 namespace {
-
-// ---- window geometry -------------------------------------------------------------------------
-
-enum class Padding { kSame, kValid, kExplicit };
-
-// One spatial dim of a window op.
-struct Window {
-  int64_t in = 0, k = 0, stride = 1, dilation = 1;
-  int64_t pad_before = 0, pad_after = 0;  // explicit padding; set for SAME by OutputSize
-  int64_t out = 0;
-};
-
-// TF's GetWindowedOutputSizeVerbose. w.in == -1 (unknown) gives out -1.
-Status ComputeOutputSize(Padding padding, Window* w) {
-  if (w->in < 0) {
-    w->out = -1;
-    return OkStatus();
-  }
-  const int64_t effective = (w->k - 1) * w->dilation + 1;
-  switch (padding) {
-    case Padding::kValid:
-      w->out = (w->in - effective + w->stride) / w->stride;
-      w->pad_before = w->pad_after = 0;
-      break;
-    case Padding::kExplicit:
-      w->out = (w->in + w->pad_before + w->pad_after - effective + w->stride) / w->stride;
-      break;
-    case Padding::kSame: {
-      w->out = (w->in + w->stride - 1) / w->stride;
-      const int64_t needed = std::max<int64_t>(0, (w->out - 1) * w->stride + effective - w->in);
-      w->pad_before = needed / 2;
-      w->pad_after = needed - w->pad_before;
-      break;
-    }
-  }
-  if (w->out < 0) {
-    return InvalidArgument("computed output size would be negative: ", w->out,
-                           " [input size: ", w->in, ", effective filter size: ", effective,
-                           ", stride: ", w->stride, "]");
-  }
-  return OkStatus();
-}
-
-// Everything a kernel needs about one NHWC window op, all sizes known.
-struct ConvGeometry {
-  int64_t batch = 0, in_c = 0, out_c = 0;
-  Window h, w;
-};
 
 // ---- functors ----------------------------------------------------------------------------------
 
@@ -202,130 +162,141 @@ struct Pool2DFunctor<Eigen::DefaultDevice, T, kMax> {
 
 }  // namespace functor
 
-// ---- attrs -------------------------------------------------------------------------------------
-
 template <typename... Args>
 Status PrepareUnimplemented(const PrepareContext& ctx, Args&&... args) {
   return Unimplemented("node '", ctx.node_name, "' (", ctx.op, "): ", std::forward<Args>(args)...);
 }
 
-// The attrs every window op shares, parsed once.
-struct WindowAttrs : OpState {
-  Padding padding = Padding::kValid;
-  int64_t stride_h = 1, stride_w = 1, dil_h = 1, dil_w = 1;
-  int64_t k_h = 0, k_w = 0;                // pooling only (ksize)
-  std::vector<int64_t> explicit_paddings;  // 8 entries for EXPLICIT
+// ---- Conv2D, DepthwiseConv2dNative and their fused forms ------------------------------------
+
+// One oneDNN convolution for one input shape, with its weights in the layout it wants.
+struct DnnlConv {
+  std::vector<int64_t> in_dims, filter_dims;  // the key
+  dnnl::memory::desc src_md, dst_md, bias_md, user_weights_md;
+  dnnl::convolution_forward primitive;
+  dnnl::memory::desc weights_md, scratch_md;
+  dnnl::reorder weights_reorder;         // user layout -> weights_md, for run-time weights
+  std::shared_ptr<void> packed_weights;  // when the weights were constant at prepare time
 };
 
-std::string ListString(const std::vector<int64_t>& v) {
-  std::string s = "[";
-  for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + std::to_string(v[i]);
-  return s + "]";
+struct ConvState : WindowAttrs {
+  bool depthwise = false;
+  DType dtype = DType::kFloat;
+  onednn::Epilogue epilogue;
+  // The filter when it is known at prepare time (with a constant batch norm folded in), and the
+  // folded batch norm's bias: every primitive packs this filter once.
+  std::shared_ptr<const Tensor> constant_filter;
+  std::vector<float> folded_bias;
+  std::unique_ptr<const DnnlConv> prepared;
+  mutable std::mutex mu;
+  mutable std::vector<std::unique_ptr<const DnnlConv>> cache;
+};
+
+// TF's filter [kh, kw, in, out] (depthwise: [kh, kw, channels, multiplier]) as oneDNN sees it.
+dnnl::memory::desc UserWeightsDesc(bool depthwise, std::span<const int64_t> f) {
+  using dt = dnnl::memory::data_type;
+  const int64_t kh = f[0], kw = f[1], in = f[2], out = f[3];
+  if (!depthwise)
+    return dnnl::memory::desc({out, in, kh, kw}, dt::f32, dnnl::memory::format_tag::hwio);
+  // Groups = channels, each with `out` (the multiplier) outputs and 1 input: strides over
+  // [kh, kw, c, m].
+  return dnnl::memory::desc({in, out, 1, kh, kw}, dt::f32, {out, 1, 1, kw * in * out, in * out});
 }
 
-// A 4-entry NHWC list attr whose batch and depth entries must be 1; returns (h, w).
-Status ReadSpatialList(const PrepareContext& ctx, std::string_view name, bool required, int64_t* h,
-                       int64_t* w) {
-  std::vector<int64_t> v;
-  if (required) {
-    KILN_PREPARE_ASSIGN(ctx, v, ctx.attrs.GetIntList(name));
-  } else {
-    KILN_PREPARE_ASSIGN(ctx, v, ctx.attrs.GetIntList(name, {1, 1, 1, 1}));
-  }
-  if (v.size() != 4) {
-    return ctx.Error("attr '", name, "' must have 4 entries (NHWC), got ", ListString(v));
-  }
-  if (v[1] <= 0 || v[2] <= 0) {
-    return ctx.Error("attr '", name, "' ", ListString(v), ": entries must be positive");
-  }
-  if (v[0] != 1 || v[3] != 1) {
-    return PrepareUnimplemented(ctx, "attr '", name, "' ", ListString(v),
-                                ": only 1 is supported in the batch and depth dimensions");
-  }
-  *h = v[1];
-  *w = v[2];
-  return OkStatus();
-}
-
-// padding, explicit_paddings and data_format. `allowed_explicit`: whether EXPLICIT is valid.
-Status ReadPadding(const PrepareContext& ctx, bool allow_explicit, WindowAttrs* a) {
-  KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("data_format", "NHWC"));
-  if (format == "NCHW" || format == "NCHW_VECT_C") {
-    return PrepareUnimplemented(ctx, "data_format \"", format,
-                                "\" is not supported on CPU; only \"NHWC\" is");
-  }
-  if (format != "NHWC") {
-    return ctx.Error("attr 'data_format': expected \"NHWC\" or \"NCHW\", got \"", format, "\"");
-  }
-  KILN_PREPARE_ASSIGN(ctx, std::string padding, ctx.attrs.GetString("padding"));
-  KILN_PREPARE_ASSIGN(ctx, a->explicit_paddings, ctx.attrs.GetIntList("explicit_paddings", {}));
-  if (padding == "SAME") {
-    a->padding = Padding::kSame;
-  } else if (padding == "VALID") {
-    a->padding = Padding::kValid;
-  } else if (padding == "EXPLICIT" && allow_explicit) {
-    a->padding = Padding::kExplicit;
-  } else {
-    return ctx.Error(
-        "attr 'padding': expected ",
-        allow_explicit ? "\"SAME\", \"VALID\" or \"EXPLICIT\"" : "\"SAME\" or \"VALID\"",
-        ", got \"", padding, "\"");
-  }
-  const auto& p = a->explicit_paddings;
-  if (a->padding != Padding::kExplicit) {
-    if (!p.empty()) {
-      return ctx.Error("attr 'explicit_paddings' ", ListString(p),
-                       " must be empty unless padding is \"EXPLICIT\"");
+Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<const int64_t> in,
+                                               std::span<const int64_t> filter,
+                                               const Tensor* constant_filter) {
+  ConvGeometry g;
+  KILN_RETURN_IF_ERROR(MakeGeometry(st, in, filter[0], filter[1], &g));
+  g.out_c = st.depthwise ? g.in_c * filter[3] : filter[3];
+  auto c = std::make_unique<DnnlConv>();
+  c->in_dims.assign(in.begin(), in.end());
+  c->filter_dims.assign(filter.begin(), filter.end());
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  c->src_md = dnnl::memory::desc({g.batch, g.in_c, g.h.in, g.w.in}, dt::f32, tag::nhwc);
+  c->dst_md = dnnl::memory::desc({g.batch, g.out_c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
+  c->user_weights_md = UserWeightsDesc(st.depthwise, filter);
+  const bool has_bias = st.epilogue.bias || st.epilogue.batch_norm;
+  if (has_bias) c->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
+  dnnl::memory::dims any_weights = c->user_weights_md.dims();
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("convolution setup", [&] {
+    dnnl::post_ops ops;
+    if (st.epilogue.add) ops.append_sum(1.f);
+    onednn::AppendActivation(st.epilogue, &ops);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const dnnl::memory::desc w_any(any_weights, dt::f32, tag::any);
+    const dnnl::memory::dims strides = {g.h.stride, g.w.stride};
+    const dnnl::memory::dims dilation = {g.h.dilation - 1, g.w.dilation - 1};
+    const dnnl::memory::dims pad_l = {g.h.pad_before, g.w.pad_before};
+    const dnnl::memory::dims pad_r = {g.h.pad_after, g.w.pad_after};
+    auto desc = has_bias
+                    ? dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          c->src_md, w_any, c->bias_md, c->dst_md, strides, dilation, pad_l, pad_r)
+                    : dnnl::convolution_forward::desc(
+                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                          c->src_md, w_any, c->dst_md, strides, dilation, pad_l, pad_r);
+    dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::Engine());
+    c->weights_md = pd.weights_desc();
+    c->scratch_md = pd.scratchpad_desc();
+    c->primitive = dnnl::convolution_forward(pd);
+    c->weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
+        onednn::Engine(), c->user_weights_md, onednn::Engine(), c->weights_md));
+    if (constant_filter != nullptr) {
+      // Packed once: the filter's layout for this kernel.
+      const size_t bytes = c->weights_md.get_size();
+      Allocator* allocator = CpuAllocator();
+      void* data = allocator->Allocate(bytes);
+      if (data == nullptr) throw std::bad_alloc();
+      c->packed_weights = std::shared_ptr<void>(
+          data, [allocator, bytes](void* p) { allocator->Deallocate(p, bytes); });
+      dnnl::memory user(c->user_weights_md, onednn::Engine(), constant_filter->raw_data());
+      dnnl::memory packed(c->weights_md, onednn::Engine(), data);
+      c->weights_reorder.execute(onednn::ThreadStream(), user, packed);
+      onednn::ThreadStream().wait();
     }
-    return OkStatus();
-  }
-  if (p.size() != 8) {
-    return ctx.Error(
-        "attr 'explicit_paddings' must have 8 entries (before and after for N, H, "
-        "W, C), got ",
-        ListString(p));
-  }
-  for (int64_t v : p) {
-    if (v < 0) return ctx.Error("attr 'explicit_paddings' ", ListString(p), ": negative entry");
-  }
-  if (p[0] != 0 || p[1] != 0 || p[6] != 0 || p[7] != 0) {
-    return ctx.Error("attr 'explicit_paddings' ", ListString(p),
-                     ": the batch and depth dimensions cannot be padded");
-  }
-  return OkStatus();
+  }));
+  return c;
 }
 
-// Geometry of `input` shape dims (-1 unknown) under the attrs, with the filter's spatial size
-// k_h x k_w. Fails for negative output sizes.
-Status MakeGeometry(const WindowAttrs& a, std::span<const int64_t> input, int64_t k_h, int64_t k_w,
-                    ConvGeometry* g) {
-  g->batch = input[0];
-  g->in_c = input[3];
-  g->h = Window{input[1], k_h, a.stride_h, a.dil_h};
-  g->w = Window{input[2], k_w, a.stride_w, a.dil_w};
-  if (a.padding == Padding::kExplicit) {
-    g->h.pad_before = a.explicit_paddings[2];
-    g->h.pad_after = a.explicit_paddings[3];
-    g->w.pad_before = a.explicit_paddings[4];
-    g->w.pad_after = a.explicit_paddings[5];
+// Folds a batch norm into the filter and a bias: w' = w * s, b' = offset - mean * s with
+// s = scale / sqrt(variance + epsilon), per output channel (TF's FusedBatchNorm, inference).
+void FoldBatchNorm(const ConvState& st, const Tensor& filter, const float* scale,
+                   const float* offset, const float* mean, const float* variance, float* w_out,
+                   float* b_out) {
+  const int64_t out_c = filter.NumElements() == 0
+                            ? 0
+                            : (st.depthwise ? filter.dim(2) * filter.dim(3) : filter.dim(3));
+  std::vector<float> s(out_c);
+  for (int64_t o = 0; o < out_c; ++o) {
+    s[o] = scale[o] / std::sqrt(variance[o] + st.epilogue.epsilon);
+    b_out[o] = offset[o] - mean[o] * s[o];
   }
-  KILN_RETURN_IF_ERROR(ComputeOutputSize(a.padding, &g->h));
-  return ComputeOutputSize(a.padding, &g->w);
+  const float* w = filter.data<float>();
+  // The output channel is the innermost index of [kh, kw, in, out] and of [kh, kw, c, m].
+  for (int64_t i = 0; i < filter.NumElements(); ++i) w_out[i] = w[i] * s[i % out_c];
 }
-
-// ---- Conv2D, DepthwiseConv2dNative ---------------------------------------------------------
 
 template <bool kDepthwise>
 Status PrepareConv(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
-  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kFloatDTypes));
-  auto a = std::make_shared<WindowAttrs>();
-  KILN_RETURN_IF_ERROR(ReadPadding(ctx, /*allow_explicit=*/true, a.get()));
-  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "strides", true, &a->stride_h, &a->stride_w));
-  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "dilations", false, &a->dil_h, &a->dil_w));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "filter", t));
+  auto st = std::make_shared<ConvState>();
+  st->depthwise = kDepthwise;
+  KILN_ASSIGN_OR_RETURN(st->epilogue, onednn::ReadEpilogue(ctx));
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2 + st->epilogue.num_args()));
+  KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, kFloatDTypes));
+  if (st->epilogue.num_args() > 0 && st->dtype != DType::kFloat)
+    return PrepareUnimplemented(ctx, "fused epilogues are supported for float32 only");
+  KILN_RETURN_IF_ERROR(ReadPadding(ctx, /*allow_explicit=*/true, st.get()));
+  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "strides", true, &st->stride_h, &st->stride_w));
+  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "dilations", false, &st->dil_h, &st->dil_w));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", st->dtype));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "filter", st->dtype));
+  for (int i = 2; i < static_cast<int>(ctx.inputs.size()); ++i)
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, internal::StrCat("args:", i - 2), st->dtype));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 4));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "filter", 4));
   const PartialShape& in = ctx.inputs[0].shape;
@@ -351,17 +322,65 @@ Status PrepareConv(PrepareContext& ctx) {
   // Unknown filter sizes make the spatial output unknown.
   if (f_dims[0] < 0) known_in[1] = -1;
   if (f_dims[1] < 0) known_in[2] = -1;
-  Status s = MakeGeometry(*a, known_in, std::max<int64_t>(f_dims[0], 1),
+  Status s = MakeGeometry(*st, known_in, std::max<int64_t>(f_dims[0], 1),
                           std::max<int64_t>(f_dims[1], 1), &g);
   if (!s.ok()) return ctx.Error(s.message());
-  ctx.outputs = {TensorSpec{t, PartialShape{in_dims[0], g.h.out, g.w.out, out_c}}};
-  ctx.state = std::move(a);
+  for (int i = 2; i < 2 + (st->epilogue.bias ? 1 : 0) + (st->epilogue.batch_norm ? 4 : 0); ++i) {
+    const PartialShape& v = ctx.inputs[i].shape;
+    if (!v.unknown_rank() && (v.rank() != 1 || (out_c >= 0 && v.dim(0) >= 0 && v.dim(0) != out_c)))
+      return ctx.Error("args:", i - 2, " must be a vector of the ", out_c,
+                       " output channels, got shape ", v.ToPythonString());
+  }
+  ctx.outputs = {TensorSpec{st->dtype, PartialShape{in_dims[0], g.h.out, g.w.out, out_c}}};
+
+  // float32 with a known filter: the oneDNN primitive and the packed filter now.
+  const Tensor* filter = ctx.constant_inputs[1];
+  // Known sizes with a non-empty output: the primitive can be made now.
+  const bool known = in.IsFullyDefined() && in.ToShape()->num_elements() > 0 && g.h.out > 0 &&
+                     g.w.out > 0 && f.IsFullyDefined() && f.ToShape()->num_elements() > 0;
+  if (!ctx.analysis_only && st->dtype == DType::kFloat && f.IsFullyDefined()) {
+    bool bn_constant = st->epilogue.batch_norm;
+    for (int i = 2; bn_constant && i < 6; ++i) bn_constant = ctx.constant_inputs[i] != nullptr;
+    if (filter != nullptr && bn_constant) {
+      auto folded = std::make_shared<Tensor>(DType::kFloat, filter->shape());
+      st->folded_bias.resize(out_c);
+      FoldBatchNorm(*st, *filter, ctx.constant_inputs[2]->data<float>(),
+                    ctx.constant_inputs[3]->data<float>(), ctx.constant_inputs[4]->data<float>(),
+                    ctx.constant_inputs[5]->data<float>(), folded->data<float>(),
+                    st->folded_bias.data());
+      st->constant_filter = std::move(folded);
+    } else if (filter != nullptr && !st->epilogue.batch_norm) {
+      st->constant_filter = std::make_shared<const Tensor>(*filter);  // shares the buffer
+    }
+    if (known && (st->constant_filter != nullptr || !st->epilogue.batch_norm)) {
+      auto c = MakeDnnlConv(*st, in.dims(), f.dims(), st->constant_filter.get());
+      if (!c.ok()) return ctx.Error(c.status().message());
+      st->prepared = std::move(c).value();
+    }
+  }
+  ctx.state = std::move(st);
   return OkStatus();
+}
+
+Result<const DnnlConv*> FindDnnlConv(const ConvState& st, const Shape& in, const Shape& filter) {
+  auto matches = [&](const DnnlConv& c) {
+    return std::equal(c.in_dims.begin(), c.in_dims.end(), in.dims().begin(), in.dims().end()) &&
+           std::equal(c.filter_dims.begin(), c.filter_dims.end(), filter.dims().begin(),
+                      filter.dims().end());
+  };
+  if (st.prepared && matches(*st.prepared)) return st.prepared.get();
+  std::lock_guard lock(st.mu);
+  for (const auto& c : st.cache)
+    if (matches(*c)) return c.get();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DnnlConv> c,
+                        MakeDnnlConv(st, in.dims(), filter.dims(), st.constant_filter.get()));
+  st.cache.push_back(std::move(c));
+  return st.cache.back().get();
 }
 
 template <bool kDepthwise>
 Status ComputeConv(const KernelContext& ctx) {
-  const auto& a = ctx.state<WindowAttrs>();
+  const auto& st = ctx.state<ConvState>();
   const Tensor& input = ctx.input(0);
   const Tensor& filter = ctx.input(1);
   if (input.rank() != 4 || filter.rank() != 4) {
@@ -373,26 +392,146 @@ Status ComputeConv(const KernelContext& ctx) {
                      input.shape().ToString(), ", filter has shape ", filter.shape().ToString());
   }
   ConvGeometry g;
-  Status s = MakeGeometry(a, input.shape().dims(), filter.dim(0), filter.dim(1), &g);
+  Status s = MakeGeometry(st, input.shape().dims(), filter.dim(0), filter.dim(1), &g);
   if (!s.ok()) return ctx.Error(s.message());
   g.out_c = kDepthwise ? filter.dim(2) * filter.dim(3) : filter.dim(3);
-  Tensor out(input.dtype(), Shape{g.batch, g.h.out, g.w.out, g.out_c});
-  KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(input.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (kDepthwise) {
-      functor::DepthwiseConv2DFunctor<Eigen::DefaultDevice, T>()(
-          Eigen::DefaultDevice(), g, input.data<T>(), filter.data<T>(), out.data<T>());
-    } else {
-      functor::Conv2DFunctor<Eigen::DefaultDevice, T>()(Eigen::DefaultDevice(), g, input.data<T>(),
-                                                        filter.data<T>(), out.data<T>());
+  const Shape out_shape{g.batch, g.h.out, g.w.out, g.out_c};
+  const onednn::Epilogue& e = st.epilogue;
+  for (int i = 2; i < 2 + (e.bias ? 1 : 0) + (e.batch_norm ? 4 : 0); ++i)
+    if (ctx.input(i).rank() != 1 || ctx.input(i).dim(0) != g.out_c)
+      return ctx.Error("args:", i - 2, " must be a vector of the ", g.out_c,
+                       " output channels, got shape ", ctx.input(i).shape().ToString());
+  Tensor* out = nullptr;
+  if (e.add) {
+    const int add_index = 2 + e.num_args() - 1;
+    const Tensor& addend = ctx.input(add_index);
+    if (addend.shape() != out_shape)
+      return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
+                       ", expected the convolution's ", out_shape.ToString());
+    // A fresh output holding the addend, which oneDNN's sum post-op adds to (the op declares
+    // fresh outputs, so the memory plan can place it).
+    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
+    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
+  } else {
+    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
+  }
+  if (out->NumElements() == 0) return OkStatus();
+  if (st.dtype != DType::kFloat) {
+    return DispatchDType<double>(input.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (kDepthwise) {
+        functor::DepthwiseConv2DFunctor<Eigen::DefaultDevice, T>()(
+            Eigen::DefaultDevice(), g, input.data<T>(), filter.data<T>(), out->data<T>());
+      } else {
+        functor::Conv2DFunctor<Eigen::DefaultDevice, T>()(
+            Eigen::DefaultDevice(), g, input.data<T>(), filter.data<T>(), out->data<T>());
+      }
+      return OkStatus();
+    });
+  }
+  if (input.NumElements() == 0 || filter.NumElements() == 0) {
+    // Nothing to sum: the epilogue applied to zeros.
+    std::vector<float> bias(g.out_c, 0.f);
+    if (e.bias) std::copy_n(ctx.input(2).data<float>(), g.out_c, bias.begin());
+    if (e.batch_norm) {
+      for (int64_t o = 0; o < g.out_c; ++o)
+        bias[o] = ctx.input(3).data<float>()[o] -
+                  ctx.input(4).data<float>()[o] * ctx.input(2).data<float>()[o] /
+                      std::sqrt(ctx.input(5).data<float>()[o] + e.epsilon);
     }
+    float* o = out->data<float>();
+    for (int64_t i = 0; i < out->NumElements(); ++i)
+      o[i] = (e.add ? o[i] : 0.f) + bias[i % g.out_c];
+    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
     return OkStatus();
+  }
+  KILN_ASSIGN_OR_RETURN(const DnnlConv* c, FindDnnlConv(st, input.shape(), filter.shape()));
+  // The weights in the kernel's layout: packed at prepare time, or reordered now.
+  void* weights = c->packed_weights.get();
+  const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
+  if (e.batch_norm) {
+    if (!st.folded_bias.empty()) {
+      bias = st.folded_bias.data();
+    } else {
+      // Statistics known only now: fold into scratch copies.
+      KILN_ASSIGN_OR_RETURN(void* w, ctx.AllocateTemp(filter.ByteSize()));
+      KILN_ASSIGN_OR_RETURN(void* b, ctx.AllocateTemp(g.out_c * sizeof(float)));
+      FoldBatchNorm(st, filter, ctx.input(2).data<float>(), ctx.input(3).data<float>(),
+                    ctx.input(4).data<float>(), ctx.input(5).data<float>(), static_cast<float*>(w),
+                    static_cast<float*>(b));
+      bias = static_cast<float*>(b);
+      KILN_ASSIGN_OR_RETURN(weights, ctx.AllocateTemp(c->weights_md.get_size()));
+      KILN_RETURN_IF_ERROR(onednn::DnnlCall("weights reorder", [&] {
+        dnnl::memory user(c->user_weights_md, onednn::Engine(), w);
+        dnnl::memory packed(c->weights_md, onednn::Engine(), weights);
+        c->weights_reorder.execute(onednn::ThreadStream(), user, packed);
+      }));
+    }
+  } else if (weights == nullptr) {
+    KILN_ASSIGN_OR_RETURN(weights, ctx.AllocateTemp(c->weights_md.get_size()));
+    KILN_RETURN_IF_ERROR(onednn::DnnlCall("weights reorder", [&] {
+      dnnl::memory user(c->user_weights_md, onednn::Engine(), filter.raw_data());
+      dnnl::memory packed(c->weights_md, onednn::Engine(), weights);
+      c->weights_reorder.execute(onednn::ThreadStream(), user, packed);
+    }));
+  }
+  dnnl::memory src, wei, dst, bm;
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("convolution memory", [&] {
+    const dnnl::engine& eng = onednn::Engine();
+    src = dnnl::memory(c->src_md, eng, input.raw_data());
+    wei = dnnl::memory(c->weights_md, eng, weights);
+    dst = dnnl::memory(c->dst_md, eng, out->raw_data());
+    if (bias != nullptr) bm = dnnl::memory(c->bias_md, eng, const_cast<float*>(bias));
   }));
-  ctx.set_output(0, std::move(out));
-  return OkStatus();
+  if (bias != nullptr)
+    return onednn::Execute(ctx, c->primitive, c->scratch_md,
+                           {{DNNL_ARG_SRC, &src},
+                            {DNNL_ARG_WEIGHTS, &wei},
+                            {DNNL_ARG_BIAS, &bm},
+                            {DNNL_ARG_DST, &dst}});
+  return onednn::Execute(ctx, c->primitive, c->scratch_md,
+                         {{DNNL_ARG_SRC, &src}, {DNNL_ARG_WEIGHTS, &wei}, {DNNL_ARG_DST, &dst}});
 }
 
 // ---- MaxPool, AvgPool ------------------------------------------------------------------------
+
+struct PoolState : WindowAttrs {
+  struct Dnnl {
+    std::vector<int64_t> in_dims;
+    dnnl::memory::desc src_md, dst_md, scratch_md;
+    dnnl::pooling_forward primitive;
+  };
+  bool max = true;
+  std::unique_ptr<const Dnnl> prepared;
+  mutable std::mutex mu;
+  mutable std::vector<std::unique_ptr<const Dnnl>> cache;
+};
+
+Result<std::unique_ptr<PoolState::Dnnl>> MakeDnnlPool(const PoolState& st,
+                                                      std::span<const int64_t> in) {
+  ConvGeometry g;
+  KILN_RETURN_IF_ERROR(MakeGeometry(st, in, st.k_h, st.k_w, &g));
+  auto p = std::make_unique<PoolState::Dnnl>();
+  p->in_dims.assign(in.begin(), in.end());
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  p->src_md = dnnl::memory::desc({g.batch, g.in_c, g.h.in, g.w.in}, dt::f32, tag::nhwc);
+  p->dst_md = dnnl::memory::desc({g.batch, g.in_c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("pooling setup", [&] {
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    // Average pooling leaves the padding out of the count, as TF does.
+    dnnl::pooling_forward::desc desc(
+        dnnl::prop_kind::forward_inference,
+        st.max ? dnnl::algorithm::pooling_max : dnnl::algorithm::pooling_avg_exclude_padding,
+        p->src_md, p->dst_md, {g.h.stride, g.w.stride}, {g.h.k, g.w.k},
+        {g.h.pad_before, g.w.pad_before}, {g.h.pad_after, g.w.pad_after});
+    dnnl::pooling_forward::primitive_desc pd(desc, attr, onednn::Engine());
+    p->scratch_md = pd.scratchpad_desc();
+    p->primitive = dnnl::pooling_forward(pd);
+  }));
+  return p;
+}
 
 template <bool kMax>
 Status PreparePool(PrepareContext& ctx) {
@@ -402,7 +541,8 @@ Status PreparePool(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType t,
                       kMax ? ctx.attrs.GetType("T", DType::kFloat) : ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kMax ? kRealDTypes : kFloatDTypes));
-  auto a = std::make_shared<WindowAttrs>();
+  auto a = std::make_shared<PoolState>();
+  a->max = kMax;
   KILN_RETURN_IF_ERROR(ReadPadding(ctx, /*allow_explicit=*/false, a.get()));
   KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "ksize", true, &a->k_h, &a->k_w));
   KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "strides", true, &a->stride_h, &a->stride_w));
@@ -415,13 +555,32 @@ Status PreparePool(PrepareContext& ctx) {
   Status s = MakeGeometry(*a, in_dims, a->k_h, a->k_w, &g);
   if (!s.ok()) return ctx.Error(s.message());
   ctx.outputs = {TensorSpec{t, PartialShape{in_dims[0], g.h.out, g.w.out, in_dims[3]}}};
+  if (!ctx.analysis_only && t == DType::kFloat && in.IsFullyDefined() &&
+      in.ToShape()->num_elements() > 0 && g.h.out > 0 && g.w.out > 0) {
+    auto p = MakeDnnlPool(*a, in.dims());
+    if (!p.ok()) return ctx.Error(p.status().message());
+    a->prepared = std::move(p).value();
+  }
   ctx.state = std::move(a);
   return OkStatus();
 }
 
+Result<const PoolState::Dnnl*> FindDnnlPool(const PoolState& st, const Shape& in) {
+  auto matches = [&](const PoolState::Dnnl& p) {
+    return std::equal(p.in_dims.begin(), p.in_dims.end(), in.dims().begin(), in.dims().end());
+  };
+  if (st.prepared && matches(*st.prepared)) return st.prepared.get();
+  std::lock_guard lock(st.mu);
+  for (const auto& p : st.cache)
+    if (matches(*p)) return p.get();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<PoolState::Dnnl> p, MakeDnnlPool(st, in.dims()));
+  st.cache.push_back(std::move(p));
+  return st.cache.back().get();
+}
+
 template <bool kMax>
 Status ComputePool(const KernelContext& ctx) {
-  const auto& a = ctx.state<WindowAttrs>();
+  const auto& a = ctx.state<PoolState>();
   const Tensor& input = ctx.input(0);
   if (input.rank() != 4) {
     return ctx.Error("input must have rank 4, got shape ", input.shape().ToString());
@@ -430,34 +589,45 @@ Status ComputePool(const KernelContext& ctx) {
   Status s = MakeGeometry(a, input.shape().dims(), a.k_h, a.k_w, &g);
   if (!s.ok()) return ctx.Error(s.message());
   g.out_c = g.in_c;
-  Tensor out(input.dtype(), Shape{g.batch, g.h.out, g.w.out, g.out_c});
+  KILN_ASSIGN_OR_RETURN(Tensor * out,
+                        ctx.AllocateOutput(0, Shape{g.batch, g.h.out, g.w.out, g.out_c}));
+  if (out->NumElements() == 0) return OkStatus();
+  if (input.dtype() == DType::kFloat) {
+    KILN_ASSIGN_OR_RETURN(const PoolState::Dnnl* p, FindDnnlPool(a, input.shape()));
+    dnnl::memory src, dst;
+    KILN_RETURN_IF_ERROR(onednn::DnnlCall("pooling memory", [&] {
+      src = dnnl::memory(p->src_md, onednn::Engine(), input.raw_data());
+      dst = dnnl::memory(p->dst_md, onednn::Engine(), out->raw_data());
+    }));
+    return onednn::Execute(ctx, p->primitive, p->scratch_md,
+                           {{DNNL_ARG_SRC, &src}, {DNNL_ARG_DST, &dst}});
+  }
   auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;
     functor::Pool2DFunctor<Eigen::DefaultDevice, T, kMax>()(Eigen::DefaultDevice(), g,
-                                                            input.data<T>(), out.data<T>());
+                                                            input.data<T>(), out->data<T>());
     return OkStatus();
   };
-  if constexpr (kMax) {
-    KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(input.dtype(), run));
-  } else {
-    KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(input.dtype(), run));
-  }
-  ctx.set_output(0, std::move(out));
-  return OkStatus();
+  if constexpr (kMax) return DispatchDType<KILN_REAL_TYPES>(input.dtype(), run);
+  return DispatchDType<KILN_FLOAT_TYPES>(input.dtype(), run);
 }
 
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"Conv2D", "output", kOpNone, PrepareConv<false>},
-    {"DepthwiseConv2dNative", "output", kOpNone, PrepareConv<true>},
-    {"MaxPool", "output", kOpNone, PreparePool<true>},
-    {"AvgPool", "output", kOpNone, PreparePool<false>},
+    {"Conv2D", "output", kOpFreshOutputs, PrepareConv<false>},
+    {"_FusedConv2D", "output", kOpFreshOutputs, PrepareConv<false>},
+    {"DepthwiseConv2dNative", "output", kOpFreshOutputs, PrepareConv<true>},
+    {"_FusedDepthwiseConv2dNative", "output", kOpFreshOutputs, PrepareConv<true>},
+    {"MaxPool", "output", kOpFreshOutputs, PreparePool<true>},
+    {"AvgPool", "output", kOpFreshOutputs, PreparePool<false>},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"Conv2D", ComputeConv<false>},
+    {"_FusedConv2D", ComputeConv<false>},
     {"DepthwiseConv2dNative", ComputeConv<true>},
+    {"_FusedDepthwiseConv2dNative", ComputeConv<true>},
     {"MaxPool", ComputePool<true>},
     {"AvgPool", ComputePool<false>},
 };

@@ -203,9 +203,9 @@ struct SoftmaxFunctor {
 namespace kiln::exec {
 
 // The one CPU device every CPU kernel runs its functors on.
-using CpuDevice = Eigen::DefaultDevice;
-inline const CpuDevice& Cpu() {
-  static const CpuDevice device;
+using EigenCpuDevice = Eigen::DefaultDevice;
+inline const EigenCpuDevice& Cpu() {
+  static const EigenCpuDevice device;
   return device;
 }
 

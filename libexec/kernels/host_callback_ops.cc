@@ -67,7 +67,7 @@ Status ComputeEagerPyFunc(const KernelContext& ctx) {
                        DTypeShortName(st.tout[i]), ", got ",
                        outputs[i].IsInitialized() ? DTypeShortName(outputs[i].dtype()) : "none");
     }
-    ctx.set_output(static_cast<int>(i), std::move(outputs[i]));
+    ctx.SetOutput(static_cast<int>(i), std::move(outputs[i]));
   }
   return OkStatus();
 }

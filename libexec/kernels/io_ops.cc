@@ -98,7 +98,7 @@ Status ComputeRestoreV2(const KernelContext& ctx) {
                        DTypeShortName(dtypes[i]), " but the checkpoint holds ",
                        DTypeShortName(t.dtype()));
     }
-    ctx.set_output(static_cast<int>(i), std::move(t));
+    ctx.SetOutput(static_cast<int>(i), std::move(t));
   }
   return OkStatus();
 }
@@ -121,7 +121,8 @@ Status ComputeReadFile(const KernelContext& ctx) {
   auto contents = ReadFileToString(name.scalar<std::string>());
   if (!contents.ok())
     return contents.status().WithContext("node '" + std::string(ctx.node_name()) + "'");
-  ctx.set_output(0, Tensor::StringScalar(std::move(*contents)));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, DType::kString, Shape()));
+  out->scalar<std::string>() = std::move(*contents);
   return OkStatus();
 }
 

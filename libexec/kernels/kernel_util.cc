@@ -4,7 +4,7 @@
 
 namespace kiln::exec {
 
-std::string DTypeListString(std::initializer_list<DType> types) {
+std::string DTypeListString(std::span<const DType> types) {
   std::string s;
   for (DType t : types) {
     if (!s.empty()) s += ", ";
@@ -14,7 +14,7 @@ std::string DTypeListString(std::initializer_list<DType> types) {
 }
 
 Status ExpectAttrDTypeIn(const PrepareContext& ctx, std::string_view attr, DType t,
-                         std::initializer_list<DType> allowed) {
+                         std::span<const DType> allowed) {
   if (std::find(allowed.begin(), allowed.end(), t) != allowed.end()) return OkStatus();
   return ctx.Error("attr '", attr, "': dtype ", DTypeShortName(t),
                    " is not supported, expected one of ", DTypeListString(allowed));

@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <span>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -23,11 +24,15 @@ namespace kiln::exec {
   KILN_RETURN_IF_ERROR_CTX(expr, "node '", (ctx).node_name, "' (", (ctx).op, ")")
 
 // "float32, float64, int32".
-std::string DTypeListString(std::initializer_list<DType> types);
+std::string DTypeListString(std::span<const DType> types);
 
 // Fails unless `t` (the value of attr `attr`) is one of `allowed`.
 Status ExpectAttrDTypeIn(const PrepareContext& ctx, std::string_view attr, DType t,
-                         std::initializer_list<DType> allowed);
+                         std::span<const DType> allowed);
+inline Status ExpectAttrDTypeIn(const PrepareContext& ctx, std::string_view attr, DType t,
+                                std::initializer_list<DType> allowed) {
+  return ExpectAttrDTypeIn(ctx, attr, t, std::span<const DType>(allowed.begin(), allowed.size()));
+}
 // "input 'x': expected dtype float32, got int32".
 Status ExpectInputDType(const PrepareContext& ctx, int i, std::string_view name, DType want);
 // Fails when input i's rank is known and differs from `rank`.

@@ -1,7 +1,10 @@
 // BiasAdd, activations and softmax.
+#include <algorithm>
 #include <string>
 
 #include "kernels/eigen_functors.h"
+#include "kernels/elementwise.h"
+#include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 
@@ -62,46 +65,32 @@ Status ComputeBiasAdd(const KernelContext& ctx) {
   int64_t outer = 1, inner = 1;
   for (int i = 0; i < channel_dim; ++i) outer *= value.dim(i);
   for (int i = channel_dim + 1; i < value.rank(); ++i) inner *= value.dim(i);
-  Tensor out(value.dtype(), value.shape());
-  KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(value.dtype(), [&](auto tag) {
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, value.shape()));
+  return DispatchDType<KILN_REAL_TYPES>(value.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if (out.NumElements() == 0) return OkStatus();
-    functor::BiasAddFunctor<CpuDevice, T>()(
-        Cpu(), functor::ConstTensor3<T>(value.data<T>(), outer, channels, inner),
-        functor::ConstFlat<T>(bias.data<T>(), channels),
-        functor::Tensor3<T>(out.data<T>(), outer, channels, inner));
+    const T* v = value.data<T>();
+    const T* b = bias.data<T>();
+    T* o = out->data<T>();
+    // Rows of `inner` elements share one bias value; NHWC has inner == 1.
+    ctx.threads().ParallelFor(outer * channels,
+                              std::max<int64_t>(1, 32768 / std::max<int64_t>(1, inner)),
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t r = begin; r < end; ++r) {
+                                  const T bv = b[r % channels];
+                                  const int64_t base = r * inner;
+                                  for (int64_t j = 0; j < inner; ++j)
+                                    o[base + j] = v[base + j] + bv;
+                                }
+                              });
     return OkStatus();
-  }));
-  ctx.set_output(0, std::move(out));
-  return OkStatus();
+  });
 }
 
 // ---- activations -----------------------------------------------------------------------------
 
-Status PrepareActivation(PrepareContext& ctx, std::initializer_list<DType> allowed) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
-  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, allowed));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "features", t));
-  ctx.outputs = {TensorSpec{t, ctx.inputs[0].shape}};
-  return OkStatus();
-}
-Status PrepareRealActivation(PrepareContext& ctx) { return PrepareActivation(ctx, kRealDTypes); }
-Status PrepareFloatActivation(PrepareContext& ctx) { return PrepareActivation(ctx, kFloatDTypes); }
-
-template <functor::Activation A, typename... Ts>
-Status ComputeActivation(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  Tensor out(x.dtype(), x.shape());
-  KILN_RETURN_IF_ERROR(DispatchDType<Ts...>(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    functor::ActivationFunctor<CpuDevice, A, T>()(
-        Cpu(), functor::ConstFlat<T>(x.data<T>(), x.NumElements()),
-        functor::Flat<T>(out.data<T>(), out.NumElements()));
-    return OkStatus();
-  }));
-  ctx.set_output(0, std::move(out));
-  return OkStatus();
+template <typename List>
+Status PrepareActivation(PrepareContext& ctx) {
+  return PrepareUnary(ctx, List::kDTypes, "features");
 }
 
 // ---- Softmax, LogSoftmax ---------------------------------------------------------------------
@@ -123,40 +112,35 @@ template <bool kLog>
 Status ComputeSoftmax(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.rank() < 1) return ctx.Error("input 'logits' must have rank >= 1, got a scalar");
-  Tensor out(x.dtype(), x.shape());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
   const int64_t depth = x.dim(x.rank() - 1);
-  if (x.NumElements() == 0) {
-    ctx.set_output(0, std::move(out));
-    return OkStatus();
-  }
+  if (x.NumElements() == 0) return OkStatus();
   const int64_t batch = x.NumElements() / depth;
-  KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(x.dtype(), [&](auto tag) {
+  return DispatchDType<KILN_FLOAT_TYPES>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    functor::SoftmaxFunctor<CpuDevice, T>()(Cpu(),
-                                            functor::ConstMatrix<T>(x.data<T>(), batch, depth),
-                                            functor::Matrix<T>(out.data<T>(), batch, depth), kLog);
+    functor::SoftmaxFunctor<EigenCpuDevice, T>()(
+        Cpu(), functor::ConstMatrix<T>(x.data<T>(), batch, depth),
+        functor::Matrix<T>(out->data<T>(), batch, depth), kLog);
     return OkStatus();
-  }));
-  ctx.set_output(0, std::move(out));
-  return OkStatus();
+  });
 }
 
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"BiasAdd", "output", kOpNone, PrepareBiasAdd},
-    {"Relu", "activations", kOpNone, PrepareRealActivation},
-    {"Relu6", "activations", kOpNone, PrepareRealActivation},
-    {"Elu", "activations", kOpNone, PrepareFloatActivation},
-    {"Softmax", "softmax", kOpNone, PrepareSoftmax},
-    {"LogSoftmax", "logsoftmax", kOpNone, PrepareSoftmax},
+    {"BiasAdd", "output", kOpElementwise, PrepareBiasAdd},
+    {"Relu", "activations", kOpElementwise, PrepareActivation<RealTypes>},
+    {"Relu6", "activations", kOpElementwise, PrepareActivation<RealTypes>},
+    {"Elu", "activations", kOpElementwise, PrepareActivation<FloatTypes>},
+    {"Softmax", "softmax", kOpFreshOutputs, PrepareSoftmax},
+    {"LogSoftmax", "logsoftmax", kOpFreshOutputs, PrepareSoftmax},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"BiasAdd", ComputeBiasAdd},
-    {"Relu", ComputeActivation<functor::Activation::kRelu, KILN_REAL_TYPES>},
-    {"Relu6", ComputeActivation<functor::Activation::kRelu6, KILN_REAL_TYPES>},
-    {"Elu", ComputeActivation<functor::Activation::kElu, KILN_FLOAT_TYPES>},
+    {"Relu", ComputeUnary<fn::Relu, RealTypes>},
+    {"Relu6", ComputeUnary<fn::Relu6, RealTypes>},
+    {"Elu", ComputeUnary<fn::Elu, FloatTypes>},
     {"Softmax", ComputeSoftmax<false>},
     {"LogSoftmax", ComputeSoftmax<true>},
 };

@@ -17,6 +17,10 @@ std::span<const KernelEntry> BasicCpuKernels();
 std::span<const OpDefinition> MathOpDefs();
 std::span<const KernelEntry> MathCpuKernels();
 
+// MatMul, _FusedMatMul, BatchMatMul, BatchMatMulV2, BatchMatMulV3 (matmul_ops.cc).
+std::span<const OpDefinition> MatMulOpDefs();
+std::span<const KernelEntry> MatMulCpuKernels();
+
 // BiasAdd, activations, softmax (nn_ops.cc).
 std::span<const OpDefinition> NnOpDefs();
 std::span<const KernelEntry> NnCpuKernels();
@@ -33,10 +37,21 @@ std::span<const KernelEntry> ResourceCpuKernels();
 std::span<const OpDefinition> IoOpDefs();
 std::span<const KernelEntry> IoCpuKernels();
 
-// Shape and data movement: Reshape, Transpose, Pack, ConcatV2, StridedSlice, GatherV2, ...
-// (array_ops.cc).
-std::span<const OpDefinition> ArrayOpDefs();
-std::span<const KernelEntry> ArrayCpuKernels();
+// Shapes and views: Shape, Size, Rank, Reshape, ExpandDims, Squeeze (shape_ops.cc).
+std::span<const OpDefinition> ShapeOpDefs();
+std::span<const KernelEntry> ShapeCpuKernels();
+
+// Joining and splitting: Pack, Unpack, ConcatV2 (concat_ops.cc).
+std::span<const OpDefinition> ConcatOpDefs();
+std::span<const KernelEntry> ConcatCpuKernels();
+
+// Selecting elements: Transpose, StridedSlice, GatherV2 (slice_ops.cc).
+std::span<const OpDefinition> SliceOpDefs();
+std::span<const KernelEntry> SliceCpuKernels();
+
+// Making tensors from values: Fill, Range, Tile, BroadcastTo (fill_ops.cc).
+std::span<const OpDefinition> FillOpDefs();
+std::span<const KernelEntry> FillCpuKernels();
 
 // Conv2D, DepthwiseConv2dNative, MaxPool, AvgPool over NHWC (conv_ops.cc).
 std::span<const OpDefinition> ConvOpDefs();

@@ -10,8 +10,8 @@ namespace kiln::exec {
 namespace {
 
 struct Tables {
-  std::vector<OpDefinition> defs;  // sorted by name
-  std::vector<KernelEntry> cpu;    // sorted by op
+  std::vector<OpDefinition> defs;                     // sorted by name
+  std::vector<KernelEntry> kernels[kNumDeviceTypes];  // per device, sorted by op
 };
 
 template <typename T>
@@ -23,11 +23,15 @@ Tables BuildTables() {
   Tables t;
   Append(&t.defs, BasicOpDefs());
   Append(&t.defs, MathOpDefs());
+  Append(&t.defs, MatMulOpDefs());
   Append(&t.defs, NnOpDefs());
   Append(&t.defs, StringOpDefs());
   Append(&t.defs, ResourceOpDefs());
   Append(&t.defs, IoOpDefs());
-  Append(&t.defs, ArrayOpDefs());
+  Append(&t.defs, ShapeOpDefs());
+  Append(&t.defs, ConcatOpDefs());
+  Append(&t.defs, SliceOpDefs());
+  Append(&t.defs, FillOpDefs());
   Append(&t.defs, ConvOpDefs());
   Append(&t.defs, ControlFlowOpDefs());
   Append(&t.defs, TensorListOpDefs());
@@ -37,26 +41,32 @@ Tables BuildTables() {
   Append(&t.defs, RandomOpDefs());
   Append(&t.defs, HostCallbackOpDefs());
 
-  Append(&t.cpu, BasicCpuKernels());
-  Append(&t.cpu, MathCpuKernels());
-  Append(&t.cpu, NnCpuKernels());
-  Append(&t.cpu, StringCpuKernels());
-  Append(&t.cpu, ResourceCpuKernels());
-  Append(&t.cpu, IoCpuKernels());
-  Append(&t.cpu, ArrayCpuKernels());
-  Append(&t.cpu, ConvCpuKernels());
-  Append(&t.cpu, ControlFlowCpuKernels());
-  Append(&t.cpu, TensorListCpuKernels());
-  Append(&t.cpu, CompareCpuKernels());
-  Append(&t.cpu, MathExtraCpuKernels());
-  Append(&t.cpu, ReductionCpuKernels());
-  Append(&t.cpu, RandomCpuKernels());
-  Append(&t.cpu, HostCallbackCpuKernels());
+  std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
+  Append(&cpu, BasicCpuKernels());
+  Append(&cpu, MathCpuKernels());
+  Append(&cpu, MatMulCpuKernels());
+  Append(&cpu, NnCpuKernels());
+  Append(&cpu, StringCpuKernels());
+  Append(&cpu, ResourceCpuKernels());
+  Append(&cpu, IoCpuKernels());
+  Append(&cpu, ShapeCpuKernels());
+  Append(&cpu, ConcatCpuKernels());
+  Append(&cpu, SliceCpuKernels());
+  Append(&cpu, FillCpuKernels());
+  Append(&cpu, ConvCpuKernels());
+  Append(&cpu, ControlFlowCpuKernels());
+  Append(&cpu, TensorListCpuKernels());
+  Append(&cpu, CompareCpuKernels());
+  Append(&cpu, MathExtraCpuKernels());
+  Append(&cpu, ReductionCpuKernels());
+  Append(&cpu, RandomCpuKernels());
+  Append(&cpu, HostCallbackCpuKernels());
 
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });
-  std::sort(t.cpu.begin(), t.cpu.end(),
-            [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
+  for (auto& table : t.kernels)
+    std::sort(table.begin(), table.end(),
+              [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
   return t;
 }
 
@@ -88,11 +98,11 @@ const OpDefinition* FindOp(std::string_view name) {
 
 std::span<const OpDefinition> AllOps() { return GetTables().defs; }
 
-ComputeFn FindCpuKernel(std::string_view op) {
-  const auto& cpu = GetTables().cpu;
-  auto it = std::lower_bound(cpu.begin(), cpu.end(), op,
+ComputeFn FindKernel(DeviceType device, std::string_view op) {
+  const auto& table = GetTables().kernels[static_cast<int>(device)];
+  auto it = std::lower_bound(table.begin(), table.end(), op,
                              [](const KernelEntry& k, std::string_view n) { return k.op < n; });
-  return it != cpu.end() && it->op == op ? it->compute : nullptr;
+  return it != table.end() && it->op == op ? it->compute : nullptr;
 }
 
 Result<int> FlatOutputIndex(const OpDefinition& def, std::string_view arg, int index) {

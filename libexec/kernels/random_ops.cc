@@ -125,14 +125,14 @@ template <template <typename> class Dist>
 Status ComputeRandomFloat(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Shape shape, ShapeFromInput(ctx, ctx.input(0)));
   const auto& st = ctx.state<StatefulRandomState>();
-  Tensor out(st.dtype, shape);
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, st.dtype, shape));
+  Tensor& out = *out_ptr;
   const Philox gen = st.Reserve(out.NumElements());
   KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(st.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     random::FillPhilox(gen, Dist<T>(), out.data<T>(), out.NumElements());
     return OkStatus();
   }));
-  ctx.set_output(0, std::move(out));
   return OkStatus();
 }
 
@@ -164,7 +164,8 @@ Status ComputeRandomUniformInt(const KernelContext& ctx) {
                      lo_t.shape().ToString(), " and ", hi_t.shape().ToString());
   }
   const auto& st = ctx.state<StatefulRandomState>();
-  Tensor out(st.dtype, shape);
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, st.dtype, shape));
+  Tensor& out = *out_ptr;
   return DispatchDType<int32_t, int64_t>(st.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T lo = lo_t.scalar<T>(), hi = hi_t.scalar<T>();
@@ -175,7 +176,6 @@ Status ComputeRandomUniformInt(const KernelContext& ctx) {
       const Philox gen = st.Reserve(out.NumElements());
       random::FillPhilox(gen, random::UniformIntDist<T>(lo, hi), out.data<T>(), out.NumElements());
     }
-    ctx.set_output(0, std::move(out));
     return OkStatus();
   });
 }
@@ -220,14 +220,14 @@ Status ComputeStateless(const KernelContext& ctx) {
                           ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[1]})
                           : static_cast<uint64_t>(seed.data<int64_t>()[1]);
   const DType dtype = ctx.state<TypedOpState<DType>>().value;
-  Tensor out(dtype, shape);
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, dtype, shape));
+  Tensor& out = *out_ptr;
   KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     random::FillPhilox(random::StatelessGenerator(s0, s1), Dist<T>(), out.data<T>(),
                        out.NumElements());
     return OkStatus();
   }));
-  ctx.set_output(0, std::move(out));
   return OkStatus();
 }
 

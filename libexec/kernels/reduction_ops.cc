@@ -259,11 +259,12 @@ Status ComputeReduce(const KernelContext& ctx) {
     plan.out_strides[i] = plan.reduced[i] ? 0 : stride;
     if (!plan.reduced[i]) stride *= plan.dims[i];
   }
-  Tensor out(in.dtype(), out_shape);
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, in.dtype(), out_shape));
+  Tensor& out = *out_ptr;
   KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* o = out.data<T>();
-    functor::ReduceFunctor<CpuDevice, Reducer, T>()(Cpu(), plan, in.data<T>(), o);
+    functor::ReduceFunctor<EigenCpuDevice, Reducer, T>()(Cpu(), plan, in.data<T>(), o);
     if constexpr (std::is_same_v<Reducer<T>, MeanReducer<T>>) {
       const int64_t count = plan.out_elements == 0 ? 0 : plan.in_elements / plan.out_elements;
       if (std::is_floating_point_v<T> || count > 0) {  // an empty float mean is NaN, as in TF
@@ -273,7 +274,6 @@ Status ComputeReduce(const KernelContext& ctx) {
     }
     return OkStatus();
   }));
-  ctx.set_output(0, std::move(out));
   return OkStatus();
 }
 
@@ -337,7 +337,8 @@ Status ComputeArg(const KernelContext& ctx) {
     (i < a ? outer : inner) *= in.dim(i);
   }
   const DType out_type = ctx.state<TypedOpState<DType>>().value;
-  Tensor out(out_type, out_shape);
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, out_type, out_shape));
+  Tensor& out = *out_ptr;
   if (out.NumElements() > 0 && n == 0) {
     return ctx.Error("reduction axis ", a, " is empty in shape ", in.shape().ToString());
   }
@@ -345,12 +346,11 @@ Status ComputeArg(const KernelContext& ctx) {
     using T = typename decltype(tag)::type;
     return DispatchDType<int32_t, int64_t>(out_type, [&](auto index_tag) {
       using Index = typename decltype(index_tag)::type;
-      functor::ArgFunctor<CpuDevice, kMax, T, Index>()(Cpu(), in.data<T>(), outer, n, inner,
-                                                       out.data<Index>());
+      functor::ArgFunctor<EigenCpuDevice, kMax, T, Index>()(Cpu(), in.data<T>(), outer, n, inner,
+                                                            out.data<Index>());
       return OkStatus();
     });
   }));
-  ctx.set_output(0, std::move(out));
   return OkStatus();
 }
 

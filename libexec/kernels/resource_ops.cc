@@ -10,7 +10,7 @@
 namespace kiln::exec {
 namespace {
 
-using CpuDevice = Eigen::DefaultDevice;
+using EigenCpuDevice = Eigen::DefaultDevice;
 using Handle = std::shared_ptr<ResourceBase>;
 
 // The variable a resource tensor points at.
@@ -80,7 +80,7 @@ Status ComputeVarHandleOp(const KernelContext& ctx) {
     return FailedPrecondition("node '", ctx.node_name(),
                               "': VarHandleOp was prepared without a resource manager");
   }
-  ctx.set_output(0, handle);
+  ctx.SetOutput(0, handle);
   return OkStatus();
 }
 
@@ -91,11 +91,22 @@ Status PrepareReadVariableOp(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
   PartialShape shape = PartialShape::UnknownRank();
+  Tensor frozen_value;
   if (VariableResource* var = ConstantVariable(ctx)) {
     KILN_PREPARE_CHECK(ctx, CheckVariableDType(*var, dtype, ctx.op));
     shape = var->shape();
+    // Nothing writes a frozen variable: its value is a constant of the prepared graph (the
+    // variable's own buffer, not a copy).
+    if (var->frozen() && var->initialized()) {
+      Result<Tensor> value = var->Read();
+      if (value.ok()) {
+        frozen_value = std::move(value).value();
+        shape = PartialShape(frozen_value.shape());
+      }
+    }
   }
   ctx.outputs = {TensorSpec{dtype, shape}};
+  if (frozen_value.IsInitialized()) ctx.constant_outputs = {std::move(frozen_value)};
   ctx.state = std::make_shared<TypedOpState<DType>>(dtype);
   return OkStatus();
 }
@@ -107,7 +118,7 @@ Status ComputeReadVariableOp(const KernelContext& ctx) {
       CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "ReadVariableOp"), "node '",
       ctx.node_name(), "'");
   KILN_ASSIGN_OR_RETURN_CTX(Tensor value, var->Read(), "node '", ctx.node_name(), "'");
-  ctx.set_output(0, std::move(value));
+  ctx.SetOutput(0, std::move(value));
   return OkStatus();
 }
 
@@ -162,9 +173,9 @@ Status ComputeAssignArithmetic(const KernelContext& ctx) {
     const BroadcastPlan plan = MakeBroadcastPlan(current.shape(), delta.shape(), current.shape());
     KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(current.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      static const CpuDevice device;
-      functor::BinaryFunctor<CpuDevice, Fn<T>, T>()(device, plan, current.data<T>(),
-                                                    delta.data<T>(), next.data<T>());
+      static const EigenCpuDevice device;
+      functor::BinaryFunctor<EigenCpuDevice, Fn<T>, T>()(device, plan, current.data<T>(),
+                                                         delta.data<T>(), next.data<T>());
       return OkStatus();
     }));
     return next;
@@ -185,7 +196,8 @@ Status PrepareVarIsInitializedOp(PrepareContext& ctx) {
 Status ComputeVarIsInitializedOp(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '",
                             ctx.node_name(), "'");
-  ctx.set_output(0, Tensor::Scalar<bool>(var->initialized()));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, DType::kBool, Shape()));
+  out->scalar<bool>() = var->initialized();
   return OkStatus();
 }
 

@@ -36,7 +36,19 @@ Result<Tensor> VariableResource::Read() const {
   return value_;
 }
 
+namespace {
+
+Status FrozenError(const std::string& name) {
+  return FailedPrecondition("variable '", name,
+                            "' is read-only in this loaded model: no function of the model writes "
+                            "it, so its value was folded into the prepared graphs (load with "
+                            "LoadOptions::freeze_variables = false to assign it)");
+}
+
+}  // namespace
+
 Status VariableResource::Assign(const Tensor& value) {
+  if (frozen()) return FrozenError(name_);
   KILN_RETURN_IF_ERROR(CheckValue(name_, dtype_, shape_, value));
   // The variable owns its buffer: the caller may reuse or fill `value` afterwards.
   Tensor copy = value.DeepCopy();
@@ -47,6 +59,7 @@ Status VariableResource::Assign(const Tensor& value) {
 }
 
 Status VariableResource::Update(const std::function<Result<Tensor>(const Tensor&)>& fn) {
+  if (frozen()) return FrozenError(name_);
   std::unique_lock lock(mu_);
   if (!initialized_) {
     return FailedPrecondition("variable '", name_,
@@ -54,7 +67,7 @@ Status VariableResource::Update(const std::function<Result<Tensor>(const Tensor&
   }
   KILN_ASSIGN_OR_RETURN(Tensor next, fn(value_));
   KILN_RETURN_IF_ERROR(CheckValue(name_, dtype_, shape_, next));
-  value_ = std::move(next);
+  value_ = next.Retainable();
   return OkStatus();
 }
 

@@ -51,7 +51,8 @@ Status ComputeStringFormat(const KernelContext& ctx) {
     out += ctx.input(i).SummarizeValue(st.summarize);
     out += st.pieces[i + 1];
   }
-  ctx.set_output(0, Tensor::StringScalar(std::move(out)));
+  KILN_ASSIGN_OR_RETURN(Tensor * result, ctx.AllocateOutput(0, Shape()));
+  result->scalar<std::string>() = std::move(out);
   return OkStatus();
 }
 
@@ -142,7 +143,9 @@ Status ComputeStringJoin(const KernelContext& ctx) {
                        shaped->shape().ToString(), " and ", t.shape().ToString());
     }
   }
-  Tensor out(DType::kString, shaped ? shaped->shape() : Shape());
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr,
+                        ctx.AllocateOutput(0, DType::kString, shaped ? shaped->shape() : Shape()));
+  Tensor& out = *out_ptr;
   std::span<std::string> dst = out.flat<std::string>();
   for (size_t j = 0; j < dst.size(); ++j) {
     for (int i = 0; i < ctx.num_inputs(); ++i) {
@@ -151,7 +154,6 @@ Status ComputeStringJoin(const KernelContext& ctx) {
       dst[j] += t.data<std::string>()[t.rank() == 0 ? 0 : j];
     }
   }
-  ctx.set_output(0, std::move(out));
   return OkStatus();
 }
 

@@ -23,7 +23,10 @@ class TensorList final : public VariantBase {
       : element_dtype_(element_dtype),
         element_shape_(element_shape),
         tensors_(std::move(tensors)),
-        max_num_elements_(max_num_elements) {}
+        max_num_elements_(max_num_elements) {
+    // A list outlives the call that made it: it must not hold arena memory.
+    for (Tensor& t : tensors_) t = t.Retainable();
+  }
 
   DType element_dtype() const { return element_dtype_; }
   const PartialShape& element_shape() const { return element_shape_; }

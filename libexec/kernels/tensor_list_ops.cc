@@ -185,8 +185,8 @@ Status ComputeEmptyTensorList(const KernelContext& ctx) {
                             "node '", ctx.node_name(), "'");
   KILN_ASSIGN_OR_RETURN_CTX(int64_t max, ScalarInt(ctx.input(1), "max_num_elements"), "node '",
                             ctx.node_name(), "'");
-  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
-                        StateOf(ctx).element_dtype, shape, std::vector<Tensor>(), max)));
+  ctx.SetOutput(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                       StateOf(ctx).element_dtype, shape, std::vector<Tensor>(), max)));
   return OkStatus();
 }
 
@@ -196,8 +196,8 @@ Status ComputeTensorListReserve(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN_CTX(int64_t n, ScalarInt(ctx.input(1), "num_elements"), "node '",
                             ctx.node_name(), "'");
   if (n < 0) return ctx.Error("num_elements must not be negative, got ", n);
-  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
-                        StateOf(ctx).element_dtype, shape, std::vector<Tensor>(n))));
+  ctx.SetOutput(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                       StateOf(ctx).element_dtype, shape, std::vector<Tensor>(n))));
   return OkStatus();
 }
 
@@ -232,9 +232,9 @@ Status ComputeSetItem(const KernelContext& ctx) {
   }
   KILN_RETURN_IF_ERROR(CheckItemShape(ctx, item, *list));
   tensors[index] = item;
-  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
-                        list->element_dtype(), list->element_shape(), std::move(tensors),
-                        list->max_num_elements())));
+  ctx.SetOutput(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                       list->element_dtype(), list->element_shape(), std::move(tensors),
+                       list->max_num_elements())));
   return OkStatus();
 }
 
@@ -260,7 +260,7 @@ Status ComputeGetItem(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN_CTX(PartialShape requested, ShapeFromTensor(ctx.input(2), "element_shape"),
                             "node '", ctx.node_name(), "'");
   KILN_ASSIGN_OR_RETURN(Tensor item, ElementOrZeros(ctx, *list, index, requested));
-  ctx.set_output(0, std::move(item));
+  ctx.SetOutput(0, std::move(item));
   return OkStatus();
 }
 
@@ -276,7 +276,8 @@ Status PrepareLength(PrepareContext& ctx) {
 Status ComputeLength(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN_CTX(const TensorList* list, TensorList::From(ctx.input(0), "input_handle"),
                             "node '", ctx.node_name(), "'");
-  ctx.set_output(0, Tensor::Scalar(static_cast<int32_t>(list->size())));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, DType::kInt32, Shape()));
+  out->scalar<int32_t>() = static_cast<int32_t>(list->size());
   return OkStatus();
 }
 
@@ -297,7 +298,9 @@ Status ComputeElementShape(const KernelContext& ctx) {
                             "node '", ctx.node_name(), "'");
   const PartialShape& s = list->element_shape();
   const DType dt = StateOf(ctx).element_dtype;
-  Tensor out = s.unknown_rank() ? Tensor(dt, Shape()) : Tensor(dt, Shape{s.rank()});
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr,
+                        ctx.AllocateOutput(0, dt, s.unknown_rank() ? Shape() : Shape{s.rank()}));
+  Tensor& out = *out_ptr;
   auto fill = [&](auto tag) {
     using T = typename decltype(tag)::type;
     if (s.unknown_rank()) {
@@ -307,9 +310,7 @@ Status ComputeElementShape(const KernelContext& ctx) {
     }
     return OkStatus();
   };
-  KILN_RETURN_IF_ERROR((DispatchDType<int32_t, int64_t>(dt, fill)));
-  ctx.set_output(0, std::move(out));
-  return OkStatus();
+  return DispatchDType<int32_t, int64_t>(dt, fill);
 }
 
 // ---- TensorListStack, TensorListFromTensor ---------------------------------------------------
@@ -368,13 +369,18 @@ Status ComputeStack(const KernelContext& ctx) {
   Shape out_shape;
   out_shape.AddDim(n);
   for (int64_t d : elem.dims()) out_shape.AddDim(d);
-  Tensor out(list->element_dtype(), out_shape);  // unset elements stay zero
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, list->element_dtype(), out_shape));
+  Tensor& out = *out_ptr;
   const int64_t per = out_shape.num_elements() / std::max<int64_t>(n, 1);
   for (int64_t i = 0; i < n && per > 0; ++i) {
     const Tensor& t = list->tensors()[i];
-    if (t.IsInitialized()) CopyElements(t, 0, out, i * per, per);
+    if (t.IsInitialized()) {
+      CopyElements(t, 0, out, i * per, per);
+    } else if (DTypeIsPod(out.dtype())) {  // unset elements stack as zeros, as in TF
+      const size_t sz = DTypeSize(out.dtype());
+      std::memset(static_cast<char*>(out.raw_data()) + i * per * sz, 0, per * sz);
+    }
   }
-  ctx.set_output(0, std::move(out));
   return OkStatus();
 }
 
@@ -412,7 +418,7 @@ Status ComputeFromTensor(const KernelContext& ctx) {
     CopyElements(t, i * per, item, 0, per);
     tensors.push_back(std::move(item));
   }
-  ctx.set_output(
+  ctx.SetOutput(
       0, TensorList::Wrap(std::make_shared<const TensorList>(t.dtype(), elem, std::move(tensors))));
   return OkStatus();
 }
@@ -443,9 +449,9 @@ Status ComputePushBack(const KernelContext& ctx) {
   tensors.reserve(list->size() + 1);
   tensors = list->tensors();
   tensors.push_back(item);
-  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
-                        list->element_dtype(), list->element_shape(), std::move(tensors),
-                        list->max_num_elements())));
+  ctx.SetOutput(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                       list->element_dtype(), list->element_shape(), std::move(tensors),
+                       list->max_num_elements())));
   return OkStatus();
 }
 
@@ -469,10 +475,10 @@ Status ComputePopBack(const KernelContext& ctx) {
                             "node '", ctx.node_name(), "'");
   KILN_ASSIGN_OR_RETURN(Tensor item, ElementOrZeros(ctx, *list, list->size() - 1, requested));
   std::vector<Tensor> tensors(list->tensors().begin(), list->tensors().end() - 1);
-  ctx.set_output(0, TensorList::Wrap(std::make_shared<const TensorList>(
-                        list->element_dtype(), list->element_shape(), std::move(tensors),
-                        list->max_num_elements())));
-  ctx.set_output(1, std::move(item));
+  ctx.SetOutput(0, TensorList::Wrap(std::make_shared<const TensorList>(
+                       list->element_dtype(), list->element_shape(), std::move(tensors),
+                       list->max_num_elements())));
+  ctx.SetOutput(1, std::move(item));
   return OkStatus();
 }
 

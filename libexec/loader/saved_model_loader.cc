@@ -39,6 +39,7 @@ class SavedModelLoader {
   Result<std::unique_ptr<SavedModel>> Load() {
     model_.reset(new SavedModel());
     model_->dir_ = dir_;
+    model_->threads_ = std::make_unique<ThreadPool>(options_.num_threads);
     KILN_ASSIGN_OR_RETURN(model_->proto_, ReadSavedModelProto(dir_));
     KILN_RETURN_IF_ERROR(SelectMetaGraph());
     const auto& mg = *model_->meta_graph_;
@@ -56,12 +57,25 @@ class SavedModelLoader {
     KILN_RETURN_IF_ERROR(CreateVariables());
     KILN_RETURN_IF_ERROR(RestoreVariables());
     KILN_RETURN_IF_ERROR(CreateOtherCaptures());
+    if (options_.freeze_variables && !AnyFunctionWritesVariables())
+      for (const RestoredVariable& v : model_->variables_) v.resource->Freeze();
     KILN_RETURN_IF_ERROR(LoadSignatures());
     KILN_RETURN_IF_ERROR(LoadFunctions());
     return std::move(model_);
   }
 
  private:
+  // Run-path shortcuts: whether inputs and outputs need reordering, and the model's threads.
+  void FinishSignature(Signature* sig) const {
+    sig->args_in_input_order_ = true;
+    for (size_t i = 0; i < sig->input_to_arg_.size(); ++i)
+      sig->args_in_input_order_ &= sig->input_to_arg_[i] == static_cast<int>(i);
+    sig->outputs_in_ret_order_ = true;
+    for (size_t i = 0; i < sig->output_from_ret_.size(); ++i)
+      sig->outputs_in_ret_order_ &= sig->output_from_ret_[i] == static_cast<int>(i);
+    sig->threads_ = model_->threads_.get();
+  }
+
   Status SelectMetaGraph() {
     std::set<std::string> want(options_.tags.begin(), options_.tags.end());
     std::string available;
@@ -201,6 +215,47 @@ class SavedModelLoader {
     return f;
   }
 
+  // Whether any function the model can run (the object graph's concrete functions and what
+  // they call) assigns a variable or applies an update to one. Unknown ops count as writers.
+  bool AnyFunctionWritesVariables() const {
+    auto writes = [](std::string_view op) {
+      return op.starts_with("Assign") || op.starts_with("ResourceApply") ||
+             op.starts_with("ResourceSparseApply") || op.starts_with("ResourceScatter") ||
+             op == "ResourceStridedSliceAssign" || op == "DestroyResourceOp";
+    };
+    std::vector<std::string> stack;
+    std::set<std::string, std::less<>> seen;
+    for (const auto& [name, cf] : graph_->concrete_functions()) stack.push_back(name);
+    while (!stack.empty()) {
+      const std::string name = std::move(stack.back());
+      stack.pop_back();
+      if (!seen.insert(name).second) continue;
+      const tensorflow::FunctionDef* f = model_->library_->Find(name);
+      if (f == nullptr) continue;
+      for (const auto& node : f->node_def()) {
+        if (writes(node.op())) return true;
+        const bool call = node.op() == "PartitionedCall" || node.op() == "StatefulPartitionedCall";
+        if (model_->library_->Find(node.op()) != nullptr) {
+          stack.push_back(node.op());
+        } else if (!call && FindOp(node.op()) == nullptr) {
+          return true;  // unknown: assume the worst
+        }
+        for (const auto& [attr, value] : node.attr()) {
+          if (value.has_func()) stack.push_back(value.func().name());
+          for (const auto& fn : value.list().func()) stack.push_back(fn.name());
+        }
+      }
+    }
+    return false;
+  }
+
+  // Capture values as prepare-time knowns, after the user arguments.
+  static std::vector<Tensor> KnownCaptures(size_t n_user, const std::vector<Tensor>& captures) {
+    std::vector<Tensor> known(n_user);
+    known.insert(known.end(), captures.begin(), captures.end());
+    return known;
+  }
+
   Status LoadSignatures() {
     int map_id = FindChild(graph_->nodes(0), "signatures");
     if (map_id < 0) return OkStatus();
@@ -285,9 +340,11 @@ class SavedModelLoader {
       }
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
+      popts.known_args = KnownCaptures(n_user, sig.captures_);
       KILN_ASSIGN_OR_RETURN_CTX(
           sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
           "loading ", where, " of '", dir_.string(), "'");
+      FinishSignature(&sig);
       model_->signatures_.emplace(key, std::move(sig));
     }
     return OkStatus();
@@ -368,6 +425,7 @@ class SavedModelLoader {
           sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
           "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
       model_->synthesized_.push_back(std::move(fdef));
+      FinishSignature(&sig);
       model_->signatures_.emplace(key, std::move(sig));
     }
     return OkStatus();
@@ -390,6 +448,7 @@ class SavedModelLoader {
       const std::string where = "restored function '" + ref.local_name() + "'";
       RestoredFunction rf;
       rf.name_ = ref.local_name();
+      rf.threads_ = model_->threads_.get();
       for (const auto& fn_name : names) {
         auto cf_it = graph_->concrete_functions().find(fn_name);
         if (cf_it == graph_->concrete_functions().end())
@@ -415,6 +474,7 @@ class SavedModelLoader {
         all.insert(all.end(), cap_specs.begin(), cap_specs.end());
         PrepareOptions popts;
         popts.resources = model_->resources_.get();
+        popts.known_args = KnownCaptures(c.arg_specs.size(), c.captures);
         KILN_ASSIGN_OR_RETURN_CTX(c.function,
                                   PreparedFunction::Prepare(*fdef, *model_->library_, all, popts),
                                   "loading ", where, " of '", dir_.string(), "'");

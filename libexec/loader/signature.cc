@@ -11,8 +11,7 @@ std::string KeyList(std::span<const SignatureArg> args) {
   return s.empty() ? "none" : s;
 }
 
-// Error messages only: the caller adds which input (on the error path, so a run that fits does
-// no string work).
+// Errors get "signature 's' input 'k'" in front from the caller (built only on failure).
 Status CheckTensor(const TensorSpec& spec, const Tensor& t) {
   if (!t.IsInitialized()) return InvalidArgument("tensor is not initialized");
   if (t.dtype() != spec.dtype)
@@ -57,21 +56,39 @@ Result<std::map<std::string, Tensor>> Signature::Run(const std::map<std::string,
 
 Status Signature::RunFlat(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
                           const RunOptions& options) const {
+  outputs->resize(outputs_.size());
+  return RunInto(inputs, *outputs, options);
+}
+
+Status Signature::RunInto(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                          const RunOptions& options) const {
   if (inputs.size() != inputs_.size())
     return InvalidArgument("signature '", name_, "' takes ", inputs_.size(), " inputs (",
                            KeyList(inputs_), "), got ", inputs.size());
-  std::vector<Tensor> args(num_function_args_);
+  if (outputs.size() != outputs_.size())
+    return InvalidArgument("signature '", name_, "' has ", outputs_.size(),
+                           " outputs; the caller gave room for ", outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    KILN_RETURN_IF_ERROR_CTX(CheckTensor(inputs_[i].spec, inputs[i]), "signature '", name_,
-                             "' input '", inputs_[i].key, "'");
-    args[input_to_arg_[i]] = inputs[i];
+    Status s = CheckTensor(inputs_[i].spec, inputs[i]);
+    if (!s.ok())
+      return s.WithContext(
+          internal::StrCat("signature '", name_, "' input '", inputs_[i].key, "'"));
   }
-  const size_t n_user = inputs_.size();
-  for (size_t c = 0; c < captures_.size(); ++c) args[n_user + c] = captures_[c];
-  std::vector<Tensor> rets;
-  KILN_RETURN_IF_ERROR_CTX(function_->Run(args, &rets, options), "signature '", name_, "'");
-  outputs->resize(outputs_.size());
-  for (size_t i = 0; i < outputs_.size(); ++i) (*outputs)[i] = std::move(rets[output_from_ret_[i]]);
+  RunOptions run_options = options;
+  if (run_options.threads == nullptr) run_options.threads = threads_;
+  Status s;
+  if (args_in_input_order_ && outputs_in_ret_order_) {
+    // The common case: no reordering, so nothing is copied or allocated here.
+    s = function_->Run(inputs, captures_, outputs, run_options);
+  } else {
+    std::vector<Tensor> args(inputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) args[input_to_arg_[i]] = inputs[i];
+    std::vector<Tensor> rets(outputs.size());
+    s = function_->Run(args, captures_, rets, run_options);
+    for (size_t i = 0; s.ok() && i < outputs.size(); ++i)
+      outputs[i] = std::move(rets[output_from_ret_[i]]);
+  }
+  if (!s.ok()) return s.WithContext(internal::StrCat("signature '", name_, "'"));
   return OkStatus();
 }
 
@@ -84,11 +101,11 @@ Result<std::vector<Tensor>> RestoredFunction::Call(std::span<const Tensor> args,
       fits = args[i].dtype() == c.arg_specs[i].dtype &&
              c.arg_specs[i].shape.IsCompatibleWith(args[i].shape());
     if (!fits) continue;
-    std::vector<Tensor> all(args.begin(), args.end());
-    all.insert(all.end(), c.captures.begin(), c.captures.end());
-    std::vector<Tensor> outs;
-    KILN_RETURN_IF_ERROR_CTX(c.function->Run(all, &outs, options), "restored function '", name_,
-                             "'");
+    std::vector<Tensor> outs(c.function->output_specs().size());
+    RunOptions run_options = options;
+    if (run_options.threads == nullptr) run_options.threads = threads_;
+    KILN_RETURN_IF_ERROR_CTX(c.function->Run(args, c.captures, outs, run_options),
+                             "restored function '", name_, "'");
     return outs;
   }
   std::string given = "(";

@@ -7,12 +7,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "kiln/core/proto_convert.h"
 #include "kiln/core/tensor.h"
+#include "kiln/exec/op_runner.h"
 #include "kiln/exec/op_table.h"
 #include "kiln/exec/resources.h"
 #include "tensorflow/framework.pb.h"
@@ -27,6 +29,8 @@ using exec::PrintSink;
 using exec::ProtoAttrMap;
 using exec::ResourceManager;
 using exec::RunEnv;
+using exec::SingleOp;
+using exec::SingleOpOptions;
 using exec::TensorSpec;
 
 class OpRunner {
@@ -111,51 +115,31 @@ class OpRunner {
 
   // Runs Prepare only; output_specs() holds the result.
   Status Prepare() {
-    const OpDefinition* def = exec::FindOp(op_);
-    if (def == nullptr) return NotFound("no op ", op_);
-    ctx_ = PrepareContext{};
-    ctx_.node_name = node_name_;
-    ctx_.op = def->name;
-    ctx_.attrs = exec::AttrReader(&attrs_);
-    ctx_.inputs = specs_;
-    ctx_.constant_inputs.clear();
-    for (size_t i = 0; i < inputs_.size(); ++i) {
-      ctx_.constant_inputs.push_back(constant_[i] ? &inputs_[i] : nullptr);
-    }
-    ctx_.resources = resources_;
-    return def->prepare(ctx_);
+    std::vector<const Tensor*> values;
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      values.push_back(constant_[i] ? &inputs_[i] : nullptr);
+    SingleOpOptions options;
+    options.resources = resources_;
+    options.print = &sink_;
+    auto op = SingleOp::Prepare(op_, node_name_, attrs_, specs_, values, options);
+    if (!op.ok()) return op.status();
+    single_.emplace(std::move(op).value());
+    return OkStatus();
   }
-  const std::vector<TensorSpec>& output_specs() const { return ctx_.outputs; }
+  const std::vector<TensorSpec>& output_specs() const { return single_->output_specs(); }
 
-  // Prepare, then the CPU kernel. Checks that outputs match the prepared specs.
+  // Prepare, then the CPU kernel (the shared single-op path). Checks that outputs match the
+  // prepared specs.
   Result<std::vector<Tensor>> Run() {
     KILN_RETURN_IF_ERROR(Prepare());
-    ComputeFn compute = exec::FindCpuKernel(op_);
-    if (compute == nullptr) return NotFound("no CPU kernel for ", op_);
-    const int n_in = static_cast<int>(inputs_.size());
-    const int n_out = static_cast<int>(ctx_.outputs.size());
-    std::vector<Tensor> frame(n_in + n_out);
-    std::vector<int32_t> in(n_in), out(n_out);
-    for (int i = 0; i < n_in; ++i) {
-      frame[i] = inputs_[i];
-      in[i] = i;
-    }
-    for (int i = 0; i < n_out; ++i) out[i] = n_in + i;
-    PrintSink sink = [this](std::string_view stream, std::string_view text) {
-      printed_.push_back({std::string(stream), std::string(text)});
-    };
-    RunEnv env{&sink};
-    KernelContext kctx(frame.data(), in.data(), n_in, out.data(), n_out, ctx_.state.get(),
-                       node_name_, &env);
-    KILN_RETURN_IF_ERROR(compute(kctx));
-    std::vector<Tensor> outputs(frame.begin() + n_in, frame.end());
-    for (int i = 0; i < n_out; ++i) {
-      CHECK_MESSAGE(outputs[i].IsInitialized(), "output ", i, " was not set");
-      CHECK_MESSAGE(outputs[i].dtype() == ctx_.outputs[i].dtype, "output ", i, " dtype ",
-                    DTypeShortName(outputs[i].dtype()), " vs spec ", ctx_.outputs[i].ToString());
-      CHECK_MESSAGE(ctx_.outputs[i].shape.IsCompatibleWith(outputs[i].shape()), "output ", i,
-                    " shape ", outputs[i].shape().ToString(), " vs spec ",
-                    ctx_.outputs[i].ToString());
+    printed_.clear();
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outputs, single_->Run(inputs_));
+    const auto& specs = single_->output_specs();
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      CHECK_MESSAGE(outputs[i].dtype() == specs[i].dtype, "output ", i, " dtype ",
+                    DTypeShortName(outputs[i].dtype()), " vs spec ", specs[i].ToString());
+      CHECK_MESSAGE(specs[i].shape.IsCompatibleWith(outputs[i].shape()), "output ", i, " shape ",
+                    outputs[i].shape().ToString(), " vs spec ", specs[i].ToString());
     }
     return outputs;
   }
@@ -177,8 +161,11 @@ class OpRunner {
   std::vector<TensorSpec> specs_;
   std::vector<bool> constant_;
   ResourceManager* resources_ = nullptr;
-  PrepareContext ctx_;
+  std::optional<SingleOp> single_;
   std::vector<std::pair<std::string, std::string>> printed_;
+  PrintSink sink_ = [this](std::string_view stream, std::string_view text) {
+    printed_.push_back({std::string(stream), std::string(text)});
+  };
 };
 
 // ---- builders --------------------------------------------------------------------------------

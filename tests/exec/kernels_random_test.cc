@@ -203,36 +203,25 @@ class Node {
       : op_(std::move(op)), attrs_(std::move(attrs)), inputs_(std::move(inputs)) {}
 
   Status Prepare() {
-    const OpDefinition* def = FindOp(op_);
-    if (def == nullptr) return NotFound("no op ", op_);
-    PrepareContext ctx;
-    ctx.node_name = "node";
-    ctx.op = def->name;
-    ctx.attrs = AttrReader(&attrs_);
+    std::vector<TensorSpec> specs;
+    std::vector<const Tensor*> values;
     for (const Tensor& t : inputs_) {
-      ctx.inputs.push_back(TensorSpec{t.dtype(), t.shape()});
-      ctx.constant_inputs.push_back(&t);
+      specs.push_back(TensorSpec{t.dtype(), t.shape()});
+      values.push_back(&t);
     }
-    KILN_RETURN_IF_ERROR(def->prepare(ctx));
-    flags_ = def->flags;
-    specs_ = ctx.outputs;
-    state_ = ctx.state;
+    SingleOpOptions options;
+    options.print = &sink_;
+    auto op = SingleOp::Prepare(op_, "node", attrs_, specs, values, options);
+    if (!op.ok()) return op.status();
+    op_state_.emplace(std::move(op).value());
+    flags_ = op_state_->definition().flags;
+    specs_ = op_state_->output_specs();
     return OkStatus();
   }
 
   Result<Tensor> Call() {
-    ComputeFn compute = FindCpuKernel(op_);
-    if (compute == nullptr) return NotFound("no CPU kernel for ", op_);
-    const int n_in = static_cast<int>(inputs_.size());
-    std::vector<Tensor> frame(inputs_);
-    frame.emplace_back();
-    std::vector<int32_t> in(n_in), out = {n_in};
-    for (int i = 0; i < n_in; ++i) in[i] = i;
-    PrintSink sink = [](std::string_view, std::string_view) {};
-    RunEnv env{&sink};
-    KernelContext kctx(frame.data(), in.data(), n_in, out.data(), 1, state_.get(), "node", &env);
-    KILN_RETURN_IF_ERROR(compute(kctx));
-    return frame.back();
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> outs, op_state_->Run(inputs_));
+    return outs[0];
   }
 
   uint32_t flags() const { return flags_; }
@@ -243,8 +232,9 @@ class Node {
   ProtoAttrMap attrs_;
   std::vector<Tensor> inputs_;
   uint32_t flags_ = 0;
+  std::optional<SingleOp> op_state_;
+  PrintSink sink_ = [](std::string_view, std::string_view) {};
   std::vector<TensorSpec> specs_;
-  std::shared_ptr<const OpState> state_;
 };
 
 ProtoAttrMap RandomAttrs(DType dtype_attr, const char* dtype_name, int64_t seed, int64_t seed2) {

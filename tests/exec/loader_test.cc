@@ -55,6 +55,37 @@ TEST_CASE("VarsAndArithmeticObjectGraph (TF 2.1) loads and runs serving_default"
   CHECK((*r)[0].scalar<float>() == doctest::Approx((4 + x) * (7 + y) / z + 5));
 }
 
+TEST_CASE("variables no function writes are frozen: folded into the graphs, read-only") {
+  auto m = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  for (const auto& v : (*m)->variables()) {
+    CHECK(v.resource->frozen());
+    const Status s = v.resource->Assign(Tensor::Scalar(9.0f));
+    CHECK(s.code() == StatusCode::kFailedPrecondition);
+    CHECK(Contains(s, "'" + v.resource->name() + "' is read-only"));
+    CHECK(Contains(s, "freeze_variables"));
+  }
+  // The reads became constants: the signature's schedule has no ReadVariableOp steps left,
+  // only the arithmetic (its shape is known, so no specialisation is involved).
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  CHECK((*sig)->function().plan_stats().folded >= 3);
+
+  LoadOptions options;
+  options.freeze_variables = false;
+  auto open = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"), options);
+  REQUIRE_MESSAGE(open.ok(), open.status().ToString());
+  for (const auto& v : (*open)->variables()) CHECK_FALSE(v.resource->frozen());
+  // Assignable, and calls see the new value.
+  for (const auto& v : (*open)->variables())
+    if (v.path == "x") REQUIRE(v.resource->Assign(Tensor::Scalar(10.0f)).ok());
+  auto osig = (*open)->GetSignature("serving_default");
+  REQUIRE(osig.ok());
+  auto out = (*osig)->Run({{"a", Tensor::Scalar(4.0f)}, {"b", Tensor::Scalar(7.0f)}});
+  REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+  CHECK(out->at("output_0").scalar<float>() == doctest::Approx((4 + 10) * (7 + 2) / 3.0f + 5));
+}
+
 TEST_CASE("x_plus_y_v2_debuginfo (TF 1.14) runs serving_default") {
   auto m = SavedModel::Load(Fixture("x_plus_y_v2_debuginfo"));
   REQUIRE_MESSAGE(m.ok(), m.status().ToString());

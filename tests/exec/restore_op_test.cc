@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "exec/test_util.h"
+#include "kiln/exec/op_runner.h"
 #include "kiln/exec/op_table.h"
 #include "tensorflow/framework.pb.h"
 
@@ -36,41 +37,24 @@ RestoreRun RunRestore(const std::string& prefix, std::vector<std::string> names,
                       std::vector<std::string> slices, std::vector<DType> dtypes,
                       bool constants = false) {
   RestoreRun run;
-  const OpDefinition* def = FindOp("RestoreV2");
-  REQUIRE(def != nullptr);
-  ComputeFn compute = FindCpuKernel("RestoreV2");
-  REQUIRE(static_cast<bool>(compute));
-
   tensorflow::NodeDef node;
   auto* list = (*node.mutable_attr())["dtypes"].mutable_list();
   for (DType t : dtypes) list->add_type(static_cast<tensorflow::DataType>(static_cast<int>(t)));
 
-  Tensor frame[3 + 8];
-  frame[0] = Tensor::StringScalar(prefix);
-  frame[1] = Strings(names);
-  frame[2] = Strings(slices);
-
-  PrepareContext ctx;
-  ctx.node_name = "restore";
-  ctx.op = "RestoreV2";
-  ctx.attrs = AttrReader(&node.attr());
-  ctx.inputs = {TensorSpec{DType::kString, Shape()},
-                TensorSpec{DType::kString, Shape{static_cast<int64_t>(names.size())}},
-                TensorSpec{DType::kString, Shape{static_cast<int64_t>(slices.size())}}};
-  ctx.constant_inputs = {nullptr, constants ? &frame[1] : nullptr, constants ? &frame[2] : nullptr};
-  run.prepare = def->prepare(ctx);
-  if (!run.prepare.ok()) return run;
-  run.specs = ctx.outputs;
-
-  const int32_t in[3] = {0, 1, 2};
-  std::vector<int32_t> out;
-  for (size_t i = 0; i < dtypes.size(); ++i) out.push_back(3 + static_cast<int32_t>(i));
-  RunEnv env;
-  env.print = &DefaultPrintSink();
-  KernelContext kctx(frame, in, 3, out.data(), static_cast<int>(out.size()), ctx.state.get(),
-                     "restore", &env);
-  run.compute = compute(kctx);
-  for (size_t i = 0; i < dtypes.size(); ++i) run.outputs.push_back(frame[3 + i]);
+  std::vector<Tensor> inputs = {Tensor::StringScalar(prefix), Strings(names), Strings(slices)};
+  const std::vector<TensorSpec> specs = {
+      TensorSpec{DType::kString, Shape()},
+      TensorSpec{DType::kString, Shape{static_cast<int64_t>(names.size())}},
+      TensorSpec{DType::kString, Shape{static_cast<int64_t>(slices.size())}}};
+  const std::vector<const Tensor*> values = {nullptr, constants ? &inputs[1] : nullptr,
+                                             constants ? &inputs[2] : nullptr};
+  auto op = SingleOp::Prepare("RestoreV2", "restore", node.attr(), specs, values);
+  run.prepare = op.status();
+  if (!op.ok()) return run;
+  run.specs = op->output_specs();
+  auto outputs = op->Run(inputs);
+  run.compute = outputs.status();
+  if (outputs.ok()) run.outputs = *outputs;
   return run;
 }
 

@@ -27,6 +27,14 @@ TF_CLI = Path(sys.executable).parent / "saved_model_cli"
 RTOL = 1e-5
 ATOL = 1e-6
 
+# The issue-9 models (tests/tf/test_issue9_*.py: Keras layers, Keras Applications, the issue's
+# architectures) are compared within 1e-4 relative, as the issue asks: they are deeper, and
+# TensorFlow computes them with oneDNN, whose summation order differs from ours. The absolute
+# floor scales with the tensor (1e-5 of its largest magnitude): an element that cancels to near
+# 0 in a long sum carries the rounding of the sum's terms, not of its own size.
+MODEL_RTOL = 1e-4
+MODEL_ATOL_OF_MAX = 1e-5
+
 _OPS_LINE = re.compile(r"^(The MetaGraph with tag set \[.*\] contains the following ops: )(.*)$")
 
 
@@ -152,8 +160,8 @@ def example_inputs(concrete_fn, seed):
     return feed
 
 
-def assert_same(ours, theirs, what):
-    """Floats within RTOL (ATOL near 0); everything else exactly, dtype and shape included."""
+def assert_same(ours, theirs, what, rtol=RTOL, atol=ATOL):
+    """Floats within rtol (atol near 0); everything else exactly, dtype and shape included."""
     ours, theirs = np.asarray(ours), np.asarray(theirs)
     if theirs.dtype.kind in "SO" or ours.dtype.kind in "SO":
         assert ours.shape == theirs.shape and ours.tolist() == theirs.tolist(), \
@@ -162,7 +170,7 @@ def assert_same(ours, theirs, what):
     assert ours.dtype == theirs.dtype, f"{what}: dtype ours {ours.dtype}, TF {theirs.dtype}"
     assert ours.shape == theirs.shape, f"{what}: shape ours {ours.shape}, TF {theirs.shape}"
     if theirs.dtype.kind in "fc":
-        np.testing.assert_allclose(ours, theirs, rtol=RTOL, atol=ATOL, err_msg=what)
+        np.testing.assert_allclose(ours, theirs, rtol=rtol, atol=atol, err_msg=what)
     else:
         np.testing.assert_array_equal(ours, theirs, err_msg=what)
 
@@ -172,6 +180,31 @@ def assert_outputs(ours, theirs, what):
                                            f"TF {sorted(theirs)}"
     for k in theirs:
         assert_same(ours[k], theirs[k], f"{what} output {k!r}")
+
+
+def assert_close_model(ours, theirs, what):
+    """The issue-9 comparison: floats within MODEL_RTOL, the absolute floor MODEL_ATOL_OF_MAX
+    of the tensor's largest magnitude (at least ATOL); everything else exactly."""
+    theirs_a = np.asarray(theirs)
+    atol = ATOL
+    if theirs_a.dtype.kind in "fc" and theirs_a.size:
+        finite = np.abs(theirs_a[np.isfinite(theirs_a)])
+        atol = max(ATOL, MODEL_ATOL_OF_MAX * float(finite.max())) if finite.size else ATOL
+    assert_same(ours, theirs, what, rtol=MODEL_RTOL, atol=atol)
+
+
+def assert_model_outputs(ours, theirs, what):
+    """Every output of a signature (keys must match), compared by assert_close_model."""
+    assert sorted(ours) == sorted(theirs), f"{what}: output keys ours {sorted(ours)}, " \
+                                           f"TF {sorted(theirs)}"
+    failures = []
+    for k in sorted(theirs):
+        try:
+            assert_close_model(ours[k], theirs[k], f"{what} output {k!r}")
+        except AssertionError as e:
+            failures.append(str(e))
+    assert not failures, f"{len(failures)} of {len(theirs)} outputs differ:\n" + \
+        "\n".join(failures)
 
 
 @contextlib.contextmanager

@@ -24,6 +24,8 @@ namespace kiln {
   X(kUnimplemented, "UNIMPLEMENTED")            \
   X(kDataLoss, "DATA_LOSS")                     \
   X(kPermissionDenied, "PERMISSION_DENIED")     \
+  X(kResourceExhausted, "RESOURCE_EXHAUSTED")   \
+  X(kUnavailable, "UNAVAILABLE")                \
   X(kInternal, "INTERNAL")
 
 enum class StatusCode {
@@ -80,6 +82,8 @@ KILN_STATUS_BUILDER(OutOfRange, kOutOfRange)
 KILN_STATUS_BUILDER(Unimplemented, kUnimplemented)
 KILN_STATUS_BUILDER(DataLoss, kDataLoss)
 KILN_STATUS_BUILDER(PermissionDenied, kPermissionDenied)
+KILN_STATUS_BUILDER(ResourceExhausted, kResourceExhausted)
+KILN_STATUS_BUILDER(Unavailable, kUnavailable)
 KILN_STATUS_BUILDER(Internal, kInternal)
 #undef KILN_STATUS_BUILDER
 

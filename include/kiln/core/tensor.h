@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/core/allocator.h"
 #include "kiln/core/dtype.h"
 #include "kiln/core/shape.h"
 #include "kiln/core/status.h"
@@ -33,34 +34,59 @@ class VariantBase {
   virtual std::string DebugString() const = 0;
 };
 
-// Storage for the elements of one tensor. Non-POD elements (std::string, shared_ptr) are
-// constructed and destroyed here.
+// Storage for the elements of one tensor: owned memory from an allocator (non-POD elements,
+// strings and handles, are constructed and destroyed here), or a view of memory someone else
+// owns (a slice of an execution arena, a memory-mapped file) that the buffer keeps alive.
 class TensorBuffer {
  public:
+  // CPU memory, zero-filled; small POD tensors live inline. Aborts when out of memory, as the
+  // standard containers do (kernels allocate through their context, which reports errors).
   TensorBuffer(DType dtype, int64_t num_elements);
+  // From `allocator`, not initialised for POD dtypes; ok() is false when the memory could not
+  // be had.
+  TensorBuffer(Allocator* allocator, DType dtype, int64_t num_elements);
+  // A view of POD elements at `data`. `transient` marks memory that is reused after the
+  // current call (an execution arena): anything that keeps a tensor beyond the call
+  // (a variable, a tensor list) copies such a buffer first.
+  TensorBuffer(DType dtype, int64_t num_elements, void* data, std::shared_ptr<const void> owner,
+               bool transient);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
 
   void* data() const { return data_; }
   size_t bytes() const { return bytes_; }
+  int64_t num_elements() const { return num_elements_; }
+  bool ok() const { return data_ != nullptr || bytes_ == 0; }
+  bool transient() const { return transient_; }
+  // Whether the host can read and write the elements (false for GPU memory).
+  bool host_accessible() const { return allocator_ == nullptr || allocator_->HostAccessible(); }
 
  private:
+  void ConstructElements(bool zero_pod);
   // Small POD tensors (scalars, short vectors) live inside the buffer object itself, so
   // producing one costs a single allocation.
   static constexpr size_t kInlineBytes = 64;
   DType dtype_;
+  bool transient_ = false;
   int64_t num_elements_;
   size_t bytes_;
   void* data_;
+  Allocator* allocator_ = nullptr;     // owner of data_ when set
+  std::shared_ptr<const void> owner_;  // keeps a view's memory alive
   alignas(16) unsigned char inline_[kInlineBytes];
 };
 
 class Tensor {
  public:
   Tensor() = default;  // not initialized: dtype kInvalid, no buffer
-  // Allocates; POD elements are zero, strings empty, handles null.
+  // Allocates on the CPU; POD elements are zero, strings empty, handles null.
   Tensor(DType dtype, const Shape& shape);
+  // A tensor over an existing buffer with room for shape's elements (an arena slice).
+  Tensor(DType dtype, const Shape& shape, std::shared_ptr<TensorBuffer> buffer);
+  // Allocates from `allocator` (POD elements not initialised); an error naming the bytes when
+  // the memory cannot be had.
+  static Result<Tensor> Allocate(Allocator* allocator, DType dtype, const Shape& shape);
 
   template <typename T>
   static Tensor Scalar(T value) {
@@ -90,6 +116,8 @@ class Tensor {
   size_t ByteSize() const { return buffer_ ? buffer_->bytes() : 0; }
 
   void* raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
+  // The buffer itself (the executor binds caller-provided output buffers with it).
+  const std::shared_ptr<TensorBuffer>& buffer() const { return buffer_; }
   template <typename T>
   T* data() const {
     KILN_DCHECK(kDTypeOf<T> == dtype_);
@@ -107,9 +135,18 @@ class Tensor {
 
   // Same buffer, new shape with the same element count (checked by the caller).
   Tensor Reshaped(const Shape& shape) const;
+  // Same buffer viewed as another POD dtype and shape of the same byte size (in-place reuse).
+  Tensor BufferAs(DType dtype, const Shape& shape) const;
   // A tensor with its own buffer and the same contents.
   Tensor DeepCopy() const;
   bool SharesBufferWith(const Tensor& o) const { return buffer_ && buffer_ == o.buffer_; }
+  // True when no other tensor shares the buffer (a kernel may then write into it in place).
+  bool BufferIsExclusive() const { return buffer_ && buffer_.use_count() == 1; }
+  // Whether the buffer is reused after the current call (see TensorBuffer::transient).
+  bool BufferIsTransient() const { return buffer_ && buffer_->transient(); }
+  bool HostAccessible() const { return !buffer_ || buffer_->host_accessible(); }
+  // This tensor, or a deep copy when its buffer is transient: what a variable or a list stores.
+  Tensor Retainable() const { return BufferIsTransient() ? DeepCopy() : *this; }
 
   // Values as TensorFlow prints them (tf.print / StringFormat): "6", "[1 2 3]",
   // "[[1 2]\n [3 4]]", with at most `summarize` elements per dimension at each end

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,6 +17,7 @@
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
 #include "kiln/exec/op_table.h"
+#include "kiln/exec/thread_pool.h"
 
 namespace tensorflow {
 class FunctionDef;
@@ -44,16 +46,47 @@ struct PrepareOptions {
   // When set, stateful ops are kept even if no output needs them (a TF2 function's side
   // effects). A TF1 Session-style run fetches outputs only: it clears this.
   bool keep_stateful = true;
+  // Nodes whose inputs are all known at prepare time are computed there (constant folding).
+  bool fold_constants = true;
+  // When shapes are fully known, intermediate tensors live in one arena laid out by liveness.
+  bool plan_memory = true;
+  // Matrix products and convolutions absorb the bias, batch-norm, residual add and activation
+  // ops that follow them (executor/fusion.h).
+  bool fuse = true;
+  // A function whose argument shapes are not fully known is prepared again (folded, planned)
+  // for the exact shapes of a call, for up to this many distinct shape sets.
+  int max_specializations = 8;
+  // Values of arguments known at prepare time, by argument index (an uninitialised tensor:
+  // unknown), such as the captured variable handles of a loaded model. They stay arguments,
+  // fed at every call; ops may read them while preparing (a ReadVariableOp of a frozen variable
+  // becomes a constant).
+  std::vector<Tensor> known_args;
 };
 
 struct RunOptions {
-  const PrintSink* print = nullptr;  // default: DefaultPrintSink()
+  const PrintSink* print = nullptr;     // default: DefaultPrintSink()
+  const ThreadPool* threads = nullptr;  // default: DefaultThreadPool()
 };
+
+// What prepare made of a function (for tests, `bench` and `show`).
+struct PlanStats {
+  int steps = 0;             // kernels a call runs
+  int constants = 0;         // values materialised at prepare time (Const nodes and folds)
+  int folded = 0;            // nodes computed at prepare time
+  int fused = 0;             // products and convolutions that absorbed the ops after them
+  int slots = 0;             // tensors a call holds
+  int planned_slots = 0;     // of those, placed in the arena
+  int in_place = 0;          // planned outputs sharing their input's memory
+  size_t arena_bytes = 0;    // one per concurrent call
+  size_t planned_bytes = 0;  // sum of the planned tensors (arena_bytes <= this)
+};
+
+class ExecutionState;
 
 class PreparedFunction {
  public:
   // arg_specs: one per input arg of fdef. A spec with unknown rank takes the shape from the
-  // function's "_input_shapes" attr when it has one.
+  // function's "_input_shapes" attr when it has one. fdef and library must outlive the result.
   static Result<std::shared_ptr<const PreparedFunction>> Prepare(
       const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
       std::span<const TensorSpec> arg_specs, const PrepareOptions& options = {});
@@ -63,12 +96,23 @@ class PreparedFunction {
   std::span<const TensorSpec> arg_specs() const { return arg_specs_; }
   std::span<const std::string> output_names() const { return output_names_; }
   std::span<const TensorSpec> output_specs() const { return output_specs_; }
-  // Kernel steps in the schedule (after inlining and pruning; constants excluded).
+  // Kernel steps in the schedule (after inlining, pruning and folding; constants excluded).
   int num_steps() const { return static_cast<int>(steps_.size()); }
+  const PlanStats& plan_stats() const { return stats_; }
+  // The function prepared for these exact argument shapes (itself when its specs are fully
+  // known, or when the cache of specializations is full); built on first use.
+  Result<const PreparedFunction*> SpecializedFor(std::span<const Tensor> args,
+                                                 std::span<const Tensor> captures = {}) const;
 
   // Checks argument count, dtypes and shapes against arg_specs, then runs.
   Status Run(std::span<const Tensor> args, std::vector<Tensor>* outputs,
              const RunOptions& options = {}) const;
+  // The arguments in two parts (a signature's inputs, then its captured variables); one output
+  // per element of `outputs`. An element that already holds a tensor of the output's dtype and
+  // shape with an unshared buffer receives the result in that buffer, so a steady call of a
+  // fixed-shape function allocates nothing.
+  Status Run(std::span<const Tensor> args, std::span<const Tensor> captures,
+             std::span<Tensor> outputs, const RunOptions& options = {}) const;
 
   ~PreparedFunction();
 
@@ -79,10 +123,25 @@ class PreparedFunction {
     std::shared_ptr<const OpState> state;
     std::vector<int32_t> in;
     std::vector<int32_t> out;
+    std::vector<DType> out_dtypes;
     std::vector<int32_t> release;  // slots whose last use is this step
+    uint32_t dying_inputs = 0;     // StepIo::dying_inputs
+    uint32_t flags = 0;            // the op's OpFlags
     std::string node_name;
   };
+  // One planned slot: where its tensor lives in the arena.
+  struct PlannedSlot {
+    int32_t slot;
+    DType dtype;
+    Shape shape;
+    size_t offset;
+  };
   PreparedFunction() = default;
+  Status CheckArgs(std::span<const Tensor> args, std::span<const Tensor> captures) const;
+  Status RunPrepared(std::span<const Tensor> args, std::span<const Tensor> captures,
+                     std::span<Tensor> outputs, const RunOptions& options) const;
+  std::unique_ptr<ExecutionState> AcquireState() const;
+  void ReleaseState(std::unique_ptr<ExecutionState> state) const;
 
   std::string name_;
   std::vector<std::string> arg_names_;
@@ -92,8 +151,28 @@ class PreparedFunction {
   int32_t num_slots_ = 0;
   std::vector<int32_t> arg_slots_;
   std::vector<int32_t> output_slots_;
+  std::vector<char> output_is_constant_;               // per output
   std::vector<std::pair<int32_t, Tensor>> constants_;  // slot, value
   std::vector<Step> steps_;
+  std::vector<PlannedSlot> planned_;
+  size_t arena_bytes_ = 0;
+  PlanStats stats_;
+
+  // For specializations: what this was prepared from.
+  const tensorflow::FunctionDef* fdef_ = nullptr;
+  const FunctionLibrary* library_ = nullptr;
+  PrepareOptions options_;
+  bool shapes_fully_known_ = false;
+  mutable std::mutex specializations_mu_;
+  mutable std::vector<std::pair<std::vector<Shape>, std::shared_ptr<const PreparedFunction>>>
+      specializations_;
+
+  // Per-call memory (frames, arenas, scratch), reused across calls and threads.
+  mutable std::mutex states_mu_;
+  mutable std::vector<std::unique_ptr<ExecutionState>> free_states_;
 };
+
+// The pool runs use when RunOptions gives none: sized to the machine.
+const ThreadPool& DefaultThreadPool();
 
 }  // namespace kiln::exec

@@ -15,6 +15,8 @@
 #include "kiln/core/shape.h"
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
+#include "kiln/exec/device.h"
+#include "kiln/exec/thread_pool.h"
 
 namespace google::protobuf {
 template <typename K, typename V>
@@ -88,12 +90,22 @@ struct PrepareContext {
   std::string_view op;
   AttrReader attrs{nullptr};
   std::vector<TensorSpec> inputs;
-  // Value of input i when it is known at prepare time (a Const), else nullptr.
+  // Value of input i when it is known at prepare time (a Const, a folded expression, a
+  // read-only variable), else nullptr.
   std::vector<const Tensor*> constant_inputs;
   // Filled by Prepare: one spec per output, in flat output order.
   std::vector<TensorSpec> outputs;
+  // Optional, filled by Prepare: output values known without running the kernel (Shape of an
+  // input whose shape is fully defined, ...). Empty, or one entry per output where an
+  // uninitialised tensor means "not known".
+  std::vector<Tensor> constant_outputs;
   // Optional, filled by Prepare.
   std::shared_ptr<const OpState> state;
+  // The device the node will run on; Prepare may build device-specific state.
+  DeviceType device = DeviceType::kCpu;
+  // Set when the executor only wants specs and constants (its first look at a graph, before
+  // fusing it): Prepare may skip expensive state (library primitives, packed weights).
+  bool analysis_only = false;
   // Resources (variables) of the loaded model or the tracing context; null when only
   // inferring shapes.
   ResourceManager* resources = nullptr;
@@ -109,50 +121,100 @@ struct PrepareContext {
   Status ExpectInputsAtLeast(int n) const;
 };
 
-struct RunEnv {
-  const PrintSink* print = nullptr;  // never null while running
+// Scratch memory for kernels: a bump allocator that is reset after every step. It grows on
+// first use and keeps its blocks, so a steady call allocates nothing.
+class ScratchArena {
+ public:
+  explicit ScratchArena(Allocator* allocator = CpuAllocator()) : allocator_(allocator) {}
+  ~ScratchArena();
+  ScratchArena(const ScratchArena&) = delete;
+  ScratchArena& operator=(const ScratchArena&) = delete;
+  // Aligned to kTensorAlignment; valid until Reset().
+  Result<void*> Allocate(size_t bytes);
+  void Reset();
+
+ private:
+  struct Block {
+    void* data;
+    size_t bytes;
+  };
+  Allocator* allocator_;
+  std::vector<Block> blocks_;  // more than one only until the next Reset merges them
+  size_t used_ = 0;            // bytes used in blocks_.back()
 };
 
-// What compute sees: inputs and outputs live in the caller's frame, addressed by slot
-// indices resolved at prepare time, so a call does no lookups and no allocation here.
+// What a run gives its kernels: where prints go and the model's threads.
+struct RunEnv {
+  const PrintSink* print = nullptr;     // never null while running
+  const ThreadPool* threads = nullptr;  // never null while running
+};
+
+// The memory of one call: the frame of tensor slots, the buffers the memory plan assigned
+// to slots, the device allocator and scratch. Owned by the executor.
+struct ExecutionFrame {
+  Tensor* slots = nullptr;
+  // Per slot: the arena buffer the plan assigned, or null (allocate on demand).
+  const std::shared_ptr<TensorBuffer>* planned = nullptr;
+  Allocator* allocator = nullptr;
+  ScratchArena* scratch = nullptr;
+  const RunEnv* env = nullptr;
+};
+
+// One step's wiring, fixed at prepare time.
+struct StepIo {
+  const int32_t* in = nullptr;
+  int n_in = 0;
+  const int32_t* out = nullptr;
+  int n_out = 0;
+  const DType* out_dtypes = nullptr;  // the prepared dtype of each output
+  // Bit j set: input j's slot is not used after this step, so its buffer may be reused.
+  uint32_t dying_inputs = 0;
+  const OpState* state = nullptr;
+  std::string_view node_name;
+};
+
+// What compute sees. Inputs live in the call's frame; outputs get their memory from here
+// (kernels never allocate output buffers themselves), so the memory plan and the device
+// decide where they live. No lookups and, in a steady call, no heap allocation.
 class KernelContext {
  public:
-  KernelContext(Tensor* frame, const int32_t* in, int n_in, const int32_t* out, int n_out,
-                const OpState* state, std::string_view node_name, const RunEnv* env)
-      : frame_(frame),
-        in_(in),
-        n_in_(n_in),
-        out_(out),
-        n_out_(n_out),
-        state_(state),
-        node_name_(node_name),
-        env_(env) {}
+  KernelContext(const ExecutionFrame& frame, const StepIo& io) : frame_(frame), io_(io) {}
 
-  int num_inputs() const { return n_in_; }
-  int num_outputs() const { return n_out_; }
-  const Tensor& input(int i) const { return frame_[in_[i]]; }
-  void set_output(int i, Tensor t) const { frame_[out_[i]] = std::move(t); }
+  int num_inputs() const { return io_.n_in; }
+  int num_outputs() const { return io_.n_out; }
+  const Tensor& input(int i) const { return frame_.slots[io_.in[i]]; }
+
+  // Output i with `shape` and its prepared dtype. POD elements are NOT initialised; strings
+  // are empty. An error (naming the bytes) when the memory cannot be had.
+  Result<Tensor*> AllocateOutput(int i, const Shape& shape) const {
+    return AllocateOutput(i, io_.out_dtypes[i], shape);
+  }
+  Result<Tensor*> AllocateOutput(int i, DType dtype, const Shape& shape) const;
+  // Output i reuses input j's buffer when input j dies at this step, nothing else shares its
+  // buffer and the byte sizes match; otherwise a fresh AllocateOutput. For kernels that read
+  // each element before writing the same position.
+  Result<Tensor*> ForwardInputOrAllocateOutput(int j, int i, const Shape& shape) const;
+  // Output i is an existing tensor: an input, a view of one (Reshape), a variable's value.
+  void SetOutput(int i, Tensor t) const { frame_.slots[io_.out[i]] = std::move(t); }
+  // Scratch memory valid until the kernel returns.
+  Result<void*> AllocateTemp(size_t bytes) const { return frame_.scratch->Allocate(bytes); }
+
   template <typename S>
   const S& state() const {
-    return *static_cast<const S*>(state_);
+    return *static_cast<const S*>(io_.state);
   }
-  std::string_view node_name() const { return node_name_; }
-  const RunEnv& env() const { return *env_; }
+  std::string_view node_name() const { return io_.node_name; }
+  const RunEnv& env() const { return *frame_.env; }
+  const ThreadPool& threads() const { return *frame_.env->threads; }
 
   template <typename... Args>
   Status Error(Args&&... args) const {
-    return InvalidArgument("node '", node_name_, "': ", std::forward<Args>(args)...);
+    return InvalidArgument("node '", io_.node_name, "': ", std::forward<Args>(args)...);
   }
 
  private:
-  Tensor* frame_;
-  const int32_t* in_;
-  int n_in_;
-  const int32_t* out_;
-  int n_out_;
-  const OpState* state_;
-  std::string_view node_name_;
-  const RunEnv* env_;
+  const ExecutionFrame& frame_;
+  const StepIo& io_;
 };
 
 using PrepareFn = Status (*)(PrepareContext& ctx);
@@ -161,6 +223,13 @@ using ComputeFn = Status (*)(const KernelContext& ctx);
 enum OpFlags : uint32_t {
   kOpNone = 0,
   kOpStateful = 1u << 0,  // has side effects: never pruned, runs in program order
+  // Every output is freshly allocated through AllocateOutput, never an input or a view of one:
+  // the memory plan may place such outputs in the arena. Ops without it may return inputs
+  // (or views of them) as outputs, so the plan keeps their inputs alive as long as the outputs.
+  kOpFreshOutputs = 1u << 1,
+  // Output 0 may occupy input 0's memory when the sizes match: the kernel reads each element
+  // before writing the same position (element-wise ops). The plan then shares the buffer.
+  kOpInPlace = 1u << 2,
 };
 
 struct OpDefinition {
@@ -172,6 +241,7 @@ struct OpDefinition {
   PrepareFn prepare;
 };
 
+// One kernel of a device's table.
 struct KernelEntry {
   std::string_view op;
   ComputeFn compute;
@@ -180,8 +250,9 @@ struct KernelEntry {
 // nullptr when the op is unknown.
 const OpDefinition* FindOp(std::string_view name);
 std::span<const OpDefinition> AllOps();
-// nullptr when the CPU table has no kernel for the op.
-ComputeFn FindCpuKernel(std::string_view op);
+// nullptr when the device's table has no kernel for the op.
+ComputeFn FindKernel(DeviceType device, std::string_view op);
+inline ComputeFn FindCpuKernel(std::string_view op) { return FindKernel(DeviceType::kCpu, op); }
 
 // Maps a FunctionDef output reference ("product", i) of op `def` to its flat output index.
 // Ops with one output argument (lists included) map i directly; ops with several single

@@ -1,6 +1,7 @@
 // Stateful objects shared between graph runs: the resource manager and resource variables.
 #pragma once
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <memory>
@@ -33,6 +34,12 @@ class VariableResource : public ResourceBase {
   // Replaces the value with fn(current) under the variable's lock (assign_add and friends).
   Status Update(const std::function<Result<Tensor>(const Tensor&)>& fn);
 
+  // A frozen variable is read-only: its value may have been folded into prepared graphs
+  // (a loaded model freezes the variables none of its functions writes). Assign and Update
+  // then fail and say so.
+  void Freeze() { frozen_.store(true, std::memory_order_release); }
+  bool frozen() const { return frozen_.load(std::memory_order_acquire); }
+
   std::string DebugString() const override;
   const void* TypeTag() const override { return &kTypeTag; }
   static constexpr char kTypeTag = 'V';
@@ -44,6 +51,7 @@ class VariableResource : public ResourceBase {
   mutable std::shared_mutex mu_;
   Tensor value_;
   bool initialized_ = false;
+  std::atomic<bool> frozen_{false};
 };
 
 // The variable behind a resource, or nullptr when it is another kind of resource.

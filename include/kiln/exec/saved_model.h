@@ -23,6 +23,7 @@
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_table.h"
 #include "kiln/exec/resources.h"
+#include "kiln/exec/thread_pool.h"
 
 namespace tensorflow {
 class SavedModel;
@@ -34,9 +35,14 @@ namespace kiln::exec {
 
 struct LoadOptions {
   std::vector<std::string> tags = {"serve"};
-  // Threads the engine may use for intra-op parallelism (one op's work split across cores),
-  // like TF's intra_op_parallelism_threads and ORT's intra_op_num_threads. 0: all cores.
+  // Threads for intra-op parallelism in this model's calls (the matrix products, convolutions
+  // and large element-wise ops of one call); 0 means all the cores this process may use.
   int num_threads = 0;
+  // When no function of the model writes its variables (a serving model), they are frozen:
+  // read-only, with their values folded into the prepared graphs, so weights are constants
+  // (batch norms fold into convolutions, filters are packed once). Off: variables stay
+  // assignable through the API, at the price of those optimisations.
+  bool freeze_variables = true;
 };
 
 // One named input or output of a signature.
@@ -60,6 +66,16 @@ class Signature {
   // Inputs in inputs() order, outputs in outputs() order.
   Status RunFlat(std::span<const Tensor> inputs, std::vector<Tensor>* outputs,
                  const RunOptions& options = {}) const;
+  // The prepared function behind the signature (its plan_stats(), and SpecializedFor() the
+  // shapes of a call, show what prepare made of it).
+  const PreparedFunction& function() const { return *function_; }
+  std::span<const Tensor> captures() const { return captures_; }
+
+  // RunFlat into caller-owned outputs (one per outputs()): an element that already holds a
+  // tensor of the output's dtype and shape, not shared with anything, receives the result in
+  // its buffer. With such outputs a fixed-shape signature runs without allocating.
+  Status RunInto(std::span<const Tensor> inputs, std::span<Tensor> outputs,
+                 const RunOptions& options = {}) const;
 
  private:
   friend class SavedModelLoader;
@@ -71,6 +87,9 @@ class Signature {
   std::vector<int> output_from_ret_;  // outputs_[i] comes from function output
   std::vector<Tensor> captures_;      // appended after the user args
   size_t num_function_args_ = 0;
+  bool args_in_input_order_ = false;     // input_to_arg_ is the identity
+  bool outputs_in_ret_order_ = false;    // output_from_ret_ is the identity
+  const ThreadPool* threads_ = nullptr;  // the model's
 };
 
 // A restored tf.function-style method: one or more concrete functions, chosen by the specs
@@ -95,6 +114,7 @@ class RestoredFunction {
   friend class SavedModelLoader;
   std::string name_;
   std::vector<Concrete> concretes_;
+  const ThreadPool* threads_ = nullptr;  // the model's
 };
 
 struct RestoredVariable {
@@ -129,6 +149,7 @@ class SavedModel {
   std::filesystem::path dir_;
   std::unique_ptr<tensorflow::SavedModel> proto_;
   const tensorflow::MetaGraphDef* meta_graph_ = nullptr;
+  std::unique_ptr<ThreadPool> threads_;
   std::unique_ptr<ResourceManager> resources_;
   std::unique_ptr<FunctionLibrary> library_;
   std::map<std::string, Signature, std::less<>> signatures_;

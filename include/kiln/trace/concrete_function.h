@@ -103,6 +103,8 @@ class ConcreteFunction {
   std::vector<std::string> host_callbacks_;
   std::vector<std::shared_ptr<const void>> keep_alive_;      // host callbacks the graph refers to
   std::unique_ptr<tensorflow::FunctionDefLibrary> library_;  // [0] is this function
+  // The index the prepared function looks its callees up in; lives as long as prepared_.
+  std::unique_ptr<exec::FunctionLibrary> exec_library_;
   std::shared_ptr<const exec::PreparedFunction> prepared_;
 };
 

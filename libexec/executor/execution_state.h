@@ -1,0 +1,22 @@
+// The per-call memory of one prepared function: the frame of slots, the planned buffers over
+// one arena, and kernel scratch. A function keeps a pool of these and reuses them, so a steady
+// call allocates nothing.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "kiln/core/tensor.h"
+#include "kiln/exec/executor.h"
+
+namespace kiln::exec {
+
+class ExecutionState {
+ public:
+  std::vector<Tensor> slots;
+  // Per slot: its arena buffer, or null.
+  std::vector<std::shared_ptr<TensorBuffer>> planned;
+  ScratchArena scratch;
+};
+
+}  // namespace kiln::exec

@@ -1,0 +1,444 @@
+#include "executor/fusion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+
+#include "kiln/core/proto_convert.h"
+
+namespace kiln::exec {
+namespace {
+
+// Who reads each node's outputs.
+struct Uses {
+  std::vector<std::vector<std::pair<int, int>>> data;  // per node: (consumer, input index)
+  std::vector<int> control_dependents;                 // per node: how many
+  std::vector<char> is_output;                         // per node: a function output
+};
+
+Uses FindUses(const FlatGraph& g, const std::vector<char>& live) {
+  const int n = static_cast<int>(g.nodes.size());
+  Uses u;
+  u.data.resize(n);
+  u.control_dependents.assign(n, 0);
+  u.is_output.assign(n, 0);
+  for (int v = 0; v < n; ++v) {
+    if (!live[v]) continue;
+    const FlatNode& node = g.nodes[v];
+    for (size_t i = 0; i < node.inputs.size(); ++i)
+      u.data[node.inputs[i].node].emplace_back(v, static_cast<int>(i));
+    for (int c : node.control_inputs) ++u.control_dependents[c];
+  }
+  for (const Edge& e : g.outputs) u.is_output[e.node] = 1;
+  for (int k : g.keep) u.is_output[k] = 1;
+  return u;
+}
+
+std::optional<std::string> StringAttr(const FlatNode& n, const std::string& name) {
+  if (n.attrs == nullptr) return std::nullopt;
+  auto it = n.attrs->find(name);
+  if (it == n.attrs->end()) return std::nullopt;
+  return it->second.s();
+}
+
+bool IsFloat(const FlatNode& n, const char* attr = "T") {
+  if (n.attrs == nullptr) return false;
+  auto it = n.attrs->find(attr);
+  return it != n.attrs->end() && it->second.type() == tensorflow::DT_FLOAT;
+}
+
+bool IsNhwc(const FlatNode& n) {
+  auto f = StringAttr(n, "data_format");
+  return !f || *f == "NHWC";
+}
+
+// A float constant that is a per-channel vector for C channels: shape [C] or [1, ..., 1, C],
+// or a scalar (broadcast to every channel).
+const Tensor* ChannelVector(const Tensor* t, int64_t channels) {
+  if (t == nullptr || t->dtype() != DType::kFloat) return nullptr;
+  if (t->NumElements() == 1) return t;
+  if (t->NumElements() != channels || t->rank() == 0) return nullptr;
+  for (int i = 0; i + 1 < t->rank(); ++i)
+    if (t->dim(i) != 1) return nullptr;
+  return t;
+}
+
+float ChannelValue(const Tensor& t, int64_t c) {
+  return t.NumElements() == 1 ? t.data<float>()[0] : t.data<float>()[c];
+}
+
+// Whether `target` is among the transitive inputs of `from` (a fused input must not depend on
+// the node it is fused into).
+bool DependsOn(const FlatGraph& g, int from, int target) {
+  std::vector<int> stack = {from};
+  std::vector<char> seen(g.nodes.size(), 0);
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (v == target) return true;
+    if (seen[v]) continue;
+    seen[v] = 1;
+    for (const Edge& e : g.nodes[v].inputs) stack.push_back(e.node);
+    for (int c : g.nodes[v].control_inputs) stack.push_back(c);
+  }
+  return false;
+}
+
+enum class Act { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kTanh, kSigmoid, kSwish };
+
+const char* ActName(Act a) {
+  switch (a) {
+    case Act::kRelu:
+      return "Relu";
+    case Act::kRelu6:
+      return "Relu6";
+    case Act::kElu:
+      return "Elu";
+    case Act::kLeakyRelu:
+      return "LeakyRelu";
+    case Act::kTanh:
+      return "Tanh";
+    case Act::kSigmoid:
+      return "Sigmoid";
+    case Act::kSwish:
+      return "_MklSwish";
+    case Act::kNone:
+      break;
+  }
+  return "";
+}
+
+// What a chain folds into its producer.
+struct Chain {
+  int last = -1;                  // the last absorbed node
+  std::vector<int> nodes;         // every absorbed node
+  std::vector<float> scale;       // per output channel, empty: none
+  std::vector<float> bias;        // per output channel (constant), empty: none
+  std::optional<Edge> bias_edge;  // a bias known only at run time
+  std::optional<Edge> add_edge;   // a residual addend
+  Act act = Act::kNone;
+  float leakyrelu_alpha = 0.2f;
+  int absorbed = 0;
+};
+
+class Fuser {
+ public:
+  Fuser(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live)
+      : g_(*g), facts_(facts), live_(live), uses_(FindUses(*g, live)) {}
+
+  int Run() {
+    int fused = 0;
+    const int n = static_cast<int>(g_.nodes.size());
+    for (int v = 0; v < n; ++v) {
+      if (!live_[v]) continue;
+      const FlatNode& p = g_.nodes[v];
+      const bool conv = p.op == "Conv2D" || p.op == "DepthwiseConv2dNative";
+      if (!(conv || p.op == "MatMul") || !IsFloat(p) || (conv && !IsNhwc(p))) continue;
+      if (p.inputs.size() != 2 || facts_[v].specs.empty()) continue;
+      const PartialShape& out = facts_[v].specs[0].shape;
+      if (out.unknown_rank() || out.rank() < 1 || out.dim(out.rank() - 1) <= 0) continue;
+      channels_ = out.dim(out.rank() - 1);
+      weights_ = Value(p.inputs[1]);
+      Chain chain = Follow(v);
+      if (chain.absorbed == 0) continue;
+      Rewrite(v, conv, chain);
+      ++fused;
+    }
+    return fused;
+  }
+
+ private:
+  const Tensor* Value(const Edge& e) const {
+    if (e.node >= static_cast<int>(facts_.size())) return nullptr;
+    const auto& values = facts_[e.node].values;
+    return e.output < static_cast<int>(values.size()) ? values[e.output] : nullptr;
+  }
+
+  // The one consumer of `v`'s output 0, when that is all that reads `v`.
+  int SoleConsumer(int v) const {
+    if (uses_.is_output[v] || uses_.data[v].size() != 1) return -1;
+    const auto [c, index] = uses_.data[v][0];
+    const Edge& e = g_.nodes[c].inputs[index];
+    return e.output == 0 ? c : -1;
+  }
+
+  // Folds y -> y * s per channel.
+  void Scale(Chain* ch, const Tensor& s) {
+    if (ch->scale.empty()) ch->scale.assign(channels_, 1.f);
+    for (int64_t c = 0; c < channels_; ++c) {
+      const float f = ChannelValue(s, c);
+      ch->scale[c] *= f;
+      if (!ch->bias.empty()) ch->bias[c] *= f;
+    }
+  }
+  void Shift(Chain* ch, const Tensor& b, float sign) {
+    if (ch->bias.empty()) ch->bias.assign(channels_, 0.f);
+    for (int64_t c = 0; c < channels_; ++c) ch->bias[c] += sign * ChannelValue(b, c);
+  }
+
+  Chain Follow(int p) {
+    Chain ch;
+    int cur = p;
+    for (;;) {
+      const int next = SoleConsumer(cur);
+      if (next < 0 || !live_[next]) {
+        // x * sigmoid(x): `cur` feeds exactly a Sigmoid and the Mul of both.
+        const int swish = ch.act == Act::kNone ? SwishAfter(cur) : -1;
+        if (swish >= 0) {
+          ch.act = Act::kSwish;
+          ch.last = swish;
+          for (const auto& [c, index] : uses_.data[cur]) ch.nodes.push_back(c);
+          ++ch.absorbed;
+        }
+        break;
+      }
+      const FlatNode& n = g_.nodes[next];
+      if (ch.act != Act::kNone) break;
+      bool waits_on_p = false;
+      for (int c : n.control_inputs) waits_on_p |= DependsOn(g_, c, p);
+      if (waits_on_p) break;
+      const bool constants_ok = !ch.bias_edge && !ch.add_edge;
+      // The other operand of a binary op, and whether `cur` is its first input.
+      auto other = [&](int* which) -> std::optional<Edge> {
+        if (n.inputs.size() != 2) return std::nullopt;
+        if (n.inputs[0].node == cur && n.inputs[0].output == 0) {
+          *which = 1;
+          return n.inputs[1];
+        }
+        if (n.inputs[1].node == cur && n.inputs[1].output == 0) {
+          *which = 0;
+          return n.inputs[0];
+        }
+        return std::nullopt;
+      };
+      int which = -1;
+      bool took = false;
+      if (n.op == "BiasAdd" && IsFloat(n) && IsNhwc(n) && n.inputs[0].node == cur) {
+        const Edge b = n.inputs[1];
+        if (const Tensor* t = ChannelVector(Value(b), channels_); t && constants_ok) {
+          Shift(&ch, *t, 1.f);
+          took = true;
+        } else if (ch.bias.empty() && ch.scale.empty() && !ch.bias_edge && !ch.add_edge &&
+                   !DependsOn(g_, b.node, p)) {
+          ch.bias_edge = b;
+          took = true;
+        }
+      } else if ((n.op == "AddV2" || n.op == "Add") && IsFloat(n)) {
+        if (auto o = other(&which)) {
+          if (const Tensor* t = ChannelVector(Value(*o), channels_); t && constants_ok) {
+            Shift(&ch, *t, 1.f);
+            took = true;
+          } else if (!ch.add_edge && !facts_[next].specs.empty() &&
+                     !facts_[o->node].specs.empty() &&
+                     facts_[next].specs[0].shape.IsFullyDefined() &&
+                     facts_[o->node].specs[o->output].shape == facts_[next].specs[0].shape &&
+                     facts_[next].specs[0].shape == facts_[cur].specs[0].shape &&
+                     !DependsOn(g_, o->node, p)) {
+            ch.add_edge = *o;  // a residual connection
+            took = true;
+          }
+        }
+      } else if (n.op == "Sub" && IsFloat(n) && n.inputs[0].node == cur && constants_ok) {
+        if (const Tensor* t = ChannelVector(Value(n.inputs[1]), channels_)) {
+          Shift(&ch, *t, -1.f);
+          took = true;
+        }
+      } else if ((n.op == "Mul" || n.op == "RealDiv") && IsFloat(n) && constants_ok &&
+                 weights_ != nullptr) {
+        if (auto o = other(&which); o && (n.op == "Mul" || which == 1)) {
+          if (const Tensor* t = ChannelVector(Value(*o), channels_)) {
+            if (n.op == "Mul") {
+              Scale(&ch, *t);
+            } else {
+              Tensor inv(DType::kFloat, t->shape());
+              for (int64_t i = 0; i < t->NumElements(); ++i)
+                inv.data<float>()[i] = 1.f / t->data<float>()[i];
+              Scale(&ch, inv);
+            }
+            took = true;
+          }
+        }
+      } else if ((n.op == "FusedBatchNorm" || n.op == "FusedBatchNormV2" ||
+                  n.op == "FusedBatchNormV3") &&
+                 IsFloat(n) && IsNhwc(n) && n.inputs.size() == 5 && n.inputs[0].node == cur &&
+                 constants_ok && weights_ != nullptr && OnlyOutputZeroUsed(next)) {
+        bool training = true;
+        if (n.attrs != nullptr) {
+          auto it = n.attrs->find("is_training");
+          training = it == n.attrs->end() ? true : it->second.b();
+        }
+        const Tensor* s = ChannelVector(Value(n.inputs[1]), channels_);
+        const Tensor* o = ChannelVector(Value(n.inputs[2]), channels_);
+        const Tensor* m = ChannelVector(Value(n.inputs[3]), channels_);
+        const Tensor* var = ChannelVector(Value(n.inputs[4]), channels_);
+        if (!training && s && o && m && var) {
+          float eps = 0.0001f;
+          if (auto it = n.attrs->find("epsilon"); it != n.attrs->end()) eps = it->second.f();
+          Tensor k(DType::kFloat, Shape{channels_}), b(DType::kFloat, Shape{channels_});
+          for (int64_t c = 0; c < channels_; ++c) {
+            const float f = ChannelValue(*s, c) / std::sqrt(ChannelValue(*var, c) + eps);
+            k.data<float>()[c] = f;
+            b.data<float>()[c] = ChannelValue(*o, c) - ChannelValue(*m, c) * f;
+          }
+          Scale(&ch, k);
+          Shift(&ch, b, 1.f);
+          took = true;
+        }
+      } else if (n.inputs.size() == 1 && n.inputs[0].node == cur && IsFloat(n)) {
+        const std::string& op = n.op;
+        ch.act = op == "Relu"        ? Act::kRelu
+                 : op == "Relu6"     ? Act::kRelu6
+                 : op == "Elu"       ? Act::kElu
+                 : op == "LeakyRelu" ? Act::kLeakyRelu
+                 : op == "Tanh"      ? Act::kTanh
+                 : op == "Sigmoid"   ? Act::kSigmoid
+                                     : Act::kNone;
+        if (ch.act == Act::kLeakyRelu && n.attrs != nullptr)
+          if (auto it = n.attrs->find("alpha"); it != n.attrs->end())
+            ch.leakyrelu_alpha = it->second.f();
+        took = ch.act != Act::kNone;
+      }
+      if (!took) break;
+      ch.last = next;
+      ch.nodes.push_back(next);
+      ++ch.absorbed;
+      cur = next;
+    }
+    return ch;
+  }
+
+  bool OnlyOutputZeroUsed(int v) const {
+    if (uses_.is_output[v]) return false;
+    for (const auto& [c, index] : uses_.data[v])
+      if (g_.nodes[c].inputs[index].output != 0) return false;
+    return true;
+  }
+
+  // The Mul of x * sigmoid(x) when `x` (output 0) feeds only a Sigmoid and that Mul.
+  int SwishAfter(int x) const {
+    if (uses_.is_output[x] || uses_.data[x].size() != 2) return -1;
+    int sig = -1, mul = -1;
+    for (const auto& [c, index] : uses_.data[x]) {
+      const FlatNode& n = g_.nodes[c];
+      if (n.inputs[index].output != 0) return -1;
+      if (n.op == "Sigmoid" && IsFloat(n)) sig = c;
+      if (n.op == "Mul" && IsFloat(n)) mul = c;
+    }
+    if (sig < 0 || mul < 0 || !live_[sig] || !live_[mul]) return -1;
+    if (SoleConsumer(sig) != mul) return -1;
+    return mul;
+  }
+
+  // An owned constant node holding `t`.
+  Edge AddConstant(const std::string& name, Tensor t) {
+    g_.owned_values.push_back(std::move(t));
+    FlatNode c;
+    c.name = name;
+    c.op = "Const";
+    c.value = &g_.owned_values.back();
+    c.def = FindOp("Const");
+    g_.nodes.push_back(std::move(c));
+    return Edge{static_cast<int>(g_.nodes.size()) - 1, 0};
+  }
+
+  void Rewrite(int p_index, bool conv, const Chain& ch) {
+    FlatNode& p = g_.nodes[p_index];
+    const bool depthwise = p.op == "DepthwiseConv2dNative";
+    const std::string base = p.name;
+    std::vector<Edge> inputs = {p.inputs[0], p.inputs[1]};
+    // Weights with the per-channel scale folded in.
+    if (!ch.scale.empty()) {
+      Tensor w = weights_->DeepCopy();
+      float* d = w.data<float>();
+      bool transpose_b = false;
+      if (p.attrs != nullptr)
+        if (auto it = p.attrs->find("transpose_b"); it != p.attrs->end())
+          transpose_b = it->second.b();
+      const int64_t total = w.NumElements();
+      const int64_t inner = !conv && transpose_b ? total / channels_ : 1;
+      // The output channel is the innermost index ([kh, kw, in, out], [kh, kw, c, m] and
+      // [k, n]), or the outermost of a transposed MatMul's [n, k].
+      for (int64_t i = 0; i < total; ++i)
+        d[i] *= ch.scale[!conv && transpose_b ? i / inner : i % channels_];
+      inputs[1] = AddConstant(base + "/fused_weights", std::move(w));
+    }
+    std::vector<std::string> fused;
+    if (ch.bias_edge) {
+      inputs.push_back(*ch.bias_edge);
+    } else {
+      Tensor b(DType::kFloat, Shape{channels_});
+      for (int64_t c = 0; c < channels_; ++c) b.data<float>()[c] = ch.bias.empty() ? 0 : ch.bias[c];
+      inputs.push_back(AddConstant(base + "/fused_bias", std::move(b)));
+    }
+    fused.push_back("BiasAdd");
+    if (ch.add_edge) {
+      inputs.push_back(*ch.add_edge);
+      fused.push_back("Add");
+    }
+    if (ch.act != Act::kNone) fused.push_back(ActName(ch.act));
+
+    FlatNode& pp = g_.nodes[p_index];  // AddConstant may have moved the vector
+    g_.owned_attrs.push_back(*pp.attrs);
+    ProtoAttrMap& attrs = g_.owned_attrs.back();
+    auto* list = attrs["fused_ops"].mutable_list();
+    list->Clear();
+    for (const std::string& f : fused) list->add_s(f);
+    attrs["num_args"].set_i(static_cast<int64_t>(inputs.size()) - 2);
+    attrs["epsilon"].set_f(0.0001f);
+    attrs["leakyrelu_alpha"].set_f(ch.leakyrelu_alpha);
+    pp.op = depthwise ? "_FusedDepthwiseConv2dNative" : conv ? "_FusedConv2D" : "_FusedMatMul";
+    pp.def = FindOp(pp.op);
+    pp.attrs = &attrs;
+    pp.inputs = std::move(inputs);
+
+    // What the absorbed nodes waited for, the fused node waits for; what waited for them
+    // waits for the fused node (the inliner's "call done" sinks wait on every inner node).
+    std::vector<char> absorbed(g_.nodes.size(), 0);
+    for (int a : ch.nodes) absorbed[a] = 1;
+    for (int a : ch.nodes)
+      for (int c : g_.nodes[a].control_inputs) pp.control_inputs.push_back(c);
+    for (FlatNode& n : g_.nodes) {
+      bool changed = false;
+      for (int& c : n.control_inputs)
+        if (c < static_cast<int>(absorbed.size()) && absorbed[c]) {
+          c = p_index;
+          changed = true;
+        }
+      if (changed) {
+        std::sort(n.control_inputs.begin(), n.control_inputs.end());
+        n.control_inputs.erase(std::unique(n.control_inputs.begin(), n.control_inputs.end()),
+                               n.control_inputs.end());
+      }
+    }
+    std::erase(pp.control_inputs, p_index);
+    std::sort(pp.control_inputs.begin(), pp.control_inputs.end());
+    pp.control_inputs.erase(std::unique(pp.control_inputs.begin(), pp.control_inputs.end()),
+                            pp.control_inputs.end());
+
+    // The chain's last node passes the fused result on.
+    FlatNode& last = g_.nodes[ch.last];
+    g_.owned_attrs.emplace_back();
+    g_.owned_attrs.back()["T"].set_type(tensorflow::DT_FLOAT);
+    last.op = "Identity";
+    last.def = FindOp("Identity");
+    last.attrs = &g_.owned_attrs.back();
+    last.inputs = {Edge{p_index, 0}};
+    last.stateful = false;
+  }
+
+  FlatGraph& g_;
+  const std::vector<NodeFacts>& facts_;
+  const std::vector<char>& live_;
+  Uses uses_;
+  int64_t channels_ = 0;
+  const Tensor* weights_ = nullptr;
+};
+
+}  // namespace
+
+int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live) {
+  return Fuser(g, facts, live).Run();
+}
+
+}  // namespace kiln::exec

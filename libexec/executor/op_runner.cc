@@ -1,0 +1,86 @@
+// SingleOp: one op prepared and run outside a graph (see op_runner.h).
+#include "kiln/exec/op_runner.h"
+
+#include <numeric>
+#include <string>
+
+namespace kiln::exec {
+
+Result<SingleOp> SingleOp::Prepare(std::string_view op, std::string_view node_name,
+                                   const ProtoAttrMap& attrs, std::span<const TensorSpec> inputs,
+                                   std::span<const Tensor* const> constant_inputs,
+                                   const SingleOpOptions& options) {
+  SingleOp s;
+  s.def_ = FindOp(op);
+  if (s.def_ == nullptr) return Unimplemented("op '", op, "' is not in kiln's op table");
+  s.compute_ = FindKernel(options.device, op);
+  if (s.compute_ == nullptr)
+    return Unimplemented("op '", op, "' has no ", DeviceTypeName(options.device), " kernel");
+  PrepareContext ctx;
+  ctx.node_name = node_name;
+  ctx.op = s.def_->name;
+  ctx.attrs = AttrReader(&attrs);
+  ctx.inputs.assign(inputs.begin(), inputs.end());
+  ctx.constant_inputs.assign(constant_inputs.begin(), constant_inputs.end());
+  ctx.constant_inputs.resize(inputs.size(), nullptr);
+  ctx.device = options.device;
+  ctx.resources = options.resources;
+  ctx.library = options.library;
+  KILN_RETURN_IF_ERROR(s.def_->prepare(ctx));
+  s.node_name_ = std::string(node_name);
+  s.output_specs_ = std::move(ctx.outputs);
+  s.constant_outputs_ = std::move(ctx.constant_outputs);
+  s.state_ = std::move(ctx.state);
+  s.options_ = options;
+  return s;
+}
+
+Result<std::vector<Tensor>> SingleOp::Run(std::span<const Tensor> inputs) const {
+  const int n_in = static_cast<int>(inputs.size());
+  const int n_out = static_cast<int>(output_specs_.size());
+  std::vector<Tensor> slots(inputs.begin(), inputs.end());
+  slots.resize(static_cast<size_t>(n_in + n_out));
+  std::vector<int32_t> in(n_in), out(n_out);
+  std::iota(in.begin(), in.end(), 0);
+  std::iota(out.begin(), out.end(), n_in);
+  std::vector<DType> out_dtypes;
+  for (const TensorSpec& spec : output_specs_) out_dtypes.push_back(spec.dtype);
+
+  Device* device = options_.device == DeviceType::kCpu ? CpuDevice() : nullptr;
+  if (device == nullptr) {
+    KILN_ASSIGN_OR_RETURN(device, FindDevice(DeviceTypeName(options_.device)));
+  }
+  ScratchArena scratch(device->allocator());
+  RunEnv env{options_.print ? options_.print : &DefaultPrintSink(),
+             options_.threads ? options_.threads : &DefaultThreadPool()};
+  ExecutionFrame frame{slots.data(), nullptr, device->allocator(), &scratch, &env};
+  StepIo io{in.data(), n_in, out.data(), n_out, out_dtypes.data(), 0, state_.get(), node_name_};
+  KILN_RETURN_IF_ERROR(compute_(KernelContext(frame, io)));
+
+  std::vector<Tensor> results(slots.begin() + n_in, slots.end());
+  for (int i = 0; i < n_out; ++i) {
+    if (!results[i].IsInitialized())
+      return Internal("op '", def_->name, "' (node '", node_name_, "') left output ", i, " unset");
+    if (output_specs_[i].dtype != DType::kInvalid && results[i].dtype() != output_specs_[i].dtype)
+      return Internal("op '", def_->name, "' (node '", node_name_, "') output ", i, " is ",
+                      DTypeShortName(results[i].dtype()), ", prepared as ",
+                      DTypeShortName(output_specs_[i].dtype));
+  }
+  return results;
+}
+
+Result<std::vector<Tensor>> RunSingleOp(std::string_view op, std::string_view node_name,
+                                        const ProtoAttrMap& attrs, std::span<const Tensor> inputs,
+                                        const SingleOpOptions& options) {
+  std::vector<TensorSpec> specs;
+  std::vector<const Tensor*> values;
+  for (const Tensor& t : inputs) {
+    specs.push_back(TensorSpec{t.dtype(), PartialShape(t.shape())});
+    values.push_back(&t);
+  }
+  KILN_ASSIGN_OR_RETURN(SingleOp s,
+                        SingleOp::Prepare(op, node_name, attrs, specs, values, options));
+  return s.Run(inputs);
+}
+
+}  // namespace kiln::exec

@@ -1,0 +1,165 @@
+// Running a prepared function: argument checks at the boundary, then a walk over the steps
+// with a pooled execution state. No lookups, no strings and, for a fixed-shape function with
+// bound outputs, no heap allocation.
+#include "executor/execution_state.h"
+#include "kiln/exec/executor.h"
+#include "kiln/exec/op_runner.h"
+
+namespace kiln::exec {
+namespace {
+
+Status CheckArg(const TensorSpec& spec, const Tensor& t, size_t i, const std::string& name,
+                const std::string& fn) {
+  if (t.dtype() != spec.dtype)
+    return InvalidArgument("function '", fn, "': argument #", i, " '", name, "' expected dtype ",
+                           DTypeShortName(spec.dtype), ", got ", DTypeShortName(t.dtype()));
+  if (!spec.shape.IsCompatibleWith(t.shape()))
+    return InvalidArgument("function '", fn, "': argument #", i, " '", name, "' expected shape ",
+                           spec.shape.ToPythonString(), ", got ", t.shape().ToString());
+  return OkStatus();
+}
+
+}  // namespace
+
+const ThreadPool& DefaultThreadPool() {
+  static const ThreadPool pool(0);
+  return pool;
+}
+
+Status PreparedFunction::CheckArgs(std::span<const Tensor> args,
+                                   std::span<const Tensor> captures) const {
+  if (args.size() + captures.size() != arg_specs_.size())
+    return InvalidArgument("function '", name_, "' takes ", arg_specs_.size(), " arguments, got ",
+                           args.size() + captures.size());
+  for (size_t i = 0; i < arg_specs_.size(); ++i) {
+    const Tensor& t = i < args.size() ? args[i] : captures[i - args.size()];
+    KILN_RETURN_IF_ERROR(CheckArg(arg_specs_[i], t, i, arg_names_[i], name_));
+  }
+  return OkStatus();
+}
+
+Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
+    std::span<const Tensor> args, std::span<const Tensor> captures) const {
+  if (shapes_fully_known_ || fdef_ == nullptr || options_.max_specializations <= 0) return this;
+  std::vector<Shape> key;
+  key.reserve(args.size() + captures.size());
+  for (const Tensor& t : args) key.push_back(t.shape());
+  for (const Tensor& t : captures) key.push_back(t.shape());
+  std::lock_guard lock(specializations_mu_);
+  for (const auto& [shapes, fn] : specializations_)
+    if (shapes == key) return fn.get();
+  if (static_cast<int>(specializations_.size()) >= options_.max_specializations) return this;
+  std::vector<TensorSpec> specs(arg_specs_.begin(), arg_specs_.end());
+  for (size_t i = 0; i < key.size(); ++i)
+    if (DTypeIsPod(specs[i].dtype) || specs[i].dtype == DType::kString)
+      specs[i].shape = PartialShape(key[i]);
+  PrepareOptions options = options_;
+  options.max_specializations = 0;
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedFunction> fn,
+                        Prepare(*fdef_, *library_, specs, options));
+  specializations_.emplace_back(std::move(key), fn);
+  return fn.get();
+}
+
+std::unique_ptr<ExecutionState> PreparedFunction::AcquireState() const {
+  {
+    std::lock_guard lock(states_mu_);
+    if (!free_states_.empty()) {
+      std::unique_ptr<ExecutionState> s = std::move(free_states_.back());
+      free_states_.pop_back();
+      return s;
+    }
+  }
+  // A new concurrent caller: a frame, and an arena with a view per planned slot.
+  auto s = std::make_unique<ExecutionState>();
+  s->slots.resize(static_cast<size_t>(num_slots_));
+  for (const auto& [slot, t] : constants_) s->slots[slot] = t;
+  s->planned.resize(static_cast<size_t>(num_slots_));
+  if (arena_bytes_ > 0) {
+    Allocator* allocator = CpuAllocator();
+    const size_t bytes = arena_bytes_;
+    void* data = allocator->Allocate(bytes);
+    if (data == nullptr) return s;  // no arena: kernels allocate as they go
+    std::shared_ptr<void> arena(data,
+                                [allocator, bytes](void* p) { allocator->Deallocate(p, bytes); });
+    for (const PlannedSlot& p : planned_)
+      s->planned[p.slot] = std::make_shared<TensorBuffer>(
+          p.dtype, p.shape.num_elements(), static_cast<char*>(data) + p.offset, arena,
+          /*transient=*/true);
+  }
+  return s;
+}
+
+void PreparedFunction::ReleaseState(std::unique_ptr<ExecutionState> state) const {
+  std::lock_guard lock(states_mu_);
+  free_states_.push_back(std::move(state));
+}
+
+Status PreparedFunction::Run(std::span<const Tensor> args, std::vector<Tensor>* outputs,
+                             const RunOptions& options) const {
+  outputs->resize(output_slots_.size());
+  return Run(args, {}, std::span<Tensor>(*outputs), options);
+}
+
+Status PreparedFunction::Run(std::span<const Tensor> args, std::span<const Tensor> captures,
+                             std::span<Tensor> outputs, const RunOptions& options) const {
+  KILN_RETURN_IF_ERROR(CheckArgs(args, captures));
+  if (outputs.size() != output_slots_.size())
+    return InvalidArgument("function '", name_, "' has ", output_slots_.size(),
+                           " outputs; the caller gave room for ", outputs.size());
+  if (shapes_fully_known_) return RunPrepared(args, captures, outputs, options);
+  // Shapes the signature left open: run the version prepared for these shapes.
+  KILN_ASSIGN_OR_RETURN(const PreparedFunction* fn, SpecializedFor(args, captures));
+  return fn->RunPrepared(args, captures, outputs, options);
+}
+
+Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<const Tensor> captures,
+                                     std::span<Tensor> outputs, const RunOptions& options) const {
+  std::unique_ptr<ExecutionState> state = AcquireState();
+  std::vector<Tensor>& slots = state->slots;
+  for (size_t i = 0; i < args.size(); ++i) slots[arg_slots_[i]] = args[i];
+  for (size_t i = 0; i < captures.size(); ++i) slots[arg_slots_[args.size() + i]] = captures[i];
+  // Caller-provided output buffers, bound for this call.
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& o = outputs[i];
+    const int32_t slot = output_slots_[i];
+    if (o.IsInitialized() && o.dtype() == output_specs_[i].dtype && o.BufferIsExclusive() &&
+        o.HostAccessible() && DTypeIsPod(o.dtype()) && state->planned[slot] == nullptr)
+      state->planned[slot] = o.buffer();
+  }
+  const ThreadPool& threads = options.threads ? *options.threads : DefaultThreadPool();
+  threads.ApplyToCallingThread();
+  RunEnv env{options.print ? options.print : &DefaultPrintSink(), &threads};
+  ExecutionFrame frame{slots.data(), state->planned.data(), CpuAllocator(), &state->scratch, &env};
+  Status status;
+  for (const Step& step : steps_) {
+    StepIo io{step.in.data(),         static_cast<int>(step.in.size()),
+              step.out.data(),        static_cast<int>(step.out.size()),
+              step.out_dtypes.data(), step.dying_inputs,
+              step.state.get(),       step.node_name};
+    status = step.compute(KernelContext(frame, io));
+    state->scratch.Reset();
+    if (!status.ok()) break;
+    for (int32_t slot : step.release) slots[slot] = Tensor();
+  }
+  if (status.ok()) {
+    for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = slots[output_slots_[i]];
+  }
+  // Leave the state as a new call expects it: constants in place, nothing else held. (Output
+  // slots are never planned, so their planned entry is only ever a caller's bound buffer.)
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    const int32_t slot = output_slots_[i];
+    state->planned[slot] = nullptr;
+    if (!output_is_constant_[i]) slots[slot] = Tensor();
+  }
+  for (int32_t slot : arg_slots_) slots[slot] = Tensor();
+  if (!status.ok()) {
+    for (Tensor& t : slots) t = Tensor();
+    for (const auto& [slot, t] : constants_) slots[slot] = t;
+  }
+  ReleaseState(std::move(state));
+  if (!status.ok()) return status.WithContext(internal::StrCat("function '", name_, "'"));
+  return OkStatus();
+}
+
+}  // namespace kiln::exec

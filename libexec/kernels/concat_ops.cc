@@ -1,0 +1,254 @@
+// Joining and splitting along an axis: Pack, ConcatV2, Unpack.
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/op_families.h"
+
+namespace kiln::exec {
+namespace {
+
+// ---- Pack, ConcatV2 ------------------------------------------------------------------------
+
+// Copies inputs viewed as [outer, chunk[k]] side by side into a new tensor of `shape`.
+Status ConcatInto(const KernelContext& ctx, int n, int64_t outer,
+                  const std::vector<int64_t>& chunks, const Shape& shape) {
+  const DType dt = ctx.input(0).dtype();
+  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, dt, shape));
+  Tensor& out = *out_ptr;
+  if (out.NumElements() == 0) return OkStatus();
+  return DispatchStorage(dt, [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    // Row o of the output is the rows o of the inputs side by side; rows are independent.
+    int64_t row = 0;
+    for (int64_t c : chunks) row += c;
+    U* dst = Elems<U>(out);
+    ctx.threads().ParallelFor(outer, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, row)),
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t o = begin; o < end; ++o) {
+                                  U* to = dst + o * row;
+                                  for (int k = 0; k < n; ++k) {
+                                    const U* src = Elems<U>(ctx.input(k)) + o * chunks[k];
+                                    to = std::copy(src, src + chunks[k], to);
+                                  }
+                                }
+                              });
+    return OkStatus();
+  });
+}
+
+// N attr and N value inputs of dtype T (for Pack and ConcatV2: `extra` more inputs follow).
+Result<DType> PrepareValueList(PrepareContext& ctx, int extra, int min_n) {
+  KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("N"));
+  if (n < min_n) return ctx.Error("attr 'N' must be at least ", min_n, ", got ", n);
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(n) + extra));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  for (int i = 0; i < n; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, internal::StrCat("values:", i), t));
+  }
+  return t;
+}
+
+Status PreparePack(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(DType t, PrepareValueList(ctx, 0, 1));
+  const int n = static_cast<int>(ctx.inputs.size());
+  KILN_PREPARE_ASSIGN(ctx, int64_t axis, ctx.attrs.GetInt("axis", 0));
+  PartialShape merged = ctx.inputs[0].shape;
+  for (int i = 1; i < n; ++i) {
+    auto m = merged.MergeWith(ctx.inputs[i].shape);
+    if (!m.ok()) {
+      return ctx.Error("shapes of all inputs must match: values:0 has shape ",
+                       ctx.inputs[0].shape.ToPythonString(), " but values:", i, " has shape ",
+                       ctx.inputs[i].shape.ToPythonString());
+    }
+    merged = *m;
+  }
+  PartialShape out;
+  if (!merged.unknown_rank()) {
+    const int rank = merged.rank();
+    if (rank >= kMaxRank) return ctx.Error("values have rank ", rank, "; too many to stack");
+    auto a = CanonicalAxis(axis, rank + 1, "attr 'axis'");
+    if (!a.ok()) return ctx.Error(a.status().message());
+    std::vector<int64_t> dims(merged.dims().begin(), merged.dims().end());
+    dims.insert(dims.begin() + *a, n);
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::make_shared<TypedOpState<int64_t>>(axis);
+  return OkStatus();
+}
+
+Status ComputePack(const KernelContext& ctx) {
+  const int n = ctx.num_inputs();
+  const Shape& s0 = ctx.input(0).shape();
+  for (int i = 1; i < n; ++i) {
+    if (ctx.input(i).shape() != s0) {
+      return ctx.Error("shapes of all inputs must match: values:0 has shape ", s0.ToString(),
+                       " but values:", i, " has shape ", ctx.input(i).shape().ToString());
+    }
+  }
+  if (s0.rank() >= kMaxRank) return ctx.Error("values have rank ", s0.rank());
+  auto axis = CanonicalAxis(ctx.state<TypedOpState<int64_t>>().value, s0.rank() + 1, "axis");
+  if (!axis.ok()) return Wrap(ctx, axis.status());
+  std::vector<int64_t> dims = s0.ToVector();
+  dims.insert(dims.begin() + *axis, n);
+  int64_t outer = 1;
+  for (int i = 0; i < *axis; ++i) outer *= s0.dim(i);
+  const int64_t chunk = outer == 0 ? 0 : s0.num_elements() / outer;
+  return ConcatInto(ctx, n, outer, std::vector<int64_t>(n, chunk), *Shape::FromDims(dims));
+}
+
+Status PrepareConcat(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(DType t, PrepareValueList(ctx, 1, 2));
+  const int n = static_cast<int>(ctx.inputs.size()) - 1;
+  KILN_RETURN_IF_ERROR(IndexInputDType(ctx, n, "axis", "Tidx").status());
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, n, "axis", 0));
+  int rank = -1;
+  for (int i = 0; i < n; ++i) {
+    const PartialShape& s = ctx.inputs[i].shape;
+    if (s.unknown_rank()) continue;
+    if (s.rank() == 0) return ctx.Error("cannot concatenate scalars (values:", i, "); use Pack");
+    if (rank >= 0 && s.rank() != rank) {
+      return ctx.Error("all values must have the same rank: values:0.. have rank ", rank,
+                       " but values:", i, " has shape ", s.ToPythonString());
+    }
+    rank = s.rank();
+  }
+  PartialShape out = UnknownDims(rank);
+  const Tensor* axis_t = ConstantInput(ctx, n);
+  if (axis_t != nullptr && rank >= 0) {
+    auto axis = CanonicalAxis(IndexValues(*axis_t)[0], rank, "axis");
+    if (!axis.ok()) return ctx.Error(axis.status().message());
+    std::vector<int64_t> dims(rank, -1);
+    int64_t total = 0;
+    for (int i = 0; i < n; ++i) {
+      const PartialShape& s = ctx.inputs[i].shape;
+      if (s.unknown_rank()) {
+        total = -1;
+        continue;
+      }
+      for (int d = 0; d < rank; ++d) {
+        if (d == *axis) continue;
+        if (dims[d] == -1) {
+          dims[d] = s.dim(d);
+        } else if (s.dim(d) != -1 && s.dim(d) != dims[d]) {
+          return ctx.Error("dimension ", d, " of all values must be equal (axis ", *axis,
+                           "): values:", i, " has shape ", s.ToPythonString(),
+                           ", an earlier value has ", dims[d]);
+        }
+      }
+      total = (total < 0 || s.dim(*axis) < 0) ? -1 : total + s.dim(*axis);
+    }
+    dims[*axis] = total;
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status ComputeConcat(const KernelContext& ctx) {
+  const int n = ctx.num_inputs() - 1;
+  const Tensor& axis_t = ctx.input(n);
+  if (axis_t.NumElements() != 1) {
+    return ctx.Error("input 'axis' must be a scalar, got shape ", axis_t.shape().ToString());
+  }
+  const Shape& s0 = ctx.input(0).shape();
+  if (s0.rank() == 0) return ctx.Error("cannot concatenate scalars; use Pack");
+  auto axis = CanonicalAxis(IndexValues(axis_t)[0], s0.rank(), "axis");
+  if (!axis.ok()) return Wrap(ctx, axis.status());
+  Shape out = s0;
+  int64_t total = 0;
+  int64_t outer = 1;
+  for (int d = 0; d < *axis; ++d) outer *= s0.dim(d);
+  std::vector<int64_t> chunks(n);
+  for (int i = 0; i < n; ++i) {
+    const Shape& s = ctx.input(i).shape();
+    bool ok = s.rank() == s0.rank();
+    for (int d = 0; ok && d < s.rank(); ++d) ok = d == *axis || s.dim(d) == s0.dim(d);
+    if (!ok) {
+      return ctx.Error("values must match in all dimensions but axis ", *axis,
+                       ": values:0 has shape ", s0.ToString(), ", values:", i, " has shape ",
+                       s.ToString());
+    }
+    total += s.dim(*axis);
+    chunks[i] = outer == 0 ? 0 : s.num_elements() / outer;
+  }
+  out.set_dim(*axis, total);
+  return ConcatInto(ctx, n, outer, chunks, out);
+}
+
+// ---- Unpack ----------------------------------------------------------------------------------
+
+Status PrepareUnpack(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "value"));
+  KILN_PREPARE_ASSIGN(ctx, int64_t num, ctx.attrs.GetInt("num"));
+  KILN_PREPARE_ASSIGN(ctx, int64_t axis, ctx.attrs.GetInt("axis", 0));
+  if (num < 0) return ctx.Error("attr 'num' must be non-negative, got ", num);
+  const PartialShape& in = ctx.inputs[0].shape;
+  PartialShape out;
+  if (!in.unknown_rank()) {
+    if (in.rank() == 0) return ctx.Error("input 'value' must have rank >= 1, got a scalar");
+    auto a = CanonicalAxis(axis, in.rank(), "attr 'axis'");
+    if (!a.ok()) return ctx.Error(a.status().message());
+    if (in.dim(*a) != -1 && in.dim(*a) != num) {
+      return ctx.Error("attr 'num' is ", num, " but dimension ", *a, " of 'value' ",
+                       in.ToPythonString(), " is ", in.dim(*a));
+    }
+    std::vector<int64_t> dims(in.dims().begin(), in.dims().end());
+    dims.erase(dims.begin() + *a);
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs.assign(num, TensorSpec{t, out});
+  ctx.state = std::make_shared<TypedOpState<int64_t>>(axis);
+  return OkStatus();
+}
+
+Status ComputeUnpack(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() == 0) return ctx.Error("input 'value' must have rank >= 1, got a scalar");
+  auto axis = CanonicalAxis(ctx.state<TypedOpState<int64_t>>().value, x.rank(), "axis");
+  if (!axis.ok()) return Wrap(ctx, axis.status());
+  const int num = ctx.num_outputs();
+  if (x.dim(*axis) != num) {
+    return ctx.Error("expected ", num, " values along axis ", *axis, " of 'value' ",
+                     x.shape().ToString(), ", got ", x.dim(*axis));
+  }
+  Shape piece;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (d != *axis) piece.AddDim(x.dim(d));
+  }
+  const auto strides = RowMajorStrides(x.shape());
+  for (int k = 0; k < num; ++k) {
+    CopyPlan plan;
+    plan.offset[1] = k * strides[*axis];
+    for (int d = 0; d < x.rank(); ++d) {
+      if (d != *axis) AddCopyDim(&plan, x.dim(d), strides[d]);
+    }
+    KILN_RETURN_IF_ERROR(CopyIntoOutput(ctx, k, x, piece, plan));
+  }
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"Pack", "output", kOpFreshOutputs, PreparePack},
+    {"Unpack", "output", kOpFreshOutputs, PrepareUnpack},
+    {"ConcatV2", "output", kOpFreshOutputs, PrepareConcat},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"Pack", ComputePack},
+    {"Unpack", ComputeUnpack},
+    {"ConcatV2", ComputeConcat},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ConcatOpDefs() { return kDefs; }
+std::span<const KernelEntry> ConcatCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,370 @@
+// Matrix products: MatMul, _FusedMatMul (bias, residual add and activation fused, as TF's
+// grappler emits and as our prepare-time fusion makes from MatMul + BiasAdd + activation),
+// BatchMatMul, BatchMatMulV2 (broadcasting batch dims) and BatchMatMulV3. float32 runs on
+// oneDNN; weights stay in their plain row-major form (no packed copy), so a model's weights live
+// in memory once. Other dtypes run an Eigen product per batch.
+#include <Eigen/Core>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "kernels/onednn.h"
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+
+namespace kiln::exec {
+namespace {
+
+using onednn::Epilogue;
+using MatMulTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
+
+// One oneDNN product for one problem shape.
+struct DnnlMatMul {
+  std::vector<int64_t> a_dims, b_dims;  // the key: operand shapes as given
+  dnnl::memory::desc a_md, b_md, bias_md, c_md;
+  dnnl::matmul primitive;
+  dnnl::memory::desc scratch_md;
+};
+
+struct MatMulState : OpState {
+  bool adj_a = false, adj_b = false;
+  bool batched = false;
+  DType dtype = DType::kFloat;
+  Epilogue epilogue;
+  // Made at prepare time when the shapes are known; others on first use, under the lock.
+  std::unique_ptr<const DnnlMatMul> prepared;
+  mutable std::mutex mu;
+  mutable std::vector<std::unique_ptr<const DnnlMatMul>> cache;
+};
+
+std::string BoolName(bool b) { return b ? "true" : "false"; }
+
+// Broadcast batch dims of a [..., rows, cols] and b; false when they do not broadcast.
+bool BatchShape(std::span<const int64_t> a, std::span<const int64_t> b, std::vector<int64_t>* out) {
+  const size_t na = a.size() - 2, nb = b.size() - 2, n = std::max(na, nb);
+  out->assign(n, 1);
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t da = i + na >= n ? a[i + na - n] : 1;
+    const int64_t db = i + nb >= n ? b[i + nb - n] : 1;
+    if (da != db && da != 1 && db != 1 && da >= 0 && db >= 0) return false;
+    (*out)[i] = da == 1 ? db : (db == 1 ? da : (da < 0 ? db : da));
+  }
+  return true;
+}
+
+dnnl::memory::desc RowMajorDesc(const dnnl::memory::dims& dims) {
+  dnnl::memory::dims strides(dims.size());
+  int64_t s = 1;
+  for (size_t i = dims.size(); i-- > 0;) {
+    strides[i] = s;
+    s *= dims[i];
+  }
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, strides);
+}
+
+// Operand dims of rank `rank` with leading 1s, and the strides of its row-major layout when
+// its last two dims are swapped (adjoint).
+dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool adjoint) {
+  dnnl::memory::dims d(rank, 1);
+  std::copy(dims.begin(), dims.end(), d.end() - dims.size());
+  // Physical layout: row-major over `dims`.
+  dnnl::memory::dims strides(rank, 0);
+  int64_t s = 1;
+  for (size_t i = rank; i-- > 0;) {
+    strides[i] = s;
+    s *= d[i];
+  }
+  if (adjoint) {
+    std::swap(d[rank - 1], d[rank - 2]);
+    std::swap(strides[rank - 1], strides[rank - 2]);
+  }
+  // Broadcast (size-1) batch dims get stride 0 so oneDNN repeats them.
+  for (size_t i = 0; i + 2 < rank; ++i)
+    if (d[i] == 1) strides[i] = 0;
+  return dnnl::memory::desc(d, dnnl::memory::data_type::f32, strides);
+}
+
+Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulState& st,
+                                                   std::span<const int64_t> a,
+                                                   std::span<const int64_t> b) {
+  auto mm = std::make_unique<DnnlMatMul>();
+  mm->a_dims.assign(a.begin(), a.end());
+  mm->b_dims.assign(b.begin(), b.end());
+  std::vector<int64_t> batch;
+  if (!BatchShape(a, b, &batch)) return InvalidArgument("batch dims do not broadcast");
+  const size_t rank = batch.size() + 2;
+  const int64_t m = a[a.size() - (st.adj_a ? 1 : 2)];
+  const int64_t n = b[b.size() - (st.adj_b ? 2 : 1)];
+  mm->a_md = OperandDesc(a, rank, st.adj_a);
+  mm->b_md = OperandDesc(b, rank, st.adj_b);
+  dnnl::memory::dims c(batch.begin(), batch.end());
+  c.push_back(m);
+  c.push_back(n);
+  mm->c_md = RowMajorDesc(c);
+  dnnl::memory::dims bias_dims(rank, 1);
+  bias_dims[rank - 1] = n;
+  if (st.epilogue.bias) mm->bias_md = RowMajorDesc(bias_dims);
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul setup", [&] {
+    dnnl::post_ops ops;
+    if (st.epilogue.add) ops.append_sum(1.f);
+    onednn::AppendActivation(st.epilogue, &ops);
+    dnnl::primitive_attr attr;
+    attr.set_post_ops(ops);
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    auto desc = st.epilogue.bias ? dnnl::matmul::desc(mm->a_md, mm->b_md, mm->bias_md, mm->c_md)
+                                 : dnnl::matmul::desc(mm->a_md, mm->b_md, mm->c_md);
+    dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
+    mm->scratch_md = pd.scratchpad_desc();
+    mm->primitive = dnnl::matmul(pd);
+  }));
+  return mm;
+}
+
+// ---- Prepare ---------------------------------------------------------------------------------
+
+Status PrepareMatMulCommon(PrepareContext& ctx, bool batched) {
+  auto st = std::make_shared<MatMulState>();
+  st->batched = batched;
+  KILN_ASSIGN_OR_RETURN(st->epilogue, onednn::ReadEpilogue(ctx));
+  const int n_in = 2 + st->epilogue.num_args();
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(n_in));
+  if (ctx.op == "BatchMatMulV3") {
+    KILN_PREPARE_ASSIGN(ctx, DType ta, ctx.attrs.GetType("Ta"));
+    KILN_PREPARE_ASSIGN(ctx, DType tb, ctx.attrs.GetType("Tb"));
+    KILN_PREPARE_ASSIGN(ctx, DType tout, ctx.attrs.GetType("Tout"));
+    if (ta != tb || ta != tout)
+      return Unimplemented("node '", ctx.node_name, "' (", ctx.op,
+                           "): mixed dtypes Ta=", DTypeShortName(ta), " Tb=", DTypeShortName(tb),
+                           " Tout=", DTypeShortName(tout), " are not supported (only equal ones)");
+    st->dtype = ta;
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
+  }
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, MatMulTypes::kDTypes));
+  if (st->epilogue.num_args() > 0 && st->dtype != DType::kFloat)
+    return Unimplemented("node '", ctx.node_name, "' (", ctx.op,
+                         "): fused epilogues are supported for float32 only");
+  const char* a_name = batched ? "x" : "a";
+  const char* b_name = batched ? "y" : "b";
+  if (batched) {
+    KILN_PREPARE_ASSIGN(ctx, st->adj_a, ctx.attrs.GetBool("adj_x", false));
+    KILN_PREPARE_ASSIGN(ctx, st->adj_b, ctx.attrs.GetBool("adj_y", false));
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, st->adj_a, ctx.attrs.GetBool("transpose_a", false));
+    KILN_PREPARE_ASSIGN(ctx, st->adj_b, ctx.attrs.GetBool("transpose_b", false));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, a_name, 2));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, b_name, 2));
+  }
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, a_name, st->dtype));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, b_name, st->dtype));
+  for (int i = 2; i < n_in; ++i)
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, internal::StrCat("args:", i - 2), st->dtype));
+  PartialShape a = ctx.inputs[0].shape;
+  PartialShape b = ctx.inputs[1].shape;
+  // MatMul's operands are matrices even when their shapes are not known.
+  if (!batched && a.unknown_rank()) a = PartialShape{-1, -1};
+  if (!batched && b.unknown_rank()) b = PartialShape{-1, -1};
+  PartialShape out;
+  if (!a.unknown_rank() && !b.unknown_rank()) {
+    if (a.rank() < 2 || b.rank() < 2)
+      return ctx.Error("inputs must have rank >= 2, got ", a.ToPythonString(), " and ",
+                       b.ToPythonString());
+    const int64_t m = a.dim(a.rank() - (st->adj_a ? 1 : 2));
+    const int64_t ka = a.dim(a.rank() - (st->adj_a ? 2 : 1));
+    const int64_t kb = b.dim(b.rank() - (st->adj_b ? 1 : 2));
+    const int64_t n = b.dim(b.rank() - (st->adj_b ? 2 : 1));
+    if (ka >= 0 && kb >= 0 && ka != kb)
+      return ctx.Error("inner dimensions do not match: ", a_name, " has shape ", a.ToPythonString(),
+                       ", ", b_name, " has shape ", b.ToPythonString(),
+                       batched ? " (adj_x=" : " (transpose_a=", BoolName(st->adj_a),
+                       batched ? ", adj_y=" : ", transpose_b=", BoolName(st->adj_b), ")");
+    std::vector<int64_t> dims;
+    if (!BatchShape(a.dims(), b.dims(), &dims))
+      return ctx.Error("batch dimensions of ", a.ToPythonString(), " and ", b.ToPythonString(),
+                       " do not broadcast");
+    dims.push_back(m);
+    dims.push_back(n);
+    KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(dims));
+    if (st->epilogue.bias) {
+      const PartialShape& bias = ctx.inputs[2].shape;
+      if (!bias.unknown_rank() &&
+          (bias.rank() != 1 || (n >= 0 && bias.dim(0) >= 0 && bias.dim(0) != n)))
+        return ctx.Error("the bias must be a vector of ", n, " elements, got shape ",
+                         bias.ToPythonString());
+    }
+  }
+  // Known shapes: make the oneDNN primitive now (empty products never reach oneDNN).
+  if (!ctx.analysis_only && st->dtype == DType::kFloat && a.IsFullyDefined() &&
+      b.IsFullyDefined() && a.ToShape()->num_elements() > 0 && b.ToShape()->num_elements() > 0) {
+    auto mm = MakeDnnlMatMul(*st, a.dims(), b.dims());
+    if (!mm.ok()) return ctx.Error(mm.status().message());
+    st->prepared = std::move(mm).value();
+  }
+  ctx.outputs = {TensorSpec{st->dtype, out}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status PrepareMatMul(PrepareContext& ctx) { return PrepareMatMulCommon(ctx, false); }
+Status PrepareBatchMatMul(PrepareContext& ctx) { return PrepareMatMulCommon(ctx, true); }
+
+// ---- compute ---------------------------------------------------------------------------------
+
+Result<const DnnlMatMul*> FindDnnlMatMul(const MatMulState& st, const Shape& a, const Shape& b) {
+  auto matches = [&](const DnnlMatMul& mm) {
+    return std::equal(mm.a_dims.begin(), mm.a_dims.end(), a.dims().begin(), a.dims().end()) &&
+           std::equal(mm.b_dims.begin(), mm.b_dims.end(), b.dims().begin(), b.dims().end());
+  };
+  if (st.prepared && matches(*st.prepared)) return st.prepared.get();
+  std::lock_guard lock(st.mu);
+  for (const auto& mm : st.cache)
+    if (matches(*mm)) return mm.get();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DnnlMatMul> mm, MakeDnnlMatMul(st, a.dims(), b.dims()));
+  st.cache.push_back(std::move(mm));
+  return st.cache.back().get();
+}
+
+template <typename T>
+void EigenProduct(const MatMulState& st, const Tensor& a, const Tensor& b, Tensor* out,
+                  const std::vector<int64_t>& batch) {
+  using C = ComputeType<T>;
+  using Mat = Eigen::Matrix<C, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+  const int ra = a.rank(), rb = b.rank();
+  const int64_t ar = a.dim(ra - 2), ac = a.dim(ra - 1), br = b.dim(rb - 2), bc = b.dim(rb - 1);
+  const int64_t m = out->dim(out->rank() - 2), n = out->dim(out->rank() - 1);
+  const int64_t k = st.adj_a ? ar : ac;
+  int64_t batches = 1;
+  for (int64_t d : batch) batches *= d;
+  const C* ad = ComputeData<T>(a);
+  const C* bd = ComputeData<T>(b);
+  C* od = MutableComputeData<T>(out);
+  const int nb = static_cast<int>(batch.size());
+  for (int64_t i = 0; i < batches; ++i) {
+    // Offsets of batch i in a and b under broadcasting.
+    int64_t rem = i, ao = 0, bo = 0, astride = ar * ac, bstride = br * bc;
+    for (int d = nb - 1; d >= 0; --d) {
+      const int64_t idx = rem % batch[d];
+      rem /= batch[d];
+      const int ad_i = d - (nb - (ra - 2)), bd_i = d - (nb - (rb - 2));
+      if (ad_i >= 0) {
+        if (a.dim(ad_i) != 1) ao += idx * astride;
+        astride *= a.dim(ad_i);
+      }
+      if (bd_i >= 0) {
+        if (b.dim(bd_i) != 1) bo += idx * bstride;
+        bstride *= b.dim(bd_i);
+      }
+    }
+    Eigen::Map<const Mat> am(ad + ao, ar, ac), bm(bd + bo, br, bc);
+    Eigen::Map<Mat> om(od + i * m * n, m, n);
+    if (k == 0) {
+      om.setZero();
+    } else if (st.adj_a && st.adj_b) {
+      om.noalias() = am.transpose() * bm.transpose();
+    } else if (st.adj_a) {
+      om.noalias() = am.transpose() * bm;
+    } else if (st.adj_b) {
+      om.noalias() = am * bm.transpose();
+    } else {
+      om.noalias() = am * bm;
+    }
+  }
+}
+
+Status ComputeMatMul(const KernelContext& ctx) {
+  const auto& st = ctx.state<MatMulState>();
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.rank() < 2 || b.rank() < 2 || (!st.batched && (a.rank() != 2 || b.rank() != 2)))
+    return ctx.Error("inputs must be ", st.batched ? "of rank >= 2" : "matrices", ", got ",
+                     a.shape().ToString(), " and ", b.shape().ToString());
+  const int64_t m = a.dim(a.rank() - (st.adj_a ? 1 : 2));
+  const int64_t ka = a.dim(a.rank() - (st.adj_a ? 2 : 1));
+  const int64_t kb = b.dim(b.rank() - (st.adj_b ? 1 : 2));
+  const int64_t n = b.dim(b.rank() - (st.adj_b ? 2 : 1));
+  if (ka != kb)
+    return ctx.Error("inner dimensions do not match: ", a.shape().ToString(), " and ",
+                     b.shape().ToString(), " (transposed: ", BoolName(st.adj_a), ", ",
+                     BoolName(st.adj_b), ")");
+  std::vector<int64_t> batch;
+  if (!BatchShape(a.shape().dims(), b.shape().dims(), &batch))
+    return ctx.Error("batch dimensions of ", a.shape().ToString(), " and ", b.shape().ToString(),
+                     " do not broadcast");
+  Shape out_shape;
+  for (int64_t d : batch) out_shape.AddDim(d);
+  out_shape.AddDim(m);
+  out_shape.AddDim(n);
+  const Epilogue& e = st.epilogue;
+  if (e.bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != n))
+    return ctx.Error("the bias must be a vector of ", n, " elements, got shape ",
+                     ctx.input(2).shape().ToString());
+  Tensor* out = nullptr;
+  if (e.add) {
+    const int add_index = 2 + (e.bias ? 1 : 0);
+    const Tensor& addend = ctx.input(add_index);
+    if (addend.shape() != out_shape)
+      return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
+                       ", expected the product's ", out_shape.ToString());
+    // A fresh output holding the addend, which oneDNN's sum post-op adds to (the op declares
+    // fresh outputs, so the memory plan can place it).
+    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
+    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
+  } else {
+    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
+  }
+  if (out->NumElements() == 0) return OkStatus();
+  if (st.dtype != DType::kFloat) {
+    return Dispatch<MatMulTypes>(st.dtype, [&](auto tag) {
+      EigenProduct<typename decltype(tag)::type>(st, a, b, out, batch);
+      return OkStatus();
+    });
+  }
+  if (ka == 0) {
+    // An empty sum: zeros, plus what the epilogue adds.
+    float* o = out->data<float>();
+    const bool keep = e.add;
+    for (int64_t i = 0; i < out->NumElements(); ++i)
+      o[i] = (keep ? o[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % n] : 0.f);
+    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    return OkStatus();
+  }
+  KILN_ASSIGN_OR_RETURN(const DnnlMatMul* mm, FindDnnlMatMul(st, a.shape(), b.shape()));
+  dnnl::memory am, bm, cm, biasm;
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul memory", [&] {
+    const dnnl::engine& eng = onednn::Engine();
+    am = dnnl::memory(mm->a_md, eng, a.raw_data());
+    bm = dnnl::memory(mm->b_md, eng, b.raw_data());
+    cm = dnnl::memory(mm->c_md, eng, out->raw_data());
+    if (e.bias) biasm = dnnl::memory(mm->bias_md, eng, ctx.input(2).raw_data());
+  }));
+  if (e.bias)
+    return onednn::Execute(ctx, mm->primitive, mm->scratch_md,
+                           {{DNNL_ARG_SRC, &am},
+                            {DNNL_ARG_WEIGHTS, &bm},
+                            {DNNL_ARG_BIAS, &biasm},
+                            {DNNL_ARG_DST, &cm}});
+  return onednn::Execute(ctx, mm->primitive, mm->scratch_md,
+                         {{DNNL_ARG_SRC, &am}, {DNNL_ARG_WEIGHTS, &bm}, {DNNL_ARG_DST, &cm}});
+}
+
+constexpr OpDefinition kDefs[] = {
+    {"MatMul", "product", kOpFreshOutputs, PrepareMatMul},
+    {"_FusedMatMul", "product", kOpFreshOutputs, PrepareMatMul},
+    {"BatchMatMul", "output", kOpFreshOutputs, PrepareBatchMatMul},
+    {"BatchMatMulV2", "output", kOpFreshOutputs, PrepareBatchMatMul},
+    {"BatchMatMulV3", "output", kOpFreshOutputs, PrepareBatchMatMul},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"MatMul", ComputeMatMul},        {"_FusedMatMul", ComputeMatMul},
+    {"BatchMatMul", ComputeMatMul},   {"BatchMatMulV2", ComputeMatMul},
+    {"BatchMatMulV3", ComputeMatMul},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> MatMulOpDefs() { return kDefs; }
+std::span<const KernelEntry> MatMulCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,179 @@
+#include "kernels/onednn.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace kiln::exec::onednn {
+
+const dnnl::engine& Engine() {
+  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  return engine;
+}
+
+dnnl::stream& ThreadStream() {
+  thread_local dnnl::stream stream(Engine());
+  return stream;
+}
+
+namespace {
+
+Result<Epilogue::Act> ActivationByName(const PrepareContext& ctx, const std::string& name) {
+  using Act = Epilogue::Act;
+  if (name == "Relu") return Act::kRelu;
+  if (name == "Relu6") return Act::kRelu6;
+  if (name == "Elu") return Act::kElu;
+  if (name == "LeakyRelu") return Act::kLeakyRelu;
+  if (name == "Tanh") return Act::kTanh;
+  if (name == "Sigmoid") return Act::kSigmoid;
+  if (name == "GeluExact") return Act::kGeluExact;
+  if (name == "GeluApproximate") return Act::kGeluApproximate;
+  if (name == "_MklSwish" || name == "Swish") return Act::kSwish;
+  return ctx.Error("attr 'fused_ops': '", name, "' is not a supported activation");
+}
+
+}  // namespace
+
+Result<Epilogue> ReadEpilogue(const PrepareContext& ctx) {
+  Epilogue e;
+  if (!ctx.attrs.Has("fused_ops")) return e;
+  KILN_PREPARE_ASSIGN(ctx, std::vector<std::string> ops, ctx.attrs.GetStringList("fused_ops"));
+  KILN_PREPARE_ASSIGN(ctx, int64_t num_args, ctx.attrs.GetInt("num_args", 0));
+  KILN_PREPARE_ASSIGN(ctx, e.epsilon, ctx.attrs.GetFloat("epsilon", 0.0001f));
+  KILN_PREPARE_ASSIGN(ctx, e.leakyrelu_alpha, ctx.attrs.GetFloat("leakyrelu_alpha", 0.2f));
+  const bool conv = ctx.op != "_FusedMatMul";
+  size_t i = 0;
+  if (i < ops.size() && ops[i] == "BiasAdd") {
+    e.bias = true;
+    ++i;
+  } else if (conv && i < ops.size() && ops[i] == "FusedBatchNorm") {
+    e.batch_norm = true;
+    ++i;
+  }
+  if ((e.bias || e.batch_norm) && i < ops.size() && ops[i] == "Add") {
+    e.add = true;
+    ++i;
+  }
+  if ((e.bias || e.batch_norm) && i < ops.size()) {
+    KILN_ASSIGN_OR_RETURN(e.act, ActivationByName(ctx, ops[i]));
+    ++i;
+  }
+  if (i != ops.size() || !(e.bias || e.batch_norm)) {
+    std::string list;
+    for (const std::string& op : ops) list += (list.empty() ? "" : ", ") + op;
+    return ctx.Error("attr 'fused_ops' [", list, "] is not a supported fusion; expected ",
+                     conv ? "BiasAdd or FusedBatchNorm" : "BiasAdd",
+                     ", then optionally Add, then optionally one activation");
+  }
+  if (num_args != e.num_args() - (e.add ? 1 : 0) && num_args != e.num_args())
+    return ctx.Error("attr 'num_args' is ", num_args, " but fused_ops need ", e.num_args(),
+                     " extra inputs");
+  return e;
+}
+
+void AppendActivation(const Epilogue& e, dnnl::post_ops* ops) {
+  using Act = Epilogue::Act;
+  using A = dnnl::algorithm;
+  switch (e.act) {
+    case Act::kNone:
+      return;
+    case Act::kRelu:
+      ops->append_eltwise(1.f, A::eltwise_relu, 0.f, 0.f);
+      return;
+    case Act::kLeakyRelu:
+      ops->append_eltwise(1.f, A::eltwise_relu, e.leakyrelu_alpha, 0.f);
+      return;
+    case Act::kRelu6:
+      ops->append_eltwise(1.f, A::eltwise_clip, 0.f, 6.f);
+      return;
+    case Act::kElu:
+      ops->append_eltwise(1.f, A::eltwise_elu, 1.f, 0.f);
+      return;
+    case Act::kTanh:
+      ops->append_eltwise(1.f, A::eltwise_tanh, 0.f, 0.f);
+      return;
+    case Act::kSigmoid:
+      ops->append_eltwise(1.f, A::eltwise_logistic, 0.f, 0.f);
+      return;
+    case Act::kGeluExact:
+      ops->append_eltwise(1.f, A::eltwise_gelu_erf, 0.f, 0.f);
+      return;
+    case Act::kGeluApproximate:
+      ops->append_eltwise(1.f, A::eltwise_gelu_tanh, 0.f, 0.f);
+      return;
+    case Act::kSwish:
+      ops->append_eltwise(1.f, A::eltwise_swish, 1.f, 0.f);
+      return;
+  }
+}
+
+void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool& threads) {
+  using Act = Epilogue::Act;
+  if (e.act == Act::kNone) return;
+  threads.ParallelFor(n, 16384, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const float x = data[i];
+      float y = x;
+      switch (e.act) {
+        case Act::kNone:
+          break;
+        case Act::kRelu:
+          y = x < 0 ? 0 : x;
+          break;
+        case Act::kLeakyRelu:
+          y = x < 0 ? x * e.leakyrelu_alpha : x;
+          break;
+        case Act::kRelu6:
+          y = x < 0 ? 0 : (x > 6 ? 6 : x);
+          break;
+        case Act::kElu:
+          y = x < 0 ? std::exp(x) - 1 : x;
+          break;
+        case Act::kTanh:
+          y = std::tanh(x);
+          break;
+        case Act::kSigmoid:
+          y = 1 / (1 + std::exp(-x));
+          break;
+        case Act::kGeluExact:
+          y = 0.5f * x * (1 + std::erf(x * 0.70710678118654752f));
+          break;
+        case Act::kGeluApproximate:
+          y = 0.5f * x * (1 + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+          break;
+        case Act::kSwish:
+          y = x / (1 + std::exp(-x));
+          break;
+      }
+      data[i] = y;
+    }
+  });
+}
+
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
+  return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
+}
+
+Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
+               const dnnl::memory::desc& scratch,
+               std::initializer_list<std::pair<int, const dnnl::memory*>> args) {
+  dnnl_exec_arg_t list[16];
+  int n = 0;
+  for (const auto& [arg, mem] : args) list[n++] = {arg, mem->get()};
+  dnnl::memory scratch_mem;
+  const size_t scratch_bytes = scratch.get_size();
+  Status s = DnnlCall("execute", [&] {
+    if (scratch_bytes > 0) {
+      Result<void*> buf = ctx.AllocateTemp(scratch_bytes);
+      if (!buf.ok()) throw std::bad_alloc();
+      scratch_mem = dnnl::memory(scratch, Engine(), *buf);
+      list[n++] = {DNNL_ARG_SCRATCHPAD, scratch_mem.get()};
+    }
+    ctx.threads().ApplyToCallingThread();
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), ThreadStream().get(), n, list),
+                            "could not execute a primitive");
+  });
+  if (!s.ok()) return ctx.Error(s.message());
+  return OkStatus();
+}
+
+}  // namespace kiln::exec::onednn

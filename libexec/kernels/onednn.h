@@ -1,0 +1,78 @@
+// oneDNN behind the CPU kernel table: matrix products, convolutions and pooling on float32.
+// oneDNN picks the best JIT kernel for the CPU at run time (AVX2, AVX-512, AMX), runs on the
+// OpenMP threads our ThreadPool shares, and takes fused epilogues (bias, batch-norm folded into
+// the weights, activations) as post-ops. Its C++ API throws; every call goes through
+// DnnlCall, so no exception leaves a kernel.
+#pragma once
+
+#include <dnnl.hpp>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/kernel_util.h"
+
+namespace kiln::exec::onednn {
+
+// The process's CPU engine.
+const dnnl::engine& Engine();
+// A stream for the calling thread (made once per thread).
+dnnl::stream& ThreadStream();
+
+// Runs f (which may throw dnnl::error or std::bad_alloc) and turns a throw into an Internal
+// error naming `what`.
+template <typename F>
+Status DnnlCall(std::string_view what, F&& f) {
+  try {
+    f();
+    return OkStatus();
+  } catch (const dnnl::error& e) {
+    return Internal("oneDNN ", what, " failed: ", e.what());
+  } catch (const std::bad_alloc&) {
+    return ResourceExhausted("out of memory in oneDNN ", what);
+  }
+}
+
+// What a fused op adds after its product: TF's `fused_ops` of _FusedMatMul / _FusedConv2D.
+struct Epilogue {
+  enum class Act {
+    kNone,
+    kRelu,
+    kRelu6,
+    kElu,
+    kLeakyRelu,
+    kTanh,
+    kSigmoid,
+    kGeluExact,
+    kGeluApproximate,
+    kSwish,
+  };
+  bool bias = false;        // "BiasAdd": one more input, [channels]
+  bool batch_norm = false;  // "FusedBatchNorm": four more inputs (scale, offset, mean, var)
+  bool add = false;         // "Add": one more input of the output's shape, added before act
+  Act act = Act::kNone;
+  float epsilon = 0.0001f;  // batch-norm
+  float leakyrelu_alpha = 0.2f;
+  int num_args() const { return (bias ? 1 : 0) + (batch_norm ? 4 : 0) + (add ? 1 : 0); }
+};
+
+// Reads fused_ops (with num_args, epsilon, leakyrelu_alpha) as TF's kernels accept them for
+// `op` ("_FusedMatMul" takes BiasAdd [+ Add] [+ act]; "_FusedConv2D" also FusedBatchNorm).
+// Plain (unfused) ops give an empty epilogue.
+Result<Epilogue> ReadEpilogue(const PrepareContext& ctx);
+
+// The activation as a oneDNN post-op (nothing for kNone).
+void AppendActivation(const Epilogue& e, dnnl::post_ops* ops);
+// The activation applied in place on the CPU, for the paths oneDNN does not take.
+void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool& threads);
+
+// A plain row-major float32 memory descriptor of `dims`.
+dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
+
+// Executes `p` with (arg, memory) pairs through oneDNN's C API (no map built per call); the
+// primitive's user-mode scratchpad, when it needs one, comes from the kernel's scratch.
+Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
+               const dnnl::memory::desc& scratch,
+               std::initializer_list<std::pair<int, const dnnl::memory*>> args);
+
+}  // namespace kiln::exec::onednn

@@ -1,0 +1,310 @@
+// Shapes and views: Shape, Size, Rank, Reshape, ExpandDims, Squeeze. Shape, Size and Rank of
+// inputs whose shapes are known at prepare time are constants there; Reshape, ExpandDims and
+// Squeeze return views of their input (no copy).
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/op_families.h"
+
+namespace kiln::exec {
+namespace {
+
+// ---- Shape, Size, Rank -----------------------------------------------------------------------
+
+// Writes `values` as int32 or int64 into `out`; int32 fails for values that do not fit.
+Status WriteIndexValues(const std::vector<int64_t>& values, Tensor* out) {
+  if (out->dtype() == DType::kInt64) {
+    std::copy(values.begin(), values.end(), out->data<int64_t>());
+    return OkStatus();
+  }
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (values[i] > INT32_MAX) {
+      return InvalidArgument("value ", values[i], " does not fit out_type int32; use int64");
+    }
+    out->data<int32_t>()[i] = static_cast<int32_t>(values[i]);
+  }
+  return OkStatus();
+}
+
+Status ComputeShape(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{x.rank()}));
+  Status s = WriteIndexValues(x.shape().ToVector(), out);
+  return s.ok() ? s : Wrap(ctx, s);
+}
+
+Status ComputeSize(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape()));
+  Status s = WriteIndexValues({ctx.input(0).NumElements()}, out);
+  return s.ok() ? s : Wrap(ctx, s);
+}
+
+Status ComputeRank(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape()));
+  out->scalar<int32_t>() = ctx.input(0).rank();
+  return OkStatus();
+}
+
+Status PrepareShape(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
+  (void)t;
+  KILN_PREPARE_ASSIGN(ctx, DType out, ctx.attrs.GetType("out_type", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "out_type", out, {DType::kInt32, DType::kInt64}));
+  const PartialShape& s = ctx.inputs[0].shape;
+  const bool is_shape = ctx.op == "Shape";
+  ctx.outputs = {TensorSpec{
+      out, is_shape ? PartialShape{s.unknown_rank() ? -1 : s.rank()} : PartialShape::Scalar()}};
+  if (s.IsFullyDefined()) {
+    // Known now: later ops see a constant (shape arithmetic folds away at prepare time).
+    std::vector<int64_t> values = is_shape ? std::vector<int64_t>(s.dims().begin(), s.dims().end())
+                                           : std::vector<int64_t>{s.ToShape()->num_elements()};
+    Tensor value(out, is_shape ? Shape{s.rank()} : Shape());
+    Status w = WriteIndexValues(values, &value);
+    if (!w.ok()) return ctx.Error(w.message());
+    ctx.constant_outputs = {std::move(value)};
+  }
+  return OkStatus();
+}
+
+Status PrepareRank(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
+  (void)t;
+  ctx.outputs = {TensorSpec{DType::kInt32, PartialShape::Scalar()}};
+  if (!ctx.inputs[0].shape.unknown_rank())
+    ctx.constant_outputs = {Tensor::Scalar<int32_t>(ctx.inputs[0].shape.rank())};
+  return OkStatus();
+}
+
+// ---- Reshape -----------------------------------------------------------------------------------
+
+// The output shape of reshaping `input` to `sizes` (at most one -1), as TF's Reshape kernel
+// computes it: zero sizes are left out of the product so the -1 can still be inferred from the
+// non-zero input dims. input null means unknown: a -1 then stays unknown.
+Result<std::vector<int64_t>> ReshapeDims(const std::vector<int64_t>& sizes, const Shape* input) {
+  std::vector<int64_t> dims = sizes;
+  int unknown = -1;
+  int64_t product = 1;
+  bool sizes_have_zero = false;
+  for (size_t d = 0; d < sizes.size(); ++d) {
+    if (sizes[d] == -1) {
+      if (unknown != -1) {
+        return InvalidArgument("only one dimension of the requested shape ", DimsString(sizes),
+                               " may be -1, not both ", unknown, " and ", d);
+      }
+      unknown = static_cast<int>(d);
+    } else if (sizes[d] < 0) {
+      return InvalidArgument("requested shape ", DimsString(sizes), ": size ", d,
+                             " must be non-negative, not ", sizes[d]);
+    } else if (sizes[d] == 0) {
+      sizes_have_zero = true;
+    } else {
+      product *= sizes[d];
+    }
+  }
+  if (dims.size() > static_cast<size_t>(kMaxRank)) {
+    return InvalidArgument("requested shape ", DimsString(sizes), " has more than ", kMaxRank,
+                           " dimensions");
+  }
+  if (input == nullptr) return dims;
+  const int64_t num_elements = input->num_elements();
+  if (unknown >= 0) {
+    int64_t counted = 1;
+    bool input_has_zero = false;
+    for (int64_t d : input->dims()) {
+      if (d > 0 || !sizes_have_zero) {
+        counted *= d;
+      } else {
+        input_has_zero = true;
+      }
+    }
+    const int64_t missing = counted / product;
+    if (!input_has_zero && missing * product != counted) {
+      return InvalidArgument("input to reshape is a tensor with ", num_elements,
+                             " values, but the requested shape ", DimsString(sizes),
+                             " requires a multiple of ", product);
+    }
+    dims[unknown] = missing;
+  }
+  int64_t want = 1;
+  for (int64_t d : dims) want *= d;
+  if (want != num_elements) {
+    return InvalidArgument("input to reshape is a tensor with ", num_elements,
+                           " values, but the requested shape ", DimsString(dims), " has ", want);
+  }
+  return dims;
+}
+
+Status PrepareReshape(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "tensor"));
+  KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "shape", "Tshape").status());
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "shape", 1));
+  PartialShape out = UnknownDims(static_cast<int>(KnownLength(ctx.inputs[1].shape)));
+  if (const Tensor* shape = ConstantInput(ctx, 1)) {
+    std::vector<int64_t> sizes = IndexValues(*shape);
+    Result<Shape> known = ctx.inputs[0].shape.ToShape();
+    auto dims = ReshapeDims(sizes, known.ok() ? &*known : nullptr);
+    if (!dims.ok()) return ctx.Error(dims.status().message());
+    KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(*dims));
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status ComputeReshape(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& shape = ctx.input(1);
+  if (shape.rank() != 1) {
+    return ctx.Error("input 'shape' must be a vector, got shape ", shape.shape().ToString());
+  }
+  auto dims = ReshapeDims(IndexValues(shape), &x.shape());
+  if (!dims.ok()) return Wrap(ctx, dims.status());
+  auto s = Shape::FromDims(*dims);
+  if (!s.ok()) return Wrap(ctx, s.status());
+  ctx.SetOutput(0, x.Reshaped(*s));  // shares the buffer
+  return OkStatus();
+}
+
+// ---- ExpandDims ------------------------------------------------------------------------------
+
+Result<int> ExpandAxis(const Tensor& dim, int rank) {
+  if (dim.NumElements() != 1) {
+    return InvalidArgument("input 'dim' must hold exactly one value, got shape ",
+                           dim.shape().ToString());
+  }
+  const int64_t d = IndexValues(dim)[0];
+  if (d < -rank - 1 || d > rank) {
+    return InvalidArgument("cannot expand dim index ", d, " for a tensor with ", rank,
+                           " dimensions (expected [", -rank - 1, ", ", rank, "])");
+  }
+  return static_cast<int>(d < 0 ? d + rank + 1 : d);
+}
+
+Status PrepareExpandDims(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
+  KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "dim", "Tdim").status());
+  const PartialShape& in = ctx.inputs[0].shape;
+  if (!in.unknown_rank() && in.rank() >= kMaxRank) {
+    return ctx.Error("input 'input' already has rank ", in.rank(), "; at most ", kMaxRank,
+                     " dims are supported");
+  }
+  PartialShape out = UnknownDims(in.unknown_rank() ? -1 : in.rank() + 1);
+  const Tensor* dim = ConstantInput(ctx, 1);
+  if (dim != nullptr && !in.unknown_rank()) {
+    auto axis = ExpandAxis(*dim, in.rank());
+    if (!axis.ok()) return ctx.Error(axis.status().message());
+    std::vector<int64_t> dims(in.dims().begin(), in.dims().end());
+    dims.insert(dims.begin() + *axis, 1);
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status ComputeExpandDims(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() >= kMaxRank) return ctx.Error("input already has rank ", x.rank());
+  auto axis = ExpandAxis(ctx.input(1), x.rank());
+  if (!axis.ok()) return Wrap(ctx, axis.status());
+  std::vector<int64_t> dims = x.shape().ToVector();
+  dims.insert(dims.begin() + *axis, 1);
+  ctx.SetOutput(0, x.Reshaped(*Shape::FromDims(dims)));
+  return OkStatus();
+}
+
+// ---- Squeeze ---------------------------------------------------------------------------------
+
+// Which dims of a shape (-1 = unknown) to drop. With no squeeze_dims every known 1 goes; an
+// unknown dim then makes the result unknown (`unknown` set).
+Result<std::vector<bool>> SqueezeMask(std::span<const int64_t> dims,
+                                      const std::vector<int64_t>& squeeze, bool* unknown) {
+  const int rank = static_cast<int>(dims.size());
+  std::vector<bool> drop(rank, false);
+  *unknown = false;
+  if (squeeze.empty()) {
+    for (int i = 0; i < rank; ++i) {
+      if (dims[i] == -1) *unknown = true;
+      drop[i] = dims[i] == 1;
+    }
+    return drop;
+  }
+  for (int64_t d : squeeze) {
+    KILN_ASSIGN_OR_RETURN(int axis, CanonicalAxis(d, rank, "squeeze_dims entry"));
+    if (dims[axis] != 1 && dims[axis] != -1) {
+      return InvalidArgument("cannot squeeze dim[", axis, "]: expected a dimension of 1, got ",
+                             dims[axis]);
+    }
+    drop[axis] = true;
+  }
+  return drop;
+}
+
+Status PrepareSqueeze(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
+  KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> squeeze, ctx.attrs.GetIntList("squeeze_dims", {}));
+  const PartialShape& in = ctx.inputs[0].shape;
+  PartialShape out;
+  if (!in.unknown_rank()) {
+    bool unknown = false;
+    auto drop = SqueezeMask(in.dims(), squeeze, &unknown);
+    if (!drop.ok()) return ctx.Error(drop.status().message());
+    if (!unknown) {
+      std::vector<int64_t> dims;
+      for (int i = 0; i < in.rank(); ++i) {
+        if (!(*drop)[i]) dims.push_back(in.dim(i));
+      }
+      out = *PartialShape::FromDims(dims);
+    }
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::make_shared<TypedOpState<std::vector<int64_t>>>(std::move(squeeze));
+  return OkStatus();
+}
+
+Status ComputeSqueeze(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  bool unknown = false;
+  auto drop = SqueezeMask(x.shape().dims(), ctx.state<TypedOpState<std::vector<int64_t>>>().value,
+                          &unknown);
+  if (!drop.ok()) return Wrap(ctx, drop.status());
+  Shape out;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (!(*drop)[i]) out.AddDim(x.dim(i));
+  }
+  ctx.SetOutput(0, x.Reshaped(out));
+  return OkStatus();
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"Shape", "output", kOpFreshOutputs, PrepareShape},
+    {"Size", "output", kOpFreshOutputs, PrepareShape},
+    {"Rank", "output", kOpFreshOutputs, PrepareRank},
+    {"Reshape", "output", kOpNone, PrepareReshape},
+    {"ExpandDims", "output", kOpNone, PrepareExpandDims},
+    {"Squeeze", "output", kOpNone, PrepareSqueeze},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"Shape", ComputeShape},
+    {"Size", ComputeSize},
+    {"Rank", ComputeRank},
+    {"Reshape", ComputeReshape},
+    {"ExpandDims", ComputeExpandDims},
+    {"Squeeze", ComputeSqueeze},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ShapeOpDefs() { return kDefs; }
+std::span<const KernelEntry> ShapeCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

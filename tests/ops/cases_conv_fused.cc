@@ -1,0 +1,267 @@
+// Op-tester cases of the oneDNN convolution paths: Conv2D and DepthwiseConv2dNative with
+// constant and run-time filters, strides, dilations, SAME/VALID/EXPLICIT padding; the fused
+// forms (bias or a batch norm folded in, residual add, activations); MaxPool and AvgPool.
+#include <cmath>
+
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+struct ConvSpec {
+  Shape input;   // NHWC
+  Shape filter;  // HWIO, or [kh, kw, c, multiplier] for depthwise
+  int64_t stride = 1, dilation = 1;
+  std::string padding = "SAME";
+  std::vector<int64_t> explicit_paddings;
+};
+
+// The same windows TF computes, one output element at a time, in double.
+Tensor RefConv(const Tensor& x, const Tensor& f, const ConvSpec& s, bool depthwise) {
+  const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
+  const int64_t kh = f.dim(0), kw = f.dim(1);
+  const int64_t out_c = depthwise ? c * f.dim(3) : f.dim(3);
+  auto out_size = [&](int64_t in, int64_t k, int64_t pb, int64_t pa, int64_t* before) {
+    const int64_t eff = (k - 1) * s.dilation + 1;
+    if (s.padding == "VALID") {
+      *before = 0;
+      return (in - eff + s.stride) / s.stride;
+    }
+    if (s.padding == "EXPLICIT") {
+      *before = pb;
+      return (in + pb + pa - eff + s.stride) / s.stride;
+    }
+    const int64_t o = (in + s.stride - 1) / s.stride;
+    *before = std::max<int64_t>(0, (o - 1) * s.stride + eff - in) / 2;
+    return o;
+  };
+  int64_t ph = 0, pw = 0;
+  const auto& ep = s.explicit_paddings;
+  const int64_t oh = out_size(h, kh, ep.empty() ? 0 : ep[2], ep.empty() ? 0 : ep[3], &ph);
+  const int64_t ow = out_size(w, kw, ep.empty() ? 0 : ep[4], ep.empty() ? 0 : ep[5], &pw);
+  Tensor out(DType::kDouble, Shape{n, oh, ow, out_c});
+  const float* xd = x.data<float>();
+  const float* fd = f.data<float>();
+  for (int64_t b = 0; b < n; ++b)
+    for (int64_t y = 0; y < oh; ++y)
+      for (int64_t xx = 0; xx < ow; ++xx)
+        for (int64_t o = 0; o < out_c; ++o) {
+          double sum = 0;
+          for (int64_t ky = 0; ky < kh; ++ky)
+            for (int64_t kx = 0; kx < kw; ++kx) {
+              const int64_t iy = y * s.stride - ph + ky * s.dilation;
+              const int64_t ix = xx * s.stride - pw + kx * s.dilation;
+              if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+              const float* px = xd + ((b * h + iy) * w + ix) * c;
+              if (depthwise) {
+                const int64_t mult = f.dim(3), ch = o / mult, m = o % mult;
+                sum += px[ch] * fd[((ky * kw + kx) * c + ch) * mult + m];
+              } else {
+                for (int64_t i = 0; i < c; ++i)
+                  sum += px[i] * fd[((ky * kw + kx) * c + i) * out_c + o];
+              }
+            }
+          out.data<double>()[((b * oh + y) * ow + xx) * out_c + o] = sum;
+        }
+  return out;
+}
+
+OpCaseBuilder ConvBuilder(const std::string& op, const std::string& name, const ConvSpec& s) {
+  OpCaseBuilder b(op, name);
+  b.T(DType::kFloat)
+      .IntList("strides", {1, s.stride, s.stride, 1})
+      .IntList("dilations", {1, s.dilation, s.dilation, 1})
+      .String("padding", s.padding);
+  if (!s.explicit_paddings.empty()) b.IntList("explicit_paddings", s.explicit_paddings);
+  return b;
+}
+
+Tensor ToFloat(const Tensor& t) {
+  return RefUnaryDouble(
+      t, [](double x) { return x; }, DType::kFloat);
+}
+
+}  // namespace
+
+std::vector<OpCase> ConvFusedCases() {
+  std::vector<OpCase> c;
+  const std::vector<ConvSpec> specs = {
+      {Shape{1, 5, 5, 3}, Shape{3, 3, 3, 4}},
+      {Shape{2, 8, 7, 16}, Shape{3, 3, 16, 32}, 2},
+      {Shape{1, 9, 9, 4}, Shape{3, 3, 4, 8}, 1, 2, "VALID"},
+      {Shape{1, 6, 6, 2}, Shape{2, 2, 2, 3}, 1, 1, "EXPLICIT", {0, 0, 1, 2, 2, 1, 0, 0}},
+      {Shape{3, 28, 28, 1}, Shape{5, 5, 1, 32}},
+  };
+  uint32_t seed = 1;
+  for (const ConvSpec& s : specs) {
+    for (bool constant : {true, false}) {
+      const ConvSpec spec = s;
+      OpCaseBuilder b = ConvBuilder("Conv2D", "", s);
+      b.Input(RandomOf(DType::kFloat, s.input, seed++));
+      Tensor f = RandomOf(DType::kFloat, s.filter, seed++, -1, 1);
+      constant ? b.ConstInput(f) : b.Input(f);
+      c.push_back(b.Reference1([spec](const std::vector<Tensor>& in) {
+                     return ToFloat(RefConv(in[0], in[1], spec, false));
+                   })
+                      .Tolerance(1e-5)
+                      .Build());
+    }
+    // Depthwise with multiplier 2 on the same geometry.
+    ConvSpec d = s;
+    d.filter = Shape{s.filter.dim(0), s.filter.dim(1), s.input.dim(3), 2};
+    if (d.padding != "EXPLICIT" && d.dilation == 1) {
+      c.push_back(ConvBuilder("DepthwiseConv2dNative", "", d)
+                      .Input(RandomOf(DType::kFloat, d.input, seed++))
+                      .ConstInput(RandomOf(DType::kFloat, d.filter, seed++, -1, 1))
+                      .Reference1([d](const std::vector<Tensor>& in) {
+                        return ToFloat(RefConv(in[0], in[1], d, true));
+                      })
+                      .Tolerance(1e-5)
+                      .Build());
+    }
+  }
+  // _FusedConv2D: BiasAdd + activation; FusedBatchNorm (+ Relu); BiasAdd + Add + Relu.
+  const ConvSpec s{Shape{2, 6, 6, 8}, Shape{3, 3, 8, 16}};
+  for (const std::string act : {"", "Relu", "Relu6", "Elu", "LeakyRelu", "Sigmoid", "Tanh"}) {
+    std::vector<std::string> ops = {"BiasAdd"};
+    if (!act.empty()) ops.push_back(act);
+    c.push_back(ConvBuilder("_FusedConv2D", "_FusedConv2D BiasAdd " + act, s)
+                    .StringList("fused_ops", ops)
+                    .Int("num_args", 1)
+                    .Input(RandomOf(DType::kFloat, s.input, seed++))
+                    .ConstInput(RandomOf(DType::kFloat, s.filter, seed++, -1, 1))
+                    .ConstInput(RandomOf(DType::kFloat, Shape{16}, seed++))
+                    .Reference1([s, act](const std::vector<Tensor>& in) {
+                      Tensor y = RefConv(in[0], in[1], s, false);
+                      for (int64_t i = 0; i < y.NumElements(); ++i) {
+                        double v = y.data<double>()[i] + in[2].data<float>()[i % 16];
+                        if (act == "Relu") v = std::max(v, 0.0);
+                        if (act == "Relu6") v = std::clamp(v, 0.0, 6.0);
+                        if (act == "Elu") v = v < 0 ? std::exp(v) - 1 : v;
+                        if (act == "LeakyRelu") v = v < 0 ? 0.2 * v : v;
+                        if (act == "Sigmoid") v = 1 / (1 + std::exp(-v));
+                        if (act == "Tanh") v = std::tanh(v);
+                        y.data<double>()[i] = v;
+                      }
+                      return ToFloat(y);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
+  }
+  for (bool constant : {true, false}) {
+    for (bool relu : {false, true}) {
+      std::vector<std::string> ops = {"FusedBatchNorm"};
+      if (relu) ops.push_back("Relu");
+      OpCaseBuilder b =
+          ConvBuilder("_FusedConv2D",
+                      std::string("_FusedConv2D FusedBatchNorm") + (relu ? " Relu" : "") +
+                          (constant ? " (constants)" : " (run-time statistics)"),
+                      s);
+      b.StringList("fused_ops", ops).Int("num_args", 4).Float("epsilon", 0.001f);
+      b.Input(RandomOf(DType::kFloat, s.input, seed++));
+      std::vector<Tensor> args = {RandomOf(DType::kFloat, s.filter, seed++, -1, 1),
+                                  RandomOf(DType::kFloat, Shape{16}, seed++, 0.5, 2),
+                                  RandomOf(DType::kFloat, Shape{16}, seed++),
+                                  RandomOf(DType::kFloat, Shape{16}, seed++),
+                                  RandomOf(DType::kFloat, Shape{16}, seed++, 0.1, 3)};
+      for (const Tensor& t : args) constant ? b.ConstInput(t) : b.Input(t);
+      c.push_back(b.Reference1([s, relu](const std::vector<Tensor>& in) {
+                     Tensor y = RefConv(in[0], in[1], s, false);
+                     for (int64_t i = 0; i < y.NumElements(); ++i) {
+                       const int64_t o = i % 16;
+                       double v = (y.data<double>()[i] - in[4].data<float>()[o]) /
+                                      std::sqrt(in[5].data<float>()[o] + 0.001) *
+                                      in[2].data<float>()[o] +
+                                  in[3].data<float>()[o];
+                       y.data<double>()[i] = relu ? std::max(v, 0.0) : v;
+                     }
+                     return ToFloat(y);
+                   })
+                      .Tolerance(1e-4)
+                      .Build());
+    }
+  }
+  c.push_back(ConvBuilder("_FusedConv2D", "_FusedConv2D BiasAdd Add Relu", s)
+                  .StringList("fused_ops", {"BiasAdd", "Add", "Relu"})
+                  .Int("num_args", 2)
+                  .Input(RandomOf(DType::kFloat, s.input, seed++))
+                  .ConstInput(RandomOf(DType::kFloat, s.filter, seed++, -1, 1))
+                  .ConstInput(RandomOf(DType::kFloat, Shape{16}, seed++))
+                  .Input(RandomOf(DType::kFloat, Shape{2, 6, 6, 16}, seed++))
+                  .Reference1([s](const std::vector<Tensor>& in) {
+                    Tensor y = RefConv(in[0], in[1], s, false);
+                    for (int64_t i = 0; i < y.NumElements(); ++i)
+                      y.data<double>()[i] =
+                          std::max(0.0, y.data<double>()[i] + in[2].data<float>()[i % 16] +
+                                            in[3].data<float>()[i]);
+                    return ToFloat(y);
+                  })
+                  .Tolerance(1e-5)
+                  .Build());
+  const ConvSpec dw{Shape{1, 7, 7, 6}, Shape{3, 3, 6, 1}, 2};
+  c.push_back(
+      ConvBuilder("_FusedDepthwiseConv2dNative", "_FusedDepthwiseConv2dNative BiasAdd Relu6", dw)
+          .StringList("fused_ops", {"BiasAdd", "Relu6"})
+          .Int("num_args", 1)
+          .Input(RandomOf(DType::kFloat, dw.input, seed++))
+          .ConstInput(RandomOf(DType::kFloat, dw.filter, seed++, -1, 1))
+          .ConstInput(RandomOf(DType::kFloat, Shape{6}, seed++))
+          .Reference1([dw](const std::vector<Tensor>& in) {
+            Tensor y = RefConv(in[0], in[1], dw, true);
+            for (int64_t i = 0; i < y.NumElements(); ++i)
+              y.data<double>()[i] =
+                  std::clamp(y.data<double>()[i] + in[2].data<float>()[i % 6], 0.0, 6.0);
+            return ToFloat(y);
+          })
+          .Tolerance(1e-5)
+          .Build());
+  // Pooling: windows with and without padding (average leaves padding out).
+  for (bool max : {true, false}) {
+    for (auto [k, st, pad] : std::vector<std::tuple<int64_t, int64_t, std::string>>{
+             {2, 2, "VALID"}, {3, 2, "SAME"}, {3, 1, "SAME"}}) {
+      const int64_t kk = k, ss = st;
+      const std::string pp = pad;
+      c.push_back(OpCaseBuilder(max ? "MaxPool" : "AvgPool")
+                      .T(DType::kFloat)
+                      .IntList("ksize", {1, k, k, 1})
+                      .IntList("strides", {1, st, st, 1})
+                      .String("padding", pad)
+                      .Input(RandomOf(DType::kFloat, Shape{2, 7, 6, 5}, seed++))
+                      .Reference1([max, kk, ss, pp](const std::vector<Tensor>& in) {
+                        const Tensor& x = in[0];
+                        const int64_t h = 7, w = 6;
+                        const int64_t oh = pp == "VALID" ? (h - kk) / ss + 1 : (h + ss - 1) / ss;
+                        const int64_t ow = pp == "VALID" ? (w - kk) / ss + 1 : (w + ss - 1) / ss;
+                        const int64_t ph =
+                            pp == "VALID" ? 0 : std::max<int64_t>(0, (oh - 1) * ss + kk - h) / 2;
+                        const int64_t pw =
+                            pp == "VALID" ? 0 : std::max<int64_t>(0, (ow - 1) * ss + kk - w) / 2;
+                        Tensor out(DType::kFloat, Shape{2, oh, ow, 5});
+                        for (int64_t b = 0; b < 2; ++b)
+                          for (int64_t y = 0; y < oh; ++y)
+                            for (int64_t xx = 0; xx < ow; ++xx)
+                              for (int64_t ch = 0; ch < 5; ++ch) {
+                                double acc = max ? -1e30 : 0;
+                                int count = 0;
+                                for (int64_t ky = 0; ky < kk; ++ky)
+                                  for (int64_t kx = 0; kx < kk; ++kx) {
+                                    const int64_t iy = y * ss - ph + ky, ix = xx * ss - pw + kx;
+                                    if (iy < 0 || iy >= h || ix < 0 || ix >= w) continue;
+                                    const double v =
+                                        x.data<float>()[((b * h + iy) * w + ix) * 5 + ch];
+                                    acc = max ? std::max(acc, v) : acc + v;
+                                    ++count;
+                                  }
+                                out.data<float>()[((b * oh + y) * ow + xx) * 5 + ch] =
+                                    static_cast<float>(max ? acc : acc / count);
+                              }
+                        return out;
+                      })
+                      .Tolerance(1e-6)
+                      .Build());
+    }
+  }
+  return c;
+}
+
+}  // namespace kiln::testing

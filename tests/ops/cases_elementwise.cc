@@ -1,0 +1,295 @@
+// Op-tester cases of the element-wise families: arithmetic, comparisons and logic, unary math,
+// activations, BiasAdd, softmax, Cast, AddN, ZerosLike/OnesLike, Select.
+#include <cmath>
+
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+// Broadcasting shape pairs, from trivial to one big enough to be split across threads.
+const std::vector<std::pair<Shape, Shape>>& Pairs() {
+  static const std::vector<std::pair<Shape, Shape>> pairs = {
+      {Shape{2, 3}, Shape{2, 3}},    {Shape{2, 3}, Shape{3}}, {Shape{}, Shape{2, 2}},
+      {Shape{4, 1, 5}, Shape{3, 1}}, {Shape{0, 3}, Shape{3}}, {Shape{64, 1000}, Shape{1000}},
+  };
+  return pairs;
+}
+
+void AddBinary(std::vector<OpCase>* cases, const std::string& op, DType t,
+               const std::function<double(double, double)>& f, DType out = DType::kInvalid,
+               double rhs_lo = -3, double rhs_hi = 3, double tol = 1e-6) {
+  uint32_t seed = 11;
+  for (const auto& p : Pairs()) {
+    Tensor a = RandomOf(t, p.first, seed++);
+    Tensor b = RandomOf(t, p.second, seed++, rhs_lo, rhs_hi);
+    cases->push_back(OpCaseBuilder(op)
+                         .T(t)
+                         .Input(a)
+                         .Input(b)
+                         .Reference1([f, out](const std::vector<Tensor>& in) {
+                           return RefBinaryDouble(in[0], in[1], f, out);
+                         })
+                         .Tolerance(tol)
+                         .Build());
+  }
+}
+
+void AddUnary(std::vector<OpCase>* cases, const std::string& op, DType t,
+              const std::function<double(double)>& f, double lo = -3, double hi = 3,
+              double tol = 1e-6) {
+  for (const Shape& s : {Shape{}, Shape{7}, Shape{3, 4}, Shape{96, 1024}}) {
+    cases->push_back(
+        OpCaseBuilder(op)
+            .T(t)
+            .Input(RandomOf(t, s, 5, lo, hi))
+            .Reference1([f](const std::vector<Tensor>& in) { return RefUnaryDouble(in[0], f); })
+            .Tolerance(tol)
+            .Build());
+  }
+}
+
+double Sigmoid(double x) { return 1 / (1 + std::exp(-x)); }
+
+}  // namespace
+
+std::vector<OpCase> ElementwiseCases() {
+  std::vector<OpCase> c;
+  auto add = [](double a, double b) { return a + b; };
+  for (DType t :
+       {DType::kFloat, DType::kDouble, DType::kHalf, DType::kInt32, DType::kInt64, DType::kUInt8}) {
+    AddBinary(&c, "AddV2", t, add);
+    AddBinary(&c, "Mul", t, [](double a, double b) { return a * b; });
+  }
+  AddBinary(&c, "Add", DType::kFloat, add);
+  AddBinary(&c, "Sub", DType::kFloat, [](double a, double b) { return a - b; });
+  AddBinary(&c, "Sub", DType::kInt16, [](double a, double b) { return a - b; });
+  AddBinary(&c, "Maximum", DType::kFloat, [](double a, double b) { return std::max(a, b); });
+  AddBinary(&c, "Minimum", DType::kInt32, [](double a, double b) { return std::min(a, b); });
+  AddBinary(&c, "Minimum", DType::kBFloat16, [](double a, double b) { return std::min(a, b); });
+  AddBinary(
+      &c, "RealDiv", DType::kFloat, [](double a, double b) { return a / b; }, DType::kInvalid, 1, 5,
+      1e-6);
+  AddBinary(
+      &c, "RealDiv", DType::kInt32, [](double a, double b) { return std::trunc(a / b); },
+      DType::kInvalid, 1, 5);
+  AddBinary(
+      &c, "FloorDiv", DType::kInt32, [](double a, double b) { return std::floor(a / b); },
+      DType::kInvalid, 1, 5);
+  AddBinary(
+      &c, "FloorMod", DType::kFloat, [](double a, double b) { return a - std::floor(a / b) * b; },
+      DType::kInvalid, 1, 5, 1e-5);
+  AddBinary(
+      &c, "Pow", DType::kFloat, [](double a, double b) { return std::pow(a, b); }, DType::kInvalid,
+      0, 3, 1e-5);
+  for (auto [op, f] : std::vector<std::pair<std::string, std::function<double(double, double)>>>{
+           {"Less", [](double a, double b) { return a < b; }},
+           {"LessEqual", [](double a, double b) { return a <= b; }},
+           {"Greater", [](double a, double b) { return a > b; }},
+           {"GreaterEqual", [](double a, double b) { return a >= b; }},
+           {"Equal", [](double a, double b) { return a == b; }},
+           {"NotEqual", [](double a, double b) { return a != b; }}}) {
+    AddBinary(&c, op, DType::kInt32, f, DType::kBool);
+    AddBinary(&c, op, DType::kFloat, f, DType::kBool);
+  }
+  c.push_back(OpCaseBuilder("Equal", "Equal string")
+                  .T(DType::kString)
+                  .Input(Make<std::string>({"a", "bb", "c"}, {3}))
+                  .Input(Make<std::string>({"a", "b", "c"}, {3}))
+                  .Reference1([](const auto&) {
+                    return Make<bool>({true, false, true}, {3});
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("NotEqual", "NotEqual, incompatible shapes allowed")
+                  .T(DType::kInt32)
+                  .Bool("incompatible_shape_error", false)
+                  .Input(Make<int32_t>({1, 2, 3}, {3}))
+                  .Input(Make<int32_t>({1, 2}, {2}))
+                  .Reference1([](const auto&) { return Tensor::Scalar<bool>(true); })
+                  .Build());
+  for (auto [op, f] : std::vector<std::pair<std::string, std::function<double(double, double)>>>{
+           {"LogicalAnd", [](double a, double b) { return a != 0 && b != 0; }},
+           {"LogicalOr", [](double a, double b) { return a != 0 || b != 0; }}}) {
+    const auto fn = f;  // captured below (Clang 14 cannot capture a structured binding)
+    uint32_t seed = 3;
+    for (const auto& p : Pairs()) {
+      c.push_back(OpCaseBuilder(op)
+                      .Input(RandomOf(DType::kBool, p.first, seed++))
+                      .Input(RandomOf(DType::kBool, p.second, seed++))
+                      .Reference1([fn](const std::vector<Tensor>& in) {
+                        return RefBinaryDouble(in[0], in[1], fn);
+                      })
+                      .Build());
+    }
+  }
+  c.push_back(OpCaseBuilder("LogicalNot")
+                  .Input(RandomOf(DType::kBool, Shape{5, 7}, 1))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    return RefUnaryDouble(in[0], [](double x) { return x == 0; });
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("AddV2", "AddV2 string")
+                  .T(DType::kString)
+                  .Input(Make<std::string>({"a", "b"}, {2}))
+                  .Input(Make<std::string>({"x"}, {1}))
+                  .Reference1([](const auto&) {
+                    return Make<std::string>({"ax", "bx"}, {2});
+                  })
+                  .Build());
+
+  // Unary math and activations.
+  for (DType t : {DType::kFloat, DType::kDouble}) {
+    AddUnary(&c, "Neg", t, [](double x) { return -x; });
+    AddUnary(&c, "Abs", t, [](double x) { return std::abs(x); });
+    AddUnary(&c, "Square", t, [](double x) { return x * x; });
+    AddUnary(
+        &c, "Sqrt", t, [](double x) { return std::sqrt(x); }, 0, 9);
+    AddUnary(
+        &c, "Rsqrt", t, [](double x) { return 1 / std::sqrt(x); }, 0.5, 9, 1e-5);
+    AddUnary(
+        &c, "Exp", t, [](double x) { return std::exp(x); }, -3, 3, 1e-5);
+    AddUnary(
+        &c, "Log", t, [](double x) { return std::log(x); }, 0.1, 9, 1e-5);
+    AddUnary(
+        &c, "Tanh", t, [](double x) { return std::tanh(x); }, -3, 3, 1e-5);
+    AddUnary(&c, "Sigmoid", t, Sigmoid, -8, 8, 1e-5);
+    AddUnary(
+        &c, "Reciprocal", t, [](double x) { return 1 / x; }, 0.5, 4, 1e-6);
+    AddUnary(&c, "Relu", t, [](double x) { return std::max(x, 0.0); });
+    AddUnary(
+        &c, "Relu6", t, [](double x) { return std::clamp(x, 0.0, 6.0); }, -3, 9);
+    AddUnary(
+        &c, "Elu", t, [](double x) { return x < 0 ? std::exp(x) - 1 : x; }, -3, 3, 1e-5);
+  }
+  AddUnary(&c, "Relu", DType::kHalf, [](double x) { return std::max(x, 0.0); });
+  AddUnary(&c, "Neg", DType::kInt32, [](double x) { return -x; });
+  AddUnary(&c, "Square", DType::kInt64, [](double x) { return x * x; });
+
+  // BiasAdd: NHWC (bias along the last dim) and NCHW (along dim 1).
+  for (bool nchw : {false, true}) {
+    const Shape value = nchw ? Shape{2, 3, 4, 5} : Shape{2, 4, 5, 3};
+    c.push_back(OpCaseBuilder("BiasAdd", nchw ? "BiasAdd NCHW" : "BiasAdd NHWC")
+                    .T(DType::kFloat)
+                    .String("data_format", nchw ? "NCHW" : "NHWC")
+                    .Input(RandomOf(DType::kFloat, value, 1))
+                    .Input(RandomOf(DType::kFloat, Shape{3}, 2))
+                    .Reference1([nchw](const std::vector<Tensor>& in) {
+                      Tensor out = in[0].DeepCopy();
+                      for (int64_t i = 0; i < out.NumElements(); ++i) {
+                        const std::vector<int64_t> idx = Unravel(i, out.shape());
+                        out.data<float>()[i] += in[1].data<float>()[idx[nchw ? 1 : 3]];
+                      }
+                      return out;
+                    })
+                    .Tolerance(1e-6)
+                    .Build());
+  }
+  // Softmax and LogSoftmax over the last dim.
+  for (bool log : {false, true}) {
+    for (const Shape& s : {Shape{5}, Shape{3, 10}, Shape{2, 3, 7}}) {
+      c.push_back(OpCaseBuilder(log ? "LogSoftmax" : "Softmax")
+                      .T(DType::kFloat)
+                      .Input(RandomOf(DType::kFloat, s, 9, -5, 5))
+                      .Reference1([log](const std::vector<Tensor>& in) {
+                        Tensor out(DType::kFloat, in[0].shape());
+                        const int64_t depth = in[0].dim(in[0].rank() - 1);
+                        for (int64_t r = 0; r < in[0].NumElements() / depth; ++r) {
+                          const float* x = in[0].data<float>() + r * depth;
+                          double m = x[0], sum = 0;
+                          for (int64_t j = 0; j < depth; ++j) m = std::max<double>(m, x[j]);
+                          for (int64_t j = 0; j < depth; ++j) sum += std::exp(x[j] - m);
+                          for (int64_t j = 0; j < depth; ++j)
+                            out.data<float>()[r * depth + j] = static_cast<float>(
+                                log ? x[j] - m - std::log(sum) : std::exp(x[j] - m) / sum);
+                        }
+                        return out;
+                      })
+                      .Tolerance(1e-5)
+                      .Build());
+    }
+  }
+  // Cast between dtypes, and to bool (any non-zero is true).
+  for (auto [src, dst] : std::vector<std::pair<DType, DType>>{{DType::kFloat, DType::kInt32},
+                                                              {DType::kInt32, DType::kFloat},
+                                                              {DType::kFloat, DType::kDouble},
+                                                              {DType::kInt64, DType::kBool},
+                                                              {DType::kUInt8, DType::kFloat},
+                                                              {DType::kFloat, DType::kFloat}}) {
+    const DType to = dst;
+    c.push_back(OpCaseBuilder("Cast")
+                    .Type("SrcT", src)
+                    .Type("DstT", dst)
+                    .Input(RandomOf(src, Shape{4, 6}, 4, 0, 9))
+                    .Reference1([to](const std::vector<Tensor>& in) {
+                      return RefUnaryDouble(
+                          in[0],
+                          [to](double x) {
+                            if (to == DType::kBool) return x != 0 ? 1.0 : 0.0;
+                            return to == DType::kFloat || to == DType::kDouble ? x : std::trunc(x);
+                          },
+                          to);
+                    })
+                    .Build());
+  }
+  // AddN: the same shape, summed in order; ZerosLike, OnesLike.
+  c.push_back(OpCaseBuilder("AddN")
+                  .T(DType::kFloat)
+                  .Int("N", 3)
+                  .Input(RandomOf(DType::kFloat, Shape{3, 700}, 1))
+                  .Input(RandomOf(DType::kFloat, Shape{3, 700}, 2))
+                  .Input(RandomOf(DType::kFloat, Shape{3, 700}, 3))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    Tensor out(DType::kFloat, in[0].shape());
+                    for (int64_t i = 0; i < out.NumElements(); ++i)
+                      out.data<float>()[i] = (in[0].data<float>()[i] + in[1].data<float>()[i]) +
+                                             in[2].data<float>()[i];
+                    return out;
+                  })
+                  .Build());
+  for (const auto& [op, value] :
+       std::vector<std::pair<std::string, double>>{{"ZerosLike", 0}, {"OnesLike", 1}}) {
+    const double v = value;
+    c.push_back(OpCaseBuilder(op)
+                    .T(DType::kInt64)
+                    .Input(RandomOf(DType::kInt64, Shape{2, 5}, 1))
+                    .Reference1([v](const std::vector<Tensor>& in) {
+                      return RefUnaryDouble(in[0], [v](double) { return v; });
+                    })
+                    .Build());
+  }
+  // Select picks rows by a vector condition; SelectV2 broadcasts all three.
+  c.push_back(OpCaseBuilder("Select")
+                  .T(DType::kFloat)
+                  .Input(Make<bool>({true, false, true}, {3}))
+                  .Input(RandomOf(DType::kFloat, Shape{3, 2}, 1))
+                  .Input(RandomOf(DType::kFloat, Shape{3, 2}, 2))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    Tensor out(DType::kFloat, Shape{3, 2});
+                    for (int64_t i = 0; i < 6; ++i)
+                      out.data<float>()[i] = in[0].data<bool>()[i / 2] ? in[1].data<float>()[i]
+                                                                       : in[2].data<float>()[i];
+                    return out;
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("SelectV2")
+                  .T(DType::kInt32)
+                  .Input(RandomOf(DType::kBool, Shape{2, 1, 7}, 3))
+                  .Input(RandomOf(DType::kInt32, Shape{3, 1}, 4))
+                  .Input(RandomOf(DType::kInt32, Shape{7}, 5))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    const Shape s{2, 3, 7};
+                    Tensor out(DType::kInt32, s);
+                    for (int64_t i = 0; i < s.num_elements(); ++i) {
+                      const std::vector<int64_t> idx = Unravel(i, s);
+                      out.data<int32_t>()[i] =
+                          in[0].data<bool>()[BroadcastIndex(idx, in[0].shape())]
+                              ? in[1].data<int32_t>()[BroadcastIndex(idx, in[1].shape())]
+                              : in[2].data<int32_t>()[BroadcastIndex(idx, in[2].shape())];
+                    }
+                    return out;
+                  })
+                  .Build());
+  return c;
+}
+
+}  // namespace kiln::testing

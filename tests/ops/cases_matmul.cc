@@ -1,0 +1,182 @@
+// Op-tester cases of the matrix products: MatMul (transposes, dtypes, shapes that reach the
+// oneDNN and the Eigen paths), _FusedMatMul (bias, residual add, each activation) and the
+// batched forms with broadcasting batch dims.
+#include <cmath>
+
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+// C[b, i, j] = sum_k A[b, i, k] * B[b, k, j], in double, over broadcast batch dims.
+Tensor RefProduct(const Tensor& a, const Tensor& b, bool adj_a, bool adj_b, DType out_dtype) {
+  const int ra = a.rank(), rb = b.rank();
+  const int64_t m = a.dim(ra - (adj_a ? 1 : 2)), k = a.dim(ra - (adj_a ? 2 : 1));
+  const int64_t n = b.dim(rb - (adj_b ? 2 : 1));
+  Shape a_batch, b_batch;
+  for (int i = 0; i < ra - 2; ++i) a_batch.AddDim(a.dim(i));
+  for (int i = 0; i < rb - 2; ++i) b_batch.AddDim(b.dim(i));
+  const Shape batch = RefBroadcastShape(a_batch, b_batch);
+  Shape out_shape = batch;
+  out_shape.AddDim(m);
+  out_shape.AddDim(n);
+  Tensor a64 = RefUnaryDouble(
+      a, [](double x) { return x; }, DType::kDouble);
+  Tensor b64 = RefUnaryDouble(
+      b, [](double x) { return x; }, DType::kDouble);
+  Tensor out(DType::kDouble, out_shape);
+  const int64_t a_mat = a.dim(ra - 2) * a.dim(ra - 1), b_mat = b.dim(rb - 2) * b.dim(rb - 1);
+  for (int64_t bi = 0; bi < batch.num_elements(); ++bi) {
+    const std::vector<int64_t> idx = Unravel(bi, batch);
+    const int64_t ao = (a_batch.rank() ? BroadcastIndex(idx, a_batch) : 0) * a_mat;
+    const int64_t bo = (b_batch.rank() ? BroadcastIndex(idx, b_batch) : 0) * b_mat;
+    for (int64_t i = 0; i < m; ++i) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          const double x = a64.data<double>()[ao + (adj_a ? p * m + i : i * k + p)];
+          const double y = b64.data<double>()[bo + (adj_b ? j * k + p : p * n + j)];
+          sum += x * y;
+        }
+        out.data<double>()[(bi * m + i) * n + j] = sum;
+      }
+    }
+  }
+  return RefUnaryDouble(
+      out, [](double x) { return x; }, out_dtype);
+}
+
+double Activate(const std::string& act, double x) {
+  if (act == "Relu") return std::max(x, 0.0);
+  if (act == "Relu6") return std::clamp(x, 0.0, 6.0);
+  if (act == "Elu") return x < 0 ? std::exp(x) - 1 : x;
+  if (act == "LeakyRelu") return x < 0 ? 0.2 * x : x;
+  if (act == "Tanh") return std::tanh(x);
+  if (act == "Sigmoid") return 1 / (1 + std::exp(-x));
+  if (act == "GeluExact") return 0.5 * x * (1 + std::erf(x / std::sqrt(2.0)));
+  if (act == "GeluApproximate")
+    return 0.5 * x * (1 + std::tanh(std::sqrt(2 / M_PI) * (x + 0.044715 * x * x * x)));
+  return x;
+}
+
+}  // namespace
+
+std::vector<OpCase> MatMulCases() {
+  std::vector<OpCase> c;
+  uint32_t seed = 1;
+  // MatMul: every transpose combination, sizes from 1x1 to ones the library blocks.
+  for (auto [m, k, n] : std::vector<std::array<int64_t, 3>>{
+           {1, 1, 1}, {2, 3, 4}, {1, 784, 33}, {7, 1, 5}, {33, 65, 17}, {3, 0, 4}, {0, 3, 2}}) {
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        for (DType t : {DType::kFloat, DType::kDouble, DType::kInt32}) {
+          if (t != DType::kFloat && (m > 8 || k > 8)) continue;
+          const bool ta_ = ta, tb_ = tb;
+          c.push_back(OpCaseBuilder("MatMul")
+                          .T(t)
+                          .Bool("transpose_a", ta)
+                          .Bool("transpose_b", tb)
+                          .Input(RandomOf(t, ta ? Shape{k, m} : Shape{m, k}, seed++))
+                          .Input(RandomOf(t, tb ? Shape{n, k} : Shape{k, n}, seed++))
+                          .Reference1([ta_, tb_, t](const std::vector<Tensor>& in) {
+                            return RefProduct(in[0], in[1], ta_, tb_, t);
+                          })
+                          // Float sums of k terms round differently in another order.
+                          .Tolerance(2e-6 * static_cast<double>(std::max<int64_t>(k, 8)))
+                          .Build());
+        }
+      }
+    }
+  }
+  // A constant right-hand side (the weights of a layer).
+  c.push_back(OpCaseBuilder("MatMul", "MatMul with constant weights")
+                  .T(DType::kFloat)
+                  .Input(RandomOf(DType::kFloat, Shape{5, 64}, 3))
+                  .ConstInput(RandomOf(DType::kFloat, Shape{64, 48}, 4))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    return RefProduct(in[0], in[1], false, false, DType::kFloat);
+                  })
+                  .Tolerance(1e-5)
+                  .Build());
+  // _FusedMatMul: BiasAdd, then each activation; BiasAdd + Add (+ Relu).
+  for (const std::string act : {"", "Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid",
+                                "GeluExact", "GeluApproximate"}) {
+    std::vector<std::string> ops = {"BiasAdd"};
+    if (!act.empty()) ops.push_back(act);
+    c.push_back(OpCaseBuilder("_FusedMatMul", "_FusedMatMul BiasAdd " + act)
+                    .T(DType::kFloat)
+                    .StringList("fused_ops", ops)
+                    .Int("num_args", 1)
+                    .Float("leakyrelu_alpha", 0.2f)
+                    .Input(RandomOf(DType::kFloat, Shape{6, 40}, 5, -1, 1))
+                    .ConstInput(RandomOf(DType::kFloat, Shape{40, 24}, 6, -1, 1))
+                    .ConstInput(RandomOf(DType::kFloat, Shape{24}, 7))
+                    .Reference1([act](const std::vector<Tensor>& in) {
+                      Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
+                      for (int64_t i = 0; i < p.NumElements(); ++i) {
+                        double& v = p.data<double>()[i];
+                        v = Activate(act, v + in[2].data<float>()[i % 24]);
+                      }
+                      return RefUnaryDouble(
+                          p, [](double x) { return x; }, DType::kFloat);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
+  }
+  c.push_back(OpCaseBuilder("_FusedMatMul", "_FusedMatMul BiasAdd Add Relu")
+                  .T(DType::kFloat)
+                  .StringList("fused_ops", {"BiasAdd", "Add", "Relu"})
+                  .Int("num_args", 2)
+                  .Input(RandomOf(DType::kFloat, Shape{4, 16}, 8))
+                  .Input(RandomOf(DType::kFloat, Shape{16, 8}, 9))
+                  .Input(RandomOf(DType::kFloat, Shape{8}, 10))
+                  .Input(RandomOf(DType::kFloat, Shape{4, 8}, 11))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
+                    for (int64_t i = 0; i < p.NumElements(); ++i) {
+                      double& v = p.data<double>()[i];
+                      v = std::max(0.0, v + in[2].data<float>()[i % 8] + in[3].data<float>()[i]);
+                    }
+                    return RefUnaryDouble(
+                        p, [](double x) { return x; }, DType::kFloat);
+                  })
+                  .Tolerance(1e-5)
+                  .Build());
+  // Batched products with broadcasting batch dims and adjoints.
+  for (const std::string op : {"BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"}) {
+    for (auto [sa, sb] : std::vector<std::pair<Shape, Shape>>{{Shape{3, 2, 4}, Shape{3, 4, 5}},
+                                                              {Shape{2, 1, 3, 4}, Shape{5, 4, 2}},
+                                                              {Shape{4, 6}, Shape{2, 6, 3}}}) {
+      if (op == "BatchMatMul" && sa.rank() != sb.rank()) continue;  // V1 does not broadcast
+      if (op == "BatchMatMul" && (sa.dim(0) != sb.dim(0))) continue;
+      for (bool adj_x : {false, true}) {
+        Shape a = sa;
+        if (adj_x) {
+          a.set_dim(a.rank() - 1, sa.dim(sa.rank() - 2));
+          a.set_dim(a.rank() - 2, sa.dim(sa.rank() - 1));
+        }
+        for (DType t : {DType::kFloat, DType::kDouble}) {
+          OpCaseBuilder b(op);
+          if (op == "BatchMatMulV3") {
+            b.Type("Ta", t).Type("Tb", t).Type("Tout", t);
+          } else {
+            b.T(t);
+          }
+          const bool adj = adj_x;
+          c.push_back(b.Bool("adj_x", adj_x)
+                          .Bool("adj_y", false)
+                          .Input(RandomOf(t, a, seed++))
+                          .Input(RandomOf(t, sb, seed++))
+                          .Reference1([adj, t](const std::vector<Tensor>& in) {
+                            return RefProduct(in[0], in[1], adj, false, t);
+                          })
+                          .Tolerance(1e-5)
+                          .Build());
+        }
+      }
+    }
+  }
+  return c;
+}
+
+}  // namespace kiln::testing

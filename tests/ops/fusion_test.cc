@@ -1,0 +1,200 @@
+// Prepare-time fusion: the patterns Keras and TF graphs contain become one fused kernel, the
+// results equal the unfused graph's, and what must not fuse does not.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "kiln/exec/executor.h"
+#include "ops/op_tester.h"
+#include "tensorflow/framework.pb.h"
+
+namespace kiln::testing {
+namespace {
+
+using exec::FunctionLibrary;
+using exec::PreparedFunction;
+using exec::PrepareOptions;
+
+// A function built node by node: Input(), Const(), Op(); Output() names the results.
+class FnBuilder {
+ public:
+  FnBuilder() { f_.mutable_signature()->set_name("f"); }
+  std::string Input(const std::string& name) {
+    auto* a = f_.mutable_signature()->add_input_arg();
+    a->set_name(name);
+    a->set_type(tensorflow::DT_FLOAT);
+    return name;
+  }
+  std::string Const(const std::string& name, const Tensor& t) {
+    auto* n = f_.add_node_def();
+    n->set_name(name);
+    n->set_op("Const");
+    (*n->mutable_attr())["dtype"].set_type(tensorflow::DT_FLOAT);
+    REQUIRE(TensorToProto(t, (*n->mutable_attr())["value"].mutable_tensor()).ok());
+    return name + ":output:0";
+  }
+  tensorflow::NodeDef* Op(const std::string& name, const std::string& op,
+                          const std::vector<std::string>& inputs, const std::string& out_arg) {
+    auto* n = f_.add_node_def();
+    n->set_name(name);
+    n->set_op(op);
+    for (const auto& i : inputs) n->add_input(i);
+    (*n->mutable_attr())["T"].set_type(tensorflow::DT_FLOAT);
+    last_ = name + ":" + out_arg + ":0";
+    return n;
+  }
+  const std::string& last() const { return last_; }
+  void Output(const std::string& ref) {
+    const std::string name = "out" + std::to_string(f_.signature().output_arg_size());
+    auto* o = f_.mutable_signature()->add_output_arg();
+    o->set_name(name);
+    o->set_type(tensorflow::DT_FLOAT);
+    (*f_.mutable_ret())[name] = ref;
+  }
+  const tensorflow::FunctionDef& fdef() const { return f_; }
+
+ private:
+  tensorflow::FunctionDef f_;
+  std::string last_;
+};
+
+void Strides(tensorflow::NodeDef* n, const char* padding = "SAME") {
+  auto* s = (*n->mutable_attr())["strides"].mutable_list();
+  for (int i = 0; i < 4; ++i) s->add_i(1);
+  (*n->mutable_attr())["padding"].set_s(padding);
+}
+
+// Runs the function fused and unfused on `args`; returns the fused plan's stats after
+// checking the outputs agree.
+exec::PlanStats CheckFusedMatchesUnfused(const FnBuilder& b, const std::vector<Tensor>& args) {
+  tensorflow::FunctionDefLibrary proto;
+  FunctionLibrary lib(proto);
+  std::vector<TensorSpec> specs;
+  for (const Tensor& t : args) specs.push_back(TensorSpec{t.dtype(), PartialShape(t.shape())});
+  PrepareOptions plain;
+  plain.fuse = false;
+  auto unfused = PreparedFunction::Prepare(b.fdef(), lib, specs, plain);
+  REQUIRE_MESSAGE(unfused.ok(), unfused.status().ToString());
+  auto fused = PreparedFunction::Prepare(b.fdef(), lib, specs);
+  REQUIRE_MESSAGE(fused.ok(), fused.status().ToString());
+  std::vector<Tensor> want, got;
+  REQUIRE((*unfused)->Run(args, &want).ok());
+  Status s = (*fused)->Run(args, &got);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  REQUIRE(want.size() == got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string diff = CompareTensors(got[i], want[i], 2e-5);
+    CHECK_MESSAGE(diff.empty(), "output ", i, ": ", diff);
+  }
+  return (*fused)->plan_stats();
+}
+
+}  // namespace
+
+TEST_CASE("fusion: MatMul + BiasAdd + Relu (a Keras Dense) is one kernel") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{16, 8}, 1));
+  const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{8}, 2));
+  b.Op("mm", "MatMul", {x, w}, "product");
+  b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+  b.Op("relu", "Relu", {b.last()}, "activations");
+  b.Output(b.last());
+  const exec::PlanStats st =
+      CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{4, 16}, 3)});
+  CHECK(st.fused == 1);
+  CHECK(st.steps == 1);
+}
+
+TEST_CASE("fusion: a Keras batch norm (x * scale + shift) folds into the convolution") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{3, 3, 4, 6}, 1));
+  const std::string scale = b.Const("scale", RandomOf(DType::kFloat, Shape{6}, 2, 0.5, 2));
+  const std::string shift = b.Const("shift", RandomOf(DType::kFloat, Shape{1, 1, 1, 6}, 3));
+  Strides(b.Op("conv", "Conv2D", {x, w}, "output"));
+  b.Op("mul", "Mul", {b.last(), scale}, "z");
+  b.Op("add", "AddV2", {b.last(), shift}, "z");
+  b.Op("relu6", "Relu6", {b.last()}, "activations");
+  b.Output(b.last());
+  const exec::PlanStats st =
+      CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 5, 5, 4}, 4)});
+  CHECK(st.fused == 1);
+  CHECK(st.steps == 1);
+}
+
+TEST_CASE("fusion: Conv2D + inference FusedBatchNormV3 + Relu") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{3, 3, 3, 5}, 1));
+  std::vector<std::string> bn = {x};
+  Strides(b.Op("conv", "Conv2D", {x, w}, "output"));
+  const std::string conv = b.last();
+  const std::string s = b.Const("s", RandomOf(DType::kFloat, Shape{5}, 2, 0.5, 2));
+  const std::string o = b.Const("o", RandomOf(DType::kFloat, Shape{5}, 3));
+  const std::string m = b.Const("m", RandomOf(DType::kFloat, Shape{5}, 4));
+  const std::string v = b.Const("v", RandomOf(DType::kFloat, Shape{5}, 5, 0.1, 2));
+  auto* n = b.Op("bn", "FusedBatchNormV3", {conv, s, o, m, v}, "y");
+  (*n->mutable_attr())["U"].set_type(tensorflow::DT_FLOAT);
+  (*n->mutable_attr())["is_training"].set_b(false);
+  (*n->mutable_attr())["epsilon"].set_f(0.001f);
+  const std::string y = b.last();
+  b.Op("relu", "Relu", {y}, "activations");
+  b.Output(b.last());
+  if (exec::FindOp("FusedBatchNormV3") == nullptr) return;  // the op arrives with issue 9
+  const exec::PlanStats st =
+      CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{1, 6, 6, 3}, 6)});
+  CHECK(st.fused == 1);
+}
+
+TEST_CASE("fusion: a residual add and x * sigmoid(x) join the fused kernel") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const std::string r = b.Input("r");
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{1, 1, 4, 4}, 1));
+  const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2));
+  Strides(b.Op("conv", "Conv2D", {x, w}, "output"));
+  b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+  b.Op("res", "AddV2", {b.last(), r}, "z");
+  b.Output(b.last());  // the residual sum is an output: the chain stops there
+  const exec::PlanStats st =
+      CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 3, 3, 4}, 3),
+                                   RandomOf(DType::kFloat, Shape{2, 3, 3, 4}, 4)});
+  CHECK(st.fused == 1);
+  CHECK(st.steps == 1);
+
+  FnBuilder s;
+  const std::string sx = s.Input("x");
+  const std::string sw = s.Const("w", RandomOf(DType::kFloat, Shape{8, 8}, 5));
+  const std::string sb = s.Const("b", RandomOf(DType::kFloat, Shape{8}, 6));
+  s.Op("mm", "MatMul", {sx, sw}, "product");
+  s.Op("bias", "BiasAdd", {s.last(), sb}, "output");
+  const std::string pre = s.last();
+  s.Op("sig", "Sigmoid", {pre}, "y");
+  s.Op("mul", "Mul", {pre, s.last()}, "z");
+  s.Output(s.last());
+  const exec::PlanStats st2 =
+      CheckFusedMatchesUnfused(s, {RandomOf(DType::kFloat, Shape{3, 8}, 7)});
+  CHECK(st2.fused == 1);
+  CHECK(st2.steps == 1);
+}
+
+TEST_CASE("fusion: an intermediate another op also reads is not absorbed") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{4, 4}, 1));
+  const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2));
+  b.Op("mm", "MatMul", {x, w}, "product");
+  b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+  const std::string pre = b.last();
+  b.Op("relu", "Relu", {pre}, "activations");
+  b.Output(b.last());
+  b.Output(pre);  // the pre-activation is an output too
+  const exec::PlanStats st = CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 4}, 3)});
+  CHECK(st.fused == 1);  // MatMul + BiasAdd only
+  CHECK(st.steps == 2);  // and the Relu on its own
+}
+
+}  // namespace kiln::testing

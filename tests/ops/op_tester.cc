@@ -1,0 +1,484 @@
+#include "ops/op_tester.h"
+
+#include <Eigen/Core>
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+#include <sstream>
+
+#include "kiln/exec/device.h"
+#include "kiln/exec/executor.h"
+#include "kiln/exec/op_runner.h"
+
+namespace kiln::testing {
+namespace {
+
+using exec::FunctionLibrary;
+using exec::PreparedFunction;
+using exec::RunOptions;
+using exec::ThreadPool;
+
+template <typename T>
+std::string CompareTyped(const Tensor& got, const Tensor& want, double tol) {
+  const T* g = got.data<T>();
+  const T* w = want.data<T>();
+  for (int64_t i = 0; i < want.NumElements(); ++i) {
+    bool ok;
+    if constexpr (std::is_floating_point_v<T>) {
+      if (std::isnan(w[i])) {
+        ok = std::isnan(g[i]);
+      } else if (std::isinf(w[i])) {
+        ok = g[i] == w[i];
+      } else {
+        const double scale = std::max(1.0, std::abs(static_cast<double>(w[i])));
+        ok = std::abs(static_cast<double>(g[i]) - static_cast<double>(w[i])) <= tol * scale;
+      }
+    } else {
+      ok = g[i] == w[i];
+    }
+    if (!ok) {
+      std::ostringstream os;
+      os << "element " << i << ": got " << g[i] << ", want " << w[i];
+      return os.str();
+    }
+  }
+  return "";
+}
+
+// Half and bfloat16 compare through float.
+float ToFloat(Half h) { return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(h.bits)); }
+float ToFloat(BFloat16 b) {
+  return static_cast<float>(Eigen::numext::bit_cast<Eigen::bfloat16>(b.bits));
+}
+
+template <typename T>
+std::string CompareHalf(const Tensor& got, const Tensor& want, double tol) {
+  Tensor g(DType::kFloat, got.shape()), w(DType::kFloat, want.shape());
+  for (int64_t i = 0; i < got.NumElements(); ++i) {
+    g.data<float>()[i] = ToFloat(got.data<T>()[i]);
+    w.data<float>()[i] = ToFloat(want.data<T>()[i]);
+  }
+  return CompareTyped<float>(g, w, tol);
+}
+
+tensorflow::FunctionDef OneNodeFunction(const OpCase& c, const exec::OpDefinition& def,
+                                        const std::vector<TensorSpec>& out_specs) {
+  tensorflow::FunctionDef f;
+  auto* sig = f.mutable_signature();
+  sig->set_name("op_case");
+  auto* node = f.add_node_def();
+  node->set_name("node");
+  node->set_op(c.op);
+  *node->mutable_attr() = c.attrs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    const std::string name = "in" + std::to_string(i);
+    if (c.constant[i]) {
+      auto* k = f.add_node_def();
+      k->set_name(name);
+      k->set_op("Const");
+      (*k->mutable_attr())["dtype"].set_type(
+          static_cast<tensorflow::DataType>(DTypeToProto(c.inputs[i].dtype())));
+      Status s = TensorToProto(c.inputs[i], (*k->mutable_attr())["value"].mutable_tensor());
+      REQUIRE_MESSAGE(s.ok(), s.ToString());
+      node->add_input(name + ":output:0");
+    } else {
+      auto* a = sig->add_input_arg();
+      a->set_name(name);
+      a->set_type(static_cast<tensorflow::DataType>(DTypeToProto(c.inputs[i].dtype())));
+      node->add_input(name);
+    }
+  }
+  for (size_t i = 0; i < out_specs.size(); ++i) {
+    const std::string name = "out" + std::to_string(i);
+    auto* o = sig->add_output_arg();
+    o->set_name(name);
+    o->set_type(static_cast<tensorflow::DataType>(DTypeToProto(out_specs[i].dtype)));
+    auto [arg, index] = exec::OutputArgOf(def, static_cast<int>(i));
+    (*f.mutable_ret())[name] = "node:" + std::string(arg) + ":" + std::to_string(index);
+  }
+  return f;
+}
+
+// Runs the case's op as the one node of a function; args are the non-constant inputs.
+void CheckGraphPath(const OpCase& c, const exec::OpDefinition& def,
+                    const std::vector<TensorSpec>& out_specs, const std::vector<Tensor>& want) {
+  const tensorflow::FunctionDef fdef = OneNodeFunction(c, def, out_specs);
+  tensorflow::FunctionDefLibrary proto;
+  FunctionLibrary library(proto);
+  std::vector<Tensor> args;
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (!c.constant[i]) args.push_back(c.inputs[i]);
+
+  const ThreadPool one(1), all(0);
+  for (bool leading_unknown : {false, true}) {
+    std::vector<TensorSpec> specs;
+    bool any_unknown = false;
+    for (const Tensor& t : args) {
+      PartialShape s(t.shape());
+      if (leading_unknown && t.rank() > 0 && DTypeIsPod(t.dtype())) {
+        std::vector<int64_t> dims(t.shape().dims().begin(), t.shape().dims().end());
+        dims[0] = -1;
+        s = *PartialShape::FromDims(dims);
+        any_unknown = true;
+      }
+      specs.push_back(TensorSpec{t.dtype(), s});
+    }
+    if (leading_unknown && !any_unknown) continue;
+    exec::PrepareOptions options;
+    options.resources = c.resources;
+    auto fn = PreparedFunction::Prepare(fdef, library, specs, options);
+    REQUIRE_MESSAGE(fn.ok(), c.name, ": graph path (",
+                    leading_unknown ? "unknown leading dim" : "known shapes",
+                    "): ", fn.status().ToString());
+    for (const ThreadPool* pool : {&one, &all}) {
+      for (bool bound : {false, true}) {
+        std::vector<Tensor> outs(want.size());
+        if (bound) {
+          for (size_t i = 0; i < want.size(); ++i)
+            if (DTypeIsPod(want[i].dtype())) outs[i] = Tensor(want[i].dtype(), want[i].shape());
+        }
+        RunOptions run;
+        run.threads = pool;
+        Status s = (*fn)->Run(args, {}, outs, run);
+        REQUIRE_MESSAGE(s.ok(), c.name, ": graph path: ", s.ToString());
+        if (!c.deterministic) continue;
+        for (size_t i = 0; i < want.size(); ++i) {
+          const std::string diff = CompareTensors(outs[i], want[i], 0);
+          CHECK_MESSAGE(diff.empty(), c.name, ": graph path (",
+                        leading_unknown ? "unknown leading dim" : "known shapes", ", ",
+                        pool->num_threads(), " threads", bound ? ", bound outputs" : "",
+                        ") output ", i, " differs from the single-op path: ", diff);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+std::string CompareTensors(const Tensor& got, const Tensor& want, double tol) {
+  if (got.dtype() != want.dtype())
+    return "dtype " + DTypeShortName(got.dtype()) + " vs " + DTypeShortName(want.dtype());
+  if (got.shape() != want.shape())
+    return "shape " + got.shape().ToString() + " vs " + want.shape().ToString();
+  switch (want.dtype()) {
+    case DType::kFloat:
+      return CompareTyped<float>(got, want, tol);
+    case DType::kDouble:
+      return CompareTyped<double>(got, want, tol);
+    case DType::kHalf:
+      return CompareHalf<Half>(got, want, std::max(tol, 1e-3));
+    case DType::kBFloat16:
+      return CompareHalf<BFloat16>(got, want, std::max(tol, 1e-2));
+    case DType::kInt8:
+      return CompareTyped<int8_t>(got, want, 0);
+    case DType::kInt16:
+      return CompareTyped<int16_t>(got, want, 0);
+    case DType::kInt32:
+      return CompareTyped<int32_t>(got, want, 0);
+    case DType::kInt64:
+      return CompareTyped<int64_t>(got, want, 0);
+    case DType::kUInt8:
+      return CompareTyped<uint8_t>(got, want, 0);
+    case DType::kUInt16:
+      return CompareTyped<uint16_t>(got, want, 0);
+    case DType::kUInt32:
+      return CompareTyped<uint32_t>(got, want, 0);
+    case DType::kUInt64:
+      return CompareTyped<uint64_t>(got, want, 0);
+    case DType::kBool:
+      return CompareTyped<bool>(got, want, 0);
+    case DType::kString:
+      return CompareTyped<std::string>(got, want, 0);
+    default:
+      return TensorsEqual(got, want) ? "" : "values differ (" + want.DebugString() + ")";
+  }
+}
+
+OpCaseBuilder::OpCaseBuilder(std::string op, std::string name) {
+  c_.op = std::move(op);
+  c_.name = name.empty() ? c_.op : std::move(name);
+}
+OpCaseBuilder& OpCaseBuilder::Type(const std::string& attr, DType t) {
+  c_.attrs[attr].set_type(static_cast<tensorflow::DataType>(DTypeToProto(t)));
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::TypeList(const std::string& attr, const std::vector<DType>& types) {
+  auto* list = c_.attrs[attr].mutable_list();
+  for (DType t : types) list->add_type(static_cast<tensorflow::DataType>(DTypeToProto(t)));
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::Int(const std::string& attr, int64_t v) {
+  c_.attrs[attr].set_i(v);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::IntList(const std::string& attr, const std::vector<int64_t>& v) {
+  auto* list = c_.attrs[attr].mutable_list();
+  for (int64_t x : v) list->add_i(x);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::Float(const std::string& attr, float v) {
+  c_.attrs[attr].set_f(v);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::FloatList(const std::string& attr, const std::vector<float>& v) {
+  auto* list = c_.attrs[attr].mutable_list();
+  for (float x : v) list->add_f(x);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::Bool(const std::string& attr, bool v) {
+  c_.attrs[attr].set_b(v);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::String(const std::string& attr, const std::string& v) {
+  c_.attrs[attr].set_s(v);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::StringList(const std::string& attr,
+                                         const std::vector<std::string>& v) {
+  auto* list = c_.attrs[attr].mutable_list();
+  for (const std::string& x : v) list->add_s(x);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::ShapeAttr(const std::string& attr, const PartialShape& s) {
+  PartialShapeToProto(s, c_.attrs[attr].mutable_shape());
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::TensorAttr(const std::string& attr, const Tensor& t) {
+  Status s = TensorToProto(t, c_.attrs[attr].mutable_tensor());
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::Input(const Tensor& t) {
+  c_.inputs.push_back(t);
+  c_.constant.push_back(false);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::ConstInput(const Tensor& t) {
+  c_.inputs.push_back(t);
+  c_.constant.push_back(true);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::Reference(
+    std::function<std::vector<Tensor>(const std::vector<Tensor>&)> ref) {
+  c_.reference = std::move(ref);
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::Reference1(std::function<Tensor(const std::vector<Tensor>&)> ref) {
+  c_.reference = [ref = std::move(ref)](const std::vector<Tensor>& in) {
+    return std::vector<Tensor>{ref(in)};
+  };
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::Tolerance(double tol) {
+  c_.tolerance = tol;
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::NonDeterministic() {
+  c_.deterministic = false;
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::SingleOpOnly() {
+  c_.graph_path = false;
+  return *this;
+}
+OpCaseBuilder& OpCaseBuilder::Resources(ResourceManager* rm) {
+  c_.resources = rm;
+  return *this;
+}
+OpCase OpCaseBuilder::Build() {
+  if (c_.name == c_.op) {
+    c_.name += " (";
+    for (size_t i = 0; i < c_.inputs.size(); ++i)
+      c_.name += (i ? ", " : "") + DTypeShortName(c_.inputs[i].dtype()) + " " +
+                 c_.inputs[i].shape().ToString();
+    c_.name += ")";
+  }
+  return c_;
+}
+
+void RunOpCase(const OpCase& c) {
+  INFO("op case: ", c.name);
+  // KILN_OP_TESTER_VERBOSE=1 names each case as it starts (to find a case that crashes).
+  static const bool verbose = std::getenv("KILN_OP_TESTER_VERBOSE") != nullptr;
+  if (verbose) std::fprintf(stderr, "op case: %s\n", c.name.c_str());
+  const exec::OpDefinition* def = exec::FindOp(c.op);
+  REQUIRE_MESSAGE(def != nullptr, c.name, ": op not in the table");
+
+  // Single-op path on the CPU, twice.
+  std::vector<TensorSpec> specs;
+  std::vector<const Tensor*> values;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    specs.push_back(TensorSpec{c.inputs[i].dtype(), PartialShape(c.inputs[i].shape())});
+    values.push_back(c.constant[i] ? &c.inputs[i] : nullptr);
+  }
+  exec::SingleOpOptions options;
+  options.resources = c.resources;
+  auto op = exec::SingleOp::Prepare(c.op, "node", c.attrs, specs, values, options);
+  REQUIRE_MESSAGE(op.ok(), c.name, ": prepare: ", op.status().ToString());
+  auto first = op->Run(c.inputs);
+  REQUIRE_MESSAGE(first.ok(), c.name, ": run: ", first.status().ToString());
+  const std::vector<TensorSpec>& out_specs = op->output_specs();
+  REQUIRE(first->size() == out_specs.size());
+  for (size_t i = 0; i < first->size(); ++i) {
+    const Tensor& t = (*first)[i];
+    CHECK_MESSAGE(out_specs[i].shape.IsCompatibleWith(t.shape()), c.name, ": output ", i, " shape ",
+                  t.shape().ToString(), " does not fit the prepared ", out_specs[i].ToString());
+    if ((def->flags & exec::kOpFreshOutputs) != 0)
+      for (const Tensor& in : c.inputs)
+        CHECK_MESSAGE(!t.SharesBufferWith(in), c.name, ": output ", i,
+                      " shares an input's buffer, but the op declares fresh outputs");
+  }
+  if (c.deterministic) {
+    auto again = op->Run(c.inputs);
+    REQUIRE_MESSAGE(again.ok(), c.name, ": second run: ", again.status().ToString());
+    for (size_t i = 0; i < first->size(); ++i) {
+      const std::string diff = CompareTensors((*again)[i], (*first)[i], 0);
+      CHECK_MESSAGE(diff.empty(), c.name, ": output ", i, " differs between two runs: ", diff);
+    }
+  }
+  if (c.reference) {
+    std::vector<Tensor> want = c.reference(c.inputs);
+    REQUIRE_MESSAGE(want.size() == first->size(), c.name, ": the reference gives ", want.size(),
+                    " outputs, the op ", first->size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      const std::string diff = CompareTensors((*first)[i], want[i], c.tolerance);
+      CHECK_MESSAGE(diff.empty(), c.name, ": output ", i, " vs the reference: ", diff);
+    }
+  }
+  if (c.graph_path) CheckGraphPath(c, *def, out_specs, *first);
+
+  // Other devices, against the CPU.
+  for (int d = 0; d < exec::kNumDeviceTypes; ++d) {
+    const auto type = static_cast<exec::DeviceType>(d);
+    if (type == exec::DeviceType::kCpu || exec::FindKernel(type, c.op) == nullptr) continue;
+    if (!exec::FindDevice(exec::DeviceTypeName(type)).ok()) continue;  // not on this machine
+    exec::SingleOpOptions device_options = options;
+    device_options.device = type;
+    auto dev = exec::RunSingleOp(c.op, "node", c.attrs, c.inputs, device_options);
+    REQUIRE_MESSAGE(dev.ok(), c.name, " on ", exec::DeviceTypeName(type), ": ",
+                    dev.status().ToString());
+    for (size_t i = 0; i < first->size(); ++i) {
+      const std::string diff = CompareTensors((*dev)[i], (*first)[i], c.tolerance);
+      CHECK_MESSAGE(diff.empty(), c.name, " on ", exec::DeviceTypeName(type), ": output ", i,
+                    " vs the CPU: ", diff);
+    }
+  }
+}
+
+void RunOpCases(const std::vector<OpCase>& cases) {
+  for (const OpCase& c : cases) RunOpCase(c);
+}
+
+}  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+double GetAsDouble(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+#define KILN_CASE(e, T) \
+  case DType::e:        \
+    return static_cast<double>(t.data<T>()[i]);
+    KILN_CASE(kFloat, float)
+    KILN_CASE(kDouble, double)
+    KILN_CASE(kInt8, int8_t)
+    KILN_CASE(kInt16, int16_t)
+    KILN_CASE(kInt32, int32_t)
+    KILN_CASE(kInt64, int64_t)
+    KILN_CASE(kUInt8, uint8_t)
+    KILN_CASE(kUInt16, uint16_t)
+    KILN_CASE(kUInt32, uint32_t)
+    KILN_CASE(kUInt64, uint64_t)
+    KILN_CASE(kBool, bool)
+#undef KILN_CASE
+    case DType::kHalf:
+      return ToFloat(t.data<Half>()[i]);
+    case DType::kBFloat16:
+      return ToFloat(t.data<BFloat16>()[i]);
+    default:
+      FAIL("no double view of ", DTypeShortName(t.dtype()));
+      return 0;
+  }
+}
+
+void SetFromDouble(Tensor* t, int64_t i, double v) {
+  switch (t->dtype()) {
+#define KILN_CASE(e, T)                  \
+  case DType::e:                         \
+    t->data<T>()[i] = static_cast<T>(v); \
+    return;
+    KILN_CASE(kFloat, float)
+    KILN_CASE(kDouble, double)
+    KILN_CASE(kBool, bool)
+#undef KILN_CASE
+#define KILN_INT_CASE(e, T)                                                       \
+  case DType::e:                                                                  \
+    t->data<T>()[i] = static_cast<T>(std::clamp<double>(                          \
+        std::nearbyint(v), static_cast<double>(std::numeric_limits<T>::lowest()), \
+        static_cast<double>(std::numeric_limits<T>::max())));                     \
+    return;
+    KILN_INT_CASE(kInt8, int8_t)
+    KILN_INT_CASE(kInt16, int16_t)
+    KILN_INT_CASE(kInt32, int32_t)
+    KILN_INT_CASE(kInt64, int64_t)
+    KILN_INT_CASE(kUInt8, uint8_t)
+    KILN_INT_CASE(kUInt16, uint16_t)
+    KILN_INT_CASE(kUInt32, uint32_t)
+    KILN_INT_CASE(kUInt64, uint64_t)
+#undef KILN_INT_CASE
+    case DType::kHalf:
+      t->data<Half>()[i].bits =
+          Eigen::numext::bit_cast<uint16_t>(Eigen::half(static_cast<float>(v)));
+      return;
+    case DType::kBFloat16:
+      t->data<BFloat16>()[i].bits =
+          Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(static_cast<float>(v)));
+      return;
+    default:
+      FAIL("cannot set ", DTypeShortName(t->dtype()), " from a double");
+  }
+}
+
+}  // namespace
+
+Tensor RandomOf(DType dtype, const Shape& shape, uint32_t seed, double lo, double hi) {
+  Tensor t(dtype, shape);
+  uint32_t state = seed * 2654435761u + 12345u;
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    state = state * 1664525u + 1013904223u;
+    const double u = (state >> 8) / double(1u << 24);  // [0, 1)
+    if (dtype == DType::kString) {
+      t.data<std::string>()[i] =
+          std::string(1 + (state >> 28), static_cast<char>('a' + (state >> 8) % 26));
+    } else if (dtype == DType::kBool) {
+      t.data<bool>()[i] = u < 0.5;
+    } else {
+      SetFromDouble(&t, i, lo + u * (hi - lo));
+    }
+  }
+  return t;
+}
+
+Tensor RefUnaryDouble(const Tensor& x, const std::function<double(double)>& f, DType out) {
+  Tensor r(out == DType::kInvalid ? x.dtype() : out, x.shape());
+  for (int64_t i = 0; i < x.NumElements(); ++i) SetFromDouble(&r, i, f(GetAsDouble(x, i)));
+  return r;
+}
+
+Tensor RefBinaryDouble(const Tensor& a, const Tensor& b,
+                       const std::function<double(double, double)>& f, DType out) {
+  const Shape so = RefBroadcastShape(a.shape(), b.shape());
+  Tensor r(out == DType::kInvalid ? a.dtype() : out, so);
+  for (int64_t i = 0; i < so.num_elements(); ++i) {
+    const std::vector<int64_t> idx = Unravel(i, so);
+    SetFromDouble(&r, i,
+                  f(GetAsDouble(a, BroadcastIndex(idx, a.shape())),
+                    GetAsDouble(b, BroadcastIndex(idx, b.shape()))));
+  }
+  return r;
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,96 @@
+// The op tester: every op's cases run through every path and every present device, and the
+// results must agree (ggml's test-backend-ops). For each case:
+//   - the single-op path (SingleOp, what eager execution uses) on the CPU, twice: outputs have
+//     the prepared dtypes and shapes, repeat runs are identical, and outputs of ops that declare
+//     fresh outputs never share an input's buffer;
+//   - the case's reference (plain loops or known values), within its tolerance;
+//   - the graph path: the op as the one node of a function, prepared with known shapes (memory
+//     plan, arena, in-place reuse, constant folding of constant inputs) and with an unknown
+//     leading dim (the shape specialisation), on one thread and on all, with fresh and with
+//     caller-bound outputs: identical to the single-op result;
+//   - every other device with a kernel for the op, against the CPU within the tolerance.
+// Cases live in one file per op family (cases_<family>.cc) and are listed in op_cases.cc.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "exec/kernel_test_util.h"
+
+namespace kiln::testing {
+
+struct OpCase {
+  std::string name;  // what a failure names: "AddV2 float32 (2, 3) + (3,)"
+  std::string op;
+  ProtoAttrMap attrs;
+  std::vector<Tensor> inputs;
+  std::vector<bool> constant;  // input i is known at prepare time (a Const in the graph)
+  // The expected outputs, computed independently of the kernel; empty: none.
+  std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)> reference;
+  // Floats: |got - want| <= tolerance * max(1, |want|); 0 = exact. Also used across devices.
+  double tolerance = 0;
+  // False for ops with hidden state (stateful random): outputs are not compared between runs.
+  bool deterministic = true;
+  // False where the op cannot stand alone in a graph (it needs resources made elsewhere).
+  bool graph_path = true;
+  ResourceManager* resources = nullptr;
+};
+
+// Builds a case in the style of OpRunner: OpCaseBuilder("AddV2").T(kFloat).Input(a)...
+class OpCaseBuilder {
+ public:
+  explicit OpCaseBuilder(std::string op, std::string name = "");
+  OpCaseBuilder& Type(const std::string& attr, DType t);
+  OpCaseBuilder& TypeList(const std::string& attr, const std::vector<DType>& types);
+  OpCaseBuilder& Int(const std::string& attr, int64_t v);
+  OpCaseBuilder& IntList(const std::string& attr, const std::vector<int64_t>& v);
+  OpCaseBuilder& Float(const std::string& attr, float v);
+  OpCaseBuilder& FloatList(const std::string& attr, const std::vector<float>& v);
+  OpCaseBuilder& Bool(const std::string& attr, bool v);
+  OpCaseBuilder& String(const std::string& attr, const std::string& v);
+  OpCaseBuilder& StringList(const std::string& attr, const std::vector<std::string>& v);
+  OpCaseBuilder& ShapeAttr(const std::string& attr, const PartialShape& s);
+  OpCaseBuilder& TensorAttr(const std::string& attr, const Tensor& t);
+  OpCaseBuilder& T(DType t) { return Type("T", t); }
+  OpCaseBuilder& Input(const Tensor& t);
+  OpCaseBuilder& ConstInput(const Tensor& t);
+  OpCaseBuilder& Reference(std::function<std::vector<Tensor>(const std::vector<Tensor>&)> ref);
+  // For single-output ops.
+  OpCaseBuilder& Reference1(std::function<Tensor(const std::vector<Tensor>&)> ref);
+  OpCaseBuilder& Tolerance(double tol);
+  OpCaseBuilder& NonDeterministic();
+  OpCaseBuilder& SingleOpOnly();
+  OpCaseBuilder& Resources(ResourceManager* rm);
+  OpCase Build();
+
+ private:
+  OpCase c_;
+};
+
+// Runs every check of the file comment; failures are doctest CHECKs naming the case.
+void RunOpCase(const OpCase& c);
+void RunOpCases(const std::vector<OpCase>& cases);
+
+// Element-wise comparison for any dtype (floats within `tol` relative, NaN matching NaN;
+// everything else exact). Returns "" when equal, else what differs.
+std::string CompareTensors(const Tensor& got, const Tensor& want, double tol);
+
+}  // namespace kiln::testing
+
+namespace kiln::testing {
+
+// Deterministic pseudo-random values of any dtype: floats (half and bfloat16 too) in [lo, hi],
+// integers rounded from it (clamped to the type's range), bools alternating by the draw,
+// strings short words.
+Tensor RandomOf(DType dtype, const Shape& shape, uint32_t seed, double lo = -3, double hi = 3);
+
+// The reference of an element-wise op, computed in double (floats) or in T's arithmetic: f is
+// applied to every element (unary) or over numpy broadcasting (binary). The result has
+// `out` dtype (kInvalid: the input's).
+Tensor RefUnaryDouble(const Tensor& x, const std::function<double(double)>& f,
+                      DType out = DType::kInvalid);
+Tensor RefBinaryDouble(const Tensor& a, const Tensor& b,
+                       const std::function<double(double, double)>& f, DType out = DType::kInvalid);
+
+}  // namespace kiln::testing

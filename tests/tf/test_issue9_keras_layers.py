@@ -1,0 +1,26 @@
+"""Issue 9, "Keras, every layer": every case of make_keras_layers.CASES (one tiny model per
+keras.layers class with inference behaviour, exported by Keras 3 with `model.export`) runs on
+our runtime through `savedmodel-cli run` with TensorFlow's outputs (floats 1e-4 relative,
+everything else exactly). Collected only with KILN_ISSUE9_TESTS=1 (conftest.py)."""
+import os
+
+import pytest
+
+import make_keras_layers
+import oracle
+
+
+@pytest.mark.parametrize("name", sorted(make_keras_layers.CASES))
+def test_layer_model_gives_tf_outputs(keras_layer_models, name, tmp_path):
+    root, manifest = keras_layer_models
+    entry = manifest["models"][name]
+    assert entry["error"] is None, f"TensorFlow could not export {name}:\n{entry['error']}"
+    # The model holds the classes the case says it covers (the table cannot lie).
+    missing = set(make_keras_layers.CASES[name].covers) - set(entry["layer_classes"])
+    assert not missing, f"{name}: the model has no {sorted(missing)} layer"
+    d, data = os.path.join(root, entry["dir"]), os.path.join(root, entry["data"])
+    for key, spec in entry["signatures"].items():
+        inputs = {k: os.path.join(data, f) for k, f in spec["inputs"].items()}
+        theirs = {k: oracle.load_value(os.path.join(data, f)) for k, f in spec["outputs"].items()}
+        mine = oracle.kiln_run(d, key, inputs, tmp_path / key)
+        oracle.assert_model_outputs(mine, theirs, f"keras layer case {name}, signature {key}")
