@@ -14,7 +14,7 @@
 #include <utility>
 
 #include "graph.h"
-#include "kiln/trace/math_ops.h"
+#include "kiln/trace/compare_ops.h"
 #include "kiln/trace/op_builder.h"
 #include "kiln/trace/ops.h"
 

@@ -262,7 +262,7 @@ Result<Ref> Graph::Resolve(const Value& v) {
   if (!v.is_eager()) return v.status();
   // A host tensor used in the body is frozen into the graph as a constant.
   const Tensor& t = ValueAccess::tensor(v);
-  if (!DTypeIsPod(t.dtype()) && t.dtype() != DType::kString) {
+  if (!HoldsData(t.dtype())) {
     return InvalidArgument("a ", DTypeShortName(t.dtype()),
                            " tensor cannot be frozen into a graph; use variables through "
                            "kiln::trace::Variable");

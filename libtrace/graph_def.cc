@@ -1,5 +1,5 @@
 // ConcreteFunction::graph_def(): the traced FunctionDef as the GraphDef tf.Graph.as_graph_def()
-// shows (B22). FunctionDef inputs "node:outarg:i" become GraphDef inputs "node:k" (k the flat
+// shows. FunctionDef inputs "node:outarg:i" become GraphDef inputs "node:k" (k the flat
 // output index, ":0" left out); every argument becomes a Placeholder, captured variables
 // included (TensorFlow shows captures as placeholders too).
 #include <google/protobuf/text_format.h>

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "graph.h"
-#include "kernels/host_callback.h"
+#include "kiln/exec/host_callback.h"
 #include "kiln/trace/op_builder.h"
 #include "trace_extras.h"
 

@@ -3,51 +3,27 @@
 
 #include <vector>
 
+#include "host_scalar.h"
 #include "kiln/trace/op_builder.h"
+#include "op_helpers.h"
 
 namespace kiln::trace {
-namespace {
 
-Value Binary(std::string_view op, std::string_view name, const Value& x, const Value& y) {
-  return OpBuilder(op, name).Input(x).Input(y).Attr("T", x.dtype()).BuildOne();
-}
-
-Value Unary(std::string_view op, const Value& x) {
-  return OpBuilder(op).Input(x).Attr("T", x.dtype()).BuildOne();
-}
-
-// A host number as a scalar of `like`'s dtype.
-Value HostScalar(const Value& like, double v) {
-  if (!like.ok()) return like;
-  switch (like.dtype()) {
-    case DType::kFloat:
-      return Constant(Tensor::Scalar<float>(static_cast<float>(v)));
-    case DType::kDouble:
-      return Constant(Tensor::Scalar<double>(v));
-    case DType::kInt32:
-      return Constant(Tensor::Scalar<int32_t>(static_cast<int32_t>(v)));
-    case DType::kInt64:
-      return Constant(Tensor::Scalar<int64_t>(static_cast<int64_t>(v)));
-    default:
-      return Value::Error(InvalidArgument("cannot combine a host number with a ",
-                                          DTypeShortName(like.dtype()), " value"));
-  }
-}
-
-}  // namespace
+using internal::BinaryOp;
+using internal::HostScalar;
 
 Value Constant(const Tensor& value) {
   return OpBuilder("Const").Attr("dtype", value.dtype()).Attr("value", value).BuildOne();
 }
 
-Value Identity(const Value& x) { return Unary("Identity", x); }
+Value Identity(const Value& x) { return internal::UnaryOp("Identity", {}, x); }
 // TF's AddV2 takes no strings; string concatenation is Add, as TensorFlow emits it.
 Value Add(const Value& x, const Value& y) {
-  return Binary(x.dtype() == DType::kString ? "Add" : "AddV2", "add", x, y);
+  return BinaryOp(x.dtype() == DType::kString ? "Add" : "AddV2", "add", x, y);
 }
-Value Sub(const Value& x, const Value& y) { return Binary("Sub", "sub", x, y); }
-Value Mul(const Value& x, const Value& y) { return Binary("Mul", "mul", x, y); }
-Value Div(const Value& x, const Value& y) { return Binary("RealDiv", "truediv", x, y); }
+Value Sub(const Value& x, const Value& y) { return BinaryOp("Sub", "sub", x, y); }
+Value Mul(const Value& x, const Value& y) { return BinaryOp("Mul", "mul", x, y); }
+Value Div(const Value& x, const Value& y) { return BinaryOp("RealDiv", "truediv", x, y); }
 
 Value MatMul(const Value& a, const Value& b, bool transpose_a, bool transpose_b) {
   OpBuilder op("MatMul");
@@ -61,8 +37,8 @@ Value BiasAdd(const Value& value, const Value& bias) {
   return OpBuilder("BiasAdd").Input(value).Input(bias).Attr("T", value.dtype()).BuildOne();
 }
 
-Value Relu(const Value& features) { return Unary("Relu", features); }
-Value Softmax(const Value& logits) { return Unary("Softmax", logits); }
+Value Relu(const Value& features) { return internal::UnaryOp("Relu", {}, features); }
+Value Softmax(const Value& logits) { return internal::UnaryOp("Softmax", {}, logits); }
 
 Value operator+(const Value& x, const Value& y) { return Add(x, y); }
 Value operator-(const Value& x, const Value& y) { return Sub(x, y); }

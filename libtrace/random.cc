@@ -3,11 +3,14 @@
 
 #include <vector>
 
+#include "host_scalar.h"
 #include "kiln/trace/op_builder.h"
 #include "kiln/trace/ops.h"
 
 namespace kiln::trace {
 namespace {
+
+using internal::HostScalar;
 
 // TensorFlow's DEFAULT_GRAPH_SEED: the graph-level seed used when only an op seed is given.
 constexpr int64_t kDefaultGraphSeed = 87654321;
@@ -17,11 +20,6 @@ Value ShapeConst(const Shape& shape) {
   Result<Tensor> t = Tensor::FromVector<int32_t>(dims, Shape{static_cast<int64_t>(dims.size())});
   if (!t.ok()) return Value::Error(t.status());
   return OpBuilder("Const", "shape").Attr("dtype", DType::kInt32).Attr("value", *t).BuildOne();
-}
-
-Value HostScalarOf(DType dtype, double v) {
-  if (dtype == DType::kDouble) return Constant(Tensor::Scalar<double>(v));
-  return Constant(Tensor::Scalar<float>(static_cast<float>(v)));
 }
 
 Value StatefulDraw(std::string_view op, const Shape& shape, const RandomOptions& options) {
@@ -46,8 +44,8 @@ Value Stateless(std::string_view op, const Shape& shape, const Value& seed, DTyp
 Value RandomNormal(const Shape& shape, const RandomOptions& options, double mean, double stddev) {
   NameScope scope("random_normal");
   Value v = StatefulDraw("RandomStandardNormal", shape, options);
-  if (stddev != 1.0) v = v * HostScalarOf(options.dtype, stddev);
-  if (mean != 0.0) v = v + HostScalarOf(options.dtype, mean);
+  if (stddev != 1.0) v = v * HostScalar(options.dtype, stddev);
+  if (mean != 0.0) v = v + HostScalar(options.dtype, mean);
   return v;
 }
 
@@ -55,8 +53,8 @@ Value RandomUniform(const Shape& shape, const RandomOptions& options, double min
                     double maxval) {
   NameScope scope("random_uniform");
   Value v = StatefulDraw("RandomUniform", shape, options);
-  if (maxval - minval != 1.0) v = v * HostScalarOf(options.dtype, maxval - minval);
-  if (minval != 0.0) v = v + HostScalarOf(options.dtype, minval);
+  if (maxval - minval != 1.0) v = v * HostScalar(options.dtype, maxval - minval);
+  if (minval != 0.0) v = v + HostScalar(options.dtype, minval);
   return v;
 }
 

@@ -36,7 +36,7 @@ Variable Variable::Create(std::string name, const Tensor& initial, VariableOptio
   }
   if (!initial.IsInitialized() || initial.dtype() == DType::kInvalid) {
     state->status = InvalidArgument("variable '", state->name, "': the initial value is empty");
-  } else if (!DTypeIsPod(initial.dtype()) && initial.dtype() != DType::kString) {
+  } else if (!HoldsData(initial.dtype())) {
     state->status = InvalidArgument("variable '", state->name, "': dtype ",
                                     DTypeShortName(initial.dtype()), " cannot be a variable");
   } else {

@@ -1,6 +1,6 @@
-// Seed 000: appending to a host vector inside the body happens once, while tracing, and what is
-// appended is the symbolic argument; the print op prints the list on every call with that
-// call's value. Saved and reloaded, the bundle prints the same way.
+// The seed notes' append_list: appending to a host vector inside the body happens once, while
+// tracing, and what is appended is the symbolic argument; the print op prints the list on every
+// call with that call's value. Saved and reloaded, the bundle prints the same way.
 //
 //   append_list [bundle_dir]
 #include <iostream>

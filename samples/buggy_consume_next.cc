@@ -1,6 +1,6 @@
-// Seed 003: a host iterator read in the body is read once, while tracing; its first value is
-// frozen into the graph, so every call adds 0 and prints "Value of external_var: 0". Saved and
-// reloaded, the bundle does the same.
+// The seed notes' buggy_consume_next: a host iterator read in the body is read once, while
+// tracing; its first value is frozen into the graph, so every call adds 0 and prints
+// "Value of external_var: 0". Saved and reloaded, the bundle does the same.
 //
 //   buggy_consume_next [bundle_dir]
 #include <iostream>

@@ -1,4 +1,4 @@
-// Seed 003's DemoModule in C++: a module with one variable and a traced method, called twice,
+// The seed notes' DemoModule in C++: a module with one variable and a traced method, called twice,
 // then saved as a SavedModel with a serving_default signature.
 //
 //   demo_module_export OUT_DIR

@@ -1,4 +1,4 @@
-// Seed 003's dynamic_rnn: a TensorArray written in a loop over time, then stacked.
+// The seed notes' dynamic_rnn: a TensorArray written in a loop over time, then stacked.
 //
 //   dynamic_rnn [OUT_DIR]
 //

@@ -1,4 +1,4 @@
-// Seed 003's fizzbuzz: a for loop over tf.range with an if/elif chain of tf.print branches.
+// The seed notes' fizzbuzz: a for loop over tf.range with an if/elif chain of tf.print branches.
 //
 //   fizzbuzz [OUT_DIR]
 //

@@ -1,4 +1,4 @@
-// Seed 003's host ("Python") arguments: a host value is part of the cache key by value, so
+// The seed notes' host ("Python") arguments: a host value is part of the cache key by value, so
 // f(1); f(1); f(2) traces twice, while tensors trace once for every value. Shows the retrace log
 // and the one-time retrace warning, then saves the tensor version and runs it from the bundle.
 //
@@ -6,7 +6,6 @@
 #include <iostream>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/control_flow.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

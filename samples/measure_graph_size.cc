@@ -1,4 +1,4 @@
-// Seed 003's measure_graph_size: a C++ loop over host data unrolls into the graph (11 vs 32
+// The seed notes' measure_graph_size: a C++ loop over host data unrolls into the graph (11 vs 32
 // nodes), a loop over a tensor (ForRange) keeps the graph's size whatever the data.
 //
 //   measure_graph_size [OUT_DIR]

@@ -1,4 +1,4 @@
-// Seed 001's myadd: "tracing" is printed once per input signature (plain C++ runs only while
+// The seed notes' myadd: "tracing" is printed once per input signature (plain C++ runs only while
 // tracing); the loop's print op prints 0 1 2 on every call. Strings first, then ints, then
 // host strings (a new trace for every new value). Then the string signature is saved, reloaded
 // with kiln::exec::SavedModel and run.
@@ -7,7 +7,6 @@
 #include <iostream>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/control_flow.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

@@ -1,13 +1,11 @@
-// Seed 003: a function with a fixed input signature (int32, shape [None]) has one graph; a
-// call that does not fit is an error naming the argument, the expected and the given spec.
-// Saved and reloaded, the bundle computes the same and refuses the same input.
+// The seed notes' next_collatz: a function with a fixed input signature (int32, shape [None]) has
+// one graph; a call that does not fit is an error naming the argument, the expected and the given
+// spec. Saved and reloaded, the bundle computes the same and refuses the same input.
 //
 //   next_collatz [bundle_dir]
 #include <iostream>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/extra_ops.h"
-#include "kiln/trace/math_ops.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

@@ -1,6 +1,6 @@
-// Seed 000: a number drawn by plain C++ while tracing (numpy's np.random there, std::mt19937
-// here) is frozen into the graph as a constant, so every call prints the same matrix; the
-// toolkit's random op draws fresh numbers on every call. The random function is then saved,
+// The seed notes' np_random: a number drawn by plain C++ while tracing (numpy's np.random there,
+// std::mt19937 here) is frozen into the graph as a constant, so every call prints the same matrix;
+// the toolkit's random op draws fresh numbers on every call. The random function is then saved,
 // reloaded and run: the bundle draws fresh numbers too.
 //
 //   np_random [bundle_dir]
@@ -8,7 +8,6 @@
 #include <random>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/random.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

@@ -1,15 +1,13 @@
-// Seed 003 / 004 polymorphism: double(a) traces once per dtype; the concrete functions are
+// The seed notes' polymorphism: double(a) traces once per dtype; the concrete functions are
 // listed as pretty_printed_concrete_signatures does; the concrete function for string specs
 // runs "a" -> "aa" and rejects an int32 tensor instead of retracing. Then it prints one
-// concrete function's graph as a GraphDef (seed 004's as_graph_def()), saves the string
+// concrete function's graph as a GraphDef (the seed notes' as_graph_def()), saves the string
 // version and runs it from the bundle.
 //
 //   polymorphism [bundle_dir]
 #include <iostream>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/extra_ops.h"
-#include "kiln/trace/math_ops.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

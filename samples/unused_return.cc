@@ -1,12 +1,11 @@
-// Seed 004 (non-strict execution): an unused gather out of range fails when the body runs op
-// by op (eagerly), but the graph runs only what the outputs and side effects need, so the
-// traced function succeeds. Saved and reloaded, the bundle succeeds too.
+// The seed notes' unused_return (non-strict execution): an unused gather out of range fails when
+// the body runs op by op (eagerly), but the graph runs only what the outputs and side effects need,
+// so the traced function succeeds. Saved and reloaded, the bundle succeeds too.
 //
 //   unused_return [bundle_dir]
 #include <iostream>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/math_ops.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
 

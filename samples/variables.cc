@@ -1,4 +1,4 @@
-// Seed 000 / 003 variables: a variable created outside the function and assigned inside it
+// The seed notes' variables: a variable created outside the function and assigned inside it
 // changes for everyone (out() prints 2 then 3); creating one inside the body is an error that
 // says how to fix it (inside()); creating it once, guarded by a host check, works. The module
 // holding x is saved and reloaded: the bundle continues from x = 3.

@@ -47,7 +47,7 @@ int64_t CheckedNumElements(const Shape& shape) {
 // Element byte swap for bundles written on a big-endian host. Complex numbers swap per part.
 void ByteSwapInPlace(char* data, size_t bytes, DType dtype) {
   size_t unit = DTypeSize(dtype);
-  if (dtype == DType::kComplex64 || dtype == DType::kComplex128) unit /= 2;
+  if (IsComplex(dtype)) unit /= 2;
   if (unit <= 1) return;
   for (size_t i = 0; i + unit <= bytes; i += unit) std::reverse(data + i, data + i + unit);
 }
@@ -363,7 +363,7 @@ Result<Tensor> BundleReader::Read(std::string_view key) const {
     return Unimplemented(in_index(), " is a partitioned (sliced) variable; not supported");
   }
   KILN_ASSIGN_OR_RETURN_CTX(DType dtype, DTypeFromProto(entry.dtype()), in_index());
-  if (dtype == DType::kInvalid || dtype == DType::kResource || dtype == DType::kVariant) {
+  if (!HoldsData(dtype)) {
     return Unimplemented(in_index(), " has dtype ", DTypeEnumName(dtype),
                          "; only numeric, bool and string tensors can be read");
   }
@@ -438,7 +438,7 @@ Status BundleWriter::Add(std::string key, const Tensor& tensor) {
                            "' is not initialized");
   }
   const DType dt = tensor.dtype();
-  if (!DTypeIsPod(dt) && dt != DType::kString) {
+  if (!HoldsData(dt)) {
     return InvalidArgument("bundle '", prefix_.string(), "': tensor for '", key, "' has dtype ",
                            DTypeShortName(dt),
                            "; only numeric, bool and string tensors can be saved");

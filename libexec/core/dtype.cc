@@ -6,8 +6,8 @@ std::string DTypeEnumName(DType t) {
   switch (t) {
     case DType::kInvalid:
       return "DT_INVALID";
-#define KILN_X(e, n, T, tf, py) \
-  case DType::e:                \
+#define KILN_X(e, n, T, tf, ...) \
+  case DType::e:                 \
     return tf;
       KILN_DTYPES(KILN_X)
 #undef KILN_X
@@ -19,8 +19,8 @@ std::string DTypeShortName(DType t) {
   switch (t) {
     case DType::kInvalid:
       return "invalid";
-#define KILN_X(e, n, T, tf, py) \
-  case DType::e:                \
+#define KILN_X(e, n, T, tf, py, ...) \
+  case DType::e:                     \
     return py;
       KILN_DTYPES(KILN_X)
 #undef KILN_X
@@ -28,16 +28,11 @@ std::string DTypeShortName(DType t) {
   return "dtype_" + std::to_string(static_cast<int>(t));
 }
 
-bool DTypeIsPod(DType t) {
-  return t != DType::kString && t != DType::kResource && t != DType::kVariant &&
-         t != DType::kInvalid;
-}
-
 size_t DTypeSize(DType t) {
   if (!DTypeIsPod(t)) return 0;
   switch (t) {
-#define KILN_X(e, n, T, tf, py) \
-  case DType::e:                \
+#define KILN_X(e, n, T, ...) \
+  case DType::e:             \
     return sizeof(T);
     KILN_DTYPES(KILN_X)
 #undef KILN_X
@@ -49,7 +44,7 @@ size_t DTypeSize(DType t) {
 bool DTypeIsKnown(int number) {
   switch (number) {
     case 0:
-#define KILN_X(e, n, T, tf, py) case n:
+#define KILN_X(e, n, ...) case n:
       KILN_DTYPES(KILN_X)
 #undef KILN_X
       return true;
@@ -62,7 +57,7 @@ Result<DType> DTypeFromName(std::string_view name) {
   if (name == "float") return DType::kFloat;
   if (name == "double") return DType::kDouble;
   if (name == "half") return DType::kHalf;
-#define KILN_X(e, n, T, tf, py) \
+#define KILN_X(e, n, T, tf, py, ...) \
   if (name == tf || name == py) return DType::e;
   KILN_DTYPES(KILN_X)
 #undef KILN_X

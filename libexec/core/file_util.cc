@@ -1,14 +1,18 @@
 #include "kiln/core/file_util.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <system_error>
+#include <vector>
 
 namespace kiln {
 namespace fs = std::filesystem;
@@ -93,6 +97,45 @@ fs::path SiblingName(const fs::path& parent, const fs::path& name, std::string_v
                                    g_tmp_counter.fetch_add(1));
 }
 
+// Whether process `pid` exists. EPERM means it exists but belongs to someone else.
+bool ProcessAlive(pid_t pid) { return ::kill(pid, 0) == 0 || errno == EPERM; }
+
+// The writer PID of a sibling named ".<name>.<kind>-<pid>-<n>" (SiblingName), or -1.
+pid_t SiblingOwner(const std::string& entry, const std::string& name, std::string_view kind) {
+  const std::string prefix = internal::StrCat(".", name, ".", kind, "-");
+  if (entry.size() <= prefix.size() || entry.compare(0, prefix.size(), prefix) != 0) return -1;
+  const std::string_view rest = std::string_view(entry).substr(prefix.size());
+  const size_t dash = rest.find('-');
+  if (dash == 0 || dash == std::string_view::npos || dash + 1 == rest.size()) return -1;
+  auto digits = [](std::string_view d) {
+    return d.size() <= 18 &&
+           std::all_of(d.begin(), d.end(), [](char c) { return c >= '0' && c <= '9'; });
+  };
+  if (!digits(rest.substr(0, dash)) || !digits(rest.substr(dash + 1))) return -1;
+  const long long pid = std::stoll(std::string(rest.substr(0, dash)));
+  return pid > 0 && pid <= std::numeric_limits<pid_t>::max() ? static_cast<pid_t>(pid) : -1;
+}
+
+// Best effort: removes the temporary siblings of `name` that a killed writer left in `parent`
+// (".name.tmp-PID-N", and ".name.old-PID-N" when `include_old`), whose PID is no longer alive.
+// A live PID is never touched, whatever process it now is. ".old" siblings are kept while the
+// target is missing: a writer killed between its two renames leaves the previous directory
+// there, the only complete copy until a new one is in place.
+void RemoveStaleSiblings(const fs::path& parent, const fs::path& name, bool include_old) {
+  std::error_code ec;
+  const std::string n = name.string();
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(parent, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string entry = it->path().filename().string();
+    pid_t pid = SiblingOwner(entry, n, "tmp");
+    if (pid < 0 && include_old) pid = SiblingOwner(entry, n, "old");
+    if (pid < 0 || pid == ::getpid() || ProcessAlive(pid)) continue;
+    std::error_code dec;
+    if (it->is_directory(dec) && !it->is_symlink(dec)) stale.push_back(it->path());
+  }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);
+}
+
 }  // namespace
 
 Result<std::string> ReadFileToString(const fs::path& path) {
@@ -167,6 +210,8 @@ Status WriteDirectoryAtomically(const fs::path& target,
                               ": a file that is not a directory is in the way");
   }
 
+  RemoveStaleSiblings(parent, name, /*include_old=*/target_exists);
+
   fs::path tmp;
   for (int attempt = 0;; ++attempt) {
     tmp = SiblingName(parent, name, "tmp");
@@ -204,6 +249,7 @@ Status WriteDirectoryAtomically(const fs::path& target,
   }
   remove_tmp.Dismiss();
   if (target_exists) fs::remove_all(backup, ec);  // best effort: the new tree is in place
+  if (!target_exists) RemoveStaleSiblings(parent, name, /*include_old=*/true);
   SyncPath(parent, true);
   return OkStatus();
 }

@@ -3,6 +3,7 @@
 #include <iostream>
 #include <string>
 
+#include "core/attr_kind.h"
 #include "kiln/core/proto_convert.h"
 #include "kiln/exec/op_table.h"
 #include "tensorflow/framework.pb.h"
@@ -12,50 +13,8 @@ namespace {
 
 using tensorflow::AttrValue;
 
-// What an AttrValue holds, in the words TF's OpDef uses for attr types.
-std::string_view KindName(const AttrValue& v) {
-  switch (v.value_case()) {
-    case AttrValue::kS:
-      return "string";
-    case AttrValue::kI:
-      return "int";
-    case AttrValue::kF:
-      return "float";
-    case AttrValue::kB:
-      return "bool";
-    case AttrValue::kType:
-      return "type";
-    case AttrValue::kShape:
-      return "shape";
-    case AttrValue::kTensor:
-      return "tensor";
-    case AttrValue::kList:
-      return "list";
-    case AttrValue::kFunc:
-      return "func";
-    case AttrValue::kPlaceholder:
-      return "placeholder";
-    case AttrValue::VALUE_NOT_SET:
-      return "no value";
-  }
-  return "unknown";
-}
-
-Status WrongKind(std::string_view name, std::string_view want, const AttrValue& v) {
-  if (v.value_case() == AttrValue::kPlaceholder) {
-    return InvalidArgument("attr '", name, "': expected ", want,
-                           ", got an unresolved placeholder '", v.placeholder(), "'");
-  }
-  return InvalidArgument("attr '", name, "': expected ", want, ", got ", KindName(v));
-}
-
-Status Missing(std::string_view name, std::string_view want) {
-  return InvalidArgument("missing attr '", name, "' (", want, ")");
-}
-
-// A list attr may be written as `list {}` or, for an empty list, with no value at all.
-bool IsListOrEmpty(const AttrValue& v) {
-  return v.value_case() == AttrValue::kList || v.value_case() == AttrValue::VALUE_NOT_SET;
+Status Missing(std::string_view name, AttrKind kind) {
+  return InvalidArgument("missing attr '", name, "' (", AttrKindName(kind), ")");
 }
 
 Result<DType> TypeOf(std::string_view name, int number) {
@@ -76,8 +35,8 @@ const AttrValue* AttrReader::Find(std::string_view name) const {
 
 Result<DType> AttrReader::GetType(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "type");
-  if (v->value_case() != AttrValue::kType) return WrongKind(name, "type", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kType);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kType));
   return TypeOf(name, v->type());
 }
 
@@ -88,8 +47,8 @@ Result<DType> AttrReader::GetType(std::string_view name, DType dflt) const {
 
 Result<std::vector<DType>> AttrReader::GetTypeList(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "list(type)");
-  if (!IsListOrEmpty(*v)) return WrongKind(name, "list(type)", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kTypeList);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kTypeList));
   std::vector<DType> out;
   for (int t : v->list().type()) {
     KILN_ASSIGN_OR_RETURN(DType d, TypeOf(name, t));
@@ -100,8 +59,8 @@ Result<std::vector<DType>> AttrReader::GetTypeList(std::string_view name) const 
 
 Result<int64_t> AttrReader::GetInt(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "int");
-  if (v->value_case() != AttrValue::kI) return WrongKind(name, "int", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kInt);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kInt));
   return static_cast<int64_t>(v->i());
 }
 
@@ -112,8 +71,8 @@ Result<int64_t> AttrReader::GetInt(std::string_view name, int64_t dflt) const {
 
 Result<std::vector<int64_t>> AttrReader::GetIntList(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "list(int)");
-  if (!IsListOrEmpty(*v)) return WrongKind(name, "list(int)", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kIntList);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kIntList));
   return std::vector<int64_t>(v->list().i().begin(), v->list().i().end());
 }
 
@@ -126,21 +85,21 @@ Result<std::vector<int64_t>> AttrReader::GetIntList(std::string_view name,
 Result<float> AttrReader::GetFloat(std::string_view name, float dflt) const {
   const AttrValue* v = Find(name);
   if (v == nullptr) return dflt;
-  if (v->value_case() != AttrValue::kF) return WrongKind(name, "float", *v);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kFloat));
   return v->f();
 }
 
 Result<bool> AttrReader::GetBool(std::string_view name, bool dflt) const {
   const AttrValue* v = Find(name);
   if (v == nullptr) return dflt;
-  if (v->value_case() != AttrValue::kB) return WrongKind(name, "bool", *v);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kBool));
   return v->b();
 }
 
 Result<std::string> AttrReader::GetString(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "string");
-  if (v->value_case() != AttrValue::kS) return WrongKind(name, "string", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kString);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kString));
   return v->s();
 }
 
@@ -151,15 +110,15 @@ Result<std::string> AttrReader::GetString(std::string_view name, std::string dfl
 
 Result<std::vector<std::string>> AttrReader::GetStringList(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "list(string)");
-  if (!IsListOrEmpty(*v)) return WrongKind(name, "list(string)", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kStringList);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kStringList));
   return std::vector<std::string>(v->list().s().begin(), v->list().s().end());
 }
 
 Result<PartialShape> AttrReader::GetShape(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "shape");
-  if (v->value_case() != AttrValue::kShape) return WrongKind(name, "shape", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kShape);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kShape));
   auto s = PartialShapeFromProto(v->shape());
   if (!s.ok()) return s.status().WithContext(internal::StrCat("attr '", name, "'"));
   return *s;
@@ -172,8 +131,8 @@ Result<PartialShape> AttrReader::GetShape(std::string_view name, PartialShape df
 
 Result<std::vector<PartialShape>> AttrReader::GetShapeList(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "list(shape)");
-  if (!IsListOrEmpty(*v)) return WrongKind(name, "list(shape)", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kShapeList);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kShapeList));
   std::vector<PartialShape> out;
   for (const auto& p : v->list().shape()) {
     auto s = PartialShapeFromProto(p);
@@ -185,8 +144,8 @@ Result<std::vector<PartialShape>> AttrReader::GetShapeList(std::string_view name
 
 Result<Tensor> AttrReader::GetTensor(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "tensor");
-  if (v->value_case() != AttrValue::kTensor) return WrongKind(name, "tensor", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kTensor);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kTensor));
   auto t = TensorFromProto(v->tensor());
   if (!t.ok()) return t.status().WithContext(internal::StrCat("attr '", name, "'"));
   return std::move(t).value();
@@ -194,8 +153,8 @@ Result<Tensor> AttrReader::GetTensor(std::string_view name) const {
 
 Result<std::string> AttrReader::GetFunctionName(std::string_view name) const {
   const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, "func");
-  if (v->value_case() != AttrValue::kFunc) return WrongKind(name, "func", *v);
+  if (v == nullptr) return Missing(name, AttrKind::kFunc);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kFunc));
   return v->func().name();
 }
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <system_error>
 
+#include "core/attr_kind.h"
 #include "kiln/core/file_util.h"
 #include "kiln/core/status.h"
 #include "kiln/exec/saved_model.h"
@@ -47,67 +48,39 @@ Status CheckTensorInfo(const tensorflow::TensorInfo& info, const std::string& wh
   return OkStatus();
 }
 
-const char* KindName(tensorflow::AttrValue::ValueCase kind) {
-  switch (kind) {
-    case tensorflow::AttrValue::kS:
-      return "string";
-    case tensorflow::AttrValue::kI:
-      return "int";
-    case tensorflow::AttrValue::kF:
-      return "float";
-    case tensorflow::AttrValue::kB:
-      return "bool";
-    case tensorflow::AttrValue::kType:
-      return "type";
-    case tensorflow::AttrValue::kShape:
-      return "shape";
-    case tensorflow::AttrValue::kTensor:
-      return "tensor";
-    case tensorflow::AttrValue::kList:
-      return "list";
-    case tensorflow::AttrValue::kFunc:
-      return "func";
-    case tensorflow::AttrValue::kPlaceholder:
-      return "placeholder";
-    case tensorflow::AttrValue::VALUE_NOT_SET:
-      return "nothing";
-  }
-  return "unknown";
-}
-
 // Attrs whose kind is fixed by the OpDef of a few ops every SavedModel uses. A fuzzed or
 // hand-edited bundle with the wrong kind here would otherwise fail deep inside a kernel.
 struct AttrRule {
   const char* op;
   const char* attr;
-  tensorflow::AttrValue::ValueCase kind;
+  AttrKind kind;
 };
 constexpr AttrRule kAttrRules[] = {
-    {"Const", "dtype", tensorflow::AttrValue::kType},
-    {"Const", "value", tensorflow::AttrValue::kTensor},
-    {"Placeholder", "dtype", tensorflow::AttrValue::kType},
-    {"Placeholder", "shape", tensorflow::AttrValue::kShape},
-    {"PlaceholderWithDefault", "dtype", tensorflow::AttrValue::kType},
-    {"PlaceholderWithDefault", "shape", tensorflow::AttrValue::kShape},
-    {"VarHandleOp", "dtype", tensorflow::AttrValue::kType},
-    {"VarHandleOp", "shape", tensorflow::AttrValue::kShape},
-    {"VarHandleOp", "shared_name", tensorflow::AttrValue::kS},
-    {"ReadVariableOp", "dtype", tensorflow::AttrValue::kType},
-    {"AssignVariableOp", "dtype", tensorflow::AttrValue::kType},
-    {"PartitionedCall", "f", tensorflow::AttrValue::kFunc},
-    {"PartitionedCall", "Tin", tensorflow::AttrValue::kList},
-    {"PartitionedCall", "Tout", tensorflow::AttrValue::kList},
-    {"StatefulPartitionedCall", "f", tensorflow::AttrValue::kFunc},
-    {"StatefulPartitionedCall", "Tin", tensorflow::AttrValue::kList},
-    {"StatefulPartitionedCall", "Tout", tensorflow::AttrValue::kList},
-    {"If", "then_branch", tensorflow::AttrValue::kFunc},
-    {"If", "else_branch", tensorflow::AttrValue::kFunc},
-    {"StatelessIf", "then_branch", tensorflow::AttrValue::kFunc},
-    {"StatelessIf", "else_branch", tensorflow::AttrValue::kFunc},
-    {"While", "cond", tensorflow::AttrValue::kFunc},
-    {"While", "body", tensorflow::AttrValue::kFunc},
-    {"StatelessWhile", "cond", tensorflow::AttrValue::kFunc},
-    {"StatelessWhile", "body", tensorflow::AttrValue::kFunc},
+    {"Const", "dtype", AttrKind::kType},
+    {"Const", "value", AttrKind::kTensor},
+    {"Placeholder", "dtype", AttrKind::kType},
+    {"Placeholder", "shape", AttrKind::kShape},
+    {"PlaceholderWithDefault", "dtype", AttrKind::kType},
+    {"PlaceholderWithDefault", "shape", AttrKind::kShape},
+    {"VarHandleOp", "dtype", AttrKind::kType},
+    {"VarHandleOp", "shape", AttrKind::kShape},
+    {"VarHandleOp", "shared_name", AttrKind::kString},
+    {"ReadVariableOp", "dtype", AttrKind::kType},
+    {"AssignVariableOp", "dtype", AttrKind::kType},
+    {"PartitionedCall", "f", AttrKind::kFunc},
+    {"PartitionedCall", "Tin", AttrKind::kTypeList},
+    {"PartitionedCall", "Tout", AttrKind::kTypeList},
+    {"StatefulPartitionedCall", "f", AttrKind::kFunc},
+    {"StatefulPartitionedCall", "Tin", AttrKind::kTypeList},
+    {"StatefulPartitionedCall", "Tout", AttrKind::kTypeList},
+    {"If", "then_branch", AttrKind::kFunc},
+    {"If", "else_branch", AttrKind::kFunc},
+    {"StatelessIf", "then_branch", AttrKind::kFunc},
+    {"StatelessIf", "else_branch", AttrKind::kFunc},
+    {"While", "cond", AttrKind::kFunc},
+    {"While", "body", AttrKind::kFunc},
+    {"StatelessWhile", "cond", AttrKind::kFunc},
+    {"StatelessWhile", "body", AttrKind::kFunc},
 };
 
 Status CheckConst(const tensorflow::NodeDef& node) {
@@ -141,10 +114,8 @@ Status CheckNode(const tensorflow::NodeDef& node) {
     if (node.op() != rule.op) continue;
     auto it = node.attr().find(rule.attr);
     if (it == node.attr().end()) continue;  // missing attrs are the op's business
-    if (it->second.value_case() != rule.kind)
-      return InvalidArgument("attr '", rule.attr, "' must be a ", KindName(rule.kind), ", got a ",
-                             KindName(it->second.value_case()));
-    if (rule.kind == tensorflow::AttrValue::kType && !IsTensorFlowDataType(it->second.type()))
+    KILN_RETURN_IF_ERROR(CheckAttrKind(rule.attr, it->second, rule.kind));
+    if (rule.kind == AttrKind::kType && !IsTensorFlowDataType(it->second.type()))
       return InvalidArgument("attr '", rule.attr, "' holds DataType ", it->second.type(),
                              ", which is not a known DataType");
   }

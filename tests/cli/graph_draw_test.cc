@@ -1,4 +1,4 @@
-// `show --signature_def K --graph dot|svg`: the drawing of a signature's function graph (B22).
+// `show --signature_def K --graph dot|svg`: the drawing of a signature's function graph.
 #include <doctest/doctest.h>
 
 #include <cstdlib>

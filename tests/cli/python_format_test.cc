@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 
+#include "savedmodel_cli/shape_text.h"
 #include "savedmodel_cli/structured_value.h"
 
 namespace kiln::cli {
@@ -22,6 +23,14 @@ TEST_CASE("repr of str") {
   CHECK(PyReprString(std::string("\x01", 1)) == "'\\x01'");
   CHECK(PyReprString("caf\xc3\xa9") == "'caf\xc3\xa9'");  // printable non-ASCII stays
   CHECK(PyReprString("") == "''");
+  // repr(bytes): the same quoting, every byte outside printable ASCII as \xNN.
+  CHECK(PyReprBytes("abc") == "b'abc'");
+  CHECK(PyReprBytes("it's") == "b\"it's\"");
+  CHECK(PyReprBytes("a'b\"c") == "b'a\\'b\"c'");
+  CHECK(PyReprBytes("tab\there\n") == "b'tab\\there\\n'");
+  CHECK(PyReprBytes("caf\xc3\xa9") == "b'caf\\xc3\\xa9'");
+  CHECK(PyReprBytes(std::string("\x00\x7f", 2)) == "b'\\x00\\x7f'");
+  CHECK(PyReprBytes("") == "b''");
 }
 
 TEST_CASE("repr of float") {
@@ -56,17 +65,24 @@ TEST_CASE("tag lists, op sets, dtype names, shapes") {
   CHECK(TfDTypePythonName(2) == "float64");
 
   tensorflow::TensorShapeProto s;
-  CHECK(CliShapeString(s) == "()");
-  CHECK(PyTensorShapeString(s) == "()");
+  CHECK(ShapeText(s, ShapeStyle::kCli) == "()");
+  CHECK(ShapeText(s, ShapeStyle::kTensorShape) == "()");
   s.add_dim()->set_size(-1);
-  CHECK(CliShapeString(s) == "(-1)");
-  CHECK(PyTensorShapeString(s) == "(None,)");
+  CHECK(ShapeText(s, ShapeStyle::kCli) == "(-1)");
+  CHECK(ShapeText(s, ShapeStyle::kTensorShape) == "(None,)");
   s.add_dim()->set_size(784);
-  CHECK(CliShapeString(s) == "(-1, 784)");
-  CHECK(PyTensorShapeString(s) == "(None, 784)");
+  CHECK(ShapeText(s, ShapeStyle::kCli) == "(-1, 784)");
+  CHECK(ShapeText(s, ShapeStyle::kTensorShape) == "(None, 784)");
   s.set_unknown_rank(true);
-  CHECK(CliShapeString(s) == "unknown_rank");
-  CHECK(PyTensorShapeString(s) == "<unknown>");
+  CHECK(ShapeText(s, ShapeStyle::kCli) == "unknown_rank");
+  CHECK(ShapeText(s, ShapeStyle::kTensorShape) == "<unknown>");
+  CHECK(ShapeText(s, ShapeStyle::kTensorShapeRepr) == "TensorShape(None)");
+  s.set_unknown_rank(false);
+  CHECK(ShapeText(s, ShapeStyle::kTensorShapeRepr) == "TensorShape([None, 784])");
+  const std::vector<int64_t> known = {2};
+  CHECK(ShapeText(known, ShapeStyle::kTensorShape) == "(2,)");
+  CHECK(ShapeText(known, ShapeStyle::kCli) == "(2)");
+  CHECK(ShapeText(std::span<const int64_t>(), ShapeStyle::kTensorShapeRepr) == "TensorShape([])");
 }
 
 PyValue Decode(const char* text) {

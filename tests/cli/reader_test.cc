@@ -190,7 +190,22 @@ TEST_CASE("ReadSavedModelProto refuses what TensorFlow's CLI or loader would cho
     WriteModel(dir.path(), sm);
     const std::string msg = ErrorOf(dir.path());
     CHECK(msg.find("node 'x' (Placeholder)") != std::string::npos);
-    CHECK(msg.find("attr 'dtype' must be a type, got a string") != std::string::npos);
+    // The same words AttrReader uses when an op's Prepare reads the attr (one kind table).
+    CHECK(msg.find("attr 'dtype': expected type, got string") != std::string::npos);
+  }
+  SUBCASE("an empty list attr may be written as no value, as AttrReader accepts it") {
+    auto sm = SmallModel();
+    auto* call = sm.mutable_meta_graphs(0)->mutable_graph_def()->add_node();
+    call->set_name("call");
+    call->set_op("PartitionedCall");
+    (*call->mutable_attr())["Tin"];  // nothing set: an empty list(type)
+    (*call->mutable_attr())["Tout"].mutable_list();
+    WriteModel(dir.path(), sm);
+    CHECK(ReadSavedModelProto(dir.path()).ok());
+    (*call->mutable_attr())["Tout"].set_i(1);
+    WriteModel(dir.path(), sm);
+    CHECK(ErrorOf(dir.path()).find("attr 'Tout': expected list(type), got int") !=
+          std::string::npos);
   }
   SUBCASE("an object graph child pointing nowhere") {
     auto sm = SmallModel();

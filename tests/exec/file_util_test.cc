@@ -1,6 +1,8 @@
 #include "kiln/core/file_util.h"
 
 #include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -163,6 +165,81 @@ TEST_CASE("file_util: WriteDirectoryAtomically refuses an unwritable parent") {
     CHECK(Listing(ro).empty());
   }
   fs::permissions(ro, fs::perms::owner_all);
+}
+
+// A PID that no process has: a child that has exited and been reaped.
+pid_t DeadPid() {
+  const pid_t child = ::fork();
+  if (child == 0) ::_exit(0);
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return child;
+}
+
+TEST_CASE("file_util: a write kill -9'ed mid-fill leaves a temp dir the next write removes") {
+  TempDir dir;
+  const fs::path target = dir.path() / "bundle";
+  int ready[2];
+  REQUIRE(::pipe(ready) == 0);
+  const pid_t writer = ::fork();
+  REQUIRE(writer >= 0);
+  if (writer == 0) {
+    // The writer: fills its temporary directory, says so, and waits to be killed.
+    (void)WriteDirectoryAtomically(target, [&](const fs::path& tmp) {
+      (void)WriteOne(tmp, "half.txt", "half written");
+      (void)::write(ready[1], "x", 1);
+      for (;;) ::pause();
+      return OkStatus();
+    });
+    ::_exit(1);
+  }
+  char c = 0;
+  REQUIRE(::read(ready[0], &c, 1) == 1);
+  ::kill(writer, SIGKILL);
+  int status = 0;
+  ::waitpid(writer, &status, 0);
+  ::close(ready[0]);
+  ::close(ready[1]);
+  const std::string left = ".bundle.tmp-" + std::to_string(writer) + "-0";
+  REQUIRE(Listing(dir.path()) == std::vector<std::string>{left});
+
+  REQUIRE(WriteDirectoryAtomically(target, [](const fs::path& tmp) {
+            return WriteOne(tmp, "a.txt", "whole");
+          }).ok());
+  CHECK(Listing(dir.path()) == std::vector<std::string>{"bundle"});
+  CHECK(ReadAll(target / "a.txt") == "whole");
+}
+
+TEST_CASE("file_util: only stale siblings of the same name with a dead PID are removed") {
+  TempDir dir;
+  const fs::path target = dir.path() / "bundle";
+  const std::string dead = std::to_string(DeadPid());
+  const std::string me = std::to_string(::getpid());
+  const std::vector<std::string> stale = {".bundle.tmp-" + dead + "-0",
+                                          ".bundle.tmp-" + dead + "-17"};
+  const std::vector<std::string> kept = {
+      ".bundle.tmp-" + me + "-99",    // a live writer (this process)
+      ".other.tmp-" + dead + "-0",    // another target's
+      ".bundle.tmp-x" + dead + "-0",  // not our naming
+      ".bundle.tmp-" + dead,          // no counter
+      ".bundle.old-" + dead + "-3",   // the previous tree of a writer killed mid-swap: the only
+                                      // copy while no target exists, kept until one does
+  };
+  for (const auto& n : stale) fs::create_directory(dir.path() / n);
+  for (const auto& n : kept) fs::create_directory(dir.path() / n);
+  auto fill = [](const fs::path& tmp) { return WriteOne(tmp, "a.txt", "new"); };
+
+  // With no target yet, the dead writer's .old sibling survives until the new target is in place.
+  REQUIRE(WriteDirectoryAtomically(target, fill).ok());
+  std::vector<std::string> expected = {"bundle"};
+  for (size_t i = 0; i + 1 < kept.size(); ++i) expected.push_back(kept[i]);
+  std::sort(expected.begin(), expected.end());
+  CHECK(Listing(dir.path()) == expected);
+
+  // Once a target exists, a dead writer's .old sibling is stale too.
+  fs::create_directory(dir.path() / (".bundle.old-" + dead + "-4"));
+  REQUIRE(WriteDirectoryAtomically(target, fill).ok());
+  CHECK(Listing(dir.path()) == expected);
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // EagerPyFunc: runs a host callback registered in this process; the registration ends with its
 // last handle.
-#include "kernels/host_callback.h"
+#include "kiln/exec/host_callback.h"
 
 #include <doctest/doctest.h>
 

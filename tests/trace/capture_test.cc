@@ -1,6 +1,6 @@
-// What a trace captures: host values frozen, toolkit random ops fresh on every call (B8);
-// variables created once (B10); host callbacks on every call but not exportable (B11); string
-// tensors; non-strict graphs (B16); export + reload of string and random functions.
+// What a trace captures: host values frozen, toolkit random ops fresh on every call;
+// variables created once; host callbacks on every call but not exportable; string tensors;
+// non-strict graphs; export + reload of string and random functions.
 #include <doctest/doctest.h>
 
 #include <random>
@@ -8,9 +8,6 @@
 #include <vector>
 
 #include "kiln/exec/saved_model.h"
-#include "kiln/trace/extra_ops.h"
-#include "kiln/trace/host_callback.h"
-#include "kiln/trace/random.h"
 #include "kiln/trace/trace.h"
 #include "tensorflow/framework.pb.h"
 #include "trace/trace_test_util.h"
@@ -23,7 +20,7 @@ std::vector<float> Floats(const Tensor& t) {
   return {f.begin(), f.end()};
 }
 
-TEST_CASE("a host random draw is frozen; a toolkit random op is fresh on every call (B8)") {
+TEST_CASE("a host random draw is frozen; a toolkit random op is fresh on every call") {
   std::mt19937 engine(42);
   Function np_random("np_random", [&engine](const Values&) -> Result<Values> {
     std::normal_distribution<float> normal;
@@ -78,7 +75,7 @@ TEST_CASE("a seeded random op repeats its sequence in a new trace; stateless ops
   CHECK_FALSE(stateless.concrete_functions()[0]->is_stateful());
 }
 
-TEST_CASE("a variable created unguarded in a body is an error that says how to fix it (B10)") {
+TEST_CASE("a variable created unguarded in a body is an error that says how to fix it") {
   Function inside("inside", [](const Values&) -> Result<Values> {
     Variable a = Variable::Create("a", Tensor::Scalar(1.0f));
     return Values{a.AssignAdd(Scalar(1.0f))};
@@ -94,7 +91,7 @@ TEST_CASE("a variable created unguarded in a body is an error that says how to f
   CHECK(msg.find("only when it does not exist yet") != std::string::npos);
 }
 
-TEST_CASE("a variable created on the first trace only, guarded by a host check, works (B10)") {
+TEST_CASE("a variable created on the first trace only, guarded by a host check, works") {
   Variable v;  // obj.v = None
   int runs = 0;
   Function g("g", {{"x", DType::kFloat}}, [&](const Values& args) -> Result<Values> {
@@ -109,9 +106,7 @@ TEST_CASE("a variable created on the first trace only, guarded by a host check, 
   CHECK(v.value()->scalar<float>() == 4.0f);
 }
 
-TEST_CASE(
-    "a host container changes only while tracing; a host callback runs on every call "
-    "(B11)") {
+TEST_CASE("a host container changes only while tracing; a host callback runs on every call") {
   std::vector<Value> lyst;
   std::vector<float> seen;
   Function f("f", {{"x", DType::kFloat}}, [&](const Values& args) -> Result<Values> {
@@ -144,7 +139,7 @@ TEST_CASE(
   CHECK((*out)[0].tensor()->scalar<float>() == 2.0f);
 }
 
-TEST_CASE("saving a function that calls a host callback is refused, naming it (B11)") {
+TEST_CASE("saving a function that calls a host callback is refused, naming it") {
   Module root("root");
   Function f("logged", {{"x", DType::kFloat}}, [](const Values& args) -> Result<Values> {
     KILN_RETURN_IF_ERROR(
@@ -191,7 +186,7 @@ TEST_CASE("string tensors: myadd concatenates, double gives 'aa'") {
   CHECK(joined->scalar<std::string>() == "a-b");
 }
 
-TEST_CASE("graph execution runs only what outputs and side effects need (B16)") {
+TEST_CASE("graph execution runs only what outputs and side effects need") {
   auto unused_gather = [](const Values& args) -> Result<Values> {
     (void)OpBuilder("GatherV2")
         .Input(args[0])
@@ -275,7 +270,7 @@ TEST_CASE("string and random functions export, reload and give the same results"
   CHECK(Floats(s1->at("output_0")) == want_stateless);
 }
 
-TEST_CASE("a concrete function prints as a GraphDef (B22)") {
+TEST_CASE("a concrete function prints as a GraphDef") {
   Function relu("simple_relu", {{"x", DType::kInt32}}, [](const Values& args) {
     // if x > 0: return x else: return 0  (C++ leaves argument order open: name the steps)
     const Value zero = Scalar(0);

@@ -1,5 +1,5 @@
-// Control flow while tracing (B13, B14), nested traced functions (B12), tensor arrays (B15),
-// non-strict graph execution (B16), and their export: the functional If / While ops, branch
+// Control flow while tracing, host loops that unroll, nested traced functions, tensor arrays,
+// non-strict graph execution, and their export: the functional If / While ops, branch
 // and body functions in the library, captures, the errors a body can make, and the same
 // results from the graph, from eager execution and from a loaded bundle.
 #include <doctest/doctest.h>
@@ -66,7 +66,7 @@ int32_t IntOf(const Result<std::vector<Tensor>>& r, size_t i = 0) {
   return (*r)[i].scalar<int32_t>();
 }
 
-// Seed 004's simple_relu: `if x > 0: return x else: return 0`.
+// The seed notes' simple_relu: `if x > 0: return x else: return 0`.
 Result<Values> SimpleRelu(const Values& a, int* traces) {
   return Cond(
       a[0] > 0,
@@ -80,7 +80,7 @@ Result<Values> SimpleRelu(const Values& a, int* traces) {
       });
 }
 
-TEST_CASE("Cond becomes one StatelessIf with both branches in the library, traced once (B13)") {
+TEST_CASE("Cond becomes one StatelessIf with both branches in the library, traced once") {
   int traces = 0;
   Function relu("simple_relu", {{"x", DType::kInt32}},
                 [&](const Values& a) { return SimpleRelu(a, &traces); });
@@ -139,7 +139,7 @@ TEST_CASE("a branch with a side effect makes a stateful If that runs only when t
   CHECK(cf->captured_variables().size() == 1);
 }
 
-// Seed 003's fizzbuzz: a tensor for loop with an if/elif chain of tf.print branches.
+// The seed notes' fizzbuzz: a tensor for loop with an if/elif chain of tf.print branches.
 struct FizzBuzz {
   std::ostringstream trace_log;
   Function fn{"fizzbuzz", {{"n", DType::kInt32}}, [this](const Values& a) -> Result<Values> {
@@ -175,7 +175,7 @@ struct FizzBuzz {
               }};
 };
 
-TEST_CASE("fizzbuzz: each branch's C++ runs once per trace, the graph prints every call (B13)") {
+TEST_CASE("fizzbuzz: each branch's C++ runs once per trace, the graph prints every call") {
   testing::CapturePrints prints;
   FizzBuzz fb;
   REQUIRE_OK(fb.fn(Tensor::Scalar<int32_t>(5)));
@@ -211,13 +211,13 @@ TEST_CASE("fizzbuzz runs eagerly with the same prints when not traced") {
   CHECK(fb.fn.trace_count() == 0);
 }
 
-// Seed 003: `while tf.reduce_sum(x) > 1: x = tf.tanh(x)`.
+// The seed notes' loop: `while tf.reduce_sum(x) > 1: x = tf.tanh(x)`.
 Result<Values> TanhUntilSmall(const Values& a) {
   return WhileLoop([](const Values& v) { return Sum(v[0]) > 1.0; },
                    [](const Values& v) -> Result<Values> { return Values{Tanh(v[0])}; }, {a[0]});
 }
 
-TEST_CASE("WhileLoop becomes a StatelessWhile with TF's attrs and matches eager (B13)") {
+TEST_CASE("WhileLoop becomes a StatelessWhile with TF's attrs and matches eager") {
   Function f("tanh_loop", {{"x", DType::kFloat, PartialShape({5})}}, TanhUntilSmall);
   Tensor x(DType::kFloat, Shape{5});
   const float init[] = {0.207458f, 0.250728f, 0.0565127f, 0.900473f, 0.927943f};
@@ -382,7 +382,7 @@ TEST_CASE("a while body that changes a shape needs a shape invariant") {
   CHECK((*ok)[1].flat<int32_t>()[3] == 3);
 }
 
-// Seed 003's measure_graph_size: `loss += tf.abs(y - x)` over a host list unrolls.
+// The seed notes' measure_graph_size: `loss += tf.abs(y - x)` over a host list unrolls.
 int TrainGraphSize(const std::vector<std::pair<int, int>>& data) {
   Function train("train", InputSignature{}, [&](const Values&) -> Result<Values> {
     Value loss = Scalar<int32_t>(0);
@@ -415,7 +415,7 @@ int TensorTrainGraphSize(int64_t n) {
   return (*train.GetConcreteFunction())->num_nodes();
 }
 
-TEST_CASE("a host loop unrolls (11 vs 32 nodes), a tensor loop keeps its size (B14)") {
+TEST_CASE("a host loop unrolls (11 vs 32 nodes), a tensor loop keeps its size") {
   CHECK(TrainGraphSize(std::vector<std::pair<int, int>>(3, {1, 1})) == 11);
   CHECK(TrainGraphSize(std::vector<std::pair<int, int>>(10, {1, 1})) == 32);
   const int small = TensorTrainGraphSize(3);
@@ -423,7 +423,7 @@ TEST_CASE("a host loop unrolls (11 vs 32 nodes), a tensor loop keeps its size (B
   CHECK(small < 11);
 }
 
-TEST_CASE("TensorArray: write returns the new array; read, stack, size, unstack (B15)") {
+TEST_CASE("TensorArray: write returns the new array; read, stack, size, unstack") {
   auto body = [](const Values&) -> Result<Values> {
     TensorArray arr(DType::kFloat, 3);
     arr = arr.Write(0, Scalar(0.0f));
@@ -464,7 +464,7 @@ TEST_CASE("TensorArray: write returns the new array; read, stack, size, unstack 
   CHECK(NodesWithOp(fdef, "TensorListLength").size() == 2);
 }
 
-// Seed 003's dynamic_rnn with rnn_step(inp, state) = inp + state.
+// The seed notes' dynamic_rnn with rnn_step(inp, state) = inp + state.
 Result<Values> DynamicRnn(const Values& a) {
   Value input = Transpose(a[0], {1, 0, 2});  // [batch, time, f] -> [time, batch, f]
   const int32_t max_seq_len = static_cast<int32_t>(input.shape().dim(0));
@@ -498,7 +498,7 @@ void CheckRnnOutput(const Tensor& out, const Tensor& x) {
   }
 }
 
-TEST_CASE("dynamic_rnn: a TensorArray as a loop variable (B15)") {
+TEST_CASE("dynamic_rnn: a TensorArray as a loop variable") {
   Function rnn("dynamic_rnn",
                {{"input_data", DType::kFloat, PartialShape({2, 3, 4})},
                 {"initial_state", DType::kFloat, PartialShape({2, 4})}},
@@ -520,8 +520,7 @@ TEST_CASE("dynamic_rnn: a TensorArray as a loop variable (B15)") {
   CHECK(has_variant);
 }
 
-TEST_CASE(
-    "a traced function calling another: the callee is a library function, traced once (B12)") {
+TEST_CASE("a traced function calling another: the callee is a library function, traced once") {
   int inner_traces = 0;
   Variable total = Variable::Create("total", Tensor::Scalar(0.0f));
   Function inner("inner", [&](const Values& a) -> Result<Values> {
@@ -547,7 +546,7 @@ TEST_CASE(
   x.flat<float>()[1] = 2.0f;
   auto r = outer(x);
   REQUIRE_OK(r);
-  CHECK((*r)[0].flat<float>()[0] == 12.0f);  // seed 004's outer_function: [[12.]]
+  CHECK((*r)[0].flat<float>()[0] == 12.0f);  // the seed notes' outer_function: [[12.]]
   CHECK((*r)[1].scalar<float>() == 21.0f);
   REQUIRE_OK(outer(x));
   CHECK(total.value()->scalar<float>() == 42.0f);
@@ -569,7 +568,7 @@ TEST_CASE(
   }
 }
 
-TEST_CASE("an unused failing op does not run in a graph, but fails eagerly (B16)") {
+TEST_CASE("an unused failing op does not run in a graph, but fails eagerly") {
   auto body = [](const Values& a) -> Result<Values> {
     Value unused = Gather(a[0], a[1]);  // out of range for the index below
     (void)unused;

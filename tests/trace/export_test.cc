@@ -1,4 +1,4 @@
-// B19/B20: saving a module as a SavedModel — structure, checkpoint, determinism, atomicity,
+// Saving a module as a SavedModel — structure, checkpoint, determinism, atomicity,
 // refusals — and loading it back with kiln::exec.
 #include <doctest/doctest.h>
 #include <sys/stat.h>
@@ -323,7 +323,7 @@ TEST_CASE("saving fails clearly and leaves the previous bundle intact") {
   }
 }
 
-TEST_CASE("a saved DemoModule loads with kiln::exec and continues from x = 56 (B20)") {
+TEST_CASE("a saved DemoModule loads with kiln::exec and continues from x = 56") {
   TempDir tmp;
   const fs::path dir = tmp.path() / "demo";
   {

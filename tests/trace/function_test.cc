@@ -20,7 +20,7 @@ const tensorflow::NodeDef* FindNode(const tensorflow::FunctionDef& f, const std:
   return nullptr;
 }
 
-TEST_CASE("the body runs once per input signature; the print op runs on every call (B1)") {
+TEST_CASE("the body runs once per input signature; the print op runs on every call") {
   testing::DemoModule demo(1.0f);
   testing::CapturePrints prints;
   for (float a : {5.0f, 50.0f, 1.0f}) REQUIRE(demo.addprint(Tensor::Scalar(a)).ok());
@@ -30,7 +30,7 @@ TEST_CASE("the body runs once per input signature; the print op runs on every ca
   CHECK(prints.text() == "6\n56\n57\n");  // graph side effect: every call
 }
 
-TEST_CASE("a call that does not fit the input signature is an error and does not trace (B4)") {
+TEST_CASE("a call that does not fit the input signature is an error and does not trace") {
   testing::DemoModule demo;
   auto wrong_dtype = demo.addprint(Tensor::Scalar(int32_t{3}));
   REQUIRE_FALSE(wrong_dtype.ok());
@@ -52,7 +52,7 @@ TEST_CASE("a call that does not fit the input signature is an error and does not
   CHECK(demo.x.value()->scalar<float>() == 1.0f);
 }
 
-TEST_CASE("a concrete function rejects a wrong dtype instead of retracing (B5)") {
+TEST_CASE("a concrete function rejects a wrong dtype instead of retracing") {
   testing::DemoModule demo;
   auto cf = demo.addprint.GetConcreteFunction();
   REQUIRE(cf.ok());
@@ -67,7 +67,7 @@ TEST_CASE("a concrete function rejects a wrong dtype instead of retracing (B5)")
         "TensorSpec(shape=(), dtype=float32)");
 }
 
-TEST_CASE("without an input signature, each new dtype or shape traces once (B2)") {
+TEST_CASE("without an input signature, each new dtype or shape traces once") {
   int traces = 0;
   Function twice("twice", [&traces](const Values& args) {
     ++traces;
@@ -172,7 +172,7 @@ TEST_CASE("an op that fails while tracing fails the trace, even if its value is 
   CHECK(r.status().message().find("MatMul") != std::string::npos);
 }
 
-TEST_CASE("host values used in a body are frozen into the graph (B8)") {
+TEST_CASE("host values used in a body are frozen into the graph") {
   float host = 10.0f;
   Function f("plus_host", {{"x", DType::kFloat}},
              [&host](const Values& args) { return Values{args[0] + Value(Tensor::Scalar(host))}; });
@@ -181,7 +181,7 @@ TEST_CASE("host values used in a body are frozen into the graph (B8)") {
   CHECK((*f(Tensor::Scalar(1.0f)))[0].scalar<float>() == 11.0f);
 }
 
-TEST_CASE("variables assigned in a function change for everyone (B9)") {
+TEST_CASE("variables assigned in a function change for everyone") {
   Variable counter = Variable::Create("counter", Tensor::Scalar(1.0f));
   Function bump("bump", Function::Body([counter](const Values&) {
                   return Values{counter.AssignAdd(Tensor::Scalar(1.0f))};
@@ -191,7 +191,7 @@ TEST_CASE("variables assigned in a function change for everyone (B9)") {
   CHECK(counter.value()->scalar<float>() == 3.0f);
 }
 
-TEST_CASE("creating a variable in a trace other than the first is an error (B10)") {
+TEST_CASE("creating a variable in a trace other than the first is an error") {
   std::vector<Variable> made;
   Function f("make", [&made](const Values& args) {
     made.push_back(Variable::Create("v", Tensor::Scalar(1.0f)));
@@ -205,7 +205,7 @@ TEST_CASE("creating a variable in a trace other than the first is an error (B10)
   CHECK(made.size() == 2);
 }
 
-TEST_CASE("a symbolic value kept after its trace cannot be used eagerly (B11)") {
+TEST_CASE("a symbolic value kept after its trace cannot be used eagerly") {
   Values kept;
   Function f("keep", {{"x", DType::kFloat}}, [&kept](const Values& args) {
     kept.push_back(args[0] * 2.0);

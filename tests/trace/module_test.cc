@@ -1,4 +1,4 @@
-// B17: modules track variables and submodules with scoped names; trainable flags.
+// Modules track variables and submodules with scoped names; trainable flags.
 #include "kiln/trace/module.h"
 
 #include <doctest/doctest.h>
@@ -104,7 +104,7 @@ TEST_CASE("variables hold a copy of their initial value and can be read and set 
   CHECK(v.DebugString() == "<Variable 'v' shape=() dtype=float32, numpy=2.5>");
 }
 
-TEST_CASE("module methods are traced functions that see the module's variables (B18)") {
+TEST_CASE("module methods are traced functions that see the module's variables") {
   testing::DemoModule demo(1.0f);
   CHECK(demo.FindMethod("addprint") == &demo.addprint);
   testing::CapturePrints prints;

@@ -1,13 +1,11 @@
-// The concrete-function cache: host values in the key (B3), listing concrete functions and
-// asking for one (B2, B5), fixed signatures with unknown dimensions (B4), the retrace log and
-// warning (B6), the eager switch (B7).
+// The concrete-function cache: host values in the key, listing concrete functions and asking
+// for one, fixed signatures with unknown dimensions, the retrace log and warning, the eager
+// switch.
 #include <doctest/doctest.h>
 
 #include <string>
 #include <vector>
 
-#include "kiln/trace/extra_ops.h"
-#include "kiln/trace/math_ops.h"
 #include "kiln/trace/trace.h"
 #include "trace/trace_test_util.h"
 
@@ -37,7 +35,7 @@ Tensor Vec(std::vector<int32_t> v) {
   return *Tensor::FromVector<int32_t>(v, Shape{n});
 }
 
-TEST_CASE("host values are part of the key by value; tensors by spec (B3)") {
+TEST_CASE("host values are part of the key by value; tensors by spec") {
   int traces = 0;
   std::vector<std::string> printed;
   Function f("f", FunctionOptions{.arg_names = {"x"}}, [&](const Args& args) -> Result<Values> {
@@ -99,7 +97,7 @@ TEST_CASE("enum host arguments are keyed by type and value, and the body reads t
   CHECK(log[1].reasons[0].find("Activation(1) -> ") != std::string::npos);
 }
 
-TEST_CASE("concrete functions are listed with argument and return specs (B2)") {
+TEST_CASE("concrete functions are listed with argument and return specs") {
   Function my_relu("my_relu", FunctionOptions{.arg_names = {"x"}}, [](const Args& args) {
     return Result<Values>(Values{Max(Scalar(0.0f), args[0])});
   });
@@ -134,7 +132,7 @@ TEST_CASE("concrete functions are listed with argument and return specs (B2)") {
 
 TEST_CASE(
     "a concrete function for given specs is bound to one graph; a wrong dtype is an "
-    "error, never a retrace (B5)") {
+    "error, never a retrace") {
   int traces = 0;
   Function dbl("double", FunctionOptions{.arg_names = {"a"}}, [&](const Args& args) {
     ++traces;
@@ -192,7 +190,7 @@ TEST_CASE(
 
 TEST_CASE(
     "a fixed signature with unknown dimensions has one graph; a misfit names the "
-    "argument and both specs (B4)") {
+    "argument and both specs") {
   int traces = 0;
   Function next_collatz(
       "next_collatz",
@@ -226,7 +224,7 @@ TEST_CASE(
   CHECK(next_collatz.concrete_functions()[0]->inputs()[0].shape.ToPythonString() == "(None,)");
 }
 
-TEST_CASE("every trace records why it happened (B6)") {
+TEST_CASE("every trace records why it happened") {
   Function f("f", FunctionOptions{.arg_names = {"x", "num_steps"}},
              [](const Args& args) { return Result<Values>(Values{Identity(args[0])}); });
   REQUIRE(f(Tensor::Scalar(int32_t{1}), 10).ok());
@@ -247,7 +245,7 @@ TEST_CASE("every trace records why it happened (B6)") {
   CHECK(log[2].ToString() == "trace 2 (__inference_f_2): host argument `num_steps`: 10 -> 20");
 }
 
-TEST_CASE("frequent retracing warns once, with the reasons and the fix (B6)") {
+TEST_CASE("frequent retracing warns once, with the reasons and the fix") {
   CaptureWarnings warnings;
   Function train("train", FunctionOptions{.arg_names = {"num_steps"}}, [](const Args& args) {
     return Result<Values>(Values{Scalar(static_cast<int32_t>(args[0].int_value()))});
@@ -282,7 +280,7 @@ TEST_CASE("frequent retracing warns once, with the reasons and the fix (B6)") {
   CHECK(quiet.messages.empty());
 }
 
-TEST_CASE("the eager switch runs bodies op by op with the same results (B7)") {
+TEST_CASE("the eager switch runs bodies op by op with the same results") {
   testing::CapturePrints prints;
   int body_runs = 0;
   Variable v = Variable::Create("v", Tensor::Scalar(0.0f));

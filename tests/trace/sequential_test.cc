@@ -1,4 +1,4 @@
-// B17: Dense and Sequential — scoped names, Keras-style summary with parameter counts, lazy
+// Dense and Sequential — scoped names, Keras-style summary with parameter counts, lazy
 // building, and the same numbers eagerly and as a traced graph.
 #include "kiln/modules/sequential.h"
 
@@ -20,7 +20,7 @@ namespace {
 using trace::Value;
 using trace::Values;
 
-// Seed 003: Dense(4, input_shape=(10,)), Dense(2), Dense(1).
+// The seed notes' model: Dense(4, input_shape=(10,)), Dense(2), Dense(1).
 void AddSeedLayers(Sequential& model) {
   model.Add<Dense>(4, Activation::kNone, 10);
   model.Add<Dense>(2);

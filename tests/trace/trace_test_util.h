@@ -1,4 +1,4 @@
-// Helpers shared by the kiln::trace tests: the seed's DemoModule, temporary directories and
+// Helpers shared by the kiln::trace tests: the seed notes' DemoModule, temporary directories and
 // capturing graph prints.
 #pragma once
 
@@ -14,7 +14,7 @@
 
 namespace kiln::trace::testing {
 
-// Seed 003's DemoModule: x += a; tf.print(x); return x. `traces` counts body runs (a plain C++
+// The seed notes' DemoModule: x += a; tf.print(x); return x. `traces` counts body runs (a plain C++
 // side effect: it changes only while tracing).
 class DemoModule : public Module {
  public:

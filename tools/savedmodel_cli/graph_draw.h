@@ -1,5 +1,5 @@
 // `savedmodel-cli show --signature_def K --graph dot|svg`: draws the function graph a signature
-// runs, for a person to look at (B22). DOT is written by kiln; SVG is made by Graphviz's `dot`
+// runs, for a person to look at. DOT is written by kiln; SVG is made by Graphviz's `dot`
 // when it is on PATH (a clear error when it is not).
 #pragma once
 

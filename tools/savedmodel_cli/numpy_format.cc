@@ -264,10 +264,6 @@ class FloatFormat {
 
 // ---- element access -----------------------------------------------------------------------
 
-bool IsFloatDType(DType t) {
-  return t == DType::kFloat || t == DType::kDouble || t == DType::kHalf || t == DType::kBFloat16;
-}
-
 FloatKind KindOf(DType t) {
   switch (t) {
     case DType::kHalf:
@@ -304,22 +300,6 @@ std::complex<double> ComplexAt(const Tensor& t, int64_t i) {
   return t.data<std::complex<double>>()[i];
 }
 
-bool IsIntDType(DType t) {
-  switch (t) {
-    case DType::kInt8:
-    case DType::kInt16:
-    case DType::kInt32:
-    case DType::kInt64:
-    case DType::kUInt8:
-    case DType::kUInt16:
-    case DType::kUInt32:
-    case DType::kUInt64:
-      return true;
-    default:
-      return false;
-  }
-}
-
 std::string IntAt(const Tensor& t, int64_t i) {
   switch (t.dtype()) {
     case DType::kInt8:
@@ -341,35 +321,6 @@ std::string IntAt(const Tensor& t, int64_t i) {
     default:
       return "?";
   }
-}
-
-// repr(bytes)
-std::string BytesRepr(const std::string& s) {
-  const bool has_single = s.find('\'') != std::string::npos;
-  const bool has_double = s.find('"') != std::string::npos;
-  const char quote = (has_single && !has_double) ? '"' : '\'';
-  std::string out = "b";
-  out += quote;
-  for (unsigned char c : s) {
-    if (c == '\\' || c == static_cast<unsigned char>(quote)) {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c == '\n') {
-      out += "\\n";
-    } else if (c == '\r') {
-      out += "\\r";
-    } else if (c == '\t') {
-      out += "\\t";
-    } else if (c < 0x20 || c >= 0x7f) {
-      char buf[8];
-      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  out += quote;
-  return out;
 }
 
 // ---- scalars (str of a numpy scalar) ------------------------------------------------------
@@ -401,11 +352,11 @@ std::string ComplexScalarStr(std::complex<double> c, FloatKind kind) {
 
 std::string ScalarStr(const Tensor& t) {
   const DType d = t.dtype();
-  if (IsFloatDType(d)) return FloatScalarStr(FloatAt(t, 0), KindOf(d), true);
-  if (IsIntDType(d)) return IntAt(t, 0);
+  if (IsFloatingPoint(d)) return FloatScalarStr(FloatAt(t, 0), KindOf(d), true);
+  if (IsInteger(d)) return IntAt(t, 0);
   if (d == DType::kBool) return t.data<bool>()[0] ? "True" : "False";
-  if (d == DType::kString) return BytesRepr(t.data<std::string>()[0]);
-  if (d == DType::kComplex64 || d == DType::kComplex128)
+  if (d == DType::kString) return PyReprBytes(t.data<std::string>()[0]);
+  if (IsComplex(d))
     return ComplexScalarStr(ComplexAt(t, 0),
                             d == DType::kComplex64 ? FloatKind::kFloat : FloatKind::kDouble);
   return "<" + DTypeShortName(d) + ">";
@@ -437,12 +388,12 @@ class ArrayFormatter {
  private:
   void BuildFormat(const std::vector<int64_t>& printed) {
     const DType d = t_.dtype();
-    if (IsFloatDType(d)) {
+    if (IsFloatingPoint(d)) {
       std::vector<double> values;
       for (int64_t i : printed) values.push_back(FloatAt(t_, i));
       auto fmt = std::make_shared<FloatFormat>(values, KindOf(d), false);
       elem_ = [this, fmt](int64_t i) { return (*fmt)(FloatAt(t_, i)); };
-    } else if (IsIntDType(d)) {
+    } else if (IsInteger(d)) {
       size_t width = 0;
       for (int64_t i : printed) width = std::max(width, IntAt(t_, i).size());
       elem_ = [this, width](int64_t i) {
@@ -452,8 +403,8 @@ class ArrayFormatter {
     } else if (d == DType::kBool) {
       elem_ = [this](int64_t i) { return std::string(t_.data<bool>()[i] ? " True" : "False"); };
     } else if (d == DType::kString) {
-      elem_ = [this](int64_t i) { return BytesRepr(t_.data<std::string>()[i]); };
-    } else if (d == DType::kComplex64 || d == DType::kComplex128) {
+      elem_ = [this](int64_t i) { return PyReprBytes(t_.data<std::string>()[i]); };
+    } else if (IsComplex(d)) {
       const FloatKind kind = d == DType::kComplex64 ? FloatKind::kFloat : FloatKind::kDouble;
       std::vector<double> re, im;
       for (int64_t i : printed) {

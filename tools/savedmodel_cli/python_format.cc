@@ -10,11 +10,17 @@
 
 namespace kiln::cli {
 
-std::string PyReprString(std::string_view s) {
+namespace {
+
+// Python's quoting of str and bytes: single quotes unless the text has a single quote and no
+// double quote; backslash, the quote, \n \r \t escaped; other control bytes as \xNN. bytes
+// also escape every byte >= 0x7f; str keeps printable UTF-8 but shows U+0080..U+009F as \xNN.
+std::string PyQuoted(std::string_view s, bool bytes) {
   const bool has_single = s.find('\'') != std::string_view::npos;
   const bool has_double = s.find('"') != std::string_view::npos;
   const char quote = (has_single && !has_double) ? '"' : '\'';
-  std::string out(1, quote);
+  std::string out = bytes ? "b" : "";
+  out += quote;
   for (size_t i = 0; i < s.size(); ++i) {
     const unsigned char c = static_cast<unsigned char>(s[i]);
     char buf[8];
@@ -27,10 +33,11 @@ std::string PyReprString(std::string_view s) {
       out += "\\r";
     } else if (c == '\t') {
       out += "\\t";
-    } else if (c < 0x20 || c == 0x7f) {
+    } else if (c < 0x20 || c == 0x7f || (bytes && c > 0x7f)) {
       std::snprintf(buf, sizeof(buf), "\\x%02x", c);
       out += buf;
-    } else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+    } else if (!bytes && c == 0xc2 && i + 1 < s.size() &&
+               static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
                static_cast<unsigned char>(s[i + 1]) <= 0x9f) {
       // U+0080..U+009F are not printable: Python shows them as \x80.
       std::snprintf(buf, sizeof(buf), "\\x%02x", static_cast<unsigned char>(s[i + 1]));
@@ -43,6 +50,12 @@ std::string PyReprString(std::string_view s) {
   out += quote;
   return out;
 }
+
+}  // namespace
+
+std::string PyReprString(std::string_view s) { return PyQuoted(s, false); }
+
+std::string PyReprBytes(std::string_view s) { return PyQuoted(s, true); }
 
 std::string PyFormatShortest(bool negative, const std::string& digits, int exponent) {
   std::string out = negative ? "-" : "";
@@ -164,28 +177,6 @@ std::string TfDTypePythonName(int dtype) {
   }
   const TfTypeName* t = FindType(dtype);
   return t ? t->py_name : "";
-}
-
-std::string CliShapeString(const tensorflow::TensorShapeProto& shape) {
-  if (shape.unknown_rank()) return "unknown_rank";
-  std::string s = "(";
-  for (int i = 0; i < shape.dim_size(); ++i) {
-    if (i) s += ", ";
-    s += std::to_string(shape.dim(i).size());
-  }
-  return s + ")";
-}
-
-std::string PyTensorShapeString(const tensorflow::TensorShapeProto& shape) {
-  if (shape.unknown_rank()) return "<unknown>";
-  std::string s = "(";
-  for (int i = 0; i < shape.dim_size(); ++i) {
-    if (i) s += ", ";
-    const int64_t d = shape.dim(i).size();
-    s += d < 0 ? "None" : std::to_string(d);
-  }
-  if (shape.dim_size() == 1) s += ",";
-  return s + ")";
 }
 
 }  // namespace kiln::cli

@@ -7,14 +7,12 @@
 #include <string_view>
 #include <vector>
 
-namespace tensorflow {
-class TensorShapeProto;
-}
-
 namespace kiln::cli {
 
 // repr(str): 'serve', "it's", with Python's escapes.
 std::string PyReprString(std::string_view s);
+// repr(bytes): b'abc', b"it's", b'\xff\x00' (every byte outside printable ASCII escaped).
+std::string PyReprBytes(std::string_view s);
 // repr(float) for a double: 1.0, 0.1, 1e-05, 1e+16, inf, nan.
 std::string PyReprDouble(double v);
 // Python's rule for a shortest digit string: positional when 1e-4 <= |v| < 1e16, else
@@ -29,10 +27,5 @@ std::string PyReprSortedStringSet(std::vector<std::string> items);
 std::string TfDataTypeEnumName(int dtype);
 // "float32" for DT_FLOAT (tf.DType.name), "float32_ref" for refs; "" when unnamed.
 std::string TfDTypePythonName(int dtype);
-
-// saved_model_cli's TensorInfo shape: (-1, 784), (), (-1), unknown_rank.
-std::string CliShapeString(const tensorflow::TensorShapeProto& shape);
-// str(TensorShape): (None, 784), (), (None,), <unknown>.
-std::string PyTensorShapeString(const tensorflow::TensorShapeProto& shape);
 
 }  // namespace kiln::cli

@@ -6,6 +6,7 @@
 #include <regex>
 #include <system_error>
 
+#include "commands.h"
 #include "input_exprs.h"
 #include "kiln/core/file_util.h"
 #include "kiln/core/npy.h"
@@ -17,23 +18,9 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool IsNumeric(DType t) {
-  switch (t) {
-    case DType::kFloat:
-    case DType::kDouble:
-    case DType::kInt8:
-    case DType::kInt16:
-    case DType::kInt32:
-    case DType::kInt64:
-    case DType::kUInt8:
-    case DType::kUInt16:
-    case DType::kUInt32:
-    case DType::kUInt64:
-      return true;
-    default:
-      return false;
-  }
-}
+// The dtypes ElementAt reads and a fed array converts between (half and bfloat16 have no C++
+// arithmetic here, so they are fed as they are).
+bool IsNumeric(DType t) { return IsInteger(t) || t == DType::kFloat || t == DType::kDouble; }
 
 // long double holds every int64/uint64 and double exactly, so casts through it check ranges
 // and fractions without surprises.
@@ -150,18 +137,6 @@ Result<Tensor> LoadInputFile(const InputFileSpec& spec, std::ostream& err) {
   return ParseNpy(bytes, spec.filename);
 }
 
-std::vector<std::string> SplitTags(const std::string& tag_set) {
-  std::vector<std::string> tags;
-  size_t start = 0;
-  while (start <= tag_set.size()) {
-    size_t end = tag_set.find(',', start);
-    if (end == std::string::npos) end = tag_set.size();
-    if (end > start) tags.push_back(tag_set.substr(start, end - start));
-    start = end + 1;
-  }
-  return tags;
-}
-
 }  // namespace
 
 Result<std::vector<InputFileSpec>> ParseInputsArg(std::string_view arg) {
@@ -192,34 +167,30 @@ Result<std::vector<InputFileSpec>> ParseInputsArg(std::string_view arg) {
   return out;
 }
 
-Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err) {
-  // Arguments first: a typo in them should not cost a model load.
-  KILN_ASSIGN_OR_RETURN(std::vector<InputFileSpec> files, ParseInputsArg(options.inputs));
-  KILN_ASSIGN_OR_RETURN(auto exprs, ParseInputExprs(options.input_exprs));
+Result<FeedArgs> ParseFeedArgs(std::string_view inputs, std::string_view input_exprs) {
+  FeedArgs args;
+  KILN_ASSIGN_OR_RETURN(args.files, ParseInputsArg(inputs));
+  KILN_ASSIGN_OR_RETURN(args.exprs, ParseInputExprs(input_exprs));
+  return args;
+}
 
-  exec::LoadOptions load_options;
-  load_options.tags = SplitTags(options.tag_set);
-  // Only the signature that runs is prepared: the bundle's other signatures may need ops this
-  // runtime lacks.
-  load_options.signatures = {options.signature_def};
-  KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, load_options));
-  KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(options.signature_def));
-
+Result<std::map<std::string, Tensor>> MakeFeeds(const FeedArgs& args, const exec::Signature& sig,
+                                                std::ostream& err) {
   auto expected_dtype = [&](const std::string& key) -> std::optional<DType> {
-    for (const auto& arg : sig->inputs())
+    for (const auto& arg : sig.inputs())
       if (arg.key == key) return arg.spec.dtype;
     return std::nullopt;  // not an input: the signature names it in its error
   };
 
   std::map<std::string, Tensor> feeds;
-  for (const InputFileSpec& spec : files) {
+  for (const InputFileSpec& spec : args.files) {
     KILN_ASSIGN_OR_RETURN_CTX(Tensor t, LoadInputFile(spec, err), "--inputs '", spec.key, "'");
     if (auto want = expected_dtype(spec.key)) {
       KILN_ASSIGN_OR_RETURN(t, CastToInputDType(t, *want, spec.key));
     }
     feeds[spec.key] = std::move(t);
   }
-  for (const auto& [key, literal] : exprs) {
+  for (const auto& [key, literal] : args.exprs) {
     if (feeds.count(key))
       err << "WARNING: input_key " << key
           << " has been specified with both --inputs and --input_exprs options. Value in "
@@ -228,6 +199,33 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
     KILN_ASSIGN_OR_RETURN(Tensor t, LiteralToTensor(literal, dtype, key));
     feeds[key] = std::move(t);
   }
+  return feeds;
+}
+
+std::vector<std::string> SplitTagSet(std::string_view tag_set) {
+  std::vector<std::string> tags;
+  size_t start = 0;
+  while (start <= tag_set.size()) {
+    size_t end = tag_set.find(',', start);
+    if (end == std::string_view::npos) end = tag_set.size();
+    if (end > start) tags.emplace_back(tag_set.substr(start, end - start));
+    start = end + 1;
+  }
+  return tags;
+}
+
+Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err) {
+  // Arguments first: a typo in them should not cost a model load.
+  KILN_ASSIGN_OR_RETURN(FeedArgs feed_args, ParseFeedArgs(options.inputs, options.input_exprs));
+
+  exec::LoadOptions load_options;
+  load_options.tags = SplitTagSet(options.tag_set);
+  // Only the signature that runs is prepared: the bundle's other signatures may need ops this
+  // runtime lacks.
+  load_options.signatures = {options.signature_def};
+  KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, load_options));
+  KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(options.signature_def));
+  KILN_ASSIGN_OR_RETURN(auto feeds, MakeFeeds(feed_args, *sig, err));
 
   // Refuse before running, so nothing is half-written.
   std::error_code ec;
@@ -258,6 +256,38 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
     }
   }
   return OkStatus();
+}
+
+namespace {
+
+struct RunArgs : CommandArgs {
+  RunCommandOptions run;
+  std::string dir, outdir;
+  CLI::Option* outdir_opt = nullptr;
+};
+
+}  // namespace
+
+std::unique_ptr<CommandArgs> SetupRunCommand(CLI::App& cmd) {
+  auto a = std::make_unique<RunArgs>();
+  cmd.add_option("--dir", a->dir, "SavedModel directory")->required();
+  cmd.add_option("--tag_set", a->run.tag_set, "Comma-separated tags of a MetaGraphDef")->required();
+  cmd.add_option("--signature_def", a->run.signature_def, "The SignatureDef key to run")
+      ->required();
+  cmd.add_option("--inputs", a->run.inputs, "'<key>=<file.npy>;<key>=<file.npz>[<name>]'");
+  cmd.add_option("--input_exprs", a->run.input_exprs,
+                 "'<key>=<literal>;...': numbers, true/false, quoted strings, nested [lists]");
+  a->outdir_opt = cmd.add_option("--outdir", a->outdir, "Write <outdir>/<output_key>.npy");
+  cmd.add_flag("--overwrite", a->run.overwrite, "Replace existing output files");
+  return a;
+}
+
+Status RunRunCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
+  const auto& a = static_cast<const RunArgs&>(args);
+  RunCommandOptions run = a.run;
+  run.dir = a.dir;
+  if (*a.outdir_opt) run.outdir = a.outdir;
+  return RunCommand(run, out, err);
 }
 
 }  // namespace kiln::cli

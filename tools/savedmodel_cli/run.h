@@ -4,13 +4,21 @@
 #pragma once
 
 #include <filesystem>
+#include <map>
 #include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
+#include "input_exprs.h"
 #include "kiln/core/status.h"
+#include "kiln/core/tensor.h"
+
+namespace kiln::exec {
+class Signature;
+}
 
 namespace kiln::cli {
 
@@ -32,6 +40,22 @@ struct InputFileSpec {
 
 // Parses --inputs as TensorFlow does: ';'-separated "<key>=<file>" or "<key>=<file>[<name>]".
 Result<std::vector<InputFileSpec>> ParseInputsArg(std::string_view arg);
+
+// --inputs and --input_exprs, parsed before any model is loaded (a typo should not cost a load).
+struct FeedArgs {
+  std::vector<InputFileSpec> files;
+  std::vector<std::pair<std::string, Literal>> exprs;
+};
+Result<FeedArgs> ParseFeedArgs(std::string_view inputs, std::string_view input_exprs);
+
+// The tensors they give, by input key: files read and converted to the signature input's dtype,
+// literals built with it; a key in both takes the literal, with a warning to `err`. Keys the
+// signature lacks are kept for the signature to refuse by name.
+Result<std::map<std::string, Tensor>> MakeFeeds(const FeedArgs& args, const exec::Signature& sig,
+                                                std::ostream& err);
+
+// "serve,gpu" -> {"serve", "gpu"}.
+std::vector<std::string> SplitTagSet(std::string_view tag_set);
 
 // Results go to `out`, warnings (ignored [name] on an .npy, a key given twice) to `err`.
 Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err);

@@ -3,15 +3,18 @@
 // with the server, which refuses such bundles unless its config allows the op.
 #include "kiln/serve/scan.h"
 
+#include <memory>
 #include <ostream>
 #include <set>
 #include <string>
 
 #include "kiln/core/status.h"
+#include "commands.h"
 #include "kiln/exec/saved_model.h"
 #include "tensorflow/saved_model.pb.h"
 
 namespace kiln::cli {
+namespace {
 
 Status Scan(const std::string& dir, const std::string& tag_set, std::ostream& out) {
   KILN_ASSIGN_OR_RETURN(auto proto, exec::ReadSavedModelProto(dir));
@@ -50,6 +53,23 @@ Status Scan(const std::string& dir, const std::string& tag_set, std::ostream& ou
   }
   if (!any_graph) return NotFound("'", dir, "' has no MetaGraphDef with tag-set '", tag_set, "'");
   return OkStatus();
+}
+
+struct ScanArgs : CommandArgs {
+  std::string dir, tag_set;
+};
+}  // namespace
+
+std::unique_ptr<CommandArgs> SetupScanCommand(CLI::App& cmd) {
+  auto a = std::make_unique<ScanArgs>();
+  cmd.add_option("--dir", a->dir, "SavedModel directory")->required();
+  cmd.add_option("--tag_set", a->tag_set, "Comma-separated tags (default: every MetaGraph)");
+  return a;
+}
+
+Status RunScanCommand(const CommandArgs& args, std::ostream& out, std::ostream& /*err*/) {
+  const auto& a = static_cast<const ScanArgs&>(args);
+  return Scan(a.dir, a.tag_set, out);
 }
 
 }  // namespace kiln::cli

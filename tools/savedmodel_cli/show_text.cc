@@ -9,6 +9,7 @@
 #include "kiln/exec/op_coverage.h"
 #include "model_info.h"
 #include "python_format.h"
+#include "shape_text.h"
 #include "show.h"
 #include "structured_value.h"
 #include "tensorflow/saved_model.pb.h"
@@ -24,7 +25,7 @@ void PrintTensorInfo(const tensorflow::TensorInfo& info, int indent, std::ostrea
   std::string dtype = TfDataTypeEnumName(info.dtype());
   if (dtype.empty()) dtype = "DT_" + std::to_string(info.dtype());  // refused by the reader
   os << in << "    dtype: " << dtype << "\n";
-  os << in << "    shape: " << CliShapeString(info.tensor_shape()) << "\n";
+  os << in << "    shape: " << ShapeText(info.tensor_shape(), ShapeStyle::kCli) << "\n";
   os << in << "    name: " << info.name() << "\n";
 }
 

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "python_format.h"
+#include "shape_text.h"
 
 namespace kiln::cli {
 namespace {
@@ -41,16 +42,6 @@ std::string TypeSpecClassName(const tensorflow::TypeSpecProto& ts) {
 std::string DTypeRepr(int dtype) {
   const std::string name = TfDTypePythonName(dtype);
   return "tf." + (name.empty() ? std::to_string(dtype) : name);
-}
-
-std::string TensorShapeRepr(const tensorflow::TensorShapeProto& shape) {
-  if (shape.unknown_rank()) return "TensorShape(None)";
-  std::string s = "TensorShape([";
-  for (int i = 0; i < shape.dim_size(); ++i) {
-    if (i) s += ", ";
-    s += shape.dim(i).size() < 0 ? "None" : std::to_string(shape.dim(i).size());
-  }
-  return s + "])";
 }
 
 std::string JoinRepr(const std::vector<PyValue>& items) {
@@ -183,11 +174,11 @@ std::string PyRepr(const PyValue& v) {
     case K::kString:
       return PyReprString(v.s);
     case K::kTensorShape:
-      return TensorShapeRepr(v.shape);
+      return ShapeText(v.shape, ShapeStyle::kTensorShapeRepr);
     case K::kDType:
       return DTypeRepr(v.dtype);
     case K::kTensorSpec:
-      return v.class_name + "(shape=" + PyTensorShapeString(v.shape) +
+      return v.class_name + "(shape=" + ShapeText(v.shape, ShapeStyle::kTensorShape) +
              ", dtype=" + DTypeRepr(v.dtype) +
              ", name=" + (v.has_name ? PyReprString(v.name) : std::string("None")) + ")";
     case K::kTypeSpec:
@@ -213,7 +204,7 @@ std::string PyRepr(const PyValue& v) {
       return s + ")";
     }
     case K::kTensor:
-      return "<tf.Tensor: shape=" + PyTensorShapeString(v.shape) +
+      return "<tf.Tensor: shape=" + ShapeText(v.shape, ShapeStyle::kTensorShape) +
              ", dtype=" + TfDTypePythonName(v.dtype) + ">";
   }
   return "None";
@@ -224,7 +215,7 @@ std::string PyStr(const PyValue& v) {
     case PyValue::Kind::kString:
       return v.s;
     case PyValue::Kind::kTensorShape:
-      return PyTensorShapeString(v.shape);
+      return ShapeText(v.shape, ShapeStyle::kTensorShape);
     case PyValue::Kind::kDType:
       return "<dtype: " + PyReprString(TfDTypePythonName(v.dtype)) + ">";
     default:

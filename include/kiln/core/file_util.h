@@ -17,7 +17,9 @@ Status WriteStringToFile(const std::filesystem::path& path, std::string_view con
 // Writes a directory so that `target` is either untouched or complete: `fill` writes into a
 // fresh temporary sibling directory, which then replaces `target` by rename. A previous
 // directory at `target` survives any failure. Fails clearly when the parent does not exist or
-// is not writable.
+// is not writable. Temporary siblings are named ".NAME.tmp-PID-N" / ".NAME.old-PID-N"; those a
+// killed writer left behind (same NAME, PID no longer alive) are removed by the next write of
+// NAME into the same parent.
 Status WriteDirectoryAtomically(const std::filesystem::path& target,
                                 const std::function<Status(const std::filesystem::path&)>& fill);
 

@@ -1,5 +1,5 @@
 // Control flow on tensors and nested traced functions (AutoGraph's and tf.cond / tf.while_loop's
-// counterparts; B12-B14).
+// counterparts).
 //
 // While a function is traced:
 //   - Cond traces both branches once each, into library functions "cond_true_N" /
@@ -70,7 +70,7 @@ Result<Values> ForRange(const Value& start, const Value& limit, const Value& del
                         const ForBodyFn& body, const Values& loop_vars = {},
                         const WhileOptions& options = {});
 
-// A traced function called from a body (B12). See above.
+// A traced function called from a body. See above.
 Result<Values> CallFunction(Function& function, const Values& args);
 
 }  // namespace kiln::trace

@@ -1,5 +1,5 @@
 // HostCallback: C++ code that a traced graph runs on every call (tf.py_function's
-// counterpart, B11). Plain C++ in a body runs only while tracing; a host callback is an op
+// counterpart). Plain C++ in a body runs only while tracing; a host callback is an op
 // (TensorFlow's EagerPyFunc) that calls `fn` each time the graph runs, with the inputs'
 // values. Eagerly (not tracing, or under SetRunFunctionsEagerly) it calls `fn` at once.
 //
@@ -15,12 +15,13 @@
 #include "kiln/core/dtype.h"
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
+#include "kiln/exec/host_callback.h"
 #include "kiln/trace/value.h"
 
 namespace kiln::trace {
 
-using HostCallbackFn =
-    std::function<Status(std::span<const Tensor> inputs, std::vector<Tensor>* outputs)>;
+// The runtime's callback type (kiln/exec/host_callback.h): fills one tensor per output.
+using HostCallbackFn = exec::HostCallbackFn;
 
 // Calls `fn(inputs)` on every run; `fn` must return one tensor per entry of `output_dtypes`.
 // `name` names it in messages and in the node ("side_effect").

@@ -1,6 +1,9 @@
-// Op wrappers for authoring bodies. Each emits the TensorFlow op of the same meaning (node
-// names as TensorFlow's Python wrappers give them: AddV2 is "add", RealDiv "truediv"), and
-// works both while tracing and eagerly (see op_builder.h).
+// The core op wrappers for authoring bodies: constants, arithmetic (+ - * /), the layers' ops
+// (MatMul, BiasAdd, Relu, Softmax), and printing (StringFormat, Print). Each emits the
+// TensorFlow op of the same meaning (node names as TensorFlow's Python wrappers give them:
+// AddV2 is "add", RealDiv "truediv"), and works both while tracing and eagerly (see
+// op_builder.h). More ops by topic: math_ops.h, compare_ops.h, array_ops.h, string_ops.h,
+// random.h.
 #pragma once
 
 #include <initializer_list>

@@ -1,4 +1,4 @@
-// Random tensors as graph ops (tf.random's counterpart, B8). Unlike a number drawn from a host
+// Random tensors as graph ops (tf.random's counterpart). Unlike a number drawn from a host
 // engine while tracing (frozen into the graph as a constant), these ops draw fresh values on
 // every call of the function.
 //

@@ -1,4 +1,4 @@
-// TensorArray: tf.TensorArray's counterpart (B15), stored the way TensorFlow 2 stores it: a
+// TensorArray: tf.TensorArray's counterpart, stored the way TensorFlow 2 stores it: a
 // scalar DT_VARIANT tensor list changed by TensorList ops (TensorListReserve, SetItem, GetItem,
 // Stack, FromTensor, Length), so a bundle using it is a valid SavedModel.
 //

@@ -1,13 +1,11 @@
-// tf.where and tf.strings.join.
-#include "kiln/trace/extra_ops.h"
+// tf.strings.join (string_ops.h).
+#include "kiln/trace/string_ops.h"
+
+#include <span>
 
 #include "kiln/trace/op_builder.h"
 
 namespace kiln::trace {
-
-Value Where(const Value& condition, const Value& x, const Value& y) {
-  return OpBuilder("SelectV2").Input(condition).Input(x).Input(y).Attr("T", x.dtype()).BuildOne();
-}
 
 Value StringJoin(std::initializer_list<Value> inputs, std::string_view separator) {
   OpBuilder b("StringJoin");

@@ -1,24 +1,25 @@
 // Function: one concrete function per call key (tensor specs + host values), cached; trace
 // reasons and the retrace warning; the eager switch.
-#include "kiln/trace/function.h"
-
-#include <cxxabi.h>
+#include "kiln/trace/function_cache.h"
 
 #include <atomic>
-#include <charconv>
-#include <cstdio>
-#include <cstdlib>
 #include <exception>
 #include <iostream>
 #include <optional>
-#include <set>
-#include <sstream>
 
+#include "function_key_util.h"
 #include "graph.h"
+#include "tensorflow/framework.pb.h"
 #include "trace_extras.h"
 
 namespace kiln::trace {
 namespace {
+
+using internal::Covers;
+using internal::Difference;
+using internal::Fits;
+using internal::GivenSpecText;
+using internal::ValidateSignature;
 
 TensorSpec ResourceSpec() { return TensorSpec{DType::kResource, PartialShape::Scalar()}; }
 
@@ -30,85 +31,6 @@ std::string SanitizeFunctionName(std::string_view name) {
     out += ok ? c : '_';
   }
   return out.empty() ? "function" : out;
-}
-
-std::string SpecString(const TensorSpec& spec) { return spec.ToString(); }
-
-std::string GivenString(const TensorSpec& spec) {
-  return "TensorSpec(shape=" + spec.shape.ToPythonString() +
-         ", dtype=" + DTypeShortName(spec.dtype) + ")";
-}
-
-// "float32 Tensor, shape=(2,)", as pretty_printed_concrete_signatures writes a spec.
-std::string PrettySpec(const TensorSpec& spec) {
-  return DTypeShortName(spec.dtype) + " Tensor, shape=" + spec.shape.ToPythonString();
-}
-
-Status ValidateSignature(const std::string& fn, const InputSignature& sig) {
-  std::set<std::string> names;
-  for (size_t i = 0; i < sig.size(); ++i) {
-    const ArgSpec& a = sig[i];
-    if (a.name.empty()) return InvalidArgument("function '", fn, "': argument ", i, " has no name");
-    for (char c : a.name) {
-      const bool ok =
-          (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
-      if (!ok) {
-        return InvalidArgument("function '", fn, "': argument name '", a.name,
-                               "' may hold only letters, digits and '_'");
-      }
-    }
-    if (!names.insert(a.name).second) {
-      return InvalidArgument("function '", fn, "': two arguments are named '", a.name, "'");
-    }
-    if (a.dtype == DType::kInvalid || a.dtype == DType::kResource || a.dtype == DType::kVariant) {
-      return InvalidArgument("function '", fn, "': argument '", a.name, "' has dtype ",
-                             DTypeShortName(a.dtype), "; signatures take plain tensors");
-    }
-  }
-  return OkStatus();
-}
-
-// True when every shape `specific` allows is allowed by `general` (a concrete function traced
-// for `general` can take it).
-bool Covers(const PartialShape& general, const PartialShape& specific) {
-  if (general.unknown_rank()) return true;
-  if (specific.unknown_rank() || specific.rank() != general.rank()) return false;
-  for (int i = 0; i < general.rank(); ++i) {
-    if (general.dim(i) >= 0 && general.dim(i) != specific.dim(i)) return false;
-  }
-  return true;
-}
-
-bool SameHost(const HostValue& a, const HostValue& b) { return a == b; }
-
-// Whether concrete argument `have` takes call argument `want`.
-bool Fits(const BoundArg& have, const BoundArg& want) {
-  if (have.host.has_value() != want.host.has_value()) return false;
-  if (have.host) return SameHost(*have.host, *want.host);
-  return have.spec.dtype == want.spec.dtype && Covers(have.spec.shape, want.spec.shape);
-}
-
-// Why `want` did not fit `have`, or empty when it did.
-std::string Difference(const std::string& name, const BoundArg& have, const BoundArg& want) {
-  if (Fits(have, want)) return {};
-  if (have.host && want.host) {
-    return "host argument `" + name + "`: " + HostValueString(*have.host) + " -> " +
-           HostValueString(*want.host);
-  }
-  if (have.host) {
-    return "argument `" + name + "`: host value " + HostValueString(*have.host) + " -> " +
-           PrettySpec(want.spec);
-  }
-  if (want.host) {
-    return "argument `" + name + "`: " + PrettySpec(have.spec) + " -> host value " +
-           HostValueString(*want.host);
-  }
-  if (have.spec.dtype != want.spec.dtype) {
-    return "argument `" + name + "`: dtype " + DTypeShortName(have.spec.dtype) + " -> " +
-           DTypeShortName(want.spec.dtype);
-  }
-  return "argument `" + name + "`: new shape " + have.spec.shape.ToPythonString() + " -> " +
-         want.spec.shape.ToPythonString();
 }
 
 std::atomic<bool> g_run_eagerly{false};
@@ -135,152 +57,12 @@ void EmitWarning(const std::string& message) {
   }
 }
 
-thread_local internal::TraceExtras* g_extras = nullptr;
-thread_local internal::EagerErrorScope* g_eager_errors = nullptr;
-
 }  // namespace
-
-// ---- host values and arguments ----------------------------------------------------------------
-
-namespace internal {
-
-std::string DemangledName(const char* mangled) {
-  int status = 0;
-  char* out = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
-  std::string name = (status == 0 && out != nullptr) ? out : mangled;
-  std::free(out);
-  return name;
-}
-
-TraceExtras* CurrentTraceExtras() { return g_extras; }
-
-EagerErrorScope::EagerErrorScope() : previous_(g_eager_errors) { g_eager_errors = this; }
-EagerErrorScope::~EagerErrorScope() { g_eager_errors = previous_; }
-
-void RecordEagerError(const Status& status) {
-  if (g_eager_errors != nullptr && g_eager_errors->status_.ok()) g_eager_errors->status_ = status;
-}
-
-TraceExtrasScope::TraceExtrasScope(TraceExtras* extras) : previous_(g_extras) { g_extras = extras; }
-
-TraceExtrasScope::~TraceExtrasScope() {
-  // A nested trace's callbacks also mark the trace that calls it.
-  if (previous_ != nullptr && g_extras != nullptr && g_extras != previous_) {
-    for (const auto& n : g_extras->host_callbacks) previous_->host_callbacks.push_back(n);
-    for (const auto& k : g_extras->keep_alive) previous_->keep_alive.push_back(k);
-  }
-  g_extras = previous_;
-}
-
-}  // namespace internal
-
-std::string HostValueString(const HostValue& value) {
-  struct Visitor {
-    std::string operator()(int64_t v) const { return std::to_string(v); }
-    std::string operator()(double v) const {
-      char buf[64];
-      auto [end, ec] = std::to_chars(buf, buf + sizeof(buf), v);  // shortest round trip
-      std::string t = ec == std::errc() ? std::string(buf, end) : std::to_string(v);
-      // Python writes a float with a decimal point: 1.0, not 1.
-      if (t.find_first_of(".eni") == std::string::npos) t += ".0";
-      return t;
-    }
-    std::string operator()(bool v) const { return v ? "True" : "False"; }
-    std::string operator()(const std::string& v) const { return "'" + v + "'"; }
-    std::string operator()(const EnumValue& v) const {
-      return v.type + "(" + std::to_string(v.value) + ")";
-    }
-  };
-  return std::visit(Visitor{}, value);
-}
-
-namespace {
-
-// A host value as the tensor TensorFlow would convert it to.
-Tensor HostTensor(const HostValue& value) {
-  struct Visitor {
-    Tensor operator()(int64_t v) const { return Tensor::Scalar<int32_t>(static_cast<int32_t>(v)); }
-    Tensor operator()(double v) const { return Tensor::Scalar<float>(static_cast<float>(v)); }
-    Tensor operator()(bool v) const { return Tensor::Scalar<bool>(v); }
-    Tensor operator()(const std::string& v) const { return Tensor::Scalar<std::string>(v); }
-    Tensor operator()(const EnumValue& v) const {
-      return Tensor::Scalar<int32_t>(static_cast<int32_t>(v.value));
-    }
-  };
-  return std::visit(Visitor{}, value);
-}
-
-}  // namespace
-
-Arg::Arg(HostValue host) : kind_(Kind::kHost), value_(HostTensor(host)), host_(std::move(host)) {}
-
-Arg Arg::Spec(TensorSpec spec) {
-  Arg a;
-  a.kind_ = Kind::kSpec;
-  a.spec_ = spec;
-  a.value_ = Value::Error(InvalidArgument("an Arg::Spec has no value; it only names a spec"));
-  return a;
-}
-
-TensorSpec Arg::spec() const {
-  if (kind_ == Kind::kSpec) return spec_;
-  return value_.spec();
-}
-
-int64_t Arg::int_value() const {
-  if (kind_ != Kind::kHost) return 0;
-  if (const auto* i = std::get_if<int64_t>(&host_)) return *i;
-  if (const auto* d = std::get_if<double>(&host_)) return static_cast<int64_t>(*d);
-  if (const auto* b = std::get_if<bool>(&host_)) return *b ? 1 : 0;
-  if (const auto* e = std::get_if<EnumValue>(&host_)) return e->value;
-  return 0;
-}
-
-double Arg::double_value() const {
-  if (kind_ != Kind::kHost) return 0.0;
-  if (const auto* d = std::get_if<double>(&host_)) return *d;
-  return static_cast<double>(int_value());
-}
-
-bool Arg::bool_value() const { return int_value() != 0 || double_value() != 0.0; }
-
-const std::string& Arg::string_value() const {
-  static const std::string* const empty = new std::string();
-  if (kind_ != Kind::kHost) return *empty;
-  const auto* s = std::get_if<std::string>(&host_);
-  return s != nullptr ? *s : *empty;
-}
-
-std::string Arg::ToString() const {
-  switch (kind_) {
-    case Kind::kHost:
-      return HostValueString(host_);
-    case Kind::kSpec:
-      return GivenString(spec_);
-    case Kind::kTensor:
-      break;
-  }
-  if (value_.is_symbolic() && !name_.empty()) {
-    return "Tensor(\"" + name_ + ":0\", shape=" + value_.shape().ToPythonString() +
-           ", dtype=" + DTypeShortName(value_.dtype()) + ")";
-  }
-  return value_.ok() ? GivenString(value_.spec()) : value_.DebugString();
-}
-
-std::string BoundArg::ToString() const {
-  if (host) return name + "=" + HostValueString(*host);
-  return name + ": " + PrettySpec(spec);
-}
 
 std::string TraceRecord::ToString() const {
   std::string s = "trace " + std::to_string(index) + " (" + concrete_name + "): ";
   for (size_t i = 0; i < reasons.size(); ++i) s += (i ? "; " : "") + reasons[i];
   return s;
-}
-
-std::string ArgSpec::ToString() const {
-  return "TensorSpec(shape=" + shape.ToPythonString() + ", dtype=" + DTypeShortName(dtype) +
-         ", name='" + name + "')";
 }
 
 // ---- global switches --------------------------------------------------------------------------
@@ -291,142 +73,6 @@ bool FunctionsRunEagerly() { return g_run_eagerly.load(); }
 void SetWarningSink(WarningSink sink) {
   std::lock_guard lock(WarningMutex());
   WarningSinkRef() = std::move(sink);
-}
-
-// ---- ConcreteFunction ---------------------------------------------------------------------
-
-ConcreteFunction::ConcreteFunction() = default;
-ConcreteFunction::~ConcreteFunction() = default;
-
-const tensorflow::FunctionDef& ConcreteFunction::function_def() const {
-  return library_->function(0);
-}
-
-int ConcreteFunction::num_nodes() const { return function_def().node_def_size(); }
-
-bool ConcreteFunction::is_stateful() const { return function_def().signature().is_stateful(); }
-
-Status ConcreteFunction::CheckExportable() const {
-  if (host_callbacks_.empty()) return OkStatus();
-  return FailedPrecondition(
-      "function '", function_name_, "' (", name_, ") calls the host callback '",
-      host_callbacks_.front(),
-      "': it runs C++ code of this process, which a saved bundle cannot hold. Export a "
-      "function without HostCallback ops (use graph ops such as Print or variable updates for "
-      "side effects)");
-}
-
-Result<std::vector<Tensor>> ConcreteFunction::Call(std::span<const Tensor> args,
-                                                   const exec::RunOptions& options) const {
-  if (args.size() != inputs_.size()) {
-    return InvalidArgument("'", function_name_, "' (", name_, ") takes ", inputs_.size(),
-                           " tensor argument(s), got ", args.size());
-  }
-  std::vector<Tensor> full;
-  full.reserve(args.size() + captures_.size());
-  for (size_t i = 0; i < args.size(); ++i) {
-    const ArgSpec& want = inputs_[i];
-    const Tensor& t = args[i];
-    if (!t.IsInitialized()) {
-      return InvalidArgument("'", function_name_, "': argument '", want.name,
-                             "' is an empty tensor");
-    }
-    if (t.dtype() != want.dtype || !want.shape.IsCompatibleWith(t.shape())) {
-      return InvalidArgument("'", function_name_, "' (", name_, "): argument '", want.name,
-                             "' (input #", i, "): expected ", want.ToString(), ", got ",
-                             GivenString({t.dtype(), PartialShape(t.shape())}),
-                             "; a concrete function does not retrace: call the Function, or "
-                             "get the concrete function for these specs");
-    }
-    full.push_back(t);
-  }
-  for (const Variable& v : captures_) {
-    KILN_RETURN_IF_ERROR(v.status());
-    Tensor handle(DType::kResource, Shape());
-    handle.scalar<std::shared_ptr<ResourceBase>>() = v.resource();
-    full.push_back(std::move(handle));
-  }
-  std::vector<Tensor> outputs;
-  KILN_RETURN_IF_ERROR(prepared_->Run(full, &outputs, options));
-  return outputs;
-}
-
-Result<std::vector<Tensor>> ConcreteFunction::Call(std::span<const Arg> args,
-                                                   const exec::RunOptions& options) const {
-  if (args.size() != arguments_.size()) {
-    return InvalidArgument("'", function_name_, "' (", name_, ") takes ", arguments_.size(),
-                           " argument(s), got ", args.size());
-  }
-  std::vector<Tensor> tensors;
-  for (size_t i = 0; i < args.size(); ++i) {
-    const BoundArg& b = arguments_[i];
-    const Arg& a = args[i];
-    if (b.host) {
-      if (!a.is_host() || !SameHost(*b.host, a.host())) {
-        return InvalidArgument("'", function_name_, "' (", name_, "): host argument '", b.name,
-                               "' was traced as ", HostValueString(*b.host), ", got ", a.ToString(),
-                               "; a concrete function does not retrace");
-      }
-      continue;
-    }
-    if (!a.is_tensor()) {
-      return InvalidArgument("'", function_name_, "' (", name_, "): argument '", b.name,
-                             "' must be a tensor (", PrettySpec(b.spec), "), got ", a.ToString());
-    }
-    KILN_ASSIGN_OR_RETURN_CTX(Tensor t, a.value().tensor(), "argument '", b.name, "'");
-    tensors.push_back(std::move(t));
-  }
-  return Call(std::span<const Tensor>(tensors), options);
-}
-
-std::string ConcreteFunction::SignatureString() const {
-  std::string s = function_name_ + "(";
-  bool first = true;
-  size_t tensor_index = 0;
-  for (const BoundArg& b : arguments_) {
-    s += first ? "" : ", ";
-    first = false;
-    if (b.host) {
-      s += b.name + "=" + HostValueString(*b.host);
-    } else {
-      const ArgSpec& a = inputs_[tensor_index++];
-      s += a.name + ": " + a.ToString();
-    }
-  }
-  s += ") -> ";
-  if (outputs_.empty()) return s + "None";
-  if (outputs_.size() == 1) return s + SpecString(outputs_[0]);
-  s += "(";
-  for (size_t i = 0; i < outputs_.size(); ++i) s += (i ? ", " : "") + SpecString(outputs_[i]);
-  return s + ")";
-}
-
-std::string ConcreteFunction::PrettySignature() const {
-  std::string s = function_name_ + "(";
-  std::string args_section;
-  for (size_t i = 0; i < arguments_.size(); ++i) {
-    const BoundArg& b = arguments_[i];
-    s += (i ? ", " : "");
-    if (b.host) {
-      s += b.name + "=" + HostValueString(*b.host);
-    } else {
-      s += b.name;
-      args_section += "    " + b.name + ": " + PrettySpec(b.spec) + "\n";
-    }
-  }
-  s += ")\n";
-  if (!args_section.empty()) s += "  Args:\n" + args_section;
-  s += "  Returns:\n";
-  if (outputs_.empty()) return s + "    None\n";
-  if (outputs_.size() == 1) return s + "    " + PrettySpec(outputs_[0]) + "\n";
-  s += "    (";
-  for (size_t i = 0; i < outputs_.size(); ++i)
-    s += (i ? ", " : "") + ("<" + std::to_string(i + 1) + ">");
-  s += ")\n";
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    s += "      <" + std::to_string(i + 1) + ">: " + PrettySpec(outputs_[i]) + "\n";
-  }
-  return s;
 }
 
 // ---- Function -----------------------------------------------------------------------------
@@ -511,7 +157,7 @@ Status Function::CheckSignature(std::span<const TensorSpec> specs) const {
     if (specs[i].dtype != sig[i].dtype || !Covers(sig[i].shape, specs[i].shape)) {
       return InvalidArgument("'", name_, "': argument '", sig[i].name,
                              "' does not fit the input signature: expected ", sig[i].ToString(),
-                             ", got ", GivenString(specs[i]));
+                             ", got ", GivenSpecText(specs[i]));
     }
   }
   return OkStatus();
@@ -548,8 +194,7 @@ Result<std::vector<BoundArg>> Function::KeyOf(std::span<const Arg> args) const {
                                  "'");
       }
       b.spec = args[i].spec();
-      if (b.spec.dtype == DType::kInvalid || b.spec.dtype == DType::kResource ||
-          b.spec.dtype == DType::kVariant) {
+      if (!HoldsData(b.spec.dtype)) {
         return InvalidArgument("'", name_, "': argument '", b.name, "' has dtype ",
                                DTypeShortName(b.spec.dtype), "; functions take plain tensors");
       }

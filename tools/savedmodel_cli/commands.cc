@@ -1,0 +1,47 @@
+#include "commands.h"
+
+namespace kiln::cli {
+namespace {
+
+constexpr char kShowHelp[] =
+    "Shows what a SavedModel holds, as TensorFlow's saved_model_cli show prints it.\n"
+    "  show --dir D                      the tag-sets\n"
+    "  show --dir D --tag_set serve      the SignatureDef keys of that MetaGraphDef\n"
+    "  show --dir D --tag_set serve --signature_def serving_default\n"
+    "                                    the inputs and outputs of one signature\n"
+    "  show --dir D --all                everything, with the ops and restored functions\n"
+    "Add --json for the same facts as JSON (docs/cli.md).\n"
+    "  show --dir D --signature_def K --graph dot|svg [--output F]\n"
+    "                                    draw the function graph signature K runs";
+
+constexpr char kRunHelp[] =
+    "Runs a signature of a SavedModel and prints each output as numpy prints it.\n"
+    "  run --dir D --tag_set serve --signature_def serving_default \\\n"
+    "      --inputs 'x=in.npy;y=in.npz[name]' --input_exprs 'a=5.0;b=[[1,2],[3,4]]' \\\n"
+    "      [--outdir OUT [--overwrite]]";
+
+constexpr char kBenchHelp[] =
+    "Times a signature: bundle size, load time, first call, per-call p50/p90/p99/mean/min over\n"
+    "timed runs after warm-up runs, throughput and resident memory (docs/cli.md).\n"
+    "  bench --dir D [--tag_set serve] [--signature_def serving_default]\n"
+    "        [--inputs 'x=in.npy'] [--input_exprs 'a=5.0'] [--threads N] [--runs R]\n"
+    "        [--warmup W] [--min_seconds S] [--batch B] [--json]\n"
+    "Inputs not given are generated (unknown dims: --batch for the first, 1 for others).";
+
+constexpr char kScanHelp[] =
+    "Lists the ops that touch files or the host (ReadFile, WriteFile, PrintV2 to a file, host\n"
+    "callbacks...), as TensorFlow's saved_model_cli scan does.\n"
+    "  scan --dir D [--tag_set serve]";
+
+constexpr Subcommand kSubcommands[] = {
+    {"show", kShowHelp, &SetupShowCommand, &RunShowCommand},
+    {"run", kRunHelp, &SetupRunCommand, &RunRunCommand},
+    {"scan", kScanHelp, &SetupScanCommand, &RunScanCommand},
+    {"bench", kBenchHelp, &SetupBenchCommand, &RunBenchCommand},
+};
+
+}  // namespace
+
+std::span<const Subcommand> Subcommands() { return kSubcommands; }
+
+}  // namespace kiln::cli
