@@ -73,8 +73,8 @@ std::vector<OpCase> EinsumCases() {
                     .T(DType::kFloat)
                     .Int("N", 2)
                     .String("equation", s.eq)
-                    .Input(RandomOf(DType::kFloat, s.sa, seed++))
-                    .Input(RandomOf(DType::kFloat, s.sb, seed++))
+                    .Input(RandomOf(DType::kFloat, s.sa, NextSeed(seed)))
+                    .Input(RandomOf(DType::kFloat, s.sb, NextSeed(seed)))
                     .Reference1([spec](const std::vector<Tensor>& in) {
                       return RefEinsum(spec.a, spec.b, spec.out, in);
                     })
@@ -85,8 +85,8 @@ std::vector<OpCase> EinsumCases() {
                   .T(DType::kFloat)
                   .Int("N", 2)
                   .String("equation", "...ij,...jk->...ik")
-                  .Input(RandomOf(DType::kFloat, Shape{2, 3, 4}, seed++))
-                  .Input(RandomOf(DType::kFloat, Shape{1, 4, 2}, seed++))
+                  .Input(RandomOf(DType::kFloat, Shape{2, 3, 4}, NextSeed(seed)))
+                  .Input(RandomOf(DType::kFloat, Shape{1, 4, 2}, NextSeed(seed)))
                   .Reference1([](const std::vector<Tensor>& in) {
                     return RefEinsum("aij", "ajk", "aik", in);
                   })
@@ -95,18 +95,19 @@ std::vector<OpCase> EinsumCases() {
   for (const auto& [eq, a, out] : std::vector<std::array<std::string, 3>>{
            {"ij->ji", "ij", "ji"}, {"ijk->ki", "ijk", "ki"}, {"ij->", "ij", ""}}) {
     const std::string sa = a, so = out;
-    c.push_back(
-        OpCaseBuilder("Einsum", "Einsum " + eq)
-            .T(DType::kFloat)
-            .Int("N", 1)
-            .String("equation", eq)
-            .Input(RandomOf(
-                DType::kFloat,
-                Shape{2, 3, 4}.rank() == 3 && a.size() == 3 ? Shape{2, 3, 4} : Shape{3, 4}, seed++))
-            .Reference1(
-                [sa, so](const std::vector<Tensor>& in) { return RefEinsum(sa, "", so, in); })
-            .Tolerance(1e-5)
-            .Build());
+    c.push_back(OpCaseBuilder("Einsum", "Einsum " + eq)
+                    .T(DType::kFloat)
+                    .Int("N", 1)
+                    .String("equation", eq)
+                    .Input(RandomOf(
+                        DType::kFloat,
+                        Shape{2, 3, 4}.rank() == 3 && a.size() == 3 ? Shape{2, 3, 4} : Shape{3, 4},
+                        NextSeed(seed)))
+                    .Reference1([sa, so](const std::vector<Tensor>& in) {
+                      return RefEinsum(sa, "", so, in);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
   }
   return c;
 }

@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   if (args[1] == "calls") {
     Status s = Calls(m, args);
     return s.ok() ? 0 : Fail(s);
-
+  }
   if (args[1] == "train") {
     if (args.size() < 5) return Fail(kiln::InvalidArgument("usage: train NAME N PREFIX [FILE]..."));
     auto fn = m.GetFunction(args[2]);

@@ -8,8 +8,8 @@
 #include <set>
 #include <string>
 
-#include "kiln/core/status.h"
 #include "commands.h"
+#include "kiln/core/status.h"
 #include "kiln/exec/saved_model.h"
 #include "tensorflow/saved_model.pb.h"
 
