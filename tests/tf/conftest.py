@@ -16,9 +16,6 @@ import oracle  # noqa: E402
 # while the ops land; docs/tf-compat.md says how to run it.
 ISSUE9 = os.environ.get("KILN_ISSUE9_TESTS") == "1"
 collect_ignore_glob = [] if ISSUE9 else ["test_issue9_*.py"]
-# The peer benchmark's smoke run needs `savedmodel-cli bench`; KILN_BENCH_SMOKE=1 collects it.
-if os.environ.get("KILN_BENCH_SMOKE") != "1":
-    collect_ignore_glob.append("test_peer_bench_smoke.py")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -1,6 +1,5 @@
 """The peer benchmark harness once on a tiny model (`run_peers.py --smoke`): every engine
-(kiln's `savedmodel-cli bench`, TensorFlow, ONNX Runtime) gives figures. No timing asserts.
-Collected only with KILN_BENCH_SMOKE=1 (conftest.py): it needs `savedmodel-cli bench`."""
+(kiln's `savedmodel-cli bench`, TensorFlow, ONNX Runtime) gives figures. No timing asserts."""
 import json
 import sys
 
