@@ -1,4 +1,4 @@
-// Counting and sets: Bincount, DenseBincount, Unique, UniqueV2 (along an axis) and
+// Counting and sets: Bincount, DenseBincount, RaggedBincount, Unique, UniqueV2 (along an axis) and
 // UniqueWithCounts.
 #include <cmath>
 #include <functional>
@@ -12,6 +12,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
+#include "kernels/window_util.h"
 
 namespace kiln::exec {
 namespace {
@@ -104,6 +105,99 @@ Status ComputeBincount(const KernelContext& ctx) {
       for (int64_t i = r * per_row; i < (r + 1) * per_row; ++i) {
         const int64_t v = values[i];
         if (v >= size) continue;  // values past the last bin are dropped, as TF
+        if (binary) {
+          bins[v] = T(1);
+        } else {
+          bins[v] += w != nullptr ? w[i] : T(1);
+        }
+      }
+    }
+    return OkStatus();
+  });
+}
+
+// ---- RaggedBincount --------------------------------------------------------------------------
+
+// RaggedBincount(splits int64, values Tidx, size Tidx, weights T): one row of bins per ragged
+// row, [num_rows, size]. TextVectorization's multi_hot/count/tf_idf modes run it.
+Status PrepareRaggedBincount(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BinTypes::kDTypes));
+  KILN_PREPARE_ASSIGN(ctx, DType tidx, ctx.attrs.GetType("Tidx"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tidx", tidx, kIndexDTypes));
+  auto state = std::make_shared<BincountState>();
+  KILN_PREPARE_ASSIGN(ctx, state->binary_output, ctx.attrs.GetBool("binary_output", false));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "splits", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "splits", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "values", tidx));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "size", tidx));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "size", 0));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "weights", t));
+  int64_t size = -1;
+  if (const Tensor* s = ConstantInput(ctx, 2); s != nullptr) {
+    size = ScalarIndex(*s);
+    if (size < 0) return ctx.Error("input 'size' must be non-negative, got ", size);
+  }
+  const int64_t splits = KnownLength(ctx.inputs[0].shape);
+  ctx.outputs = {
+      TensorSpec{t, PartialShape{splits < 0 ? -1 : std::max<int64_t>(splits - 1, 0), size}}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeRaggedBincount(const KernelContext& ctx) {
+  const Tensor& splits_t = ctx.input(0);
+  const Tensor& values_t = ctx.input(1);
+  const Tensor& size_t_ = ctx.input(2);
+  const Tensor& weights = ctx.input(3);
+  if (size_t_.rank() != 0) {
+    return ctx.Error("input 'size' must be a scalar, got shape ", size_t_.shape().ToString());
+  }
+  const int64_t size = ScalarIndex(size_t_);
+  if (size < 0) return ctx.Error("input 'size' must be non-negative, got ", size);
+  if (splits_t.rank() != 1 || splits_t.NumElements() == 0) {
+    return ctx.Error("input 'splits' must be a non-empty vector, got shape ",
+                     splits_t.shape().ToString());
+  }
+  const int64_t* splits = splits_t.data<int64_t>();
+  const int64_t rows = splits_t.NumElements() - 1;
+  const int64_t n = values_t.NumElements();
+  if (splits[0] != 0) return ctx.Error("input 'splits' must start with 0, got ", splits[0]);
+  for (int64_t r = 0; r < rows; ++r) {
+    if (splits[r + 1] < splits[r] || splits[r + 1] > n) {
+      return ctx.Error("input 'splits' must be non-decreasing and at most the number of values ", n,
+                       ", got ", splits[r + 1], " at ", r + 1);
+    }
+  }
+  if (splits[rows] != n) {
+    return ctx.Error("input 'splits' must end with the number of values ", n, ", got ",
+                     splits[rows]);
+  }
+  const bool weighted = weights.NumElements() > 0;
+  if (weighted && weights.NumElements() != n) {
+    return ctx.Error("input 'weights' must have as many elements as 'values' (", n,
+                     ") or none, got shape ", weights.shape().ToString());
+  }
+  const std::vector<int64_t> values = IndexValues(values_t);
+  for (int64_t v : values) {
+    if (v < 0) return ctx.Error("input 'values' must be non-negative, got ", v);
+  }
+  const int64_t out_dims[] = {rows, size};
+  KILN_RETURN_IF_ERROR_CTX(CheckElementCount(out_dims, "output shape"), "node '", ctx.node_name(),
+                           "'");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{rows, size}));
+  const bool binary = ctx.state<BincountState>().binary_output;
+  return Dispatch<BinTypes>(out->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* o = out->data<T>();
+    std::fill_n(o, out->NumElements(), T(0));
+    const T* w = weighted ? weights.data<T>() : nullptr;
+    for (int64_t r = 0; r < rows; ++r) {
+      T* bins = o + r * size;
+      for (int64_t i = splits[r]; i < splits[r + 1]; ++i) {
+        const int64_t v = values[i];
+        if (v >= size) continue;  // past the last bin: dropped, as TF
         if (binary) {
           bins[v] = T(1);
         } else {
@@ -312,15 +406,16 @@ Status ComputeUnique(const KernelContext& ctx) {
 constexpr OpDefinition kDefs[] = {
     {"Bincount", "bins", kOpFreshOutputs, PrepareBincount<false>},
     {"DenseBincount", "output", kOpFreshOutputs, PrepareBincount<true>},
+    {"RaggedBincount", "output", kOpFreshOutputs, PrepareRaggedBincount},
     {"Unique", "y,idx", kOpFreshOutputs, PrepareUnique<false, false>},
     {"UniqueV2", "y,idx", kOpFreshOutputs, PrepareUnique<true, false>},
     {"UniqueWithCounts", "y,idx,count", kOpFreshOutputs, PrepareUnique<false, true>},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"Bincount", ComputeBincount<false>},       {"DenseBincount", ComputeBincount<true>},
-    {"Unique", ComputeUnique<false>},           {"UniqueV2", ComputeUnique<true>},
-    {"UniqueWithCounts", ComputeUnique<false>},
+    {"Bincount", ComputeBincount<false>},      {"DenseBincount", ComputeBincount<true>},
+    {"RaggedBincount", ComputeRaggedBincount}, {"Unique", ComputeUnique<false>},
+    {"UniqueV2", ComputeUnique<true>},         {"UniqueWithCounts", ComputeUnique<false>},
 };
 
 }  // namespace

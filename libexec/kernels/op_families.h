@@ -103,7 +103,7 @@ std::span<const KernelEntry> MathBinaryCpuKernels();
 std::span<const OpDefinition> ScanOpDefs();
 std::span<const KernelEntry> ScanCpuKernels();
 
-// Bincount, DenseBincount, Unique, UniqueV2, UniqueWithCounts (count_ops.cc).
+// Bincount, DenseBincount, RaggedBincount, Unique, UniqueV2, UniqueWithCounts (count_ops.cc).
 std::span<const OpDefinition> CountOpDefs();
 std::span<const KernelEntry> CountCpuKernels();
 
@@ -195,6 +195,9 @@ std::span<const KernelEntry> RnnCpuKernels();
 // (image_resize_ops.cc).
 std::span<const OpDefinition> ImageResizeOpDefs();
 std::span<const KernelEntry> ImageResizeCpuKernels();
+// ScaleAndTranslate (image_scale_translate_ops.cc).
+std::span<const OpDefinition> ImageScaleTranslateOpDefs();
+std::span<const KernelEntry> ImageScaleTranslateCpuKernels();
 // RGBToHSV, HSVToRGB, AdjustHue, AdjustSaturation, AdjustContrastv2 (image_color_ops.cc).
 std::span<const OpDefinition> ImageColorOpDefs();
 std::span<const KernelEntry> ImageColorCpuKernels();
@@ -214,6 +217,12 @@ std::span<const KernelEntry> ImageCodecCpuKernels();
 // (string_convert_ops.cc).
 std::span<const OpDefinition> StringConvertOpDefs();
 std::span<const KernelEntry> StringConvertCpuKernels();
+// StringNGrams, UnicodeEncode (string_ragged_ops.cc).
+std::span<const OpDefinition> StringRaggedOpDefs();
+std::span<const KernelEntry> StringRaggedCpuKernels();
+// SparseCross, SparseCrossHashed, SparseCrossV2 (sparse_cross_ops.cc).
+std::span<const OpDefinition> SparseCrossOpDefs();
+std::span<const KernelEntry> SparseCrossCpuKernels();
 // StringLength, StringLower/Upper, StringStrip, Substr, StringSplitV2, UnicodeDecode
 // (string_text_ops.cc).
 std::span<const OpDefinition> StringTextOpDefs();

@@ -1,5 +1,6 @@
-// Op-tester cases of Bincount, DenseBincount, Unique, UniqueV2 and UniqueWithCounts. The
-// references count with plain loops and find first occurrences by linear search.
+// Op-tester cases of Bincount, DenseBincount, RaggedBincount, Unique, UniqueV2 and
+// UniqueWithCounts. The references count with plain loops and find first occurrences by linear
+// search.
 #include <cmath>
 #include <limits>
 
@@ -60,6 +61,32 @@ OpCase DenseBincountCase(const Tensor& arr, Index size, const Tensor& weights, b
         Tensor out(kDTypeOf<T>, in[0].rank() == 2 ? Shape{rows, size} : Shape{size});
         for (int64_t r = 0; r < rows; ++r)
           CountInto<T>(Ints(in[0]), &in[2], r * per_row, (r + 1) * per_row, size, binary,
+                       out.data<T>() + r * size);
+        return out;
+      })
+      .Build();
+}
+
+// RaggedBincount: the rows of a ragged tensor (row splits over the values) counted separately.
+template <typename T, typename Index>
+OpCase RaggedBincountCase(const std::vector<int64_t>& splits, const Tensor& values, Index size,
+                          const Tensor& weights, bool binary) {
+  const int64_t rows = static_cast<int64_t>(splits.size()) - 1;
+  return OpCaseBuilder("RaggedBincount", "RaggedBincount " + DTypeShortName(kDTypeOf<T>) + " " +
+                                             std::to_string(rows) + " rows" +
+                                             (weights.NumElements() ? " weighted" : "") +
+                                             (binary ? " binary" : ""))
+      .T(kDTypeOf<T>)
+      .Type("Tidx", kDTypeOf<Index>)
+      .Bool("binary_output", binary)
+      .Input(Make<int64_t>(splits, {static_cast<int64_t>(splits.size())}))
+      .Input(values)
+      .ConstInput(Tensor::Scalar<Index>(size))
+      .Input(weights)
+      .Reference1([splits, rows, size, binary](const std::vector<Tensor>& in) {
+        Tensor out(kDTypeOf<T>, Shape{rows, size});
+        for (int64_t r = 0; r < rows; ++r)
+          CountInto<T>(Ints(in[1]), &in[3], splits[r], splits[r + 1], size, binary,
                        out.data<T>() + r * size);
         return out;
       })
@@ -174,6 +201,20 @@ std::vector<OpCase> CountCases() {
   c.push_back(BincountCase<double>(arr, 0, Tensor(DType::kDouble, Shape{0})));
   c.push_back(
       BincountCase<int64_t>(Tensor(DType::kInt32, Shape{0}), 3, Tensor(DType::kInt64, Shape{0})));
+  // RaggedBincount: empty rows, values past the last bin, weights, presence.
+  for (bool binary : {false, true}) {
+    c.push_back(RaggedBincountCase<float, int64_t>({0, 0, 3, 3, 10, 12},
+                                                   RandomOf(DType::kInt64, Shape{12}, 11, 0, 8), 6,
+                                                   Tensor(DType::kFloat, Shape{0}), binary));
+    c.push_back(RaggedBincountCase<int64_t, int32_t>(
+        {0, 4, 9, 20}, RandomOf(DType::kInt32, Shape{20}, 12, 0, 5), 5,
+        RandomOf(DType::kInt64, Shape{20}, 13, 0, 9), binary));
+    c.push_back(
+        RaggedBincountCase<double, int64_t>({0, 2, 5}, RandomOf(DType::kInt64, Shape{5}, 14, 0, 4),
+                                            4, RandomOf(DType::kDouble, Shape{5}, 15), binary));
+    c.push_back(RaggedBincountCase<int32_t, int32_t>({0}, Tensor(DType::kInt32, Shape{0}), 3,
+                                                     Tensor(DType::kInt32, Shape{0}), binary));
+  }
   // DenseBincount: vectors and rows of a matrix, counts, weights, presence.
   for (bool binary : {false, true}) {
     c.push_back(DenseBincountCase<float, int32_t>(RandomOf(DType::kInt32, Shape{30}, 5, 0, 9), 8,

@@ -158,6 +158,133 @@ void AddResize(std::vector<OpCase>* c) {
   }
 }
 
+// ---- ScaleAndTranslate -----------------------------------------------------------------------
+
+// The filters of TF's sampling_kernels.h, in double from their definitions.
+double FilterWeight(const std::string& k, double x) {
+  constexpr double kPi = 3.14159265358979323846;
+  x = std::abs(x);
+  if (k.rfind("lanczos", 0) == 0) {
+    const double r = std::stod(k.substr(7));
+    if (x > r) return 0;
+    if (x <= 1e-3) return 1;
+    return r * std::sin(kPi * x) * std::sin(kPi * x / r) / (kPi * kPi * x * x);
+  }
+  if (k == "gaussian") return x >= 1.5 ? 0 : std::exp(-x * x / (2 * 0.5 * 0.5));
+  if (k == "box") return x < 0.5 ? 1 : x == 0.5 ? 0.5 : 0;
+  if (k == "triangle") return x < 1 ? 1 - x : 0;
+  if (k == "keyscubic") return Cubic(x, -0.5);
+  // mitchellcubic: B = C = 1/3
+  if (x >= 2) return 0;
+  if (x >= 1) return ((-7.0 / 18 * x + 2) * x - 10.0 / 3) * x + 16.0 / 9;
+  return (7.0 / 6 * x - 2) * x * x + 8.0 / 9;
+}
+
+double FilterRadius(const std::string& k) {
+  if (k.rfind("lanczos", 0) == 0) return std::stod(k.substr(7));
+  if (k == "gaussian") return 1.5;
+  if (k == "keyscubic" || k == "mitchellcubic") return 2;
+  return 1;
+}
+
+// Output index x samples the input at (x + 0.5) / scale - translate / scale; the filter (widened
+// by 1 / scale when downsampling with antialias) weighs the input pixels whose centres lie within
+// its radius, normalised to sum 1; samples outside [0, in] give nothing. Coordinates in float as
+// TF computes them (a box filter's edge or a span's end can hinge on the last bit); weights in
+// double.
+Taps FilterTaps(const std::string& k, bool antialias, int64_t in, int64_t out, float scale,
+                float translate) {
+  const float inv_scale = static_cast<float>(1.0 / scale);
+  const float inv_translate = -inv_scale * translate;
+  const float ks = antialias ? std::max(inv_scale, 1.0f) : 1.0f;
+  const float reach = static_cast<float>(FilterRadius(k)) * ks;
+  Taps t(out);
+  for (int64_t x = 0; x < out; ++x) {
+    const float sample = (static_cast<float>(x) + 0.5f) * inv_scale + inv_translate;
+    if (sample < 0 || sample > static_cast<float>(in)) continue;
+    const int64_t lo =
+        std::clamp<int64_t>(static_cast<int64_t>(std::ceil(sample - reach - 0.5f)), 0, in - 1);
+    const int64_t hi =
+        std::clamp<int64_t>(static_cast<int64_t>(std::floor(sample + reach - 0.5f)), 0, in - 1);
+    double sum = 0;
+    for (int64_t i = lo; i <= hi; ++i) {
+      const float pos = (static_cast<float>(i) + 0.5f - sample) * (1.0f / ks);
+      const double w = FilterWeight(k, pos);
+      t[x].push_back({i, w});
+      sum += w;
+    }
+    for (auto& p : t[x]) p.second /= sum;
+  }
+  return t;
+}
+
+void AddScaleAndTranslate(std::vector<OpCase>* c) {
+  struct Geometry {
+    Shape in;
+    int32_t oh, ow;
+    float sy, sx, ty, tx;
+  };
+  const std::vector<Geometry> geos = {
+      {Shape{2, 6, 8, 2}, 4, 5, 4.0f / 6, 5.0f / 8, 0, 0},       // downsample (as tf.image.resize)
+      {Shape{1, 4, 5, 3}, 9, 7, 9.0f / 4, 7.0f / 5, 0, 0},       // upsample
+      {Shape{1, 7, 6, 1}, 7, 6, 0.8f, 1.3f, 1.25f, -0.75f},      // translated
+      {Shape{1, 5, 5, 2}, 6, 6, 1.0f, 0.5f, 3.0f, -2.0f},        // some samples fall outside
+      {Shape{0, 3, 3, 2}, 2, 2, 2.0f / 3, 2.0f / 3, 0, 0},       // empty batch
+      {Shape{1, 40, 30, 3}, 9, 11, 9.0f / 40, 11.0f / 30, 0, 0}  // wide antialias filter
+  };
+  uint32_t seed = 4050;
+  for (const std::string k : {"lanczos1", "lanczos3", "lanczos5", "gaussian", "box", "triangle",
+                              "keyscubic", "mitchellcubic"}) {
+    for (bool antialias : {true, false}) {
+      for (DType t : {DType::kFloat, DType::kUInt8, DType::kHalf, DType::kInt32, DType::kDouble}) {
+        int g = 0;
+        for (const Geometry& geo : geos) {
+          // Every dtype on the first two geometries; the rest in float only.
+          if (g++ >= 2 && t != DType::kFloat) continue;
+          OpCaseBuilder b("ScaleAndTranslate",
+                          "ScaleAndTranslate " + k + (antialias ? " antialias " : " ") +
+                              DTypeShortName(t) + " " + geo.in.ToString() + " -> " +
+                              std::to_string(geo.oh) + "x" + std::to_string(geo.ow) + " #" +
+                              std::to_string(g));
+          b.T(t).String("kernel_type", k).Bool("antialias", antialias);
+          b.Input(RandomOf(t, geo.in, NextSeed(seed), t == DType::kUInt8 ? 0 : -50, 200));
+          const Tensor size = Make<int32_t>({geo.oh, geo.ow}, {2});
+          const Tensor scale = Make<float>({geo.sy, geo.sx}, {2});
+          const Tensor tr = Make<float>({geo.ty, geo.tx}, {2});
+          if (g % 2) {
+            b.ConstInput(size).Input(scale).Input(tr);
+          } else {
+            b.Input(size).ConstInput(scale).ConstInput(tr);
+          }
+          c->push_back(b.Reference1([k, antialias, geo](const std::vector<Tensor>& inputs) {
+                          const Tensor& x = inputs[0];
+                          const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), ch = x.dim(3);
+                          const int64_t oh = geo.oh, ow = geo.ow;
+                          const Taps ty = FilterTaps(k, antialias, h, oh, geo.sy, geo.ty);
+                          const Taps tx = FilterTaps(k, antialias, w, ow, geo.sx, geo.tx);
+                          const std::vector<double> v = Doubles(x);
+                          std::vector<double> o(n * oh * ow * ch, 0.0);
+                          for (int64_t b2 = 0; b2 < n; ++b2)
+                            for (int64_t y = 0; y < oh; ++y)
+                              for (int64_t xx = 0; xx < ow; ++xx)
+                                for (int64_t k2 = 0; k2 < ch; ++k2) {
+                                  double acc = 0;
+                                  for (const auto& [iy, wy] : ty[y])
+                                    for (const auto& [ix, wx] : tx[xx])
+                                      acc += wy * wx * v[((b2 * h + iy) * w + ix) * ch + k2];
+                                  o[((b2 * oh + y) * ow + xx) * ch + k2] = acc;
+                                }
+                          return FromDoubles(DType::kFloat, Shape{n, oh, ow, ch}, o);
+                        })
+                           // Float weights on values up to 200, lanczos5 sums up to ~100 taps.
+                           .Tolerance(2e-3)
+                           .Build());
+        }
+      }
+    }
+  }
+}
+
 void AddCropAndResize(std::vector<OpCase>* c) {
   uint32_t seed = 4100;
   const Tensor boxes = Make<float>({0.1f,  0.2f, 0.8f, 0.9f,   //
@@ -812,6 +939,7 @@ void AddFft(std::vector<OpCase>* c) {
 std::vector<OpCase> ImageCases() {
   std::vector<OpCase> c;
   AddResize(&c);
+  AddScaleAndTranslate(&c);
   AddCropAndResize(&c);
   AddColor(&c);
   AddNms(&c);

@@ -8,8 +8,98 @@
 
 namespace kiln::testing {
 
+namespace {
+
+// SparseCross / SparseCrossV2 / SparseCrossHashed: one sparse int64 column (rows [3, 7], [],
+// [5]) and dense string and int64 columns, against TensorFlow 2.21's outputs.
+void AddSparseCross(std::vector<OpCase>* c) {
+  const Tensor ind = Make<int64_t>({0, 0, 0, 1, 2, 0}, {3, 2});
+  const Tensor val = Make<int64_t>({3, 7, 5}, {3});
+  const Tensor shp = Make<int64_t>({3, 2}, {2});
+  const Tensor ds = Make<std::string>({"ant", "bee", "cat"}, {3, 1});
+  const Tensor di = Make<int64_t>({1, -2, 4, 5, 0, 9}, {3, 2});
+  const Tensor out_idx = Make<int64_t>({0, 0, 0, 1, 0, 2, 0, 3, 2, 0, 2, 1}, {6, 2});
+  const Tensor out_shape = Make<int64_t>({3, 4}, {2});
+  auto cross = [&](const std::string& op, const std::string& name) {
+    OpCaseBuilder b(op, name);
+    b.TypeList("sparse_types", {DType::kInt64})
+        .TypeList("dense_types", {DType::kString, DType::kInt64})
+        .Int("N", 1)
+        .Input(ind)
+        .Input(val)
+        .Input(shp)
+        .Input(ds)
+        .Input(di);
+    return b;
+  };
+  auto expect = [&](const Tensor& values) {
+    return [=](const auto&) { return std::vector<Tensor>{out_idx, values, out_shape}; };
+  };
+  for (int64_t buckets : {0, 7}) {
+    c->push_back(cross("SparseCross",
+                       "SparseCross hashed, " + std::to_string(buckets) + " buckets, TF values")
+                     .Bool("hashed_output", true)
+                     .Int("num_buckets", buckets)
+                     .Int("hash_key", 956888297470)
+                     .Type("out_type", DType::kInt64)
+                     .Type("internal_type", DType::kInt64)
+                     .Reference(expect(
+                         buckets == 0 ? Make<int64_t>({4255622886547393401, 6277270962488733420,
+                                                       6145143118610164632, 8134466856290330567,
+                                                       1635354828898756309, 3719948219991325817},
+                                                      {6})
+                                      : Make<int64_t>({5, 3, 5, 4, 1, 5}, {6})))
+                     .Build());
+  }
+  c->push_back(
+      cross("SparseCross", "SparseCross strings")
+          .Bool("hashed_output", false)
+          .Int("num_buckets", 0)
+          .Int("hash_key", 0)
+          .Type("out_type", DType::kString)
+          .Type("internal_type", DType::kInt64)
+          .Reference(expect(Make<std::string>({"3_X_ant_X_1", "3_X_ant_X_-2", "7_X_ant_X_1",
+                                               "7_X_ant_X_-2", "5_X_cat_X_0", "5_X_cat_X_9"},
+                                              {6})))
+          .Build());
+  OpCaseBuilder v2 = cross("SparseCrossV2", "SparseCrossV2 sep '--'");
+  v2.ConstInput(Tensor::Scalar<std::string>("--"));
+  c->push_back(v2.Reference(expect(Make<std::string>({"3--ant--1", "3--ant---2", "7--ant--1",
+                                                      "7--ant---2", "5--cat--0", "5--cat--9"},
+                                                     {6})))
+                   .Build());
+  OpCaseBuilder h = cross("SparseCrossHashed", "SparseCrossHashed TF values");
+  h.ConstInput(Tensor::Scalar<int64_t>(0))
+      .ConstInput(Tensor::Scalar<bool>(false))
+      .ConstInput(Make<int64_t>({3, 11}, {2}));
+  c->push_back(h.Reference(expect(Make<int64_t>(
+                               {6357877043249746328, 7064664371500218647, 3535663713110834754,
+                                483086882095681366, 6591875129012218970, 664759898398549915},
+                               {6})))
+                   .Build());
+  // Dense only (int64 then string), 5 buckets.
+  c->push_back(OpCaseBuilder("SparseCrossHashed", "SparseCrossHashed dense only, TF values")
+                   .TypeList("sparse_types", {})
+                   .TypeList("dense_types", {DType::kInt64, DType::kString})
+                   .Int("N", 0)
+                   .Input(di)
+                   .Input(ds)
+                   .ConstInput(Tensor::Scalar<int64_t>(5))
+                   .ConstInput(Tensor::Scalar<bool>(false))
+                   .ConstInput(Make<int64_t>({-1, 2}, {2}))
+                   .Reference([=](const auto&) {
+                     return std::vector<Tensor>{
+                         Make<int64_t>({0, 0, 0, 1, 1, 0, 1, 1, 2, 0, 2, 1}, {6, 2}),
+                         Make<int64_t>({4, 4, 1, 4, 3, 4}, {6}), Make<int64_t>({3, 2}, {2})};
+                   })
+                   .Build());
+}
+
+}  // namespace
+
 std::vector<OpCase> SparseCases() {
   std::vector<OpCase> c;
+  AddSparseCross(&c);
   // SparseToDense: [N, R] indices, [N] values or one scalar, 1-D and scalar index forms.
   for (DType t : {DType::kFloat, DType::kString, DType::kInt32, DType::kBool, DType::kHalf}) {
     const Tensor idx = Make<int64_t>({0, 1, 1, 0, 1, 2}, Shape{3, 2});

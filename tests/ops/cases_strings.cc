@@ -617,6 +617,123 @@ void AddFormatAndJoin(std::vector<OpCase>* c) {
                    .Build());
 }
 
+// StringNGrams and UnicodeEncode: TensorFlow 2.21's outputs for the same inputs.
+void AddRaggedText(std::vector<OpCase>* c) {
+  const Tensor data = Str({"a", "b", "c", "d", "e", "f"});
+  struct NGramCase {
+    std::string sep, left, right;
+    std::vector<int64_t> widths;
+    int64_t pad;
+    bool preserve;
+    Strings ngrams;
+    std::vector<int64_t> splits;
+  };
+  const std::vector<NGramCase> cases = {
+      {" ",
+       "",
+       "",
+       {1, 2},
+       0,
+       false,
+       {"a", "b", "c", "a b", "b c", "d", "e", "f", "e f"},
+       {0, 5, 5, 6, 9}},
+      {"|",
+       "<",
+       ">",
+       {2, 3},
+       -1,
+       false,
+       {"<|a",   "a|b", "b|c",   "c|>",   "<|<|a", "<|a|b", "a|b|c", "b|c|>",
+        "c|>|>", "<|>", "<|<|>", "<|>|>", "<|d",   "d|>",   "<|<|d", "<|d|>",
+        "d|>|>", "<|e", "e|f",   "f|>",   "<|<|e", "<|e|f", "e|f|>", "f|>|>"},
+       {0, 9, 12, 17, 24}},
+      {"_",
+       "L",
+       "R",
+       {3},
+       1,
+       true,
+       {"L_a_b", "a_b_c", "b_c_R", "L_d_R", "L_e_f", "e_f_R"},
+       {0, 3, 3, 4, 6}},
+      {"_", "L", "R", {4}, 0, true, {"a_b_c", "d", "e_f"}, {0, 1, 1, 2, 3}},
+      {"+",
+       "L",
+       "R",
+       {5},
+       2,
+       false,
+       {"L+L+a+b+c", "L+a+b+c+R", "a+b+c+R+R", "L+L+d+R+R", "L+L+e+f+R", "L+e+f+R+R"},
+       {0, 3, 3, 4, 6}},
+  };
+  int k = 0;
+  for (const NGramCase& n : cases) {
+    for (DType t : {DType::kInt64, DType::kInt32}) {
+      const Tensor splits = t == DType::kInt64 ? Make<int64_t>({0, 3, 3, 4, 6}, {5})
+                                               : Make<int32_t>({0, 3, 3, 4, 6}, {5});
+      c->push_back(OpCaseBuilder("StringNGrams", "StringNGrams TF values #" + std::to_string(k) +
+                                                     " " + DTypeShortName(t))
+                       .String("separator", n.sep)
+                       .IntList("ngram_widths", n.widths)
+                       .String("left_pad", n.left)
+                       .String("right_pad", n.right)
+                       .Int("pad_width", n.pad)
+                       .Bool("preserve_short_sequences", n.preserve)
+                       .Type("Tsplits", t)
+                       .Input(data)
+                       .Input(splits)
+                       .Reference([n, t](const auto&) {
+                         std::vector<Tensor> out = {Str(n.ngrams), Tensor()};
+                         const int64_t len = static_cast<int64_t>(n.splits.size());
+                         if (t == DType::kInt64) {
+                           out[1] = Make<int64_t>(n.splits, {len});
+                         } else {
+                           out[1] = Make<int32_t>(
+                               std::vector<int32_t>(n.splits.begin(), n.splits.end()), {len});
+                         }
+                         return out;
+                       })
+                       .Build());
+    }
+    ++k;
+  }
+  // Values: 'H', U+263A, U+1F600 | (empty) | -1, two lone surrogates, U+FFFE (a noncharacter,
+  // kept), past U+10FFFF | a surrogate pair (invalid as code points), 'i'. replacement '?'.
+  const Tensor cps = Make<int32_t>(
+      {72, 0x263A, 0x1F600, -1, 0xD800, 0xDC00, 0xFFFE, 0x110000, 0xD83D, 0xDE00, 105}, {11});
+  const Tensor cp_splits = Make<int64_t>({0, 3, 3, 8, 11}, {5});
+  auto hex = [](const std::string& h) {
+    std::string s;
+    for (size_t i = 0; i < h.size(); i += 2)
+      s.push_back(static_cast<char>(std::stoi(h.substr(i, 2), nullptr, 16)));
+    return s;
+  };
+  const std::vector<std::tuple<std::string, std::string, Strings>> enc = {
+      {"UTF-8", "replace", {"48e298baf09f9880", "", "3f3f3fefbfbe3f", "3f3f69"}},
+      {"UTF-8", "ignore", {"48e298baf09f9880", "", "efbfbe", "69"}},
+      {"UTF-16-BE", "replace", {"0048263ad83dde00", "", "003f003f003ffffe003f", "003f003f0069"}},
+      {"UTF-16-BE", "ignore", {"0048263ad83dde00", "", "fffe", "0069"}},
+      {"UTF-32-BE",
+       "replace",
+       {"000000480000263a0001f600", "", "0000003f0000003f0000003f0000fffe0000003f",
+        "0000003f0000003f00000069"}},
+      {"UTF-32-BE", "ignore", {"000000480000263a0001f600", "", "0000fffe", "00000069"}},
+  };
+  for (const auto& e : enc) {
+    Strings want;
+    for (const std::string& h : std::get<2>(e)) want.push_back(hex(h));
+    c->push_back(OpCaseBuilder("UnicodeEncode", "UnicodeEncode " + std::get<0>(e) + " " +
+                                                    std::get<1>(e) + " TF values")
+                     .String("output_encoding", std::get<0>(e))
+                     .String("errors", std::get<1>(e))
+                     .Int("replacement_char", 63)
+                     .Type("Tsplits", DType::kInt64)
+                     .Input(cps)
+                     .Input(cp_splits)
+                     .Reference1([want](const auto&) { return Str(want); })
+                     .Build());
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> StringCases() {
@@ -629,6 +746,7 @@ std::vector<OpCase> StringCases() {
   AddSubstr(&c);
   AddSplit(&c);
   AddUnicodeDecode(&c);
+  AddRaggedText(&c);
   AddRegex(&c);
   AddFormatAndJoin(&c);
   return c;

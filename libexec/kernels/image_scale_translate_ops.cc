@@ -1,0 +1,336 @@
+// ScaleAndTranslate: separable resampling with a named filter kernel, what tf.image.resize runs
+// for antialias=True and for the lanczos3/lanczos5/gaussian/mitchellcubic methods
+// (tensorflow/core/kernels/image/scale_and_translate_op.cc, sampling_kernels.h). Each output
+// coordinate x samples the input at (x + 0.5) / scale - translation / scale; when downsampling
+// with antialias the kernel is widened by 1 / scale. Per output index the weights over its
+// span of input pixels are normalised to sum 1; a sample outside the input gets weight 0. The
+// float arithmetic follows TF's (including where TF computes in double) so the weights match,
+// and the two passes run in TF's order (rows into an [out_h, in_w] float buffer, then columns)
+// with TF's fixed span width, so sums accumulate identically. The output is always float.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+#include "kernels/window_util.h"
+
+namespace kiln::exec {
+namespace {
+
+enum class Filter { kLanczos1, kLanczos3, kLanczos5, kGaussian, kBox, kTriangle, kKeys, kMitchell };
+
+struct FilterName {
+  const char* name;
+  Filter filter;
+};
+
+constexpr FilterName kFilters[] = {
+    {"lanczos1", Filter::kLanczos1}, {"lanczos3", Filter::kLanczos3},
+    {"lanczos5", Filter::kLanczos5}, {"gaussian", Filter::kGaussian},
+    {"box", Filter::kBox},           {"triangle", Filter::kTriangle},
+    {"keyscubic", Filter::kKeys},    {"mitchellcubic", Filter::kMitchell},
+};
+
+float Lanczos(float radius, float x) {
+  constexpr float kPi = 3.14159265359f;
+  x = std::abs(x);
+  if (x > radius) return 0.0f;
+  if (x <= 1e-3f) return 1.0f;  // the limit of sin(x) / x at 0
+  return radius * std::sin(kPi * x) * std::sin(kPi * x / radius) / (kPi * kPi * x * x);
+}
+
+float Radius(Filter f) {
+  switch (f) {
+    case Filter::kLanczos1:
+    case Filter::kBox:
+    case Filter::kTriangle:
+      return 1.0f;
+    case Filter::kLanczos3:
+      return 3.0f;
+    case Filter::kLanczos5:
+      return 5.0f;
+    case Filter::kGaussian:
+      return 1.5f;
+    case Filter::kKeys:
+    case Filter::kMitchell:
+      return 2.0f;
+  }
+  return 1.0f;
+}
+
+float Weight(Filter f, float x) {
+  x = std::abs(x);
+  switch (f) {
+    case Filter::kLanczos1:
+      return Lanczos(1.0f, x);
+    case Filter::kLanczos3:
+      return Lanczos(3.0f, x);
+    case Filter::kLanczos5:
+      return Lanczos(5.0f, x);
+    case Filter::kGaussian: {
+      // sigma = radius / 3; TF evaluates the exponent in double.
+      constexpr float kRadius = 1.5f;
+      const float sigma = kRadius / 3.0f;
+      if (x >= kRadius) return 0.0f;
+      return static_cast<float>(std::exp(-x * x / (2.0 * sigma * sigma)));
+    }
+    case Filter::kBox:
+      return x < 0.5f ? 1.0f : x == 0.5f ? 0.5f : 0.0f;
+    case Filter::kTriangle:
+      return x < 1.0f ? 1.0f - x : 0.0f;
+    case Filter::kKeys:
+      if (x >= 2.0f) return 0.0f;
+      if (x >= 1.0f) return ((-0.5f * x + 2.5f) * x - 4.0f) * x + 2.0f;
+      return ((1.5f * x - 2.5f) * x) * x + 1.0f;
+    case Filter::kMitchell:
+      if (x >= 2.0f) return 0.0f;
+      if (x >= 1.0f) {
+        return (((-7.0f / 18.0f) * x + 2.0f) * x - 10.0f / 3.0f) * x + 16.0f / 9.0f;
+      }
+      return (((7.0f / 6.0f) * x - 2.0f) * x) * x + 8.0f / 9.0f;
+  }
+  return 0.0f;
+}
+
+struct ScaleTranslateState : OpState {
+  DType t = DType::kFloat;
+  Filter filter = Filter::kLanczos3;
+  bool antialias = true;
+};
+
+// The weights of one dimension: output index x reads inputs [start[x], start[x] + size) (clipped
+// to the input) with weights[x * size + j]; unused tail weights are 0.
+struct Spans {
+  int64_t size = 0;
+  std::vector<int64_t> start;
+  std::vector<float> weights;
+};
+
+Status ComputeSpans(const KernelContext& ctx, Filter f, bool antialias, int64_t out, int64_t in,
+                    float scale, float translate, Spans* s) {
+  const float radius = Radius(f);
+  const float inv_scale = static_cast<float>(1.0 / static_cast<double>(scale));
+  const float inv_translate = -inv_scale * translate;
+  // Downsampling with antialias low-pass filters: the kernel widens by 1 / scale.
+  const float kernel_scale = antialias ? std::max(inv_scale, 1.0f) : 1.0f;
+  const double span_f = std::ceil(static_cast<double>(radius * kernel_scale));
+  if (!(span_f < static_cast<double>(std::numeric_limits<int32_t>::max() / 2))) {
+    return ctx.Error("input 'scale' is too small: the filter span does not fit in int32");
+  }
+  s->size = std::min<int64_t>(2 * static_cast<int64_t>(span_f) + 1, in);
+  const int64_t table[] = {out, s->size};
+  KILN_RETURN_IF_ERROR_CTX(CheckElementCount(table, "filter weights"), "node '", ctx.node_name(),
+                           "'");
+  s->start.assign(out, 0);
+  s->weights.assign(out * s->size, 0.0f);
+  const float one_over_kernel_scale = 1.0f / kernel_scale;
+  std::vector<float> tmp;
+  for (int64_t x = 0; x < out; ++x) {
+    const float sample = (static_cast<float>(x) + 0.5f) * inv_scale + inv_translate;
+    // Outside the input (or NaN from a NaN translation): an empty span, output 0.
+    if (!(sample >= 0 && sample <= static_cast<float>(in))) continue;
+    const float reach = radius * kernel_scale;
+    const int64_t lo =
+        std::clamp<int64_t>(static_cast<int64_t>(std::ceil(sample - reach - 0.5f)), 0, in - 1);
+    const int64_t hi =
+        std::clamp<int64_t>(static_cast<int64_t>(std::floor(sample + reach - 0.5f)), 0, in - 1) + 1;
+    if (hi - lo > s->size) {
+      return ctx.Error("internal: filter span ", hi - lo, " exceeds ", s->size);
+    }
+    float total = 0.0f;
+    tmp.clear();
+    for (int64_t src = lo; src < hi; ++src) {
+      const float pos = static_cast<float>(src) + 0.5f - sample;
+      const float w = Weight(f, std::abs(pos * one_over_kernel_scale));
+      total += w;
+      tmp.push_back(w);
+    }
+    if (std::abs(total) >= 1000.0f * std::numeric_limits<float>::min()) {
+      const float inv_total = 1.0f / total;
+      float* dst = s->weights.data() + x * s->size;
+      for (size_t j = 0; j < tmp.size(); ++j) dst[j] = tmp[j] * inv_total;
+    }
+    s->start[x] = lo;
+  }
+  return OkStatus();
+}
+
+// Reads a float[2] input (scale, translation) as (row, col).
+Status ReadPair(const KernelContext& ctx, int i, const char* name, float* row, float* col) {
+  const Tensor& t = ctx.input(i);
+  if (t.rank() != 1 || t.NumElements() != 2) {
+    return ctx.Error("input '", name, "' must have 2 elements, got shape ", t.shape().ToString());
+  }
+  *row = t.data<float>()[0];
+  *col = t.data<float>()[1];
+  return OkStatus();
+}
+
+Status PrepareScaleAndTranslate(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  auto st = std::make_shared<ScaleTranslateState>();
+  KILN_PREPARE_ASSIGN(ctx, st->t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->t, RealTypes::kDTypes));
+  std::string kernel;
+  KILN_PREPARE_ASSIGN(ctx, kernel, ctx.attrs.GetString("kernel_type", "lanczos3"));
+  KILN_PREPARE_ASSIGN(ctx, st->antialias, ctx.attrs.GetBool("antialias", true));
+  const auto* it = std::find_if(std::begin(kFilters), std::end(kFilters),
+                                [&](const FilterName& n) { return kernel == n.name; });
+  if (it == std::end(kFilters)) {
+    return ctx.Error("attr 'kernel_type' must be one of lanczos1, lanczos3, lanczos5, gaussian, ",
+                     "box, triangle, keyscubic, mitchellcubic; got '", kernel, "'");
+  }
+  st->filter = it->filter;
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "images", st->t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "images", 4));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "size", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "scale", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "translation", DType::kFloat));
+  static constexpr const char* kNames[] = {"size", "scale", "translation"};
+  for (int i = 1; i <= 3; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, kNames[i - 1], 1));
+    const int64_t n = KnownLength(ctx.inputs[i].shape);
+    if (n >= 0 && n != 2) {
+      return ctx.Error("input '", kNames[i - 1], "' must have 2 elements, got shape ",
+                       ctx.inputs[i].shape.ToPythonString());
+    }
+  }
+  std::vector<int64_t> in(4, -1);
+  const PartialShape& s = ctx.inputs[0].shape;
+  if (!s.unknown_rank()) in.assign(s.dims().begin(), s.dims().end());
+  if (in[3] == 0) return ctx.Error("input 'images' must have at least one channel");
+  if (in[1] == 0 || in[2] == 0) {
+    return ctx.Error("input 'images' must have a non-zero height and width, got shape ",
+                     s.ToPythonString());
+  }
+  int64_t h = -1, w = -1;
+  if (const Tensor* size = ConstantInput(ctx, 1)) {
+    std::vector<int64_t> v = IndexValues(*size);
+    if (v.size() != 2 || v[0] <= 0 || v[1] <= 0) {
+      return ctx.Error("input 'size' must hold two positive values, got ", DimsString(v));
+    }
+    h = v[0];
+    w = v[1];
+  }
+  if (const Tensor* scale = ConstantInput(ctx, 2)) {
+    if (scale->NumElements() == 2 &&
+        !(scale->data<float>()[0] > 0 && scale->data<float>()[1] > 0)) {
+      return ctx.Error("input 'scale' must be greater than zero");
+    }
+  }
+  ctx.outputs = {TensorSpec{DType::kFloat, PartialShape{in[0], h, w, in[3]}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeScaleAndTranslate(const KernelContext& ctx) {
+  const auto& st = ctx.state<ScaleTranslateState>();
+  const Tensor& images = ctx.input(0);
+  const Tensor& size = ctx.input(1);
+  if (images.rank() != 4) {
+    return ctx.Error("input 'images' must be 4-dimensional, got shape ", images.shape().ToString());
+  }
+  if (size.rank() != 1 || size.NumElements() != 2) {
+    return ctx.Error("input 'size' must have 2 elements, got shape ", size.shape().ToString());
+  }
+  const int64_t batch = images.dim(0), in_h = images.dim(1), in_w = images.dim(2);
+  const int64_t ch = images.dim(3);
+  const int64_t out_h = size.data<int32_t>()[0], out_w = size.data<int32_t>()[1];
+  if (out_h <= 0 || out_w <= 0) {
+    return ctx.Error("input 'size' must hold two positive values, got [", out_h, ", ", out_w, "]");
+  }
+  if (ch <= 0) return ctx.Error("input 'images' must have at least one channel");
+  if (in_h <= 0 || in_w <= 0) {
+    return ctx.Error("input 'images' must have a non-zero height and width, got shape ",
+                     images.shape().ToString());
+  }
+  if (in_h > std::numeric_limits<int32_t>::max() || in_w > std::numeric_limits<int32_t>::max()) {
+    return ctx.Error("input sizes must be between 0 and max int32");
+  }
+  float row_scale = 0, col_scale = 0, row_tr = 0, col_tr = 0;
+  KILN_RETURN_IF_ERROR(ReadPair(ctx, 2, "scale", &row_scale, &col_scale));
+  KILN_RETURN_IF_ERROR(ReadPair(ctx, 3, "translation", &row_tr, &col_tr));
+  if (!(row_scale > 0 && col_scale > 0)) {
+    return ctx.Error("input 'scale' must be greater than zero, got [", row_scale, ", ", col_scale,
+                     "]");
+  }
+  const int64_t out_dims[] = {batch, out_h, out_w, ch};
+  KILN_RETURN_IF_ERROR_CTX(CheckElementCount(out_dims, "output shape"), "node '", ctx.node_name(),
+                           "'");
+  const int64_t mid_dims[] = {batch, out_h, in_w, ch};
+  KILN_RETURN_IF_ERROR_CTX(CheckElementCount(mid_dims, "intermediate shape"), "node '",
+                           ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{batch, out_h, out_w, ch}));
+  if (out->NumElements() == 0) return OkStatus();
+  Spans rows, cols;
+  KILN_RETURN_IF_ERROR(
+      ComputeSpans(ctx, st.filter, st.antialias, out_h, in_h, row_scale, row_tr, &rows));
+  KILN_RETURN_IF_ERROR(
+      ComputeSpans(ctx, st.filter, st.antialias, out_w, in_w, col_scale, col_tr, &cols));
+  const int64_t in_row = in_w * ch, out_row = out_w * ch;
+  KILN_ASSIGN_OR_RETURN(void* mid_raw,
+                        ctx.AllocateTemp(static_cast<size_t>(batch * out_h * in_row) * 4));
+  float* mid = static_cast<float*>(mid_raw);
+  float* o = out->data<float>();
+  return Dispatch<RealTypes>(st.t, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* img = ComputeData<T>(images);
+    // Pass 1: each output row is the weighted sum of its span of input rows.
+    ctx.threads().ParallelFor(batch * out_h, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t by = begin; by < end; ++by) {
+        const int64_t b = by / out_h, y = by % out_h;
+        float* dst = mid + by * in_row;
+        std::fill(dst, dst + in_row, 0.0f);
+        const int64_t start = rows.start[y];
+        const int64_t n = std::min(start + rows.size, in_h) - start;
+        const float* wts = rows.weights.data() + y * rows.size;
+        for (int64_t j = 0; j < n; ++j) {
+          const C* src = img + (b * in_h + start + j) * in_row;
+          const float w = wts[j];
+          for (int64_t k = 0; k < in_row; ++k) dst[k] += w * static_cast<float>(src[k]);
+        }
+      }
+    });
+    // Pass 2: each output pixel is the weighted sum of its span of intermediate pixels.
+    ctx.threads().ParallelFor(batch * out_h, 1, [&](int64_t begin, int64_t end) {
+      for (int64_t by = begin; by < end; ++by) {
+        const float* src_row = mid + by * in_row;
+        float* dst_row = o + by * out_row;
+        for (int64_t x = 0; x < out_w; ++x) {
+          float* px = dst_row + x * ch;
+          std::fill(px, px + ch, 0.0f);
+          const int64_t start = cols.start[x];
+          const int64_t n = std::min(start + cols.size, in_w) - start;
+          const float* wts = cols.weights.data() + x * cols.size;
+          for (int64_t j = 0; j < n; ++j) {
+            const float* src = src_row + (start + j) * ch;
+            const float w = wts[j];
+            for (int64_t c = 0; c < ch; ++c) px[c] += w * src[c];
+          }
+        }
+      }
+    });
+    return OkStatus();
+  });
+}
+
+constexpr OpDefinition kDefs[] = {
+    {"ScaleAndTranslate", "resized_images", kOpFreshOutputs, PrepareScaleAndTranslate},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"ScaleAndTranslate", ComputeScaleAndTranslate},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ImageScaleTranslateOpDefs() { return kDefs; }
+std::span<const KernelEntry> ImageScaleTranslateCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec
