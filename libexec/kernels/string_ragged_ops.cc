@@ -100,7 +100,8 @@ Status ComputeStringNGrams(const KernelContext& ctx) {
   const int64_t n = data.NumElements();
   const Splits splits = IndexValues(ctx.input(1));
   if (!splits.empty()) {
-    KILN_RETURN_IF_ERROR(Wrap(ctx, ValidateNestedSplits({splits}, n, "input 'data_splits'")));
+    Status valid = ValidateNestedSplits({splits}, n, "input 'data_splits'");
+    if (!valid.ok()) return Wrap(ctx, valid);
   }
   const int64_t rows = std::max<int64_t>(static_cast<int64_t>(splits.size()) - 1, 0);
   Splits out_splits(splits.size(), 0);
@@ -247,8 +248,8 @@ Status ComputeUnicodeEncode(const KernelContext& ctx) {
   const auto& st = ctx.state<UnicodeEncodeState>();
   const Tensor& values = ctx.input(0);
   const Splits splits = IndexValues(ctx.input(1));
-  KILN_RETURN_IF_ERROR(
-      Wrap(ctx, ValidateNestedSplits({splits}, values.NumElements(), "input 'input_splits'")));
+  Status valid = ValidateNestedSplits({splits}, values.NumElements(), "input 'input_splits'");
+  if (!valid.ok()) return Wrap(ctx, valid);
   const int64_t rows = static_cast<int64_t>(splits.size()) - 1;
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{rows}));
   const int32_t* v = values.data<int32_t>();
