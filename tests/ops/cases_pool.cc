@@ -247,7 +247,7 @@ void AddMaxPoolGrad(std::vector<OpCase>* c) {
                    .Input(x)
                    .Input(RandomOf(DType::kFloat, out, 8))
                    .Input(RandomOf(DType::kFloat, out, 9))
-                   .Reference1([h, w, out](const std::vector<Tensor>& in) {
+                   .Reference1([h, w](const std::vector<Tensor>& in) {
                      const std::vector<double> xv = Doubles(in[0]), g = Doubles(in[2]);
                      std::vector<double> dx(xv.size(), 0.0);
                      for (int64_t oy = 0; oy < h.out; ++oy)
