@@ -70,12 +70,19 @@ MemoryPlanResult PlanMemory(const std::vector<PlanStep>& steps,
                                         DTypeSize(slots[slot].dtype));
       const int last = group_last[groups.Find(slot)];
       if (k == 0 && st.in_place && !st.in.empty()) {
-        // Reuse input 0's block when it dies here and the sizes match.
+        // Reuse input 0's block when it dies here and output element i takes the place of
+        // input element i: same element count and element size. Equal (aligned) block sizes
+        // are not enough: a broadcast input 0 of (2, 1) under an output of (2, 2) rounds to the
+        // same block, and writing output element 1 would clobber input element 1 unread.
         const int32_t in = st.in[0];
         const int b = block_of[in];
         const bool sole_reader =
             std::count(st.in.begin(), st.in.end(), in) == 1 || st.in.size() == 1;
-        if (b >= 0 && blocks[b].last == s && blocks[b].bytes == bytes && sole_reader) {
+        const bool same_elements =
+            b >= 0 && slots[in].shape.num_elements() == slots[slot].shape.num_elements() &&
+            DTypeSize(slots[in].dtype) == DTypeSize(slots[slot].dtype);
+        if (b >= 0 && blocks[b].last == s && blocks[b].bytes == bytes && same_elements &&
+            sole_reader) {
           blocks[b].last = std::max(blocks[b].last, last);
           blocks[b].slots.push_back(slot);
           block_of[slot] = b;

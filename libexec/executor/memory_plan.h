@@ -43,7 +43,8 @@ struct MemoryPlanResult {
 // memory is reserved from its producing step to the last step that reads it or anything that
 // may alias it (outputs of steps without fresh outputs may be their inputs, or views of them).
 // Alias groups that reach a pinned slot are not planned. In-place steps place output 0 in
-// input 0's memory when input 0 dies there and the sizes match. Offsets are assigned greedily,
+// input 0's memory when input 0 dies there and has as many elements of the same size (never
+// when input 0 is broadcast). Offsets are assigned greedily,
 // largest first, at the lowest offset that no overlapping lifetime occupies.
 MemoryPlanResult PlanMemory(const std::vector<PlanStep>& steps, const std::vector<PlanSlot>& slots);
 

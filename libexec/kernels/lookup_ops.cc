@@ -1,7 +1,7 @@
 // Lookup tables (lookup_table.h): HashTableV2 and MutableHashTableV2 make them (shared by name
 // through the model's resource manager, or owned by the node when unnamed, as TF's kernels do);
 // InitializeTableV2, InitializeTableFromTextFileV2 and LookupTableImportV2 fill them;
-// LookupTableFindV2 and LookupTableSizeV2 read them.
+// LookupTableFindV2, LookupTableSizeV2 and LookupTableExportV2 read them.
 #include <string>
 #include <vector>
 
@@ -216,6 +216,36 @@ Status ComputeSize(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- LookupTableExportV2 ---------------------------------------------------------------------
+// What a mutable table's save function writes to a checkpoint: all keys and all values.
+
+Status PrepareExport(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "table_handle", DType::kResource));
+  auto st = std::make_shared<TableIoState>();
+  KILN_PREPARE_ASSIGN(ctx, st->key, ctx.attrs.GetType("Tkeys"));
+  KILN_PREPARE_ASSIGN(ctx, st->value, ctx.attrs.GetType("Tvalues"));
+  if (LookupTable* table = ConstantTable(ctx))
+    KILN_PREPARE_CHECK(ctx, CheckTableDTypes(*table, st->key, st->value));
+  const PartialShape vec{-1};
+  ctx.outputs = {TensorSpec{st->key, vec}, TensorSpec{st->value, vec}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeExport(const KernelContext& ctx) {
+  const auto& st = ctx.state<TableIoState>();
+  auto table = TableOf(ctx.input(0));
+  if (!table.ok()) return Wrap(ctx, table.status());
+  Status s = CheckTableDTypes(**table, st.key, st.value);
+  if (!s.ok()) return Wrap(ctx, s);
+  Tensor keys, values;
+  (*table)->Export(&keys, &values);
+  ctx.SetOutput(0, std::move(keys));
+  ctx.SetOutput(1, std::move(values));
+  return OkStatus();
+}
+
 // ---- InitializeTableFromTextFileV2 -----------------------------------------------------------
 // Each line of the file gives one key and one value: index -2 is the whole line, -1 the line
 // number (+ offset), k >= 0 the k-th field split at `delimiter`. vocab_size (-1: all) reads only
@@ -373,6 +403,7 @@ constexpr OpDefinition kDefs[] = {
     {"MutableHashTableV2", "table_handle", kOpStateful, PrepareTable<true>},
     {"LookupTableFindV2", "values", kOpStateful | kOpFreshOutputs, PrepareFind},
     {"LookupTableImportV2", "", kOpStateful, PrepareImport},
+    {"LookupTableExportV2", "keys,values", kOpStateful | kOpFreshOutputs, PrepareExport},
     {"InitializeTableV2", "", kOpStateful, PrepareInitialize},
     {"InitializeTableFromTextFileV2", "", kOpStateful, PrepareTextFile},
     {"LookupTableSizeV2", "size", kOpStateful | kOpFreshOutputs, PrepareSize},
@@ -383,6 +414,7 @@ constexpr KernelEntry kCpu[] = {
     {"MutableHashTableV2", ComputeTable},
     {"LookupTableFindV2", ComputeFind},
     {"LookupTableImportV2", ComputeImport<false>},
+    {"LookupTableExportV2", ComputeExport},
     {"InitializeTableV2", ComputeImport<true>},
     {"InitializeTableFromTextFileV2", ComputeTextFile},
     {"LookupTableSizeV2", ComputeSize},

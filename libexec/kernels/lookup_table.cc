@@ -1,9 +1,11 @@
 #include "kernels/lookup_table.h"
 
+#include <algorithm>
 #include <mutex>
 #include <shared_mutex>
 #include <sstream>
 #include <unordered_map>
+#include <vector>
 
 #include "kernels/kernel_util.h"
 
@@ -86,6 +88,22 @@ class HashTable final : public LookupTable {
     }
     initialized_ = true;
     return OkStatus();
+  }
+
+  void Export(Tensor* keys, Tensor* values) const override {
+    std::shared_lock lock(mu_);
+    std::vector<const std::pair<const K, V>*> entries;
+    entries.reserve(map_.size());
+    for (const auto& e : map_) entries.push_back(&e);
+    std::sort(entries.begin(), entries.end(),
+              [](const auto* a, const auto* b) { return a->first < b->first; });
+    const int64_t n = static_cast<int64_t>(entries.size());
+    *keys = Tensor(key_dtype(), Shape{n});
+    *values = Tensor(value_dtype(), Shape{n});
+    for (int64_t i = 0; i < n; ++i) {
+      keys->data<K>()[i] = entries[static_cast<size_t>(i)]->first;
+      values->data<V>()[i] = entries[static_cast<size_t>(i)]->second;
+    }
   }
 
  private:

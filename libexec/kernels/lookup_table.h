@@ -35,6 +35,9 @@ class LookupTable : public ResourceBase {
   // values fails); a later call succeeds only with the same contents. Mutable tables: replaces
   // every entry. keys and values have the same element count.
   virtual Status Import(const Tensor& keys, const Tensor& values) = 0;
+  // Every entry as two vectors of Size() elements, sorted by key (TF gives hash order; sorted
+  // makes saved checkpoints reproducible).
+  virtual void Export(Tensor* keys, Tensor* values) const = 0;
 
   std::string DebugString() const override;
   const void* TypeTag() const override { return &kTypeTag; }

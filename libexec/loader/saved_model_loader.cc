@@ -88,6 +88,8 @@ class SavedModelLoader {
     KILN_RETURN_IF_ERROR(RestoreVariables());
     KILN_RETURN_IF_ERROR(CreateOtherCaptures());
     KILN_RETURN_IF_ERROR(CreateResources());
+    KILN_RETURN_IF_ERROR(RestoreSaveables());
+    checkpoint_.reset();
     KILN_RETURN_IF_ERROR(InitializeResources());
     if (options_.freeze_variables && !AnyFunctionWritesVariables())
       for (const RestoredVariable& v : model_->variables_) v.resource->Freeze();
@@ -155,18 +157,20 @@ class SavedModelLoader {
                         " variables but no variables/variables.index");
       return OkStatus();
     }
-    KILN_ASSIGN_OR_RETURN_CTX(auto reader, BundleReader::Open(prefix), "restoring variables of '",
+    KILN_ASSIGN_OR_RETURN_CTX(checkpoint_, BundleReader::Open(prefix), "restoring variables of '",
                               dir_.string(), "'");
+    BundleReader* reader = checkpoint_.get();
     KILN_ASSIGN_OR_RETURN_CTX(Tensor graph_str, reader->Read(kObjectGraphKey),
                               "restoring variables");
     if (graph_str.dtype() != DType::kString || graph_str.NumElements() != 1)
       return DataLoss("checkpoint entry ", kObjectGraphKey, " is not a scalar string");
-    tensorflow::TrackableObjectGraph ckpt;
+    tensorflow::TrackableObjectGraph& ckpt = checkpoint_graph_;
     if (!ckpt.ParseFromString(graph_str.scalar<std::string>()))
       return DataLoss("checkpoint entry ", kObjectGraphKey, " of '", dir_.string(),
                       "' is not a TrackableObjectGraph");
     if (ckpt.nodes_size() == 0) return OkStatus();
-    std::vector<int> to_ckpt(graph_->nodes_size(), -1);
+    std::vector<int>& to_ckpt = to_checkpoint_;
+    to_ckpt.assign(graph_->nodes_size(), -1);
     to_ckpt[0] = 0;
     std::vector<int> queue{0};
     for (size_t qi = 0; qi < queue.size(); ++qi) {
@@ -459,20 +463,37 @@ class SavedModelLoader {
           add("function '" + fn + "' (" + child + " of resource '" + paths_[id] + "')", fn);
       }
     }
+    for (int id = 0; id < graph_->nodes_size(); ++id) {
+      for (const auto& [name, so] : graph_->nodes(id).saveable_objects()) {
+        for (int fid : {so.save_function(), so.restore_function()}) {
+          if (fid < 0 || fid >= graph_->nodes_size()) continue;
+          for (const std::string& fn : ConcreteNames(graph_->nodes(fid)))
+            add("function '" + fn + "' (saving or restoring '" + name + "' of '" + paths_[id] +
+                    "')",
+                fn);
+        }
+      }
+    }
     return RefuseUnsupportedOps(fns);
   }
 
   // Runs a concrete function of the object graph with only its captures as arguments (the
   // creators and initializers of resources); returns its outputs.
   Result<std::vector<Tensor>> RunCaptureOnly(const std::string& fn_name, const std::string& where) {
+    return RunConcrete(fn_name, {}, where);
+  }
+
+  // Runs a concrete function of the object graph on `args` followed by its captures.
+  Result<std::vector<Tensor>> RunConcrete(const std::string& fn_name, std::vector<Tensor> args,
+                                          const std::string& where) {
     auto cf = graph_->concrete_functions().find(fn_name);
     if (cf == graph_->concrete_functions().end())
       return InvalidArgument(where, ": concrete function '", fn_name,
                              "' has no entry in the object graph");
     KILN_ASSIGN_OR_RETURN_CTX(const tensorflow::FunctionDef* fdef, FindFunction(fn_name), where);
-    std::vector<Tensor> caps;
     std::vector<TensorSpec> specs;
-    KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf->second, &caps, &specs), where);
+    for (const Tensor& a : args) specs.push_back(TensorSpec{a.dtype(), PartialShape(a.shape())});
+    KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf->second, &args, &specs), where);
     PrepareOptions popts;
     popts.resources = model_->resources_.get();
     KILN_ASSIGN_OR_RETURN_CTX(auto fn,
@@ -481,7 +502,7 @@ class SavedModelLoader {
     std::vector<Tensor> outs;
     RunOptions run;
     run.threads = model_->threads_.get();
-    KILN_RETURN_IF_ERROR_CTX(fn->Run(caps, &outs, run), "running ", where, " of '", dir_.string(),
+    KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "running ", where, " of '", dir_.string(),
                              "'");
     return outs;
   }
@@ -502,6 +523,58 @@ class SavedModelLoader {
       captures_[id] = outs[0];
     }
     return OkStatus();
+  }
+
+  // Objects saved through functions (mutable tables: SavedObject.saveable_objects) are restored
+  // as TF's loader does, before the resources' _initialize functions run: the save function,
+  // called with the object's checkpoint key, names the checkpoint entries (it returns name,
+  // slice, tensor triples); the restore function takes those entries' values.
+  Status RestoreSaveables() {
+    if (checkpoint_ == nullptr) return OkStatus();
+    for (int id = 0; id < graph_->nodes_size(); ++id) {
+      const auto& obj = graph_->nodes(id);
+      if (obj.saveable_objects().empty()) continue;
+      const int cid = id < static_cast<int>(to_checkpoint_.size()) ? to_checkpoint_[id] : -1;
+      if (cid < 0) continue;  // not in the checkpoint: keeps what its initializer gives
+      for (const auto& attr : checkpoint_graph_.nodes(cid).attributes()) {
+        auto so = obj.saveable_objects().find(attr.name());
+        if (so == obj.saveable_objects().end()) continue;
+        const std::string where = "saveable '" + attr.name() + "' of object '" + paths_[id] + "'";
+        KILN_RETURN_IF_ERROR(RestoreSaveable(so->second, attr.checkpoint_key(), where));
+      }
+    }
+    return OkStatus();
+  }
+
+  Status RestoreSaveable(const tensorflow::SaveableObject& so, const std::string& key,
+                         const std::string& where) {
+    auto fn_of = [&](int node) -> Result<std::string> {
+      if (node < 0 || node >= graph_->nodes_size())
+        return InvalidArgument(where, ": function object ", node, " is not in the object graph");
+      const std::vector<std::string> fns = ConcreteNames(graph_->nodes(node));
+      if (fns.empty())
+        return InvalidArgument(where, ": object ", node, " is not a concrete function");
+      return fns[0];
+    };
+    KILN_ASSIGN_OR_RETURN(std::string save_fn, fn_of(so.save_function()));
+    KILN_ASSIGN_OR_RETURN(std::string restore_fn, fn_of(so.restore_function()));
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> specs,
+                          RunConcrete(save_fn, {Tensor::StringScalar(key)}, where + " (save)"));
+    if (specs.size() % 3 != 0)
+      return InvalidArgument(where, ": the save function returns ", specs.size(),
+                             " tensors, expected (name, slice, tensor) triples");
+    std::vector<Tensor> values;
+    for (size_t i = 0; i < specs.size(); i += 3) {
+      const Tensor& name = specs[i];
+      if (name.dtype() != DType::kString || name.NumElements() != 1)
+        return InvalidArgument(where, ": the save function's output ", i,
+                               " must be a string scalar (a checkpoint key), got ",
+                               name.DebugString());
+      KILN_ASSIGN_OR_RETURN_CTX(Tensor v, checkpoint_->Read(name.scalar<std::string>()),
+                                "restoring ", where);
+      values.push_back(std::move(v));
+    }
+    return RunConcrete(restore_fn, values, where + " (restore)").status();
   }
 
   // Then each resource's _initialize function runs (tables fill from their keys and values or
@@ -593,6 +666,32 @@ class SavedModelLoader {
 
   // One TF1 signature: its inputs are fed (their nodes become the function's arguments), its
   // outputs fetched; only what the fetches need runs, as in Session::Run.
+  // The shape a TF1 Session lets a fed tensor have: a fed Placeholder's (or
+  // PlaceholderWithDefault's) own shape attr; any other fed tensor is replaced whatever its
+  // shape (TF Serving feeds half_plus_two's x, an Identity the SignatureDef calls (-1, 1), with
+  // shape (3,)). The SignatureDef's TensorInfo shape is documentation there, not a check.
+  PartialShape Tf1FedShape(const std::string& tensor_name) const {
+    const std::string node = NodeOfTensor(tensor_name);
+    const size_t colon = tensor_name.rfind(':');
+    if (colon != std::string::npos && tensor_name.substr(colon + 1) != "0")
+      return PartialShape::UnknownRank();
+    for (const auto& n : main_graph_.node()) {
+      if (n.name() != node) continue;
+      if (n.op() != "Placeholder" && n.op() != "PlaceholderWithDefault")
+        return PartialShape::UnknownRank();
+      auto attr = n.attr().find("shape");
+      if (attr == n.attr().end() || !attr->second.has_shape()) return PartialShape::UnknownRank();
+      const auto& proto = attr->second.shape();
+      // Up to GraphDef version 21 a Placeholder's scalar shape meant "unknown" (TF's rule).
+      if (n.op() == "Placeholder" && main_graph_.versions().producer() <= 21 &&
+          !proto.unknown_rank() && proto.dim_size() == 0)
+        return PartialShape::UnknownRank();
+      auto shape = PartialShapeFromProto(proto);
+      return shape.ok() ? *shape : PartialShape::UnknownRank();
+    }
+    return PartialShape::UnknownRank();
+  }
+
   Status BuildTf1Signature(const std::string& key, const tensorflow::SignatureDef& sd,
                            Signature* sig, std::unique_ptr<tensorflow::FunctionDef>* fdef,
                            std::vector<TensorSpec>* arg_specs) {
@@ -612,8 +711,10 @@ class SavedModelLoader {
       KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
                                 " input '", k, "'");
       sig->input_to_arg_.push_back(static_cast<int>(sig->inputs_.size()));
+      const PartialShape fed = Tf1FedShape(ti.name());
+      sig->fed_shapes_.push_back(fed);
       sig->inputs_.push_back(a);
-      arg_specs->push_back(a.spec);
+      arg_specs->push_back(TensorSpec{a.spec.dtype, fed});
       feeds.push_back({ti.name(), ValueType(ti.dtype())});
     }
     std::vector<std::string> out_keys;
@@ -814,6 +915,11 @@ class SavedModelLoader {
   std::map<int, size_t> variable_ids_;  // object id -> index in variables_
   // Checkpoint key -> the variable restored from it.
   std::map<std::string, std::shared_ptr<VariableResource>> key_to_var_;
+  // The variables checkpoint while loading (null when there is none), its object graph, and per
+  // object id the checkpoint's node for it (-1: none).
+  std::unique_ptr<BundleReader> checkpoint_;
+  tensorflow::TrackableObjectGraph checkpoint_graph_;
+  std::vector<int> to_checkpoint_;
   // The main graph, with TF1 reference variables made explicit (tf1_graph.h).
   tensorflow::GraphDef main_graph_;
 };

@@ -12,17 +12,17 @@ std::string KeyList(std::span<const SignatureArg> args) {
 }
 
 // Errors get "signature 's' input 'k'" in front from the caller (built only on failure).
-Status CheckTensor(const TensorSpec& spec, const Tensor& t) {
+Status CheckTensor(DType dtype, const PartialShape& shape, const Tensor& t) {
   if (!t.IsInitialized()) return InvalidArgument("tensor is not initialized");
-  if (t.dtype() != spec.dtype)
-    return InvalidArgument("expected dtype ", DTypeShortName(spec.dtype), " (",
-                           DTypeEnumName(spec.dtype), "), got ", DTypeShortName(t.dtype()));
-  if (!spec.shape.IsCompatibleWith(t.shape()))
-    return InvalidArgument("expected shape ", spec.shape.ToPythonString(), ", got ",
+  if (t.dtype() != dtype)
+    return InvalidArgument("expected dtype ", DTypeShortName(dtype), " (", DTypeEnumName(dtype),
+                           "), got ", DTypeShortName(t.dtype()));
+  if (!shape.IsCompatibleWith(t.shape()))
+    return InvalidArgument("expected shape ", shape.ToPythonString(), ", got ",
                            t.shape().ToString(),
-                           spec.shape.rank() != t.rank() && spec.shape.rank() >= 0
+                           shape.rank() != t.rank() && shape.rank() >= 0
                                ? " (rank " + std::to_string(t.rank()) + " instead of " +
-                                     std::to_string(spec.shape.rank()) + ")"
+                                     std::to_string(shape.rank()) + ")"
                                : "");
   return OkStatus();
 }
@@ -69,7 +69,9 @@ Status Signature::RunInto(std::span<const Tensor> inputs, std::span<Tensor> outp
     return InvalidArgument("signature '", name_, "' has ", outputs_.size(),
                            " outputs; the caller gave room for ", outputs.size());
   for (size_t i = 0; i < inputs.size(); ++i) {
-    Status s = CheckTensor(inputs_[i].spec, inputs[i]);
+    const TensorSpec& spec = inputs_[i].spec;
+    Status s =
+        CheckTensor(spec.dtype, fed_shapes_.empty() ? spec.shape : fed_shapes_[i], inputs[i]);
     if (!s.ok())
       return s.WithContext(
           internal::StrCat("signature '", name_, "' input '", inputs_[i].key, "'"));

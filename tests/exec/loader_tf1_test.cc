@@ -9,6 +9,7 @@
 #include "kiln/exec/op_coverage.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/tensor_bundle.h"
+#include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {
 namespace {
@@ -38,7 +39,83 @@ TEST_CASE("half_plus_two v1 and v2 (TF Serving's example): restored variables, y
     auto out = (*sig)->Run({{"x", Make<float>({1, 2, 5}, {3, 1})}});
     REQUIRE_MESSAGE(out.ok(), out.status().ToString());
     CHECK(TensorsEqual(out->at("y"), Make<float>({2.5f, 3, 4.5f}, {3, 1})));
+    // TF Serving's README call, instances [1, 2, 5]: x (an Identity the SignatureDef calls
+    // (-1, 1)) is fed with shape (3,), as a TF1 Session takes it.
+    out = (*sig)->Run({{"x", Make<float>({1, 2, 5}, {3})}});
+    REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+    CHECK(TensorsEqual(out->at("y"), Make<float>({2.5f, 3, 4.5f}, {3})));
+    // The signature still says what the SignatureDef says.
+    CHECK((*sig)->inputs()[0].spec.shape.ToPythonString() == "(None, 1)");
   }
+}
+
+// A TF1 graph: placeholder p (shape attr (None, 2)) and q = Identity(r), r a placeholder with
+// no shape; the SignatureDef claims (None, 2) for both.
+std::unique_ptr<tensorflow::SavedModel> FedShapesModel() {
+  auto sm = std::make_unique<tensorflow::SavedModel>();
+  auto* mg = sm->add_meta_graphs();
+  mg->mutable_meta_info_def()->add_tags("serve");
+  auto* g = mg->mutable_graph_def();
+  g->mutable_versions()->set_producer(1087);
+  auto placeholder = [&](const std::string& name, bool with_shape) {
+    auto* n = g->add_node();
+    n->set_name(name);
+    n->set_op("Placeholder");
+    (*n->mutable_attr())["dtype"].set_type(tensorflow::DT_FLOAT);
+    auto* shape = (*n->mutable_attr())["shape"].mutable_shape();
+    if (with_shape) {
+      shape->add_dim()->set_size(-1);
+      shape->add_dim()->set_size(2);
+    } else {
+      shape->set_unknown_rank(true);
+    }
+  };
+  placeholder("p", true);
+  placeholder("r", false);
+  for (const auto& [name, in] : {std::pair<std::string, std::string>{"q", "r"}, {"sum", "p"}}) {
+    auto* n = g->add_node();
+    n->set_name(name);
+    n->set_op("Identity");
+    n->add_input(in);
+    (*n->mutable_attr())["T"].set_type(tensorflow::DT_FLOAT);
+  }
+  auto& sig = (*mg->mutable_signature_def())["serving_default"];
+  sig.set_method_name("tensorflow/serving/predict");
+  auto info = [](const std::string& tensor) {
+    tensorflow::TensorInfo t;
+    t.set_name(tensor);
+    t.set_dtype(tensorflow::DT_FLOAT);
+    t.mutable_tensor_shape()->add_dim()->set_size(-1);
+    t.mutable_tensor_shape()->add_dim()->set_size(2);
+    return t;
+  };
+  (*sig.mutable_inputs())["p"] = info("p:0");
+  (*sig.mutable_inputs())["q"] = info("q:0");
+  (*sig.mutable_outputs())["p_out"] = info("sum:0");
+  (*sig.mutable_outputs())["q_out"] = info("q:0");
+  return sm;
+}
+
+TEST_CASE(
+    "TF1 signatures check a fed tensor against the fed Placeholder's shape, not the "
+    "SignatureDef's") {
+  auto m = SavedModel::LoadFromProto(FedShapesModel(), "/nonexistent/kiln");
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  // q is an Identity: replaced by the fed tensor whatever its shape.
+  auto out = (*sig)->Run({{"p", Make<float>({1, 2}, {1, 2})}, {"q", Make<float>({7, 8, 9}, {3})}});
+  REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+  CHECK(TensorsEqual(out->at("q_out"), Make<float>({7, 8, 9}, {3})));
+  CHECK(TensorsEqual(out->at("p_out"), Make<float>({1, 2}, {1, 2})));
+  // p's own shape attr (None, 2) is the check.
+  out = (*sig)->Run({{"p", Make<float>({1, 2, 3}, {3})}, {"q", Make<float>({7}, {1})}});
+  REQUIRE_FALSE(out.ok());
+  CHECK(Contains(out.status(), "signature 'serving_default' input 'p': expected shape (None, 2)"));
+  // The dtype is still checked for every input.
+  out = (*sig)->Run({{"p", Make<float>({1, 2}, {1, 2})}, {"q", Make<int32_t>({7}, {1})}});
+  REQUIRE_FALSE(out.ok());
+  CHECK(Contains(out.status(), "input 'q': expected dtype float32"));
 }
 
 TEST_CASE("TF1 signatures that parse tf.Example are refused with the op named, not silently") {

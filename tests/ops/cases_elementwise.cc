@@ -10,8 +10,15 @@ namespace {
 // Broadcasting shape pairs, from trivial to one big enough to be split across threads.
 const std::vector<std::pair<Shape, Shape>>& Pairs() {
   static const std::vector<std::pair<Shape, Shape>> pairs = {
-      {Shape{2, 3}, Shape{2, 3}},    {Shape{2, 3}, Shape{3}}, {Shape{}, Shape{2, 2}},
-      {Shape{4, 1, 5}, Shape{3, 1}}, {Shape{0, 3}, Shape{3}}, {Shape{64, 1000}, Shape{1000}},
+      {Shape{2, 3}, Shape{2, 3}},
+      {Shape{2, 3}, Shape{3}},
+      {Shape{}, Shape{2, 2}},
+      {Shape{4, 1, 5}, Shape{3, 1}},
+      {Shape{0, 3}, Shape{3}},
+      {Shape{64, 1000}, Shape{1000}},
+      // Both sides broadcast, and the output fits input 0's aligned block (GroupNormalization's
+      // scale: rsqrt(variance) (n, 1, g, 1) * gamma (1, 1, g, c)).
+      {Shape{2, 1, 2, 1}, Shape{1, 1, 2, 2}},
   };
   return pairs;
 }

@@ -131,6 +131,40 @@ std::vector<OpCase> LookupCases() {
           .Input(Make<int64_t>({1, 2}, {2}))
           .Build());
 
+  // Exporting (what a mutable table's save function runs): every entry, sorted by key.
+  {
+    const Tensor k = Make<std::string>({"pear", "fig", "plum", "apple"}, {4});
+    const Tensor v = Make<float>({0.5f, 1.5f, -2.0f, 4.0f}, {4});
+    c.push_back(OpCaseBuilder("LookupTableExportV2", "LookupTableExportV2 of a mutable table")
+                    .Type("Tkeys", DType::kString)
+                    .Type("Tvalues", DType::kFloat)
+                    .Input(TableHandle("exported", DType::kString, DType::kFloat, false, k, v))
+                    .Reference([k, v](const std::vector<Tensor>&) {
+                      std::map<std::string, float> m;
+                      for (int64_t i = 0; i < k.NumElements(); ++i)
+                        m[k.data<std::string>()[i]] = v.data<float>()[i];
+                      Tensor keys(DType::kString, Shape{static_cast<int64_t>(m.size())});
+                      Tensor values(DType::kFloat, keys.shape());
+                      int64_t i = 0;
+                      for (const auto& [key, value] : m) {
+                        keys.data<std::string>()[i] = key;
+                        values.data<float>()[i++] = value;
+                      }
+                      return std::vector<Tensor>{keys, values};
+                    })
+                    .Build());
+    c.push_back(OpCaseBuilder("LookupTableExportV2", "LookupTableExportV2 of an empty table")
+                    .Type("Tkeys", DType::kInt64)
+                    .Type("Tvalues", DType::kString)
+                    .Input(TableHandle("exported_empty", DType::kInt64, DType::kString, false,
+                                       Tensor(), Tensor()))
+                    .Reference([](const std::vector<Tensor>&) {
+                      return std::vector<Tensor>{Tensor(DType::kInt64, Shape{0}),
+                                                 Tensor(DType::kString, Shape{0})};
+                    })
+                    .Build());
+  }
+
   // From a vocabulary file: word -> line number.
   const std::filesystem::path vocab =
       std::filesystem::temp_directory_path() / "kiln_cases_vocab.txt";

@@ -174,6 +174,67 @@ void CheckGraphPath(const OpCase& c, const exec::OpDefinition& def,
   }
 }
 
+// In-place ops (kOpInPlace): input 0 made inside the graph (a Tile by ones, a fresh planned
+// tensor that dies at the op), so the memory plan may put the output in its memory, as it does
+// for an intermediate of a model. Must give the single-op result.
+void CheckInPlacePath(const OpCase& c, const exec::OpDefinition& def,
+                      const std::vector<TensorSpec>& out_specs, const std::vector<Tensor>& want) {
+  if ((def.flags & exec::kOpInPlace) == 0 || c.inputs.empty() || c.constant[0] ||
+      !DTypeIsPod(c.inputs[0].dtype()) || !c.deterministic)
+    return;
+  if (want.empty() || !DTypeIsPod(want[0].dtype())) return;
+  tensorflow::FunctionDef fdef = OneNodeFunction(c, def, out_specs);
+  // A fresh copy of `input` (Tile by ones) named `name`.
+  auto copy = [&fdef](const std::string& name, const std::string& input, DType dtype, int rank) {
+    auto* ones = fdef.add_node_def();
+    ones->set_name(name + "_ones");
+    ones->set_op("Const");
+    (*ones->mutable_attr())["dtype"].set_type(tensorflow::DT_INT32);
+    Status made = TensorToProto(Make<int32_t>(std::vector<int32_t>(rank, 1), {rank}),
+                                (*ones->mutable_attr())["value"].mutable_tensor());
+    REQUIRE_MESSAGE(made.ok(), made.ToString());
+    auto* tile = fdef.add_node_def();
+    tile->set_name(name);
+    tile->set_op("Tile");
+    (*tile->mutable_attr())["T"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(dtype)));
+    (*tile->mutable_attr())["Tmultiples"].set_type(tensorflow::DT_INT32);
+    tile->add_input(input);
+    tile->add_input(name + "_ones:output:0");
+  };
+  // Input 0 and output 0 both intermediates (a function's arguments and results are never
+  // planned): in0 -> copy_in -> op -> copy_out -> out0.
+  copy("copy_in", "in0", c.inputs[0].dtype(), c.inputs[0].rank());
+  fdef.mutable_node_def(0)->set_input(0, "copy_in:output:0");
+  std::string& ret0 = (*fdef.mutable_ret())["out0"];
+  copy("copy_out", ret0, want[0].dtype(), want[0].rank());
+  ret0 = "copy_out:output:0";
+
+  const tensorflow::FunctionDefLibrary empty;
+  FunctionLibrary library(c.functions ? *c.functions : empty);
+  std::vector<Tensor> args;
+  std::vector<TensorSpec> specs;
+  for (size_t i = 0; i < c.inputs.size(); ++i) {
+    if (c.constant[i]) continue;
+    args.push_back(c.inputs[i]);
+    specs.push_back(TensorSpec{c.inputs[i].dtype(), PartialShape(c.inputs[i].shape())});
+  }
+  exec::PrepareOptions options;
+  options.resources = c.resources;
+  auto fn = PreparedFunction::Prepare(fdef, library, specs, options);
+  REQUIRE_MESSAGE(fn.ok(), c.name, ": in-place path: ", fn.status().ToString());
+  const ThreadPool all(0);
+  std::vector<Tensor> outs(want.size());
+  RunOptions run;
+  run.threads = &all;
+  Status s = (*fn)->Run(args, {}, outs, run);
+  REQUIRE_MESSAGE(s.ok(), c.name, ": in-place path: ", s.ToString());
+  for (size_t i = 0; i < want.size(); ++i) {
+    const std::string diff = CompareTensors(outs[i], want[i], 0);
+    CHECK_MESSAGE(diff.empty(), c.name, ": in-place path (input 0 made in the graph) output ", i,
+                  " differs from the single-op path: ", diff);
+  }
+}
+
 // Variants compare by what they hold: tensor lists element by element, ragged tensors by their
 // splits and values; anything else by identity.
 std::string CompareVariants(const Tensor& got, const Tensor& want, double tol) {
@@ -424,7 +485,10 @@ void RunOpCase(const OpCase& c) {
       CHECK_MESSAGE(diff.empty(), c.name, ": output ", i, " vs the reference: ", diff);
     }
   }
-  if (c.graph_path) CheckGraphPath(c, *def, out_specs, *first);
+  if (c.graph_path) {
+    CheckGraphPath(c, *def, out_specs, *first);
+    CheckInPlacePath(c, *def, out_specs, *first);
+  }
 
   // Other devices, against the CPU.
   for (int d = 0; d < exec::kNumDeviceTypes; ++d) {

@@ -8,6 +8,8 @@
 //     plan, arena, in-place reuse, constant folding of constant inputs) and with an unknown
 //     leading dim (the shape specialisation), on one thread and on all, with fresh and with
 //     caller-bound outputs: identical to the single-op result;
+//   - in-place ops: the graph path again with input 0 made by a node of the graph, so the memory
+//     plan may give the output input 0's memory (as for a model's intermediates): identical too;
 //   - every other device with a kernel for the op, against the CPU within the tolerance.
 // Cases live in one file per op family (cases_<family>.cc) and are listed in op_cases.cc.
 #pragma once

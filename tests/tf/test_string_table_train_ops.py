@@ -28,6 +28,9 @@ def _strings_module(vocab):
                 tf.lookup.TextFileInitializer(
                     vocab, tf.string, tf.lookup.TextFileIndex.WHOLE_LINE, tf.int64,
                     tf.lookup.TextFileIndex.LINE_NUMBER), -7)
+            # Saved through its save/restore functions: the loader must restore its entries.
+            self.weights = tf.lookup.experimental.MutableHashTable(tf.string, tf.float32, -1.0)
+            self.weights.insert(tf.constant([b"hello", b"x" * 17]), tf.constant([0.5, 1.5]))
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
         def strings(self, s):
@@ -53,6 +56,7 @@ def _strings_module(vocab):
                 "lookup": self.table.lookup(s),
                 "vocab": self.vocab.lookup(s),
                 "size": self.table.size() + self.vocab.size(),
+                "weights": self.weights.lookup(s),
             }
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])

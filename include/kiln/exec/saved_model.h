@@ -86,6 +86,9 @@ class Signature {
   std::string name_;
   std::vector<SignatureArg> inputs_;
   std::vector<SignatureArg> outputs_;
+  // The shapes fed inputs must fit, when not inputs_[i].spec.shape: a TF1 signature checks a fed
+  // tensor against the fed node's own shape (a Placeholder's shape attr), not the SignatureDef.
+  std::vector<PartialShape> fed_shapes_;
   std::shared_ptr<const PreparedFunction> function_;
   std::vector<int> input_to_arg_;     // inputs_[i] feeds function arg input_to_arg_[i]
   std::vector<int> output_from_ret_;  // outputs_[i] comes from function output
