@@ -21,6 +21,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
+#include "kernels/window_geometry.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec {
@@ -32,7 +33,8 @@ using RowMatrix = Eigen::Matrix<A, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMaj
 // Sizes of one convolution over [batch, d0, d1, d2, channels] (2-D: d0 is 1).
 struct ConvGeom {
   int64_t batch = 0, in_c = 0, out_c = 0;
-  int64_t mult = 1;  // depthwise: out_c = in_c * mult
+  int64_t mult = 1;    // depthwise: out_c = in_c * mult
+  int64_t groups = 1;  // grouped Conv3D: filter in-channels = in_c / groups
   std::array<WindowDim, 3> d;
   int64_t InPixels() const { return batch * d[0].in * d[1].in * d[2].in; }
   int64_t OutPixels() const { return batch * d[0].out * d[1].out * d[2].out; }
@@ -104,21 +106,23 @@ inline int64_t OutCoord(const WindowDim& w, int64_t i, int64_t k) {
   return o < w.out ? o : -1;
 }
 
-// Fills row r of the patch matrix for output pixel p: taps * in_c values, zeros for padding.
+// Fills row r of the patch matrix for output pixel p: taps * cn values (input channels c0 ..
+// c0 + cn - 1 of every tap), zeros for padding.
 template <typename A>
-void GatherPatch(const ConvGeom& g, const A* in, int64_t p, A* row) {
+void GatherPatch(const ConvGeom& g, const A* in, int64_t p, A* row, int64_t c0, int64_t cn) {
   const Pos o = OutPos(g, p);
   for (int64_t kz = 0; kz < g.d[0].k; ++kz) {
     const int64_t iz = InCoord(g.d[0], o.z, kz);
     for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
       const int64_t iy = InCoord(g.d[1], o.y, ky);
-      for (int64_t kx = 0; kx < g.d[2].k; ++kx, row += g.in_c) {
+      for (int64_t kx = 0; kx < g.d[2].k; ++kx, row += cn) {
         const int64_t ix = InCoord(g.d[2], o.x, kx);
         if (iz < 0 || iy < 0 || ix < 0) {
-          std::fill(row, row + g.in_c, A(0));
+          std::fill(row, row + cn, A(0));
         } else {
-          const A* src = in + (((o.b * g.d[0].in + iz) * g.d[1].in + iy) * g.d[2].in + ix) * g.in_c;
-          std::copy(src, src + g.in_c, row);
+          const A* src =
+              in + (((o.b * g.d[0].in + iz) * g.d[1].in + iy) * g.d[2].in + ix) * g.in_c + c0;
+          std::copy(src, src + cn, row);
         }
       }
     }
@@ -127,10 +131,14 @@ void GatherPatch(const ConvGeom& g, const A* in, int64_t p, A* row) {
 
 // ---- the three computations ------------------------------------------------------------------
 
+// Grouped: group j's patches hold its in_c / groups channels and multiply the filter columns of
+// its out_c / groups output channels.
 template <typename A>
 Status ConvForward(const KernelContext& ctx, const ConvGeom& g, const A* in, const A* filter,
                    A* out) {
-  const int64_t k = g.Taps() * g.in_c, pixels = g.OutPixels();
+  using Strided = Eigen::OuterStride<>;
+  const int64_t icg = g.in_c / g.groups, ocg = g.out_c / g.groups;
+  const int64_t k = g.Taps() * icg, pixels = g.OutPixels();
   if (pixels == 0 || g.out_c == 0) return OkStatus();
   if (k == 0) {
     std::fill(out, out + pixels * g.out_c, A(0));
@@ -139,12 +147,15 @@ Status ConvForward(const KernelContext& ctx, const ConvGeom& g, const A* in, con
   const ChunkPlan plan = PlanChunks(pixels, k, ctx.threads().num_threads());
   const int64_t slot = plan.per_chunk * k;
   KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(A) * slot * plan.workers));
-  Eigen::Map<const RowMatrix<A>> f(filter, k, g.out_c);
   ForChunks(ctx, plan, static_cast<A*>(mem), slot, [&](int64_t c, A* patches) {
     const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
-    for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k);
-    Eigen::Map<RowMatrix<A>>(out + p0 * g.out_c, rows, g.out_c).noalias() =
-        Eigen::Map<const RowMatrix<A>>(patches, rows, k) * f;
+    for (int64_t j = 0; j < g.groups; ++j) {
+      for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k, j * icg, icg);
+      Eigen::Map<const RowMatrix<A>, 0, Strided> f(filter + j * ocg, k, ocg, Strided(g.out_c));
+      Eigen::Map<RowMatrix<A>, 0, Strided>(out + p0 * g.out_c + j * ocg, rows, ocg,
+                                           Strided(g.out_c))
+          .noalias() = Eigen::Map<const RowMatrix<A>>(patches, rows, k) * f;
+    }
   });
   return OkStatus();
 }
@@ -220,7 +231,7 @@ Status ConvBackpropFilter(const KernelContext& ctx, const ConvGeom& g, const A* 
       partial.setZero();
       for (int64_t c = grp; c < plan.chunks; c += groups) {
         const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
-        for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k);
+        for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k, 0, g.in_c);
         partial.noalias() += Eigen::Map<const RowMatrix<A>>(patches, rows, k).transpose() *
                              Eigen::Map<const RowMatrix<A>>(dy + p0 * g.out_c, rows, g.out_c);
       }
@@ -314,11 +325,18 @@ constexpr bool IsDepthwise(ConvKind k) {
 }
 
 // The filter's in-channel count as the input's channels, for messages: depthwise filters are
-// [.., in_c, mult], regular ones [.., in_c, out_c].
-Status CheckChannels(bool depthwise, int64_t in_c, int64_t filter_in_c, const std::string& in_shape,
-                     const std::string& filter_shape) {
+// [.., in_c, mult], regular ones [.., in_c, out_c]. Conv3D may be grouped (TF's rule,
+// ConvGroups); the backprops may not.
+Status CheckChannels(ConvKind kind, int64_t in_c, int64_t filter_in_c, int64_t out_c,
+                     const std::string& in_shape, const std::string& filter_shape) {
+  if (kind == ConvKind::kConv3D) {
+    Result<int64_t> groups = ConvGroups(in_c, filter_in_c, out_c);
+    if (groups.ok()) return OkStatus();
+    return InvalidArgument(groups.status().message(), "; input has shape ", in_shape,
+                           ", filter has shape ", filter_shape);
+  }
   if (in_c < 0 || filter_in_c < 0 || in_c == filter_in_c) return OkStatus();
-  if (!depthwise && filter_in_c > 0 && in_c % filter_in_c == 0) {
+  if (!IsDepthwise(kind) && filter_in_c > 0 && in_c % filter_in_c == 0) {
     return Unimplemented("grouped convolution (input depth ", in_c, ", filter depth ", filter_in_c,
                          ") is not supported; input has shape ", in_shape, ", filter has shape ",
                          filter_shape);
@@ -342,7 +360,7 @@ Status MakeGeom(ConvKind kind, const WindowSpec& a, std::span<const int64_t> in,
   KILN_RETURN_IF_ERROR(CheckElementCount(in, "input shape"));
   KILN_RETURN_IF_ERROR(CheckElementCount(filter, "filter shape"));
   KILN_RETURN_IF_ERROR(
-      CheckChannels(IsDepthwise(kind), in[rank - 1], filter[rank - 2], str(in), str(filter)));
+      CheckChannels(kind, in[rank - 1], filter[rank - 2], filter[rank - 1], str(in), str(filter)));
   std::array<int64_t, 3> k{1, 1, 1};
   for (int i = 0; i < a.spatial; ++i) k[3 - a.spatial + i] = filter[i];
   g->batch = in[0];
@@ -352,6 +370,9 @@ Status MakeGeom(ConvKind kind, const WindowSpec& a, std::span<const int64_t> in,
     g->out_c = g->in_c * g->mult;
   } else {
     g->out_c = filter[rank - 1];
+    if (kind == ConvKind::kConv3D) {
+      KILN_ASSIGN_OR_RETURN(g->groups, ConvGroups(g->in_c, filter[rank - 2], g->out_c));
+    }
   }
   KILN_RETURN_IF_ERROR(MakeWindowDims(a, in, k, &g->d));
   if (dy.empty()) return OkStatus();
@@ -478,8 +499,8 @@ Status PrepareConvNd(PrepareContext& ctx) {
       return s.WithContext(std::string("node '") + std::string(ctx.node_name) + "' (" +
                            std::string(ctx.op) + ")");
   } else {
-    Status s = CheckChannels(IsDepthwise(kKind), in[rank - 1], filter[rank - 2], DimsString(in),
-                             DimsString(filter));
+    Status s = CheckChannels(kKind, in[rank - 1], filter[rank - 2], filter[rank - 1],
+                             DimsString(in), DimsString(filter));
     if (!s.ok())
       return s.WithContext(std::string("node '") + std::string(ctx.node_name) + "' (" +
                            std::string(ctx.op) + ")");

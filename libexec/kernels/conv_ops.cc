@@ -31,27 +31,41 @@ using RowMatrix = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMaj
 
 // Conv2D: for each chunk of output pixels, gather their receptive fields into a patch matrix
 // [pixels, kh*kw*in_c] (zeros for padding) and multiply by the HWIO filter [kh*kw*in_c, out_c].
+// Grouped (in_c = groups * filter in-channels): group j's patches read its in_c / groups input
+// channels and multiply the filter's columns of its out_c / groups output channels.
 template <typename Device, typename T>
 struct Conv2DFunctor;
 
 template <typename T>
 struct Conv2DFunctor<Eigen::DefaultDevice, T> {
-  void operator()(const Eigen::DefaultDevice&, const ConvGeometry& g, const T* input,
-                  const T* filter, T* output) const {
-    const int64_t k = g.h.k * g.w.k * g.in_c;
+  void operator()(const Eigen::DefaultDevice&, const ConvGeometry& g, int64_t groups,
+                  const T* input, const T* filter, T* output) const {
+    using Strided = Eigen::OuterStride<>;
+    const int64_t icg = g.in_c / groups, ocg = g.out_c / groups;
+    const int64_t k = g.h.k * g.w.k * icg;
     const int64_t pixels = g.batch * g.h.out * g.w.out;
     if (pixels == 0 || g.out_c == 0) return;
-    Eigen::Map<const RowMatrix<T>> f(filter, k, g.out_c);
     if (k == 0) {
       Eigen::Map<RowMatrix<T>>(output, pixels, g.out_c).setZero();
       return;
     }
+    // Group j's filter [k, ocg] and output block [rows, ocg] are column slices.
+    auto filter_of = [&](int64_t j) {
+      return Eigen::Map<const RowMatrix<T>, 0, Strided>(filter + j * ocg, k, ocg, Strided(g.out_c));
+    };
+    auto output_of = [&](int64_t p0, int64_t rows, int64_t j) {
+      return Eigen::Map<RowMatrix<T>, 0, Strided>(output + p0 * g.out_c + j * ocg, rows, ocg,
+                                                  Strided(g.out_c));
+    };
     const bool pointwise = g.h.k == 1 && g.w.k == 1 && g.h.stride == 1 && g.w.stride == 1 &&
                            g.h.pad_before == 0 && g.w.pad_before == 0 && g.h.out == g.h.in &&
                            g.w.out == g.w.in;
     if (pointwise) {  // the input already is the patch matrix
-      Eigen::Map<RowMatrix<T>>(output, pixels, g.out_c).noalias() =
-          Eigen::Map<const RowMatrix<T>>(input, pixels, k) * f;
+      for (int64_t j = 0; j < groups; ++j) {
+        output_of(0, pixels, j).noalias() = Eigen::Map<const RowMatrix<T>, 0, Strided>(
+                                                input + j * icg, pixels, k, Strided(g.in_c)) *
+                                            filter_of(j);
+      }
       return;
     }
     // Patch rows per chunk: about 4M elements of scratch, at least one row.
@@ -59,25 +73,27 @@ struct Conv2DFunctor<Eigen::DefaultDevice, T> {
     std::vector<T> patches(std::min(chunk, pixels) * k);
     for (int64_t p0 = 0; p0 < pixels; p0 += chunk) {
       const int64_t rows = std::min(chunk, pixels - p0);
-      for (int64_t r = 0; r < rows; ++r) {
-        const int64_t p = p0 + r;
-        const int64_t ox = p % g.w.out, oy = (p / g.w.out) % g.h.out, b = p / (g.w.out * g.h.out);
-        T* dst = patches.data() + r * k;
-        for (int64_t ky = 0; ky < g.h.k; ++ky) {
-          const int64_t iy = oy * g.h.stride - g.h.pad_before + ky * g.h.dilation;
-          for (int64_t kx = 0; kx < g.w.k; ++kx, dst += g.in_c) {
-            const int64_t ix = ox * g.w.stride - g.w.pad_before + kx * g.w.dilation;
-            if (iy < 0 || iy >= g.h.in || ix < 0 || ix >= g.w.in) {
-              std::fill(dst, dst + g.in_c, T(0));
-            } else {
-              const T* src = input + ((b * g.h.in + iy) * g.w.in + ix) * g.in_c;
-              std::copy(src, src + g.in_c, dst);
+      for (int64_t j = 0; j < groups; ++j) {
+        for (int64_t r = 0; r < rows; ++r) {
+          const int64_t p = p0 + r;
+          const int64_t ox = p % g.w.out, oy = (p / g.w.out) % g.h.out, b = p / (g.w.out * g.h.out);
+          T* dst = patches.data() + r * k;
+          for (int64_t ky = 0; ky < g.h.k; ++ky) {
+            const int64_t iy = oy * g.h.stride - g.h.pad_before + ky * g.h.dilation;
+            for (int64_t kx = 0; kx < g.w.k; ++kx, dst += icg) {
+              const int64_t ix = ox * g.w.stride - g.w.pad_before + kx * g.w.dilation;
+              if (iy < 0 || iy >= g.h.in || ix < 0 || ix >= g.w.in) {
+                std::fill(dst, dst + icg, T(0));
+              } else {
+                const T* src = input + ((b * g.h.in + iy) * g.w.in + ix) * g.in_c + j * icg;
+                std::copy(src, src + icg, dst);
+              }
             }
           }
         }
+        output_of(p0, rows, j).noalias() =
+            Eigen::Map<const RowMatrix<T>>(patches.data(), rows, k) * filter_of(j);
       }
-      Eigen::Map<RowMatrix<T>>(output + p0 * g.out_c, rows, g.out_c).noalias() =
-          Eigen::Map<const RowMatrix<T>>(patches.data(), rows, k) * f;
     }
   }
 };
@@ -192,15 +208,23 @@ struct ConvState : WindowAttrs {
   mutable std::vector<std::unique_ptr<const DnnlConv>> cache;
 };
 
-// TF's filter [kh, kw, in, out] (depthwise: [kh, kw, channels, multiplier]) as oneDNN sees it.
-dnnl::memory::desc UserWeightsDesc(bool depthwise, std::span<const int64_t> f) {
+// TF's filter [kh, kw, in, out] (depthwise: [kh, kw, channels, multiplier]; grouped:
+// [kh, kw, in / groups, out]) as oneDNN sees it.
+dnnl::memory::desc UserWeightsDesc(bool depthwise, int64_t groups, std::span<const int64_t> f) {
   using dt = dnnl::memory::data_type;
   const int64_t kh = f[0], kw = f[1], in = f[2], out = f[3];
-  if (!depthwise)
+  if (depthwise) {
+    // Groups = channels, each with `out` (the multiplier) outputs and 1 input: strides over
+    // [kh, kw, c, m].
+    return dnnl::memory::desc({in, out, 1, kh, kw}, dt::f32, {out, 1, 1, kw * in * out, in * out});
+  }
+  if (groups == 1)
     return dnnl::memory::desc({out, in, kh, kw}, dt::f32, dnnl::memory::format_tag::hwio);
-  // Groups = channels, each with `out` (the multiplier) outputs and 1 input: strides over
-  // [kh, kw, c, m].
-  return dnnl::memory::desc({in, out, 1, kh, kw}, dt::f32, {out, 1, 1, kw * in * out, in * out});
+  // [groups, out / groups, in, kh, kw] over HWIO: group j's outputs are columns
+  // j * out/groups .. (j+1) * out/groups - 1.
+  const int64_t ocg = out / groups;
+  return dnnl::memory::desc({groups, ocg, in, kh, kw}, dt::f32,
+                            {ocg, 1, out, kw * in * out, in * out});
 }
 
 Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<const int64_t> in,
@@ -209,6 +233,10 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
   ConvGeometry g;
   KILN_RETURN_IF_ERROR(MakeGeometry(st, in, filter[0], filter[1], &g));
   g.out_c = st.depthwise ? g.in_c * filter[3] : filter[3];
+  int64_t groups = 1;
+  if (!st.depthwise) {
+    KILN_ASSIGN_OR_RETURN(groups, ConvGroups(g.in_c, filter[2], g.out_c));
+  }
   auto c = std::make_unique<DnnlConv>();
   c->in_dims.assign(in.begin(), in.end());
   c->filter_dims.assign(filter.begin(), filter.end());
@@ -216,7 +244,7 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
   using tag = dnnl::memory::format_tag;
   c->src_md = dnnl::memory::desc({g.batch, g.in_c, g.h.in, g.w.in}, dt::f32, tag::nhwc);
   c->dst_md = dnnl::memory::desc({g.batch, g.out_c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
-  c->user_weights_md = UserWeightsDesc(st.depthwise, filter);
+  c->user_weights_md = UserWeightsDesc(st.depthwise, groups, filter);
   const bool has_bias = st.epilogue.bias || st.epilogue.batch_norm;
   if (has_bias) c->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
   dnnl::memory::dims any_weights = c->user_weights_md.dims();
@@ -304,18 +332,22 @@ Status PrepareConv(PrepareContext& ctx) {
   std::array<int64_t, 4> in_dims{-1, -1, -1, -1}, f_dims{-1, -1, -1, -1};
   if (!in.unknown_rank()) std::copy(in.dims().begin(), in.dims().end(), in_dims.begin());
   if (!f.unknown_rank()) std::copy(f.dims().begin(), f.dims().end(), f_dims.begin());
-  if (in_dims[3] >= 0 && f_dims[2] >= 0 && in_dims[3] != f_dims[2]) {
-    if (!kDepthwise && f_dims[2] > 0 && in_dims[3] % f_dims[2] == 0) {
-      return PrepareUnimplemented(ctx, "grouped convolution (input depth ", in_dims[3],
-                                  ", filter depth ", f_dims[2], ") is not supported");
-    }
-    return ctx.Error("input depth must match the filter's in_channels: input has shape ",
-                     in.ToPythonString(), ", filter has shape ", f.ToPythonString());
-  }
   int64_t out_c = f_dims[3];
   if (kDepthwise) {
     const int64_t c = in_dims[3] >= 0 ? in_dims[3] : f_dims[2];
     out_c = c >= 0 && f_dims[3] >= 0 ? c * f_dims[3] : -1;
+    if (in_dims[3] >= 0 && f_dims[2] >= 0 && in_dims[3] != f_dims[2]) {
+      return ctx.Error("input depth must match the filter's in_channels: input has shape ",
+                       in.ToPythonString(), ", filter has shape ", f.ToPythonString());
+    }
+  } else {
+    // Grouped when the input has a multiple of the filter's in-channels (Keras' groups=,
+    // ConvNeXt's depthwise stage).
+    Result<int64_t> groups = ConvGroups(in_dims[3], f_dims[2], out_c);
+    if (!groups.ok()) {
+      return ctx.Error(groups.status().message(), "; input has shape ", in.ToPythonString(),
+                       ", filter has shape ", f.ToPythonString());
+    }
   }
   ConvGeometry g;
   std::array<int64_t, 4> known_in = in_dims;
@@ -387,9 +419,19 @@ Status ComputeConv(const KernelContext& ctx) {
     return ctx.Error("input and filter must have rank 4, got shapes ", input.shape().ToString(),
                      " and ", filter.shape().ToString());
   }
-  if (input.dim(3) != filter.dim(2)) {
-    return ctx.Error("input depth must match the filter's in_channels: input has shape ",
-                     input.shape().ToString(), ", filter has shape ", filter.shape().ToString());
+  int64_t groups = 1;
+  if (kDepthwise) {
+    if (input.dim(3) != filter.dim(2)) {
+      return ctx.Error("input depth must match the filter's in_channels: input has shape ",
+                       input.shape().ToString(), ", filter has shape ", filter.shape().ToString());
+    }
+  } else {
+    Result<int64_t> gr = ConvGroups(input.dim(3), filter.dim(2), filter.dim(3));
+    if (!gr.ok()) {
+      return ctx.Error(gr.status().message(), "; input has shape ", input.shape().ToString(),
+                       ", filter has shape ", filter.shape().ToString());
+    }
+    groups = *gr;
   }
   ConvGeometry g;
   Status s = MakeGeometry(st, input.shape().dims(), filter.dim(0), filter.dim(1), &g);
@@ -424,7 +466,7 @@ Status ComputeConv(const KernelContext& ctx) {
             Eigen::DefaultDevice(), g, input.data<T>(), filter.data<T>(), out->data<T>());
       } else {
         functor::Conv2DFunctor<Eigen::DefaultDevice, T>()(
-            Eigen::DefaultDevice(), g, input.data<T>(), filter.data<T>(), out->data<T>());
+            Eigen::DefaultDevice(), g, groups, input.data<T>(), filter.data<T>(), out->data<T>());
       }
       return OkStatus();
     });

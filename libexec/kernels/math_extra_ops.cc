@@ -1,15 +1,17 @@
 // More element-wise math: FloorMod, FloorDiv, Pow (broadcasting), Rsqrt, Reciprocal,
-// ZerosLike, OnesLike, and AddN.
+// ZerosLike, OnesLike, AddN and Bucketize.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
 namespace {
@@ -104,6 +106,57 @@ Status ComputeAddN(const KernelContext& ctx) {
   });
 }
 
+// ---- Bucketize -------------------------------------------------------------------------------
+
+using BucketizeTypes = TypeList<int32_t, int64_t, float, double>;
+
+struct BucketizeState : OpState {
+  std::vector<float> boundaries;
+};
+
+Status PrepareBucketize(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BucketizeTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  // list(float): AttrReader has no float-list getter, so read the proto (an empty list may be
+  // written as no value at all).
+  const tensorflow::AttrValue* v = ctx.attrs.Find("boundaries");
+  if (v == nullptr) return ctx.Error("missing attr 'boundaries' (list(float))");
+  if (v->value_case() != tensorflow::AttrValue::kList &&
+      v->value_case() != tensorflow::AttrValue::VALUE_NOT_SET)
+    return ctx.Error("attr 'boundaries' must be a list(float)");
+  auto state = std::make_shared<BucketizeState>();
+  state->boundaries.assign(v->list().f().begin(), v->list().f().end());
+  if (!std::is_sorted(state->boundaries.begin(), state->boundaries.end()))
+    return ctx.Error("attr 'boundaries': expected sorted boundaries");
+  ctx.outputs = {TensorSpec{DType::kInt32, ctx.inputs[0].shape}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+// The index of the first boundary above each value (values equal to a boundary go right), as
+// TF's std::upper_bound over the float boundaries.
+Status ComputeBucketize(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::vector<float>& bounds = ctx.state<BucketizeState>().boundaries;
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  return Dispatch<BucketizeTypes>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    int32_t* o = out->data<int32_t>();
+    ctx.threads().ParallelFor(x.NumElements(), 4096, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const T value = in[i];
+        o[i] = static_cast<int32_t>(std::upper_bound(bounds.begin(), bounds.end(), value,
+                                                     [](const T& a, float b) { return a < b; }) -
+                                    bounds.begin());
+      }
+    });
+    return OkStatus();
+  });
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -115,6 +168,7 @@ constexpr OpDefinition kDefs[] = {
     {"ZerosLike", "y", kOpElementwise, PrepareFillLike<ZerosLikeTypes>},
     {"OnesLike", "y", kOpElementwise, PrepareFillLike<OnesLikeTypes>},
     {"AddN", "sum", kOpElementwise, PrepareAddN},
+    {"Bucketize", "output", kOpFreshOutputs, PrepareBucketize},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -126,6 +180,7 @@ constexpr KernelEntry kCpu[] = {
     {"ZerosLike", ComputeFillLike<0, ZerosLikeTypes>},
     {"OnesLike", ComputeFillLike<1, OnesLikeTypes>},
     {"AddN", ComputeAddN},
+    {"Bucketize", ComputeBucketize},
 };
 
 }  // namespace

@@ -94,6 +94,10 @@ std::span<const KernelEntry> HostCallbackCpuKernels();
 std::span<const OpDefinition> MathUnaryOpDefs();
 std::span<const KernelEntry> MathUnaryCpuKernels();
 
+// Complex numbers: Real, Imag, Angle, Complex (complex_ops.cc).
+std::span<const OpDefinition> ComplexOpDefs();
+std::span<const KernelEntry> ComplexCpuKernels();
+
 // Element-wise binary math: Div, TruncateDiv, Mod, bit ops, *NoNan, Xdivy, Xlogy, Atan2,
 // SquaredDifference, activation gradients, ClipByValue (math_binary_ops.cc).
 std::span<const OpDefinition> MathBinaryOpDefs();

@@ -42,6 +42,7 @@ Tables BuildTables() {
   Append(&t.defs, RandomOpDefs());
   Append(&t.defs, HostCallbackOpDefs());
   Append(&t.defs, MathUnaryOpDefs());
+  Append(&t.defs, ComplexOpDefs());
   Append(&t.defs, MathBinaryOpDefs());
   Append(&t.defs, ScanOpDefs());
   Append(&t.defs, CountOpDefs());
@@ -111,6 +112,7 @@ Tables BuildTables() {
   Append(&cpu, RandomCpuKernels());
   Append(&cpu, HostCallbackCpuKernels());
   Append(&cpu, MathUnaryCpuKernels());
+  Append(&cpu, ComplexCpuKernels());
   Append(&cpu, MathBinaryCpuKernels());
   Append(&cpu, ScanCpuKernels());
   Append(&cpu, CountCpuKernels());

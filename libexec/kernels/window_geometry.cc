@@ -134,4 +134,19 @@ Status MakeGeometry(const WindowAttrs& a, std::span<const int64_t> input, int64_
   return ComputeOutputSize(a.padding, &g->w);
 }
 
+Result<int64_t> ConvGroups(int64_t in_c, int64_t filter_in_c, int64_t out_c) {
+  if (in_c < 0 || filter_in_c < 0) return int64_t{-1};
+  if (in_c == filter_in_c) return int64_t{1};
+  if (filter_in_c == 0 || in_c % filter_in_c != 0) {
+    return InvalidArgument("input depth must be evenly divisible by filter depth: ", in_c, " vs ",
+                           filter_in_c);
+  }
+  const int64_t groups = in_c / filter_in_c;
+  if (out_c >= 0 && (out_c % groups != 0 || out_c < groups)) {
+    return InvalidArgument("output depth must be evenly divisible by number of groups: ", out_c,
+                           " vs ", groups);
+  }
+  return groups;
+}
+
 }  // namespace kiln::exec

@@ -53,4 +53,10 @@ Status ReadPadding(const PrepareContext& ctx, bool allow_explicit, WindowAttrs* 
 Status MakeGeometry(const WindowAttrs& a, std::span<const int64_t> input, int64_t k_h, int64_t k_w,
                     ConvGeometry* g);
 
+// The group count of a (possibly grouped) convolution, as TF's Conv2D/Conv3D define it: the
+// input's channels are a multiple of the filter's in-channels (groups = in_c / filter_in_c) and
+// the output channels split evenly among the groups. Sizes of -1 are unknown: returns -1 when the
+// count cannot be known yet, after checking what is known. Empty channels (0 and 0) are 1 group.
+Result<int64_t> ConvGroups(int64_t in_c, int64_t filter_in_c, int64_t out_c);
+
 }  // namespace kiln::exec

@@ -209,6 +209,12 @@ TEST_CASE("Conv2D errors name the attr or shape at fault") {
   }
   CheckError(prepare(ConvRunner("Conv2D", DType::kFloat, same), {1, 5, 5, 3}),
              {"input depth", "(1, 5, 5, 3)", "(3, 3, 2, 4)"});
+  // Grouped: 2 groups cannot split 3 output channels (TF's rule and message).
+  CheckError(prepare(ConvRunner("Conv2D", DType::kFloat, same), {1, 5, 5, 4}, {3, 3, 2, 3}),
+             {"output depth must be evenly divisible by number of groups: 3 vs 2", "(1, 5, 5, 4)",
+              "(3, 3, 2, 3)"});
+  CheckError(prepare(ConvRunner("Conv2D", DType::kFloat, same), {1, 5, 5, 4}, {3, 3, 0, 3}),
+             {"input depth must be evenly divisible by filter depth: 4 vs 0"});
   CheckError(prepare(ConvRunner("Conv2D", DType::kFloat, same), {1, 5, 5}),
              {"input 'input'", "expected rank 4"});
   CheckError(

@@ -10,7 +10,8 @@ namespace {
 
 struct ConvSpec {
   Shape input;   // NHWC
-  Shape filter;  // HWIO, or [kh, kw, c, multiplier] for depthwise
+  Shape filter;  // HWIO ([kh, kw, in / groups, out] grouped), or [kh, kw, c, multiplier] for
+                 // depthwise
   int64_t stride = 1, dilation = 1;
   std::string padding = "SAME";
   std::vector<int64_t> explicit_paddings;
@@ -57,8 +58,11 @@ Tensor RefConv(const Tensor& x, const Tensor& f, const ConvSpec& s, bool depthwi
                 const int64_t mult = f.dim(3), ch = o / mult, m = o % mult;
                 sum += px[ch] * fd[((ky * kw + kx) * c + ch) * mult + m];
               } else {
-                for (int64_t i = 0; i < c; ++i)
-                  sum += px[i] * fd[((ky * kw + kx) * c + i) * out_c + o];
+                // Grouped when the filter has fewer in-channels than the input: output o
+                // reads only its group's channels.
+                const int64_t fc = f.dim(2), ocg = out_c / (c / fc), first = o / ocg * fc;
+                for (int64_t i = 0; i < fc; ++i)
+                  sum += px[first + i] * fd[((ky * kw + kx) * fc + i) * out_c + o];
               }
             }
           out.data<double>()[((b * oh + y) * ow + xx) * out_c + o] = sum;
@@ -119,6 +123,57 @@ std::vector<OpCase> ConvFusedCases() {
                       .Tolerance(1e-5)
                       .Build());
     }
+  }
+  // Grouped Conv2D (Keras' groups=, ConvNeXt's depthwise stage as one group per channel):
+  // the filter's in-channels divide the input's.
+  const std::vector<ConvSpec> grouped = {
+      {Shape{2, 7, 7, 4}, Shape{3, 3, 2, 6}},                 // 2 groups of 3 outputs
+      {Shape{1, 9, 8, 6}, Shape{3, 2, 2, 9}, 2, 1, "VALID"},  // 3 groups, strided
+      {Shape{1, 8, 8, 8}, Shape{7, 7, 1, 8}},                 // one group per channel
+      {Shape{1, 6, 6, 4}, Shape{1, 1, 1, 8}},                 // pointwise, 4 groups
+      {Shape{1, 7, 7, 6}, Shape{3, 3, 3, 4}, 1, 2, "EXPLICIT", {0, 0, 1, 1, 2, 0, 0, 0}},
+  };
+  for (const ConvSpec& s : grouped) {
+    for (bool constant : {true, false}) {
+      const ConvSpec spec = s;
+      OpCaseBuilder b = ConvBuilder("Conv2D", "", s);
+      b.Input(RandomOf(DType::kFloat, s.input, NextSeed(seed)));
+      Tensor f = RandomOf(DType::kFloat, s.filter, NextSeed(seed), -1, 1);
+      constant ? b.ConstInput(f) : b.Input(f);
+      c.push_back(b.Reference1([spec](const std::vector<Tensor>& in) {
+                     return ToFloat(RefConv(in[0], in[1], spec, false));
+                   })
+                      .Tolerance(1e-5)
+                      .Build());
+    }
+  }
+  // Grouped in double (the Eigen path) and fused with a bias and Relu (oneDNN's post-ops).
+  {
+    const ConvSpec s{Shape{1, 6, 5, 6}, Shape{3, 3, 2, 6}};
+    c.push_back(ConvBuilder("Conv2D", "Conv2D grouped double", s)
+                    .T(DType::kDouble)
+                    .Input(RandomOf(DType::kDouble, s.input, NextSeed(seed)))
+                    .Input(RandomOf(DType::kDouble, s.filter, NextSeed(seed), -1, 1))
+                    .Reference1([s](const std::vector<Tensor>& in) {
+                      return RefConv(ToFloat(in[0]), ToFloat(in[1]), s, false);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
+    c.push_back(ConvBuilder("_FusedConv2D", "_FusedConv2D grouped BiasAdd Relu", s)
+                    .StringList("fused_ops", {"BiasAdd", "Relu"})
+                    .Int("num_args", 1)
+                    .Input(RandomOf(DType::kFloat, s.input, NextSeed(seed)))
+                    .ConstInput(RandomOf(DType::kFloat, s.filter, NextSeed(seed), -1, 1))
+                    .ConstInput(RandomOf(DType::kFloat, Shape{6}, NextSeed(seed)))
+                    .Reference1([s](const std::vector<Tensor>& in) {
+                      Tensor y = RefConv(in[0], in[1], s, false);
+                      for (int64_t i = 0; i < y.NumElements(); ++i)
+                        y.data<double>()[i] =
+                            std::max(0.0, y.data<double>()[i] + in[2].data<float>()[i % 6]);
+                      return ToFloat(y);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
   }
   // _FusedConv2D: BiasAdd + activation; FusedBatchNorm (+ Relu); BiasAdd + Add + Relu.
   const ConvSpec s{Shape{2, 6, 6, 8}, Shape{3, 3, 8, 16}};

@@ -76,6 +76,9 @@ void ForEachTap(const ConvSpec& s, const std::function<void(int64_t, int64_t, in
 std::vector<double> RefForward(const ConvSpec& s, const std::vector<double>& x,
                                const std::vector<double>& f) {
   const int64_t ci = s.InC(), co = s.OutC(), m = s.filter.back();
+  // Grouped (Conv3D) when the filter has fewer in-channels fc than the input: input channel c
+  // belongs to group c / fc and feeds only that group's co / groups outputs.
+  const int64_t fc = s.filter[s.filter.size() - 2], ocg = s.depthwise ? 0 : co / (ci / fc);
   std::vector<double> out(s.OutShape().num_elements(), 0.0);
   ForEachTap(s, [&](int64_t po, int64_t pi, int64_t t) {
     for (int64_t c = 0; c < ci; ++c) {
@@ -83,8 +86,9 @@ std::vector<double> RefForward(const ConvSpec& s, const std::vector<double>& x,
         for (int64_t k = 0; k < m; ++k)
           out[po * co + c * m + k] += x[pi * ci + c] * f[(t * ci + c) * m + k];
       } else {
-        for (int64_t o = 0; o < co; ++o)
-          out[po * co + o] += x[pi * ci + c] * f[(t * ci + c) * co + o];
+        const int64_t j = c / fc, cc = c % fc;
+        for (int64_t o = j * ocg; o < (j + 1) * ocg; ++o)
+          out[po * co + o] += x[pi * ci + c] * f[(t * fc + cc) * co + o];
       }
     }
   });
@@ -295,6 +299,27 @@ void AddConv3D(std::vector<OpCase>* c) {
   for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16}) {
     for (const ConvSpec& s : Geometries3D()) {
       OpCaseBuilder b("Conv3D", Describe("Conv3D", t, s));
+      b.T(t)
+          .Input(RandomOf(t, *Shape::FromDims(s.in), NextSeed(seed)))
+          .Input(RandomOf(t, *Shape::FromDims(s.filter), NextSeed(seed)));
+      WindowAttrs(b, s)
+          .Reference1([s](const std::vector<Tensor>& in) {
+            return FromDoubles(in[0].dtype(), s.OutShape(),
+                               RefForward(s, Doubles(in[0]), Doubles(in[1])));
+          })
+          .Tolerance(TolFor(t));
+      c->push_back(b.Build());
+    }
+    // Grouped: 2 groups (filter in-channels 2 of 4), and one group per channel.
+    for (const auto& [in_dims, f_dims] :
+         std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>>{
+             {{1, 4, 5, 4, 4}, {2, 3, 2, 2, 6}}, {{2, 3, 4, 4, 3}, {2, 2, 2, 1, 3}}}) {
+      ConvSpec s;
+      s.spatial = 3;
+      s.in = in_dims;
+      s.filter = f_dims;
+      s.strides = {1, 2, 1};
+      OpCaseBuilder b("Conv3D", Describe("Conv3D grouped", t, s));
       b.T(t)
           .Input(RandomOf(t, *Shape::FromDims(s.in), NextSeed(seed)))
           .Input(RandomOf(t, *Shape::FromDims(s.filter), NextSeed(seed)));

@@ -1,11 +1,13 @@
-// Op-tester cases of the element-wise math families (math_unary_ops.cc, math_binary_ops.cc):
-// references are the C library's double-precision functions (or plain expressions) applied
-// element by element, with numpy broadcasting for binary ops.
+// Op-tester cases of the element-wise math families (math_unary_ops.cc, math_binary_ops.cc,
+// math_extra_ops.cc's Bucketize, complex_ops.cc): references are the C library's double-precision
+// functions (or plain expressions) applied element by element, with numpy broadcasting for binary
+// ops.
 #include <cmath>
 #include <complex>
 #include <limits>
 
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -491,6 +493,117 @@ void WidenedCases(std::vector<OpCase>* c) {
   }
 }
 
+// A complex tensor of `shape` with parts drawn from [-4, 4].
+Tensor RandomComplex(bool wide, const Shape& shape, uint32_t seed) {
+  Tensor z(wide ? DType::kComplex128 : DType::kComplex64, shape);
+  Tensor parts = RandomOf(DType::kDouble, Shape{2 * shape.num_elements()}, seed, -4, 4);
+  for (int64_t i = 0; i < shape.num_elements(); ++i) {
+    const double re = parts.data<double>()[2 * i], im = parts.data<double>()[2 * i + 1];
+    if (wide) {
+      z.data<std::complex<double>>()[i] = {re, im};
+    } else {
+      z.data<std::complex<float>>()[i] = {static_cast<float>(re), static_cast<float>(im)};
+    }
+  }
+  return z;
+}
+
+// Real, Imag, Angle: a part of every element; Complex: parts put together, broadcast.
+void ComplexCases(std::vector<OpCase>* c) {
+  uint32_t seed = 31;
+  for (bool wide : {false, true}) {
+    for (const std::string op : {"Real", "Imag", "Angle"}) {
+      OpCaseBuilder b(op);
+      if (wide) b.T(DType::kComplex128).Type("Tout", DType::kDouble);
+      c->push_back(b.Input(RandomComplex(wide, Shape{3, 5}, NextSeed(seed)))
+                       .Reference1([wide, op](const std::vector<Tensor>& in) {
+                         Tensor out(wide ? DType::kDouble : DType::kFloat, in[0].shape());
+                         for (int64_t i = 0; i < out.NumElements(); ++i) {
+                           const std::complex<double> v =
+                               wide ? in[0].data<std::complex<double>>()[i]
+                                    : std::complex<double>(in[0].data<std::complex<float>>()[i]);
+                           const double r = op == "Real"   ? v.real()
+                                            : op == "Imag" ? v.imag()
+                                                           : std::atan2(v.imag(), v.real());
+                           if (wide) {
+                             out.data<double>()[i] = r;
+                           } else {
+                             out.data<float>()[i] = static_cast<float>(r);
+                           }
+                         }
+                         return out;
+                       })
+                       .Tolerance(1e-6)
+                       .Build());
+    }
+    const DType part = wide ? DType::kDouble : DType::kFloat;
+    for (const auto& [sa, sb] : std::vector<std::pair<Shape, Shape>>{
+             {Shape{2, 3}, Shape{2, 3}}, {Shape{2, 3}, Shape{3}}, {Shape{}, Shape{4, 1}}}) {
+      OpCaseBuilder b("Complex");
+      if (wide) b.T(DType::kDouble).Type("Tout", DType::kComplex128);
+      c->push_back(b.Input(RandomOf(part, sa, NextSeed(seed)))
+                       .Input(RandomOf(part, sb, NextSeed(seed)))
+                       .Reference1([wide](const std::vector<Tensor>& in) {
+                         // Broadcast through the double reference, one part at a time.
+                         const Tensor re = RefBinaryDouble(
+                             in[0], in[1], [](double a, double) { return a; }, DType::kDouble);
+                         const Tensor im = RefBinaryDouble(
+                             in[0], in[1], [](double, double b) { return b; }, DType::kDouble);
+                         Tensor out(wide ? DType::kComplex128 : DType::kComplex64, re.shape());
+                         for (int64_t i = 0; i < out.NumElements(); ++i) {
+                           const double r = re.data<double>()[i], m = im.data<double>()[i];
+                           if (wide) {
+                             out.data<std::complex<double>>()[i] = {r, m};
+                           } else {
+                             out.data<std::complex<float>>()[i] = {static_cast<float>(r),
+                                                                   static_cast<float>(m)};
+                           }
+                         }
+                         return out;
+                       })
+                       .Build());
+    }
+  }
+}
+
+// Bucketize: the number of boundaries <= each value (a value on a boundary goes right).
+void BucketizeCases(std::vector<OpCase>* c) {
+  const std::vector<float> bounds = {-2.5f, -1.0f, 0.0f, 0.5f, 2.0f};
+  uint32_t seed = 41;
+  for (DType t : {DType::kFloat, DType::kDouble, DType::kInt32, DType::kInt64}) {
+    Tensor x = RandomOf(t, Shape{4, 6}, NextSeed(seed), -4, 4);
+    // Values exactly on boundaries.
+    if (t == DType::kFloat) x.data<float>()[0] = -1.0f, x.data<float>()[1] = 0.5f;
+    if (t == DType::kDouble) x.data<double>()[0] = 2.0, x.data<double>()[1] = -2.5;
+    c->push_back(OpCaseBuilder("Bucketize")
+                     .T(t)
+                     .FloatList("boundaries", bounds)
+                     .Input(x)
+                     .Reference1([bounds](const std::vector<Tensor>& in) {
+                       Tensor out(DType::kInt32, in[0].shape());
+                       for (int64_t i = 0; i < out.NumElements(); ++i) {
+                         const double v = ValueAt(in[0], i);
+                         int32_t n = 0;
+                         for (float b : bounds) n += v >= static_cast<double>(b) ? 1 : 0;
+                         out.data<int32_t>()[i] = n;
+                       }
+                       return out;
+                     })
+                     .Build());
+  }
+  // No boundaries: every value in bucket 0.
+  c->push_back(OpCaseBuilder("Bucketize", "Bucketize no boundaries")
+                   .T(DType::kFloat)
+                   .FloatList("boundaries", {})
+                   .Input(RandomOf(DType::kFloat, Shape{5}, 3))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     Tensor out(DType::kInt32, in[0].shape());
+                     for (int64_t i = 0; i < out.NumElements(); ++i) out.data<int32_t>()[i] = 0;
+                     return out;
+                   })
+                   .Build());
+}
+
 }  // namespace
 
 std::vector<OpCase> MathCases() {
@@ -498,6 +611,8 @@ std::vector<OpCase> MathCases() {
   UnaryCases(&c);
   BinaryCases(&c);
   WidenedCases(&c);
+  ComplexCases(&c);
+  BucketizeCases(&c);
   return c;
 }
 
