@@ -1,7 +1,7 @@
 """Issue 9, "Keras Applications, random weights": each application of make_applications
 (weights=None, smallest input, exported by `model.export`) runs on our runtime through
 `savedmodel-cli run` with TensorFlow's logits within 1e-4 relative. The heavy ones run only with
-KILN_FULL_APPS=1. Collected only with KILN_ISSUE9_TESTS=1 (conftest.py)."""
+KILN_FULL_APPS=1."""
 import os
 
 import pytest

@@ -3,8 +3,7 @@
 `savedmodel-cli run` (string inputs as .npy files and as literals), restored methods by name
 through kiln_call, the train step over several calls on one load (losses and every variable
 after each call), TF1 bundles (ours written with SavedModelBuilder, TensorFlow Serving's
-half_plus_two). Floats within 1e-4 relative, everything else exactly. Collected only with
-KILN_ISSUE9_TESTS=1 (conftest.py)."""
+half_plus_two). Floats within 1e-4 relative, everything else exactly."""
 import os
 
 import numpy as np
