@@ -544,6 +544,19 @@ double GetAsDouble(const Tensor& t, int64_t i) {
   }
 }
 
+// v rounded to the nearest T, saturating. The bounds compare as doubles: (double)INT64_MAX is
+// 2^63, one past the range, so reaching it means the maximum.
+template <typename T>
+T SaturatingCast(double v) {
+  const double r = std::nearbyint(v);
+  if (std::isnan(r)) return 0;
+  if (r <= static_cast<double>(std::numeric_limits<T>::lowest())) {
+    return std::numeric_limits<T>::lowest();
+  }
+  if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
+  return static_cast<T>(r);
+}
+
 void SetFromDouble(Tensor* t, int64_t i, double v) {
   switch (t->dtype()) {
 #define KILN_CASE(e, T)                  \
@@ -554,11 +567,9 @@ void SetFromDouble(Tensor* t, int64_t i, double v) {
     KILN_CASE(kDouble, double)
     KILN_CASE(kBool, bool)
 #undef KILN_CASE
-#define KILN_INT_CASE(e, T)                                                       \
-  case DType::e:                                                                  \
-    t->data<T>()[i] = static_cast<T>(std::clamp<double>(                          \
-        std::nearbyint(v), static_cast<double>(std::numeric_limits<T>::lowest()), \
-        static_cast<double>(std::numeric_limits<T>::max())));                     \
+#define KILN_INT_CASE(e, T)                 \
+  case DType::e:                            \
+    t->data<T>()[i] = SaturatingCast<T>(v); \
     return;
     KILN_INT_CASE(kInt8, int8_t)
     KILN_INT_CASE(kInt16, int16_t)
