@@ -3,35 +3,21 @@
 #include <algorithm>
 #include <limits>
 
+#include "kernels/window_geometry.h"
+
 namespace kiln::exec {
 
+// The same arithmetic as the convolution and pooling kernels (window_geometry.h), on this
+// file's N-d window type.
 Status ComputeWindowDim(WindowPadding padding, WindowDim* w) {
-  if (w->in < 0) {
-    w->out = -1;
-    return OkStatus();
-  }
-  const int64_t effective = w->effective_k();
-  switch (padding) {
-    case WindowPadding::kValid:
-      w->out = (w->in - effective + w->stride) / w->stride;
-      w->pad_before = w->pad_after = 0;
-      break;
-    case WindowPadding::kExplicit:
-      w->out = (w->in + w->pad_before + w->pad_after - effective + w->stride) / w->stride;
-      break;
-    case WindowPadding::kSame: {
-      w->out = (w->in + w->stride - 1) / w->stride;
-      const int64_t needed = std::max<int64_t>(0, (w->out - 1) * w->stride + effective - w->in);
-      w->pad_before = needed / 2;
-      w->pad_after = needed - w->pad_before;
-      break;
-    }
-  }
-  if (w->out < 0) {
-    return InvalidArgument("computed output size would be negative: ", w->out,
-                           " [input size: ", w->in, ", effective filter size: ", effective,
-                           ", stride: ", w->stride, "]");
-  }
+  static_assert(static_cast<int>(WindowPadding::kSame) == static_cast<int>(Padding::kSame) &&
+                static_cast<int>(WindowPadding::kValid) == static_cast<int>(Padding::kValid) &&
+                static_cast<int>(WindowPadding::kExplicit) == static_cast<int>(Padding::kExplicit));
+  Window g{w->in, w->k, w->stride, w->dilation, w->pad_before, w->pad_after, w->out};
+  KILN_RETURN_IF_ERROR(ComputeOutputSize(static_cast<Padding>(padding), &g));
+  w->pad_before = g.pad_before;
+  w->pad_after = g.pad_after;
+  w->out = g.out;
   return OkStatus();
 }
 
