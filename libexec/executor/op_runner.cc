@@ -39,7 +39,7 @@ Result<std::vector<Tensor>> SingleOp::Run(std::span<const Tensor> inputs) const 
   const int n_in = static_cast<int>(inputs.size());
   const int n_out = static_cast<int>(output_specs_.size());
   std::vector<Tensor> slots(inputs.begin(), inputs.end());
-  slots.resize(static_cast<size_t>(n_in + n_out));
+  slots.resize(inputs.size() + output_specs_.size());
   std::vector<int32_t> in(n_in), out(n_out);
   std::iota(in.begin(), in.end(), 0);
   std::iota(out.begin(), out.end(), n_in);

@@ -119,7 +119,7 @@ Status ComputeSpans(const KernelContext& ctx, Filter f, bool antialias, int64_t 
   // Downsampling with antialias low-pass filters: the kernel widens by 1 / scale.
   const float kernel_scale = antialias ? std::max(inv_scale, 1.0f) : 1.0f;
   const double span_f = std::ceil(static_cast<double>(radius * kernel_scale));
-  if (!(span_f < static_cast<double>(std::numeric_limits<int32_t>::max() / 2))) {
+  if (!(span_f < static_cast<double>(std::numeric_limits<int32_t>::max()) / 2)) {
     return ctx.Error("input 'scale' is too small: the filter span does not fit in int32");
   }
   s->size = std::min<int64_t>(2 * static_cast<int64_t>(span_f) + 1, in);
