@@ -70,6 +70,44 @@ Status PrepareShape(PrepareContext& ctx) {
   return OkStatus();
 }
 
+// ShapeN: Shape of each of its N inputs (the gradients of Conv2D take the shapes of both
+// operands this way). Each output known at prepare time folds to a constant on its own.
+Status PrepareShapeN(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("N"));
+  if (n < 1 || n != static_cast<int64_t>(ctx.inputs.size())) {
+    return ctx.Error("attr 'N' is ", n, " but the node has ", ctx.inputs.size(),
+                     " inputs; expected N >= 1 inputs");
+  }
+  KILN_PREPARE_ASSIGN(ctx, DType out, ctx.attrs.GetType("out_type", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "out_type", out, {DType::kInt32, DType::kInt64}));
+  bool any_known = false;
+  std::vector<Tensor> constants(ctx.inputs.size());
+  for (size_t i = 0; i < ctx.inputs.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, static_cast<int>(i), "input"));
+    (void)t;
+    const PartialShape& s = ctx.inputs[i].shape;
+    ctx.outputs.push_back(TensorSpec{out, PartialShape{s.unknown_rank() ? -1 : s.rank()}});
+    if (!s.IsFullyDefined()) continue;
+    Tensor value(out, Shape{s.rank()});
+    Status w = WriteIndexValues(std::vector<int64_t>(s.dims().begin(), s.dims().end()), &value);
+    if (!w.ok()) return ctx.Error(w.message());
+    constants[i] = std::move(value);
+    any_known = true;
+  }
+  if (any_known) ctx.constant_outputs = std::move(constants);
+  return OkStatus();
+}
+
+Status ComputeShapeN(const KernelContext& ctx) {
+  for (int i = 0; i < ctx.num_inputs(); ++i) {
+    const Tensor& x = ctx.input(i);
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(i, Shape{x.rank()}));
+    Status s = WriteIndexValues(x.shape().ToVector(), out);
+    if (!s.ok()) return Wrap(ctx, s);
+  }
+  return OkStatus();
+}
+
 Status PrepareRank(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
@@ -286,6 +324,7 @@ Status ComputeSqueeze(const KernelContext& ctx) {
 
 constexpr OpDefinition kDefs[] = {
     {"Shape", "output", kOpFreshOutputs, PrepareShape},
+    {"ShapeN", "output", kOpFreshOutputs, PrepareShapeN},
     {"Size", "output", kOpFreshOutputs, PrepareShape},
     {"Rank", "output", kOpFreshOutputs, PrepareRank},
     {"Reshape", "output", kOpNone, PrepareReshape},
@@ -294,11 +333,8 @@ constexpr OpDefinition kDefs[] = {
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"Shape", ComputeShape},
-    {"Size", ComputeSize},
-    {"Rank", ComputeRank},
-    {"Reshape", ComputeReshape},
-    {"ExpandDims", ComputeExpandDims},
+    {"Shape", ComputeShape},     {"ShapeN", ComputeShapeN},   {"Size", ComputeSize},
+    {"Rank", ComputeRank},       {"Reshape", ComputeReshape}, {"ExpandDims", ComputeExpandDims},
     {"Squeeze", ComputeSqueeze},
 };
 

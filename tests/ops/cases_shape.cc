@@ -63,6 +63,25 @@ std::vector<OpCase> ShapeCases() {
             .Build());
   }
 
+  // ShapeN: the shapes of N inputs of different ranks and dtypes, int32 and int64.
+  for (DType out : {DType::kInt32, DType::kInt64}) {
+    const std::vector<Shape> shapes = {Shape{2, 3, 4}, Shape{}, Shape{0, 5}};
+    c.push_back(OpCaseBuilder("ShapeN", "ShapeN " + std::string(DTypeShortName(out)))
+                    .T(DType::kFloat)
+                    .Int("N", 3)
+                    .Type("out_type", out)
+                    .Input(Distinct(DType::kFloat, shapes[0]))
+                    .Input(Distinct(DType::kFloat, shapes[1]))
+                    .Input(Distinct(DType::kFloat, shapes[2]))
+                    .Reference([shapes, out](const auto&) {
+                      std::vector<Tensor> r;
+                      for (const Shape& s : shapes)
+                        r.push_back(out == DType::kInt32 ? DimsOf<int32_t>(s) : DimsOf<int64_t>(s));
+                      return r;
+                    })
+                    .Build());
+  }
+
   // Reshape: known sizes, one -1, empty tensors; the shape constant or not.
   struct ReshapeCase {
     Shape in;
