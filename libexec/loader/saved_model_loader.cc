@@ -62,6 +62,9 @@ class SavedModelLoader {
     model_.reset(new SavedModel());
     model_->dir_ = dir_;
     model_->threads_ = std::make_unique<ThreadPool>(options_.num_threads);
+    // oneDNN fixes a primitive's thread count when the primitive is made (at prepare time, here):
+    // the model's setting must hold while preparing, not only while running.
+    model_->threads_->ApplyToCallingThread();
     if (given_proto_) {
       model_->proto_ = std::move(given_proto_);
     } else {
