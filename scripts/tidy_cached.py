@@ -5,10 +5,11 @@
 
 A file is skipped when a stamp exists for the hash of: clang-tidy's version, .clang-tidy, the
 file's path and its preprocessed text (its compile command from BUILDDIR/compile_commands.json
-with -E), so any change to the file, a header it includes, a macro or a flag runs it again, the
-way ccache keys a compile. Stamps live in $KILN_TIDY_CACHE (default ~/.cache/kiln-clang-tidy),
-outside the checkout, so repeated runs of the test command on one machine only tidy what
-changed. Findings go to LOG; the exit status is 1 when any file has one.
+with -E, the checkout's own path left out), so any change to the file, a header it includes, a
+macro or a flag runs it again, the way ccache keys a compile. Stamps live in $KILN_TIDY_CACHE
+(default ~/.cache/kiln-clang-tidy), outside the checkout, so repeated runs of the test command
+on one machine, from any checkout, only tidy what changed. Findings go to LOG; the exit status
+is 1 when any file has one.
 """
 import hashlib
 import json
@@ -39,6 +40,7 @@ def preprocess_command(entry):
 def main():
     db, log, files = Path(sys.argv[1]), Path(sys.argv[2]), sys.argv[3:]
     root = Path.cwd()
+    root_bytes = str(root.resolve()).encode()
     cache = Path(os.environ.get("KILN_TIDY_CACHE",
                                 Path.home() / ".cache" / "kiln-clang-tidy"))
     cache.mkdir(parents=True, exist_ok=True)
@@ -58,7 +60,9 @@ def main():
                                  capture_output=True)
             if pre.returncode == 0:
                 h = salt.copy()
-                h.update(f.encode() + b"\0" + pre.stdout)
+                # The checkout's path (in __FILE__ expansions, generated headers) is left out, so
+                # the stamps of one checkout serve another of the same sources.
+                h.update(f.encode() + b"\0" + pre.stdout.replace(root_bytes, b"<root>"))
                 key = h.hexdigest()
                 if (cache / key).exists():
                     return f, True, "", True
