@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kernels/array_util.h"
+#include "kernels/image_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
@@ -200,30 +201,14 @@ Status PrepareScaleAndTranslate(PrepareContext& ctx) {
                        ctx.inputs[i].shape.ToPythonString());
     }
   }
-  std::vector<int64_t> in(4, -1);
-  const PartialShape& s = ctx.inputs[0].shape;
-  if (!s.unknown_rank()) in.assign(s.dims().begin(), s.dims().end());
-  if (in[3] == 0) return ctx.Error("input 'images' must have at least one channel");
-  if (in[1] == 0 || in[2] == 0) {
-    return ctx.Error("input 'images' must have a non-zero height and width, got shape ",
-                     s.ToPythonString());
-  }
-  int64_t h = -1, w = -1;
-  if (const Tensor* size = ConstantInput(ctx, 1)) {
-    std::vector<int64_t> v = IndexValues(*size);
-    if (v.size() != 2 || v[0] <= 0 || v[1] <= 0) {
-      return ctx.Error("input 'size' must hold two positive values, got ", DimsString(v));
-    }
-    h = v[0];
-    w = v[1];
-  }
+  KILN_ASSIGN_OR_RETURN(PartialShape out_shape, ResizedImageShape(ctx));
   if (const Tensor* scale = ConstantInput(ctx, 2)) {
     if (scale->NumElements() == 2 &&
         !(scale->data<float>()[0] > 0 && scale->data<float>()[1] > 0)) {
       return ctx.Error("input 'scale' must be greater than zero");
     }
   }
-  ctx.outputs = {TensorSpec{DType::kFloat, PartialShape{in[0], h, w, in[3]}}};
+  ctx.outputs = {TensorSpec{DType::kFloat, out_shape}};
   ctx.state = std::move(st);
   return OkStatus();
 }
