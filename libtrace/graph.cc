@@ -35,6 +35,7 @@ Value ValueAccess::Symbolic(std::shared_ptr<Graph> graph, int node, int index, T
   v.node_ = node;
   v.index_ = index;
   v.spec_ = spec;
+  v.id_ = NextValueId();
   return v;
 }
 

@@ -143,6 +143,7 @@ class Graph : public std::enable_shared_from_this<Graph> {
   std::vector<std::shared_ptr<VariableState>> captures() const;
   const std::vector<GraphArg>& args() const { return args_; }
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
+  const std::string& node_name(int node) const { return nodes_[node].name; }
 
   // The graph of the innermost trace on this thread, or nullptr.
   static Graph* Current();
@@ -177,6 +178,9 @@ class Graph : public std::enable_shared_from_this<Graph> {
   int last_stateful_ = -1;
   Status status_;
 };
+
+// A fresh Value id (Value::id()).
+uint64_t NextValueId();
 
 // A number unique in the process, for names of library functions ("cond_true_12").
 int64_t NextFunctionUid();

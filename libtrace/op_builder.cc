@@ -1,10 +1,12 @@
 // OpBuilder: adds a node to the current trace, or runs the op eagerly.
 #include "kiln/trace/op_builder.h"
 
+#include <optional>
 #include <utility>
 
 #include "graph.h"
 #include "kiln/core/proto_convert.h"
+#include "tape.h"
 #include "trace_extras.h"
 
 namespace kiln::trace {
@@ -47,6 +49,13 @@ OpBuilder& OpBuilder::Attr(std::string_view name, std::span<const DType> value) 
 
 OpBuilder& OpBuilder::Attr(std::string_view name, int64_t value) {
   impl_->attrs[std::string(name)] = internal::IntAttr(value);
+  return *this;
+}
+
+OpBuilder& OpBuilder::Attr(std::string_view name, std::span<const int64_t> value) {
+  auto* list = impl_->attrs[std::string(name)].mutable_list();
+  list->clear_i();
+  for (int64_t v : value) list->add_i(v);
   return *this;
 }
 
@@ -97,7 +106,15 @@ Values OpBuilder::Build() {
   for (const Value& v : b.inputs) {
     if (!v.ok()) return fail(v.status());
   }
-  if (graph != nullptr) return graph->AddNode(b.op, b.name, b.inputs, std::move(b.attrs));
+  // A tape watching one of the inputs records the op (attrs copied only then).
+  const bool record = internal::AnyTapeRecording();
+  if (graph != nullptr) {
+    std::optional<internal::AttrMap> attrs;
+    if (record) attrs = b.attrs;
+    Values out = graph->AddNode(b.op, b.name, b.inputs, std::move(b.attrs));
+    if (record && FirstError(out).ok()) internal::RecordOperation(b.op, *attrs, b.inputs, out);
+    return out;
+  }
 
   std::vector<Tensor> tensors;
   tensors.reserve(b.inputs.size());
@@ -115,6 +132,7 @@ Values OpBuilder::Build() {
   Values values;
   values.reserve(out->size());
   for (Tensor& t : *out) values.emplace_back(std::move(t));
+  if (record) internal::RecordOperation(b.op, b.attrs, b.inputs, values);
   return values;
 }
 

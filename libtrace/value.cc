@@ -1,14 +1,24 @@
 // Value: eager tensor, symbolic graph output, or error.
 #include "kiln/trace/value.h"
 
+#include <atomic>
+
 #include "graph.h"
 
 namespace kiln::trace {
 
+namespace internal {
+uint64_t NextValueId() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+}  // namespace internal
+
 Value::Value(Tensor tensor)
     : kind_(Kind::kEager),
       spec_{tensor.dtype(), PartialShape(tensor.shape())},
-      tensor_(std::move(tensor)) {}
+      tensor_(std::move(tensor)),
+      id_(internal::NextValueId()) {}
 
 Value Value::Error(Status status) {
   Value v;

@@ -3,6 +3,7 @@
 
 #include "graph.h"
 #include "kiln/trace/op_builder.h"
+#include "tape.h"
 #include "trace_extras.h"
 
 namespace kiln::trace {
@@ -90,6 +91,7 @@ Value Variable::Read() const {
   Value v = OpBuilder("ReadVariableOp").Input(Handle(state_)).Attr("dtype", dtype()).BuildOne();
   // The op cannot see the variable's shape through the handle; we can.
   if (v.is_symbolic()) internal::ValueAccess::RefineShape(&v, shape());
+  internal::RecordVariableRead(state_, v);
   return v;
 }
 

@@ -11,6 +11,7 @@
 #include "kiln/trace/function.h"
 #include "kiln/trace/function_cache.h"
 #include "kiln/trace/function_key.h"
+#include "kiln/trace/gradient_tape.h"
 #include "kiln/trace/host_callback.h"
 #include "kiln/trace/math_ops.h"
 #include "kiln/trace/module.h"

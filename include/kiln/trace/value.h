@@ -9,6 +9,7 @@
 // so an error is never lost even when its value is dropped.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -35,6 +36,9 @@ class Value {
   static Value Error(Status status);
 
   bool ok() const { return kind_ == Kind::kEager || kind_ == Kind::kSymbolic; }
+  // True for a default-constructed value (no tensor, no error): what a gradient that does not
+  // exist is (GradientTape, UnconnectedGradients::kNone).
+  bool empty() const { return kind_ == Kind::kEmpty; }
   // OK for a tensor; the error for an error value; FailedPrecondition for an empty value.
   Status status() const;
   bool is_symbolic() const { return kind_ == Kind::kSymbolic; }
@@ -60,6 +64,10 @@ class Value {
   // "Value(error: ...)".
   std::string DebugString() const;
 
+  // Identifies this value (and its copies) for a GradientTape: every tensor made by an op or
+  // converted from a host tensor gets a new id; 0 for an empty or error value.
+  uint64_t id() const { return id_; }
+
  private:
   friend struct internal::ValueAccess;
   enum class Kind { kEmpty, kEager, kSymbolic, kError };
@@ -71,6 +79,7 @@ class Value {
   int node_ = -1;                           // kSymbolic: node index, -1 = function argument
   int index_ = 0;                           // kSymbolic: output index (or argument index)
   Status status_;                           // kError
+  uint64_t id_ = 0;                         // see id()
 };
 
 using Values = std::vector<Value>;
