@@ -77,7 +77,7 @@ const std::shared_ptr<exec::VariableResource>& Variable::resource() const {
 namespace {
 
 // The resource operand: the captured argument while tracing, else a resource tensor.
-Value Handle(const std::shared_ptr<internal::VariableState>& state) {
+Value HandleOf(const std::shared_ptr<internal::VariableState>& state) {
   if (internal::Graph* g = internal::Graph::Current()) return g->CaptureVariable(state);
   Tensor t(DType::kResource, Shape());
   t.scalar<std::shared_ptr<ResourceBase>>() = state->resource;
@@ -86,9 +86,14 @@ Value Handle(const std::shared_ptr<internal::VariableState>& state) {
 
 }  // namespace
 
+Value Variable::Handle() const {
+  if (!valid()) return Value::Error(status());
+  return HandleOf(state_);
+}
+
 Value Variable::Read() const {
   if (!valid()) return Value::Error(status());
-  Value v = OpBuilder("ReadVariableOp").Input(Handle(state_)).Attr("dtype", dtype()).BuildOne();
+  Value v = OpBuilder("ReadVariableOp").Input(HandleOf(state_)).Attr("dtype", dtype()).BuildOne();
   // The op cannot see the variable's shape through the handle; we can.
   if (v.is_symbolic()) internal::ValueAccess::RefineShape(&v, shape());
   internal::RecordVariableRead(state_, v);
@@ -98,7 +103,7 @@ Value Variable::Read() const {
 Value Variable::Assign(const Value& value) const {
   if (!valid()) return Value::Error(status());
   Status s = OpBuilder("AssignVariableOp")
-                 .Input(Handle(state_))
+                 .Input(HandleOf(state_))
                  .Input(value)
                  .Attr("dtype", dtype())
                  .BuildNoOutput();
@@ -109,7 +114,7 @@ Value Variable::Assign(const Value& value) const {
 Value Variable::AssignAdd(const Value& delta) const {
   if (!valid()) return Value::Error(status());
   Status s = OpBuilder("AssignAddVariableOp")
-                 .Input(Handle(state_))
+                 .Input(HandleOf(state_))
                  .Input(delta)
                  .Attr("dtype", dtype())
                  .BuildNoOutput();

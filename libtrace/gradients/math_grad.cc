@@ -312,6 +312,7 @@ Result<Values> SelectGrad(const GradContext& ctx, const Values& g) {
 constexpr GradientDef kMathGradients[] = {
     {"Identity", IdentityGrad},
     {"Snapshot", IdentityGrad},
+    {"CheckNumerics", IdentityGrad},
     {"AddN", AddNGrad},
     {"Add", AddGrad},
     {"AddV2", AddGrad},

@@ -49,6 +49,9 @@ class Variable {
   bool trainable() const;
   const std::shared_ptr<exec::VariableResource>& resource() const;
 
+  // The resource operand for ops that take the variable itself (ResourceApplyAdam, ...): the
+  // captured argument while tracing, else a resource tensor.
+  Value Handle() const;
   // Ops (traced or eager, see op_builder.h). Assign and AssignAdd return the new value.
   Value Read() const;
   Value Assign(const Value& value) const;
