@@ -105,6 +105,9 @@ std::vector<GradCase> Cases() {
   for (const char* op : {"Sqrt", "Rsqrt", "Log", "Log1p", "Reciprocal", "Abs"}) {
     c.push_back({op, {pos23}, {0}, Unary(op)});
   }
+  c.push_back({"CheckNumerics", {a23}, {0}, [](const Values& in) {
+                 return Values{CheckNumerics(in[0], "checked")};
+               }});
   c.push_back({"LeakyRelu", {a23}, {0}, [](const Values& in) {
                  return Values{OpBuilder("LeakyRelu").Input(in[0]).Attr("T", DType::kFloat).Attr("alpha", 0.3F).BuildOne()};
                }});
