@@ -50,6 +50,14 @@ OpBuilder& OpBuilder::Attr(std::string_view name, int64_t value) {
   return *this;
 }
 
+OpBuilder& OpBuilder::Attr(std::string_view name, std::span<const int64_t> value) {
+  tensorflow::AttrValue& attr = impl_->attrs[std::string(name)];
+  attr.Clear();
+  auto* list = attr.mutable_list();  // present even when empty: `list {}`
+  for (int64_t i : value) list->add_i(i);
+  return *this;
+}
+
 OpBuilder& OpBuilder::Attr(std::string_view name, float value) {
   impl_->attrs[std::string(name)].set_f(value);
   return *this;
