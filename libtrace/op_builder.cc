@@ -53,9 +53,10 @@ OpBuilder& OpBuilder::Attr(std::string_view name, int64_t value) {
 }
 
 OpBuilder& OpBuilder::Attr(std::string_view name, std::span<const int64_t> value) {
-  auto* list = impl_->attrs[std::string(name)].mutable_list();
-  list->clear_i();
-  for (int64_t v : value) list->add_i(v);
+  tensorflow::AttrValue& attr = impl_->attrs[std::string(name)];
+  attr.Clear();
+  auto* list = attr.mutable_list();  // present even when empty: `list {}`
+  for (int64_t i : value) list->add_i(i);
   return *this;
 }
 

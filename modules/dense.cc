@@ -5,25 +5,6 @@
 
 namespace kiln::modules {
 
-std::string_view ActivationName(Activation a) {
-  switch (a) {
-    case Activation::kNone:
-      return "linear";
-    case Activation::kRelu:
-      return "relu";
-    case Activation::kSoftmax:
-      return "softmax";
-  }
-  return "linear";
-}
-
-Result<Activation> ActivationFromName(std::string_view name) {
-  if (name == "linear" || name == "none" || name.empty()) return Activation::kNone;
-  if (name == "relu") return Activation::kRelu;
-  if (name == "softmax") return Activation::kSoftmax;
-  return InvalidArgument("unknown activation '", name, "' (expected linear, relu or softmax)");
-}
-
 Dense::Dense(DenseOptions options) : Layer("dense"), options_(options) {
   if (options_.units <= 0) {
     RecordError(InvalidArgument("Dense: units must be positive, got ", options_.units));
@@ -89,22 +70,14 @@ Result<PartialShape> Dense::OutputShape(const PartialShape& input) const {
   return PartialShape{input.dim(0), options_.units};
 }
 
-trace::Value Dense::Call(const trace::Value& input) {
+trace::Value Dense::Call(const trace::Value& input, bool /*training*/) {
   if (!input.ok()) return input;
   if (!built()) {
     return trace::Value::Error(FailedPrecondition("Dense '", name(), "' is not built"));
   }
   trace::Value y = trace::MatMul(input, kernel_.Read());
   if (options_.use_bias) y = trace::BiasAdd(y, bias_.Read());
-  switch (options_.activation) {
-    case Activation::kNone:
-      return y;
-    case Activation::kRelu:
-      return trace::Relu(y);
-    case Activation::kSoftmax:
-      return trace::Softmax(y);
-  }
-  return y;
+  return ApplyActivation(options_.activation, y);
 }
 
 }  // namespace kiln::modules

@@ -17,13 +17,18 @@ int64_t CountElements(const std::vector<trace::Variable>& vars) {
 
 }  // namespace
 
-trace::Value Layer::operator()(const trace::Value& input) {
+trace::Value Layer::operator()(const trace::Value& input, bool training) {
+  if (!input.ok()) return input;
   trace::NameScope scope(name());
-  if (!built() && input.ok()) {
+  if (!built()) {
     Status s = Build(input.shape());
     if (!s.ok()) return trace::Value::Error(s);
   }
-  return Call(input);
+  // Checked here, once per call or trace, so that Call only sees inputs it can take and a
+  // mistake names the layer rather than the op inside it.
+  Result<PartialShape> out = OutputShape(input.shape());
+  if (!out.ok()) return trace::Value::Error(out.status());
+  return Call(input, training);
 }
 
 int64_t Layer::CountParams() const { return CountElements(variables()); }

@@ -86,9 +86,9 @@ Result<PartialShape> Sequential::OutputShape(const PartialShape& input) const {
   return shape;
 }
 
-trace::Value Sequential::Call(const trace::Value& input) {
+trace::Value Sequential::Call(const trace::Value& input, bool training) {
   trace::Value x = input;
-  for (Layer* l : layers_) x = (*l)(x);
+  for (Layer* l : layers_) x = (*l)(x, training);
   return x;
 }
 

@@ -6,19 +6,13 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <string_view>
 
 #include "kiln/core/dtype.h"
+#include "kiln/modules/activations.h"
 #include "kiln/modules/layer.h"
 #include "kiln/trace/variable.h"
 
 namespace kiln::modules {
-
-enum class Activation { kNone, kRelu, kSoftmax };
-// "linear", "relu", "softmax" (Keras's names).
-std::string_view ActivationName(Activation a);
-// Accepts the names above and "none".
-Result<Activation> ActivationFromName(std::string_view name);
 
 struct DenseOptions {
   int64_t units = 0;
@@ -48,7 +42,7 @@ class Dense : public Layer {
   const trace::Variable& bias() const { return bias_; }
 
  protected:
-  trace::Value Call(const trace::Value& input) override;
+  trace::Value Call(const trace::Value& input, bool training) override;
 
  private:
   Status BuildFor(int64_t input_dim);

@@ -22,6 +22,13 @@ float UniformFloat(std::mt19937& engine);
 // Glorot (Xavier) uniform for a float32 [fan_in, fan_out] kernel: U(-l, l), l =
 // sqrt(6 / (fan_in + fan_out)), as Keras's GlorotUniform.
 Tensor GlorotUniform(int64_t fan_in, int64_t fan_out, std::mt19937& engine);
+// The same for any kernel shape, with Keras's fans: receptive field = the product of all but
+// the last two dimensions, fan_in = shape[-2] * field, fan_out = shape[-1] * field (a Conv2D
+// kernel [kh, kw, in, out]: fan_in = kh * kw * in).
+Tensor GlorotUniform(const Shape& shape, std::mt19937& engine);
+// Float32 U(minval, maxval) (Keras's RandomUniform; Embedding's default is +-0.05).
+Tensor RandomUniform(const Shape& shape, float minval, float maxval, std::mt19937& engine);
 Tensor Zeros(DType dtype, const Shape& shape);
+Tensor Ones(const Shape& shape);  // float32
 
 }  // namespace kiln::modules

@@ -17,8 +17,14 @@ class Layer : public trace::Module {
   using trace::Module::Module;
 
   // Applies the layer under a name scope of its name ("dense/MatMul" in a graph). Builds its
-  // variables first if it has not been built and the input says how.
-  trace::Value operator()(const trace::Value& input);
+  // variables first if it has not been built and the input says how, and checks the input
+  // against OutputShape, so a wrong rank or channel count is an error naming the layer.
+  //
+  // `training` is a host value, as Keras's `training=True/False`: it selects which ops are
+  // emitted (Dropout's mask, BatchNormalization's batch statistics and moving-average
+  // updates), so a traced function that takes it as a host argument traces once per value
+  // (seed 002's MyModel.call).
+  trace::Value operator()(const trace::Value& input, bool training = false);
 
   // The output shape for an input shape; an error when the layer cannot take that input.
   virtual Result<PartialShape> OutputShape(const PartialShape& input) const = 0;
@@ -34,7 +40,8 @@ class Layer : public trace::Module {
   int64_t CountTrainableParams() const;
 
  protected:
-  virtual trace::Value Call(const trace::Value& input) = 0;
+  // The computation, on an input that OutputShape accepted.
+  virtual trace::Value Call(const trace::Value& input, bool training) = 0;
 };
 
 }  // namespace kiln::modules

@@ -43,7 +43,8 @@ class Sequential : public Layer {
   Result<std::string> Summary() const;
 
  protected:
-  trace::Value Call(const trace::Value& input) override;
+  // Passes `training` on to every layer.
+  trace::Value Call(const trace::Value& input, bool training) override;
 
  private:
   void AddLayer(std::unique_ptr<Layer> layer);

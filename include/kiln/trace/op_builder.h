@@ -40,7 +40,7 @@ class OpBuilder {
   OpBuilder& Attr(std::string_view name, std::span<const DType> value);
   OpBuilder& Attr(std::string_view name, int64_t value);
   OpBuilder& Attr(std::string_view name, int value) { return Attr(name, int64_t{value}); }
-  // A list(int) attr (strides, ksize, dilations).
+  // A list(int) attr (Conv2D's strides, MaxPool's ksize).
   OpBuilder& Attr(std::string_view name, std::span<const int64_t> value);
   OpBuilder& Attr(std::string_view name, float value);
   OpBuilder& Attr(std::string_view name, bool value);

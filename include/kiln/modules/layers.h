@@ -1,0 +1,13 @@
+// Every layer of kiln::modules in one include.
+#pragma once
+
+#include "kiln/modules/activations.h"
+#include "kiln/modules/conv.h"
+#include "kiln/modules/core_layers.h"
+#include "kiln/modules/dense.h"
+#include "kiln/modules/initializers.h"
+#include "kiln/modules/layer.h"
+#include "kiln/modules/normalization.h"
+#include "kiln/modules/padding.h"
+#include "kiln/modules/pooling.h"
+#include "kiln/modules/sequential.h"
