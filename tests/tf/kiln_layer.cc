@@ -8,8 +8,9 @@
 // is an error: the weights must match Keras's one for one). Writes DIR/y.npy (eager),
 // DIR/y_traced.npy (a trace::Function with the training flag as a host argument) and, after
 // the eager call, DIR/after_<name>.npy for each variable; prints "<name>\t<trainable>" per
-// variable. Options are those of the layer's options struct (lists as 3,3). Exit 1 with the
-// error on stderr.
+// variable. Unless training, also saves DIR/bundle, a SavedModel of the layer with a
+// serving_default signature (input "x", batch size dynamic). Options are those of the layer's
+// options struct (lists as 3,3). Exit 1 with the error on stderr.
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -210,7 +211,17 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
                             return kiln::trace::Values{(*layer)(a[0].value(), a[1].bool_value())};
                           });
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> traced, f(x, training));
-  return kiln::WriteNpy(dir / "y_traced.npy", traced.at(0));
+  KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / "y_traced.npy", traced.at(0)));
+  if (training) return kiln::OkStatus();
+  // An inference bundle: the layer as the root object (its variables as children "kernel",
+  // "bias", ...) and serving_default taking x with a dynamic batch size.
+  std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
+  dims[0] = -1;
+  KILN_ASSIGN_OR_RETURN(kiln::PartialShape spec, kiln::PartialShape::FromDims(dims));
+  kiln::trace::Function& serve = layer->AddMethod(
+      "call", {{"x", x.dtype(), spec}},
+      [&layer](const kiln::trace::Values& a) { return kiln::trace::Values{(*layer)(a[0])}; });
+  return kiln::trace::Save(*layer, dir / "bundle", {{"serving_default", &serve}});
 }
 
 }  // namespace

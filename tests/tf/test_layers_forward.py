@@ -1,7 +1,7 @@
 """kiln::modules layers against Keras 3: each case builds a Keras layer, gives it random
 weights, and runs it; tests/tf/kiln_layer.cc builds our layer with the same options, copies the
 weights in by variable name (so the names and shapes must be Keras's), and runs it eagerly and
-traced. Outputs agree within 1e-5 relative (the absolute floor is 1e-6 of the output's largest
+traced, and saves it as a SavedModel that TensorFlow loads and runs. Outputs agree within 1e-5 relative (the absolute floor is 1e-6 of the output's largest
 magnitude, for sums that cancel to near 0); BatchNormalization in training also compares the
 moving statistics it leaves behind. Dropout in training is random in both and is checked by
 tests/modules instead."""
@@ -114,6 +114,20 @@ def _assert_close(ours, theirs, what):
     oracle.assert_same(ours, theirs, what, rtol=RTOL, atol=atol)
 
 
+def _assert_tf_loads_bundle(d, x, theirs, weights, name):
+    """TensorFlow loads the layer's bundle: serving_default gives Keras's output, and the
+    variables sit in the object graph under Keras's names with Keras's values."""
+    import tensorflow as tf
+    loaded = tf.saved_model.load(str(d))
+    out = loaded.signatures["serving_default"](x=tf.constant(x))
+    assert list(out) == ["output_0"], f"{name}: bundle outputs {list(out)}"
+    _assert_close(out["output_0"].numpy(), theirs, f"{name}: TensorFlow running our bundle")
+    for wname, trainable, value in weights:
+        v = getattr(loaded, wname)
+        assert v.trainable == trainable, f"{name}: {wname} trainable in the bundle"
+        np.testing.assert_array_equal(v.numpy(), value, err_msg=f"{name}: {wname} in the bundle")
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_layer_matches_keras(name, tmp_path):
     case = CASES[name]
@@ -143,7 +157,9 @@ def test_layer_matches_keras(name, tmp_path):
 
     _assert_close(np.load(tmp_path / "y.npy"), theirs, f"{name}: eager output")
     _assert_close(np.load(tmp_path / "y_traced.npy"), theirs, f"{name}: traced output")
-    if case.training:
+    if not case.training:
+        _assert_tf_loads_bundle(tmp_path / "bundle", x, theirs, weights, name)
+    else:
         for w in layer.weights:
             wname = w.path.split("/")[-1]
             _assert_close(np.load(tmp_path / f"after_{wname}.npy"), np.asarray(w.numpy()),
