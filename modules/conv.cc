@@ -91,7 +91,7 @@ Status ConvBase::CheckOptions() {
                            DimsString(options_.dilation_rate), " > 1 (as in Keras)");
   }
   if (!options_.input_shape.empty() &&
-      options_.input_shape.size() != static_cast<size_t>(spatial_ + 1)) {
+      options_.input_shape.size() != static_cast<size_t>(spatial_) + 1) {
     return InvalidArgument(who, ": input_shape ", DimsString(options_.input_shape), " must have ",
                            spatial_ + 1, " dimensions (without the batch dimension)");
   }

@@ -233,6 +233,14 @@ TEST_CASE("convolution errors name the layer and what it expected") {
   REQUIRE_FALSE(too_small.ok());
   CHECK(Mentions(too_small.status(), "too small"));
 
+  // While tracing too: the trace fails with the layer's message.
+  trace::Function f("call", {{"x", DType::kFloat, PartialShape{-1, 8, 8, 5}}},
+                    [&conv](const Values& a) { return Values{conv(a[0])}; });
+  auto traced = f.GetConcreteFunction();
+  REQUIRE_FALSE(traced.ok());
+  CHECK(Mentions(traced.status(),
+                 "Conv2D 'conv2d': built for 3 input channels, got (None, 8, 8, 5)"));
+
   Conv2D grouped(ConvOptions{.filters = 4, .kernel_size = {1}, .groups = 2});
   Value odd = grouped(RandomTensor(Shape{1, 4, 4, 3}, 1));
   REQUIRE_FALSE(odd.ok());

@@ -22,7 +22,7 @@ using trace::Args;
 using trace::Value;
 using trace::Values;
 
-TEST_CASE("Dropout is the identity unless training; training zeroes about `rate` and scales") {
+TEST_CASE("Dropout is the identity unless training, when it zeroes about `rate` and scales") {
   Dropout dropout(DropoutOptions{.rate = 0.25f, .seed = 7});
   const Tensor x = RandomTensor(Shape{100, 100}, 3, 0.5f, 1.5f);  // no zeros of its own
   Value same = dropout(x);
@@ -106,7 +106,7 @@ TEST_CASE("Flatten and Reshape keep the batch dynamic and the values in order") 
   CHECK(partial.ok());  // (2,) flattens to (2, 1)
 }
 
-TEST_CASE("Embedding gathers rows of its table; float indices are cast as Keras does") {
+TEST_CASE("Embedding gathers rows of its table, casting float indices as Keras does") {
   Embedding emb(EmbeddingOptions{.input_dim = 10, .output_dim = 3, .seed = 2});
   REQUIRE(emb.built());
   CHECK(emb.CountParams() == 30);

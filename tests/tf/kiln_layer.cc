@@ -1,0 +1,241 @@
+// Test-only helper for tests/tf/test_layers_forward.py: builds one kiln::modules layer from
+// key=value options, copies Keras's weights into it, and runs it eagerly and in a traced
+// function.
+//
+//   kiln_layer DIR TYPE [training=0|1] [KEY=VALUE]...
+//
+// Reads DIR/x.npy and, for each variable of the built layer, DIR/w_<name>.npy (a missing file
+// is an error: the weights must match Keras's one for one). Writes DIR/y.npy (eager),
+// DIR/y_traced.npy (a trace::Function with the training flag as a host argument) and, after
+// the eager call, DIR/after_<name>.npy for each variable; prints "<name>\t<trainable>" per
+// variable. Unless training, also saves DIR/bundle, a SavedModel of the layer with a
+// serving_default signature (input "x", batch size dynamic). Options are those of the layer's
+// options struct (lists as 3,3). Exit 1 with the error on stderr.
+#include <filesystem>
+#include <functional>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kiln/core/npy.h"
+#include "kiln/modules/layers.h"
+#include "kiln/trace/trace.h"
+
+namespace fs = std::filesystem;
+using kiln::Result;
+using kiln::Status;
+using kiln::Tensor;
+namespace m = kiln::modules;
+
+namespace {
+
+class Options {
+ public:
+  Status Parse(const std::vector<std::string>& args) {
+    for (const std::string& a : args) {
+      const size_t eq = a.find('=');
+      if (eq == std::string::npos)
+        return kiln::InvalidArgument("expected KEY=VALUE, got '", a, "'");
+      values_[a.substr(0, eq)] = a.substr(eq + 1);
+    }
+    return kiln::OkStatus();
+  }
+  bool Has(const std::string& key) const { return values_.count(key) > 0; }
+  std::string Str(const std::string& key, const std::string& dflt = "") {
+    used_.insert(key);
+    return Has(key) ? values_.at(key) : dflt;
+  }
+  int64_t Int(const std::string& key, int64_t dflt) {
+    return Has(key) ? std::stoll(Str(key)) : dflt;
+  }
+  float Float(const std::string& key, float dflt) { return Has(key) ? std::stof(Str(key)) : dflt; }
+  bool Bool(const std::string& key, bool dflt) { return Has(key) ? Str(key) == "1" : dflt; }
+  std::vector<int64_t> Ints(const std::string& key, std::vector<int64_t> dflt) {
+    if (!Has(key)) return dflt;
+    std::vector<int64_t> out;
+    std::stringstream ss(Str(key));
+    for (std::string item; std::getline(ss, item, ',');) out.push_back(std::stoll(item));
+    return out;
+  }
+  // Every option given must have been read: a typo is an error, not a silent default.
+  Status CheckAllUsed() const {
+    for (const auto& [key, value] : values_) {
+      if (used_.count(key) == 0) return kiln::InvalidArgument("unknown option '", key, "'");
+    }
+    return kiln::OkStatus();
+  }
+
+ private:
+  std::map<std::string, std::string> values_;
+  std::set<std::string> used_;
+};
+
+Result<m::Activation> ActivationOf(Options& o) {
+  return m::ActivationFromName(o.Str("activation", "linear"));
+}
+
+Result<m::ConvOptions> ConvOptionsOf(Options& o) {
+  m::ConvOptions c;
+  c.filters = o.Int("filters", 0);
+  c.kernel_size = o.Ints("kernel_size", {});
+  c.strides = o.Ints("strides", {1});
+  c.dilation_rate = o.Ints("dilation_rate", {1});
+  KILN_ASSIGN_OR_RETURN(c.padding, m::PaddingFromName(o.Str("padding", "valid")));
+  c.groups = o.Int("groups", 1);
+  c.depth_multiplier = o.Int("depth_multiplier", 1);
+  KILN_ASSIGN_OR_RETURN(c.activation, ActivationOf(o));
+  c.use_bias = o.Bool("use_bias", true);
+  return c;
+}
+
+Result<m::PoolOptions> PoolOptionsOf(Options& o) {
+  m::PoolOptions p;
+  p.pool_size = o.Ints("pool_size", {2});
+  p.strides = o.Ints("strides", {});
+  KILN_ASSIGN_OR_RETURN(p.padding, m::PaddingFromName(o.Str("padding", "valid")));
+  return p;
+}
+
+using Factory = std::function<Result<std::unique_ptr<m::Layer>>(Options&)>;
+
+template <typename L, typename... Args>
+Result<std::unique_ptr<m::Layer>> Make(Args&&... args) {
+  return std::unique_ptr<m::Layer>(std::make_unique<L>(std::forward<Args>(args)...));
+}
+
+template <typename L>
+Factory Conv() {
+  return [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
+    KILN_ASSIGN_OR_RETURN(m::ConvOptions c, ConvOptionsOf(o));
+    return Make<L>(c);
+  };
+}
+
+template <typename L>
+Factory Pool() {
+  return [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
+    KILN_ASSIGN_OR_RETURN(m::PoolOptions p, PoolOptionsOf(o));
+    return Make<L>(p);
+  };
+}
+
+template <typename L>
+Factory GlobalPool() {
+  return [](Options& o) { return Make<L>(o.Bool("keepdims", false)); };
+}
+
+// Keras class name -> layer.
+const std::map<std::string, Factory>& Factories() {
+  static const std::map<std::string, Factory> table = {
+      {"Conv1D", Conv<m::Conv1D>()},
+      {"Conv2D", Conv<m::Conv2D>()},
+      {"DepthwiseConv2D", Conv<m::DepthwiseConv2D>()},
+      {"SeparableConv2D", Conv<m::SeparableConv2D>()},
+      {"Conv2DTranspose", Conv<m::Conv2DTranspose>()},
+      {"MaxPooling1D", Pool<m::MaxPooling1D>()},
+      {"MaxPooling2D", Pool<m::MaxPooling2D>()},
+      {"AveragePooling1D", Pool<m::AveragePooling1D>()},
+      {"AveragePooling2D", Pool<m::AveragePooling2D>()},
+      {"GlobalMaxPooling1D", GlobalPool<m::GlobalMaxPooling1D>()},
+      {"GlobalMaxPooling2D", GlobalPool<m::GlobalMaxPooling2D>()},
+      {"GlobalAveragePooling1D", GlobalPool<m::GlobalAveragePooling1D>()},
+      {"GlobalAveragePooling2D", GlobalPool<m::GlobalAveragePooling2D>()},
+      {"BatchNormalization",
+       [](Options& o) {
+         return Make<m::BatchNormalization>(
+             m::BatchNormalizationOptions{o.Float("momentum", 0.99f), o.Float("epsilon", 1e-3f),
+                                          o.Bool("center", true), o.Bool("scale", true)});
+       }},
+      {"LayerNormalization",
+       [](Options& o) {
+         return Make<m::LayerNormalization>(m::LayerNormalizationOptions{
+             o.Float("epsilon", 1e-3f), o.Bool("center", true), o.Bool("scale", true)});
+       }},
+      {"Dropout", [](Options& o) { return Make<m::Dropout>(o.Float("rate", 0.5f)); }},
+      {"Flatten", [](Options&) { return Make<m::Flatten>(); }},
+      {"Reshape", [](Options& o) { return Make<m::Reshape>(o.Ints("target_shape", {})); }},
+      {"Embedding",
+       [](Options& o) {
+         return Make<m::Embedding>(o.Int("input_dim", 0), o.Int("output_dim", 0));
+       }},
+      {"Activation",
+       [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
+         KILN_ASSIGN_OR_RETURN(m::Activation a, ActivationOf(o));
+         return Make<m::ActivationLayer>(a);
+       }},
+      {"Dense",
+       [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
+         KILN_ASSIGN_OR_RETURN(m::Activation a, ActivationOf(o));
+         return Make<m::Dense>(
+             m::DenseOptions{o.Int("units", 0), a, -1, o.Bool("use_bias", true), std::nullopt});
+       }},
+  };
+  return table;
+}
+
+Status Run(const fs::path& dir, const std::string& type, const std::vector<std::string>& args) {
+  Options o;
+  KILN_RETURN_IF_ERROR(o.Parse(args));
+  const bool training = o.Bool("training", false);
+  auto it = Factories().find(type);
+  if (it == Factories().end()) return kiln::InvalidArgument("unknown layer type '", type, "'");
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<m::Layer> layer, it->second(o));
+  KILN_RETURN_IF_ERROR(o.CheckAllUsed());
+  KILN_RETURN_IF_ERROR(layer->status());
+  KILN_ASSIGN_OR_RETURN(Tensor x, kiln::ReadNpy(dir / "x.npy"));
+  KILN_RETURN_IF_ERROR(layer->Build(x.shape()));
+  for (const auto& [name, v] : layer->named_variables()) {
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor w, kiln::ReadNpy(dir / ("w_" + name + ".npy")), "variable ",
+                              name);
+    if (w.shape() != *v.shape().ToShape()) {
+      return kiln::InvalidArgument("variable ", name, ": kiln's shape ", v.shape().ToPythonString(),
+                                   ", Keras's ", kiln::PartialShape(w.shape()).ToPythonString());
+    }
+    KILN_RETURN_IF_ERROR(v.SetValue(w));
+    std::cout << name << "\t" << (v.trainable() ? 1 : 0) << "\n";
+  }
+  kiln::trace::Value y = (*layer)(x, training);
+  KILN_RETURN_IF_ERROR(y.status());
+  KILN_ASSIGN_OR_RETURN(Tensor eager, y.tensor());
+  KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / "y.npy", eager));
+  for (const auto& [name, v] : layer->named_variables()) {
+    KILN_ASSIGN_OR_RETURN(Tensor after, v.value());
+    KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / ("after_" + name + ".npy"), after));
+  }
+  kiln::trace::Function f("call", kiln::trace::FunctionOptions{},
+                          [&layer](const kiln::trace::Args& a) -> Result<kiln::trace::Values> {
+                            return kiln::trace::Values{(*layer)(a[0].value(), a[1].bool_value())};
+                          });
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> traced, f(x, training));
+  KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / "y_traced.npy", traced.at(0)));
+  if (training) return kiln::OkStatus();
+  // An inference bundle: the layer as the root object (its variables as children "kernel",
+  // "bias", ...) and serving_default taking x with a dynamic batch size.
+  std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
+  dims[0] = -1;
+  KILN_ASSIGN_OR_RETURN(kiln::PartialShape spec, kiln::PartialShape::FromDims(dims));
+  kiln::trace::Function& serve = layer->AddMethod(
+      "call", {{"x", x.dtype(), spec}},
+      [&layer](const kiln::trace::Values& a) { return kiln::trace::Values{(*layer)(a[0])}; });
+  return kiln::trace::Save(*layer, dir / "bundle", {{"serving_default", &serve}});
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::cerr << "usage: kiln_layer DIR TYPE [training=0|1] [KEY=VALUE]...\n";
+    return 2;
+  }
+  const std::vector<std::string> args(argv + 3, argv + argc);
+  Status s = Run(argv[1], argv[2], args);
+  if (!s.ok()) {
+    std::cerr << "kiln_layer: " << s.ToString() << "\n";
+    return 1;
+  }
+  return 0;
+}

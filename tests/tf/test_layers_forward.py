@@ -1,0 +1,166 @@
+"""kiln::modules layers against Keras 3: each case builds a Keras layer, gives it random
+weights, and runs it; tests/tf/kiln_layer.cc builds our layer with the same options, copies the
+weights in by variable name (so the names and shapes must be Keras's), and runs it eagerly and
+traced, and saves it as a SavedModel that TensorFlow loads and runs. Outputs agree within 1e-5 relative (the absolute floor is 1e-6 of the output's largest
+magnitude, for sums that cancel to near 0); BatchNormalization in training also compares the
+moving statistics it leaves behind. Dropout in training is random in both and is checked by
+tests/modules instead."""
+import os
+
+import numpy as np
+import pytest
+
+import oracle
+
+os.environ.setdefault("KERAS_BACKEND", "tensorflow")
+import keras  # noqa: E402
+
+L = keras.layers
+RTOL = 1e-5
+
+
+class Case:
+    def __init__(self, make, kiln_type, options, shape, training=False, ints=None):
+        self.make, self.kiln_type, self.options = make, kiln_type, options
+        self.shape, self.training, self.ints = shape, training, ints
+
+
+CASES = {
+    "conv1d_same_strided": Case(lambda: L.Conv1D(4, 3, strides=2, padding="same", activation="relu"),
+                                "Conv1D", dict(filters=4, kernel_size=3, strides=2, padding="same",
+                                               activation="relu"), (2, 9, 3)),
+    "conv1d_dilated_groups": Case(lambda: L.Conv1D(4, 3, dilation_rate=2, groups=2, activation="tanh"),
+                                  "Conv1D", dict(filters=4, kernel_size=3, dilation_rate=2, groups=2,
+                                                 activation="tanh"), (2, 10, 4)),
+    "conv2d_valid_strided": Case(lambda: L.Conv2D(5, (3, 2), strides=(2, 1), activation="gelu"),
+                                 "Conv2D", dict(filters=5, kernel_size="3,2", strides="2,1",
+                                                activation="gelu"), (2, 8, 7, 3)),
+    "conv2d_same_dilated_nobias": Case(
+        lambda: L.Conv2D(4, 3, padding="same", dilation_rate=2, use_bias=False, activation="elu"),
+        "Conv2D", dict(filters=4, kernel_size=3, padding="same", dilation_rate=2, use_bias=0,
+                       activation="elu"), (2, 8, 8, 3)),
+    "conv2d_groups": Case(lambda: L.Conv2D(6, 3, groups=3, padding="same", activation="selu"),
+                          "Conv2D", dict(filters=6, kernel_size=3, groups=3, padding="same",
+                                         activation="selu"), (2, 6, 6, 3)),
+    "depthwise_strided": Case(
+        lambda: L.DepthwiseConv2D(3, strides=2, padding="same", depth_multiplier=2,
+                                  activation="swish"),
+        "DepthwiseConv2D", dict(kernel_size=3, strides=2, padding="same", depth_multiplier=2,
+                                activation="swish"), (2, 7, 7, 3)),
+    "depthwise_dilated": Case(lambda: L.DepthwiseConv2D((2, 3), dilation_rate=2),
+                              "DepthwiseConv2D", dict(kernel_size="2,3", dilation_rate=2),
+                              (1, 8, 8, 2)),
+    "separable": Case(
+        lambda: L.SeparableConv2D(5, 3, padding="same", depth_multiplier=2, activation="sigmoid"),
+        "SeparableConv2D", dict(filters=5, kernel_size=3, padding="same", depth_multiplier=2,
+                                activation="sigmoid"), (2, 6, 6, 3)),
+    "conv2d_transpose_valid": Case(lambda: L.Conv2DTranspose(4, 3, strides=2),
+                                   "Conv2DTranspose", dict(filters=4, kernel_size=3, strides=2),
+                                   (2, 5, 5, 3)),
+    "conv2d_transpose_same": Case(
+        lambda: L.Conv2DTranspose(3, (3, 2), strides=(2, 1), padding="same", activation="relu"),
+        "Conv2DTranspose", dict(filters=3, kernel_size="3,2", strides="2,1", padding="same",
+                                activation="relu"), (2, 4, 5, 2)),
+    "max_pool1d": Case(lambda: L.MaxPooling1D(3, strides=2, padding="same"), "MaxPooling1D",
+                       dict(pool_size=3, strides=2, padding="same"), (2, 9, 3)),
+    "avg_pool1d": Case(lambda: L.AveragePooling1D(2), "AveragePooling1D", dict(pool_size=2),
+                       (2, 9, 3)),
+    "max_pool2d": Case(lambda: L.MaxPooling2D((2, 3), strides=(2, 2)), "MaxPooling2D",
+                       dict(pool_size="2,3", strides="2,2"), (2, 7, 8, 3)),
+    "avg_pool2d_same": Case(lambda: L.AveragePooling2D(3, strides=2, padding="same"),
+                            "AveragePooling2D", dict(pool_size=3, strides=2, padding="same"),
+                            (2, 7, 8, 3)),
+    "global_max1d": Case(lambda: L.GlobalMaxPooling1D(), "GlobalMaxPooling1D", {}, (2, 6, 3)),
+    "global_avg1d_keepdims": Case(lambda: L.GlobalAveragePooling1D(keepdims=True),
+                                  "GlobalAveragePooling1D", dict(keepdims=1), (2, 6, 3)),
+    "global_max2d_keepdims": Case(lambda: L.GlobalMaxPooling2D(keepdims=True),
+                                  "GlobalMaxPooling2D", dict(keepdims=1), (2, 4, 5, 3)),
+    "global_avg2d": Case(lambda: L.GlobalAveragePooling2D(), "GlobalAveragePooling2D", {},
+                         (2, 4, 5, 3)),
+    "batch_norm_inference": Case(lambda: L.BatchNormalization(), "BatchNormalization", {},
+                                 (2, 4, 4, 3)),
+    "batch_norm_training": Case(lambda: L.BatchNormalization(momentum=0.9, epsilon=1e-2),
+                                "BatchNormalization", dict(momentum=0.9, epsilon=0.01),
+                                (4, 3, 3, 3), training=True),
+    "layer_norm": Case(lambda: L.LayerNormalization(), "LayerNormalization", {}, (2, 3, 5)),
+    "dropout_inference": Case(lambda: L.Dropout(0.5), "Dropout", dict(rate=0.5), (2, 5)),
+    "flatten": Case(lambda: L.Flatten(), "Flatten", {}, (2, 3, 4, 5)),
+    "reshape": Case(lambda: L.Reshape((-1, 10)), "Reshape", dict(target_shape="-1,10"),
+                    (2, 3, 4, 5)),
+    "embedding": Case(lambda: L.Embedding(10, 4), "Embedding", dict(input_dim=10, output_dim=4),
+                      (2, 5), ints=10),
+    "dense": Case(lambda: L.Dense(3, activation="relu"), "Dense", dict(units=3, activation="relu"),
+                  (2, 6)),
+}
+for _name in ["linear", "relu", "softmax", "sigmoid", "tanh", "gelu", "elu", "selu", "swish"]:
+    CASES[f"activation_{_name}"] = Case(lambda n=_name: L.Activation(n), "Activation",
+                                        dict(activation=_name), (2, 3, 4))
+
+
+def _weights_for(layer, rng):
+    """Random weights in Keras's variable order; variances stay positive."""
+    values = []
+    for w in layer.weights:
+        name = w.path.split("/")[-1]
+        lo, hi = (0.5, 1.5) if name == "moving_variance" else (-1.0, 1.0)
+        values.append(rng.uniform(lo, hi, size=tuple(w.shape)).astype(np.float32))
+    layer.set_weights(values)
+    return [(w.path.split("/")[-1], bool(w.trainable), v) for w, v in zip(layer.weights, values)]
+
+
+def _assert_close(ours, theirs, what):
+    theirs = np.asarray(theirs)
+    atol = max(oracle.ATOL, 1e-6 * float(np.abs(theirs).max())) if theirs.size else oracle.ATOL
+    oracle.assert_same(ours, theirs, what, rtol=RTOL, atol=atol)
+
+
+def _assert_tf_loads_bundle(d, x, theirs, weights, name):
+    """TensorFlow loads the layer's bundle: serving_default gives Keras's output, and the
+    variables sit in the object graph under Keras's names with Keras's values."""
+    import tensorflow as tf
+    loaded = tf.saved_model.load(str(d))
+    out = loaded.signatures["serving_default"](x=tf.constant(x))
+    assert list(out) == ["output_0"], f"{name}: bundle outputs {list(out)}"
+    _assert_close(out["output_0"].numpy(), theirs, f"{name}: TensorFlow running our bundle")
+    for wname, trainable, value in weights:
+        v = getattr(loaded, wname)
+        assert v.trainable == trainable, f"{name}: {wname} trainable in the bundle"
+        np.testing.assert_array_equal(v.numpy(), value, err_msg=f"{name}: {wname} in the bundle")
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_layer_matches_keras(name, tmp_path):
+    case = CASES[name]
+    rng = np.random.default_rng(sum(map(ord, name)))
+    if case.ints:
+        x = rng.integers(0, case.ints, size=case.shape).astype(np.int32)
+    else:
+        x = rng.uniform(-2, 2, size=case.shape).astype(np.float32)
+    layer = case.make()
+    layer.build(x.shape)
+    weights = _weights_for(layer, rng)
+    if case.kiln_type in ("BatchNormalization", "Dropout"):
+        theirs = layer(x, training=case.training)
+    else:
+        theirs = layer(x)
+    theirs = np.asarray(theirs)
+
+    np.save(tmp_path / "x.npy", x)
+    for wname, _, value in weights:
+        np.save(tmp_path / f"w_{wname}.npy", value)
+    args = [oracle.KILN_LAYER, tmp_path, case.kiln_type, f"training={int(case.training)}"]
+    args += [f"{k}={v}" for k, v in case.options.items()]
+    listing = oracle.run(args).stdout.split()
+    # Our variables: Keras's names, order and trainability.
+    assert listing[0::2] == [w for w, _, _ in weights], f"{name}: variable names"
+    assert [t == "1" for t in listing[1::2]] == [t for _, t, _ in weights], f"{name}: trainable"
+
+    _assert_close(np.load(tmp_path / "y.npy"), theirs, f"{name}: eager output")
+    _assert_close(np.load(tmp_path / "y_traced.npy"), theirs, f"{name}: traced output")
+    if not case.training:
+        _assert_tf_loads_bundle(tmp_path / "bundle", x, theirs, weights, name)
+    else:
+        for w in layer.weights:
+            wname = w.path.split("/")[-1]
+            _assert_close(np.load(tmp_path / f"after_{wname}.npy"), np.asarray(w.numpy()),
+                          f"{name}: {wname} after the training call")
