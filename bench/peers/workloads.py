@@ -58,6 +58,10 @@ WORKLOADS = [
     Workload("cnn_train_b50", "mnist_cnn_train", "train_step", 50, [], onnx=False,
              note="a training step of the MNIST CNN (GradientTape + SGD), batch 50 "
                   "(TensorFlow graph mode vs ours; ONNX Runtime does not train)"),
+    Workload("cnn_train_adam_b50", "kiln_mnist_train", "train_one_step", 50, ["tf_1.0"],
+             onnx=False,
+             note="issue 11: the seed's CNN train step written in C++ (samples/train_mnist: "
+                  "GradientTape + Adam), batch 50, the same bundle in TensorFlow and in kiln"),
 ]
 
 SMOKE_WORKLOADS = [Workload("scalar_add", "scalar_add", "serving_default", None, [],
@@ -161,6 +165,17 @@ def _mnist_cnn_train(d, cache, build):
     return {}
 
 
+def _kiln_mnist_train(d, cache, build):
+    """Our own export of the seed's train step (samples/train_mnist, untrained, without the
+    per-step print so neither engine writes to stdout in the timing loop)."""
+    root = Path(__file__).resolve().parents[2]
+    data = Path(cache) / "mnist-5k"
+    _run(["bash", root / "scripts" / "fetch-mnist.sh", data])
+    shutil.rmtree(d, ignore_errors=True)
+    _run([Path(build) / "samples" / "train_mnist", data, d, "--steps", "0", "--quiet"])
+    return {}
+
+
 def _seed_conv(d, cache, build):
     import keras
     import tensorflow as tf
@@ -198,6 +213,7 @@ BUNDLES = {
     "mlp": _mlp,
     "mnist_cnn": _mnist_cnn,
     "mnist_cnn_train": _mnist_cnn_train,
+    "kiln_mnist_train": _kiln_mnist_train,
     "seed_conv": _seed_conv,
     "mobilenet_v2": _application("MobileNetV2"),
     "resnet50": _application("ResNet50"),
@@ -269,7 +285,7 @@ def inputs(cache, workload, bundle_dir, log=print):
             value = np.load(Path(cache) / "mlp.io" / f"x_{workload.batch}.npy")
         elif np.issubdtype(dtype, np.floating):
             value = rng.uniform(-1, 1, shape).astype(dtype)
-        elif workload.name == "cnn_train_b50":
+        elif workload.name in ("cnn_train_b50", "cnn_train_adam_b50"):
             value = rng.integers(0, 10, shape).astype(dtype)  # class labels
         elif np.issubdtype(dtype, np.integer):
             value = rng.integers(-1, 2, shape).astype(dtype)

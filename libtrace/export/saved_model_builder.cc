@@ -92,6 +92,8 @@ class Exporter {
   Result<ExportedModel> Build() {
     KILN_RETURN_IF_ERROR_CTX(root_.status(), "saving module '", root_.name(), "'");
     KILN_RETURN_IF_ERROR(CheckSignatureKeys());
+    KILN_RETURN_IF_ERROR(TraceDeclaredFunctions());
+    KILN_RETURN_IF_ERROR_CTX(root_.status(), "saving module '", root_.name(), "'");
     CollectObjects();
     KILN_RETURN_IF_ERROR(CollectFunctions());
     KILN_RETURN_IF_ERROR(CollectVariables());
@@ -200,6 +202,27 @@ class Exporter {
       info.node_id = sid;
       sigs_.push_back(std::move(info));
     }
+  }
+
+  // Traces the methods and signature functions that have an input signature but no trace
+  // yet, before the tree is walked: a first trace may create variables (an optimizer's slots)
+  // that the bundle must then hold.
+  Status TraceDeclaredFunctions() {
+    std::vector<std::pair<std::string, Function*>> fns;
+    std::vector<std::pair<std::string, Module*>> modules = root_.named_submodules();
+    modules.emplace(modules.begin(), root_.name(), &root_);
+    for (const auto& [path, m] : modules) {
+      for (const Module::Child& c : m->children()) {
+        if (c.function != nullptr) fns.emplace_back("method '" + path + "/" + c.name + "'", c.function);
+      }
+    }
+    for (const auto& [key, fn] : signatures_) fns.emplace_back("signature '" + key + "'", fn);
+    for (const auto& [who, fn] : fns) {
+      if (fn->input_signature() && fn->concrete_functions().empty()) {
+        KILN_RETURN_IF_ERROR_CTX(fn->GetConcreteFunction().status(), "saving ", who);
+      }
+    }
+    return OkStatus();
   }
 
   std::string NameFor(const ConcreteFunction* cf, const std::string& who) {

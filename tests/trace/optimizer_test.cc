@@ -11,6 +11,7 @@
 #include "kiln/modules/optimizers.h"
 #include "kiln/trace/trace.h"
 #include "tensorflow/framework.pb.h"
+#include "tensorflow/saved_model.pb.h"
 
 namespace kiln::modules {
 namespace {
@@ -246,6 +247,38 @@ TEST_CASE("a traced train step with Adam learns and emits ResourceApplyAdam") {
   int applies = 0;
   for (const auto& n : (*cf)->function_def().node_def()) applies += n.op() == "ResourceApplyAdam";
   CHECK(applies == 2);
+}
+
+}  // namespace
+}  // namespace kiln::modules
+
+namespace kiln::modules {
+namespace {
+
+TEST_CASE("saving traces a train step first, so the optimizer's slots are in the bundle") {
+  class Trainer : public trace::Module {
+   public:
+    Trainer() : Module("trainer"), w(AddVariable("w", Vec({1.0F, 2.0F}))),
+                adam(EmplaceModule<Adam>("optimizer")) {
+      AddMethod("train", {{"x", DType::kFloat, PartialShape({2})}},
+                [this](const Values& a) -> Result<Values> {
+                  trace::GradientTape tape;
+                  Value loss = trace::Sum(a[0] * w.Read());
+                  KILN_ASSIGN_OR_RETURN(Values g, tape.Gradient(loss, std::vector<Variable>{w}));
+                  KILN_RETURN_IF_ERROR(adam.ApplyGradients(g, {w}));
+                  return Values{loss};
+                });
+    }
+    Variable w;
+    Adam& adam;
+  } trainer;
+  auto exported = trace::BuildSavedModel(trainer);
+  REQUIRE_MESSAGE(exported.ok(), exported.status().ToString());
+  std::set<std::string> keys;
+  for (const auto& [k, v] : exported->checkpoint) keys.insert(k);
+  CHECK(keys.count("optimizer/w_momentum/.ATTRIBUTES/VARIABLE_VALUE") == 1);
+  CHECK(keys.count("optimizer/w_velocity/.ATTRIBUTES/VARIABLE_VALUE") == 1);
+  CHECK(keys.count("optimizer/iteration/.ATTRIBUTES/VARIABLE_VALUE") == 1);
 }
 
 }  // namespace
