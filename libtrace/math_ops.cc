@@ -33,7 +33,11 @@ Value Minimum(const Value& x, const Value& y) { return BinaryOp("Minimum", "Mini
 Value Pow(const Value& x, const Value& y) { return BinaryOp("Pow", "pow", x, y); }
 
 Value CheckNumerics(const Value& x, std::string_view message) {
-  return OpBuilder("CheckNumerics").Input(x).Attr("T", x.dtype()).Attr("message", message).BuildOne();
+  return OpBuilder("CheckNumerics")
+      .Input(x)
+      .Attr("T", x.dtype())
+      .Attr("message", message)
+      .BuildOne();
 }
 
 namespace {

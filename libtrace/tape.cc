@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "gradients/grad_ops.h"
+#include "kiln/core/proto_convert.h"
 #include "kiln/trace/array_ops.h"
 #include "kiln/trace/gradient_tape.h"
-#include "kiln/core/proto_convert.h"
 #include "kiln/trace/op_builder.h"
 
 namespace kiln::trace {
@@ -111,11 +111,11 @@ Result<Values> TapeState::Gradient(const Value& target, const std::vector<uint64
         "persistent (GradientTapeOptions::persistent) to compute several gradients");
   }
   if (Graph::Current() != graph_) {
-    return FailedPrecondition(
-        "GradientTape::Gradient was called ",
-        Graph::Current() == nullptr ? "eagerly" : "inside a trace",
-        " but the tape records ", graph_ == nullptr ? "eager ops" : "a trace's ops",
-        ": compute the gradient where the tape was made");
+    return FailedPrecondition("GradientTape::Gradient was called ",
+                              Graph::Current() == nullptr ? "eagerly" : "inside a trace",
+                              " but the tape records ",
+                              graph_ == nullptr ? "eager ops" : "a trace's ops",
+                              ": compute the gradient where the tape was made");
   }
   KILN_RETURN_IF_ERROR_CTX(target.status(), "GradientTape::Gradient: the target");
   if (!IsDifferentiable(target.dtype())) {
@@ -206,9 +206,8 @@ Result<Values> TapeState::Gradient(const Value& target, const std::vector<uint64
     {
       std::unique_ptr<NameScope> scope;
       if (graph_ != nullptr) {
-        scope = std::make_unique<NameScope>("gradient_tape/" + (entry.node_name.empty()
-                                                                    ? entry.op
-                                                                    : entry.node_name));
+        scope = std::make_unique<NameScope>("gradient_tape/" +
+                                            (entry.node_name.empty() ? entry.op : entry.node_name));
       }
       if (entry.custom) {
         in_grads = entry.custom(grads);
@@ -386,8 +385,8 @@ DType GradContext::Type(std::string_view name, DType dflt) const {
 // ---- GradientTape -------------------------------------------------------------------------
 
 GradientTape::GradientTape(GradientTapeOptions options)
-    : state_(std::make_unique<internal::TapeState>(
-          internal::Graph::Current(), options.persistent, options.watch_accessed_variables)) {
+    : state_(std::make_unique<internal::TapeState>(internal::Graph::Current(), options.persistent,
+                                                   options.watch_accessed_variables)) {
   internal::PushTape(state_.get());
 }
 
@@ -401,7 +400,8 @@ void GradientTape::Watch(const Variable& v) {
 
 std::vector<Variable> GradientTape::watched_variables() const {
   std::vector<Variable> out;
-  for (const auto& s : state_->watched_variables()) out.push_back(internal::VariableAccess::Make(s));
+  for (const auto& s : state_->watched_variables())
+    out.push_back(internal::VariableAccess::Make(s));
   return out;
 }
 

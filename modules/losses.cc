@@ -50,10 +50,9 @@ Value SparseCategoricalCrossentropy(const Value& labels, const Value& scores, bo
   if (labels.shape().rank() == 2 && labels.shape().dim(1) == 1) {
     y = trace::OpBuilder("Squeeze").Input(labels).Attr("T", labels.dtype()).BuildOne();
   }
-  if (y.shape().rank() != 1 ||
-      !PartialShape({scores.shape().dim(0)}).IsCompatibleWith(y.shape())) {
-    return Fail(kName, "labels " + SpecText(labels) + " do not match scores " +
-                           SpecText(scores) + " (one class index per row)");
+  if (y.shape().rank() != 1 || !PartialShape({scores.shape().dim(0)}).IsCompatibleWith(y.shape())) {
+    return Fail(kName, "labels " + SpecText(labels) + " do not match scores " + SpecText(scores) +
+                           " (one class index per row)");
   }
   Value logits = from_logits ? scores : ClippedLog(scores);
   trace::Values r = trace::OpBuilder("SparseSoftmaxCrossEntropyWithLogits")
@@ -69,8 +68,8 @@ Value CategoricalCrossentropy(const Value& labels, const Value& scores, bool fro
   constexpr std::string_view kName = "CategoricalCrossentropy";
   if (!labels.ok()) return labels;
   if (!scores.ok()) return scores;
-  if (labels.dtype() != scores.dtype() || !IsFloat(scores.dtype()) ||
-      scores.shape().rank() != 2 || !labels.shape().IsCompatibleWith(scores.shape())) {
+  if (labels.dtype() != scores.dtype() || !IsFloat(scores.dtype()) || scores.shape().rank() != 2 ||
+      !labels.shape().IsCompatibleWith(scores.shape())) {
     return Fail(kName, "labels " + SpecText(labels) + " and scores " + SpecText(scores) +
                            " must be floating-point [batch, classes] of one dtype and shape");
   }
@@ -95,15 +94,19 @@ Value BinaryCrossentropy(const Value& labels, const Value& scores, bool from_log
   if (from_logits) {
     // max(x, 0) - x * z + log(1 + exp(-|x|)), stable for large |x|.
     const Value& x = scores;
-    Value loss = trace::Add(
-        trace::Sub(trace::Maximum(x, Const(x, 0)), trace::Mul(x, labels)),
-        trace::OpBuilder("Log1p").Input(trace::Exp(trace::Neg(trace::Abs(x)))).Attr("T", x.dtype()).BuildOne());
+    Value loss = trace::Add(trace::Sub(trace::Maximum(x, Const(x, 0)), trace::Mul(x, labels)),
+                            trace::OpBuilder("Log1p")
+                                .Input(trace::Exp(trace::Neg(trace::Abs(x))))
+                                .Attr("T", x.dtype())
+                                .BuildOne());
     return trace::Mean(loss);
   }
-  Value p = trace::Minimum(trace::Maximum(scores, Const(scores, kEpsilon)), Const(scores, 1 - kEpsilon));
+  Value p =
+      trace::Minimum(trace::Maximum(scores, Const(scores, kEpsilon)), Const(scores, 1 - kEpsilon));
   Value one = Const(p, 1.0);
-  Value loss = trace::Neg(trace::Add(trace::Mul(labels, trace::Log(p)),
-                                     trace::Mul(trace::Sub(one, labels), trace::Log(trace::Sub(one, p)))));
+  Value loss =
+      trace::Neg(trace::Add(trace::Mul(labels, trace::Log(p)),
+                            trace::Mul(trace::Sub(one, labels), trace::Log(trace::Sub(one, p)))));
   return trace::Mean(loss);
 }
 

@@ -17,9 +17,7 @@ using trace::Variable;
 
 namespace {
 
-Value ScalarOf(DType dtype, double v) {
-  return trace::Cast(trace::Scalar(v), dtype);
-}
+Value ScalarOf(DType dtype, double v) { return trace::Cast(trace::Scalar(v), dtype); }
 
 Value L2Norm(const Value& g) { return trace::Sqrt(trace::Sum(trace::Square(g))); }
 
@@ -44,8 +42,8 @@ Result<const std::vector<Variable>*> Optimizer::SlotsFor(const Variable& var) {
   std::vector<Variable> slots;
   for (const std::string& slot : SlotNames()) {
     Variable s = AddVariable(base + "_" + slot, zeros, {.trainable = false});
-    KILN_RETURN_IF_ERROR_CTX(s.status(), "creating the '", slot, "' slot of variable '",
-                             var.name(), "'");
+    KILN_RETURN_IF_ERROR_CTX(s.status(), "creating the '", slot, "' slot of variable '", var.name(),
+                             "'");
     slots.push_back(s);
   }
   return &slots_.emplace(var.resource().get(), std::move(slots)).first->second;
@@ -80,8 +78,8 @@ Status Optimizer::ApplyGradients(const Values& grads, const std::vector<Variable
     KILN_ASSIGN_OR_RETURN(const std::vector<Variable>* slots, SlotsFor(vars[i]));
     const DType t = vars[i].dtype();
     KILN_RETURN_IF_ERROR_CTX(
-        Update(vars[i], gs[i], *slots, trace::Cast(lr, t), trace::Cast(step, t)),
-        type_name(), " update of variable '", vars[i].name(), "'");
+        Update(vars[i], gs[i], *slots, trace::Cast(lr, t), trace::Cast(step, t)), type_name(),
+        " update of variable '", vars[i].name(), "'");
   }
   return iterations_.AssignAdd(trace::Scalar(int64_t{1})).status();
 }

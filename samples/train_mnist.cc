@@ -55,45 +55,54 @@ class MnistTrainer : public kiln::trace::Module {
   explicit MnistTrainer(uint32_t seed)
       : Module("mnist_trainer"),
         model(EmplaceModule<m::Sequential>("model", "cnn")),
-        optimizer(EmplaceModule<m::Adam>("optimizer", m::AdamOptions{.base = {.learning_rate = 0.001F}})) {
-    m::ConvOptions conv1{.filters = 32, .kernel_size = {5}, .padding = m::Padding::kSame,
-                         .activation = m::Activation::kRelu, .input_shape = {28, 28, 1},
+        optimizer(EmplaceModule<m::Adam>("optimizer",
+                                         m::AdamOptions{.base = {.learning_rate = 0.001F}})) {
+    m::ConvOptions conv1{.filters = 32,
+                         .kernel_size = {5},
+                         .padding = m::Padding::kSame,
+                         .activation = m::Activation::kRelu,
+                         .input_shape = {28, 28, 1},
                          .seed = seed};
     model.Add<m::Conv2D>(conv1);
     model.Add<m::MaxPooling2D>(2);
-    m::ConvOptions conv2{.filters = 64, .kernel_size = {5}, .padding = m::Padding::kSame,
-                         .activation = m::Activation::kRelu, .seed = seed + 1};
+    m::ConvOptions conv2{.filters = 64,
+                         .kernel_size = {5},
+                         .padding = m::Padding::kSame,
+                         .activation = m::Activation::kRelu,
+                         .seed = seed + 1};
     model.Add<m::Conv2D>(conv2);
     model.Add<m::MaxPooling2D>(2);
     model.Add<m::Reshape>(std::vector<int64_t>{7 * 7 * 64});
-    model.Add<m::Dense>(m::DenseOptions{.units = 1024, .activation = m::Activation::kRelu, .seed = seed + 2});
+    model.Add<m::Dense>(
+        m::DenseOptions{.units = 1024, .activation = m::Activation::kRelu, .seed = seed + 2});
     model.Add<m::Dense>(m::DenseOptions{.units = 10, .seed = seed + 3});
     predict = &AddMethod("predict", {{"x", DType::kFloat, PartialShape({-1, 28, 28, 1})}},
                          [this](const Values& a) -> Result<Values> {
                            return Values{kiln::trace::Softmax(model(a[0]))};
                          });
-    train_one_step = &AddMethod(
-        "train_one_step",
-        {{"x", DType::kFloat, PartialShape({-1, 28, 28, 1})},
-         {"y", DType::kInt32, PartialShape({-1})}},
-        [this](const Values& a) -> Result<Values> {
-          std::vector<kiln::trace::Variable> vars = model.trainable_variables();
-          kiln::trace::GradientTape tape;
-          Value probs = kiln::trace::Softmax(model(a[0], /*training=*/true));
-          Value loss = m::SparseCategoricalCrossentropy(a[1], probs);
-          KILN_RETURN_IF_ERROR(loss.status());
-          if (!quiet) {
-            // tf.print("loss: ", loss): the text is part of the format, as TensorFlow does it.
-            Value text = kiln::trace::StringFormat({loss}, "loss:  {}");
-            KILN_RETURN_IF_ERROR(kiln::trace::OpBuilder("PrintV2")
-                                     .Input(text)
-                                     .Attr("output_stream", "stdout")
-                                     .BuildNoOutput());
-          }
-          KILN_ASSIGN_OR_RETURN(Values grads, tape.Gradient(loss, vars));
-          KILN_RETURN_IF_ERROR(optimizer.ApplyGradients(grads, vars));
-          return Values{loss};
-        });
+    train_one_step =
+        &AddMethod("train_one_step",
+                   {{"x", DType::kFloat, PartialShape({-1, 28, 28, 1})},
+                    {"y", DType::kInt32, PartialShape({-1})}},
+                   [this](const Values& a) -> Result<Values> {
+                     std::vector<kiln::trace::Variable> vars = model.trainable_variables();
+                     kiln::trace::GradientTape tape;
+                     Value probs = kiln::trace::Softmax(model(a[0], /*training=*/true));
+                     Value loss = m::SparseCategoricalCrossentropy(a[1], probs);
+                     KILN_RETURN_IF_ERROR(loss.status());
+                     if (!quiet) {
+                       // tf.print("loss: ", loss): the text is part of the format, as TensorFlow
+                       // does it.
+                       Value text = kiln::trace::StringFormat({loss}, "loss:  {}");
+                       KILN_RETURN_IF_ERROR(kiln::trace::OpBuilder("PrintV2")
+                                                .Input(text)
+                                                .Attr("output_stream", "stdout")
+                                                .BuildNoOutput());
+                     }
+                     KILN_ASSIGN_OR_RETURN(Values grads, tape.Gradient(loss, vars));
+                     KILN_RETURN_IF_ERROR(optimizer.ApplyGradients(grads, vars));
+                     return Values{loss};
+                   });
   }
 
   m::Sequential& model;
@@ -140,8 +149,8 @@ Status Run(const Args& args) {
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  std::printf("trained %d steps of batch %d in %.1f s (%.1f ms/step), last loss %.4f\n",
-              args.steps, args.batch, seconds, 1000 * seconds / std::max(1, args.steps), loss);
+  std::printf("trained %d steps of batch %d in %.1f s (%.1f ms/step), last loss %.4f\n", args.steps,
+              args.batch, seconds, 1000 * seconds / std::max(1, args.steps), loss);
 
   // Accuracy on the held-out digits.
   int64_t correct = 0;

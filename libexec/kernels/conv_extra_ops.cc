@@ -15,10 +15,12 @@
 #include <algorithm>
 #include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
+#include "kernels/onednn.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_geometry.h"
@@ -129,6 +131,37 @@ void GatherPatch(const ConvGeom& g, const A* in, int64_t p, A* row, int64_t c0, 
   }
 }
 
+// C (m x n, row stride ldc) = op(A) B + beta C, with op(A) = A (m x k) or A^T (A stored k x m);
+// row-major. float32 goes to oneDNN's JIT sgemm, other types to Eigen.
+template <typename A>
+void Gemm(bool ta, int64_t m, int64_t n, int64_t k, const A* a, int64_t lda, const A* b,
+          int64_t ldb, bool accumulate, A* c, int64_t ldc) {
+  if constexpr (std::is_same_v<A, float>) {
+    [[maybe_unused]] const Status s =
+        onednn::Sgemm(ta, false, m, n, k, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
+    KILN_DCHECK(s.ok());
+  } else {
+    using Strided = Eigen::OuterStride<>;
+    Eigen::Map<const RowMatrix<A>, 0, Strided> bm(b, k, n, Strided(ldb));
+    Eigen::Map<RowMatrix<A>, 0, Strided> cm(c, m, n, Strided(ldc));
+    if (ta) {
+      Eigen::Map<const RowMatrix<A>, 0, Strided> am(a, k, m, Strided(lda));
+      if (accumulate) {
+        cm.noalias() += am.transpose() * bm;
+      } else {
+        cm.noalias() = am.transpose() * bm;
+      }
+    } else {
+      Eigen::Map<const RowMatrix<A>, 0, Strided> am(a, m, k, Strided(lda));
+      if (accumulate) {
+        cm.noalias() += am * bm;
+      } else {
+        cm.noalias() = am * bm;
+      }
+    }
+  }
+}
+
 // ---- the three computations ------------------------------------------------------------------
 
 // Grouped: group j's patches hold its in_c / groups channels and multiply the filter columns of
@@ -136,7 +169,6 @@ void GatherPatch(const ConvGeom& g, const A* in, int64_t p, A* row, int64_t c0, 
 template <typename A>
 Status ConvForward(const KernelContext& ctx, const ConvGeom& g, const A* in, const A* filter,
                    A* out) {
-  using Strided = Eigen::OuterStride<>;
   const int64_t icg = g.in_c / g.groups, ocg = g.out_c / g.groups;
   const int64_t k = g.Taps() * icg, pixels = g.OutPixels();
   if (pixels == 0 || g.out_c == 0) return OkStatus();
@@ -151,10 +183,8 @@ Status ConvForward(const KernelContext& ctx, const ConvGeom& g, const A* in, con
     const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
     for (int64_t j = 0; j < g.groups; ++j) {
       for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k, j * icg, icg);
-      Eigen::Map<const RowMatrix<A>, 0, Strided> f(filter + j * ocg, k, ocg, Strided(g.out_c));
-      Eigen::Map<RowMatrix<A>, 0, Strided>(out + p0 * g.out_c + j * ocg, rows, ocg,
-                                           Strided(g.out_c))
-          .noalias() = Eigen::Map<const RowMatrix<A>>(patches, rows, k) * f;
+      Gemm<A>(false, rows, ocg, k, patches, k, filter + j * ocg, g.out_c, false,
+              out + p0 * g.out_c + j * ocg, g.out_c);
     }
   });
   return OkStatus();
@@ -180,7 +210,6 @@ Status ConvBackpropInput(const KernelContext& ctx, const ConvGeom& g, const A* f
   const ChunkPlan plan = PlanChunks(pixels, k, ctx.threads().num_threads());
   const int64_t slot = plan.per_chunk * k;
   KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(A) * slot * plan.workers));
-  Eigen::Map<const RowMatrix<A>> f(ft, k, g.in_c);
   ForChunks(ctx, plan, static_cast<A*>(mem), slot, [&](int64_t c, A* rows_buf) {
     const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
     for (int64_t r = 0; r < rows; ++r) {
@@ -203,8 +232,7 @@ Status ConvBackpropInput(const KernelContext& ctx, const ConvGeom& g, const A* f
         }
       }
     }
-    Eigen::Map<RowMatrix<A>>(dx + p0 * g.in_c, rows, g.in_c).noalias() =
-        Eigen::Map<const RowMatrix<A>>(rows_buf, rows, k) * f;
+    Gemm<A>(false, rows, g.in_c, k, rows_buf, k, ft, g.in_c, false, dx + p0 * g.in_c, g.in_c);
   });
   return OkStatus();
 }
@@ -227,14 +255,16 @@ Status ConvBackpropFilter(const KernelContext& ctx, const ConvGeom& g, const A* 
   ctx.threads().ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
     for (int64_t grp = begin; grp < end; ++grp) {
       A* patches = scratch + grp * (patch_elems + fsize);
-      Eigen::Map<RowMatrix<A>> partial(patches + patch_elems, k, g.out_c);
-      partial.setZero();
+      A* partial = patches + patch_elems;
+      bool first = true;
       for (int64_t c = grp; c < plan.chunks; c += groups) {
         const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
         for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k, 0, g.in_c);
-        partial.noalias() += Eigen::Map<const RowMatrix<A>>(patches, rows, k).transpose() *
-                             Eigen::Map<const RowMatrix<A>>(dy + p0 * g.out_c, rows, g.out_c);
+        Gemm<A>(true, k, g.out_c, rows, patches, k, dy + p0 * g.out_c, g.out_c, !first, partial,
+                g.out_c);
+        first = false;
       }
+      if (first) std::fill(partial, partial + fsize, A(0));
     }
   });
   for (int64_t grp = 0; grp < groups; ++grp) {

@@ -176,4 +176,13 @@ Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
   return OkStatus();
 }
 
+Status Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
+  if (m == 0 || n == 0) return OkStatus();
+  const dnnl_status_t s =
+      dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
+  if (s != dnnl_success) return Internal("oneDNN sgemm failed (status ", static_cast<int>(s), ")");
+  return OkStatus();
+}
+
 }  // namespace kiln::exec::onednn

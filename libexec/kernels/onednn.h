@@ -75,4 +75,10 @@ Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
                const dnnl::memory::desc& scratch,
                std::initializer_list<std::pair<int, const dnnl::memory*>> args);
 
+// C = A B + beta C, row-major float32, with oneDNN's JIT sgemm (the widest vectors the CPU
+// has; Eigen's product is built for baseline x86-64 here). `ta`/`tb` read A/B transposed.
+// Runs on the calling thread when called inside a parallel region (our ParallelFor).
+Status Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
+             const float* b, int64_t ldb, float beta, float* c, int64_t ldc);
+
 }  // namespace kiln::exec::onednn

@@ -68,13 +68,26 @@ void PoolForward(const KernelContext& ctx, const PoolGeom& g, const C* in, C* ou
             bool first = true;
             ForWindow(g, p, [&](int64_t ip) {
               const C* v = img + ip * g.c;
-              for (int64_t c = 0; c < g.c; ++c) {
-                if (first || o[c] < v[c]) {
-                  o[c] = v[c];
-                  if (am) am[c] = ip * g.c + c;
+              const int64_t base = ip * g.c;
+              if (first) {
+                for (int64_t c = 0; c < g.c; ++c) o[c] = v[c];
+                if (am) {
+                  for (int64_t c = 0; c < g.c; ++c) am[c] = base + c;
                 }
+                first = false;
+                return;
               }
-              first = false;
+              // Selects instead of branches, so the channel loop vectorises; the first
+              // maximum wins ties, as in TensorFlow.
+              if (am) {
+                for (int64_t c = 0; c < g.c; ++c) {
+                  const bool more = o[c] < v[c];
+                  o[c] = more ? v[c] : o[c];
+                  am[c] = more ? base + c : am[c];
+                }
+              } else {
+                for (int64_t c = 0; c < g.c; ++c) o[c] = o[c] < v[c] ? v[c] : o[c];
+              }
             });
             if (first) {  // an empty window (only with zero-sized inputs)
               for (int64_t c = 0; c < g.c; ++c) {

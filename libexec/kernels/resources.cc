@@ -84,14 +84,25 @@ Status VariableResource::UpdateMany(
   locks.reserve(order.size());
   for (VariableResource* v : order) locks.emplace_back(v->mu_);
   std::vector<Tensor> current;
+  std::vector<Tensor> next;
   current.reserve(vars.size());
+  next.reserve(vars.size());
   for (VariableResource* v : vars) {
     if (!v->initialized_)
       return FailedPrecondition("variable '", v->name_,
                                 "' is not initialized: it was updated before any assignment");
+    // A buffer no reader holds is updated in place (an optimizer's slots, and the variable
+    // once the step's reads are released); a shared one gets a new buffer, so readers keep a
+    // consistent value.
+    if (v->value_.BufferIsExclusive() && !v->value_.BufferIsTransient() && DTypeIsPod(v->dtype_)) {
+      next.push_back(v->value_);
+    } else {
+      KILN_ASSIGN_OR_RETURN(Tensor fresh,
+                            Tensor::Allocate(CpuAllocator(), v->value_.dtype(), v->value_.shape()));
+      next.push_back(std::move(fresh));
+    }
     current.push_back(v->value_);
   }
-  std::vector<Tensor> next;
   KILN_RETURN_IF_ERROR(fn(current, &next));
   if (next.size() != vars.size())
     return Internal("UpdateMany: ", next.size(), " new values for ", vars.size(), " variables");

@@ -4,12 +4,15 @@
 // m, v, ms, mom) are updated together under their locks (VariableResource::UpdateMany), so
 // concurrent steps never interleave; use_locking is accepted and always in effect.
 #include <cmath>
+#include <cstring>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
+#include "kernels/vector_math.h"
 
 namespace kiln::exec {
 namespace {
@@ -162,7 +165,6 @@ Status ComputeApply(const KernelContext& ctx) {
             return InvalidArgument("variable '", vars[k]->name(), "' (input '", spec.names[k],
                                    "') has shape ", cur[k].shape().ToString(), " but input '",
                                    spec.names[grad_index], "' has shape ", grad.shape().ToString());
-          next->emplace_back(cur[k].dtype(), cur[k].shape());
         }
         return Dispatch<ApplyTypes>(st.dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -171,6 +173,21 @@ Status ComputeApply(const KernelContext& ctx) {
           for (size_t k = 0; k < scalars.size(); ++k) sc[k] = Load<T>(scalars[k]->data<T>()[0]);
           const T* g = grad.data<T>();
           const int nv = static_cast<int>(cur.size());
+          if constexpr (O == Optimizer::kAdam && std::is_same_v<T, float>) {
+            // The vectorised loop; it works in place, so copy where `next` is a new buffer.
+            for (int k = 0; k < nv; ++k) {
+              if (!(*next)[k].SharesBufferWith(cur[k])) {
+                std::memcpy((*next)[k].raw_data(), cur[k].raw_data(), cur[k].ByteSize());
+              }
+            }
+            const float alpha = sc[2] * std::sqrt(1.0f - sc[1]) / (1.0f - sc[0]);
+            ctx.threads().ParallelFor(grad.NumElements(), 16384, [&](int64_t b, int64_t e) {
+              vmath::AdamStep((*next)[0].data<float>() + b, (*next)[1].data<float>() + b,
+                              (*next)[2].data<float>() + b, g + b, e - b, alpha, sc[3], sc[4],
+                              sc[5], st.nesterov);
+            });
+            return OkStatus();
+          }
           ctx.threads().ParallelFor(grad.NumElements(), 8192, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i) {
               A x[3];

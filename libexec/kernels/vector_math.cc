@@ -81,6 +81,30 @@ KILN_CPU_DISPATCH void Tanh(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = TanhApprox(x[i]);
 }
 
+KILN_CPU_DISPATCH void AdamStep(float* __restrict var, float* __restrict m, float* __restrict v,
+                                const float* __restrict g, int64_t n, float alpha, float beta1,
+                                float beta2, float epsilon, bool nesterov) {
+  const float a1 = 1.0f - beta1;
+  const float a2 = 1.0f - beta2;
+  if (nesterov) {
+    for (int64_t i = 0; i < n; ++i) {
+      const float mi = m[i] + (g[i] - m[i]) * a1;
+      const float vi = v[i] + (g[i] * g[i] - v[i]) * a2;
+      m[i] = mi;
+      v[i] = vi;
+      var[i] -= (g[i] * a1 + beta1 * mi) * alpha / (std::sqrt(vi) + epsilon);
+    }
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i) {
+    const float mi = m[i] + (g[i] - m[i]) * a1;
+    const float vi = v[i] + (g[i] * g[i] - v[i]) * a2;
+    m[i] = mi;
+    v[i] = vi;
+    var[i] -= mi * alpha / (std::sqrt(vi) + epsilon);
+  }
+}
+
 KILN_CPU_DISPATCH void Relu(const float* x, float* y, int64_t n) {
   // x < 0 ? 0 : x keeps NaN, as TF's relu does.
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] < 0.0f ? 0.0f : x[i];

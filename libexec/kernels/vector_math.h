@@ -23,6 +23,12 @@ void BinaryScalarLeft(BinOp op, float a, const float* b, float* y, int64_t n);
 // Softmax (or log-softmax) of `rows` rows of `depth` values each, shifted by the row maximum.
 void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t depth, bool log);
 
+// One step of TensorFlow's ResourceApplyAdam on n float32 elements, in place:
+// m += (g - m)(1 - beta1); v += (g^2 - v)(1 - beta2); var -= alpha * m' / (sqrt(v) + eps), with
+// m' = m, or (Nesterov) g(1 - beta1) + beta1 m. `alpha` is lr sqrt(1 - beta2^t) / (1 - beta1^t).
+void AdamStep(float* var, float* m, float* v, const float* g, int64_t n, float alpha, float beta1,
+              float beta2, float epsilon, bool nesterov);
+
 // Sum and maximum of n values.
 float Sum(const float* x, int64_t n);
 float Max(const float* x, int64_t n);

@@ -213,7 +213,8 @@ class Exporter {
     modules.emplace(modules.begin(), root_.name(), &root_);
     for (const auto& [path, m] : modules) {
       for (const Module::Child& c : m->children()) {
-        if (c.function != nullptr) fns.emplace_back("method '" + path + "/" + c.name + "'", c.function);
+        if (c.function != nullptr)
+          fns.emplace_back("method '" + path + "/" + c.name + "'", c.function);
       }
     }
     for (const auto& [key, fn] : signatures_) fns.emplace_back("signature '" + key + "'", fn);

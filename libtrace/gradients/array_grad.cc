@@ -70,8 +70,9 @@ Result<Values> ConcatGrad(const GradContext& ctx, const Values& g) {
   for (size_t i = 0; i < n; ++i) {
     const Value& x = ctx.input(i);
     if (x.shape().unknown_rank() || x.shape().dim(static_cast<int>(axis)) < 0) {
-      return Unimplemented("the gradient of ConcatV2 needs each input's size along the axis "
-                           "known while tracing");
+      return Unimplemented(
+          "the gradient of ConcatV2 needs each input's size along the axis "
+          "known while tracing");
     }
     std::vector<int64_t> begin(rank, 0);
     begin[axis] = offset;
@@ -190,7 +191,8 @@ Result<Values> TileGrad(const GradContext& ctx, const Values& g) {
   std::vector<int64_t> split;
   std::vector<int64_t> axes;
   for (int i = 0; i < x.shape().rank(); ++i) {
-    const int64_t mult = m->dtype() == DType::kInt64 ? m->flat<int64_t>()[i] : m->flat<int32_t>()[i];
+    const int64_t mult =
+        m->dtype() == DType::kInt64 ? m->flat<int64_t>()[i] : m->flat<int32_t>()[i];
     axes.push_back(static_cast<int64_t>(split.size()));
     split.push_back(mult);
     split.push_back(x.shape().dim(i));

@@ -37,7 +37,11 @@ Value Int32s(std::span<const int64_t> v) {
 Value ShapeValue(const Value& x) {
   if (!x.ok()) return x;
   if (x.shape().IsFullyDefined()) return Int32s(x.shape().dims());
-  return OpBuilder("Shape").Input(x).Attr("T", x.dtype()).Attr("out_type", DType::kInt32).BuildOne();
+  return OpBuilder("Shape")
+      .Input(x)
+      .Attr("T", x.dtype())
+      .Attr("out_type", DType::kInt32)
+      .BuildOne();
 }
 
 Value ReshapeTo(const Value& x, const Value& shape) {
@@ -100,7 +104,8 @@ Value ReduceToShapeOf(const Value& g, const Value& x, const Value& other) {
   // Dynamic shapes: TensorFlow's own recipe.
   Value sx = ShapeValue(x);
   Value so = ShapeValue(other);
-  Values r = OpBuilder("BroadcastGradientArgs").Input(sx).Input(so).Attr("T", DType::kInt32).Build();
+  Values r =
+      OpBuilder("BroadcastGradientArgs").Input(sx).Input(so).Attr("T", DType::kInt32).Build();
   if (r.size() != 2) return r.empty() ? Value::Error(Internal("BroadcastGradientArgs")) : r[0];
   return ReshapeTo(SumAxes(g, r[0]), sx);
 }

@@ -13,8 +13,8 @@
 
 namespace kiln::trace::internal {
 
-Value Op1(std::string_view op, const Value& x);                   // attr T = x's dtype
-Value Op2(std::string_view op, const Value& x, const Value& y);   // attr T = x's dtype
+Value Op1(std::string_view op, const Value& x);                  // attr T = x's dtype
+Value Op2(std::string_view op, const Value& x, const Value& y);  // attr T = x's dtype
 Value AddN(const Values& xs);
 Value ZerosLike(const Value& x);
 Value OnesLike(const Value& x);

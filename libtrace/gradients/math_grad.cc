@@ -93,7 +93,8 @@ Result<Values> PowGrad(const GradContext& ctx, const Values& g) {
     out[0] = ReduceToShapeOf(Mul(g[0], Mul(y, Op2("Pow", x, Sub(y, HostScalar(y, 1.0))))), x, y);
   }
   if (ctx.need(1)) {
-    Value positive = OpBuilder("Greater").Input(x).Input(ZerosLike(x)).Attr("T", x.dtype()).BuildOne();
+    Value positive =
+        OpBuilder("Greater").Input(x).Input(ZerosLike(x)).Attr("T", x.dtype()).BuildOne();
     Value safe_x = SelectV2(positive, x, OnesLike(x));
     Value log_x = SelectV2(positive, Op1("Log", safe_x), ZerosLike(x));
     out[1] = ReduceToShapeOf(Mul(g[0], Mul(z, log_x)), y, x);
@@ -214,7 +215,11 @@ Result<Values> MeanGrad(const GradContext& ctx, const Values& g) {
     factor = HostScalar(x, ny == 0 ? 1.0 : static_cast<double>(nx / ny));
   } else {
     auto size = [](const Value& v) {
-      return OpBuilder("Size").Input(v).Attr("T", v.dtype()).Attr("out_type", DType::kInt32).BuildOne();
+      return OpBuilder("Size")
+          .Input(v)
+          .Attr("T", v.dtype())
+          .Attr("out_type", DType::kInt32)
+          .BuildOne();
     };
     Value ratio = OpBuilder("FloorDiv")
                       .Input(size(x))
@@ -300,8 +305,12 @@ Result<Values> SelectGrad(const GradContext& ctx, const Values& g) {
   Values out(3);
   if (ctx.op == "Select") {
     // Same shapes, or a vector condition over the first dimension.
-    if (ctx.need(1)) out[1] = OpBuilder("Select").Input(c).Input(g[0]).Input(zeros).Attr("T", g[0].dtype()).BuildOne();
-    if (ctx.need(2)) out[2] = OpBuilder("Select").Input(c).Input(zeros).Input(g[0]).Attr("T", g[0].dtype()).BuildOne();
+    if (ctx.need(1))
+      out[1] =
+          OpBuilder("Select").Input(c).Input(g[0]).Input(zeros).Attr("T", g[0].dtype()).BuildOne();
+    if (ctx.need(2))
+      out[2] =
+          OpBuilder("Select").Input(c).Input(zeros).Input(g[0]).Attr("T", g[0].dtype()).BuildOne();
     return out;
   }
   if (ctx.need(1)) out[1] = ReduceToShapeOf(SelectV2(c, g[0], zeros), ctx.input(1), ctx.input(2));

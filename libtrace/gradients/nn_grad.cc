@@ -47,7 +47,8 @@ Result<Values> Relu6Grad(const GradContext& ctx, const Values& g) {
 Result<Values> EluGrad(const GradContext& ctx, const Values& g) {
   // x > 0 ? g : g * (y + 1)
   const Value& y = ctx.output(0);
-  return Values{SelectV2(GreaterThanZero(ctx.input(0)), g[0], Mul(g[0], Add(y, HostScalar(y, 1.0))))};
+  return Values{
+      SelectV2(GreaterThanZero(ctx.input(0)), g[0], Mul(g[0], Add(y, HostScalar(y, 1.0))))};
 }
 
 Result<Values> SeluGrad(const GradContext& ctx, const Values& g) {
@@ -156,7 +157,8 @@ Result<Values> XentGrad(const GradContext& ctx, const Values& g) {
   Value ge = ExpandLast(g[0]);
   out[0] = Mul(ge, ctx.output(1));
   if (ctx.need(1)) {
-    Value log_softmax = OpBuilder("LogSoftmax").Input(ctx.input(0)).Attr("T", ge.dtype()).BuildOne();
+    Value log_softmax =
+        OpBuilder("LogSoftmax").Input(ctx.input(0)).Attr("T", ge.dtype()).BuildOne();
     out[1] = Mul(ge, Op1("Neg", log_softmax));
   }
   return out;
@@ -176,7 +178,8 @@ Result<Values> FusedBatchNormGrad(const GradContext& ctx, const Values& g) {
   b.Attr("T", ctx.input(0).dtype()).Attr("U", ctx.input(1).dtype());
   CopyAttrs(ctx, b, {"epsilon", "data_format", "is_training"});
   Values r = b.Build();
-  if (r.size() < 3) return r.empty() ? Internal("FusedBatchNormGradV3 gave no outputs") : r[0].status();
+  if (r.size() < 3)
+    return r.empty() ? Internal("FusedBatchNormGradV3 gave no outputs") : r[0].status();
   return Values{r[0], r[1], r[2], Value(), Value()};
 }
 

@@ -180,6 +180,32 @@ TEST_CASE("optimizer updates follow their rules") {
   }
 }
 
+TEST_CASE("an update writes in place only when no reader holds the variable's buffer") {
+  const Tensor var0 = Random<float>(Shape{64}, 1, -1, 1);
+  const Tensor grad = Random<float>(Shape{64}, 4, -1, 1);
+  Var v = MakeVar("v", var0);
+  auto step = [&] {
+    REQUIRE(OpRunner("ResourceApplyGradientDescent")
+                .T(DType::kFloat)
+                .Input(v.handle)
+                .Input(Tensor::Scalar(0.5f))
+                .Input(grad)
+                .Run()
+                .ok());
+  };
+  // A reader keeps the value it read: the update goes to a new buffer.
+  const Tensor held = Value(v);
+  step();
+  CHECK(TensorsEqual(held, var0));
+  CHECK_FALSE(Value(v).SharesBufferWith(held));
+  // Nobody else holds it now: the next update reuses the buffer.
+  const void* buffer = Value(v).raw_data();
+  step();
+  CHECK(Value(v).raw_data() == buffer);
+  auto want = RefUpdate({var0}, grad, [](std::vector<double>& x, double g) { x[0] -= 1.0 * g; });
+  CheckClose<float>(Value(v), want[0]);
+}
+
 TEST_CASE("optimizer updates in float64 and float16") {
   Var v = MakeVar("v", Make<double>({1, 2}, {2}));
   REQUIRE(OpRunner("ResourceApplyGradientDescent")

@@ -35,7 +35,8 @@ Tensor Spread(std::vector<int64_t> dims, float lo, float hi, uint32_t seed) {
   Shape s = *Shape::FromDims(dims);
   const int64_t n = s.num_elements();
   std::vector<float> v(n);
-  for (int64_t i = 0; i < n; ++i) v[i] = lo + (hi - lo) * (static_cast<float>(i) + 0.5F) / static_cast<float>(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = lo + (hi - lo) * (static_cast<float>(i) + 0.5F) / static_cast<float>(n);
   std::shuffle(v.begin(), v.end(), std::mt19937(seed));
   return Floats(dims, v);
 }
@@ -46,7 +47,8 @@ Tensor Ints(std::vector<int64_t> dims, std::vector<int32_t> v) {
   return t;
 }
 
-Value Op(std::string_view op, const Values& in, std::initializer_list<std::pair<const char*, int64_t>> ints = {}) {
+Value Op(std::string_view op, const Values& in,
+         std::initializer_list<std::pair<const char*, int64_t>> ints = {}) {
   OpBuilder b(op);
   b.Inputs(in).Attr("T", in[0].dtype());
   for (const auto& [k, v] : ints) b.Attr(k, v);
@@ -97,9 +99,9 @@ std::vector<GradCase> Cases() {
   const Tensor b23 = Spread({2, 3}, -1.4F, 1.6F, 2);
   const Tensor b3 = Spread({3}, 0.5F, 2.0F, 3);
   const Tensor pos23 = Spread({2, 3}, 0.5F, 2.0F, 4);
-  for (const char* op : {"Identity", "Snapshot", "Neg", "Square", "Exp", "Tanh", "Sigmoid", "Sin",
-                         "Cos", "Erf", "Relu", "Relu6", "Elu", "Selu", "Softplus", "Softmax",
-                         "LogSoftmax"}) {
+  for (const char* op :
+       {"Identity", "Snapshot", "Neg", "Square", "Exp", "Tanh", "Sigmoid", "Sin", "Cos", "Erf",
+        "Relu", "Relu6", "Elu", "Selu", "Softplus", "Softmax", "LogSoftmax"}) {
     c.push_back({op, {Spread({2, 3}, -1.5F, 1.5F, 5)}, {0}, Unary(op)});
   }
   for (const char* op : {"Sqrt", "Rsqrt", "Log", "Log1p", "Reciprocal", "Abs"}) {
@@ -109,20 +111,34 @@ std::vector<GradCase> Cases() {
                  return Values{CheckNumerics(in[0], "checked")};
                }});
   c.push_back({"LeakyRelu", {a23}, {0}, [](const Values& in) {
-                 return Values{OpBuilder("LeakyRelu").Input(in[0]).Attr("T", DType::kFloat).Attr("alpha", 0.3F).BuildOne()};
+                 return Values{OpBuilder("LeakyRelu")
+                                   .Input(in[0])
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("alpha", 0.3F)
+                                   .BuildOne()};
                }});
   for (const char* op : {"Add", "AddV2", "Sub", "Mul", "SquaredDifference"}) {
     c.push_back({op, {a23, b3}, {0, 1}, Binary(op)});
   }
   // No ties within the finite-difference step.
   const Tensor apart3 = Floats({3}, {0.6F, 1.1F, -0.1F});
-  for (const char* op : {"Maximum", "Minimum"}) c.push_back({op, {a23, apart3}, {0, 1}, Binary(op)});
-  for (const char* op : {"RealDiv", "Div", "Pow"}) c.push_back({op, {pos23, b3}, {0, 1}, Binary(op)});
+  for (const char* op : {"Maximum", "Minimum"})
+    c.push_back({op, {a23, apart3}, {0, 1}, Binary(op)});
+  for (const char* op : {"RealDiv", "Div", "Pow"})
+    c.push_back({op, {pos23, b3}, {0, 1}, Binary(op)});
   c.push_back({"AddN", {a23, b23}, {0, 1}, [](const Values& in) {
-                 return Values{OpBuilder("AddN").Inputs(in).Attr("N", int64_t{2}).Attr("T", DType::kFloat).BuildOne()};
+                 return Values{OpBuilder("AddN")
+                                   .Inputs(in)
+                                   .Attr("N", int64_t{2})
+                                   .Attr("T", DType::kFloat)
+                                   .BuildOne()};
                }});
   c.push_back({"Cast", {a23}, {0}, [](const Values& in) {
-                 return Values{OpBuilder("Cast").Input(in[0]).Attr("SrcT", DType::kFloat).Attr("DstT", DType::kDouble).BuildOne()};
+                 return Values{OpBuilder("Cast")
+                                   .Input(in[0])
+                                   .Attr("SrcT", DType::kFloat)
+                                   .Attr("DstT", DType::kDouble)
+                                   .BuildOne()};
                }});
   const Tensor x234 = Spread({2, 3, 4}, -2.0F, 2.0F, 6);
   for (const char* op : {"Sum", "Mean", "Max", "Min"}) {
@@ -143,114 +159,222 @@ std::vector<GradCase> Cases() {
                }});
   const Tensor x223 = Spread({2, 2, 3}, -1.0F, 1.0F, 9);
   for (const char* op : {"BatchMatMulV2", "BatchMatMulV3"}) {
-    c.push_back({op, {x223, m34}, {0, 1}, [op](const Values& in) {
-                   OpBuilder b(op);
-                   b.Input(in[0]).Input(in[1]).Attr("T", DType::kFloat);
-                   if (std::string_view(op) == "BatchMatMulV3") b.Attr("Ta", DType::kFloat).Attr("Tb", DType::kFloat).Attr("Tout", DType::kFloat);
-                   return Values{b.BuildOne()};
-                 }});
+    c.push_back(
+        {op, {x223, m34}, {0, 1}, [op](const Values& in) {
+           OpBuilder b(op);
+           b.Input(in[0]).Input(in[1]).Attr("T", DType::kFloat);
+           if (std::string_view(op) == "BatchMatMulV3")
+             b.Attr("Ta", DType::kFloat).Attr("Tb", DType::kFloat).Attr("Tout", DType::kFloat);
+           return Values{b.BuildOne()};
+         }});
   }
   c.push_back({"Select", {a23, b23}, {0, 1}, [](const Values& in) {
-                 Value cond = OpBuilder("Greater").Input(in[0]).Input(Constant(Tensor::Scalar(0.0F))).Attr("T", DType::kFloat).BuildOne();
-                 Value stop = OpBuilder("StopGradient").Input(cond).Attr("T", DType::kBool).BuildOne();
-                 return Values{OpBuilder("Select").Input(stop).Input(in[0]).Input(in[1]).Attr("T", DType::kFloat).BuildOne()};
+                 Value cond = OpBuilder("Greater")
+                                  .Input(in[0])
+                                  .Input(Constant(Tensor::Scalar(0.0F)))
+                                  .Attr("T", DType::kFloat)
+                                  .BuildOne();
+                 Value stop =
+                     OpBuilder("StopGradient").Input(cond).Attr("T", DType::kBool).BuildOne();
+                 return Values{OpBuilder("Select")
+                                   .Input(stop)
+                                   .Input(in[0])
+                                   .Input(in[1])
+                                   .Attr("T", DType::kFloat)
+                                   .BuildOne()};
                }});
   c.push_back({"SelectV2", {a23, b3}, {0, 1}, [](const Values& in) {
                  Tensor mask(DType::kBool, Shape{3});
                  mask.flat<bool>()[0] = true;
                  mask.flat<bool>()[1] = false;
                  mask.flat<bool>()[2] = true;
-                 return Values{OpBuilder("SelectV2").Input(Constant(mask)).Input(in[0]).Input(in[1]).Attr("T", DType::kFloat).BuildOne()};
+                 return Values{OpBuilder("SelectV2")
+                                   .Input(Constant(mask))
+                                   .Input(in[0])
+                                   .Input(in[1])
+                                   .Attr("T", DType::kFloat)
+                                   .BuildOne()};
                }});
   c.push_back({"BiasAdd", {a23, b3}, {0, 1}, Binary("BiasAdd")});
   c.push_back({"BiasAddV1", {a23, b3}, {0, 1}, Binary("BiasAddV1")});
   const Tensor img = Spread({1, 5, 5, 2}, -1.0F, 1.0F, 10);
-  c.push_back({"Conv2D", {img, Spread({3, 3, 2, 3}, -0.5F, 0.5F, 11)}, {0, 1}, [](const Values& in) {
-                 return Values{Conv("Conv2D", in[0], in[1], {1, 1, 1, 1}, "SAME"),
-                               Conv("Conv2D", in[0], in[1], {1, 2, 2, 1}, "VALID")};
-               }});
-  c.push_back({"DepthwiseConv2dNative", {img, Spread({3, 3, 2, 2}, -0.5F, 0.5F, 12)}, {0, 1},
+  c.push_back(
+      {"Conv2D", {img, Spread({3, 3, 2, 3}, -0.5F, 0.5F, 11)}, {0, 1}, [](const Values& in) {
+         return Values{Conv("Conv2D", in[0], in[1], {1, 1, 1, 1}, "SAME"),
+                       Conv("Conv2D", in[0], in[1], {1, 2, 2, 1}, "VALID")};
+       }});
+  c.push_back({"DepthwiseConv2dNative",
+               {img, Spread({3, 3, 2, 2}, -0.5F, 0.5F, 12)},
+               {0, 1},
                [](const Values& in) {
                  return Values{Conv("DepthwiseConv2dNative", in[0], in[1], {1, 1, 1, 1}, "SAME"),
                                Conv("DepthwiseConv2dNative", in[0], in[1], {1, 2, 2, 1}, "VALID")};
                }});
   const Tensor img4 = Spread({1, 4, 4, 2}, -1.0F, 1.0F, 13);
-  c.push_back({"MaxPool", {img4}, {0}, [](const Values& in) { return Values{Pool("MaxPool", in[0])}; }});
-  c.push_back({"AvgPool", {img4}, {0}, [](const Values& in) { return Values{Pool("AvgPool", in[0])}; }});
+  c.push_back(
+      {"MaxPool", {img4}, {0}, [](const Values& in) { return Values{Pool("MaxPool", in[0])}; }});
+  c.push_back(
+      {"AvgPool", {img4}, {0}, [](const Values& in) { return Values{Pool("AvgPool", in[0])}; }});
   const Tensor logits = Spread({3, 4}, -2.0F, 2.0F, 14);
-  c.push_back({"SparseSoftmaxCrossEntropyWithLogits", {logits, Ints({3}, {1, 3, 0})}, {0},
+  c.push_back({"SparseSoftmaxCrossEntropyWithLogits",
+               {logits, Ints({3}, {1, 3, 0})},
+               {0},
                [](const Values& in) {
-                 Values r = OpBuilder("SparseSoftmaxCrossEntropyWithLogits").Input(in[0]).Input(in[1]).Attr("T", DType::kFloat).Attr("Tlabels", DType::kInt32).Build();
+                 Values r = OpBuilder("SparseSoftmaxCrossEntropyWithLogits")
+                                .Input(in[0])
+                                .Input(in[1])
+                                .Attr("T", DType::kFloat)
+                                .Attr("Tlabels", DType::kInt32)
+                                .Build();
                  return Values{r[0]};
                }});
-  c.push_back({"SoftmaxCrossEntropyWithLogits",
-               {logits, Floats({3, 4}, {0.1F, 0.2F, 0.3F, 0.4F, 1, 0, 0, 0, 0.25F, 0.25F, 0.5F, 0})},
-               {0, 1},
-               [](const Values& in) {
-                 Values r = OpBuilder("SoftmaxCrossEntropyWithLogits").Input(in[0]).Input(in[1]).Attr("T", DType::kFloat).Build();
-                 return Values{r[0]};
-               }});
+  c.push_back(
+      {"SoftmaxCrossEntropyWithLogits",
+       {logits, Floats({3, 4}, {0.1F, 0.2F, 0.3F, 0.4F, 1, 0, 0, 0, 0.25F, 0.25F, 0.5F, 0})},
+       {0, 1},
+       [](const Values& in) {
+         Values r = OpBuilder("SoftmaxCrossEntropyWithLogits")
+                        .Input(in[0])
+                        .Input(in[1])
+                        .Attr("T", DType::kFloat)
+                        .Build();
+         return Values{r[0]};
+       }});
   c.push_back({"FusedBatchNormV3",
                {Spread({2, 2, 2, 3}, -1.0F, 1.0F, 15), Floats({3}, {1.0F, 0.5F, 2.0F}),
                 Floats({3}, {0.1F, -0.2F, 0.3F})},
                {0, 1, 2},
                [](const Values& in) {
                  Values r = OpBuilder("FusedBatchNormV3")
-                                .Input(in[0]).Input(in[1]).Input(in[2])
+                                .Input(in[0])
+                                .Input(in[1])
+                                .Input(in[2])
                                 .Input(Constant(Tensor(DType::kFloat, Shape{0})))
                                 .Input(Constant(Tensor(DType::kFloat, Shape{0})))
-                                .Attr("T", DType::kFloat).Attr("U", DType::kFloat)
-                                .Attr("epsilon", 0.001F).Build();
+                                .Attr("T", DType::kFloat)
+                                .Attr("U", DType::kFloat)
+                                .Attr("epsilon", 0.001F)
+                                .Build();
                  return Values{r[0]};
                }});
   auto shape = [](std::vector<int32_t> v) {
     return Constant(Ints({static_cast<int64_t>(v.size())}, v));
   };
   c.push_back({"Reshape", {a23}, {0}, [shape](const Values& in) {
-                 return Values{OpBuilder("Reshape").Input(in[0]).Input(shape({3, 2})).Attr("T", DType::kFloat).Attr("Tshape", DType::kInt32).BuildOne()};
+                 return Values{OpBuilder("Reshape")
+                                   .Input(in[0])
+                                   .Input(shape({3, 2}))
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("Tshape", DType::kInt32)
+                                   .BuildOne()};
                }});
   c.push_back({"ExpandDims", {a23}, {0}, [](const Values& in) {
-                 return Values{OpBuilder("ExpandDims").Input(in[0]).Input(Constant(Tensor::Scalar(int32_t{1}))).Attr("T", DType::kFloat).Attr("Tdim", DType::kInt32).BuildOne()};
+                 return Values{OpBuilder("ExpandDims")
+                                   .Input(in[0])
+                                   .Input(Constant(Tensor::Scalar(int32_t{1})))
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("Tdim", DType::kInt32)
+                                   .BuildOne()};
                }});
   c.push_back({"Squeeze", {Spread({2, 1, 3}, -1, 1, 16)}, {0}, Unary("Squeeze")});
   c.push_back({"Transpose", {x234}, {0}, [shape](const Values& in) {
-                 return Values{OpBuilder("Transpose").Input(in[0]).Input(shape({2, 0, 1})).Attr("T", DType::kFloat).Attr("Tperm", DType::kInt32).BuildOne()};
+                 return Values{OpBuilder("Transpose")
+                                   .Input(in[0])
+                                   .Input(shape({2, 0, 1}))
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("Tperm", DType::kInt32)
+                                   .BuildOne()};
                }});
   c.push_back({"ConcatV2", {a23, b23}, {0, 1}, [](const Values& in) {
-                 return Values{OpBuilder("ConcatV2").Input(in[0]).Input(in[1]).Input(Constant(Tensor::Scalar(int32_t{1}))).Attr("N", int64_t{2}).Attr("T", DType::kFloat).Attr("Tidx", DType::kInt32).BuildOne()};
+                 return Values{OpBuilder("ConcatV2")
+                                   .Input(in[0])
+                                   .Input(in[1])
+                                   .Input(Constant(Tensor::Scalar(int32_t{1})))
+                                   .Attr("N", int64_t{2})
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("Tidx", DType::kInt32)
+                                   .BuildOne()};
                }});
   c.push_back({"Pack", {a23, b23}, {0, 1}, [](const Values& in) {
-                 return Values{OpBuilder("Pack").Inputs(in).Attr("N", int64_t{2}).Attr("T", DType::kFloat).Attr("axis", int64_t{1}).BuildOne()};
+                 return Values{OpBuilder("Pack")
+                                   .Inputs(in)
+                                   .Attr("N", int64_t{2})
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("axis", int64_t{1})
+                                   .BuildOne()};
                }});
   c.push_back({"Unpack", {a23}, {0}, [](const Values& in) {
-                 return OpBuilder("Unpack").Input(in[0]).Attr("num", int64_t{3}).Attr("T", DType::kFloat).Attr("axis", int64_t{1}).Build();
+                 return OpBuilder("Unpack")
+                     .Input(in[0])
+                     .Attr("num", int64_t{3})
+                     .Attr("T", DType::kFloat)
+                     .Attr("axis", int64_t{1})
+                     .Build();
                }});
   c.push_back({"Slice", {x234}, {0}, [shape](const Values& in) {
-                 return Values{OpBuilder("Slice").Input(in[0]).Input(shape({0, 1, 1})).Input(shape({2, 2, -1})).Attr("T", DType::kFloat).Attr("Index", DType::kInt32).BuildOne()};
+                 return Values{OpBuilder("Slice")
+                                   .Input(in[0])
+                                   .Input(shape({0, 1, 1}))
+                                   .Input(shape({2, 2, -1}))
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("Index", DType::kInt32)
+                                   .BuildOne()};
                }});
   c.push_back({"Pad", {a23}, {0}, [](const Values& in) {
-                 return Values{OpBuilder("Pad").Input(in[0]).Input(Constant(Ints({2, 2}, {1, 0, 0, 2}))).Attr("T", DType::kFloat).Attr("Tpaddings", DType::kInt32).BuildOne()};
+                 return Values{OpBuilder("Pad")
+                                   .Input(in[0])
+                                   .Input(Constant(Ints({2, 2}, {1, 0, 0, 2})))
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("Tpaddings", DType::kInt32)
+                                   .BuildOne()};
                }});
   for (const char* op : {"GatherV2", "Gather"}) {
     c.push_back({op, {m43}, {0}, [op](const Values& in) {
                    OpBuilder b(op);
-                   b.Input(in[0]).Input(Constant(Ints({2, 2}, {3, 0, 3, 1}))).Attr("Tparams", DType::kFloat).Attr("Tindices", DType::kInt32);
-                   if (std::string_view(op) == "GatherV2") b.Input(Constant(Tensor::Scalar(int32_t{0}))).Attr("Taxis", DType::kInt32);
-                   else b.Attr("validate_indices", true);
+                   b.Input(in[0])
+                       .Input(Constant(Ints({2, 2}, {3, 0, 3, 1})))
+                       .Attr("Tparams", DType::kFloat)
+                       .Attr("Tindices", DType::kInt32);
+                   if (std::string_view(op) == "GatherV2")
+                     b.Input(Constant(Tensor::Scalar(int32_t{0}))).Attr("Taxis", DType::kInt32);
+                   else
+                     b.Attr("validate_indices", true);
                    return Values{b.BuildOne()};
                  }});
   }
   c.push_back({"BroadcastTo", {b3}, {0}, [shape](const Values& in) {
-                 return Values{OpBuilder("BroadcastTo").Input(in[0]).Input(shape({2, 3})).Attr("T", DType::kFloat).Attr("Tidx", DType::kInt32).BuildOne()};
+                 return Values{OpBuilder("BroadcastTo")
+                                   .Input(in[0])
+                                   .Input(shape({2, 3}))
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("Tidx", DType::kInt32)
+                                   .BuildOne()};
                }});
   c.push_back({"Tile", {a23}, {0}, [shape](const Values& in) {
-                 return Values{OpBuilder("Tile").Input(in[0]).Input(shape({2, 3})).Attr("T", DType::kFloat).Attr("Tmultiples", DType::kInt32).BuildOne()};
+                 return Values{OpBuilder("Tile")
+                                   .Input(in[0])
+                                   .Input(shape({2, 3}))
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("Tmultiples", DType::kInt32)
+                                   .BuildOne()};
                }});
   c.push_back({"Split", {x234}, {0}, [](const Values& in) {
-                 return OpBuilder("Split").Input(Constant(Tensor::Scalar(int32_t{2}))).Input(in[0]).Attr("num_split", int64_t{2}).Attr("T", DType::kFloat).Build();
+                 return OpBuilder("Split")
+                     .Input(Constant(Tensor::Scalar(int32_t{2})))
+                     .Input(in[0])
+                     .Attr("num_split", int64_t{2})
+                     .Attr("T", DType::kFloat)
+                     .Build();
                }});
   c.push_back({"SplitV", {x234}, {0}, [shape](const Values& in) {
-                 return OpBuilder("SplitV").Input(in[0]).Input(shape({1, 3})).Input(Constant(Tensor::Scalar(int32_t{2}))).Attr("num_split", int64_t{2}).Attr("T", DType::kFloat).Attr("Tlen", DType::kInt32).Build();
+                 return OpBuilder("SplitV")
+                     .Input(in[0])
+                     .Input(shape({1, 3}))
+                     .Input(Constant(Tensor::Scalar(int32_t{2})))
+                     .Attr("num_split", int64_t{2})
+                     .Attr("T", DType::kFloat)
+                     .Attr("Tlen", DType::kInt32)
+                     .Build();
                }});
   return c;
 }

@@ -182,7 +182,8 @@ TEST_CASE("losses equal their formulas") {
   CHECK(ScalarOf(CategoricalCrossentropy(onehot, logits, true)) == doctest::Approx(want));
   // Probabilities: the same loss through the softmax.
   Value probs = trace::Softmax(logits);
-  CHECK(ScalarOf(SparseCategoricalCrossentropy(labels, probs)) == doctest::Approx(want).epsilon(1e-4));
+  CHECK(ScalarOf(SparseCategoricalCrossentropy(labels, probs)) ==
+        doctest::Approx(want).epsilon(1e-4));
   CHECK(ScalarOf(CategoricalCrossentropy(onehot, probs)) == doctest::Approx(want).epsilon(1e-4));
 
   Value x = Vec({2.0F, -1.0F});
@@ -213,16 +214,17 @@ TEST_CASE("a traced train step with Adam learns and emits ResourceApplyAdam") {
   Variable w = Variable::Create("w", Tensor::Scalar(0.0F));
   Variable b = Variable::Create("b", Tensor::Scalar(0.0F));
   Adam adam({.base = {.learning_rate = 0.1F}});
-  trace::Function step("train_step",
-                       {{"x", DType::kFloat, PartialShape({8})}, {"y", DType::kFloat, PartialShape({8})}},
-                       [&](const Values& a) -> Result<Values> {
-                         trace::GradientTape tape;
-                         Value loss = MeanSquaredError(a[1], a[0] * w.Read() + b.Read());
-                         std::vector<Variable> vars = {w, b};
-                         KILN_ASSIGN_OR_RETURN(Values g, tape.Gradient(loss, vars));
-                         KILN_RETURN_IF_ERROR(adam.ApplyGradients(g, vars));
-                         return Values{loss};
-                       });
+  trace::Function step(
+      "train_step",
+      {{"x", DType::kFloat, PartialShape({8})}, {"y", DType::kFloat, PartialShape({8})}},
+      [&](const Values& a) -> Result<Values> {
+        trace::GradientTape tape;
+        Value loss = MeanSquaredError(a[1], a[0] * w.Read() + b.Read());
+        std::vector<Variable> vars = {w, b};
+        KILN_ASSIGN_OR_RETURN(Values g, tape.Gradient(loss, vars));
+        KILN_RETURN_IF_ERROR(adam.ApplyGradients(g, vars));
+        return Values{loss};
+      });
   Tensor x(DType::kFloat, Shape{8});
   Tensor y(DType::kFloat, Shape{8});
   for (int i = 0; i < 8; ++i) {
@@ -258,8 +260,10 @@ namespace {
 TEST_CASE("saving traces a train step first, so the optimizer's slots are in the bundle") {
   class Trainer : public trace::Module {
    public:
-    Trainer() : Module("trainer"), w(AddVariable("w", Vec({1.0F, 2.0F}))),
-                adam(EmplaceModule<Adam>("optimizer")) {
+    Trainer()
+        : Module("trainer"),
+          w(AddVariable("w", Vec({1.0F, 2.0F}))),
+          adam(EmplaceModule<Adam>("optimizer")) {
       AddMethod("train", {{"x", DType::kFloat, PartialShape({2})}},
                 [this](const Values& a) -> Result<Values> {
                   trace::GradientTape tape;

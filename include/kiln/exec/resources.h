@@ -37,8 +37,11 @@ class VariableResource : public ResourceBase {
   Status Update(const std::function<Result<Tensor>(const Tensor&)>& fn);
   // Like Update for several variables at once (a train step's variable and its slots): all are
   // locked (in address order, so concurrent steps cannot deadlock), fn gets their current
-  // values in the order given and fills `next` with their new ones. Fails, changing nothing,
-  // when a variable is uninitialized, appears twice, or fn or a new value's check fails.
+  // values in the order given and writes their new ones into `next`, which holds one tensor of
+  // the same dtype and shape per variable: the current tensor itself when no reader shares its
+  // buffer (an update in place: element i must be read before it is written), else a fresh,
+  // uninitialised one. Fails when a variable is uninitialized or appears twice (changing
+  // nothing), or when fn fails (an in-place update may then have been partly written).
   static Status UpdateMany(
       std::span<VariableResource* const> vars,
       const std::function<Status(std::span<const Tensor> current, std::vector<Tensor>* next)>& fn);

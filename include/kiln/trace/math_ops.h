@@ -1,7 +1,7 @@
 // Element-wise math beyond the arithmetic of ops.h: floor division and modulo (Python's // and
-// %), unary math, Maximum/Minimum/Pow, Cast, the Sum and Mean reductions and CheckNumerics. Like every op wrapper, each emits the
-// TensorFlow op of the same meaning (node names as TensorFlow's Python wrappers give them) and
-// works both while tracing and eagerly.
+// %), unary math, Maximum/Minimum/Pow, Cast, the Sum and Mean reductions and CheckNumerics. Like
+// every op wrapper, each emits the TensorFlow op of the same meaning (node names as TensorFlow's
+// Python wrappers give them) and works both while tracing and eagerly.
 #pragma once
 
 #include <cstdint>
