@@ -8,7 +8,8 @@ import tensorflow as tf
 
 import oracle
 
-COVERED = {"demo_module_export", "mlp_export"}  # test_tf_reads_ours.py
+# test_tf_reads_ours.py; train_mnist needs its data and has test_train_mnist.py.
+COVERED = {"demo_module_export", "mlp_export", "train_mnist"}
 # Stateful random ops: unseeded (seed == seed2 == 0) they draw differently on every load, in TF
 # as in kiln, so only dtype and shape of a signature that uses one can be compared.
 RANDOM_OPS = {"RandomStandardNormal", "RandomUniform", "RandomUniformInt", "TruncatedNormal",

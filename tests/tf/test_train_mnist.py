@@ -77,3 +77,9 @@ def test_the_exported_train_step_uses_tensorflows_gradient_and_optimizer_ops(tra
                "BiasAddGrad", "ResourceApplyAdam", "SparseSoftmaxCrossEntropyWithLogits",
                "PrintV2"]:
         assert op in ops, f"{op} is not among the bundle's ops: {sorted(ops)}"
+
+
+def test_saved_model_cli_shows_the_bundle_as_ours_does(trained):
+    _, bundle, _ = trained
+    oracle.assert_show_equal(oracle.kiln_show_all(bundle), oracle.tf_show_all(bundle),
+                             "train_mnist")
