@@ -308,7 +308,7 @@ void RecordOperation(std::string_view op, const AttrMap& attrs, std::span<const 
 }
 
 void RecordCustom(std::string_view op, std::span<const Value> inputs, const Values& outputs,
-                  CustomGradient gradient) {
+                  const CustomGradient& gradient) {
   if (outputs.empty()) return;
   for (TapeState* t : g_tapes) {
     if (!t->ShouldRecord(inputs)) continue;

@@ -84,7 +84,7 @@ void RecordOperation(std::string_view op, const AttrMap& attrs, std::span<const 
                      const Values& outputs);
 // Records a composite op (inputs -> outputs) with its own gradient.
 void RecordCustom(std::string_view op, std::span<const Value> inputs, const Values& outputs,
-                  CustomGradient gradient);
+                  const CustomGradient& gradient);
 // A read of `var` produced `value`: tapes that watch accessed variables watch a trainable one.
 void RecordVariableRead(const std::shared_ptr<VariableState>& var, const Value& value);
 

@@ -212,7 +212,7 @@ Result<Values> MeanGrad(const GradContext& ctx, const Values& g) {
   if (x.shape().IsFullyDefined() && y.shape().IsFullyDefined()) {
     const int64_t nx = x.shape().ToShape()->num_elements();
     const int64_t ny = y.shape().ToShape()->num_elements();
-    factor = HostScalar(x, ny == 0 ? 1.0 : static_cast<double>(nx / ny));
+    factor = HostScalar(x, ny == 0 ? 1.0 : static_cast<double>(nx) / static_cast<double>(ny));
   } else {
     auto size = [](const Value& v) {
       return OpBuilder("Size")
