@@ -5,12 +5,18 @@
 //   kiln_layer DIR TYPE [training=0|1] [KEY=VALUE]...
 //
 // Reads DIR/x.npy and, for each variable of the built layer, DIR/w_<name>.npy (a missing file
-// is an error: the weights must match Keras's one for one). Writes DIR/y.npy (eager),
-// DIR/y_traced.npy (a trace::Function with the training flag as a host argument) and, after
-// the eager call, DIR/after_<name>.npy for each variable; prints "<name>\t<trainable>" per
-// variable. Unless training, also saves DIR/bundle, a SavedModel of the layer with a
-// serving_default signature (input "x", batch size dynamic). Options are those of the layer's
-// options struct (lists as 3,3). Exit 1 with the error on stderr.
+// is an error: the weights must match Keras's one for one; a scoped name "lstm_cell/kernel" is
+// the file w_lstm_cell__kernel.npy). Writes DIR/y.npy (eager), DIR/y_traced.npy (a
+// trace::Function with the training flag as a host argument) and, after the eager call,
+// DIR/after_<name>.npy for each variable; prints "<name>\t<trainable>" per variable. Unless
+// training, also saves DIR/bundle, a SavedModel of the layer with a serving_default signature
+// (input "x", batch size dynamic). Options are those of the layer's options struct (lists as
+// 3,3). Exit 1 with the error on stderr.
+//
+// With DIR/gw.npy (shaped as the output), also writes the gradients of sum(y * gw) with
+// GradientTape: DIR/g_x.npy (a floating-point x only) and DIR/g_<name>.npy per trainable
+// variable from the eager call, DIR/g_traced_x.npy and DIR/g_traced_<name>.npy from a traced
+// function that computes them in its graph.
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -23,6 +29,7 @@
 
 #include "kiln/core/npy.h"
 #include "kiln/modules/layers.h"
+#include "kiln/trace/gradient_tape.h"
 #include "kiln/trace/trace.h"
 
 namespace fs = std::filesystem;
@@ -30,8 +37,16 @@ using kiln::Result;
 using kiln::Status;
 using kiln::Tensor;
 namespace m = kiln::modules;
+namespace t = kiln::trace;
 
 namespace {
+
+// A variable's file name part: "lstm_cell/kernel" -> "lstm_cell__kernel".
+std::string FileName(std::string name) {
+  for (size_t p = name.find('/'); p != std::string::npos; p = name.find('/', p + 2))
+    name.replace(p, 1, "__");
+  return name;
+}
 
 class Options {
  public:
@@ -177,6 +192,65 @@ const std::map<std::string, Factory>& Factories() {
   return table;
 }
 
+struct GradTarget {
+  std::vector<std::string> names;  // "x" (when differentiable), then the trainable variables
+  std::vector<t::Variable> variables;
+};
+
+GradTarget GradTargetOf(const m::Layer& layer, const Tensor& x) {
+  GradTarget g;
+  if (kiln::IsFloatingPoint(x.dtype())) g.names.push_back("x");
+  for (const auto& [name, v] : layer.named_variables()) {
+    if (!v.trainable()) continue;
+    g.names.push_back(name);
+    g.variables.push_back(v);
+  }
+  return g;
+}
+
+// d sum(y * w) / d x (when x is in target.names) and / d each variable, in target.names' order.
+// A gradient that does not flow is an error: Keras's layers connect every input and weight.
+Result<t::Values> Gradients(t::GradientTape& tape, const t::Value& y, const Tensor& w,
+                            const t::Value& x, const GradTarget& target) {
+  t::Value loss = t::Sum(y * t::Constant(w));
+  t::Values out;
+  if (!target.names.empty() && target.names[0] == "x") {
+    KILN_ASSIGN_OR_RETURN(t::Values dx, tape.Gradient(loss, t::Values{x}));
+    out.push_back(dx[0]);
+  }
+  KILN_ASSIGN_OR_RETURN(t::Values dv, tape.Gradient(loss, target.variables));
+  out.insert(out.end(), dv.begin(), dv.end());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].empty()) return kiln::Internal("no gradient flows to ", target.names[i]);
+  }
+  return out;
+}
+
+// The eager gradients of the call that made `y` (recorded on `tape`), then the same computed
+// inside a traced function.
+Status WriteGradients(const fs::path& dir, m::Layer& layer, t::GradientTape& tape,
+                      const t::Value& y, const t::Value& x, const Tensor& w, bool training) {
+  const GradTarget target = GradTargetOf(layer, *x.tensor());
+  KILN_ASSIGN_OR_RETURN(t::Values eager, Gradients(tape, y, w, x, target));
+  for (size_t i = 0; i < eager.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Tensor g, eager[i].tensor());
+    KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / ("g_" + FileName(target.names[i]) + ".npy"), g));
+  }
+  t::Function f("grad", t::FunctionOptions{},
+                [&layer, &w, &target](const t::Args& a) -> Result<t::Values> {
+                  t::GradientTape traced_tape(t::GradientTapeOptions{.persistent = true});
+                  t::Value in = a[0].value();
+                  if (kiln::IsFloatingPoint(in.dtype())) traced_tape.Watch(in);
+                  return Gradients(traced_tape, layer(in, a[1].bool_value()), w, in, target);
+                });
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> traced, f(*x.tensor(), training));
+  for (size_t i = 0; i < traced.size(); ++i) {
+    KILN_RETURN_IF_ERROR(
+        kiln::WriteNpy(dir / ("g_traced_" + FileName(target.names[i]) + ".npy"), traced[i]));
+  }
+  return kiln::OkStatus();
+}
+
 Status Run(const fs::path& dir, const std::string& type, const std::vector<std::string>& args) {
   Options o;
   KILN_RETURN_IF_ERROR(o.Parse(args));
@@ -189,8 +263,8 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
   KILN_ASSIGN_OR_RETURN(Tensor x, kiln::ReadNpy(dir / "x.npy"));
   KILN_RETURN_IF_ERROR(layer->Build(x.shape()));
   for (const auto& [name, v] : layer->named_variables()) {
-    KILN_ASSIGN_OR_RETURN_CTX(Tensor w, kiln::ReadNpy(dir / ("w_" + name + ".npy")), "variable ",
-                              name);
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor w, kiln::ReadNpy(dir / ("w_" + FileName(name) + ".npy")),
+                              "variable ", name);
     if (w.shape() != *v.shape().ToShape()) {
       return kiln::InvalidArgument("variable ", name, ": kiln's shape ", v.shape().ToPythonString(),
                                    ", Keras's ", kiln::PartialShape(w.shape()).ToPythonString());
@@ -198,13 +272,23 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
     KILN_RETURN_IF_ERROR(v.SetValue(w));
     std::cout << name << "\t" << (v.trainable() ? 1 : 0) << "\n";
   }
-  kiln::trace::Value y = (*layer)(x, training);
+  // One eager call, recorded on a tape when gradients are asked for (a second call would move
+  // BatchNormalization's statistics again).
+  const bool grads = fs::exists(dir / "gw.npy");
+  t::GradientTape tape(t::GradientTapeOptions{.persistent = true});
+  const t::Value xv(x);
+  if (grads && kiln::IsFloatingPoint(x.dtype())) tape.Watch(xv);
+  t::Value y = (*layer)(xv, training);
   KILN_RETURN_IF_ERROR(y.status());
   KILN_ASSIGN_OR_RETURN(Tensor eager, y.tensor());
   KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / "y.npy", eager));
   for (const auto& [name, v] : layer->named_variables()) {
     KILN_ASSIGN_OR_RETURN(Tensor after, v.value());
-    KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / ("after_" + name + ".npy"), after));
+    KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / ("after_" + FileName(name) + ".npy"), after));
+  }
+  if (grads) {
+    KILN_ASSIGN_OR_RETURN(Tensor gw, kiln::ReadNpy(dir / "gw.npy"));
+    KILN_RETURN_IF_ERROR_CTX(WriteGradients(dir, *layer, tape, y, xv, gw, training), "gradients");
   }
   kiln::trace::Function f("call", kiln::trace::FunctionOptions{},
                           [&layer](const kiln::trace::Args& a) -> Result<kiln::trace::Values> {

@@ -4,7 +4,11 @@ weights in by variable name (so the names and shapes must be Keras's), and runs 
 traced, and saves it as a SavedModel that TensorFlow loads and runs. Outputs agree within 1e-5 relative (the absolute floor is 1e-6 of the output's largest
 magnitude, for sums that cancel to near 0); BatchNormalization in training also compares the
 moving statistics it leaves behind. Dropout in training is random in both and is checked by
-tests/modules instead."""
+tests/modules instead.
+
+Each case also compares gradients: d sum(y * gw) / d x and / d each trainable weight, for a
+random gw, from tf.GradientTape on the Keras layer and from our GradientTape, eagerly and
+inside a traced function (within 1e-4 relative: the backward passes sum in other orders)."""
 import os
 
 import numpy as np
@@ -17,6 +21,7 @@ import keras  # noqa: E402
 
 L = keras.layers
 RTOL = 1e-5
+GRAD_RTOL = 1e-4
 
 
 class Case:
@@ -97,21 +102,56 @@ for _name in ["linear", "relu", "softmax", "sigmoid", "tanh", "gelu", "elu", "se
                                         dict(activation=_name), (2, 3, 4))
 
 
+def _local_name(w):
+    """A weight's path below the layer: "kernel", or "lstm_cell/kernel" in a sublayer."""
+    return w.path.split("/", 1)[1]
+
+
+def _file_name(name):
+    return name.replace("/", "__")
+
+
 def _weights_for(layer, rng):
     """Random weights in Keras's variable order; variances stay positive."""
     values = []
     for w in layer.weights:
-        name = w.path.split("/")[-1]
+        name = _local_name(w)
         lo, hi = (0.5, 1.5) if name == "moving_variance" else (-1.0, 1.0)
         values.append(rng.uniform(lo, hi, size=tuple(w.shape)).astype(np.float32))
     layer.set_weights(values)
-    return [(w.path.split("/")[-1], bool(w.trainable), v) for w, v in zip(layer.weights, values)]
+    return [(_local_name(w), bool(w.trainable), v) for w, v in zip(layer.weights, values)]
 
 
-def _assert_close(ours, theirs, what):
+def _assert_close(ours, theirs, what, rtol=RTOL):
     theirs = np.asarray(theirs)
-    atol = max(oracle.ATOL, 1e-6 * float(np.abs(theirs).max())) if theirs.size else oracle.ATOL
-    oracle.assert_same(ours, theirs, what, rtol=RTOL, atol=atol)
+    floor = 1e-6 if rtol == RTOL else 1e-5
+    atol = max(oracle.ATOL, floor * float(np.abs(theirs).max())) if theirs.size else oracle.ATOL
+    oracle.assert_same(ours, theirs, what, rtol=rtol, atol=atol)
+
+
+def _keras_call(case, layer, x, rng):
+    """Keras's output and, for gw (random, output-shaped), its gradients of sum(y * gw):
+    {"x" (a float x only) or a weight's local name: gradient}."""
+    import tensorflow as tf
+    xt = tf.constant(x)
+    with tf.GradientTape(persistent=True) as tape:
+        if not case.ints:
+            tape.watch(xt)
+        if case.kiln_type in ("BatchNormalization", "Dropout"):
+            y = layer(xt, training=case.training)
+        else:
+            y = layer(xt)
+        gw = rng.uniform(-1, 1, size=tuple(y.shape)).astype(np.float32)
+        loss = tf.reduce_sum(y * gw)
+    grads = {}
+    if not case.ints:
+        grads["x"] = tape.gradient(loss, xt)
+    for w in layer.trainable_weights:
+        grads[_local_name(w)] = tape.gradient(loss, w)
+    for k, g in grads.items():
+        assert g is not None, f"Keras: no gradient for {k}"
+        grads[k] = np.asarray(tf.convert_to_tensor(g))
+    return np.asarray(y), gw, grads
 
 
 def _assert_tf_loads_bundle(d, x, theirs, weights, name):
@@ -123,7 +163,9 @@ def _assert_tf_loads_bundle(d, x, theirs, weights, name):
     assert list(out) == ["output_0"], f"{name}: bundle outputs {list(out)}"
     _assert_close(out["output_0"].numpy(), theirs, f"{name}: TensorFlow running our bundle")
     for wname, trainable, value in weights:
-        v = getattr(loaded, wname)
+        v = loaded
+        for part in wname.split("/"):
+            v = getattr(v, part)
         assert v.trainable == trainable, f"{name}: {wname} trainable in the bundle"
         np.testing.assert_array_equal(v.numpy(), value, err_msg=f"{name}: {wname} in the bundle")
 
@@ -139,15 +181,12 @@ def test_layer_matches_keras(name, tmp_path):
     layer = case.make()
     layer.build(x.shape)
     weights = _weights_for(layer, rng)
-    if case.kiln_type in ("BatchNormalization", "Dropout"):
-        theirs = layer(x, training=case.training)
-    else:
-        theirs = layer(x)
-    theirs = np.asarray(theirs)
+    theirs, gw, their_grads = _keras_call(case, layer, x, rng)
 
     np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "gw.npy", gw)
     for wname, _, value in weights:
-        np.save(tmp_path / f"w_{wname}.npy", value)
+        np.save(tmp_path / f"w_{_file_name(wname)}.npy", value)
     args = [oracle.KILN_LAYER, tmp_path, case.kiln_type, f"training={int(case.training)}"]
     args += [f"{k}={v}" for k, v in case.options.items()]
     listing = oracle.run(args).stdout.split()
@@ -157,10 +196,16 @@ def test_layer_matches_keras(name, tmp_path):
 
     _assert_close(np.load(tmp_path / "y.npy"), theirs, f"{name}: eager output")
     _assert_close(np.load(tmp_path / "y_traced.npy"), theirs, f"{name}: traced output")
+    trainable = [w for w, t, _ in weights if t]
+    assert sorted(their_grads) == sorted((["x"] if not case.ints else []) + trainable)
+    for what, g in their_grads.items():
+        for mode in ("", "traced_"):
+            _assert_close(np.load(tmp_path / f"g_{mode}{_file_name(what)}.npy"), g,
+                          f"{name}: {mode}gradient for {what}", rtol=GRAD_RTOL)
     if not case.training:
         _assert_tf_loads_bundle(tmp_path / "bundle", x, theirs, weights, name)
     else:
         for w in layer.weights:
-            wname = w.path.split("/")[-1]
+            wname = _file_name(_local_name(w))
             _assert_close(np.load(tmp_path / f"after_{wname}.npy"), np.asarray(w.numpy()),
                           f"{name}: {wname} after the training call")
