@@ -11,7 +11,8 @@
 // DIR/after_<name>.npy for each variable; prints "<name>\t<trainable>" per variable. Unless
 // training, also saves DIR/bundle, a SavedModel of the layer with a serving_default signature
 // (input "x", batch size dynamic). Options are those of the layer's options struct (lists as
-// 3,3). Exit 1 with the error on stderr.
+// 3,3); output=i compares the i-th of a recurrent layer's return_state outputs instead. Exit 1
+// with the error on stderr.
 //
 // With DIR/gw.npy (shaped as the output), also writes the gradients of sum(y * gw) with
 // GradientTape: DIR/g_x.npy (a floating-point x only) and DIR/g_<name>.npy per trainable
@@ -143,6 +144,23 @@ Factory GlobalPool() {
   return [](Options& o) { return Make<L>(o.Bool("keepdims", false)); };
 }
 
+template <typename L>
+Factory Recurrent() {
+  return [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
+    m::RecurrentOptions r;
+    r.units = o.Int("units", 0);
+    KILN_ASSIGN_OR_RETURN(r.activation, m::ActivationFromName(o.Str("activation", "tanh")));
+    KILN_ASSIGN_OR_RETURN(r.recurrent_activation,
+                          m::ActivationFromName(o.Str("recurrent_activation", "sigmoid")));
+    r.use_bias = o.Bool("use_bias", true);
+    r.return_sequences = o.Bool("return_sequences", false);
+    r.return_state = o.Bool("return_state", false);
+    r.go_backwards = o.Bool("go_backwards", false);
+    r.reset_after = o.Bool("reset_after", true);
+    return Make<L>(r);
+  };
+}
+
 // Keras class name -> layer.
 const std::map<std::string, Factory>& Factories() {
   static const std::map<std::string, Factory> table = {
@@ -182,6 +200,8 @@ const std::map<std::string, Factory>& Factories() {
          KILN_ASSIGN_OR_RETURN(m::Activation a, ActivationOf(o));
          return Make<m::ActivationLayer>(a);
        }},
+      {"LSTM", Recurrent<m::LSTM>()},
+      {"GRU", Recurrent<m::GRU>()},
       {"Dense",
        [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
          KILN_ASSIGN_OR_RETURN(m::Activation a, ActivationOf(o));
@@ -190,6 +210,22 @@ const std::map<std::string, Factory>& Factories() {
        }},
   };
   return table;
+}
+
+// The layer's output, or with output=i > 0 the i-th of a recurrent layer's CallWithStates
+// (Keras's return_state list).
+t::Value Apply(m::Layer& layer, const t::Value& x, bool training, int64_t output) {
+  if (output == 0) return layer(x, training);
+  auto* rnn = dynamic_cast<m::RecurrentBase*>(&layer);
+  if (rnn == nullptr)
+    return t::Value::Error(kiln::InvalidArgument("output=: not a recurrent layer"));
+  t::Values all = rnn->CallWithStates(x, training);
+  if (all.size() == 1 && !all[0].ok()) return all[0];
+  if (output >= static_cast<int64_t>(all.size())) {
+    return t::Value::Error(
+        kiln::InvalidArgument("output=", output, ": the layer has ", all.size(), " outputs"));
+  }
+  return all[static_cast<size_t>(output)];
 }
 
 struct GradTarget {
@@ -229,7 +265,8 @@ Result<t::Values> Gradients(t::GradientTape& tape, const t::Value& y, const Tens
 // The eager gradients of the call that made `y` (recorded on `tape`), then the same computed
 // inside a traced function.
 Status WriteGradients(const fs::path& dir, m::Layer& layer, t::GradientTape& tape,
-                      const t::Value& y, const t::Value& x, const Tensor& w, bool training) {
+                      const t::Value& y, const t::Value& x, const Tensor& w, bool training,
+                      int64_t output) {
   const GradTarget target = GradTargetOf(layer, *x.tensor());
   KILN_ASSIGN_OR_RETURN(t::Values eager, Gradients(tape, y, w, x, target));
   for (size_t i = 0; i < eager.size(); ++i) {
@@ -237,11 +274,12 @@ Status WriteGradients(const fs::path& dir, m::Layer& layer, t::GradientTape& tap
     KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / ("g_" + FileName(target.names[i]) + ".npy"), g));
   }
   t::Function f("grad", t::FunctionOptions{},
-                [&layer, &w, &target](const t::Args& a) -> Result<t::Values> {
+                [&layer, &w, &target, output](const t::Args& a) -> Result<t::Values> {
                   t::GradientTape traced_tape(t::GradientTapeOptions{.persistent = true});
                   t::Value in = a[0].value();
                   if (kiln::IsFloatingPoint(in.dtype())) traced_tape.Watch(in);
-                  return Gradients(traced_tape, layer(in, a[1].bool_value()), w, in, target);
+                  return Gradients(traced_tape, Apply(layer, in, a[1].bool_value(), output), w, in,
+                                   target);
                 });
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> traced, f(*x.tensor(), training));
   for (size_t i = 0; i < traced.size(); ++i) {
@@ -255,6 +293,7 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
   Options o;
   KILN_RETURN_IF_ERROR(o.Parse(args));
   const bool training = o.Bool("training", false);
+  const int64_t output = o.Int("output", 0);
   auto it = Factories().find(type);
   if (it == Factories().end()) return kiln::InvalidArgument("unknown layer type '", type, "'");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<m::Layer> layer, it->second(o));
@@ -278,7 +317,7 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
   t::GradientTape tape(t::GradientTapeOptions{.persistent = true});
   const t::Value xv(x);
   if (grads && kiln::IsFloatingPoint(x.dtype())) tape.Watch(xv);
-  t::Value y = (*layer)(xv, training);
+  t::Value y = Apply(*layer, xv, training, output);
   KILN_RETURN_IF_ERROR(y.status());
   KILN_ASSIGN_OR_RETURN(Tensor eager, y.tensor());
   KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / "y.npy", eager));
@@ -288,12 +327,14 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
   }
   if (grads) {
     KILN_ASSIGN_OR_RETURN(Tensor gw, kiln::ReadNpy(dir / "gw.npy"));
-    KILN_RETURN_IF_ERROR_CTX(WriteGradients(dir, *layer, tape, y, xv, gw, training), "gradients");
+    KILN_RETURN_IF_ERROR_CTX(WriteGradients(dir, *layer, tape, y, xv, gw, training, output),
+                             "gradients");
   }
-  kiln::trace::Function f("call", kiln::trace::FunctionOptions{},
-                          [&layer](const kiln::trace::Args& a) -> Result<kiln::trace::Values> {
-                            return kiln::trace::Values{(*layer)(a[0].value(), a[1].bool_value())};
-                          });
+  kiln::trace::Function f(
+      "call", kiln::trace::FunctionOptions{},
+      [&layer, output](const kiln::trace::Args& a) -> Result<kiln::trace::Values> {
+        return kiln::trace::Values{Apply(*layer, a[0].value(), a[1].bool_value(), output)};
+      });
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> traced, f(x, training));
   KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / "y_traced.npy", traced.at(0)));
   if (training) return kiln::OkStatus();
@@ -303,8 +344,9 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
   dims[0] = -1;
   KILN_ASSIGN_OR_RETURN(kiln::PartialShape spec, kiln::PartialShape::FromDims(dims));
   kiln::trace::Function& serve = layer->AddMethod(
-      "call", {{"x", x.dtype(), spec}},
-      [&layer](const kiln::trace::Values& a) { return kiln::trace::Values{(*layer)(a[0])}; });
+      "call", {{"x", x.dtype(), spec}}, [&layer, output](const kiln::trace::Values& a) {
+        return kiln::trace::Values{Apply(*layer, a[0], false, output)};
+      });
   return kiln::trace::Save(*layer, dir / "bundle", {{"serving_default", &serve}});
 }
 

@@ -25,9 +25,11 @@ GRAD_RTOL = 1e-4
 
 
 class Case:
-    def __init__(self, make, kiln_type, options, shape, training=False, ints=None):
+    """`output`: which of a return_state layer's outputs is compared (kiln_layer's output=)."""
+
+    def __init__(self, make, kiln_type, options, shape, training=False, ints=None, output=None):
         self.make, self.kiln_type, self.options = make, kiln_type, options
-        self.shape, self.training, self.ints = shape, training, ints
+        self.shape, self.training, self.ints, self.output = shape, training, ints, output
 
 
 CASES = {
@@ -94,6 +96,24 @@ CASES = {
                     (2, 3, 4, 5)),
     "embedding": Case(lambda: L.Embedding(10, 4), "Embedding", dict(input_dim=10, output_dim=4),
                       (2, 5), ints=10),
+    "lstm": Case(lambda: L.LSTM(4), "LSTM", dict(units=4), (2, 5, 3)),
+    "lstm_sequences_backwards": Case(
+        lambda: L.LSTM(3, return_sequences=True, go_backwards=True, activation="relu"), "LSTM",
+        dict(units=3, return_sequences=1, go_backwards=1, activation="relu"), (2, 4, 3)),
+    "lstm_state_c": Case(lambda: L.LSTM(3, return_sequences=True, return_state=True), "LSTM",
+                         dict(units=3, return_sequences=1, return_state=1, output=2), (2, 4, 2),
+                         output=2),
+    "lstm_nobias_one_step": Case(lambda: L.LSTM(2, use_bias=False), "LSTM",
+                                 dict(units=2, use_bias=0), (3, 1, 4)),
+    "gru": Case(lambda: L.GRU(4), "GRU", dict(units=4), (2, 5, 3)),
+    "gru_sequences_backwards": Case(
+        lambda: L.GRU(3, return_sequences=True, go_backwards=True), "GRU",
+        dict(units=3, return_sequences=1, go_backwards=1), (2, 4, 3)),
+    "gru_reset_before": Case(lambda: L.GRU(3, reset_after=False, return_sequences=True), "GRU",
+                             dict(units=3, reset_after=0, return_sequences=1), (2, 4, 3)),
+    "gru_state_nobias": Case(lambda: L.GRU(3, use_bias=False, return_state=True), "GRU",
+                             dict(units=3, use_bias=0, return_state=1, output=1), (2, 3, 2),
+                             output=1),
     "dense": Case(lambda: L.Dense(3, activation="relu"), "Dense", dict(units=3, activation="relu"),
                   (2, 6)),
 }
@@ -141,6 +161,8 @@ def _keras_call(case, layer, x, rng):
             y = layer(xt, training=case.training)
         else:
             y = layer(xt)
+        if case.output is not None:
+            y = y[case.output]
         gw = rng.uniform(-1, 1, size=tuple(y.shape)).astype(np.float32)
         loss = tf.reduce_sum(y * gw)
     grads = {}

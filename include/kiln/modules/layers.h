@@ -10,4 +10,5 @@
 #include "kiln/modules/normalization.h"
 #include "kiln/modules/padding.h"
 #include "kiln/modules/pooling.h"
+#include "kiln/modules/recurrent.h"
 #include "kiln/modules/sequential.h"
