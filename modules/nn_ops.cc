@@ -124,6 +124,13 @@ Value Pool(bool max, const Value& x, const std::vector<int64_t>& pool_size,
   return op.BuildOne();
 }
 
+Value BatchMatMul(const Value& x, const Value& y, bool adj_y) {
+  OpBuilder b("BatchMatMulV2");
+  b.Input(x).Input(y).Attr("T", x.dtype());
+  if (adj_y) b.Attr("adj_y", true);
+  return b.BuildOne();
+}
+
 Value Reduce(std::string_view op, const Value& x, const std::vector<int64_t>& axes,
              bool keep_dims) {
   OpBuilder b(op);

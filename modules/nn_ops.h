@@ -42,6 +42,9 @@ trace::Value Conv2DTranspose(const trace::Value& x, const trace::Value& filter,
 trace::Value Pool(bool max, const trace::Value& x, const std::vector<int64_t>& pool_size,
                   const std::vector<int64_t>& strides, Padding padding);
 
+// BatchMatMulV2 (batch dimensions broadcast).
+trace::Value BatchMatMul(const trace::Value& x, const trace::Value& y, bool adj_y = false);
+
 // Mean / Max over `axes`.
 trace::Value Reduce(std::string_view op, const trace::Value& x, const std::vector<int64_t>& axes,
                     bool keep_dims);

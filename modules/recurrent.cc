@@ -72,8 +72,8 @@ Status RecurrentBase::Build(const PartialShape& input) {
   std::mt19937 own(options_.seed.value_or(0));
   std::mt19937& engine = options_.seed ? own : DefaultEngine();
   std::string cell_name = name() + "_cell";
-  RecurrentCell& cell =
-      EmplaceModule<RecurrentCell>(cell_name, cell_name, type_ + std::string("Cell"));
+  WeightsModule& cell =
+      EmplaceModule<WeightsModule>(cell_name, cell_name, type_ + std::string("Cell"));
   trace::Variable k =
       cell.AddVariable("kernel", GlorotUniform(Shape{features, gates_ * units}, engine));
   trace::Variable rk =

@@ -200,6 +200,17 @@ const std::map<std::string, Factory>& Factories() {
          KILN_ASSIGN_OR_RETURN(m::Activation a, ActivationOf(o));
          return Make<m::ActivationLayer>(a);
        }},
+      {"MultiHeadAttention",
+       [](Options& o) {
+         m::MultiHeadAttentionOptions a;
+         a.num_heads = o.Int("num_heads", 0);
+         a.key_dim = o.Int("key_dim", 0);
+         a.value_dim = o.Int("value_dim", 0);
+         a.output_dim = o.Int("output_dim", 0);
+         a.use_bias = o.Bool("use_bias", true);
+         a.use_causal_mask = o.Bool("use_causal_mask", false);
+         return Make<m::MultiHeadAttention>(a);
+       }},
       {"LSTM", Recurrent<m::LSTM>()},
       {"GRU", Recurrent<m::GRU>()},
       {"Dense",

@@ -25,11 +25,14 @@ GRAD_RTOL = 1e-4
 
 
 class Case:
-    """`output`: which of a return_state layer's outputs is compared (kiln_layer's output=)."""
+    """`output`: which of a return_state layer's outputs is compared (kiln_layer's output=);
+    `call(layer, x)`: how Keras calls the layer when not layer(x) (self-attention)."""
 
-    def __init__(self, make, kiln_type, options, shape, training=False, ints=None, output=None):
+    def __init__(self, make, kiln_type, options, shape, training=False, ints=None, output=None,
+                 call=None):
         self.make, self.kiln_type, self.options = make, kiln_type, options
         self.shape, self.training, self.ints, self.output = shape, training, ints, output
+        self.call = call
 
 
 CASES = {
@@ -114,6 +117,15 @@ CASES = {
     "gru_state_nobias": Case(lambda: L.GRU(3, use_bias=False, return_state=True), "GRU",
                              dict(units=3, use_bias=0, return_state=1, output=1), (2, 3, 2),
                              output=1),
+    "mha": Case(lambda: L.MultiHeadAttention(2, 3), "MultiHeadAttention",
+                dict(num_heads=2, key_dim=3), (2, 4, 5), call=lambda l, x: l(x, x)),
+    "mha_causal_value_dim_output": Case(
+        lambda: L.MultiHeadAttention(3, 2, value_dim=4, output_shape=6), "MultiHeadAttention",
+        dict(num_heads=3, key_dim=2, value_dim=4, output_dim=6, use_causal_mask=1), (2, 5, 3),
+        call=lambda l, x: l(x, x, use_causal_mask=True)),
+    "mha_nobias": Case(lambda: L.MultiHeadAttention(1, 4, use_bias=False), "MultiHeadAttention",
+                       dict(num_heads=1, key_dim=4, use_bias=0), (3, 2, 4),
+                       call=lambda l, x: l(x, x)),
     "dense": Case(lambda: L.Dense(3, activation="relu"), "Dense", dict(units=3, activation="relu"),
                   (2, 6)),
 }
@@ -159,6 +171,8 @@ def _keras_call(case, layer, x, rng):
             tape.watch(xt)
         if case.kiln_type in ("BatchNormalization", "Dropout"):
             y = layer(xt, training=case.training)
+        elif case.call:
+            y = case.call(layer, xt)
         else:
             y = layer(xt)
         if case.output is not None:
@@ -201,7 +215,10 @@ def test_layer_matches_keras(name, tmp_path):
     else:
         x = rng.uniform(-2, 2, size=case.shape).astype(np.float32)
     layer = case.make()
-    layer.build(x.shape)
+    if case.call:
+        case.call(layer, x)  # builds it (MultiHeadAttention's build takes query and value)
+    else:
+        layer.build(x.shape)
     weights = _weights_for(layer, rng)
     theirs, gw, their_grads = _keras_call(case, layer, x, rng)
 

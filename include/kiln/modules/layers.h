@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kiln/modules/activations.h"
+#include "kiln/modules/attention.h"
 #include "kiln/modules/conv.h"
 #include "kiln/modules/core_layers.h"
 #include "kiln/modules/dense.h"

@@ -21,7 +21,6 @@
 #include <cstdint>
 #include <optional>
 #include <string>
-#include <utility>
 
 #include "kiln/modules/activations.h"
 #include "kiln/modules/layer.h"
@@ -45,17 +44,6 @@ struct RecurrentOptions {
   bool reset_after = true;       // GRU only
   // Initializer seed; without one the layer draws from DefaultEngine().
   std::optional<uint32_t> seed;
-};
-
-// The cell holding the variables (lstm_cell / gru_cell), so they are named as Keras's.
-class RecurrentCell : public trace::Module {
- public:
-  RecurrentCell(std::string name, std::string type)
-      : Module(std::move(name)), type_(std::move(type)) {}
-  std::string type_name() const override { return type_; }
-
- private:
-  std::string type_;
 };
 
 // What LSTM and GRU share: options, shapes, building and the unrolled loop.
