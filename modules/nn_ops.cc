@@ -56,6 +56,34 @@ Value Pack(const std::vector<Value>& values) {
       .BuildOne();
 }
 
+Value Stack(const std::vector<Value>& values, int64_t axis) {
+  const DType t = values.empty() ? DType::kFloat : values[0].dtype();
+  return OpBuilder("Pack")
+      .Inputs(values)
+      .Attr("N", static_cast<int64_t>(values.size()))
+      .Attr("T", t)
+      .Attr("axis", axis)
+      .BuildOne();
+}
+
+std::vector<Value> Unstack(const Value& x, int64_t axis, int64_t num) {
+  return OpBuilder("Unpack")
+      .Input(x)
+      .Attr("num", num)
+      .Attr("T", x.dtype())
+      .Attr("axis", axis)
+      .Build();
+}
+
+std::vector<Value> Split(const Value& x, int64_t axis, int64_t n) {
+  return OpBuilder("Split")
+      .Input(trace::Scalar(static_cast<int32_t>(axis)))
+      .Input(x)
+      .Attr("num_split", n)
+      .Attr("T", x.dtype())
+      .Build();
+}
+
 Value Conv2D(const Value& x, const Value& filter, const std::vector<int64_t>& strides,
              const std::vector<int64_t>& dilations, Padding padding) {
   OpBuilder op("Conv2D");
@@ -94,6 +122,13 @@ Value Pool(bool max, const Value& x, const std::vector<int64_t>& pool_size,
   op.Attr("ksize", Nhwc(pool_size)).Attr("strides", Nhwc(strides));
   op.Attr("padding", PaddingAttr(padding));
   return op.BuildOne();
+}
+
+Value BatchMatMul(const Value& x, const Value& y, bool adj_y) {
+  OpBuilder b("BatchMatMulV2");
+  b.Input(x).Input(y).Attr("T", x.dtype());
+  if (adj_y) b.Attr("adj_y", true);
+  return b.BuildOne();
 }
 
 Value Reduce(std::string_view op, const Value& x, const std::vector<int64_t>& axes,

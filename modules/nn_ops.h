@@ -20,6 +20,12 @@ trace::Value Squeeze(const trace::Value& x, const std::vector<int64_t>& axes);
 // Reshape to `shape` (one -1 allowed).
 trace::Value Reshape(const trace::Value& x, const std::vector<int64_t>& shape);
 trace::Value Pack(const std::vector<trace::Value>& values);
+// Pack along `axis` (tf.stack).
+trace::Value Stack(const std::vector<trace::Value>& values, int64_t axis);
+// Unpack of `num` slices along `axis` (tf.unstack), Split into `n` equal parts along `axis`;
+// each an error value on failure.
+std::vector<trace::Value> Unstack(const trace::Value& x, int64_t axis, int64_t num);
+std::vector<trace::Value> Split(const trace::Value& x, int64_t axis, int64_t n);
 
 // NHWC Conv2D / DepthwiseConv2dNative; `strides` and `dilations` are the two spatial values.
 trace::Value Conv2D(const trace::Value& x, const trace::Value& filter,
@@ -35,6 +41,9 @@ trace::Value Conv2DTranspose(const trace::Value& x, const trace::Value& filter,
 // MaxPool / AvgPool (NHWC) with two spatial window sizes and strides.
 trace::Value Pool(bool max, const trace::Value& x, const std::vector<int64_t>& pool_size,
                   const std::vector<int64_t>& strides, Padding padding);
+
+// BatchMatMulV2 (batch dimensions broadcast).
+trace::Value BatchMatMul(const trace::Value& x, const trace::Value& y, bool adj_y = false);
 
 // Mean / Max over `axes`.
 trace::Value Reduce(std::string_view op, const trace::Value& x, const std::vector<int64_t>& axes,

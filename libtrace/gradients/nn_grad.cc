@@ -85,23 +85,92 @@ Result<Values> BiasAddGrad(const GradContext& ctx, const Values& g) {
 constexpr std::initializer_list<const char*> kConvAttrs = {
     "strides", "padding", "explicit_paddings", "dilations", "data_format", "use_cudnn_on_gpu"};
 
+// One Conv2D(BackpropInput|BackpropFilter) / DepthwiseConv2dNative* op with the forward op's
+// attrs: `a` (input or input_sizes), `b` (filter or filter_sizes), `c` (out_backprop).
+Value ConvOp(const GradContext& ctx, const std::string& op, const Value& a, const Value& b,
+             const Value& c) {
+  OpBuilder builder(op);
+  builder.Input(a).Input(b);
+  if (!c.empty()) builder.Input(c);
+  builder.Attr("T", c.empty() ? a.dtype() : c.dtype());
+  CopyAttrs(ctx, builder, kConvAttrs);
+  return builder.BuildOne();
+}
+
+// The channel axis of a 4-D convolution operand.
+int64_t ChannelAxis(const GradContext& ctx) { return ctx.String("data_format") == "NCHW" ? 1 : 3; }
+
+// `x` split into `n` along `axis`, or the split's error.
+Result<Values> SplitAxis(const Value& x, int64_t axis, int64_t n) {
+  Values parts = OpBuilder("Split")
+                     .Input(HostScalar(DType::kInt32, static_cast<double>(axis)))
+                     .Input(x)
+                     .Attr("num_split", n)
+                     .Attr("T", x.dtype())
+                     .Build();
+  for (const Value& p : parts) KILN_RETURN_IF_ERROR(p.status());
+  if (parts.size() != static_cast<size_t>(n))
+    return Internal("Split gave ", parts.size(), " parts");
+  return parts;
+}
+
+Value Concat(const Values& parts, int64_t axis) {
+  return OpBuilder("ConcatV2")
+      .Inputs(parts)
+      .Input(HostScalar(DType::kInt32, static_cast<double>(axis)))
+      .Attr("N", static_cast<int64_t>(parts.size()))
+      .Attr("T", parts[0].dtype())
+      .Attr("Tidx", DType::kInt32)
+      .BuildOne();
+}
+
+// A grouped Conv2D (input channels a multiple of the filter's in-channels): our backprop kernels
+// take one group at a time, so the gradient splits input, filter and out_backprop per group
+// (Split), takes each group's backprops and joins them (ConcatV2). TensorFlow runs the same graph.
+Result<Values> GroupedConv2DGrad(const GradContext& ctx, const Values& g, int64_t groups) {
+  const int64_t c = ChannelAxis(ctx);
+  KILN_ASSIGN_OR_RETURN(const Values xs, SplitAxis(ctx.input(0), c, groups));
+  KILN_ASSIGN_OR_RETURN(const Values dys, SplitAxis(g[0], c, groups));
+  KILN_ASSIGN_OR_RETURN(const Values ws, SplitAxis(ctx.input(1), 3, groups));  // HWIO
+  Values dx, dw;
+  for (int64_t i = 0; i < groups; ++i) {
+    if (ctx.need(0))
+      dx.push_back(ConvOp(ctx, "Conv2DBackpropInput", ShapeValue(xs[i]), ws[i], dys[i]));
+    if (ctx.need(1))
+      dw.push_back(ConvOp(ctx, "Conv2DBackpropFilter", xs[i], ShapeValue(ws[i]), dys[i]));
+  }
+  Values out(2);
+  if (ctx.need(0)) out[0] = Concat(dx, c);
+  if (ctx.need(1)) out[1] = Concat(dw, 3);
+  return out;
+}
+
 Result<Values> Conv2DGrad(const GradContext& ctx, const Values& g) {
   const Value& x = ctx.input(0);
   const Value& w = ctx.input(1);
   const std::string prefix = ctx.op == "Conv2D" ? "Conv2D" : "DepthwiseConv2dNative";
+  if (ctx.op == "Conv2D" && x.shape().rank() == 4 && w.shape().rank() == 4) {
+    const int64_t in_c = x.shape().dim(static_cast<int>(ChannelAxis(ctx)));
+    const int64_t filter_in_c = w.shape().dim(2);
+    if (in_c > 0 && filter_in_c > 0 && in_c != filter_in_c && in_c % filter_in_c == 0) {
+      return GroupedConv2DGrad(ctx, g, in_c / filter_in_c);
+    }
+  }
   Values out(2);
-  if (ctx.need(0)) {
-    OpBuilder b(prefix + "BackpropInput");
-    b.Input(ShapeValue(x)).Input(w).Input(g[0]).Attr("T", x.dtype());
-    CopyAttrs(ctx, b, kConvAttrs);
-    out[0] = b.BuildOne();
-  }
-  if (ctx.need(1)) {
-    OpBuilder b(prefix + "BackpropFilter");
-    b.Input(x).Input(ShapeValue(w)).Input(g[0]).Attr("T", x.dtype());
-    CopyAttrs(ctx, b, kConvAttrs);
-    out[1] = b.BuildOne();
-  }
+  if (ctx.need(0)) out[0] = ConvOp(ctx, prefix + "BackpropInput", ShapeValue(x), w, g[0]);
+  if (ctx.need(1)) out[1] = ConvOp(ctx, prefix + "BackpropFilter", x, ShapeValue(w), g[0]);
+  return out;
+}
+
+// TensorFlow's _Conv2DBackpropInputGrad: inputs (input_sizes, filter, out_backprop); the
+// filter's gradient is a Conv2DBackpropFilter of the incoming gradient against out_backprop,
+// out_backprop's a Conv2D of the incoming gradient with the filter.
+Result<Values> Conv2DBackpropInputGrad(const GradContext& ctx, const Values& g) {
+  const Value& w = ctx.input(1);
+  const Value& dy = ctx.input(2);
+  Values out(3);
+  if (ctx.need(1)) out[1] = ConvOp(ctx, "Conv2DBackpropFilter", g[0], ShapeValue(w), dy);
+  if (ctx.need(2)) out[2] = ConvOp(ctx, "Conv2D", g[0], w, Value());
   return out;
 }
 
@@ -194,6 +263,7 @@ constexpr GradientDef kNnGradients[] = {
     {"BiasAddV1", BiasAddGrad},
     {"Conv2D", Conv2DGrad},
     {"DepthwiseConv2dNative", Conv2DGrad},
+    {"Conv2DBackpropInput", Conv2DBackpropInputGrad},
     {"MaxPool", MaxPoolGrad},
     {"AvgPool", AvgPoolGrad},
     {"Softmax", SoftmaxGrad},

@@ -5,12 +5,19 @@
 //   kiln_layer DIR TYPE [training=0|1] [KEY=VALUE]...
 //
 // Reads DIR/x.npy and, for each variable of the built layer, DIR/w_<name>.npy (a missing file
-// is an error: the weights must match Keras's one for one). Writes DIR/y.npy (eager),
-// DIR/y_traced.npy (a trace::Function with the training flag as a host argument) and, after
-// the eager call, DIR/after_<name>.npy for each variable; prints "<name>\t<trainable>" per
-// variable. Unless training, also saves DIR/bundle, a SavedModel of the layer with a
-// serving_default signature (input "x", batch size dynamic). Options are those of the layer's
-// options struct (lists as 3,3). Exit 1 with the error on stderr.
+// is an error: the weights must match Keras's one for one; a scoped name "lstm_cell/kernel" is
+// the file w_lstm_cell__kernel.npy). Writes DIR/y.npy (eager), DIR/y_traced.npy (a
+// trace::Function with the training flag as a host argument) and, after the eager call,
+// DIR/after_<name>.npy for each variable; prints "<name>\t<trainable>" per variable. Unless
+// training, also saves DIR/bundle, a SavedModel of the layer with a serving_default signature
+// (input "x", batch size dynamic). Options are those of the layer's options struct (lists as
+// 3,3); output=i compares the i-th of a recurrent layer's return_state outputs instead. Exit 1
+// with the error on stderr.
+//
+// With DIR/gw.npy (shaped as the output), also writes the gradients of sum(y * gw) with
+// GradientTape: DIR/g_x.npy (a floating-point x only) and DIR/g_<name>.npy per trainable
+// variable from the eager call, DIR/g_traced_x.npy and DIR/g_traced_<name>.npy from a traced
+// function that computes them in its graph.
 #include <filesystem>
 #include <functional>
 #include <iostream>
@@ -23,6 +30,7 @@
 
 #include "kiln/core/npy.h"
 #include "kiln/modules/layers.h"
+#include "kiln/trace/gradient_tape.h"
 #include "kiln/trace/trace.h"
 
 namespace fs = std::filesystem;
@@ -30,8 +38,16 @@ using kiln::Result;
 using kiln::Status;
 using kiln::Tensor;
 namespace m = kiln::modules;
+namespace t = kiln::trace;
 
 namespace {
+
+// A variable's file name part: "lstm_cell/kernel" -> "lstm_cell__kernel".
+std::string FileName(std::string name) {
+  for (size_t p = name.find('/'); p != std::string::npos; p = name.find('/', p + 2))
+    name.replace(p, 1, "__");
+  return name;
+}
 
 class Options {
  public:
@@ -128,6 +144,23 @@ Factory GlobalPool() {
   return [](Options& o) { return Make<L>(o.Bool("keepdims", false)); };
 }
 
+template <typename L>
+Factory Recurrent() {
+  return [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
+    m::RecurrentOptions r;
+    r.units = o.Int("units", 0);
+    KILN_ASSIGN_OR_RETURN(r.activation, m::ActivationFromName(o.Str("activation", "tanh")));
+    KILN_ASSIGN_OR_RETURN(r.recurrent_activation,
+                          m::ActivationFromName(o.Str("recurrent_activation", "sigmoid")));
+    r.use_bias = o.Bool("use_bias", true);
+    r.return_sequences = o.Bool("return_sequences", false);
+    r.return_state = o.Bool("return_state", false);
+    r.go_backwards = o.Bool("go_backwards", false);
+    r.reset_after = o.Bool("reset_after", true);
+    return Make<L>(r);
+  };
+}
+
 // Keras class name -> layer.
 const std::map<std::string, Factory>& Factories() {
   static const std::map<std::string, Factory> table = {
@@ -167,6 +200,19 @@ const std::map<std::string, Factory>& Factories() {
          KILN_ASSIGN_OR_RETURN(m::Activation a, ActivationOf(o));
          return Make<m::ActivationLayer>(a);
        }},
+      {"MultiHeadAttention",
+       [](Options& o) {
+         m::MultiHeadAttentionOptions a;
+         a.num_heads = o.Int("num_heads", 0);
+         a.key_dim = o.Int("key_dim", 0);
+         a.value_dim = o.Int("value_dim", 0);
+         a.output_dim = o.Int("output_dim", 0);
+         a.use_bias = o.Bool("use_bias", true);
+         a.use_causal_mask = o.Bool("use_causal_mask", false);
+         return Make<m::MultiHeadAttention>(a);
+       }},
+      {"LSTM", Recurrent<m::LSTM>()},
+      {"GRU", Recurrent<m::GRU>()},
       {"Dense",
        [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
          KILN_ASSIGN_OR_RETURN(m::Activation a, ActivationOf(o));
@@ -177,10 +223,88 @@ const std::map<std::string, Factory>& Factories() {
   return table;
 }
 
+// The layer's output, or with output=i > 0 the i-th of a recurrent layer's CallWithStates
+// (Keras's return_state list).
+t::Value Apply(m::Layer& layer, const t::Value& x, bool training, int64_t output) {
+  if (output == 0) return layer(x, training);
+  auto* rnn = dynamic_cast<m::RecurrentBase*>(&layer);
+  if (rnn == nullptr)
+    return t::Value::Error(kiln::InvalidArgument("output=: not a recurrent layer"));
+  t::Values all = rnn->CallWithStates(x, training);
+  if (all.size() == 1 && !all[0].ok()) return all[0];
+  if (output >= static_cast<int64_t>(all.size())) {
+    return t::Value::Error(
+        kiln::InvalidArgument("output=", output, ": the layer has ", all.size(), " outputs"));
+  }
+  return all[static_cast<size_t>(output)];
+}
+
+struct GradTarget {
+  std::vector<std::string> names;  // "x" (when differentiable), then the trainable variables
+  std::vector<t::Variable> variables;
+};
+
+GradTarget GradTargetOf(const m::Layer& layer, const Tensor& x) {
+  GradTarget g;
+  if (kiln::IsFloatingPoint(x.dtype())) g.names.push_back("x");
+  for (const auto& [name, v] : layer.named_variables()) {
+    if (!v.trainable()) continue;
+    g.names.push_back(name);
+    g.variables.push_back(v);
+  }
+  return g;
+}
+
+// d sum(y * w) / d x (when x is in target.names) and / d each variable, in target.names' order.
+// A gradient that does not flow is an error: Keras's layers connect every input and weight.
+Result<t::Values> Gradients(t::GradientTape& tape, const t::Value& y, const Tensor& w,
+                            const t::Value& x, const GradTarget& target) {
+  t::Value loss = t::Sum(y * t::Constant(w));
+  t::Values out;
+  if (!target.names.empty() && target.names[0] == "x") {
+    KILN_ASSIGN_OR_RETURN(t::Values dx, tape.Gradient(loss, t::Values{x}));
+    out.push_back(dx[0]);
+  }
+  KILN_ASSIGN_OR_RETURN(t::Values dv, tape.Gradient(loss, target.variables));
+  out.insert(out.end(), dv.begin(), dv.end());
+  for (size_t i = 0; i < out.size(); ++i) {
+    if (out[i].empty()) return kiln::Internal("no gradient flows to ", target.names[i]);
+  }
+  return out;
+}
+
+// The eager gradients of the call that made `y` (recorded on `tape`), then the same computed
+// inside a traced function.
+Status WriteGradients(const fs::path& dir, m::Layer& layer, t::GradientTape& tape,
+                      const t::Value& y, const t::Value& x, const Tensor& w, bool training,
+                      int64_t output) {
+  const GradTarget target = GradTargetOf(layer, *x.tensor());
+  KILN_ASSIGN_OR_RETURN(t::Values eager, Gradients(tape, y, w, x, target));
+  for (size_t i = 0; i < eager.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(Tensor g, eager[i].tensor());
+    KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / ("g_" + FileName(target.names[i]) + ".npy"), g));
+  }
+  t::Function f("grad", t::FunctionOptions{},
+                [&layer, &w, &target, output](const t::Args& a) -> Result<t::Values> {
+                  t::GradientTape traced_tape(t::GradientTapeOptions{.persistent = true});
+                  t::Value in = a[0].value();
+                  if (kiln::IsFloatingPoint(in.dtype())) traced_tape.Watch(in);
+                  return Gradients(traced_tape, Apply(layer, in, a[1].bool_value(), output), w, in,
+                                   target);
+                });
+  KILN_ASSIGN_OR_RETURN(std::vector<Tensor> traced, f(*x.tensor(), training));
+  for (size_t i = 0; i < traced.size(); ++i) {
+    KILN_RETURN_IF_ERROR(
+        kiln::WriteNpy(dir / ("g_traced_" + FileName(target.names[i]) + ".npy"), traced[i]));
+  }
+  return kiln::OkStatus();
+}
+
 Status Run(const fs::path& dir, const std::string& type, const std::vector<std::string>& args) {
   Options o;
   KILN_RETURN_IF_ERROR(o.Parse(args));
   const bool training = o.Bool("training", false);
+  const int64_t output = o.Int("output", 0);
   auto it = Factories().find(type);
   if (it == Factories().end()) return kiln::InvalidArgument("unknown layer type '", type, "'");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<m::Layer> layer, it->second(o));
@@ -189,8 +313,8 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
   KILN_ASSIGN_OR_RETURN(Tensor x, kiln::ReadNpy(dir / "x.npy"));
   KILN_RETURN_IF_ERROR(layer->Build(x.shape()));
   for (const auto& [name, v] : layer->named_variables()) {
-    KILN_ASSIGN_OR_RETURN_CTX(Tensor w, kiln::ReadNpy(dir / ("w_" + name + ".npy")), "variable ",
-                              name);
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor w, kiln::ReadNpy(dir / ("w_" + FileName(name) + ".npy")),
+                              "variable ", name);
     if (w.shape() != *v.shape().ToShape()) {
       return kiln::InvalidArgument("variable ", name, ": kiln's shape ", v.shape().ToPythonString(),
                                    ", Keras's ", kiln::PartialShape(w.shape()).ToPythonString());
@@ -198,18 +322,30 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
     KILN_RETURN_IF_ERROR(v.SetValue(w));
     std::cout << name << "\t" << (v.trainable() ? 1 : 0) << "\n";
   }
-  kiln::trace::Value y = (*layer)(x, training);
+  // One eager call, recorded on a tape when gradients are asked for (a second call would move
+  // BatchNormalization's statistics again).
+  const bool grads = fs::exists(dir / "gw.npy");
+  t::GradientTape tape(t::GradientTapeOptions{.persistent = true});
+  const t::Value xv(x);
+  if (grads && kiln::IsFloatingPoint(x.dtype())) tape.Watch(xv);
+  t::Value y = Apply(*layer, xv, training, output);
   KILN_RETURN_IF_ERROR(y.status());
   KILN_ASSIGN_OR_RETURN(Tensor eager, y.tensor());
   KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / "y.npy", eager));
   for (const auto& [name, v] : layer->named_variables()) {
     KILN_ASSIGN_OR_RETURN(Tensor after, v.value());
-    KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / ("after_" + name + ".npy"), after));
+    KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / ("after_" + FileName(name) + ".npy"), after));
   }
-  kiln::trace::Function f("call", kiln::trace::FunctionOptions{},
-                          [&layer](const kiln::trace::Args& a) -> Result<kiln::trace::Values> {
-                            return kiln::trace::Values{(*layer)(a[0].value(), a[1].bool_value())};
-                          });
+  if (grads) {
+    KILN_ASSIGN_OR_RETURN(Tensor gw, kiln::ReadNpy(dir / "gw.npy"));
+    KILN_RETURN_IF_ERROR_CTX(WriteGradients(dir, *layer, tape, y, xv, gw, training, output),
+                             "gradients");
+  }
+  kiln::trace::Function f(
+      "call", kiln::trace::FunctionOptions{},
+      [&layer, output](const kiln::trace::Args& a) -> Result<kiln::trace::Values> {
+        return kiln::trace::Values{Apply(*layer, a[0].value(), a[1].bool_value(), output)};
+      });
   KILN_ASSIGN_OR_RETURN(std::vector<Tensor> traced, f(x, training));
   KILN_RETURN_IF_ERROR(kiln::WriteNpy(dir / "y_traced.npy", traced.at(0)));
   if (training) return kiln::OkStatus();
@@ -219,8 +355,9 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
   dims[0] = -1;
   KILN_ASSIGN_OR_RETURN(kiln::PartialShape spec, kiln::PartialShape::FromDims(dims));
   kiln::trace::Function& serve = layer->AddMethod(
-      "call", {{"x", x.dtype(), spec}},
-      [&layer](const kiln::trace::Values& a) { return kiln::trace::Values{(*layer)(a[0])}; });
+      "call", {{"x", x.dtype(), spec}}, [&layer, output](const kiln::trace::Values& a) {
+        return kiln::trace::Values{Apply(*layer, a[0], false, output)};
+      });
   return kiln::trace::Save(*layer, dir / "bundle", {{"serving_default", &serve}});
 }
 

@@ -4,7 +4,11 @@ weights in by variable name (so the names and shapes must be Keras's), and runs 
 traced, and saves it as a SavedModel that TensorFlow loads and runs. Outputs agree within 1e-5 relative (the absolute floor is 1e-6 of the output's largest
 magnitude, for sums that cancel to near 0); BatchNormalization in training also compares the
 moving statistics it leaves behind. Dropout in training is random in both and is checked by
-tests/modules instead."""
+tests/modules instead.
+
+Each case also compares gradients: d sum(y * gw) / d x and / d each trainable weight, for a
+random gw, from tf.GradientTape on the Keras layer and from our GradientTape, eagerly and
+inside a traced function (within 1e-4 relative: the backward passes sum in other orders)."""
 import os
 
 import numpy as np
@@ -17,12 +21,18 @@ import keras  # noqa: E402
 
 L = keras.layers
 RTOL = 1e-5
+GRAD_RTOL = 1e-4
 
 
 class Case:
-    def __init__(self, make, kiln_type, options, shape, training=False, ints=None):
+    """`output`: which of a return_state layer's outputs is compared (kiln_layer's output=);
+    `call(layer, x)`: how Keras calls the layer when not layer(x) (self-attention)."""
+
+    def __init__(self, make, kiln_type, options, shape, training=False, ints=None, output=None,
+                 call=None):
         self.make, self.kiln_type, self.options = make, kiln_type, options
-        self.shape, self.training, self.ints = shape, training, ints
+        self.shape, self.training, self.ints, self.output = shape, training, ints, output
+        self.call = call
 
 
 CASES = {
@@ -89,6 +99,33 @@ CASES = {
                     (2, 3, 4, 5)),
     "embedding": Case(lambda: L.Embedding(10, 4), "Embedding", dict(input_dim=10, output_dim=4),
                       (2, 5), ints=10),
+    "lstm": Case(lambda: L.LSTM(4), "LSTM", dict(units=4), (2, 5, 3)),
+    "lstm_sequences_backwards": Case(
+        lambda: L.LSTM(3, return_sequences=True, go_backwards=True, activation="relu"), "LSTM",
+        dict(units=3, return_sequences=1, go_backwards=1, activation="relu"), (2, 4, 3)),
+    "lstm_state_c": Case(lambda: L.LSTM(3, return_sequences=True, return_state=True), "LSTM",
+                         dict(units=3, return_sequences=1, return_state=1, output=2), (2, 4, 2),
+                         output=2),
+    "lstm_nobias_one_step": Case(lambda: L.LSTM(2, use_bias=False), "LSTM",
+                                 dict(units=2, use_bias=0), (3, 1, 4)),
+    "gru": Case(lambda: L.GRU(4), "GRU", dict(units=4), (2, 5, 3)),
+    "gru_sequences_backwards": Case(
+        lambda: L.GRU(3, return_sequences=True, go_backwards=True), "GRU",
+        dict(units=3, return_sequences=1, go_backwards=1), (2, 4, 3)),
+    "gru_reset_before": Case(lambda: L.GRU(3, reset_after=False, return_sequences=True), "GRU",
+                             dict(units=3, reset_after=0, return_sequences=1), (2, 4, 3)),
+    "gru_state_nobias": Case(lambda: L.GRU(3, use_bias=False, return_state=True), "GRU",
+                             dict(units=3, use_bias=0, return_state=1, output=1), (2, 3, 2),
+                             output=1),
+    "mha": Case(lambda: L.MultiHeadAttention(2, 3), "MultiHeadAttention",
+                dict(num_heads=2, key_dim=3), (2, 4, 5), call=lambda l, x: l(x, x)),
+    "mha_causal_value_dim_output": Case(
+        lambda: L.MultiHeadAttention(3, 2, value_dim=4, output_shape=6), "MultiHeadAttention",
+        dict(num_heads=3, key_dim=2, value_dim=4, output_dim=6, use_causal_mask=1), (2, 5, 3),
+        call=lambda l, x: l(x, x, use_causal_mask=True)),
+    "mha_nobias": Case(lambda: L.MultiHeadAttention(1, 4, use_bias=False), "MultiHeadAttention",
+                       dict(num_heads=1, key_dim=4, use_bias=0), (3, 2, 4),
+                       call=lambda l, x: l(x, x)),
     "dense": Case(lambda: L.Dense(3, activation="relu"), "Dense", dict(units=3, activation="relu"),
                   (2, 6)),
 }
@@ -97,21 +134,60 @@ for _name in ["linear", "relu", "softmax", "sigmoid", "tanh", "gelu", "elu", "se
                                         dict(activation=_name), (2, 3, 4))
 
 
+def _local_name(w):
+    """A weight's path below the layer: "kernel", or "lstm_cell/kernel" in a sublayer."""
+    return w.path.split("/", 1)[1]
+
+
+def _file_name(name):
+    return name.replace("/", "__")
+
+
 def _weights_for(layer, rng):
     """Random weights in Keras's variable order; variances stay positive."""
     values = []
     for w in layer.weights:
-        name = w.path.split("/")[-1]
+        name = _local_name(w)
         lo, hi = (0.5, 1.5) if name == "moving_variance" else (-1.0, 1.0)
         values.append(rng.uniform(lo, hi, size=tuple(w.shape)).astype(np.float32))
     layer.set_weights(values)
-    return [(w.path.split("/")[-1], bool(w.trainable), v) for w, v in zip(layer.weights, values)]
+    return [(_local_name(w), bool(w.trainable), v) for w, v in zip(layer.weights, values)]
 
 
-def _assert_close(ours, theirs, what):
+def _assert_close(ours, theirs, what, rtol=RTOL):
     theirs = np.asarray(theirs)
-    atol = max(oracle.ATOL, 1e-6 * float(np.abs(theirs).max())) if theirs.size else oracle.ATOL
-    oracle.assert_same(ours, theirs, what, rtol=RTOL, atol=atol)
+    floor = 1e-6 if rtol == RTOL else 1e-5
+    atol = max(oracle.ATOL, floor * float(np.abs(theirs).max())) if theirs.size else oracle.ATOL
+    oracle.assert_same(ours, theirs, what, rtol=rtol, atol=atol)
+
+
+def _keras_call(case, layer, x, rng):
+    """Keras's output and, for gw (random, output-shaped), its gradients of sum(y * gw):
+    {"x" (a float x only) or a weight's local name: gradient}."""
+    import tensorflow as tf
+    xt = tf.constant(x)
+    with tf.GradientTape(persistent=True) as tape:
+        if not case.ints:
+            tape.watch(xt)
+        if case.kiln_type in ("BatchNormalization", "Dropout"):
+            y = layer(xt, training=case.training)
+        elif case.call:
+            y = case.call(layer, xt)
+        else:
+            y = layer(xt)
+        if case.output is not None:
+            y = y[case.output]
+        gw = rng.uniform(-1, 1, size=tuple(y.shape)).astype(np.float32)
+        loss = tf.reduce_sum(y * gw)
+    grads = {}
+    if not case.ints:
+        grads["x"] = tape.gradient(loss, xt)
+    for w in layer.trainable_weights:
+        grads[_local_name(w)] = tape.gradient(loss, w)
+    for k, g in grads.items():
+        assert g is not None, f"Keras: no gradient for {k}"
+        grads[k] = np.asarray(tf.convert_to_tensor(g))
+    return np.asarray(y), gw, grads
 
 
 def _assert_tf_loads_bundle(d, x, theirs, weights, name):
@@ -123,7 +199,9 @@ def _assert_tf_loads_bundle(d, x, theirs, weights, name):
     assert list(out) == ["output_0"], f"{name}: bundle outputs {list(out)}"
     _assert_close(out["output_0"].numpy(), theirs, f"{name}: TensorFlow running our bundle")
     for wname, trainable, value in weights:
-        v = getattr(loaded, wname)
+        v = loaded
+        for part in wname.split("/"):
+            v = getattr(v, part)
         assert v.trainable == trainable, f"{name}: {wname} trainable in the bundle"
         np.testing.assert_array_equal(v.numpy(), value, err_msg=f"{name}: {wname} in the bundle")
 
@@ -137,17 +215,17 @@ def test_layer_matches_keras(name, tmp_path):
     else:
         x = rng.uniform(-2, 2, size=case.shape).astype(np.float32)
     layer = case.make()
-    layer.build(x.shape)
-    weights = _weights_for(layer, rng)
-    if case.kiln_type in ("BatchNormalization", "Dropout"):
-        theirs = layer(x, training=case.training)
+    if case.call:
+        case.call(layer, x)  # builds it (MultiHeadAttention's build takes query and value)
     else:
-        theirs = layer(x)
-    theirs = np.asarray(theirs)
+        layer.build(x.shape)
+    weights = _weights_for(layer, rng)
+    theirs, gw, their_grads = _keras_call(case, layer, x, rng)
 
     np.save(tmp_path / "x.npy", x)
+    np.save(tmp_path / "gw.npy", gw)
     for wname, _, value in weights:
-        np.save(tmp_path / f"w_{wname}.npy", value)
+        np.save(tmp_path / f"w_{_file_name(wname)}.npy", value)
     args = [oracle.KILN_LAYER, tmp_path, case.kiln_type, f"training={int(case.training)}"]
     args += [f"{k}={v}" for k, v in case.options.items()]
     listing = oracle.run(args).stdout.split()
@@ -157,10 +235,16 @@ def test_layer_matches_keras(name, tmp_path):
 
     _assert_close(np.load(tmp_path / "y.npy"), theirs, f"{name}: eager output")
     _assert_close(np.load(tmp_path / "y_traced.npy"), theirs, f"{name}: traced output")
+    trainable = [w for w, t, _ in weights if t]
+    assert sorted(their_grads) == sorted((["x"] if not case.ints else []) + trainable)
+    for what, g in their_grads.items():
+        for mode in ("", "traced_"):
+            _assert_close(np.load(tmp_path / f"g_{mode}{_file_name(what)}.npy"), g,
+                          f"{name}: {mode}gradient for {what}", rtol=GRAD_RTOL)
     if not case.training:
         _assert_tf_loads_bundle(tmp_path / "bundle", x, theirs, weights, name)
     else:
         for w in layer.weights:
-            wname = w.path.split("/")[-1]
+            wname = _file_name(_local_name(w))
             _assert_close(np.load(tmp_path / f"after_{wname}.npy"), np.asarray(w.numpy()),
                           f"{name}: {wname} after the training call")

@@ -203,6 +203,27 @@ std::vector<GradCase> Cases() {
          return Values{Conv("Conv2D", in[0], in[1], {1, 1, 1, 1}, "SAME"),
                        Conv("Conv2D", in[0], in[1], {1, 2, 2, 1}, "VALID")};
        }});
+  // Grouped: 2 input channels, a filter with 1 in-channel, 2 groups of 2 filters.
+  c.push_back(
+      {"Conv2D", {img, Spread({3, 3, 1, 4}, -0.5F, 0.5F, 17)}, {0, 1}, [](const Values& in) {
+         return Values{Conv("Conv2D", in[0], in[1], {1, 1, 1, 1}, "SAME"),
+                       Conv("Conv2D", in[0], in[1], {1, 2, 2, 1}, "VALID")};
+       }});
+  // Conv2DBackpropInput(input_sizes, filter, out_backprop): a transposed convolution.
+  c.push_back({"Conv2DBackpropInput",
+               {Spread({3, 3, 3, 2}, -0.5F, 0.5F, 18), Spread({1, 2, 2, 2}, -1.0F, 1.0F, 19)},
+               {0, 1},
+               [](const Values& in) {
+                 std::vector<int64_t> strides = {1, 2, 2, 1};
+                 return Values{OpBuilder("Conv2DBackpropInput")
+                                   .Input(Constant(Ints({4}, {1, 5, 5, 3})))
+                                   .Input(in[0])
+                                   .Input(in[1])
+                                   .Attr("T", DType::kFloat)
+                                   .Attr("strides", std::span<const int64_t>(strides))
+                                   .Attr("padding", "VALID")
+                                   .BuildOne()};
+               }});
   c.push_back({"DepthwiseConv2dNative",
                {img, Spread({3, 3, 2, 2}, -0.5F, 0.5F, 12)},
                {0, 1},

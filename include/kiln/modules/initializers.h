@@ -28,6 +28,11 @@ Tensor GlorotUniform(int64_t fan_in, int64_t fan_out, std::mt19937& engine);
 Tensor GlorotUniform(const Shape& shape, std::mt19937& engine);
 // Float32 U(minval, maxval) (Keras's RandomUniform; Embedding's default is +-0.05).
 Tensor RandomUniform(const Shape& shape, float minval, float maxval, std::mt19937& engine);
+// Keras's Orthogonal (recurrent kernels): a [rows, cols] matrix (rows = the product of all but
+// the last dimension) with orthonormal columns (rows >= cols) or rows (rows < cols), from the QR
+// decomposition of a standard-normal matrix with the signs of R's diagonal folded in. Normal
+// draws use Box-Muller on UniformFloat, so they too are the same with any standard library.
+Tensor Orthogonal(const Shape& shape, std::mt19937& engine);
 Tensor Zeros(DType dtype, const Shape& shape);
 Tensor Ones(const Shape& shape);  // float32
 

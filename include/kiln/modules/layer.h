@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "kiln/core/shape.h"
 #include "kiln/core/status.h"
@@ -42,6 +43,18 @@ class Layer : public trace::Module {
  protected:
   // The computation, on an input that OutputShape accepted.
   virtual trace::Value Call(const trace::Value& input, bool training) = 0;
+};
+
+// A sublayer that only holds variables, so they are scoped as Keras's ("lstm/lstm_cell/kernel",
+// "multi_head_attention/query/kernel"); the owning layer does the computation.
+class WeightsModule : public trace::Module {
+ public:
+  WeightsModule(std::string name, std::string type)
+      : Module(std::move(name)), type_(std::move(type)) {}
+  std::string type_name() const override { return type_; }
+
+ private:
+  std::string type_;
 };
 
 }  // namespace kiln::modules

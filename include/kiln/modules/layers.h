@@ -2,6 +2,7 @@
 #pragma once
 
 #include "kiln/modules/activations.h"
+#include "kiln/modules/attention.h"
 #include "kiln/modules/conv.h"
 #include "kiln/modules/core_layers.h"
 #include "kiln/modules/dense.h"
@@ -10,4 +11,5 @@
 #include "kiln/modules/normalization.h"
 #include "kiln/modules/padding.h"
 #include "kiln/modules/pooling.h"
+#include "kiln/modules/recurrent.h"
 #include "kiln/modules/sequential.h"
