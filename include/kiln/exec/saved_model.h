@@ -51,6 +51,8 @@ struct LoadOptions {
   // file is memory-mapped and variables alias it, so the check is the one pass over the bytes
   // at load; turn it off only for trusted bundles that were verified before (savedmodel-cli's
   // --skip_checksums), to load without touching the weights' pages until a call needs them.
+  // TF1 bundles (no object graph) restore through their saver's RestoreV2 op, which always
+  // verifies.
   bool verify_checksums = true;
 };
 
