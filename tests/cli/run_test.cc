@@ -112,7 +112,7 @@ TEST_CASE("run with --input_exprs prints each output as saved_model_cli does") {
   CHECK(r.out == "Result for output key output_0:\n10.0\n");
 }
 
-TEST_CASE("run: a corrupted weight fails its checksum; --skip_checksums loads it anyway") {
+TEST_CASE("run: a corrupted weight fails its checksum, and --skip_checksums loads it anyway") {
   TempDir dir;
   const fs::path model = dir.path() / "model";
   fs::copy(Fixture("VarsAndArithmeticObjectGraph"), model, fs::copy_options::recursive);

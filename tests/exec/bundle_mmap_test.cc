@@ -193,7 +193,7 @@ TEST_CASE("mmap: bools other than 0/1 are copied and normalised, never aliased")
   CHECK(TensorsEqual(*ok, *Tensor::FromVector<bool>({true, false}, Shape{2})));
 }
 
-TEST_CASE("mmap: a restored variable aliases the file; its first write gets its own copy") {
+TEST_CASE("mmap: a restored variable aliases the file, and its first write gets its own copy") {
   TempDir dir;
   const fs::path model = CopyFixture("VarsAndArithmeticObjectGraph", dir);
   const fs::path prefix = model / "variables" / "variables";
@@ -248,7 +248,8 @@ TEST_CASE("mmap: a restored variable aliases the file; its first write gets its 
   CHECK_FALSE(x.resource->Read()->SharesBufferWith(v));
 }
 
-TEST_CASE("mmap: a rewritten bundle replaces the file; tensors of the old one keep their bytes") {
+TEST_CASE(
+    "mmap: a rewritten bundle replaces the file, and tensors of the old one keep their bytes") {
   TempDir dir;
   const fs::path prefix = dir.path() / "variables";
   auto write = [&](float start) {
@@ -331,7 +332,7 @@ TEST_CASE("mmap: a truncated data file is an error naming the variable, offset a
   CHECK(Contains(empty.status(), "but the file has 0 bytes"));
 }
 
-TEST_CASE("mmap: a checksum mismatch names the variable; verify_checksums = false skips it") {
+TEST_CASE("mmap: a checksum mismatch names the variable, and verify_checksums = false skips it") {
   TempDir dir;
   const fs::path model = CopyFixture("VarsAndArithmeticObjectGraph", dir);
   const fs::path prefix = model / "variables" / "variables";
