@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cerrno>
 #include <cstdio>
@@ -13,6 +14,7 @@
 
 #include "bundle/coding.h"
 #include "bundle/crc32c.h"
+#include "bundle/mapped_file.h"
 #include "bundle/sstable.h"
 #include "kiln/core/file_util.h"
 #include "kiln/core/proto_convert.h"
@@ -34,6 +36,12 @@ std::string DataFilename(const fs::path& prefix, int shard, int num_shards) {
 
 std::string IndexFilename(const fs::path& prefix) { return prefix.string() + ".index"; }
 
+// A name beside `path` that no other writer in this or another process uses at the same time.
+std::string TempPathFor(const std::string& path) {
+  static std::atomic<uint64_t> counter{0};
+  return internal::StrCat(path, ".tempstate", ::getpid(), "_", counter.fetch_add(1));
+}
+
 // Element count of `shape`, or nullopt-like -1 when it does not fit in int64.
 int64_t CheckedNumElements(const Shape& shape) {
   int64_t n = 1;
@@ -52,72 +60,39 @@ void ByteSwapInPlace(char* data, size_t bytes, DType dtype) {
   for (size_t i = 0; i + unit <= bytes; i += unit) std::reverse(data + i, data + i + unit);
 }
 
-// One data file, opened on first use. pread keeps concurrent reads independent.
+// One data shard, mapped on first use (or the bytes OpenFromMemory was given). `owner` keeps
+// the bytes alive for the tensors that alias them.
 struct ShardFile {
   std::string path;
   std::once_flag once;
   Status open_status;
-  int fd = -1;
+  std::shared_ptr<const void> owner;
+  const char* bytes = nullptr;
   uint64_t size = 0;
-  // OpenFromMemory: the shard's bytes, read instead of a file.
-  bool in_memory = false;
-  std::string memory;
-
-  ~ShardFile() {
-    if (fd >= 0) ::close(fd);
-  }
+  bool in_memory = false;  // OpenFromMemory: owner, bytes and size are set already
 
   Status EnsureOpen() {
-    if (in_memory) {
-      size = memory.size();
-      return OkStatus();
-    }
+    if (in_memory) return OkStatus();
     std::call_once(once, [this] {
-      fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-      if (fd < 0) {
-        int err = errno;
-        std::string msg =
-            internal::StrCat("cannot open bundle data file '", path, "': ", std::strerror(err));
-        open_status =
-            err == ENOENT ? Status(StatusCode::kNotFound, msg) : Status(StatusCode::kDataLoss, msg);
+      Result<std::shared_ptr<const MappedFile>> file = MappedFile::Open(path);
+      if (!file.ok()) {
+        open_status = file.status();
         return;
       }
-      struct stat st;
-      if (::fstat(fd, &st) != 0) {
-        open_status = DataLoss("cannot stat bundle data file '", path, "': ", std::strerror(errno));
-        return;
-      }
-      size = static_cast<uint64_t>(st.st_size);
+      bytes = (*file)->data();
+      size = (*file)->size();
+      owner = std::move(file).value();
     });
     return open_status;
   }
-
-  Status ReadAt(uint64_t offset, void* dst, size_t n, std::string_view key) const {
-    if (in_memory) {
-      if (offset > memory.size() || n > memory.size() - offset)
-        return DataLoss("bundle data '", path, "' is truncated: '", key, "' runs past its end");
-      if (n) std::memcpy(dst, memory.data() + offset, n);
-      return OkStatus();
-    }
-    char* p = static_cast<char*>(dst);
-    while (n > 0) {
-      ssize_t got = ::pread(fd, p, n, static_cast<off_t>(offset));
-      if (got < 0) {
-        if (errno == EINTR) continue;
-        return DataLoss("reading '", key, "' from bundle data file '", path,
-                        "': ", std::strerror(errno));
-      }
-      if (got == 0) {
-        return DataLoss("bundle data file '", path, "' is truncated: '", key,
-                        "' runs past its end");
-      }
-      p += got;
-      offset += static_cast<uint64_t>(got);
-      n -= static_cast<size_t>(got);
-    }
-    return OkStatus();
-  }
 };
+
+// Whether every byte is 0 or 1 (anything else in a bool is undefined behaviour in C++).
+bool AreBools(const char* p, uint64_t n) {
+  unsigned char bad = 0;
+  for (uint64_t i = 0; i < n; ++i) bad |= static_cast<unsigned char>(p[i]) & 0xfe;
+  return bad == 0;
+}
 
 // Parses a DT_STRING value (savedmodel-format.md §3.5) into t and checks both checksums.
 // Returns the entry crc (unmasked) computed over the bytes.
@@ -246,6 +221,7 @@ struct BundleReader::Impl {
   std::string index_path;
   tensorflow::BundleHeaderProto header;
   bool swap_bytes = false;
+  BundleReadOptions options;
   std::map<std::string, tensorflow::BundleEntryProto, std::less<>> entries;
   std::vector<std::unique_ptr<ShardFile>> shards;
 };
@@ -253,24 +229,27 @@ struct BundleReader::Impl {
 BundleReader::BundleReader() : impl_(std::make_unique<Impl>()) {}
 BundleReader::~BundleReader() = default;
 
-Result<std::unique_ptr<BundleReader>> BundleReader::Open(const fs::path& prefix) {
+Result<std::unique_ptr<BundleReader>> BundleReader::Open(const fs::path& prefix,
+                                                         const BundleReadOptions& options) {
   KILN_ASSIGN_OR_RETURN_CTX(std::string contents, ReadFileToString(IndexFilename(prefix)),
                             "opening tensor bundle index");
-  return OpenIndex(prefix, contents, nullptr);
+  return OpenIndex(prefix, contents, nullptr, options);
 }
 
-Result<std::unique_ptr<BundleReader>> BundleReader::OpenFromMemory(std::string_view index,
-                                                                   std::vector<std::string> shards,
-                                                                   const fs::path& prefix) {
-  return OpenIndex(prefix, index, &shards);
+Result<std::unique_ptr<BundleReader>> BundleReader::OpenFromMemory(
+    std::string_view index, std::vector<std::string> shards, const fs::path& prefix,
+    const BundleReadOptions& options) {
+  return OpenIndex(prefix, index, &shards, options);
 }
 
 Result<std::unique_ptr<BundleReader>> BundleReader::OpenIndex(const fs::path& prefix,
                                                               std::string_view contents,
-                                                              std::vector<std::string>* shards) {
+                                                              std::vector<std::string>* shards,
+                                                              const BundleReadOptions& options) {
   std::unique_ptr<BundleReader> reader(new BundleReader());
   Impl& im = *reader->impl_;
   im.prefix = prefix;
+  im.options = options;
   im.index_path = IndexFilename(prefix);
   KILN_ASSIGN_OR_RETURN(std::vector<sstable::TableEntry> table,
                         sstable::ReadTable(contents, im.index_path));
@@ -322,8 +301,11 @@ Result<std::unique_ptr<BundleReader>> BundleReader::OpenIndex(const fs::path& pr
     auto shard = std::make_unique<ShardFile>();
     shard->path = DataFilename(prefix, s, num_shards);
     if (shards) {
+      auto memory = std::make_shared<const std::string>(std::move((*shards)[s]));
       shard->in_memory = true;
-      shard->memory = std::move((*shards)[s]);
+      shard->bytes = memory->data();
+      shard->size = memory->size();
+      shard->owner = std::move(memory);
     }
     im.shards.push_back(std::move(shard));
   }
@@ -394,38 +376,54 @@ Result<Tensor> BundleReader::Read(std::string_view key) const {
   ShardFile& shard = *im.shards[entry.shard_id()];
   KILN_RETURN_IF_ERROR_CTX(shard.EnsureOpen(), "reading '", key, "'");
   if (offset > shard.size || size > shard.size - offset) {
-    return DataLoss("bundle data file '", shard.path, "' is truncated: '", key, "' needs bytes [",
-                    offset, ", ", offset + size, ") but the file has ", shard.size, " bytes");
+    return DataLoss("bundle data file '", shard.path, "' is truncated: '", key, "' needs ", size,
+                    " bytes at offset ", offset, " but the file has ", shard.size, " bytes");
   }
 
-  Tensor t(dtype, shape);
-  uint32_t crc;
-  if (DTypeIsPod(dtype)) {
-    KILN_RETURN_IF_ERROR(shard.ReadAt(offset, t.raw_data(), size, key));
-    crc = crc32c::Value(t.raw_data(), size);
-    if (dtype == DType::kBool) {
-      // Anything but 0/1 in a bool is undefined behaviour in C++: normalize.
-      auto* b = static_cast<uint8_t*>(t.raw_data());
-      for (uint64_t i = 0; i < size; ++i) b[i] = b[i] != 0;
-    }
-  } else {
+  const char* src = shard.bytes + offset;
+  const uint32_t stored_crc = crc32c::Unmask(entry.crc32c());
+  auto mismatch = [&](uint32_t computed) {
+    return DataLoss("checksum mismatch for '", key, "' in bundle data file '", shard.path, "' (",
+                    size, " bytes at offset ", offset, "): stored crc32c ", stored_crc,
+                    ", computed ", computed, " (the file is corrupted)");
+  };
+  if (!DTypeIsPod(dtype)) {
     if (im.swap_bytes) {
       return Unimplemented(in_index(), ": string tensors in a big-endian bundle");
     }
-    std::string bytes(size, '\0');
-    KILN_RETURN_IF_ERROR(shard.ReadAt(offset, bytes.data(), size, key));
-    KILN_ASSIGN_OR_RETURN(crc, DecodeStrings(bytes, &t, key, shard.path));
+    // Strings are decoded (a copy); both of their checksums are always checked.
+    Tensor t(dtype, shape);
+    KILN_ASSIGN_OR_RETURN(uint32_t crc,
+                          DecodeStrings(std::string_view(src, size), &t, key, shard.path));
+    if (crc != stored_crc) return mismatch(crc);
+    return t;
   }
-  if (crc != crc32c::Unmask(entry.crc32c())) {
-    return DataLoss("checksum mismatch for '", key, "' in bundle data file '", shard.path,
-                    "': stored crc32c ", crc32c::Unmask(entry.crc32c()), ", computed ", crc,
-                    " (the file is corrupted)");
+  // From the mapped bytes: the checksum pass faults the pages in once, and the tensor below
+  // uses those same pages.
+  if (im.options.verify_checksums) {
+    const uint32_t crc = crc32c::Value(src, size);
+    if (crc != stored_crc) return mismatch(crc);
+  }
+  const bool aligned = reinterpret_cast<uintptr_t>(src) % DTypeSize(dtype) == 0;
+  const bool as_stored = !im.swap_bytes && (dtype != DType::kBool || AreBools(src, size));
+  if (aligned && as_stored && size > 0) {
+    // No copy: a read-only view of the file that keeps the mapping alive.
+    return Tensor(dtype, shape, TensorBuffer::ReadOnlyView(dtype, n, src, shard.owner));
+  }
+  // Unaligned for the dtype (a TensorFlow-written file packs entries), byte-swapped, or bools
+  // to normalise: a copy.
+  Tensor t(dtype, shape);
+  if (size > 0) std::memcpy(t.raw_data(), src, size);
+  if (dtype == DType::kBool) {
+    auto* b = static_cast<uint8_t*>(t.raw_data());
+    for (uint64_t i = 0; i < size; ++i) b[i] = b[i] != 0;
   }
   if (im.swap_bytes) ByteSwapInPlace(static_cast<char*>(t.raw_data()), size, dtype);
   return t;
 }
 
-BundleWriter::BundleWriter(fs::path prefix) : prefix_(std::move(prefix)) {}
+BundleWriter::BundleWriter(fs::path prefix, BundleWriteOptions options)
+    : prefix_(std::move(prefix)), options_(options) {}
 BundleWriter::~BundleWriter() = default;
 
 Status BundleWriter::Add(std::string key, const Tensor& tensor) {
@@ -456,33 +454,59 @@ Status BundleWriter::Finish() {
   const std::string index_path = IndexFilename(prefix_);
   std::map<std::string, tensorflow::BundleEntryProto> entries;
 
-  FileWriter data;
-  KILN_RETURN_IF_ERROR(data.Open(data_path));
-  uint64_t offset = 0;
-  for (const std::string& key : order_) {
-    const Tensor& t = tensors_.at(key);
-    tensorflow::BundleEntryProto& entry = entries[key];
-    entry.set_dtype(static_cast<tensorflow::DataType>(DTypeToProto(t.dtype())));
-    ShapeToProto(t.shape(), entry.mutable_shape());
-    entry.set_shard_id(0);
-    entry.set_offset(static_cast<int64_t>(offset));
-    uint32_t crc;
-    uint64_t size;
-    if (t.dtype() == DType::kString) {
-      std::string bytes;
-      crc = EncodeStrings(t, &bytes);
-      size = bytes.size();
-      KILN_RETURN_IF_ERROR(data.Append(bytes.data(), bytes.size()));
-    } else {
-      size = static_cast<uint64_t>(t.NumElements()) * DTypeSize(t.dtype());
-      crc = crc32c::Value(t.raw_data(), size);
-      KILN_RETURN_IF_ERROR(data.Append(t.raw_data(), size));
-    }
-    entry.set_size(static_cast<int64_t>(size));
-    entry.set_crc32c(crc32c::Mask(crc));
-    offset += size;
+  constexpr int64_t kMaxAlignment = 1 << 20;
+  if (options_.data_alignment < 1 || options_.data_alignment > kMaxAlignment) {
+    return InvalidArgument("bundle '", prefix_.string(), "': data_alignment ",
+                           options_.data_alignment, " is not in [1, ", kMaxAlignment, "]");
   }
-  KILN_RETURN_IF_ERROR(data.Close());
+  const uint64_t align = static_cast<uint64_t>(options_.data_alignment);
+  const std::string zeros(align, '\0');
+
+  // Written beside the target and renamed over it: a reader that has the old file mapped keeps
+  // the old bytes instead of seeing them change (or vanish, past a truncation) under it.
+  const std::string temp_path = TempPathFor(data_path);
+  auto write_data = [&]() -> Status {
+    FileWriter data;
+    KILN_RETURN_IF_ERROR(data.Open(temp_path));
+    uint64_t offset = 0;
+    for (const std::string& key : order_) {
+      const Tensor& t = tensors_.at(key);
+      if (const uint64_t pad = (align - offset % align) % align; pad > 0) {
+        KILN_RETURN_IF_ERROR(data.Append(zeros.data(), pad));
+        offset += pad;
+      }
+      tensorflow::BundleEntryProto& entry = entries[key];
+      entry.set_dtype(static_cast<tensorflow::DataType>(DTypeToProto(t.dtype())));
+      ShapeToProto(t.shape(), entry.mutable_shape());
+      entry.set_shard_id(0);
+      entry.set_offset(static_cast<int64_t>(offset));
+      uint32_t crc;
+      uint64_t size;
+      if (t.dtype() == DType::kString) {
+        std::string bytes;
+        crc = EncodeStrings(t, &bytes);
+        size = bytes.size();
+        KILN_RETURN_IF_ERROR(data.Append(bytes.data(), bytes.size()));
+      } else {
+        size = static_cast<uint64_t>(t.NumElements()) * DTypeSize(t.dtype());
+        crc = crc32c::Value(t.raw_data(), size);
+        KILN_RETURN_IF_ERROR(data.Append(t.raw_data(), size));
+      }
+      entry.set_size(static_cast<int64_t>(size));
+      entry.set_crc32c(crc32c::Mask(crc));
+      offset += size;
+    }
+    KILN_RETURN_IF_ERROR(data.Close());
+    if (std::rename(temp_path.c_str(), data_path.c_str()) != 0) {
+      return DataLoss("cannot rename '", temp_path, "' to bundle data file '", data_path,
+                      "': ", std::strerror(errno));
+    }
+    return OkStatus();
+  };
+  if (Status s = write_data(); !s.ok()) {
+    std::remove(temp_path.c_str());
+    return s;
+  }
 
   tensorflow::BundleHeaderProto header;
   header.set_num_shards(1);

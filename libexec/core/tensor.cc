@@ -87,6 +87,17 @@ TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements, void* data,
   KILN_DCHECK(DTypeIsPod(dtype));
 }
 
+std::shared_ptr<TensorBuffer> TensorBuffer::ReadOnlyView(DType dtype, int64_t num_elements,
+                                                         const void* data,
+                                                         std::shared_ptr<const void> owner) {
+  // The view type holds a mutable pointer for writable views; nothing writes through this one
+  // (BufferIsExclusive is false for it), and a PROT_READ mapping would fault if anything did.
+  auto buffer = std::make_shared<TensorBuffer>(dtype, num_elements, const_cast<void*>(data),
+                                               std::move(owner), /*transient=*/false);
+  buffer->read_only_ = true;
+  return buffer;
+}
+
 void TensorBuffer::ConstructElements(bool zero_pod) {
   switch (dtype_) {
     case DType::kString:

@@ -39,6 +39,14 @@ Result<Tensor> VariableResource::Read() const {
 
 namespace {
 
+// What a variable stores for an assigned value. It owns its buffer, since the caller may reuse
+// or fill `value` afterwards, except for a read-only view (a mapped bundle file): nobody writes
+// that, so the variable shares it, and its first update gets a fresh buffer (UpdateMany never
+// updates a read-only buffer in place).
+Tensor OwnedValue(const Tensor& value) {
+  return value.BufferIsReadOnly() ? value : value.DeepCopy();
+}
+
 Status FrozenError(const std::string& name) {
   return FailedPrecondition("variable '", name,
                             "' is read-only in this loaded model: no function of the model writes "
@@ -51,8 +59,7 @@ Status FrozenError(const std::string& name) {
 Status VariableResource::Assign(const Tensor& value) {
   if (frozen()) return FrozenError(name_);
   KILN_RETURN_IF_ERROR(CheckValue(name_, dtype_, shape_, value));
-  // The variable owns its buffer: the caller may reuse or fill `value` afterwards.
-  Tensor copy = value.DeepCopy();
+  Tensor copy = OwnedValue(value);
   std::unique_lock lock(mu_);
   value_ = std::move(copy);
   initialized_ = true;
@@ -93,8 +100,10 @@ Status VariableResource::UpdateMany(
                                 "' is not initialized: it was updated before any assignment");
     // A buffer no reader holds is updated in place (an optimizer's slots, and the variable
     // once the step's reads are released); a shared one gets a new buffer, so readers keep a
-    // consistent value.
-    if (v->value_.BufferIsExclusive() && !v->value_.BufferIsTransient() && DTypeIsPod(v->dtype_)) {
+    // consistent value, and so does a read-only one (a value mapped from the bundle's data
+    // file, which is never written: BufferIsExclusive is false for it).
+    if (v->value_.BufferIsExclusive() && !v->value_.BufferIsReadOnly() &&
+        !v->value_.BufferIsTransient() && DTypeIsPod(v->dtype_)) {
       next.push_back(v->value_);
     } else {
       KILN_ASSIGN_OR_RETURN(Tensor fresh,
@@ -116,7 +125,7 @@ Status VariableResource::AssignAnyShape(const Tensor& value) {
   if (value.dtype() != dtype_)
     return InvalidArgument("variable '", name_, "': expected a value of dtype ",
                            DTypeShortName(dtype_), ", got ", DTypeShortName(value.dtype()));
-  Tensor copy = value.DeepCopy();
+  Tensor copy = OwnedValue(value);
   std::unique_lock lock(mu_);
   value_ = std::move(copy);
   initialized_ = true;

@@ -160,8 +160,10 @@ class SavedModelLoader {
                         " variables but no variables/variables.index");
       return OkStatus();
     }
-    KILN_ASSIGN_OR_RETURN_CTX(checkpoint_, BundleReader::Open(prefix), "restoring variables of '",
-                              dir_.string(), "'");
+    BundleReadOptions read_options;
+    read_options.verify_checksums = options_.verify_checksums;
+    KILN_ASSIGN_OR_RETURN_CTX(checkpoint_, BundleReader::Open(prefix, read_options),
+                              "restoring variables of '", dir_.string(), "'");
     BundleReader* reader = checkpoint_.get();
     KILN_ASSIGN_OR_RETURN_CTX(Tensor graph_str, reader->Read(kObjectGraphKey),
                               "restoring variables");

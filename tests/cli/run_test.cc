@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include "cli_test_util.h"
@@ -109,6 +110,33 @@ TEST_CASE("run with --input_exprs prints each output as saved_model_cli does") {
   r = RunModel({"--input_exprs", "a=4;b=1"});  // int literals cast to the float inputs
   CHECK(r.rc == 0);
   CHECK(r.out == "Result for output key output_0:\n10.0\n");
+}
+
+TEST_CASE("run: a corrupted weight fails its checksum, and --skip_checksums loads it anyway") {
+  TempDir dir;
+  const fs::path model = dir.path() / "model";
+  fs::copy(Fixture("VarsAndArithmeticObjectGraph"), model, fs::copy_options::recursive);
+  const fs::path data = model / "variables" / "variables.data-00000-of-00001";
+  fs::permissions(data, fs::perms::owner_write, fs::perm_options::add);
+  std::string bytes = ReadText(data);
+  const float x = 4.0f;  // x (bytes 0..3 of the TF-written file) was 1
+  std::memcpy(bytes.data(), &x, 4);
+  WriteText(data, bytes);
+  const std::vector<std::string> args = {
+      "run",      "--dir",           model.string(),    "--tag_set",
+      "serve",    "--signature_def", "serving_default", "--input_exprs",
+      "a=1.0;b=2"};
+  CliResult r = RunCli(args);
+  CHECK(r.rc != 0);
+  CHECK(r.err.find("checksum mismatch for 'x/.ATTRIBUTES/VARIABLE_VALUE'") != std::string::npos);
+  CHECK(r.err.find("restoring variable 'x'") != std::string::npos);
+  std::vector<std::string> skip = args;
+  skip.push_back("--skip_checksums");
+  r = RunCli(skip);
+  CHECK(r.rc == 0);
+  CHECK(r.err == "");
+  // (1 + 4) * (2 + 2) / 3 + 5 in float32 (11.666666): the file's value, unchecked.
+  CHECK(r.out == "Result for output key output_0:\n11.666666\n");
 }
 
 TEST_CASE("run with --inputs from .npy and .npz files") {

@@ -183,6 +183,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   exec::LoadOptions load_options;
   load_options.tags = SplitTagSet(options.tag_set);
   load_options.num_threads = options.threads;
+  load_options.verify_checksums = !options.skip_checksums;
   const Clock::time_point load_start = Clock::now();
   KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, load_options));
   report.load_ms = Micros(Clock::now() - load_start) / 1000.0;
@@ -342,6 +343,8 @@ std::unique_ptr<CommandArgs> SetupBenchCommand(CLI::App& cmd) {
   cmd.add_option("--min_seconds", o.min_seconds, "Keep timing for at least this long (0)");
   cmd.add_option("--batch", o.batch, "First unknown dim of generated inputs (1)");
   cmd.add_flag("--json", o.json, "Print one JSON object");
+  cmd.add_flag("--skip_checksums", o.skip_checksums,
+               "Do not verify the variables' CRC32C (only for trusted, verified bundles)");
   return a;
 }
 

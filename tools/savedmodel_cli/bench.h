@@ -32,6 +32,7 @@ struct BenchOptions {
   double min_seconds = 0;   // keep timing until this much time has passed, too
   int64_t batch = 1;        // the first unknown dim of generated inputs
   bool json = false;
+  bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
 };
 
 struct BenchInput {

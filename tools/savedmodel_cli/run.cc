@@ -223,6 +223,7 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   // Only the signature that runs is prepared: the bundle's other signatures may need ops this
   // runtime lacks.
   load_options.signatures = {options.signature_def};
+  load_options.verify_checksums = !options.skip_checksums;
   KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, load_options));
   KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(options.signature_def));
   KILN_ASSIGN_OR_RETURN(auto feeds, MakeFeeds(feed_args, *sig, err));
@@ -279,6 +280,8 @@ std::unique_ptr<CommandArgs> SetupRunCommand(CLI::App& cmd) {
                  "'<key>=<literal>;...': numbers, true/false, quoted strings, nested [lists]");
   a->outdir_opt = cmd.add_option("--outdir", a->outdir, "Write <outdir>/<output_key>.npy");
   cmd.add_flag("--overwrite", a->run.overwrite, "Replace existing output files");
+  cmd.add_flag("--skip_checksums", a->run.skip_checksums,
+               "Do not verify the variables' CRC32C (only for trusted, verified bundles)");
   return a;
 }
 

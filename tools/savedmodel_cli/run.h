@@ -30,6 +30,7 @@ struct RunCommandOptions {
   std::string input_exprs;  // "a=5.0;b=[[1,2],[3,4]]"
   std::optional<std::filesystem::path> outdir;
   bool overwrite = false;
+  bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
 };
 
 struct InputFileSpec {

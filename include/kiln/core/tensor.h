@@ -37,6 +37,8 @@ class VariantBase {
 // Storage for the elements of one tensor: owned memory from an allocator (non-POD elements,
 // strings and handles, are constructed and destroyed here), or a view of memory someone else
 // owns (a slice of an execution arena, a memory-mapped file) that the buffer keeps alive.
+// A read-only view (a file mapped read-only) is never written: in-place paths check
+// Tensor::BufferIsExclusive, which is false for it, and a writer gets a fresh buffer instead.
 class TensorBuffer {
  public:
   // CPU memory, zero-filled; small POD tensors live inline. Aborts when out of memory, as the
@@ -50,6 +52,11 @@ class TensorBuffer {
   // (a variable, a tensor list) copies such a buffer first.
   TensorBuffer(DType dtype, int64_t num_elements, void* data, std::shared_ptr<const void> owner,
                bool transient);
+  // A read-only view of POD elements at `data` (a tensor-bundle data file mapped with
+  // PROT_READ): kept alive by `owner`, never written, kept by variables without a copy.
+  static std::shared_ptr<TensorBuffer> ReadOnlyView(DType dtype, int64_t num_elements,
+                                                    const void* data,
+                                                    std::shared_ptr<const void> owner);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
@@ -59,6 +66,7 @@ class TensorBuffer {
   int64_t num_elements() const { return num_elements_; }
   bool ok() const { return data_ != nullptr || bytes_ == 0; }
   bool transient() const { return transient_; }
+  bool read_only() const { return read_only_; }
   // Whether the host can read and write the elements (false for GPU memory).
   bool host_accessible() const { return allocator_ == nullptr || allocator_->HostAccessible(); }
 
@@ -69,6 +77,7 @@ class TensorBuffer {
   static constexpr size_t kInlineBytes = 64;
   DType dtype_;
   bool transient_ = false;
+  bool read_only_ = false;
   int64_t num_elements_;
   size_t bytes_;
   void* data_;
@@ -140,8 +149,13 @@ class Tensor {
   // A tensor with its own buffer and the same contents.
   Tensor DeepCopy() const;
   bool SharesBufferWith(const Tensor& o) const { return buffer_ && buffer_ == o.buffer_; }
-  // True when no other tensor shares the buffer (a kernel may then write into it in place).
-  bool BufferIsExclusive() const { return buffer_ && buffer_.use_count() == 1; }
+  // True when no other tensor shares the buffer and it may be written (not a read-only view):
+  // a kernel, or a variable update, may then write into it in place.
+  bool BufferIsExclusive() const {
+    return buffer_ && buffer_.use_count() == 1 && !buffer_->read_only();
+  }
+  // Whether the buffer is a read-only view (a mapped bundle file): never written in place.
+  bool BufferIsReadOnly() const { return buffer_ && buffer_->read_only(); }
   // Whether the buffer is reused after the current call (see TensorBuffer::transient).
   bool BufferIsTransient() const { return buffer_ && buffer_->transient(); }
   bool HostAccessible() const { return !buffer_ || buffer_->host_accessible(); }

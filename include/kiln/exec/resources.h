@@ -18,7 +18,9 @@ namespace kiln::exec {
 
 // A resource variable. Reads return the current tensor (buffers are never mutated in place:
 // an assignment swaps in a new buffer), so a reader keeps a consistent value while others
-// assign. Safe to use from several threads.
+// assign. Safe to use from several threads. A value restored from a mapped bundle is a
+// read-only view of the file: the variable shares it without a copy, and the first update
+// writes a fresh buffer (copy on write), never the mapping.
 class VariableResource : public ResourceBase {
  public:
   VariableResource(std::string name, DType dtype, PartialShape shape)
@@ -31,7 +33,8 @@ class VariableResource : public ResourceBase {
 
   // Fails (naming the variable) when it has not been assigned yet.
   Result<Tensor> Read() const;
-  // Fails when the dtype differs, or the shape is incompatible with the declared shape.
+  // Fails when the dtype differs, or the shape is incompatible with the declared shape. The
+  // variable stores a copy, or the tensor itself when its buffer is read-only (a mapped file).
   Status Assign(const Tensor& value);
   // Replaces the value with fn(current) under the variable's lock (assign_add and friends).
   Status Update(const std::function<Result<Tensor>(const Tensor&)>& fn);
@@ -39,9 +42,10 @@ class VariableResource : public ResourceBase {
   // locked (in address order, so concurrent steps cannot deadlock), fn gets their current
   // values in the order given and writes their new ones into `next`, which holds one tensor of
   // the same dtype and shape per variable: the current tensor itself when no reader shares its
-  // buffer (an update in place: element i must be read before it is written), else a fresh,
-  // uninitialised one. Fails when a variable is uninitialized or appears twice (changing
-  // nothing), or when fn fails (an in-place update may then have been partly written).
+  // buffer and it is writable (an update in place: element i must be read before it is
+  // written), else (shared, or a read-only view of a mapped file) a fresh, uninitialised one. Fails
+  // when a variable is uninitialized or appears twice (changing nothing), or when fn fails (an
+  // in-place update may then have been partly written).
   static Status UpdateMany(
       std::span<VariableResource* const> vars,
       const std::function<Status(std::span<const Tensor> current, std::vector<Tensor>* next)>& fn);

@@ -47,6 +47,13 @@ struct LoadOptions {
   // signatures use ops this runtime lacks still serves these. Empty: every signature and every
   // restored function. A key the bundle does not have is an error.
   std::vector<std::string> signatures;
+  // Check the CRC32C of every variable restored from variables/ (as TensorFlow does). The data
+  // file is memory-mapped and variables alias it, so the check is the one pass over the bytes
+  // at load; turn it off only for trusted bundles that were verified before (savedmodel-cli's
+  // --skip_checksums), to load without touching the weights' pages until a call needs them.
+  // TF1 bundles (no object graph) restore through their saver's RestoreV2 op, which always
+  // verifies.
+  bool verify_checksums = true;
 };
 
 // One named input or output of a signature.
