@@ -91,7 +91,7 @@ TEST_CASE("bench: a batch dim takes --batch in generated inputs and gives exampl
   CHECK(examples == doctest::Approx(4 * calls));
 }
 
-TEST_CASE("bench: given inputs are used, the others generated; the text table is aligned") {
+TEST_CASE("bench: given inputs are used, the others generated, the text table is aligned") {
   CliResult r = RunCli(
       {"bench", "--dir", kScalars, "--input_exprs", "a=2.0", "--runs", "2", "--warmup", "0"});
   INFO(r.err);
@@ -198,7 +198,7 @@ TEST_CASE("RandomInput: unknown dims, value ranges per dtype, and dtypes with no
   CHECK(r.status().message().find("cannot generate a resource input") != std::string::npos);
 }
 
-TEST_CASE("Percentile is the nearest rank; DirectoryBytes sums regular files") {
+TEST_CASE("Percentile is the nearest rank, DirectoryBytes sums regular files") {
   std::vector<double> v;
   for (int i = 1; i <= 100; ++i) v.push_back(i);
   CHECK(Percentile(v, 50) == 50);

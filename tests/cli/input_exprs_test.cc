@@ -101,7 +101,7 @@ TEST_CASE("anything that is not a literal is refused, never evaluated") {
   CHECK(ParseError("[[[[[[[[[1]]]]]]]]]").find("nested deeper") != std::string::npos);
 }
 
-TEST_CASE("the --input_exprs argument: key=value pairs separated by ';'") {
+TEST_CASE("the --input_exprs argument: key=value pairs separated by semicolons") {
   auto r = ParseInputExprs("a=5.0;b=[[1,2],[3,4]];; c = true ");
   REQUIRE(r.ok());
   REQUIRE(r->size() == 3);
@@ -136,7 +136,7 @@ TEST_CASE("the --input_exprs argument: key=value pairs separated by ';'") {
 namespace kiln::cli {
 namespace {
 
-TEST_CASE("quoted strings give string tensors; escapes are the only processing") {
+TEST_CASE("quoted strings give string tensors, escapes are the only processing") {
   Tensor s = ToTensor("\"hello\"", DType::kString);
   CHECK(s.rank() == 0);
   CHECK(s.scalar<std::string>() == "hello");

@@ -239,7 +239,7 @@ TEST_CASE("If takes TF's truth value of numbers and of non-scalar conditions") {
   CHECK(run("DT_FLOAT", Tensor(DType::kFloat, Shape{0})) == -2.0f);
 }
 
-TEST_CASE("a StatelessIf nothing uses is pruned; an If with side effects is not") {
+TEST_CASE("a StatelessIf nothing uses is pruned, an If with side effects is not") {
   // main2 runs $op but returns x unchanged.
   const std::string extra = R"pb(
     function {
@@ -511,7 +511,7 @@ const char* kSumLib = R"pb(
   }
 )pb";
 
-TEST_CASE("While sums 1..n; zero iterations give the inputs back") {
+TEST_CASE("While sums 1..n, zero iterations give the inputs back") {
   for (const char* op : {"While", "StatelessWhile"}) {
     INFO(op);
     auto proto = ParseLibrary(Subst(Subst(kSumLib, "$op", op), "$body", "sum_body"));

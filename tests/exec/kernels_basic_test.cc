@@ -47,7 +47,7 @@ TEST_CASE("Const: prepare errors") {
   CheckError(inputs.Prepare(), {"expected 0 inputs", "got 1"});
 }
 
-TEST_CASE("Placeholder: spec from attrs; running it unfed fails") {
+TEST_CASE("Placeholder: spec from attrs, running it unfed fails") {
   OpRunner r("Placeholder", "images");
   r.Type("dtype", DType::kFloat).ShapeAttr("shape", PartialShape{-1, 784});
   REQUIRE(r.Prepare().ok());
@@ -62,7 +62,7 @@ TEST_CASE("Placeholder: spec from attrs; running it unfed fails") {
   CheckError(no_dtype.Prepare(), {"missing attr 'dtype'"});
 }
 
-TEST_CASE("Identity and StopGradient pass the input through; Snapshot copies") {
+TEST_CASE("Identity and StopGradient pass the input through, Snapshot copies") {
   Tensor x = Make<int32_t>({1, 2, 3, 4}, {2, 2});
   for (const char* op : {"Identity", "StopGradient", "Snapshot"}) {
     CAPTURE(op);

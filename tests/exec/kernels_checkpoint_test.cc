@@ -140,7 +140,7 @@ TEST_CASE("MergeV2Checkpoints errors: missing sources, duplicate keys") {
   CHECK(merge({(dir.path / "missing").string(), s0}, true).ok());
 }
 
-TEST_CASE("ShardedFilename formats TF's shard names; inputs must be scalars") {
+TEST_CASE("ShardedFilename formats TF's shard names, inputs must be scalars") {
   auto got = OpRunner("ShardedFilename")
                  .Input(Tensor::StringScalar("/tmp/x"))
                  .Input(Tensor::Scalar<int32_t>(1))

@@ -206,7 +206,7 @@ TEST_CASE("comparisons: prepare infers shapes and rejects bad inputs") {
 
 // ---- logical ---------------------------------------------------------------------------------
 
-TEST_CASE("LogicalAnd and LogicalOr broadcast; LogicalNot") {
+TEST_CASE("LogicalAnd and LogicalOr broadcast, LogicalNot") {
   uint32_t seed = 1;
   for (const auto& item_ : BroadcastCases()) {
     const auto& sa = std::get<0>(item_);

@@ -55,7 +55,7 @@ Result<Tensor> Find(const Tensor& table, const Tensor& keys, const Tensor& dflt)
       .Run1();
 }
 
-TEST_CASE("HashTableV2: one table per shared name; unnamed tables belong to their node") {
+TEST_CASE("HashTableV2: one table per shared name, unnamed tables belong to their node") {
   ResourceManager rm;
   Tensor a = MakeTable(&rm, "t", DType::kString, DType::kInt64);
   Tensor b = MakeTable(&rm, "t", DType::kString, DType::kInt64);
@@ -96,7 +96,7 @@ TEST_CASE("HashTableV2: one table per shared name; unnamed tables belong to thei
   CheckError(badv.Prepare(), {"attr 'value_dtype'", "float16"});
 }
 
-TEST_CASE("HashTableV2: initialized once; again only with the same data; finds need it") {
+TEST_CASE("HashTableV2: initialized once, again only with the same data, finds need it") {
   ResourceManager rm;
   Tensor t = MakeTable(&rm, "t", DType::kString, DType::kInt64);
   CheckError(Find(t, Strs({"a"}), Tensor::Scalar<int64_t>(-1)).status(),

@@ -109,7 +109,7 @@ TEST_CASE("Bincount, DenseBincount: negative values and sizes, mismatched weight
   CheckError(dense.status(), {"node 'd'", "'weights' must have the shape", "(2, 2)", "(4,)"});
 }
 
-TEST_CASE("Unique, UniqueV2: vectors only without an axis; one axis in range") {
+TEST_CASE("Unique, UniqueV2: vectors only without an axis, one axis in range") {
   OpRunner matrix("Unique", "u");
   matrix.T(DType::kInt32).InputSpec({DType::kInt32, Shape{2, 2}});
   CheckError(matrix.Prepare(), {"node 'u'", "'x' must be a vector", "(2, 2)"});

@@ -67,7 +67,7 @@ Tensor F(const std::vector<float>& v) {
   return Make<float>(v, Shape{static_cast<int64_t>(v.size())});
 }
 
-TEST_CASE("tensor arrays: writes are read back; each array is its own") {
+TEST_CASE("tensor arrays: writes are read back, each array is its own") {
   const Array a = NewArray(3, PartialShape::UnknownRank(), /*clear=*/false);
   const Array b = NewArray(3, PartialShape::UnknownRank(), /*clear=*/false);
   REQUIRE(Write(a, 0, F({1, 2})).ok());

@@ -65,7 +65,7 @@ int32_t Length(const Tensor& list) {
   return r->scalar<int32_t>();
 }
 
-TEST_CASE("reserve, set, get, length and stack round trip; lists are immutable") {
+TEST_CASE("reserve, set, get, length and stack round trip, lists are immutable") {
   Tensor empty = Reserve(DType::kFloat, ShapeOf({2}), 3);
   CHECK(empty.dtype() == DType::kVariant);
   CHECK(empty.rank() == 0);
@@ -103,7 +103,7 @@ TEST_CASE("SetItem shares the item's buffer instead of copying it") {
   CHECK(back->SharesBufferWith(big));
 }
 
-TEST_CASE("FromTensor splits along the first dim; Stack puts it back") {
+TEST_CASE("FromTensor splits along the first dim, Stack puts it back") {
   Tensor t = Make<int32_t>({1, 2, 3, 4, 5, 6}, Shape{3, 2});
   auto list = OpRunner("TensorListFromTensor")
                   .Type("element_dtype", DType::kInt32)
@@ -143,7 +143,7 @@ TEST_CASE("strings stack too") {
   CHECK(TensorsEqual(*back, t));
 }
 
-TEST_CASE("PushBack and PopBack; EmptyTensorList honours max_num_elements") {
+TEST_CASE("PushBack and PopBack, EmptyTensorList honours max_num_elements") {
   auto empty = OpRunner("EmptyTensorList")
                    .Type("element_dtype", DType::kFloat)
                    .Type("shape_type", DType::kInt32)

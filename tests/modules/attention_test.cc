@@ -81,7 +81,7 @@ std::vector<Tensor> Randomize(MultiHeadAttention& mha) {
   return values;
 }
 
-TEST_CASE("MultiHeadAttention: Keras's variables; cross-attention with a mask, eager and traced") {
+TEST_CASE("MultiHeadAttention: Keras's variables, cross-attention with a mask, eager and traced") {
   MultiHeadAttention mha(2, 3);
   const Tensor q = RandomTensor(Shape{2, 3, 4}, 1);
   const Tensor v = RandomTensor(Shape{2, 5, 6}, 2);

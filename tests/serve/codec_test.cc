@@ -239,7 +239,7 @@ TEST_CASE("gRPC V2: typed contents and raw contents, counted before allocation")
   CHECK(resp.raw_output_contents(0) == std::string(reinterpret_cast<const char*>(raw), 8));
 }
 
-TEST_CASE("ConcatRows pads with the first row; SliceRows gives rows back") {
+TEST_CASE("ConcatRows pads with the first row, SliceRows gives rows back") {
   auto a = Tensor::FromVector<float>({1, 2}, Shape{1, 2});
   auto b = Tensor::FromVector<float>({3, 4, 5, 6}, Shape{2, 2});
   REQUIRE(a.ok());

@@ -20,7 +20,7 @@ std::vector<float> Floats(const Tensor& t) {
   return {f.begin(), f.end()};
 }
 
-TEST_CASE("a host random draw is frozen; a toolkit random op is fresh on every call") {
+TEST_CASE("a host random draw is frozen, a toolkit random op is fresh on every call") {
   std::mt19937 engine(42);
   Function np_random("np_random", [&engine](const Values&) -> Result<Values> {
     std::normal_distribution<float> normal;
@@ -41,7 +41,7 @@ TEST_CASE("a host random draw is frozen; a toolkit random op is fresh on every c
   CHECK((*tf_random.concrete_functions()[0]).is_stateful());
 }
 
-TEST_CASE("a seeded random op repeats its sequence in a new trace; stateless ops are pure") {
+TEST_CASE("a seeded random op repeats its sequence in a new trace, stateless ops are pure") {
   auto make = [](const std::string& name) {
     return std::make_unique<Function>(name, [](const Values&) -> Result<Values> {
       return Values{RandomUniform(Shape{4}, RandomOptions{.seed = 7}, -1.0, 1.0)};
@@ -106,7 +106,7 @@ TEST_CASE("a variable created on the first trace only, guarded by a host check, 
   CHECK(v.value()->scalar<float>() == 4.0f);
 }
 
-TEST_CASE("a host container changes only while tracing; a host callback runs on every call") {
+TEST_CASE("a host container changes only while tracing, a host callback runs on every call") {
   std::vector<Value> lyst;
   std::vector<float> seen;
   Function f("f", {{"x", DType::kFloat}}, [&](const Values& args) -> Result<Values> {

@@ -423,7 +423,7 @@ TEST_CASE("a host loop unrolls (11 vs 32 nodes), a tensor loop keeps its size") 
   CHECK(small < 11);
 }
 
-TEST_CASE("TensorArray: write returns the new array; read, stack, size, unstack") {
+TEST_CASE("TensorArray: write returns the new array, read, stack, size, unstack") {
   auto body = [](const Values&) -> Result<Values> {
     TensorArray arr(DType::kFloat, 3);
     arr = arr.Write(0, Scalar(0.0f));

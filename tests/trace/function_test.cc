@@ -20,7 +20,7 @@ const tensorflow::NodeDef* FindNode(const tensorflow::FunctionDef& f, const std:
   return nullptr;
 }
 
-TEST_CASE("the body runs once per input signature; the print op runs on every call") {
+TEST_CASE("the body runs once per input signature, the print op runs on every call") {
   testing::DemoModule demo(1.0f);
   testing::CapturePrints prints;
   for (float a : {5.0f, 50.0f, 1.0f}) REQUIRE(demo.addprint(Tensor::Scalar(a)).ok());

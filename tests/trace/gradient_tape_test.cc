@@ -35,7 +35,7 @@ TEST_CASE("d(sum(x*x))/dx is 2x, eagerly") {
   CHECK(Floats((*g)[0]) == std::vector<float>{2, -4, 6});
 }
 
-TEST_CASE("trainable variables read under the tape are watched; others are not") {
+TEST_CASE("trainable variables read under the tape are watched, others are not") {
   Variable w = Variable::Create("w", Vec({1, 2}));
   Variable frozen = Variable::Create("frozen", Vec({3, 4}), {.trainable = false});
   GradientTape tape;
@@ -53,7 +53,7 @@ TEST_CASE("trainable variables read under the tape are watched; others are not")
   CHECK(bad.status().message().find("not on the tape") != std::string::npos);
 }
 
-TEST_CASE("a value used twice gets the sum of both gradients; broadcasting reduces back") {
+TEST_CASE("a value used twice gets the sum of both gradients, broadcasting reduces back") {
   Value x = Vec({1, 2, 3});
   Value b = Tensor::Scalar(2.0F);
   GradientTape tape;
@@ -67,7 +67,7 @@ TEST_CASE("a value used twice gets the sum of both gradients; broadcasting reduc
   CHECK((*g)[1].shape().rank() == 0);
 }
 
-TEST_CASE("unconnected sources: none by default, zeros on request; StopGradient blocks") {
+TEST_CASE("unconnected sources: none by default, zeros on request, StopGradient blocks") {
   Value x = Vec({1, 2});
   Value y = Vec({5, 6});
   GradientTape tape({.persistent = true});

@@ -35,7 +35,7 @@ Tensor Vec(std::vector<int32_t> v) {
   return *Tensor::FromVector<int32_t>(v, Shape{n});
 }
 
-TEST_CASE("host values are part of the key by value; tensors by spec") {
+TEST_CASE("host values are part of the key by value, tensors by spec") {
   int traces = 0;
   std::vector<std::string> printed;
   Function f("f", FunctionOptions{.arg_names = {"x"}}, [&](const Args& args) -> Result<Values> {
