@@ -2,7 +2,7 @@
 # Installs the Debian packages the build and tests need. Idempotent: skips what is present.
 set -euo pipefail
 PKGS=(cmake g++ make pkg-config ccache clang clang-format clang-tidy libclang-rt-14-dev libdnnl-dev
-      libprotobuf-dev protobuf-compiler
+      libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
       libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev zlib1g-dev
       libgrpc++-dev protobuf-compiler-grpc libcpp-httplib-dev wrk yamllint
       libjpeg62-turbo-dev libpng-dev

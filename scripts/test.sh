@@ -39,7 +39,7 @@ bash "$ROOT/scripts/check-deploy.sh"
 
 step "Clang + ASan + UBSan build and tests, libFuzzer targets"
 KILN_BUILD_DIR="$ROOT/build-clang-asan" KILN_COMPILER=clang KILN_BUILD_TYPE=Debug \
-  KILN_SANITIZE=ON bash "$ROOT/scripts/build.sh" -DKILN_FUZZ=ON
+  KILN_SANITIZE=ON bash "$ROOT/scripts/build.sh" -DKILN_FUZZ=ON -DKILN_SHARED_LIBS=ON
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir "$ROOT/build-clang-asan" --output-on-failure --no-tests=error -j"$JOBS"
 

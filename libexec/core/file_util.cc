@@ -178,6 +178,42 @@ Status WriteStringToFile(const fs::path& path, std::string_view contents) {
   return OkStatus();
 }
 
+Status WriteFileAtomically(const fs::path& path, std::string_view contents) {
+  std::error_code ec;
+  fs::create_directories(path.parent_path(), ec);
+  if (ec) return ErrnoError(ec.value(), "cannot create the directory of", path);
+  const fs::path tmp =
+      path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
+  {
+    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+    if (fd.get() < 0) return ErrnoError(errno, "cannot create", tmp);
+    const char* p = contents.data();
+    size_t left = contents.size();
+    while (left > 0) {
+      ssize_t n = ::write(fd.get(), p, left);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        const int err = errno;
+        ::unlink(tmp.c_str());
+        return ErrnoError(err, "cannot write", tmp);
+      }
+      p += n;
+      left -= static_cast<size_t>(n);
+    }
+    if (::fsync(fd.get()) != 0 || ::close(fd.release()) != 0) {
+      const int err = errno;
+      ::unlink(tmp.c_str());
+      return ErrnoError(err, "cannot flush", tmp);
+    }
+  }
+  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+    const int err = errno;
+    ::unlink(tmp.c_str());
+    return ErrnoError(err, "cannot rename into", path);
+  }
+  return OkStatus();
+}
+
 Status WriteDirectoryAtomically(const fs::path& target,
                                 const std::function<Status(const fs::path&)>& fill) {
   fs::path clean = target.lexically_normal();

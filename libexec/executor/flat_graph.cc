@@ -4,6 +4,7 @@
 #include <map>
 #include <string_view>
 
+#include "kiln/core/proto_convert.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
@@ -214,6 +215,30 @@ class FunctionImporter {
 };
 
 }  // namespace
+
+Result<FunctionInterface> InterfaceOf(const tensorflow::FunctionDef& fdef) {
+  const auto& sig = fdef.signature();
+  FunctionInterface f;
+  f.name = sig.name();
+  for (const auto& a : sig.input_arg()) {
+    KILN_ASSIGN_OR_RETURN_CTX(DType t, DTypeFromProto(a.type()), "function '", f.name,
+                              "', argument '", a.name(), "'");
+    f.arg_names.push_back(a.name());
+    f.arg_dtypes.push_back(t);
+  }
+  if (auto it = fdef.attr().find("_input_shapes"); it != fdef.attr().end() && it->second.has_list())
+    for (const auto& shape : it->second.list().shape()) {
+      auto s = PartialShapeFromProto(shape);
+      f.input_shapes.push_back(s.ok() ? *s : PartialShape::UnknownRank());
+    }
+  for (const auto& o : sig.output_arg()) {
+    KILN_ASSIGN_OR_RETURN_CTX(DType t, DTypeFromProto(o.type()), "function '", f.name,
+                              "', output '", o.name(), "'");
+    f.output_names.push_back(o.name());
+    f.output_dtypes.push_back(t);
+  }
+  return f;
+}
 
 Result<FlatGraph> FlattenFunction(const tensorflow::FunctionDef& fdef,
                                   const FunctionLibrary& library) {

@@ -39,6 +39,20 @@ struct FlatGraph {
   std::deque<Tensor> owned_values;
 };
 
+// What a function takes and returns, independent of where its body came from (a FunctionDef,
+// or a serving plan's prepared graph).
+struct FunctionInterface {
+  std::string name;
+  std::vector<std::string> arg_names;
+  std::vector<DType> arg_dtypes;           // declared; kInvalid where polymorphic
+  std::vector<PartialShape> input_shapes;  // the "_input_shapes" attr: empty, or one per arg
+  std::vector<std::string> output_names;
+  std::vector<DType> output_dtypes;  // declared; kInvalid where polymorphic
+};
+
+// The interface of `fdef`; errors name the function and the argument.
+Result<FunctionInterface> InterfaceOf(const tensorflow::FunctionDef& fdef);
+
 // Imports `fdef`, inlining PartitionedCall/StatefulPartitionedCall and direct calls of
 // library functions. Errors name the function and node.
 Result<FlatGraph> FlattenFunction(const tensorflow::FunctionDef& fdef,

@@ -8,6 +8,7 @@
 //   PlanReleases      each slot released after its last use; dying inputs marked
 //   PlanArena         the memory plan (memory_plan.cc)
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <queue>
@@ -35,21 +36,45 @@ constexpr size_t kMaxFoldedBytes = 1 << 18;
 
 class FunctionCompiler {
  public:
+  // From a FunctionDef: imported and inlined here, then fused.
   FunctionCompiler(const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
                    const PrepareOptions& options)
-      : fdef_(fdef), library_(library), options_(options), fname_(fdef.signature().name()) {}
+      : fdef_(&fdef), library_(library), options_(options), fname_(fdef.signature().name()) {}
+  // From a graph that was imported and fused before (a serving plan's): used as it is.
+  FunctionCompiler(std::shared_ptr<const FlatGraph> graph,
+                   std::shared_ptr<const FunctionInterface> iface, const FunctionLibrary& library,
+                   const PrepareOptions& options)
+      : source_graph_(std::move(graph)),
+        iface_(std::move(iface)),
+        library_(library),
+        options_(options),
+        fname_(iface_->name) {}
 
   Result<std::shared_ptr<const PreparedFunction>> Compile(std::span<const TensorSpec> arg_specs) {
     pf_ = std::shared_ptr<PreparedFunction>(new PreparedFunction());
     pf_->name_ = fname_;
-    pf_->fdef_ = &fdef_;
+    pf_->fdef_ = fdef_;
     pf_->library_ = &library_;
     pf_->options_ = options_;
+    if (iface_ == nullptr) {
+      KILN_ASSIGN_OR_RETURN(FunctionInterface iface, InterfaceOf(*fdef_));
+      iface_ = std::make_shared<const FunctionInterface>(std::move(iface));
+    }
+    pf_->iface_ = iface_;
+    pf_->source_graph_ = source_graph_;
+    pf_->requested_specs_.assign(arg_specs.begin(), arg_specs.end());
     KILN_RETURN_IF_ERROR(ResolveArgSpecs(arg_specs));
-    KILN_ASSIGN_OR_RETURN(graph_, FlattenFunction(fdef_, library_));
+    if (source_graph_ != nullptr) {
+      // Nodes point into the source's attrs and values, which pf_ keeps alive.
+      graph_.nodes = source_graph_->nodes;
+      graph_.outputs = source_graph_->outputs;
+      graph_.keep = source_graph_->keep;
+    } else {
+      KILN_ASSIGN_OR_RETURN(graph_, FlattenFunction(*fdef_, library_));
+    }
     MarkLive();
     KILN_RETURN_IF_ERROR(TopologicalOrder());
-    if (options_.fuse && HasFusableNodes()) {
+    if (options_.fuse && source_graph_ == nullptr && HasFusableNodes()) {
       // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
       // the fused graph for real.
       KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
@@ -70,45 +95,74 @@ class FunctionCompiler {
     st.steps = static_cast<int>(pf_->steps_.size());
     st.constants = static_cast<int>(pf_->constants_.size());
     st.slots = pf_->num_slots_;
+    if (options_.keep_graph) pf_->final_graph_ = FinalGraph();
     return std::shared_ptr<const PreparedFunction>(std::move(pf_));
   }
 
  private:
+  // The live nodes in schedule order, renumbered, for a serving plan. Node pointers (attrs,
+  // values) still point into graph_'s storage, which the copy takes along.
+  std::shared_ptr<const FlatGraph> FinalGraph() {
+    auto g = std::make_shared<FlatGraph>();
+    std::vector<int> index(graph_.nodes.size(), -1);
+    for (int v : order_) {
+      index[v] = static_cast<int>(g->nodes.size());
+      g->nodes.push_back(graph_.nodes[v]);
+    }
+    for (FlatNode& n : g->nodes) {
+      for (Edge& e : n.inputs) e.node = index[e.node];
+      for (int& c : n.control_inputs) c = index[c];
+    }
+    for (Edge e : graph_.outputs) g->outputs.push_back(Edge{index[e.node], e.output});
+    for (int k : graph_.keep)
+      if (index[k] >= 0) g->keep.push_back(index[k]);
+    g->owned_attrs = graph_.owned_attrs;
+    g->owned_values = graph_.owned_values;
+    // Re-point what pointed into graph_'s own storage at the copies.
+    auto attr_it = graph_.owned_attrs.begin();
+    auto copy_it = g->owned_attrs.begin();
+    std::map<const ProtoAttrMap*, const ProtoAttrMap*> attr_map;
+    for (; attr_it != graph_.owned_attrs.end(); ++attr_it, ++copy_it)
+      attr_map[&*attr_it] = &*copy_it;
+    std::map<const Tensor*, const Tensor*> value_map;
+    auto v_it = graph_.owned_values.begin();
+    auto vc_it = g->owned_values.begin();
+    for (; v_it != graph_.owned_values.end(); ++v_it, ++vc_it) value_map[&*v_it] = &*vc_it;
+    for (FlatNode& n : g->nodes) {
+      if (auto it = attr_map.find(n.attrs); it != attr_map.end()) n.attrs = it->second;
+      if (auto it = value_map.find(n.value); it != value_map.end()) n.value = it->second;
+    }
+    return g;
+  }
+
   Status ResolveArgSpecs(std::span<const TensorSpec> arg_specs) {
-    const auto& sig = fdef_.signature();
-    if (arg_specs.size() != static_cast<size_t>(sig.input_arg_size()))
-      return InvalidArgument("function '", fname_, "' has ", sig.input_arg_size(),
+    const FunctionInterface& f = *iface_;
+    if (arg_specs.size() != f.arg_names.size())
+      return InvalidArgument("function '", fname_, "' has ", f.arg_names.size(),
                              " arguments; prepare was given ", arg_specs.size(), " specs");
-    const tensorflow::AttrValue* input_shapes = nullptr;
-    if (auto it = fdef_.attr().find("_input_shapes"); it != fdef_.attr().end())
-      input_shapes = &it->second;
     bool fully_known = true;
-    for (int i = 0; i < sig.input_arg_size(); ++i) {
-      const auto& a = sig.input_arg(i);
+    for (size_t i = 0; i < f.arg_names.size(); ++i) {
       TensorSpec spec = arg_specs[i];
-      KILN_ASSIGN_OR_RETURN(DType declared, DTypeFromProto(a.type()));
+      const DType declared = f.arg_dtypes[i];
       if (declared != DType::kInvalid) {
         if (spec.dtype != DType::kInvalid && spec.dtype != declared)
-          return InvalidArgument("function '", fname_, "': argument '", a.name(), "' is declared ",
-                                 DTypeShortName(declared), ", prepared as ",
+          return InvalidArgument("function '", fname_, "': argument '", f.arg_names[i],
+                                 "' is declared ", DTypeShortName(declared), ", prepared as ",
                                  DTypeShortName(spec.dtype));
         spec.dtype = declared;
       }
       if (spec.dtype == DType::kInvalid)
-        return InvalidArgument("function '", fname_, "': argument '", a.name(),
+        return InvalidArgument("function '", fname_, "': argument '", f.arg_names[i],
                                "' has no concrete dtype");
-      if (spec.shape.unknown_rank() && input_shapes && input_shapes->has_list() &&
-          i < input_shapes->list().shape_size() && spec.dtype != DType::kResource) {
-        auto s = PartialShapeFromProto(input_shapes->list().shape(i));
-        if (s.ok()) spec.shape = *s;
-      }
+      if (spec.shape.unknown_rank() && i < f.input_shapes.size() && spec.dtype != DType::kResource)
+        spec.shape = f.input_shapes[i];
       if (DTypeIsPod(spec.dtype) || spec.dtype == DType::kString)
         fully_known &= spec.shape.IsFullyDefined();
-      pf_->arg_names_.push_back(a.name());
+      pf_->arg_names_.push_back(f.arg_names[i]);
       pf_->arg_specs_.push_back(spec);
     }
     pf_->shapes_fully_known_ = fully_known;
-    for (const auto& o : sig.output_arg()) pf_->output_names_.push_back(o.name());
+    for (const std::string& o : f.output_names) pf_->output_names_.push_back(o);
     return OkStatus();
   }
 
@@ -131,7 +185,7 @@ class FunctionCompiler {
         for (int c : graph_.nodes[v].control_inputs) stack.push_back(c);
       }
     }
-    for (int i = 0; i < fdef_.signature().input_arg_size(); ++i) live_[i] = 1;
+    for (size_t i = 0; i < iface_->arg_names.size(); ++i) live_[i] = 1;
   }
 
   // Topological order over live nodes; ties broken by creation order, which follows the
@@ -364,7 +418,10 @@ class FunctionCompiler {
   }
 
   Status BindOutputs() {
-    const auto& sig = fdef_.signature();
+    const FunctionInterface& f = *iface_;
+    if (graph_.outputs.size() != f.output_names.size())
+      return InvalidArgument("function '", fname_, "' declares ", f.output_names.size(),
+                             " outputs; its body gives ", graph_.outputs.size());
     for (size_t i = 0; i < graph_.outputs.size(); ++i) {
       const Edge& e = graph_.outputs[i];
       if (e.output >= static_cast<int>(out_slots_[e.node].size()))
@@ -375,9 +432,9 @@ class FunctionCompiler {
       pf_->output_slots_.push_back(slot);
       pf_->output_is_constant_.push_back(ConstantOf(slot) != nullptr);
       TensorSpec spec = slot_specs_[slot];
-      KILN_ASSIGN_OR_RETURN(DType declared, DTypeFromProto(sig.output_arg(i).type()));
+      const DType declared = f.output_dtypes[i];
       if (declared != DType::kInvalid && spec.dtype != DType::kInvalid && declared != spec.dtype)
-        return InvalidArgument("function '", fname_, "': output '", sig.output_arg(i).name(),
+        return InvalidArgument("function '", fname_, "': output '", f.output_names[i],
                                "' is declared ", DTypeShortName(declared), " but computes ",
                                DTypeShortName(spec.dtype));
       if (declared != DType::kInvalid) spec.dtype = declared;
@@ -435,7 +492,9 @@ class FunctionCompiler {
     pf_->stats_.planned_bytes = plan.planned_bytes;
   }
 
-  const tensorflow::FunctionDef& fdef_;
+  const tensorflow::FunctionDef* fdef_ = nullptr;
+  std::shared_ptr<const FlatGraph> source_graph_;
+  std::shared_ptr<const FunctionInterface> iface_;
   const FunctionLibrary& library_;
   PrepareOptions options_;
   std::string fname_;
@@ -457,6 +516,15 @@ Result<std::shared_ptr<const PreparedFunction>> PreparedFunction::Prepare(
     const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
     std::span<const TensorSpec> arg_specs, const PrepareOptions& options) {
   return FunctionCompiler(fdef, library, options).Compile(arg_specs);
+}
+
+Result<std::shared_ptr<const PreparedFunction>> PreparedFunction::PrepareGraph(
+    std::shared_ptr<const FlatGraph> graph, std::shared_ptr<const FunctionInterface> iface,
+    const FunctionLibrary& library, std::span<const TensorSpec> arg_specs,
+    const PrepareOptions& options) {
+  if (graph == nullptr || iface == nullptr)
+    return InvalidArgument("PrepareGraph: no graph or no interface");
+  return FunctionCompiler(std::move(graph), std::move(iface), library, options).Compile(arg_specs);
 }
 
 }  // namespace kiln::exec

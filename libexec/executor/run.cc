@@ -40,7 +40,9 @@ Status PreparedFunction::CheckArgs(std::span<const Tensor> args,
 
 Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
     std::span<const Tensor> args, std::span<const Tensor> captures) const {
-  if (shapes_fully_known_ || fdef_ == nullptr || options_.max_specializations <= 0) return this;
+  if (shapes_fully_known_ || (fdef_ == nullptr && source_graph_ == nullptr) ||
+      options_.max_specializations <= 0)
+    return this;
   std::vector<Shape> key;
   key.reserve(args.size() + captures.size());
   for (const Tensor& t : args) key.push_back(t.shape());
@@ -55,8 +57,13 @@ Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
       specs[i].shape = PartialShape(key[i]);
   PrepareOptions options = options_;
   options.max_specializations = 0;
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const PreparedFunction> fn,
-                        Prepare(*fdef_, *library_, specs, options));
+  options.keep_graph = false;
+  std::shared_ptr<const PreparedFunction> fn;
+  if (fdef_ != nullptr) {
+    KILN_ASSIGN_OR_RETURN(fn, Prepare(*fdef_, *library_, specs, options));
+  } else {
+    KILN_ASSIGN_OR_RETURN(fn, PrepareGraph(source_graph_, iface_, *library_, specs, options));
+  }
   specializations_.emplace_back(std::move(key), fn);
   return fn.get();
 }

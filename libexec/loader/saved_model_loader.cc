@@ -2,15 +2,19 @@
 // Session-style from the main graph (tf1_graph.h). Before anything is prepared, every function
 // the load will prepare is checked for ops this runtime lacks, and all of them are named at once.
 #include <algorithm>
+#include <iostream>
 #include <set>
 
 #include "kiln/core/proto_convert.h"
 #include "kiln/exec/op_coverage.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
+#include "kiln/exec/serving_plan.h"
 #include "kiln/exec/tensor_bundle.h"
+#include "kiln/plan_generated.h"
 #include "loader/object_graph.h"
 #include "loader/tf1_graph.h"
+#include "plan/plan_reader.h"
 #include "tensorflow/framework.pb.h"
 #include "tensorflow/saved_model.pb.h"
 
@@ -18,6 +22,16 @@ namespace kiln::exec {
 namespace {
 
 constexpr char kObjectGraphKey[] = "_CHECKPOINTABLE_OBJECT_GRAPH";
+
+const tensorflow::MetaGraphDef* FindMetaGraph(const tensorflow::SavedModel& proto,
+                                              const std::vector<std::string>& tags) {
+  std::set<std::string> want(tags.begin(), tags.end());
+  for (const auto& mg : proto.meta_graphs()) {
+    const auto& t = mg.meta_info_def().tags();
+    if (std::set<std::string>(t.begin(), t.end()) == want) return &mg;
+  }
+  return nullptr;
+}
 
 std::string TagsString(const google::protobuf::RepeatedPtrField<std::string>& tags) {
   std::vector<std::string> sorted(tags.begin(), tags.end());
@@ -65,9 +79,27 @@ class SavedModelLoader {
     // oneDNN fixes a primitive's thread count when the primitive is made (at prepare time, here):
     // the model's setting must hold while preparing, not only while running.
     model_->threads_->ApplyToCallingThread();
+    model_->tags_ = options_.tags;
     if (given_proto_) {
       model_->proto_ = std::move(given_proto_);
     } else {
+      KILN_RETURN_IF_ERROR(OpenPlan());
+      if (plan_ != nullptr && plan_->root().model() != nullptr) {
+        auto loaded = LoadFromPlanModel();
+        if (loaded.ok() && *loaded) return std::move(model_);
+        if (!loaded.ok()) {
+          // Start again from the protobuf, keeping what the plan's failure said.
+          PlanStatus status = model_->plan_status_;
+          auto threads = std::move(model_->threads_);
+          model_.reset(new SavedModel());
+          model_->dir_ = dir_;
+          model_->threads_ = std::move(threads);
+          model_->tags_ = options_.tags;
+          model_->plan_status_ = status;
+          model_->plan_status_.functions_from_plan = 0;
+          KILN_RETURN_IF_ERROR(PlanUnusable(loaded.status().message()));
+        }
+      }
       KILN_ASSIGN_OR_RETURN(model_->proto_, ReadSavedModelProto(dir_));
     }
     KILN_RETURN_IF_ERROR(SelectMetaGraph());
@@ -76,6 +108,7 @@ class SavedModelLoader {
     model_->library_ = std::make_unique<FunctionLibrary>(mg.graph_def().library());
     main_graph_ = RewriteRefVariables(mg.graph_def());
     if (!mg.has_object_graph_def()) {
+      model_->plan_facts_.self_contained = false;
       KILN_RETURN_IF_ERROR(LoadTf1());
       KILN_RETURN_IF_ERROR(PrepareSave());
       return std::move(model_);
@@ -85,8 +118,11 @@ class SavedModelLoader {
       return InvalidArgument("object graph of '", dir_.string(), "' has no nodes");
     paths_ = ObjectPaths(*graph_);
     captures_.resize(graph_->nodes_size());
+    sources_.resize(graph_->nodes_size());
     KILN_RETURN_IF_ERROR(CheckRequestedSignatures());
-    KILN_RETURN_IF_ERROR(CheckTf2Ops());
+    // A plan's ops were checked when it was opened; a function it lacks is checked as it is
+    // prepared.
+    if (plan_ == nullptr) KILN_RETURN_IF_ERROR(CheckTf2Ops());
     KILN_RETURN_IF_ERROR(CreateVariables());
     KILN_RETURN_IF_ERROR(RestoreVariables());
     KILN_RETURN_IF_ERROR(CreateOtherCaptures());
@@ -94,8 +130,10 @@ class SavedModelLoader {
     KILN_RETURN_IF_ERROR(RestoreSaveables());
     checkpoint_.reset();
     KILN_RETURN_IF_ERROR(InitializeResources());
-    if (options_.freeze_variables && !AnyFunctionWritesVariables())
+    if (options_.freeze_variables && !AnyFunctionWritesVariables()) {
       for (const RestoredVariable& v : model_->variables_) v.resource->Freeze();
+      model_->plan_facts_.variables_frozen = true;
+    }
     KILN_RETURN_IF_ERROR(LoadSignatures());
     if (options_.signatures.empty()) KILN_RETURN_IF_ERROR(LoadFunctions());
     KILN_RETURN_IF_ERROR(RegisterMainGraphVariables());
@@ -117,13 +155,11 @@ class SavedModelLoader {
 
   Status SelectMetaGraph() {
     std::set<std::string> want(options_.tags.begin(), options_.tags.end());
+    model_->meta_graph_ = FindMetaGraph(*model_->proto_, options_.tags);
+    if (model_->meta_graph_ != nullptr) return OkStatus();
     std::string available;
     for (const auto& mg : model_->proto_->meta_graphs()) {
       const auto& tags = mg.meta_info_def().tags();
-      if (std::set<std::string>(tags.begin(), tags.end()) == want) {
-        model_->meta_graph_ = &mg;
-        return OkStatus();
-      }
       available += (available.empty() ? "" : ", ") + TagsString(tags);
     }
     std::vector<std::string> w(want.begin(), want.end());
@@ -143,6 +179,7 @@ class SavedModelLoader {
       auto var = std::make_shared<VariableResource>(paths_[id].empty() ? v.name() : paths_[id],
                                                     dtype, shape);
       captures_[id] = ResourceTensor(var);
+      sources_[id].variable = static_cast<int>(model_->variables_.size());
       variable_ids_[id] = model_->variables_.size();
       model_->variables_.push_back({var->name(), var, v.trainable()});
     }
@@ -194,12 +231,14 @@ class SavedModelLoader {
         }
       }
     }
+    model_->plan_facts_.checkpoint_keys.resize(model_->variables_.size());
     for (const auto& [id, index] : variable_ids_) {
       auto& var = model_->variables_[index];
       if (to_ckpt[id] < 0) continue;  // not checkpointed: stays uninitialized, reads say so
       for (const auto& attr : ckpt.nodes(to_ckpt[id]).attributes()) {
         if (attr.name() != "VARIABLE_VALUE") continue;
         key_to_var_[attr.checkpoint_key()] = var.resource;
+        model_->plan_facts_.checkpoint_keys[index] = attr.checkpoint_key();
         // TF saves a variable that was never initialised with its key listed but no value:
         // it stays uninitialised here too, and reading it says so.
         if (!reader->Contains(attr.checkpoint_key())) continue;
@@ -226,6 +265,7 @@ class SavedModelLoader {
                                  "', which is missing or has no value");
         KILN_ASSIGN_OR_RETURN_CTX(captures_[id], TensorFromProto(node->attr().at("value").tensor()),
                                   "constant '", op, "'");
+        sources_[id].constant = captures_[id];
       } else if (obj.has_asset()) {
         int index = obj.asset().asset_file_def_index();
         if (index < 0 || index >= mg.asset_file_def_size())
@@ -233,18 +273,21 @@ class SavedModelLoader {
                                  ", which does not exist");
         captures_[id] =
             Tensor::StringScalar((dir_ / "assets" / mg.asset_file_def(index).filename()).string());
+        sources_[id].asset = mg.asset_file_def(index).filename();
       }
     }
     return OkStatus();
   }
 
   Status CapturesFor(const std::string& fn_name, const tensorflow::SavedConcreteFunction& cf,
-                     std::vector<Tensor>* out, std::vector<TensorSpec>* specs) {
+                     std::vector<Tensor>* out, std::vector<TensorSpec>* specs,
+                     std::vector<SavedModel::CaptureSource>* sources = nullptr) {
     for (int id : cf.bound_inputs()) {
       if (id < 0 || id >= graph_->nodes_size() || !captures_[id].IsInitialized())
         return Unimplemented("function '", fn_name, "' captures object ", id,
                              ", which is not a variable, constant or asset");
       out->push_back(captures_[id]);
+      if (sources != nullptr) sources->push_back(sources_[id]);
       TensorSpec s{captures_[id].dtype(), captures_[id].dtype() == DType::kResource
                                               ? PartialShape::Scalar()
                                               : PartialShape(captures_[id].shape())};
@@ -324,8 +367,10 @@ class SavedModelLoader {
       Signature sig;
       sig.name_ = key;
       std::vector<TensorSpec> cap_specs;
-      KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf_it->second, &sig.captures_, &cap_specs),
-                               where);
+      std::vector<SavedModel::CaptureSource> sources;
+      KILN_RETURN_IF_ERROR_CTX(
+          CapturesFor(fn_name, cf_it->second, &sig.captures_, &cap_specs, &sources), where);
+      if (options_.keep_graphs) model_->plan_facts_.signature_captures[key] = std::move(sources);
       const int n_args = fdef->signature().input_arg_size();
       const int n_user = n_args - static_cast<int>(sig.captures_.size());
       if (n_user < 0 || n_user != bare.argument_keywords_size())
@@ -386,9 +431,8 @@ class SavedModelLoader {
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
       popts.known_args = KnownCaptures(n_user, sig.captures_);
-      KILN_ASSIGN_OR_RETURN_CTX(
-          sig.function_, PreparedFunction::Prepare(*fdef, *model_->library_, arg_specs, popts),
-          "loading ", where, " of '", dir_.string(), "'");
+      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PrepareFunction(*fdef, arg_specs, popts), "loading ",
+                                where, " of '", dir_.string(), "'");
       FinishSignature(&sig);
       model_->signatures_.emplace(key, std::move(sig));
     }
@@ -526,6 +570,7 @@ class SavedModelLoader {
       if (outs.size() != 1 || outs[0].dtype() != DType::kResource)
         return InvalidArgument(where, " must return one resource handle");
       captures_[id] = outs[0];
+      model_->plan_facts_.self_contained = false;
     }
     return OkStatus();
   }
@@ -838,10 +883,9 @@ class SavedModelLoader {
       popts.resources = model_->resources_.get();
       popts.keep_stateful = false;
       const std::string where = "signature '" + p.sig.name_ + "'";
-      KILN_ASSIGN_OR_RETURN_CTX(
-          p.sig.function_,
-          PreparedFunction::Prepare(*p.fdef, *model_->library_, p.arg_specs, popts), "loading ",
-          where, " of TF1-style SavedModel '", dir_.string(), "'");
+      KILN_ASSIGN_OR_RETURN_CTX(p.sig.function_, PrepareFunction(*p.fdef, p.arg_specs, popts),
+                                "loading ", where, " of TF1-style SavedModel '", dir_.string(),
+                                "'");
       model_->synthesized_.push_back(std::move(p.fdef));
       FinishSignature(&p.sig);
       const std::string key = p.sig.name_;
@@ -878,8 +922,9 @@ class SavedModelLoader {
         RestoredFunction::Concrete c;
         c.function_name = fn_name;
         std::vector<TensorSpec> cap_specs;
-        KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf_it->second, &c.captures, &cap_specs),
-                                 where);
+        std::vector<SavedModel::CaptureSource> sources;
+        KILN_RETURN_IF_ERROR_CTX(
+            CapturesFor(fn_name, cf_it->second, &c.captures, &cap_specs, &sources), where);
         Status st = FlattenInputSignature(cf_it->second.canonicalized_input_signature(),
                                           &c.arg_specs, &c.arg_names);
         if (!st.ok()) continue;  // non-tensor arguments: not callable from here
@@ -894,9 +939,10 @@ class SavedModelLoader {
         PrepareOptions popts;
         popts.resources = model_->resources_.get();
         popts.known_args = KnownCaptures(c.arg_specs.size(), c.captures);
-        KILN_ASSIGN_OR_RETURN_CTX(c.function,
-                                  PreparedFunction::Prepare(*fdef, *model_->library_, all, popts),
-                                  "loading ", where, " of '", dir_.string(), "'");
+        KILN_ASSIGN_OR_RETURN_CTX(c.function, PrepareFunction(*fdef, all, popts), "loading ", where,
+                                  " of '", dir_.string(), "'");
+        if (options_.keep_graphs)
+          model_->plan_facts_.method_captures[rf.name_].push_back(std::move(sources));
         rf.concretes_.push_back(std::move(c));
       }
       model_->functions_.emplace(rf.name_, std::move(rf));
@@ -904,8 +950,211 @@ class SavedModelLoader {
     return OkStatus();
   }
 
+  // The plan's model section covers this load: variables, signatures and methods come from the
+  // plan, and saved_model.pb is not read. False when it does not cover the load (a signature
+  // it lacks, or a load of every method from a plan compiled for some signatures).
+  Result<bool> LoadFromPlanModel() {
+    const plan::Plan& root = plan_->root();
+    const plan::Model& pm = *root.model();
+    auto size_of = [](const auto* v) { return v == nullptr ? size_t{0} : size_t{v->size()}; };
+    if (options_.signatures.empty()) {
+      if (!pm.complete()) return false;
+    } else {
+      for (const std::string& want : options_.signatures) {
+        bool found = false;
+        for (size_t i = 0; i < size_of(pm.signatures()); ++i)
+          found |= pm.signatures()->Get(i)->key()->string_view() == want;
+        if (!found) return false;
+      }
+    }
+    model_->resources_ = std::make_unique<ResourceManager>();
+    model_->library_ = std::make_unique<FunctionLibrary>();
+    // Variables, restored by checkpoint key.
+    std::unique_ptr<BundleReader> reader;
+    const auto prefix = dir_ / "variables" / "variables";
+    if (std::filesystem::exists(prefix.string() + ".index")) {
+      BundleReadOptions read_options;
+      read_options.verify_checksums = options_.verify_checksums;
+      KILN_ASSIGN_OR_RETURN_CTX(reader, BundleReader::Open(prefix, read_options),
+                                "restoring variables of '", dir_.string(), "'");
+    }
+    for (size_t i = 0; i < size_of(pm.variables()); ++i) {
+      const plan::Variable& pv = *pm.variables()->Get(i);
+      KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromProto(pv.dtype()));
+      PartialShape shape = PartialShape::UnknownRank();
+      if (pv.shape() != nullptr && !pv.shape()->unknown_rank()) {
+        std::vector<int64_t> dims;
+        if (pv.shape()->dims() != nullptr)
+          dims.assign(pv.shape()->dims()->begin(), pv.shape()->dims()->end());
+        KILN_ASSIGN_OR_RETURN(shape, PartialShape::FromDims(dims));
+      }
+      auto var = std::make_shared<VariableResource>(pv.path()->str(), dtype, shape);
+      const std::string key = pv.checkpoint_key() ? pv.checkpoint_key()->str() : "";
+      if (!key.empty() && reader != nullptr && reader->Contains(key)) {
+        KILN_ASSIGN_OR_RETURN_CTX(Tensor value, reader->Read(key), "restoring variable '",
+                                  pv.path()->str(), "'");
+        KILN_RETURN_IF_ERROR_CTX(var->Assign(value), "restoring variable '", pv.path()->str(),
+                                 "' from checkpoint key '", key, "'");
+      }
+      if (pm.variables_frozen()) var->Freeze();
+      model_->variables_.push_back({var->name(), var, pv.trainable()});
+    }
+    auto captures_of = [&](const auto* list, std::vector<Tensor>* out) -> Status {
+      for (size_t i = 0; i < size_of(list); ++i) {
+        const plan::Capture& c = *list->Get(i);
+        if (c.variable() >= 0) {
+          out->push_back(ResourceTensor(model_->variables_[c.variable()].resource));
+        } else if (c.constant() >= 0) {
+          KILN_ASSIGN_OR_RETURN(Tensor t, plan_->ConstantTensor(c.constant()));
+          out->push_back(std::move(t));
+        } else {
+          out->push_back(Tensor::StringScalar((dir_ / "assets" / c.asset()->str()).string()));
+        }
+      }
+      return OkStatus();
+    };
+    auto arg_of = [](const plan::SignatureArg& a) {
+      SignatureArg s;
+      s.key = a.key()->str();
+      s.tensor_name = a.tensor_name() ? a.tensor_name()->str() : "";
+      s.spec.dtype = static_cast<DType>(a.dtype());
+      s.spec.shape = ServingPlan::ShapeOf(a.shape());
+      return s;
+    };
+    for (size_t i = 0; i < size_of(pm.signatures()); ++i) {
+      const plan::Signature& ps = *pm.signatures()->Get(i);
+      if (!Wanted(ps.key()->str())) continue;
+      const plan::Function& fn = *root.functions()->Get(ps.function());
+      Signature sig;
+      sig.name_ = ps.key()->str();
+      for (size_t a = 0; a < size_of(ps.inputs()); ++a)
+        sig.inputs_.push_back(arg_of(*ps.inputs()->Get(a)));
+      for (size_t a = 0; a < size_of(ps.outputs()); ++a)
+        sig.outputs_.push_back(arg_of(*ps.outputs()->Get(a)));
+      sig.input_to_arg_.assign(ps.input_to_arg()->begin(), ps.input_to_arg()->end());
+      sig.output_from_ret_.assign(ps.output_from_ret()->begin(), ps.output_from_ret()->end());
+      KILN_RETURN_IF_ERROR(captures_of(ps.captures(), &sig.captures_));
+      const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
+      sig.num_function_args_ = specs.size();
+      PrepareOptions popts;
+      popts.resources = model_->resources_.get();
+      popts.known_args = KnownCaptures(specs.size() - sig.captures_.size(), sig.captures_);
+      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PrepareFromPlan(fn, specs, popts),
+                                "loading signature '", sig.name_, "' of '", dir_.string(),
+                                "' from its plan");
+      ++model_->plan_status_.functions_from_plan;
+      FinishSignature(&sig);
+      model_->signatures_.emplace(sig.name_, std::move(sig));
+    }
+    if (options_.signatures.empty()) {
+      for (size_t m = 0; m < size_of(pm.methods()); ++m) {
+        const plan::Method& pmeth = *pm.methods()->Get(m);
+        RestoredFunction rf;
+        rf.name_ = pmeth.name()->str();
+        rf.threads_ = model_->threads_.get();
+        for (size_t c = 0; c < size_of(pmeth.concretes()); ++c) {
+          const plan::Concrete& pc = *pmeth.concretes()->Get(c);
+          const plan::Function& fn = *root.functions()->Get(pc.function());
+          RestoredFunction::Concrete conc;
+          conc.function_name = fn.name()->str();
+          for (size_t a = 0; a < size_of(pc.arg_names()); ++a) {
+            conc.arg_names.push_back(pc.arg_names()->Get(a)->str());
+            conc.arg_specs.push_back(TensorSpec{static_cast<DType>(pc.arg_dtypes()->Get(a)),
+                                                ServingPlan::ShapeOf(pc.arg_shapes()->Get(a))});
+          }
+          KILN_RETURN_IF_ERROR(captures_of(pc.captures(), &conc.captures));
+          const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
+          PrepareOptions popts;
+          popts.resources = model_->resources_.get();
+          popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
+          KILN_ASSIGN_OR_RETURN_CTX(conc.function, PrepareFromPlan(fn, specs, popts),
+                                    "loading restored function '", rf.name_, "' of '",
+                                    dir_.string(), "' from its plan");
+          ++model_->plan_status_.functions_from_plan;
+          rf.concretes_.push_back(std::move(conc));
+        }
+        model_->functions_.emplace(rf.name_, std::move(rf));
+      }
+    }
+    model_->loaded_from_plan_ = true;
+    return true;
+  }
+
+  // The bundle's serving plan, when options allow it and it is verified and fresh.
+  Status OpenPlan() {
+    PlanStatus& st = model_->plan_status_;
+    if (options_.plan == PlanUse::kIgnore) return OkStatus();
+    const std::filesystem::path path = dir_ / kPlanPath;
+    std::error_code ec;
+    st.present = std::filesystem::exists(path, ec);
+    if (!st.present) {
+      if (options_.plan == PlanUse::kRequire)
+        return NotFound("'", dir_.string(), "' has no serving plan (", kPlanPath,
+                        "); make one with `savedmodel-cli compile --dir ", dir_.string(), "`");
+      return OkStatus();
+    }
+    auto plan = ServingPlan::Open(path, options_.verify_checksums);
+    if (!plan.ok()) return PlanUnusable(plan.status().message());
+    std::string stale = (*plan)->StaleReason(dir_, options_.tags, options_.freeze_variables);
+    if (!stale.empty()) return PlanUnusable("the plan is stale: " + stale);
+    plan_ = *plan;
+    return OkStatus();
+  }
+
+  // A plan that cannot be used: an error when the load requires one, else a warning and the
+  // protobuf path for everything not prepared yet.
+  Status PlanUnusable(const std::string& why) {
+    plan_.reset();
+    PlanStatus& st = model_->plan_status_;
+    st.reason = why;
+    const std::string msg = "not using the serving plan of '" + dir_.string() + "': " + why;
+    if (options_.plan == PlanUse::kRequire) return FailedPrecondition(msg);
+    if (options_.warn) {
+      options_.warn(msg + "; preparing from saved_model.pb");
+    } else {
+      std::cerr << "kiln: warning: " << msg << "; preparing from saved_model.pb\n";
+    }
+    return OkStatus();
+  }
+
+  // Prepares `fdef` for `specs`: from the plan's graph when the plan has it, else from the
+  // FunctionDef.
+  Result<std::shared_ptr<const PreparedFunction>> PrepareFunction(
+      const tensorflow::FunctionDef& fdef, std::span<const TensorSpec> specs,
+      PrepareOptions popts) {
+    popts.keep_graph = options_.keep_graphs;
+    if (plan_ != nullptr) {
+      const std::string& name = fdef.signature().name();
+      if (const plan::Function* pfn = plan_->Find(name, specs)) {
+        auto prepared = PrepareFromPlan(*pfn, specs, popts);
+        if (prepared.ok()) {
+          ++model_->plan_status_.functions_from_plan;
+          return prepared;
+        }
+        KILN_RETURN_IF_ERROR(PlanUnusable(prepared.status().message()));
+      } else {
+        ++model_->plan_status_.functions_not_in_plan;
+        if (options_.plan == PlanUse::kRequire)
+          return FailedPrecondition("the serving plan of '", dir_.string(), "' has no function '",
+                                    name, "' for these argument specs; compile the bundle again");
+      }
+    }
+    return PreparedFunction::Prepare(fdef, *model_->library_, specs, popts);
+  }
+
+  Result<std::shared_ptr<const PreparedFunction>> PrepareFromPlan(const plan::Function& pfn,
+                                                                  std::span<const TensorSpec> specs,
+                                                                  const PrepareOptions& popts) {
+    KILN_ASSIGN_OR_RETURN(PlanGraph g, plan_->Decode(pfn));
+    KILN_ASSIGN_OR_RETURN(auto prepared, PreparedFunction::PrepareGraph(
+                                             g.graph, g.iface, *model_->library_, specs, popts));
+    KILN_RETURN_IF_ERROR(ServingPlan::CheckPrepared(pfn, *prepared));
+    return prepared;
+  }
+
   std::filesystem::path dir_;
   LoadOptions options_;
+  std::shared_ptr<const ServingPlan> plan_;
 
  public:
   // LoadFromProto: the proto is already parsed; variables/ may be missing.
@@ -916,8 +1165,9 @@ class SavedModelLoader {
   std::unique_ptr<SavedModel> model_;
   const tensorflow::SavedObjectGraph* graph_ = nullptr;
   std::vector<std::string> paths_;
-  std::vector<Tensor> captures_;        // per object id: what a function capturing it gets
-  std::map<int, size_t> variable_ids_;  // object id -> index in variables_
+  std::vector<Tensor> captures_;  // per object id: what a function capturing it gets
+  std::vector<SavedModel::CaptureSource> sources_;  // per object id: where captures_ came from
+  std::map<int, size_t> variable_ids_;              // object id -> index in variables_
   // Checkpoint key -> the variable restored from it.
   std::map<std::string, std::shared_ptr<VariableResource>> key_to_var_;
   // The variables checkpoint while loading (null when there is none), its object graph, and per
@@ -965,7 +1215,27 @@ Result<const Signature*> SavedModel::GetSignature(std::string_view name) const {
   return &it->second;
 }
 
+const tensorflow::SavedModel& SavedModel::proto() const {
+  std::call_once(proto_once_, [this] {
+    if (proto_ != nullptr) return;
+    auto proto = ReadSavedModelProto(dir_);
+    proto_ = proto.ok() ? std::move(*proto) : std::make_unique<tensorflow::SavedModel>();
+    meta_graph_ = FindMetaGraph(*proto_, tags_);
+  });
+  return *proto_;
+}
+
+const tensorflow::MetaGraphDef& SavedModel::meta_graph() const {
+  proto();
+  static const tensorflow::MetaGraphDef kEmpty;
+  return meta_graph_ != nullptr ? *meta_graph_ : kEmpty;
+}
+
 Status SavedModel::Save(const std::filesystem::path& prefix) const {
+  if (loaded_from_plan_)
+    return FailedPrecondition("'", dir_.string(),
+                              "' was loaded from its serving plan, which has no save op; load it "
+                              "with LoadOptions::plan = PlanUse::kIgnore to save its variables");
   if (save_fdef_ == nullptr)
     return FailedPrecondition("'", dir_.string(), "' has no save op (its SaverDef names none)");
   PrepareOptions popts;

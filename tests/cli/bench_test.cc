@@ -51,10 +51,11 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
   const json j = BenchJson({"--dir", kScalars, "--runs", "7", "--warmup", "2"});
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
-  CHECK(keys == std::vector<std::string>{
-                    "dir", "signature", "threads", "runs", "warmup", "bundle_bytes", "load_ms",
-                    "first_call_ms", "p50_us", "p90_us", "p99_us", "mean_us", "min_us",
-                    "calls_per_s", "examples_per_s", "peak_rss_kb", "rss_after_load_kb", "inputs"});
+  CHECK(keys == std::vector<std::string>{"dir", "signature", "threads", "runs", "warmup",
+                                         "bundle_bytes", "load_ms", "plan_functions",
+                                         "first_call_ms", "p50_us", "p90_us", "p99_us", "mean_us",
+                                         "min_us", "calls_per_s", "examples_per_s", "peak_rss_kb",
+                                         "rss_after_load_kb", "inputs"});
   CHECK(j["dir"] == kScalars);
   CHECK(j["signature"] == "serving_default");
   CHECK(j["threads"] == 0);

@@ -184,9 +184,14 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   load_options.tags = SplitTagSet(options.tag_set);
   load_options.num_threads = options.threads;
   load_options.verify_checksums = !options.skip_checksums;
+  load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
+                      : options.plan == "ignore" ? exec::PlanUse::kIgnore
+                                                 : exec::PlanUse::kAuto;
+  load_options.warn = [&err](std::string_view msg) { err << "warning: " << msg << "\n"; };
   const Clock::time_point load_start = Clock::now();
   KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, load_options));
   report.load_ms = Micros(Clock::now() - load_start) / 1000.0;
+  report.plan_functions = model->plan_status().functions_from_plan;
   report.rss_after_load_kb = CurrentRssKb();
   KILN_ASSIGN_OR_RETURN(report.bundle_bytes, DirectoryBytes(options.dir));
   KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(options.signature_def));
@@ -304,6 +309,7 @@ void PrintBenchJson(const BenchReport& r, std::ostream& out) {
   j["warmup"] = r.warmup;
   j["bundle_bytes"] = r.bundle_bytes;
   j["load_ms"] = r.load_ms;
+  j["plan_functions"] = r.plan_functions;
   j["first_call_ms"] = r.first_call_ms;
   j["p50_us"] = r.p50_us;
   j["p90_us"] = r.p90_us;
@@ -345,6 +351,10 @@ std::unique_ptr<CommandArgs> SetupBenchCommand(CLI::App& cmd) {
   cmd.add_flag("--json", o.json, "Print one JSON object");
   cmd.add_flag("--skip_checksums", o.skip_checksums,
                "Do not verify the variables' CRC32C (only for trusted, verified bundles)");
+  cmd.add_option("--plan", o.plan,
+                 "Use the serving plan: auto (when fresh), ignore, require (savedmodel-cli "
+                 "compile)")
+      ->check(CLI::IsMember({"auto", "ignore", "require"}));
   return a;
 }
 

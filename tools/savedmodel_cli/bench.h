@@ -33,6 +33,7 @@ struct BenchOptions {
   int64_t batch = 1;        // the first unknown dim of generated inputs
   bool json = false;
   bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
+  std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
 };
 
 struct BenchInput {
@@ -50,6 +51,7 @@ struct BenchReport {
   int warmup = 0;
   uint64_t bundle_bytes = 0;
   double load_ms = 0;
+  int plan_functions = 0;  // functions the load prepared from the serving plan
   double first_call_ms = 0;
   double p50_us = 0, p90_us = 0, p99_us = 0, mean_us = 0, min_us = 0;
   double calls_per_s = 0;

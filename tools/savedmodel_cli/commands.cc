@@ -33,11 +33,18 @@ constexpr char kScanHelp[] =
     "callbacks...), as TensorFlow's saved_model_cli scan does.\n"
     "  scan --dir D [--tag_set serve]";
 
+constexpr char kCompileHelp[] =
+    "Writes a serving plan of a SavedModel into D/assets.extra/kiln.plan (which TensorFlow\n"
+    "ignores): each function imported, inlined, pruned and fused once, so loads skip that work\n"
+    "(docs/serving-plan.md). Loads use a plan only while the bundle's files are unchanged.\n"
+    "  compile --dir D [--tag_set serve] [--signature_def K ...] [--device cpu] [--no_freeze]";
+
 constexpr Subcommand kSubcommands[] = {
     {"show", kShowHelp, &SetupShowCommand, &RunShowCommand},
     {"run", kRunHelp, &SetupRunCommand, &RunRunCommand},
     {"scan", kScanHelp, &SetupScanCommand, &RunScanCommand},
     {"bench", kBenchHelp, &SetupBenchCommand, &RunBenchCommand},
+    {"compile", kCompileHelp, &SetupCompileCommand, &RunCompileCommand},
 };
 
 }  // namespace

@@ -39,5 +39,7 @@ std::unique_ptr<CommandArgs> SetupBenchCommand(CLI::App& cmd);
 Status RunBenchCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 std::unique_ptr<CommandArgs> SetupScanCommand(CLI::App& cmd);
 Status RunScanCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+std::unique_ptr<CommandArgs> SetupCompileCommand(CLI::App& cmd);
+Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace kiln::cli

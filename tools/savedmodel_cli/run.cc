@@ -224,6 +224,10 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   // runtime lacks.
   load_options.signatures = {options.signature_def};
   load_options.verify_checksums = !options.skip_checksums;
+  load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
+                      : options.plan == "ignore" ? exec::PlanUse::kIgnore
+                                                 : exec::PlanUse::kAuto;
+  load_options.warn = [&err](std::string_view msg) { err << "warning: " << msg << "\n"; };
   KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, load_options));
   KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(options.signature_def));
   KILN_ASSIGN_OR_RETURN(auto feeds, MakeFeeds(feed_args, *sig, err));
@@ -282,6 +286,10 @@ std::unique_ptr<CommandArgs> SetupRunCommand(CLI::App& cmd) {
   cmd.add_flag("--overwrite", a->run.overwrite, "Replace existing output files");
   cmd.add_flag("--skip_checksums", a->run.skip_checksums,
                "Do not verify the variables' CRC32C (only for trusted, verified bundles)");
+  cmd.add_option("--plan", a->run.plan,
+                 "Use the serving plan: auto (when fresh), ignore, require (savedmodel-cli "
+                 "compile)")
+      ->check(CLI::IsMember({"auto", "ignore", "require"}));
   return a;
 }
 

@@ -31,6 +31,7 @@ struct RunCommandOptions {
   std::optional<std::filesystem::path> outdir;
   bool overwrite = false;
   bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
+  std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
 };
 
 struct InputFileSpec {

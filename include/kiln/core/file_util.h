@@ -13,6 +13,9 @@ namespace kiln {
 // NotFound / PermissionDenied / DataLoss errors name the path.
 Result<std::string> ReadFileToString(const std::filesystem::path& path);
 Status WriteStringToFile(const std::filesystem::path& path, std::string_view contents);
+// Writes `contents` to a temporary sibling, flushes it to disk and renames it over `path`, so a
+// reader sees the old file or the new one, never a part. Creates the parent directory.
+Status WriteFileAtomically(const std::filesystem::path& path, std::string_view contents);
 
 // Writes a directory so that `target` is either untouched or complete: `fill` writes into a
 // fresh temporary sibling directory, which then replaces `target` by rename. A previous

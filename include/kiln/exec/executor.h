@@ -61,6 +61,9 @@ struct PrepareOptions {
   // fed at every call; ops may read them while preparing (a ReadVariableOp of a frozen variable
   // becomes a constant).
   std::vector<Tensor> known_args;
+  // Keep the graph the schedule was made from (after inlining, pruning and fusion), for
+  // writing a serving plan (savedmodel-cli compile). Off: it is dropped after prepare.
+  bool keep_graph = false;
 };
 
 struct RunOptions {
@@ -82,6 +85,8 @@ struct PlanStats {
 };
 
 class ExecutionState;
+struct FlatGraph;
+struct FunctionInterface;
 
 class PreparedFunction {
  public:
@@ -91,7 +96,19 @@ class PreparedFunction {
       const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
       std::span<const TensorSpec> arg_specs, const PrepareOptions& options = {});
 
+  // A graph that was imported and fused before (a serving plan's), prepared as it is: no
+  // inlining, no fusion. Specializations are prepared from it too.
+  static Result<std::shared_ptr<const PreparedFunction>> PrepareGraph(
+      std::shared_ptr<const FlatGraph> graph, std::shared_ptr<const FunctionInterface> iface,
+      const FunctionLibrary& library, std::span<const TensorSpec> arg_specs,
+      const PrepareOptions& options = {});
+
   const std::string& name() const { return name_; }
+  // The function's declared interface and, with PrepareOptions::keep_graph, the graph its
+  // schedule was made from (null otherwise). Both are the executor's private types
+  // (executor/flat_graph.h), for the serving plan writer.
+  const FunctionInterface& interface() const { return *iface_; }
+  const FlatGraph* final_graph() const { return final_graph_.get(); }
   std::span<const std::string> arg_names() const { return arg_names_; }
   std::span<const TensorSpec> arg_specs() const { return arg_specs_; }
   std::span<const std::string> output_names() const { return output_names_; }
@@ -118,6 +135,8 @@ class PreparedFunction {
 
  private:
   friend class FunctionCompiler;
+  friend class PlanWriter;
+  friend class ServingPlan;
   struct Step {
     ComputeFn compute;
     std::shared_ptr<const OpState> state;
@@ -146,6 +165,7 @@ class PreparedFunction {
   std::string name_;
   std::vector<std::string> arg_names_;
   std::vector<TensorSpec> arg_specs_;
+  std::vector<TensorSpec> requested_specs_;  // what Prepare was given (before refinement)
   std::vector<std::string> output_names_;
   std::vector<TensorSpec> output_specs_;
   int32_t num_slots_ = 0;
@@ -158,8 +178,11 @@ class PreparedFunction {
   size_t arena_bytes_ = 0;
   PlanStats stats_;
 
-  // For specializations: what this was prepared from.
+  // For specializations: what this was prepared from (a FunctionDef, or a source graph).
   const tensorflow::FunctionDef* fdef_ = nullptr;
+  std::shared_ptr<const FlatGraph> source_graph_;
+  std::shared_ptr<const FunctionInterface> iface_;
+  std::shared_ptr<const FlatGraph> final_graph_;
   const FunctionLibrary* library_ = nullptr;
   PrepareOptions options_;
   bool shapes_fully_known_ = false;

@@ -11,8 +11,10 @@
 #pragma once
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
@@ -32,6 +34,13 @@ class FunctionDef;
 }  // namespace tensorflow
 
 namespace kiln::exec {
+
+// Whether a load uses the bundle's serving plan (serving_plan.h).
+enum class PlanUse {
+  kAuto,     // when present, verified and fresh; otherwise prepare from the protobuf and warn
+  kIgnore,   // never read it
+  kRequire,  // fail unless every function prepared comes from the plan
+};
 
 struct LoadOptions {
   std::vector<std::string> tags = {"serve"};
@@ -54,6 +63,24 @@ struct LoadOptions {
   // TF1 bundles (no object graph) restore through their saver's RestoreV2 op, which always
   // verifies.
   bool verify_checksums = true;
+  // The serving plan in assets.extra/ (savedmodel-cli compile). A plan is used only when the
+  // FlatBuffers verifier and kiln's own checks pass and it was compiled from these very files
+  // (size and CRC32C of saved_model.pb and variables.index), for these tags and this
+  // freeze_variables; a function whose prepared form differs from the plan's record is prepared
+  // from the protobuf. SavedModel::plan_status() tells what happened.
+  PlanUse plan = PlanUse::kAuto;
+  // Where the warning goes when a present plan is not used (default: stderr).
+  std::function<void(std::string_view)> warn;
+  // Keep every prepared function's final graph (savedmodel-cli compile writes them).
+  bool keep_graphs = false;
+};
+
+// What a load did with the bundle's serving plan.
+struct PlanStatus {
+  bool present = false;           // assets.extra/kiln.plan exists
+  int functions_from_plan = 0;    // functions prepared from the plan's graphs
+  int functions_not_in_plan = 0;  // prepared from the protobuf: the plan lacked them
+  std::string reason;             // why a present plan was not used ("" when it was)
 };
 
 // One named input or output of a signature.
@@ -90,6 +117,7 @@ class Signature {
 
  private:
   friend class SavedModelLoader;
+  friend class PlanWriter;
   std::string name_;
   std::vector<SignatureArg> inputs_;
   std::vector<SignatureArg> outputs_;
@@ -126,6 +154,7 @@ class RestoredFunction {
 
  private:
   friend class SavedModelLoader;
+  friend class PlanWriter;
   std::string name_;
   std::vector<Concrete> concretes_;
   const ThreadPool* threads_ = nullptr;  // the model's
@@ -151,8 +180,12 @@ class SavedModel {
   ~SavedModel();
 
   const std::filesystem::path& dir() const { return dir_; }
-  const tensorflow::SavedModel& proto() const { return *proto_; }
-  const tensorflow::MetaGraphDef& meta_graph() const { return *meta_graph_; }
+  // A model loaded from its serving plan alone has not read saved_model.pb: the first call of
+  // either reads it (an empty proto if that fails, which a fresh plan rules out).
+  const tensorflow::SavedModel& proto() const;
+  const tensorflow::MetaGraphDef& meta_graph() const;
+  // Whether the load used the plan's model section and did not read saved_model.pb.
+  bool loaded_from_plan() const { return loaded_from_plan_; }
 
   std::vector<std::string> SignatureNames() const;
   // NotFound naming the signature and listing the available ones.
@@ -162,6 +195,7 @@ class SavedModel {
   Result<const RestoredFunction*> GetFunction(std::string_view name) const;
 
   std::span<const RestoredVariable> variables() const { return variables_; }
+  const PlanStatus& plan_status() const { return plan_status_; }
 
   // Writes the model's current variables as a checkpoint at `prefix` (files prefix.index and
   // prefix.data-*) by running the bundle's own save op (its SaverDef: the SaveV2 and
@@ -172,14 +206,33 @@ class SavedModel {
   friend class SavedModelLoader;
   SavedModel();
   std::filesystem::path dir_;
-  std::unique_ptr<tensorflow::SavedModel> proto_;
-  const tensorflow::MetaGraphDef* meta_graph_ = nullptr;
+  mutable std::unique_ptr<tensorflow::SavedModel> proto_;
+  mutable const tensorflow::MetaGraphDef* meta_graph_ = nullptr;
+  mutable std::once_flag proto_once_;
+  std::vector<std::string> tags_;
   std::unique_ptr<ThreadPool> threads_;
   std::unique_ptr<ResourceManager> resources_;
   std::unique_ptr<FunctionLibrary> library_;
   std::map<std::string, Signature, std::less<>> signatures_;
   std::map<std::string, RestoredFunction, std::less<>> functions_;
   std::vector<RestoredVariable> variables_;
+  PlanStatus plan_status_;
+  bool loaded_from_plan_ = false;  // the plan's model section: saved_model.pb was not read
+  // What a load with LoadOptions::keep_graphs learnt for the serving plan writer.
+  friend class PlanWriter;
+  struct CaptureSource {
+    int variable = -1;  // index into variables_
+    Tensor constant;
+    std::string asset;  // file name under assets/
+  };
+  struct PlanFacts {
+    bool self_contained = true;  // no resources but variables, constants and assets
+    bool variables_frozen = false;
+    std::vector<std::string> checkpoint_keys;  // per variables_
+    std::map<std::string, std::vector<CaptureSource>, std::less<>> signature_captures;
+    std::map<std::string, std::vector<std::vector<CaptureSource>>, std::less<>> method_captures;
+  };
+  PlanFacts plan_facts_;
   // TF1 bundles: one function per signature, made from the main graph.
   std::vector<std::unique_ptr<tensorflow::FunctionDef>> synthesized_;
   // The SaverDef's save op over the main graph (null when the bundle has none).

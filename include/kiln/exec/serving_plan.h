@@ -1,0 +1,48 @@
+// Serving plans: a bundle's functions prepared once (imported, inlined, pruned, fused) and
+// written as a FlatBuffer into the bundle's assets.extra/ (schema/kiln/plan.fbs), so that a
+// later load skips that work. TensorFlow ignores assets.extra/, so the bundle stays a valid
+// SavedModel. SavedModel::Load uses a plan when it is present, verified and fresh (see
+// LoadOptions::plan); docs/serving-plan.md describes the format and the checks.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "kiln/core/status.h"
+
+namespace kiln::exec {
+
+// Where a bundle's plan lives, relative to the bundle directory.
+inline constexpr char kPlanPath[] = "assets.extra/kiln.plan";
+// Bumped whenever the meaning of a plan's contents changes; a plan of another version is not
+// used (the loader says so and prepares from the protobuf).
+inline constexpr unsigned kPlanFormatVersion = 1;
+
+struct CompileOptions {
+  std::vector<std::string> tags = {"serve"};
+  // Signatures to plan; empty: every signature and every restored function.
+  std::vector<std::string> signatures;
+  // "cpu" (the only device this build has a kernel table for).
+  std::string device = "cpu";
+  // The load option the plan is made for (a plan made with frozen variables has their values
+  // folded into fused weights, so it is only used by loads that freeze too).
+  bool freeze_variables = true;
+};
+
+struct CompileReport {
+  std::filesystem::path path;            // the plan written
+  size_t bytes = 0;                      // its size
+  std::vector<std::string> planned;      // function names in the plan
+  std::vector<std::string> not_planned;  // "name: why" for functions left to the protobuf path
+  // Whether loads can use the plan alone, without reading saved_model.pb; if not, why.
+  bool self_contained = false;
+  std::string not_self_contained;
+};
+
+// Loads the bundle at `dir` (verifying everything a load verifies), then writes its plan to
+// dir/kPlanPath atomically: a reader sees the old plan or the new one, never a part.
+Result<CompileReport> CompilePlan(const std::filesystem::path& dir,
+                                  const CompileOptions& options = {});
+
+}  // namespace kiln::exec

@@ -1,0 +1,55 @@
+// savedmodel-cli compile: writes a bundle's serving plan (kiln/exec/serving_plan.h).
+#include <sstream>
+
+#include "commands.h"
+#include "kiln/exec/serving_plan.h"
+
+namespace kiln::cli {
+namespace {
+
+struct CompileArgs : CommandArgs {
+  std::string dir;
+  std::string tag_set = "serve";
+  std::vector<std::string> signatures;
+  std::string device = "cpu";
+  bool no_freeze = false;
+};
+
+}  // namespace
+
+std::unique_ptr<CommandArgs> SetupCompileCommand(CLI::App& cmd) {
+  auto a = std::make_unique<CompileArgs>();
+  cmd.add_option("--dir", a->dir, "SavedModel directory")->required();
+  cmd.add_option("--tag_set", a->tag_set, "Comma-separated tags of a MetaGraphDef (serve)");
+  cmd.add_option("--signature_def", a->signatures,
+                 "Signature keys to plan (repeatable; default: every signature and function)");
+  cmd.add_option("--device", a->device, "Kernel table the plan is made for (cpu)");
+  cmd.add_flag("--no_freeze", a->no_freeze,
+               "Plan for loads that keep variables assignable (LoadOptions::freeze_variables "
+               "false)");
+  return a;
+}
+
+Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
+  const auto& a = static_cast<const CompileArgs&>(args);
+  exec::CompileOptions options;
+  options.tags.clear();
+  std::stringstream tags(a.tag_set);
+  for (std::string tag; std::getline(tags, tag, ',');)
+    if (!tag.empty()) options.tags.push_back(tag);
+  options.signatures = a.signatures;
+  options.device = a.device;
+  options.freeze_variables = !a.no_freeze;
+  KILN_ASSIGN_OR_RETURN(exec::CompileReport report, exec::CompilePlan(a.dir, options));
+  out << "Wrote " << report.path.string() << " (" << report.bytes
+      << " bytes): " << report.planned.size() << " function"
+      << (report.planned.size() == 1 ? "" : "s") << " planned"
+      << (report.self_contained ? "; loads need not read saved_model.pb.\n" : ".\n");
+  if (!report.self_contained)
+    out << "Loads still read saved_model.pb: " << report.not_self_contained << ".\n";
+  for (const std::string& why : report.not_planned)
+    err << "not planned (loads prepare it from saved_model.pb): " << why << "\n";
+  return OkStatus();
+}
+
+}  // namespace kiln::cli
