@@ -334,7 +334,7 @@ std::string Model::Summary(int line_length) const {
 
 LayerRef<Model> MakeModel(std::vector<SymbolicTensor> inputs, std::vector<SymbolicTensor> outputs,
                           std::string name) {
-  return Make<Model>(std::move(inputs), std::move(outputs), std::move(name));
+  return MakeLayer<Model>(std::move(inputs), std::move(outputs), std::move(name));
 }
 
 }  // namespace kiln::modules

@@ -38,9 +38,9 @@ TEST_CASE("a functional CNN runs its layers in order, eagerly and traced") {
   ManualSeed(11);
   SymbolicTensor x = Input({8, 8, 1});
   CHECK(x.shape() == PartialShape{-1, 8, 8, 1});
-  auto conv = Make<Conv2D>(ConvOptions{.filters = 4, .kernel_size = {3}});
-  auto flatten = Make<Flatten>();
-  auto dense = Make<Dense>(5);
+  auto conv = MakeLayer<Conv2D>(ConvOptions{.filters = 4, .kernel_size = {3}});
+  auto flatten = MakeLayer<Flatten>();
+  auto dense = MakeLayer<Dense>(5);
   SymbolicTensor h = conv(x);
   CHECK(conv->built());  // built by the symbolic call, as Keras
   SymbolicTensor y = dense(flatten(h));
@@ -73,12 +73,12 @@ TEST_CASE("a functional CNN runs its layers in order, eagerly and traced") {
 TEST_CASE("branches, merges and a layer called twice share one set of weights") {
   ManualSeed(12);
   SymbolicTensor x = Input({6}, DType::kFloat, "x");
-  auto shared = Make<Dense>(6, Activation::kTanh);
-  auto head = Make<Dense>(2);
+  auto shared = MakeLayer<Dense>(6, Activation::kTanh);
+  auto head = MakeLayer<Dense>(2);
   SymbolicTensor h1 = shared(x);
   SymbolicTensor h2 = shared(h1);  // the second call of the same layer
-  SymbolicTensor s = Make<Add>()({h1, h2});
-  SymbolicTensor c = Make<Concatenate>()({s, x});
+  SymbolicTensor s = MakeLayer<Add>()({h1, h2});
+  SymbolicTensor c = MakeLayer<Concatenate>()({s, x});
   CHECK(c.shape() == PartialShape{-1, 12});
   SymbolicTensor y = head(c);
   Model model({x}, {y});
@@ -92,7 +92,7 @@ TEST_CASE("branches, merges and a layer called twice share one set of weights") 
   const Value a = (*shared)(input);
   const Value b = (*shared)(a);
   Values merged{a + b, Value(input)};
-  const Value expected = (*head)(Make<Concatenate>()->CallMulti(merged)[0]);
+  const Value expected = (*head)(MakeLayer<Concatenate>()->CallMulti(merged)[0]);
   auto ours = model(input).tensor();
   REQUIRE(ours.ok());
   CHECK(MaxRelDiff(*ours, *expected.tensor()) < 1e-6f);
@@ -115,10 +115,10 @@ TEST_CASE("branches, merges and a layer called twice share one set of weights") 
 TEST_CASE("a model is a layer: called inside another model, its variables nest") {
   ManualSeed(13);
   SymbolicTensor xi = Input({4});
-  auto encoder = MakeModel({xi}, {Make<Dense>(3, Activation::kRelu)(xi)}, "encoder");
+  auto encoder = MakeModel({xi}, {MakeLayer<Dense>(3, Activation::kRelu)(xi)}, "encoder");
   REQUIRE(encoder->status().ok());
   SymbolicTensor x = Input({4});
-  auto head = Make<Dense>(2);
+  auto head = MakeLayer<Dense>(2);
   SymbolicTensor y = head(encoder(x));
   CHECK(y.shape() == PartialShape{-1, 2});
   Model model({x}, {y}, "outer");
@@ -140,9 +140,9 @@ TEST_CASE("several inputs and outputs run through CallMulti") {
   ManualSeed(14);
   SymbolicTensor a = Input({3}, DType::kFloat, "a");
   SymbolicTensor b = Input({2}, DType::kFloat, "b");
-  SymbolicTensor c = Make<Concatenate>()({a, b});
-  SymbolicTensor y1 = Make<Dense>(1)(c);
-  SymbolicTensor y2 = Make<Dense>(4)(c);
+  SymbolicTensor c = MakeLayer<Concatenate>()({a, b});
+  SymbolicTensor y1 = MakeLayer<Dense>(1)(c);
+  SymbolicTensor y2 = MakeLayer<Dense>(4)(c);
   Model model({a, b}, {y1, y2});
   REQUIRE(model.status().ok());
   CHECK(model.num_outputs() == 2);
@@ -157,27 +157,27 @@ TEST_CASE("several inputs and outputs run through CallMulti") {
 
 TEST_CASE("functional graph errors name the layer and reach the model") {
   SymbolicTensor x = Input({4});
-  SymbolicTensor bad = Make<Concatenate>()({x, Input({2, 2})});
+  SymbolicTensor bad = MakeLayer<Concatenate>()({x, Input({2, 2})});
   CHECK_FALSE(bad.ok());
   CHECK(Mentions(bad.status(), "Concatenate 'concatenate'"));
   // The error travels down the graph into the model's status.
-  Model broken({x}, {Make<Dense>(2)(bad)});
+  Model broken({x}, {MakeLayer<Dense>(2)(bad)});
   CHECK_FALSE(broken.status().ok());
 
   SymbolicTensor other = Input({4});
-  SymbolicTensor sum = Make<Add>()({x, other});
+  SymbolicTensor sum = MakeLayer<Add>()({x, other});
   Model disconnected({x}, {sum});
   CHECK(Mentions(disconnected.status(), "disconnected"));
 
-  CHECK(Mentions(Make<Dense>(2)(SymbolicTensor()).status(), "empty SymbolicTensor"));
-  CHECK_FALSE(Make<Add>()(x).ok());  // a merge layer needs a list
+  CHECK(Mentions(MakeLayer<Dense>(2)(SymbolicTensor()).status(), "empty SymbolicTensor"));
+  CHECK_FALSE(MakeLayer<Add>()(x).ok());  // a merge layer needs a list
 }
 
 TEST_CASE("a functional model exports and trains like Sequential") {
   ManualSeed(15);
   SymbolicTensor x = Input({3});
-  SymbolicTensor h = Make<Dense>(8, Activation::kRelu)(x);
-  SymbolicTensor y = Make<Dense>(1)(Make<Concatenate>()({h, x}));
+  SymbolicTensor h = MakeLayer<Dense>(8, Activation::kRelu)(x);
+  SymbolicTensor y = MakeLayer<Dense>(1)(MakeLayer<Concatenate>()({h, x}));
   Model model({x}, {y}, "regressor");
   REQUIRE(model.status().ok());
 

@@ -2,14 +2,14 @@
 // symbolic tensors, from Input()s to outputs.
 //
 //   auto x = Input({28, 28, 1});
-//   auto conv = Make<Conv2D>(ConvOptions{.filters = 8, .kernel_size = {3}});
-//   auto dense = Make<Dense>(10);
-//   SymbolicTensor y = dense(Make<Flatten>()(conv(x)));
+//   auto conv = MakeLayer<Conv2D>(ConvOptions{.filters = 8, .kernel_size = {3}});
+//   auto dense = MakeLayer<Dense>(10);
+//   SymbolicTensor y = dense(MakeLayer<Flatten>()(conv(x)));
 //   Model model({x}, {y}, "cnn");
 //   trace::Value out = model(images);  // a Layer: eagerly or traced, like Sequential
 //
 // The API, and why:
-// - Make<L>(args...) returns a LayerRef<L>: a shared handle that calls the layer on symbolic
+// - MakeLayer<L>(args...) returns a LayerRef<L>: a shared handle that calls the layer on symbolic
 //   tensors with the call syntax Python uses (`dense(h)`, `add({a, b})`) and reaches the layer
 //   with `->`. Shared ownership because a layer is created before any model exists and may be
 //   called at several sites (shared weights); the Model adopts each layer once as a child, so
@@ -104,7 +104,7 @@ class LayerRef {
 };
 
 template <typename L, typename... Args>
-LayerRef<L> Make(Args&&... args) {
+LayerRef<L> MakeLayer(Args&&... args) {
   return LayerRef<L>(std::make_shared<L>(std::forward<Args>(args)...));
 }
 
