@@ -92,7 +92,9 @@ Status RecurrentBase::Build(const PartialShape& input) {
   const int64_t units = options_.units;
   std::mt19937 own(options_.seed.value_or(0));
   std::mt19937& engine = options_.seed ? own : DefaultEngine();
-  std::string cell_name = name() + "_cell";
+  // Keras names the cell after the class ("lstm_cell", "gru_cell"), not after the layer, so
+  // the second LSTM of a model holds "lstm_1/lstm_cell/kernel".
+  std::string cell_name = type_ == "LSTM" ? "lstm_cell" : "gru_cell";
   WeightsModule& cell =
       EmplaceModule<WeightsModule>(cell_name, cell_name, type_ + std::string("Cell"));
   trace::Variable k =

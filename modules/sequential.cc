@@ -38,6 +38,7 @@ bool Sequential::built() const {
 }
 
 Status Sequential::Build(const PartialShape& input) {
+  build_input_ = input;
   PartialShape shape = input;
   for (Layer* l : layers_) {
     KILN_RETURN_IF_ERROR(l->Build(shape));
@@ -47,7 +48,10 @@ Status Sequential::Build(const PartialShape& input) {
 }
 
 PartialShape Sequential::built_input_shape() const {
-  return layers_.empty() ? PartialShape::UnknownRank() : layers_[0]->built_input_shape();
+  if (layers_.empty()) return PartialShape::UnknownRank();
+  // A first layer without variables (Masking, Flatten) does not keep the shape; Build does.
+  const PartialShape first = layers_[0]->built_input_shape();
+  return first.unknown_rank() ? build_input_ : first;
 }
 
 Result<PartialShape> Sequential::OutputShape(const PartialShape& input) const {

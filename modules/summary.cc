@@ -3,6 +3,8 @@
 #include <cmath>
 #include <cstdio>
 #include <set>
+#include <tuple>
+#include <utility>
 
 #include "kiln/core/dtype.h"
 
@@ -49,8 +51,9 @@ std::vector<int> ColumnWidths(const std::vector<double>& positions, int line_len
   return widths;
 }
 
-// rich's word wrap (_wrap.divide_line): a word with its trailing spaces goes on the line when
-// the word fits; a word longer than the width is cut into pieces of the width.
+// rich's word wrap for a column with overflow "ellipsis" (_wrap.divide_line, fold=False): a word
+// with its trailing spaces goes on the line when the word fits, else it starts a new line; a
+// word longer than the width keeps a line of its own, cut with "…" by Fit.
 std::vector<std::string> Wrap(const std::string& text, int width) {
   std::vector<std::string> lines{""};
   size_t pos = 0;
@@ -58,24 +61,31 @@ std::vector<std::string> Wrap(const std::string& text, int width) {
     size_t end = text.find_first_not_of(' ', pos);
     end = end == std::string::npos ? text.size() : text.find(' ', end);
     if (end == std::string::npos) end = text.size();
-    const size_t word_len = end - pos;  // leading spaces (only at the start) and the word
+    const size_t word_len = end - pos;  // without its trailing spaces
     end = text.find_first_not_of(' ', end);
     if (end == std::string::npos) end = text.size();
     std::string word = text.substr(pos, end - pos);
     pos = end;
     const int offset = static_cast<int>(lines.back().size());
-    if (width - offset >= static_cast<int>(word_len)) {
+    if (width - offset >= static_cast<int>(word_len) || offset == 0) {
       lines.back() += word;
-    } else if (static_cast<int>(word_len) > width) {
-      for (size_t i = 0; i < word.size(); i += static_cast<size_t>(width)) {
-        if (i > 0 || offset > 0) lines.emplace_back();
-        lines.back() = word.substr(i, static_cast<size_t>(width));
-      }
     } else {
       lines.push_back(word);
     }
   }
   return lines;
+}
+
+// A wrapped line cut to the width: trailing spaces first, then the end replaced by "…"
+// (rich's rstrip_end and truncate with overflow "ellipsis"). Returns the text and its width in
+// characters.
+std::pair<std::string, int> Fit(std::string line, int width) {
+  while (static_cast<int>(line.size()) > width && !line.empty() && line.back() == ' ') {
+    line.pop_back();
+  }
+  if (static_cast<int>(line.size()) <= width) return {line, static_cast<int>(line.size())};
+  if (width <= 0) return {"", 0};
+  return {line.substr(0, static_cast<size_t>(width - 1)) + "…", width};
 }
 
 std::string RStrip(std::string s) {
@@ -98,8 +108,9 @@ std::string Row(const std::vector<std::string>& cells, const std::vector<int>& w
     for (size_t i = 0; i < cells.size(); ++i) {
       std::string text = line < wrapped[i].size() ? wrapped[i][line] : "";
       if (right[i]) text = RStrip(text);
-      text.resize(std::min<size_t>(text.size(), static_cast<size_t>(widths[i])));
-      const std::string pad(static_cast<size_t>(widths[i]) - text.size(), ' ');
+      int shown = 0;
+      std::tie(text, shown) = Fit(text, widths[i]);
+      const std::string pad(static_cast<size_t>(widths[i] - shown), ' ');
       out += " " + (right[i] ? pad + text : text + pad) + " " + bar;
     }
     out += "\n";

@@ -55,6 +55,7 @@ class Sequential : public Layer {
   void AddLayer(std::unique_ptr<Layer> layer);
 
   std::vector<Layer*> layers_;
+  PartialShape build_input_ = PartialShape::UnknownRank();  // the last Build's input
 };
 
 }  // namespace kiln::modules
