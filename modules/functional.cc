@@ -295,7 +295,8 @@ trace::Values Model::CallValues(const trace::Values& inputs, bool training) {
   return Run(inputs, trace::Value(), training);
 }
 
-std::string Model::Summary(int line_length) const {
+Result<std::string> Model::Summary(int line_length) const {
+  KILN_RETURN_IF_ERROR(status());
   std::map<const Node*, size_t> position;
   for (size_t i = 0; i < nodes_.size(); ++i) position[nodes_[i].get()] = i;
   // Keras prints the sequential layout when each depth (from the outputs) holds one node of one

@@ -105,7 +105,7 @@ TEST_CASE("branches, merges and a layer called twice share one set of weights") 
   REQUIRE(grads->size() == 4);
   for (const Value& g : *grads) CHECK(g.ok());
 
-  auto summary = model.Summary();
+  const std::string summary = *model.Summary();
   CHECK(summary.find("Connected to") != std::string::npos);
   CHECK(summary.find("│ x[0][0], dense[0][0]       │") != std::string::npos);  // dense's 2 calls
   CHECK(summary.find("dense[0][0],") != std::string::npos);
@@ -131,7 +131,7 @@ TEST_CASE("a model is a layer: called inside another model, its variables nest")
   auto by_hand = (*head)((*encoder)(input)).tensor();
   REQUIRE(by_hand.ok());
   CHECK(MaxRelDiff(*ours, *by_hand) == 0.0f);
-  const std::string summary = model.Summary();
+  const std::string summary = *model.Summary();
   CHECK(summary.find("│ encoder (Functional)                 │ (None, 3)") != std::string::npos);
   CHECK(summary.find(" Total params: 23 (92.00 B)\n") != std::string::npos);
 }
@@ -168,6 +168,7 @@ TEST_CASE("functional graph errors name the layer and reach the model") {
   SymbolicTensor sum = MakeLayer<Add>()({x, other});
   Model disconnected({x}, {sum});
   CHECK(Mentions(disconnected.status(), "disconnected"));
+  CHECK(Mentions(disconnected.Summary().status(), "disconnected"));
 
   CHECK(Mentions(MakeLayer<Dense>(2)(SymbolicTensor()).status(), "empty SymbolicTensor"));
   CHECK_FALSE(MakeLayer<Add>()(x).ok());  // a merge layer needs a list

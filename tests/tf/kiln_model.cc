@@ -43,7 +43,7 @@ Built Seq(std::shared_ptr<m::Sequential> s) {
 }
 
 Built Func(std::shared_ptr<m::Model> f) {
-  return {f, [f](int n) { return f->Summary(n); }, kiln::OkStatus()};
+  return {f, [f](int n) { return *f->Summary(n); }, kiln::OkStatus()};
 }
 
 std::shared_ptr<m::Model> Shared(std::vector<m::SymbolicTensor> in,

@@ -150,8 +150,8 @@ class Model : public Layer {
 
   // Keras 3's model.summary(): the sequential layout when the graph is a chain, else the
   // functional one with a "Connected to" column. `line_length` <= 0: Keras's default (88 or
-  // 108).
-  std::string Summary(int line_length = 0) const;
+  // 108). An error when the graph is (status()).
+  Result<std::string> Summary(int line_length = 0) const;
 
  protected:
   trace::Value Call(const trace::Value& input, bool training) override;
