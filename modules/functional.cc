@@ -1,6 +1,7 @@
 #include "kiln/modules/functional.h"
 
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <set>
 
@@ -30,8 +31,9 @@ namespace {
 
 using internal::Node;
 
+// Graphs may be built on several threads.
 uint64_t NextOrder() {
-  static uint64_t next = 0;
+  static std::atomic<uint64_t> next{0};
   return next++;
 }
 

@@ -5,6 +5,7 @@
 //   DIR/summary_70.txt    Summary(70)
 //   DIR/y_<j>.npy         output j, eagerly, for inputs DIR/x_<i>.npy
 //   DIR/y_traced_<j>.npy  the same from a traced function
+//   DIR/bundle            a SavedModel whose serving_default takes x_0, ... (batch dynamic)
 //
 // after copying DIR/w_<k>.npy into the k-th variable (Keras's model.weights order). Prints one
 // variable path per line. Usage: kiln_model DIR MODEL. Exit 1 with the error on stderr.
@@ -163,7 +164,16 @@ Status Run(const fs::path& dir, const std::string& name) {
     KILN_RETURN_IF_ERROR(
         kiln::WriteNpy(dir / ("y_traced_" + std::to_string(j) + ".npy"), traced[j]));
   }
-  return kiln::OkStatus();
+  kiln::trace::InputSignature signature;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    std::vector<int64_t> dims(inputs[i].shape().dims().begin(), inputs[i].shape().dims().end());
+    dims[0] = -1;
+    KILN_ASSIGN_OR_RETURN(kiln::PartialShape spec, kiln::PartialShape::FromDims(dims));
+    signature.push_back({"x_" + std::to_string(i), inputs[i].dtype(), spec});
+  }
+  t::Function& serve = model.AddMethod("serve", signature,
+                                       [&model](const t::Values& a) { return model.CallMulti(a); });
+  return t::Save(model, dir / "bundle", {{"serving_default", &serve}});
 }
 
 }  // namespace

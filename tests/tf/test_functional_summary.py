@@ -3,7 +3,8 @@ and functional: branches, a merge, a shared layer, a nested model, two inputs, m
 Embedding(mask_zero) and Masking into LSTM / GRU) as this file builds it in Keras, with Keras's
 layer names. Our Summary() must print exactly what Keras's model.summary() prints (at Keras's
 default width and at line_length=70), and with Keras's weights copied in (model.weights order)
-our outputs, eager and traced, must match Keras's."""
+our outputs, eager and traced, must match Keras's, and so must TensorFlow's outputs running the
+SavedModel we export."""
 import os
 
 import numpy as np
@@ -150,3 +151,13 @@ def test_model_matches_keras(name, tmp_path, monkeypatch):
             ours = np.load(tmp_path / f"y_{mode}{j}.npy")
             atol = max(oracle.ATOL, 1e-6 * float(np.abs(t).max()))
             oracle.assert_same(ours, t, f"{name}: {mode}output {j}", rtol=RTOL, atol=atol)
+
+    import tensorflow as tf
+    loaded = tf.saved_model.load(str(tmp_path / "bundle"))
+    out = loaded.signatures["serving_default"](
+        **{f"x_{i}": tf.constant(x) for i, x in enumerate(inputs)})
+    assert sorted(out) == [f"output_{j}" for j in range(len(theirs))], f"{name}: {list(out)}"
+    for j, t in enumerate(theirs):
+        atol = max(oracle.ATOL, 1e-6 * float(np.abs(t).max()))
+        oracle.assert_same(out[f"output_{j}"].numpy(), t, f"{name}: TensorFlow on our bundle",
+                           rtol=RTOL, atol=atol)
