@@ -155,6 +155,40 @@ TEST_CASE("several inputs and outputs run through CallMulti") {
   CHECK_FALSE(one.ok());
 }
 
+TEST_CASE("a functional model passes the training flag on, and a two-output model nests") {
+  ManualSeed(16);
+  SymbolicTensor x = Input({5});
+  SymbolicTensor d = MakeLayer<Dropout>(DropoutOptions{.rate = 0.5f, .seed = 3})(x);
+  SymbolicTensor y = MakeLayer<Dense>(4)(d);
+  auto inner = MakeModel({x}, {y, d}, "inner");
+  REQUIRE(inner->status().ok());
+  SymbolicTensor xo = Input({5});
+  std::vector<SymbolicTensor> both = inner.CallAll({xo});
+  REQUIRE(both.size() == 2);
+  CHECK(both[1].shape() == PartialShape{-1, 5});
+  SymbolicTensor out = MakeLayer<Concatenate>()({both[0], both[1]});
+  Model model({xo}, {out});
+  REQUIRE(model.status().ok());
+  CHECK(model.Summary()->find("inner[0][0], inner[0][1]") != std::string::npos);
+
+  trace::FunctionOptions options;
+  trace::Function call("call", options, [&model](const trace::Args& a) -> Result<Values> {
+    return Values{model(a[0].value(), a[1].bool_value())};
+  });
+  const Tensor input = RandomTensor(Shape{6, 5}, 8);
+  auto infer = call(input, false);
+  auto train = call(input, true);
+  REQUIRE(infer.ok());
+  REQUIRE(train.ok());
+  CHECK(MaxRelDiff((*infer)[0], (*train)[0]) > 1e-3f);
+  auto infer_graph = call.GetConcreteFunction(trace::Args{trace::Arg(input), trace::Arg(false)});
+  auto train_graph = call.GetConcreteFunction(trace::Args{trace::Arg(input), trace::Arg(true)});
+  REQUIRE(infer_graph.ok());
+  REQUIRE(train_graph.ok());
+  CHECK_FALSE(testing::Contains(OpsOf(**infer_graph), "RandomUniform"));
+  CHECK(testing::Contains(OpsOf(**train_graph), "RandomUniform"));
+}
+
 TEST_CASE("functional graph errors name the layer and reach the model") {
   SymbolicTensor x = Input({4});
   SymbolicTensor bad = MakeLayer<Concatenate>()({x, Input({2, 2})});

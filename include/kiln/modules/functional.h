@@ -111,8 +111,8 @@ LayerRef<L> MakeLayer(Args&&... args) {
 // The layer behind an Input: in a model's layers and summary, as Keras's.
 class InputLayer : public Layer {
  public:
-  InputLayer(std::string name, PartialShape shape, DType dtype)
-      : Layer(std::move(name)), shape_(std::move(shape)), dtype_(dtype) {}
+  InputLayer(std::string name, const PartialShape& shape, DType dtype)
+      : Layer(std::move(name)), shape_(shape), dtype_(dtype) {}
   std::string type_name() const override { return "InputLayer"; }
   const PartialShape& shape() const { return shape_; }
   DType dtype() const { return dtype_; }
