@@ -281,7 +281,13 @@ trace::Values Model::Run(const trace::Values& inputs, const trace::Value& mask, 
   for (const SymbolicTensor& y : outputs_) {
     out.push_back(values.at(y.node_.get()).at(static_cast<size_t>(y.index_)));
   }
+  last_input_id_ = inputs.empty() ? 0 : inputs[0].id();
+  last_output_mask_ = masks.at(outputs_[0].node_.get()).at(static_cast<size_t>(outputs_[0].index_));
   return out;
+}
+
+trace::Value Model::ComputeMask(const trace::Value& input, const trace::Value& /*mask*/) const {
+  return input.id() != 0 && input.id() == last_input_id_ ? last_output_mask_ : trace::Value();
 }
 
 trace::Value Model::Call(const trace::Value& input, bool training) {

@@ -7,7 +7,7 @@
 namespace kiln::modules {
 Sequential::Sequential(std::string name) : Layer(std::move(name)) {}
 
-void Sequential::AddLayer(std::unique_ptr<Layer> layer) {
+void Sequential::AddLayer(std::shared_ptr<Layer> layer) {
   const std::string base = layer->name();
   std::string name = base;
   auto taken = [this](const std::string& n) {

@@ -116,6 +116,27 @@ TEST_CASE("Embedding(mask_zero) and Masking feed their masks to an LSTM in a Seq
   CHECK(Mentions(masking(RandomTensor(Shape{3}, 4)).status(), "Masking 'masking'"));
 }
 
+TEST_CASE("a functional model passes its output mask on, inside a Sequential") {
+  ManualSeed(25);
+  SymbolicTensor ids = Input({4}, DType::kInt32);
+  auto embed = MakeModel({ids},
+                         {MakeLayer<Embedding>(EmbeddingOptions{
+                             .input_dim = 10, .output_dim = 3, .mask_zero = true})(ids)},
+                         "embed");
+  Sequential model("outer");
+  model.Add(embed.get());
+  auto& lstm = model.Add<LSTM>(4);
+  Tensor x(DType::kInt32, Shape{2, 4});
+  const std::vector<int32_t> v{3, 7, 0, 0, 3, 7, 5, 2};
+  for (size_t i = 0; i < v.size(); ++i) x.flat<int32_t>()[i] = v[i];
+  auto y = model(x).tensor();
+  REQUIRE(y.ok());
+  const Value e = (*embed)(x);
+  auto prefix = lstm(Prefix(*e.tensor(), 1, 2)).tensor();
+  REQUIRE(prefix.ok());
+  CHECK(MaxRelDiff(Row(*y, 0), *prefix) < 1e-6f);
+}
+
 TEST_CASE("recurrent dropout only while training, one mask for every step") {
   ManualSeed(24);
   const Tensor x = RandomTensor(Shape{8, 6, 5}, 5);

@@ -140,6 +140,10 @@ class Model : public Layer {
   const std::vector<SymbolicTensor>& outputs() const { return outputs_; }
 
   int num_outputs() const override { return static_cast<int>(outputs_.size()); }
+  // The mask of its (first) output from the call just made on `input`, as Keras's functional
+  // compute_mask: a model ending in Embedding(mask_zero) or an LSTM with return_sequences
+  // passes its mask on. None for another input.
+  trace::Value ComputeMask(const trace::Value& input, const trace::Value& mask) const override;
   PartialShape built_input_shape() const override;
   // One input and one output; see OutputShapes otherwise.
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
@@ -166,6 +170,9 @@ class Model : public Layer {
   std::vector<SymbolicTensor> outputs_;
   std::vector<std::shared_ptr<const internal::Node>> nodes_;  // graph order, inputs first
   std::vector<Layer*> layers_;
+  // The last call's input and output mask, for ComputeMask right after it.
+  uint64_t last_input_id_ = 0;
+  trace::Value last_output_mask_;
 };
 
 // A Model as a LayerRef, to call inside another model.

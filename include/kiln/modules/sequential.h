@@ -30,6 +30,13 @@ class Sequential : public Layer {
     AddLayer(std::move(layer));
     return ref;
   }
+  // A layer shared with others, such as a functional Model from MakeModel(...).get().
+  template <typename L>
+  L& Add(std::shared_ptr<L> layer) {
+    L& ref = *layer;
+    AddLayer(std::move(layer));
+    return ref;
+  }
 
   const std::vector<Layer*>& layers() const { return layers_; }
 
@@ -52,7 +59,7 @@ class Sequential : public Layer {
                             bool training) override;
 
  private:
-  void AddLayer(std::unique_ptr<Layer> layer);
+  void AddLayer(std::shared_ptr<Layer> layer);
 
   std::vector<Layer*> layers_;
   PartialShape build_input_ = PartialShape::UnknownRank();  // the last Build's input
