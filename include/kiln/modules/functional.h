@@ -23,7 +23,7 @@
 //   (`encoder(x)`); a layer belongs to one model (its one parent in the module tree), so reuse a
 //   trained part by calling its model, not by building a second model over its layers.
 // - Masks (Embedding(mask_zero), Masking) flow along the graph to the layers that take them
-//   (LSTM, GRU), as in Sequential; merge layers drop them.
+//   (LSTM, GRU), as in Sequential; merge layers drop them; a Model passes its output's mask on.
 // - Running a Model replays the nodes in the order they were created (a topological order)
 //   with Layer::CallMasked / CallMulti, so the `training` flag is a host value here too.
 #pragma once
