@@ -205,6 +205,15 @@ TEST_CASE("functional graph errors name the layer and reach the model") {
   CHECK(Mentions(disconnected.Summary().status(), "disconnected"));
 
   CHECK(Mentions(MakeLayer<Dense>(2)(SymbolicTensor()).status(), "empty SymbolicTensor"));
+
+  // A layer has one parent: a second model over the same layers is refused (call the first
+  // model inside the second instead).
+  SymbolicTensor in = Input({3});
+  SymbolicTensor out = MakeLayer<Dense>(2)(in);
+  Model first({in}, {out});
+  REQUIRE(first.status().ok());
+  Model second({in}, {out});
+  CHECK(Mentions(second.status(), "already has a parent"));
   CHECK_FALSE(MakeLayer<Add>()(x).ok());  // a merge layer needs a list
 }
 
