@@ -74,7 +74,7 @@ Variable Module::AddVariable(std::string name, Variable variable) {
   return variable;
 }
 
-void Module::AdoptModule(std::string name, std::unique_ptr<Module> module) {
+void Module::AdoptModule(std::string name, std::shared_ptr<Module> module) {
   Status s = CheckNewName(name);
   if (s.ok() && module->attached_) {
     s = InvalidArgument("module '", name_, "': module '", module->name_, "' already has a parent");

@@ -187,3 +187,37 @@ trace::Value Embedding::Call(const trace::Value& input, bool /*training*/) {
 }
 
 }  // namespace kiln::modules
+
+namespace kiln::modules {
+
+trace::Value Embedding::ComputeMask(const trace::Value& input, const trace::Value& /*mask*/) const {
+  if (!options_.mask_zero) return trace::Value();
+  return trace::NotEqual(input, 0.0);
+}
+
+Result<PartialShape> Masking::OutputShape(const PartialShape& input) const {
+  if (input.unknown_rank() || input.rank() < 2) {
+    return InvalidArgument("Masking '", name(), "': expected (batch, timesteps, ...), got ",
+                           input.ToPythonString());
+  }
+  return input;
+}
+
+trace::Value Masking::Keep(const trace::Value& input, bool keep_dims) const {
+  trace::OpBuilder any("Any");
+  any.Input(trace::NotEqual(input, static_cast<double>(mask_value_)))
+      .Input(internal::Int32Vector({input.shape().rank() - 1}))
+      .Attr("Tidx", DType::kInt32);
+  if (keep_dims) any.Attr("keep_dims", true);
+  return any.BuildOne();
+}
+
+trace::Value Masking::ComputeMask(const trace::Value& input, const trace::Value& /*mask*/) const {
+  return Keep(input, false);
+}
+
+trace::Value Masking::Call(const trace::Value& input, bool /*training*/) {
+  return trace::Where(Keep(input, true), input, trace::Constant(Zeros(input.dtype(), Shape{})));
+}
+
+}  // namespace kiln::modules

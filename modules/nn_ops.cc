@@ -75,6 +75,17 @@ std::vector<Value> Unstack(const Value& x, int64_t axis, int64_t num) {
       .Build();
 }
 
+Value Concat(const std::vector<Value>& values, int64_t axis) {
+  const DType t = values.empty() ? DType::kFloat : values[0].dtype();
+  return OpBuilder("ConcatV2")
+      .Inputs(values)
+      .Input(trace::Scalar(static_cast<int32_t>(axis)))
+      .Attr("N", static_cast<int64_t>(values.size()))
+      .Attr("T", t)
+      .Attr("Tidx", DType::kInt32)
+      .BuildOne();
+}
+
 std::vector<Value> Split(const Value& x, int64_t axis, int64_t n) {
   return OpBuilder("Split")
       .Input(trace::Scalar(static_cast<int32_t>(axis)))

@@ -25,6 +25,8 @@ trace::Value Stack(const std::vector<trace::Value>& values, int64_t axis);
 // Unpack of `num` slices along `axis` (tf.unstack), Split into `n` equal parts along `axis`;
 // each an error value on failure.
 std::vector<trace::Value> Unstack(const trace::Value& x, int64_t axis, int64_t num);
+// tf.concat: ConcatV2 along `axis` (non-negative).
+trace::Value Concat(const std::vector<trace::Value>& values, int64_t axis);
 std::vector<trace::Value> Split(const trace::Value& x, int64_t axis, int64_t n);
 
 // NHWC Conv2D / DepthwiseConv2dNative; `strides` and `dilations` are the two spatial values.

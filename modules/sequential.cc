@@ -2,40 +2,12 @@
 
 #include <algorithm>
 
+#include "summary.h"
+
 namespace kiln::modules {
-namespace {
-
-constexpr int kLineLength = 65;
-constexpr int kPositions[] = {29, 55, 65};  // Keras: [.45, .85, 1.] of the line length
-
-// Keras's print_row: each field cut to end at its column, at least one space between fields.
-std::string Row(const std::vector<std::string>& fields) {
-  std::string line;
-  for (size_t i = 0; i < fields.size(); ++i) {
-    if (i > 0) line.back() = ' ';
-    line += fields[i];
-    line.resize(std::min<size_t>(line.size(), kPositions[i]));
-    line.append(kPositions[i] - line.size(), ' ');
-  }
-  return line + "\n";
-}
-
-// 669706 -> "669,706" (Python's "{:,}").
-std::string WithCommas(int64_t n) {
-  std::string digits = std::to_string(n < 0 ? -n : n);
-  std::string out;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
-    out += digits[i];
-  }
-  return n < 0 ? "-" + out : out;
-}
-
-}  // namespace
-
 Sequential::Sequential(std::string name) : Layer(std::move(name)) {}
 
-void Sequential::AddLayer(std::unique_ptr<Layer> layer) {
+void Sequential::AddLayer(std::shared_ptr<Layer> layer) {
   const std::string base = layer->name();
   std::string name = base;
   auto taken = [this](const std::string& n) {
@@ -66,6 +38,7 @@ bool Sequential::built() const {
 }
 
 Status Sequential::Build(const PartialShape& input) {
+  build_input_ = input;
   PartialShape shape = input;
   for (Layer* l : layers_) {
     KILN_RETURN_IF_ERROR(l->Build(shape));
@@ -75,7 +48,10 @@ Status Sequential::Build(const PartialShape& input) {
 }
 
 PartialShape Sequential::built_input_shape() const {
-  return layers_.empty() ? PartialShape::UnknownRank() : layers_[0]->built_input_shape();
+  if (layers_.empty()) return PartialShape::UnknownRank();
+  // A first layer without variables (Masking, Flatten) does not keep the shape; Build does.
+  const PartialShape first = layers_[0]->built_input_shape();
+  return first.unknown_rank() ? build_input_ : first;
 }
 
 Result<PartialShape> Sequential::OutputShape(const PartialShape& input) const {
@@ -87,36 +63,34 @@ Result<PartialShape> Sequential::OutputShape(const PartialShape& input) const {
 }
 
 trace::Value Sequential::Call(const trace::Value& input, bool training) {
+  return CallWithMask(input, trace::Value(), training);
+}
+
+trace::Value Sequential::CallWithMask(const trace::Value& input, const trace::Value& mask,
+                                      bool training) {
   trace::Value x = input;
-  for (Layer* l : layers_) x = (*l)(x, training);
+  trace::Value m = mask;
+  for (Layer* l : layers_) {
+    trace::Value y = l->CallMasked(x, m, training);
+    if (!y.ok()) return y;
+    m = l->ComputeMask(x, m);
+    x = y;
+  }
   return x;
 }
 
-Result<std::string> Sequential::Summary() const {
-  PartialShape shape = built_input_shape();
-  if (shape.unknown_rank()) {
-    return FailedPrecondition("model '", name(),
-                              "' is not built yet: give the first layer an input size, or "
-                              "call the model once");
+Result<std::string> Sequential::Summary(int line_length) const {
+  // Keras prints "?" and "0 (unbuilt)" for layers it cannot build yet.
+  Result<PartialShape> shape = built_input_shape();
+  std::vector<internal::SummaryRow> rows;
+  for (const Layer* l : layers_) {
+    if (shape.ok() && !shape->unknown_rank()) shape = l->OutputShape(*shape);
+    const bool known = shape.ok() && !shape->unknown_rank();
+    rows.push_back({l->name(), l->type_name(), known ? shape->ToPythonString() : "?",
+                    l->CountParams(), l->built(), ""});
+    if (!known) shape = PartialShape::UnknownRank();
   }
-  std::string out = "Model: \"" + name() + "\"\n";
-  out += std::string(kLineLength, '_') + "\n";
-  out += Row({"Layer (type)", "Output Shape", "Param #"});
-  out += std::string(kLineLength, '=') + "\n";
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const Layer* l = layers_[i];
-    KILN_ASSIGN_OR_RETURN_CTX(shape, l->OutputShape(shape), "summary of '", name(), "'");
-    out += Row({l->name() + " (" + l->type_name() + ")", shape.ToPythonString(),
-                std::to_string(l->CountParams())});
-    out += std::string(kLineLength, i + 1 == layers_.size() ? '=' : '_') + "\n";
-  }
-  const int64_t total = CountParams();
-  const int64_t trainable = CountTrainableParams();
-  out += "Total params: " + WithCommas(total) + "\n";
-  out += "Trainable params: " + WithCommas(trainable) + "\n";
-  out += "Non-trainable params: " + WithCommas(total - trainable) + "\n";
-  out += std::string(kLineLength, '_') + "\n";
-  return out;
+  return internal::RenderSummary(*this, rows, /*with_connections=*/false, line_length);
 }
 
 }  // namespace kiln::modules

@@ -12,7 +12,8 @@
 // training, also saves DIR/bundle, a SavedModel of the layer with a serving_default signature
 // (input "x", batch size dynamic). Options are those of the layer's options struct (lists as
 // 3,3); output=i compares the i-th of a recurrent layer's return_state outputs instead. Exit 1
-// with the error on stderr.
+// with the error on stderr. With DIR/mask.npy (bool), the layer is called with that mask
+// (Keras's layer(x, mask=m)), also in the bundle, where it is a constant.
 //
 // With DIR/gw.npy (shaped as the output), also writes the gradients of sum(y * gw) with
 // GradientTape: DIR/g_x.npy (a floating-point x only) and DIR/g_<name>.npy per trainable
@@ -23,6 +24,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <string>
@@ -157,6 +159,8 @@ Factory Recurrent() {
     r.return_state = o.Bool("return_state", false);
     r.go_backwards = o.Bool("go_backwards", false);
     r.reset_after = o.Bool("reset_after", true);
+    r.dropout = o.Float("dropout", 0.0f);
+    r.recurrent_dropout = o.Float("recurrent_dropout", 0.0f);
     return Make<L>(r);
   };
 }
@@ -193,7 +197,9 @@ const std::map<std::string, Factory>& Factories() {
       {"Reshape", [](Options& o) { return Make<m::Reshape>(o.Ints("target_shape", {})); }},
       {"Embedding",
        [](Options& o) {
-         return Make<m::Embedding>(o.Int("input_dim", 0), o.Int("output_dim", 0));
+         return Make<m::Embedding>(m::EmbeddingOptions{.input_dim = o.Int("input_dim", 0),
+                                                       .output_dim = o.Int("output_dim", 0),
+                                                       .mask_zero = o.Bool("mask_zero", false)});
        }},
       {"Activation",
        [](Options& o) -> Result<std::unique_ptr<m::Layer>> {
@@ -211,6 +217,7 @@ const std::map<std::string, Factory>& Factories() {
          a.use_causal_mask = o.Bool("use_causal_mask", false);
          return Make<m::MultiHeadAttention>(a);
        }},
+      {"Masking", [](Options& o) { return Make<m::Masking>(o.Float("mask_value", 0.0f)); }},
       {"LSTM", Recurrent<m::LSTM>()},
       {"GRU", Recurrent<m::GRU>()},
       {"Dense",
@@ -223,14 +230,19 @@ const std::map<std::string, Factory>& Factories() {
   return table;
 }
 
+// DIR/mask.npy when there is one, else none (an empty value).
+std::optional<Tensor> g_mask;
+
+t::Value Mask() { return g_mask ? t::Constant(*g_mask) : t::Value(); }
+
 // The layer's output, or with output=i > 0 the i-th of a recurrent layer's CallWithStates
 // (Keras's return_state list).
 t::Value Apply(m::Layer& layer, const t::Value& x, bool training, int64_t output) {
-  if (output == 0) return layer(x, training);
+  if (output == 0) return layer.CallMasked(x, Mask(), training);
   auto* rnn = dynamic_cast<m::RecurrentBase*>(&layer);
   if (rnn == nullptr)
     return t::Value::Error(kiln::InvalidArgument("output=: not a recurrent layer"));
-  t::Values all = rnn->CallWithStates(x, training);
+  t::Values all = rnn->CallWithStates(x, training, Mask());
   if (all.size() == 1 && !all[0].ok()) return all[0];
   if (output >= static_cast<int64_t>(all.size())) {
     return t::Value::Error(
@@ -311,6 +323,10 @@ Status Run(const fs::path& dir, const std::string& type, const std::vector<std::
   KILN_RETURN_IF_ERROR(o.CheckAllUsed());
   KILN_RETURN_IF_ERROR(layer->status());
   KILN_ASSIGN_OR_RETURN(Tensor x, kiln::ReadNpy(dir / "x.npy"));
+  if (fs::exists(dir / "mask.npy")) {
+    KILN_ASSIGN_OR_RETURN(Tensor mask, kiln::ReadNpy(dir / "mask.npy"));
+    g_mask = mask;
+  }
   KILN_RETURN_IF_ERROR(layer->Build(x.shape()));
   for (const auto& [name, v] : layer->named_variables()) {
     KILN_ASSIGN_OR_RETURN_CTX(Tensor w, kiln::ReadNpy(dir / ("w_" + FileName(name) + ".npy")),

@@ -26,13 +26,29 @@ GRAD_RTOL = 1e-4
 
 class Case:
     """`output`: which of a return_state layer's outputs is compared (kiln_layer's output=);
-    `call(layer, x)`: how Keras calls the layer when not layer(x) (self-attention)."""
+    `call(layer, x)`: how Keras calls the layer when not layer(x) (self-attention); `masked`:
+    the layer is called with MASK (layer(x, mask=...), kiln_layer's mask.npy); `prep(x)`
+    edits the random input (zero timesteps for Masking)."""
 
     def __init__(self, make, kiln_type, options, shape, training=False, ints=None, output=None,
-                 call=None):
+                 call=None, masked=False, prep=None):
         self.make, self.kiln_type, self.options = make, kiln_type, options
         self.shape, self.training, self.ints, self.output = shape, training, ints, output
-        self.call = call
+        self.call, self.masked, self.prep = call, masked, prep
+
+
+# (3, 5) timesteps: right-padded, a hole in the middle, the first step masked.
+MASK = np.ones((3, 5), dtype=bool)
+MASK[0, 3:] = False
+MASK[1, 1] = False
+MASK[2, 0] = False
+
+
+def _zero_steps(x):
+    x = x.copy()
+    x[0, 3:, :] = 0
+    x[1, 1, :] = 0
+    return x
 
 
 CASES = {
@@ -117,6 +133,29 @@ CASES = {
     "gru_state_nobias": Case(lambda: L.GRU(3, use_bias=False, return_state=True), "GRU",
                              dict(units=3, use_bias=0, return_state=1, output=1), (2, 3, 2),
                              output=1),
+    "lstm_masked": Case(lambda: L.LSTM(4), "LSTM", dict(units=4), (3, 5, 2), masked=True),
+    "lstm_masked_sequences": Case(lambda: L.LSTM(3, return_sequences=True), "LSTM",
+                                  dict(units=3, return_sequences=1), (3, 5, 2), masked=True),
+    "lstm_masked_sequences_backwards": Case(
+        lambda: L.LSTM(3, return_sequences=True, go_backwards=True), "LSTM",
+        dict(units=3, return_sequences=1, go_backwards=1), (3, 5, 2), masked=True),
+    "lstm_masked_state_c": Case(lambda: L.LSTM(3, return_state=True), "LSTM",
+                                dict(units=3, return_state=1, output=2), (3, 5, 2), output=2,
+                                masked=True),
+    "lstm_dropout_inference": Case(lambda: L.LSTM(4, dropout=0.5, recurrent_dropout=0.3), "LSTM",
+                                   dict(units=4, dropout=0.5, recurrent_dropout=0.3), (2, 4, 3)),
+    "gru_masked": Case(lambda: L.GRU(4), "GRU", dict(units=4), (3, 5, 2), masked=True),
+    "gru_masked_sequences": Case(lambda: L.GRU(3, return_sequences=True), "GRU",
+                                 dict(units=3, return_sequences=1), (3, 5, 2), masked=True),
+    "gru_reset_before_masked_sequences": Case(
+        lambda: L.GRU(3, reset_after=False, return_sequences=True), "GRU",
+        dict(units=3, reset_after=0, return_sequences=1), (3, 5, 2), masked=True),
+    "gru_dropout_inference": Case(lambda: L.GRU(3, dropout=0.4, recurrent_dropout=0.2), "GRU",
+                                  dict(units=3, dropout=0.4, recurrent_dropout=0.2), (2, 4, 3)),
+    "masking": Case(lambda: L.Masking(0.0), "Masking", dict(mask_value=0.0), (3, 5, 2),
+                    prep=_zero_steps),
+    "embedding_mask_zero": Case(lambda: L.Embedding(10, 4, mask_zero=True), "Embedding",
+                                dict(input_dim=10, output_dim=4, mask_zero=1), (2, 5), ints=10),
     "mha": Case(lambda: L.MultiHeadAttention(2, 3), "MultiHeadAttention",
                 dict(num_heads=2, key_dim=3), (2, 4, 5), call=lambda l, x: l(x, x)),
     "mha_causal_value_dim_output": Case(
@@ -173,6 +212,8 @@ def _keras_call(case, layer, x, rng):
             y = layer(xt, training=case.training)
         elif case.call:
             y = case.call(layer, xt)
+        elif case.masked:
+            y = layer(xt, mask=tf.constant(MASK))
         else:
             y = layer(xt)
         if case.output is not None:
@@ -214,6 +255,8 @@ def test_layer_matches_keras(name, tmp_path):
         x = rng.integers(0, case.ints, size=case.shape).astype(np.int32)
     else:
         x = rng.uniform(-2, 2, size=case.shape).astype(np.float32)
+    if case.prep:
+        x = case.prep(x)
     layer = case.make()
     if case.call:
         case.call(layer, x)  # builds it (MultiHeadAttention's build takes query and value)
@@ -224,6 +267,8 @@ def test_layer_matches_keras(name, tmp_path):
 
     np.save(tmp_path / "x.npy", x)
     np.save(tmp_path / "gw.npy", gw)
+    if case.masked:
+        np.save(tmp_path / "mask.npy", MASK)
     for wname, _, value in weights:
         np.save(tmp_path / f"w_{_file_name(wname)}.npy", value)
     args = [oracle.KILN_LAYER, tmp_path, case.kiln_type, f"training={int(case.training)}"]

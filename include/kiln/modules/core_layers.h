@@ -5,7 +5,10 @@
 //   Flatten          Reshape to (batch, product of the other dimensions)
 //   Reshape          Reshape to (batch,) + target_shape (one -1 allowed)
 //   ActivationLayer  Keras's Activation layer (the C++ name Activation is the enum)
-//   Embedding        embeddings [input_dim, output_dim], U(-0.05, 0.05); GatherV2 of the rows
+//   Embedding        embeddings [input_dim, output_dim], U(-0.05, 0.05); GatherV2 of the rows;
+//                    with mask_zero its output mask is indices != 0 (for LSTM / GRU)
+//   Masking          zeros the timesteps whose features all equal mask_value and masks them:
+//                    Any(x != mask_value, last axis)
 #pragma once
 
 #include <cstdint>
@@ -30,6 +33,8 @@ class Dropout : public Layer {
   explicit Dropout(float rate) : Dropout(DropoutOptions{rate, std::nullopt}) {}
 
   std::string type_name() const override { return "Dropout"; }
+  // Passes a mask on (Keras's supports_masking).
+  bool supports_masking() const override { return true; }
   float rate() const { return options_.rate; }
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 
@@ -71,6 +76,8 @@ class ActivationLayer : public Layer {
  public:
   explicit ActivationLayer(Activation activation);
   std::string type_name() const override { return "Activation"; }
+  // Passes a mask on (Keras's supports_masking).
+  bool supports_masking() const override { return true; }
   Activation activation() const { return activation_; }
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 
@@ -85,6 +92,8 @@ struct EmbeddingOptions {
   int64_t input_dim = 0;   // vocabulary size
   int64_t output_dim = 0;  // embedding size
   std::optional<uint32_t> seed;
+  // Index 0 is padding: the output's mask (ComputeMask) is indices != 0.
+  bool mask_zero = false;
 };
 
 class Embedding : public Layer {
@@ -100,6 +109,8 @@ class Embedding : public Layer {
   // Integer indices of any shape; (batch, ...) -> (batch, ..., output_dim).
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
   const trace::Variable& embeddings() const { return embeddings_; }
+  bool supports_masking() const override { return options_.mask_zero; }
+  trace::Value ComputeMask(const trace::Value& input, const trace::Value& mask) const override;
 
  protected:
   trace::Value Call(const trace::Value& input, bool training) override;
@@ -107,6 +118,26 @@ class Embedding : public Layer {
  private:
   EmbeddingOptions options_;
   trace::Variable embeddings_;
+};
+
+class Masking : public Layer {
+ public:
+  explicit Masking(float mask_value = 0.0f) : Layer("masking"), mask_value_(mask_value) {}
+  std::string type_name() const override { return "Masking"; }
+  float mask_value() const { return mask_value_; }
+  // (batch, timesteps, ...): at least rank 2.
+  Result<PartialShape> OutputShape(const PartialShape& input) const override;
+  bool supports_masking() const override { return true; }
+  trace::Value ComputeMask(const trace::Value& input, const trace::Value& mask) const override;
+
+ protected:
+  trace::Value Call(const trace::Value& input, bool training) override;
+
+ private:
+  // Any(input != mask_value) over the last axis.
+  trace::Value Keep(const trace::Value& input, bool keep_dims) const;
+
+  float mask_value_;
 };
 
 }  // namespace kiln::modules

@@ -29,6 +29,8 @@ class Dense : public Layer {
   explicit Dense(int64_t units, Activation activation = Activation::kNone, int64_t input_dim = -1);
 
   std::string type_name() const override { return "Dense"; }
+  // Passes a mask on (Keras's supports_masking).
+  bool supports_masking() const override { return true; }
   const DenseOptions& options() const { return options_; }
   int64_t units() const { return options_.units; }
 

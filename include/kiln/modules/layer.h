@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include "kiln/core/shape.h"
 #include "kiln/core/status.h"
@@ -12,6 +13,10 @@
 #include "kiln/trace/value.h"
 
 namespace kiln::modules {
+
+namespace internal {
+struct FunctionalAccess;
+}  // namespace internal
 
 class Layer : public trace::Module {
  public:
@@ -26,6 +31,26 @@ class Layer : public trace::Module {
   // updates), so a traced function that takes it as a host argument traces once per value
   // (seed 002's MyModel.call).
   trace::Value operator()(const trace::Value& input, bool training = false);
+
+  // Keras's layer(x, mask=m): `mask` (bool, (batch, timesteps) for a sequence; an empty Value
+  // for none) reaches the layers that take one (LSTM and GRU skip masked steps); the others
+  // ignore it. Sequential and Model pass masks from layer to layer with ComputeMask.
+  trace::Value CallMasked(const trace::Value& input, const trace::Value& mask,
+                          bool training = false);
+  // Keras's supports_masking: whether ComputeMask passes an input's mask on by default.
+  virtual bool supports_masking() const { return false; }
+  // Keras's compute_mask: the mask of the output (empty for none). By default the input's mask
+  // when supports_masking(), else none; Embedding(mask_zero) and Masking make one.
+  virtual trace::Value ComputeMask(const trace::Value& input, const trace::Value& mask) const;
+
+  // Several inputs or outputs (Add, Concatenate, a functional Model). The defaults are the
+  // one-input, one-output form on top of OutputShape and Call.
+  virtual int num_outputs() const { return 1; }
+  virtual Result<std::vector<PartialShape>> OutputShapes(
+      const std::vector<PartialShape>& inputs) const;
+  // Applies the layer to a list of inputs under its name scope, building it first from a single
+  // input and checking the shapes with OutputShapes, as operator() does.
+  trace::Values CallMulti(const trace::Values& inputs, bool training = false);
 
   // The output shape for an input shape; an error when the layer cannot take that input.
   virtual Result<PartialShape> OutputShape(const PartialShape& input) const = 0;
@@ -43,6 +68,17 @@ class Layer : public trace::Module {
  protected:
   // The computation, on an input that OutputShape accepted.
   virtual trace::Value Call(const trace::Value& input, bool training) = 0;
+  // The computation with the input's mask (possibly empty); layers that use masks override it.
+  virtual trace::Value CallWithMask(const trace::Value& input, const trace::Value& /*mask*/,
+                                    bool training) {
+    return Call(input, training);
+  }
+  // The computation on a list of inputs that OutputShapes accepted.
+  virtual trace::Values CallValues(const trace::Values& inputs, bool training);
+
+ private:
+  friend struct internal::FunctionalAccess;
+  int symbolic_calls_ = 0;  // Keras's len(layer._inbound_nodes): numbers the graph nodes
 };
 
 // A sublayer that only holds variables, so they are scoped as Keras's ("lstm/lstm_cell/kernel",

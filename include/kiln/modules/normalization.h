@@ -33,6 +33,8 @@ class BatchNormalization : public Layer {
   explicit BatchNormalization(BatchNormalizationOptions options = {});
 
   std::string type_name() const override { return "BatchNormalization"; }
+  // Passes a mask on (Keras's supports_masking).
+  bool supports_masking() const override { return true; }
   const BatchNormalizationOptions& options() const { return options_; }
 
   bool built() const override { return moving_mean_.valid(); }
@@ -70,6 +72,8 @@ class LayerNormalization : public Layer {
   explicit LayerNormalization(LayerNormalizationOptions options = {});
 
   std::string type_name() const override { return "LayerNormalization"; }
+  // Passes a mask on (Keras's supports_masking).
+  bool supports_masking() const override { return true; }
   const LayerNormalizationOptions& options() const { return options_; }
 
   bool built() const override { return channels_ >= 0; }

@@ -16,6 +16,17 @@
 // recurrent kernel gets a gradient, zero, even from a single step). Kernels are Glorot-uniform,
 // recurrent kernels orthogonal, biases zeros (LSTM's forget-gate part ones, unit_forget_bias), as
 // Keras.
+//
+// Masks (Keras's mask=, from Embedding(mask_zero) or Masking, or given to CallMasked): bool
+// (batch, timesteps); at a masked step the states keep their previous values and the output
+// repeats the previous output (zeros before the first unmasked step), as Keras's rnn with
+// zero_output_for_mask=False. With return_sequences the output mask is the input's.
+//
+// dropout / recurrent_dropout: only when `training` (a host value) is true, as Dropout: one
+// mask per call of the input (batch, features) and of h (batch, units), the same at every
+// step, scaled by 1/(1 - rate) (Keras's DropoutRNNCell). Keras's implementation 2 uses one
+// input mask; with recurrent_dropout it switches to implementation 1, one mask per gate for
+// both, and so does this layer.
 #pragma once
 
 #include <cstdint>
@@ -42,6 +53,9 @@ struct RecurrentOptions {
   bool go_backwards = false;
   bool unit_forget_bias = true;  // LSTM only
   bool reset_after = true;       // GRU only
+  // Fractions in [0, 1) of the inputs / of h to drop while training.
+  float dropout = 0.0f;
+  float recurrent_dropout = 0.0f;
   // Initializer seed; without one the layer draws from DefaultEngine().
   std::optional<uint32_t> seed;
 };
@@ -60,7 +74,12 @@ class RecurrentBase : public Layer {
 
   // Keras's call with return_state: the output, then the final states (h; h and c for LSTM).
   // Without return_state, only the output. Checks and builds as operator() does.
-  trace::Values CallWithStates(const trace::Value& input, bool training = false);
+  trace::Values CallWithStates(const trace::Value& input, bool training = false,
+                               const trace::Value& mask = trace::Value());
+
+  bool supports_masking() const override { return true; }
+  // The input's mask with return_sequences, else none (Keras).
+  trace::Value ComputeMask(const trace::Value& input, const trace::Value& mask) const override;
 
   // Invalid handles until built.
   const trace::Variable& kernel() const { return kernel_; }
@@ -72,10 +91,23 @@ class RecurrentBase : public Layer {
   RecurrentBase(std::string type, std::string name, int gates, int num_states,
                 RecurrentOptions options);
   trace::Value Call(const trace::Value& input, bool training) override;
+  trace::Value CallWithMask(const trace::Value& input, const trace::Value& mask,
+                            bool training) override;
+
+  // Dropout masks for one call: none, one, or one per gate.
+  struct DropoutMasks {
+    trace::Values input;      // multiply x_t
+    trace::Values recurrent;  // multiply h
+  };
+  // x @ w with x scaled by the masks: one mask for all of w, or one per block of `units`
+  // columns (a gate); none: plain x @ w.
+  trace::Value Project(const trace::Value& x, const trace::Value& w,
+                       const trace::Values& masks) const;
 
   // One step from x_t (batch, features) and the states (zeros at the first step); returns the
   // new states, h first.
-  virtual trace::Values Step(const trace::Value& x, const trace::Values& states) = 0;
+  virtual trace::Values Step(const trace::Value& x, const trace::Values& states,
+                             const DropoutMasks& masks) = 0;
   // The bias's initial value.
   virtual Tensor InitialBias() const = 0;
   virtual Shape BiasShape() const = 0;
@@ -84,7 +116,8 @@ class RecurrentBase : public Layer {
   std::string Who() const;
 
  private:
-  trace::Values Run(const trace::Value& input);
+  trace::Values Run(const trace::Value& input, const trace::Value& mask, bool training);
+  DropoutMasks MakeDropoutMasks(const trace::Value& x0, const trace::Value& h0, bool training);
   trace::Value ZeroState(const trace::Value& input) const;
 
   std::string type_;
@@ -104,7 +137,8 @@ class LSTM final : public RecurrentBase {
   explicit LSTM(int64_t units) : LSTM(RecurrentOptions{.units = units}) {}
 
  protected:
-  trace::Values Step(const trace::Value& x, const trace::Values& states) override;
+  trace::Values Step(const trace::Value& x, const trace::Values& states,
+                     const DropoutMasks& masks) override;
   Tensor InitialBias() const override;
   Shape BiasShape() const override;
 };
@@ -115,7 +149,8 @@ class GRU final : public RecurrentBase {
   explicit GRU(int64_t units) : GRU(RecurrentOptions{.units = units}) {}
 
  protected:
-  trace::Values Step(const trace::Value& x, const trace::Values& states) override;
+  trace::Values Step(const trace::Value& x, const trace::Values& states,
+                     const DropoutMasks& masks) override;
   Tensor InitialBias() const override;
   Shape BiasShape() const override;
 };

@@ -30,6 +30,13 @@ class Sequential : public Layer {
     AddLayer(std::move(layer));
     return ref;
   }
+  // A layer shared with others, such as a functional Model from MakeModel(...).get().
+  template <typename L>
+  L& Add(std::shared_ptr<L> layer) {
+    L& ref = *layer;
+    AddLayer(std::move(layer));
+    return ref;
+  }
 
   const std::vector<Layer*>& layers() const { return layers_; }
 
@@ -38,18 +45,24 @@ class Sequential : public Layer {
   PartialShape built_input_shape() const override;
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 
-  // Keras's model.summary() table: each layer's name (type), output shape and parameter
-  // count, then the totals. Fails while the input size is unknown.
-  Result<std::string> Summary() const;
+  // Keras 3's model.summary() text: a box-drawn table of each layer's name (type), output
+  // shape and parameter count, then the totals with their sizes in bytes. `line_length` <= 0
+  // is Keras's default, 88 (Keras also narrows it to a terminal's width). A layer that cannot
+  // be built yet shows "?" and "0 (unbuilt)", as in Keras. Never an error (a Result for
+  // callers written when it could fail).
+  Result<std::string> Summary(int line_length = 0) const;
 
  protected:
-  // Passes `training` on to every layer.
+  // Passes `training` on to every layer, and each layer's mask (ComputeMask) to the next.
   trace::Value Call(const trace::Value& input, bool training) override;
+  trace::Value CallWithMask(const trace::Value& input, const trace::Value& mask,
+                            bool training) override;
 
  private:
-  void AddLayer(std::unique_ptr<Layer> layer);
+  void AddLayer(std::shared_ptr<Layer> layer);
 
   std::vector<Layer*> layers_;
+  PartialShape build_input_ = PartialShape::UnknownRank();  // the last Build's input
 };
 
 }  // namespace kiln::modules

@@ -70,6 +70,15 @@ class Module {
     AdoptModule(std::move(name), std::move(module));
     return ref;
   }
+  // A module others share too (a layer of a functional model, which its graph nodes keep
+  // alive). A module has one parent all the same.
+  template <typename M>
+  // NOLINTNEXTLINE(performance-unnecessary-value-param): name is moved; clang-tidy 14 misses it
+  M& AddModule(std::string name, std::shared_ptr<M> module) {
+    M& ref = *module;
+    AdoptModule(std::move(name), std::shared_ptr<Module>(std::move(module)));
+    return ref;
+  }
   template <typename M, typename... Args>
   M& EmplaceModule(std::string name, Args&&... args) {
     return AddModule(std::move(name), std::make_unique<M>(std::forward<Args>(args)...));
@@ -103,7 +112,7 @@ class Module {
   void RecordError(Status status);
 
  private:
-  void AdoptModule(std::string name, std::unique_ptr<Module> module);
+  void AdoptModule(std::string name, std::shared_ptr<Module> module);
   Status CheckNewName(std::string_view name) const;
   void Walk(const std::string& prefix, bool trainable,
             std::vector<std::pair<std::string, Variable>>* vars, std::vector<bool>* var_trainable,
@@ -113,7 +122,7 @@ class Module {
   bool trainable_ = true;
   bool attached_ = false;
   std::vector<Child> children_;
-  std::vector<std::unique_ptr<Module>> owned_modules_;
+  std::vector<std::shared_ptr<Module>> owned_modules_;
   std::vector<std::unique_ptr<Function>> owned_functions_;
   Status status_;
 };
