@@ -246,6 +246,15 @@ void Graph::AddFunction(const tensorflow::FunctionDef& fdef) {
   *library_.add_function() = fdef;
 }
 
+void Graph::AddFunctionBody(const std::string& name, std::shared_ptr<const FunctionBody> body) {
+  bodies_.emplace(name, std::move(body));
+}
+
+std::shared_ptr<const FunctionBody> Graph::FindFunctionBody(const std::string& name) const {
+  auto it = bodies_.find(name);
+  return it == bodies_.end() ? nullptr : it->second;
+}
+
 Result<Ref> Graph::Resolve(const Value& v) {
   if (v.is_symbolic()) {
     Graph* g = ValueAccess::graph(v);
