@@ -14,10 +14,10 @@
 #include <utility>
 
 #include "graph.h"
-#include "tape.h"
 #include "kiln/trace/compare_ops.h"
 #include "kiln/trace/op_builder.h"
 #include "kiln/trace/ops.h"
+#include "tape.h"
 
 namespace kiln::trace {
 namespace {

@@ -192,7 +192,8 @@ Result<Values> TapeState::Backprop(const Values& targets, const Values& seeds,
   std::unordered_set<uint64_t> sources(source_ids.begin(), source_ids.end());
   std::unordered_map<uint64_t, Values> contributions;
   for (size_t i = 0; i < targets.size() && i < seeds.size(); ++i) {
-    if (!seeds[i].empty() && targets[i].id() != 0) contributions[targets[i].id()].push_back(seeds[i]);
+    if (!seeds[i].empty() && targets[i].id() != 0)
+      contributions[targets[i].id()].push_back(seeds[i]);
   }
   for (int e = n - 1; e >= 0; --e) {
     if (!entry_needed[e] || !entry_depends[e]) continue;

@@ -204,10 +204,8 @@ Result<Values> IfGrad(const GradContext& ctx, const Values& grads) {
   Values out(ctx.num_inputs());
   if (wrt.empty()) return out;
   const std::string who = std::string(ctx.op) + " node '" + std::string(ctx.node_name) + "'";
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> then_body,
-                        BodyOf(ctx, "then_branch"));
-  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> else_body,
-                        BodyOf(ctx, "else_branch"));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> then_body, BodyOf(ctx, "then_branch"));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> else_body, BodyOf(ctx, "else_branch"));
   const Values captures(ctx.inputs->begin() + 1, ctx.inputs->end());
   auto branch_grad = [&](const FunctionBody* body) -> BranchFn {
     return [&, body]() -> Result<Values> {
@@ -223,8 +221,8 @@ Result<Values> IfGrad(const GradContext& ctx, const Values& grads) {
       return g;
     };
   };
-  KILN_ASSIGN_OR_RETURN(Values in_grads,
-                        Cond(ctx.input(0), branch_grad(then_body.get()), branch_grad(else_body.get())));
+  KILN_ASSIGN_OR_RETURN(Values in_grads, Cond(ctx.input(0), branch_grad(then_body.get()),
+                                              branch_grad(else_body.get())));
   for (size_t k = 0; k < wrt.size(); ++k) out[wrt[k]] = in_grads[k];
   return out;
 }

@@ -50,8 +50,7 @@ std::vector<Tensor> Numeric(const GradCheck& c) {
       minus[i] = c.inputs[i].DeepCopy();
       plus[i].flat<float>()[e] += kEps;
       minus[i].flat<float>()[e] -= kEps;
-      g.flat<float>()[e] =
-          static_cast<float>((LossAt(c, plus) - LossAt(c, minus)) / (2.0 * kEps));
+      g.flat<float>()[e] = static_cast<float>((LossAt(c, plus) - LossAt(c, minus)) / (2.0 * kEps));
     }
     out.push_back(g);
   }
@@ -147,10 +146,10 @@ GradCheck CondCase(std::vector<float> x) {
     const Value& xv = in[0];
     const Value scale = in[1] * 2.0;  // computed outside, captured by both branches
     KILN_ASSIGN_OR_RETURN(
-        Values out, Cond(
-                        Sum(xv) > 0.0,
-                        [&]() -> Result<Values> { return Values{xv * scale * w.Read()}; },
-                        [&]() -> Result<Values> { return Values{Tanh(xv) * scale + w.Read()}; }));
+        Values out,
+        Cond(
+            Sum(xv) > 0.0, [&]() -> Result<Values> { return Values{xv * scale * w.Read()}; },
+            [&]() -> Result<Values> { return Values{Tanh(xv) * scale + w.Read()}; }));
     return Sum(out[0] * out[0]);
   };
   return c;
@@ -221,13 +220,12 @@ GradCheck TanhSumCase() {
   c.variables = {w};
   c.loss = [w](const Values& in) -> Result<Value> {
     const Value x = in[0];
-    KILN_ASSIGN_OR_RETURN(
-        Values out, ForRange(
-                        Scalar<int32_t>(0), Scalar<int32_t>(4), Scalar<int32_t>(1),
-                        [&](const Value& i, const Values& v) -> Result<Values> {
-                          return Values{v[0] + Tanh(w.Read() * Gather(x, i))};
-                        },
-                        {Scalar(0.0F)}));
+    KILN_ASSIGN_OR_RETURN(Values out,
+                          ForRange(Scalar<int32_t>(0), Scalar<int32_t>(4), Scalar<int32_t>(1),
+                                   [&](const Value& i, const Values& v) -> Result<Values> {
+                                     return Values{v[0] + Tanh(w.Read() * Gather(x, i))};
+                                   },
+                                   {Scalar(0.0F)}));
     return out[0];
   };
   return c;
@@ -249,19 +247,18 @@ GradCheck NestedCase() {
     const Value s = in[1];
     KILN_ASSIGN_OR_RETURN(
         Values out,
-        ForRange(
-            Scalar<int32_t>(0), Scalar<int32_t>(3), Scalar<int32_t>(1),
-            [&](const Value& i, const Values& v) -> Result<Values> {
-              const Value acc = v[0];
-              KILN_ASSIGN_OR_RETURN(
-                  Values next,
-                  Cond(
-                      Equal(i % 2, 0.0),
-                      [&]() -> Result<Values> { return Values{Tanh(acc * w.Read() + x)}; },
-                      [&]() -> Result<Values> { return Values{acc * s + Sigmoid(x)}; }));
-              return Values{next[0]};
-            },
-            {x}));
+        ForRange(Scalar<int32_t>(0), Scalar<int32_t>(3), Scalar<int32_t>(1),
+                 [&](const Value& i, const Values& v) -> Result<Values> {
+                   const Value acc = v[0];
+                   KILN_ASSIGN_OR_RETURN(
+                       Values next,
+                       Cond(
+                           Equal(i % 2, 0.0),
+                           [&]() -> Result<Values> { return Values{Tanh(acc * w.Read() + x)}; },
+                           [&]() -> Result<Values> { return Values{acc * s + Sigmoid(x)}; }));
+                   return Values{next[0]};
+                 },
+                 {x}));
     return Sum(out[0] * out[0]);
   };
   return c;
