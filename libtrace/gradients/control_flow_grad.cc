@@ -16,7 +16,8 @@
 // Replaying is right only when running the functions again gives the same values: a replayed
 // stateful op other than a variable read (assignments, random ops, prints) is Unimplemented.
 // Variables are read again by the gradient, so they must not change between the forward op and
-// tape.Gradient (they do not in a train step, where the optimizer runs after the gradient).
+// tape.Gradient (they do not in a train step, where the optimizer runs after the gradient); an
+// assignment in between is Unimplemented too.
 #include <memory>
 #include <set>
 #include <string>
@@ -177,6 +178,35 @@ Result<std::shared_ptr<const FunctionBody>> BodyOf(const GradContext& ctx, std::
   return body;
 }
 
+bool WritesVariable(std::string_view op) {
+  return op.starts_with("Assign") || op.starts_with("ResourceApply") ||
+         op.starts_with("ResourceSparseApply") || op.starts_with("ResourceScatter");
+}
+
+// The gradient reads the node's variables again: none may have been assigned since the node
+// (that would give the gradient at the new value).
+Status CheckVariablesUnchanged(const GradContext& ctx, std::string_view who) {
+  const Value& out = ctx.output(0);
+  const Graph* g = ValueAccess::graph(out);
+  if (g == nullptr) return OkStatus();
+  for (int i = ValueAccess::node(out) + 1; i < g->num_nodes(); ++i) {
+    const GraphNode& n = g->node(i);
+    if (!WritesVariable(n.op) || n.inputs.empty() || n.inputs[0].node >= 0) continue;
+    for (const Value& in : *ctx.inputs) {
+      if (in.dtype() != DType::kResource || ValueAccess::graph(in) != g ||
+          ValueAccess::node(in) >= 0 || ValueAccess::index(in) != n.inputs[0].index) {
+        continue;
+      }
+      const std::shared_ptr<VariableState> var = CapturedVariableOf(in);
+      return Unimplemented("the gradient of ", who, " reads variable '",
+                           var != nullptr ? var->name : "?", "' again, but node '", n.name, "' (",
+                           n.op, ") assigned it after the ", ctx.op,
+                           "; compute the gradient before assigning it");
+    }
+  }
+  return OkStatus();
+}
+
 // Zeros standing for the gradient of an input no gradient reached (a variable: its value's).
 Value ZerosFor(const Value& input) {
   if (std::shared_ptr<VariableState> var = CapturedVariableOf(input)) {
@@ -204,6 +234,7 @@ Result<Values> IfGrad(const GradContext& ctx, const Values& grads) {
   Values out(ctx.num_inputs());
   if (wrt.empty()) return out;
   const std::string who = std::string(ctx.op) + " node '" + std::string(ctx.node_name) + "'";
+  KILN_RETURN_IF_ERROR(CheckVariablesUnchanged(ctx, who));
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> then_body, BodyOf(ctx, "then_branch"));
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> else_body, BodyOf(ctx, "else_branch"));
   const Values captures(ctx.inputs->begin() + 1, ctx.inputs->end());
@@ -245,6 +276,7 @@ Result<Values> WhileGrad(const GradContext& ctx, const Values& grads) {
   if (body->outputs.size() != m || body->arg_order.size() != m) {
     return Internal(who, ": the body has ", body->outputs.size(), " outputs for ", m, " inputs");
   }
+  KILN_RETURN_IF_ERROR(CheckVariablesUnchanged(ctx, who));
   KILN_RETURN_IF_ERROR(CheckNoSideEffects(*cond_body, who));
   KILN_RETURN_IF_ERROR(CheckNoSideEffects(*body, who));
   const Graph& bg = *body->graph;

@@ -290,5 +290,42 @@ TEST_CASE("a loop gradient that would recompute a side effect is Unimplemented")
   CHECK(r.status().message().find("AssignAddVariableOp") != std::string::npos);
 }
 
+TEST_CASE("a Cond gradient after its variable was assigned is Unimplemented, not stale") {
+  Variable v = Variable::Create("v", Floats({}, {2.0F}));
+  Function f("assigned_between", [&](const Values& in) -> Result<Values> {
+    GradientTape tape;
+    KILN_ASSIGN_OR_RETURN(Values out,
+                          Cond(
+                              in[0] > 0.0, [&]() -> Result<Values> { return Values{v.Read()}; },
+                              [&]() -> Result<Values> { return Values{v.Read() * 2.0}; }));
+    v.AssignAdd(Scalar(1.0F));
+    return tape.Gradient(out[0] * out[0], std::vector<Variable>{v});
+  });
+  Result<std::vector<Tensor>> r = f(Floats({}, {1.0F}));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kUnimplemented);
+  CHECK(r.status().message().find("'v'") != std::string::npos);
+}
+
+TEST_CASE("a loop gradient over a TensorArray loop variable is Unimplemented") {
+  Function f("array_loop", [](const Values& in) -> Result<Values> {
+    GradientTape tape;
+    tape.Watch(in[0]);
+    TensorArray arr(DType::kFloat, 2);
+    KILN_ASSIGN_OR_RETURN(Values out,
+                          ForRange(Scalar<int32_t>(0), Scalar<int32_t>(2), Scalar<int32_t>(1),
+                                   [&](const Value& i, const Values& v) -> Result<Values> {
+                                     Value next = v[0] * in[0];
+                                     return Values{next, arr.WithHandle(v[1]).Write(i, next)};
+                                   },
+                                   {in[0], arr}));
+    return tape.Gradient(out[0], in);
+  });
+  Result<std::vector<Tensor>> r = f(Floats({}, {1.5F}));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kUnimplemented);
+  CHECK(r.status().message().find("TensorArray") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::trace
