@@ -19,7 +19,6 @@
 // tape.Gradient (they do not in a train step, where the optimizer runs after the gradient); an
 // assignment in between is Unimplemented too.
 #include <memory>
-#include <set>
 #include <string>
 #include <vector>
 

@@ -268,6 +268,38 @@ TEST_CASE("a Cond nested in a ForRange: gradients w.r.t. the loop input, a captu
   Check(NestedCase());
 }
 
+// A WhileLoop in a ForRange body, and a loop whose condition reads a float loop variable.
+GradCheck NestedLoopCase() {
+  GradCheck c;
+  c.name = "while_in_for_range";
+  c.inputs = {Floats({2}, {0.7F, -0.4F}), Floats({}, {1.2F})};
+  c.loss = [](const Values& in) -> Result<Value> {
+    const Value x = in[0];
+    const Value s = in[1];
+    KILN_ASSIGN_OR_RETURN(
+        Values out,
+        ForRange(Scalar<int32_t>(0), Scalar<int32_t>(2), Scalar<int32_t>(1),
+                 [&](const Value&, const Values& v) -> Result<Values> {
+                   // Grows t until it passes 3: the count depends on the values, not the gradient.
+                   KILN_ASSIGN_OR_RETURN(
+                       Values inner,
+                       WhileLoop([](const Values& w) { return Less(w[0], Scalar(3.0F)); },
+                                 [&](const Values& w) -> Result<Values> {
+                                   return Values{w[0] * s + 0.5, Tanh(w[1] * s) + x};
+                                 },
+                                 {Scalar(0.2F), v[0]}));
+                   return Values{inner[1]};
+                 },
+                 {x}));
+    return Sum(out[0] * out[0]);
+  };
+  return c;
+}
+
+TEST_CASE("a WhileLoop nested in a ForRange, its condition on a float loop variable") {
+  Check(NestedLoopCase());
+}
+
 TEST_CASE("a loop gradient that would recompute a side effect is Unimplemented") {
   Variable counter = Variable::Create("count", Floats({}, {0.0F}));
   Function f("stateful_loop", [&](const Values& in) -> Result<Values> {
