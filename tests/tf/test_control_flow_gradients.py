@@ -7,7 +7,6 @@ import pytest
 
 import oracle
 
-KILN_CF_TRAIN = oracle.BUILD / "tests" / "kiln_cf_train"
 LR = np.float32(0.1)
 # x and the loop count of each step: sum(x * w) changes sign, so both branches of the first
 # Cond are taken; odd and even counts end the loop in either branch of the nested one.
@@ -22,7 +21,7 @@ CALLS = [
 @pytest.fixture(scope="module")
 def bundle(tmp_path_factory):
     d = tmp_path_factory.mktemp("cf_train") / "bundle"
-    oracle.run([KILN_CF_TRAIN, d])
+    oracle.run([oracle.KILN_CF_TRAIN, d])
     return d
 
 
