@@ -13,8 +13,9 @@
 //     counts the iterations; a backward While pops them (TensorListPopBack) and, per
 //     iteration, replays the body on them and accumulates the gradients of the loop variables
 //     and of the captures (tensors and variables).
-// Replaying is right only when running the functions again gives the same values: a replayed
-// stateful op other than a variable read (assignments, random ops, prints) is Unimplemented.
+// Replaying is right only when running the functions again gives the same values: a function
+// that assigns a variable, or a replayed stateful op other than a variable read (random ops,
+// prints the outputs need), is Unimplemented; effects the outputs do not need are not replayed.
 // Variables are read again by the gradient, so they must not change between the forward op and
 // tape.Gradient (they do not in a train step, where the optimizer runs after the gradient); an
 // assignment in between is Unimplemented too.
@@ -51,19 +52,44 @@ class ScopedTape {
   TapeState state_;
 };
 
-// Whether running every node of `body` again could do more than read variables (the functions
-// of a nested If / While run whole, so they are checked whole).
-Status CheckNoSideEffects(const FunctionBody& body, std::string_view who) {
+bool WritesVariable(std::string_view op) {
+  return op.starts_with("Assign") || op.starts_with("ResourceApply") ||
+         op.starts_with("ResourceSparseApply") || op.starts_with("ResourceScatter") ||
+         op == "StatefulPartitionedCall";  // a called function may assign
+}
+
+enum class Effects {
+  kWrites,  // only assignments count (the replay skips other effects the outputs do not need)
+  kAny,     // any stateful op but a variable read (a nested If / While is replayed whole)
+};
+
+Status CheckEffects(const FunctionBody& body, Effects which, std::string_view who);
+
+// The functions an If / While node `n` of `g` runs.
+Status CheckFunctionsOf(const Graph& g, const GraphNode& n, Effects which, std::string_view who) {
+  for (const auto& [attr, value] : n.attrs) {
+    if (!value.has_func()) continue;
+    if (std::shared_ptr<const FunctionBody> f = g.FindFunctionBody(value.func().name())) {
+      KILN_RETURN_IF_ERROR(CheckEffects(*f, which, who));
+    }
+  }
+  return OkStatus();
+}
+
+// Replaying is wrong when the function assigns a variable (a read replayed after the forward
+// op sees the last assignment, not the one before it), and repeats any other side effect the
+// replay runs.
+Status CheckEffects(const FunctionBody& body, Effects which, std::string_view who) {
   const Graph& g = *body.graph;
   for (int i = 0; i < g.num_nodes(); ++i) {
     const GraphNode& n = g.node(i);
     if (IsFunctional(n.op)) {
-      for (const auto& [name, nested] : g.function_bodies()) {
-        KILN_RETURN_IF_ERROR(CheckNoSideEffects(*nested, who));
-      }
+      KILN_RETURN_IF_ERROR(CheckFunctionsOf(g, n, which, who));
       continue;
     }
-    if (n.stateful && n.op != "ReadVariableOp") {
+    const bool bad =
+        which == Effects::kWrites ? WritesVariable(n.op) : n.stateful && n.op != "ReadVariableOp";
+    if (bad) {
       return Unimplemented("the gradient of ", who, " recomputes '", g.function_name(),
                            "', which holds the stateful op '", n.op, "' (node '", n.name,
                            "'); only variable reads can be recomputed. Move it out of the "
@@ -129,9 +155,7 @@ Result<Values> Replay(const FunctionBody& body, const Values& args, std::string_
                            "control flow or stop the gradient before it (StopGradient)");
     }
     if (IsFunctional(n.op)) {
-      for (const auto& [name, nested] : b.function_bodies()) {
-        KILN_RETURN_IF_ERROR(CheckNoSideEffects(*nested, who));
-      }
+      KILN_RETURN_IF_ERROR(CheckFunctionsOf(b, n, Effects::kAny, who));
     }
     // Nested functions (branches, bodies, called functions) come along with their bodies.
     for (const auto& f : b.library().function()) here->AddFunction(f);
@@ -175,11 +199,6 @@ Result<std::shared_ptr<const FunctionBody>> BodyOf(const GradContext& ctx, std::
                          "', which was not traced by Cond / WhileLoop in this trace");
   }
   return body;
-}
-
-bool WritesVariable(std::string_view op) {
-  return op.starts_with("Assign") || op.starts_with("ResourceApply") ||
-         op.starts_with("ResourceSparseApply") || op.starts_with("ResourceScatter");
 }
 
 // The gradient reads the node's variables again: none may have been assigned since the node
@@ -236,6 +255,8 @@ Result<Values> IfGrad(const GradContext& ctx, const Values& grads) {
   KILN_RETURN_IF_ERROR(CheckVariablesUnchanged(ctx, who));
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> then_body, BodyOf(ctx, "then_branch"));
   KILN_ASSIGN_OR_RETURN(std::shared_ptr<const FunctionBody> else_body, BodyOf(ctx, "else_branch"));
+  KILN_RETURN_IF_ERROR(CheckEffects(*then_body, Effects::kWrites, who));
+  KILN_RETURN_IF_ERROR(CheckEffects(*else_body, Effects::kWrites, who));
   const Values captures(ctx.inputs->begin() + 1, ctx.inputs->end());
   auto branch_grad = [&](const FunctionBody* body) -> BranchFn {
     return [&, body]() -> Result<Values> {
@@ -276,8 +297,8 @@ Result<Values> WhileGrad(const GradContext& ctx, const Values& grads) {
     return Internal(who, ": the body has ", body->outputs.size(), " outputs for ", m, " inputs");
   }
   KILN_RETURN_IF_ERROR(CheckVariablesUnchanged(ctx, who));
-  KILN_RETURN_IF_ERROR(CheckNoSideEffects(*cond_body, who));
-  KILN_RETURN_IF_ERROR(CheckNoSideEffects(*body, who));
+  KILN_RETURN_IF_ERROR(CheckEffects(*cond_body, Effects::kWrites, who));
+  KILN_RETURN_IF_ERROR(CheckEffects(*body, Effects::kWrites, who));
   const Graph& bg = *body->graph;
   // Inputs the body passes through unchanged are captures: constant over the iterations.
   std::vector<size_t> carried, captured;

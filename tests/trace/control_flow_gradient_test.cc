@@ -11,6 +11,7 @@
 
 #include "kiln/trace/trace.h"
 #include "tensorflow/framework.pb.h"
+#include "trace/trace_test_util.h"
 
 namespace kiln::trace {
 namespace {
@@ -298,6 +299,27 @@ GradCheck NestedLoopCase() {
 
 TEST_CASE("a WhileLoop nested in a ForRange, its condition on a float loop variable") {
   Check(NestedLoopCase());
+}
+
+TEST_CASE("a print in a loop body runs once per iteration, not again for the gradient") {
+  testing::CapturePrints prints;
+  Function f("printing_power", [](const Values& in) -> Result<Values> {
+    GradientTape tape;
+    tape.Watch(in[0]);
+    const Value x = in[0];
+    KILN_ASSIGN_OR_RETURN(Values out,
+                          WhileLoop([](const Values& v) { return Less(v[0], Scalar<int32_t>(3)); },
+                                    [&x](const Values& v) -> Result<Values> {
+                                      KILN_RETURN_IF_ERROR(Print({v[0]}));
+                                      return Values{v[0] + Scalar<int32_t>(1), v[1] * x};
+                                    },
+                                    {Scalar<int32_t>(0), x}));
+    return tape.Gradient(out[1], in);
+  });
+  Result<std::vector<Tensor>> r = f(Tensor::Scalar(1.5F));
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  CHECK((*r)[0].scalar<float>() == doctest::Approx(4.0 * 1.5 * 1.5 * 1.5));
+  CHECK(prints.text() == "0\n1\n2\n");
 }
 
 TEST_CASE("a loop gradient that would recompute a side effect is Unimplemented") {
