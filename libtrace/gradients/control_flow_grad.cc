@@ -209,17 +209,24 @@ Status CheckVariablesUnchanged(const GradContext& ctx, std::string_view who) {
   if (g == nullptr) return OkStatus();
   for (int i = ValueAccess::node(out) + 1; i < g->num_nodes(); ++i) {
     const GraphNode& n = g->node(i);
-    if (!WritesVariable(n.op) || n.inputs.empty() || n.inputs[0].node >= 0) continue;
-    for (const Value& in : *ctx.inputs) {
-      if (in.dtype() != DType::kResource || ValueAccess::graph(in) != g ||
-          ValueAccess::node(in) >= 0 || ValueAccess::index(in) != n.inputs[0].index) {
-        continue;
+    // An assignment, or an If / While / call that assigns in its functions.
+    const bool writes =
+        WritesVariable(n.op) ||
+        (IsFunctional(n.op) && !CheckFunctionsOf(*g, n, Effects::kWrites, who).ok());
+    if (!writes) continue;
+    for (const Ref& r : n.inputs) {
+      if (r.node >= 0) continue;
+      for (const Value& in : *ctx.inputs) {
+        if (in.dtype() != DType::kResource || ValueAccess::graph(in) != g ||
+            ValueAccess::node(in) >= 0 || ValueAccess::index(in) != r.index) {
+          continue;
+        }
+        const std::shared_ptr<VariableState> var = CapturedVariableOf(in);
+        return Unimplemented("the gradient of ", who, " reads variable '",
+                             var != nullptr ? var->name : "?", "' again, but node '", n.name, "' (",
+                             n.op, ") may assign it after the ", ctx.op,
+                             "; compute the gradient before assigning it");
       }
-      const std::shared_ptr<VariableState> var = CapturedVariableOf(in);
-      return Unimplemented("the gradient of ", who, " reads variable '",
-                           var != nullptr ? var->name : "?", "' again, but node '", n.name, "' (",
-                           n.op, ") assigned it after the ", ctx.op,
-                           "; compute the gradient before assigning it");
     }
   }
   return OkStatus();

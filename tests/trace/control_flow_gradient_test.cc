@@ -346,19 +346,31 @@ TEST_CASE("a loop gradient that would recompute a side effect is Unimplemented")
 
 TEST_CASE("a Cond gradient after its variable was assigned is Unimplemented, not stale") {
   Variable v = Variable::Create("v", Floats({}, {2.0F}));
-  Function f("assigned_between", [&](const Values& in) -> Result<Values> {
-    GradientTape tape;
-    KILN_ASSIGN_OR_RETURN(Values out,
-                          Cond(
-                              in[0] > 0.0, [&]() -> Result<Values> { return Values{v.Read()}; },
-                              [&]() -> Result<Values> { return Values{v.Read() * 2.0}; }));
-    v.AssignAdd(Scalar(1.0F));
-    return tape.Gradient(out[0] * out[0], std::vector<Variable>{v});
-  });
-  Result<std::vector<Tensor>> r = f(Floats({}, {1.0F}));
-  REQUIRE_FALSE(r.ok());
-  CHECK(r.status().code() == StatusCode::kUnimplemented);
-  CHECK(r.status().message().find("'v'") != std::string::npos);
+  for (bool in_cond : {false, true}) {
+    CAPTURE(in_cond);
+    Function f("assigned_between", [&](const Values& in) -> Result<Values> {
+      GradientTape tape;
+      KILN_ASSIGN_OR_RETURN(Values out,
+                            Cond(
+                                in[0] > 0.0, [&]() -> Result<Values> { return Values{v.Read()}; },
+                                [&]() -> Result<Values> { return Values{v.Read() * 2.0}; }));
+      if (in_cond) {
+        // The assignment hides in a later Cond's branch.
+        KILN_RETURN_IF_ERROR(
+            Cond(
+                in[0] > 1.0, [&]() -> Result<Values> { return Values{v.AssignAdd(Scalar(1.0F))}; },
+                [&]() -> Result<Values> { return Values{Scalar(0.0F)}; })
+                .status());
+      } else {
+        v.AssignAdd(Scalar(1.0F));
+      }
+      return tape.Gradient(out[0] * out[0], std::vector<Variable>{v});
+    });
+    Result<std::vector<Tensor>> r = f(Floats({}, {1.0F}));
+    REQUIRE_FALSE(r.ok());
+    CHECK(r.status().code() == StatusCode::kUnimplemented);
+    CHECK(r.status().message().find("'v'") != std::string::npos);
+  }
 }
 
 TEST_CASE("a loop gradient over a TensorArray loop variable is Unimplemented") {
