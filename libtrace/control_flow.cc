@@ -17,6 +17,7 @@
 #include "kiln/trace/compare_ops.h"
 #include "kiln/trace/op_builder.h"
 #include "kiln/trace/ops.h"
+#include "tape.h"
 
 namespace kiln::trace {
 namespace {
@@ -151,6 +152,18 @@ std::vector<DType> DTypesOf(const Values& values) {
 
 std::string Uid() { return std::to_string(internal::NextFunctionUid()); }
 
+// Adds a functional If / While node and records it on the tapes that watch one of its inputs
+// (its gradient function replays the branch / body functions kept in the graph).
+Result<Values> AddRecordedNode(Graph* g, std::string_view op, std::string_view name,
+                               const Values& inputs, internal::AttrMap attrs) {
+  std::optional<internal::AttrMap> copy;
+  if (internal::AnyTapeRecording()) copy = attrs;
+  Values out = g->AddNode(op, name, inputs, std::move(attrs));
+  KILN_RETURN_IF_ERROR(FirstError(out));
+  if (copy) internal::RecordFunctional(op, *copy, inputs, out);
+  return out;
+}
+
 // ---- Cond -------------------------------------------------------------------------------------
 
 Result<Values> TracedCond(Graph* g, const Value& pred, const BranchFn& then_fn,
@@ -208,9 +221,14 @@ Result<Values> TracedCond(Graph* g, const Value& pred, const BranchFn& then_fn,
   attrs["_lower_using_switch_merge"].set_b(true);
   Values inputs = {pred};
   inputs.insert(inputs.end(), captures.begin(), captures.end());
-  Values out = g->AddNode(stateful ? "If" : "StatelessIf", "cond", inputs, std::move(attrs));
-  KILN_RETURN_IF_ERROR(FirstError(out));
-  return out;
+  // Kept for the gradient, which replays the branches (gradients/control_flow_grad.cc).
+  g->AddFunctionBody(then_def.signature().name(),
+                     std::make_shared<internal::FunctionBody>(
+                         internal::FunctionBody{then_t.graph, then_t.outputs, then_order}));
+  g->AddFunctionBody(else_def.signature().name(),
+                     std::make_shared<internal::FunctionBody>(
+                         internal::FunctionBody{else_t.graph, else_t.outputs, else_order}));
+  return AddRecordedNode(g, stateful ? "If" : "StatelessIf", "cond", inputs, std::move(attrs));
 }
 
 // ---- WhileLoop -------------------------------------------------------------------------------
@@ -330,8 +348,14 @@ Result<Values> TracedWhile(Graph* g, const LoopCondFn& cond, const LoopBodyFn& b
   attrs["parallel_iterations"] = internal::IntAttr(options.parallel_iterations);
   attrs["_lower_using_switch_merge"].set_b(true);
   attrs["_num_original_outputs"] = internal::IntAttr(static_cast<int64_t>(inputs.size()));
-  Values out = g->AddNode(stateful ? "While" : "StatelessWhile", "while", inputs, std::move(attrs));
-  KILN_RETURN_IF_ERROR(FirstError(out));
+  g->AddFunctionBody(cond_def.signature().name(),
+                     std::make_shared<internal::FunctionBody>(
+                         internal::FunctionBody{cond_t.graph, cond_t.outputs, cond_order}));
+  g->AddFunctionBody(body_def.signature().name(),
+                     std::make_shared<internal::FunctionBody>(
+                         internal::FunctionBody{body_t.graph, body_out, body_order}));
+  KILN_ASSIGN_OR_RETURN(Values out, AddRecordedNode(g, stateful ? "While" : "StatelessWhile",
+                                                    "while", inputs, std::move(attrs)));
   out.resize(n);  // captures come back unchanged
   return out;
 }

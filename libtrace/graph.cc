@@ -246,6 +246,15 @@ void Graph::AddFunction(const tensorflow::FunctionDef& fdef) {
   *library_.add_function() = fdef;
 }
 
+void Graph::AddFunctionBody(const std::string& name, std::shared_ptr<const FunctionBody> body) {
+  bodies_.emplace(name, std::move(body));
+}
+
+std::shared_ptr<const FunctionBody> Graph::FindFunctionBody(const std::string& name) const {
+  auto it = bodies_.find(name);
+  return it == bodies_.end() ? nullptr : it->second;
+}
+
 Result<Ref> Graph::Resolve(const Value& v) {
   if (v.is_symbolic()) {
     Graph* g = ValueAccess::graph(v);
@@ -343,7 +352,14 @@ Values Graph::AddNode(std::string_view op, std::string_view base_name,
     // Automatic control dependencies: side effects run in program order.
     const bool is_data_input = std::any_of(refs.begin(), refs.end(),
                                            [&](const Ref& r) { return r.node == last_stateful_; });
-    if (last_stateful_ >= 0 && !is_data_input) node.control_inputs.push_back(last_stateful_);
+    // TensorFlow lowers an If / While to switch/merge dataflow whose outputs come one by one:
+    // using one of them does not wait for the rest of its side effects (variable reads in a
+    // loop body), the control edge does.
+    const bool lowered = last_stateful_ >= 0 && (nodes_[last_stateful_].op == "If" ||
+                                                 nodes_[last_stateful_].op == "While");
+    if (last_stateful_ >= 0 && (!is_data_input || lowered)) {
+      node.control_inputs.push_back(last_stateful_);
+    }
     last_stateful_ = index;
   }
   for (const Ref& r : refs) {

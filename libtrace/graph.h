@@ -82,6 +82,15 @@ struct GraphArg {
   bool is_capture = false;  // a value captured from the parent graph (children only)
 };
 
+// A traced branch / loop function kept after its FunctionDef is made: the gradient of an If or
+// While replays its nodes (gradients/control_flow_grad.cc). `arg_order` lists the FunctionDef's
+// input args as indices into graph->args(), in the order the node passes its inputs.
+struct FunctionBody {
+  std::shared_ptr<Graph> graph;
+  Values outputs;
+  std::vector<int> arg_order;
+};
+
 // A value of the parent graph that a child graph takes as argument `arg`.
 struct CapturedValue {
   Value outer;  // symbolic, in the parent graph
@@ -118,6 +127,12 @@ class Graph : public std::enable_shared_from_this<Graph> {
   // Functions this graph's nodes call; kept unique by name.
   void AddFunction(const tensorflow::FunctionDef& fdef);
   const tensorflow::FunctionDefLibrary& library() const { return library_; }
+  // The bodies of the control-flow functions this graph's nodes call (by function name).
+  void AddFunctionBody(const std::string& name, std::shared_ptr<const FunctionBody> body);
+  std::shared_ptr<const FunctionBody> FindFunctionBody(const std::string& name) const;
+  const std::map<std::string, std::shared_ptr<const FunctionBody>>& function_bodies() const {
+    return bodies_;
+  }
   // True when the graph holds a stateful node (If vs StatelessIf).
   bool has_stateful_node() const { return last_stateful_ >= 0; }
   // Adds a node: runs the op's Prepare on the input specs; an error value on failure (also
@@ -144,6 +159,7 @@ class Graph : public std::enable_shared_from_this<Graph> {
   const std::vector<GraphArg>& args() const { return args_; }
   int num_nodes() const { return static_cast<int>(nodes_.size()); }
   const std::string& node_name(int node) const { return nodes_[node].name; }
+  const GraphNode& node(int index) const { return nodes_[index]; }
 
   // The graph of the innermost trace on this thread, or nullptr.
   static Graph* Current();
@@ -171,6 +187,7 @@ class Graph : public std::enable_shared_from_this<Graph> {
   std::vector<CapturedValue> captured_values_;
   std::map<std::tuple<const Graph*, int, int>, int> capture_value_index_;  // outer ref -> arg
   tensorflow::FunctionDefLibrary library_;
+  std::map<std::string, std::shared_ptr<const FunctionBody>> bodies_;
   std::vector<GraphNode> nodes_;
   std::map<std::string, int> name_counts_;  // names in use -> next suffix to try
   std::vector<std::string> scopes_;

@@ -148,7 +148,22 @@ Result<Values> TapeState::Gradient(const Value& target, const std::vector<uint64
   used_ = true;
   PauseTape pause(this);
   KILN_RETURN_IF_ERROR(seed.status());
+  KILN_ASSIGN_OR_RETURN(Values grads, Backprop(Values{target}, Values{seed}, source_ids));
+  Values out;
+  for (size_t i = 0; i < source_ids.size(); ++i) {
+    Value g = grads[i];
+    if (g.empty() && zeros_for_unconnected) g = ZerosLike(source_like[i]);
+    KILN_RETURN_IF_ERROR_CTX(g.ok() || g.empty() ? OkStatus() : g.status(), "gradient of ",
+                             source_names[i]);
+    out.push_back(g);
+  }
+  if (graph_ != nullptr && graph_->status().ok() == false) return graph_->status();
+  return out;
+}
 
+Result<Values> TapeState::Backprop(const Values& targets, const Values& seeds,
+                                   const std::vector<uint64_t>& source_ids) {
+  PauseTape pause(this);
   const int n = static_cast<int>(entries_.size());
   // Entries whose inputs depend on a source (recording order is a topological order).
   std::unordered_set<uint64_t> depends(source_ids.begin(), source_ids.end());
@@ -163,7 +178,8 @@ Result<Values> TapeState::Gradient(const Value& target, const std::vector<uint64
   }
   // Entries the target depends on.
   std::vector<bool> entry_needed(n, false);
-  std::vector<uint64_t> stack = {target.id()};
+  std::vector<uint64_t> stack;
+  for (const Value& t : targets) stack.push_back(t.id());
   while (!stack.empty()) {
     const uint64_t id = stack.back();
     stack.pop_back();
@@ -175,7 +191,10 @@ Result<Values> TapeState::Gradient(const Value& target, const std::vector<uint64
 
   std::unordered_set<uint64_t> sources(source_ids.begin(), source_ids.end());
   std::unordered_map<uint64_t, Values> contributions;
-  contributions[target.id()].push_back(seed);
+  for (size_t i = 0; i < targets.size() && i < seeds.size(); ++i) {
+    if (!seeds[i].empty() && targets[i].id() != 0)
+      contributions[targets[i].id()].push_back(seeds[i]);
+  }
   for (int e = n - 1; e >= 0; --e) {
     if (!entry_needed[e] || !entry_depends[e]) continue;
     const TapeEntry& entry = entries_[e];
@@ -196,9 +215,11 @@ Result<Values> TapeState::Gradient(const Value& target, const std::vector<uint64
     if (!any) continue;
     std::vector<bool> needs(entry.inputs.size(), false);
     for (size_t i = 0; i < entry.inputs.size(); ++i) {
-      // An empty input stands for a variable (its reads): always differentiable.
+      // An empty input stands for a variable (its reads), and so does a resource input that
+      // is on the tape (a variable captured by an If / While): always differentiable.
       needs[i] = depends.count(input_ids[i]) != 0 &&
-                 (entry.inputs[i].empty() || IsDifferentiable(entry.inputs[i].dtype()));
+                 (entry.inputs[i].empty() || entry.inputs[i].dtype() == DType::kResource ||
+                  IsDifferentiable(entry.inputs[i].dtype()));
     }
     const std::string where = "computing the gradient of op '" + entry.op + "'" +
                               (entry.node_name.empty() ? "" : " (node '" + entry.node_name + "')");
@@ -241,18 +262,14 @@ Result<Values> TapeState::Gradient(const Value& target, const std::vector<uint64
   }
 
   Values out;
-  for (size_t i = 0; i < source_ids.size(); ++i) {
-    auto it = contributions.find(source_ids[i]);
+  for (uint64_t id : source_ids) {
+    auto it = contributions.find(id);
     Value g;
     if (it != contributions.end()) {
       KILN_ASSIGN_OR_RETURN(g, Aggregate(it->second));
     }
-    if (g.empty() && zeros_for_unconnected) g = ZerosLike(source_like[i]);
-    KILN_RETURN_IF_ERROR_CTX(g.ok() || g.empty() ? OkStatus() : g.status(), "gradient of ",
-                             source_names[i]);
     out.push_back(g);
   }
-  if (graph_ != nullptr && graph_->status().ok() == false) return graph_->status();
   return out;
 }
 
@@ -319,6 +336,47 @@ void RecordCustom(std::string_view op, std::span<const Value> inputs, const Valu
     e.outputs = outputs;
     e.custom = gradient;
     t->Record(std::move(e), IdsOf(inputs));
+  }
+}
+
+std::shared_ptr<VariableState> CapturedVariableOf(const Value& handle) {
+  if (!handle.is_symbolic() || ValueAccess::node(handle) >= 0) return nullptr;
+  const std::vector<GraphArg>& args = ValueAccess::graph(handle)->args();
+  const int index = ValueAccess::index(handle);
+  return index >= 0 && index < static_cast<int>(args.size()) ? args[index].variable : nullptr;
+}
+
+void RecordFunctional(std::string_view op, const AttrMap& attrs, std::span<const Value> inputs,
+                      const Values& outputs) {
+  if (outputs.empty()) return;
+  for (TapeState* t : g_tapes) {
+    if (!t->recording() || Graph::Current() != t->graph()) continue;
+    std::vector<uint64_t> ids;
+    bool any = false;
+    for (const Value& v : inputs) {
+      uint64_t id = v.id();
+      if (v.dtype() == DType::kResource) {
+        id = 0;
+        if (std::shared_ptr<VariableState> var = CapturedVariableOf(v)) {
+          id = t->VariableId(var.get());
+          if (id == 0 && t->watch_accessed_variables() && var->trainable) {
+            id = t->WatchVariable(var);
+          }
+        }
+      }
+      if (t->IsTracked(id) && (v.dtype() == DType::kResource || IsDifferentiable(v.dtype()))) {
+        any = true;
+      }
+      ids.push_back(id);
+    }
+    if (!any) continue;
+    TapeEntry e;
+    e.op = std::string(op);
+    e.node_name = NodeNameOf(outputs);
+    e.attrs = attrs;
+    e.inputs.assign(inputs.begin(), inputs.end());
+    e.outputs = outputs;
+    t->Record(std::move(e), std::move(ids));
   }
 }
 

@@ -58,6 +58,11 @@ class TapeState {
   Result<Values> Gradient(const Value& target, const std::vector<uint64_t>& source_ids,
                           const Values& source_like, const std::vector<std::string>& source_names,
                           const Value& output_gradient, bool zeros_for_unconnected);
+  // The vector-Jacobian product behind Gradient: seeds[i] flows into targets[i] (an empty seed:
+  // none), one gradient per source comes back (empty: unconnected). Control-flow gradients take
+  // it of a replayed branch or loop body on a tape of their own.
+  Result<Values> Backprop(const Values& targets, const Values& seeds,
+                          const std::vector<uint64_t>& source_ids);
   void Reset();
 
  private:
@@ -85,6 +90,13 @@ void RecordOperation(std::string_view op, const AttrMap& attrs, std::span<const 
 // Records a composite op (inputs -> outputs) with its own gradient.
 void RecordCustom(std::string_view op, std::span<const Value> inputs, const Values& outputs,
                   const CustomGradient& gradient);
+// A functional If / While node: like RecordOperation, but a resource input standing for a
+// captured variable is the variable itself (its reads inside the branch or body), so gradients
+// reach variables used there; tapes that watch accessed variables watch a trainable one.
+void RecordFunctional(std::string_view op, const AttrMap& attrs, std::span<const Value> inputs,
+                      const Values& outputs);
+// The variable a resource value of a trace stands for (a captured variable), or nullptr.
+std::shared_ptr<VariableState> CapturedVariableOf(const Value& handle);
 // A read of `var` produced `value`: tapes that watch accessed variables watch a trainable one.
 void RecordVariableRead(const std::shared_ptr<VariableState>& var, const Value& value);
 
@@ -147,6 +159,7 @@ std::span<const GradientDef> AllGradients();
 std::span<const GradientDef> MathGradients();
 std::span<const GradientDef> NnGradients();
 std::span<const GradientDef> ArrayGradients();
+std::span<const GradientDef> ControlFlowGradients();  // If, While (control_flow_grad.cc)
 
 // Floating-point (and complex) dtypes carry gradients.
 bool IsDifferentiable(DType t);

@@ -17,7 +17,7 @@ struct Table {
 const Table& GetTable() {
   static const Table* const table = [] {
     auto* t = new Table();
-    for (auto family : {MathGradients(), NnGradients(), ArrayGradients()}) {
+    for (auto family : {MathGradients(), NnGradients(), ArrayGradients(), ControlFlowGradients()}) {
       t->all.insert(t->all.end(), family.begin(), family.end());
     }
     for (const GradientDef& d : t->all) t->by_name.emplace(d.op, &d);

@@ -19,7 +19,7 @@ collect_ignore_glob = [] if ISSUE9 else ["test_issue9_*.py"]
 @pytest.fixture(scope="session", autouse=True)
 def binaries():
     """Our programs must be built: a missing one is a failure, never a skip."""
-    needed = [oracle.KILN_CLI, oracle.KILN_CALL, oracle.KILN_LAYER,
+    needed = [oracle.KILN_CLI, oracle.KILN_CALL, oracle.KILN_LAYER, oracle.KILN_CF_TRAIN,
               oracle.SAMPLES / "demo_module_export", oracle.SAMPLES / "mlp_export", oracle.TF_CLI]
     missing = [str(p) for p in needed if not os.access(p, os.X_OK)]
     if missing:

@@ -20,6 +20,7 @@ KILN_CLI = BUILD / "tools" / "savedmodel-cli"
 KILN_CALL = BUILD / "tests" / "kiln_call"
 KILN_LAYER = BUILD / "tests" / "kiln_layer"
 KILN_MODEL = BUILD / "tests" / "kiln_model"
+KILN_CF_TRAIN = BUILD / "tests" / "kiln_cf_train"
 SAMPLES = BUILD / "samples"
 # TensorFlow's CLI, from the same venv as the Python running the tests.
 TF_CLI = Path(sys.executable).parent / "saved_model_cli"

@@ -16,6 +16,8 @@
 //   - CallFunction traces the callee once per signature (its own cache), puts its graph in the
 //     caller's library and calls it with PartitionedCall (StatefulPartitionedCall when it is
 //     stateful); its captured variables become extra call inputs.
+//   - GradientTape differentiates through Cond and the loops: the If / While node's gradient
+//     replays the traced branch / body (docs/training.md, "Gradients through control flow").
 // Otherwise (eagerly, or under SetRunFunctionsEagerly) they run at once on concrete values:
 // Cond runs one branch, the loops iterate in C++, CallFunction calls the Function.
 //

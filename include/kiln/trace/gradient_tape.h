@@ -13,8 +13,9 @@
 //   KILN_ASSIGN_OR_RETURN(Values grads, tape.Gradient(loss, model.trainable_variables()));
 //
 // Recording follows the thread and the trace: a tape records the ops built on its own thread
-// in the graph that was current when it was made (none: eager ops). Control flow (Cond) is
-// recorded as one op whose gradient is again a Cond.
+// in the graph that was current when it was made (none: eager ops). Traced control flow is
+// recorded as one If / While op whose gradient replays the traced branch or body: again an If,
+// or a recomputing While with TensorList accumulators and a backward While (docs/training.md).
 #pragma once
 
 #include <memory>
