@@ -132,7 +132,16 @@ int main(int argc, char** argv) {
                  "kiln_call DIR calls (signature KEY | function NAME) N OUTDIR [INPUT]...\n";
     return 2;
   }
-  auto model = kiln::exec::SavedModel::Load(args[0]);
+  // KILN_CALL_PLAN=require|ignore: how the load treats the bundle's serving plan (default:
+  // auto), for tests/tf/test_serving_plan.py.
+  kiln::exec::LoadOptions options;
+  if (const char* plan = std::getenv("KILN_CALL_PLAN")) {
+    const std::string_view p(plan);
+    options.plan = p == "require"  ? kiln::exec::PlanUse::kRequire
+                   : p == "ignore" ? kiln::exec::PlanUse::kIgnore
+                                   : kiln::exec::PlanUse::kAuto;
+  }
+  auto model = kiln::exec::SavedModel::Load(args[0], options);
   if (!model.ok()) return Fail(model.status());
   const auto& m = **model;
 

@@ -1,0 +1,133 @@
+"""Issue 12: every signature and restored method of every bundle our samples write and
+TensorFlow writes (tests/tf/make_tf_models.py, the issue-9 architectures and Keras
+Applications, the shared TF-written fixtures) gives the same outputs with and without its
+serving plan (`savedmodel-cli compile`). Outputs are compared bit for bit (NaNs equal): a plan
+changes how a bundle is loaded, never what it computes. TensorFlow still loads a compiled bundle
+and gives its outputs (assets.extra/ is ignored by TensorFlow)."""
+import os
+import shutil
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import make_applications
+import make_issue9_models
+import make_tf_models
+import oracle
+
+
+def _linked_copy(d, dst):
+    """A copy of the bundle whose files are hard links (cheap); compile adds a new file."""
+    shutil.copytree(d, dst, copy_function=os.link)
+    return dst
+
+
+def _compile(d, signatures):
+    """Plans every function when this runtime can prepare them all, else the tested
+    signatures; returns whether the plan covers everything (methods included)."""
+    whole = oracle.run([oracle.KILN_CLI, "compile", "--dir", d], check=False)
+    if whole.returncode == 0:
+        return True
+    cmd = [oracle.KILN_CLI, "compile", "--dir", d]
+    for s in signatures:
+        cmd += ["--signature_def", s]
+    oracle.run(cmd)
+    return False
+
+
+def _run(d, signature, inputs, outdir, plan):
+    if any(Path(f).suffix == ".str" for f in inputs.values()):
+        # savedmodel-cli's .npy reader takes no strings: run it through the loader API.
+        oracle.run([oracle.KILN_CALL, d, "signature", signature, outdir] +
+                   [f"{k}={v}" for k, v in sorted(inputs.items())], env={"KILN_CALL_PLAN": plan})
+        return {p.stem: oracle.load_value(p) for p in Path(outdir).iterdir()}
+    arg = ";".join(f"{k}={v}" for k, v in sorted(inputs.items()))
+    cmd = [oracle.KILN_CLI, "run", "--dir", d, "--tag_set", "serve", "--signature_def",
+           signature, "--outdir", outdir, "--plan", plan]
+    if arg:
+        cmd += ["--inputs", arg]
+    oracle.run(cmd)
+    return {p.stem: np.load(p) for p in Path(outdir).glob("*.npy")}
+
+
+def _call(d, method, inputs, outdir, plan):
+    oracle.run([oracle.KILN_CALL, d, "function", method, outdir] + [str(f) for f in inputs],
+               env={"KILN_CALL_PLAN": plan})
+    files = sorted(Path(outdir).iterdir(), key=lambda p: int(p.stem.split("_")[1]))
+    return [oracle.load_value(p) for p in files]
+
+
+def _assert_bitwise(a, b, what):
+    a, b = np.asarray(a), np.asarray(b)
+    assert a.dtype == b.dtype and a.shape == b.shape, f"{what}: {a.dtype}{a.shape} vs {b.dtype}{b.shape}"
+    if a.dtype.kind in "fc":
+        assert np.array_equal(a, b, equal_nan=True), f"{what}: differs with the plan"
+    else:
+        assert np.array_equal(a, b), f"{what}: differs with the plan"
+
+
+def _check(d, data, entry, tmp_path, what):
+    copy = _linked_copy(d, tmp_path / "bundle")
+    signatures = sorted(entry["signatures"])
+    complete = _compile(copy, signatures)
+    assert (copy / "assets.extra" / "kiln.plan").is_file()
+    for key in signatures:
+        spec = entry["signatures"][key]
+        inputs = {k: Path(data) / f for k, f in spec["inputs"].items()}
+        without = _run(copy, key, inputs, tmp_path / f"sig.{key}.without", "ignore")
+        with_plan = _run(copy, key, inputs, tmp_path / f"sig.{key}.with", "require")
+        assert sorted(without) == sorted(with_plan), f"{what} {key}: output keys differ"
+        for k in without:
+            _assert_bitwise(without[k], with_plan[k], f"{what} signature {key} output {k}")
+    for method, spec in sorted(entry.get("methods", {}).items()):
+        inputs = [Path(data) / f for f in spec["inputs"]]
+        without = _call(copy, method, inputs, tmp_path / f"fn.{method}.without", "ignore")
+        with_plan = _call(copy, method, inputs, tmp_path / f"fn.{method}.with",
+                          "require" if complete else "auto")
+        assert len(without) == len(with_plan), f"{what}.{method}: output count differs"
+        for i, (a, b) in enumerate(zip(without, with_plan)):
+            _assert_bitwise(a, b, f"{what}.{method} output {i}")
+
+
+@pytest.mark.parametrize("name", sorted(make_tf_models.BUNDLES))
+def test_tf_models_same_with_plan(tf_models, name, tmp_path):
+    root, manifest = tf_models
+    entry = manifest["bundles"][name]
+    _check(root / entry["dir"], root / entry["data"], entry, tmp_path, name)
+
+
+@pytest.mark.parametrize("name", sorted(make_issue9_models.MODELS))
+def test_issue9_models_same_with_plan(issue9_models, name, tmp_path):
+    root, manifest = issue9_models
+    entry = manifest["models"][name]
+    assert entry["error"] is None, entry["error"]
+    entry = {**entry, "signatures": {k: v for k, v in entry["signatures"].items()
+                                     if k in make_issue9_models.MODELS[name][1]}}
+    _check(Path(root) / entry["dir"], Path(root) / entry["data"], entry, tmp_path, name)
+
+
+@pytest.mark.parametrize("name", make_applications.selected())
+def test_applications_same_with_plan(application_models, name, tmp_path):
+    root, manifest = application_models
+    entry = manifest["models"][name]
+    assert entry["error"] is None, entry["error"]
+    _check(Path(root) / entry["dir"], Path(root) / entry["data"], entry, tmp_path, name)
+
+
+def test_samples_same_with_plan(ours, tmp_path):
+    for name, (d, inputs) in sorted(ours.items()):
+        entry = {"signatures": {"serving_default": {"inputs": {k: str(v) for k, v in inputs.items()}}}}
+        _check(d, "/", entry, tmp_path / name, name)
+
+
+def test_tensorflow_still_loads_a_compiled_bundle(ours, tmp_path):
+    import tensorflow as tf
+    d, inputs = ours["mlp"]
+    copy = _linked_copy(d, tmp_path / "mlp")
+    oracle.run([oracle.KILN_CLI, "compile", "--dir", copy])
+    x = np.load(inputs["x"])
+    theirs = tf.saved_model.load(str(copy)).signatures["serving_default"](x=tf.constant(x))
+    mine = _run(copy, "serving_default", inputs, tmp_path / "out", "require")
+    for k, v in theirs.items():
+        oracle.assert_same(mine[k], v.numpy(), f"mlp {k}")
