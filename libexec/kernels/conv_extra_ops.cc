@@ -602,6 +602,61 @@ Status DnnlBackpropInput(const KernelContext& ctx, const DnnlBwdConv& c, const C
   return OkStatus();
 }
 
+// dx of a 2-D float32 convolution with few input channels (a network's first layer): oneDNN's
+// backward-data kernels vectorise over input channels and crawl with one. Instead, per
+// sub-batch, cols = dy W^T (one sgemm: [pixels, out_c] x [out_c, taps * in_c]) and each image's
+// dx sums its columns back (col2im) in a fixed order.
+Status ColBackpropInput(const KernelContext& ctx, const ConvGeom& g, const float* filter,
+                        const float* dy, float* dx) {
+  const int64_t k = g.Taps() * g.in_c;
+  const int64_t out_px = g.d[1].out * g.d[2].out, in_image = g.d[1].in * g.d[2].in * g.in_c;
+  const int64_t sub = (g.batch + kBwdSubBatches - 1) / kBwdSubBatches;
+  const int64_t chunks = (g.batch + sub - 1) / sub;
+  const int64_t workers = std::min<int64_t>(ctx.threads().num_threads(), chunks);
+  const int64_t slot = sub * out_px * k;
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(float) * slot * workers));
+  std::vector<Status> errors(workers);
+  ForSubBatches(ctx, chunks, workers, [&](int64_t chunk, int64_t w) {
+    const int64_t b0 = chunk * sub, nb = std::min(sub, g.batch - b0);
+    float* cols = static_cast<float*>(mem) + w * slot;
+    {
+      // On this thread only, so the product does not depend on the thread count.
+      onednn::SingleThreadedBuild one_thread;
+      Status s = onednn::Sgemm(false, true, nb * out_px, k, g.out_c, dy + b0 * out_px * g.out_c,
+                               g.out_c, filter, g.out_c, 0.0f, cols, k);
+      if (!s.ok()) {
+        if (errors[w].ok()) errors[w] = s;
+        return;
+      }
+    }
+    for (int64_t b = 0; b < nb; ++b) {
+      float* img = dx + (b0 + b) * in_image;
+      std::fill(img, img + in_image, 0.0f);
+      for (int64_t p = 0; p < out_px; ++p) {
+        const int64_t oy = p / g.d[2].out, ox = p % g.d[2].out;
+        const float* row = cols + (b * out_px + p) * k;
+        for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
+          const int64_t iy = InCoord(g.d[1], oy, ky);
+          if (iy < 0) continue;
+          for (int64_t kx = 0; kx < g.d[2].k; ++kx) {
+            const int64_t ix = InCoord(g.d[2], ox, kx);
+            if (ix < 0) continue;
+            float* dst = img + (iy * g.d[2].in + ix) * g.in_c;
+            const float* src = row + (ky * g.d[2].k + kx) * g.in_c;
+            for (int64_t c = 0; c < g.in_c; ++c) dst[c] += src[c];
+          }
+        }
+      }
+    }
+  });
+  for (const Status& s : errors)
+    if (!s.ok()) return ctx.Error(s.message());
+  return OkStatus();
+}
+
+// Input channels below which ColBackpropInput beats oneDNN's backward-data kernels.
+constexpr int64_t kColBackpropMaxInChannels = 3;
+
 // df from the input and dy: one partial per sub-batch, summed in sub-batch order.
 Status DnnlBackpropFilter(const KernelContext& ctx, const DnnlBwdConv& c, const ConvGeom& g,
                           const float* in, const float* dy, float* df) {
@@ -851,6 +906,9 @@ Status ComputeConvNd(const KernelContext& ctx) {
     constexpr bool kFilter = kKind == ConvKind::kBackpropFilter;
     if (st.use_dnnl && g.batch > 0 && g.in_c > 0 && g.out_c > 0 && g.Taps() > 0 &&
         g.OutPixels() > 0) {
+      if (!kFilter && g.in_c <= kColBackpropMaxInChannels)
+        return ColBackpropInput(ctx, g, ctx.input(io.filter).data<float>(),
+                                ctx.input(io.dy).data<float>(), out->data<float>());
       // Shapes oneDNN cannot take fall through to the generic path.
       Result<const DnnlBwdConv*> c = FindDnnlBwdConv(st, kFilter, in, filter);
       if (c.ok()) {
