@@ -847,10 +847,16 @@ Status PrepareConvNd(PrepareContext& ctx) {
   if constexpr (kKind == ConvKind::kBackpropInput || kKind == ConvKind::kBackpropFilter) {
     if (!three && t == DType::kFloat) {
       state->use_dnnl = true;
-      if (!ctx.analysis_only && all_known) {
+      const bool col_path =
+          kKind == ConvKind::kBackpropInput && in[rank - 1] <= kColBackpropMaxInChannels;
+      if (!ctx.analysis_only && all_known && !col_path) {
         // A convolution oneDNN cannot take (or an empty one) runs the generic path.
         auto c = MakeDnnlBwdConv(kKind == ConvKind::kBackpropFilter, state->attrs, in, filter);
-        if (c.ok()) state->bwd_prepared = std::move(c).value();
+        if (c.ok()) {
+          state->bwd_prepared = std::move(c).value();
+        } else {
+          state->use_dnnl = false;  // these are the shapes every run will have
+        }
       }
     }
   }
