@@ -8,9 +8,10 @@
 //     [taps * out_c, in_c]; every input pixel is computed once, so no scatter;
 //   - filter backprop: patches transposed times out_backprop, summed over fixed groups of pixel
 //     chunks and then over the groups in order.
-// Chunks have sizes fixed by the shapes, never by the thread count, so results are identical
-// on any number of threads. Half and bfloat16 compute in float. NCHW is Unimplemented, as in
-// TensorFlow's CPU kernels.
+// float32 2-D input and filter backprops run oneDNN's backward kernels instead (below, "oneDNN
+// backprops"). Chunks have sizes fixed by the shapes, never by the thread count, so results are
+// identical on any number of threads. Half and bfloat16 compute in float. NCHW is Unimplemented, as
+// in TensorFlow's CPU kernels.
 #include <Eigen/Core>
 #include <algorithm>
 #include <atomic>
@@ -435,7 +436,8 @@ Status MakeGeom(ConvKind kind, const WindowSpec& a, std::span<const int64_t> in,
 // is cut into sub-batches of a size fixed by the shapes; each runs a primitive built for one
 // thread (onednn::SingleThreadedBuild) on whichever pool thread takes it next. So results do
 // not depend on the thread count (the filter backprop sums one partial per sub-batch, in
-// order), and a thread the OS preempts does not hold the others up as a static split would.
+// order), and a thread the OS runs late takes fewer sub-batches instead of a fixed share (the
+// region still ends at OpenMP's barrier).
 struct DnnlBwdConv {
   std::vector<int64_t> in_dims, filter_dims;  // the key
   int64_t sub = 1, chunks = 0;                // images per sub-batch, sub-batches
