@@ -8,12 +8,16 @@
 //     [taps * out_c, in_c]; every input pixel is computed once, so no scatter;
 //   - filter backprop: patches transposed times out_backprop, summed over fixed groups of pixel
 //     chunks and then over the groups in order.
-// Chunks have sizes fixed by the shapes, never by the thread count, so results are identical
-// on any number of threads. Half and bfloat16 compute in float. NCHW is Unimplemented, as in
-// TensorFlow's CPU kernels.
+// float32 2-D input and filter backprops run oneDNN's backward kernels instead (below, "oneDNN
+// backprops"). Chunks have sizes fixed by the shapes, never by the thread count, so results are
+// identical on any number of threads. Half and bfloat16 compute in float. NCHW is Unimplemented, as
+// in TensorFlow's CPU kernels.
 #include <Eigen/Core>
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -345,9 +349,18 @@ enum class ConvKind {
   kDepthwiseFilter,  // DepthwiseConv2dNativeBackpropFilter(input, filter_sizes, dy)
 };
 
+struct DnnlBwdConv;
+
 struct ConvState : OpState {
   WindowSpec attrs;
   DType dtype = DType::kFloat;
+  // 2-D float32 backprops through oneDNN: made at prepare time when the shapes are known, or
+  // per shape when running.
+  bool use_dnnl = false;
+  std::unique_ptr<const DnnlBwdConv> bwd_prepared;
+  mutable std::mutex bwd_mu;
+  mutable std::vector<std::unique_ptr<const DnnlBwdConv>> bwd_cache;
+  ~ConvState() override;
 };
 
 constexpr bool IsDepthwise(ConvKind k) {
@@ -412,6 +425,287 @@ Status MakeGeom(ConvKind kind, const WindowSpec& a, std::span<const int64_t> in,
   if (!std::equal(want.begin(), want.end(), dy.begin(), dy.end())) {
     return InvalidArgument("out_backprop has shape ", str(dy), " but the convolution of input ",
                            str(in), " with filter ", str(filter), " gives ", DimsString(want));
+  }
+  return OkStatus();
+}
+
+// ---- oneDNN backprops -------------------------------------------------------------------------
+
+// Conv2DBackpropInput / Conv2DBackpropFilter on float32 through oneDNN's backward-data and
+// backward-weights convolutions (JIT kernels for the CPU at hand, NHWC in and out). The batch
+// is cut into sub-batches of a size fixed by the shapes; each runs a primitive built for one
+// thread (onednn::SingleThreadedBuild) on whichever pool thread takes it next. So results do
+// not depend on the thread count (the filter backprop sums one partial per sub-batch, in
+// order), and a thread the OS runs late takes fewer sub-batches instead of a fixed share (the
+// region still ends at OpenMP's barrier).
+struct DnnlBwdConv {
+  std::vector<int64_t> in_dims, filter_dims;  // the key
+  int64_t sub = 1, chunks = 0;                // images per sub-batch, sub-batches
+  struct Prim {
+    dnnl::memory::desc src_md, dst_md, weights_md, scratch_md;
+    dnnl::primitive primitive;
+  };
+  Prim full, tail;  // tail: the last sub-batch when sub does not divide the batch
+  dnnl::memory::desc user_weights_md;
+  bool weights_plain = true;  // the kernel's weights layout is TF's HWIO
+  dnnl::reorder reorder;      // input backprop: HWIO -> kernel's; filter backprop: back
+  const Prim& For(int64_t chunk) const {
+    return chunk == chunks - 1 && tail.primitive ? tail : full;
+  }
+};
+
+ConvState::~ConvState() = default;
+
+// About this many sub-batches: enough for the pool's threads to even out, few enough that each
+// primitive call has real work.
+constexpr int64_t kBwdSubBatches = 16;
+
+Result<std::unique_ptr<DnnlBwdConv>> MakeDnnlBwdConv(bool filter_backprop, const WindowSpec& a,
+                                                     std::span<const int64_t> in,
+                                                     std::span<const int64_t> filter) {
+  ConvGeom g;
+  KILN_RETURN_IF_ERROR(
+      MakeGeom(filter_backprop ? ConvKind::kBackpropFilter : ConvKind::kBackpropInput, a, in,
+               filter, {}, &g));
+  if (g.batch == 0 || g.in_c == 0 || g.out_c == 0 || g.Taps() == 0 || g.OutPixels() == 0)
+    return InvalidArgument("empty convolution");
+  auto c = std::make_unique<DnnlBwdConv>();
+  c->in_dims.assign(in.begin(), in.end());
+  c->filter_dims.assign(filter.begin(), filter.end());
+  c->sub = (g.batch + kBwdSubBatches - 1) / kBwdSubBatches;
+  c->chunks = (g.batch + c->sub - 1) / c->sub;
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const WindowDim& h = g.d[1];
+  const WindowDim& w = g.d[2];
+  c->user_weights_md = dnnl::memory::desc({g.out_c, g.in_c, h.k, w.k}, dt::f32, tag::hwio);
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("backward convolution setup", [&] {
+    onednn::SingleThreadedBuild one_thread;
+    dnnl::primitive_attr attr;
+    attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+    const dnnl::memory::desc w_any({g.out_c, g.in_c, h.k, w.k}, dt::f32, tag::any);
+    const dnnl::memory::dims strides = {h.stride, w.stride};
+    const dnnl::memory::dims dilation = {h.dilation - 1, w.dilation - 1};
+    const dnnl::memory::dims pad_l = {h.pad_before, w.pad_before};
+    const dnnl::memory::dims pad_r = {h.pad_after, w.pad_after};
+    auto make = [&](int64_t n, DnnlBwdConv::Prim* p) {
+      p->src_md = dnnl::memory::desc({n, g.in_c, h.in, w.in}, dt::f32, tag::nhwc);
+      p->dst_md = dnnl::memory::desc({n, g.out_c, h.out, w.out}, dt::f32, tag::nhwc);
+      const auto algo = dnnl::algorithm::convolution_direct;
+      dnnl::convolution_forward::primitive_desc hint(
+          dnnl::convolution_forward::desc(dnnl::prop_kind::forward_training, algo, p->src_md, w_any,
+                                          p->dst_md, strides, dilation, pad_l, pad_r),
+          onednn::Engine());
+      if (filter_backprop) {
+        dnnl::convolution_backward_weights::primitive_desc pd(
+            dnnl::convolution_backward_weights::desc(algo, p->src_md, w_any, p->dst_md, strides,
+                                                     dilation, pad_l, pad_r),
+            attr, onednn::Engine(), hint);
+        p->weights_md = pd.diff_weights_desc();
+        p->scratch_md = pd.scratchpad_desc();
+        p->primitive = dnnl::convolution_backward_weights(pd);
+      } else {
+        dnnl::convolution_backward_data::primitive_desc pd(
+            dnnl::convolution_backward_data::desc(algo, p->src_md, w_any, p->dst_md, strides,
+                                                  dilation, pad_l, pad_r),
+            attr, onednn::Engine(), hint);
+        p->weights_md = pd.weights_desc();
+        p->scratch_md = pd.scratchpad_desc();
+        p->primitive = dnnl::convolution_backward_data(pd);
+      }
+    };
+    make(c->sub, &c->full);
+    const int64_t last = g.batch - (c->chunks - 1) * c->sub;
+    if (last != c->sub) {
+      make(last, &c->tail);
+      // Both must agree on the weights' layout: one reorder serves every sub-batch.
+      if (c->tail.weights_md != c->full.weights_md) throw dnnl::error(dnnl_unimplemented, "layout");
+    }
+    c->weights_plain = c->full.weights_md == c->user_weights_md;
+    if (!c->weights_plain) {
+      c->reorder =
+          filter_backprop
+              ? dnnl::reorder(dnnl::reorder::primitive_desc(onednn::Engine(), c->full.weights_md,
+                                                            onednn::Engine(), c->user_weights_md))
+              : dnnl::reorder(dnnl::reorder::primitive_desc(onednn::Engine(), c->user_weights_md,
+                                                            onednn::Engine(), c->full.weights_md));
+    }
+  }));
+  return c;
+}
+
+// The primitive for these shapes: the one made at prepare time, else one made now and kept.
+Result<const DnnlBwdConv*> FindDnnlBwdConv(const ConvState& st, bool filter_backprop,
+                                           std::span<const int64_t> in,
+                                           std::span<const int64_t> filter) {
+  auto matches = [&](const DnnlBwdConv& c) {
+    return std::equal(c.in_dims.begin(), c.in_dims.end(), in.begin(), in.end()) &&
+           std::equal(c.filter_dims.begin(), c.filter_dims.end(), filter.begin(), filter.end());
+  };
+  if (st.bwd_prepared && matches(*st.bwd_prepared)) return st.bwd_prepared.get();
+  std::lock_guard lock(st.bwd_mu);
+  for (const auto& c : st.bwd_cache)
+    if (matches(*c)) return c.get();
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DnnlBwdConv> c,
+                        MakeDnnlBwdConv(filter_backprop, st.attrs, in, filter));
+  st.bwd_cache.push_back(std::move(c));
+  return st.bwd_cache.back().get();
+}
+
+// Runs chunk(c, worker) for every sub-batch c; each pool thread takes the next one free.
+template <typename F>
+void ForSubBatches(const KernelContext& ctx, int64_t chunks, int64_t workers, F chunk) {
+  std::atomic<int64_t> next{0};
+  ctx.threads().ParallelFor(workers, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t w = begin; w < end; ++w) {
+      for (int64_t c = next.fetch_add(1); c < chunks; c = next.fetch_add(1)) chunk(c, w);
+    }
+  });
+}
+
+// dx from the filter and dy (shapes checked by the caller).
+Status DnnlBackpropInput(const KernelContext& ctx, const DnnlBwdConv& c, const ConvGeom& g,
+                         const float* filter, const float* dy, float* dx) {
+  const void* weights = filter;
+  if (!c.weights_plain) {
+    KILN_ASSIGN_OR_RETURN(void* packed, ctx.AllocateTemp(c.full.weights_md.get_size()));
+    KILN_RETURN_IF_ERROR(onednn::DnnlCall("weights reorder", [&] {
+      dnnl::memory user(c.user_weights_md, onednn::Engine(), const_cast<float*>(filter));
+      dnnl::memory mem(c.full.weights_md, onednn::Engine(), packed);
+      c.reorder.execute(onednn::ThreadStream(), user, mem);
+    }));
+    weights = packed;
+  }
+  const int64_t workers = std::min<int64_t>(ctx.threads().num_threads(), c.chunks);
+  const size_t scratch = std::max(c.full.scratch_md.get_size(), c.tail.scratch_md.get_size());
+  KILN_ASSIGN_OR_RETURN(void* smem, ctx.AllocateTemp(std::max<size_t>(1, scratch * workers)));
+  const int64_t in_image = g.d[1].in * g.d[2].in * g.in_c;
+  const int64_t out_image = g.d[1].out * g.d[2].out * g.out_c;
+  std::vector<Status> errors(workers);
+  ForSubBatches(ctx, c.chunks, workers, [&](int64_t chunk, int64_t w) {
+    const DnnlBwdConv::Prim& p = c.For(chunk);
+    const int64_t b0 = chunk * c.sub;
+    Status s = onednn::DnnlCall("backward-data memory", [&] {
+      const dnnl::engine& eng = onednn::Engine();
+      dnnl::memory diff_dst(p.dst_md, eng, const_cast<float*>(dy + b0 * out_image));
+      dnnl::memory wei(p.weights_md, eng, const_cast<void*>(weights));
+      dnnl::memory diff_src(p.src_md, eng, dx + b0 * in_image);
+      Status e =
+          onednn::ExecuteOnThread(p.primitive, p.scratch_md, static_cast<char*>(smem) + w * scratch,
+                                  {{DNNL_ARG_DIFF_DST, &diff_dst},
+                                   {DNNL_ARG_WEIGHTS, &wei},
+                                   {DNNL_ARG_DIFF_SRC, &diff_src}});
+      if (!e.ok()) throw dnnl::error(dnnl_runtime_error, "backward-data convolution");
+    });
+    if (!s.ok() && errors[w].ok()) errors[w] = s;
+  });
+  for (const Status& s : errors)
+    if (!s.ok()) return ctx.Error(s.message());
+  return OkStatus();
+}
+
+// dx of a 2-D float32 convolution with few input channels (a network's first layer): oneDNN's
+// backward-data kernels vectorise over input channels and crawl with one. Instead, per
+// sub-batch, cols = dy W^T (one sgemm: [pixels, out_c] x [out_c, taps * in_c]) and each image's
+// dx sums its columns back (col2im) in a fixed order.
+Status ColBackpropInput(const KernelContext& ctx, const ConvGeom& g, const float* filter,
+                        const float* dy, float* dx) {
+  const int64_t k = g.Taps() * g.in_c;
+  const int64_t out_px = g.d[1].out * g.d[2].out, in_image = g.d[1].in * g.d[2].in * g.in_c;
+  const int64_t sub = (g.batch + kBwdSubBatches - 1) / kBwdSubBatches;
+  const int64_t chunks = (g.batch + sub - 1) / sub;
+  const int64_t workers = std::min<int64_t>(ctx.threads().num_threads(), chunks);
+  const int64_t slot = sub * out_px * k;
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(float) * slot * workers));
+  std::vector<Status> errors(workers);
+  ForSubBatches(ctx, chunks, workers, [&](int64_t chunk, int64_t w) {
+    const int64_t b0 = chunk * sub, nb = std::min(sub, g.batch - b0);
+    float* cols = static_cast<float*>(mem) + w * slot;
+    {
+      // On this thread only, so the product does not depend on the thread count.
+      onednn::SingleThreadedBuild one_thread;
+      Status s = onednn::Sgemm(false, true, nb * out_px, k, g.out_c, dy + b0 * out_px * g.out_c,
+                               g.out_c, filter, g.out_c, 0.0f, cols, k);
+      if (!s.ok()) {
+        if (errors[w].ok()) errors[w] = s;
+        return;
+      }
+    }
+    for (int64_t b = 0; b < nb; ++b) {
+      float* img = dx + (b0 + b) * in_image;
+      std::fill(img, img + in_image, 0.0f);
+      for (int64_t p = 0; p < out_px; ++p) {
+        const int64_t oy = p / g.d[2].out, ox = p % g.d[2].out;
+        const float* row = cols + (b * out_px + p) * k;
+        for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
+          const int64_t iy = InCoord(g.d[1], oy, ky);
+          if (iy < 0) continue;
+          for (int64_t kx = 0; kx < g.d[2].k; ++kx) {
+            const int64_t ix = InCoord(g.d[2], ox, kx);
+            if (ix < 0) continue;
+            float* dst = img + (iy * g.d[2].in + ix) * g.in_c;
+            const float* src = row + (ky * g.d[2].k + kx) * g.in_c;
+            for (int64_t c = 0; c < g.in_c; ++c) dst[c] += src[c];
+          }
+        }
+      }
+    }
+  });
+  for (const Status& s : errors)
+    if (!s.ok()) return ctx.Error(s.message());
+  return OkStatus();
+}
+
+// Input channels below which ColBackpropInput beats oneDNN's backward-data kernels.
+constexpr int64_t kColBackpropMaxInChannels = 3;
+
+// df from the input and dy: one partial per sub-batch, summed in sub-batch order.
+Status DnnlBackpropFilter(const KernelContext& ctx, const DnnlBwdConv& c, const ConvGeom& g,
+                          const float* in, const float* dy, float* df) {
+  const int64_t fsize = static_cast<int64_t>(c.full.weights_md.get_size() / sizeof(float));
+  KILN_ASSIGN_OR_RETURN(void* pmem, ctx.AllocateTemp(sizeof(float) * fsize * c.chunks));
+  auto* partials = static_cast<float*>(pmem);
+  const int64_t workers = std::min<int64_t>(ctx.threads().num_threads(), c.chunks);
+  const size_t scratch = std::max(c.full.scratch_md.get_size(), c.tail.scratch_md.get_size());
+  KILN_ASSIGN_OR_RETURN(void* smem, ctx.AllocateTemp(std::max<size_t>(1, scratch * workers)));
+  const int64_t in_image = g.d[1].in * g.d[2].in * g.in_c;
+  const int64_t out_image = g.d[1].out * g.d[2].out * g.out_c;
+  std::vector<Status> errors(workers);
+  ForSubBatches(ctx, c.chunks, workers, [&](int64_t chunk, int64_t w) {
+    const DnnlBwdConv::Prim& p = c.For(chunk);
+    const int64_t b0 = chunk * c.sub;
+    Status s = onednn::DnnlCall("backward-weights memory", [&] {
+      const dnnl::engine& eng = onednn::Engine();
+      dnnl::memory src(p.src_md, eng, const_cast<float*>(in + b0 * in_image));
+      dnnl::memory diff_dst(p.dst_md, eng, const_cast<float*>(dy + b0 * out_image));
+      dnnl::memory diff_wei(p.weights_md, eng, partials + chunk * fsize);
+      Status e =
+          onednn::ExecuteOnThread(p.primitive, p.scratch_md, static_cast<char*>(smem) + w * scratch,
+                                  {{DNNL_ARG_SRC, &src},
+                                   {DNNL_ARG_DIFF_DST, &diff_dst},
+                                   {DNNL_ARG_DIFF_WEIGHTS, &diff_wei}});
+      if (!e.ok()) throw dnnl::error(dnnl_runtime_error, "backward-weights convolution");
+    });
+    if (!s.ok() && errors[w].ok()) errors[w] = s;
+  });
+  for (const Status& s : errors)
+    if (!s.ok()) return ctx.Error(s.message());
+  // The sum of the partials, element by element in sub-batch order (the kernel's layout may
+  // pad, so the whole buffer is summed), straight into df when the layout is TF's.
+  float* sum = c.weights_plain ? df : partials;
+  ctx.threads().ParallelFor(fsize, 4096, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      float acc = partials[i];
+      for (int64_t k = 1; k < c.chunks; ++k) acc += partials[k * fsize + i];
+      sum[i] = acc;
+    }
+  });
+  if (!c.weights_plain) {
+    KILN_RETURN_IF_ERROR(onednn::DnnlCall("weights reorder", [&] {
+      dnnl::memory mem(c.full.weights_md, onednn::Engine(), partials);
+      dnnl::memory user(c.user_weights_md, onednn::Engine(), df);
+      c.reorder.execute(onednn::ThreadStream(), mem, user);
+    }));
   }
   return OkStatus();
 }
@@ -552,6 +846,22 @@ Status PrepareConvNd(PrepareContext& ctx) {
   } else {
     out = io.filter >= 0 ? in : filter;
   }
+  if constexpr (kKind == ConvKind::kBackpropInput || kKind == ConvKind::kBackpropFilter) {
+    if (!three && t == DType::kFloat) {
+      state->use_dnnl = true;
+      const bool col_path =
+          kKind == ConvKind::kBackpropInput && in[rank - 1] <= kColBackpropMaxInChannels;
+      if (!ctx.analysis_only && all_known && !col_path) {
+        // A convolution oneDNN cannot take (or an empty one) runs the generic path.
+        auto c = MakeDnnlBwdConv(kKind == ConvKind::kBackpropFilter, state->attrs, in, filter);
+        if (c.ok()) {
+          state->bwd_prepared = std::move(c).value();
+        } else {
+          state->use_dnnl = false;  // these are the shapes every run will have
+        }
+      }
+    }
+  }
   KILN_PREPARE_ASSIGN(ctx, PartialShape shape, PartialShape::FromDims(out));
   ctx.outputs = {TensorSpec{t, shape}};
   ctx.state = std::move(state);
@@ -600,6 +910,27 @@ Status ComputeConvNd(const KernelContext& ctx) {
   }
   KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(out_dims));
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  if constexpr (kKind == ConvKind::kBackpropInput || kKind == ConvKind::kBackpropFilter) {
+    constexpr bool kFilter = kKind == ConvKind::kBackpropFilter;
+    if (st.use_dnnl && g.batch > 0 && g.in_c > 0 && g.out_c > 0 && g.Taps() > 0 &&
+        g.OutPixels() > 0) {
+      if (!kFilter && g.in_c <= kColBackpropMaxInChannels)
+        return ColBackpropInput(ctx, g, ctx.input(io.filter).data<float>(),
+                                ctx.input(io.dy).data<float>(), out->data<float>());
+      // Shapes oneDNN cannot take fall through to the generic path.
+      Result<const DnnlBwdConv*> c = FindDnnlBwdConv(st, kFilter, in, filter);
+      if (c.ok()) {
+        const float* d = ctx.input(io.dy).data<float>();
+        if constexpr (kFilter) {
+          return DnnlBackpropFilter(ctx, **c, g, ctx.input(io.input).data<float>(), d,
+                                    out->data<float>());
+        } else {
+          return DnnlBackpropInput(ctx, **c, g, ctx.input(io.filter).data<float>(), d,
+                                   out->data<float>());
+        }
+      }
+    }
+  }
   return Dispatch<List>(st.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;

@@ -3,7 +3,18 @@
 #include <algorithm>
 #include <cmath>
 
+// libgomp's ICV calls (see libexec/device/thread_pool.cc for why not <omp.h>).
+extern "C" {
+int omp_get_max_threads(void);
+void omp_set_num_threads(int n);
+}
+
 namespace kiln::exec::onednn {
+
+SingleThreadedBuild::SingleThreadedBuild() : saved_(omp_get_max_threads()) {
+  omp_set_num_threads(1);
+}
+SingleThreadedBuild::~SingleThreadedBuild() { omp_set_num_threads(saved_); }
 
 const dnnl::engine& Engine() {
   static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
@@ -174,6 +185,23 @@ Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
   });
   if (!s.ok()) return ctx.Error(s.message());
   return OkStatus();
+}
+
+Status ExecuteOnThread(const dnnl::primitive& p, const dnnl::memory::desc& scratch,
+                       void* scratch_data,
+                       std::initializer_list<std::pair<int, const dnnl::memory*>> args) {
+  dnnl_exec_arg_t list[16];
+  int n = 0;
+  for (const auto& [arg, mem] : args) list[n++] = {arg, mem->get()};
+  dnnl::memory scratch_mem;
+  return DnnlCall("execute", [&] {
+    if (scratch.get_size() > 0) {
+      scratch_mem = dnnl::memory(scratch, Engine(), scratch_data);
+      list[n++] = {DNNL_ARG_SCRATCHPAD, scratch_mem.get()};
+    }
+    dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), ThreadStream().get(), n, list),
+                            "could not execute a primitive");
+  });
 }
 
 Status Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,

@@ -66,6 +66,28 @@ void AppendActivation(const Epilogue& e, dnnl::post_ops* ops);
 // The activation applied in place on the CPU, for the paths oneDNN does not take.
 void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool& threads);
 
+// While alive, oneDNN primitives made on this thread are built for one thread: oneDNN fixes a
+// kernel's split of the work when it is made, from the thread count of the making thread. Such
+// a primitive runs wholly on the thread that executes it, so kernels can run several at once
+// on their own pieces of the data, in our ParallelFor, with results that do not depend on the
+// thread count.
+class SingleThreadedBuild {
+ public:
+  SingleThreadedBuild();
+  ~SingleThreadedBuild();
+  SingleThreadedBuild(const SingleThreadedBuild&) = delete;
+  SingleThreadedBuild& operator=(const SingleThreadedBuild&) = delete;
+
+ private:
+  int saved_;
+};
+
+// Executes `p` on the calling thread with (arg, memory) pairs and a scratchpad the caller
+// allocated (at least `scratch`'s size; may be null when that is 0). Safe inside ParallelFor.
+Status ExecuteOnThread(const dnnl::primitive& p, const dnnl::memory::desc& scratch,
+                       void* scratch_data,
+                       std::initializer_list<std::pair<int, const dnnl::memory*>> args);
+
 // A plain row-major float32 memory descriptor of `dims`.
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
 

@@ -6,14 +6,17 @@
 // rule TensorFlow's argmax helper follows, so MaxPoolWithArgmax and MaxPoolGrad route to the
 // same element TensorFlow does. Half and bfloat16 average and accumulate in float.
 #include <algorithm>
+#include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
+#include "kernels/vector_math.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec {
@@ -293,9 +296,82 @@ void AvgPoolGradNd(const KernelContext& ctx, const PoolGeom& g, const C* dy, C* 
   });
 }
 
+// MaxPoolGrad where windows never overlap (stride >= ksize on every dim, the usual 2x2 pool of
+// stride 2): each input element is in at most one window, so every window writes its elements
+// directly (dy to its first maximum, 0 to the rest) without an argmax buffer or a scatter.
+template <typename C>
+void MaxPoolGradDisjoint(const KernelContext& ctx, const PoolGeom& g, const C* x, const C* dy,
+                         C* dx) {
+  const int64_t in_px = g.InPixels(), out_px = g.OutPixels();
+  bool covered = true;  // the windows tile the input exactly
+  for (const WindowDim& w : g.d)
+    covered = covered && w.stride == w.k && w.pad_before == 0 && w.out * w.k == w.in;
+  if (!covered) std::fill(dx, dx + g.batch * in_px * g.c, C(0));
+  const int64_t window = g.d[0].k * g.d[1].k * g.d[2].k;
+  // float windows up to this size take the vectorised vmath kernel.
+  constexpr int64_t kMaxVecWindow = 64;
+  ctx.threads().ParallelFor(
+      g.batch * out_px, std::max<int64_t>(1, 8192 / std::max<int64_t>(1, window * g.c)),
+      [&](int64_t begin, int64_t end) {
+        constexpr int64_t kBlock = 256;
+        C best[kBlock];
+        int32_t which[kBlock];
+        const float* rows_in[kMaxVecWindow];
+        float* rows_out[kMaxVecWindow];
+        for (int64_t bp = begin; bp < end; ++bp) {
+          const int64_t b = bp / out_px, p = bp % out_px;
+          const C* img = x + b * in_px * g.c;
+          C* dimg = dx + b * in_px * g.c;
+          if constexpr (std::is_same_v<C, float>) {
+            if (window <= kMaxVecWindow) {
+              int64_t rows = 0;
+              ForWindow(g, p, [&](int64_t ip) {
+                rows_in[rows] = img + ip * g.c;
+                rows_out[rows++] = dimg + ip * g.c;
+              });
+              vmath::MaxPoolGradWindow(rows_in, rows_out, rows, dy + bp * g.c, g.c);
+              continue;
+            }
+          }
+          for (int64_t c0 = 0; c0 < g.c; c0 += kBlock) {
+            const int64_t n = std::min(kBlock, g.c - c0);
+            int32_t j = 0;
+            ForWindow(g, p, [&](int64_t ip) {
+              const C* v = img + ip * g.c + c0;
+              if (j == 0) {
+                for (int64_t c = 0; c < n; ++c) {
+                  best[c] = v[c];
+                  which[c] = 0;
+                }
+              } else {
+                // Strictly greater replaces: the first maximum wins, as in PoolForward.
+                for (int64_t c = 0; c < n; ++c) {
+                  const bool more = best[c] < v[c];
+                  best[c] = more ? v[c] : best[c];
+                  which[c] = more ? j : which[c];
+                }
+              }
+              ++j;
+            });
+            const C* d = dy + bp * g.c + c0;
+            j = 0;
+            ForWindow(g, p, [&](int64_t ip) {
+              C* o = dimg + ip * g.c + c0;
+              for (int64_t c = 0; c < n; ++c) o[c] = which[c] == j ? d[c] : C(0);
+              ++j;
+            });
+          }
+        }
+      });
+}
+
 template <typename C>
 Status MaxPoolGradNd(const KernelContext& ctx, const PoolGeom& g, const C* x, const C* dy, C* dx) {
   using A = Acc<C>;
+  if (std::all_of(g.d.begin(), g.d.end(), [](const WindowDim& w) { return w.stride >= w.k; })) {
+    MaxPoolGradDisjoint<C>(ctx, g, x, dy, dx);
+    return OkStatus();
+  }
   const int64_t out_n = g.batch * g.OutPixels() * g.c, in_px = g.InPixels();
   KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(int64_t) * std::max<int64_t>(out_n, 1)));
   auto* argmax = static_cast<int64_t*>(mem);

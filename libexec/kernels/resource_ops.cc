@@ -1,10 +1,14 @@
 // Resource variables: VarHandleOp finds or creates the variable when the graph is prepared;
 // the other ops reach it through the handle tensor (a scalar holding the shared_ptr).
+#include <span>
 #include <string>
+#include <type_traits>
+#include <vector>
 
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/vector_math.h"
 #include "kiln/exec/resources.h"
 
 namespace kiln::exec {
@@ -162,6 +166,44 @@ Status ComputeAssignArithmetic(const KernelContext& ctx) {
       CheckVariableDType(*var, ctx.state<TypedOpState<DType>>().value, "the update"), "node '",
       ctx.node_name(), "'");
   const Tensor& delta = ctx.input(1);
+  if (!var->frozen() && DTypeIsPod(var->dtype())) {
+    // In place when no reader holds the value (an optimizer's update of a large kernel would
+    // otherwise allocate and fault in a new buffer every step), else into a fresh one; under
+    // the variable's lock either way.
+    VariableResource* const vars[] = {var};
+    KILN_RETURN_IF_ERROR_CTX(
+        VariableResource::UpdateMany(
+            vars,
+            [&](std::span<const Tensor> cur, std::vector<Tensor>* next) -> Status {
+              const Tensor& current = cur[0];
+              Tensor& out = (*next)[0];
+              if (current.shape() != delta.shape()) {
+                return InvalidArgument("cannot update variable '", var->name(), "' of shape ",
+                                       current.shape().ToString(), " with a value of shape ",
+                                       delta.shape().ToString(), ": shapes must be equal");
+              }
+              if (current.dtype() == DType::kFloat) {
+                constexpr bool kAdd = std::is_same_v<Fn<float>, functor::AddFn<float>>;
+                const auto op = kAdd ? vmath::BinOp::kAdd : vmath::BinOp::kSub;
+                ctx.threads().ParallelFor(current.NumElements(), 16384, [&](int64_t b, int64_t e) {
+                  vmath::Binary(op, current.data<float>() + b, delta.data<float>() + b,
+                                out.data<float>() + b, e - b);
+                });
+                return OkStatus();
+              }
+              const BroadcastPlan plan =
+                  MakeBroadcastPlan(current.shape(), delta.shape(), current.shape());
+              return DispatchDType<KILN_REAL_TYPES>(current.dtype(), [&](auto tag) {
+                using T = typename decltype(tag)::type;
+                static const EigenCpuDevice device;
+                functor::BinaryFunctor<EigenCpuDevice, Fn<T>, T>()(device, plan, current.data<T>(),
+                                                                   delta.data<T>(), out.data<T>());
+                return OkStatus();
+              });
+            }),
+        "node '", ctx.node_name(), "'");
+    return OkStatus();
+  }
   // Under the variable's lock, so concurrent updates are never lost.
   KILN_RETURN_IF_ERROR_CTX(var->Update([&](const Tensor& current) -> Result<Tensor> {
     if (current.shape() != delta.shape()) {

@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 // One clone per x86-64 level; the loader picks the best the CPU supports. (Plain loops: the
@@ -102,6 +103,48 @@ KILN_CPU_DISPATCH void AdamStep(float* __restrict var, float* __restrict m, floa
     m[i] = mi;
     v[i] = vi;
     var[i] -= mi * alpha / (std::sqrt(vi) + epsilon);
+  }
+}
+
+KILN_CPU_DISPATCH void MaxPoolGradWindow(const float* const* in, float* const* out, int64_t rows,
+                                         const float* dy, int64_t n) {
+  if (rows <= 0) return;
+  // GCC does not vectorise the compare-and-select over a channel array here, so 16 channels at
+  // a time go through vector extensions (one zmm on AVX-512, split on narrower targets). The
+  // winning row is kept as a float so compare and select share one vector type. Values pass
+  // through memcpy, never as function arguments (whose ABI differs between the clones).
+  using V = float __attribute__((vector_size(64)));
+  constexpr int64_t kW = sizeof(V) / sizeof(float);
+  int64_t c0 = 0;
+  for (; c0 + kW <= n; c0 += kW) {
+    V best, which = {}, x;
+    std::memcpy(&best, in[0] + c0, sizeof(V));
+    for (int64_t j = 1; j < rows; ++j) {
+      std::memcpy(&x, in[j] + c0, sizeof(V));
+      const V fj = V{} + static_cast<float>(j);
+      // Strictly greater replaces: the first maximum wins (and NaN never does).
+      which = best < x ? fj : which;
+      best = best < x ? x : best;
+    }
+    V d, o;
+    const V zero = {};
+    std::memcpy(&d, dy + c0, sizeof(V));
+    for (int64_t j = 0; j < rows; ++j) {
+      const V fj = V{} + static_cast<float>(j);
+      o = which == fj ? d : zero;
+      std::memcpy(out[j] + c0, &o, sizeof(V));
+    }
+  }
+  for (; c0 < n; ++c0) {
+    float best = in[0][c0];
+    int64_t which = 0;
+    for (int64_t j = 1; j < rows; ++j) {
+      if (best < in[j][c0]) {
+        best = in[j][c0];
+        which = j;
+      }
+    }
+    for (int64_t j = 0; j < rows; ++j) out[j][c0] = j == which ? dy[c0] : 0.0f;
   }
 }
 

@@ -29,6 +29,11 @@ void SoftmaxRows(const float* x, float* y, int64_t rows, int64_t depth, bool log
 void AdamStep(float* var, float* m, float* v, const float* g, int64_t n, float alpha, float beta1,
               float beta2, float epsilon, bool nesterov);
 
+// The gradient of a max over one window of `rows` rows (in window order) of n channels: per
+// channel, dy goes to the row holding the first maximum and 0 to the others. rows <= 2^24.
+void MaxPoolGradWindow(const float* const* in, float* const* out, int64_t rows, const float* dy,
+                       int64_t n);
+
 // Sum and maximum of n values.
 float Sum(const float* x, int64_t n);
 float Max(const float* x, int64_t n);

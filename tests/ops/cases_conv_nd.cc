@@ -180,6 +180,8 @@ std::vector<ConvSpec> Geometries2D(bool depthwise) {
   add({0, 4, 4, 2}, {2, 2, 2, 2}, "SAME", 1);
   // Large enough to split into several chunks across threads.
   add({2, 16, 16, 8}, {3, 3, 8, depthwise ? 2 : 16}, "SAME", 1);
+  // A batch the float backprops cut into sub-batches with a shorter last one.
+  add({19, 6, 5, 3}, {3, 3, 3, depthwise ? 1 : 5}, "SAME", 2);
   return g;
 }
 
