@@ -109,6 +109,8 @@ class SavedModelLoader {
     main_graph_ = RewriteRefVariables(mg.graph_def());
     if (!mg.has_object_graph_def()) {
       model_->plan_facts_.self_contained = false;
+      model_->plan_facts_.not_self_contained =
+          "it is a TF1 bundle (its signatures run the main graph)";
       KILN_RETURN_IF_ERROR(LoadTf1());
       KILN_RETURN_IF_ERROR(PrepareSave());
       return std::move(model_);
@@ -571,6 +573,8 @@ class SavedModelLoader {
         return InvalidArgument(where, " must return one resource handle");
       captures_[id] = outs[0];
       model_->plan_facts_.self_contained = false;
+      model_->plan_facts_.not_self_contained =
+          "resource '" + paths_[id] + "' is made by a function, not restored from variables/";
     }
     return OkStatus();
   }

@@ -488,10 +488,9 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
     if (!st.ok()) report.not_self_contained = st.message();
   } else {
     report.not_self_contained =
-        !PlanWriter::Facts(*model).self_contained
-            ? "the bundle has resources other than variables, constants and assets (or is TF1)"
-        : writer.uses_functions() ? "a planned function calls other functions"
-                                  : "some functions are not planned";
+        !PlanWriter::Facts(*model).self_contained ? PlanWriter::Facts(*model).not_self_contained
+        : writer.uses_functions()                 ? "a planned function calls other functions"
+                                                  : "some functions are not planned";
   }
   KILN_ASSIGN_OR_RETURN(std::string bytes, writer.Finish(dir));
   report.path = dir / kPlanPath;

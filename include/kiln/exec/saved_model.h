@@ -226,7 +226,8 @@ class SavedModel {
     std::string asset;  // file name under assets/
   };
   struct PlanFacts {
-    bool self_contained = true;  // no resources but variables, constants and assets
+    bool self_contained = true;      // no resources but variables, constants and assets
+    std::string not_self_contained;  // why not
     bool variables_frozen = false;
     std::vector<std::string> checkpoint_keys;  // per variables_
     std::map<std::string, std::vector<CaptureSource>, std::less<>> signature_captures;
