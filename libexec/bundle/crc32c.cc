@@ -55,7 +55,8 @@ uint32_t ExtendPortable(uint32_t crc, const uint8_t* p, size_t n) {
 }
 
 #ifdef KILN_CRC32C_HAVE_SSE42_PATH
-__attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc, const uint8_t* p, size_t n) {
+__attribute__((target("sse4.2"))) uint32_t ExtendSse42Serial(uint32_t crc, const uint8_t* p,
+                                                             size_t n) {
   while (n > 0 && (reinterpret_cast<uintptr_t>(p) & 7) != 0) {
     crc = _mm_crc32_u8(crc, *p++);
     --n;
@@ -71,6 +72,63 @@ __attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc, const uint8
   crc = static_cast<uint32_t>(c64);
   while (n-- > 0) crc = _mm_crc32_u8(crc, *p++);
   return crc;
+}
+
+// The crc32 instruction has a latency of 3 cycles and a throughput of 1: three independent
+// streams over consecutive blocks run three times as fast as one. A block's register is moved
+// past the next block's kStride bytes by a linear map (appending zeros to a CRC register is
+// linear over GF(2)), tabulated per byte of the register.
+constexpr size_t kStride = 4096;
+using ShiftTables = std::array<std::array<uint32_t, 256>, 4>;
+
+const ShiftTables& StrideShift() {
+  static const ShiftTables tables = [] {
+    ShiftTables t{};
+    static const std::array<uint8_t, kStride> zeros{};
+    std::array<uint32_t, 32> basis{};
+    for (int bit = 0; bit < 32; ++bit)
+      basis[bit] = ExtendSse42Serial(uint32_t{1} << bit, zeros.data(), kStride);
+    for (int k = 0; k < 4; ++k)
+      for (uint32_t b = 0; b < 256; ++b) {
+        uint32_t v = 0;
+        for (int bit = 0; bit < 8; ++bit)
+          if ((b >> bit) & 1) v ^= basis[8 * k + bit];
+        t[k][b] = v;
+      }
+    return t;
+  }();
+  return tables;
+}
+
+inline uint32_t ShiftStride(const ShiftTables& t, uint32_t crc) {
+  return t[0][crc & 0xff] ^ t[1][(crc >> 8) & 0xff] ^ t[2][(crc >> 16) & 0xff] ^ t[3][crc >> 24];
+}
+
+__attribute__((target("sse4.2"))) uint32_t ExtendSse42(uint32_t crc, const uint8_t* p, size_t n) {
+  if (n < 3 * kStride) return ExtendSse42Serial(crc, p, n);
+  while ((reinterpret_cast<uintptr_t>(p) & 7) != 0) {
+    crc = _mm_crc32_u8(crc, *p++);
+    --n;
+  }
+  const ShiftTables& shift = StrideShift();
+  while (n >= 3 * kStride) {
+    uint64_t a = crc, b = 0, c = 0;
+    for (size_t i = 0; i < kStride; i += 8) {
+      uint64_t wa, wb, wc;
+      std::memcpy(&wa, p + i, 8);
+      std::memcpy(&wb, p + kStride + i, 8);
+      std::memcpy(&wc, p + 2 * kStride + i, 8);
+      a = _mm_crc32_u64(a, wa);
+      b = _mm_crc32_u64(b, wb);
+      c = _mm_crc32_u64(c, wc);
+    }
+    crc = ShiftStride(shift,
+                      ShiftStride(shift, static_cast<uint32_t>(a)) ^ static_cast<uint32_t>(b)) ^
+          static_cast<uint32_t>(c);
+    p += 3 * kStride;
+    n -= 3 * kStride;
+  }
+  return ExtendSse42Serial(crc, p, n);
 }
 
 bool CpuHasSse42() {

@@ -46,6 +46,23 @@ TEST_CASE("crc32c: Extend over pieces equals the crc of the whole, at every alig
   }
 }
 
+TEST_CASE("crc32c: the three-stream path over large buffers equals the table path") {
+  std::vector<uint8_t> data(3 * 4096 * 5 + 123);
+  uint32_t x = 12345;
+  for (auto& b : data) {
+    x = x * 1103515245u + 12345u;
+    b = static_cast<uint8_t>(x >> 16);
+  }
+  for (size_t off : {0u, 1u, 5u}) {
+    for (size_t len :
+         {size_t{3 * 4096 - 1}, size_t{3 * 4096}, size_t{3 * 4096 + 9}, data.size() - 5}) {
+      const uint8_t* p = data.data() + off;
+      CHECK(Value(p, len) == internal::ExtendPortableForTest(0, p, len));
+      CHECK(Extend(0xdeadbeef, p, len) == internal::ExtendPortableForTest(0xdeadbeef, p, len));
+    }
+  }
+}
+
 TEST_CASE("crc32c: Mask/Unmask as LevelDB and TF define them") {
   for (uint32_t c : {0u, 1u, 0xE3069283u, 0xffffffffu, 0x80000000u}) {
     CAPTURE(c);
