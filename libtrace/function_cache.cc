@@ -386,9 +386,18 @@ Result<const ConcreteFunction*> Function::Trace(std::vector<BoundArg> key) {
   // guarded `if (!v.valid()) v = Variable::Create(...)` pattern); an unguarded creation fails.
   internal::TraceExtras extras;
   std::shared_ptr<internal::Graph> graph;
+  // Control-flow bodies kept for gradients refer back to their parent graph: released when the
+  // trace ends (every return), or the graphs would keep each other alive.
+  struct BodiesRelease {
+    std::shared_ptr<internal::Graph>* graph;
+    ~BodiesRelease() {
+      if (*graph != nullptr) (*graph)->ReleaseFunctionBodies();
+    }
+  } release_bodies{&graph};
   std::optional<Result<Values>> result;
   const std::string context = "tracing '" + name_ + "'";
   for (int pass = 0; pass < 2; ++pass) {
+    if (graph != nullptr) graph->ReleaseFunctionBodies();
     extras = internal::TraceExtras();
     graph = std::make_shared<internal::Graph>(
         fname, /*allow_variable_creation=*/trace_index == 0 && pass == 0);

@@ -250,6 +250,14 @@ void Graph::AddFunctionBody(const std::string& name, std::shared_ptr<const Funct
   bodies_.emplace(name, std::move(body));
 }
 
+void Graph::ReleaseFunctionBodies() {
+  // Moved out first, so a body reached twice (or a cycle) is visited once.
+  auto bodies = std::move(bodies_);
+  bodies_.clear();
+  for (auto& [name, body] : bodies)
+    if (body != nullptr && body->graph != nullptr) body->graph->ReleaseFunctionBodies();
+}
+
 std::shared_ptr<const FunctionBody> Graph::FindFunctionBody(const std::string& name) const {
   auto it = bodies_.find(name);
   return it == bodies_.end() ? nullptr : it->second;

@@ -130,6 +130,10 @@ class Graph : public std::enable_shared_from_this<Graph> {
   // The bodies of the control-flow functions this graph's nodes call (by function name).
   void AddFunctionBody(const std::string& name, std::shared_ptr<const FunctionBody> body);
   std::shared_ptr<const FunctionBody> FindFunctionBody(const std::string& name) const;
+  // Drops the bodies, here and in the bodies' graphs. A body's graph refers back to this one
+  // through its captured values, so the graphs keep each other alive until this runs: the
+  // trace that made them calls it when it ends.
+  void ReleaseFunctionBodies();
   const std::map<std::string, std::shared_ptr<const FunctionBody>>& function_bodies() const {
     return bodies_;
   }
