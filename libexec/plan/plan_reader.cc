@@ -41,6 +41,14 @@ size_t SizeOf(const fb::Vector<T>* v) {
   return v == nullptr ? 0 : v->size();
 }
 
+// The FlatBuffers verifier checks a vector's length field (4-byte aligned) but not that 8-byte
+// elements are 8-byte aligned; our writer always aligns them, so a plan that does not is refused
+// before any element is read. (The builder does not align empty vectors; nothing is read there.)
+template <typename T>
+bool ElementsAligned(const fb::Vector<T>* v) {
+  return v == nullptr || v->size() == 0 || reinterpret_cast<uintptr_t>(v->Data()) % alignof(T) == 0;
+}
+
 std::vector<int64_t> Int64s(const fb::Vector<int64_t>* v) {
   return v == nullptr ? std::vector<int64_t>() : std::vector<int64_t>(v->begin(), v->end());
 }
@@ -84,6 +92,7 @@ class ContentChecker {
       if (!allow_unknown) return Field(field, "has unknown rank");
       return OkStatus();
     }
+    if (!ElementsAligned(s->dims())) return Field(field + ".dims", "is not 8-byte aligned");
     if (SizeOf(s->dims()) > static_cast<size_t>(kMaxRank))
       return Field(field, "has rank ", SizeOf(s->dims()), ", above the maximum ", kMaxRank);
     for (size_t i = 0; i < SizeOf(s->dims()); ++i)
@@ -106,6 +115,7 @@ class ContentChecker {
     if (!DTypeIsPod(dtype) && dtype != DType::kString)
       return Field(field + ".dtype", "is ", DTypeShortName(dtype),
                    "; constants hold numbers or strings");
+    if (!ElementsAligned(c.shape())) return Field(field + ".shape", "is not 8-byte aligned");
     if (SizeOf(c.shape()) > static_cast<size_t>(kMaxRank))
       return Field(field + ".shape", "has rank ", SizeOf(c.shape()));
     uint64_t n = 1;
@@ -144,6 +154,7 @@ class ContentChecker {
       if (a > 0 && !(attrs->Get(a - 1)->name()->str() < attr.name()->str()))
         return Field(af() + ".name", "'", attr.name()->str(), "' is not sorted or repeats");
       const size_t n_constants = SizeOf(plan_.constants());
+      if (!ElementsAligned(attr.ints())) return Field(af() + ".ints", "is not 8-byte aligned");
       switch (attr.kind()) {
         case kp::AttrKind::Tensor:
           if (attr.tensor() < 0 || static_cast<size_t>(attr.tensor()) >= n_constants)
@@ -218,6 +229,8 @@ class ContentChecker {
       KILN_RETURN_IF_ERROR(CheckDType(f.output_dtypes()->Get(o),
                                       field + ".output_dtypes[" + std::to_string(o) + "]", true));
     }
+    if (!ElementsAligned(f.arena_offsets()))
+      return Field(field + ".arena_offsets", "is not 8-byte aligned");
     const size_t n_nodes = SizeOf(f.nodes());
     if (n_nodes < n_args) return Field(field + ".nodes", "has fewer nodes than arguments");
     if (SizeOf(f.kernels()) != n_nodes)
