@@ -58,7 +58,13 @@ MemoryPlanResult PlanMemory(const std::vector<PlanStep>& steps,
   auto plannable = [&](int32_t slot) {
     const PlanSlot& ps = slots[slot];
     const int p = producer[slot];
-    return p >= 0 && steps[p].fresh_outputs && ps.shape_known && DTypeIsPod(ps.dtype) &&
+    size_t bytes = 0;
+    // A tensor whose size overflows is left to run time, whose allocation then fails clearly.
+    const bool sized = ps.shape_known &&
+                       !__builtin_mul_overflow(static_cast<size_t>(ps.shape.num_elements()),
+                                               DTypeSize(ps.dtype), &bytes) &&
+                       bytes < (size_t{1} << 48);
+    return p >= 0 && steps[p].fresh_outputs && sized && DTypeIsPod(ps.dtype) &&
            !group_pinned[groups.Find(slot)];
   };
   for (int s = 0; s < n_steps; ++s) {

@@ -95,9 +95,13 @@ class ContentChecker {
     if (!ElementsAligned(s->dims())) return Field(field + ".dims", "is not 8-byte aligned");
     if (SizeOf(s->dims()) > static_cast<size_t>(kMaxRank))
       return Field(field, "has rank ", SizeOf(s->dims()), ", above the maximum ", kMaxRank);
-    for (size_t i = 0; i < SizeOf(s->dims()); ++i)
-      if (s->dims()->Get(i) < (allow_unknown ? -1 : 0))
-        return Field(field, ".dims[", i, "] is ", s->dims()->Get(i));
+    int64_t elements = 1;
+    for (size_t i = 0; i < SizeOf(s->dims()); ++i) {
+      const int64_t d = s->dims()->Get(i);
+      if (d < (allow_unknown ? -1 : 0)) return Field(field, ".dims[", i, "] is ", d);
+      if (d >= 0 && __builtin_mul_overflow(elements, d, &elements))
+        return Field(field, " has more elements than fit in 64 bits");
+    }
     return OkStatus();
   }
 
