@@ -11,9 +11,9 @@ Per workload (medians over the rounds; one new process per kiln round):
   with the plan required, and with the plan and --skip_checksums;
 - kiln new process -> loaded -> first call -> exit (`savedmodel-cli run --inputs`), wall time
   from fork to exit, with and without the plan;
-- ONNX Runtime: InferenceSession(path) + the first run, timed inside one worker process after
-  its import (a new Python process costs far more than either);
-- TensorFlow: tf.saved_model.load + the signature's first call, inside one worker.
+- ONNX Runtime: InferenceSession(path) + the first run, and TensorFlow: tf.saved_model.load +
+  the signature's first call, each timed inside bench/peers' worker process for the engine
+  (its "load" command) after its imports: a new Python process costs far more than either.
 Bundles, ONNX files and inputs come from bench/peers (built once into $KILN_BENCH_DIR).
 Prints Markdown rows.
 """
@@ -31,55 +31,6 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE / "peers"))
 ROOT = HERE.parent
-
-WORKER = r"""
-import json, sys, time, os
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
-import numpy as np
-engine, model, signature, inputs = sys.argv[1], sys.argv[2], sys.argv[3], json.loads(sys.argv[4])
-feed = {k: np.load(v) for k, v in inputs.items()}
-if engine == "ort":
-    import onnxruntime as ort
-    def once():
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = 1
-        t0 = time.perf_counter()
-        s = ort.InferenceSession(model, so, providers=["CPUExecutionProvider"])
-        t1 = time.perf_counter()
-        names = {i.name: i.name for i in s.get_inputs()}
-        s.run(None, {n: feed[n.split(":")[0]] if n.split(":")[0] in feed else next(iter(feed.values())) for n in names})
-        return (t1 - t0) * 1e3, (time.perf_counter() - t1) * 1e3
-else:
-    import tensorflow as tf
-    tf.config.threading.set_intra_op_parallelism_threads(1)
-    tf.config.threading.set_inter_op_parallelism_threads(1)
-    def once():
-        t0 = time.perf_counter()
-        fn = tf.saved_model.load(model).signatures[signature]
-        t1 = time.perf_counter()
-        fn(**{k: tf.constant(v) for k, v in feed.items()})
-        return (t1 - t0) * 1e3, (time.perf_counter() - t1) * 1e3
-for line in sys.stdin:
-    load_ms, first_ms = once()
-    print(json.dumps({"load_ms": load_ms, "first_call_ms": first_ms}), flush=True)
-"""
-
-
-class Worker:
-    def __init__(self, engine, model, signature, inputs):
-        self.p = subprocess.Popen([sys.executable, "-c", WORKER, engine, model, signature,
-                                   json.dumps(inputs)], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)
-
-    def once(self):
-        self.p.stdin.write("go\n")
-        self.p.stdin.flush()
-        return json.loads(self.p.stdout.readline())
-
-    def close(self):
-        self.p.stdin.close()
-        self.p.wait()
-
 
 def kiln_bench(cli, model, plan, extra=()):
     out = subprocess.run([cli, "bench", "--dir", model, "--threads", "1", "--runs", "1",
@@ -109,6 +60,7 @@ def main():
     names = a.workloads.split(",")
     subprocess.run([sys.executable, str(HERE / "peers" / "workloads.py"), "prepare", "--cache",
                     str(cache), "--build", str(build), *names], check=True)
+    import engines
     import workloads as wl
     by_name = {w.name: w for w in wl.WORKLOADS}
     print("| workload | kiln load, no plan | kiln load, plan | kiln load, plan, "
@@ -126,8 +78,8 @@ def main():
         peers = []
         if not a.no_peers:
             onnx = wl.onnx_model(cache, model, w.signature)
-            peers = [("ort", Worker("ort", str(onnx), w.signature, files)),
-                     ("tf", Worker("tf", str(planned), w.signature, files))]
+            peers = [("ort", engines.PeerWorker("ort", 1, onnx, w.signature, files)),
+                     ("tf", engines.PeerWorker("tf", 1, planned, w.signature, files))]
         rows = {k: [] for k in ("noplan", "plan", "plan_skip", "first", "wall_noplan",
                                 "wall_plan", "ort", "ort_first", "tf", "tf_first")}
         for _ in range(a.rounds):
@@ -141,7 +93,7 @@ def main():
             rows["wall_noplan"].append(kiln_wall_ms(cli, planned, w.signature, files, "ignore"))
             rows["wall_plan"].append(kiln_wall_ms(cli, planned, w.signature, files, "require"))
             for engine, worker in peers:
-                r = worker.once()
+                r = worker.request(op="load")
                 rows[engine].append(r["load_ms"])
                 rows[engine + "_first"].append(r["first_call_ms"])
         for _, worker in peers:

@@ -160,7 +160,11 @@ Result<std::string> ReadFileToString(const fs::path& path) {
   return out;
 }
 
-Status WriteStringToFile(const fs::path& path, std::string_view contents) {
+namespace {
+
+// Creates (or truncates) `path` and writes all of `contents`; with `sync`, flushed to disk
+// before it is closed.
+Status WriteContents(const fs::path& path, std::string_view contents, bool sync) {
   Fd fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
   if (fd.get() < 0) return ErrnoError(errno, "cannot create", path);
   const char* p = contents.data();
@@ -174,8 +178,15 @@ Status WriteStringToFile(const fs::path& path, std::string_view contents) {
     p += n;
     left -= static_cast<size_t>(n);
   }
+  if (sync && ::fsync(fd.get()) != 0) return ErrnoError(errno, "cannot flush", path);
   if (::close(fd.release()) != 0) return ErrnoError(errno, "cannot close", path);
   return OkStatus();
+}
+
+}  // namespace
+
+Status WriteStringToFile(const fs::path& path, std::string_view contents) {
+  return WriteContents(path, contents, /*sync=*/false);
 }
 
 Status WriteFileAtomically(const fs::path& path, std::string_view contents) {
@@ -184,34 +195,11 @@ Status WriteFileAtomically(const fs::path& path, std::string_view contents) {
   if (ec) return ErrnoError(ec.value(), "cannot create the directory of", path);
   const fs::path tmp =
       path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));
-  {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (fd.get() < 0) return ErrnoError(errno, "cannot create", tmp);
-    const char* p = contents.data();
-    size_t left = contents.size();
-    while (left > 0) {
-      ssize_t n = ::write(fd.get(), p, left);
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        const int err = errno;
-        ::unlink(tmp.c_str());
-        return ErrnoError(err, "cannot write", tmp);
-      }
-      p += n;
-      left -= static_cast<size_t>(n);
-    }
-    if (::fsync(fd.get()) != 0 || ::close(fd.release()) != 0) {
-      const int err = errno;
-      ::unlink(tmp.c_str());
-      return ErrnoError(err, "cannot flush", tmp);
-    }
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    const int err = errno;
-    ::unlink(tmp.c_str());
-    return ErrnoError(err, "cannot rename into", path);
-  }
-  return OkStatus();
+  Status written = WriteContents(tmp, contents, /*sync=*/true);
+  if (written.ok() && ::rename(tmp.c_str(), path.c_str()) != 0)
+    written = ErrnoError(errno, "cannot rename into", path);
+  if (!written.ok()) ::unlink(tmp.c_str());
+  return written;
 }
 
 Status WriteDirectoryAtomically(const fs::path& target,

@@ -8,7 +8,6 @@
 //   PlanReleases      each slot released after its last use; dying inputs marked
 //   PlanArena         the memory plan (memory_plan.cc)
 #include <algorithm>
-#include <map>
 #include <numeric>
 #include <optional>
 #include <queue>
@@ -100,8 +99,9 @@ class FunctionCompiler {
   }
 
  private:
-  // The live nodes in schedule order, renumbered, for a serving plan. Node pointers (attrs,
-  // values) still point into graph_'s storage, which the copy takes along.
+  // The live nodes in schedule order, renumbered, for a serving plan. Runs last: it takes
+  // graph_'s storage of rewritten attrs and values (moving a deque keeps its elements where
+  // they are, so the nodes' pointers stay valid).
   std::shared_ptr<const FlatGraph> FinalGraph() {
     auto g = std::make_shared<FlatGraph>();
     std::vector<int> index(graph_.nodes.size(), -1);
@@ -116,22 +116,8 @@ class FunctionCompiler {
     for (Edge e : graph_.outputs) g->outputs.push_back(Edge{index[e.node], e.output});
     for (int k : graph_.keep)
       if (index[k] >= 0) g->keep.push_back(index[k]);
-    g->owned_attrs = graph_.owned_attrs;
-    g->owned_values = graph_.owned_values;
-    // Re-point what pointed into graph_'s own storage at the copies.
-    auto attr_it = graph_.owned_attrs.begin();
-    auto copy_it = g->owned_attrs.begin();
-    std::map<const ProtoAttrMap*, const ProtoAttrMap*> attr_map;
-    for (; attr_it != graph_.owned_attrs.end(); ++attr_it, ++copy_it)
-      attr_map[&*attr_it] = &*copy_it;
-    std::map<const Tensor*, const Tensor*> value_map;
-    auto v_it = graph_.owned_values.begin();
-    auto vc_it = g->owned_values.begin();
-    for (; v_it != graph_.owned_values.end(); ++v_it, ++vc_it) value_map[&*v_it] = &*vc_it;
-    for (FlatNode& n : g->nodes) {
-      if (auto it = attr_map.find(n.attrs); it != attr_map.end()) n.attrs = it->second;
-      if (auto it = value_map.find(n.value); it != value_map.end()) n.value = it->second;
-    }
+    g->owned_attrs = std::move(graph_.owned_attrs);
+    g->owned_values = std::move(graph_.owned_values);
     return g;
   }
 

@@ -14,6 +14,7 @@
 // in TensorFlow's CPU kernels.
 #include <Eigen/Core>
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cstring>
 #include <memory>
@@ -563,6 +564,34 @@ void ForSubBatches(const KernelContext& ctx, int64_t chunks, int64_t workers, F 
   });
 }
 
+// Runs `c`'s backward primitive on every sub-batch, each worker with a scratch area of its own;
+// args(p, b0, chunk) binds the call's three memories (sub-batch `chunk` starts at image b0).
+// Returns the first error any worker met.
+template <typename Args>
+Status RunBwdSubBatches(const KernelContext& ctx, const DnnlBwdConv& c, const char* what,
+                        Args args) {
+  const int64_t workers = std::min<int64_t>(ctx.threads().num_threads(), c.chunks);
+  const size_t scratch = std::max(c.full.scratch_md.get_size(), c.tail.scratch_md.get_size());
+  KILN_ASSIGN_OR_RETURN(void* smem, ctx.AllocateTemp(std::max<size_t>(1, scratch * workers)));
+  std::vector<Status> errors(workers);
+  ForSubBatches(ctx, c.chunks, workers, [&](int64_t chunk, int64_t w) {
+    const DnnlBwdConv::Prim& p = c.For(chunk);
+    Status s = onednn::DnnlCall(what, [&] {
+      const auto [m0, m1, m2] = args(p, chunk * c.sub, chunk);
+      Status e = onednn::ExecuteOnThread(
+          p.primitive, p.scratch_md, static_cast<char*>(smem) + w * scratch,
+          {{m0.first, &m0.second}, {m1.first, &m1.second}, {m2.first, &m2.second}});
+      if (!e.ok()) throw dnnl::error(dnnl_runtime_error, what);
+    });
+    if (!s.ok() && errors[w].ok()) errors[w] = s;
+  });
+  for (const Status& s : errors)
+    if (!s.ok()) return ctx.Error(s.message());
+  return OkStatus();
+}
+
+using BwdArg = std::pair<int, dnnl::memory>;
+
 // dx from the filter and dy (shapes checked by the caller).
 Status DnnlBackpropInput(const KernelContext& ctx, const DnnlBwdConv& c, const ConvGeom& g,
                          const float* filter, const float* dy, float* dx) {
@@ -576,32 +605,18 @@ Status DnnlBackpropInput(const KernelContext& ctx, const DnnlBwdConv& c, const C
     }));
     weights = packed;
   }
-  const int64_t workers = std::min<int64_t>(ctx.threads().num_threads(), c.chunks);
-  const size_t scratch = std::max(c.full.scratch_md.get_size(), c.tail.scratch_md.get_size());
-  KILN_ASSIGN_OR_RETURN(void* smem, ctx.AllocateTemp(std::max<size_t>(1, scratch * workers)));
   const int64_t in_image = g.d[1].in * g.d[2].in * g.in_c;
   const int64_t out_image = g.d[1].out * g.d[2].out * g.out_c;
-  std::vector<Status> errors(workers);
-  ForSubBatches(ctx, c.chunks, workers, [&](int64_t chunk, int64_t w) {
-    const DnnlBwdConv::Prim& p = c.For(chunk);
-    const int64_t b0 = chunk * c.sub;
-    Status s = onednn::DnnlCall("backward-data memory", [&] {
-      const dnnl::engine& eng = onednn::Engine();
-      dnnl::memory diff_dst(p.dst_md, eng, const_cast<float*>(dy + b0 * out_image));
-      dnnl::memory wei(p.weights_md, eng, const_cast<void*>(weights));
-      dnnl::memory diff_src(p.src_md, eng, dx + b0 * in_image);
-      Status e =
-          onednn::ExecuteOnThread(p.primitive, p.scratch_md, static_cast<char*>(smem) + w * scratch,
-                                  {{DNNL_ARG_DIFF_DST, &diff_dst},
-                                   {DNNL_ARG_WEIGHTS, &wei},
-                                   {DNNL_ARG_DIFF_SRC, &diff_src}});
-      if (!e.ok()) throw dnnl::error(dnnl_runtime_error, "backward-data convolution");
-    });
-    if (!s.ok() && errors[w].ok()) errors[w] = s;
-  });
-  for (const Status& s : errors)
-    if (!s.ok()) return ctx.Error(s.message());
-  return OkStatus();
+  return RunBwdSubBatches(
+      ctx, c, "backward-data convolution",
+      [&](const DnnlBwdConv::Prim& p, int64_t b0, int64_t /*chunk*/) {
+        const dnnl::engine& eng = onednn::Engine();
+        return std::array<BwdArg, 3>{
+            BwdArg{DNNL_ARG_DIFF_DST,
+                   dnnl::memory(p.dst_md, eng, const_cast<float*>(dy + b0 * out_image))},
+            BwdArg{DNNL_ARG_WEIGHTS, dnnl::memory(p.weights_md, eng, const_cast<void*>(weights))},
+            BwdArg{DNNL_ARG_DIFF_SRC, dnnl::memory(p.src_md, eng, dx + b0 * in_image)}};
+      });
 }
 
 // dx of a 2-D float32 convolution with few input channels (a network's first layer): oneDNN's
@@ -665,31 +680,20 @@ Status DnnlBackpropFilter(const KernelContext& ctx, const DnnlBwdConv& c, const 
   const int64_t fsize = static_cast<int64_t>(c.full.weights_md.get_size() / sizeof(float));
   KILN_ASSIGN_OR_RETURN(void* pmem, ctx.AllocateTemp(sizeof(float) * fsize * c.chunks));
   auto* partials = static_cast<float*>(pmem);
-  const int64_t workers = std::min<int64_t>(ctx.threads().num_threads(), c.chunks);
-  const size_t scratch = std::max(c.full.scratch_md.get_size(), c.tail.scratch_md.get_size());
-  KILN_ASSIGN_OR_RETURN(void* smem, ctx.AllocateTemp(std::max<size_t>(1, scratch * workers)));
   const int64_t in_image = g.d[1].in * g.d[2].in * g.in_c;
   const int64_t out_image = g.d[1].out * g.d[2].out * g.out_c;
-  std::vector<Status> errors(workers);
-  ForSubBatches(ctx, c.chunks, workers, [&](int64_t chunk, int64_t w) {
-    const DnnlBwdConv::Prim& p = c.For(chunk);
-    const int64_t b0 = chunk * c.sub;
-    Status s = onednn::DnnlCall("backward-weights memory", [&] {
-      const dnnl::engine& eng = onednn::Engine();
-      dnnl::memory src(p.src_md, eng, const_cast<float*>(in + b0 * in_image));
-      dnnl::memory diff_dst(p.dst_md, eng, const_cast<float*>(dy + b0 * out_image));
-      dnnl::memory diff_wei(p.weights_md, eng, partials + chunk * fsize);
-      Status e =
-          onednn::ExecuteOnThread(p.primitive, p.scratch_md, static_cast<char*>(smem) + w * scratch,
-                                  {{DNNL_ARG_SRC, &src},
-                                   {DNNL_ARG_DIFF_DST, &diff_dst},
-                                   {DNNL_ARG_DIFF_WEIGHTS, &diff_wei}});
-      if (!e.ok()) throw dnnl::error(dnnl_runtime_error, "backward-weights convolution");
-    });
-    if (!s.ok() && errors[w].ok()) errors[w] = s;
-  });
-  for (const Status& s : errors)
-    if (!s.ok()) return ctx.Error(s.message());
+  KILN_RETURN_IF_ERROR(RunBwdSubBatches(
+      ctx, c, "backward-weights convolution",
+      [&](const DnnlBwdConv::Prim& p, int64_t b0, int64_t chunk) {
+        const dnnl::engine& eng = onednn::Engine();
+        return std::array<BwdArg, 3>{
+            BwdArg{DNNL_ARG_SRC,
+                   dnnl::memory(p.src_md, eng, const_cast<float*>(in + b0 * in_image))},
+            BwdArg{DNNL_ARG_DIFF_DST,
+                   dnnl::memory(p.dst_md, eng, const_cast<float*>(dy + b0 * out_image))},
+            BwdArg{DNNL_ARG_DIFF_WEIGHTS,
+                   dnnl::memory(p.weights_md, eng, partials + chunk * fsize)}};
+      }));
   // The sum of the partials, element by element in sub-batch order (the kernel's layout may
   // pad, so the whole buffer is summed), straight into df when the layout is TF's.
   float* sum = c.weights_plain ? df : partials;

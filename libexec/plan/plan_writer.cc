@@ -245,125 +245,83 @@ class PlanWriter {
     return OkStatus();
   }
 
+  // One Attr table: its name, kind and the one field `set` adds. What the field points to
+  // (vectors, tables) must be built before, as FlatBuffers builds no object inside another.
+  template <typename Set>
+  fb::Offset<kp::Attr> MakeAttr(fb::Offset<fb::String> name, kp::AttrKind kind, Set set) {
+    kp::AttrBuilder a(b_);
+    a.add_name(name);
+    a.add_kind(kind);
+    set(a);
+    return a.Finish();
+  }
+
   Result<fb::Offset<kp::Attr>> Attr(const std::string& name, const tensorflow::AttrValue& v) {
     using tensorflow::AttrValue;
-    auto name_o = b_.CreateString(name);
+    using K = kp::AttrKind;
+    auto n = b_.CreateString(name);
     switch (v.value_case()) {
-      case AttrValue::kI: {
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::Int);
-        a.add_i(v.i());
-        return a.Finish();
-      }
-      case AttrValue::kF: {
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::Float);
-        a.add_f(v.f());
-        return a.Finish();
-      }
-      case AttrValue::kB: {
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::Bool);
-        a.add_b(v.b());
-        return a.Finish();
-      }
-      case AttrValue::kType: {
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::Type);
-        a.add_type(v.type());
-        return a.Finish();
-      }
+      case AttrValue::kI:
+        return MakeAttr(n, K::Int, [&](kp::AttrBuilder& a) { a.add_i(v.i()); });
+      case AttrValue::kF:
+        return MakeAttr(n, K::Float, [&](kp::AttrBuilder& a) { a.add_f(v.f()); });
+      case AttrValue::kB:
+        return MakeAttr(n, K::Bool, [&](kp::AttrBuilder& a) { a.add_b(v.b()); });
+      case AttrValue::kType:
+        return MakeAttr(n, K::Type, [&](kp::AttrBuilder& a) { a.add_type(v.type()); });
       case AttrValue::kS: {
         auto s = b_.CreateVector(reinterpret_cast<const uint8_t*>(v.s().data()), v.s().size());
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::String);
-        a.add_s(s);
-        return a.Finish();
+        return MakeAttr(n, K::String, [&](kp::AttrBuilder& a) { a.add_s(s); });
       }
       case AttrValue::kShape: {
         KILN_ASSIGN_OR_RETURN(PartialShape ps, PartialShapeFromProto(v.shape()));
         auto s = Shape(ps);
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::Shape);
-        a.add_shape(s);
-        return a.Finish();
+        return MakeAttr(n, K::Shape, [&](kp::AttrBuilder& a) { a.add_shape(s); });
       }
       case AttrValue::kTensor: {
         KILN_ASSIGN_OR_RETURN(Tensor t, TensorFromProto(v.tensor()));
         KILN_ASSIGN_OR_RETURN(int32_t index, Constant(t));
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::Tensor);
-        a.add_tensor(index);
-        return a.Finish();
+        return MakeAttr(n, K::Tensor, [&](kp::AttrBuilder& a) { a.add_tensor(index); });
       }
       case AttrValue::kFunc: {
         uses_functions_ = true;
         KILN_ASSIGN_OR_RETURN(auto f, Func(v.func()));
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::Func);
-        a.add_func(f);
-        return a.Finish();
+        return MakeAttr(n, K::Func, [&](kp::AttrBuilder& a) { a.add_func(f); });
       }
       case AttrValue::kPlaceholder:
         return Unimplemented("a placeholder attr cannot be stored in a plan");
       case AttrValue::kList:
-        return ListAttr(name_o, v.list());
-      case AttrValue::VALUE_NOT_SET: {
-        kp::AttrBuilder a(b_);
-        a.add_name(name_o);
-        a.add_kind(kp::AttrKind::None);
-        return a.Finish();
-      }
+        return ListAttr(n, v.list());
+      case AttrValue::VALUE_NOT_SET:
+        return MakeAttr(n, K::None, [](kp::AttrBuilder&) {});
     }
     return Unimplemented("unknown attr value kind ", static_cast<int>(v.value_case()));
   }
 
   // A list attr keeps the one kind of entries it holds; an empty list is stored as IntList,
   // which reads back as an empty list of any kind.
-  Result<fb::Offset<kp::Attr>> ListAttr(fb::Offset<fb::String> name_o,
+  Result<fb::Offset<kp::Attr>> ListAttr(fb::Offset<fb::String> n,
                                         const tensorflow::AttrValue::ListValue& l) {
+    using K = kp::AttrKind;
     if (l.s_size() > 0) {
       std::vector<fb::Offset<kp::Bytes>> v;
       for (const std::string& s : l.s()) v.push_back(BytesOf(s));
       auto vec = b_.CreateVector(v);
-      kp::AttrBuilder a(b_);
-      a.add_name(name_o);
-      a.add_kind(kp::AttrKind::StringList);
-      a.add_strings(vec);
-      return a.Finish();
+      return MakeAttr(n, K::StringList, [&](kp::AttrBuilder& a) { a.add_strings(vec); });
     }
     if (l.f_size() > 0) {
       auto vec = b_.CreateVector(std::vector<float>(l.f().begin(), l.f().end()));
-      kp::AttrBuilder a(b_);
-      a.add_name(name_o);
-      a.add_kind(kp::AttrKind::FloatList);
-      a.add_floats(vec);
-      return a.Finish();
+      return MakeAttr(n, K::FloatList, [&](kp::AttrBuilder& a) { a.add_floats(vec); });
     }
     if (l.b_size() > 0) {
-      std::vector<uint8_t> bs(l.b().begin(), l.b().end());
-      auto vec = b_.CreateVector(bs);
-      kp::AttrBuilder a(b_);
-      a.add_name(name_o);
-      a.add_kind(kp::AttrKind::BoolList);
-      a.add_bools(fb::Offset<fb::Vector<uint8_t>>(vec.o));
-      return a.Finish();
+      auto vec = b_.CreateVector(std::vector<uint8_t>(l.b().begin(), l.b().end()));
+      return MakeAttr(n, K::BoolList, [&](kp::AttrBuilder& a) {
+        a.add_bools(fb::Offset<fb::Vector<uint8_t>>(vec.o));
+      });
     }
     if (l.type_size() > 0) {
       auto vec = b_.CreateVector(std::vector<int32_t>(l.type().begin(), l.type().end()));
-      kp::AttrBuilder a(b_);
-      a.add_name(name_o);
-      a.add_kind(kp::AttrKind::TypeList);
-      a.add_types(vec);
-      return a.Finish();
+      return MakeAttr(n, K::TypeList, [&](kp::AttrBuilder& a) { a.add_types(vec); });
     }
     if (l.shape_size() > 0) {
       std::vector<fb::Offset<kp::Shape>> v;
@@ -372,11 +330,7 @@ class PlanWriter {
         v.push_back(Shape(ps));
       }
       auto vec = b_.CreateVector(v);
-      kp::AttrBuilder a(b_);
-      a.add_name(name_o);
-      a.add_kind(kp::AttrKind::ShapeList);
-      a.add_shapes(vec);
-      return a.Finish();
+      return MakeAttr(n, K::ShapeList, [&](kp::AttrBuilder& a) { a.add_shapes(vec); });
     }
     if (l.tensor_size() > 0) {
       std::vector<int32_t> v;
@@ -386,11 +340,7 @@ class PlanWriter {
         v.push_back(index);
       }
       auto vec = b_.CreateVector(v);
-      kp::AttrBuilder a(b_);
-      a.add_name(name_o);
-      a.add_kind(kp::AttrKind::TensorList);
-      a.add_tensors(vec);
-      return a.Finish();
+      return MakeAttr(n, K::TensorList, [&](kp::AttrBuilder& a) { a.add_tensors(vec); });
     }
     if (l.func_size() > 0) {
       uses_functions_ = true;
@@ -400,18 +350,10 @@ class PlanWriter {
         v.push_back(fo);
       }
       auto vec = b_.CreateVector(v);
-      kp::AttrBuilder a(b_);
-      a.add_name(name_o);
-      a.add_kind(kp::AttrKind::FuncList);
-      a.add_funcs(vec);
-      return a.Finish();
+      return MakeAttr(n, K::FuncList, [&](kp::AttrBuilder& a) { a.add_funcs(vec); });
     }
     auto vec = b_.CreateVector(std::vector<int64_t>(l.i().begin(), l.i().end()));
-    kp::AttrBuilder a(b_);
-    a.add_name(name_o);
-    a.add_kind(kp::AttrKind::IntList);
-    a.add_ints(vec);
-    return a.Finish();
+    return MakeAttr(n, K::IntList, [&](kp::AttrBuilder& a) { a.add_ints(vec); });
   }
 
   Result<fb::Offset<kp::Node>> Node(const FlatNode& n) {
