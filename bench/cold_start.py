@@ -10,7 +10,8 @@ Per workload (medians over the rounds; one new process per kiln round):
 - kiln `bench --threads 1 --runs 1 --json`: load_ms and first_call_ms, with the plan ignored,
   with the plan required, and with the plan and --skip_checksums;
 - kiln new process -> loaded -> first call -> exit (`savedmodel-cli run --inputs`), wall time
-  from fork to exit, with and without the plan;
+  from fork to exit, with and without the plan, and the same with the protobuf-free runtime
+  (`kiln-run`, runtime/), which reads only the plan;
 - ONNX Runtime: InferenceSession(path) + the first run, and TensorFlow: tf.saved_model.load +
   the signature's first call, each timed inside bench/peers' worker process for the engine
   (its "load" command) after its imports: a new Python process costs far more than either.
@@ -39,13 +40,21 @@ def kiln_bench(cli, model, plan, extra=()):
     return json.loads(out)
 
 
+def wall_ms(cmd):
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+    return (time.perf_counter() - t0) * 1e3
+
+
 def kiln_wall_ms(cli, model, signature, inputs, plan):
     arg = ";".join(f"{k}={v}" for k, v in sorted(inputs.items()))
-    t0 = time.perf_counter()
-    subprocess.run([cli, "run", "--dir", model, "--tag_set", "serve", "--signature_def",
-                    signature, "--inputs", arg, "--plan", plan], check=True,
-                   stdout=subprocess.DEVNULL)
-    return (time.perf_counter() - t0) * 1e3
+    return wall_ms([cli, "run", "--dir", model, "--tag_set", "serve", "--signature_def",
+                    signature, "--inputs", arg, "--plan", plan])
+
+
+def kiln_run_wall_ms(kiln_run, model, signature, inputs):
+    arg = ";".join(f"{k}={v}" for k, v in sorted(inputs.items()))
+    return wall_ms([kiln_run, "--dir", model, "--signature_def", signature, "--inputs", arg])
 
 
 def main():
@@ -57,6 +66,7 @@ def main():
     build = Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
     cache = Path(os.environ.get("KILN_BENCH_DIR", ROOT / "bench" / ".cache"))
     cli = str(build / "tools" / "savedmodel-cli")
+    kiln_run = str(build / "runtime" / "kiln-run")
     names = a.workloads.split(",")
     subprocess.run([sys.executable, str(HERE / "peers" / "workloads.py"), "prepare", "--cache",
                     str(cache), "--build", str(build), *names], check=True)
@@ -65,7 +75,7 @@ def main():
     by_name = {w.name: w for w in wl.WORKLOADS}
     print("| workload | kiln load, no plan | kiln load, plan | kiln load, plan, "
           "--skip_checksums | kiln first call (plan) | kiln new process→first call, no plan / "
-          "plan | ORT session + first run | TF load + first call |")
+          "plan / kiln-run | ORT session + first run | TF load + first call |")
     print("|---|---|---|---|---|---|---|---|")
     for name in names:
         w = by_name[name]
@@ -81,7 +91,7 @@ def main():
             peers = [("ort", engines.PeerWorker("ort", 1, onnx, w.signature, files)),
                      ("tf", engines.PeerWorker("tf", 1, planned, w.signature, files))]
         rows = {k: [] for k in ("noplan", "plan", "plan_skip", "first", "wall_noplan",
-                                "wall_plan", "ort", "ort_first", "tf", "tf_first")}
+                                "wall_plan", "wall_min", "ort", "ort_first", "tf", "tf_first")}
         for _ in range(a.rounds):
             rows["noplan"].append(kiln_bench(cli, planned, "ignore")["load_ms"])
             b = kiln_bench(cli, planned, "require")
@@ -92,6 +102,7 @@ def main():
                 kiln_bench(cli, planned, "require", ["--skip_checksums"])["load_ms"])
             rows["wall_noplan"].append(kiln_wall_ms(cli, planned, w.signature, files, "ignore"))
             rows["wall_plan"].append(kiln_wall_ms(cli, planned, w.signature, files, "require"))
+            rows["wall_min"].append(kiln_run_wall_ms(kiln_run, planned, w.signature, files))
             for engine, worker in peers:
                 r = worker.request(op="load")
                 rows[engine].append(r["load_ms"])
@@ -104,7 +115,7 @@ def main():
             f"{med['tf']:.1f} + {med['tf_first']:.1f} ms")
         print(f"| {name} | {med['noplan']:.2f} ms | {med['plan']:.2f} ms | "
               f"{med['plan_skip']:.2f} ms | {med['first']:.2f} ms | {med['wall_noplan']:.1f} / "
-              f"{med['wall_plan']:.1f} ms | {peer[0]} | {peer[1]} |")
+              f"{med['wall_plan']:.1f} / {med['wall_min']:.1f} ms | {peer[0]} | {peer[1]} |")
     print(f"\n{a.rounds} rounds, medians, 1 thread; load = SavedModel::Load "
           "(InferenceSession for ORT, tf.saved_model.load for TF).")
 

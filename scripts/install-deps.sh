@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and tests need. Idempotent: skips what is present.
 set -euo pipefail
+# ocl-icd-opencl-dev: oneDNN's CMake config looks for OpenCL, which libdnnl-dev only recommends
+# (and --no-install-recommends skips).
 PKGS=(cmake g++ make pkg-config ccache clang clang-format clang-tidy libclang-rt-14-dev libdnnl-dev
+      ocl-icd-opencl-dev
       libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
       libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev zlib1g-dev
       libgrpc++-dev protobuf-compiler-grpc libcpp-httplib-dev wrk yamllint

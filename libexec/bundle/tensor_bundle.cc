@@ -12,13 +12,16 @@
 #include <cstring>
 #include <mutex>
 
+#include "bundle/bundle_entry.h"
 #include "bundle/coding.h"
 #include "bundle/crc32c.h"
 #include "bundle/mapped_file.h"
 #include "bundle/sstable.h"
 #include "kiln/core/file_util.h"
+#ifndef KILN_NO_PROTOBUF
 #include "kiln/core/proto_convert.h"
 #include "tensorflow/saved_model.pb.h"
+#endif
 
 namespace kiln::exec {
 namespace fs = std::filesystem;
@@ -36,11 +39,13 @@ std::string DataFilename(const fs::path& prefix, int shard, int num_shards) {
 
 std::string IndexFilename(const fs::path& prefix) { return prefix.string() + ".index"; }
 
+#ifndef KILN_NO_PROTOBUF
 // A name beside `path` that no other writer in this or another process uses at the same time.
 std::string TempPathFor(const std::string& path) {
   static std::atomic<uint64_t> counter{0};
   return internal::StrCat(path, ".tempstate", ::getpid(), "_", counter.fetch_add(1));
 }
+#endif
 
 // Element count of `shape`, or nullopt-like -1 when it does not fit in int64.
 int64_t CheckedNumElements(const Shape& shape) {
@@ -143,6 +148,7 @@ Result<uint32_t> DecodeStrings(std::string_view bytes, Tensor* t, std::string_vi
   return crc;
 }
 
+#ifndef KILN_NO_PROTOBUF
 // Encodes a DT_STRING tensor as TF's WriteStringTensor does; returns the unmasked entry crc.
 uint32_t EncodeStrings(const Tensor& t, std::string* out) {
   const std::string* strings = t.data<std::string>();
@@ -213,16 +219,21 @@ class FileWriter {
   std::string path_;
   int fd_ = -1;
 };
+#endif  // KILN_NO_PROTOBUF
 
 }  // namespace
 
 struct BundleReader::Impl {
   fs::path prefix;
   std::string index_path;
-  tensorflow::BundleHeaderProto header;
+  BundleHeader header;
   bool swap_bytes = false;
   BundleReadOptions options;
-  std::map<std::string, tensorflow::BundleEntryProto, std::less<>> entries;
+  struct Stored {
+    BundleEntry entry;
+    std::string bytes;  // the entry as stored, for Entry()
+  };
+  std::map<std::string, Stored, std::less<>> entries;
   std::vector<std::unique_ptr<ShardFile>> shards;
 };
 
@@ -256,46 +267,49 @@ Result<std::unique_ptr<BundleReader>> BundleReader::OpenIndex(const fs::path& pr
   if (table.empty() || !table.front().key.empty()) {
     return DataLoss(im.index_path, ": bundle index has no header entry (empty key)");
   }
-  if (!im.header.ParseFromString(table.front().value)) {
-    return DataLoss(im.index_path, ": cannot parse the bundle header (BundleHeaderProto)");
+  auto header = ParseBundleHeader(table.front().value);
+  if (!header.ok()) {
+    return DataLoss(im.index_path, ": cannot parse the bundle header (BundleHeaderProto): ",
+                    header.status().message());
   }
-  const auto& version = im.header.version();
-  if (version.producer() < kTensorBundleMinProducer) {
-    return FailedPrecondition(im.index_path, ": bundle producer version ", version.producer(),
+  im.header = *std::move(header);
+  const BundleHeader& h = im.header;
+  if (h.producer < kTensorBundleMinProducer) {
+    return FailedPrecondition(im.index_path, ": bundle producer version ", h.producer,
                               " is below the minimum ", kTensorBundleMinProducer);
   }
-  if (version.min_consumer() > kTensorBundleVersion) {
-    return FailedPrecondition(im.index_path, ": bundle needs a reader of version ",
-                              version.min_consumer(), "; this reader is version ",
-                              kTensorBundleVersion);
+  if (h.min_consumer > kTensorBundleVersion) {
+    return FailedPrecondition(im.index_path, ": bundle needs a reader of version ", h.min_consumer,
+                              "; this reader is version ", kTensorBundleVersion);
   }
-  for (int bad : version.bad_consumers()) {
+  for (int bad : h.bad_consumers) {
     if (bad == kTensorBundleVersion) {
       return FailedPrecondition(im.index_path, ": bundle disallows reader version ", bad);
     }
   }
   // TF writes one shard per device; the cap keeps a corrupt header from allocating billions.
   constexpr int kMaxShards = 1 << 16;
-  if (im.header.num_shards() <= 0 || im.header.num_shards() > kMaxShards) {
-    return DataLoss(im.index_path, ": bundle header has num_shards ", im.header.num_shards(),
+  if (h.num_shards <= 0 || h.num_shards > kMaxShards) {
+    return DataLoss(im.index_path, ": bundle header has num_shards ", h.num_shards,
                     "; expected 1 to ", kMaxShards);
   }
-  if (shards && static_cast<int>(shards->size()) != im.header.num_shards()) {
-    return DataLoss(im.index_path, ": bundle header has num_shards ", im.header.num_shards(),
-                    " but ", shards->size(), " data shards were given");
+  if (shards && static_cast<int>(shards->size()) != h.num_shards) {
+    return DataLoss(im.index_path, ": bundle header has num_shards ", h.num_shards, " but ",
+                    shards->size(), " data shards were given");
   }
   const bool host_little = std::endian::native == std::endian::little;
-  const bool file_little = im.header.endianness() == tensorflow::BundleHeaderProto::LITTLE;
-  im.swap_bytes = host_little != file_little;
+  im.swap_bytes = host_little == h.big_endian;
 
   for (size_t i = 1; i < table.size(); ++i) {
-    tensorflow::BundleEntryProto entry;
-    if (!entry.ParseFromString(table[i].value)) {
-      return DataLoss(im.index_path, ": cannot parse the bundle entry for '", table[i].key, "'");
+    auto entry = ParseBundleEntry(table[i].value);
+    if (!entry.ok()) {
+      return DataLoss(im.index_path, ": cannot parse the bundle entry for '", table[i].key,
+                      "': ", entry.status().message());
     }
-    im.entries.emplace(std::move(table[i].key), std::move(entry));
+    im.entries.emplace(std::move(table[i].key),
+                       Impl::Stored{*std::move(entry), std::move(table[i].value)});
   }
-  const int num_shards = im.header.num_shards();
+  const int num_shards = h.num_shards;
   im.shards.reserve(num_shards);
   for (int s = 0; s < num_shards; ++s) {
     auto shard = std::make_unique<ShardFile>();
@@ -323,13 +337,19 @@ bool BundleReader::Contains(std::string_view key) const {
   return impl_->entries.find(key) != impl_->entries.end();
 }
 
+#ifndef KILN_NO_PROTOBUF
 Result<tensorflow::BundleEntryProto> BundleReader::Entry(std::string_view key) const {
   auto it = impl_->entries.find(key);
   if (it == impl_->entries.end()) {
     return NotFound("tensor bundle '", impl_->prefix.string(), "' has no key '", key, "'");
   }
-  return it->second;
+  tensorflow::BundleEntryProto entry;
+  if (!entry.ParseFromString(it->second.bytes)) {
+    return DataLoss("cannot parse the bundle entry for '", key, "'");
+  }
+  return entry;
 }
+#endif
 
 Result<Tensor> BundleReader::Read(std::string_view key) const {
   const Impl& im = *impl_;
@@ -337,30 +357,30 @@ Result<Tensor> BundleReader::Read(std::string_view key) const {
   if (it == im.entries.end()) {
     return NotFound("tensor bundle '", im.prefix.string(), "' has no key '", key, "'");
   }
-  const tensorflow::BundleEntryProto& entry = it->second;
+  const BundleEntry& entry = it->second.entry;
   auto in_index = [&] {
     return internal::StrCat("bundle entry '", key, "' in '", im.index_path, "'");
   };
-  if (entry.slices_size() > 0) {
+  if (entry.num_slices > 0) {
     return Unimplemented(in_index(), " is a partitioned (sliced) variable; not supported");
   }
-  KILN_ASSIGN_OR_RETURN_CTX(DType dtype, DTypeFromProto(entry.dtype()), in_index());
+  KILN_ASSIGN_OR_RETURN_CTX(DType dtype, DTypeFromProto(entry.dtype), in_index());
   if (!HoldsData(dtype)) {
     return Unimplemented(in_index(), " has dtype ", DTypeEnumName(dtype),
                          "; only numeric, bool and string tensors can be read");
   }
-  KILN_ASSIGN_OR_RETURN_CTX(Shape shape, ShapeFromProto(entry.shape()), in_index());
+  KILN_ASSIGN_OR_RETURN_CTX(Shape shape, entry.shape.ToShape(), in_index());
   const int64_t n = CheckedNumElements(shape);
   if (n < 0) return DataLoss(in_index(), ": shape ", shape.ToString(), " is too large");
-  if (entry.shard_id() < 0 || entry.shard_id() >= static_cast<int>(im.shards.size())) {
-    return DataLoss(in_index(), " names shard ", entry.shard_id(), " but the bundle has ",
+  if (entry.shard_id < 0 || entry.shard_id >= static_cast<int>(im.shards.size())) {
+    return DataLoss(in_index(), " names shard ", entry.shard_id, " but the bundle has ",
                     im.shards.size());
   }
-  if (entry.offset() < 0 || entry.size() < 0) {
+  if (entry.offset < 0 || entry.size < 0) {
     return DataLoss(in_index(), " has a negative offset or size");
   }
-  const uint64_t offset = static_cast<uint64_t>(entry.offset());
-  const uint64_t size = static_cast<uint64_t>(entry.size());
+  const uint64_t offset = static_cast<uint64_t>(entry.offset);
+  const uint64_t size = static_cast<uint64_t>(entry.size);
   if (DTypeIsPod(dtype)) {
     const uint64_t want = static_cast<uint64_t>(n) * DTypeSize(dtype);
     if (static_cast<uint64_t>(n) > UINT64_MAX / DTypeSize(dtype) || size != want) {
@@ -373,7 +393,7 @@ Result<Tensor> BundleReader::Read(std::string_view key) const {
                     "': stored size ", size, " is too small for ", n, " strings");
   }
 
-  ShardFile& shard = *im.shards[entry.shard_id()];
+  ShardFile& shard = *im.shards[entry.shard_id];
   KILN_RETURN_IF_ERROR_CTX(shard.EnsureOpen(), "reading '", key, "'");
   if (offset > shard.size || size > shard.size - offset) {
     return DataLoss("bundle data file '", shard.path, "' is truncated: '", key, "' needs ", size,
@@ -381,7 +401,7 @@ Result<Tensor> BundleReader::Read(std::string_view key) const {
   }
 
   const char* src = shard.bytes + offset;
-  const uint32_t stored_crc = crc32c::Unmask(entry.crc32c());
+  const uint32_t stored_crc = crc32c::Unmask(entry.crc32c);
   auto mismatch = [&](uint32_t computed) {
     return DataLoss("checksum mismatch for '", key, "' in bundle data file '", shard.path, "' (",
                     size, " bytes at offset ", offset, "): stored crc32c ", stored_crc,
@@ -422,6 +442,7 @@ Result<Tensor> BundleReader::Read(std::string_view key) const {
   return t;
 }
 
+#ifndef KILN_NO_PROTOBUF
 BundleWriter::BundleWriter(fs::path prefix, BundleWriteOptions options)
     : prefix_(std::move(prefix)), options_(options) {}
 BundleWriter::~BundleWriter() = default;
@@ -529,5 +550,7 @@ Status BundleWriter::Finish() {
   KILN_RETURN_IF_ERROR(WriteStringToFile(index_path, builder.Finish()));
   return OkStatus();
 }
+
+#endif  // KILN_NO_PROTOBUF
 
 }  // namespace kiln::exec

@@ -7,25 +7,20 @@ namespace {
 
 using tensorflow::AttrValue;
 
+// The names are AttrKindName's (native_attrs.cc, which the protobuf-free runtime has too).
 struct AttrKindRow {
   AttrKind kind;
-  std::string_view name;
   AttrValue::ValueCase value_case;  // kList for every list kind
 };
 
 constexpr AttrKindRow kAttrKinds[] = {
-    {AttrKind::kString, "string", AttrValue::kS},
-    {AttrKind::kInt, "int", AttrValue::kI},
-    {AttrKind::kFloat, "float", AttrValue::kF},
-    {AttrKind::kBool, "bool", AttrValue::kB},
-    {AttrKind::kType, "type", AttrValue::kType},
-    {AttrKind::kShape, "shape", AttrValue::kShape},
-    {AttrKind::kTensor, "tensor", AttrValue::kTensor},
-    {AttrKind::kFunc, "func", AttrValue::kFunc},
-    {AttrKind::kStringList, "list(string)", AttrValue::kList},
-    {AttrKind::kIntList, "list(int)", AttrValue::kList},
-    {AttrKind::kTypeList, "list(type)", AttrValue::kList},
-    {AttrKind::kShapeList, "list(shape)", AttrValue::kList},
+    {AttrKind::kString, AttrValue::kS},        {AttrKind::kInt, AttrValue::kI},
+    {AttrKind::kFloat, AttrValue::kF},         {AttrKind::kBool, AttrValue::kB},
+    {AttrKind::kType, AttrValue::kType},       {AttrKind::kShape, AttrValue::kShape},
+    {AttrKind::kTensor, AttrValue::kTensor},   {AttrKind::kFunc, AttrValue::kFunc},
+    {AttrKind::kStringList, AttrValue::kList}, {AttrKind::kIntList, AttrValue::kList},
+    {AttrKind::kTypeList, AttrValue::kList},   {AttrKind::kShapeList, AttrValue::kList},
+    {AttrKind::kFloatList, AttrValue::kList},  {AttrKind::kFuncList, AttrValue::kList},
 };
 
 const AttrKindRow& Row(AttrKind kind) {
@@ -45,14 +40,12 @@ std::string_view HeldName(const AttrValue& v) {
       return "no value";
     default:
       for (const AttrKindRow& row : kAttrKinds)
-        if (row.value_case == v.value_case()) return row.name;
+        if (row.value_case == v.value_case()) return AttrKindName(row.kind);
       return "unknown";
   }
 }
 
 }  // namespace
-
-std::string_view AttrKindName(AttrKind kind) { return Row(kind).name; }
 
 bool HoldsAttrKind(const AttrValue& value, AttrKind kind) {
   const AttrKindRow& row = Row(kind);

@@ -28,6 +28,8 @@ enum class AttrKind {
   kIntList,
   kTypeList,
   kShapeList,
+  kFloatList,
+  kFuncList,
 };
 
 // "type", "list(type)", ...

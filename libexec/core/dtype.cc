@@ -64,4 +64,16 @@ Result<DType> DTypeFromName(std::string_view name) {
   return InvalidArgument("unknown dtype name '", name, "' (expected e.g. float32, int32, string)");
 }
 
+Result<DType> DTypeFromProto(int n) {
+  if (n == 0) return DType::kInvalid;
+  if (!DTypeIsKnown(n)) {
+    if (n > 100 && n < 200)
+      return Unimplemented("reference dtype ", n, " (TF1 _ref types) is not supported");
+    return InvalidArgument("unknown DataType number ", n);
+  }
+  return static_cast<DType>(n);
+}
+
+int DTypeToProto(DType t) { return static_cast<int>(t); }
+
 }  // namespace kiln

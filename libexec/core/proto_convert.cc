@@ -8,18 +8,6 @@
 
 namespace kiln {
 
-Result<DType> DTypeFromProto(int n) {
-  if (n == 0) return DType::kInvalid;
-  if (!DTypeIsKnown(n)) {
-    if (n > 100 && n < 200)
-      return Unimplemented("reference dtype ", n, " (TF1 _ref types) is not supported");
-    return InvalidArgument("unknown DataType number ", n);
-  }
-  return static_cast<DType>(n);
-}
-
-int DTypeToProto(DType t) { return static_cast<int>(t); }
-
 Result<PartialShape> PartialShapeFromProto(const tensorflow::TensorShapeProto& proto) {
   if (proto.unknown_rank()) {
     if (proto.dim_size() > 0) return InvalidArgument("shape has unknown_rank set and also dims");

@@ -6,10 +6,13 @@
 #include <string>
 #include <vector>
 
+#include "core/native_attrs.h"
 #include "kiln/core/status.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_table.h"
+#ifndef KILN_NO_PROTOBUF
 #include "tensorflow/framework.pb.h"
+#endif
 
 namespace kiln::exec {
 
@@ -19,15 +22,24 @@ struct Edge {
 };
 
 struct FlatNode {
-  std::string name;  // scoped: "call_node/inner_node" for inlined bodies
-  std::string op;    // "_Arg" for function arguments
-  const ProtoAttrMap* attrs = nullptr;
-  const Tensor* value = nullptr;  // a constant made by a graph rewrite (op "Const")
+  std::string name;                             // scoped: "call_node/inner_node" for inlined bodies
+  std::string op;                               // "_Arg" for function arguments
+  const ProtoAttrMap* attrs = nullptr;          // a FunctionDef's node, or a rewrite's
+  const NativeAttrMap* native_attrs = nullptr;  // a serving plan's node
+  const Tensor* value = nullptr;                // a constant made by a graph rewrite (op "Const")
   std::vector<Edge> inputs;
   std::vector<int> control_inputs;
   int arg_index = -1;                 // for _Arg
   const OpDefinition* def = nullptr;  // null for _Arg, NoOp-like sinks and unknown ops
   bool stateful = false;
+
+  AttrReader reader() const {
+    return native_attrs != nullptr ? AttrReader(native_attrs) : AttrReader(attrs);
+  }
+  // A NoOp that inlining adds as a sink for control edges (it has no attrs at all).
+  bool IsInliningSink() const {
+    return op == "NoOp" && attrs == nullptr && native_attrs == nullptr;
+  }
 };
 
 struct FlatGraph {
@@ -35,7 +47,10 @@ struct FlatGraph {
   std::vector<Edge> outputs;  // one per FunctionDef output arg
   std::vector<int> keep;      // control_ret nodes: run even if no output needs them
   // Storage of what rewrites add (nodes point into these; deques keep addresses stable).
+#ifndef KILN_NO_PROTOBUF
   std::deque<ProtoAttrMap> owned_attrs;
+#endif
+  std::deque<NativeAttrMap> owned_native_attrs;
   std::deque<Tensor> owned_values;
 };
 
@@ -50,6 +65,7 @@ struct FunctionInterface {
   std::vector<DType> output_dtypes;  // declared; kInvalid where polymorphic
 };
 
+#ifndef KILN_NO_PROTOBUF
 // The interface of `fdef`; errors name the function and the argument.
 Result<FunctionInterface> InterfaceOf(const tensorflow::FunctionDef& fdef);
 
@@ -57,5 +73,6 @@ Result<FunctionInterface> InterfaceOf(const tensorflow::FunctionDef& fdef);
 // library functions. Errors name the function and node.
 Result<FlatGraph> FlattenFunction(const tensorflow::FunctionDef& fdef,
                                   const FunctionLibrary& library);
+#endif
 
 }  // namespace kiln::exec

@@ -16,9 +16,10 @@
 #include "executor/flat_graph.h"
 #include "executor/fusion.h"
 #include "executor/memory_plan.h"
-#include "kiln/core/proto_convert.h"
 #include "kiln/exec/executor.h"
+#ifndef KILN_NO_PROTOBUF
 #include "tensorflow/framework.pb.h"
+#endif
 
 namespace kiln::exec {
 namespace {
@@ -35,10 +36,12 @@ constexpr size_t kMaxFoldedBytes = 1 << 18;
 
 class FunctionCompiler {
  public:
+#ifndef KILN_NO_PROTOBUF
   // From a FunctionDef: imported and inlined here, then fused.
   FunctionCompiler(const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
                    const PrepareOptions& options)
       : fdef_(&fdef), library_(library), options_(options), fname_(fdef.signature().name()) {}
+#endif
   // From a graph that was imported and fused before (a serving plan's): used as it is.
   FunctionCompiler(std::shared_ptr<const FlatGraph> graph,
                    std::shared_ptr<const FunctionInterface> iface, const FunctionLibrary& library,
@@ -55,10 +58,12 @@ class FunctionCompiler {
     pf_->fdef_ = fdef_;
     pf_->library_ = &library_;
     pf_->options_ = options_;
+#ifndef KILN_NO_PROTOBUF
     if (iface_ == nullptr) {
       KILN_ASSIGN_OR_RETURN(FunctionInterface iface, InterfaceOf(*fdef_));
       iface_ = std::make_shared<const FunctionInterface>(std::move(iface));
     }
+#endif
     pf_->iface_ = iface_;
     pf_->source_graph_ = source_graph_;
     pf_->requested_specs_.assign(arg_specs.begin(), arg_specs.end());
@@ -68,11 +73,15 @@ class FunctionCompiler {
       graph_.nodes = source_graph_->nodes;
       graph_.outputs = source_graph_->outputs;
       graph_.keep = source_graph_->keep;
-    } else {
+    }
+#ifndef KILN_NO_PROTOBUF
+    else {
       KILN_ASSIGN_OR_RETURN(graph_, FlattenFunction(*fdef_, library_));
     }
+#endif
     MarkLive();
     KILN_RETURN_IF_ERROR(TopologicalOrder());
+#ifndef KILN_NO_PROTOBUF
     if (options_.fuse && source_graph_ == nullptr && HasFusableNodes()) {
       // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
       // the fused graph for real.
@@ -86,6 +95,7 @@ class FunctionCompiler {
         KILN_RETURN_IF_ERROR(TopologicalOrder());
       }
     }
+#endif
     KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
     KILN_RETURN_IF_ERROR(BindOutputs());
     PlanReleases();
@@ -116,7 +126,10 @@ class FunctionCompiler {
     for (Edge e : graph_.outputs) g->outputs.push_back(Edge{index[e.node], e.output});
     for (int k : graph_.keep)
       if (index[k] >= 0) g->keep.push_back(index[k]);
+#ifndef KILN_NO_PROTOBUF
     g->owned_attrs = std::move(graph_.owned_attrs);
+#endif
+    g->owned_native_attrs = std::move(graph_.owned_native_attrs);
     g->owned_values = std::move(graph_.owned_values);
     return g;
   }
@@ -337,8 +350,8 @@ class FunctionCompiler {
         in_specs.push_back(slot_specs_[slot]);
         in_consts.push_back(KnownValueOf(slot));
       }
-      if (node.op == "NoOp" && node.attrs == nullptr) continue;  // inlining sink
-      if (node.value != nullptr) {                               // a constant a rewrite made
+      if (node.IsInliningSink()) continue;
+      if (node.value != nullptr) {  // a constant a rewrite made
         out_slots_[v] = {AddConstant(*node.value)};
         continue;
       }
@@ -348,7 +361,7 @@ class FunctionCompiler {
       PrepareContext ctx;
       ctx.node_name = node.name;
       ctx.op = node.op;
-      ctx.attrs = AttrReader(node.attrs);
+      ctx.attrs = node.reader();
       ctx.inputs = in_specs;
       ctx.constant_inputs = in_consts;
       ctx.resources = options_.resources;
@@ -498,11 +511,13 @@ class FunctionCompiler {
 
 PreparedFunction::~PreparedFunction() = default;
 
+#ifndef KILN_NO_PROTOBUF
 Result<std::shared_ptr<const PreparedFunction>> PreparedFunction::Prepare(
     const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
     std::span<const TensorSpec> arg_specs, const PrepareOptions& options) {
   return FunctionCompiler(fdef, library, options).Compile(arg_specs);
 }
+#endif
 
 Result<std::shared_ptr<const PreparedFunction>> PreparedFunction::PrepareGraph(
     std::shared_ptr<const FlatGraph> graph, std::shared_ptr<const FunctionInterface> iface,

@@ -59,9 +59,12 @@ Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
   options.max_specializations = 0;
   options.keep_graph = false;
   std::shared_ptr<const PreparedFunction> fn;
+#ifndef KILN_NO_PROTOBUF
   if (fdef_ != nullptr) {
     KILN_ASSIGN_OR_RETURN(fn, Prepare(*fdef_, *library_, specs, options));
-  } else {
+  } else
+#endif
+  {
     KILN_ASSIGN_OR_RETURN(fn, PrepareGraph(source_graph_, iface_, *library_, specs, options));
   }
   specializations_.emplace_back(std::move(key), fn);

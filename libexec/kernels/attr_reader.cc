@@ -1,17 +1,20 @@
 // AttrReader, TensorSpec printing, PrepareContext helpers and the default print sink.
+// AttrReader reads protobuf attrs (a FunctionDef's nodes) or native ones (a serving plan's);
+// the protobuf-free runtime (KILN_NO_PROTOBUF) has only the native half.
 #include <fstream>
 #include <iostream>
 #include <string>
 
 #include "core/attr_kind.h"
-#include "kiln/core/proto_convert.h"
+#include "core/native_attrs.h"
 #include "kiln/exec/op_table.h"
+#ifndef KILN_NO_PROTOBUF
+#include "kiln/core/proto_convert.h"
 #include "tensorflow/framework.pb.h"
+#endif
 
 namespace kiln::exec {
 namespace {
-
-using tensorflow::AttrValue;
 
 Status Missing(std::string_view name, AttrKind kind) {
   return InvalidArgument("missing attr '", name, "' (", AttrKindName(kind), ")");
@@ -23,21 +26,112 @@ Result<DType> TypeOf(std::string_view name, int number) {
   return *t;
 }
 
+template <typename Range>
+Result<std::vector<DType>> TypeList(std::string_view name, const Range& numbers) {
+  std::vector<DType> out;
+  for (int t : numbers) {
+    KILN_ASSIGN_OR_RETURN(DType d, TypeOf(name, t));
+    out.push_back(d);
+  }
+  return out;
+}
+
+#ifndef KILN_NO_PROTOBUF
+using tensorflow::AttrValue;
+
+Result<PartialShape> ShapeValue(std::string_view name, const tensorflow::TensorShapeProto& p) {
+  auto s = PartialShapeFromProto(p);
+  if (!s.ok()) return s.status().WithContext(internal::StrCat("attr '", name, "'"));
+  return *s;
+}
+
+template <typename Range>
+Result<std::vector<PartialShape>> ShapeList(std::string_view name, const Range& protos) {
+  std::vector<PartialShape> out;
+  for (const auto& p : protos) {
+    KILN_ASSIGN_OR_RETURN(PartialShape s, ShapeValue(name, p));
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<Tensor> TensorValue(std::string_view name, const tensorflow::TensorProto& proto) {
+  auto t = TensorFromProto(proto);
+  if (!t.ok()) return t.status().WithContext(internal::StrCat("attr '", name, "'"));
+  return std::move(t).value();
+}
+
+template <typename Range>
+std::vector<std::string> FuncNames(const Range& funcs) {
+  std::vector<std::string> out;
+  for (const auto& f : funcs) out.push_back(f.name());
+  return out;
+}
+
+template <typename T, typename Range>
+std::vector<T> VectorOf(const Range& r) {
+  return std::vector<T>(r.begin(), r.end());
+}
+
+// The value of `name` checked to hold `kind`.
+Result<const AttrValue*> ProtoValue(const ProtoAttrMap* attrs, std::string_view name,
+                                    AttrKind kind) {
+  if (attrs == nullptr) return Missing(name, kind);
+  auto it = attrs->find(std::string(name));
+  if (it == attrs->end()) return Missing(name, kind);
+  KILN_RETURN_IF_ERROR(CheckAttrKind(name, it->second, kind));
+  return &it->second;
+}
+#endif
+
 }  // namespace
 
-// ---- AttrReader ----------------------------------------------------------------------------
+// Returns the value of attr `name` (in scope) holding `kind`: the expression `native` reads a
+// `const NativeAttr* v`, `proto` a `const AttrValue* v`. The protobuf-free runtime has no
+// protobuf attrs, so only `native` is compiled there.
+#ifdef KILN_NO_PROTOBUF
+#define KILN_ATTR_VALUE(kind, native, proto)                                          \
+  do {                                                                                \
+    KILN_ASSIGN_OR_RETURN(const NativeAttr* v, Native(name, static_cast<int>(kind))); \
+    return native;                                                                    \
+  } while (false)
+#else
+#define KILN_ATTR_VALUE(kind, native, proto)                                            \
+  do {                                                                                  \
+    if (native_ != nullptr) {                                                           \
+      KILN_ASSIGN_OR_RETURN(const NativeAttr* v, Native(name, static_cast<int>(kind))); \
+      return native;                                                                    \
+    }                                                                                   \
+    KILN_ASSIGN_OR_RETURN(const AttrValue* v, ProtoValue(attrs_, name, kind));          \
+    return proto;                                                                       \
+  } while (false)
+#endif
 
-const AttrValue* AttrReader::Find(std::string_view name) const {
+Result<const NativeAttr*> AttrReader::Native(std::string_view name, int kind) const {
+  const NativeAttr* v = native_ == nullptr ? nullptr : native_->Find(name);
+  if (v == nullptr) return Missing(name, static_cast<AttrKind>(kind));
+  KILN_RETURN_IF_ERROR(CheckNativeAttrKind(*v, static_cast<AttrKind>(kind)));
+  return v;
+}
+
+const tensorflow::AttrValue* AttrReader::Find(std::string_view name) const {
+#ifdef KILN_NO_PROTOBUF
+  (void)name;
+  return nullptr;
+#else
   if (attrs_ == nullptr) return nullptr;
   auto it = attrs_->find(std::string(name));
   return it == attrs_->end() ? nullptr : &it->second;
+#endif
+}
+
+bool AttrReader::Has(std::string_view name) const {
+  if (native_ != nullptr) return native_->Find(name) != nullptr;
+  return Find(name) != nullptr;
 }
 
 Result<DType> AttrReader::GetType(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kType);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kType));
-  return TypeOf(name, v->type());
+  KILN_ATTR_VALUE(AttrKind::kType, TypeOf(name, v->type), TypeOf(name, v->type()));
 }
 
 Result<DType> AttrReader::GetType(std::string_view name, DType dflt) const {
@@ -46,22 +140,11 @@ Result<DType> AttrReader::GetType(std::string_view name, DType dflt) const {
 }
 
 Result<std::vector<DType>> AttrReader::GetTypeList(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kTypeList);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kTypeList));
-  std::vector<DType> out;
-  for (int t : v->list().type()) {
-    KILN_ASSIGN_OR_RETURN(DType d, TypeOf(name, t));
-    out.push_back(d);
-  }
-  return out;
+  KILN_ATTR_VALUE(AttrKind::kTypeList, TypeList(name, v->types), TypeList(name, v->list().type()));
 }
 
 Result<int64_t> AttrReader::GetInt(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kInt);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kInt));
-  return static_cast<int64_t>(v->i());
+  KILN_ATTR_VALUE(AttrKind::kInt, v->i, static_cast<int64_t>(v->i()));
 }
 
 Result<int64_t> AttrReader::GetInt(std::string_view name, int64_t dflt) const {
@@ -70,10 +153,7 @@ Result<int64_t> AttrReader::GetInt(std::string_view name, int64_t dflt) const {
 }
 
 Result<std::vector<int64_t>> AttrReader::GetIntList(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kIntList);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kIntList));
-  return std::vector<int64_t>(v->list().i().begin(), v->list().i().end());
+  KILN_ATTR_VALUE(AttrKind::kIntList, v->ints, VectorOf<int64_t>(v->list().i()));
 }
 
 Result<std::vector<int64_t>> AttrReader::GetIntList(std::string_view name,
@@ -83,24 +163,21 @@ Result<std::vector<int64_t>> AttrReader::GetIntList(std::string_view name,
 }
 
 Result<float> AttrReader::GetFloat(std::string_view name, float dflt) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return dflt;
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kFloat));
-  return v->f();
+  if (!Has(name)) return dflt;
+  KILN_ATTR_VALUE(AttrKind::kFloat, v->f, v->f());
+}
+
+Result<std::vector<float>> AttrReader::GetFloatList(std::string_view name) const {
+  KILN_ATTR_VALUE(AttrKind::kFloatList, v->floats, VectorOf<float>(v->list().f()));
 }
 
 Result<bool> AttrReader::GetBool(std::string_view name, bool dflt) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return dflt;
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kBool));
-  return v->b();
+  if (!Has(name)) return dflt;
+  KILN_ATTR_VALUE(AttrKind::kBool, v->b, v->b());
 }
 
 Result<std::string> AttrReader::GetString(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kString);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kString));
-  return v->s();
+  KILN_ATTR_VALUE(AttrKind::kString, v->s, v->s());
 }
 
 Result<std::string> AttrReader::GetString(std::string_view name, std::string dflt) const {
@@ -109,19 +186,11 @@ Result<std::string> AttrReader::GetString(std::string_view name, std::string dfl
 }
 
 Result<std::vector<std::string>> AttrReader::GetStringList(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kStringList);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kStringList));
-  return std::vector<std::string>(v->list().s().begin(), v->list().s().end());
+  KILN_ATTR_VALUE(AttrKind::kStringList, v->strings, VectorOf<std::string>(v->list().s()));
 }
 
 Result<PartialShape> AttrReader::GetShape(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kShape);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kShape));
-  auto s = PartialShapeFromProto(v->shape());
-  if (!s.ok()) return s.status().WithContext(internal::StrCat("attr '", name, "'"));
-  return *s;
+  KILN_ATTR_VALUE(AttrKind::kShape, v->shape, ShapeValue(name, v->shape()));
 }
 
 Result<PartialShape> AttrReader::GetShape(std::string_view name, PartialShape dflt) const {
@@ -130,33 +199,22 @@ Result<PartialShape> AttrReader::GetShape(std::string_view name, PartialShape df
 }
 
 Result<std::vector<PartialShape>> AttrReader::GetShapeList(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kShapeList);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kShapeList));
-  std::vector<PartialShape> out;
-  for (const auto& p : v->list().shape()) {
-    auto s = PartialShapeFromProto(p);
-    if (!s.ok()) return s.status().WithContext(internal::StrCat("attr '", name, "'"));
-    out.push_back(*s);
-  }
-  return out;
+  KILN_ATTR_VALUE(AttrKind::kShapeList, v->shapes, ShapeList(name, v->list().shape()));
 }
 
 Result<Tensor> AttrReader::GetTensor(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kTensor);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kTensor));
-  auto t = TensorFromProto(v->tensor());
-  if (!t.ok()) return t.status().WithContext(internal::StrCat("attr '", name, "'"));
-  return std::move(t).value();
+  KILN_ATTR_VALUE(AttrKind::kTensor, *v->tensor, TensorValue(name, v->tensor()));
 }
 
 Result<std::string> AttrReader::GetFunctionName(std::string_view name) const {
-  const AttrValue* v = Find(name);
-  if (v == nullptr) return Missing(name, AttrKind::kFunc);
-  KILN_RETURN_IF_ERROR(CheckAttrKind(name, *v, AttrKind::kFunc));
-  return v->func().name();
+  KILN_ATTR_VALUE(AttrKind::kFunc, v->s, v->func().name());
 }
+
+Result<std::vector<std::string>> AttrReader::GetFunctionNameList(std::string_view name) const {
+  KILN_ATTR_VALUE(AttrKind::kFuncList, v->strings, FuncNames(v->list().func()));
+}
+
+#undef KILN_ATTR_VALUE
 
 // ---- TensorSpec, PrepareContext -------------------------------------------------------------
 

@@ -8,7 +8,6 @@
 #include "kernels/control_flow_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
-#include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
 namespace {
@@ -23,19 +22,19 @@ Status PrepareCase(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputsAtLeast(1));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "branch_index", DType::kInt32));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "branch_index", 0));
-  const tensorflow::AttrValue* attr = ctx.attrs.Find("branches");
-  if (attr == nullptr || !attr->has_list() || attr->list().func_size() == 0) {
-    return ctx.Error("attr 'branches' must list at least one function");
+  std::vector<std::string> branches;
+  if (ctx.attrs.Has("branches")) {
+    KILN_PREPARE_ASSIGN(ctx, branches, ctx.attrs.GetFunctionNameList("branches"));
   }
+  if (branches.empty()) return ctx.Error("attr 'branches' must list at least one function");
   std::vector<TensorSpec> in_specs(ctx.inputs.begin() + 1, ctx.inputs.end());
   KILN_RETURN_IF_ERROR(control_flow::CheckTypeListAttr(ctx, "Tin", in_specs, "input"));
   auto state = std::make_shared<CaseState>();
   std::vector<TensorSpec> outs;
-  for (int b = 0; b < attr->list().func_size(); ++b) {
+  for (size_t b = 0; b < branches.size(); ++b) {
     const std::string attr_name = internal::StrCat("branches[", b, "]");
     KILN_ASSIGN_OR_RETURN(
-        PreparedPtr fn,
-        control_flow::PrepareNamedFunction(ctx, attr_name, attr->list().func(b).name(), in_specs));
+        PreparedPtr fn, control_flow::PrepareNamedFunction(ctx, attr_name, branches[b], in_specs));
     std::span<const TensorSpec> specs = fn->output_specs();
     if (b == 0) {
       outs.assign(specs.begin(), specs.end());

@@ -70,6 +70,14 @@ Result<bool> ToBool(const Tensor& t) {
 Result<PreparedPtr> PrepareNamedFunction(const PrepareContext& ctx, std::string_view attr,
                                          const std::string& name,
                                          std::span<const TensorSpec> specs) {
+#ifdef KILN_NO_PROTOBUF
+  // Function bodies are FunctionDefs in saved_model.pb, which this runtime does not read; a plan
+  // is self-contained only when nothing calls a function (compile says so).
+  (void)specs;
+  return ctx.Error("attr '", attr, "' names function '", name,
+                   "': the protobuf-free runtime cannot call functions; load this bundle with the "
+                   "full runtime");
+#else
   if (ctx.library == nullptr)
     return ctx.Error("attr '", attr, "' names function '", name,
                      "', but no function library was given to prepare with");
@@ -87,6 +95,7 @@ Result<PreparedPtr> PrepareNamedFunction(const PrepareContext& ctx, std::string_
                             PreparedFunction::Prepare(*fdef, *ctx.library, specs, options),
                             "node '", ctx.node_name, "' (", ctx.op, "), attr '", attr, "'");
   return fn;
+#endif
 }
 
 Result<PreparedPtr> PrepareFunctionAttr(const PrepareContext& ctx, std::string_view attr,

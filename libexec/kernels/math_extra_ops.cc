@@ -11,7 +11,6 @@
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
-#include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
 namespace {
@@ -119,15 +118,8 @@ Status PrepareBucketize(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BucketizeTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
-  // list(float): AttrReader has no float-list getter, so read the proto (an empty list may be
-  // written as no value at all).
-  const tensorflow::AttrValue* v = ctx.attrs.Find("boundaries");
-  if (v == nullptr) return ctx.Error("missing attr 'boundaries' (list(float))");
-  if (v->value_case() != tensorflow::AttrValue::kList &&
-      v->value_case() != tensorflow::AttrValue::VALUE_NOT_SET)
-    return ctx.Error("attr 'boundaries' must be a list(float)");
   auto state = std::make_shared<BucketizeState>();
-  state->boundaries.assign(v->list().f().begin(), v->list().f().end());
+  KILN_PREPARE_ASSIGN(ctx, state->boundaries, ctx.attrs.GetFloatList("boundaries"));
   if (!std::is_sorted(state->boundaries.begin(), state->boundaries.end()))
     return ctx.Error("attr 'boundaries': expected sorted boundaries");
   ctx.outputs = {TensorSpec{DType::kInt32, ctx.inputs[0].shape}};

@@ -1,10 +1,10 @@
-// The op table: every family's definitions and CPU kernels, concatenated once on first use.
+// The op table: the families ListOpFamilies names (op_table_builder.h), sorted once on first use.
 #include "kiln/exec/op_table.h"
 
 #include <algorithm>
 #include <vector>
 
-#include "kernels/op_families.h"
+#include "kernels/op_table_builder.h"
 
 namespace kiln::exec {
 namespace {
@@ -14,152 +14,10 @@ struct Tables {
   std::vector<KernelEntry> kernels[kNumDeviceTypes];  // per device, sorted by op
 };
 
-template <typename T>
-void Append(std::vector<T>* out, std::span<const T> part) {
-  out->insert(out->end(), part.begin(), part.end());
-}
-
 Tables BuildTables() {
   Tables t;
-  Append(&t.defs, BasicOpDefs());
-  Append(&t.defs, MathOpDefs());
-  Append(&t.defs, MatMulOpDefs());
-  Append(&t.defs, EinsumOpDefs());
-  Append(&t.defs, NnOpDefs());
-  Append(&t.defs, StringOpDefs());
-  Append(&t.defs, ResourceOpDefs());
-  Append(&t.defs, IoOpDefs());
-  Append(&t.defs, ShapeOpDefs());
-  Append(&t.defs, ConcatOpDefs());
-  Append(&t.defs, SliceOpDefs());
-  Append(&t.defs, FillOpDefs());
-  Append(&t.defs, ConvOpDefs());
-  Append(&t.defs, ControlFlowOpDefs());
-  Append(&t.defs, TensorListOpDefs());
-  Append(&t.defs, CompareOpDefs());
-  Append(&t.defs, MathExtraOpDefs());
-  Append(&t.defs, ReductionOpDefs());
-  Append(&t.defs, RandomOpDefs());
-  Append(&t.defs, HostCallbackOpDefs());
-  Append(&t.defs, MathUnaryOpDefs());
-  Append(&t.defs, ComplexOpDefs());
-  Append(&t.defs, MathBinaryOpDefs());
-  Append(&t.defs, ScanOpDefs());
-  Append(&t.defs, CountOpDefs());
-  Append(&t.defs, MatrixOpDefs());
-  Append(&t.defs, SegmentOpDefs());
-  Append(&t.defs, LossOpDefs());
-  Append(&t.defs, QuantizeOpDefs());
-  Append(&t.defs, PassthroughOpDefs());
-  Append(&t.defs, BroadcastArgsOpDefs());
-  Append(&t.defs, SplitOpDefs());
-  Append(&t.defs, PadOpDefs());
-  Append(&t.defs, ReverseOpDefs());
-  Append(&t.defs, GatherOpDefs());
-  Append(&t.defs, ScatterOpDefs());
-  Append(&t.defs, IndexOpDefs());
-  Append(&t.defs, SpaceOpDefs());
-  Append(&t.defs, PartitionOpDefs());
-  Append(&t.defs, SparseOpDefs());
-  Append(&t.defs, RaggedOpDefs());
-  Append(&t.defs, RaggedVariantOpDefs());
-  Append(&t.defs, TensorListBulkOpDefs());
-  Append(&t.defs, TensorArrayOpDefs());
-  Append(&t.defs, CaseOpDefs());
-  Append(&t.defs, ConvExtraOpDefs());
-  Append(&t.defs, PoolExtraOpDefs());
-  Append(&t.defs, NormOpDefs());
-  Append(&t.defs, BiasOpDefs());
-  Append(&t.defs, RnnOpDefs());
-  Append(&t.defs, ImageResizeOpDefs());
-  Append(&t.defs, ImageScaleTranslateOpDefs());
-  Append(&t.defs, ImageColorOpDefs());
-  Append(&t.defs, NmsOpDefs());
-  Append(&t.defs, CtcOpDefs());
-  Append(&t.defs, FftOpDefs());
-  Append(&t.defs, ImageCodecOpDefs());
-  Append(&t.defs, StringConvertOpDefs());
-  Append(&t.defs, StringRaggedOpDefs());
-  Append(&t.defs, SparseCrossOpDefs());
-  Append(&t.defs, StringTextOpDefs());
-  Append(&t.defs, RegexOpDefs());
-  Append(&t.defs, LookupOpDefs());
-  Append(&t.defs, AssertOpDefs());
-  Append(&t.defs, TrainingOpDefs());
-  Append(&t.defs, ResourceScatterOpDefs());
-  Append(&t.defs, CheckpointOpDefs());
-  Append(&t.defs, RefVariableOpDefs());
-
-  std::vector<KernelEntry>& cpu = t.kernels[static_cast<int>(DeviceType::kCpu)];
-  Append(&cpu, BasicCpuKernels());
-  Append(&cpu, MathCpuKernels());
-  Append(&cpu, MatMulCpuKernels());
-  Append(&cpu, EinsumCpuKernels());
-  Append(&cpu, NnCpuKernels());
-  Append(&cpu, StringCpuKernels());
-  Append(&cpu, ResourceCpuKernels());
-  Append(&cpu, IoCpuKernels());
-  Append(&cpu, ShapeCpuKernels());
-  Append(&cpu, ConcatCpuKernels());
-  Append(&cpu, SliceCpuKernels());
-  Append(&cpu, FillCpuKernels());
-  Append(&cpu, ConvCpuKernels());
-  Append(&cpu, ControlFlowCpuKernels());
-  Append(&cpu, TensorListCpuKernels());
-  Append(&cpu, CompareCpuKernels());
-  Append(&cpu, MathExtraCpuKernels());
-  Append(&cpu, ReductionCpuKernels());
-  Append(&cpu, RandomCpuKernels());
-  Append(&cpu, HostCallbackCpuKernels());
-  Append(&cpu, MathUnaryCpuKernels());
-  Append(&cpu, ComplexCpuKernels());
-  Append(&cpu, MathBinaryCpuKernels());
-  Append(&cpu, ScanCpuKernels());
-  Append(&cpu, CountCpuKernels());
-  Append(&cpu, MatrixCpuKernels());
-  Append(&cpu, SegmentCpuKernels());
-  Append(&cpu, LossCpuKernels());
-  Append(&cpu, QuantizeCpuKernels());
-  Append(&cpu, PassthroughCpuKernels());
-  Append(&cpu, BroadcastArgsCpuKernels());
-  Append(&cpu, SplitCpuKernels());
-  Append(&cpu, PadCpuKernels());
-  Append(&cpu, ReverseCpuKernels());
-  Append(&cpu, GatherCpuKernels());
-  Append(&cpu, ScatterCpuKernels());
-  Append(&cpu, IndexCpuKernels());
-  Append(&cpu, SpaceCpuKernels());
-  Append(&cpu, PartitionCpuKernels());
-  Append(&cpu, SparseCpuKernels());
-  Append(&cpu, RaggedCpuKernels());
-  Append(&cpu, RaggedVariantCpuKernels());
-  Append(&cpu, TensorListBulkCpuKernels());
-  Append(&cpu, TensorArrayCpuKernels());
-  Append(&cpu, CaseCpuKernels());
-  Append(&cpu, ConvExtraCpuKernels());
-  Append(&cpu, PoolExtraCpuKernels());
-  Append(&cpu, NormCpuKernels());
-  Append(&cpu, BiasCpuKernels());
-  Append(&cpu, RnnCpuKernels());
-  Append(&cpu, ImageResizeCpuKernels());
-  Append(&cpu, ImageScaleTranslateCpuKernels());
-  Append(&cpu, ImageColorCpuKernels());
-  Append(&cpu, NmsCpuKernels());
-  Append(&cpu, CtcCpuKernels());
-  Append(&cpu, FftCpuKernels());
-  Append(&cpu, ImageCodecCpuKernels());
-  Append(&cpu, StringConvertCpuKernels());
-  Append(&cpu, StringRaggedCpuKernels());
-  Append(&cpu, SparseCrossCpuKernels());
-  Append(&cpu, StringTextCpuKernels());
-  Append(&cpu, RegexCpuKernels());
-  Append(&cpu, LookupCpuKernels());
-  Append(&cpu, AssertCpuKernels());
-  Append(&cpu, TrainingCpuKernels());
-  Append(&cpu, ResourceScatterCpuKernels());
-  Append(&cpu, CheckpointCpuKernels());
-  Append(&cpu, RefVariableCpuKernels());
-
+  OpTableBuilder builder(&t.defs, &t.kernels[static_cast<int>(DeviceType::kCpu)]);
+  ListOpFamilies(builder);
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });
   for (auto& table : t.kernels)

@@ -7,11 +7,13 @@
 
 #include "kiln/core/proto_convert.h"
 #include "kiln/exec/op_coverage.h"
+#include "kiln/exec/plan_model.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/serving_plan.h"
 #include "kiln/exec/tensor_bundle.h"
 #include "kiln/plan_generated.h"
+#include "loader/model_maps.h"
 #include "loader/object_graph.h"
 #include "loader/tf1_graph.h"
 #include "plan/plan_reader.h"
@@ -145,15 +147,7 @@ class SavedModelLoader {
 
  private:
   // Run-path shortcuts: whether inputs and outputs need reordering, and the model's threads.
-  void FinishSignature(Signature* sig) const {
-    sig->args_in_input_order_ = true;
-    for (size_t i = 0; i < sig->input_to_arg_.size(); ++i)
-      sig->args_in_input_order_ &= sig->input_to_arg_[i] == static_cast<int>(i);
-    sig->outputs_in_ret_order_ = true;
-    for (size_t i = 0; i < sig->output_from_ret_.size(); ++i)
-      sig->outputs_in_ret_order_ &= sig->output_from_ret_[i] == static_cast<int>(i);
-    sig->threads_ = model_->threads_.get();
-  }
+  void FinishSignature(Signature* sig) const { sig->Finish(model_->threads_.get()); }
 
   Status SelectMetaGraph() {
     std::set<std::string> want(options_.tags.begin(), options_.tags.end());
@@ -955,131 +949,17 @@ class SavedModelLoader {
   }
 
   // The plan's model section covers this load: variables, signatures and methods come from the
-  // plan, and saved_model.pb is not read. False when it does not cover the load (a signature
-  // it lacks, or a load of every method from a plan compiled for some signatures).
+  // plan (plan_model.cc), and saved_model.pb is not read. False when it does not cover the load.
   Result<bool> LoadFromPlanModel() {
-    const plan::Plan& root = plan_->root();
-    const plan::Model& pm = *root.model();
-    auto size_of = [](const auto* v) { return v == nullptr ? size_t{0} : size_t{v->size()}; };
-    if (options_.signatures.empty()) {
-      if (!pm.complete()) return false;
-    } else {
-      for (const std::string& want : options_.signatures) {
-        bool found = false;
-        for (size_t i = 0; i < size_of(pm.signatures()); ++i)
-          found |= pm.signatures()->Get(i)->key()->string_view() == want;
-        if (!found) return false;
-      }
-    }
-    model_->resources_ = std::make_unique<ResourceManager>();
-    model_->library_ = std::make_unique<FunctionLibrary>();
-    // Variables, restored by checkpoint key.
-    std::unique_ptr<BundleReader> reader;
-    const auto prefix = dir_ / "variables" / "variables";
-    if (std::filesystem::exists(prefix.string() + ".index")) {
-      BundleReadOptions read_options;
-      read_options.verify_checksums = options_.verify_checksums;
-      KILN_ASSIGN_OR_RETURN_CTX(reader, BundleReader::Open(prefix, read_options),
-                                "restoring variables of '", dir_.string(), "'");
-    }
-    for (size_t i = 0; i < size_of(pm.variables()); ++i) {
-      const plan::Variable& pv = *pm.variables()->Get(i);
-      KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromProto(pv.dtype()));
-      PartialShape shape = PartialShape::UnknownRank();
-      if (pv.shape() != nullptr && !pv.shape()->unknown_rank()) {
-        std::vector<int64_t> dims;
-        if (pv.shape()->dims() != nullptr)
-          dims.assign(pv.shape()->dims()->begin(), pv.shape()->dims()->end());
-        KILN_ASSIGN_OR_RETURN(shape, PartialShape::FromDims(dims));
-      }
-      auto var = std::make_shared<VariableResource>(pv.path()->str(), dtype, shape);
-      const std::string key = pv.checkpoint_key() ? pv.checkpoint_key()->str() : "";
-      if (!key.empty() && reader != nullptr && reader->Contains(key)) {
-        KILN_ASSIGN_OR_RETURN_CTX(Tensor value, reader->Read(key), "restoring variable '",
-                                  pv.path()->str(), "'");
-        KILN_RETURN_IF_ERROR_CTX(var->Assign(value), "restoring variable '", pv.path()->str(),
-                                 "' from checkpoint key '", key, "'");
-      }
-      if (pm.variables_frozen()) var->Freeze();
-      model_->variables_.push_back({var->name(), var, pv.trainable()});
-    }
-    auto captures_of = [&](const auto* list, std::vector<Tensor>* out) -> Status {
-      for (size_t i = 0; i < size_of(list); ++i) {
-        const plan::Capture& c = *list->Get(i);
-        if (c.variable() >= 0) {
-          out->push_back(ResourceTensor(model_->variables_[c.variable()].resource));
-        } else if (c.constant() >= 0) {
-          KILN_ASSIGN_OR_RETURN(Tensor t, plan_->ConstantTensor(c.constant()));
-          out->push_back(std::move(t));
-        } else {
-          out->push_back(Tensor::StringScalar((dir_ / "assets" / c.asset()->str()).string()));
-        }
-      }
-      return OkStatus();
-    };
-    auto arg_of = [](const plan::SignatureArg& a) {
-      SignatureArg s;
-      s.key = a.key()->str();
-      s.tensor_name = a.tensor_name() ? a.tensor_name()->str() : "";
-      s.spec.dtype = static_cast<DType>(a.dtype());
-      s.spec.shape = ServingPlan::ShapeOf(a.shape());
-      return s;
-    };
-    for (size_t i = 0; i < size_of(pm.signatures()); ++i) {
-      const plan::Signature& ps = *pm.signatures()->Get(i);
-      if (!Wanted(ps.key()->str())) continue;
-      const plan::Function& fn = *root.functions()->Get(ps.function());
-      Signature sig;
-      sig.name_ = ps.key()->str();
-      for (size_t a = 0; a < size_of(ps.inputs()); ++a)
-        sig.inputs_.push_back(arg_of(*ps.inputs()->Get(a)));
-      for (size_t a = 0; a < size_of(ps.outputs()); ++a)
-        sig.outputs_.push_back(arg_of(*ps.outputs()->Get(a)));
-      sig.input_to_arg_.assign(ps.input_to_arg()->begin(), ps.input_to_arg()->end());
-      sig.output_from_ret_.assign(ps.output_from_ret()->begin(), ps.output_from_ret()->end());
-      KILN_RETURN_IF_ERROR(captures_of(ps.captures(), &sig.captures_));
-      const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
-      sig.num_function_args_ = specs.size();
-      PrepareOptions popts;
-      popts.resources = model_->resources_.get();
-      popts.known_args = KnownCaptures(specs.size() - sig.captures_.size(), sig.captures_);
-      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PrepareFromPlan(fn, specs, popts),
-                                "loading signature '", sig.name_, "' of '", dir_.string(),
-                                "' from its plan");
-      ++model_->plan_status_.functions_from_plan;
-      FinishSignature(&sig);
-      model_->signatures_.emplace(sig.name_, std::move(sig));
-    }
-    if (options_.signatures.empty()) {
-      for (size_t m = 0; m < size_of(pm.methods()); ++m) {
-        const plan::Method& pmeth = *pm.methods()->Get(m);
-        RestoredFunction rf;
-        rf.name_ = pmeth.name()->str();
-        rf.threads_ = model_->threads_.get();
-        for (size_t c = 0; c < size_of(pmeth.concretes()); ++c) {
-          const plan::Concrete& pc = *pmeth.concretes()->Get(c);
-          const plan::Function& fn = *root.functions()->Get(pc.function());
-          RestoredFunction::Concrete conc;
-          conc.function_name = fn.name()->str();
-          for (size_t a = 0; a < size_of(pc.arg_names()); ++a) {
-            conc.arg_names.push_back(pc.arg_names()->Get(a)->str());
-            conc.arg_specs.push_back(TensorSpec{static_cast<DType>(pc.arg_dtypes()->Get(a)),
-                                                ServingPlan::ShapeOf(pc.arg_shapes()->Get(a))});
-          }
-          KILN_RETURN_IF_ERROR(captures_of(pc.captures(), &conc.captures));
-          const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
-          PrepareOptions popts;
-          popts.resources = model_->resources_.get();
-          popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
-          KILN_ASSIGN_OR_RETURN_CTX(conc.function, PrepareFromPlan(fn, specs, popts),
-                                    "loading restored function '", rf.name_, "' of '",
-                                    dir_.string(), "' from its plan");
-          ++model_->plan_status_.functions_from_plan;
-          rf.concretes_.push_back(std::move(conc));
-        }
-        model_->functions_.emplace(rf.name_, std::move(rf));
-      }
-    }
+    KILN_ASSIGN_OR_RETURN(std::unique_ptr<PlanModel> pm,
+                          LoadPlanModel(*plan_, dir_, options_, model_->threads_.get()));
+    if (pm == nullptr) return false;
+    model_->resources_ = std::move(pm->resources_);
+    model_->library_ = std::move(pm->library_);
+    model_->signatures_ = std::move(pm->signatures_);
+    model_->functions_ = std::move(pm->functions_);
+    model_->variables_ = std::move(pm->variables_);
+    model_->plan_status_.functions_from_plan += pm->functions_from_plan_;
     model_->loaded_from_plan_ = true;
     return true;
   }
@@ -1202,21 +1082,10 @@ Result<std::unique_ptr<SavedModel>> SavedModel::LoadFromProto(
   return loader.Load();
 }
 
-std::vector<std::string> SavedModel::SignatureNames() const {
-  std::vector<std::string> names;
-  for (const auto& [k, v] : signatures_) names.push_back(k);
-  return names;
-}
+std::vector<std::string> SavedModel::SignatureNames() const { return NamesOf(signatures_); }
 
 Result<const Signature*> SavedModel::GetSignature(std::string_view name) const {
-  auto it = signatures_.find(name);
-  if (it == signatures_.end()) {
-    std::string avail;
-    for (const auto& [k, v] : signatures_) avail += (avail.empty() ? "'" : ", '") + k + "'";
-    return NotFound("no signature '", name, "' in '", dir_.string(),
-                    "'; available: ", avail.empty() ? "none" : avail);
-  }
-  return &it->second;
+  return FindIn(signatures_, name, "signature", dir_);
 }
 
 const tensorflow::SavedModel& SavedModel::proto() const {
@@ -1258,21 +1127,10 @@ Status SavedModel::Save(const std::filesystem::path& prefix) const {
   return OkStatus();
 }
 
-std::vector<std::string> SavedModel::FunctionNames() const {
-  std::vector<std::string> names;
-  for (const auto& [k, v] : functions_) names.push_back(k);
-  return names;
-}
+std::vector<std::string> SavedModel::FunctionNames() const { return NamesOf(functions_); }
 
 Result<const RestoredFunction*> SavedModel::GetFunction(std::string_view name) const {
-  auto it = functions_.find(name);
-  if (it == functions_.end()) {
-    std::string avail;
-    for (const auto& [k, v] : functions_) avail += (avail.empty() ? "'" : ", '") + k + "'";
-    return NotFound("no restored function '", name, "' in '", dir_.string(),
-                    "'; available: ", avail.empty() ? "none" : avail);
-  }
-  return &it->second;
+  return FindIn(functions_, name, "restored function", dir_);
 }
 
 }  // namespace kiln::exec

@@ -94,6 +94,16 @@ Status Signature::RunInto(std::span<const Tensor> inputs, std::span<Tensor> outp
   return OkStatus();
 }
 
+void Signature::Finish(const ThreadPool* threads) {
+  args_in_input_order_ = true;
+  for (size_t i = 0; i < input_to_arg_.size(); ++i)
+    args_in_input_order_ &= input_to_arg_[i] == static_cast<int>(i);
+  outputs_in_ret_order_ = true;
+  for (size_t i = 0; i < output_from_ret_.size(); ++i)
+    outputs_in_ret_order_ &= output_from_ret_[i] == static_cast<int>(i);
+  threads_ = threads;
+}
+
 Result<std::vector<Tensor>> RestoredFunction::Call(std::span<const Tensor> args,
                                                    const RunOptions& options) const {
   for (const auto& c : concretes_) {

@@ -6,10 +6,8 @@
 
 #include "bundle/crc32c.h"
 #include "bundle/mapped_file.h"
-#include "kiln/core/proto_convert.h"
 #include "kiln/exec/serving_plan.h"
 #include "kiln/plan_generated.h"
-#include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
 
@@ -397,10 +395,6 @@ class ContentChecker {
   const kp::Plan& plan_;
 };
 
-void ShapeToProtoOf(const kp::Shape* s, tensorflow::TensorShapeProto* proto) {
-  PartialShapeToProto(ServingPlan::ShapeOf(s), proto);
-}
-
 // A constant as a tensor: numbers alias the plan's bytes when they are aligned (always, in a
 // mapped plan that our writer made), else they are copied.
 Result<Tensor> DecodeConstant(const kp::Constant& c, const std::shared_ptr<const void>& owner) {
@@ -548,105 +542,97 @@ class GraphDecoder {
     return &g_->owned_values.back();
   }
 
-  Status Attrs(const fb::Vector<fb::Offset<kp::Attr>>* attrs, ProtoAttrMap* out) {
-    for (size_t a = 0; a < SizeOf(attrs); ++a) {
-      const kp::Attr& attr = *attrs->Get(a);
-      KILN_RETURN_IF_ERROR(Attr(attr, &(*out)[attr.name()->str()]));
-    }
-    return OkStatus();
+  // A node's attrs. Function attrs keep their function's name only: that is all a kernel
+  // reads of them (AttrReader::GetFunctionName).
+  Result<NativeAttrMap> Attrs(const fb::Vector<fb::Offset<kp::Attr>>* attrs) {
+    std::vector<NativeAttr> out(SizeOf(attrs));
+    for (size_t a = 0; a < out.size(); ++a)
+      KILN_RETURN_IF_ERROR(Attr(*attrs->Get(static_cast<fb::uoffset_t>(a)), &out[a]));
+    return NativeAttrMap(std::move(out));
   }
 
-  Status Func(const kp::Func& f, tensorflow::NameAttrList* out) {
-    out->set_name(f.name()->str());
-    return Attrs(f.attrs(), out->mutable_attr());
-  }
-
-  Status TensorProtoOf(int32_t index, tensorflow::TensorProto* out) {
-    KILN_ASSIGN_OR_RETURN(const Tensor* t, Constant(index));
-    return TensorToProto(*t, out);
-  }
-
-  Status Attr(const kp::Attr& a, tensorflow::AttrValue* v) {
+  Status Attr(const kp::Attr& a, NativeAttr* v) {
+    using Kind = NativeAttr::Kind;
     auto bytes = [](const fb::Vector<uint8_t>* b) {
       return b == nullptr ? std::string()
                           : std::string(reinterpret_cast<const char*>(b->data()), b->size());
     };
+    v->name = a.name()->str();
     switch (a.kind()) {
       case kp::AttrKind::None:
         return OkStatus();
       case kp::AttrKind::Int:
-        v->set_i(a.i());
+        v->kind = Kind::kInt;
+        v->i = a.i();
         return OkStatus();
       case kp::AttrKind::Float:
-        v->set_f(a.f());
+        v->kind = Kind::kFloat;
+        v->f = a.f();
         return OkStatus();
       case kp::AttrKind::Bool:
-        v->set_b(a.b());
+        v->kind = Kind::kBool;
+        v->b = a.b();
         return OkStatus();
       case kp::AttrKind::Type:
-        if (!tensorflow::DataType_IsValid(a.type()))
-          return DataLoss("attr '", a.name()->str(), "': type ", a.type(), " is not a dtype");
-        v->set_type(static_cast<tensorflow::DataType>(a.type()));
+        v->kind = Kind::kType;
+        v->type = a.type();
         return OkStatus();
       case kp::AttrKind::String:
-        v->set_s(bytes(a.s()));
+        v->kind = Kind::kString;
+        v->s = bytes(a.s());
         return OkStatus();
       case kp::AttrKind::Shape:
-        ShapeToProtoOf(a.shape(), v->mutable_shape());
+        v->kind = Kind::kShape;
+        v->shape = ServingPlan::ShapeOf(a.shape());
         return OkStatus();
-      case kp::AttrKind::Tensor:
-        return TensorProtoOf(a.tensor(), v->mutable_tensor());
+      case kp::AttrKind::Tensor: {
+        v->kind = Kind::kTensor;
+        KILN_ASSIGN_OR_RETURN(v->tensor, Constant(a.tensor()));
+        return OkStatus();
+      }
       case kp::AttrKind::Func:
-        return Func(*a.func(), v->mutable_func());
-      case kp::AttrKind::IntList: {
-        auto* l = v->mutable_list();
-        for (size_t i = 0; i < SizeOf(a.ints()); ++i) l->add_i(a.ints()->Get(i));
+        v->kind = Kind::kFunc;
+        v->s = a.func()->name()->str();
         return OkStatus();
-      }
-      case kp::AttrKind::FloatList: {
-        auto* l = v->mutable_list();
-        for (size_t i = 0; i < SizeOf(a.floats()); ++i) l->add_f(a.floats()->Get(i));
+      case kp::AttrKind::IntList:
+        v->kind = Kind::kList;
+        v->ints = Int64s(a.ints());
         return OkStatus();
-      }
-      case kp::AttrKind::BoolList: {
-        auto* l = v->mutable_list();
-        for (size_t i = 0; i < SizeOf(a.bools()); ++i) l->add_b(a.bools()->Get(i) != 0);
+      case kp::AttrKind::FloatList:
+        v->kind = Kind::kList;
+        if (a.floats() != nullptr) v->floats.assign(a.floats()->begin(), a.floats()->end());
         return OkStatus();
-      }
-      case kp::AttrKind::TypeList: {
-        auto* l = v->mutable_list();
-        for (size_t i = 0; i < SizeOf(a.types()); ++i) {
-          const int32_t t = a.types()->Get(i);
-          if (!tensorflow::DataType_IsValid(t))
-            return DataLoss("attr '", a.name()->str(), "': type ", t, " is not a dtype");
-          l->add_type(static_cast<tensorflow::DataType>(t));
+      case kp::AttrKind::BoolList:
+        v->kind = Kind::kList;
+        for (size_t i = 0; i < SizeOf(a.bools()); ++i) v->bools.push_back(a.bools()->Get(i) != 0);
+        return OkStatus();
+      case kp::AttrKind::TypeList:
+        v->kind = Kind::kList;
+        if (a.types() != nullptr) v->types.assign(a.types()->begin(), a.types()->end());
+        return OkStatus();
+      case kp::AttrKind::StringList:
+        v->kind = Kind::kList;
+        for (size_t i = 0; i < SizeOf(a.strings()); ++i)
+          v->strings.push_back(bytes(a.strings()->Get(i)->data()));
+        return OkStatus();
+      case kp::AttrKind::ShapeList:
+        v->kind = Kind::kList;
+        for (size_t i = 0; i < SizeOf(a.shapes()); ++i)
+          v->shapes.push_back(ServingPlan::ShapeOf(a.shapes()->Get(i)));
+        return OkStatus();
+      case kp::AttrKind::TensorList: {
+        v->kind = Kind::kList;
+        for (size_t i = 0; i < SizeOf(a.tensors()); ++i) {
+          KILN_ASSIGN_OR_RETURN(const Tensor* t, Constant(a.tensors()->Get(i)));
+          v->tensors.push_back(t);
         }
         return OkStatus();
       }
-      case kp::AttrKind::StringList: {
-        auto* l = v->mutable_list();
-        for (size_t i = 0; i < SizeOf(a.strings()); ++i)
-          l->add_s(bytes(a.strings()->Get(i)->data()));
-        return OkStatus();
-      }
-      case kp::AttrKind::ShapeList: {
-        auto* l = v->mutable_list();
-        for (size_t i = 0; i < SizeOf(a.shapes()); ++i)
-          ShapeToProtoOf(a.shapes()->Get(i), l->add_shape());
-        return OkStatus();
-      }
-      case kp::AttrKind::TensorList: {
-        auto* l = v->mutable_list();
-        for (size_t i = 0; i < SizeOf(a.tensors()); ++i)
-          KILN_RETURN_IF_ERROR(TensorProtoOf(a.tensors()->Get(i), l->add_tensor()));
-        return OkStatus();
-      }
-      case kp::AttrKind::FuncList: {
-        auto* l = v->mutable_list();
+      case kp::AttrKind::FuncList:
+        v->kind = Kind::kList;
         for (size_t i = 0; i < SizeOf(a.funcs()); ++i)
-          KILN_RETURN_IF_ERROR(Func(*a.funcs()->Get(i), l->add_func()));
+          v->strings.push_back(a.funcs()->Get(i)->name()->str());
         return OkStatus();
-      }
     }
     return DataLoss("attr '", a.name()->str(), "' has kind ", static_cast<int>(a.kind()));
   }
@@ -712,16 +698,16 @@ Result<PlanGraph> ServingPlan::Decode(const kp::Function& f) const {
       KILN_ASSIGN_OR_RETURN_CTX(n.value, decoder.Constant(pn.constant()), "plan function '", fname,
                                 "', node '", n.name, "'");
     } else if (pn.attrs() != nullptr) {
-      g->owned_attrs.emplace_back();
-      KILN_RETURN_IF_ERROR_CTX(decoder.Attrs(pn.attrs(), &g->owned_attrs.back()), "plan function '",
-                               fname, "', node '", n.name, "'");
-      n.attrs = &g->owned_attrs.back();
+      KILN_ASSIGN_OR_RETURN_CTX(NativeAttrMap attrs, decoder.Attrs(pn.attrs()), "plan function '",
+                                fname, "', node '", n.name, "'");
+      g->owned_native_attrs.push_back(std::move(attrs));
+      n.native_attrs = &g->owned_native_attrs.back();
     }
     for (size_t i = 0; i < SizeOf(pn.inputs()); ++i)
       n.inputs.push_back(Edge{pn.inputs()->Get(i)->node(), pn.inputs()->Get(i)->output()});
     for (size_t i = 0; i < SizeOf(pn.control_inputs()); ++i)
       n.control_inputs.push_back(pn.control_inputs()->Get(i));
-    if (n.op != "_Arg" && !(n.op == "NoOp" && n.attrs == nullptr)) {
+    if (n.op != "_Arg" && !n.IsInliningSink()) {
       n.def = FindOp(n.op);
       n.stateful = n.def == nullptr || (n.def->flags & kOpStateful) != 0;
     }

@@ -1,6 +1,7 @@
 // AttrReader, TensorSpec::ToString, PrepareContext input checks and the default print sink.
 #include <doctest/doctest.h>
 
+#include "core/native_attrs.h"
 #include "exec/kernel_test_util.h"
 
 namespace kiln::exec {
@@ -82,7 +83,7 @@ TEST_CASE("AttrReader errors name the attr and the expected type") {
   CheckError(r.GetString("nope").status(), {"missing attr 'nope'"});
   CheckError(r.GetIntList("nope").status(), {"missing attr 'nope'"});
 
-  AttrReader none(nullptr);
+  AttrReader none;
   CHECK_FALSE(none.Has("x"));
   CHECK(*none.GetInt("x", 4) == 4);
   CheckError(none.GetInt("x").status(), {"missing attr 'x'"});
@@ -126,6 +127,95 @@ TEST_CASE("SetDefaultPrintSink replaces the process-wide sink, and an empty one 
   REQUIRE(static_cast<bool>(DefaultPrintSink()));
   DefaultPrintSink()("stderr", "");  // the process default: writes nothing visible here
   CHECK(seen.size() == 1);
+}
+
+}  // namespace
+}  // namespace kiln::exec
+
+namespace kiln::exec {
+namespace {
+
+NativeAttr Native(std::string name, NativeAttr::Kind kind) {
+  NativeAttr a;
+  a.name = std::move(name);
+  a.kind = kind;
+  return a;
+}
+
+TEST_CASE("AttrReader reads a serving plan's native attrs as it reads protobuf ones") {
+  using Kind = NativeAttr::Kind;
+  const Tensor five = Tensor::Scalar<int32_t>(5);
+  std::vector<NativeAttr> v;
+  v.push_back(Native("t", Kind::kType));
+  v.back().type = 9;  // DT_INT64
+  v.push_back(Native("i", Kind::kInt));
+  v.back().i = -7;
+  v.push_back(Native("f", Kind::kFloat));
+  v.back().f = 0.25f;
+  v.push_back(Native("b", Kind::kBool));
+  v.back().b = true;
+  v.push_back(Native("s", Kind::kString));
+  v.back().s = "hello";
+  v.push_back(Native("il", Kind::kList));
+  v.back().ints = {3, 4};
+  v.push_back(Native("fl", Kind::kList));
+  v.back().floats = {0.5f, 1.5f};
+  v.push_back(Native("tl", Kind::kList));
+  v.back().types = {1, 7};
+  v.push_back(Native("shape", Kind::kShape));
+  v.back().shape = PartialShape{-1, 3};
+  v.push_back(Native("fn", Kind::kFunc));
+  v.back().s = "body_fn";
+  v.push_back(Native("fns", Kind::kList));
+  v.back().strings = {"then_fn", "else_fn"};
+  v.push_back(Native("none", Kind::kNone));
+  v.push_back(Native("tensor", Kind::kTensor));
+  v.back().tensor = &five;
+  v.push_back(Native("bad_type", Kind::kType));
+  v.back().type = 999;
+  const NativeAttrMap map(std::move(v));
+  const AttrReader r(&map);
+
+  CHECK(*r.GetType("t") == DType::kInt64);
+  CHECK(*r.GetInt("i") == -7);
+  CHECK(*r.GetInt("missing", 9) == 9);
+  CHECK(*r.GetFloat("f", 1) == 0.25f);
+  CHECK(*r.GetBool("b", false) == true);
+  CHECK(*r.GetString("s") == "hello");
+  CHECK(*r.GetIntList("il") == std::vector<int64_t>{3, 4});
+  CHECK(*r.GetFloatList("fl") == std::vector<float>{0.5f, 1.5f});
+  CHECK(*r.GetTypeList("tl") == std::vector<DType>{DType::kFloat, DType::kString});
+  CHECK(r.GetTypeList("none")->empty());  // an empty list may be stored as no value
+  CHECK(*r.GetShape("shape") == PartialShape({-1, 3}));
+  CHECK(*r.GetFunctionName("fn") == "body_fn");
+  CHECK(*r.GetFunctionNameList("fns") == std::vector<std::string>{"then_fn", "else_fn"});
+  CHECK(TensorsEqual(*r.GetTensor("tensor"), five));
+  CHECK(r.Has("i"));
+  CHECK_FALSE(r.Has("missing"));
+  CHECK(r.Find("i") == nullptr);  // no protobuf value behind native attrs
+
+  // The same errors, in the same words, as for protobuf attrs.
+  CheckError(r.GetType("i").status(), {"attr 'i'", "expected type", "got int"});
+  CheckError(r.GetInt("s").status(), {"attr 's'", "expected int", "got string"});
+  CheckError(r.GetTypeList("i").status(), {"attr 'i'", "expected list(type)", "got int"});
+  CheckError(r.GetFloatList("s").status(), {"attr 's'", "expected list(float)", "got string"});
+  CheckError(r.GetFunctionName("s").status(), {"attr 's'", "expected func"});
+  CheckError(r.GetType("bad_type").status(), {"attr 'bad_type'", "999"});
+  CheckError(r.GetInt("nope").status(), {"missing attr 'nope'", "int"});
+  CheckError(r.GetFunctionNameList("nope").status(), {"missing attr 'nope'", "list(func)"});
+}
+
+TEST_CASE("AttrReader reads float and function lists of protobuf attrs") {
+  Attrs a;
+  a["fl"].mutable_list()->add_f(0.5f);
+  a["fns"].mutable_list()->add_func()->set_name("b0");
+  a["fns"].mutable_list()->add_func()->set_name("b1");
+  a["i"].set_i(1);
+  AttrReader r = a.reader();
+  CHECK(*r.GetFloatList("fl") == std::vector<float>{0.5f});
+  CHECK(*r.GetFunctionNameList("fns") == std::vector<std::string>{"b0", "b1"});
+  CheckError(r.GetFloatList("i").status(), {"attr 'i'", "expected list(float)", "got int"});
+  CheckError(r.GetFloatList("nope").status(), {"missing attr 'nope'", "list(float)"});
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "exec/test_util.h"
+#include "kiln/exec/plan_model.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/plan_generated.h"
 #include "plan/plan_reader.h"
@@ -153,6 +154,58 @@ TEST_CASE("serving plan: a self-contained plan loads without reading saved_model
   REQUIRE(lm.ok());
   CHECK_FALSE((*lm)->loaded_from_plan());
   CHECK((*lm)->plan_status().functions_from_plan > 0);
+}
+
+TEST_CASE("serving plan: PlanModel serves a self-contained plan with SavedModel's outputs") {
+  TempDir tmp;
+  const auto dir = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+  auto missing = PlanModel::Load(dir);
+  REQUIRE_FALSE(missing.ok());
+  CHECK(missing.status().code() == StatusCode::kNotFound);
+  CHECK(missing.status().message().find("savedmodel-cli compile --dir") != std::string::npos);
+  REQUIRE(CompilePlan(dir).ok());
+  LoadOptions without;
+  without.plan = PlanUse::kIgnore;
+  auto reference = SavedModel::Load(dir, without);
+  REQUIRE(reference.ok());
+  auto pm = PlanModel::Load(dir);
+  REQUIRE_MESSAGE(pm.ok(), pm.status().ToString());
+  CHECK((*pm)->SignatureNames() == (*reference)->SignatureNames());
+  CHECK((*pm)->FunctionNames() == (*reference)->FunctionNames());
+  CHECK((*pm)->variables().size() == (*reference)->variables().size());
+  CHECK((*pm)->functions_from_plan() > 0);
+  for (const std::string& name : (*reference)->SignatureNames()) {
+    const Signature* a = *(*reference)->GetSignature(name);
+    const Signature* b = *(*pm)->GetSignature(name);
+    const std::vector<Tensor> inputs = InputsFor(*a);
+    std::vector<Tensor> out_a, out_b;
+    REQUIRE(a->RunFlat(inputs, &out_a).ok());
+    REQUIRE(b->RunFlat(inputs, &out_b).ok());
+    REQUIRE(out_a.size() == out_b.size());
+    for (size_t i = 0; i < out_a.size(); ++i) CHECK(SameBits(out_a[i], out_b[i]));
+  }
+  auto nope = (*pm)->GetSignature("nope");
+  CHECK(nope.status().code() == StatusCode::kNotFound);
+  CHECK(nope.status().message().find("available:") != std::string::npos);
+  // Asking for a signature the plan lacks names what it has.
+  LoadOptions some;
+  some.signatures = {"nope"};
+  auto lacking = PlanModel::Load(dir, some);
+  REQUIRE_FALSE(lacking.ok());
+  CHECK_MESSAGE(lacking.status().message().find("has no signature 'nope'") != std::string::npos,
+                lacking.status().ToString());
+  // A plan compiled for other load options is stale for this load.
+  LoadOptions unfrozen;
+  unfrozen.freeze_variables = false;
+  auto stale = PlanModel::Load(dir, unfrozen);
+  REQUIRE_FALSE(stale.ok());
+  CHECK(stale.status().message().find("stale") != std::string::npos);
+  // A plan that is not self-contained cannot serve without saved_model.pb.
+  const auto loop = CopyFixture("SimpleWhileLoop", tmp);
+  REQUIRE(CompilePlan(loop).ok());
+  auto lm = PlanModel::Load(loop);
+  REQUIRE_FALSE(lm.ok());
+  CHECK(lm.status().message().find("without saved_model.pb") != std::string::npos);
 }
 
 TEST_CASE("serving plan: a bundle changed after compiling falls back, naming the file") {

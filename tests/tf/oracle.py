@@ -18,6 +18,7 @@ FIXTURES = Path(os.environ.get("KILN_FIXTURES_DIR",
                                ROOT.parent / "shared" / "fixtures" / "tf-written"))
 KILN_CLI = BUILD / "tools" / "savedmodel-cli"
 KILN_CALL = BUILD / "tests" / "kiln_call"
+KILN_RUN = BUILD / "runtime" / "kiln-run"  # the protobuf-free runtime (runtime/)
 KILN_LAYER = BUILD / "tests" / "kiln_layer"
 KILN_MODEL = BUILD / "tests" / "kiln_model"
 KILN_CF_TRAIN = BUILD / "tests" / "kiln_cf_train"

@@ -2,8 +2,10 @@
 TensorFlow writes (tests/tf/make_tf_models.py, the issue-9 architectures and Keras
 Applications, the shared TF-written fixtures) gives the same outputs with and without its
 serving plan (`savedmodel-cli compile`). Outputs are compared bit for bit (NaNs equal): a plan
-changes how a bundle is loaded, never what it computes. TensorFlow still loads a compiled bundle
-and gives its outputs (assets.extra/ is ignored by TensorFlow)."""
+changes how a bundle is loaded, never what it computes. Where the plan is self-contained, the
+protobuf-free runtime (kiln-run) gives those same outputs too, or refuses naming the op it lacks;
+elsewhere it refuses saying why. TensorFlow still loads a compiled bundle and gives its outputs
+(assets.extra/ is ignored by TensorFlow)."""
 import os
 import shutil
 from pathlib import Path
@@ -25,15 +27,30 @@ def _linked_copy(d, dst):
 
 def _compile(d, signatures):
     """Plans every function when this runtime can prepare them all, else the tested
-    signatures; returns whether the plan covers everything (methods included)."""
+    signatures; returns whether the plan covers everything (methods included) and whether
+    loads from it need not read saved_model.pb (self-contained)."""
     whole = oracle.run([oracle.KILN_CLI, "compile", "--dir", d], check=False)
     if whole.returncode == 0:
-        return True
+        return True, "need not read saved_model.pb" in whole.stdout
     cmd = [oracle.KILN_CLI, "compile", "--dir", d]
     for s in signatures:
         cmd += ["--signature_def", s]
-    oracle.run(cmd)
-    return False
+    some = oracle.run(cmd)
+    return False, "need not read saved_model.pb" in some.stdout
+
+
+def _run_minimal(d, signature, inputs, outdir):
+    """kiln-run's outputs, or its error text when it refuses the bundle."""
+    os.makedirs(outdir)
+    cmd = [oracle.KILN_RUN, "--dir", d, "--signature_def", signature, "--outdir", outdir]
+    arg = ";".join(f"{k}={v}" for k, v in sorted(inputs.items()))
+    if arg:
+        cmd += ["--inputs", arg]
+    proc = oracle.run(cmd, check=False)
+    if proc.returncode != 0:
+        assert proc.stderr.startswith("kiln-run: "), proc.stderr
+        return proc.stderr
+    return {p.stem: np.load(p) for p in Path(outdir).glob("*.npy")}
 
 
 def _run(d, signature, inputs, outdir, plan):
@@ -70,7 +87,7 @@ def _assert_bitwise(a, b, what):
 def _check(d, data, entry, tmp_path, what):
     copy = _linked_copy(d, tmp_path / "bundle")
     signatures = sorted(entry["signatures"])
-    complete = _compile(copy, signatures)
+    complete, self_contained = _compile(copy, signatures)
     assert (copy / "assets.extra" / "kiln.plan").is_file()
     for key in signatures:
         spec = entry["signatures"][key]
@@ -80,6 +97,19 @@ def _check(d, data, entry, tmp_path, what):
         assert sorted(without) == sorted(with_plan), f"{what} {key}: output keys differ"
         for k in without:
             _assert_bitwise(without[k], with_plan[k], f"{what} signature {key} output {k}")
+        if any(Path(f).suffix == ".str" for f in inputs.values()):
+            continue  # kiln-run reads .npy inputs only
+        minimal = _run_minimal(copy, key, inputs, tmp_path / f"sig.{key}.minimal")
+        if not self_contained:
+            assert isinstance(minimal, str) and "saved_model.pb" in minimal, \
+                f"{what} {key}: kiln-run should refuse a plan that is not self-contained: {minimal}"
+        elif isinstance(minimal, str):
+            # A self-contained plan kiln-run refuses must be one using an op it leaves out.
+            assert "is not an op of this runtime" in minimal, f"{what} {key}: {minimal}"
+        else:
+            assert sorted(minimal) == sorted(without), f"{what} {key}: kiln-run output keys"
+            for k in without:
+                _assert_bitwise(without[k], minimal[k], f"{what} signature {key} kiln-run {k}")
     for method, spec in sorted(entry.get("methods", {}).items()):
         inputs = [Path(data) / f for f in spec["inputs"]]
         without = _call(copy, method, inputs, tmp_path / f"fn.{method}.without", "ignore")
@@ -131,3 +161,36 @@ def test_tensorflow_still_loads_a_compiled_bundle(ours, tmp_path):
     mine = _run(copy, "serving_default", inputs, tmp_path / "out", "require")
     for k, v in theirs.items():
         oracle.assert_same(mine[k], v.numpy(), f"mlp {k}")
+
+
+def test_minimal_runtime_links_no_protobuf():
+    """kiln-run needs none of the full runtime's parsing libraries: only oneDNN, libgomp and the
+    C and C++ libraries (runtime/CMakeLists.txt)."""
+    import subprocess
+    libs = subprocess.run(["ldd", str(oracle.KILN_RUN)], capture_output=True, text=True,
+                          check=True).stdout
+    for lib in ("libprotobuf", "libre2", "libicu", "libjpeg", "libpng", "libz."):
+        assert lib not in libs, f"kiln-run links {lib}:\n{libs}"
+    undefined = subprocess.run(["nm", "-D", "--undefined-only", "-C", str(oracle.KILN_RUN)],
+                               capture_output=True, text=True, check=True).stdout
+    assert "google::protobuf" not in undefined
+
+
+def test_minimal_runtime_refuses_a_stale_or_missing_plan(ours, tmp_path):
+    d, inputs = ours["mlp"]
+    copy = _linked_copy(d, tmp_path / "mlp")
+    proc = oracle.run([oracle.KILN_RUN, "--dir", copy], check=False)
+    assert proc.returncode == 1 and "has no serving plan" in proc.stderr, proc.stderr
+    assert "savedmodel-cli compile --dir" in proc.stderr
+    oracle.run([oracle.KILN_CLI, "compile", "--dir", copy])
+    proc = oracle.run([oracle.KILN_RUN, "--dir", copy, "--signature_def", "nope"], check=False)
+    assert proc.returncode == 1 and "'nope'" in proc.stderr and "serving_default" in proc.stderr
+    # Rewriting saved_model.pb (a new file, not the hard link) makes the plan stale.
+    pb = copy / "saved_model.pb"
+    data = pb.read_bytes()
+    pb.unlink()
+    pb.write_bytes(data + b"\0")
+    proc = oracle.run([oracle.KILN_RUN, "--dir", copy, "--inputs", f"x={inputs['x']}"],
+                      check=False)
+    assert proc.returncode == 1 and "stale" in proc.stderr and "saved_model.pb" in proc.stderr, \
+        proc.stderr

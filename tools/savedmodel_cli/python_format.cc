@@ -6,8 +6,6 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "tensorflow/framework.pb.h"
-
 namespace kiln::cli {
 
 namespace {

@@ -119,6 +119,10 @@ constexpr bool IsHandle(DType t) { return TraitsOf(t).handle; }
 constexpr bool HoldsData(DType t) { return DTypeIsPod(t) || t == DType::kString; }
 // Whether `number` is a dtype this runtime knows (the list above, or DT_INVALID).
 bool DTypeIsKnown(int number);
+// A TensorFlow DataType number as a DType: an error for unknown numbers and the TF1 _ref
+// types; 0 (DT_INVALID) is DType::kInvalid.
+Result<DType> DTypeFromProto(int dtype_number);
+int DTypeToProto(DType t);
 // Parses "float32", "float", "DT_FLOAT", "int32", ...
 Result<DType> DTypeFromName(std::string_view name);
 

@@ -15,8 +15,7 @@ class TensorShapeProto;
 
 namespace kiln {
 
-Result<DType> DTypeFromProto(int dtype_number);
-int DTypeToProto(DType t);
+// DTypeFromProto and DTypeToProto are in dtype.h (the protobuf-free runtime has them too).
 
 Result<PartialShape> PartialShapeFromProto(const tensorflow::TensorShapeProto& proto);
 Result<Shape> ShapeFromProto(const tensorflow::TensorShapeProto& proto);  // fully defined

@@ -38,13 +38,20 @@ struct TensorSpec {
 
 using ProtoAttrMap = google::protobuf::Map<std::string, tensorflow::AttrValue>;
 
+class NativeAttrMap;
+struct NativeAttr;
+
 // Typed access to a node's attrs; a missing attr falls back to the default given, or is an
-// error naming the attr. Used at prepare time only.
+// error naming the attr. Used at prepare time only. The attrs are protobuf (a FunctionDef's
+// nodes) or native (a serving plan's nodes, executor/native_attrs.h); both read the same.
 class AttrReader {
  public:
+  AttrReader() = default;
   explicit AttrReader(const ProtoAttrMap* attrs) : attrs_(attrs) {}
+  explicit AttrReader(const NativeAttrMap* attrs) : native_(attrs) {}
+  // The protobuf value; nullptr when missing or when the attrs are native.
   const tensorflow::AttrValue* Find(std::string_view name) const;
-  bool Has(std::string_view name) const { return Find(name) != nullptr; }
+  bool Has(std::string_view name) const;
 
   Result<DType> GetType(std::string_view name) const;
   Result<DType> GetType(std::string_view name, DType dflt) const;
@@ -54,6 +61,7 @@ class AttrReader {
   Result<std::vector<int64_t>> GetIntList(std::string_view name) const;
   Result<std::vector<int64_t>> GetIntList(std::string_view name, std::vector<int64_t> dflt) const;
   Result<float> GetFloat(std::string_view name, float dflt) const;
+  Result<std::vector<float>> GetFloatList(std::string_view name) const;
   Result<bool> GetBool(std::string_view name, bool dflt) const;
   Result<std::string> GetString(std::string_view name) const;
   Result<std::string> GetString(std::string_view name, std::string dflt) const;
@@ -63,9 +71,13 @@ class AttrReader {
   Result<std::vector<PartialShape>> GetShapeList(std::string_view name) const;
   Result<Tensor> GetTensor(std::string_view name) const;
   Result<std::string> GetFunctionName(std::string_view name) const;
+  // The names of a list(func) attr's functions.
+  Result<std::vector<std::string>> GetFunctionNameList(std::string_view name) const;
 
  private:
-  const ProtoAttrMap* attrs_;
+  Result<const NativeAttr*> Native(std::string_view name, int kind) const;
+  const ProtoAttrMap* attrs_ = nullptr;
+  const NativeAttrMap* native_ = nullptr;
 };
 
 // Per-node state built by Prepare and read (never written) by compute.
@@ -88,7 +100,7 @@ void SetDefaultPrintSink(PrintSink sink);
 struct PrepareContext {
   std::string_view node_name;
   std::string_view op;
-  AttrReader attrs{nullptr};
+  AttrReader attrs;
   std::vector<TensorSpec> inputs;
   // Value of input i when it is known at prepare time (a Const, a folded expression, a
   // read-only variable), else nullptr.

@@ -117,7 +117,10 @@ class Signature {
 
  private:
   friend class SavedModelLoader;
+  friend class PlanModelLoader;
   friend class PlanWriter;
+  // After the fields are set: the run-path shortcuts and the model's threads.
+  void Finish(const ThreadPool* threads);
   std::string name_;
   std::vector<SignatureArg> inputs_;
   std::vector<SignatureArg> outputs_;
@@ -154,6 +157,7 @@ class RestoredFunction {
 
  private:
   friend class SavedModelLoader;
+  friend class PlanModelLoader;
   friend class PlanWriter;
   std::string name_;
   std::vector<Concrete> concretes_;

@@ -1,0 +1,66 @@
+// A model loaded from its serving plan alone: variables, signatures and restored functions come
+// from the plan's model section (savedmodel-cli compile says when a bundle has one), and
+// saved_model.pb is never parsed. This is how the protobuf-free runtime (the kiln::runtime
+// library and kiln-run, CMake option KILN_MINIMAL_RUNTIME) loads every model; SavedModel::Load
+// does the same whenever a fresh plan covers the load. docs/serving-plan.md.
+#pragma once
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/core/status.h"
+#include "kiln/exec/saved_model.h"
+
+namespace kiln::exec {
+
+class ServingPlan;
+
+class PlanModel {
+ public:
+  // Opens dir/assets.extra/kiln.plan, verifies it (checksum, structure, freshness against the
+  // bundle's files) and prepares what `options` asks for from it. The error names the plan and
+  // why it cannot serve this load: missing, corrupt, stale, compiled for other tags or options,
+  // not self-contained (compile said why), or lacking a requested signature. options.plan is
+  // ignored: a plan is always required here.
+  static Result<std::unique_ptr<PlanModel>> Load(const std::filesystem::path& dir,
+                                                 const LoadOptions& options = {});
+  ~PlanModel();
+
+  const std::filesystem::path& dir() const { return dir_; }
+  std::vector<std::string> SignatureNames() const;
+  // NotFound naming the signature and listing the available ones.
+  Result<const Signature*> GetSignature(std::string_view name) const;
+  std::vector<std::string> FunctionNames() const;
+  Result<const RestoredFunction*> GetFunction(std::string_view name) const;
+  std::span<const RestoredVariable> variables() const { return variables_; }
+  // Functions prepared from the plan's graphs.
+  int functions_from_plan() const { return functions_from_plan_; }
+
+ private:
+  friend class PlanModelLoader;
+  friend class SavedModelLoader;  // takes the parts when SavedModel::Load uses a plan
+  PlanModel();
+  std::filesystem::path dir_;
+  std::unique_ptr<ThreadPool> threads_;  // null when a SavedModel lends its own
+  std::unique_ptr<ResourceManager> resources_;
+  std::unique_ptr<FunctionLibrary> library_;
+  std::map<std::string, Signature, std::less<>> signatures_;
+  std::map<std::string, RestoredFunction, std::less<>> functions_;
+  std::vector<RestoredVariable> variables_;
+  int functions_from_plan_ = 0;
+};
+
+// Prepares a model from `plan`'s model section into `model` (its threads_ unset: runs use
+// `threads`). Null when the section does not cover the load (no model section, a signature
+// it lacks, or every method wanted from a plan compiled for some signatures).
+Result<std::unique_ptr<PlanModel>> LoadPlanModel(const ServingPlan& plan,
+                                                 const std::filesystem::path& dir,
+                                                 const LoadOptions& options,
+                                                 const ThreadPool* threads);
+
+}  // namespace kiln::exec

@@ -1,0 +1,31 @@
+// Which op families a runtime's table holds. The full runtime (libexec) lists every family in
+// op_families_full.cc; the protobuf-free runtime (runtime/) lists its own subset. op_table.cc
+// builds the sorted tables from either list.
+#pragma once
+
+#include <span>
+#include <vector>
+
+#include "kiln/exec/op_table.h"
+
+namespace kiln::exec {
+
+class OpTableBuilder {
+ public:
+  OpTableBuilder(std::vector<OpDefinition>* defs, std::vector<KernelEntry>* cpu)
+      : defs_(defs), cpu_(cpu) {}
+  // One family: its definitions and its CPU kernels.
+  void Add(std::span<const OpDefinition> defs, std::span<const KernelEntry> cpu) {
+    defs_->insert(defs_->end(), defs.begin(), defs.end());
+    cpu_->insert(cpu_->end(), cpu.begin(), cpu.end());
+  }
+
+ private:
+  std::vector<OpDefinition>* defs_;
+  std::vector<KernelEntry>* cpu_;
+};
+
+// Defined once per runtime (op_families_full.cc, runtime/op_families_minimal.cc).
+void ListOpFamilies(OpTableBuilder& b);
+
+}  // namespace kiln::exec

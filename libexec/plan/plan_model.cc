@@ -1,0 +1,256 @@
+// Loading a model from its serving plan's model section (plan_model.h): the variables by
+// checkpoint key, then every signature and restored method prepared from the plan's graphs.
+#include "kiln/exec/plan_model.h"
+
+#include <algorithm>
+
+#include "kiln/exec/resources.h"
+#include "kiln/exec/serving_plan.h"
+#include "kiln/exec/tensor_bundle.h"
+#include "kiln/plan_generated.h"
+#include "loader/model_maps.h"
+#include "plan/plan_reader.h"
+
+namespace kiln::exec {
+namespace {
+
+Tensor ResourceTensor(std::shared_ptr<ResourceBase> r) {
+  Tensor t(DType::kResource, Shape());
+  t.scalar<std::shared_ptr<ResourceBase>>() = std::move(r);
+  return t;
+}
+
+// A prepared function's known arguments: the caller's unknown, then the captures.
+std::vector<Tensor> KnownCaptures(size_t n_user, const std::vector<Tensor>& captures) {
+  std::vector<Tensor> known(n_user);
+  known.insert(known.end(), captures.begin(), captures.end());
+  return known;
+}
+
+}  // namespace
+
+class PlanModelLoader {
+ public:
+  PlanModelLoader(const ServingPlan& plan, std::filesystem::path dir, const LoadOptions& options,
+                  const ThreadPool* threads)
+      : plan_(plan), dir_(std::move(dir)), options_(options), threads_(threads) {}
+
+  Result<std::unique_ptr<PlanModel>> Load() {
+    model_.reset(new PlanModel());
+    model_->dir_ = dir_;
+    const plan::Plan& root = plan_.root();
+    if (root.model() == nullptr) return std::unique_ptr<PlanModel>();
+    const plan::Model& pm = *root.model();
+    auto size_of = [](const auto* v) { return v == nullptr ? size_t{0} : size_t{v->size()}; };
+    if (options_.signatures.empty()) {
+      if (!pm.complete()) return std::unique_ptr<PlanModel>();
+    } else {
+      for (const std::string& want : options_.signatures) {
+        bool found = false;
+        for (size_t i = 0; i < size_of(pm.signatures()); ++i)
+          found |= pm.signatures()->Get(i)->key()->string_view() == want;
+        if (!found) return std::unique_ptr<PlanModel>();
+      }
+    }
+    model_->resources_ = std::make_unique<ResourceManager>();
+    model_->library_ = std::make_unique<FunctionLibrary>();
+    // Variables, restored by checkpoint key.
+    std::unique_ptr<BundleReader> reader;
+    const auto prefix = dir_ / "variables" / "variables";
+    if (std::filesystem::exists(prefix.string() + ".index")) {
+      BundleReadOptions read_options;
+      read_options.verify_checksums = options_.verify_checksums;
+      KILN_ASSIGN_OR_RETURN_CTX(reader, BundleReader::Open(prefix, read_options),
+                                "restoring variables of '", dir_.string(), "'");
+    }
+    for (size_t i = 0; i < size_of(pm.variables()); ++i) {
+      const plan::Variable& pv = *pm.variables()->Get(i);
+      KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromProto(pv.dtype()));
+      PartialShape shape = PartialShape::UnknownRank();
+      if (pv.shape() != nullptr && !pv.shape()->unknown_rank()) {
+        std::vector<int64_t> dims;
+        if (pv.shape()->dims() != nullptr)
+          dims.assign(pv.shape()->dims()->begin(), pv.shape()->dims()->end());
+        KILN_ASSIGN_OR_RETURN(shape, PartialShape::FromDims(dims));
+      }
+      auto var = std::make_shared<VariableResource>(pv.path()->str(), dtype, shape);
+      const std::string key = pv.checkpoint_key() ? pv.checkpoint_key()->str() : "";
+      if (!key.empty() && reader != nullptr && reader->Contains(key)) {
+        KILN_ASSIGN_OR_RETURN_CTX(Tensor value, reader->Read(key), "restoring variable '",
+                                  pv.path()->str(), "'");
+        KILN_RETURN_IF_ERROR_CTX(var->Assign(value), "restoring variable '", pv.path()->str(),
+                                 "' from checkpoint key '", key, "'");
+      }
+      if (pm.variables_frozen()) var->Freeze();
+      model_->variables_.push_back({var->name(), var, pv.trainable()});
+    }
+    auto captures_of = [&](const auto* list, std::vector<Tensor>* out) -> Status {
+      for (size_t i = 0; i < size_of(list); ++i) {
+        const plan::Capture& c = *list->Get(i);
+        if (c.variable() >= 0) {
+          out->push_back(ResourceTensor(model_->variables_[c.variable()].resource));
+        } else if (c.constant() >= 0) {
+          KILN_ASSIGN_OR_RETURN(Tensor t, plan_.ConstantTensor(c.constant()));
+          out->push_back(std::move(t));
+        } else {
+          out->push_back(Tensor::StringScalar((dir_ / "assets" / c.asset()->str()).string()));
+        }
+      }
+      return OkStatus();
+    };
+    auto arg_of = [](const plan::SignatureArg& a) {
+      SignatureArg s;
+      s.key = a.key()->str();
+      s.tensor_name = a.tensor_name() ? a.tensor_name()->str() : "";
+      s.spec.dtype = static_cast<DType>(a.dtype());
+      s.spec.shape = ServingPlan::ShapeOf(a.shape());
+      return s;
+    };
+    for (size_t i = 0; i < size_of(pm.signatures()); ++i) {
+      const plan::Signature& ps = *pm.signatures()->Get(i);
+      if (!Wanted(ps.key()->str())) continue;
+      const plan::Function& fn = *root.functions()->Get(ps.function());
+      Signature sig;
+      sig.name_ = ps.key()->str();
+      for (size_t a = 0; a < size_of(ps.inputs()); ++a)
+        sig.inputs_.push_back(arg_of(*ps.inputs()->Get(a)));
+      for (size_t a = 0; a < size_of(ps.outputs()); ++a)
+        sig.outputs_.push_back(arg_of(*ps.outputs()->Get(a)));
+      sig.input_to_arg_.assign(ps.input_to_arg()->begin(), ps.input_to_arg()->end());
+      sig.output_from_ret_.assign(ps.output_from_ret()->begin(), ps.output_from_ret()->end());
+      KILN_RETURN_IF_ERROR(captures_of(ps.captures(), &sig.captures_));
+      const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
+      sig.num_function_args_ = specs.size();
+      PrepareOptions popts;
+      popts.resources = model_->resources_.get();
+      popts.known_args = KnownCaptures(specs.size() - sig.captures_.size(), sig.captures_);
+      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PrepareFromPlan(fn, specs, popts),
+                                "loading signature '", sig.name_, "' of '", dir_.string(),
+                                "' from its plan");
+      ++model_->functions_from_plan_;
+      sig.Finish(threads_);
+      model_->signatures_.emplace(sig.name_, std::move(sig));
+    }
+    if (options_.signatures.empty()) {
+      for (size_t m = 0; m < size_of(pm.methods()); ++m) {
+        const plan::Method& pmeth = *pm.methods()->Get(m);
+        RestoredFunction rf;
+        rf.name_ = pmeth.name()->str();
+        rf.threads_ = threads_;
+        for (size_t c = 0; c < size_of(pmeth.concretes()); ++c) {
+          const plan::Concrete& pc = *pmeth.concretes()->Get(c);
+          const plan::Function& fn = *root.functions()->Get(pc.function());
+          RestoredFunction::Concrete conc;
+          conc.function_name = fn.name()->str();
+          for (size_t a = 0; a < size_of(pc.arg_names()); ++a) {
+            conc.arg_names.push_back(pc.arg_names()->Get(a)->str());
+            conc.arg_specs.push_back(TensorSpec{static_cast<DType>(pc.arg_dtypes()->Get(a)),
+                                                ServingPlan::ShapeOf(pc.arg_shapes()->Get(a))});
+          }
+          KILN_RETURN_IF_ERROR(captures_of(pc.captures(), &conc.captures));
+          const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
+          PrepareOptions popts;
+          popts.resources = model_->resources_.get();
+          popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
+          KILN_ASSIGN_OR_RETURN_CTX(conc.function, PrepareFromPlan(fn, specs, popts),
+                                    "loading restored function '", rf.name_, "' of '",
+                                    dir_.string(), "' from its plan");
+          ++model_->functions_from_plan_;
+          rf.concretes_.push_back(std::move(conc));
+        }
+        model_->functions_.emplace(rf.name_, std::move(rf));
+      }
+    }
+    return std::move(model_);
+  }
+
+ private:
+  bool Wanted(const std::string& signature) const {
+    return options_.signatures.empty() ||
+           std::find(options_.signatures.begin(), options_.signatures.end(), signature) !=
+               options_.signatures.end();
+  }
+
+  Result<std::shared_ptr<const PreparedFunction>> PrepareFromPlan(const plan::Function& pfn,
+                                                                  std::span<const TensorSpec> specs,
+                                                                  const PrepareOptions& popts) {
+    KILN_ASSIGN_OR_RETURN(PlanGraph g, plan_.Decode(pfn));
+    KILN_ASSIGN_OR_RETURN(auto prepared, PreparedFunction::PrepareGraph(
+                                             g.graph, g.iface, *model_->library_, specs, popts));
+    KILN_RETURN_IF_ERROR(ServingPlan::CheckPrepared(pfn, *prepared));
+    return prepared;
+  }
+
+  const ServingPlan& plan_;
+  std::filesystem::path dir_;
+  const LoadOptions& options_;
+  const ThreadPool* threads_;
+  std::unique_ptr<PlanModel> model_;
+};
+
+Result<std::unique_ptr<PlanModel>> LoadPlanModel(const ServingPlan& plan,
+                                                 const std::filesystem::path& dir,
+                                                 const LoadOptions& options,
+                                                 const ThreadPool* threads) {
+  return PlanModelLoader(plan, dir, options, threads).Load();
+}
+
+PlanModel::PlanModel() = default;
+PlanModel::~PlanModel() = default;
+
+Result<std::unique_ptr<PlanModel>> PlanModel::Load(const std::filesystem::path& dir,
+                                                   const LoadOptions& options) {
+  const std::filesystem::path path = dir / kPlanPath;
+  std::error_code ec;
+  if (!std::filesystem::exists(path, ec))
+    return NotFound("'", dir.string(), "' has no serving plan (", kPlanPath,
+                    "); make one with `savedmodel-cli compile --dir ", dir.string(), "`");
+  auto threads = std::make_unique<ThreadPool>(options.num_threads);
+  // oneDNN fixes a primitive's thread count when the primitive is made (at prepare time).
+  threads->ApplyToCallingThread();
+  KILN_ASSIGN_OR_RETURN_CTX(std::shared_ptr<const ServingPlan> plan,
+                            ServingPlan::Open(path, options.verify_checksums), "loading '",
+                            dir.string(), "' from its serving plan");
+  const std::string stale = plan->StaleReason(dir, options.tags, options.freeze_variables);
+  if (!stale.empty())
+    return FailedPrecondition("the serving plan of '", dir.string(), "' is stale: ", stale,
+                              "; compile it again (`savedmodel-cli compile --dir ", dir.string(),
+                              "`)");
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<PlanModel> model,
+                        LoadPlanModel(*plan, dir, options, threads.get()));
+  if (model == nullptr) {
+    const plan::Model* pm = plan->root().model();
+    if (pm == nullptr)
+      return FailedPrecondition(
+          "the serving plan of '", dir.string(),
+          "' has no model section, so it cannot be loaded without saved_model.pb (`savedmodel-cli "
+          "compile` says why)");
+    if (options.signatures.empty())
+      return FailedPrecondition("the serving plan of '", dir.string(),
+                                "' was compiled for some signatures, not every method");
+    std::string have;
+    if (pm->signatures() != nullptr)
+      for (const plan::Signature* sig : *pm->signatures())
+        have += (have.empty() ? "'" : ", '") + sig->key()->str() + "'";
+    std::string want;
+    for (const std::string& k : options.signatures) want += (want.empty() ? "'" : ", '") + k + "'";
+    return NotFound("the serving plan of '", dir.string(), "' has no signature ", want,
+                    "; it has: ", have.empty() ? "none" : have);
+  }
+  model->threads_ = std::move(threads);
+  return model;
+}
+
+std::vector<std::string> PlanModel::SignatureNames() const { return NamesOf(signatures_); }
+
+Result<const Signature*> PlanModel::GetSignature(std::string_view name) const {
+  return FindIn(signatures_, name, "signature", dir_);
+}
+
+std::vector<std::string> PlanModel::FunctionNames() const { return NamesOf(functions_); }
+
+Result<const RestoredFunction*> PlanModel::GetFunction(std::string_view name) const {
+  return FindIn(functions_, name, "restored function", dir_);
+}
+
+}  // namespace kiln::exec
