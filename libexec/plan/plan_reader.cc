@@ -260,7 +260,7 @@ class ContentChecker {
       }
       const bool sink = op == "NoOp" && n.attrs() == nullptr;
       if (op != "_Arg" && !sink && FindOp(op) == nullptr)
-        return Field(nf() + ".op", "'", op, "' is not an op of this runtime");
+        return Unimplemented("plan field ", nf(), ".op '", op, "' is not an op of this runtime");
       const std::string_view kernel = f.kernels()->Get(v)->string_view();
       if (!kernel.empty()) {
         if (kernel != "cpu")
