@@ -16,6 +16,7 @@
 #include "loader/model_maps.h"
 #include "loader/object_graph.h"
 #include "loader/tf1_graph.h"
+#include "plan/plan_model_load.h"
 #include "plan/plan_reader.h"
 #include "tensorflow/framework.pb.h"
 #include "tensorflow/saved_model.pb.h"

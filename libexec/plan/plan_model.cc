@@ -9,6 +9,7 @@
 #include "kiln/exec/tensor_bundle.h"
 #include "kiln/plan_generated.h"
 #include "loader/model_maps.h"
+#include "plan/plan_model_load.h"
 #include "plan/plan_reader.h"
 
 namespace kiln::exec {

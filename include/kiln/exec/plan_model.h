@@ -18,8 +18,6 @@
 
 namespace kiln::exec {
 
-class ServingPlan;
-
 class PlanModel {
  public:
   // Opens dir/assets.extra/kiln.plan, verifies it (checksum, structure, freshness against the
@@ -54,13 +52,5 @@ class PlanModel {
   std::vector<RestoredVariable> variables_;
   int functions_from_plan_ = 0;
 };
-
-// Prepares a model from `plan`'s model section into `model` (its threads_ unset: runs use
-// `threads`). Null when the section does not cover the load (no model section, a signature
-// it lacks, or every method wanted from a plan compiled for some signatures).
-Result<std::unique_ptr<PlanModel>> LoadPlanModel(const ServingPlan& plan,
-                                                 const std::filesystem::path& dir,
-                                                 const LoadOptions& options,
-                                                 const ThreadPool* threads);
 
 }  // namespace kiln::exec
