@@ -148,6 +148,45 @@ uint32_t Extend(uint32_t init, const void* data, size_t n) {
   return ~ExtendPortable(crc, p, n);
 }
 
+namespace {
+
+// Multiplies the 32x32 matrix over GF(2) `mat` (one column per bit) by `vec`.
+uint32_t Gf2Times(const uint32_t* mat, uint32_t vec) {
+  uint32_t sum = 0;
+  for (; vec != 0; vec >>= 1, ++mat)
+    if ((vec & 1) != 0) sum ^= *mat;
+  return sum;
+}
+
+void Gf2Square(uint32_t* square, const uint32_t* mat) {
+  for (int n = 0; n < 32; ++n) square[n] = Gf2Times(mat, mat[n]);
+}
+
+}  // namespace
+
+uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b) {
+  if (len_b == 0) return crc_a;
+  // odd: the operator for one zero bit; squared, the operators for 2, 4, 8, ... zero bits.
+  uint32_t odd[32];
+  uint32_t even[32];
+  odd[0] = 0x82f63b78u;  // CRC-32C, reflected
+  for (int n = 1; n < 32; ++n) odd[n] = uint32_t{1} << (n - 1);
+  Gf2Square(even, odd);  // 2 zero bits
+  Gf2Square(odd, even);  // 4 zero bits
+  // Apply len_b zero bytes to crc_a, one bit of len_b at a time (the first square is a byte).
+  for (;;) {
+    Gf2Square(even, odd);
+    if ((len_b & 1) != 0) crc_a = Gf2Times(even, crc_a);
+    len_b >>= 1;
+    if (len_b == 0) break;
+    Gf2Square(odd, even);
+    if ((len_b & 1) != 0) crc_a = Gf2Times(odd, crc_a);
+    len_b >>= 1;
+    if (len_b == 0) break;
+  }
+  return crc_a ^ crc_b;
+}
+
 namespace internal {
 // Exposed for tests: the table path must agree with the hardware path.
 uint32_t ExtendPortableForTest(uint32_t init, const void* data, size_t n) {

@@ -15,6 +15,9 @@ inline uint32_t Extend(uint32_t init, std::string_view s) {
 }
 inline uint32_t Value(const void* data, size_t n) { return Extend(0, data, n); }
 inline uint32_t Value(std::string_view s) { return Extend(0, s.data(), s.size()); }
+// The CRC32C of A followed by B, from Value(A), Value(B) and B's length (zlib's crc32_combine
+// for the Castagnoli polynomial): pieces checksummed on different threads join exactly.
+uint32_t Combine(uint32_t crc_a, uint32_t crc_b, uint64_t len_b);
 
 inline constexpr uint32_t kMaskDelta = 0xa282ead8u;
 

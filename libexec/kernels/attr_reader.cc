@@ -117,6 +117,7 @@ Result<const NativeAttr*> AttrReader::Native(std::string_view name, int kind) co
 const tensorflow::AttrValue* AttrReader::Find(std::string_view name) const {
 #ifdef KILN_NO_PROTOBUF
   (void)name;
+  (void)attrs_;  // nothing here makes protobuf attrs: only a plan's native ones exist
   return nullptr;
 #else
   if (attrs_ == nullptr) return nullptr;

@@ -196,6 +196,7 @@ class SavedModelLoader {
     }
     BundleReadOptions read_options;
     read_options.verify_checksums = options_.verify_checksums;
+    read_options.threads = model_->threads_.get();
     KILN_ASSIGN_OR_RETURN_CTX(checkpoint_, BundleReader::Open(prefix, read_options),
                               "restoring variables of '", dir_.string(), "'");
     BundleReader* reader = checkpoint_.get();

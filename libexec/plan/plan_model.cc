@@ -61,6 +61,7 @@ class PlanModelLoader {
     if (std::filesystem::exists(prefix.string() + ".index")) {
       BundleReadOptions read_options;
       read_options.verify_checksums = options_.verify_checksums;
+      read_options.threads = threads_;
       KILN_ASSIGN_OR_RETURN_CTX(reader, BundleReader::Open(prefix, read_options),
                                 "restoring variables of '", dir_.string(), "'");
     }

@@ -22,6 +22,25 @@ TEST_CASE("crc32c: standard check value and RFC 3720 vectors") {
   CHECK(Value(descending) == 0x113FDB5Cu);
 }
 
+TEST_CASE("crc32c: Combine joins the crcs of pieces into the crc of the whole") {
+  std::string data;
+  uint32_t state = 777;
+  for (int i = 0; i < 5000; ++i) {
+    state = state * 1103515245u + 12345u;
+    data.push_back(static_cast<char>(state >> 16));
+  }
+  const uint32_t whole = Value(data);
+  for (size_t split : {0u, 1u, 2u, 3u, 8u, 255u, 256u, 2500u, 4999u, 5000u}) {
+    CAPTURE(split);
+    const std::string_view a(data.data(), split), b(data.data() + split, data.size() - split);
+    CHECK(Combine(Value(a), Value(b), b.size()) == whole);
+  }
+  // Three pieces, joined left to right.
+  const std::string_view x(data.data(), 1234), y(data.data() + 1234, 2000),
+      z(data.data() + 3234, data.size() - 3234);
+  CHECK(Combine(Combine(Value(x), Value(y), y.size()), Value(z), z.size()) == whole);
+}
+
 TEST_CASE("crc32c: Extend over pieces equals the crc of the whole, at every alignment") {
   std::string data;
   uint32_t state = 12345;

@@ -14,6 +14,7 @@
 
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
+#include "kiln/exec/thread_pool.h"
 
 namespace tensorflow {
 class BundleEntryProto;
@@ -26,6 +27,9 @@ struct BundleReadOptions {
   // (the pass faults the pages in that the tensor then uses). Off only for trusted bundles
   // that were verified before; string entries (the object graph) are always checked.
   bool verify_checksums = true;
+  // Large entries' checksums are computed in pieces on these threads (a loaded model's pool);
+  // null: on the calling thread.
+  const ThreadPool* threads = nullptr;
 };
 
 // prefix is "D/variables/variables"; files are prefix + ".index" and
