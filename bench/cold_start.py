@@ -11,7 +11,8 @@ Per workload (medians over the rounds; one new process per kiln round):
   with the plan required, and with the plan and --skip_checksums;
 - kiln new process -> loaded -> first call -> exit (`savedmodel-cli run --inputs`), wall time
   from fork to exit, with and without the plan, and the same with the protobuf-free runtime
-  (`kiln-run`, runtime/), which reads only the plan;
+  (`kiln-run`, runtime/), which reads only the plan; kiln-run's own timing of its
+  PlanModel::Load (which restores only the variables the signature captures);
 - ONNX Runtime: InferenceSession(path) + the first run, and TensorFlow: tf.saved_model.load +
   the signature's first call, each timed inside bench/peers' worker process for the engine
   (its "load" command) after its imports: a new Python process costs far more than either.
@@ -52,9 +53,16 @@ def kiln_wall_ms(cli, model, signature, inputs, plan):
                     signature, "--inputs", arg, "--plan", plan])
 
 
-def kiln_run_wall_ms(kiln_run, model, signature, inputs):
+def kiln_run_ms(kiln_run, model, signature, inputs):
+    """(wall ms of the whole process, its in-process PlanModel::Load ms)."""
     arg = ";".join(f"{k}={v}" for k, v in sorted(inputs.items()))
-    return wall_ms([kiln_run, "--dir", model, "--signature_def", signature, "--inputs", arg])
+    t0 = time.perf_counter()
+    proc = subprocess.run([kiln_run, "--dir", model, "--signature_def", signature, "--inputs", arg,
+                           "--timings"], check=True, stdout=subprocess.DEVNULL,
+                          stderr=subprocess.PIPE, text=True)
+    wall = (time.perf_counter() - t0) * 1e3
+    timings = dict(line.split() for line in proc.stderr.splitlines())
+    return wall, float(timings["load_ms"])
 
 
 def main():
@@ -74,9 +82,10 @@ def main():
     import workloads as wl
     by_name = {w.name: w for w in wl.WORKLOADS}
     print("| workload | kiln load, no plan | kiln load, plan | kiln load, plan, "
-          "--skip_checksums | kiln first call (plan) | kiln new process→first call, no plan / "
-          "plan / kiln-run | ORT session + first run | TF load + first call |")
-    print("|---|---|---|---|---|---|---|---|")
+          "--skip_checksums | kiln-run load (PlanModel) | kiln first call (plan) | kiln new "
+          "process→first call, no plan / plan / kiln-run | ORT session + first run | TF load + "
+          "first call |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for name in names:
         w = by_name[name]
         model, _ = wl.bundle(cache, build, w.bundle)
@@ -91,7 +100,7 @@ def main():
             peers = [("ort", engines.PeerWorker("ort", 1, onnx, w.signature, files)),
                      ("tf", engines.PeerWorker("tf", 1, planned, w.signature, files))]
         rows = {k: [] for k in ("noplan", "plan", "plan_skip", "first", "wall_noplan",
-                                "wall_plan", "wall_min", "ort", "ort_first", "tf", "tf_first")}
+                                "wall_plan", "wall_min", "min_load", "ort", "ort_first", "tf", "tf_first")}
         for _ in range(a.rounds):
             rows["noplan"].append(kiln_bench(cli, planned, "ignore")["load_ms"])
             b = kiln_bench(cli, planned, "require")
@@ -102,7 +111,9 @@ def main():
                 kiln_bench(cli, planned, "require", ["--skip_checksums"])["load_ms"])
             rows["wall_noplan"].append(kiln_wall_ms(cli, planned, w.signature, files, "ignore"))
             rows["wall_plan"].append(kiln_wall_ms(cli, planned, w.signature, files, "require"))
-            rows["wall_min"].append(kiln_run_wall_ms(kiln_run, planned, w.signature, files))
+            wall, load = kiln_run_ms(kiln_run, planned, w.signature, files)
+            rows["wall_min"].append(wall)
+            rows["min_load"].append(load)
             for engine, worker in peers:
                 r = worker.request(op="load")
                 rows[engine].append(r["load_ms"])
@@ -114,7 +125,8 @@ def main():
             f"{med['ort']:.2f} + {med['ort_first']:.2f} ms",
             f"{med['tf']:.1f} + {med['tf_first']:.1f} ms")
         print(f"| {name} | {med['noplan']:.2f} ms | {med['plan']:.2f} ms | "
-              f"{med['plan_skip']:.2f} ms | {med['first']:.2f} ms | {med['wall_noplan']:.1f} / "
+              f"{med['plan_skip']:.2f} ms | {med['min_load']:.2f} ms | {med['first']:.2f} ms | "
+              f"{med['wall_noplan']:.1f} / "
               f"{med['wall_plan']:.1f} / {med['wall_min']:.1f} ms | {peer[0]} | {peer[1]} |")
     print(f"\n{a.rounds} rounds, medians, 1 thread; load = SavedModel::Load "
           "(InferenceSession for ORT, tf.saved_model.load for TF).")

@@ -3,8 +3,9 @@
 // prints each output as `savedmodel-cli run` does.
 //
 //   kiln-run --dir D [--signature_def K] [--tag_set serve] [--inputs 'x=a.npy;y=b.npy']
-//            [--outdir O] [--num_threads N] [--skip_checksums]
+//            [--outdir O] [--num_threads N] [--skip_checksums] [--timings]
 #include <CLI/CLI.hpp>
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <map>
@@ -51,7 +52,12 @@ struct Args {
   std::string outdir;
   int threads = 0;
   bool skip_checksums = false;
+  bool timings = false;
 };
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
 
 Status Run(const Args& a) {
   kiln::exec::LoadOptions options;
@@ -59,10 +65,15 @@ Status Run(const Args& a) {
   options.num_threads = a.threads;
   options.verify_checksums = !a.skip_checksums;
   options.signatures = {a.signature};
+  const auto t_load = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(auto model, kiln::exec::PlanModel::Load(a.dir, options));
+  const double load_ms = MsSince(t_load);
   KILN_ASSIGN_OR_RETURN(const kiln::exec::Signature* sig, model->GetSignature(a.signature));
   KILN_ASSIGN_OR_RETURN(auto inputs, ReadInputs(a.inputs));
+  const auto t_call = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(auto outputs, sig->Run(inputs));
+  const double call_ms = MsSince(t_call);
+  if (a.timings) std::cerr << "load_ms " << load_ms << "\nfirst_call_ms " << call_ms << "\n";
   for (const auto& [key, tensor] : outputs) {
     if (!a.outdir.empty()) {
       const std::filesystem::path path = std::filesystem::path(a.outdir) / (key + ".npy");
@@ -89,6 +100,8 @@ int main(int argc, char** argv) {
   app.add_option("--num_threads", a.threads, "Intra-op threads (0: all cores)");
   app.add_flag("--skip_checksums", a.skip_checksums,
                "Do not verify the variables' CRC32C (only for trusted, verified bundles)");
+  app.add_flag("--timings", a.timings,
+               "Print the load's and the first call's milliseconds to stderr");
   CLI11_PARSE(app, argc, argv);
   const Status s = Run(a);
   if (!s.ok()) {

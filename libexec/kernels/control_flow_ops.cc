@@ -15,6 +15,7 @@ namespace kiln::exec {
 namespace control_flow {
 namespace {
 
+#ifndef KILN_NO_PROTOBUF
 // Branch and loop functions may themselves hold If/While nodes; a function that reaches
 // itself would otherwise recurse forever while preparing.
 constexpr int kMaxNesting = 64;
@@ -26,6 +27,7 @@ struct DepthGuard {
   DepthGuard(const DepthGuard&) = delete;
   DepthGuard& operator=(const DepthGuard&) = delete;
 };
+#endif
 
 }  // namespace
 

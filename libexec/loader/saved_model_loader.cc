@@ -954,7 +954,8 @@ class SavedModelLoader {
   // plan (plan_model.cc), and saved_model.pb is not read. False when it does not cover the load.
   Result<bool> LoadFromPlanModel() {
     KILN_ASSIGN_OR_RETURN(std::unique_ptr<PlanModel> pm,
-                          LoadPlanModel(*plan_, dir_, options_, model_->threads_.get()));
+                          LoadPlanModel(*plan_, dir_, options_, model_->threads_.get(),
+                                        /*restore_uncaptured=*/true));
     if (pm == nullptr) return false;
     model_->resources_ = std::move(pm->resources_);
     model_->library_ = std::move(pm->library_);

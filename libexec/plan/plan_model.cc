@@ -33,8 +33,12 @@ std::vector<Tensor> KnownCaptures(size_t n_user, const std::vector<Tensor>& capt
 class PlanModelLoader {
  public:
   PlanModelLoader(const ServingPlan& plan, std::filesystem::path dir, const LoadOptions& options,
-                  const ThreadPool* threads)
-      : plan_(plan), dir_(std::move(dir)), options_(options), threads_(threads) {}
+                  const ThreadPool* threads, bool restore_uncaptured)
+      : plan_(plan),
+        dir_(std::move(dir)),
+        options_(options),
+        threads_(threads),
+        restore_uncaptured_(restore_uncaptured) {}
 
   Result<std::unique_ptr<PlanModel>> Load() {
     model_.reset(new PlanModel());
@@ -65,6 +69,21 @@ class PlanModelLoader {
       KILN_ASSIGN_OR_RETURN_CTX(reader, BundleReader::Open(prefix, read_options),
                                 "restoring variables of '", dir_.string(), "'");
     }
+    // Which variables the functions this load prepares capture (a serving load restores only
+    // those; see PlanModel::Load).
+    std::vector<char> captured(size_of(pm.variables()), 0);
+    auto mark = [&](const auto* captures) {
+      for (size_t c = 0; c < size_of(captures); ++c) {
+        const int v = captures->Get(c)->variable();
+        if (v >= 0 && static_cast<size_t>(v) < captured.size()) captured[v] = 1;
+      }
+    };
+    for (size_t i = 0; i < size_of(pm.signatures()); ++i)
+      if (Wanted(pm.signatures()->Get(i)->key()->str())) mark(pm.signatures()->Get(i)->captures());
+    if (options_.signatures.empty())
+      for (size_t m = 0; m < size_of(pm.methods()); ++m)
+        for (size_t c = 0; c < size_of(pm.methods()->Get(m)->concretes()); ++c)
+          mark(pm.methods()->Get(m)->concretes()->Get(c)->captures());
     for (size_t i = 0; i < size_of(pm.variables()); ++i) {
       const plan::Variable& pv = *pm.variables()->Get(i);
       KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromProto(pv.dtype()));
@@ -77,7 +96,8 @@ class PlanModelLoader {
       }
       auto var = std::make_shared<VariableResource>(pv.path()->str(), dtype, shape);
       const std::string key = pv.checkpoint_key() ? pv.checkpoint_key()->str() : "";
-      if (!key.empty() && reader != nullptr && reader->Contains(key)) {
+      const bool restore = captured[i] != 0 || restore_uncaptured_;
+      if (restore && !key.empty() && reader != nullptr && reader->Contains(key)) {
         KILN_ASSIGN_OR_RETURN_CTX(Tensor value, reader->Read(key), "restoring variable '",
                                   pv.path()->str(), "'");
         KILN_RETURN_IF_ERROR_CTX(var->Assign(value), "restoring variable '", pv.path()->str(),
@@ -187,14 +207,16 @@ class PlanModelLoader {
   std::filesystem::path dir_;
   const LoadOptions& options_;
   const ThreadPool* threads_;
+  bool restore_uncaptured_;
   std::unique_ptr<PlanModel> model_;
 };
 
 Result<std::unique_ptr<PlanModel>> LoadPlanModel(const ServingPlan& plan,
                                                  const std::filesystem::path& dir,
                                                  const LoadOptions& options,
-                                                 const ThreadPool* threads) {
-  return PlanModelLoader(plan, dir, options, threads).Load();
+                                                 const ThreadPool* threads,
+                                                 bool restore_uncaptured) {
+  return PlanModelLoader(plan, dir, options, threads, restore_uncaptured).Load();
 }
 
 PlanModel::PlanModel() = default;
@@ -219,7 +241,8 @@ Result<std::unique_ptr<PlanModel>> PlanModel::Load(const std::filesystem::path& 
                               "; compile it again (`savedmodel-cli compile --dir ", dir.string(),
                               "`)");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<PlanModel> model,
-                        LoadPlanModel(*plan, dir, options, threads.get()));
+                        LoadPlanModel(*plan, dir, options, threads.get(),
+                                      /*restore_uncaptured=*/false));
   if (model == nullptr) {
     const plan::Model* pm = plan->root().model();
     if (pm == nullptr)

@@ -12,11 +12,14 @@ namespace kiln::exec {
 class ServingPlan;
 
 // Prepares a model from `plan`'s model section; the model owns no thread pool (its runs use
-// `threads`). Null when the section does not cover the load (no model section, a signature it
-// lacks, or every method wanted from a plan compiled for some signatures).
+// `threads`). `restore_uncaptured`: also restore the variables no loaded function captures
+// (SavedModel does, as TensorFlow's load does; PlanModel does not). Null when the section does
+// not cover the load (no model section, a signature it lacks, or every method wanted from a
+// plan compiled for some signatures).
 Result<std::unique_ptr<PlanModel>> LoadPlanModel(const ServingPlan& plan,
                                                  const std::filesystem::path& dir,
                                                  const LoadOptions& options,
-                                                 const ThreadPool* threads);
+                                                 const ThreadPool* threads,
+                                                 bool restore_uncaptured);
 
 }  // namespace kiln::exec

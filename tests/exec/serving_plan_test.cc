@@ -174,6 +174,16 @@ TEST_CASE("serving plan: PlanModel serves a self-contained plan with SavedModel'
   CHECK((*pm)->FunctionNames() == (*reference)->FunctionNames());
   CHECK((*pm)->variables().size() == (*reference)->variables().size());
   CHECK((*pm)->functions_from_plan() > 0);
+  // Every variable a signature captures is restored (PlanModel restores no others).
+  for (const std::string& name : (*pm)->SignatureNames()) {
+    for (const Tensor& c : (*(*pm)->GetSignature(name))->captures()) {
+      if (c.dtype() != DType::kResource) continue;
+      auto var = std::dynamic_pointer_cast<VariableResource>(
+          c.scalar<std::shared_ptr<ResourceBase>>());
+      REQUIRE(var != nullptr);
+      CHECK_MESSAGE(var->initialized(), var->name());
+    }
+  }
   for (const std::string& name : (*reference)->SignatureNames()) {
     const Signature* a = *(*reference)->GetSignature(name);
     const Signature* b = *(*pm)->GetSignature(name);

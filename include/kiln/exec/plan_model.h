@@ -24,7 +24,11 @@ class PlanModel {
   // bundle's files) and prepares what `options` asks for from it. The error names the plan and
   // why it cannot serve this load: missing, corrupt, stale, compiled for other tags or options,
   // not self-contained (compile said why), or lacking a requested signature. options.plan is
-  // ignored: a plan is always required here.
+  // ignored: a plan is always required here. Only the variables that the loaded signatures
+  // and methods capture are restored (and their checksums verified): a serving load needs no
+  // more. The others are listed in variables() without a value. Keras's model.export, for one,
+  // saves every weight twice (`variables` and `_all_variables`), and the functions capture one
+  // copy.
   static Result<std::unique_ptr<PlanModel>> Load(const std::filesystem::path& dir,
                                                  const LoadOptions& options = {});
   ~PlanModel();
