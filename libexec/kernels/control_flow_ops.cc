@@ -159,7 +159,6 @@ namespace {
 
 using control_flow::ApplyOutputShapes;
 using control_flow::CheckTypeListAttr;
-using control_flow::kMaxNesting;
 using control_flow::MostSpecificCompatibleShape;
 using control_flow::PreparedPtr;
 using control_flow::PrepareFunctionAttr;
