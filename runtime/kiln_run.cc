@@ -86,9 +86,9 @@ Status Run(const Args& a) {
   return kiln::OkStatus();
 }
 
-}  // namespace
-
-int main(int argc, char** argv) {
+// Everything but the exit code: CLI11 reports bad arguments by exception, and an allocation
+// may fail; neither may escape main.
+int RunMain(int argc, char** argv) {
   CLI::App app{"kiln-run: run a compiled bundle's signature (protobuf-free runtime)"};
   Args a;
   app.add_option("--dir", a.dir, "Bundle directory with assets.extra/kiln.plan")->required();
@@ -109,4 +109,15 @@ int main(int argc, char** argv) {
     return 1;
   }
   return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return RunMain(argc, argv);
+  } catch (const std::exception& e) {
+    std::cerr << "kiln-run: " << e.what() << "\n";
+    return 1;
+  }
 }

@@ -50,7 +50,7 @@ Result<std::vector<PartialShape>> ShapeList(std::string_view name, const Range& 
   std::vector<PartialShape> out;
   for (const auto& p : protos) {
     KILN_ASSIGN_OR_RETURN(PartialShape s, ShapeValue(name, p));
-    out.push_back(std::move(s));
+    out.push_back(s);
   }
   return out;
 }
