@@ -53,13 +53,13 @@ def kiln_wall_ms(cli, model, signature, inputs, plan):
                     signature, "--inputs", arg, "--plan", plan])
 
 
-def kiln_run_ms(kiln_run, model, signature, inputs):
+def kiln_run_ms(kiln_run, model, signature, inputs, threads=1):
     """(wall ms of the whole process, its in-process PlanModel::Load ms)."""
     arg = ";".join(f"{k}={v}" for k, v in sorted(inputs.items()))
     t0 = time.perf_counter()
     proc = subprocess.run([kiln_run, "--dir", model, "--signature_def", signature, "--inputs", arg,
-                           "--timings"], check=True, stdout=subprocess.DEVNULL,
-                          stderr=subprocess.PIPE, text=True)
+                           "--num_threads", str(threads), "--timings"], check=True,
+                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     wall = (time.perf_counter() - t0) * 1e3
     timings = dict(line.split() for line in proc.stderr.splitlines())
     return wall, float(timings["load_ms"])

@@ -6,7 +6,8 @@
 
 0. With --inputs: a new process that loads the bundle and makes one call
    (`savedmodel-cli run --inputs ...`), `--rounds` times: median wall time (fork to exit) and
-   median max RSS (wait4's ru_maxrss).
+   median max RSS (wait4's ru_maxrss); with --kiln-run PATH too, the same for the protobuf-free
+   runtime (`kiln-run --inputs ...`, which needs a compiled bundle).
 1. One process at a time (`savedmodel-cli bench --threads 1 --json`, `--rounds` times): the
    median load_ms, first_call_ms, rss_after_load_kb and peak_rss_kb.
 2. One process, then `--procs` processes at once, each loading the bundle and calling its
@@ -33,9 +34,13 @@ def bench_once(cli, bundle, extra):
     return json.loads(out)
 
 
-def run_once(cli, bundle, inputs, extra):
-    cmd = [cli, "run", "--dir", bundle, "--tag_set", "serve", "--signature_def",
-           "serving_default", "--inputs", inputs, *[e for e in extra if e == "--skip_checksums"]]
+def run_once(cli, bundle, inputs, extra, kiln_run=None):
+    skip = [e for e in extra if e == "--skip_checksums"]
+    if kiln_run:
+        cmd = [kiln_run, "--dir", bundle, "--inputs", inputs, *skip]
+    else:
+        cmd = [cli, "run", "--dir", bundle, "--tag_set", "serve", "--signature_def",
+               "serving_default", "--inputs", inputs, *skip]
     start = time.perf_counter()
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL)
     _, status, usage = os.wait4(p.pid, 0)
@@ -87,6 +92,7 @@ def main():
                     help="seconds between starting the processes and reading their memory")
     ap.add_argument("--extra", action="append", default=[], help="more `bench` flags")
     ap.add_argument("--inputs", help="`run --inputs` for the new-process row (x=x.npy)")
+    ap.add_argument("--kiln-run", help="also time this kiln-run in the new-process row")
     args = ap.parse_args()
 
     if args.inputs:
@@ -94,6 +100,13 @@ def main():
         print(f"new process, load, one call ({args.cli} run {' '.join(args.extra)}): wall "
               f"{statistics.median(r[0] for r in rs):.1f} ms (min {min(r[0] for r in rs):.1f}), "
               f"max RSS {statistics.median(r[1] for r in rs) / 1024:.1f} MB\n")
+        if args.kiln_run:
+            rs = [run_once(args.cli, args.dir, args.inputs, args.extra, args.kiln_run)
+                  for _ in range(args.rounds)]
+            print(f"new process, load, one call ({args.kiln_run} {' '.join(args.extra)}): wall "
+                  f"{statistics.median(r[0] for r in rs):.1f} ms (min "
+                  f"{min(r[0] for r in rs):.1f}), max RSS "
+                  f"{statistics.median(r[1] for r in rs) / 1024:.1f} MB\n")
 
     print("| savedmodel-cli | load ms | first call ms | RSS after load MB | peak RSS MB |")
     print("|---|---|---|---|---|")
