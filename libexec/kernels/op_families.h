@@ -1,6 +1,6 @@
 // The op families that make up the op table. Each family lists its definitions and its CPU
-// kernels as plain arrays; op_table.cc concatenates them. Adding a family means adding its
-// pair here and one line in op_table.cc.
+// kernels as plain arrays; op_table.cc sorts the families a runtime lists (op_table_builder.h).
+// Adding a family means adding its pair here and its name to one of the two lists at the end.
 #pragma once
 
 #include <span>
@@ -252,5 +252,81 @@ std::span<const KernelEntry> CheckpointCpuKernels();
 // TF1 reference variables: VariableV2, Assign, AssignAdd, AssignSub (ref_variable_ops.cc).
 std::span<const OpDefinition> RefVariableOpDefs();
 std::span<const KernelEntry> RefVariableCpuKernels();
+
+// Every family, once. The protobuf-free runtime (runtime/) has the first list; the full
+// runtime has both. The second list's families need a library that runtime does not link:
+// checkpoint writing (protobuf), regular expressions (RE2), Unicode text (ICU) and image codecs
+// (libjpeg, libpng, zlib).
+#define KILN_OP_FAMILIES(X) \
+  X(Basic)                  \
+  X(Math)                   \
+  X(MatMul)                 \
+  X(Einsum)                 \
+  X(Nn)                     \
+  X(String)                 \
+  X(Resource)               \
+  X(Io)                     \
+  X(Shape)                  \
+  X(Concat)                 \
+  X(Slice)                  \
+  X(Fill)                   \
+  X(Conv)                   \
+  X(ControlFlow)            \
+  X(TensorList)             \
+  X(Compare)                \
+  X(MathExtra)              \
+  X(Reduction)              \
+  X(Random)                 \
+  X(HostCallback)           \
+  X(MathUnary)              \
+  X(Complex)                \
+  X(MathBinary)             \
+  X(Scan)                   \
+  X(Count)                  \
+  X(Matrix)                 \
+  X(Segment)                \
+  X(Loss)                   \
+  X(Quantize)               \
+  X(Passthrough)            \
+  X(BroadcastArgs)          \
+  X(Split)                  \
+  X(Pad)                    \
+  X(Reverse)                \
+  X(Gather)                 \
+  X(Scatter)                \
+  X(Index)                  \
+  X(Space)                  \
+  X(Partition)              \
+  X(Sparse)                 \
+  X(Ragged)                 \
+  X(RaggedVariant)          \
+  X(TensorListBulk)         \
+  X(TensorArray)            \
+  X(Case)                   \
+  X(ConvExtra)              \
+  X(PoolExtra)              \
+  X(Norm)                   \
+  X(Bias)                   \
+  X(Rnn)                    \
+  X(ImageResize)            \
+  X(ImageScaleTranslate)    \
+  X(ImageColor)             \
+  X(Nms)                    \
+  X(Ctc)                    \
+  X(Fft)                    \
+  X(StringConvert)          \
+  X(StringRagged)           \
+  X(SparseCross)            \
+  X(Lookup)                 \
+  X(Assert)                 \
+  X(Training)               \
+  X(ResourceScatter)        \
+  X(RefVariable)
+
+#define KILN_OP_FAMILIES_FULL_ONLY(X) \
+  X(Checkpoint)                       \
+  X(Regex)                            \
+  X(StringText)                       \
+  X(ImageCodec)
 
 }  // namespace kiln::exec

@@ -178,8 +178,8 @@ TEST_CASE("serving plan: PlanModel serves a self-contained plan with SavedModel'
   for (const std::string& name : (*pm)->SignatureNames()) {
     for (const Tensor& c : (*(*pm)->GetSignature(name))->captures()) {
       if (c.dtype() != DType::kResource) continue;
-      auto var = std::dynamic_pointer_cast<VariableResource>(
-          c.scalar<std::shared_ptr<ResourceBase>>());
+      auto var =
+          std::dynamic_pointer_cast<VariableResource>(c.scalar<std::shared_ptr<ResourceBase>>());
       REQUIRE(var != nullptr);
       CHECK_MESSAGE(var->initialized(), var->name());
     }
