@@ -357,6 +357,10 @@ class PlanWriter {
   }
 
   Result<fb::Offset<kp::Node>> Node(const FlatNode& n) {
+    // CompilePlan prepares from the protobuf (PlanUse::kIgnore); a graph decoded from a plan
+    // carries native attrs, which this writer does not read.
+    if (n.native_attrs != nullptr)
+      return Internal("node '", n.name, "' comes from a serving plan; compile from the protobuf");
     int32_t constant = -1;
     fb::Offset<fb::Vector<fb::Offset<kp::Attr>>> attrs_v = 0;
     if (n.value != nullptr) {
