@@ -28,14 +28,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (root.functions() == nullptr) return 0;
   kiln::exec::FunctionLibrary library;
   for (const kiln::plan::Function* f : *root.functions()) {
-    auto graph = (*plan)->Decode(*f);
-    if (!graph.ok()) continue;
     kiln::exec::ResourceManager resources;
     kiln::exec::PrepareOptions options;
     options.resources = &resources;
-    auto prepared = kiln::exec::PreparedFunction::PrepareGraph(
-        graph->graph, graph->iface, library, ServingPlan::PreparedSpecs(*f), options);
-    if (prepared.ok()) (void)ServingPlan::CheckPrepared(*f, **prepared);
+    (void)(*plan)->Prepare(*f, library, ServingPlan::PreparedSpecs(*f), options);
   }
   if (root.constants() != nullptr)
     for (size_t i = 0; i < root.constants()->size(); ++i)

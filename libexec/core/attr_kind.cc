@@ -7,7 +7,8 @@ namespace {
 
 using tensorflow::AttrValue;
 
-// The names are AttrKindName's (native_attrs.cc, which the protobuf-free runtime has too).
+// Which protobuf value case holds each kind. The kinds' names, and what each reads from a
+// native attr, are native_attrs.cc's table (the protobuf-free runtime has that one too).
 struct AttrKindRow {
   AttrKind kind;
   AttrValue::ValueCase value_case;  // kList for every list kind

@@ -1,8 +1,9 @@
 // The kinds an AttrValue can hold, named as TensorFlow's OpDef names attr types ("type",
-// "list(type)", "func", ...). One table serves both places that check attr kinds: AttrReader
-// (what an op's Prepare reads) and the SavedModel reader's structural checks (the attrs every
-// bundle uses, checked before anything is prepared), so both accept and refuse the same values
-// with the same words.
+// "list(type)", "func", ...). One table serves both places that check protobuf attr kinds:
+// AttrReader (what an op's Prepare reads) and the SavedModel reader's structural checks (the
+// attrs every bundle uses, checked before anything is prepared), so both accept and refuse the
+// same values with the same words; a serving plan's native attrs are checked with the same words
+// (native_attrs.h).
 #pragma once
 
 #include <string_view>

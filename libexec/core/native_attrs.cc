@@ -7,34 +7,35 @@ namespace {
 
 using Kind = NativeAttr::Kind;
 
-// What each AttrKind reads from a NativeAttr.
-Kind HeldKindOf(AttrKind kind) {
-  switch (kind) {
-    case AttrKind::kString:
-      return Kind::kString;
-    case AttrKind::kInt:
-      return Kind::kInt;
-    case AttrKind::kFloat:
-      return Kind::kFloat;
-    case AttrKind::kBool:
-      return Kind::kBool;
-    case AttrKind::kType:
-      return Kind::kType;
-    case AttrKind::kShape:
-      return Kind::kShape;
-    case AttrKind::kTensor:
-      return Kind::kTensor;
-    case AttrKind::kFunc:
-      return Kind::kFunc;
-    case AttrKind::kStringList:
-    case AttrKind::kIntList:
-    case AttrKind::kTypeList:
-    case AttrKind::kShapeList:
-    case AttrKind::kFloatList:
-    case AttrKind::kFuncList:
-      return Kind::kList;
-  }
-  return Kind::kNone;
+// Each AttrKind's name (as TensorFlow's OpDef writes attr types) and what it reads from a
+// NativeAttr. attr_kind.cc maps the same kinds to protobuf's value cases.
+struct AttrKindRow {
+  AttrKind kind;
+  std::string_view name;
+  Kind held;
+};
+
+constexpr AttrKindRow kAttrKindRows[] = {
+    {AttrKind::kString, "string", Kind::kString},
+    {AttrKind::kInt, "int", Kind::kInt},
+    {AttrKind::kFloat, "float", Kind::kFloat},
+    {AttrKind::kBool, "bool", Kind::kBool},
+    {AttrKind::kType, "type", Kind::kType},
+    {AttrKind::kShape, "shape", Kind::kShape},
+    {AttrKind::kTensor, "tensor", Kind::kTensor},
+    {AttrKind::kFunc, "func", Kind::kFunc},
+    {AttrKind::kStringList, "list(string)", Kind::kList},
+    {AttrKind::kIntList, "list(int)", Kind::kList},
+    {AttrKind::kTypeList, "list(type)", Kind::kList},
+    {AttrKind::kShapeList, "list(shape)", Kind::kList},
+    {AttrKind::kFloatList, "list(float)", Kind::kList},
+    {AttrKind::kFuncList, "list(func)", Kind::kList},
+};
+
+const AttrKindRow& RowOf(AttrKind kind) {
+  for (const AttrKindRow& row : kAttrKindRows)
+    if (row.kind == kind) return row;
+  return kAttrKindRows[0];  // unreachable: every enumerator has a row
 }
 
 // The words CheckAttrKind uses for what a value holds.
@@ -66,39 +67,7 @@ std::string_view HeldName(Kind kind) {
 
 }  // namespace
 
-std::string_view AttrKindName(AttrKind kind) {
-  switch (kind) {
-    case AttrKind::kString:
-      return "string";
-    case AttrKind::kInt:
-      return "int";
-    case AttrKind::kFloat:
-      return "float";
-    case AttrKind::kBool:
-      return "bool";
-    case AttrKind::kType:
-      return "type";
-    case AttrKind::kShape:
-      return "shape";
-    case AttrKind::kTensor:
-      return "tensor";
-    case AttrKind::kFunc:
-      return "func";
-    case AttrKind::kStringList:
-      return "list(string)";
-    case AttrKind::kIntList:
-      return "list(int)";
-    case AttrKind::kTypeList:
-      return "list(type)";
-    case AttrKind::kShapeList:
-      return "list(shape)";
-    case AttrKind::kFloatList:
-      return "list(float)";
-    case AttrKind::kFuncList:
-      return "list(func)";
-  }
-  return "unknown";
-}
+std::string_view AttrKindName(AttrKind kind) { return RowOf(kind).name; }
 
 NativeAttrMap::NativeAttrMap(std::vector<NativeAttr> attrs) : attrs_(std::move(attrs)) {
   std::sort(attrs_.begin(), attrs_.end(),
@@ -112,7 +81,7 @@ const NativeAttr* NativeAttrMap::Find(std::string_view name) const {
 }
 
 Status CheckNativeAttrKind(const NativeAttr& value, AttrKind kind) {
-  const Kind want = HeldKindOf(kind);
+  const Kind want = RowOf(kind).held;
   if (value.kind == want || (want == Kind::kList && value.kind == Kind::kNone)) return OkStatus();
   return InvalidArgument("attr '", value.name, "': expected ", AttrKindName(kind), ", got ",
                          HeldName(value.kind));

@@ -13,7 +13,7 @@
 #include "kiln/exec/serving_plan.h"
 #include "kiln/exec/tensor_bundle.h"
 #include "kiln/plan_generated.h"
-#include "loader/model_maps.h"
+#include "loader/loader_common.h"
 #include "loader/object_graph.h"
 #include "loader/tf1_graph.h"
 #include "plan/plan_model_load.h"
@@ -42,12 +42,6 @@ std::string TagsString(const google::protobuf::RepeatedPtrField<std::string>& ta
   std::string s = "[";
   for (size_t i = 0; i < sorted.size(); ++i) s += (i ? ", '" : "'") + sorted[i] + "'";
   return s + "]";
-}
-
-Tensor ResourceTensor(std::shared_ptr<ResourceBase> r) {
-  Tensor t(DType::kResource, Shape());
-  t.scalar<std::shared_ptr<ResourceBase>>() = std::move(r);
-  return t;
 }
 
 // The concrete functions of a function object (or the one of a bare concrete function).
@@ -334,13 +328,6 @@ class SavedModelLoader {
     return false;
   }
 
-  // Capture values as prepare-time knowns, after the user arguments.
-  static std::vector<Tensor> KnownCaptures(size_t n_user, const std::vector<Tensor>& captures) {
-    std::vector<Tensor> known(n_user);
-    known.insert(known.end(), captures.begin(), captures.end());
-    return known;
-  }
-
   Status LoadSignatures() {
     int map_id = FindChild(graph_->nodes(0), "signatures");
     if (map_id < 0) return OkStatus();
@@ -349,7 +336,7 @@ class SavedModelLoader {
     const auto& sig_defs = model_->meta_graph_->signature_def();
     for (const auto& ref : graph_->nodes(map_id).children()) {
       const std::string& key = ref.local_name();
-      if (!Wanted(key)) continue;
+      if (!WantsSignature(options_, key)) continue;
       const std::string where = "signature '" + key + "'";
       if (ref.node_id() < 0 || ref.node_id() >= graph_->nodes_size() ||
           !graph_->nodes(ref.node_id()).has_bare_concrete_function())
@@ -437,12 +424,6 @@ class SavedModelLoader {
     return OkStatus();
   }
 
-  bool Wanted(const std::string& signature) const {
-    return options_.signatures.empty() ||
-           std::find(options_.signatures.begin(), options_.signatures.end(), signature) !=
-               options_.signatures.end();
-  }
-
   // Every requested signature must exist (in the object graph's map, or the SignatureDefs).
   Status CheckRequestedSignatures() {
     std::set<std::string> have;
@@ -480,7 +461,8 @@ class SavedModelLoader {
     int map_id = FindChild(graph_->nodes(0), "signatures");
     if (map_id >= 0 && map_id < graph_->nodes_size()) {
       for (const auto& ref : graph_->nodes(map_id).children()) {
-        if (!Wanted(ref.local_name()) || ref.node_id() < 0 || ref.node_id() >= graph_->nodes_size())
+        if (!WantsSignature(options_, ref.local_name()) || ref.node_id() < 0 ||
+            ref.node_id() >= graph_->nodes_size())
           continue;
         for (const std::string& fn : ConcreteNames(graph_->nodes(ref.node_id())))
           add("signature '" + ref.local_name() + "'", fn);
@@ -858,7 +840,7 @@ class SavedModelLoader {
     std::vector<std::string> keys;
     for (const auto& [key, sd] : mg.signature_def())
       if ((!sd.inputs().empty() || !sd.outputs().empty()) && key != "__saved_model_init_op" &&
-          Wanted(key))
+          WantsSignature(options_, key))
         keys.push_back(key);
     std::sort(keys.begin(), keys.end());
     for (const std::string& key : keys) {
@@ -1013,7 +995,7 @@ class SavedModelLoader {
     if (plan_ != nullptr) {
       const std::string& name = fdef.signature().name();
       if (const plan::Function* pfn = plan_->Find(name, specs)) {
-        auto prepared = PrepareFromPlan(*pfn, specs, popts);
+        auto prepared = plan_->Prepare(*pfn, *model_->library_, specs, popts);
         if (prepared.ok()) {
           ++model_->plan_status_.functions_from_plan;
           return prepared;
@@ -1027,16 +1009,6 @@ class SavedModelLoader {
       }
     }
     return PreparedFunction::Prepare(fdef, *model_->library_, specs, popts);
-  }
-
-  Result<std::shared_ptr<const PreparedFunction>> PrepareFromPlan(const plan::Function& pfn,
-                                                                  std::span<const TensorSpec> specs,
-                                                                  const PrepareOptions& popts) {
-    KILN_ASSIGN_OR_RETURN(PlanGraph g, plan_->Decode(pfn));
-    KILN_ASSIGN_OR_RETURN(auto prepared, PreparedFunction::PrepareGraph(
-                                             g.graph, g.iface, *model_->library_, specs, popts));
-    KILN_RETURN_IF_ERROR(ServingPlan::CheckPrepared(pfn, *prepared));
-    return prepared;
   }
 
   std::filesystem::path dir_;

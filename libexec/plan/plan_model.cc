@@ -8,28 +8,11 @@
 #include "kiln/exec/serving_plan.h"
 #include "kiln/exec/tensor_bundle.h"
 #include "kiln/plan_generated.h"
-#include "loader/model_maps.h"
+#include "loader/loader_common.h"
 #include "plan/plan_model_load.h"
 #include "plan/plan_reader.h"
 
 namespace kiln::exec {
-namespace {
-
-Tensor ResourceTensor(std::shared_ptr<ResourceBase> r) {
-  Tensor t(DType::kResource, Shape());
-  t.scalar<std::shared_ptr<ResourceBase>>() = std::move(r);
-  return t;
-}
-
-// A prepared function's known arguments: the caller's unknown, then the captures.
-std::vector<Tensor> KnownCaptures(size_t n_user, const std::vector<Tensor>& captures) {
-  std::vector<Tensor> known(n_user);
-  known.insert(known.end(), captures.begin(), captures.end());
-  return known;
-}
-
-}  // namespace
-
 class PlanModelLoader {
  public:
   PlanModelLoader(const ServingPlan& plan, std::filesystem::path dir, const LoadOptions& options,
@@ -79,7 +62,8 @@ class PlanModelLoader {
       }
     };
     for (size_t i = 0; i < size_of(pm.signatures()); ++i)
-      if (Wanted(pm.signatures()->Get(i)->key()->str())) mark(pm.signatures()->Get(i)->captures());
+      if (WantsSignature(options_, pm.signatures()->Get(i)->key()->string_view()))
+        mark(pm.signatures()->Get(i)->captures());
     if (options_.signatures.empty())
       for (size_t m = 0; m < size_of(pm.methods()); ++m)
         for (size_t c = 0; c < size_of(pm.methods()->Get(m)->concretes()); ++c)
@@ -130,7 +114,7 @@ class PlanModelLoader {
     };
     for (size_t i = 0; i < size_of(pm.signatures()); ++i) {
       const plan::Signature& ps = *pm.signatures()->Get(i);
-      if (!Wanted(ps.key()->str())) continue;
+      if (!WantsSignature(options_, ps.key()->string_view())) continue;
       const plan::Function& fn = *root.functions()->Get(ps.function());
       Signature sig;
       sig.name_ = ps.key()->str();
@@ -146,7 +130,7 @@ class PlanModelLoader {
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
       popts.known_args = KnownCaptures(specs.size() - sig.captures_.size(), sig.captures_);
-      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PrepareFromPlan(fn, specs, popts),
+      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, plan_.Prepare(fn, *model_->library_, specs, popts),
                                 "loading signature '", sig.name_, "' of '", dir_.string(),
                                 "' from its plan");
       ++model_->functions_from_plan_;
@@ -174,9 +158,9 @@ class PlanModelLoader {
           PrepareOptions popts;
           popts.resources = model_->resources_.get();
           popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
-          KILN_ASSIGN_OR_RETURN_CTX(conc.function, PrepareFromPlan(fn, specs, popts),
-                                    "loading restored function '", rf.name_, "' of '",
-                                    dir_.string(), "' from its plan");
+          KILN_ASSIGN_OR_RETURN_CTX(
+              conc.function, plan_.Prepare(fn, *model_->library_, specs, popts),
+              "loading restored function '", rf.name_, "' of '", dir_.string(), "' from its plan");
           ++model_->functions_from_plan_;
           rf.concretes_.push_back(std::move(conc));
         }
@@ -187,22 +171,6 @@ class PlanModelLoader {
   }
 
  private:
-  bool Wanted(const std::string& signature) const {
-    return options_.signatures.empty() ||
-           std::find(options_.signatures.begin(), options_.signatures.end(), signature) !=
-               options_.signatures.end();
-  }
-
-  Result<std::shared_ptr<const PreparedFunction>> PrepareFromPlan(const plan::Function& pfn,
-                                                                  std::span<const TensorSpec> specs,
-                                                                  const PrepareOptions& popts) {
-    KILN_ASSIGN_OR_RETURN(PlanGraph g, plan_.Decode(pfn));
-    KILN_ASSIGN_OR_RETURN(auto prepared, PreparedFunction::PrepareGraph(
-                                             g.graph, g.iface, *model_->library_, specs, popts));
-    KILN_RETURN_IF_ERROR(ServingPlan::CheckPrepared(pfn, *prepared));
-    return prepared;
-  }
-
   const ServingPlan& plan_;
   std::filesystem::path dir_;
   const LoadOptions& options_;

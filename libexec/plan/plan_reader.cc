@@ -670,6 +670,16 @@ Result<Tensor> ServingPlan::ConstantTensor(int32_t index) const {
   return DecodeConstant(*root_->constants()->Get(static_cast<fb::uoffset_t>(index)), Owner());
 }
 
+Result<std::shared_ptr<const PreparedFunction>> ServingPlan::Prepare(
+    const kp::Function& function, const FunctionLibrary& library, std::span<const TensorSpec> specs,
+    const PrepareOptions& options) const {
+  KILN_ASSIGN_OR_RETURN(PlanGraph g, Decode(function));
+  KILN_ASSIGN_OR_RETURN(auto prepared,
+                        PreparedFunction::PrepareGraph(g.graph, g.iface, library, specs, options));
+  KILN_RETURN_IF_ERROR(CheckPrepared(function, *prepared));
+  return prepared;
+}
+
 Result<PlanGraph> ServingPlan::Decode(const kp::Function& f) const {
   auto iface = std::make_shared<FunctionInterface>();
   iface->name = f.name()->str();

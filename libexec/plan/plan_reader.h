@@ -73,6 +73,12 @@ class ServingPlan {
   // After PrepareGraph of `function`: the schedule and memory plan must be the ones the plan
   // recorded (a different runtime build, or a plan edited by hand, would differ).
   static Status CheckPrepared(const plan::Function& function, const PreparedFunction& prepared);
+  // Decode, PreparedFunction::PrepareGraph for `specs`, then CheckPrepared: how a load prepares
+  // a function from its plan.
+  Result<std::shared_ptr<const PreparedFunction>> Prepare(const plan::Function& function,
+                                                          const FunctionLibrary& library,
+                                                          std::span<const TensorSpec> specs,
+                                                          const PrepareOptions& options) const;
   const plan::Plan& root() const { return *root_; }
   // Plan.constants[index] as a tensor (aliasing the plan's bytes when aligned).
   Result<Tensor> ConstantTensor(int32_t index) const;

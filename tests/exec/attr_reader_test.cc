@@ -129,12 +129,6 @@ TEST_CASE("SetDefaultPrintSink replaces the process-wide sink, and an empty one 
   CHECK(seen.size() == 1);
 }
 
-}  // namespace
-}  // namespace kiln::exec
-
-namespace kiln::exec {
-namespace {
-
 NativeAttr Native(std::string name, NativeAttr::Kind kind) {
   NativeAttr a;
   a.name = std::move(name);

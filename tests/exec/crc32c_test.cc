@@ -8,6 +8,16 @@
 namespace kiln::crc32c {
 namespace {
 
+// `n` bytes from a linear congruential generator whose state starts at `state`.
+std::string PseudoRandomBytes(size_t n, uint32_t state) {
+  std::string data;
+  for (size_t i = 0; i < n; ++i) {
+    state = state * 1103515245u + 12345u;
+    data.push_back(static_cast<char>(state >> 16));
+  }
+  return data;
+}
+
 TEST_CASE("crc32c: standard check value and RFC 3720 vectors") {
   CHECK(Value("123456789") == 0xE3069283u);
   CHECK(Value("") == 0u);
@@ -23,12 +33,7 @@ TEST_CASE("crc32c: standard check value and RFC 3720 vectors") {
 }
 
 TEST_CASE("crc32c: Combine joins the crcs of pieces into the crc of the whole") {
-  std::string data;
-  uint32_t state = 777;
-  for (int i = 0; i < 5000; ++i) {
-    state = state * 1103515245u + 12345u;
-    data.push_back(static_cast<char>(state >> 16));
-  }
+  const std::string data = PseudoRandomBytes(5000, 777);
   const uint32_t whole = Value(data);
   for (size_t split : {0u, 1u, 2u, 3u, 8u, 255u, 256u, 2500u, 4999u, 5000u}) {
     CAPTURE(split);
@@ -42,12 +47,7 @@ TEST_CASE("crc32c: Combine joins the crcs of pieces into the crc of the whole") 
 }
 
 TEST_CASE("crc32c: Extend over pieces equals the crc of the whole, at every alignment") {
-  std::string data;
-  uint32_t state = 12345;
-  for (int i = 0; i < 1000; ++i) {
-    state = state * 1103515245u + 12345u;
-    data.push_back(static_cast<char>(state >> 16));
-  }
+  const std::string data = PseudoRandomBytes(1000, 12345);
   const uint32_t whole = Value(data);
   for (size_t split : {0u, 1u, 3u, 7u, 8u, 9u, 63u, 500u, 999u, 1000u}) {
     CAPTURE(split);

@@ -43,7 +43,7 @@ struct NativeAttr;
 
 // Typed access to a node's attrs; a missing attr falls back to the default given, or is an
 // error naming the attr. Used at prepare time only. The attrs are protobuf (a FunctionDef's
-// nodes) or native (a serving plan's nodes, executor/native_attrs.h); both read the same.
+// nodes) or native (a serving plan's nodes, core/native_attrs.h); both read the same.
 class AttrReader {
  public:
   AttrReader() = default;
