@@ -14,6 +14,7 @@
 
 #include "kiln/core/npy.h"
 #include "kiln/exec/plan_model.h"
+#include "kiln/exec/thread_pool.h"
 #include "numpy_format.h"
 
 namespace {
@@ -114,6 +115,7 @@ int RunMain(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kiln::exec::BoundOpenMpSpinning(argv);
   try {
     return RunMain(argc, argv);
   } catch (const std::exception& e) {

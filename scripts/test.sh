@@ -4,6 +4,7 @@
 #  2. the README's main job (scripts/demo.sh), then the release test build on the same tree:
 #     both use build/ with the same options, so the order of the two README commands never
 #     matters, and ctest refuses to pass when it finds no tests;
+#     then the op tester and the engine tests again with the ISA capped at AVX2;
 #  3. real TensorFlow as the oracle (tests/tf, with the venv scripts/setup-oracles.sh makes);
 #  4. the model server with real clients (tests/server: requests, tensorflow-serving-api,
 #     tritonclient; servers started and stopped by the tests on loopback ports);
@@ -26,10 +27,17 @@ KILN_BUILD_DIR="$ROOT/build" bash "$ROOT/scripts/demo.sh"
 KILN_BUILD_DIR="$ROOT/build" bash "$ROOT/scripts/build.sh"
 ctest --test-dir "$ROOT/build" --output-on-failure --no-tests=error -j"$JOBS"
 
+step "the op tester and the engine tests again, capped at AVX2 as on a CPU without AVX-512 (docs/design.md, Numerics)"
+KILN_MAX_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 ctest --test-dir "$ROOT/build" \
+  --output-on-failure --no-tests=error -j"$JOBS" -R '^kiln_(op|exec)_tests:'
+
 step "TensorFlow oracle tests (tests/tf, docs/tf-compat.md)"
 bash "$ROOT/scripts/setup-oracles.sh"
 VENV="${KILN_ORACLE_VENV:-$ROOT/.venv-oracle}"
-KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytest "$ROOT/tests/tf" -q -p no:cacheprovider
+# TF_ENABLE_ONEDNN_OPTS=0: TensorFlow's Eigen kernels, what TF runs on CPUs without
+# AVX512_VNNI/BF16/AMX, so the oracle is the same on every machine.
+TF_ENABLE_ONEDNN_OPTS=0 KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytest "$ROOT/tests/tf" \
+  -q -p no:cacheprovider
 
 step "model server with real clients (tests/server, docs/server.md)"
 KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytest "$ROOT/tests/server" -q -p no:cacheprovider

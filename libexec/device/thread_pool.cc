@@ -8,9 +8,13 @@
 #include "kiln/exec/thread_pool.h"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <thread>
+
+#include "device/cpu_quota.h"
 
 extern "C" {
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
@@ -37,10 +41,24 @@ void RunRange(void* data) {
 
 }  // namespace
 
+void BoundOpenMpSpinning(char** argv) {
+  if (std::getenv("OMP_WAIT_POLICY") != nullptr || std::getenv("GOMP_SPINCOUNT") != nullptr) return;
+  if (setenv("GOMP_SPINCOUNT", kBoundedOpenMpSpin, 0) != 0) return;
+  execv("/proc/self/exe", argv);
+  // Still here: the program runs on with libgomp's default spinning (the variable set now is
+  // harmless, and keeps a program that calls again from trying twice).
+}
+
 int DefaultThreadCount() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof(set), &set) == 0) return std::max(1, CPU_COUNT(&set));
-  return std::max(1u, std::thread::hardware_concurrency());
+  static const int count = [] {
+    cpu_set_t set;
+    int cpus = sched_getaffinity(0, sizeof(set), &set) == 0
+                   ? CPU_COUNT(&set)
+                   : static_cast<int>(std::thread::hardware_concurrency());
+    if (const std::optional<int> quota = internal::ProcessCpuQuota()) cpus = std::min(cpus, *quota);
+    return std::max(1, cpus);
+  }();
+  return count;
 }
 
 ThreadPool::ThreadPool(int num_threads)
@@ -61,5 +79,9 @@ void ThreadPool::ParallelFor(int64_t n, int64_t min_per_thread,
 }
 
 void ThreadPool::ApplyToCallingThread() const { omp_set_num_threads(num_threads_); }
+
+void ThreadPool::ApplyToCallingThread(int max_threads) const {
+  omp_set_num_threads(std::clamp(max_threads, 1, num_threads_));
+}
 
 }  // namespace kiln::exec

@@ -435,7 +435,7 @@ Status MakeGeom(ConvKind kind, const WindowSpec& a, std::span<const int64_t> in,
 // Conv2DBackpropInput / Conv2DBackpropFilter on float32 through oneDNN's backward-data and
 // backward-weights convolutions (JIT kernels for the CPU at hand, NHWC in and out). The batch
 // is cut into sub-batches of a size fixed by the shapes; each runs a primitive built for one
-// thread (onednn::SingleThreadedBuild) on whichever pool thread takes it next. So results do
+// thread (onednn::BuildThreads(1)) on whichever pool thread takes it next. So results do
 // not depend on the thread count (the filter backprop sums one partial per sub-batch, in
 // order), and a thread the OS runs late takes fewer sub-batches instead of a fixed share (the
 // region still ends at OpenMP's barrier).
@@ -481,7 +481,7 @@ Result<std::unique_ptr<DnnlBwdConv>> MakeDnnlBwdConv(bool filter_backprop, const
   const WindowDim& w = g.d[2];
   c->user_weights_md = dnnl::memory::desc({g.out_c, g.in_c, h.k, w.k}, dt::f32, tag::hwio);
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("backward convolution setup", [&] {
-    onednn::SingleThreadedBuild one_thread;
+    onednn::BuildThreads one_thread(1);
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     const dnnl::memory::desc w_any({g.out_c, g.in_c, h.k, w.k}, dt::f32, tag::any);
@@ -638,7 +638,7 @@ Status ColBackpropInput(const KernelContext& ctx, const ConvGeom& g, const float
     float* cols = static_cast<float*>(mem) + w * slot;
     {
       // On this thread only, so the product does not depend on the thread count.
-      onednn::SingleThreadedBuild one_thread;
+      onednn::BuildThreads one_thread(1);
       Status s = onednn::Sgemm(false, true, nb * out_px, k, g.out_c, dy + b0 * out_px * g.out_c,
                                g.out_c, filter, g.out_c, 0.0f, cols, k);
       if (!s.ok()) {

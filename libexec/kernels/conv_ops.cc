@@ -193,6 +193,7 @@ struct DnnlConv {
   dnnl::memory::desc weights_md, scratch_md;
   dnnl::reorder weights_reorder;         // user layout -> weights_md, for run-time weights
   std::shared_ptr<void> packed_weights;  // when the weights were constant at prepare time
+  int threads = 1;                       // what the primitive was built for
 };
 
 struct ConvState : WindowAttrs {
@@ -248,7 +249,14 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
   const bool has_bias = st.epilogue.bias || st.epilogue.batch_norm;
   if (has_bias) c->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
   dnnl::memory::dims any_weights = c->user_weights_md.dims();
+  // Multiply-adds: every output element sums its window over the group's input channels.
+  const double macs = static_cast<double>(g.batch) * static_cast<double>(g.h.out) *
+                      static_cast<double>(g.w.out) * static_cast<double>(g.out_c) *
+                      static_cast<double>(filter[0]) * static_cast<double>(filter[1]) *
+                      static_cast<double>(st.depthwise ? 1 : filter[2]);
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("convolution setup", [&] {
+    const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
+    c->threads = build.threads();
     dnnl::post_ops ops;
     if (st.epilogue.add) ops.append_sum(1.f);
     onednn::AppendActivation(st.epilogue, &ops);
@@ -526,12 +534,12 @@ Status ComputeConv(const KernelContext& ctx) {
     if (bias != nullptr) bm = dnnl::memory(c->bias_md, eng, const_cast<float*>(bias));
   }));
   if (bias != nullptr)
-    return onednn::Execute(ctx, c->primitive, c->scratch_md,
+    return onednn::Execute(ctx, c->primitive, c->scratch_md, c->threads,
                            {{DNNL_ARG_SRC, &src},
                             {DNNL_ARG_WEIGHTS, &wei},
                             {DNNL_ARG_BIAS, &bm},
                             {DNNL_ARG_DST, &dst}});
-  return onednn::Execute(ctx, c->primitive, c->scratch_md,
+  return onednn::Execute(ctx, c->primitive, c->scratch_md, c->threads,
                          {{DNNL_ARG_SRC, &src}, {DNNL_ARG_WEIGHTS, &wei}, {DNNL_ARG_DST, &dst}});
 }
 
@@ -542,6 +550,7 @@ struct PoolState : WindowAttrs {
     std::vector<int64_t> in_dims;
     dnnl::memory::desc src_md, dst_md, scratch_md;
     dnnl::pooling_forward primitive;
+    int threads = 1;  // what the primitive was built for
   };
   bool max = true;
   std::unique_ptr<const Dnnl> prepared;
@@ -559,7 +568,13 @@ Result<std::unique_ptr<PoolState::Dnnl>> MakeDnnlPool(const PoolState& st,
   using tag = dnnl::memory::format_tag;
   p->src_md = dnnl::memory::desc({g.batch, g.in_c, g.h.in, g.w.in}, dt::f32, tag::nhwc);
   p->dst_md = dnnl::memory::desc({g.batch, g.in_c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
+  // A window's reads per output element.
+  const double reads = static_cast<double>(g.batch) * static_cast<double>(g.h.out) *
+                       static_cast<double>(g.w.out) * static_cast<double>(g.in_c) *
+                       static_cast<double>(g.h.k) * static_cast<double>(g.w.k);
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("pooling setup", [&] {
+    const onednn::BuildThreads build(onednn::ThreadsWorth(reads));
+    p->threads = build.threads();
     dnnl::primitive_attr attr;
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     // Average pooling leaves the padding out of the count, as TF does.
@@ -641,7 +656,7 @@ Status ComputePool(const KernelContext& ctx) {
       src = dnnl::memory(p->src_md, onednn::Engine(), input.raw_data());
       dst = dnnl::memory(p->dst_md, onednn::Engine(), out->raw_data());
     }));
-    return onednn::Execute(ctx, p->primitive, p->scratch_md,
+    return onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
                            {{DNNL_ARG_SRC, &src}, {DNNL_ARG_DST, &dst}});
   }
   auto run = [&](auto tag) {

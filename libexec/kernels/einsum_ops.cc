@@ -122,9 +122,15 @@ std::vector<int> OutputLabels(const Equation& e, const std::vector<std::vector<i
 struct EinsumState : OpState {
   Equation eq;
   DType dtype = DType::kFloat;
+  // One oneDNN product, and the threads it was built for (onednn::ThreadsWorth).
+  struct Product {
+    dnnl::matmul primitive;
+    dnnl::memory::desc scratch;
+    int threads = 1;
+  };
   mutable std::mutex mu;
   // oneDNN products by (batch, m, k, n).
-  mutable std::map<std::array<int64_t, 4>, std::pair<dnnl::matmul, dnnl::memory::desc>> products;
+  mutable std::map<std::array<int64_t, 4>, Product> products;
 };
 
 // Runs a plan that permutes/broadcasts `src` into contiguous `dst`.
@@ -342,13 +348,16 @@ Status Contract(const KernelContext& ctx, const EinsumState& st) {
       std::fill(result, result + nb * m * nn, T(0));
     } else if constexpr (std::is_same_v<T, float>) {
       const std::array<int64_t, 4> key = {nb, m, k, nn};
-      const std::pair<dnnl::matmul, dnnl::memory::desc>* prim = nullptr;
+      const EinsumState::Product* prim = nullptr;
       {
         std::lock_guard lock(st.mu);
         auto it = st.products.find(key);
         if (it == st.products.end()) {
-          std::pair<dnnl::matmul, dnnl::memory::desc> made;
+          EinsumState::Product made;
           KILN_RETURN_IF_ERROR(onednn::DnnlCall("einsum product setup", [&] {
+            const onednn::BuildThreads build(
+                onednn::ThreadsWorth(static_cast<double>(nb) * static_cast<double>(m) *
+                                     static_cast<double>(k) * static_cast<double>(nn)));
             using tag = dnnl::memory::format_tag;
             dnnl::memory::desc am({nb, m, k}, dnnl::memory::data_type::f32, tag::abc);
             dnnl::memory::desc bm({nb, k, nn}, dnnl::memory::data_type::f32, tag::abc);
@@ -356,7 +365,7 @@ Status Contract(const KernelContext& ctx, const EinsumState& st) {
             dnnl::primitive_attr attr;
             attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
             dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(am, bm, cm), attr, onednn::Engine());
-            made = {dnnl::matmul(pd), pd.scratchpad_desc()};
+            made = {dnnl::matmul(pd), pd.scratchpad_desc(), build.threads()};
           }));
           it = st.products.emplace(key, std::move(made)).first;
         }
@@ -373,7 +382,7 @@ Status Contract(const KernelContext& ctx, const EinsumState& st) {
         cm = dnnl::memory({{nb, m, nn}, dnnl::memory::data_type::f32, tag::abc}, eng, result);
       }));
       KILN_RETURN_IF_ERROR(
-          onednn::Execute(ctx, prim->first, prim->second,
+          onednn::Execute(ctx, prim->primitive, prim->scratch, prim->threads,
                           {{DNNL_ARG_SRC, &am}, {DNNL_ARG_WEIGHTS, &bm}, {DNNL_ARG_DST, &cm}}));
     } else {
       using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;

@@ -25,6 +25,7 @@ struct DnnlMatMul {
   dnnl::memory::desc a_md, b_md, bias_md, c_md;
   dnnl::matmul primitive;
   dnnl::memory::desc scratch_md;
+  int threads = 1;  // what the primitive was built for (onednn::ThreadsWorth)
 };
 
 struct MatMulState : OpState {
@@ -105,7 +106,14 @@ Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulState& st,
   dnnl::memory::dims bias_dims(rank, 1);
   bias_dims[rank - 1] = n;
   if (st.epilogue.bias) mm->bias_md = RowMajorDesc(bias_dims);
+  int64_t batch_size = 1;
+  for (int64_t d : batch) batch_size *= d;
+  const int64_t k = a[a.size() - (st.adj_a ? 2 : 1)];
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul setup", [&] {
+    const onednn::BuildThreads build(
+        onednn::ThreadsWorth(static_cast<double>(batch_size) * static_cast<double>(m) *
+                             static_cast<double>(n) * static_cast<double>(k)));
+    mm->threads = build.threads();
     dnnl::post_ops ops;
     if (st.epilogue.add) ops.append_sum(1.f);
     onednn::AppendActivation(st.epilogue, &ops);
@@ -339,12 +347,12 @@ Status ComputeMatMul(const KernelContext& ctx) {
     if (e.bias) biasm = dnnl::memory(mm->bias_md, eng, ctx.input(2).raw_data());
   }));
   if (e.bias)
-    return onednn::Execute(ctx, mm->primitive, mm->scratch_md,
+    return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,
                            {{DNNL_ARG_SRC, &am},
                             {DNNL_ARG_WEIGHTS, &bm},
                             {DNNL_ARG_BIAS, &biasm},
                             {DNNL_ARG_DST, &cm}});
-  return onednn::Execute(ctx, mm->primitive, mm->scratch_md,
+  return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,
                          {{DNNL_ARG_SRC, &am}, {DNNL_ARG_WEIGHTS, &bm}, {DNNL_ARG_DST, &cm}});
 }
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "kiln/exec/cpu_isa.h"
+
 // libgomp's ICV calls (see libexec/device/thread_pool.cc for why not <omp.h>).
 extern "C" {
 int omp_get_max_threads(void);
@@ -11,13 +13,51 @@ void omp_set_num_threads(int n);
 
 namespace kiln::exec::onednn {
 
-SingleThreadedBuild::SingleThreadedBuild() : saved_(omp_get_max_threads()) {
-  omp_set_num_threads(1);
+BuildThreads::BuildThreads(int max_threads)
+    : saved_(omp_get_max_threads()), threads_(std::clamp(max_threads, 1, saved_)) {
+  omp_set_num_threads(threads_);
 }
-SingleThreadedBuild::~SingleThreadedBuild() { omp_set_num_threads(saved_); }
+BuildThreads::~BuildThreads() { omp_set_num_threads(saved_); }
+
+int ThreadsWorth(double macs) {
+  const double n = macs / kMacsPerThread;
+  return n >= 1 << 16 ? 1 << 16 : std::max(1, static_cast<int>(n));
+}
+
+namespace {
+
+// KILN_MAX_CPU_ISA caps oneDNN as it caps our own loops (ONEDNN_MAX_CPU_ISA, when that is the
+// cap, oneDNN reads itself). Must run before oneDNN first asks which ISA it may use.
+void ApplyCpuIsaCap() {
+  static const bool done = [] {
+    if (CpuIsaCapSource().rfind("KILN_MAX_CPU_ISA", 0) != 0) return true;
+    dnnl::cpu_isa isa = dnnl::cpu_isa::all;
+    switch (ActiveCpuIsa()) {
+      case CpuIsa::kBaseline:
+        isa = dnnl::cpu_isa::sse41;
+        break;
+      case CpuIsa::kAvx2:
+        isa = dnnl::cpu_isa::avx2;
+        break;
+      case CpuIsa::kAvx512:
+        return true;
+    }
+    try {
+      dnnl::set_max_cpu_isa(isa);
+    } catch (const dnnl::error&) {  // too late: oneDNN already chose
+    }
+    return true;
+  }();
+  (void)done;
+}
+
+}  // namespace
 
 const dnnl::engine& Engine() {
-  static const dnnl::engine engine(dnnl::engine::kind::cpu, 0);
+  static const dnnl::engine engine = [] {
+    ApplyCpuIsaCap();
+    return dnnl::engine(dnnl::engine::kind::cpu, 0);
+  }();
   return engine;
 }
 
@@ -165,7 +205,7 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::forma
 }
 
 Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
-               const dnnl::memory::desc& scratch,
+               const dnnl::memory::desc& scratch, int max_threads,
                std::initializer_list<std::pair<int, const dnnl::memory*>> args) {
   dnnl_exec_arg_t list[16];
   int n = 0;
@@ -179,9 +219,10 @@ Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
       scratch_mem = dnnl::memory(scratch, Engine(), *buf);
       list[n++] = {DNNL_ARG_SCRATCHPAD, scratch_mem.get()};
     }
-    ctx.threads().ApplyToCallingThread();
-    dnnl::error::wrap_c_api(dnnl_primitive_execute(p.get(), ThreadStream().get(), n, list),
-                            "could not execute a primitive");
+    ctx.threads().ApplyToCallingThread(max_threads);
+    const dnnl_status_t status = dnnl_primitive_execute(p.get(), ThreadStream().get(), n, list);
+    ctx.threads().ApplyToCallingThread();  // primitives made later see the pool's count
+    dnnl::error::wrap_c_api(status, "could not execute a primitive");
   });
   if (!s.ok()) return ctx.Error(s.message());
   return OkStatus();
@@ -207,6 +248,7 @@ Status ExecuteOnThread(const dnnl::primitive& p, const dnnl::memory::desc& scrat
 Status Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
              const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {
   if (m == 0 || n == 0) return OkStatus();
+  ApplyCpuIsaCap();
   const dnnl_status_t s =
       dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb, beta, c, ldc);
   if (s != dnnl_success) return Internal("oneDNN sgemm failed (status ", static_cast<int>(s), ")");

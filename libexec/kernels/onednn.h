@@ -66,21 +66,31 @@ void AppendActivation(const Epilogue& e, dnnl::post_ops* ops);
 // The activation applied in place on the CPU, for the paths oneDNN does not take.
 void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool& threads);
 
-// While alive, oneDNN primitives made on this thread are built for one thread: oneDNN fixes a
-// kernel's split of the work when it is made, from the thread count of the making thread. Such
-// a primitive runs wholly on the thread that executes it, so kernels can run several at once
-// on their own pieces of the data, in our ParallelFor, with results that do not depend on the
-// thread count.
-class SingleThreadedBuild {
+// While alive, oneDNN primitives made on this thread are built for at most `max_threads`
+// threads: oneDNN fixes a kernel's split of the work when it is made, from the thread count of
+// the making thread. A primitive built for one thread runs wholly on the thread that executes
+// it, so kernels can run several at once on their own pieces of the data, in our ParallelFor,
+// with results that do not depend on the thread count.
+class BuildThreads {
  public:
-  SingleThreadedBuild();
-  ~SingleThreadedBuild();
-  SingleThreadedBuild(const SingleThreadedBuild&) = delete;
-  SingleThreadedBuild& operator=(const SingleThreadedBuild&) = delete;
+  explicit BuildThreads(int max_threads);
+  ~BuildThreads();
+  BuildThreads(const BuildThreads&) = delete;
+  BuildThreads& operator=(const BuildThreads&) = delete;
+  // The thread count primitives made now are built for.
+  int threads() const { return threads_; }
 
  private:
   int saved_;
+  int threads_;
 };
+
+// The cost model for oneDNN's products and convolutions: the threads `macs` multiply-adds are
+// worth, one per kMacsPerThread, at least 1. Work below that runs on the calling thread with no
+// parallel region: waking and joining a team costs more than such a product on a quiet machine,
+// and milliseconds when other processes hold the cores (a descheduled worker holds up the join).
+inline constexpr double kMacsPerThread = 1 << 19;
+int ThreadsWorth(double macs);
 
 // Executes `p` on the calling thread with (arg, memory) pairs and a scratchpad the caller
 // allocated (at least `scratch`'s size; may be null when that is 0). Safe inside ParallelFor.
@@ -92,9 +102,10 @@ Status ExecuteOnThread(const dnnl::primitive& p, const dnnl::memory::desc& scrat
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
 
 // Executes `p` with (arg, memory) pairs through oneDNN's C API (no map built per call); the
-// primitive's user-mode scratchpad, when it needs one, comes from the kernel's scratch.
+// primitive's user-mode scratchpad, when it needs one, comes from the kernel's scratch. It runs
+// on at most `max_threads` of the pool's threads (what it was built for: BuildThreads).
 Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
-               const dnnl::memory::desc& scratch,
+               const dnnl::memory::desc& scratch, int max_threads,
                std::initializer_list<std::pair<int, const dnnl::memory*>> args);
 
 // C = A B + beta C, row-major float32, with oneDNN's JIT sgemm (the widest vectors the CPU

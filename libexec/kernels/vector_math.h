@@ -1,7 +1,8 @@
 // float32 loops compiled three times (AVX-512, AVX2+FMA, baseline x86-64) and chosen at run
-// time for the CPU at hand (GCC/Clang function multi-versioning), so one binary runs on any
-// x86-64 and uses the widest vectors the machine has. Transcendentals use polynomial
-// approximations (Cephes, as Eigen's packet math does) that vectorise; accuracy is a few ulp.
+// time by ActiveCpuIsa() (kiln/exec/cpu_isa.h: the CPU at hand, capped by KILN_MAX_CPU_ISA),
+// so one binary runs on any x86-64 and uses the widest vectors the machine has. Transcendentals use
+// polynomial approximations (Cephes, as Eigen's packet math does) that vectorise; accuracy is a few
+// ulp.
 #pragma once
 
 #include <cstdint>

@@ -51,11 +51,16 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
   const json j = BenchJson({"--dir", kScalars, "--runs", "7", "--warmup", "2"});
   std::vector<std::string> keys;
   for (const auto& item : j.items()) keys.push_back(item.key());
-  CHECK(keys == std::vector<std::string>{"dir", "signature", "threads", "runs", "warmup",
-                                         "bundle_bytes", "load_ms", "plan_functions",
-                                         "first_call_ms", "p50_us", "p90_us", "p99_us", "mean_us",
-                                         "min_us", "calls_per_s", "examples_per_s", "peak_rss_kb",
-                                         "rss_after_load_kb", "inputs"});
+  CHECK(keys == std::vector<std::string>{"dir",           "signature",
+                                         "threads",       "runs",
+                                         "warmup",        "bundle_bytes",
+                                         "load_ms",       "plan_functions",
+                                         "first_call_ms", "p50_us",
+                                         "p90_us",        "p99_us",
+                                         "mean_us",       "min_us",
+                                         "calls_per_s",   "examples_per_s",
+                                         "peak_rss_kb",   "rss_after_load_kb",
+                                         "inputs",        "cpu_isa"});
   CHECK(j["dir"] == kScalars);
   CHECK(j["signature"] == "serving_default");
   CHECK(j["threads"] == 0);
@@ -77,6 +82,10 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
   CHECK(j["calls_per_s"].get<double>() > 0);
   CHECK(j["rss_after_load_kb"].get<int64_t>() > 0);
   CHECK(j["peak_rss_kb"].get<int64_t>() >= j["rss_after_load_kb"].get<int64_t>());
+  // The ISA the kernels ran, as kiln/exec/cpu_isa.h names it ("avx2", or "avx2 (capped ...)").
+  const std::string isa = j["cpu_isa"];
+  CHECK(
+      (isa.rfind("baseline", 0) == 0 || isa.rfind("avx2", 0) == 0 || isa.rfind("avx512", 0) == 0));
 }
 
 TEST_CASE("bench: a batch dim takes --batch in generated inputs and gives examples/s") {
@@ -113,9 +122,9 @@ TEST_CASE("bench: given inputs are used, the others generated, the text table is
     const std::string label = line.substr(0, line.find("  "));
     if (!label.empty()) labels.push_back(label);
   }
-  CHECK(labels == std::vector<std::string>{"model", "signature", "inputs", "threads", "bundle size",
-                                           "load", "first call", "runs", "per call", "throughput",
-                                           "memory"});
+  CHECK(labels == std::vector<std::string>{"model", "signature", "inputs", "threads", "cpu isa",
+                                           "bundle size", "load", "first call", "runs", "per call",
+                                           "throughput", "memory"});
 }
 
 TEST_CASE("bench: --min_seconds keeps the run count at least --runs") {

@@ -7,7 +7,8 @@
 //   - the graph path: the op as the one node of a function, prepared with known shapes (memory
 //     plan, arena, in-place reuse, constant folding of constant inputs) and with an unknown
 //     leading dim (the shape specialisation), on one thread and on all, with fresh and with
-//     caller-bound outputs: identical to the single-op result;
+//     caller-bound outputs: identical to the single-op result (or, for the ops whose kernels
+//     are oneDNN's, within the case's tolerance: KernelChoiceOps());
 //   - in-place ops: the graph path again with input 0 made by a node of the graph, so the memory
 //     plan may give the output input 0's memory (as for a model's intermediates): identical too;
 //   - every other device with a kernel for the op, against the CPU within the tolerance.
@@ -17,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "exec/kernel_test_util.h"
@@ -33,6 +35,10 @@ struct OpCase {
   std::function<std::vector<Tensor>(const std::vector<Tensor>& inputs)> reference;
   // Floats: |got - want| <= tolerance * max(1, |want|); 0 = exact. Also used across devices.
   double tolerance = 0;
+  // How far the graph and in-place paths may be from the single-op path: 0 (bit-identical, what
+  // the engine promises for its own kernels), or `tolerance` for the ops of KernelChoiceOps().
+  // Set by Build().
+  double path_tolerance = 0;
   // False for ops with hidden state (stateful random): outputs are not compared between runs.
   bool deterministic = true;
   // False where the op cannot stand alone in a graph (it needs resources made elsewhere).
@@ -73,6 +79,12 @@ class OpCaseBuilder {
  private:
   OpCase c_;
 };
+
+// Ops whose CPU kernels are oneDNN primitives: oneDNN picks its kernel, blocking and split of
+// the reduction per shape, thread count and ISA (on AVX2 a (1, 784) x (784, 33) product splits
+// K across threads; on AVX-512 it does not), so their results may differ in the last bits
+// between thread counts and paths. docs/design.md, "Numerics: what is bit-identical".
+bool IsKernelChoiceOp(std::string_view op);
 
 // Runs every check of the file comment; failures are doctest CHECKs naming the case.
 void RunOpCase(const OpCase& c);

@@ -11,6 +11,7 @@ import threading
 import time
 
 import numpy as np
+import pytest
 import requests
 
 from conftest import CLI, FIXTURES, Server, copy_model, write_config
@@ -142,6 +143,19 @@ def test_metrics_and_structured_logs(server):
     logs = server.logs()
     assert logs and all({"ts", "level", "event"} <= set(e) for e in logs)
     assert any(e["event"] == "version_available" and e["model"] == "cnn" for e in logs)
+
+
+def test_openmp_threads_spin_briefly_then_sleep(server):
+    """libgomp's threads would spin about 3 ms after every parallel region, which beside other
+    busy processes makes every region wait for descheduled spinners; the server re-executes
+    itself with GOMP_SPINCOUNT bounded (kiln::exec::BoundOpenMpSpinning) unless the operator set
+    OMP_WAIT_POLICY or GOMP_SPINCOUNT, and serves as before (the same pid, ready)."""
+    if "OMP_WAIT_POLICY" in os.environ or "GOMP_SPINCOUNT" in os.environ:
+        pytest.skip("the environment sets libgomp's waiting already; the server keeps it")
+    with open(f"/proc/{server.proc.pid}/environ", "rb") as f:
+        env = f.read().split(b"\0")
+    assert b"GOMP_SPINCOUNT=10000" in env
+    assert requests.get(server.url + "/v2/health/ready", timeout=5).status_code == 200
 
 
 def test_untrusted_bundle_refused_unless_allowed(tmp_path):

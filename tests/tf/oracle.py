@@ -211,6 +211,21 @@ def assert_model_outputs(ours, theirs, what):
         "\n".join(failures)
 
 
+def assert_outputs_match_specs(ours, specs, what):
+    """Where there is no oracle (TensorFlow cannot compute the signature on this machine): the
+    output keys are the signature's, each shape fits its declared shape (None: any), floats
+    are finite."""
+    assert sorted(ours) == sorted(specs), f"{what}: output keys ours {sorted(ours)}, " \
+                                          f"declared {sorted(specs)}"
+    for k, shape in specs.items():
+        got = np.asarray(ours[k])
+        assert got.ndim == len(shape) and all(
+            want is None or want == have for want, have in zip(shape, got.shape)), \
+            f"{what} output {k!r}: shape {got.shape}, declared {shape}"
+        if got.dtype.kind == "f":
+            assert np.isfinite(got).all(), f"{what} output {k!r}: not finite"
+
+
 @contextlib.contextmanager
 def tf_warnings():
     """Collects TensorFlow's Python log records (WARNING and up) and Python warnings."""

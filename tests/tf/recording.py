@@ -61,10 +61,29 @@ def randomize_weights(model, seed, scale=0.5):
         w.assign(value.astype(dtype))
 
 
+# What TensorFlow's own CPU kernels refuse on some machines: (a fragment of TF's error message,
+# the reason the test prints when it skips the comparison). TF runs its Eigen kernels where its
+# oneDNN path is off: with TF_ENABLE_ONEDNN_OPTS=0 (which the test command sets, so the oracle is
+# the same on every machine) and by default on CPUs without AVX512_VNNI/BF16/AMX.
+TF_CPU_LIMITS = [
+    ("do not yet support dilation rates larger than 1",
+     "TensorFlow's Eigen CPU kernels for transposed convolutions refuse dilation rates > 1"),
+]
+
+
+def tf_cpu_limit(error):
+    """The reason from TF_CPU_LIMITS when `error` is one of those refusals, else None."""
+    text = str(error)
+    return next((why for fragment, why in TF_CPU_LIMITS if fragment in text), None)
+
+
 def record_signatures(bundle_dir, feeds):
     """Runs each signature {key: {input: array}} on a fresh tf.saved_model.load of the bundle
     (stateful ones start from the saved state, as our loader does); writes inputs and outputs
-    into bundle_dir + ".data". Returns {key: {"inputs": {..}, "outputs": {..}}}."""
+    into bundle_dir + ".data". Returns {key: {"inputs": {..}, "outputs": {..}}}. A signature that
+    TensorFlow cannot compute on this machine (TF_CPU_LIMITS) gets "tf_cannot_compute" (the
+    reason) and "output_specs" ({output: shape with None for unknown dims}) instead of outputs,
+    so the test still runs kiln on it."""
     import tensorflow as tf
     data = bundle_dir + ".data"
     os.makedirs(data, exist_ok=True)
@@ -75,9 +94,20 @@ def record_signatures(bundle_dir, feeds):
         if len(names) == 1 and len(feed) == 1 and names[0] not in feed:
             # Keras renames an input it has to clone ("imgCLONE"); feed what the bundle says.
             feed = {names[0]: next(iter(feed.values()))}
-        out = fn(**{k: tf.constant(v) for k, v in feed.items()})
+        inputs = {k: write_value(f"{data}/{key}.in.{k}", v) for k, v in feed.items()}
+        try:
+            out = fn(**{k: tf.constant(v) for k, v in feed.items()})
+        except Exception as e:  # noqa: BLE001 - only TF's known refusals are kept
+            reason = tf_cpu_limit(e)
+            if reason is None:
+                raise
+            specs = {k: [d if d is None else int(d) for d in s.shape.as_list()]
+                     for k, s in fn.structured_outputs.items()}
+            entries[key] = {"inputs": inputs, "outputs": {}, "tf_cannot_compute": reason,
+                            "output_specs": specs}
+            continue
         entries[key] = {
-            "inputs": {k: write_value(f"{data}/{key}.in.{k}", v) for k, v in feed.items()},
+            "inputs": inputs,
             "outputs": {k: write_value(f"{data}/{key}.out.{k}", v) for k, v in out.items()},
         }
     return entries

@@ -37,8 +37,18 @@ def test_layer_model_gives_tf_outputs(keras_layer_models, name, tmp_path):
     missing = set(make_keras_layers.CASES[name].covers) - set(entry["layer_classes"])
     assert not missing, f"{name}: the model has no {sorted(missing)} layer"
     d, data = os.path.join(root, entry["dir"]), os.path.join(root, entry["data"])
+    skipped = []
     for key, spec in entry["signatures"].items():
         inputs = {k: os.path.join(data, f) for k, f in spec["inputs"].items()}
-        theirs = {k: oracle.load_value(os.path.join(data, f)) for k, f in spec["outputs"].items()}
         mine = oracle.kiln_run(d, key, inputs, tmp_path / key)
+        if spec.get("tf_cannot_compute"):
+            # No oracle here, but kiln must still run it and give what the signature declares.
+            oracle.assert_outputs_match_specs(mine, spec["output_specs"],
+                                              f"keras layer case {name}, signature {key}")
+            skipped.append(f"{key}: {spec['tf_cannot_compute']}")
+            continue
+        theirs = {k: oracle.load_value(os.path.join(data, f)) for k, f in spec["outputs"].items()}
         oracle.assert_model_outputs(mine, theirs, f"keras layer case {name}, signature {key}")
+    if skipped:
+        pytest.skip("TensorFlow cannot compute this on this machine, so kiln's outputs (it ran, "
+                    "with the declared shapes) are not compared: " + "; ".join(skipped))

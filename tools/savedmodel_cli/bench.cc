@@ -16,6 +16,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "kiln/exec/cpu_isa.h"
 #include "kiln/exec/saved_model.h"
 #include "run.h"
 #include "shape_text.h"
@@ -178,6 +179,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   report.dir = options.dir.string();
   report.signature = options.signature_def;
   report.threads = options.threads;
+  report.cpu_isa = exec::CpuIsaSummary();
   report.warmup = options.warmup;
 
   exec::LoadOptions load_options;
@@ -273,6 +275,7 @@ void PrintBenchText(const BenchReport& r, std::ostream& out) {
                           (in.generated ? " (generated)" : ""));
   }
   rows.emplace_back("threads", r.threads == 0 ? "all cores" : std::to_string(r.threads));
+  rows.emplace_back("cpu isa", r.cpu_isa);
   rows.emplace_back("bundle size", std::to_string(r.bundle_bytes) + " bytes");
   rows.emplace_back("load", Fixed(r.load_ms, 3) + " ms");
   rows.emplace_back("first call", Fixed(r.first_call_ms, 3) + " ms");
@@ -321,6 +324,7 @@ void PrintBenchJson(const BenchReport& r, std::ostream& out) {
   j["peak_rss_kb"] = r.peak_rss_kb;
   j["rss_after_load_kb"] = r.rss_after_load_kb;
   j["inputs"] = std::move(inputs);
+  j["cpu_isa"] = r.cpu_isa;
   out << j.dump() << "\n";
 }
 

@@ -59,6 +59,7 @@ struct BenchReport {
   int64_t peak_rss_kb = 0;
   int64_t rss_after_load_kb = 0;
   std::vector<BenchInput> inputs;  // sorted by key, as the signature lists them
+  std::string cpu_isa;             // the kernels' ISA: kiln/exec/cpu_isa.h's CpuIsaSummary()
 };
 
 // Loads, feeds, times. Warnings (an input given twice) go to `err`.

@@ -13,6 +13,7 @@
 
 #include "grpc_frontend.h"
 #include "http_frontend.h"
+#include "kiln/exec/thread_pool.h"
 #include "kiln/serve/log.h"
 #include "kiln/serve/metrics.h"
 #include "kiln/serve/model_repository.h"
@@ -220,6 +221,7 @@ int Main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  kiln::exec::BoundOpenMpSpinning(argv);
   try {
     return Main(argc, argv);
   } catch (const std::exception& e) {

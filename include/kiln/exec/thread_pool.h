@@ -28,8 +28,23 @@ class FunctionRef<R(Args...)> {
   R (*call_)(void*, Args...);
 };
 
-// The number of cores this process may use (sched affinity), at least 1.
+// The number of cores this process may use: its CPU affinity, capped by a cgroup CPU quota
+// (cpu.max; a container's --cpus), at least 1. Read once per process.
 int DefaultThreadCount();
+
+// libgomp's threads (oneDNN's and ours) spin for about 3 ms after every parallel region unless
+// told otherwise; with other work on the cores, every region then waits for descheduled
+// spinners (measured: a batch-256 MLP 8x slower on all cores than on one, beside one busy
+// process per core). libgomp reads its settings once, when it is loaded, so a program can set
+// them for itself only by starting again. A program's main() calls this first: when neither
+// OMP_WAIT_POLICY nor GOMP_SPINCOUNT is set, it sets GOMP_SPINCOUNT to kBoundedOpenMpSpin
+// (about 0.1 ms of spinning, then the threads sleep) and re-executes the program
+// (/proc/self/exe) with the same arguments, as Java's launcher does to set its library path.
+// It returns (having done nothing) when either is set, or when the re-execution fails. kiln's
+// programs (savedmodel-cli, savedmodel-server, kiln-run) call it; a program that embeds kiln
+// may, or set the variable in its service's environment (docs/design.md, "Threads").
+inline constexpr const char* kBoundedOpenMpSpin = "10000";
+void BoundOpenMpSpinning(char** argv);
 
 class ThreadPool {
  public:
@@ -45,6 +60,8 @@ class ThreadPool {
   // Makes libraries that size their own parallel regions from the calling thread (oneDNN)
   // use this pool's thread count. Cheap; called before such a library runs.
   void ApplyToCallingThread() const;
+  // The same with at most `max_threads` (a kernel's cost model: kernels/onednn.h).
+  void ApplyToCallingThread(int max_threads) const;
 
  private:
   int num_threads_;

@@ -1,0 +1,90 @@
+// The CPU's description: the ISA cap (kiln/exec/cpu_isa.h) and the cgroup CPU quota that the
+// default thread count follows (device/cpu_quota.h).
+#include <doctest/doctest.h>
+#include <sched.h>
+
+#include <cstdlib>
+#include <map>
+#include <string>
+
+#include "device/cpu_quota.h"
+#include "kernels/onednn.h"
+#include "kiln/exec/cpu_isa.h"
+#include "kiln/exec/thread_pool.h"
+
+namespace kiln::exec {
+namespace {
+
+using internal::CgroupCpuLimit;
+
+// A fake file system for CgroupCpuLimit.
+internal::ReadTextFn Files(std::map<std::string, std::string> files) {
+  return [files = std::move(files)](const std::string& path) -> std::optional<std::string> {
+    auto it = files.find(path);
+    if (it == files.end()) return std::nullopt;
+    return it->second;
+  };
+}
+
+constexpr std::string_view kV2Mount =
+    "30 23 0:26 / /sys/fs/cgroup rw,nosuid shared:4 - cgroup2 cgroup2 rw,nsdelegate\n";
+
+TEST_CASE("cpu quota: cgroup v2 cpu.max, rounded up, the smallest on the way up") {
+  CHECK(CgroupCpuLimit(
+            "0::/app.slice/x.service\n", kV2Mount,
+            Files({{"/sys/fs/cgroup/app.slice/x.service/cpu.max", "150000 100000\n"}})) == 2);
+  CHECK(CgroupCpuLimit("0::/a/b\n", kV2Mount,
+                       Files({{"/sys/fs/cgroup/a/b/cpu.max", "400000 100000\n"},
+                              {"/sys/fs/cgroup/a/cpu.max", "100000 100000\n"}})) == 1);
+  // "max": no quota; nothing readable: no quota.
+  CHECK_FALSE(
+      CgroupCpuLimit("0::/a\n", kV2Mount, Files({{"/sys/fs/cgroup/a/cpu.max", "max 100000\n"}}))
+          .has_value());
+  CHECK_FALSE(CgroupCpuLimit("0::/a\n", kV2Mount, Files({})).has_value());
+  // A quota below one CPU still gives one thread.
+  CHECK(CgroupCpuLimit("0::/\n", kV2Mount, Files({{"/sys/fs/cgroup/cpu.max", "20000 100000"}})) ==
+        1);
+}
+
+TEST_CASE("cpu quota: cgroup v1 cfs quota, and a container that sees its cgroup as the root") {
+  const std::string mountinfo =
+      "35 25 0:30 / /sys/fs/cgroup/cpu,cpuacct rw,nosuid - cgroup cgroup rw,cpu,cpuacct\n"
+      "36 25 0:31 / /sys/fs/cgroup/memory rw,nosuid - cgroup cgroup rw,memory\n";
+  CHECK(CgroupCpuLimit(
+            "5:memory:/x\n4:cpu,cpuacct:/docker/abc\n", mountinfo,
+            Files({{"/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_quota_us", "300000\n"},
+                   {"/sys/fs/cgroup/cpu,cpuacct/docker/abc/cpu.cfs_period_us", "100000\n"}})) == 3);
+  CHECK_FALSE(CgroupCpuLimit("4:cpu,cpuacct:/\n", mountinfo,
+                             Files({{"/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_quota_us", "-1\n"},
+                                    {"/sys/fs/cgroup/cpu,cpuacct/cpu.cfs_period_us", "100000\n"}}))
+                  .has_value());
+  // Inside the container the mount's root is the container's cgroup.
+  const std::string inside =
+      "35 25 0:30 /docker/abc /sys/fs/cgroup/cpu rw - cgroup cgroup rw,cpu\n";
+  CHECK(CgroupCpuLimit("4:cpu:/docker/abc\n", inside,
+                       Files({{"/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "250000"},
+                              {"/sys/fs/cgroup/cpu/cpu.cfs_period_us", "100000"}})) == 3);
+}
+
+TEST_CASE("default thread count: at least 1, at most the CPUs this process may run on") {
+  cpu_set_t set;
+  REQUIRE(sched_getaffinity(0, sizeof(set), &set) == 0);
+  CHECK(DefaultThreadCount() >= 1);
+  CHECK(DefaultThreadCount() <= CPU_COUNT(&set));
+  if (auto quota = internal::ProcessCpuQuota()) CHECK(DefaultThreadCount() <= *quota);
+}
+
+TEST_CASE("cpu isa: the environment's cap holds for our loops and for oneDNN") {
+  CHECK(ActiveCpuIsa() <= DetectedCpuIsa());
+  MESSAGE("cpu isa: ", CpuIsaSummary());
+  const char* cap = std::getenv("KILN_MAX_CPU_ISA");
+  if (cap == nullptr || std::string(cap) != "avx2") return;
+  CHECK(ActiveCpuIsa() <= CpuIsa::kAvx2);
+  (void)onednn::Engine();  // applies the cap before oneDNN first chooses
+  const auto effective = static_cast<unsigned>(dnnl::get_effective_cpu_isa());
+  CHECK_MESSAGE((effective & ~static_cast<unsigned>(dnnl::cpu_isa::avx2)) == 0, "oneDNN runs ISA ",
+                effective, " above AVX2 under KILN_MAX_CPU_ISA=avx2");
+}
+
+}  // namespace
+}  // namespace kiln::exec
