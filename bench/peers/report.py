@@ -80,6 +80,12 @@ def markdown(run):
     """The ratio table, the goals table and the notes, as Markdown."""
     lines = []
     w = lines.append
+    isa = run.get("machine", {}).get("kiln_isa")
+    if isa:
+        # The ISA kiln's kernels ran (savedmodel-cli bench's cpu_isa): AVX2 and AVX-512 rows
+        # of the same CPU differ, so every table says which it is.
+        w(f"kiln's kernels ran: {isa}")
+        w("")
     w("| workload | threads | kiln p50 (p90) | TensorFlow p50 (p90) | ONNX Runtime p50 (p90) "
       "| TF / kiln | ORT / kiln | load + first call ms (kiln / TF / ORT) "
       "| peak RSS MB (kiln / TF / ORT) |")

@@ -117,6 +117,7 @@ def measure(workload, model, onnx, inputs, threads, args):
             "rounds": len(rs), "runs_per_round": runs[e],
         })
         if e == "kiln":
+            res[e]["cpu_isa"] = rs[-1].get("cpu_isa")
             res[e]["load_ms"] = statistics.median(r["load_ms"] for r in rs)
             res[e]["first_call_ms"] = statistics.median(r["first_call_ms"] for r in rs)
             res[e]["rss_after_load_kb"] = statistics.median(r["rss_after_load_kb"] for r in rs)
@@ -175,6 +176,9 @@ def run(args):
         row["meta"] = b["meta"]
         for t in threads:
             row["results"][str(t)] = measure(w, b["model"], b["onnx"], b["inputs"], t, args)
+            isa = row["results"][str(t)]["kiln"].get("cpu_isa")
+            if isa:
+                out["machine"]["kiln_isa"] = isa
     if not args.smoke or args.sgemm:
         n = 256 if args.smoke else 2048
         out["sgemm_n"] = n

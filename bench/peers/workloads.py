@@ -55,6 +55,21 @@ WORKLOADS = [
              note="MobileNetV2 alpha 1.0, 224 px, random weights, batch 1"),
     Workload("resnet50", "resnet50", "serving_default", 1, ["ort_1.0"],
              note="ResNet50, 224 px, random weights, batch 1"),
+    Workload("lstm_text_b1", "lstm_text", "serving_default", 1, ["ort_1.2", "tf_1.2"],
+             note="issue 22: a Keras LSTM text classifier (Embedding 20000x128, LSTM(128) over "
+                  "200 tokens, Dense), batch 1"),
+    Workload("lstm_text_b64", "lstm_text", "serving_default", 64, ["ort_1.2", "tf_1.2"],
+             note="the same LSTM classifier, batch 64"),
+    Workload("bert_encoder_b1", "bert_encoder", "serving_default", 1, ["ort_1.2", "tf_1.2"],
+             note="issue 22: a BERT-base-sized encoder (12 layers, hidden 768, 12 heads, FFN "
+                  "3072, GELU, LayerNorm) on 128 token embeddings, batch 1"),
+    Workload("bert_encoder_b8", "bert_encoder", "serving_default", 8, ["ort_1.2", "tf_1.2"],
+             note="the same encoder, batch 8"),
+    Workload("efficientnet_b0", "efficientnet_b0", "serving_default", 1, ["ort_1.2", "tf_1.2"],
+             note="issue 22: EfficientNetB0, 224 px, random weights, batch 1"),
+    Workload("wide_deep_b64", "wide_deep", "serving_default", 64, ["ort_1.2", "tf_1.2"],
+             note="issue 22: a wide-and-deep recommender (13 dense features, 26 categorical "
+                  "ids: linear + embeddings into a 256-128 MLP), batch 64"),
     Workload("cnn_train_b50", "mnist_cnn_train", "train_step", 50, [], onnx=False,
              note="a training step of the MNIST CNN (GradientTape + SGD), batch 50 "
                   "(TensorFlow graph mode vs ours; ONNX Runtime does not train)"),
@@ -207,6 +222,53 @@ def _application(ctor):
     return build_app
 
 
+def _lstm_text(d, cache, build):
+    import keras
+    keras.utils.set_random_seed(5)
+    L = keras.layers
+    ids = keras.Input((200,), dtype="int32", name="ids")
+    x = L.Embedding(20000, 128)(ids)
+    x = L.LSTM(128)(x)
+    model = keras.Model(ids, L.Dense(1, activation="sigmoid")(x), name="lstm_text")
+    model.export(str(d), format="tf_saved_model", verbose=False)
+    return {}
+
+
+def _bert_encoder(d, cache, build):
+    """BERT-base's encoder stack (post-LayerNorm blocks) on token embeddings: what a text model
+    runs after its embedding lookup."""
+    import keras
+    keras.utils.set_random_seed(6)
+    L = keras.layers
+    hidden, heads, ffn, layers = 768, 12, 3072, 12
+    x_in = keras.Input((128, hidden), name="embeddings")
+    x = x_in
+    for _ in range(layers):
+        att = L.MultiHeadAttention(heads, hidden // heads)(x, x)
+        x = L.LayerNormalization(epsilon=1e-12)(x + att)
+        h = L.Dense(ffn, activation="gelu")(x)
+        x = L.LayerNormalization(epsilon=1e-12)(x + L.Dense(hidden)(h))
+    model = keras.Model(x_in, x, name="bert_encoder")
+    model.export(str(d), format="tf_saved_model", verbose=False)
+    return {}
+
+
+def _wide_deep(d, cache, build):
+    import keras
+    keras.utils.set_random_seed(7)
+    L = keras.layers
+    dense = keras.Input((13,), name="dense")
+    cats = keras.Input((26,), dtype="int32", name="categorical")
+    wide = L.Flatten()(L.Embedding(26 * 1000, 1)(cats))  # a linear model over one-hot ids
+    deep = L.Flatten()(L.Embedding(26 * 1000, 16)(cats))
+    deep = L.Concatenate()([deep, L.BatchNormalization()(dense)])
+    deep = L.Dense(128, activation="relu")(L.Dense(256, activation="relu")(deep))
+    logit = L.Add()([L.Dense(1)(deep), L.Dense(1)(L.Concatenate()([wide, dense]))])
+    model = keras.Model([dense, cats], L.Activation("sigmoid")(logit), name="wide_deep")
+    model.export(str(d), format="tf_saved_model", verbose=False)
+    return {}
+
+
 BUNDLES = {
     "scalar_add": _scalar_add,
     "power": _power,
@@ -217,6 +279,10 @@ BUNDLES = {
     "seed_conv": _seed_conv,
     "mobilenet_v2": _application("MobileNetV2"),
     "resnet50": _application("ResNet50"),
+    "efficientnet_b0": _application("EfficientNetB0"),
+    "lstm_text": _lstm_text,
+    "bert_encoder": _bert_encoder,
+    "wide_deep": _wide_deep,
 }
 
 
@@ -287,6 +353,8 @@ def inputs(cache, workload, bundle_dir, log=print):
             value = rng.uniform(-1, 1, shape).astype(dtype)
         elif workload.name in ("cnn_train_b50", "cnn_train_adam_b50"):
             value = rng.integers(0, 10, shape).astype(dtype)  # class labels
+        elif workload.bundle in ("lstm_text", "wide_deep"):
+            value = rng.integers(0, 1000, shape).astype(dtype)  # token / category ids
         elif np.issubdtype(dtype, np.integer):
             value = rng.integers(-1, 2, shape).astype(dtype)
         else:

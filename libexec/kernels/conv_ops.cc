@@ -200,10 +200,17 @@ struct ConvState : WindowAttrs {
   bool depthwise = false;
   DType dtype = DType::kFloat;
   onednn::Epilogue epilogue;
-  // The filter when it is known at prepare time (with a constant batch norm folded in), and the
-  // folded batch norm's bias: every primitive packs this filter once.
+  // The filter when it is known at prepare time and no batch norm is folded into it (it shares
+  // the constant's buffer): every primitive packs it once.
   std::shared_ptr<const Tensor> constant_filter;
-  std::vector<float> folded_bias;
+  // A constant batch norm is folded for the primitive made at prepare time into a temporary
+  // that dies once packed, so such a filter is held once (packed), not three times (the
+  // variable, a folded copy, the packed copy). A function whose shapes are not known at prepare
+  // time folds when it first runs (late_folded_filter, under `mu`), keeping the folded copy for
+  // the primitives of later shapes.
+  bool bn_constant = false;
+  mutable std::vector<float> folded_bias;  // set at prepare time, or under `mu`
+  mutable std::shared_ptr<const Tensor> late_folded_filter;
   std::unique_ptr<const DnnlConv> prepared;
   mutable std::mutex mu;
   mutable std::vector<std::unique_ptr<const DnnlConv>> cache;
@@ -381,39 +388,61 @@ Status PrepareConv(PrepareContext& ctx) {
   if (!ctx.analysis_only && st->dtype == DType::kFloat && f.IsFullyDefined()) {
     bool bn_constant = st->epilogue.batch_norm;
     for (int i = 2; bn_constant && i < 6; ++i) bn_constant = ctx.constant_inputs[i] != nullptr;
+    st->bn_constant = filter != nullptr && bn_constant;
     if (filter != nullptr && bn_constant) {
-      auto folded = std::make_shared<Tensor>(DType::kFloat, filter->shape());
-      st->folded_bias.resize(out_c);
-      FoldBatchNorm(*st, *filter, ctx.constant_inputs[2]->data<float>(),
-                    ctx.constant_inputs[3]->data<float>(), ctx.constant_inputs[4]->data<float>(),
-                    ctx.constant_inputs[5]->data<float>(), folded->data<float>(),
-                    st->folded_bias.data());
-      st->constant_filter = std::move(folded);
-    } else if (filter != nullptr && !st->epilogue.batch_norm) {
-      st->constant_filter = std::make_shared<const Tensor>(*filter);  // shares the buffer
-    }
-    if (known && (st->constant_filter != nullptr || !st->epilogue.batch_norm)) {
-      auto c = MakeDnnlConv(*st, in.dims(), f.dims(), st->constant_filter.get());
-      if (!c.ok()) return ctx.Error(c.status().message());
-      st->prepared = std::move(c).value();
+      if (known) {
+        Tensor folded(DType::kFloat, filter->shape());
+        std::vector<float> bias(out_c);
+        FoldBatchNorm(*st, *filter, ctx.constant_inputs[2]->data<float>(),
+                      ctx.constant_inputs[3]->data<float>(), ctx.constant_inputs[4]->data<float>(),
+                      ctx.constant_inputs[5]->data<float>(), folded.data<float>(), bias.data());
+        auto c = MakeDnnlConv(*st, in.dims(), f.dims(), &folded);
+        if (!c.ok()) return ctx.Error(c.status().message());
+        st->prepared = std::move(c).value();
+        st->folded_bias = std::move(bias);
+      }
+    } else if (!st->epilogue.batch_norm) {
+      // shares the constant's buffer
+      if (filter != nullptr) st->constant_filter = std::make_shared<const Tensor>(*filter);
+      if (known) {
+        auto c = MakeDnnlConv(*st, in.dims(), f.dims(), st->constant_filter.get());
+        if (!c.ok()) return ctx.Error(c.status().message());
+        st->prepared = std::move(c).value();
+      }
     }
   }
   ctx.state = std::move(st);
   return OkStatus();
 }
 
-Result<const DnnlConv*> FindDnnlConv(const ConvState& st, const Shape& in, const Shape& filter) {
+Result<const DnnlConv*> FindDnnlConv(const KernelContext& ctx, const ConvState& st) {
+  const Shape& in = ctx.input(0).shape();
+  const Tensor& filter = ctx.input(1);
   auto matches = [&](const DnnlConv& c) {
     return std::equal(c.in_dims.begin(), c.in_dims.end(), in.dims().begin(), in.dims().end()) &&
-           std::equal(c.filter_dims.begin(), c.filter_dims.end(), filter.dims().begin(),
-                      filter.dims().end());
+           std::equal(c.filter_dims.begin(), c.filter_dims.end(), filter.shape().dims().begin(),
+                      filter.shape().dims().end());
   };
   if (st.prepared && matches(*st.prepared)) return st.prepared.get();
   std::lock_guard lock(st.mu);
   for (const auto& c : st.cache)
     if (matches(*c)) return c.get();
+  const Tensor* packable = st.constant_filter.get();
+  if (st.bn_constant && st.prepared == nullptr) {
+    // The batch norm's inputs are the constants prepare saw: fold once, for every shape.
+    if (st.late_folded_filter == nullptr) {
+      auto folded = std::make_shared<Tensor>(DType::kFloat, filter.shape());
+      std::vector<float> bias(ctx.input(2).NumElements());
+      FoldBatchNorm(st, filter, ctx.input(2).data<float>(), ctx.input(3).data<float>(),
+                    ctx.input(4).data<float>(), ctx.input(5).data<float>(), folded->data<float>(),
+                    bias.data());
+      st.late_folded_filter = std::move(folded);
+      st.folded_bias = std::move(bias);
+    }
+    packable = st.late_folded_filter.get();
+  }
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<DnnlConv> c,
-                        MakeDnnlConv(st, in.dims(), filter.dims(), st.constant_filter.get()));
+                        MakeDnnlConv(st, in.dims(), filter.shape().dims(), packable));
   st.cache.push_back(std::move(c));
   return st.cache.back().get();
 }
@@ -495,15 +524,15 @@ Status ComputeConv(const KernelContext& ctx) {
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
     return OkStatus();
   }
-  KILN_ASSIGN_OR_RETURN(const DnnlConv* c, FindDnnlConv(st, input.shape(), filter.shape()));
+  KILN_ASSIGN_OR_RETURN(const DnnlConv* c, FindDnnlConv(ctx, st));
   // The weights in the kernel's layout: packed at prepare time, or reordered now.
   void* weights = c->packed_weights.get();
   const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
   if (e.batch_norm) {
-    if (!st.folded_bias.empty()) {
-      bias = st.folded_bias.data();
+    if (!st.folded_bias.empty() && weights != nullptr) {
+      bias = st.folded_bias.data();  // the primitive made at prepare time, packed folded
     } else {
-      // Statistics known only now: fold into scratch copies.
+      // Statistics known only now (or a primitive for another shape): fold into scratch.
       KILN_ASSIGN_OR_RETURN(void* w, ctx.AllocateTemp(filter.ByteSize()));
       KILN_ASSIGN_OR_RETURN(void* b, ctx.AllocateTemp(g.out_c * sizeof(float)));
       FoldBatchNorm(st, filter, ctx.input(2).data<float>(), ctx.input(3).data<float>(),

@@ -235,16 +235,25 @@ def _assert_tf_loads_bundle(d, x, theirs, weights, name):
     """TensorFlow loads the layer's bundle: serving_default gives Keras's output, and the
     variables sit in the object graph under Keras's names with Keras's values."""
     import tensorflow as tf
+    import recording
     loaded = tf.saved_model.load(str(d))
-    out = loaded.signatures["serving_default"](x=tf.constant(x))
-    assert list(out) == ["output_0"], f"{name}: bundle outputs {list(out)}"
-    _assert_close(out["output_0"].numpy(), theirs, f"{name}: TensorFlow running our bundle")
     for wname, trainable, value in weights:
         v = loaded
         for part in wname.split("/"):
             v = getattr(v, part)
         assert v.trainable == trainable, f"{name}: {wname} trainable in the bundle"
         np.testing.assert_array_equal(v.numpy(), value, err_msg=f"{name}: {wname} in the bundle")
+    try:
+        out = loaded.signatures["serving_default"](x=tf.constant(x))
+    except Exception as e:  # noqa: BLE001 - only TF's known CPU refusals are skipped
+        reason = recording.tf_cpu_limit(e)
+        if reason is None:
+            raise
+        pytest.skip(f"{name}: kiln's outputs and gradients match Keras and TensorFlow loads the "
+                    f"bundle with Keras's variables, but TensorFlow cannot run it on this "
+                    f"machine: {reason}")
+    assert list(out) == ["output_0"], f"{name}: bundle outputs {list(out)}"
+    _assert_close(out["output_0"].numpy(), theirs, f"{name}: TensorFlow running our bundle")
 
 
 @pytest.mark.parametrize("name", sorted(CASES))

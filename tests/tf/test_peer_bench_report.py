@@ -71,6 +71,15 @@ def test_markdown_table_marks_missing_figures_na():
     assert "50.0 GFLOP/s at 1 thread(s)" in md
 
 
+def test_markdown_names_the_isa_kiln_ran():
+    run = {**_run(), "machine": {"cpu": "Some CPU", "cores": 2,
+                                 "kiln_isa": "avx2 (capped by KILN_MAX_CPU_ISA=avx2; the CPU "
+                                             "has avx512)"}}
+    assert report.markdown(run).startswith(
+        "kiln's kernels ran: avx2 (capped by KILN_MAX_CPU_ISA=avx2; the CPU has avx512)\n\n|")
+    assert not report.markdown(_run()).startswith("kiln's kernels")
+
+
 def test_update_docs_rewrites_only_its_section(tmp_path):
     doc = tmp_path / "benchmarks.md"
     doc.write_text("# Benchmarks\n\n## Server\n\nserver figures\n")
