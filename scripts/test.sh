@@ -30,6 +30,9 @@ ctest --test-dir "$ROOT/build" --output-on-failure --no-tests=error -j"$JOBS"
 step "the op tester and the engine tests again, capped at AVX2 as on a CPU without AVX-512 (docs/design.md, Numerics)"
 KILN_MAX_CPU_ISA=avx2 ONEDNN_MAX_CPU_ISA=AVX2 ctest --test-dir "$ROOT/build" \
   --output-on-failure --no-tests=error -j"$JOBS" -R '^kiln_(op|exec)_tests:'
+# and the op tester once more on the baseline copies of our vector loops (SSE2; oneDNN SSE4.1)
+KILN_MAX_CPU_ISA=baseline ctest --test-dir "$ROOT/build" \
+  --output-on-failure --no-tests=error -j"$JOBS" -R '^kiln_op_tests:'
 
 step "TensorFlow oracle tests (tests/tf, docs/tf-compat.md)"
 bash "$ROOT/scripts/setup-oracles.sh"

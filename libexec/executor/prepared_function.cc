@@ -104,7 +104,17 @@ class FunctionCompiler {
     st.steps = static_cast<int>(pf_->steps_.size());
     st.constants = static_cast<int>(pf_->constants_.size());
     st.slots = pf_->num_slots_;
-    if (options_.keep_graph) pf_->final_graph_ = FinalGraph();
+    // Specialisations of a function fused here prepare its fused graph, as those of a serving
+    // plan do: fusing again with known shapes would fuse more (a residual Add needs them), and
+    // oneDNN's fused and unfused forms differ in the last bits on AVX2, so results would
+    // depend on whether the bundle has a plan.
+    const bool specializes = !pf_->shapes_fully_known_ && options_.max_specializations > 0 &&
+                             source_graph_ == nullptr;
+    if (options_.keep_graph || specializes) {
+      std::shared_ptr<const FlatGraph> final = FinalGraph();
+      if (options_.keep_graph) pf_->final_graph_ = final;
+      if (specializes) pf_->specialize_from_ = std::move(final);
+    }
     return std::shared_ptr<const PreparedFunction>(std::move(pf_));
   }
 

@@ -40,7 +40,9 @@ Status PreparedFunction::CheckArgs(std::span<const Tensor> args,
 
 Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
     std::span<const Tensor> args, std::span<const Tensor> captures) const {
-  if (shapes_fully_known_ || (fdef_ == nullptr && source_graph_ == nullptr) ||
+  const std::shared_ptr<const FlatGraph>& graph =
+      specialize_from_ != nullptr ? specialize_from_ : source_graph_;
+  if (shapes_fully_known_ || (fdef_ == nullptr && graph == nullptr) ||
       options_.max_specializations <= 0)
     return this;
   std::vector<Shape> key;
@@ -60,12 +62,12 @@ Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
   options.keep_graph = false;
   std::shared_ptr<const PreparedFunction> fn;
 #ifndef KILN_NO_PROTOBUF
-  if (fdef_ != nullptr) {
+  if (graph == nullptr) {
     KILN_ASSIGN_OR_RETURN(fn, Prepare(*fdef_, *library_, specs, options));
   } else
 #endif
   {
-    KILN_ASSIGN_OR_RETURN(fn, PrepareGraph(source_graph_, iface_, *library_, specs, options));
+    KILN_ASSIGN_OR_RETURN(fn, PrepareGraph(graph, iface_, *library_, specs, options));
   }
   specializations_.emplace_back(std::move(key), fn);
   return fn.get();

@@ -68,6 +68,8 @@ def randomize_weights(model, seed, scale=0.5):
 TF_CPU_LIMITS = [
     ("do not yet support dilation rates larger than 1",
      "TensorFlow's Eigen CPU kernels for transposed convolutions refuse dilation rates > 1"),
+    ("Current kernel implementation does not support dilations",
+     "TensorFlow's Eigen CPU kernel for depthwise convolutions refuses dilation rates > 1"),
     ("does not support grouped convolutions",
      "TensorFlow's fused CPU convolution (Conv2D + BiasAdd, which its graph optimiser fuses) "
      "refuses grouped convolutions"),

@@ -183,6 +183,9 @@ class PreparedFunction {
   std::shared_ptr<const FlatGraph> source_graph_;
   std::shared_ptr<const FunctionInterface> iface_;
   std::shared_ptr<const FlatGraph> final_graph_;
+  // The fused graph that specialisations prepare (without fusing again), as a serving plan's
+  // are: so every shape runs the same kernels with and without a plan.
+  std::shared_ptr<const FlatGraph> specialize_from_;
   const FunctionLibrary* library_ = nullptr;
   PrepareOptions options_;
   bool shapes_fully_known_ = false;
