@@ -108,8 +108,8 @@ class FunctionCompiler {
     // plan do: fusing again with known shapes would fuse more (a residual Add needs them), and
     // oneDNN's fused and unfused forms differ in the last bits on AVX2, so results would
     // depend on whether the bundle has a plan.
-    const bool specializes = !pf_->shapes_fully_known_ && options_.max_specializations > 0 &&
-                             source_graph_ == nullptr;
+    const bool specializes =
+        !pf_->shapes_fully_known_ && options_.max_specializations > 0 && source_graph_ == nullptr;
     if (options_.keep_graph || specializes) {
       std::shared_ptr<const FlatGraph> final = FinalGraph();
       if (options_.keep_graph) pf_->final_graph_ = final;
