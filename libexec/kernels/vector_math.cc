@@ -18,23 +18,29 @@
 namespace kiln::exec::vmath {
 
 #define KILN_VMATH_TARGET
+#define KILN_VMATH_VECTOR_BYTES 16
 namespace baseline {
 #include "kernels/vector_math_loops.inc"
 }  // namespace baseline
 #undef KILN_VMATH_TARGET
+#undef KILN_VMATH_VECTOR_BYTES
 
 #ifdef KILN_VMATH_LEVELS
 #define KILN_VMATH_TARGET __attribute__((target("arch=x86-64-v3")))
+#define KILN_VMATH_VECTOR_BYTES 32
 namespace avx2 {
 #include "kernels/vector_math_loops.inc"
 }  // namespace avx2
 #undef KILN_VMATH_TARGET
+#undef KILN_VMATH_VECTOR_BYTES
 
 #define KILN_VMATH_TARGET __attribute__((target("arch=x86-64-v4")))
+#define KILN_VMATH_VECTOR_BYTES 64
 namespace avx512 {
 #include "kernels/vector_math_loops.inc"
 }  // namespace avx512
 #undef KILN_VMATH_TARGET
+#undef KILN_VMATH_VECTOR_BYTES
 #endif
 
 namespace {
