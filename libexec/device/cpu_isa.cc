@@ -12,6 +12,7 @@ namespace {
 struct Cap {
   CpuIsa isa;
   std::string source;  // "" when uncapped
+  bool kiln = false;   // set by KILN_MAX_CPU_ISA
 };
 
 std::string Upper(std::string_view s) {
@@ -53,7 +54,7 @@ Cap ReadCap() {
       continue;
     }
     if (no_cap) return {CpuIsa::kAvx512, ""};
-    return {isa, std::string(name) + "=" + value};
+    return {isa, std::string(name) + "=" + value, std::string_view(name) == "KILN_MAX_CPU_ISA"};
   }
   return {CpuIsa::kAvx512, ""};
 }
@@ -100,6 +101,8 @@ CpuIsa ActiveCpuIsa() {
 }
 
 std::string CpuIsaCapSource() { return TheCap().source; }
+
+bool CpuIsaCappedByKiln() { return TheCap().kiln; }
 
 std::string CpuIsaSummary() {
   std::string s(CpuIsaName(ActiveCpuIsa()));

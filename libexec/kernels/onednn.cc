@@ -20,8 +20,8 @@ BuildThreads::BuildThreads(int max_threads)
 BuildThreads::~BuildThreads() { omp_set_num_threads(saved_); }
 
 int ThreadsWorth(double macs) {
-  const double n = macs / kMacsPerThread;
-  return n >= 1 << 16 ? 1 << 16 : std::max(1, static_cast<int>(n));
+  // Clamped before the cast: a huge product's count would not fit an int.
+  return static_cast<int>(std::clamp(macs / kMacsPerThread, 1.0, 65536.0));
 }
 
 namespace {
@@ -30,7 +30,7 @@ namespace {
 // cap, oneDNN reads itself). Must run before oneDNN first asks which ISA it may use.
 void ApplyCpuIsaCap() {
   static const bool done = [] {
-    if (CpuIsaCapSource().rfind("KILN_MAX_CPU_ISA", 0) != 0) return true;
+    if (!CpuIsaCappedByKiln()) return true;
     dnnl::cpu_isa isa = dnnl::cpu_isa::all;
     switch (ActiveCpuIsa()) {
       case CpuIsa::kBaseline:

@@ -28,6 +28,9 @@ CpuIsa DetectedCpuIsa();
 CpuIsa ActiveCpuIsa();
 // The environment's cap, as text for a message ("" when none): "KILN_MAX_CPU_ISA=avx2".
 std::string CpuIsaCapSource();
+// Whether KILN_MAX_CPU_ISA set the cap (kiln then applies it to oneDNN too; oneDNN reads its
+// own ONEDNN_MAX_CPU_ISA itself).
+bool CpuIsaCappedByKiln();
 // For benchmark headers: "avx512" or "avx2 (capped by KILN_MAX_CPU_ISA=avx2; the CPU has avx512)".
 std::string CpuIsaSummary();
 
