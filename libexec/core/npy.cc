@@ -19,7 +19,7 @@ constexpr size_t kAlign = 64;             // numpy.lib.format.ARRAY_ALIGN
 constexpr size_t kGrowthAxisDigits = 21;  // numpy.lib.format.GROWTH_AXIS_MAX_DIGITS
 
 struct NpyType {
-  char kind;  // 'f', 'i', 'u', 'b', 'c'
+  char kind;  // 'f', 'i', 'u', 'b', 'c', 'V'
   int size;
   DType dtype;
 };
@@ -30,11 +30,14 @@ constexpr NpyType kTypes[] = {
     {'i', 8, DType::kInt64},     {'u', 1, DType::kUInt8},       {'u', 2, DType::kUInt16},
     {'u', 4, DType::kUInt32},    {'u', 8, DType::kUInt64},      {'b', 1, DType::kBool},
     {'c', 8, DType::kComplex64}, {'c', 16, DType::kComplex128},
+    // bfloat16 has no NumPy dtype of its own: NumPy with ml_dtypes (what TensorFlow's .numpy()
+    // gives) saves it as a 2-byte void, '<V2', so that is how we read and write it.
+    {'V', 2, DType::kBFloat16},
 };
 
 constexpr std::string_view kSupported =
     "'<f2', '<f4', '<f8', '|i1', '<i2', '<i4', '<i8', '|u1', '<u2', '<u4', '<u8', '|b1', "
-    "'<c8', '<c16'";
+    "'<c8', '<c16', '<V2' (bfloat16)";
 
 // NumPy's fixed-width strings: 'S<n>' (n bytes each) and 'U<n>' (n UTF-32 code points each,
 // '<' or '>' byte order); both are padded with NULs, which NumPy drops when reading.

@@ -15,6 +15,7 @@
 #include "executor/execution_state.h"
 #include "executor/flat_graph.h"
 #include "executor/fusion.h"
+#include "executor/half_precision.h"
 #include "executor/memory_plan.h"
 #include "kiln/exec/executor.h"
 #ifndef KILN_NO_PROTOBUF
@@ -377,7 +378,12 @@ class FunctionCompiler {
       ctx.resources = options_.resources;
       ctx.library = &library_;
       ctx.analysis_only = analysis;
-      KILN_RETURN_IF_ERROR_CTX(node.def->prepare(ctx), "function '", fname_, "'");
+      if (Status st = node.def->prepare(ctx); !st.ok()) {
+        KILN_ASSIGN_OR_RETURN(bool widened,
+                              PrepareWidened(node, v, in_specs, in_consts, in_slots, analysis));
+        if (widened) continue;
+        KILN_RETURN_IF_ERROR_CTX(st, "function '", fname_, "'");
+      }
       if (IsForwardingOp(node.op)) {
         if (in_slots.size() != ctx.outputs.size())
           return Internal("forwarding op '", node.name, "' changes its arity");
@@ -424,6 +430,95 @@ class FunctionCompiler {
     }
     const_value_.resize(pf_->num_slots_, nullptr);
     return OkStatus();
+  }
+
+  // A node whose kernel has no half-precision form, run in float32 between casts
+  // (half_precision.h). False when the node is not one to widen or its kernel refuses float32
+  // too: the caller reports its first error.
+  Result<bool> PrepareWidened(const FlatNode& node, int v, const std::vector<TensorSpec>& specs,
+                              const std::vector<const Tensor*>& consts,
+                              const std::vector<int32_t>& slots, bool analysis) {
+    const DType half = HalfTypeOf(node.reader(), specs);
+    if (half == DType::kInvalid || !MayWiden(node.op) || node.stateful ||
+        (node.def->flags & kOpStateful) != 0 || IsForwardingOp(node.op))
+      return false;
+    auto prepare_as = [&](DType wide, bool analysis_only, std::vector<Tensor>* converted,
+                          PrepareContext& ctx) -> bool {
+      ctx.node_name = node.name;
+      ctx.op = node.op;
+      ctx.attrs = node.reader().WithHalfAs(wide);
+      ctx.inputs = specs;
+      ctx.constant_inputs = consts;
+      ctx.resources = options_.resources;
+      ctx.library = &library_;
+      ctx.analysis_only = analysis_only;
+      for (size_t i = 0; i < specs.size(); ++i) {
+        if (specs[i].dtype != half) continue;
+        ctx.inputs[i].dtype = wide;
+        ctx.constant_inputs[i] = nullptr;
+        if (converted != nullptr && consts[i] != nullptr) {
+          auto c = CastNow(*consts[i], wide);
+          if (!c.ok()) return false;
+          (*converted)[i] = *std::move(c);
+          ctx.constant_inputs[i] = &(*converted)[i];
+        }
+      }
+      return node.def->prepare(ctx).ok();
+    };
+    std::vector<Tensor> converted(specs.size());
+    PrepareContext ctx, probe;
+    if (!prepare_as(DType::kFloat, analysis, &converted, ctx)) return false;
+    const bool probed = prepare_as(DType::kDouble, /*analysis_only=*/true, nullptr, probe);
+    const std::vector<bool> narrow = OutputsToNarrow(ctx.outputs, probed ? &probe.outputs : nullptr);
+    ComputeFn compute = FindKernel(DeviceType::kCpu, node.op);
+    if (compute == nullptr) return false;
+    // Inputs: constants converted now, the rest cast by a step.
+    std::vector<int32_t> in = slots;
+    for (size_t i = 0; i < specs.size(); ++i) {
+      if (specs[i].dtype != half) continue;
+      if (converted[i].IsInitialized()) {
+        in[i] = AddConstant(converted[i]);
+      } else {
+        KILN_ASSIGN_OR_RETURN(in[i], AddCastStep(node.name, slots[i], DType::kFloat));
+      }
+    }
+    std::vector<int32_t> out;
+    PreparedFunction::Step step;
+    step.compute = compute;
+    step.state = ctx.state;
+    step.in = std::move(in);
+    for (const TensorSpec& spec : ctx.outputs) {
+      step.out.push_back(NewSlot(spec));
+      step.out_dtypes.push_back(spec.dtype);
+    }
+    step.flags = node.def->flags;
+    step.node_name = node.name;
+    out = step.out;
+    pf_->steps_.push_back(std::move(step));
+    ++pf_->stats_.widened;
+    for (size_t j = 0; j < out.size(); ++j)
+      if (narrow[j]) {
+        KILN_ASSIGN_OR_RETURN(out[j], AddCastStep(node.name, out[j], half));
+      }
+    out_slots_[v] = std::move(out);
+    return true;
+  }
+
+  // A step casting `slot` to `to`; returns the new slot.
+  Result<int32_t> AddCastStep(const std::string& node_name, int32_t slot, DType to) {
+    const TensorSpec from = slot_specs_[slot];
+    KILN_ASSIGN_OR_RETURN(CastStep cast, PrepareCastStep(from.dtype, to, from.shape));
+    PreparedFunction::Step step;
+    step.compute = cast.compute;
+    step.state = cast.state;
+    step.in = {slot};
+    step.out = {NewSlot(TensorSpec{to, from.shape})};
+    step.out_dtypes = {to};
+    step.flags = kOpNone;
+    step.node_name = node_name;
+    const int32_t out = step.out[0];
+    pf_->steps_.push_back(std::move(step));
+    return out;
   }
 
   Status BindOutputs() {

@@ -1,6 +1,7 @@
 // AttrReader, TensorSpec printing, PrepareContext helpers and the default print sink.
 // AttrReader reads protobuf attrs (a FunctionDef's nodes) or native ones (a serving plan's);
 // the protobuf-free runtime (KILN_NO_PROTOBUF) has only the native half.
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <string>
@@ -132,7 +133,32 @@ bool AttrReader::Has(std::string_view name) const {
 }
 
 Result<DType> AttrReader::GetType(std::string_view name) const {
-  KILN_ATTR_VALUE(AttrKind::kType, TypeOf(name, v->type), TypeOf(name, v->type()));
+  auto t = [&]() -> Result<DType> {
+    KILN_ATTR_VALUE(AttrKind::kType, TypeOf(name, v->type), TypeOf(name, v->type()));
+  }();
+  if (!t.ok()) return t;
+  return Substituted(*t);
+}
+
+bool AttrReader::MentionsType(DType t) const {
+  const int number = DTypeToProto(t);
+  if (native_ != nullptr) {
+    for (const NativeAttr& a : native_->attrs())
+      if ((a.kind == NativeAttr::Kind::kType && a.type == number) ||
+          std::find(a.types.begin(), a.types.end(), number) != a.types.end())
+        return true;
+    return false;
+  }
+#ifndef KILN_NO_PROTOBUF
+  if (attrs_ == nullptr) return false;
+  for (const auto& [name, v] : *attrs_) {
+    if (v.value_case() == AttrValue::kType && v.type() == number) return true;
+    if (v.value_case() == AttrValue::kList)
+      for (int x : v.list().type())
+        if (x == number) return true;
+  }
+#endif
+  return false;
 }
 
 Result<DType> AttrReader::GetType(std::string_view name, DType dflt) const {
@@ -141,7 +167,13 @@ Result<DType> AttrReader::GetType(std::string_view name, DType dflt) const {
 }
 
 Result<std::vector<DType>> AttrReader::GetTypeList(std::string_view name) const {
-  KILN_ATTR_VALUE(AttrKind::kTypeList, TypeList(name, v->types), TypeList(name, v->list().type()));
+  auto list = [&]() -> Result<std::vector<DType>> {
+    KILN_ATTR_VALUE(AttrKind::kTypeList, TypeList(name, v->types),
+                    TypeList(name, v->list().type()));
+  }();
+  if (!list.ok()) return list;
+  for (DType& t : *list) t = Substituted(t);
+  return list;
 }
 
 Result<int64_t> AttrReader::GetInt(std::string_view name) const {

@@ -1,11 +1,15 @@
 // Element-wise arithmetic with numpy broadcasting, unary math, and Cast.
+#include <bit>
+#include <complex>
 #include <string>
+#include <type_traits>
 
 #include "kernels/eigen_functors.h"
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -17,24 +21,70 @@ T* Data(const Tensor& t) {
 
 // ---- Cast ------------------------------------------------------------------------------------
 
-#define KILN_CAST_TYPES float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, bool
-constexpr std::initializer_list<DType> kCastDTypes = {DType::kFloat, DType::kDouble, DType::kInt8,
-                                                      DType::kInt16, DType::kInt32,  DType::kInt64,
-                                                      DType::kUInt8, DType::kUInt16, DType::kBool};
+// Every numeric dtype TF's Cast kernel takes, half precision and complex included.
+using CastTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
+                           uint8_t, uint16_t, uint32_t, uint64_t, bool, std::complex<float>,
+                           std::complex<double>>;
+
+template <typename T>
+inline constexpr bool kIsComplexValue = std::is_same_v<T, std::complex<float>> ||
+                                        std::is_same_v<T, std::complex<double>>;
+
+// One element, as TF's Cast converts it: complex to real keeps the real part, anything to bool
+// is "not zero", half precision goes through float (exact), float to integer truncates.
+template <typename Src, typename Dst>
+Dst CastValue(ComputeType<Src> v) {
+  using S = ComputeType<Src>;
+  using D = ComputeType<Dst>;
+  if constexpr (std::is_same_v<S, D>) {
+    return std::bit_cast<Dst>(v);
+  } else if constexpr (std::is_same_v<Dst, bool>) {
+    return v != S(0);
+  } else {
+    // Through a wide real (or complex) type both ends convert to exactly.
+    using Wide = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<D, double> ||
+                                        std::is_same_v<S, std::complex<double>> ||
+                                        std::is_same_v<D, std::complex<double>> ||
+                                        std::is_same_v<S, int64_t> || std::is_same_v<S, uint64_t>,
+                                    double, float>;
+    Wide w;
+    if constexpr (kIsComplexValue<S>) w = static_cast<Wide>(v.real());
+    else if constexpr (std::is_same_v<S, bool>) w = v ? Wide(1) : Wide(0);
+    else w = static_cast<Wide>(v);
+    D d;
+    if constexpr (kIsComplexValue<D>) {
+      if constexpr (kIsComplexValue<S>) d = D(v);
+      else d = D(static_cast<typename D::value_type>(w), 0);
+    } else if constexpr (std::is_same_v<S, int64_t> || std::is_same_v<S, uint64_t>) {
+      // Integers go straight across (no detour through double's 53 bits).
+      if constexpr (kIsFloating<D>) d = static_cast<D>(static_cast<float>(v));
+      else d = static_cast<D>(v);
+    } else {
+      d = static_cast<D>(w);
+    }
+    return std::bit_cast<Dst>(d);
+  }
+}
 
 Status PrepareCast(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType src, ctx.attrs.GetType("SrcT"));
   KILN_PREPARE_ASSIGN(ctx, DType dst, ctx.attrs.GetType("DstT"));
   if (src != dst) {
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "SrcT", src, kCastDTypes));
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "DstT", dst, kCastDTypes));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "SrcT", src, CastTypes::kDTypes));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "DstT", dst, CastTypes::kDTypes));
   }
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", src));
   ctx.outputs = {TensorSpec{dst, ctx.inputs[0].shape}};
   ctx.state = std::make_shared<TypedOpState<DType>>(dst);
   return OkStatus();
 }
+
+// The types the Eigen path below has always handled; the rest convert element by element.
+template <typename T>
+inline constexpr bool kEigenCastType =
+    std::is_same_v<T, float> || std::is_same_v<T, double> || kIsInteger<T> ||
+    std::is_same_v<T, bool>;
 
 Status ComputeCast(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -44,13 +94,22 @@ Status ComputeCast(const KernelContext& ctx) {
     return OkStatus();
   }
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
-  return DispatchDType<KILN_CAST_TYPES>(x.dtype(), [&](auto src_tag) {
+  return Dispatch<CastTypes>(x.dtype(), [&](auto src_tag) {
     using Src = typename decltype(src_tag)::type;
-    return DispatchDType<KILN_CAST_TYPES>(dst, [&](auto dst_tag) {
+    return Dispatch<CastTypes>(dst, [&](auto dst_tag) {
       using Dst = typename decltype(dst_tag)::type;
-      functor::CastFunctor<EigenCpuDevice, Src, Dst>()(
-          Cpu(), functor::ConstFlat<Src>(Data<Src>(x), x.NumElements()),
-          functor::Flat<Dst>(Data<Dst>(*out), out->NumElements()));
+      const int64_t n = x.NumElements();
+      if constexpr (kEigenCastType<Src> && kEigenCastType<Dst>) {
+        functor::CastFunctor<EigenCpuDevice, Src, Dst>()(
+            Cpu(), functor::ConstFlat<Src>(Data<Src>(x), n),
+            functor::Flat<Dst>(Data<Dst>(*out), n));
+      } else {
+        const ComputeType<Src>* in = ComputeData<Src>(x);
+        Dst* o = Data<Dst>(*out);
+        ctx.threads().ParallelFor(n, 8, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) o[i] = CastValue<Src, Dst>(in[i]);
+        });
+      }
       return OkStatus();
     });
   });

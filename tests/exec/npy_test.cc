@@ -190,6 +190,7 @@ TEST_CASE("npy: every supported dtype round-trips through bytes and files") {
       Make<std::complex<float>>({{1, 2}, {3, -4}}, Shape{2}),
       Make<std::complex<double>>({{1, 2}}, Shape{1}),
       Make<Half>({Half{0x3c00}, Half{0xc000}}, Shape{2}),
+      Make<BFloat16>({BFloat16{0x3fc0}, BFloat16{0x4000}}, Shape{2}),
       Tensor::Scalar<float>(42.0f),
       Tensor(DType::kInt32, Shape{0, 3}),
   };
@@ -225,6 +226,10 @@ TEST_CASE("npy: header bytes are NumPy's") {
   auto scalar = SerializeNpy(Tensor::Scalar<uint8_t>(7));
   REQUIRE(scalar.ok());
   CHECK(scalar->find("{'descr': '|u1', 'fortran_order': False, 'shape': (), }") == 10);
+  // bfloat16 as NumPy with ml_dtypes saves it: a 2-byte void.
+  auto bf16 = SerializeNpy(Make<BFloat16>({BFloat16{0x3fc0}, BFloat16{0x4000}}, Shape{2}));
+  REQUIRE(bf16.ok());
+  CHECK(bf16->find("{'descr': '<V2', 'fortran_order': False, 'shape': (2,), }") == 10);
   auto matrix = SerializeNpy(Tensor(DType::kBool, Shape{2, 3}));
   REQUIRE(matrix.ok());
   CHECK(matrix->find("'descr': '|b1'") != std::string::npos);

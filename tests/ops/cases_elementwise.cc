@@ -1,6 +1,8 @@
 // Op-tester cases of the element-wise families: arithmetic, comparisons and logic, unary math,
 // activations, BiasAdd, softmax, Cast, AddN, ZerosLike/OnesLike, Select.
+#include <Eigen/Core>
 #include <cmath>
+#include <complex>
 
 #include "ops/op_cases.h"
 
@@ -222,7 +224,20 @@ std::vector<OpCase> ElementwiseCases() {
                                                               {DType::kFloat, DType::kDouble},
                                                               {DType::kInt64, DType::kBool},
                                                               {DType::kUInt8, DType::kFloat},
-                                                              {DType::kFloat, DType::kFloat}}) {
+                                                              {DType::kFloat, DType::kFloat},
+                                                              // half precision, as TF casts it
+                                                              {DType::kFloat, DType::kHalf},
+                                                              {DType::kHalf, DType::kFloat},
+                                                              {DType::kFloat, DType::kBFloat16},
+                                                              {DType::kBFloat16, DType::kFloat},
+                                                              {DType::kHalf, DType::kBFloat16},
+                                                              {DType::kDouble, DType::kBFloat16},
+                                                              {DType::kInt32, DType::kHalf},
+                                                              {DType::kHalf, DType::kInt32},
+                                                              {DType::kBFloat16, DType::kInt64},
+                                                              {DType::kUInt32, DType::kHalf},
+                                                              {DType::kHalf, DType::kBool},
+                                                              {DType::kBool, DType::kBFloat16}}) {
     const DType to = dst;
     c.push_back(OpCaseBuilder("Cast")
                     .Type("SrcT", src)
@@ -233,9 +248,43 @@ std::vector<OpCase> ElementwiseCases() {
                           in[0],
                           [to](double x) {
                             if (to == DType::kBool) return x != 0 ? 1.0 : 0.0;
-                            return to == DType::kFloat || to == DType::kDouble ? x : std::trunc(x);
+                            return IsFloatingPoint(to) ? x : std::trunc(x);
                           },
                           to);
+                    })
+                    .Build());
+  }
+  // Complex: to a real type keeps the real part; from one, the imaginary part is 0.
+  {
+    using C = std::complex<float>;
+    Tensor z(DType::kComplex64, Shape{3});
+    z.data<C>()[0] = C(1.5f, -2);
+    z.data<C>()[1] = C(-3, 4);
+    z.data<C>()[2] = C(0, 7);
+    c.push_back(OpCaseBuilder("Cast", "Cast complex64 -> float16")
+                    .Type("SrcT", DType::kComplex64)
+                    .Type("DstT", DType::kHalf)
+                    .Input(z)
+                    .Reference1([](const std::vector<Tensor>& in) {
+                      Tensor out(DType::kHalf, in[0].shape());
+                      for (int i = 0; i < 3; ++i)
+                        out.data<Half>()[i].bits = Eigen::numext::bit_cast<uint16_t>(
+                            Eigen::half(in[0].data<std::complex<float>>()[i].real()));
+                      return out;
+                    })
+                    .Build());
+    c.push_back(OpCaseBuilder("Cast", "Cast float16 -> complex128")
+                    .Type("SrcT", DType::kHalf)
+                    .Type("DstT", DType::kComplex128)
+                    .Input(RandomOf(DType::kHalf, Shape{5}, 7))
+                    .Reference1([](const std::vector<Tensor>& in) {
+                      Tensor out(DType::kComplex128, in[0].shape());
+                      for (int i = 0; i < 5; ++i)
+                        out.data<std::complex<double>>()[i] = {
+                            static_cast<double>(Eigen::numext::bit_cast<Eigen::half>(
+                                in[0].data<Half>()[i].bits)),
+                            0.0};
+                      return out;
                     })
                     .Build());
   }

@@ -76,3 +76,9 @@ def application_models(tmp_path_factory):
 def issue9_models(tmp_path_factory):
     import make_issue9_models as g
     return _issue9_models(tmp_path_factory, "models", g, list(g.MODELS))
+
+
+@pytest.fixture(scope="session")
+def long_tail_models(tmp_path_factory):
+    import make_long_tail_models as g
+    return _issue9_models(tmp_path_factory, "long_tail", g, list(g.MODELS))

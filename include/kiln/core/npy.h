@@ -21,7 +21,8 @@ Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name = "<npy by
 Result<Tensor> ReadNpy(const std::filesystem::path& path);
 
 // Encodes as NumPy does (version 1.0 header unless it is too long, 64-byte aligned data).
-// Fails for dtypes NumPy has no plain equivalent for (string, bfloat16, resource, variant).
+// bfloat16 is written as NumPy with ml_dtypes writes it ('<V2'). Fails for dtypes NumPy has
+// no plain equivalent for (string, resource, variant).
 Result<std::string> SerializeNpy(const Tensor& tensor);
 Status WriteNpy(const std::filesystem::path& path, const Tensor& tensor);
 

@@ -77,6 +77,7 @@ struct PlanStats {
   int constants = 0;         // values materialised at prepare time (Const nodes and folds)
   int folded = 0;            // nodes computed at prepare time
   int fused = 0;             // products and convolutions that absorbed the ops after them
+  int widened = 0;           // half-precision nodes run in float32 between casts
   int slots = 0;             // tensors a call holds
   int planned_slots = 0;     // of those, placed in the arena
   int in_place = 0;          // planned outputs sharing their input's memory

@@ -74,10 +74,25 @@ class AttrReader {
   // The names of a list(func) attr's functions.
   Result<std::vector<std::string>> GetFunctionNameList(std::string_view name) const;
 
+  // The same attrs, with float16 and bfloat16 read as `to` by GetType and GetTypeList: how
+  // the executor prepares a node that computes half precision in a wider type.
+  AttrReader WithHalfAs(DType to) const {
+    AttrReader r = *this;
+    r.half_as_ = to;
+    return r;
+  }
+  // Whether any type or list(type) attr holds `t`.
+  bool MentionsType(DType t) const;
+
  private:
+  DType Substituted(DType t) const {
+    return half_as_ != DType::kInvalid && (t == DType::kHalf || t == DType::kBFloat16) ? half_as_
+                                                                                         : t;
+  }
   Result<const NativeAttr*> Native(std::string_view name, int kind) const;
   const ProtoAttrMap* attrs_ = nullptr;
   const NativeAttrMap* native_ = nullptr;
+  DType half_as_ = DType::kInvalid;
 };
 
 // Per-node state built by Prepare and read (never written) by compute.

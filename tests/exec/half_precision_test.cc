@@ -1,0 +1,151 @@
+// Half precision through the executor: nodes whose kernels have no float16/bfloat16 form run in
+// float32 between casts (executor/half_precision.h), with TensorFlow's dtypes at every edge.
+#include "executor/half_precision.h"
+
+#include <doctest/doctest.h>
+#include <google/protobuf/text_format.h>
+
+#include <Eigen/Core>
+
+#include "core/native_attrs.h"
+#include "kiln/exec/executor.h"
+#include "tensorflow/framework.pb.h"
+
+namespace kiln::exec {
+namespace {
+
+// y = Relu(BiasAdd(MatMul(x, w), b)) in float16: BiasAdd has no float16 kernel (widened),
+// MatMul and Relu have their own. The row's ArgMax (int64 out: never narrowed) and the biased
+// product cast to float32.
+const char* kHalfLib = R"pb(
+  function {
+    signature {
+      name: "half_dense"
+      input_arg { name: "x" type: DT_HALF }
+      input_arg { name: "w" type: DT_HALF }
+      input_arg { name: "b" type: DT_HALF }
+      output_arg { name: "y" type: DT_HALF }
+      output_arg { name: "arg" type: DT_INT64 }
+      output_arg { name: "f" type: DT_FLOAT }
+    }
+    node_def {
+      name: "mm"
+      op: "MatMul"
+      input: "x"
+      input: "w"
+      attr { key: "T" value { type: DT_HALF } }
+    }
+    node_def {
+      name: "bias"
+      op: "BiasAdd"
+      input: "mm:product:0"
+      input: "b"
+      attr { key: "T" value { type: DT_HALF } }
+    }
+    node_def {
+      name: "relu"
+      op: "Relu"
+      input: "bias:output:0"
+      attr { key: "T" value { type: DT_HALF } }
+    }
+    node_def {
+      name: "axis"
+      op: "Const"
+      attr { key: "dtype" value { type: DT_INT32 } }
+      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } }
+    }
+    node_def {
+      name: "am"
+      op: "ArgMax"
+      input: "mm:product:0"
+      input: "axis:output:0"
+      attr { key: "T" value { type: DT_HALF } }
+      attr { key: "Tidx" value { type: DT_INT32 } }
+      attr { key: "output_type" value { type: DT_INT64 } }
+    }
+    node_def {
+      name: "cast"
+      op: "Cast"
+      input: "bias:output:0"
+      attr { key: "SrcT" value { type: DT_HALF } }
+      attr { key: "DstT" value { type: DT_FLOAT } }
+    }
+    ret { key: "y" value: "relu:activations:0" }
+    ret { key: "arg" value: "am:output:0" }
+    ret { key: "f" value: "cast:y:0" }
+  }
+)pb";
+
+Tensor HalfOf(const std::vector<float>& v, const Shape& shape) {
+  Tensor t(DType::kHalf, shape);
+  for (size_t i = 0; i < v.size(); ++i)
+    t.data<Half>()[i].bits = Eigen::numext::bit_cast<uint16_t>(Eigen::half(v[i]));
+  return t;
+}
+float FloatOf(Half h) { return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(h.bits)); }
+
+TEST_CASE("half precision: a BiasAdd without a float16 kernel runs in float32 between casts") {
+  tensorflow::FunctionDefLibrary proto;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kHalfLib, &proto));
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {{DType::kHalf, PartialShape({2, 3})},
+                                         {DType::kHalf, PartialShape({3, 2})},
+                                         {DType::kHalf, PartialShape({2})}};
+  auto pf = PreparedFunction::Prepare(*lib.Find("half_dense"), lib, specs);
+  REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+  CHECK((*pf)->plan_stats().widened >= 1);
+  CHECK((*pf)->output_specs()[0].dtype == DType::kHalf);
+  CHECK((*pf)->output_specs()[1].dtype == DType::kInt64);
+  CHECK((*pf)->output_specs()[2].dtype == DType::kFloat);
+
+  // x = [[1, -2, 0.5], [0.25, 3, -1]], w = [[1, 0], [0, 1], [2, -1]]
+  const Tensor x = HalfOf({1, -2, 0.5f, 0.25f, 3, -1}, Shape{2, 3});
+  const Tensor w = HalfOf({1, 0, 0, 1, 2, -1}, Shape{3, 2});
+  const Tensor b = HalfOf({0.5f, -1}, Shape{2});
+  std::vector<Tensor> out;
+  Status s = (*pf)->Run(std::vector{x, w, b}, &out);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  // product = [[2, -2.5], [-1.75, 4]]; + b = [[2.5, -3.5], [-1.25, 3]]
+  REQUIRE(out[0].dtype() == DType::kHalf);
+  CHECK(FloatOf(out[0].data<Half>()[0]) == 2.5f);
+  CHECK(FloatOf(out[0].data<Half>()[1]) == 0.0f);
+  CHECK(FloatOf(out[0].data<Half>()[2]) == 0.0f);
+  CHECK(FloatOf(out[0].data<Half>()[3]) == 3.0f);
+  CHECK(out[1].data<int64_t>()[0] == 0);
+  CHECK(out[1].data<int64_t>()[1] == 1);
+  CHECK(out[2].data<float>()[1] == -3.5f);
+  CHECK(out[2].data<float>()[2] == -1.25f);
+}
+
+TEST_CASE("half precision: which nodes widen, and which outputs go back to the half type") {
+  CHECK(MayWiden("MatMul"));
+  CHECK_FALSE(MayWiden("Bitcast"));  // the bits are the value
+  CHECK_FALSE(MayWiden("Cast"));
+
+  const PartialShape s({2});
+  // Probe read the half type as float64: outputs that followed it carry it.
+  const std::vector<TensorSpec> widened = {
+      {DType::kFloat, s}, {DType::kFloat, s}, {DType::kInt64, s}};
+  const std::vector<TensorSpec> probe = {
+      {DType::kDouble, s}, {DType::kFloat, s}, {DType::kInt64, s}};
+  CHECK(OutputsToNarrow(widened, &probe) == std::vector<bool>{true, false, false});
+  // Without a probe every float32 output goes back.
+  CHECK(OutputsToNarrow(widened, nullptr) == std::vector<bool>{true, true, false});
+
+  NativeAttr t;
+  t.name = "T";
+  t.kind = NativeAttr::Kind::kType;
+  t.type = DTypeToProto(DType::kBFloat16);
+  const NativeAttrMap attrs({t});
+  CHECK(HalfTypeOf(AttrReader(&attrs), {}) == DType::kBFloat16);
+  CHECK(HalfTypeOf(AttrReader(&attrs), {{DType::kHalf, s}}) == DType::kInvalid);  // both: no
+  CHECK(AttrReader(&attrs).WithHalfAs(DType::kFloat).GetType("T").value() == DType::kFloat);
+
+  auto c = CastNow(HalfOf({1.5f, -3}, Shape{2}), DType::kFloat);
+  REQUIRE(c.ok());
+  CHECK(c->data<float>()[0] == 1.5f);
+  CHECK(c->data<float>()[1] == -3.0f);
+}
+
+}  // namespace
+}  // namespace kiln::exec

@@ -1,0 +1,156 @@
+"""The long tail of issue 21, as TensorFlow 2.21 / Keras 3 write it: mixed-precision Keras models
+(float16 and bfloat16 policies), half-precision signatures, and tf.Modules for the op areas a
+fixed op list left out. TensorFlow's outputs are recorded for test_long_tail_models.py.
+
+    python make_long_tail_models.py OUT [NAME...]
+
+MODELS says, per model, the tolerance its outputs are held to: "float32" (1e-4 relative, as
+the issue-9 models), "float16" or "bfloat16" (the policy's compute type: TF and kiln round
+intermediate results to it in different places, so they agree to a few units of its last
+place, relative to the output's largest magnitude).
+"""
+import os
+import sys
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+import numpy as np  # noqa: E402
+
+import recording  # noqa: E402
+
+BATCH = 2
+
+# name: tolerance class (see the module docstring)
+MODELS = {
+    "cnn_mixed_float16": "float16",
+    "cnn_mixed_bfloat16": "bfloat16",
+    "transformer_mixed_float16": "float16",
+    "transformer_mixed_bfloat16": "bfloat16",
+    "lstm_mixed_float16": "float16",
+    "gru_mixed_bfloat16": "bfloat16",
+    "half_signature": "float16",
+}
+
+
+def _images(size, channels=3, seed=3):
+    return np.random.default_rng(seed).uniform(-1, 1, (BATCH, size, size, channels)).astype(
+        np.float32)
+
+
+def _cnn():
+    import keras
+    L = keras.layers
+    img = keras.Input((16, 16, 3), name="image")
+    x = L.Conv2D(8, 3, activation="relu")(img)
+    x = L.BatchNormalization()(x)
+    x = L.DepthwiseConv2D(3, padding="same", activation="relu6")(x)
+    x = L.SeparableConv2D(8, 3, padding="same")(x)
+    x = L.MaxPooling2D()(x)
+    x = L.Conv2DTranspose(4, 3, strides=2, padding="same")(x)
+    x = L.AveragePooling2D(2)(x)
+    x = L.GlobalAveragePooling2D()(x)
+    x = L.Dense(10)(x)
+    out = L.Activation("softmax", dtype="float32")(x)
+    return keras.Model(img, out), {"image": _images(16)}
+
+
+def _transformer():
+    import keras
+    L = keras.layers
+    seq, dim = 8, 16
+    tokens = keras.Input((seq,), dtype="int32", name="tokens")
+    x = L.Embedding(50, dim)(tokens)
+    a = L.MultiHeadAttention(num_heads=2, key_dim=8)(x, x)
+    x = L.LayerNormalization()(x + a)
+    f = L.Dense(dim)(L.Dense(32, activation="gelu")(x))
+    x = L.LayerNormalization()(x + f)
+    out = L.Dense(3, dtype="float32")(L.GlobalAveragePooling1D()(x))
+    t = np.random.default_rng(4).integers(0, 50, (BATCH, seq)).astype(np.int32)
+    return keras.Model(tokens, out), {"tokens": t}
+
+
+def _recurrent(layer):
+    def make():
+        import keras
+        L = keras.layers
+        seq = keras.Input((6, 4), name="seq")
+        x = layer(L)(seq)
+        out = L.Dense(2, dtype="float32")(x)
+        s = np.random.default_rng(5).uniform(-1, 1, (BATCH, 6, 4)).astype(np.float32)
+        return keras.Model(seq, out), {"seq": s}
+    return make
+
+
+KERAS = {
+    "cnn": _cnn,
+    "transformer": _transformer,
+    "lstm": _recurrent(lambda L: L.LSTM(8)),
+    "gru": _recurrent(lambda L: L.GRU(8, return_sequences=True)),
+}
+
+
+def _export_keras(name):
+    arch, policy = name.split("_mixed_")
+
+    def make(bundle):
+        import keras
+        keras.mixed_precision.set_global_policy("mixed_" + policy)
+        try:
+            keras.utils.set_random_seed(recording.seed_of(name))
+            model, feed = KERAS[arch]()
+            recording.randomize_weights(model, recording.seed_of(name))
+            model.export(bundle, format="tf_saved_model", verbose=False)
+        finally:
+            keras.mixed_precision.set_global_policy("float32")
+        return "model.export", {"serving_default": feed}
+    return make
+
+
+def _half_signature(bundle):
+    """float16 in and out, float16 and bfloat16 variables, a bfloat16 output."""
+    import tensorflow as tf
+
+    class Half(tf.Module):
+        def __init__(self):
+            super().__init__()
+            rng = np.random.default_rng(6)
+            self.w = tf.Variable(rng.uniform(-1, 1, (4, 3)).astype(np.float16))
+            self.wb = tf.Variable(rng.uniform(-1, 1, (4, 3)).astype(np.float32), dtype=tf.bfloat16)
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float16)])
+        def f(self, x):
+            y = tf.matmul(x, self.w)
+            z = tf.matmul(tf.cast(x, tf.bfloat16), self.wb)
+            return {"softmax": tf.nn.softmax(y), "relu_bf16": tf.nn.relu(z),
+                    "sum": tf.reduce_sum(x, axis=1), "as_float": tf.cast(z, tf.float32),
+                    "sqrt": tf.sqrt(tf.abs(x)), "top": tf.math.top_k(y, 2).values}
+
+    m = Half()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
+    x = np.random.default_rng(7).uniform(-2, 2, (BATCH, 4)).astype(np.float16)
+    return "tf.saved_model.save", {"serving_default": {"x": x}}
+
+
+def _maker(name):
+    if "_mixed_" in name:
+        return _export_keras(name)
+    return {"half_signature": _half_signature}[name]
+
+
+def make_all(out, names=None, log=print):
+    names = list(MODELS) if not names else names
+    os.makedirs(out, exist_ok=True)
+    t0 = time.monotonic()
+    entries = {name: recording.build_and_record(out, name, _maker(name), log) for name in names}
+    return recording.write_manifest(
+        out, {"models": entries, "seconds": round(time.monotonic() - t0, 1)}, __file__)
+
+
+if __name__ == "__main__":
+    m = make_all(sys.argv[1], sys.argv[2:])
+    bad = {k: v["error"] for k, v in m["models"].items() if v["error"]}
+    for k, e in bad.items():
+        print(f"--- {k}\n{e}")
+    print(f"{len(m['models']) - len(bad)} of {len(m['models'])} written in {m['seconds']} s")
+    sys.exit(1 if bad else 0)
