@@ -25,11 +25,20 @@ struct NpyType {
 };
 
 constexpr NpyType kTypes[] = {
-    {'f', 4, DType::kFloat},     {'f', 8, DType::kDouble},      {'f', 2, DType::kHalf},
-    {'i', 1, DType::kInt8},      {'i', 2, DType::kInt16},       {'i', 4, DType::kInt32},
-    {'i', 8, DType::kInt64},     {'u', 1, DType::kUInt8},       {'u', 2, DType::kUInt16},
-    {'u', 4, DType::kUInt32},    {'u', 8, DType::kUInt64},      {'b', 1, DType::kBool},
-    {'c', 8, DType::kComplex64}, {'c', 16, DType::kComplex128},
+    {'f', 4, DType::kFloat},
+    {'f', 8, DType::kDouble},
+    {'f', 2, DType::kHalf},
+    {'i', 1, DType::kInt8},
+    {'i', 2, DType::kInt16},
+    {'i', 4, DType::kInt32},
+    {'i', 8, DType::kInt64},
+    {'u', 1, DType::kUInt8},
+    {'u', 2, DType::kUInt16},
+    {'u', 4, DType::kUInt32},
+    {'u', 8, DType::kUInt64},
+    {'b', 1, DType::kBool},
+    {'c', 8, DType::kComplex64},
+    {'c', 16, DType::kComplex128},
     // bfloat16 has no NumPy dtype of its own: NumPy with ml_dtypes (what TensorFlow's .numpy()
     // gives) saves it as a 2-byte void, '<V2', so that is how we read and write it.
     {'V', 2, DType::kBFloat16},

@@ -20,13 +20,23 @@ DType HalfTypeOf(const AttrReader& attrs, const std::vector<TensorSpec>& inputs)
 bool MayWiden(std::string_view op) {
   // Bit-level views of the type, conversions that must keep it, and random ops whose
   // half-precision streams TF draws differently from float32 ones.
-  static constexpr std::string_view kKeep[] = {
-      "Bitcast",       "Cast",          "Const",
-      "DecodeRaw",     "DecodePaddedRaw", "ParseTensor",
-      "SerializeTensor", "Placeholder", "RandomUniform",
-      "RandomStandardNormal", "TruncatedNormal", "StatelessRandomUniformV2",
-      "StatelessRandomNormalV2", "StatelessTruncatedNormalV2", "StatelessRandomUniform",
-      "StatelessRandomNormal", "StatelessTruncatedNormal"};
+  static constexpr std::string_view kKeep[] = {"Bitcast",
+                                               "Cast",
+                                               "Const",
+                                               "DecodeRaw",
+                                               "DecodePaddedRaw",
+                                               "ParseTensor",
+                                               "SerializeTensor",
+                                               "Placeholder",
+                                               "RandomUniform",
+                                               "RandomStandardNormal",
+                                               "TruncatedNormal",
+                                               "StatelessRandomUniformV2",
+                                               "StatelessRandomNormalV2",
+                                               "StatelessTruncatedNormalV2",
+                                               "StatelessRandomUniform",
+                                               "StatelessRandomNormal",
+                                               "StatelessTruncatedNormal"};
   for (std::string_view k : kKeep)
     if (op == k) return false;
   return true;
@@ -54,8 +64,7 @@ Result<CastStep> PrepareCastStep(DType from, DType to, const PartialShape& shape
 }
 
 Result<Tensor> CastNow(const Tensor& t, DType to) {
-  KILN_ASSIGN_OR_RETURN(CastStep cast,
-                        PrepareCastStep(t.dtype(), to, PartialShape(t.shape())));
+  KILN_ASSIGN_OR_RETURN(CastStep cast, PrepareCastStep(t.dtype(), to, PartialShape(t.shape())));
   Tensor slots[2] = {t, Tensor()};
   const int32_t in = 0, out = 1;
   ScratchArena scratch;

@@ -469,7 +469,8 @@ class FunctionCompiler {
     PrepareContext ctx, probe;
     if (!prepare_as(DType::kFloat, analysis, &converted, ctx)) return false;
     const bool probed = prepare_as(DType::kDouble, /*analysis_only=*/true, nullptr, probe);
-    const std::vector<bool> narrow = OutputsToNarrow(ctx.outputs, probed ? &probe.outputs : nullptr);
+    const std::vector<bool> narrow =
+        OutputsToNarrow(ctx.outputs, probed ? &probe.outputs : nullptr);
     ComputeFn compute = FindKernel(DeviceType::kCpu, node.op);
     if (compute == nullptr) return false;
     // Inputs: constants converted now, the rest cast by a step.

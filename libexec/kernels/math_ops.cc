@@ -22,13 +22,13 @@ T* Data(const Tensor& t) {
 // ---- Cast ------------------------------------------------------------------------------------
 
 // Every numeric dtype TF's Cast kernel takes, half precision and complex included.
-using CastTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
-                           uint8_t, uint16_t, uint32_t, uint64_t, bool, std::complex<float>,
-                           std::complex<double>>;
+using CastTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, bool, std::complex<float>, std::complex<double>>;
 
 template <typename T>
-inline constexpr bool kIsComplexValue = std::is_same_v<T, std::complex<float>> ||
-                                        std::is_same_v<T, std::complex<double>>;
+inline constexpr bool kIsComplexValue =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 
 // One element, as TF's Cast converts it: complex to real keeps the real part, anything to bool
 // is "not zero", half precision goes through float (exact), float to integer truncates.
@@ -48,17 +48,24 @@ Dst CastValue(ComputeType<Src> v) {
                                         std::is_same_v<S, int64_t> || std::is_same_v<S, uint64_t>,
                                     double, float>;
     Wide w;
-    if constexpr (kIsComplexValue<S>) w = static_cast<Wide>(v.real());
-    else if constexpr (std::is_same_v<S, bool>) w = v ? Wide(1) : Wide(0);
-    else w = static_cast<Wide>(v);
+    if constexpr (kIsComplexValue<S>)
+      w = static_cast<Wide>(v.real());
+    else if constexpr (std::is_same_v<S, bool>)
+      w = v ? Wide(1) : Wide(0);
+    else
+      w = static_cast<Wide>(v);
     D d;
     if constexpr (kIsComplexValue<D>) {
-      if constexpr (kIsComplexValue<S>) d = D(v);
-      else d = D(static_cast<typename D::value_type>(w), 0);
+      if constexpr (kIsComplexValue<S>)
+        d = D(v);
+      else
+        d = D(static_cast<typename D::value_type>(w), 0);
     } else if constexpr (std::is_same_v<S, int64_t> || std::is_same_v<S, uint64_t>) {
       // Integers go straight across (no detour through double's 53 bits).
-      if constexpr (kIsFloating<D>) d = static_cast<D>(static_cast<float>(v));
-      else d = static_cast<D>(v);
+      if constexpr (kIsFloating<D>)
+        d = static_cast<D>(static_cast<float>(v));
+      else
+        d = static_cast<D>(v);
     } else {
       d = static_cast<D>(w);
     }
@@ -82,9 +89,8 @@ Status PrepareCast(PrepareContext& ctx) {
 
 // The types the Eigen path below has always handled; the rest convert element by element.
 template <typename T>
-inline constexpr bool kEigenCastType =
-    std::is_same_v<T, float> || std::is_same_v<T, double> || kIsInteger<T> ||
-    std::is_same_v<T, bool>;
+inline constexpr bool kEigenCastType = std::is_same_v<T, float> || std::is_same_v<T, double> ||
+                                       kIsInteger<T> || std::is_same_v<T, bool>;
 
 Status ComputeCast(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
@@ -100,9 +106,9 @@ Status ComputeCast(const KernelContext& ctx) {
       using Dst = typename decltype(dst_tag)::type;
       const int64_t n = x.NumElements();
       if constexpr (kEigenCastType<Src> && kEigenCastType<Dst>) {
-        functor::CastFunctor<EigenCpuDevice, Src, Dst>()(
-            Cpu(), functor::ConstFlat<Src>(Data<Src>(x), n),
-            functor::Flat<Dst>(Data<Dst>(*out), n));
+        functor::CastFunctor<EigenCpuDevice, Src, Dst>()(Cpu(),
+                                                         functor::ConstFlat<Src>(Data<Src>(x), n),
+                                                         functor::Flat<Dst>(Data<Dst>(*out), n));
       } else {
         const ComputeType<Src>* in = ComputeData<Src>(x);
         Dst* o = Data<Dst>(*out);

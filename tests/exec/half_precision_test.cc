@@ -33,42 +33,78 @@ const char* kHalfLib = R"pb(
       op: "MatMul"
       input: "x"
       input: "w"
-      attr { key: "T" value { type: DT_HALF } }
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
     }
     node_def {
       name: "bias"
       op: "BiasAdd"
       input: "mm:product:0"
       input: "b"
-      attr { key: "T" value { type: DT_HALF } }
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
     }
     node_def {
       name: "relu"
       op: "Relu"
       input: "bias:output:0"
-      attr { key: "T" value { type: DT_HALF } }
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
     }
     node_def {
       name: "axis"
       op: "Const"
-      attr { key: "dtype" value { type: DT_INT32 } }
-      attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape {} int_val: 1 } } }
+      attr {
+        key: "dtype"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_INT32
+            tensor_shape {}
+            int_val: 1
+          }
+        }
+      }
     }
     node_def {
       name: "am"
       op: "ArgMax"
       input: "mm:product:0"
       input: "axis:output:0"
-      attr { key: "T" value { type: DT_HALF } }
-      attr { key: "Tidx" value { type: DT_INT32 } }
-      attr { key: "output_type" value { type: DT_INT64 } }
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "Tidx"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "output_type"
+        value { type: DT_INT64 }
+      }
     }
     node_def {
       name: "cast"
       op: "Cast"
       input: "bias:output:0"
-      attr { key: "SrcT" value { type: DT_HALF } }
-      attr { key: "DstT" value { type: DT_FLOAT } }
+      attr {
+        key: "SrcT"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_FLOAT }
+      }
     }
     ret { key: "y" value: "relu:activations:0" }
     ret { key: "arg" value: "am:output:0" }

@@ -281,8 +281,8 @@ std::vector<OpCase> ElementwiseCases() {
                       Tensor out(DType::kComplex128, in[0].shape());
                       for (int i = 0; i < 5; ++i)
                         out.data<std::complex<double>>()[i] = {
-                            static_cast<double>(Eigen::numext::bit_cast<Eigen::half>(
-                                in[0].data<Half>()[i].bits)),
+                            static_cast<double>(
+                                Eigen::numext::bit_cast<Eigen::half>(in[0].data<Half>()[i].bits)),
                             0.0};
                       return out;
                     })

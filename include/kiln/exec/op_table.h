@@ -87,7 +87,7 @@ class AttrReader {
  private:
   DType Substituted(DType t) const {
     return half_as_ != DType::kInvalid && (t == DType::kHalf || t == DType::kBFloat16) ? half_as_
-                                                                                         : t;
+                                                                                       : t;
   }
   Result<const NativeAttr*> Native(std::string_view name, int kind) const;
   const ProtoAttrMap* attrs_ = nullptr;
