@@ -81,9 +81,13 @@ std::span<const KernelEntry> MathExtraCpuKernels();
 std::span<const OpDefinition> ReductionOpDefs();
 std::span<const KernelEntry> ReductionCpuKernels();
 
-// Stateful and stateless random ops (random_ops.cc).
+// Stateful random ops and Multinomial (random_ops.cc).
 std::span<const OpDefinition> RandomOpDefs();
 std::span<const KernelEntry> RandomCpuKernels();
+
+// Stateless random ops, V1 (seed) and V2 (key, counter, alg) (stateless_random_ops.cc).
+std::span<const OpDefinition> StatelessRandomOpDefs();
+std::span<const KernelEntry> StatelessRandomCpuKernels();
 
 // EagerPyFunc: host callbacks registered in this process (host_callback_ops.cc).
 std::span<const OpDefinition> HostCallbackOpDefs();
@@ -277,6 +281,7 @@ std::span<const KernelEntry> RefVariableCpuKernels();
   X(MathExtra)              \
   X(Reduction)              \
   X(Random)                 \
+  X(StatelessRandom)        \
   X(HostCallback)           \
   X(MathUnary)              \
   X(Complex)                \

@@ -4,6 +4,7 @@
 // and counter give TF's values (checked against the Random123 known answers and TF 2.21).
 #pragma once
 
+#include <Eigen/Core>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -85,6 +86,21 @@ inline double Uint64ToDouble(uint32_t x0, uint32_t x1) {
   return d - 1.0;
 }
 
+// [0, 1) in half precision from the low 10 (float16) or 7 (bfloat16) bits, TF's Uint16ToHalf
+// and Uint16ToGfloat16: the mantissa of a value in [1, 2), minus one.
+inline Eigen::half Uint16ToHalf(uint32_t x) {
+  const uint16_t bits = static_cast<uint16_t>((15u << 10) | (x & 0x3ffu));
+  return Eigen::numext::bit_cast<Eigen::half>(bits) - Eigen::half(1.0f);
+}
+inline Eigen::bfloat16 Uint16ToBFloat16(uint32_t x) {
+  const uint16_t bits = static_cast<uint16_t>((127u << 7) | (x & 0x7fu));
+  return Eigen::numext::bit_cast<Eigen::bfloat16>(bits) - Eigen::bfloat16(1.0f);
+}
+
+template <typename T>
+inline constexpr bool kIsHalfType =
+    std::is_same_v<T, Eigen::half> || std::is_same_v<T, Eigen::bfloat16>;
+
 // Box-Muller, as TF writes it (u1 clamped away from 0 so log stays finite).
 inline void BoxMullerFloat(uint32_t x0, uint32_t x1, float* f0, float* f1) {
   float u1 = Uint32ToFloat(x0);
@@ -105,15 +121,20 @@ inline void BoxMullerDouble(uint32_t x0, uint32_t x1, uint32_t x2, uint32_t x3, 
   *d1 = std::cos(v1) * u2;
 }
 
-// Each distribution turns one Philox block into kCount values.
+// Each distribution turns one Philox block into kCount values. T is float, double, or
+// Eigen::half / Eigen::bfloat16 (drawn as TF does: four per block, normals through float).
 template <typename T>
 struct UniformDist {
-  static constexpr int kCount = std::is_same_v<T, float> ? 4 : 2;
+  static constexpr int kCount = std::is_same_v<T, double> ? 2 : 4;
   std::array<T, kCount> operator()(Philox& gen) const {
     const Philox::Result s = gen();
     std::array<T, kCount> r;
     if constexpr (std::is_same_v<T, float>) {
       for (int i = 0; i < 4; ++i) r[i] = Uint32ToFloat(s[i]);
+    } else if constexpr (std::is_same_v<T, Eigen::half>) {
+      for (int i = 0; i < 4; ++i) r[i] = Uint16ToHalf(s[i]);
+    } else if constexpr (std::is_same_v<T, Eigen::bfloat16>) {
+      for (int i = 0; i < 4; ++i) r[i] = Uint16ToBFloat16(s[i]);
     } else {
       for (int i = 0; i < 2; ++i) r[i] = Uint64ToDouble(s[2 * size_t(i)], s[2 * size_t(i) + 1]);
     }
@@ -123,17 +144,69 @@ struct UniformDist {
 
 template <typename T>
 struct NormalDist {
-  static constexpr int kCount = std::is_same_v<T, float> ? 4 : 2;
+  static constexpr int kCount = std::is_same_v<T, double> ? 2 : 4;
   std::array<T, kCount> operator()(Philox& gen) const {
     const Philox::Result s = gen();
     std::array<T, kCount> r;
-    if constexpr (std::is_same_v<T, float>) {
-      BoxMullerFloat(s[0], s[1], &r[0], &r[1]);
-      BoxMullerFloat(s[2], s[3], &r[2], &r[3]);
-    } else {
+    if constexpr (std::is_same_v<T, double>) {
       BoxMullerDouble(s[0], s[1], s[2], s[3], &r[0], &r[1]);
+    } else {
+      float f[4];
+      BoxMullerFloat(s[0], s[1], &f[0], &f[1]);
+      BoxMullerFloat(s[2], s[3], &f[2], &f[3]);
+      for (int i = 0; i < 4; ++i) r[i] = static_cast<T>(f[i]);
     }
     return r;
+  }
+};
+
+// The 32-bit outputs of a stream one at a time (TF's SingleSampleAdapter).
+class SingleSamples {
+ public:
+  explicit SingleSamples(Philox* gen) : gen_(gen) {}
+  uint32_t operator()() {
+    if (used_ == 4) {
+      block_ = (*gen_)();
+      used_ = 0;
+    }
+    return block_[used_++];
+  }
+
+ private:
+  Philox* gen_;
+  Philox::Result block_{};
+  int used_ = 4;
+};
+
+// Normals with |x| < 2, redrawn until kCount fall inside (TF's TruncatedNormalDistribution).
+// A variable number of blocks per group: see FillPhiloxVariable.
+template <typename T>
+struct TruncatedNormalDist {
+  static constexpr int kCount = std::is_same_v<T, double> ? 2 : 4;
+  std::array<T, kCount> operator()(SingleSamples& samples) const {
+    std::array<T, kCount> r;
+    int n = 0;
+    while (true) {
+      if constexpr (std::is_same_v<T, double>) {
+        const uint32_t x0 = samples(), x1 = samples(), x2 = samples(), x3 = samples();
+        double d[2];
+        BoxMullerDouble(x0, x1, x2, x3, &d[0], &d[1]);
+        for (double v : d)
+          if (std::abs(v) < 2.0) {
+            r[n++] = v;
+            if (n == kCount) return r;
+          }
+      } else {
+        const uint32_t x0 = samples(), x1 = samples();
+        float f[2];
+        BoxMullerFloat(x0, x1, &f[0], &f[1]);
+        for (float v : f)
+          if (std::abs(v) < 2.0f) {
+            r[n++] = static_cast<T>(v);
+            if (n == kCount) return r;
+          }
+      }
+    }
   }
 };
 
@@ -141,7 +214,7 @@ struct NormalDist {
 template <typename T>
 struct UniformIntDist {
   using U = std::make_unsigned_t<T>;
-  static constexpr int kCount = std::is_same_v<T, int32_t> ? 4 : 2;
+  static constexpr int kCount = sizeof(T) == 4 ? 4 : 2;
   UniformIntDist(T lo, T hi) : lo(lo), range(static_cast<U>(hi) - static_cast<U>(lo)) {}
   std::array<T, kCount> operator()(Philox& gen) const {
     const Philox::Result s = gen();
@@ -172,6 +245,41 @@ void FillPhilox(Philox gen, const Dist& dist, T* out, int64_t n) {
     for (int64_t i = 0; i < m; ++i) out[pos + i] = group[i];
   }
 }
+
+// The same for distributions that use a variable number of samples per group (TF's
+// FillPhiloxRandomTask<..., true>): group g starts kCount * 256 / 4 blocks after group g - 1.
+template <typename Dist, typename T>
+void FillPhiloxVariable(Philox base, const Dist& dist, T* out, int64_t n) {
+  constexpr uint64_t kSkipPerGroup = uint64_t{Dist::kCount} * 256 / 4;
+  for (int64_t pos = 0, g = 0; pos < n; pos += Dist::kCount, ++g) {
+    Philox gen = base;
+    gen.Skip(static_cast<uint64_t>(g) * kSkipPerGroup);
+    SingleSamples samples(&gen);
+    const auto group = dist(samples);
+    const int64_t m = n - pos < Dist::kCount ? n - pos : Dist::kCount;
+    for (int64_t i = 0; i < m; ++i) out[pos + i] = group[i];
+  }
+}
+
+// Every bit pattern of an integer type (TF's UniformFullIntDistribution): four 32-bit values
+// per block, or two 64-bit ones.
+template <typename T>
+struct FullIntDist {
+  static constexpr int kCount = sizeof(T) == 4 ? 4 : 2;
+  std::array<T, kCount> operator()(Philox& gen) const {
+    const Philox::Result s = gen();
+    std::array<T, kCount> r;
+    for (int i = 0; i < kCount; ++i) {
+      if constexpr (kCount == 4) {
+        r[i] = static_cast<T>(s[i]);
+      } else {
+        r[i] =
+            static_cast<T>(s[2 * size_t(i)] | (static_cast<uint64_t>(s[2 * size_t(i) + 1]) << 32));
+      }
+    }
+    return r;
+  }
+};
 
 // TF's key and counter for the stateless ops from a [2] seed: the seed is scrambled by one
 // Philox block so that either half may be weak.

@@ -2,8 +2,7 @@
 // Stateful ops (RandomStandardNormal, RandomUniform, RandomUniformInt) keep one generator per
 // node: seeded by attrs seed/seed2 (both 0: a fresh random seed), and each call reserves
 // 256 blocks per output element as TF's GuardedPhiloxRandom does, so a seeded node repeats
-// TF's sequence of calls. Stateless ops (StatelessRandomNormal, StatelessRandomUniform) derive
-// key and counter from their seed input the way TF's GenerateKey does.
+// TF's sequence of calls. The stateless ops are in stateless_random_ops.cc.
 //
 // Checked against TensorFlow 2.21 (kernels_random_test.cc): stateless uniform and seeded
 // stateful uniform / uniform-int values are identical; normal values agree to within float /
@@ -19,14 +18,12 @@
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 #include "kernels/philox.h"
+#include "kernels/random_util.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {
-namespace {
 
 using random::Philox;
-
-constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
 
 // ---- the shape input -------------------------------------------------------------------------
 
@@ -78,6 +75,99 @@ Result<Shape> ShapeFromInput(const KernelContext& ctx, const Tensor& t) {
   return shape;
 }
 
+// ---- Multinomial (shared with StatelessMultinomial) ---------------------------------------
+
+Result<DType> PrepareMultinomialSpecs(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(
+      ctx, "T", t, {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16}));
+  KILN_PREPARE_ASSIGN(ctx, DType out_type, ctx.attrs.GetType("output_dtype", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "output_dtype", out_type, kRandomIndexDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "logits", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "num_samples", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "logits", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "num_samples", 0));
+  const PartialShape& logits = ctx.inputs[0].shape;
+  int64_t samples = -1;
+  if (ctx.constant_inputs.size() > 1 && ctx.constant_inputs[1] != nullptr) {
+    samples = ctx.constant_inputs[1]->scalar<int32_t>();
+    if (samples < 0) {
+      return ctx.Error("input 'num_samples' must be non-negative, got ", samples);
+    }
+  }
+  ctx.outputs = {
+      TensorSpec{out_type, PartialShape{logits.unknown_rank() ? -1 : logits.dim(0), samples}}};
+  return out_type;
+}
+
+Status SampleMultinomial(const KernelContext& ctx, DType out_type,
+                         FunctionRef<Philox(int64_t blocks)> generator) {
+  const Tensor& logits = ctx.input(0);
+  const Tensor& samples_t = ctx.input(1);
+  if (logits.rank() != 2) {
+    return ctx.Error("input 'logits' must be a matrix, got shape ", logits.shape().ToString());
+  }
+  if (samples_t.rank() != 0) {
+    return ctx.Error("input 'num_samples' must be a scalar, got shape ",
+                     samples_t.shape().ToString());
+  }
+  const int64_t samples = samples_t.scalar<int32_t>();
+  if (samples < 0) return ctx.Error("input 'num_samples' must be non-negative, got ", samples);
+  const int64_t batch = logits.dim(0), classes = logits.dim(1);
+  if (classes <= 0) {
+    return ctx.Error("input 'logits' must have at least one class, got shape ",
+                     logits.shape().ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_type, Shape{batch, samples}));
+  if (out->NumElements() == 0) return OkStatus();
+  const int64_t ceil4 = (samples + 3) / 4 * 4 * 2;  // doubles: two outputs per sample
+  Philox gen = generator(batch * ceil4);
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(double) * classes));
+  double* cdf = static_cast<double*>(mem);
+  // TF's SingleSampleAdapter: the four outputs of a block, one at a time.
+  Philox::Result block{};
+  int used = 4;
+  auto next32 = [&]() {
+    if (used == 4) {
+      block = gen();
+      used = 0;
+    }
+    return block[used++];
+  };
+  return Dispatch<TypeList<float, double, Half, BFloat16>>(logits.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* l = ComputeData<T>(logits);
+    return DispatchDType<int32_t, int64_t>(out_type, [&](auto index_tag) {
+      using Index = typename decltype(index_tag)::type;
+      Index* o = out->data<Index>();
+      for (int64_t b = 0; b < batch; ++b) {
+        const C* row = l + b * classes;
+        C max = std::numeric_limits<C>::lowest();
+        for (int64_t j = 0; j < classes; ++j)
+          if (Eigen::numext::isfinite(row[j]) && row[j] > max) max = row[j];
+        const double max_logit = static_cast<double>(max);
+        double total = 0;
+        for (int64_t j = 0; j < classes; ++j) {
+          if (Eigen::numext::isfinite(row[j]))
+            total += std::exp(static_cast<double>(row[j]) - max_logit);
+          cdf[j] = total;
+        }
+        for (int64_t k = 0; k < samples; ++k) {
+          const uint32_t x0 = next32();
+          const uint32_t x1 = next32();
+          const double to_find = random::Uint64ToDouble(x0, x1) * total;
+          o[b * samples + k] =
+              static_cast<Index>(std::upper_bound(cdf, cdf + classes, to_find) - cdf);
+        }
+      }
+      return OkStatus();
+    });
+  });
+}
+
+namespace {
+
 // ---- stateful --------------------------------------------------------------------------------
 
 // Multiplier of TF's ReserveRandomOutputs: blocks skipped per output element.
@@ -116,7 +206,7 @@ Status PrepareRandomFloat(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, kFloatDTypes));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kIndexDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRandomIndexDTypes));
   PartialShape shape;
   KILN_RETURN_IF_ERROR(PrepareShapeInput(ctx, 0, t, &shape));
   KILN_PREPARE_ASSIGN(ctx, Philox gen, SeededGenerator(ctx));
@@ -144,9 +234,9 @@ Status ComputeRandomFloat(const KernelContext& ctx) {
 Status PrepareRandomUniformInt(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
   KILN_PREPARE_ASSIGN(ctx, DType tout, ctx.attrs.GetType("Tout"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", tout, kIndexDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", tout, kRandomIndexDTypes));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kIndexDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRandomIndexDTypes));
   PartialShape shape;
   KILN_RETURN_IF_ERROR(PrepareShapeInput(ctx, 0, t, &shape));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "minval", tout));
@@ -184,57 +274,6 @@ Status ComputeRandomUniformInt(const KernelContext& ctx) {
   });
 }
 
-// ---- stateless -------------------------------------------------------------------------------
-
-// StatelessRandomNormal, StatelessRandomUniform: (shape, seed[2]) -> dtype.
-Status PrepareStateless(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
-  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype", DType::kFloat));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, kFloatDTypes));
-  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kInt32));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kIndexDTypes));
-  KILN_PREPARE_ASSIGN(ctx, DType tseed, ctx.attrs.GetType("Tseed", DType::kInt64));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tseed", tseed, kIndexDTypes));
-  PartialShape shape;
-  KILN_RETURN_IF_ERROR(PrepareShapeInput(ctx, 0, t, &shape));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "seed", tseed));
-  if (!ctx.inputs[1].shape.IsCompatibleWith(PartialShape{2})) {
-    return ctx.Error("input 'seed' must have shape (2,), got ",
-                     ctx.inputs[1].shape.ToPythonString());
-  }
-  ctx.outputs = {TensorSpec{dtype, shape}};
-  ctx.state = std::make_shared<TypedOpState<DType>>(dtype);
-  return OkStatus();
-}
-
-template <template <typename> class Dist>
-Status ComputeStateless(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(Shape shape, ShapeFromInput(ctx, ctx.input(0)));
-  const Tensor& seed = ctx.input(1);
-  if (seed.shape() != Shape{2} ||
-      (seed.dtype() != DType::kInt32 && seed.dtype() != DType::kInt64)) {
-    return ctx.Error("input 'seed' must be an int32 or int64 tensor of shape (2,), got ",
-                     seed.DebugString());
-  }
-  // Sign-extended to 64 bits, as TF copies int32 seeds into uint64.
-  const uint64_t s0 = seed.dtype() == DType::kInt32
-                          ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[0]})
-                          : static_cast<uint64_t>(seed.data<int64_t>()[0]);
-  const uint64_t s1 = seed.dtype() == DType::kInt32
-                          ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[1]})
-                          : static_cast<uint64_t>(seed.data<int64_t>()[1]);
-  const DType dtype = ctx.state<TypedOpState<DType>>().value;
-  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, dtype, shape));
-  Tensor& out = *out_ptr;
-  KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    random::FillPhilox(random::StatelessGenerator(s0, s1), Dist<T>(), out.data<T>(),
-                       out.NumElements());
-    return OkStatus();
-  }));
-  return OkStatus();
-}
-
 // ---- Multinomial -----------------------------------------------------------------------------
 
 // Multinomial(logits [batch, classes], num_samples) -> [batch, num_samples] class ids, as TF's
@@ -245,94 +284,15 @@ Status ComputeStateless(const KernelContext& ctx) {
 // one shard (its split of larger batches depends on its thread pool).
 Status PrepareMultinomial(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
-  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(
-      ctx, "T", t, {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16}));
-  KILN_PREPARE_ASSIGN(ctx, DType out_type, ctx.attrs.GetType("output_dtype", DType::kInt64));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "output_dtype", out_type, kIndexDTypes));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "logits", t));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "num_samples", DType::kInt32));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "logits", 2));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "num_samples", 0));
-  const PartialShape& logits = ctx.inputs[0].shape;
-  int64_t samples = -1;
-  if (ctx.constant_inputs.size() > 1 && ctx.constant_inputs[1] != nullptr) {
-    samples = ctx.constant_inputs[1]->scalar<int32_t>();
-    if (samples < 0) {
-      return ctx.Error("input 'num_samples' must be non-negative, got ", samples);
-    }
-  }
+  KILN_PREPARE_ASSIGN(ctx, DType out_type, PrepareMultinomialSpecs(ctx));
   KILN_PREPARE_ASSIGN(ctx, Philox gen, SeededGenerator(ctx));
-  ctx.outputs = {
-      TensorSpec{out_type, PartialShape{logits.unknown_rank() ? -1 : logits.dim(0), samples}}};
   ctx.state = std::make_shared<StatefulRandomState>(out_type, gen);
   return OkStatus();
 }
 
 Status ComputeMultinomial(const KernelContext& ctx) {
-  const Tensor& logits = ctx.input(0);
-  const Tensor& samples_t = ctx.input(1);
-  if (logits.rank() != 2) {
-    return ctx.Error("input 'logits' must be a matrix, got shape ", logits.shape().ToString());
-  }
-  if (samples_t.rank() != 0) {
-    return ctx.Error("input 'num_samples' must be a scalar, got shape ",
-                     samples_t.shape().ToString());
-  }
-  const int64_t samples = samples_t.scalar<int32_t>();
-  if (samples < 0) return ctx.Error("input 'num_samples' must be non-negative, got ", samples);
-  const int64_t batch = logits.dim(0), classes = logits.dim(1);
-  if (classes <= 0) {
-    return ctx.Error("input 'logits' must have at least one class, got shape ",
-                     logits.shape().ToString());
-  }
   const auto& st = ctx.state<StatefulRandomState>();
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, st.dtype, Shape{batch, samples}));
-  if (out->NumElements() == 0) return OkStatus();
-  const int64_t ceil4 = (samples + 3) / 4 * 4 * 2;  // doubles: two outputs per sample
-  Philox gen = st.Reserve(batch * ceil4);
-  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(double) * classes));
-  double* cdf = static_cast<double*>(mem);
-  // TF's SingleSampleAdapter: the four outputs of a block, one at a time.
-  Philox::Result block{};
-  int used = 4;
-  auto next32 = [&]() {
-    if (used == 4) {
-      block = gen();
-      used = 0;
-    }
-    return block[used++];
-  };
-  return Dispatch<TypeList<float, double, Half, BFloat16>>(logits.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = ComputeType<T>;
-    const C* l = ComputeData<T>(logits);
-    return DispatchDType<int32_t, int64_t>(st.dtype, [&](auto index_tag) {
-      using Index = typename decltype(index_tag)::type;
-      Index* o = out->data<Index>();
-      for (int64_t b = 0; b < batch; ++b) {
-        const C* row = l + b * classes;
-        C max = std::numeric_limits<C>::lowest();
-        for (int64_t j = 0; j < classes; ++j)
-          if (Eigen::numext::isfinite(row[j]) && row[j] > max) max = row[j];
-        const double max_logit = static_cast<double>(max);
-        double total = 0;
-        for (int64_t j = 0; j < classes; ++j) {
-          if (Eigen::numext::isfinite(row[j]))
-            total += std::exp(static_cast<double>(row[j]) - max_logit);
-          cdf[j] = total;
-        }
-        for (int64_t k = 0; k < samples; ++k) {
-          const uint32_t x0 = next32();
-          const uint32_t x1 = next32();
-          const double to_find = random::Uint64ToDouble(x0, x1) * total;
-          o[b * samples + k] =
-              static_cast<Index>(std::upper_bound(cdf, cdf + classes, to_find) - cdf);
-        }
-      }
-      return OkStatus();
-    });
-  });
+  return SampleMultinomial(ctx, st.dtype, [&](int64_t blocks) { return st.Reserve(blocks); });
 }
 
 // ---- tables ----------------------------------------------------------------------------------
@@ -341,8 +301,6 @@ constexpr OpDefinition kDefs[] = {
     {"RandomStandardNormal", "output", kOpStateful | kOpFreshOutputs, PrepareRandomFloat},
     {"RandomUniform", "output", kOpStateful | kOpFreshOutputs, PrepareRandomFloat},
     {"RandomUniformInt", "output", kOpStateful | kOpFreshOutputs, PrepareRandomUniformInt},
-    {"StatelessRandomNormal", "output", kOpFreshOutputs, PrepareStateless},
-    {"StatelessRandomUniform", "output", kOpFreshOutputs, PrepareStateless},
     {"Multinomial", "output", kOpStateful | kOpFreshOutputs, PrepareMultinomial},
 };
 
@@ -350,8 +308,6 @@ constexpr KernelEntry kCpu[] = {
     {"RandomStandardNormal", ComputeRandomFloat<random::NormalDist>},
     {"RandomUniform", ComputeRandomFloat<random::UniformDist>},
     {"RandomUniformInt", ComputeRandomUniformInt},
-    {"StatelessRandomNormal", ComputeStateless<random::NormalDist>},
-    {"StatelessRandomUniform", ComputeStateless<random::UniformDist>},
     {"Multinomial", ComputeMultinomial},
 };
 

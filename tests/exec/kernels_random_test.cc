@@ -460,6 +460,77 @@ TEST_CASE("stateless random ops give TensorFlow's values") {
                      0);
 }
 
+TEST_CASE("V2 stateless ops (key, counter, alg) and StatelessMultinomial give TF's values") {
+  const Tensor seed = Make<int64_t>({42, -7}, {2});
+  auto kc = OpRunner("StatelessRandomGetKeyCounter").Type("Tseed", DType::kInt64).Input(seed).Run();
+  REQUIRE_MESSAGE(kc.ok(), kc.status().ToString());
+  const Tensor key = (*kc)[0], counter = (*kc)[1];
+  CHECK(key.data<uint64_t>()[0] == 2774805041207955654ull);
+  CHECK(counter.data<uint64_t>()[0] == 0);
+  CHECK(counter.data<uint64_t>()[1] == 372921912380631164ull);
+  auto v2 = [&](const std::string& op, DType dtype, int64_t n) {
+    OpRunner r(op);
+    r.Type("dtype", dtype)
+        .Type("Tshape", DType::kInt64)
+        .ConstantInput(Make<int64_t>({n}, {1}))
+        .Input(key)
+        .Input(counter)
+        .Input(Tensor::Scalar<int32_t>(1));
+    if (op == "StatelessRandomUniformIntV2")
+      r.Input(Tensor::Scalar<int32_t>(-5)).Input(Tensor::Scalar<int32_t>(7));
+    return r.Run1();
+  };
+  // The first four truncated normals are the plain normals of the same seed (all within 2).
+  auto trunc = v2("StatelessTruncatedNormalV2", DType::kFloat, 6);
+  REQUIRE_MESSAGE(trunc.ok(), trunc.status().ToString());
+  CheckValues<float>(*trunc,
+                     {-1.3491313457489014, 0.17942215502262115, -1.6042351722717285,
+                      0.3836206793785095, -0.08845454454421997, 1.0281952619552612},
+                     1e-6);
+  auto half = v2("StatelessRandomUniformV2", DType::kHalf, 5);
+  REQUIRE(half.ok());
+  const std::vector<uint16_t> half_bits = {14488, 13852, 14934, 10176, 14496};
+  for (int i = 0; i < 5; ++i) CHECK(half->data<Half>()[i].bits == half_bits[i]);
+  auto bf16 = v2("StatelessRandomNormalV2", DType::kBFloat16, 5);
+  REQUIRE(bf16.ok());
+  const std::vector<uint16_t> bf16_bits = {49069, 15928, 49101, 16068, 48904};
+  for (int i = 0; i < 5; ++i) CHECK(bf16->data<BFloat16>()[i].bits == bf16_bits[i]);
+  auto ints = v2("StatelessRandomUniformIntV2", DType::kInt32, 6);
+  REQUIRE(ints.ok());
+  const auto int_values = ints->flat<int32_t>();
+  CHECK(std::vector<int32_t>(int_values.begin(), int_values.end()) ==
+        std::vector<int32_t>{-5, 2, 6, -2, -1, 3});
+  auto full = v2("StatelessRandomUniformFullIntV2", DType::kUInt64, 3);
+  REQUIRE(full.ok());
+  CHECK(full->data<uint64_t>()[0] == 3198313881469629004ull);
+  CHECK(full->data<uint64_t>()[2] == 14480402320494234192ull);
+  // Threefry is TPU-only: refused with what runs.
+  OpRunner threefry("StatelessRandomUniformV2");
+  threefry.Type("dtype", DType::kFloat)
+      .Type("Tshape", DType::kInt64)
+      .ConstantInput(Make<int64_t>({2}, {1}))
+      .Input(key)
+      .Input(counter)
+      .Input(Tensor::Scalar<int32_t>(2));
+  auto refused = threefry.Run1();
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("only Philox") != std::string::npos);
+
+  auto multinomial =
+      OpRunner("StatelessMultinomial")
+          .T(DType::kFloat)
+          .Type("Tseed", DType::kInt64)
+          .Type("output_dtype", DType::kInt64)
+          .Input(Make<float>({std::log(0.2f), std::log(0.3f), std::log(0.5f)}, {1, 3}))
+          .ConstantInput(Tensor::Scalar<int32_t>(6))
+          .Input(seed)
+          .Run1();
+  REQUIRE_MESSAGE(multinomial.ok(), multinomial.status().ToString());
+  const auto classes = multinomial->flat<int64_t>();
+  CHECK(std::vector<int64_t>(classes.begin(), classes.end()) ==
+        std::vector<int64_t>{0, 0, 2, 0, 2, 2});
+}
+
 TEST_CASE("seeded stateful random ops give TensorFlow's values on successive calls") {
   Node uniform = FloatNode("RandomUniform", DType::kFloat, {5}, 3, 4);
   auto u1 = uniform.Call(), u2 = uniform.Call();

@@ -5,6 +5,7 @@
 // calls, so only the first single-op call is compared (NonDeterministic).
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "kernels/philox.h"
 #include "ops/op_cases.h"
@@ -66,10 +67,136 @@ Tensor ShapeInput(const Shape& s) {
   return Make<int32_t>(dims, Shape{static_cast<int64_t>(dims.size())});
 }
 
+// TF's truncated normals: group g (kCount values) starts kCount * 64 blocks into the stream and
+// takes Box-Muller pairs (float) or quads (double) until kCount fall within (-2, 2).
+Tensor TruncatedNormals(const Philox& base, DType t, const Shape& s) {
+  const int64_t n = s.num_elements();
+  const bool f32 = t == DType::kFloat;
+  const int count = f32 ? 4 : 2;
+  Tensor out(t, s);
+  for (int64_t g = 0; g * count < n; ++g) {
+    Philox gen = base;
+    gen.Skip(static_cast<uint64_t>(g) * count * 64);
+    const std::vector<uint32_t> raw = Raw(gen, 4096);
+    size_t next = 0;
+    for (int64_t k = g * count; k < std::min<int64_t>(n, (g + 1) * count);) {
+      double v[2];
+      if (f32) {
+        float a, b;
+        exec::random::BoxMullerFloat(raw[next], raw[next + 1], &a, &b);
+        next += 2;
+        v[0] = a;
+        v[1] = b;
+      } else {
+        exec::random::BoxMullerDouble(raw[next], raw[next + 1], raw[next + 2], raw[next + 3], &v[0],
+                                      &v[1]);
+        next += 4;
+      }
+      for (double x : v) {
+        if (std::abs(x) >= 2 || k >= std::min<int64_t>(n, (g + 1) * count)) continue;
+        if (f32)
+          out.data<float>()[k++] = static_cast<float>(x);
+        else
+          out.data<double>()[k++] = x;
+      }
+    }
+  }
+  return out;
+}
+
+// Integers from raw bits: lo + bits % range, or every bit pattern (full range).
+Tensor Integers(const Philox& gen, DType t, const Shape& s, int64_t lo, int64_t hi, bool full) {
+  const int64_t n = s.num_elements();
+  const bool wide = t == DType::kInt64 || t == DType::kUInt64;
+  const std::vector<uint32_t> raw = Raw(gen, 2 * n);
+  Tensor out(t, s);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint64_t bits = wide ? raw[2 * i] | (uint64_t{raw[2 * i + 1]} << 32) : raw[i];
+    const uint64_t v =
+        full ? bits : static_cast<uint64_t>(lo) + bits % static_cast<uint64_t>(hi - lo);
+    if (t == DType::kInt32) out.data<int32_t>()[i] = static_cast<int32_t>(v);
+    if (t == DType::kInt64) out.data<int64_t>()[i] = static_cast<int64_t>(v);
+    if (t == DType::kUInt32) out.data<uint32_t>()[i] = static_cast<uint32_t>(v);
+    if (t == DType::kUInt64) out.data<uint64_t>()[i] = v;
+  }
+  return out;
+}
+
+// The key and counter tensors of a generator, as StatelessRandomGetKeyCounter writes them.
+std::vector<Tensor> KeyCounter(const Philox& gen) {
+  auto join = [](uint32_t lo, uint32_t hi) { return lo | (uint64_t{hi} << 32); };
+  return {Make<uint64_t>({join(gen.key()[0], gen.key()[1])}, {1}),
+          Make<uint64_t>(
+              {join(gen.counter()[0], gen.counter()[1]), join(gen.counter()[2], gen.counter()[3])},
+              {2})};
+}
+
+// Stateless cases: V1 ops take the seed; V2 ops the key, counter and algorithm it gives.
+void AddStatelessCases(std::vector<OpCase>& c) {
+  const Tensor seed = Make<int64_t>({17, -4}, {2});
+  const Philox gen = exec::random::StatelessGenerator(17, static_cast<uint64_t>(-4));
+  const std::vector<Tensor> kc = KeyCounter(gen);
+  for (bool alg : {false, true}) {
+    OpCaseBuilder b(alg ? "StatelessRandomGetKeyCounterAlg" : "StatelessRandomGetKeyCounter");
+    b.Type("Tseed", DType::kInt64).Input(seed).Reference([kc, alg](const std::vector<Tensor>&) {
+      std::vector<Tensor> out = kc;
+      if (alg) out.push_back(Tensor::Scalar<int32_t>(1));
+      return out;
+    });
+    c.push_back(b.Build());
+  }
+  auto add = [&](const std::string& op, bool v2, DType t, const Shape& s,
+                 std::function<Tensor()> ref, double tol, std::vector<Tensor> extra = {}) {
+    OpCaseBuilder b(op);
+    b.Type("dtype", t).Type(v2 ? "Tshape" : "T", DType::kInt32).ConstInput(ShapeInput(s));
+    if (v2) {
+      b.Input(kc[0]).Input(kc[1]).Input(Tensor::Scalar<int32_t>(1));
+    } else {
+      b.Type("Tseed", DType::kInt64).Input(seed);
+    }
+    for (const Tensor& e : extra) b.Input(e);
+    c.push_back(
+        b.Reference1([ref](const std::vector<Tensor>&) { return ref(); }).Tolerance(tol).Build());
+  };
+  for (const Shape& s : {Shape{7}, Shape{3, 5}, Shape{0}, Shape{33, 10}}) {
+    for (DType t : {DType::kFloat, DType::kDouble}) {
+      add(
+          "StatelessRandomUniformV2", true, t, s, [=] { return Uniforms(gen, t, s); }, 0);
+      add(
+          "StatelessRandomNormalV2", true, t, s, [=] { return Normals(gen, t, s); }, 1e-6);
+      for (bool v2 : {false, true})
+        add(
+            v2 ? "StatelessTruncatedNormalV2" : "StatelessTruncatedNormal", v2, t, s,
+            [=] { return TruncatedNormals(gen, t, s); }, 1e-6);
+    }
+    for (DType t : {DType::kInt32, DType::kInt64}) {
+      const bool wide = t == DType::kInt64;
+      const std::vector<Tensor> bounds = {
+          wide ? Tensor::Scalar<int64_t>(-5) : Tensor::Scalar<int32_t>(-5),
+          wide ? Tensor::Scalar<int64_t>(1000) : Tensor::Scalar<int32_t>(1000)};
+      for (bool v2 : {false, true}) {
+        add(
+            v2 ? "StatelessRandomUniformIntV2" : "StatelessRandomUniformInt", v2, t, s,
+            [=] { return Integers(gen, t, s, -5, 1000, false); }, 0, bounds);
+        add(
+            v2 ? "StatelessRandomUniformFullIntV2" : "StatelessRandomUniformFullInt", v2, t, s,
+            [=] { return Integers(gen, t, s, 0, 0, true); }, 0);
+      }
+    }
+    add(
+        "StatelessRandomUniformFullIntV2", true, DType::kUInt64, s,
+        [=] { return Integers(gen, DType::kUInt64, s, 0, 0, true); }, 0);
+  }
+  c.push_back(OpCaseBuilder("StatelessRandomGetAlg")
+                  .Reference1([](const std::vector<Tensor>&) { return Tensor::Scalar<int32_t>(1); })
+                  .Build());
+}
+
 }  // namespace
 
 std::vector<OpCase> RandomCases() {
   std::vector<OpCase> c;
+  AddStatelessCases(c);
   for (const Shape& s : {Shape{7}, Shape{3, 5}, Shape{}, Shape{0, 2}, Shape{64, 1000}}) {
     for (DType t : {DType::kFloat, DType::kDouble}) {
       for (bool normal : {false, true}) {
@@ -145,48 +272,52 @@ std::vector<OpCase> RandomCases() {
                                    {Shape{3, 4}, 0, DType::kFloat},
                                    {Shape{3, 6}, 5, DType::kHalf}}) {
     for (DType out : {DType::kInt64, DType::kInt32}) {
-      OpCaseBuilder b("Multinomial");
-      if (out != DType::kInt64) b.Type("output_dtype", out);
-      Tensor logits = RandomOf(m.t, m.logits, 7, -3, 3);
-      if (m.t == DType::kFloat && m.logits.dim(1) == 3) {
-        logits.data<float>()[1] = -std::numeric_limits<float>::infinity();  // never drawn
+      for (bool stateless : {false, true}) {
+        OpCaseBuilder b(stateless ? "StatelessMultinomial" : "Multinomial");
+        if (out != DType::kInt64) b.Type("output_dtype", out);
+        Tensor logits = RandomOf(m.t, m.logits, 7, -3, 3);
+        if (m.t == DType::kFloat && m.logits.dim(1) == 3) {
+          logits.data<float>()[1] = -std::numeric_limits<float>::infinity();  // never drawn
+        }
+        const Philox gen = stateless
+                               ? exec::random::StatelessGenerator(17, static_cast<uint64_t>(-4))
+                               : Philox(5, 7);
+        b.T(m.t).Input(logits).ConstInput(Tensor::Scalar<int32_t>(m.samples));
+        if (stateless) {
+          b.Type("Tseed", DType::kInt64).Input(Make<int64_t>({17, -4}, {2}));
+        } else {
+          b.Int("seed", 5).Int("seed2", 7).NonDeterministic();
+        }
+        c.push_back(b.Reference1([out, gen](const std::vector<Tensor>& in) {
+                       const Tensor l = RefUnaryDouble(
+                           in[0], [](double v) { return v; }, DType::kDouble);
+                       const int64_t batch = l.dim(0), classes = l.dim(1);
+                       const int64_t samples = in[1].scalar<int32_t>();
+                       const std::vector<uint32_t> raw = Raw(gen, 2 * batch * samples);
+                       Tensor want(DType::kDouble, Shape{batch, samples});
+                       int64_t next = 0;
+                       for (int64_t r = 0; r < batch; ++r) {
+                         const double* x = l.data<double>() + r * classes;
+                         double max = -1e300;
+                         for (int64_t j = 0; j < classes; ++j)
+                           if (std::isfinite(x[j])) max = std::max(max, x[j]);
+                         std::vector<double> cdf(classes);
+                         double total = 0;
+                         for (int64_t j = 0; j < classes; ++j) {
+                           if (std::isfinite(x[j])) total += std::exp(x[j] - max);
+                           cdf[j] = total;
+                         }
+                         for (int64_t k = 0; k < samples; ++k, next += 2) {
+                           const double u = exec::random::Uint64ToDouble(raw[next], raw[next + 1]);
+                           int64_t pick = 0;
+                           while (pick < classes && cdf[pick] <= u * total) ++pick;
+                           want.data<double>()[r * samples + k] = static_cast<double>(pick);
+                         }
+                       }
+                       return RefUnaryDouble(
+                           want, [](double v) { return v; }, out);
+                     }).Build());
       }
-      c.push_back(b.T(m.t)
-                      .Int("seed", 5)
-                      .Int("seed2", 7)
-                      .Input(logits)
-                      .ConstInput(Tensor::Scalar<int32_t>(m.samples))
-                      .Reference1([out](const std::vector<Tensor>& in) {
-                        const Tensor l = RefUnaryDouble(
-                            in[0], [](double v) { return v; }, DType::kDouble);
-                        const int64_t batch = l.dim(0), classes = l.dim(1);
-                        const int64_t samples = in[1].scalar<int32_t>();
-                        const std::vector<uint32_t> raw = Raw(Philox(5, 7), 2 * batch * samples);
-                        Tensor want(DType::kDouble, Shape{batch, samples});
-                        int64_t next = 0;
-                        for (int64_t r = 0; r < batch; ++r) {
-                          const double* x = l.data<double>() + r * classes;
-                          double max = -1e300;
-                          for (int64_t j = 0; j < classes; ++j)
-                            if (std::isfinite(x[j])) max = std::max(max, x[j]);
-                          std::vector<double> cdf(classes);
-                          double total = 0;
-                          for (int64_t j = 0; j < classes; ++j) {
-                            if (std::isfinite(x[j])) total += std::exp(x[j] - max);
-                            cdf[j] = total;
-                          }
-                          for (int64_t k = 0; k < samples; ++k, next += 2) {
-                            const double u = exec::random::Uint64ToDouble(raw[next], raw[next + 1]);
-                            int64_t pick = 0;
-                            while (pick < classes && cdf[pick] <= u * total) ++pick;
-                            want.data<double>()[r * samples + k] = static_cast<double>(pick);
-                          }
-                        }
-                        return RefUnaryDouble(
-                            want, [](double v) { return v; }, out);
-                      })
-                      .NonDeterministic()
-                      .Build());
     }
   }
   return c;

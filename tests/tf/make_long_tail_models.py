@@ -30,6 +30,7 @@ MODELS = {
     "lstm_mixed_float16": "float16",
     "gru_mixed_bfloat16": "bfloat16",
     "half_signature": "float16",
+    "stateless_random": "float32",
 }
 
 
@@ -132,10 +133,56 @@ def _half_signature(bundle):
     return "tf.saved_model.save", {"serving_default": {"x": x}}
 
 
+def _stateless_random(bundle):
+    """tf.random.stateless_* (the V2 ops with key, counter and algorithm), the V1 raw ops with a
+    seed input, and Keras's seeded Dropout / GaussianNoise / RandomFlip run in training mode."""
+    import tensorflow as tf
+    raw = tf.raw_ops
+
+    class Random(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32),
+                                      tf.TensorSpec([2], tf.int64)])
+        def f(self, x, seed):
+            out = {"uniform": x + tf.random.stateless_uniform(tf.shape(x), seed=seed)}
+            for dt in (tf.float64, tf.float16, tf.bfloat16):
+                u = tf.random.stateless_uniform([5], seed=seed, dtype=dt)
+                n = tf.random.stateless_normal([6], seed=seed, dtype=dt)
+                out[f"uniform_{dt.name}"] = tf.cast(u, tf.float32)
+                out[f"normal_{dt.name}"] = tf.cast(n, tf.float32)
+            out["normal"] = tf.random.stateless_normal([7, 3], seed=seed, mean=1.0, stddev=2.0)
+            out["truncated"] = tf.random.stateless_truncated_normal([300], seed=seed)
+            out["truncated_f64"] = tf.random.stateless_truncated_normal([9], seed=seed,
+                                                                        dtype=tf.float64)
+            out["int32"] = tf.random.stateless_uniform([9], seed=seed, minval=-5, maxval=7,
+                                                       dtype=tf.int32)
+            out["int64"] = tf.random.stateless_uniform([5], seed=seed, minval=0, maxval=1 << 40,
+                                                       dtype=tf.int64)
+            out["full_uint32"] = tf.random.stateless_uniform([6], seed=seed, minval=None,
+                                                             maxval=None, dtype=tf.uint32)
+            out["full_int64"] = tf.random.stateless_uniform([3], seed=seed, minval=None,
+                                                            maxval=None, dtype=tf.int64)
+            out["categorical"] = tf.random.stateless_categorical(
+                tf.math.log([[0.2, 0.3, 0.5], [0.9, 0.05, 0.05]]), 8, seed=seed)
+            s32 = tf.cast(seed, tf.int32)
+            out["v1_uniform"] = raw.StatelessRandomUniform(shape=[5], seed=s32)
+            out["v1_truncated"] = raw.StatelessTruncatedNormal(shape=[5], seed=seed)
+            out["v1_int"] = raw.StatelessRandomUniformInt(shape=[5], seed=seed, minval=3,
+                                                          maxval=90)
+            out["v1_full"] = raw.StatelessRandomUniformFullInt(shape=[4], seed=seed,
+                                                               dtype=tf.int64)
+            return out
+
+    m = Random()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
+    x = np.random.default_rng(8).uniform(-1, 1, (BATCH, 3)).astype(np.float32)
+    feeds = {"serving_default": {"x": x, "seed": np.array([7, 42], np.int64)}}
+    return "tf.saved_model.save", feeds
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
-    return {"half_signature": _half_signature}[name]
+    return {"half_signature": _half_signature, "stateless_random": _stateless_random}[name]
 
 
 def make_all(out, names=None, log=print):

@@ -1,0 +1,30 @@
+// What the stateful (random_ops.cc) and stateless (stateless_random_ops.cc) random ops share:
+// the "shape" input, and Multinomial's sampling from a given Philox stream.
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+
+#include "kernels/philox.h"
+#include "kiln/exec/op_table.h"
+
+namespace kiln::exec {
+
+// The dtypes of shape, seed and index arguments.
+inline constexpr std::initializer_list<DType> kRandomIndexDTypes = {DType::kInt32, DType::kInt64};
+
+// The output spec from a 1-D int32/int64 "shape" input (input i): exact when the input is a
+// constant, else its length gives the rank when known.
+Status PrepareShapeInput(PrepareContext& ctx, int i, DType index_type, PartialShape* out);
+// The run-time value of a "shape" input.
+Result<Shape> ShapeFromInput(const KernelContext& ctx, const Tensor& t);
+
+// Multinomial's attrs and inputs (logits [batch, classes], num_samples); sets ctx.outputs and
+// returns the output dtype.
+Result<DType> PrepareMultinomialSpecs(PrepareContext& ctx);
+// Draws output 0 from inputs 0 (logits) and 1 (num_samples). `generator(blocks)` gives the
+// Philox stream to draw from, `blocks` being how many blocks TF reserves for the call.
+Status SampleMultinomial(const KernelContext& ctx, DType out_type,
+                         FunctionRef<random::Philox(int64_t blocks)> generator);
+
+}  // namespace kiln::exec
