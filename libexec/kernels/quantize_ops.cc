@@ -1,12 +1,19 @@
-// Fake quantisation of float32 tensors (quantisation-aware training graphs and the models
-// exported from them): FakeQuantWithMinMaxArgs (range in attrs) and FakeQuantWithMinMaxVars
-// (range in scalar inputs). The range is nudged so that 0 is exactly representable, values
-// are clamped to it and rounded to one of 2^num_bits (or 2^num_bits - 1, narrow_range) levels,
-// in float arithmetic exactly as TF's kernel.
+// Fake quantisation (quantisation-aware training graphs and the models exported from them), in
+// float arithmetic exactly as TF's kernels:
+//  - FakeQuantWithMinMaxArgs (range in attrs), FakeQuantWithMinMaxVars (range in scalar inputs)
+//    and FakeQuantWithMinMaxVarsPerChannel (a range per last-dimension channel): the range is
+//    nudged so that 0 is exactly representable, values are clamped to it and rounded to one of
+//    2^num_bits (or 2^num_bits - 1, narrow_range) levels;
+//  - QuantizeAndDequantizeV2/V3/V4: a scale that keeps 0 fixed and fits [min, max] (given, or
+//    the tensor's own) into the signed or unsigned num_bits range, per tensor or per `axis`
+//    channel, rounding half to even (or half up). float32 and float64; half-precision graphs
+//    run them in float32 (executor/half_precision.h).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "kernels/elementwise.h"
 #include "kernels/kernel_util.h"
@@ -130,14 +137,205 @@ Status ComputeFakeQuantVars(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- FakeQuantWithMinMaxVarsPerChannel ----------------------------------------------------
+
+Status PrepareFakeQuantPerChannel(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "inputs", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "min", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "max", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "min", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "max", 1));
+  const PartialShape& x = ctx.inputs[0].shape;
+  if (!x.unknown_rank() && (x.rank() < 1 || x.rank() > 4))
+    return ctx.Error("input 'inputs' must have rank 1 to 4, got ", x.ToPythonString());
+  auto st = std::make_shared<FakeQuantState>();
+  KILN_RETURN_IF_ERROR(ReadQuantAttrs(ctx, st.get()));
+  ctx.outputs = {TensorSpec{DType::kFloat, x}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeFakeQuantPerChannel(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& min_t = ctx.input(1);
+  const Tensor& max_t = ctx.input(2);
+  const int64_t depth = x.rank() > 0 ? x.dim(x.rank() - 1) : 0;
+  if (x.rank() < 1 || min_t.NumElements() != depth || max_t.NumElements() != depth)
+    return ctx.Error("inputs 'min' and 'max' must have one element per channel of the last ",
+                     "dimension of 'inputs' (", x.shape().ToString(), "), got ",
+                     min_t.shape().ToString(), " and ", max_t.shape().ToString());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
+  const float* in = x.data<float>();
+  float* o = out->data<float>();
+  const int64_t rows = depth == 0 ? 0 : x.NumElements() / depth;
+  const QuantRange range = ctx.state<FakeQuantState>().range;
+  std::vector<Nudged> nudged(static_cast<size_t>(depth));
+  for (int64_t c = 0; c < depth; ++c)
+    nudged[c] = Nudge(min_t.data<float>()[c], max_t.data<float>()[c], range);
+  ctx.threads().ParallelFor(
+      rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(depth, 1)),
+      [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; ++r)
+          for (int64_t c = 0; c < depth; ++c) {
+            const int64_t i = r * depth + c;
+            if (min_t.data<float>()[c] == 0.0f && max_t.data<float>()[c] == 0.0f) {
+              o[i] = 0.0f;
+              continue;
+            }
+            const Nudged& q = nudged[c];
+            const float shifted = std::max(std::min(in[i], q.max), q.min) - q.min;
+            o[i] = std::fma(std::floor(shifted / q.scale + 0.5f), q.scale, q.min);
+          }
+      });
+  return OkStatus();
+}
+
+// ---- QuantizeAndDequantizeV2 / V3 / V4 ---------------------------------------------------
+
+struct QdqState : OpState {
+  DType dtype = DType::kFloat;
+  bool signed_input = true, range_given = false, narrow_range = false, half_up = false;
+  int num_bits = 8;  // V2/V4; V3 reads its input
+  int axis = -1;
+  bool bits_input = false;  // V3
+};
+
+template <bool kV3>
+Status PrepareQdq(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kV3 ? 4 : 3));
+  auto st = std::make_shared<QdqState>();
+  KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, {DType::kFloat, DType::kDouble}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", st->dtype));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "input_min", st->dtype));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "input_max", st->dtype));
+  KILN_PREPARE_ASSIGN(ctx, st->signed_input, ctx.attrs.GetBool("signed_input", true));
+  KILN_PREPARE_ASSIGN(ctx, st->range_given, ctx.attrs.GetBool("range_given", kV3));
+  KILN_PREPARE_ASSIGN(ctx, st->narrow_range, ctx.attrs.GetBool("narrow_range", false));
+  KILN_PREPARE_ASSIGN(ctx, int64_t axis, ctx.attrs.GetInt("axis", -1));
+  st->axis = static_cast<int>(axis);
+  if constexpr (kV3) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "num_bits", DType::kInt32));
+    st->bits_input = true;
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, int64_t bits, ctx.attrs.GetInt("num_bits", 8));
+    st->num_bits = static_cast<int>(bits);
+    KILN_PREPARE_ASSIGN(ctx, std::string mode, ctx.attrs.GetString("round_mode", "HALF_TO_EVEN"));
+    if (mode != "HALF_TO_EVEN" && mode != "HALF_UP")
+      return ctx.Error("attr 'round_mode' is '", mode, "', expected HALF_TO_EVEN or HALF_UP");
+    st->half_up = mode == "HALF_UP";
+  }
+  const PartialShape& x = ctx.inputs[0].shape;
+  if (st->axis < -1 || (!x.unknown_rank() && st->axis >= x.rank()))
+    return ctx.Error("attr 'axis' is ", st->axis, ", expected -1 or a dimension of 'input' ",
+                     x.ToPythonString());
+  ctx.outputs = {TensorSpec{st->dtype, x}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// One channel: TF's ComputeQuantizationRange, then clamp (range given), scale and round.
+template <typename T>
+void QdqChannel(const QdqState& st, int bits, T min_range, T max_range, const T* in, T* out,
+                int64_t outer, int64_t stride, int64_t inner) {
+  const int64_t min_q = st.signed_input ? (st.narrow_range ? -(int64_t{1} << (bits - 1)) + 1
+                                                           : -(int64_t{1} << (bits - 1)))
+                                        : 0;
+  const int64_t max_q = st.signed_input ? (int64_t{1} << (bits - 1)) - 1 : (int64_t{1} << bits) - 1;
+  const T from_min = static_cast<T>(min_q) * min_range > 0 ? static_cast<T>(min_q) / min_range
+                                                           : std::numeric_limits<T>::max();
+  const T from_max = static_cast<T>(max_q) * max_range > 0 ? static_cast<T>(max_q) / max_range
+                                                           : std::numeric_limits<T>::max();
+  T scale, inverse;
+  if (from_min < from_max) {
+    scale = from_min;
+    inverse = min_range / static_cast<T>(min_q);
+    max_range = static_cast<T>(max_q) * inverse;
+  } else {
+    scale = from_max;
+    inverse = max_range / static_cast<T>(max_q);
+    min_range = static_cast<T>(min_q) * inverse;
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i = 0; i < inner; ++i) {
+      const int64_t k = o * stride + i;
+      T v = in[k];
+      if (st.range_given) v = std::max(std::min(v, max_range), min_range);
+      const T scaled = v * scale;
+      const T rounded = st.half_up ? std::floor(scaled + T(0.5)) : std::nearbyint(scaled);
+      out[k] = rounded * inverse;
+    }
+}
+
+Status ComputeQdq(const KernelContext& ctx) {
+  const auto& st = ctx.state<QdqState>();
+  const Tensor& x = ctx.input(0);
+  int bits = st.num_bits;
+  if (st.bits_input) {
+    if (ctx.input(3).NumElements() != 1)
+      return ctx.Error("input 'num_bits' must be a scalar, got ", ctx.input(3).DebugString());
+    bits = ctx.input(3).data<int32_t>()[0];
+  }
+  const int64_t max_bits = st.signed_input ? 63 : 62;
+  if (bits < 1 || bits > max_bits || (st.signed_input && bits < 2))
+    return ctx.Error("num_bits is ", bits, ", out of range for ",
+                     st.signed_input ? "signed" : "unsigned", " input");
+  const int axis = st.axis;
+  if (axis >= x.rank()) return ctx.Error("attr 'axis' is ", axis, " for input ", x.DebugString());
+  const int64_t depth = axis < 0 ? 1 : x.dim(axis);
+  int64_t inner = 1;
+  for (int d = axis + 1; d < x.rank() && axis >= 0; ++d) inner *= x.dim(d);
+  const int64_t outer = depth == 0 || inner == 0 ? 0 : x.NumElements() / (depth * inner);
+  const Tensor& min_t = ctx.input(1);
+  const Tensor& max_t = ctx.input(2);
+  if (st.range_given && (min_t.NumElements() != depth || max_t.NumElements() != depth))
+    return ctx.Error("inputs 'input_min' and 'input_max' must have ", depth,
+                     " element(s), got shapes ", min_t.shape().ToString(), " and ",
+                     max_t.shape().ToString());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  return DispatchDType<float, double>(st.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* in = x.data<T>();
+    T* o = out->data<T>();
+    for (int64_t c = 0; c < depth; ++c) {
+      const T* cin = in + c * inner;
+      T lo, hi;
+      if (st.range_given) {
+        lo = min_t.data<T>()[c];
+        hi = max_t.data<T>()[c];
+        if (lo > hi) return ctx.Error("invalid range: input_min ", lo, " > input_max ", hi);
+      } else {
+        lo = std::numeric_limits<T>::max();
+        hi = std::numeric_limits<T>::lowest();
+        for (int64_t q = 0; q < outer; ++q)
+          for (int64_t i = 0; i < inner; ++i) {
+            lo = std::min(lo, cin[q * depth * inner + i]);
+            hi = std::max(hi, cin[q * depth * inner + i]);
+          }
+      }
+      QdqChannel<T>(st, bits, lo, hi, cin, o + c * inner, outer, depth * inner, inner);
+    }
+    return OkStatus();
+  });
+}
+
 constexpr OpDefinition kDefs[] = {
     {"FakeQuantWithMinMaxArgs", "outputs", kOpElementwise, PrepareFakeQuantArgs},
     {"FakeQuantWithMinMaxVars", "outputs", kOpElementwise, PrepareFakeQuantVars},
+    {"FakeQuantWithMinMaxVarsPerChannel", "outputs", kOpElementwise, PrepareFakeQuantPerChannel},
+    {"QuantizeAndDequantizeV2", "output", kOpFreshOutputs, PrepareQdq<false>},
+    {"QuantizeAndDequantizeV3", "output", kOpFreshOutputs, PrepareQdq<true>},
+    {"QuantizeAndDequantizeV4", "output", kOpFreshOutputs, PrepareQdq<false>},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"FakeQuantWithMinMaxArgs", ComputeFakeQuantArgs},
     {"FakeQuantWithMinMaxVars", ComputeFakeQuantVars},
+    {"FakeQuantWithMinMaxVarsPerChannel", ComputeFakeQuantPerChannel},
+    {"QuantizeAndDequantizeV2", ComputeQdq},
+    {"QuantizeAndDequantizeV3", ComputeQdq},
+    {"QuantizeAndDequantizeV4", ComputeQdq},
 };
 
 }  // namespace

@@ -31,6 +31,7 @@ MODELS = {
     "gru_mixed_bfloat16": "bfloat16",
     "half_signature": "float16",
     "stateless_random": "float32",
+    "fake_quant": "float32",
 }
 
 
@@ -179,10 +180,57 @@ def _stateless_random(bundle):
     return "tf.saved_model.save", feeds
 
 
+def _fake_quant(bundle):
+    """What quantisation-aware training leaves in a graph: fake-quant with fixed, variable and
+    per-channel ranges, and quantize-dequantize pairs (V2, V3, V4; given or own range; per axis;
+    both rounding modes; float64: TF's CPU kernels take float32 and float64 only)."""
+    import tensorflow as tf
+    q = tf.quantization
+    raw = tf.raw_ops
+
+    class FakeQuant(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.lo = tf.Variable(-1.5)
+            self.hi = tf.Variable(2.0)
+            self.ch_lo = tf.Variable([-1.0, -2.0, -0.5, 0.0])
+            self.ch_hi = tf.Variable([1.0, 2.5, 0.5, 0.0])
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], tf.float32)])
+        def f(self, x):
+            d = tf.cast(x, tf.float64)
+            return {
+                "args": q.fake_quant_with_min_max_args(x, -2.0, 2.0, num_bits=6),
+                "vars": q.fake_quant_with_min_max_vars(x, self.lo, self.hi, narrow_range=True),
+                "per_channel": q.fake_quant_with_min_max_vars_per_channel(x, self.ch_lo,
+                                                                          self.ch_hi),
+                "qdq_given": q.quantize_and_dequantize_v2(x, -1.0, 1.0, range_given=True),
+                "qdq_own": q.quantize_and_dequantize_v2(x, 0.0, 0.0, num_bits=4),
+                "qdq_unsigned": q.quantize_and_dequantize_v2(
+                    tf.abs(x), 0.0, 1.5, signed_input=False, range_given=True,
+                    round_mode="HALF_UP"),
+                # Per axis, each channel's own range (TF 2.21 refuses a given per-axis range:
+                # it asks for scalars).
+                "qdq_axis": raw.QuantizeAndDequantizeV4(input=x, input_min=self.ch_lo,
+                                                        input_max=self.ch_hi, axis=1,
+                                                        narrow_range=True),
+                "qdq_v3": raw.QuantizeAndDequantizeV3(input=x, input_min=-1.0, input_max=1.0,
+                                                      num_bits=5, range_given=True),
+                "qdq_v4_f64": raw.QuantizeAndDequantizeV4(input=d, input_min=d[0, 0] - 1,
+                                                          input_max=d[0, 0] + 1),
+            }
+
+    m = FakeQuant()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
+    x = np.random.default_rng(9).uniform(-2.5, 2.5, (5, 4)).astype(np.float32)
+    return "tf.saved_model.save", {"serving_default": {"x": x}}
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
-    return {"half_signature": _half_signature, "stateless_random": _stateless_random}[name]
+    return {"half_signature": _half_signature, "stateless_random": _stateless_random,
+            "fake_quant": _fake_quant}[name]
 
 
 def make_all(out, names=None, log=print):
