@@ -85,6 +85,11 @@ std::span<const KernelEntry> ReductionCpuKernels();
 std::span<const OpDefinition> RandomOpDefs();
 std::span<const KernelEntry> RandomCpuKernels();
 
+// Dense linear algebra: Cholesky, MatrixInverse, MatrixSolve, MatrixTriangularSolve,
+// LogMatrixDeterminant, Lu, Qr, Svd, SelfAdjointEigV2 (linalg_ops.cc).
+std::span<const OpDefinition> LinalgOpDefs();
+std::span<const KernelEntry> LinalgCpuKernels();
+
 // Stateless random ops, V1 (seed) and V2 (key, counter, alg) (stateless_random_ops.cc).
 std::span<const OpDefinition> StatelessRandomOpDefs();
 std::span<const KernelEntry> StatelessRandomCpuKernels();
@@ -289,6 +294,7 @@ std::span<const KernelEntry> RefVariableCpuKernels();
   X(Scan)                   \
   X(Count)                  \
   X(Matrix)                 \
+  X(Linalg)                 \
   X(Segment)                \
   X(Loss)                   \
   X(Quantize)               \

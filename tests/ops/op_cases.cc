@@ -13,6 +13,7 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"scan", ScanCases},
       {"count", CountCases},
       {"matrix", MatrixCases},
+      {"linalg", LinalgCases},
       {"segment", SegmentCases},
       {"loss", LossCases},
       {"random", RandomCases},

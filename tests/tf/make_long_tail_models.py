@@ -32,6 +32,7 @@ MODELS = {
     "half_signature": "float16",
     "stateless_random": "float32",
     "fake_quant": "float32",
+    "linalg": "float32",
 }
 
 
@@ -226,11 +227,58 @@ def _fake_quant(bundle):
     return "tf.saved_model.save", {"serving_default": {"x": x}}
 
 
+def _linalg(bundle):
+    """tf.linalg on batches: decompositions, solves, inverses, determinants, in float32, float64
+    and complex64. Factors that are unique only up to signs (eigenvectors, singular vectors)
+    are returned as what is unique: |v| and the reconstruction u diag(s) v^H."""
+    import tensorflow as tf
+    la = tf.linalg
+
+    class Linalg(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 3, 3], tf.float32),
+                                      tf.TensorSpec([None, 3, 2], tf.float32)])
+        def f(self, a, b):
+            spd = tf.matmul(a, a, transpose_b=True) + 3.0 * tf.eye(3)
+            lower = la.band_part(a, -1, 0) + 4.0 * tf.eye(3)
+            d = tf.cast(spd, tf.float64)
+            c = tf.complex(spd, a)
+            sign, logdet = la.slogdet(a)
+            lu, perm = la.lu(spd)
+            q, r = la.qr(a)
+            qf, rf = la.qr(tf.transpose(b, [0, 2, 1]), full_matrices=True)
+            s, u, v = la.svd(b)
+            e, vec = la.eigh(spd)
+            return {
+                "cholesky": la.cholesky(spd), "cholesky_f64": la.cholesky(d),
+                "inv": la.inv(spd), "inv_adjoint": la.inv(a + 4.0 * tf.eye(3), adjoint=True),
+                "inv_c64": tf.abs(la.inv(c)),
+                "solve": la.solve(spd, b), "solve_adjoint": la.solve(lower, b, adjoint=True),
+                "tri_lower": la.triangular_solve(lower, b),
+                "tri_upper_adjoint": la.triangular_solve(tf.transpose(lower, [0, 2, 1]), b,
+                                                         lower=False, adjoint=True),
+                "tri_broadcast": la.triangular_solve(lower[0], b),
+                "sign": sign, "logdet": logdet, "det": la.det(spd),
+                "lu": lu, "perm": perm, "lu_f64": la.lu(d)[0],
+                "q_abs": tf.abs(q), "r_abs": tf.abs(r), "qr": tf.matmul(q, r),
+                "qf_shape": tf.shape(qf), "rf_abs": tf.abs(rf),
+                "s": s, "usv": tf.matmul(u * s[:, None, :], v, adjoint_b=True),
+                "s_only": la.svd(a, compute_uv=False),
+                "eig": e, "eig_vec_abs": tf.abs(vec), "eig_only": la.eigvalsh(d),
+            }
+
+    m = Linalg()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
+    rng = np.random.default_rng(10)
+    feeds = {"serving_default": {"a": rng.uniform(-1, 1, (BATCH, 3, 3)).astype(np.float32),
+                                 "b": rng.uniform(-1, 1, (BATCH, 3, 2)).astype(np.float32)}}
+    return "tf.saved_model.save", feeds
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
     return {"half_signature": _half_signature, "stateless_random": _stateless_random,
-            "fake_quant": _fake_quant}[name]
+            "fake_quant": _fake_quant, "linalg": _linalg}[name]
 
 
 def make_all(out, names=None, log=print):
