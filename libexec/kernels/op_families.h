@@ -85,6 +85,10 @@ std::span<const KernelEntry> ReductionCpuKernels();
 std::span<const OpDefinition> RandomOpDefs();
 std::span<const KernelEntry> RandomCpuKernels();
 
+// tf.Example parsing: ParseExampleV2, ParseExample, ParseSingleExample (parse_example_ops.cc).
+std::span<const OpDefinition> ParseExampleOpDefs();
+std::span<const KernelEntry> ParseExampleCpuKernels();
+
 // Dense linear algebra: Cholesky, MatrixInverse, MatrixSolve, MatrixTriangularSolve,
 // LogMatrixDeterminant, Lu, Qr, Svd, SelfAdjointEigV2 (linalg_ops.cc).
 std::span<const OpDefinition> LinalgOpDefs();
@@ -295,6 +299,7 @@ std::span<const KernelEntry> RefVariableCpuKernels();
   X(Count)                  \
   X(Matrix)                 \
   X(Linalg)                 \
+  X(ParseExample)           \
   X(Segment)                \
   X(Loss)                   \
   X(Quantize)               \

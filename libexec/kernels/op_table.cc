@@ -87,7 +87,14 @@ Result<int> ArgLength(const OpDefinition& def, const OutputArg& a, const ProtoAt
     return InvalidArgument("op ", def.name, ": output arg '", a.name, "' is a list of attr '",
                            a.length_attr, "' tensors; resolving it needs the node's attrs");
   }
-  KILN_ASSIGN_OR_RETURN_CTX(int64_t n, AttrReader(attrs).GetInt(a.length_attr), "op ", def.name);
+  // An int attr, or a list(type) attr whose length is the list's ("sparse_values*sparse_types").
+  const AttrReader reader(attrs);
+  int64_t n = 0;
+  if (auto types = reader.GetTypeList(a.length_attr); types.ok()) {
+    n = static_cast<int64_t>(types->size());
+  } else {
+    KILN_ASSIGN_OR_RETURN_CTX(n, reader.GetInt(a.length_attr), "op ", def.name);
+  }
   if (n < 0 || n > (1 << 20)) {
     return InvalidArgument("op ", def.name, ": attr '", a.length_attr, "' = ", n,
                            " is not a valid list length");

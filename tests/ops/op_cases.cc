@@ -14,6 +14,7 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"count", CountCases},
       {"matrix", MatrixCases},
       {"linalg", LinalgCases},
+      {"parse", ParseCases},
       {"segment", SegmentCases},
       {"loss", LossCases},
       {"random", RandomCases},

@@ -19,6 +19,7 @@ std::vector<OpCase> ScanCases();         // cases_scan.cc
 std::vector<OpCase> CountCases();        // cases_count.cc
 std::vector<OpCase> MatrixCases();       // cases_matrix.cc
 std::vector<OpCase> LinalgCases();       // cases_linalg.cc
+std::vector<OpCase> ParseCases();        // cases_parse.cc
 std::vector<OpCase> SegmentCases();      // cases_segment.cc
 std::vector<OpCase> LossCases();         // cases_loss.cc
 std::vector<OpCase> RandomCases();       // cases_random.cc

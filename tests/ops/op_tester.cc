@@ -399,6 +399,12 @@ OpCaseBuilder& OpCaseBuilder::ShapeAttr(const std::string& attr, const PartialSh
   PartialShapeToProto(s, c_.attrs[attr].mutable_shape());
   return *this;
 }
+OpCaseBuilder& OpCaseBuilder::ShapeList(const std::string& attr,
+                                        const std::vector<PartialShape>& shapes) {
+  auto* list = c_.attrs[attr].mutable_list();
+  for (const PartialShape& s : shapes) PartialShapeToProto(s, list->add_shape());
+  return *this;
+}
 OpCaseBuilder& OpCaseBuilder::TensorAttr(const std::string& attr, const Tensor& t) {
   Status s = TensorToProto(t, c_.attrs[attr].mutable_tensor());
   REQUIRE_MESSAGE(s.ok(), s.ToString());

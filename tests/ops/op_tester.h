@@ -62,6 +62,7 @@ class OpCaseBuilder {
   OpCaseBuilder& String(const std::string& attr, const std::string& v);
   OpCaseBuilder& StringList(const std::string& attr, const std::vector<std::string>& v);
   OpCaseBuilder& ShapeAttr(const std::string& attr, const PartialShape& s);
+  OpCaseBuilder& ShapeList(const std::string& attr, const std::vector<PartialShape>& shapes);
   OpCaseBuilder& TensorAttr(const std::string& attr, const Tensor& t);
   OpCaseBuilder& T(DType t) { return Type("T", t); }
   OpCaseBuilder& Input(const Tensor& t);

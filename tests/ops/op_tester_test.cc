@@ -37,6 +37,7 @@ TEST_CASE("op tester: scan") { RunOpCases(ScanCases()); }
 TEST_CASE("op tester: count") { RunOpCases(CountCases()); }
 TEST_CASE("op tester: matrix") { RunOpCases(MatrixCases()); }
 TEST_CASE("op tester: linalg") { RunOpCases(LinalgCases()); }
+TEST_CASE("op tester: parse") { RunOpCases(ParseCases()); }
 TEST_CASE("op tester: segment") { RunOpCases(SegmentCases()); }
 TEST_CASE("op tester: loss") { RunOpCases(LossCases()); }
 TEST_CASE("op tester: random") { RunOpCases(RandomCases()); }

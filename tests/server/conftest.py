@@ -105,8 +105,8 @@ def built():
 
 @pytest.fixture(scope="session")
 def repo(tmp_path_factory):
-    """A model repository (TF Serving layout) with mlp, multi, cnn and examples at version 1,
-    and the reference data for them."""
+    """A model repository (TF Serving layout) with mlp, multi, cnn, examples and estimator at
+    version 1, and the reference data for them."""
     import make_models
     root = tmp_path_factory.mktemp("models")
     ref = make_models.make_all(str(root), str(SAMPLES))
@@ -128,7 +128,7 @@ def server(repo, tmp_path_factory):
     """The shared server: every model, labels on multi, default options."""
     root, _ = repo
     d = tmp_path_factory.mktemp("server")
-    cfg = write_config(d / "models.config", root, ["mlp", "multi", "cnn", "examples"],
+    cfg = write_config(d / "models.config", root, ["mlp", "multi", "cnn", "examples", "estimator"],
                        {"multi": ' version_labels { key: "stable" value: 1 }'})
     s = Server([f"--model_config_file={cfg}", "--file_system_poll_wait_seconds=1",
                 "--rest_api_max_body_bytes=4000000", "--rest_api_timeout_in_ms=2000"], d)

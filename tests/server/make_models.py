@@ -89,6 +89,50 @@ def make_examples(path):
         f.write(sm.SerializeToString())
 
 
+def make_estimator(path):
+    """An Estimator-style bundle: classify and regress signatures that parse serialized
+    tf.Examples (ParseExampleV2) and score them with a small dense layer."""
+    import tensorflow as tf
+    from tensorflow.core.protobuf import saved_model_pb2
+    spec = {"x": tf.io.FixedLenFeature([3], tf.float32),
+            "kind": tf.io.FixedLenFeature([], tf.string, default_value="a")}
+
+    class Estimator(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable([[0.5, -1.0], [1.5, 0.25], [-0.75, 2.0]])
+
+        def _logits(self, inputs):
+            f = tf.io.parse_example(inputs, spec)
+            bonus = tf.cast(tf.equal(f["kind"], "b"), tf.float32)[:, None]
+            return tf.matmul(f["x"], self.w) + bonus
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+        def classify(self, inputs):
+            logits = self._logits(inputs)
+            n = tf.shape(inputs)[0]
+            return {"classes": tf.tile(tf.constant([["neg", "pos"]]), tf.stack([n, 1])),
+                    "scores": tf.nn.softmax(logits)}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+        def regress(self, inputs):
+            return {"outputs": tf.reduce_sum(self._logits(inputs), axis=1)}
+
+    m = Estimator()
+    tf.saved_model.save(m, path, signatures={"serving_default": m.classify,
+                                             "classify": m.classify, "regress": m.regress})
+    pb = os.path.join(path, "saved_model.pb")
+    sm = saved_model_pb2.SavedModel()
+    with open(pb, "rb") as f:
+        sm.ParseFromString(f.read())
+    sigs = sm.meta_graphs[0].signature_def
+    for k in ("serving_default", "classify"):
+        sigs[k].method_name = "tensorflow/serving/classify"
+    sigs["regress"].method_name = "tensorflow/serving/regress"
+    with open(pb, "wb") as f:
+        f.write(sm.SerializeToString())
+
+
 def make_all(root, samples_dir):
     """Model repository under root: {name}/1 for each model; returns reference data."""
     os.makedirs(os.path.join(root, "mlp"), exist_ok=True)
@@ -97,6 +141,7 @@ def make_all(root, samples_dir):
     make_multi(os.path.join(root, "multi", "1"))
     cnn = make_cnn(os.path.join(root, "cnn", "1"))
     make_examples(os.path.join(root, "examples", "1"))
+    make_estimator(os.path.join(root, "estimator", "1"))
     x = np.random.default_rng(3).random((4, 28, 28, 1), dtype=np.float32)
     ref = {
         "mlp_x": np.load(os.path.join(root, "mlp_io", "x_7.npy")),

@@ -79,6 +79,40 @@ def test_classify_and_regress(stub):
     assert [r.value for r in rresp.result.regressions] == [2.0, 2.0]
 
 
+def test_classify_and_regress_parse_examples(stub, repo):
+    """The Estimator-style bundle parses the examples (ParseExampleV2), through gRPC: TF's
+    scores and values for the same examples, the context's features merged into each."""
+    import tensorflow as tf
+    from tensorflow_serving.apis import classification_pb2, regression_pb2
+    rows = [[0.5, -1.25, 2.5], [1.5, 0.25, -0.5]]
+    req = classification_pb2.ClassificationRequest()
+    req.model_spec.name = "estimator"
+    ctx = req.input.example_list_with_context.context
+    ctx.features.feature["kind"].bytes_list.value.append(b"b")
+    protos = []
+    for x in rows:
+        ex = req.input.example_list_with_context.examples.add()
+        ex.features.feature["x"].float_list.value.extend(x)
+        full = tf.train.Example()
+        full.CopyFrom(ex)
+        full.features.feature["kind"].bytes_list.value.append(b"b")
+        protos.append(full.SerializeToString())
+    resp = stub.Classify(req, timeout=30)
+    sigs = tf.saved_model.load(str(repo[0] / "estimator" / "1")).signatures
+    want = sigs["classify"](inputs=tf.constant(protos))["scores"].numpy()
+    for c, w in zip(resp.result.classifications, want):
+        assert [x.label for x in c.classes] == ["neg", "pos"]
+        np.testing.assert_allclose([x.score for x in c.classes], w, rtol=1e-5)
+    rreq = regression_pb2.RegressionRequest()
+    rreq.model_spec.name = "estimator"
+    rreq.model_spec.signature_name = "regress"
+    rreq.input.CopyFrom(req.input)
+    rresp = stub.Regress(rreq, timeout=30)
+    np.testing.assert_allclose([r.value for r in rresp.result.regressions],
+                               sigs["regress"](inputs=tf.constant(protos))["outputs"].numpy(),
+                               rtol=1e-5)
+
+
 def test_grpc_errors(stub):
     import tensorflow as tf
     from tensorflow_serving.apis import predict_pb2

@@ -95,6 +95,41 @@ def test_errors_are_4xx_with_a_message(server):
         assert r.json()["error"], (path, body)
 
 
+def _estimator_reference(root, examples, signature):
+    """TF's outputs of the estimator bundle on the tf.Examples the JSON rows describe."""
+    import tensorflow as tf
+    protos = []
+    for row in examples:
+        ex = tf.train.Example()
+        ex.features.feature["x"].float_list.value.extend(row["x"])
+        if "kind" in row:
+            ex.features.feature["kind"].bytes_list.value.append(row["kind"].encode())
+        protos.append(ex.SerializeToString())
+    fn = tf.saved_model.load(str(root / "estimator" / "1")).signatures[signature]
+    return {k: v.numpy() for k, v in fn(inputs=tf.constant(protos)).items()}
+
+
+def test_classify_and_regress_parse_examples(server, repo):
+    """An Estimator-style bundle parses the examples itself (ParseExampleV2): the scores and
+    values are TF's for the same examples."""
+    rows = [{"x": [0.5, -1.25, 2.5], "kind": "b"}, {"x": [1.5, 0.25, -0.5]}]
+    r = post(server, "/v1/models/estimator:classify", {"examples": rows})
+    assert r.status_code == 200, r.text
+    want = _estimator_reference(repo[0], rows, "classify")
+    for row, scores in zip(r.json()["result"], want["scores"]):
+        assert [c for c, _ in row] == ["neg", "pos"]
+        np.testing.assert_allclose([s for _, s in row], scores, rtol=1e-5)
+    r = post(server, "/v1/models/estimator:regress",
+             {"signature_name": "regress", "examples": rows})
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(r.json()["result"],
+                               _estimator_reference(repo[0], rows, "regress")["outputs"],
+                               rtol=1e-5)
+    # A record without the required feature: TF's parse error, not a crash.
+    r = post(server, "/v1/models/estimator:classify", {"examples": [{"kind": "a"}]})
+    assert r.status_code == 400 and "x" in r.json()["error"], r.text
+
+
 def test_classify_and_regress(server):
     import tensorflow as tf
     body = {"signature_name": "classify", "context": {"lang": "en"},

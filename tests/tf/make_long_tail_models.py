@@ -33,6 +33,7 @@ MODELS = {
     "stateless_random": "float32",
     "fake_quant": "float32",
     "linalg": "float32",
+    "parse_example": "float32",
 }
 
 
@@ -274,11 +275,95 @@ def _linalg(bundle):
     return "tf.saved_model.save", feeds
 
 
+def _examples():
+    """Serialized tf.train.Examples: every feature kind, missing features, an empty Feature.
+    Written with sorted keys and a last feature that ends in a letter: a .npy byte string
+    ("S") drops trailing NUL bytes, which a record ending in a 0 value would have."""
+    import tensorflow as tf
+    f = tf.train
+    records = []
+    for i in range(3):
+        feats = {"age": f.Feature(int64_list=f.Int64List(value=[20 + i])),
+                 "tags": f.Feature(bytes_list=f.BytesList(value=[b"t%d" % j for j in range(i)])),
+                 "clicks": f.Feature(int64_list=f.Int64List(value=list(range(i + 1)))),
+                 "seq": f.Feature(float_list=f.FloatList(value=[0.5 * j for j in range(2 * i)])),
+                 "vec": f.Feature(float_list=f.FloatList(value=[i, -i, 0.25]))}
+        if i != 1:
+            feats["score"] = f.Feature(float_list=f.FloatList(value=[1.5 * i, 2.0]))
+            feats["name"] = f.Feature(bytes_list=f.BytesList(value=[b"rec%d" % i]))
+        if i == 2:
+            feats["empty"] = f.Feature()
+        feats["zz_end"] = f.Feature(bytes_list=f.BytesList(value=[b"end"]))
+        example = f.Example(features=f.Features(feature=feats))
+        records.append(example.SerializeToString(deterministic=True))
+        assert not records[-1].endswith(b"\0")
+    return np.array(records, dtype=object)
+
+
+def _parse_example(bundle):
+    """tf.io.parse_example (ParseExampleV2: dense with and without defaults, variable-length
+    dense, sparse, ragged), parse_single_example and the TF 1 ParseExample, feeding a small
+    dense model as an Estimator-style serving signature would."""
+    import tensorflow as tf
+    io = tf.io
+    spec = {
+        "age": io.FixedLenFeature([], tf.int64),
+        "score": io.FixedLenFeature([2], tf.float32, default_value=[-1.0, -2.0]),
+        "name": io.FixedLenFeature([], tf.string, default_value="none"),
+        "vec": io.FixedLenFeature([3], tf.float32),
+        "seq": io.FixedLenSequenceFeature([2], tf.float32, allow_missing=True,
+                                          default_value=9.0),
+        "tags": io.VarLenFeature(tf.string),
+        "clicks": io.RaggedFeature(tf.int64),
+        "empty": io.VarLenFeature(tf.float32),
+    }
+
+    class Parse(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.linspace(-1, 1, 6).reshape(6, 1).astype(np.float32))
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def parse(self, examples):
+            p = io.parse_example(examples, spec)
+            x = tf.concat([p["score"], p["vec"], tf.cast(p["age"][:, None], tf.float32)], 1)
+            return {"age": p["age"], "score": p["score"], "name": p["name"], "seq": p["seq"],
+                    "tags_indices": p["tags"].indices, "tags_values": p["tags"].values,
+                    "tags_shape": p["tags"].dense_shape, "clicks_values": p["clicks"].values,
+                    "clicks_splits": p["clicks"].row_splits, "empty": p["empty"].dense_shape,
+                    "prediction": tf.matmul(x, self.w)}
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.string)])
+        def single(self, example):
+            p = io.parse_single_example(example, {"score": spec["score"], "vec": spec["vec"],
+                                                  "tags": spec["tags"]})
+            return {"score": p["score"], "vec": p["vec"], "tags": p["tags"].values,
+                    "tags_indices": p["tags"].indices}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def v1(self, examples):
+            r = tf.raw_ops.ParseExample(
+                serialized=examples, names=[], sparse_keys=["clicks"], dense_keys=["age", "vec"],
+                dense_defaults=[tf.constant([], tf.int64), tf.constant([], tf.float32)],
+                sparse_types=[tf.int64], dense_shapes=[[], [3]])
+            return {"clicks": r.sparse_values[0], "clicks_indices": r.sparse_indices[0],
+                    "age": r.dense_values[0], "vec": r.dense_values[1]}
+
+    m = Parse()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.parse, "single": m.single,
+                                               "v1": m.v1})
+    records = _examples()
+    feeds = {"serving_default": {"examples": records}, "single": {"example": records[2]},
+             "v1": {"examples": records}}
+    return "tf.saved_model.save", feeds
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
     return {"half_signature": _half_signature, "stateless_random": _stateless_random,
-            "fake_quant": _fake_quant, "linalg": _linalg}[name]
+            "fake_quant": _fake_quant, "linalg": _linalg,
+            "parse_example": _parse_example}[name]
 
 
 def make_all(out, names=None, log=print):

@@ -263,8 +263,8 @@ struct OpDefinition {
   std::string_view name;
   // Output argument names as in TF's OpDef, comma separated ("product", "y,idx", "").
   // FunctionDef inputs "node:<arg>:<i>" resolve through these. A list arg beside other args
-  // whose length an int attr gives is written "name*ATTR"
-  // ("output_nested_splits*OUTPUT_RAGGED_RANK,output_dense_values").
+  // whose length an int attr (or the length of a list(type) attr) gives is written "name*ATTR"
+  // ("output_nested_splits*OUTPUT_RAGGED_RANK,output_dense_values", "dense_values*Tdense").
   std::string_view output_args;
   uint32_t flags;
   PrepareFn prepare;

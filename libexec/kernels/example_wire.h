@@ -1,0 +1,33 @@
+// tf.train.Example read straight from its wire bytes (as TF's fast parsing does), without
+// protobuf: the features of one Example by name, each a view of its packed or unpacked values.
+// Used by the parse ops (parse_example_ops.cc) in both runtimes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/core/status.h"
+
+namespace kiln::exec {
+
+// One Feature: which list it holds and its values (only the matching vector is filled).
+struct FeatureValues {
+  enum class Kind { kNone, kBytes, kFloat, kInt64 };
+  Kind kind = Kind::kNone;
+  std::vector<std::string_view> bytes;  // views into the serialized Example
+  std::vector<float> floats;
+  std::vector<int64_t> ints;
+  size_t size() const {
+    return kind == Kind::kBytes ? bytes.size() : kind == Kind::kFloat ? floats.size() : ints.size();
+  }
+};
+
+// The features of `serialized` whose keys are in `wanted` (sorted, unique): found[i] is set
+// for wanted[i] when the Example has it (the last entry wins, as for a protobuf map).
+// An error (DataLoss) names what is malformed.
+Status ParseExampleFeatures(std::string_view serialized, const std::vector<std::string>& wanted,
+                            std::vector<FeatureValues>* values, std::vector<bool>* found);
+
+}  // namespace kiln::exec

@@ -1,0 +1,148 @@
+// Op-tester cases of the tf.Example parse ops. The records are written here in protobuf wire
+// format (packed and unpacked lists, a repeated key where the last one wins, a Feature with no
+// list); the references lay the values out as the ops document: dense [batch] + shape with
+// defaults, sparse indices (record, position), ragged row splits. TF's own outputs for
+// Keras/tf.io-written records are compared in tests/tf (test_long_tail_models.py).
+#include <string>
+
+#include "ops/op_cases.h"
+
+namespace kiln::testing {
+namespace {
+
+std::string Varint(uint64_t v) {
+  std::string s;
+  while (v >= 0x80) {
+    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  s.push_back(static_cast<char>(v));
+  return s;
+}
+std::string Field(int field, const std::string& bytes) {
+  return Varint(static_cast<uint64_t>(field) << 3 | 2) + Varint(bytes.size()) + bytes;
+}
+std::string Floats(const std::vector<float>& v, bool packed) {
+  std::string list;
+  if (packed) {
+    std::string raw(reinterpret_cast<const char*>(v.data()), v.size() * 4);
+    list = Field(1, raw);
+  } else {
+    for (float f : v)
+      list += Varint(1 << 3 | 5) + std::string(reinterpret_cast<const char*>(&f), 4);
+  }
+  return Field(2, list);  // Feature.float_list
+}
+std::string Ints(const std::vector<int64_t>& v, bool packed) {
+  std::string list, raw;
+  for (int64_t i : v) raw += Varint(static_cast<uint64_t>(i));
+  if (packed) {
+    list = Field(1, raw);
+  } else {
+    for (int64_t i : v) list += Varint(1 << 3 | 0) + Varint(static_cast<uint64_t>(i));
+  }
+  return Field(3, list);  // Feature.int64_list
+}
+std::string Bytes(const std::vector<std::string>& v) {
+  std::string list;
+  for (const std::string& b : v) list += Field(1, b);
+  return Field(1, list);  // Feature.bytes_list
+}
+// An Example from (key, Feature bytes) entries, in order (a repeated key: the last wins).
+std::string Example(const std::vector<std::pair<std::string, std::string>>& features) {
+  std::string map;
+  for (const auto& [k, f] : features) map += Field(1, Field(1, k) + Field(2, f));
+  return Field(1, map);
+}
+
+Tensor Strings(const std::vector<std::string>& v, const Shape& s) {
+  Tensor t(DType::kString, s);
+  for (size_t i = 0; i < v.size(); ++i) t.data<std::string>()[i] = v[i];
+  return t;
+}
+
+}  // namespace
+
+std::vector<OpCase> ParseCases() {
+  std::vector<OpCase> c;
+  const std::vector<std::string> records = {
+      Example({{"x", Floats({1.5f, -2}, true)},
+               {"id", Ints({7}, false)},
+               {"tags", Bytes({"a", "b"})},
+               {"seq", Floats({1, 2, 3, 4}, false)}}),
+      Example({{"x", Floats({9, 9}, true)},
+               {"x", Floats({0.25f, 4}, false)},  // repeated key: this one
+               {"tags", Bytes({})},
+               {"empty", ""},
+               {"seq", Floats({5, 6}, true)}}),
+      Example({{"id", Ints({-3}, true)}, {"tags", Bytes({"c"})}})};
+  const Tensor serialized = Strings(records, Shape{3});
+  // ParseExampleV2: dense x [2] (default), id [] (default), seq [-1, 2] (padded with 0.5);
+  // sparse tags; ragged id (int64 splits).
+  c.push_back(
+      OpCaseBuilder("ParseExampleV2")
+          .Int("num_sparse", 1)
+          .TypeList("sparse_types", {DType::kString})
+          .TypeList("Tdense", {DType::kFloat, DType::kInt64, DType::kFloat})
+          .ShapeList("dense_shapes", {PartialShape{2}, PartialShape::Scalar(), PartialShape{-1, 2}})
+          .TypeList("ragged_value_types", {DType::kInt64})
+          .TypeList("ragged_split_types", {DType::kInt64})
+          .Input(serialized)
+          .ConstInput(Strings({}, Shape{0}))
+          .ConstInput(Strings({"tags"}, Shape{1}))
+          .ConstInput(Strings({"x", "id", "seq"}, Shape{3}))
+          .ConstInput(Strings({"id"}, Shape{1}))
+          .ConstInput(Make<float>({-1, -1}, Shape{2}))
+          .ConstInput(Tensor::Scalar<int64_t>(0))
+          .ConstInput(Tensor::Scalar<float>(0.5f))
+          .Reference([](const std::vector<Tensor>&) {
+            return std::vector<Tensor>{
+                Make<int64_t>({0, 0, 0, 1, 2, 0}, Shape{3, 2}),
+                Strings({"a", "b", "c"}, Shape{3}),
+                Make<int64_t>({3, 2}, Shape{2}),
+                Make<float>({1.5f, -2, 0.25f, 4, -1, -1}, Shape{3, 2}),
+                Make<int64_t>({7, 0, -3}, Shape{3}),
+                Make<float>({1, 2, 3, 4, 5, 6, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f}, Shape{3, 2, 2}),
+                Make<int64_t>({7, -3}, Shape{2}),
+                Make<int64_t>({0, 1, 1, 2}, Shape{4})};
+          })
+          .Build());
+  // ParseExample (TF 1): one input per key.
+  c.push_back(OpCaseBuilder("ParseExample")
+                  .Int("Nsparse", 1)
+                  .Int("Ndense", 1)
+                  .TypeList("sparse_types", {DType::kString})
+                  .TypeList("Tdense", {DType::kFloat})
+                  .ShapeList("dense_shapes", {PartialShape{2}})
+                  .Input(serialized)
+                  .ConstInput(Strings({}, Shape{0}))
+                  .ConstInput(Tensor::StringScalar("tags"))
+                  .ConstInput(Tensor::StringScalar("x"))
+                  .ConstInput(Make<float>({-1, -1}, Shape{2}))
+                  .Reference([](const std::vector<Tensor>&) {
+                    return std::vector<Tensor>{
+                        Make<int64_t>({0, 0, 0, 1, 2, 0}, Shape{3, 2}),
+                        Strings({"a", "b", "c"}, Shape{3}), Make<int64_t>({3, 2}, Shape{2}),
+                        Make<float>({1.5f, -2, 0.25f, 4, -1, -1}, Shape{3, 2})};
+                  })
+                  .Build());
+  // ParseSingleExample: keys in attrs, no batch dim (sparse indices [n, 1]).
+  c.push_back(OpCaseBuilder("ParseSingleExample")
+                  .Int("num_sparse", 1)
+                  .StringList("sparse_keys", {"tags"})
+                  .StringList("dense_keys", {"id"})
+                  .TypeList("sparse_types", {DType::kString})
+                  .TypeList("Tdense", {DType::kInt64})
+                  .ShapeList("dense_shapes", {PartialShape{1}})
+                  .Input(Tensor::StringScalar(records[0]))
+                  .ConstInput(Make<int64_t>({}, Shape{0}))
+                  .Reference([](const std::vector<Tensor>&) {
+                    return std::vector<Tensor>{
+                        Make<int64_t>({0, 1}, Shape{2, 1}), Strings({"a", "b"}, Shape{2}),
+                        Make<int64_t>({2}, Shape{1}), Make<int64_t>({7}, Shape{1})};
+                  })
+                  .Build());
+  return c;
+}
+
+}  // namespace kiln::testing
