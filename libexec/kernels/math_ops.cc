@@ -123,23 +123,23 @@ Status ComputeCast(const KernelContext& ctx) {
 
 // ---- tables ----------------------------------------------------------------------------------
 
-using AddTypes = RealAndStringTypes;
+using AddTypes = NumberAndStringTypes;
 
 constexpr OpDefinition kDefs[] = {
     {"Add", "z", kOpElementwise, PrepareBinarySame<AddTypes>},
     {"AddV2", "z", kOpElementwise, PrepareBinarySame<AddTypes>},
-    {"Sub", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
-    {"Mul", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
-    {"RealDiv", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
+    {"Sub", "z", kOpElementwise, PrepareBinarySame<NumberTypes>},
+    {"Mul", "z", kOpElementwise, PrepareBinarySame<NumberTypes>},
+    {"RealDiv", "z", kOpElementwise, PrepareBinarySame<NumberTypes>},
     {"Maximum", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
     {"Minimum", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
-    {"Neg", "y", kOpElementwise, PrepareUnarySame<SignedRealTypes>},
+    {"Neg", "y", kOpElementwise, PrepareUnarySame<SignedNumberTypes>},
     {"Abs", "y", kOpElementwise, PrepareUnarySame<SignedRealTypes>},
-    {"Square", "y", kOpElementwise, PrepareUnarySame<RealTypes>},
-    {"Sqrt", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
-    {"Exp", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
-    {"Log", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
-    {"Tanh", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Square", "y", kOpElementwise, PrepareUnarySame<NumberTypes>},
+    {"Sqrt", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
+    {"Exp", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
+    {"Log", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
+    {"Tanh", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
     {"Sigmoid", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Cast", "y", kOpNone, PrepareCast},
 };
@@ -147,18 +147,18 @@ constexpr OpDefinition kDefs[] = {
 constexpr KernelEntry kCpu[] = {
     {"Add", ComputeBinary<fn::Add, AddTypes>},
     {"AddV2", ComputeBinary<fn::Add, AddTypes>},
-    {"Sub", ComputeBinary<fn::Sub, RealTypes>},
-    {"Mul", ComputeBinary<fn::Mul, RealTypes>},
-    {"RealDiv", ComputeBinary<fn::Div, RealTypes>},
+    {"Sub", ComputeBinary<fn::Sub, NumberTypes>},
+    {"Mul", ComputeBinary<fn::Mul, NumberTypes>},
+    {"RealDiv", ComputeBinary<fn::Div, NumberTypes>},
     {"Maximum", ComputeBinary<fn::Maximum, RealTypes>},
     {"Minimum", ComputeBinary<fn::Minimum, RealTypes>},
-    {"Neg", ComputeUnary<fn::Neg, SignedRealTypes>},
+    {"Neg", ComputeUnary<fn::Neg, SignedNumberTypes>},
     {"Abs", ComputeUnary<fn::Abs, SignedRealTypes>},
-    {"Square", ComputeUnary<fn::Square, RealTypes>},
-    {"Sqrt", ComputeUnary<fn::Sqrt, FloatTypes>},
-    {"Exp", ComputeUnary<fn::Exp, FloatTypes>},
-    {"Log", ComputeUnary<fn::Log, FloatTypes>},
-    {"Tanh", ComputeUnary<fn::Tanh, FloatTypes>},
+    {"Square", ComputeUnary<fn::Square, NumberTypes>},
+    {"Sqrt", ComputeUnary<fn::Sqrt, FloatAndComplexTypes>},
+    {"Exp", ComputeUnary<fn::Exp, FloatAndComplexTypes>},
+    {"Log", ComputeUnary<fn::Log, FloatAndComplexTypes>},
+    {"Tanh", ComputeUnary<fn::Tanh, FloatAndComplexTypes>},
     {"Sigmoid", ComputeUnary<fn::Sigmoid, FloatTypes>},
     {"Cast", ComputeCast},
 };

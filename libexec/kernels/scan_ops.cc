@@ -1,5 +1,7 @@
-// Scans and sequences: Cumsum, Cumprod (exclusive / reverse) and LinSpace.
+// Scans and sequences: Cumsum, Cumprod, CumulativeLogsumexp (exclusive / reverse) and LinSpace.
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <string>
 
 #include "kernels/array_util.h"
@@ -21,10 +23,11 @@ struct ScanState : OpState {
   bool reverse = false;
 };
 
+template <typename List>
 Status PrepareScan(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, List::kDTypes));
   KILN_PREPARE_ASSIGN(ctx, DType tidx, ctx.attrs.GetType("Tidx", DType::kInt32));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tidx", tidx, kIndexDTypes));
   auto state = std::make_shared<ScanState>();
@@ -56,10 +59,23 @@ struct ProdOp {
   static Acc Step(Acc a, C v) { return fn::Mul<Acc>()(a, Acc(v)); }
 };
 
+// log(exp(a) + exp(b)) as TF's LogSumExp reducer: max + log1p(exp(min - max)), the identity
+// (-inf) passing through.
+template <typename C>
+struct LogSumExpOp {
+  using Acc = fn::Wide<C>;
+  static Acc Identity() { return -std::numeric_limits<Acc>::infinity(); }
+  static Acc Step(Acc a, C v) {
+    const Acc b(v), lo = std::min(a, b), hi = std::max(a, b);
+    if (hi < std::numeric_limits<Acc>::lowest()) return hi;
+    return std::log1p(std::exp(lo - hi)) + hi;
+  }
+};
+
 // The input as [outer, n, inner], scanned along n. Units of work are (outer row, block of up to
 // kChunk inner columns); each keeps its running values for its columns, so the innermost loop
 // runs over contiguous columns.
-template <template <typename> class Op>
+template <template <typename> class Op, typename List = RealTypes>
 Status ComputeScan(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& axis_t = ctx.input(1);
@@ -82,7 +98,7 @@ Status ComputeScan(const KernelContext& ctx) {
   const auto& st = ctx.state<ScanState>();
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
   if (x.NumElements() == 0) return OkStatus();
-  return Dispatch<RealTypes>(x.dtype(), [&](auto tag) {
+  return Dispatch<List>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     using O = Op<C>;
@@ -178,14 +194,16 @@ Status ComputeLinSpace(const KernelContext& ctx) {
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"Cumsum", "out", kOpElementwise, PrepareScan},
-    {"Cumprod", "out", kOpElementwise, PrepareScan},
+    {"Cumsum", "out", kOpElementwise, PrepareScan<RealTypes>},
+    {"Cumprod", "out", kOpElementwise, PrepareScan<RealTypes>},
+    {"CumulativeLogsumexp", "out", kOpElementwise, PrepareScan<FloatTypes>},
     {"LinSpace", "output", kOpFreshOutputs, PrepareLinSpace},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"Cumsum", ComputeScan<SumOp>},
     {"Cumprod", ComputeScan<ProdOp>},
+    {"CumulativeLogsumexp", ComputeScan<LogSumExpOp, FloatTypes>},
     {"LinSpace", ComputeLinSpace},
 };
 

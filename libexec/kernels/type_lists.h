@@ -4,6 +4,7 @@
 
 #include <Eigen/Core>
 #include <array>
+#include <complex>
 #include <string>
 #include <type_traits>
 
@@ -37,6 +38,18 @@ using RealBoolStringTypes =
              uint32_t, uint64_t, bool, std::string>;
 using RealAndStringTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t,
                                     int64_t, uint8_t, uint16_t, uint32_t, uint64_t, std::string>;
+// TF's "number" types: real and complex.
+using NumberTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, std::complex<float>, std::complex<double>>;
+using NumberAndStringTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, std::complex<float>, std::complex<double>, std::string>;
+using SignedNumberTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
+                                   std::complex<float>, std::complex<double>>;
+// Floating-point and complex (TF's exp, log, sqrt, tanh kernels).
+using FloatAndComplexTypes =
+    TypeList<float, double, Half, BFloat16, std::complex<float>, std::complex<double>>;
 
 template <typename List>
 struct ListDispatch;

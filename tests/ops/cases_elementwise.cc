@@ -288,6 +288,55 @@ std::vector<OpCase> ElementwiseCases() {
                     })
                     .Build());
   }
+  // Complex arithmetic and the unary functions TF has for complex64 / complex128.
+  {
+    using C = std::complex<float>;
+    Tensor a(DType::kComplex64, Shape{2, 3}), b(DType::kComplex64, Shape{3});
+    for (int i = 0; i < 6; ++i) a.data<C>()[i] = C(0.5f * i - 1, 0.25f * i);
+    for (int i = 0; i < 3; ++i) b.data<C>()[i] = C(1.5f - i, 0.5f + i);
+    using BinFn = C (*)(C, C);
+    const std::vector<std::pair<std::string, BinFn>> binary = {
+        {"AddV2", [](C x, C y) { return x + y; }},
+        {"Sub", [](C x, C y) { return x - y; }},
+        {"Mul", [](C x, C y) { return x * y; }},
+        {"RealDiv", [](C x, C y) { return x / y; }}};
+    for (const auto& [op, f] : binary) {
+      const BinFn fn = f;
+      c.push_back(OpCaseBuilder(op, op + " complex64 (2, 3) with (3,)")
+                      .T(DType::kComplex64)
+                      .Input(a)
+                      .Input(b)
+                      .Reference1([fn](const std::vector<Tensor>& in) {
+                        Tensor out(DType::kComplex64, Shape{2, 3});
+                        for (int i = 0; i < 6; ++i)
+                          out.data<C>()[i] = fn(in[0].data<C>()[i], in[1].data<C>()[i % 3]);
+                        return out;
+                      })
+                      .Tolerance(1e-6)
+                      .Build());
+    }
+    using UnFn = C (*)(C);
+    const std::vector<std::pair<std::string, UnFn>> unary = {
+        {"Neg", [](C x) { return -x; }},
+        {"Square", [](C x) { return x * x; }},
+        {"Sqrt", [](C x) { return std::sqrt(x); }},
+        {"Exp", [](C x) { return std::exp(x); }},
+        {"Log", [](C x) { return std::log(x); }},
+        {"Tanh", [](C x) { return std::tanh(x); }}};
+    for (const auto& [op, f] : unary) {
+      const UnFn fn = f;
+      c.push_back(OpCaseBuilder(op, op + " complex64")
+                      .T(DType::kComplex64)
+                      .Input(b)
+                      .Reference1([fn](const std::vector<Tensor>& in) {
+                        Tensor out(DType::kComplex64, Shape{3});
+                        for (int i = 0; i < 3; ++i) out.data<C>()[i] = fn(in[0].data<C>()[i]);
+                        return out;
+                      })
+                      .Tolerance(1e-5)
+                      .Build());
+    }
+  }
   // AddN: the same shape, summed in order; ZerosLike, OnesLike.
   c.push_back(OpCaseBuilder("AddN")
                   .T(DType::kFloat)

@@ -1,5 +1,6 @@
-// Op-tester cases of Cumsum, Cumprod and LinSpace. The scan reference walks each line along the
-// axis with a running value in double.
+// Op-tester cases of Cumsum, Cumprod, CumulativeLogsumexp and LinSpace. The scan reference walks
+// each line along the axis with a running value in double.
+#include <algorithm>
 #include <cmath>
 
 #include "ops/op_cases.h"
@@ -12,14 +13,15 @@ Tensor AsDouble(const Tensor& t) {
       t, [](double v) { return v; }, DType::kDouble);
 }
 
-Tensor RefScan(const Tensor& x, int axis, bool prod, bool exclusive, bool reverse) {
+// kind: 0 sum, 1 product, 2 log-sum-exp (an empty fold is -inf).
+Tensor RefScan(const Tensor& x, int axis, int kind, bool exclusive, bool reverse) {
   const Tensor v = AsDouble(x);
   Tensor out(DType::kDouble, x.shape());
   const int64_t n = x.dim(axis);
   for (int64_t e = 0; e < x.NumElements(); ++e) {
     std::vector<int64_t> idx = Unravel(e, x.shape());
     // The line through e along the axis: fold the elements before it (after it, reversed).
-    double acc = prod ? 1 : 0;
+    double acc = kind == 1 ? 1 : kind == 2 ? -INFINITY : 0;
     const int64_t k = idx[axis];
     for (int64_t j = 0; j < n; ++j) {
       const bool before = reverse ? j > k : j < k;
@@ -27,7 +29,10 @@ Tensor RefScan(const Tensor& x, int axis, bool prod, bool exclusive, bool revers
       idx[axis] = j;
       int64_t flat = 0;
       for (int d = 0; d < x.rank(); ++d) flat = flat * x.dim(d) + idx[d];
-      acc = prod ? acc * v.data<double>()[flat] : acc + v.data<double>()[flat];
+      const double x_j = v.data<double>()[flat];
+      if (kind == 0) acc += x_j;
+      if (kind == 1) acc *= x_j;
+      if (kind == 2) acc = std::max(acc, x_j) + std::log1p(std::exp(-std::abs(acc - x_j)));
     }
     out.data<double>()[e] = acc;
   }
@@ -44,8 +49,9 @@ std::vector<OpCase> ScanCases() {
     Shape shape;
     int axis;
   };
-  for (const std::string op : {"Cumsum", "Cumprod"}) {
+  for (const std::string op : {"Cumsum", "Cumprod", "CumulativeLogsumexp"}) {
     const bool prod = op == "Cumprod";
+    const int kind = prod ? 1 : op == "Cumsum" ? 0 : 2;
     for (bool exclusive : {false, true}) {
       for (bool reverse : {false, true}) {
         for (const G& g : std::vector<G>{{Shape{7}, 0},
@@ -56,6 +62,7 @@ std::vector<OpCase> ScanCases() {
                                          {Shape{40, 300, 3}, 1}}) {
           for (DType t : {DType::kFloat, DType::kInt32, DType::kDouble, DType::kHalf}) {
             if (g.shape.num_elements() > 1000 && t != DType::kFloat) continue;
+            if (kind == 2 && t == DType::kInt32) continue;  // floating point only
             const int a = g.axis < 0 ? g.axis + g.shape.rank() : g.axis;
             // Long products: factors near 1 (floats) or -1, 0, 1 (integers).
             const bool integer = t == DType::kInt32;
@@ -70,8 +77,8 @@ std::vector<OpCase> ScanCases() {
                 b.T(t)
                     .Input(RandomOf(t, g.shape, seed++, lo, hi))
                     .ConstInput(Tensor::Scalar<int32_t>(g.axis))
-                    .Reference1([a, prod, exclusive, reverse](const std::vector<Tensor>& in) {
-                      return RefScan(in[0], a, prod, exclusive, reverse);
+                    .Reference1([a, kind, exclusive, reverse](const std::vector<Tensor>& in) {
+                      return RefScan(in[0], a, kind, exclusive, reverse);
                     })
                     .Tolerance(t == DType::kDouble ? 1e-12 : 1e-4)
                     .Build());
@@ -86,7 +93,7 @@ std::vector<OpCase> ScanCases() {
                   .Input(RandomOf(DType::kInt64, Shape{5, 6}, 3, -9, 9))
                   .Input(Tensor::Scalar<int64_t>(-1))
                   .Reference1([](const std::vector<Tensor>& in) {
-                    return RefScan(in[0], 1, false, false, false);
+                    return RefScan(in[0], 1, 0, false, false);
                   })
                   .Build());
 

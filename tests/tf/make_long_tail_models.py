@@ -34,6 +34,7 @@ MODELS = {
     "fake_quant": "float32",
     "linalg": "float32",
     "parse_example": "float32",
+    "complex_signal": "float32",
 }
 
 
@@ -358,12 +359,36 @@ def _parse_example(bundle):
     return "tf.saved_model.save", feeds
 
 
+def _complex_signal(bundle):
+    """An audio front end's complex arithmetic (rfft, a phase rotation by exp on complex64,
+    magnitudes, an STFT) and CumulativeLogsumexp."""
+    import tensorflow as tf
+
+    class Signal(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, 16], tf.float32)])
+        def f(self, x):
+            spec = tf.signal.rfft(x)
+            rotated = spec * tf.exp(tf.complex(0.0, 0.3) * tf.cast(tf.range(9), tf.complex64))
+            z = tf.complex(x, -x)
+            return {"magnitude": tf.abs(rotated), "log_power": tf.math.log(tf.abs(spec) + 1.0),
+                    "stft": tf.abs(tf.signal.stft(x, 8, 4)),
+                    "arith": tf.math.real(tf.sqrt(z) * z - z / (z + 1.0) + tf.tanh(z * 0.1)),
+                    "logsumexp": tf.math.cumulative_logsumexp(x, axis=1),
+                    "logsumexp_rev": tf.math.cumulative_logsumexp(x, axis=1, exclusive=True,
+                                                                  reverse=True)}
+
+    m = Signal()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
+    x = np.random.default_rng(11).uniform(-1, 1, (BATCH, 16)).astype(np.float32)
+    return "tf.saved_model.save", {"serving_default": {"x": x}}
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
     return {"half_signature": _half_signature, "stateless_random": _stateless_random,
             "fake_quant": _fake_quant, "linalg": _linalg,
-            "parse_example": _parse_example}[name]
+            "parse_example": _parse_example, "complex_signal": _complex_signal}[name]
 
 
 def make_all(out, names=None, log=print):
