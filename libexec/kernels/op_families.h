@@ -89,6 +89,10 @@ std::span<const KernelEntry> RandomCpuKernels();
 std::span<const OpDefinition> ParseExampleOpDefs();
 std::span<const KernelEntry> ParseExampleCpuKernels();
 
+// Bytes read as numbers: DecodeRaw, DecodePaddedRaw (decode_raw_ops.cc).
+std::span<const OpDefinition> DecodeRawOpDefs();
+std::span<const KernelEntry> DecodeRawCpuKernels();
+
 // Dense linear algebra: Cholesky, MatrixInverse, MatrixSolve, MatrixTriangularSolve,
 // LogMatrixDeterminant, Lu, Qr, Svd, SelfAdjointEigV2 (linalg_ops.cc).
 std::span<const OpDefinition> LinalgOpDefs();
@@ -300,6 +304,7 @@ std::span<const KernelEntry> RefVariableCpuKernels();
   X(Matrix)                 \
   X(Linalg)                 \
   X(ParseExample)           \
+  X(DecodeRaw)              \
   X(Segment)                \
   X(Loss)                   \
   X(Quantize)               \

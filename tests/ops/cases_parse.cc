@@ -1,8 +1,9 @@
-// Op-tester cases of the tf.Example parse ops. The records are written here in protobuf wire
-// format (packed and unpacked lists, a repeated key where the last one wins, a Feature with no
-// list); the references lay the values out as the ops document: dense [batch] + shape with
-// defaults, sparse indices (record, position), ragged row splits. TF's own outputs for
-// Keras/tf.io-written records are compared in tests/tf (test_long_tail_models.py).
+// Op-tester cases of the tf.Example parse ops and DecodeRaw / DecodePaddedRaw. The records are
+// written here in protobuf wire format (packed and unpacked lists, a repeated key where the last
+// one wins, a Feature with no list); the references lay the values out as the ops document: dense
+// [batch] + shape with defaults, sparse indices (record, position), ragged row splits. TF's own
+// outputs for Keras/tf.io-written records are compared in tests/tf (test_long_tail_models.py).
+#include <cstring>
 #include <string>
 
 #include "ops/op_cases.h"
@@ -140,6 +141,38 @@ std::vector<OpCase> ParseCases() {
                     return std::vector<Tensor>{
                         Make<int64_t>({0, 1}, Shape{2, 1}), Strings({"a", "b"}, Shape{2}),
                         Make<int64_t>({2}, Shape{1}), Make<int64_t>({7}, Shape{1})};
+                  })
+                  .Build());
+  // DecodeRaw: little- and big-endian; DecodePaddedRaw: short strings zero-padded (a partial
+  // last element keeps its bytes), long ones cut.
+  const Tensor raw = Strings({std::string("\x01\x02\x03\x04\x05\x06\x07\x08", 8),
+                              std::string("\xff\xfe\x00\x00\x00\x80\x3f\x40", 8)},
+                             Shape{2});
+  c.push_back(OpCaseBuilder("DecodeRaw", "DecodeRaw int16 big-endian")
+                  .Type("out_type", DType::kInt16)
+                  .Bool("little_endian", false)
+                  .Input(raw)
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Make<int16_t>({258, 772, 1286, 1800, -2, 0, 128, 16192}, Shape{2, 4});
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("DecodeRaw", "DecodeRaw float32")
+                  .Type("out_type", DType::kFloat)
+                  .Input(raw)
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    Tensor out(DType::kFloat, Shape{2, 2});
+                    for (int i = 0; i < 2; ++i)
+                      std::memcpy(out.data<float>() + 2 * i, in[0].data<std::string>()[i].data(),
+                                  8);
+                    return out;
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("DecodePaddedRaw")
+                  .Type("out_type", DType::kUInt16)
+                  .Input(Strings({std::string("\x01\x02\x03", 3), "\x04", "abcdefgh"}, Shape{3}))
+                  .ConstInput(Tensor::Scalar<int32_t>(4))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Make<uint16_t>({513, 3, 4, 0, 0x6261, 0x6463}, Shape{3, 2});
                   })
                   .Build());
   return c;
