@@ -92,7 +92,7 @@ Status ComputeDecodeRaw(const KernelContext& ctx) {
     // A short string is zero-padded (a partial last element keeps its bytes), a long one cut.
     const size_t have = std::min<size_t>(s[i].size(), static_cast<size_t>(length));
     char* dst = o + i * length;
-    std::memcpy(dst, s[i].data(), have);
+    std::copy_n(s[i].data(), have, dst);
     std::memset(dst + have, 0, static_cast<size_t>(length) - have);
     if (st.swap) SwapElements(dst, static_cast<size_t>(length), elem);
   }

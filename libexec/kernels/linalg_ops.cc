@@ -58,15 +58,15 @@ Status CheckSquare(const KernelContext& ctx, const Tensor& t, std::string_view n
   return OkStatus();
 }
 
-// The shape with its last two dims replaced (`keep` of them kept).
-PartialShape BatchOf(const PartialShape& s, std::vector<int64_t> tail) {
+// The batch dims of `s` (all but the last two), followed by `tail`.
+PartialShape BatchOf(const PartialShape& s, const std::vector<int64_t>& tail) {
   if (s.unknown_rank()) return PartialShape::UnknownRank();
   std::vector<int64_t> dims(s.dims().begin(), s.dims().end() - 2);
   dims.insert(dims.end(), tail.begin(), tail.end());
   auto r = PartialShape::FromDims(dims);
   return r.ok() ? *r : PartialShape::UnknownRank();
 }
-Shape BatchShape(const Shape& s, std::vector<int64_t> tail) {
+Shape BatchShape(const Shape& s, const std::vector<int64_t>& tail) {
   Shape out;
   for (int i = 0; i < s.rank() - 2; ++i) out.AddDim(s.dim(i));
   for (int64_t d : tail) out.AddDim(d);

@@ -355,7 +355,8 @@ std::vector<OpCase> LinalgCases() {
                       .Build());
     }
     // Rectangular: QR (thin and full) and singular values.
-    for (const auto& [m, n] : std::vector<std::pair<int64_t, int64_t>>{{4, 3}, {3, 5}, {6, 6}}) {
+    for (const auto& mn : std::vector<std::pair<int64_t, int64_t>>{{4, 3}, {3, 5}, {6, 6}}) {
+      const int64_t m = mn.first, n = mn.second;  // named: lambdas capture them
       const Tensor a = RandomOf(t, Shape{2, m, n}, seed++, -1, 1);
       for (bool full : {false, true}) {
         const int64_t p = std::min(m, n), qc = full ? m : p;
