@@ -1,7 +1,9 @@
-// StringFormat, PrintV2 and StringJoin.
+// Strings put together: StringFormat, PrintV2, StringJoin (element-wise), and ReduceJoin /
+// UnsortedSegmentJoin (across a tensor: over axes, or by segment id; see below).
 #include <string>
 #include <vector>
 
+#include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 
@@ -159,16 +161,167 @@ Status ComputeStringJoin(const KernelContext& ctx) {
 
 // ---- tables ----------------------------------------------------------------------------------
 
+// ---- ReduceJoin(inputs, reduction_indices) ---------------------------------------------------
+// Joined in row-major order of the input, whatever the order of the axes (as TF).
+
+struct JoinState : OpState {
+  std::string separator;
+  bool keep_dims = false;
+};
+
+Status PrepareReduceJoin(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "inputs", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "reduction_indices", DType::kInt32));
+  auto st = std::make_shared<JoinState>();
+  KILN_PREPARE_ASSIGN(ctx, st->keep_dims, ctx.attrs.GetBool("keep_dims", false));
+  KILN_PREPARE_ASSIGN(ctx, st->separator, ctx.attrs.GetString("separator", ""));
+  const PartialShape& x = ctx.inputs[0].shape;
+  PartialShape out = PartialShape::UnknownRank();
+  if (const Tensor* axes = ConstantInput(ctx, 1); axes != nullptr && !x.unknown_rank()) {
+    std::vector<bool> reduced(x.rank(), false);
+    for (int64_t a : IndexValues(*axes)) {
+      KILN_PREPARE_ASSIGN(ctx, int axis, CanonicalAxis(a, x.rank(), "reduction_indices"));
+      reduced[axis] = true;
+    }
+    std::vector<int64_t> dims;
+    for (int i = 0; i < x.rank(); ++i)
+      if (!reduced[i])
+        dims.push_back(x.dim(i));
+      else if (st->keep_dims)
+        dims.push_back(1);
+    KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(dims));
+  }
+  ctx.outputs = {TensorSpec{DType::kString, out}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeReduceJoin(const KernelContext& ctx) {
+  const auto& st = ctx.state<JoinState>();
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  std::vector<bool> reduced(rank, false);
+  for (int64_t a : IndexValues(ctx.input(1))) {
+    if (a < -rank || a >= rank)
+      return ctx.Error("Invalid reduction dimension ", a, " for input with ", rank,
+                       " dimension(s)");
+    const int axis = static_cast<int>(a < 0 ? a + rank : a);
+    if (reduced[axis]) return ctx.Error("Duplicate reduction dimension ", a);
+    reduced[axis] = true;
+  }
+  Shape out_shape, kept;  // kept: the output's dims without the reduced ones
+  for (int i = 0; i < rank; ++i) {
+    if (!reduced[i]) {
+      out_shape.AddDim(x.dim(i));
+      kept.AddDim(x.dim(i));
+    } else if (st.keep_dims) {
+      out_shape.AddDim(1);
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  std::string* o = out->data<std::string>();
+  const std::string* in = x.data<std::string>();
+  std::vector<bool> started(static_cast<size_t>(out->NumElements()), false);
+  // Row-major over the input: each element goes to its output slot, in the reduced dims' order.
+  std::vector<int64_t> idx(rank, 0);
+  for (int64_t e = 0; e < x.NumElements(); ++e) {
+    int64_t slot = 0;
+    for (int i = 0, k = 0; i < rank; ++i)
+      if (!reduced[i]) slot = slot * kept.dim(k++) + idx[i];
+    if (started[slot]) o[slot] += st.separator;
+    o[slot] += in[e];
+    started[slot] = true;
+    for (int i = rank - 1; i >= 0; --i) {
+      if (++idx[i] < x.dim(i)) break;
+      idx[i] = 0;
+    }
+  }
+  return OkStatus();
+}
+
+// ---- UnsortedSegmentJoin(inputs, segment_ids, num_segments) ----------------------------------
+// Joined in row-major order of the input; an id outside [0, num_segments) is TF's error.
+
+Status PrepareSegmentJoin(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "inputs", DType::kString));
+  KILN_PREPARE_ASSIGN(ctx, DType tidx, ctx.attrs.GetType("Tindices", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tindices", tidx, {DType::kInt32, DType::kInt64}));
+  KILN_PREPARE_ASSIGN(ctx, DType tnum, ctx.attrs.GetType("Tnumsegments", DType::kInt32));
+  KILN_RETURN_IF_ERROR(
+      ExpectAttrDTypeIn(ctx, "Tnumsegments", tnum, {DType::kInt32, DType::kInt64}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "segment_ids", tidx));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "num_segments", tnum));
+  auto st = std::make_shared<JoinState>();
+  KILN_PREPARE_ASSIGN(ctx, st->separator, ctx.attrs.GetString("separator", ""));
+  const PartialShape &x = ctx.inputs[0].shape, &ids = ctx.inputs[1].shape;
+  PartialShape out = PartialShape::UnknownRank();
+  if (!x.unknown_rank() && !ids.unknown_rank() && ids.rank() <= x.rank()) {
+    int64_t n = -1;
+    if (const Tensor* num = ConstantInput(ctx, 2)) n = IndexValues(*num)[0];
+    std::vector<int64_t> dims = {n};
+    for (int i = ids.rank(); i < x.rank(); ++i) dims.push_back(x.dim(i));
+    KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(dims));
+  }
+  ctx.outputs = {TensorSpec{DType::kString, out}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeSegmentJoin(const KernelContext& ctx) {
+  const auto& st = ctx.state<JoinState>();
+  const Tensor& x = ctx.input(0);
+  const Tensor& ids_t = ctx.input(1);
+  if (ids_t.rank() > x.rank())
+    return ctx.Error("segment_ids ", ids_t.shape().ToString(), " must be a prefix of inputs ",
+                     x.shape().ToString());
+  for (int i = 0; i < ids_t.rank(); ++i)
+    if (ids_t.dim(i) != x.dim(i))
+      return ctx.Error("segment_ids ", ids_t.shape().ToString(), " must be a prefix of inputs ",
+                       x.shape().ToString());
+  const int64_t segments = IndexValues(ctx.input(2))[0];
+  if (segments < 0) return ctx.Error("num_segments must be non-negative, got ", segments);
+  Shape shape;
+  shape.AddDim(segments);
+  int64_t inner = 1;
+  for (int i = ids_t.rank(); i < x.rank(); ++i) {
+    shape.AddDim(x.dim(i));
+    inner *= x.dim(i);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  const std::vector<int64_t> ids = IndexValues(ids_t);
+  std::vector<bool> started(static_cast<size_t>(segments), false);
+  std::string* o = out->data<std::string>();
+  const std::string* in = x.data<std::string>();
+  for (size_t r = 0; r < ids.size(); ++r) {
+    const int64_t s = ids[r];
+    if (s < 0 || s >= segments)
+      return ctx.Error(
+          "segment_ids are not allowed to exceed num_segments or to have negative "
+          "values (segment_ids[",
+          r, "] = ", s, ", num_segments ", segments, ")");
+    for (int64_t k = 0; k < inner; ++k) {
+      if (started[s]) o[s * inner + k] += st.separator;
+      o[s * inner + k] += in[static_cast<int64_t>(r) * inner + k];
+    }
+    started[s] = true;
+  }
+  return OkStatus();
+}
+
 constexpr OpDefinition kDefs[] = {
     {"StringFormat", "output", kOpNone, PrepareStringFormat},
     {"PrintV2", "", kOpStateful, PreparePrintV2},
     {"StringJoin", "output", kOpNone, PrepareStringJoin},
+    {"ReduceJoin", "output", kOpFreshOutputs, PrepareReduceJoin},
+    {"UnsortedSegmentJoin", "output", kOpFreshOutputs, PrepareSegmentJoin},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"StringFormat", ComputeStringFormat},
-    {"PrintV2", ComputePrintV2},
-    {"StringJoin", ComputeStringJoin},
+    {"StringFormat", ComputeStringFormat},       {"PrintV2", ComputePrintV2},
+    {"StringJoin", ComputeStringJoin},           {"ReduceJoin", ComputeReduceJoin},
+    {"UnsortedSegmentJoin", ComputeSegmentJoin},
 };
 
 }  // namespace

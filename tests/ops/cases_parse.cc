@@ -1,4 +1,5 @@
-// Op-tester cases of the tf.Example parse ops and DecodeRaw / DecodePaddedRaw. The records are
+// Op-tester cases of the tf.Example parse ops, DecodeRaw / DecodePaddedRaw, and the string
+// joins across a tensor (ReduceJoin, UnsortedSegmentJoin). The records are
 // written here in protobuf wire format (packed and unpacked lists, a repeated key where the last
 // one wins, a Feature with no list); the references lay the values out as the ops document: dense
 // [batch] + shape with defaults, sparse indices (record, position), ragged row splits. TF's own
@@ -173,6 +174,42 @@ std::vector<OpCase> ParseCases() {
                   .ConstInput(Tensor::Scalar<int32_t>(4))
                   .Reference1([](const std::vector<Tensor>&) {
                     return Make<uint16_t>({513, 3, 4, 0, 0x6261, 0x6463}, Shape{3, 2});
+                  })
+                  .Build());
+  // ReduceJoin over one axis, over both (row-major order whatever the axes' order), keep_dims;
+  // UnsortedSegmentJoin with a trailing dim and an empty segment (TF's values).
+  const Tensor grid = Strings({"a", "b", "c", "d", "e", "f"}, Shape{2, 3});
+  c.push_back(OpCaseBuilder("ReduceJoin", "ReduceJoin axis 0")
+                  .String("separator", "-")
+                  .Input(grid)
+                  .ConstInput(Make<int32_t>({0}, Shape{1}))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Strings({"a-d", "b-e", "c-f"}, Shape{3});
+                  })
+                  .Build());
+  c.push_back(
+      OpCaseBuilder("ReduceJoin", "ReduceJoin axes (1, 0)")
+          .Input(grid)
+          .ConstInput(Make<int32_t>({1, 0}, Shape{2}))
+          .Reference1([](const std::vector<Tensor>&) { return Strings({"abcdef"}, Shape{}); })
+          .Build());
+  c.push_back(OpCaseBuilder("ReduceJoin", "ReduceJoin axis -1 keep_dims")
+                  .Bool("keep_dims", true)
+                  .Input(grid)
+                  .ConstInput(Make<int32_t>({-1}, Shape{1}))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Strings({"abc", "def"}, Shape{2, 1});
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("UnsortedSegmentJoin")
+                  .Type("Tindices", DType::kInt32)
+                  .Type("Tnumsegments", DType::kInt32)
+                  .String("separator", ":")
+                  .Input(Strings({"Y", "q", "c", "Y", "6", "6", "p", "G", "a"}, Shape{3, 3}))
+                  .Input(Make<int32_t>({1, 0, 1}, Shape{3}))
+                  .ConstInput(Tensor::Scalar<int32_t>(3))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Strings({"Y", "6", "6", "Y:p", "q:G", "c:a", "", "", ""}, Shape{3, 3});
                   })
                   .Build());
   return c;
