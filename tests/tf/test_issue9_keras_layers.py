@@ -16,9 +16,8 @@ import oracle
 # ../shared/spec/tf-ops-target.txt), with the reason.
 KNOWN_GAPS = {
     "augmentation_inference": "Keras 3's augmentation layers keep TF's stateless random V2 ops "
-    "(StatelessRandomGetKeyCounter, StatelessRandomUniformV2, StatelessRandomUniformIntV2, "
-    "StatelessRandomGammaV3) in the graph even at inference; the runtime refuses a bundle with "
-    "ops it cannot run, and has only the V1 stateless ops",
+    "in the graph even at inference; the runtime has them now except StatelessRandomGammaV3 "
+    "(RandomColorJitter-style layers), and refuses a bundle with an op it cannot run",
 }
 
 

@@ -11,13 +11,9 @@ import oracle
 UNSUPPORTED = {
     "tftrt_2.0_saved_model": "TRTEngineOp",  # a TensorRT engine
 }
-# Fixtures whose serving_default runs but whose other signatures need an op kiln lacks: loading
-# every signature names that op, loading serving_default alone (what `run` does) works.
-# half_plus_two's classify/regress signatures parse tf.Example protos.
-PARTLY_SUPPORTED = {
-    "half_plus_two_v1": "ParseExample",
-    "half_plus_two_v2": "ParseExample",
-}
+# TensorFlow Serving's half_plus_two: serving_default takes x; its classify and regress
+# signatures parse tf.Example protos (ParseExample); all of them run.
+HALF_PLUS_TWO = ["half_plus_two_v1", "half_plus_two_v2"]
 # Fixtures with no serving_default signature (nothing to run; both loaders must load them).
 NO_SIGNATURE = ["CyclicModule", "SimpleV1Model"]
 # Fixtures TensorFlow 2.21's Python loader refuses: {fixture: what TF says}. A deliberate
@@ -39,12 +35,12 @@ def _fixtures():
 
 RUNNABLE = [f for f in _fixtures()
             if f not in UNSUPPORTED and f not in NO_SIGNATURE and f not in TF_REFUSES
-            and f not in PARTLY_SUPPORTED]
+            and f not in HALF_PLUS_TWO]
 
 
 def test_fixtures_are_there():
     assert oracle.FIXTURES.is_dir(), f"no fixtures at {oracle.FIXTURES}"
-    missing = set(UNSUPPORTED) | set(NO_SIGNATURE) | set(TF_REFUSES) | set(PARTLY_SUPPORTED)
+    missing = set(UNSUPPORTED) | set(NO_SIGNATURE) | set(TF_REFUSES) | set(HALF_PLUS_TWO)
     assert missing <= set(_fixtures()), f"missing fixtures: {missing - set(_fixtures())}"
 
 
@@ -94,15 +90,30 @@ def test_fixture_tf_refuses_runs_on_ours(name, tf_error, tmp_path):
     oracle.assert_outputs(mine, {"output_0": np.float32(3.0) + initialized}, name)
 
 
-@pytest.mark.parametrize("name,op", sorted(PARTLY_SUPPORTED.items()))
-def test_partly_supported_fixture_serves_its_default_signature(name, op, tmp_path):
+@pytest.mark.parametrize("name", HALF_PLUS_TWO)
+def test_half_plus_two_serves_every_signature(name, tmp_path):
+    """serving_default on x, and the classify / regress signatures on serialized tf.Examples
+    (through kiln_call, which takes string inputs), with TensorFlow's outputs."""
     d = oracle.FIXTURES / name
-    proc = oracle.run([oracle.KILN_CALL, d, "list"], check=False)
-    assert proc.returncode == 1 and f"{op} (" in proc.stderr, proc.stderr
-    fn = tf.saved_model.load(str(d)).signatures["serving_default"]
+    oracle.run([oracle.KILN_CALL, d, "list"])  # every signature loads
+    sigs = tf.saved_model.load(str(d)).signatures
     x = np.array([[1.0], [2.0], [5.0]], np.float32)
-    theirs = {k: v.numpy() for k, v in fn(x=tf.constant(x)).items()}
+    theirs = {k: v.numpy() for k, v in sigs["serving_default"](x=tf.constant(x)).items()}
     np.save(tmp_path / "x.npy", x)
     mine = oracle.kiln_run(d, "serving_default", {"x": tmp_path / "x.npy"}, tmp_path / "out")
     oracle.assert_outputs(mine, theirs, f"fixture {name} serving_default")
     np.testing.assert_allclose(mine["y"], [[2.5], [3.0], [4.5]])
+    for key in sorted(sigs):
+        spec = sigs[key].structured_input_signature[1]
+        if list(spec) != ["inputs"] or spec["inputs"].dtype != tf.string:
+            continue  # the signatures fed numbers
+        ex = tf.train.Example()
+        ex.features.feature["x"].float_list.value.append(7.0)
+        ex.features.feature["x2"].float_list.value.append(3.0)
+        serialized = ex.SerializeToString()
+        assert not serialized.endswith(b"\0")
+        theirs = {k: v.numpy() for k, v in sigs[key](inputs=tf.constant([serialized])).items()}
+        feed = tmp_path / f"{key}.npy"
+        np.save(feed, np.array([serialized], dtype="S"))
+        mine = oracle.kiln_run(d, key, {"inputs": feed}, tmp_path / key)
+        oracle.assert_outputs(mine, theirs, f"fixture {name} {key}")
