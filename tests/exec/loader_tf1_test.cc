@@ -118,7 +118,7 @@ TEST_CASE(
   CHECK(Contains(out.status(), "input 'q': expected dtype float32"));
 }
 
-TEST_CASE("a TF1 signature that parses tf.Example loads alone; an unknown one is named") {
+TEST_CASE("a TF1 signature that parses tf.Example loads alone, and an unknown one is named") {
   LoadOptions o;
   o.signatures = {"regress_x_to_y"};
   auto m = SavedModel::Load(Fixture("half_plus_two_v2"), o);
