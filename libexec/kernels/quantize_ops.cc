@@ -171,8 +171,9 @@ Status ComputeFakeQuantPerChannel(const KernelContext& ctx) {
   const int64_t rows = depth == 0 ? 0 : x.NumElements() / depth;
   const QuantRange range = ctx.state<FakeQuantState>().range;
   std::vector<Nudged> nudged(static_cast<size_t>(depth));
-  for (int64_t c = 0; c < depth; ++c)
-    nudged[c] = Nudge(min_t.data<float>()[c], max_t.data<float>()[c], range);
+  for (int64_t c = 0; c < depth; ++c)  // an empty range (0, 0) has no grid: its channel is 0
+    if (min_t.data<float>()[c] != 0.0f || max_t.data<float>()[c] != 0.0f)
+      nudged[c] = Nudge(min_t.data<float>()[c], max_t.data<float>()[c], range);
   ctx.threads().ParallelFor(
       rows, std::max<int64_t>(1, 32768 / std::max<int64_t>(depth, 1)),
       [&](int64_t begin, int64_t end) {
