@@ -369,15 +369,7 @@ class FunctionCompiler {
       if (node.def == nullptr)
         return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
                              "') is not implemented by this runtime");
-      PrepareContext ctx;
-      ctx.node_name = node.name;
-      ctx.op = node.op;
-      ctx.attrs = node.reader();
-      ctx.inputs = in_specs;
-      ctx.constant_inputs = in_consts;
-      ctx.resources = options_.resources;
-      ctx.library = &library_;
-      ctx.analysis_only = analysis;
+      PrepareContext ctx = ContextFor(node, node.reader(), in_specs, in_consts, analysis);
       if (Status st = node.def->prepare(ctx); !st.ok()) {
         KILN_ASSIGN_OR_RETURN(bool widened,
                               PrepareWidened(node, v, in_specs, in_consts, in_slots, analysis));
@@ -415,18 +407,8 @@ class FunctionCompiler {
         }
         if (is_const) return Internal("node '", node.name, "': Const did not evaluate");
       }
-      PreparedFunction::Step step;
-      step.compute = compute;
-      step.state = ctx.state;
-      step.in = std::move(in_slots);
-      for (const TensorSpec& spec : ctx.outputs) {
-        step.out.push_back(NewSlot(spec));
-        step.out_dtypes.push_back(spec.dtype);
-      }
-      step.flags = node.def->flags;
-      step.node_name = node.name;
-      out_slots_[v] = step.out;
-      pf_->steps_.push_back(std::move(step));
+      out_slots_[v] =
+          AddStep(node.name, node.def->flags, compute, ctx.state, std::move(in_slots), ctx.outputs);
     }
     const_value_.resize(pf_->num_slots_, nullptr);
     return OkStatus();
@@ -444,14 +426,7 @@ class FunctionCompiler {
       return false;
     auto prepare_as = [&](DType wide, bool analysis_only, std::vector<Tensor>* converted,
                           PrepareContext& ctx) -> bool {
-      ctx.node_name = node.name;
-      ctx.op = node.op;
-      ctx.attrs = node.reader().WithHalfAs(wide);
-      ctx.inputs = specs;
-      ctx.constant_inputs = consts;
-      ctx.resources = options_.resources;
-      ctx.library = &library_;
-      ctx.analysis_only = analysis_only;
+      ctx = ContextFor(node, node.reader().WithHalfAs(wide), specs, consts, analysis_only);
       for (size_t i = 0; i < specs.size(); ++i) {
         if (specs[i].dtype != half) continue;
         ctx.inputs[i].dtype = wide;
@@ -483,19 +458,8 @@ class FunctionCompiler {
         KILN_ASSIGN_OR_RETURN(in[i], AddCastStep(node.name, slots[i], DType::kFloat));
       }
     }
-    std::vector<int32_t> out;
-    PreparedFunction::Step step;
-    step.compute = compute;
-    step.state = ctx.state;
-    step.in = std::move(in);
-    for (const TensorSpec& spec : ctx.outputs) {
-      step.out.push_back(NewSlot(spec));
-      step.out_dtypes.push_back(spec.dtype);
-    }
-    step.flags = node.def->flags;
-    step.node_name = node.name;
-    out = step.out;
-    pf_->steps_.push_back(std::move(step));
+    std::vector<int32_t> out =
+        AddStep(node.name, node.def->flags, compute, ctx.state, std::move(in), ctx.outputs);
     ++pf_->stats_.widened;
     for (size_t j = 0; j < out.size(); ++j)
       if (narrow[j]) {
@@ -509,15 +473,41 @@ class FunctionCompiler {
   Result<int32_t> AddCastStep(const std::string& node_name, int32_t slot, DType to) {
     const TensorSpec from = slot_specs_[slot];
     KILN_ASSIGN_OR_RETURN(CastStep cast, PrepareCastStep(from.dtype, to, from.shape));
+    return AddStep(node_name, kOpNone, cast.compute, cast.state, {slot},
+                   {TensorSpec{to, from.shape}})[0];
+  }
+
+  // What Prepare of `node` sees: its attrs (as `attrs` reads them), input specs and constants.
+  PrepareContext ContextFor(const FlatNode& node, const AttrReader& attrs,
+                            const std::vector<TensorSpec>& specs,
+                            const std::vector<const Tensor*>& consts, bool analysis) const {
+    PrepareContext ctx;
+    ctx.node_name = node.name;
+    ctx.op = node.op;
+    ctx.attrs = attrs;
+    ctx.inputs = specs;
+    ctx.constant_inputs = consts;
+    ctx.resources = options_.resources;
+    ctx.library = &library_;
+    ctx.analysis_only = analysis;
+    return ctx;
+  }
+
+  // Appends a step computing `outputs` from slots `in`; returns the new output slots.
+  std::vector<int32_t> AddStep(const std::string& node_name, uint32_t flags, ComputeFn compute,
+                               std::shared_ptr<const OpState> state, std::vector<int32_t> in,
+                               const std::vector<TensorSpec>& outputs) {
     PreparedFunction::Step step;
-    step.compute = cast.compute;
-    step.state = cast.state;
-    step.in = {slot};
-    step.out = {NewSlot(TensorSpec{to, from.shape})};
-    step.out_dtypes = {to};
-    step.flags = kOpNone;
+    step.compute = compute;
+    step.state = std::move(state);
+    step.in = std::move(in);
+    for (const TensorSpec& spec : outputs) {
+      step.out.push_back(NewSlot(spec));
+      step.out_dtypes.push_back(spec.dtype);
+    }
+    step.flags = flags;
     step.node_name = node_name;
-    const int32_t out = step.out[0];
+    std::vector<int32_t> out = step.out;
     pf_->steps_.push_back(std::move(step));
     return out;
   }
