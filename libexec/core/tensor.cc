@@ -172,22 +172,35 @@ Tensor Tensor::BufferAs(DType dtype, const Shape& shape) const {
 Tensor Tensor::DeepCopy() const {
   if (!buffer_) return *this;
   Tensor t(dtype_, shape_);
-  switch (dtype_) {
+  [[maybe_unused]] const Status st = CopyElements(*this, &t);
+  KILN_DCHECK(st.ok());
+  return t;
+}
+
+Status CopyElements(const Tensor& from, Tensor* to) {
+  if (from.dtype() != to->dtype() || from.NumElements() != to->NumElements())
+    return InvalidArgument("copy between tensors of different dtype or size: ", from.DebugString(),
+                           " to ", to->DebugString());
+  if (!from.HostAccessible() || !to->HostAccessible())
+    return InvalidArgument("CopyElements: ", from.DebugString(), " to ", to->DebugString(),
+                           " needs host memory on both sides");
+  const int64_t n = from.NumElements();
+  switch (from.dtype()) {
     case DType::kString:
-      std::copy_n(data<std::string>(), NumElements(), t.data<std::string>());
+      std::copy_n(from.data<std::string>(), n, to->data<std::string>());
       break;
     case DType::kResource:
-      std::copy_n(data<std::shared_ptr<ResourceBase>>(), NumElements(),
-                  t.data<std::shared_ptr<ResourceBase>>());
+      std::copy_n(from.data<std::shared_ptr<ResourceBase>>(), n,
+                  to->data<std::shared_ptr<ResourceBase>>());
       break;
     case DType::kVariant:
-      std::copy_n(data<std::shared_ptr<const VariantBase>>(), NumElements(),
-                  t.data<std::shared_ptr<const VariantBase>>());
+      std::copy_n(from.data<std::shared_ptr<const VariantBase>>(), n,
+                  to->data<std::shared_ptr<const VariantBase>>());
       break;
     default:
-      std::memcpy(t.raw_data(), raw_data(), ByteSize());
+      if (from.ByteSize() > 0) std::memcpy(to->raw_data(), from.raw_data(), from.ByteSize());
   }
-  return t;
+  return OkStatus();
 }
 
 namespace {

@@ -1,6 +1,6 @@
 // The per-call memory of one prepared function: the frame of slots, the planned buffers over
-// one arena, and kernel scratch. A function keeps a pool of these and reuses them, so a steady
-// call allocates nothing.
+// one arena per device, and kernel scratch per device. A function keeps a pool of these and
+// reuses them, so a steady call allocates nothing.
 #pragma once
 
 #include <memory>
@@ -16,7 +16,8 @@ class ExecutionState {
   std::vector<Tensor> slots;
   // Per slot: its arena buffer, or null.
   std::vector<std::shared_ptr<TensorBuffer>> planned;
-  ScratchArena scratch;
+  // Per device of the function.
+  std::vector<std::unique_ptr<ScratchArena>> scratch;
 };
 
 }  // namespace kiln::exec

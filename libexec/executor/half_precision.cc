@@ -44,8 +44,9 @@ bool MayWiden(std::string_view op) {
 
 Result<CastStep> PrepareCastStep(DType from, DType to, const PartialShape& shape) {
   const OpDefinition* def = FindOp("Cast");
-  ComputeFn compute = FindCpuKernel("Cast");
-  if (def == nullptr || compute == nullptr) return Unimplemented("this runtime has no Cast");
+  const KernelEntry* kernel = HostDevice()->FindKernel("Cast");
+  if (def == nullptr || kernel == nullptr) return Unimplemented("this runtime has no Cast");
+  ComputeFn compute = kernel->compute;
   NativeAttr src, dst;
   src.name = "SrcT";
   src.kind = dst.kind = NativeAttr::Kind::kType;
@@ -69,7 +70,7 @@ Result<Tensor> CastNow(const Tensor& t, DType to) {
   const int32_t in = 0, out = 1;
   ScratchArena scratch;
   RunEnv env{&DefaultPrintSink(), &DefaultThreadPool()};
-  ExecutionFrame frame{slots, nullptr, CpuAllocator(), &scratch, &env};
+  ExecutionFrame frame{slots, nullptr, HostDevice()->allocator(), nullptr, &scratch, &env};
   StepIo io{&in, 1, &out, 1, &to, 0, cast.state.get(), "half precision cast"};
   KILN_RETURN_IF_ERROR(cast.compute(KernelContext(frame, io)));
   return slots[1];

@@ -3,6 +3,12 @@
 
 namespace kiln::exec {
 
+Allocator* KernelContext::OutputAllocator(int i, DType dtype) const {
+  if (frame_.host_allocator == nullptr) return frame_.allocator;
+  const bool host = !DTypeIsPod(dtype) || (i < 32 && (io_.host_outputs & (1u << i)) != 0);
+  return host ? frame_.host_allocator : frame_.allocator;
+}
+
 Result<Tensor*> KernelContext::AllocateOutput(int i, DType dtype, const Shape& shape) const {
   Tensor* out = &frame_.slots[io_.out[i]];
   if (frame_.planned != nullptr) {
@@ -13,7 +19,7 @@ Result<Tensor*> KernelContext::AllocateOutput(int i, DType dtype, const Shape& s
       return out;
     }
   }
-  Result<Tensor> t = Tensor::Allocate(frame_.allocator, dtype, shape);
+  Result<Tensor> t = Tensor::Allocate(OutputAllocator(i, dtype), dtype, shape);
   if (!t.ok()) return t.status().WithContext(internal::StrCat("node '", io_.node_name, "'"));
   *out = std::move(t).value();
   return out;
@@ -26,7 +32,8 @@ Result<Tensor*> KernelContext::ForwardInputOrAllocateOutput(int j, int i,
   if (j < 32 && (io_.dying_inputs & (1u << j)) != 0 && in.BufferIsExclusive() &&
       DTypeIsPod(dtype) && DTypeIsPod(in.dtype()) &&
       static_cast<size_t>(shape.num_elements()) * DTypeSize(dtype) == in.ByteSize() &&
-      in.HostAccessible() == (frame_.allocator->HostAccessible())) {
+      in.HostAccessible() == (frame_.allocator->HostAccessible()) &&
+      OutputAllocator(i, dtype) == frame_.allocator) {
     // The input's slot still holds the buffer; sharing it is safe because nothing reads that
     // slot after this step.
     Tensor* out = &frame_.slots[io_.out[i]];

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <string>
 
+#include "executor/placement.h"
+
 namespace kiln::exec {
 
 Result<SingleOp> SingleOp::Prepare(std::string_view op, std::string_view node_name,
@@ -13,9 +15,7 @@ Result<SingleOp> SingleOp::Prepare(std::string_view op, std::string_view node_na
   SingleOp s;
   s.def_ = FindOp(op);
   if (s.def_ == nullptr) return Unimplemented("op '", op, "' is not in kiln's op table");
-  s.compute_ = FindKernel(options.device, op);
-  if (s.compute_ == nullptr)
-    return Unimplemented("op '", op, "' has no ", DeviceTypeName(options.device), " kernel");
+  s.device_ = options.device != nullptr ? options.device : HostDevice();
   PrepareContext ctx;
   ctx.node_name = node_name;
   ctx.op = s.def_->name;
@@ -23,10 +23,16 @@ Result<SingleOp> SingleOp::Prepare(std::string_view op, std::string_view node_na
   ctx.inputs.assign(inputs.begin(), inputs.end());
   ctx.constant_inputs.assign(constant_inputs.begin(), constant_inputs.end());
   ctx.constant_inputs.resize(inputs.size(), nullptr);
-  ctx.device = options.device;
   ctx.resources = options.resources;
   ctx.library = options.library;
   KILN_RETURN_IF_ERROR(s.def_->prepare(ctx));
+  Device* const one[] = {s.device_};
+  KILN_ASSIGN_OR_RETURN(Placement place, PlaceNode(one, ctx));
+  s.kernel_ = place.kernel;
+  if (s.kernel_->create_state != nullptr) {
+    ctx.device = s.device_;
+    KILN_RETURN_IF_ERROR(s.kernel_->create_state(ctx));
+  }
   s.node_name_ = std::string(node_name);
   s.output_specs_ = std::move(ctx.outputs);
   s.constant_outputs_ = std::move(ctx.constant_outputs);
@@ -38,7 +44,19 @@ Result<SingleOp> SingleOp::Prepare(std::string_view op, std::string_view node_na
 Result<std::vector<Tensor>> SingleOp::Run(std::span<const Tensor> inputs) const {
   const int n_in = static_cast<int>(inputs.size());
   const int n_out = static_cast<int>(output_specs_.size());
-  std::vector<Tensor> slots(inputs.begin(), inputs.end());
+  Device* host = HostDevice();
+  const int kDevice = 0, kHost = 1;
+  std::vector<Tensor> slots;
+  for (int i = 0; i < n_in; ++i) {
+    const Tensor& t = inputs[i];
+    const bool on_device = InputDevice(*kernel_, kDevice, kHost, i, t.dtype()) == kDevice;
+    if (on_device && device_ != host) {
+      KILN_ASSIGN_OR_RETURN(Tensor moved, CopyTensor(t, host, device_));
+      slots.push_back(std::move(moved));
+    } else {
+      slots.push_back(t);
+    }
+  }
   slots.resize(inputs.size() + output_specs_.size());
   std::vector<int32_t> in(n_in), out(n_out);
   std::iota(in.begin(), in.end(), 0);
@@ -46,16 +64,15 @@ Result<std::vector<Tensor>> SingleOp::Run(std::span<const Tensor> inputs) const 
   std::vector<DType> out_dtypes;
   for (const TensorSpec& spec : output_specs_) out_dtypes.push_back(spec.dtype);
 
-  Device* device = options_.device == DeviceType::kCpu ? CpuDevice() : nullptr;
-  if (device == nullptr) {
-    KILN_ASSIGN_OR_RETURN(device, FindDevice(DeviceTypeName(options_.device)));
-  }
-  ScratchArena scratch(device->allocator());
+  ScratchArena scratch(device_->allocator());
   RunEnv env{options_.print ? options_.print : &DefaultPrintSink(),
              options_.threads ? options_.threads : &DefaultThreadPool()};
-  ExecutionFrame frame{slots.data(), nullptr, device->allocator(), &scratch, &env};
-  StepIo io{in.data(), n_in, out.data(), n_out, out_dtypes.data(), 0, state_.get(), node_name_};
-  KILN_RETURN_IF_ERROR(compute_(KernelContext(frame, io)));
+  ExecutionFrame frame{
+      slots.data(), nullptr, device_->allocator(), device_ == host ? nullptr : host->allocator(),
+      &scratch,     &env};
+  StepIo io{in.data(),    n_in,       out.data(),           n_out, out_dtypes.data(), 0,
+            state_.get(), node_name_, kernel_->host_outputs};
+  KILN_RETURN_IF_ERROR(kernel_->compute(KernelContext(frame, io)));
 
   std::vector<Tensor> results(slots.begin() + n_in, slots.end());
   for (int i = 0; i < n_out; ++i) {
@@ -65,6 +82,10 @@ Result<std::vector<Tensor>> SingleOp::Run(std::span<const Tensor> inputs) const 
       return Internal("op '", def_->name, "' (node '", node_name_, "') output ", i, " is ",
                       DTypeShortName(results[i].dtype()), ", prepared as ",
                       DTypeShortName(output_specs_[i].dtype));
+    const bool on_device = OutputDevice(*kernel_, kDevice, kHost, i, results[i].dtype()) == kDevice;
+    if (on_device && device_ != host) {
+      KILN_ASSIGN_OR_RETURN(results[i], CopyTensor(results[i], device_, host));
+    }
   }
   return results;
 }

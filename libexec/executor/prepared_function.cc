@@ -8,6 +8,7 @@
 //   PlanReleases      each slot released after its last use; dying inputs marked
 //   PlanArena         the memory plan (memory_plan.cc)
 #include <algorithm>
+#include <map>
 #include <numeric>
 #include <optional>
 #include <queue>
@@ -17,6 +18,7 @@
 #include "executor/fusion.h"
 #include "executor/half_precision.h"
 #include "executor/memory_plan.h"
+#include "executor/placement.h"
 #include "kiln/exec/executor.h"
 #ifndef KILN_NO_PROTOBUF
 #include "tensorflow/framework.pb.h"
@@ -68,6 +70,11 @@ class FunctionCompiler {
     pf_->iface_ = iface_;
     pf_->source_graph_ = source_graph_;
     pf_->requested_specs_.assign(arg_specs.begin(), arg_specs.end());
+    pf_->devices_ = options_.devices;
+    if (std::find(pf_->devices_.begin(), pf_->devices_.end(), HostDevice()) == pf_->devices_.end())
+      pf_->devices_.push_back(HostDevice());
+    host_ = static_cast<int>(std::find(pf_->devices_.begin(), pf_->devices_.end(), HostDevice()) -
+                             pf_->devices_.begin());
     KILN_RETURN_IF_ERROR(ResolveArgSpecs(arg_specs));
     if (source_graph_ != nullptr) {
       // Nodes point into the source's attrs and values, which pf_ keeps alive.
@@ -100,11 +107,13 @@ class FunctionCompiler {
     KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
     KILN_RETURN_IF_ERROR(BindOutputs());
     PlanReleases();
+    pf_->arena_bytes_.assign(pf_->devices_.size(), 0);
     if (options_.plan_memory) PlanArena();
     PlanStats& st = pf_->stats_;
     st.steps = static_cast<int>(pf_->steps_.size());
     st.constants = static_cast<int>(pf_->constants_.size());
     st.slots = pf_->num_slots_;
+    CountPlacement();
     // Specialisations of a function fused here prepare its fused graph, as those of a serving
     // plan do: fusing again with known shapes would fuse more (a residual Add needs them), and
     // oneDNN's fused and unfused forms differ in the last bits on AVX2, so results would
@@ -229,8 +238,10 @@ class FunctionCompiler {
     return OkStatus();
   }
 
-  int32_t NewSlot(const TensorSpec& spec) {
+  // A slot for a tensor that lives on device `device` (default: the host).
+  int32_t NewSlot(const TensorSpec& spec, int device = -1) {
     slot_specs_.push_back(spec);
+    slot_device_.push_back(device < 0 ? host_ : device);
     return pf_->num_slots_++;
   }
 
@@ -286,7 +297,7 @@ class FunctionCompiler {
     for (const TensorSpec& spec : ctx.outputs) out_dtypes.push_back(spec.dtype);
     ScratchArena scratch;
     RunEnv env{&DefaultPrintSink(), &DefaultThreadPool()};
-    ExecutionFrame frame{slots.data(), nullptr, CpuAllocator(), &scratch, &env};
+    ExecutionFrame frame{slots.data(), nullptr, HostDevice()->allocator(), nullptr, &scratch, &env};
     StepIo io{ins.data(),        n_in, outs.data(),     n_out,
               out_dtypes.data(), 0,    ctx.state.get(), node.name};
     if (!compute(KernelContext(frame, io)).ok()) return std::nullopt;
@@ -327,6 +338,8 @@ class FunctionCompiler {
     pf_->stats_ = PlanStats();
     out_slots_.clear();
     slot_specs_.clear();
+    slot_device_.clear();
+    copies_.clear();
     const_value_.clear();
     known_value_.clear();
     const_storage_.clear();
@@ -382,10 +395,6 @@ class FunctionCompiler {
         out_slots_[v] = in_slots;
         continue;
       }
-      ComputeFn compute = FindKernel(DeviceType::kCpu, node.op);
-      if (compute == nullptr)
-        return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
-                             "') has no CPU kernel");
       // Values known without running (Shape of a known shape, a frozen variable's value):
       // constants. Prepare of a stateful op only offers them when that is safe.
       if (!ctx.constant_outputs.empty()) {
@@ -399,16 +408,25 @@ class FunctionCompiler {
       }
       // Const nodes, and nodes whose inputs are all constants, are computed now.
       const bool is_const = node.op == "Const" && in_slots.empty();
-      if (is_const || !in_slots.empty()) {
-        if (auto values = TryFold(node, ctx, compute, in_slots, /*any_size=*/is_const)) {
+      const KernelEntry* host_kernel = HostDevice()->FindKernel(node.op);
+      if (host_kernel != nullptr && (is_const || !in_slots.empty())) {
+        if (auto values =
+                TryFold(node, ctx, host_kernel->compute, in_slots, /*any_size=*/is_const)) {
           for (const Tensor& t : *values) out_slots_[v].push_back(AddConstant(t));
           if (!is_const) ++pf_->stats_.folded;
           continue;
         }
         if (is_const) return Internal("node '", node.name, "': Const did not evaluate");
       }
-      out_slots_[v] =
-          AddStep(node.name, node.def->flags, compute, ctx.state, std::move(in_slots), ctx.outputs);
+      KILN_ASSIGN_OR_RETURN_CTX(Placement place, PlaceNode(pf_->devices_, ctx), "function '",
+                                fname_, "'");
+      if (place.kernel->create_state != nullptr && !analysis) {
+        ctx.device = pf_->devices_[place.device];
+        KILN_RETURN_IF_ERROR_CTX(place.kernel->create_state(ctx), "function '", fname_, "'");
+      }
+      KILN_ASSIGN_OR_RETURN(out_slots_[v],
+                            AddStep(node.name, node.def->name, node.def->flags, place.device,
+                                    *place.kernel, ctx.state, std::move(in_slots), ctx.outputs));
     }
     const_value_.resize(pf_->num_slots_, nullptr);
     return OkStatus();
@@ -446,8 +464,9 @@ class FunctionCompiler {
     const bool probed = prepare_as(DType::kDouble, /*analysis_only=*/true, nullptr, probe);
     const std::vector<bool> narrow =
         OutputsToNarrow(ctx.outputs, probed ? &probe.outputs : nullptr);
-    ComputeFn compute = FindKernel(DeviceType::kCpu, node.op);
-    if (compute == nullptr) return false;
+    // Widening is the host's answer to a missing half-precision kernel: the node runs there.
+    const KernelEntry* kernel = HostDevice()->FindKernel(node.op);
+    if (kernel == nullptr) return false;
     // Inputs: constants converted now, the rest cast by a step.
     std::vector<int32_t> in = slots;
     for (size_t i = 0; i < specs.size(); ++i) {
@@ -458,8 +477,9 @@ class FunctionCompiler {
         KILN_ASSIGN_OR_RETURN(in[i], AddCastStep(node.name, slots[i], DType::kFloat));
       }
     }
-    std::vector<int32_t> out =
-        AddStep(node.name, node.def->flags, compute, ctx.state, std::move(in), ctx.outputs);
+    KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
+                          AddStep(node.name, node.def->name, node.def->flags, host_, *kernel,
+                                  ctx.state, std::move(in), ctx.outputs));
     ++pf_->stats_.widened;
     for (size_t j = 0; j < out.size(); ++j)
       if (narrow[j]) {
@@ -473,8 +493,11 @@ class FunctionCompiler {
   Result<int32_t> AddCastStep(const std::string& node_name, int32_t slot, DType to) {
     const TensorSpec from = slot_specs_[slot];
     KILN_ASSIGN_OR_RETURN(CastStep cast, PrepareCastStep(from.dtype, to, from.shape));
-    return AddStep(node_name, kOpNone, cast.compute, cast.state, {slot},
-                   {TensorSpec{to, from.shape}})[0];
+    KernelEntry kernel{"Cast", cast.compute};
+    KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
+                          AddStep(node_name, "Cast", kOpNone, host_, kernel, cast.state, {slot},
+                                  {TensorSpec{to, from.shape}}));
+    return out[0];
   }
 
   // What Prepare of `node` sees: its attrs (as `attrs` reads them), input specs and constants.
@@ -493,23 +516,87 @@ class FunctionCompiler {
     return ctx;
   }
 
-  // Appends a step computing `outputs` from slots `in`; returns the new output slots.
-  std::vector<int32_t> AddStep(const std::string& node_name, uint32_t flags, ComputeFn compute,
-                               std::shared_ptr<const OpState> state, std::vector<int32_t> in,
-                               const std::vector<TensorSpec>& outputs) {
+  // Appends a step of `kernel` on device `device` computing `outputs` from slots `in`, after
+  // the copies that bring each input where the kernel reads it; returns the output slots.
+  Result<std::vector<int32_t>> AddStep(const std::string& node_name, std::string_view op,
+                                       uint32_t flags, int device, const KernelEntry& kernel,
+                                       std::shared_ptr<const OpState> state,
+                                       std::vector<int32_t> in,
+                                       const std::vector<TensorSpec>& outputs) {
+    // A copy step reads its input where it is.
+    for (size_t i = 0; i < in.size() && op != kCopyOp; ++i) {
+      const int want =
+          InputDevice(kernel, device, host_, static_cast<int>(i), slot_specs_[in[i]].dtype);
+      KILN_ASSIGN_OR_RETURN(in[i], Locate(in[i], want, node_name));
+    }
     PreparedFunction::Step step;
-    step.compute = compute;
+    step.compute = kernel.compute;
     step.state = std::move(state);
+    step.op = op;
+    step.device = device;
+    step.allocator = pf_->devices_[device]->allocator();
+    step.host_outputs = kernel.host_outputs;
     step.in = std::move(in);
-    for (const TensorSpec& spec : outputs) {
-      step.out.push_back(NewSlot(spec));
-      step.out_dtypes.push_back(spec.dtype);
+    for (size_t j = 0; j < outputs.size(); ++j) {
+      const int where = OutputDevice(kernel, device, host_, static_cast<int>(j), outputs[j].dtype);
+      step.out.push_back(NewSlot(outputs[j], where));
+      step.out_dtypes.push_back(outputs[j].dtype);
     }
     step.flags = flags;
     step.node_name = node_name;
     std::vector<int32_t> out = step.out;
     pf_->steps_.push_back(std::move(step));
     return out;
+  }
+
+  // `slot`'s tensor on device `want`: the slot itself when it lives there, else a copy (one
+  // per slot and device; a constant is copied now, anything else by a step).
+  Result<int32_t> Locate(int32_t slot, int want, const std::string& consumer) {
+    const int have = slot_device_[slot];
+    if (have == want) return slot;
+    const auto key = std::make_pair(slot, want);
+    if (auto it = copies_.find(key); it != copies_.end()) return it->second;
+    Device* from = pf_->devices_[have];
+    Device* to = pf_->devices_[want];
+    int32_t copy = 0;
+    if (const Tensor* c = ConstantOf(slot)) {
+      KILN_ASSIGN_OR_RETURN_CTX(Tensor moved, CopyTensor(*c, from, to), "function '", fname_,
+                                "': constant for node '", consumer, "'");
+      copy = AddConstant(moved);
+      slot_device_[copy] = want;
+    } else {
+      auto state = std::make_shared<CopyState>();
+      state->from = from;
+      state->to = to;
+      // Device to host runs on the device (its stream, later) and writes host memory.
+      const bool to_host = want == host_;
+      KernelEntry kernel{kCopyOp, CopyCompute, 0, to_host ? 1u : 0u};
+      KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
+                            AddStep(consumer, kCopyOp, kOpFreshOutputs, to_host ? have : want,
+                                    kernel, std::move(state), {slot}, {slot_specs_[slot]}));
+      copy = out[0];
+    }
+    copies_.emplace(key, copy);
+    return copy;
+  }
+
+  // Steps per device, copies and the bytes they move (PlanStats).
+  void CountPlacement() {
+    PlanStats& st = pf_->stats_;
+    std::vector<int> per_device(pf_->devices_.size(), 0);
+    for (PreparedFunction::Step& step : pf_->steps_) {
+      ++per_device[step.device];
+      if (step.op != kCopyOp) continue;
+      ++st.copies;
+      const TensorSpec& spec = slot_specs_[step.out[0]];
+      if (spec.shape.IsFullyDefined())
+        step.copy_bytes =
+            spec.shape.ToShape()->num_elements() * static_cast<int64_t>(DTypeSize(spec.dtype));
+      st.copy_bytes =
+          st.copy_bytes < 0 || step.copy_bytes < 0 ? -1 : st.copy_bytes + step.copy_bytes;
+    }
+    for (size_t d = 0; d < per_device.size(); ++d)
+      st.device_steps.emplace_back(pf_->devices_[d]->name(), per_device[d]);
   }
 
   Status BindOutputs() {
@@ -523,7 +610,9 @@ class FunctionCompiler {
         return InvalidArgument("function '", fname_, "': output ", i, " refers to output ",
                                e.output, " of '", graph_.nodes[e.node].name,
                                "', which does not exist");
-      const int32_t slot = out_slots_[e.node][e.output];
+      // Results are host tensors.
+      KILN_ASSIGN_OR_RETURN(const int32_t slot,
+                            Locate(out_slots_[e.node][e.output], host_, graph_.nodes[e.node].name));
       pf_->output_slots_.push_back(slot);
       pf_->output_is_constant_.push_back(ConstantOf(slot) != nullptr);
       TensorSpec spec = slot_specs_[slot];
@@ -562,29 +651,36 @@ class FunctionCompiler {
         pf_->steps_[last_use[slot]].release.push_back(slot);
   }
 
+  // One arena per device, each planned over the slots that live there.
   void PlanArena() {
     std::vector<PlanStep> steps;
     for (const PreparedFunction::Step& s : pf_->steps_)
       steps.push_back(
           PlanStep{s.in, s.out, (s.flags & kOpFreshOutputs) != 0, (s.flags & kOpInPlace) != 0});
-    std::vector<PlanSlot> slots(pf_->num_slots_);
-    for (int32_t i = 0; i < pf_->num_slots_; ++i) {
-      const TensorSpec& spec = slot_specs_[i];
-      slots[i].dtype = spec.dtype;
-      slots[i].pinned = pinned_[i] != 0;
-      if (spec.shape.IsFullyDefined()) {
-        slots[i].shape_known = true;
-        slots[i].shape = *spec.shape.ToShape();
+    for (int d = 0; d < static_cast<int>(pf_->devices_.size()); ++d) {
+      std::vector<PlanSlot> slots(pf_->num_slots_);
+      bool any = false;
+      for (int32_t i = 0; i < pf_->num_slots_; ++i) {
+        const TensorSpec& spec = slot_specs_[i];
+        slots[i].dtype = spec.dtype;
+        // Another device's slots are not this arena's to place.
+        slots[i].pinned = pinned_[i] != 0 || slot_device_[i] != d;
+        any |= !slots[i].pinned;
+        if (spec.shape.IsFullyDefined()) {
+          slots[i].shape_known = true;
+          slots[i].shape = *spec.shape.ToShape();
+        }
       }
+      if (!any) continue;
+      MemoryPlanResult plan = PlanMemory(steps, slots);
+      for (const auto& e : plan.entries)
+        pf_->planned_.push_back({d, e.slot, slots[e.slot].dtype, slots[e.slot].shape, e.offset});
+      pf_->arena_bytes_[d] = plan.arena_bytes;
+      pf_->stats_.planned_slots += static_cast<int>(plan.entries.size());
+      pf_->stats_.in_place += plan.in_place;
+      pf_->stats_.arena_bytes += plan.arena_bytes;
+      pf_->stats_.planned_bytes += plan.planned_bytes;
     }
-    MemoryPlanResult plan = PlanMemory(steps, slots);
-    for (const auto& e : plan.entries)
-      pf_->planned_.push_back({e.slot, slots[e.slot].dtype, slots[e.slot].shape, e.offset});
-    pf_->arena_bytes_ = plan.arena_bytes;
-    pf_->stats_.planned_slots = static_cast<int>(plan.entries.size());
-    pf_->stats_.in_place = plan.in_place;
-    pf_->stats_.arena_bytes = plan.arena_bytes;
-    pf_->stats_.planned_bytes = plan.planned_bytes;
   }
 
   const tensorflow::FunctionDef* fdef_ = nullptr;
@@ -597,15 +693,36 @@ class FunctionCompiler {
   FlatGraph graph_;
   std::vector<char> live_;
   std::vector<int> order_;
-  std::vector<std::vector<int32_t>> out_slots_;  // per node
-  std::vector<TensorSpec> slot_specs_;           // per slot
-  std::vector<const Tensor*> const_value_;       // per slot: the value when constant
-  std::vector<const Tensor*> known_value_;       // per slot: a known argument's value
+  std::vector<std::vector<int32_t>> out_slots_;        // per node
+  std::vector<TensorSpec> slot_specs_;                 // per slot
+  std::vector<int> slot_device_;                       // per slot: where its tensor lives
+  std::map<std::pair<int32_t, int>, int32_t> copies_;  // (slot, device): the copy's slot
+  int host_ = 0;                                       // the host's index in pf_->devices_
+  std::vector<const Tensor*> const_value_;             // per slot: the value when constant
+  std::vector<const Tensor*> known_value_;             // per slot: a known argument's value
   std::vector<std::shared_ptr<Tensor>> const_storage_;
   std::vector<char> pinned_;
 };
 
 PreparedFunction::~PreparedFunction() = default;
+
+std::vector<ScheduledStep> PreparedFunction::Schedule() const {
+  std::vector<ScheduledStep> out;
+  for (const Step& step : steps_) {
+    ScheduledStep s;
+    s.node_name = step.node_name;
+    s.op = step.op;
+    s.device = devices_[step.device]->name();
+    if (step.op == kCopyOp) {
+      const auto& copy = *static_cast<const CopyState*>(step.state.get());
+      s.from = copy.from->name();
+      s.device = copy.to->name();
+      s.bytes = step.copy_bytes;
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
 
 #ifndef KILN_NO_PROTOBUF
 Result<std::shared_ptr<const PreparedFunction>> PreparedFunction::Prepare(

@@ -82,22 +82,26 @@ std::unique_ptr<ExecutionState> PreparedFunction::AcquireState() const {
       return s;
     }
   }
-  // A new concurrent caller: a frame, and an arena with a view per planned slot.
+  // A new concurrent caller: a frame, scratch and an arena per device with a view per planned
+  // slot.
   auto s = std::make_unique<ExecutionState>();
   s->slots.resize(static_cast<size_t>(num_slots_));
   for (const auto& [slot, t] : constants_) s->slots[slot] = t;
   s->planned.resize(static_cast<size_t>(num_slots_));
-  if (arena_bytes_ > 0) {
-    Allocator* allocator = CpuAllocator();
-    const size_t bytes = arena_bytes_;
+  for (Device* d : devices_) s->scratch.push_back(std::make_unique<ScratchArena>(d->allocator()));
+  for (size_t d = 0; d < devices_.size(); ++d) {
+    const size_t bytes = arena_bytes_[d];
+    if (bytes == 0) continue;
+    Allocator* allocator = devices_[d]->allocator();
     void* data = allocator->Allocate(bytes);
-    if (data == nullptr) return s;  // no arena: kernels allocate as they go
+    if (data == nullptr) continue;  // no arena: kernels allocate as they go
     std::shared_ptr<void> arena(data,
                                 [allocator, bytes](void* p) { allocator->Deallocate(p, bytes); });
     for (const PlannedSlot& p : planned_)
-      s->planned[p.slot] = std::make_shared<TensorBuffer>(
-          p.dtype, p.shape.num_elements(), static_cast<char*>(data) + p.offset, arena,
-          /*transient=*/true);
+      if (p.device == static_cast<int>(d))
+        s->planned[p.slot] = std::make_shared<TensorBuffer>(
+            p.dtype, p.shape.num_elements(), static_cast<char*>(data) + p.offset, arena,
+            /*transient=*/true);
   }
   return s;
 }
@@ -142,15 +146,20 @@ Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<con
   const ThreadPool& threads = options.threads ? *options.threads : DefaultThreadPool();
   threads.ApplyToCallingThread();
   RunEnv env{options.print ? options.print : &DefaultPrintSink(), &threads};
-  ExecutionFrame frame{slots.data(), state->planned.data(), CpuAllocator(), &state->scratch, &env};
+  Allocator* host = devices_.size() > 1 ? HostDevice()->allocator() : nullptr;
+  ExecutionFrame frame{slots.data(), state->planned.data(), nullptr, host, nullptr, &env};
   Status status;
   for (const Step& step : steps_) {
     StepIo io{step.in.data(),         static_cast<int>(step.in.size()),
               step.out.data(),        static_cast<int>(step.out.size()),
               step.out_dtypes.data(), step.dying_inputs,
-              step.state.get(),       step.node_name};
+              step.state.get(),       step.node_name,
+              step.host_outputs};
+    ScratchArena* scratch = state->scratch[step.device].get();
+    frame.allocator = step.allocator;
+    frame.scratch = scratch;
     status = step.compute(KernelContext(frame, io));
-    state->scratch.Reset();
+    scratch->Reset();
     if (!status.ok()) break;
     for (int32_t slot : step.release) slots[slot] = Tensor();
   }

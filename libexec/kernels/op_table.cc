@@ -54,6 +54,17 @@ const OpDefinition* FindOp(std::string_view name) {
 
 std::span<const OpDefinition> AllOps() { return GetTables().defs; }
 
+std::span<const KernelEntry> KernelTable(DeviceType device) {
+  return GetTables().kernels[static_cast<int>(device)];
+}
+
+const KernelEntry* Device::FindKernel(std::string_view op) const {
+  const std::span<const KernelEntry> table = kernels();
+  auto it = std::lower_bound(table.begin(), table.end(), op,
+                             [](const KernelEntry& k, std::string_view n) { return k.op < n; });
+  return it != table.end() && it->op == op ? &*it : nullptr;
+}
+
 ComputeFn FindKernel(DeviceType device, std::string_view op) {
   const auto& table = GetTables().kernels[static_cast<int>(device)];
   auto it = std::lower_bound(table.begin(), table.end(), op,

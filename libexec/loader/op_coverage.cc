@@ -105,7 +105,7 @@ class Checker {
 }  // namespace
 
 bool OpIsRunnable(std::string_view op, const FunctionLibrary* library) {
-  if (IsCallOp(op) || FindCpuKernel(op) != nullptr) return true;
+  if (IsCallOp(op) || HostDevice()->FindKernel(op) != nullptr) return true;
   // A TF1 graph's IsVariableInitialized becomes VarIsInitializedOp when the loader makes its
   // reference variables explicit (tf1_graph.h).
   if (op == "IsVariableInitialized") return true;

@@ -77,6 +77,8 @@ class SavedModelLoader {
     // the model's setting must hold while preparing, not only while running.
     model_->threads_->ApplyToCallingThread();
     model_->tags_ = options_.tags;
+    KILN_ASSIGN_OR_RETURN_CTX(devices_, ResolveDevices(options_.devices), "loading '",
+                              dir_.string(), "'");
     if (given_proto_) {
       model_->proto_ = std::move(given_proto_);
     } else {
@@ -415,6 +417,7 @@ class SavedModelLoader {
       }
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
+      popts.devices = devices_;
       popts.known_args = KnownCaptures(n_user, sig.captures_);
       KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PrepareFunction(*fdef, arg_specs, popts), "loading ",
                                 where, " of '", dir_.string(), "'");
@@ -525,6 +528,7 @@ class SavedModelLoader {
     KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf->second, &args, &specs), where);
     PrepareOptions popts;
     popts.resources = model_->resources_.get();
+    popts.devices = devices_;
     KILN_ASSIGN_OR_RETURN_CTX(auto fn,
                               PreparedFunction::Prepare(*fdef, *model_->library_, specs, popts),
                               "loading ", where, " of '", dir_.string(), "'");
@@ -778,6 +782,7 @@ class SavedModelLoader {
                       const std::string& what) {
     PrepareOptions popts;
     popts.resources = model_->resources_.get();
+    popts.devices = devices_;
     popts.keep_stateful = false;
     KILN_ASSIGN_OR_RETURN_CTX(
         auto fn,
@@ -863,6 +868,7 @@ class SavedModelLoader {
     for (Pending& p : pending) {
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
+      popts.devices = devices_;
       popts.keep_stateful = false;
       const std::string where = "signature '" + p.sig.name_ + "'";
       KILN_ASSIGN_OR_RETURN_CTX(p.sig.function_, PrepareFunction(*p.fdef, p.arg_specs, popts),
@@ -920,6 +926,7 @@ class SavedModelLoader {
         all.insert(all.end(), cap_specs.begin(), cap_specs.end());
         PrepareOptions popts;
         popts.resources = model_->resources_.get();
+        popts.devices = devices_;
         popts.known_args = KnownCaptures(c.arg_specs.size(), c.captures);
         KILN_ASSIGN_OR_RETURN_CTX(c.function, PrepareFunction(*fdef, all, popts), "loading ", where,
                                   " of '", dir_.string(), "'");
@@ -1013,6 +1020,7 @@ class SavedModelLoader {
 
   std::filesystem::path dir_;
   LoadOptions options_;
+  std::vector<Device*> devices_;  // options_.devices, resolved
   std::shared_ptr<const ServingPlan> plan_;
 
  public:

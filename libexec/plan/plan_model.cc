@@ -26,6 +26,7 @@ class PlanModelLoader {
   Result<std::unique_ptr<PlanModel>> Load() {
     model_.reset(new PlanModel());
     model_->dir_ = dir_;
+    KILN_ASSIGN_OR_RETURN(devices_, ResolveDevices(options_.devices));
     const plan::Plan& root = plan_.root();
     if (root.model() == nullptr) return std::unique_ptr<PlanModel>();
     const plan::Model& pm = *root.model();
@@ -129,6 +130,7 @@ class PlanModelLoader {
       sig.num_function_args_ = specs.size();
       PrepareOptions popts;
       popts.resources = model_->resources_.get();
+      popts.devices = devices_;
       popts.known_args = KnownCaptures(specs.size() - sig.captures_.size(), sig.captures_);
       KILN_ASSIGN_OR_RETURN_CTX(sig.function_, plan_.Prepare(fn, *model_->library_, specs, popts),
                                 "loading signature '", sig.name_, "' of '", dir_.string(),
@@ -157,6 +159,7 @@ class PlanModelLoader {
           const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
           PrepareOptions popts;
           popts.resources = model_->resources_.get();
+          popts.devices = devices_;
           popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
           KILN_ASSIGN_OR_RETURN_CTX(
               conc.function, plan_.Prepare(fn, *model_->library_, specs, popts),
@@ -174,6 +177,7 @@ class PlanModelLoader {
   const ServingPlan& plan_;
   std::filesystem::path dir_;
   const LoadOptions& options_;
+  std::vector<Device*> devices_;  // options_.devices, resolved
   const ThreadPool* threads_;
   bool restore_uncaptured_;
   std::unique_ptr<PlanModel> model_;

@@ -263,11 +263,12 @@ class ContentChecker {
         return Unimplemented("plan field ", nf(), ".op '", op, "' is not an op of this runtime");
       const std::string_view kernel = f.kernels()->Get(v)->string_view();
       if (!kernel.empty()) {
-        if (kernel != "cpu")
+        Result<Device*> device = FindDevice(kernel);
+        if (!device.ok())
           return Field(field + ".kernels[" + std::to_string(v) + "]", "is '", kernel,
-                       "'; this runtime has: cpu");
-        if (FindKernel(DeviceType::kCpu, op) == nullptr)
-          return Field(nf() + ".op", "'", op, "' has no cpu kernel");
+                       "': ", device.status().message());
+        if ((*device)->FindKernel(op) == nullptr)
+          return Field(nf() + ".op", "'", op, "' has no ", kernel, " kernel");
       }
       for (size_t i = 0; i < SizeOf(n.inputs()); ++i) {
         const kp::Edge* e = n.inputs()->Get(i);
@@ -513,8 +514,9 @@ Status ServingPlan::CheckPrepared(const kp::Function& f, const PreparedFunction&
   if (pf.plan_stats().steps != f.steps())
     return FailedPrecondition(where, ": prepared to ", pf.plan_stats().steps,
                               " steps; the plan recorded ", f.steps());
-  if (pf.arena_bytes_ != f.arena_bytes() || pf.planned_.size() != SizeOf(f.arena_offsets()))
-    return FailedPrecondition(where, ": memory plan of ", pf.arena_bytes_, " bytes in ",
+  const size_t arena_bytes = pf.plan_stats().arena_bytes;
+  if (arena_bytes != f.arena_bytes() || pf.planned_.size() != SizeOf(f.arena_offsets()))
+    return FailedPrecondition(where, ": memory plan of ", arena_bytes, " bytes in ",
                               pf.planned_.size(), " tensors; the plan recorded ", f.arena_bytes(),
                               " bytes in ", SizeOf(f.arena_offsets()));
   for (size_t i = 0; i < pf.planned_.size(); ++i)

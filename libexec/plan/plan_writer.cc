@@ -35,13 +35,18 @@ class PlanWriter {
         return static_cast<int32_t>(i);
     std::vector<fb::Offset<kp::Node>> nodes;
     std::vector<fb::Offset<fb::String>> kernels;
+    // Where each node runs: its step's device (copies are named by their consumer, skip them).
+    std::map<std::string_view, std::string> placed;
+    for (const auto& step : pf.steps_)
+      if (step.op != "_Copy") placed.emplace(step.node_name, pf.devices_[step.device]->name());
     for (size_t v = 0; v < g->nodes.size(); ++v) {
       const FlatNode& n = g->nodes[v];
       KILN_ASSIGN_OR_RETURN_CTX(auto node, Node(n), "function '", pf.name(), "', node '", n.name,
                                 "'");
       nodes.push_back(node);
       const bool runs = n.def != nullptr && n.value == nullptr && n.op != "Const";
-      kernels.push_back(b_.CreateString(runs ? options_.device : ""));
+      auto it = placed.find(n.name);
+      kernels.push_back(b_.CreateString(!runs ? "" : it != placed.end() ? it->second : "cpu"));
     }
     std::vector<kp::Edge> outputs;
     for (const Edge& e : g->outputs) outputs.emplace_back(e.node, e.output);
@@ -67,12 +72,12 @@ class PlanWriter {
     auto nodes_v = b_.CreateVector(nodes);
     auto outs_v = b_.CreateVectorOfStructs(outputs);
     auto keep_v = b_.CreateVector(g->keep);
-    auto device = b_.CreateString(options_.device);
+    auto device = b_.CreateString(pf.devices_.front()->name());
     auto kernels_v = b_.CreateVector(kernels);
     auto offsets_v = b_.CreateVector(offsets);
     functions_.push_back(kp::CreateFunction(
         b_, name, arg_names, arg_dt, in_sh, prep_dt, prep_sh, out_names, out_dt, nodes_v, outs_v,
-        keep_v, device, kernels_v, pf.plan_stats().steps, pf.arena_bytes_, offsets_v));
+        keep_v, device, kernels_v, pf.plan_stats().steps, pf.plan_stats().arena_bytes, offsets_v));
     functions_done_.emplace_back(pf.name(), SpecsKey(pf.requested_specs_));
     return static_cast<int32_t>(functions_.size()) - 1;
   }
@@ -395,10 +400,8 @@ class PlanWriter {
 };
 
 Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const CompileOptions& options) {
-  if (options.device != "cpu")
-    return InvalidArgument("compile: device '", options.device,
-                           "' has no kernel table in this build; the devices are: cpu");
   LoadOptions lo;
+  lo.devices = options.devices;
   lo.tags = options.tags;
   lo.signatures = options.signatures;
   lo.freeze_variables = options.freeze_variables;

@@ -60,7 +60,9 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
                                          "mean_us",       "min_us",
                                          "calls_per_s",   "examples_per_s",
                                          "peak_rss_kb",   "rss_after_load_kb",
-                                         "inputs",        "cpu_isa"});
+                                         "inputs",        "cpu_isa",
+                                         "device_steps",  "copies",
+                                         "copy_bytes"});
   CHECK(j["dir"] == kScalars);
   CHECK(j["signature"] == "serving_default");
   CHECK(j["threads"] == 0);
@@ -86,6 +88,17 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
   const std::string isa = j["cpu_isa"];
   CHECK(
       (isa.rfind("baseline", 0) == 0 || isa.rfind("avx2", 0) == 0 || isa.rfind("avx512", 0) == 0));
+  // On the host alone: every step on cpu, nothing copied.
+  REQUIRE(j["device_steps"].size() == 1);
+  CHECK(j["device_steps"]["cpu"].get<int>() > 0);
+  CHECK(j["copies"] == 0);
+  CHECK(j["copy_bytes"] == 0);
+}
+
+TEST_CASE("bench --device names a device that is not there: an error listing the devices") {
+  const std::string err = BenchError({"--dir", kScalars, "--device", "gpu", "--runs", "1"});
+  CHECK(err.find("'gpu'") != std::string::npos);
+  CHECK(err.find("available devices: cpu") != std::string::npos);
 }
 
 TEST_CASE("bench: a batch dim takes --batch in generated inputs and gives examples/s") {
@@ -124,7 +137,7 @@ TEST_CASE("bench: given inputs are used, the others generated, the text table is
   }
   CHECK(labels == std::vector<std::string>{"model", "signature", "inputs", "threads", "cpu isa",
                                            "bundle size", "load", "first call", "runs", "per call",
-                                           "throughput", "memory"});
+                                           "throughput", "memory", "placement"});
 }
 
 TEST_CASE("bench: --min_seconds keeps the run count at least --runs") {

@@ -5,6 +5,7 @@
 #include <set>
 #include <string>
 
+#include "device/test_device.h"
 #include "ops/op_cases.h"
 
 namespace kiln::testing {
@@ -25,6 +26,27 @@ TEST_CASE("op tester: every op with a CPU kernel has cases or a written exemptio
     if (exec::FindCpuKernel(def.name) != nullptr && !covered.count(def.name))
       missing += (missing.empty() ? "" : ", ") + std::string(def.name);
   CHECK_MESSAGE(missing.empty(), "ops without op-tester cases: ", missing);
+}
+
+TEST_CASE("op tester: every op of the test device has cases that ran on it") {
+  // The tester runs each case on every device with a kernel for the op: here the test device
+  // (tests/device), whose kernels count their calls and check where each input lives.
+  TestDevice* device = GetTestDevice();
+  std::vector<OpCase> all;
+  for (const OpCaseFamily& f : AllOpCaseFamilies())
+    for (OpCase& c : f.cases()) all.push_back(std::move(c));
+  for (const exec::KernelEntry& k : device->kernels()) {
+    const int64_t before = device->kernel_calls();
+    bool any = false;
+    for (const OpCase& c : all)
+      if (c.op == k.op) {
+        any = true;
+        RunOpCase(c);
+      }
+    CHECK_MESSAGE(any, "test device op '", k.op, "' has no op-tester cases");
+    CHECK_MESSAGE(device->kernel_calls() > before, "no case of '", k.op,
+                  "' ran on the test device (its dtypes?)");
+  }
 }
 
 TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }

@@ -186,6 +186,9 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   load_options.tags = SplitTagSet(options.tag_set);
   load_options.num_threads = options.threads;
   load_options.verify_checksums = !options.skip_checksums;
+  std::stringstream devices(options.device);
+  for (std::string d; std::getline(devices, d, ',');)
+    if (!d.empty()) load_options.devices.push_back(d);
   load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
                       : options.plan == "ignore" ? exec::PlanUse::kIgnore
                                                  : exec::PlanUse::kAuto;
@@ -197,6 +200,9 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   report.rss_after_load_kb = CurrentRssKb();
   KILN_ASSIGN_OR_RETURN(report.bundle_bytes, DirectoryBytes(options.dir));
   KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(options.signature_def));
+  report.device_steps = sig->function().plan_stats().device_steps;
+  report.copies = sig->function().plan_stats().copies;
+  report.copy_bytes = sig->function().plan_stats().copy_bytes;
 
   // Given inputs, then generated ones for the rest, in the signature's order.
   KILN_ASSIGN_OR_RETURN(auto given, MakeFeeds(feed_args, *sig, err));
@@ -263,6 +269,18 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   return report;
 }
 
+// "cpu 12 steps; 0 copies": where the signature's steps run.
+static std::string PlacementText(const BenchReport& r) {
+  std::string placement;
+  for (const auto& [device, steps] : r.device_steps)
+    placement += (placement.empty() ? "" : ", ") + device + " " + std::to_string(steps) + " steps";
+  placement += "; " + std::to_string(r.copies) + " copies";
+  if (r.copies > 0)
+    placement += r.copy_bytes >= 0 ? " (" + std::to_string(r.copy_bytes) + " bytes per call)"
+                                   : std::string(" (bytes depend on the shapes)");
+  return placement;
+}
+
 void PrintBenchText(const BenchReport& r, std::ostream& out) {
   std::vector<std::pair<std::string, std::string>> rows;
   rows.emplace_back("model", r.dir);
@@ -291,6 +309,7 @@ void PrintBenchText(const BenchReport& r, std::ostream& out) {
   rows.emplace_back("memory", "peak RSS " + std::to_string(r.peak_rss_kb) +
                                   " KiB, RSS after load " + std::to_string(r.rss_after_load_kb) +
                                   " KiB");
+  rows.emplace_back("placement", PlacementText(r));
   size_t width = 0;
   for (const auto& row : rows) width = std::max(width, row.first.size());
   for (const auto& row : rows)
@@ -325,6 +344,11 @@ void PrintBenchJson(const BenchReport& r, std::ostream& out) {
   j["rss_after_load_kb"] = r.rss_after_load_kb;
   j["inputs"] = std::move(inputs);
   j["cpu_isa"] = r.cpu_isa;
+  nlohmann::ordered_json devices = nlohmann::ordered_json::object();
+  for (const auto& [device, steps] : r.device_steps) devices[device] = steps;
+  j["device_steps"] = std::move(devices);
+  j["copies"] = r.copies;
+  j["copy_bytes"] = r.copy_bytes;
   out << j.dump() << "\n";
 }
 
@@ -348,6 +372,8 @@ std::unique_ptr<CommandArgs> SetupBenchCommand(CLI::App& cmd) {
   cmd.add_option("--input_exprs", o.input_exprs,
                  "'<key>=<literal>;...': numbers, true/false, quoted strings, nested [lists]");
   cmd.add_option("--threads", o.threads, "Intra-op threads (0: all cores)");
+  cmd.add_option("--device", o.device,
+                 "Devices in priority order, comma-separated (default: cpu alone)");
   cmd.add_option("--runs", o.runs, "Timed runs (100)");
   cmd.add_option("--warmup", o.warmup, "Untimed runs before the timed ones (10)");
   cmd.add_option("--min_seconds", o.min_seconds, "Keep timing for at least this long (0)");

@@ -34,6 +34,7 @@ struct BenchOptions {
   bool json = false;
   bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
   std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
+  std::string device;           // LoadOptions::devices, comma-separated; "" = the host
 };
 
 struct BenchInput {
@@ -60,6 +61,11 @@ struct BenchReport {
   int64_t rss_after_load_kb = 0;
   std::vector<BenchInput> inputs;  // sorted by key, as the signature lists them
   std::string cpu_isa;             // the kernels' ISA: kiln/exec/cpu_isa.h's CpuIsaSummary()
+  // Where the signature's steps run (device name, steps), and the copies between devices per
+  // call (copy_bytes -1: they depend on the fed shapes).
+  std::vector<std::pair<std::string, int>> device_steps;
+  int copies = 0;
+  int64_t copy_bytes = 0;
 };
 
 // Loads, feeds, times. Warnings (an input given twice) go to `err`.

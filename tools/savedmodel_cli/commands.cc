@@ -12,7 +12,9 @@ constexpr char kShowHelp[] =
     "  show --dir D --all                everything, with the ops and restored functions\n"
     "Add --json for the same facts as JSON (docs/cli.md).\n"
     "  show --dir D --signature_def K --graph dot|svg [--output F]\n"
-    "                                    draw the function graph signature K runs";
+    "                                    draw the function graph signature K runs\n"
+    "  show --dir D --placement [--device gpu,cpu] [--signature_def K]\n"
+    "                                    where each step runs and what crosses devices";
 
 constexpr char kRunHelp[] =
     "Runs a signature of a SavedModel and prints each output as numpy prints it.\n"

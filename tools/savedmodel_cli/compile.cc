@@ -23,7 +23,8 @@ std::unique_ptr<CommandArgs> SetupCompileCommand(CLI::App& cmd) {
   cmd.add_option("--tag_set", a->tag_set, "Comma-separated tags of a MetaGraphDef (serve)");
   cmd.add_option("--signature_def", a->signatures,
                  "Signature keys to plan (repeatable; default: every signature and function)");
-  cmd.add_option("--device", a->device, "Kernel table the plan is made for (cpu)");
+  cmd.add_option("--device", a->device,
+                 "Devices the plan places nodes on, in priority order (cpu; \"test,cpu\")");
   cmd.add_flag("--no_freeze", a->no_freeze,
                "Plan for loads that keep variables assignable (LoadOptions::freeze_variables "
                "false)");
@@ -38,7 +39,10 @@ Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostrea
   for (std::string tag; std::getline(tags, tag, ',');)
     if (!tag.empty()) options.tags.push_back(tag);
   options.signatures = a.signatures;
-  options.device = a.device;
+  options.devices.clear();
+  std::stringstream devices(a.device);
+  for (std::string d; std::getline(devices, d, ',');)
+    if (!d.empty()) options.devices.push_back(d);
   options.freeze_variables = !a.no_freeze;
   KILN_ASSIGN_OR_RETURN(exec::CompileReport report, exec::CompilePlan(a.dir, options));
   out << "Wrote " << report.path.string() << " (" << report.bytes

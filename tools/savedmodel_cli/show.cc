@@ -19,7 +19,8 @@ namespace {
 struct ShowArgs : CommandArgs {
   ShowOptions show;
   GraphDrawOptions draw;
-  std::string dir, tag_set, signature_def, draw_output;
+  std::string dir, tag_set, signature_def, draw_output, devices;
+  bool placement = false;
   CLI::Option* tag_opt = nullptr;
   CLI::Option* sig_opt = nullptr;
   CLI::Option* graph_opt = nullptr;
@@ -36,6 +37,11 @@ std::unique_ptr<CommandArgs> SetupShowCommand(CLI::App& cmd) {
   a->sig_opt = cmd.add_option("--signature_def", a->signature_def, "A SignatureDef key");
   cmd.add_flag("--list_ops", a->show.list_ops, "With --tag_set: list the ops it uses");
   cmd.add_flag("--json", a->show.json, "Print JSON instead of TensorFlow's text");
+  cmd.add_flag("--placement", a->placement,
+               "Load the bundle and show where each step of each signature runs, and the "
+               "copies between devices");
+  cmd.add_option("--device", a->devices,
+                 "With --placement: devices in priority order, comma-separated (cpu)");
   a->graph_opt = cmd.add_option("--graph", a->draw.format, "Draw a signature: dot or svg");
   a->draw_output_opt =
       cmd.add_option("--output", a->draw_output, "With --graph: write the drawing to a file");
@@ -44,6 +50,14 @@ std::unique_ptr<CommandArgs> SetupShowCommand(CLI::App& cmd) {
 
 Status RunShowCommand(const CommandArgs& args, std::ostream& out, std::ostream& /*err*/) {
   const auto& a = static_cast<const ShowArgs&>(args);
+  if (a.placement) {
+    PlacementOptions p;
+    p.dir = a.dir;
+    if (*a.tag_opt) p.tag_set = a.tag_set;
+    p.devices = a.devices;
+    if (*a.sig_opt) p.signature_def = a.signature_def;
+    return ShowPlacement(p, out);
+  }
   if (*a.graph_opt) {
     GraphDrawOptions draw = a.draw;
     draw.dir = a.dir;

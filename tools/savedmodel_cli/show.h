@@ -28,6 +28,16 @@ struct ShowOptions {
 // `out` when reading fails.
 Status Show(const ShowOptions& options, std::ostream& out);
 
+// `show --placement`: loads the bundle on `devices` and prints each signature's schedule with
+// the device of every step and the copies between devices.
+struct PlacementOptions {
+  std::filesystem::path dir;
+  std::string tag_set = "serve";
+  std::string devices;                       // comma-separated priority list; "" = the host
+  std::optional<std::string> signature_def;  // only this one
+};
+Status ShowPlacement(const PlacementOptions& options, std::ostream& out);
+
 // The printers, on an already-read proto (for tests and for callers that hold one).
 Status ShowText(const tensorflow::SavedModel& model, const ShowOptions& options, std::ostream& out);
 Status ShowJson(const tensorflow::SavedModel& model, const ShowOptions& options, std::ostream& out);

@@ -69,6 +69,7 @@ class TensorBuffer {
   bool read_only() const { return read_only_; }
   // Whether the host can read and write the elements (false for GPU memory).
   bool host_accessible() const { return allocator_ == nullptr || allocator_->HostAccessible(); }
+  Allocator* allocator() const { return allocator_; }
 
  private:
   void ConstructElements(bool zero_pod);
@@ -159,6 +160,8 @@ class Tensor {
   // Whether the buffer is reused after the current call (see TensorBuffer::transient).
   bool BufferIsTransient() const { return buffer_ && buffer_->transient(); }
   bool HostAccessible() const { return !buffer_ || buffer_->host_accessible(); }
+  // The allocator that made the buffer (null for views and CPU buffers made without one).
+  Allocator* BufferAllocator() const { return buffer_ ? buffer_->allocator() : nullptr; }
   // This tensor, or a deep copy when its buffer is transient: what a variable or a list stores.
   Tensor Retainable() const { return BufferIsTransient() ? DeepCopy() : *this; }
 
@@ -177,5 +180,9 @@ class Tensor {
 
 // Compares dtype, shape and element values exactly.
 bool TensorsEqual(const Tensor& a, const Tensor& b);
+
+// Copies the elements of `from` into `to`'s buffer (host memory on both sides; same dtype and
+// element count, else an error naming both).
+Status CopyElements(const Tensor& from, Tensor* to);
 
 }  // namespace kiln

@@ -1,10 +1,15 @@
-// Devices: where kernels run and tensors live. Each device has an allocator and one kernel
-// table (op_table.h looks kernels up by (device type, op)). The CPU device always exists; a
-// CUDA device exists when the build has CUDA and the machine has a GPU.
+// Devices: where kernels run and tensors live. A device has an allocator, copies to and from
+// host memory, and its own kernel table (op_table.h's KernelEntry rows). The executor places
+// every node on the first device of a load's device list whose table has a kernel for it and
+// inserts copy steps where a tensor crosses devices. The CPU device is the host and always
+// exists; a CUDA device exists when the build has CUDA and the machine has a GPU; other
+// devices (the tests' poisoning device) are registered at run time.
 #pragma once
 
+#include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kiln/core/allocator.h"
 #include "kiln/core/status.h"
@@ -15,7 +20,8 @@ namespace kiln::exec {
 // The one list of device types: X(enumerator, name).
 #define KILN_DEVICE_TYPES(X) \
   X(kCpu, "cpu")             \
-  X(kGpu, "gpu")
+  X(kGpu, "gpu")             \
+  X(kTest, "test") /* a CPU-backed device with its own memory, made by tests */
 
 enum class DeviceType {
 #define KILN_X(e, name) e,
@@ -30,6 +36,8 @@ inline constexpr int kNumDeviceTypes = 0
 
 std::string_view DeviceTypeName(DeviceType type);
 
+struct KernelEntry;
+
 class Device {
  public:
   Device(DeviceType type, int ordinal) : type_(type), ordinal_(ordinal) {}
@@ -39,24 +47,47 @@ class Device {
 
   DeviceType type() const { return type_; }
   int ordinal() const { return ordinal_; }
-  // "cpu", "gpu:0".
+  // "cpu", "gpu:0", "test:0".
   std::string name() const;
   virtual Allocator* allocator() = 0;
+  // This device's kernels, sorted by op (std::sort by KernelEntry::op).
+  virtual std::span<const KernelEntry> kernels() const = 0;
+  // The kernel for `op`, or nullptr.
+  const KernelEntry* FindKernel(std::string_view op) const;
 
-  // Copies between host tensors and tensors in this device's memory (same dtype and size).
-  virtual Status CopyFromHost(const Tensor& host, Tensor* device_tensor) = 0;
-  virtual Status CopyToHost(const Tensor& device_tensor, Tensor* host) = 0;
+  // Copies between a host tensor and a tensor in this device's memory. `to` is already
+  // allocated with the same dtype and element count; only its elements are written.
+  virtual Status CopyFromHost(const Tensor& host, Tensor* to) = 0;
+  virtual Status CopyToHost(const Tensor& from, Tensor* host) = 0;
 
  private:
   DeviceType type_;
   int ordinal_;
 };
 
-// The CPU device (process-wide).
-Device* CpuDevice();
+// The host: the CPU device (process-wide). Arguments, results, constants and host-memory
+// kernel arguments live in its memory.
+Device* HostDevice();
+inline Device* CpuDevice() { return HostDevice(); }
 
-// "cpu", "gpu" (= "gpu:0") or "gpu:N". An unknown name, or a GPU on a build or machine
-// without one, is an error that says which devices exist.
+// Makes a device findable by name (FindDevice, ListDevices) for the rest of the process: how
+// tests add their device and how a device library outside libexec plugs in. The device must
+// outlive every model placed on it. An error when its name is taken.
+Status RegisterDevice(Device* device);
+
+// Every device of this process: the host first, then registered and detected ones.
+std::vector<Device*> ListDevices();
+
+// "cpu", "gpu" (= "gpu:0"), "gpu:N", or a registered device's name. An unknown name, or a GPU
+// on a build or machine without one, is an error that says which devices exist.
 Result<Device*> FindDevice(std::string_view name);
+
+// A load's device list from names, in priority order; empty means the host alone. The host
+// is appended when the list lacks it, so ops no other device has still run.
+Result<std::vector<Device*>> ResolveDevices(std::span<const std::string> names);
+
+// Copies `t` into `to`'s memory (a new tensor from its allocator), through the host when
+// neither side is it: how the executor's copy steps and the single-op runner move tensors.
+Result<Tensor> CopyTensor(const Tensor& t, Device* from, Device* to);
 
 }  // namespace kiln::exec

@@ -16,6 +16,7 @@
 
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
+#include "kiln/exec/device.h"
 #include "kiln/exec/op_table.h"
 #include "kiln/exec/thread_pool.h"
 
@@ -41,6 +42,10 @@ class FunctionLibrary {
 
 struct PrepareOptions {
   ResourceManager* resources = nullptr;
+  // Where nodes may run, in priority order: each node goes to the first device with a kernel
+  // that takes it (KernelEntry::supports), and copy steps move tensors between devices.
+  // Arguments, results and constants live on the host. Empty: the host alone.
+  std::vector<Device*> devices;
   // When set, nodes that outputs and side effects do not need are dropped (TF semantics).
   bool prune = true;
   // When set, stateful ops are kept even if no output needs them (a TF2 function's side
@@ -83,6 +88,19 @@ struct PlanStats {
   int in_place = 0;          // planned outputs sharing their input's memory
   size_t arena_bytes = 0;    // one per concurrent call
   size_t planned_bytes = 0;  // sum of the planned tensors (arena_bytes <= this)
+  int copies = 0;            // copy steps between devices (included in steps)
+  int64_t copy_bytes = 0;    // bytes those copies move per call (-1: a shape is not known)
+  // Kernel steps per device, in the order of PrepareOptions::devices (copies included).
+  std::vector<std::pair<std::string, int>> device_steps;
+};
+
+// One step of a schedule, for `savedmodel-cli show --placement` and tests.
+struct ScheduledStep {
+  std::string node_name;
+  std::string_view op;  // "_Copy" for a copy between devices
+  std::string device;   // where it runs ("cpu", "gpu:0")
+  std::string from;     // for a copy: where the tensor comes from ("" otherwise)
+  int64_t bytes = -1;   // for a copy: its size when known
 };
 
 class ExecutionState;
@@ -117,6 +135,10 @@ class PreparedFunction {
   // Kernel steps in the schedule (after inlining, pruning and folding; constants excluded).
   int num_steps() const { return static_cast<int>(steps_.size()); }
   const PlanStats& plan_stats() const { return stats_; }
+  // The steps in order, with the device each runs on.
+  std::vector<ScheduledStep> Schedule() const;
+  // The devices this function may run on (PrepareOptions::devices, the host included).
+  std::span<Device* const> devices() const { return devices_; }
   // The function prepared for these exact argument shapes (itself when its specs are fully
   // known, or when the cache of specializations is full); built on first use.
   Result<const PreparedFunction*> SpecializedFor(std::span<const Tensor> args,
@@ -141,6 +163,11 @@ class PreparedFunction {
   struct Step {
     ComputeFn compute;
     std::shared_ptr<const OpState> state;
+    std::string_view op;             // the op's name, or "_Copy"
+    int device = 0;                  // index into devices_
+    Allocator* allocator = nullptr;  // devices_[device]'s
+    uint32_t host_outputs = 0;       // StepIo::host_outputs
+    int64_t copy_bytes = -1;         // a copy step's size, when its shape is known
     std::vector<int32_t> in;
     std::vector<int32_t> out;
     std::vector<DType> out_dtypes;
@@ -151,6 +178,7 @@ class PreparedFunction {
   };
   // One planned slot: where its tensor lives in the arena.
   struct PlannedSlot {
+    int device;  // whose arena
     int32_t slot;
     DType dtype;
     Shape shape;
@@ -176,7 +204,8 @@ class PreparedFunction {
   std::vector<std::pair<int32_t, Tensor>> constants_;  // slot, value
   std::vector<Step> steps_;
   std::vector<PlannedSlot> planned_;
-  size_t arena_bytes_ = 0;
+  std::vector<Device*> devices_;     // [0] is where most nodes go; the host is among them
+  std::vector<size_t> arena_bytes_;  // per device
   PlanStats stats_;
 
   // For specializations: what this was prepared from (a FunctionDef, or a source graph).

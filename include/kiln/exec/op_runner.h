@@ -16,7 +16,9 @@
 namespace kiln::exec {
 
 struct SingleOpOptions {
-  DeviceType device = DeviceType::kCpu;
+  // Where the op runs (null: the host). Inputs are host tensors, copied to the device where the
+  // kernel reads them there; outputs come back as host tensors.
+  Device* device = nullptr;
   ResourceManager* resources = nullptr;
   const FunctionLibrary* library = nullptr;
   const PrintSink* print = nullptr;     // default: DefaultPrintSink()
@@ -37,7 +39,7 @@ class SingleOp {
   // What Prepare could tell without running (see PrepareContext::constant_outputs).
   const std::vector<Tensor>& constant_outputs() const { return constant_outputs_; }
   const std::shared_ptr<const OpState>& state() const { return state_; }
-  ComputeFn compute() const { return compute_; }
+  ComputeFn compute() const { return kernel_->compute; }
 
   // Runs the kernel; an output left unset or off its prepared dtype is an Internal error.
   Result<std::vector<Tensor>> Run(std::span<const Tensor> inputs) const;
@@ -45,7 +47,8 @@ class SingleOp {
  private:
   SingleOp() = default;
   const OpDefinition* def_ = nullptr;
-  ComputeFn compute_ = nullptr;
+  const KernelEntry* kernel_ = nullptr;
+  Device* device_ = nullptr;
   std::string node_name_;
   std::vector<TensorSpec> output_specs_;
   std::vector<Tensor> constant_outputs_;

@@ -128,8 +128,9 @@ struct PrepareContext {
   std::vector<Tensor> constant_outputs;
   // Optional, filled by Prepare.
   std::shared_ptr<const OpState> state;
-  // The device the node will run on; Prepare may build device-specific state.
-  DeviceType device = DeviceType::kCpu;
+  // The device the node runs on (null: the host). Prepare is device-free; a kernel's
+  // CreateState reads it.
+  Device* device = nullptr;
   // Set when the executor only wants specs and constants (its first look at a graph, before
   // fusing it): Prepare may skip expensive state (library primitives, packed weights).
   bool analysis_only = false;
@@ -182,7 +183,9 @@ struct ExecutionFrame {
   Tensor* slots = nullptr;
   // Per slot: the arena buffer the plan assigned, or null (allocate on demand).
   const std::shared_ptr<TensorBuffer>* planned = nullptr;
+  // The running step's device memory, and the host's (host-memory outputs, strings, handles).
   Allocator* allocator = nullptr;
+  Allocator* host_allocator = nullptr;  // null: `allocator` is host memory
   ScratchArena* scratch = nullptr;
   const RunEnv* env = nullptr;
 };
@@ -198,6 +201,8 @@ struct StepIo {
   uint32_t dying_inputs = 0;
   const OpState* state = nullptr;
   std::string_view node_name;
+  // Bit j set: output j lives in host memory (KernelEntry::host_outputs).
+  uint32_t host_outputs = 0;
 };
 
 // What compute sees. Inputs live in the call's frame; outputs get their memory from here
@@ -240,6 +245,9 @@ class KernelContext {
   }
 
  private:
+  // Where output i of `dtype` is allocated: the host for host-memory outputs and non-POD
+  // dtypes (strings, handles), else the step's device.
+  Allocator* OutputAllocator(int i, DType dtype) const;
   const ExecutionFrame& frame_;
   const StepIo& io_;
 };
@@ -270,17 +278,35 @@ struct OpDefinition {
   PrepareFn prepare;
 };
 
-// One kernel of a device's table.
+// Whether a device's kernel takes a node as Prepare specified it (its dtypes, its attrs).
+using KernelSupportsFn = bool (*)(const PrepareContext& ctx);
+// Builds the device's own objects for a prepared node (library primitives, packed weights,
+// later cuDNN plans) into ctx.state, after the op's Prepare and before anything runs.
+using CreateStateFn = Status (*)(PrepareContext& ctx);
+
+// One kernel of a device's table: ORT's KernelDef in a row.
 struct KernelEntry {
   std::string_view op;
   ComputeFn compute;
+  // Bit i: input i is read on the host (a shape, an axis, a size), so it stays in host memory
+  // whichever device computes. Bit j of host_outputs: output j is written in host memory.
+  uint32_t host_inputs = 0;
+  uint32_t host_outputs = 0;
+  // Null: every dtype the op's Prepare accepts. Otherwise the node is placed on this device
+  // only when it returns true (the next device in the list is tried).
+  KernelSupportsFn supports = nullptr;
+  // Null: the state Prepare built (if any) is what compute reads.
+  CreateStateFn create_state = nullptr;
 };
 
 // nullptr when the op is unknown.
 const OpDefinition* FindOp(std::string_view name);
 std::span<const OpDefinition> AllOps();
-// nullptr when the device's table has no kernel for the op.
+// The built-in table of a device type (sorted by op; empty where the build has none).
+std::span<const KernelEntry> KernelTable(DeviceType device);
+// nullptr when the device type's table has no kernel for the op.
 ComputeFn FindKernel(DeviceType device, std::string_view op);
+// The host's kernel for an op (what constant folding and the reference runs use).
 inline ComputeFn FindCpuKernel(std::string_view op) { return FindKernel(DeviceType::kCpu, op); }
 
 // Maps a FunctionDef output reference ("product", i) of op `def` to its flat output index.

@@ -73,6 +73,11 @@ struct LoadOptions {
   std::function<void(std::string_view)> warn;
   // Keep every prepared function's final graph (savedmodel-cli compile writes them).
   bool keep_graphs = false;
+  // Devices the model's nodes may run on, in priority order ("cpu", "gpu", "gpu:1", a
+  // registered device's name): each node goes to the first with a kernel for it, and copies
+  // are inserted where a tensor crosses devices. The host is added when missing (ops no other
+  // device has run there). Empty: the host alone. An unknown or absent device is an error.
+  std::vector<std::string> devices;
 };
 
 // What a load did with the bundle's serving plan.

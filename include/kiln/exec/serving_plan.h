@@ -23,8 +23,10 @@ struct CompileOptions {
   std::vector<std::string> tags = {"serve"};
   // Signatures to plan; empty: every signature and every restored function.
   std::vector<std::string> signatures;
-  // "cpu" (the only device this build has a kernel table for).
-  std::string device = "cpu";
+  // Devices the plan places nodes on, in priority order (LoadOptions::devices); the host is
+  // added when missing. Each node's device is recorded; a load without one of them prepares
+  // from the protobuf instead.
+  std::vector<std::string> devices = {"cpu"};
   // The load option the plan is made for (a plan made with frozen variables has their values
   // folded into fused weights, so it is only used by loads that freeze too).
   bool freeze_variables = true;

@@ -1,0 +1,379 @@
+// Placement and copies: with the test device first in the list, nodes it has kernels for run
+// there, the rest fall back to the host, host-memory arguments stay on the host, and copy steps
+// move tensors across. The test device's kernels check where every input lives, so a missing
+// copy fails the run. Results are bit-identical to the host alone (the same CPU kernels run).
+#include <doctest/doctest.h>
+#include <google/protobuf/text_format.h>
+
+#include "device/test_device.h"
+#include "exec/test_util.h"
+#include "kiln/exec/executor.h"
+#include "kiln/exec/saved_model.h"
+#include "tensorflow/framework.pb.h"
+
+namespace kiln::exec {
+namespace {
+
+using kiln::testing::GetTestDevice;
+
+tensorflow::FunctionDefLibrary ParseLibrary(const std::string& text) {
+  tensorflow::FunctionDefLibrary lib;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(text, &lib));
+  return lib;
+}
+
+// dense: relu(x @ w + b), w and b constants; floor_relu: relu(floor(x)) with Floor host-only;
+// reshape: x reshaped to (3, 2) by its own runtime Shape; dense64: a float64 MatMul.
+const char* kLib = R"pb(
+  function {
+    signature {
+      name: "dense"
+      input_arg { name: "x" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_FLOAT }
+    }
+    node_def {
+      name: "w"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_FLOAT
+            tensor_shape {
+              dim { size: 3 }
+              dim { size: 2 }
+            }
+            float_val: [ 1, -2, 0.5, 3, -1, 0.25 ]
+          }
+        }
+      }
+    }
+    node_def {
+      name: "b"
+      op: "Const"
+      attr {
+        key: "dtype"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "value"
+        value {
+          tensor {
+            dtype: DT_FLOAT
+            tensor_shape { dim { size: 2 } }
+            float_val: [ 0.5, -0.75 ]
+          }
+        }
+      }
+    }
+    node_def {
+      name: "mm"
+      op: "MatMul"
+      input: "x"
+      input: "w:output:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "bias"
+      op: "BiasAdd"
+      input: "mm:product:0"
+      input: "b:output:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "relu"
+      op: "Relu"
+      input: "bias:output:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "relu:activations:0" }
+  }
+  function {
+    signature {
+      name: "floor_relu"
+      input_arg { name: "x" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_FLOAT }
+    }
+    node_def {
+      name: "fl"
+      op: "Floor"
+      input: "x"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "relu"
+      op: "Relu"
+      input: "fl:y:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "sq"
+      op: "Square"
+      input: "relu:activations:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "sq:y:0" }
+  }
+  function {
+    signature {
+      name: "reshape"
+      input_arg { name: "x" type: DT_FLOAT }
+      input_arg { name: "dims" type: DT_INT32 }
+      output_arg { name: "y" type: DT_FLOAT }
+    }
+    node_def {
+      name: "neg"
+      op: "Neg"
+      input: "x"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "r"
+      op: "Reshape"
+      input: "neg:y:0"
+      input: "dims"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "Tshape"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "t"
+      op: "Tanh"
+      input: "r:output:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "t:y:0" }
+  }
+  function {
+    signature {
+      name: "dense64"
+      input_arg { name: "x" type: DT_DOUBLE }
+      input_arg { name: "w" type: DT_DOUBLE }
+      output_arg { name: "y" type: DT_DOUBLE }
+    }
+    node_def {
+      name: "mm"
+      op: "MatMul"
+      input: "x"
+      input: "w"
+      attr {
+        key: "T"
+        value { type: DT_DOUBLE }
+      }
+    }
+    ret { key: "y" value: "mm:product:0" }
+  }
+)pb";
+
+Tensor Matrix(int64_t rows, int64_t cols, float start) {
+  Tensor t(DType::kFloat, Shape({rows, cols}));
+  for (int64_t i = 0; i < t.NumElements(); ++i)
+    t.data<float>()[i] = start + 0.37f * static_cast<float>(i) * (i % 2 == 0 ? 1.0f : -1.0f);
+  return t;
+}
+
+struct Prepared {
+  std::shared_ptr<const PreparedFunction> host, test;
+};
+
+Prepared PrepareBoth(const FunctionLibrary& lib, const std::string& name,
+                     std::vector<TensorSpec> specs) {
+  Prepared p;
+  auto host = PreparedFunction::Prepare(*lib.Find(name), lib, specs);
+  REQUIRE_MESSAGE(host.ok(), host.status().ToString());
+  PrepareOptions options;
+  options.devices = {GetTestDevice()};
+  auto test = PreparedFunction::Prepare(*lib.Find(name), lib, specs, options);
+  REQUIRE_MESSAGE(test.ok(), test.status().ToString());
+  p.host = *host;
+  p.test = *test;
+  return p;
+}
+
+int StepsOn(const PlanStats& st, const std::string& device) {
+  for (const auto& [name, n] : st.device_steps)
+    if (name == device) return n;
+  return -1;
+}
+
+void CheckSameResults(const Prepared& p, const std::vector<Tensor>& args) {
+  std::vector<Tensor> want, got;
+  REQUIRE(p.host->Run(args, &want).ok());
+  const int64_t calls = GetTestDevice()->kernel_calls();
+  Status st = p.test->Run(args, &got);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  REQUIRE(got.size() == want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    CHECK(TensorsEqual(got[i], want[i]));
+    CHECK(got[i].HostAccessible());
+    CHECK_FALSE(GetTestDevice()->Owns(got[i].raw_data()));  // results come back to the host
+  }
+  if (StepsOn(p.test->plan_stats(), "test:0") > p.test->plan_stats().copies)
+    CHECK(GetTestDevice()->kernel_calls() > calls);
+}
+
+TEST_CASE("placement: a dense layer runs on the first device, with one copy in and one out") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  Prepared p = PrepareBoth(lib, "dense", {TensorSpec{DType::kFloat, PartialShape({4, 3})}});
+  const PlanStats& host = p.host->plan_stats();
+  const PlanStats& st = p.test->plan_stats();
+  // On the host alone: no copies, every step on cpu.
+  CHECK(host.copies == 0);
+  CHECK(StepsOn(host, "cpu") == host.steps);
+  // On the test device: the fused product on test:0, x copied in, y copied out; the weights
+  // were copied once, at prepare time.
+  CHECK(st.copies == 2);
+  CHECK(st.copy_bytes == (4 * 3 + 4 * 2) * 4);
+  CHECK(StepsOn(st, "test:0") == st.steps);
+  CHECK(StepsOn(st, "cpu") == 0);
+  const std::vector<ScheduledStep> schedule = p.test->Schedule();
+  REQUIRE(schedule.size() == 3);
+  CHECK(schedule[0].op == "_Copy");
+  CHECK(schedule[0].from == "cpu");
+  CHECK(schedule[0].device == "test:0");
+  CHECK(schedule[0].bytes == 4 * 3 * 4);
+  CHECK(schedule[1].op == "_FusedMatMul");
+  CHECK(schedule[1].device == "test:0");
+  CHECK(schedule[2].op == "_Copy");
+  CHECK(schedule[2].device == "cpu");
+  const int64_t in = GetTestDevice()->copies_to_device(), out = GetTestDevice()->copies_to_host();
+  CheckSameResults(p, {Matrix(4, 3, -1.0f)});
+  CHECK(GetTestDevice()->copies_to_device() == in + 1);
+  CHECK(GetTestDevice()->copies_to_host() == out + 1);
+}
+
+TEST_CASE("placement: an op the device lacks falls back to the host between copies") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  Prepared p = PrepareBoth(lib, "floor_relu", {TensorSpec{DType::kFloat, PartialShape({5, 7})}});
+  const PlanStats& st = p.test->plan_stats();
+  // Floor on cpu (x needs no copy), its result to test:0 for Relu and Square, back for y.
+  CHECK(StepsOn(st, "cpu") == 1);
+  CHECK(StepsOn(st, "test:0") == 4);
+  CHECK(st.copies == 2);
+  CheckSameResults(p, {Matrix(5, 7, -3.0f)});
+}
+
+TEST_CASE("placement: host-memory arguments stay on the host") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  Prepared p = PrepareBoth(lib, "reshape",
+                           {TensorSpec{DType::kFloat, PartialShape({2, 3})},
+                            TensorSpec{DType::kInt32, PartialShape({2})}});
+  // x in and y out; Reshape reads `dims` on the host, so no copy of it (the test device's
+  // Reshape fails the run if its shape argument were in device memory).
+  CHECK(p.test->plan_stats().copies == 2);
+  Tensor dims(DType::kInt32, Shape({2}));
+  dims.data<int32_t>()[0] = 3;
+  dims.data<int32_t>()[1] = 2;
+  CheckSameResults(p, {Matrix(2, 3, 0.5f), dims});
+}
+
+TEST_CASE("placement: a dtype the device does not take goes to the next device") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  const TensorSpec spec{DType::kDouble, PartialShape({2, 2})};
+  Prepared p = PrepareBoth(lib, "dense64", {spec, spec});
+  CHECK(p.test->plan_stats().copies == 0);
+  CHECK(StepsOn(p.test->plan_stats(), "cpu") == 1);
+  Tensor x(DType::kDouble, Shape({2, 2}));
+  for (int i = 0; i < 4; ++i) x.data<double>()[i] = 1.5 * i - 2;
+  CheckSameResults(p, {x, x});
+}
+
+TEST_CASE("placement: each device plans its own arena, and nothing leaks on the device") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  const int64_t live = GetTestDevice()->live_bytes();
+  {
+    Prepared p =
+        PrepareBoth(lib, "floor_relu", {TensorSpec{DType::kFloat, PartialShape({64, 64})}});
+    CHECK(p.test->plan_stats().planned_slots > 0);
+    CHECK(p.test->plan_stats().arena_bytes > 0);
+    for (int call = 0; call < 3; ++call) CheckSameResults(p, {Matrix(64, 64, -8.0f)});
+  }
+  CHECK(GetTestDevice()->live_bytes() == live);
+}
+
+TEST_CASE("placement: a loaded SavedModel runs on the device list it was given") {
+  GetTestDevice();  // registered: findable by name
+  LoadOptions options;
+  options.devices = {"test"};
+  auto m = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"), options);
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  auto host = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"));
+  REQUIRE(host.ok());
+  auto sig = (*m)->GetSignature("serving_default");
+  auto hsig = (*host)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  REQUIRE(hsig.ok());
+  const PlanStats& st = (*sig)->function().plan_stats();
+  CHECK(StepsOn(st, "test:0") > 0);
+  CHECK(st.copies >= 2);
+  auto got = (*sig)->Run({{"a", Tensor::Scalar(4.0f)}, {"b", Tensor::Scalar(7.0f)}});
+  auto want = (*hsig)->Run({{"a", Tensor::Scalar(4.0f)}, {"b", Tensor::Scalar(7.0f)}});
+  REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  REQUIRE(want.ok());
+  CHECK(TensorsEqual(got->at("output_0"), want->at("output_0")));
+}
+
+TEST_CASE("placement: an unknown or absent device is a load error that lists the devices") {
+  GetTestDevice();
+  LoadOptions options;
+  options.devices = {"gpu"};
+  auto m = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"), options);
+  REQUIRE_FALSE(m.ok());
+  CHECK(m.status().message().find("'gpu'") != std::string::npos);
+  CHECK(m.status().message().find("available devices: cpu, test:0") != std::string::npos);
+  options.devices = {"tpu"};
+  auto bad = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"), options);
+  REQUIRE_FALSE(bad.ok());
+  CHECK(bad.status().message().find("unknown device 'tpu'") != std::string::npos);
+}
+
+TEST_CASE("placement: the op tester's devices include the test device") {
+  GetTestDevice();
+  auto d = FindDevice("test");
+  REQUIRE(d.ok());
+  CHECK(*d == static_cast<Device*>(GetTestDevice()));
+  CHECK(FindDevice("cpu").ok());
+  CHECK(ListDevices().size() >= 2);
+  CHECK(RegisterDevice(GetTestDevice()).code() == StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace kiln::exec
