@@ -110,6 +110,26 @@ TEST_CASE("malformed fixtures are refused with a message saying what is wrong") 
   CHECK(r.err.find("not fully defined") != std::string::npos);
 }
 
+TEST_CASE("show --placement lists each step's device and the copies between devices") {
+  CliResult r =
+      RunCli({"show", "--dir", Fixture("VarsAndArithmeticObjectGraph").string(), "--placement"});
+  CHECK(r.rc == 0);
+  CHECK(r.out ==
+        "Devices, in priority order: cpu\n"
+        "signature 'serving_default':\n"
+        "  5 steps: cpu 5; copies 0\n"
+        "    StatefulPartitionedCall/add      AddV2                    cpu\n"
+        "    StatefulPartitionedCall/add_1    AddV2                    cpu\n"
+        "    StatefulPartitionedCall/mul      Mul                      cpu\n"
+        "    StatefulPartitionedCall/truediv  RealDiv                  cpu\n"
+        "    StatefulPartitionedCall/add_2    AddV2                    cpu\n");
+  CliResult gpu = RunCli({"show", "--dir", Fixture("VarsAndArithmeticObjectGraph").string(),
+                          "--placement", "--device", "gpu"});
+  CHECK(gpu.rc == 1);
+  CHECK(gpu.out.empty());
+  CHECK(gpu.err.find("available devices: cpu") != std::string::npos);
+}
+
 TEST_CASE("show without flags lists the tag-sets") {
   CliResult r = RunCli({"show", "--dir", Fixture("half_plus_two_v1").string()});
   CHECK(r.rc == 0);
