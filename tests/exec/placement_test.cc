@@ -9,6 +9,7 @@
 #include "exec/test_util.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/saved_model.h"
+#include "kiln/exec/serving_plan.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
@@ -349,6 +350,33 @@ TEST_CASE("placement: a loaded SavedModel runs on the device list it was given")
   REQUIRE_MESSAGE(got.ok(), got.status().ToString());
   REQUIRE(want.ok());
   CHECK(TensorsEqual(got->at("output_0"), want->at("output_0")));
+}
+
+TEST_CASE("placement: a serving plan records each node's device and loads with it") {
+  GetTestDevice();
+  kiln::testing::TempDir tmp;
+  const auto dir = kiln::testing::CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+  CompileOptions copts;
+  copts.devices = {"test"};
+  auto report = CompilePlan(dir, copts);
+  REQUIRE_MESSAGE(report.ok(), report.status().ToString());
+  // The nodes' kernel entries name the device they were placed on.
+  const std::string plan = kiln::testing::ReadAll(dir / kPlanPath);
+  CHECK(plan.find("test:0") != std::string::npos);
+  LoadOptions options;
+  options.devices = {"test"};
+  options.plan = PlanUse::kRequire;
+  auto m = SavedModel::Load(dir, options);
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  CHECK((*m)->plan_status().functions_from_plan > 0);
+  auto sig = (*m)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  CHECK(StepsOn((*sig)->function().plan_stats(), "test:0") > 0);
+  auto got = (*sig)->Run({{"a", Tensor::Scalar(4.0f)}, {"b", Tensor::Scalar(7.0f)}});
+  REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  // A plan made on the host alone records cpu for every node.
+  REQUIRE(CompilePlan(dir).ok());
+  CHECK(kiln::testing::ReadAll(dir / kPlanPath).find("test:0") == std::string::npos);
 }
 
 TEST_CASE("placement: an unknown or absent device is a load error that lists the devices") {
