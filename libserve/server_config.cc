@@ -1,46 +1,21 @@
 #include "kiln/serve/server_config.h"
 
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/text_format.h>
+#include <google/protobuf/message.h>
 
 #include <system_error>
 
 #include "kiln/core/file_util.h"
+#include "kiln/core/text_proto.h"
 #include "tensorflow_serving/config/model_server_config.pb.h"
 
 namespace kiln::serve {
 namespace {
 
-class FirstError : public google::protobuf::io::ErrorCollector {
- public:
-#if GOOGLE_PROTOBUF_VERSION >= 4022000
-  void RecordError(int line, google::protobuf::io::ColumnNumber column,
-                   absl::string_view message) override {
-    Record(line, column, std::string(message));
-  }
-#else
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    Record(line, column, message);
-  }
-#endif
-  std::string first;
-
- private:
-  void Record(int line, int column, const std::string& message) {
-    if (first.empty())
-      first = "line " + std::to_string(line + 1) + " column " + std::to_string(column + 1) + ": " +
-              message;
-  }
-};
-
 Status ParseText(std::string_view text, std::string_view name, google::protobuf::Message* msg) {
-  google::protobuf::TextFormat::Parser parser;
-  FirstError errors;
-  parser.RecordErrorsTo(&errors);
-  if (!parser.ParseFromString(std::string(text), msg))
+  const Status parsed = ParseTextProto(std::string(text), msg);
+  if (!parsed.ok())
     return InvalidArgument(name, ": not a ", msg->GetTypeName(),
-                           " in protobuf text format: ", errors.first);
+                           " in protobuf text format: ", parsed.message());
   return OkStatus();
 }
 

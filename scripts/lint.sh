@@ -23,7 +23,8 @@ case "${1:-}" in
     ;;
   tidy)
     db="${2:?usage: lint.sh tidy BUILDDIR}"
-    mapfile -t files < <(git ls-files 'libexec/*.cc' 'libtrace/*.cc' 'modules/*.cc' 'libserve/*.cc' 'tools/*.cc' 'runtime/*.cc')
+    mapfile -t files < <(git ls-files 'libexec/*.cc' 'libtrace/*.cc' 'modules/*.cc' 'libserve/*.cc' 'tools/*.cc' 'runtime/*.cc' \
+      'format/*.cc')
     log="$db/clang-tidy.log"
     # Files whose preprocessed text is unchanged since a clean run are skipped
     # (scripts/tidy_cached.py; the stamps live outside the checkout).

@@ -409,7 +409,16 @@ class FunctionCompiler {
       // Const nodes, and nodes whose inputs are all constants, are computed now.
       const bool is_const = node.op == "Const" && in_slots.empty();
       const KernelEntry* host_kernel = HostDevice()->FindKernel(node.op);
+      bool host_state = false;  // the host kernel's CreateState completed ctx.state
       if (host_kernel != nullptr && (is_const || !in_slots.empty())) {
+        // A fold runs the host's kernel: with its state complete, as a call would.
+        if (!analysis && host_kernel->create_state != nullptr &&
+            std::all_of(in_slots.begin(), in_slots.end(),
+                        [&](int32_t s) { return KnownValueOf(s) != nullptr; })) {
+          ctx.device = HostDevice();
+          KILN_RETURN_IF_ERROR_CTX(host_kernel->create_state(ctx), "function '", fname_, "'");
+          host_state = true;
+        }
         if (auto values =
                 TryFold(node, ctx, host_kernel->compute, in_slots, /*any_size=*/is_const)) {
           for (const Tensor& t : *values) out_slots_[v].push_back(AddConstant(t));
@@ -420,8 +429,14 @@ class FunctionCompiler {
       }
       KILN_ASSIGN_OR_RETURN_CTX(Placement place, PlaceNode(pf_->devices_, ctx), "function '",
                                 fname_, "'");
-      if (place.kernel->create_state != nullptr && !analysis) {
-        ctx.device = pf_->devices_[place.device];
+      Device* device = pf_->devices_[place.device];
+      if (place.kernel->create_state != nullptr && !analysis &&
+          !(host_state && device == HostDevice())) {
+        if (host_state) {  // completed for the host: the device completes a fresh one
+          ctx = ContextFor(node, node.reader(), in_specs, in_consts, analysis);
+          KILN_RETURN_IF_ERROR_CTX(node.def->prepare(ctx), "function '", fname_, "'");
+        }
+        ctx.device = device;
         KILN_RETURN_IF_ERROR_CTX(place.kernel->create_state(ctx), "function '", fname_, "'");
       }
       KILN_ASSIGN_OR_RETURN(out_slots_[v],
@@ -467,6 +482,10 @@ class FunctionCompiler {
     // Widening is the host's answer to a missing half-precision kernel: the node runs there.
     const KernelEntry* kernel = HostDevice()->FindKernel(node.op);
     if (kernel == nullptr) return false;
+    if (kernel->create_state != nullptr && !analysis) {
+      ctx.device = HostDevice();
+      KILN_RETURN_IF_ERROR_CTX(kernel->create_state(ctx), "function '", fname_, "'");
+    }
     // Inputs: constants converted now, the rest cast by a step.
     std::vector<int32_t> in = slots;
     for (size_t i = 0; i < specs.size(); ++i) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/text_escape.h"
 #include "kernels/array_util.h"
 #include "kernels/op_families.h"
 #include "kernels/string_util.h"
@@ -24,43 +25,6 @@ std::string FormatFloat(double v, bool is_float) {
                                     : std::strtod(buf, nullptr) == v;
   if (!round_trips) std::snprintf(buf, sizeof(buf), is_float ? "%.9g" : "%.17g", v);
   return buf;
-}
-
-// absl::Utf8SafeCEscape: named escapes, octal for other ASCII controls, UTF-8 bytes kept.
-std::string CEscape(const std::string& s) {
-  std::string out;
-  for (char c : s) {
-    const auto u = static_cast<unsigned char>(c);
-    switch (c) {
-      case '\n':
-        out += "\\n";
-        break;
-      case '\r':
-        out += "\\r";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\'':
-        out += "\\'";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      default:
-        if (u < 0x80 && (u < 0x20 || u == 0x7f)) {
-          char oct[8];
-          std::snprintf(oct, sizeof(oct), "\\%03o", u);
-          out += oct;
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out;
 }
 
 template <typename T>

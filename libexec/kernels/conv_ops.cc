@@ -9,10 +9,10 @@
 #include <cmath>
 #include <limits>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/primitive_cache.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/onednn.h"
@@ -206,14 +206,13 @@ struct ConvState : WindowAttrs {
   // A constant batch norm is folded for the primitive made at prepare time into a temporary
   // that dies once packed, so such a filter is held once (packed), not three times (the
   // variable, a folded copy, the packed copy). A function whose shapes are not known at prepare
-  // time folds when it first runs (late_folded_filter, under `mu`), keeping the folded copy for
-  // the primitives of later shapes.
+  // time folds when it first runs (late_folded_filter, under the cache's lock), keeping the
+  // folded copy for the primitives of later shapes.
   bool bn_constant = false;
-  mutable std::vector<float> folded_bias;  // set at prepare time, or under `mu`
+  mutable std::vector<float> folded_bias;  // set at prepare time, or under the cache's lock
   mutable std::shared_ptr<const Tensor> late_folded_filter;
-  std::unique_ptr<const DnnlConv> prepared;
-  mutable std::mutex mu;
-  mutable std::vector<std::unique_ptr<const DnnlConv>> cache;
+  // float32 convolutions through oneDNN, per shape (CreateConvCpuState makes the first).
+  cpu::PrimitiveCache<DnnlConv> primitives;
 };
 
 // TF's filter [kh, kw, in, out] (depthwise: [kh, kw, channels, multiplier]; grouped:
@@ -380,38 +379,48 @@ Status PrepareConv(PrepareContext& ctx) {
   }
   ctx.outputs = {TensorSpec{st->dtype, PartialShape{in_dims[0], g.h.out, g.w.out, out_c}}};
 
-  // float32 with a known filter: the oneDNN primitive and the packed filter now.
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// The CPU kernel's state: for float32 with a known filter, the oneDNN primitive and the packed
+// filter (a constant batch norm folded into it) now.
+Status CreateConvCpuState(PrepareContext& ctx) {
+  ConvState* st = cpu::StateToComplete<ConvState>(ctx);
+  const PartialShape& in = ctx.inputs[0].shape;
+  const PartialShape& f = ctx.inputs[1].shape;
+  const PartialShape& out = ctx.outputs[0].shape;
+  if (st->dtype != DType::kFloat || !f.IsFullyDefined()) return OkStatus();
   const Tensor* filter = ctx.constant_inputs[1];
   // Known sizes with a non-empty output: the primitive can be made now.
-  const bool known = in.IsFullyDefined() && in.ToShape()->num_elements() > 0 && g.h.out > 0 &&
-                     g.w.out > 0 && f.IsFullyDefined() && f.ToShape()->num_elements() > 0;
-  if (!ctx.analysis_only && st->dtype == DType::kFloat && f.IsFullyDefined()) {
-    bool bn_constant = st->epilogue.batch_norm;
-    for (int i = 2; bn_constant && i < 6; ++i) bn_constant = ctx.constant_inputs[i] != nullptr;
-    st->bn_constant = filter != nullptr && bn_constant;
-    if (filter != nullptr && bn_constant) {
-      if (known) {
-        Tensor folded(DType::kFloat, filter->shape());
-        std::vector<float> bias(out_c);
-        FoldBatchNorm(*st, *filter, ctx.constant_inputs[2]->data<float>(),
-                      ctx.constant_inputs[3]->data<float>(), ctx.constant_inputs[4]->data<float>(),
-                      ctx.constant_inputs[5]->data<float>(), folded.data<float>(), bias.data());
-        auto c = MakeDnnlConv(*st, in.dims(), f.dims(), &folded);
-        if (!c.ok()) return ctx.Error(c.status().message());
-        st->prepared = std::move(c).value();
-        st->folded_bias = std::move(bias);
-      }
-    } else if (!st->epilogue.batch_norm) {
-      // shares the constant's buffer
-      if (filter != nullptr) st->constant_filter = std::make_shared<const Tensor>(*filter);
-      if (known) {
-        auto c = MakeDnnlConv(*st, in.dims(), f.dims(), st->constant_filter.get());
-        if (!c.ok()) return ctx.Error(c.status().message());
-        st->prepared = std::move(c).value();
-      }
+  const bool known = in.IsFullyDefined() && in.ToShape()->num_elements() > 0 &&
+                     out.IsFullyDefined() && out.dim(1) > 0 && out.dim(2) > 0 &&
+                     f.ToShape()->num_elements() > 0;
+  const int64_t out_c = known ? out.dim(3) : 0;
+  bool bn_constant = st->epilogue.batch_norm;
+  for (int i = 2; bn_constant && i < 6; ++i) bn_constant = ctx.constant_inputs[i] != nullptr;
+  st->bn_constant = filter != nullptr && bn_constant;
+  if (filter != nullptr && bn_constant) {
+    if (known) {
+      Tensor folded(DType::kFloat, filter->shape());
+      std::vector<float> bias(out_c);
+      FoldBatchNorm(*st, *filter, ctx.constant_inputs[2]->data<float>(),
+                    ctx.constant_inputs[3]->data<float>(), ctx.constant_inputs[4]->data<float>(),
+                    ctx.constant_inputs[5]->data<float>(), folded.data<float>(), bias.data());
+      auto c = MakeDnnlConv(*st, in.dims(), f.dims(), &folded);
+      if (!c.ok()) return ctx.Error(c.status().message());
+      st->primitives.SetPrepared(std::move(c).value());
+      st->folded_bias = std::move(bias);
+    }
+  } else if (!st->epilogue.batch_norm) {
+    // shares the constant's buffer
+    if (filter != nullptr) st->constant_filter = std::make_shared<const Tensor>(*filter);
+    if (known) {
+      auto c = MakeDnnlConv(*st, in.dims(), f.dims(), st->constant_filter.get());
+      if (!c.ok()) return ctx.Error(c.status().message());
+      st->primitives.SetPrepared(std::move(c).value());
     }
   }
-  ctx.state = std::move(st);
   return OkStatus();
 }
 
@@ -423,28 +432,23 @@ Result<const DnnlConv*> FindDnnlConv(const KernelContext& ctx, const ConvState& 
            std::equal(c.filter_dims.begin(), c.filter_dims.end(), filter.shape().dims().begin(),
                       filter.shape().dims().end());
   };
-  if (st.prepared && matches(*st.prepared)) return st.prepared.get();
-  std::lock_guard lock(st.mu);
-  for (const auto& c : st.cache)
-    if (matches(*c)) return c.get();
-  const Tensor* packable = st.constant_filter.get();
-  if (st.bn_constant && st.prepared == nullptr) {
-    // The batch norm's inputs are the constants prepare saw: fold once, for every shape.
-    if (st.late_folded_filter == nullptr) {
-      auto folded = std::make_shared<Tensor>(DType::kFloat, filter.shape());
-      std::vector<float> bias(ctx.input(2).NumElements());
-      FoldBatchNorm(st, filter, ctx.input(2).data<float>(), ctx.input(3).data<float>(),
-                    ctx.input(4).data<float>(), ctx.input(5).data<float>(), folded->data<float>(),
-                    bias.data());
-      st.late_folded_filter = std::move(folded);
-      st.folded_bias = std::move(bias);
+  return st.primitives.Get(matches, [&]() -> Result<std::unique_ptr<DnnlConv>> {
+    const Tensor* packable = st.constant_filter.get();
+    if (st.bn_constant && st.primitives.prepared() == nullptr) {
+      // The batch norm's inputs are the constants prepare saw: fold once, for every shape.
+      if (st.late_folded_filter == nullptr) {
+        auto folded = std::make_shared<Tensor>(DType::kFloat, filter.shape());
+        std::vector<float> bias(ctx.input(2).NumElements());
+        FoldBatchNorm(st, filter, ctx.input(2).data<float>(), ctx.input(3).data<float>(),
+                      ctx.input(4).data<float>(), ctx.input(5).data<float>(), folded->data<float>(),
+                      bias.data());
+        st.late_folded_filter = std::move(folded);
+        st.folded_bias = std::move(bias);
+      }
+      packable = st.late_folded_filter.get();
     }
-    packable = st.late_folded_filter.get();
-  }
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DnnlConv> c,
-                        MakeDnnlConv(st, in.dims(), filter.shape().dims(), packable));
-  st.cache.push_back(std::move(c));
-  return st.cache.back().get();
+    return MakeDnnlConv(st, in.dims(), filter.shape().dims(), packable);
+  });
 }
 
 template <bool kDepthwise>
@@ -582,9 +586,8 @@ struct PoolState : WindowAttrs {
     int threads = 1;  // what the primitive was built for
   };
   bool max = true;
-  std::unique_ptr<const Dnnl> prepared;
-  mutable std::mutex mu;
-  mutable std::vector<std::unique_ptr<const Dnnl>> cache;
+  // float32 pooling through oneDNN, per shape (CreatePoolCpuState makes the first).
+  cpu::PrimitiveCache<Dnnl> primitives;
 };
 
 Result<std::unique_ptr<PoolState::Dnnl>> MakeDnnlPool(const PoolState& st,
@@ -641,13 +644,22 @@ Status PreparePool(PrepareContext& ctx) {
   Status s = MakeGeometry(*a, in_dims, a->k_h, a->k_w, &g);
   if (!s.ok()) return ctx.Error(s.message());
   ctx.outputs = {TensorSpec{t, PartialShape{in_dims[0], g.h.out, g.w.out, in_dims[3]}}};
-  if (!ctx.analysis_only && t == DType::kFloat && in.IsFullyDefined() &&
-      in.ToShape()->num_elements() > 0 && g.h.out > 0 && g.w.out > 0) {
-    auto p = MakeDnnlPool(*a, in.dims());
-    if (!p.ok()) return ctx.Error(p.status().message());
-    a->prepared = std::move(p).value();
-  }
   ctx.state = std::move(a);
+  return OkStatus();
+}
+
+// The CPU kernel's state: with known float32 shapes, the oneDNN primitive now.
+Status CreatePoolCpuState(PrepareContext& ctx) {
+  PoolState* a = cpu::StateToComplete<PoolState>(ctx);
+  const PartialShape& in = ctx.inputs[0].shape;
+  const PartialShape& out = ctx.outputs[0].shape;
+  if (ctx.outputs[0].dtype != DType::kFloat || !in.IsFullyDefined() ||
+      in.ToShape()->num_elements() == 0 || !out.IsFullyDefined() || out.dim(1) <= 0 ||
+      out.dim(2) <= 0)
+    return OkStatus();
+  auto p = MakeDnnlPool(*a, in.dims());
+  if (!p.ok()) return ctx.Error(p.status().message());
+  a->primitives.SetPrepared(std::move(p).value());
   return OkStatus();
 }
 
@@ -655,13 +667,7 @@ Result<const PoolState::Dnnl*> FindDnnlPool(const PoolState& st, const Shape& in
   auto matches = [&](const PoolState::Dnnl& p) {
     return std::equal(p.in_dims.begin(), p.in_dims.end(), in.dims().begin(), in.dims().end());
   };
-  if (st.prepared && matches(*st.prepared)) return st.prepared.get();
-  std::lock_guard lock(st.mu);
-  for (const auto& p : st.cache)
-    if (matches(*p)) return p.get();
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<PoolState::Dnnl> p, MakeDnnlPool(st, in.dims()));
-  st.cache.push_back(std::move(p));
-  return st.cache.back().get();
+  return st.primitives.Get(matches, [&] { return MakeDnnlPool(st, in.dims()); });
 }
 
 template <bool kMax>
@@ -710,12 +716,12 @@ constexpr OpDefinition kDefs[] = {
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"Conv2D", ComputeConv<false>},
-    {"_FusedConv2D", ComputeConv<false>},
-    {"DepthwiseConv2dNative", ComputeConv<true>},
-    {"_FusedDepthwiseConv2dNative", ComputeConv<true>},
-    {"MaxPool", ComputePool<true>},
-    {"AvgPool", ComputePool<false>},
+    {"Conv2D", ComputeConv<false>, 0, 0, nullptr, CreateConvCpuState},
+    {"_FusedConv2D", ComputeConv<false>, 0, 0, nullptr, CreateConvCpuState},
+    {"DepthwiseConv2dNative", ComputeConv<true>, 0, 0, nullptr, CreateConvCpuState},
+    {"_FusedDepthwiseConv2dNative", ComputeConv<true>, 0, 0, nullptr, CreateConvCpuState},
+    {"MaxPool", ComputePool<true>, 0, 0, nullptr, CreatePoolCpuState},
+    {"AvgPool", ComputePool<false>, 0, 0, nullptr, CreatePoolCpuState},
 };
 
 }  // namespace

@@ -9,11 +9,11 @@
 #include <algorithm>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "kernels/array_util.h"
+#include "kernels/cpu/primitive_cache.h"
 #include "kernels/onednn.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
@@ -124,13 +124,13 @@ struct EinsumState : OpState {
   DType dtype = DType::kFloat;
   // One oneDNN product, and the threads it was built for (onednn::ThreadsWorth).
   struct Product {
+    std::array<int64_t, 4> key;  // (batch, m, k, n)
     dnnl::matmul primitive;
     dnnl::memory::desc scratch;
     int threads = 1;
   };
-  mutable std::mutex mu;
-  // oneDNN products by (batch, m, k, n).
-  mutable std::map<std::array<int64_t, 4>, Product> products;
+  // oneDNN products per (batch, m, k, n), made on first use.
+  cpu::PrimitiveCache<Product> products;
 };
 
 // Runs a plan that permutes/broadcasts `src` into contiguous `dst`.
@@ -348,29 +348,26 @@ Status Contract(const KernelContext& ctx, const EinsumState& st) {
       std::fill(result, result + nb * m * nn, T(0));
     } else if constexpr (std::is_same_v<T, float>) {
       const std::array<int64_t, 4> key = {nb, m, k, nn};
-      const EinsumState::Product* prim = nullptr;
-      {
-        std::lock_guard lock(st.mu);
-        auto it = st.products.find(key);
-        if (it == st.products.end()) {
-          EinsumState::Product made;
-          KILN_RETURN_IF_ERROR(onednn::DnnlCall("einsum product setup", [&] {
-            const onednn::BuildThreads build(
-                onednn::ThreadsWorth(static_cast<double>(nb) * static_cast<double>(m) *
-                                     static_cast<double>(k) * static_cast<double>(nn)));
-            using tag = dnnl::memory::format_tag;
-            dnnl::memory::desc am({nb, m, k}, dnnl::memory::data_type::f32, tag::abc);
-            dnnl::memory::desc bm({nb, k, nn}, dnnl::memory::data_type::f32, tag::abc);
-            dnnl::memory::desc cm({nb, m, nn}, dnnl::memory::data_type::f32, tag::abc);
-            dnnl::primitive_attr attr;
-            attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-            dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(am, bm, cm), attr, onednn::Engine());
-            made = {dnnl::matmul(pd), pd.scratchpad_desc(), build.threads()};
-          }));
-          it = st.products.emplace(key, std::move(made)).first;
-        }
-        prim = &it->second;
-      }
+      auto make = [&]() -> Result<std::unique_ptr<EinsumState::Product>> {
+        auto made = std::make_unique<EinsumState::Product>();
+        KILN_RETURN_IF_ERROR(onednn::DnnlCall("einsum product setup", [&] {
+          const onednn::BuildThreads build(
+              onednn::ThreadsWorth(static_cast<double>(nb) * static_cast<double>(m) *
+                                   static_cast<double>(k) * static_cast<double>(nn)));
+          using tag = dnnl::memory::format_tag;
+          dnnl::memory::desc am({nb, m, k}, dnnl::memory::data_type::f32, tag::abc);
+          dnnl::memory::desc bm({nb, k, nn}, dnnl::memory::data_type::f32, tag::abc);
+          dnnl::memory::desc cm({nb, m, nn}, dnnl::memory::data_type::f32, tag::abc);
+          dnnl::primitive_attr attr;
+          attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+          dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(am, bm, cm), attr, onednn::Engine());
+          *made = {key, dnnl::matmul(pd), pd.scratchpad_desc(), build.threads()};
+        }));
+        return made;
+      };
+      KILN_ASSIGN_OR_RETURN(
+          const EinsumState::Product* prim,
+          st.products.Get([&](const EinsumState::Product& p) { return p.key == key; }, make));
       dnnl::memory am, bm, cm;
       KILN_RETURN_IF_ERROR(onednn::DnnlCall("einsum memory", [&] {
         using tag = dnnl::memory::format_tag;

@@ -5,10 +5,10 @@
 // in memory once. Other dtypes run an Eigen product per batch.
 #include <Eigen/Core>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/primitive_cache.h"
 #include "kernels/onednn.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
@@ -33,10 +33,8 @@ struct MatMulState : OpState {
   bool batched = false;
   DType dtype = DType::kFloat;
   Epilogue epilogue;
-  // Made at prepare time when the shapes are known; others on first use, under the lock.
-  std::unique_ptr<const DnnlMatMul> prepared;
-  mutable std::mutex mu;
-  mutable std::vector<std::unique_ptr<const DnnlMatMul>> cache;
+  // float32 products through oneDNN, per shape (CreateMatMulCpuState makes the first).
+  cpu::PrimitiveCache<DnnlMatMul> primitives;
 };
 
 std::string BoolName(bool b) { return b ? "true" : "false"; }
@@ -202,15 +200,23 @@ Status PrepareMatMulCommon(PrepareContext& ctx, bool batched) {
                          bias.ToPythonString());
     }
   }
-  // Known shapes: make the oneDNN primitive now (empty products never reach oneDNN).
-  if (!ctx.analysis_only && st->dtype == DType::kFloat && a.IsFullyDefined() &&
-      b.IsFullyDefined() && a.ToShape()->num_elements() > 0 && b.ToShape()->num_elements() > 0) {
-    auto mm = MakeDnnlMatMul(*st, a.dims(), b.dims());
-    if (!mm.ok()) return ctx.Error(mm.status().message());
-    st->prepared = std::move(mm).value();
-  }
   ctx.outputs = {TensorSpec{st->dtype, out}};
   ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// The CPU kernel's state: with known shapes, the oneDNN primitive now (empty products never
+// reach oneDNN).
+Status CreateMatMulCpuState(PrepareContext& ctx) {
+  MatMulState* st = cpu::StateToComplete<MatMulState>(ctx);
+  const PartialShape& a = ctx.inputs[0].shape;
+  const PartialShape& b = ctx.inputs[1].shape;
+  if (st->dtype != DType::kFloat || !a.IsFullyDefined() || !b.IsFullyDefined() ||
+      a.ToShape()->num_elements() == 0 || b.ToShape()->num_elements() == 0)
+    return OkStatus();
+  auto mm = MakeDnnlMatMul(*st, a.dims(), b.dims());
+  if (!mm.ok()) return ctx.Error(mm.status().message());
+  st->primitives.SetPrepared(std::move(mm).value());
   return OkStatus();
 }
 
@@ -224,13 +230,7 @@ Result<const DnnlMatMul*> FindDnnlMatMul(const MatMulState& st, const Shape& a, 
     return std::equal(mm.a_dims.begin(), mm.a_dims.end(), a.dims().begin(), a.dims().end()) &&
            std::equal(mm.b_dims.begin(), mm.b_dims.end(), b.dims().begin(), b.dims().end());
   };
-  if (st.prepared && matches(*st.prepared)) return st.prepared.get();
-  std::lock_guard lock(st.mu);
-  for (const auto& mm : st.cache)
-    if (matches(*mm)) return mm.get();
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DnnlMatMul> mm, MakeDnnlMatMul(st, a.dims(), b.dims()));
-  st.cache.push_back(std::move(mm));
-  return st.cache.back().get();
+  return st.primitives.Get(matches, [&] { return MakeDnnlMatMul(st, a.dims(), b.dims()); });
 }
 
 template <typename T>
@@ -365,9 +365,11 @@ constexpr OpDefinition kDefs[] = {
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"MatMul", ComputeMatMul},        {"_FusedMatMul", ComputeMatMul},
-    {"BatchMatMul", ComputeMatMul},   {"BatchMatMulV2", ComputeMatMul},
-    {"BatchMatMulV3", ComputeMatMul},
+    {"MatMul", ComputeMatMul, 0, 0, nullptr, CreateMatMulCpuState},
+    {"_FusedMatMul", ComputeMatMul, 0, 0, nullptr, CreateMatMulCpuState},
+    {"BatchMatMul", ComputeMatMul, 0, 0, nullptr, CreateMatMulCpuState},
+    {"BatchMatMulV2", ComputeMatMul, 0, 0, nullptr, CreateMatMulCpuState},
+    {"BatchMatMulV3", ComputeMatMul, 0, 0, nullptr, CreateMatMulCpuState},
 };
 
 }  // namespace

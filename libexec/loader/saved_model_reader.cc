@@ -1,9 +1,6 @@
 // ReadSavedModelProto: reads D/saved_model.pb (or D/saved_model.pbtxt) and checks the structure
 // that protobuf parsing does not: tags, dtypes, shapes and Const values. `show` and the loader
 // both go through here, so a broken bundle is refused the same way by both.
-#include <google/protobuf/io/tokenizer.h>
-#include <google/protobuf/text_format.h>
-
 #include <climits>
 #include <exception>
 #include <filesystem>
@@ -15,6 +12,7 @@
 #include "core/attr_kind.h"
 #include "kiln/core/file_util.h"
 #include "kiln/core/status.h"
+#include "kiln/core/text_proto.h"
 #include "kiln/exec/saved_model.h"
 #include "tensorflow/saved_model.pb.h"
 
@@ -180,31 +178,6 @@ Status ValidateSavedModel(const tensorflow::SavedModel& sm) {
   return OkStatus();
 }
 
-// Collects the text parser's first error instead of letting protobuf log it.
-class FirstErrorCollector : public google::protobuf::io::ErrorCollector {
- public:
-#if GOOGLE_PROTOBUF_VERSION >= 4022000
-  void RecordError(int line, google::protobuf::io::ColumnNumber column,
-                   absl::string_view message) override {
-    Record(line, column, std::string(message));
-  }
-#else
-  void AddError(int line, google::protobuf::io::ColumnNumber column,
-                const std::string& message) override {
-    Record(line, column, message);
-  }
-#endif
-  const std::string& first() const { return first_; }
-
- private:
-  void Record(int line, int column, const std::string& message) {
-    if (first_.empty())
-      first_ = "line " + std::to_string(line + 1) + " column " + std::to_string(column + 1) + ": " +
-               message;
-  }
-  std::string first_;
-};
-
 Result<std::unique_ptr<tensorflow::SavedModel>> ParseFile(const fs::path& dir) {
   const fs::path pb = dir / "saved_model.pb";
   const fs::path pbtxt = dir / "saved_model.pbtxt";
@@ -219,16 +192,12 @@ Result<std::unique_ptr<tensorflow::SavedModel>> ParseFile(const fs::path& dir) {
   }
   if (fs::exists(pbtxt, ec)) {
     KILN_ASSIGN_OR_RETURN(std::string text, ReadFileToString(pbtxt));
-    google::protobuf::TextFormat::Parser parser;
-    FirstErrorCollector errors;
-    parser.RecordErrorsTo(&errors);
     // Our schema declares only the fields we use; TF's other fields are skipped, as the
     // binary parser keeps them as unknown fields.
-    parser.AllowUnknownField(true);
-    parser.AllowUnknownExtension(true);
-    if (!parser.ParseFromString(text, proto.get()))
+    const Status parsed = ParseTextProto(text, proto.get(), {.allow_unknown_fields = true});
+    if (!parsed.ok())
       return DataLoss("could not parse ", pbtxt.string(),
-                      " as a SavedModel in protobuf text format: ", errors.first());
+                      " as a SavedModel in protobuf text format: ", parsed.message());
     return proto;
   }
   return NotFound("no saved_model.pb or saved_model.pbtxt in ", dir.string());

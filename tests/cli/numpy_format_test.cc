@@ -1,6 +1,6 @@
 // NumpyStr against what numpy (2.x, default print options) prints for the same arrays; every
 // expected string below was produced by numpy's str().
-#include "savedmodel_cli/numpy_format.h"
+#include "numpy_format.h"
 
 #include <doctest/doctest.h>
 

@@ -1,5 +1,5 @@
 // Python's str/repr rules that `show` relies on, and StructuredValue decoding.
-#include "savedmodel_cli/python_format.h"
+#include "python_format.h"
 
 #include <doctest/doctest.h>
 #include <google/protobuf/text_format.h>

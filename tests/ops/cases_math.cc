@@ -1,5 +1,5 @@
 // Op-tester cases of the element-wise math families (math_unary_ops.cc, math_binary_ops.cc,
-// math_extra_ops.cc's Bucketize, complex_ops.cc): references are the C library's double-precision
+// math_arith_ops.cc's Bucketize, complex_ops.cc): references are the C library's double-precision
 // functions (or plain expressions) applied element by element, with numpy broadcasting for binary
 // ops.
 #include <cmath>

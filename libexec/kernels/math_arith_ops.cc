@@ -177,7 +177,7 @@ constexpr KernelEntry kCpu[] = {
 
 }  // namespace
 
-std::span<const OpDefinition> MathExtraOpDefs() { return kDefs; }
-std::span<const KernelEntry> MathExtraCpuKernels() { return kCpu; }
+std::span<const OpDefinition> MathArithOpDefs() { return kDefs; }
+std::span<const KernelEntry> MathArithCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

@@ -508,7 +508,7 @@ constexpr KernelEntry kCpu[] = {
 
 }  // namespace
 
-std::span<const OpDefinition> PoolExtraOpDefs() { return kDefs; }
-std::span<const KernelEntry> PoolExtraCpuKernels() { return kCpu; }
+std::span<const OpDefinition> PoolNdOpDefs() { return kDefs; }
+std::span<const KernelEntry> PoolNdCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

@@ -1,7 +1,8 @@
-// Error paths of the nn families added for issue 9 (conv_extra_ops, pool_extra_ops, norm_ops,
-// bias_ops, rnn_ops): invalid attrs, dtypes and shapes fail at prepare naming the node, the attr
-// or input and what TensorFlow expects; shapes that only show up at run time fail in the kernel
-// before anything is written. Values are checked by the op tester (tests/ops).
+// Error paths of the convolution, pooling, normalisation, bias and recurrent families (conv_nd_ops,
+// pool_nd_ops, norm_ops, bias_ops, rnn_ops): invalid attrs, dtypes and shapes fail at prepare
+// naming the node, the attr or input and what TensorFlow expects; shapes that only show up at run
+// time fail in the kernel before anything is written. Values are checked by the op tester
+// (tests/ops).
 #include <doctest/doctest.h>
 
 #include <string>

@@ -1,7 +1,7 @@
 // Convolutions beyond conv_ops.cc's forward 2-D ones: Conv3D, the input and filter backprops
 // of Conv2D (Conv2DBackpropInput is also what Keras' Conv2DTranspose runs at inference), of
 // DepthwiseConv2dNative, and Conv3DBackpropInputV2. One channels-last implementation over three
-// spatial dims serves them all (2-D ops have a depth of 1):
+// spatial dims serves them all (2-D ops have a depth of 1; the math is in conv_nd_math.h):
 //   - forward: patches of the input [pixels, taps * in_c] times the filter [taps * in_c, out_c];
 //   - input backprop: for every input pixel, the out_backprop values its taps reach, gathered
 //     into a row [taps * out_c] and multiplied by the filter transposed per tap
@@ -18,12 +18,13 @@
 #include <atomic>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
 
 #include "kernels/array_util.h"
+#include "kernels/conv_nd_math.h"
+#include "kernels/cpu/primitive_cache.h"
 #include "kernels/kernel_util.h"
 #include "kernels/onednn.h"
 #include "kernels/op_families.h"
@@ -34,311 +35,13 @@
 namespace kiln::exec {
 namespace {
 
-template <typename A>
-using RowMatrix = Eigen::Matrix<A, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-
-// Sizes of one convolution over [batch, d0, d1, d2, channels] (2-D: d0 is 1).
-struct ConvGeom {
-  int64_t batch = 0, in_c = 0, out_c = 0;
-  int64_t mult = 1;    // depthwise: out_c = in_c * mult
-  int64_t groups = 1;  // grouped Conv3D: filter in-channels = in_c / groups
-  std::array<WindowDim, 3> d;
-  int64_t InPixels() const { return batch * d[0].in * d[1].in * d[2].in; }
-  int64_t OutPixels() const { return batch * d[0].out * d[1].out * d[2].out; }
-  int64_t Taps() const { return d[0].k * d[1].k * d[2].k; }
-};
-
-// Splits rows into chunks of a size fixed by the shapes (about 2^16 elements of scratch per
-// chunk) and gives each of at most `threads` workers its own scratch slot.
-struct ChunkPlan {
-  int64_t rows = 0, per_chunk = 1, chunks = 0, workers = 0;
-};
-ChunkPlan PlanChunks(int64_t rows, int64_t row_elems, int threads) {
-  ChunkPlan p;
-  p.rows = rows;
-  p.per_chunk = std::clamp<int64_t>((int64_t{1} << 16) / std::max<int64_t>(row_elems, 1), 1,
-                                    std::max<int64_t>(rows, 1));
-  p.chunks = (rows + p.per_chunk - 1) / p.per_chunk;
-  p.workers = std::min<int64_t>(threads, p.chunks);
-  return p;
-}
-
-// Runs chunk(c, scratch) for every chunk; worker w owns scratch slot w of `slot` elements.
-template <typename A, typename F>
-void ForChunks(const KernelContext& ctx, const ChunkPlan& p, A* scratch, int64_t slot, F chunk) {
-  if (p.chunks == 0) return;
-  ctx.threads().ParallelFor(p.workers, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t w = begin; w < end; ++w) {
-      for (int64_t c = w; c < p.chunks; c += p.workers) chunk(c, scratch + w * slot);
-    }
-  });
-}
-
-// Position of output pixel p: batch and the three output coordinates.
-struct Pos {
-  int64_t b, z, y, x;
-};
-inline Pos OutPos(const ConvGeom& g, int64_t p) {
-  Pos r;
-  r.x = p % g.d[2].out;
-  p /= g.d[2].out;
-  r.y = p % g.d[1].out;
-  p /= g.d[1].out;
-  r.z = p % g.d[0].out;
-  r.b = p / g.d[0].out;
-  return r;
-}
-inline Pos InPos(const ConvGeom& g, int64_t p) {
-  Pos r;
-  r.x = p % g.d[2].in;
-  p /= g.d[2].in;
-  r.y = p % g.d[1].in;
-  p /= g.d[1].in;
-  r.z = p % g.d[0].in;
-  r.b = p / g.d[0].in;
-  return r;
-}
-
-// The input coordinate tap k of output coordinate o reads along dim w, or -1 when it falls in
-// the padding.
-inline int64_t InCoord(const WindowDim& w, int64_t o, int64_t k) {
-  const int64_t i = o * w.stride - w.pad_before + k * w.dilation;
-  return i >= 0 && i < w.in ? i : -1;
-}
-// The output coordinate whose tap k reads input coordinate i, or -1 when none does.
-inline int64_t OutCoord(const WindowDim& w, int64_t i, int64_t k) {
-  const int64_t n = i + w.pad_before - k * w.dilation;
-  if (n < 0 || n % w.stride != 0) return -1;
-  const int64_t o = n / w.stride;
-  return o < w.out ? o : -1;
-}
-
-// Fills row r of the patch matrix for output pixel p: taps * cn values (input channels c0 ..
-// c0 + cn - 1 of every tap), zeros for padding.
-template <typename A>
-void GatherPatch(const ConvGeom& g, const A* in, int64_t p, A* row, int64_t c0, int64_t cn) {
-  const Pos o = OutPos(g, p);
-  for (int64_t kz = 0; kz < g.d[0].k; ++kz) {
-    const int64_t iz = InCoord(g.d[0], o.z, kz);
-    for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
-      const int64_t iy = InCoord(g.d[1], o.y, ky);
-      for (int64_t kx = 0; kx < g.d[2].k; ++kx, row += cn) {
-        const int64_t ix = InCoord(g.d[2], o.x, kx);
-        if (iz < 0 || iy < 0 || ix < 0) {
-          std::fill(row, row + cn, A(0));
-        } else {
-          const A* src =
-              in + (((o.b * g.d[0].in + iz) * g.d[1].in + iy) * g.d[2].in + ix) * g.in_c + c0;
-          std::copy(src, src + cn, row);
-        }
-      }
-    }
-  }
-}
-
-// C (m x n, row stride ldc) = op(A) B + beta C, with op(A) = A (m x k) or A^T (A stored k x m);
-// row-major. float32 goes to oneDNN's JIT sgemm, other types to Eigen.
-template <typename A>
-void Gemm(bool ta, int64_t m, int64_t n, int64_t k, const A* a, int64_t lda, const A* b,
-          int64_t ldb, bool accumulate, A* c, int64_t ldc) {
-  if constexpr (std::is_same_v<A, float>) {
-    [[maybe_unused]] const Status s =
-        onednn::Sgemm(ta, false, m, n, k, a, lda, b, ldb, accumulate ? 1.0f : 0.0f, c, ldc);
-    KILN_DCHECK(s.ok());
-  } else {
-    using Strided = Eigen::OuterStride<>;
-    Eigen::Map<const RowMatrix<A>, 0, Strided> bm(b, k, n, Strided(ldb));
-    Eigen::Map<RowMatrix<A>, 0, Strided> cm(c, m, n, Strided(ldc));
-    if (ta) {
-      Eigen::Map<const RowMatrix<A>, 0, Strided> am(a, k, m, Strided(lda));
-      if (accumulate) {
-        cm.noalias() += am.transpose() * bm;
-      } else {
-        cm.noalias() = am.transpose() * bm;
-      }
-    } else {
-      Eigen::Map<const RowMatrix<A>, 0, Strided> am(a, m, k, Strided(lda));
-      if (accumulate) {
-        cm.noalias() += am * bm;
-      } else {
-        cm.noalias() = am * bm;
-      }
-    }
-  }
-}
-
-// ---- the three computations ------------------------------------------------------------------
-
-// Grouped: group j's patches hold its in_c / groups channels and multiply the filter columns of
-// its out_c / groups output channels.
-template <typename A>
-Status ConvForward(const KernelContext& ctx, const ConvGeom& g, const A* in, const A* filter,
-                   A* out) {
-  const int64_t icg = g.in_c / g.groups, ocg = g.out_c / g.groups;
-  const int64_t k = g.Taps() * icg, pixels = g.OutPixels();
-  if (pixels == 0 || g.out_c == 0) return OkStatus();
-  if (k == 0) {
-    std::fill(out, out + pixels * g.out_c, A(0));
-    return OkStatus();
-  }
-  const ChunkPlan plan = PlanChunks(pixels, k, ctx.threads().num_threads());
-  const int64_t slot = plan.per_chunk * k;
-  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(A) * slot * plan.workers));
-  ForChunks(ctx, plan, static_cast<A*>(mem), slot, [&](int64_t c, A* patches) {
-    const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
-    for (int64_t j = 0; j < g.groups; ++j) {
-      for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k, j * icg, icg);
-      Gemm<A>(false, rows, ocg, k, patches, k, filter + j * ocg, g.out_c, false,
-              out + p0 * g.out_c + j * ocg, g.out_c);
-    }
-  });
-  return OkStatus();
-}
-
-// d(input) of a regular convolution: filter [taps, in_c, out_c], out_backprop [pixels, out_c].
-template <typename A>
-Status ConvBackpropInput(const KernelContext& ctx, const ConvGeom& g, const A* filter, const A* dy,
-                         A* dx) {
-  const int64_t taps = g.Taps(), k = taps * g.out_c, pixels = g.InPixels();
-  if (pixels == 0 || g.in_c == 0) return OkStatus();
-  if (k == 0 || g.OutPixels() == 0) {
-    std::fill(dx, dx + pixels * g.in_c, A(0));
-    return OkStatus();
-  }
-  // The filter transposed per tap: [taps * out_c, in_c].
-  KILN_ASSIGN_OR_RETURN(void* fmem, ctx.AllocateTemp(sizeof(A) * k * g.in_c));
-  A* ft = static_cast<A*>(fmem);
-  for (int64_t t = 0; t < taps; ++t)
-    for (int64_t ci = 0; ci < g.in_c; ++ci)
-      for (int64_t co = 0; co < g.out_c; ++co)
-        ft[(t * g.out_c + co) * g.in_c + ci] = filter[(t * g.in_c + ci) * g.out_c + co];
-  const ChunkPlan plan = PlanChunks(pixels, k, ctx.threads().num_threads());
-  const int64_t slot = plan.per_chunk * k;
-  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(A) * slot * plan.workers));
-  ForChunks(ctx, plan, static_cast<A*>(mem), slot, [&](int64_t c, A* rows_buf) {
-    const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
-    for (int64_t r = 0; r < rows; ++r) {
-      const Pos i = InPos(g, p0 + r);
-      A* row = rows_buf + r * k;
-      for (int64_t kz = 0; kz < g.d[0].k; ++kz) {
-        const int64_t oz = OutCoord(g.d[0], i.z, kz);
-        for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
-          const int64_t oy = OutCoord(g.d[1], i.y, ky);
-          for (int64_t kx = 0; kx < g.d[2].k; ++kx, row += g.out_c) {
-            const int64_t ox = OutCoord(g.d[2], i.x, kx);
-            if (oz < 0 || oy < 0 || ox < 0) {
-              std::fill(row, row + g.out_c, A(0));
-            } else {
-              const A* src =
-                  dy + (((i.b * g.d[0].out + oz) * g.d[1].out + oy) * g.d[2].out + ox) * g.out_c;
-              std::copy(src, src + g.out_c, row);
-            }
-          }
-        }
-      }
-    }
-    Gemm<A>(false, rows, g.in_c, k, rows_buf, k, ft, g.in_c, false, dx + p0 * g.in_c, g.in_c);
-  });
-  return OkStatus();
-}
-
-// d(filter) of a regular convolution: [taps * in_c, out_c] = patches^T * out_backprop.
-template <typename A>
-Status ConvBackpropFilter(const KernelContext& ctx, const ConvGeom& g, const A* in, const A* dy,
-                          A* df) {
-  const int64_t k = g.Taps() * g.in_c, pixels = g.OutPixels();
-  const int64_t fsize = k * g.out_c;
-  if (fsize == 0) return OkStatus();
-  std::fill(df, df + fsize, A(0));
-  if (pixels == 0) return OkStatus();
-  ChunkPlan plan = PlanChunks(pixels, k, ctx.threads().num_threads());
-  // Fixed groups of chunks, each summed into its own partial, the partials summed in order.
-  const int64_t groups = std::min<int64_t>(plan.chunks, 8);
-  const int64_t patch_elems = plan.per_chunk * k;
-  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(A) * groups * (patch_elems + fsize)));
-  A* scratch = static_cast<A*>(mem);
-  ctx.threads().ParallelFor(groups, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t grp = begin; grp < end; ++grp) {
-      A* patches = scratch + grp * (patch_elems + fsize);
-      A* partial = patches + patch_elems;
-      bool first = true;
-      for (int64_t c = grp; c < plan.chunks; c += groups) {
-        const int64_t p0 = c * plan.per_chunk, rows = std::min(plan.per_chunk, pixels - p0);
-        for (int64_t r = 0; r < rows; ++r) GatherPatch(g, in, p0 + r, patches + r * k, 0, g.in_c);
-        Gemm<A>(true, k, g.out_c, rows, patches, k, dy + p0 * g.out_c, g.out_c, !first, partial,
-                g.out_c);
-        first = false;
-      }
-      if (first) std::fill(partial, partial + fsize, A(0));
-    }
-  });
-  for (int64_t grp = 0; grp < groups; ++grp) {
-    const A* partial = scratch + grp * (patch_elems + fsize) + patch_elems;
-    for (int64_t i = 0; i < fsize; ++i) df[i] += partial[i];
-  }
-  return OkStatus();
-}
-
-// d(input) of a depthwise convolution: filter [taps, in_c, mult].
-template <typename A>
-void DepthwiseBackpropInput(const KernelContext& ctx, const ConvGeom& g, const A* filter,
-                            const A* dy, A* dx) {
-  const int64_t pixels = g.InPixels();
-  const int64_t cost = std::max<int64_t>(1, g.Taps() * g.out_c);
-  ctx.threads().ParallelFor(pixels, std::max<int64_t>(1, 16384 / cost), [&](int64_t b, int64_t e) {
-    for (int64_t p = b; p < e; ++p) {
-      const Pos i = InPos(g, p);
-      A* out = dx + p * g.in_c;
-      std::fill(out, out + g.in_c, A(0));
-      for (int64_t kz = 0; kz < g.d[0].k; ++kz) {
-        const int64_t oz = OutCoord(g.d[0], i.z, kz);
-        if (oz < 0) continue;
-        for (int64_t ky = 0; ky < g.d[1].k; ++ky) {
-          const int64_t oy = OutCoord(g.d[1], i.y, ky);
-          if (oy < 0) continue;
-          for (int64_t kx = 0; kx < g.d[2].k; ++kx) {
-            const int64_t ox = OutCoord(g.d[2], i.x, kx);
-            if (ox < 0) continue;
-            const int64_t t = (kz * g.d[1].k + ky) * g.d[2].k + kx;
-            const A* f = filter + t * g.out_c;
-            const A* d =
-                dy + (((i.b * g.d[0].out + oz) * g.d[1].out + oy) * g.d[2].out + ox) * g.out_c;
-            for (int64_t c = 0; c < g.in_c; ++c) {
-              A acc = out[c];
-              for (int64_t m = 0; m < g.mult; ++m) acc += d[c * g.mult + m] * f[c * g.mult + m];
-              out[c] = acc;
-            }
-          }
-        }
-      }
-    }
-  });
-}
-
-// d(filter) of a depthwise convolution: every tap is one worker's, summed over pixels in order.
-template <typename A>
-void DepthwiseBackpropFilter(const KernelContext& ctx, const ConvGeom& g, const A* in, const A* dy,
-                             A* df) {
-  const int64_t taps = g.Taps(), pixels = g.OutPixels();
-  ctx.threads().ParallelFor(taps, 1, [&](int64_t b, int64_t e) {
-    for (int64_t t = b; t < e; ++t) {
-      const int64_t kx = t % g.d[2].k, ky = (t / g.d[2].k) % g.d[1].k,
-                    kz = t / (g.d[2].k * g.d[1].k);
-      A* out = df + t * g.out_c;
-      std::fill(out, out + g.out_c, A(0));
-      for (int64_t p = 0; p < pixels; ++p) {
-        const Pos o = OutPos(g, p);
-        const int64_t iz = InCoord(g.d[0], o.z, kz), iy = InCoord(g.d[1], o.y, ky),
-                      ix = InCoord(g.d[2], o.x, kx);
-        if (iz < 0 || iy < 0 || ix < 0) continue;
-        const A* x = in + (((o.b * g.d[0].in + iz) * g.d[1].in + iy) * g.d[2].in + ix) * g.in_c;
-        const A* d = dy + p * g.out_c;
-        for (int64_t c = 0; c < g.in_c; ++c)
-          for (int64_t m = 0; m < g.mult; ++m) out[c * g.mult + m] += x[c] * d[c * g.mult + m];
-      }
-    }
-  });
-}
+using conv_nd::ConvBackpropFilter;
+using conv_nd::ConvBackpropInput;
+using conv_nd::ConvForward;
+using conv_nd::ConvGeom;
+using conv_nd::DepthwiseBackpropFilter;
+using conv_nd::DepthwiseBackpropInput;
+using conv_nd::InCoord;
 
 // ---- ops ---------------------------------------------------------------------------------------
 
@@ -358,9 +61,10 @@ struct ConvState : OpState {
   // 2-D float32 backprops through oneDNN: made at prepare time when the shapes are known, or
   // per shape when running.
   bool use_dnnl = false;
-  std::unique_ptr<const DnnlBwdConv> bwd_prepared;
-  mutable std::mutex bwd_mu;
-  mutable std::vector<std::unique_ptr<const DnnlBwdConv>> bwd_cache;
+  // The input and filter dims Prepare saw when every size was known (and oneDNN is to run):
+  // CreateConvNdCpuState makes their primitive.
+  std::vector<int64_t> prepare_in, prepare_filter;
+  cpu::PrimitiveCache<DnnlBwdConv> primitives;
   ~ConvState() override;
 };
 
@@ -543,14 +247,8 @@ Result<const DnnlBwdConv*> FindDnnlBwdConv(const ConvState& st, bool filter_back
     return std::equal(c.in_dims.begin(), c.in_dims.end(), in.begin(), in.end()) &&
            std::equal(c.filter_dims.begin(), c.filter_dims.end(), filter.begin(), filter.end());
   };
-  if (st.bwd_prepared && matches(*st.bwd_prepared)) return st.bwd_prepared.get();
-  std::lock_guard lock(st.bwd_mu);
-  for (const auto& c : st.bwd_cache)
-    if (matches(*c)) return c.get();
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<DnnlBwdConv> c,
-                        MakeDnnlBwdConv(filter_backprop, st.attrs, in, filter));
-  st.bwd_cache.push_back(std::move(c));
-  return st.bwd_cache.back().get();
+  return st.primitives.Get(matches,
+                           [&] { return MakeDnnlBwdConv(filter_backprop, st.attrs, in, filter); });
 }
 
 // Runs chunk(c, worker) for every sub-batch c; each pool thread takes the next one free.
@@ -855,20 +553,31 @@ Status PrepareConvNd(PrepareContext& ctx) {
       state->use_dnnl = true;
       const bool col_path =
           kKind == ConvKind::kBackpropInput && in[rank - 1] <= kColBackpropMaxInChannels;
-      if (!ctx.analysis_only && all_known && !col_path) {
-        // A convolution oneDNN cannot take (or an empty one) runs the generic path.
-        auto c = MakeDnnlBwdConv(kKind == ConvKind::kBackpropFilter, state->attrs, in, filter);
-        if (c.ok()) {
-          state->bwd_prepared = std::move(c).value();
-        } else {
-          state->use_dnnl = false;  // these are the shapes every run will have
-        }
+      if (all_known && !col_path) {
+        state->prepare_in = in;
+        state->prepare_filter = filter;
       }
     }
   }
   KILN_PREPARE_ASSIGN(ctx, PartialShape shape, PartialShape::FromDims(out));
   ctx.outputs = {TensorSpec{t, shape}};
   ctx.state = std::move(state);
+  return OkStatus();
+}
+
+// The CPU kernel's state of a 2-D float32 backprop whose sizes Prepare knew: its oneDNN
+// primitive now. A convolution oneDNN cannot take (or an empty one) runs the generic path.
+template <ConvKind kKind>
+Status CreateConvNdCpuState(PrepareContext& ctx) {
+  ConvState* st = cpu::StateToComplete<ConvState>(ctx);
+  if (!st->use_dnnl || st->prepare_in.empty()) return OkStatus();
+  auto c = MakeDnnlBwdConv(kKind == ConvKind::kBackpropFilter, st->attrs, st->prepare_in,
+                           st->prepare_filter);
+  if (c.ok()) {
+    st->primitives.SetPrepared(std::move(c).value());
+  } else {
+    st->use_dnnl = false;  // these are the shapes every run will have
+  }
   return OkStatus();
 }
 
@@ -997,16 +706,18 @@ constexpr OpDefinition kDefs[] = {
 
 constexpr KernelEntry kCpu[] = {
     {"Conv3D", ComputeConvNd<ConvKind::kConv3D, FloatTypes>},
-    {"Conv2DBackpropInput", ComputeConvNd<ConvKind::kBackpropInput, ConvBackpropInputTypes>},
+    {"Conv2DBackpropInput", ComputeConvNd<ConvKind::kBackpropInput, ConvBackpropInputTypes>, 0, 0,
+     nullptr, CreateConvNdCpuState<ConvKind::kBackpropInput>},
     {"Conv3DBackpropInputV2", ComputeConvNd<ConvKind::kBackpropInput, FloatTypes>},
-    {"Conv2DBackpropFilter", ComputeConvNd<ConvKind::kBackpropFilter, FloatTypes>},
+    {"Conv2DBackpropFilter", ComputeConvNd<ConvKind::kBackpropFilter, FloatTypes>, 0, 0, nullptr,
+     CreateConvNdCpuState<ConvKind::kBackpropFilter>},
     {"DepthwiseConv2dNativeBackpropInput", ComputeConvNd<ConvKind::kDepthwiseInput, FloatTypes>},
     {"DepthwiseConv2dNativeBackpropFilter", ComputeConvNd<ConvKind::kDepthwiseFilter, FloatTypes>},
 };
 
 }  // namespace
 
-std::span<const OpDefinition> ConvExtraOpDefs() { return kDefs; }
-std::span<const KernelEntry> ConvExtraCpuKernels() { return kCpu; }
+std::span<const OpDefinition> ConvNdOpDefs() { return kDefs; }
+std::span<const KernelEntry> ConvNdCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

@@ -1,0 +1,198 @@
+// The TF1 load: Session-style signatures over the main graph, after its restore and init ops.
+#include <algorithm>
+#include <filesystem>
+
+#include "kiln/core/proto_convert.h"
+#include "loader/loader_common.h"
+#include "loader/saved_model_loader.h"
+#include "loader/tf1_graph.h"
+#include "tensorflow/framework.pb.h"
+#include "tensorflow/saved_model.pb.h"
+
+namespace kiln::exec {
+namespace {
+
+// A TF1 signature may name a ref tensor (DT_FLOAT_REF = DT_FLOAT + 100): its value is fetched.
+tensorflow::DataType ValueType(tensorflow::DataType t) {
+  return t > 100 ? static_cast<tensorflow::DataType>(t - 100) : t;
+}
+
+std::vector<TensorSpec> StringScalarSpecs(size_t n) {
+  return std::vector<TensorSpec>(n, TensorSpec{DType::kString, PartialShape::Scalar()});
+}
+
+}  // namespace
+
+PartialShape SavedModelLoader::Tf1FedShape(const std::string& tensor_name) const {
+  const std::string node = NodeOfTensor(tensor_name);
+  const size_t colon = tensor_name.rfind(':');
+  if (colon != std::string::npos && tensor_name.substr(colon + 1) != "0")
+    return PartialShape::UnknownRank();
+  for (const auto& n : main_graph_.node()) {
+    if (n.name() != node) continue;
+    if (n.op() != "Placeholder" && n.op() != "PlaceholderWithDefault")
+      return PartialShape::UnknownRank();
+    auto attr = n.attr().find("shape");
+    if (attr == n.attr().end() || !attr->second.has_shape()) return PartialShape::UnknownRank();
+    const auto& proto = attr->second.shape();
+    // Up to GraphDef version 21 a Placeholder's scalar shape meant "unknown" (TF's rule).
+    if (n.op() == "Placeholder" && main_graph_.versions().producer() <= 21 &&
+        !proto.unknown_rank() && proto.dim_size() == 0)
+      return PartialShape::UnknownRank();
+    auto shape = PartialShapeFromProto(proto);
+    return shape.ok() ? *shape : PartialShape::UnknownRank();
+  }
+  return PartialShape::UnknownRank();
+}
+
+Status SavedModelLoader::BuildTf1Signature(const std::string& key,
+                                           const tensorflow::SignatureDef& sd, Signature* sig,
+                                           std::unique_ptr<tensorflow::FunctionDef>* fdef,
+                                           std::vector<TensorSpec>* arg_specs) {
+  const std::string where = "signature '" + key + "'";
+  sig->name_ = key;
+  std::vector<std::string> in_keys;
+  for (const auto& [k, ti] : sd.inputs()) in_keys.push_back(k);
+  std::sort(in_keys.begin(), in_keys.end());
+  std::vector<Tf1Feed> feeds;
+  for (const std::string& k : in_keys) {
+    const auto& ti = sd.inputs().at(k);
+    SignatureArg a;
+    a.key = k;
+    a.tensor_name = ti.name();
+    KILN_ASSIGN_OR_RETURN_CTX(a.spec.dtype, DTypeFromProto(ValueType(ti.dtype())), where,
+                              " input '", k, "'");
+    KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
+                              " input '", k, "'");
+    sig->input_to_arg_.push_back(static_cast<int>(sig->inputs_.size()));
+    const PartialShape fed = Tf1FedShape(ti.name());
+    sig->fed_shapes_.push_back(fed);
+    sig->inputs_.push_back(a);
+    arg_specs->push_back(TensorSpec{a.spec.dtype, fed});
+    feeds.push_back({ti.name(), ValueType(ti.dtype())});
+  }
+  std::vector<std::string> out_keys;
+  for (const auto& [k, ti] : sd.outputs()) out_keys.push_back(k);
+  std::sort(out_keys.begin(), out_keys.end());
+  std::vector<std::pair<std::string, tensorflow::DataType>> fetches;
+  for (size_t i = 0; i < out_keys.size(); ++i) {
+    const auto& ti = sd.outputs().at(out_keys[i]);
+    SignatureArg o;
+    o.key = out_keys[i];
+    o.tensor_name = ti.name();
+    KILN_ASSIGN_OR_RETURN_CTX(o.spec.dtype, DTypeFromProto(ValueType(ti.dtype())), where,
+                              " output '", o.key, "'");
+    KILN_ASSIGN_OR_RETURN_CTX(o.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
+                              " output '", o.key, "'");
+    sig->outputs_.push_back(o);
+    sig->output_from_ret_.push_back(static_cast<int>(i));
+    fetches.emplace_back(ti.name(), ValueType(ti.dtype()));
+  }
+  sig->num_function_args_ = arg_specs->size();
+  KILN_ASSIGN_OR_RETURN_CTX(*fdef,
+                            Tf1Function(main_graph_, "__tf1_signature_" + key, feeds, fetches, {}),
+                            "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
+  return OkStatus();
+}
+
+Status SavedModelLoader::RunTf1Target(const tensorflow::FunctionDef& fdef,
+                                      const std::vector<std::string>& values,
+                                      const std::string& what) {
+  PrepareOptions popts;
+  popts.resources = model_->resources_.get();
+  popts.devices = devices_;
+  popts.keep_stateful = false;
+  KILN_ASSIGN_OR_RETURN_CTX(
+      auto fn,
+      PreparedFunction::Prepare(fdef, *model_->library_, StringScalarSpecs(values.size()), popts),
+      "loading ", what, " of TF1-style SavedModel '", dir_.string(), "'");
+  std::vector<Tensor> args;
+  for (const std::string& v : values) args.push_back(Tensor::StringScalar(v));
+  std::vector<Tensor> outs;
+  RunOptions run;
+  run.threads = model_->threads_.get();
+  KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "running ", what, " of '", dir_.string(),
+                           "'");
+  return OkStatus();
+}
+
+Status SavedModelLoader::LoadTf1() {
+  const auto& mg = *model_->meta_graph_;
+  KILN_RETURN_IF_ERROR(CheckRequestedSignatures());
+  std::vector<FunctionToCheck> checks;
+  const auto assets = Tf1AssetFeeds(mg, dir_);
+  std::vector<Tf1Feed> asset_feeds;
+  std::vector<std::string> asset_values;
+  for (const auto& [tensor, path] : assets) {
+    asset_feeds.push_back({tensor, tensorflow::DT_STRING});
+    asset_values.push_back(path);
+  }
+
+  const auto& saver = mg.saver_def();
+  const std::string variables = (dir_ / "variables" / "variables").string();
+  std::unique_ptr<tensorflow::FunctionDef> restore;
+  if (!saver.restore_op_name().empty() && !saver.filename_tensor_name().empty() &&
+      std::filesystem::exists(variables + ".index")) {
+    std::vector<Tf1Feed> feeds = {{saver.filename_tensor_name(), tensorflow::DT_STRING}};
+    feeds.insert(feeds.end(), asset_feeds.begin(), asset_feeds.end());
+    KILN_ASSIGN_OR_RETURN_CTX(
+        restore, Tf1Function(main_graph_, "__tf1_restore", feeds, {}, {saver.restore_op_name()}),
+        "the saver's restore op of '", dir_.string(), "'");
+    checks.push_back(
+        {"the restore op '" + saver.restore_op_name() + "'", restore.get(), false, true});
+  }
+  KILN_ASSIGN_OR_RETURN_CTX(std::string init_name, Tf1InitOpName(mg), "'", dir_.string(), "'");
+  std::unique_ptr<tensorflow::FunctionDef> init;
+  if (!init_name.empty()) {
+    KILN_ASSIGN_OR_RETURN_CTX(init,
+                              Tf1Function(main_graph_, "__tf1_init", asset_feeds, {}, {init_name}),
+                              "the init op of '", dir_.string(), "'");
+    checks.push_back({"the init op '" + init_name + "'", init.get(), false, true});
+  }
+
+  struct Pending {
+    Signature sig;
+    std::unique_ptr<tensorflow::FunctionDef> fdef;
+    std::vector<TensorSpec> arg_specs;
+  };
+  std::vector<Pending> pending;
+  std::vector<std::string> keys;
+  for (const auto& [key, sd] : mg.signature_def())
+    if ((!sd.inputs().empty() || !sd.outputs().empty()) && key != "__saved_model_init_op" &&
+        WantsSignature(options_, key))
+      keys.push_back(key);
+  std::sort(keys.begin(), keys.end());
+  for (const std::string& key : keys) {
+    Pending p;
+    KILN_RETURN_IF_ERROR(
+        BuildTf1Signature(key, mg.signature_def().at(key), &p.sig, &p.fdef, &p.arg_specs));
+    pending.push_back(std::move(p));
+  }
+  for (const Pending& p : pending)
+    checks.push_back({"signature '" + p.sig.name_ + "'", p.fdef.get(), false, true});
+  KILN_RETURN_IF_ERROR(RefuseUnsupportedOps(checks));
+
+  if (restore) {
+    std::vector<std::string> values = {variables};
+    values.insert(values.end(), asset_values.begin(), asset_values.end());
+    KILN_RETURN_IF_ERROR(RunTf1Target(*restore, values, "the restore op"));
+  }
+  if (init) KILN_RETURN_IF_ERROR(RunTf1Target(*init, asset_values, "the init op"));
+
+  for (Pending& p : pending) {
+    PrepareOptions popts;
+    popts.resources = model_->resources_.get();
+    popts.devices = devices_;
+    popts.keep_stateful = false;
+    const std::string where = "signature '" + p.sig.name_ + "'";
+    KILN_ASSIGN_OR_RETURN_CTX(p.sig.function_, PrepareFunction(*p.fdef, p.arg_specs, popts),
+                              "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
+    model_->synthesized_.push_back(std::move(p.fdef));
+    FinishSignature(&p.sig);
+    const std::string key = p.sig.name_;
+    model_->signatures_.emplace(key, std::move(p.sig));
+  }
+  return OkStatus();
+}
+
+}  // namespace kiln::exec
