@@ -1,6 +1,8 @@
 // Op-tester cases of the I/O and side-effect ops: ShardedFilename, SaveV2, MergeV2Checkpoints,
 // RestoreV2, ReadFile, Assert, PrintV2 and EagerPyFunc. Files go to a temporary directory; what
 // the writers wrote is read back with the bundle reader in tests/exec/kernels_checkpoint_test.cc.
+#include <unistd.h>
+
 #include <filesystem>
 #include <fstream>
 
@@ -13,14 +15,23 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// One per process (ctest runs several op-tester processes at once, each writing its cases),
+// removed at exit.
+struct CaseDirHolder {
+  fs::path dir = fs::temp_directory_path() / ("kiln_io_cases_" + std::to_string(::getpid()));
+  CaseDirHolder() {
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+  }
+  ~CaseDirHolder() {
+    std::error_code ec;
+    fs::remove_all(dir, ec);
+  }
+};
+
 fs::path CaseDir() {
-  static const fs::path dir = [] {
-    fs::path d = fs::temp_directory_path() / "kiln_io_cases";
-    fs::remove_all(d);
-    fs::create_directories(d);
-    return d;
-  }();
-  return dir;
+  static const CaseDirHolder holder;
+  return holder.dir;
 }
 
 // A one-shard bundle at `prefix` holding `tensors`.
