@@ -29,7 +29,6 @@
 #include "kernels/onednn.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
-#include "kernels/window_geometry.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec {

@@ -17,10 +17,30 @@
 #include "kernels/kernel_util.h"
 #include "kernels/onednn.h"
 #include "kernels/op_families.h"
-#include "kernels/window_geometry.h"
+#include "kernels/window_util.h"
 
 namespace kiln::exec {
 namespace {
+
+// ---- geometry ----------------------------------------------------------------------------------
+
+// The 2-D view of the window dims (window_util.h) the functors and oneDNN read, all sizes known.
+struct ConvGeometry {
+  int64_t batch = 0, in_c = 0, out_c = 0;
+  WindowDim h, w;
+};
+
+// The geometry of NHWC `input` dims (-1 unknown) under `a`, with a window of k_h x k_w.
+Status MakeGeometry(const WindowSpec& a, std::span<const int64_t> input, int64_t k_h, int64_t k_w,
+                    ConvGeometry* g) {
+  std::array<WindowDim, 3> dims;
+  KILN_RETURN_IF_ERROR(MakeWindowDims(a, input, {1, k_h, k_w}, &dims));
+  g->batch = input[0];
+  g->in_c = input[3];
+  g->h = dims[1];
+  g->w = dims[2];
+  return OkStatus();
+}
 
 // ---- functors ----------------------------------------------------------------------------------
 
@@ -178,11 +198,6 @@ struct Pool2DFunctor<Eigen::DefaultDevice, T, kMax> {
 
 }  // namespace functor
 
-template <typename... Args>
-Status PrepareUnimplemented(const PrepareContext& ctx, Args&&... args) {
-  return Unimplemented("node '", ctx.node_name, "' (", ctx.op, "): ", std::forward<Args>(args)...);
-}
-
 // ---- Conv2D, DepthwiseConv2dNative and their fused forms ------------------------------------
 
 // One oneDNN convolution for one input shape, with its weights in the layout it wants.
@@ -196,7 +211,8 @@ struct DnnlConv {
   int threads = 1;                       // what the primitive was built for
 };
 
-struct ConvState : WindowAttrs {
+struct ConvState : OpState {
+  WindowSpec window;
   bool depthwise = false;
   DType dtype = DType::kFloat;
   onednn::Epilogue epilogue;
@@ -238,7 +254,7 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
                                                std::span<const int64_t> filter,
                                                const Tensor* constant_filter) {
   ConvGeometry g;
-  KILN_RETURN_IF_ERROR(MakeGeometry(st, in, filter[0], filter[1], &g));
+  KILN_RETURN_IF_ERROR(MakeGeometry(st.window, in, filter[0], filter[1], &g));
   g.out_c = st.depthwise ? g.in_c * filter[3] : filter[3];
   int64_t groups = 1;
   if (!st.depthwise) {
@@ -332,9 +348,11 @@ Status PrepareConv(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, kFloatDTypes));
   if (st->epilogue.num_args() > 0 && st->dtype != DType::kFloat)
     return PrepareUnimplemented(ctx, "fused epilogues are supported for float32 only");
-  KILN_RETURN_IF_ERROR(ReadPadding(ctx, /*allow_explicit=*/true, st.get()));
-  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "strides", true, &st->stride_h, &st->stride_w));
-  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "dilations", false, &st->dil_h, &st->dil_w));
+  WindowAttrOptions opts;
+  opts.read_dilations = true;
+  opts.allow_explicit = true;
+  opts.legacy_2d = true;
+  KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &st->window));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", st->dtype));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "filter", st->dtype));
   for (int i = 2; i < static_cast<int>(ctx.inputs.size()); ++i)
@@ -368,7 +386,7 @@ Status PrepareConv(PrepareContext& ctx) {
   // Unknown filter sizes make the spatial output unknown.
   if (f_dims[0] < 0) known_in[1] = -1;
   if (f_dims[1] < 0) known_in[2] = -1;
-  Status s = MakeGeometry(*st, known_in, std::max<int64_t>(f_dims[0], 1),
+  Status s = MakeGeometry(st->window, known_in, std::max<int64_t>(f_dims[0], 1),
                           std::max<int64_t>(f_dims[1], 1), &g);
   if (!s.ok()) return ctx.Error(s.message());
   for (int i = 2; i < 2 + (st->epilogue.bias ? 1 : 0) + (st->epilogue.batch_norm ? 4 : 0); ++i) {
@@ -475,7 +493,7 @@ Status ComputeConv(const KernelContext& ctx) {
     groups = *gr;
   }
   ConvGeometry g;
-  Status s = MakeGeometry(st, input.shape().dims(), filter.dim(0), filter.dim(1), &g);
+  Status s = MakeGeometry(st.window, input.shape().dims(), filter.dim(0), filter.dim(1), &g);
   if (!s.ok()) return ctx.Error(s.message());
   g.out_c = kDepthwise ? filter.dim(2) * filter.dim(3) : filter.dim(3);
   const Shape out_shape{g.batch, g.h.out, g.w.out, g.out_c};
@@ -578,7 +596,8 @@ Status ComputeConv(const KernelContext& ctx) {
 
 // ---- MaxPool, AvgPool ------------------------------------------------------------------------
 
-struct PoolState : WindowAttrs {
+struct PoolState : OpState {
+  WindowSpec window;
   struct Dnnl {
     std::vector<int64_t> in_dims;
     dnnl::memory::desc src_md, dst_md, scratch_md;
@@ -593,7 +612,7 @@ struct PoolState : WindowAttrs {
 Result<std::unique_ptr<PoolState::Dnnl>> MakeDnnlPool(const PoolState& st,
                                                       std::span<const int64_t> in) {
   ConvGeometry g;
-  KILN_RETURN_IF_ERROR(MakeGeometry(st, in, st.k_h, st.k_w, &g));
+  KILN_RETURN_IF_ERROR(MakeGeometry(st.window, in, st.window.ksize[1], st.window.ksize[2], &g));
   auto p = std::make_unique<PoolState::Dnnl>();
   p->in_dims.assign(in.begin(), in.end());
   using dt = dnnl::memory::data_type;
@@ -632,16 +651,17 @@ Status PreparePool(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kMax ? kRealDTypes : kFloatDTypes));
   auto a = std::make_shared<PoolState>();
   a->max = kMax;
-  KILN_RETURN_IF_ERROR(ReadPadding(ctx, /*allow_explicit=*/false, a.get()));
-  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "ksize", true, &a->k_h, &a->k_w));
-  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "strides", true, &a->stride_h, &a->stride_w));
+  WindowAttrOptions opts;
+  opts.read_ksize = true;
+  opts.legacy_2d = true;
+  KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &a->window));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 4));
   const PartialShape& in = ctx.inputs[0].shape;
   std::array<int64_t, 4> in_dims{-1, -1, -1, -1};
   if (!in.unknown_rank()) std::copy(in.dims().begin(), in.dims().end(), in_dims.begin());
   ConvGeometry g;
-  Status s = MakeGeometry(*a, in_dims, a->k_h, a->k_w, &g);
+  Status s = MakeGeometry(a->window, in_dims, a->window.ksize[1], a->window.ksize[2], &g);
   if (!s.ok()) return ctx.Error(s.message());
   ctx.outputs = {TensorSpec{t, PartialShape{in_dims[0], g.h.out, g.w.out, in_dims[3]}}};
   ctx.state = std::move(a);
@@ -678,7 +698,7 @@ Status ComputePool(const KernelContext& ctx) {
     return ctx.Error("input must have rank 4, got shape ", input.shape().ToString());
   }
   ConvGeometry g;
-  Status s = MakeGeometry(a, input.shape().dims(), a.k_h, a.k_w, &g);
+  Status s = MakeGeometry(a.window, input.shape().dims(), a.window.ksize[1], a.window.ksize[2], &g);
   if (!s.ok()) return ctx.Error(s.message());
   g.out_c = g.in_c;
   KILN_ASSIGN_OR_RETURN(Tensor * out,

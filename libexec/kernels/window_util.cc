@@ -3,43 +3,85 @@
 #include <algorithm>
 #include <limits>
 
-#include "kernels/window_geometry.h"
-
 namespace kiln::exec {
 
-// The same arithmetic as the convolution and pooling kernels (window_geometry.h), on this
-// file's N-d window type.
 Status ComputeWindowDim(WindowPadding padding, WindowDim* w) {
-  static_assert(static_cast<int>(WindowPadding::kSame) == static_cast<int>(Padding::kSame) &&
-                static_cast<int>(WindowPadding::kValid) == static_cast<int>(Padding::kValid) &&
-                static_cast<int>(WindowPadding::kExplicit) == static_cast<int>(Padding::kExplicit));
-  Window g{w->in, w->k, w->stride, w->dilation, w->pad_before, w->pad_after, w->out};
-  KILN_RETURN_IF_ERROR(ComputeOutputSize(static_cast<Padding>(padding), &g));
-  w->pad_before = g.pad_before;
-  w->pad_after = g.pad_after;
-  w->out = g.out;
+  if (w->in < 0) {
+    w->out = -1;
+    return OkStatus();
+  }
+  WindowDim r = *w;  // stored only on success: a failure leaves *w as it was
+  const int64_t effective = r.effective_k();
+  switch (padding) {
+    case WindowPadding::kValid:
+      r.out = (r.in - effective + r.stride) / r.stride;
+      r.pad_before = r.pad_after = 0;
+      break;
+    case WindowPadding::kExplicit:
+      r.out = (r.in + r.pad_before + r.pad_after - effective + r.stride) / r.stride;
+      break;
+    case WindowPadding::kSame: {
+      r.out = (r.in + r.stride - 1) / r.stride;
+      const int64_t needed = std::max<int64_t>(0, (r.out - 1) * r.stride + effective - r.in);
+      r.pad_before = needed / 2;
+      r.pad_after = needed - r.pad_before;
+      break;
+    }
+  }
+  if (r.out < 0) {
+    return InvalidArgument("computed output size would be negative: ", r.out,
+                           " [input size: ", r.in, ", effective filter size: ", effective,
+                           ", stride: ", r.stride, "]");
+  }
+  *w = r;
   return OkStatus();
+}
+
+Result<int64_t> ConvGroups(int64_t in_c, int64_t filter_in_c, int64_t out_c) {
+  if (in_c < 0 || filter_in_c < 0) return int64_t{-1};
+  if (in_c == filter_in_c) return int64_t{1};
+  // No input channels but some in the filter: zero groups, which nothing divides by.
+  if (in_c == 0) {
+    return InvalidArgument("input depth is 0 but the filter's in_channels is ", filter_in_c);
+  }
+  if (filter_in_c == 0 || in_c % filter_in_c != 0) {
+    return InvalidArgument("input depth must be evenly divisible by filter depth: ", in_c, " vs ",
+                           filter_in_c);
+  }
+  const int64_t groups = in_c / filter_in_c;
+  if (out_c >= 0 && (out_c % groups != 0 || out_c < groups)) {
+    return InvalidArgument("output depth must be evenly divisible by number of groups: ", out_c,
+                           " vs ", groups);
+  }
+  return groups;
 }
 
 namespace {
 
-// The check without the node: the callers add it in front.
-Status CheckList(std::string_view what, const std::vector<int64_t>& v, int spatial,
+// The check without the node: the callers add it in front. `legacy`: conv_ops' wording and
+// checks (WindowAttrOptions::legacy_2d).
+Status CheckList(std::string_view what, const std::vector<int64_t>& v, int spatial, bool legacy,
                  std::array<int64_t, 3>* out) {
   const size_t want = static_cast<size_t>(spatial) + 2;
   if (v.size() != want) {
     return InvalidArgument(what, " must have ", want, " entries (", spatial == 3 ? "NDHWC" : "NHWC",
                            "), got ", DimsString(v));
   }
-  for (int64_t x : v) {
-    // TF holds these lists as int32; larger entries would also overflow the window arithmetic.
-    if (x <= 0 || x > std::numeric_limits<int32_t>::max()) {
-      return InvalidArgument(what, " ", DimsString(v), ": entries must be positive int32 values");
+  if (legacy) {
+    for (int i = 1; i <= spatial; ++i) {
+      if (v[i] <= 0) return InvalidArgument(what, " ", DimsString(v), ": entries must be positive");
+    }
+  } else {
+    for (int64_t x : v) {
+      // TF holds these lists as int32; larger entries would also overflow the window arithmetic.
+      if (x <= 0 || x > std::numeric_limits<int32_t>::max()) {
+        return InvalidArgument(what, " ", DimsString(v), ": entries must be positive int32 values");
+      }
     }
   }
   if (v.front() != 1 || v.back() != 1) {
-    return Unimplemented(what, " ", DimsString(v),
-                         ": only 1 is supported in the batch and channel dimensions");
+    return Unimplemented(what, " ", DimsString(v), ": only 1 is supported in the batch and ",
+                         legacy ? "depth" : "channel", " dimensions");
   }
   *out = {1, 1, 1};
   // 2-D windows use the last two of the three slots; the first (depth) stays 1.
@@ -47,53 +89,20 @@ Status CheckList(std::string_view what, const std::vector<int64_t>& v, int spati
   return OkStatus();
 }
 
-}  // namespace
-
-Status CheckWindowList(const PrepareContext& ctx, std::string_view what,
-                       const std::vector<int64_t>& v, int spatial, std::array<int64_t, 3>* out) {
-  Status s = CheckList(what, v, spatial, out);
+Status WithNode(const PrepareContext& ctx, const Status& s) {
   if (s.ok()) return s;
   return s.WithContext("node '" + std::string(ctx.node_name) + "' (" + std::string(ctx.op) + ")");
 }
-Status CheckWindowList(const KernelContext& ctx, std::string_view what,
-                       const std::vector<int64_t>& v, int spatial, std::array<int64_t, 3>* out) {
-  Status s = CheckList(what, v, spatial, out);
-  if (s.ok()) return s;
-  return s.WithContext("node '" + std::string(ctx.node_name()) + "'");
-}
 
-Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts, WindowSpec* a) {
-  a->spatial = opts.spatial;
-  const bool three = opts.spatial == 3;
-  if (opts.has_data_format) {
-    const std::string last = three ? "NDHWC" : "NHWC";
-    const std::string first = three ? "NCDHW" : "NCHW";
-    KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("data_format", last));
-    if (format == first || format == "NCHW_VECT_C") {
-      return PrepareUnimplemented(ctx, "data_format \"", format, "\" is not supported on CPU (",
-                                  "as in TensorFlow's CPU kernel); only \"", last, "\" is");
-    }
-    if (format != last) {
-      return ctx.Error("attr 'data_format': expected \"", last, "\" or \"", first, "\", got \"",
-                       format, "\"");
-    }
-  }
-  std::vector<int64_t> list;
-  if (opts.read_ksize) {
-    KILN_PREPARE_ASSIGN(ctx, list, ctx.attrs.GetIntList("ksize"));
-    KILN_RETURN_IF_ERROR(CheckWindowList(ctx, "attr 'ksize'", list, opts.spatial, &a->ksize));
-  }
-  if (opts.read_strides) {
-    KILN_PREPARE_ASSIGN(ctx, list, ctx.attrs.GetIntList("strides"));
-    KILN_RETURN_IF_ERROR(CheckWindowList(ctx, "attr 'strides'", list, opts.spatial, &a->strides));
-  }
-  if (opts.read_dilations) {
-    KILN_PREPARE_ASSIGN(
-        ctx, list, ctx.attrs.GetIntList("dilations", std::vector<int64_t>(opts.spatial + 2, 1)));
-    KILN_RETURN_IF_ERROR(
-        CheckWindowList(ctx, "attr 'dilations'", list, opts.spatial, &a->dilations));
-  }
+// padding and explicit_paddings.
+Status ReadPaddingAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts, WindowSpec* a) {
+  const bool legacy = opts.legacy_2d;
   KILN_PREPARE_ASSIGN(ctx, std::string padding, ctx.attrs.GetString("padding"));
+  std::vector<int64_t> p;
+  // conv_ops' ops read explicit_paddings first, and for every op (it must then be empty).
+  if (legacy) {
+    KILN_PREPARE_ASSIGN(ctx, p, ctx.attrs.GetIntList("explicit_paddings", {}));
+  }
   if (padding == "SAME") {
     a->padding = WindowPadding::kSame;
   } else if (padding == "VALID") {
@@ -106,8 +115,10 @@ Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts,
         opts.allow_explicit ? "\"SAME\", \"VALID\" or \"EXPLICIT\"" : "\"SAME\" or \"VALID\"",
         ", got \"", padding, "\"");
   }
-  if (!opts.allow_explicit) return OkStatus();
-  KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> p, ctx.attrs.GetIntList("explicit_paddings", {}));
+  if (!legacy) {
+    if (!opts.allow_explicit) return OkStatus();
+    KILN_PREPARE_ASSIGN(ctx, p, ctx.attrs.GetIntList("explicit_paddings", {}));
+  }
   if (a->padding != WindowPadding::kExplicit) {
     if (!p.empty()) {
       return ctx.Error("attr 'explicit_paddings' ", DimsString(p),
@@ -117,21 +128,73 @@ Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts,
   }
   const size_t want = 2 * (static_cast<size_t>(opts.spatial) + 2);
   if (p.size() != want) {
-    return ctx.Error("attr 'explicit_paddings' must have ", want,
-                     " entries (before and after for every dimension), got ", DimsString(p));
+    return ctx.Error("attr 'explicit_paddings' must have ", want, " entries (before and after for ",
+                     legacy ? "N, H, W, C" : "every dimension", "), got ", DimsString(p));
   }
   for (int64_t v : p) {
     if (v < 0) return ctx.Error("attr 'explicit_paddings' ", DimsString(p), ": negative entry");
   }
   if (p[0] != 0 || p[1] != 0 || p[want - 2] != 0 || p[want - 1] != 0) {
-    return ctx.Error("attr 'explicit_paddings' ", DimsString(p),
-                     ": the batch and channel dimensions cannot be padded");
+    return ctx.Error("attr 'explicit_paddings' ", DimsString(p), ": the batch and ",
+                     legacy ? "depth" : "channel", " dimensions cannot be padded");
   }
   for (int i = 0; i < opts.spatial; ++i) {
     a->pad_before[3 - opts.spatial + i] = p[2 + 2 * i];
     a->pad_after[3 - opts.spatial + i] = p[3 + 2 * i];
   }
   return OkStatus();
+}
+
+}  // namespace
+
+Status CheckWindowList(const PrepareContext& ctx, std::string_view what,
+                       const std::vector<int64_t>& v, int spatial, std::array<int64_t, 3>* out) {
+  return WithNode(ctx, CheckList(what, v, spatial, /*legacy=*/false, out));
+}
+Status CheckWindowList(const KernelContext& ctx, std::string_view what,
+                       const std::vector<int64_t>& v, int spatial, std::array<int64_t, 3>* out) {
+  Status s = CheckList(what, v, spatial, /*legacy=*/false, out);
+  if (s.ok()) return s;
+  return s.WithContext("node '" + std::string(ctx.node_name()) + "'");
+}
+
+Status ReadWindowAttrs(const PrepareContext& ctx, const WindowAttrOptions& opts, WindowSpec* a) {
+  a->spatial = opts.spatial;
+  const bool three = opts.spatial == 3;
+  if (opts.has_data_format) {
+    const std::string last = three ? "NDHWC" : "NHWC";
+    const std::string first = three ? "NCDHW" : "NCHW";
+    KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("data_format", last));
+    if (format == first || format == "NCHW_VECT_C") {
+      return PrepareUnimplemented(ctx, "data_format \"", format, "\" is not supported on CPU",
+                                  opts.legacy_2d ? "" : " (as in TensorFlow's CPU kernel)",
+                                  "; only \"", last, "\" is");
+    }
+    if (format != last) {
+      return ctx.Error("attr 'data_format': expected \"", last, "\" or \"", first, "\", got \"",
+                       format, "\"");
+    }
+  }
+  if (opts.legacy_2d) KILN_RETURN_IF_ERROR(ReadPaddingAttrs(ctx, opts, a));
+  std::vector<int64_t> list;
+  auto check = [&](std::string_view what, std::array<int64_t, 3>* out) {
+    return WithNode(ctx, CheckList(what, list, opts.spatial, opts.legacy_2d, out));
+  };
+  if (opts.read_ksize) {
+    KILN_PREPARE_ASSIGN(ctx, list, ctx.attrs.GetIntList("ksize"));
+    KILN_RETURN_IF_ERROR(check("attr 'ksize'", &a->ksize));
+  }
+  if (opts.read_strides) {
+    KILN_PREPARE_ASSIGN(ctx, list, ctx.attrs.GetIntList("strides"));
+    KILN_RETURN_IF_ERROR(check("attr 'strides'", &a->strides));
+  }
+  if (opts.read_dilations) {
+    KILN_PREPARE_ASSIGN(
+        ctx, list, ctx.attrs.GetIntList("dilations", std::vector<int64_t>(opts.spatial + 2, 1)));
+    KILN_RETURN_IF_ERROR(check("attr 'dilations'", &a->dilations));
+  }
+  if (opts.legacy_2d) return OkStatus();
+  return ReadPaddingAttrs(ctx, opts, a);
 }
 
 Status MakeWindowDims(const WindowSpec& a, std::span<const int64_t> in,

@@ -1,8 +1,9 @@
-// Shared by the window families written after conv_ops.cc (nn_grad_ops, conv3d_ops,
-// pool_ops): sliding-window geometry over 1 to 3 spatial dims with TensorFlow's output sizes and
-// padding, the prepare-time readers of the window attrs (ksize, strides, dilations, padding,
-// explicit_paddings, data_format) with messages that name the attr and what TensorFlow expects,
-// and the accumulation types kernels use for half and bfloat16.
+// Geometry of windowed ops (convolutions, pooling) over 1 to 3 spatial dims, shared by every
+// window family (conv_ops, conv_nd_ops, pool_nd_ops): TensorFlow's output sizes
+// and padding, the prepare-time readers of the window attrs (ksize, strides, dilations,
+// padding, explicit_paddings, data_format) with messages that name the attr and what
+// TensorFlow expects, TF's group count of a convolution, and the accumulation types kernels
+// use for half and bfloat16.
 #pragma once
 
 #include <Eigen/Core>
@@ -30,7 +31,8 @@ struct WindowDim {
 };
 
 // TensorFlow's GetWindowedOutputSizeVerbose: sets out (and the padding for SAME). in < 0
-// (unknown) gives out = -1. Fails when the output size would be negative.
+// (unknown) gives out = -1. Fails, leaving *w unchanged, when the output size would be
+// negative.
 Status ComputeWindowDim(WindowPadding padding, WindowDim* w);
 
 // The attrs of a window op over `spatial` dims (2 or 3), all in the layout of the op's
@@ -49,6 +51,11 @@ struct WindowAttrOptions {
   bool read_dilations = false;  // convolutions
   bool allow_explicit = false;  // EXPLICIT padding with explicit_paddings
   bool has_data_format = true;
+  // conv_ops.cc's 2-D ops (Conv2D, DepthwiseConv2dNative, their fused forms, MaxPool,
+  // AvgPool) keep the checks and messages they have always had: padding and explicit_paddings
+  // (read for every op) before the lists, only the spatial list entries checked (positive, no
+  // int32 limit), "depth" for the channel dimension. spatial must be 2.
+  bool legacy_2d = false;
 };
 
 // Reads the attrs of the options; data_format must be NHWC / NDHWC (channels last), as for
@@ -67,6 +74,12 @@ Status CheckWindowList(const KernelContext& ctx, std::string_view what,
 // sizes `k` (ksize, or the filter's spatial dims).
 Status MakeWindowDims(const WindowSpec& a, std::span<const int64_t> in,
                       const std::array<int64_t, 3>& k, std::array<WindowDim, 3>* dims);
+
+// The group count of a (possibly grouped) convolution, as TF's Conv2D/Conv3D define it: the
+// input's channels are a multiple of the filter's in-channels (groups = in_c / filter_in_c) and
+// the output channels split evenly among the groups. Sizes of -1 are unknown: returns -1 when the
+// count cannot be known yet, after checking what is known. Empty channels (0 and 0) are 1 group.
+Result<int64_t> ConvGroups(int64_t in_c, int64_t filter_in_c, int64_t out_c);
 
 // Fails unless the element count of `dims` (non-negative) fits comfortably in int64 (below
 // 2^56, so byte sizes cannot overflow either): shapes computed from input values (input_sizes,

@@ -112,6 +112,16 @@ TEST_CASE("run with --input_exprs prints each output as saved_model_cli does") {
   CHECK(r.out == "Result for output key output_0:\n10.0\n");
 }
 
+TEST_CASE("run --device: cpu gives the same output, an absent device lists those there are") {
+  CliResult r = RunModel({"--input_exprs", "a=1.0;b=2", "--device", "cpu"});
+  CHECK(r.rc == 0);
+  CHECK(r.out == "Result for output key output_0:\n7.666667\n");
+  r = RunModel({"--input_exprs", "a=1.0;b=2", "--device", "gpu,cpu"});
+  CHECK(r.rc == 1);
+  CHECK(r.out.empty());
+  CHECK(r.err.find("available devices: cpu") != std::string::npos);
+}
+
 TEST_CASE("run: a corrupted weight fails its checksum, and --skip_checksums loads it anyway") {
   TempDir dir;
   const fs::path model = dir.path() / "model";

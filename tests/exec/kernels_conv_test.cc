@@ -209,6 +209,9 @@ TEST_CASE("Conv2D errors name the attr or shape at fault") {
   }
   CheckError(prepare(ConvRunner("Conv2D", DType::kFloat, same), {1, 5, 5, 3}),
              {"input depth", "(1, 5, 5, 3)", "(3, 3, 2, 4)"});
+  // No input channels against a filter with some: an error, not a division by zero groups.
+  CheckError(prepare(ConvRunner("Conv2D", DType::kFloat, same), {1, 5, 5, 0}, {3, 3, 2, 4}),
+             {"input depth is 0 but the filter's in_channels is 2", "(1, 5, 5, 0)"});
   // Grouped: 2 groups cannot split 3 output channels (TF's rule and message).
   CheckError(prepare(ConvRunner("Conv2D", DType::kFloat, same), {1, 5, 5, 4}, {3, 3, 2, 3}),
              {"output depth must be evenly divisible by number of groups: 3 vs 2", "(1, 5, 5, 4)",

@@ -20,14 +20,14 @@ constexpr char kRunHelp[] =
     "Runs a signature of a SavedModel and prints each output as numpy prints it.\n"
     "  run --dir D --tag_set serve --signature_def serving_default \\\n"
     "      --inputs 'x=in.npy;y=in.npz[name]' --input_exprs 'a=5.0;b=[[1,2],[3,4]]' \\\n"
-    "      [--outdir OUT [--overwrite]]";
+    "      [--outdir OUT [--overwrite]] [--device gpu,cpu]";
 
 constexpr char kBenchHelp[] =
     "Times a signature: bundle size, load time, first call, per-call p50/p90/p99/mean/min over\n"
     "timed runs after warm-up runs, throughput and resident memory (docs/cli.md).\n"
     "  bench --dir D [--tag_set serve] [--signature_def serving_default]\n"
     "        [--inputs 'x=in.npy'] [--input_exprs 'a=5.0'] [--threads N] [--runs R]\n"
-    "        [--warmup W] [--min_seconds S] [--batch B] [--json]\n"
+    "        [--warmup W] [--min_seconds S] [--batch B] [--json] [--device gpu,cpu]\n"
     "Inputs not given are generated (unknown dims: --batch for the first, 1 for others).";
 
 constexpr char kScanHelp[] =

@@ -1,5 +1,6 @@
 #include "run.h"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -224,6 +225,11 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   // runtime lacks.
   load_options.signatures = {options.signature_def};
   load_options.verify_checksums = !options.skip_checksums;
+  for (size_t start = 0; start < options.device.size();) {
+    const size_t comma = std::min(options.device.find(',', start), options.device.size());
+    if (comma > start) load_options.devices.push_back(options.device.substr(start, comma - start));
+    start = comma + 1;
+  }
   load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
                       : options.plan == "ignore" ? exec::PlanUse::kIgnore
                                                  : exec::PlanUse::kAuto;
@@ -290,6 +296,8 @@ std::unique_ptr<CommandArgs> SetupRunCommand(CLI::App& cmd) {
                  "Use the serving plan: auto (when fresh), ignore, require (savedmodel-cli "
                  "compile)")
       ->check(CLI::IsMember({"auto", "ignore", "require"}));
+  cmd.add_option("--device", a->run.device,
+                 "Devices in priority order, comma-separated (default: cpu alone)");
   return a;
 }
 

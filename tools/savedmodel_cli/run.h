@@ -32,6 +32,7 @@ struct RunCommandOptions {
   bool overwrite = false;
   bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
   std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
+  std::string device;           // LoadOptions::devices, comma-separated; "" = the host
 };
 
 struct InputFileSpec {
