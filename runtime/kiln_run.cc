@@ -98,12 +98,19 @@ int RunMain(int argc, char** argv) {
       ->capture_default_str();
   app.add_option("--inputs", a.inputs, "'<key>=<file.npy>;...'");
   app.add_option("--outdir", a.outdir, "Write <outdir>/<output_key>.npy instead of printing");
-  app.add_option("--num_threads", a.threads, "Intra-op threads (0: all cores)");
+  // --threads as savedmodel-cli's bench and run say it; --num_threads kept for old scripts.
+  app.add_option("--threads,--num_threads", a.threads, "Intra-op threads (0: all cores)");
   app.add_flag("--skip_checksums", a.skip_checksums,
                "Do not verify the variables' CRC32C (only for trusted, verified bundles)");
   app.add_flag("--timings", a.timings,
                "Print the load's and the first call's milliseconds to stderr");
-  CLI11_PARSE(app, argc, argv);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    // CLI11 prints the message (or the help); a bad flag exits 1 like any other error, not with
+    // CLI11's own codes (109 for an unknown flag).
+    return app.exit(e) == 0 ? 0 : 1;
+  }
   const Status s = Run(a);
   if (!s.ok()) {
     std::cerr << "kiln-run: " << s.ToString() << "\n";

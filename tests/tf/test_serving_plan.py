@@ -194,3 +194,17 @@ def test_minimal_runtime_refuses_a_stale_or_missing_plan(ours, tmp_path):
                       check=False)
     assert proc.returncode == 1 and "stale" in proc.stderr and "saved_model.pb" in proc.stderr, \
         proc.stderr
+
+
+def test_minimal_runtime_flags_match_the_cli(ours, tmp_path):
+    """kiln-run takes --threads as savedmodel-cli bench does (--num_threads still works), and a
+    bad flag exits 1 like every other error."""
+    d, inputs = ours["mlp"]
+    copy = _linked_copy(d, tmp_path / "mlp")
+    oracle.run([oracle.KILN_CLI, "compile", "--dir", copy])
+    feed = ["--dir", copy, "--inputs", f"x={inputs['x']}"]
+    new = oracle.run([oracle.KILN_RUN, *feed, "--threads", "1"])
+    old = oracle.run([oracle.KILN_RUN, *feed, "--num_threads", "1"])
+    assert new.stdout.startswith("Result for output key output_0:") and new.stdout == old.stdout
+    proc = oracle.run([oracle.KILN_RUN, "--dir", copy, "--bogus"], check=False)
+    assert proc.returncode == 1 and "--bogus" in proc.stderr, proc.stderr
