@@ -12,6 +12,7 @@
 #include <sstream>
 #include <string>
 
+#include "feed_convert.h"
 #include "kiln/core/npy.h"
 #include "kiln/exec/plan_model.h"
 #include "kiln/exec/thread_pool.h"
@@ -71,6 +72,14 @@ Status Run(const Args& a) {
   const double load_ms = MsSince(t_load);
   KILN_ASSIGN_OR_RETURN(const kiln::exec::Signature* sig, model->GetSignature(a.signature));
   KILN_ASSIGN_OR_RETURN(auto inputs, ReadInputs(a.inputs));
+  // As savedmodel-cli run does (and TF's session): a float64 array feeds a float32 input.
+  for (const auto& arg : sig->inputs()) {
+    auto it = inputs.find(arg.key);
+    if (it != inputs.end()) {
+      KILN_ASSIGN_OR_RETURN(it->second,
+                            kiln::cli::CastToInputDType(it->second, arg.spec.dtype, arg.key));
+    }
+  }
   const auto t_call = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(auto outputs, sig->Run(inputs));
   const double call_ms = MsSince(t_call);

@@ -8,6 +8,7 @@
 #include <system_error>
 
 #include "commands.h"
+#include "feed_convert.h"
 #include "input_exprs.h"
 #include "kiln/core/file_util.h"
 #include "kiln/core/npy.h"
@@ -18,99 +19,6 @@ namespace kiln::cli {
 namespace fs = std::filesystem;
 
 namespace {
-
-// The dtypes ElementAt reads and a fed array converts between (half and bfloat16 have no C++
-// arithmetic here, so they are fed as they are).
-bool IsNumeric(DType t) { return IsInteger(t) || t == DType::kFloat || t == DType::kDouble; }
-
-// long double holds every int64/uint64 and double exactly, so casts through it check ranges
-// and fractions without surprises.
-long double ElementAt(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-    case DType::kFloat:
-      return t.data<float>()[i];
-    case DType::kDouble:
-      return t.data<double>()[i];
-    case DType::kInt8:
-      return t.data<int8_t>()[i];
-    case DType::kInt16:
-      return t.data<int16_t>()[i];
-    case DType::kInt32:
-      return t.data<int32_t>()[i];
-    case DType::kInt64:
-      return t.data<int64_t>()[i];
-    case DType::kUInt8:
-      return t.data<uint8_t>()[i];
-    case DType::kUInt16:
-      return t.data<uint16_t>()[i];
-    case DType::kUInt32:
-      return t.data<uint32_t>()[i];
-    case DType::kUInt64:
-      return t.data<uint64_t>()[i];
-    default:
-      return 0;
-  }
-}
-
-template <typename T>
-Status CastInto(const Tensor& src, Tensor* dst, std::string_view key) {
-  T* out = dst->data<T>();
-  for (int64_t i = 0; i < src.NumElements(); ++i) {
-    const long double v = ElementAt(src, i);
-    if constexpr (std::is_integral_v<T>) {
-      if (!std::isfinite(v) || v != std::floor(v) ||
-          v < static_cast<long double>(std::numeric_limits<T>::min()) ||
-          v > static_cast<long double>(std::numeric_limits<T>::max()))
-        return InvalidArgument("input '", key, "': element ", i, " (", static_cast<double>(v),
-                               ") of the ", DTypeShortName(src.dtype()),
-                               " array is not representable as ", DTypeShortName(dst->dtype()));
-    }
-    out[i] = static_cast<T>(v);
-  }
-  return OkStatus();
-}
-
-// What TensorFlow's session does with a fed numpy array: convert it to the placeholder's dtype.
-// Only numeric-to-numeric casts; anything else is left for the signature to refuse.
-Result<Tensor> CastToInputDType(const Tensor& src, DType want, std::string_view key) {
-  if (src.dtype() == want || !IsNumeric(src.dtype()) || !IsNumeric(want)) return src;
-  Tensor dst(want, src.shape());
-  switch (want) {
-    case DType::kFloat:
-      KILN_RETURN_IF_ERROR(CastInto<float>(src, &dst, key));
-      break;
-    case DType::kDouble:
-      KILN_RETURN_IF_ERROR(CastInto<double>(src, &dst, key));
-      break;
-    case DType::kInt8:
-      KILN_RETURN_IF_ERROR(CastInto<int8_t>(src, &dst, key));
-      break;
-    case DType::kInt16:
-      KILN_RETURN_IF_ERROR(CastInto<int16_t>(src, &dst, key));
-      break;
-    case DType::kInt32:
-      KILN_RETURN_IF_ERROR(CastInto<int32_t>(src, &dst, key));
-      break;
-    case DType::kInt64:
-      KILN_RETURN_IF_ERROR(CastInto<int64_t>(src, &dst, key));
-      break;
-    case DType::kUInt8:
-      KILN_RETURN_IF_ERROR(CastInto<uint8_t>(src, &dst, key));
-      break;
-    case DType::kUInt16:
-      KILN_RETURN_IF_ERROR(CastInto<uint16_t>(src, &dst, key));
-      break;
-    case DType::kUInt32:
-      KILN_RETURN_IF_ERROR(CastInto<uint32_t>(src, &dst, key));
-      break;
-    case DType::kUInt64:
-      KILN_RETURN_IF_ERROR(CastInto<uint64_t>(src, &dst, key));
-      break;
-    default:
-      return src;
-  }
-  return dst;
-}
 
 // Like numpy.load: the file's magic says .npz (a zip) or .npy, whatever its name.
 Result<Tensor> LoadInputFile(const InputFileSpec& spec, std::ostream& err) {
