@@ -118,8 +118,7 @@ Status Checked(const exec::KernelContext& ctx) {
                       host ? "host" : "device");
   }
   dev->CountKernelCall();
-  KILN_RETURN_IF_ERROR(g_cpu[K](ctx));
-  return OkStatus();
+  return g_cpu[K](ctx);
 }
 
 template <size_t... K>

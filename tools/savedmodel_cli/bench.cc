@@ -183,12 +183,10 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   report.warmup = options.warmup;
 
   exec::LoadOptions load_options;
-  load_options.tags = SplitTagSet(options.tag_set);
+  load_options.tags = SplitCommaList(options.tag_set);
   load_options.num_threads = options.threads;
   load_options.verify_checksums = !options.skip_checksums;
-  std::stringstream devices(options.device);
-  for (std::string d; std::getline(devices, d, ',');)
-    if (!d.empty()) load_options.devices.push_back(d);
+  load_options.devices = SplitCommaList(options.device);
   load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
                       : options.plan == "ignore" ? exec::PlanUse::kIgnore
                                                  : exec::PlanUse::kAuto;

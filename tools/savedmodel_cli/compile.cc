@@ -1,8 +1,7 @@
 // savedmodel-cli compile: writes a bundle's serving plan (kiln/exec/serving_plan.h).
-#include <sstream>
-
 #include "commands.h"
 #include "kiln/exec/serving_plan.h"
+#include "run.h"
 
 namespace kiln::cli {
 namespace {
@@ -34,15 +33,9 @@ std::unique_ptr<CommandArgs> SetupCompileCommand(CLI::App& cmd) {
 Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err) {
   const auto& a = static_cast<const CompileArgs&>(args);
   exec::CompileOptions options;
-  options.tags.clear();
-  std::stringstream tags(a.tag_set);
-  for (std::string tag; std::getline(tags, tag, ',');)
-    if (!tag.empty()) options.tags.push_back(tag);
+  options.tags = SplitCommaList(a.tag_set);
   options.signatures = a.signatures;
-  options.devices.clear();
-  std::stringstream devices(a.device);
-  for (std::string d; std::getline(devices, d, ',');)
-    if (!d.empty()) options.devices.push_back(d);
+  options.devices = SplitCommaList(a.device);
   options.freeze_variables = !a.no_freeze;
   KILN_ASSIGN_OR_RETURN(exec::CompileReport report, exec::CompilePlan(a.dir, options));
   out << "Wrote " << report.path.string() << " (" << report.bytes

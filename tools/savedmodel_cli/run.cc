@@ -111,16 +111,16 @@ Result<std::map<std::string, Tensor>> MakeFeeds(const FeedArgs& args, const exec
   return feeds;
 }
 
-std::vector<std::string> SplitTagSet(std::string_view tag_set) {
-  std::vector<std::string> tags;
+std::vector<std::string> SplitCommaList(std::string_view list) {
+  std::vector<std::string> items;
   size_t start = 0;
-  while (start <= tag_set.size()) {
-    size_t end = tag_set.find(',', start);
-    if (end == std::string_view::npos) end = tag_set.size();
-    if (end > start) tags.emplace_back(tag_set.substr(start, end - start));
+  while (start <= list.size()) {
+    size_t end = list.find(',', start);
+    if (end == std::string_view::npos) end = list.size();
+    if (end > start) items.emplace_back(list.substr(start, end - start));
     start = end + 1;
   }
-  return tags;
+  return items;
 }
 
 Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err) {
@@ -128,16 +128,12 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   KILN_ASSIGN_OR_RETURN(FeedArgs feed_args, ParseFeedArgs(options.inputs, options.input_exprs));
 
   exec::LoadOptions load_options;
-  load_options.tags = SplitTagSet(options.tag_set);
+  load_options.tags = SplitCommaList(options.tag_set);
   // Only the signature that runs is prepared: the bundle's other signatures may need ops this
   // runtime lacks.
   load_options.signatures = {options.signature_def};
   load_options.verify_checksums = !options.skip_checksums;
-  for (size_t start = 0; start < options.device.size();) {
-    const size_t comma = std::min(options.device.find(',', start), options.device.size());
-    if (comma > start) load_options.devices.push_back(options.device.substr(start, comma - start));
-    start = comma + 1;
-  }
+  load_options.devices = SplitCommaList(options.device);
   load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
                       : options.plan == "ignore" ? exec::PlanUse::kIgnore
                                                  : exec::PlanUse::kAuto;

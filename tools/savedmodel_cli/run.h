@@ -57,8 +57,9 @@ Result<FeedArgs> ParseFeedArgs(std::string_view inputs, std::string_view input_e
 Result<std::map<std::string, Tensor>> MakeFeeds(const FeedArgs& args, const exec::Signature& sig,
                                                 std::ostream& err);
 
-// "serve,gpu" -> {"serve", "gpu"}.
-std::vector<std::string> SplitTagSet(std::string_view tag_set);
+// A comma-separated flag value: "serve,gpu" (tags), "gpu,cpu" (devices) -> its items; empty
+// items are dropped.
+std::vector<std::string> SplitCommaList(std::string_view list);
 
 // Results go to `out`, warnings (ignored [name] on an .npy, a key given twice) to `err`.
 Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err);

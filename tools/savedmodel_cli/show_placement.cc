@@ -4,18 +4,11 @@
 #include <sstream>
 
 #include "kiln/exec/saved_model.h"
+#include "run.h"
 #include "show.h"
 
 namespace kiln::cli {
 namespace {
-
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream in(s);
-  for (std::string item; std::getline(in, item, ',');)
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
 
 void PrintFunction(const exec::PreparedFunction& fn, std::ostream& out) {
   const exec::PlanStats& st = fn.plan_stats();
@@ -49,8 +42,8 @@ void PrintFunction(const exec::PreparedFunction& fn, std::ostream& out) {
 
 Status ShowPlacement(const PlacementOptions& options, std::ostream& out) {
   exec::LoadOptions lo;
-  lo.tags = SplitList(options.tag_set);
-  lo.devices = SplitList(options.devices);
+  lo.tags = SplitCommaList(options.tag_set);
+  lo.devices = SplitCommaList(options.devices);
   if (options.signature_def) lo.signatures = {*options.signature_def};
   KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(options.dir, lo));
   KILN_ASSIGN_OR_RETURN(std::vector<exec::Device*> devices, exec::ResolveDevices(lo.devices));
