@@ -54,8 +54,24 @@ Status DispatchStorage(DType dt, F&& f) {
 }
 
 template <typename U>
-U* Elems(const Tensor& t) {
+const U* Elems(const Tensor& t) {
+  return static_cast<const U*>(t.raw_data());
+}
+template <typename U>
+U* Elems(Tensor& t) {
   return static_cast<U*>(t.raw_data());
+}
+
+// Copies n elements of src (from src_off) into dst (from dst_off): same dtype, any storage
+// type (strings and handles included).
+inline void CopyElementRange(const Tensor& src, int64_t src_off, Tensor* dst, int64_t dst_off,
+                             int64_t n) {
+  if (n <= 0) return;
+  (void)DispatchStorage(src.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    std::copy_n(Elems<U>(src) + src_off, n, Elems<U>(*dst) + dst_off);
+    return OkStatus();
+  });
 }
 
 // ---- strided copy ----------------------------------------------------------------------------

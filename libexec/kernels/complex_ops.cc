@@ -7,6 +7,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -41,7 +42,7 @@ template <Part kPart>
 Status ComputePart(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
-  return DispatchDType<float, double>(out->dtype(), [&](auto tag) {
+  return Dispatch<TypeList<float, double>>(out->dtype(), [&](auto tag) {
     using R = typename decltype(tag)::type;
     const std::complex<R>* in = x.data<std::complex<R>>();
     R* o = out->data<R>();
@@ -92,7 +93,7 @@ Status ComputeComplex(const KernelContext& ctx) {
                      DTypeShortName(im.dtype()));
   KILN_ASSIGN_OR_RETURN(Shape shape, BinaryOutputShape(ctx));
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
-  return DispatchDType<float, double>(re.dtype(), [&](auto tag) {
+  return Dispatch<TypeList<float, double>>(re.dtype(), [&](auto tag) {
     using R = typename decltype(tag)::type;
     BinaryBroadcast<MakeComplexFn<R>>(ctx, MakeBroadcastPlan<3>(shape, {re.shape(), im.shape()}),
                                       re.data<R>(), im.data<R>(), out->data<std::complex<R>>());

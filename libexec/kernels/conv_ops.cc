@@ -17,6 +17,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/onednn.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec {
@@ -311,7 +312,8 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
       if (data == nullptr) throw std::bad_alloc();
       c->packed_weights = std::shared_ptr<void>(
           data, [allocator, bytes](void* p) { allocator->Deallocate(p, bytes); });
-      dnnl::memory user(c->user_weights_md, onednn::Engine(), constant_filter->raw_data());
+      dnnl::memory user(c->user_weights_md, onednn::Engine(),
+                        onednn::SourceHandle(*constant_filter));
       dnnl::memory packed(c->weights_md, onednn::Engine(), data);
       c->weights_reorder.execute(onednn::ThreadStream(), user, packed);
       onednn::ThreadStream().wait();
@@ -345,7 +347,7 @@ Status PrepareConv(PrepareContext& ctx) {
   KILN_ASSIGN_OR_RETURN(st->epilogue, onednn::ReadEpilogue(ctx));
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2 + st->epilogue.num_args()));
   KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, kFloatDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, BasicFloatTypes::kDTypes));
   if (st->epilogue.num_args() > 0 && st->dtype != DType::kFloat)
     return PrepareUnimplemented(ctx, "fused epilogues are supported for float32 only");
   WindowAttrOptions opts;
@@ -518,7 +520,7 @@ Status ComputeConv(const KernelContext& ctx) {
   }
   if (out->NumElements() == 0) return OkStatus();
   if (st.dtype != DType::kFloat) {
-    return DispatchDType<double>(input.dtype(), [&](auto tag) {
+    return Dispatch<TypeList<double>>(input.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kDepthwise) {
         functor::DepthwiseConv2DFunctor<Eigen::DefaultDevice, T>()(
@@ -571,7 +573,7 @@ Status ComputeConv(const KernelContext& ctx) {
   } else if (weights == nullptr) {
     KILN_ASSIGN_OR_RETURN(weights, ctx.AllocateTemp(c->weights_md.get_size()));
     KILN_RETURN_IF_ERROR(onednn::DnnlCall("weights reorder", [&] {
-      dnnl::memory user(c->user_weights_md, onednn::Engine(), filter.raw_data());
+      dnnl::memory user(c->user_weights_md, onednn::Engine(), onednn::SourceHandle(filter));
       dnnl::memory packed(c->weights_md, onednn::Engine(), weights);
       c->weights_reorder.execute(onednn::ThreadStream(), user, packed);
     }));
@@ -579,7 +581,7 @@ Status ComputeConv(const KernelContext& ctx) {
   dnnl::memory src, wei, dst, bm;
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("convolution memory", [&] {
     const dnnl::engine& eng = onednn::Engine();
-    src = dnnl::memory(c->src_md, eng, input.raw_data());
+    src = dnnl::memory(c->src_md, eng, onednn::SourceHandle(input));
     wei = dnnl::memory(c->weights_md, eng, weights);
     dst = dnnl::memory(c->dst_md, eng, out->raw_data());
     if (bias != nullptr) bm = dnnl::memory(c->bias_md, eng, const_cast<float*>(bias));
@@ -648,7 +650,9 @@ Status PreparePool(PrepareContext& ctx) {
   // T has no default.
   KILN_PREPARE_ASSIGN(ctx, DType t,
                       kMax ? ctx.attrs.GetType("T", DType::kFloat) : ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kMax ? kRealDTypes : kFloatDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t,
+                                         kMax ? std::span<const DType>(BasicRealTypes::kDTypes)
+                                              : std::span<const DType>(BasicFloatTypes::kDTypes)));
   auto a = std::make_shared<PoolState>();
   a->max = kMax;
   WindowAttrOptions opts;
@@ -708,7 +712,7 @@ Status ComputePool(const KernelContext& ctx) {
     KILN_ASSIGN_OR_RETURN(const PoolState::Dnnl* p, FindDnnlPool(a, input.shape()));
     dnnl::memory src, dst;
     KILN_RETURN_IF_ERROR(onednn::DnnlCall("pooling memory", [&] {
-      src = dnnl::memory(p->src_md, onednn::Engine(), input.raw_data());
+      src = dnnl::memory(p->src_md, onednn::Engine(), onednn::SourceHandle(input));
       dst = dnnl::memory(p->dst_md, onednn::Engine(), out->raw_data());
     }));
     return onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
@@ -720,8 +724,8 @@ Status ComputePool(const KernelContext& ctx) {
                                                             input.data<T>(), out->data<T>());
     return OkStatus();
   };
-  if constexpr (kMax) return DispatchDType<KILN_REAL_TYPES>(input.dtype(), run);
-  return DispatchDType<KILN_FLOAT_TYPES>(input.dtype(), run);
+  if constexpr (kMax) return Dispatch<BasicRealTypes>(input.dtype(), run);
+  return Dispatch<BasicFloatTypes>(input.dtype(), run);
 }
 
 // ---- tables ----------------------------------------------------------------------------------

@@ -394,7 +394,7 @@ Status ComputeUnique(const KernelContext& ctx) {
   const auto& st = ctx.state<UniqueState>();
   return Dispatch<RealBoolStringTypes>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return DispatchDType<int32_t, int64_t>(st.out_idx, [&](auto index_tag) {
+    return Dispatch<TypeList<int32_t, int64_t>>(st.out_idx, [&](auto index_tag) {
       using Index = typename decltype(index_tag)::type;
       return RunUnique<T, Index>(ctx, x, axis, st.with_counts);
     });

@@ -7,6 +7,7 @@
 
 #include "kernels/array_util.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -87,7 +88,7 @@ void RangeFill(T start, T delta, int64_t n, T* out) {
 Status PrepareRange(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("Tidx", DType::kInt32));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tidx", t, kRealDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tidx", t, BasicRealTypes::kDTypes));
   const char* names[] = {"start", "limit", "delta"};
   for (int i = 0; i < 3; ++i) {
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, names[i], t));
@@ -99,7 +100,7 @@ Status PrepareRange(PrepareContext& ctx) {
   const Tensor* d = ConstantInput(ctx, 2);
   if (s && l && d) {
     Result<int64_t> n = int64_t{0};
-    KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(t, [&](auto tag) {
+    KILN_RETURN_IF_ERROR(Dispatch<BasicRealTypes>(t, [&](auto tag) {
       n = RangeSizeOf<typename decltype(tag)::type>(*s, *l, *d);
       return OkStatus();
     }));
@@ -120,7 +121,7 @@ Status ComputeRange(const KernelContext& ctx) {
                        ctx.input(i).shape().ToString());
     }
   }
-  return DispatchDType<KILN_REAL_TYPES>(s.dtype(), [&](auto tag) -> Status {
+  return Dispatch<BasicRealTypes>(s.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     auto n = RangeSizeOf<T>(s, l, d);
     if (!n.ok()) return Wrap(ctx, n.status());

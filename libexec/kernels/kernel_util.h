@@ -63,25 +63,4 @@ struct TypedOpState : OpState {
   V value;
 };
 
-// Calls f(std::type_identity<T>{}) for the T among Ts whose dtype is `dt`; an Internal error
-// for any other dtype (prepare has already rejected those).
-template <typename... Ts, typename F>
-Status DispatchDType(DType dt, F&& f) {
-  Status result;
-  bool found = false;
-  (void)((dt == kDTypeOf<Ts> ? (result = f(std::type_identity<Ts>{}), found = true) : false) ||
-         ...);
-  // Built only on the error path: running stays free of string work.
-  if (!found) return Internal("no kernel instantiated for dtype ", DTypeShortName(dt));
-  return result;
-}
-
-// The dtypes most kernels are instantiated for.
-#define KILN_REAL_TYPES float, double, int32_t, int64_t
-#define KILN_FLOAT_TYPES float, double
-
-inline constexpr std::initializer_list<DType> kRealDTypes = {DType::kFloat, DType::kDouble,
-                                                             DType::kInt32, DType::kInt64};
-inline constexpr std::initializer_list<DType> kFloatDTypes = {DType::kFloat, DType::kDouble};
-
 }  // namespace kiln::exec

@@ -15,7 +15,11 @@ namespace kiln::exec {
 namespace {
 
 template <typename T>
-T* Data(const Tensor& t) {
+const T* Data(const Tensor& t) {
+  return t.data<T>();
+}
+template <typename T>
+T* Data(Tensor& t) {
   return t.data<T>();
 }
 

@@ -8,6 +8,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/math_functors.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -77,7 +78,7 @@ Status PrepareComplexAbs(PrepareContext& ctx) {
 Status ComputeComplexAbs(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
-  return DispatchDType<float, double>(out->dtype(), [&](auto tag) {
+  return Dispatch<TypeList<float, double>>(out->dtype(), [&](auto tag) {
     using R = typename decltype(tag)::type;
     const std::complex<R>* in = x.data<std::complex<R>>();
     R* o = out->data<R>();

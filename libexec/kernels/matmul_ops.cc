@@ -341,10 +341,10 @@ Status ComputeMatMul(const KernelContext& ctx) {
   dnnl::memory am, bm, cm, biasm;
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul memory", [&] {
     const dnnl::engine& eng = onednn::Engine();
-    am = dnnl::memory(mm->a_md, eng, a.raw_data());
-    bm = dnnl::memory(mm->b_md, eng, b.raw_data());
+    am = dnnl::memory(mm->a_md, eng, onednn::SourceHandle(a));
+    bm = dnnl::memory(mm->b_md, eng, onednn::SourceHandle(b));
     cm = dnnl::memory(mm->c_md, eng, out->raw_data());
-    if (e.bias) biasm = dnnl::memory(mm->bias_md, eng, ctx.input(2).raw_data());
+    if (e.bias) biasm = dnnl::memory(mm->bias_md, eng, onednn::SourceHandle(ctx.input(2)));
   }));
   if (e.bias)
     return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,

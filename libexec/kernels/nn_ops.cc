@@ -7,6 +7,7 @@
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 #include "kernels/vector_math.h"
 
 namespace kiln::exec {
@@ -21,7 +22,7 @@ struct BiasAddState : OpState {
 Status PrepareBiasAdd(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRealDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BasicRealTypes::kDTypes));
   KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("data_format", "NHWC"));
   if (format != "NHWC" && format != "NCHW") {
     return ctx.Error("attr 'data_format': expected \"NHWC\" or \"NCHW\", got \"", format, "\"");
@@ -67,7 +68,7 @@ Status ComputeBiasAdd(const KernelContext& ctx) {
   for (int i = 0; i < channel_dim; ++i) outer *= value.dim(i);
   for (int i = channel_dim + 1; i < value.rank(); ++i) inner *= value.dim(i);
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, value.shape()));
-  return DispatchDType<KILN_REAL_TYPES>(value.dtype(), [&](auto tag) {
+  return Dispatch<BasicRealTypes>(value.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* v = value.data<T>();
     const T* b = bias.data<T>();
@@ -99,7 +100,7 @@ Status PrepareActivation(PrepareContext& ctx) {
 Status PrepareSoftmax(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kFloatDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BasicFloatTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "logits", t));
   const PartialShape& s = ctx.inputs[0].shape;
   if (s.rank() == 0) {
@@ -126,7 +127,7 @@ Status ComputeSoftmax(const KernelContext& ctx) {
         });
     return OkStatus();
   }
-  return DispatchDType<KILN_FLOAT_TYPES>(x.dtype(), [&](auto tag) {
+  return Dispatch<BasicFloatTypes>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     functor::SoftmaxFunctor<EigenCpuDevice, T>()(
         Cpu(), functor::ConstMatrix<T>(x.data<T>(), batch, depth),

@@ -14,6 +14,10 @@
 
 namespace kiln::exec::onednn {
 
+// oneDNN's memory objects take `void*` for every argument; a primitive only reads its sources
+// and weights, so a kernel's read-only input is handed over through this one cast.
+inline void* SourceHandle(const Tensor& t) { return const_cast<void*>(t.raw_data()); }
+
 // The process's CPU engine.
 const dnnl::engine& Engine();
 // A stream for the calling thread (made once per thread).

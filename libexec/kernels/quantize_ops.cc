@@ -18,6 +18,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -295,7 +296,7 @@ Status ComputeQdq(const KernelContext& ctx) {
                      " element(s), got shapes ", min_t.shape().ToString(), " and ",
                      max_t.shape().ToString());
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
-  return DispatchDType<float, double>(st.dtype, [&](auto tag) -> Status {
+  return Dispatch<TypeList<float, double>>(st.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T* in = x.data<T>();
     T* o = out->data<T>();

@@ -138,7 +138,7 @@ Status SampleMultinomial(const KernelContext& ctx, DType out_type,
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     const C* l = ComputeData<T>(logits);
-    return DispatchDType<int32_t, int64_t>(out_type, [&](auto index_tag) {
+    return Dispatch<TypeList<int32_t, int64_t>>(out_type, [&](auto index_tag) {
       using Index = typename decltype(index_tag)::type;
       Index* o = out->data<Index>();
       for (int64_t b = 0; b < batch; ++b) {
@@ -204,7 +204,7 @@ Result<Philox> SeededGenerator(const PrepareContext& ctx) {
 Status PrepareRandomFloat(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, kFloatDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, BasicFloatTypes::kDTypes));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRandomIndexDTypes));
   PartialShape shape;
@@ -222,7 +222,7 @@ Status ComputeRandomFloat(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, st.dtype, shape));
   Tensor& out = *out_ptr;
   const Philox gen = st.Reserve(out.NumElements());
-  KILN_RETURN_IF_ERROR(DispatchDType<KILN_FLOAT_TYPES>(st.dtype, [&](auto tag) {
+  KILN_RETURN_IF_ERROR(Dispatch<BasicFloatTypes>(st.dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     random::FillPhilox(gen, Dist<T>(), out.data<T>(), out.NumElements());
     return OkStatus();
@@ -260,7 +260,7 @@ Status ComputeRandomUniformInt(const KernelContext& ctx) {
   const auto& st = ctx.state<StatefulRandomState>();
   KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, st.dtype, shape));
   Tensor& out = *out_ptr;
-  return DispatchDType<int32_t, int64_t>(st.dtype, [&](auto tag) -> Status {
+  return Dispatch<TypeList<int32_t, int64_t>>(st.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     const T lo = lo_t.scalar<T>(), hi = hi_t.scalar<T>();
     if (out.NumElements() > 0 && !(lo < hi)) {

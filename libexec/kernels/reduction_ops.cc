@@ -469,7 +469,7 @@ Status ComputeArg(const KernelContext& ctx) {
   }
   return Dispatch<RealAndBoolTypes>(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return DispatchDType<int16_t, uint16_t, int32_t, int64_t>(out_type, [&](auto index_tag) {
+    return Dispatch<TypeList<int16_t, uint16_t, int32_t, int64_t>>(out_type, [&](auto index_tag) {
       using Index = typename decltype(index_tag)::type;
       ArgExtreme<kMax>(ctx.threads(), ComputeData<T>(in), outer, n, inner, out->data<Index>());
       return OkStatus();

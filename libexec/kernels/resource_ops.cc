@@ -8,6 +8,7 @@
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 #include "kernels/vector_math.h"
 #include "kiln/exec/resources.h"
 
@@ -131,7 +132,8 @@ Status ComputeReadVariableOp(const KernelContext& ctx) {
 Status PrepareAssign(PrepareContext& ctx, bool arithmetic) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
-  if (arithmetic) KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, kRealDTypes));
+  if (arithmetic)
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, BasicRealTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "value", dtype));
   if (VariableResource* var = ConstantVariable(ctx)) {
@@ -193,7 +195,7 @@ Status ComputeAssignArithmetic(const KernelContext& ctx) {
               }
               const BroadcastPlan plan =
                   MakeBroadcastPlan(current.shape(), delta.shape(), current.shape());
-              return DispatchDType<KILN_REAL_TYPES>(current.dtype(), [&](auto tag) {
+              return Dispatch<BasicRealTypes>(current.dtype(), [&](auto tag) {
                 using T = typename decltype(tag)::type;
                 static const EigenCpuDevice device;
                 functor::BinaryFunctor<EigenCpuDevice, Fn<T>, T>()(device, plan, current.data<T>(),
@@ -213,7 +215,7 @@ Status ComputeAssignArithmetic(const KernelContext& ctx) {
     }
     Tensor next(current.dtype(), current.shape());
     const BroadcastPlan plan = MakeBroadcastPlan(current.shape(), delta.shape(), current.shape());
-    KILN_RETURN_IF_ERROR(DispatchDType<KILN_REAL_TYPES>(current.dtype(), [&](auto tag) {
+    KILN_RETURN_IF_ERROR(Dispatch<BasicRealTypes>(current.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       static const EigenCpuDevice device;
       functor::BinaryFunctor<EigenCpuDevice, Fn<T>, T>()(device, plan, current.data<T>(),

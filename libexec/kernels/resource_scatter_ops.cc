@@ -19,17 +19,6 @@ Status CheckIndex(int64_t pos, int64_t index, int64_t limit) {
   return InvalidArgument("indices[", pos, "] = ", index, " is not in [0, ", limit, ")");
 }
 
-// Copies `count` elements of a tensor's storage type (any dtype, strings included).
-Status CopyElements(const Tensor& src, int64_t from, Tensor* dst, int64_t to, int64_t count) {
-  return DispatchStorage(src.dtype(), [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    const U* s = Elems<U>(src) + from;
-    U* d = Elems<U>(*dst) + to;
-    std::copy(s, s + count, d);
-    return OkStatus();
-  });
-}
-
 // ---- ResourceGather --------------------------------------------------------------------------
 
 struct GatherState : OpState {
@@ -116,8 +105,8 @@ Status ComputeResourceGather(const KernelContext& ctx) {
   for (int64_t bi = 0; bi < batch; ++bi) {
     for (int64_t m = 0; m < per_batch; ++m) {
       const int64_t row = indices[bi * per_batch + m];
-      KILN_RETURN_IF_ERROR(CopyElements(params, (bi * limit + row) * inner, out,
-                                        (bi * per_batch + m) * inner, inner));
+      CopyElementRange(params, (bi * limit + row) * inner, out, (bi * per_batch + m) * inner,
+                       inner);
     }
   }
   return OkStatus();

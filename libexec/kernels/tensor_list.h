@@ -63,9 +63,6 @@ PartialShape ConstantShape(const PrepareContext& ctx, int i);
 Status ExpectShapeInput(const PrepareContext& ctx, int i, std::string_view name);
 // A scalar int32/int64 input's value.
 Result<int64_t> ScalarInt(const Tensor& t, std::string_view input);
-// Copies n elements of src (from src_off) into dst (from dst_off); same dtype.
-void CopyElements(const Tensor& src, int64_t src_off, const Tensor& dst, int64_t dst_off,
-                  int64_t n);
 
 }  // namespace tensor_list
 

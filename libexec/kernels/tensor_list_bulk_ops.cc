@@ -15,7 +15,6 @@ namespace kiln::exec {
 namespace {
 
 using tensor_list::ConstantShape;
-using tensor_list::CopyElements;
 using tensor_list::ExpectShapeInput;
 using tensor_list::ScalarInt;
 using tensor_list::ShapeFromTensor;
@@ -117,7 +116,7 @@ Status ComputeGather(const KernelContext& ctx) {
     const Tensor& t = list->tensors()[indices[j]];
     const int64_t at = static_cast<int64_t>(j) * per;
     if (t.IsInitialized()) {
-      CopyElements(t, 0, *out, at, per);
+      CopyElementRange(t, 0, out, at, per);
     } else if (DTypeIsPod(out->dtype())) {
       std::fill_n(static_cast<char*>(out->raw_data()) + at * DTypeSize(out->dtype()),
                   per * DTypeSize(out->dtype()), 0);
@@ -226,7 +225,7 @@ Status ComputeConcat(const KernelContext& ctx) {
     const Tensor& t = list->tensors()[i];
     const int64_t count = len[i] * per_row;
     if (t.IsInitialized()) {
-      CopyElements(t, 0, *out, at, count);
+      CopyElementRange(t, 0, out, at, count);
     } else if (DTypeIsPod(out->dtype())) {
       std::fill_n(static_cast<char*>(out->raw_data()) + at * DTypeSize(out->dtype()),
                   count * DTypeSize(out->dtype()), 0);
@@ -280,7 +279,7 @@ Status ComputeScatter(const KernelContext& ctx) {
       tensors.resize(i + 1);  // scattering past the end grows the list, as in TF
     }
     Tensor item(value.dtype(), item_shape);
-    CopyElements(value, static_cast<int64_t>(j) * per, item, 0, per);
+    CopyElementRange(value, static_cast<int64_t>(j) * per, &item, 0, per);
     tensors[i] = std::move(item);
   }
   ctx.SetOutput(0, TensorList::Wrap(std::make_shared<const TensorList>(

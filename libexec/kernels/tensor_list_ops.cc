@@ -8,9 +8,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
 #include "kernels/tensor_list.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 
@@ -91,34 +93,11 @@ Result<int64_t> ScalarInt(const Tensor& t, std::string_view input) {
   return InvalidArgument("input '", input, "': expected int32, got ", DTypeShortName(t.dtype()));
 }
 
-// ---- element helpers -------------------------------------------------------------------------
-
-// Copies n elements of src (from src_off) into dst (from dst_off); same dtype.
-void CopyElements(const Tensor& src, int64_t src_off, const Tensor& dst, int64_t dst_off,
-                  int64_t n) {
-  if (n <= 0) return;
-  const DType dt = src.dtype();
-  if (DTypeIsPod(dt)) {
-    const size_t sz = DTypeSize(dt);
-    std::memcpy(static_cast<char*>(dst.raw_data()) + dst_off * sz,
-                static_cast<const char*>(src.raw_data()) + src_off * sz, n * sz);
-    return;
-  }
-  auto copy = [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    std::copy_n(src.data<T>() + src_off, n, dst.data<T>() + dst_off);
-  };
-  if (dt == DType::kString) copy(std::type_identity<std::string>{});
-  if (dt == DType::kResource) copy(std::type_identity<std::shared_ptr<ResourceBase>>{});
-  if (dt == DType::kVariant) copy(std::type_identity<std::shared_ptr<const VariantBase>>{});
-}
-
 }  // namespace tensor_list
 
 namespace {
 
 using tensor_list::ConstantShape;
-using tensor_list::CopyElements;
 using tensor_list::ExpectShapeInput;
 using tensor_list::ScalarInt;
 using tensor_list::ShapeFromTensor;
@@ -320,7 +299,7 @@ Status ComputeElementShape(const KernelContext& ctx) {
     }
     return OkStatus();
   };
-  return DispatchDType<int32_t, int64_t>(dt, fill);
+  return Dispatch<TypeList<int32_t, int64_t>>(dt, fill);
 }
 
 // ---- TensorListStack, TensorListFromTensor ---------------------------------------------------
@@ -385,7 +364,7 @@ Status ComputeStack(const KernelContext& ctx) {
   for (int64_t i = 0; i < n && per > 0; ++i) {
     const Tensor& t = list->tensors()[i];
     if (t.IsInitialized()) {
-      CopyElements(t, 0, out, i * per, per);
+      CopyElementRange(t, 0, &out, i * per, per);
     } else if (DTypeIsPod(out.dtype())) {  // unset elements stack as zeros, as in TF
       const size_t sz = DTypeSize(out.dtype());
       std::memset(static_cast<char*>(out.raw_data()) + i * per * sz, 0, per * sz);
@@ -425,7 +404,7 @@ Status ComputeFromTensor(const KernelContext& ctx) {
   tensors.reserve(n);
   for (int64_t i = 0; i < n; ++i) {
     Tensor item(t.dtype(), item_shape);
-    CopyElements(t, i * per, item, 0, per);
+    CopyElementRange(t, i * per, &item, 0, per);
     tensors.push_back(std::move(item));
   }
   ctx.SetOutput(

@@ -38,6 +38,10 @@ using RealBoolStringTypes =
              uint32_t, uint64_t, bool, std::string>;
 using RealAndStringTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t,
                                     int64_t, uint8_t, uint16_t, uint32_t, uint64_t, std::string>;
+// The four types of kernels that take no half precision or narrow integers (fill, pooling's
+// double path, resource arithmetic): float, double, int32, int64.
+using BasicRealTypes = TypeList<float, double, int32_t, int64_t>;
+using BasicFloatTypes = TypeList<float, double>;
 // TF's "number" types: real and complex.
 using NumberTypes =
     TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,

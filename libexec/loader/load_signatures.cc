@@ -12,7 +12,7 @@
 namespace kiln::exec {
 
 void SavedModelLoader::FinishSignature(Signature* sig) const {
-  sig->Finish(model_->threads_.get());
+  sig->Finish(model_->core_.threads.get());
 }
 
 Status SavedModelLoader::CapturesFor(const std::string& fn_name,
@@ -34,7 +34,7 @@ Status SavedModelLoader::CapturesFor(const std::string& fn_name,
 }
 
 Result<const tensorflow::FunctionDef*> SavedModelLoader::FindFunction(const std::string& name) {
-  const auto* f = model_->library_->Find(name);
+  const auto* f = model_->core_.library->Find(name);
   if (f == nullptr) return NotFound("function '", name, "' is not in the function library");
   return f;
 }
@@ -124,13 +124,13 @@ Status SavedModelLoader::LoadSignatures() {
       sig.output_from_ret_.push_back(static_cast<int>(i));
     }
     PrepareOptions popts;
-    popts.resources = model_->resources_.get();
+    popts.resources = model_->core_.resources.get();
     popts.devices = devices_;
     popts.known_args = KnownCaptures(n_user, sig.captures_);
     KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PrepareFunction(*fdef, arg_specs, popts), "loading ",
                               where, " of '", dir_.string(), "'");
     FinishSignature(&sig);
-    model_->signatures_.emplace(key, std::move(sig));
+    model_->core_.signatures.emplace(key, std::move(sig));
   }
   return OkStatus();
 }
@@ -156,7 +156,7 @@ Status SavedModelLoader::CheckRequestedSignatures() {
 }
 
 Status SavedModelLoader::RefuseUnsupportedOps(std::span<const FunctionToCheck> functions) {
-  std::vector<UnsupportedOp> bad = FindUnsupportedOps(functions, *model_->library_);
+  std::vector<UnsupportedOp> bad = FindUnsupportedOps(functions, *model_->core_.library);
   if (bad.empty()) return OkStatus();
   return Unimplemented("'", dir_.string(), "' uses ", DescribeUnsupportedOps(bad));
 }
@@ -164,7 +164,7 @@ Status SavedModelLoader::RefuseUnsupportedOps(std::span<const FunctionToCheck> f
 Status SavedModelLoader::CheckTf2Ops() {
   std::vector<FunctionToCheck> fns;
   auto add = [&](const std::string& where, const std::string& fn_name) {
-    if (const auto* f = model_->library_->Find(fn_name)) fns.push_back({where, f, true});
+    if (const auto* f = model_->core_.library->Find(fn_name)) fns.push_back({where, f, true});
   };
   int map_id = FindChild(graph_->nodes(0), "signatures");
   if (map_id >= 0 && map_id < graph_->nodes_size()) {
@@ -229,14 +229,14 @@ Result<std::vector<Tensor>> SavedModelLoader::RunConcrete(const std::string& fn_
   for (const Tensor& a : args) specs.push_back(TensorSpec{a.dtype(), PartialShape(a.shape())});
   KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf->second, &args, &specs), where);
   PrepareOptions popts;
-  popts.resources = model_->resources_.get();
+  popts.resources = model_->core_.resources.get();
   popts.devices = devices_;
   KILN_ASSIGN_OR_RETURN_CTX(auto fn,
-                            PreparedFunction::Prepare(*fdef, *model_->library_, specs, popts),
+                            PreparedFunction::Prepare(*fdef, *model_->core_.library, specs, popts),
                             "loading ", where, " of '", dir_.string(), "'");
   std::vector<Tensor> outs;
   RunOptions run;
-  run.threads = model_->threads_.get();
+  run.threads = model_->core_.threads.get();
   KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "running ", where, " of '", dir_.string(),
                            "'");
   return outs;
@@ -259,7 +259,7 @@ Status SavedModelLoader::LoadFunctions() {
     const std::string where = "restored function '" + ref.local_name() + "'";
     RestoredFunction rf;
     rf.name_ = ref.local_name();
-    rf.threads_ = model_->threads_.get();
+    rf.threads_ = model_->core_.threads.get();
     for (const auto& fn_name : names) {
       auto cf_it = graph_->concrete_functions().find(fn_name);
       if (cf_it == graph_->concrete_functions().end())
@@ -284,7 +284,7 @@ Status SavedModelLoader::LoadFunctions() {
       std::vector<TensorSpec> all = c.arg_specs;
       all.insert(all.end(), cap_specs.begin(), cap_specs.end());
       PrepareOptions popts;
-      popts.resources = model_->resources_.get();
+      popts.resources = model_->core_.resources.get();
       popts.devices = devices_;
       popts.known_args = KnownCaptures(c.arg_specs.size(), c.captures);
       KILN_ASSIGN_OR_RETURN_CTX(c.function, PrepareFunction(*fdef, all, popts), "loading ", where,
@@ -293,7 +293,7 @@ Status SavedModelLoader::LoadFunctions() {
         model_->plan_facts_.method_captures[rf.name_].push_back(std::move(sources));
       rf.concretes_.push_back(std::move(c));
     }
-    model_->functions_.emplace(rf.name_, std::move(rf));
+    model_->core_.functions.emplace(rf.name_, std::move(rf));
   }
   return OkStatus();
 }

@@ -99,18 +99,18 @@ Status SavedModelLoader::RunTf1Target(const tensorflow::FunctionDef& fdef,
                                       const std::vector<std::string>& values,
                                       const std::string& what) {
   PrepareOptions popts;
-  popts.resources = model_->resources_.get();
+  popts.resources = model_->core_.resources.get();
   popts.devices = devices_;
   popts.keep_stateful = false;
-  KILN_ASSIGN_OR_RETURN_CTX(
-      auto fn,
-      PreparedFunction::Prepare(fdef, *model_->library_, StringScalarSpecs(values.size()), popts),
-      "loading ", what, " of TF1-style SavedModel '", dir_.string(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(auto fn,
+                            PreparedFunction::Prepare(fdef, *model_->core_.library,
+                                                      StringScalarSpecs(values.size()), popts),
+                            "loading ", what, " of TF1-style SavedModel '", dir_.string(), "'");
   std::vector<Tensor> args;
   for (const std::string& v : values) args.push_back(Tensor::StringScalar(v));
   std::vector<Tensor> outs;
   RunOptions run;
-  run.threads = model_->threads_.get();
+  run.threads = model_->core_.threads.get();
   KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "running ", what, " of '", dir_.string(),
                            "'");
   return OkStatus();
@@ -181,7 +181,7 @@ Status SavedModelLoader::LoadTf1() {
 
   for (Pending& p : pending) {
     PrepareOptions popts;
-    popts.resources = model_->resources_.get();
+    popts.resources = model_->core_.resources.get();
     popts.devices = devices_;
     popts.keep_stateful = false;
     const std::string where = "signature '" + p.sig.name_ + "'";
@@ -190,7 +190,7 @@ Status SavedModelLoader::LoadTf1() {
     model_->synthesized_.push_back(std::move(p.fdef));
     FinishSignature(&p.sig);
     const std::string key = p.sig.name_;
-    model_->signatures_.emplace(key, std::move(p.sig));
+    model_->core_.signatures.emplace(key, std::move(p.sig));
   }
   return OkStatus();
 }

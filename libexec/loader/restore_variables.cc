@@ -33,9 +33,9 @@ Status SavedModelLoader::CreateVariables() {
     auto var = std::make_shared<VariableResource>(paths_[id].empty() ? v.name() : paths_[id], dtype,
                                                   shape);
     captures_[id] = ResourceTensor(var);
-    sources_[id].variable = static_cast<int>(model_->variables_.size());
-    variable_ids_[id] = model_->variables_.size();
-    model_->variables_.push_back({var->name(), var, v.trainable()});
+    sources_[id].variable = static_cast<int>(model_->core_.variables.size());
+    variable_ids_[id] = model_->core_.variables.size();
+    model_->core_.variables.push_back({var->name(), var, v.trainable()});
   }
   return OkStatus();
 }
@@ -51,7 +51,7 @@ Status SavedModelLoader::RestoreVariables() {
   }
   BundleReadOptions read_options;
   read_options.verify_checksums = options_.verify_checksums;
-  read_options.threads = model_->threads_.get();
+  read_options.threads = model_->core_.threads.get();
   KILN_ASSIGN_OR_RETURN_CTX(checkpoint_, BundleReader::Open(prefix, read_options),
                             "restoring variables of '", dir_.string(), "'");
   BundleReader* reader = checkpoint_.get();
@@ -83,9 +83,9 @@ Status SavedModelLoader::RestoreVariables() {
       }
     }
   }
-  model_->plan_facts_.checkpoint_keys.resize(model_->variables_.size());
+  model_->plan_facts_.checkpoint_keys.resize(model_->core_.variables.size());
   for (const auto& [id, index] : variable_ids_) {
-    auto& var = model_->variables_[index];
+    auto& var = model_->core_.variables[index];
     if (to_ckpt[id] < 0) continue;  // not checkpointed: stays uninitialized, reads say so
     for (const auto& attr : ckpt.nodes(to_ckpt[id]).attributes()) {
       if (attr.name() != "VARIABLE_VALUE") continue;
@@ -144,12 +144,12 @@ bool SavedModelLoader::AnyFunctionWritesVariables() const {
     const std::string name = std::move(stack.back());
     stack.pop_back();
     if (!seen.insert(name).second) continue;
-    const tensorflow::FunctionDef* f = model_->library_->Find(name);
+    const tensorflow::FunctionDef* f = model_->core_.library->Find(name);
     if (f == nullptr) continue;
     for (const auto& node : f->node_def()) {
       if (writes(node.op())) return true;
       const bool call = node.op() == "PartitionedCall" || node.op() == "StatefulPartitionedCall";
-      if (model_->library_->Find(node.op()) != nullptr) {
+      if (model_->core_.library->Find(node.op()) != nullptr) {
         stack.push_back(node.op());
       } else if (!call && FindOp(node.op()) == nullptr) {
         return true;  // unknown: assume the worst
@@ -251,7 +251,7 @@ Status SavedModelLoader::RegisterMainGraphVariables() {
   if (call == nullptr) return OkStatus();
   auto f = call->attr().find("f");
   if (f == call->attr().end() || !f->second.has_func()) return OkStatus();
-  const tensorflow::FunctionDef* fdef = model_->library_->Find(f->second.func().name());
+  const tensorflow::FunctionDef* fdef = model_->core_.library->Find(f->second.func().name());
   if (fdef == nullptr) return OkStatus();
   std::map<std::string, const tensorflow::NodeDef*> nodes;
   for (const auto& n : fdef->node_def()) nodes[n.name()] = &n;
@@ -293,7 +293,7 @@ Status SavedModelLoader::RegisterMainGraphVariables() {
                                  ? shared->second.s()
                                  : handle->second->name();
     std::shared_ptr<ResourceBase> ours = var->second;
-    model_->resources_->LookupOrCreate(name, [&] { return ours; });
+    model_->core_.resources->LookupOrCreate(name, [&] { return ours; });
   }
   return OkStatus();
 }

@@ -3,9 +3,9 @@
 
 #include <algorithm>
 #include <iostream>
+#include <optional>
 #include <set>
 
-#include "kiln/exec/plan_model.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/serving_plan.h"
@@ -42,11 +42,11 @@ std::string TagsString(const google::protobuf::RepeatedPtrField<std::string>& ta
 
 Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
   model_.reset(new SavedModel());
-  model_->dir_ = dir_;
-  model_->threads_ = std::make_unique<ThreadPool>(options_.num_threads);
+  model_->core_.dir = dir_;
+  model_->core_.threads = std::make_unique<ThreadPool>(options_.num_threads);
   // oneDNN fixes a primitive's thread count when the primitive is made (at prepare time, here):
   // the model's setting must hold while preparing, not only while running.
-  model_->threads_->ApplyToCallingThread();
+  model_->core_.threads->ApplyToCallingThread();
   model_->tags_ = options_.tags;
   KILN_ASSIGN_OR_RETURN_CTX(devices_, ResolveDevices(options_.devices), "loading '", dir_.string(),
                             "'");
@@ -59,13 +59,7 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
       if (loaded.ok() && *loaded) return std::move(model_);
       if (!loaded.ok()) {
         // Start again from the protobuf, keeping what the plan's failure said.
-        PlanStatus status = model_->plan_status_;
-        auto threads = std::move(model_->threads_);
-        model_.reset(new SavedModel());
-        model_->dir_ = dir_;
-        model_->threads_ = std::move(threads);
-        model_->tags_ = options_.tags;
-        model_->plan_status_ = status;
+        model_->core_.Clear();
         model_->plan_status_.functions_from_plan = 0;
         KILN_RETURN_IF_ERROR(PlanUnusable(loaded.status().message()));
       }
@@ -74,8 +68,8 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
   }
   KILN_RETURN_IF_ERROR(SelectMetaGraph());
   const auto& mg = *model_->meta_graph_;
-  model_->resources_ = std::make_unique<ResourceManager>();
-  model_->library_ = std::make_unique<FunctionLibrary>(mg.graph_def().library());
+  model_->core_.resources = std::make_unique<ResourceManager>();
+  model_->core_.library = std::make_unique<FunctionLibrary>(mg.graph_def().library());
   main_graph_ = RewriteRefVariables(mg.graph_def());
   if (!mg.has_object_graph_def()) {
     model_->plan_facts_.self_contained = false;
@@ -103,7 +97,7 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
   checkpoint_.reset();
   KILN_RETURN_IF_ERROR(InitializeResources());
   if (options_.freeze_variables && !AnyFunctionWritesVariables()) {
-    for (const RestoredVariable& v : model_->variables_) v.resource->Freeze();
+    for (const RestoredVariable& v : model_->core_.variables) v.resource->Freeze();
     model_->plan_facts_.variables_frozen = true;
   }
   KILN_RETURN_IF_ERROR(LoadSignatures());
@@ -129,16 +123,11 @@ Status SavedModelLoader::SelectMetaGraph() {
 }
 
 Result<bool> SavedModelLoader::LoadFromPlanModel() {
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<PlanModel> pm,
-                        LoadPlanModel(*plan_, dir_, options_, model_->threads_.get(),
-                                      /*restore_uncaptured=*/true));
-  if (pm == nullptr) return false;
-  model_->resources_ = std::move(pm->resources_);
-  model_->library_ = std::move(pm->library_);
-  model_->signatures_ = std::move(pm->signatures_);
-  model_->functions_ = std::move(pm->functions_);
-  model_->variables_ = std::move(pm->variables_);
-  model_->plan_status_.functions_from_plan += pm->functions_from_plan_;
+  KILN_ASSIGN_OR_RETURN(
+      std::optional<int> from_plan,
+      LoadPlanModel(*plan_, options_, /*restore_uncaptured=*/true, &model_->core_));
+  if (!from_plan.has_value()) return false;
+  model_->plan_status_.functions_from_plan += *from_plan;
   model_->loaded_from_plan_ = true;
   return true;
 }
@@ -183,7 +172,7 @@ Result<std::shared_ptr<const PreparedFunction>> SavedModelLoader::PrepareFunctio
   if (plan_ != nullptr) {
     const std::string& name = fdef.signature().name();
     if (const plan::Function* pfn = plan_->Find(name, specs)) {
-      auto prepared = plan_->Prepare(*pfn, *model_->library_, specs, popts);
+      auto prepared = plan_->Prepare(*pfn, *model_->core_.library, specs, popts);
       if (prepared.ok()) {
         ++model_->plan_status_.functions_from_plan;
         return prepared;
@@ -196,7 +185,7 @@ Result<std::shared_ptr<const PreparedFunction>> SavedModelLoader::PrepareFunctio
                                   name, "' for these argument specs; compile the bundle again");
     }
   }
-  return PreparedFunction::Prepare(fdef, *model_->library_, specs, popts);
+  return PreparedFunction::Prepare(fdef, *model_->core_.library, specs, popts);
 }
 
 SavedModel::SavedModel() = default;
@@ -218,16 +207,10 @@ Result<std::unique_ptr<SavedModel>> SavedModel::LoadFromProto(
   return loader.Load();
 }
 
-std::vector<std::string> SavedModel::SignatureNames() const { return NamesOf(signatures_); }
-
-Result<const Signature*> SavedModel::GetSignature(std::string_view name) const {
-  return FindIn(signatures_, name, "signature", dir_);
-}
-
 const tensorflow::SavedModel& SavedModel::proto() const {
   std::call_once(proto_once_, [this] {
     if (proto_ != nullptr) return;
-    auto proto = ReadSavedModelProto(dir_);
+    auto proto = ReadSavedModelProto(core_.dir);
     proto_ = proto.ok() ? std::move(*proto) : std::make_unique<tensorflow::SavedModel>();
     meta_graph_ = FindMetaGraph(*proto_, tags_);
   });
@@ -242,31 +225,26 @@ const tensorflow::MetaGraphDef& SavedModel::meta_graph() const {
 
 Status SavedModel::Save(const std::filesystem::path& prefix) const {
   if (loaded_from_plan_)
-    return FailedPrecondition("'", dir_.string(),
+    return FailedPrecondition("'", core_.dir.string(),
                               "' was loaded from its serving plan, which has no save op; load it "
                               "with LoadOptions::plan = PlanUse::kIgnore to save its variables");
   if (save_fdef_ == nullptr)
-    return FailedPrecondition("'", dir_.string(), "' has no save op (its SaverDef names none)");
+    return FailedPrecondition("'", core_.dir.string(),
+                              "' has no save op (its SaverDef names none)");
   PrepareOptions popts;
-  popts.resources = resources_.get();
+  popts.resources = core_.resources.get();
   popts.keep_stateful = false;
   const std::vector<TensorSpec> specs = {TensorSpec{DType::kString, PartialShape::Scalar()}};
   KILN_ASSIGN_OR_RETURN_CTX(auto fn,
-                            PreparedFunction::Prepare(*save_fdef_, *library_, specs, popts),
-                            "preparing the save op of '", dir_.string(), "'");
+                            PreparedFunction::Prepare(*save_fdef_, *core_.library, specs, popts),
+                            "preparing the save op of '", core_.dir.string(), "'");
   std::vector<Tensor> args = {Tensor::StringScalar(prefix.string())};
   std::vector<Tensor> outs;
   RunOptions run;
-  run.threads = threads_.get();
-  KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "saving the variables of '", dir_.string(),
-                           "' to '", prefix.string(), "'");
+  run.threads = core_.threads.get();
+  KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "saving the variables of '",
+                           core_.dir.string(), "' to '", prefix.string(), "'");
   return OkStatus();
-}
-
-std::vector<std::string> SavedModel::FunctionNames() const { return NamesOf(functions_); }
-
-Result<const RestoredFunction*> SavedModel::GetFunction(std::string_view name) const {
-  return FindIn(functions_, name, "restored function", dir_);
 }
 
 }  // namespace kiln::exec

@@ -3,6 +3,7 @@
 #include "kiln/exec/plan_model.h"
 
 #include <algorithm>
+#include <optional>
 
 #include "kiln/exec/resources.h"
 #include "kiln/exec/serving_plan.h"
@@ -13,36 +14,38 @@
 #include "plan/plan_reader.h"
 
 namespace kiln::exec {
+
+// Not in an anonymous namespace: Signature and RestoredFunction name it as a friend.
 class PlanModelLoader {
  public:
-  PlanModelLoader(const ServingPlan& plan, std::filesystem::path dir, const LoadOptions& options,
-                  const ThreadPool* threads, bool restore_uncaptured)
+  PlanModelLoader(const ServingPlan& plan, const LoadOptions& options, bool restore_uncaptured,
+                  LoadedModel* core)
       : plan_(plan),
-        dir_(std::move(dir)),
+        dir_(core->dir),
         options_(options),
-        threads_(threads),
-        restore_uncaptured_(restore_uncaptured) {}
+        threads_(core->threads.get()),
+        restore_uncaptured_(restore_uncaptured),
+        core_(*core) {}
 
-  Result<std::unique_ptr<PlanModel>> Load() {
-    model_.reset(new PlanModel());
-    model_->dir_ = dir_;
+  Result<std::optional<int>> Load() {
+    int functions_from_plan = 0;
     KILN_ASSIGN_OR_RETURN(devices_, ResolveDevices(options_.devices));
     const plan::Plan& root = plan_.root();
-    if (root.model() == nullptr) return std::unique_ptr<PlanModel>();
+    if (root.model() == nullptr) return std::optional<int>();
     const plan::Model& pm = *root.model();
     auto size_of = [](const auto* v) { return v == nullptr ? size_t{0} : size_t{v->size()}; };
     if (options_.signatures.empty()) {
-      if (!pm.complete()) return std::unique_ptr<PlanModel>();
+      if (!pm.complete()) return std::optional<int>();
     } else {
       for (const std::string& want : options_.signatures) {
         bool found = false;
         for (size_t i = 0; i < size_of(pm.signatures()); ++i)
           found |= pm.signatures()->Get(i)->key()->string_view() == want;
-        if (!found) return std::unique_ptr<PlanModel>();
+        if (!found) return std::optional<int>();
       }
     }
-    model_->resources_ = std::make_unique<ResourceManager>();
-    model_->library_ = std::make_unique<FunctionLibrary>();
+    core_.resources = std::make_unique<ResourceManager>();
+    core_.library = std::make_unique<FunctionLibrary>();
     // Variables, restored by checkpoint key.
     std::unique_ptr<BundleReader> reader;
     const auto prefix = dir_ / "variables" / "variables";
@@ -89,13 +92,13 @@ class PlanModelLoader {
                                  "' from checkpoint key '", key, "'");
       }
       if (pm.variables_frozen()) var->Freeze();
-      model_->variables_.push_back({var->name(), var, pv.trainable()});
+      core_.variables.push_back({var->name(), var, pv.trainable()});
     }
     auto captures_of = [&](const auto* list, std::vector<Tensor>* out) -> Status {
       for (size_t i = 0; i < size_of(list); ++i) {
         const plan::Capture& c = *list->Get(i);
         if (c.variable() >= 0) {
-          out->push_back(ResourceTensor(model_->variables_[c.variable()].resource));
+          out->push_back(ResourceTensor(core_.variables[c.variable()].resource));
         } else if (c.constant() >= 0) {
           KILN_ASSIGN_OR_RETURN(Tensor t, plan_.ConstantTensor(c.constant()));
           out->push_back(std::move(t));
@@ -129,15 +132,15 @@ class PlanModelLoader {
       const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
       sig.num_function_args_ = specs.size();
       PrepareOptions popts;
-      popts.resources = model_->resources_.get();
+      popts.resources = core_.resources.get();
       popts.devices = devices_;
       popts.known_args = KnownCaptures(specs.size() - sig.captures_.size(), sig.captures_);
-      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, plan_.Prepare(fn, *model_->library_, specs, popts),
+      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, plan_.Prepare(fn, *core_.library, specs, popts),
                                 "loading signature '", sig.name_, "' of '", dir_.string(),
                                 "' from its plan");
-      ++model_->functions_from_plan_;
+      ++functions_from_plan;
       sig.Finish(threads_);
-      model_->signatures_.emplace(sig.name_, std::move(sig));
+      core_.signatures.emplace(sig.name_, std::move(sig));
     }
     if (options_.signatures.empty()) {
       for (size_t m = 0; m < size_of(pm.methods()); ++m) {
@@ -158,37 +161,34 @@ class PlanModelLoader {
           KILN_RETURN_IF_ERROR(captures_of(pc.captures(), &conc.captures));
           const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
           PrepareOptions popts;
-          popts.resources = model_->resources_.get();
+          popts.resources = core_.resources.get();
           popts.devices = devices_;
           popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
-          KILN_ASSIGN_OR_RETURN_CTX(
-              conc.function, plan_.Prepare(fn, *model_->library_, specs, popts),
-              "loading restored function '", rf.name_, "' of '", dir_.string(), "' from its plan");
-          ++model_->functions_from_plan_;
+          KILN_ASSIGN_OR_RETURN_CTX(conc.function, plan_.Prepare(fn, *core_.library, specs, popts),
+                                    "loading restored function '", rf.name_, "' of '",
+                                    dir_.string(), "' from its plan");
+          ++functions_from_plan;
           rf.concretes_.push_back(std::move(conc));
         }
-        model_->functions_.emplace(rf.name_, std::move(rf));
+        core_.functions.emplace(rf.name_, std::move(rf));
       }
     }
-    return std::move(model_);
+    return std::optional<int>(functions_from_plan);
   }
 
  private:
   const ServingPlan& plan_;
-  std::filesystem::path dir_;
+  const std::filesystem::path& dir_;
   const LoadOptions& options_;
   std::vector<Device*> devices_;  // options_.devices, resolved
   const ThreadPool* threads_;
   bool restore_uncaptured_;
-  std::unique_ptr<PlanModel> model_;
+  LoadedModel& core_;
 };
 
-Result<std::unique_ptr<PlanModel>> LoadPlanModel(const ServingPlan& plan,
-                                                 const std::filesystem::path& dir,
-                                                 const LoadOptions& options,
-                                                 const ThreadPool* threads,
-                                                 bool restore_uncaptured) {
-  return PlanModelLoader(plan, dir, options, threads, restore_uncaptured).Load();
+Result<std::optional<int>> LoadPlanModel(const ServingPlan& plan, const LoadOptions& options,
+                                         bool restore_uncaptured, LoadedModel* core) {
+  return PlanModelLoader(plan, options, restore_uncaptured, core).Load();
 }
 
 PlanModel::PlanModel() = default;
@@ -212,10 +212,12 @@ Result<std::unique_ptr<PlanModel>> PlanModel::Load(const std::filesystem::path& 
     return FailedPrecondition("the serving plan of '", dir.string(), "' is stale: ", stale,
                               "; compile it again (`savedmodel-cli compile --dir ", dir.string(),
                               "`)");
-  KILN_ASSIGN_OR_RETURN(std::unique_ptr<PlanModel> model,
-                        LoadPlanModel(*plan, dir, options, threads.get(),
-                                      /*restore_uncaptured=*/false));
-  if (model == nullptr) {
+  std::unique_ptr<PlanModel> model(new PlanModel());
+  model->core_.dir = dir;
+  model->core_.threads = std::move(threads);
+  KILN_ASSIGN_OR_RETURN(std::optional<int> from_plan,
+                        LoadPlanModel(*plan, options, /*restore_uncaptured=*/false, &model->core_));
+  if (!from_plan.has_value()) {
     const plan::Model* pm = plan->root().model();
     if (pm == nullptr)
       return FailedPrecondition(
@@ -234,20 +236,8 @@ Result<std::unique_ptr<PlanModel>> PlanModel::Load(const std::filesystem::path& 
     return NotFound("the serving plan of '", dir.string(), "' has no signature ", want,
                     "; it has: ", have.empty() ? "none" : have);
   }
-  model->threads_ = std::move(threads);
+  model->functions_from_plan_ = *from_plan;
   return model;
-}
-
-std::vector<std::string> PlanModel::SignatureNames() const { return NamesOf(signatures_); }
-
-Result<const Signature*> PlanModel::GetSignature(std::string_view name) const {
-  return FindIn(signatures_, name, "signature", dir_);
-}
-
-std::vector<std::string> PlanModel::FunctionNames() const { return NamesOf(functions_); }
-
-Result<const RestoredFunction*> PlanModel::GetFunction(std::string_view name) const {
-  return FindIn(functions_, name, "restored function", dir_);
 }
 
 }  // namespace kiln::exec

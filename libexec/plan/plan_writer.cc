@@ -116,15 +116,15 @@ class PlanWriter {
       return b_.CreateVector(out);
     };
     std::vector<fb::Offset<kp::Variable>> vars;
-    for (size_t i = 0; i < m.variables_.size(); ++i) {
-      const RestoredVariable& v = m.variables_[i];
+    for (size_t i = 0; i < m.core_.variables.size(); ++i) {
+      const RestoredVariable& v = m.core_.variables[i];
       const std::string key = i < facts.checkpoint_keys.size() ? facts.checkpoint_keys[i] : "";
       vars.push_back(kp::CreateVariable(b_, b_.CreateString(v.path), b_.CreateString(key),
                                         static_cast<int32_t>(v.resource->dtype()),
                                         Shape(v.resource->shape()), v.trainable));
     }
     std::vector<fb::Offset<kp::Signature>> sigs;
-    for (const auto& [key, sig] : m.signatures_) {
+    for (const auto& [key, sig] : m.core_.signatures) {
       auto it = index_of.find(sig.function_.get());
       auto src = facts.signature_captures.find(key);
       if (it == index_of.end() || src == facts.signature_captures.end())
@@ -138,7 +138,7 @@ class PlanWriter {
           kp::CreateSignature(b_, b_.CreateString(key), it->second, ins, outs, i2a, o2r, caps));
     }
     std::vector<fb::Offset<kp::Method>> methods;
-    for (const auto& [name, fn] : m.functions_) {
+    for (const auto& [name, fn] : m.core_.functions) {
       auto src = facts.method_captures.find(name);
       if (src == facts.method_captures.end() || src->second.size() != fn.concretes_.size())
         return Unimplemented("method '", name, "' is not planned");

@@ -146,7 +146,7 @@ TEST_CASE("fusion: Conv2D + inference FusedBatchNormV3 + Relu") {
   const std::string y = b.last();
   b.Op("relu", "Relu", {y}, "activations");
   b.Output(b.last());
-  if (exec::FindOp("FusedBatchNormV3") == nullptr) return;  // the op arrives with issue 9
+  if (exec::FindOp("FusedBatchNormV3") == nullptr) return;
   const exec::PlanStats st =
       CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{1, 6, 6, 3}, 6)});
   CHECK(st.fused == 1);

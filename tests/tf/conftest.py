@@ -10,10 +10,12 @@ import pytest  # noqa: E402
 
 import oracle  # noqa: E402
 
-# The issue-9 suite (test_issue9_*.py: every Keras layer, Keras Applications, the issue's
-# architectures) runs in the test command; KILN_ISSUE9_TESTS=0 leaves it out of a quick run.
-ISSUE9 = os.environ.get("KILN_ISSUE9_TESTS", "1") != "0"
-collect_ignore_glob = [] if ISSUE9 else ["test_issue9_*.py"]
+# The model suite (test_keras_layers.py, test_keras_applications.py, test_deployed_models.py:
+# every Keras layer, Keras Applications, the architectures users deploy) runs in the test
+# command; KILN_MODEL_SUITE=0 leaves it out of a quick run.
+MODEL_SUITE = os.environ.get("KILN_MODEL_SUITE", "1") != "0"
+collect_ignore = [] if MODEL_SUITE else [
+    "test_keras_layers.py", "test_keras_applications.py", "test_deployed_models.py"]
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -51,11 +53,11 @@ def tf_models(tmp_path_factory):
     return d, make_tf_models.make_all(str(d))
 
 
-def _issue9_models(tmp_path_factory, set_name, generator, names):
-    """Generates one issue-9 model set (or reuses $KILN_ISSUE9_MODELS/<set> when the same
+def _generated_models(tmp_path_factory, set_name, generator, names):
+    """Generates one model set (or reuses $KILN_MODELS_DIR/<set> when the same
     generator wrote it); returns (dir, manifest)."""
     import recording
-    root = os.environ.get("KILN_ISSUE9_MODELS")
+    root = os.environ.get("KILN_MODELS_DIR")
     out = os.path.join(root, set_name) if root else str(tmp_path_factory.mktemp(set_name))
     return out, recording.load_or_make(out, generator.make_all, generator.__file__, names)
 
@@ -63,22 +65,22 @@ def _issue9_models(tmp_path_factory, set_name, generator, names):
 @pytest.fixture(scope="session")
 def keras_layer_models(tmp_path_factory):
     import make_keras_layers as g
-    return _issue9_models(tmp_path_factory, "keras_layers", g, list(g.CASES))
+    return _generated_models(tmp_path_factory, "keras_layers", g, list(g.CASES))
 
 
 @pytest.fixture(scope="session")
 def application_models(tmp_path_factory):
     import make_applications as g
-    return _issue9_models(tmp_path_factory, "applications", g, g.selected())
+    return _generated_models(tmp_path_factory, "applications", g, g.selected())
 
 
 @pytest.fixture(scope="session")
-def issue9_models(tmp_path_factory):
-    import make_issue9_models as g
-    return _issue9_models(tmp_path_factory, "models", g, list(g.MODELS))
+def deployed_models(tmp_path_factory):
+    import make_deployed_models as g
+    return _generated_models(tmp_path_factory, "models", g, list(g.MODELS))
 
 
 @pytest.fixture(scope="session")
 def long_tail_models(tmp_path_factory):
     import make_long_tail_models as g
-    return _issue9_models(tmp_path_factory, "long_tail", g, list(g.MODELS))
+    return _generated_models(tmp_path_factory, "long_tail", g, list(g.MODELS))

@@ -1,6 +1,6 @@
-"""Issue 9, "Keras Applications, random weights": the applications below with weights=None, at
+"""Keras Applications with random weights: the applications below with weights=None, at
 the smallest input size each accepts, exported by `model.export`; TensorFlow's outputs of the
-exported bundle recorded for test_issue9_applications.py.
+exported bundle recorded for test_keras_applications.py.
 
     python make_applications.py OUT [NAME...]        (KILN_FULL_APPS=0: without the heavy ones)
 

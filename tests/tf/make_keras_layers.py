@@ -1,6 +1,6 @@
-"""Issue 9, "Keras, every layer": one tiny model per keras.layers class that has inference
+"""Every Keras layer: one tiny model per keras.layers class that has inference
 behaviour, exported by Keras 3 (`model.export`) with TensorFlow 2.21, and TensorFlow's outputs
-of the exported bundle recorded for the tests (test_issue9_keras_layers.py).
+of the exported bundle recorded for the tests (test_keras_layers.py).
 
     python make_keras_layers.py OUT [CASE...]
 

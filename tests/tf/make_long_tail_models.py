@@ -5,7 +5,7 @@ fixed op list left out. TensorFlow's outputs are recorded for test_long_tail_mod
     python make_long_tail_models.py OUT [NAME...]
 
 MODELS says, per model, the tolerance its outputs are held to: "float32" (1e-4 relative, as
-the issue-9 models), "float16" or "bfloat16" (the policy's compute type: TF and kiln round
+the generated models), "float16" or "bfloat16" (the policy's compute type: TF and kiln round
 intermediate results to it in different places, so they agree to a few units of its last
 place, relative to the output's largest magnitude).
 """

@@ -31,8 +31,8 @@ TF_CLI = Path(sys.executable).parent / "saved_model_cli"
 RTOL = 1e-5
 ATOL = 1e-6
 
-# The issue-9 models (tests/tf/test_issue9_*.py: Keras layers, Keras Applications, the issue's
-# architectures) are compared within 1e-4 relative, as the issue asks: they are deeper, and
+# The generated models (tests/tf/test_keras_layers.py, test_keras_applications.py,
+# test_deployed_models.py) are compared within 1e-4 relative: they are deeper, and
 # TensorFlow computes them with oneDNN, whose summation order differs from ours. The absolute
 # floor scales with the tensor (1e-5 of its largest magnitude): an element that cancels to near
 # 0 in a long sum carries the rounding of the sum's terms, not of its own size.
@@ -187,7 +187,7 @@ def assert_outputs(ours, theirs, what):
 
 
 def assert_close_model(ours, theirs, what):
-    """The issue-9 comparison: floats within MODEL_RTOL, the absolute floor MODEL_ATOL_OF_MAX
+    """The generated models' comparison: floats within MODEL_RTOL, the absolute floor MODEL_ATOL_OF_MAX
     of the tensor's largest magnitude (at least ATOL); everything else exactly."""
     theirs_a = np.asarray(theirs)
     atol = ATOL

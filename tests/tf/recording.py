@@ -1,5 +1,5 @@
-"""Shared by the issue-9 generators (make_keras_layers.py, make_applications.py,
-make_issue9_models.py): deterministic inputs and weights, exporting, and recording what
+"""Shared by the model generators (make_keras_layers.py, make_applications.py,
+make_deployed_models.py): deterministic inputs and weights, exporting, and recording what
 TensorFlow computes with the bundle it wrote.
 
 A generator writes, for each model NAME under OUT:
@@ -173,7 +173,7 @@ def read_manifest(out):
 
 def load_or_make(out, make_all, generator_file, names):
     """The manifest in OUT when the same generator source wrote every model in `names` there
-    (set KILN_ISSUE9_MODELS=DIR to keep generated models between runs); else generates."""
+    (set KILN_MODELS_DIR=DIR to keep generated models between runs); else generates."""
     path = os.path.join(out, "manifest.json")
     if os.path.exists(path):
         m = read_manifest(out)

@@ -1,4 +1,4 @@
-"""The array, indexing, scatter, sparse, ragged, tensor-list and Case ops (issue 9) against
+"""The array, indexing, scatter, sparse, ragged, tensor-list and Case ops against
 real TensorFlow: one small module whose tf.functions use them the way models do is saved by
 TensorFlow, run by TensorFlow and by our loader on the same inputs, and compared. The saved
 graph must contain every op listed in EXPECTED_OPS, so the comparison really covers them."""

@@ -1,5 +1,5 @@
 """Issue 12: every signature and restored method of every bundle our samples write and
-TensorFlow writes (tests/tf/make_tf_models.py, the issue-9 architectures and Keras
+TensorFlow writes (tests/tf/make_tf_models.py, the deployed-model architectures and Keras
 Applications, the shared TF-written fixtures) gives the same outputs with and without its
 serving plan (`savedmodel-cli compile`). Outputs are compared bit for bit (NaNs equal): a plan
 changes how a bundle is loaded, never what it computes. Where the plan is self-contained, the
@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import make_applications
-import make_issue9_models
+import make_deployed_models
 import make_tf_models
 import oracle
 
@@ -127,13 +127,13 @@ def test_tf_models_same_with_plan(tf_models, name, tmp_path):
     _check(root / entry["dir"], root / entry["data"], entry, tmp_path, name)
 
 
-@pytest.mark.parametrize("name", sorted(make_issue9_models.MODELS))
-def test_issue9_models_same_with_plan(issue9_models, name, tmp_path):
-    root, manifest = issue9_models
+@pytest.mark.parametrize("name", sorted(make_deployed_models.MODELS))
+def test_deployed_models_same_with_plan(deployed_models, name, tmp_path):
+    root, manifest = deployed_models
     entry = manifest["models"][name]
     assert entry["error"] is None, entry["error"]
     entry = {**entry, "signatures": {k: v for k, v in entry["signatures"].items()
-                                     if k in make_issue9_models.MODELS[name][1]}}
+                                     if k in make_deployed_models.MODELS[name][1]}}
     _check(Path(root) / entry["dir"], Path(root) / entry["data"], entry, tmp_path, name)
 
 

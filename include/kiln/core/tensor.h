@@ -125,20 +125,38 @@ class Tensor {
   // Bytes of the element storage (for POD dtypes: NumElements() * DTypeSize(dtype)).
   size_t ByteSize() const { return buffer_ ? buffer_->bytes() : 0; }
 
-  void* raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
+  // Element access is const-correct: a `const Tensor&` (every kernel input) reads through
+  // `const T*`, so a weight mapped read-only from a bundle or plan cannot be written through
+  // an input. Writing needs a non-const Tensor: an output, or a tensor the caller owns.
+  const void* raw_data() const { return buffer_ ? buffer_->data() : nullptr; }
+  void* raw_data() { return buffer_ ? buffer_->data() : nullptr; }
   // The buffer itself (the executor binds caller-provided output buffers with it).
   const std::shared_ptr<TensorBuffer>& buffer() const { return buffer_; }
   template <typename T>
-  T* data() const {
+  const T* data() const {
+    KILN_DCHECK(kDTypeOf<T> == dtype_);
+    return static_cast<const T*>(raw_data());
+  }
+  template <typename T>
+  T* data() {
     KILN_DCHECK(kDTypeOf<T> == dtype_);
     return static_cast<T*>(raw_data());
   }
   template <typename T>
-  std::span<T> flat() const {
+  std::span<const T> flat() const {
     return {data<T>(), static_cast<size_t>(NumElements())};
   }
   template <typename T>
-  T& scalar() const {
+  std::span<T> flat() {
+    return {data<T>(), static_cast<size_t>(NumElements())};
+  }
+  template <typename T>
+  const T& scalar() const {
+    KILN_DCHECK(NumElements() == 1);
+    return data<T>()[0];
+  }
+  template <typename T>
+  T& scalar() {
     KILN_DCHECK(NumElements() == 1);
     return data<T>()[0];
   }

@@ -33,27 +33,23 @@ class PlanModel {
                                                  const LoadOptions& options = {});
   ~PlanModel();
 
-  const std::filesystem::path& dir() const { return dir_; }
-  std::vector<std::string> SignatureNames() const;
+  const std::filesystem::path& dir() const { return core_.dir; }
+  std::vector<std::string> SignatureNames() const { return core_.SignatureNames(); }
   // NotFound naming the signature and listing the available ones.
-  Result<const Signature*> GetSignature(std::string_view name) const;
-  std::vector<std::string> FunctionNames() const;
-  Result<const RestoredFunction*> GetFunction(std::string_view name) const;
-  std::span<const RestoredVariable> variables() const { return variables_; }
+  Result<const Signature*> GetSignature(std::string_view name) const {
+    return core_.GetSignature(name);
+  }
+  std::vector<std::string> FunctionNames() const { return core_.FunctionNames(); }
+  Result<const RestoredFunction*> GetFunction(std::string_view name) const {
+    return core_.GetFunction(name);
+  }
+  std::span<const RestoredVariable> variables() const { return core_.variables; }
   // Functions prepared from the plan's graphs.
   int functions_from_plan() const { return functions_from_plan_; }
 
  private:
-  friend class PlanModelLoader;
-  friend class SavedModelLoader;  // takes the parts when SavedModel::Load uses a plan
   PlanModel();
-  std::filesystem::path dir_;
-  std::unique_ptr<ThreadPool> threads_;  // null when a SavedModel lends its own
-  std::unique_ptr<ResourceManager> resources_;
-  std::unique_ptr<FunctionLibrary> library_;
-  std::map<std::string, Signature, std::less<>> signatures_;
-  std::map<std::string, RestoredFunction, std::less<>> functions_;
-  std::vector<RestoredVariable> variables_;
+  LoadedModel core_;
   int functions_from_plan_ = 0;
 };
 

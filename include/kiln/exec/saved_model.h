@@ -175,6 +175,33 @@ struct RestoredVariable {
   bool trainable = true;
 };
 
+// What a loaded model is, however it was loaded: SavedModel (from saved_model.pb or from its
+// serving plan) and PlanModel (the plan alone) each hold one, filled by their loaders and read
+// through the owning model's accessors. A load that falls back from the plan to the protobuf
+// clears it (Clear) and fills it again.
+struct LoadedModel {
+  std::filesystem::path dir;
+  std::unique_ptr<ThreadPool> threads;
+  std::unique_ptr<ResourceManager> resources;
+  std::unique_ptr<FunctionLibrary> library;
+  std::map<std::string, Signature, std::less<>> signatures;
+  std::map<std::string, RestoredFunction, std::less<>> functions;
+  std::vector<RestoredVariable> variables;
+
+  LoadedModel();
+  ~LoadedModel();
+  LoadedModel(LoadedModel&&) noexcept;
+  LoadedModel& operator=(LoadedModel&&) noexcept;
+
+  std::vector<std::string> SignatureNames() const;
+  // NotFound naming the signature and listing the available ones.
+  Result<const Signature*> GetSignature(std::string_view name) const;
+  std::vector<std::string> FunctionNames() const;
+  Result<const RestoredFunction*> GetFunction(std::string_view name) const;
+  // Drops what was loaded (resources, functions, signatures, variables); keeps dir and threads.
+  void Clear();
+};
+
 class SavedModel {
  public:
   // Reads, validates and prepares everything; errors name the file and the thing at fault.
@@ -188,7 +215,7 @@ class SavedModel {
       const LoadOptions& options = {});
   ~SavedModel();
 
-  const std::filesystem::path& dir() const { return dir_; }
+  const std::filesystem::path& dir() const { return core_.dir; }
   // A model loaded from its serving plan alone has not read saved_model.pb: the first call of
   // either reads it (an empty proto if that fails, which a fresh plan rules out).
   const tensorflow::SavedModel& proto() const;
@@ -196,14 +223,18 @@ class SavedModel {
   // Whether the load used the plan's model section and did not read saved_model.pb.
   bool loaded_from_plan() const { return loaded_from_plan_; }
 
-  std::vector<std::string> SignatureNames() const;
+  std::vector<std::string> SignatureNames() const { return core_.SignatureNames(); }
   // NotFound naming the signature and listing the available ones.
-  Result<const Signature*> GetSignature(std::string_view name) const;
+  Result<const Signature*> GetSignature(std::string_view name) const {
+    return core_.GetSignature(name);
+  }
 
-  std::vector<std::string> FunctionNames() const;
-  Result<const RestoredFunction*> GetFunction(std::string_view name) const;
+  std::vector<std::string> FunctionNames() const { return core_.FunctionNames(); }
+  Result<const RestoredFunction*> GetFunction(std::string_view name) const {
+    return core_.GetFunction(name);
+  }
 
-  std::span<const RestoredVariable> variables() const { return variables_; }
+  std::span<const RestoredVariable> variables() const { return core_.variables; }
   const PlanStatus& plan_status() const { return plan_status_; }
 
   // Writes the model's current variables as a checkpoint at `prefix` (files prefix.index and
@@ -214,23 +245,18 @@ class SavedModel {
  private:
   friend class SavedModelLoader;
   SavedModel();
-  std::filesystem::path dir_;
   mutable std::unique_ptr<tensorflow::SavedModel> proto_;
   mutable const tensorflow::MetaGraphDef* meta_graph_ = nullptr;
   mutable std::once_flag proto_once_;
   std::vector<std::string> tags_;
-  std::unique_ptr<ThreadPool> threads_;
-  std::unique_ptr<ResourceManager> resources_;
-  std::unique_ptr<FunctionLibrary> library_;
-  std::map<std::string, Signature, std::less<>> signatures_;
-  std::map<std::string, RestoredFunction, std::less<>> functions_;
-  std::vector<RestoredVariable> variables_;
+  // After the proto: the prepared functions refer to its FunctionDefs.
+  LoadedModel core_;
   PlanStatus plan_status_;
   bool loaded_from_plan_ = false;  // the plan's model section: saved_model.pb was not read
   // What a load with LoadOptions::keep_graphs learnt for the serving plan writer.
   friend class PlanWriter;
   struct CaptureSource {
-    int variable = -1;  // index into variables_
+    int variable = -1;  // index into core_.variables
     Tensor constant;
     std::string asset;  // file name under assets/
   };
@@ -238,7 +264,7 @@ class SavedModel {
     bool self_contained = true;      // no resources but variables, constants and assets
     std::string not_self_contained;  // why not
     bool variables_frozen = false;
-    std::vector<std::string> checkpoint_keys;  // per variables_
+    std::vector<std::string> checkpoint_keys;  // per core_.variables
     std::map<std::string, std::vector<CaptureSource>, std::less<>> signature_captures;
     std::map<std::string, std::vector<std::vector<CaptureSource>>, std::less<>> method_captures;
   };

@@ -1,4 +1,4 @@
-"""Issue 9, "Keras Applications, random weights": each application of make_applications
+"""Keras Applications with random weights: each application of make_applications
 (weights=None, smallest input, exported by `model.export`) runs on our runtime through
 `savedmodel-cli run` with TensorFlow's logits within 1e-4 relative. KILN_FULL_APPS=0 leaves
 out the heavy ones (DenseNet121, NASNetMobile) for a quicker local run."""

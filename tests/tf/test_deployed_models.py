@@ -1,5 +1,5 @@
-"""Issue 9's first paragraph: the architectures and SavedModel kinds a new user tries
-(make_issue9_models.MODELS) run on our runtime with TensorFlow's outputs: signatures through
+"""The deployed-model suite: the architectures and SavedModel kinds a new user tries
+(make_deployed_models.MODELS) run on our runtime with TensorFlow's outputs: signatures through
 `savedmodel-cli run` (string inputs as .npy files and as literals), restored methods by name
 through kiln_call, the train step over several calls on one load (losses and every variable
 after each call), TF1 bundles (ours written with SavedModelBuilder, TensorFlow Serving's
@@ -9,7 +9,7 @@ import os
 import numpy as np
 import pytest
 
-import make_issue9_models as g
+import make_deployed_models as g
 import oracle
 
 SIGNATURES = [(m, s) for m, (_, sigs, _) in g.MODELS.items() for s in sigs]
@@ -24,8 +24,8 @@ def _entry(models, name):
 
 
 @pytest.mark.parametrize("name,signature", SIGNATURES)
-def test_signature_gives_tf_outputs(issue9_models, name, signature, tmp_path):
-    d, data, entry = _entry(issue9_models, name)
+def test_signature_gives_tf_outputs(deployed_models, name, signature, tmp_path):
+    d, data, entry = _entry(deployed_models, name)
     spec = entry["signatures"][signature]
     inputs = {k: os.path.join(data, f) for k, f in spec["inputs"].items()}
     theirs = {k: oracle.load_value(os.path.join(data, f)) for k, f in spec["outputs"].items()}
@@ -34,8 +34,8 @@ def test_signature_gives_tf_outputs(issue9_models, name, signature, tmp_path):
 
 
 @pytest.mark.parametrize("name,method", METHODS)
-def test_restored_method_gives_tf_outputs(issue9_models, name, method, tmp_path):
-    d, data, entry = _entry(issue9_models, name)
+def test_restored_method_gives_tf_outputs(deployed_models, name, method, tmp_path):
+    d, data, entry = _entry(deployed_models, name)
     spec = entry["methods"][method]
     assert method in oracle.kiln_functions(d), f"{name}: no restored function {method!r}"
     mine = oracle.kiln_call_function(d, method, [os.path.join(data, f) for f in spec["inputs"]],
@@ -60,9 +60,9 @@ def _tf_signature(d, signature, feed):
     return {k: np.asarray(v.numpy()) for k, v in out.items()}
 
 
-def test_string_literals_in_savedmodel_cli_run(issue9_models, tmp_path):
+def test_string_literals_in_savedmodel_cli_run(deployed_models, tmp_path):
     """A user types the strings: a scalar and a list literal, as saved_model_cli takes them."""
-    d, _, _ = _entry(issue9_models, "lookup_preprocessing")
+    d, _, _ = _entry(deployed_models, "lookup_preprocessing")
     mine = _kiln_run_exprs(d, "lookup_one", 'word="Cherry"', tmp_path / "one")
     theirs = _tf_signature(d, "lookup_one", {"word": np.array(b"Cherry", dtype=object)})
     oracle.assert_model_outputs(mine, theirs, "lookup_one fed word=\"Cherry\"")
@@ -72,10 +72,10 @@ def test_string_literals_in_savedmodel_cli_run(issue9_models, tmp_path):
     oracle.assert_model_outputs(mine, theirs, "lookup fed a list literal")
 
 
-def test_train_step_updates_variables_like_tf(issue9_models, tmp_path):
+def test_train_step_updates_variables_like_tf(deployed_models, tmp_path):
     """train_step (GradientTape + keras Adam) called TRAIN_CALLS times on one load: the loss of
     each call and every variable after it equal TensorFlow's doing the same on a fresh load."""
-    d, data, entry = _entry(issue9_models, "train_step")
+    d, data, entry = _entry(deployed_models, "train_step")
     calls = entry["train_step_calls"]
     inputs = [f"{k}={os.path.join(data, f)}" for c in calls for k, f in sorted(c["inputs"].items())]
     oracle.run([oracle.KILN_CALL, d, "calls", "signature", "train_step", len(calls),
@@ -97,9 +97,9 @@ def test_train_step_updates_variables_like_tf(issue9_models, tmp_path):
 
 
 @pytest.mark.parametrize("name", ["half_plus_two_v1", "half_plus_two_v2"])
-def test_half_plus_two_serving_example(issue9_models, name, tmp_path):
+def test_half_plus_two_serving_example(deployed_models, name, tmp_path):
     """TensorFlow Serving's canonical example: x = [1, 2, 5] gives y = [2.5, 3, 4.5]."""
-    d, data, entry = _entry(issue9_models, name)
+    d, data, entry = _entry(deployed_models, name)
     mine = _kiln_run_exprs(d, "serving_default", "x=[1, 2, 5]", tmp_path / "out")
     oracle.assert_outputs(mine, {"y": np.array([2.5, 3.0, 4.5], np.float32)}, name)
     theirs = oracle.load_value(os.path.join(data, entry["signatures"]["serving_default"]

@@ -1,4 +1,4 @@
-"""Issue 9, "Keras, every layer": every case of make_keras_layers.CASES (one tiny model per
+"""Every Keras layer: every case of make_keras_layers.CASES (one tiny model per
 keras.layers class with inference behaviour, exported by Keras 3 with `model.export`) runs on
 our runtime through `savedmodel-cli run` with TensorFlow's outputs (floats 1e-4 relative,
 everything else exactly). KNOWN_GAPS lists the cases that need ops outside the runtime, with

@@ -1,8 +1,8 @@
-"""Issue 9's first paragraph, as a new user would try it: common architectures and SavedModel
+"""The models a new user deploys first: common architectures and SavedModel
 kinds written by TensorFlow 2.21 / Keras 3, with TensorFlow's outputs recorded for
-test_issue9_models.py.
+test_deployed_models.py.
 
-    python make_issue9_models.py OUT [NAME...]
+    python make_deployed_models.py OUT [NAME...]
 
 MODELS says, per model, how it is written and what the tests run: the signatures (fed the
 recorded inputs through `savedmodel-cli run`) and the restored methods (called by name through
