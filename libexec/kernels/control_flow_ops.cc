@@ -9,6 +9,7 @@
 #include "kernels/control_flow_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/recurrent_loop.h"
 #include "kiln/exec/executor.h"
 
 namespace kiln::exec {
@@ -227,6 +228,8 @@ Status ComputeIf(const KernelContext& ctx) {
 struct WhileState : OpState {
   PreparedPtr cond_fn;
   PreparedPtr body_fn;
+  // Set when the loop is a recognised recurrent layer (recurrent_loop.h).
+  std::shared_ptr<const RecurrentLoop> recurrent;
 };
 
 Status PrepareWhile(PrepareContext& ctx) {
@@ -269,6 +272,10 @@ Status PrepareWhile(PrepareContext& ctx) {
   // The final values are the inputs or a body's outputs; the relaxed specs cover both.
   std::vector<TensorSpec> outs = loop;
   KILN_RETURN_IF_ERROR(ApplyOutputShapes(ctx, &outs));
+#ifndef KILN_NO_PROTOBUF
+  // A first look at the graph only wants the specs.
+  if (!ctx.analysis_only) state->recurrent = MatchRecurrentLoop(ctx);
+#endif
   ctx.outputs = std::move(outs);
   ctx.state = std::move(state);
   return OkStatus();
@@ -276,6 +283,13 @@ Status PrepareWhile(PrepareContext& ctx) {
 
 Status ComputeWhile(const KernelContext& ctx) {
   const auto& st = ctx.state<WhileState>();
+#ifndef KILN_NO_PROTOBUF
+  if (st.recurrent != nullptr) {
+    bool ran = false;
+    KILN_RETURN_IF_ERROR(RunRecurrentLoop(*st.recurrent, ctx, &ran));
+    if (ran) return OkStatus();
+  }
+#endif
   std::vector<Tensor> vars;
   vars.reserve(ctx.num_inputs());
   for (int i = 0; i < ctx.num_inputs(); ++i) vars.push_back(ctx.input(i));

@@ -1,0 +1,903 @@
+// The fused recurrent loop (recurrent_loop.h). The forms recognised are what Keras 3 exports
+// (float32). The LSTM:
+//   cond: LogicalAnd(Less(counter, limit), Less(time, T))        (either order)
+//   body: x = TensorListGetItem(xs, time)
+//         z = BiasAdd(MatMul(x, ReadVariableOp(kernel)) + MatMul(h, ReadVariableOp(recurrent)),
+//                     ReadVariableOp(bias));  i, f, g, o = Split(1, z, num_split=4)
+//         c' = sigmoid(f) * c + sigmoid(i) * tanh(g);  h' = sigmoid(o) * tanh(c')
+//         out' = TensorListSetItem(out, time or a constant index, h')
+//         returns counter + 1, limit, time + 1, out', h', c', and xs and the weights unchanged
+// The GRU (reset_after=True) and the SimpleRNN (tanh or relu) differ in the cell only (MatchGru,
+// MatchSimple). With a mask, each new state and the list's value are SelectV2(Tile(mask_t), new,
+// old), and the last output is one more loop variable. Identity nodes anywhere on the way are
+// looked through; operands of +, * may come in either order. Every node of both functions must
+// be part of the form, so a body that does anything more (prints, writes a variable) is never
+// taken for one.
+#include "kernels/recurrent_loop.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/onednn.h"
+#include "kernels/tensor_list.h"
+#include "kernels/variable_util.h"
+#include "kernels/vector_math.h"
+#include "kiln/core/proto_convert.h"
+#include "kiln/exec/executor.h"
+#include "tensorflow/framework.pb.h"
+
+namespace kiln::exec {
+
+// Columns [begin, end) of dim 1 that a StridedSlice takes (Python's x[:, begin:end]); a
+// negative bound counts from the end, `*_full` is the mask bit (the bound left out).
+struct ColumnSlice {
+  int64_t begin = 0, end = 0;
+  bool begin_full = false, end_full = false;
+  // Whether it is [first, last) of a row of `width` columns.
+  bool Is(int64_t first, int64_t last, int64_t width) const {
+    auto at = [&](int64_t v, bool full, int64_t dflt) {
+      if (full) return dflt;
+      return std::clamp<int64_t>(v < 0 ? v + width : v, 0, width);
+    };
+    return at(begin, begin_full, 0) == first && at(end, end_full, width) == last;
+  }
+};
+
+// Loop-variable indices of the parts of the form.
+struct RecurrentLoop {
+  enum class Cell { kLstm, kGru, kSimple };
+  Cell cell = Cell::kLstm;
+  int counter = -1, limit = -1, time = -1, out = -1, h = -1, c = -1;
+  int xs = -1, kernel = -1, recurrent = -1, bias = -1;
+  int64_t max_time = 0;       // the cond's bound on `time`
+  bool write_at_time = true;  // out[time] = h' (return_sequences); else out[write_index] = h'
+  int64_t write_index = 0;
+  ColumnSlice gru_slices[3];  // the GRU's z, r and h columns of h recurrent
+  bool simple_relu = false;   // SimpleRNN's activation: relu, else tanh
+  // A masked layer (Keras's mask, e.g. from Embedding(mask_zero=True)): a step where a row's
+  // mask is false keeps that row's states and repeats its previous output (`prev_out`).
+  int mask = -1;      // the list of [batch, 1] bool masks
+  int prev_out = -1;  // the output of the last step (what the list gets)
+  // What a masked row outputs: prev_out (the previous output, repeated) or an unchanged
+  // variable (Keras's zeros when it returns sequences).
+  int masked_output = -1;
+  int64_t mask_tile = 0;  // the Tile's width, which must be the units
+};
+
+namespace {
+
+// One function's graph, for matching: nodes by name, args by name, and the nodes matched.
+class FunctionView {
+ public:
+  explicit FunctionView(const tensorflow::FunctionDef& f) : f_(f) {
+    for (int i = 0; i < f.signature().input_arg_size(); ++i)
+      args_[f.signature().input_arg(i).name()] = i;
+    for (const auto& n : f.node_def()) nodes_[n.name()] = &n;
+  }
+
+  // What an input reference ("node:out:0" or an arg name) names, through Identity nodes.
+  struct Ref {
+    const tensorflow::NodeDef* node = nullptr;  // null: an arg
+    int arg = -1;
+    int index = 0;  // output index within the node's output arg
+  };
+  std::optional<Ref> Resolve(std::string_view input) {
+    for (;;) {
+      const size_t colon = input.find(':');
+      if (colon == std::string_view::npos) {
+        auto a = args_.find(std::string(input));
+        if (a == args_.end()) return std::nullopt;
+        return Ref{nullptr, a->second, 0};
+      }
+      auto n = nodes_.find(std::string(input.substr(0, colon)));
+      if (n == nodes_.end()) return std::nullopt;
+      const size_t last = input.rfind(':');
+      const int index = std::atoi(std::string(input.substr(last + 1)).c_str());
+      const tensorflow::NodeDef* node = n->second;
+      Use(node);
+      if (node->op() == "Identity" && node->input_size() >= 1) {
+        input = node->input(0);
+        continue;
+      }
+      return Ref{node, -1, index};
+    }
+  }
+  // The node behind data input `i` of `node` when it is an `op` node.
+  const tensorflow::NodeDef* Input(const tensorflow::NodeDef& node, int i, std::string_view op,
+                                   int* index = nullptr) {
+    if (i >= node.input_size()) return nullptr;
+    auto r = Resolve(node.input(i));
+    if (!r || r->node == nullptr || r->node->op() != op) return nullptr;
+    if (index != nullptr) *index = r->index;
+    return r->node;
+  }
+  // The arg behind data input `i` of `node`, or -1.
+  int InputArg(const tensorflow::NodeDef& node, int i) {
+    if (i >= node.input_size()) return -1;
+    auto r = Resolve(node.input(i));
+    return r && r->node == nullptr ? r->arg : -1;
+  }
+  // The scalar integer Const behind data input `i`.
+  std::optional<int64_t> InputInt(const tensorflow::NodeDef& node, int i) {
+    const tensorflow::NodeDef* k = Input(node, i, "Const");
+    if (k == nullptr) return std::nullopt;
+    auto it = k->attr().find("value");
+    if (it == k->attr().end()) return std::nullopt;
+    auto t = TensorFromProto(it->second.tensor());
+    if (!t.ok() || t->NumElements() != 1) return std::nullopt;
+    if (t->dtype() == DType::kInt32) return t->data<int32_t>()[0];
+    if (t->dtype() == DType::kInt64) return t->data<int64_t>()[0];
+    return std::nullopt;
+  }
+  // The scalar float Const behind data input `i`.
+  std::optional<float> InputFloat(const tensorflow::NodeDef& node, int i) {
+    const tensorflow::NodeDef* k = Input(node, i, "Const");
+    if (k == nullptr) return std::nullopt;
+    auto it = k->attr().find("value");
+    if (it == k->attr().end()) return std::nullopt;
+    auto t = TensorFromProto(it->second.tensor());
+    if (!t.ok() || t->NumElements() != 1 || t->dtype() != DType::kFloat) return std::nullopt;
+    return t->data<float>()[0];
+  }
+  // The int vector Const behind data input `i`.
+  std::optional<std::vector<int64_t>> InputInts(const tensorflow::NodeDef& node, int i) {
+    const tensorflow::NodeDef* k = Input(node, i, "Const");
+    if (k == nullptr) return std::nullopt;
+    auto it = k->attr().find("value");
+    if (it == k->attr().end()) return std::nullopt;
+    auto t = TensorFromProto(it->second.tensor());
+    if (!t.ok() || t->rank() != 1) return std::nullopt;
+    std::vector<int64_t> v;
+    for (int64_t j = 0; j < t->NumElements(); ++j) {
+      if (t->dtype() == DType::kInt32)
+        v.push_back(t->data<int32_t>()[j]);
+      else if (t->dtype() == DType::kInt64)
+        v.push_back(t->data<int64_t>()[j]);
+      else
+        return std::nullopt;
+    }
+    return v;
+  }
+  // The function's output i.
+  std::optional<Ref> Output(int i) {
+    if (i >= f_.signature().output_arg_size()) return std::nullopt;
+    auto it = f_.ret().find(f_.signature().output_arg(i).name());
+    if (it == f_.ret().end()) return std::nullopt;
+    return Resolve(it->second);
+  }
+  void Use(const tensorflow::NodeDef* n) { used_.insert(n); }
+  // Every node is part of the match, a constant, or a NoOp.
+  bool AllUsed() const {
+    for (const auto& n : f_.node_def())
+      if (!used_.count(&n) && n.op() != "Const" && n.op() != "NoOp") return false;
+    return true;
+  }
+  int num_args() const { return f_.signature().input_arg_size(); }
+  int num_outputs() const { return f_.signature().output_arg_size(); }
+
+ private:
+  const tensorflow::FunctionDef& f_;
+  std::map<std::string, int, std::less<>> args_;
+  std::map<std::string, const tensorflow::NodeDef*, std::less<>> nodes_;
+  std::set<const tensorflow::NodeDef*> used_;
+};
+
+bool AttrIs(const tensorflow::NodeDef& n, const char* name, bool want) {
+  auto it = n.attr().find(name);
+  return it == n.attr().end() ? !want : it->second.b() == want;
+}
+
+bool FloatT(const tensorflow::NodeDef& n, const char* attr = "T") {
+  auto it = n.attr().find(attr);
+  return it != n.attr().end() && it->second.type() == tensorflow::DT_FLOAT;
+}
+
+// A binary op's operands in either order: match(0, 1), else match(1, 0).
+template <typename Match>
+bool EitherOrder(Match match) {
+  return match(0, 1) || match(1, 0);
+}
+
+// The arg read by a ReadVariableOp behind input i of n.
+int VariableArg(FunctionView& v, const tensorflow::NodeDef& n, int i) {
+  const tensorflow::NodeDef* r = v.Input(n, i, "ReadVariableOp");
+  if (r == nullptr || !FloatT(*r, "dtype")) return -1;
+  return v.InputArg(*r, 0);
+}
+
+// x + 1 where x is arg `i`.
+bool IsIncrement(FunctionView& v, const FunctionView::Ref& r, int i) {
+  if (r.node == nullptr || r.node->op() != "AddV2") return false;
+  return EitherOrder(
+      [&](int a, int b) { return v.InputArg(*r.node, a) == i && v.InputInt(*r.node, b) == 1; });
+}
+
+bool MatchCond(const tensorflow::FunctionDef& fdef, RecurrentLoop* loop) {
+  FunctionView v(fdef);
+  if (v.num_outputs() != 1) return false;
+  auto out = v.Output(0);
+  if (!out || out->node == nullptr || out->node->op() != "LogicalAnd") return false;
+  const tensorflow::NodeDef& conj = *out->node;
+  bool ok = EitherOrder([&](int a, int b) {
+    const tensorflow::NodeDef* count = v.Input(conj, a, "Less");
+    const tensorflow::NodeDef* time = v.Input(conj, b, "Less");
+    if (count == nullptr || time == nullptr) return false;
+    if (v.InputArg(*count, 0) != loop->counter || v.InputArg(*count, 1) != loop->limit)
+      return false;
+    auto bound = v.InputInt(*time, 1);
+    if (v.InputArg(*time, 0) != loop->time || !bound) return false;
+    loop->max_time = *bound;
+    return true;
+  });
+  return ok && v.AllUsed();
+}
+
+// The LSTM cell: h' and c' from the split gates, c and the Split node.
+bool MatchLstmCell(FunctionView& v, const tensorflow::NodeDef& h_new,
+                   const tensorflow::NodeDef& c_new, int c_arg, const tensorflow::NodeDef** split) {
+  // Sigmoid/Tanh of Split output `gate`, all from one Split.
+  auto gate = [&](const tensorflow::NodeDef& n, int i, const char* act, int want) {
+    const tensorflow::NodeDef* a = v.Input(n, i, act);
+    if (a == nullptr || !FloatT(*a)) return false;
+    int index = -1;
+    const tensorflow::NodeDef* s = v.Input(*a, 0, "Split", &index);
+    if (s == nullptr || index != want || (*split != nullptr && s != *split)) return false;
+    *split = s;
+    return true;
+  };
+  if (h_new.op() != "Mul" || !FloatT(h_new)) return false;
+  // h' = sigmoid(o) * tanh(c')
+  if (!EitherOrder([&](int a, int b) {
+        const tensorflow::NodeDef* t = v.Input(h_new, b, "Tanh");
+        return gate(h_new, a, "Sigmoid", 3) && t != nullptr && FloatT(*t) &&
+               v.Input(*t, 0, "AddV2") == &c_new;
+      }))
+    return false;
+  // c' = sigmoid(f) * c + sigmoid(i) * tanh(g)
+  if (c_new.op() != "AddV2" || !FloatT(c_new)) return false;
+  return EitherOrder([&](int a, int b) {
+    const tensorflow::NodeDef* keep = v.Input(c_new, a, "Mul");
+    const tensorflow::NodeDef* write = v.Input(c_new, b, "Mul");
+    if (keep == nullptr || write == nullptr || !FloatT(*keep) || !FloatT(*write)) return false;
+    const bool keep_ok = EitherOrder([&](int x, int y) {
+      return gate(*keep, x, "Sigmoid", 1) && v.InputArg(*keep, y) == c_arg;
+    });
+    const bool write_ok = EitherOrder(
+        [&](int x, int y) { return gate(*write, x, "Sigmoid", 0) && gate(*write, y, "Tanh", 2); });
+    return keep_ok && write_ok;
+  });
+}
+
+// z = BiasAdd(MatMul(x_t, kernel) + MatMul(h, recurrent), bias), x_t = xs[time].
+bool MatchProjection(FunctionView& v, const tensorflow::NodeDef& split, RecurrentLoop* loop) {
+  if (auto dim = v.InputInt(split, 0); !dim || (*dim != 1 && *dim != -1)) return false;
+  auto num = split.attr().find("num_split");
+  if (num == split.attr().end() || num->second.i() != 4 || !FloatT(split)) return false;
+  const tensorflow::NodeDef* biased = v.Input(split, 1, "BiasAdd");
+  if (biased == nullptr || !FloatT(*biased)) return false;
+  if (auto f = biased->attr().find("data_format");
+      f != biased->attr().end() && f->second.s() != "NHWC")
+    return false;
+  loop->bias = VariableArg(v, *biased, 1);
+  const tensorflow::NodeDef* sum = v.Input(*biased, 0, "AddV2");
+  if (loop->bias < 0 || sum == nullptr || !FloatT(*sum)) return false;
+  return EitherOrder([&](int a, int b) {
+    const tensorflow::NodeDef* xw = v.Input(*sum, a, "MatMul");
+    const tensorflow::NodeDef* hu = v.Input(*sum, b, "MatMul");
+    if (xw == nullptr || hu == nullptr) return false;
+    for (const tensorflow::NodeDef* m : {xw, hu})
+      if (!FloatT(*m) || !AttrIs(*m, "transpose_a", false) || !AttrIs(*m, "transpose_b", false))
+        return false;
+    const tensorflow::NodeDef* get = v.Input(*xw, 0, "TensorListGetItem");
+    if (get == nullptr || !FloatT(*get, "element_dtype")) return false;
+    loop->xs = v.InputArg(*get, 0);
+    if (v.InputArg(*get, 1) != loop->time || loop->xs < 0) return false;
+    loop->kernel = VariableArg(v, *xw, 1);
+    loop->recurrent = VariableArg(v, *hu, 1);
+    return loop->kernel >= 0 && loop->recurrent >= 0 && v.InputArg(*hu, 0) == loop->h;
+  });
+}
+
+// x[:, a:b] of a rank-2 tensor: dim 0 whole, dim 1 from the constants, stride 1.
+bool MatchColumnSlice(FunctionView& v, const tensorflow::NodeDef& n, ColumnSlice* slice) {
+  if (n.op() != "StridedSlice" || !FloatT(n)) return false;
+  auto mask = [&](const char* name) {
+    auto it = n.attr().find(name);
+    return it == n.attr().end() ? int64_t{0} : it->second.i();
+  };
+  if (mask("ellipsis_mask") != 0 || mask("new_axis_mask") != 0 || mask("shrink_axis_mask") != 0)
+    return false;
+  auto begin = v.InputInts(n, 1), end = v.InputInts(n, 2), strides = v.InputInts(n, 3);
+  if (!begin || !end || !strides || begin->size() != 2 || end->size() != 2 ||
+      *strides != std::vector<int64_t>{1, 1})
+    return false;
+  const int64_t bm = mask("begin_mask"), em = mask("end_mask");
+  // Dim 0 whole: left out, or from 0 with the end left out.
+  if (!((bm & 1) || (*begin)[0] == 0) || !(em & 1)) return false;
+  slice->begin = (*begin)[1];
+  slice->end = (*end)[1];
+  slice->begin_full = (bm & 2) != 0;
+  slice->end_full = (em & 2) != 0;
+  return true;
+}
+
+// Keras's GRU cell with reset_after=True:
+//   xz = BiasAdd(MatMul(x_t, kernel), b[0]); split into x_z, x_r, x_h (Split(1, xz, 3))
+//   hz = MatMul(h, recurrent) + b[1]; its columns h_z, h_r, h_h (three StridedSlices)
+//   z = sigmoid(x_z + h_z); r = sigmoid(x_r + h_r); hh = tanh(x_h + r * h_h)
+//   h' = z * h + (1 - z) * hh        with b = Split(0, bias, 2), each part Squeezed.
+bool MatchGru(FunctionView& v, const tensorflow::NodeDef& h_new, RecurrentLoop* loop) {
+  const tensorflow::NodeDef* x_split = nullptr;
+  const tensorflow::NodeDef* hz = nullptr;
+  const tensorflow::NodeDef* z_node = nullptr;
+  // x_k + h_k: Split output k plus the k-th column slice of hz.
+  auto gate_sum = [&](const tensorflow::NodeDef* sum, int k) {
+    if (sum == nullptr || sum->op() != "AddV2" || !FloatT(*sum)) return false;
+    return EitherOrder([&](int a, int b) {
+      int index = -1;
+      const tensorflow::NodeDef* s = v.Input(*sum, a, "Split", &index);
+      const tensorflow::NodeDef* sl = v.Input(*sum, b, "StridedSlice");
+      if (s == nullptr || index != k || (x_split != nullptr && s != x_split)) return false;
+      if (sl == nullptr || !MatchColumnSlice(v, *sl, &loop->gru_slices[k])) return false;
+      const tensorflow::NodeDef* src = v.Input(*sl, 0, "AddV2");
+      if (src == nullptr || (hz != nullptr && src != hz)) return false;
+      x_split = s;
+      hz = src;
+      return true;
+    });
+  };
+  auto sigmoid_of_gate = [&](const tensorflow::NodeDef& n, int i, int k) {
+    const tensorflow::NodeDef* sg = v.Input(n, i, "Sigmoid");
+    return sg != nullptr && FloatT(*sg) && gate_sum(v.Input(*sg, 0, "AddV2"), k) ? sg : nullptr;
+  };
+  if (h_new.op() != "AddV2" || !FloatT(h_new)) return false;
+  const bool cell_ok = EitherOrder([&](int a, int b) {
+    const tensorflow::NodeDef* keep = v.Input(h_new, a, "Mul");
+    const tensorflow::NodeDef* write = v.Input(h_new, b, "Mul");
+    if (keep == nullptr || write == nullptr || !FloatT(*keep) || !FloatT(*write)) return false;
+    // z * h
+    if (!EitherOrder([&](int x, int y) {
+          z_node = sigmoid_of_gate(*keep, x, 0);
+          return z_node != nullptr && v.InputArg(*keep, y) == loop->h;
+        }))
+      return false;
+    // (1 - z) * tanh(x_h + r * h_h)
+    return EitherOrder([&](int x, int y) {
+      const tensorflow::NodeDef* sub = v.Input(*write, x, "Sub");
+      const tensorflow::NodeDef* th = v.Input(*write, y, "Tanh");
+      if (sub == nullptr || th == nullptr || !FloatT(*sub) || !FloatT(*th)) return false;
+      if (v.InputFloat(*sub, 0) != 1.0f || v.Input(*sub, 1, "Sigmoid") != z_node) return false;
+      const tensorflow::NodeDef* cand = v.Input(*th, 0, "AddV2");
+      if (cand == nullptr || !FloatT(*cand)) return false;
+      return EitherOrder([&](int p, int q) {
+        int index = -1;
+        const tensorflow::NodeDef* s = v.Input(*cand, p, "Split", &index);
+        const tensorflow::NodeDef* reset = v.Input(*cand, q, "Mul");
+        if (s == nullptr || index != 2 || reset == nullptr || !FloatT(*reset)) return false;
+        return EitherOrder([&](int e, int f) {
+          const tensorflow::NodeDef* sl = v.Input(*reset, f, "StridedSlice");
+          if (sigmoid_of_gate(*reset, e, 1) == nullptr || sl == nullptr) return false;
+          if (!MatchColumnSlice(v, *sl, &loop->gru_slices[2])) return false;
+          return v.Input(*sl, 0, "AddV2") == hz && s == x_split;
+        });
+      });
+    });
+  });
+  if (!cell_ok || x_split == nullptr || hz == nullptr) return false;
+  // The biases: Squeeze(Split(0, ReadVariableOp(bias), 2):k).
+  const tensorflow::NodeDef* bias_split = nullptr;
+  auto bias_part = [&](const tensorflow::NodeDef& n, int i, int k) {
+    const tensorflow::NodeDef* sq = v.Input(n, i, "Squeeze");
+    if (sq == nullptr || !FloatT(*sq)) return false;
+    int index = -1;
+    const tensorflow::NodeDef* s = v.Input(*sq, 0, "Split", &index);
+    if (s == nullptr || index != k || (bias_split != nullptr && s != bias_split)) return false;
+    auto num = s->attr().find("num_split");
+    if (num == s->attr().end() || num->second.i() != 2 || v.InputInt(*s, 0) != 0) return false;
+    bias_split = s;
+    loop->bias = VariableArg(v, *s, 1);
+    return loop->bias >= 0;
+  };
+  // hz = MatMul(h, recurrent) + b[1]
+  if (!FloatT(*hz) || !EitherOrder([&](int a, int b) {
+        const tensorflow::NodeDef* hu = v.Input(*hz, a, "MatMul");
+        if (hu == nullptr || !FloatT(*hu) || !AttrIs(*hu, "transpose_a", false) ||
+            !AttrIs(*hu, "transpose_b", false) || v.InputArg(*hu, 0) != loop->h)
+          return false;
+        loop->recurrent = VariableArg(v, *hu, 1);
+        return loop->recurrent >= 0 && bias_part(*hz, b, 1);
+      }))
+    return false;
+  // x_split = Split(1, BiasAdd(MatMul(xs[time], kernel), b[0]), 3)
+  auto num = x_split->attr().find("num_split");
+  if (num == x_split->attr().end() || num->second.i() != 3 || !FloatT(*x_split)) return false;
+  if (auto dim = v.InputInt(*x_split, 0); !dim || (*dim != 1 && *dim != -1)) return false;
+  const tensorflow::NodeDef* biased = v.Input(*x_split, 1, "BiasAdd");
+  if (biased == nullptr || !FloatT(*biased) || !bias_part(*biased, 1, 0)) return false;
+  if (auto f = biased->attr().find("data_format");
+      f != biased->attr().end() && f->second.s() != "NHWC")
+    return false;
+  const tensorflow::NodeDef* xw = v.Input(*biased, 0, "MatMul");
+  if (xw == nullptr || !FloatT(*xw) || !AttrIs(*xw, "transpose_a", false) ||
+      !AttrIs(*xw, "transpose_b", false))
+    return false;
+  loop->kernel = VariableArg(v, *xw, 1);
+  const tensorflow::NodeDef* get = v.Input(*xw, 0, "TensorListGetItem");
+  if (loop->kernel < 0 || get == nullptr || !FloatT(*get, "element_dtype")) return false;
+  loop->xs = v.InputArg(*get, 0);
+  return loop->xs >= 0 && v.InputArg(*get, 1) == loop->time;
+}
+
+// SelectV2(Tile(TensorListGetItem(mask, t), [1, w]), value, arg keep): a masked update.
+// Gives `value` and records the mask list, t's arg and w; *keep < 0 takes any arg (and sets it).
+std::optional<FunctionView::Ref> MaskedValue(FunctionView& v, const FunctionView::Ref& ref,
+                                             int* keep, RecurrentLoop* loop, int* time_arg) {
+  if (ref.node == nullptr || ref.node->op() != "SelectV2" || !FloatT(*ref.node) ||
+      ref.node->input_size() < 3)
+    return std::nullopt;
+  const int old = v.InputArg(*ref.node, 2);
+  if (old < 0 || (*keep >= 0 && old != *keep)) return std::nullopt;
+  *keep = old;
+  const tensorflow::NodeDef* tile = v.Input(*ref.node, 0, "Tile");
+  if (tile == nullptr) return std::nullopt;
+  auto multiples = v.InputInts(*tile, 1);
+  const tensorflow::NodeDef* get = v.Input(*tile, 0, "TensorListGetItem");
+  if (!multiples || multiples->size() != 2 || (*multiples)[0] != 1 || get == nullptr)
+    return std::nullopt;
+  auto dtype = get->attr().find("element_dtype");
+  if (dtype == get->attr().end() || dtype->second.type() != tensorflow::DT_BOOL)
+    return std::nullopt;
+  const int mask = v.InputArg(*get, 0), t = v.InputArg(*get, 1);
+  if (mask < 0 || t < 0 || (loop->mask >= 0 && (mask != loop->mask || t != *time_arg)) ||
+      (loop->mask_tile != 0 && loop->mask_tile != (*multiples)[1]))
+    return std::nullopt;
+  loop->mask = mask;
+  loop->mask_tile = (*multiples)[1];
+  *time_arg = t;
+  return v.Resolve(ref.node->input(1));
+}
+
+// Keras's SimpleRNN cell: h' = act(BiasAdd(MatMul(x_t, kernel), bias) + MatMul(h, recurrent))
+// with act tanh or relu.
+bool MatchSimple(FunctionView& v, const tensorflow::NodeDef& h_new, RecurrentLoop* loop) {
+  if ((h_new.op() != "Tanh" && h_new.op() != "Relu") || !FloatT(h_new)) return false;
+  loop->simple_relu = h_new.op() == "Relu";
+  const tensorflow::NodeDef* sum = v.Input(h_new, 0, "AddV2");
+  if (sum == nullptr || !FloatT(*sum)) return false;
+  return EitherOrder([&](int a, int b) {
+    const tensorflow::NodeDef* biased = v.Input(*sum, a, "BiasAdd");
+    const tensorflow::NodeDef* hu = v.Input(*sum, b, "MatMul");
+    if (biased == nullptr || hu == nullptr || !FloatT(*biased)) return false;
+    if (auto f = biased->attr().find("data_format");
+        f != biased->attr().end() && f->second.s() != "NHWC")
+      return false;
+    const tensorflow::NodeDef* xw = v.Input(*biased, 0, "MatMul");
+    if (xw == nullptr) return false;
+    for (const tensorflow::NodeDef* m : {xw, hu})
+      if (!FloatT(*m) || !AttrIs(*m, "transpose_a", false) || !AttrIs(*m, "transpose_b", false))
+        return false;
+    const tensorflow::NodeDef* get = v.Input(*xw, 0, "TensorListGetItem");
+    if (get == nullptr || !FloatT(*get, "element_dtype")) return false;
+    loop->xs = v.InputArg(*get, 0);
+    loop->kernel = VariableArg(v, *xw, 1);
+    loop->bias = VariableArg(v, *biased, 1);
+    loop->recurrent = VariableArg(v, *hu, 1);
+    return loop->xs >= 0 && v.InputArg(*get, 1) == loop->time && loop->kernel >= 0 &&
+           loop->bias >= 0 && loop->recurrent >= 0 && v.InputArg(*hu, 0) == loop->h;
+  });
+}
+
+bool MatchBody(const tensorflow::FunctionDef& fdef, RecurrentLoop* loop) {
+  FunctionView v(fdef);
+  const int n = v.num_args();
+  if (v.num_outputs() != n || n < 9) return false;
+  std::vector<FunctionView::Ref> outs(n);
+  std::vector<int> changed;
+  for (int i = 0; i < n; ++i) {
+    auto r = v.Output(i);
+    if (!r) return false;
+    outs[i] = *r;
+    if (!(r->node == nullptr && r->arg == i)) changed.push_back(i);
+  }
+  std::vector<int> increments;
+  const tensorflow::NodeDef* set_item = nullptr;
+  for (int i : changed) {
+    if (IsIncrement(v, outs[i], i)) {
+      increments.push_back(i);
+    } else if (outs[i].node != nullptr && outs[i].node->op() == "TensorListSetItem") {
+      if (set_item != nullptr || v.InputArg(*outs[i].node, 0) != i) return false;
+      set_item = outs[i].node;
+      loop->out = i;
+    }
+  }
+  if (increments.size() != 2 || set_item == nullptr || !FloatT(*set_item, "element_dtype"))
+    return false;
+  // h' is what the list gets; c' the other changed variable. With a mask, each state's update
+  // and the list's value are SelectV2s between the cell's value and the old one, and the
+  // output of the last step is one more loop variable.
+  auto written = v.Resolve(set_item->input_size() > 2 ? set_item->input(2) : "");
+  if (!written || written->node == nullptr) return false;
+  int mask_time = -1;
+  if (written->node->op() == "SelectV2") {
+    for (int i : changed)
+      if (outs[i].node == written->node) loop->prev_out = i;
+    auto value = MaskedValue(v, *written, &loop->masked_output, loop, &mask_time);
+    if (loop->prev_out < 0 || !value || value->node == nullptr) return false;
+    written = value;
+    if (loop->masked_output != loop->prev_out &&
+        std::find(changed.begin(), changed.end(), loop->masked_output) != changed.end())
+      return false;
+  }
+  std::vector<int> states;
+  for (int i : changed) {
+    if (i == loop->out || i == loop->prev_out || i == increments[0] || i == increments[1]) continue;
+    if (loop->mask >= 0) {
+      int keep = i;
+      auto value = MaskedValue(v, outs[i], &keep, loop, &mask_time);
+      if (!value) return false;
+      outs[i] = *value;
+    }
+    states.push_back(i);
+  }
+  // h (and c for an LSTM).
+  if (states.size() != 1 && states.size() != 2) return false;
+  loop->cell = states.size() == 2 ? RecurrentLoop::Cell::kLstm : RecurrentLoop::Cell::kGru;
+  for (int i : states) {
+    if (outs[i].node == written->node)
+      loop->h = i;
+    else
+      loop->c = i;
+  }
+  if (loop->h < 0) return false;
+  // Which increment is time: the one TensorListGetItem reads; try both.
+  if (loop->cell == RecurrentLoop::Cell::kLstm) {
+    if (loop->c < 0 || outs[loop->c].node == nullptr) return false;
+    const tensorflow::NodeDef* split = nullptr;
+    if (!MatchLstmCell(v, *written->node, *outs[loop->c].node, loop->c, &split)) return false;
+    for (int pick = 0; pick < 2; ++pick) {
+      loop->time = increments[pick];
+      loop->counter = increments[1 - pick];
+      if (MatchProjection(v, *split, loop)) break;
+      loop->time = -1;
+    }
+  } else {
+    const bool gru = written->node->op() == "AddV2";
+    loop->cell = gru ? RecurrentLoop::Cell::kGru : RecurrentLoop::Cell::kSimple;
+    for (int pick = 0; pick < 2; ++pick) {
+      loop->time = increments[pick];
+      loop->counter = increments[1 - pick];
+      if (gru ? MatchGru(v, *written->node, loop) : MatchSimple(v, *written->node, loop)) break;
+      loop->time = -1;
+    }
+  }
+  if (loop->time < 0 || (loop->mask >= 0 && mask_time != loop->time)) return false;
+  const int index_arg = v.InputArg(*set_item, 1);
+  if (index_arg == loop->time) {
+    loop->write_at_time = true;
+  } else if (auto k = v.InputInt(*set_item, 1)) {
+    loop->write_at_time = false;
+    loop->write_index = *k;
+  } else {
+    return false;
+  }
+  // The limit is the unchanged variable the cond compares the counter with (MatchCond); the
+  // list of inputs and the weights must be unchanged too.
+  for (int i : {loop->xs, loop->kernel, loop->recurrent, loop->bias, loop->mask})
+    if (std::find(changed.begin(), changed.end(), i) != changed.end()) return false;
+  return v.AllUsed();
+}
+
+// KILN_RECURRENT_FUSION: unset or 1 fuses, 0 does not, "log" fuses and says so on stderr.
+enum class FusionMode { kOn, kOff, kLog };
+FusionMode Mode() {
+  static const FusionMode mode = [] {
+    const char* e = std::getenv("KILN_RECURRENT_FUSION");
+    if (e == nullptr) return FusionMode::kOn;
+    if (std::string_view(e) == "0") return FusionMode::kOff;
+    return std::string_view(e) == "log" ? FusionMode::kLog : FusionMode::kOn;
+  }();
+  return mode;
+}
+
+bool ScalarInt(const Tensor& t, int64_t* v) {
+  if (t.rank() != 0) return false;
+  if (t.dtype() == DType::kInt32) {
+    *v = t.scalar<int32_t>();
+    return true;
+  }
+  if (t.dtype() == DType::kInt64) {
+    *v = t.scalar<int64_t>();
+    return true;
+  }
+  return false;
+}
+
+Tensor IntLike(const Tensor& like, int64_t v) {
+  return like.dtype() == DType::kInt32 ? Tensor::Scalar<int32_t>(static_cast<int32_t>(v))
+                                       : Tensor::Scalar<int64_t>(v);
+}
+
+// Whether t is a float matrix of shape [rows, cols] (cols < 0: any width).
+bool IsFloatMatrix(const Tensor& t, int64_t rows, int64_t cols) {
+  return t.dtype() == DType::kFloat && t.rank() == 2 && t.dim(0) == rows &&
+         (cols < 0 || t.dim(1) == cols);
+}
+
+// Multiply-adds of the recurrent product worth a thread of their own, and the rows of one
+// block of it.
+constexpr int64_t kMacsPerThread = 1 << 17;
+constexpr int64_t kRowBlock = 16;
+
+// One row of the LSTM cell: z holds the four gates' pre-activations (i, f, g, o) without the
+// bias; c is updated in place, h' written to h.
+void LstmCell(float* z, const float* bias, int64_t units, float* c, float* tanh_c, float* h) {
+  vmath::Binary(vmath::BinOp::kAdd, z, bias, z, 4 * units);
+  float* in = z;
+  float* forget = z + units;
+  float* cand = z + 2 * units;
+  float* out = z + 3 * units;
+  vmath::Sigmoid(in, in, units);
+  vmath::Sigmoid(forget, forget, units);
+  vmath::Tanh(cand, cand, units);
+  vmath::Sigmoid(out, out, units);
+  vmath::Binary(vmath::BinOp::kMul, forget, c, forget, units);  // sigmoid(f) * c
+  vmath::Binary(vmath::BinOp::kMul, in, cand, in, units);       // sigmoid(i) * tanh(g)
+  vmath::Binary(vmath::BinOp::kAdd, forget, in, c, units);      // c'
+  vmath::Tanh(c, tanh_c, units);
+  vmath::Binary(vmath::BinOp::kMul, out, tanh_c, h, units);  // h' = sigmoid(o) * tanh(c')
+}
+
+// One row of the GRU cell (reset_after): x = x_t kernel and hu = h recurrent, each [3 * units]
+// without bias; bias is [2, 3 * units] (input, then recurrent); tmp has room for 3 * units.
+// h is updated in place. The operations and their order are the graph's.
+void GruCell(const float* x, float* hu, const float* bias, int64_t units, float* tmp, float* h) {
+  const int64_t width = 3 * units;
+  float* xb = tmp;  // x + b[0]
+  vmath::Binary(vmath::BinOp::kAdd, x, bias, xb, width);
+  vmath::Binary(vmath::BinOp::kAdd, hu, bias + width, hu, width);  // hz = h U + b[1]
+  float* z = xb;
+  float* r = xb + units;
+  float* cand = xb + 2 * units;
+  vmath::Binary(vmath::BinOp::kAdd, z, hu, z, units);  // x_z + h_z
+  vmath::Sigmoid(z, z, units);
+  vmath::Binary(vmath::BinOp::kAdd, r, hu + units, r, units);  // x_r + h_r
+  vmath::Sigmoid(r, r, units);
+  vmath::Binary(vmath::BinOp::kMul, r, hu + 2 * units, r, units);  // r * h_h
+  vmath::Binary(vmath::BinOp::kAdd, cand, r, cand, units);         // x_h + r * h_h
+  vmath::Tanh(cand, cand, units);
+  float* keep = hu;  // z * h
+  vmath::Binary(vmath::BinOp::kMul, z, h, keep, units);
+  vmath::BinaryScalarLeft(vmath::BinOp::kSub, 1.0f, z, z, units);  // 1 - z
+  vmath::Binary(vmath::BinOp::kMul, z, cand, z, units);            // (1 - z) * hh
+  vmath::Binary(vmath::BinOp::kAdd, keep, z, h, units);
+}
+
+}  // namespace
+
+std::shared_ptr<const RecurrentLoop> MatchRecurrentLoop(const PrepareContext& ctx) {
+  if (Mode() == FusionMode::kOff || ctx.library == nullptr) return nullptr;
+  auto body_name = ctx.attrs.GetFunctionName("body");
+  auto cond_name = ctx.attrs.GetFunctionName("cond");
+  if (!body_name.ok() || !cond_name.ok()) return nullptr;
+  const tensorflow::FunctionDef* body = ctx.library->Find(*body_name);
+  const tensorflow::FunctionDef* cond = ctx.library->Find(*cond_name);
+  if (body == nullptr || cond == nullptr) return nullptr;
+  auto loop = std::make_shared<RecurrentLoop>();
+  if (!MatchBody(*body, loop.get())) return nullptr;
+  // The limit: the counter's bound in the cond, an unchanged variable.
+  for (int i = 0; i < body->signature().input_arg_size() && loop->limit < 0; ++i) {
+    RecurrentLoop trial = *loop;
+    trial.limit = i;
+    if (i != loop->counter && i != loop->time && MatchCond(*cond, &trial)) *loop = trial;
+  }
+  if (loop->limit < 0) return nullptr;
+  if (Mode() == FusionMode::kLog)
+    std::fprintf(stderr, "kiln: node '%.*s' (%.*s) runs as a fused %s loop\n",
+                 static_cast<int>(ctx.node_name.size()), ctx.node_name.data(),
+                 static_cast<int>(ctx.op.size()), ctx.op.data(),
+                 loop->cell == RecurrentLoop::Cell::kLstm  ? "LSTM"
+                 : loop->cell == RecurrentLoop::Cell::kGru ? "GRU"
+                                                           : "SimpleRNN");
+  return loop;
+}
+
+Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, bool* ran) {
+  *ran = false;
+  int64_t counter = 0, limit = 0, time = 0;
+  if (!ScalarInt(ctx.input(loop.counter), &counter) || !ScalarInt(ctx.input(loop.limit), &limit) ||
+      !ScalarInt(ctx.input(loop.time), &time))
+    return OkStatus();
+  const bool lstm = loop.cell == RecurrentLoop::Cell::kLstm;
+  const bool simple = loop.cell == RecurrentLoop::Cell::kSimple;
+  const Tensor& h0 = ctx.input(loop.h);
+  if (h0.dtype() != DType::kFloat || h0.rank() != 2) return OkStatus();
+  const Tensor& c0 = lstm ? ctx.input(loop.c) : h0;
+  if (c0.shape() != h0.shape() || c0.dtype() != DType::kFloat) return OkStatus();
+  const int64_t batch = h0.dim(0), units = h0.dim(1), gates = (lstm ? 4 : simple ? 1 : 3) * units;
+  if (batch == 0 || units == 0) return OkStatus();
+  auto read = [&](int i, Tensor* out) {
+    auto var = VariableFromHandle(ctx.input(i), "");
+    if (!var.ok()) return false;
+    auto value = (*var)->Read();
+    if (!value.ok()) return false;
+    *out = *value;
+    return true;
+  };
+  Tensor kernel, recurrent, bias;
+  if (!read(loop.kernel, &kernel) || !read(loop.recurrent, &recurrent) || !read(loop.bias, &bias))
+    return OkStatus();
+  if (kernel.dtype() != DType::kFloat || kernel.rank() != 2 || kernel.dim(1) != gates ||
+      !IsFloatMatrix(recurrent, units, gates) ||
+      !(lstm || simple ? bias.dtype() == DType::kFloat && bias.rank() == 1 && bias.dim(0) == gates
+                       : IsFloatMatrix(bias, 2, gates)))
+    return OkStatus();
+  if (loop.cell == RecurrentLoop::Cell::kGru)
+    for (int k = 0; k < 3; ++k)
+      if (!loop.gru_slices[k].Is(k * units, (k + 1) * units, gates)) return OkStatus();
+  const int64_t depth = kernel.dim(0);
+  auto xs = TensorList::From(ctx.input(loop.xs), "");
+  auto out = TensorList::From(ctx.input(loop.out), "");
+  if (!xs.ok() || !out.ok() || (*out)->element_dtype() != DType::kFloat) return OkStatus();
+  const int64_t steps = std::max<int64_t>(0, std::min(limit - counter, loop.max_time - time));
+  const TensorList* masks = nullptr;
+  const bool masked = loop.mask >= 0;
+  if (masked) {
+    auto m = TensorList::From(ctx.input(loop.mask), "");
+    for (int i : {loop.prev_out, loop.masked_output})
+      if (ctx.input(i).shape() != h0.shape() || ctx.input(i).dtype() != DType::kFloat)
+        return OkStatus();
+    if (!m.ok() || loop.mask_tile != units) return OkStatus();
+    masks = *m;
+  }
+  if (steps > 0) {
+    if (time < 0 || time + steps > (*xs)->size()) return OkStatus();
+    for (int64_t s = 0; s < steps; ++s)
+      if (!IsFloatMatrix((*xs)->tensors()[time + s], batch, depth)) return OkStatus();
+    if (masks != nullptr) {
+      if (time + steps > masks->size()) return OkStatus();
+      for (int64_t s = 0; s < steps; ++s) {
+        const Tensor& m = masks->tensors()[time + s];
+        if (m.dtype() != DType::kBool || m.rank() != 2 || m.dim(0) != batch || m.dim(1) != 1)
+          return OkStatus();
+      }
+    }
+    const int64_t last_write = loop.write_at_time ? time + steps - 1 : loop.write_index;
+    const int64_t first_write = loop.write_at_time ? time : loop.write_index;
+    if (first_write < 0 || last_write >= (*out)->size()) return OkStatus();
+  }
+
+  // Every step's input projection in one product: P = X kernel, X = [steps * batch, depth].
+  const size_t x_bytes = sizeof(float) * steps * batch * depth;
+  const size_t p_bytes = sizeof(float) * steps * batch * gates;
+  KILN_ASSIGN_OR_RETURN(void* xbuf,
+                        ctx.AllocateTemp(x_bytes + p_bytes + sizeof(float) * batch * 2 * gates +
+                                         (masked ? sizeof(float) * batch * 2 * units : 0)));
+  float* x = static_cast<float*>(xbuf);
+  float* proj = x + steps * batch * depth;
+  float* z = proj + steps * batch * gates;
+  float* work = z + batch * gates;     // per row: tanh(c') (LSTM) or h recurrent (GRU)
+  float* kept = work + batch * gates;  // masked rows' h and c, restored after the cell
+  for (int64_t s = 0; s < steps; ++s)
+    std::memcpy(x + s * batch * depth, (*xs)->tensors()[time + s].data<float>(),
+                sizeof(float) * batch * depth);
+  if (steps > 0)
+    KILN_RETURN_IF_ERROR(onednn::Sgemm(false, false, steps * batch, gates, depth, x, depth,
+                                       kernel.data<float>(), gates, 0.0f, proj, gates));
+
+  KILN_ASSIGN_OR_RETURN(Tensor * h_out, ctx.AllocateOutput(loop.h, DType::kFloat, h0.shape()));
+  float* h = h_out->data<float>();
+  std::memcpy(h, h0.data<float>(), sizeof(float) * batch * units);
+  float* c = nullptr;
+  if (lstm) {
+    KILN_ASSIGN_OR_RETURN(Tensor * c_out, ctx.AllocateOutput(loop.c, DType::kFloat, c0.shape()));
+    c = c_out->data<float>();
+    std::memcpy(c, c0.data<float>(), sizeof(float) * batch * units);
+  }
+  float* prev = nullptr;  // the last step's output (masked layers)
+  if (masked) {
+    KILN_ASSIGN_OR_RETURN(Tensor * p_out,
+                          ctx.AllocateOutput(loop.prev_out, DType::kFloat, h0.shape()));
+    prev = p_out->data<float>();
+    std::memcpy(prev, ctx.input(loop.prev_out).data<float>(), sizeof(float) * batch * units);
+  }
+  // A masked row's output: the previous one (nothing to do), or this variable's row.
+  const float* masked_out = masked && loop.masked_output != loop.prev_out
+                                ? ctx.input(loop.masked_output).data<float>()
+                                : nullptr;
+  std::vector<Tensor> items = (*out)->tensors();
+  const float* b = bias.data<float>();
+  for (int64_t s = 0; s < steps; ++s) {
+    // Rows are independent: blocks of kRowBlock rows each do their product and their gates on
+    // one thread (one parallel region per step; one block runs inline). The blocks do not
+    // depend on the thread count, so neither do the results.
+    std::mutex mu;
+    Status failed;
+    auto blocks = [&](int64_t first_block, int64_t last_block) {
+      for (int64_t blk = first_block; blk < last_block; ++blk) {
+        const int64_t first = blk * kRowBlock;
+        const int64_t n = std::min(kRowBlock, batch - first);
+        float* zr = z + first * gates;
+        const float* xr = proj + (s * batch + first) * gates;
+        Status st;
+        if (lstm) {
+          // z = x_t kernel + h recurrent, then + bias, as the graph adds them.
+          std::memcpy(zr, xr, sizeof(float) * n * gates);
+          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units,
+                             recurrent.data<float>(), gates, 1.0f, zr, gates);
+        } else if (simple) {
+          // z = (x_t kernel + bias) + h recurrent, as the graph adds them.
+          for (int64_t r = 0; r < n; ++r)
+            vmath::Binary(vmath::BinOp::kAdd, xr + r * gates, b, zr + r * gates, gates);
+          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units,
+                             recurrent.data<float>(), gates, 1.0f, zr, gates);
+        } else {
+          // The GRU keeps x_t kernel and h recurrent apart (the reset gate scales one part).
+          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units,
+                             recurrent.data<float>(), gates, 0.0f, work + first * gates, gates);
+        }
+        if (!st.ok()) {
+          std::lock_guard lock(mu);
+          failed = st;
+          return;
+        }
+        const bool* mask = masked ? masks->tensors()[time + s].data<bool>() : nullptr;
+        for (int64_t r = first; r < first + n; ++r) {
+          const bool keep = mask != nullptr && !mask[r];
+          float* hr = h + r * units;
+          float* cr = lstm ? c + r * units : nullptr;
+          if (keep) {
+            std::memcpy(kept + 2 * r * units, hr, sizeof(float) * units);
+            if (lstm) std::memcpy(kept + (2 * r + 1) * units, cr, sizeof(float) * units);
+          }
+          if (lstm)
+            LstmCell(z + r * gates, b, units, cr, work + r * units, hr);
+          else if (simple && loop.simple_relu)
+            vmath::Relu(z + r * gates, hr, units);
+          else if (simple)
+            vmath::Tanh(z + r * gates, hr, units);
+          else
+            GruCell(xr + (r - first) * gates, work + r * gates, b, units, z + r * gates, hr);
+          if (keep) {  // SelectV2(mask, new, old): the old state stays
+            std::memcpy(hr, kept + 2 * r * units, sizeof(float) * units);
+            if (lstm) std::memcpy(cr, kept + (2 * r + 1) * units, sizeof(float) * units);
+            if (masked_out != nullptr)
+              std::memcpy(prev + r * units, masked_out + r * units, sizeof(float) * units);
+          } else if (masked) {
+            std::memcpy(prev + r * units, hr, sizeof(float) * units);
+          }
+        }
+      }
+    };
+    const int64_t num_blocks = (batch + kRowBlock - 1) / kRowBlock;
+    ctx.threads().ParallelFor(
+        num_blocks, std::max<int64_t>(1, kMacsPerThread / (kRowBlock * units * gates)), blocks);
+    KILN_RETURN_IF_ERROR(failed);
+    if (loop.write_at_time || s + 1 == steps) {
+      Tensor item(DType::kFloat, h0.shape());
+      std::memcpy(item.data<float>(), masked ? prev : h, sizeof(float) * batch * units);
+      items[loop.write_at_time ? time + s : loop.write_index] = std::move(item);
+    }
+  }
+  *ran = true;
+  for (int i = 0; i < ctx.num_outputs(); ++i)
+    if (i != loop.h && (!lstm || i != loop.c) && (!masked || i != loop.prev_out))
+      ctx.SetOutput(i, ctx.input(i));
+  ctx.SetOutput(loop.counter, IntLike(ctx.input(loop.counter), counter + steps));
+  ctx.SetOutput(loop.time, IntLike(ctx.input(loop.time), time + steps));
+  if (steps > 0)
+    ctx.SetOutput(loop.out, TensorList::Wrap(std::make_shared<TensorList>(
+                                (*out)->element_dtype(), (*out)->element_shape(), std::move(items),
+                                (*out)->max_num_elements())));
+  return OkStatus();
+}
+
+}  // namespace kiln::exec
