@@ -60,6 +60,13 @@ WORKLOADS = [
                   "200 tokens, Dense), batch 1"),
     Workload("lstm_text_b64", "lstm_text", "serving_default", 64, ["ort_1.2", "tf_1.2"],
              note="the same LSTM classifier, batch 64"),
+    Workload("bigru_text_b1", "bigru_text", "serving_default", 1, ["ort_1.2", "tf_1.2"],
+             note="issue 22: a bidirectional GRU text classifier (Embedding 20000x64 with "
+                  "mask_zero, Bidirectional(GRU(64)) over 100 tokens, Dense), batch 1"),
+    Workload("conv_gru_series_b32", "conv_gru_series", "serving_default", 32,
+             ["ort_1.2", "tf_1.2"],
+             note="issue 22: a time-series model (causal Conv1D 32, GRU(64) returning "
+                  "sequences, GRU(32), Dense) over 128 steps of 8 features, batch 32"),
     Workload("bert_encoder_b1", "bert_encoder", "serving_default", 1, ["ort_1.2", "tf_1.2"],
              note="issue 22: a BERT-base-sized encoder (12 layers, hidden 768, 12 heads, FFN "
                   "3072, GELU, LayerNorm) on 128 token embeddings, batch 1"),
@@ -234,6 +241,31 @@ def _lstm_text(d, cache, build):
     return {}
 
 
+def _bigru_text(d, cache, build):
+    import keras
+    keras.utils.set_random_seed(6)
+    L = keras.layers
+    ids = keras.Input((100,), dtype="int32", name="ids")
+    x = L.Embedding(20000, 64, mask_zero=True)(ids)
+    x = L.Bidirectional(L.GRU(64))(x)
+    model = keras.Model(ids, L.Dense(1, activation="sigmoid")(x), name="bigru_text")
+    model.export(str(d), format="tf_saved_model", verbose=False)
+    return {}
+
+
+def _conv_gru_series(d, cache, build):
+    import keras
+    keras.utils.set_random_seed(7)
+    L = keras.layers
+    series = keras.Input((128, 8), name="series")
+    x = L.Conv1D(32, 3, padding="causal", activation="relu")(series)
+    x = L.GRU(64, return_sequences=True)(x)
+    x = L.GRU(32)(x)
+    model = keras.Model(series, L.Dense(1)(x), name="conv_gru_series")
+    model.export(str(d), format="tf_saved_model", verbose=False)
+    return {}
+
+
 def _bert_encoder(d, cache, build):
     """BERT-base's encoder stack (post-LayerNorm blocks) on token embeddings: what a text model
     runs after its embedding lookup."""
@@ -281,6 +313,8 @@ BUNDLES = {
     "resnet50": _application("ResNet50"),
     "efficientnet_b0": _application("EfficientNetB0"),
     "lstm_text": _lstm_text,
+    "bigru_text": _bigru_text,
+    "conv_gru_series": _conv_gru_series,
     "bert_encoder": _bert_encoder,
     "wide_deep": _wide_deep,
 }
@@ -353,7 +387,7 @@ def inputs(cache, workload, bundle_dir, log=print):
             value = rng.uniform(-1, 1, shape).astype(dtype)
         elif workload.name in ("cnn_train_b50", "cnn_train_adam_b50"):
             value = rng.integers(0, 10, shape).astype(dtype)  # class labels
-        elif workload.bundle in ("lstm_text", "wide_deep"):
+        elif workload.bundle in ("lstm_text", "bigru_text", "wide_deep"):
             value = rng.integers(0, 1000, shape).astype(dtype)  # token / category ids
         elif np.issubdtype(dtype, np.integer):
             value = rng.integers(-1, 2, shape).astype(dtype)

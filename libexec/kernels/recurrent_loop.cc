@@ -70,7 +70,7 @@ struct RecurrentLoop {
   // What a masked row outputs: prev_out (the previous output, repeated) or an unchanged
   // variable (Keras's zeros when it returns sequences).
   int masked_output = -1;
-  int64_t mask_tile = 0;  // the Tile's width, which must be the units
+  int64_t mask_tile = 0;  // the Tile's width: the units, or 1 (SelectV2 broadcasts it)
 };
 
 namespace {
@@ -681,6 +681,15 @@ void GruCell(const float* x, float* hu, const float* bias, int64_t units, float*
   vmath::Binary(vmath::BinOp::kAdd, keep, z, h, units);
 }
 
+// Why a call runs the generic loop: said on stderr in log mode (tests check the fused kernel
+// really ran), silent otherwise.
+Status Fallback(const KernelContext& ctx, const char* why) {
+  if (Mode() == FusionMode::kLog)
+    std::fprintf(stderr, "kiln: node '%.*s' runs the generic loop for this call: %s\n",
+                 static_cast<int>(ctx.node_name().size()), ctx.node_name().data(), why);
+  return OkStatus();
+}
+
 }  // namespace
 
 std::shared_ptr<const RecurrentLoop> MatchRecurrentLoop(const PrepareContext& ctx) {
@@ -715,15 +724,17 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   int64_t counter = 0, limit = 0, time = 0;
   if (!ScalarInt(ctx.input(loop.counter), &counter) || !ScalarInt(ctx.input(loop.limit), &limit) ||
       !ScalarInt(ctx.input(loop.time), &time))
-    return OkStatus();
+    return Fallback(ctx, "a counter is not an integer scalar");
   const bool lstm = loop.cell == RecurrentLoop::Cell::kLstm;
   const bool simple = loop.cell == RecurrentLoop::Cell::kSimple;
   const Tensor& h0 = ctx.input(loop.h);
-  if (h0.dtype() != DType::kFloat || h0.rank() != 2) return OkStatus();
+  if (h0.dtype() != DType::kFloat || h0.rank() != 2)
+    return Fallback(ctx, "the state is not a float32 matrix");
   const Tensor& c0 = lstm ? ctx.input(loop.c) : h0;
-  if (c0.shape() != h0.shape() || c0.dtype() != DType::kFloat) return OkStatus();
+  if (c0.shape() != h0.shape() || c0.dtype() != DType::kFloat)
+    return Fallback(ctx, "the cell state differs from h");
   const int64_t batch = h0.dim(0), units = h0.dim(1), gates = (lstm ? 4 : simple ? 1 : 3) * units;
-  if (batch == 0 || units == 0) return OkStatus();
+  if (batch == 0 || units == 0) return Fallback(ctx, "an empty state");
   auto read = [&](int i, Tensor* out) {
     auto var = VariableFromHandle(ctx.input(i), "");
     if (!var.ok()) return false;
@@ -734,19 +745,21 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   };
   Tensor kernel, recurrent, bias;
   if (!read(loop.kernel, &kernel) || !read(loop.recurrent, &recurrent) || !read(loop.bias, &bias))
-    return OkStatus();
+    return Fallback(ctx, "a weight cannot be read");
   if (kernel.dtype() != DType::kFloat || kernel.rank() != 2 || kernel.dim(1) != gates ||
       !IsFloatMatrix(recurrent, units, gates) ||
       !(lstm || simple ? bias.dtype() == DType::kFloat && bias.rank() == 1 && bias.dim(0) == gates
                        : IsFloatMatrix(bias, 2, gates)))
-    return OkStatus();
+    return Fallback(ctx, "the weights' shapes do not fit the state");
   if (loop.cell == RecurrentLoop::Cell::kGru)
     for (int k = 0; k < 3; ++k)
-      if (!loop.gru_slices[k].Is(k * units, (k + 1) * units, gates)) return OkStatus();
+      if (!loop.gru_slices[k].Is(k * units, (k + 1) * units, gates))
+        return Fallback(ctx, "the GRU's column slices are not its gates");
   const int64_t depth = kernel.dim(0);
   auto xs = TensorList::From(ctx.input(loop.xs), "");
   auto out = TensorList::From(ctx.input(loop.out), "");
-  if (!xs.ok() || !out.ok() || (*out)->element_dtype() != DType::kFloat) return OkStatus();
+  if (!xs.ok() || !out.ok() || (*out)->element_dtype() != DType::kFloat)
+    return Fallback(ctx, "a TensorList input is not one");
   const int64_t steps = std::max<int64_t>(0, std::min(limit - counter, loop.max_time - time));
   const TensorList* masks = nullptr;
   const bool masked = loop.mask >= 0;
@@ -754,25 +767,31 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     auto m = TensorList::From(ctx.input(loop.mask), "");
     for (int i : {loop.prev_out, loop.masked_output})
       if (ctx.input(i).shape() != h0.shape() || ctx.input(i).dtype() != DType::kFloat)
-        return OkStatus();
-    if (!m.ok() || loop.mask_tile != units) return OkStatus();
+        return Fallback(ctx, "the masked output is not shaped like h");
+    // Tile(mask_t, [1, w]) with w the units, or 1 (SelectV2 broadcasts the column): a row's
+    // mask either way.
+    if (!m.ok() || (loop.mask_tile != units && loop.mask_tile != 1))
+      return Fallback(ctx, "the mask is not a list tiled along the units");
     masks = *m;
   }
   if (steps > 0) {
-    if (time < 0 || time + steps > (*xs)->size()) return OkStatus();
+    if (time < 0 || time + steps > (*xs)->size())
+      return Fallback(ctx, "the steps run past the input list");
     for (int64_t s = 0; s < steps; ++s)
-      if (!IsFloatMatrix((*xs)->tensors()[time + s], batch, depth)) return OkStatus();
+      if (!IsFloatMatrix((*xs)->tensors()[time + s], batch, depth))
+        return Fallback(ctx, "an input step is not [batch, depth] float32");
     if (masks != nullptr) {
-      if (time + steps > masks->size()) return OkStatus();
+      if (time + steps > masks->size()) return Fallback(ctx, "the steps run past the mask list");
       for (int64_t s = 0; s < steps; ++s) {
         const Tensor& m = masks->tensors()[time + s];
         if (m.dtype() != DType::kBool || m.rank() != 2 || m.dim(0) != batch || m.dim(1) != 1)
-          return OkStatus();
+          return Fallback(ctx, "a mask step is not [batch, 1] bool");
       }
     }
     const int64_t last_write = loop.write_at_time ? time + steps - 1 : loop.write_index;
     const int64_t first_write = loop.write_at_time ? time : loop.write_index;
-    if (first_write < 0 || last_write >= (*out)->size()) return OkStatus();
+    if (first_write < 0 || last_write >= (*out)->size())
+      return Fallback(ctx, "a write falls outside the output list");
   }
 
   // Every step's input projection in one product: P = X kernel, X = [steps * batch, depth].
