@@ -229,11 +229,21 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
     report.inputs.push_back(std::move(in));
   }
 
+  // The model's own prints to stdout (tf.print(..., output_stream=sys.stdout)) go to stderr:
+  // stdout is the report's, and --json must stay one JSON object. Other streams are as usual.
+  const exec::PrintSink& usual = exec::DefaultPrintSink();
+  const exec::PrintSink print = [&](std::string_view stream, std::string_view text) {
+    if (stream != "stdout") return usual(stream, text);
+    err << text;
+    err.flush();
+  };
+  exec::RunOptions run;
+  run.print = &print;
   std::vector<Tensor> outputs;
   const Clock::time_point first_start = Clock::now();
-  KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs));
+  KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs, run));
   report.first_call_ms = Micros(Clock::now() - first_start) / 1000.0;
-  for (int i = 0; i < options.warmup; ++i) KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs));
+  for (int i = 0; i < options.warmup; ++i) KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs, run));
 
   std::vector<double> micros;
   micros.reserve(static_cast<size_t>(options.runs));
@@ -243,7 +253,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   while (static_cast<int64_t>(micros.size()) < kMaxRuns &&
          (static_cast<int64_t>(micros.size()) < options.runs || now - timed_start < min_time)) {
     const Clock::time_point start = Clock::now();
-    KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs));
+    KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs, run));
     now = Clock::now();
     micros.push_back(Micros(now - start));
   }
