@@ -16,6 +16,10 @@
 
 namespace kiln::exec {
 
+// The meta graph whose tag set is `tags` (in any order), or null.
+const tensorflow::MetaGraphDef* FindMetaGraph(const tensorflow::SavedModel& proto,
+                                              const std::vector<std::string>& tags);
+
 // Whether a load with `options` prepares signature `key` (an empty list: every signature).
 inline bool WantsSignature(const LoadOptions& options, std::string_view key) {
   return options.signatures.empty() ||

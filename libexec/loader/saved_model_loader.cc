@@ -18,7 +18,6 @@
 #include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {
-namespace {
 
 const tensorflow::MetaGraphDef* FindMetaGraph(const tensorflow::SavedModel& proto,
                                               const std::vector<std::string>& tags) {
@@ -29,6 +28,8 @@ const tensorflow::MetaGraphDef* FindMetaGraph(const tensorflow::SavedModel& prot
   }
   return nullptr;
 }
+
+namespace {
 
 std::string TagsString(const google::protobuf::RepeatedPtrField<std::string>& tags) {
   std::vector<std::string> sorted(tags.begin(), tags.end());

@@ -11,8 +11,10 @@
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/serving_plan.h"
 #include "kiln/plan_generated.h"
+#include "loader/loader_common.h"
 #include "plan/plan_reader.h"
 #include "tensorflow/framework.pb.h"
+#include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {
 
@@ -407,9 +409,38 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
   lo.freeze_variables = options.freeze_variables;
   lo.plan = PlanUse::kIgnore;
   lo.keep_graphs = true;
-  KILN_ASSIGN_OR_RETURN_CTX(auto model, SavedModel::Load(dir, lo), "compile");
-  PlanWriter writer(options);
   CompileReport report;
+  auto loaded = SavedModel::Load(dir, lo);
+  bool some_signatures = !options.signatures.empty();
+  if (!loaded.ok() && !some_signatures) {
+    // One signature that cannot be prepared (an op this runtime lacks) does not cost the others
+    // their plan: plan the signatures that load on their own, and list the rest.
+    auto proto = ReadSavedModelProto(dir);
+    const tensorflow::MetaGraphDef* mg = proto.ok() ? FindMetaGraph(**proto, lo.tags) : nullptr;
+    if (mg == nullptr) return loaded.status().WithContext("compile");
+    lo.signatures.clear();
+    for (const auto& [key, sig] : mg->signature_def()) {
+      if (key == "__saved_model_init_op") continue;
+      LoadOptions one = lo;
+      one.signatures = {key};
+      one.keep_graphs = false;
+      auto alone = SavedModel::Load(dir, one);
+      if (alone.ok())
+        lo.signatures.push_back(key);
+      else
+        report.not_planned.push_back("signature '" + key + "': " + alone.status().message());
+    }
+    if (lo.signatures.empty()) return loaded.status().WithContext("compile");
+    report.not_planned.push_back("the restored functions: the bundle does not load as a whole (" +
+                                 loaded.status().message() + ")");
+    some_signatures = true;
+    loaded = SavedModel::Load(dir, lo);
+  }
+  KILN_ASSIGN_OR_RETURN_CTX(auto model, std::move(loaded), "compile");
+  PlanWriter writer(options);
+  // The signatures that did not load are not the model section's concern: it covers the
+  // signatures this plan has (a load asking for another one reads saved_model.pb).
+  const size_t not_planned_at_load = report.not_planned.size();
   std::map<const PreparedFunction*, int32_t> index_of;
   auto add = [&](const PreparedFunction& pf) {
     auto index = writer.AddFunction(pf);
@@ -430,9 +461,9 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
   }
   // The model section lets loads skip saved_model.pb; without it, loads read saved_model.pb and
   // take the planned functions from the plan.
-  if (PlanWriter::Facts(*model).self_contained && !writer.uses_functions() &&
-      report.not_planned.empty()) {
-    Status st = writer.SetModel(*model, options.signatures.empty(), index_of);
+  const bool all_planned = report.not_planned.size() == not_planned_at_load;
+  if (PlanWriter::Facts(*model).self_contained && !writer.uses_functions() && all_planned) {
+    Status st = writer.SetModel(*model, !some_signatures, index_of);
     report.self_contained = st.ok();
     if (!st.ok()) report.not_self_contained = st.message();
   } else {

@@ -1,0 +1,29 @@
+"""`savedmodel-cli compile` plans what it can: a bundle with one signature this runtime cannot
+prepare (an op it lacks) still gets a plan for the others, the unplannable signature is listed
+on stderr, and a load of the planned signature uses the plan."""
+import oracle
+
+
+def test_compile_plans_the_signatures_that_load(tmp_path):
+    import tensorflow as tf
+
+    class TwoSignatures(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def double(self, x):
+            return {"y": x * 2.0}
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 1], tf.float32)])
+        def wav(self, samples):
+            # EncodeWav: an audio op kiln does not run.
+            return {"wav": tf.audio.encode_wav(samples, 8000)}
+
+    m = TwoSignatures()
+    d = tmp_path / "two"
+    tf.saved_model.save(m, str(d), signatures={"double": m.double, "wav": m.wav})
+    proc = oracle.run([oracle.KILN_CLI, "compile", "--dir", d])
+    assert "1 function planned" in proc.stdout, proc.stdout
+    assert "signature 'wav'" in proc.stderr and "EncodeWav" in proc.stderr, proc.stderr
+    run = oracle.run([oracle.KILN_CLI, "run", "--dir", d, "--tag_set", "serve",
+                      "--signature_def", "double", "--input_exprs", "x=[1.5, 2]",
+                      "--plan", "require"])
+    assert "[3. 4.]" in run.stdout, run.stdout
