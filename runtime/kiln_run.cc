@@ -3,7 +3,7 @@
 // prints each output as `savedmodel-cli run` does.
 //
 //   kiln-run --dir D [--signature_def K] [--tag_set serve] [--inputs 'x=a.npy;y=b.npy']
-//            [--outdir O] [--num_threads N] [--skip_checksums] [--timings]
+//            [--input_exprs 'x=[1, 2]'] [--outdir O] [--threads N] [--skip_checksums] [--timings]
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
@@ -13,6 +13,7 @@
 #include <string>
 
 #include "feed_convert.h"
+#include "input_exprs.h"
 #include "kiln/core/npy.h"
 #include "kiln/exec/plan_model.h"
 #include "kiln/exec/thread_pool.h"
@@ -51,6 +52,7 @@ struct Args {
   std::string signature = "serving_default";
   std::string tags = "serve";
   std::string inputs;
+  std::string input_exprs;
   std::string outdir;
   int threads = 0;
   bool skip_checksums = false;
@@ -80,6 +82,15 @@ Status Run(const Args& a) {
                             kiln::cli::CastToInputDType(it->second, arg.spec.dtype, arg.key));
     }
   }
+  // Literals, as savedmodel-cli run takes them: typed by the signature's input (a later
+  // --input_exprs value replaces an --inputs file of the same key, as there).
+  KILN_ASSIGN_OR_RETURN(auto exprs, kiln::cli::ParseInputExprs(a.input_exprs));
+  for (const auto& [key, literal] : exprs) {
+    kiln::DType dtype = kiln::cli::NaturalDType(literal);
+    for (const auto& arg : sig->inputs())
+      if (arg.key == key) dtype = arg.spec.dtype;
+    KILN_ASSIGN_OR_RETURN(inputs[key], kiln::cli::LiteralToTensor(literal, dtype, key));
+  }
   const auto t_call = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(auto outputs, sig->Run(inputs));
   const double call_ms = MsSince(t_call);
@@ -106,6 +117,8 @@ int RunMain(int argc, char** argv) {
   app.add_option("--tag_set", a.tags, "Comma-separated tags the plan was compiled for")
       ->capture_default_str();
   app.add_option("--inputs", a.inputs, "'<key>=<file.npy>;...'");
+  app.add_option("--input_exprs", a.input_exprs,
+                 "'<key>=<literal>;...': numbers, true/false, quoted strings, nested [lists]");
   app.add_option("--outdir", a.outdir, "Write <outdir>/<output_key>.npy instead of printing");
   // --threads as savedmodel-cli's bench and run say it; --num_threads kept for old scripts.
   app.add_option("--threads,--num_threads", a.threads, "Intra-op threads (0: all cores)");

@@ -1,5 +1,5 @@
 // The --input_exprs literal parser: numbers, bools and nested lists only, never evaluated.
-#include "savedmodel_cli/input_exprs.h"
+#include "input_exprs.h"
 
 #include <doctest/doctest.h>
 

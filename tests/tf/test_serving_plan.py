@@ -213,3 +213,29 @@ def test_minimal_runtime_flags_match_the_cli(ours, tmp_path):
     np.save(x64, np.load(inputs["x"]).astype(np.float64))
     wide = oracle.run([oracle.KILN_RUN, "--dir", copy, "--inputs", f"x={x64}"])
     assert wide.stdout == new.stdout
+
+
+def test_minimal_runtime_takes_input_exprs_as_the_cli_does(tmp_path):
+    """kiln-run --input_exprs: the same literal syntax and dtype rules as savedmodel-cli run,
+    and the same printed result."""
+    import tensorflow as tf
+
+    class Affine(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32),
+                                      tf.TensorSpec([], tf.int32)])
+        def f(self, x, k):
+            return {"y": x * 2.0 + tf.cast(k, tf.float32)}
+
+    m = Affine()
+    d = tmp_path / "affine"
+    tf.saved_model.save(m, str(d), signatures={"serving_default": m.f})
+    oracle.run([oracle.KILN_CLI, "compile", "--dir", d])
+    exprs = "x=[1, 2.5, -3];k=4"
+    cli = oracle.run([oracle.KILN_CLI, "run", "--dir", d, "--tag_set", "serve",
+                      "--signature_def", "serving_default", "--input_exprs", exprs])
+    ours = oracle.run([oracle.KILN_RUN, "--dir", d, "--input_exprs", exprs])
+    assert "[ 6.  9. -2.]" in ours.stdout, ours.stdout
+    assert ours.stdout.splitlines()[-2:] == cli.stdout.splitlines()[-2:], (ours.stdout, cli.stdout)
+    bad = oracle.run([oracle.KILN_RUN, "--dir", d, "--input_exprs", "x=[1, [2]];k=4"],
+                     check=False)
+    assert bad.returncode == 1 and "ragged" in bad.stderr, bad.stderr

@@ -9,8 +9,6 @@
 #include <span>
 #include <type_traits>
 
-#include "shape_text.h"
-
 namespace kiln::cli {
 namespace {
 
@@ -206,14 +204,21 @@ class Parser {
   size_t pos_ = 0;
 };
 
+// "(2, 3)", "(5,)": a list's shape as numpy prints it.
+std::string ShapeOfDims(std::span<const int64_t> dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
 // The shape of a nested list, refusing ragged nesting; leaves are collected in order.
 Status Flatten(const Literal& v, std::vector<int64_t>* dims, size_t depth,
                std::vector<const Literal*>* leaves, std::string_view key) {
   if (v.kind != Literal::Kind::kList) {
     if (depth != dims->size())
-      return InvalidArgument(
-          "input '", key, "': ragged list: ", v.text, " is a number where a list of shape ",
-          ShapeText(std::span(*dims).subspan(depth), ShapeStyle::kTensorShape), " was expected");
+      return InvalidArgument("input '", key, "': ragged list: ", v.text,
+                             " is a number where a list of shape ",
+                             ShapeOfDims(std::span(*dims).subspan(depth)), " was expected");
     leaves->push_back(&v);
     return OkStatus();
   }
