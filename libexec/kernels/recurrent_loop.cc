@@ -58,7 +58,8 @@ struct RecurrentLoop {
   Cell cell = Cell::kLstm;
   int counter = -1, limit = -1, time = -1, out = -1, h = -1, c = -1;
   int xs = -1, kernel = -1, recurrent = -1, bias = -1;
-  int64_t max_time = 0;       // the cond's bound on `time`
+  int64_t max_time = 0;       // the cond's bound on `time`: a constant,
+  int max_time_arg = -1;      // or this unchanged variable (a sequence length known at run time)
   bool write_at_time = true;  // out[time] = h' (return_sequences); else out[write_index] = h'
   int64_t write_index = 0;
   ColumnSlice gru_slices[3];  // the GRU's z, r and h columns of h recurrent
@@ -233,9 +234,18 @@ bool MatchCond(const tensorflow::FunctionDef& fdef, RecurrentLoop* loop) {
     if (count == nullptr || time == nullptr) return false;
     if (v.InputArg(*count, 0) != loop->counter || v.InputArg(*count, 1) != loop->limit)
       return false;
-    auto bound = v.InputInt(*time, 1);
-    if (v.InputArg(*time, 0) != loop->time || !bound) return false;
-    loop->max_time = *bound;
+    if (v.InputArg(*time, 0) != loop->time) return false;
+    if (auto bound = v.InputInt(*time, 1)) {
+      loop->max_time = *bound;
+      return true;
+    }
+    // A sequence length known only at run time: an unchanged variable (MatchBody classified
+    // every changed one).
+    const int arg = v.InputArg(*time, 1);
+    if (arg < 0 || arg == loop->counter || arg == loop->time || arg == loop->out ||
+        arg == loop->h || arg == loop->c || arg == loop->prev_out)
+      return false;
+    loop->max_time_arg = arg;
     return true;
   });
   return ok && v.AllUsed();
@@ -760,7 +770,10 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   auto out = TensorList::From(ctx.input(loop.out), "");
   if (!xs.ok() || !out.ok() || (*out)->element_dtype() != DType::kFloat)
     return Fallback(ctx, "a TensorList input is not one");
-  const int64_t steps = std::max<int64_t>(0, std::min(limit - counter, loop.max_time - time));
+  int64_t max_time = loop.max_time;
+  if (loop.max_time_arg >= 0 && !ScalarInt(ctx.input(loop.max_time_arg), &max_time))
+    return Fallback(ctx, "the sequence length is not an integer scalar");
+  const int64_t steps = std::max<int64_t>(0, std::min(limit - counter, max_time - time));
   const TensorList* masks = nullptr;
   const bool masked = loop.mask >= 0;
   if (masked) {

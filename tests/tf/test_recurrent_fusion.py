@@ -37,6 +37,9 @@ CASES = {
     "masked_bidirectional_lstm_sequences": (
         lambda L, x: L.Bidirectional(L.LSTM(3, return_sequences=True))(
             L.Masking(mask_value=0.0)(x)), 2),
+    # Sequences of any length (Input((None, D))): the cond's bound is a tensor, not a constant.
+    "dyn_lstm_sequences": (lambda L, x: L.LSTM(5, return_sequences=True)(x), 1),
+    "dyn_masked_gru": (lambda L, x: L.GRU(4)(L.Masking(mask_value=0.0)(x)), 1),
     # Token ids through Embedding(mask_zero=True): the mask Keras tiles by [1, 1].
     "ids_embedding_bidirectional_gru": (
         lambda L, x: L.Bidirectional(L.GRU(4))(L.Embedding(20, 3, mask_zero=True)(x)), 2),
@@ -60,8 +63,10 @@ def models(tmp_path_factory):
     out = {}
     for name, (build, _) in CASES.items():
         keras.utils.set_random_seed(3)
-        inp = (keras.Input((T,), dtype="int32", name="x") if name.startswith("ids_")
-               else keras.Input((T, D), name="x"))
+        if name.startswith("ids_"):
+            inp = keras.Input((T,), dtype="int32", name="x")
+        else:
+            inp = keras.Input((None if name.startswith("dyn_") else T, D), name="x")
         model = keras.Model(inp, build(L, inp))
         # Random biases too, so every gate's bias is exercised.
         for w in model.weights:
