@@ -25,10 +25,12 @@
 #include <set>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kernels/onednn.h"
 #include "kernels/tensor_list.h"
+#include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
 #include "kernels/vector_math.h"
 #include "kiln/core/proto_convert.h"
@@ -56,6 +58,9 @@ struct ColumnSlice {
 struct RecurrentLoop {
   enum class Cell { kLstm, kGru, kSimple };
   Cell cell = Cell::kLstm;
+  // The loop's element type: float32, or float16/bfloat16 (a mixed-precision layer), which the
+  // kernel computes in float32 and rounds where the graph's loop variables would.
+  DType dtype = DType::kFloat;
   int counter = -1, limit = -1, time = -1, out = -1, h = -1, c = -1;
   int xs = -1, kernel = -1, recurrent = -1, bias = -1;
   int64_t max_time = 0;       // the cond's bound on `time`: a constant,
@@ -146,8 +151,11 @@ class FunctionView {
     auto it = k->attr().find("value");
     if (it == k->attr().end()) return std::nullopt;
     auto t = TensorFromProto(it->second.tensor());
-    if (!t.ok() || t->NumElements() != 1 || t->dtype() != DType::kFloat) return std::nullopt;
-    return t->data<float>()[0];
+    if (!t.ok() || t->NumElements() != 1) return std::nullopt;
+    if (t->dtype() == DType::kFloat) return t->data<float>()[0];
+    if (t->dtype() == DType::kHalf) return static_cast<float>(ComputeData<Half>(*t)[0]);
+    if (t->dtype() == DType::kBFloat16) return static_cast<float>(ComputeData<BFloat16>(*t)[0]);
+    return std::nullopt;
   }
   // The int vector Const behind data input `i`.
   std::optional<std::vector<int64_t>> InputInts(const tensorflow::NodeDef& node, int i) {
@@ -197,9 +205,17 @@ bool AttrIs(const tensorflow::NodeDef& n, const char* name, bool want) {
   return it == n.attr().end() ? !want : it->second.b() == want;
 }
 
-bool FloatT(const tensorflow::NodeDef& n, const char* attr = "T") {
+// The element type a match is tried for (MatchRecurrentLoop tries float32, then float16 and
+// bfloat16): every floating op of the form must compute in it.
+thread_local tensorflow::DataType t_elem = tensorflow::DT_FLOAT;
+
+bool TypeIs(const tensorflow::NodeDef& n, const char* attr, tensorflow::DataType want) {
   auto it = n.attr().find(attr);
-  return it != n.attr().end() && it->second.type() == tensorflow::DT_FLOAT;
+  return it != n.attr().end() && it->second.type() == want;
+}
+
+bool FloatT(const tensorflow::NodeDef& n, const char* attr = "T") {
+  return TypeIs(n, attr, t_elem);
 }
 
 // A binary op's operands in either order: match(0, 1), else match(1, 0).
@@ -209,9 +225,18 @@ bool EitherOrder(Match match) {
 }
 
 // The arg read by a ReadVariableOp behind input i of n.
+// ... or, in a mixed-precision layer, the float32 variable cast to the element type.
 int VariableArg(FunctionView& v, const tensorflow::NodeDef& n, int i) {
   const tensorflow::NodeDef* r = v.Input(n, i, "ReadVariableOp");
-  if (r == nullptr || !FloatT(*r, "dtype")) return -1;
+  if (r == nullptr) {
+    const tensorflow::NodeDef* cast = v.Input(n, i, "Cast");
+    if (cast == nullptr || !FloatT(*cast, "DstT") || !TypeIs(*cast, "SrcT", tensorflow::DT_FLOAT))
+      return -1;
+    r = v.Input(*cast, 0, "ReadVariableOp");
+    if (r == nullptr || !TypeIs(*r, "dtype", tensorflow::DT_FLOAT)) return -1;
+  } else if (!FloatT(*r, "dtype")) {
+    return -1;
+  }
   return v.InputArg(*r, 0);
 }
 
@@ -636,12 +661,6 @@ Tensor IntLike(const Tensor& like, int64_t v) {
                                        : Tensor::Scalar<int64_t>(v);
 }
 
-// Whether t is a float matrix of shape [rows, cols] (cols < 0: any width).
-bool IsFloatMatrix(const Tensor& t, int64_t rows, int64_t cols) {
-  return t.dtype() == DType::kFloat && t.rank() == 2 && t.dim(0) == rows &&
-         (cols < 0 || t.dim(1) == cols);
-}
-
 // Multiply-adds of the recurrent product worth a thread of their own, and the rows of one
 // block of it.
 constexpr int64_t kMacsPerThread = 1 << 17;
@@ -691,6 +710,47 @@ void GruCell(const float* x, float* hu, const float* bias, int64_t units, float*
   vmath::Binary(vmath::BinOp::kAdd, keep, z, h, units);
 }
 
+// A tensor of the loop's element type as float32 values (half and bfloat16 converted).
+void ToFloat(const Tensor& t, float* out) {
+  const int64_t n = t.NumElements();
+  if (t.dtype() == DType::kFloat) {
+    std::memcpy(out, t.data<float>(), sizeof(float) * n);
+  } else if (t.dtype() == DType::kHalf) {
+    const auto* p = ComputeData<Half>(t);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(p[i]);
+  } else {
+    const auto* p = ComputeData<BFloat16>(t);
+    for (int64_t i = 0; i < n; ++i) out[i] = static_cast<float>(p[i]);
+  }
+}
+
+// float32 values into a tensor of the loop's element type (rounded to nearest).
+void FromFloat(const float* in, Tensor* t) {
+  const int64_t n = t->NumElements();
+  if (t->dtype() == DType::kFloat) {
+    std::memcpy(t->data<float>(), in, sizeof(float) * n);
+  } else if (t->dtype() == DType::kHalf) {
+    auto* p = MutableComputeData<Half>(t);
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<Eigen::half>(in[i]);
+  } else {
+    auto* p = MutableComputeData<BFloat16>(t);
+    for (int64_t i = 0; i < n; ++i) p[i] = static_cast<Eigen::bfloat16>(in[i]);
+  }
+}
+
+// What a loop variable of type `dt` keeps of float32 values between steps.
+void RoundTo(DType dt, float* x, int64_t n) {
+  if (dt == DType::kHalf)
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<Eigen::half>(x[i]));
+  if (dt == DType::kBFloat16)
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(static_cast<Eigen::bfloat16>(x[i]));
+}
+
+// Whether t is a [rows, cols] matrix of dtype `dt`.
+bool IsMatrix(const Tensor& t, DType dt, int64_t rows, int64_t cols) {
+  return t.dtype() == dt && t.rank() == 2 && t.dim(0) == rows && t.dim(1) == cols;
+}
+
 // Why a call runs the generic loop: said on stderr in log mode (tests check the fused kernel
 // really ran), silent otherwise.
 Status Fallback(const KernelContext& ctx, const char* why) {
@@ -710,8 +770,20 @@ std::shared_ptr<const RecurrentLoop> MatchRecurrentLoop(const PrepareContext& ct
   const tensorflow::FunctionDef* body = ctx.library->Find(*body_name);
   const tensorflow::FunctionDef* cond = ctx.library->Find(*cond_name);
   if (body == nullptr || cond == nullptr) return nullptr;
-  auto loop = std::make_shared<RecurrentLoop>();
-  if (!MatchBody(*body, loop.get())) return nullptr;
+  std::shared_ptr<RecurrentLoop> loop;
+  for (auto [proto, dtype] : {std::pair{tensorflow::DT_FLOAT, DType::kFloat},
+                              std::pair{tensorflow::DT_HALF, DType::kHalf},
+                              std::pair{tensorflow::DT_BFLOAT16, DType::kBFloat16}}) {
+    t_elem = proto;
+    auto trial = std::make_shared<RecurrentLoop>();
+    trial->dtype = dtype;
+    if (MatchBody(*body, trial.get())) {
+      loop = std::move(trial);
+      break;
+    }
+  }
+  t_elem = tensorflow::DT_FLOAT;
+  if (loop == nullptr) return nullptr;
   // The limit: the counter's bound in the cond, an unchanged variable.
   for (int i = 0; i < body->signature().input_arg_size() && loop->limit < 0; ++i) {
     RecurrentLoop trial = *loop;
@@ -737,11 +809,13 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     return Fallback(ctx, "a counter is not an integer scalar");
   const bool lstm = loop.cell == RecurrentLoop::Cell::kLstm;
   const bool simple = loop.cell == RecurrentLoop::Cell::kSimple;
+  const DType dt = loop.dtype;
+  const bool wide = dt == DType::kFloat;  // float32 tensors: read and written in place
   const Tensor& h0 = ctx.input(loop.h);
-  if (h0.dtype() != DType::kFloat || h0.rank() != 2)
-    return Fallback(ctx, "the state is not a float32 matrix");
+  if (h0.dtype() != dt || h0.rank() != 2)
+    return Fallback(ctx, "the state is not a matrix of the loop's type");
   const Tensor& c0 = lstm ? ctx.input(loop.c) : h0;
-  if (c0.shape() != h0.shape() || c0.dtype() != DType::kFloat)
+  if (c0.shape() != h0.shape() || c0.dtype() != dt)
     return Fallback(ctx, "the cell state differs from h");
   const int64_t batch = h0.dim(0), units = h0.dim(1), gates = (lstm ? 4 : simple ? 1 : 3) * units;
   if (batch == 0 || units == 0) return Fallback(ctx, "an empty state");
@@ -751,15 +825,16 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     auto value = (*var)->Read();
     if (!value.ok()) return false;
     *out = *value;
-    return true;
+    // float32 variables (cast to the loop's type in the graph), or of the loop's type.
+    return out->dtype() == DType::kFloat || out->dtype() == dt;
   };
   Tensor kernel, recurrent, bias;
   if (!read(loop.kernel, &kernel) || !read(loop.recurrent, &recurrent) || !read(loop.bias, &bias))
     return Fallback(ctx, "a weight cannot be read");
-  if (kernel.dtype() != DType::kFloat || kernel.rank() != 2 || kernel.dim(1) != gates ||
-      !IsFloatMatrix(recurrent, units, gates) ||
-      !(lstm || simple ? bias.dtype() == DType::kFloat && bias.rank() == 1 && bias.dim(0) == gates
-                       : IsFloatMatrix(bias, 2, gates)))
+  if (kernel.rank() != 2 || kernel.dim(1) != gates || recurrent.rank() != 2 ||
+      recurrent.dim(0) != units || recurrent.dim(1) != gates ||
+      !(lstm || simple ? bias.rank() == 1 && bias.dim(0) == gates
+                       : bias.rank() == 2 && bias.dim(0) == 2 && bias.dim(1) == gates))
     return Fallback(ctx, "the weights' shapes do not fit the state");
   if (loop.cell == RecurrentLoop::Cell::kGru)
     for (int k = 0; k < 3; ++k)
@@ -768,7 +843,7 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   const int64_t depth = kernel.dim(0);
   auto xs = TensorList::From(ctx.input(loop.xs), "");
   auto out = TensorList::From(ctx.input(loop.out), "");
-  if (!xs.ok() || !out.ok() || (*out)->element_dtype() != DType::kFloat)
+  if (!xs.ok() || !out.ok() || (*out)->element_dtype() != dt)
     return Fallback(ctx, "a TensorList input is not one");
   int64_t max_time = loop.max_time;
   if (loop.max_time_arg >= 0 && !ScalarInt(ctx.input(loop.max_time_arg), &max_time))
@@ -779,7 +854,7 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   if (masked) {
     auto m = TensorList::From(ctx.input(loop.mask), "");
     for (int i : {loop.prev_out, loop.masked_output})
-      if (ctx.input(i).shape() != h0.shape() || ctx.input(i).dtype() != DType::kFloat)
+      if (ctx.input(i).shape() != h0.shape() || ctx.input(i).dtype() != dt)
         return Fallback(ctx, "the masked output is not shaped like h");
     // Tile(mask_t, [1, w]) with w the units, or 1 (SelectV2 broadcasts the column): a row's
     // mask either way.
@@ -791,8 +866,8 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     if (time < 0 || time + steps > (*xs)->size())
       return Fallback(ctx, "the steps run past the input list");
     for (int64_t s = 0; s < steps; ++s)
-      if (!IsFloatMatrix((*xs)->tensors()[time + s], batch, depth))
-        return Fallback(ctx, "an input step is not [batch, depth] float32");
+      if (!IsMatrix((*xs)->tensors()[time + s], dt, batch, depth))
+        return Fallback(ctx, "an input step is not a [batch, depth] matrix of the loop's type");
     if (masks != nullptr) {
       if (time + steps > masks->size()) return Fallback(ctx, "the steps run past the mask list");
       for (int64_t s = 0; s < steps; ++s) {
@@ -807,46 +882,80 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
       return Fallback(ctx, "a write falls outside the output list");
   }
 
-  // Every step's input projection in one product: P = X kernel, X = [steps * batch, depth].
-  const size_t x_bytes = sizeof(float) * steps * batch * depth;
-  const size_t p_bytes = sizeof(float) * steps * batch * gates;
-  KILN_ASSIGN_OR_RETURN(void* xbuf,
-                        ctx.AllocateTemp(x_bytes + p_bytes + sizeof(float) * batch * 2 * gates +
-                                         (masked ? sizeof(float) * batch * 2 * units : 0)));
-  float* x = static_cast<float*>(xbuf);
+  // Scratch: X (every step's input), P = X kernel, the gates, per-row work, masked rows' kept
+  // states; float32 copies of weights that are not float32 (or that the graph rounds to half
+  // precision), and of the states of a half-precision loop.
+  const int64_t state = batch * units;
+  const bool weights_as_is = wide && kernel.dtype() == DType::kFloat &&
+                             recurrent.dtype() == DType::kFloat && bias.dtype() == DType::kFloat;
+  const int64_t weight_floats =
+      weights_as_is ? 0 : kernel.NumElements() + recurrent.NumElements() + bias.NumElements();
+  const int64_t floats = steps * batch * (depth + gates) + 2 * batch * gates +
+                         (masked ? 2 * state : 0) + weight_floats + (wide ? 0 : 4 * state);
+  KILN_ASSIGN_OR_RETURN(void* buf, ctx.AllocateTemp(sizeof(float) * floats));
+  float* x = static_cast<float*>(buf);
   float* proj = x + steps * batch * depth;
   float* z = proj + steps * batch * gates;
   float* work = z + batch * gates;     // per row: tanh(c') (LSTM) or h recurrent (GRU)
   float* kept = work + batch * gates;  // masked rows' h and c, restored after the cell
-  for (int64_t s = 0; s < steps; ++s)
-    std::memcpy(x + s * batch * depth, (*xs)->tensors()[time + s].data<float>(),
-                sizeof(float) * batch * depth);
+  float* next = kept + (masked ? 2 * state : 0);
+  // The weights as float32, rounded to the loop's type as the graph's casts round them.
+  const float* w_kernel = nullptr;
+  const float* w_recurrent = nullptr;
+  const float* b = nullptr;
+  if (weights_as_is) {
+    w_kernel = kernel.data<float>();
+    w_recurrent = recurrent.data<float>();
+    b = bias.data<float>();
+  } else {
+    const float* starts[3] = {};
+    const Tensor* parts[3] = {&kernel, &recurrent, &bias};
+    for (int k = 0; k < 3; ++k) {
+      ToFloat(*parts[k], next);
+      RoundTo(dt, next, parts[k]->NumElements());
+      starts[k] = next;
+      next += parts[k]->NumElements();
+    }
+    w_kernel = starts[0];
+    w_recurrent = starts[1];
+    b = starts[2];
+  }
+  for (int64_t s = 0; s < steps; ++s) ToFloat((*xs)->tensors()[time + s], x + s * batch * depth);
   if (steps > 0)
     KILN_RETURN_IF_ERROR(onednn::Sgemm(false, false, steps * batch, gates, depth, x, depth,
-                                       kernel.data<float>(), gates, 0.0f, proj, gates));
+                                       w_kernel, gates, 0.0f, proj, gates));
 
-  KILN_ASSIGN_OR_RETURN(Tensor * h_out, ctx.AllocateOutput(loop.h, DType::kFloat, h0.shape()));
-  float* h = h_out->data<float>();
-  std::memcpy(h, h0.data<float>(), sizeof(float) * batch * units);
-  float* c = nullptr;
+  // The states: float32 outputs are worked on in place; others in float32 scratch, written out
+  // at the end.
+  KILN_ASSIGN_OR_RETURN(Tensor * h_out, ctx.AllocateOutput(loop.h, dt, h0.shape()));
+  Tensor* c_out = nullptr;
+  Tensor* p_out = nullptr;
   if (lstm) {
-    KILN_ASSIGN_OR_RETURN(Tensor * c_out, ctx.AllocateOutput(loop.c, DType::kFloat, c0.shape()));
-    c = c_out->data<float>();
-    std::memcpy(c, c0.data<float>(), sizeof(float) * batch * units);
+    KILN_ASSIGN_OR_RETURN(c_out, ctx.AllocateOutput(loop.c, dt, c0.shape()));
   }
-  float* prev = nullptr;  // the last step's output (masked layers)
   if (masked) {
-    KILN_ASSIGN_OR_RETURN(Tensor * p_out,
-                          ctx.AllocateOutput(loop.prev_out, DType::kFloat, h0.shape()));
-    prev = p_out->data<float>();
-    std::memcpy(prev, ctx.input(loop.prev_out).data<float>(), sizeof(float) * batch * units);
+    KILN_ASSIGN_OR_RETURN(p_out, ctx.AllocateOutput(loop.prev_out, dt, h0.shape()));
   }
+  auto working = [&](Tensor* t, const Tensor& init) {
+    float* w = wide ? t->data<float>() : std::exchange(next, next + state);
+    ToFloat(init, w);
+    return w;
+  };
+  float* h = working(h_out, h0);
+  float* c = lstm ? working(c_out, c0) : nullptr;
+  float* prev = masked ? working(p_out, ctx.input(loop.prev_out)) : nullptr;
   // A masked row's output: the previous one (nothing to do), or this variable's row.
-  const float* masked_out = masked && loop.masked_output != loop.prev_out
-                                ? ctx.input(loop.masked_output).data<float>()
-                                : nullptr;
+  const float* masked_out = nullptr;
+  if (masked && loop.masked_output != loop.prev_out) {
+    const Tensor& m = ctx.input(loop.masked_output);
+    if (wide) {
+      masked_out = m.data<float>();
+    } else {
+      ToFloat(m, next);
+      masked_out = next;
+    }
+  }
   std::vector<Tensor> items = (*out)->tensors();
-  const float* b = bias.data<float>();
   for (int64_t s = 0; s < steps; ++s) {
     // Rows are independent: blocks of kRowBlock rows each do their product and their gates on
     // one thread (one parallel region per step; one block runs inline). The blocks do not
@@ -863,18 +972,18 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
         if (lstm) {
           // z = x_t kernel + h recurrent, then + bias, as the graph adds them.
           std::memcpy(zr, xr, sizeof(float) * n * gates);
-          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units,
-                             recurrent.data<float>(), gates, 1.0f, zr, gates);
+          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units, w_recurrent,
+                             gates, 1.0f, zr, gates);
         } else if (simple) {
           // z = (x_t kernel + bias) + h recurrent, as the graph adds them.
           for (int64_t r = 0; r < n; ++r)
             vmath::Binary(vmath::BinOp::kAdd, xr + r * gates, b, zr + r * gates, gates);
-          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units,
-                             recurrent.data<float>(), gates, 1.0f, zr, gates);
+          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units, w_recurrent,
+                             gates, 1.0f, zr, gates);
         } else {
           // The GRU keeps x_t kernel and h recurrent apart (the reset gate scales one part).
-          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units,
-                             recurrent.data<float>(), gates, 0.0f, work + first * gates, gates);
+          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units, w_recurrent,
+                             gates, 0.0f, work + first * gates, gates);
         }
         if (!st.ok()) {
           std::lock_guard lock(mu);
@@ -913,11 +1022,19 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     ctx.threads().ParallelFor(
         num_blocks, std::max<int64_t>(1, kMacsPerThread / (kRowBlock * units * gates)), blocks);
     KILN_RETURN_IF_ERROR(failed);
+    // The loop variables keep their type between steps.
+    for (float* v : {h, c, prev})
+      if (v != nullptr) RoundTo(dt, v, state);
     if (loop.write_at_time || s + 1 == steps) {
-      Tensor item(DType::kFloat, h0.shape());
-      std::memcpy(item.data<float>(), masked ? prev : h, sizeof(float) * batch * units);
+      Tensor item(dt, h0.shape());
+      FromFloat(masked ? prev : h, &item);
       items[loop.write_at_time ? time + s : loop.write_index] = std::move(item);
     }
+  }
+  if (!wide) {
+    FromFloat(h, h_out);
+    if (lstm) FromFloat(c, c_out);
+    if (masked) FromFloat(prev, p_out);
   }
   *ran = true;
   for (int i = 0; i < ctx.num_outputs(); ++i)
