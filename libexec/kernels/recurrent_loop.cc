@@ -1,5 +1,5 @@
 // The fused recurrent loop (recurrent_loop.h). The forms recognised are what Keras 3 exports
-// (float32). The LSTM:
+// (float32; or float16/bfloat16 over Cast float32 variables: a mixed-precision layer). The LSTM:
 //   cond: LogicalAnd(Less(counter, limit), Less(time, T))        (either order)
 //   body: x = TensorListGetItem(xs, time)
 //         z = BiasAdd(MatMul(x, ReadVariableOp(kernel)) + MatMul(h, ReadVariableOp(recurrent)),
