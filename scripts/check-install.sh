@@ -12,8 +12,8 @@ cmake -S "$ROOT/tests/consumer" -B "$WORK/consumer" -DCMAKE_PREFIX_PATH="$WORK/p
   -DCMAKE_BUILD_TYPE=Release > "$WORK/configure.log" 2>&1 || { cat "$WORK/configure.log"; exit 1; }
 cmake --build "$WORK/consumer" -j"${KILN_JOBS:-$(nproc)}" > "$WORK/build.log" 2>&1 ||
   { tail -40 "$WORK/build.log"; exit 1; }
-got="$("$WORK/consumer/run_bundle" "$ROOT/../shared/fixtures/tf-written/half_plus_two_v2" \
-  serving_default x 1 2 5)"
+FIXTURES="${KILN_FIXTURES_DIR:-$ROOT/../shared/fixtures/tf-written}"
+got="$("$WORK/consumer/run_bundle" "$FIXTURES/half_plus_two_v2" serving_default x 1 2 5)"
 want=$'y 2.5\ny 3\ny 4.5'
 if [[ "$got" != "$want" ]]; then
   echo "check-install: run_bundle printed:"; echo "$got"; echo "expected:"; echo "$want"; exit 1
