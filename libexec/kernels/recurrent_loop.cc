@@ -955,6 +955,17 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
       masked_out = next;
     }
   }
+  // dst (rows x gates) = h_rows recurrent (+ dst when accumulating). One row (batch 1, the
+  // latency case) is a plain vector loop: oneDNN's call overhead is most of such a product.
+  auto recurrent_product = [&](const float* h_rows, int64_t rows, bool accumulate, float* dst) {
+    if (rows == 1) {
+      if (!accumulate) std::fill_n(dst, gates, 0.0f);
+      vmath::GemvAccumulate(h_rows, w_recurrent, units, gates, dst);
+      return OkStatus();
+    }
+    return onednn::Sgemm(false, false, rows, gates, units, h_rows, units, w_recurrent, gates,
+                         accumulate ? 1.0f : 0.0f, dst, gates);
+  };
   std::vector<Tensor> items = (*out)->tensors();
   for (int64_t s = 0; s < steps; ++s) {
     // Rows are independent: blocks of kRowBlock rows each do their product and their gates on
@@ -972,18 +983,15 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
         if (lstm) {
           // z = x_t kernel + h recurrent, then + bias, as the graph adds them.
           std::memcpy(zr, xr, sizeof(float) * n * gates);
-          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units, w_recurrent,
-                             gates, 1.0f, zr, gates);
+          st = recurrent_product(h + first * units, n, true, zr);
         } else if (simple) {
           // z = (x_t kernel + bias) + h recurrent, as the graph adds them.
           for (int64_t r = 0; r < n; ++r)
             vmath::Binary(vmath::BinOp::kAdd, xr + r * gates, b, zr + r * gates, gates);
-          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units, w_recurrent,
-                             gates, 1.0f, zr, gates);
+          st = recurrent_product(h + first * units, n, true, zr);
         } else {
           // The GRU keeps x_t kernel and h recurrent apart (the reset gate scales one part).
-          st = onednn::Sgemm(false, false, n, gates, units, h + first * units, units, w_recurrent,
-                             gates, 0.0f, work + first * gates, gates);
+          st = recurrent_product(h + first * units, n, false, work + first * gates);
         }
         if (!st.ok()) {
           std::lock_guard lock(mu);

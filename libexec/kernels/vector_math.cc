@@ -58,7 +58,8 @@ namespace {
   X(AdamStep)               \
   X(MaxPoolGradWindow)      \
   X(Sum)                    \
-  X(Max)
+  X(Max)                    \
+  X(GemvAccumulate)
 
 struct Loops {
 #define KILN_X(f) decltype(&baseline::f) f;
@@ -125,5 +126,8 @@ void MaxPoolGradWindow(const float* const* in, float* const* out, int64_t rows, 
 }
 float Sum(const float* x, int64_t n) { return Active().Sum(x, n); }
 float Max(const float* x, int64_t n) { return Active().Max(x, n); }
+void GemvAccumulate(const float* x, const float* w, int64_t k, int64_t n, float* y) {
+  Active().GemvAccumulate(x, w, k, n, y);
+}
 
 }  // namespace kiln::exec::vmath

@@ -6,9 +6,11 @@
 #include <cstdlib>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "device/cpu_quota.h"
 #include "kernels/onednn.h"
+#include "kernels/vector_math.h"
 #include "kiln/exec/cpu_isa.h"
 #include "kiln/exec/thread_pool.h"
 
@@ -88,3 +90,23 @@ TEST_CASE("cpu isa: the environment's cap holds for our loops and for oneDNN") {
 
 }  // namespace
 }  // namespace kiln::exec
+
+TEST_CASE("vector loops: GemvAccumulate adds x w to y, every column, in order") {
+  // Widths that take full register blocks, single registers and scalar columns at every ISA
+  // level (the test command runs this under the AVX2 and baseline caps too).
+  for (const int64_t n : {1, 3, 16, 37, 128, 130, 192, 517}) {
+    const int64_t k = 23;
+    std::vector<float> x(k), w(k * n), y(n);
+    for (int64_t j = 0; j < k; ++j) x[j] = 0.25f * static_cast<float>(j % 7) - 0.5f;
+    for (int64_t i = 0; i < k * n; ++i) w[i] = static_cast<float>((i * 37) % 11) * 0.125f - 0.6f;
+    for (int64_t c = 0; c < n; ++c) y[c] = static_cast<float>(c % 5);
+    std::vector<float> want = y;
+    for (int64_t c = 0; c < n; ++c)
+      for (int64_t j = 0; j < k; ++j) want[c] += x[j] * w[j * n + c];
+    kiln::exec::vmath::GemvAccumulate(x.data(), w.data(), k, n, y.data());
+    for (int64_t c = 0; c < n; ++c) {
+      INFO("n = " << n << ", column " << c);
+      CHECK(y[c] == doctest::Approx(want[c]).epsilon(1e-6));
+    }
+  }
+}
