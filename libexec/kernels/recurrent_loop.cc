@@ -132,26 +132,28 @@ class FunctionView {
     auto r = Resolve(node.input(i));
     return r && r->node == nullptr ? r->arg : -1;
   }
-  // The scalar integer Const behind data input `i`.
-  std::optional<int64_t> InputInt(const tensorflow::NodeDef& node, int i) {
+  // The value of the Const behind data input `i`.
+  std::optional<Tensor> InputConst(const tensorflow::NodeDef& node, int i) {
     const tensorflow::NodeDef* k = Input(node, i, "Const");
     if (k == nullptr) return std::nullopt;
     auto it = k->attr().find("value");
     if (it == k->attr().end()) return std::nullopt;
     auto t = TensorFromProto(it->second.tensor());
-    if (!t.ok() || t->NumElements() != 1) return std::nullopt;
+    if (!t.ok()) return std::nullopt;
+    return std::move(t).value();
+  }
+  // The scalar integer Const behind data input `i`.
+  std::optional<int64_t> InputInt(const tensorflow::NodeDef& node, int i) {
+    auto t = InputConst(node, i);
+    if (!t || t->NumElements() != 1) return std::nullopt;
     if (t->dtype() == DType::kInt32) return t->data<int32_t>()[0];
     if (t->dtype() == DType::kInt64) return t->data<int64_t>()[0];
     return std::nullopt;
   }
   // The scalar float Const behind data input `i`.
   std::optional<float> InputFloat(const tensorflow::NodeDef& node, int i) {
-    const tensorflow::NodeDef* k = Input(node, i, "Const");
-    if (k == nullptr) return std::nullopt;
-    auto it = k->attr().find("value");
-    if (it == k->attr().end()) return std::nullopt;
-    auto t = TensorFromProto(it->second.tensor());
-    if (!t.ok() || t->NumElements() != 1) return std::nullopt;
+    auto t = InputConst(node, i);
+    if (!t || t->NumElements() != 1) return std::nullopt;
     if (t->dtype() == DType::kFloat) return t->data<float>()[0];
     if (t->dtype() == DType::kHalf) return static_cast<float>(ComputeData<Half>(*t)[0]);
     if (t->dtype() == DType::kBFloat16) return static_cast<float>(ComputeData<BFloat16>(*t)[0]);
@@ -159,12 +161,8 @@ class FunctionView {
   }
   // The int vector Const behind data input `i`.
   std::optional<std::vector<int64_t>> InputInts(const tensorflow::NodeDef& node, int i) {
-    const tensorflow::NodeDef* k = Input(node, i, "Const");
-    if (k == nullptr) return std::nullopt;
-    auto it = k->attr().find("value");
-    if (it == k->attr().end()) return std::nullopt;
-    auto t = TensorFromProto(it->second.tensor());
-    if (!t.ok() || t->rank() != 1) return std::nullopt;
+    auto t = InputConst(node, i);
+    if (!t || t->rank() != 1) return std::nullopt;
     std::vector<int64_t> v;
     for (int64_t j = 0; j < t->NumElements(); ++j) {
       if (t->dtype() == DType::kInt32)
