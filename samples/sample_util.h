@@ -24,17 +24,19 @@ inline std::filesystem::path BundleRoot(int argc, char** argv, const std::string
   return root;
 }
 
-// Python's repr of a tensor value: b'aa' for a string scalar, else tf.print's form.
-inline std::string ValueRepr(const Tensor& t) {
+// Python's repr of a tensor value: b'aa' for a string scalar, else tf.print's form (at most
+// `summarize` values per dimension at each end; -1: all).
+inline std::string ValueRepr(const Tensor& t, int summarize = 3) {
   if (t.dtype() == DType::kString && t.NumElements() == 1 && t.rank() == 0) {
     return "b'" + t.scalar<std::string>() + "'";
   }
-  return t.SummarizeValue();
+  return t.SummarizeValue(summarize);
 }
 
 // "tf.Tensor(4, shape=(), dtype=int32)"
-inline std::string TfRepr(const Tensor& t) {
-  return "tf.Tensor(" + ValueRepr(t) + ", shape=" + PartialShape(t.shape()).ToPythonString() +
+inline std::string TfRepr(const Tensor& t, int summarize = 3) {
+  return "tf.Tensor(" + ValueRepr(t, summarize) +
+         ", shape=" + PartialShape(t.shape()).ToPythonString() +
          ", dtype=" + DTypeShortName(t.dtype()) + ")";
 }
 
