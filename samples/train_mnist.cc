@@ -1,31 +1,43 @@
 // The seed notes' central example (seeds/003), in C++: a CNN (Conv2D 32x5x5 relu -> MaxPool 2
 // -> Conv2D 64x5x5 relu -> MaxPool 2 -> Reshape -> Dense 1024 relu -> Dense 10 -> softmax)
 // trained with a GradientTape and Adam (lr 0.001, batch 50) inside a traced train_one_step that
-// prints the loss from the graph every step, then tested on held-out digits and exported with
+// returns the loss and the batch's accuracy, then tested on held-out digits and exported with
 // two signatures, serving_default (predict) and train_one_step, in one bundle that TensorFlow
 // loads and can go on training.
 //
 //   bash scripts/fetch-mnist.sh                       # 5 000 MNIST digits as .npy
 //   build/samples/train_mnist out/data/mnist-5k out/mnist_cnn [--steps 1000] [--batch 50]
-//                                                     [--seed 0] [--quiet]
+//       [--seed 0] [--threads N] [--logdir DIR] [--print-loss] [--quiet]
+//
+// Progress is Keras's progress line (modules::Progbar) on stdout: redrawn on a terminal, a
+// line a second otherwise. --print-loss prints the seed's `loss:  2.30983639` from the graph
+// every step instead (a PrintV2 in train_one_step, as the seed's tf.print); --quiet prints
+// neither. --logdir writes TensorBoard events (loss, accuracy, learning_rate per step and the
+// train step's graph): tensorboard --logdir DIR.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "kiln/core/npy.h"
+#include "kiln/exec/executor.h"
+#include "kiln/exec/thread_pool.h"
 #include "kiln/modules/conv.h"
 #include "kiln/modules/core_layers.h"
 #include "kiln/modules/dense.h"
 #include "kiln/modules/losses.h"
 #include "kiln/modules/optimizers.h"
 #include "kiln/modules/pooling.h"
+#include "kiln/modules/progress.h"
 #include "kiln/modules/sequential.h"
+#include "kiln/modules/summary_writer.h"
 #include "kiln/trace/trace.h"
 
 namespace {
@@ -46,6 +58,9 @@ struct Args {
   int steps = 1000;
   int batch = 50;
   uint32_t seed = 0;
+  int threads = 0;  // 0: all cores, as the tools' --threads
+  std::filesystem::path logdir;
+  bool print_loss = false;
   bool quiet = false;
 };
 
@@ -90,7 +105,7 @@ class MnistTrainer : public kiln::trace::Module {
                      Value probs = kiln::trace::Softmax(model(a[0], /*training=*/true));
                      Value loss = m::SparseCategoricalCrossentropy(a[1], probs);
                      KILN_RETURN_IF_ERROR(loss.status());
-                     if (!quiet) {
+                     if (print_loss) {
                        // tf.print("loss: ", loss): the text is part of the format, as TensorFlow
                        // does it.
                        Value text = kiln::trace::StringFormat({loss}, "loss:  {}");
@@ -101,15 +116,28 @@ class MnistTrainer : public kiln::trace::Module {
                      }
                      KILN_ASSIGN_OR_RETURN(Values grads, tape.Gradient(loss, vars));
                      KILN_RETURN_IF_ERROR(optimizer.ApplyGradients(grads, vars));
-                     return Values{loss};
+                     return Values{loss, Accuracy(probs, a[1])};
                    });
+  }
+
+  // Keras's sparse_categorical_accuracy on the batch: mean(argmax(probs) == labels).
+  static Value Accuracy(const Value& probs, const Value& labels) {
+    Value predicted = kiln::trace::OpBuilder("ArgMax")
+                          .Input(probs)
+                          .Input(kiln::trace::Constant(Tensor::Scalar<int32_t>(1)))
+                          .Attr("T", DType::kFloat)
+                          .Attr("Tidx", DType::kInt32)
+                          .Attr("output_type", DType::kInt32)
+                          .BuildOne();
+    return kiln::trace::Mean(
+        kiln::trace::Cast(kiln::trace::Equal(predicted, labels), DType::kFloat));
   }
 
   m::Sequential& model;
   m::Adam& optimizer;
   kiln::trace::Function* predict = nullptr;
   kiln::trace::Function* train_one_step = nullptr;
-  bool quiet = false;
+  bool print_loss = false;
 };
 
 // Rows `idx` of a [n, ...] tensor.
@@ -125,6 +153,21 @@ Tensor Rows(const Tensor& t, const std::vector<int64_t>& idx) {
   return out;
 }
 
+// TensorBoard: the step's scalars (Keras's TensorBoard callback logs per batch from step 1),
+// and the traced train step's graph once, with the first step.
+Status WriteStepEvents(m::SummaryWriter& events, MnistTrainer& trainer, int step, float loss,
+                       float accuracy) {
+  if (step == 1) {
+    KILN_ASSIGN_OR_RETURN(const kiln::trace::ConcreteFunction* traced,
+                          trainer.train_one_step->GetConcreteFunction());
+    KILN_RETURN_IF_ERROR(events.Graph(*traced));
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor lr, trainer.optimizer.learning_rate().value());
+  KILN_RETURN_IF_ERROR(events.Scalar("loss", loss, step));
+  KILN_RETURN_IF_ERROR(events.Scalar("accuracy", accuracy, step));
+  return events.Scalar("learning_rate", lr.flat<float>()[0], step);
+}
+
 Status Run(const Args& args) {
   KILN_ASSIGN_OR_RETURN(Tensor train_x, kiln::ReadNpy(args.data / "train_x.npy"));
   KILN_ASSIGN_OR_RETURN(Tensor train_y, kiln::ReadNpy(args.data / "train_y.npy"));
@@ -133,19 +176,31 @@ Status Run(const Args& args) {
   const int64_t n = train_x.dim(0);
 
   MnistTrainer trainer(args.seed);
-  trainer.quiet = args.quiet;
+  trainer.print_loss = args.print_loss;
   KILN_RETURN_IF_ERROR(trainer.status());
+  std::unique_ptr<m::SummaryWriter> events;
+  if (!args.logdir.empty()) {
+    KILN_ASSIGN_OR_RETURN(events, m::SummaryWriter::Create(args.logdir));
+  }
+  const kiln::exec::ThreadPool pool(args.threads);
+  kiln::exec::RunOptions run;
+  run.threads = &pool;
+  std::optional<m::Progbar> progress;
+  if (!args.quiet && !args.print_loss) progress.emplace(args.steps);
   // As the seed's get_batch: batch_size random training rows per step.
   std::mt19937 gen(args.seed);
   std::uniform_int_distribution<int64_t> pick(0, n - 1);
   const auto start = std::chrono::steady_clock::now();
   float loss = 0;
-  for (int step = 0; step < args.steps; ++step) {
+  for (int step = 1; step <= args.steps; ++step) {
     std::vector<int64_t> idx(args.batch);
     for (int64_t& i : idx) i = pick(gen);
-    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> out,
-                          (*trainer.train_one_step)(Rows(train_x, idx), Rows(train_y, idx)));
+    const kiln::trace::Args batch{Rows(train_x, idx), Rows(train_y, idx)};
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> out, trainer.train_one_step->Call(batch, run));
     loss = out[0].flat<float>()[0];
+    const float accuracy = out[1].flat<float>()[0];
+    if (progress) progress->Update(step, {{"loss", loss}, {"accuracy", accuracy}});
+    if (events) KILN_RETURN_IF_ERROR(WriteStepEvents(*events, trainer, step, loss, accuracy));
   }
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -158,7 +213,8 @@ Status Run(const Args& args) {
   for (int64_t begin = 0; begin < m_test; begin += 250) {
     std::vector<int64_t> idx;
     for (int64_t i = begin; i < std::min(begin + 250, m_test); ++i) idx.push_back(i);
-    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> out, (*trainer.predict)(Rows(test_x, idx)));
+    const kiln::trace::Args batch{Rows(test_x, idx)};
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> out, trainer.predict->Call(batch, run));
     const auto probs = out[0].flat<float>();
     for (size_t r = 0; r < idx.size(); ++r) {
       int best = 0;
@@ -182,6 +238,8 @@ Status Run(const Args& args) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // As the tools: libgomp's threads sleep soon after a step instead of spinning (may re-exec).
+  kiln::exec::BoundOpenMpSpinning(argv);
   Args args;
   std::vector<std::string> pos;
   for (int i = 1; i < argc; ++i) {
@@ -199,17 +257,27 @@ int main(int argc, char** argv) {
       args.batch = std::atoi(next().c_str());
     } else if (a == "--seed") {
       args.seed = static_cast<uint32_t>(std::atoi(next().c_str()));
+    } else if (a == "--threads") {
+      args.threads = std::atoi(next().c_str());
+    } else if (a == "--logdir") {
+      args.logdir = next();
+    } else if (a == "--print-loss") {
+      args.print_loss = true;
     } else if (a == "--quiet") {
       args.quiet = true;
     } else {
       pos.push_back(a);
     }
   }
-  if (pos.size() != 2 || args.steps < 0 || args.batch < 1) {
-    std::fprintf(stderr,
-                 "usage: train_mnist DATA_DIR OUT_BUNDLE [--steps N] [--batch B] [--seed S] "
-                 "[--quiet]\n  DATA_DIR holds train_x/train_y/test_x/test_y.npy "
-                 "(bash scripts/fetch-mnist.sh)\n");
+  if (pos.size() != 2 || args.steps < 0 || args.batch < 1 || args.threads < 0) {
+    std::fprintf(
+        stderr,
+        "usage: train_mnist DATA_DIR OUT_BUNDLE [--steps N] [--batch B] [--seed S] "
+        "[--threads N] [--logdir DIR] [--print-loss] [--quiet]\n"
+        "  DATA_DIR holds train_x/train_y/test_x/test_y.npy (bash scripts/fetch-mnist.sh)\n"
+        "  --threads: intra-op threads (0: all cores); --logdir: TensorBoard events;\n"
+        "  --print-loss: the graph prints the loss every step (the seed's tf.print)\n"
+        "  instead of the progress line; --quiet: neither\n");
     return 2;
   }
   args.data = pos[0];

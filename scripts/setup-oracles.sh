@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# Installs the test oracles (TensorFlow, numpy, tf2onnx, onnxruntime, pytest) into a virtual
-# environment of their own, $ROOT/.venv-oracle (or $KILN_ORACLE_VENV), at pinned versions from
-# PyPI. Used only by tests/tf; nothing in the libraries or tools depends on Python.
+# Installs the test oracles (TensorFlow, numpy, tf2onnx, onnxruntime, tensorboard, pytest) into
+# a virtual environment of their own, $ROOT/.venv-oracle (or $KILN_ORACLE_VENV), at pinned
+# versions from PyPI. Used only by tests/tf; nothing in the libraries or tools depends on Python.
 # Idempotent: does nothing when the venv already has exactly these versions. Fails (exit 1)
 # when anything cannot be installed: a missing TensorFlow is a test failure, never a skip.
 set -euo pipefail
@@ -22,6 +22,8 @@ PINS=(
   "onnx==1.23.2"
   "onnxruntime==1.24.4"
   "pytest==9.2.0"
+  # tensorboard 2.21.0: its event reader checks the events training writes (test_tensorboard.py).
+  "tensorboard==2.21.0"
 )
 # Clients for the model server tests (tests/server), installed without their dependency pins:
 # tensorflow-serving-api 2.21.0 asks for the `tensorflow` distribution (we have tensorflow-cpu,
@@ -81,7 +83,7 @@ echo "setup-oracles: installing ${PINS[*]}"
 got="$(installed_pins "${PINS[@]}" "${NODEPS_PINS[@]}")"
 [ "$got" = "$wanted" ] || fail "installed versions differ from the pins:"$'\n'"$got"
 # The oracles must import, not only be installed.
-TF_CPP_MIN_LOG_LEVEL=3 "$VENV/bin/python" -c "import tensorflow, tf2onnx, onnxruntime, pytest, \
+TF_CPP_MIN_LOG_LEVEL=3 "$VENV/bin/python" -c "import tensorflow, tensorboard, tf2onnx, onnxruntime, pytest, \
 requests, tensorflow_serving.apis.prediction_service_pb2_grpc, tritonclient.http, tritonclient.grpc" ||
   fail "the oracles are installed but do not import"
 echo "setup-oracles: ready ($VENV)"

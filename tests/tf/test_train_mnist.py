@@ -18,7 +18,9 @@ def trained(tmp_path_factory):
     data = d / "data"
     oracle.run(["bash", oracle.ROOT / "scripts" / "fetch-mnist.sh", data])
     bundle = d / "cnn"
-    proc = oracle.run([oracle.SAMPLES / "train_mnist", data, bundle, "--steps", STEPS])
+    # --print-loss: the seed's tf.print in the graph (the default shows a progress line).
+    proc = oracle.run([oracle.SAMPLES / "train_mnist", data, bundle, "--steps", STEPS,
+                       "--print-loss"])
     return data, bundle, proc.stdout
 
 
