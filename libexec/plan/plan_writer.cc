@@ -451,13 +451,18 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
       report.not_planned.push_back(pf.name() + ": " + index.status().message());
     }
   };
+  std::vector<const PreparedFunction*> functions;
   for (const std::string& key : model->SignatureNames()) {
     KILN_ASSIGN_OR_RETURN(const Signature* sig, model->GetSignature(key));
-    add(sig->function());
+    functions.push_back(&sig->function());
   }
   for (const std::string& name : model->FunctionNames()) {
     KILN_ASSIGN_OR_RETURN(const RestoredFunction* fn, model->GetFunction(name));
-    for (const auto& c : fn->concrete_functions()) add(*c.function);
+    for (const auto& c : fn->concrete_functions()) functions.push_back(c.function.get());
+  }
+  for (size_t i = 0; i < functions.size(); ++i) {
+    add(*functions[i]);
+    if (options.progress) options.progress(functions[i]->name(), i + 1, functions.size());
   }
   // The model section lets loads skip saved_model.pb; without it, loads read saved_model.pb and
   // take the planned functions from the plan.

@@ -18,6 +18,7 @@
 #include "commands.h"
 #include "kiln/exec/cpu_isa.h"
 #include "kiln/exec/saved_model.h"
+#include "progress.h"
 #include "run.h"
 #include "shape_text.h"
 
@@ -243,20 +244,29 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   const Clock::time_point first_start = Clock::now();
   KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs, run));
   report.first_call_ms = Micros(Clock::now() - first_start) / 1000.0;
-  for (int i = 0; i < options.warmup; ++i) KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs, run));
+  {
+    Progress warmup(err, "bench: warmup", options.warmup);
+    for (int i = 0; i < options.warmup; ++i) {
+      KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs, run));
+      warmup.Update(i + 1);
+    }
+  }
 
   std::vector<double> micros;
   micros.reserve(static_cast<size_t>(options.runs));
   const auto min_time = std::chrono::duration<double>(options.min_seconds);
   const Clock::time_point timed_start = Clock::now();
   Clock::time_point now = timed_start;
+  Progress timed(err, "bench: timed runs", options.runs);
   while (static_cast<int64_t>(micros.size()) < kMaxRuns &&
          (static_cast<int64_t>(micros.size()) < options.runs || now - timed_start < min_time)) {
     const Clock::time_point start = Clock::now();
     KILN_RETURN_IF_ERROR(sig->RunFlat(flat, &outputs, run));
     now = Clock::now();
     micros.push_back(Micros(now - start));
+    timed.Update(static_cast<int64_t>(micros.size()));  // outside the timed call
   }
+  timed.Done();
   const double seconds = Micros(now - timed_start) / 1e6;
 
   report.runs = static_cast<int>(micros.size());

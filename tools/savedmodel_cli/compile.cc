@@ -1,6 +1,7 @@
 // savedmodel-cli compile: writes a bundle's serving plan (kiln/exec/serving_plan.h).
 #include "commands.h"
 #include "kiln/exec/serving_plan.h"
+#include "progress.h"
 #include "run.h"
 
 namespace kiln::cli {
@@ -37,7 +38,15 @@ Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostrea
   options.signatures = a.signatures;
   options.devices = SplitCommaList(a.device);
   options.freeze_variables = !a.no_freeze;
+  // Loading prepares every function (most of the time); planning then writes them one by one.
+  Progress progress(err, "compile: planned", 0);
+  progress.Update(0, "(loading and preparing the bundle)");
+  options.progress = [&progress](std::string_view function, size_t done, size_t total) {
+    progress.set_total(static_cast<int64_t>(total));
+    progress.Update(static_cast<int64_t>(done), function);
+  };
   KILN_ASSIGN_OR_RETURN(exec::CompileReport report, exec::CompilePlan(a.dir, options));
+  progress.Done();
   out << "Wrote " << report.path.string() << " (" << report.bytes
       << " bytes): " << report.planned.size() << " function"
       << (report.planned.size() == 1 ? "" : "s") << " planned"

@@ -5,8 +5,11 @@
 // LoadOptions::plan); docs/serving-plan.md describes the format and the checks.
 #pragma once
 
+#include <cstddef>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "kiln/core/status.h"
@@ -30,6 +33,9 @@ struct CompileOptions {
   // The load option the plan is made for (a plan made with frozen variables has their values
   // folded into fused weights, so it is only used by loads that freeze too).
   bool freeze_variables = true;
+  // Called after each function is planned (or found not plannable): its name, how many are
+  // done and how many there are (savedmodel-cli compile's progress line).
+  std::function<void(std::string_view function, size_t done, size_t total)> progress;
 };
 
 struct CompileReport {
