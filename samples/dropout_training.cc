@@ -22,6 +22,7 @@
 #include <algorithm>
 #include <cmath>
 #include <iostream>
+#include <sstream>
 #include <string>
 
 #include "kiln/exec/saved_model.h"
@@ -29,7 +30,6 @@
 #include "kiln/modules/dense.h"
 #include "kiln/trace/trace.h"
 #include "sample_util.h"
-#include "tensorflow/framework.pb.h"
 
 using kiln::DType;
 using kiln::PartialShape;
@@ -88,11 +88,16 @@ Tensor First(const Result<std::vector<Tensor>>& r, const std::string& what) {
   return (*r)[0];
 }
 
-// The op types of a concrete function's body, in node order.
+// The op types of a concrete function's graph in node order, read from its GraphDef text
+// (top-level nodes are indented by two spaces), Placeholders left out.
 std::string Ops(const ConcreteFunction& cf) {
+  std::istringstream text(cf.GraphDefText());
+  const std::string prefix = "  op: \"";
   std::string out;
-  for (const auto& node : cf.function_def().node_def()) {
-    out += (out.empty() ? "" : " ") + node.op();
+  for (std::string line; std::getline(text, line);) {
+    if (line.rfind(prefix, 0) != 0) continue;
+    const std::string op = line.substr(prefix.size(), line.size() - prefix.size() - 1);
+    if (op != "Placeholder") out += (out.empty() ? "" : " ") + op;
   }
   return out;
 }
