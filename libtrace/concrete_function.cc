@@ -37,6 +37,17 @@ Result<std::vector<Tensor>> ConcreteFunction::Call(std::span<const Tensor> args,
     return InvalidArgument("'", function_name_, "' (", name_, ") takes ", inputs_.size(),
                            " tensor argument(s), got ", args.size());
   }
+  if (has_initializer_.load(std::memory_order_acquire)) {
+    std::lock_guard<std::mutex> lock(initializer_mu_);
+    if (initializer_ != nullptr) {
+      Result<std::vector<Tensor>> outputs = initializer_->Call(args, options);
+      if (outputs.ok()) {
+        initializer_.reset();
+        has_initializer_.store(false, std::memory_order_release);
+      }
+      return outputs;
+    }
+  }
   std::vector<Tensor> full;
   full.reserve(args.size() + captures_.size());
   for (size_t i = 0; i < args.size(); ++i) {

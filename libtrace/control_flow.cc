@@ -96,6 +96,9 @@ Result<SubTrace> TraceInto(Graph* parent, const std::string& name,
     }
     try {
       result.emplace(body(args));
+    } catch (const BadResultAccess& e) {
+      // The failed Result's own error, code and text, not an exception's name.
+      result.emplace(e.status().WithContext("the body used the value of a failed Result"));
     } catch (const std::exception& e) {
       result.emplace(Internal("the body threw: ", e.what()));
     } catch (...) {

@@ -96,6 +96,9 @@ Function::Function(std::string name, InputSignature signature, Body body)
 Function::Function(std::string name, Body body)
     : name_(std::move(name)), body_(AdaptBody(std::move(body))) {}
 
+Function::Function(std::string name, ArgBody body)
+    : Function(std::move(name), FunctionOptions{}, std::move(body)) {}
+
 Function::Function(std::string name, FunctionOptions options, Body body)
     : Function(std::move(name), std::move(options), AdaptBody(std::move(body))) {}
 
@@ -290,6 +293,9 @@ Result<std::vector<Tensor>> Function::CallEagerly(std::span<const Arg> args) {
     internal::Graph::Activation no_graph(nullptr);  // ops run at once, even inside a trace
     try {
       result.emplace(body_(eager));
+    } catch (const BadResultAccess& e) {
+      // The failed Result's own error, code and text, not an exception's name.
+      result.emplace(e.status().WithContext("the body used the value of a failed Result"));
     } catch (const std::exception& e) {
       result.emplace(Internal("the body threw: ", e.what()));
     } catch (...) {
@@ -396,6 +402,42 @@ Result<const ConcreteFunction*> Function::Trace(std::vector<BoundArg> key) {
   } release_bodies{&graph};
   std::optional<Result<Values>> result;
   const std::string context = "tracing '" + name_ + "'";
+  // A concrete function of a finished trace's graph.
+  auto make_concrete =
+      [&](internal::Graph& g, const Values& outputs,
+          const internal::TraceExtras& trace_extras) -> Result<std::unique_ptr<ConcreteFunction>> {
+    std::vector<TensorSpec> output_specs;
+    KILN_ASSIGN_OR_RETURN_CTX(tensorflow::FunctionDef fdef, g.Finish(outputs, &output_specs),
+                              context);
+    auto concrete = std::unique_ptr<ConcreteFunction>(new ConcreteFunction());
+    concrete->name_ = fname;
+    concrete->function_name_ = name_;
+    concrete->inputs_ = inputs;
+    concrete->outputs_ = std::move(output_specs);
+    concrete->arguments_ = key;
+    concrete->host_callbacks_ = trace_extras.host_callbacks;
+    concrete->keep_alive_ = trace_extras.keep_alive;
+    for (const auto& state : g.captures()) {
+      concrete->captures_.push_back(internal::VariableAccess::Make(state));
+    }
+    concrete->library_ = std::make_unique<tensorflow::FunctionDefLibrary>();
+    *concrete->library_->add_function() = std::move(fdef);
+    // Branches, loop bodies and nested functions the graph calls.
+    for (const auto& f : g.library().function()) *concrete->library_->add_function() = f;
+
+    std::vector<TensorSpec> arg_specs;
+    for (const ArgSpec& a : concrete->inputs_) arg_specs.push_back(a.spec());
+    for (size_t i = 0; i < concrete->captures_.size(); ++i) arg_specs.push_back(ResourceSpec());
+    concrete->exec_library_ = std::make_unique<exec::FunctionLibrary>(*concrete->library_);
+    KILN_ASSIGN_OR_RETURN_CTX(concrete->prepared_,
+                              exec::PreparedFunction::Prepare(concrete->function_def(),
+                                                              *concrete->exec_library_, arg_specs),
+                              context, ": preparing the traced graph");
+    return concrete;
+  };
+  // The first pass's graph when it gives variables their values (Variable::Create from a
+  // symbolic value): it runs on the first call, the second pass's graph on later ones.
+  std::unique_ptr<ConcreteFunction> initializer;
   for (int pass = 0; pass < 2; ++pass) {
     if (graph != nullptr) graph->ReleaseFunctionBodies();
     extras = internal::TraceExtras();
@@ -417,6 +459,9 @@ Result<const ConcreteFunction*> Function::Trace(std::vector<BoundArg> key) {
       }
       try {
         result.emplace(body_(args));
+      } catch (const BadResultAccess& e) {
+        // The failed Result's own error, code and text, not an exception's name.
+        result.emplace(e.status().WithContext("the body used the value of a failed Result"));
       } catch (const std::exception& e) {
         result.emplace(Internal("the body threw: ", e.what()));
       } catch (...) {
@@ -427,36 +472,17 @@ Result<const ConcreteFunction*> Function::Trace(std::vector<BoundArg> key) {
     KILN_RETURN_IF_ERROR_CTX(graph->status(), context);
     KILN_RETURN_IF_ERROR_CTX(result->status(), context);
     if (extras.variables_created == 0) break;
+    if (pass == 0 && extras.variables_initialized_by_graph > 0) {
+      KILN_ASSIGN_OR_RETURN(initializer, make_concrete(*graph, result->value(), extras));
+    }
   }
 
-  std::vector<TensorSpec> output_specs;
-  KILN_ASSIGN_OR_RETURN_CTX(tensorflow::FunctionDef fdef,
-                            graph->Finish(result->value(), &output_specs), context);
-
-  auto concrete = std::unique_ptr<ConcreteFunction>(new ConcreteFunction());
-  concrete->name_ = fname;
-  concrete->function_name_ = name_;
-  concrete->inputs_ = std::move(inputs);
-  concrete->outputs_ = std::move(output_specs);
-  concrete->arguments_ = std::move(key);
-  concrete->host_callbacks_ = std::move(extras.host_callbacks);
-  concrete->keep_alive_ = std::move(extras.keep_alive);
-  for (const auto& state : graph->captures()) {
-    concrete->captures_.push_back(internal::VariableAccess::Make(state));
+  KILN_ASSIGN_OR_RETURN(std::unique_ptr<ConcreteFunction> concrete,
+                        make_concrete(*graph, result->value(), extras));
+  if (initializer != nullptr) {
+    concrete->initializer_ = std::move(initializer);
+    concrete->has_initializer_.store(true, std::memory_order_release);
   }
-  concrete->library_ = std::make_unique<tensorflow::FunctionDefLibrary>();
-  *concrete->library_->add_function() = std::move(fdef);
-  // Branches, loop bodies and nested functions the graph calls.
-  for (const auto& f : graph->library().function()) *concrete->library_->add_function() = f;
-
-  std::vector<TensorSpec> arg_specs;
-  for (const ArgSpec& a : concrete->inputs_) arg_specs.push_back(a.spec());
-  for (size_t i = 0; i < concrete->captures_.size(); ++i) arg_specs.push_back(ResourceSpec());
-  concrete->exec_library_ = std::make_unique<exec::FunctionLibrary>(*concrete->library_);
-  KILN_ASSIGN_OR_RETURN_CTX(concrete->prepared_,
-                            exec::PreparedFunction::Prepare(concrete->function_def(),
-                                                            *concrete->exec_library_, arg_specs),
-                            context, ": preparing the traced graph");
   concretes_.push_back(std::move(concrete));
   log_.push_back(TraceRecord{trace_index, fname, std::move(reasons)});
   MaybeWarn();

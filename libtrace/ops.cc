@@ -1,6 +1,7 @@
 // Op wrappers: TensorFlow op names and attrs, node names as TensorFlow's Python API gives them.
 #include "kiln/trace/ops.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "host_scalar.h"
@@ -68,8 +69,41 @@ Value StringFormat(std::initializer_list<Value> inputs, std::string_view format,
   return op.BuildOne();
 }
 
-Status Print(std::initializer_list<Value> values, const PrintOptions& options) {
-  Value text = StringFormat(values, {}, options.summarize);
+Status Print(std::initializer_list<PrintItem> items, const PrintOptions& options) {
+  // Host text goes into the template; tensors become placeholders. The placeholder must not
+  // occur in the text (tf.print picks one the same way).
+  std::string placeholder = "{}";
+  for (int digit = 0;; digit = (digit + 1) % 10) {
+    const bool clash = std::any_of(items.begin(), items.end(), [&](const PrintItem& item) {
+      return item.is_text() && item.text().find(placeholder) != std::string::npos;
+    });
+    if (!clash) break;
+    placeholder += static_cast<char>('0' + digit);
+  }
+  std::string tmpl;
+  std::vector<Value> values;
+  std::vector<DType> types;
+  bool first = true;
+  for (const PrintItem& item : items) {
+    if (!first) tmpl += ' ';
+    first = false;
+    if (item.is_text()) {
+      tmpl += item.text();
+      continue;
+    }
+    const Value& v = item.value();
+    if (!v.ok()) return OpBuilder("PrintV2").Input(v).BuildNoOutput();  // passes the error on
+    tmpl += placeholder;
+    values.push_back(v);
+    types.push_back(v.dtype());
+  }
+  OpBuilder format("StringFormat");
+  format.Inputs(std::span<const Value>(values))
+      .Attr("T", std::span<const DType>(types))
+      .Attr("template", tmpl)
+      .Attr("placeholder", placeholder);
+  if (options.summarize != 3) format.Attr("summarize", options.summarize);
+  Value text = format.BuildOne();
   OpBuilder op("PrintV2");
   op.Input(text);
   if (options.output_stream != "stderr") op.Attr("output_stream", options.output_stream);

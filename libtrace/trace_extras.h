@@ -15,6 +15,9 @@ struct TraceExtras {
   std::vector<std::string> host_callbacks;              // names, in order of use
   std::vector<std::shared_ptr<const void>> keep_alive;  // registrations the graph's ops refer to
   int variables_created = 0;                            // by Variable::Create during the trace
+  // Of those, the ones whose initial value is symbolic: the trace assigns it, so its graph
+  // must run once, on the first call (Function::Trace keeps it as the initializer).
+  int variables_initialized_by_graph = 0;
 };
 
 // The extras of the outermost Function trace on this thread, or nullptr.

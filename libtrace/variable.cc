@@ -16,12 +16,14 @@ const std::string& EmptyString() {
 
 }  // namespace
 
-Variable Variable::Create(std::string name, const Tensor& initial, VariableOptions options) {
-  auto state = std::make_shared<internal::VariableState>();
-  state->name = std::move(name);
-  state->trainable = options.trainable;
+namespace {
+
+// Variables may be created only on a function's first trace (and outside traces). Records the
+// error in the trace otherwise.
+bool CheckCreationAllowed(internal::VariableState* state) {
   internal::Graph* graph = internal::Graph::Current();
-  if (graph != nullptr && !graph->allow_variable_creation()) {
+  if (graph == nullptr) return true;
+  if (!graph->allow_variable_creation()) {
     state->status = FailedPrecondition(
         "variable '", state->name, "' was created while tracing '", graph->function_name(),
         "' again: a traced function may create variables only on its first trace (a first "
@@ -30,24 +32,83 @@ Variable Variable::Create(std::string name, const Tensor& initial, VariableOptio
         "module's constructor), or create it only when it does not exist yet "
         "(`if (!v.valid()) v = Variable::Create(...)`)");
     graph->RecordError(state->status);
-    return Variable(std::move(state));
+    return false;
   }
-  if (graph != nullptr) {
-    if (internal::TraceExtras* extras = internal::CurrentTraceExtras()) ++extras->variables_created;
+  if (internal::TraceExtras* extras = internal::CurrentTraceExtras()) ++extras->variables_created;
+  return true;
+}
+
+Status CheckVariableDType(const std::string& name, DType dtype) {
+  if (dtype == DType::kInvalid) {
+    return InvalidArgument("variable '", name, "': the initial value is empty");
   }
-  if (!initial.IsInitialized() || initial.dtype() == DType::kInvalid) {
-    state->status = InvalidArgument("variable '", state->name, "': the initial value is empty");
-  } else if (!HoldsData(initial.dtype())) {
-    state->status = InvalidArgument("variable '", state->name, "': dtype ",
-                                    DTypeShortName(initial.dtype()), " cannot be a variable");
-  } else {
+  if (!HoldsData(dtype)) {
+    return InvalidArgument("variable '", name, "': dtype ", DTypeShortName(dtype),
+                           " cannot be a variable");
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
+Variable Variable::Create(std::string name, const Tensor& initial, VariableOptions options) {
+  auto state = std::make_shared<internal::VariableState>();
+  state->name = std::move(name);
+  state->trainable = options.trainable;
+  if (!CheckCreationAllowed(state.get())) return Variable(std::move(state));
+  state->status =
+      CheckVariableDType(state->name, initial.IsInitialized() ? initial.dtype() : DType::kInvalid);
+  if (state->status.ok()) {
     state->resource = std::make_shared<exec::VariableResource>(state->name, initial.dtype(),
                                                                PartialShape(initial.shape()));
     state->status = state->resource->Assign(initial);
     if (!state->status.ok()) state->resource = nullptr;
   }
+  internal::Graph* graph = internal::Graph::Current();
   if (!state->status.ok() && graph != nullptr) graph->RecordError(state->status);
   return Variable(std::move(state));
+}
+
+Variable Variable::Create(std::string name, const Value& initial, VariableOptions options) {
+  if (!initial.is_symbolic()) {
+    Result<Tensor> tensor = initial.tensor();
+    if (tensor.ok()) return Create(std::move(name), *tensor, options);
+    auto state = std::make_shared<internal::VariableState>();
+    state->name = std::move(name);
+    state->status = tensor.status().WithContext("variable '" + state->name + "': initial value");
+    if (internal::Graph* graph = internal::Graph::Current()) graph->RecordError(state->status);
+    return Variable(std::move(state));
+  }
+  auto state = std::make_shared<internal::VariableState>();
+  state->name = std::move(name);
+  state->trainable = options.trainable;
+  internal::Graph* graph = internal::Graph::Current();
+  if (graph == nullptr) {
+    state->status = FailedPrecondition("variable '", state->name,
+                                       "': the initial value is a symbolic value of a trace that "
+                                       "has ended; create the variable inside that trace");
+    return Variable(std::move(state));
+  }
+  if (!CheckCreationAllowed(state.get())) return Variable(std::move(state));
+  state->status = CheckVariableDType(state->name, initial.dtype());
+  if (state->status.ok()) {
+    // No value yet: the trace's own AssignVariableOp gives it one when its graph first runs.
+    state->resource =
+        std::make_shared<exec::VariableResource>(state->name, initial.dtype(), initial.shape());
+    if (internal::TraceExtras* extras = internal::CurrentTraceExtras()) {
+      ++extras->variables_initialized_by_graph;
+    }
+  }
+  Variable variable(state);
+  if (state->status.ok()) {
+    Value assigned = variable.Assign(initial);
+    if (!assigned.ok()) {
+      state->status = assigned.status();
+      state->resource = nullptr;
+    }
+  }
+  if (!state->status.ok()) graph->RecordError(state->status);
+  return variable;
 }
 
 bool Variable::valid() const { return state_ != nullptr && state_->status.ok(); }

@@ -34,4 +34,11 @@ Status Status::WithContext(std::string_view context) const {
   return Status(state_->code, std::string(context) + ": " + state_->message);
 }
 
+BadResultAccess::BadResultAccess(Status status)
+    : status_(std::move(status)), what_("Result::value() on an error: " + status_.ToString()) {}
+
+namespace internal {
+void ThrowBadResultAccess(const Status& status) { throw BadResultAccess(status); }
+}  // namespace internal
+
 }  // namespace kiln

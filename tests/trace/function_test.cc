@@ -219,5 +219,71 @@ TEST_CASE("a symbolic value kept after its trace cannot be used eagerly") {
   CHECK(later.status().message().find("symbolic") != std::string::npos);
 }
 
+// The seed notes' `state` list (seeds/003): variables created on the first call from the
+// function's argument, fn(1.0) == 12.0 and fn(3.0) == 36.0, as tf.function gives.
+TEST_CASE("variables created from traced values get them on the first call") {
+  std::vector<Variable> state;
+  Function fn("fn", [&state](const Values& a) -> Result<Values> {
+    if (state.empty()) {
+      state.push_back(Variable::Create("v0", a[0] * 2.0));
+      state.push_back(Variable::Create("v1", state[0].Read() * 3.0));
+    }
+    return Values{state[0].Read() * a[0] * state[1].Read()};
+  });
+  auto first = fn(Tensor::Scalar(1.0f));
+  REQUIRE(first.ok());
+  CHECK((*first)[0].scalar<float>() == 12.0f);
+  auto second = fn(Tensor::Scalar(3.0f));
+  REQUIRE(second.ok());
+  CHECK((*second)[0].scalar<float>() == 36.0f);
+  REQUIRE(state.size() == 2);
+  CHECK(state[0].value()->scalar<float>() == 2.0f);
+  CHECK(state[1].value()->scalar<float>() == 6.0f);
+  CHECK(fn.trace_count() == 1);
+}
+
+TEST_CASE("a body over Args needs no options") {
+  Function twice("twice", [](const Args& a) -> Result<Values> {
+    return Values{Value(a[0]) * static_cast<double>(a[1].int_value())};
+  });
+  auto r = twice(Tensor::Scalar(1.5f), 2);
+  REQUIRE(r.ok());
+  CHECK((*r)[0].scalar<float>() == 3.0f);
+}
+
+TEST_CASE("Print inlines host text and quotes string tensors, as tf.print") {
+  testing::CapturePrints prints;
+  Function f("f", {{"x", DType::kFloat}}, [](const Values& a) -> Result<Values> {
+    KILN_RETURN_IF_ERROR(Print({"loss:", a[0]}));
+    KILN_RETURN_IF_ERROR(Print({Constant(Tensor::Scalar(std::string("loss:"))), a[0]}));
+    KILN_RETURN_IF_ERROR(Print({"{} stays", std::string("text"), a[0]}));
+    return Values{a[0]};
+  });
+  REQUIRE(f(Tensor::Scalar(1.5f)).ok());
+  CHECK(prints.text() == "loss: 1.5\n\"loss:\" 1.5\n{} stays text 1.5\n");
+}
+
+TEST_CASE("the value of a failed Result throws its error, and a trace keeps it") {
+  Result<int> failed = InvalidArgument("input 'x': expected float32");
+  try {
+    (void)failed.value();
+    FAIL("value() of an error returned");
+  } catch (const BadResultAccess& e) {
+    CHECK(e.status().code() == StatusCode::kInvalidArgument);
+    CHECK(std::string(e.what()) ==
+          "Result::value() on an error: INVALID_ARGUMENT: input 'x': expected float32");
+  }
+  Function f("f", {{"x", DType::kFloat}}, [](const Values& a) -> Result<Values> {
+    Result<Tensor> t = Value(a[0]).tensor();  // a symbolic value has no tensor
+    return Values{Constant(*t)};
+  });
+  auto r = f(Tensor::Scalar(1.0f));
+  REQUIRE_FALSE(r.ok());
+  CHECK(r.status().code() == StatusCode::kFailedPrecondition);
+  CHECK(r.status().message().find("the body used the value of a failed Result") !=
+        std::string::npos);
+  CHECK(r.status().message().find("symbolic") != std::string::npos);
+}
+
 }  // namespace
 }  // namespace kiln::trace

@@ -1,9 +1,11 @@
 // One error model for the whole project: Status / Result<T>, no exceptions across library
-// boundaries. Errors carry a code and a message that names the thing and what was expected;
-// callers add context as the error travels up (KILN_RETURN_IF_ERROR_CTX).
+// boundaries (reading the value of a failed Result throws BadResultAccess, in the caller's code).
+// Errors carry a code and a message that names the thing and what was expected; callers add context
+// as the error travels up (KILN_RETURN_IF_ERROR_CTX).
 #pragma once
 
 #include <cassert>
+#include <exception>
 #include <memory>
 #include <sstream>
 #include <string>
@@ -87,6 +89,25 @@ KILN_STATUS_BUILDER(Unavailable, kUnavailable)
 KILN_STATUS_BUILDER(Internal, kInternal)
 #undef KILN_STATUS_BUILDER
 
+// What Result<T>::value() (and `*`, `->`) throws when the Result holds an error, as
+// absl::StatusOr::value() throws BadStatusOrAccess: the error's text survives (an uncaught one
+// prints it as the program aborts; a traced body that throws it fails its trace with it).
+class BadResultAccess : public std::exception {
+ public:
+  explicit BadResultAccess(Status status);
+  const Status& status() const { return status_; }
+  // "Result::value() on an error: INVALID_ARGUMENT: <message>"
+  const char* what() const noexcept override { return what_.c_str(); }
+
+ private:
+  Status status_;
+  std::string what_;
+};
+
+namespace internal {
+[[noreturn]] void ThrowBadResultAccess(const Status& status);
+}  // namespace internal
+
 template <typename T>
 class [[nodiscard]] Result {
  public:
@@ -99,15 +120,15 @@ class [[nodiscard]] Result {
   Status status() const { return ok() ? Status() : std::get<Status>(v_); }
 
   T& value() & {
-    assert(ok());
+    if (!ok()) internal::ThrowBadResultAccess(std::get<Status>(v_));
     return std::get<T>(v_);
   }
   const T& value() const& {
-    assert(ok());
+    if (!ok()) internal::ThrowBadResultAccess(std::get<Status>(v_));
     return std::get<T>(v_);
   }
   T&& value() && {
-    assert(ok());
+    if (!ok()) internal::ThrowBadResultAccess(std::get<Status>(v_));
     return std::get<T>(std::move(v_));
   }
   T& operator*() & { return value(); }

@@ -2,8 +2,10 @@
 // values) it was traced for. Calling it never retraces: arguments that do not fit are an error.
 #pragma once
 
+#include <atomic>
 #include <concepts>
 #include <memory>
+#include <mutex>
 #include <span>
 #include <string>
 #include <vector>
@@ -106,6 +108,11 @@ class ConcreteFunction {
   // The index the prepared function looks its callees up in; lives as long as prepared_.
   std::unique_ptr<exec::FunctionLibrary> exec_library_;
   std::shared_ptr<const exec::PreparedFunction> prepared_;
+  // The first trace of a function that creates variables from symbolic values assigns them:
+  // it runs, in place of this graph, on the first call that succeeds (then it is dropped).
+  mutable std::mutex initializer_mu_;
+  mutable std::unique_ptr<ConcreteFunction> initializer_;
+  mutable std::atomic<bool> has_initializer_{false};
 };
 
 }  // namespace kiln::trace

@@ -50,6 +50,7 @@ class Function {
   Function(std::string name, InputSignature signature, Body body);
   // Traces once per distinct key; arguments are named arg_0, ...
   Function(std::string name, Body body);
+  Function(std::string name, ArgBody body);
   Function(std::string name, FunctionOptions options, Body body);
   Function(std::string name, FunctionOptions options, ArgBody body);
   ~Function();

@@ -54,8 +54,34 @@ struct PrintOptions {
   int summarize = 3;
 };
 
-// tf.print: StringFormat + PrintV2. While tracing it is a stateful graph op that prints on
-// every call of the function, not only when the body is traced.
-[[nodiscard]] Status Print(std::initializer_list<Value> values, const PrintOptions& options = {});
+// One item of Print: a value, printed as TensorFlow prints tensors (string tensors quoted), or
+// host text, printed as it is: tf.print inlines Python strings into the format the same way,
+// so Print({"loss:", loss}) prints `loss: 0.25` as tf.print("loss:", loss) does.
+class PrintItem {
+ public:
+  PrintItem(Value value) : value_(std::move(value)) {}     // NOLINT(google-explicit-constructor)
+  PrintItem(Tensor tensor) : value_(std::move(tensor)) {}  // NOLINT(google-explicit-constructor)
+  PrintItem(const char* text)
+      : text_(text), is_text_(true) {}  // NOLINT(google-explicit-constructor)
+  PrintItem(std::string text)           // NOLINT(google-explicit-constructor)
+      : text_(std::move(text)), is_text_(true) {}
+  PrintItem(std::string_view text)  // NOLINT(google-explicit-constructor)
+      : text_(text), is_text_(true) {}
+
+  bool is_text() const { return is_text_; }
+  const std::string& text() const { return text_; }
+  const Value& value() const { return value_; }
+
+ private:
+  Value value_;
+  std::string text_;
+  bool is_text_ = false;
+};
+
+// tf.print: StringFormat + PrintV2, the items separated by spaces. While tracing it is a
+// stateful graph op that prints on every call of the function, not only when the body is
+// traced.
+[[nodiscard]] Status Print(std::initializer_list<PrintItem> items,
+                           const PrintOptions& options = {});
 
 }  // namespace kiln::trace

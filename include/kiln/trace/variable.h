@@ -36,6 +36,12 @@ class Variable {
   // while a function is traced is allowed only on that function's first trace; afterwards
   // the variable would be created anew on every trace.
   static Variable Create(std::string name, const Tensor& initial, VariableOptions options = {});
+  // The same from a value. A symbolic one (computed from the traced function's arguments, or
+  // from variables created before it) makes the variable on the function's first trace and
+  // gives it that value on the function's first call, as tf.Variable(2.0 * x) inside a
+  // tf.function does: the first call runs the trace that assigns it, later calls the one that
+  // only uses it. Until that call the variable has no value.
+  static Variable Create(std::string name, const Value& initial, VariableOptions options = {});
 
   bool valid() const;
   // OK for a valid variable, else why it is not (e.g. a duplicate name in its module).
