@@ -129,9 +129,9 @@ int RunMain(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    // CLI11 prints the message (or the help); a bad flag exits 1 like any other error, not with
-    // CLI11's own codes (109 for an unknown flag).
-    return app.exit(e) == 0 ? 0 : 1;
+    // CLI11 prints the message (or the help); a bad command line exits 2 as savedmodel-cli's
+    // does (docs/cli.md, "Exit status"), not with CLI11's own codes (109 for an unknown flag).
+    return app.exit(e) == 0 ? 0 : 2;
   }
   const Status s = Run(a);
   if (!s.ok()) {

@@ -112,6 +112,18 @@ TEST_CASE("run with --input_exprs prints each output as saved_model_cli does") {
   CHECK(r.out == "Result for output key output_0:\n10.0\n");
 }
 
+TEST_CASE("run --threads sets the intra-op threads, and a bad command line exits 2") {
+  CliResult r = RunModel({"--input_exprs", "a=1.0;b=2", "--threads", "1"});
+  CHECK(r.rc == 0);
+  CHECK(r.out == "Result for output key output_0:\n7.666667\n");
+  r = RunModel({"--input_exprs", "a=1.0;b=2", "--threads", "-1"});
+  CHECK(r.rc == 1);
+  CHECK(r.err.find("--threads must be 0 (all cores) or more, got -1") != std::string::npos);
+  r = RunModel({"--input_exprs", "a=1.0;b=2", "--bogus"});
+  CHECK(r.rc == 2);
+  CHECK(r.err.find("--bogus") != std::string::npos);
+}
+
 TEST_CASE("run --device: cpu gives the same output, an absent device lists those there are") {
   CliResult r = RunModel({"--input_exprs", "a=1.0;b=2", "--device", "cpu"});
   CHECK(r.rc == 0);

@@ -321,3 +321,22 @@ def test_short_soak_rss_flat(server, repo):
     growth_mib = (server.rss_kib() - rss_warm) / 1024
     assert sum(counts) > 50
     assert growth_mib < 50, growth_mib
+
+
+def test_command_line_errors_and_threads(repo, tmp_path):
+    """The flag vocabulary of savedmodel-cli and kiln-run: --threads sets the models' intra-op
+    threads (a negative count is refused, exit 1); a bad command line exits 2 (docs/cli.md)."""
+    root, ref = repo
+    bogus = subprocess.run([str(SERVER), "--bogus"], capture_output=True, text=True, timeout=30)
+    assert bogus.returncode == 2 and "--bogus" in bogus.stderr, bogus.stderr
+    negative = subprocess.run([str(SERVER), f"--model_base_path={root / 'mlp'}", "--threads=-1"],
+                              capture_output=True, text=True, timeout=30)
+    assert negative.returncode == 1 and "--threads must be 0" in negative.stderr, negative.stderr
+    srv = Server([f"--model_base_path={root / 'mlp'}", "--model_name=mlp", "--threads=1"],
+                 tmp_path).wait_ready()
+    try:
+        answer = predict_mlp(srv.url, ref["mlp_x"][:1])
+        assert answer.status_code == 200, answer.text
+        assert answer.json()["outputs"][0]["shape"] == [1, 10]
+    finally:
+        assert srv.stop() == 0

@@ -198,7 +198,7 @@ def test_minimal_runtime_refuses_a_stale_or_missing_plan(ours, tmp_path):
 
 def test_minimal_runtime_flags_match_the_cli(ours, tmp_path):
     """kiln-run takes --threads as savedmodel-cli bench does (--num_threads still works), a bad
-    flag exits 1 like every other error, and fed arrays convert to the input's dtype."""
+    flag exits 2 as savedmodel-cli's does (docs/cli.md), and fed arrays convert to the input's dtype."""
     d, inputs = ours["mlp"]
     copy = _linked_copy(d, tmp_path / "mlp")
     oracle.run([oracle.KILN_CLI, "compile", "--dir", copy])
@@ -207,7 +207,7 @@ def test_minimal_runtime_flags_match_the_cli(ours, tmp_path):
     old = oracle.run([oracle.KILN_RUN, *feed, "--num_threads", "1"])
     assert new.stdout.startswith("Result for output key output_0:") and new.stdout == old.stdout
     proc = oracle.run([oracle.KILN_RUN, "--dir", copy, "--bogus"], check=False)
-    assert proc.returncode == 1 and "--bogus" in proc.stderr, proc.stderr
+    assert proc.returncode == 2 and "--bogus" in proc.stderr, proc.stderr
     # A float64 array feeds the float32 input, converted as savedmodel-cli run (and TF) do.
     x64 = tmp_path / "x64.npy"
     np.save(x64, np.load(inputs["x"]).astype(np.float64))

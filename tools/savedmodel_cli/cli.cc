@@ -36,7 +36,9 @@ int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e, out, err);
+    // CLI11 prints the message (or the help); a bad command line exits 2, as argparse-based
+    // tools (TensorFlow's saved_model_cli) do, not with CLI11's own codes (106, 109, ...).
+    return app.exit(e, out, err) == 0 ? 0 : kUsageExitCode;
   }
 
   try {

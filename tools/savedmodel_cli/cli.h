@@ -8,6 +8,9 @@
 
 namespace kiln::cli {
 
+// Exit status: 0 success, 1 the command failed, 2 a bad command line (docs/cli.md).
+inline constexpr int kUsageExitCode = 2;
+
 // argv[0] is the program name, as main() receives it.
 int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err);
 // The same with the arguments after the program name, for tests: {"show", "--dir", d}.

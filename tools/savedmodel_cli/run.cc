@@ -134,6 +134,10 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   load_options.signatures = {options.signature_def};
   load_options.verify_checksums = !options.skip_checksums;
   load_options.devices = SplitCommaList(options.device);
+  if (options.threads < 0) {
+    return InvalidArgument("--threads must be 0 (all cores) or more, got ", options.threads);
+  }
+  load_options.num_threads = options.threads;
   load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
                       : options.plan == "ignore" ? exec::PlanUse::kIgnore
                                                  : exec::PlanUse::kAuto;
@@ -202,6 +206,7 @@ std::unique_ptr<CommandArgs> SetupRunCommand(CLI::App& cmd) {
       ->check(CLI::IsMember({"auto", "ignore", "require"}));
   cmd.add_option("--device", a->run.device,
                  "Devices in priority order, comma-separated (default: cpu alone)");
+  cmd.add_option("--threads", a->run.threads, "Intra-op threads (0: all cores)");
   return a;
 }
 

@@ -33,6 +33,7 @@ struct RunCommandOptions {
   bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
   std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
   std::string device;           // LoadOptions::devices, comma-separated; "" = the host
+  int threads = 0;              // LoadOptions::num_threads (0: all cores)
 };
 
 struct InputFileSpec {

@@ -40,6 +40,7 @@ struct Flags {
   int rest_api_timeout_in_ms = 30000;
   int64_t rest_api_max_body_bytes = int64_t{64} << 20;
   int grpc_max_threads = 64;
+  int threads = 0;  // intra-op threads of every loaded model (0: all cores)
   int64_t max_tensor_bytes = int64_t{1} << 30;
   int max_json_depth = 64;
   std::vector<std::string> allowed_unsafe_ops;
@@ -74,6 +75,10 @@ int Serve(const Flags& flags) {
   Metrics metrics;
   RepositoryOptions ro;
   ro.metrics = &metrics;
+  if (flags.threads < 0) {
+    return Fail(InvalidArgument("--threads must be 0 (all cores) or more, got ", flags.threads));
+  }
+  ro.load.num_threads = flags.threads;
   ro.allowed_unsafe_ops.insert(flags.allowed_unsafe_ops.begin(), flags.allowed_unsafe_ops.end());
   if (flags.enable_batching) {
     if (!flags.batching_parameters_file.empty()) {
@@ -193,6 +198,9 @@ int Main(int argc, char** argv) {
   app.add_option("--rest_api_max_body_bytes", f.rest_api_max_body_bytes,
                  "largest request body (HTTP 413 above; also the gRPC message limit)")
       ->capture_default_str();
+  app.add_option("--threads", f.threads,
+                 "intra-op threads of each model's kernels (0: all cores), as "
+                 "savedmodel-cli run/bench --threads");
   app.add_option("--grpc_max_threads", f.grpc_max_threads, "gRPC worker threads")
       ->capture_default_str();
   app.add_option("--max_tensor_bytes", f.max_tensor_bytes,
@@ -213,7 +221,8 @@ int Main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    // A bad command line exits 2, as savedmodel-cli and kiln-run do (docs/cli.md).
+    return app.exit(e) == 0 ? 0 : 2;
   }
   return Serve(f);
 }
