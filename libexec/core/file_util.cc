@@ -216,8 +216,14 @@ Status WriteDirectoryAtomically(const fs::path& target,
   std::error_code ec;
   auto parent_status = fs::status(parent, ec);
   if (!fs::exists(parent_status)) {
-    return NotFound("cannot write ", Quote(target), ": parent directory ", Quote(parent),
-                    " does not exist");
+    // Missing parents are made, as tf.saved_model.save makes them (they hold nothing yet, so
+    // a failure later loses nothing).
+    fs::create_directories(parent, ec);
+    if (ec) {
+      return ErrnoError(ec.value(), "cannot write " + Quote(target) + ": cannot create its parent",
+                        parent);
+    }
+    parent_status = fs::status(parent, ec);
   }
   if (!fs::is_directory(parent_status)) {
     return FailedPrecondition("cannot write ", Quote(target), ": parent ", Quote(parent),

@@ -121,7 +121,7 @@ TEST_CASE("file_util: a failing fill keeps the previous directory intact") {
   CHECK(Listing(dir.path()) == std::vector<std::string>{"bundle"});
 }
 
-TEST_CASE("file_util: WriteDirectoryAtomically names a missing or unusable parent") {
+TEST_CASE("file_util: WriteDirectoryAtomically makes missing parents, names an unusable one") {
   TempDir dir;
   bool called = false;
   auto fill = [&](const fs::path&) {
@@ -130,12 +130,18 @@ TEST_CASE("file_util: WriteDirectoryAtomically names a missing or unusable paren
   };
   const fs::path missing_parent = dir.path() / "no" / "such";
   Status s = WriteDirectoryAtomically(missing_parent / "model", fill);
-  CHECK(s.code() == StatusCode::kNotFound);
-  CHECK(s.message().find("parent directory '" + missing_parent.string() + "' does not exist") !=
-        std::string::npos);
-  CHECK_FALSE(called);
+  CHECK(s.ok());
+  CHECK(called);
+  CHECK(fs::is_directory(missing_parent / "model"));
+  called = false;
 
   REQUIRE(WriteStringToFile(dir.path() / "file", "x").ok());
+  s = WriteDirectoryAtomically(dir.path() / "file" / "sub" / "model", fill);
+  CHECK_FALSE(s.ok());
+  CHECK(s.message().find("cannot create its parent '" + (dir.path() / "file" / "sub").string() +
+                         "'") != std::string::npos);
+  CHECK_FALSE(called);
+
   s = WriteDirectoryAtomically(dir.path() / "file" / "model", fill);
   CHECK(s.code() == StatusCode::kFailedPrecondition);
   CHECK(s.message().find("is not a directory") != std::string::npos);

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "kiln/core/file_util.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/tensor_bundle.h"
 #include "kiln/modules/dense.h"
@@ -262,12 +263,19 @@ TEST_CASE("saving fails clearly and leaves the previous bundle intact") {
   DemoModule demo;
   RunSeedCalls(demo);
 
-  SUBCASE("the parent directory does not exist") {
-    const fs::path dir = tmp.path() / "missing" / "bundle";
+  SUBCASE("missing parent directories are made, as tf.saved_model.save makes them") {
+    const fs::path dir = tmp.path() / "models" / "demo" / "1";
+    REQUIRE(Save(demo, dir, {{"serving_default", &demo.addprint}}).ok());
+    CHECK(fs::exists(dir / "saved_model.pb"));
+  }
+
+  SUBCASE("a parent that cannot be made is named") {
+    REQUIRE(WriteStringToFile(tmp.path() / "file", "x").ok());
+    const fs::path dir = tmp.path() / "file" / "sub" / "bundle";
     Status s = Save(demo, dir, {{"serving_default", &demo.addprint}});
     REQUIRE_FALSE(s.ok());
-    CHECK(s.message().find("missing") != std::string::npos);
-    CHECK_FALSE(fs::exists(tmp.path() / "missing"));
+    CHECK(s.message().find("cannot create its parent") != std::string::npos);
+    CHECK(ReadAll(tmp.path() / "file") == "x");
   }
 
   SUBCASE("a failing export does not touch an existing bundle") {
