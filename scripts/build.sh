@@ -7,6 +7,8 @@
 #   KILN_SANITIZE    ON to build with AddressSanitizer + UndefinedBehaviorSanitizer
 #   KILN_WERROR      ON (default) to fail on compiler warnings; OFF for untested compilers
 #   KILN_JOBS        parallel jobs (default: all cores)
+#   KILN_TARGETS     build only these targets (space-separated; default: everything). The
+#                    configuration is the same either way, so a later full build reuses them.
 # Extra arguments go to cmake's configure step. Compiler output, warnings included, is shown.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -25,4 +27,6 @@ cmake -S "$ROOT" -B "$BUILD" --log-level=WARNING \
   -DCMAKE_C_COMPILER="$CC_" -DCMAKE_CXX_COMPILER="$CXX_" "${LAUNCHER[@]}" \
   -DKILN_BUILD_TESTS=ON -DKILN_BUILD_SAMPLES=ON -DKILN_BUILD_BENCH=ON \
   -DKILN_SANITIZE="${KILN_SANITIZE:-OFF}" -DKILN_WERROR="${KILN_WERROR:-ON}" "$@"
-cmake --build "$BUILD" -j"$JOBS" -- --no-print-directory
+TARGET_ARGS=()
+for t in ${KILN_TARGETS:-}; do TARGET_ARGS+=(--target "$t"); done
+cmake --build "$BUILD" -j"$JOBS" "${TARGET_ARGS[@]}" -- --no-print-directory
