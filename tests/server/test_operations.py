@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 import requests
 
-from conftest import CLI, FIXTURES, Server, copy_model, write_config
+from conftest import CLI, FIXTURES, SERVER, Server, copy_model, write_config
 
 
 def predict_mlp(url, x, session=None):
