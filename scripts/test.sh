@@ -45,7 +45,7 @@ TF_ENABLE_ONEDNN_OPTS=0 KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytes
 step "model server with real clients (tests/server, docs/server.md)"
 KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytest "$ROOT/tests/server" -q -p no:cacheprovider
 
-step "the installed package: an out-of-tree project finds, links and runs kiln (tests/consumer)"
+step "the installed package: docs/getting-started.md verbatim (CMake and pkg-config), tests/consumer, the installed samples"
 KILN_BUILD_DIR="$ROOT/build" bash "$ROOT/scripts/check-install.sh"
 step "deploy/ manifests (yamllint + schema check)"
 bash "$ROOT/scripts/check-deploy.sh"
