@@ -18,6 +18,7 @@
 #include "kiln/trace/op_builder.h"
 #include "kiln/trace/ops.h"
 #include "tape.h"
+#include "trace_extras.h"
 
 namespace kiln::trace {
 namespace {
@@ -96,13 +97,8 @@ Result<SubTrace> TraceInto(Graph* parent, const std::string& name,
     }
     try {
       result.emplace(body(args));
-    } catch (const BadResultAccess& e) {
-      // The failed Result's own error, code and text, not an exception's name.
-      result.emplace(e.status().WithContext("the body used the value of a failed Result"));
-    } catch (const std::exception& e) {
-      result.emplace(Internal("the body threw: ", e.what()));
     } catch (...) {
-      result.emplace(Internal("the body threw a non-standard exception"));
+      result.emplace(internal::StatusOfCurrentException());
     }
   }
   KILN_RETURN_IF_ERROR(t.graph->status());

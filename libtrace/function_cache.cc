@@ -293,13 +293,8 @@ Result<std::vector<Tensor>> Function::CallEagerly(std::span<const Arg> args) {
     internal::Graph::Activation no_graph(nullptr);  // ops run at once, even inside a trace
     try {
       result.emplace(body_(eager));
-    } catch (const BadResultAccess& e) {
-      // The failed Result's own error, code and text, not an exception's name.
-      result.emplace(e.status().WithContext("the body used the value of a failed Result"));
-    } catch (const std::exception& e) {
-      result.emplace(Internal("the body threw: ", e.what()));
     } catch (...) {
-      result.emplace(Internal("the body threw a non-standard exception"));
+      result.emplace(internal::StatusOfCurrentException());
     }
   }
   const std::string context = "running '" + name_ + "' eagerly";
@@ -459,13 +454,8 @@ Result<const ConcreteFunction*> Function::Trace(std::vector<BoundArg> key) {
       }
       try {
         result.emplace(body_(args));
-      } catch (const BadResultAccess& e) {
-        // The failed Result's own error, code and text, not an exception's name.
-        result.emplace(e.status().WithContext("the body used the value of a failed Result"));
-      } catch (const std::exception& e) {
-        result.emplace(Internal("the body threw: ", e.what()));
       } catch (...) {
-        result.emplace(Internal("the body threw a non-standard exception"));
+        result.emplace(internal::StatusOfCurrentException());
       }
       tracing_ = false;
     }

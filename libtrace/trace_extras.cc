@@ -1,6 +1,8 @@
 // The per-thread trace extras and eager error scopes (trace_extras.h).
 #include "trace_extras.h"
 
+#include <exception>
+
 namespace kiln::trace::internal {
 namespace {
 
@@ -27,6 +29,19 @@ TraceExtrasScope::~TraceExtrasScope() {
     for (const auto& k : g_extras->keep_alive) previous_->keep_alive.push_back(k);
   }
   g_extras = previous_;
+}
+
+Status StatusOfCurrentException() {
+  try {
+    throw;
+  } catch (const BadResultAccess& e) {
+    // The failed Result's own error, code and text, not an exception's name.
+    return e.status().WithContext("the body used the value of a failed Result");
+  } catch (const std::exception& e) {
+    return Internal("the body threw: ", e.what());
+  } catch (...) {
+    return Internal("the body threw a non-standard exception");
+  }
 }
 
 }  // namespace kiln::trace::internal

@@ -34,6 +34,10 @@ class TraceExtrasScope {
   TraceExtras* previous_;
 };
 
+// What a body's exception becomes (call inside a catch block): a failed Result's own status
+// for BadResultAccess, else an Internal error with the exception's text.
+Status StatusOfCurrentException();
+
 // Eager runs under SetRunFunctionsEagerly: an op that fails records its error here (the first
 // wins), so a failing op whose value the body drops still fails the call, as eager TensorFlow
 // raises at once. No effect when no EagerErrorScope is active on the thread.
