@@ -41,6 +41,11 @@ endfunction()
 # What kiln::exec links (libexec/CMakeLists.txt): oneDNN and libgomp have no .pc file in Debian.
 set(KILN_PC_EXEC_DEPS_REQUIRES zlib libjpeg libpng re2 icu-uc)
 set(KILN_PC_EXEC_DEPS_LIBS -ldnnl -lgomp -lpthread)
+set(KILN_PC_RUNTIME_DEPS_LIBS -ldnnl -lgomp -lpthread)
+if(KILN_HAVE_CUDA)  # the static CUDA runtime and what it needs
+  list(APPEND KILN_PC_EXEC_DEPS_LIBS -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt)
+  list(APPEND KILN_PC_RUNTIME_DEPS_LIBS -L${CUDAToolkit_LIBRARY_DIR} -lcudart_static -ldl -lrt)
+endif()
 kiln_pkg_config(kiln-exec "kiln's runtime: loads TensorFlow SavedModels and runs them"
   LIBS -lkiln_exec -lkiln_schema REQUIRES protobuf
   DEPS_REQUIRES ${KILN_PC_EXEC_DEPS_REQUIRES} DEPS_LIBS ${KILN_PC_EXEC_DEPS_LIBS})
@@ -58,5 +63,5 @@ if(TARGET kiln_serve)
 endif()
 if(TARGET kiln_runtime)
   kiln_pkg_config(kiln-runtime "kiln's protobuf-free runtime: runs compiled serving plans"
-    LIBS -lkiln_runtime DEPS_LIBS -ldnnl -lgomp -lpthread)
+    LIBS -lkiln_runtime DEPS_LIBS ${KILN_PC_RUNTIME_DEPS_LIBS})
 endif()

@@ -20,7 +20,7 @@ case "${KILN_COMPILER:-gcc}" in
   *) echo "build.sh: KILN_COMPILER must be gcc or clang, got '${KILN_COMPILER}'" >&2; exit 2 ;;
 esac
 LAUNCHER=()
-if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache); fi
+if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache); fi
 echo "== building in $BUILD (${KILN_COMPILER:-gcc}, ${KILN_BUILD_TYPE:-Release}, sanitizers ${KILN_SANITIZE:-OFF})"
 cmake -S "$ROOT" -B "$BUILD" --log-level=WARNING \
   -DCMAKE_BUILD_TYPE="${KILN_BUILD_TYPE:-Release}" \

@@ -4,6 +4,10 @@
 
 #include "kiln/exec/device.h"
 
+#ifdef KILN_HAVE_CUDA
+#include "device/cuda/cuda_device.h"
+#endif
+
 namespace kiln::exec {
 namespace {
 
@@ -58,6 +62,10 @@ std::vector<Device*> ListDevices() {
   Registry& r = GetRegistry();
   std::lock_guard lock(r.mu);
   std::vector<Device*> all = {HostDevice()};
+#ifdef KILN_HAVE_CUDA
+  const std::span<Device* const> gpus = cuda::DetectedDevices();
+  all.insert(all.end(), gpus.begin(), gpus.end());
+#endif
   all.insert(all.end(), r.devices.begin(), r.devices.end());
   return all;
 }
@@ -70,11 +78,16 @@ Result<Device*> FindDevice(std::string_view name) {
   if (full == "cpu:0") full = "cpu";
   for (Device* d : all)
     if (d->name() == full) return d;
-  if (name == "gpu" || name.substr(0, 4) == "gpu:")
-    return Unavailable("device '", name,
-                       "' was asked for, but this build of kiln has no GPU support or this "
-                       "machine has no GPU; available devices: ",
-                       Names(all));
+  if (name == "gpu" || name.substr(0, 4) == "gpu:") {
+#ifdef KILN_HAVE_CUDA
+    const std::string why(cuda::DetectionNote());
+    const std::string reason = why.empty() ? "there is no GPU of that number" : why;
+#else
+    const std::string reason = "this build of kiln has no CUDA support (it was built without nvcc)";
+#endif
+    return Unavailable("device '", name, "' was asked for, but ", reason,
+                       "; available devices: ", Names(all));
+  }
   return InvalidArgument("unknown device '", name, "'; available devices: ", Names(all));
 }
 

@@ -67,9 +67,13 @@ Result<std::vector<Tensor>> SingleOp::Run(std::span<const Tensor> inputs) const 
   ScratchArena scratch(device_->allocator());
   RunEnv env{options_.print ? options_.print : &DefaultPrintSink(),
              options_.threads ? options_.threads : &DefaultThreadPool()};
-  ExecutionFrame frame{
-      slots.data(), nullptr, device_->allocator(), device_ == host ? nullptr : host->allocator(),
-      &scratch,     &env};
+  ExecutionFrame frame{slots.data(),
+                       nullptr,
+                       device_->allocator(),
+                       device_ == host ? nullptr : host->allocator(),
+                       &scratch,
+                       &env,
+                       device_};
   StepIo io{in.data(),    n_in,       out.data(),           n_out, out_dtypes.data(), 0,
             state_.get(), node_name_, kernel_->host_outputs};
   KILN_RETURN_IF_ERROR(kernel_->compute(KernelContext(frame, io)));

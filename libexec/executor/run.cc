@@ -157,6 +157,7 @@ Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<con
               step.host_outputs};
     ScratchArena* scratch = state->scratch[step.device].get();
     frame.allocator = step.allocator;
+    frame.device = devices_[step.device];
     frame.scratch = scratch;
     status = step.compute(KernelContext(frame, io));
     scratch->Reset();

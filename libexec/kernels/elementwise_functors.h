@@ -8,6 +8,7 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/host_device.h"
 #include "kernels/type_lists.h"
 #include "kernels/vector_math.h"
 #include "kiln/exec/op_table.h"
@@ -19,7 +20,7 @@ namespace kiln::exec::fn {
 template <typename C>
 struct Add {
   static constexpr vmath::BinOp kVecOp = vmath::BinOp::kAdd;
-  C operator()(const C& a, const C& b) const {
+  KILN_HD C operator()(const C& a, const C& b) const {
     if constexpr (std::is_same_v<C, bool>) {
       return a || b;
     } else if constexpr (std::is_integral_v<C>) {
@@ -33,7 +34,7 @@ struct Add {
 template <typename C>
 struct Sub {
   static constexpr vmath::BinOp kVecOp = vmath::BinOp::kSub;
-  C operator()(C a, C b) const {
+  KILN_HD C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
       using U = std::make_unsigned_t<C>;
       return static_cast<C>(static_cast<U>(a) - static_cast<U>(b));
@@ -45,7 +46,7 @@ struct Sub {
 template <typename C>
 struct Mul {
   static constexpr vmath::BinOp kVecOp = vmath::BinOp::kMul;
-  C operator()(C a, C b) const {
+  KILN_HD C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
       using U = std::make_unsigned_t<C>;
       return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
@@ -73,7 +74,7 @@ struct Div {
   static Status Check(const KernelContext& ctx, const C* y, int64_t n) {
     return CheckNoIntegerZero(ctx, y, n);
   }
-  C operator()(C a, C b) const {
+  KILN_HD C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C> && std::is_signed_v<C>) {
       if (b == C(-1)) return Sub<C>()(C(0), a);
       return a / b;
@@ -87,7 +88,7 @@ struct Div {
 template <typename C>
 struct Maximum {
   static constexpr vmath::BinOp kVecOp = vmath::BinOp::kMax;
-  C operator()(C a, C b) const {
+  KILN_HD C operator()(C a, C b) const {
     if constexpr (kIsFloating<C>) {
       if (Eigen::numext::isnan(a)) return a;
       if (Eigen::numext::isnan(b)) return b;
@@ -98,7 +99,7 @@ struct Maximum {
 template <typename C>
 struct Minimum {
   static constexpr vmath::BinOp kVecOp = vmath::BinOp::kMin;
-  C operator()(C a, C b) const {
+  KILN_HD C operator()(C a, C b) const {
     if constexpr (kIsFloating<C>) {
       if (Eigen::numext::isnan(a)) return a;
       if (Eigen::numext::isnan(b)) return b;
@@ -114,7 +115,7 @@ struct FloorMod {
   static Status Check(const KernelContext& ctx, const C* y, int64_t n) {
     return CheckNoIntegerZero(ctx, y, n);
   }
-  C operator()(C x, C y) const {
+  KILN_HD C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) {
       if constexpr (std::is_signed_v<C>) {
         if (y == C(-1)) return C(0);  // x % -1 overflows for the lowest x
@@ -139,7 +140,7 @@ struct FloorDiv {
   static Status Check(const KernelContext& ctx, const C* y, int64_t n) {
     return CheckNoIntegerZero(ctx, y, n);
   }
-  C operator()(C x, C y) const {
+  KILN_HD C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) {
       if constexpr (std::is_signed_v<C>) {
         if (y == C(-1)) return Sub<C>()(C(0), x);  // wraps like TF
@@ -166,7 +167,7 @@ struct Pow {
     }
     return OkStatus();
   }
-  C operator()(C x, C y) const {
+  KILN_HD C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) {
       using U = std::make_unsigned_t<C>;
       U result = 1, base = static_cast<U>(x);  // unsigned: overflow wraps, no UB
@@ -185,50 +186,50 @@ struct Pow {
 
 template <typename C>
 struct Less {
-  bool operator()(const C& a, const C& b) const { return a < b; }
+  KILN_HD bool operator()(const C& a, const C& b) const { return a < b; }
 };
 template <typename C>
 struct LessEqual {
-  bool operator()(const C& a, const C& b) const { return a <= b; }
+  KILN_HD bool operator()(const C& a, const C& b) const { return a <= b; }
 };
 template <typename C>
 struct Greater {
-  bool operator()(const C& a, const C& b) const { return a > b; }
+  KILN_HD bool operator()(const C& a, const C& b) const { return a > b; }
 };
 template <typename C>
 struct GreaterEqual {
-  bool operator()(const C& a, const C& b) const { return a >= b; }
+  KILN_HD bool operator()(const C& a, const C& b) const { return a >= b; }
 };
 template <typename C>
 struct Equal {
-  bool operator()(const C& a, const C& b) const { return a == b; }
+  KILN_HD bool operator()(const C& a, const C& b) const { return a == b; }
 };
 template <typename C>
 struct NotEqual {
-  bool operator()(const C& a, const C& b) const { return a != b; }
+  KILN_HD bool operator()(const C& a, const C& b) const { return a != b; }
 };
 template <typename C>
 struct LogicalAnd {
-  bool operator()(bool a, bool b) const { return a && b; }
+  KILN_HD bool operator()(bool a, bool b) const { return a && b; }
 };
 template <typename C>
 struct LogicalOr {
-  bool operator()(bool a, bool b) const { return a || b; }
+  KILN_HD bool operator()(bool a, bool b) const { return a || b; }
 };
 template <typename C>
 struct LogicalNot {
-  bool operator()(bool a) const { return !a; }
+  KILN_HD bool operator()(bool a) const { return !a; }
 };
 
 // ---- unary math -----------------------------------------------------------------------------
 
 template <typename C>
 struct Neg {
-  C operator()(C x) const { return Sub<C>()(C(0), x); }
+  KILN_HD C operator()(C x) const { return Sub<C>()(C(0), x); }
 };
 template <typename C>
 struct Abs {
-  C operator()(C x) const {
+  KILN_HD C operator()(C x) const {
     if constexpr (std::is_unsigned_v<C>) {
       return x;
     } else {
@@ -238,41 +239,41 @@ struct Abs {
 };
 template <typename C>
 struct Square {
-  C operator()(C x) const { return Mul<C>()(x, x); }
+  KILN_HD C operator()(C x) const { return Mul<C>()(x, x); }
 };
 template <typename C>
 struct Sqrt {
   static constexpr int kCost = 4;
-  C operator()(C x) const { return Eigen::numext::sqrt(x); }
+  KILN_HD C operator()(C x) const { return Eigen::numext::sqrt(x); }
 };
 template <typename C>
 struct Rsqrt {
   static constexpr int kCost = 4;
-  C operator()(C x) const { return C(1) / Eigen::numext::sqrt(x); }
+  KILN_HD C operator()(C x) const { return C(1) / Eigen::numext::sqrt(x); }
 };
 template <typename C>
 struct Exp {
   static void VectorF32(const float* x, float* y, int64_t n) { vmath::Exp(x, y, n); }
   static constexpr int kCost = 8;
-  C operator()(C x) const { return Eigen::numext::exp(x); }
+  KILN_HD C operator()(C x) const { return Eigen::numext::exp(x); }
 };
 template <typename C>
 struct Log {
   static constexpr int kCost = 8;
-  C operator()(C x) const { return Eigen::numext::log(x); }
+  KILN_HD C operator()(C x) const { return Eigen::numext::log(x); }
 };
 template <typename C>
 struct Tanh {
   static void VectorF32(const float* x, float* y, int64_t n) { vmath::Tanh(x, y, n); }
   static constexpr int kCost = 8;
-  C operator()(C x) const { return Eigen::numext::tanh(x); }
+  KILN_HD C operator()(C x) const { return Eigen::numext::tanh(x); }
 };
 // 1 / (1 + exp(-x)), computed so that neither side overflows.
 template <typename C>
 struct Sigmoid {
   static void VectorF32(const float* x, float* y, int64_t n) { vmath::Sigmoid(x, y, n); }
   static constexpr int kCost = 8;
-  C operator()(C x) const {
+  KILN_HD C operator()(C x) const {
     if (x >= C(0)) return C(1) / (C(1) + Eigen::numext::exp(-x));
     const C e = Eigen::numext::exp(x);
     return e / (C(1) + e);
@@ -284,7 +285,7 @@ struct Reciprocal {
   static Status Check(const KernelContext& ctx, const C* x, int64_t n) {
     return CheckNoIntegerZero(ctx, x, n);
   }
-  C operator()(C x) const { return Div<C>()(C(1), x); }
+  KILN_HD C operator()(C x) const { return Div<C>()(C(1), x); }
 };
 
 // ---- activations ----------------------------------------------------------------------------
@@ -293,17 +294,17 @@ struct Reciprocal {
 template <typename C>
 struct Relu {
   static void VectorF32(const float* x, float* y, int64_t n) { vmath::Relu(x, y, n); }
-  C operator()(C x) const { return x < C(0) ? C(0) : x; }
+  KILN_HD C operator()(C x) const { return x < C(0) ? C(0) : x; }
 };
 template <typename C>
 struct Relu6 {
-  C operator()(C x) const { return x < C(0) ? C(0) : (C(6) < x ? C(6) : x); }
+  KILN_HD C operator()(C x) const { return x < C(0) ? C(0) : (C(6) < x ? C(6) : x); }
 };
 // exp(x) - 1 rather than expm1, as TF's kernel computes it.
 template <typename C>
 struct Elu {
   static constexpr int kCost = 8;
-  C operator()(C x) const { return x < C(0) ? C(Eigen::numext::exp(x) - C(1)) : x; }
+  KILN_HD C operator()(C x) const { return x < C(0) ? C(Eigen::numext::exp(x) - C(1)) : x; }
 };
 
 }  // namespace kiln::exec::fn

@@ -25,7 +25,7 @@ using Wide =
   template <typename C>                    \
   struct Name {                            \
     static constexpr int kCost = cost;     \
-    C operator()(C x) const {              \
+    KILN_HD C operator()(C x) const {      \
       [[maybe_unused]] const Wide<C> v(x); \
       return static_cast<C>(expr);         \
     }                                      \
@@ -68,7 +68,7 @@ KILN_FLOAT_UNARY(Rint, 1, std::nearbyint(v))
 // kernel returns 0 for every element, a bug we do not copy).
 template <typename C>
 struct Round {
-  C operator()(C x) const {
+  KILN_HD C operator()(C x) const {
     if constexpr (kIsInteger<C>) {
       return x;
     } else {
@@ -80,7 +80,7 @@ struct Round {
 // -1, 0 or 1; NaN stays NaN.
 template <typename C>
 struct Sign {
-  C operator()(C x) const {
+  KILN_HD C operator()(C x) const {
     if constexpr (kIsFloating<C>) {
       if (Eigen::numext::isnan(x)) return x;
     }
@@ -92,34 +92,34 @@ struct Sign {
 
 template <typename C>
 struct IsNan {
-  bool operator()(C x) const { return Eigen::numext::isnan(x); }
+  KILN_HD bool operator()(C x) const { return Eigen::numext::isnan(x); }
 };
 template <typename C>
 struct IsInf {
-  bool operator()(C x) const { return Eigen::numext::isinf(x); }
+  KILN_HD bool operator()(C x) const { return Eigen::numext::isinf(x); }
 };
 template <typename C>
 struct IsFinite {
-  bool operator()(C x) const { return Eigen::numext::isfinite(x); }
+  KILN_HD bool operator()(C x) const { return Eigen::numext::isfinite(x); }
 };
 
 // ---- bits -----------------------------------------------------------------------------------
 
 template <typename C>
 struct Invert {
-  C operator()(C x) const { return static_cast<C>(~x); }
+  KILN_HD C operator()(C x) const { return static_cast<C>(~x); }
 };
 template <typename C>
 struct BitwiseAnd {
-  C operator()(C a, C b) const { return static_cast<C>(a & b); }
+  KILN_HD C operator()(C a, C b) const { return static_cast<C>(a & b); }
 };
 template <typename C>
 struct BitwiseOr {
-  C operator()(C a, C b) const { return static_cast<C>(a | b); }
+  KILN_HD C operator()(C a, C b) const { return static_cast<C>(a | b); }
 };
 template <typename C>
 struct BitwiseXor {
-  C operator()(C a, C b) const { return static_cast<C>(a ^ b); }
+  KILN_HD C operator()(C a, C b) const { return static_cast<C>(a ^ b); }
 };
 // Shift amounts are clamped to [0, bits - 1], as TF does; the left shift runs on the unsigned
 // type (no overflow UB), the right shift is arithmetic for signed types.
@@ -133,14 +133,14 @@ int ClampShift(C y) {
 }
 template <typename C>
 struct LeftShift {
-  C operator()(C x, C y) const {
+  KILN_HD C operator()(C x, C y) const {
     using U = std::make_unsigned_t<C>;
     return static_cast<C>(static_cast<U>(static_cast<U>(x) << ClampShift(y)));
   }
 };
 template <typename C>
 struct RightShift {
-  C operator()(C x, C y) const { return static_cast<C>(x >> ClampShift(y)); }
+  KILN_HD C operator()(C x, C y) const { return static_cast<C>(x >> ClampShift(y)); }
 };
 
 // ---- activations ----------------------------------------------------------------------------
@@ -150,7 +150,7 @@ struct RightShift {
 template <typename C>
 struct Softplus {
   static constexpr int kCost = 8;
-  C operator()(C x) const {
+  KILN_HD C operator()(C x) const {
     using W = Wide<C>;
     const W threshold =
         std::log(static_cast<W>(Eigen::NumTraits<C>::epsilon())) + static_cast<W>(2);
@@ -163,7 +163,7 @@ struct Softplus {
 template <typename C>
 struct Softsign {
   static constexpr int kCost = 4;
-  C operator()(C x) const {
+  KILN_HD C operator()(C x) const {
     const Wide<C> v(x);
     return static_cast<C>(v / (std::abs(v) + Wide<C>(1)));
   }
@@ -172,7 +172,7 @@ struct Softsign {
 template <typename C>
 struct Selu {
   static constexpr int kCost = 8;
-  C operator()(C x) const {
+  KILN_HD C operator()(C x) const {
     using W = Wide<C>;
     const W scale = static_cast<W>(1.0507009873554804934193349852946);
     const W scale_alpha = static_cast<W>(1.7580993408473768599402175208123);
@@ -186,7 +186,7 @@ struct Selu {
 template <typename C>
 struct Atan2 {
   static constexpr int kCost = 8;
-  C operator()(C y, C x) const {
+  KILN_HD C operator()(C y, C x) const {
     return static_cast<C>(std::atan2(static_cast<Wide<C>>(y), static_cast<Wide<C>>(x)));
   }
 };
@@ -198,7 +198,7 @@ struct TruncateDiv {
   static Status Check(const KernelContext& ctx, const C* y, int64_t n) {
     return CheckNoIntegerZero(ctx, y, n);
   }
-  C operator()(C a, C b) const {
+  KILN_HD C operator()(C a, C b) const {
     if constexpr (kIsInteger<C>) {
       return Div<C>()(a, b);
     } else {
@@ -215,7 +215,7 @@ struct TruncateMod {
   static Status Check(const KernelContext& ctx, const C* y, int64_t n) {
     return CheckNoIntegerZero(ctx, y, n);
   }
-  C operator()(C a, C b) const {
+  KILN_HD C operator()(C a, C b) const {
     if constexpr (kIsInteger<C>) {
       if constexpr (std::is_signed_v<C>) {
         if (b == C(-1)) return C(0);  // the lowest value % -1 overflows
@@ -231,23 +231,23 @@ struct TruncateMod {
 template <typename C>
 struct DivNoNan {
   static constexpr int kCost = 4;
-  C operator()(C a, C b) const { return b == C(0) ? C(0) : static_cast<C>(a / b); }
+  KILN_HD C operator()(C a, C b) const { return b == C(0) ? C(0) : static_cast<C>(a / b); }
 };
 // 0 where y is 0, whatever x is.
 template <typename C>
 struct MulNoNan {
-  C operator()(C a, C b) const { return b == C(0) ? C(0) : static_cast<C>(a * b); }
+  KILN_HD C operator()(C a, C b) const { return b == C(0) ? C(0) : static_cast<C>(a * b); }
 };
 // 0 where x is 0, whatever y is.
 template <typename C>
 struct Xdivy {
   static constexpr int kCost = 4;
-  C operator()(C x, C y) const { return x == C(0) ? C(0) : static_cast<C>(x / y); }
+  KILN_HD C operator()(C x, C y) const { return x == C(0) ? C(0) : static_cast<C>(x / y); }
 };
 template <typename C>
 struct Xlogy {
   static constexpr int kCost = 8;
-  C operator()(C x, C y) const {
+  KILN_HD C operator()(C x, C y) const {
     if (x == C(0)) return C(0);
     return static_cast<C>(static_cast<Wide<C>>(x) * std::log(static_cast<Wide<C>>(y)));
   }
@@ -255,7 +255,7 @@ struct Xlogy {
 
 template <typename C>
 struct SquaredDifference {
-  C operator()(C a, C b) const {
+  KILN_HD C operator()(C a, C b) const {
     if constexpr (kIsInteger<C>) {
       const C d = Sub<C>()(a, b);
       return Mul<C>()(d, d);  // wraps, as TF
@@ -271,23 +271,23 @@ struct SquaredDifference {
 // (gradients, features) -> backprops.
 template <typename C>
 struct ReluGrad {
-  C operator()(C g, C f) const { return f > C(0) ? g : C(0); }
+  KILN_HD C operator()(C g, C f) const { return f > C(0) ? g : C(0); }
 };
 template <typename C>
 struct Relu6Grad {
-  C operator()(C g, C f) const { return (f > C(0) && f < C(6)) ? g : C(0); }
+  KILN_HD C operator()(C g, C f) const { return (f > C(0) && f < C(6)) ? g : C(0); }
 };
 // (y, dy) -> dy * y * (1 - y), dy * (1 - y^2).
 template <typename C>
 struct SigmoidGrad {
-  C operator()(C y, C dy) const {
+  KILN_HD C operator()(C y, C dy) const {
     using W = Wide<C>;
     return static_cast<C>(W(dy) * W(y) * (W(1) - W(y)));
   }
 };
 template <typename C>
 struct TanhGrad {
-  C operator()(C y, C dy) const {
+  KILN_HD C operator()(C y, C dy) const {
     using W = Wide<C>;
     return static_cast<C>(W(dy) * (W(1) - W(y) * W(y)));
   }

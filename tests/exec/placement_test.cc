@@ -5,6 +5,11 @@
 #include <doctest/doctest.h>
 #include <google/protobuf/text_format.h>
 
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <thread>
+
 #include "device/test_device.h"
 #include "exec/test_util.h"
 #include "kiln/exec/executor.h"
@@ -382,11 +387,15 @@ TEST_CASE("placement: a serving plan records each node's device and loads with i
 TEST_CASE("placement: an unknown or absent device is a load error that lists the devices") {
   GetTestDevice();
   LoadOptions options;
-  options.devices = {"gpu"};
-  auto m = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"), options);
-  REQUIRE_FALSE(m.ok());
-  CHECK(m.status().message().find("'gpu'") != std::string::npos);
-  CHECK(m.status().message().find("available devices: cpu, test:0") != std::string::npos);
+  if (FindDevice("gpu").ok()) {
+    MESSAGE("this machine has a GPU: the absent-device half of the test does not apply");
+  } else {
+    options.devices = {"gpu"};
+    auto m = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"), options);
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.status().message().find("'gpu'") != std::string::npos);
+    CHECK(m.status().message().find("available devices: cpu, test:0") != std::string::npos);
+  }
   options.devices = {"tpu"};
   auto bad = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"), options);
   REQUIRE_FALSE(bad.ok());
@@ -401,6 +410,104 @@ TEST_CASE("placement: the op tester's devices include the test device") {
   CHECK(FindDevice("cpu").ok());
   CHECK(ListDevices().size() >= 2);
   CHECK(RegisterDevice(GetTestDevice()).code() == StatusCode::kAlreadyExists);
+}
+
+}  // namespace
+}  // namespace kiln::exec
+
+namespace kiln::exec {
+namespace {
+
+// ---- a real GPU: the same functions against the host, within float32 tolerance -------------
+
+// The GPU, or null (the GPU cases then skip with a message: a machine without one).
+Device* Gpu() {
+  auto d = FindDevice("gpu");
+  if (!d.ok()) MESSAGE("no GPU here; skipped: ", d.status().message());
+  return d.ok() ? *d : nullptr;
+}
+
+void CheckCloseOnGpu(const FunctionLibrary& lib, const std::string& name,
+                     const std::vector<TensorSpec>& specs, const std::vector<Tensor>& args,
+                     int want_gpu_steps_at_least) {
+  Device* gpu = Gpu();
+  if (gpu == nullptr) return;
+  auto host = PreparedFunction::Prepare(*lib.Find(name), lib, specs);
+  REQUIRE_MESSAGE(host.ok(), host.status().ToString());
+  PrepareOptions options;
+  options.devices = {gpu};
+  auto on_gpu = PreparedFunction::Prepare(*lib.Find(name), lib, specs, options);
+  REQUIRE_MESSAGE(on_gpu.ok(), on_gpu.status().ToString());
+  CHECK(StepsOn((*on_gpu)->plan_stats(), "gpu:0") >= want_gpu_steps_at_least);
+  std::vector<Tensor> want, got;
+  REQUIRE((*host)->Run(args, &want).ok());
+  for (int call = 0; call < 2; ++call) {  // the second call reuses the planned device memory
+    Status st = (*on_gpu)->Run(args, &got);
+    REQUIRE_MESSAGE(st.ok(), st.ToString());
+    REQUIRE(got.size() == want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      REQUIRE(got[i].HostAccessible());
+      REQUIRE(got[i].shape() == want[i].shape());
+      for (int64_t j = 0; j < want[i].NumElements(); ++j) {
+        const float w = want[i].data<float>()[j], g = got[i].data<float>()[j];
+        CHECK_MESSAGE(std::abs(g - w) <= 1e-4f * std::max(1.0f, std::abs(w)), name, " output ", i,
+                      " element ", j, ": GPU ", g, ", CPU ", w);
+      }
+    }
+  }
+}
+
+TEST_CASE("gpu: a dense layer, a host fallback and host-memory arguments match the host") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  CheckCloseOnGpu(lib, "dense", {TensorSpec{DType::kFloat, PartialShape({4, 3})}},
+                  {Matrix(4, 3, -1.0f)}, 1);
+  CheckCloseOnGpu(lib, "floor_relu", {TensorSpec{DType::kFloat, PartialShape({5, 7})}},
+                  {Matrix(5, 7, -3.0f)}, 1);
+  Tensor dims(DType::kInt32, Shape({2}));
+  dims.data<int32_t>()[0] = 3;
+  dims.data<int32_t>()[1] = 2;
+  CheckCloseOnGpu(lib, "reshape",
+                  {TensorSpec{DType::kFloat, PartialShape({2, 3})},
+                   TensorSpec{DType::kInt32, PartialShape({2})}},
+                  {Matrix(2, 3, 0.5f), dims}, 0);
+}
+
+TEST_CASE("gpu: 16 threads calling one GPU function get the serial results") {
+  Device* gpu = Gpu();
+  if (gpu == nullptr) return;
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  PrepareOptions options;
+  options.devices = {gpu};
+  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({64, 3})}};
+  auto fn = PreparedFunction::Prepare(*lib.Find("dense"), lib, specs, options);
+  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  std::vector<Tensor> inputs, serial;
+  for (int t = 0; t < 16; ++t) {
+    inputs.push_back(Matrix(64, 3, -2.0f + 0.25f * static_cast<float>(t)));
+    std::vector<Tensor> out;
+    const std::vector<Tensor> args = {inputs.back()};
+    REQUIRE((*fn)->Run(args, &out).ok());
+    serial.push_back(out[0]);
+  }
+  std::vector<std::thread> threads;
+  std::atomic<int> mismatches{0}, failures{0};
+  for (int t = 0; t < 16; ++t)
+    threads.emplace_back([&, t] {
+      for (int rep = 0; rep < 20; ++rep) {
+        std::vector<Tensor> out;
+        const std::vector<Tensor> args = {inputs[t]};
+        if (!(*fn)->Run(args, &out).ok()) {
+          ++failures;
+          return;
+        }
+        if (!TensorsEqual(out[0], serial[t])) ++mismatches;
+      }
+    });
+  for (std::thread& th : threads) th.join();
+  CHECK(failures == 0);
+  CHECK(mismatches == 0);
 }
 
 }  // namespace

@@ -188,6 +188,9 @@ struct ExecutionFrame {
   Allocator* host_allocator = nullptr;  // null: `allocator` is host memory
   ScratchArena* scratch = nullptr;
   const RunEnv* env = nullptr;
+  // The running step's device (null: the host). A device's kernels reach its stream and
+  // library handles through it.
+  Device* device = nullptr;
 };
 
 // One step's wiring, fixed at prepare time.
@@ -237,6 +240,8 @@ class KernelContext {
   }
   std::string_view node_name() const { return io_.node_name; }
   const RunEnv& env() const { return *frame_.env; }
+  // The device this step runs on (the host when the frame names none).
+  Device* device() const { return frame_.device != nullptr ? frame_.device : HostDevice(); }
   const ThreadPool& threads() const { return *frame_.env->threads; }
 
   template <typename... Args>

@@ -1,0 +1,176 @@
+// The CUDA device (cuda_device.h): detection, the stream-ordered memory pool, copies.
+#include "device/cuda/cuda_device.h"
+
+#include <dlfcn.h>
+
+#include <cstdint>
+#include <limits>
+
+#include "device/cuda/cublaslt_api.h"
+#include "kernels/cuda/cuda_kernels.h"
+
+namespace kiln::exec::cuda {
+
+Status Check(cudaError_t err, std::string_view what) {
+  if (err == cudaSuccess) return OkStatus();
+  const std::string text =
+      internal::StrCat(what, ": ", cudaGetErrorName(err), " (", cudaGetErrorString(err), ")");
+  if (err == cudaErrorMemoryAllocation) return ResourceExhausted(text);
+  return Internal(text);
+}
+
+// Memory from the device's default pool, ordered on the device's stream. The pool keeps what
+// it was given (release threshold: unlimited), so after the first calls nothing reaches the
+// driver.
+class CudaDevice::PoolAllocator final : public Allocator {
+ public:
+  PoolAllocator(int ordinal, cudaStream_t stream)
+      : ordinal_(ordinal), stream_(stream), name_("gpu:" + std::to_string(ordinal)) {}
+  void* Allocate(size_t bytes) override {
+    void* p = nullptr;
+    if (cudaSetDevice(ordinal_) != cudaSuccess) return nullptr;
+    if (cudaMallocAsync(&p, AlignedBytes(bytes == 0 ? 1 : bytes), stream_) != cudaSuccess) {
+      (void)cudaGetLastError();  // an out-of-memory is the caller's error, not the next call's
+      return nullptr;
+    }
+    return p;
+  }
+  void Deallocate(void* ptr, size_t /*bytes*/) override {
+    if (ptr == nullptr) return;
+    (void)cudaSetDevice(ordinal_);
+    (void)cudaFreeAsync(ptr, stream_);
+  }
+  std::string_view Name() const override { return name_; }
+  bool HostAccessible() const override { return false; }
+
+ private:
+  int ordinal_;
+  cudaStream_t stream_;
+  std::string name_;
+};
+
+CudaDevice::CudaDevice(int ordinal, cudaStream_t stream, const cudaDeviceProp& props)
+    : Device(DeviceType::kGpu, ordinal),
+      stream_(stream),
+      props_(props),
+      allocator_(std::make_unique<PoolAllocator>(ordinal, stream)) {}
+
+CudaDevice::~CudaDevice() = default;  // lives for the process: tensors may outlive it
+
+Result<std::unique_ptr<CudaDevice>> CudaDevice::Create(int ordinal) {
+  const std::string where = "gpu:" + std::to_string(ordinal);
+  KILN_RETURN_IF_ERROR(Check(cudaSetDevice(ordinal), where + ": cudaSetDevice"));
+  cudaDeviceProp props{};
+  KILN_RETURN_IF_ERROR(
+      Check(cudaGetDeviceProperties(&props, ordinal), where + ": cudaGetDeviceProperties"));
+  cudaMemPool_t pool = nullptr;
+  KILN_RETURN_IF_ERROR(
+      Check(cudaDeviceGetDefaultMemPool(&pool, ordinal), where + ": cudaDeviceGetDefaultMemPool"));
+  uint64_t keep = std::numeric_limits<uint64_t>::max();
+  KILN_RETURN_IF_ERROR(Check(cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep),
+                             where + ": cudaMemPoolSetAttribute"));
+  cudaStream_t stream = nullptr;
+  KILN_RETURN_IF_ERROR(Check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking),
+                             where + ": cudaStreamCreateWithFlags"));
+  return std::unique_ptr<CudaDevice>(new CudaDevice(ordinal, stream, props));
+}
+
+Allocator* CudaDevice::allocator() { return allocator_.get(); }
+
+std::span<const KernelEntry> CudaDevice::kernels() const { return CudaKernelTable(); }
+
+Status CudaDevice::Activate() const { return Check(cudaSetDevice(ordinal()), "cudaSetDevice"); }
+
+Status CudaDevice::Synchronize() const {
+  KILN_RETURN_IF_ERROR(Activate());
+  return Check(cudaStreamSynchronize(stream_), name() + ": cudaStreamSynchronize");
+}
+
+Status CudaDevice::CopyFromHost(const Tensor& host, Tensor* to) {
+  if (host.dtype() != to->dtype() || host.NumElements() != to->NumElements() ||
+      !DTypeIsPod(host.dtype()))
+    return InvalidArgument("copy to ", name(), ": ", host.DebugString(), " into ",
+                           to->DebugString());
+  if (host.ByteSize() == 0) return OkStatus();
+  KILN_RETURN_IF_ERROR(Activate());
+  // From pageable memory the runtime stages the bytes before returning, so `host` may go.
+  return Check(cudaMemcpyAsync(to->raw_data(), host.raw_data(), host.ByteSize(),
+                               cudaMemcpyHostToDevice, stream_),
+               "copy of " + host.DebugString() + " to " + name());
+}
+
+Status CudaDevice::CopyToHost(const Tensor& from, Tensor* host) {
+  if (from.dtype() != host->dtype() || from.NumElements() != host->NumElements() ||
+      !DTypeIsPod(from.dtype()))
+    return InvalidArgument("copy from ", name(), ": ", from.DebugString(), " into ",
+                           host->DebugString());
+  if (from.ByteSize() == 0) return OkStatus();
+  KILN_RETURN_IF_ERROR(Activate());
+  KILN_RETURN_IF_ERROR(Check(cudaMemcpyAsync(host->raw_data(), from.raw_data(), from.ByteSize(),
+                                             cudaMemcpyDeviceToHost, stream_),
+                             "copy of " + from.DebugString() + " from " + name()));
+  // The error of any kernel queued before the copy surfaces here too.
+  return Check(cudaStreamSynchronize(stream_), name() + ": running the queued kernels");
+}
+
+Result<void*> CudaDevice::BlasLtHandle() {
+  std::lock_guard lock(blas_mu_);
+  if (blaslt_ != nullptr) return blaslt_;
+  KILN_ASSIGN_OR_RETURN(const BlasLtApi* api, BlasLt());
+  KILN_RETURN_IF_ERROR(Activate());
+  cublasLtHandle_t handle = nullptr;
+  KILN_RETURN_IF_ERROR(CheckBlas(api->cublasLtCreate(&handle), "cublasLtCreate"));
+  blaslt_ = handle;
+  return blaslt_;
+}
+
+namespace {
+
+struct Detected {
+  std::vector<std::unique_ptr<CudaDevice>> owned;
+  std::vector<Device*> devices;
+  std::string note;
+};
+
+Detected Detect() {
+  Detected d;
+  int count = 0;
+  const cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    // Without a driver CUDA says its version is "insufficient": say what is missing instead.
+    void* driver = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (driver == nullptr) driver = dlopen("libcuda.so.1", RTLD_LAZY);
+    if (driver == nullptr) {
+      d.note = "this machine has no NVIDIA driver (libcuda.so.1 was not found)";
+    } else {
+      d.note = internal::StrCat("CUDA found no GPU (", cudaGetErrorName(err), ": ",
+                                cudaGetErrorString(err), ")");
+    }
+    return d;
+  }
+  for (int i = 0; i < count; ++i) {
+    Result<std::unique_ptr<CudaDevice>> dev = CudaDevice::Create(i);
+    if (!dev.ok()) {
+      d.note += (d.note.empty() ? "" : "; ") + dev.status().message();
+      continue;
+    }
+    d.devices.push_back(dev->get());
+    d.owned.push_back(std::move(*dev));
+  }
+  if (count == 0) d.note = "CUDA reports no GPU";
+  return d;
+}
+
+const Detected& GetDetected() {
+  // Never destroyed: tensors and prepared models may hold device memory until exit.
+  static const Detected* detected = new Detected(Detect());
+  return *detected;
+}
+
+}  // namespace
+
+std::span<Device* const> DetectedDevices() { return GetDetected().devices; }
+std::string_view DetectionNote() { return GetDetected().note; }
+
+}  // namespace kiln::exec::cuda

@@ -1,0 +1,71 @@
+// The CUDA device: one per GPU the process sees. Its memory is a stream-ordered pool
+// (cudaMallocAsync on the device's stream, kept by the pool between calls, so a steady call
+// asks the driver for nothing); every kernel, copy and free of the device is ordered on that
+// one stream, so memory the executor releases between steps is never reused early. Copies to
+// the host wait for the stream. cuBLASLt is loaded when first needed (cublaslt_api.h), so a
+// kiln program runs, without a GPU, on a machine that has no CUDA libraries at all.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kiln/core/status.h"
+#include "kiln/exec/device.h"
+#include "kiln/exec/op_table.h"
+
+namespace kiln::exec::cuda {
+
+// OK, or an error naming `what` and CUDA's own words for `err`.
+Status Check(cudaError_t err, std::string_view what);
+
+class CudaDevice final : public Device {
+ public:
+  // The device `ordinal`, its stream and its memory pool; an error when CUDA cannot use it.
+  static Result<std::unique_ptr<CudaDevice>> Create(int ordinal);
+  ~CudaDevice() override;
+
+  Allocator* allocator() override;
+  std::span<const KernelEntry> kernels() const override;
+  Status CopyFromHost(const Tensor& host, Tensor* to) override;
+  Status CopyToHost(const Tensor& from, Tensor* host) override;
+
+  // Makes this device current on the calling thread (each kernel does, first).
+  Status Activate() const;
+  cudaStream_t stream() const { return stream_; }
+  const cudaDeviceProp& properties() const { return props_; }
+  // The device's cuBLASLt handle (created on first use); an error when libcublasLt cannot be
+  // loaded, which keeps matrix products on the CPU (see CudaKernelTable's `supports`).
+  Result<void*> BlasLtHandle();
+  // Waits for everything queued on the device's stream.
+  Status Synchronize() const;
+
+ private:
+  CudaDevice(int ordinal, cudaStream_t stream, const cudaDeviceProp& props);
+  class PoolAllocator;
+  cudaStream_t stream_;
+  cudaDeviceProp props_;
+  std::unique_ptr<PoolAllocator> allocator_;
+  std::mutex blas_mu_;
+  void* blaslt_ = nullptr;  // cublasLtHandle_t
+};
+
+// The CUDA device behind a kernel context (the executor places CUDA kernels on it alone).
+inline CudaDevice& DeviceOf(const KernelContext& ctx) {
+  return *static_cast<CudaDevice*>(ctx.device());
+}
+
+// The GPUs of this process, found once: empty when the build has no CUDA, the machine no
+// driver or no GPU. ListDevices lists them after the host.
+std::span<Device* const> DetectedDevices();
+
+// Why DetectedDevices is empty ("no CUDA driver: ..."), for error messages; empty when a GPU
+// was found.
+std::string_view DetectionNote();
+
+}  // namespace kiln::exec::cuda

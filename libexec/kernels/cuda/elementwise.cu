@@ -1,0 +1,294 @@
+// Element-wise ops on the GPU: the CPU's functors (elementwise_functors.h, math_functors.h) run
+// per element in a grid-stride loop; binary ops broadcast through an IndexMap whose dims are
+// merged where both operands move together, so the common cases are one flat loop.
+#include <type_traits>
+#include <vector>
+
+#include "kernels/cuda/launch.cuh"
+#include "kernels/elementwise_functors.h"
+#include "kernels/math_functors.h"
+
+namespace kiln::exec::cuda {
+namespace {
+
+// (a - b)^2, as tf.math.squared_difference.
+template <typename C>
+struct SquaredDifference {
+  KILN_HD C operator()(C a, C b) const {
+    const C d = a - b;
+    return d * d;
+  }
+};
+// a / b for floats (RealDiv, and Div on floats).
+template <typename C>
+struct RealDiv {
+  KILN_HD C operator()(C a, C b) const { return a / b; }
+};
+
+// ---- launching ------------------------------------------------------------------------------
+
+template <typename F, typename C, typename Out>
+__global__ void BinaryFlat(const C* a, const C* b, Out* y, int64_t n, int64_t a_step,
+                           int64_t b_step) {
+  const F f;
+  KILN_GRID_LOOP(i, n) { y[i] = static_cast<Out>(f(a[i * a_step], b[i * b_step])); }
+}
+
+template <typename F, typename C, typename Out>
+__global__ void BinaryStrided(const C* a, const C* b, Out* y, int64_t n, IndexMap<2> map) {
+  const F f;
+  KILN_GRID_LOOP(i, n) {
+    int64_t off[2];
+    map.Offsets(i, off);
+    y[i] = static_cast<Out>(f(a[off[0]], b[off[1]]));
+  }
+}
+
+template <typename F, typename C, typename Out>
+__global__ void UnaryFlat(const C* x, Out* y, int64_t n) {
+  const F f;
+  KILN_GRID_LOOP(i, n) { y[i] = static_cast<Out>(f(x[i])); }
+}
+
+template <typename C>
+__global__ void LeakyReluFlat(const C* x, C* y, int64_t n, float alpha) {
+  KILN_GRID_LOOP(i, n) {
+    const float v = static_cast<float>(x[i]);
+    y[i] = static_cast<C>(v < 0.0f ? v * alpha : v);
+  }
+}
+
+// ---- broadcasting ---------------------------------------------------------------------------
+
+// The broadcast of shapes `a` and `b` (numpy rules) as an index map with merged dims; an error
+// naming both shapes when they do not broadcast.
+Status BroadcastMap(const KernelContext& ctx, std::span<const int64_t> a,
+                    std::span<const int64_t> b, Shape* out, IndexMap<2>* map) {
+  const int rank = static_cast<int>(std::max(a.size(), b.size()));
+  std::vector<int64_t> dims(rank), sa(rank), sb(rank);
+  int64_t stride_a = 1, stride_b = 1;
+  for (int d = rank - 1; d >= 0; --d) {
+    const int ia = d - (rank - static_cast<int>(a.size()));
+    const int ib = d - (rank - static_cast<int>(b.size()));
+    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
+    if (da != db && da != 1 && db != 1)
+      return ctx.Error("shapes ", Shape::FromDims(a)->ToString(), " and ",
+                       Shape::FromDims(b)->ToString(), " do not broadcast");
+    dims[d] = da == 1 ? db : da;
+    sa[d] = da == 1 ? 0 : stride_a;
+    sb[d] = db == 1 ? 0 : stride_b;
+    stride_a *= da;
+    stride_b *= db;
+  }
+  KILN_ASSIGN_OR_RETURN(*out, Shape::FromDims(dims));
+  // Merge dim d into the one before it where both operands step through them as one.
+  map->rank = 0;
+  for (int d = 0; d < rank; ++d) {
+    if (dims[d] == 1) continue;
+    const int r = map->rank;
+    if (r > 0 && map->strides[0][r - 1] == sa[d] * dims[d] &&
+        map->strides[1][r - 1] == sb[d] * dims[d]) {
+      map->dims[r - 1] *= dims[d];
+      map->strides[0][r - 1] = sa[d];
+      map->strides[1][r - 1] = sb[d];
+      continue;
+    }
+    if (r == kMaxDims) return ctx.Error("broadcasts over more than ", kMaxDims, " dims on the GPU");
+    map->dims[r] = dims[d];
+    map->strides[0][r] = sa[d];
+    map->strides[1][r] = sb[d];
+    map->rank = r + 1;
+  }
+  return OkStatus();
+}
+
+template <typename F, typename C, typename Out>
+void LaunchBinary(cudaStream_t stream, const C* a, const C* b, Out* y, int64_t n,
+                  const IndexMap<2>& map) {
+  const bool flat =
+      map.rank <= 1 && (map.rank == 0 || ((map.strides[0][0] | map.strides[1][0]) & ~1) == 0);
+  if (flat) {
+    const int64_t sa = map.rank == 0 ? 0 : map.strides[0][0];
+    const int64_t sb = map.rank == 0 ? 0 : map.strides[1][0];
+    BinaryFlat<F, C, Out><<<Blocks(n), kThreads, 0, stream>>>(a, b, y, n, sa, sb);
+  } else {
+    BinaryStrided<F, C, Out><<<Blocks(n), kThreads, 0, stream>>>(a, b, y, n, map);
+  }
+}
+
+// Out: bool for comparisons and logic, else the operands' type.
+template <template <typename> class F, typename C>
+using BinaryOut = std::conditional_t<std::is_same_v<decltype(F<C>()(C(), C())), bool>, bool, C>;
+
+template <template <typename> class F, typename Types>
+Status Binary(const KernelContext& ctx, const Tensor& a, const Tensor& b,
+              std::span<const int64_t> b_dims) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  Shape out;
+  IndexMap<2> map;
+  KILN_RETURN_IF_ERROR(BroadcastMap(ctx, a.shape().dims(), b_dims, &out, &map));
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t n = out.num_elements();
+  if (n == 0) return OkStatus();
+  return Dispatch<Types>(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    using Out = BinaryOut<F, C>;
+    LaunchBinary<F<C>, C, Out>(dev.stream(), reinterpret_cast<const C*>(a.raw_data()),
+                               reinterpret_cast<const C*>(b.raw_data()),
+                               static_cast<Out*>(y->raw_data()), n, map);
+    return LaunchStatus(ctx, "an element-wise kernel");
+  });
+}
+
+template <template <typename> class F, typename Types>
+Status ComputeBinary(const KernelContext& ctx) {
+  return Binary<F, Types>(ctx, ctx.input(0), ctx.input(1), ctx.input(1).shape().dims());
+}
+
+// BiasAdd: the bias broadcasts along the channel dim (last for NHWC, 1 for NCHW).
+struct BiasState final : OpState {
+  bool channels_first = false;
+};
+Status CreateBiasState(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(std::string format, ctx.attrs.GetString("data_format", "NHWC"));
+  auto state = std::make_shared<BiasState>();
+  state->channels_first = format.size() >= 2 && format[1] == 'C';
+  ctx.state = state;
+  return OkStatus();
+}
+Status ComputeBiasAdd(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& bias = ctx.input(1);
+  std::vector<int64_t> dims = {bias.NumElements()};
+  if (ctx.state<BiasState>().channels_first)
+    for (int d = 2; d < x.rank(); ++d) dims.push_back(1);
+  return Binary<fn::Add, GpuNumberTypes>(ctx, x, bias, dims);
+}
+
+template <template <typename> class F, typename Types>
+Status ComputeUnary(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+  const int64_t n = x.NumElements();
+  if (n == 0) return OkStatus();
+  return Dispatch<Types>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    using Out = std::conditional_t<std::is_same_v<decltype(F<C>()(C())), bool>, bool, C>;
+    UnaryFlat<F<C>, C, Out><<<Blocks(n), kThreads, 0, dev.stream()>>>(
+        reinterpret_cast<const C*>(x.raw_data()), static_cast<Out*>(y->raw_data()), n);
+    return LaunchStatus(ctx, "an element-wise kernel");
+  });
+}
+
+struct AlphaState final : OpState {
+  float alpha = 0.2f;
+};
+Status CreateAlphaState(PrepareContext& ctx) {
+  auto state = std::make_shared<AlphaState>();
+  KILN_ASSIGN_OR_RETURN(state->alpha, ctx.attrs.GetFloat("alpha", 0.2f));
+  ctx.state = state;
+  return OkStatus();
+}
+Status ComputeLeakyRelu(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+  const int64_t n = x.NumElements();
+  if (n == 0) return OkStatus();
+  const float alpha = ctx.state<AlphaState>().alpha;
+  return Dispatch<GpuFloatTypes>(x.dtype(), [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    LeakyReluFlat<C><<<Blocks(n), kThreads, 0, dev.stream()>>>(
+        reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), n, alpha);
+    return LaunchStatus(ctx, "LeakyRelu");
+  });
+}
+
+// ---- supports -------------------------------------------------------------------------------
+
+// Comparisons: number operands, a bool result.
+bool SupportsCompare(const PrepareContext& ctx) {
+  return ctx.inputs.size() == 2 && IsGpuNumber(ctx.inputs[0].dtype) &&
+         ctx.inputs[1].dtype == ctx.inputs[0].dtype;
+}
+bool SupportsLogic(const PrepareContext& ctx) {
+  for (const TensorSpec& s : ctx.inputs)
+    if (s.dtype != DType::kBool) return false;
+  return true;
+}
+bool SupportsFloatTest(const PrepareContext& ctx) {
+  return ctx.inputs.size() == 1 && IsGpuFloat(ctx.inputs[0].dtype);
+}
+
+using Numbers = GpuNumberTypes;
+using Floats = GpuFloatTypes;
+using Bools = TypeList<bool>;
+
+#define KILN_BINARY(op, F, Types, supports) \
+  KernelEntry { op, &ComputeBinary<F, Types>, 0, 0, supports, nullptr }
+#define KILN_UNARY(op, F, Types, supports) \
+  KernelEntry { op, &ComputeUnary<F, Types>, 0, 0, supports, nullptr }
+
+const KernelEntry kRows[] = {
+    KILN_BINARY("Add", fn::Add, Numbers, &SupportsNumber),
+    KILN_BINARY("AddV2", fn::Add, Numbers, &SupportsNumber),
+    KILN_BINARY("Sub", fn::Sub, Numbers, &SupportsNumber),
+    KILN_BINARY("Mul", fn::Mul, Numbers, &SupportsNumber),
+    KILN_BINARY("RealDiv", RealDiv, Floats, &SupportsFloat),
+    KILN_BINARY("Div", RealDiv, Floats, &SupportsFloat),
+    KILN_BINARY("Maximum", fn::Maximum, Numbers, &SupportsNumber),
+    KILN_BINARY("Minimum", fn::Minimum, Numbers, &SupportsNumber),
+    KILN_BINARY("Pow", fn::Pow, Floats, &SupportsFloat),
+    KILN_BINARY("SquaredDifference", SquaredDifference, Floats, &SupportsFloat),
+    KILN_BINARY("FloorDiv", fn::FloorDiv, Floats, &SupportsFloat),
+    KILN_BINARY("FloorMod", fn::FloorMod, Floats, &SupportsFloat),
+    KILN_BINARY("Less", fn::Less, Numbers, &SupportsCompare),
+    KILN_BINARY("LessEqual", fn::LessEqual, Numbers, &SupportsCompare),
+    KILN_BINARY("Greater", fn::Greater, Numbers, &SupportsCompare),
+    KILN_BINARY("GreaterEqual", fn::GreaterEqual, Numbers, &SupportsCompare),
+    KILN_BINARY("Equal", fn::Equal, Numbers, &SupportsCompare),
+    KILN_BINARY("NotEqual", fn::NotEqual, Numbers, &SupportsCompare),
+    KILN_BINARY("LogicalAnd", fn::LogicalAnd, Bools, &SupportsLogic),
+    KILN_BINARY("LogicalOr", fn::LogicalOr, Bools, &SupportsLogic),
+    KernelEntry{"BiasAdd", &ComputeBiasAdd, 0, 0, &SupportsNumber, &CreateBiasState},
+    KILN_UNARY("Neg", fn::Neg, Numbers, &SupportsNumber),
+    KILN_UNARY("Abs", fn::Abs, Numbers, &SupportsNumber),
+    KILN_UNARY("Square", fn::Square, Numbers, &SupportsNumber),
+    KILN_UNARY("Relu", fn::Relu, Numbers, &SupportsNumber),
+    KILN_UNARY("Relu6", fn::Relu6, Floats, &SupportsFloat),
+    KILN_UNARY("Elu", fn::Elu, Floats, &SupportsFloat),
+    KILN_UNARY("Selu", fn::Selu, Floats, &SupportsFloat),
+    KILN_UNARY("Sqrt", fn::Sqrt, Floats, &SupportsFloat),
+    KILN_UNARY("Rsqrt", fn::Rsqrt, Floats, &SupportsFloat),
+    KILN_UNARY("Exp", fn::Exp, Floats, &SupportsFloat),
+    KILN_UNARY("Log", fn::Log, Floats, &SupportsFloat),
+    KILN_UNARY("Tanh", fn::Tanh, Floats, &SupportsFloat),
+    KILN_UNARY("Sigmoid", fn::Sigmoid, Floats, &SupportsFloat),
+    KILN_UNARY("Reciprocal", fn::Reciprocal, Floats, &SupportsFloat),
+    KILN_UNARY("Softplus", fn::Softplus, Floats, &SupportsFloat),
+    KILN_UNARY("Softsign", fn::Softsign, Floats, &SupportsFloat),
+    KILN_UNARY("Erf", fn::Erf, Floats, &SupportsFloat),
+    KILN_UNARY("Sin", fn::Sin, Floats, &SupportsFloat),
+    KILN_UNARY("Cos", fn::Cos, Floats, &SupportsFloat),
+    KILN_UNARY("Floor", fn::Floor, Floats, &SupportsFloat),
+    KILN_UNARY("Ceil", fn::Ceil, Floats, &SupportsFloat),
+    KILN_UNARY("Log1p", fn::Log1p, Floats, &SupportsFloat),
+    KILN_UNARY("Expm1", fn::Expm1, Floats, &SupportsFloat),
+    KILN_UNARY("IsNan", fn::IsNan, Floats, &SupportsFloatTest),
+    KILN_UNARY("IsInf", fn::IsInf, Floats, &SupportsFloatTest),
+    KILN_UNARY("IsFinite", fn::IsFinite, Floats, &SupportsFloatTest),
+    KILN_UNARY("LogicalNot", fn::LogicalNot, Bools, &SupportsLogic),
+    KernelEntry{"LeakyRelu", &ComputeLeakyRelu, 0, 0, &SupportsFloat, &CreateAlphaState},
+};
+
+}  // namespace
+
+std::span<const KernelEntry> ElementwiseKernels() { return kRows; }
+
+}  // namespace kiln::exec::cuda

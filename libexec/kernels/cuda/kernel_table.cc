@@ -1,0 +1,60 @@
+// The CUDA device's kernel table: every family's rows, sorted by op once.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "kernels/cuda/cuda_kernels.h"
+
+namespace kiln::exec::cuda {
+namespace {
+
+template <typename List>
+bool InList(DType t) {
+  bool found = false;
+  (void)Dispatch<List>(t, [&](auto) {
+    found = true;
+    return OkStatus();
+  });
+  return found;
+}
+
+bool All(const PrepareContext& ctx, bool (*ok)(DType)) {
+  for (const TensorSpec& s : ctx.inputs)
+    if (!ok(s.dtype)) return false;
+  for (const TensorSpec& s : ctx.outputs)
+    if (!ok(s.dtype)) return false;
+  return true;
+}
+
+}  // namespace
+
+bool IsGpuFloat(DType t) { return InList<GpuFloatTypes>(t); }
+bool IsGpuNumber(DType t) { return InList<GpuNumberTypes>(t); }
+bool SupportsFloat(const PrepareContext& ctx) { return All(ctx, &IsGpuFloat); }
+bool SupportsNumber(const PrepareContext& ctx) { return All(ctx, &IsGpuNumber); }
+bool SupportsPod(const PrepareContext& ctx) {
+  return All(ctx, [](DType t) { return DTypeIsPod(t) && t != DType::kInvalid; });
+}
+
+Status LaunchStatus(const KernelContext& ctx, std::string_view what) {
+  const cudaError_t err = cudaGetLastError();
+  if (err == cudaSuccess) return OkStatus();
+  return Internal("node '", ctx.node_name(), "': ", what, " on the GPU: ", cudaGetErrorName(err),
+                  " (", cudaGetErrorString(err), ")");
+}
+
+std::span<const KernelEntry> CudaKernelTable() {
+  static const std::vector<KernelEntry> table = [] {
+    std::vector<KernelEntry> t;
+    for (auto family :
+         {ElementwiseKernels(), NnKernels(), ReduceKernels(), ArrayKernels(), MatMulKernels()})
+      t.insert(t.end(), family.begin(), family.end());
+    std::sort(t.begin(), t.end(),
+              [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
+    return t;
+  }();
+  return table;
+}
+
+}  // namespace kiln::exec::cuda

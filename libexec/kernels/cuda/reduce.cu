@@ -1,0 +1,152 @@
+// Sum, Mean, Max, Min, Prod on the GPU over any set of axes: one block per output element
+// reduces the elements an IndexMap of the reduced dims reaches, in float for the float types
+// (as TF accumulates half in float) and in the type itself for integers.
+#include <vector>
+
+#include "kernels/cuda/launch.cuh"
+#include "kernels/elementwise_functors.h"
+
+namespace kiln::exec::cuda {
+namespace {
+
+enum class Reduce { kSum, kMean, kMax, kMin, kProd };
+
+template <Reduce R, typename A>
+__device__ A Combine(A a, A b) {
+  if constexpr (R == Reduce::kSum || R == Reduce::kMean) return a + b;
+  if constexpr (R == Reduce::kProd) return a * b;
+  if constexpr (R == Reduce::kMax) return fn::Maximum<A>()(a, b);
+  if constexpr (R == Reduce::kMin) return fn::Minimum<A>()(a, b);
+}
+
+template <Reduce R, typename A>
+__device__ A Identity() {
+  if constexpr (R == Reduce::kSum || R == Reduce::kMean) return A(0);
+  if constexpr (R == Reduce::kProd) return A(1);
+  // Over floats the identity of max is -inf (an all -inf row gives -inf, as on the CPU).
+  constexpr bool kInf = std::numeric_limits<A>::has_infinity;
+  if constexpr (R == Reduce::kMax)
+    return kInf ? -std::numeric_limits<A>::infinity() : std::numeric_limits<A>::lowest();
+  if constexpr (R == Reduce::kMin)
+    return kInf ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
+}
+
+template <Reduce R, typename C, typename A>
+__global__ void ReduceKernel(const C* x, C* y, int64_t outputs, IndexMap<1> kept,
+                             IndexMap<1> reduced, int64_t count) {
+  __shared__ A shared[kThreads];
+  for (int64_t o = blockIdx.x; o < outputs; o += gridDim.x) {
+    int64_t base[1];
+    kept.Offsets(o, base);
+    A acc = Identity<R, A>();
+    for (int64_t r = threadIdx.x; r < count; r += blockDim.x) {
+      int64_t off[1];
+      reduced.Offsets(r, off);
+      acc = Combine<R, A>(acc, static_cast<A>(x[base[0] + off[0]]));
+    }
+    shared[threadIdx.x] = acc;
+    __syncthreads();
+    for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (static_cast<int>(threadIdx.x) < s)
+        shared[threadIdx.x] = Combine<R, A>(shared[threadIdx.x], shared[threadIdx.x + s]);
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      A v = shared[0];
+      if constexpr (R == Reduce::kMean) v = v / static_cast<A>(count);
+      y[o] = static_cast<C>(v);
+    }
+    __syncthreads();
+  }
+}
+
+struct ReduceState final : OpState {
+  bool keep_dims = false;
+};
+Status CreateReduceState(PrepareContext& ctx) {
+  auto state = std::make_shared<ReduceState>();
+  KILN_ASSIGN_OR_RETURN(state->keep_dims, ctx.attrs.GetBool("keep_dims", false));
+  ctx.state = state;
+  return OkStatus();
+}
+
+// Appends dim d (size n, input stride s) to `map`, merged into the previous one when they are
+// contiguous.
+void AddDim(IndexMap<1>* map, int64_t n, int64_t s) {
+  const int r = map->rank;
+  if (r > 0 && map->strides[0][r - 1] == s * n) {
+    map->dims[r - 1] *= n;
+    map->strides[0][r - 1] = s;
+    return;
+  }
+  map->dims[r] = n;
+  map->strides[0][r] = s;
+  map->rank = r + 1;
+}
+
+template <Reduce R>
+Status ComputeReduce(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const Tensor& axes = ctx.input(1);
+  const int rank = x.rank();
+  bool reduce[kMaxRank] = {};
+  for (int64_t i = 0; i < axes.NumElements(); ++i) {
+    int64_t a = axes.dtype() == DType::kInt64 ? axes.data<int64_t>()[i]
+                                              : static_cast<int64_t>(axes.data<int32_t>()[i]);
+    if (a < -rank || a >= rank)
+      return ctx.Error("reduction axis ", a, " is out of range for a tensor of rank ", rank);
+    reduce[a < 0 ? a + rank : a] = true;
+  }
+  int64_t strides[kMaxRank];
+  DenseStrides(x.shape().dims().data(), rank, strides);
+  IndexMap<1> kept, reduced;
+  Shape out;
+  int64_t count = 1;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t n = x.dim(d);
+    if (reduce[d]) {
+      count *= n;
+      if (n != 1) AddDim(&reduced, n, strides[d]);
+      if (ctx.state<ReduceState>().keep_dims) out.AddDim(1);
+    } else {
+      out.AddDim(n);
+      if (n != 1) AddDim(&kept, n, strides[d]);
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t outputs = out.num_elements();
+  if (outputs == 0) return OkStatus();
+  if (count == 0 && (R == Reduce::kMean))
+    return ctx.Error("Mean over an empty axis is not supported on the GPU");
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outputs, 65535));
+  return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    using A = std::conditional_t<kIsFloating<C>, float, C>;
+    ReduceKernel<R, C, A><<<blocks, kThreads, 0, dev.stream()>>>(
+        reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), outputs, kept,
+        reduced, count);
+    return LaunchStatus(ctx, "a reduction");
+  });
+}
+
+// Mean of integers truncates on the CPU; the GPU takes the float types for it.
+bool SupportsMean(const PrepareContext& ctx) {
+  return !ctx.inputs.empty() && IsGpuFloat(ctx.inputs[0].dtype) && SupportsNumber(ctx);
+}
+
+constexpr uint32_t kAxes = 1u << 1;  // reduction_indices: read on the host
+const KernelEntry kRows[] = {
+    {"Max", &ComputeReduce<Reduce::kMax>, kAxes, 0, &SupportsNumber, &CreateReduceState},
+    {"Mean", &ComputeReduce<Reduce::kMean>, kAxes, 0, &SupportsMean, &CreateReduceState},
+    {"Min", &ComputeReduce<Reduce::kMin>, kAxes, 0, &SupportsNumber, &CreateReduceState},
+    {"Prod", &ComputeReduce<Reduce::kProd>, kAxes, 0, &SupportsNumber, &CreateReduceState},
+    {"Sum", &ComputeReduce<Reduce::kSum>, kAxes, 0, &SupportsNumber, &CreateReduceState},
+};
+
+}  // namespace
+
+std::span<const KernelEntry> ReduceKernels() { return kRows; }
+
+}  // namespace kiln::exec::cuda

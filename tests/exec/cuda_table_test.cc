@@ -1,0 +1,64 @@
+// The CUDA device's kernel table, checked on any machine (no GPU needed): every row names an op
+// the engine defines, rows are sorted and unique, and the `supports` rows send what the GPU
+// kernels do not take (float64, complex, strings) to the next device.
+#include <doctest/doctest.h>
+
+#ifdef KILN_HAVE_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#include "kiln/exec/op_table.h"
+
+namespace kiln::exec {
+namespace {
+
+const KernelEntry* Row(std::string_view op) {
+  for (const KernelEntry& k : cuda::CudaKernelTable())
+    if (k.op == op) return &k;
+  return nullptr;
+}
+
+bool Takes(std::string_view op, std::vector<DType> in, std::vector<DType> out) {
+  const KernelEntry* k = Row(op);
+  REQUIRE_MESSAGE(k != nullptr, op);
+  PrepareContext ctx;
+  ctx.op = op;
+  ctx.node_name = "n";
+  for (DType t : in) ctx.inputs.push_back(TensorSpec{t, PartialShape({2, 3})});
+  for (DType t : out) ctx.outputs.push_back(TensorSpec{t, PartialShape({2, 3})});
+  ctx.constant_inputs.assign(ctx.inputs.size(), nullptr);
+  return k->supports == nullptr || k->supports(ctx);
+}
+
+TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
+  const std::span<const KernelEntry> table = cuda::CudaKernelTable();
+  REQUIRE(table.size() > 50);
+  for (size_t i = 0; i < table.size(); ++i) {
+    CHECK_MESSAGE(FindOp(table[i].op) != nullptr, table[i].op, " has no op definition");
+    const bool has_compute = table[i].compute != nullptr;
+    CHECK_MESSAGE(has_compute, table[i].op);
+    if (i > 0) CHECK_MESSAGE(table[i - 1].op < table[i].op, table[i].op, " is out of order");
+  }
+  // The views reuse the CPU's kernels, which only relabel buffers.
+  for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape"})
+    CHECK_MESSAGE(Row(op) != nullptr, op);
+  CHECK(Row("Shape")->host_outputs == 1u);  // a shape is read on the host
+  CHECK(Row("Reshape")->host_inputs == 2u);
+}
+
+TEST_CASE("cuda table: dtypes the GPU kernels lack go to the next device") {
+  CHECK(Takes("AddV2", {DType::kFloat, DType::kFloat}, {DType::kFloat}));
+  CHECK(Takes("AddV2", {DType::kHalf, DType::kHalf}, {DType::kHalf}));
+  CHECK(Takes("AddV2", {DType::kInt64, DType::kInt64}, {DType::kInt64}));
+  CHECK_FALSE(Takes("AddV2", {DType::kDouble, DType::kDouble}, {DType::kDouble}));
+  CHECK_FALSE(Takes("AddV2", {DType::kString, DType::kString}, {DType::kString}));
+  CHECK(Takes("Less", {DType::kFloat, DType::kFloat}, {DType::kBool}));
+  CHECK_FALSE(Takes("Exp", {DType::kComplex64}, {DType::kComplex64}));
+  CHECK_FALSE(Takes("Exp", {DType::kInt32}, {DType::kInt32}));
+  CHECK(Takes("Cast", {DType::kFloat}, {DType::kHalf}));
+  CHECK_FALSE(Takes("Cast", {DType::kFloat}, {DType::kDouble}));
+  // ConcatV2's axis must be known at prepare time (the GPU kernel reads it from its state).
+  CHECK_FALSE(Takes("ConcatV2", {DType::kFloat, DType::kFloat, DType::kInt32}, {DType::kFloat}));
+}
+
+}  // namespace
+}  // namespace kiln::exec
+#endif
