@@ -5,16 +5,20 @@
 #   bash scripts/gpu-check.sh --on-device  # on the GPU machine, with .gpu-carry carried
 #
 # The GPU machine has nvcc, CMake and PyTorch with its cuDNN/cuBLAS wheels but none of our
-# Debian libraries, so the first half packs the test programs, savedmodel-cli, a model made
-# here and every shared library they load that is not glibc into one xz archive (well under
-# the 64 MiB a device run carries). The second half runs, against the CPU on the same machine:
+# Debian libraries and no TensorFlow, so the first half packs the test programs,
+# savedmodel-cli, the models (scripts/gpu/make_models.py: Keras MLP, CNN, MobileNetV2 and a
+# transformer encoder, each with an input and TensorFlow's output) and every shared library
+# they load that is not glibc into one xz archive (well under the 64 MiB a device run
+# carries). The second half runs on the GPU machine:
 #   - the GPU tests of kiln_exec_tests (placement on gpu:0, results within 1e-4 of the CPU, 16
 #     threads on one function give the serial results) and the kernel-table checks;
 #   - the op tester (kiln_op_tests): every case of every op that has a GPU kernel runs on the
 #     GPU too and is compared with the CPU;
-#   - the MLP sample's bundle with `savedmodel-cli run --device gpu` against `--device cpu`, and
-#     `bench --device gpu` next to `bench --device cpu`;
-# and writes report.md and report.json to $OUT (the device tool's output folder).
+#   - each model with `savedmodel-cli run --device gpu`, against TensorFlow's output and kiln's
+#     CPU result, and its placement (`show --placement`);
+#   - `bench --device gpu` at batch 1 and a large batch per model, next to PyTorch on the same
+#     GPU (scripts/gpu/torch_bench.py: eager, and torch.compile for the large batches);
+# and writes report.md, report.json and gpu-check.log to $OUT (the device tool's folder).
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CARRY="$ROOT/.gpu-carry"
@@ -22,8 +26,8 @@ CARRY="$ROOT/.gpu-carry"
 if [[ "${1:-}" != "--on-device" ]]; then
   set -e
   bash "$ROOT/scripts/install-deps.sh"
-  KILN_TARGETS="kiln_exec_tests kiln_op_tests savedmodel-cli mlp_export" \
-    bash "$ROOT/scripts/build.sh"
+  KILN_TARGETS="kiln_exec_tests kiln_op_tests savedmodel-cli" bash "$ROOT/scripts/build.sh"
+  bash "$ROOT/scripts/setup-oracles.sh"
   BIN="${KILN_BUILD_DIR:-$ROOT/build}"
   [[ -d "$BIN/libexec/CMakeFiles/kiln_exec_cuda.dir" ]] ||
     { echo "gpu-check: the build has no CUDA device (no nvcc?)" >&2; exit 1; }
@@ -43,7 +47,9 @@ if [[ "${1:-}" != "--on-device" ]]; then
       *) cp -L "$lib" "$STAGE/lib/" ;;
     esac
   done
-  "$BIN/samples/mlp_export" "$STAGE/models/mlp" "$STAGE/models/mlp_io" >/dev/null
+  "${KILN_ORACLE_VENV:-$ROOT/.venv-oracle}/bin/python" "$ROOT/scripts/gpu/make_models.py" \
+    "$STAGE/models"
+  cp "$ROOT"/scripts/gpu/*.py "$STAGE/"
   rm -rf "$CARRY" && mkdir -p "$CARRY"
   tar -C "$STAGE" -cf - . | xz -T0 -6 > "$CARRY/kiln-gpu.tar.xz"
   du -h "$CARRY/kiln-gpu.tar.xz"
@@ -77,7 +83,7 @@ declare -A RESULT
 step() {  # step NAME COMMAND...: runs it, logs it, records pass/fail
   local name="$1"
   shift
-  echo "== $name: $*" | tee -a "$LOG"
+  echo "== $name :: $*" | tee -a "$LOG"
   local t0=$SECONDS
   if "$@" >> "$LOG" 2>&1; then RESULT[$name]="pass"; else RESULT[$name]="FAIL"; fi
   echo "   ${RESULT[$name]} ($((SECONDS - t0)) s)" | tee -a "$LOG"
@@ -86,57 +92,78 @@ nvidia-smi -L 2>&1 | tee -a "$LOG"
 B="$WORK/bin"
 step "exec: gpu and cuda-table tests" "$B/kiln_exec_tests" -tc='gpu:*,cuda table:*' -s
 step "op tester on gpu:0 vs the CPU" "$B/kiln_op_tests"
-M="$WORK/models/mlp"
-mkdir -p "$WORK/cpu" "$WORK/gpu"
-python3 -c "import numpy as np; np.save('$WORK/x.npy', np.linspace(-1, 1, 4 * 784, dtype=np.float32).reshape(4, 784))"
-for dev in cpu gpu; do
-  step "mlp: run --device $dev" "$B/savedmodel-cli" run --dir "$M" --tag_set serve \
-    --signature_def serving_default --inputs "x=$WORK/x.npy" --device "$dev" --outdir "$WORK/$dev" \
-    --overwrite
-done
-step "mlp: gpu within 1e-4 of cpu" python3 - "$WORK/cpu" "$WORK/gpu" <<'PY'
-import glob, os, sys
-import numpy as np
-cpu, gpu = sys.argv[1], sys.argv[2]
-files = sorted(glob.glob(os.path.join(cpu, "*.npy")))
-assert files, "no outputs"
-for f in files:
-    a, b = np.load(f), np.load(os.path.join(gpu, os.path.basename(f)))
-    err = float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(a))))
-    print(os.path.basename(f), a.shape, "max rel err", err)
-    assert err <= 1e-4, err
-PY
-for dev in cpu gpu; do
-  step "mlp: bench --device $dev --batch 256" "$B/savedmodel-cli" bench --dir "$M" \
-    --device "$dev" --batch 256 --runs 200 --json
-done
-step "mlp: show --placement --device gpu" "$B/savedmodel-cli" show --dir "$M" --placement --device gpu
-
-{
-  echo "# kiln GPU check"
-  echo
-  echo "$(nvidia-smi -L 2>/dev/null | head -1)"
-  echo
-  echo "| step | result |"
-  echo "| --- | --- |"
-  for k in "${!RESULT[@]}"; do echo "| $k | ${RESULT[$k]} |"; done | sort
-  echo
-  echo "Bench lines (JSON, one per device):"
-  echo '```'
-  grep -h '^{' "$LOG" || true
-  echo '```'
-} > "$REPORT"
-{
-  echo "{"
-  first=1
-  for k in "${!RESULT[@]}"; do
-    [[ $first == 1 ]] || echo ","
-    first=0
-    printf '  "%s": "%s"' "$k" "${RESULT[$k]}"
+MODELS="keras_mlp keras_cnn mobilenet_v2 encoder"
+for m in $MODELS; do
+  M="$WORK/models/$m"
+  for dev in cpu gpu; do
+    mkdir -p "$WORK/out/$m/$dev"
+    step "$m: run --device $dev" "$B/savedmodel-cli" run --dir "$M" --tag_set serve \
+      --signature_def serving_default --inputs "x=$WORK/models/${m}_x.npy" --device "$dev" \
+      --outdir "$WORK/out/$m/$dev" --overwrite
   done
-  echo
-  echo "}"
-} > "$JSON"
+  step "$m: gpu vs TensorFlow and cpu" python3 - "$WORK/models/${m}_y.npy" \
+    "$WORK/out/$m/cpu/y.npy" "$WORK/out/$m/gpu/y.npy" <<'PY'
+import sys
+import numpy as np
+tf, cpu, gpu = (np.load(p) for p in sys.argv[1:])
+def rel(a, b):
+    return float(np.max(np.abs(a - b) / np.maximum(1.0, np.abs(b))))
+print("gpu vs tf", rel(gpu, tf), "gpu vs cpu", rel(gpu, cpu), "cpu vs tf", rel(cpu, tf))
+assert rel(gpu, tf) <= 1e-3 and rel(gpu, cpu) <= 1e-3
+PY
+  step "$m: show --placement" "$B/savedmodel-cli" show --dir "$M" --placement --device gpu
+done
+BENCH="keras_mlp:1 keras_mlp:4096 keras_cnn:1 keras_cnn:1024 mobilenet_v2:1 mobilenet_v2:64 encoder:1 encoder:32"
+for row in $BENCH; do
+  m="${row%%:*}" b="${row##*:}"
+  step "bench kiln gpu $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
+    --device gpu --batch "$b" --runs 50 --warmup 5 --json
+done
+step "bench torch eager" python3 "$WORK/torch_bench.py" $BENCH
+step "bench torch.compile (large batches)" timeout 300 python3 "$WORK/torch_bench.py" \
+  keras_mlp:4096 keras_cnn:1024 mobilenet_v2:64 encoder:32 --compile
+
+python3 - "$LOG" "$REPORT" "$JSON" <<'PY'
+import json, re, sys
+log, report, out = sys.argv[1:]
+steps, rows, kiln = [], [], {}
+current = None
+for line in open(log):
+    m = re.match(r"== (.*?) :: ", line)
+    if m:
+        current = m.group(1)
+    m = re.match(r"   (pass|FAIL) \((\d+) s\)", line)
+    if m:
+        steps.append((current, m.group(1), int(m.group(2))))
+    if line.startswith("{") and current:
+        try:
+            d = json.loads(line)
+        except ValueError:
+            continue
+        if "engine" in d:
+            rows.append(d)
+        elif current.startswith("bench kiln gpu"):
+            _, _, _, model, _, batch = current.split()
+            kiln[(model, int(batch))] = d["p50_us"]
+torch = {}
+for r in rows:
+    torch.setdefault((r["model"], r["batch"]), {})[r["engine"]] = r["p50_us"]
+with open(report, "w") as f:
+    f.write("# kiln GPU check\n\n| step | result | s |\n| --- | --- | --- |\n")
+    for name, res, sec in steps:
+        f.write(f"| {name} | {res} | {sec} |\n")
+    f.write("\n| model | batch | kiln gpu p50 us | torch eager p50 us | torch.compile p50 us |"
+            " eager/kiln | compile/kiln |\n| --- | --- | --- | --- | --- | --- | --- |\n")
+    for key in sorted(set(kiln) | set(torch)):
+        k = kiln.get(key)
+        t = torch.get(key, {})
+        e, c = t.get("torch-eager"), t.get("torch-compile")
+        ratio = lambda v: f"{v / k:.2f}" if v and k else ""
+        f.write(f"| {key[0]} | {key[1]} | {k or ''} | {e or ''} | {c or ''} | {ratio(e)} |"
+                f" {ratio(c)} |\n")
+json.dump({"steps": steps, "kiln_gpu_p50_us": {f"{m}:{b}": v for (m, b), v in kiln.items()},
+           "torch": rows}, open(out, "w"), indent=1)
+PY
 cat "$REPORT"
-for k in "${!RESULT[@]}"; do [[ "${RESULT[$k]}" == pass ]] || exit 1; done
+grep -q "| FAIL |" "$REPORT" && exit 1
 exit 0

@@ -6,6 +6,7 @@
 
 #include "kernels/array_util.h"
 #include "kernels/op_families.h"
+#include "kernels/strided_slice.h"
 
 namespace kiln::exec {
 namespace {
@@ -73,21 +74,12 @@ Status ComputeTranspose(const KernelContext& ctx) {
 
 // ---- StridedSlice ------------------------------------------------------------------------------
 
-struct SliceMasks {
-  int64_t begin = 0, end = 0, ellipsis = 0, new_axis = 0, shrink = 0;
-};
-
-// TF's ValidateStridedSliceOp: the sparse spec (begin/end/strides with masks, ellipsis and
-// new axes) made dense over the input dims, with canonical begin/end and the sizes.
-struct DenseSlice {
-  std::array<int64_t, kMaxRank> begin{}, stride{}, size{};  // size -1: unknown
-  std::vector<int64_t> final_dims;                          // -1: unknown
-};
-
 constexpr int kNewAxis = -1;
 constexpr int kShrinkAxis = -2;
 
 bool Bit(int64_t mask, int i) { return i < 63 && ((mask >> i) & 1) != 0; }
+
+}  // namespace
 
 // input_dims: -1 for unknown. begin/end null when their values are unknown.
 Status AnalyzeStridedSlice(std::span<const int64_t> input_dims, const int64_t* begin,
@@ -206,6 +198,8 @@ Status AnalyzeStridedSlice(std::span<const int64_t> input_dims, const int64_t* b
   }
   return OkStatus();
 }
+
+namespace {
 
 struct StridedSliceState : OpState {
   SliceMasks masks;

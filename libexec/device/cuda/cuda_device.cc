@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "device/cuda/cublaslt_api.h"
+#include "device/cuda/cudnn_api.h"
 #include "kernels/cuda/cuda_kernels.h"
 
 namespace kiln::exec::cuda {
@@ -114,7 +115,7 @@ Status CudaDevice::CopyToHost(const Tensor& from, Tensor* host) {
 }
 
 Result<void*> CudaDevice::BlasLtHandle() {
-  std::lock_guard lock(blas_mu_);
+  std::lock_guard lock(handles_mu_);
   if (blaslt_ != nullptr) return blaslt_;
   KILN_ASSIGN_OR_RETURN(const BlasLtApi* api, BlasLt());
   KILN_RETURN_IF_ERROR(Activate());
@@ -122,6 +123,18 @@ Result<void*> CudaDevice::BlasLtHandle() {
   KILN_RETURN_IF_ERROR(CheckBlas(api->cublasLtCreate(&handle), "cublasLtCreate"));
   blaslt_ = handle;
   return blaslt_;
+}
+
+Result<void*> CudaDevice::DnnHandle() {
+  std::lock_guard lock(handles_mu_);
+  if (dnn_ != nullptr) return dnn_;
+  KILN_ASSIGN_OR_RETURN(const DnnApi* api, Dnn());
+  KILN_RETURN_IF_ERROR(Activate());
+  cudnnHandle_t handle = nullptr;
+  KILN_RETURN_IF_ERROR(CheckDnn(api->cudnnCreate(&handle), "cudnnCreate"));
+  KILN_RETURN_IF_ERROR(CheckDnn(api->cudnnSetStream(handle, stream_), "cudnnSetStream"));
+  dnn_ = handle;
+  return dnn_;
 }
 
 namespace {

@@ -42,6 +42,11 @@ class CudaDevice final : public Device {
   // The device's cuBLASLt handle (created on first use); an error when libcublasLt cannot be
   // loaded, which keeps matrix products on the CPU (see CudaKernelTable's `supports`).
   Result<void*> BlasLtHandle();
+  // The device's cuDNN handle, bound to its stream (created on first use); an error when
+  // libcudnn cannot be loaded, which keeps convolutions on the CPU.
+  Result<void*> DnnHandle();
+  // cuDNN handles are not to be used by two threads at once: calls on this device's hold it.
+  std::mutex& dnn_mutex() { return dnn_call_mu_; }
   // Waits for everything queued on the device's stream.
   Status Synchronize() const;
 
@@ -51,8 +56,10 @@ class CudaDevice final : public Device {
   cudaStream_t stream_;
   cudaDeviceProp props_;
   std::unique_ptr<PoolAllocator> allocator_;
-  std::mutex blas_mu_;
+  std::mutex handles_mu_;
   void* blaslt_ = nullptr;  // cublasLtHandle_t
+  void* dnn_ = nullptr;     // cudnnHandle_t
+  std::mutex dnn_call_mu_;
 };
 
 // The CUDA device behind a kernel context (the executor places CUDA kernels on it alone).

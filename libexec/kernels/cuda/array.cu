@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "kernels/cuda/launch.cuh"
+#include "kernels/strided_slice.h"
 
 namespace kiln::exec::cuda {
 namespace {
@@ -89,6 +90,208 @@ bool SupportsWords(const PrepareContext& ctx) {
     if (b != 1 && b != 2 && b != 4 && b != 8) return false;
   }
   return true;
+}
+
+// ---- Slice, StridedSlice, GatherV2 -----------------------------------------------------------
+
+// Adds an output dim of `n` elements `s` input elements apart to `map` (merged with the one
+// before when they continue it).
+void AddStridedDim(IndexMap<1>* map, int64_t n, int64_t s) {
+  if (n == 1) return;
+  const int r = map->rank;
+  if (r > 0 && map->strides[0][r - 1] == s * n) {
+    map->dims[r - 1] *= n;
+    map->strides[0][r - 1] = s;
+    return;
+  }
+  map->dims[r] = n;
+  map->strides[0][r] = s;
+  map->rank = r + 1;
+}
+
+// y = the elements of x at base + map(i): a slice of any strides.
+Status CopyStrided(const KernelContext& ctx, const Tensor& x, int64_t base, const IndexMap<1>& map,
+                   const Shape& out) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t n = y->NumElements();
+  if (n == 0) return OkStatus();
+  const size_t b = DTypeSize(x.dtype());
+  const char* src = static_cast<const char*>(x.raw_data()) + base * static_cast<int64_t>(b);
+  if (map.rank == 0 || (map.rank == 1 && map.strides[0][0] == 1))
+    return Check(cudaMemcpyAsync(y->raw_data(), src, static_cast<size_t>(n) * b,
+                                 cudaMemcpyDeviceToDevice, dev.stream()),
+                 "slice copy");
+  switch (b) {
+#define KILN_CASE(k)                                                                          \
+  case k:                                                                                     \
+    Gather<Word<k>><<<Blocks(n), kThreads, 0, dev.stream()>>>(                                \
+        reinterpret_cast<const Word<k>*>(src), static_cast<Word<k>*>(y->raw_data()), n, map); \
+    break;
+    KILN_CASE(1)
+    KILN_CASE(2)
+    KILN_CASE(4)
+    KILN_CASE(8)
+#undef KILN_CASE
+    default:
+      return ctx.Error("no GPU slice for ", DTypeShortName(x.dtype()));
+  }
+  return LaunchStatus(ctx, "a slice");
+}
+
+std::vector<int64_t> HostIndices(const Tensor& t) {
+  std::vector<int64_t> v(static_cast<size_t>(t.NumElements()));
+  for (size_t i = 0; i < v.size(); ++i)
+    v[i] = t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
+  return v;
+}
+
+Status ComputeSlice(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> begin = HostIndices(ctx.input(1)), size = HostIndices(ctx.input(2));
+  if (static_cast<int>(begin.size()) != x.rank() || static_cast<int>(size.size()) != x.rank())
+    return ctx.Error("begin and size must have ", x.rank(), " entries");
+  int64_t strides[kMaxRank];
+  DenseStrides(x.shape().dims().data(), x.rank(), strides);
+  IndexMap<1> map;
+  Shape out;
+  int64_t base = 0;
+  for (int d = 0; d < x.rank(); ++d) {
+    const int64_t n = size[d] == -1 ? x.dim(d) - begin[d] : size[d];
+    if (begin[d] < 0 || n < 0 || begin[d] + n > x.dim(d))
+      return ctx.Error("slice [", begin[d], ", ", begin[d] + n, ") of dim ", d, " (size ", x.dim(d),
+                       ") is out of range");
+    out.AddDim(n);
+    base += begin[d] * strides[d];
+    AddStridedDim(&map, n, strides[d]);
+  }
+  return CopyStrided(ctx, x, out.num_elements() == 0 ? 0 : base, map, out);
+}
+
+struct MasksState final : OpState {
+  SliceMasks masks;
+};
+Status CreateStridedSliceState(PrepareContext& ctx) {
+  auto st = std::make_shared<MasksState>();
+  KILN_ASSIGN_OR_RETURN(st->masks.begin, ctx.attrs.GetInt("begin_mask", 0));
+  KILN_ASSIGN_OR_RETURN(st->masks.end, ctx.attrs.GetInt("end_mask", 0));
+  KILN_ASSIGN_OR_RETURN(st->masks.ellipsis, ctx.attrs.GetInt("ellipsis_mask", 0));
+  KILN_ASSIGN_OR_RETURN(st->masks.new_axis, ctx.attrs.GetInt("new_axis_mask", 0));
+  KILN_ASSIGN_OR_RETURN(st->masks.shrink, ctx.attrs.GetInt("shrink_axis_mask", 0));
+  ctx.state = st;
+  return OkStatus();
+}
+
+Status ComputeStridedSlice(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
+  const Tensor& x = ctx.input(0);
+  const std::vector<int64_t> begin = HostIndices(ctx.input(1)), end = HostIndices(ctx.input(2)),
+                             strides = HostIndices(ctx.input(3));
+  if (begin.size() != strides.size() || end.size() != strides.size())
+    return ctx.Error("expected begin, end and strides to be vectors of equal length");
+  DenseSlice dense;
+  Status s =
+      AnalyzeStridedSlice(x.shape().dims(), begin.data(), end.data(), strides.data(),
+                          static_cast<int>(strides.size()), ctx.state<MasksState>().masks, &dense);
+  if (!s.ok()) return ctx.Error(s.message());
+  KILN_ASSIGN_OR_RETURN(Shape out, Shape::FromDims(dense.final_dims));
+  int64_t in_strides[kMaxRank];
+  DenseStrides(x.shape().dims().data(), x.rank(), in_strides);
+  IndexMap<1> map;
+  int64_t base = 0;
+  for (int d = 0; d < x.rank(); ++d) {
+    AddStridedDim(&map, dense.size[d], in_strides[d] * dense.stride[d]);
+    base += dense.begin[d] * in_strides[d];
+  }
+  return CopyStrided(ctx, x, out.num_elements() == 0 ? 0 : base, map, out);
+}
+
+// GatherV2: out[b, o, j, :] = params[b, o, indices[b, j], :]; an index out of range gives zeros
+// (as TF's GPU kernel; the CPU's fails the call).
+template <typename W, typename I>
+__global__ void GatherRows(const W* params, const I* idx, W* out, int64_t total, int64_t outer,
+                           int64_t n, int64_t limit, int64_t inner) {
+  KILN_GRID_LOOP(i, total) {
+    const int64_t k = i % inner;
+    const int64_t r = i / inner;  // (b * outer + o) * n + j
+    const int64_t j = r % n, bo = r / n, b = bo / outer;
+    const int64_t row = static_cast<int64_t>(idx[b * n + j]);
+    out[i] = row >= 0 && row < limit ? params[(bo * limit + row) * inner + k] : W(0);
+  }
+}
+
+struct GatherState final : OpState {
+  int64_t batch_dims = 0;
+};
+Status CreateGatherState(PrepareContext& ctx) {
+  auto st = std::make_shared<GatherState>();
+  KILN_ASSIGN_OR_RETURN(st->batch_dims, ctx.attrs.GetInt("batch_dims", 0));
+  ctx.state = st;
+  return OkStatus();
+}
+
+Status ComputeGather(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& params = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  const std::vector<int64_t> axis_v = HostIndices(ctx.input(2));
+  if (axis_v.size() != 1 || params.rank() == 0) return ctx.Error("axis must be a scalar");
+  const int64_t axis = axis_v[0] < 0 ? axis_v[0] + params.rank() : axis_v[0];
+  if (axis < 0 || axis >= params.rank()) return ctx.Error("axis ", axis_v[0], " is out of range");
+  int64_t bd = ctx.state<GatherState>().batch_dims;
+  if (bd < 0) bd += indices.rank();
+  if (bd < 0 || bd > axis) return ctx.Error("batch_dims ", bd, " must be in [0, axis]");
+  int64_t outer = 1, inner = 1, n = 1;
+  Shape out;
+  for (int d = 0; d < axis; ++d) {
+    if (d >= bd) outer *= params.dim(d);
+    out.AddDim(params.dim(d));
+  }
+  for (int d = static_cast<int>(bd); d < indices.rank(); ++d) {
+    n *= indices.dim(d);
+    out.AddDim(indices.dim(d));
+  }
+  for (int d = static_cast<int>(axis) + 1; d < params.rank(); ++d) {
+    inner *= params.dim(d);
+    out.AddDim(params.dim(d));
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t total = y->NumElements();
+  if (total == 0) return OkStatus();
+  const int64_t limit = params.dim(static_cast<int>(axis));
+  auto launch = [&](auto word, auto index) {
+    using W = decltype(word);
+    using I = decltype(index);
+    GatherRows<W, I><<<Blocks(total), kThreads, 0, dev.stream()>>>(
+        static_cast<const W*>(params.raw_data()), static_cast<const I*>(indices.raw_data()),
+        static_cast<W*>(y->raw_data()), total, outer, n, limit, inner);
+  };
+  const bool i64 = indices.dtype() == DType::kInt64;
+  switch (DTypeSize(params.dtype())) {
+#define KILN_CASE(k)                \
+  case k:                           \
+    if (i64) {                      \
+      launch(Word<k>{}, int64_t{}); \
+    } else {                        \
+      launch(Word<k>{}, int32_t{}); \
+    }                               \
+    break;
+    KILN_CASE(1)
+    KILN_CASE(2)
+    KILN_CASE(4)
+    KILN_CASE(8)
+#undef KILN_CASE
+    default:
+      return ctx.Error("no GPU gather for ", DTypeShortName(params.dtype()));
+  }
+  return LaunchStatus(ctx, "GatherV2");
+}
+
+bool SupportsGather(const PrepareContext& ctx) {
+  return ctx.inputs.size() == 3 && SupportsWords(ctx) &&
+         (ctx.inputs[1].dtype == DType::kInt32 || ctx.inputs[1].dtype == DType::kInt64);
 }
 
 // ---- ConcatV2 and Pack ----------------------------------------------------------------------
@@ -229,6 +432,10 @@ std::vector<KernelEntry> Rows() {
       {"ConcatV2", &ComputeConcat, 0, 0, &SupportsConcat, &CreateConcatState},
       {"Pack", &ComputePack, 0, 0, &SupportsPod, &CreatePackState},
       {"Transpose", &ComputeTranspose, kSecond, 0, &SupportsWords, nullptr},
+      {"Slice", &ComputeSlice, (1u << 1) | (1u << 2), 0, &SupportsWords, nullptr},
+      {"StridedSlice", &ComputeStridedSlice, (1u << 1) | (1u << 2) | (1u << 3), 0, &SupportsWords,
+       &CreateStridedSliceState},
+      {"GatherV2", &ComputeGather, 1u << 2, 0, &SupportsGather, &CreateGatherState},
   };
   // Views: the CPU kernel relabels the buffer and reads no element.
   const struct {

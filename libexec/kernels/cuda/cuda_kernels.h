@@ -19,6 +19,8 @@ std::span<const KernelEntry> NnKernels();
 std::span<const KernelEntry> ReduceKernels();
 std::span<const KernelEntry> ArrayKernels();
 std::span<const KernelEntry> MatMulKernels();
+std::span<const KernelEntry> ConvKernels();
+std::span<const KernelEntry> PoolKernels();
 
 // What the GPU kernels compute on: float32, the two half types (in float registers), and the
 // integer types indices and counters use.
@@ -51,6 +53,30 @@ enum class Activation {
 };
 Status LaunchActivation(const KernelContext& ctx, Activation act, float alpha, DType t, void* data,
                         int64_t n);
+
+// What follows a convolution per output channel (the last dim), in TF's order: bias or batch
+// norm (inference: (v - mean) * scale / sqrt(var + epsilon) + offset), a residual add, an
+// activation. Null pointers are absent parts; all are device memory of the output's dtype.
+struct ChannelEpilogue {
+  const void* bias = nullptr;
+  const void* scale = nullptr;
+  const void* offset = nullptr;
+  const void* mean = nullptr;
+  const void* variance = nullptr;
+  float epsilon = 0;
+  const void* add = nullptr;
+  bool has_act = false;
+  Activation act = Activation::kRelu;
+  float alpha = 0.2f;
+};
+Status LaunchChannelEpilogue(const KernelContext& ctx, DType t, void* y, int64_t n,
+                             int64_t channels, const ChannelEpilogue& e);
+
+// y (out_dims) = x (in_dims) placed `before` elements in along each dim, `value` (the bits of
+// one element of `elem_bytes` bytes) around it (pool.cu).
+Status LaunchPad(const KernelContext& ctx, const void* x, void* y, int rank, const int64_t* in_dims,
+                 const int64_t* before, const int64_t* out_dims, size_t elem_bytes,
+                 uint64_t value_bits);
 
 // The error of the launch just made, naming the node.
 Status LaunchStatus(const KernelContext& ctx, std::string_view what);

@@ -76,41 +76,52 @@ Status ComputeSoftmax(const KernelContext& ctx) {
   });
 }
 
+__device__ float Activate(Activation act, float v, float alpha) {
+  switch (act) {
+    case Activation::kRelu:
+      return v < 0.0f ? 0.0f : v;
+    case Activation::kRelu6:
+      return v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
+    case Activation::kElu:
+      return v < 0.0f ? expf(v) - 1.0f : v;
+    case Activation::kLeakyRelu:
+      return v < 0.0f ? v * alpha : v;
+    case Activation::kTanh:
+      return tanhf(v);
+    case Activation::kSigmoid:
+      return 1.0f / (1.0f + expf(-v));
+    case Activation::kGeluExact:
+      return 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
+    case Activation::kGeluTanh:
+      return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
+    case Activation::kSwish:
+      return v / (1.0f + expf(-v));
+  }
+  return v;
+}
+
 template <typename C>
 __global__ void ActivationKernel(C* x, int64_t n, Activation act, float alpha) {
+  KILN_GRID_LOOP(i, n) { x[i] = static_cast<C>(Activate(act, static_cast<float>(x[i]), alpha)); }
+}
+
+template <typename C>
+__global__ void ChannelEpilogueKernel(C* y, int64_t n, int64_t channels, const C* bias,
+                                      const C* scale, const C* offset, const C* mean,
+                                      const C* variance, float epsilon, const C* add, bool has_act,
+                                      Activation act, float alpha) {
   KILN_GRID_LOOP(i, n) {
-    const float v = static_cast<float>(x[i]);
-    float r = v;
-    switch (act) {
-      case Activation::kRelu:
-        r = v < 0.0f ? 0.0f : v;
-        break;
-      case Activation::kRelu6:
-        r = v < 0.0f ? 0.0f : (v > 6.0f ? 6.0f : v);
-        break;
-      case Activation::kElu:
-        r = v < 0.0f ? expf(v) - 1.0f : v;
-        break;
-      case Activation::kLeakyRelu:
-        r = v < 0.0f ? v * alpha : v;
-        break;
-      case Activation::kTanh:
-        r = tanhf(v);
-        break;
-      case Activation::kSigmoid:
-        r = 1.0f / (1.0f + expf(-v));
-        break;
-      case Activation::kGeluExact:
-        r = 0.5f * v * (1.0f + erff(v * 0.70710678118654752f));
-        break;
-      case Activation::kGeluTanh:
-        r = 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
-        break;
-      case Activation::kSwish:
-        r = v / (1.0f + expf(-v));
-        break;
+    const int64_t c = i % channels;
+    float v = static_cast<float>(y[i]);
+    if (bias != nullptr) v += static_cast<float>(bias[c]);
+    if (scale != nullptr) {
+      const float s =
+          static_cast<float>(scale[c]) * rsqrtf(static_cast<float>(variance[c]) + epsilon);
+      v = (v - static_cast<float>(mean[c])) * s + static_cast<float>(offset[c]);
     }
-    x[i] = static_cast<C>(r);
+    if (add != nullptr) v += static_cast<float>(add[i]);
+    if (has_act) v = Activate(act, v, alpha);
+    y[i] = static_cast<C>(v);
   }
 }
 
@@ -131,6 +142,21 @@ Status LaunchActivation(const KernelContext& ctx, Activation act, float alpha, D
     using C = ComputeType<typename decltype(tag)::type>;
     ActivationKernel<C><<<Blocks(n), kThreads, 0, stream>>>(static_cast<C*>(data), n, act, alpha);
     return LaunchStatus(ctx, "an activation");
+  });
+}
+
+Status LaunchChannelEpilogue(const KernelContext& ctx, DType t, void* y, int64_t n,
+                             int64_t channels, const ChannelEpilogue& e) {
+  if (n == 0) return OkStatus();
+  cudaStream_t stream = DeviceOf(ctx).stream();
+  return Dispatch<GpuFloatTypes>(t, [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    ChannelEpilogueKernel<C><<<Blocks(n), kThreads, 0, stream>>>(
+        static_cast<C*>(y), n, channels, static_cast<const C*>(e.bias),
+        static_cast<const C*>(e.scale), static_cast<const C*>(e.offset),
+        static_cast<const C*>(e.mean), static_cast<const C*>(e.variance), e.epsilon,
+        static_cast<const C*>(e.add), e.has_act, e.act, e.alpha);
+    return LaunchStatus(ctx, "a convolution's epilogue");
   });
 }
 

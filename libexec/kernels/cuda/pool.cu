@@ -1,0 +1,207 @@
+// MaxPool and AvgPool (NHWC, TF's SAME/VALID windows, asymmetric padding included: one thread
+// per output element walks its window; average pooling counts only the elements inside, as
+// TF does), and Pad / PadV2 (a constant border; also how a convolution with asymmetric padding
+// gets a symmetric one, conv.cc).
+#include <cstring>
+#include <vector>
+
+#include "kernels/cuda/launch.cuh"
+#include "kernels/window_util.h"
+
+namespace kiln::exec::cuda {
+namespace {
+
+// ---- pooling --------------------------------------------------------------------------------
+
+struct PoolGeometry {
+  int64_t n, h, w, c, out_h, out_w, k_h, k_w, s_h, s_w, pad_top, pad_left;
+};
+
+template <typename C, bool kMax>
+__global__ void PoolKernel(const C* x, C* y, int64_t total, PoolGeometry g) {
+  KILN_GRID_LOOP(i, total) {
+    const int64_t c = i % g.c;
+    int64_t r = i / g.c;
+    const int64_t ow = r % g.out_w;
+    r /= g.out_w;
+    const int64_t oh = r % g.out_h;
+    const int64_t n = r / g.out_h;
+    const int64_t h0 = oh * g.s_h - g.pad_top, w0 = ow * g.s_w - g.pad_left;
+    float acc = kMax ? -INFINITY : 0.0f;
+    int64_t count = 0;
+    for (int64_t kh = 0; kh < g.k_h; ++kh) {
+      const int64_t h = h0 + kh;
+      if (h < 0 || h >= g.h) continue;
+      for (int64_t kw = 0; kw < g.k_w; ++kw) {
+        const int64_t w = w0 + kw;
+        if (w < 0 || w >= g.w) continue;
+        const float v = static_cast<float>(x[((n * g.h + h) * g.w + w) * g.c + c]);
+        if constexpr (kMax) {
+          acc = (v > acc || v != v) && acc == acc ? v : acc;  // NaN wins, as on the CPU
+        } else {
+          acc += v;
+        }
+        ++count;
+      }
+    }
+    y[i] = static_cast<C>(kMax ? acc : (count > 0 ? acc / static_cast<float>(count) : 0.0f));
+  }
+}
+
+struct PoolState final : OpState {
+  WindowSpec window;
+};
+
+Status CreatePoolState(PrepareContext& ctx) {
+  auto st = std::make_shared<PoolState>();
+  WindowAttrOptions opts;
+  opts.read_ksize = true;
+  opts.legacy_2d = true;
+  KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &st->window));
+  ctx.state = st;
+  return OkStatus();
+}
+
+template <bool kMax>
+Status ComputePool(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const auto& st = ctx.state<PoolState>();
+  const Tensor& x = ctx.input(0);
+  if (x.rank() != 4) return ctx.Error("input must have rank 4, got shape ", x.shape().ToString());
+  std::array<WindowDim, 3> dims;
+  Status s = MakeWindowDims(st.window, x.shape().dims(),
+                            {1, st.window.ksize[1], st.window.ksize[2]}, &dims);
+  if (!s.ok()) return ctx.Error(s.message());
+  const PoolGeometry g{x.dim(0),       x.dim(1),       x.dim(2),           x.dim(3),
+                       dims[1].out,    dims[2].out,    dims[1].k,          dims[2].k,
+                       dims[1].stride, dims[2].stride, dims[1].pad_before, dims[2].pad_before};
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape{g.n, g.out_h, g.out_w, g.c}));
+  const int64_t total = y->NumElements();
+  if (total == 0) return OkStatus();
+  return Dispatch<GpuFloatTypes>(x.dtype(), [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    PoolKernel<C, kMax><<<Blocks(total), kThreads, 0, dev.stream()>>>(
+        reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), total, g);
+    return LaunchStatus(ctx, kMax ? "MaxPool" : "AvgPool");
+  });
+}
+
+// ---- Pad ------------------------------------------------------------------------------------
+
+struct PadMap {
+  int rank = 0;
+  int64_t out_dims[kMaxDims] = {}, in_dims[kMaxDims] = {}, before[kMaxDims] = {};
+};
+
+template <typename W>
+__global__ void PadKernel(const W* x, W* y, int64_t total, PadMap m, W value) {
+  KILN_GRID_LOOP(i, total) {
+    int64_t r = i, off = 0, stride = 1;
+    bool inside = true;
+    for (int d = m.rank - 1; d >= 0; --d) {
+      const int64_t o = r % m.out_dims[d];
+      r /= m.out_dims[d];
+      const int64_t in = o - m.before[d];
+      inside = inside && in >= 0 && in < m.in_dims[d];
+      off += in * stride;
+      stride *= m.in_dims[d];
+    }
+    y[i] = inside ? x[off] : value;
+  }
+}
+
+template <size_t kBytes>
+using Word = std::conditional_t<
+    kBytes == 1, uint8_t,
+    std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+
+// Pad's paddings (host memory, [rank, 2]) and PadV2's constant (host memory too: one value).
+Status ComputePad(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const Tensor& pads = ctx.input(1);
+  const int rank = x.rank();
+  if (pads.rank() != 2 || pads.dim(0) != rank || pads.dim(1) != 2)
+    return ctx.Error("input 'paddings' must have shape [", rank, ", 2], got ",
+                     pads.shape().ToString());
+  int64_t before[kMaxRank] = {}, out_dims[kMaxRank] = {};
+  Shape out;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t b =
+        pads.dtype() == DType::kInt64 ? pads.data<int64_t>()[2 * d] : pads.data<int32_t>()[2 * d];
+    const int64_t a = pads.dtype() == DType::kInt64 ? pads.data<int64_t>()[2 * d + 1]
+                                                    : pads.data<int32_t>()[2 * d + 1];
+    if (b < 0 || a < 0)
+      return ctx.Error("paddings must be non-negative: dim ", d, " has (", b, ", ", a, ")");
+    before[d] = b;
+    out_dims[d] = x.dim(d) + b + a;
+    out.AddDim(out_dims[d]);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  uint64_t value = 0;
+  if (ctx.num_inputs() > 2) {
+    const Tensor& v = ctx.input(2);
+    if (v.NumElements() != 1) return ctx.Error("constant_values must be a scalar");
+    std::memcpy(&value, v.raw_data(), DTypeSize(v.dtype()));
+  }
+  return LaunchPad(ctx, x.raw_data(), y->raw_data(), rank, x.shape().dims().data(), before,
+                   out_dims, DTypeSize(x.dtype()), value);
+}
+
+bool SupportsPad(const PrepareContext& ctx) {
+  if (!SupportsPod(ctx)) return false;
+  const size_t b = DTypeSize(ctx.outputs[0].dtype);
+  return b == 1 || b == 2 || b == 4 || b == 8;
+}
+
+constexpr uint32_t kHostPads = (1u << 1) | (1u << 2);  // paddings, constant_values
+
+const KernelEntry kRows[] = {
+    {"AvgPool", &ComputePool<false>, 0, 0, &SupportsFloat, &CreatePoolState},
+    {"MaxPool", &ComputePool<true>, 0, 0, &SupportsFloat, &CreatePoolState},
+    {"Pad", &ComputePad, kHostPads, 0, &SupportsPad, nullptr},
+    {"PadV2", &ComputePad, kHostPads, 0, &SupportsPad, nullptr},
+};
+
+}  // namespace
+
+std::span<const KernelEntry> PoolKernels() { return kRows; }
+
+Status LaunchPad(const KernelContext& ctx, const void* x, void* y, int rank, const int64_t* in_dims,
+                 const int64_t* before, const int64_t* out_dims, size_t elem_bytes,
+                 uint64_t value_bits) {
+  if (rank > kMaxDims) return ctx.Error("pads more than ", kMaxDims, " dims on the GPU");
+  PadMap m;
+  m.rank = rank;
+  int64_t total = 1;
+  for (int d = 0; d < rank; ++d) {
+    m.out_dims[d] = out_dims[d];
+    m.in_dims[d] = in_dims[d];
+    m.before[d] = before[d];
+    total *= out_dims[d];
+  }
+  if (total == 0) return OkStatus();
+  cudaStream_t stream = DeviceOf(ctx).stream();
+  switch (elem_bytes) {
+#define KILN_CASE(b)                                                            \
+  case b: {                                                                     \
+    Word<b> v;                                                                  \
+    std::memcpy(&v, &value_bits, b);                                            \
+    PadKernel<Word<b>><<<Blocks(total), kThreads, 0, stream>>>(                 \
+        static_cast<const Word<b>*>(x), static_cast<Word<b>*>(y), total, m, v); \
+    break;                                                                      \
+  }
+    KILN_CASE(1)
+    KILN_CASE(2)
+    KILN_CASE(4)
+    KILN_CASE(8)
+#undef KILN_CASE
+    default:
+      return ctx.Error("no GPU padding for elements of ", elem_bytes, " bytes");
+  }
+  return LaunchStatus(ctx, "Pad");
+}
+
+}  // namespace kiln::exec::cuda

@@ -1,0 +1,94 @@
+"""Keras models for the GPU proof (scripts/gpu-check.sh), made here with the oracle TensorFlow:
+the GPU machine has no TensorFlow. Each is saved as a SavedModel with an input (.npy) and
+TensorFlow's own output (.npy) beside it, so the device half compares kiln's GPU result with
+TensorFlow's and with kiln's CPU result. Sizes are kept small enough to carry (the device
+tool carries 64 MiB in all); the timing rows use batch sizes the device half chooses.
+
+usage: make_models.py OUT_DIR
+"""
+import os
+import sys
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+import keras  # noqa: E402
+from keras import layers  # noqa: E402
+
+
+def mlp():
+    return keras.Sequential([
+        keras.Input((784,)),
+        layers.Dense(512, activation="relu"),
+        layers.Dense(512, activation="relu"),
+        layers.Dense(10, activation="softmax"),
+    ])
+
+
+def cnn():
+    # The seed CNN's shape of things: SAME convolutions (stride 2 pads asymmetrically), batch
+    # norm, max and average pooling, a depthwise convolution, dense head.
+    x = keras.Input((32, 32, 3))
+    y = layers.Conv2D(16, 3, padding="same", use_bias=False)(x)
+    y = layers.BatchNormalization()(y)
+    y = layers.ReLU()(y)
+    y = layers.Conv2D(32, 3, strides=2, padding="same", activation="relu")(y)
+    y = layers.DepthwiseConv2D(3, padding="same", activation="relu6")(y)
+    y = layers.MaxPooling2D(2)(y)
+    y = layers.Conv2D(32, 1, activation="relu")(y)
+    y = layers.AveragePooling2D(2, padding="same")(y)
+    y = layers.Flatten()(y)
+    y = layers.Dense(10, activation="softmax")(y)
+    return keras.Model(x, y)
+
+
+def mobilenet_v2():
+    return keras.applications.MobileNetV2(input_shape=(96, 96, 3), alpha=0.35, weights=None,
+                                          classes=10)
+
+
+def encoder():
+    # A small transformer encoder block pair: attention, layer norm, GELU feed-forward.
+    seq, d, heads = 32, 64, 4
+    x = keras.Input((seq, d))
+    y = x
+    for _ in range(2):
+        a = layers.MultiHeadAttention(heads, d // heads)(y, y)
+        y = layers.LayerNormalization()(y + a)
+        f = layers.Dense(4 * d, activation="gelu")(y)
+        f = layers.Dense(d)(f)
+        y = layers.LayerNormalization()(y + f)
+    y = layers.GlobalAveragePooling1D()(y)
+    return keras.Model(x, layers.Dense(10)(y))
+
+
+MODELS = {"keras_mlp": (mlp, (4, 784)), "keras_cnn": (cnn, (4, 32, 32, 3)),
+          "mobilenet_v2": (mobilenet_v2, (2, 96, 96, 3)), "encoder": (encoder, (2, 32, 64))}
+
+
+def main():
+    out = sys.argv[1]
+    keras.utils.set_random_seed(7)
+    for name, (make, shape) in MODELS.items():
+        model = make()
+        # Non-trivial batch-norm statistics, so the folded epilogue is exercised.
+        for layer in model.layers:
+            if isinstance(layer, layers.BatchNormalization):
+                g, b, m, v = layer.get_weights()
+                rng = np.random.default_rng(1)
+                layer.set_weights([g * 1.5, b + 0.1, m + rng.normal(0, 0.1, m.shape),
+                                   v + rng.uniform(0.5, 1.5, v.shape)])
+        x = np.random.default_rng(3).uniform(-1, 1, shape).astype(np.float32)
+        spec = tf.TensorSpec((None,) + shape[1:], tf.float32, name="x")
+        fn = tf.function(lambda t: {"y": model(t, training=False)}, input_signature=[spec])
+        path = os.path.join(out, name)
+        tf.saved_model.save(model, path, signatures=fn.get_concrete_function())
+        np.save(os.path.join(out, name + "_x.npy"), x)
+        np.save(os.path.join(out, name + "_y.npy"), fn(tf.constant(x))["y"].numpy())
+        print(name, "saved")
+
+
+if __name__ == "__main__":
+    main()
