@@ -14,6 +14,7 @@
 
 #include "kernels/array_util.h"
 #include "kernels/cpu/primitive_cache.h"
+#include "kernels/einsum_plan.h"
 #include "kernels/onednn.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
@@ -421,6 +422,73 @@ constexpr KernelEntry kCpu[] = {
 };
 
 }  // namespace
+
+Result<EinsumProduct> PlanEinsumProduct(const std::string& equation, const Shape& a,
+                                        const Shape& b) {
+  KILN_ASSIGN_OR_RETURN(Equation eq, ParseEquation(equation, 2));
+  int ell = 0;
+  const Shape* shapes[2] = {&a, &b};
+  std::vector<std::vector<int>> labels(2);
+  std::map<int, int64_t> sizes;
+  for (int i = 0; i < 2; ++i) {
+    KILN_ASSIGN_OR_RETURN(labels[i], Labels(eq.inputs[i], shapes[i]->rank(), &ell));
+    for (size_t d = 0; d < labels[i].size(); ++d) {
+      if (std::count(labels[i].begin(), labels[i].end(), labels[i][d]) > 1)
+        return Unimplemented("einsum '", equation, "': a repeated label");
+      const int64_t size = shapes[i]->dim(static_cast<int>(d));
+      auto [it, fresh] = sizes.try_emplace(labels[i][d], size);
+      if (!fresh && it->second != size)
+        return Unimplemented("einsum '", equation, "': label sizes ", it->second, " and ", size,
+                             " (broadcasting) in one product");
+    }
+  }
+  const std::vector<int> out_labels = OutputLabels(eq, labels, ell);
+  auto has = [](const std::vector<int>& v, int l) {
+    return std::find(v.begin(), v.end(), l) != v.end();
+  };
+  std::vector<int> batch, free_a, free_b, contract;
+  for (int l : labels[0]) {
+    if (has(labels[1], l)) {
+      (has(out_labels, l) ? batch : contract).push_back(l);
+    } else if (has(out_labels, l)) {
+      free_a.push_back(l);
+    } else {
+      return Unimplemented("einsum '", equation, "': a label summed within one operand");
+    }
+  }
+  for (int l : labels[1])
+    if (!has(labels[0], l)) {
+      if (!has(out_labels, l))
+        return Unimplemented("einsum '", equation, "': a label summed within one operand");
+      free_b.push_back(l);
+    }
+  EinsumProduct p;
+  auto order = [&](const std::vector<int>& have, std::initializer_list<const std::vector<int>*> w) {
+    std::vector<int> perm;
+    for (const std::vector<int>* group : w)
+      for (int l : *group)
+        perm.push_back(static_cast<int>(std::find(have.begin(), have.end(), l) - have.begin()));
+    return perm;
+  };
+  p.perm_a = order(labels[0], {&batch, &free_a, &contract});
+  p.perm_b = order(labels[1], {&batch, &contract, &free_b});
+  for (int l : batch) p.batch *= sizes.at(l);
+  for (int l : free_a) p.m *= sizes.at(l);
+  for (int l : contract) p.k *= sizes.at(l);
+  for (int l : free_b) p.n *= sizes.at(l);
+  std::vector<int> prod = batch;
+  prod.insert(prod.end(), free_a.begin(), free_a.end());
+  prod.insert(prod.end(), free_b.begin(), free_b.end());
+  for (int l : prod) p.product_dims.push_back(sizes.at(l));
+  for (int l : out_labels) {
+    const auto it = std::find(prod.begin(), prod.end(), l);
+    if (it == prod.end())
+      return InvalidArgument("einsum '", equation, "': output label appears in no input");
+    p.out_perm.push_back(static_cast<int>(it - prod.begin()));
+    p.out_shape.AddDim(sizes.at(l));
+  }
+  return p;
+}
 
 std::span<const OpDefinition> EinsumOpDefs() { return kDefs; }
 std::span<const KernelEntry> EinsumCpuKernels() { return kCpu; }

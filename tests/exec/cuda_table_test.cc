@@ -5,6 +5,7 @@
 
 #ifdef KILN_HAVE_CUDA
 #include "kernels/cuda/cuda_kernels.h"
+#include "kiln/exec/device.h"
 #include "kiln/exec/op_table.h"
 
 namespace kiln::exec {
@@ -37,6 +38,10 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
     CHECK_MESSAGE(has_compute, table[i].op);
     if (i > 0) CHECK_MESSAGE(table[i - 1].op < table[i].op, table[i].op, " is out of order");
   }
+  // Every family is in the table.
+  for (std::string_view op : {"MatMul", "Conv2D", "DepthwiseConv2dNative", "MaxPool", "Pad",
+                              "Softmax", "Sum", "Transpose", "AddV2", "GatherV2"})
+    CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
   for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape"})
     CHECK_MESSAGE(Row(op) != nullptr, op);
@@ -44,10 +49,25 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
   CHECK(Row("Reshape")->host_inputs == 2u);
 }
 
+TEST_CASE("cuda table: with a GPU, cuBLASLt and cuDNN load (else they are reported)") {
+  const Status blas = cuda::BlasLtStatus(), dnn = cuda::DnnStatus();
+  if (!FindDevice("gpu").ok()) {
+    MESSAGE("no GPU; cuBLASLt: ", blas.ToString(), "; cuDNN: ", dnn.ToString());
+    return;
+  }
+  // On a GPU machine a missing library would quietly keep products and convolutions on the CPU.
+  CHECK_MESSAGE(blas.ok(), blas.ToString());
+  CHECK_MESSAGE(dnn.ok(), dnn.ToString());
+}
+
 TEST_CASE("cuda table: dtypes the GPU kernels lack go to the next device") {
   CHECK(Takes("AddV2", {DType::kFloat, DType::kFloat}, {DType::kFloat}));
   CHECK(Takes("AddV2", {DType::kHalf, DType::kHalf}, {DType::kHalf}));
   CHECK(Takes("AddV2", {DType::kInt64, DType::kInt64}, {DType::kInt64}));
+  // int32 values (shapes, sizes) stay on the host, as TensorFlow keeps them.
+  CHECK_FALSE(Takes("AddV2", {DType::kInt32, DType::kInt32}, {DType::kInt32}));
+  CHECK_FALSE(Takes("Pack", {DType::kInt32, DType::kInt32}, {DType::kInt32}));
+  CHECK(Takes("Cast", {DType::kInt32}, {DType::kFloat}));
   CHECK_FALSE(Takes("AddV2", {DType::kDouble, DType::kDouble}, {DType::kDouble}));
   CHECK_FALSE(Takes("AddV2", {DType::kString, DType::kString}, {DType::kString}));
   CHECK(Takes("Less", {DType::kFloat, DType::kFloat}, {DType::kBool}));

@@ -84,7 +84,9 @@ Status CudaDevice::Activate() const { return Check(cudaSetDevice(ordinal()), "cu
 
 Status CudaDevice::Synchronize() const {
   KILN_RETURN_IF_ERROR(Activate());
-  return Check(cudaStreamSynchronize(stream_), name() + ": cudaStreamSynchronize");
+  const cudaError_t err = cudaStreamSynchronize(stream_);
+  if (err == cudaSuccess) return OkStatus();
+  return Check(err, name() + ": cudaStreamSynchronize");
 }
 
 Status CudaDevice::CopyFromHost(const Tensor& host, Tensor* to) {
@@ -95,9 +97,10 @@ Status CudaDevice::CopyFromHost(const Tensor& host, Tensor* to) {
   if (host.ByteSize() == 0) return OkStatus();
   KILN_RETURN_IF_ERROR(Activate());
   // From pageable memory the runtime stages the bytes before returning, so `host` may go.
-  return Check(cudaMemcpyAsync(to->raw_data(), host.raw_data(), host.ByteSize(),
-                               cudaMemcpyHostToDevice, stream_),
-               "copy of " + host.DebugString() + " to " + name());
+  const cudaError_t err = cudaMemcpyAsync(to->raw_data(), host.raw_data(), host.ByteSize(),
+                                          cudaMemcpyHostToDevice, stream_);
+  if (err == cudaSuccess) return OkStatus();
+  return Check(err, "copy of " + host.DebugString() + " to " + name());
 }
 
 Status CudaDevice::CopyToHost(const Tensor& from, Tensor* host) {
@@ -107,11 +110,13 @@ Status CudaDevice::CopyToHost(const Tensor& from, Tensor* host) {
                            host->DebugString());
   if (from.ByteSize() == 0) return OkStatus();
   KILN_RETURN_IF_ERROR(Activate());
-  KILN_RETURN_IF_ERROR(Check(cudaMemcpyAsync(host->raw_data(), from.raw_data(), from.ByteSize(),
-                                             cudaMemcpyDeviceToHost, stream_),
-                             "copy of " + from.DebugString() + " from " + name()));
+  cudaError_t err = cudaMemcpyAsync(host->raw_data(), from.raw_data(), from.ByteSize(),
+                                    cudaMemcpyDeviceToHost, stream_);
+  if (err != cudaSuccess) return Check(err, "copy of " + from.DebugString() + " from " + name());
   // The error of any kernel queued before the copy surfaces here too.
-  return Check(cudaStreamSynchronize(stream_), name() + ": running the queued kernels");
+  err = cudaStreamSynchronize(stream_);
+  if (err == cudaSuccess) return OkStatus();
+  return Check(err, name() + ": running the queued kernels");
 }
 
 Result<void*> CudaDevice::BlasLtHandle() {

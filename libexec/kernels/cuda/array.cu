@@ -26,74 +26,6 @@ __global__ void Gather(const W* x, W* y, int64_t n, IndexMap<1> map) {
   }
 }
 
-Status ComputeTranspose(const KernelContext& ctx) {
-  CudaDevice& dev = DeviceOf(ctx);
-  KILN_RETURN_IF_ERROR(dev.Activate());
-  const Tensor& x = ctx.input(0);
-  const Tensor& perm = ctx.input(1);
-  const int rank = x.rank();
-  if (perm.NumElements() != rank)
-    return ctx.Error("perm has ", perm.NumElements(), " entries for a tensor of rank ", rank);
-  int64_t in_strides[kMaxRank];
-  DenseStrides(x.shape().dims().data(), rank, in_strides);
-  Shape out;
-  IndexMap<1> map;
-  bool seen[kMaxRank] = {};
-  for (int d = 0; d < rank; ++d) {
-    const int64_t p = perm.dtype() == DType::kInt64 ? perm.data<int64_t>()[d]
-                                                    : static_cast<int64_t>(perm.data<int32_t>()[d]);
-    if (p < 0 || p >= rank || seen[p])
-      return ctx.Error("perm is not a permutation of 0..", rank - 1);
-    seen[p] = true;
-    out.AddDim(x.dim(static_cast<int>(p)));
-    const int64_t n = x.dim(static_cast<int>(p)), s = in_strides[p];
-    if (n == 1) continue;
-    const int r = map.rank;
-    if (r > 0 && map.strides[0][r - 1] == s * n) {  // consecutive in the input too: merge
-      map.dims[r - 1] *= n;
-      map.strides[0][r - 1] = s;
-    } else {
-      map.dims[r] = n;
-      map.strides[0][r] = s;
-      map.rank = r + 1;
-    }
-  }
-  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
-  const int64_t n = x.NumElements();
-  if (n == 0) return OkStatus();
-  if (map.rank <= 1) {  // the order of elements is unchanged
-    return Check(cudaMemcpyAsync(y->raw_data(), x.raw_data(), x.ByteSize(),
-                                 cudaMemcpyDeviceToDevice, dev.stream()),
-                 "Transpose copy");
-  }
-  switch (DTypeSize(x.dtype())) {
-#define KILN_CASE(b)                                                                              \
-  case b:                                                                                         \
-    Gather<Word<b>><<<Blocks(n), kThreads, 0, dev.stream()>>>(                                    \
-        static_cast<const Word<b>*>(x.raw_data()), static_cast<Word<b>*>(y->raw_data()), n, map); \
-    break;
-    KILN_CASE(1)
-    KILN_CASE(2)
-    KILN_CASE(4)
-    KILN_CASE(8)
-#undef KILN_CASE
-    default:
-      return ctx.Error("no GPU transpose for ", DTypeShortName(x.dtype()));
-  }
-  return LaunchStatus(ctx, "Transpose");
-}
-
-bool SupportsWords(const PrepareContext& ctx) {
-  if (!SupportsPod(ctx)) return false;
-  for (const TensorSpec& s : ctx.outputs) {
-    const size_t b = DTypeSize(s.dtype);
-    if (b != 1 && b != 2 && b != 4 && b != 8) return false;
-  }
-  return true;
-}
-
-// ---- Slice, StridedSlice, GatherV2 -----------------------------------------------------------
-
 // Adds an output dim of `n` elements `s` input elements apart to `map` (merged with the one
 // before when they continue it).
 void AddStridedDim(IndexMap<1>* map, int64_t n, int64_t s) {
@@ -108,6 +40,39 @@ void AddStridedDim(IndexMap<1>* map, int64_t n, int64_t s) {
   map->strides[0][r] = s;
   map->rank = r + 1;
 }
+
+Status ComputeTranspose(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
+  const Tensor& x = ctx.input(0);
+  const Tensor& perm_t = ctx.input(1);
+  const int rank = x.rank();
+  if (perm_t.NumElements() != rank)
+    return ctx.Error("perm has ", perm_t.NumElements(), " entries for a tensor of rank ", rank);
+  std::vector<int> perm(static_cast<size_t>(rank));
+  Shape out;
+  for (int d = 0; d < rank; ++d) {
+    const int64_t p = perm_t.dtype() == DType::kInt64
+                          ? perm_t.data<int64_t>()[d]
+                          : static_cast<int64_t>(perm_t.data<int32_t>()[d]);
+    if (p < 0 || p >= rank) return ctx.Error("perm is not a permutation of 0..", rank - 1);
+    perm[d] = static_cast<int>(p);
+    out.AddDim(x.dim(static_cast<int>(p)));
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  return LaunchPermute(ctx, x.raw_data(), y->raw_data(), x.shape().dims(), perm,
+                       DTypeSize(x.dtype()));
+}
+
+bool SupportsWords(const PrepareContext& ctx) {
+  if (!SupportsPod(ctx)) return false;
+  for (const TensorSpec& s : ctx.outputs) {
+    const size_t b = DTypeSize(s.dtype);
+    if (b != 1 && b != 2 && b != 4 && b != 8) return false;
+  }
+  return true;
+}
+
+// ---- Slice, StridedSlice, GatherV2 -----------------------------------------------------------
 
 // y = the elements of x at base + map(i): a slice of any strides.
 Status CopyStrided(const KernelContext& ctx, const Tensor& x, int64_t base, const IndexMap<1>& map,
@@ -242,7 +207,12 @@ Status ComputeGather(const KernelContext& ctx) {
   if (axis < 0 || axis >= params.rank()) return ctx.Error("axis ", axis_v[0], " is out of range");
   int64_t bd = ctx.state<GatherState>().batch_dims;
   if (bd < 0) bd += indices.rank();
-  if (bd < 0 || bd > axis) return ctx.Error("batch_dims ", bd, " must be in [0, axis]");
+  if (bd < 0 || bd > axis || bd > indices.rank())
+    return ctx.Error("batch_dims ", bd, " must be in [0, min(axis, indices rank)]");
+  for (int d = 0; d < bd; ++d)
+    if (params.dim(d) != indices.dim(d))
+      return ctx.Error("params.shape[", d, "]: ", params.dim(d),
+                       " should be equal to indices.shape[", d, "]: ", indices.dim(d));
   int64_t outer = 1, inner = 1, n = 1;
   Shape out;
   for (int d = 0; d < axis; ++d) {
@@ -349,8 +319,15 @@ Status ConcatInto(const KernelContext& ctx, int n, int64_t axis, bool pack) {
   size_t total = 0;
   for (int i = 0; i < n; ++i) {
     const Tensor& v = ctx.input(i);
-    if (!pack && v.rank() != first.rank())
-      return ctx.Error("values:", i, " has rank ", v.rank(), ", values:0 ", first.rank());
+    if (!pack) {
+      if (v.rank() != first.rank())
+        return ctx.Error("values:", i, " has rank ", v.rank(), ", values:0 ", first.rank());
+      for (int d = 0; d < v.rank(); ++d)
+        if (d != axis && v.dim(d) != first.dim(d))
+          return ctx.Error("values:", i, " has shape ", v.shape().ToString(), ", values:0 ",
+                           first.shape().ToString(), ": they differ in dim ", d,
+                           ", not the concatenation axis");
+    }
     row_bytes[i] = outer == 0 ? 0 : v.ByteSize() / static_cast<size_t>(outer);
     if (pack && v.shape() != first.shape())
       return ctx.Error("values:", i, " has shape ", v.shape().ToString(), ", values:0 ",
@@ -419,7 +396,9 @@ bool SupportsCast(const PrepareContext& ctx) {
     return t == DType::kFloat || t == DType::kHalf || t == DType::kBFloat16 || t == DType::kInt32 ||
            t == DType::kInt64 || t == DType::kBool;
   };
-  return ctx.inputs.size() == 1 && ok(ctx.inputs[0].dtype) && ok(ctx.outputs[0].dtype);
+  // int32 results stay on the host (cuda_kernels.h).
+  return ctx.inputs.size() == 1 && ok(ctx.inputs[0].dtype) && ok(ctx.outputs[0].dtype) &&
+         ctx.outputs[0].dtype != DType::kInt32;
 }
 
 // ---- the table ------------------------------------------------------------------------------
@@ -450,6 +429,45 @@ std::vector<KernelEntry> Rows() {
 }
 
 }  // namespace
+
+Status LaunchPermute(const KernelContext& ctx, const void* x, void* y,
+                     std::span<const int64_t> dims, std::span<const int> perm, size_t elem_bytes) {
+  const int rank = static_cast<int>(dims.size());
+  if (static_cast<int>(perm.size()) != rank) return ctx.Error("permutation of the wrong rank");
+  int64_t in_strides[kMaxRank];
+  DenseStrides(dims.data(), rank, in_strides);
+  IndexMap<1> map;
+  bool seen[kMaxRank] = {};
+  int64_t n = 1;
+  for (int d = 0; d < rank; ++d) {
+    const int p = perm[d];
+    if (p < 0 || p >= rank || seen[p]) return ctx.Error("not a permutation of 0..", rank - 1);
+    seen[p] = true;
+    n *= dims[p];
+    AddStridedDim(&map, dims[p], in_strides[p]);
+  }
+  if (n == 0) return OkStatus();
+  cudaStream_t stream = DeviceOf(ctx).stream();
+  if (map.rank == 0 || (map.rank == 1 && map.strides[0][0] == 1))  // the order is unchanged
+    return Check(cudaMemcpyAsync(y, x, static_cast<size_t>(n) * elem_bytes,
+                                 cudaMemcpyDeviceToDevice, stream),
+                 "transpose copy");
+  switch (elem_bytes) {
+#define KILN_CASE(b)                                                                       \
+  case b:                                                                                  \
+    Gather<Word<b>><<<Blocks(n), kThreads, 0, stream>>>(static_cast<const Word<b>*>(x),    \
+                                                        static_cast<Word<b>*>(y), n, map); \
+    break;
+    KILN_CASE(1)
+    KILN_CASE(2)
+    KILN_CASE(4)
+    KILN_CASE(8)
+#undef KILN_CASE
+    default:
+      return ctx.Error("no GPU transpose for elements of ", elem_bytes, " bytes");
+  }
+  return LaunchStatus(ctx, "a transpose");
+}
 
 std::span<const KernelEntry> ArrayKernels() {
   static const std::vector<KernelEntry> rows = Rows();

@@ -49,7 +49,8 @@ struct GpuConvState final : OpState {
   WindowSpec window;
   onednn::Epilogue epilogue;
   int64_t k_h = 0, k_w = 0, filter_in_c = 0, out_c = 0;
-  Tensor filter;  // KRSC, in device memory
+  int64_t depthwise_c = 0;  // depthwise: the input channels the filter was made for
+  Tensor filter;            // KRSC, in device memory
   mutable std::mutex mu;
   mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::unique_ptr<ConvPlan>> plans;
 };
@@ -91,6 +92,7 @@ Status CreateConvState(PrepareContext& ctx) {
   st->k_w = s;
   st->filter_in_c = in;
   st->out_c = out;
+  st->depthwise_c = st->depthwise ? f.dim(2) : 0;
   Tensor host(f.dtype(), Shape{out, r, s, in});
   const size_t b = DTypeSize(f.dtype());
   const char* src = static_cast<const char*>(f.raw_data());
@@ -160,9 +162,14 @@ Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuCo
   KILN_RETURN_IF_ERROR(CheckDnn(api->cudnnGetConvolutionForwardAlgorithm_v7(
                                     handle, plan->x, plan->w, plan->conv, plan->y, 8, &found, perf),
                                 "cuDNN algorithm choice"));
+  // Each result names the math type it was measured with: use it, and for float32 only FMA
+  // (CUDNN_DEFAULT_MATH would allow TF32 on Ampere and later).
   bool chosen = false;
   for (int i = 0; i < found && !chosen; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
+    if (dtype == DType::kFloat && perf[i].mathType != CUDNN_FMA_MATH) continue;
+    KILN_RETURN_IF_ERROR(CheckDnn(api->cudnnSetConvolutionMathType(plan->conv, perf[i].mathType),
+                                  "cuDNN math type"));
     plan->algo = perf[i].algo;
     plan->workspace = perf[i].memory;
     chosen = true;
@@ -180,8 +187,10 @@ Status ComputeConv(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.rank() != 4) return ctx.Error("input must have rank 4, got ", x.shape().ToString());
   const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
-  if (c % st.filter_in_c != 0 || (st.depthwise && st.out_c % c != 0))
-    return ctx.Error("input depth ", c, " does not fit the filter");
+  if (st.depthwise ? c != st.depthwise_c
+                   : (c % st.filter_in_c != 0 || st.out_c % (c / st.filter_in_c) != 0))
+    return ctx.Error("input depth ", c, " does not fit the filter (",
+                     st.depthwise ? st.depthwise_c : st.filter_in_c, " input channels)");
   std::array<WindowDim, 3> dims;
   Status s = MakeWindowDims(st.window, x.shape().dims(), {1, st.k_h, st.k_w}, &dims);
   if (!s.ok()) return ctx.Error(s.message());
@@ -223,11 +232,11 @@ Status ComputeConv(const KernelContext& ctx) {
   const float alpha = 1.0f, beta = 0.0f;
   {
     std::lock_guard dnn_lock(dev.dnn_mutex());
-    KILN_RETURN_IF_ERROR(CheckDnn(
-        api->cudnnConvolutionForward(static_cast<cudnnHandle_t>(handle), &alpha, plan->x, input,
-                                     plan->w, st.filter.raw_data(), plan->conv, plan->algo,
-                                     workspace, plan->workspace, &beta, plan->y, y->raw_data()),
-        internal::StrCat("node '", ctx.node_name(), "': cudnnConvolutionForward")));
+    const cudnnStatus_t rc = api->cudnnConvolutionForward(
+        static_cast<cudnnHandle_t>(handle), &alpha, plan->x, input, plan->w, st.filter.raw_data(),
+        plan->conv, plan->algo, workspace, plan->workspace, &beta, plan->y, y->raw_data());
+    if (rc != CUDNN_STATUS_SUCCESS)
+      return ctx.Error(CheckDnn(rc, "cudnnConvolutionForward").message());
   }
   const onednn::Epilogue& e = st.epilogue;
   if (e.num_args() == 0 && e.act == onednn::Epilogue::Act::kNone) return OkStatus();
@@ -283,11 +292,13 @@ Status ComputeConv(const KernelContext& ctx) {
   return LaunchChannelEpilogue(ctx, y->dtype(), y->raw_data(), y->NumElements(), st.out_c, ep);
 }
 
+// The filter stays on the host: the state holds its rearranged device copy.
+constexpr uint32_t kFilter = 1u << 1;
 const KernelEntry kRows[] = {
-    {"Conv2D", &ComputeConv, 0, 0, &SupportsConv, &CreateConvState},
-    {"DepthwiseConv2dNative", &ComputeConv, 0, 0, &SupportsConv, &CreateConvState},
-    {"_FusedConv2D", &ComputeConv, 0, 0, &SupportsConv, &CreateConvState},
-    {"_FusedDepthwiseConv2dNative", &ComputeConv, 0, 0, &SupportsConv, &CreateConvState},
+    {"Conv2D", &ComputeConv, kFilter, 0, &SupportsConv, &CreateConvState},
+    {"DepthwiseConv2dNative", &ComputeConv, kFilter, 0, &SupportsConv, &CreateConvState},
+    {"_FusedConv2D", &ComputeConv, kFilter, 0, &SupportsConv, &CreateConvState},
+    {"_FusedDepthwiseConv2dNative", &ComputeConv, kFilter, 0, &SupportsConv, &CreateConvState},
 };
 
 }  // namespace

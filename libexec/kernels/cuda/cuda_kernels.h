@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <string_view>
 
@@ -14,6 +15,10 @@ namespace kiln::exec::cuda {
 
 std::span<const KernelEntry> CudaKernelTable();
 
+// Whether the libraries loaded at run time are there: OK, or why not (cuBLASLt, then cuDNN).
+Status BlasLtStatus();
+Status DnnStatus();
+
 std::span<const KernelEntry> ElementwiseKernels();
 std::span<const KernelEntry> NnKernels();
 std::span<const KernelEntry> ReduceKernels();
@@ -21,15 +26,19 @@ std::span<const KernelEntry> ArrayKernels();
 std::span<const KernelEntry> MatMulKernels();
 std::span<const KernelEntry> ConvKernels();
 std::span<const KernelEntry> PoolKernels();
+std::span<const KernelEntry> EinsumKernels();
 
-// What the GPU kernels compute on: float32, the two half types (in float registers), and the
-// integer types indices and counters use.
+// What the GPU kernels compute on: float32, the two half types (in float registers), and
+// int64. int32 values stay on the host, as TensorFlow keeps them: they are shapes, sizes and
+// indices whose consumers read them there (a GPU Reshape would wait for a copy back). int32
+// inputs (gather indices) are still taken.
 using GpuFloatTypes = TypeList<float, Half, BFloat16>;
-using GpuNumberTypes = TypeList<float, Half, BFloat16, int32_t, int64_t>;
+using GpuNumberTypes = TypeList<float, Half, BFloat16, int64_t>;
 bool IsGpuFloat(DType t);
 bool IsGpuNumber(DType t);
 
-// `supports` rows: every input and output (host-memory ones aside) is of the kind named.
+// `supports` rows: the outputs and the first input are of the kind named (int32 outputs
+// never: see above).
 bool SupportsFloat(const PrepareContext& ctx);
 bool SupportsNumber(const PrepareContext& ctx);
 // Any POD dtype: kernels that move bytes (transpose, concat, views).
@@ -58,6 +67,7 @@ Status LaunchActivation(const KernelContext& ctx, Activation act, float alpha, D
 // norm (inference: (v - mean) * scale / sqrt(var + epsilon) + offset), a residual add, an
 // activation. Null pointers are absent parts; all are device memory of the output's dtype.
 struct ChannelEpilogue {
+  const void* src = nullptr;  // read from here instead of y (then y is only written)
   const void* bias = nullptr;
   const void* scale = nullptr;
   const void* offset = nullptr;
@@ -77,6 +87,29 @@ Status LaunchChannelEpilogue(const KernelContext& ctx, DType t, void* y, int64_t
 Status LaunchPad(const KernelContext& ctx, const void* x, void* y, int rank, const int64_t* in_dims,
                  const int64_t* before, const int64_t* out_dims, size_t elem_bytes,
                  uint64_t value_bits);
+
+// y = x (dims) with its dims permuted: y's dim i is x's dim perm[i] (array.cu).
+Status LaunchPermute(const KernelContext& ctx, const void* x, void* y,
+                     std::span<const int64_t> dims, std::span<const int> perm, size_t elem_bytes);
+
+// One (batched) row-major product y = a b through cuBLASLt (matmul.cc), with its optional
+// epilogue: + bias (per column), + add (y's shape, as cuBLASLt's C), then ReLU.
+struct Gemm {
+  DType dtype = DType::kFloat;
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* y = nullptr;
+  const void* bias = nullptr;
+  const void* add = nullptr;
+  bool relu = false;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  bool a_batched = true, b_batched = true;  // false: one matrix for the whole batch
+  bool adj_a = false, adj_b = false;
+};
+// The plans a node's products use (per shape and alignment), made on first use.
+struct GemmPlans;
+std::shared_ptr<GemmPlans> NewGemmPlans();
+Status RunGemm(const KernelContext& ctx, GemmPlans& plans, const Gemm& g);
 
 // The error of the launch just made, naming the node.
 Status LaunchStatus(const KernelContext& ctx, std::string_view what);

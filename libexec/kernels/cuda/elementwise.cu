@@ -1,6 +1,8 @@
 // Element-wise ops on the GPU: the CPU's functors (elementwise_functors.h, math_functors.h) run
 // per element in a grid-stride loop; binary ops broadcast through an IndexMap whose dims are
 // merged where both operands move together, so the common cases are one flat loop.
+#include <array>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -11,14 +13,6 @@
 namespace kiln::exec::cuda {
 namespace {
 
-// (a - b)^2, as tf.math.squared_difference.
-template <typename C>
-struct SquaredDifference {
-  KILN_HD C operator()(C a, C b) const {
-    const C d = a - b;
-    return d * d;
-  }
-};
 // a / b for floats (RealDiv, and Div on floats).
 template <typename C>
 struct RealDiv {
@@ -60,46 +54,63 @@ __global__ void LeakyReluFlat(const C* x, C* y, int64_t n, float alpha) {
 
 // ---- broadcasting ---------------------------------------------------------------------------
 
-// The broadcast of shapes `a` and `b` (numpy rules) as an index map with merged dims; an error
-// naming both shapes when they do not broadcast.
-Status BroadcastMap(const KernelContext& ctx, std::span<const int64_t> a,
-                    std::span<const int64_t> b, Shape* out, IndexMap<2>* map) {
-  const int rank = static_cast<int>(std::max(a.size(), b.size()));
-  std::vector<int64_t> dims(rank), sa(rank), sb(rank);
-  int64_t stride_a = 1, stride_b = 1;
+// The broadcast of K shapes (numpy rules) as an index map with merged dims; an error naming
+// the shapes when they do not broadcast.
+template <int K>
+Status BroadcastMapN(const KernelContext& ctx, const std::span<const int64_t> (&shapes)[K],
+                     Shape* out, IndexMap<K>* map) {
+  int rank = 0;
+  for (const auto& s : shapes) rank = std::max(rank, static_cast<int>(s.size()));
+  std::vector<int64_t> dims(rank);
+  std::vector<std::array<int64_t, kMaxRank>> strides(K);
+  int64_t stride[K];
+  for (int k = 0; k < K; ++k) stride[k] = 1;
   for (int d = rank - 1; d >= 0; --d) {
-    const int ia = d - (rank - static_cast<int>(a.size()));
-    const int ib = d - (rank - static_cast<int>(b.size()));
-    const int64_t da = ia >= 0 ? a[ia] : 1, db = ib >= 0 ? b[ib] : 1;
-    if (da != db && da != 1 && db != 1)
-      return ctx.Error("shapes ", Shape::FromDims(a)->ToString(), " and ",
-                       Shape::FromDims(b)->ToString(), " do not broadcast");
-    dims[d] = da == 1 ? db : da;
-    sa[d] = da == 1 ? 0 : stride_a;
-    sb[d] = db == 1 ? 0 : stride_b;
-    stride_a *= da;
-    stride_b *= db;
+    int64_t dim = 1;
+    for (int k = 0; k < K; ++k) {
+      const int i = d - (rank - static_cast<int>(shapes[k].size()));
+      const int64_t dk = i >= 0 ? shapes[k][i] : 1;
+      if (dk != 1 && dim != 1 && dk != dim) {
+        std::string text;
+        for (const auto& s : shapes)
+          text += (text.empty() ? "" : " and ") + Shape::FromDims(s)->ToString();
+        return ctx.Error("shapes ", text, " do not broadcast");
+      }
+      if (dk != 1) dim = dk;
+    }
+    dims[d] = dim;
+    for (int k = 0; k < K; ++k) {
+      const int i = d - (rank - static_cast<int>(shapes[k].size()));
+      const int64_t dk = i >= 0 ? shapes[k][i] : 1;
+      strides[k][d] = dk == 1 ? 0 : stride[k];
+      stride[k] *= dk;
+    }
   }
   KILN_ASSIGN_OR_RETURN(*out, Shape::FromDims(dims));
-  // Merge dim d into the one before it where both operands step through them as one.
+  // Merge dim d into the one before it where every operand steps through them as one.
   map->rank = 0;
   for (int d = 0; d < rank; ++d) {
     if (dims[d] == 1) continue;
     const int r = map->rank;
-    if (r > 0 && map->strides[0][r - 1] == sa[d] * dims[d] &&
-        map->strides[1][r - 1] == sb[d] * dims[d]) {
+    bool merge = r > 0;
+    for (int k = 0; k < K && merge; ++k) merge = map->strides[k][r - 1] == strides[k][d] * dims[d];
+    if (merge) {
       map->dims[r - 1] *= dims[d];
-      map->strides[0][r - 1] = sa[d];
-      map->strides[1][r - 1] = sb[d];
+      for (int k = 0; k < K; ++k) map->strides[k][r - 1] = strides[k][d];
       continue;
     }
     if (r == kMaxDims) return ctx.Error("broadcasts over more than ", kMaxDims, " dims on the GPU");
     map->dims[r] = dims[d];
-    map->strides[0][r] = sa[d];
-    map->strides[1][r] = sb[d];
+    for (int k = 0; k < K; ++k) map->strides[k][r] = strides[k][d];
     map->rank = r + 1;
   }
   return OkStatus();
+}
+
+Status BroadcastMap(const KernelContext& ctx, std::span<const int64_t> a,
+                    std::span<const int64_t> b, Shape* out, IndexMap<2>* map) {
+  const std::span<const int64_t> shapes[2] = {a, b};
+  return BroadcastMapN<2>(ctx, shapes, out, map);
 }
 
 template <typename F, typename C, typename Out>
@@ -210,6 +221,61 @@ Status ComputeLeakyRelu(const KernelContext& ctx) {
   });
 }
 
+// ---- Select, SelectV2 -----------------------------------------------------------------------
+
+template <typename W>
+__global__ void SelectKernel(const bool* cond, const W* t, const W* e, W* y, int64_t n,
+                             IndexMap<3> map) {
+  KILN_GRID_LOOP(i, n) {
+    int64_t off[3];
+    map.Offsets(i, off);
+    y[i] = cond[off[0]] ? t[off[1]] : e[off[2]];
+  }
+}
+
+// SelectV2 broadcasts all three; Select (v1) takes a condition of the values' shape or a vector
+// along their first dim.
+Status ComputeSelect(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& c = ctx.input(0);
+  const Tensor& t = ctx.input(1);
+  const Tensor& e = ctx.input(2);
+  std::vector<int64_t> cond_dims = c.shape().ToVector();
+  const bool v1 = c.rank() == 1 && t.rank() > 1;  // Select's vector form
+  if (v1) cond_dims.resize(static_cast<size_t>(t.rank()), 1);
+  const std::span<const int64_t> shapes[3] = {cond_dims, t.shape().dims(), e.shape().dims()};
+  Shape out;
+  IndexMap<3> map;
+  KILN_RETURN_IF_ERROR(BroadcastMapN<3>(ctx, shapes, &out, &map));
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t n = y->NumElements();
+  if (n == 0) return OkStatus();
+  switch (DTypeSize(t.dtype())) {
+#define KILN_CASE(k, W)                                                               \
+  case k:                                                                             \
+    SelectKernel<W><<<Blocks(n), kThreads, 0, dev.stream()>>>(                        \
+        static_cast<const bool*>(c.raw_data()), static_cast<const W*>(t.raw_data()),  \
+        static_cast<const W*>(e.raw_data()), static_cast<W*>(y->raw_data()), n, map); \
+    break;
+    KILN_CASE(1, uint8_t)
+    KILN_CASE(2, uint16_t)
+    KILN_CASE(4, uint32_t)
+    KILN_CASE(8, uint64_t)
+#undef KILN_CASE
+    default:
+      return ctx.Error("no GPU select for ", DTypeShortName(t.dtype()));
+  }
+  return LaunchStatus(ctx, "Select");
+}
+
+bool SupportsSelect(const PrepareContext& ctx) {
+  if (ctx.inputs.size() != 3 || ctx.inputs[0].dtype != DType::kBool) return false;
+  const DType t = ctx.inputs[1].dtype;
+  const size_t b = DTypeIsPod(t) ? DTypeSize(t) : 0;
+  return b == 1 || b == 2 || b == 4 || b == 8;
+}
+
 // ---- supports -------------------------------------------------------------------------------
 
 // Comparisons: number operands, a bool result.
@@ -245,7 +311,7 @@ const KernelEntry kRows[] = {
     KILN_BINARY("Maximum", fn::Maximum, Numbers, &SupportsNumber),
     KILN_BINARY("Minimum", fn::Minimum, Numbers, &SupportsNumber),
     KILN_BINARY("Pow", fn::Pow, Floats, &SupportsFloat),
-    KILN_BINARY("SquaredDifference", SquaredDifference, Floats, &SupportsFloat),
+    KILN_BINARY("SquaredDifference", fn::SquaredDifference, Floats, &SupportsFloat),
     KILN_BINARY("FloorDiv", fn::FloorDiv, Floats, &SupportsFloat),
     KILN_BINARY("FloorMod", fn::FloorMod, Floats, &SupportsFloat),
     KILN_BINARY("Less", fn::Less, Numbers, &SupportsCompare),
@@ -285,6 +351,8 @@ const KernelEntry kRows[] = {
     KILN_UNARY("IsFinite", fn::IsFinite, Floats, &SupportsFloatTest),
     KILN_UNARY("LogicalNot", fn::LogicalNot, Bools, &SupportsLogic),
     KernelEntry{"LeakyRelu", &ComputeLeakyRelu, 0, 0, &SupportsFloat, &CreateAlphaState},
+    KernelEntry{"Select", &ComputeSelect, 0, 0, &SupportsSelect, nullptr},
+    KernelEntry{"SelectV2", &ComputeSelect, 0, 0, &SupportsSelect, nullptr},
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <vector>
 
+#include "device/cuda/cublaslt_api.h"
+#include "device/cuda/cudnn_api.h"
 #include "kernels/cuda/cuda_kernels.h"
 
 namespace kiln::exec::cuda {
@@ -19,9 +21,10 @@ bool InList(DType t) {
   return found;
 }
 
+// The node's values: its outputs and its first input (the other inputs are the same dtype, or
+// host-memory arguments such as axes, which each family checks itself).
 bool All(const PrepareContext& ctx, bool (*ok)(DType)) {
-  for (const TensorSpec& s : ctx.inputs)
-    if (!ok(s.dtype)) return false;
+  if (!ctx.inputs.empty() && !ok(ctx.inputs[0].dtype)) return false;
   for (const TensorSpec& s : ctx.outputs)
     if (!ok(s.dtype)) return false;
   return true;
@@ -34,6 +37,8 @@ bool IsGpuNumber(DType t) { return InList<GpuNumberTypes>(t); }
 bool SupportsFloat(const PrepareContext& ctx) { return All(ctx, &IsGpuFloat); }
 bool SupportsNumber(const PrepareContext& ctx) { return All(ctx, &IsGpuNumber); }
 bool SupportsPod(const PrepareContext& ctx) {
+  for (const TensorSpec& s : ctx.outputs)
+    if (s.dtype == DType::kInt32) return false;
   return All(ctx, [](DType t) { return DTypeIsPod(t) && t != DType::kInvalid; });
 }
 
@@ -44,11 +49,14 @@ Status LaunchStatus(const KernelContext& ctx, std::string_view what) {
                   " (", cudaGetErrorString(err), ")");
 }
 
+Status BlasLtStatus() { return BlasLt().status(); }
+Status DnnStatus() { return Dnn().status(); }
+
 std::span<const KernelEntry> CudaKernelTable() {
   static const std::vector<KernelEntry> table = [] {
     std::vector<KernelEntry> t;
-    for (auto family :
-         {ElementwiseKernels(), NnKernels(), ReduceKernels(), ArrayKernels(), MatMulKernels()})
+    for (auto family : {ElementwiseKernels(), NnKernels(), ReduceKernels(), ArrayKernels(),
+                        MatMulKernels(), ConvKernels(), PoolKernels(), EinsumKernels()})
       t.insert(t.end(), family.begin(), family.end());
     std::sort(t.begin(), t.end(),
               [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });

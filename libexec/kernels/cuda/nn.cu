@@ -106,13 +106,13 @@ __global__ void ActivationKernel(C* x, int64_t n, Activation act, float alpha) {
 }
 
 template <typename C>
-__global__ void ChannelEpilogueKernel(C* y, int64_t n, int64_t channels, const C* bias,
-                                      const C* scale, const C* offset, const C* mean,
+__global__ void ChannelEpilogueKernel(const C* src, C* y, int64_t n, int64_t channels,
+                                      const C* bias, const C* scale, const C* offset, const C* mean,
                                       const C* variance, float epsilon, const C* add, bool has_act,
                                       Activation act, float alpha) {
   KILN_GRID_LOOP(i, n) {
     const int64_t c = i % channels;
-    float v = static_cast<float>(y[i]);
+    float v = static_cast<float>(src[i]);
     if (bias != nullptr) v += static_cast<float>(bias[c]);
     if (scale != nullptr) {
       const float s =
@@ -125,7 +125,66 @@ __global__ void ChannelEpilogueKernel(C* y, int64_t n, int64_t channels, const C
   }
 }
 
+// FusedBatchNorm (V1-V3) for inference, channels last, float32: y from x in one pass; the
+// batch statistics outputs are the given mean and variance, as TF's kernel returns them.
+bool SupportsBatchNorm(const PrepareContext& ctx) {
+  auto training = ctx.attrs.GetBool("is_training", true);
+  auto format = ctx.attrs.GetString("data_format", "NHWC");
+  if (!training.ok() || *training || !format.ok() || (*format != "NHWC" && *format != "NDHWC"))
+    return false;
+  for (const TensorSpec& s : ctx.inputs)
+    if (s.dtype != DType::kFloat) return false;
+  return ctx.inputs.size() == 5;
+}
+
+struct EpsilonState final : OpState {
+  float epsilon = 1e-4f;
+};
+Status CreateBatchNormState(PrepareContext& ctx) {
+  auto st = std::make_shared<EpsilonState>();
+  KILN_ASSIGN_OR_RETURN(st->epsilon, ctx.attrs.GetFloat("epsilon", 1e-4f));
+  ctx.state = st;
+  return OkStatus();
+}
+
+Status ComputeBatchNorm(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  if (x.rank() != 4 && x.rank() != 5)
+    return ctx.Error("input 'x' must be 4- or 5-dimensional, got ", x.shape().ToString());
+  const int64_t c = x.dim(x.rank() - 1);
+  for (int i = 1; i < 5; ++i)
+    if (ctx.input(i).NumElements() != c)
+      return ctx.Error("input ", i, " must have one element per channel of x (", c, ")");
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+  // batch_mean, batch_variance, reserve_space_1, reserve_space_2: the given statistics.
+  for (int o = 1; o < 5; ++o) {
+    KILN_ASSIGN_OR_RETURN(Tensor * t, ctx.AllocateOutput(o, Shape{c}));
+    const Tensor& from = ctx.input(o % 2 == 1 ? 3 : 4);
+    KILN_RETURN_IF_ERROR(Check(cudaMemcpyAsync(t->raw_data(), from.raw_data(), from.ByteSize(),
+                                               cudaMemcpyDeviceToDevice, dev.stream()),
+                               "batch norm statistics"));
+  }
+  if (ctx.num_outputs() > 5) {
+    KILN_ASSIGN_OR_RETURN(Tensor * r3, ctx.AllocateOutput(5, Shape{}));
+    KILN_RETURN_IF_ERROR(
+        Check(cudaMemsetAsync(r3->raw_data(), 0, r3->ByteSize(), dev.stream()), "reserve"));
+  }
+  ChannelEpilogue e;
+  e.src = x.raw_data();
+  e.scale = ctx.input(1).raw_data();
+  e.offset = ctx.input(2).raw_data();
+  e.mean = ctx.input(3).raw_data();
+  e.variance = ctx.input(4).raw_data();
+  e.epsilon = ctx.state<EpsilonState>().epsilon;
+  return LaunchChannelEpilogue(ctx, x.dtype(), y->raw_data(), x.NumElements(), c, e);
+}
+
 const KernelEntry kRows[] = {
+    {"FusedBatchNorm", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
+    {"FusedBatchNormV2", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
+    {"FusedBatchNormV3", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
     {"LogSoftmax", &ComputeSoftmax<true>, 0, 0, &SupportsFloat, nullptr},
     {"Softmax", &ComputeSoftmax<false>, 0, 0, &SupportsFloat, nullptr},
 };
@@ -152,10 +211,11 @@ Status LaunchChannelEpilogue(const KernelContext& ctx, DType t, void* y, int64_t
   return Dispatch<GpuFloatTypes>(t, [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
     ChannelEpilogueKernel<C><<<Blocks(n), kThreads, 0, stream>>>(
-        static_cast<C*>(y), n, channels, static_cast<const C*>(e.bias),
-        static_cast<const C*>(e.scale), static_cast<const C*>(e.offset),
-        static_cast<const C*>(e.mean), static_cast<const C*>(e.variance), e.epsilon,
-        static_cast<const C*>(e.add), e.has_act, e.act, e.alpha);
+        static_cast<const C*>(e.src != nullptr ? e.src : y), static_cast<C*>(y), n, channels,
+        static_cast<const C*>(e.bias), static_cast<const C*>(e.scale),
+        static_cast<const C*>(e.offset), static_cast<const C*>(e.mean),
+        static_cast<const C*>(e.variance), e.epsilon, static_cast<const C*>(e.add), e.has_act,
+        e.act, e.alpha);
     return LaunchStatus(ctx, "a convolution's epilogue");
   });
 }

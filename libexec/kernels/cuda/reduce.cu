@@ -13,8 +13,8 @@ enum class Reduce { kSum, kMean, kMax, kMin, kProd };
 
 template <Reduce R, typename A>
 __device__ A Combine(A a, A b) {
-  if constexpr (R == Reduce::kSum || R == Reduce::kMean) return a + b;
-  if constexpr (R == Reduce::kProd) return a * b;
+  if constexpr (R == Reduce::kSum || R == Reduce::kMean) return fn::Add<A>()(a, b);  // ints wrap
+  if constexpr (R == Reduce::kProd) return fn::Mul<A>()(a, b);
   if constexpr (R == Reduce::kMax) return fn::Maximum<A>()(a, b);
   if constexpr (R == Reduce::kMin) return fn::Minimum<A>()(a, b);
 }
@@ -97,7 +97,9 @@ Status ComputeReduce(const KernelContext& ctx) {
                                               : static_cast<int64_t>(axes.data<int32_t>()[i]);
     if (a < -rank || a >= rank)
       return ctx.Error("reduction axis ", a, " is out of range for a tensor of rank ", rank);
-    reduce[a < 0 ? a + rank : a] = true;
+    bool& r = reduce[a < 0 ? a + rank : a];
+    if (r) return ctx.Error("reduction axis ", a, " is given twice");
+    r = true;
   }
   int64_t strides[kMaxRank];
   DenseStrides(x.shape().dims().data(), rank, strides);
@@ -118,8 +120,6 @@ Status ComputeReduce(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
   const int64_t outputs = out.num_elements();
   if (outputs == 0) return OkStatus();
-  if (count == 0 && (R == Reduce::kMean))
-    return ctx.Error("Mean over an empty axis is not supported on the GPU");
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outputs, 65535));
   return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
@@ -131,7 +131,8 @@ Status ComputeReduce(const KernelContext& ctx) {
   });
 }
 
-// Mean of integers truncates on the CPU; the GPU takes the float types for it.
+// Mean of integers truncates on the CPU; the GPU takes the float types for it (over an empty
+// axis the float accumulator gives 0/0 = NaN, as the CPU does).
 bool SupportsMean(const PrepareContext& ctx) {
   return !ctx.inputs.empty() && IsGpuFloat(ctx.inputs[0].dtype) && SupportsNumber(ctx);
 }
