@@ -192,8 +192,8 @@ Status RunGemm(const KernelContext& ctx, GemmPlans& plans, const Gemm& g) {
   void* workspace = nullptr;
   if (plan.workspace > 0) {
     KILN_ASSIGN_OR_RETURN(void* raw, ctx.AllocateTemp(plan.workspace + kWorkspaceAlign));
-    workspace = reinterpret_cast<void*>((reinterpret_cast<uintptr_t>(raw) + kWorkspaceAlign - 1) &
-                                        ~(kWorkspaceAlign - 1));
+    const uintptr_t misalign = reinterpret_cast<uintptr_t>(raw) % kWorkspaceAlign;
+    workspace = static_cast<char*>(raw) + (misalign == 0 ? 0 : kWorkspaceAlign - misalign);
   }
   const float alpha = 1.0f, beta = g.add != nullptr ? 1.0f : 0.0f;
   const cublasStatus_t rc = api->cublasLtMatmul(
