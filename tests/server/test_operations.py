@@ -332,8 +332,14 @@ def test_command_line_errors_and_threads(repo, tmp_path):
     negative = subprocess.run([str(SERVER), f"--model_base_path={root / 'mlp'}", "--threads=-1"],
                               capture_output=True, text=True, timeout=30)
     assert negative.returncode == 1 and "--threads must be 0" in negative.stderr, negative.stderr
-    srv = Server([f"--model_base_path={root / 'mlp'}", "--model_name=mlp", "--threads=1"],
-                 tmp_path).wait_ready()
+    # --device names what the models run on; one that is not there (no GPU on CI) stops the
+    # server before any model loads, naming the devices that exist (docs/gpu.md).
+    tpu = subprocess.run([str(SERVER), f"--model_base_path={root / 'mlp'}", "--device=tpu"],
+                         capture_output=True, text=True, timeout=30)
+    assert tpu.returncode == 1 and "unknown device 'tpu'" in tpu.stderr, tpu.stderr
+    assert "available devices: cpu" in tpu.stderr, tpu.stderr
+    srv = Server([f"--model_base_path={root / 'mlp'}", "--model_name=mlp", "--threads=1",
+                  "--device=cpu"], tmp_path).wait_ready()
     try:
         answer = predict_mlp(srv.url, ref["mlp_x"][:1])
         assert answer.status_code == 200, answer.text

@@ -13,6 +13,7 @@
 
 #include "grpc_frontend.h"
 #include "http_frontend.h"
+#include "kiln/exec/device.h"
 #include "kiln/exec/thread_pool.h"
 #include "kiln/serve/log.h"
 #include "kiln/serve/metrics.h"
@@ -44,6 +45,7 @@ struct Flags {
   int64_t max_tensor_bytes = int64_t{1} << 30;
   int max_json_depth = 64;
   std::vector<std::string> allowed_unsafe_ops;
+  std::vector<std::string> devices;  // priority order; empty: the CPU alone
   int shutdown_grace_seconds = 30;
   bool log_requests = false;
   bool log_debug = false;
@@ -79,6 +81,10 @@ int Serve(const Flags& flags) {
     return Fail(InvalidArgument("--threads must be 0 (all cores) or more, got ", flags.threads));
   }
   ro.load.num_threads = flags.threads;
+  // A device that is not there (--device gpu on a machine without one) fails here, before any
+  // model loads, with the devices that exist.
+  if (auto d = kiln::exec::ResolveDevices(flags.devices); !d.ok()) return Fail(d.status());
+  ro.load.devices = flags.devices;
   ro.allowed_unsafe_ops.insert(flags.allowed_unsafe_ops.begin(), flags.allowed_unsafe_ops.end());
   if (flags.enable_batching) {
     if (!flags.batching_parameters_file.empty()) {
@@ -201,6 +207,10 @@ int Main(int argc, char** argv) {
   app.add_option("--threads", f.threads,
                  "intra-op threads of each model's kernels (0: all cores), as "
                  "savedmodel-cli run/bench --threads");
+  app.add_option("--device", f.devices,
+                 "devices every model runs on, in priority order, comma-separated (gpu, gpu:1, "
+                 "cpu; default: cpu alone), as savedmodel-cli run/bench --device")
+      ->delimiter(',');
   app.add_option("--grpc_max_threads", f.grpc_max_threads, "gRPC worker threads")
       ->capture_default_str();
   app.add_option("--max_tensor_bytes", f.max_tensor_bytes,
