@@ -548,6 +548,36 @@ Status ComputeConv(const KernelContext& ctx) {
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
     return OkStatus();
   }
+  if (onednn::ActivationDropsNaN(e) &&
+      !onednn::AllFinite(input.data<float>(), input.NumElements())) {
+    // NaN or Inf in: the convolution without oneDNN's max-based activation, then the epilogue
+    // in TF's order (bias or batch norm, add, activation) keeping NaN. Rare, so the functors.
+    std::vector<float> addend;
+    if (e.add) addend.assign(out->data<float>(), out->data<float>() + out->NumElements());
+    if constexpr (kDepthwise) {
+      functor::DepthwiseConv2DFunctor<Eigen::DefaultDevice, float>()(
+          Eigen::DefaultDevice(), g, input.data<float>(), filter.data<float>(), out->data<float>());
+    } else {
+      functor::Conv2DFunctor<Eigen::DefaultDevice, float>()(
+          Eigen::DefaultDevice(), g, groups, input.data<float>(), filter.data<float>(),
+          out->data<float>());
+    }
+    float* o = out->data<float>();
+    for (int64_t i = 0; i < out->NumElements(); ++i) {
+      const int64_t ch = i % g.out_c;
+      float v = o[i];
+      if (e.bias) v += ctx.input(2).data<float>()[ch];
+      if (e.batch_norm) {
+        v = (v - ctx.input(4).data<float>()[ch]) * ctx.input(2).data<float>()[ch] /
+                std::sqrt(ctx.input(5).data<float>()[ch] + e.epsilon) +
+            ctx.input(3).data<float>()[ch];
+      }
+      if (e.add) v += addend[i];
+      o[i] = v;
+    }
+    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    return OkStatus();
+  }
   KILN_ASSIGN_OR_RETURN(const DnnlConv* c, FindDnnlConv(ctx, st));
   // The weights in the kernel's layout: packed at prepare time, or reordered now.
   void* weights = c->packed_weights.get();

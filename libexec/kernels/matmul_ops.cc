@@ -337,6 +337,18 @@ Status ComputeMatMul(const KernelContext& ctx) {
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
     return OkStatus();
   }
+  if (onednn::ActivationDropsNaN(e) && !onednn::AllFinite(a.data<float>(), a.NumElements())) {
+    // NaN or Inf in: the product without oneDNN's max-based activation, then the epilogue in
+    // TF's order (bias, add, activation) keeping NaN. Rare, so plain Eigen.
+    std::vector<float> addend;
+    if (e.add) addend.assign(out->data<float>(), out->data<float>() + out->NumElements());
+    EigenProduct<float>(st, a, b, out, batch);
+    float* o = out->data<float>();
+    for (int64_t i = 0; i < out->NumElements(); ++i)
+      o[i] += (e.add ? addend[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % n] : 0.f);
+    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    return OkStatus();
+  }
   KILN_ASSIGN_OR_RETURN(const DnnlMatMul* mm, FindDnnlMatMul(st, a.shape(), b.shape()));
   dnnl::memory am, bm, cm, biasm;
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul memory", [&] {

@@ -69,6 +69,13 @@ Result<Epilogue> ReadEpilogue(const PrepareContext& ctx);
 void AppendActivation(const Epilogue& e, dnnl::post_ops* ops);
 // The activation applied in place on the CPU, for the paths oneDNN does not take.
 void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool& threads);
+// Whether oneDNN's form of the activation turns NaN into a number: its ReLU and ReLU6 are
+// max/min instructions that return the bound for a NaN. A product or convolution fused with
+// one checks its input, and when that holds NaN or Inf computes without oneDNN's activation,
+// so NaN stays NaN as in TensorFlow's kernels.
+bool ActivationDropsNaN(const Epilogue& e);
+// Whether every element is finite (no NaN, no +-Inf).
+bool AllFinite(const float* p, int64_t n);
 
 // While alive, oneDNN primitives made on this thread are built for at most `max_threads`
 // threads: oneDNN fixes a kernel's split of the work when it is made, from the thread count of

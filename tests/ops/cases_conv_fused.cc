@@ -2,6 +2,7 @@
 // constant and run-time filters, strides, dilations, SAME/VALID/EXPLICIT padding; the fused
 // forms (bias or a batch norm folded in, residual add, activations); MaxPool and AvgPool.
 #include <cmath>
+#include <limits>
 
 #include "ops/op_cases.h"
 
@@ -202,6 +203,38 @@ std::vector<OpCase> ConvFusedCases() {
                     })
                     .Tolerance(1e-5)
                     .Build());
+  }
+  // Non-finite inputs through fused activations: NaN stays NaN (oneDNN's ReLU is a max that
+  // would make it 0), one +Inf reaches its receptive fields as +-Inf.
+  for (const std::string act : {"Relu", "Relu6", "Elu", "LeakyRelu"}) {
+    for (bool depthwise : {false, true}) {
+      const ConvSpec ds = depthwise ? ConvSpec{Shape{2, 6, 6, 8}, Shape{3, 3, 8, 2}} : s;
+      const int64_t out_c = depthwise ? 16 : 16;
+      Tensor x = RandomOf(DType::kFloat, ds.input, NextSeed(seed));
+      x.data<float>()[(0 * 36 + 1 * 6 + 1) * 8 + 2] = std::numeric_limits<float>::quiet_NaN();
+      x.data<float>()[(1 * 36 + 4 * 6 + 4) * 8 + 5] = std::numeric_limits<float>::infinity();
+      const std::string op = depthwise ? "_FusedDepthwiseConv2dNative" : "_FusedConv2D";
+      c.push_back(ConvBuilder(op, op + " BiasAdd " + act + " NaN/Inf input", ds)
+                      .StringList("fused_ops", {"BiasAdd", act})
+                      .Int("num_args", 1)
+                      .Input(x)
+                      .ConstInput(RandomOf(DType::kFloat, ds.filter, NextSeed(seed), 0.1, 1))
+                      .ConstInput(RandomOf(DType::kFloat, Shape{out_c}, NextSeed(seed)))
+                      .Reference1([ds, act, depthwise, out_c](const std::vector<Tensor>& in) {
+                        Tensor y = RefConv(in[0], in[1], ds, depthwise);
+                        for (int64_t i = 0; i < y.NumElements(); ++i) {
+                          double v = y.data<double>()[i] + in[2].data<float>()[i % out_c];
+                          if (act == "Relu") v = std::max(v, 0.0);
+                          if (act == "Relu6") v = std::clamp(v, 0.0, 6.0);
+                          if (act == "Elu") v = v < 0 ? std::exp(v) - 1 : v;
+                          if (act == "LeakyRelu") v = v < 0 ? 0.2 * v : v;
+                          y.data<double>()[i] = v;
+                        }
+                        return ToFloat(y);
+                      })
+                      .Tolerance(1e-5)
+                      .Build());
+    }
   }
   for (bool constant : {true, false}) {
     for (bool relu : {false, true}) {

@@ -2,6 +2,7 @@
 // oneDNN and the Eigen paths), _FusedMatMul (bias, residual add, each activation) and the
 // batched forms with broadcasting batch dims.
 #include <cmath>
+#include <limits>
 
 #include "ops/op_cases.h"
 
@@ -111,6 +112,34 @@ std::vector<OpCase> MatMulCases() {
                     .Input(RandomOf(DType::kFloat, Shape{6, 40}, 5, -1, 1))
                     .ConstInput(RandomOf(DType::kFloat, Shape{40, 24}, 6, -1, 1))
                     .ConstInput(RandomOf(DType::kFloat, Shape{24}, 7))
+                    .Reference1([act](const std::vector<Tensor>& in) {
+                      Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
+                      for (int64_t i = 0; i < p.NumElements(); ++i) {
+                        double& v = p.data<double>()[i];
+                        v = Activate(act, v + in[2].data<float>()[i % 24]);
+                      }
+                      return RefUnaryDouble(
+                          p, [](double x) { return x; }, DType::kFloat);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
+  }
+  // Non-finite inputs through each fused activation: NaN stays NaN and +-Inf goes where
+  // TensorFlow's kernels send it (a max-based ReLU must not turn NaN into 0).
+  for (const std::string act :
+       {"Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid", "GeluExact", "GeluApproximate"}) {
+    Tensor x = RandomOf(DType::kFloat, Shape{6, 40}, 12, -1, 1);
+    x.data<float>()[0 * 40 + 3] = std::numeric_limits<float>::quiet_NaN();
+    x.data<float>()[2 * 40 + 5] = std::numeric_limits<float>::infinity();
+    x.data<float>()[4 * 40 + 7] = -std::numeric_limits<float>::infinity();
+    c.push_back(OpCaseBuilder("_FusedMatMul", "_FusedMatMul BiasAdd " + act + " NaN/Inf input")
+                    .T(DType::kFloat)
+                    .StringList("fused_ops", {"BiasAdd", act})
+                    .Int("num_args", 1)
+                    .Float("leakyrelu_alpha", 0.2f)
+                    .Input(x)
+                    .ConstInput(RandomOf(DType::kFloat, Shape{40, 24}, 13, -1, 1))
+                    .ConstInput(RandomOf(DType::kFloat, Shape{24}, 14))
                     .Reference1([act](const std::vector<Tensor>& in) {
                       Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
                       for (int64_t i = 0; i < p.NumElements(); ++i) {

@@ -154,3 +154,21 @@ def test_classify_and_regress(server):
     # The method must match the signature's method_name.
     r = post(server, "/v1/models/examples:regress", {"examples": [{"x": 1.0}]})
     assert r.status_code == 400 and "method_name" in r.json()["error"]
+
+
+def test_nan_and_inf_in_give_what_tensorflow_gives(server, repo):
+    """Issue 24 #7: NaN or +Inf in an MLP's input made its fused ReLU answer 0 (so softmax gave
+    0.1 everywhere); TensorFlow's kernels give NaN for those rows. The other rows are unchanged.
+    Non-finite inputs are sent as TF Serving spells them, "NaN" and "Infinity"."""
+    def spelled(a):
+        return [spelled(v) for v in a] if isinstance(a, list) else (
+            "NaN" if a != a else "Infinity" if a == float("inf") else a)
+    _, ref = repo
+    x, y = ref["mlp_x"].copy(), ref["mlp_y"]
+    x[0, 3] = np.nan
+    x[1, 5] = np.inf
+    r = post(server, "/v1/models/mlp:predict", {"instances": spelled(x.tolist())})
+    assert r.status_code == 200, r.text
+    got = np.array(r.json()["predictions"], np.float32)
+    assert np.isnan(got[:2]).all(), got[:2]
+    np.testing.assert_allclose(got[2:], y[2:], rtol=1e-5, atol=1e-6)
