@@ -303,18 +303,26 @@ std::vector<OpCase> ConvFusedCases() {
           })
           .Tolerance(1e-5)
           .Build());
-  // Pooling: windows with and without padding (average leaves padding out).
+  // Pooling: windows with and without padding (average leaves padding out); with a NaN in the
+  // input, max pooling skips it as TF's kernel does (the reference's std::max(acc, NaN) keeps
+  // acc) and average pooling gives NaN.
   for (bool max : {true, false}) {
-    for (auto [k, st, pad] : std::vector<std::tuple<int64_t, int64_t, std::string>>{
-             {2, 2, "VALID"}, {3, 2, "SAME"}, {3, 1, "SAME"}}) {
+    for (auto [k, st, pad, nan] :
+         std::vector<std::tuple<int64_t, int64_t, std::string, bool>>{{2, 2, "VALID", false},
+                                                                      {3, 2, "SAME", false},
+                                                                      {3, 1, "SAME", false},
+                                                                      {3, 2, "SAME", true}}) {
       const int64_t kk = k, ss = st;
       const std::string pp = pad;
-      c.push_back(OpCaseBuilder(max ? "MaxPool" : "AvgPool")
+      Tensor input = RandomOf(DType::kFloat, Shape{2, 7, 6, 5}, NextSeed(seed));
+      if (nan) input.data<float>()[(1 * 6 + 2) * 5 + 3] = std::numeric_limits<float>::quiet_NaN();
+      c.push_back(OpCaseBuilder(max ? "MaxPool" : "AvgPool",
+                                std::string(max ? "MaxPool" : "AvgPool") + (nan ? " NaN" : ""))
                       .T(DType::kFloat)
                       .IntList("ksize", {1, k, k, 1})
                       .IntList("strides", {1, st, st, 1})
                       .String("padding", pad)
-                      .Input(RandomOf(DType::kFloat, Shape{2, 7, 6, 5}, NextSeed(seed)))
+                      .Input(input)
                       .Reference1([max, kk, ss, pp](const std::vector<Tensor>& in) {
                         const Tensor& x = in[0];
                         const int64_t h = 7, w = 6;

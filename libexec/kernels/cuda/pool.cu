@@ -37,7 +37,7 @@ __global__ void PoolKernel(const C* x, C* y, int64_t total, PoolGeometry g) {
         if (w < 0 || w >= g.w) continue;
         const float v = static_cast<float>(x[((n * g.h + h) * g.w + w) * g.c + c]);
         if constexpr (kMax) {
-          acc = (v > acc || v != v) && acc == acc ? v : acc;  // NaN wins, as on the CPU
+          if (v > acc) acc = v;  // a NaN is skipped, as TF's kernel (and oneDNN's) skip it
         } else {
           acc += v;
         }
