@@ -73,11 +73,37 @@ Result<std::vector<int64_t>> ListVersions(const fs::path& base) {
     const std::string name = it->path().filename().string();
     int64_t v = 0;
     auto r = std::from_chars(name.data(), name.data() + name.size(), v);
-    if (r.ec == std::errc() && r.ptr == name.data() + name.size() && v >= 0) versions.push_back(v);
+    // A version counts once its saved_model.pb is there: a directory still being created
+    // (without it) is neither wanted nor a failure yet.
+    if (r.ec == std::errc() && r.ptr == name.data() + name.size() && v >= 0 &&
+        (fs::exists(it->path() / "saved_model.pb", ec) ||
+         fs::exists(it->path() / "saved_model.pbtxt", ec)))
+      versions.push_back(v);
   }
   if (ec) return NotFound("cannot list '", base.string(), "': ", ec.message());
   std::sort(versions.begin(), versions.end());
   return versions;
+}
+
+// What the files of a version directory look like now (paths, sizes, modification times): a
+// failed version whose fingerprint changes is tried again at once.
+uint64_t Fingerprint(const fs::path& dir) {
+  uint64_t h = 1469598103934665603ull;  // FNV-1a over the entries
+  auto mix = [&h](const void* data, size_t n) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
+  };
+  std::error_code ec;
+  std::vector<std::string> lines;
+  for (fs::recursive_directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    std::error_code e2;
+    const uintmax_t size = it->is_regular_file(e2) ? it->file_size(e2) : 0;
+    const auto mtime = it->last_write_time(e2).time_since_epoch().count();
+    lines.push_back(it->path().string() + "|" + std::to_string(size) + "|" + std::to_string(mtime));
+  }
+  std::sort(lines.begin(), lines.end());
+  for (const std::string& l : lines) mix(l.data(), l.size() + 1);
+  return h;
 }
 
 std::set<int64_t> Wanted(const VersionPolicy& policy, const std::vector<int64_t>& on_disk) {
@@ -132,7 +158,7 @@ Result<std::shared_ptr<const Servable>> ModelRepository::LoadVersion(const Model
 Status ModelRepository::PollModel(const std::string& name) {
   ModelSource source;
   std::set<int64_t> loaded;
-  std::map<int64_t, int> attempts;
+  std::map<int64_t, Model::Attempts> attempts;
   {
     std::lock_guard<std::mutex> lock(mu_);
     auto it = models_.find(name);
@@ -148,9 +174,22 @@ Status ModelRepository::PollModel(const std::string& name) {
     return OkStatus();  // keep serving what is loaded (a transient error must not unload)
   }
   const std::set<int64_t> want = Wanted(source.policy, *on_disk);
-  // Load first, then unload: there is always a version to answer.
+  // Resource-preserving: the versions no longer wanted go first.
+  if (!options_.preserve_availability) UnloadUnwanted(name, want, /*only_if_successor=*/false);
+  const auto now = std::chrono::steady_clock::now();
   for (int64_t v : want) {
-    if (loaded.count(v) || attempts[v] >= options_.max_load_attempts) continue;
+    if (loaded.count(v)) continue;
+    const fs::path dir = source.base_path / std::to_string(v);
+    auto a = attempts.find(v);
+    if (a != attempts.end() && a->second.count > 0) {
+      // Tried before: again when its files changed (a copy finishing), else after the retry
+      // interval while attempts are left.
+      const bool changed = Fingerprint(dir) != a->second.fingerprint;
+      if (!changed && (a->second.count >= options_.max_load_attempts ||
+                       now - a->second.last < options_.load_retry_interval))
+        continue;
+      if (changed) a->second.count = 0;
+    }
     {
       std::lock_guard<std::mutex> lock(mu_);
       auto it = models_.find(name);
@@ -163,51 +202,67 @@ Status ModelRepository::PollModel(const std::string& name) {
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (options_.metrics) options_.metrics->CountLoad(name, servable.ok());
+    const uint64_t fingerprint = servable.ok() ? 0 : Fingerprint(dir);
     std::lock_guard<std::mutex> lock(mu_);
     auto it = models_.find(name);
     if (it == models_.end()) continue;  // unconfigured meanwhile
     if (servable.ok()) {
       it->second.loaded[v] = *servable;
+      it->second.attempts.erase(v);
       it->second.status[v] = {v, VersionState::kAvailable, OkStatus()};
       LogEvent("info", "version_available",
                {{"model", name},
                 {"version", std::to_string(v)},
                 {"load_seconds", std::to_string(secs)}});
     } else {
-      ++it->second.attempts[v];
+      Model::Attempts& at = it->second.attempts[v];
+      at.count = (attempts.count(v) ? attempts[v].count : 0) + 1;
+      at.last = std::chrono::steady_clock::now();
+      at.fingerprint = fingerprint;
       it->second.status[v] = {v, VersionState::kEnd, servable.status()};
       LogEvent("error", "version_load_failed",
                {{"model", name},
                 {"version", std::to_string(v)},
-                {"attempt", std::to_string(it->second.attempts[v])},
+                {"attempt", std::to_string(at.count)},
                 {"error", servable.status().ToString()}});
     }
   }
-  std::vector<std::shared_ptr<const Servable>> unloaded;  // destroyed outside the lock
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    auto it = models_.find(name);
-    if (it == models_.end()) return OkStatus();
-    Model& m = it->second;
-    for (auto l = m.loaded.begin(); l != m.loaded.end();) {
-      if (want.count(l->first)) {
-        ++l;
-        continue;
-      }
-      LogEvent("info", "version_unloaded",
-               {{"model", name}, {"version", std::to_string(l->first)}});
-      m.status[l->first] = {l->first, VersionState::kEnd, OkStatus()};
-      unloaded.push_back(std::move(l->second));
-      l = m.loaded.erase(l);
-    }
-    // Forget failed versions that left the disk, so a re-created directory is tried again.
-    for (auto a = m.attempts.begin(); a != m.attempts.end();)
-      a = std::binary_search(on_disk->begin(), on_disk->end(), a->first) ? std::next(a)
-                                                                         : m.attempts.erase(a);
-    if (options_.metrics)
-      options_.metrics->SetLoadedVersions(name, static_cast<int64_t>(m.loaded.size()));
-  }
+  if (options_.preserve_availability) UnloadUnwanted(name, want, /*only_if_successor=*/true);
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end()) return OkStatus();
+  Model& m = it->second;
+  // Forget failed versions that left the disk, so a re-created directory is tried again.
+  for (auto a = m.attempts.begin(); a != m.attempts.end();)
+    a = std::binary_search(on_disk->begin(), on_disk->end(), a->first) ? std::next(a)
+                                                                       : m.attempts.erase(a);
+  if (options_.metrics)
+    options_.metrics->SetLoadedVersions(name, static_cast<int64_t>(m.loaded.size()));
   return OkStatus();
+}
+
+void ModelRepository::UnloadUnwanted(const std::string& name, const std::set<int64_t>& want,
+                                     bool only_if_successor) {
+  std::vector<std::shared_ptr<const Servable>> unloaded;  // destroyed outside the lock
+  std::lock_guard<std::mutex> lock(mu_);
+  auto it = models_.find(name);
+  if (it == models_.end()) return;
+  Model& m = it->second;
+  // Availability: keep serving the old versions until a wanted one is up (or none is wanted
+  // any more: the versions left the disk).
+  if (only_if_successor && !want.empty() &&
+      std::none_of(want.begin(), want.end(), [&](int64_t v) { return m.loaded.count(v) > 0; }))
+    return;
+  for (auto l = m.loaded.begin(); l != m.loaded.end();) {
+    if (want.count(l->first)) {
+      ++l;
+      continue;
+    }
+    LogEvent("info", "version_unloaded", {{"model", name}, {"version", std::to_string(l->first)}});
+    m.status[l->first] = {l->first, VersionState::kEnd, OkStatus()};
+    unloaded.push_back(std::move(l->second));
+    l = m.loaded.erase(l);
+  }
 }
 
 Status ModelRepository::Poll() {

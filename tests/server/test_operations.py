@@ -323,6 +323,61 @@ def test_short_soak_rss_flat(server, repo):
     assert growth_mib < 50, growth_mib
 
 
+def test_a_bad_new_version_never_takes_the_model_offline(repo, tmp_path):
+    """Issue 24 #1: a version that fails to load (here: a corrupt saved_model.pb, as a half-copied
+    or broken upload) leaves the serving version in place, with every request answered and the
+    server ready; the failed version is retried when its files change, and then replaces the
+    old one. A directory without saved_model.pb yet (a copy in progress) is not even tried."""
+    root, ref = repo
+    models = tmp_path / "mlp"
+    copy_model(root / "mlp" / "1", models / "1")
+    srv = Server([f"--model_base_path={models}", "--model_name=mlp",
+                  "--file_system_poll_wait_seconds=1", "--max_num_load_retries=2",
+                  "--load_retry_interval_micros=300000"], tmp_path).wait_ready()
+    x = ref["mlp_x"][:2]
+    stop = threading.Event()
+    codes = []
+
+    def traffic():
+        with requests.Session() as s:
+            while not stop.is_set():
+                codes.append(predict_mlp(srv.url, x, s).status_code)
+
+    def states():
+        st = requests.get(srv.url + "/v1/models/mlp", timeout=5).json()["model_version_status"]
+        return {s["version"]: s["state"] for s in st}
+
+    t = threading.Thread(target=traffic)
+    try:
+        t.start()
+        (models / "3").mkdir()  # being copied: no saved_model.pb yet
+        shutil.copytree(root / "mlp" / "1" / "variables", models / "3" / "variables")
+        bad = models / "2.tmp"
+        shutil.copytree(root / "mlp" / "1", bad)
+        (bad / "saved_model.pb").write_bytes(b"not a protobuf")
+        os.rename(bad, models / "2")
+        deadline = time.time() + 30
+        while time.time() < deadline and "2" not in states():
+            time.sleep(0.1)
+        time.sleep(2.5)  # several polls and both retries
+        assert states().get("1") == "AVAILABLE", states()
+        assert states().get("2") == "END", states()
+        assert "3" not in states(), states()
+        assert requests.get(srv.url + "/v2/health/ready", timeout=5).status_code == 200
+        failed = [e for e in srv.logs() if e["event"] == "version_load_failed"]
+        assert 1 <= len(failed) <= 2, failed  # --max_num_load_retries bounds the tries
+        # The upload is fixed: its files change, so it is tried again and replaces version 1.
+        shutil.copy(root / "mlp" / "1" / "saved_model.pb", models / "2" / "saved_model.pb")
+        while time.time() < deadline and states() != {"2": "AVAILABLE", "1": "END"}:
+            time.sleep(0.1)
+        assert states() == {"2": "AVAILABLE", "1": "END"}, states()
+    finally:
+        stop.set()
+        t.join()
+        assert srv.stop() == 0
+    assert len(codes) > 20 and set(codes) == {200}, sorted(set(codes))
+
+
 def test_command_line_errors_and_threads(repo, tmp_path):
     """The flag vocabulary of savedmodel-cli and kiln-run: --threads sets the models' intra-op
     threads (a negative count is refused, exit 1); a bad command line exits 2 (docs/cli.md)."""

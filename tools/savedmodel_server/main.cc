@@ -35,6 +35,9 @@ struct Flags {
   std::string model_base_path;
   std::string model_config_file;
   int file_system_poll_wait_seconds = 1;
+  int max_num_load_retries = 5;
+  int64_t load_retry_interval_micros = 60'000'000;
+  bool resource_preserving_reload = false;
   bool enable_batching = false;
   std::string batching_parameters_file;
   int rest_api_num_threads = 0;
@@ -81,6 +84,13 @@ int Serve(const Flags& flags) {
     return Fail(InvalidArgument("--threads must be 0 (all cores) or more, got ", flags.threads));
   }
   ro.load.num_threads = flags.threads;
+  if (flags.max_num_load_retries < 0 || flags.load_retry_interval_micros < 0)
+    return Fail(
+        InvalidArgument("--max_num_load_retries and --load_retry_interval_micros must be "
+                        "0 or more"));
+  ro.max_load_attempts = flags.max_num_load_retries;
+  ro.load_retry_interval = std::chrono::milliseconds(flags.load_retry_interval_micros / 1000);
+  ro.preserve_availability = !flags.resource_preserving_reload;
   // A device that is not there (--device gpu on a machine without one) fails here, before any
   // model loads, with the devices that exist.
   if (auto d = kiln::exec::ResolveDevices(flags.devices); !d.ok()) return Fail(d.status());
@@ -190,6 +200,15 @@ int Main(int argc, char** argv) {
   app.add_option("--model_config_file", f.model_config_file,
                  "ModelServerConfig in protobuf text format (several models, version policies, "
                  "labels)");
+  app.add_option("--max_num_load_retries", f.max_num_load_retries,
+                 "tries of a version that fails to load (again at once when its files change)")
+      ->capture_default_str();
+  app.add_option("--load_retry_interval_micros", f.load_retry_interval_micros,
+                 "wait between tries of a version that failed to load")
+      ->capture_default_str();
+  app.add_flag("--resource_preserving_reload", f.resource_preserving_reload,
+               "unload a replaced version before loading its successor (default: keep serving "
+               "it until the successor is available)");
   app.add_option("--file_system_poll_wait_seconds", f.file_system_poll_wait_seconds,
                  "seconds between scans for new or removed versions; 0 = load once")
       ->capture_default_str();

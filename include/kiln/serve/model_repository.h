@@ -49,7 +49,15 @@ struct RepositoryOptions {
   exec::LoadOptions load;
   BatchingOptions batching;                  // the default for every model
   std::set<std::string> allowed_unsafe_ops;  // ops ScanUnsafeOps reports that may still load
-  int max_load_attempts = 5;                 // per version, as TF Serving's max_num_load_retries
+  // A version that fails to load is tried again after load_retry_interval, up to
+  // max_load_attempts times (TF Serving's --max_num_load_retries and
+  // --load_retry_interval_micros), and afresh whenever its files change (a copy finishing).
+  int max_load_attempts = 5;
+  std::chrono::milliseconds load_retry_interval{60000};
+  // Availability-preserving (TF Serving's default policy): a version that is no longer wanted
+  // is unloaded only once a wanted one is available, so a bad new version never takes the
+  // model offline. Resource-preserving: unload first, then load (peak memory of one version).
+  bool preserve_availability = true;
   Metrics* metrics = nullptr;
 };
 
@@ -111,10 +119,19 @@ class ModelRepository {
     ModelSource source;
     std::map<int64_t, std::shared_ptr<const Servable>> loaded;
     std::map<int64_t, VersionStatus> status;
-    std::map<int64_t, int> attempts;
+    struct Attempts {
+      int count = 0;
+      std::chrono::steady_clock::time_point last;
+      uint64_t fingerprint = 0;  // of the version's files when it last failed
+    };
+    std::map<int64_t, Attempts> attempts;
   };
   Result<std::shared_ptr<const Servable>> LoadVersion(const ModelSource& source, int64_t version);
   Status PollModel(const std::string& name);
+  // Unloads the loaded versions not in `want`; with only_if_successor, only once one of `want`
+  // is loaded (or `want` is empty).
+  void UnloadUnwanted(const std::string& name, const std::set<int64_t>& want,
+                      bool only_if_successor);
 
   RepositoryOptions options_;
   mutable std::mutex mu_;  // guards models_
