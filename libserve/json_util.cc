@@ -174,10 +174,36 @@ Status Fill(const Json& v, std::span<const int64_t> dims, size_t level, Tensor* 
   return OkStatus();
 }
 
+namespace {
+
+// The length of the valid UTF-8 sequence at s[i] (RFC 3629: no overlongs, no surrogates,
+// nothing above U+10FFFF), or 0.
+size_t Utf8Length(std::string_view s, size_t i) {
+  const auto b = [&](size_t k) { return static_cast<unsigned char>(s[i + k]); };
+  const auto cont = [&](size_t k) { return i + k < s.size() && (b(k) & 0xC0) == 0x80; };
+  const unsigned char c = b(0);
+  if (c < 0x80) return 1;
+  if (c >= 0xC2 && c <= 0xDF) return cont(1) ? 2 : 0;
+  if (c >= 0xE0 && c <= 0xEF) {
+    if (!cont(1) || !cont(2)) return 0;
+    if ((c == 0xE0 && b(1) < 0xA0) || (c == 0xED && b(1) > 0x9F)) return 0;
+    return 3;
+  }
+  if (c >= 0xF0 && c <= 0xF4) {
+    if (!cont(1) || !cont(2) || !cont(3)) return 0;
+    if ((c == 0xF0 && b(1) < 0x90) || (c == 0xF4 && b(1) > 0x8F)) return 0;
+    return 4;
+  }
+  return 0;
+}
+
+}  // namespace
+
 void AppendString(std::string* out, std::string_view s) {
   static constexpr char kHex[] = "0123456789abcdef";
   out->push_back('"');
-  for (char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    const char c = s[i];
     switch (c) {
       case '"':
         *out += "\\\"";
@@ -199,10 +225,23 @@ void AppendString(std::string* out, std::string_view s) {
           *out += "\\u00";
           out->push_back(kHex[(c >> 4) & 0xf]);
           out->push_back(kHex[c & 0xf]);
+        } else if (static_cast<unsigned char>(c) >= 0x80) {
+          // JSON text is UTF-8: a byte that starts no valid sequence (a raw URL byte, a
+          // binary string) becomes U+FFFD, as nlohmann::json's "replace" handler writes it.
+          const size_t n = Utf8Length(s, i);
+          if (n == 0) {
+            *out += "\\ufffd";
+            ++i;
+            continue;
+          }
+          out->append(s.substr(i, n));
+          i += n;
+          continue;
         } else {
           out->push_back(c);
         }
     }
+    ++i;
   }
   out->push_back('"');
 }

@@ -43,17 +43,30 @@ void Metrics::Observe(const std::vector<double>& bounds, Histogram* h, double v)
   ++h->count;
 }
 
+void Metrics::SetKnownModels(const std::set<std::string>& names) {
+  std::lock_guard<std::mutex> lock(mu_);
+  known_models_.clear();
+  known_models_.insert(names.begin(), names.end());
+  models_set_ = true;
+}
+
+std::string_view Metrics::ModelLabel(std::string_view model) const {
+  if (!models_set_ || known_models_.count(model) > 0) return model;
+  return kUnknownModel;
+}
+
 void Metrics::CountRequest(std::string_view protocol, std::string_view model,
                            std::string_view code) {
-  std::string key = "protocol=\"" + Escape(protocol) + "\",model=\"" + Escape(model) +
-                    "\",code=\"" + Escape(code) + "\"";
   std::lock_guard<std::mutex> lock(mu_);
+  const std::string key = "protocol=\"" + Escape(protocol) + "\",model=\"" +
+                          Escape(ModelLabel(model)) + "\",code=\"" + Escape(code) + "\"";
   ++requests_[key];
 }
 
 void Metrics::ObserveLatency(std::string_view protocol, std::string_view model, double seconds) {
-  std::string key = "protocol=\"" + Escape(protocol) + "\",model=\"" + Escape(model) + "\"";
   std::lock_guard<std::mutex> lock(mu_);
+  const std::string key =
+      "protocol=\"" + Escape(protocol) + "\",model=\"" + Escape(ModelLabel(model)) + "\"";
   Observe(latency_bounds_, &latency_[key], seconds);
 }
 

@@ -49,6 +49,7 @@ Status ModelRepository::SetModels(std::vector<ModelSource> models) {
       return InvalidArgument("model '", m.name, "': latest num_versions must be >= 1");
     if (m.batching) KILN_RETURN_IF_ERROR_CTX(m.batching->Validate(), "model '", m.name, "'");
   }
+  if (options_.metrics) options_.metrics->SetKnownModels(names);
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = models_.begin(); it != models_.end();) {
     it = names.count(it->first) ? std::next(it) : models_.erase(it);

@@ -31,6 +31,15 @@ Result<RestPredictRequest> DecodeRest(std::string_view body,
   return d.Decode("serving_default", args);
 }
 
+TEST_CASE("JSON errors echo invalid UTF-8 as U+FFFD, valid UTF-8 as it is (issue 24 #6)") {
+  // A model name from a URL with raw bytes: the error body must still be UTF-8 JSON.
+  const std::string bad = std::string("model '") + "\xff\xfe" + "x\xc0\xaf" + "\xe2\x82" + "'";
+  const std::string body = RestErrorBody(bad);
+  CHECK(body == "{\"error\": \"model '\\ufffd\\ufffdx\\ufffd\\ufffd\\ufffd\\ufffd'\"}");
+  const std::string good = "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80";  // é, €, 😀
+  CHECK(RestErrorBody(good) == "{\"error\": \"" + good + "\"}");
+}
+
 TEST_CASE("base64 matches RFC 4648 test vectors and refuses bad characters") {
   const std::pair<const char*, const char*> vectors[] = {{"", ""},
                                                          {"f", "Zg=="},

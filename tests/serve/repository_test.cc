@@ -255,3 +255,26 @@ TEST_CASE("TF Serving config files: model_config_list and batching parameters") 
 
 }  // namespace
 }  // namespace kiln::serve
+
+namespace kiln::serve {
+namespace {
+
+TEST_CASE("metrics: only configured models become label values (issue 24 #6)") {
+  TempDir dir;
+  REQUIRE(testing::ExportDense(dir.path() / "m" / "1", 1).ok());
+  Metrics metrics;
+  RepositoryOptions opts;
+  opts.metrics = &metrics;
+  ModelRepository repo(opts);
+  REQUIRE(repo.SetModels({{"m", dir.path() / "m", {}, {}, {}}}).ok());
+  metrics.CountRequest("rest_v1", "m", "OK");
+  for (int i = 0; i < 100; ++i)
+    metrics.CountRequest("rest_v1", "no-such-model-" + std::to_string(i), "NOT_FOUND");
+  const std::string text = metrics.Prometheus();
+  CHECK(text.find("model=\"m\"") != std::string::npos);
+  CHECK(text.find("no-such-model") == std::string::npos);
+  CHECK(text.find("model=\"_unknown\",code=\"NOT_FOUND\"} 100") != std::string::npos);
+}
+
+}  // namespace
+}  // namespace kiln::serve

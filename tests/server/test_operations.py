@@ -401,3 +401,20 @@ def test_command_line_errors_and_threads(repo, tmp_path):
         assert answer.json()["outputs"][0]["shape"] == [1, 10]
     finally:
         assert srv.stop() == 0
+
+
+def test_unknown_models_and_raw_bytes_stay_out_of_metrics_and_json(server):
+    """Issue 24 #6: a request naming a model that is not configured counts under one label
+    (model="_unknown") instead of adding a series per name, and raw bytes from a URL come back as
+    U+FFFD inside valid JSON."""
+    for i in range(30):
+        r = requests.post(f"{server.url}/v1/models/nosuch{i:03d}{'x' * 200}:predict",
+                          json={"instances": [1]}, timeout=10)
+        assert r.status_code == 404
+    r = requests.post(server.url + "/v1/models/bad%FF%FEname:predict", json={"instances": [1]},
+                      timeout=10)
+    assert r.status_code == 404
+    assert "\ufffd" in r.json()["error"], r.text  # the body parses as JSON, bytes replaced
+    metrics = requests.get(server.url + "/metrics", timeout=10).text
+    assert "nosuch" not in metrics and "bad" not in metrics
+    assert 'model="_unknown"' in metrics

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -22,6 +23,10 @@ class Metrics {
   void SetLoadedVersions(std::string_view model, int64_t versions);
   void CountLoad(std::string_view model, bool ok);
   std::string Prometheus() const;
+  // The configured models: requests name other models under the label kUnknownModel, so a
+  // client cannot add label values (series) by naming models that do not exist.
+  void SetKnownModels(const std::set<std::string>& names);
+  static constexpr std::string_view kUnknownModel = "_unknown";
 
  private:
   struct Histogram {
@@ -30,6 +35,8 @@ class Metrics {
     uint64_t count = 0;
   };
   static void Observe(const std::vector<double>& bounds, Histogram* h, double v);
+  // `model` when configured, else kUnknownModel (under mu_).
+  std::string_view ModelLabel(std::string_view model) const;
   mutable std::mutex mu_;
   std::vector<double> latency_bounds_;
   std::vector<double> batch_bounds_;
@@ -39,6 +46,8 @@ class Metrics {
   std::map<std::string, int64_t> queue_;
   std::map<std::string, int64_t> versions_;
   std::map<std::string, uint64_t> loads_;
+  std::set<std::string, std::less<>> known_models_;
+  bool models_set_ = false;  // before SetKnownModels (unit tests), every name is a label
 };
 
 }  // namespace kiln::serve
