@@ -39,8 +39,10 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
     if (i > 0) CHECK_MESSAGE(table[i - 1].op < table[i].op, table[i].op, " is out of order");
   }
   // Every family is in the table.
-  for (std::string_view op : {"MatMul", "Conv2D", "DepthwiseConv2dNative", "MaxPool", "Pad",
-                              "Softmax", "Sum", "Transpose", "AddV2", "GatherV2"})
+  for (std::string_view op :
+       {"MatMul", "Conv2D", "DepthwiseConv2dNative", "MaxPool", "Pad", "Softmax", "Sum",
+        "Transpose", "AddV2", "GatherV2", "Einsum", "ArgMax", "SplitV", "Unpack", "Tile",
+        "ZerosLike", "Select", "FusedBatchNormV3", "StridedSlice"})
     CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
   for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape"})

@@ -27,6 +27,8 @@ std::span<const KernelEntry> MatMulKernels();
 std::span<const KernelEntry> ConvKernels();
 std::span<const KernelEntry> PoolKernels();
 std::span<const KernelEntry> EinsumKernels();
+std::span<const KernelEntry> SplitKernels();
+std::span<const KernelEntry> FillKernels();
 
 // What the GPU kernels compute on: float32, the two half types (in float registers), and
 // int64. int32 values stay on the host, as TensorFlow keeps them: they are shapes, sizes and

@@ -137,8 +137,85 @@ bool SupportsMean(const PrepareContext& ctx) {
   return !ctx.inputs.empty() && IsGpuFloat(ctx.inputs[0].dtype) && SupportsNumber(ctx);
 }
 
+// ---- ArgMax, ArgMin ------------------------------------------------------------------------
+
+// out[o, i] = the index along n of the extreme of x[o, :, i], the first on ties; the search
+// starts from the type's extreme, so NaNs (which compare false) are passed over, as TF's
+// kernel (and the CPU's) does.
+template <bool kMax, typename C, typename A, typename Index>
+__global__ void ArgKernel(const C* x, Index* y, int64_t outer, int64_t n, int64_t inner, A start) {
+  KILN_GRID_LOOP(u, outer * inner) {
+    const int64_t o = u / inner, i = u % inner;
+    const C* base = x + o * n * inner + i;
+    int64_t best = 0;
+    A best_v = start;
+    for (int64_t k = 0; k < n; ++k) {
+      const A v = static_cast<A>(base[k * inner]);
+      if (kMax ? v > best_v : v < best_v) {
+        best_v = v;
+        best = k;
+      }
+    }
+    y[u] = static_cast<Index>(best);
+  }
+}
+
+template <bool kMax>
+Status ComputeArg(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const Tensor& dim_t = ctx.input(1);
+  if (dim_t.NumElements() != 1 || x.rank() == 0)
+    return ctx.Error("dimension must be a scalar and the input a tensor of rank >= 1");
+  int64_t axis =
+      dim_t.dtype() == DType::kInt64 ? dim_t.data<int64_t>()[0] : dim_t.data<int32_t>()[0];
+  if (axis < -x.rank() || axis >= x.rank())
+    return ctx.Error("dimension ", axis, " is out of range for rank ", x.rank());
+  if (axis < 0) axis += x.rank();
+  int64_t outer = 1, inner = 1;
+  Shape out;
+  for (int d = 0; d < x.rank(); ++d) {
+    if (d == axis) continue;
+    out.AddDim(x.dim(d));
+    (d < axis ? outer : inner) *= x.dim(d);
+  }
+  const int64_t n = x.dim(static_cast<int>(axis));
+  if (n == 0) return ctx.Error("reduction over an empty dimension");
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t total = y->NumElements();
+  if (total == 0) return OkStatus();
+  return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    using A = std::conditional_t<kIsFloating<C>, float, C>;
+    const A start = kMax ? static_cast<A>(std::numeric_limits<C>::lowest())
+                         : static_cast<A>(std::numeric_limits<C>::max());
+    auto launch = [&](auto index) {
+      using Index = decltype(index);
+      ArgKernel<kMax, C, A, Index><<<Blocks(total), kThreads, 0, dev.stream()>>>(
+          reinterpret_cast<const C*>(x.raw_data()), static_cast<Index*>(y->raw_data()), outer, n,
+          inner, start);
+    };
+    if (y->dtype() == DType::kInt64) {
+      launch(int64_t{});
+    } else {
+      launch(int32_t{});
+    }
+    return LaunchStatus(ctx, kMax ? "ArgMax" : "ArgMin");
+  });
+}
+
+// A number input, int64 indices out (int32 ones stay on the host, with their consumers).
+bool SupportsArg(const PrepareContext& ctx) {
+  return !ctx.inputs.empty() && IsGpuNumber(ctx.inputs[0].dtype) && ctx.outputs.size() == 1 &&
+         ctx.outputs[0].dtype == DType::kInt64;
+}
+
 constexpr uint32_t kAxes = 1u << 1;  // reduction_indices: read on the host
 const KernelEntry kRows[] = {
+    {"ArgMax", &ComputeArg<true>, kAxes, 0, &SupportsArg, nullptr},
+    {"ArgMin", &ComputeArg<false>, kAxes, 0, &SupportsArg, nullptr},
     {"Max", &ComputeReduce<Reduce::kMax>, kAxes, 0, &SupportsNumber, &CreateReduceState},
     {"Mean", &ComputeReduce<Reduce::kMean>, kAxes, 0, &SupportsMean, &CreateReduceState},
     {"Min", &ComputeReduce<Reduce::kMin>, kAxes, 0, &SupportsNumber, &CreateReduceState},

@@ -1,0 +1,174 @@
+// Fill, ZerosLike, OnesLike and Tile on the GPU.
+#include <cstring>
+#include <vector>
+
+#include "kernels/cuda/launch.cuh"
+
+namespace kiln::exec::cuda {
+namespace {
+
+template <size_t kBytes>
+using Word = std::conditional_t<
+    kBytes == 1, uint8_t,
+    std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+
+template <typename W>
+__global__ void FillKernel(W* y, int64_t n, W value) {
+  KILN_GRID_LOOP(i, n) { y[i] = value; }
+}
+
+// y (n elements of `bytes` each) = the element whose bits are `value`.
+Status FillWith(const KernelContext& ctx, void* y, int64_t n, size_t bytes, uint64_t value) {
+  if (n == 0) return OkStatus();
+  cudaStream_t stream = DeviceOf(ctx).stream();
+  switch (bytes) {
+#define KILN_CASE(b)                                                                         \
+  case b: {                                                                                  \
+    Word<b> v;                                                                               \
+    std::memcpy(&v, &value, b);                                                              \
+    FillKernel<Word<b>><<<Blocks(n), kThreads, 0, stream>>>(static_cast<Word<b>*>(y), n, v); \
+    break;                                                                                   \
+  }
+    KILN_CASE(1)
+    KILN_CASE(2)
+    KILN_CASE(4)
+    KILN_CASE(8)
+#undef KILN_CASE
+    default:
+      return ctx.Error("no GPU fill for elements of ", bytes, " bytes");
+  }
+  return LaunchStatus(ctx, "a fill");
+}
+
+// Fill: dims (input 0) and value (input 1), both read on the host.
+Status ComputeFill(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
+  const Tensor& dims = ctx.input(0);
+  const Tensor& value = ctx.input(1);
+  Shape shape;
+  for (int64_t i = 0; i < dims.NumElements(); ++i) {
+    const int64_t d =
+        dims.dtype() == DType::kInt64 ? dims.data<int64_t>()[i] : dims.data<int32_t>()[i];
+    if (d < 0) return ctx.Error("dims must be non-negative, got ", d);
+    shape.AddDim(d);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
+  uint64_t bits = 0;
+  std::memcpy(&bits, value.raw_data(), DTypeSize(value.dtype()));
+  return FillWith(ctx, y->raw_data(), y->NumElements(), DTypeSize(value.dtype()), bits);
+}
+
+// The bits of 1 in a dtype.
+uint64_t OneBits(DType t) {
+  uint64_t bits = 0;
+  switch (t) {
+    case DType::kFloat: {
+      const float one = 1.0f;
+      std::memcpy(&bits, &one, sizeof(one));
+      break;
+    }
+    case DType::kHalf:
+      bits = 0x3C00;
+      break;
+    case DType::kBFloat16:
+      bits = 0x3F80;
+      break;
+    default:
+      bits = 1;  // integers and bool
+  }
+  return bits;
+}
+
+template <bool kOnes>
+Status ComputeFillLike(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+  if (!kOnes) {
+    if (y->ByteSize() == 0) return OkStatus();
+    const cudaError_t err =
+        cudaMemsetAsync(y->raw_data(), 0, y->ByteSize(), DeviceOf(ctx).stream());
+    return err == cudaSuccess ? OkStatus() : Check(err, "ZerosLike");
+  }
+  return FillWith(ctx, y->raw_data(), y->NumElements(), DTypeSize(x.dtype()), OneBits(x.dtype()));
+}
+
+// Tile: y[i] = x[i mod x's dims], multiples (input 1) on the host.
+struct TileMap {
+  int rank = 0;
+  int64_t out_dims[kMaxDims] = {}, in_dims[kMaxDims] = {};
+};
+
+template <typename W>
+__global__ void TileKernel(const W* x, W* y, int64_t n, TileMap m) {
+  KILN_GRID_LOOP(i, n) {
+    int64_t r = i, off = 0, stride = 1;
+    for (int d = m.rank - 1; d >= 0; --d) {
+      off += (r % m.out_dims[d] % m.in_dims[d]) * stride;
+      r /= m.out_dims[d];
+      stride *= m.in_dims[d];
+    }
+    y[i] = x[off];
+  }
+}
+
+Status ComputeTile(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const Tensor& mult = ctx.input(1);
+  if (mult.NumElements() != x.rank())
+    return ctx.Error("multiples has ", mult.NumElements(), " entries for rank ", x.rank());
+  TileMap m;
+  m.rank = x.rank();
+  Shape out;
+  for (int d = 0; d < x.rank(); ++d) {
+    const int64_t k =
+        mult.dtype() == DType::kInt64 ? mult.data<int64_t>()[d] : mult.data<int32_t>()[d];
+    if (k < 0) return ctx.Error("multiples must be non-negative, got ", k);
+    m.in_dims[d] = x.dim(d);
+    m.out_dims[d] = x.dim(d) * k;
+    out.AddDim(m.out_dims[d]);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t n = y->NumElements();
+  if (n == 0) return OkStatus();
+  switch (DTypeSize(x.dtype())) {
+#define KILN_CASE(b)                                                                            \
+  case b:                                                                                       \
+    TileKernel<Word<b>><<<Blocks(n), kThreads, 0, dev.stream()>>>(                              \
+        static_cast<const Word<b>*>(x.raw_data()), static_cast<Word<b>*>(y->raw_data()), n, m); \
+    break;
+    KILN_CASE(1)
+    KILN_CASE(2)
+    KILN_CASE(4)
+    KILN_CASE(8)
+#undef KILN_CASE
+    default:
+      return ctx.Error("no GPU tile for ", DTypeShortName(x.dtype()));
+  }
+  return LaunchStatus(ctx, "Tile");
+}
+
+// Outputs of 1, 2, 4 or 8 byte elements, int32 aside (it stays on the host).
+bool SupportsWordsOut(const PrepareContext& ctx) {
+  for (const TensorSpec& s : ctx.outputs) {
+    if (!DTypeIsPod(s.dtype) || s.dtype == DType::kInt32) return false;
+    const size_t b = DTypeSize(s.dtype);
+    if (b != 1 && b != 2 && b != 4 && b != 8) return false;
+  }
+  return !ctx.outputs.empty();
+}
+
+const KernelEntry kRows[] = {
+    {"Fill", &ComputeFill, (1u << 0) | (1u << 1), 0, &SupportsWordsOut, nullptr},
+    {"OnesLike", &ComputeFillLike<true>, 0, 0, &SupportsWordsOut, nullptr},
+    {"Tile", &ComputeTile, 1u << 1, 0, &SupportsWordsOut, nullptr},
+    {"ZerosLike", &ComputeFillLike<false>, 0, 0, &SupportsWordsOut, nullptr},
+};
+
+}  // namespace
+
+std::span<const KernelEntry> FillKernels() { return kRows; }
+
+}  // namespace kiln::exec::cuda
