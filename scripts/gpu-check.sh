@@ -126,7 +126,7 @@ step "bench torch.compile (large batches)" timeout 300 python3 "$WORK/torch_benc
 python3 - "$LOG" "$REPORT" "$JSON" <<'PY'
 import json, re, sys
 log, report, out = sys.argv[1:]
-steps, rows, kiln = [], [], {}
+steps, rows, kiln, first = [], [], {}, {}
 current = None
 for line in open(log):
     m = re.match(r"== (.*?) :: ", line)
@@ -145,6 +145,8 @@ for line in open(log):
         elif current.startswith("bench kiln gpu"):
             _, _, _, model, _, batch = current.split()
             kiln[(model, int(batch))] = d["p50_us"]
+            first[(model, int(batch))] = (d.get("load_ms"), d.get("first_call_ms"),
+                                          d.get("device_steps"), d.get("copies"))
 torch = {}
 for r in rows:
     torch.setdefault((r["model"], r["batch"]), {})[r["engine"]] = r["p50_us"]
@@ -161,6 +163,11 @@ with open(report, "w") as f:
         ratio = lambda v: f"{v / k:.2f}" if v and k else ""
         f.write(f"| {key[0]} | {key[1]} | {k or ''} | {e or ''} | {c or ''} | {ratio(e)} |"
                 f" {ratio(c)} |\n")
+    f.write("\n| model | batch | load ms | first call ms | steps per device | copies per call |\n"
+            "| --- | --- | --- | --- | --- | --- |\n")
+    for key in sorted(first):
+        load, call, dev, copies = first[key]
+        f.write(f"| {key[0]} | {key[1]} | {load} | {call} | {dev} | {copies} |\n")
 json.dump({"steps": steps, "kiln_gpu_p50_us": {f"{m}:{b}": v for (m, b), v in kiln.items()},
            "torch": rows}, open(out, "w"), indent=1)
 PY
