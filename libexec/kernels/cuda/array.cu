@@ -3,6 +3,7 @@
 // CPU kernels only relabel a buffer and so serve the GPU as they are.
 #include <vector>
 
+#include "kernels/array_util.h"
 #include "kernels/cuda/launch.cuh"
 #include "kernels/strided_slice.h"
 
@@ -10,12 +11,6 @@ namespace kiln::exec::cuda {
 namespace {
 
 // ---- Transpose ------------------------------------------------------------------------------
-
-// Element bytes as an unsigned word of that size.
-template <size_t kBytes>
-using Word = std::conditional_t<
-    kBytes == 1, uint8_t,
-    std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
 
 template <typename W>
 __global__ void Gather(const W* x, W* y, int64_t n, IndexMap<1> map) {
@@ -26,19 +21,23 @@ __global__ void Gather(const W* x, W* y, int64_t n, IndexMap<1> map) {
   }
 }
 
-// Adds an output dim of `n` elements `s` input elements apart to `map` (merged with the one
-// before when they continue it).
-void AddStridedDim(IndexMap<1>* map, int64_t n, int64_t s) {
-  if (n == 1) return;
-  const int r = map->rank;
-  if (r > 0 && map->strides[0][r - 1] == s * n) {
-    map->dims[r - 1] *= n;
-    map->strides[0][r - 1] = s;
-    return;
+// y[i] = src[map(i)] for n elements of elem_bytes: one copy when the map keeps the order.
+Status CopyMapped(const KernelContext& ctx, const void* src, void* y, int64_t n,
+                  const IndexMap<1>& map, size_t elem_bytes) {
+  if (n == 0) return OkStatus();
+  cudaStream_t stream = DeviceOf(ctx).stream();
+  if (map.rank == 0 || (map.rank == 1 && map.strides[0][0] == 1)) {
+    const cudaError_t err = cudaMemcpyAsync(y, src, static_cast<size_t>(n) * elem_bytes,
+                                            cudaMemcpyDeviceToDevice, stream);
+    return err == cudaSuccess ? OkStatus() : Check(err, "device copy");
   }
-  map->dims[r] = n;
-  map->strides[0][r] = s;
-  map->rank = r + 1;
+  const bool launched = ForWord(elem_bytes, [&](auto word) {
+    using W = decltype(word);
+    Gather<W><<<Blocks(n), kThreads, 0, stream>>>(static_cast<const W*>(src), static_cast<W*>(y), n,
+                                                  map);
+  });
+  if (!launched) return ctx.Error("no GPU copy for elements of ", elem_bytes, " bytes");
+  return LaunchStatus(ctx, "a strided copy");
 }
 
 Status ComputeTranspose(const KernelContext& ctx) {
@@ -51,9 +50,7 @@ Status ComputeTranspose(const KernelContext& ctx) {
   std::vector<int> perm(static_cast<size_t>(rank));
   Shape out;
   for (int d = 0; d < rank; ++d) {
-    const int64_t p = perm_t.dtype() == DType::kInt64
-                          ? perm_t.data<int64_t>()[d]
-                          : static_cast<int64_t>(perm_t.data<int32_t>()[d]);
+    const int64_t p = IndexAt(perm_t, d);
     if (p < 0 || p >= rank) return ctx.Error("perm is not a permutation of 0..", rank - 1);
     perm[d] = static_cast<int>(p);
     out.AddDim(x.dim(static_cast<int>(p)));
@@ -77,44 +74,17 @@ bool SupportsWords(const PrepareContext& ctx) {
 // y = the elements of x at base + map(i): a slice of any strides.
 Status CopyStrided(const KernelContext& ctx, const Tensor& x, int64_t base, const IndexMap<1>& map,
                    const Shape& out) {
-  CudaDevice& dev = DeviceOf(ctx);
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
   const int64_t n = y->NumElements();
-  if (n == 0) return OkStatus();
   const size_t b = DTypeSize(x.dtype());
   const char* src = static_cast<const char*>(x.raw_data()) + base * static_cast<int64_t>(b);
-  if (map.rank == 0 || (map.rank == 1 && map.strides[0][0] == 1))
-    return Check(cudaMemcpyAsync(y->raw_data(), src, static_cast<size_t>(n) * b,
-                                 cudaMemcpyDeviceToDevice, dev.stream()),
-                 "slice copy");
-  switch (b) {
-#define KILN_CASE(k)                                                                          \
-  case k:                                                                                     \
-    Gather<Word<k>><<<Blocks(n), kThreads, 0, dev.stream()>>>(                                \
-        reinterpret_cast<const Word<k>*>(src), static_cast<Word<k>*>(y->raw_data()), n, map); \
-    break;
-    KILN_CASE(1)
-    KILN_CASE(2)
-    KILN_CASE(4)
-    KILN_CASE(8)
-#undef KILN_CASE
-    default:
-      return ctx.Error("no GPU slice for ", DTypeShortName(x.dtype()));
-  }
-  return LaunchStatus(ctx, "a slice");
-}
-
-std::vector<int64_t> HostIndices(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.NumElements()));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
-  return v;
+  return CopyMapped(ctx, src, y->raw_data(), n, map, b);
 }
 
 Status ComputeSlice(const KernelContext& ctx) {
   KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
   const Tensor& x = ctx.input(0);
-  const std::vector<int64_t> begin = HostIndices(ctx.input(1)), size = HostIndices(ctx.input(2));
+  const std::vector<int64_t> begin = IndexValues(ctx.input(1)), size = IndexValues(ctx.input(2));
   if (static_cast<int>(begin.size()) != x.rank() || static_cast<int>(size.size()) != x.rank())
     return ctx.Error("begin and size must have ", x.rank(), " entries");
   int64_t strides[kMaxRank];
@@ -151,8 +121,8 @@ Status CreateStridedSliceState(PrepareContext& ctx) {
 Status ComputeStridedSlice(const KernelContext& ctx) {
   KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
   const Tensor& x = ctx.input(0);
-  const std::vector<int64_t> begin = HostIndices(ctx.input(1)), end = HostIndices(ctx.input(2)),
-                             strides = HostIndices(ctx.input(3));
+  const std::vector<int64_t> begin = IndexValues(ctx.input(1)), end = IndexValues(ctx.input(2)),
+                             strides = IndexValues(ctx.input(3));
   if (begin.size() != strides.size() || end.size() != strides.size())
     return ctx.Error("expected begin, end and strides to be vectors of equal length");
   DenseSlice dense;
@@ -201,7 +171,7 @@ Status ComputeGather(const KernelContext& ctx) {
   KILN_RETURN_IF_ERROR(dev.Activate());
   const Tensor& params = ctx.input(0);
   const Tensor& indices = ctx.input(1);
-  const std::vector<int64_t> axis_v = HostIndices(ctx.input(2));
+  const std::vector<int64_t> axis_v = IndexValues(ctx.input(2));
   if (axis_v.size() != 1 || params.rank() == 0) return ctx.Error("axis must be a scalar");
   const int64_t axis = axis_v[0] < 0 ? axis_v[0] + params.rank() : axis_v[0];
   if (axis < 0 || axis >= params.rank()) return ctx.Error("axis ", axis_v[0], " is out of range");
@@ -239,23 +209,14 @@ Status ComputeGather(const KernelContext& ctx) {
         static_cast<W*>(y->raw_data()), total, outer, n, limit, inner);
   };
   const bool i64 = indices.dtype() == DType::kInt64;
-  switch (DTypeSize(params.dtype())) {
-#define KILN_CASE(k)                \
-  case k:                           \
-    if (i64) {                      \
-      launch(Word<k>{}, int64_t{}); \
-    } else {                        \
-      launch(Word<k>{}, int32_t{}); \
-    }                               \
-    break;
-    KILN_CASE(1)
-    KILN_CASE(2)
-    KILN_CASE(4)
-    KILN_CASE(8)
-#undef KILN_CASE
-    default:
-      return ctx.Error("no GPU gather for ", DTypeShortName(params.dtype()));
-  }
+  const bool launched = ForWord(DTypeSize(params.dtype()), [&](auto word) {
+    if (i64) {
+      launch(word, int64_t{});
+    } else {
+      launch(word, int32_t{});
+    }
+  });
+  if (!launched) return ctx.Error("no GPU gather for ", DTypeShortName(params.dtype()));
   return LaunchStatus(ctx, "GatherV2");
 }
 
@@ -276,8 +237,7 @@ Status CreateConcatState(PrepareContext& ctx) {
   const Tensor* axis = ctx.constant_inputs.size() > n ? ctx.constant_inputs[n] : nullptr;
   if (axis == nullptr) return ctx.Error("the GPU concat needs a constant axis");
   auto state = std::make_shared<AxisState>();
-  state->axis = axis->dtype() == DType::kInt64 ? axis->data<int64_t>()[0]
-                                               : static_cast<int64_t>(axis->data<int32_t>()[0]);
+  state->axis = IndexAt(*axis, 0);
   ctx.state = state;
   return OkStatus();
 }
@@ -446,27 +406,7 @@ Status LaunchPermute(const KernelContext& ctx, const void* x, void* y,
     n *= dims[p];
     AddStridedDim(&map, dims[p], in_strides[p]);
   }
-  if (n == 0) return OkStatus();
-  cudaStream_t stream = DeviceOf(ctx).stream();
-  if (map.rank == 0 || (map.rank == 1 && map.strides[0][0] == 1))  // the order is unchanged
-    return Check(cudaMemcpyAsync(y, x, static_cast<size_t>(n) * elem_bytes,
-                                 cudaMemcpyDeviceToDevice, stream),
-                 "transpose copy");
-  switch (elem_bytes) {
-#define KILN_CASE(b)                                                                       \
-  case b:                                                                                  \
-    Gather<Word<b>><<<Blocks(n), kThreads, 0, stream>>>(static_cast<const Word<b>*>(x),    \
-                                                        static_cast<Word<b>*>(y), n, map); \
-    break;
-    KILN_CASE(1)
-    KILN_CASE(2)
-    KILN_CASE(4)
-    KILN_CASE(8)
-#undef KILN_CASE
-    default:
-      return ctx.Error("no GPU transpose for elements of ", elem_bytes, " bytes");
-  }
-  return LaunchStatus(ctx, "a transpose");
+  return CopyMapped(ctx, x, y, n, map, elem_bytes);
 }
 
 std::span<const KernelEntry> ArrayKernels() {

@@ -16,6 +16,7 @@
 #include "device/cuda/cuda_device.h"
 #include "device/cuda/cudnn_api.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/epilogue.h"
 #include "kernels/onednn.h"
 #include "kernels/window_util.h"
 
@@ -260,35 +261,7 @@ Status ComputeConv(const KernelContext& ctx) {
   using Act = onednn::Epilogue::Act;
   ep.has_act = e.act != Act::kNone;
   ep.alpha = e.leakyrelu_alpha;
-  switch (e.act) {
-    case Act::kRelu6:
-      ep.act = Activation::kRelu6;
-      break;
-    case Act::kElu:
-      ep.act = Activation::kElu;
-      break;
-    case Act::kLeakyRelu:
-      ep.act = Activation::kLeakyRelu;
-      break;
-    case Act::kTanh:
-      ep.act = Activation::kTanh;
-      break;
-    case Act::kSigmoid:
-      ep.act = Activation::kSigmoid;
-      break;
-    case Act::kGeluExact:
-      ep.act = Activation::kGeluExact;
-      break;
-    case Act::kGeluApproximate:
-      ep.act = Activation::kGeluTanh;
-      break;
-    case Act::kSwish:
-      ep.act = Activation::kSwish;
-      break;
-    default:
-      ep.act = Activation::kRelu;
-      break;
-  }
+  ep.act = ActivationOf(e.act);
   return LaunchChannelEpilogue(ctx, y->dtype(), y->raw_data(), y->NumElements(), st.out_c, ep);
 }
 

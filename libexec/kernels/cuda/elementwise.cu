@@ -251,21 +251,13 @@ Status ComputeSelect(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
   const int64_t n = y->NumElements();
   if (n == 0) return OkStatus();
-  switch (DTypeSize(t.dtype())) {
-#define KILN_CASE(k, W)                                                               \
-  case k:                                                                             \
-    SelectKernel<W><<<Blocks(n), kThreads, 0, dev.stream()>>>(                        \
-        static_cast<const bool*>(c.raw_data()), static_cast<const W*>(t.raw_data()),  \
-        static_cast<const W*>(e.raw_data()), static_cast<W*>(y->raw_data()), n, map); \
-    break;
-    KILN_CASE(1, uint8_t)
-    KILN_CASE(2, uint16_t)
-    KILN_CASE(4, uint32_t)
-    KILN_CASE(8, uint64_t)
-#undef KILN_CASE
-    default:
-      return ctx.Error("no GPU select for ", DTypeShortName(t.dtype()));
-  }
+  const bool launched = ForWord(DTypeSize(t.dtype()), [&](auto word) {
+    using W = decltype(word);
+    SelectKernel<W><<<Blocks(n), kThreads, 0, dev.stream()>>>(
+        static_cast<const bool*>(c.raw_data()), static_cast<const W*>(t.raw_data()),
+        static_cast<const W*>(e.raw_data()), static_cast<W*>(y->raw_data()), n, map);
+  });
+  if (!launched) return ctx.Error("no GPU select for ", DTypeShortName(t.dtype()));
   return LaunchStatus(ctx, "Select");
 }
 

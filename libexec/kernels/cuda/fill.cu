@@ -7,11 +7,6 @@
 namespace kiln::exec::cuda {
 namespace {
 
-template <size_t kBytes>
-using Word = std::conditional_t<
-    kBytes == 1, uint8_t,
-    std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
-
 template <typename W>
 __global__ void FillKernel(W* y, int64_t n, W value) {
   KILN_GRID_LOOP(i, n) { y[i] = value; }
@@ -21,22 +16,13 @@ __global__ void FillKernel(W* y, int64_t n, W value) {
 Status FillWith(const KernelContext& ctx, void* y, int64_t n, size_t bytes, uint64_t value) {
   if (n == 0) return OkStatus();
   cudaStream_t stream = DeviceOf(ctx).stream();
-  switch (bytes) {
-#define KILN_CASE(b)                                                                         \
-  case b: {                                                                                  \
-    Word<b> v;                                                                               \
-    std::memcpy(&v, &value, b);                                                              \
-    FillKernel<Word<b>><<<Blocks(n), kThreads, 0, stream>>>(static_cast<Word<b>*>(y), n, v); \
-    break;                                                                                   \
-  }
-    KILN_CASE(1)
-    KILN_CASE(2)
-    KILN_CASE(4)
-    KILN_CASE(8)
-#undef KILN_CASE
-    default:
-      return ctx.Error("no GPU fill for elements of ", bytes, " bytes");
-  }
+  const bool launched = ForWord(bytes, [&](auto word) {
+    using W = decltype(word);
+    W v;
+    std::memcpy(&v, &value, sizeof(W));
+    FillKernel<W><<<Blocks(n), kThreads, 0, stream>>>(static_cast<W*>(y), n, v);
+  });
+  if (!launched) return ctx.Error("no GPU fill for elements of ", bytes, " bytes");
   return LaunchStatus(ctx, "a fill");
 }
 
@@ -47,8 +33,7 @@ Status ComputeFill(const KernelContext& ctx) {
   const Tensor& value = ctx.input(1);
   Shape shape;
   for (int64_t i = 0; i < dims.NumElements(); ++i) {
-    const int64_t d =
-        dims.dtype() == DType::kInt64 ? dims.data<int64_t>()[i] : dims.data<int32_t>()[i];
+    const int64_t d = IndexAt(dims, i);
     if (d < 0) return ctx.Error("dims must be non-negative, got ", d);
     shape.AddDim(d);
   }
@@ -123,8 +108,7 @@ Status ComputeTile(const KernelContext& ctx) {
   m.rank = x.rank();
   Shape out;
   for (int d = 0; d < x.rank(); ++d) {
-    const int64_t k =
-        mult.dtype() == DType::kInt64 ? mult.data<int64_t>()[d] : mult.data<int32_t>()[d];
+    const int64_t k = IndexAt(mult, d);
     if (k < 0) return ctx.Error("multiples must be non-negative, got ", k);
     m.in_dims[d] = x.dim(d);
     m.out_dims[d] = x.dim(d) * k;
@@ -133,20 +117,12 @@ Status ComputeTile(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
   const int64_t n = y->NumElements();
   if (n == 0) return OkStatus();
-  switch (DTypeSize(x.dtype())) {
-#define KILN_CASE(b)                                                                            \
-  case b:                                                                                       \
-    TileKernel<Word<b>><<<Blocks(n), kThreads, 0, dev.stream()>>>(                              \
-        static_cast<const Word<b>*>(x.raw_data()), static_cast<Word<b>*>(y->raw_data()), n, m); \
-    break;
-    KILN_CASE(1)
-    KILN_CASE(2)
-    KILN_CASE(4)
-    KILN_CASE(8)
-#undef KILN_CASE
-    default:
-      return ctx.Error("no GPU tile for ", DTypeShortName(x.dtype()));
-  }
+  const bool launched = ForWord(DTypeSize(x.dtype()), [&](auto word) {
+    using W = decltype(word);
+    TileKernel<W><<<Blocks(n), kThreads, 0, dev.stream()>>>(static_cast<const W*>(x.raw_data()),
+                                                            static_cast<W*>(y->raw_data()), n, m);
+  });
+  if (!launched) return ctx.Error("no GPU tile for ", DTypeShortName(x.dtype()));
   return LaunchStatus(ctx, "Tile");
 }
 

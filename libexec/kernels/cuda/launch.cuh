@@ -43,6 +43,54 @@ struct IndexMap {
   }
 };
 
+// Appends an output dim of `n` elements `s` input elements apart to `map`, merged into the
+// dim before when it continues it; dims of one element add nothing.
+inline void AddStridedDim(IndexMap<1>* map, int64_t n, int64_t s) {
+  if (n == 1) return;
+  const int r = map->rank;
+  if (r > 0 && map->strides[0][r - 1] == s * n) {
+    map->dims[r - 1] *= n;
+    map->strides[0][r - 1] = s;
+    return;
+  }
+  map->dims[r] = n;
+  map->strides[0][r] = s;
+  map->rank = r + 1;
+}
+
+// Element bytes as an unsigned word of that size: what kernels that only move elements use.
+template <size_t kBytes>
+using Word = std::conditional_t<
+    kBytes == 1, uint8_t,
+    std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+
+// Calls f(W{}) with W the word of `bytes` (1, 2, 4 or 8); false for any other size.
+template <typename F>
+bool ForWord(size_t bytes, F&& f) {
+  switch (bytes) {
+    case 1:
+      f(Word<1>{});
+      return true;
+    case 2:
+      f(Word<2>{});
+      return true;
+    case 4:
+      f(Word<4>{});
+      return true;
+    case 8:
+      f(Word<8>{});
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Element i of an index tensor (int32 or int64) in host memory: shapes, axes, paddings.
+inline int64_t IndexAt(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::kInt64 ? t.data<int64_t>()[i]
+                                    : static_cast<int64_t>(t.data<int32_t>()[i]);
+}
+
 // The dense strides of `dims` (row-major).
 inline void DenseStrides(const int64_t* dims, int rank, int64_t* strides) {
   int64_t s = 1;

@@ -18,6 +18,7 @@
 #include "device/cuda/cublaslt_api.h"
 #include "device/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_kernels.h"
+#include "kernels/cuda/epilogue.h"
 #include "kernels/onednn.h"
 
 namespace kiln::exec::cuda {
@@ -253,30 +254,6 @@ bool SupportsMatMul(const PrepareContext& ctx) {
   return BlasLt().ok();
 }
 
-Activation ActivationOf(onednn::Epilogue::Act act) {
-  using Act = onednn::Epilogue::Act;
-  switch (act) {
-    case Act::kRelu6:
-      return Activation::kRelu6;
-    case Act::kElu:
-      return Activation::kElu;
-    case Act::kLeakyRelu:
-      return Activation::kLeakyRelu;
-    case Act::kTanh:
-      return Activation::kTanh;
-    case Act::kSigmoid:
-      return Activation::kSigmoid;
-    case Act::kGeluExact:
-      return Activation::kGeluExact;
-    case Act::kGeluApproximate:
-      return Activation::kGeluTanh;
-    case Act::kSwish:
-      return Activation::kSwish;
-    default:
-      return Activation::kRelu;
-  }
-}
-
 Status ComputeMatMul(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
   KILN_RETURN_IF_ERROR(dev.Activate());
@@ -366,6 +343,30 @@ const KernelEntry kRows[] = {
 };
 
 }  // namespace
+
+Activation ActivationOf(onednn::Epilogue::Act act) {
+  using Act = onednn::Epilogue::Act;
+  switch (act) {
+    case Act::kRelu6:
+      return Activation::kRelu6;
+    case Act::kElu:
+      return Activation::kElu;
+    case Act::kLeakyRelu:
+      return Activation::kLeakyRelu;
+    case Act::kTanh:
+      return Activation::kTanh;
+    case Act::kSigmoid:
+      return Activation::kSigmoid;
+    case Act::kGeluExact:
+      return Activation::kGeluExact;
+    case Act::kGeluApproximate:
+      return Activation::kGeluTanh;
+    case Act::kSwish:
+      return Activation::kSwish;
+    default:
+      return Activation::kRelu;
+  }
+}
 
 std::span<const KernelEntry> MatMulKernels() { return kRows; }
 

@@ -111,11 +111,6 @@ __global__ void PadKernel(const W* x, W* y, int64_t total, PadMap m, W value) {
   }
 }
 
-template <size_t kBytes>
-using Word = std::conditional_t<
-    kBytes == 1, uint8_t,
-    std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
-
 // Pad's paddings (host memory, [rank, 2]) and PadV2's constant (host memory too: one value).
 Status ComputePad(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
@@ -129,10 +124,8 @@ Status ComputePad(const KernelContext& ctx) {
   int64_t before[kMaxRank] = {}, out_dims[kMaxRank] = {};
   Shape out;
   for (int d = 0; d < rank; ++d) {
-    const int64_t b =
-        pads.dtype() == DType::kInt64 ? pads.data<int64_t>()[2 * d] : pads.data<int32_t>()[2 * d];
-    const int64_t a = pads.dtype() == DType::kInt64 ? pads.data<int64_t>()[2 * d + 1]
-                                                    : pads.data<int32_t>()[2 * d + 1];
+    const int64_t b = IndexAt(pads, 2 * d);
+    const int64_t a = IndexAt(pads, 2 * d + 1);
     if (b < 0 || a < 0)
       return ctx.Error("paddings must be non-negative: dim ", d, " has (", b, ", ", a, ")");
     before[d] = b;
@@ -184,23 +177,14 @@ Status LaunchPad(const KernelContext& ctx, const void* x, void* y, int rank, con
   }
   if (total == 0) return OkStatus();
   cudaStream_t stream = DeviceOf(ctx).stream();
-  switch (elem_bytes) {
-#define KILN_CASE(b)                                                            \
-  case b: {                                                                     \
-    Word<b> v;                                                                  \
-    std::memcpy(&v, &value_bits, b);                                            \
-    PadKernel<Word<b>><<<Blocks(total), kThreads, 0, stream>>>(                 \
-        static_cast<const Word<b>*>(x), static_cast<Word<b>*>(y), total, m, v); \
-    break;                                                                      \
-  }
-    KILN_CASE(1)
-    KILN_CASE(2)
-    KILN_CASE(4)
-    KILN_CASE(8)
-#undef KILN_CASE
-    default:
-      return ctx.Error("no GPU padding for elements of ", elem_bytes, " bytes");
-  }
+  const bool launched = ForWord(elem_bytes, [&](auto word) {
+    using W = decltype(word);
+    W v;
+    std::memcpy(&v, &value_bits, sizeof(W));
+    PadKernel<W><<<Blocks(total), kThreads, 0, stream>>>(static_cast<const W*>(x),
+                                                         static_cast<W*>(y), total, m, v);
+  });
+  if (!launched) return ctx.Error("no GPU padding for elements of ", elem_bytes, " bytes");
   return LaunchStatus(ctx, "Pad");
 }
 

@@ -70,20 +70,6 @@ Status CreateReduceState(PrepareContext& ctx) {
   return OkStatus();
 }
 
-// Appends dim d (size n, input stride s) to `map`, merged into the previous one when they are
-// contiguous.
-void AddDim(IndexMap<1>* map, int64_t n, int64_t s) {
-  const int r = map->rank;
-  if (r > 0 && map->strides[0][r - 1] == s * n) {
-    map->dims[r - 1] *= n;
-    map->strides[0][r - 1] = s;
-    return;
-  }
-  map->dims[r] = n;
-  map->strides[0][r] = s;
-  map->rank = r + 1;
-}
-
 template <Reduce R>
 Status ComputeReduce(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
@@ -93,8 +79,7 @@ Status ComputeReduce(const KernelContext& ctx) {
   const int rank = x.rank();
   bool reduce[kMaxRank] = {};
   for (int64_t i = 0; i < axes.NumElements(); ++i) {
-    int64_t a = axes.dtype() == DType::kInt64 ? axes.data<int64_t>()[i]
-                                              : static_cast<int64_t>(axes.data<int32_t>()[i]);
+    int64_t a = IndexAt(axes, i);
     if (a < -rank || a >= rank)
       return ctx.Error("reduction axis ", a, " is out of range for a tensor of rank ", rank);
     bool& r = reduce[a < 0 ? a + rank : a];
@@ -110,11 +95,11 @@ Status ComputeReduce(const KernelContext& ctx) {
     const int64_t n = x.dim(d);
     if (reduce[d]) {
       count *= n;
-      if (n != 1) AddDim(&reduced, n, strides[d]);
+      AddStridedDim(&reduced, n, strides[d]);
       if (ctx.state<ReduceState>().keep_dims) out.AddDim(1);
     } else {
       out.AddDim(n);
-      if (n != 1) AddDim(&kept, n, strides[d]);
+      AddStridedDim(&kept, n, strides[d]);
     }
   }
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
@@ -168,8 +153,7 @@ Status ComputeArg(const KernelContext& ctx) {
   const Tensor& dim_t = ctx.input(1);
   if (dim_t.NumElements() != 1 || x.rank() == 0)
     return ctx.Error("dimension must be a scalar and the input a tensor of rank >= 1");
-  int64_t axis =
-      dim_t.dtype() == DType::kInt64 ? dim_t.data<int64_t>()[0] : dim_t.data<int32_t>()[0];
+  int64_t axis = IndexAt(dim_t, 0);
   if (axis < -x.rank() || axis >= x.rank())
     return ctx.Error("dimension ", axis, " is out of range for rank ", x.rank());
   if (axis < 0) axis += x.rank();

@@ -2,17 +2,11 @@
 // the axis, each row the piece's part of the axis and everything after it).
 #include <vector>
 
+#include "kernels/array_util.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace kiln::exec::cuda {
 namespace {
-
-std::vector<int64_t> HostValues(const Tensor& t) {
-  std::vector<int64_t> v(static_cast<size_t>(t.NumElements()));
-  for (size_t i = 0; i < v.size(); ++i)
-    v[i] = t.dtype() == DType::kInt64 ? t.data<int64_t>()[i] : t.data<int32_t>()[i];
-  return v;
-}
 
 // Writes output k = x's slab [begin, begin + size) along `axis`; with `drop`, the axis (of
 // size 1 per piece) is left out of the output shape (Unpack).
@@ -49,15 +43,17 @@ Status CopyPieces(const KernelContext& ctx, const Tensor& x, int axis,
   return OkStatus();
 }
 
+// The axis, canonical, or an error naming the node (CanonicalAxis's checks and message).
 Result<int> Axis(const KernelContext& ctx, int64_t a, int rank) {
-  if (a < -rank || a >= rank) return ctx.Error("axis ", a, " is out of range for rank ", rank);
-  return static_cast<int>(a < 0 ? a + rank : a);
+  Result<int> axis = CanonicalAxis(a, rank, "axis");
+  if (!axis.ok()) return Wrap(ctx, axis.status());
+  return *axis;
 }
 
 // Split: split_dim (input 0, host), value (input 1); num_split equal pieces.
 Status ComputeSplit(const KernelContext& ctx) {
   const Tensor& x = ctx.input(1);
-  KILN_ASSIGN_OR_RETURN(int axis, Axis(ctx, HostValues(ctx.input(0))[0], x.rank()));
+  KILN_ASSIGN_OR_RETURN(int axis, Axis(ctx, IndexAt(ctx.input(0), 0), x.rank()));
   const int n = ctx.num_outputs();
   if (x.dim(axis) % n != 0)
     return ctx.Error("dimension ", axis, " (size ", x.dim(axis), ") does not split into ", n);
@@ -67,8 +63,8 @@ Status ComputeSplit(const KernelContext& ctx) {
 // SplitV: value (0), size_splits (1, host), split_dim (2, host); one size may be -1.
 Status ComputeSplitV(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  KILN_ASSIGN_OR_RETURN(int axis, Axis(ctx, HostValues(ctx.input(2))[0], x.rank()));
-  std::vector<int64_t> sizes = HostValues(ctx.input(1));
+  KILN_ASSIGN_OR_RETURN(int axis, Axis(ctx, IndexAt(ctx.input(2), 0), x.rank()));
+  std::vector<int64_t> sizes = IndexValues(ctx.input(1));
   int64_t known = 0;
   int unknown = -1;
   for (size_t k = 0; k < sizes.size(); ++k) {
