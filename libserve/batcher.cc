@@ -1,5 +1,7 @@
 #include "kiln/serve/batcher.h"
 
+#include <algorithm>
+
 #include "kiln/serve/tensor_rows.h"
 
 namespace kiln::serve {
@@ -70,7 +72,10 @@ bool Batcher::Compatible(const Task& a, const Task& b) const {
   return a.inputs.size() == b.inputs.size();
 }
 
-Result<std::map<std::string, Tensor>> Batcher::Run(std::map<std::string, Tensor> inputs) {
+Result<std::map<std::string, Tensor>> Batcher::Run(std::map<std::string, Tensor> inputs,
+                                                   std::chrono::steady_clock::time_point deadline) {
+  exec::RunOptions alone;
+  alone.deadline = deadline;
   int64_t rows = -1;
   bool batchable = inputs.size() == signature_->inputs().size();
   for (const auto& [k, t] : inputs) {
@@ -78,11 +83,13 @@ Result<std::map<std::string, Tensor>> Batcher::Run(std::map<std::string, Tensor>
     if (t.rank() >= 1) rows = t.dim(0);
   }
   // Requests the batch cannot hold run alone (the signature reports what is wrong, if anything).
-  if (!batchable || rows < 1 || rows > options_.max_batch_size) return signature_->Run(inputs);
+  if (!batchable || rows < 1 || rows > options_.max_batch_size)
+    return signature_->Run(inputs, alone);
   auto task = std::make_unique<Task>();
   task->inputs = std::move(inputs);
   task->rows = rows;
   task->enqueued = std::chrono::steady_clock::now();
+  task->deadline = deadline;
   auto future = task->done.get_future();
   {
     std::lock_guard<std::mutex> lock(mu_);
@@ -103,14 +110,36 @@ void Batcher::Loop() {
   for (;;) {
     cv_.wait(lock, [this] { return stop_ || !queue_.empty(); });
     if (queue_.empty()) return;  // stopping and drained
-    const auto deadline =
-        queue_.front()->enqueued + std::chrono::microseconds(options_.batch_timeout_micros);
-    while (!stop_ && queued_rows_ < options_.max_batch_size &&
-           std::chrono::steady_clock::now() < deadline) {
-      cv_.wait_until(lock, deadline);
-      if (queue_.empty()) break;
+    // Requests whose deadline has passed are answered now, not when their batch would run.
+    const auto now = std::chrono::steady_clock::now();
+    std::vector<std::unique_ptr<Task>> expired;
+    auto earliest = std::chrono::steady_clock::time_point::max();
+    for (auto it = queue_.begin(); it != queue_.end();) {
+      if ((*it)->deadline <= now) {
+        queued_rows_ -= (*it)->rows;
+        expired.push_back(std::move(*it));
+        it = queue_.erase(it);
+      } else {
+        earliest = std::min(earliest, (*it)->deadline);
+        ++it;
+      }
     }
-    if (queue_.empty()) continue;  // another thread took them
+    if (!expired.empty()) {
+      lock.unlock();
+      if (metrics_) metrics_->AddQueueDepth(model_name_, -static_cast<int64_t>(expired.size()));
+      for (auto& t : expired)
+        t->done.set_value(
+            DeadlineExceeded("the request's deadline passed while it waited for a batch of model '",
+                             model_name_, "'"));
+      lock.lock();
+      continue;
+    }
+    const auto full_at =
+        queue_.front()->enqueued + std::chrono::microseconds(options_.batch_timeout_micros);
+    if (!stop_ && queued_rows_ < options_.max_batch_size && now < full_at) {
+      cv_.wait_until(lock, std::min(full_at, earliest));
+      continue;  // look again: more requests, an expired one, or the timeout
+    }
     std::vector<std::unique_ptr<Task>> batch;
     int64_t rows = 0;
     for (auto it = queue_.begin(); it != queue_.end();) {
@@ -139,8 +168,11 @@ void Batcher::RunBatch(std::vector<std::unique_ptr<Task>>& tasks) {
   auto fail = [&](const Status& s) {
     for (auto& t : tasks) t->done.set_value(s);
   };
+  exec::RunOptions options;
+  options.deadline = tasks[0]->deadline;
+  for (const auto& t : tasks) options.deadline = std::max(options.deadline, t->deadline);
   if (tasks.size() == 1 && padded == rows) {
-    tasks[0]->done.set_value(signature_->Run(tasks[0]->inputs));
+    tasks[0]->done.set_value(signature_->Run(tasks[0]->inputs, options));
     return;
   }
   std::map<std::string, Tensor> merged;
@@ -152,7 +184,7 @@ void Batcher::RunBatch(std::vector<std::unique_ptr<Task>>& tasks) {
     if (!cat.ok()) return fail(cat.status());
     merged.emplace(key, std::move(cat).value());
   }
-  auto out = signature_->Run(merged);
+  auto out = signature_->Run(merged, options);
   if (!out.ok()) return fail(out.status());
   for (const auto& [key, t] : *out) {
     if (t.rank() < 1 || t.dim(0) != padded)

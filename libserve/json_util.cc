@@ -10,7 +10,16 @@
 namespace kiln::serve::json_util {
 
 Status CheckDepth(std::string_view body, int max_depth) {
+  return CheckCost(body, max_depth, std::numeric_limits<int64_t>::max());
+}
+
+Status CheckCost(std::string_view body, int max_depth, int64_t max_parsed_bytes) {
+  // Costs of nlohmann::json's parsed form on a 64-bit build, rounded up: a value is 16 bytes
+  // (twice that for vector growth), a container's allocation 64, an object member's map node
+  // with its key 96, a string's allocation 48 plus its bytes.
+  constexpr int64_t kValue = 32, kContainer = 64, kMember = 96, kString = 48;
   int depth = 0;
+  int64_t cost = kValue;
   bool in_string = false;
   for (size_t i = 0; i < body.size(); ++i) {
     const char c = body[i];
@@ -20,23 +29,34 @@ Status CheckDepth(std::string_view body, int max_depth) {
       } else if (c == '"') {
         in_string = false;
       }
+      ++cost;
       continue;
     }
     if (c == '"') {
       in_string = true;
+      cost += kString;
     } else if (c == '[' || c == '{') {
       if (++depth > max_depth)
         return InvalidArgument("JSON is nested deeper than the limit of ", max_depth,
                                " levels (at byte ", i, ")");
+      cost += kContainer;
     } else if (c == ']' || c == '}') {
       --depth;
+    } else if (c == ',') {
+      cost += kValue;
+    } else if (c == ':') {
+      cost += kMember;
     }
+    if (cost > max_parsed_bytes)
+      return ResourceExhausted("JSON body would take more than the limit of ", max_parsed_bytes,
+                               " bytes once parsed (", body.size(),
+                               " bytes of small values; send fewer or use the binary format)");
   }
   return OkStatus();
 }
 
 Result<Json> Parse(std::string_view body, const RequestLimits& limits) {
-  KILN_RETURN_IF_ERROR(CheckDepth(body, limits.max_json_depth));
+  KILN_RETURN_IF_ERROR(CheckCost(body, limits.max_json_depth, limits.max_json_parsed_bytes));
   try {
     return Json::parse(body.begin(), body.end());
   } catch (const Json::exception& e) {

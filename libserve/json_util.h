@@ -19,6 +19,10 @@ using Json = nlohmann::json;
 // over the bytes, so the parser never sees one (CVE-2025-0649: TF Serving recursed until the
 // stack ran out).
 Status CheckDepth(std::string_view body, int max_depth);
+// CheckDepth, and refuses a document whose parsed form would cost more than max_parsed_bytes
+// (estimated from its tokens: every value a node, containers and object members their
+// allocations, strings their bytes).
+Status CheckCost(std::string_view body, int max_depth, int64_t max_parsed_bytes);
 // CheckDepth, then parse; errors say where the JSON is malformed.
 Result<Json> Parse(std::string_view body, const RequestLimits& limits);
 

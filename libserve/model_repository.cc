@@ -28,11 +28,14 @@ Servable::~Servable() {
   batchers_.clear();  // drain queued batches before the model goes
 }
 
-Result<std::map<std::string, Tensor>> Servable::Run(const exec::Signature& signature,
-                                                    std::map<std::string, Tensor> inputs) const {
+Result<std::map<std::string, Tensor>> Servable::Run(
+    const exec::Signature& signature, std::map<std::string, Tensor> inputs,
+    std::chrono::steady_clock::time_point deadline) const {
   auto it = batchers_.find(&signature);
-  if (it != batchers_.end()) return it->second->Run(std::move(inputs));
-  return signature.Run(inputs);
+  if (it != batchers_.end()) return it->second->Run(std::move(inputs), deadline);
+  exec::RunOptions options;
+  options.deadline = deadline;
+  return signature.Run(inputs, options);
 }
 
 ModelRepository::ModelRepository(RepositoryOptions options) : options_(std::move(options)) {}

@@ -35,6 +35,25 @@ std::optional<int64_t> ParseVersion(std::string_view s) {
   return v;
 }
 
+// The request's deadline from its headers: X-Request-Timeout-Ms (ours), or
+// X-Envoy-Expected-Rq-Timeout-Ms, which Envoy (Istio, KServe's ingress) sets to the time it
+// will wait, so a request the proxy has given up on is not run. Counted from its arrival.
+Result<Deadline> RequestDeadline(const HttpRequest& request) {
+  if (!request.header) return kNoDeadline;
+  for (const char* name : {"X-Request-Timeout-Ms", "X-Envoy-Expected-Rq-Timeout-Ms"}) {
+    const std::string value = request.header(name);
+    if (value.empty()) continue;
+    auto ms = ParseVersion(value);
+    if (!ms) return InvalidArgument(name, " '", value, "' is not a whole number of milliseconds");
+    const auto start = request.received == std::chrono::steady_clock::time_point{}
+                           ? std::chrono::steady_clock::now()
+                           : request.received;
+    // 0 means "no time left", not "no deadline".
+    return *ms == 0 ? start : DeadlineAfter(start, *ms);
+  }
+  return kNoDeadline;
+}
+
 // Splits "a/b/c" into its parts.
 std::vector<std::string_view> Split(std::string_view s) {
   std::vector<std::string_view> parts;
@@ -211,6 +230,24 @@ HttpReply ClassifyOrRegress(ServerCore* core, bool classify, std::string_view mo
 
 HttpReply RestApi::Handle(const HttpRequest& request) const {
   std::string_view path = request.path;
+  // Inference (V1 ":predict"-style verbs, V2 ".../infer") is POST; everything else is GET.
+  const bool v1 = path.substr(0, 4) == "/v1/";
+  const bool v2 = path == "/v2" || path.substr(0, 4) == "/v2/";
+  const bool known = v1 || v2 || path == "/monitoring/prometheus/metrics" || path == "/metrics";
+  bool post = v1 && path.find(':') != std::string_view::npos;
+  if (v2 && path.size() > 4) {
+    const std::vector<std::string_view> parts = Split(path.substr(4));
+    post = parts.size() >= 3 && parts[0] == "models" && parts.back() == "infer" &&
+           (parts.size() == 3 || (parts.size() == 5 && parts[2] == "versions"));
+  }
+  const std::string_view allowed = post ? "POST" : "GET";
+  if (known && request.method != allowed) {
+    HttpReply reply = V1Error(InvalidArgument("method ", request.method, " is not allowed on ",
+                                              path, "; it takes ", allowed));
+    reply.status = 405;
+    reply.headers.emplace_back("Allow", post ? "POST" : "GET, HEAD");
+    return reply;
+  }
   if (path == "/monitoring/prometheus/metrics" || path == "/metrics")
     return {200, "text/plain; version=0.0.4", core_->metrics().Prometheus(), {}};
   if (path.substr(0, 4) == "/v1/") return HandleV1(request, path.substr(4));
@@ -278,13 +315,15 @@ HttpReply RestApi::HandleV1(const HttpRequest& request, std::string_view rest) c
     scope.set_status(s);
     return V1Error(s);
   };
+  auto deadline = RequestDeadline(request);
+  if (!deadline.ok()) return fail(deadline.status());
   RestPredictDecoder decoder(core_->limits());
   if (Status s = decoder.Parse(request.body); !s.ok()) return fail(s);
   auto target = core_->Resolve(model, version, label, decoder.signature_name());
   if (!target.ok()) return fail(target.status());
   auto req = decoder.Decode(*target->signature);
   if (!req.ok()) return fail(req.status());
-  auto outputs = core_->Run(*target, std::move(req->inputs));
+  auto outputs = core_->Run(*target, std::move(req->inputs), *deadline);
   if (!outputs.ok()) return fail(outputs.status());
   auto body = EncodeRestPredictResponse(*outputs, req->format);
   if (!body.ok()) return fail(body.status());
@@ -388,11 +427,16 @@ HttpReply RestApi::HandleV2(const HttpRequest& request, std::string_view rest) c
       return fail(InvalidArgument("Inference-Header-Content-Length '", h, "' is not a number"));
     json_length = *v;
   }
+  // An unknown model is 404 whatever the body holds.
+  if (auto found = core_->repository().Find(model, version); !found.ok())
+    return fail(found.status());
+  auto deadline = RequestDeadline(request);
+  if (!deadline.ok()) return fail(deadline.status());
   auto req = DecodeV2RestRequest(request.body, json_length, core_->limits());
   if (!req.ok()) return fail(req.status());
   auto target = core_->Resolve(model, version, std::nullopt, req->signature_name);
   if (!target.ok()) return fail(target.status());
-  auto outputs = core_->Run(*target, std::move(req->inputs));
+  auto outputs = core_->Run(*target, std::move(req->inputs), *deadline);
   if (!outputs.ok()) return fail(outputs.status());
   std::vector<std::pair<std::string, Tensor>> answer;
   if (req->outputs.empty()) {

@@ -24,6 +24,8 @@ int HttpStatusFor(const Status& status) {
       return 501;
     case StatusCode::kUnavailable:
       return 503;
+    case StatusCode::kDeadlineExceeded:
+      return 504;
     case StatusCode::kDataLoss:
     case StatusCode::kInternal:
       return 500;
@@ -55,9 +57,20 @@ Result<ServerCore::Target> ServerCore::Resolve(std::string_view model,
   return t;
 }
 
+Deadline DeadlineAfter(std::chrono::steady_clock::time_point start, int64_t timeout_ms) {
+  if (timeout_ms <= 0) return kNoDeadline;
+  // Beyond a year is no deadline (and keeps the sum from overflowing).
+  if (timeout_ms > int64_t{365} * 24 * 3600 * 1000) return kNoDeadline;
+  return start + std::chrono::milliseconds(timeout_ms);
+}
+
 Result<std::map<std::string, Tensor>> ServerCore::Run(const Target& target,
-                                                      std::map<std::string, Tensor> inputs) const {
-  return target.servable->Run(*target.signature, std::move(inputs));
+                                                      std::map<std::string, Tensor> inputs,
+                                                      Deadline deadline) const {
+  if (deadline != kNoDeadline && std::chrono::steady_clock::now() >= deadline)
+    return DeadlineExceeded("the request's deadline passed before model '", target.servable->name(),
+                            "' could run it");
+  return target.servable->Run(*target.signature, std::move(inputs), deadline);
 }
 
 Result<Tensor> ServerCore::ExamplesTensor(const Target& target, std::string_view method,

@@ -11,7 +11,8 @@ BUILD="${1:?usage: fuzz.sh BUILDDIR [target...]}"
 shift
 TARGETS=("$@")
 if [ ${#TARGETS[@]} -eq 0 ]; then
-  TARGETS=(fuzz_npy fuzz_rest_json fuzz_v2_binary fuzz_bundle fuzz_saved_model fuzz_plan)
+  TARGETS=(fuzz_npy fuzz_rest_json fuzz_v2_binary fuzz_bundle fuzz_saved_model fuzz_plan
+           fuzz_http_request)
 fi
 SECONDS_EACH="${KILN_FUZZ_SECONDS:-8}"
 ARTIFACTS="${KILN_FUZZ_ARTIFACTS:-$(mktemp -d)}"

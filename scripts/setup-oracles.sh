@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the test oracles (TensorFlow, numpy, tf2onnx, onnxruntime, tensorboard, pytest) into
 # a virtual environment of their own, $ROOT/.venv-oracle (or $KILN_ORACLE_VENV), at pinned
-# versions from PyPI. Used only by tests/tf; nothing in the libraries or tools depends on Python.
+# versions from PyPI; and KServe's SDK with schemathesis into $ROOT/.venv-kserve (or
+# $KILN_KSERVE_VENV) from tests/kserve/requirements.txt. Used only by tests/tf, tests/server and
+# tests/kserve; nothing in the libraries or tools depends on Python.
 # Idempotent: does nothing when the venv already has exactly these versions. Fails (exit 1)
 # when anything cannot be installed: a missing TensorFlow is a test failure, never a skip.
 set -euo pipefail
@@ -47,7 +49,7 @@ fail() { echo "setup-oracles: error: $*" >&2; exit 1; }
 
 # Prints the installed "name==version" lines of the pinned distributions, lower-cased, sorted.
 installed_pins() {
-  "$VENV/bin/python" - "$@" <<'EOF' 2>/dev/null
+  "${VENV}/bin/python" - "$@" <<'EOF' 2>/dev/null
 import sys
 from importlib import metadata
 for pin in sys.argv[1:]:
@@ -59,9 +61,34 @@ for pin in sys.argv[1:]:
 EOF
 }
 
+# The KServe venv: every distribution pinned in tests/kserve/requirements.txt, no others asked.
+setup_kserve() {
+  local kvenv="${KILN_KSERVE_VENV:-$ROOT/.venv-kserve}"
+  local req="$ROOT/tests/kserve/requirements.txt"
+  local -a kpins
+  mapfile -t kpins < <(grep -E '^[A-Za-z0-9_.-]+==' "$req")
+  local kwanted
+  kwanted="$(printf '%s\n' "${kpins[@]}" | tr 'A-Z_' 'a-z-')"
+  if [ -x "$kvenv/bin/python" ] &&
+     [ "$(VENV="$kvenv" installed_pins "${kpins[@]}" | tr '_' '-')" = "$kwanted" ]; then
+    echo "setup-oracles: $kvenv already has the pinned versions"
+    return 0
+  fi
+  if [ ! -x "$kvenv/bin/python" ]; then
+    echo "setup-oracles: creating $kvenv"
+    "$PYTHON" -m venv "$kvenv" || fail "cannot create a venv with $PYTHON"
+  fi
+  echo "setup-oracles: installing tests/kserve/requirements.txt into $kvenv"
+  "$kvenv/bin/python" -m pip install --quiet --disable-pip-version-check --no-deps -r "$req" ||
+    fail "pip install failed for $req"
+  "$kvenv/bin/python" -c "import kserve, schemathesis, pytest" ||
+    fail "kserve and schemathesis are installed but do not import"
+}
+
 wanted="$(printf '%s\n' "${PINS[@]}" "${NODEPS_PINS[@]}" | tr 'A-Z' 'a-z')"
 if [ -x "$VENV/bin/python" ] && [ "$(installed_pins "${PINS[@]}" "${NODEPS_PINS[@]}")" = "$wanted" ]; then
   echo "setup-oracles: $VENV already has the pinned versions"
+  setup_kserve
   exit 0
 fi
 
@@ -87,3 +114,4 @@ TF_CPP_MIN_LOG_LEVEL=3 "$VENV/bin/python" -c "import tensorflow, tensorboard, tf
 requests, tensorflow_serving.apis.prediction_service_pb2_grpc, tritonclient.http, tritonclient.grpc" ||
   fail "the oracles are installed but do not import"
 echo "setup-oracles: ready ($VENV)"
+setup_kserve

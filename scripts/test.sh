@@ -7,7 +7,8 @@
 #     then the op tester and the engine tests again with the ISA capped at AVX2;
 #  3. real TensorFlow as the oracle (tests/tf, with the venv scripts/setup-oracles.sh makes);
 #  4. the model server with real clients (tests/server: requests, tensorflow-serving-api,
-#     tritonclient; servers started and stopped by the tests on loopback ports);
+#     tritonclient; servers started and stopped by the tests on loopback ports), and with
+#     KServe's own SDK and a schemathesis fuzz of the V2 REST API (tests/kserve);
 #  5. the deploy/ manifests (yamllint and a schema check);
 #  6. the C++ suite again, built by Clang with AddressSanitizer + UndefinedBehaviorSanitizer
 #     (and libFuzzer coverage), then a short run of every fuzz target on its seed corpus;
@@ -44,6 +45,9 @@ TF_ENABLE_ONEDNN_OPTS=0 KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytes
 
 step "model server with real clients (tests/server, docs/server.md)"
 KILN_BUILD_DIR="$ROOT/build" "$VENV/bin/python" -m pytest "$ROOT/tests/server" -q -p no:cacheprovider
+step "KServe's own tools: the kserve SDK's clients and a schemathesis fuzz of the V2 REST API (tests/kserve)"
+KILN_BUILD_DIR="$ROOT/build" "${KILN_KSERVE_VENV:-$ROOT/.venv-kserve}/bin/python" -m pytest \
+  "$ROOT/tests/kserve" -q -p no:cacheprovider
 
 step "the installed package: docs/getting-started.md verbatim (CMake and pkg-config), tests/consumer, the installed samples"
 KILN_BUILD_DIR="$ROOT/build" bash "$ROOT/scripts/check-install.sh"

@@ -145,11 +145,17 @@ Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<con
   }
   const ThreadPool& threads = options.threads ? *options.threads : DefaultThreadPool();
   threads.ApplyToCallingThread();
-  RunEnv env{options.print ? options.print : &DefaultPrintSink(), &threads};
+  RunEnv env{options.print ? options.print : &DefaultPrintSink(), &threads, options.deadline};
+  const bool timed = options.deadline != std::chrono::steady_clock::time_point::max();
   Allocator* host = devices_.size() > 1 ? HostDevice()->allocator() : nullptr;
   ExecutionFrame frame{slots.data(), state->planned.data(), nullptr, host, nullptr, &env};
   Status status;
   for (const Step& step : steps_) {
+    if (timed && std::chrono::steady_clock::now() >= options.deadline) {
+      status =
+          DeadlineExceeded("the call's deadline passed before node '", step.node_name, "' ran");
+      break;
+    }
     StepIo io{step.in.data(),         static_cast<int>(step.in.size()),
               step.out.data(),        static_cast<int>(step.out.size()),
               step.out_dtypes.data(), step.dying_inputs,

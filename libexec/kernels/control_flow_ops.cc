@@ -149,6 +149,7 @@ Status RunFunction(const KernelContext& ctx, const PreparedFunction& fn,
   RunOptions options;
   options.print = ctx.env().print;
   options.threads = &ctx.threads();
+  options.deadline = ctx.env().deadline;
   Status s = fn.Run(args, outs, options);
   if (!s.ok()) return s.WithContext(internal::StrCat("node '", ctx.node_name(), "'"));
   return OkStatus();

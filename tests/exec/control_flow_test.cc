@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 #include <google/protobuf/text_format.h>
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -526,6 +527,29 @@ TEST_CASE("While sums 1..n, zero iterations give the inputs back") {
       CHECK(out[1].scalar<int32_t>() == n);
     }
   }
+}
+
+TEST_CASE("a deadline stops a call between kernels, inside loops too") {
+  auto proto = ParseLibrary(Subst(Subst(kSumLib, "$op", "While"), "$body", "sum_body"));
+  FunctionLibrary lib(proto);
+  auto pf = PreparedFunction::Prepare(*lib.Find("sum_to"), lib, std::vector{Spec(DType::kInt32)});
+  REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+  std::vector<Tensor> out;
+  RunOptions options;
+  options.deadline = std::chrono::steady_clock::now() - std::chrono::seconds(1);
+  Status s = (*pf)->Run(std::vector{Tensor::Scalar(int32_t(10))}, &out, options);
+  CHECK(s.code() == StatusCode::kDeadlineExceeded);
+  // A loop of 2^31 - 1 iterations stops soon after its deadline, from inside the body.
+  const auto start = std::chrono::steady_clock::now();
+  options.deadline = start + std::chrono::milliseconds(20);  // far fewer than 65536 steps
+  s = (*pf)->Run(std::vector{Tensor::Scalar(int32_t(0x7fffffff))}, &out, options);
+  CHECK(s.code() == StatusCode::kDeadlineExceeded);
+  CHECK_MESSAGE(Has(s.ToString(), "deadline"), s.ToString());
+  CHECK(std::chrono::steady_clock::now() - start < std::chrono::seconds(5));
+  // A deadline in the future changes nothing.
+  options.deadline = std::chrono::steady_clock::now() + std::chrono::hours(1);
+  REQUIRE((*pf)->Run(std::vector{Tensor::Scalar(int32_t(10))}, &out, options).ok());
+  CHECK(out[0].scalar<int32_t>() == 55);
 }
 
 TEST_CASE("a loop body that changes a loop variable's dtype is refused, naming it") {

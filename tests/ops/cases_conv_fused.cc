@@ -283,8 +283,9 @@ std::vector<OpCase> ConvFusedCases() {
                     Tensor y = RefConv(in[0], in[1], s, false);
                     for (int64_t i = 0; i < y.NumElements(); ++i)
                       y.data<double>()[i] =
-                          std::max(0.0, y.data<double>()[i] + in[2].data<float>()[i % 16] +
-                                            in[3].data<float>()[i]);
+                          std::max(y.data<double>()[i] + in[2].data<float>()[i % 16] +
+                                       in[3].data<float>()[i],
+                                   0.0);  // NaN stays NaN, as TF's ReLU
                     return ToFloat(y);
                   })
                   .Tolerance(1e-5)

@@ -73,7 +73,10 @@ std::vector<OpCase> ElementwiseCases() {
   AddBinary(&c, "Add", DType::kFloat, add);
   AddBinary(&c, "Sub", DType::kFloat, [](double a, double b) { return a - b; });
   AddBinary(&c, "Sub", DType::kInt16, [](double a, double b) { return a - b; });
-  AddBinary(&c, "Maximum", DType::kFloat, [](double a, double b) { return std::max(a, b); });
+  // TF's Maximum/Minimum propagate NaN from either side.
+  AddBinary(&c, "Maximum", DType::kFloat, [](double a, double b) {
+    return std::isnan(a) || std::isnan(b) ? a + b : std::max(a, b);
+  });
   AddBinary(&c, "Minimum", DType::kInt32, [](double a, double b) { return std::min(a, b); });
   AddBinary(&c, "Minimum", DType::kBFloat16, [](double a, double b) { return std::min(a, b); });
   AddBinary(
@@ -86,7 +89,14 @@ std::vector<OpCase> ElementwiseCases() {
       &c, "FloorDiv", DType::kInt32, [](double a, double b) { return std::floor(a / b); },
       DType::kInvalid, 1, 5);
   AddBinary(
-      &c, "FloorMod", DType::kFloat, [](double a, double b) { return a - std::floor(a / b) * b; },
+      &c, "FloorMod", DType::kFloat,
+      [](double a, double b) {
+        // TF's formula: fmod, moved to the divisor's sign (2.5 mod +Inf = 2.5, -2.5 mod +Inf =
+        // +Inf).
+        double r = std::fmod(a, b);
+        if (r != 0 && ((r < 0) != (b < 0))) r += b;
+        return r;
+      },
       DType::kInvalid, 1, 5, 1e-5);
   AddBinary(
       &c, "Pow", DType::kFloat, [](double a, double b) { return std::pow(a, b); }, DType::kInvalid,

@@ -109,6 +109,11 @@ double RoundHalfEven(double x) {
 // digamma by the recurrence psi(x) = psi(x + 1) - 1/x up to x >= 10, then the asymptotic
 // series (its next term is below 1e-12 there).
 double Digamma(double x) {
+  // TF (Eigen): NaN at -Inf and at the poles 0, -1, -2, ...; +Inf at +Inf.
+  if (std::isnan(x) || x == -std::numeric_limits<double>::infinity() ||
+      (x <= 0 && x == std::floor(x)))
+    return std::numeric_limits<double>::quiet_NaN();
+  if (std::isinf(x)) return x;
   double acc = 0;
   while (x < 10) {
     acc -= 1 / x;
@@ -152,7 +157,10 @@ void UnaryCases(std::vector<OpCase>* c) {
       {"Ceil", [](double x) { return std::ceil(x); }, -5, 5},
       {"Rint", RoundHalfEven, -5, 5},
       {"Round", RoundHalfEven, -5, 5},
-      {"Sign", [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }, -3, 3},
+      {"Sign", [](double x) { return std::isnan(x) ? x
+                                     : x > 0       ? 1.0
+                                                   : (x < 0 ? -1.0 : 0.0); }, -3,
+       3},
       {"Softsign", [](double x) { return x / (1 + std::abs(x)); }, -5, 5},
       {"Softplus", [](double x) { return std::log1p(std::exp(x)); }, -25, 25},
       {"Selu",
@@ -184,7 +192,10 @@ void UnaryCases(std::vector<OpCase>* c) {
     AddUnary(
         c, "Round", {t}, [](double x) { return x; }, -50, 50);
     AddUnary(
-        c, "Sign", {t}, [](double x) { return x > 0 ? 1.0 : (x < 0 ? -1.0 : 0.0); }, -5, 5);
+        c, "Sign", {t},
+        [](double x) { return std::isnan(x) ? x
+                              : x > 0       ? 1.0
+                                            : (x < 0 ? -1.0 : 0.0); }, -5, 5);
   }
   // Predicates, with the special values.
   const std::vector<float> specials = {kNan, kInf, -kInf, 0.0f, -1.5f, 3e38f, 1e-40f};
@@ -289,9 +300,11 @@ void BinaryCases(std::vector<OpCase>* c) {
     AddBinary(c, "Div", t, div, -5, 5, 0.5, 4);
     AddBinary(
         c, "Atan2", t, [](double y, double x) { return std::atan2(y, x); }, -3, 3, -3, 3);
-    AddBinary(c, "DivNoNan", t, div, -5, 5, 0.5, 4);
+    // 0 wherever the divisor (or multiplier) is 0, -0 too, whatever the other operand holds.
     AddBinary(
-        c, "MulNoNan", t, [](double a, double b) { return a * b; }, -5, 5, -4, 4);
+        c, "DivNoNan", t, [](double a, double b) { return b == 0 ? 0.0 : a / b; }, -5, 5, 0.5, 4);
+    AddBinary(
+        c, "MulNoNan", t, [](double a, double b) { return b == 0 ? 0.0 : a * b; }, -5, 5, -4, 4);
     AddBinary(c, "Xdivy", t, div, -5, 5, 0.5, 4);
     AddBinary(
         c, "Xlogy", t, [](double x, double y) { return x * std::log(y); }, -5, 5, 0.1, 6,
@@ -584,7 +597,8 @@ void BucketizeCases(std::vector<OpCase>* c) {
                        for (int64_t i = 0; i < out.NumElements(); ++i) {
                          const double v = ValueAt(in[0], i);
                          int32_t n = 0;
-                         for (float b : bounds) n += v >= static_cast<double>(b) ? 1 : 0;
+                         // TF's upper_bound: NaN goes past every boundary.
+                         for (float b : bounds) n += v < static_cast<double>(b) ? 0 : 1;
                          out.data<int32_t>()[i] = n;
                        }
                        return out;

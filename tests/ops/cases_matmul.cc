@@ -164,7 +164,7 @@ std::vector<OpCase> MatMulCases() {
                     Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
                     for (int64_t i = 0; i < p.NumElements(); ++i) {
                       double& v = p.data<double>()[i];
-                      v = std::max(0.0, v + in[2].data<float>()[i % 8] + in[3].data<float>()[i]);
+                      v = std::max(v + in[2].data<float>()[i % 8] + in[3].data<float>()[i], 0.0);
                     }
                     return RefUnaryDouble(
                         p, [](double x) { return x; }, DType::kFloat);

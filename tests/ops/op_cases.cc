@@ -35,7 +35,6 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"pool", PoolCases},
       {"norm", NormCases},
       {"image", ImageCases},
-      {"elementwise", ElementwiseCases},
       {"strings", StringCases},
       {"lookup", LookupCases},
       {"resources", ResourceCases},

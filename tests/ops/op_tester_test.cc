@@ -6,6 +6,7 @@
 #include <string>
 
 #include "device/test_device.h"
+#include "ops/non_finite.h"
 #include "ops/op_cases.h"
 
 namespace kiln::testing {
@@ -47,6 +48,23 @@ TEST_CASE("op tester: every op of the test device has cases that ran on it") {
     CHECK_MESSAGE(device->kernel_calls() > before, "no case of '", k.op,
                   "' ran on the test device (its dtypes?)");
   }
+}
+
+TEST_CASE("op tester: NaN, +-Inf and -0 through every float op") {
+  std::set<std::string_view> exempt;
+  for (const OpTesterExemption& e : NonFiniteExemptFamilies()) exempt.insert(e.op);
+  size_t variants = 0;
+  std::set<std::string> ops;
+  for (const OpCaseFamily& f : AllOpCaseFamilies()) {
+    if (exempt.count(f.name)) continue;
+    CAPTURE(f.name);
+    const std::vector<OpCase> cases = NonFiniteVariants(f.cases());
+    for (const OpCase& c : cases) ops.insert(c.op);
+    variants += cases.size();
+    RunOpCases(cases);
+  }
+  MESSAGE("non-finite variants: ", variants, " cases of ", ops.size(), " ops");
+  CHECK(ops.size() >= 150);  // the sweep must not go quietly empty
 }
 
 TEST_CASE("op tester: elementwise") { RunOpCases(ElementwiseCases()); }

@@ -3,20 +3,13 @@ savedmodel-server processes on free loopback ports, started and stopped by the t
 
 Clients are ones this project did not write: requests (TF Serving's REST API),
 tensorflow-serving-api (its gRPC API) and tritonclient (KServe V2, HTTP and gRPC)."""
-import json
 import os
 import pathlib
 import shutil
-import signal
-import socket
-import subprocess
-import threading
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import pytest  # noqa: E402
-import requests  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
@@ -27,73 +20,7 @@ CLI = BUILD / "tools" / "savedmodel-cli"
 SAMPLES = BUILD / "samples"
 FIXTURES = pathlib.Path(os.environ.get("KILN_FIXTURES_DIR", ROOT.parent / "shared" / "fixtures" / "tf-written"))
 
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class Server:
-    """One savedmodel-server process; its stderr (JSON log lines) is collected."""
-
-    def __init__(self, args, cwd):
-        self.rest_port = free_port()
-        self.grpc_port = free_port()
-        self.args = [str(SERVER), f"--port={self.grpc_port}", f"--rest_api_port={self.rest_port}",
-                     "--bind_address=127.0.0.1"] + [str(a) for a in args]
-        self.log_lines = []
-        self.proc = subprocess.Popen(self.args, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                     text=True, cwd=cwd)
-        self._reader = threading.Thread(target=self._read_log, daemon=True)
-        self._reader.start()
-
-    def _read_log(self):
-        for line in self.proc.stderr:
-            self.log_lines.append(line.rstrip("\n"))
-
-    @property
-    def url(self):
-        return f"http://127.0.0.1:{self.rest_port}"
-
-    @property
-    def grpc_target(self):
-        return f"127.0.0.1:{self.grpc_port}"
-
-    def wait_ready(self, timeout=60):
-        deadline = time.time() + timeout
-        while time.time() < deadline:
-            if self.proc.poll() is not None:
-                raise RuntimeError(f"server exited {self.proc.returncode}:\n" + "\n".join(self.log_lines))
-            try:
-                if requests.get(self.url + "/v2/health/ready", timeout=1).status_code == 200:
-                    return self
-            except requests.ConnectionError:
-                pass
-            time.sleep(0.05)
-        raise RuntimeError("server not ready:\n" + "\n".join(self.log_lines))
-
-    def rss_kib(self):
-        with open(f"/proc/{self.proc.pid}/status") as f:
-            for line in f:
-                if line.startswith("VmRSS:"):
-                    return int(line.split()[1])
-        return 0
-
-    def stop(self, timeout=30):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-                raise
-        self._reader.join(timeout=5)
-        return self.proc.returncode
-
-    def logs(self):
-        return [json.loads(line) for line in self.log_lines if line.startswith("{")]
+from server_process import Server, free_port  # noqa: E402,F401  (tests import them from here)
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -133,3 +133,62 @@ def test_grpc_errors(stub):
     with pytest.raises(grpc.RpcError) as e:
         stub.Predict(req, timeout=10)
     assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_oversized_message_bounded_and_garbage_is_invalid_argument(repo, tmp_path):
+    """Finding 5: a message far over the limit is cut off once the transport holds the memory
+    quota (not after 300 MiB are buffered), and bytes that are no protobuf get
+    INVALID_ARGUMENT with a message instead of INTERNAL with none."""
+    import threading
+    import time
+
+    from conftest import Server, write_config
+    from tensorflow_serving.apis import predict_pb2
+    root, _ = repo
+    cfg = write_config(tmp_path / "models.config", root, ["mlp"])
+    srv = Server([f"--model_config_file={cfg}", "--file_system_poll_wait_seconds=0",
+                  "--rest_api_max_body_bytes=1000000", "--grpc_memory_quota_bytes=33554432"],
+                 tmp_path).wait_ready()
+    try:
+        channel = grpc.insecure_channel(srv.grpc_target,
+                                        options=[("grpc.max_send_message_length", -1)])
+        predict = channel.unary_unary("/tensorflow.serving.PredictionService/Predict")
+        with pytest.raises(grpc.RpcError) as e:
+            predict(b"\xff\xff\xff\xff", timeout=10)
+        assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+        assert "not a valid protobuf" in e.value.details()
+
+        req = predict_pb2.PredictRequest()
+        req.model_spec.name = "mlp"
+        req.inputs["x"].dtype = 1
+        req.inputs["x"].tensor_content = bytes(120 << 20)
+        rss0, peak, stop = srv.rss_kib(), [0], threading.Event()
+
+        def sample():
+            while not stop.is_set():
+                peak[0] = max(peak[0], srv.rss_kib())
+                time.sleep(0.005)
+
+        t = threading.Thread(target=sample)
+        t.start()
+        try:
+            with pytest.raises(grpc.RpcError) as e:
+                predict(req.SerializeToString(), timeout=60)
+        finally:
+            stop.set()
+            t.join()
+        assert e.value.code() == grpc.StatusCode.RESOURCE_EXHAUSTED
+        assert (peak[0] - rss0) < 80 * 1024, f"the server grew {(peak[0] - rss0) >> 10} MiB"
+        # and the server still answers
+        ok = predict_pb2.PredictRequest()
+        ok.model_spec.name = "mlp"
+        ok.inputs["x"].dtype = 1
+        ok.inputs["x"].tensor_shape.dim.add().size = 1
+        ok.inputs["x"].tensor_shape.dim.add().size = 784
+        ok.inputs["x"].tensor_content = bytes(784 * 4)
+        from tensorflow_serving.apis import prediction_service_pb2_grpc
+        stub = prediction_service_pb2_grpc.PredictionServiceStub(channel)
+        assert "output_0" in stub.Predict(ok, timeout=30).outputs
+        channel.close()
+    finally:
+        assert srv.stop() == 0

@@ -2,6 +2,7 @@
 
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/resource_quota.h>
+#include <grpcpp/support/server_interceptor.h>
 
 #include <charconv>
 #include <chrono>
@@ -57,8 +58,20 @@ grpc::Status ToGrpc(const Status& s) {
     case StatusCode::kInternal:
       code = grpc::StatusCode::INTERNAL;
       break;
+    case StatusCode::kDeadlineExceeded:
+      code = grpc::StatusCode::DEADLINE_EXCEEDED;
+      break;
   }
   return grpc::Status(code, s.message());
+}
+
+// The call's deadline as the client set it (grpc-timeout), on the steady clock.
+Deadline DeadlineOf(const grpc::ServerContext* context) {
+  const auto now = std::chrono::system_clock::now();
+  const auto left = context->deadline() - now;
+  if (left > std::chrono::hours(24 * 365)) return kNoDeadline;  // none set: "infinite future"
+  return std::chrono::steady_clock::now() +
+         std::chrono::duration_cast<std::chrono::steady_clock::duration>(left);
 }
 
 struct Spec {
@@ -105,11 +118,11 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
  public:
   explicit PredictionService(ServerCore* core) : core_(core) {}
 
-  grpc::Status Predict(grpc::ServerContext*, const tensorflow::serving::PredictRequest* req,
+  grpc::Status Predict(grpc::ServerContext* context, const tensorflow::serving::PredictRequest* req,
                        tensorflow::serving::PredictResponse* resp) override {
     RequestScope scope(&core_->metrics(), "grpc_tfs");
     scope.set_model(req->model_spec().name());
-    Status s = DoPredict(*req, resp);
+    Status s = DoPredict(*req, DeadlineOf(context), resp);
     scope.set_status(s);
     return ToGrpc(s);
   }
@@ -182,7 +195,7 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
                           spec.signature);
   }
 
-  Status DoPredict(const tensorflow::serving::PredictRequest& req,
+  Status DoPredict(const tensorflow::serving::PredictRequest& req, Deadline deadline,
                    tensorflow::serving::PredictResponse* resp) {
     Spec spec = SpecOf(req.model_spec());
     KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
@@ -192,7 +205,7 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
                             TensorFromRequestProto(proto, core_->limits(), "input '" + key + "'"));
       inputs.emplace(key, std::move(t));
     }
-    KILN_ASSIGN_OR_RETURN(auto outputs, core_->Run(target, std::move(inputs)));
+    KILN_ASSIGN_OR_RETURN(auto outputs, core_->Run(target, std::move(inputs), deadline));
     std::set<std::string> filter(req.output_filter().begin(), req.output_filter().end());
     for (const auto& f : filter)
       if (!outputs.count(f))
@@ -268,11 +281,11 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
     fill(target->signature->outputs(), [resp] { return resp->add_outputs(); });
     return grpc::Status::OK;
   }
-  grpc::Status ModelInfer(grpc::ServerContext*, const inference::ModelInferRequest* req,
+  grpc::Status ModelInfer(grpc::ServerContext* context, const inference::ModelInferRequest* req,
                           inference::ModelInferResponse* resp) override {
     RequestScope scope(&core_->metrics(), "grpc_v2");
     scope.set_model(req->model_name());
-    Status s = DoInfer(*req, resp);
+    Status s = DoInfer(*req, DeadlineOf(context), resp);
     scope.set_status(s);
     return ToGrpc(s);
   }
@@ -287,12 +300,13 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
     return std::optional<int64_t>(n);
   }
 
-  Status DoInfer(const inference::ModelInferRequest& req, inference::ModelInferResponse* resp) {
+  Status DoInfer(const inference::ModelInferRequest& req, Deadline deadline,
+                 inference::ModelInferResponse* resp) {
     KILN_ASSIGN_OR_RETURN(auto version, ParseVersion(req.model_version()));
     KILN_ASSIGN_OR_RETURN(auto decoded, DecodeV2GrpcRequest(req, core_->limits()));
     KILN_ASSIGN_OR_RETURN(auto target, core_->Resolve(req.model_name(), version, std::nullopt,
                                                       decoded.signature_name));
-    KILN_ASSIGN_OR_RETURN(auto outputs, core_->Run(target, std::move(decoded.inputs)));
+    KILN_ASSIGN_OR_RETURN(auto outputs, core_->Run(target, std::move(decoded.inputs), deadline));
     std::vector<std::pair<std::string, Tensor>> answer;
     if (decoded.outputs.empty()) {
       for (auto& [k, t] : outputs) answer.emplace_back(k, std::move(t));
@@ -310,6 +324,36 @@ class InferenceService final : public inference::GRPCInferenceService::Service {
   }
 
   ServerCore* core_;
+};
+
+// grpc++'s synchronous handlers answer a request that does not parse as its protobuf with
+// INTERNAL and no message; that is the client's error, so it becomes INVALID_ARGUMENT with
+// one. (kiln's own handlers never answer INTERNAL without a message.)
+class ParseErrorStatus final : public grpc::experimental::Interceptor {
+ public:
+  explicit ParseErrorStatus(std::string method) : method_(std::move(method)) {}
+  void Intercept(grpc::experimental::InterceptorBatchMethods* methods) override {
+    if (methods->QueryInterceptionHookPoint(
+            grpc::experimental::InterceptionHookPoints::PRE_SEND_STATUS)) {
+      const grpc::Status s = methods->GetSendStatus();
+      if (s.error_code() == grpc::StatusCode::INTERNAL && s.error_message().empty())
+        methods->ModifySendStatus(
+            grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                         "the request message of " + method_ + " is not a valid protobuf message"));
+    }
+    methods->Proceed();
+  }
+
+ private:
+  std::string method_;
+};
+
+class ParseErrorStatusFactory final : public grpc::experimental::ServerInterceptorFactoryInterface {
+ public:
+  grpc::experimental::Interceptor* CreateServerInterceptor(
+      grpc::experimental::ServerRpcInfo* info) override {
+    return new ParseErrorStatus(info->method());
+  }
 };
 
 }  // namespace
@@ -335,9 +379,16 @@ Result<std::unique_ptr<GrpcFrontend>> GrpcFrontend::Start(ServerCore* core,
   builder.RegisterService(f->impl_->v2.get());
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(-1);
+  // grpc++ 1.51 checks the receive limit only once a message is whole (grpc/grpc#43012); the
+  // memory quota bounds what its transport may buffer meanwhile: past it, the connection's
+  // streams are cancelled with RESOURCE_EXHAUSTED.
   grpc::ResourceQuota quota("kiln");
   quota.SetMaxThreads(options.max_threads);
+  quota.Resize(options.memory_quota_bytes);
   builder.SetResourceQuota(quota);
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> creators;
+  creators.push_back(std::make_unique<ParseErrorStatusFactory>());
+  builder.experimental().SetInterceptorCreators(std::move(creators));
   f->impl_->server = builder.BuildAndStart();
   if (!f->impl_->server || f->impl_->port == 0)
     return Unavailable("cannot listen for gRPC on ", options.address);

@@ -2,6 +2,7 @@
 // one port (grpc++ synchronous server).
 #pragma once
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -14,6 +15,7 @@ struct GrpcOptions {
   std::string address = "0.0.0.0:8500";
   int max_threads = 64;
   int max_message_bytes = 64 << 20;
+  size_t memory_quota_bytes = size_t{1} << 30;  // what the transport may buffer in all
 };
 
 class GrpcFrontend {

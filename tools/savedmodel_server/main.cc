@@ -12,9 +12,9 @@
 #include <thread>
 
 #include "grpc_frontend.h"
-#include "http_frontend.h"
 #include "kiln/exec/device.h"
 #include "kiln/exec/thread_pool.h"
+#include "kiln/serve/http_server.h"
 #include "kiln/serve/log.h"
 #include "kiln/serve/metrics.h"
 #include "kiln/serve/model_repository.h"
@@ -43,8 +43,16 @@ struct Flags {
   int rest_api_num_threads = 0;
   int rest_api_timeout_in_ms = 30000;
   int64_t rest_api_max_body_bytes = int64_t{64} << 20;
+  int rest_api_max_connections = 4096;
+  int rest_api_max_queued_requests = 0;
+  int rest_api_idle_timeout_in_ms = 30000;
+  int rest_api_header_timeout_in_ms = 0;  // 0: min(10 s, --rest_api_timeout_in_ms)
+  int64_t rest_api_max_header_bytes = 64 << 10;
+  int64_t rest_api_max_buffered_bytes = int64_t{1} << 30;
+  int64_t max_json_parsed_bytes = int64_t{512} << 20;
   int grpc_max_threads = 64;
-  int threads = 0;  // intra-op threads of every loaded model (0: all cores)
+  int64_t grpc_memory_quota_bytes = 0;  // 0: max(256 MiB, 4 x the message limit)
+  int threads = 0;                      // intra-op threads of every loaded model (0: all cores)
   int64_t max_tensor_bytes = int64_t{1} << 30;
   int max_json_depth = 64;
   std::vector<std::string> allowed_unsafe_ops;
@@ -113,6 +121,7 @@ int Serve(const Flags& flags) {
   RequestLimits limits;
   limits.max_tensor_bytes = flags.max_tensor_bytes;
   limits.max_json_depth = flags.max_json_depth;
+  limits.max_json_parsed_bytes = flags.max_json_parsed_bytes;
   ServerCore core(&repository, &metrics, limits);
   RestApi api(&core);
 
@@ -123,28 +132,50 @@ int Serve(const Flags& flags) {
     go.max_threads = flags.grpc_max_threads;
     go.max_message_bytes =
         static_cast<int>(std::min<int64_t>(flags.rest_api_max_body_bytes, INT32_MAX));
+    go.memory_quota_bytes = static_cast<size_t>(
+        flags.grpc_memory_quota_bytes > 0
+            ? flags.grpc_memory_quota_bytes
+            : std::max<int64_t>(int64_t{256} << 20, 4 * int64_t{go.max_message_bytes}));
     auto g = GrpcFrontend::Start(&core, go);
     if (!g.ok()) return Fail(g.status());
     grpc = std::move(*g);
     LogEvent("info", "grpc_listening", {{"address", go.address}});
   }
-  std::unique_ptr<HttpFrontend> http;
+  std::unique_ptr<HttpServer> http;
   if (flags.rest_api_port > 0) {
-    HttpOptions ho;
+    HttpServerOptions ho;
     ho.address = flags.bind_address;
     ho.port = flags.rest_api_port;
-    ho.num_threads = flags.rest_api_num_threads > 0
+    ho.num_workers = flags.rest_api_num_threads > 0
                          ? flags.rest_api_num_threads
                          : std::max(16, 4 * static_cast<int>(std::thread::hardware_concurrency()));
-    ho.timeout_ms = flags.rest_api_timeout_in_ms;
+    ho.max_connections = flags.rest_api_max_connections;
+    ho.max_queued_requests = flags.rest_api_max_queued_requests;
+    ho.max_header_bytes = static_cast<size_t>(flags.rest_api_max_header_bytes);
     ho.max_body_bytes = static_cast<size_t>(flags.rest_api_max_body_bytes);
-    ho.log_requests = flags.log_requests;
-    auto h = HttpFrontend::Start(&api, ho);
+    ho.max_buffered_bytes = static_cast<size_t>(flags.rest_api_max_buffered_bytes);
+    ho.idle_timeout_ms = flags.rest_api_idle_timeout_in_ms;
+    ho.header_timeout_ms = flags.rest_api_header_timeout_in_ms > 0
+                               ? flags.rest_api_header_timeout_in_ms
+                               : std::min(10000, flags.rest_api_timeout_in_ms);
+    ho.body_timeout_ms = flags.rest_api_timeout_in_ms;
+    ho.write_timeout_ms = flags.rest_api_timeout_in_ms;
+    const bool log = flags.log_requests;
+    auto handler = [&api, log](const HttpRequest& request) {
+      HttpReply reply = api.Handle(request);
+      if (log)
+        LogEvent("info", "http_request",
+                 {{"method", std::string(request.method)},
+                  {"path", std::string(request.path)},
+                  {"status", std::to_string(reply.status)}});
+      return reply;
+    };
+    auto h = HttpServer::Start(handler, ho);
     if (!h.ok()) return Fail(h.status());
     http = std::move(*h);
     LogEvent("info", "rest_listening",
              {{"address", ho.address + ":" + std::to_string(http->port())},
-              {"threads", std::to_string(ho.num_threads)}});
+              {"threads", std::to_string(ho.num_workers)}});
   }
   if (!grpc && !http) return Fail(InvalidArgument("neither --port nor --rest_api_port is set"));
   LogEvent("info", "server_started", {{"ready", core.Ready() ? "true" : "false"}});
@@ -159,7 +190,8 @@ int Serve(const Flags& flags) {
   LogEvent("info", "shutdown_started", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   core.BeginShutdown();  // readiness false; new requests are answered UNAVAILABLE
   repository.StopPolling();
-  if (http) http->Shutdown();  // stop accepting, finish in-flight
+  // Stop accepting, answer what is in flight within the grace period, drop slow clients.
+  if (http) http->Shutdown(std::chrono::seconds(flags.shutdown_grace_seconds));
   if (grpc) grpc->Shutdown(flags.shutdown_grace_seconds);
   LogEvent("info", "shutdown_complete");
   return 0;
@@ -218,10 +250,31 @@ int Main(int argc, char** argv) {
   app.add_option("--rest_api_num_threads", f.rest_api_num_threads,
                  "HTTP worker threads (default max(16, 4 x cores))");
   app.add_option("--rest_api_timeout_in_ms", f.rest_api_timeout_in_ms,
-                 "read/write timeout of one HTTP request")
+                 "how long one HTTP request body and one response may take")
       ->capture_default_str();
   app.add_option("--rest_api_max_body_bytes", f.rest_api_max_body_bytes,
                  "largest request body (HTTP 413 above; also the gRPC message limit)")
+      ->capture_default_str();
+  app.add_option("--rest_api_max_connections", f.rest_api_max_connections,
+                 "open HTTP connections (more are answered 503 and closed)")
+      ->capture_default_str();
+  app.add_option("--rest_api_max_queued_requests", f.rest_api_max_queued_requests,
+                 "HTTP requests waiting for a worker (more are answered 429); 0: as many as "
+                 "connections");
+  app.add_option("--rest_api_idle_timeout_in_ms", f.rest_api_idle_timeout_in_ms,
+                 "how long a keep-alive HTTP connection may wait between requests")
+      ->capture_default_str();
+  app.add_option("--rest_api_header_timeout_in_ms", f.rest_api_header_timeout_in_ms,
+                 "how long a request's header may take from its first byte (slow clients get 408; "
+                 "default: 10 s or --rest_api_timeout_in_ms if shorter)");
+  app.add_option("--rest_api_max_header_bytes", f.rest_api_max_header_bytes,
+                 "largest HTTP header section (431 above)")
+      ->capture_default_str();
+  app.add_option("--rest_api_max_buffered_bytes", f.rest_api_max_buffered_bytes,
+                 "request bytes held across all HTTP connections (503 above)")
+      ->capture_default_str();
+  app.add_option("--max_json_parsed_bytes", f.max_json_parsed_bytes,
+                 "what one JSON body may cost once parsed, estimated before parsing (429 above)")
       ->capture_default_str();
   app.add_option("--threads", f.threads,
                  "intra-op threads of each model's kernels (0: all cores), as "
@@ -232,6 +285,10 @@ int Main(int argc, char** argv) {
       ->delimiter(',');
   app.add_option("--grpc_max_threads", f.grpc_max_threads, "gRPC worker threads")
       ->capture_default_str();
+  app.add_option("--grpc_memory_quota_bytes", f.grpc_memory_quota_bytes,
+                 "memory gRPC's transport may hold for all calls (a message being received "
+                 "counts before its size is checked); calls past it fail RESOURCE_EXHAUSTED "
+                 "(default: 256 MiB or 4 x --rest_api_max_body_bytes if larger)");
   app.add_option("--max_tensor_bytes", f.max_tensor_bytes,
                  "largest decoded size of one request tensor")
       ->capture_default_str();
@@ -242,7 +299,7 @@ int Main(int argc, char** argv) {
                  "use, comma-separated")
       ->delimiter(',');
   app.add_option("--shutdown_grace_seconds", f.shutdown_grace_seconds,
-                 "how long in-flight gRPC calls may take after SIGTERM")
+                 "how long requests in flight (gRPC and HTTP) may take after SIGTERM")
       ->capture_default_str();
   app.add_flag("--log_requests", f.log_requests, "log every HTTP request");
   app.add_flag("--log_debug", f.log_debug,

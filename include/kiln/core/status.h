@@ -28,7 +28,8 @@ namespace kiln {
   X(kPermissionDenied, "PERMISSION_DENIED")     \
   X(kResourceExhausted, "RESOURCE_EXHAUSTED")   \
   X(kUnavailable, "UNAVAILABLE")                \
-  X(kInternal, "INTERNAL")
+  X(kInternal, "INTERNAL")                      \
+  X(kDeadlineExceeded, "DEADLINE_EXCEEDED")
 
 enum class StatusCode {
 #define KILN_X(code, name) code,
@@ -87,6 +88,7 @@ KILN_STATUS_BUILDER(PermissionDenied, kPermissionDenied)
 KILN_STATUS_BUILDER(ResourceExhausted, kResourceExhausted)
 KILN_STATUS_BUILDER(Unavailable, kUnavailable)
 KILN_STATUS_BUILDER(Internal, kInternal)
+KILN_STATUS_BUILDER(DeadlineExceeded, kDeadlineExceeded)
 #undef KILN_STATUS_BUILDER
 
 // What Result<T>::value() (and `*`, `->`) throws when the Result holds an error, as

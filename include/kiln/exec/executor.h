@@ -6,6 +6,7 @@
 // handling, no graph walks. Run is const and thread-safe.
 #pragma once
 
+#include <chrono>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -74,6 +75,9 @@ struct PrepareOptions {
 struct RunOptions {
   const PrintSink* print = nullptr;     // default: DefaultPrintSink()
   const ThreadPool* threads = nullptr;  // default: DefaultThreadPool()
+  // A call still running at this time stops before its next kernel (and in every loop
+  // iteration and called function) with DEADLINE_EXCEEDED. max(): none.
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // What prepare made of a function (for tests, `bench` and `show`).

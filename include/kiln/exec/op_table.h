@@ -4,6 +4,7 @@
 // table. Nothing registers itself: the tables are plain arrays listed in op_table.cc.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -175,6 +176,7 @@ class ScratchArena {
 struct RunEnv {
   const PrintSink* print = nullptr;     // never null while running
   const ThreadPool* threads = nullptr;  // never null while running
+  std::chrono::steady_clock::time_point deadline = std::chrono::steady_clock::time_point::max();
 };
 
 // The memory of one call: the frame of tensor slots, the buffers the memory plan assigned

@@ -47,14 +47,19 @@ class Batcher {
   Batcher& operator=(const Batcher&) = delete;
 
   // Blocks until the batch holding these inputs has run. A request larger than max_batch_size
-  // runs alone; a full queue is an Unavailable error.
-  Result<std::map<std::string, Tensor>> Run(std::map<std::string, Tensor> inputs);
+  // runs alone; a full queue is an Unavailable error. A request whose deadline passes while it
+  // waits is answered DEADLINE_EXCEEDED and left out of its batch; a batch runs until the
+  // latest deadline of its requests.
+  Result<std::map<std::string, Tensor>> Run(std::map<std::string, Tensor> inputs,
+                                            std::chrono::steady_clock::time_point deadline =
+                                                std::chrono::steady_clock::time_point::max());
 
  private:
   struct Task {
     std::map<std::string, Tensor> inputs;
     int64_t rows = 0;
     std::chrono::steady_clock::time_point enqueued;
+    std::chrono::steady_clock::time_point deadline;
     std::promise<Result<std::map<std::string, Tensor>>> done;
   };
   void Loop();

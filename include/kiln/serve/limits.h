@@ -14,7 +14,10 @@
 namespace kiln::serve {
 
 struct RequestLimits {
-  int max_json_depth = 64;                      // nesting of arrays/objects in a JSON body
+  int max_json_depth = 64;  // nesting of arrays/objects in a JSON body
+  // What a JSON body may cost once parsed, estimated from its tokens before parsing: 60 MiB of
+  // "{}," would otherwise become 2.3 GB of parsed objects.
+  int64_t max_json_parsed_bytes = int64_t{512} << 20;
   int64_t max_tensor_bytes = int64_t{1} << 30;  // decoded size of one request tensor
   int64_t max_batch_rows = 1 << 20;             // instances in one row-format request
 };

@@ -69,7 +69,9 @@ class Servable {
   const exec::SavedModel& model() const { return *model_; }
   // Runs through the signature's batcher when batching is on and the signature can batch.
   Result<std::map<std::string, Tensor>> Run(const exec::Signature& signature,
-                                            std::map<std::string, Tensor> inputs) const;
+                                            std::map<std::string, Tensor> inputs,
+                                            std::chrono::steady_clock::time_point deadline =
+                                                std::chrono::steady_clock::time_point::max()) const;
   ~Servable();
 
  private:

@@ -9,24 +9,10 @@
 #include <utility>
 #include <vector>
 
+#include "kiln/serve/http_server.h"
 #include "kiln/serve/server_core.h"
 
 namespace kiln::serve {
-
-struct HttpRequest {
-  std::string_view method;  // "GET", "POST"
-  std::string_view path;    // without the query string
-  std::string_view body;
-  // Header lookup (case-insensitive in HTTP); empty when absent.
-  std::function<std::string(std::string_view)> header;
-};
-
-struct HttpReply {
-  int status = 200;
-  std::string content_type = "application/json";
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;
-};
 
 class RestApi {
  public:

@@ -25,8 +25,15 @@ inline constexpr char kPredictMethod[] = "tensorflow/serving/predict";
 inline constexpr char kClassifyMethod[] = "tensorflow/serving/classify";
 inline constexpr char kRegressMethod[] = "tensorflow/serving/regress";
 
+// When a request must be answered by; a request still queued or running then fails with
+// DEADLINE_EXCEEDED (HTTP 504) instead of using the model for an answer nobody waits for.
+using Deadline = std::chrono::steady_clock::time_point;
+inline constexpr Deadline kNoDeadline = Deadline::max();
+// The deadline `timeout_ms` after `start`; none for timeout_ms <= 0.
+Deadline DeadlineAfter(std::chrono::steady_clock::time_point start, int64_t timeout_ms);
+
 // HTTP status for a Status code, as TF Serving's REST API maps them (400, 404, 403, 429, 501,
-// 503, 500).
+// 503, 504, 500).
 int HttpStatusFor(const Status& status);
 
 class ServerCore {
@@ -51,8 +58,10 @@ class ServerCore {
   Result<Target> Resolve(std::string_view model, std::optional<int64_t> version,
                          std::optional<std::string_view> label,
                          std::string_view signature_name) const;
+  // Refuses at once when `deadline` has passed; the model stops at it (between kernels).
   Result<std::map<std::string, Tensor>> Run(const Target& target,
-                                            std::map<std::string, Tensor> inputs) const;
+                                            std::map<std::string, Tensor> inputs,
+                                            Deadline deadline = kNoDeadline) const;
 
   // Classify/Regress (TF Serving's conventions): the signature's method_name must match, its
   // one input takes the serialized tf.Examples as a string vector; classify answers "classes"

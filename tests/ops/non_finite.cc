@@ -1,0 +1,74 @@
+#include "ops/non_finite.h"
+
+#include <limits>
+#include <set>
+
+namespace kiln::testing {
+
+const std::vector<OpTesterExemption>& NonFiniteExemptions() {
+  static const std::vector<OpTesterExemption> exemptions = {
+      {"Cast", "NaN or Inf to an integer is undefined in C++ and differs by CPU in TF"},
+      {"CheckNumerics", "reports NaN and Inf by design (its own cases cover that)"},
+      {"RaggedRange", "float bounds of ranges, not data: TF refuses non-finite ones, as kiln"},
+      {"CumulativeLogsumexp",
+       "TF's reducer is order-dependent on NaN (a leading NaN gives -Inf forward, NaN "
+       "reversed); the kernel follows it, the reference does not model it"},
+      {"Conv3DBackpropInputV2",
+       "TF convolves zero-padded gradients with the filter, so a non-finite filter value also "
+       "reaches positions (0 x NaN) that the plain-loop reference skips"},
+      {"_FusedDepthwiseConv2dNative",
+       "oneDNN's max-based ReLU/ReLU6 turns NaN into 0; checking depthwise inputs costs more "
+       "than the convolution (docs/tf-compat.md, \"Non-finite values\")"},
+  };
+  return exemptions;
+}
+
+const std::vector<OpTesterExemption>& NonFiniteExemptFamilies() {
+  static const std::vector<OpTesterExemption> families = {
+      {"linalg", "decompositions and solves refuse non-finite matrices with an error, as TF's"},
+      {"image",
+       "interpolation (resize, ScaleAndTranslate, crop) and FFT references do not yet model "
+       "TF's 0 x Inf weights; left for a follow-up"},
+  };
+  return families;
+}
+
+namespace {
+
+bool SameOutputs(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].shape() != b[i].shape() || !CompareTensors(a[i], b[i], 0).empty()) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<OpCase> NonFiniteVariants(const std::vector<OpCase>& cases) {
+  std::set<std::string_view> skip;
+  for (const OpTesterExemption& e : NonFiniteExemptions()) skip.insert(e.op);
+  constexpr float kSpecials[] = {std::numeric_limits<float>::quiet_NaN(),
+                                 std::numeric_limits<float>::infinity(),
+                                 -std::numeric_limits<float>::infinity(), -0.0f};
+  std::vector<OpCase> out;
+  for (const OpCase& c : cases) {
+    if (!c.reference || !c.deterministic || skip.count(c.op)) continue;
+    for (size_t i = 0; i < c.inputs.size(); ++i) {
+      const Tensor& t = c.inputs[i];
+      if (!t.IsInitialized() || t.dtype() != DType::kFloat || t.NumElements() < 4) continue;
+      OpCase v = c;
+      Tensor special = t.DeepCopy();
+      for (int k = 0; k < 4; ++k) special.data<float>()[k] = kSpecials[k];
+      v.inputs[i] = special;
+      // A reference that gives the same answer for these inputs does not read them (fixed
+      // expected values, or elements the op does not touch): nothing to learn.
+      if (SameOutputs(c.reference(c.inputs), v.reference(v.inputs))) break;
+      v.name = c.name + " [NaN, +Inf, -Inf, -0 in input " + std::to_string(i) + "]";
+      out.push_back(std::move(v));
+      break;  // the first float input with room: the op's data
+    }
+  }
+  return out;
+}
+
+}  // namespace kiln::testing
