@@ -169,8 +169,8 @@ std::vector<OpCase> ConvFusedCases() {
                     .Reference1([s](const std::vector<Tensor>& in) {
                       Tensor y = RefConv(in[0], in[1], s, false);
                       for (int64_t i = 0; i < y.NumElements(); ++i)
-                        y.data<double>()[i] =
-                            std::max(0.0, y.data<double>()[i] + in[2].data<float>()[i % 6]);
+                        y.data<double>()[i] =  // NaN stays NaN, as TF's ReLU
+                            std::max(y.data<double>()[i] + in[2].data<float>()[i % 6], 0.0);
                       return ToFloat(y);
                     })
                     .Tolerance(1e-5)

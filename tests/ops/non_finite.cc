@@ -1,5 +1,6 @@
 #include "ops/non_finite.h"
 
+#include <algorithm>
 #include <limits>
 #include <set>
 
@@ -19,6 +20,7 @@ const std::vector<OpTesterExemption>& NonFiniteExemptions() {
       {"_FusedDepthwiseConv2dNative",
        "oneDNN's max-based ReLU/ReLU6 turns NaN into 0; checking depthwise inputs costs more "
        "than the convolution (docs/tf-compat.md, \"Non-finite values\")"},
+      {"_FusedConv2D grouped", "thin (grouped) convolutions skip the input check, as depthwise"},
   };
   return exemptions;
 }
@@ -53,6 +55,9 @@ std::vector<OpCase> NonFiniteVariants(const std::vector<OpCase>& cases) {
   std::vector<OpCase> out;
   for (const OpCase& c : cases) {
     if (!c.reference || !c.deterministic || skip.count(c.op)) continue;
+    if (std::any_of(skip.begin(), skip.end(),
+                    [&](std::string_view s) { return c.name.rfind(s, 0) == 0; }))
+      continue;  // an exemption naming the start of case names
     for (size_t i = 0; i < c.inputs.size(); ++i) {
       const Tensor& t = c.inputs[i];
       if (!t.IsInitialized() || t.dtype() != DType::kFloat || t.NumElements() < 4) continue;

@@ -2,7 +2,8 @@
 // float32 input has four or more elements runs again with NaN, +Inf, -Inf and -0 as its first
 // four values. The reference computes what TensorFlow gives from the inputs, so the kernels,
 // every path the tester checks and every device must propagate them as TensorFlow does (NaN
-// matching NaN). Ops where that is undefined are exempt, each with its reason.
+// matching NaN). Ops where that is undefined are exempt, each with its reason (an exemption
+// names an op, or the start of the names of the cases it covers).
 #pragma once
 
 #include <vector>
