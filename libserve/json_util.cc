@@ -9,10 +9,6 @@
 
 namespace kiln::serve::json_util {
 
-Status CheckDepth(std::string_view body, int max_depth) {
-  return CheckCost(body, max_depth, std::numeric_limits<int64_t>::max());
-}
-
 Status CheckCost(std::string_view body, int max_depth, int64_t max_parsed_bytes) {
   // Costs of nlohmann::json's parsed form on a 64-bit build, rounded up: a value is 16 bytes
   // (twice that for vector growth), a container's allocation 64, an object member's map node

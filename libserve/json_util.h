@@ -15,15 +15,13 @@ namespace kiln::serve::json_util {
 
 using Json = nlohmann::json;
 
-// Refuses a document nested deeper than max_depth ('[' and '{' outside strings), in one pass
-// over the bytes, so the parser never sees one (CVE-2025-0649: TF Serving recursed until the
-// stack ran out).
-Status CheckDepth(std::string_view body, int max_depth);
-// CheckDepth, and refuses a document whose parsed form would cost more than max_parsed_bytes
-// (estimated from its tokens: every value a node, containers and object members their
-// allocations, strings their bytes).
+// In one pass over the bytes, before any parser sees them: refuses a document nested deeper
+// than max_depth ('[' and '{' outside strings; CVE-2025-0649: TF Serving recursed until the
+// stack ran out), and one whose parsed form would cost more than max_parsed_bytes (estimated
+// from its tokens: every value a node, containers and object members their allocations,
+// strings their bytes).
 Status CheckCost(std::string_view body, int max_depth, int64_t max_parsed_bytes);
-// CheckDepth, then parse; errors say where the JSON is malformed.
+// CheckCost, then parse; errors say where the JSON is malformed.
 Result<Json> Parse(std::string_view body, const RequestLimits& limits);
 
 // True for {"b64": "..."}: one binary string value.

@@ -529,11 +529,7 @@ struct HttpServer::Impl {
     stop_deadline = Clock::now() + std::chrono::milliseconds(grace_ms.load());
     epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
     close(listen_fd);
-    listen_fd = -1;
-    std::vector<int> reading;
-    for (auto& [fd, c] : conns)
-      if (c->phase == Phase::kRead) reading.push_back(fd);
-    for (int fd : reading) Close(fd);
+    listen_fd = -1;  // connections between requests are closed by IoLoop's stopping pass
   }
 
   void IoLoop() {
