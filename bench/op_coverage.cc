@@ -24,11 +24,16 @@ namespace {
 // - forwarding ops alias their input slots and run no step
 //   (libexec/executor/prepared_function.cc, IsForwardingOp): they need a definition (its
 //   Prepare infers the output specs) but no kernel.
+// - TF1 control flow (Switch, Merge, Enter, Exit, NextIteration, LoopCond) in a TF1 bundle's
+//   graph becomes If and While nodes when the loader makes its signatures
+//   (libexec/loader/tf1_control_flow.h): no node of these ops reaches the executor.
 // A node whose op names a library function is inlined too; function names are not ops.
 // Placeholders fed by a TF1 signature become function arguments (loader), but unfed ones run
 // their kernel, so Placeholder is an ordinary op here.
 constexpr std::string_view kInlinedCalls[] = {"PartitionedCall", "StatefulPartitionedCall"};
 constexpr std::string_view kForwardingOps[] = {"Identity", "IdentityN", "Snapshot", "StopGradient"};
+constexpr std::string_view kFunctionalizedOps[] = {"Switch", "Merge",         "Enter",
+                                                   "Exit",   "NextIteration", "LoopCond"};
 
 template <size_t N>
 bool In(const std::string_view (&list)[N], std::string_view op) {
@@ -52,6 +57,9 @@ Coverage Check(std::string_view op) {
   if (In(kInlinedCalls, op)) {
     c.covered = true;
     c.how = "inlined by the executor";
+  } else if (In(kFunctionalizedOps, op)) {
+    c.covered = true;
+    c.how = "made If/While by the TF1 loader";
   } else if (In(kForwardingOps, op) && c.definition) {
     c.covered = true;
     c.how = "forwarded by the executor";
@@ -101,6 +109,7 @@ int main(int argc, char** argv) {
     for (const auto& def : kiln::exec::AllOps())
       if (Check(def.name).covered) known.emplace(def.name);
     for (std::string_view op : kInlinedCalls) known.emplace(op);
+    for (std::string_view op : kFunctionalizedOps) known.emplace(op);
     for (const auto& op : known) std::printf("%s\n", op.c_str());
     return 0;
   }

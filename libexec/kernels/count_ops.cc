@@ -1,11 +1,12 @@
-// Counting and sets: Bincount, DenseBincount, RaggedBincount, Unique, UniqueV2 (along an axis) and
-// UniqueWithCounts.
+// Counting and sets: Bincount, DenseBincount, RaggedBincount, Unique, UniqueV2 (along an axis),
+// UniqueWithCounts(V2) and ListDiff (tf.compat.v1.setdiff1d: the values of x that y lacks).
 #include <cmath>
 #include <functional>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kernels/array_util.h"
@@ -401,6 +402,76 @@ Status ComputeUnique(const KernelContext& ctx) {
   });
 }
 
+// ---- ListDiff --------------------------------------------------------------------------------
+
+using ListDiffTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
+                               uint8_t, uint16_t, uint32_t, uint64_t, bool>;
+
+Status PrepareListDiff(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  if (t != DType::kString)
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, ListDiffTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "y", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "x", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "y", 1));
+  KILN_PREPARE_ASSIGN(ctx, DType idx, ctx.attrs.GetType("out_idx", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "out_idx", idx, kIndexDTypes));
+  ctx.outputs = {TensorSpec{t, UnknownDims(1)}, TensorSpec{idx, UnknownDims(1)}};
+  return OkStatus();
+}
+
+// The values of x not in y, in x's order (duplicates kept), and their positions in x.
+template <typename U, typename Key>
+Status ListDiffOf(const KernelContext& ctx, const Tensor& x, const Tensor& y, Key key) {
+  const U* px = Elems<U>(x);
+  const U* py = Elems<U>(y);
+  using K = decltype(key(px[0]));
+  std::unordered_set<K> in_y;
+  for (int64_t i = 0; i < y.NumElements(); ++i) in_y.insert(key(py[i]));
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < x.NumElements(); ++i)
+    if (!in_y.count(key(px[i]))) keep.push_back(i);
+  const int64_t n = static_cast<int64_t>(keep.size());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{n}));
+  KILN_ASSIGN_OR_RETURN(Tensor * idx, ctx.AllocateOutput(1, Shape{n}));
+  U* o = Elems<U>(*out);
+  for (int64_t j = 0; j < n; ++j) {
+    o[j] = px[keep[j]];
+    if (idx->dtype() == DType::kInt32) {
+      idx->data<int32_t>()[j] = static_cast<int32_t>(keep[j]);
+    } else {
+      idx->data<int64_t>()[j] = keep[j];
+    }
+  }
+  return OkStatus();
+}
+
+Status ComputeListDiff(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& y = ctx.input(1);
+  if (x.rank() != 1 || y.rank() != 1)
+    return ctx.Error("'x' and 'y' must be vectors, got shapes ", x.shape().ToString(), " and ",
+                     y.shape().ToString());
+  if (x.dtype() == DType::kString)
+    return ListDiffOf<std::string>(ctx, x, y, [](const std::string& s) { return s; });
+  // Floats compare by value (as TF's hash set of T): -0 equals 0, NaN equals nothing.
+  return Dispatch<ListDiffTypes>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    if constexpr (kIsFloating<C>) {
+      return ListDiffOf<T>(ctx, x, y, [](const T& v) {
+        // T is the storage type; C (its compute type) has the same bits.
+        const double d = static_cast<double>(*reinterpret_cast<const C*>(&v));
+        return d == 0 ? 0.0 : d;
+      });
+    } else {
+      return ListDiffOf<T>(ctx, x, y, [](const T& v) { return v; });
+    }
+  });
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -410,12 +481,15 @@ constexpr OpDefinition kDefs[] = {
     {"Unique", "y,idx", kOpFreshOutputs, PrepareUnique<false, false>},
     {"UniqueV2", "y,idx", kOpFreshOutputs, PrepareUnique<true, false>},
     {"UniqueWithCounts", "y,idx,count", kOpFreshOutputs, PrepareUnique<false, true>},
+    {"UniqueWithCountsV2", "y,idx,count", kOpFreshOutputs, PrepareUnique<true, true>},
+    {"ListDiff", "out,idx", kOpFreshOutputs, PrepareListDiff},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"Bincount", ComputeBincount<false>},      {"DenseBincount", ComputeBincount<true>},
-    {"RaggedBincount", ComputeRaggedBincount}, {"Unique", ComputeUnique<false>},
-    {"UniqueV2", ComputeUnique<true>},         {"UniqueWithCounts", ComputeUnique<false>},
+    {"Bincount", ComputeBincount<false>},        {"DenseBincount", ComputeBincount<true>},
+    {"RaggedBincount", ComputeRaggedBincount},   {"Unique", ComputeUnique<false>},
+    {"UniqueV2", ComputeUnique<true>},           {"UniqueWithCounts", ComputeUnique<false>},
+    {"UniqueWithCountsV2", ComputeUnique<true>}, {"ListDiff", ComputeListDiff},
 };
 
 }  // namespace

@@ -1,13 +1,19 @@
 // Ops about positions: OneHot (indices to one-hot rows), TopKV2 (the k largest and where they
-// are), Where (the coordinates of non-zero elements) and InvertPermutation.
+// are), Where (the coordinates of non-zero elements), InvertPermutation, LowerBound and
+// UpperBound (tf.searchsorted: where each value would go in a sorted row) and UnravelIndex (flat
+// indices to coordinates), InTopK(V2) (whether targets are among the k best predictions) and
+// NthElement (the n-th smallest or largest of each row).
 #include <algorithm>
+#include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "kernels/array_util.h"
+#include "kernels/kernel_util.h"
 #include "kernels/nd_index.h"
 #include "kernels/op_families.h"
 #include "kernels/type_lists.h"
@@ -295,6 +301,253 @@ Status ComputeInvertPermutation(const KernelContext& ctx) {
   });
 }
 
+// ---- LowerBound, UpperBound ------------------------------------------------------------------
+
+constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
+
+// TF's registrations: the real number types.
+using SearchTypes = RealTypes;
+
+Status PrepareBound(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, SearchTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "sorted_inputs", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "values", t));
+  KILN_PREPARE_ASSIGN(ctx, DType out, ctx.attrs.GetType("out_type", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "out_type", out, kIndexDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "sorted_inputs", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "values", 2));
+  const PartialShape& s = ctx.inputs[0].shape;
+  const PartialShape& v = ctx.inputs[1].shape;
+  if (s.rank() == 2 && v.rank() == 2 && s.dim(0) >= 0 && v.dim(0) >= 0 && s.dim(0) != v.dim(0))
+    return ctx.Error("inputs 'sorted_inputs' and 'values' must have the same number of rows, got ",
+                     s.ToPythonString(), " and ", v.ToPythonString());
+  ctx.outputs = {TensorSpec{out, v}};
+  return OkStatus();
+}
+
+template <bool kUpper>
+Status ComputeBound(const KernelContext& ctx) {
+  const Tensor& sorted = ctx.input(0);
+  const Tensor& values = ctx.input(1);
+  if (sorted.rank() != 2 || values.rank() != 2 || sorted.dim(0) != values.dim(0))
+    return ctx.Error("'sorted_inputs' ", sorted.shape().ToString(), " and 'values' ",
+                     values.shape().ToString(), " must be matrices with the same number of rows");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, values.shape()));
+  const int64_t rows = values.dim(0), n = sorted.dim(1), m = values.dim(1);
+  if (values.NumElements() > 0 && n > 0 && out->dtype() == DType::kInt32 &&
+      n > std::numeric_limits<int32_t>::max())
+    return ctx.Error("'sorted_inputs' has ", n, " columns, too many for out_type int32");
+  return Dispatch<SearchTypes>(sorted.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* s = ComputeData<T>(sorted);
+    const C* v = ComputeData<T>(values);
+    auto write = [&](auto* o) {
+      using O = std::remove_pointer_t<decltype(o)>;
+      ctx.threads().ParallelFor(rows * m, 1024, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const C* row = s + (i / m) * n;
+          const C* at =
+              kUpper ? std::upper_bound(row, row + n, v[i]) : std::lower_bound(row, row + n, v[i]);
+          o[i] = static_cast<O>(at - row);
+        }
+      });
+    };
+    if (out->dtype() == DType::kInt32) {
+      write(out->template data<int32_t>());
+    } else {
+      write(out->template data<int64_t>());
+    }
+    return OkStatus();
+  });
+}
+
+// ---- UnravelIndex ----------------------------------------------------------------------------
+
+Status PrepareUnravelIndex(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_ASSIGN_OR_RETURN(DType t, IndexInputDType(ctx, 0, "indices", "Tidx"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "dims", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "dims", 1));
+  const PartialShape& idx = ctx.inputs[0].shape;
+  if (!idx.unknown_rank() && idx.rank() > 1)
+    return ctx.Error("input 'indices' must be a scalar or a vector, got shape ",
+                     idx.ToPythonString());
+  const int64_t n = KnownLength(ctx.inputs[1].shape);
+  std::vector<int64_t> dims = {n};
+  if (idx.unknown_rank()) {
+    ctx.outputs = {TensorSpec{t, PartialShape::UnknownRank()}};
+    return OkStatus();
+  }
+  if (idx.rank() == 1) dims.push_back(idx.dim(0));
+  KILN_PREPARE_ASSIGN(ctx, PartialShape out, PartialShape::FromDims(dims));
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status ComputeUnravelIndex(const KernelContext& ctx) {
+  const Tensor& indices = ctx.input(0);
+  const Tensor& dims_t = ctx.input(1);
+  if (indices.rank() > 1 || dims_t.rank() != 1)
+    return ctx.Error("'indices' must be a scalar or a vector and 'dims' a vector, got shapes ",
+                     indices.shape().ToString(), " and ", dims_t.shape().ToString());
+  const std::vector<int64_t> dims = IndexValues(dims_t);
+  int64_t total = 1;
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] <= 0) return ctx.Error("input 'dims' must contain positive values, got ", dims[i]);
+    total = total > std::numeric_limits<int64_t>::max() / dims[i] ? -1 : total * dims[i];
+    if (total < 0) return ctx.Error("the product of 'dims' overflows int64");
+  }
+  const std::vector<int64_t> idx = IndexValues(indices);
+  for (int64_t v : idx)
+    if (v < 0 || v >= total)
+      return ctx.Error("index ", v, " is out of bounds for dims ", DimsString(dims));
+  const int64_t k = static_cast<int64_t>(dims.size()), n = static_cast<int64_t>(idx.size());
+  Shape shape = indices.rank() == 0 ? Shape{k} : Shape{k, n};
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  auto write = [&](auto* o) {
+    using O = std::remove_pointer_t<decltype(o)>;
+    for (int64_t j = 0; j < n; ++j) {
+      int64_t rest = idx[j];
+      for (int64_t d = k - 1; d >= 0; --d) {
+        o[d * n + j] = static_cast<O>(rest % dims[d]);
+        rest /= dims[d];
+      }
+    }
+  };
+  if (out->dtype() == DType::kInt32) {
+    write(out->data<int32_t>());
+  } else {
+    write(out->data<int64_t>());
+  }
+  return OkStatus();
+}
+
+// ---- InTopK, InTopKV2 ------------------------------------------------------------------------
+
+// Whether each row's target class is among its k largest predictions, as TF decides it: fewer
+// than k classes predict more than the target; false for an out-of-range target or a row with a
+// non-finite prediction.
+Status PrepareInTopK(PrepareContext& ctx) {
+  const bool v2 = ctx.op == "InTopKV2";
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(v2 ? 3 : 2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "predictions", DType::kFloat));
+  KILN_ASSIGN_OR_RETURN(DType t, IndexInputDType(ctx, 1, "targets", "T"));
+  if (v2) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "k", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "predictions", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "targets", 1));
+  if (!v2) {
+    KILN_PREPARE_ASSIGN(ctx, int64_t k, ctx.attrs.GetInt("k"));
+    ctx.state = std::make_shared<TypedOpState<int64_t>>(k);
+  }
+  const PartialShape& p = ctx.inputs[0].shape;
+  ctx.outputs = {TensorSpec{DType::kBool, UnknownDims(1)}};
+  if (p.rank() == 2 && p.dim(0) >= 0) ctx.outputs[0].shape = PartialShape(Shape{p.dim(0)});
+  return OkStatus();
+}
+
+Status ComputeInTopK(const KernelContext& ctx) {
+  const Tensor& pred = ctx.input(0);
+  const Tensor& targets = ctx.input(1);
+  int64_t k = 0;
+  if (ctx.num_inputs() == 3) {
+    if (ctx.input(2).NumElements() != 1) return ctx.Error("input 'k' must be a scalar");
+    k = IndexValues(ctx.input(2))[0];
+  } else {
+    k = ctx.state<TypedOpState<int64_t>>().value;
+  }
+  if (pred.rank() != 2 || targets.rank() != 1 || targets.dim(0) != pred.dim(0))
+    return ctx.Error("'predictions' ", pred.shape().ToString(), " must be [batch, classes] and '",
+                     "targets' ", targets.shape().ToString(), " [batch]");
+  const int64_t rows = pred.dim(0), classes = pred.dim(1);
+  const std::vector<int64_t> target = IndexValues(targets);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{rows}));
+  const float* p = pred.data<float>();
+  bool* o = out->data<bool>();
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* row = p + r * classes;
+    const int64_t t = target[r];
+    if (t < 0 || t >= classes || !std::isfinite(row[t])) {
+      o[r] = false;
+      continue;
+    }
+    int64_t more = 0;
+    bool finite = true;
+    for (int64_t j = 0; j < classes && more <= k; ++j) {
+      if (!std::isfinite(row[j])) {
+        finite = false;
+        break;
+      }
+      more += row[j] > row[t];
+    }
+    o[r] = finite && more < k;
+  }
+  return OkStatus();
+}
+
+// ---- NthElement ----------------------------------------------------------------------------
+
+// The n-th smallest value of each last-dim vector (the n-th largest with reverse).
+Status PrepareNthElement(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "n", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "n", 0));
+  KILN_PREPARE_ASSIGN(ctx, bool reverse, ctx.attrs.GetBool("reverse", false));
+  ctx.state = std::make_shared<TypedOpState<bool>>(reverse);
+  const PartialShape& in = ctx.inputs[0].shape;
+  if (in.unknown_rank()) {
+    ctx.outputs = {TensorSpec{t, PartialShape::UnknownRank()}};
+    return OkStatus();
+  }
+  if (in.rank() < 1) return ctx.Error("input 'input' must have rank 1 or more, got a scalar");
+  std::vector<int64_t> dims(in.dims().begin(), in.dims().end() - 1);
+  KILN_PREPARE_ASSIGN(ctx, PartialShape out, PartialShape::FromDims(dims));
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status ComputeNthElement(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int64_t n = ctx.input(1).scalar<int32_t>();
+  const bool reverse = ctx.state<TypedOpState<bool>>().value;
+  if (x.rank() < 1) return ctx.Error("input must have rank 1 or more, got a scalar");
+  const int64_t len = x.dim(x.rank() - 1);
+  if (n < 0 || n >= len)
+    return ctx.Error("input 'n' = ", n, " must be in [0, ", len, ") (the last dim)");
+  std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end() - 1);
+  KILN_ASSIGN_OR_RETURN(Shape shape, Shape::FromDims(dims));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  return Dispatch<RealTypes>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* in = ComputeData<T>(x);
+    C* o = MutableComputeData<T>(out);
+    const int64_t rows = out->NumElements();
+    ctx.threads().ParallelFor(rows, 64, [&](int64_t begin, int64_t end) {
+      std::vector<C> row(static_cast<size_t>(len));
+      for (int64_t r = begin; r < end; ++r) {
+        std::copy(in + r * len, in + (r + 1) * len, row.begin());
+        const auto nth = row.begin() + (reverse ? len - 1 - n : n);
+        // NaN sorts last: std::nth_element needs a strict weak order.
+        std::nth_element(row.begin(), nth, row.end(), [](C a, C b) {
+          if constexpr (kIsFloating<C>) {
+            if (Eigen::numext::isnan(b)) return !Eigen::numext::isnan(a);
+            if (Eigen::numext::isnan(a)) return false;
+          }
+          return a < b;
+        });
+        o[r] = *nth;
+      }
+    });
+    return OkStatus();
+  });
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -302,6 +555,12 @@ constexpr OpDefinition kDefs[] = {
     {"TopKV2", "values,indices", kOpFreshOutputs, PrepareTopK},
     {"Where", "index", kOpFreshOutputs, PrepareWhere},
     {"InvertPermutation", "y", kOpFreshOutputs, PrepareInvertPermutation},
+    {"LowerBound", "output", kOpFreshOutputs, PrepareBound},
+    {"UpperBound", "output", kOpFreshOutputs, PrepareBound},
+    {"UnravelIndex", "output", kOpFreshOutputs, PrepareUnravelIndex},
+    {"InTopK", "precision", kOpFreshOutputs, PrepareInTopK},
+    {"InTopKV2", "precision", kOpFreshOutputs, PrepareInTopK},
+    {"NthElement", "values", kOpFreshOutputs, PrepareNthElement},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -309,6 +568,12 @@ constexpr KernelEntry kCpu[] = {
     {"TopKV2", ComputeTopK},
     {"Where", ComputeWhere},
     {"InvertPermutation", ComputeInvertPermutation},
+    {"LowerBound", ComputeBound<false>},
+    {"UpperBound", ComputeBound<true>},
+    {"UnravelIndex", ComputeUnravelIndex},
+    {"InTopK", ComputeInTopK},
+    {"InTopKV2", ComputeInTopK},
+    {"NthElement", ComputeNthElement},
 };
 
 }  // namespace

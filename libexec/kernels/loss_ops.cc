@@ -1,4 +1,5 @@
-// Softmax cross-entropy losses with their backprop (TF's fused training ops):
+// Losses: L2Loss (sum(t^2) / 2), and the softmax cross-entropy losses with their backprop (TF's
+// fused training ops):
 //   SoftmaxCrossEntropyWithLogits(features, labels): both broadcast to [batch, classes];
 //   SparseSoftmaxCrossEntropyWithLogits(features [batch, classes], labels [batch] of class ids).
 // Per row, with shifted = logits - max(logits) and lse = log(sum(exp(shifted))):
@@ -174,15 +175,42 @@ Status ComputeSparseSoftmaxXent(const KernelContext& ctx) {
   });
 }
 
+// L2Loss: sum(t^2) / 2 as a scalar (tf.nn.l2_loss); float accumulation for half types.
+Status PrepareL2Loss(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, FloatTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "t", t));
+  ctx.outputs = {TensorSpec{t, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeL2Loss(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  return Dispatch<FloatTypes>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    using W = fn::Wide<C>;
+    const C* p = ComputeData<T>(x);
+    W sum = 0;
+    for (int64_t i = 0, n = x.NumElements(); i < n; ++i) sum += W(p[i]) * W(p[i]);
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape()));
+    *MutableComputeData<T>(out) = static_cast<C>(sum / W(2));
+    return OkStatus();
+  });
+}
+
 constexpr OpDefinition kDefs[] = {
     {"SoftmaxCrossEntropyWithLogits", "loss,backprop", kOpFreshOutputs, PrepareSoftmaxXent},
     {"SparseSoftmaxCrossEntropyWithLogits", "loss,backprop", kOpFreshOutputs,
      PrepareSparseSoftmaxXent},
+    {"L2Loss", "output", kOpFreshOutputs, PrepareL2Loss},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"SoftmaxCrossEntropyWithLogits", ComputeSoftmaxXent},
     {"SparseSoftmaxCrossEntropyWithLogits", ComputeSparseSoftmaxXent},
+    {"L2Loss", ComputeL2Loss},
 };
 
 }  // namespace

@@ -157,6 +157,7 @@ constexpr OpDefinition kDefs[] = {
     {"Pow", "z", kOpElementwise, PrepareBinarySame<SignedRealTypes>},
     {"Rsqrt", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Reciprocal", "y", kOpElementwise, PrepareUnarySame<SignedRealTypes>},
+    {"Inv", "y", kOpElementwise, PrepareUnarySame<SignedRealTypes>},  // Reciprocal's old name
     {"ZerosLike", "y", kOpElementwise, PrepareFillLike<ZerosLikeTypes>},
     {"OnesLike", "y", kOpElementwise, PrepareFillLike<OnesLikeTypes>},
     {"AddN", "sum", kOpElementwise, PrepareAddN},
@@ -169,6 +170,7 @@ constexpr KernelEntry kCpu[] = {
     {"Pow", ComputeBinary<fn::Pow, SignedRealTypes>},
     {"Rsqrt", ComputeUnary<fn::Rsqrt, FloatTypes>},
     {"Reciprocal", ComputeUnary<fn::Reciprocal, SignedRealTypes>},
+    {"Inv", ComputeUnary<fn::Reciprocal, SignedRealTypes>},
     {"ZerosLike", ComputeFillLike<0, ZerosLikeTypes>},
     {"OnesLike", ComputeFillLike<1, OnesLikeTypes>},
     {"AddN", ComputeAddN},

@@ -1,6 +1,8 @@
 // Element-wise binary math with numpy broadcasting (Div, TruncateDiv, Mod, bit ops, the *NoNan
-// and x*y-style ops, Atan2, SquaredDifference), the activation gradients (same shapes, no
-// broadcasting, as TF) and ClipByValue.
+// and x*y-style ops, Atan2, SquaredDifference, the special functions of two arguments,
+// NextAfter), the activation and unary-math gradients (Relu, Relu6, Elu, Selu, Softplus, Softsign,
+// LeakyRelu, Sigmoid, Tanh, Reciprocal/Inv, Sqrt, Rsqrt: same sizes, no broadcasting, as TF) and
+// ClipByValue.
 #include <string>
 
 #include "kernels/elementwise.h"
@@ -15,15 +17,21 @@ namespace {
 // the OpDef allows, compute in float); SquaredDifference adds int32/64 to the floats.
 using ModTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
 using SquaredDifferenceTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
+// Igamma, Igammac, Zeta, Polygamma and NextAfter: TF registers float and double only.
+using SpecialTypes = TypeList<float, double>;
 
 // ---- gradients: two inputs of one shape -------------------------------------------------------
 
 // Inputs `a` and `b` of dtype T (in List) and the same shape; the output has it too. TF's
 // ReluGrad wants equal shapes, SigmoidGrad/TanhGrad equal element counts (shape of input 0).
+// `t_default`: T's OpDef default, kInvalid when T has none (LeakyReluGrad's is float32).
 template <typename List, bool kSameShape>
-Status PrepareSameSize(PrepareContext& ctx, std::string_view a, std::string_view b) {
+Status PrepareSameSize(PrepareContext& ctx, std::string_view a, std::string_view b,
+                       DType t_default = DType::kInvalid) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
-  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_PREPARE_ASSIGN(
+      ctx, DType t,
+      t_default == DType::kInvalid ? ctx.attrs.GetType("T") : ctx.attrs.GetType("T", t_default));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, List::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, a, t));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, b, t));
@@ -74,6 +82,66 @@ Status ComputeSameSize(const KernelContext& ctx) {
     const Fn<C> f;
     ctx.threads().ParallelFor(a.NumElements(), 32768, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) o[i] = f(pa[i], pb[i]);
+    });
+    return OkStatus();
+  });
+}
+
+template <typename List>
+Status PrepareFeatureGrad(PrepareContext& ctx) {
+  return PrepareSameSize<List, true>(ctx, "gradients", "features");
+}
+template <typename List>
+Status PrepareOutputGrad(PrepareContext& ctx) {
+  return PrepareSameSize<List, true>(ctx, "gradients", "outputs");
+}
+
+// NextAfter: x1 and x2 broadcast; T defaults to float32 in its OpDef (so TF leaves it out).
+Status PrepareNextAfter(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, SpecialTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x1", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "x2", t));
+  KILN_PREPARE_ASSIGN(ctx, PartialShape shape,
+                      BroadcastPartialShapes(ctx.inputs[0].shape, ctx.inputs[1].shape));
+  ctx.outputs = {TensorSpec{t, shape}};
+  return OkStatus();
+}
+
+// ---- LeakyReluGrad -----------------------------------------------------------------------------
+
+struct AlphaState : OpState {
+  float alpha = 0.2f;
+};
+
+Status PrepareLeakyReluGrad(PrepareContext& ctx) {
+  Status same = PrepareSameSize<FloatTypes, true>(ctx, "gradients", "features", DType::kFloat);
+  if (!same.ok()) return same;
+  auto state = std::make_shared<AlphaState>();
+  KILN_PREPARE_ASSIGN(ctx, state->alpha, ctx.attrs.GetFloat("alpha", 0.2f));
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+// gradients where features > 0, else alpha * gradients.
+Status ComputeLeakyReluGrad(const KernelContext& ctx) {
+  const Tensor& g = ctx.input(0);
+  const Tensor& f = ctx.input(1);
+  if (g.shape() != f.shape())
+    return ctx.Error("inputs must have the same shape, got ", g.shape().ToString(), " and ",
+                     f.shape().ToString());
+  const float alpha = ctx.state<AlphaState>().alpha;
+  return Dispatch<FloatTypes>(g.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* pg = ComputeData<T>(g);
+    const C* pf = ComputeData<T>(f);
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, g.shape()));
+    C* o = MutableComputeData<T>(out);
+    const C a = static_cast<C>(alpha);
+    ctx.threads().ParallelFor(g.NumElements(), 32768, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = pf[i] > C(0) ? pg[i] : C(pg[i] * a);
     });
     return OkStatus();
   });
@@ -148,6 +216,12 @@ constexpr OpDefinition kDefs[] = {
     {"MulNoNan", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
     {"Xdivy", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
     {"Xlogy", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
+    {"Xlog1py", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
+    {"Igamma", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
+    {"Igammac", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
+    {"Zeta", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
+    {"Polygamma", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
+    {"NextAfter", "output", kOpElementwise, PrepareNextAfter},
     {"Atan2", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
     {"SquaredDifference", "z", kOpElementwise, PrepareBinarySame<SquaredDifferenceTypes>},
     {"BitwiseAnd", "z", kOpElementwise, PrepareBinarySame<IntTypes>},
@@ -159,6 +233,15 @@ constexpr OpDefinition kDefs[] = {
     {"Relu6Grad", "backprops", kOpElementwise, PrepareReluGrad<RealTypes>},
     {"SigmoidGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
     {"TanhGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
+    {"EluGrad", "backprops", kOpElementwise, PrepareOutputGrad<FloatTypes>},
+    {"SeluGrad", "backprops", kOpElementwise, PrepareOutputGrad<FloatTypes>},
+    {"SoftplusGrad", "backprops", kOpElementwise, PrepareFeatureGrad<FloatTypes>},
+    {"SoftsignGrad", "backprops", kOpElementwise, PrepareFeatureGrad<FloatTypes>},
+    {"LeakyReluGrad", "backprops", kOpElementwise, PrepareLeakyReluGrad},
+    {"ReciprocalGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
+    {"InvGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
+    {"SqrtGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
+    {"RsqrtGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
     {"ClipByValue", "output", kOpElementwise, PrepareClipByValue},
 };
 
@@ -171,6 +254,12 @@ constexpr KernelEntry kCpu[] = {
     {"MulNoNan", ComputeBinary<fn::MulNoNan, FloatTypes>},
     {"Xdivy", ComputeBinary<fn::Xdivy, FloatTypes>},
     {"Xlogy", ComputeBinary<fn::Xlogy, FloatTypes>},
+    {"Xlog1py", ComputeBinary<fn::Xlog1py, FloatTypes>},
+    {"Igamma", ComputeBinary<fn::Igamma, SpecialTypes>},
+    {"Igammac", ComputeBinary<fn::Igammac, SpecialTypes>},
+    {"Zeta", ComputeBinary<fn::Zeta, SpecialTypes>},
+    {"Polygamma", ComputeBinary<fn::Polygamma, SpecialTypes>},
+    {"NextAfter", ComputeBinary<fn::NextAfter, SpecialTypes>},
     {"Atan2", ComputeBinary<fn::Atan2, FloatTypes>},
     {"SquaredDifference", ComputeBinary<fn::SquaredDifference, SquaredDifferenceTypes>},
     {"BitwiseAnd", ComputeBinary<fn::BitwiseAnd, IntTypes>},
@@ -182,6 +271,15 @@ constexpr KernelEntry kCpu[] = {
     {"Relu6Grad", ComputeSameSize<fn::Relu6Grad, RealTypes, true>},
     {"SigmoidGrad", ComputeSameSize<fn::SigmoidGrad, FloatTypes, false>},
     {"TanhGrad", ComputeSameSize<fn::TanhGrad, FloatTypes, false>},
+    {"EluGrad", ComputeSameSize<fn::EluGrad, FloatTypes, true>},
+    {"SeluGrad", ComputeSameSize<fn::SeluGrad, FloatTypes, true>},
+    {"SoftplusGrad", ComputeSameSize<fn::SoftplusGrad, FloatTypes, true>},
+    {"SoftsignGrad", ComputeSameSize<fn::SoftsignGrad, FloatTypes, true>},
+    {"LeakyReluGrad", ComputeLeakyReluGrad},
+    {"ReciprocalGrad", ComputeSameSize<fn::ReciprocalGrad, FloatTypes, false>},
+    {"InvGrad", ComputeSameSize<fn::ReciprocalGrad, FloatTypes, false>},
+    {"SqrtGrad", ComputeSameSize<fn::SqrtGrad, FloatTypes, false>},
+    {"RsqrtGrad", ComputeSameSize<fn::RsqrtGrad, FloatTypes, false>},
     {"ClipByValue", ComputeClipByValue},
 };
 

@@ -54,6 +54,25 @@ KILN_FLOAT_UNARY(Erfc, 8, std::erfc(v))
 // Eigen's (what TF uses): lgamma without the global signgam, digamma NaN at poles.
 KILN_FLOAT_UNARY(Lgamma, 16, Eigen::numext::lgamma(v))
 KILN_FLOAT_UNARY(Digamma, 16, Eigen::numext::digamma(v))
+// The inverse of the standard normal CDF, and of erf: TF's (Eigen's) own forms.
+KILN_FLOAT_UNARY(Ndtri, 16, Eigen::numext::ndtri(v))
+KILN_FLOAT_UNARY(Erfinv, 16,
+                 Eigen::numext::ndtri((v + Wide<C>(1)) / Wide<C>(2)) / std::sqrt(Wide<C>(2)))
+
+// ---- Bessel functions (tf.math.special), Eigen's as TF's kernels -----------------------------
+
+KILN_FLOAT_UNARY(BesselI0, 24, Eigen::numext::bessel_i0(v))
+KILN_FLOAT_UNARY(BesselI0e, 24, Eigen::numext::bessel_i0e(v))
+KILN_FLOAT_UNARY(BesselI1, 24, Eigen::numext::bessel_i1(v))
+KILN_FLOAT_UNARY(BesselI1e, 24, Eigen::numext::bessel_i1e(v))
+KILN_FLOAT_UNARY(BesselJ0, 24, Eigen::numext::bessel_j0(v))
+KILN_FLOAT_UNARY(BesselJ1, 24, Eigen::numext::bessel_j1(v))
+KILN_FLOAT_UNARY(BesselK0, 24, Eigen::numext::bessel_k0(v))
+KILN_FLOAT_UNARY(BesselK0e, 24, Eigen::numext::bessel_k0e(v))
+KILN_FLOAT_UNARY(BesselK1, 24, Eigen::numext::bessel_k1(v))
+KILN_FLOAT_UNARY(BesselK1e, 24, Eigen::numext::bessel_k1e(v))
+KILN_FLOAT_UNARY(BesselY0, 24, Eigen::numext::bessel_y0(v))
+KILN_FLOAT_UNARY(BesselY1, 24, Eigen::numext::bessel_y1(v))
 
 // ---- rounding -------------------------------------------------------------------------------
 
@@ -105,6 +124,17 @@ struct IsFinite {
 
 // ---- bits -----------------------------------------------------------------------------------
 
+// The number of set bits, as uint8 (tf.math.bitwise.population_count).
+template <typename C>
+struct PopulationCount {
+  KILN_HD uint8_t operator()(C x) const {
+    using U = std::make_unsigned_t<C>;
+    U u = static_cast<U>(x);
+    uint8_t n = 0;
+    for (; u != 0; u &= static_cast<U>(u - 1)) ++n;
+    return n;
+  }
+};
 template <typename C>
 struct Invert {
   KILN_HD C operator()(C x) const { return static_cast<C>(~x); }
@@ -244,6 +274,64 @@ struct Xdivy {
   static constexpr int kCost = 4;
   KILN_HD C operator()(C x, C y) const { return x == C(0) ? C(0) : static_cast<C>(x / y); }
 };
+// x * log1p(y), 0 where x is 0 (tf.math.xlog1py).
+template <typename C>
+struct Xlog1py {
+  static constexpr int kCost = 8;
+  KILN_HD C operator()(C x, C y) const {
+    if (x == C(0)) return C(0);
+    return static_cast<C>(static_cast<Wide<C>>(x) * std::log1p(static_cast<Wide<C>>(y)));
+  }
+};
+// The regularized incomplete gamma functions P(a, x) and Q(a, x), Hurwitz zeta(x, q) and
+// polygamma(n, x): Eigen's, which TF's kernels call.
+template <typename C>
+struct Igamma {
+  static constexpr int kCost = 64;
+  KILN_HD C operator()(C a, C x) const {
+    return static_cast<C>(Eigen::numext::igamma(Wide<C>(a), Wide<C>(x)));
+  }
+};
+template <typename C>
+struct Igammac {
+  static constexpr int kCost = 64;
+  KILN_HD C operator()(C a, C x) const {
+    return static_cast<C>(Eigen::numext::igammac(Wide<C>(a), Wide<C>(x)));
+  }
+};
+template <typename C>
+struct Zeta {
+  static constexpr int kCost = 64;
+  KILN_HD C operator()(C x, C q) const {
+    using W = Wide<C>;
+    const W wx(x), wq(q);
+    // x or q = +Inf: the limits TF's (newer) Eigen gives; Debian's gives NaN.
+    const W inf = std::numeric_limits<W>::infinity();
+    if (wx == inf && wq > W(0)) return static_cast<C>(wq < W(1) ? wx : (wq == W(1) ? W(1) : W(0)));
+    if (wq == inf && wx > W(1)) return C(0);  // every term is 0
+    return static_cast<C>(Eigen::numext::zeta(wx, wq));
+  }
+};
+// polygamma(n, x) as Eigen writes it, (-1)^(n+1) n! zeta(n + 1, x), over the Zeta above (so
+// x = +Inf gives TF's signed 0).
+template <typename C>
+struct Polygamma {
+  static constexpr int kCost = 64;
+  KILN_HD C operator()(C n, C x) const {
+    using W = Wide<C>;
+    const W wn(n), wx(x);
+    if (!(std::floor(wn) == wn) || wn < W(0))
+      return static_cast<C>(std::numeric_limits<W>::quiet_NaN());
+    if (wn == W(0)) return static_cast<C>(Eigen::numext::digamma(wx));
+    const W np1 = wn + W(1);
+    return static_cast<C>(std::pow(W(-1), np1) * std::exp(std::lgamma(np1)) * Zeta<W>()(np1, wx));
+  }
+};
+// The next representable value after x towards y (std::nextafter; TF has float and double).
+template <typename C>
+struct NextAfter {
+  KILN_HD C operator()(C x, C y) const { return std::nextafter(x, y); }
+};
 template <typename C>
 struct Xlogy {
   static constexpr int kCost = 8;
@@ -277,12 +365,70 @@ template <typename C>
 struct Relu6Grad {
   KILN_HD C operator()(C g, C f) const { return (f > C(0) && f < C(6)) ? g : C(0); }
 };
+// (gradients, outputs) of Elu and Selu; (gradients, features) of Softplus and Softsign.
+template <typename C>
+struct EluGrad {
+  KILN_HD C operator()(C g, C y) const {
+    using W = Wide<C>;
+    return y < C(0) ? static_cast<C>(W(g) * (W(y) + W(1))) : g;
+  }
+};
+template <typename C>
+struct SeluGrad {
+  KILN_HD C operator()(C g, C y) const {
+    using W = Wide<C>;
+    const W scale = W(1.0507009873554804934193349852946);
+    const W scale_alpha = W(1.7580993408473768599402175208123);
+    return static_cast<C>(y < C(0) ? W(g) * (W(y) + scale_alpha) : W(g) * scale);
+  }
+};
+template <typename C>
+struct SoftplusGrad {
+  KILN_HD C operator()(C g, C f) const {
+    using W = Wide<C>;
+    return static_cast<C>(W(g) / (W(1) + std::exp(-W(f))));
+  }
+};
+template <typename C>
+struct SoftsignGrad {
+  KILN_HD C operator()(C g, C f) const {
+    using W = Wide<C>;
+    const W d = W(1) + std::abs(W(f));
+    return static_cast<C>(W(g) / (d * d));
+  }
+};
 // (y, dy) -> dy * y * (1 - y), dy * (1 - y^2).
 template <typename C>
 struct SigmoidGrad {
   KILN_HD C operator()(C y, C dy) const {
     using W = Wide<C>;
     return static_cast<C>(W(dy) * W(y) * (W(1) - W(y)));
+  }
+};
+// The gradients of 1/x, sqrt and rsqrt from their output y: -dy y^2, dy / (2y), -dy y^3 / 2;
+// 0 where dy is 0 whatever y is (TF's, so an Inf or 0 output does not make 0 x Inf = NaN).
+template <typename C>
+struct ReciprocalGrad {
+  KILN_HD C operator()(C y, C dy) const {
+    using W = Wide<C>;
+    if (W(dy) == W(0)) return C(0);
+    return static_cast<C>(-W(y) * W(y) * W(dy));
+  }
+};
+template <typename C>
+struct SqrtGrad {
+  KILN_HD C operator()(C y, C dy) const {
+    using W = Wide<C>;
+    if (W(dy) == W(0)) return C(0);
+    return static_cast<C>(W(0.5) * W(dy) / W(y));
+  }
+};
+template <typename C>
+struct RsqrtGrad {
+  KILN_HD C operator()(C y, C dy) const {
+    using W = Wide<C>;
+    if (W(dy) == W(0)) return C(0);
+    return static_cast<C>(W(-0.5) * (W(dy) * W(y)) * (W(y) * W(y)));
   }
 };
 template <typename C>

@@ -123,6 +123,12 @@ Status ComputeCheckNumerics(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- PopulationCount -------------------------------------------------------------------------
+
+Status PreparePopulationCount(PrepareContext& ctx) {
+  return PrepareUnary(ctx, IntTypes::kDTypes, "x", DType::kUInt8);
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -143,6 +149,20 @@ constexpr OpDefinition kDefs[] = {
     {"Erfc", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Lgamma", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Digamma", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Ndtri", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Erfinv", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselI0", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselI0e", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselI1", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselI1e", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselJ0", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselJ1", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselK0", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselK0e", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselK1", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselK1e", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselY0", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"BesselY1", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Floor", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Ceil", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
     {"Rint", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
@@ -152,6 +172,7 @@ constexpr OpDefinition kDefs[] = {
     {"IsInf", "y", kOpFreshOutputs, PrepareUnaryPredicate<FloatTypes>},
     {"IsFinite", "y", kOpFreshOutputs, PrepareUnaryPredicate<FloatTypes>},
     {"Invert", "y", kOpElementwise, PrepareUnarySame<IntTypes>},
+    {"PopulationCount", "y", kOpFreshOutputs, PreparePopulationCount},
     {"Selu", "activations", kOpElementwise, PrepareActivation<FloatTypes>},
     {"Softplus", "activations", kOpElementwise, PrepareActivation<FloatTypes>},
     {"Softsign", "activations", kOpElementwise, PrepareActivation<FloatTypes>},
@@ -179,6 +200,20 @@ constexpr KernelEntry kCpu[] = {
     {"Erfc", ComputeUnary<fn::Erfc, FloatTypes>},
     {"Lgamma", ComputeUnary<fn::Lgamma, FloatTypes>},
     {"Digamma", ComputeUnary<fn::Digamma, FloatTypes>},
+    {"Ndtri", ComputeUnary<fn::Ndtri, FloatTypes>},
+    {"Erfinv", ComputeUnary<fn::Erfinv, FloatTypes>},
+    {"BesselI0", ComputeUnary<fn::BesselI0, FloatTypes>},
+    {"BesselI0e", ComputeUnary<fn::BesselI0e, FloatTypes>},
+    {"BesselI1", ComputeUnary<fn::BesselI1, FloatTypes>},
+    {"BesselI1e", ComputeUnary<fn::BesselI1e, FloatTypes>},
+    {"BesselJ0", ComputeUnary<fn::BesselJ0, FloatTypes>},
+    {"BesselJ1", ComputeUnary<fn::BesselJ1, FloatTypes>},
+    {"BesselK0", ComputeUnary<fn::BesselK0, FloatTypes>},
+    {"BesselK0e", ComputeUnary<fn::BesselK0e, FloatTypes>},
+    {"BesselK1", ComputeUnary<fn::BesselK1, FloatTypes>},
+    {"BesselK1e", ComputeUnary<fn::BesselK1e, FloatTypes>},
+    {"BesselY0", ComputeUnary<fn::BesselY0, FloatTypes>},
+    {"BesselY1", ComputeUnary<fn::BesselY1, FloatTypes>},
     {"Floor", ComputeUnary<fn::Floor, FloatTypes>},
     {"Ceil", ComputeUnary<fn::Ceil, FloatTypes>},
     {"Rint", ComputeUnary<fn::Rint, FloatTypes>},
@@ -188,6 +223,7 @@ constexpr KernelEntry kCpu[] = {
     {"IsInf", ComputeUnary<fn::IsInf, FloatTypes>},
     {"IsFinite", ComputeUnary<fn::IsFinite, FloatTypes>},
     {"Invert", ComputeUnary<fn::Invert, IntTypes>},
+    {"PopulationCount", ComputeUnary<fn::PopulationCount, IntTypes>},
     {"Selu", ComputeUnary<fn::Selu, FloatTypes>},
     {"Softplus", ComputeUnary<fn::Softplus, FloatTypes>},
     {"Softsign", ComputeUnary<fn::Softsign, FloatTypes>},

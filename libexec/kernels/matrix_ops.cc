@@ -1,6 +1,7 @@
 // Batched matrices: MatrixBandPart, MatrixDeterminant, and the diagonal ops MatrixDiag,
 // MatrixDiagPart (v1, v2, v3) and MatrixSetDiagV3 with TF's band of diagonals k = [k0, k1] and
-// its alignment of the packed diagonals.
+// its alignment of the packed diagonals; and the tensor diagonals Diag and DiagPart (rank k to
+// rank 2k and back).
 //
 // Packed diagonals: for a band k0 <= d <= k1 of an M x N matrix, row k1 - d of the packing
 // holds diagonal d, whose length is min(M + min(0, d), N - max(0, d)), in a row of the longest
@@ -9,6 +10,7 @@
 #include <Eigen/Dense>
 #include <algorithm>
 #include <complex>
+#include <cstring>
 #include <string>
 
 #include "kernels/array_util.h"
@@ -508,6 +510,97 @@ Status ComputeSetDiag(const KernelContext& ctx) {
   });
 }
 
+// ---- Diag, DiagPart (tf.linalg.tensor_diag and tensor_diag_part) ---------------------------
+
+// Diag: a rank-k input gives a rank-2k output, x at [i..., i...] and 0 elsewhere. DiagPart is
+// its inverse: a rank-2k input with dims[i] == dims[i + k] gives x[i..., i...].
+Status PrepareTensorDiag(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "diagonal"));
+  if (!DTypeIsPod(t)) return ctx.Error("takes numbers, got ", DTypeShortName(t));
+  const PartialShape& in = ctx.inputs[0].shape;
+  if (in.unknown_rank()) {
+    ctx.outputs = {TensorSpec{t, PartialShape::UnknownRank()}};
+    return OkStatus();
+  }
+  if (in.rank() < 1 || in.rank() > kMaxRank / 2)
+    return ctx.Error("input 'diagonal' must have rank 1 to ", kMaxRank / 2, ", got ",
+                     in.ToPythonString());
+  std::vector<int64_t> dims;
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < in.rank(); ++i) dims.push_back(in.dim(i));
+  KILN_PREPARE_ASSIGN(ctx, PartialShape out, PartialShape::FromDims(dims));
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status PrepareTensorDiagPart(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
+  if (!DTypeIsPod(t)) return ctx.Error("takes numbers, got ", DTypeShortName(t));
+  const PartialShape& in = ctx.inputs[0].shape;
+  if (in.unknown_rank()) {
+    ctx.outputs = {TensorSpec{t, PartialShape::UnknownRank()}};
+    return OkStatus();
+  }
+  if (in.rank() < 2 || in.rank() % 2 != 0)
+    return ctx.Error("input 'input' must have an even rank of at least 2, got ",
+                     in.ToPythonString());
+  const int k = in.rank() / 2;
+  std::vector<int64_t> dims;
+  for (int i = 0; i < k; ++i) {
+    const int64_t a = in.dim(i), b = in.dim(i + k);
+    if (a >= 0 && b >= 0 && a != b)
+      return ctx.Error("input 'input' dims ", i, " and ", i + k, " must be equal, got ",
+                       in.ToPythonString());
+    dims.push_back(a >= 0 ? a : b);
+  }
+  KILN_PREPARE_ASSIGN(ctx, PartialShape out, PartialShape::FromDims(dims));
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status ComputeTensorDiag(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 1 || x.rank() > kMaxRank / 2)
+    return ctx.Error("input must have rank 1 to ", kMaxRank / 2, ", got ", x.shape().ToString());
+  std::vector<int64_t> dims;
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < x.rank(); ++i) dims.push_back(x.dim(i));
+  KILN_ASSIGN_OR_RETURN(Shape shape, Shape::FromDims(dims));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  const int64_t n = x.NumElements();
+  const size_t size = DTypeSize(x.dtype());
+  char* o = static_cast<char*>(out->raw_data());
+  std::memset(o, 0, out->ByteSize());
+  const char* in = static_cast<const char*>(x.raw_data());
+  // Element i of the flat input lands at flat position i * (n + 1) of the n x n output.
+  for (int64_t i = 0; i < n; ++i) std::memcpy(o + i * (n + 1) * size, in + i * size, size);
+  return OkStatus();
+}
+
+Status ComputeTensorDiagPart(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const int k = x.rank() / 2;
+  if (x.rank() < 2 || x.rank() % 2 != 0)
+    return ctx.Error("input must have an even rank of at least 2, got ", x.shape().ToString());
+  std::vector<int64_t> dims;
+  for (int i = 0; i < k; ++i) {
+    if (x.dim(i) != x.dim(i + k))
+      return ctx.Error("input dims ", i, " and ", i + k, " must be equal, got ",
+                       x.shape().ToString());
+    dims.push_back(x.dim(i));
+  }
+  KILN_ASSIGN_OR_RETURN(Shape shape, Shape::FromDims(dims));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  const int64_t n = out->NumElements();
+  const size_t size = DTypeSize(x.dtype());
+  char* o = static_cast<char*>(out->raw_data());
+  const char* in = static_cast<const char*>(x.raw_data());
+  for (int64_t i = 0; i < n; ++i) std::memcpy(o + i * size, in + i * (n + 1) * size, size);
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -520,6 +613,8 @@ constexpr OpDefinition kDefs[] = {
     {"MatrixDiagPartV2", "diagonal", kOpFreshOutputs, PrepareDiagPart<2>},
     {"MatrixDiagPartV3", "diagonal", kOpFreshOutputs, PrepareDiagPart<3>},
     {"MatrixSetDiagV3", "output", kOpFreshOutputs, PrepareSetDiag},
+    {"Diag", "output", kOpFreshOutputs, PrepareTensorDiag},
+    {"DiagPart", "diagonal", kOpFreshOutputs, PrepareTensorDiagPart},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -527,7 +622,8 @@ constexpr KernelEntry kCpu[] = {
     {"MatrixDiag", ComputeDiag<1>},           {"MatrixDiagV2", ComputeDiag<2>},
     {"MatrixDiagV3", ComputeDiag<3>},         {"MatrixDiagPart", ComputeDiagPart<1>},
     {"MatrixDiagPartV2", ComputeDiagPart<2>}, {"MatrixDiagPartV3", ComputeDiagPart<3>},
-    {"MatrixSetDiagV3", ComputeSetDiag},
+    {"MatrixSetDiagV3", ComputeSetDiag},      {"Diag", ComputeTensorDiag},
+    {"DiagPart", ComputeTensorDiagPart},
 };
 
 }  // namespace

@@ -1,4 +1,5 @@
-// Reductions over a set of axes (Sum, Mean, Max, Min, Prod, All, Any) and ArgMax / ArgMin.
+// Reductions over a set of axes (Sum, Mean, Max, Min, Prod, EuclideanNorm, All, Any) and
+// ArgMax / ArgMin.
 //
 // A reduction is two strided walks (strided_walk.h) over the input: one over the kept dims (with
 // the output as a second operand) and one over the reduced dims. When the input's innermost dim
@@ -55,6 +56,16 @@ struct MeanReducer {
       return static_cast<C>(a / static_cast<Acc>(count));
     }
   }
+};
+
+// sqrt(sum of squares), tf.math.reduce_euclidean_norm; float accumulation for half types.
+template <typename C>
+struct EuclideanNormReducer {
+  using Acc = fn::Wide<C>;
+  static Acc Identity() { return Acc(0); }
+  static Acc Step(Acc a, C v) { return a + Acc(v) * Acc(v); }
+  static Acc Combine(Acc a, Acc b) { return a + b; }
+  static C Finalize(Acc a, int64_t) { return static_cast<C>(std::sqrt(a)); }
 };
 
 template <typename C>
@@ -335,6 +346,9 @@ Status PrepareReduceReal(PrepareContext& ctx) {
   return PrepareReduce(ctx, RealTypes::kDTypes, true);
 }
 Status PrepareReduceBool(PrepareContext& ctx) { return PrepareReduce(ctx, {}, false); }
+Status PrepareReduceFloat(PrepareContext& ctx) {
+  return PrepareReduce(ctx, FloatTypes::kDTypes, true);
+}
 
 // ---- compute ---------------------------------------------------------------------------------
 
@@ -485,6 +499,7 @@ constexpr OpDefinition kDefs[] = {
     {"Max", "output", kOpFreshOutputs, PrepareReduceReal},
     {"Min", "output", kOpFreshOutputs, PrepareReduceReal},
     {"Prod", "output", kOpFreshOutputs, PrepareReduceReal},
+    {"EuclideanNorm", "output", kOpFreshOutputs, PrepareReduceFloat},
     {"All", "output", kOpFreshOutputs, PrepareReduceBool},
     {"Any", "output", kOpFreshOutputs, PrepareReduceBool},
     {"ArgMax", "output", kOpFreshOutputs, PrepareArg<true>},
@@ -499,6 +514,7 @@ constexpr KernelEntry kCpu[] = {
     {"Max", ComputeReduce<MaxReducer, RealTypes>},
     {"Min", ComputeReduce<MinReducer, RealTypes>},
     {"Prod", ComputeReduce<ProdReducer, RealTypes>},
+    {"EuclideanNorm", ComputeReduce<EuclideanNormReducer, FloatTypes>},
     {"All", ComputeReduce<AllReducer, BoolTypes>},
     {"Any", ComputeReduce<AnyReducer, BoolTypes>},
     {"ArgMax", ComputeArg<true>},

@@ -1,6 +1,7 @@
 // Regular expressions with RE2 (TensorFlow's engine, so syntax and matching agree):
-// RegexReplace (pattern and rewrite are inputs), StaticRegexReplace and StaticRegexFullMatch
-// (pattern in an attr, compiled once at prepare time).
+// RegexReplace and RegexFullMatch (pattern and rewrite are inputs; a constant pattern compiles
+// once at prepare time), StaticRegexReplace and StaticRegexFullMatch (pattern in an attr,
+// compiled once at prepare time).
 #include <re2/re2.h>
 
 #include <memory>
@@ -106,8 +107,8 @@ Status PrepareStaticRegexFullMatch(PrepareContext& ctx) {
   return PrepareStringUnary(ctx, "input", DType::kBool);
 }
 
-Status ComputeStaticRegexFullMatch(const KernelContext& ctx) {
-  const RE2& re = *ctx.state<TypedOpState<std::shared_ptr<const RE2>>>().value;
+// Whether each string matches `re` as a whole.
+Status FullMatchAll(const KernelContext& ctx, const RE2& re) {
   const Tensor& in = ctx.input(0);
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
   const std::string* src = in.data<std::string>();
@@ -118,18 +119,54 @@ Status ComputeStaticRegexFullMatch(const KernelContext& ctx) {
   return OkStatus();
 }
 
+Status ComputeStaticRegexFullMatch(const KernelContext& ctx) {
+  return FullMatchAll(ctx, *ctx.state<TypedOpState<std::shared_ptr<const RE2>>>().value);
+}
+
+// ---- RegexFullMatch (the pattern an input) -----------------------------------------------------
+
+Status PrepareRegexFullMatch(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "pattern", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "pattern", 0));
+  // A constant pattern is compiled once here; null: compiled per call.
+  std::shared_ptr<const RE2> compiled;
+  if (const Tensor* pattern = ConstantInput(ctx, 1)) {
+    auto re = Compile(pattern->scalar<std::string>());
+    if (!re.ok()) return ctx.Error("input 'pattern': ", re.status().message());
+    compiled = *re;
+  }
+  ctx.state = std::make_shared<TypedOpState<std::shared_ptr<const RE2>>>(std::move(compiled));
+  ctx.outputs = {TensorSpec{DType::kBool, ctx.inputs[0].shape}};
+  return OkStatus();
+}
+
+Status ComputeRegexFullMatch(const KernelContext& ctx) {
+  if (const auto& re = ctx.state<TypedOpState<std::shared_ptr<const RE2>>>().value)
+    return FullMatchAll(ctx, *re);
+  const Tensor& pattern = ctx.input(1);
+  if (pattern.rank() != 0)
+    return ctx.Error("input 'pattern' must be a scalar, got shape ", pattern.shape().ToString());
+  auto re = Compile(pattern.scalar<std::string>());
+  if (!re.ok()) return Wrap(ctx, re.status());
+  return FullMatchAll(ctx, **re);
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
     {"RegexReplace", "output", kOpFreshOutputs, PrepareRegexReplace},
     {"StaticRegexReplace", "output", kOpFreshOutputs, PrepareStaticRegexReplace},
     {"StaticRegexFullMatch", "output", kOpFreshOutputs, PrepareStaticRegexFullMatch},
+    {"RegexFullMatch", "output", kOpFreshOutputs, PrepareRegexFullMatch},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"RegexReplace", ComputeRegexReplace},
     {"StaticRegexReplace", ComputeStaticRegexReplace},
     {"StaticRegexFullMatch", ComputeStaticRegexFullMatch},
+    {"RegexFullMatch", ComputeRegexFullMatch},
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/array_util.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
@@ -124,6 +125,38 @@ Status ComputeReadVariableOp(const KernelContext& ctx) {
       ctx.node_name(), "'");
   KILN_ASSIGN_OR_RETURN_CTX(Tensor value, var->Read(), "node '", ctx.node_name(), "'");
   ctx.SetOutput(0, std::move(value));
+  return OkStatus();
+}
+
+// ---- VariableShape ---------------------------------------------------------------------------
+
+// tf.shape of a resource variable: its current value's shape, as out_type (int32 or int64).
+Status PrepareVariableShape(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kResource));
+  KILN_PREPARE_ASSIGN(ctx, DType out, ctx.attrs.GetType("out_type", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "out_type", out, {DType::kInt32, DType::kInt64}));
+  int64_t rank = -1;
+  if (VariableResource* var = ConstantVariable(ctx); var != nullptr && !var->shape().unknown_rank())
+    rank = var->shape().rank();
+  ctx.outputs = {TensorSpec{out, rank < 0 ? UnknownDims(1) : PartialShape(Shape{rank})}};
+  ctx.state = std::make_shared<TypedOpState<DType>>(out);
+  return OkStatus();
+}
+
+Status ComputeVariableShape(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '",
+                            ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(Tensor value, var->Read(), "node '", ctx.node_name(), "'");
+  const DType out = ctx.state<TypedOpState<DType>>().value;
+  KILN_ASSIGN_OR_RETURN(Tensor * shape, ctx.AllocateOutput(0, Shape{value.rank()}));
+  for (int d = 0; d < value.rank(); ++d) {
+    if (out == DType::kInt32) {
+      shape->data<int32_t>()[d] = static_cast<int32_t>(value.dim(d));
+    } else {
+      shape->data<int64_t>()[d] = value.dim(d);
+    }
+  }
   return OkStatus();
 }
 
@@ -265,6 +298,7 @@ constexpr OpDefinition kDefs[] = {
     {"AssignAddVariableOp", "", kOpStateful, PrepareAssignArithmetic},
     {"AssignSubVariableOp", "", kOpStateful, PrepareAssignArithmetic},
     {"VarIsInitializedOp", "is_initialized", kOpStateful, PrepareVarIsInitializedOp},
+    {"VariableShape", "output", kOpStateful, PrepareVariableShape},
     {"DestroyResourceOp", "", kOpStateful, PrepareDestroyResourceOp},
 };
 
@@ -275,6 +309,7 @@ constexpr KernelEntry kCpu[] = {
     {"AssignAddVariableOp", ComputeAssignArithmetic<functor::AddFn>},
     {"AssignSubVariableOp", ComputeAssignArithmetic<functor::SubFn>},
     {"VarIsInitializedOp", ComputeVarIsInitializedOp},
+    {"VariableShape", ComputeVariableShape},
     {"DestroyResourceOp", ComputeDestroyResourceOp},
 };
 

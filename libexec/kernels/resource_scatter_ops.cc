@@ -1,9 +1,11 @@
 // Row access on resource variables: ResourceGather (rows of a variable, batch_dims as TF),
-// ResourceScatterUpdate and ResourceScatterAdd (rows written or added under the variable's lock;
-// a repeated index applies in order), and DisableCopyOnRead (a no-op here: variables swap
+// ResourceScatterUpdate/Add/Sub/Mul/Div/Min/Max (rows written or combined under the variable's
+// lock; a repeated index applies in order), and DisableCopyOnRead (a no-op here: variables swap
 // buffers on every write, so reads never need copying).
 #include <cstring>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/op_families.h"
@@ -112,24 +114,76 @@ Status ComputeResourceGather(const KernelContext& ctx) {
   return OkStatus();
 }
 
-// ---- ResourceScatterUpdate, ResourceScatterAdd -----------------------------------------------
+// ---- ResourceScatterUpdate, Add, Sub, Mul, Div, Min, Max ----------------------------------------
+
+enum class ScatterOp { kUpdate, kAdd, kSub, kMul, kDiv, kMin, kMax };
+
+ScatterOp ScatterOpOf(std::string_view op) {
+  if (op == "ResourceScatterAdd") return ScatterOp::kAdd;
+  if (op == "ResourceScatterSub") return ScatterOp::kSub;
+  if (op == "ResourceScatterMul") return ScatterOp::kMul;
+  if (op == "ResourceScatterDiv") return ScatterOp::kDiv;
+  if (op == "ResourceScatterMin") return ScatterOp::kMin;
+  if (op == "ResourceScatterMax") return ScatterOp::kMax;
+  return ScatterOp::kUpdate;
+}
 
 Status PrepareScatter(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
-  const bool add = ctx.op == "ResourceScatterAdd";
-  if (add) KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, RealTypes::kDTypes));
+  const ScatterOp op = ScatterOpOf(ctx.op);
+  if (op != ScatterOp::kUpdate)
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, RealTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
   KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "indices", "Tindices").status());
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "updates", dtype));
   if (VariableResource* var = ConstantVariableInput(ctx, 0))
     KILN_PREPARE_CHECK(ctx, ExpectVariableDType(*var, dtype));
-  ctx.state = std::make_shared<TypedOpState<bool>>(add);
+  ctx.state = std::make_shared<TypedOpState<ScatterOp>>(op);
   return OkStatus();
 }
 
+// row = row (op) v in the compute type; false for an integer division by zero.
+template <typename C>
+bool ApplyScatter(ScatterOp op, C& row, C v) {
+  switch (op) {
+    case ScatterOp::kUpdate:
+      row = v;
+      break;
+    case ScatterOp::kAdd:
+      row = static_cast<C>(row + v);
+      break;
+    case ScatterOp::kSub:
+      row = static_cast<C>(row - v);
+      break;
+    case ScatterOp::kMul:
+      row = static_cast<C>(row * v);
+      break;
+    case ScatterOp::kDiv:
+      if constexpr (kIsInteger<C>) {
+        if (v == C(0)) return false;
+        if constexpr (std::is_signed_v<C>) {
+          if (v == C(-1)) {  // the lowest value divided by -1 wraps, as TF's
+            using U = std::make_unsigned_t<C>;
+            row = static_cast<C>(static_cast<U>(U(0) - static_cast<U>(row)));
+            break;
+          }
+        }
+      }
+      row = static_cast<C>(row / v);
+      break;
+    case ScatterOp::kMin:
+      row = v < row ? v : row;
+      break;
+    case ScatterOp::kMax:
+      row = v > row ? v : row;
+      break;
+  }
+  return true;
+}
+
 Status ComputeScatter(const KernelContext& ctx) {
-  const bool add = ctx.state<TypedOpState<bool>>().value;
+  const ScatterOp op = ctx.state<TypedOpState<ScatterOp>>().value;
   auto var = VariableFromHandle(ctx.input(0), "resource");
   if (!var.ok()) return Wrap(ctx, var.status());
   const Tensor& indices_t = ctx.input(1);
@@ -158,7 +212,7 @@ Status ComputeScatter(const KernelContext& ctx) {
     for (int64_t i = 0; i < static_cast<int64_t>(indices.size()); ++i)
       KILN_RETURN_IF_ERROR(CheckIndex(i, indices[i], cur.dim(0)));
     Tensor next = cur.DeepCopy();
-    KILN_RETURN_IF_ERROR(Dispatch<RealBoolStringTypes>(cur.dtype(), [&](auto tag) {
+    KILN_RETURN_IF_ERROR(Dispatch<RealBoolStringTypes>(cur.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       const T* u = updates.data<T>();
       T* d = next.data<T>();
@@ -168,14 +222,12 @@ Status ComputeScatter(const KernelContext& ctx) {
         for (int64_t k = 0; k < inner; ++k) {
           const T& v = src[scalar ? 0 : k];
           if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
-            if (add) {
-              using C = ComputeType<T>;
-              reinterpret_cast<C&>(row[k]) =
-                  reinterpret_cast<const C&>(row[k]) + reinterpret_cast<const C&>(v);
-              continue;
-            }
+            using C = ComputeType<T>;
+            if (!ApplyScatter(op, reinterpret_cast<C&>(row[k]), reinterpret_cast<const C&>(v)))
+              return InvalidArgument("integer division by zero in 'updates'");
+          } else {
+            row[k] = v;
           }
-          row[k] = v;
         }
       }
       return OkStatus();
@@ -203,13 +255,19 @@ constexpr OpDefinition kDefs[] = {
     {"ResourceGather", "output", kOpStateful | kOpFreshOutputs, PrepareResourceGather},
     {"ResourceScatterUpdate", "", kOpStateful, PrepareScatter},
     {"ResourceScatterAdd", "", kOpStateful, PrepareScatter},
+    {"ResourceScatterSub", "", kOpStateful, PrepareScatter},
+    {"ResourceScatterMul", "", kOpStateful, PrepareScatter},
+    {"ResourceScatterDiv", "", kOpStateful, PrepareScatter},
+    {"ResourceScatterMin", "", kOpStateful, PrepareScatter},
+    {"ResourceScatterMax", "", kOpStateful, PrepareScatter},
     {"DisableCopyOnRead", "", kOpStateful, PrepareDisableCopyOnRead},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"ResourceGather", ComputeResourceGather},
-    {"ResourceScatterUpdate", ComputeScatter},
-    {"ResourceScatterAdd", ComputeScatter},
+    {"ResourceGather", ComputeResourceGather},       {"ResourceScatterUpdate", ComputeScatter},
+    {"ResourceScatterAdd", ComputeScatter},          {"ResourceScatterSub", ComputeScatter},
+    {"ResourceScatterMul", ComputeScatter},          {"ResourceScatterDiv", ComputeScatter},
+    {"ResourceScatterMin", ComputeScatter},          {"ResourceScatterMax", ComputeScatter},
     {"DisableCopyOnRead", ComputeDisableCopyOnRead},
 };
 

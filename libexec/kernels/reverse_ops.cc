@@ -1,4 +1,5 @@
-// Reordering along dims: ReverseV2 (a strided copy with negative strides), ReverseSequence
+// Reordering along dims: ReverseV2 and Reverse (v1, a bool per dim; a strided copy with negative
+// strides), ReverseSequence
 // (each batch row reverses its own prefix) and Roll (rotations, a per-dim index map).
 #include <algorithm>
 #include <cstdint>
@@ -43,17 +44,12 @@ Status PrepareReverse(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeReverse(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  if (ctx.input(1).rank() != 1) {
-    return ctx.Error("input 'axis' must be a vector, got shape ", ctx.input(1).shape().ToString());
-  }
-  auto rev = ReversedDims(IndexValues(ctx.input(1)), x.rank());
-  if (!rev.ok()) return Wrap(ctx, rev.status());
+// Copies x into output 0 with the dims marked in `rev` reversed.
+Status ReverseDims(const KernelContext& ctx, const Tensor& x, const std::vector<bool>& rev) {
   const auto strides = RowMajorStrides(x.shape());
   CopyPlan plan;
   for (int d = 0; d < x.rank(); ++d) {
-    if ((*rev)[d] && x.dim(d) > 0) {
+    if (rev[d] && x.dim(d) > 0) {
       plan.offset[1] += (x.dim(d) - 1) * strides[d];
       AddCopyDim(&plan, x.dim(d), -strides[d]);
     } else {
@@ -61,6 +57,42 @@ Status ComputeReverse(const KernelContext& ctx) {
     }
   }
   return CopyIntoOutput(ctx, 0, x, x.shape(), plan);
+}
+
+Status ComputeReverse(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (ctx.input(1).rank() != 1) {
+    return ctx.Error("input 'axis' must be a vector, got shape ", ctx.input(1).shape().ToString());
+  }
+  auto rev = ReversedDims(IndexValues(ctx.input(1)), x.rank());
+  if (!rev.ok()) return Wrap(ctx, rev.status());
+  return ReverseDims(ctx, x, *rev);
+}
+
+// ---- Reverse (v1: a bool per dim) --------------------------------------------------------------
+
+Status PrepareReverseV1(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "tensor"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "dims", DType::kBool));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "dims", 1));
+  const PartialShape& in = ctx.inputs[0].shape;
+  const int64_t n = KnownLength(ctx.inputs[1].shape);
+  if (!in.unknown_rank() && n >= 0 && n != in.rank())
+    return ctx.Error("input 'dims' has ", n, " entries for a tensor of rank ", in.rank());
+  ctx.outputs = {TensorSpec{t, in}};
+  return OkStatus();
+}
+
+Status ComputeReverseV1(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& dims = ctx.input(1);
+  if (dims.rank() != 1 || dims.NumElements() != x.rank())
+    return ctx.Error("input 'dims' must be a vector of ", x.rank(), " bools, got shape ",
+                     dims.shape().ToString());
+  std::vector<bool> rev(x.rank());
+  for (int d = 0; d < x.rank(); ++d) rev[d] = dims.data<bool>()[d];
+  return ReverseDims(ctx, x, rev);
 }
 
 // ---- ReverseSequence ---------------------------------------------------------------------------
@@ -222,12 +254,14 @@ Status ComputeRoll(const KernelContext& ctx) {
 
 constexpr OpDefinition kDefs[] = {
     {"ReverseV2", "output", kOpFreshOutputs, PrepareReverse},
+    {"Reverse", "output", kOpFreshOutputs, PrepareReverseV1},
     {"ReverseSequence", "output", kOpFreshOutputs, PrepareReverseSequence},
     {"Roll", "output", kOpFreshOutputs, PrepareRoll},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"ReverseV2", ComputeReverse},
+    {"Reverse", ComputeReverseV1},
     {"ReverseSequence", ComputeReverseSequence},
     {"Roll", ComputeRoll},
 };

@@ -21,6 +21,16 @@ std::vector<TensorSpec> StringScalarSpecs(size_t n) {
   return std::vector<TensorSpec>(n, TensorSpec{DType::kString, PartialShape::Scalar()});
 }
 
+// Keeps the functions a TF1 graph's loops and conditionals became, and adds them to the library.
+void Adopt(std::vector<std::unique_ptr<tensorflow::FunctionDef>>* helpers,
+           std::vector<std::unique_ptr<tensorflow::FunctionDef>>* owner, FunctionLibrary* library) {
+  for (auto& f : *helpers) {
+    library->Add(*f);
+    owner->push_back(std::move(f));
+  }
+  helpers->clear();
+}
+
 }  // namespace
 
 PartialShape SavedModelLoader::Tf1FedShape(const std::string& tensor_name) const {
@@ -89,9 +99,11 @@ Status SavedModelLoader::BuildTf1Signature(const std::string& key,
     fetches.emplace_back(ti.name(), ValueType(ti.dtype()));
   }
   sig->num_function_args_ = arg_specs->size();
-  KILN_ASSIGN_OR_RETURN_CTX(*fdef,
-                            Tf1Function(main_graph_, "__tf1_signature_" + key, feeds, fetches, {}),
-                            "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
+  std::vector<std::unique_ptr<tensorflow::FunctionDef>> helpers;
+  KILN_ASSIGN_OR_RETURN_CTX(
+      *fdef, Tf1Function(main_graph_, "__tf1_signature_" + key, feeds, fetches, {}, &helpers),
+      "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
+  Adopt(&helpers, &model_->synthesized_, model_->core_.library.get());
   return OkStatus();
 }
 
@@ -130,13 +142,15 @@ Status SavedModelLoader::LoadTf1() {
 
   const auto& saver = mg.saver_def();
   const std::string variables = (dir_ / "variables" / "variables").string();
+  std::vector<std::unique_ptr<tensorflow::FunctionDef>> helpers;
   std::unique_ptr<tensorflow::FunctionDef> restore;
   if (!saver.restore_op_name().empty() && !saver.filename_tensor_name().empty() &&
       std::filesystem::exists(variables + ".index")) {
     std::vector<Tf1Feed> feeds = {{saver.filename_tensor_name(), tensorflow::DT_STRING}};
     feeds.insert(feeds.end(), asset_feeds.begin(), asset_feeds.end());
     KILN_ASSIGN_OR_RETURN_CTX(
-        restore, Tf1Function(main_graph_, "__tf1_restore", feeds, {}, {saver.restore_op_name()}),
+        restore,
+        Tf1Function(main_graph_, "__tf1_restore", feeds, {}, {saver.restore_op_name()}, &helpers),
         "the saver's restore op of '", dir_.string(), "'");
     checks.push_back(
         {"the restore op '" + saver.restore_op_name() + "'", restore.get(), false, true});
@@ -144,11 +158,13 @@ Status SavedModelLoader::LoadTf1() {
   KILN_ASSIGN_OR_RETURN_CTX(std::string init_name, Tf1InitOpName(mg), "'", dir_.string(), "'");
   std::unique_ptr<tensorflow::FunctionDef> init;
   if (!init_name.empty()) {
-    KILN_ASSIGN_OR_RETURN_CTX(init,
-                              Tf1Function(main_graph_, "__tf1_init", asset_feeds, {}, {init_name}),
-                              "the init op of '", dir_.string(), "'");
+    KILN_ASSIGN_OR_RETURN_CTX(
+        init, Tf1Function(main_graph_, "__tf1_init", asset_feeds, {}, {init_name}, &helpers),
+        "the init op of '", dir_.string(), "'");
     checks.push_back({"the init op '" + init_name + "'", init.get(), false, true});
   }
+
+  Adopt(&helpers, &model_->synthesized_, model_->core_.library.get());
 
   struct Pending {
     Signature sig;

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "kiln/exec/op_table.h"
+#include "loader/tf1_control_flow.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
@@ -133,8 +134,9 @@ std::string DescribeUnsupportedOps(const std::vector<UnsupportedOp>& ops) {
 std::vector<std::string> UnrunnableOpsInGraph(const tensorflow::GraphDef& graph) {
   FunctionLibrary library(graph.library());
   std::set<std::string> ops;
+  // The main graph's TF1 loops and conditionals become If and While (tf1_control_flow.h).
   for (const auto& n : graph.node())
-    if (!OpIsRunnable(n.op(), &library)) ops.insert(n.op());
+    if (!OpIsRunnable(n.op(), &library) && !IsTf1ControlFlowOp(n.op())) ops.insert(n.op());
   for (const auto& f : graph.library().function())
     for (const auto& n : f.node_def())
       if (!OpIsRunnable(n.op(), &library)) ops.insert(n.op());

@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "loader/tf1_control_flow.h"
+
 namespace kiln::exec {
 namespace {
 
@@ -84,7 +86,8 @@ tensorflow::GraphDef RewriteRefVariables(const tensorflow::GraphDef& graph) {
 Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
     const tensorflow::GraphDef& graph, const std::string& name, const std::vector<Tf1Feed>& feeds,
     const std::vector<std::pair<std::string, tensorflow::DataType>>& fetches,
-    const std::vector<std::string>& targets) {
+    const std::vector<std::string>& targets,
+    std::vector<std::unique_ptr<tensorflow::FunctionDef>>* helpers) {
   auto fdef = std::make_unique<tensorflow::FunctionDef>();
   fdef->mutable_signature()->set_name(name);
   std::set<std::string> fed;
@@ -113,8 +116,17 @@ Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
     if (it == present.end() || fed.count(name) || !needed.insert(name).second) continue;
     for (const std::string& in : it->second->input()) stack.push_back(NodeOfTensor(in));
   }
+  std::vector<tensorflow::NodeDef> nodes;
   for (const auto& n : graph.node())
-    if (needed.count(n.name())) *fdef->add_node_def() = n;
+    if (needed.count(n.name())) nodes.push_back(n);
+  if (HasTf1ControlFlow(nodes)) {
+    if (helpers == nullptr)
+      return Unimplemented("'", name, "' needs TF1 loops or conditionals, which are not run here");
+    std::map<std::string, tensorflow::DataType> fed_dtypes;
+    for (const Tf1Feed& f : feeds) fed_dtypes[NodeOfTensor(f.tensor)] = f.dtype;
+    KILN_RETURN_IF_ERROR(FunctionalizeTf1ControlFlow(&nodes, name, fed_dtypes, helpers));
+  }
+  for (tensorflow::NodeDef& n : nodes) *fdef->add_node_def() = std::move(n);
   for (size_t i = 0; i < fetches.size(); ++i) {
     auto [node, index] = SplitTensorName(fetches[i].first);
     auto producer = present.find(node);

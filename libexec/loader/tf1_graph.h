@@ -30,11 +30,14 @@ struct Tf1Feed {
 };
 
 // A function named `name` over `graph` (already rewritten): feeds become arguments in order,
-// fetches ("y:0") outputs in order, targets (node names) control outputs.
+// fetches ("y:0") outputs in order, targets (node names) control outputs. TF1 loops and
+// conditionals among the nodes it needs become While and If nodes (tf1_control_flow.h) over
+// functions appended to `helpers`, which the caller adds to the library; null: refused.
 Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
     const tensorflow::GraphDef& graph, const std::string& name, const std::vector<Tf1Feed>& feeds,
     const std::vector<std::pair<std::string, tensorflow::DataType>>& fetches,
-    const std::vector<std::string>& targets);
+    const std::vector<std::string>& targets,
+    std::vector<std::unique_ptr<tensorflow::FunctionDef>>* helpers = nullptr);
 
 // TF's asset feeds for restore and init: each AssetFileDef's tensor (from the MetaGraphDef,
 // or the legacy "saved_model_assets" collection) with the path of its file under dir/assets/.

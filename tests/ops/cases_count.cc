@@ -1,6 +1,7 @@
-// Op-tester cases of Bincount, DenseBincount, RaggedBincount, Unique, UniqueV2 and
-// UniqueWithCounts. The references count with plain loops and find first occurrences by linear
-// search.
+// Op-tester cases of Bincount, DenseBincount, RaggedBincount, Unique, UniqueV2,
+// UniqueWithCounts(V2) and ListDiff. The references count with plain loops and find first
+// occurrences (and values of y) by linear search.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -245,6 +246,62 @@ std::vector<OpCase> CountCases() {
                      {1});
   AddUniqueV2<int64_t>(&c, RandomOf(DType::kInt64, Shape{20}, 17, 0, 4), {});
   AddUniqueV2<int64_t>(&c, RandomOf(DType::kInt64, Shape{20}, 17, 0, 4), {0});
+  // UniqueWithCountsV2: UniqueV2 with the counts.
+  for (int axis : {0, 1}) {
+    c.push_back(
+        OpCaseBuilder("UniqueWithCountsV2", "UniqueWithCountsV2 int32 axis " + std::to_string(axis))
+            .T(DType::kInt32)
+            .Input(rows)
+            .ConstInput(Make<int64_t>({axis}, Shape{1}))
+            .Reference([axis](const std::vector<Tensor>& in) {
+              return RefUnique<int32_t>(in[0], axis, DType::kInt32, true);
+            })
+            .Build());
+  }
+  // ListDiff: x's values that y lacks, in order, duplicates kept, with their positions.
+  const auto list_diff = [](const std::vector<double>& x, const std::vector<double>& y) {
+    std::vector<double> out, idx;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (std::find(y.begin(), y.end(), x[i]) == y.end()) {
+        out.push_back(x[i]);
+        idx.push_back(static_cast<double>(i));
+      }
+    return std::pair{out, idx};
+  };
+  for (DType t : {DType::kInt32, DType::kFloat, DType::kInt64}) {
+    for (DType index : {DType::kInt32, DType::kInt64}) {
+      OpCaseBuilder b("ListDiff", "ListDiff " + DTypeShortName(t) + " " + DTypeShortName(index));
+      if (index != DType::kInt32) b.Type("out_idx", index);
+      c.push_back(b.T(t)
+                      .Input(RandomOf(t, Shape{30}, 18, -5, 5))
+                      .Input(RandomOf(t, Shape{6}, 19, -5, 5))
+                      .Reference([list_diff, t, index](const std::vector<Tensor>& in) {
+                        const Tensor x = RefUnaryDouble(
+                            in[0], [](double v) { return v; }, DType::kDouble);
+                        const Tensor y = RefUnaryDouble(
+                            in[1], [](double v) { return v; }, DType::kDouble);
+                        auto [out, idx] =
+                            list_diff({x.data<double>(), x.data<double>() + x.NumElements()},
+                                      {y.data<double>(), y.data<double>() + y.NumElements()});
+                        const Shape s{static_cast<int64_t>(out.size())};
+                        return std::vector<Tensor>{
+                            RefUnaryDouble(
+                                Make<double>(out, s), [](double v) { return v; }, t),
+                            RefUnaryDouble(
+                                Make<double>(idx, s), [](double v) { return v; }, index)};
+                      })
+                      .Build());
+    }
+  }
+  c.push_back(OpCaseBuilder("ListDiff", "ListDiff string")
+                  .T(DType::kString)
+                  .Input(Make<std::string>({"a", "b", "a", "c", ""}, {5}))
+                  .Input(Make<std::string>({"a", "x"}, {2}))
+                  .Reference([](const auto&) {
+                    return std::vector<Tensor>{Make<std::string>({"b", "c", ""}, {3}),
+                                               Make<int32_t>({1, 3, 4}, {3})};
+                  })
+                  .Build());
   return c;
 }
 

@@ -1,6 +1,8 @@
-// Op-tester cases of position ops: TopKV2, Where, InvertPermutation.
+// Op-tester cases of position ops: TopKV2, Where, InvertPermutation, LowerBound, UpperBound,
+// UnravelIndex, InTopK(V2), NthElement.
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "ops/array_ref.h"
@@ -120,6 +122,131 @@ std::vector<OpCase> IndexCases() {
                     .Reference1([inv32](const auto&) { return Vec<int32_t>(inv32); })
                     .Build());
   }
+  // LowerBound / UpperBound: per row, the count of sorted values below (or not above) each value;
+  // ties and values outside the row included.
+  for (DType t : {DType::kFloat, DType::kInt32, DType::kDouble}) {
+    for (bool upper : {false, true}) {
+      for (DType out : {DType::kInt32, DType::kInt64}) {
+        const std::string op = upper ? "UpperBound" : "LowerBound";
+        Tensor sorted = RefUnaryDouble(
+            RandomOf(t, Shape{3, 8}, 31, -3, 3), [](double v) { return std::round(v); }, t);
+        // Sort each row in the reference's double form, back to t.
+        Tensor d = RefUnaryDouble(
+            sorted, [](double v) { return v; }, DType::kDouble);
+        for (int r = 0; r < 3; ++r)
+          std::sort(d.data<double>() + r * 8, d.data<double>() + r * 8 + 8);
+        sorted = RefUnaryDouble(
+            d, [](double v) { return v; }, t);
+        OpCaseBuilder b(op, op + " " + DTypeShortName(t) + " " + DTypeShortName(out));
+        if (out != DType::kInt32) b.Type("out_type", out);
+        c.push_back(
+            b.T(t)
+                .Input(sorted)
+                .Input(RefUnaryDouble(
+                    RandomOf(t, Shape{3, 5}, 32, -4, 4), [](double v) { return std::round(v); }, t))
+                .Reference1([upper, out](const std::vector<Tensor>& in) {
+                  const Tensor s = RefUnaryDouble(
+                      in[0], [](double v) { return v; }, DType::kDouble);
+                  const Tensor v = RefUnaryDouble(
+                      in[1], [](double x) { return x; }, DType::kDouble);
+                  Tensor o(DType::kDouble, v.shape());
+                  for (int64_t i = 0; i < v.NumElements(); ++i) {
+                    const double* row = s.data<double>() + (i / 5) * 8;
+                    int64_t n = 0;
+                    for (int j = 0; j < 8; ++j)
+                      n += upper ? row[j] <= v.data<double>()[i] : row[j] < v.data<double>()[i];
+                    o.data<double>()[i] = static_cast<double>(n);
+                  }
+                  return RefUnaryDouble(
+                      o, [](double x) { return x; }, out);
+                })
+                .Build());
+      }
+    }
+  }
+  // InTopK (k an attr) and InTopKV2 (k an input): ties with the target count as not above it;
+  // an out-of-range target or a non-finite prediction in the row gives false.
+  const float inf = std::numeric_limits<float>::infinity();
+  const Tensor pred = Make<float>({0.1f, 0.5f, 0.2f, 0.2f,  //
+                                   0.3f, 0.3f, 0.3f, 0.1f,  //
+                                   0.9f, 0.0f, inf,  0.1f,  //
+                                   0.4f, 0.2f, 0.1f, 0.3f,  //
+                                   0.1f, 0.2f, 0.3f, 0.4f},
+                                  {5, 4});
+  for (int64_t k : {1, 2, 4}) {
+    std::vector<bool> want;
+    const std::vector<int64_t> targets = {2, 1, 0, 7, 0};
+    for (int r = 0; r < 5; ++r) {
+      const float* row = pred.data<float>() + r * 4;
+      const int64_t t = targets[r];
+      bool ok = t >= 0 && t < 4;
+      int more = 0;
+      for (int j = 0; ok && j < 4; ++j) {
+        ok = std::isfinite(row[j]);
+        more += row[j] > row[t];
+      }
+      want.push_back(ok && more < k);
+    }
+    const Tensor expected = Make<bool>(want, {5});
+    c.push_back(OpCaseBuilder("InTopK", "InTopK k " + std::to_string(k))
+                    .T(DType::kInt32)
+                    .Int("k", k)
+                    .Input(pred)
+                    .Input(Vec<int32_t>({2, 1, 0, 7, 0}))
+                    .Reference1([expected](const auto&) { return expected; })
+                    .Build());
+    c.push_back(OpCaseBuilder("InTopKV2", "InTopKV2 k " + std::to_string(k))
+                    .T(DType::kInt64)
+                    .Input(pred)
+                    .Input(Vec<int64_t>(targets))
+                    .ConstInput(Tensor::Scalar<int64_t>(k))
+                    .Reference1([expected](const auto&) { return expected; })
+                    .Build());
+  }
+  // NthElement: the n-th smallest of each row, or the n-th largest reversed.
+  for (DType t : {DType::kFloat, DType::kInt32, DType::kDouble}) {
+    for (bool reverse : {false, true}) {
+      for (int32_t n : {0, 3, 6}) {
+        c.push_back(OpCaseBuilder("NthElement", "NthElement " + DTypeShortName(t) + " n " +
+                                                    std::to_string(n) + (reverse ? " reverse" : ""))
+                        .T(t)
+                        .Bool("reverse", reverse)
+                        .Input(RandomOf(t, Shape{2, 3, 7}, 51, -9, 9))
+                        .ConstInput(Tensor::Scalar<int32_t>(n))
+                        .Reference1([n, reverse](const std::vector<Tensor>& in) {
+                          const Tensor x = RefUnaryDouble(
+                              in[0], [](double v) { return v; }, DType::kDouble);
+                          Tensor out(DType::kDouble, Shape{2, 3});
+                          for (int r = 0; r < 6; ++r) {
+                            std::vector<double> row(x.data<double>() + r * 7,
+                                                    x.data<double>() + r * 7 + 7);
+                            std::sort(row.begin(), row.end());
+                            out.data<double>()[r] = row[reverse ? 6 - n : n];
+                          }
+                          return RefUnaryDouble(
+                              out, [](double v) { return v; }, in[0].dtype());
+                        })
+                        .Build());
+      }
+    }
+  }
+  // UnravelIndex: a scalar and a vector of flat indices, int32 and int64.
+  c.push_back(OpCaseBuilder("UnravelIndex", "UnravelIndex vector int32")
+                  .Type("Tidx", DType::kInt32)
+                  .Input(Vec<int32_t>({0, 5, 23, 17}))
+                  .Input(Vec<int32_t>({2, 3, 4}))
+                  .Reference1([](const auto&) {
+                    return Make<int32_t>({0, 0, 1, 1, 0, 1, 2, 1, 0, 1, 3, 1}, Shape{3, 4});
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("UnravelIndex", "UnravelIndex scalar int64")
+                  .Type("Tidx", DType::kInt64)
+                  .Input(Tensor::Scalar<int64_t>(17))
+                  .Input(Vec<int64_t>({4, 5}))
+                  .Reference1([](const auto&) {
+                    return Vec<int64_t>({3, 2});
+                  })
+                  .Build());
   return c;
 }
 

@@ -107,6 +107,24 @@ std::vector<OpCase> LossCases() {
       }
     }
   }
+  // L2Loss: sum(t^2) / 2, a scalar.
+  for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16}) {
+    for (const Shape& s : {Shape{}, Shape{0}, Shape{4, 9}}) {
+      c.push_back(OpCaseBuilder("L2Loss", "L2Loss " + DTypeShortName(t) + " " + s.ToString())
+                      .T(t)
+                      .Input(RandomOf(t, s, 61))
+                      .Reference1([](const std::vector<Tensor>& in) {
+                        const Tensor x = AsDouble(in[0]);
+                        double sum = 0;
+                        for (int64_t i = 0; i < x.NumElements(); ++i)
+                          sum += x.data<double>()[i] * x.data<double>()[i];
+                        return RefUnaryDouble(
+                            Tensor::Scalar(sum / 2), [](double v) { return v; }, in[0].dtype());
+                      })
+                      .Tolerance(t == DType::kDouble ? 1e-12 : 1e-5)
+                      .Build());
+    }
+  }
   return c;
 }
 

@@ -58,6 +58,19 @@ void AddUnary(std::vector<OpCase>* cases, const std::string& op, const std::vect
   }
 }
 
+// One case of a unary op from dtype `t` to `out` over values in [-100, 100] (0 up when unsigned).
+void AddUnaryTo(std::vector<OpCase>* cases, const std::string& op, DType t, DType out,
+                const Fn1& f) {
+  const bool u = t == DType::kUInt8 || t == DType::kUInt16 || t == DType::kUInt32;
+  cases->push_back(OpCaseBuilder(op, op + " " + DTypeShortName(t))
+                       .T(t)
+                       .Input(RandomOf(t, Shape{3, 40}, 21, u ? 0 : -100, 100))
+                       .Reference1([f, out](const std::vector<Tensor>& in) {
+                         return RefUnaryDouble(in[0], f, out);
+                       })
+                       .Build());
+}
+
 // Shapes that broadcast, from equal shapes to one big enough to be split across threads.
 const std::vector<std::pair<Shape, Shape>>& Pairs() {
   static const std::vector<std::pair<Shape, Shape>> pairs = {
@@ -125,6 +138,36 @@ double Digamma(double x) {
              (1.0 / 12 - inv2 * (1.0 / 120 - inv2 * (1.0 / 252 - inv2 * (1.0 / 240 - inv2 / 132))));
 }
 
+// The regularized lower incomplete gamma P(a, x): its series below x = a + 1, one minus the
+// continued fraction of Q above (Numerical Recipes' gser and gcf, to 1e-15).
+double RegularizedGammaP(double a, double x) {
+  if (x <= 0) return 0;
+  const double log_front = a * std::log(x) - x - std::lgamma(a);
+  if (x < a + 1) {
+    double term = 1 / a, sum = term;
+    for (int n = 1; n < 1000 && std::abs(term) > 1e-17 * std::abs(sum); ++n) {
+      term *= x / (a + n);
+      sum += term;
+    }
+    return sum * std::exp(log_front);
+  }
+  const double tiny = 1e-300;
+  double b = x + 1 - a, c = 1 / tiny, d = 1 / b, h = d;
+  for (int i = 1; i < 1000; ++i) {
+    const double an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    d = std::abs(d) < tiny ? tiny : d;
+    c = b + an / c;
+    c = std::abs(c) < tiny ? tiny : c;
+    d = 1 / d;
+    const double delta = d * c;
+    h *= delta;
+    if (std::abs(delta - 1) < 1e-16) break;
+  }
+  return 1 - std::exp(log_front) * h;
+}
+
 int ClampShift(double y, int bits) { return static_cast<int>(std::clamp(y, 0.0, bits - 1.0)); }
 
 const std::vector<DType> kFloats = {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16};
@@ -171,6 +214,48 @@ void UnaryCases(std::vector<OpCase>* c) {
        },
        -3, 3},
   };
+  // Bessel functions (C++17's, for x >= 0; TF's I are even/odd and J0 even, J1 odd), the
+  // inverse error function and ndtri (Newton's method on std::erf / erfc).
+  const auto inverse_erf = [](double y) {
+    if (y <= -1 || y >= 1) return y == 0 ? 0.0 : std::copysign(HUGE_VAL, y);
+    double x = 0;
+    for (int i = 0; i < 100; ++i) {
+      const double step = (std::erf(x) - y) / (2 / std::sqrt(M_PI) * std::exp(-x * x));
+      x -= step;
+      if (std::abs(step) < 1e-16 * std::max(1.0, std::abs(x))) break;
+    }
+    return x;
+  };
+  const std::vector<U> special = {
+      {"BesselI0", [](double x) { return std::cyl_bessel_i(0.0, std::abs(x)); }, -4, 4},
+      {"BesselI0e",
+       [](double x) { return std::exp(-std::abs(x)) * std::cyl_bessel_i(0.0, std::abs(x)); }, -4,
+       4},
+      {"BesselI1", [](double x) { return std::copysign(std::cyl_bessel_i(1.0, std::abs(x)), x); },
+       -4, 4},
+      {"BesselI1e",
+       [](double x) {
+         return std::exp(-std::abs(x)) * std::copysign(std::cyl_bessel_i(1.0, std::abs(x)), x);
+       },
+       -4, 4},
+      {"BesselJ0", [](double x) { return std::cyl_bessel_j(0.0, std::abs(x)); }, -6, 6},
+      {"BesselJ1",
+       [](double x) {
+         const double j = std::cyl_bessel_j(1.0, std::abs(x));
+         return x < 0 ? -j : j;
+       },
+       -6, 6},
+      {"BesselK0", [](double x) { return std::cyl_bessel_k(0.0, x); }, 0.1, 5},
+      {"BesselK0e", [](double x) { return std::exp(x) * std::cyl_bessel_k(0.0, x); }, 0.1, 5},
+      {"BesselK1", [](double x) { return std::cyl_bessel_k(1.0, x); }, 0.1, 5},
+      {"BesselK1e", [](double x) { return std::exp(x) * std::cyl_bessel_k(1.0, x); }, 0.1, 5},
+      {"BesselY0", [](double x) { return std::cyl_neumann(0.0, x); }, 0.1, 6},
+      {"BesselY1", [](double x) { return std::cyl_neumann(1.0, x); }, 0.1, 6},
+      {"Erfinv", inverse_erf, -0.95, 0.95},
+      {"Ndtri", [inverse_erf](double p) { return std::sqrt(2.0) * inverse_erf(2 * p - 1); }, 0.05,
+       0.95},
+  };
+  for (const U& u : special) AddUnary(c, u.op, kFloats, u.f, u.lo, u.hi, 8);
   for (const U& u : unary) {
     // Float rounding of the argument is amplified by the slope: a wider bound where it is steep.
     const bool steep = u.op == "Tan" || u.op == "Lgamma" || u.op == "Digamma" || u.op == "Erfc" ||
@@ -231,6 +316,19 @@ void UnaryCases(std::vector<OpCase>* c) {
         c, "Invert", {t}, [is_unsigned, max](double x) { return is_unsigned ? max - x : -x - 1; },
         is_unsigned ? 0 : -100, 100);
   }
+  // PopulationCount: the set bits of the two's-complement pattern, as uint8.
+  for (DType t : {DType::kInt32, DType::kInt8, DType::kInt64, DType::kUInt16}) {
+    const int bits = static_cast<int>(DTypeSize(t)) * 8;
+    AddUnaryTo(c, "PopulationCount", t, DType::kUInt8, [bits](double x) {
+      uint64_t u = static_cast<uint64_t>(static_cast<int64_t>(x));
+      if (bits < 64) u &= (uint64_t{1} << bits) - 1;
+      return static_cast<double>(__builtin_popcountll(u));
+    });
+  }
+  // Inv: Reciprocal's old name.
+  for (DType t : {DType::kFloat, DType::kDouble})
+    AddUnary(
+        c, "Inv", {t}, [](double x) { return 1 / x; }, 0.5, 4);
   // LeakyRelu: the default alpha, a slope above 1 and a negative one.
   for (float alpha : {0.2f, 2.0f, -0.5f}) {
     for (DType t : {DType::kFloat, DType::kHalf}) {
@@ -313,7 +411,55 @@ void BinaryCases(std::vector<OpCase>* c) {
         c, "SquaredDifference", t, [](double a, double b) { return (a - b) * (a - b); }, -5, 5, -5,
         5);
     AddBinary(c, "TruncateDiv", t, trunc_div, -9, 9, 0.5, 3);
+    AddBinary(
+        c, "Xlog1py", t, [](double x, double y) { return x * std::log1p(y); }, -5, 5, -0.5, 6,
+        TolFor(t) * 4);
   }
+  // Igamma and Igammac: P(a, x) and Q = 1 - P; Polygamma(0, x) is digamma, and for n >= 1
+  // (-1)^(n+1) n! zeta(n + 1, x), whose values at x = 1 are Riemann's zeta.
+  for (DType t : {DType::kFloat, DType::kDouble}) {
+    AddBinary(
+        c, "Igamma", t, [](double a, double x) { return RegularizedGammaP(a, x); }, 0.2, 6, 0, 9,
+        t == DType::kFloat ? 2e-5 : 1e-10);
+    AddBinary(
+        c, "Igammac", t, [](double a, double x) { return 1 - RegularizedGammaP(a, x); }, 0.2, 6, 0,
+        4, t == DType::kFloat ? 2e-5 : 1e-10);
+  }
+  c->push_back(
+      OpCaseBuilder("Polygamma", "Polygamma n = 0 is digamma")
+          .T(DType::kDouble)
+          .Input(Make<double>({0, 0, 0, 0}, {4}))
+          .Input(Make<double>({0.3, 1, 2.5, 7}, {4}))
+          .Reference1([](const std::vector<Tensor>& in) { return RefUnaryDouble(in[1], Digamma); })
+          .Tolerance(1e-10)
+          .Build());
+  c->push_back(OpCaseBuilder("Polygamma", "Polygamma at 1 is a signed zeta")
+                   .T(DType::kFloat)
+                   .Input(Make<float>({1, 2, 3, 4}, {4}))
+                   .Input(Make<float>({1, 1, 1, 1}, {4}))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     return RefUnaryDouble(in[0], [](double n) {
+                       return (static_cast<int>(n) % 2 == 1 ? 1 : -1) * std::tgamma(n + 1) *
+                              std::riemann_zeta(n + 1);
+                     });
+                   })
+                   .Tolerance(2e-6)
+                   .Build());
+  // Zeta(x, 1) is Riemann's zeta, which the C++ library has (the other special functions of two
+  // arguments are checked against TF in tests/tf). NextAfter steps one float ulp.
+  c->push_back(OpCaseBuilder("Zeta", "Zeta Riemann")
+                   .T(DType::kDouble)
+                   .Input(Make<double>({2, 3, 4.5, 7}, {4}))
+                   .Input(Make<double>({1, 1, 1, 1}, {4}))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     return RefUnaryDouble(in[0], [](double x) { return std::riemann_zeta(x); });
+                   })
+                   .Tolerance(1e-12)
+                   .Build());
+  c->push_back(Values<float>(
+      "NextAfter", "NextAfter float", {1, 1, 0, -2}, {2, 0, 1, -3}, [](double x, double y) {
+        return static_cast<double>(std::nextafter(static_cast<float>(x), static_cast<float>(y)));
+      }));
   for (DType t : {DType::kFloat, DType::kDouble}) {
     AddBinary(c, "Mod", t, rem, -9, 9, 0.5, 4);
     AddBinary(c, "TruncateMod", t, rem, -9, 9, -4, -0.5);
@@ -410,10 +556,55 @@ void BinaryCases(std::vector<OpCase>* c) {
       }
     }
   }
+  // The other activation gradients: (gradients, outputs) of Elu and Selu, (gradients, features)
+  // of Softplus, Softsign and LeakyRelu (alpha 0.2 and 1.5).
+  const double selu_scale = 1.0507009873554804934193349852946;
+  const double selu_alpha = 1.6732632423543772848170429916717;
+  for (DType t : kFloats) {
+    for (auto [op, f] : std::vector<std::pair<std::string, Fn2>>{
+             {"EluGrad", [](double g, double y) { return y < 0 ? g * (y + 1) : g; }},
+             {"SeluGrad",
+              [=](double g, double y) {
+                return y < 0 ? g * (y + selu_scale * selu_alpha) : g * selu_scale;
+              }},
+             {"SoftplusGrad", [](double g, double x) { return g / (1 + std::exp(-x)); }},
+             {"SoftsignGrad",
+              [](double g, double x) { return g / ((1 + std::abs(x)) * (1 + std::abs(x))); }},
+             {"LeakyReluGrad",
+              [](double g, double x) { return x > 0 ? g : static_cast<double>(0.2f) * g; }}}) {
+      const Fn2 fn = f;
+      c->push_back(OpCaseBuilder(op)
+                       .T(t)
+                       .Input(RandomOf(t, Shape{8, 300}, 5))
+                       .Input(RandomOf(t, Shape{8, 300}, 6, -2, 3))
+                       .Reference1([fn](const std::vector<Tensor>& in) {
+                         return RefBinaryDouble(in[0], in[1], fn);
+                       })
+                       .Tolerance(TolFor(t) * 4)
+                       .Build());
+    }
+  }
+  c->push_back(OpCaseBuilder("LeakyReluGrad", "LeakyReluGrad alpha 1.5")
+                   .T(DType::kFloat)
+                   .Float("alpha", 1.5f)
+                   .Input(RandomOf(DType::kFloat, Shape{40}, 7))
+                   .Input(RandomOf(DType::kFloat, Shape{40}, 8))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     return RefBinaryDouble(in[0], in[1],
+                                            [](double g, double x) { return x > 0 ? g : 1.5 * g; });
+                   })
+                   .Tolerance(TolFor(DType::kFloat))
+                   .Build());
   for (DType t : kFloats) {
     for (auto [op, f] : std::vector<std::pair<std::string, Fn2>>{
              {"SigmoidGrad", [](double y, double dy) { return dy * y * (1 - y); }},
-             {"TanhGrad", [](double y, double dy) { return dy * (1 - y * y); }}}) {
+             {"TanhGrad", [](double y, double dy) { return dy * (1 - y * y); }},
+             // 0 where dy is 0, whatever y is (TF's).
+             {"ReciprocalGrad", [](double y, double dy) { return dy == 0 ? 0 : -dy * y * y; }},
+             {"InvGrad", [](double y, double dy) { return dy == 0 ? 0 : -dy * y * y; }},
+             {"SqrtGrad", [](double y, double dy) { return dy == 0 ? 0 : dy * 0.5 / y; }},
+             {"RsqrtGrad",
+              [](double y, double dy) { return dy == 0 ? 0 : -0.5 * dy * y * y * y; }}}) {
       const Fn2 fn = f;
       c->push_back(OpCaseBuilder(op)
                        .T(t)

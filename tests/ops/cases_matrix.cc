@@ -303,6 +303,44 @@ std::vector<OpCase> MatrixCases() {
                     })
                     .Build());
   }
+  // Diag and DiagPart (tensor diagonals): rank k to rank 2k and back.
+  for (DType t : {DType::kFloat, DType::kInt64, DType::kDouble}) {
+    for (const Shape& s : {Shape{4}, Shape{2, 3}}) {
+      const Tensor d = RandomOf(t, s, 41);
+      Shape big = s;
+      for (int i = 0; i < s.rank(); ++i) big.AddDim(s.dim(i));
+      const int64_t n = s.num_elements();
+      c.push_back(OpCaseBuilder("Diag", "Diag " + DTypeShortName(t) + " " + s.ToString())
+                      .T(t)
+                      .Input(d)
+                      .Reference1([n, big](const std::vector<Tensor>& in) {
+                        const Tensor x = RefUnaryDouble(
+                            in[0], [](double v) { return v; }, DType::kDouble);
+                        Tensor out(DType::kDouble, big);
+                        for (int64_t i = 0; i < n * n; ++i) out.data<double>()[i] = 0;
+                        for (int64_t i = 0; i < n; ++i)
+                          out.data<double>()[i * (n + 1)] = x.data<double>()[i];
+                        return RefUnaryDouble(
+                            out, [](double v) { return v; }, in[0].dtype());
+                      })
+                      .Build());
+      c.push_back(OpCaseBuilder("DiagPart", "DiagPart " + DTypeShortName(t) + " " + big.ToString())
+                      .T(t)
+                      .Input(RandomOf(t, big, 42))
+                      .Reference1([n](const std::vector<Tensor>& in) {
+                        Shape half;
+                        for (int i = 0; i < in[0].rank() / 2; ++i) half.AddDim(in[0].dim(i));
+                        const Tensor x = RefUnaryDouble(
+                            in[0], [](double v) { return v; }, DType::kDouble);
+                        Tensor out(DType::kDouble, half);
+                        for (int64_t i = 0; i < n; ++i)
+                          out.data<double>()[i] = x.data<double>()[i * (n + 1)];
+                        return RefUnaryDouble(
+                            out, [](double v) { return v; }, in[0].dtype());
+                      })
+                      .Build());
+    }
+  }
   return c;
 }
 

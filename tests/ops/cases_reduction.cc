@@ -38,7 +38,7 @@ Folding Fold(const Shape& in, std::vector<int64_t> axes, bool keep_dims) {
   return f;
 }
 
-enum class Kind { kSum, kMean, kMax, kMin, kProd, kAll, kAny };
+enum class Kind { kSum, kMean, kMax, kMin, kProd, kAll, kAny, kEuclidean };
 
 Tensor RefReduce(const Tensor& x, const std::vector<int64_t>& axes, bool keep_dims, Kind kind) {
   const Folding f = Fold(x.shape(), axes, keep_dims);
@@ -65,6 +65,9 @@ Tensor RefReduce(const Tensor& x, const std::vector<int64_t>& axes, bool keep_di
       case Kind::kProd:
         a *= val;
         break;
+      case Kind::kEuclidean:
+        a += val * val;
+        break;
       case Kind::kMax:
         a = (std::isnan(val) || val > a) ? val : a;
         break;
@@ -85,6 +88,7 @@ Tensor RefReduce(const Tensor& x, const std::vector<int64_t>& axes, bool keep_di
   for (int64_t i = 0; i < n; ++i) {
     double r = acc[i];
     if (kind == Kind::kMean) r = integer ? (count[i] ? std::trunc(r / count[i]) : 0) : r / count[i];
+    if (kind == Kind::kEuclidean) r = std::sqrt(r);
     out.data<double>()[i] = r;
   }
   return RefUnaryDouble(
@@ -191,6 +195,15 @@ std::vector<OpCase> ReductionCases() {
     AddReduce(&c, op, kind, DType::kFloat, Shape{1, 60, 60, 16}, {1, 2}, true, 1e-4, seed++);
     AddReduce(&c, op, kind, DType::kFloat, Shape{300, 300}, {1}, false, 1e-4, seed++);
   }
+  // EuclideanNorm (the float types TF's kernel takes here).
+  for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16}) {
+    const double tol = t == DType::kFloat ? 1e-5 : (t == DType::kDouble ? 1e-12 : 0);
+    AddReduce(&c, "EuclideanNorm", Kind::kEuclidean, t, Shape{3, 4}, {1}, false, tol, seed++);
+    AddReduce(&c, "EuclideanNorm", Kind::kEuclidean, t, Shape{2, 3, 4}, {0, 2}, true, tol, seed++);
+    AddReduce(&c, "EuclideanNorm", Kind::kEuclidean, t, Shape{0, 3}, {0}, false, tol, seed++);
+  }
+  AddReduce(&c, "EuclideanNorm", Kind::kEuclidean, DType::kFloat, Shape{70000}, {0}, false, 1e-4,
+            seed++);
   AddReduce(&c, "Sum", Kind::kSum, DType::kHalf, Shape{50, 700}, {1}, false, 0, seed++);
   AddReduce(&c, "Mean", Kind::kMean, DType::kBFloat16, Shape{700, 50}, {0}, false, 0, seed++);
   // NaN wins a max or min; empty reductions give the identity (a NaN float mean).

@@ -1,8 +1,8 @@
 // Op-tester cases of the variable ops: resource variables (VarHandleOp, ReadVariableOp, the
-// Assign*VariableOp family, VarIsInitializedOp, DestroyResourceOp, DisableCopyOnRead),
-// ResourceGather and the scatters, the optimizer updates, and TF1 reference variables
-// (VariableV2, Assign, AssignAdd, AssignSub). Ops that only change a variable have no outputs
-// for the tester to compare: their values are checked against plain loops in
+// Assign*VariableOp family, VarIsInitializedOp, VariableShape, DestroyResourceOp,
+// DisableCopyOnRead), ResourceGather and the scatters, the optimizer updates, and TF1 reference
+// variables (VariableV2, Assign, AssignAdd, AssignSub). Ops that only change a variable have no
+// outputs for the tester to compare: their values are checked against plain loops in
 // tests/exec/kernels_training_test.cc; here they run on every path.
 #include "kiln/exec/resources.h"
 #include "ops/op_cases.h"
@@ -62,6 +62,16 @@ void AddVariableOps(std::vector<OpCase>* c) {
                    .Input(var)
                    .Reference1([value](const auto&) { return value; })
                    .Build());
+  for (DType out : {DType::kInt32, DType::kInt64}) {
+    OpCaseBuilder b("VariableShape", "VariableShape " + DTypeShortName(out));
+    if (out != DType::kInt32) b.Type("out_type", out);
+    c->push_back(
+        b.Input(var)
+            .Reference1([out](const auto&) {
+              return out == DType::kInt32 ? Make<int32_t>({3, 4}, {2}) : Make<int64_t>({3, 4}, {2});
+            })
+            .Build());
+  }
   c->push_back(OpCaseBuilder("VarIsInitializedOp")
                    .Input(var)
                    .Reference1([](const auto&) { return Tensor::Scalar(true); })
@@ -119,7 +129,9 @@ void AddGatherScatter(std::vector<OpCase>* c) {
                      return Make<int32_t>({3, 1, 5, 5}, {2, 2});
                    })
                    .Build());
-  for (const char* op : {"ResourceScatterUpdate", "ResourceScatterAdd"}) {
+  for (const char* op :
+       {"ResourceScatterUpdate", "ResourceScatterAdd", "ResourceScatterSub", "ResourceScatterMul",
+        "ResourceScatterDiv", "ResourceScatterMin", "ResourceScatterMax"}) {
     c->push_back(OpCaseBuilder(op)
                      .Type("dtype", DType::kFloat)
                      .Type("Tindices", DType::kInt64)

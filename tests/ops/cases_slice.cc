@@ -1,5 +1,5 @@
 // Op-tester cases of selecting and reordering elements: Transpose, StridedSlice, Slice,
-// GatherV2, Gather, GatherNd, ReverseV2, ReverseSequence, Roll, Pad, PadV2, MirrorPad.
+// GatherV2, Gather, GatherNd, ReverseV2, Reverse, ReverseSequence, Roll, Pad, PadV2, MirrorPad.
 #include <algorithm>
 #include <numeric>
 
@@ -358,6 +358,28 @@ std::vector<OpCase> SliceCases() {
                         });
                       })
                       .Build());
+    }
+  }
+
+  // Reverse (v1): a bool per dim.
+  for (DType t : {DType::kFloat, DType::kString, DType::kInt8}) {
+    const Tensor x = Distinct(t, Shape{2, 3, 4});
+    for (int mask : {0, 5, 6}) {
+      c.push_back(
+          OpCaseBuilder("Reverse", "Reverse " + DTypeShortName(t) + " mask " + std::to_string(mask))
+              .T(t)
+              .Input(x)
+              .ConstInput(Make<bool>({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0}, Shape{3}))
+              .Reference1([mask](const std::vector<Tensor>& in) {
+                const Shape& s = in[0].shape();
+                return RefMove(in[0], s, [&](const Index& o) {
+                  Index i = o;
+                  for (int d = 0; d < 3; ++d)
+                    if ((mask >> d) & 1) i[d] = s.dim(d) - 1 - o[d];
+                  return FlatOf(i, s);
+                });
+              })
+              .Build());
     }
   }
 

@@ -579,6 +579,21 @@ void AddRegex(std::vector<OpCase>* c) {
                      return Make<bool>({true, false, true, false}, {2, 2});
                    })
                    .Build());
+  // RegexFullMatch: the pattern a constant (compiled at prepare) or fed.
+  for (bool constant : {true, false}) {
+    OpCaseBuilder b("RegexFullMatch", std::string("RegexFullMatch ") +
+                                          (constant ? "constant pattern" : "fed pattern"));
+    b.Input(Str({"abc", "abcd", "s3://bucket", ""}, Shape{2, 2}));
+    const Tensor pattern = Tensor::StringScalar("abc|^s3://.*");
+    if (constant) {
+      b.ConstInput(pattern);
+    } else {
+      b.Input(pattern);
+    }
+    c->push_back(b.Reference1([](const auto&) {
+                    return Make<bool>({true, false, true, false}, {2, 2});
+                  }).Build());
+  }
   const Tensor many = Words(Shape{40, 30}, 8);
   c->push_back(OpCaseBuilder("StaticRegexReplace", "StaticRegexReplace large")
                    .String("pattern", "[0-9]")

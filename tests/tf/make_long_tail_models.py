@@ -35,6 +35,7 @@ MODELS = {
     "linalg": "float32",
     "parse_example": "float32",
     "complex_signal": "float32",
+    "tf1_control_flow": "float32",
 }
 
 
@@ -383,12 +384,81 @@ def _complex_signal(bundle):
     return "tf.saved_model.save", {"serving_default": {"x": x}}
 
 
+def _tf1_control_flow(bundle):
+    """A TF1 graph (tf.compat.v1, control flow v1) saved with SavedModelBuilder: an LSTM over
+    time as dynamic_rnn writes it (a while loop with TensorArrays), nested while loops whose trip counts
+    come from the input, a cond inside a loop body, conds with constant-only branches, a cond
+    holding a loop, and a reference variable read inside a loop (RefEnter)."""
+    import tensorflow as tf
+    v1 = tf.compat.v1
+    v1.disable_control_flow_v2()
+    try:
+        with tf.Graph().as_default() as g, v1.Session(graph=g) as sess:
+            v1.set_random_seed(5)
+            x = v1.placeholder(tf.float32, [None, 5, 3], name="x")
+            n = v1.placeholder(tf.int32, [], name="n")
+            # An LSTM over time as dynamic_rnn writes it (Keras 3 has no v1 cells): inputs
+            # unstacked into a TensorArray, outputs written to another, the state a loop var.
+            kernel = v1.Variable(np.random.default_rng(1).uniform(-0.5, 0.5, (7, 16))
+                                 .astype(np.float32), name="kernel", use_resource=False)
+            inputs_ta = tf.TensorArray(tf.float32, size=5).unstack(tf.transpose(x, [1, 0, 2]))
+            outputs_ta = tf.TensorArray(tf.float32, size=5)
+
+            def lstm_step(t, out_ta, c, h):
+                z = tf.matmul(tf.concat([inputs_ta.read(t), h], 1), kernel)
+                i, f, o, u = tf.split(z, 4, axis=1)
+                c = tf.sigmoid(f) * c + tf.sigmoid(i) * tf.tanh(u)
+                h = tf.sigmoid(o) * tf.tanh(c)
+                return t + 1, out_ta.write(t, h), c, h
+
+            zeros = tf.zeros([tf.shape(x)[0], 4])
+            _, out_ta, _, _ = v1.while_loop(lambda t, *_: t < 5, lstm_step,
+                                            [tf.constant(0), outputs_ta, zeros, zeros])
+            rnn_out = tf.transpose(out_ta.stack(), [1, 0, 2])
+            w = v1.Variable(np.linspace(0.5, 1.5, 3).astype(np.float32), name="w",
+                            use_resource=False)
+
+            def outer_body(i, acc):
+                def inner_body(j, a):
+                    a = a + x[:, j % 5, :] * w * tf.cast(i + 1, tf.float32)
+                    return j + 1, a
+                _, acc = v1.while_loop(lambda j, a: j <= i, inner_body, [0, acc])
+                acc = v1.cond(tf.equal(i % 2, 0), lambda: acc * 0.5, lambda: acc - 1.0)
+                return i + 1, acc
+
+            _, nested = v1.while_loop(lambda i, acc: i < n, outer_body,
+                                      [tf.constant(0), tf.zeros_like(x[:, 0, :])])
+            total = tf.reduce_sum(x)
+            sign = v1.cond(total > 0, lambda: tf.constant(1.0), lambda: tf.constant(-1.0))
+            branch = v1.cond(n > 2,
+                             lambda: v1.while_loop(lambda k, v: k < n, lambda k, v: (k + 1, v * 1.5),
+                                                   [0, x[:, :, 0]])[1],
+                             lambda: x[:, :, 1] + sign)
+            sess.run(v1.global_variables_initializer())
+            builder = v1.saved_model.Builder(bundle)
+            sig = v1.saved_model.predict_signature_def(
+                {"x": x, "n": n},
+                {"rnn": rnn_out, "nested": nested, "sign": sign, "branch": branch})
+            builder.add_meta_graph_and_variables(sess, ["serve"],
+                                                 signature_def_map={"serving_default": sig,
+                                                                    "few": sig},
+                                                 saver=v1.train.Saver())
+            builder.save()
+    finally:
+        v1.enable_control_flow_v2()
+    x = np.random.default_rng(12).uniform(-1, 1, (BATCH, 5, 3)).astype(np.float32)
+    # n = 4 takes the conditional's loop branch; n = 1 the other, and the inner loops run once.
+    return "tf.compat.v1.saved_model.Builder", {"serving_default": {"x": x, "n": np.int32(4)},
+                                                "few": {"x": x, "n": np.int32(1)}}
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
     return {"half_signature": _half_signature, "stateless_random": _stateless_random,
             "fake_quant": _fake_quant, "linalg": _linalg,
-            "parse_example": _parse_example, "complex_signal": _complex_signal}[name]
+            "parse_example": _parse_example, "complex_signal": _complex_signal,
+            "tf1_control_flow": _tf1_control_flow}[name]
 
 
 def make_all(out, names=None, log=print):

@@ -44,6 +44,55 @@ def _module():
                     raw.ReluGrad(gradients=y, features=x), raw.Relu6Grad(gradients=y, features=x * 4),
                     raw.SigmoidGrad(y=tf.sigmoid(x), dy=y), raw.TanhGrad(y=tf.tanh(x), dy=y))
 
+        @tf.function(input_signature=[tf.TensorSpec([None], f32), tf.TensorSpec([None], f32)])
+        def special(self, x, y):
+            sp = tf.math.special
+            pos = tf.abs(x) + 0.25
+            unit = tf.tanh(x) * 0.9
+            d = tf.cast(x, tf.float64)
+            return (sp.bessel_i0(x), sp.bessel_i0e(x), sp.bessel_i1(x), sp.bessel_i1e(x),
+                    sp.bessel_j0(x), sp.bessel_j1(x), sp.bessel_k0(pos), sp.bessel_k0e(pos),
+                    sp.bessel_k1(pos), sp.bessel_k1e(pos), sp.bessel_y0(pos), sp.bessel_y1(pos),
+                    tf.math.erfinv(unit), tf.math.ndtri(unit * 0.5 + 0.5),
+                    tf.math.igamma(pos, tf.abs(y)), tf.math.igammac(pos, tf.abs(y)),
+                    tf.math.zeta(pos + 1.0, tf.abs(y) + 0.5),
+                    tf.math.polygamma(tf.round(tf.abs(y)), pos), tf.math.xlog1py(x, tf.abs(y)),
+                    tf.math.nextafter(x, y), tf.math.nextafter(d, -d),
+                    sp.bessel_j0(d), tf.math.igamma(tf.abs(d) + 0.5, tf.abs(d)),
+                    raw.ReciprocalGrad(y=x, dy=y), raw.InvGrad(y=x, dy=y),
+                    raw.SqrtGrad(y=pos, dy=y), raw.RsqrtGrad(y=pos, dy=y),
+                    raw.EluGrad(gradients=y, outputs=tf.nn.elu(x)),
+                    raw.SeluGrad(gradients=y, outputs=tf.nn.selu(x)),
+                    raw.SoftplusGrad(gradients=y, features=x),
+                    raw.SoftsignGrad(gradients=y, features=x),
+                    raw.LeakyReluGrad(gradients=y, features=x, alpha=0.3))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 6], f32), tf.TensorSpec([None], tf.int32)])
+        def positions(self, x, ids):
+            srt = tf.sort(x, axis=1)
+            y, idx, count = raw.UniqueWithCountsV2(x=tf.reshape(ids, [-1, 2]),
+                                                   axis=tf.constant([0], tf.int64))
+            diff, diff_idx = tf.compat.v1.setdiff1d(ids, tf.constant([3, 5, 7], tf.int32))
+            return (tf.searchsorted(srt, x[:, :4]), tf.searchsorted(srt, x[:, 1:], side="right"),
+                    tf.searchsorted(tf.cast(srt, tf.float64), tf.cast(x, tf.float64),
+                                    out_type=tf.int64),
+                    tf.unravel_index(tf.abs(ids) % 24, tf.constant([2, 3, 4])),
+                    tf.unravel_index(tf.constant(17, tf.int64), tf.constant([4, 5], tf.int64)),
+                    diff, diff_idx, y, idx, count,
+                    tf.linalg.tensor_diag(x[0]), tf.linalg.tensor_diag(tf.reshape(ids[:6], [2, 3])),
+                    tf.linalg.tensor_diag_part(tf.linalg.tensor_diag(x[:2, :3])),
+                    raw.Reverse(tensor=x, dims=tf.constant([True, False])),
+                    raw.Reverse(tensor=x, dims=tf.constant([False, True])),
+                    tf.math.reduce_euclidean_norm(x, 1), tf.math.reduce_euclidean_norm(x),
+                    tf.math.reduce_euclidean_norm(tf.cast(x, tf.float64), 0, keepdims=True),
+                    raw.PopulationCount(x=ids), raw.PopulationCount(x=
+                        tf.cast(ids, tf.int64) * -1), raw.Inv(x=x), tf.nn.l2_loss(x),
+                    tf.math.in_top_k(tf.abs(ids[:4]) % 6, x, 2),
+                    raw.InTopK(predictions=x, targets=tf.abs(ids[:4]) % 6, k=3),
+                    tf.nn.l2_loss(tf.cast(x, tf.float64)),
+                    raw.NthElement(input=x, n=tf.constant(2)),
+                    raw.NthElement(input=x, n=tf.constant(0), reverse=True))
+
         @tf.function(input_signature=[tf.TensorSpec([None], tf.int32),
                                       tf.TensorSpec([None], tf.int32)])
         def integers(self, a, b):
@@ -176,7 +225,14 @@ OPS = {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh",
        "SparseSegmentSqrtNWithNumSegments", "SparseSegmentSum", "SparseSegmentSumWithNumSegments",
        "UnsortedSegmentMax", "UnsortedSegmentMin", "UnsortedSegmentProd", "UnsortedSegmentSum",
        "SoftmaxCrossEntropyWithLogits", "SparseSoftmaxCrossEntropyWithLogits", "Multinomial",
-       "FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars"}
+       "FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars", "BesselI0", "BesselI0e",
+       "BesselI1", "BesselI1e", "BesselJ0", "BesselJ1", "BesselK0", "BesselK0e", "BesselK1",
+       "BesselK1e", "BesselY0", "BesselY1", "Erfinv", "Ndtri", "Igamma", "Igammac", "Zeta",
+       "Polygamma", "Xlog1py", "NextAfter", "ReciprocalGrad", "InvGrad", "SqrtGrad", "RsqrtGrad",
+       "LowerBound", "UpperBound", "UnravelIndex", "ListDiff", "UniqueWithCountsV2", "Diag",
+       "DiagPart", "Reverse", "EuclideanNorm", "PopulationCount", "Inv", "EluGrad", "SeluGrad",
+       "SoftplusGrad", "SoftsignGrad", "LeakyReluGrad", "L2Loss", "InTopKV2", "InTopK",
+       "NthElement"}
 
 
 def _inputs():
@@ -195,6 +251,8 @@ def _inputs():
     return {
         "unary": [x],
         "binary": [x, y],
+        "special": [x, y],
+        "positions": [f(4, 6), np.array([3, -7, 5, 12, 3, 0, 23, 5, 3, -7, 40, 1], np.int32)],
         "integers": [a, b],
         "reductions": [red],
         "scans": [rng.uniform(0.5, 1.5, (3, 6)).astype(np.float32)],

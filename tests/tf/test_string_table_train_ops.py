@@ -51,6 +51,7 @@ def _strings_module(vocab):
                 "regex_first": tf.strings.regex_replace(s, "(.)(.)", r"\2\1", replace_global=False),
                 "regex_dynamic": tf.strings.regex_replace(s, dynamic, "#"),
                 "full_match": tf.strings.regex_full_match(s, "[a-z]+"),
+                "full_match_dynamic": tf.strings.regex_full_match(s, tf.strings.join(["[a-z", "]+"])),
                 "substr": tf.strings.substr(s, 0, 3, unit="UTF8_CHAR"),
                 "substr_bytes": tf.strings.substr(s, 0, -1),
                 "lookup": self.table.lookup(s),
@@ -128,10 +129,19 @@ def _train_module():
             raw.ResourceApplyRMSProp(var=w["rms"].handle, ms=s["rms_ms"].handle,
                                      mom=s["rms_mom"].handle, lr=0.01, rho=0.9, momentum=0.5,
                                      epsilon=1e-7, grad=g)
+            # VariableShape (what tf.shape of a variable of unknown shape gives): 5 rows, so 0.5.
+            rows = tf.cast(raw.VariableShape(input=self.emb.handle)[0], tf.float32)
             raw.ResourceScatterAdd(resource=self.emb.handle, indices=ids,
-                                   updates=tf.ones([3, 2]) * 0.5)
+                                   updates=tf.ones([3, 2]) * rows * 0.1)
             raw.ResourceScatterUpdate(resource=self.emb.handle, indices=ids[:1],
                                       updates=tf.fill([1, 2], 7.0))
+            half = tf.fill([3, 2], 0.5)
+            raw.ResourceScatterSub(resource=self.emb.handle, indices=ids, updates=half * 0.25)
+            raw.ResourceScatterMul(resource=self.emb.handle, indices=ids, updates=half * 3.0)
+            raw.ResourceScatterDiv(resource=self.emb.handle, indices=ids[1:], updates=half[1:] + 1)
+            raw.ResourceScatterMax(resource=self.emb.handle, indices=ids, updates=half + 0.5)
+            raw.ResourceScatterMin(resource=self.emb.handle, indices=ids[:2],
+                                   updates=half[:2] + 1.5)
             return raw.ResourceGather(resource=self.emb.handle, indices=ids, dtype=tf.float32)
 
     return Trainer()
