@@ -200,7 +200,11 @@ Status CopyElements(const Tensor& from, Tensor* to) {
                   to->data<std::shared_ptr<const VariantBase>>());
       break;
     default:
-      if (from.ByteSize() > 0) std::memcpy(to->raw_data(), from.raw_data(), from.ByteSize());
+      // The elements' bytes, not the buffer's: a tensor may view the start of a larger buffer
+      // (an output in a planned or caller-bound buffer sized for another dtype or shape).
+      if (n > 0)
+        std::memcpy(to->raw_data(), from.raw_data(),
+                    static_cast<size_t>(n) * DTypeSize(from.dtype()));
   }
   return OkStatus();
 }
@@ -376,9 +380,11 @@ bool TensorsEqual(const Tensor& a, const Tensor& b) {
       return std::equal(a.data<std::shared_ptr<const VariantBase>>(),
                         a.data<std::shared_ptr<const VariantBase>>() + a.NumElements(),
                         b.data<std::shared_ptr<const VariantBase>>());
-    default:
-      return a.ByteSize() == b.ByteSize() &&
-             (a.ByteSize() == 0 || std::memcmp(a.raw_data(), b.raw_data(), a.ByteSize()) == 0);
+    default: {
+      // The elements' bytes (a buffer may be larger than the tensor viewing it).
+      const size_t bytes = static_cast<size_t>(a.NumElements()) * DTypeSize(a.dtype());
+      return bytes == 0 || std::memcmp(a.raw_data(), b.raw_data(), bytes) == 0;
+    }
   }
 }
 

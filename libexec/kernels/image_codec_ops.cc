@@ -1,6 +1,8 @@
-// Image codecs: DecodeJpeg (libjpeg-turbo), DecodePng and EncodePng (libpng). As in TensorFlow
-// (decode_image_op.cc), DecodeJpeg and DecodePng both sniff the contents and decode either
-// format; other formats (GIF, BMP, WebP) are Unimplemented here. The decoders set libjpeg and
+// Image codecs: DecodeJpeg (libjpeg-turbo), DecodePng and EncodePng (libpng), DecodeBmp, and
+// DecodeImage (tf.io.decode_image: any of them, as uint8, uint16 or float32 scaled to [0, 1]).
+// As in TensorFlow (decode_image_op.cc), the decode ops sniff the contents and decode JPEG or
+// PNG whichever they are named for (BMP only through DecodeBmp and DecodeImage); GIF and WebP
+// are Unimplemented here. The decoders set libjpeg and
 // libpng up the way TensorFlow's jpeg_mem.cc and png_io.cc do, so the pixels are the ones
 // TensorFlow gets from the same library versions:
 //   - JPEG: channels 0 (the file's, CMYK converted to RGB), 1 or 3; ratio as the DCT scale
@@ -51,10 +53,13 @@ Format Classify(std::string_view data) {
   return Format::kUnknown;
 }
 
+enum class DecodeOp { kJpeg, kPng, kImage, kBmp };
+
 struct DecodeState : OpState {
-  bool png_op = false;  // DecodePng (else DecodeJpeg)
+  DecodeOp op = DecodeOp::kJpeg;
   int channels = 0;
-  DType dtype = DType::kUInt8;
+  DType dtype = DType::kUInt8;  // DecodeImage: uint8, uint16 or float32
+  bool expand_animations = true;
   // JPEG
   int ratio = 1;
   bool fancy_upscaling = true;
@@ -63,21 +68,28 @@ struct DecodeState : OpState {
   J_DCT_METHOD dct_method = JDCT_IFAST;
 };
 
-template <bool kPng>
+template <DecodeOp kOp>
 Status PrepareDecode(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   auto st = std::make_shared<DecodeState>();
-  st->png_op = kPng;
+  st->op = kOp;
   KILN_PREPARE_ASSIGN(ctx, int64_t channels, ctx.attrs.GetInt("channels", 0));
   if (channels != 0 && channels != 1 && channels != 3 && channels != 4) {
     return ctx.Error("attr 'channels' must be 0, 1, 3 or 4, got ", channels);
   }
+  if (kOp == DecodeOp::kBmp && channels == 1)
+    return ctx.Error("attr 'channels' must be 0, 3 or 4 for BMP, got 1");
   st->channels = static_cast<int>(channels);
-  if (kPng) {
+  if (kOp == DecodeOp::kPng) {
     KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("dtype", DType::kUInt8));
     KILN_RETURN_IF_ERROR(
         ExpectAttrDTypeIn(ctx, "dtype", st->dtype, {DType::kUInt8, DType::kUInt16}));
-  } else {
+  } else if (kOp == DecodeOp::kImage) {
+    KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("dtype", DType::kUInt8));
+    KILN_RETURN_IF_ERROR(
+        ExpectAttrDTypeIn(ctx, "dtype", st->dtype, {DType::kUInt8, DType::kUInt16, DType::kFloat}));
+    KILN_PREPARE_ASSIGN(ctx, st->expand_animations, ctx.attrs.GetBool("expand_animations", true));
+  } else if (kOp == DecodeOp::kJpeg) {
     KILN_PREPARE_ASSIGN(ctx, int64_t ratio, ctx.attrs.GetInt("ratio", 1));
     if (ratio != 1 && ratio != 2 && ratio != 4 && ratio != 8) {
       return ctx.Error("attr 'ratio' must be 1, 2, 4, or 8, got ", ratio);
@@ -103,6 +115,9 @@ Status PrepareDecode(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "contents", DType::kString));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "contents", 0));
   ctx.outputs = {TensorSpec{st->dtype, PartialShape{-1, -1, channels == 0 ? -1 : channels}}};
+  // DecodeImage of a GIF is [frames, h, w, c] when animations expand: the rank is not known.
+  if (kOp == DecodeOp::kImage && st->expand_animations)
+    ctx.outputs[0].shape = PartialShape::UnknownRank();
   ctx.state = std::move(st);
   return OkStatus();
 }
@@ -261,7 +276,8 @@ bool JpegRead(JpegDecoder* d, uint8_t* out, JSAMPLE* cmyk_row, int64_t* rows_rea
 }
 
 template <typename Out>
-Status DecodeJpegInto(const KernelContext& ctx, const DecodeState& st, const std::string& data) {
+Status DecodeJpegInto(const KernelContext& ctx, const DecodeState& st, const std::string& data,
+                      Tensor** decoded) {
   if (st.channels == 4) return ctx.Error("JPEG does not support 4 channels");
   JpegDecoder d;
   auto fail = [&](std::string_view what) {
@@ -275,11 +291,12 @@ Status DecodeJpegInto(const KernelContext& ctx, const DecodeState& st, const std
     jpeg_destroy_decompress(&d.cinfo);
     return ctx.Error("invalid JPEG image size ", w, " x ", h);
   }
-  auto out = ctx.AllocateOutput(0, Shape{h, w, d.components});
+  auto out = ctx.AllocateOutput(0, kDTypeOf<Out>, Shape{h, w, d.components});
   if (!out.ok()) {
     jpeg_destroy_decompress(&d.cinfo);
     return out.status();
   }
+  *decoded = *out;
   uint8_t* pixels = nullptr;
   if constexpr (std::is_same_v<Out, uint8_t>) {
     pixels = (*out)->template data<uint8_t>();
@@ -411,7 +428,7 @@ void PngFree(PngReader* r) {
 }
 
 Status DecodePngInto(const KernelContext& ctx, const DecodeState& st, const std::string& data,
-                     DType dtype) {
+                     DType dtype, Tensor** decoded) {
   const int bits = dtype == DType::kUInt16 ? 16 : 8;
   PngReader r;
   r.data = reinterpret_cast<const uint8_t*>(data.data());
@@ -426,11 +443,12 @@ Status DecodePngInto(const KernelContext& ctx, const DecodeState& st, const std:
     PngFree(&r);
     return ctx.Error("PNG size too large: ", w, " by ", h);
   }
-  auto out = ctx.AllocateOutput(0, Shape{h, w, r.channels});
+  auto out = ctx.AllocateOutput(0, dtype, Shape{h, w, r.channels});
   if (!out.ok()) {
     PngFree(&r);
     return out.status();
   }
+  *decoded = *out;
   const int64_t row_bytes = w * r.channels * (bits / 8);
   auto* bytes = static_cast<png_bytep>((*out)->raw_data());
   if (!PngFinish(&r, bytes, row_bytes)) {
@@ -451,6 +469,84 @@ Status DecodePngInto(const KernelContext& ctx, const DecodeState& st, const std:
   return OkStatus();
 }
 
+// ---- BMP ---------------------------------------------------------------------------------------
+
+// An uncompressed BMP as TF reads one: the pixel offset at byte 10, width at 18, height at 22
+// (negative: rows top down), bits per pixel at 28 (8, 24 or 32); rows padded to 4 bytes; BGR(A)
+// to RGB(A), gray repeated, alpha 255 where the file has none.
+Status DecodeBmpInto(const KernelContext& ctx, const DecodeState& st, const std::string& data,
+                     Tensor** decoded) {
+  if (st.channels == 1) return ctx.Error("'channels' must be 0, 3 or 4 for BMP, got 1");
+  if (data.size() < 32)
+    return ctx.Error("incomplete BMP content: at least 32 bytes are needed for the header, got ",
+                     data.size());
+  auto le32 = [&](size_t at) {
+    uint32_t v = 0;
+    for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<uint8_t>(data[at + i]);
+    return static_cast<int32_t>(v);
+  };
+  const int64_t header = le32(10), width = le32(18), height = le32(22);
+  const int bpp = static_cast<uint8_t>(data[28]) | (static_cast<uint8_t>(data[29]) << 8);
+  const int in_channels = bpp / 8;
+  if (in_channels != 1 && in_channels != 3 && in_channels != 4)
+    return ctx.Error("number of channels inherent in the BMP must be 1, 3 or 4, was ", in_channels);
+  if (width <= 0) return ctx.Error("BMP width must be positive, got ", width);
+  if (height == 0) return ctx.Error("BMP height must be nonzero");
+  if (header < 0) return ctx.Error("BMP header size must be nonnegative, got ", header);
+  const int64_t rows = std::abs(height);
+  if (width * rows >= std::numeric_limits<int32_t>::max() / 8)
+    return ctx.Error("BMP of ", width, " x ", rows, " pixels is too large");
+  const int64_t row_size = (in_channels * width + 3) / 4 * 4;
+  const int64_t diff = static_cast<int64_t>(data.size()) - header - row_size * rows;
+  if (diff != 0)
+    return ctx.Error("BMP input size should match (header_size + row_size * abs_height) but they ",
+                     "differ by ", diff);
+  const int out_channels = st.channels != 0 ? st.channels : in_channels;
+  KILN_ASSIGN_OR_RETURN(Tensor * out,
+                        ctx.AllocateOutput(0, DType::kUInt8, Shape{rows, width, out_channels}));
+  *decoded = out;
+  const auto* src = reinterpret_cast<const uint8_t*>(data.data()) + header;
+  uint8_t* dst = out->data<uint8_t>();
+  for (int64_t i = 0; i < rows; ++i) {
+    const uint8_t* row = src + (height < 0 ? i : rows - 1 - i) * row_size;
+    for (int64_t j = 0; j < width; ++j) {
+      const uint8_t* p = row + j * in_channels;
+      uint8_t* o = dst + (i * width + j) * out_channels;
+      if (in_channels == 1) {
+        for (int c = 0; c < std::min(out_channels, 3); ++c) o[c] = p[0];
+      } else {
+        o[0] = p[2];
+        if (out_channels > 1) o[1] = p[1];
+        if (out_channels > 2) o[2] = p[0];
+      }
+      if (out_channels == 4) o[3] = in_channels == 4 ? p[3] : 255;
+    }
+  }
+  return OkStatus();
+}
+
+// ---- the decode ops --------------------------------------------------------------------------
+
+// DecodeImage's float32: the 8-bit decode times 1/255, a 16-bit PNG's times 1/65535 (TF's
+// scales, multiplied in float).
+Status ConvertToFloat(const KernelContext& ctx, Tensor* decoded) {
+  // A copy: output 0 may be a buffer the caller bound, which the decode wrote into too.
+  const Tensor src = decoded->DeepCopy();
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, DType::kFloat, src.shape()));
+  float* o = out->data<float>();
+  const int64_t n = src.NumElements();
+  if (src.dtype() == DType::kUInt16) {
+    const float scale = static_cast<float>(1.0 / 65535);
+    const uint16_t* p = src.data<uint16_t>();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(p[i]) * scale;
+  } else {
+    const float scale = static_cast<float>(1.0 / 255);
+    const uint8_t* p = src.data<uint8_t>();
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<float>(p[i]) * scale;
+  }
+  return OkStatus();
+}
+
 Status ComputeDecode(const KernelContext& ctx) {
   const auto& st = ctx.state<DecodeState>();
   const Tensor& contents = ctx.input(0);
@@ -462,22 +558,43 @@ Status ComputeDecode(const KernelContext& ctx) {
   if (data.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
     return ctx.Error("input contents are too large: ", data.size(), " bytes");
   }
-  switch (Classify(data)) {
+  const Format format = Classify(data);
+  if (st.op == DecodeOp::kBmp && format != Format::kBmp && format != Format::kUnknown)
+    return ctx.Error("trying to decode a non-BMP image with DecodeBmp; use decode_image");
+  if (format == Format::kBmp && st.op != DecodeOp::kBmp && st.op != DecodeOp::kImage)
+    return ctx.Error(
+        "trying to decode BMP format using a wrong op; use decode_bmp or "
+        "decode_image");
+  Tensor* decoded = nullptr;
+  Status s;
+  switch (format) {
     case Format::kJpeg:
-      if (st.dtype == DType::kUInt16) return DecodeJpegInto<uint16_t>(ctx, st, data);
-      return DecodeJpegInto<uint8_t>(ctx, st, data);
-    case Format::kPng:
-      return DecodePngInto(ctx, st, data, st.dtype);
-    case Format::kGif:
-    case Format::kBmp:
-    case Format::kWebp:
-      return Unimplemented(
-          "node '", ctx.node_name(),
-          "': only JPEG and PNG contents are supported (GIF, BMP and WebP are not)");
-    case Format::kUnknown:
+      s = st.dtype == DType::kUInt16 ? DecodeJpegInto<uint16_t>(ctx, st, data, &decoded)
+                                     : DecodeJpegInto<uint8_t>(ctx, st, data, &decoded);
       break;
+    case Format::kPng:
+      s = DecodePngInto(ctx, st, data, st.dtype == DType::kUInt8 ? DType::kUInt8 : DType::kUInt16,
+                        &decoded);
+      break;
+    case Format::kBmp:
+      s = DecodeBmpInto(ctx, st, data, &decoded);
+      if (s.ok() && st.dtype == DType::kUInt16) {
+        const Tensor src = decoded->DeepCopy();  // TF widens by 65536 / 256
+        KILN_ASSIGN_OR_RETURN(decoded, ctx.AllocateOutput(0, DType::kUInt16, src.shape()));
+        for (int64_t i = 0; i < src.NumElements(); ++i)
+          decoded->data<uint16_t>()[i] = static_cast<uint16_t>(src.data<uint8_t>()[i] * 256);
+      }
+      break;
+    case Format::kGif:
+    case Format::kWebp:
+      return Unimplemented("node '", ctx.node_name(),
+                           "': JPEG, PNG and BMP contents are supported (GIF and WebP are not)");
+    case Format::kUnknown:
+      return ctx.Error("unknown image file format; one of JPEG, PNG, GIF, BMP, WebP required");
   }
-  return ctx.Error("unknown image file format; one of JPEG, PNG, GIF, BMP, WebP required");
+  KILN_RETURN_IF_ERROR(s);
+  if (st.dtype == DType::kFloat) return ConvertToFloat(ctx, decoded);
+  return OkStatus();
 }
 
 // ---- EncodePng ---------------------------------------------------------------------------------
@@ -578,15 +695,16 @@ Status ComputeEncodePng(const KernelContext& ctx) {
 }
 
 constexpr OpDefinition kDefs[] = {
-    {"DecodeJpeg", "image", kOpFreshOutputs, PrepareDecode<false>},
-    {"DecodePng", "image", kOpFreshOutputs, PrepareDecode<true>},
+    {"DecodeJpeg", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kJpeg>},
+    {"DecodePng", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kPng>},
+    {"DecodeImage", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kImage>},
+    {"DecodeBmp", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kBmp>},
     {"EncodePng", "contents", kOpFreshOutputs, PrepareEncodePng},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"DecodeJpeg", ComputeDecode},
-    {"DecodePng", ComputeDecode},
-    {"EncodePng", ComputeEncodePng},
+    {"DecodeJpeg", ComputeDecode}, {"DecodePng", ComputeDecode},    {"DecodeImage", ComputeDecode},
+    {"DecodeBmp", ComputeDecode},  {"EncodePng", ComputeEncodePng},
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
-// Conversions between strings and other values: AsString, StringToNumber, EncodeBase64,
-// DecodeBase64, StringToHashBucketFast and StringToHashBucketStrong.
+// Conversions between strings and other values: AsString, StringToNumber, DecodeCSV (records to
+// typed columns), EncodeBase64, DecodeBase64, StringToHashBucketFast and StringToHashBucketStrong.
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -203,6 +203,172 @@ Status ComputeStringToNumber(const KernelContext& ctx) {
       });
 }
 
+// ---- DecodeCSV -------------------------------------------------------------------------------
+// Each record (any shape) split into fields as TF's kernel splits it: field_delim separates;
+// with use_quote_delim a field may be "quoted" (a "" inside is one quote, the closing quote must
+// end the record or precede the delimiter); \r and \n outside quotes are skipped; select_cols
+// keeps the listed columns. An empty field or one equal to na_value takes its column's default
+// (an error when the column has none); the rest parse as the column's type (float32/64, int32/64,
+// string). Output k has the records' shape.
+
+struct DecodeCsvState : OpState {
+  std::vector<DType> types;
+  char delim = ',';
+  bool quotes = true;
+  std::string na_value;
+  std::vector<int64_t> select_cols;  // empty: every column
+};
+
+Status PrepareDecodeCsv(PrepareContext& ctx) {
+  auto st = std::make_shared<DecodeCsvState>();
+  KILN_PREPARE_ASSIGN(ctx, st->types, ctx.attrs.GetTypeList("OUT_TYPE"));
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1 + static_cast<int>(st->types.size())));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "records", DType::kString));
+  KILN_PREPARE_ASSIGN(ctx, std::string delim, ctx.attrs.GetString("field_delim", ","));
+  if (delim.size() != 1)
+    return ctx.Error("attr 'field_delim' must be one character, got '", delim, "'");
+  st->delim = delim[0];
+  KILN_PREPARE_ASSIGN(ctx, st->quotes, ctx.attrs.GetBool("use_quote_delim", true));
+  KILN_PREPARE_ASSIGN(ctx, st->na_value, ctx.attrs.GetString("na_value", ""));
+  KILN_PREPARE_ASSIGN(ctx, st->select_cols, ctx.attrs.GetIntList("select_cols", {}));
+  for (size_t i = 0; i < st->select_cols.size(); ++i) {
+    if (st->select_cols[i] < 0 || (i > 0 && st->select_cols[i] <= st->select_cols[i - 1]))
+      return ctx.Error("attr 'select_cols' must be non-negative and increasing");
+  }
+  if (!st->select_cols.empty() && st->select_cols.size() != st->types.size())
+    return ctx.Error("attr 'select_cols' lists ", st->select_cols.size(), " columns for ",
+                     st->types.size(), " outputs");
+  for (size_t k = 0; k < st->types.size(); ++k) {
+    const DType t = st->types[k];
+    if (t != DType::kFloat && t != DType::kDouble && t != DType::kInt32 && t != DType::kInt64 &&
+        t != DType::kString)
+      return ctx.Error("attr 'OUT_TYPE'[", k,
+                       "] must be float32, float64, int32, int64 or string, got ",
+                       DTypeShortName(t));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1 + static_cast<int>(k), "record_defaults", t));
+    const PartialShape& d = ctx.inputs[1 + k].shape;
+    if (!d.unknown_rank() && d.rank() > 1)
+      return ctx.Error("record_defaults[", k, "] must be a scalar or a vector, got ",
+                       d.ToPythonString());
+  }
+  for (DType t : st->types) ctx.outputs.push_back(TensorSpec{t, ctx.inputs[0].shape});
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// The fields of one record (TF's ExtractFields); an error names what is malformed.
+Status SplitCsvRecord(std::string_view in, const DecodeCsvState& st,
+                      std::vector<std::string>* fields) {
+  fields->clear();
+  if (in.empty()) return OkStatus();
+  const bool all = st.select_cols.empty();
+  size_t pos = 0, selected = 0;
+  int64_t parsed = 0;
+  while (pos < in.size()) {
+    if (in[pos] == '\n' || in[pos] == '\r') {
+      ++pos;
+      continue;
+    }
+    const bool include = all || st.select_cols[selected] == parsed;
+    std::string field;
+    if (!(st.quotes && in[pos] == '"')) {
+      while (pos < in.size() && in[pos] != st.delim) {
+        if ((st.quotes && in[pos] == '"') || in[pos] == '\n' || in[pos] == '\r')
+          return InvalidArgument("unquoted fields cannot have quotes or CR/LF inside");
+        if (include) field += in[pos];
+        ++pos;
+      }
+      ++pos;
+    } else {
+      ++pos;  // the opening quote
+      while (pos + 1 < in.size() && (in[pos] != '"' || in[pos + 1] != st.delim)) {
+        if (in[pos] != '"') {
+          if (include) field += in[pos];
+          ++pos;
+        } else {
+          if (in[pos + 1] != '"')
+            return InvalidArgument("a quote inside a string has to be escaped by another quote");
+          if (include) field += '"';
+          pos += 2;
+        }
+      }
+      if (!(pos < in.size() && in[pos] == '"' && (pos + 1 == in.size() || in[pos + 1] == st.delim)))
+        return InvalidArgument(
+            "a quoted field has to end with a quote followed by the delimiter "
+            "or the end of the record");
+      pos += 2;
+    }
+    ++parsed;
+    if (include) {
+      fields->push_back(std::move(field));
+      if (!all && ++selected == st.select_cols.size()) return OkStatus();
+    }
+  }
+  // A record that ends in the delimiter has an empty last field.
+  if ((all || (selected < st.select_cols.size() && st.select_cols[selected] == parsed)) &&
+      in.back() == st.delim)
+    fields->emplace_back();
+  return OkStatus();
+}
+
+Status ComputeDecodeCsv(const KernelContext& ctx) {
+  const auto& st = ctx.state<DecodeCsvState>();
+  const Tensor& records = ctx.input(0);
+  const size_t cols = st.types.size();
+  for (size_t k = 0; k < cols; ++k)
+    if (ctx.input(1 + static_cast<int>(k)).NumElements() > 1)
+      return ctx.Error("record_defaults[", k, "] must have at most one element, has ",
+                       ctx.input(1 + static_cast<int>(k)).NumElements());
+  std::vector<Tensor*> outs(cols);
+  for (size_t k = 0; k < cols; ++k) {
+    KILN_ASSIGN_OR_RETURN(outs[k], ctx.AllocateOutput(static_cast<int>(k), records.shape()));
+  }
+  std::vector<std::string> fields;
+  for (int64_t i = 0; i < records.NumElements(); ++i) {
+    Status split = SplitCsvRecord(records.data<std::string>()[i], st, &fields);
+    if (!split.ok()) return ctx.Error("record ", i, ": ", split.message());
+    if (fields.size() != cols)
+      return ctx.Error("expect ", cols, " fields but have ", fields.size(), " in record ", i);
+    for (size_t k = 0; k < cols; ++k) {
+      const std::string& f = fields[k];
+      const Tensor& dflt = ctx.input(1 + static_cast<int>(k));
+      const bool missing = f.empty() || f == st.na_value;
+      if (missing && dflt.NumElements() != 1)
+        return ctx.Error("field ", k, " is required but missing in record ", i);
+      if (st.types[k] == DType::kString) {
+        outs[k]->data<std::string>()[i] = missing ? dflt.data<std::string>()[0] : f;
+        continue;
+      }
+      auto parse = [&](auto* dst) -> Status {
+        using T = std::remove_pointer_t<decltype(dst)>;
+        if (missing) {
+          *dst = dflt.data<T>()[0];
+          return OkStatus();
+        }
+        if (!ParseNumber<T>(f, dst))
+          return ctx.Error("field ", k, " in record ", i, " is not a valid ",
+                           DTypeShortName(kDTypeOf<T>), ": ", f);
+        return OkStatus();
+      };
+      switch (st.types[k]) {
+        case DType::kFloat:
+          KILN_RETURN_IF_ERROR(parse(outs[k]->data<float>() + i));
+          break;
+        case DType::kDouble:
+          KILN_RETURN_IF_ERROR(parse(outs[k]->data<double>() + i));
+          break;
+        case DType::kInt32:
+          KILN_RETURN_IF_ERROR(parse(outs[k]->data<int32_t>() + i));
+          break;
+        default:
+          KILN_RETURN_IF_ERROR(parse(outs[k]->data<int64_t>() + i));
+          break;
+      }
+    }
+  }
+  return OkStatus();
+}
+
 // ---- EncodeBase64, DecodeBase64 --------------------------------------------------------------
 // The web-safe alphabet (- and _), as TF's ops use; padding with '=' only on request.
 
@@ -354,6 +520,7 @@ Status ComputeHashBucket(const KernelContext& ctx) {
 constexpr OpDefinition kDefs[] = {
     {"AsString", "output", kOpFreshOutputs, PrepareAsString},
     {"StringToNumber", "output", kOpFreshOutputs, PrepareStringToNumber},
+    {"DecodeCSV", "output", kOpFreshOutputs, PrepareDecodeCsv},
     {"EncodeBase64", "output", kOpFreshOutputs, PrepareEncodeBase64},
     {"DecodeBase64", "output", kOpFreshOutputs,
      [](PrepareContext& ctx) { return PrepareStringUnary(ctx, "input", DType::kString); }},
@@ -364,6 +531,7 @@ constexpr OpDefinition kDefs[] = {
 constexpr KernelEntry kCpu[] = {
     {"AsString", ComputeAsString},
     {"StringToNumber", ComputeStringToNumber},
+    {"DecodeCSV", ComputeDecodeCsv},
     {"EncodeBase64", ComputeEncodeBase64},
     {"DecodeBase64", ComputeDecodeBase64},
     {"StringToHashBucketFast", ComputeHashBucket<false>},

@@ -1,12 +1,13 @@
 // Working on the text of strings: StringLength, StringLower, StringUpper, StringStrip, Substr,
-// StringSplitV2 and UnicodeDecode. Unicode case mapping and decoding use ICU, as TensorFlow does,
-// so invalid input and special cases (final sigma, ß -> SS, maximal-subpart replacement of
-// malformed UTF-8) come out the same.
+// StringSplitV2, StringSplit (v1), UnicodeScript and UnicodeDecode. Unicode case mapping and
+// decoding use ICU, as TensorFlow does, so invalid input and special cases (final sigma, ß -> SS,
+// maximal-subpart replacement of malformed UTF-8) come out the same.
 #include <unicode/locid.h>
 #include <unicode/uchar.h>
 #include <unicode/ucnv.h>
 #include <unicode/ucnv_err.h>
 #include <unicode/unistr.h>
+#include <unicode/uscript.h>
 
 #include <algorithm>
 #include <limits>
@@ -222,14 +223,21 @@ Status ComputeSubstr(const KernelContext& ctx) {
 // of ASCII whitespace separate and ends are trimmed; otherwise every sep separates. maxsplit 0
 // keeps each string whole. Outputs a SparseTensor: indices [n, 2], values [n], dense shape [2].
 
+struct SplitState : OpState {
+  bool v1 = false;
+  int64_t maxsplit = -1;   // StringSplitV2
+  bool skip_empty = true;  // StringSplit
+};
+
 Status PrepareStringSplitV2(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "sep", DType::kString));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 1));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "sep", 0));
-  KILN_PREPARE_ASSIGN(ctx, int64_t maxsplit, ctx.attrs.GetInt("maxsplit", -1));
-  ctx.state = std::make_shared<TypedOpState<int64_t>>(maxsplit);
+  auto st = std::make_shared<SplitState>();
+  KILN_PREPARE_ASSIGN(ctx, st->maxsplit, ctx.attrs.GetInt("maxsplit", -1));
+  ctx.state = std::move(st);
   ctx.outputs = {TensorSpec{DType::kInt64, UnknownDims(2)},
                  TensorSpec{DType::kString, UnknownDims(1)},
                  TensorSpec{DType::kInt64, PartialShape(Shape{2})}};
@@ -269,8 +277,42 @@ void SplitOne(std::string_view text, std::string_view sep, int64_t maxsplit,
   out->push_back(text);
 }
 
+// StringSplit (v1, tf.compat.v1.string_split): every character of the delimiter separates (an
+// empty delimiter: every byte is a token); skip_empty drops empty tokens; an empty string has
+// none.
+void SplitAnyChar(std::string_view text, std::string_view delims, bool skip_empty,
+                  std::vector<std::string_view>* out) {
+  if (delims.empty()) {
+    for (size_t i = 0; i < text.size(); ++i) out->push_back(text.substr(i, 1));
+    return;
+  }
+  if (text.empty()) return;  // no tokens, not one empty token (TF's str_util::Split)
+  size_t start = 0;
+  for (size_t i = 0; i <= text.size(); ++i) {
+    if (i < text.size() && delims.find(text[i]) == std::string_view::npos) continue;
+    if (!skip_empty || i > start) out->push_back(text.substr(start, i - start));
+    start = i + 1;
+  }
+}
+
+Status PrepareStringSplit(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "delimiter", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "delimiter", 0));
+  auto st = std::make_shared<SplitState>();
+  st->v1 = true;
+  KILN_PREPARE_ASSIGN(ctx, st->skip_empty, ctx.attrs.GetBool("skip_empty", true));
+  ctx.state = std::move(st);
+  ctx.outputs = {TensorSpec{DType::kInt64, UnknownDims(2)},
+                 TensorSpec{DType::kString, UnknownDims(1)},
+                 TensorSpec{DType::kInt64, PartialShape(Shape{2})}};
+  return OkStatus();
+}
+
 Status ComputeStringSplitV2(const KernelContext& ctx) {
-  const int64_t maxsplit = ctx.state<TypedOpState<int64_t>>().value;
+  const auto& st = ctx.state<SplitState>();
   const Tensor& in = ctx.input(0);
   const Tensor& sep_t = ctx.input(1);
   if (in.rank() != 1) return ctx.Error("input must be a vector, got shape ", in.shape().ToString());
@@ -283,7 +325,11 @@ Status ComputeStringSplitV2(const KernelContext& ctx) {
   int64_t widest = 0;
   for (int64_t i = 0; i < batch; ++i) {
     const size_t before = tokens.size();
-    SplitOne(in.data<std::string>()[i], sep, maxsplit, &tokens);
+    if (st.v1) {
+      SplitAnyChar(in.data<std::string>()[i], sep, st.skip_empty, &tokens);
+    } else {
+      SplitOne(in.data<std::string>()[i], sep, st.maxsplit, &tokens);
+    }
     const int64_t count = static_cast<int64_t>(tokens.size() - before);
     widest = std::max(widest, count);
     row_of.insert(row_of.end(), static_cast<size_t>(count), i);
@@ -302,6 +348,30 @@ Status ComputeStringSplitV2(const KernelContext& ctx) {
   }
   shape->data<int64_t>()[0] = batch;
   shape->data<int64_t>()[1] = widest;
+  return OkStatus();
+}
+
+// ---- UnicodeScript -----------------------------------------------------------------------------
+// The ICU script code of each int32 code point (USCRIPT_COMMON 0, Latin 25, ...), -1 where ICU
+// fails (a value that is no code point), as TensorFlow's kernel.
+
+Status PrepareUnicodeScript(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kInt32));
+  ctx.outputs = {TensorSpec{DType::kInt32, ctx.inputs[0].shape}};
+  return OkStatus();
+}
+
+Status ComputeUnicodeScript(const KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  const int32_t* src = in.data<int32_t>();
+  int32_t* dst = out->data<int32_t>();
+  for (int64_t i = 0; i < in.NumElements(); ++i) {
+    UErrorCode err = U_ZERO_ERROR;
+    const UScriptCode code = uscript_getScript(src[i], &err);
+    dst[i] = U_FAILURE(err) ? -1 : static_cast<int32_t>(code);
+  }
   return OkStatus();
 }
 
@@ -436,6 +506,8 @@ constexpr OpDefinition kDefs[] = {
      [](PrepareContext& ctx) { return PrepareStringUnary(ctx, "input", DType::kString); }},
     {"Substr", "output", kOpFreshOutputs, PrepareSubstr},
     {"StringSplitV2", "indices,values,shape", kOpFreshOutputs, PrepareStringSplitV2},
+    {"StringSplit", "indices,values,shape", kOpFreshOutputs, PrepareStringSplit},
+    {"UnicodeScript", "output", kOpFreshOutputs, PrepareUnicodeScript},
     {"UnicodeDecode", "row_splits,char_values", kOpFreshOutputs, PrepareUnicodeDecode},
 };
 
@@ -446,6 +518,8 @@ constexpr KernelEntry kCpu[] = {
     {"StringStrip", ComputeStringStrip},
     {"Substr", ComputeSubstr},
     {"StringSplitV2", ComputeStringSplitV2},
+    {"StringSplit", ComputeStringSplitV2},
+    {"UnicodeScript", ComputeUnicodeScript},
     {"UnicodeDecode", ComputeUnicodeDecode},
 };
 

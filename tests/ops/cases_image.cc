@@ -733,6 +733,7 @@ void AddCodecs(std::vector<OpCase>* c) {
     int64_t ratio = 1;
     std::string dct;
     bool fancy = true;
+    bool expand_animations = true;
   };
   const std::vector<D> decodes = {
       {"rgb.jpg", "DecodeJpeg", "c0"},
@@ -753,6 +754,20 @@ void AddCodecs(std::vector<OpCase>* c) {
       {"palette.png", "DecodePng", "c3", 3},
       {"gray2.png", "DecodePng", "c0"},
       {"gray2.png", "DecodePng", "c4", 4},
+      {"bgr24.bmp", "DecodeBmp", "c0"},
+      {"bgr24.bmp", "DecodeBmp", "c4", 4},
+      {"bgra32.bmp", "DecodeBmp", "c0"},
+      {"bgra32.bmp", "DecodeBmp", "c3", 3},
+      {"gray8.bmp", "DecodeBmp", "c3", 3},
+      {"gray8.bmp", "DecodeImage", "img_c0"},
+      {"bgr24.bmp", "DecodeImage", "img_f32", 0, DType::kFloat},
+      {"bgr24.bmp", "DecodeImage", "img_u16", 0, DType::kUInt16, 1, "", true, false},
+      {"rgb.jpg", "DecodeImage", "img_c0"},
+      {"rgb.jpg", "DecodeImage", "img_f32", 0, DType::kFloat},
+      {"rgb.jpg", "DecodeImage", "img_c1u16", 1, DType::kUInt16},
+      {"rgb8.png", "DecodeImage", "img_f32", 0, DType::kFloat},
+      {"rgba16.png", "DecodeImage", "img_f32", 0, DType::kFloat},
+      {"palette.png", "DecodeImage", "img_c4", 4, DType::kUInt8, 1, "", true, false},
   };
   for (const D& d : decodes) {
     auto want = ReadNpy(dir / (d.file + "." + d.tag + ".npy"));
@@ -762,7 +777,9 @@ void AddCodecs(std::vector<OpCase>* c) {
     b.Int("channels", d.channels);
     if (d.op == "DecodePng") {
       b.Type("dtype", d.dtype);
-    } else {
+    } else if (d.op == "DecodeImage") {
+      b.Type("dtype", d.dtype).Bool("expand_animations", d.expand_animations);
+    } else if (d.op == "DecodeJpeg") {
       b.Int("ratio", d.ratio).String("dct_method", d.dct).Bool("fancy_upscaling", d.fancy);
     }
     c->push_back(b.Input(Tensor::StringScalar(ReadFile(dir / d.file)))

@@ -1,7 +1,8 @@
 // Op-tester cases of the string families: StringFormat, StringJoin, AsString, StringToNumber,
-// base64, hash buckets, StringLength, case mapping, StringStrip, Substr, StringSplitV2,
-// UnicodeDecode and the regex ops. References are plain loops or known values (the hash values
-// and the Unicode cases are TensorFlow 2.21's outputs; tests/tf checks more of them live).
+// DecodeCSV, base64, hash buckets, StringLength, case mapping, StringStrip, Substr,
+// StringSplitV2, StringSplit, UnicodeScript, UnicodeDecode and the regex ops. References are plain
+// loops or known values (the hash values and the Unicode cases are TensorFlow 2.21's outputs;
+// tests/tf checks more of them live).
 #include <cstdio>
 #include <string>
 
@@ -154,6 +155,36 @@ void AddAsString(std::vector<OpCase>* c) {
 }
 
 void AddStringToNumber(std::vector<OpCase>* c) {
+  // DecodeCSV: quoted fields with escaped quotes and the delimiter inside, empty fields taking
+  // the defaults, a trailing delimiter's empty last field, nan (TF 2.21's outputs).
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  c->push_back(
+      OpCaseBuilder("DecodeCSV", "DecodeCSV quotes and defaults")
+          .TypeList("OUT_TYPE", {DType::kInt32, DType::kFloat, DType::kString, DType::kString})
+          .Input(Str({"1,2.5,\"a,\"\"b\"\",c\",x", ",,,", "3,-1e3,plain,", "7,nan,\"\",zz"}))
+          .Input(Make<int32_t>({0}, {1}))
+          .Input(Make<float>({9}, {1}))
+          .Input(Str({"dflt"}))
+          .Input(Str({"q"}))
+          .Reference([nan](const auto&) {
+            return std::vector<Tensor>{
+                Make<int32_t>({1, 0, 3, 7}, {4}), Make<float>({2.5f, 9, -1000, nan}, {4}),
+                Str({"a,\"b\",c", "dflt", "plain", "dflt"}), Str({"x", "q", "q", "zz"})};
+          })
+          .Build());
+  c->push_back(OpCaseBuilder("DecodeCSV", "DecodeCSV select_cols, na_value, delimiter")
+                   .TypeList("OUT_TYPE", {DType::kInt64, DType::kDouble})
+                   .String("field_delim", ";")
+                   .String("na_value", "NA")
+                   .IntList("select_cols", {1, 3})
+                   .Input(Str({"1;2;3;4", "5;6;7;NA"}, Shape{2, 1}))
+                   .Input(Tensor(DType::kInt64, Shape{0}))
+                   .Input(Make<double>({-1}, {1}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{Make<int64_t>({2, 6}, {2, 1}),
+                                                Make<double>({4, -1}, {2, 1})};
+                   })
+                   .Build());
   c->push_back(OpCaseBuilder("StringToNumber", "StringToNumber float (default out_type)")
                    .Input(Str({"1.5", " 2 ", "1e3", "0x10", "-inf", "Infinity", "-0", ".5"}))
                    .Reference1([](const auto&) {
@@ -485,6 +516,51 @@ void AddSplit(std::vector<OpCase>* c) {
                            Make<int64_t>(idx, {n, 2}), Make<std::string>(values, {n}),
                            Make<int64_t>({in[0].NumElements(), widest}, {2})};
                      })
+                     .Build());
+  }
+  // UnicodeScript: ICU's script codes, -1 for values that are no code point (TF 2.21's outputs).
+  c->push_back(
+      OpCaseBuilder("UnicodeScript")
+          .Input(Make<int32_t>({72, 0x3b1, 0x4e2d, 0x0627, 48, -1, 0x110000, 0x1F600}, {8}))
+          .Reference1([](const auto&) {
+            return Make<int32_t>({25, 14, 17, 2, 0, -1, -1, 0}, {8});
+          })
+          .Build());
+  // StringSplit (v1): any character of the delimiter separates; skip_empty drops empty tokens;
+  // an empty delimiter makes every byte a token. Written out by hand.
+  struct V1 {
+    std::vector<std::string> input;
+    std::string delimiter;
+    bool skip_empty;
+    std::vector<std::vector<std::string>> tokens;
+  };
+  const std::vector<V1> v1 = {
+      {{"a b,c", ",,x", ""}, " ,", true, {{"a", "b", "c"}, {"x"}, {}}},
+      {{"a b,c", ",,x", "", " "}, " ,", false, {{"a", "b", "c"}, {"", "", "x"}, {}, {"", ""}}},
+      {{"ab", "c"}, "", true, {{"a", "b"}, {"c"}}},
+  };
+  for (const V1& v : v1) {
+    std::vector<int64_t> idx;
+    std::vector<std::string> values;
+    int64_t widest = 0;
+    for (size_t i = 0; i < v.tokens.size(); ++i) {
+      widest = std::max<int64_t>(widest, static_cast<int64_t>(v.tokens[i].size()));
+      for (size_t j = 0; j < v.tokens[i].size(); ++j) {
+        idx.push_back(static_cast<int64_t>(i));
+        idx.push_back(static_cast<int64_t>(j));
+        values.push_back(v.tokens[i][j]);
+      }
+    }
+    const int64_t n = static_cast<int64_t>(values.size());
+    const std::vector<Tensor> want = {
+        Make<int64_t>(idx, {n, 2}), Make<std::string>(values, {n}),
+        Make<int64_t>({static_cast<int64_t>(v.input.size()), widest}, {2})};
+    c->push_back(OpCaseBuilder("StringSplit", "StringSplit '" + v.delimiter + "'" +
+                                                  (v.skip_empty ? " skip_empty" : ""))
+                     .Bool("skip_empty", v.skip_empty)
+                     .Input(Str(v.input))
+                     .Input(Tensor::StringScalar(v.delimiter))
+                     .Reference([want](const auto&) { return want; })
                      .Build());
   }
 }

@@ -36,6 +36,7 @@ MODELS = {
     "parse_example": "float32",
     "complex_signal": "float32",
     "tf1_control_flow": "float32",
+    "image_bytes": "float32",
 }
 
 
@@ -452,13 +453,56 @@ def _tf1_control_flow(bundle):
                                                 "few": {"x": x, "n": np.int32(1)}}
 
 
+def _image_bytes(bundle):
+    """An image-bytes serving signature: a batch of encoded JPEG, PNG and BMP files through
+    tf.io.decode_image (DecodeImage, float32 in [0, 1]) in a map_fn, resized and scored."""
+    import struct
+
+    import tensorflow as tf
+
+    class Images(tf.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = tf.Variable(np.linspace(-1, 1, 12).reshape(3, 4).astype(np.float32))
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def serve(self, images):
+            def one(data):
+                img = tf.io.decode_image(data, channels=3, dtype=tf.float32,
+                                         expand_animations=False)
+                return tf.image.resize(img, [8, 8])
+
+            x = tf.map_fn(one, images, fn_output_signature=tf.TensorSpec([8, 8, 3], tf.float32))
+            return {"scores": tf.matmul(tf.reduce_mean(x, [1, 2]), self.w),
+                    "first": tf.io.decode_image(images[0], dtype=tf.uint8,
+                                                expand_animations=False)}
+
+    # Width 8: BMP rows need no padding, and pixels from 1 up: a .npy byte string drops the
+    # trailing NUL bytes a file ending in zeros would lose.
+    rng = np.random.default_rng(13)
+    y, x = np.mgrid[0:12, 0:8]
+    rgb = np.clip(np.stack([x * 20, y * 15, (x + y) * 9], -1) + rng.integers(0, 25, (12, 8, 3)),
+                  1, 255).astype(np.uint8)
+    row = 8 * 3
+    rows = [rgb[i, :, ::-1].tobytes() for i in range(12)][::-1]
+    bmp = (b"BM" + struct.pack("<IHHI", 54 + row * 12, 0, 0, 54) +
+           struct.pack("<IiiHHIIiiII", 40, 8, 12, 1, 24, 0, row * 12, 2835, 2835, 0, 0) +
+           b"".join(rows))
+    files = [tf.io.encode_jpeg(rgb, quality=92).numpy(), tf.io.encode_png(rgb).numpy(), bmp,
+             tf.io.encode_png(np.concatenate([rgb, rgb[..., :1]], -1)).numpy()]
+    assert not any(f.endswith(b"\0") for f in files)
+    m = Images()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.serve})
+    return "tf.saved_model.save", {"serving_default": {"images": np.array(files, dtype=object)}}
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
     return {"half_signature": _half_signature, "stateless_random": _stateless_random,
             "fake_quant": _fake_quant, "linalg": _linalg,
             "parse_example": _parse_example, "complex_signal": _complex_signal,
-            "tf1_control_flow": _tf1_control_flow}[name]
+            "tf1_control_flow": _tf1_control_flow, "image_bytes": _image_bytes}[name]
 
 
 def make_all(out, names=None, log=print):

@@ -70,7 +70,14 @@ def _strings_module(vocab):
             return {"ws_indices": ws.indices, "ws_values": ws.values, "ws_shape": ws.shape,
                     "c_indices": comma.indices, "c_values": comma.values, "c_shape": comma.shape,
                     "splits": dec.row_splits, "chars": dec.char_values,
-                    "splits_ignore": ign.row_splits, "chars_ignore": ign.char_values}
+                    "splits_ignore": ign.row_splits, "chars_ignore": ign.char_values,
+                    "scripts": tf.strings.unicode_script(dec.char_values),
+                    **{f"v1_{k}": v for k, v in zip(
+                        ("indices", "values", "shape"),
+                        tf.raw_ops.StringSplit(input=s, delimiter=" ,", skip_empty=False))},
+                    **{f"v1skip_{k}": v for k, v in zip(
+                        ("indices", "values", "shape"),
+                        tf.raw_ops.StringSplit(input=s, delimiter=" ,"))}}
 
         @tf.function(input_signature=[tf.TensorSpec([None], tf.float32),
                                       tf.TensorSpec([None], tf.string)])

@@ -1,10 +1,11 @@
 """Writes the image fixtures of the codec cases (tests/ops/cases_image.cc) and what TensorFlow
-decodes from them, so the cases compare our DecodeJpeg/DecodePng with TensorFlow's pixels.
+decodes from them, so the cases compare our DecodeJpeg/DecodePng/DecodeBmp/DecodeImage with
+TensorFlow's pixels.
 
     .venv-oracle/bin/python tests/testdata/images/make_images.py tests/testdata/images
 
 JPEGs come from tf.io.encode_jpeg; PNGs from tf.io.encode_png, and the palette and 2-bit gray
-ones (which TF cannot write) from the small writer below. For every (file, attrs) in DECODES the
+ones (which TF cannot write) from the small writer below, as are the BMPs (TF has no encoder). For every (file, attrs) in DECODES the
 decoded image is saved as <file>.<tag>.npy.
 """
 import os
@@ -27,6 +28,21 @@ def write_png(rows, width, height, bit_depth, color_type, extra=b""):
     ihdr = struct.pack(">IIBBBBB", width, height, bit_depth, color_type, 0, 0, 0)
     return (b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", ihdr) + extra +
             png_chunk(b"IDAT", zlib.compress(raw)) + png_chunk(b"IEND", b""))
+
+
+def write_bmp(pixels, top_down=False):
+    """An uncompressed BMP of pixels [h, w, c] (c = 1, 3 BGR or 4 BGRA as stored), rows padded
+    to 4 bytes, bottom-up unless top_down (a negative height)."""
+    h, w, c = pixels.shape
+    row = (w * c + 3) // 4 * 4
+    rows = [pixels[i].tobytes().ljust(row, b"\x00") for i in range(h)]
+    if not top_down:
+        rows = rows[::-1]
+    header = 54
+    info = struct.pack("<IiiHHIIiiII", 40, w, -h if top_down else h, 1, c * 8, 0, row * h, 2835,
+                       2835, 0, 0)
+    return (b"BM" + struct.pack("<IHHI", header + row * h, 0, 0, header) + info +
+            b"".join(rows))
 
 
 def main(out):
@@ -52,6 +68,10 @@ def main(out):
     packed = [bytes([(r[i] << 6) | (r[i + 1] << 4) | (r[i + 2] << 2) | r[i + 3]
                      for i in range(0, 8, 4)]) for r in g2]
     files["gray2.png"] = write_png(packed, 8, 3, 2, 0)
+    # BMPs: 24-bit bottom-up with row padding (width 5), 32-bit top-down, 8-bit gray.
+    files["bgr24.bmp"] = write_bmp(rgb[:4, :5, ::-1].copy())
+    files["bgra32.bmp"] = write_bmp(rng.integers(0, 256, (3, 4, 4)).astype(np.uint8), True)
+    files["gray8.bmp"] = write_bmp(rgb[:3, :6, :1].copy())
     for name, data in files.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
@@ -59,8 +79,12 @@ def main(out):
         data = files[name]
         if op == "jpeg":
             img = tf.raw_ops.DecodeJpeg(contents=data, **attrs)
-        else:
+        elif op == "png":
             img = tf.raw_ops.DecodePng(contents=data, **attrs)
+        elif op == "bmp":
+            img = tf.raw_ops.DecodeBmp(contents=data, **attrs)
+        else:
+            img = tf.raw_ops.DecodeImage(contents=data, **attrs)
         np.save(os.path.join(out, f"{name}.{tag}.npy"), img.numpy())
 
 
@@ -84,6 +108,20 @@ DECODES = [
     ("palette.png", "png", "c3", {"channels": 3}),
     ("gray2.png", "png", "c0", {}),
     ("gray2.png", "png", "c4", {"channels": 4}),
+    ("bgr24.bmp", "bmp", "c0", {}),
+    ("bgr24.bmp", "bmp", "c4", {"channels": 4}),
+    ("bgra32.bmp", "bmp", "c0", {}),
+    ("bgra32.bmp", "bmp", "c3", {"channels": 3}),
+    ("gray8.bmp", "bmp", "c3", {"channels": 3}),
+    ("gray8.bmp", "image", "img_c0", {}),
+    ("bgr24.bmp", "image", "img_f32", {"dtype": tf.float32}),
+    ("bgr24.bmp", "image", "img_u16", {"dtype": tf.uint16, "expand_animations": False}),
+    ("rgb.jpg", "image", "img_c0", {}),
+    ("rgb.jpg", "image", "img_f32", {"dtype": tf.float32}),
+    ("rgb.jpg", "image", "img_c1u16", {"channels": 1, "dtype": tf.uint16}),
+    ("rgb8.png", "image", "img_f32", {"dtype": tf.float32}),
+    ("rgba16.png", "image", "img_f32", {"dtype": tf.float32}),
+    ("palette.png", "image", "img_c4", {"channels": 4, "expand_animations": False}),
 ]
 
 if __name__ == "__main__":
