@@ -184,9 +184,14 @@ TEST_CASE("Image codecs: bad data, attrs and the EncodePng round trip") {
              {"invalid PNG"});
   {
     Status s = decode("DecodePng", "GIF89a....").Run().status();
-    CheckError(s, {"GIF, BMP and WebP are not"});
+    CheckError(s, {"GIF and WebP are not"});
     CHECK(s.code() == StatusCode::kUnimplemented);
   }
+  // BMP only through DecodeBmp or DecodeImage (TF's rule); a BMP cut short names the sizes.
+  CheckError(decode("DecodePng", "BM" + std::string(40, '\0')).Run().status(),
+             {"decode BMP format using a wrong op"});
+  CheckError(decode("DecodeBmp", "BM" + std::string(20, '\0')).Run().status(),
+             {"incomplete BMP content", "32 bytes"});
   {
     OpRunner r = decode("DecodeJpeg", "x");
     r.Int("channels", 2);
