@@ -1,8 +1,11 @@
 // Element-wise binary math with numpy broadcasting (Div, TruncateDiv, Mod, bit ops, the *NoNan
 // and x*y-style ops, Atan2, SquaredDifference, the special functions of two arguments,
-// NextAfter), the activation and unary-math gradients (Relu, Relu6, Elu, Selu, Softplus, Softsign,
-// LeakyRelu, Sigmoid, Tanh, Reciprocal/Inv, Sqrt, Rsqrt: same sizes, no broadcasting, as TF) and
+// NextAfter), ApproximateEqual and Betainc (three arguments, shapes equal or scalar), the
+// activation and unary-math gradients (Relu, Relu6, Elu, Selu, Softplus, Softsign, LeakyRelu,
+// Sigmoid, Tanh, Reciprocal/Inv, Sqrt, Rsqrt: same sizes, no broadcasting, as TF) and
 // ClipByValue.
+#include <cmath>
+#include <memory>
 #include <string>
 
 #include "kernels/elementwise.h"
@@ -107,6 +110,94 @@ Status PrepareNextAfter(PrepareContext& ctx) {
                       BroadcastPartialShapes(ctx.inputs[0].shape, ctx.inputs[1].shape));
   ctx.outputs = {TensorSpec{t, shape}};
   return OkStatus();
+}
+
+// ---- ApproximateEqual --------------------------------------------------------------------------
+
+// |x - y| < tolerance over two tensors of one shape (TF's CPU kernel: float32 and float64).
+Status PrepareApproximateEqual(PrepareContext& ctx) {
+  Status same = PrepareSameSize<SpecialTypes, true>(ctx, "x", "y");
+  if (!same.ok()) return same;
+  KILN_PREPARE_ASSIGN(ctx, float tolerance, ctx.attrs.GetFloat("tolerance", 1e-5f));
+  ctx.outputs[0].dtype = DType::kBool;
+  ctx.state = std::make_shared<TypedOpState<float>>(tolerance);
+  return OkStatus();
+}
+
+Status ComputeApproximateEqual(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& y = ctx.input(1);
+  if (x.shape() != y.shape())
+    return ctx.Error("inputs must have the same shape, got ", x.shape().ToString(), " and ",
+                     y.shape().ToString());
+  const float tolerance = ctx.state<TypedOpState<float>>().value;
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  bool* o = out->data<bool>();
+  return Dispatch<SpecialTypes>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* px = x.data<T>();
+    const T* py = y.data<T>();
+    const T tol = static_cast<T>(tolerance);
+    for (int64_t i = 0; i < x.NumElements(); ++i) o[i] = std::abs(px[i] - py[i]) < tol;
+    return OkStatus();
+  });
+}
+
+// ---- Betainc ---------------------------------------------------------------------------------
+
+// The regularized incomplete beta function I_x(a, b) (Eigen's, as TF's kernel): a, b and x of
+// one shape, or scalars that stand for that shape.
+Status PrepareBetainc(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, SpecialTypes::kDTypes));
+  PartialShape shape = PartialShape::Scalar();
+  for (int i = 0; i < 3; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, i == 0 ? "a" : (i == 1 ? "b" : "x"), t));
+    const PartialShape& s = ctx.inputs[i].shape;
+    if (s.rank() == 0) continue;
+    if (shape.rank() == 0) {
+      shape = s;
+      continue;
+    }
+    Result<PartialShape> merged = shape.MergeWith(s);
+    if (!merged.ok())
+      return ctx.Error("inputs a, b and x must have one shape or be scalars, got ",
+                       ctx.inputs[0].shape.ToPythonString(), ", ",
+                       ctx.inputs[1].shape.ToPythonString(), " and ",
+                       ctx.inputs[2].shape.ToPythonString());
+    shape = *merged;
+  }
+  ctx.outputs = {TensorSpec{t, shape}};
+  return OkStatus();
+}
+
+Status ComputeBetainc(const KernelContext& ctx) {
+  const Tensor* in[3] = {&ctx.input(0), &ctx.input(1), &ctx.input(2)};
+  Shape shape;
+  for (const Tensor* t : in) {
+    if (t->rank() == 0) continue;
+    if (shape.rank() > 0 && t->shape() != shape)
+      return ctx.Error("inputs a, b and x must have one shape or be scalars, got ",
+                       in[0]->shape().ToString(), ", ", in[1]->shape().ToString(), " and ",
+                       in[2]->shape().ToString());
+    shape = t->shape();
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  return Dispatch<SpecialTypes>(in[0]->dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    const T* a = in[0]->data<T>();
+    const T* b = in[1]->data<T>();
+    const T* x = in[2]->data<T>();
+    const int64_t sa = in[0]->rank() == 0 ? 0 : 1, sb = in[1]->rank() == 0 ? 0 : 1,
+                  sx = in[2]->rank() == 0 ? 0 : 1;
+    T* o = out->data<T>();
+    ctx.threads().ParallelFor(out->NumElements(), 256, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i)
+        o[i] = Eigen::numext::betainc(a[i * sa], b[i * sb], x[i * sx]);
+    });
+    return OkStatus();
+  });
 }
 
 // ---- LeakyReluGrad -----------------------------------------------------------------------------
@@ -222,6 +313,8 @@ constexpr OpDefinition kDefs[] = {
     {"Zeta", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
     {"Polygamma", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
     {"NextAfter", "output", kOpElementwise, PrepareNextAfter},
+    {"ApproximateEqual", "z", kOpFreshOutputs, PrepareApproximateEqual},
+    {"Betainc", "z", kOpFreshOutputs, PrepareBetainc},
     {"Atan2", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
     {"SquaredDifference", "z", kOpElementwise, PrepareBinarySame<SquaredDifferenceTypes>},
     {"BitwiseAnd", "z", kOpElementwise, PrepareBinarySame<IntTypes>},
@@ -260,6 +353,8 @@ constexpr KernelEntry kCpu[] = {
     {"Zeta", ComputeBinary<fn::Zeta, SpecialTypes>},
     {"Polygamma", ComputeBinary<fn::Polygamma, SpecialTypes>},
     {"NextAfter", ComputeBinary<fn::NextAfter, SpecialTypes>},
+    {"ApproximateEqual", ComputeApproximateEqual},
+    {"Betainc", ComputeBetainc},
     {"Atan2", ComputeBinary<fn::Atan2, FloatTypes>},
     {"SquaredDifference", ComputeBinary<fn::SquaredDifference, SquaredDifferenceTypes>},
     {"BitwiseAnd", ComputeBinary<fn::BitwiseAnd, IntTypes>},

@@ -445,6 +445,51 @@ void BinaryCases(std::vector<OpCase>* c) {
                    })
                    .Tolerance(2e-6)
                    .Build());
+  // ApproximateEqual: |x - y| < tolerance (strict), NaN never equal.
+  for (DType t : {DType::kFloat, DType::kDouble}) {
+    c->push_back(OpCaseBuilder("ApproximateEqual", "ApproximateEqual " + DTypeShortName(t))
+                     .T(t)
+                     .Float("tolerance", 0.5f)
+                     .Input(RandomOf(t, Shape{4, 30}, 71, -2, 2))
+                     .Input(RandomOf(t, Shape{4, 30}, 72, -2, 2))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       return RefBinaryDouble(
+                           in[0], in[1],
+                           [](double x, double y) {
+                             return std::abs(x - y) < static_cast<double>(0.5f) ? 1.0 : 0.0;
+                           },
+                           DType::kBool);
+                     })
+                     .Build());
+  }
+  // Betainc: I_x(a, b), closed forms for b = 1 (x^a) and a = 1 (1 - (1 - x)^b); TF-recorded
+  // values for the rest are in tests/tf. Scalars stand for the other inputs' shape.
+  c->push_back(OpCaseBuilder("Betainc", "Betainc closed forms")
+                   .T(DType::kDouble)
+                   .Input(Make<double>({0.5, 2, 3.5, 1, 1, 1}, {6}))
+                   .Input(Make<double>({1, 1, 1, 0.5, 2, 3.5}, {6}))
+                   .Input(Make<double>({0.3, 0.6, 0.9, 0.3, 0.6, 0.9}, {6}))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     Tensor out(DType::kDouble, Shape{6});
+                     for (int i = 0; i < 6; ++i) {
+                       const double a = in[0].data<double>()[i], b = in[1].data<double>()[i],
+                                    x = in[2].data<double>()[i];
+                       out.data<double>()[i] = b == 1 ? std::pow(x, a) : 1 - std::pow(1 - x, b);
+                     }
+                     return out;
+                   })
+                   .Tolerance(1e-10)
+                   .Build());
+  c->push_back(OpCaseBuilder("Betainc", "Betainc scalar a and x")
+                   .T(DType::kFloat)
+                   .Input(Tensor::Scalar(1.0f))
+                   .Input(Make<float>({1, 2, 3}, {3}))
+                   .Input(Tensor::Scalar(0.5f))
+                   .Reference1([](const auto&) {
+                     return Make<float>({0.5f, 0.75f, 0.875f}, {3});
+                   })
+                   .Tolerance(1e-6)
+                   .Build());
   // Zeta(x, 1) is Riemann's zeta, which the C++ library has (the other special functions of two
   // arguments are checked against TF in tests/tf). NextAfter steps one float ulp.
   c->push_back(OpCaseBuilder("Zeta", "Zeta Riemann")

@@ -65,7 +65,10 @@ def _module():
                     raw.SeluGrad(gradients=y, outputs=tf.nn.selu(x)),
                     raw.SoftplusGrad(gradients=y, features=x),
                     raw.SoftsignGrad(gradients=y, features=x),
-                    raw.LeakyReluGrad(gradients=y, features=x, alpha=0.3))
+                    raw.LeakyReluGrad(gradients=y, features=x, alpha=0.3),
+                    raw.ApproximateEqual(x=x, y=x + y * 1e-6, tolerance=2e-6),
+                    tf.math.betainc(pos, tf.abs(y) + 0.5, tf.sigmoid(x)),
+                    tf.math.betainc(tf.constant(2.0), tf.abs(y) + 0.5, tf.constant(0.3)))
 
         @tf.function(input_signature=[tf.TensorSpec([None, 6], f32), tf.TensorSpec([None], tf.int32)])
         def positions(self, x, ids):
@@ -232,7 +235,7 @@ OPS = {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh",
        "LowerBound", "UpperBound", "UnravelIndex", "ListDiff", "UniqueWithCountsV2", "Diag",
        "DiagPart", "Reverse", "EuclideanNorm", "PopulationCount", "Inv", "EluGrad", "SeluGrad",
        "SoftplusGrad", "SoftsignGrad", "LeakyReluGrad", "L2Loss", "InTopKV2", "InTopK",
-       "NthElement"}
+       "NthElement", "ApproximateEqual", "Betainc"}
 
 
 def _inputs():
