@@ -229,14 +229,23 @@ struct SplitState : OpState {
   bool skip_empty = true;  // StringSplit
 };
 
-Status PrepareStringSplitV2(PrepareContext& ctx) {
+// StringSplitV2 (input, sep; maxsplit) and StringSplit (input, delimiter; skip_empty): the same
+// inputs and SparseTensor outputs.
+Status PrepareStringSplit(PrepareContext& ctx) {
+  const bool v1 = ctx.op == "StringSplit";
+  const char* sep = v1 ? "delimiter" : "sep";
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "sep", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, sep, DType::kString));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 1));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "sep", 0));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, sep, 0));
   auto st = std::make_shared<SplitState>();
-  KILN_PREPARE_ASSIGN(ctx, st->maxsplit, ctx.attrs.GetInt("maxsplit", -1));
+  st->v1 = v1;
+  if (v1) {
+    KILN_PREPARE_ASSIGN(ctx, st->skip_empty, ctx.attrs.GetBool("skip_empty", true));
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, st->maxsplit, ctx.attrs.GetInt("maxsplit", -1));
+  }
   ctx.state = std::move(st);
   ctx.outputs = {TensorSpec{DType::kInt64, UnknownDims(2)},
                  TensorSpec{DType::kString, UnknownDims(1)},
@@ -295,23 +304,7 @@ void SplitAnyChar(std::string_view text, std::string_view delims, bool skip_empt
   }
 }
 
-Status PrepareStringSplit(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "delimiter", DType::kString));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 1));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "delimiter", 0));
-  auto st = std::make_shared<SplitState>();
-  st->v1 = true;
-  KILN_PREPARE_ASSIGN(ctx, st->skip_empty, ctx.attrs.GetBool("skip_empty", true));
-  ctx.state = std::move(st);
-  ctx.outputs = {TensorSpec{DType::kInt64, UnknownDims(2)},
-                 TensorSpec{DType::kString, UnknownDims(1)},
-                 TensorSpec{DType::kInt64, PartialShape(Shape{2})}};
-  return OkStatus();
-}
-
-Status ComputeStringSplitV2(const KernelContext& ctx) {
+Status ComputeStringSplit(const KernelContext& ctx) {
   const auto& st = ctx.state<SplitState>();
   const Tensor& in = ctx.input(0);
   const Tensor& sep_t = ctx.input(1);
@@ -505,7 +498,7 @@ constexpr OpDefinition kDefs[] = {
     {"StringStrip", "output", kOpFreshOutputs,
      [](PrepareContext& ctx) { return PrepareStringUnary(ctx, "input", DType::kString); }},
     {"Substr", "output", kOpFreshOutputs, PrepareSubstr},
-    {"StringSplitV2", "indices,values,shape", kOpFreshOutputs, PrepareStringSplitV2},
+    {"StringSplitV2", "indices,values,shape", kOpFreshOutputs, PrepareStringSplit},
     {"StringSplit", "indices,values,shape", kOpFreshOutputs, PrepareStringSplit},
     {"UnicodeScript", "output", kOpFreshOutputs, PrepareUnicodeScript},
     {"UnicodeDecode", "row_splits,char_values", kOpFreshOutputs, PrepareUnicodeDecode},
@@ -517,8 +510,8 @@ constexpr KernelEntry kCpu[] = {
     {"StringUpper", ComputeCase<true>},
     {"StringStrip", ComputeStringStrip},
     {"Substr", ComputeSubstr},
-    {"StringSplitV2", ComputeStringSplitV2},
-    {"StringSplit", ComputeStringSplitV2},
+    {"StringSplitV2", ComputeStringSplit},
+    {"StringSplit", ComputeStringSplit},
     {"UnicodeScript", ComputeUnicodeScript},
     {"UnicodeDecode", ComputeUnicodeDecode},
 };

@@ -1,6 +1,7 @@
 // Op-tester cases of selecting and reordering elements: Transpose, StridedSlice, Slice,
 // GatherV2, Gather, GatherNd, ReverseV2, Reverse, ReverseSequence, Roll, Pad, PadV2, MirrorPad.
 #include <algorithm>
+#include <functional>
 #include <numeric>
 
 #include "ops/array_ref.h"
@@ -25,6 +26,19 @@ std::vector<int64_t> PySlice(int64_t n, int64_t b, int64_t e, int64_t s, bool bm
   const int64_t hi = em ? (s > 0 ? n : -1) : clamp(e);
   for (int64_t i = lo; s > 0 ? i < hi : i > hi; i += s) out.push_back(i);
   return out;
+}
+
+// The reference of a reversal of a rank-3 tensor along the dims whose bit is set in `mask`.
+std::function<Tensor(const std::vector<Tensor>&)> RefReverse(int mask) {
+  return [mask](const std::vector<Tensor>& in) {
+    const Shape& s = in[0].shape();
+    return RefMove(in[0], s, [&](const Index& o) {
+      Index i = o;
+      for (int d = 0; d < 3; ++d)
+        if ((mask >> d) & 1) i[d] = s.dim(d) - 1 - o[d];
+      return FlatOf(i, s);
+    });
+  };
 }
 
 }  // namespace
@@ -348,15 +362,7 @@ std::vector<OpCase> SliceCases() {
                       .Type("Tidx", DType::kInt32)
                       .Input(x)
                       .ConstInput(Vec<int32_t>(axes))
-                      .Reference1([mask](const std::vector<Tensor>& in) {
-                        const Shape& s = in[0].shape();
-                        return RefMove(in[0], s, [&](const Index& o) {
-                          Index i = o;
-                          for (int d = 0; d < 3; ++d)
-                            if ((mask >> d) & 1) i[d] = s.dim(d) - 1 - o[d];
-                          return FlatOf(i, s);
-                        });
-                      })
+                      .Reference1(RefReverse(mask))
                       .Build());
     }
   }
@@ -370,15 +376,7 @@ std::vector<OpCase> SliceCases() {
               .T(t)
               .Input(x)
               .ConstInput(Make<bool>({(mask & 1) != 0, (mask & 2) != 0, (mask & 4) != 0}, Shape{3}))
-              .Reference1([mask](const std::vector<Tensor>& in) {
-                const Shape& s = in[0].shape();
-                return RefMove(in[0], s, [&](const Index& o) {
-                  Index i = o;
-                  for (int d = 0; d < 3; ++d)
-                    if ((mask >> d) & 1) i[d] = s.dim(d) - 1 - o[d];
-                  return FlatOf(i, s);
-                });
-              })
+              .Reference1(RefReverse(mask))
               .Build());
     }
   }
