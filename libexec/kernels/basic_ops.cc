@@ -1,8 +1,10 @@
-// Const, Placeholder, identities and NoOp.
+// Const (and HostConst), Placeholder, identities, ToBool and NoOp.
+#include <algorithm>
 #include <string>
 
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -21,6 +23,14 @@ Status PrepareConst(PrepareContext& ctx) {
   }
   ctx.outputs = {TensorSpec{dtype, value.shape()}};
   ctx.state = std::make_shared<ConstState>(std::move(value));
+  return OkStatus();
+}
+
+// HostConst is Const pinned to host memory (TF places it so on a GPU); here both are
+// constants known at prepare time.
+Status PrepareHostConst(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(PrepareConst(ctx));
+  ctx.constant_outputs = {static_cast<const ConstState&>(*ctx.state).value};
   return OkStatus();
 }
 
@@ -83,6 +93,43 @@ Status ComputeIdentityN(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- ToBool ----------------------------------------------------------------------------------
+
+// TF's ToBool (what a TF1 cond on a tensor predicate calls): a scalar is true when it is
+// non-zero (a string when non-empty); a tensor of higher rank when it has elements.
+Status PrepareToBool(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  if (!HoldsData(t)) return ctx.Error("attr 'T': ", DTypeShortName(t), " has no truth value");
+  ctx.outputs = {TensorSpec{DType::kBool, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeToBool(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
+  bool truth = x.NumElements() > 0;
+  if (x.rank() == 0) {
+    if (x.dtype() == DType::kString) {
+      truth = !x.data<std::string>()[0].empty();
+    } else {
+      // Any non-zero byte: every numeric zero (and -0.0 only for floats) is all zero bytes.
+      const auto* b = static_cast<const unsigned char*>(x.raw_data());
+      truth = std::any_of(b, b + DTypeSize(x.dtype()), [](unsigned char c) { return c != 0; });
+      if (FloatAndComplexTypes::Contains(x.dtype())) {  // -0.0 is false too
+        KILN_RETURN_IF_ERROR(Dispatch<FloatAndComplexTypes>(x.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          truth = ComputeData<T>(x)[0] != ComputeType<T>(0);
+          return OkStatus();
+        }));
+      }
+    }
+  }
+  out->data<bool>()[0] = truth;
+  return OkStatus();
+}
+
 // ---- NoOp ------------------------------------------------------------------------------------
 
 Status PrepareNoOp(PrepareContext& ctx) { return ctx.ExpectInputs(0); }
@@ -92,6 +139,10 @@ Status ComputeNoOp(const KernelContext&) { return OkStatus(); }
 
 constexpr OpDefinition kDefs[] = {
     {"Const", "output", kOpNone, PrepareConst},
+    {"HostConst", "output", kOpNone, PrepareHostConst},
+    {"GuaranteeConst", "output", kOpNone, PrepareIdentity},
+    {"DeepCopy", "y", kOpFreshOutputs, PrepareIdentity},
+    {"ToBool", "output", kOpFreshOutputs, PrepareToBool},
     {"Placeholder", "output", kOpNone, PreparePlaceholder},
     {"Identity", "output", kOpNone, PrepareIdentity},
     {"IdentityN", "output", kOpNone, PrepareIdentityN},
@@ -101,10 +152,17 @@ constexpr OpDefinition kDefs[] = {
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"Const", ComputeConst},       {"Placeholder", ComputePlaceholder},
-    {"Identity", ComputeIdentity}, {"IdentityN", ComputeIdentityN},
-    {"NoOp", ComputeNoOp},         {"StopGradient", ComputeIdentity},
+    {"Const", ComputeConst},
+    {"Placeholder", ComputePlaceholder},
+    {"Identity", ComputeIdentity},
+    {"IdentityN", ComputeIdentityN},
+    {"NoOp", ComputeNoOp},
+    {"StopGradient", ComputeIdentity},
     {"Snapshot", ComputeSnapshot},
+    {"HostConst", ComputeConst},
+    {"GuaranteeConst", ComputeIdentity},
+    {"DeepCopy", ComputeSnapshot},
+    {"ToBool", ComputeToBool},
 };
 
 }  // namespace

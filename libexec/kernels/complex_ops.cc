@@ -1,6 +1,6 @@
 // Complex numbers taken apart and put together: Real, Imag, Angle (complex64 -> float32,
 // complex128 -> float64, attr Tout) and Complex (real and imaginary parts, broadcast, to
-// complex64 / complex128). ComplexAbs lives with the unary math (math_unary_ops.cc).
+// complex64 / complex128), Conj. ComplexAbs lives with the unary math (math_unary_ops.cc).
 #include <cmath>
 #include <complex>
 
@@ -101,6 +101,31 @@ Status ComputeComplex(const KernelContext& ctx) {
   });
 }
 
+// ---- Conj ------------------------------------------------------------------------------------
+
+Status PrepareConj(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kComplex64));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, {DType::kComplex64, DType::kComplex128}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  ctx.outputs = {ctx.inputs[0]};
+  return OkStatus();
+}
+
+Status ComputeConj(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
+  return Dispatch<TypeList<float, double>>(PartOf(x.dtype()), [&](auto tag) {
+    using R = typename decltype(tag)::type;
+    const std::complex<R>* in = x.data<std::complex<R>>();
+    std::complex<R>* o = out->data<std::complex<R>>();
+    ctx.threads().ParallelFor(x.NumElements(), 16384, [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) o[i] = std::conj(in[i]);
+    });
+    return OkStatus();
+  });
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -108,6 +133,7 @@ constexpr OpDefinition kDefs[] = {
     {"Imag", "output", kOpFreshOutputs, PreparePart},
     {"Angle", "output", kOpFreshOutputs, PreparePart},
     {"Complex", "out", kOpFreshOutputs, PrepareComplex},
+    {"Conj", "output", kOpFreshOutputs | kOpInPlace, PrepareConj},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -115,6 +141,7 @@ constexpr KernelEntry kCpu[] = {
     {"Imag", ComputePart<Part::kImag>},
     {"Angle", ComputePart<Part::kAngle>},
     {"Complex", ComputeComplex},
+    {"Conj", ComputeConj},
 };
 
 }  // namespace

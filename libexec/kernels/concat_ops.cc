@@ -1,4 +1,5 @@
-// Joining and splitting along an axis: Pack, ConcatV2, Unpack.
+// Joining and splitting along an axis: Pack, ConcatV2, ParallelConcat, Unpack; ConcatOffset (the
+// offsets of each input in a concatenation, for its gradient).
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -179,6 +180,102 @@ Status ComputeConcat(const KernelContext& ctx) {
   return ConcatInto(ctx, n, outer, chunks, out);
 }
 
+// ---- ParallelConcat --------------------------------------------------------------------------
+
+// N values of shape [1, ...] stacked along dim 0 into attr `shape` (TF's kernel writes them in
+// parallel; the result is that of ConcatV2 on axis 0).
+Status PrepareParallelConcat(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(DType t, PrepareValueList(ctx, 0, 1));
+  KILN_PREPARE_ASSIGN(ctx, PartialShape shape, ctx.attrs.GetShape("shape"));
+  const int n = static_cast<int>(ctx.inputs.size());
+  for (int i = 0; i < n; ++i) {
+    const PartialShape& s = ctx.inputs[i].shape;
+    if (!s.unknown_rank() && (s.rank() < 1 || (s.dim(0) >= 0 && s.dim(0) != 1))) {
+      return ctx.Error("values:", i, " must have size 1 in dimension 0, got shape ",
+                       s.ToPythonString());
+    }
+  }
+  if (!shape.unknown_rank() && shape.rank() >= 1 && shape.dim(0) >= 0 && shape.dim(0) != n) {
+    return ctx.Error("attr 'shape' ", shape.ToPythonString(), " does not hold ", n, " values");
+  }
+  ctx.outputs = {TensorSpec{t, shape}};
+  return OkStatus();
+}
+
+Status ComputeParallelConcat(const KernelContext& ctx) {
+  const int n = ctx.num_inputs();
+  const Shape& s0 = ctx.input(0).shape();
+  std::vector<int64_t> chunks(n);
+  for (int i = 0; i < n; ++i) {
+    const Shape& s = ctx.input(i).shape();
+    bool ok = s.rank() == s0.rank() && s.rank() >= 1 && s.dim(0) == 1;
+    for (int d = 1; ok && d < s.rank(); ++d) ok = s.dim(d) == s0.dim(d);
+    if (!ok) {
+      return ctx.Error("values must have shape [1, ...] and match: values:0 has shape ",
+                       s0.ToString(), ", values:", i, " has shape ", s.ToString());
+    }
+    chunks[i] = s.num_elements();
+  }
+  Shape out = s0;
+  out.set_dim(0, n);
+  return ConcatInto(ctx, n, 1, chunks, out);
+}
+
+// ---- ConcatOffset ----------------------------------------------------------------------------
+
+// ConcatOffset(concat_dim, shape:0..N-1): for each shape, a vector of its offset in the
+// concatenation (zero but along concat_dim).
+Status PrepareConcatOffset(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("N"));
+  if (n < 2) return ctx.Error("attr 'N' must be at least 2, got ", n);
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(n) + 1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "concat_dim", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "concat_dim", 0));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("shape_type", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "shape_type", t, {DType::kInt32, DType::kInt64}));
+  for (int i = 1; i <= n; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, internal::StrCat("shape:", i - 1), t));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, internal::StrCat("shape:", i - 1), 1));
+  }
+  for (int i = 1; i <= n; ++i) ctx.outputs.push_back(TensorSpec{t, ctx.inputs[i].shape});
+  return OkStatus();
+}
+
+Status ComputeConcatOffset(const KernelContext& ctx) {
+  const int n = ctx.num_inputs() - 1;
+  const std::vector<int64_t> s0 = IndexValues(ctx.input(1));
+  const int64_t rank = static_cast<int64_t>(s0.size());
+  int64_t axis = IndexValues(ctx.input(0))[0];
+  if (axis < -rank || axis >= rank) {
+    return ctx.Error("concat_dim ", axis, " is out of range for shapes of rank ", rank);
+  }
+  if (axis < 0) axis += rank;
+  int64_t offset = 0;
+  for (int i = 0; i < n; ++i) {
+    const std::vector<int64_t> s = IndexValues(ctx.input(i + 1));
+    if (static_cast<int64_t>(s.size()) != rank) {
+      return ctx.Error("input shape:", i, " should have ", rank, " elements, got ", s.size());
+    }
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != axis && s[d] != s0[d]) {
+        return ctx.Error("dimension ", d, " of shape:", i, " is ", s[d], " but of shape:0 is ",
+                         s0[d], " (concat_dim ", axis, ")");
+      }
+    }
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(i, Shape{rank}));
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t v = d == axis ? offset : 0;
+      if (out->dtype() == DType::kInt64) {
+        out->data<int64_t>()[d] = v;
+      } else {
+        out->data<int32_t>()[d] = static_cast<int32_t>(v);
+      }
+    }
+    offset += s[axis];
+  }
+  return OkStatus();
+}
+
 // ---- Unpack ----------------------------------------------------------------------------------
 
 Status PrepareUnpack(PrepareContext& ctx) {
@@ -238,12 +335,16 @@ constexpr OpDefinition kDefs[] = {
     {"Pack", "output", kOpFreshOutputs, PreparePack},
     {"Unpack", "output", kOpFreshOutputs, PrepareUnpack},
     {"ConcatV2", "output", kOpFreshOutputs, PrepareConcat},
+    {"ParallelConcat", "output", kOpFreshOutputs, PrepareParallelConcat},
+    {"ConcatOffset", "offset", kOpFreshOutputs, PrepareConcatOffset},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"Pack", ComputePack},
     {"Unpack", ComputeUnpack},
     {"ConcatV2", ComputeConcat},
+    {"ParallelConcat", ComputeParallelConcat},
+    {"ConcatOffset", ComputeConcatOffset},
 };
 
 }  // namespace

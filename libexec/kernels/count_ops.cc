@@ -1,5 +1,6 @@
 // Counting and sets: Bincount, DenseBincount, RaggedBincount, Unique, UniqueV2 (along an axis),
-// UniqueWithCounts(V2) and ListDiff (tf.compat.v1.setdiff1d: the values of x that y lacks).
+// UniqueWithCounts(V2), ListDiff (tf.compat.v1.setdiff1d: the values of x that y lacks) and
+// HistogramFixedWidth.
 #include <cmath>
 #include <functional>
 #include <string>
@@ -474,6 +475,69 @@ Status ComputeListDiff(const KernelContext& ctx) {
 
 // ---- tables ----------------------------------------------------------------------------------
 
+// ---- HistogramFixedWidth -----------------------------------------------------------------------
+
+// Counts of values in nbins equal-width bins over value_range [lo, hi); values below lo fall in
+// the first bin, values from hi on in the last (TF's arithmetic: (max(v, lo) - lo) in T, divided
+// by the bin width in double, truncated). NaN values are an error, as in TF.
+Status PrepareHistogram(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "values"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BinTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "value_range", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "nbins", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "nbins", 0));
+  KILN_PREPARE_ASSIGN(ctx, DType out, ctx.attrs.GetType("dtype", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", out, kIndexDTypes));
+  PartialShape shape = UnknownDims(1);
+  if (const Tensor* n = ConstantInput(ctx, 2)) {
+    if (n->scalar<int32_t>() <= 0) {
+      return ctx.Error("nbins should be a positive number, but got '", n->scalar<int32_t>(), "'");
+    }
+    shape = PartialShape(Shape{n->scalar<int32_t>()});
+  }
+  ctx.outputs = {TensorSpec{out, shape}};
+  return OkStatus();
+}
+
+Status ComputeHistogram(const KernelContext& ctx) {
+  const Tensor& values = ctx.input(0);
+  const Tensor& range = ctx.input(1);
+  if (range.NumElements() != 2) {
+    return ctx.Error("value_range should have two elements, got shape ", range.shape().ToString());
+  }
+  const int32_t nbins = ctx.input(2).scalar<int32_t>();
+  if (nbins <= 0) return ctx.Error("nbins should be a positive number, but got '", nbins, "'");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{nbins}));
+  std::vector<int64_t> counts(nbins, 0);
+  KILN_RETURN_IF_ERROR(Dispatch<BinTypes>(values.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T lo = range.data<T>()[0], hi = range.data<T>()[1];
+    if (!(lo < hi)) {
+      return ctx.Error("value_range should satisfy value_range[0] < value_range[1], but got '[", lo,
+                       ", ", hi, "]'");
+    }
+    const double step = static_cast<double>(hi - lo) / nbins;
+    const T* v = values.data<T>();
+    for (int64_t k = 0; k < values.NumElements(); ++k) {
+      if constexpr (std::is_floating_point_v<T>) {
+        if (std::isnan(v[k])) return ctx.Error("Histogram values must not contain NaN");
+      }
+      const double pos = static_cast<double>((v[k] < lo ? lo : v[k]) - lo) / step;
+      counts[static_cast<int64_t>(std::min(pos, static_cast<double>(nbins - 1)))]++;
+    }
+    return OkStatus();
+  }));
+  for (int32_t b = 0; b < nbins; ++b) {
+    if (out->dtype() == DType::kInt64) {
+      out->data<int64_t>()[b] = counts[b];
+    } else {
+      out->data<int32_t>()[b] = static_cast<int32_t>(counts[b]);
+    }
+  }
+  return OkStatus();
+}
+
 constexpr OpDefinition kDefs[] = {
     {"Bincount", "bins", kOpFreshOutputs, PrepareBincount<false>},
     {"DenseBincount", "output", kOpFreshOutputs, PrepareBincount<true>},
@@ -483,6 +547,7 @@ constexpr OpDefinition kDefs[] = {
     {"UniqueWithCounts", "y,idx,count", kOpFreshOutputs, PrepareUnique<false, true>},
     {"UniqueWithCountsV2", "y,idx,count", kOpFreshOutputs, PrepareUnique<true, true>},
     {"ListDiff", "out,idx", kOpFreshOutputs, PrepareListDiff},
+    {"HistogramFixedWidth", "out", kOpFreshOutputs, PrepareHistogram},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -490,6 +555,7 @@ constexpr KernelEntry kCpu[] = {
     {"RaggedBincount", ComputeRaggedBincount},   {"Unique", ComputeUnique<false>},
     {"UniqueV2", ComputeUnique<true>},           {"UniqueWithCounts", ComputeUnique<false>},
     {"UniqueWithCountsV2", ComputeUnique<true>}, {"ListDiff", ComputeListDiff},
+    {"HistogramFixedWidth", ComputeHistogram},
 };
 
 }  // namespace

@@ -1,8 +1,9 @@
-// FFT (complex, innermost dim), RFFT (real, innermost dim, fft_length[0] points, the
-// fft_length / 2 + 1 non-negative frequencies) and RFFT2D (the two innermost dims, fft_length
-// [h, w], w / 2 + 1 columns out). As in TensorFlow's raw ops, an input dim longer than its
-// fft_length is cropped and a shorter non-empty one is an error (tf.signal pads in Python
-// before calling the op); empty inputs pass through.
+// The FFT family over the innermost 1, 2 or 3 dims: FFT/FFT2D/FFT3D and their inverses
+// (complex to complex), RFFT/RFFT2D/RFFT3D (real to the fft_length[-1] / 2 + 1 non-negative
+// frequencies of the last dim) and IRFFT/IRFFT2D/IRFFT3D (those frequencies back to a real
+// signal of fft_length points). As in TensorFlow's raw ops, an input dim longer than what the
+// transform reads is cropped and a shorter one is an error (tf.signal pads in Python before
+// calling the op); the inverses are normalised by 1/n, as TF's are.
 //
 // The transforms are Eigen's TensorFFT (unsupported/Eigen/CXX11, the CPU FFT TensorFlow itself
 // used before it moved to DUCC): radix-2 for powers of two, Bluestein for other lengths, so
@@ -10,6 +11,8 @@
 // have been a new GPL-2+ dependency for every program linking kiln::exec. Both precisions
 // transform in double and round once at the end, which keeps complex64 results within float
 // rounding of TensorFlow's.
+#include <algorithm>
+#include <array>
 #include <complex>
 #include <string>
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -24,37 +27,57 @@ namespace kiln::exec {
 namespace {
 
 using Cd = std::complex<double>;
+using Block = Eigen::Tensor<Cd, 4, Eigen::RowMajor>;  // [outer, d0, d1, d2]
+
+enum class FftKind { kComplex, kRealForward, kRealInverse };
 
 struct FftState : OpState {
-  int rank = 1;       // 1 or 2 transformed dims
-  bool real = false;  // RFFT / RFFT2D
+  int rank = 1;  // transformed innermost dims: 1, 2 or 3
+  FftKind kind = FftKind::kComplex;
+  bool inverse = false;  // complex kind only
   DType in = DType::kComplex64;
   DType out = DType::kComplex64;
 };
 
-template <int kRank, bool kReal>
+// How many points of transformed dim i (of `rank`) the transform reads from the input: the
+// whole dim for complex transforms, fft_length for RFFT, and fft_length[-1] / 2 + 1 for the
+// last dim of IRFFT.
+int64_t ReadLength(FftKind kind, int i, int rank, int64_t dim, int64_t len) {
+  if (kind == FftKind::kComplex) return dim;
+  if (kind == FftKind::kRealInverse && i == rank - 1) return len == 0 ? 0 : len / 2 + 1;
+  return len;
+}
+
+// The length of transformed dim i in the output.
+int64_t OutLength(FftKind kind, int i, int rank, int64_t dim, int64_t len) {
+  if (kind == FftKind::kComplex) return dim;
+  if (kind == FftKind::kRealForward && i == rank - 1) return len == 0 ? 0 : len / 2 + 1;
+  return len;
+}
+
+template <int kRank, FftKind kKind, bool kInverse>
 Status PrepareFft(PrepareContext& ctx) {
+  constexpr bool kReal = kKind != FftKind::kComplex;
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kReal ? 2 : 1));
   auto st = std::make_shared<FftState>();
   st->rank = kRank;
-  st->real = kReal;
+  st->kind = kKind;
+  st->inverse = kInverse;
+  DType complex = DType::kComplex64;
+  KILN_PREPARE_ASSIGN(ctx, complex, ctx.attrs.GetType("Tcomplex", DType::kComplex64));
+  KILN_RETURN_IF_ERROR(
+      ExpectAttrDTypeIn(ctx, "Tcomplex", complex, {DType::kComplex64, DType::kComplex128}));
+  st->in = st->out = complex;
   if (kReal) {
-    KILN_PREPARE_ASSIGN(ctx, st->in, ctx.attrs.GetType("Treal", DType::kFloat));
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Treal", st->in, {DType::kFloat, DType::kDouble}));
-    KILN_PREPARE_ASSIGN(ctx, st->out, ctx.attrs.GetType("Tcomplex", DType::kComplex64));
-    KILN_RETURN_IF_ERROR(
-        ExpectAttrDTypeIn(ctx, "Tcomplex", st->out, {DType::kComplex64, DType::kComplex128}));
-    const bool match = (st->in == DType::kFloat) == (st->out == DType::kComplex64);
-    if (!match) {
-      return ctx.Error("attrs 'Treal' ", DTypeShortName(st->in), " and 'Tcomplex' ",
-                       DTypeShortName(st->out),
+    DType real = DType::kFloat;
+    KILN_PREPARE_ASSIGN(ctx, real, ctx.attrs.GetType("Treal", DType::kFloat));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Treal", real, {DType::kFloat, DType::kDouble}));
+    if ((real == DType::kFloat) != (complex == DType::kComplex64)) {
+      return ctx.Error("attrs 'Treal' ", DTypeShortName(real), " and 'Tcomplex' ",
+                       DTypeShortName(complex),
                        " do not match: expected float32 with complex64 or float64 with complex128");
     }
-  } else {
-    KILN_PREPARE_ASSIGN(ctx, st->in, ctx.attrs.GetType("Tcomplex", DType::kComplex64));
-    KILN_RETURN_IF_ERROR(
-        ExpectAttrDTypeIn(ctx, "Tcomplex", st->in, {DType::kComplex64, DType::kComplex128}));
-    st->out = st->in;
+    (kKind == FftKind::kRealForward ? st->in : st->out) = real;
   }
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", st->in));
   const PartialShape& s = ctx.inputs[0].shape;
@@ -75,18 +98,20 @@ Status PrepareFft(PrepareContext& ctx) {
       std::vector<int64_t> dims(s.dims().begin(), s.dims().end());
       const Tensor* len = ConstantInput(ctx, 1);
       for (int i = 0; i < kRank; ++i) {
-        int64_t& d = dims[dims.size() - kRank + i];
+        const size_t axis = dims.size() - kRank + i;
+        int64_t& d = dims[axis];
         if (!len) {
           d = -1;
           continue;
         }
         const int64_t l = len->data<int32_t>()[i];
         if (l < 0) return ctx.Error("fft_length[", i, "] must be >= 0, got ", l);
-        if (d > 0 && d < l) {
-          return ctx.Error("input dimension ", dims.size() - kRank + i,
-                           " must have length of at least ", l, " but got ", d);
+        const int64_t need = ReadLength(kKind, i, kRank, d, l);
+        if (d > 0 && d < need) {
+          return ctx.Error("input dimension ", axis, " must have length of at least ", need,
+                           " but got ", d);
         }
-        d = (i == kRank - 1 && l != 0) ? l / 2 + 1 : l;
+        d = OutLength(kKind, i, kRank, d, l);
       }
       KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(dims));
     }
@@ -96,38 +121,73 @@ Status PrepareFft(PrepareContext& ctx) {
   return OkStatus();
 }
 
-// Reads element i of a real or complex input as complex<double>.
-template <typename In>
-inline Cd AsComplex(In v) {
-  if constexpr (std::is_same_v<In, std::complex<float>> || std::is_same_v<In, Cd>) {
+template <typename T>
+inline Cd AsComplex(T v) {
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, Cd>) {
     return Cd(v.real(), v.imag());
   } else {
     return Cd(static_cast<double>(v), 0.0);
   }
 }
 
-// Transforms `outer` blocks of [len0 x len1] points (len0 = 1 for 1-D) gathered from the input
-// (whose block is [in0 x in1], cropped) and writes [len0 x keep1] of each into the output.
-template <typename In, typename Out>
-void RunFft(const In* in, int64_t outer, int64_t in0, int64_t in1, int64_t len0, int64_t len1,
-            int64_t keep1, Out* out, int rank) {
-  Eigen::Tensor<Cd, 3, Eigen::RowMajor> buf(outer, len0, len1);
-  for (int64_t o = 0; o < outer; ++o)
-    for (int64_t r = 0; r < len0; ++r)
-      for (int64_t c = 0; c < len1; ++c) buf(o, r, c) = AsComplex(in[(o * in0 + r) * in1 + c]);
-  Eigen::Tensor<Cd, 3, Eigen::RowMajor> res;
-  if (rank == 1) {
-    res = buf.template fft<Eigen::BothParts, Eigen::FFT_FORWARD>(Eigen::array<int, 1>{2});
+template <typename T>
+inline T FromComplex(const Cd& v) {
+  if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, Cd>) {
+    using R = typename T::value_type;
+    return T(static_cast<R>(v.real()), static_cast<R>(v.imag()));
   } else {
-    res = buf.template fft<Eigen::BothParts, Eigen::FFT_FORWARD>(Eigen::array<int, 2>{1, 2});
+    return static_cast<T>(v.real());
   }
-  using R = typename Out::value_type;
+}
+
+// Transforms `b` along axes [first, last] of its four, one axis at a time (the DFT is separable).
+void TransformAxes(Block& b, int first, int last, bool inverse) {
+  for (int a = first; a <= last; ++a) {
+    if (b.dimension(a) <= 1) continue;  // a 1-point DFT is the identity
+    const Eigen::array<int, 1> axis{a};
+    Block t = inverse ? Block(b.template fft<Eigen::BothParts, Eigen::FFT_REVERSE>(axis))
+                      : Block(b.template fft<Eigen::BothParts, Eigen::FFT_FORWARD>(axis));
+    b = std::move(t);
+  }
+}
+
+// Runs the transform on `outer` blocks. `in` holds blocks of in_dims (three dims, leading ones
+// for lower ranks), of which the first read_dims points are read; the output holds blocks of
+// out_dims.
+template <typename In, typename Out>
+void RunFft(const FftState& st, const In* in, int64_t outer, const std::array<int64_t, 3>& in_dims,
+            const std::array<int64_t, 3>& read_dims, const std::array<int64_t, 3>& out_dims,
+            Out* out) {
+  Block buf(outer, read_dims[0], read_dims[1], read_dims[2]);
   for (int64_t o = 0; o < outer; ++o)
-    for (int64_t r = 0; r < len0; ++r)
-      for (int64_t c = 0; c < keep1; ++c) {
-        const Cd v = res(o, r, c);
-        out[(o * len0 + r) * keep1 + c] = Out(static_cast<R>(v.real()), static_cast<R>(v.imag()));
-      }
+    for (int64_t a = 0; a < read_dims[0]; ++a)
+      for (int64_t b = 0; b < read_dims[1]; ++b)
+        for (int64_t c = 0; c < read_dims[2]; ++c)
+          buf(o, a, b, c) = AsComplex(in[((o * in_dims[0] + a) * in_dims[1] + b) * in_dims[2] + c]);
+  const int first = 4 - st.rank;
+  if (st.kind == FftKind::kRealInverse) {
+    // The dims before the last are complex inverses; the last is the Hermitian half of a real
+    // signal: extend it by X[n - k] = conj(X[k]) and take the real part of the inverse (the
+    // imaginary parts of X[0] and X[n / 2] drop out, as in a c2r transform).
+    TransformAxes(buf, first, 2, /*inverse=*/true);
+    const int64_t n = out_dims[2], half = read_dims[2];
+    Block full(outer, out_dims[0], out_dims[1], n);
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t a = 0; a < out_dims[0]; ++a)
+        for (int64_t b = 0; b < out_dims[1]; ++b)
+          for (int64_t k = 0; k < n; ++k)
+            full(o, a, b, k) = k < half ? buf(o, a, b, k) : std::conj(buf(o, a, b, n - k));
+    TransformAxes(full, 3, 3, /*inverse=*/true);
+    buf = std::move(full);
+  } else {
+    TransformAxes(buf, first, 3, st.inverse);
+  }
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t a = 0; a < out_dims[0]; ++a)
+      for (int64_t b = 0; b < out_dims[1]; ++b)
+        for (int64_t c = 0; c < out_dims[2]; ++c)
+          out[((o * out_dims[0] + a) * out_dims[1] + b) * out_dims[2] + c] =
+              FromComplex<Out>(buf(o, a, b, c));
 }
 
 Status ComputeFft(const KernelContext& ctx) {
@@ -139,51 +199,60 @@ Status ComputeFft(const KernelContext& ctx) {
                      x.shape().ToString());
   }
   std::vector<int64_t> dims(x.shape().dims().begin(), x.shape().dims().end());
-  std::vector<int64_t> len(rank);
-  for (int i = 0; i < rank; ++i) len[i] = dims[dims.size() - rank + i];
-  if (st.real) {
-    const Tensor& fl = ctx.input(1);
-    if (fl.rank() != 1 || fl.NumElements() != rank) {
-      return ctx.Error("input 'fft_length' must have shape [", rank, "], got ",
-                       fl.shape().ToString());
-    }
-    for (int i = 0; i < rank; ++i) {
-      const int64_t l = fl.data<int32_t>()[i];
-      const int64_t d = dims[dims.size() - rank + i];
-      if (l < 0) return ctx.Error("fft_length[", i, "] must be >= 0, got ", l);
-      if (d != 0 && d < l) {
-        return ctx.Error("input dimension ", dims.size() - rank + i,
-                         " must have length of at least ", l, " but got ", d);
-      }
-      len[i] = l;
-    }
-  }
   std::vector<int64_t> out_dims = dims;
+  std::array<int64_t, 3> in3{1, 1, 1}, read3{1, 1, 1}, out3{1, 1, 1};
   for (int i = 0; i < rank; ++i) {
-    const bool last = i == rank - 1;
-    out_dims[dims.size() - rank + i] = st.real && last && len[i] != 0 ? len[i] / 2 + 1 : len[i];
+    const size_t axis = dims.size() - rank + i;
+    const int64_t d = dims[axis];
+    int64_t l = d;
+    if (st.kind != FftKind::kComplex) {
+      const Tensor& fl = ctx.input(1);
+      if (fl.rank() != 1 || fl.NumElements() != rank) {
+        return ctx.Error("input 'fft_length' must have shape [", rank, "], got ",
+                         fl.shape().ToString());
+      }
+      l = fl.data<int32_t>()[i];
+      if (l < 0) return ctx.Error("fft_length[", i, "] must be >= 0, got ", l);
+    }
+    const int64_t need = ReadLength(st.kind, i, rank, d, l);
+    if (d != 0 && d < need) {
+      return ctx.Error("input dimension ", axis, " must have length of at least ", need,
+                       " but got ", d);
+    }
+    out_dims[axis] = OutLength(st.kind, i, rank, d, l);
+    in3[3 - rank + i] = d;
+    read3[3 - rank + i] = need;
+    out3[3 - rank + i] = out_dims[axis];
   }
   KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(out_dims));
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
-  if (x.NumElements() == 0 || out->NumElements() == 0) return OkStatus();
-  const int64_t in1 = dims.back(), in0 = rank == 2 ? dims[dims.size() - 2] : 1;
-  const int64_t outer = x.NumElements() / (in0 * in1);
-  const int64_t len1 = len.back(), len0 = rank == 2 ? len[0] : 1;
-  const int64_t keep1 = out_dims.back();
+  if (out->NumElements() == 0) return OkStatus();
+  if (x.NumElements() == 0) {  // an empty signal transforms to zeros
+    std::fill_n(static_cast<char*>(out->raw_data()), out->NumElements() * DTypeSize(st.out), 0);
+    return OkStatus();
+  }
+  const int64_t outer = x.NumElements() / (in3[0] * in3[1] * in3[2]);
   switch (st.in) {
     case DType::kFloat:
-      RunFft(x.data<float>(), outer, in0, in1, len0, len1, keep1, out->data<std::complex<float>>(),
-             rank);
+      RunFft(st, x.data<float>(), outer, in3, read3, out3, out->data<std::complex<float>>());
       break;
     case DType::kDouble:
-      RunFft(x.data<double>(), outer, in0, in1, len0, len1, keep1, out->data<Cd>(), rank);
+      RunFft(st, x.data<double>(), outer, in3, read3, out3, out->data<Cd>());
       break;
     case DType::kComplex64:
-      RunFft(x.data<std::complex<float>>(), outer, in0, in1, len0, len1, keep1,
-             out->data<std::complex<float>>(), rank);
+      if (st.out == DType::kFloat) {
+        RunFft(st, x.data<std::complex<float>>(), outer, in3, read3, out3, out->data<float>());
+      } else {
+        RunFft(st, x.data<std::complex<float>>(), outer, in3, read3, out3,
+               out->data<std::complex<float>>());
+      }
       break;
     case DType::kComplex128:
-      RunFft(x.data<Cd>(), outer, in0, in1, len0, len1, keep1, out->data<Cd>(), rank);
+      if (st.out == DType::kDouble) {
+        RunFft(st, x.data<Cd>(), outer, in3, read3, out3, out->data<double>());
+      } else {
+        RunFft(st, x.data<Cd>(), outer, in3, read3, out3, out->data<Cd>());
+      }
       break;
     default:
       return Internal("FFT: no kernel for dtype ", DTypeShortName(st.in));
@@ -191,16 +260,27 @@ Status ComputeFft(const KernelContext& ctx) {
   return OkStatus();
 }
 
+using K = FftKind;
 constexpr OpDefinition kDefs[] = {
-    {"FFT", "output", kOpFreshOutputs, PrepareFft<1, false>},
-    {"RFFT", "output", kOpFreshOutputs, PrepareFft<1, true>},
-    {"RFFT2D", "output", kOpFreshOutputs, PrepareFft<2, true>},
+    {"FFT", "output", kOpFreshOutputs, PrepareFft<1, K::kComplex, false>},
+    {"FFT2D", "output", kOpFreshOutputs, PrepareFft<2, K::kComplex, false>},
+    {"FFT3D", "output", kOpFreshOutputs, PrepareFft<3, K::kComplex, false>},
+    {"IFFT", "output", kOpFreshOutputs, PrepareFft<1, K::kComplex, true>},
+    {"IFFT2D", "output", kOpFreshOutputs, PrepareFft<2, K::kComplex, true>},
+    {"IFFT3D", "output", kOpFreshOutputs, PrepareFft<3, K::kComplex, true>},
+    {"RFFT", "output", kOpFreshOutputs, PrepareFft<1, K::kRealForward, false>},
+    {"RFFT2D", "output", kOpFreshOutputs, PrepareFft<2, K::kRealForward, false>},
+    {"RFFT3D", "output", kOpFreshOutputs, PrepareFft<3, K::kRealForward, false>},
+    {"IRFFT", "output", kOpFreshOutputs, PrepareFft<1, K::kRealInverse, true>},
+    {"IRFFT2D", "output", kOpFreshOutputs, PrepareFft<2, K::kRealInverse, true>},
+    {"IRFFT3D", "output", kOpFreshOutputs, PrepareFft<3, K::kRealInverse, true>},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"FFT", ComputeFft},
-    {"RFFT", ComputeFft},
-    {"RFFT2D", ComputeFft},
+    {"FFT", ComputeFft},   {"FFT2D", ComputeFft},   {"FFT3D", ComputeFft},
+    {"IFFT", ComputeFft},  {"IFFT2D", ComputeFft},  {"IFFT3D", ComputeFft},
+    {"RFFT", ComputeFft},  {"RFFT2D", ComputeFft},  {"RFFT3D", ComputeFft},
+    {"IRFFT", ComputeFft}, {"IRFFT2D", ComputeFft}, {"IRFFT3D", ComputeFft},
 };
 
 }  // namespace

@@ -1,4 +1,4 @@
-// Making tensors from values: Fill, Range, Tile, BroadcastTo.
+// Making tensors from values: Fill, Empty, Range, Tile, BroadcastTo.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -245,8 +245,40 @@ Status ComputeBroadcastTo(const KernelContext& ctx) {
 
 // ---- tables ----------------------------------------------------------------------------------
 
+// ---- Empty -----------------------------------------------------------------------------------
+
+// Empty(shape) of attr dtype. TF leaves the elements uninitialised unless `init`; here they are
+// always zero (strings empty), so no call ever reads stale memory.
+Status PrepareEmpty(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "shape", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "shape", 1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("dtype"));
+  if (!HoldsData(t)) return ctx.Error("attr 'dtype': ", DTypeShortName(t), " holds no data");
+  PartialShape out = UnknownDims(static_cast<int>(KnownLength(ctx.inputs[0].shape)));
+  if (const Tensor* dims = ConstantInput(ctx, 0)) {
+    auto s = ShapeFromDimsTensor(*dims, "shape");
+    if (!s.ok()) return ctx.Error(s.status().message());
+    out = *s;
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status ComputeEmpty(const KernelContext& ctx) {
+  auto shape = ShapeFromDimsTensor(ctx.input(0), "shape");
+  if (!shape.ok()) return Wrap(ctx, shape.status());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, *shape));
+  return DispatchStorage(out->dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    std::fill_n(Elems<U>(*out), out->NumElements(), U{});
+    return OkStatus();
+  });
+}
+
 constexpr OpDefinition kDefs[] = {
     {"Fill", "output", kOpFreshOutputs, PrepareFill},
+    {"Empty", "output", kOpFreshOutputs, PrepareEmpty},
     {"Range", "output", kOpFreshOutputs, PrepareRange},
     {"Tile", "output", kOpFreshOutputs, PrepareTile},
     {"BroadcastTo", "output", kOpNone, PrepareBroadcastTo},
@@ -254,6 +286,7 @@ constexpr OpDefinition kDefs[] = {
 
 constexpr KernelEntry kCpu[] = {
     {"Fill", ComputeFill},
+    {"Empty", ComputeEmpty},
     {"Range", ComputeRange},
     {"Tile", ComputeTile},
     {"BroadcastTo", ComputeBroadcastTo},

@@ -1,7 +1,7 @@
 // Batched matrices: MatrixBandPart, MatrixDeterminant, and the diagonal ops MatrixDiag,
-// MatrixDiagPart (v1, v2, v3) and MatrixSetDiagV3 with TF's band of diagonals k = [k0, k1] and
+// MatrixDiagPart and MatrixSetDiag (v1, v2, v3) with TF's band of diagonals k = [k0, k1] and
 // its alignment of the packed diagonals; and the tensor diagonals Diag and DiagPart (rank k to
-// rank 2k and back).
+// rank 2k and back); Cross (3-vectors).
 //
 // Packed diagonals: for a band k0 <= d <= k1 of an M x N matrix, row k1 - d of the packing
 // holds diagonal d, whose length is min(M + min(0, d), N - max(0, d)), in a row of the longest
@@ -453,28 +453,34 @@ Status ComputeDiag(const KernelContext& ctx) {
 
 // ---- MatrixSetDiagV3 -------------------------------------------------------------------------
 
+// MatrixSetDiag (v1: the main diagonal), V2 (k, diagonals aligned LEFT_LEFT) and V3 (k, align).
+template <int kVersion>
 Status PrepareSetDiag(PrepareContext& ctx) {
   auto st = std::make_shared<DiagState>();
   DType t;
-  KILN_RETURN_IF_ERROR(PrepareDiagCommon(ctx, 3, st.get(), true, &t));
+  KILN_RETURN_IF_ERROR(PrepareDiagCommon(ctx, kVersion == 1 ? 2 : 3, st.get(), kVersion == 3, &t));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "diagonal", t));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "k", DType::kInt32));
+  if (kVersion != 1) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "k", DType::kInt32));
   KILN_RETURN_IF_ERROR(ExpectMatrixInput(ctx, 0, "input"));
   ctx.outputs = {TensorSpec{t, ctx.inputs[0].shape}};
   ctx.state = std::move(st);
   return OkStatus();
 }
 
+template <int kVersion>
 Status ComputeSetDiag(const KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
   const Tensor& diag = ctx.input(1);
   if (in.rank() < 2) {
     return ctx.Error("input 'input' must have rank >= 2, got shape ", in.shape().ToString());
   }
-  Result<DiagBand> b = BandFrom(ctx.input(2), ctx.state<DiagState>());
-  if (!b.ok()) return Wrap(ctx, b.status());
-  const DiagBand band = *b;
+  DiagBand band;
+  if (kVersion != 1) {
+    Result<DiagBand> b = BandFrom(ctx.input(2), ctx.state<DiagState>());
+    if (!b.ok()) return Wrap(ctx, b.status());
+    band = *b;
+  }
   const MatrixDims m = DimsOf(in.shape());
   if (Status s = CheckBandFits(band, m.rows, m.cols); !s.ok()) return Wrap(ctx, s);
   const int64_t nd = band.num_diags();
@@ -603,6 +609,61 @@ Status ComputeTensorDiagPart(const KernelContext& ctx) {
 
 // ---- tables ----------------------------------------------------------------------------------
 
+// ---- Cross -----------------------------------------------------------------------------------
+
+// The cross product of 3-vectors along the innermost dim (a and b of one shape [..., 3]).
+Status PrepareCross(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "a", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "b", t));
+  const PartialShape& a = ctx.inputs[0].shape;
+  const PartialShape& b = ctx.inputs[1].shape;
+  for (const PartialShape* s : {&a, &b}) {
+    if (!s->unknown_rank() &&
+        (s->rank() < 1 || (s->dim(s->rank() - 1) >= 0 && s->dim(s->rank() - 1) != 3))) {
+      return ctx.Error("inputs must be [..., 3] vectors, got shape ", s->ToPythonString());
+    }
+  }
+  PartialShape out = a.unknown_rank() ? b : a;
+  if (!a.unknown_rank() && !b.unknown_rank()) {
+    if (a.rank() != b.rank()) {
+      return ctx.Error("a and b must be the same shape, got ", a.ToPythonString(), " and ",
+                       b.ToPythonString());
+    }
+    KILN_PREPARE_ASSIGN(ctx, out, a.MergeWith(b));
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status ComputeCross(const KernelContext& ctx) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.shape() != b.shape()) {
+    return ctx.Error("a and b must be the same shape, got ", a.shape().ToString(), " and ",
+                     b.shape().ToString());
+  }
+  if (a.rank() < 1 || a.dim(a.rank() - 1) != 3) {
+    return ctx.Error("inputs must be [..., 3] vectors, got shape ", a.shape().ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, a.shape()));
+  return Dispatch<RealTypes>(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* x = ComputeData<T>(a);
+    const C* y = ComputeData<T>(b);
+    C* z = MutableComputeData<T>(out);
+    for (int64_t i = 0; i < a.NumElements(); i += 3) {
+      z[i] = x[i + 1] * y[i + 2] - x[i + 2] * y[i + 1];
+      z[i + 1] = x[i + 2] * y[i] - x[i] * y[i + 2];
+      z[i + 2] = x[i] * y[i + 1] - x[i + 1] * y[i];
+    }
+    return OkStatus();
+  });
+}
+
 constexpr OpDefinition kDefs[] = {
     {"MatrixBandPart", "band", kOpFreshOutputs, PrepareBandPart},
     {"MatrixDeterminant", "output", kOpFreshOutputs, PrepareDeterminant},
@@ -612,8 +673,11 @@ constexpr OpDefinition kDefs[] = {
     {"MatrixDiagPart", "diagonal", kOpFreshOutputs, PrepareDiagPart<1>},
     {"MatrixDiagPartV2", "diagonal", kOpFreshOutputs, PrepareDiagPart<2>},
     {"MatrixDiagPartV3", "diagonal", kOpFreshOutputs, PrepareDiagPart<3>},
-    {"MatrixSetDiagV3", "output", kOpFreshOutputs, PrepareSetDiag},
+    {"MatrixSetDiag", "output", kOpFreshOutputs, PrepareSetDiag<1>},
+    {"MatrixSetDiagV2", "output", kOpFreshOutputs, PrepareSetDiag<2>},
+    {"MatrixSetDiagV3", "output", kOpFreshOutputs, PrepareSetDiag<3>},
     {"Diag", "output", kOpFreshOutputs, PrepareTensorDiag},
+    {"Cross", "product", kOpFreshOutputs, PrepareCross},
     {"DiagPart", "diagonal", kOpFreshOutputs, PrepareTensorDiagPart},
 };
 
@@ -622,8 +686,9 @@ constexpr KernelEntry kCpu[] = {
     {"MatrixDiag", ComputeDiag<1>},           {"MatrixDiagV2", ComputeDiag<2>},
     {"MatrixDiagV3", ComputeDiag<3>},         {"MatrixDiagPart", ComputeDiagPart<1>},
     {"MatrixDiagPartV2", ComputeDiagPart<2>}, {"MatrixDiagPartV3", ComputeDiagPart<3>},
-    {"MatrixSetDiagV3", ComputeSetDiag},      {"Diag", ComputeTensorDiag},
-    {"DiagPart", ComputeTensorDiagPart},
+    {"MatrixSetDiag", ComputeSetDiag<1>},     {"MatrixSetDiagV2", ComputeSetDiag<2>},
+    {"MatrixSetDiagV3", ComputeSetDiag<3>},   {"Diag", ComputeTensorDiag},
+    {"DiagPart", ComputeTensorDiagPart},      {"Cross", ComputeCross},
 };
 
 }  // namespace

@@ -1,14 +1,18 @@
 // Row access on resource variables: ResourceGather (rows of a variable, batch_dims as TF),
 // ResourceScatterUpdate/Add/Sub/Mul/Div/Min/Max (rows written or combined under the variable's
-// lock; a repeated index applies in order), and DisableCopyOnRead (a no-op here: variables swap
-// buffers on every write, so reads never need copying).
+// lock; a repeated index applies in order), their N-d forms ResourceGatherNd and
+// ResourceScatterNdUpdate/Add/Sub/Min/Max (index vectors into the leading dims),
+// ResourceStridedSliceAssign (v[1:3, ::2].assign(x)), and DisableCopyOnRead (a no-op here:
+// variables swap buffers on every write, so reads never need copying).
 #include <cstring>
 #include <string>
 #include <string_view>
 #include <type_traits>
 #include <vector>
 
+#include "kernels/nd_index.h"
 #include "kernels/op_families.h"
+#include "kernels/strided_slice.h"
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
 
@@ -238,6 +242,185 @@ Status ComputeScatter(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- ResourceGatherNd, ResourceScatterNd*
+// --------------------------------------------------------
+
+Status PrepareResourceGatherNd(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
+  KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "indices", "Tindices").status());
+  if (VariableResource* var = ConstantVariableInput(ctx, 0))
+    KILN_PREPARE_CHECK(ctx, ExpectVariableDType(*var, dtype));
+  ctx.outputs = {TensorSpec{dtype, PartialShape::UnknownRank()}};
+  ctx.state = std::make_shared<TypedOpState<DType>>(dtype);
+  return OkStatus();
+}
+
+// The slices of `shape` that index vectors of `indices` select (offsets in elements), or the
+// error naming the first bad one.
+Result<NdIndex> ResolveIndices(const Tensor& indices, const Shape& shape, std::string_view what) {
+  if (indices.rank() == 0) return InvalidArgument("input 'indices' must have rank at least 1");
+  const int64_t k = indices.dim(indices.rank() - 1);
+  if (k > shape.rank()) {
+    return InvalidArgument("the last dimension of indices (", k, ") must not exceed the rank of ",
+                           what, " ", ShapeBrackets(shape.dims()));
+  }
+  NdIndex nd;
+  std::string bad;
+  KILN_RETURN_IF_ERROR(DispatchIndex(indices.dtype(), [&](auto tag) {
+    using I = typename decltype(tag)::type;
+    nd = ResolveNdIndex<I>(indices, shape);
+    if (nd.first_bad >= 0) bad = IndexVectorString<I>(indices, nd.first_bad, k);
+    return OkStatus();
+  }));
+  if (nd.first_bad >= 0) {
+    return InvalidArgument(bad, " does not index into ", what, " ", ShapeBrackets(shape.dims()));
+  }
+  return nd;
+}
+
+Status ComputeResourceGatherNd(const KernelContext& ctx) {
+  auto var = VariableFromHandle(ctx.input(0), "resource");
+  if (!var.ok()) return Wrap(ctx, var.status());
+  if (Status s = ExpectVariableDType(**var, ctx.state<TypedOpState<DType>>().value); !s.ok())
+    return Wrap(ctx, s);
+  auto params_r = (*var)->Read();
+  if (!params_r.ok()) return Wrap(ctx, params_r.status());
+  const Tensor& params = *params_r;
+  const Tensor& indices = ctx.input(1);
+  auto nd = ResolveIndices(indices, params.shape(), "param shape");
+  if (!nd.ok()) return Wrap(ctx, nd.status());
+  std::vector<int64_t> dims(indices.shape().dims().begin(), indices.shape().dims().end() - 1);
+  dims.insert(dims.end(), params.shape().dims().begin() + nd->k, params.shape().dims().end());
+  KILN_ASSIGN_OR_RETURN(Shape shape, Shape::FromDims(dims));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  return DispatchStorage(params.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    for (int64_t j = 0; j < nd->n; ++j)
+      std::copy_n(Elems<U>(params) + nd->offsets[j], nd->slice_size,
+                  Elems<U>(*out) + j * nd->slice_size);
+    return OkStatus();
+  });
+}
+
+ScatterOp ScatterNdOpOf(std::string_view op) {
+  if (op == "ResourceScatterNdAdd") return ScatterOp::kAdd;
+  if (op == "ResourceScatterNdSub") return ScatterOp::kSub;
+  if (op == "ResourceScatterNdMin") return ScatterOp::kMin;
+  if (op == "ResourceScatterNdMax") return ScatterOp::kMax;
+  return ScatterOp::kUpdate;
+}
+
+Status PrepareScatterNd(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  const ScatterOp op = ScatterNdOpOf(ctx.op);
+  if (op != ScatterOp::kUpdate)
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "ref", DType::kResource));
+  KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "indices", "Tindices").status());
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "updates", t));
+  KILN_PREPARE_ASSIGN(ctx, std::string policy, ctx.attrs.GetString("bad_indices_policy", ""));
+  if (!policy.empty() && policy != "DEFAULT" && policy != "ERROR") {
+    return ctx.Error("attr 'bad_indices_policy' \"", policy,
+                     "\" is not supported on variables: expected \"\", \"DEFAULT\" or \"ERROR\"");
+  }
+  if (VariableResource* var = ConstantVariableInput(ctx, 0))
+    KILN_PREPARE_CHECK(ctx, ExpectVariableDType(*var, t));
+  ctx.state = std::make_shared<TypedOpState<ScatterOp>>(op);
+  return OkStatus();
+}
+
+Status ComputeScatterNd(const KernelContext& ctx) {
+  const ScatterOp op = ctx.state<TypedOpState<ScatterOp>>().value;
+  auto var = VariableFromHandle(ctx.input(0), "ref");
+  if (!var.ok()) return Wrap(ctx, var.status());
+  const Tensor& indices = ctx.input(1);
+  const Tensor& updates = ctx.input(2);
+  Status s = (*var)->Update([&](const Tensor& cur) -> Result<Tensor> {
+    if (cur.dtype() != updates.dtype())
+      return InvalidArgument("variable '", (*var)->name(), "' has dtype ",
+                             DTypeShortName(cur.dtype()), ", 'updates' has dtype ",
+                             DTypeShortName(updates.dtype()));
+    KILN_ASSIGN_OR_RETURN(NdIndex nd, ResolveIndices(indices, cur.shape(), "variable shape"));
+    // updates: indices.shape[:-1] + var.shape[K:].
+    std::vector<int64_t> want(indices.shape().dims().begin(), indices.shape().dims().end() - 1);
+    want.insert(want.end(), cur.shape().dims().begin() + nd.k, cur.shape().dims().end());
+    if (updates.shape().ToVector() != want)
+      return InvalidArgument("'updates' must have shape ", ShapeBrackets(want),
+                             " (indices.shape[:-1] + variable.shape[indices.shape[-1]:]), got ",
+                             ShapeBrackets(updates.shape().dims()));
+    Tensor next = cur.DeepCopy();
+    KILN_RETURN_IF_ERROR(Dispatch<RealBoolStringTypes>(cur.dtype(), [&](auto tag) -> Status {
+      using T = typename decltype(tag)::type;
+      T* d = next.data<T>();
+      for (int64_t j = 0; j < nd.n; ++j) {
+        T* row = d + nd.offsets[j];
+        const T* src = updates.data<T>() + j * nd.slice_size;
+        for (int64_t k = 0; k < nd.slice_size; ++k) {
+          if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
+            using C = ComputeType<T>;
+            ApplyScatter(op, reinterpret_cast<C&>(row[k]), reinterpret_cast<const C&>(src[k]));
+          } else {
+            row[k] = src[k];
+          }
+        }
+      }
+      return OkStatus();
+    }));
+    return next;
+  });
+  if (!s.ok()) return Wrap(ctx, s);
+  return OkStatus();
+}
+
+// ---- ResourceStridedSliceAssign ----------------------------------------------------------------
+
+struct SliceAssignState : OpState {
+  SliceMasks masks;
+};
+
+Status PrepareSliceAssign(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(5));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "ref", DType::kResource));
+  KILN_PREPARE_ASSIGN(ctx, DType index, ctx.attrs.GetType("Index"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Index", index, {DType::kInt32, DType::kInt64}));
+  const char* names[] = {"begin", "end", "strides"};
+  for (int i = 1; i < 4; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, names[i - 1], index));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, names[i - 1], 1));
+  }
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 4, "value", t));
+  if (VariableResource* var = ConstantVariableInput(ctx, 0))
+    KILN_PREPARE_CHECK(ctx, ExpectVariableDType(*var, t));
+  auto st = std::make_shared<SliceAssignState>();
+  KILN_RETURN_IF_ERROR(ReadSliceMasks(ctx, &st->masks));
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeSliceAssign(const KernelContext& ctx) {
+  auto var = VariableFromHandle(ctx.input(0), "ref");
+  if (!var.ok()) return Wrap(ctx, var.status());
+  const Tensor& value = ctx.input(4);
+  Status s = (*var)->Update([&](const Tensor& cur) -> Result<Tensor> {
+    if (cur.dtype() != value.dtype())
+      return InvalidArgument("variable '", (*var)->name(), "' has dtype ",
+                             DTypeShortName(cur.dtype()), ", 'value' has dtype ",
+                             DTypeShortName(value.dtype()));
+    DenseSlice dense;
+    KILN_RETURN_IF_ERROR(AnalyzeSliceOf(cur.shape(), ctx.input(1), ctx.input(2), ctx.input(3),
+                                        ctx.state<SliceAssignState>().masks, &dense));
+    Tensor next = cur.DeepCopy();
+    KILN_RETURN_IF_ERROR(WriteStridedSlice(value, dense, &next));
+    return next;
+  });
+  if (!s.ok()) return Wrap(ctx, s);
+  return OkStatus();
+}
+
 // ---- DisableCopyOnRead -----------------------------------------------------------------------
 
 Status PrepareDisableCopyOnRead(PrepareContext& ctx) {
@@ -260,14 +443,32 @@ constexpr OpDefinition kDefs[] = {
     {"ResourceScatterDiv", "", kOpStateful, PrepareScatter},
     {"ResourceScatterMin", "", kOpStateful, PrepareScatter},
     {"ResourceScatterMax", "", kOpStateful, PrepareScatter},
+    {"ResourceGatherNd", "output", kOpStateful | kOpFreshOutputs, PrepareResourceGatherNd},
+    {"ResourceScatterNdUpdate", "", kOpStateful, PrepareScatterNd},
+    {"ResourceScatterNdAdd", "", kOpStateful, PrepareScatterNd},
+    {"ResourceScatterNdSub", "", kOpStateful, PrepareScatterNd},
+    {"ResourceScatterNdMin", "", kOpStateful, PrepareScatterNd},
+    {"ResourceScatterNdMax", "", kOpStateful, PrepareScatterNd},
+    {"ResourceStridedSliceAssign", "", kOpStateful, PrepareSliceAssign},
     {"DisableCopyOnRead", "", kOpStateful, PrepareDisableCopyOnRead},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"ResourceGather", ComputeResourceGather},       {"ResourceScatterUpdate", ComputeScatter},
-    {"ResourceScatterAdd", ComputeScatter},          {"ResourceScatterSub", ComputeScatter},
-    {"ResourceScatterMul", ComputeScatter},          {"ResourceScatterDiv", ComputeScatter},
-    {"ResourceScatterMin", ComputeScatter},          {"ResourceScatterMax", ComputeScatter},
+    {"ResourceGather", ComputeResourceGather},
+    {"ResourceScatterUpdate", ComputeScatter},
+    {"ResourceScatterAdd", ComputeScatter},
+    {"ResourceScatterSub", ComputeScatter},
+    {"ResourceScatterMul", ComputeScatter},
+    {"ResourceScatterDiv", ComputeScatter},
+    {"ResourceScatterMin", ComputeScatter},
+    {"ResourceScatterMax", ComputeScatter},
+    {"ResourceGatherNd", ComputeResourceGatherNd},
+    {"ResourceScatterNdUpdate", ComputeScatterNd},
+    {"ResourceScatterNdAdd", ComputeScatterNd},
+    {"ResourceScatterNdSub", ComputeScatterNd},
+    {"ResourceScatterNdMin", ComputeScatterNd},
+    {"ResourceScatterNdMax", ComputeScatterNd},
+    {"ResourceStridedSliceAssign", ComputeSliceAssign},
     {"DisableCopyOnRead", ComputeDisableCopyOnRead},
 };
 

@@ -1,6 +1,7 @@
 // Scattering slices by N-d index: ScatterNd (into zeros, duplicates add up) and
 // TensorScatterUpdate/Add/Sub/Max/Min (into a copy of a tensor). Updates are applied in index
-// order, so duplicates under Update resolve to the last one, deterministically.
+// order, so duplicates under Update resolve to the last one, deterministically. The TF 1 row
+// updates InplaceUpdate/Add/Sub (rows i of a copy of x set to, or added with, rows of v).
 #include <algorithm>
 #include <complex>
 #include <cstdint>
@@ -41,6 +42,8 @@ constexpr ScatterKind kKinds[] = {
     {"ScatterNd", Combine::kAdd, ScatterAddTypes::kDTypes},
     {"TensorScatterUpdate", Combine::kUpdate, {}},
     {"TensorScatterAdd", Combine::kAdd, ArithmeticTypes::kDTypes},
+    // TF 1's name for TensorScatterAdd (tf.compat.v1.scatter_nd_non_aliasing_add).
+    {"ScatterNdNonAliasingAdd", Combine::kAdd, ArithmeticTypes::kDTypes},
     {"TensorScatterSub", Combine::kSub, ArithmeticTypes::kDTypes},
     {"TensorScatterMax", Combine::kMax, RealTypes::kDTypes},
     {"TensorScatterMin", Combine::kMin, RealTypes::kDTypes},
@@ -255,6 +258,68 @@ Status ComputeScatter(const KernelContext& ctx) {
   });
 }
 
+// ---- InplaceUpdate, InplaceAdd, InplaceSub ---------------------------------------------------
+
+// (x, i, v): a copy of x whose rows i[j] are set to (or added with, or minus) v[j], in order.
+Status PrepareInplace(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  const bool update = ctx.op == "InplaceUpdate";
+  if (!update) KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, ArithmeticTypes::kDTypes));
+  if (!HoldsData(t)) return ctx.Error("attr 'T': ", DTypeShortName(t), " holds no data");
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "i", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "v", t));
+  ctx.outputs = {ctx.inputs[0]};
+  auto st = std::make_shared<ScatterState>();
+  st->combine = update ? Combine::kUpdate : ctx.op == "InplaceAdd" ? Combine::kAdd : Combine::kSub;
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeInplace(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& i = ctx.input(1);
+  const Tensor& v = ctx.input(2);
+  const Combine combine = ctx.state<ScatterState>().combine;
+  bool ok = x.rank() >= 1 && i.rank() <= 1 && v.rank() == x.rank() && v.dim(0) == i.NumElements();
+  for (int d = 1; ok && d < x.rank(); ++d) ok = v.dim(d) == x.dim(d);
+  if (!ok) {
+    return ctx.Error("v of shape ", v.shape().ToString(), " must be x's shape ",
+                     x.shape().ToString(), " with dim 0 the size of i ", i.shape().ToString());
+  }
+  const int32_t* rows = i.data<int32_t>();
+  for (int64_t j = 0; j < i.NumElements(); ++j) {
+    if (rows[j] < 0 || rows[j] >= x.dim(0)) {
+      return ctx.Error("i[", j, "] = ", rows[j], " is not in [0, ", x.dim(0), ")");
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  const int64_t row = x.dim(0) == 0 ? 0 : x.NumElements() / x.dim(0);
+  if (combine == Combine::kUpdate) {
+    return DispatchStorage(x.dtype(), [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      std::copy_n(Elems<U>(x), x.NumElements(), Elems<U>(*out));
+      for (int64_t j = 0; j < i.NumElements(); ++j)
+        std::copy_n(Elems<U>(v) + j * row, row, Elems<U>(*out) + rows[j] * row);
+      return OkStatus();
+    });
+  }
+  return Dispatch<ArithmeticTypes>(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    std::copy_n(x.data<T>(), x.NumElements(), out->data<T>());
+    C* o = MutableComputeData<T>(out);
+    const C* src = ComputeData<T>(v);
+    for (int64_t j = 0; j < i.NumElements(); ++j) {
+      C* r = o + rows[j] * row;
+      const C* w = src + j * row;
+      for (int64_t k = 0; k < row; ++k) r[k] = combine == Combine::kAdd ? r[k] + w[k] : r[k] - w[k];
+    }
+    return OkStatus();
+  });
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr uint32_t kInPlace = kOpFreshOutputs | kOpInPlace;
@@ -263,15 +328,26 @@ constexpr OpDefinition kDefs[] = {
     {"ScatterNd", "output", kOpFreshOutputs, PrepareScatter},
     {"TensorScatterUpdate", "output", kInPlace, PrepareScatter},
     {"TensorScatterAdd", "output", kInPlace, PrepareScatter},
+    {"ScatterNdNonAliasingAdd", "output", kInPlace, PrepareScatter},
+    {"InplaceUpdate", "y", kOpFreshOutputs, PrepareInplace},
+    {"InplaceAdd", "y", kOpFreshOutputs, PrepareInplace},
+    {"InplaceSub", "y", kOpFreshOutputs, PrepareInplace},
     {"TensorScatterSub", "output", kInPlace, PrepareScatter},
     {"TensorScatterMax", "output", kInPlace, PrepareScatter},
     {"TensorScatterMin", "output", kInPlace, PrepareScatter},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"ScatterNd", ComputeScatter},        {"TensorScatterUpdate", ComputeScatter},
-    {"TensorScatterAdd", ComputeScatter}, {"TensorScatterSub", ComputeScatter},
-    {"TensorScatterMax", ComputeScatter}, {"TensorScatterMin", ComputeScatter},
+    {"ScatterNd", ComputeScatter},
+    {"TensorScatterUpdate", ComputeScatter},
+    {"TensorScatterAdd", ComputeScatter},
+    {"TensorScatterSub", ComputeScatter},
+    {"TensorScatterMax", ComputeScatter},
+    {"TensorScatterMin", ComputeScatter},
+    {"ScatterNdNonAliasingAdd", ComputeScatter},
+    {"InplaceUpdate", ComputeInplace},
+    {"InplaceAdd", ComputeInplace},
+    {"InplaceSub", ComputeInplace},
 };
 
 }  // namespace

@@ -1,8 +1,10 @@
-// Shapes and views: Shape, Size, Rank, Reshape, ExpandDims, Squeeze. Shape, Size and Rank of
-// inputs whose shapes are known at prepare time are constants there; Reshape, ExpandDims and
-// Squeeze return views of their input (no copy).
+// Shapes and views: Shape, Size, Rank, Reshape, ExpandDims, Squeeze, Bitcast; the layout maps
+// DataFormatDimMap and DataFormatVecPermute. Shape, Size and Rank of inputs whose shapes are
+// known at prepare time are constants there; Reshape, ExpandDims and Squeeze return views of
+// their input (no copy).
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -322,6 +324,165 @@ Status ComputeSqueeze(const KernelContext& ctx) {
 
 // ---- tables ----------------------------------------------------------------------------------
 
+// ---- Bitcast ---------------------------------------------------------------------------------
+
+// The bytes of T read as `type`: a wider T gains an innermost dim of sizeof(T) / sizeof(type);
+// a narrower T loses its innermost dim, which must be sizeof(type) / sizeof(T).
+Result<std::vector<int64_t>> BitcastDims(std::span<const int64_t> in, size_t from, size_t to) {
+  std::vector<int64_t> dims(in.begin(), in.end());
+  if (from > to) {
+    dims.push_back(static_cast<int64_t>(from / to));
+  } else if (from < to) {
+    const int64_t k = static_cast<int64_t>(to / from);
+    if (dims.empty() || (dims.back() >= 0 && dims.back() != k)) {
+      return InvalidArgument("cannot bitcast: the innermost dim of shape ",
+                             DimsString(std::vector<int64_t>(in.begin(), in.end())), " must be ", k,
+                             " (", to, " / ", from, " bytes)");
+    }
+    dims.pop_back();
+  }
+  return dims;
+}
+
+bool Bitcastable(DType t) { return DTypeIsPod(t) && t != DType::kBool; }
+
+Status PrepareBitcast(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType from, ctx.attrs.GetType("T"));
+  KILN_PREPARE_ASSIGN(ctx, DType to, ctx.attrs.GetType("type"));
+  for (DType t : {from, to}) {
+    if (!Bitcastable(t)) return ctx.Error(DTypeShortName(t), " cannot be bitcast");
+  }
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", from));
+  const PartialShape& in = ctx.inputs[0].shape;
+  PartialShape out = PartialShape::UnknownRank();
+  if (!in.unknown_rank()) {
+    auto dims = BitcastDims(in.dims(), DTypeSize(from), DTypeSize(to));
+    if (!dims.ok()) return ctx.Error(dims.status().message());
+    KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(*dims));
+  }
+  ctx.outputs = {TensorSpec{to, out}};
+  return OkStatus();
+}
+
+Status ComputeBitcast(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const DType to = ctx.state<TypedOpState<DType>>().value;
+  auto dims = BitcastDims(x.shape().dims(), DTypeSize(x.dtype()), DTypeSize(to));
+  if (!dims.ok()) return Wrap(ctx, dims.status());
+  KILN_ASSIGN_OR_RETURN(Shape shape, Shape::FromDims(*dims));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  if (x.NumElements() > 0) {
+    std::memcpy(out->raw_data(), x.raw_data(), x.NumElements() * DTypeSize(x.dtype()));
+  }
+  return OkStatus();
+}
+
+Status PrepareBitcastWithState(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(PrepareBitcast(ctx));
+  ctx.state = std::make_shared<TypedOpState<DType>>(ctx.outputs[0].dtype);
+  return OkStatus();
+}
+
+// ---- DataFormatDimMap, DataFormatVecPermute ----------------------------------------------------
+
+// The two layouts of TF's layout optimiser: permutations of the same letters ("NHWC", "NCHW",
+// 5-D forms, or any other order).
+struct DataFormatState : OpState {
+  std::string src, dst;
+};
+
+Result<std::shared_ptr<DataFormatState>> ReadFormats(PrepareContext& ctx) {
+  auto st = std::make_shared<DataFormatState>();
+  KILN_PREPARE_ASSIGN(ctx, st->src, ctx.attrs.GetString("src_format", "NHWC"));
+  KILN_PREPARE_ASSIGN(ctx, st->dst, ctx.attrs.GetString("dst_format", "NCHW"));
+  std::string a = st->src, b = st->dst;
+  std::sort(a.begin(), a.end());
+  std::sort(b.begin(), b.end());
+  if (a != b || std::adjacent_find(a.begin(), a.end()) != a.end() ||
+      (a.size() != 4 && a.size() != 5)) {
+    return ctx.Error("attrs 'src_format' \"", st->src, "\" and 'dst_format' \"", st->dst,
+                     "\" must be permutations of the same 4 or 5 distinct letters");
+  }
+  return st;
+}
+
+Status PrepareDataFormat(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, {DType::kInt32, DType::kInt64}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", t));
+  KILN_ASSIGN_OR_RETURN(auto st, ReadFormats(ctx));
+  ctx.outputs = {ctx.inputs[0]};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+template <typename I>
+void WriteIndex(Tensor* t, int64_t i, int64_t v) {
+  t->data<I>()[i] = static_cast<I>(v);
+}
+
+// y[i] = the position in dst_format of the letter at position x[i] (mod rank) of src_format.
+Status ComputeDataFormatDimMap(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const auto& st = ctx.state<DataFormatState>();
+  const int64_t n = static_cast<int64_t>(st.src.size());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  const std::vector<int64_t> v = IndexValues(x);
+  for (size_t i = 0; i < v.size(); ++i) {
+    if (v[i] < -n || v[i] >= n) {
+      return ctx.Error("x[", i, "] = ", v[i], " is out of range [", -n, ", ", n, ")");
+    }
+    const int64_t pos = static_cast<int64_t>(st.dst.find(st.src[(v[i] + n) % n]));
+    if (x.dtype() == DType::kInt64) {
+      WriteIndex<int64_t>(out, static_cast<int64_t>(i), pos);
+    } else {
+      WriteIndex<int32_t>(out, static_cast<int64_t>(i), pos);
+    }
+  }
+  return OkStatus();
+}
+
+// x holds one entry (or row of 2) per dim in src_format's order, or per spatial dim only (the
+// letters other than N and C); y holds them in dst_format's order.
+Status ComputeDataFormatVecPermute(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const auto& st = ctx.state<DataFormatState>();
+  const int64_t n = static_cast<int64_t>(st.src.size());
+  const bool rows = x.rank() == 2;
+  if (!(x.rank() == 1 || (rows && x.dim(1) == 2)) || (x.dim(0) != n && x.dim(0) != n - 2)) {
+    return ctx.Error("input must be a vector of size ", n, " or ", n - 2, " or a [", n, ", 2] or [",
+                     n - 2, ", 2] tensor, got shape ", x.shape().ToString());
+  }
+  std::string src = st.src, dst = st.dst;
+  if (x.dim(0) == n - 2) {  // spatial dims only
+    auto spatial = [](std::string s) {
+      s.erase(std::remove_if(s.begin(), s.end(), [](char c) { return c == 'N' || c == 'C'; }),
+              s.end());
+      return s;
+    };
+    src = spatial(src);
+    dst = spatial(dst);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  const std::vector<int64_t> v = IndexValues(x);
+  const int64_t width = rows ? 2 : 1;
+  for (size_t i = 0; i < dst.size(); ++i) {
+    const size_t from = src.find(dst[i]);
+    for (int64_t w = 0; w < width; ++w) {
+      const int64_t val = v[from * width + w];
+      const int64_t at = static_cast<int64_t>(i) * width + w;
+      if (x.dtype() == DType::kInt64) {
+        WriteIndex<int64_t>(out, at, val);
+      } else {
+        WriteIndex<int32_t>(out, at, val);
+      }
+    }
+  }
+  return OkStatus();
+}
+
 constexpr OpDefinition kDefs[] = {
     {"Shape", "output", kOpFreshOutputs, PrepareShape},
     {"ShapeN", "output", kOpFreshOutputs, PrepareShapeN},
@@ -330,12 +491,22 @@ constexpr OpDefinition kDefs[] = {
     {"Reshape", "output", kOpNone, PrepareReshape},
     {"ExpandDims", "output", kOpNone, PrepareExpandDims},
     {"Squeeze", "output", kOpNone, PrepareSqueeze},
+    {"Bitcast", "output", kOpFreshOutputs, PrepareBitcastWithState},
+    {"DataFormatDimMap", "y", kOpFreshOutputs, PrepareDataFormat},
+    {"DataFormatVecPermute", "y", kOpFreshOutputs, PrepareDataFormat},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"Shape", ComputeShape},     {"ShapeN", ComputeShapeN},   {"Size", ComputeSize},
-    {"Rank", ComputeRank},       {"Reshape", ComputeReshape}, {"ExpandDims", ComputeExpandDims},
+    {"Shape", ComputeShape},
+    {"ShapeN", ComputeShapeN},
+    {"Size", ComputeSize},
+    {"Rank", ComputeRank},
+    {"Reshape", ComputeReshape},
+    {"ExpandDims", ComputeExpandDims},
     {"Squeeze", ComputeSqueeze},
+    {"Bitcast", ComputeBitcast},
+    {"DataFormatDimMap", ComputeDataFormatDimMap},
+    {"DataFormatVecPermute", ComputeDataFormatVecPermute},
 };
 
 }  // namespace

@@ -1,5 +1,7 @@
-// Selecting elements: Transpose, StridedSlice, GatherV2 (batch_dims included).
+// Selecting elements: Transpose (and ConjugateTranspose), StridedSlice and its writes
+// (StridedSliceGrad, TensorStridedSliceUpdate), GatherV2 (batch_dims included).
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -7,6 +9,7 @@
 #include "kernels/array_util.h"
 #include "kernels/op_families.h"
 #include "kernels/strided_slice.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -70,6 +73,32 @@ Status ComputeTranspose(const KernelContext& ctx) {
   }
   // An identity permutation is a plain copy (the plan merges it to one run).
   return CopyIntoOutput(ctx, 0, x, shape, plan);
+}
+
+// ConjugateTranspose: the transpose of the complex conjugate (a plain transpose otherwise).
+Status ComputeConjugateTranspose(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (!IsComplex(x.dtype())) return ComputeTranspose(ctx);
+  std::vector<int64_t> perm = IndexValues(ctx.input(1));
+  Status s = CheckPerm(perm, x.rank());
+  if (!s.ok()) return Wrap(ctx, s);
+  Tensor conj(x.dtype(), x.shape());
+  using ComplexTypes = TypeList<std::complex<float>, std::complex<double>>;
+  KILN_RETURN_IF_ERROR(Dispatch<ComplexTypes>(x.dtype(), [&](auto tag) {
+    using C = typename decltype(tag)::type;
+    const C* in = x.data<C>();
+    C* out = conj.data<C>();
+    for (int64_t i = 0; i < x.NumElements(); ++i) out[i] = std::conj(in[i]);
+    return OkStatus();
+  }));
+  const auto in_strides = RowMajorStrides(x.shape());
+  Shape shape;
+  CopyPlan plan;
+  for (int i = 0; i < x.rank(); ++i) {
+    shape.AddDim(x.dim(perm[i]));
+    AddCopyDim(&plan, x.dim(perm[i]), in_strides[perm[i]]);
+  }
+  return CopyIntoOutput(ctx, 0, conj, shape, plan);
 }
 
 // ---- StridedSlice ------------------------------------------------------------------------------
@@ -216,12 +245,8 @@ Status PrepareStridedSlice(PrepareContext& ctx) {
     KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, names[i - 1], 1));
   }
   auto state = std::make_shared<StridedSliceState>();
-  SliceMasks& m = state->masks;
-  KILN_PREPARE_ASSIGN(ctx, m.begin, ctx.attrs.GetInt("begin_mask", 0));
-  KILN_PREPARE_ASSIGN(ctx, m.end, ctx.attrs.GetInt("end_mask", 0));
-  KILN_PREPARE_ASSIGN(ctx, m.ellipsis, ctx.attrs.GetInt("ellipsis_mask", 0));
-  KILN_PREPARE_ASSIGN(ctx, m.new_axis, ctx.attrs.GetInt("new_axis_mask", 0));
-  KILN_PREPARE_ASSIGN(ctx, m.shrink, ctx.attrs.GetInt("shrink_axis_mask", 0));
+  KILN_RETURN_IF_ERROR(ReadSliceMasks(ctx, &state->masks));
+  const SliceMasks& m = state->masks;
   const int64_t lens[] = {KnownLength(ctx.inputs[1].shape), KnownLength(ctx.inputs[2].shape),
                           KnownLength(ctx.inputs[3].shape)};
   for (int i = 1; i < 3; ++i) {
@@ -256,22 +281,9 @@ Status PrepareStridedSlice(PrepareContext& ctx) {
 
 Status ComputeStridedSlice(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const Tensor& begin_t = ctx.input(1);
-  const Tensor& end_t = ctx.input(2);
-  const Tensor& strides_t = ctx.input(3);
-  if (begin_t.rank() != 1 || end_t.rank() != 1 || strides_t.rank() != 1 ||
-      begin_t.NumElements() != strides_t.NumElements() ||
-      end_t.NumElements() != strides_t.NumElements()) {
-    return ctx.Error("expected begin, end and strides to be vectors of equal length, got shapes ",
-                     begin_t.shape().ToString(), ", ", end_t.shape().ToString(), " and ",
-                     strides_t.shape().ToString());
-  }
-  std::vector<int64_t> begin = IndexValues(begin_t), end = IndexValues(end_t),
-                       strides = IndexValues(strides_t);
   DenseSlice dense;
-  Status s = AnalyzeStridedSlice(x.shape().dims(), begin.data(), end.data(), strides.data(),
-                                 static_cast<int>(strides.size()),
-                                 ctx.state<StridedSliceState>().masks, &dense);
+  Status s = AnalyzeSliceOf(x.shape(), ctx.input(1), ctx.input(2), ctx.input(3),
+                            ctx.state<StridedSliceState>().masks, &dense);
   if (!s.ok()) return Wrap(ctx, s);
   const Shape shape = *Shape::FromDims(dense.final_dims);
   const auto in_strides = RowMajorStrides(x.shape());
@@ -282,6 +294,135 @@ Status ComputeStridedSlice(const KernelContext& ctx) {
   }
   return CopyIntoOutput(ctx, 0, x, shape, plan);
 }
+
+// ---- StridedSliceGrad, TensorStridedSliceUpdate ----------------------------------------------
+
+// The writes of a strided slice: StridedSliceGrad(shape, begin, end, strides, dy) is zeros of
+// `shape` with dy in the slice; TensorStridedSliceUpdate(input, begin, end, strides, value) is
+// the input with `value` (broadcast to the slice's shape) in the slice.
+template <bool kGrad>
+Status PrepareStridedWrite(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(5));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_PREPARE_ASSIGN(ctx, DType index, ctx.attrs.GetType("Index"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Index", index, {DType::kInt32, DType::kInt64}));
+  const char* names[] = {kGrad ? "shape" : "input", "begin", "end", "strides"};
+  for (int i = kGrad ? 0 : 1; i < 4; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, names[i], index));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, names[i], 1));
+  }
+  if (!kGrad) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 4, kGrad ? "dy" : "value", t));
+  auto state = std::make_shared<StridedSliceState>();
+  KILN_RETURN_IF_ERROR(ReadSliceMasks(ctx, &state->masks));
+  PartialShape out = ctx.inputs[0].shape;
+  if (kGrad) {
+    out = PartialShape::UnknownRank();
+    if (const Tensor* shape_t = ConstantInput(ctx, 0)) {
+      KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(IndexValues(*shape_t)));
+    } else if (const int64_t n = KnownLength(ctx.inputs[0].shape); n >= 0) {
+      out = UnknownDims(static_cast<int>(n));
+    }
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+template <bool kGrad>
+Status ComputeStridedWrite(const KernelContext& ctx) {
+  Shape shape;
+  if (kGrad) {
+    KILN_ASSIGN_OR_RETURN(shape, Shape::FromDims(IndexValues(ctx.input(0))));
+  } else {
+    shape = ctx.input(0).shape();
+  }
+  DenseSlice dense;
+  Status s = AnalyzeSliceOf(shape, ctx.input(1), ctx.input(2), ctx.input(3),
+                            ctx.state<StridedSliceState>().masks, &dense);
+  if (!s.ok()) return Wrap(ctx, s);
+  const Tensor& values = ctx.input(4);
+  if (kGrad && values.shape().ToVector() != dense.final_dims) {
+    return ctx.Error("shape of dy was ", values.shape().ToString(), " instead of ",
+                     DimsString(dense.final_dims));
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  KILN_RETURN_IF_ERROR(DispatchStorage(values.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    if (kGrad) {
+      std::fill_n(Elems<U>(*out), out->NumElements(), U{});
+    } else {
+      std::copy_n(Elems<U>(ctx.input(0)), out->NumElements(), Elems<U>(*out));
+    }
+    return OkStatus();
+  }));
+  s = WriteStridedSlice(values, dense, out);
+  return s.ok() ? OkStatus() : Wrap(ctx, s);
+}
+
+}  // namespace
+
+Status ReadSliceMasks(PrepareContext& ctx, SliceMasks* m) {
+  KILN_PREPARE_ASSIGN(ctx, m->begin, ctx.attrs.GetInt("begin_mask", 0));
+  KILN_PREPARE_ASSIGN(ctx, m->end, ctx.attrs.GetInt("end_mask", 0));
+  KILN_PREPARE_ASSIGN(ctx, m->ellipsis, ctx.attrs.GetInt("ellipsis_mask", 0));
+  KILN_PREPARE_ASSIGN(ctx, m->new_axis, ctx.attrs.GetInt("new_axis_mask", 0));
+  KILN_PREPARE_ASSIGN(ctx, m->shrink, ctx.attrs.GetInt("shrink_axis_mask", 0));
+  return OkStatus();
+}
+
+Status AnalyzeSliceOf(const Shape& shape, const Tensor& begin_t, const Tensor& end_t,
+                      const Tensor& strides_t, const SliceMasks& m, DenseSlice* out) {
+  if (begin_t.rank() != 1 || end_t.rank() != 1 || strides_t.rank() != 1 ||
+      begin_t.NumElements() != strides_t.NumElements() ||
+      end_t.NumElements() != strides_t.NumElements()) {
+    return InvalidArgument(
+        "expected begin, end and strides to be vectors of equal length, got shapes ",
+        begin_t.shape().ToString(), ", ", end_t.shape().ToString(), " and ",
+        strides_t.shape().ToString());
+  }
+  std::vector<int64_t> begin = IndexValues(begin_t), end = IndexValues(end_t),
+                       strides = IndexValues(strides_t);
+  return AnalyzeStridedSlice(shape.dims(), begin.data(), end.data(), strides.data(),
+                             static_cast<int>(strides.size()), m, out);
+}
+
+Status WriteStridedSlice(const Tensor& values, const DenseSlice& dense, Tensor* dst) {
+  KILN_ASSIGN_OR_RETURN(const Shape final_shape, Shape::FromDims(dense.final_dims));
+  auto b_shape = BroadcastShapes(values.shape(), final_shape);
+  if (!b_shape.ok() || *b_shape != final_shape) {
+    return InvalidArgument("cannot broadcast a value of shape ", values.shape().ToString(),
+                           " to the slice's shape ", final_shape.ToString());
+  }
+  const Shape& shape = dst->shape();
+  return DispatchStorage(values.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U* to_data = Elems<U>(*dst);
+    // The slice's elements in order (the value broadcast), then written through the slice.
+    std::vector<U> src(final_shape.num_elements());
+    const auto b = BroadcastStrides(values.shape(), final_shape);
+    const auto fs = RowMajorStrides(final_shape);
+    StridedPlan<2> from;
+    for (int i = 0; i < final_shape.rank(); ++i) from.AddDim(final_shape.dim(i), {fs[i], b[i]});
+    const U* v = Elems<U>(values);
+    WalkRange(from, 0, from.num_elements, [&](const auto& off, int64_t n, const auto& st) {
+      for (int64_t j = 0; j < n; ++j) src[off[0] + j * st[0]] = v[off[1] + j * st[1]];
+    });
+    const auto os = RowMajorStrides(shape);
+    StridedPlan<2> to;
+    for (int i = 0; i < shape.rank(); ++i) {
+      to.AddDim(dense.size[i], {os[i] * dense.stride[i], 0});
+      to.offset[0] += dense.begin[i] * os[i];
+    }
+    int64_t k = 0;
+    WalkRange(to, 0, to.num_elements, [&](const auto& off, int64_t n, const auto& st) {
+      for (int64_t j = 0; j < n; ++j) to_data[off[0] + j * st[0]] = src[k++];
+    });
+    return OkStatus();
+  });
+}
+
+namespace {
 
 // ---- GatherV2 --------------------------------------------------------------------------------
 
@@ -428,12 +569,18 @@ Status ComputeGather(const KernelContext& ctx) {
 
 constexpr OpDefinition kDefs[] = {
     {"Transpose", "y", kOpFreshOutputs, PrepareTranspose},
+    {"ConjugateTranspose", "y", kOpFreshOutputs, PrepareTranspose},
+    {"StridedSliceGrad", "output", kOpFreshOutputs, PrepareStridedWrite<true>},
+    {"TensorStridedSliceUpdate", "output", kOpFreshOutputs, PrepareStridedWrite<false>},
     {"StridedSlice", "output", kOpFreshOutputs, PrepareStridedSlice},
     {"GatherV2", "output", kOpFreshOutputs, PrepareGather},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"Transpose", ComputeTranspose},
+    {"ConjugateTranspose", ComputeConjugateTranspose},
+    {"StridedSliceGrad", ComputeStridedWrite<true>},
+    {"TensorStridedSliceUpdate", ComputeStridedWrite<false>},
     {"StridedSlice", ComputeStridedSlice},
     {"GatherV2", ComputeGather},
 };

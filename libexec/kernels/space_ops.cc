@@ -1,7 +1,7 @@
 // Moving spatial blocks between dims: SpaceToBatchND / BatchToSpaceND (blocks of the spatial
-// dims to and from the batch, with padding and cropping), SpaceToDepth / DepthToSpace (blocks to
-// and from channels; NHWC, as TF's CPU kernels) and ExtractImagePatches (sliding windows
-// flattened into channels).
+// dims to and from the batch, with padding and cropping; the v1 ops' one block_size too),
+// SpaceToDepth / DepthToSpace (blocks to and from channels; NHWC, as TF's CPU kernels) and
+// ExtractImagePatches (sliding windows flattened into channels).
 #include <algorithm>
 #include <complex>
 #include <cstdint>
@@ -126,10 +126,8 @@ Status PrepareBlockBatch(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeBlockBatch(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const bool to_batch = ctx.state<TypedOpState<bool>>().value;
-  auto spec = ReadBlockSpec(ctx.input(1), ctx.input(2), x.rank(), to_batch ? "paddings" : "crops");
+Status RunBlockBatch(const KernelContext& ctx, const Tensor& x, bool to_batch,
+                     const Result<BlockSpec>& spec) {
   if (!spec.ok()) return Wrap(ctx, spec.status());
   auto dims = BlockOutputDims(to_batch, x.shape().dims(), *spec);
   if (!dims.ok()) return Wrap(ctx, dims.status());
@@ -187,6 +185,66 @@ Status ComputeBlockBatch(const KernelContext& ctx) {
                               });
     return OkStatus();
   });
+}
+
+Status ComputeBlockBatch(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const bool to_batch = ctx.state<TypedOpState<bool>>().value;
+  return RunBlockBatch(
+      ctx, x, to_batch,
+      ReadBlockSpec(ctx.input(1), ctx.input(2), x.rank(), to_batch ? "paddings" : "crops"));
+}
+
+// SpaceToBatch / BatchToSpace (v1): 4-D NHWC input, one block_size for both spatial dims (attr)
+// and [2, 2] paddings or crops; the ND kernel with block_shape [block_size, block_size].
+struct BlockV1State : OpState {
+  bool to_batch = false;
+  int64_t block_size = 2;
+};
+
+Result<BlockSpec> BlockSpecV1(const Tensor& x, const Tensor& pads, const BlockV1State& st) {
+  if (x.rank() != 4) {
+    return InvalidArgument("input should have rank 4 instead of ", x.rank());
+  }
+  Tensor block(DType::kInt64, Shape{2});
+  block.data<int64_t>()[0] = block.data<int64_t>()[1] = st.block_size;
+  return ReadBlockSpec(block, pads, 4, st.to_batch ? "paddings" : "crops");
+}
+
+Status PrepareBlockBatchV1(PrepareContext& ctx) {
+  auto st = std::make_shared<BlockV1State>();
+  st->to_batch = ctx.op == "SpaceToBatch";
+  const char* pads_name = st->to_batch ? "paddings" : "crops";
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
+  KILN_RETURN_IF_ERROR(
+      IndexInputDType(ctx, 1, pads_name, st->to_batch ? "Tpaddings" : "Tidx").status());
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 4));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, pads_name, 2));
+  KILN_PREPARE_ASSIGN(ctx, st->block_size, ctx.attrs.GetInt("block_size"));
+  if (st->block_size < 2) {
+    return ctx.Error("attr 'block_size' must be at least 2, got ", st->block_size);
+  }
+  const PartialShape& in = ctx.inputs[0].shape;
+  PartialShape out = UnknownDims(4);
+  if (const Tensor* pads_t = ConstantInput(ctx, 1); pads_t != nullptr && !in.unknown_rank()) {
+    Tensor block(DType::kInt64, Shape{2});
+    block.data<int64_t>()[0] = block.data<int64_t>()[1] = st->block_size;
+    auto spec = ReadBlockSpec(block, *pads_t, 4, pads_name);
+    if (!spec.ok()) return ctx.Error(spec.status().message());
+    auto dims = BlockOutputDims(st->to_batch, in.dims(), *spec);
+    if (!dims.ok()) return ctx.Error(dims.status().message());
+    out = *PartialShape::FromDims(*dims);
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeBlockBatchV1(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const auto& st = ctx.state<BlockV1State>();
+  return RunBlockBatch(ctx, x, st.to_batch, BlockSpecV1(x, ctx.input(1), st));
 }
 
 Status PrepareBlockBatchWithState(PrepareContext& ctx) {
@@ -392,6 +450,8 @@ Status ComputePatches(const KernelContext& ctx) {
 
 constexpr OpDefinition kDefs[] = {
     {"SpaceToBatchND", "output", kOpFreshOutputs, PrepareBlockBatchWithState},
+    {"SpaceToBatch", "output", kOpFreshOutputs, PrepareBlockBatchV1},
+    {"BatchToSpace", "output", kOpFreshOutputs, PrepareBlockBatchV1},
     {"BatchToSpaceND", "output", kOpFreshOutputs, PrepareBlockBatchWithState},
     {"SpaceToDepth", "output", kOpFreshOutputs, PrepareDepth},
     {"DepthToSpace", "output", kOpFreshOutputs, PrepareDepth},
@@ -400,6 +460,7 @@ constexpr OpDefinition kDefs[] = {
 
 constexpr KernelEntry kCpu[] = {
     {"SpaceToBatchND", ComputeBlockBatch},   {"BatchToSpaceND", ComputeBlockBatch},
+    {"SpaceToBatch", ComputeBlockBatchV1},   {"BatchToSpace", ComputeBlockBatchV1},
     {"SpaceToDepth", ComputeSpaceToDepth},   {"DepthToSpace", ComputeDepthToSpace},
     {"ExtractImagePatches", ComputePatches},
 };

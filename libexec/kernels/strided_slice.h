@@ -1,6 +1,7 @@
 // TF's strided-slice analysis (ValidateStridedSliceOp), shared by the CPU kernel
 // (slice_ops.cc) and the GPU's (cuda/array.cu): the sparse spec (begin/end/strides with masks,
-// ellipsis and new axes) made dense over the input dims.
+// ellipsis and new axes) made dense over the input dims. And the slice's writes on the CPU
+// (StridedSliceGrad, TensorStridedSliceUpdate, ResourceStridedSliceAssign).
 #pragma once
 
 #include <array>
@@ -11,7 +12,13 @@
 #include "kiln/core/shape.h"
 #include "kiln/core/status.h"
 
+namespace kiln {
+class Tensor;
+}
+
 namespace kiln::exec {
+
+struct PrepareContext;
 
 struct SliceMasks {
   int64_t begin = 0, end = 0, ellipsis = 0, new_axis = 0, shrink = 0;
@@ -27,5 +34,16 @@ struct DenseSlice {
 Status AnalyzeStridedSlice(std::span<const int64_t> input_dims, const int64_t* begin,
                            const int64_t* end, const int64_t* strides, int n, const SliceMasks& m,
                            DenseSlice* out);
+
+// The five mask attrs of a strided-slice node.
+Status ReadSliceMasks(PrepareContext& ctx, SliceMasks* m);
+
+// The dense slice of a tensor of `shape` from begin/end/strides tensors (int32 or int64).
+Status AnalyzeSliceOf(const Shape& shape, const Tensor& begin, const Tensor& end,
+                      const Tensor& strides, const SliceMasks& m, DenseSlice* out);
+
+// Writes `values`, broadcast to the slice's shape (dense.final_dims), into `dst` through the
+// slice; an error naming the shapes when they do not broadcast.
+Status WriteStridedSlice(const Tensor& values, const DenseSlice& dense, Tensor* dst);
 
 }  // namespace kiln::exec

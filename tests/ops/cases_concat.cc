@@ -1,6 +1,7 @@
 // Op-tester cases of joining and splitting: Pack, Unpack, ConcatV2, Concat (v1), Split, SplitV.
 #include "ops/array_ref.h"
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -33,6 +34,56 @@ Tensor RefPiece(const Tensor& x, int axis, int64_t begin, int64_t size) {
     i[axis] += begin;
     return FlatOf(i, x.shape());
   });
+}
+
+}  // namespace
+
+namespace {
+
+// ParallelConcat ([1, ...] values stacked on dim 0) and ConcatOffset (TF's values).
+void AddParallelConcatAndOffset(std::vector<OpCase>* c) {
+  for (DType t : {DType::kFloat, DType::kString, DType::kInt8}) {
+    const Tensor a = Distinct(t, Shape{1, 2, 3}, 1), b = Distinct(t, Shape{1, 2, 3}, 20),
+                 d = Distinct(t, Shape{1, 2, 3}, 40);
+    c->push_back(OpCaseBuilder("ParallelConcat", "ParallelConcat " + DTypeShortName(t))
+                     .T(t)
+                     .Int("N", 3)
+                     .ShapeAttr("shape", PartialShape(Shape{3, 2, 3}))
+                     .Input(a)
+                     .Input(b)
+                     .Input(d)
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       Tensor out(in[0].dtype(), Shape{3, 2, 3});
+                       for (int k = 0; k < 3; ++k)
+                         for (int64_t i = 0; i < 6; ++i) CopyElement(in[k], i, &out, k * 6 + i);
+                       return out;
+                     })
+                     .Build());
+  }
+  for (DType t : {DType::kInt32, DType::kInt64}) {
+    c->push_back(OpCaseBuilder("ConcatOffset", "ConcatOffset " + DTypeShortName(t))
+                     .Int("N", 3)
+                     .Type("shape_type", t)
+                     .Input(Tensor::Scalar<int32_t>(1))
+                     .Input(FromDoubles(t, Shape{3}, {2, 3, 5}))
+                     .Input(FromDoubles(t, Shape{3}, {2, 7, 5}))
+                     .Input(FromDoubles(t, Shape{3}, {2, 1, 5}))
+                     .Reference([t](const auto&) {
+                       return std::vector<Tensor>{FromDoubles(t, Shape{3}, {0, 0, 0}),
+                                                  FromDoubles(t, Shape{3}, {0, 3, 0}),
+                                                  FromDoubles(t, Shape{3}, {0, 10, 0})};
+                     })
+                     .Build());
+  }
+  c->push_back(OpCaseBuilder("ConcatOffset", "ConcatOffset negative axis")
+                   .Int("N", 2)
+                   .Input(Tensor::Scalar<int32_t>(-2))
+                   .Input(Vec<int32_t>({4, 6}))
+                   .Input(Vec<int32_t>({3, 6}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{Vec<int32_t>({0, 0}), Vec<int32_t>({4, 0})};
+                   })
+                   .Build());
 }
 
 }  // namespace
@@ -201,6 +252,7 @@ std::vector<OpCase> ConcatCases() {
                     return outs;
                   })
                   .Build());
+  AddParallelConcatAndOffset(&c);
   return c;
 }
 

@@ -5,7 +5,9 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/array_ref.h"
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -191,6 +193,44 @@ void AddUniqueV2(std::vector<OpCase>* c, const Tensor& x, std::vector<int64_t> a
 
 }  // namespace
 
+namespace {
+
+// HistogramFixedWidth (TF's values for the float case; its rule for the others).
+void AddHistogram(std::vector<OpCase>* c) {
+  c->push_back(OpCaseBuilder("HistogramFixedWidth", "HistogramFixedWidth float TF values")
+                   .T(DType::kFloat)
+                   .Input(Vec<float>({-1, 0, 0.5f, 1, 4.9f, 5, 7}))
+                   .Input(Vec<float>({0, 5}))
+                   .ConstInput(Tensor::Scalar<int32_t>(5))
+                   .Reference1([](const auto&) {
+                     return Vec<int32_t>({3, 1, 0, 0, 3});
+                   })
+                   .Build());
+  for (DType t : {DType::kDouble, DType::kInt32, DType::kInt64}) {
+    for (DType out : {DType::kInt32, DType::kInt64}) {
+      c->push_back(OpCaseBuilder("HistogramFixedWidth", "HistogramFixedWidth " + DTypeShortName(t) +
+                                                            " to " + DTypeShortName(out))
+                       .T(t)
+                       .Type("dtype", out)
+                       .Input(RandomOf(t, Shape{4, 25}, 75, -30, 130))
+                       .Input(FromDoubles(t, Shape{2}, {0, 100}))
+                       .Input(Tensor::Scalar<int32_t>(7))
+                       .Reference1([out](const std::vector<Tensor>& in) {
+                         std::vector<double> counts(7, 0);
+                         const double step = 100.0 / 7;
+                         for (double v : Doubles(in[0])) {
+                           const double pos = std::max(v, 0.0) / step;
+                           counts[static_cast<size_t>(std::min(pos, 6.0))] += 1;
+                         }
+                         return FromDoubles(out, Shape{7}, counts);
+                       })
+                       .Build());
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<OpCase> CountCases() {
   std::vector<OpCase> c;
   // Bincount: values past the last bin are dropped; weights or counts.
@@ -302,6 +342,7 @@ std::vector<OpCase> CountCases() {
                                                Make<int32_t>({1, 3, 4}, {3})};
                   })
                   .Build());
+  AddHistogram(&c);
   return c;
 }
 

@@ -3,8 +3,28 @@
 
 #include "ops/array_ref.h"
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
+
+namespace {
+
+// Empty: zeros (empty strings) of the shape.
+void AddEmpty(std::vector<OpCase>* c) {
+  for (DType t : {DType::kFloat, DType::kString, DType::kBool, DType::kHalf}) {
+    for (const Shape& s : {Shape{2, 3}, Shape{0}, Shape{}}) {
+      std::vector<int32_t> dims(s.dims().begin(), s.dims().end());
+      c->push_back(OpCaseBuilder("Empty", "Empty " + DTypeShortName(t) + " " + s.ToString())
+                       .Type("dtype", t)
+                       .Bool("init", true)
+                       .ConstInput(Make<int32_t>(dims, Shape{s.rank()}))
+                       .Reference1([t, s](const auto&) { return Tensor(t, s); })
+                       .Build());
+    }
+  }
+}
+
+}  // namespace
 
 std::vector<OpCase> FillCases() {
   std::vector<OpCase> c;
@@ -162,6 +182,7 @@ std::vector<OpCase> FillCases() {
       }
     }
   }
+  AddEmpty(&c);
   return c;
 }
 

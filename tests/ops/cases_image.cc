@@ -951,6 +951,169 @@ void AddFft(std::vector<OpCase>* c) {
   }
 }
 
+// The DFT over the last dims of `x` (blocks of `n` points, [outer, n...]) by its definition:
+// forward exp(-2 pi i k.j / n), or inverse exp(+...) / prod(n).
+std::vector<std::complex<double>> DftNd(const std::vector<std::complex<double>>& x, int64_t outer,
+                                        const std::vector<int64_t>& n, bool inverse) {
+  const double pi = std::acos(-1.0);
+  int64_t block = 1;
+  for (int64_t d : n) block *= d;
+  std::vector<std::complex<double>> out(outer * block);
+  std::vector<int64_t> k(n.size()), j(n.size());
+  auto unravel = [&n](int64_t flat, std::vector<int64_t>& idx) {
+    for (size_t a = n.size(); a-- > 0;) {
+      idx[a] = flat % n[a];
+      flat /= n[a];
+    }
+  };
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t fk = 0; fk < block; ++fk) {
+      unravel(fk, k);
+      std::complex<double> acc = 0;
+      for (int64_t fj = 0; fj < block; ++fj) {
+        unravel(fj, j);
+        double phase = 0;
+        for (size_t a = 0; a < n.size(); ++a)
+          phase += static_cast<double>(k[a] * j[a]) / static_cast<double>(n[a]);
+        acc += x[o * block + fj] * std::polar(1.0, (inverse ? 2 : -2) * pi * phase);
+      }
+      out[o * block + fk] = inverse ? acc / static_cast<double>(block) : acc;
+    }
+  return out;
+}
+
+// FFT2D/3D and the inverses of every rank, against DftNd.
+void AddFftNd(std::vector<OpCase>* c) {
+  uint32_t seed = 4600;
+  struct C {
+    int rank;
+    Shape s;
+  };
+  for (const C& k : {C{1, Shape{3, 5}}, C{1, Shape{2, 0}}, C{2, Shape{3, 5}}, C{2, Shape{2, 4, 6}},
+                     C{2, Shape{2, 0, 3}}, C{3, Shape{2, 3, 4}}, C{3, Shape{2, 2, 3, 5}}}) {
+    for (bool inverse : {false, true}) {
+      if (!inverse && k.rank == 1) continue;  // FFT has its cases above
+      for (bool dbl : {false, true}) {
+        const Tensor re = RandomOf(DType::kDouble, k.s, NextSeed(seed)),
+                     im = RandomOf(DType::kDouble, k.s, NextSeed(seed));
+        std::vector<std::complex<double>> v(k.s.num_elements());
+        for (size_t i = 0; i < v.size(); ++i) v[i] = {re.data<double>()[i], im.data<double>()[i]};
+        const Tensor x = dbl ? ComplexTensor<double>(k.s, v) : ComplexTensor<float>(k.s, v);
+        std::vector<int64_t> n(k.s.dims().end() - k.rank, k.s.dims().end());
+        int64_t block = 1;
+        for (int64_t d : n) block *= d;
+        const int64_t outer = block == 0 ? 0 : k.s.num_elements() / block;
+        const std::string op = std::string(inverse ? "IFFT" : "FFT") +
+                               (k.rank == 1 ? "" : std::to_string(k.rank) + "D");
+        const Shape s = k.s;
+        c->push_back(OpCaseBuilder(op, op + " " + std::string(dbl ? "complex128 " : "complex64 ") +
+                                           s.ToString())
+                         .Type("Tcomplex", x.dtype())
+                         .Input(x)
+                         .Reference1([v, outer, n, s, dbl, inverse](const std::vector<Tensor>&) {
+                           const auto y = DftNd(v, outer, n, inverse);
+                           return dbl ? ComplexTensor<double>(s, y) : ComplexTensor<float>(s, y);
+                         })
+                         .Tolerance(dbl ? 1e-10 : 2e-5)
+                         .Build());
+      }
+    }
+  }
+  // RFFT3D: crop to fft_length, transform, keep the last dim's n / 2 + 1.
+  for (bool dbl : {false, true}) {
+    const DType rt = dbl ? DType::kDouble : DType::kFloat;
+    const Shape s{2, 4, 5, 6};
+    const std::vector<int64_t> len{3, 4, 6};
+    const Tensor x = RandomOf(rt, s, NextSeed(seed));
+    const Shape out{2, 3, 4, 4};
+    c->push_back(OpCaseBuilder("RFFT3D", "RFFT3D " + DTypeShortName(rt) + " " + s.ToString())
+                     .Type("Treal", rt)
+                     .Type("Tcomplex", dbl ? DType::kComplex128 : DType::kComplex64)
+                     .Input(x)
+                     .ConstInput(Make<int32_t>({3, 4, 6}, {3}))
+                     .Reference1([=](const std::vector<Tensor>& in) {
+                       const std::vector<double> v = Doubles(in[0]);
+                       std::vector<std::complex<double>> crop;
+                       for (int64_t o = 0; o < 2; ++o)
+                         for (int64_t a = 0; a < 3; ++a)
+                           for (int64_t b = 0; b < 4; ++b)
+                             for (int64_t d = 0; d < 6; ++d)
+                               crop.push_back(v[((o * 4 + a) * 5 + b) * 6 + d]);
+                       const auto full = DftNd(crop, 2, len, false);
+                       std::vector<std::complex<double>> y;
+                       for (size_t i = 0; i < full.size(); ++i)
+                         if (i % 6 < 4) y.push_back(full[i]);
+                       return dbl ? ComplexTensor<double>(out, y) : ComplexTensor<float>(out, y);
+                     })
+                     .Tolerance(dbl ? 1e-10 : 2e-5)
+                     .Build());
+  }
+  // IRFFT of every rank: the input cropped to fft_length (the last dim to n / 2 + 1), extended
+  // to a Hermitian spectrum X[k] = conj(X[-k]), inverse transformed; the real part.
+  struct R {
+    Shape in;
+    std::vector<int64_t> len;
+  };
+  for (const R& r :
+       {R{Shape{3, 5}, {8}}, R{Shape{3, 5}, {7}}, R{Shape{2, 6}, {1}}, R{Shape{4}, {6}},
+        R{Shape{2, 4, 5}, {3, 8}}, R{Shape{3, 4}, {2, 5}}, R{Shape{2, 3, 4, 3}, {2, 4, 4}}}) {
+    const int rank = static_cast<int>(r.len.size());
+    for (bool dbl : {false, true}) {
+      const DType rt = dbl ? DType::kDouble : DType::kFloat;
+      const Tensor re = RandomOf(DType::kDouble, r.in, NextSeed(seed)),
+                   im = RandomOf(DType::kDouble, r.in, NextSeed(seed));
+      std::vector<std::complex<double>> v(r.in.num_elements());
+      for (size_t i = 0; i < v.size(); ++i) v[i] = {re.data<double>()[i], im.data<double>()[i]};
+      const Tensor x = dbl ? ComplexTensor<double>(r.in, v) : ComplexTensor<float>(r.in, v);
+      std::vector<int64_t> out_dims(r.in.dims().begin(), r.in.dims().end());
+      for (int i = 0; i < rank; ++i) out_dims[out_dims.size() - rank + i] = r.len[i];
+      const Shape out = *Shape::FromDims(out_dims);
+      const std::vector<int64_t> in_n(r.in.dims().end() - rank, r.in.dims().end());
+      int64_t in_block = 1, block = 1;
+      for (int i = 0; i < rank; ++i) {
+        in_block *= in_n[i];
+        block *= r.len[i];
+      }
+      const int64_t outer = r.in.num_elements() / in_block;
+      const std::string op = "IRFFT" + (rank == 1 ? std::string() : std::to_string(rank) + "D");
+      std::vector<int32_t> len32(r.len.begin(), r.len.end());
+      c->push_back(OpCaseBuilder(op, op + " " + DTypeShortName(rt) + " " + r.in.ToString() +
+                                         " length " + std::to_string(r.len.back()))
+                       .Type("Treal", rt)
+                       .Type("Tcomplex", x.dtype())
+                       .Input(x)
+                       .ConstInput(Make<int32_t>(len32, {rank}))
+                       .Reference1([=](const std::vector<Tensor>&) {
+                         const int64_t n = r.len.back(), half = n / 2 + 1;
+                         std::vector<std::complex<double>> full(outer * block);
+                         std::vector<int64_t> k(rank);
+                         for (int64_t o = 0; o < outer; ++o)
+                           for (int64_t f = 0; f < block; ++f) {
+                             int64_t rest = f;
+                             for (int a = rank; a-- > 0;) {
+                               k[a] = rest % r.len[a];
+                               rest /= r.len[a];
+                             }
+                             const bool mirror = k[rank - 1] >= half;
+                             int64_t src = 0;
+                             for (int a = 0; a < rank; ++a) {
+                               const int64_t ka = mirror ? (r.len[a] - k[a]) % r.len[a] : k[a];
+                               src = src * in_n[a] + ka;
+                             }
+                             const std::complex<double> val = v[o * in_block + src];
+                             full[o * block + f] = mirror ? std::conj(val) : val;
+                           }
+                         const auto y = DftNd(full, outer, r.len, true);
+                         std::vector<double> real(y.size());
+                         for (size_t i = 0; i < y.size(); ++i) real[i] = y[i].real();
+                         return FromDoubles(rt, out, real);
+                       })
+                       .Tolerance(dbl ? 1e-10 : 2e-5)
+                       .Build());
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> ImageCases() {
@@ -964,6 +1127,7 @@ std::vector<OpCase> ImageCases() {
   AddCodecs(&c);
   AddCtc(&c);
   AddFft(&c);
+  AddFftNd(&c);
   return c;
 }
 

@@ -757,10 +757,27 @@ Tensor RandomComplex(bool wide, const Shape& shape, uint32_t seed) {
   return z;
 }
 
-// Real, Imag, Angle: a part of every element; Complex: parts put together, broadcast.
+// Real, Imag, Angle: a part of every element; Complex: parts put together, broadcast; Conj.
 void ComplexCases(std::vector<OpCase>* c) {
   uint32_t seed = 31;
   for (bool wide : {false, true}) {
+    OpCaseBuilder conj("Conj", std::string("Conj ") + (wide ? "complex128" : "complex64"));
+    c->push_back(conj.T(wide ? DType::kComplex128 : DType::kComplex64)
+                     .Input(RandomComplex(wide, Shape{3, 5}, NextSeed(seed)))
+                     .Reference1([wide](const std::vector<Tensor>& in) {
+                       Tensor out = in[0].DeepCopy();
+                       for (int64_t i = 0; i < out.NumElements(); ++i) {
+                         if (wide) {
+                           auto& v = out.data<std::complex<double>>()[i];
+                           v = {v.real(), -v.imag()};
+                         } else {
+                           auto& v = out.data<std::complex<float>>()[i];
+                           v = {v.real(), -v.imag()};
+                         }
+                       }
+                       return out;
+                     })
+                     .Build());
     for (const std::string op : {"Real", "Imag", "Angle"}) {
       OpCaseBuilder b(op);
       if (wide) b.T(DType::kComplex128).Type("Tout", DType::kDouble);

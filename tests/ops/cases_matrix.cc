@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -116,6 +117,54 @@ double Cofactor(const std::vector<double>& m, int64_t n) {
     det += (c % 2 ? -1 : 1) * m[c] * Cofactor(minor, n - 1);
   }
   return det;
+}
+
+}  // namespace
+
+namespace {
+
+// MatrixSetDiag (v1: the main diagonal) and Cross.
+void AddSetDiagV1AndCross(std::vector<OpCase>* c) {
+  for (const Shape& s : {Shape{2, 3, 4}, Shape{4, 2}, Shape{3, 3}}) {
+    const int64_t rows = s.dim(s.rank() - 2), cols = s.dim(s.rank() - 1);
+    Shape ds;
+    for (int i = 0; i < s.rank() - 2; ++i) ds.AddDim(s.dim(i));
+    ds.AddDim(std::min(rows, cols));
+    c->push_back(OpCaseBuilder("MatrixSetDiag", "MatrixSetDiag " + s.ToString())
+                     .T(DType::kFloat)
+                     .Input(RandomOf(DType::kFloat, s, 71))
+                     .Input(RandomOf(DType::kFloat, ds, 72, 10, 20))
+                     .Reference1([rows, cols](const std::vector<Tensor>& in) {
+                       Tensor out = in[0].DeepCopy();
+                       const int64_t len = std::min(rows, cols);
+                       for (int64_t b = 0; b < out.NumElements() / (rows * cols); ++b)
+                         for (int64_t i = 0; i < len; ++i)
+                           out.data<float>()[(b * rows + i) * cols + i] =
+                               in[1].data<float>()[b * len + i];
+                       return out;
+                     })
+                     .Build());
+  }
+  for (DType t : {DType::kFloat, DType::kDouble, DType::kInt32, DType::kHalf}) {
+    for (const Shape& s : {Shape{3}, Shape{2, 4, 3}, Shape{0, 3}}) {
+      c->push_back(OpCaseBuilder("Cross", "Cross " + DTypeShortName(t) + " " + s.ToString())
+                       .T(t)
+                       .Input(RandomOf(t, s, 73, -4, 4))
+                       .Input(RandomOf(t, s, 74, -4, 4))
+                       .Reference1([t](const std::vector<Tensor>& in) {
+                         const std::vector<double> a = Doubles(in[0]), b = Doubles(in[1]);
+                         std::vector<double> z(a.size());
+                         for (size_t i = 0; i < a.size(); i += 3) {
+                           z[i] = a[i + 1] * b[i + 2] - a[i + 2] * b[i + 1];
+                           z[i + 1] = a[i + 2] * b[i] - a[i] * b[i + 2];
+                           z[i + 2] = a[i] * b[i + 1] - a[i + 1] * b[i];
+                         }
+                         return FromDoubles(t, in[0].shape(), z);
+                       })
+                       .Tolerance(t == DType::kHalf ? 1e-2 : 1e-6)
+                       .Build());
+    }
+  }
 }
 
 }  // namespace
@@ -259,11 +308,11 @@ std::vector<OpCase> MatrixCases() {
                                                At(in[4], 0));
                       })
                       .Build());
-      if (align.empty()) continue;
-      OpCaseBuilder sd("MatrixSetDiagV3", "MatrixSetDiagV3 " + dp.shape.ToString() + " k [" +
-                                              std::to_string(k0) + ", " + std::to_string(k1) +
-                                              "] " + align);
-      if (align != "RIGHT_LEFT") sd.String("align", align);
+      // MatrixSetDiagV2 packs LEFT_LEFT and has no align attr.
+      const std::string set_op = align.empty() ? "MatrixSetDiagV2" : "MatrixSetDiagV3";
+      OpCaseBuilder sd(set_op, set_op + " " + dp.shape.ToString() + " k [" + std::to_string(k0) +
+                                   ", " + std::to_string(k1) + "] " + align);
+      if (!align.empty() && align != "RIGHT_LEFT") sd.String("align", align);
       const uint32_t s0 = seed++, s1 = seed++;
       c.push_back(sd.T(DType::kFloat)
                       .Input(RandomOf(DType::kFloat, dp.shape, s0))
@@ -341,6 +390,7 @@ std::vector<OpCase> MatrixCases() {
                       .Build());
     }
   }
+  AddSetDiagV1AndCross(&c);
   return c;
 }
 

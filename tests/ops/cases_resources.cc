@@ -142,6 +142,53 @@ void AddGatherScatter(std::vector<OpCase>* c) {
   }
 }
 
+// The N-d forms and the strided-slice assignment (their values are checked against TF's in
+// tests/tf/test_string_table_train_ops.py; here every path runs them).
+void AddGatherScatterNd(std::vector<OpCase>* c) {
+  const Tensor params = RandomOf(DType::kFloat, Shape{4, 3, 2}, 6);
+  c->push_back(OpCaseBuilder("ResourceGatherNd", "ResourceGatherNd float32 [2, 2] indices")
+                   .Type("dtype", DType::kFloat)
+                   .Type("Tindices", DType::kInt32)
+                   .Input(VarHandle("gather_nd_me", params))
+                   .Input(Make<int32_t>({3, 1, 0, 2}, {2, 2}))
+                   .Reference1([params](const auto&) {
+                     const float* p = params.data<float>();
+                     return Make<float>({p[(3 * 3 + 1) * 2], p[(3 * 3 + 1) * 2 + 1],
+                                         p[(0 * 3 + 2) * 2], p[(0 * 3 + 2) * 2 + 1]},
+                                        {2, 2});
+                   })
+                   .Build());
+  c->push_back(
+      OpCaseBuilder("ResourceGatherNd", "ResourceGatherNd string rows")
+          .Type("dtype", DType::kString)
+          .Type("Tindices", DType::kInt64)
+          .Input(VarHandle("gather_nd_words", Make<std::string>({"a", "b", "c", "d"}, {2, 2})))
+          .Input(Make<int64_t>({1, 0}, {2, 1}))
+          .Reference1([](const auto&) {
+            return Make<std::string>({"c", "d", "a", "b"}, {2, 2});
+          })
+          .Build());
+  for (const char* op : {"ResourceScatterNdUpdate", "ResourceScatterNdAdd", "ResourceScatterNdSub",
+                         "ResourceScatterNdMin", "ResourceScatterNdMax"}) {
+    c->push_back(OpCaseBuilder(op)
+                     .T(DType::kFloat)
+                     .Type("Tindices", DType::kInt64)
+                     .Input(VarHandle(op, params))
+                     .Input(Make<int64_t>({1, 2, 3, 0}, {2, 2}))
+                     .Input(RandomOf(DType::kFloat, Shape{2, 2}, 7))
+                     .Build());
+  }
+  c->push_back(OpCaseBuilder("ResourceStridedSliceAssign")
+                   .T(DType::kFloat)
+                   .Type("Index", DType::kInt32)
+                   .Input(VarHandle("slice_assign_me", params))
+                   .Input(Make<int32_t>({1, 0}, {2}))
+                   .Input(Make<int32_t>({3, 3}, {2}))
+                   .Input(Make<int32_t>({1, 2}, {2}))
+                   .Input(RandomOf(DType::kFloat, Shape{2}, 8))
+                   .Build());
+}
+
 void AddOptimizers(std::vector<OpCase>* c) {
   const Shape s{4, 5};
   auto var = [&](const std::string& name, uint32_t seed, double lo = -1, double hi = 1) {
@@ -235,6 +282,7 @@ std::vector<OpCase> ResourceCases() {
   std::vector<OpCase> c;
   AddVariableOps(&c);
   AddGatherScatter(&c);
+  AddGatherScatterNd(&c);
   AddOptimizers(&c);
   AddRefVariables(&c);
   return c;

@@ -5,6 +5,7 @@
 
 #include "ops/array_ref.h"
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -48,6 +49,65 @@ Tensor RefScatter(const Tensor& base, const Tensor& indices, const Tensor& updat
   }
   return RefUnaryDouble(
       out, [](double x) { return x; }, base.dtype());
+}
+
+}  // namespace
+
+namespace {
+
+// ScatterNdNonAliasingAdd (TensorScatterAdd's TF 1 name) and the row updates
+// InplaceUpdate/Add/Sub (duplicate rows apply in order).
+void AddInplace(std::vector<OpCase>* c) {
+  c->push_back(OpCaseBuilder("ScatterNdNonAliasingAdd", "ScatterNdNonAliasingAdd float")
+                   .T(DType::kFloat)
+                   .Type("Tindices", DType::kInt32)
+                   .Input(Make<float>({1, 2, 3, 4, 5, 6, 7, 8}, Shape{8}))
+                   .Input(Make<int32_t>({4, 3, 1, 7, 1}, Shape{5, 1}))
+                   .Input(Make<float>({9, 10, 11, 12, 100}, Shape{5}))
+                   .Reference1([](const auto&) {
+                     return Make<float>({1, 113, 3, 14, 14, 6, 7, 20}, Shape{8});
+                   })
+                   .Build());
+  for (const char* op : {"InplaceUpdate", "InplaceAdd", "InplaceSub"}) {
+    const std::string name = op;
+    for (DType t : {DType::kFloat, DType::kInt64, DType::kHalf}) {
+      const Tensor x = RandomOf(t, Shape{5, 3}, 76, -5, 5);
+      const Tensor v = RandomOf(t, Shape{3, 3}, 77, -5, 5);
+      c->push_back(OpCaseBuilder(name, name + " " + DTypeShortName(t))
+                       .T(t)
+                       .Input(x)
+                       .Input(Vec<int32_t>({4, 0, 4}))
+                       .Input(v)
+                       .Reference1([name, t](const std::vector<Tensor>& in) {
+                         std::vector<double> out = Doubles(in[0]);
+                         const std::vector<double> w = Doubles(in[2]);
+                         const int32_t rows[] = {4, 0, 4};
+                         for (int j = 0; j < 3; ++j)
+                           for (int k = 0; k < 3; ++k) {
+                             double& o = out[rows[j] * 3 + k];
+                             o = name == "InplaceUpdate" ? w[j * 3 + k]
+                                 : name == "InplaceAdd"  ? o + w[j * 3 + k]
+                                                         : o - w[j * 3 + k];
+                           }
+                         return FromDoubles(t, Shape{5, 3}, out);
+                       })
+                       .Tolerance(t == DType::kHalf ? 1e-2 : 1e-6)
+                       .Build());
+    }
+  }
+  const Tensor s = Distinct(DType::kString, Shape{3, 2});
+  c->push_back(OpCaseBuilder("InplaceUpdate", "InplaceUpdate string")
+                   .T(DType::kString)
+                   .Input(s)
+                   .Input(Vec<int32_t>({1}))
+                   .Input(Make<std::string>({"p", "q"}, Shape{1, 2}))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     Tensor out = in[0].DeepCopy();
+                     out.data<std::string>()[2] = "p";
+                     out.data<std::string>()[3] = "q";
+                     return out;
+                   })
+                   .Build());
 }
 
 }  // namespace
@@ -230,6 +290,7 @@ std::vector<OpCase> ScatterCases() {
                       .Build());
     }
   }
+  AddInplace(&c);
   return c;
 }
 

@@ -1,9 +1,11 @@
 // Op-tester cases of shapes and views: Shape, Size, Rank, Reshape, ExpandDims, Squeeze,
 // EnsureShape, PlaceholderWithDefault, PreventGradient, BroadcastArgs, BroadcastGradientArgs.
 #include <algorithm>
+#include <cstring>
 
 #include "ops/array_ref.h"
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -21,6 +23,117 @@ Tensor DimsOf(const Shape& s) {
   std::vector<T> v;
   for (int64_t d : s.dims()) v.push_back(static_cast<T>(d));
   return Vec<T>(v);
+}
+
+}  // namespace
+
+namespace {
+
+// Bitcast, DataFormatDimMap/VecPermute, ToBool, HostConst, GuaranteeConst, DeepCopy.
+void AddBitcastAndLayout(std::vector<OpCase>* c) {
+  struct B {
+    DType from, to;
+    Shape in, out;
+  };
+  for (const B& b : {B{DType::kFloat, DType::kInt32, Shape{2, 3}, Shape{2, 3}},
+                     B{DType::kFloat, DType::kUInt8, Shape{2, 2}, Shape{2, 2, 4}},
+                     B{DType::kUInt8, DType::kFloat, Shape{3, 4}, Shape{3}},
+                     B{DType::kInt64, DType::kInt32, Shape{2}, Shape{2, 2}},
+                     B{DType::kHalf, DType::kInt32, Shape{3, 2}, Shape{3}},
+                     B{DType::kComplex64, DType::kDouble, Shape{0, 2}, Shape{0, 2}}}) {
+    const Tensor x = RandomOf(b.from, b.in, 17);
+    c->push_back(OpCaseBuilder("Bitcast", "Bitcast " + DTypeShortName(b.from) + " " +
+                                              b.in.ToString() + " to " + DTypeShortName(b.to))
+                     .T(b.from)
+                     .Type("type", b.to)
+                     .Input(x)
+                     .Reference1([b](const std::vector<Tensor>& in) {
+                       Tensor out(b.to, b.out);
+                       if (in[0].NumElements() > 0) {
+                         std::memcpy(out.raw_data(), in[0].raw_data(),
+                                     in[0].NumElements() * DTypeSize(b.from));
+                       }
+                       return out;
+                     })
+                     .Build());
+  }
+  // TF's values (tf.raw_ops.DataFormatDimMap / DataFormatVecPermute).
+  c->push_back(OpCaseBuilder("DataFormatDimMap", "DataFormatDimMap NHWC to NCHW")
+                   .T(DType::kInt32)
+                   .Input(Vec<int32_t>({0, 1, 2, 3, -1, -2, -3, -4}))
+                   .Reference1([](const auto&) {
+                     return Vec<int32_t>({0, 2, 3, 1, 1, 3, 2, 0});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("DataFormatDimMap", "DataFormatDimMap NCDHW to NDHWC int64")
+                   .T(DType::kInt64)
+                   .String("src_format", "NCDHW")
+                   .String("dst_format", "NDHWC")
+                   .Input(Make<int64_t>({1, 4, -4, 0}, Shape{2, 2}))
+                   .Reference1([](const auto&) {
+                     return Make<int64_t>({4, 3, 4, 0}, Shape{2, 2});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("DataFormatVecPermute", "DataFormatVecPermute NHWC to NCHW")
+                   .T(DType::kInt32)
+                   .Input(Vec<int32_t>({10, 20, 30, 40}))
+                   .Reference1([](const auto&) {
+                     return Vec<int32_t>({10, 40, 20, 30});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("DataFormatVecPermute", "DataFormatVecPermute NCHW to NHWC rows")
+                   .T(DType::kInt64)
+                   .String("src_format", "NCHW")
+                   .String("dst_format", "NHWC")
+                   .Input(Make<int64_t>({1, 2, 3, 4, 5, 6, 7, 8}, Shape{4, 2}))
+                   .Reference1([](const auto&) {
+                     return Make<int64_t>({1, 2, 5, 6, 7, 8, 3, 4}, Shape{4, 2});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("DataFormatVecPermute", "DataFormatVecPermute spatial NHWC to NWHC")
+                   .T(DType::kInt32)
+                   .String("dst_format", "NWHC")
+                   .Input(Vec<int32_t>({7, 9}))
+                   .Reference1([](const auto&) {
+                     return Vec<int32_t>({9, 7});
+                   })
+                   .Build());
+  struct Truth {
+    Tensor x;
+    bool want;
+    std::string what;
+  };
+  for (const Truth& t : {Truth{Tensor::Scalar<float>(0.0f), false, "float 0"},
+                         Truth{Tensor::Scalar<float>(-0.0f), false, "float -0"},
+                         Truth{Tensor::Scalar<double>(2.5), true, "double 2.5"},
+                         Truth{Tensor::Scalar<int32_t>(0), false, "int32 0"},
+                         Truth{Tensor::Scalar<int64_t>(-3), true, "int64 -3"},
+                         Truth{Tensor::Scalar<bool>(true), true, "bool true"},
+                         Truth{Tensor::StringScalar(""), false, "empty string"},
+                         Truth{Tensor::StringScalar("a"), true, "string"},
+                         Truth{Vec<float>({0.0f}), true, "vector of a zero"},
+                         Truth{Tensor(DType::kFloat, Shape{0, 3}), false, "empty matrix"}}) {
+    c->push_back(OpCaseBuilder("ToBool", "ToBool " + t.what)
+                     .T(t.x.dtype())
+                     .Input(t.x)
+                     .Reference1([w = t.want](const auto&) { return Tensor::Scalar<bool>(w); })
+                     .Build());
+  }
+  for (DType t : {DType::kFloat, DType::kString, DType::kInt64}) {
+    const Tensor v = Distinct(t, Shape{2, 3});
+    c->push_back(OpCaseBuilder("HostConst", "HostConst " + DTypeShortName(t))
+                     .Type("dtype", t)
+                     .TensorAttr("value", v)
+                     .Reference1([v](const auto&) { return v; })
+                     .Build());
+    for (const char* op : {"GuaranteeConst", "DeepCopy"}) {
+      c->push_back(OpCaseBuilder(op, std::string(op) + " " + DTypeShortName(t))
+                       .T(t)
+                       .Input(v)
+                       .Reference1([](const std::vector<Tensor>& in) { return in[0]; })
+                       .Build());
+    }
+  }
 }
 
 }  // namespace
@@ -245,6 +358,7 @@ std::vector<OpCase> ShapeCases() {
                     return Vec<int32_t>({7, 2, 3});
                   })
                   .Build());
+  AddBitcastAndLayout(&c);
   return c;
 }
 

@@ -1,11 +1,13 @@
 // Op-tester cases of selecting and reordering elements: Transpose, StridedSlice, Slice,
 // GatherV2, Gather, GatherNd, ReverseV2, Reverse, ReverseSequence, Roll, Pad, PadV2, MirrorPad.
 #include <algorithm>
+#include <complex>
 #include <functional>
 #include <numeric>
 
 #include "ops/array_ref.h"
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -39,6 +41,120 @@ std::function<Tensor(const std::vector<Tensor>&)> RefReverse(int mask) {
       return FlatOf(i, s);
     });
   };
+}
+
+}  // namespace
+
+namespace {
+
+// ConjugateTranspose; StridedSliceGrad and TensorStridedSliceUpdate (TF's values).
+void AddStridedWrites(std::vector<OpCase>* c) {
+  {
+    const Shape s{2, 3};
+    std::vector<std::complex<float>> v;
+    for (int i = 0; i < 6; ++i)
+      v.emplace_back(static_cast<float>(i), static_cast<float>(i * i - 2));
+    const Tensor x = Make<std::complex<float>>(v, s);
+    c->push_back(OpCaseBuilder("ConjugateTranspose", "ConjugateTranspose complex64 (2, 3)")
+                     .T(DType::kComplex64)
+                     .Input(x)
+                     .ConstInput(Vec<int32_t>({1, 0}))
+                     .Reference1([v](const auto&) {
+                       std::vector<std::complex<float>> w;
+                       for (int j = 0; j < 3; ++j)
+                         for (int i = 0; i < 2; ++i) w.push_back(std::conj(v[i * 3 + j]));
+                       return Make<std::complex<float>>(w, Shape{3, 2});
+                     })
+                     .Build());
+    const Tensor y = Distinct(DType::kFloat, Shape{2, 3, 4});
+    c->push_back(OpCaseBuilder("ConjugateTranspose", "ConjugateTranspose float (2, 3, 4)")
+                     .T(DType::kFloat)
+                     .Input(y)
+                     .Input(Vec<int64_t>({2, 0, 1}))
+                     .Type("Tperm", DType::kInt64)
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       const Shape o{4, 2, 3};
+                       return RefMove(in[0], o,
+                                      [](const Index& i) { return (i[1] * 3 + i[2]) * 4 + i[0]; });
+                     })
+                     .Build());
+  }
+  // StridedSliceGrad: dy into zeros through the slice.
+  struct G {
+    std::vector<int32_t> begin, end, strides;
+    int64_t shrink;
+    Shape dy;
+    std::vector<double> want;  // of shape [3, 4]
+  };
+  for (const G& g :
+       {G{{0, 1}, {3, 4}, {2, 2}, 0, Shape{2, 2}, {0, 1, 0, 2, 0, 0, 0, 0, 0, 3, 0, 4}},
+        G{{2, 3}, {0, 0}, {-1, -2}, 0, Shape{2, 2}, {0, 0, 0, 0, 0, 4, 0, 3, 0, 2, 0, 1}},
+        G{{1}, {2}, {1}, 1, Shape{4}, {0, 0, 0, 0, 1, 2, 3, 4, 0, 0, 0, 0}}}) {
+    for (DType t : {DType::kFloat, DType::kInt32}) {
+      std::vector<double> dy(g.dy.num_elements());
+      for (size_t i = 0; i < dy.size(); ++i) dy[i] = static_cast<double>(i + 1);
+      const int64_t n = static_cast<int64_t>(g.begin.size());
+      c->push_back(OpCaseBuilder("StridedSliceGrad",
+                                 "StridedSliceGrad " + DTypeShortName(t) + " dy " + g.dy.ToString())
+                       .T(t)
+                       .Type("Index", DType::kInt32)
+                       .Int("shrink_axis_mask", g.shrink)
+                       .ConstInput(Vec<int32_t>({3, 4}))
+                       .ConstInput(Make<int32_t>(g.begin, Shape{n}))
+                       .ConstInput(Make<int32_t>(g.end, Shape{n}))
+                       .ConstInput(Make<int32_t>(g.strides, Shape{n}))
+                       .Input(FromDoubles(t, g.dy, dy))
+                       .Reference1([g, t](const auto&) {
+                         return FromDoubles(t, Shape{3, 4}, g.want);
+                       })
+                       .Build());
+    }
+  }
+  // TensorStridedSliceUpdate of x = range(12) as [3, 4], rows 0 and 2, columns 1 and 3.
+  struct U {
+    Shape value;
+    std::vector<double> v, want;
+  };
+  for (const U& u : {U{Shape{2, 2}, {10, 11, 12, 13}, {0, 10, 2, 11, 4, 5, 6, 7, 8, 12, 10, 13}},
+                     U{Shape{}, {5}, {0, 5, 2, 5, 4, 5, 6, 7, 8, 5, 10, 5}},
+                     U{Shape{2}, {5, 6}, {0, 5, 2, 6, 4, 5, 6, 7, 8, 5, 10, 6}}}) {
+    for (DType t : {DType::kFloat, DType::kInt64}) {
+      std::vector<double> x(12);
+      for (int i = 0; i < 12; ++i) x[i] = i;
+      c->push_back(OpCaseBuilder("TensorStridedSliceUpdate", "TensorStridedSliceUpdate " +
+                                                                 DTypeShortName(t) + " value " +
+                                                                 u.value.ToString())
+                       .T(t)
+                       .Type("Index", DType::kInt64)
+                       .Input(FromDoubles(t, Shape{3, 4}, x))
+                       .ConstInput(Vec<int64_t>({0, 1}))
+                       .ConstInput(Vec<int64_t>({3, 4}))
+                       .ConstInput(Vec<int64_t>({2, 2}))
+                       .Input(FromDoubles(t, u.value, u.v))
+                       .Reference1([u, t](const auto&) {
+                         return FromDoubles(t, Shape{3, 4}, u.want);
+                       })
+                       .Build());
+    }
+  }
+  // Strings move too; a new axis and an ellipsis in the spec.
+  const Tensor s = Distinct(DType::kString, Shape{2, 3});
+  c->push_back(OpCaseBuilder("TensorStridedSliceUpdate", "TensorStridedSliceUpdate string")
+                   .T(DType::kString)
+                   .Type("Index", DType::kInt32)
+                   .Int("ellipsis_mask", 1)
+                   .Input(s)
+                   .ConstInput(Vec<int32_t>({0, 2}))
+                   .ConstInput(Vec<int32_t>({0, 3}))
+                   .ConstInput(Vec<int32_t>({1, 1}))
+                   .Input(Make<std::string>({"x", "y"}, Shape{2, 1}))
+                   .Reference1([](const std::vector<Tensor>& in) {
+                     Tensor out = in[0].DeepCopy();
+                     out.data<std::string>()[2] = "x";
+                     out.data<std::string>()[5] = "y";
+                     return out;
+                   })
+                   .Build());
 }
 
 }  // namespace
@@ -533,6 +649,7 @@ std::vector<OpCase> SliceCases() {
                         &zero);
                   })
                   .Build());
+  AddStridedWrites(&c);
   return c;
 }
 

@@ -1,4 +1,5 @@
-// Op-tester cases of moving spatial blocks: SpaceToBatchND, BatchToSpaceND, SpaceToDepth,
+// Op-tester cases of moving spatial blocks: SpaceToBatchND, BatchToSpaceND (and the v1 ops),
+// SpaceToDepth,
 // DepthToSpace, ExtractImagePatches.
 #include <algorithm>
 
@@ -18,7 +19,8 @@ std::vector<OpCase> SpaceCases() {
   const B bs[] = {{Shape{2, 4, 4, 3}, {2, 2}, {0, 0, 0, 0}},
                   {Shape{1, 3, 5, 2}, {2, 3}, {1, 0, 0, 1}},
                   {Shape{2, 5, 2}, {3}, {2, 2}},
-                  {Shape{1, 2, 2}, {1}, {0, 0}}};
+                  {Shape{1, 2, 2}, {1}, {0, 0}},
+                  {Shape{1, 2, 4, 1}, {2, 2}, {1, 1, 0, 2}}};
   for (DType t :
        {DType::kFloat, DType::kInt32, DType::kHalf, DType::kUInt8, DType::kDouble, DType::kInt64}) {
     for (const B& b : bs) {
@@ -84,6 +86,39 @@ std::vector<OpCase> SpaceCases() {
                         return out;
                       })
                       .Build());
+      // The v1 ops: 4-D, one block_size for both spatial dims.
+      if (m == 2 && b.block[0] == b.block[1] && b.space.rank() == 4) {
+        c.push_back(OpCaseBuilder("SpaceToBatch",
+                                  "SpaceToBatch " + DTypeShortName(t) + " " + b.space.ToString())
+                        .T(t)
+                        .Int("block_size", b.block[0])
+                        .Type("Tpaddings", DType::kInt64)
+                        .Input(x)
+                        .ConstInput(pads)
+                        .Reference1([batch_shape, space_of](const std::vector<Tensor>& in) {
+                          Tensor zero(in[0].dtype(), Shape{1});
+                          return RefMove(
+                              in[0], batch_shape,
+                              [&](const Index& o) { return space_of(o, in[0].shape()); }, &zero);
+                        })
+                        .Build());
+        c.push_back(OpCaseBuilder("BatchToSpace",
+                                  "BatchToSpace " + DTypeShortName(t) + " " + b.space.ToString())
+                        .T(t)
+                        .Int("block_size", b.block[0])
+                        .Type("Tidx", DType::kInt64)
+                        .Input(batched)
+                        .Input(pads)
+                        .Reference1([space, space_of](const std::vector<Tensor>& in) {
+                          Tensor out(in[0].dtype(), space);
+                          for (int64_t i = 0; i < in[0].NumElements(); ++i) {
+                            const int64_t to = space_of(Unravel(i, in[0].shape()), space);
+                            if (to >= 0) CopyElement(in[0], i, &out, to);
+                          }
+                          return out;
+                        })
+                        .Build());
+      }
     }
   }
 

@@ -204,6 +204,47 @@ def _module():
                     tf.quantization.fake_quant_with_min_max_vars(x, -0.0, 0.0),
                     tf.quantization.fake_quant_with_min_max_vars(x, -7.0, -0.5, 16, True))
 
+        @tf.function(input_signature=[tf.TensorSpec([None, 6, 8], f32)])
+        def spectral(self, x):
+            z = tf.complex(x, tf.reverse(x, [2]) * 0.5)
+            z128 = tf.cast(z, tf.complex128)
+            return (tf.signal.fft2d(z), tf.signal.ifft(z), tf.signal.ifft2d(z128),
+                    tf.signal.fft3d(z), tf.signal.ifft3d(z),
+                    raw.RFFT3D(input=x, fft_length=tf.constant([2, 6, 8])),
+                    raw.IRFFT(input=z, fft_length=tf.constant([14])),
+                    raw.IRFFT(input=z, fft_length=tf.constant([13])),
+                    raw.IRFFT2D(input=z128, fft_length=tf.constant([5, 9]), Treal=tf.float64),
+                    raw.IRFFT3D(input=z, fft_length=tf.constant([2, 4, 6])),
+                    tf.math.conj(z), tf.linalg.adjoint(z), raw.Conj(input=z128))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], f32), tf.TensorSpec([None], tf.int32)])
+        def arrays(self, x, ids):
+            n = tf.shape(x)[0]
+            v3 = tf.reshape(x[:, :3], [-1, 3])
+            grad = raw.StridedSliceGrad(shape=tf.shape(x), begin=[1, 0], end=[-1, 4],
+                                        strides=[1, 3], dy=x[1:-1, ::3])
+            upd = raw.TensorStridedSliceUpdate(input=x, begin=[0, 1], end=[n, 4], strides=[2, 2],
+                                               value=tf.constant([7.0, 8.0]))
+            img = tf.reshape(x[:4], [1, 4, 4, 1])
+            s2b = raw.SpaceToBatch(input=img, paddings=tf.constant([[0, 2], [2, 0]]), block_size=2)
+            b2s = raw.BatchToSpace(input=s2b, crops=tf.constant([[0, 2], [2, 0]]), block_size=2)
+            sq = tf.reshape(x[:4], [4, 4])
+            return (tf.linalg.cross(v3, tf.reverse(v3, [0])), grad, upd, s2b, b2s,
+                    tf.bitcast(x, tf.int32), tf.bitcast(x, tf.uint8),
+                    raw.DataFormatDimMap(x=ids % 4), raw.DataFormatVecPermute(x=ids[:4]),
+                    tf.histogram_fixed_width(tf.where(tf.math.is_nan(x), 0.0, x), [-2.0, 2.0], nbins=7),
+                    raw.ConcatOffset(concat_dim=1, shape=[tf.shape(x), tf.shape(x[:, :2])]),
+                    # TF's Inplace kernels write their input's buffer: each gets its own.
+                    raw.InplaceAdd(x=x + 1.0, i=ids[:2] % n, v=x[:2]),
+                    raw.InplaceUpdate(x=x + 2.0, i=[1], v=x[:1] * 3),
+                    raw.InplaceSub(x=x + 3.0, i=[0, 0], v=x[:2]),
+                    raw.ScatterNdNonAliasingAdd(input=x, indices=[[1], [1]], updates=x[:2]),
+                    raw.MatrixSetDiag(input=sq, diagonal=sq[0]),
+                    raw.MatrixSetDiagV2(input=sq, diagonal=sq[:2], k=[-1, 0]),
+                    raw.Empty(shape=[2, 3], dtype=tf.float32, init=True),
+                    raw.ToBool(input=x[0, 0]), raw.DeepCopy(x=x), raw.GuaranteeConst(input=x),
+                    raw.ParallelConcat(values=[tf.ensure_shape(x[:1], [1, 4]), tf.ensure_shape(x[1:2], [1, 4])], shape=[2, 4]))
+
         @tf.function(input_signature=[tf.TensorSpec([None, None], f32)])
         def sample(self, logits):
             return (raw.Multinomial(logits=logits, num_samples=tf.constant(9), seed=5, seed2=7),
@@ -235,7 +276,12 @@ OPS = {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh",
        "LowerBound", "UpperBound", "UnravelIndex", "ListDiff", "UniqueWithCountsV2", "Diag",
        "DiagPart", "Reverse", "EuclideanNorm", "PopulationCount", "Inv", "EluGrad", "SeluGrad",
        "SoftplusGrad", "SoftsignGrad", "LeakyReluGrad", "L2Loss", "InTopKV2", "InTopK",
-       "NthElement", "ApproximateEqual", "Betainc"}
+       "NthElement", "ApproximateEqual", "Betainc", "FFT2D", "FFT3D", "IFFT", "IFFT2D",
+       "IFFT3D", "RFFT3D", "IRFFT", "IRFFT2D", "IRFFT3D", "Conj", "ConjugateTranspose", "Cross",
+       "StridedSliceGrad", "TensorStridedSliceUpdate", "SpaceToBatch", "BatchToSpace", "Bitcast",
+       "DataFormatDimMap", "DataFormatVecPermute", "HistogramFixedWidth", "ConcatOffset",
+       "InplaceAdd", "InplaceUpdate", "InplaceSub", "ScatterNdNonAliasingAdd", "MatrixSetDiag",
+       "MatrixSetDiagV2", "Empty", "ToBool", "DeepCopy", "GuaranteeConst", "ParallelConcat"}
 
 
 def _inputs():
@@ -268,6 +314,9 @@ def _inputs():
         "losses": [f(4, 5), labels / labels.sum(1, keepdims=True),
                    np.array([0, 4, 2, 2], np.int64)],
         "quantize": [q],
+        "spectral": [f(2, 6, 8)],
+        "arrays": [np.concatenate([f(6, 4), [[NAN, 0.0, -0.0, 1.0]]]).astype(np.float32),
+                   np.array([3, 1, 0, 2, 5, -1], np.int32)],
         "sample": [np.array([[0.0, 1.0, 2.0], [2.0, 1.0, -np.inf], [0.5, 0.5, 0.5]],
                             np.float32)],
     }

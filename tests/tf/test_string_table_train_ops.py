@@ -118,6 +118,7 @@ def _train_module():
                           "adam_v": var("adam_v", 0.0, 1.0), "rms_ms": var("rms_ms", 0.0, 1.0),
                           "rms_mom": var("rms_mom")}
             self.emb = var("emb", shape=(5, 2))
+            self.grid = var("grid", shape=(4, 3))
 
         @tf.function(input_signature=[tf.TensorSpec([3, 4], tf.float32),
                                       tf.TensorSpec([3], tf.int32)])
@@ -149,6 +150,18 @@ def _train_module():
             raw.ResourceScatterMax(resource=self.emb.handle, indices=ids, updates=half + 0.5)
             raw.ResourceScatterMin(resource=self.emb.handle, indices=ids[:2],
                                    updates=half[:2] + 1.5)
+            # The N-d scatters, a strided-slice assignment and ResourceGatherNd on a variable.
+            nd = tf.stack([ids % 4, ids % 3], axis=1)
+            grid = self.grid.handle
+            raw.ResourceScatterNdAdd(ref=grid, indices=nd, updates=tf.ones([3]) * 0.5)
+            raw.ResourceScatterNdSub(ref=grid, indices=nd[:, :1], updates=tf.ones([3, 3]) * 0.25)
+            raw.ResourceScatterNdMax(ref=grid, indices=nd, updates=tf.fill([3], 0.3))
+            raw.ResourceScatterNdMin(ref=grid, indices=nd, updates=tf.fill([3], 0.9))
+            raw.ResourceScatterNdUpdate(ref=grid, indices=[[3, 2]], updates=tf.reshape(rows, [1]))
+            self.grid[1:3, ::2].assign(tf.fill([2, 2], -1.0))
+            self.grid[0].assign(g[0, :3])
+            picked = raw.ResourceGatherNd(resource=grid, indices=nd, dtype=tf.float32)
+            raw.ResourceScatterNdAdd(ref=grid, indices=[[2, 1]], updates=picked[:1] * 2.0)
             return raw.ResourceGather(resource=self.emb.handle, indices=ids, dtype=tf.float32)
 
     return Trainer()
