@@ -1,7 +1,11 @@
 // Lookup tables (lookup_table.h): HashTableV2 and MutableHashTableV2 make them (shared by name
-// through the model's resource manager, or owned by the node when unnamed, as TF's kernels do);
-// InitializeTableV2, InitializeTableFromTextFileV2 and LookupTableImportV2 fill them;
-// LookupTableFindV2, LookupTableSizeV2 and LookupTableExportV2 read them.
+// through the model's resource manager, or owned by the node when unnamed, as TF's kernels do;
+// AnonymousHashTable and AnonymousMutableHashTable are always the node's own);
+// InitializeTableV2, InitializeTableFromTextFileV2, LookupTableImportV2 and LookupTableInsertV2
+// fill them, LookupTableRemoveV2 empties them; LookupTableFindV2, LookupTableSizeV2 and
+// LookupTableExportV2 read them. The TF 1 forms (HashTable, LookupTableFind, ...) take the table
+// as a reference (Ref(string)); here that is the same resource handle, so they share the V2
+// kernels.
 #include <string>
 #include <vector>
 
@@ -56,6 +60,10 @@ Status PrepareTable(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, std::string container, ctx.attrs.GetString("container", ""));
   KILN_PREPARE_ASSIGN(ctx, std::string shared_name, ctx.attrs.GetString("shared_name", ""));
   KILN_PREPARE_ASSIGN(ctx, bool node_sharing, ctx.attrs.GetBool("use_node_name_sharing", false));
+  if (ctx.op.starts_with("Anonymous")) {
+    shared_name.clear();
+    node_sharing = false;
+  }
   if (!LookupKeyDTypeSupported(key))
     return ctx.Error("attr 'key_dtype': ", DTypeShortName(key),
                      " is not supported, expected int32, int64 or string");
@@ -194,6 +202,52 @@ Status ComputeImport(const KernelContext& ctx) {
                      values.shape().ToString(), " must have the same shape");
   }
   s = (*table)->Import(keys, values);
+  if (!s.ok())
+    return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
+  return OkStatus();
+}
+
+// ---- LookupTableInsertV2, LookupTableRemoveV2 --------------------------------------------------
+
+Status ComputeInsert(const KernelContext& ctx) {
+  const auto& st = ctx.state<TableIoState>();
+  auto table = TableOf(ctx.input(0));
+  if (!table.ok()) return Wrap(ctx, table.status());
+  Status s = CheckTableDTypes(**table, st.key, st.value);
+  if (!s.ok()) return Wrap(ctx, s);
+  const Tensor& keys = ctx.input(1);
+  const Tensor& values = ctx.input(2);
+  if (keys.shape() != values.shape()) {
+    return ctx.Error("inputs 'keys' ", keys.shape().ToString(), " and 'values' ",
+                     values.shape().ToString(), " must have the same shape");
+  }
+  s = (*table)->Insert(keys, values);
+  if (!s.ok())
+    return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
+  return OkStatus();
+}
+
+Status PrepareRemove(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "table_handle", DType::kResource));
+  KILN_PREPARE_ASSIGN(ctx, DType key, ctx.attrs.GetType("Tin"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "keys", key));
+  if (LookupTable* table = ConstantTable(ctx); table != nullptr && table->key_dtype() != key) {
+    return ctx.Error("table '", table->name(), "' has ", DTypeShortName(table->key_dtype()),
+                     " keys, the node removes ", DTypeShortName(key), " keys");
+  }
+  ctx.state = std::make_shared<TypedOpState<DType>>(key);
+  return OkStatus();
+}
+
+Status ComputeRemove(const KernelContext& ctx) {
+  auto table = TableOf(ctx.input(0));
+  if (!table.ok()) return Wrap(ctx, table.status());
+  if ((*table)->key_dtype() != ctx.input(1).dtype()) {
+    return ctx.Error("table '", (*table)->name(), "' has ", DTypeShortName((*table)->key_dtype()),
+                     " keys, got ", DTypeShortName(ctx.input(1).dtype()));
+  }
+  Status s = (*table)->Remove(ctx.input(1));
   if (!s.ok())
     return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
   return OkStatus();
@@ -401,23 +455,50 @@ Status ComputeTextFile(const KernelContext& ctx) {
 constexpr OpDefinition kDefs[] = {
     {"HashTableV2", "table_handle", kOpStateful, PrepareTable<false>},
     {"MutableHashTableV2", "table_handle", kOpStateful, PrepareTable<true>},
+    {"AnonymousHashTable", "table_handle", kOpStateful, PrepareTable<false>},
+    {"AnonymousMutableHashTable", "table_handle", kOpStateful, PrepareTable<true>},
     {"LookupTableFindV2", "values", kOpStateful | kOpFreshOutputs, PrepareFind},
     {"LookupTableImportV2", "", kOpStateful, PrepareImport},
+    {"LookupTableInsertV2", "", kOpStateful, PrepareImport},
+    {"LookupTableRemoveV2", "", kOpStateful, PrepareRemove},
     {"LookupTableExportV2", "keys,values", kOpStateful | kOpFreshOutputs, PrepareExport},
     {"InitializeTableV2", "", kOpStateful, PrepareInitialize},
     {"InitializeTableFromTextFileV2", "", kOpStateful, PrepareTextFile},
     {"LookupTableSizeV2", "size", kOpStateful | kOpFreshOutputs, PrepareSize},
+    // TF 1's reference forms.
+    {"HashTable", "table_handle", kOpStateful, PrepareTable<false>},
+    {"MutableHashTable", "table_handle", kOpStateful, PrepareTable<true>},
+    {"LookupTableFind", "values", kOpStateful | kOpFreshOutputs, PrepareFind},
+    {"LookupTableImport", "", kOpStateful, PrepareImport},
+    {"LookupTableInsert", "", kOpStateful, PrepareImport},
+    {"LookupTableExport", "keys,values", kOpStateful | kOpFreshOutputs, PrepareExport},
+    {"InitializeTable", "", kOpStateful, PrepareInitialize},
+    {"InitializeTableFromTextFile", "", kOpStateful, PrepareTextFile},
+    {"LookupTableSize", "size", kOpStateful | kOpFreshOutputs, PrepareSize},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"HashTableV2", ComputeTable},
     {"MutableHashTableV2", ComputeTable},
+    {"AnonymousHashTable", ComputeTable},
+    {"AnonymousMutableHashTable", ComputeTable},
     {"LookupTableFindV2", ComputeFind},
     {"LookupTableImportV2", ComputeImport<false>},
+    {"LookupTableInsertV2", ComputeInsert},
+    {"LookupTableRemoveV2", ComputeRemove},
     {"LookupTableExportV2", ComputeExport},
     {"InitializeTableV2", ComputeImport<true>},
     {"InitializeTableFromTextFileV2", ComputeTextFile},
     {"LookupTableSizeV2", ComputeSize},
+    {"HashTable", ComputeTable},
+    {"MutableHashTable", ComputeTable},
+    {"LookupTableFind", ComputeFind},
+    {"LookupTableImport", ComputeImport<false>},
+    {"LookupTableInsert", ComputeInsert},
+    {"LookupTableExport", ComputeExport},
+    {"InitializeTable", ComputeImport<true>},
+    {"InitializeTableFromTextFile", ComputeTextFile},
+    {"LookupTableSize", ComputeSize},
 };
 
 }  // namespace

@@ -90,6 +90,23 @@ class HashTable final : public LookupTable {
     return OkStatus();
   }
 
+  Status Insert(const Tensor& keys, const Tensor& values) override {
+    if (initializable()) return ReadOnly("insert into");
+    const K* k = keys.data<K>();
+    const V* v = values.data<V>();
+    std::unique_lock lock(mu_);
+    for (int64_t i = 0; i < keys.NumElements(); ++i) map_[k[i]] = v[i];
+    return OkStatus();
+  }
+
+  Status Remove(const Tensor& keys) override {
+    if (initializable()) return ReadOnly("remove from");
+    const K* k = keys.data<K>();
+    std::unique_lock lock(mu_);
+    for (int64_t i = 0; i < keys.NumElements(); ++i) map_.erase(k[i]);
+    return OkStatus();
+  }
+
   void Export(Tensor* keys, Tensor* values) const override {
     std::shared_lock lock(mu_);
     std::vector<const std::pair<const K, V>*> entries;
@@ -107,6 +124,11 @@ class HashTable final : public LookupTable {
   }
 
  private:
+  Status ReadOnly(std::string_view what) const {
+    return FailedPrecondition("cannot ", what, " table '", name(),
+                              "': it is a static table, filled once by its initializer");
+  }
+
   mutable std::shared_mutex mu_;
   std::unordered_map<K, V> map_;
   bool initialized_ = false;

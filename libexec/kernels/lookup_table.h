@@ -35,6 +35,11 @@ class LookupTable : public ResourceBase {
   // values fails); a later call succeeds only with the same contents. Mutable tables: replaces
   // every entry. keys and values have the same element count.
   virtual Status Import(const Tensor& keys, const Tensor& values) = 0;
+  // Mutable tables: adds the pairs, replacing the values of keys already there (keys and
+  // values have the same element count); Remove drops the keys (absent ones are ignored).
+  // Initializable tables refuse both (FailedPrecondition), as TF's do.
+  virtual Status Insert(const Tensor& keys, const Tensor& values) = 0;
+  virtual Status Remove(const Tensor& keys) = 0;
   // Every entry as two vectors of Size() elements, sorted by key (TF gives hash order; sorted
   // makes saved checkpoints reproducible).
   virtual void Export(Tensor* keys, Tensor* values) const = 0;

@@ -1,12 +1,14 @@
-// TF1 tensor arrays (TensorArrayV3 and its Read/Write/Gather/Scatter/Size/Close ops): a
+// TF1 tensor arrays (TensorArrayV3 and its Read/Write/Gather/Scatter/Concat/Split/Size/Close
+// ops, and the gradient arrays TensorArrayGradV3/GradWithShape of training graphs): a
 // TensorArrayV3 node makes a new array each time it runs and hands out a resource handle plus
 // a "flow" scalar; the other ops take both, and the flow edges order them. Unlike TensorList
 // values, an array is mutable state shared by every op holding its handle, so its ops are
 // stateful. Semantics follow TF's TensorArray: an index is written once, a read clears it when
 // clear_after_read is set, unwritten elements read as zeros only when the element shape is
-// fully known.
+// fully known; a gradient array adds up repeated writes to an index.
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -14,6 +16,7 @@
 
 #include "kernels/array_util.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -28,6 +31,7 @@ class TensorArray final : public ResourceBase {
     bool dynamic_size = false;
     bool clear_after_read = true;
     bool identical_element_shapes = false;
+    bool aggregate = false;  // gradient arrays: repeated writes add up
     std::string name;
   };
 
@@ -58,6 +62,7 @@ class TensorArray final : public ResourceBase {
       elems_.resize(index + 1);
     }
     Element& e = elems_[index];
+    if (e.written && o_.aggregate) return Accumulate(index, &e, value);
     if (e.written) {
       return Err("could not write to TensorArray index ", index,
                  " because it has already been written to");
@@ -104,6 +109,30 @@ class TensorArray final : public ResourceBase {
     return value;
   }
 
+  // The gradient array for `source` (made on first use, the same one after): this array's
+  // size and dtype, `prefix` + its element shape, writes that add up.
+  std::shared_ptr<TensorArray> Grad(const std::string& source, const Shape& prefix) {
+    std::lock_guard lock(mu_);
+    auto& g = grads_[source];
+    if (!g) {
+      Options o = o_;
+      o.dynamic_size = false;
+      o.clear_after_read = true;
+      o.aggregate = true;
+      o.name = o_.name + "@" + source;
+      if (prefix.rank() > 0 && !o_.element_shape.unknown_rank()) {
+        std::vector<int64_t> dims = prefix.ToVector();
+        dims.insert(dims.end(), o_.element_shape.dims().begin(), o_.element_shape.dims().end());
+        auto shape = PartialShape::FromDims(dims);
+        o.element_shape = shape.ok() ? *shape : PartialShape::UnknownRank();
+      } else if (prefix.rank() > 0) {
+        o.element_shape = PartialShape::UnknownRank();
+      }
+      g = std::make_shared<TensorArray>(std::move(o), static_cast<int64_t>(elems_.size()));
+    }
+    return g;
+  }
+
   // The element shape known so far (the attr's, or the first write's with
   // identical_element_shapes).
   PartialShape ElementShape() const {
@@ -118,6 +147,27 @@ class TensorArray final : public ResourceBase {
     bool written = false;
     bool cleared = false;
   };
+  // e.value += value (mu_ held).
+  Status Accumulate(int64_t index, Element* e, const Tensor& value) {
+    if (e->value.shape() != value.shape()) {
+      return Err("could not aggregate to TensorArray index ", index,
+                 " because the existing shape is ", e->value.shape().ToString(),
+                 " but the new input shape is ", value.shape().ToString());
+    }
+    Tensor sum(o_.dtype, value.shape());
+    KILN_RETURN_IF_ERROR(Dispatch<NumberTypes>(o_.dtype, [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      using C = ComputeType<T>;
+      const C* a = ComputeData<T>(e->value);
+      const C* b = ComputeData<T>(value);
+      C* out = MutableComputeData<T>(&sum);
+      for (int64_t i = 0; i < sum.NumElements(); ++i) out[i] = static_cast<C>(a[i] + b[i]);
+      return OkStatus();
+    }));
+    e->value = std::move(sum);
+    return OkStatus();
+  }
+
   template <typename... Args>
   Status Err(Args&&... args) const {
     return InvalidArgument("TensorArray ", o_.name, ": ", std::forward<Args>(args)...);
@@ -126,6 +176,7 @@ class TensorArray final : public ResourceBase {
   Options o_;
   mutable std::mutex mu_;
   std::vector<Element> elems_;
+  std::map<std::string, std::shared_ptr<TensorArray>> grads_;
 };
 
 Result<TensorArray*> ArrayOf(const KernelContext& ctx, const Tensor& handle, DType want) {
@@ -346,6 +397,150 @@ Status ComputeGather(const KernelContext& ctx) {
   });
 }
 
+// ---- TensorArrayConcatV3, TensorArraySplitV3 --------------------------------------------------
+
+struct ConcatState : OpState {
+  DType dtype = DType::kInvalid;
+  PartialShape except0;  // element_shape_except0
+};
+
+Status PrepareConcat(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectHandleAndFlow(ctx, 1));
+  auto st = std::make_shared<ConcatState>();
+  KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("dtype"));
+  KILN_PREPARE_ASSIGN(ctx, st->except0,
+                      ctx.attrs.GetShape("element_shape_except0", PartialShape::UnknownRank()));
+  PartialShape out;
+  if (!st->except0.unknown_rank() && st->except0.rank() < kMaxRank) {
+    std::vector<int64_t> dims = {-1};
+    dims.insert(dims.end(), st->except0.dims().begin(), st->except0.dims().end());
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs = {TensorSpec{st->dtype, out}, TensorSpec{DType::kInt64, PartialShape{-1}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// Every element, concatenated along its first dim; lengths holds each one's first dim.
+Status ComputeConcat(const KernelContext& ctx) {
+  const auto& st = ctx.state<ConcatState>();
+  KILN_ASSIGN_OR_RETURN(TensorArray * ta, ArrayOf(ctx, ctx.input(0), st.dtype));
+  const int64_t n = ta->Size();
+  std::vector<Tensor> items;
+  items.reserve(n);
+  PartialShape except0 = st.except0;
+  for (int64_t i = 0; i < n; ++i) {
+    auto item = ta->Read(i);
+    if (!item.ok()) return Wrap(ctx, item.status());
+    if (item->rank() == 0) {
+      return ctx.Error("concat saw a scalar at index ", i, ": elements must be at least vectors");
+    }
+    auto m = except0.MergeWith(PartialShape(*Shape::FromDims(item->shape().dims().subspan(1))));
+    if (!m.ok()) {
+      return ctx.Error("TensorArray has inconsistent shapes: index ", i, " has shape ",
+                       item->shape().ToString(), ", the others [?] + ", except0.ToPythonString());
+    }
+    except0 = *m;
+    items.push_back(std::move(*item));
+  }
+  if (!except0.IsFullyDefined()) {
+    return ctx.Error("TensorArray has size zero, but element_shape_except0 ",
+                     except0.ToPythonString(), " is not fully defined");
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * lengths, ctx.AllocateOutput(1, Shape{n}));
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    lengths->data<int64_t>()[i] = items[i].dim(0);
+    total += items[i].dim(0);
+  }
+  Shape shape{total};
+  for (int64_t d : except0.dims()) shape.AddDim(d);
+  if (shape.rank() > kMaxRank) return ctx.Error("concatenated rank exceeds ", kMaxRank);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  int64_t at = 0;
+  for (const Tensor& t : items) {
+    CopyElementRange(t, 0, out, at, t.NumElements());
+    at += t.NumElements();
+  }
+  return OkStatus();
+}
+
+Status PrepareSplit(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_RETURN_IF_ERROR(ExpectHandleAndFlow(ctx, 3));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 1, "value"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "lengths", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "lengths", 1));
+  ctx.outputs = {TensorSpec{DType::kFloat, PartialShape::Scalar()}};
+  ctx.state = std::make_shared<DTypeState>(t);
+  return OkStatus();
+}
+
+// value's first dim cut by lengths; piece i written at index i.
+Status ComputeSplit(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(TensorArray * ta,
+                        ArrayOf(ctx, ctx.input(0), ctx.state<DTypeState>().value));
+  const Tensor& value = ctx.input(1);
+  const Tensor& lengths = ctx.input(2);
+  if (value.rank() == 0) return ctx.Error("input 'value' must be at least a vector");
+  const int64_t* len = lengths.data<int64_t>();
+  int64_t total = 0;
+  for (int64_t i = 0; i < lengths.NumElements(); ++i) {
+    if (len[i] < 0) return ctx.Error("lengths[", i, "] = ", len[i], " is negative");
+    total += len[i];
+  }
+  if (total != value.dim(0)) {
+    return ctx.Error(
+        "expected sum of lengths to be equal to values.shape[0], but sum of lengths "
+        "is ",
+        total, " and value's shape is: ", value.shape().ToString());
+  }
+  const int64_t per_row = value.dim(0) == 0 ? 0 : value.NumElements() / value.dim(0);
+  int64_t at = 0;
+  for (int64_t i = 0; i < lengths.NumElements(); ++i) {
+    Shape piece = value.shape();
+    piece.set_dim(0, len[i]);
+    Tensor item(value.dtype(), piece);
+    CopyElementRange(value, at, &item, 0, len[i] * per_row);
+    at += len[i] * per_row;
+    Status s = ta->Write(i, item);
+    if (!s.ok()) return Wrap(ctx, s);
+  }
+  return PassFlow(ctx, 3);
+}
+
+// ---- TensorArrayGradV3, TensorArrayGradWithShape ------------------------------------------------
+
+Status PrepareGrad(PrepareContext& ctx) {
+  const bool with_shape = ctx.op == "TensorArrayGradWithShape";
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(with_shape ? 3 : 2));
+  KILN_RETURN_IF_ERROR(ExpectHandleAndFlow(ctx, 1));
+  if (with_shape) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "shape_to_prepend", DType::kInt32));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "shape_to_prepend", 1));
+  }
+  KILN_PREPARE_ASSIGN(ctx, std::string source, ctx.attrs.GetString("source"));
+  ctx.outputs = {TensorSpec{DType::kResource, PartialShape::Scalar()},
+                 TensorSpec{DType::kFloat, PartialShape::Scalar()}};
+  ctx.state = std::make_shared<TypedOpState<std::string>>(std::move(source));
+  return OkStatus();
+}
+
+// The gradient array of `source` for this array: made on first use, the same one after.
+Status ComputeGrad(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(TensorArray * ta, ArrayOf(ctx, ctx.input(0), DType::kInvalid));
+  Shape prefix;
+  if (ctx.num_inputs() > 2) {
+    KILN_ASSIGN_OR_RETURN(prefix, Shape::FromDims(IndexValues(ctx.input(2))));
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * handle, ctx.AllocateOutput(0, Shape()));
+  handle->scalar<Handle>() = ta->Grad(ctx.state<TypedOpState<std::string>>().value, prefix);
+  KILN_ASSIGN_OR_RETURN(Tensor * flow, ctx.AllocateOutput(1, Shape()));
+  flow->scalar<float>() = ctx.input(1).NumElements() == 1 ? ctx.input(1).data<float>()[0] : 0.0f;
+  return OkStatus();
+}
+
 // ---- TensorArraySizeV3, TensorArrayCloseV3 ---------------------------------------------------
 
 Status PrepareSize(PrepareContext& ctx) {
@@ -383,15 +578,21 @@ constexpr OpDefinition kDefs[] = {
     // Not fresh: a read returns the stored element itself.
     {"TensorArrayReadV3", "value", kOpStateful, PrepareRead},
     {"TensorArrayGatherV3", "value", kStatefulFresh, PrepareRead},
+    {"TensorArrayConcatV3", "value,lengths", kStatefulFresh, PrepareConcat},
+    {"TensorArraySplitV3", "flow_out", kStatefulFresh, PrepareSplit},
+    {"TensorArrayGradV3", "grad_handle,flow_out", kStatefulFresh, PrepareGrad},
+    {"TensorArrayGradWithShape", "grad_handle,flow_out", kStatefulFresh, PrepareGrad},
     {"TensorArraySizeV3", "size", kStatefulFresh, PrepareSize},
     {"TensorArrayCloseV3", "", kOpStateful, PrepareClose},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"TensorArrayV3", ComputeTensorArray},    {"TensorArrayWriteV3", ComputeWrite},
-    {"TensorArrayScatterV3", ComputeScatter}, {"TensorArrayReadV3", ComputeRead},
-    {"TensorArrayGatherV3", ComputeGather},   {"TensorArraySizeV3", ComputeSize},
-    {"TensorArrayCloseV3", ComputeClose},
+    {"TensorArrayV3", ComputeTensorArray},     {"TensorArrayWriteV3", ComputeWrite},
+    {"TensorArrayScatterV3", ComputeScatter},  {"TensorArrayReadV3", ComputeRead},
+    {"TensorArrayGatherV3", ComputeGather},    {"TensorArraySizeV3", ComputeSize},
+    {"TensorArrayCloseV3", ComputeClose},      {"TensorArrayConcatV3", ComputeConcat},
+    {"TensorArraySplitV3", ComputeSplit},      {"TensorArrayGradV3", ComputeGrad},
+    {"TensorArrayGradWithShape", ComputeGrad},
 };
 
 }  // namespace

@@ -1,5 +1,6 @@
-// TensorList ops that touch many elements at once: TensorListGather, TensorListConcatV2,
-// TensorListScatterIntoExistingList and TensorListResize. Lists are immutable (see
+// TensorList ops that touch many elements at once: TensorListGather, TensorListConcat(V2),
+// TensorListScatter(V2), TensorListScatterIntoExistingList, TensorListSplit, TensorListResize,
+// TensorListConcatLists and TensorListPushBackBatch. Lists are immutable (see
 // tensor_list.h): changed lists are new lists sharing the element buffers.
 #include <algorithm>
 #include <cstdint>
@@ -148,14 +149,10 @@ Status PrepareConcat(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeConcat(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(const TensorList* list, ListInput(ctx, 0));
-  KILN_ASSIGN_OR_RETURN_CTX(PartialShape requested, ShapeFromTensor(ctx.input(1), "element_shape"),
-                            "node '", ctx.node_name(), "'");
-  const Tensor& leading_t = ctx.input(2);
-  if (leading_t.rank() != 1) return ctx.Error("input 'leading_dims' must be a vector");
-  const int64_t* leading = leading_t.data<int64_t>();
-  const int64_t n_leading = leading_t.NumElements();
+// The elements of `list` concatenated along their first dim (TensorListConcat and V2): unset
+// elements take their first dim from `leading` (V2's leading_dims) or the element shape.
+Status ConcatList(const KernelContext& ctx, const TensorList* list, const PartialShape& requested,
+                  const int64_t* leading, int64_t n_leading) {
   auto merged = list->element_shape().MergeWith(requested);
   if (!merged.ok()) {
     return ctx.Error("element_shape ", requested.ToPythonString(),
@@ -234,6 +231,232 @@ Status ComputeConcat(const KernelContext& ctx) {
   }
   return OkStatus();
 }
+
+Status ComputeConcat(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const TensorList* list, ListInput(ctx, 0));
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape requested, ShapeFromTensor(ctx.input(1), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  const Tensor& leading_t = ctx.input(2);
+  if (leading_t.rank() != 1) return ctx.Error("input 'leading_dims' must be a vector");
+  return ConcatList(ctx, list, requested, leading_t.data<int64_t>(), leading_t.NumElements());
+}
+
+// TensorListConcat (v1): the element shape is an attr; no leading dims.
+struct ConcatV1State : DTypeState {
+  ConcatV1State(DType t, const PartialShape& s) : DTypeState(t), element_shape(s) {}
+  PartialShape element_shape;
+};
+
+Status PrepareConcatV1(PrepareContext& ctx) {
+  DType t;
+  KILN_RETURN_IF_ERROR(PrepareListOp(ctx, 1, &t));
+  KILN_PREPARE_ASSIGN(ctx, PartialShape elem,
+                      ctx.attrs.GetShape("element_shape", PartialShape::UnknownRank()));
+  PartialShape out;
+  if (!elem.unknown_rank()) {
+    if (elem.rank() == 0) return ctx.Error("concat requires elements of rank at least 1");
+    std::vector<int64_t> dims(elem.dims().begin(), elem.dims().end());
+    dims[0] = -1;
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs = {TensorSpec{t, out}, TensorSpec{DType::kInt64, PartialShape{-1}}};
+  ctx.state = std::make_shared<ConcatV1State>(t, elem);
+  return OkStatus();
+}
+
+Status ComputeConcatV1(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(const TensorList* list, ListInput(ctx, 0));
+  return ConcatList(ctx, list, ctx.state<ConcatV1State>().element_shape, nullptr, 0);
+}
+
+// ---- TensorListScatter, TensorListScatterV2, TensorListSplit ---------------------------------
+
+// Rows (TensorListScatter: tensor[j] at indices[j]) or pieces (TensorListSplit: tensor's first
+// dim cut by lengths) of a tensor as a new list.
+template <bool kSplit>
+Status PrepareToList(PrepareContext& ctx) {
+  const bool v2 = ctx.op == "TensorListScatterV2";
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(v2 ? 4 : 3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("element_dtype"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "tensor", t));
+  const int shape_in = kSplit ? 1 : 2;
+  KILN_RETURN_IF_ERROR(ExpectShapeInput(ctx, shape_in, "element_shape"));
+  if (kSplit) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "lengths", DType::kInt64));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "lengths", 1));
+  } else {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "indices", DType::kInt32));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "indices", 1));
+  }
+  if (v2) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "num_elements", DType::kInt32));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 3, "num_elements", 0));
+  }
+  const PartialShape& in = ctx.inputs[0].shape;
+  if (!in.unknown_rank() && in.rank() == 0)
+    return ctx.Error("input 'tensor' must have rank at least 1, got a scalar");
+  ctx.outputs = {ListSpec()};
+  ctx.state = std::make_shared<DTypeState>(t);
+  return OkStatus();
+}
+
+Status ComputeScatterToList(const KernelContext& ctx) {
+  const Tensor& value = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(std::vector<int64_t> indices, IndicesInput(ctx, 1, "indices"));
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape elem, ShapeFromTensor(ctx.input(2), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  int64_t n = ctx.num_inputs() > 3 ? ctx.input(3).data<int32_t>()[0] : -1;
+  if (value.rank() == 0 || value.dim(0) != static_cast<int64_t>(indices.size())) {
+    return ctx.Error("input 'tensor' of shape ", value.shape().ToString(), " must have ",
+                     indices.size(), " rows, one per index");
+  }
+  Shape item_shape;
+  for (int d = 1; d < value.rank(); ++d) item_shape.AddDim(value.dim(d));
+  if (!elem.IsCompatibleWith(item_shape)) {
+    return ctx.Error("rows of shape ", item_shape.ToString(), " are not compatible with ",
+                     "element_shape ", elem.ToPythonString());
+  }
+  int64_t size = std::max<int64_t>(n, 0);
+  for (size_t j = 0; j < indices.size(); ++j) {
+    if (indices[j] < 0) return ctx.Error("indices[", j, "] = ", indices[j], " is negative");
+    if (n >= 0 && indices[j] >= n) {
+      return ctx.Error("TensorListScatter: trying to scatter at index ", indices[j],
+                       " in list with size ", n);
+    }
+    size = std::max(size, indices[j] + 1);
+  }
+  if (size > kMaxGrownSize) return ctx.Error("a list of ", size, " elements is too long");
+  std::vector<Tensor> tensors(size);
+  const int64_t per = item_shape.num_elements();
+  for (size_t j = 0; j < indices.size(); ++j) {
+    Tensor item(value.dtype(), item_shape);
+    CopyElementRange(value, static_cast<int64_t>(j) * per, &item, 0, per);
+    tensors[indices[j]] = std::move(item);
+  }
+  ctx.SetOutput(0, TensorList::Wrap(std::make_shared<const TensorList>(value.dtype(), elem,
+                                                                       std::move(tensors))));
+  return OkStatus();
+}
+
+Status ComputeSplit(const KernelContext& ctx) {
+  const Tensor& value = ctx.input(0);
+  if (value.rank() == 0) return ctx.Error("input 'tensor' must have rank at least 1");
+  KILN_ASSIGN_OR_RETURN_CTX(PartialShape elem, ShapeFromTensor(ctx.input(1), "element_shape"),
+                            "node '", ctx.node_name(), "'");
+  const Tensor& lengths = ctx.input(2);
+  if (lengths.rank() != 1) return ctx.Error("input 'lengths' must be a vector");
+  const int64_t* len = lengths.data<int64_t>();
+  int64_t total = 0;
+  for (int64_t i = 0; i < lengths.NumElements(); ++i) {
+    if (len[i] < 0) return ctx.Error("lengths[", i, "] = ", len[i], " is negative");
+    total += len[i];
+  }
+  if (total != value.dim(0)) {
+    return ctx.Error("unaligned lengths: their sum ", total, " is not the first dim ", value.dim(0),
+                     " of input 'tensor' ", value.shape().ToString());
+  }
+  const int64_t per_row = value.dim(0) == 0 ? 0 : value.NumElements() / value.dim(0);
+  std::vector<Tensor> tensors;
+  int64_t at = 0;
+  for (int64_t i = 0; i < lengths.NumElements(); ++i) {
+    Shape piece = value.shape();
+    piece.set_dim(0, len[i]);
+    if (!elem.IsCompatibleWith(piece)) {
+      return ctx.Error("piece ", i, " of shape ", piece.ToString(),
+                       " is not compatible with element_shape ", elem.ToPythonString());
+    }
+    Tensor item(value.dtype(), piece);
+    CopyElementRange(value, at, &item, 0, len[i] * per_row);
+    at += len[i] * per_row;
+    tensors.push_back(std::move(item));
+  }
+  ctx.SetOutput(0, TensorList::Wrap(std::make_shared<const TensorList>(value.dtype(), elem,
+                                                                       std::move(tensors))));
+  return OkStatus();
+}
+
+// ---- TensorListConcatLists, TensorListPushBackBatch ------------------------------------------
+
+// Variant tensors of lists, element by element: a's list followed by b's (ConcatLists), or
+// each list with one more element, a row of `tensor` (PushBackBatch).
+Status PrepareBatchOfLists(PrepareContext& ctx) {
+  DType t;
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, t, ctx.attrs.GetType("element_dtype"));
+  const bool concat = ctx.op == "TensorListConcatLists";
+  KILN_RETURN_IF_ERROR(
+      ExpectInputDType(ctx, 0, concat ? "input_a" : "input_handles", DType::kVariant));
+  KILN_RETURN_IF_ERROR(
+      ExpectInputDType(ctx, 1, concat ? "input_b" : "tensor", concat ? DType::kVariant : t));
+  ctx.outputs = {TensorSpec{DType::kVariant, ctx.inputs[0].shape}};
+  ctx.state = std::make_shared<DTypeState>(t);
+  return OkStatus();
+}
+
+// Element i of a variant tensor as a scalar variant tensor.
+Tensor VariantAt(const Tensor& t, int64_t i) {
+  using V = std::shared_ptr<const VariantBase>;
+  Tensor s(DType::kVariant, Shape{});
+  s.scalar<V>() = t.data<V>()[i];
+  return s;
+}
+
+Status ComputeBatchOfLists(const KernelContext& ctx, bool concat) {
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const DType t = ctx.state<DTypeState>().value;
+  if (concat ? a.shape() != b.shape() : (a.rank() != 1 || b.rank() < 1 || b.dim(0) != a.dim(0))) {
+    return ctx.Error(concat ? "input_a and input_b must have the same shape, got "
+                            : "input_handles must be a vector with one list per row of tensor, "
+                              "got ",
+                     a.shape().ToString(), " and ", b.shape().ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, a.shape()));
+  Shape row_shape;
+  for (int d = 1; d < b.rank(); ++d) row_shape.AddDim(b.dim(d));
+  const int64_t per = row_shape.num_elements();
+  for (int64_t i = 0; i < a.NumElements(); ++i) {
+    KILN_ASSIGN_OR_RETURN_CTX(const TensorList* la, TensorList::From(VariantAt(a, i), "input_a"),
+                              "node '", ctx.node_name(), "'");
+    if (la->element_dtype() != t) {
+      return ctx.Error("list ", i, " holds ", DTypeShortName(la->element_dtype()),
+                       " elements, expected ", DTypeShortName(t));
+    }
+    std::vector<Tensor> tensors = la->tensors();
+    PartialShape elem = la->element_shape();
+    if (concat) {
+      KILN_ASSIGN_OR_RETURN_CTX(const TensorList* lb, TensorList::From(VariantAt(b, i), "input_b"),
+                                "node '", ctx.node_name(), "'");
+      if (lb->element_dtype() != t) {
+        return ctx.Error("list ", i, " of input_b holds ", DTypeShortName(lb->element_dtype()),
+                         " elements, expected ", DTypeShortName(t));
+      }
+      auto m = elem.MergeWith(lb->element_shape());
+      if (!m.ok()) {
+        return ctx.Error("lists ", i, " have incompatible element shapes ", elem.ToPythonString(),
+                         " and ", lb->element_shape().ToPythonString());
+      }
+      elem = *m;
+      tensors.insert(tensors.end(), lb->tensors().begin(), lb->tensors().end());
+    } else {
+      if (!elem.IsCompatibleWith(row_shape)) {
+        return ctx.Error("row of shape ", row_shape.ToString(), " is not compatible with list ", i,
+                         "'s element shape ", elem.ToPythonString());
+      }
+      Tensor item(b.dtype(), row_shape);
+      CopyElementRange(b, i * per, &item, 0, per);
+      tensors.push_back(std::move(item));
+    }
+    out->data<std::shared_ptr<const VariantBase>>()[i] =
+        TensorList::Wrap(
+            std::make_shared<const TensorList>(t, elem, std::move(tensors), la->max_num_elements()))
+            .scalar<std::shared_ptr<const VariantBase>>();
+  }
+  return OkStatus();
+}
+
+Status ComputeConcatLists(const KernelContext& ctx) { return ComputeBatchOfLists(ctx, true); }
+Status ComputePushBackBatch(const KernelContext& ctx) { return ComputeBatchOfLists(ctx, false); }
 
 // ---- TensorListScatterIntoExistingList -------------------------------------------------------
 
@@ -322,6 +545,12 @@ Status ComputeResize(const KernelContext& ctx) {
 constexpr OpDefinition kDefs[] = {
     {"TensorListGather", "values", kOpFreshOutputs, PrepareGather},
     {"TensorListConcatV2", "tensor,lengths", kOpFreshOutputs, PrepareConcat},
+    {"TensorListConcat", "tensor,lengths", kOpFreshOutputs, PrepareConcatV1},
+    {"TensorListScatter", "output_handle", kOpNone, PrepareToList<false>},
+    {"TensorListScatterV2", "output_handle", kOpNone, PrepareToList<false>},
+    {"TensorListSplit", "output_handle", kOpNone, PrepareToList<true>},
+    {"TensorListConcatLists", "output", kOpFreshOutputs, PrepareBatchOfLists},
+    {"TensorListPushBackBatch", "output_handles", kOpFreshOutputs, PrepareBatchOfLists},
     {"TensorListScatterIntoExistingList", "output_handle", kOpNone, PrepareScatter},
     {"TensorListResize", "output_handle", kOpNone, PrepareResize},
 };
@@ -329,6 +558,12 @@ constexpr OpDefinition kDefs[] = {
 constexpr KernelEntry kCpu[] = {
     {"TensorListGather", ComputeGather},
     {"TensorListConcatV2", ComputeConcat},
+    {"TensorListConcat", ComputeConcatV1},
+    {"TensorListScatter", ComputeScatterToList},
+    {"TensorListScatterV2", ComputeScatterToList},
+    {"TensorListSplit", ComputeSplit},
+    {"TensorListConcatLists", ComputeConcatLists},
+    {"TensorListPushBackBatch", ComputePushBackBatch},
     {"TensorListScatterIntoExistingList", ComputeScatter},
     {"TensorListResize", ComputeResize},
 };

@@ -188,6 +188,41 @@ Status InitFromFile(const Tensor& table, const std::string& file, int64_t key, i
       .status();
 }
 
+TEST_CASE("LookupTableInsertV2 and LookupTableRemoveV2: mutable tables change, static refuse") {
+  ResourceManager rm;
+  Tensor t = MakeTable(&rm, "m", DType::kString, DType::kInt64, /*mut=*/true);
+  auto edit = [&](const std::string& op, const Tensor& table, const Tensor& keys,
+                  const Tensor* values) {
+    OpRunner r(op, "edit");
+    r.Type("Tin", keys.dtype());
+    if (values != nullptr) r.Type("Tout", values->dtype());
+    r.Input(table).Input(keys);
+    if (values != nullptr) r.Input(*values);
+    return r.Run().status();
+  };
+  const Tensor v1 = Make<int64_t>({1, 2}, {2}), v2 = Make<int64_t>({20, 30}, {2});
+  REQUIRE(edit("LookupTableInsertV2", t, Strs({"a", "b"}), &v1).ok());
+  REQUIRE(edit("LookupTableInsertV2", t, Strs({"b", "c"}), &v2).ok());  // b replaced
+  auto found = Find(t, Strs({"a", "b", "c", "d"}), Tensor::Scalar<int64_t>(-1));
+  REQUIRE(found.ok());
+  CHECK(TensorsEqual(*found, Make<int64_t>({1, 20, 30, -1}, {4})));
+  REQUIRE(edit("LookupTableRemoveV2", t, Strs({"a", "zzz"}), nullptr).ok());
+  found = Find(t, Strs({"a", "b"}), Tensor::Scalar<int64_t>(-1));
+  REQUIRE(found.ok());
+  CHECK(TensorsEqual(*found, Make<int64_t>({-1, 20}, {2})));
+  // The TF 1 forms share the kernels.
+  CHECK_FALSE(edit("LookupTableInsert", t, Strs({"q"}), &v1).ok());  // shapes differ
+  const Tensor one = Make<int64_t>({7}, {1});
+  REQUIRE(edit("LookupTableInsert", t, Strs({"q"}), &one).ok());
+  auto size = OpRunner("LookupTableSize").Input(t).Run1();
+  REQUIRE(size.ok());
+  CHECK(size->scalar<int64_t>() == 3);
+  // A static table refuses both.
+  Tensor s = MakeTable(&rm, "s", DType::kString, DType::kInt64);
+  CheckError(edit("LookupTableInsertV2", s, Strs({"a", "b"}), &v1), {"static table"});
+  CheckError(edit("LookupTableRemoveV2", s, Strs({"a"}), nullptr), {"static table"});
+}
+
 TEST_CASE("InitializeTableFromTextFileV2: whole lines, line numbers, columns, offset") {
   VocabFile f("apple\t3\nbanana\t5\r\ncherry\t7");
   ResourceManager rm;

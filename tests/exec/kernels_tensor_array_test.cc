@@ -203,6 +203,49 @@ TEST_CASE("tensor arrays: the ops in one graph, ordered by their flow") {
   }
 }
 
+TEST_CASE("tensor arrays: split pieces are read back, gradient arrays add repeated writes") {
+  Array a = NewArray(2, PartialShape::UnknownRank());
+  REQUIRE(OpRunner("TensorArraySplitV3")
+              .T(DType::kFloat)
+              .Input(a.handle)
+              .Input(Make<float>({1, 2, 3, 4, 5, 6}, {3, 2}))
+              .Input(Make<int64_t>({1, 2}, {2}))
+              .Input(a.flow)
+              .Run()
+              .ok());
+  auto second = Read(a, 1);
+  REQUIRE(second.ok());
+  CHECK(TensorsEqual(*second, Make<float>({3, 4, 5, 6}, {2, 2})));
+  CheckError(OpRunner("TensorArraySplitV3")
+                 .T(DType::kFloat)
+                 .Input(a.handle)
+                 .Input(Make<float>({1, 2}, {2}))
+                 .Input(Make<int64_t>({1}, {1}))
+                 .Input(a.flow)
+                 .Run()
+                 .status(),
+             {"sum of lengths is 1"});
+
+  Array b = NewArray(3, PartialShape{2});
+  auto grad = [&](const std::string& source) {
+    auto outs =
+        OpRunner("TensorArrayGradV3").String("source", source).Input(b.handle).Input(b.flow).Run();
+    REQUIRE(outs.ok());
+    return Array{(*outs)[0], (*outs)[1]};
+  };
+  Array g = grad("gradients");
+  CHECK(Size(g) == 3);
+  REQUIRE(Write(g, 1, Make<float>({1, 2}, {2})).ok());
+  // The same source gives the same array: this write adds to the first.
+  REQUIRE(Write(grad("gradients"), 1, Make<float>({10, 20}, {2})).ok());
+  auto sum = Read(g, 1);
+  REQUIRE(sum.ok());
+  CHECK(TensorsEqual(*sum, Make<float>({11, 22}, {2})));
+  // Another source, another array.
+  CHECK(Read(grad("other"), 1).ok());  // never written: zeros of [2]
+  CheckError(Write(g, 0, Make<float>({1, 2, 3}, {3})), {"incompatible"});
+}
+
 TEST_CASE("tensor list bulk ops: errors") {
   using exec::TensorList;
   auto list = [](std::vector<Tensor> items, PartialShape shape = PartialShape{-1}) {

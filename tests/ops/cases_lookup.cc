@@ -39,6 +39,94 @@ Tensor RefFind(const std::map<K, V>& m, const Tensor& keys, const Tensor& dflt) 
 
 }  // namespace
 
+namespace {
+
+// The TF 1 reference forms, the anonymous tables, LookupTableInsertV2 and LookupTableRemoveV2
+// (their effects: tests/exec/kernels_lookup_test.cc).
+void AddTf1AndEdits(std::vector<OpCase>* c) {
+  const Tensor words = Make<std::string>({"apple", "banana", "cherry"}, {3});
+  const Tensor ids = Make<int64_t>({3, 5, 7}, {3});
+  const std::map<std::string, int64_t> fruit = {{"apple", 3}, {"banana", 5}, {"cherry", 7}};
+  for (const char* op : {"HashTable", "MutableHashTable"}) {
+    c->push_back(OpCaseBuilder(op)
+                     .Type("key_dtype", DType::kString)
+                     .Type("value_dtype", DType::kInt64)
+                     .String("shared_name", std::string("cases_v1_") + op)
+                     .Resources(Manager())
+                     .Build());
+  }
+  for (const char* op : {"AnonymousHashTable", "AnonymousMutableHashTable"}) {
+    c->push_back(OpCaseBuilder(op)
+                     .Type("key_dtype", DType::kInt64)
+                     .Type("value_dtype", DType::kFloat)
+                     .NonDeterministic()
+                     .Build());
+  }
+  const Tensor table = TableHandle("fruit_v1", DType::kString, DType::kInt64, true, words, ids);
+  c->push_back(OpCaseBuilder("LookupTableFind", "LookupTableFind (TF 1)")
+                   .Type("Tin", DType::kString)
+                   .Type("Tout", DType::kInt64)
+                   .Input(table)
+                   .Input(Make<std::string>({"cherry", "kiwi"}, {2}))
+                   .Input(Tensor::Scalar<int64_t>(-1))
+                   .Reference1([fruit](const std::vector<Tensor>& in) {
+                     return RefFind(fruit, in[1], in[2]);
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("LookupTableSize", "LookupTableSize (TF 1)")
+                   .Input(table)
+                   .Reference1([](const auto&) { return Tensor::Scalar<int64_t>(3); })
+                   .Build());
+  c->push_back(OpCaseBuilder("InitializeTable", "InitializeTable (TF 1, again, same data)")
+                   .Type("Tkey", DType::kString)
+                   .Type("Tval", DType::kInt64)
+                   .Input(table)
+                   .Input(words)
+                   .Input(ids)
+                   .Build());
+  const Tensor k = Make<std::string>({"fig", "apple"}, {2});
+  const Tensor v = Make<float>({1.5f, 4.0f}, {2});
+  c->push_back(OpCaseBuilder("LookupTableExport", "LookupTableExport (TF 1)")
+                   .Type("Tkeys", DType::kString)
+                   .Type("Tvalues", DType::kFloat)
+                   .Input(TableHandle("exported_v1", DType::kString, DType::kFloat, false, k, v))
+                   .Reference([](const std::vector<Tensor>&) {
+                     return std::vector<Tensor>{Make<std::string>({"apple", "fig"}, {2}),
+                                                Make<float>({4.0f, 1.5f}, {2})};
+                   })
+                   .Build());
+  for (const char* op : {"LookupTableImport", "LookupTableInsert", "LookupTableInsertV2"}) {
+    c->push_back(OpCaseBuilder(op)
+                     .Type("Tin", DType::kString)
+                     .Type("Tout", DType::kInt64)
+                     .Input(TableHandle(std::string("edits_") + op, DType::kString, DType::kInt64,
+                                        false, Tensor(), Tensor()))
+                     .Input(Make<std::string>({"x", "y"}, {2}))
+                     .Input(Make<int64_t>({1, 2}, {2}))
+                     .Build());
+  }
+  c->push_back(OpCaseBuilder("LookupTableRemoveV2")
+                   .Type("Tin", DType::kString)
+                   .Input(TableHandle("removes", DType::kString, DType::kInt64, false, words, ids))
+                   .Input(Make<std::string>({"banana"}, {1}))
+                   .Build());
+  const std::filesystem::path vocab =
+      std::filesystem::temp_directory_path() / "kiln_cases_vocab_v1.txt";
+  {
+    std::ofstream f(vocab);
+    f << "apple\nbanana\n";
+  }
+  c->push_back(
+      OpCaseBuilder("InitializeTableFromTextFile", "InitializeTableFromTextFile (TF 1)")
+          .Int("key_index", -2)
+          .Int("value_index", -1)
+          .Input(TableHandle("vocab_v1", DType::kString, DType::kInt64, true, Tensor(), Tensor()))
+          .Input(Tensor::StringScalar(vocab.string()))
+          .Build());
+}
+
+}  // namespace
+
 std::vector<OpCase> LookupCases() {
   std::vector<OpCase> c;
   const Tensor words = Make<std::string>({"apple", "banana", "cherry"}, {3});
@@ -179,6 +267,7 @@ std::vector<OpCase> LookupCases() {
           .Input(TableHandle("vocab", DType::kString, DType::kInt64, true, Tensor(), Tensor()))
           .Input(Tensor::StringScalar(vocab.string()))
           .Build());
+  AddTf1AndEdits(&c);
   return c;
 }
 

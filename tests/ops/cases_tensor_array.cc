@@ -37,6 +37,69 @@ void Write(const std::vector<Tensor>& ta, int32_t index, const Tensor& value) {
 
 }  // namespace
 
+namespace {
+
+// TensorArrayConcatV3, TensorArraySplitV3 and the gradient arrays.
+void AddConcatSplitGrad(std::vector<OpCase>* c) {
+  for (DType t : {DType::kFloat, DType::kString}) {
+    const std::string ts = " " + DTypeShortName(t);
+    const Tensor p = Distinct(t, Shape{1, 2}, 3), q = Distinct(t, Shape{2, 2}, 20);
+    const std::vector<Tensor> r = NewArray(t, 2, PartialShape::UnknownRank(), false);
+    Write(r, 0, p);
+    Write(r, 1, q);
+    c->push_back(OpCaseBuilder("TensorArrayConcatV3", "TensorArrayConcatV3" + ts)
+                     .Type("dtype", t)
+                     .Input(r[0])
+                     .Input(r[1])
+                     .Reference([t, p, q](const auto&) {
+                       Tensor out(t, Shape{3, 2});
+                       for (int64_t e = 0; e < 2; ++e) CopyElement(p, e, &out, e);
+                       for (int64_t e = 0; e < 4; ++e) CopyElement(q, e, &out, 2 + e);
+                       return std::vector<Tensor>{out, Vec<int64_t>({1, 2})};
+                     })
+                     .Build());
+    const std::vector<Tensor> e = NewArray(t, 0, PartialShape::UnknownRank());
+    c->push_back(OpCaseBuilder("TensorArrayConcatV3", "TensorArrayConcatV3 empty" + ts)
+                     .Type("dtype", t)
+                     .ShapeAttr("element_shape_except0", PartialShape{3})
+                     .Input(e[0])
+                     .Input(e[1])
+                     .Reference([t](const auto&) {
+                       return std::vector<Tensor>{Tensor(t, Shape{0, 3}), Vec<int64_t>({})};
+                     })
+                     .Build());
+    const std::vector<Tensor> s = NewArray(t, 3, PartialShape::UnknownRank());
+    c->push_back(OpCaseBuilder("TensorArraySplitV3", "TensorArraySplitV3" + ts)
+                     .T(t)
+                     .Input(s[0])
+                     .Input(Distinct(t, Shape{5, 2}))
+                     .Input(Vec<int64_t>({2, 0, 3}))
+                     .Input(s[1])
+                     .Reference1([](const auto&) { return Tensor::Scalar<float>(0); })
+                     .NonDeterministic()
+                     .SingleOpOnly()
+                     .Build());
+  }
+  const std::vector<Tensor> g = NewArray(DType::kFloat, 2, PartialShape{3});
+  c->push_back(OpCaseBuilder("TensorArrayGradV3")
+                   .String("source", "gradients")
+                   .Input(g[0])
+                   .Input(g[1])
+                   .NonDeterministic()
+                   .SingleOpOnly()
+                   .Build());
+  c->push_back(OpCaseBuilder("TensorArrayGradWithShape")
+                   .String("source", "gradients")
+                   .Input(g[0])
+                   .Input(g[1])
+                   .Input(Vec<int32_t>({4}))
+                   .NonDeterministic()
+                   .SingleOpOnly()
+                   .Build());
+}
+
+}  // namespace
+
 std::vector<OpCase> TensorArrayCases() {
   std::vector<OpCase> c;
   for (DType t : {DType::kFloat, DType::kString, DType::kInt64, DType::kHalf}) {
@@ -125,6 +188,7 @@ std::vector<OpCase> TensorArrayCases() {
                     .Reference([](const auto&) { return std::vector<Tensor>{}; })
                     .Build());
   }
+  AddConcatSplitGrad(&c);
   return c;
 }
 

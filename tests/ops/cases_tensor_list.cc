@@ -31,6 +31,96 @@ Tensor Row(const Tensor& t, int64_t i) {
 
 }  // namespace
 
+namespace {
+
+// TensorListScatter(V2), TensorListSplit, TensorListConcat (v1), TensorListConcatLists,
+// TensorListPushBackBatch.
+void AddListBuilders(std::vector<OpCase>* c) {
+  for (DType t : {DType::kFloat, DType::kString}) {
+    const std::string ts = " " + DTypeShortName(t);
+    const Tensor rows = Distinct(t, Shape{3, 2});
+    const Tensor r0 = Row(rows, 0), r1 = Row(rows, 1), r2 = Row(rows, 2);
+    c->push_back(OpCaseBuilder("TensorListScatter", "TensorListScatter" + ts)
+                     .Type("element_dtype", t)
+                     .Type("shape_type", DType::kInt32)
+                     .Input(rows)
+                     .Input(Vec<int32_t>({4, 0, 2}))
+                     .ConstInput(ShapeTensor(PartialShape{2}))
+                     .Reference1([t, r0, r1, r2](const auto&) {
+                       return List(t, PartialShape{2}, {r1, Tensor(), r2, Tensor(), r0});
+                     })
+                     .Build());
+    c->push_back(OpCaseBuilder("TensorListScatterV2", "TensorListScatterV2 num_elements" + ts)
+                     .Type("element_dtype", t)
+                     .Type("shape_type", DType::kInt32)
+                     .Input(rows)
+                     .Input(Vec<int32_t>({1, 0, 3}))
+                     .ConstInput(ShapeTensor(PartialShape{-1}))
+                     .Input(Tensor::Scalar<int32_t>(6))
+                     .Reference1([t, r0, r1, r2](const auto&) {
+                       return List(t, PartialShape{-1}, {r1, r0, Tensor(), r2, Tensor(), Tensor()});
+                     })
+                     .Build());
+    const Tensor five = Distinct(t, Shape{5, 2});
+    c->push_back(OpCaseBuilder("TensorListSplit", "TensorListSplit" + ts)
+                     .Type("element_dtype", t)
+                     .Type("shape_type", DType::kInt32)
+                     .Input(five)
+                     .ConstInput(ShapeTensor(PartialShape{-1, 2}))
+                     .Input(Vec<int64_t>({2, 0, 3}))
+                     .Reference1([t, five](const auto&) {
+                       auto piece = [&](int64_t from, int64_t n) {
+                         return RefMove(five, Shape{n, 2},
+                                        [&](const Index& o) { return (from + o[0]) * 2 + o[1]; });
+                       };
+                       return List(t, PartialShape{-1, 2}, {piece(0, 2), piece(2, 0), piece(2, 3)});
+                     })
+                     .Build());
+    const Tensor p = Distinct(t, Shape{1, 2}, 3), q = Distinct(t, Shape{2, 2}, 20);
+    c->push_back(OpCaseBuilder("TensorListConcat", "TensorListConcat" + ts)
+                     .Type("element_dtype", t)
+                     .ShapeAttr("element_shape", PartialShape{-1, 2})
+                     .Input(List(t, PartialShape{-1, 2}, {p, q}))
+                     .Reference([t, p, q](const auto&) {
+                       Tensor out(t, Shape{3, 2});
+                       for (int64_t e = 0; e < 2; ++e) CopyElement(p, e, &out, e);
+                       for (int64_t e = 0; e < 4; ++e) CopyElement(q, e, &out, 2 + e);
+                       return std::vector<Tensor>{out, Vec<int64_t>({1, 2})};
+                     })
+                     .Build());
+    // Batches of lists: a [2] variant tensor of lists.
+    auto batch = [](const Tensor& x, const Tensor& y) {
+      using V = std::shared_ptr<const VariantBase>;
+      Tensor out(DType::kVariant, Shape{2});
+      out.data<V>()[0] = x.scalar<V>();
+      out.data<V>()[1] = y.scalar<V>();
+      return out;
+    };
+    const Tensor la = List(t, PartialShape{2}, {r0}), lb = List(t, PartialShape{2}, {r1, r2}),
+                 le = List(t, PartialShape{2}, {});
+    c->push_back(
+        OpCaseBuilder("TensorListConcatLists", "TensorListConcatLists" + ts)
+            .Type("element_dtype", t)
+            .Input(batch(la, le))
+            .Input(batch(lb, la))
+            .Reference1([=](const auto&) {
+              return batch(List(t, PartialShape{2}, {r0, r1, r2}), List(t, PartialShape{2}, {r0}));
+            })
+            .Build());
+    c->push_back(OpCaseBuilder("TensorListPushBackBatch", "TensorListPushBackBatch" + ts)
+                     .Type("element_dtype", t)
+                     .Input(batch(la, le))
+                     .Input(Distinct(t, Shape{2, 2}, 30))
+                     .Reference1([=](const std::vector<Tensor>& in) {
+                       return batch(List(t, PartialShape{2}, {r0, Row(in[1], 0)}),
+                                    List(t, PartialShape{2}, {Row(in[1], 1)}));
+                     })
+                     .Build());
+  }
+}
+
+}  // namespace
+
 std::vector<OpCase> TensorListCases() {
   std::vector<OpCase> c;
   for (DType t : {DType::kFloat, DType::kString, DType::kInt32, DType::kHalf}) {
@@ -187,6 +277,7 @@ std::vector<OpCase> TensorListCases() {
                       .Build());
     }
   }
+  AddListBuilders(&c);
   return c;
 }
 

@@ -245,6 +245,25 @@ def _module():
                     raw.ToBool(input=x[0, 0]), raw.DeepCopy(x=x), raw.GuaranteeConst(input=x),
                     raw.ParallelConcat(values=[tf.ensure_shape(x[:1], [1, 4]), tf.ensure_shape(x[1:2], [1, 4])], shape=[2, 4]))
 
+        @tf.function(input_signature=[tf.TensorSpec([None, 4], f32), tf.TensorSpec([None], tf.int32)])
+        def lists(self, x, ids):
+            n = tf.shape(x)[0]
+            lengths = tf.cast(tf.stack([1, n - 3, 2]), tf.int64)
+            scattered = raw.TensorListScatterV2(tensor=x[:3], indices=[4, 0, 2],
+                                                element_shape=[4], num_elements=6)
+            split = raw.TensorListSplit(tensor=x, element_shape=[-1, 4], lengths=lengths)
+            cat, cat_lengths = raw.TensorListConcat(input_handle=split, element_dtype=f32,
+                                                    element_shape=[None, 4])
+            v1 = raw.TensorListScatter(tensor=x[:2], indices=[1, 0], element_shape=[4])
+            ta, flow = raw.TensorArrayV3(size=3, dtype=f32, clear_after_read=False)
+            flow = raw.TensorArraySplitV3(handle=ta, value=x * 2.0, lengths=lengths, flow_in=flow)
+            tcat, tlen = raw.TensorArrayConcatV3(handle=ta, flow_in=flow, dtype=f32)
+            return (raw.TensorListStack(input_handle=scattered, element_shape=[4],
+                                        element_dtype=f32, num_elements=6),
+                    cat, cat_lengths,
+                    raw.TensorListStack(input_handle=v1, element_shape=[4], element_dtype=f32),
+                    tcat, tlen)
+
         @tf.function(input_signature=[tf.TensorSpec([None, None], f32)])
         def sample(self, logits):
             return (raw.Multinomial(logits=logits, num_samples=tf.constant(9), seed=5, seed2=7),
@@ -281,7 +300,9 @@ OPS = {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh",
        "StridedSliceGrad", "TensorStridedSliceUpdate", "SpaceToBatch", "BatchToSpace", "Bitcast",
        "DataFormatDimMap", "DataFormatVecPermute", "HistogramFixedWidth", "ConcatOffset",
        "InplaceAdd", "InplaceUpdate", "InplaceSub", "ScatterNdNonAliasingAdd", "MatrixSetDiag",
-       "MatrixSetDiagV2", "Empty", "ToBool", "DeepCopy", "GuaranteeConst", "ParallelConcat"}
+       "MatrixSetDiagV2", "Empty", "ToBool", "DeepCopy", "GuaranteeConst", "ParallelConcat",
+       "TensorListScatterV2", "TensorListSplit", "TensorListConcat", "TensorListScatter",
+       "TensorArraySplitV3", "TensorArrayConcatV3"}
 
 
 def _inputs():
@@ -315,6 +336,7 @@ def _inputs():
                    np.array([0, 4, 2, 2], np.int64)],
         "quantize": [q],
         "spectral": [f(2, 6, 8)],
+        "lists": [f(7, 4), np.array([3, 1, 0, 2, 5, -1], np.int32)],
         "arrays": [np.concatenate([f(6, 4), [[NAN, 0.0, -0.0, 1.0]]]).astype(np.float32),
                    np.array([3, 1, 0, 2, 5, -1], np.int32)],
         "sample": [np.array([[0.0, 1.0, 2.0], [2.0, 1.0, -np.inf], [0.5, 0.5, 0.5]],

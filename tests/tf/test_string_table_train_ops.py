@@ -317,7 +317,14 @@ def _tf1_bundle(path, vocab):
         x = tf1.placeholder(tf.string, [None], name="x")
         base = tf1.Variable(10, dtype=tf.int64, use_resource=False, name="base")
         counter = tf1.Variable(0, dtype=tf.int64, use_resource=False, name="counter")
-        y = tf.identity(table.lookup(x) + base, name="y")
+        # A TF 1 reference table (HashTable, InitializeTable, LookupTableFind: Ref(string)).
+        v1 = tf.raw_ops.HashTable(key_dtype=tf.string, value_dtype=tf.int64, shared_name="v1")
+        tf1.add_to_collection(tf1.GraphKeys.TABLE_INITIALIZERS, tf.raw_ops.InitializeTable(
+            table_handle=v1, keys=tf.constant(["apple", "kiwi"]),
+            values=tf.constant([7, 8], tf.int64)))
+        old = tf.raw_ops.LookupTableFind(table_handle=v1, keys=x,
+                                         default_value=tf.constant(0, tf.int64))
+        y = tf.identity(table.lookup(x) + base + old * 1000, name="y")
         bump = tf1.assign_add(counter, tf.constant(1, tf.int64))
         with tf1.Session(graph=g) as sess:
             sess.run(tf1.global_variables_initializer())
@@ -345,7 +352,7 @@ def test_tf1_bundle_with_reference_variables_and_a_vocabulary_table(tmp_path):
         tf1.saved_model.loader.load(sess, ["serve"], str(d))
         y, count = sess.run(["y:0", "AssignAdd:0"], {"x:0": words})
     theirs = {"y": y}
-    np.testing.assert_array_equal(y, [102, 99, 100])
+    np.testing.assert_array_equal(y, [102, 8099, 7100])
     mine = oracle.kiln_call_signature(d, "serving_default",
                                       {"x": _npy(tmp_path / "x.npy", words, "S")}, tmp_path / "out")
     _compare(mine, theirs, "TF1 serving_default")
