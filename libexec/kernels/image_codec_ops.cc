@@ -1,4 +1,5 @@
-// Image codecs: DecodeJpeg (libjpeg-turbo), DecodePng and EncodePng (libpng), DecodeBmp, and
+// Image codecs: DecodeJpeg, DecodeAndCropJpeg, ExtractJpegShape, EncodeJpeg and
+// EncodeJpegVariableQuality (libjpeg-turbo), DecodePng and EncodePng (libpng), DecodeBmp, and
 // DecodeImage (tf.io.decode_image: any of them, as uint8, uint16 or float32 scaled to [0, 1]).
 // As in TensorFlow (decode_image_op.cc), the decode ops sniff the contents and decode JPEG or
 // PNG whichever they are named for (BMP only through DecodeBmp and DecodeImage); GIF and WebP
@@ -12,6 +13,9 @@
 //   - PNG: channels 0 (the file's; palettes to RGB or RGBA), 1..4 with alpha added (opaque),
 //     stripped or taken from tRNS, RGB to gray with ITU-R 601 weights; uint8 strips 16-bit
 //     samples, uint16 widens 8-bit ones as v * 257.
+//   - EncodeJpeg: TF's jpeg_mem.cc settings (quality, progressive, optimize_size, chroma
+//     subsampling off when asked, JFIF density, an XMP APP1 marker); bytes may differ from TF's
+//     with another libjpeg build, the decoded pixels do not.
 //   - EncodePng: 8- or 16-bit gray, gray+alpha, RGB or RGBA, zlib level `compression` (-1 the
 //     default), no interlace; byte streams may differ from TF's (another zlib build) but decode
 //     to the same pixels.
@@ -29,10 +33,12 @@
 
 #include <algorithm>
 #include <csetjmp>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
@@ -53,7 +59,7 @@ Format Classify(std::string_view data) {
   return Format::kUnknown;
 }
 
-enum class DecodeOp { kJpeg, kPng, kImage, kBmp };
+enum class DecodeOp { kJpeg, kPng, kImage, kBmp, kJpegCrop };
 
 struct DecodeState : OpState {
   DecodeOp op = DecodeOp::kJpeg;
@@ -70,7 +76,11 @@ struct DecodeState : OpState {
 
 template <DecodeOp kOp>
 Status PrepareDecode(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kOp == DecodeOp::kJpegCrop ? 2 : 1));
+  if (kOp == DecodeOp::kJpegCrop) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "crop_window", DType::kInt32));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "crop_window", 1));
+  }
   auto st = std::make_shared<DecodeState>();
   st->op = kOp;
   KILN_PREPARE_ASSIGN(ctx, int64_t channels, ctx.attrs.GetInt("channels", 0));
@@ -89,7 +99,7 @@ Status PrepareDecode(PrepareContext& ctx) {
     KILN_RETURN_IF_ERROR(
         ExpectAttrDTypeIn(ctx, "dtype", st->dtype, {DType::kUInt8, DType::kUInt16, DType::kFloat}));
     KILN_PREPARE_ASSIGN(ctx, st->expand_animations, ctx.attrs.GetBool("expand_animations", true));
-  } else if (kOp == DecodeOp::kJpeg) {
+  } else if (kOp == DecodeOp::kJpeg || kOp == DecodeOp::kJpegCrop) {
     KILN_PREPARE_ASSIGN(ctx, int64_t ratio, ctx.attrs.GetInt("ratio", 1));
     if (ratio != 1 && ratio != 2 && ratio != 4 && ratio != 8) {
       return ctx.Error("attr 'ratio' must be 1, 2, 4, or 8, got ", ratio);
@@ -275,6 +285,26 @@ bool JpegRead(JpegDecoder* d, uint8_t* out, JSAMPLE* cmyk_row, int64_t* rows_rea
   return true;
 }
 
+// DecodeAndCropJpeg's way (TF's jpeg_mem.cc): libjpeg-turbo decodes only the crop's columns,
+// widened to whole iMCUs (jpeg_crop_scanline), skipping the rows above it; the pixels at the
+// crop's edges then come from upsampling within that window, as TF's do. `row` holds one
+// decoded row (output_width * components); false on a libjpeg error.
+bool JpegReadCrop(JpegDecoder* d, const int32_t* crop, uint8_t* out, JSAMPLE* row) {
+  if (setjmp(d->err.jump)) return false;
+  jpeg_start_decompress(&d->cinfo);
+  JDIMENSION x = static_cast<JDIMENSION>(crop[1]), w = static_cast<JDIMENSION>(crop[3]);
+  jpeg_crop_scanline(&d->cinfo, &x, &w);
+  if (crop[0] > 0) jpeg_skip_scanlines(&d->cinfo, static_cast<JDIMENSION>(crop[0]));
+  const int64_t comps = d->components;
+  const int64_t skip = (crop[1] - static_cast<int64_t>(x)) * comps;
+  for (int32_t r = 0; r < crop[2]; ++r) {
+    if (jpeg_read_scanlines(&d->cinfo, &row, 1) != 1) return false;
+    std::memcpy(out + r * int64_t{crop[3]} * comps, row + skip, int64_t{crop[3]} * comps);
+  }
+  jpeg_abort_decompress(&d->cinfo);
+  return true;
+}
+
 template <typename Out>
 Status DecodeJpegInto(const KernelContext& ctx, const DecodeState& st, const std::string& data,
                       Tensor** decoded) {
@@ -290,6 +320,28 @@ Status DecodeJpegInto(const KernelContext& ctx, const DecodeState& st, const std
   if (h <= 0 || w <= 0 || h * w * d.cinfo.num_components >= (int64_t{1} << 29)) {
     jpeg_destroy_decompress(&d.cinfo);
     return ctx.Error("invalid JPEG image size ", w, " x ", h);
+  }
+  if (st.op == DecodeOp::kJpegCrop && !d.cmyk && std::is_same_v<Out, uint8_t>) {
+    const Tensor& window = ctx.input(1);
+    const int32_t* c = window.data<int32_t>();
+    if (window.NumElements() != 4 || c[0] < 0 || c[1] < 0 || c[2] <= 0 || c[3] <= 0 ||
+        c[0] + int64_t{c[2]} > h || c[1] + int64_t{c[3]} > w) {
+      jpeg_destroy_decompress(&d.cinfo);
+      return ctx.Error("Invalid JPEG data or crop window: crop ", window.DebugString(),
+                       " does not fit the ", h, " x ", w, " image");
+    }
+    auto row = ctx.AllocateTemp(w * d.components);
+    auto out = ctx.AllocateOutput(0, kDTypeOf<Out>, Shape{c[2], c[3], d.components});
+    if (!row.ok() || !out.ok()) {
+      jpeg_destroy_decompress(&d.cinfo);
+      return !row.ok() ? row.status() : out.status();
+    }
+    *decoded = *out;
+    if (!JpegReadCrop(&d, c, (*out)->template data<uint8_t>(), static_cast<JSAMPLE*>(*row))) {
+      return fail("scan data");
+    }
+    jpeg_destroy_decompress(&d.cinfo);
+    return OkStatus();
   }
   auto out = ctx.AllocateOutput(0, kDTypeOf<Out>, Shape{h, w, d.components});
   if (!out.ok()) {
@@ -332,6 +384,219 @@ Status DecodeJpegInto(const KernelContext& ctx, const DecodeState& st, const std
     Out* o = (*out)->template data<Out>();
     for (int64_t i = 0; i < h * stride; ++i) o[i] = static_cast<Out>(pixels[i] * 256);
   }
+  return OkStatus();
+}
+
+// ---- DecodeAndCropJpeg, ExtractJpegShape
+// ---------------------------------------------------------
+
+// The crop window [y, x, height, width] of the decoded image (TF's decode-then-crop result).
+Status CropDecoded(const KernelContext& ctx, const Tensor& window, Tensor* decoded) {
+  if (window.NumElements() != 4) {
+    return ctx.Error("crop_window must have 4 elements, got shape ", window.shape().ToString());
+  }
+  const int32_t* c = window.data<int32_t>();
+  const int64_t h = decoded->dim(0), w = decoded->dim(1), ch = decoded->dim(2);
+  if (c[0] < 0 || c[1] < 0 || c[2] <= 0 || c[3] <= 0 || c[0] + int64_t{c[2]} > h ||
+      c[1] + int64_t{c[3]} > w) {
+    return ctx.Error("Invalid JPEG data or crop window: crop [", c[0], ", ", c[1], ", ", c[2], ", ",
+                     c[3], "] does not fit the ", h, " x ", w, " image");
+  }
+  const Tensor full = decoded->DeepCopy();
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, full.dtype(), Shape{c[2], c[3], ch}));
+  const int64_t row = int64_t{c[3]} * ch * static_cast<int64_t>(DTypeSize(full.dtype()));
+  for (int64_t y = 0; y < c[2]; ++y) {
+    std::memcpy(static_cast<char*>(out->raw_data()) + y * row,
+                static_cast<const char*>(full.raw_data()) +
+                    ((c[0] + y) * w + c[1]) * ch * static_cast<int64_t>(DTypeSize(full.dtype())),
+                row);
+  }
+  return OkStatus();
+}
+
+Status PrepareExtractJpegShape(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "contents", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "contents", 0));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("output_type", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "output_type", t, {DType::kInt32, DType::kInt64}));
+  ctx.outputs = {TensorSpec{t, PartialShape{3}}};
+  return OkStatus();
+}
+
+// [height, width, components] from the JPEG header, without decoding the scans.
+Status ComputeExtractJpegShape(const KernelContext& ctx) {
+  const std::string& data = ctx.input(0).data<std::string>()[0];
+  JpegDecoder d;
+  const DecodeState st;
+  const bool ok = !data.empty() && JpegStart(&d, st, data);
+  const std::string msg = d.err.message;
+  int64_t dims[3] = {0, 0, 0};
+  if (ok) {
+    dims[0] = d.cinfo.image_height;
+    dims[1] = d.cinfo.image_width;
+    dims[2] = d.cinfo.num_components;
+  }
+  if (d.created) jpeg_destroy_decompress(&d.cinfo);
+  if (!ok) return ctx.Error("Invalid JPEG data, size ", data.size(), msg.empty() ? "" : ": ", msg);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{3}));
+  for (int i = 0; i < 3; ++i) {
+    if (out->dtype() == DType::kInt64) {
+      out->data<int64_t>()[i] = dims[i];
+    } else {
+      out->data<int32_t>()[i] = static_cast<int32_t>(dims[i]);
+    }
+  }
+  return OkStatus();
+}
+
+// ---- EncodeJpeg, EncodeJpegVariableQuality
+// --------------------------------------------------------
+
+struct JpegEncodeState : OpState {
+  int channels = 0;  // 0: the image's (1 or 3)
+  int quality = 95;
+  bool progressive = false;
+  bool optimize_size = false;
+  bool chroma_downsampling = true;
+  int density_unit = 1;  // 1: dots per inch, 2: per cm
+  int x_density = 300, y_density = 300;
+  std::string xmp;
+};
+
+Status PrepareEncodeJpeg(PrepareContext& ctx) {
+  const bool variable = ctx.op == "EncodeJpegVariableQuality";
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(variable ? 2 : 1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, variable ? "images" : "image", DType::kUInt8));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, variable ? "images" : "image", 3));
+  auto st = std::make_shared<JpegEncodeState>();
+  if (variable) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "quality", DType::kInt32));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "quality", 0));
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("format", ""));
+    if (format == "grayscale") {
+      st->channels = 1;
+    } else if (format == "rgb") {
+      st->channels = 3;
+    } else if (!format.empty()) {
+      return ctx.Error("attr 'format' must be '', 'grayscale' or 'rgb', got '", format, "'");
+    }
+    KILN_PREPARE_ASSIGN(ctx, int64_t quality, ctx.attrs.GetInt("quality", 95));
+    if (quality < 0 || quality > 100) {
+      return ctx.Error("quality must be in [0,100], got ", quality);
+    }
+    st->quality = static_cast<int>(quality);
+    KILN_PREPARE_ASSIGN(ctx, st->progressive, ctx.attrs.GetBool("progressive", false));
+    KILN_PREPARE_ASSIGN(ctx, st->optimize_size, ctx.attrs.GetBool("optimize_size", false));
+    KILN_PREPARE_ASSIGN(ctx, st->chroma_downsampling,
+                        ctx.attrs.GetBool("chroma_downsampling", true));
+    KILN_PREPARE_ASSIGN(ctx, std::string unit, ctx.attrs.GetString("density_unit", "in"));
+    if (unit != "in" && unit != "cm") {
+      return ctx.Error("attr 'density_unit' must be 'in' or 'cm', got '", unit, "'");
+    }
+    st->density_unit = unit == "in" ? 1 : 2;
+    KILN_PREPARE_ASSIGN(ctx, int64_t xd, ctx.attrs.GetInt("x_density", 300));
+    KILN_PREPARE_ASSIGN(ctx, int64_t yd, ctx.attrs.GetInt("y_density", 300));
+    if (xd < 0 || xd > 65535 || yd < 0 || yd > 65535) {
+      return ctx.Error("x_density and y_density must be in [0, 65535], got ", xd, " and ", yd);
+    }
+    st->x_density = static_cast<int>(xd);
+    st->y_density = static_cast<int>(yd);
+    KILN_PREPARE_ASSIGN(ctx, st->xmp, ctx.attrs.GetString("xmp_metadata", ""));
+  }
+  ctx.outputs = {TensorSpec{DType::kString, PartialShape::Scalar()}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+struct JpegEncoder {
+  jpeg_compress_struct cinfo;
+  JpegError err;
+  unsigned char* buffer = nullptr;
+  unsigned long size = 0;  // NOLINT(google-runtime-int): libjpeg's type
+  bool created = false;
+};
+
+// Compresses `image` (height x width x components) into d->buffer; false on a libjpeg error.
+bool JpegCompress(JpegEncoder* d, const JpegEncodeState& st, int quality, const uint8_t* image,
+                  int64_t height, int64_t width, int components) {
+  d->cinfo.err = jpeg_std_error(&d->err.mgr);
+  d->err.mgr.error_exit = JpegErrorExit;
+  d->err.mgr.output_message = JpegOutputMessage;
+  d->err.message[0] = '\0';
+  if (setjmp(d->err.jump)) return false;
+  jpeg_create_compress(&d->cinfo);
+  d->created = true;
+  jpeg_mem_dest(&d->cinfo, &d->buffer, &d->size);
+  d->cinfo.image_width = static_cast<JDIMENSION>(width);
+  d->cinfo.image_height = static_cast<JDIMENSION>(height);
+  d->cinfo.input_components = components;
+  d->cinfo.in_color_space = components == 1 ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&d->cinfo);
+  if (st.optimize_size) d->cinfo.optimize_coding = TRUE;
+  d->cinfo.density_unit = static_cast<UINT8>(st.density_unit);
+  d->cinfo.X_density = static_cast<UINT16>(st.x_density);
+  d->cinfo.Y_density = static_cast<UINT16>(st.y_density);
+  jpeg_set_quality(&d->cinfo, quality, TRUE);
+  if (st.progressive) jpeg_simple_progression(&d->cinfo);
+  if (!st.chroma_downsampling) {
+    for (int i = 0; i < d->cinfo.num_components; ++i) {
+      d->cinfo.comp_info[i].h_samp_factor = 1;
+      d->cinfo.comp_info[i].v_samp_factor = 1;
+    }
+  }
+  jpeg_start_compress(&d->cinfo, TRUE);
+  if (!st.xmp.empty()) {
+    // XMP lives in an APP1 marker after its namespace, NUL-terminated.
+    static constexpr char kNamespace[] = "http://ns.adobe.com/xap/1.0/";
+    std::vector<JOCTET> marker(kNamespace, kNamespace + sizeof(kNamespace));
+    marker.insert(marker.end(), st.xmp.begin(), st.xmp.end());
+    jpeg_write_marker(&d->cinfo, JPEG_APP0 + 1, marker.data(),
+                      static_cast<unsigned int>(marker.size()));
+  }
+  const int64_t stride = width * components;
+  while (d->cinfo.next_scanline < d->cinfo.image_height) {
+    auto* row = const_cast<JSAMPLE*>(image + d->cinfo.next_scanline * stride);
+    jpeg_write_scanlines(&d->cinfo, &row, 1);
+  }
+  jpeg_finish_compress(&d->cinfo);
+  return true;
+}
+
+Status ComputeEncodeJpeg(const KernelContext& ctx) {
+  const auto& st = ctx.state<JpegEncodeState>();
+  const Tensor& image = ctx.input(0);
+  if (image.rank() != 3) {
+    return ctx.Error("image must be 3-dimensional, got shape ", image.shape().ToString());
+  }
+  const int64_t h = image.dim(0), w = image.dim(1), c = image.dim(2);
+  int quality = st.quality;
+  if (ctx.num_inputs() > 1) {
+    quality = ctx.input(1).data<int32_t>()[0];
+    if (quality < 0 || quality > 100) return ctx.Error("quality must be in [0,100], got ", quality);
+  }
+  if (st.channels == 0 && c != 1 && c != 3) {
+    return ctx.Error("image must have 1 or 3 channels, got ", image.shape().ToString());
+  }
+  if (st.channels != 0 && c != st.channels) {
+    return ctx.Error("format ", st.channels == 1 ? "grayscale" : "rgb", " expects ", st.channels,
+                     " channels, got ", image.shape().ToString());
+  }
+  if (h <= 0 || w <= 0 || h >= (int64_t{1} << 16) || w >= (int64_t{1} << 16)) {
+    return ctx.Error("image of shape ", image.shape().ToString(),
+                     " cannot be a JPEG: both sides must be in [1, 65535]");
+  }
+  JpegEncoder d;
+  const bool ok = JpegCompress(&d, st, quality, image.data<uint8_t>(), h, w, static_cast<int>(c));
+  const std::string msg = d.err.message;
+  std::string bytes;
+  if (ok) bytes.assign(reinterpret_cast<const char*>(d.buffer), d.size);
+  if (d.created) jpeg_destroy_compress(&d.cinfo);
+  std::free(d.buffer);
+  if (!ok) return ctx.Error("JPEG encoding failed: ", msg);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
+  out->data<std::string>()[0] = std::move(bytes);
   return OkStatus();
 }
 
@@ -565,6 +830,11 @@ Status ComputeDecode(const KernelContext& ctx) {
     return ctx.Error(
         "trying to decode BMP format using a wrong op; use decode_bmp or "
         "decode_image");
+  if (st.op == DecodeOp::kJpegCrop && format != Format::kJpeg && format != Format::kUnknown) {
+    static constexpr const char* kNames[] = {"unknown", "JPEG", "PNG", "GIF", "BMP", "WebP"};
+    return ctx.Error("DecodeAndCropJpeg operation can run on JPEG only, but detected ",
+                     kNames[static_cast<int>(format)], ".");
+  }
   Tensor* decoded = nullptr;
   Status s;
   switch (format) {
@@ -594,6 +864,13 @@ Status ComputeDecode(const KernelContext& ctx) {
   }
   KILN_RETURN_IF_ERROR(s);
   if (st.dtype == DType::kFloat) return ConvertToFloat(ctx, decoded);
+  // The JPEG decoder crops as it decodes; a CMYK JPEG is decoded whole, then cropped here.
+  if (st.op == DecodeOp::kJpegCrop) {
+    const int32_t* c = ctx.input(1).data<int32_t>();
+    if (ctx.input(1).NumElements() != 4 || decoded->dim(0) != c[2] || decoded->dim(1) != c[3]) {
+      return CropDecoded(ctx, ctx.input(1), decoded);
+    }
+  }
   return OkStatus();
 }
 
@@ -700,11 +977,22 @@ constexpr OpDefinition kDefs[] = {
     {"DecodeImage", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kImage>},
     {"DecodeBmp", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kBmp>},
     {"EncodePng", "contents", kOpFreshOutputs, PrepareEncodePng},
+    {"DecodeAndCropJpeg", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kJpegCrop>},
+    {"ExtractJpegShape", "image_shape", kOpFreshOutputs, PrepareExtractJpegShape},
+    {"EncodeJpeg", "contents", kOpFreshOutputs, PrepareEncodeJpeg},
+    {"EncodeJpegVariableQuality", "contents", kOpFreshOutputs, PrepareEncodeJpeg},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"DecodeJpeg", ComputeDecode}, {"DecodePng", ComputeDecode},    {"DecodeImage", ComputeDecode},
-    {"DecodeBmp", ComputeDecode},  {"EncodePng", ComputeEncodePng},
+    {"DecodeJpeg", ComputeDecode},
+    {"DecodePng", ComputeDecode},
+    {"DecodeImage", ComputeDecode},
+    {"DecodeBmp", ComputeDecode},
+    {"EncodePng", ComputeEncodePng},
+    {"DecodeAndCropJpeg", ComputeDecode},
+    {"ExtractJpegShape", ComputeExtractJpegShape},
+    {"EncodeJpeg", ComputeEncodeJpeg},
+    {"EncodeJpegVariableQuality", ComputeEncodeJpeg},
 };
 
 }  // namespace

@@ -1,10 +1,11 @@
-// Non-maximum suppression: NonMaxSuppressionV2..V5 (greedy, hard or V5's soft Gaussian
-// suppression) and CombinedNonMaxSuppression (per class, then the best over all classes). The
-// selection follows TensorFlow's CPU kernel step by step (non_max_suppression_op.cc): the same
-// candidate priority queue (higher score first, lower index on ties), the same IoU in float from
-// boxes given as any two opposite corners, the same suppress-once bookkeeping for soft NMS, and
-// for the combined op the same per-class queue and final sort, so equal scores resolve as TF's
-// do. Half boxes and scores compute in Eigen::half where TF does.
+// Non-maximum suppression: NonMaxSuppression (v1: the IoU threshold an attr) and V2..V5
+// (greedy, hard or V5's soft Gaussian suppression), NonMaxSuppressionWithOverlaps (a given
+// overlap matrix in place of IoU) and CombinedNonMaxSuppression (per class, then the best over all
+// classes). The selection follows TensorFlow's CPU kernel step by step (non_max_suppression_op.cc):
+// the same candidate priority queue (higher score first, lower index on ties), the same IoU in
+// float from boxes given as any two opposite corners, the same suppress-once bookkeeping for soft
+// NMS, and for the combined op the same per-class queue and final sort, so equal scores resolve as
+// TF's do. Half boxes and scores compute in Eigen::half where TF does.
 #include <algorithm>
 #include <cmath>
 #include <deque>
@@ -43,21 +44,29 @@ float Iou(const C* boxes, int64_t i, int64_t j) {
 // ---- NonMaxSuppressionV2..V5 ------------------------------------------------------------------
 
 struct NmsState : OpState {
-  int version = 3;
+  int version = 3;  // 1..5; 0: WithOverlaps
   DType t = DType::kFloat;
   DType t_threshold = DType::kFloat;
   bool pad = false;
+  float iou_attr = 0.5f;  // v1's iou_threshold
 };
 
 template <int kVersion>
 Status PrepareNms(PrepareContext& ctx) {
-  constexpr int kInputs = kVersion == 2 ? 4 : kVersion == 5 ? 6 : 5;
+  constexpr int kInputs = kVersion == 1 ? 3 : kVersion == 2 ? 4 : kVersion == 5 ? 6 : 5;
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kInputs));
   auto st = std::make_shared<NmsState>();
   st->version = kVersion;
-  KILN_PREPARE_ASSIGN(ctx, st->t, ctx.attrs.GetType("T", DType::kFloat));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->t, NmsTypes::kDTypes));
-  if (kVersion == 5) {
+  if (kVersion <= 1) {  // float only, no T attr
+    st->t = DType::kFloat;
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, st->t, ctx.attrs.GetType("T", DType::kFloat));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->t, NmsTypes::kDTypes));
+  }
+  if (kVersion == 1) {
+    KILN_PREPARE_ASSIGN(ctx, st->iou_attr, ctx.attrs.GetFloat("iou_threshold", 0.5f));
+  }
+  if (kVersion <= 1 || kVersion == 5) {
     st->t_threshold = st->t;
   } else {
     KILN_PREPARE_ASSIGN(ctx, st->t_threshold, ctx.attrs.GetType("T_threshold", DType::kFloat));
@@ -66,20 +75,21 @@ Status PrepareNms(PrepareContext& ctx) {
   if (kVersion >= 4) {
     KILN_PREPARE_ASSIGN(ctx, st->pad, ctx.attrs.GetBool("pad_to_max_output_size", false));
   }
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "boxes", st->t));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "boxes", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, kVersion == 0 ? "overlaps" : "boxes", st->t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, kVersion == 0 ? "overlaps" : "boxes", 2));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "scores", st->t));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "scores", 1));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "max_output_size", DType::kInt32));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "max_output_size", 0));
   static constexpr const char* kNames[] = {"iou_threshold", "score_threshold", "soft_nms_sigma"};
   for (int i = 3; i < kInputs; ++i) {
-    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, kNames[i - 3], st->t_threshold));
-    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, kNames[i - 3], 0));
+    const char* name = kVersion == 0 && i == 3 ? "overlap_threshold" : kNames[i - 3];
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, name, st->t_threshold));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, name, 0));
   }
   const PartialShape& boxes = ctx.inputs[0].shape;
   const PartialShape& scores = ctx.inputs[1].shape;
-  if (!boxes.unknown_rank()) {
+  if (!boxes.unknown_rank() && kVersion != 0) {
     if (boxes.dim(1) >= 0 && boxes.dim(1) != 4) {
       return ctx.Error("input 'boxes' must have shape (num_boxes, 4), got ",
                        boxes.ToPythonString());
@@ -117,12 +127,17 @@ Status RunNms(const KernelContext& ctx, const NmsState& st, int64_t num_boxes) {
   // C is float or Eigen::half, the compute type of the boxes' and scores' dtype.
   const C* boxes = static_cast<const C*>(ctx.input(0).raw_data());
   const C* scores = static_cast<const C*>(ctx.input(1).raw_data());
-  const C iou_threshold = ThresholdAs<C>(ctx.input(3));
-  if (!(iou_threshold >= C(0.0f) && iou_threshold <= C(1.0f))) {
+  const C iou_threshold =
+      st.version == 1 ? static_cast<C>(st.iou_attr) : ThresholdAs<C>(ctx.input(3));
+  if (st.version != 0 && !(iou_threshold >= C(0.0f) && iou_threshold <= C(1.0f))) {
     return ctx.Error("iou_threshold must be in [0, 1], got ", static_cast<float>(iou_threshold));
   }
-  const C score_threshold =
-      st.version >= 3 ? ThresholdAs<C>(ctx.input(4)) : std::numeric_limits<C>::lowest();
+  // WithOverlaps: the given matrix says how much two boxes overlap.
+  auto similarity = [&](int64_t i, int64_t j) {
+    return st.version == 0 ? static_cast<float>(boxes[i * num_boxes + j]) : Iou(boxes, i, j);
+  };
+  const C score_threshold = st.version >= 3 || st.version == 0 ? ThresholdAs<C>(ctx.input(4))
+                                                               : std::numeric_limits<C>::lowest();
   C sigma = C(0.0f);
   if (st.version == 5) {
     sigma = ThresholdAs<C>(ctx.input(5));
@@ -156,7 +171,7 @@ Status RunNms(const KernelContext& ctx, const NmsState& st, int64_t num_boxes) {
     queue.pop();
     bool hard = false;
     for (int j = static_cast<int>(selected.size()) - 1; j >= next.suppress_begin_index; --j) {
-      const float sim = Iou(boxes, next.box_index, selected[j]);
+      const float sim = similarity(next.box_index, selected[j]);
       next.score = static_cast<C>(next.score * weight_of(static_cast<C>(sim)));
       if (!soft && static_cast<C>(sim) > iou_threshold) {
         hard = true;
@@ -197,7 +212,10 @@ Status ComputeNms(const KernelContext& ctx) {
   const auto& st = ctx.state<NmsState>();
   const Tensor& boxes = ctx.input(0);
   const Tensor& scores = ctx.input(1);
-  if (boxes.rank() != 2 || boxes.dim(1) != 4) {
+  if (st.version == 0 && (boxes.rank() != 2 || boxes.dim(0) != boxes.dim(1))) {
+    return ctx.Error("input 'overlaps' must be a square matrix, got ", boxes.shape().ToString());
+  }
+  if (st.version != 0 && (boxes.rank() != 2 || boxes.dim(1) != 4)) {
     return ctx.Error("input 'boxes' must have shape (num_boxes, 4), got ",
                      boxes.shape().ToString());
   }
@@ -403,6 +421,8 @@ Status ComputeCombinedNms(const KernelContext& ctx) {
 }
 
 constexpr OpDefinition kDefs[] = {
+    {"NonMaxSuppression", "selected_indices", kOpFreshOutputs, PrepareNms<1>},
+    {"NonMaxSuppressionWithOverlaps", "selected_indices", kOpFreshOutputs, PrepareNms<0>},
     {"NonMaxSuppressionV2", "selected_indices", kOpFreshOutputs, PrepareNms<2>},
     {"NonMaxSuppressionV3", "selected_indices", kOpFreshOutputs, PrepareNms<3>},
     {"NonMaxSuppressionV4", "selected_indices,valid_outputs", kOpFreshOutputs, PrepareNms<4>},
@@ -413,6 +433,8 @@ constexpr OpDefinition kDefs[] = {
 };
 
 constexpr KernelEntry kCpu[] = {
+    {"NonMaxSuppression", ComputeNms},
+    {"NonMaxSuppressionWithOverlaps", ComputeNms},
     {"NonMaxSuppressionV2", ComputeNms},
     {"NonMaxSuppressionV3", ComputeNms},
     {"NonMaxSuppressionV4", ComputeNms},

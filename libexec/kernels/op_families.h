@@ -60,10 +60,13 @@ namespace kiln::exec {
   X(Space)                  \
   X(Partition)              \
   X(Sparse)                 \
+  X(SparseMath)             \
+  X(SparseManip)            \
   X(Ragged)                 \
   X(RaggedVariant)          \
   X(TensorListBulk)         \
   X(TensorArray)            \
+  X(Stack)                  \
   X(Case)                   \
   X(ConvNd)                 \
   X(PoolNd)                 \

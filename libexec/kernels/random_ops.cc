@@ -1,5 +1,6 @@
 // Random tensors from Philox4x32-10, as TensorFlow makes them.
-// Stateful ops (RandomStandardNormal, RandomUniform, RandomUniformInt) keep one generator per
+// Stateful ops (RandomStandardNormal, RandomUniform, RandomUniformInt, TruncatedNormal,
+// RandomShuffle) keep one generator per
 // node: seeded by attrs seed/seed2 (both 0: a fresh random seed), and each call reserves
 // 256 blocks per output element as TF's GuardedPhiloxRandom does, so a seeded node repeats
 // TF's sequence of calls. The stateless ops are in stateless_random_ops.cc.
@@ -13,7 +14,9 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <vector>
 
+#include "kernels/array_util.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
@@ -181,9 +184,13 @@ struct StatefulRandomState : OpState {
 
   // The generator for a call producing `n` values; the node's own moves past them.
   Philox Reserve(int64_t n) const {
+    return ReserveBlocks(static_cast<uint64_t>(n) * kBlocksPerOutput);
+  }
+  // The same for a call that uses `blocks` Philox blocks (TF's ReserveSamples128).
+  Philox ReserveBlocks(uint64_t blocks) const {
     std::lock_guard<std::mutex> lock(mu);
     Philox local = generator;
-    generator.Skip(static_cast<uint64_t>(n) * kBlocksPerOutput);
+    generator.Skip(blocks);
     return local;
   }
 };
@@ -274,6 +281,57 @@ Status ComputeRandomUniformInt(const KernelContext& ctx) {
   });
 }
 
+// ---- TruncatedNormal -------------------------------------------------------------------------
+
+// Normals redrawn until inside two standard deviations; TF's stream (its PhiloxRandomOp with
+// TruncatedNormalDistribution: groups of a variable number of samples, each group 256 / 4 *
+// kCount blocks after the previous one).
+Status ComputeTruncatedNormal(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, ShapeFromInput(ctx, ctx.input(0)));
+  const auto& st = ctx.state<StatefulRandomState>();
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, st.dtype, shape));
+  const Philox gen = st.Reserve(out->NumElements());
+  return Dispatch<BasicFloatTypes>(st.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    random::FillPhiloxVariable(gen, random::TruncatedNormalDist<T>(), out->data<T>(),
+                               out->NumElements());
+    return OkStatus();
+  });
+}
+
+// ---- RandomShuffle ---------------------------------------------------------------------------
+
+Status PrepareRandomShuffle(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "value"));
+  KILN_PREPARE_ASSIGN(ctx, Philox gen, SeededGenerator(ctx));
+  ctx.outputs = {ctx.inputs[0]};
+  ctx.state = std::make_shared<StatefulRandomState>(t, gen);
+  return OkStatus();
+}
+
+// The rows (dim 0) in a random order, as TF's kernel draws it: size - 1 32-bit samples, swap
+// i with i + sample % (size - i) for i = 0 .. size - 2.
+Status ComputeRandomShuffle(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  if (x.rank() == 0 || x.dim(0) <= 1 || x.NumElements() <= 1) {
+    CopyElementRange(x, 0, out, 0, x.NumElements());
+    return OkStatus();
+  }
+  const int64_t size = x.dim(0), row = x.NumElements() / size, samples = size - 1;
+  Philox gen = ctx.state<StatefulRandomState>().ReserveBlocks((samples + 3) / 4);
+  random::SingleSamples single(&gen);
+  std::vector<int64_t> perm(size);
+  for (int64_t i = 0; i < size; ++i) perm[i] = i;
+  for (int64_t i = 0; i + 1 < size; ++i) {
+    const int64_t j = i + single() % static_cast<uint32_t>(size - i);
+    std::swap(perm[i], perm[j]);
+  }
+  for (int64_t i = 0; i < size; ++i) CopyElementRange(x, perm[i] * row, out, i * row, row);
+  return OkStatus();
+}
+
 // ---- Multinomial -----------------------------------------------------------------------------
 
 // Multinomial(logits [batch, classes], num_samples) -> [batch, num_samples] class ids, as TF's
@@ -302,6 +360,8 @@ constexpr OpDefinition kDefs[] = {
     {"RandomUniform", "output", kOpStateful | kOpFreshOutputs, PrepareRandomFloat},
     {"RandomUniformInt", "output", kOpStateful | kOpFreshOutputs, PrepareRandomUniformInt},
     {"Multinomial", "output", kOpStateful | kOpFreshOutputs, PrepareMultinomial},
+    {"TruncatedNormal", "output", kOpStateful | kOpFreshOutputs, PrepareRandomFloat},
+    {"RandomShuffle", "output", kOpStateful | kOpFreshOutputs, PrepareRandomShuffle},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -309,6 +369,8 @@ constexpr KernelEntry kCpu[] = {
     {"RandomUniform", ComputeRandomFloat<random::UniformDist>},
     {"RandomUniformInt", ComputeRandomUniformInt},
     {"Multinomial", ComputeMultinomial},
+    {"TruncatedNormal", ComputeTruncatedNormal},
+    {"RandomShuffle", ComputeRandomShuffle},
 };
 
 }  // namespace

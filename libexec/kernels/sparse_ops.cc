@@ -1,6 +1,6 @@
 // Sparse tensors as (indices [N, rank] int64, values [N], dense_shape [rank]) triples:
-// SparseToDense, SparseFillEmptyRows, SparseReshape, and DenseToDenseSetOperation (set
-// operations along the last dim of two dense tensors, giving a sparse result).
+// SparseToDense, SparseFillEmptyRows, SparseReshape, the set operations along the last dim
+// (DenseToDense-, DenseToSparse-, SparseToSparseSetOperation; a sparse result) and SetSize.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -9,6 +9,7 @@
 #include "kernels/array_util.h"
 #include "kernels/nd_index.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -321,22 +322,62 @@ Status ComputeSparseReshape(const KernelContext& ctx) {
   return OkStatus();
 }
 
-// ---- DenseToDenseSetOperation ----------------------------------------------------------------
+// ---- DenseToDenseSetOperation, DenseToSparseSetOperation, SparseToSparseSetOperation, SetSize --
+
+// Set operations along the last dim: each position of the leading dims holds one set, the last
+// dim's values of a dense input or the values of a sparse input's entries with that leading
+// index. The result is sparse: per set its sorted elements.
 
 enum class SetOp { kAMinusB, kBMinusA, kIntersection, kUnion };
-using SetState = TypedOpState<SetOp>;
+
+using SetTypes = TypeList<int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t, std::string>;
+
+// The operand kinds of the three ops: dense (1 input) or sparse (3 inputs).
+struct SetOperands {
+  bool a_sparse = false, b_sparse = false;
+  int b_first() const { return a_sparse ? 3 : 1; }
+};
+
+SetOperands OperandsOf(std::string_view op) {
+  return {op == "SparseToSparseSetOperation", op != "DenseToDenseSetOperation"};
+}
+
+struct SetState : OpState {
+  SetOp op = SetOp::kUnion;
+  SetOperands operands;
+};
+
+Status ExpectSetInput(PrepareContext& ctx, int first, bool sparse, DType t, std::string_view name,
+                      int* rank) {
+  const std::string n(name);
+  if (sparse) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first, n + "_indices", DType::kInt64));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first + 1, n + "_values", t));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first + 2, n + "_shape", DType::kInt64));
+    const int64_t r = KnownLength(ctx.inputs[first + 2].shape);
+    if (r >= 0 && r < 2) return ctx.Error("input '", n, "_shape' has rank ", r, " < 2");
+    if (r >= 0) *rank = static_cast<int>(r);
+    return OkStatus();
+  }
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first, n, t));
+  const PartialShape& s = ctx.inputs[first].shape;
+  if (s.unknown_rank()) return OkStatus();
+  if (s.rank() < 2) return ctx.Error("shape ", s.ToPythonString(), " has rank ", s.rank(), " < 2");
+  *rank = s.rank();
+  return OkStatus();
+}
 
 Status PrepareSetOperation(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  const SetOperands k = OperandsOf(ctx.op);
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(k.b_first() + (k.b_sparse ? 3 : 1)));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t,
-                                         {DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64,
-                                          DType::kUInt8, DType::kUInt16, DType::kString}));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "set1", t));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "set2", t));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, SetTypes::kDTypes));
+  int rank_a = -1, rank_b = -1;
+  KILN_RETURN_IF_ERROR(ExpectSetInput(ctx, 0, k.a_sparse, t, "set1", &rank_a));
+  KILN_RETURN_IF_ERROR(ExpectSetInput(ctx, k.b_first(), k.b_sparse, t, "set2", &rank_b));
   KILN_PREPARE_ASSIGN(ctx, std::string op, ctx.attrs.GetString("set_operation"));
   KILN_PREPARE_ASSIGN(ctx, bool validate, ctx.attrs.GetBool("validate_indices", true));
-  (void)validate;  // dense inputs have no indices to validate
+  (void)validate;  // sparse inputs are always validated
   SetOp kind;
   if (op == "a-b") {
     kind = SetOp::kAMinusB;
@@ -350,42 +391,102 @@ Status PrepareSetOperation(PrepareContext& ctx) {
     return ctx.Error("invalid set_operation \"", op,
                      "\": expected \"a-b\", \"b-a\", \"intersection\" or \"union\"");
   }
-  int rank = -1;
-  for (int i = 0; i < 2; ++i) {
-    const PartialShape& s = ctx.inputs[i].shape;
-    if (s.unknown_rank()) continue;
-    if (s.rank() < 2)
-      return ctx.Error("shape ", s.ToPythonString(), " has rank ", s.rank(), " < 2");
-    if (rank >= 0 && rank != s.rank()) {
-      return ctx.Error("set1 and set2 must have the same rank, got ",
-                       ctx.inputs[0].shape.ToPythonString(), " and ", s.ToPythonString());
-    }
-    rank = s.rank();
+  if (rank_a >= 0 && rank_b >= 0 && rank_a != rank_b) {
+    return ctx.Error("set1 and set2 must have the same rank, got ", rank_a, " and ", rank_b);
   }
+  const int rank = rank_a >= 0 ? rank_a : rank_b;
   ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{-1, rank}}, TensorSpec{t, PartialShape{-1}},
                  TensorSpec{DType::kInt64, PartialShape{rank}}};
-  ctx.state = std::make_shared<SetState>(kind);
+  auto st = std::make_shared<SetState>();
+  st->op = kind;
+  st->operands = k;
+  ctx.state = std::move(st);
   return OkStatus();
 }
 
+// One operand's sets: the leading dims and each position's sorted, distinct elements.
 template <typename T>
-Status SetOperation(const KernelContext& ctx, SetOp op, const Tensor& a, const Tensor& b) {
-  const int rank = a.rank();
-  const int64_t na = a.dim(rank - 1), nb = b.dim(rank - 1);
-  int64_t groups = 1;  // one set per position of the leading dims
-  for (int d = 0; d + 1 < rank; ++d) groups *= a.dim(d);
-  const T* pa = a.data<T>();
-  const T* pb = b.data<T>();
+struct Sets {
+  std::vector<int64_t> shape;  // the operand's (a sparse one's dense shape)
+  std::vector<int64_t> lead;
+  std::vector<std::vector<T>> groups;
+};
+
+template <typename T>
+void SortUnique(std::vector<T>* v) {
+  std::sort(v->begin(), v->end());
+  v->erase(std::unique(v->begin(), v->end()), v->end());
+}
+
+template <typename T>
+Result<Sets<T>> ReadSets(const KernelContext& ctx, int first, bool sparse, std::string_view name) {
+  Sets<T> s;
+  if (!sparse) {
+    const Tensor& t = ctx.input(first);
+    if (t.rank() < 2) {
+      return ctx.Error("shape ", ShapeBrackets(t.shape().dims()), " has rank ", t.rank(), " < 2");
+    }
+    s.shape = t.shape().ToVector();
+    s.lead.assign(t.shape().dims().begin(), t.shape().dims().end() - 1);
+    const int64_t n = t.dim(t.rank() - 1);
+    const int64_t g = n == 0 ? t.NumElements() : t.NumElements() / n;
+    int64_t groups = 1;
+    for (int64_t d : s.lead) groups *= d;
+    s.groups.resize(groups);
+    for (int64_t i = 0; i < g && n > 0; ++i) {
+      s.groups[i].assign(t.data<T>() + i * n, t.data<T>() + (i + 1) * n);
+      SortUnique(&s.groups[i]);
+    }
+    return s;
+  }
+  const Tensor& ind = ctx.input(first);
+  const Tensor& val = ctx.input(first + 1);
+  const std::vector<int64_t> shape = IndexValues(ctx.input(first + 2));
+  const int64_t r = static_cast<int64_t>(shape.size());
+  if (r < 2 || ind.rank() != 2 || ind.dim(1) != r || val.rank() != 1 || val.dim(0) != ind.dim(0)) {
+    return ctx.Error("input '", name,
+                     "': expected indices [N, R], values [N] and shape [R] with "
+                     "R >= 2, got ",
+                     ind.shape().ToString(), ", ", val.shape().ToString(), " and [", r, "]");
+  }
+  s.shape = shape;
+  s.lead.assign(shape.begin(), shape.end() - 1);
+  int64_t groups = 1;
+  for (int64_t d : s.lead) groups *= d;
+  s.groups.resize(groups);
+  const int64_t* idx = ind.data<int64_t>();
+  for (int64_t i = 0; i < ind.dim(0); ++i) {
+    int64_t flat = 0;
+    for (int64_t d = 0; d < r; ++d) {
+      const int64_t v = idx[i * r + d];
+      if (v < 0 || v >= shape[d]) {
+        return ctx.Error("input '", name, "': indices[", i,
+                         "] = ", ShapeBrackets({idx + i * r, static_cast<size_t>(r)}),
+                         " is out of bounds for shape ", ShapeBrackets(shape));
+      }
+      if (d + 1 < r) flat = flat * shape[d] + v;
+    }
+    s.groups[flat].push_back(val.data<T>()[i]);
+  }
+  for (auto& g : s.groups) SortUnique(&g);
+  return s;
+}
+
+template <typename T>
+Status SetOperation(const KernelContext& ctx, SetOp op, const SetOperands& k) {
+  KILN_ASSIGN_OR_RETURN(Sets<T> a, ReadSets<T>(ctx, 0, k.a_sparse, "set1"));
+  KILN_ASSIGN_OR_RETURN(Sets<T> b, ReadSets<T>(ctx, k.b_first(), k.b_sparse, "set2"));
+  if (a.lead != b.lead) {
+    return ctx.Error("mismatched shapes ", ShapeBrackets(a.shape), " vs ", ShapeBrackets(b.shape),
+                     " (all dims but the last must match)");
+  }
+  const int rank = static_cast<int>(a.lead.size()) + 1;
+  const int64_t groups = static_cast<int64_t>(a.groups.size());
   std::vector<std::vector<T>> results(groups);
   int64_t max_size = 0, total = 0;
-  std::vector<T> sa, sb;
   for (int64_t g = 0; g < groups; ++g) {
-    sa.assign(pa + g * na, pa + (g + 1) * na);
-    sb.assign(pb + g * nb, pb + (g + 1) * nb);
-    std::sort(sa.begin(), sa.end());
-    sa.erase(std::unique(sa.begin(), sa.end()), sa.end());
-    std::sort(sb.begin(), sb.end());
-    sb.erase(std::unique(sb.begin(), sb.end()), sb.end());
+    const std::vector<T>& sa = a.groups[g];
+    const std::vector<T>& sb = b.groups[g];
     std::vector<T>& r = results[g];
     switch (op) {
       case SetOp::kAMinusB:
@@ -407,17 +508,16 @@ Status SetOperation(const KernelContext& ctx, SetOp op, const Tensor& a, const T
   KILN_ASSIGN_OR_RETURN(Tensor * oi, ctx.AllocateOutput(0, Shape{total, rank}));
   KILN_ASSIGN_OR_RETURN(Tensor * ov, ctx.AllocateOutput(1, Shape{total}));
   KILN_ASSIGN_OR_RETURN(Tensor * os, ctx.AllocateOutput(2, Shape{rank}));
-  for (int d = 0; d + 1 < rank; ++d) os->data<int64_t>()[d] = a.dim(d);
+  std::copy(a.lead.begin(), a.lead.end(), os->data<int64_t>());
   os->data<int64_t>()[rank - 1] = max_size;
   int64_t* idx = oi->data<int64_t>();
   T* val = ov->data<T>();
-  std::span<const int64_t> lead = a.shape().dims().subspan(0, rank - 1);
   for (int64_t g = 0; g < groups; ++g) {
     for (size_t j = 0; j < results[g].size(); ++j) {
       int64_t rem = g;
       for (int d = rank - 2; d >= 0; --d) {
-        idx[d] = lead[d] == 0 ? 0 : rem % lead[d];
-        rem = lead[d] == 0 ? 0 : rem / lead[d];
+        idx[d] = a.lead[d] == 0 ? 0 : rem % a.lead[d];
+        rem = a.lead[d] == 0 ? 0 : rem / a.lead[d];
       }
       idx[rank - 1] = static_cast<int64_t>(j);
       idx += rank;
@@ -428,38 +528,36 @@ Status SetOperation(const KernelContext& ctx, SetOp op, const Tensor& a, const T
 }
 
 Status ComputeSetOperation(const KernelContext& ctx) {
-  const Tensor& a = ctx.input(0);
-  const Tensor& b = ctx.input(1);
-  for (const Tensor* t : {&a, &b}) {
-    if (t->rank() < 2) {
-      return ctx.Error("shape ", ShapeBrackets(t->shape().dims()), " has rank ", t->rank(), " < 2");
-    }
-  }
-  bool match = a.rank() == b.rank();
-  for (int d = 0; match && d + 1 < a.rank(); ++d) match = a.dim(d) == b.dim(d);
-  if (!match) {
-    return ctx.Error("mismatched shapes ", ShapeBrackets(a.shape().dims()), " vs ",
-                     ShapeBrackets(b.shape().dims()), " (all dims but the last must match)");
-  }
-  const SetOp op = ctx.state<SetState>().value;
-  switch (a.dtype()) {
-    case DType::kInt8:
-      return SetOperation<int8_t>(ctx, op, a, b);
-    case DType::kInt16:
-      return SetOperation<int16_t>(ctx, op, a, b);
-    case DType::kInt32:
-      return SetOperation<int32_t>(ctx, op, a, b);
-    case DType::kInt64:
-      return SetOperation<int64_t>(ctx, op, a, b);
-    case DType::kUInt8:
-      return SetOperation<uint8_t>(ctx, op, a, b);
-    case DType::kUInt16:
-      return SetOperation<uint16_t>(ctx, op, a, b);
-    case DType::kString:
-      return SetOperation<std::string>(ctx, op, a, b);
-    default:
-      return Internal("no set kernel for ", DTypeShortName(a.dtype()));
-  }
+  const SetOp op = ctx.state<SetState>().op;
+  const SetOperands k = ctx.state<SetState>().operands;
+  return Dispatch<SetTypes>(ctx.input(k.a_sparse ? 1 : 0).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    return SetOperation<T>(ctx, op, k);
+  });
+}
+
+Status PrepareSetSize(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, SetTypes::kDTypes));
+  int rank = -1;
+  KILN_RETURN_IF_ERROR(ExpectSetInput(ctx, 0, true, t, "set", &rank));
+  ctx.outputs = {
+      TensorSpec{DType::kInt32, rank >= 0 ? UnknownDims(rank - 1) : PartialShape::UnknownRank()}};
+  return OkStatus();
+}
+
+// The number of distinct values of each set.
+Status ComputeSetSize(const KernelContext& ctx) {
+  return Dispatch<SetTypes>(ctx.input(1).dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    KILN_ASSIGN_OR_RETURN(Sets<T> s, ReadSets<T>(ctx, 0, true, "set"));
+    KILN_ASSIGN_OR_RETURN(Shape shape, Shape::FromDims(s.lead));
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+    for (size_t g = 0; g < s.groups.size(); ++g)
+      out->data<int32_t>()[g] = static_cast<int32_t>(s.groups[g].size());
+    return OkStatus();
+  });
 }
 
 // ---- tables ----------------------------------------------------------------------------------
@@ -469,6 +567,11 @@ constexpr OpDefinition kDefs[] = {
     {"SparseFillEmptyRows", "output_indices,output_values,empty_row_indicator,reverse_index_map",
      kOpFreshOutputs, PrepareFillEmptyRows},
     {"SparseReshape", "output_indices,output_shape", kOpFreshOutputs, PrepareSparseReshape},
+    {"DenseToSparseSetOperation", "result_indices,result_values,result_shape", kOpFreshOutputs,
+     PrepareSetOperation},
+    {"SparseToSparseSetOperation", "result_indices,result_values,result_shape", kOpFreshOutputs,
+     PrepareSetOperation},
+    {"SetSize", "size", kOpFreshOutputs, PrepareSetSize},
     {"DenseToDenseSetOperation", "result_indices,result_values,result_shape", kOpFreshOutputs,
      PrepareSetOperation},
 };
@@ -478,6 +581,9 @@ constexpr KernelEntry kCpu[] = {
     {"SparseFillEmptyRows", ComputeFillEmptyRows},
     {"SparseReshape", ComputeSparseReshape},
     {"DenseToDenseSetOperation", ComputeSetOperation},
+    {"DenseToSparseSetOperation", ComputeSetOperation},
+    {"SparseToSparseSetOperation", ComputeSetOperation},
+    {"SetSize", ComputeSetSize},
 };
 
 }  // namespace

@@ -1,5 +1,5 @@
 // Conversions between strings and other values: AsString, StringToNumber, DecodeCSV (records to
-// typed columns), EncodeBase64, DecodeBase64, StringToHashBucketFast and StringToHashBucketStrong.
+// typed columns), EncodeBase64, DecodeBase64, StringToHashBucket(Fast, Strong) and Fingerprint.
 #include <charconv>
 #include <cinttypes>
 #include <cmath>
@@ -489,6 +489,12 @@ Status PrepareHashBucketFast(PrepareContext& ctx) {
   return PrepareStringUnary(ctx, "input", DType::kInt64);
 }
 
+// StringToHashBucket (v1) names its input string_tensor.
+Status PrepareHashBucketLegacy(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(ctx.state, ReadNumBuckets(ctx));
+  return PrepareStringUnary(ctx, "string_tensor", DType::kInt64);
+}
+
 Status PrepareHashBucketStrong(PrepareContext& ctx) {
   KILN_ASSIGN_OR_RETURN(auto st, ReadNumBuckets(ctx));
   KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> key, ctx.attrs.GetIntList("key"));
@@ -499,7 +505,9 @@ Status PrepareHashBucketStrong(PrepareContext& ctx) {
   return PrepareStringUnary(ctx, "input", DType::kInt64);
 }
 
-template <bool kStrong>
+enum class BucketHash { kFast, kStrong, kLegacy };
+
+template <BucketHash kHash>
 Status ComputeHashBucket(const KernelContext& ctx) {
   const auto& st = ctx.state<HashBucketState>();
   const Tensor& in = ctx.input(0);
@@ -508,10 +516,69 @@ Status ComputeHashBucket(const KernelContext& ctx) {
   int64_t* dst = out->data<int64_t>();
   ctx.threads().ParallelFor(in.NumElements(), 4096, [&](int64_t b, int64_t e) {
     for (int64_t i = b; i < e; ++i) {
-      const uint64_t h = kStrong ? SipHash24(st.key[0], st.key[1], src[i]) : Fingerprint64(src[i]);
+      const uint64_t h = kHash == BucketHash::kStrong   ? SipHash24(st.key[0], st.key[1], src[i])
+                         : kHash == BucketHash::kLegacy ? LegacyHash64(src[i])
+                                                        : Fingerprint64(src[i]);
       dst[i] = static_cast<int64_t>(h % st.num_buckets);
     }
   });
+  return OkStatus();
+}
+
+// ---- Fingerprint ------------------------------------------------------------------------------
+
+Status PrepareFingerprint(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "data"));
+  if (!HoldsData(t)) return ctx.Error("Data type not supported: ", DTypeShortName(t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "method", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "method", 0));
+  if (const Tensor* m = ConstantInput(ctx, 1);
+      m != nullptr && m->scalar<std::string>() != "farmhash64") {
+    return ctx.Error("Unsupported fingerprint method: ", m->scalar<std::string>());
+  }
+  const PartialShape& s = ctx.inputs[0].shape;
+  if (!s.unknown_rank() && s.rank() == 0) {
+    return ctx.Error("`data` should have at least one dimension: ", s.ToPythonString());
+  }
+  ctx.outputs = {TensorSpec{DType::kUInt8, PartialShape{s.unknown_rank() ? -1 : s.dim(0), 8}}};
+  return OkStatus();
+}
+
+// One 8-byte little-endian FarmHash fingerprint per row (dim 0) of the data: of the row's bytes,
+// or, for strings, of the string (one per row) or of the row's strings' fingerprints.
+Status ComputeFingerprint(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const std::string& method = ctx.input(1).scalar<std::string>();
+  if (method != "farmhash64") return ctx.Error("Unsupported fingerprint method: ", method);
+  if (x.rank() == 0) {
+    return ctx.Error("`data` should have at least one dimension: ", x.shape().ToString());
+  }
+  const int64_t rows = x.dim(0), per = rows == 0 ? 0 : x.NumElements() / rows;
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{rows, 8}));
+  uint8_t* o = out->data<uint8_t>();
+  auto put = [](uint64_t v, uint8_t* to) {
+    for (int b = 0; b < 8; ++b) to[b] = static_cast<uint8_t>(v >> (8 * b));
+  };
+  for (int64_t r = 0; r < rows; ++r) {
+    uint64_t fp;
+    if (x.dtype() == DType::kString) {
+      const std::string* strs = x.data<std::string>() + r * per;
+      if (per == 1) {
+        fp = Fingerprint64(strs[0]);
+      } else {
+        std::string buf(per * 8, '\0');
+        for (int64_t k = 0; k < per; ++k)
+          put(Fingerprint64(strs[k]), reinterpret_cast<uint8_t*>(buf.data()) + k * 8);
+        fp = Fingerprint64(buf);
+      }
+    } else {
+      const size_t bytes = static_cast<size_t>(per) * DTypeSize(x.dtype());
+      fp = Fingerprint64(
+          std::string_view(static_cast<const char*>(x.raw_data()) + r * bytes, bytes));
+    }
+    put(fp, o + r * 8);
+  }
   return OkStatus();
 }
 
@@ -526,6 +593,8 @@ constexpr OpDefinition kDefs[] = {
      [](PrepareContext& ctx) { return PrepareStringUnary(ctx, "input", DType::kString); }},
     {"StringToHashBucketFast", "output", kOpFreshOutputs, PrepareHashBucketFast},
     {"StringToHashBucketStrong", "output", kOpFreshOutputs, PrepareHashBucketStrong},
+    {"StringToHashBucket", "output", kOpFreshOutputs, PrepareHashBucketLegacy},
+    {"Fingerprint", "fingerprint", kOpFreshOutputs, PrepareFingerprint},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -534,8 +603,10 @@ constexpr KernelEntry kCpu[] = {
     {"DecodeCSV", ComputeDecodeCsv},
     {"EncodeBase64", ComputeEncodeBase64},
     {"DecodeBase64", ComputeDecodeBase64},
-    {"StringToHashBucketFast", ComputeHashBucket<false>},
-    {"StringToHashBucketStrong", ComputeHashBucket<true>},
+    {"StringToHashBucketFast", ComputeHashBucket<BucketHash::kFast>},
+    {"StringToHashBucketStrong", ComputeHashBucket<BucketHash::kStrong>},
+    {"StringToHashBucket", ComputeHashBucket<BucketHash::kLegacy>},
+    {"Fingerprint", ComputeFingerprint},
 };
 
 }  // namespace

@@ -191,4 +191,33 @@ uint64_t SipHash24(uint64_t key0, uint64_t key1, std::string_view s) {
   return st.v0 ^ st.v1 ^ st.v2 ^ st.v3;
 }
 
+// MurmurHash64A (Austin Appleby) with TF's seed; bytes past the last 8-byte word are mixed in
+// from the highest down.
+uint64_t LegacyHash64(std::string_view s) {
+  constexpr uint64_t m = 0xc6a4a7935bd1e995ULL;
+  constexpr int r = 47;
+  const char* data = s.data();
+  size_t n = s.size();
+  uint64_t h = 0xDECAFCAFFEULL ^ (static_cast<uint64_t>(n) * m);
+  while (n >= 8) {
+    uint64_t k = Fetch64(data);
+    data += 8;
+    n -= 8;
+    k *= m;
+    k ^= k >> r;
+    k *= m;
+    h ^= k;
+    h *= m;
+  }
+  if (n > 0) {
+    for (size_t i = n; i-- > 0;)
+      h ^= static_cast<uint64_t>(static_cast<unsigned char>(data[i])) << (8 * i);
+    h *= m;
+  }
+  h ^= h >> r;
+  h *= m;
+  h ^= h >> r;
+  return h;
+}
+
 }  // namespace kiln::exec

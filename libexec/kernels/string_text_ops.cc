@@ -1,5 +1,6 @@
 // Working on the text of strings: StringLength, StringLower, StringUpper, StringStrip, Substr,
-// StringSplitV2, StringSplit (v1), UnicodeScript and UnicodeDecode. Unicode case mapping and
+// StringSplitV2, StringSplit (v1), UnicodeScript, UnicodeDecode(WithOffsets) and
+// UnicodeTranscode. Unicode case mapping and
 // decoding use ICU, as TensorFlow does, so invalid input and special cases (final sigma, ß -> SS,
 // maximal-subpart replacement of malformed UTF-8) come out the same.
 #include <unicode/locid.h>
@@ -380,6 +381,8 @@ struct UnicodeDecodeState : OpState {
   UChar32 replacement = 0xFFFD;
   bool replace_control = false;
   DType splits = DType::kInt64;
+  bool offsets = false;         // UnicodeDecodeWithOffsets
+  std::string output_encoding;  // UnicodeTranscode: UTF-8, UTF-16-BE or UTF-32-BE
 };
 
 struct ConverterCloser {
@@ -400,6 +403,16 @@ Status PrepareUnicodeDecode(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kString));
   auto st = std::make_shared<UnicodeDecodeState>();
+  st->offsets = ctx.op == "UnicodeDecodeWithOffsets";
+  const bool transcode = ctx.op == "UnicodeTranscode";
+  if (transcode) {
+    KILN_PREPARE_ASSIGN(ctx, st->output_encoding, ctx.attrs.GetString("output_encoding"));
+    if (st->output_encoding != "UTF-8" && st->output_encoding != "UTF-16-BE" &&
+        st->output_encoding != "UTF-32-BE") {
+      return ctx.Error("attr 'output_encoding' must be UTF-8, UTF-16-BE or UTF-32-BE, got \"",
+                       st->output_encoding, "\"");
+    }
+  }
   KILN_PREPARE_ASSIGN(ctx, st->encoding, ctx.attrs.GetString("input_encoding"));
   KILN_PREPARE_ASSIGN(ctx, std::string errors, ctx.attrs.GetString("errors", "replace"));
   KILN_PREPARE_ASSIGN(ctx, int64_t replacement, ctx.attrs.GetInt("replacement_char", 0xFFFD));
@@ -422,7 +435,12 @@ Status PrepareUnicodeDecode(PrepareContext& ctx) {
   st->replacement = static_cast<UChar32>(replacement);
   auto probe = OpenConverter(st->encoding);
   if (!probe.ok()) return ctx.Error("attr 'input_encoding': ", probe.status().message());
-  ctx.outputs = {TensorSpec{splits, UnknownDims(1)}, TensorSpec{DType::kInt32, UnknownDims(1)}};
+  if (transcode) {
+    ctx.outputs = {TensorSpec{DType::kString, ctx.inputs[0].shape}};
+  } else {
+    ctx.outputs = {TensorSpec{splits, UnknownDims(1)}, TensorSpec{DType::kInt32, UnknownDims(1)}};
+    if (st->offsets) ctx.outputs.push_back(TensorSpec{DType::kInt64, UnknownDims(1)});
+  }
   ctx.state = std::move(st);
   return OkStatus();
 }
@@ -436,6 +454,43 @@ void MarkFormatError(const void* context, UConverterToUnicodeArgs* args, const c
   UCNV_TO_U_CALLBACK_SUBSTITUTE(nullptr, args, units, length, reason, err);
 }
 
+// Decodes string `s` (item i of the input), calling emit(code point, byte offset) for each
+// character kept: malformed or unmappable sequences (and control characters when asked) become
+// the replacement character, are dropped ("ignore"), or fail ("strict").
+template <typename Emit>
+Status DecodeOne(const KernelContext& ctx, const UnicodeDecodeState& st, UConverter* conv,
+                 bool* format_error, const std::string& s, int64_t i, Emit&& emit) {
+  ucnv_reset(conv);
+  const char* p = s.data();
+  const char* limit = s.data() + s.size();
+  while (p < limit) {
+    UErrorCode status = U_ZERO_ERROR;
+    *format_error = false;
+    const int64_t start = p - s.data();
+    UChar32 c = ucnv_getNextUChar(conv, &p, limit, &status);
+    if (U_FAILURE(status)) {  // cannot go on with this string
+      p = limit;
+      *format_error = true;
+    }
+    if (*format_error && st.errors == UnicodeDecodeState::Errors::kStrict)
+      return ctx.Error("invalid formatting in input string at index ", i, " for encoding \"",
+                       st.encoding, "\"");
+    if (*format_error || (st.replace_control && c >= 0 && c <= 0x1F)) {
+      if (st.errors == UnicodeDecodeState::Errors::kIgnore) continue;
+      c = st.replacement;
+    }
+    emit(c, start);
+  }
+  return OkStatus();
+}
+
+Status SetErrorCallback(const KernelContext& ctx, UConverter* conv, bool* format_error) {
+  UErrorCode status = U_ZERO_ERROR;
+  ucnv_setToUCallBack(conv, MarkFormatError, format_error, nullptr, nullptr, &status);
+  if (U_FAILURE(status)) return ctx.Error("cannot set the ICU converter callback");
+  return OkStatus();
+}
+
 template <typename S>
 Status DecodeAll(const KernelContext& ctx, const UnicodeDecodeState& st, UConverter* conv) {
   const Tensor& in = ctx.input(0);
@@ -443,41 +498,28 @@ Status DecodeAll(const KernelContext& ctx, const UnicodeDecodeState& st, UConver
   KILN_ASSIGN_OR_RETURN(Tensor * splits_t, ctx.AllocateOutput(0, Shape{n + 1}));
   S* splits = splits_t->data<S>();
   std::vector<int32_t> chars;
+  std::vector<int64_t> starts;
   bool format_error = false;
-  UErrorCode status = U_ZERO_ERROR;
-  ucnv_setToUCallBack(conv, MarkFormatError, &format_error, nullptr, nullptr, &status);
-  if (U_FAILURE(status)) return ctx.Error("cannot set the ICU converter callback");
+  KILN_RETURN_IF_ERROR(SetErrorCallback(ctx, conv, &format_error));
   splits[0] = 0;
   for (int64_t i = 0; i < n; ++i) {
-    const std::string& s = in.data<std::string>()[i];
-    ucnv_reset(conv);
-    const char* p = s.data();
-    const char* limit = s.data() + s.size();
-    while (p < limit) {
-      status = U_ZERO_ERROR;
-      format_error = false;
-      UChar32 c = ucnv_getNextUChar(conv, &p, limit, &status);
-      if (U_FAILURE(status)) {  // cannot go on with this string
-        p = limit;
-        format_error = true;
-      }
-      if (format_error && st.errors == UnicodeDecodeState::Errors::kStrict)
-        return ctx.Error("invalid formatting in input string at index ", i, " for encoding \"",
-                         st.encoding, "\"");
-      if (format_error || (st.replace_control && c >= 0 && c <= 0x1F)) {
-        if (st.errors == UnicodeDecodeState::Errors::kIgnore) continue;
-        c = st.replacement;
-      }
-      chars.push_back(static_cast<int32_t>(c));
-    }
+    KILN_RETURN_IF_ERROR(DecodeOne(ctx, st, conv, &format_error, in.data<std::string>()[i], i,
+                                   [&](UChar32 c, int64_t start) {
+                                     chars.push_back(static_cast<int32_t>(c));
+                                     if (st.offsets) starts.push_back(start);
+                                   }));
     if (chars.size() > static_cast<size_t>(std::numeric_limits<S>::max()))
       return ctx.Error("more than ", std::numeric_limits<S>::max(),
                        " characters do not fit Tsplits");
     splits[i + 1] = static_cast<S>(chars.size());
   }
-  KILN_ASSIGN_OR_RETURN(Tensor * values,
-                        ctx.AllocateOutput(1, Shape{static_cast<int64_t>(chars.size())}));
+  const Shape shape{static_cast<int64_t>(chars.size())};
+  KILN_ASSIGN_OR_RETURN(Tensor * values, ctx.AllocateOutput(1, shape));
   std::copy(chars.begin(), chars.end(), values->data<int32_t>());
+  if (st.offsets) {
+    KILN_ASSIGN_OR_RETURN(Tensor * offsets, ctx.AllocateOutput(2, shape));
+    std::copy(starts.begin(), starts.end(), offsets->data<int64_t>());
+  }
   return OkStatus();
 }
 
@@ -487,6 +529,53 @@ Status ComputeUnicodeDecode(const KernelContext& ctx) {
   if (!conv.ok()) return Wrap(ctx, conv.status());
   if (st.splits == DType::kInt32) return DecodeAll<int32_t>(ctx, st, conv->get());
   return DecodeAll<int64_t>(ctx, st, conv->get());
+}
+
+// Appends code point c in `encoding` (UTF-8, UTF-16-BE or UTF-32-BE).
+void AppendEncoded(const std::string& encoding, UChar32 c, std::string* out) {
+  auto put = [out](uint32_t v, int bytes) {
+    for (int b = bytes - 1; b >= 0; --b) out->push_back(static_cast<char>((v >> (8 * b)) & 0xFF));
+  };
+  const auto u = static_cast<uint32_t>(c);
+  if (encoding == "UTF-32-BE") {
+    put(u, 4);
+  } else if (encoding == "UTF-16-BE") {
+    if (u < 0x10000) {
+      put(u, 2);
+    } else {
+      put(0xD800 + ((u - 0x10000) >> 10), 2);
+      put(0xDC00 + ((u - 0x10000) & 0x3FF), 2);
+    }
+  } else if (u < 0x80) {
+    out->push_back(static_cast<char>(u));
+  } else if (u < 0x800) {
+    put(0xC080 | ((u << 2) & 0x1F00) | (u & 0x3F), 2);
+  } else if (u < 0x10000) {
+    put(0xE08080 | ((u << 4) & 0x0F0000) | ((u << 2) & 0x3F00) | (u & 0x3F), 3);
+  } else {
+    put(0xF0808080 | ((u << 6) & 0x07000000) | ((u << 4) & 0x3F0000) | ((u << 2) & 0x3F00) |
+            (u & 0x3F),
+        4);
+  }
+}
+
+// Each string decoded and encoded again in the output encoding.
+Status ComputeUnicodeTranscode(const KernelContext& ctx) {
+  const auto& st = ctx.state<UnicodeDecodeState>();
+  auto conv = OpenConverter(st.encoding);
+  if (!conv.ok()) return Wrap(ctx, conv.status());
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  bool format_error = false;
+  KILN_RETURN_IF_ERROR(SetErrorCallback(ctx, conv->get(), &format_error));
+  for (int64_t i = 0; i < in.NumElements(); ++i) {
+    std::string& o = out->data<std::string>()[i];
+    o.clear();
+    KILN_RETURN_IF_ERROR(
+        DecodeOne(ctx, st, conv->get(), &format_error, in.data<std::string>()[i], i,
+                  [&](UChar32 c, int64_t) { AppendEncoded(st.output_encoding, c, &o); }));
+  }
+  return OkStatus();
 }
 
 // ---- tables ----------------------------------------------------------------------------------
@@ -502,6 +591,9 @@ constexpr OpDefinition kDefs[] = {
     {"StringSplit", "indices,values,shape", kOpFreshOutputs, PrepareStringSplit},
     {"UnicodeScript", "output", kOpFreshOutputs, PrepareUnicodeScript},
     {"UnicodeDecode", "row_splits,char_values", kOpFreshOutputs, PrepareUnicodeDecode},
+    {"UnicodeDecodeWithOffsets", "row_splits,char_values,char_to_byte_starts", kOpFreshOutputs,
+     PrepareUnicodeDecode},
+    {"UnicodeTranscode", "output", kOpFreshOutputs, PrepareUnicodeDecode},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -514,6 +606,8 @@ constexpr KernelEntry kCpu[] = {
     {"StringSplit", ComputeStringSplit},
     {"UnicodeScript", ComputeUnicodeScript},
     {"UnicodeDecode", ComputeUnicodeDecode},
+    {"UnicodeDecodeWithOffsets", ComputeUnicodeDecode},
+    {"UnicodeTranscode", ComputeUnicodeTranscode},
 };
 
 }  // namespace

@@ -4,6 +4,8 @@
 // (tests/tf/test_nn_image_ops.py).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <string>
 
@@ -249,6 +251,65 @@ TEST_CASE("Image codecs: bad data, attrs and the EncodePng round trip") {
       CheckError(cut.Run().status(), {"invalid PNG"});
     }
   }
+}
+
+TEST_CASE("EncodeJpeg: the decoded pixels are the image's within JPEG's loss, errors named") {
+  // A smooth image: JPEG at quality 100 without chroma subsampling comes back within a few
+  // levels; at quality 10 visibly worse (the quality input is honoured).
+  Tensor img(DType::kUInt8, Shape{16, 24, 3});
+  for (int64_t i = 0; i < img.NumElements(); ++i) {
+    const int64_t y = i / 72, x = (i / 3) % 24, c = i % 3;
+    img.data<uint8_t>()[i] = static_cast<uint8_t>(20 + 3 * y + 2 * x + 30 * c);  // <= 171
+  }
+  auto max_error = [&](int quality) {
+    OpRunner enc("EncodeJpegVariableQuality", "enc");
+    enc.Input(img).Input(Tensor::Scalar<int32_t>(quality));
+    auto bytes = enc.Run1();
+    REQUIRE_MESSAGE(bytes.ok(), bytes.status().ToString());
+    OpRunner dec("DecodeJpeg", "dec");
+    dec.Input(*bytes);
+    auto back = dec.Run1();
+    REQUIRE_MESSAGE(back.ok(), back.status().ToString());
+    REQUIRE(back->shape() == img.shape());
+    int worst = 0;
+    for (int64_t i = 0; i < img.NumElements(); ++i)
+      worst = std::max(worst, std::abs(int{back->data<uint8_t>()[i]} - img.data<uint8_t>()[i]));
+    return worst;
+  };
+  const int fine = max_error(100), coarse = max_error(10);
+  CHECK(fine <= 4);
+  CHECK(coarse > fine);
+  {
+    OpRunner r("EncodeJpeg", "enc");
+    r.String("format", "grayscale").Input(img);
+    CheckError(r.Run().status(), {"node 'enc'", "format grayscale expects 1 channels"});
+  }
+  {
+    OpRunner r("EncodeJpeg", "enc");
+    r.Int("quality", 101).InputSpec({DType::kUInt8, Shape{2, 2, 3}});
+    CheckError(r.Prepare(), {"quality must be in [0,100]"});
+  }
+  {
+    OpRunner r("EncodeJpeg", "enc");
+    r.Input(Tensor(DType::kUInt8, Shape{0, 3, 3}));
+    CheckError(r.Run().status(), {"both sides must be in [1, 65535]"});
+  }
+  // The shape from the header; a window outside the image is refused.
+  OpRunner enc("EncodeJpeg", "enc");
+  enc.Input(img);
+  auto bytes = enc.Run1();
+  REQUIRE(bytes.ok());
+  OpRunner shape("ExtractJpegShape", "shape");
+  shape.Type("output_type", DType::kInt64).Input(*bytes);
+  auto dims = shape.Run1();
+  REQUIRE(dims.ok());
+  CHECK(TensorsEqual(*dims, Make<int64_t>({16, 24, 3}, {3})));
+  OpRunner crop("DecodeAndCropJpeg", "crop");
+  crop.Input(*bytes).Input(Make<int32_t>({10, 0, 7, 4}, {4}));
+  CheckError(crop.Run().status(), {"crop window"});
+  OpRunner not_jpeg("ExtractJpegShape", "shape");
+  not_jpeg.Input(Tensor::StringScalar("not a jpeg"));
+  CheckError(not_jpeg.Run().status(), {"Invalid JPEG data"});
 }
 
 TEST_CASE("CTCGreedyDecoder and the FFTs: errors") {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "kiln/core/npy.h"
+#include "ops/array_ref.h"
 #include "ops/op_cases.h"
 #include "ops/ref_util.h"
 
@@ -554,6 +555,47 @@ void RefNms(const std::vector<double>& boxes, std::vector<double> scores, int64_
   }
 }
 
+// NonMaxSuppression (v1: the IoU threshold an attr, no score threshold) and
+// NonMaxSuppressionWithOverlaps (the boxes' IoU matrix given as overlaps).
+void AddNmsV1AndOverlaps(std::vector<OpCase>* c, const Tensor& boxes, const Tensor& scores) {
+  const int64_t n = scores.NumElements();
+  const std::vector<double> bv = Doubles(boxes);
+  std::vector<double> ov(n * n);
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < n; ++j) ov[i * n + j] = RefIou(bv, i, j);
+  const Tensor overlaps = FromDoubles(DType::kFloat, Shape{n, n}, ov);
+  for (float iou : {0.5f, 0.2f}) {
+    c->push_back(OpCaseBuilder("NonMaxSuppression", "NonMaxSuppression iou " + std::to_string(iou))
+                     .Float("iou_threshold", iou)
+                     .Input(boxes)
+                     .Input(scores)
+                     .ConstInput(Tensor::Scalar<int32_t>(7))
+                     .Reference1([=](const std::vector<Tensor>& in) {
+                       std::vector<int64_t> sel;
+                       std::vector<double> sel_scores;
+                       RefNms(Doubles(in[0]), Doubles(in[1]), 7, iou, -1e30, 0, &sel, &sel_scores);
+                       return FromDoubles(DType::kInt32, Shape{static_cast<int64_t>(sel.size())},
+                                          std::vector<double>(sel.begin(), sel.end()));
+                     })
+                     .Build());
+    c->push_back(OpCaseBuilder("NonMaxSuppressionWithOverlaps",
+                               "NonMaxSuppressionWithOverlaps overlap " + std::to_string(iou))
+                     .Input(overlaps)
+                     .Input(scores)
+                     .ConstInput(Tensor::Scalar<int32_t>(10))
+                     .Input(Tensor::Scalar<float>(iou))
+                     .Input(Tensor::Scalar<float>(0.3f))
+                     .Reference1([=](const std::vector<Tensor>& in) {
+                       std::vector<int64_t> sel;
+                       std::vector<double> sel_scores;
+                       RefNms(bv, Doubles(in[1]), 10, iou, 0.3, 0, &sel, &sel_scores);
+                       return FromDoubles(DType::kInt32, Shape{static_cast<int64_t>(sel.size())},
+                                          std::vector<double>(sel.begin(), sel.end()));
+                     })
+                     .Build());
+  }
+}
+
 void AddNms(std::vector<OpCase>* c) {
   // Boxes on a coarse grid (overlaps of several sizes), some given corner-flipped; distinct
   // scores so the order is defined.
@@ -571,6 +613,7 @@ void AddNms(std::vector<OpCase>* c) {
   }
   const Tensor boxes = Make<float>(bv, {n, 4});
   const Tensor scores = Make<float>(sv, {n});
+  AddNmsV1AndOverlaps(c, boxes, scores);
   for (DType t : {DType::kFloat, DType::kHalf}) {
     Tensor b = FromDoubles(t, boxes.shape(), Doubles(boxes));
     Tensor s = FromDoubles(t, scores.shape(), Doubles(scores));
@@ -786,6 +829,49 @@ void AddCodecs(std::vector<OpCase>* c) {
                      .Reference1([expected](const std::vector<Tensor>&) { return expected; })
                      .Build());
   }
+  // DecodeAndCropJpeg: TF's DecodeAndCropJpeg equals decoding then cropping (checked on this
+  // file), so the reference is a window of TF's decoded pixels.
+  {
+    auto full = ReadNpy(dir / "rgb.jpg.c0.npy");
+    REQUIRE(full.ok());
+    const Tensor f = *full;
+    c->push_back(OpCaseBuilder("DecodeAndCropJpeg", "DecodeAndCropJpeg rgb.jpg [2, 1, 6, 8]")
+                     .Input(Tensor::StringScalar(ReadFile(dir / "rgb.jpg")))
+                     .Input(Make<int32_t>({2, 1, 6, 8}, {4}))
+                     .Reference1([f](const std::vector<Tensor>&) {
+                       return RefMove(f, Shape{6, 8, 3}, [&](const Index& o) {
+                         return ((2 + o[0]) * f.dim(1) + 1 + o[1]) * 3 + o[2];
+                       });
+                     })
+                     .Build());
+    for (const auto& [file, shape] : std::vector<std::pair<std::string, std::vector<int32_t>>>{
+             {"rgb.jpg", {13, 20, 3}}, {"gray.jpg", {}}}) {
+      auto decoded = ReadNpy(dir / (file + (file == "gray.jpg" ? ".c3.npy" : ".c0.npy")));
+      REQUIRE(decoded.ok());
+      const std::vector<int32_t> want =
+          shape.empty() ? std::vector<int32_t>{static_cast<int32_t>(decoded->dim(0)),
+                                               static_cast<int32_t>(decoded->dim(1)), 1}
+                        : shape;
+      c->push_back(OpCaseBuilder("ExtractJpegShape", "ExtractJpegShape " + file)
+                       .Input(Tensor::StringScalar(ReadFile(dir / file)))
+                       .Reference1([want](const auto&) { return Make<int32_t>(want, {3}); })
+                       .Build());
+    }
+  }
+  // EncodeJpeg: like EncodePng, bytes without an independent reference (decoded again in
+  // kernels_image_test.cc, and by TensorFlow in tests/tf).
+  for (int64_t ch : {1, 3}) {
+    c->push_back(OpCaseBuilder("EncodeJpeg", "EncodeJpeg channels " + std::to_string(ch))
+                     .Int("quality", 90)
+                     .Bool("chroma_downsampling", ch == 1)
+                     .String("xmp_metadata", ch == 3 ? "<x/>" : "")
+                     .Input(RandomOf(DType::kUInt8, Shape{9, 17, ch}, 4299, 0, 255))
+                     .Build());
+  }
+  c->push_back(OpCaseBuilder("EncodeJpegVariableQuality")
+                   .Input(RandomOf(DType::kUInt8, Shape{8, 8, 3}, 4298, 0, 255))
+                   .Input(Tensor::Scalar<int32_t>(50))
+                   .Build());
   // EncodePng: its bytes have no independent reference (the round trip through DecodePng and
   // TensorFlow's decoder are checked in kernels_image_test.cc and tests/tf).
   uint32_t seed = 4300;

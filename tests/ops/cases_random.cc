@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "kernels/philox.h"
+#include "ops/array_ref.h"
 #include "ops/op_cases.h"
 
 namespace kiln::testing {
@@ -194,6 +195,57 @@ void AddStatelessCases(std::vector<OpCase>& c) {
 
 }  // namespace
 
+namespace {
+
+// TruncatedNormal (stateful, seeded: TF's stream from the node's first call) and RandomShuffle
+// (TF's swaps: size - 1 32-bit samples, row i swapped with i + sample % (size - i)).
+void AddTruncatedAndShuffle(std::vector<OpCase>* c) {
+  for (DType t : {DType::kFloat, DType::kDouble}) {
+    for (const Shape& s : {Shape{7}, Shape{3, 5}, Shape{0}}) {
+      c->push_back(OpCaseBuilder("TruncatedNormal",
+                                 "TruncatedNormal " + DTypeShortName(t) + " " + s.ToString())
+                       .Type("dtype", t)
+                       .Type("T", DType::kInt32)
+                       .Int("seed", 3)
+                       .Int("seed2", 5)
+                       .ConstInput(ShapeInput(s))
+                       .Reference1([t, s](const std::vector<Tensor>&) {
+                         return TruncatedNormals(Philox(3, 5), t, s);
+                       })
+                       .Tolerance(1e-6)
+                       .NonDeterministic()
+                       .Build());
+    }
+  }
+  for (const Shape& s : {Shape{6}, Shape{4, 3}, Shape{1, 2}, Shape{}}) {
+    for (DType t : {DType::kFloat, DType::kString}) {
+      const Tensor x = Distinct(t, s);
+      c->push_back(
+          OpCaseBuilder("RandomShuffle", "RandomShuffle " + DTypeShortName(t) + " " + s.ToString())
+              .T(t)
+              .Int("seed", 9)
+              .Int("seed2", 4)
+              .Input(x)
+              .Reference1([s](const std::vector<Tensor>& in) {
+                if (s.rank() == 0 || s.dim(0) <= 1) return in[0];
+                const int64_t n = s.dim(0), row = s.num_elements() / n;
+                const std::vector<uint32_t> raw = Raw(Philox(9, 4), n - 1);
+                std::vector<int64_t> perm(n);
+                for (int64_t i = 0; i < n; ++i) perm[i] = i;
+                for (int64_t i = 0; i + 1 < n; ++i)
+                  std::swap(perm[i], perm[i + raw[i] % static_cast<uint32_t>(n - i)]);
+                return RefMove(in[0], s, [&](const Index& o) {
+                  return perm[o[0]] * row + (FlatOf(o, s) % row);
+                });
+              })
+              .NonDeterministic()
+              .Build());
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<OpCase> RandomCases() {
   std::vector<OpCase> c;
   AddStatelessCases(c);
@@ -320,6 +372,7 @@ std::vector<OpCase> RandomCases() {
       }
     }
   }
+  AddTruncatedAndShuffle(&c);
   return c;
 }
 

@@ -1,6 +1,7 @@
-// Op-tester cases of sparse tensors: SparseToDense, SparseFillEmptyRows, SparseReshape,
-// DenseToDenseSetOperation.
+// Op-tester cases of sparse tensors: SparseToDense, SparseFillEmptyRows, SparseReshape, the set
+// operations, SparseCross, and the sparse manipulations and arithmetic.
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 #include "ops/array_ref.h"
@@ -91,6 +92,298 @@ void AddSparseCross(std::vector<OpCase>* c) {
                      return std::vector<Tensor>{
                          Make<int64_t>({0, 0, 0, 1, 1, 0, 1, 1, 2, 0, 2, 1}, {6, 2}),
                          Make<int64_t>({4, 4, 1, 4, 3, 4}, {6}), Make<int64_t>({3, 2}, {2})};
+                   })
+                   .Build());
+}
+
+}  // namespace
+
+namespace {
+
+// The sparse manipulations and arithmetic (sparse_manip_ops.cc, sparse_math_ops.cc) and the set
+// operations with sparse operands, on small tensors whose results are worked out by hand; the
+// same ops against TensorFlow's outputs: tests/tf/test_math_ops_tf.py (method `sparse`).
+Tensor I64(const std::vector<int64_t>& v, const Shape& s) { return Make<int64_t>(v, s); }
+
+void AddSparseMath(std::vector<OpCase>* c) {
+  // A = [[0, 1, 0, 2], [0, 0, 0, 0], [3, 0, 4, 0]] as a sparse tensor in row-major order.
+  const Tensor ai = I64({0, 1, 0, 3, 2, 0, 2, 2}, {4, 2});
+  const Tensor av = Make<float>({1, 2, 3, 4}, {4});
+  const Tensor as = I64({3, 4}, {2});
+  c->push_back(OpCaseBuilder("SparseReorder")
+                   .T(DType::kFloat)
+                   .Input(I64({2, 0, 0, 3, 0, 1}, {3, 2}))
+                   .Input(Make<float>({3, 2, 1}, {3}))
+                   .Input(as)
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{I64({0, 1, 0, 3, 2, 0}, {3, 2}),
+                                                Make<float>({1, 2, 3}, {3})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseConcat", "SparseConcat along dim 1")
+                   .T(DType::kFloat)
+                   .Int("N", 2)
+                   .Int("concat_dim", 1)
+                   .Input(I64({0, 0, 1, 2}, {2, 2}))
+                   .Input(I64({0, 1, 1, 0}, {2, 2}))
+                   .Input(Make<float>({1, 2}, {2}))
+                   .Input(Make<float>({3, 4}, {2}))
+                   .Input(I64({2, 3}, {2}))
+                   .Input(I64({2, 2}, {2}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{I64({0, 0, 0, 4, 1, 2, 1, 3}, {4, 2}),
+                                                Make<float>({1, 3, 2, 4}, {4}), I64({2, 5}, {2})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseSlice", "SparseSlice rows 1.. columns 1..3")
+                   .T(DType::kFloat)
+                   .Input(ai)
+                   .Input(av)
+                   .Input(as)
+                   .Input(I64({1, 1}, {2}))
+                   .Input(I64({5, 2}, {2}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{I64({1, 1}, {1, 2}), Make<float>({4}, {1}),
+                                                I64({2, 2}, {2})};
+                   })
+                   .Build());
+  // SparseSplit of the 4 columns in 3: widths 2, 1, 1.
+  c->push_back(OpCaseBuilder("SparseSplit", "SparseSplit columns in 3")
+                   .T(DType::kFloat)
+                   .Int("num_split", 3)
+                   .Input(Tensor::Scalar<int64_t>(1))
+                   .Input(ai)
+                   .Input(av)
+                   .Input(as)
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{
+                         I64({0, 1, 2, 0}, {2, 2}), I64({2, 0}, {1, 2}),   I64({0, 0}, {1, 2}),
+                         Make<float>({1, 3}, {2}),  Make<float>({4}, {1}), Make<float>({2}, {1}),
+                         I64({3, 2}, {2}),          I64({3, 1}, {2}),      I64({3, 1}, {2})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseSliceGrad")
+                   .T(DType::kFloat)
+                   .Input(Make<float>({7}, {1}))
+                   .Input(ai)
+                   .Input(I64({1, 1}, {2}))
+                   .Input(I64({1, 1}, {1, 2}))
+                   .Reference1([](const auto&) {
+                     return Make<float>({0, 0, 0, 7}, {4});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseAddGrad")
+                   .T(DType::kFloat)
+                   .Input(Make<float>({5, 6, 7}, {3}))
+                   .Input(I64({0, 1, 2, 2}, {2, 2}))
+                   .Input(I64({0, 1, 1, 1}, {2, 2}))
+                   .Input(I64({0, 1, 1, 1, 2, 2}, {3, 2}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{Make<float>({5, 7}, {2}), Make<float>({5, 6}, {2})};
+                   })
+                   .Build());
+  c->push_back(
+      OpCaseBuilder("SparseFillEmptyRowsGrad")
+          .T(DType::kFloat)
+          .Input(I64({0, 2, 3}, {3}))
+          .Input(Make<float>({1, 10, 100, 1000}, {4}))
+          .Reference([](const auto&) {
+            return std::vector<Tensor>{Make<float>({1, 100, 1000}, {3}), Tensor::Scalar<float>(10)};
+          })
+          .Build());
+  // A x B, B = [[1, 2], [3, 4], [5, 6], [7, 8]]: [[17, 20], [0, 0], [23, 30]]; and the adjoints.
+  const Tensor b = Make<float>({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2});
+  c->push_back(OpCaseBuilder("SparseTensorDenseMatMul")
+                   .T(DType::kFloat)
+                   .Input(ai)
+                   .Input(av)
+                   .Input(as)
+                   .Input(b)
+                   .Reference1([](const auto&) {
+                     return Make<float>({17, 20, 0, 0, 23, 30}, {3, 2});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseTensorDenseMatMul", "SparseTensorDenseMatMul adjoints")
+                   .T(DType::kDouble)
+                   .Type("Tindices", DType::kInt32)
+                   .Bool("adjoint_a", true)
+                   .Bool("adjoint_b", true)
+                   .Input(Make<int32_t>({0, 1, 0, 3, 2, 0, 2, 2}, {4, 2}))
+                   .Input(Make<double>({1, 2, 3, 4}, {4}))
+                   .Input(as)
+                   .Input(Make<double>({1, 2, 3, 4, 5, 6}, {2, 3}))
+                   .Reference1([](const auto&) {
+                     // A^T [4, 3] x B^T [3, 2].
+                     return Make<double>({9, 18, 1, 4, 12, 24, 2, 8}, {4, 2});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseTensorDenseAdd")
+                   .T(DType::kFloat)
+                   .Type("Tindices", DType::kInt64)
+                   .Input(ai)
+                   .Input(av)
+                   .Input(as)
+                   .Input(Make<float>(std::vector<float>(12, 0.5f), {3, 4}))
+                   .Reference1([](const auto&) {
+                     return Make<float>(
+                         {0.5f, 1.5f, 0.5f, 2.5f, 0.5f, 0.5f, 0.5f, 0.5f, 3.5f, 0.5f, 4.5f, 0.5f},
+                         {3, 4});
+                   })
+                   .Build());
+  const Tensor dense_row = Make<float>({10, 20, 30, 40}, {4});
+  for (const char* op : {"SparseDenseCwiseAdd", "SparseDenseCwiseMul", "SparseDenseCwiseDiv"}) {
+    const std::string name = op;
+    c->push_back(OpCaseBuilder(name, name + " broadcast row")
+                     .T(DType::kFloat)
+                     .Input(ai)
+                     .Input(av)
+                     .Input(as)
+                     .Input(dense_row)
+                     .Reference1([name](const auto&) {
+                       const float v[] = {1, 2, 3, 4}, d[] = {20, 40, 10, 30};
+                       std::vector<float> o;
+                       for (int i = 0; i < 4; ++i)
+                         o.push_back(name == "SparseDenseCwiseAdd"   ? v[i] + d[i]
+                                     : name == "SparseDenseCwiseMul" ? v[i] * d[i]
+                                                                     : v[i] / d[i]);
+                       return Make<float>(o, {4});
+                     })
+                     .Build());
+  }
+  for (bool keep : {false, true}) {
+    c->push_back(OpCaseBuilder("SparseReduceSum",
+                               keep ? "SparseReduceSum keep_dims" : "SparseReduceSum over columns")
+                     .T(DType::kFloat)
+                     .Bool("keep_dims", keep)
+                     .Input(ai)
+                     .Input(av)
+                     .Input(as)
+                     .Input(Make<int32_t>({-1}, {1}))
+                     .Reference1([keep](const auto&) {
+                       return Make<float>({3, 0, 7}, keep ? Shape{3, 1} : Shape{3});
+                     })
+                     .Build());
+  }
+  c->push_back(OpCaseBuilder("SparseReduceMax", "SparseReduceMax over rows")
+                   .T(DType::kFloat)
+                   .Input(ai)
+                   .Input(Make<float>({-1, -2, -3, -4}, {4}))
+                   .Input(as)
+                   .Input(Make<int32_t>({0}, {1}))
+                   .Reference1([](const auto&) {
+                     return Make<float>({-3, -1, -4, -2}, {4});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseReduceSumSparse")
+                   .T(DType::kFloat)
+                   .Input(ai)
+                   .Input(av)
+                   .Input(as)
+                   .Input(Make<int32_t>({1}, {1}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{I64({0, 2}, {2, 1}), Make<float>({3, 7}, {2}),
+                                                I64({3}, {1})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseReduceMaxSparse")
+                   .T(DType::kInt32)
+                   .Input(ai)
+                   .Input(Make<int32_t>({5, 9, 3, 4}, {4}))
+                   .Input(as)
+                   .Input(Make<int32_t>({0, 1}, {2}))
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{Tensor(DType::kInt64, Shape{1, 0}),
+                                                Make<int32_t>({9}, {1}),
+                                                Tensor(DType::kInt64, Shape{0})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseSoftmax")
+                   .T(DType::kDouble)
+                   .Input(ai)
+                   .Input(Make<double>({1, 2, 3, 3}, {4}))
+                   .Input(as)
+                   .Reference1([](const auto&) {
+                     const double e = std::exp(1.0);
+                     return Make<double>({1 / (1 + e), e / (1 + e), 0.5, 0.5}, {4});
+                   })
+                   .Tolerance(1e-12)
+                   .Build());
+  // B = [[0, 5, 0, 0], [0, 0, 0, 0], [0, 0, -4, 6]].
+  const Tensor bi = I64({0, 1, 2, 2, 2, 3}, {3, 2});
+  const Tensor bv = Make<float>({5, -4, 6}, {3});
+  for (float thresh : {0.0f, 0.5f}) {
+    c->push_back(OpCaseBuilder("SparseAdd", "SparseAdd thresh " + std::to_string(thresh))
+                     .T(DType::kFloat)
+                     .Type("Treal", DType::kFloat)
+                     .Input(ai)
+                     .Input(av)
+                     .Input(as)
+                     .Input(bi)
+                     .Input(bv)
+                     .Input(as)
+                     .Input(Tensor::Scalar<float>(thresh))
+                     .Reference([thresh](const auto&) {
+                       if (thresh == 0.0f) {
+                         return std::vector<Tensor>{I64({0, 1, 0, 3, 2, 0, 2, 2, 2, 3}, {5, 2}),
+                                                    Make<float>({6, 2, 3, 0, 6}, {5}),
+                                                    I64({3, 4}, {2})};
+                       }
+                       return std::vector<Tensor>{I64({0, 1, 0, 3, 2, 0, 2, 3}, {4, 2}),
+                                                  Make<float>({6, 2, 3, 6}, {4}), I64({3, 4}, {2})};
+                     })
+                     .Build());
+  }
+  for (bool maximum : {true, false}) {
+    c->push_back(OpCaseBuilder(maximum ? "SparseSparseMaximum" : "SparseSparseMinimum")
+                     .T(DType::kFloat)
+                     .Input(ai)
+                     .Input(av)
+                     .Input(as)
+                     .Input(bi)
+                     .Input(bv)
+                     .Input(as)
+                     .Reference([maximum](const auto&) {
+                       return std::vector<Tensor>{I64({0, 1, 0, 3, 2, 0, 2, 2, 2, 3}, {5, 2}),
+                                                  maximum ? Make<float>({5, 2, 3, 4, 6}, {5})
+                                                          : Make<float>({1, 0, 0, -4, 0}, {5})};
+                     })
+                     .Build());
+  }
+  // Sets with sparse operands: rows of A's columns {1, 3}, {}, {0, 2} against dense rows.
+  const Tensor set2 = Make<int64_t>({1, 2, 0, 0, 2, 2}, {3, 2});
+  c->push_back(OpCaseBuilder("DenseToSparseSetOperation", "DenseToSparseSetOperation a-b")
+                   .T(DType::kInt64)
+                   .String("set_operation", "a-b")
+                   .Input(set2)
+                   .Input(ai)
+                   .Input(I64({1, 3, 0, 2}, {4}))
+                   .Input(as)
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{I64({0, 0, 1, 0}, {2, 2}), I64({2, 0}, {2}),
+                                                I64({3, 1}, {2})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SparseToSparseSetOperation", "SparseToSparseSetOperation union")
+                   .T(DType::kInt64)
+                   .String("set_operation", "union")
+                   .Input(ai)
+                   .Input(I64({1, 3, 0, 2}, {4}))
+                   .Input(as)
+                   .Input(bi)
+                   .Input(I64({5, 2, 6}, {3}))
+                   .Input(as)
+                   .Reference([](const auto&) {
+                     return std::vector<Tensor>{I64({0, 0, 0, 1, 0, 2, 2, 0, 2, 1, 2, 2}, {6, 2}),
+                                                I64({1, 3, 5, 0, 2, 6}, {6}), I64({3, 3}, {2})};
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("SetSize")
+                   .T(DType::kString)
+                   .Input(I64({0, 0, 0, 1, 0, 2, 2, 0}, {4, 2}))
+                   .Input(Make<std::string>({"a", "b", "a", "c"}, {4}))
+                   .Input(I64({3, 5}, {2}))
+                   .Reference1([](const auto&) {
+                     return Make<int32_t>({2, 0, 1}, {3});
                    })
                    .Build());
 }
@@ -315,6 +608,7 @@ std::vector<OpCase> SparseCases() {
                       .Build());
     }
   }
+  AddSparseMath(&c);
   return c;
 }
 

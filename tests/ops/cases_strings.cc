@@ -827,6 +827,94 @@ void AddRaggedText(std::vector<OpCase>* c) {
 
 }  // namespace
 
+namespace {
+
+// UnicodeDecodeWithOffsets, UnicodeTranscode, StringToHashBucket and Fingerprint against
+// TensorFlow 2.21's values.
+void AddTranscodeAndHashes(std::vector<OpCase>* c) {
+  const Tensor words = Make<std::string>({"h\xc3\xa9llo",
+                                          "a\xff"
+                                          "b",
+                                          "", "\xe6\x97\xa5\xe6\x9c\xac"},
+                                         {4});
+  c->push_back(
+      OpCaseBuilder("UnicodeDecodeWithOffsets", "UnicodeDecodeWithOffsets, TF values")
+          .String("input_encoding", "UTF-8")
+          .Input(words)
+          .Reference([](const auto&) {
+            return std::vector<Tensor>{
+                Make<int64_t>({0, 5, 8, 8, 10}, {5}),
+                Make<int32_t>({104, 233, 108, 108, 111, 97, 65533, 98, 26085, 26412}, {10}),
+                Make<int64_t>({0, 1, 3, 4, 5, 0, 1, 2, 0, 3}, {10})};
+          })
+          .Build());
+  c->push_back(OpCaseBuilder("UnicodeTranscode", "UnicodeTranscode to UTF-16-BE, TF values")
+                   .String("input_encoding", "UTF-8")
+                   .String("output_encoding", "UTF-16-BE")
+                   .Input(words)
+                   .Reference1([](const auto&) {
+                     return Make<std::string>({std::string("\0h\0\xe9\0l\0l\0o", 10),
+                                               std::string("\0a\xff\xfd\0b", 6), "", "e\xe5g,"},
+                                              {4});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("UnicodeTranscode", "UnicodeTranscode to UTF-32-BE, errors ignored")
+                   .String("input_encoding", "UTF-8")
+                   .String("output_encoding", "UTF-32-BE")
+                   .String("errors", "ignore")
+                   .Input(words)
+                   .Reference1([](const auto&) {
+                     return Make<std::string>(
+                         {std::string("\0\0\0h\0\0\0\xe9\0\0\0l\0\0\0l\0\0\0o", 20),
+                          std::string("\0\0\0a\0\0\0b", 8), "", std::string("\0\0e\xe5\0\0g,", 8)},
+                         {4});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("UnicodeTranscode", "UnicodeTranscode replacing control characters")
+                   .String("input_encoding", "UTF-8")
+                   .String("output_encoding", "UTF-8")
+                   .Bool("replace_control_characters", true)
+                   .Int("replacement_char", 63)
+                   .Input(Make<std::string>({"x\x01y"}, {1}))
+                   .Reference1([](const auto&) { return Make<std::string>({"x?y"}, {1}); })
+                   .Build());
+  c->push_back(OpCaseBuilder("StringToHashBucket", "StringToHashBucket, TF values")
+                   .Int("num_buckets", 1000000007)
+                   .Input(Make<std::string>({"", "a", "hello world", "abcdefghijklmnopq"}, {4}))
+                   .Reference1([](const auto&) {
+                     return Make<int64_t>({727638525, 395105680, 651585384, 479563336}, {4});
+                   })
+                   .Build());
+  auto bytes = [](const std::vector<std::vector<int>>& rows) {
+    std::vector<uint8_t> v;
+    for (const auto& r : rows)
+      for (int b : r) v.push_back(static_cast<uint8_t>(b));
+    return Make<uint8_t>(v, {static_cast<int64_t>(rows.size()), 8});
+  };
+  const Tensor fp_strings =
+      bytes({{79, 64, 144, 47, 59, 106, 225, 154}, {232, 12, 56, 49, 169, 229, 139, 180}});
+  const Tensor fp_rows =
+      bytes({{122, 64, 59, 169, 136, 60, 55, 83}, {52, 252, 224, 38, 64, 226, 155, 60}});
+  const Tensor fp_ints =
+      bytes({{76, 18, 253, 133, 168, 204, 240, 10}, {254, 162, 60, 240, 103, 244, 53, 255}});
+  struct F {
+    std::string name;
+    Tensor data, want;
+  };
+  for (const F& f : {F{"strings", Make<std::string>({"", "hello"}, {2}), fp_strings},
+                     F{"string rows", Make<std::string>({"a", "b", "c", "d"}, {2, 2}), fp_rows},
+                     F{"int32 rows", Make<int32_t>({1, 2, 3, 4}, {2, 2}), fp_ints}}) {
+    c->push_back(OpCaseBuilder("Fingerprint", "Fingerprint " + f.name + ", TF values")
+                     .T(f.data.dtype())
+                     .Input(f.data)
+                     .ConstInput(Tensor::StringScalar("farmhash64"))
+                     .Reference1([want = f.want](const auto&) { return want; })
+                     .Build());
+  }
+}
+
+}  // namespace
+
 std::vector<OpCase> StringCases() {
   std::vector<OpCase> c;
   AddAsString(&c);
@@ -840,6 +928,7 @@ std::vector<OpCase> StringCases() {
   AddRaggedText(&c);
   AddRegex(&c);
   AddFormatAndJoin(&c);
+  AddTranscodeAndHashes(&c);
   return c;
 }
 

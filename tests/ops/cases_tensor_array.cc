@@ -100,6 +100,61 @@ void AddConcatSplitGrad(std::vector<OpCase>* c) {
 
 }  // namespace
 
+namespace {
+
+// TF1 stacks: StackV2 (and Stack) make one, pushes pass the value on, pops give the last push.
+// A stack is state behind a handle, so the push and pop cases run on the single-op path.
+void AddStacks(std::vector<OpCase>* c) {
+  for (bool v2 : {true, false}) {
+    const std::string sfx = v2 ? "V2" : "";
+    OpCaseBuilder make("Stack" + sfx);
+    make.Type("elem_type", DType::kFloat).String("stack_name", "s");
+    if (v2) make.Input(Tensor::Scalar<int32_t>(-1));
+    c->push_back(make.NonDeterministic().Build());
+    auto new_stack = [&]() {
+      OpRunner r("Stack" + sfx);
+      r.Type("elem_type", DType::kFloat).String("stack_name", "s");
+      if (v2) r.Input(Tensor::Scalar<int32_t>(4));
+      auto h = r.Run1();
+      REQUIRE(h.ok());
+      return *h;
+    };
+    const Tensor push_to = new_stack();
+    const Tensor value = Make<float>({1, 2, 3}, {3});
+    c->push_back(OpCaseBuilder("StackPush" + sfx)
+                     .T(DType::kFloat)
+                     .Input(push_to)
+                     .Input(value)
+                     .Reference1([value](const auto&) { return value; })
+                     .NonDeterministic()
+                     .SingleOpOnly()
+                     .Build());
+    const Tensor pop_from = new_stack();
+    for (float v : {5.0f, 6.0f}) {
+      REQUIRE(OpRunner("StackPush" + sfx)
+                  .T(DType::kFloat)
+                  .Input(pop_from)
+                  .Input(Tensor::Scalar<float>(v))
+                  .Run()
+                  .ok());
+    }
+    c->push_back(OpCaseBuilder("StackPop" + sfx)
+                     .Type("elem_type", DType::kFloat)
+                     .Input(pop_from)
+                     .Reference1([](const auto&) { return Tensor::Scalar<float>(6.0f); })
+                     .NonDeterministic()
+                     .SingleOpOnly()
+                     .Build());
+    c->push_back(OpCaseBuilder("StackClose" + sfx)
+                     .Input(new_stack())
+                     .Reference([](const auto&) { return std::vector<Tensor>{}; })
+                     .SingleOpOnly()
+                     .Build());
+  }
+}
+
+}  // namespace
+
 std::vector<OpCase> TensorArrayCases() {
   std::vector<OpCase> c;
   for (DType t : {DType::kFloat, DType::kString, DType::kInt64, DType::kHalf}) {
@@ -189,6 +244,7 @@ std::vector<OpCase> TensorArrayCases() {
                     .Build());
   }
   AddConcatSplitGrad(&c);
+  AddStacks(&c);
   return c;
 }
 

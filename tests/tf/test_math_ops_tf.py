@@ -264,9 +264,48 @@ def _module():
                     raw.TensorListStack(input_handle=v1, element_shape=[4], element_dtype=f32),
                     tcat, tlen)
 
+        @tf.function(input_signature=[tf.TensorSpec([3, 4], f32), tf.TensorSpec([3, 4], f32)])
+        def sparse(self, x, y):
+            sp = tf.sparse.from_dense(x)
+            sq = tf.sparse.from_dense(y)
+            ints = tf.sparse.from_dense(tf.cast(tf.round(x * 2), tf.int64))
+            shuffled = tf.SparseTensor(tf.reverse(sp.indices, [0]), tf.reverse(sp.values, [0]),
+                                       sp.dense_shape)
+            parts = tf.sparse.split(sp_input=sp, num_split=3, axis=1)
+            cat = tf.sparse.concat(1, [sp, sq])
+            sl = tf.sparse.slice(sp, [1, 1], [5, 2])
+            total = tf.sparse.add(sp, sq, threshold=0.5)
+            d_a, d_b = raw.SparseAddGrad(backprop_val_grad=total.values * 3.0, a_indices=sp.indices,
+                                         b_indices=sq.indices, sum_indices=total.indices)
+            cube = tf.sparse.reshape(sp, [3, 2, 2])
+            flat = lambda t: (t.indices, t.values, t.dense_shape)  # noqa: E731
+            return (*flat(tf.sparse.reorder(shuffled)), *flat(cat), *flat(sl),
+                    *[c for p in parts for c in flat(p)],
+                    tf.sparse.sparse_dense_matmul(sp, y, adjoint_b=True),
+                    tf.sparse.sparse_dense_matmul(sp, x, adjoint_a=True),
+                    tf.sparse.add(sp, y), *flat(total), d_a, d_b,
+                    (sp * y[0]).values, (sp / (y + 5.0)).values,
+                    raw.SparseDenseCwiseAdd(sp_indices=sp.indices, sp_values=sp.values,
+                                            sp_shape=sp.dense_shape, dense=y[:, :1]),
+                    tf.sparse.reduce_sum(sp, axis=1), tf.sparse.reduce_max(sp, axis=0),
+                    tf.sparse.reduce_sum(sp, axis=1, keepdims=True),
+                    *flat(tf.sparse.reduce_sum(sp, axis=0, output_is_sparse=True)),
+                    *flat(tf.sparse.reduce_max(sp, axis=[0, 1], output_is_sparse=True)),
+                    tf.sparse.softmax(cube).values,
+                    *flat(tf.sparse.maximum(sp, sq)), *flat(tf.sparse.minimum(sp, sq)),
+                    *flat(tf.sets.difference(tf.cast(tf.round(y), tf.int64), ints)),
+                    *flat(tf.sets.union(ints, ints)), tf.sets.size(ints),
+                    raw.SparseSliceGrad(backprop_val_grad=sl.values, input_indices=sp.indices,
+                                        input_start=[1, 1], output_indices=sl.indices),
+                    *raw.SparseFillEmptyRowsGrad(reverse_index_map=[0, 2], grad_values=x[0]))
+
         @tf.function(input_signature=[tf.TensorSpec([None, None], f32)])
         def sample(self, logits):
-            return (raw.Multinomial(logits=logits, num_samples=tf.constant(9), seed=5, seed2=7),
+            return (raw.TruncatedNormal(shape=[3, 7], dtype=f32, seed=5, seed2=7),
+                    raw.TruncatedNormal(shape=[5], dtype=tf.float64, seed=1, seed2=0),
+                    raw.RandomShuffle(value=logits, seed=3, seed2=1),
+                    raw.RandomShuffle(value=tf.range(10), seed=4, seed2=4),
+                    raw.Multinomial(logits=logits, num_samples=tf.constant(9), seed=5, seed2=7),
                     raw.Multinomial(logits=tf.cast(logits, tf.float64), num_samples=tf.constant(4),
                                     seed=11, seed2=0, output_dtype=tf.int32))
 
@@ -302,7 +341,13 @@ OPS = {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh",
        "InplaceAdd", "InplaceUpdate", "InplaceSub", "ScatterNdNonAliasingAdd", "MatrixSetDiag",
        "MatrixSetDiagV2", "Empty", "ToBool", "DeepCopy", "GuaranteeConst", "ParallelConcat",
        "TensorListScatterV2", "TensorListSplit", "TensorListConcat", "TensorListScatter",
-       "TensorArraySplitV3", "TensorArrayConcatV3"}
+       "TensorArraySplitV3", "TensorArrayConcatV3", "SparseReorder", "SparseConcat",
+       "SparseSlice", "SparseSplit", "SparseTensorDenseMatMul", "SparseTensorDenseAdd",
+       "SparseAdd", "SparseAddGrad", "SparseDenseCwiseMul", "SparseDenseCwiseDiv",
+       "SparseDenseCwiseAdd", "SparseReduceSum", "SparseReduceMax", "SparseReduceSumSparse",
+       "SparseReduceMaxSparse", "SparseSoftmax", "SparseSparseMaximum", "SparseSparseMinimum",
+       "DenseToSparseSetOperation", "SparseToSparseSetOperation", "SetSize", "SparseSliceGrad",
+       "SparseFillEmptyRowsGrad", "TruncatedNormal", "RandomShuffle"}
 
 
 def _inputs():
@@ -337,6 +382,8 @@ def _inputs():
         "quantize": [q],
         "spectral": [f(2, 6, 8)],
         "lists": [f(7, 4), np.array([3, 1, 0, 2, 5, -1], np.int32)],
+        "sparse": [np.where(f(3, 4) > 0.5, f(3, 4), 0).astype(np.float32),
+                   np.where(f(3, 4) > 0.0, f(3, 4), 0).astype(np.float32)],
         "arrays": [np.concatenate([f(6, 4), [[NAN, 0.0, -0.0, 1.0]]]).astype(np.float32),
                    np.array([3, 1, 0, 2, 5, -1], np.int32)],
         "sample": [np.array([[0.0, 1.0, 2.0], [2.0, 1.0, -np.inf], [0.5, 0.5, 0.5]],

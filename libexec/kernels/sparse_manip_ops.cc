@@ -1,0 +1,495 @@
+// Rearranging sparse tensors (indices [N, rank] int64, values [N], dense_shape [rank]):
+// SparseReorder (row-major order), SparseConcat, SparseSlice, SparseSplit, and the gradients
+// SparseAddGrad, SparseSliceGrad and SparseFillEmptyRowsGrad. Orders and messages follow TF's
+// kernels (tensorflow/core/kernels/sparse_*_op.cc).
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <string>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/nd_index.h"
+#include "kernels/op_families.h"
+#include "kernels/type_lists.h"
+
+namespace kiln::exec {
+namespace {
+
+// A sparse tensor's three inputs, checked: indices [N, R], values [N], shape [R].
+struct SparseIn {
+  const int64_t* idx = nullptr;
+  const Tensor* values = nullptr;
+  std::vector<int64_t> shape;
+  int64_t n = 0;
+  int64_t rank = 0;
+};
+
+Result<SparseIn> ReadSparse(const KernelContext& ctx, int first, std::string_view what) {
+  const Tensor& ind = ctx.input(first);
+  const Tensor& val = ctx.input(first + 1);
+  const Tensor& shp = ctx.input(first + 2);
+  if (ind.rank() != 2 || val.rank() != 1 || shp.rank() != 1 || ind.dim(0) != val.dim(0) ||
+      ind.dim(1) != shp.dim(0)) {
+    return ctx.Error(what, ": expected indices [N, R], values [N] and shape [R], got ",
+                     ind.shape().ToString(), ", ", val.shape().ToString(), " and ",
+                     shp.shape().ToString());
+  }
+  SparseIn s;
+  s.idx = ind.data<int64_t>();
+  s.values = &val;
+  s.shape = IndexValues(shp);
+  s.n = ind.dim(0);
+  s.rank = ind.dim(1);
+  return s;
+}
+
+// The common prepare: sparse inputs at `first` (int64 indices and shape, values of T).
+Result<DType> PrepareSparseInput(PrepareContext& ctx, int first, std::string_view prefix) {
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  const std::string p(prefix);
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first, p + "indices", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first + 1, p + "values", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first + 2, p + "shape", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, first, p + "indices", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, first + 1, p + "values", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, first + 2, p + "shape", 1));
+  return t;
+}
+
+// Writes the entries `order` (positions in s) as output indices/values at outputs i, i + 1.
+Status WriteEntries(const KernelContext& ctx, int i, const SparseIn& s,
+                    const std::vector<int64_t>& order) {
+  const int64_t m = static_cast<int64_t>(order.size());
+  KILN_ASSIGN_OR_RETURN(Tensor * oi, ctx.AllocateOutput(i, Shape{m, s.rank}));
+  KILN_ASSIGN_OR_RETURN(Tensor * ov, ctx.AllocateOutput(i + 1, Shape{m}));
+  int64_t* o = oi->data<int64_t>();
+  for (int64_t j = 0; j < m; ++j) {
+    std::copy_n(s.idx + order[j] * s.rank, s.rank, o + j * s.rank);
+    CopyElementRange(*s.values, order[j], ov, j, 1);
+  }
+  return OkStatus();
+}
+
+bool RowLess(const int64_t* idx, int64_t r, int64_t a, int64_t b) {
+  return std::lexicographical_compare(idx + a * r, idx + (a + 1) * r, idx + b * r,
+                                      idx + (b + 1) * r);
+}
+
+// ---- SparseReorder ---------------------------------------------------------------------------
+
+Status PrepareReorder(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_ASSIGN_OR_RETURN(DType t, PrepareSparseInput(ctx, 0, "input_"));
+  ctx.outputs = {ctx.inputs[0], ctx.inputs[1]};
+  ctx.outputs[1].dtype = t;
+  return OkStatus();
+}
+
+Status ComputeReorder(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 0, "SparseReorder"));
+  for (int64_t i = 0; i < s.n; ++i) {
+    for (int64_t d = 0; d < s.rank; ++d) {
+      const int64_t v = s.idx[i * s.rank + d];
+      if (v < 0 || v >= s.shape[d]) {
+        return ctx.Error("indices[", i,
+                         "] = ", ShapeBrackets({s.idx + i * s.rank, static_cast<size_t>(s.rank)}),
+                         " is out of bounds: need 0 <= index < ", ShapeBrackets(s.shape));
+      }
+    }
+  }
+  std::vector<int64_t> order(s.n);
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return RowLess(s.idx, s.rank, a, b); });
+  return WriteEntries(ctx, 0, s, order);
+}
+
+// ---- SparseConcat ----------------------------------------------------------------------------
+
+struct ConcatState : OpState {
+  int64_t n = 0;
+  int64_t dim = 0;
+};
+
+Status PrepareSparseConcat(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("N"));
+  if (n < 2) return ctx.Error("attr 'N' must be at least 2, got ", n);
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(3 * n)));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  for (int64_t i = 0; i < n; ++i) {
+    const int k = static_cast<int>(i);
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, k, "indices", DType::kInt64));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, static_cast<int>(n) + k, "values", t));
+    KILN_RETURN_IF_ERROR(
+        ExpectInputDType(ctx, static_cast<int>(2 * n) + k, "shapes", DType::kInt64));
+  }
+  auto st = std::make_shared<ConcatState>();
+  st->n = n;
+  KILN_PREPARE_ASSIGN(ctx, st->dim, ctx.attrs.GetInt("concat_dim"));
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{-1, -1}}, TensorSpec{t, PartialShape{-1}},
+                 TensorSpec{DType::kInt64, PartialShape{-1}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// The inputs side by side along concat_dim, in row-major order of the result (TF sorts by
+// the dims before concat_dim, then input, then the rest).
+Status ComputeSparseConcat(const KernelContext& ctx) {
+  const auto& st = ctx.state<ConcatState>();
+  const int n = static_cast<int>(st.n);
+  std::vector<const int64_t*> idx(n);
+  std::vector<std::vector<int64_t>> shapes(n);
+  int64_t rank = -1;
+  for (int i = 0; i < n; ++i) {
+    const Tensor& ind = ctx.input(i);
+    const Tensor& val = ctx.input(n + i);
+    const Tensor& shp = ctx.input(2 * n + i);
+    if (ind.rank() != 2 || val.rank() != 1 || shp.rank() != 1 || ind.dim(0) != val.dim(0) ||
+        ind.dim(1) != shp.dim(0)) {
+      return ctx.Error("input ", i, ": expected indices [N, R], values [N] and shape [R], got ",
+                       ind.shape().ToString(), ", ", val.shape().ToString(), " and ",
+                       shp.shape().ToString());
+    }
+    if (rank >= 0 && shp.dim(0) != rank) {
+      return ctx.Error("all inputs must have the same rank: input 0 has ", rank, ", input ", i,
+                       " has ", shp.dim(0));
+    }
+    rank = shp.dim(0);
+    idx[i] = ind.data<int64_t>();
+    shapes[i] = IndexValues(shp);
+  }
+  if (st.dim < -rank || st.dim >= rank) {
+    return ctx.Error("concat_dim ", st.dim, " is out of range for rank ", rank);
+  }
+  const int64_t cd = st.dim < 0 ? st.dim + rank : st.dim;
+  std::vector<int64_t> out_shape = shapes[0];
+  std::vector<int64_t> offset(n, 0);
+  for (int i = 1; i < n; ++i) {
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d != cd && shapes[i][d] != shapes[0][d]) {
+        return ctx.Error("all dims but concat_dim must match: input 0 has shape ",
+                         ShapeBrackets(shapes[0]), ", input ", i, " has ",
+                         ShapeBrackets(shapes[i]));
+      }
+    }
+    offset[i] = out_shape[cd];
+    out_shape[cd] += shapes[i][cd];
+  }
+  struct Entry {
+    int input;
+    int64_t row;
+  };
+  std::vector<Entry> entries;
+  for (int i = 0; i < n; ++i)
+    for (int64_t r = 0; r < ctx.input(i).dim(0); ++r) entries.push_back({i, r});
+  // TF's order: the dims before concat_dim, then the input, then the dims after it.
+  auto key_less = [&](const Entry& a, const Entry& b) {
+    const int64_t* x = idx[a.input] + a.row * rank;
+    const int64_t* y = idx[b.input] + b.row * rank;
+    for (int64_t d = 0; d < cd; ++d)
+      if (x[d] != y[d]) return x[d] < y[d];
+    if (a.input != b.input) return a.input < b.input;
+    for (int64_t d = cd; d < rank; ++d)
+      if (x[d] != y[d]) return x[d] < y[d];
+    return false;
+  };
+  std::stable_sort(entries.begin(), entries.end(), key_less);
+  const int64_t m = static_cast<int64_t>(entries.size());
+  KILN_ASSIGN_OR_RETURN(Tensor * oi, ctx.AllocateOutput(0, Shape{m, rank}));
+  KILN_ASSIGN_OR_RETURN(Tensor * ov, ctx.AllocateOutput(1, Shape{m}));
+  KILN_ASSIGN_OR_RETURN(Tensor * os, ctx.AllocateOutput(2, Shape{rank}));
+  for (int64_t j = 0; j < m; ++j) {
+    const Entry& e = entries[j];
+    int64_t* o = oi->data<int64_t>() + j * rank;
+    std::copy_n(idx[e.input] + e.row * rank, rank, o);
+    o[cd] += offset[e.input];
+    CopyElementRange(ctx.input(n + e.input), e.row, ov, j, 1);
+  }
+  std::copy(out_shape.begin(), out_shape.end(), os->data<int64_t>());
+  return OkStatus();
+}
+
+// ---- SparseSlice -----------------------------------------------------------------------------
+
+Status PrepareSparseSlice(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(5));
+  KILN_ASSIGN_OR_RETURN(DType t, PrepareSparseInput(ctx, 0, ""));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "start", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 4, "size", DType::kInt64));
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{-1, -1}}, TensorSpec{t, PartialShape{-1}},
+                 TensorSpec{DType::kInt64, PartialShape{-1}}};
+  return OkStatus();
+}
+
+// The entries inside [start, start + size) (clipped to the shape), shifted by -start; the
+// output shape is the clipped size. Order is kept.
+Status ComputeSparseSlice(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 0, "SparseSlice"));
+  const std::vector<int64_t> start = IndexValues(ctx.input(3));
+  const std::vector<int64_t> size = IndexValues(ctx.input(4));
+  if (static_cast<int64_t>(start.size()) != s.rank || static_cast<int64_t>(size.size()) != s.rank) {
+    return ctx.Error("expected start and size of ", s.rank, " elements, got ", start.size(),
+                     " and ", size.size());
+  }
+  std::vector<int64_t> out_shape(s.rank);
+  for (int64_t d = 0; d < s.rank; ++d) {
+    if (start[d] < 0 || size[d] < 0) {
+      return ctx.Error("start and size must be non-negative, got ", ShapeBrackets(start), " and ",
+                       ShapeBrackets(size));
+    }
+    out_shape[d] = std::max<int64_t>(0, std::min(start[d] + size[d], s.shape[d]) - start[d]);
+  }
+  std::vector<int64_t> keep;
+  for (int64_t i = 0; i < s.n; ++i) {
+    bool in = true;
+    for (int64_t d = 0; in && d < s.rank; ++d) {
+      const int64_t v = s.idx[i * s.rank + d];
+      in = v >= start[d] && v < start[d] + size[d];
+    }
+    if (in) keep.push_back(i);
+  }
+  const int64_t m = static_cast<int64_t>(keep.size());
+  KILN_ASSIGN_OR_RETURN(Tensor * oi, ctx.AllocateOutput(0, Shape{m, s.rank}));
+  KILN_ASSIGN_OR_RETURN(Tensor * ov, ctx.AllocateOutput(1, Shape{m}));
+  for (int64_t j = 0; j < m; ++j) {
+    for (int64_t d = 0; d < s.rank; ++d)
+      oi->data<int64_t>()[j * s.rank + d] = s.idx[keep[j] * s.rank + d] - start[d];
+    CopyElementRange(*s.values, keep[j], ov, j, 1);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * os, ctx.AllocateOutput(2, Shape{s.rank}));
+  std::copy(out_shape.begin(), out_shape.end(), os->data<int64_t>());
+  return OkStatus();
+}
+
+// ---- SparseSplit -----------------------------------------------------------------------------
+
+Status PrepareSparseSplit(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "split_dim", DType::kInt64));
+  KILN_ASSIGN_OR_RETURN(DType t, PrepareSparseInput(ctx, 1, ""));
+  KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("num_split"));
+  if (n < 1) return ctx.Error("attr 'num_split' must be at least 1, got ", n);
+  for (int64_t i = 0; i < n; ++i)
+    ctx.outputs.push_back(TensorSpec{DType::kInt64, PartialShape{-1, -1}});
+  for (int64_t i = 0; i < n; ++i) ctx.outputs.push_back(TensorSpec{t, PartialShape{-1}});
+  for (int64_t i = 0; i < n; ++i)
+    ctx.outputs.push_back(TensorSpec{DType::kInt64, PartialShape{-1}});
+  return OkStatus();
+}
+
+// num_split pieces along split_dim: the first shape[dim] % num_split pieces one longer, as TF.
+Status ComputeSparseSplit(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 1, "SparseSplit"));
+  const int64_t n = ctx.num_outputs() / 3;
+  int64_t dim = IndexValues(ctx.input(0))[0];
+  if (dim < -s.rank || dim >= s.rank) {
+    return ctx.Error("split_dim ", dim, " is out of range for rank ", s.rank);
+  }
+  if (dim < 0) dim += s.rank;
+  if (n > s.shape[dim]) {
+    return ctx.Error("num_split ", n, " is greater than dimension ", dim, " of the shape, ",
+                     s.shape[dim]);
+  }
+  const int64_t size = s.shape[dim] / n, extra = s.shape[dim] % n;
+  auto start_of = [&](int64_t piece) { return piece * size + std::min(piece, extra); };
+  std::vector<std::vector<int64_t>> members(n);
+  for (int64_t i = 0; i < s.n; ++i) {
+    const int64_t v = s.idx[i * s.rank + dim];
+    if (v < 0 || v >= s.shape[dim]) {
+      return ctx.Error("indices[", i, ", ", dim, "] = ", v, " is out of bounds [0, ", s.shape[dim],
+                       ")");
+    }
+    // The piece holding v: the first `extra` pieces have size + 1 elements.
+    const int64_t piece =
+        v < extra * (size + 1) ? v / (size + 1) : extra + (v - extra * (size + 1)) / size;
+    members[piece].push_back(i);
+  }
+  for (int64_t p = 0; p < n; ++p) {
+    const int64_t m = static_cast<int64_t>(members[p].size());
+    KILN_ASSIGN_OR_RETURN(Tensor * oi, ctx.AllocateOutput(static_cast<int>(p), Shape{m, s.rank}));
+    KILN_ASSIGN_OR_RETURN(Tensor * ov, ctx.AllocateOutput(static_cast<int>(n + p), Shape{m}));
+    KILN_ASSIGN_OR_RETURN(Tensor * os,
+                          ctx.AllocateOutput(static_cast<int>(2 * n + p), Shape{s.rank}));
+    for (int64_t j = 0; j < m; ++j) {
+      int64_t* o = oi->data<int64_t>() + j * s.rank;
+      std::copy_n(s.idx + members[p][j] * s.rank, s.rank, o);
+      o[dim] -= start_of(p);
+      CopyElementRange(*s.values, members[p][j], ov, j, 1);
+    }
+    std::copy(s.shape.begin(), s.shape.end(), os->data<int64_t>());
+    os->data<int64_t>()[dim] = start_of(p + 1) - start_of(p);
+  }
+  return OkStatus();
+}
+
+// ---- SparseSliceGrad, SparseAddGrad, SparseFillEmptyRowsGrad
+// --------------------------------------
+
+using IndexKey = std::vector<int64_t>;
+
+IndexKey KeyOf(const int64_t* idx, int64_t i, int64_t r) {
+  return IndexKey(idx + i * r, idx + (i + 1) * r);
+}
+
+Status PrepareSliceGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "backprop_val_grad"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "input_indices", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "input_start", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "output_indices", DType::kInt64));
+  ctx.outputs = {TensorSpec{t, PartialShape{-1}}};
+  return OkStatus();
+}
+
+// val_grad[i]: the gradient of the output entry input entry i became, or 0 if it was cut.
+Status ComputeSliceGrad(const KernelContext& ctx) {
+  const Tensor& grad = ctx.input(0);
+  const Tensor& in_idx = ctx.input(1);
+  const std::vector<int64_t> start = IndexValues(ctx.input(2));
+  const Tensor& out_idx = ctx.input(3);
+  if (in_idx.rank() != 2 || out_idx.rank() != 2 || in_idx.dim(1) != out_idx.dim(1) ||
+      static_cast<int64_t>(start.size()) != in_idx.dim(1) || grad.rank() != 1 ||
+      grad.dim(0) != out_idx.dim(0)) {
+    return ctx.Error(
+        "expected input_indices [N, R], input_start [R], output_indices [M, R] and "
+        "backprop_val_grad [M], got ",
+        in_idx.shape().ToString(), ", [", start.size(), "], ", out_idx.shape().ToString(), " and ",
+        grad.shape().ToString());
+  }
+  const int64_t r = in_idx.dim(1);
+  std::map<IndexKey, int64_t> at;
+  for (int64_t j = 0; j < out_idx.dim(0); ++j) at[KeyOf(out_idx.data<int64_t>(), j, r)] = j;
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{in_idx.dim(0)}));
+  return DispatchStorage(grad.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    for (int64_t i = 0; i < in_idx.dim(0); ++i) {
+      IndexKey k = KeyOf(in_idx.data<int64_t>(), i, r);
+      for (int64_t d = 0; d < r; ++d) k[d] -= start[d];
+      auto it = at.find(k);
+      Elems<U>(*out)[i] = it == at.end() ? U{} : Elems<U>(grad)[it->second];
+    }
+    return OkStatus();
+  });
+}
+
+Status PrepareAddGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "backprop_val_grad"));
+  for (int i = 1; i < 4; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, "indices", DType::kInt64));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, "indices", 2));
+  }
+  ctx.outputs = {TensorSpec{t, PartialShape{-1}}, TensorSpec{t, PartialShape{-1}}};
+  return OkStatus();
+}
+
+// Each operand entry's gradient is the sum entry's at its index (0 where the sum dropped it).
+Status ComputeAddGrad(const KernelContext& ctx) {
+  const Tensor& grad = ctx.input(0);
+  const Tensor& sum_idx = ctx.input(3);
+  if (grad.rank() != 1 || grad.dim(0) != sum_idx.dim(0)) {
+    return ctx.Error("backprop_val_grad must be [", sum_idx.dim(0), "], got ",
+                     grad.shape().ToString());
+  }
+  const int64_t r = sum_idx.dim(1);
+  std::map<IndexKey, int64_t> at;
+  for (int64_t j = 0; j < sum_idx.dim(0); ++j) at[KeyOf(sum_idx.data<int64_t>(), j, r)] = j;
+  for (int k = 0; k < 2; ++k) {
+    const Tensor& idx = ctx.input(1 + k);
+    if (idx.dim(1) != r) {
+      return ctx.Error("operand ", k == 0 ? "a" : "b", " has rank ", idx.dim(1),
+                       ", the sum has rank ", r);
+    }
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(k, Shape{idx.dim(0)}));
+    KILN_RETURN_IF_ERROR(DispatchStorage(grad.dtype(), [&](auto tag) {
+      using U = typename decltype(tag)::type;
+      for (int64_t i = 0; i < idx.dim(0); ++i) {
+        auto it = at.find(KeyOf(idx.data<int64_t>(), i, r));
+        Elems<U>(*out)[i] = it == at.end() ? U{} : Elems<U>(grad)[it->second];
+      }
+      return OkStatus();
+    }));
+  }
+  return OkStatus();
+}
+
+using GradTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
+                           uint8_t, uint16_t, uint32_t, uint64_t>;
+
+Status PrepareFillEmptyRowsGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "reverse_index_map", DType::kInt64));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 1, "grad_values"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, GradTypes::kDTypes));
+  ctx.outputs = {TensorSpec{t, ctx.inputs[0].shape}, TensorSpec{t, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+// d_values[i] = grad_values[reverse_index_map[i]]; d_default_value sums the rest (the rows
+// SparseFillEmptyRows filled with the default).
+Status ComputeFillEmptyRowsGrad(const KernelContext& ctx) {
+  const Tensor& map = ctx.input(0);
+  const Tensor& grad = ctx.input(1);
+  if (map.rank() != 1 || grad.rank() != 1) {
+    return ctx.Error("reverse_index_map and grad_values must be vectors, got ",
+                     map.shape().ToString(), " and ", grad.shape().ToString());
+  }
+  const int64_t* m = map.data<int64_t>();
+  std::vector<bool> used(grad.dim(0), false);
+  for (int64_t i = 0; i < map.dim(0); ++i) {
+    if (m[i] < 0 || m[i] >= grad.dim(0)) {
+      return ctx.Error("Invalid reverse_index_map[", i, "] = ", m[i], " (grad_values has ",
+                       grad.dim(0), " elements)");
+    }
+    used[m[i]] = true;
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * dv, ctx.AllocateOutput(0, Shape{map.dim(0)}));
+  KILN_ASSIGN_OR_RETURN(Tensor * dd, ctx.AllocateOutput(1, Shape{}));
+  return Dispatch<GradTypes>(grad.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* g = ComputeData<T>(grad);
+    C* o = MutableComputeData<T>(dv);
+    for (int64_t i = 0; i < map.dim(0); ++i) o[i] = g[m[i]];
+    C sum = C(0);
+    for (int64_t j = 0; j < grad.dim(0); ++j)
+      if (!used[j]) sum = static_cast<C>(sum + g[j]);
+    MutableComputeData<T>(dd)[0] = sum;
+    return OkStatus();
+  });
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr OpDefinition kDefs[] = {
+    {"SparseReorder", "output_indices,output_values", kOpFreshOutputs, PrepareReorder},
+    {"SparseConcat", "output_indices,output_values,output_shape", kOpFreshOutputs,
+     PrepareSparseConcat},
+    {"SparseSlice", "output_indices,output_values,output_shape", kOpFreshOutputs,
+     PrepareSparseSlice},
+    {"SparseSplit", "output_indices*num_split,output_values*num_split,output_shape*num_split",
+     kOpFreshOutputs, PrepareSparseSplit},
+    {"SparseSliceGrad", "val_grad", kOpFreshOutputs, PrepareSliceGrad},
+    {"SparseAddGrad", "a_val_grad,b_val_grad", kOpFreshOutputs, PrepareAddGrad},
+    {"SparseFillEmptyRowsGrad", "d_values,d_default_value", kOpFreshOutputs,
+     PrepareFillEmptyRowsGrad},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"SparseReorder", ComputeReorder},
+    {"SparseConcat", ComputeSparseConcat},
+    {"SparseSlice", ComputeSparseSlice},
+    {"SparseSplit", ComputeSparseSplit},
+    {"SparseSliceGrad", ComputeSliceGrad},
+    {"SparseAddGrad", ComputeAddGrad},
+    {"SparseFillEmptyRowsGrad", ComputeFillEmptyRowsGrad},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> SparseManipOpDefs() { return kDefs; }
+std::span<const KernelEntry> SparseManipCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec
