@@ -1,9 +1,16 @@
 // Bytes read as numbers: DecodeRaw (every string the same length, a multiple of the element
 // size) and DecodePaddedRaw (each string cut or zero-padded to a fixed length), little- or
-// big-endian, as TensorFlow's kernels do. The output gains a last dim of elements per string.
+// big-endian, as TensorFlow's kernels do; the output gains a last dim of elements per string.
+// And 16-bit PCM WAV files, both ways: DecodeWav and EncodeWav (TF's wav_io.cc rules: the
+// chunks it accepts and refuses, samples / 32768, and back rounded and clamped).
 #include <algorithm>
+#include <cmath>
+#include <cstdint>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
@@ -101,14 +108,244 @@ Status ComputeDecodeRaw(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- DecodeWav, EncodeWav --------------------------------------------------------------------
+
+// Reads little-endian values from a WAV string, failing (as TF) past its end.
+class WavReader {
+ public:
+  explicit WavReader(const std::string& data) : data_(data) {}
+  size_t offset() const { return offset_; }
+  bool done() const { return offset_ >= data_.size(); }
+  Status Skip(uint64_t n) {
+    if (n > data_.size() - offset_) {
+      return InvalidArgument("Offset too large, overflowed: ", offset_, " + ", n, " > ",
+                             data_.size());
+    }
+    offset_ += n;
+    return OkStatus();
+  }
+  template <typename T>
+  Result<T> Read() {
+    if (sizeof(T) > data_.size() - offset_) {
+      return InvalidArgument("Data too short when trying to read at offset ", offset_);
+    }
+    T v = 0;
+    for (size_t b = 0; b < sizeof(T); ++b)
+      v |=
+          static_cast<T>(static_cast<T>(static_cast<unsigned char>(data_[offset_ + b])) << (8 * b));
+    offset_ += sizeof(T);
+    return v;
+  }
+  Result<std::string> Text(size_t n) {
+    if (n > data_.size() - offset_) {
+      return InvalidArgument("Data too short when trying to read string at offset ", offset_);
+    }
+    std::string t = data_.substr(offset_, n);
+    offset_ += n;
+    return t;
+  }
+  Status Expect(std::string_view text) {
+    KILN_ASSIGN_OR_RETURN(std::string found, Text(text.size()));
+    if (found != text)
+      return InvalidArgument("Header mismatch: Expected ", text, " but found ", found);
+    return OkStatus();
+  }
+
+ private:
+  const std::string& data_;
+  size_t offset_ = 0;
+};
+
+struct Wav {
+  std::vector<float> samples;  // interleaved
+  int64_t frames = 0;
+  int64_t channels = 0;
+  uint32_t sample_rate = 0;
+};
+
+Result<Wav> ParseWav(const std::string& data) {
+  WavReader r(data);
+  KILN_RETURN_IF_ERROR(r.Expect("RIFF"));
+  KILN_RETURN_IF_ERROR(r.Read<uint32_t>().status());
+  KILN_RETURN_IF_ERROR(r.Expect("WAVE"));
+  KILN_ASSIGN_OR_RETURN(std::string id, r.Text(4));
+  // Padding chunks TF skips before "fmt ".
+  static constexpr std::string_view kSkippable[] = {"JUNK", "bext", "iXML", "qlty",
+                                                    "mext", "levl", "link", "axml"};
+  while (id != "fmt ") {
+    if (std::find(std::begin(kSkippable), std::end(kSkippable), id) == std::end(kSkippable)) {
+      return InvalidArgument("Unexpected field ", id);
+    }
+    KILN_ASSIGN_OR_RETURN(uint32_t size, r.Read<uint32_t>());
+    KILN_RETURN_IF_ERROR(r.Skip(size));
+    KILN_ASSIGN_OR_RETURN(id, r.Text(4));
+  }
+  KILN_ASSIGN_OR_RETURN(uint32_t fmt_size, r.Read<uint32_t>());
+  if (fmt_size != 16 && fmt_size != 18) {
+    return InvalidArgument("Bad format chunk size for WAV: Expected 16 or 18, but got", fmt_size);
+  }
+  KILN_ASSIGN_OR_RETURN(uint16_t format, r.Read<uint16_t>());
+  if (format != 1) {
+    return InvalidArgument("Bad audio format for WAV: Expected 1 (PCM), but got", format);
+  }
+  KILN_ASSIGN_OR_RETURN(uint16_t channels, r.Read<uint16_t>());
+  if (channels < 1) {
+    return InvalidArgument("Bad number of channels for WAV: Expected at least 1, but got ",
+                           channels);
+  }
+  Wav w;
+  w.channels = channels;
+  KILN_ASSIGN_OR_RETURN(w.sample_rate, r.Read<uint32_t>());
+  KILN_ASSIGN_OR_RETURN(uint32_t bytes_per_second, r.Read<uint32_t>());
+  KILN_ASSIGN_OR_RETURN(uint16_t bytes_per_frame, r.Read<uint16_t>());
+  KILN_ASSIGN_OR_RETURN(uint16_t bits, r.Read<uint16_t>());
+  if (bits != 16) return InvalidArgument("Can only read 16-bit WAV files, but received ", bits);
+  const uint32_t want_frame = (bits * uint32_t{channels} + 7) / 8;
+  if (bytes_per_frame != want_frame) {
+    return InvalidArgument("Bad bytes per sample in WAV header: Expected ", want_frame, " but got ",
+                           bytes_per_frame);
+  }
+  if (bytes_per_second != uint64_t{bytes_per_frame} * w.sample_rate) {
+    return InvalidArgument("Bad bytes per second in WAV header: Expected ",
+                           uint64_t{bytes_per_frame} * w.sample_rate, " but got ",
+                           bytes_per_second);
+  }
+  if (fmt_size == 18) KILN_RETURN_IF_ERROR(r.Skip(2));
+  bool found_data = false;
+  while (!r.done()) {
+    KILN_ASSIGN_OR_RETURN(std::string chunk, r.Text(4));
+    KILN_ASSIGN_OR_RETURN(uint32_t size, r.Read<uint32_t>());
+    if (size > static_cast<uint32_t>(std::numeric_limits<int32_t>::max())) {
+      return InvalidArgument("Chunk size ", size, " in WAV is too large");
+    }
+    if (chunk != "data") {
+      KILN_RETURN_IF_ERROR(r.Skip(size));
+      continue;
+    }
+    if (found_data) return InvalidArgument("More than one data chunk found in WAV");
+    found_data = true;
+    w.frames = size / bytes_per_frame;
+    const int64_t count = w.frames * w.channels;
+    if (static_cast<uint64_t>(count) * 2 > data.size() - r.offset()) {
+      return InvalidArgument("Offset too large, overflowed: data chunk of ", count * 2,
+                             " bytes at offset ", r.offset(), " in ", data.size());
+    }
+    w.samples.resize(count);
+    for (int64_t i = 0; i < count; ++i) {
+      KILN_ASSIGN_OR_RETURN(uint16_t raw, r.Read<uint16_t>());
+      w.samples[i] = static_cast<float>(static_cast<int16_t>(raw)) * (1.0f / 32768.0f);
+    }
+  }
+  if (!found_data) return InvalidArgument("No data chunk found in WAV");
+  return w;
+}
+
+struct WavState : OpState {
+  int64_t channels = -1, samples = -1;
+};
+
+Status PrepareDecodeWav(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "contents", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "contents", 0));
+  auto st = std::make_shared<WavState>();
+  KILN_PREPARE_ASSIGN(ctx, st->channels, ctx.attrs.GetInt("desired_channels", -1));
+  KILN_PREPARE_ASSIGN(ctx, st->samples, ctx.attrs.GetInt("desired_samples", -1));
+  ctx.outputs = {TensorSpec{DType::kFloat, PartialShape{st->samples, st->channels}},
+                 TensorSpec{DType::kInt32, PartialShape::Scalar()}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// [samples, channels] floats in [-1, 1); desired sizes cut, zero-pad (samples) or repeat the
+// last channel (channels), as TF does.
+Status ComputeDecodeWav(const KernelContext& ctx) {
+  const auto& st = ctx.state<WavState>();
+  auto wav = ParseWav(ctx.input(0).scalar<std::string>());
+  if (!wav.ok()) return Wrap(ctx, wav.status());
+  if (wav->sample_rate > static_cast<uint32_t>(std::numeric_limits<int32_t>::max())) {
+    return ctx.Error("sample rate ", wav->sample_rate, " does not fit an int32");
+  }
+  const int64_t frames = st.samples == -1 ? wav->frames : st.samples;
+  const int64_t channels = st.channels == -1 ? wav->channels : st.channels;
+  KILN_ASSIGN_OR_RETURN(Tensor * audio, ctx.AllocateOutput(0, Shape{frames, channels}));
+  float* o = audio->data<float>();
+  for (int64_t f = 0; f < frames; ++f) {
+    for (int64_t c = 0; c < channels; ++c) {
+      const int64_t src = std::min(c, wav->channels - 1);
+      o[f * channels + c] = f < wav->frames ? wav->samples[f * wav->channels + src] : 0.0f;
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * rate, ctx.AllocateOutput(1, Shape{}));
+  rate->scalar<int32_t>() = static_cast<int32_t>(wav->sample_rate);
+  return OkStatus();
+}
+
+Status PrepareEncodeWav(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "audio", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "audio", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "sample_rate", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "sample_rate", 0));
+  ctx.outputs = {TensorSpec{DType::kString, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+// A 16-bit PCM WAV: samples times 32768, rounded, clamped to int16.
+Status ComputeEncodeWav(const KernelContext& ctx) {
+  const Tensor& audio = ctx.input(0);
+  const int32_t rate = ctx.input(1).scalar<int32_t>();
+  if (audio.rank() != 2) {
+    return ctx.Error("audio must be 2-dimensional, got shape ", audio.shape().ToString());
+  }
+  const int64_t frames = audio.dim(0), channels = audio.dim(1);
+  if (channels < 1 || channels > std::numeric_limits<uint16_t>::max()) {
+    return ctx.Error("audio must have between 1 and 65535 channels, got ", channels);
+  }
+  if (rate <= 0) return ctx.Error("sample_rate must be positive, got ", rate);
+  const uint64_t data_bytes = static_cast<uint64_t>(frames * channels) * 2;
+  if (data_bytes + 36 > std::numeric_limits<uint32_t>::max()) {
+    return ctx.Error("audio of shape ", audio.shape().ToString(), " is too long for a WAV file");
+  }
+  std::string out;
+  out.reserve(44 + data_bytes);
+  auto put = [&out](uint64_t v, int bytes) {
+    for (int b = 0; b < bytes; ++b) out.push_back(static_cast<char>((v >> (8 * b)) & 0xFF));
+  };
+  out += "RIFF";
+  put(36 + data_bytes, 4);
+  out += "WAVEfmt ";
+  put(16, 4);
+  put(1, 2);  // PCM
+  put(static_cast<uint64_t>(channels), 2);
+  put(static_cast<uint64_t>(rate), 4);
+  put(static_cast<uint64_t>(rate) * static_cast<uint64_t>(channels) * 2, 4);
+  put(static_cast<uint64_t>(channels) * 2, 2);
+  put(16, 2);
+  out += "data";
+  put(data_bytes, 4);
+  const float* a = audio.data<float>();
+  for (int64_t i = 0; i < frames * channels; ++i) {
+    const float v = std::min(std::max(std::round(a[i] * 32768.0f), -32768.0f), 32767.0f);
+    put(static_cast<uint16_t>(static_cast<int16_t>(v)), 2);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * t, ctx.AllocateOutput(0, Shape{}));
+  t->scalar<std::string>() = std::move(out);
+  return OkStatus();
+}
+
 constexpr OpDefinition kDefs[] = {
     {"DecodeRaw", "output", kOpFreshOutputs, PrepareDecodeRaw<false>},
     {"DecodePaddedRaw", "output", kOpFreshOutputs, PrepareDecodeRaw<true>},
+    {"DecodeWav", "audio,sample_rate", kOpFreshOutputs, PrepareDecodeWav},
+    {"EncodeWav", "contents", kOpFreshOutputs, PrepareEncodeWav},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"DecodeRaw", ComputeDecodeRaw<false>},
     {"DecodePaddedRaw", ComputeDecodeRaw<true>},
+    {"DecodeWav", ComputeDecodeWav},
+    {"EncodeWav", ComputeEncodeWav},
 };
 
 }  // namespace

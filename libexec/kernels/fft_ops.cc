@@ -1,7 +1,9 @@
 // The FFT family over the innermost 1, 2 or 3 dims: FFT/FFT2D/FFT3D and their inverses
 // (complex to complex), RFFT/RFFT2D/RFFT3D (real to the fft_length[-1] / 2 + 1 non-negative
 // frequencies of the last dim) and IRFFT/IRFFT2D/IRFFT3D (those frequencies back to a real
-// signal of fft_length points). As in TensorFlow's raw ops, an input dim longer than what the
+// signal of fft_length points); and the speech front end of TF's audio ops, AudioSpectrogram
+// (periodic-Hann windows, zero-padded to a power of two) and Mfcc (TF's mel filterbank, log and
+// DCT, ported from its mfcc*.cc). As in TensorFlow's raw ops, an input dim longer than what the
 // transform reads is cropped and a shorter one is an error (tf.signal pads in Python before
 // calling the op); the inverses are normalised by 1/n, as TF's are.
 //
@@ -13,6 +15,7 @@
 // rounding of TensorFlow's.
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <complex>
 #include <string>
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -260,6 +263,204 @@ Status ComputeFft(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- AudioSpectrogram --------------------------------------------------------------------------
+
+struct SpectrogramState : OpState {
+  int64_t window = 0, stride = 0;
+  bool magnitude_squared = false;
+};
+
+Status PrepareSpectrogram(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 2));
+  auto st = std::make_shared<SpectrogramState>();
+  KILN_PREPARE_ASSIGN(ctx, st->window, ctx.attrs.GetInt("window_size"));
+  KILN_PREPARE_ASSIGN(ctx, st->stride, ctx.attrs.GetInt("stride"));
+  KILN_PREPARE_ASSIGN(ctx, st->magnitude_squared, ctx.attrs.GetBool("magnitude_squared", false));
+  if (st->window < 2) return ctx.Error("window_size must be at least 2, got ", st->window);
+  if (st->stride < 1) return ctx.Error("stride must be positive, got ", st->stride);
+  int64_t fft = 1;
+  while (fft < st->window) fft *= 2;
+  const PartialShape& in = ctx.inputs[0].shape;
+  int64_t frames = -1;
+  if (!in.unknown_rank() && in.dim(0) >= 0) {
+    frames = in.dim(0) < st->window ? 0 : 1 + (in.dim(0) - st->window) / st->stride;
+  }
+  ctx.outputs = {TensorSpec{DType::kFloat,
+                            PartialShape{in.unknown_rank() ? -1 : in.dim(1), frames, fft / 2 + 1}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// [channels, frames, fft / 2 + 1]: |DFT|^2 (or |DFT|) of each window of the channel's samples,
+// weighted by a periodic Hann window; the transform in double, as TF's.
+Status ComputeSpectrogram(const KernelContext& ctx) {
+  const auto& st = ctx.state<SpectrogramState>();
+  const Tensor& x = ctx.input(0);
+  if (x.rank() != 2) return ctx.Error("input must be 2-dimensional, got ", x.shape().ToString());
+  const int64_t samples = x.dim(0), channels = x.dim(1);
+  int64_t fft = 1;
+  while (fft < st.window) fft *= 2;
+  const int64_t bins = fft / 2 + 1;
+  const int64_t frames = samples < st.window ? 0 : 1 + (samples - st.window) / st.stride;
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{channels, frames, bins}));
+  if (out->NumElements() == 0) return OkStatus();
+  const double pi = std::atan(1.0) * 4;
+  std::vector<double> hann(st.window);
+  for (int64_t i = 0; i < st.window; ++i)
+    hann[i] =
+        0.5 - 0.5 * std::cos(2 * pi * static_cast<double>(i) / static_cast<double>(st.window));
+  Block buf(channels * frames, 1, 1, fft);
+  buf.setZero();
+  const float* in = x.data<float>();
+  for (int64_t c = 0; c < channels; ++c)
+    for (int64_t f = 0; f < frames; ++f)
+      for (int64_t j = 0; j < st.window; ++j)
+        buf(c * frames + f, 0, 0, j) = Cd(in[(f * st.stride + j) * channels + c] * hann[j], 0.0);
+  TransformAxes(buf, 3, 3, /*inverse=*/false);
+  float* o = out->data<float>();
+  for (int64_t r = 0; r < channels * frames; ++r)
+    for (int64_t k = 0; k < bins; ++k) {
+      const Cd v = buf(r, 0, 0, k);
+      const auto power = static_cast<float>(v.real() * v.real() + v.imag() * v.imag());
+      o[r * bins + k] = st.magnitude_squared ? power : std::sqrt(power);
+    }
+  return OkStatus();
+}
+
+// ---- Mfcc ------------------------------------------------------------------------------------
+
+struct MfccState : OpState {
+  double upper = 4000, lower = 20;
+  int64_t filterbank_channels = 40, dct_coefficients = 13;
+};
+
+Status PrepareMfcc(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "spectrogram", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "spectrogram", 3));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "sample_rate", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "sample_rate", 0));
+  auto st = std::make_shared<MfccState>();
+  KILN_PREPARE_ASSIGN(ctx, float upper, ctx.attrs.GetFloat("upper_frequency_limit", 4000));
+  KILN_PREPARE_ASSIGN(ctx, float lower, ctx.attrs.GetFloat("lower_frequency_limit", 20));
+  st->upper = upper;
+  st->lower = lower;
+  KILN_PREPARE_ASSIGN(ctx, st->filterbank_channels,
+                      ctx.attrs.GetInt("filterbank_channel_count", 40));
+  KILN_PREPARE_ASSIGN(ctx, st->dct_coefficients, ctx.attrs.GetInt("dct_coefficient_count", 13));
+  const PartialShape& s = ctx.inputs[0].shape;
+  ctx.outputs = {TensorSpec{DType::kFloat,
+                            PartialShape{s.unknown_rank() ? -1 : s.dim(0),
+                                         s.unknown_rank() ? -1 : s.dim(1), st->dct_coefficients}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+double FreqToMel(double freq) { return 1127.0 * std::log1p(freq / 700.0); }
+
+// TF's MfccMelFilterbank: each FFT bin between the limits (DC excluded) adds its magnitude to
+// the falling side of one triangle and the rising side of the next.
+struct MelFilterbank {
+  int64_t channels = 0, start = 0, end = 0;
+  std::vector<int64_t> band;  // per bin: the channel whose falling side it is on (-1, -2 unused)
+  std::vector<double> weight;
+
+  Status Init(int64_t bins, double rate, int64_t n, double lower, double upper) {
+    if (n < 1) return InvalidArgument("filterbank_channel_count must be positive, got ", n);
+    if (rate <= 0) return InvalidArgument("sample rate must be positive, got ", rate);
+    if (bins < 2) return InvalidArgument("the spectrogram must have more than 1 bin, got ", bins);
+    if (lower < 0) return InvalidArgument("lower_frequency_limit must be nonnegative");
+    if (upper <= lower) {
+      return InvalidArgument("upper_frequency_limit must be greater than lower_frequency_limit");
+    }
+    channels = n;
+    std::vector<double> center(n + 1);
+    const double mel_low = FreqToMel(lower), mel_hi = FreqToMel(upper);
+    const double spacing = (mel_hi - mel_low) / static_cast<double>(n + 1);
+    for (int64_t i = 0; i < n + 1; ++i) center[i] = mel_low + spacing * static_cast<double>(i + 1);
+    const double hz_per_bin = 0.5 * rate / static_cast<double>(bins - 1);
+    start = static_cast<int64_t>(1.5 + lower / hz_per_bin);
+    end = static_cast<int64_t>(upper / hz_per_bin);
+    band.assign(bins, -2);
+    weight.assign(bins, 0.0);
+    int64_t channel = 0;
+    for (int64_t i = 0; i < bins; ++i) {
+      if (i < start || i > end) continue;
+      const double melf = FreqToMel(static_cast<double>(i) * hz_per_bin);
+      while (channel < n && center[channel] < melf) ++channel;
+      band[i] = channel - 1;
+      weight[i] = band[i] >= 0
+                      ? (center[band[i] + 1] - melf) / (center[band[i] + 1] - center[band[i]])
+                      : (center[0] - melf) / (center[0] - mel_low);
+    }
+    return OkStatus();
+  }
+
+  // Mel energies of one frame of squared magnitudes (bins past `end` must exist).
+  void Compute(const float* frame, std::vector<double>* out) const {
+    out->assign(channels, 0.0);
+    for (int64_t i = start; i <= end; ++i) {
+      const double v = std::sqrt(static_cast<double>(frame[i]));
+      const double weighted = v * weight[i];
+      int64_t c = band[i];
+      if (c >= 0) (*out)[c] += weighted;
+      ++c;
+      if (c < channels) (*out)[c] += v - weighted;
+    }
+  }
+};
+
+// [channels, frames, dct_coefficient_count]: the DCT-II (orthonormal scale sqrt(2 / N)) of the
+// log mel energies (floored at 1e-12) of each spectrogram frame.
+Status ComputeMfcc(const KernelContext& ctx) {
+  const auto& st = ctx.state<MfccState>();
+  const Tensor& spec = ctx.input(0);
+  if (spec.rank() != 3) {
+    return ctx.Error("spectrogram must be 3-dimensional, got ", spec.shape().ToString());
+  }
+  if (ctx.input(1).rank() != 0) {
+    return ctx.Error("Input sample_rate should be a scalar tensor, got ",
+                     ctx.input(1).shape().ToString(), " instead.");
+  }
+  const int64_t bins = spec.dim(2), frames = spec.dim(1), channels = spec.dim(0);
+  const int32_t rate = ctx.input(1).scalar<int32_t>();
+  MelFilterbank bank;
+  Status s = bank.Init(bins, rate, st.filterbank_channels, st.lower, st.upper);
+  const int64_t n = st.filterbank_channels, k = st.dct_coefficients;
+  if (s.ok() && (k < 1 || k > n)) {
+    s = InvalidArgument("dct_coefficient_count must be in [1, ", n, "], got ", k);
+  }
+  if (s.ok() && bank.end >= bins) {
+    s = InvalidArgument("the upper frequency limit needs bin ", bank.end, " of ", bins);
+  }
+  if (!s.ok()) {
+    return ctx.Error("Mfcc initialization failed for channel count ", bins, " and sample rate ",
+                     rate, ": ", s.message());
+  }
+  std::vector<double> cosines(k * n);
+  const double pi = std::atan(1.0) * 4, norm = std::sqrt(2.0 / static_cast<double>(n));
+  for (int64_t i = 0; i < k; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      cosines[i * n + j] = norm * std::cos(static_cast<double>(i) * (pi / static_cast<double>(n)) *
+                                           (static_cast<double>(j) + 0.5));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{channels, frames, k}));
+  const float* in = spec.data<float>();
+  float* o = out->data<float>();
+  std::vector<double> mel;
+  for (int64_t f = 0; f < channels * frames; ++f) {
+    bank.Compute(in + f * bins, &mel);
+    for (double& v : mel) v = std::log(std::max(v, 1e-12));
+    for (int64_t i = 0; i < k; ++i) {
+      double sum = 0;
+      for (int64_t j = 0; j < n; ++j) sum += cosines[i * n + j] * mel[j];
+      o[f * k + i] = static_cast<float>(sum);
+    }
+  }
+  return OkStatus();
+}
+
 using K = FftKind;
 constexpr OpDefinition kDefs[] = {
     {"FFT", "output", kOpFreshOutputs, PrepareFft<1, K::kComplex, false>},
@@ -274,13 +475,25 @@ constexpr OpDefinition kDefs[] = {
     {"IRFFT", "output", kOpFreshOutputs, PrepareFft<1, K::kRealInverse, true>},
     {"IRFFT2D", "output", kOpFreshOutputs, PrepareFft<2, K::kRealInverse, true>},
     {"IRFFT3D", "output", kOpFreshOutputs, PrepareFft<3, K::kRealInverse, true>},
+    {"AudioSpectrogram", "spectrogram", kOpFreshOutputs, PrepareSpectrogram},
+    {"Mfcc", "output", kOpFreshOutputs, PrepareMfcc},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"FFT", ComputeFft},   {"FFT2D", ComputeFft},   {"FFT3D", ComputeFft},
-    {"IFFT", ComputeFft},  {"IFFT2D", ComputeFft},  {"IFFT3D", ComputeFft},
-    {"RFFT", ComputeFft},  {"RFFT2D", ComputeFft},  {"RFFT3D", ComputeFft},
-    {"IRFFT", ComputeFft}, {"IRFFT2D", ComputeFft}, {"IRFFT3D", ComputeFft},
+    {"FFT", ComputeFft},
+    {"FFT2D", ComputeFft},
+    {"FFT3D", ComputeFft},
+    {"IFFT", ComputeFft},
+    {"IFFT2D", ComputeFft},
+    {"IFFT3D", ComputeFft},
+    {"RFFT", ComputeFft},
+    {"RFFT2D", ComputeFft},
+    {"RFFT3D", ComputeFft},
+    {"IRFFT", ComputeFft},
+    {"IRFFT2D", ComputeFft},
+    {"IRFFT3D", ComputeFft},
+    {"AudioSpectrogram", ComputeSpectrogram},
+    {"Mfcc", ComputeMfcc},
 };
 
 }  // namespace

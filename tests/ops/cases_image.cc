@@ -1202,6 +1202,52 @@ void AddFftNd(std::vector<OpCase>* c) {
 
 }  // namespace
 
+namespace {
+
+// The audio front end: AudioSpectrogram and Mfcc against TensorFlow 2.21's values.
+void AddAudio(std::vector<OpCase>* c) {
+  std::vector<float> x(40);
+  for (int i = 0; i < 40; ++i) x[i] = static_cast<float>(std::sin(i * 0.3));
+  c->push_back(
+      OpCaseBuilder("AudioSpectrogram", "AudioSpectrogram stereo, window 8, stride 5, TF values")
+          .Int("window_size", 8)
+          .Int("stride", 5)
+          .Input(Make<float>(x, {20, 2}))
+          .Reference1([](const auto&) {
+            return Make<float>(
+                {1.82695758f, 1.92269993f, 0.660268307f, 0.0463614315f, 0.0134874592f,
+                 2.09013295f, 1.9546746f,  0.654479802f, 0.0455935262f, 0.0154303377f,
+                 2.31147456f, 1.98441935f, 0.648961723f, 0.044855766f,  0.0170643441f,
+                 1.15595484f, 1.85904872f, 0.671364665f, 0.0478172004f, 0.00853379257f,
+                 1.48946548f, 1.88737071f, 0.666496158f, 0.0471810661f, 0.0109958909f,
+                 1.79316461f, 1.91887009f, 0.660951853f, 0.0464517325f, 0.0132379476f},
+                {2, 3, 5});
+          })
+          .Tolerance(2e-5)
+          .Build());
+  std::vector<float> spec;
+  for (int f = 0; f < 2; ++f)
+    for (int k = 0; k < 33; ++k)
+      spec.push_back(((k + 1) * (f + 2)) * 0.01f + static_cast<float>(k % 3));
+  c->push_back(OpCaseBuilder("Mfcc", "Mfcc 10 channels, 5 coefficients, TF values")
+                   .Float("upper_frequency_limit", 3000)
+                   .Float("lower_frequency_limit", 20)
+                   .Int("filterbank_channel_count", 10)
+                   .Int("dct_coefficient_count", 5)
+                   .Input(Make<float>(spec, {1, 2, 33}))
+                   .ConstInput(Tensor::Scalar<int32_t>(8000))
+                   .Reference1([](const auto&) {
+                     return Make<float>(
+                         {3.02347612f, -1.49939835f, 0.175204203f, 0.0138552869f, 0.188579336f,
+                          3.26191258f, -1.55952871f, 0.16662541f, -0.0054512159f, 0.1749883f},
+                         {1, 2, 5});
+                   })
+                   .Tolerance(2e-5)
+                   .Build());
+}
+
+}  // namespace
+
 std::vector<OpCase> ImageCases() {
   std::vector<OpCase> c;
   AddResize(&c);
@@ -1214,6 +1260,7 @@ std::vector<OpCase> ImageCases() {
   AddCtc(&c);
   AddFft(&c);
   AddFftNd(&c);
+  AddAudio(&c);
   return c;
 }
 

@@ -65,6 +65,38 @@ Tensor Strings(const std::vector<std::string>& v, const Shape& s) {
 
 }  // namespace
 
+namespace {
+
+// EncodeWav's bytes and DecodeWav's samples (cut, padded, last channel repeated), TF's values.
+void AddWav(std::vector<OpCase>* c) {
+  const std::vector<int> bytes = {82,  73,  70, 70, 48, 0,   0,   0,   87,  65,  86,  69, 102, 109,
+                                  116, 32,  16, 0,  0,  0,   1,   0,   2,   0,   128, 62, 0,   0,
+                                  0,   250, 0,  0,  4,  0,   16,  0,   100, 97,  116, 97, 12,  0,
+                                  0,   0,   0,  64, 0,  224, 255, 127, 0,   128, 3,   0,  102, 38};
+  std::string wav;
+  for (int b : bytes) wav.push_back(static_cast<char>(b));
+  c->push_back(OpCaseBuilder("EncodeWav", "EncodeWav stereo, clamped, TF bytes")
+                   .Input(Make<float>({0.5f, -0.25f, 1.5f, -1.0f, 0.0001f, 0.3f}, {3, 2}))
+                   .Input(Tensor::Scalar<int32_t>(16000))
+                   .Reference1([wav](const auto&) { return Tensor::StringScalar(wav); })
+                   .Build());
+  c->push_back(
+      OpCaseBuilder("DecodeWav", "DecodeWav 3 channels, 4 samples, TF values")
+          .Int("desired_channels", 3)
+          .Int("desired_samples", 4)
+          .Input(Tensor::StringScalar(wav))
+          .Reference([](const auto&) {
+            return std::vector<Tensor>{
+                Make<float>({0.5f, -0.25f, -0.25f, 0.999969482f, -1.0f, -1.0f, 9.1552734375e-05f,
+                             0.29998779296875f, 0.29998779296875f, 0, 0, 0},
+                            {4, 3}),
+                Tensor::Scalar<int32_t>(16000)};
+          })
+          .Build());
+}
+
+}  // namespace
+
 std::vector<OpCase> ParseCases() {
   std::vector<OpCase> c;
   const std::vector<std::string> records = {
@@ -212,6 +244,7 @@ std::vector<OpCase> ParseCases() {
                     return Strings({"Y", "6", "6", "Y:p", "q:G", "c:a", "", "", ""}, Shape{3, 3});
                   })
                   .Build());
+  AddWav(&c);
   return c;
 }
 

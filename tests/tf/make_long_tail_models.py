@@ -37,6 +37,7 @@ MODELS = {
     "complex_signal": "float32",
     "tf1_control_flow": "float32",
     "image_bytes": "float32",
+    "speech_commands": "float32",
 }
 
 
@@ -496,13 +497,62 @@ def _image_bytes(bundle):
     return "tf.saved_model.save", {"serving_default": {"images": np.array(files, dtype=object)}}
 
 
+def _speech_commands(bundle):
+    """TF's speech-commands deployment: a WAV file in (DecodeWav), AudioSpectrogram, Mfcc, a
+    small classifier over the MFCC frames; also the audio written back (EncodeWav) and a
+    second signature taking a batch of WAV files in a map_fn."""
+    import tensorflow as tf
+
+    class Speech(tf.Module):
+        def __init__(self):
+            super().__init__()
+            rng = np.random.default_rng(17)
+            self.w = tf.Variable(rng.uniform(-0.2, 0.2, (13, 4)).astype(np.float32))
+
+        def features(self, wav):
+            audio, rate = tf.audio.decode_wav(wav, desired_channels=1, desired_samples=4000)
+            spec = tf.raw_ops.AudioSpectrogram(input=audio, window_size=480, stride=160,
+                                               magnitude_squared=True)
+            return tf.raw_ops.Mfcc(spectrogram=spec, sample_rate=rate,
+                                   dct_coefficient_count=13), audio, rate
+
+        @tf.function(input_signature=[tf.TensorSpec([], tf.string)])
+        def serve(self, wav):
+            mfcc, audio, rate = self.features(wav)
+            logits = tf.reduce_mean(tf.tensordot(mfcc, self.w, 1), [0, 1])
+            return {"scores": tf.nn.softmax(logits), "mfcc": mfcc,
+                    "spectrogram": tf.raw_ops.AudioSpectrogram(input=audio, window_size=256,
+                                                               stride=128),
+                    "echo": tf.io.encode_base64(tf.audio.encode_wav(audio * 0.5, rate)),
+                    "rate": rate}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def batch(self, wavs):
+            return {"mfcc": tf.map_fn(lambda w: self.features(w)[0][0], wavs,
+                                      fn_output_signature=tf.TensorSpec([None, 13], tf.float32))}
+
+    t = np.arange(3600) / 8000.0
+    tone = (0.4 * np.sin(2 * np.pi * 440 * t) + 0.2 * np.sin(2 * np.pi * 1250 * t)).astype(
+        np.float32)
+    chirp = (0.3 * np.sin(2 * np.pi * (200 + 900 * t) * t)).astype(np.float32)
+    stereo = np.stack([tone, chirp], -1)
+    # The byte strings end in a nonzero byte: a .npy byte string drops trailing NULs.
+    wavs = [tf.audio.encode_wav(a, 8000).numpy() for a in (stereo, chirp[:, None], tone[:, None])]
+    wavs = [w if not w.endswith(b"\0") else w[:-2] + b"\x01\x01" for w in wavs]
+    m = Speech()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.serve, "batch": m.batch})
+    return "tf.saved_model.save", {"serving_default": {"wav": np.array(wavs[0], dtype=object)},
+                                   "batch": {"wavs": np.array(wavs, dtype=object)}}
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
     return {"half_signature": _half_signature, "stateless_random": _stateless_random,
             "fake_quant": _fake_quant, "linalg": _linalg,
             "parse_example": _parse_example, "complex_signal": _complex_signal,
-            "tf1_control_flow": _tf1_control_flow, "image_bytes": _image_bytes}[name]
+            "tf1_control_flow": _tf1_control_flow, "image_bytes": _image_bytes,
+            "speech_commands": _speech_commands}[name]
 
 
 def make_all(out, names=None, log=print):
