@@ -1,5 +1,5 @@
 // Normalisation: FusedBatchNorm (V1, V2, V3) in inference and training mode,
-// FusedBatchNormGradV3, and LRN. The statistics follow TensorFlow's CPU kernel
+// FusedBatchNormGrad (V1, V2, V3), LRN and LRNGrad. The statistics follow TensorFlow's CPU kernel
 // (fused_batch_norm_op.cc): training normalises with the biased batch variance, reports the
 // running variance with Bessel's correction (n / (n - 1)) blended by exponential_avg_factor, and
 // keeps the batch mean and biased variance in reserve_space_1/2; V3's reserve_space_3 is a
@@ -240,14 +240,23 @@ Status ComputeFusedBatchNorm(const KernelContext& ctx) {
 
 // ---- FusedBatchNormGradV3 -------------------------------------------------------------------
 
+// V3 has a sixth input (reserve_space_3); V1 takes float only and has no U attr.
+template <int kVersion>
 Status PrepareFusedBatchNormGrad(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(6));
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kVersion == 3 ? 6 : 5));
   auto st = std::make_shared<BatchNormState>();
   KILN_PREPARE_ASSIGN(ctx, st->t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(
-      ExpectAttrDTypeIn(ctx, "T", st->t, {DType::kFloat, DType::kHalf, DType::kBFloat16}));
-  KILN_PREPARE_ASSIGN(ctx, DType u, ctx.attrs.GetType("U"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "U", u, {DType::kFloat}));
+  if (kVersion == 1) {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->t, {DType::kFloat}));
+  } else {
+    KILN_RETURN_IF_ERROR(
+        ExpectAttrDTypeIn(ctx, "T", st->t, {DType::kFloat, DType::kHalf, DType::kBFloat16}));
+  }
+  DType u = DType::kFloat;
+  if (kVersion != 1) {
+    KILN_PREPARE_ASSIGN(ctx, u, ctx.attrs.GetType("U"));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "U", u, {DType::kFloat}));
+  }
   KILN_PREPARE_ASSIGN(ctx, st->epsilon, ctx.attrs.GetFloat("epsilon", 1e-4f));
   KILN_PREPARE_ASSIGN(ctx, st->training, ctx.attrs.GetBool("is_training", true));
   KILN_RETURN_IF_ERROR(ReadFormat(ctx, true, &st->channels_first));
@@ -255,7 +264,7 @@ Status PrepareFusedBatchNormGrad(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "x", st->t));
   static constexpr const char* kNames[] = {"scale", "reserve_space_1", "reserve_space_2"};
   for (int i = 2; i < 5; ++i) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, kNames[i - 2], u));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 5, "reserve_space_3", u));
+  if (kVersion == 3) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 5, "reserve_space_3", u));
   const PartialShape& dy = ctx.inputs[0].shape;
   const PartialShape& x = ctx.inputs[1].shape;
   if (!dy.IsCompatibleWith(x)) {
@@ -352,6 +361,17 @@ struct LrnState : OpState {
   float bias = 1, alpha = 1, beta = 0.5f;
 };
 
+Status ReadLrnAttrs(PrepareContext& ctx, LrnState* st) {
+  KILN_PREPARE_ASSIGN(ctx, st->radius, ctx.attrs.GetInt("depth_radius", 5));
+  KILN_PREPARE_ASSIGN(ctx, st->bias, ctx.attrs.GetFloat("bias", 1.0f));
+  KILN_PREPARE_ASSIGN(ctx, st->alpha, ctx.attrs.GetFloat("alpha", 1.0f));
+  KILN_PREPARE_ASSIGN(ctx, st->beta, ctx.attrs.GetFloat("beta", 0.5f));
+  if (st->radius < 0 || st->radius > std::numeric_limits<int32_t>::max()) {
+    return ctx.Error("attr 'depth_radius' must be in [0, 2^31), got ", st->radius);
+  }
+  return OkStatus();
+}
+
 Status PrepareLrn(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kFloat));
@@ -360,13 +380,7 @@ Status PrepareLrn(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", 4));
   auto st = std::make_shared<LrnState>();
-  KILN_PREPARE_ASSIGN(ctx, st->radius, ctx.attrs.GetInt("depth_radius", 5));
-  KILN_PREPARE_ASSIGN(ctx, st->bias, ctx.attrs.GetFloat("bias", 1.0f));
-  KILN_PREPARE_ASSIGN(ctx, st->alpha, ctx.attrs.GetFloat("alpha", 1.0f));
-  KILN_PREPARE_ASSIGN(ctx, st->beta, ctx.attrs.GetFloat("beta", 0.5f));
-  if (st->radius < 0 || st->radius > std::numeric_limits<int32_t>::max()) {
-    return ctx.Error("attr 'depth_radius' must be in [0, 2^31), got ", st->radius);
-  }
+  KILN_RETURN_IF_ERROR(ReadLrnAttrs(ctx, st.get()));
   ctx.outputs = {TensorSpec{t, ctx.inputs[0].shape}};
   ctx.state = std::move(st);
   return OkStatus();
@@ -406,6 +420,77 @@ Status ComputeLrn(const KernelContext& ctx) {
   });
 }
 
+// ---- LRNGrad -------------------------------------------------------------------------------
+
+Status PrepareLrnGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kFloat));
+  KILN_RETURN_IF_ERROR(
+      ExpectAttrDTypeIn(ctx, "T", t, {DType::kFloat, DType::kHalf, DType::kBFloat16}));
+  static constexpr const char* kNames[] = {"input_grads", "input_image", "output_image"};
+  for (int i = 0; i < 3; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, kNames[i], t));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, kNames[i], 4));
+  }
+  auto st = std::make_shared<LrnState>();
+  KILN_RETURN_IF_ERROR(ReadLrnAttrs(ctx, st.get()));
+  ctx.outputs = {TensorSpec{t, ctx.inputs[1].shape}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// TF's CPU gradient: for each output i, its window's inputs k get
+// -2 alpha beta x_k y_i g_i / n_i, and k = i also n_i^-beta g_i (n_i = bias + alpha sum x^2).
+Status ComputeLrnGrad(const KernelContext& ctx) {
+  const auto& st = ctx.state<LrnState>();
+  const Tensor& g = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& y = ctx.input(2);
+  if (x.rank() != 4 || g.shape() != x.shape() || y.shape() != x.shape()) {
+    return ctx.Error("input_grads, input_image and output_image must be 4-D and of one shape, got ",
+                     g.shape().ToString(), ", ", x.shape().ToString(), " and ",
+                     y.shape().ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  const int64_t depth = x.dim(3), rows = depth == 0 ? 0 : x.NumElements() / depth;
+  return Dispatch<TypeList<float, Half, BFloat16>>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* gp = ComputeData<T>(g);
+    const C* xp = ComputeData<T>(x);
+    const C* yp = ComputeData<T>(y);
+    C* o = MutableComputeData<T>(out);
+    ctx.threads().ParallelFor(
+        rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(depth, 1)), [&](int64_t b, int64_t e) {
+          std::vector<float> acc(depth);
+          for (int64_t r = b; r < e; ++r) {
+            const int64_t base = r * depth;
+            std::fill(acc.begin(), acc.end(), 0.0f);
+            for (int64_t i = 0; i < depth; ++i) {
+              const int64_t lo = std::max<int64_t>(0, i - st.radius);
+              const int64_t hi = std::min(depth, i + st.radius + 1);
+              float norm = 0;
+              for (int64_t j = lo; j < hi; ++j) {
+                const float v = static_cast<float>(xp[base + j]);
+                norm += v * v;
+              }
+              norm = st.alpha * norm + st.bias;
+              const float gi = static_cast<float>(gp[base + i]);
+              const float yi = static_cast<float>(yp[base + i]);
+              for (int64_t k = lo; k < hi; ++k) {
+                float d =
+                    -2.0f * st.alpha * st.beta * static_cast<float>(xp[base + k]) * yi * gi / norm;
+                if (k == i) d += std::pow(norm, -st.beta) * gi;
+                acc[k] += d;
+              }
+            }
+            for (int64_t k = 0; k < depth; ++k) o[base + k] = static_cast<C>(acc[k]);
+          }
+        });
+    return OkStatus();
+  });
+}
+
 constexpr OpDefinition kDefs[] = {
     {"FusedBatchNorm", "y,batch_mean,batch_variance,reserve_space_1,reserve_space_2",
      kOpFreshOutputs, PrepareFusedBatchNorm<1>},
@@ -414,18 +499,28 @@ constexpr OpDefinition kDefs[] = {
     {"FusedBatchNormV3",
      "y,batch_mean,batch_variance,reserve_space_1,reserve_space_2,reserve_space_3", kOpFreshOutputs,
      PrepareFusedBatchNorm<3>},
+    {"FusedBatchNormGrad",
+     "x_backprop,scale_backprop,offset_backprop,reserve_space_3,reserve_space_4", kOpFreshOutputs,
+     PrepareFusedBatchNormGrad<1>},
+    {"FusedBatchNormGradV2",
+     "x_backprop,scale_backprop,offset_backprop,reserve_space_3,reserve_space_4", kOpFreshOutputs,
+     PrepareFusedBatchNormGrad<2>},
     {"FusedBatchNormGradV3",
      "x_backprop,scale_backprop,offset_backprop,reserve_space_4,reserve_space_5", kOpFreshOutputs,
-     PrepareFusedBatchNormGrad},
+     PrepareFusedBatchNormGrad<3>},
     {"LRN", "output", kOpFreshOutputs, PrepareLrn},
+    {"LRNGrad", "output", kOpFreshOutputs, PrepareLrnGrad},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"FusedBatchNorm", ComputeFusedBatchNorm},
     {"FusedBatchNormV2", ComputeFusedBatchNorm},
     {"FusedBatchNormV3", ComputeFusedBatchNorm},
+    {"FusedBatchNormGrad", ComputeFusedBatchNormGrad},
+    {"FusedBatchNormGradV2", ComputeFusedBatchNormGrad},
     {"FusedBatchNormGradV3", ComputeFusedBatchNormGrad},
     {"LRN", ComputeLrn},
+    {"LRNGrad", ComputeLrnGrad},
 };
 
 }  // namespace

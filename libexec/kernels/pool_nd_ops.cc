@@ -1,5 +1,6 @@
 // Pooling beyond conv_ops.cc's MaxPool and AvgPool: AvgPool3D, MaxPool3D, MaxPoolV2 (ksize and
-// strides as inputs), MaxPoolWithArgmax, and the gradients MaxPoolGrad and AvgPoolGrad. One
+// strides as inputs), MaxPoolWithArgmax, and the gradients MaxPoolGrad(V2), MaxPool3DGrad,
+// AvgPoolGrad and AvgPool3DGrad. One
 // channels-last walk over three spatial dims (2-D ops have a depth of 1). Windows leave the
 // padding out: max ignores it, average divides by the number of real elements, as TensorFlow's
 // CPU kernels do. Max picks the first maximum in window order (strictly greater replaces), the
@@ -120,7 +121,28 @@ void PoolForward(const KernelContext& ctx, const PoolGeom& g, const C* in, C* ou
 
 // ---- attrs and shapes ------------------------------------------------------------------------
 
-enum class PoolKind { kMax3D, kAvg3D, kMaxV2, kMaxWithArgmax, kMaxGrad, kAvgGrad };
+enum class PoolKind {
+  kMax3D,
+  kAvg3D,
+  kMaxV2,
+  kMaxWithArgmax,
+  kMaxGrad,
+  kMaxGradV2,  // ksize and strides as inputs 3 and 4
+  kMaxGrad3D,
+  kAvgGrad,
+  kAvgGrad3D,
+};
+
+constexpr bool IsMaxGrad(PoolKind k) {
+  return k == PoolKind::kMaxGrad || k == PoolKind::kMaxGradV2 || k == PoolKind::kMaxGrad3D;
+}
+constexpr bool IsAvgGrad(PoolKind k) {
+  return k == PoolKind::kAvgGrad || k == PoolKind::kAvgGrad3D;
+}
+// The first of the ksize and strides inputs, or 0 when they are attrs.
+constexpr int WindowInput(PoolKind k) {
+  return k == PoolKind::kMaxV2 ? 1 : k == PoolKind::kMaxGradV2 ? 3 : 0;
+}
 
 struct PoolState : OpState {
   WindowSpec attrs;
@@ -152,30 +174,41 @@ std::vector<int64_t> ForwardDims(const WindowSpec& a, std::span<const int64_t> i
 
 template <PoolKind kKind>
 constexpr int SpatialOf() {
-  return kKind == PoolKind::kMax3D || kKind == PoolKind::kAvg3D ? 3 : 2;
+  return kKind == PoolKind::kMax3D || kKind == PoolKind::kAvg3D || kKind == PoolKind::kMaxGrad3D ||
+                 kKind == PoolKind::kAvgGrad3D
+             ? 3
+             : 2;
 }
 
 template <PoolKind kKind, typename List>
 Status PreparePoolNd(PrepareContext& ctx) {
   constexpr int spatial = SpatialOf<kKind>(), rank = spatial + 2;
-  constexpr int num_inputs = kKind == PoolKind::kMaxV2     ? 3
-                             : kKind == PoolKind::kMaxGrad ? 3
-                             : kKind == PoolKind::kAvgGrad ? 2
-                                                           : 1;
+  constexpr int num_inputs = kKind == PoolKind::kMaxGradV2                   ? 5
+                             : kKind == PoolKind::kMaxV2 || IsMaxGrad(kKind) ? 3
+                             : IsAvgGrad(kKind)                              ? 2
+                                                                             : 1;
+  constexpr int window_input = WindowInput(kKind);
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(num_inputs));
   auto state = std::make_shared<PoolState>();
-  // MaxPoolV2's and MaxPoolGrad's T default to float in TF's OpDefs.
-  const bool t_defaults = kKind == PoolKind::kMaxV2 || kKind == PoolKind::kMaxGrad;
+  // MaxPoolV2's and the max-pool gradients' T default to float in TF's OpDefs.
+  const bool t_defaults = kKind == PoolKind::kMaxV2 || IsMaxGrad(kKind);
   if (t_defaults) {
     KILN_PREPARE_ASSIGN(ctx, state->dtype, ctx.attrs.GetType("T", DType::kFloat));
   } else {
     KILN_PREPARE_ASSIGN(ctx, state->dtype, ctx.attrs.GetType("T"));
   }
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", state->dtype, List::kDTypes));
+  if (kKind == PoolKind::kMaxGrad3D) {  // TInput, the forward pass's dtype, must be T here
+    KILN_PREPARE_ASSIGN(ctx, DType tin, ctx.attrs.GetType("TInput", DType::kFloat));
+    if (tin != state->dtype) {
+      return ctx.Error("attr 'TInput' ", DTypeShortName(tin), " differs from 'T' ",
+                       DTypeShortName(state->dtype), "; only equal types are supported");
+    }
+  }
   WindowAttrOptions opts;
   opts.spatial = spatial;
-  opts.read_ksize = kKind != PoolKind::kMaxV2;
-  opts.read_strides = kKind != PoolKind::kMaxV2;
+  opts.read_ksize = window_input == 0;
+  opts.read_strides = window_input == 0;
   opts.allow_explicit = kKind == PoolKind::kMaxGrad;
   opts.has_data_format = kKind != PoolKind::kMaxWithArgmax;
   KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &state->attrs));
@@ -192,7 +225,7 @@ Status PreparePoolNd(PrepareContext& ctx) {
   // The image input and where the output's dims come from.
   std::vector<int64_t> in(rank, -1);
   bool known_window = true;
-  if (kKind == PoolKind::kAvgGrad) {
+  if (IsAvgGrad(kKind)) {
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "orig_input_shape", DType::kInt32));
     KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "orig_input_shape", 1));
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "grad", t));
@@ -211,20 +244,20 @@ Status PreparePoolNd(PrepareContext& ctx) {
       in[rank - 1] = DimsOrUnknown(ctx.inputs[1].shape, rank)[rank - 1];
     }
   } else {
-    KILN_RETURN_IF_ERROR(
-        ExpectInputDType(ctx, 0, kKind == PoolKind::kMaxGrad ? "orig_input" : "input", t));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, IsMaxGrad(kKind) ? "orig_input" : "input", t));
     KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", rank));
     in = DimsOrUnknown(ctx.inputs[0].shape, rank);
   }
-  if (kKind == PoolKind::kMaxV2) {
-    for (int i : {1, 2}) {
-      const char* name = i == 1 ? "ksize" : "strides";
+  if (window_input > 0) {
+    for (int i : {window_input, window_input + 1}) {
+      const bool ksize = i == window_input;
+      const char* name = ksize ? "ksize" : "strides";
       KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, name, DType::kInt32));
       KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, name, 1));
       if (const Tensor* v = ConstantInput(ctx, i)) {
         KILN_RETURN_IF_ERROR(CheckWindowList(ctx, std::string("input '") + name + "'",
                                              IndexValues(*v), spatial,
-                                             i == 1 ? &state->attrs.ksize : &state->attrs.strides));
+                                             ksize ? &state->attrs.ksize : &state->attrs.strides));
       } else {
         known_window = false;
       }
@@ -240,19 +273,20 @@ Status PreparePoolNd(PrepareContext& ctx) {
     fwd[0] = in[0];
     fwd[rank - 1] = in[rank - 1];
   }
-  if (kKind == PoolKind::kMaxGrad) {
+  if (IsMaxGrad(kKind)) {
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "orig_output", t));
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "grad", t));
     for (int i : {1, 2}) {
       const PartialShape& s = ctx.inputs[i].shape;
       KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, i == 1 ? "orig_output" : "grad", rank));
-      if (!s.unknown_rank() && !PartialShape(*PartialShape::FromDims(fwd)).IsCompatibleWith(s)) {
+      if (known_window && !s.unknown_rank() &&
+          !PartialShape(*PartialShape::FromDims(fwd)).IsCompatibleWith(s)) {
         return ctx.Error("input '", i == 1 ? "orig_output" : "grad", "' has shape ",
                          s.ToPythonString(), " but pooling the input gives ", DimsString(fwd));
       }
     }
   }
-  if (kKind == PoolKind::kAvgGrad) {
+  if (IsAvgGrad(kKind)) {
     const PartialShape& s = ctx.inputs[1].shape;
     if (!s.unknown_rank() && !PartialShape(*PartialShape::FromDims(fwd)).IsCompatibleWith(s)) {
       return ctx.Error("input 'grad' has shape ", s.ToPythonString(),
@@ -260,7 +294,7 @@ Status PreparePoolNd(PrepareContext& ctx) {
                        DimsString(fwd));
     }
   }
-  const bool grad = kKind == PoolKind::kMaxGrad || kKind == PoolKind::kAvgGrad;
+  const bool grad = IsMaxGrad(kKind) || IsAvgGrad(kKind);
   KILN_PREPARE_ASSIGN(ctx, PartialShape out, PartialShape::FromDims(grad ? in : fwd));
   for (DType ot : out_types) ctx.outputs.push_back(TensorSpec{ot, out});
   ctx.state = std::move(state);
@@ -397,28 +431,30 @@ Status ComputePoolNd(const KernelContext& ctx) {
   constexpr int spatial = SpatialOf<kKind>(), rank = spatial + 2;
   const auto& st = ctx.state<PoolState>();
   WindowSpec attrs = st.attrs;
-  if (kKind == PoolKind::kMaxV2) {
-    for (int i : {1, 2}) {
+  constexpr int window_input = WindowInput(kKind);
+  if (window_input > 0) {
+    for (int i : {window_input, window_input + 1}) {
+      const bool ksize = i == window_input;
       const Tensor& v = ctx.input(i);
       if (v.rank() != 1) {
-        return ctx.Error("input '", i == 1 ? "ksize" : "strides", "' must be a vector, got shape ",
+        return ctx.Error("input '", ksize ? "ksize" : "strides", "' must be a vector, got shape ",
                          v.shape().ToString());
       }
-      KILN_RETURN_IF_ERROR(CheckWindowList(ctx, i == 1 ? "input 'ksize'" : "input 'strides'",
+      KILN_RETURN_IF_ERROR(CheckWindowList(ctx, ksize ? "input 'ksize'" : "input 'strides'",
                                            IndexValues(v), spatial,
-                                           i == 1 ? &attrs.ksize : &attrs.strides));
+                                           ksize ? &attrs.ksize : &attrs.strides));
     }
   }
   std::vector<int64_t> in;
   for (int i = 0; i < ctx.num_inputs(); ++i) {
-    if (kKind == PoolKind::kAvgGrad && i == 0) continue;
-    if (kKind == PoolKind::kMaxV2 && i > 0) continue;
+    if (IsAvgGrad(kKind) && i == 0) continue;
+    if (window_input > 0 && i >= window_input) continue;
     if (ctx.input(i).rank() != rank) {
       return ctx.Error("input ", i, " must have rank ", rank, ", got shape ",
                        ctx.input(i).shape().ToString());
     }
   }
-  if (kKind == PoolKind::kAvgGrad) {
+  if (IsAvgGrad(kKind)) {
     const Tensor& s = ctx.input(0);
     if (s.rank() != 1 || s.NumElements() != rank) {
       return ctx.Error("input 'orig_input_shape' must be a vector of ", rank,
@@ -440,22 +476,22 @@ Status ComputePoolNd(const KernelContext& ctx) {
     }
     return OkStatus();
   };
-  if (kKind == PoolKind::kMaxGrad) {
+  if (IsMaxGrad(kKind)) {
     KILN_RETURN_IF_ERROR(check_fwd(1, "orig_output"));
     KILN_RETURN_IF_ERROR(check_fwd(2, "grad"));
   }
-  if (kKind == PoolKind::kAvgGrad) KILN_RETURN_IF_ERROR(check_fwd(1, "grad"));
-  const bool grad = kKind == PoolKind::kMaxGrad || kKind == PoolKind::kAvgGrad;
+  if (IsAvgGrad(kKind)) KILN_RETURN_IF_ERROR(check_fwd(1, "grad"));
+  const bool grad = IsMaxGrad(kKind) || IsAvgGrad(kKind);
   KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(grad ? in : fwd));
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
   return Dispatch<List>(st.dtype, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     C* o = MutableComputeData<T>(out);
-    if constexpr (kKind == PoolKind::kAvgGrad) {
+    if constexpr (IsAvgGrad(kKind)) {
       AvgPoolGradNd<C>(ctx, g, ComputeData<T>(ctx.input(1)), o);
       return OkStatus();
-    } else if constexpr (kKind == PoolKind::kMaxGrad) {
+    } else if constexpr (IsMaxGrad(kKind)) {
       return MaxPoolGradNd<C>(ctx, g, ComputeData<T>(ctx.input(0)), ComputeData<T>(ctx.input(2)),
                               o);
     } else if constexpr (kKind == PoolKind::kAvg3D) {
@@ -495,6 +531,10 @@ constexpr OpDefinition kDefs[] = {
      PreparePoolNd<PoolKind::kMaxWithArgmax, RealTypes>},
     {"MaxPoolGrad", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kMaxGrad, RealTypes>},
     {"AvgPoolGrad", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kAvgGrad, FloatTypes>},
+    {"MaxPoolGradV2", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kMaxGradV2, RealTypes>},
+    {"MaxPool3DGrad", "output", kOpFreshOutputs,
+     PreparePoolNd<PoolKind::kMaxGrad3D, MaxPool3DTypes>},
+    {"AvgPool3DGrad", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kAvgGrad3D, FloatTypes>},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -504,6 +544,9 @@ constexpr KernelEntry kCpu[] = {
     {"MaxPoolWithArgmax", ComputePoolNd<PoolKind::kMaxWithArgmax, RealTypes>},
     {"MaxPoolGrad", ComputePoolNd<PoolKind::kMaxGrad, RealTypes>},
     {"AvgPoolGrad", ComputePoolNd<PoolKind::kAvgGrad, FloatTypes>},
+    {"MaxPoolGradV2", ComputePoolNd<PoolKind::kMaxGradV2, RealTypes>},
+    {"MaxPool3DGrad", ComputePoolNd<PoolKind::kMaxGrad3D, MaxPool3DTypes>},
+    {"AvgPool3DGrad", ComputePoolNd<PoolKind::kAvgGrad3D, FloatTypes>},
 };
 
 }  // namespace

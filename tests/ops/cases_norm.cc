@@ -130,57 +130,112 @@ void AddBatchNormGrad(std::vector<OpCase>* c) {
     for (const S& s : shapes) {
       if (s.x[1] == 16 && t != DType::kFloat) continue;
       for (bool training : {true, false}) {
-        const Shape xs = *Shape::FromDims(s.x);
-        const int64_t ch = s.x[s.channels_first ? 1 : s.x.size() - 1];
-        const std::string format = s.x.size() == 5 ? "NDHWC" : (s.channels_first ? "NCHW" : "NHWC");
-        c->push_back(
-            OpCaseBuilder("FusedBatchNormGradV3", "FusedBatchNormGradV3 " + DTypeShortName(t) +
-                                                      " " + xs.ToString() + " " + format +
-                                                      (training ? " training" : " inference"))
-                .T(t)
-                .Type("U", DType::kFloat)
-                .Float("epsilon", 0.001f)
-                .Bool("is_training", training)
-                .String("data_format", format)
-                .Input(RandomOf(t, xs, NextSeed(seed)))
-                .Input(RandomOf(t, xs, NextSeed(seed)))
-                .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed), 0.5, 2))
-                .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed)))
-                .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed), 0.5, 3))
-                .Input(Tensor::Scalar<float>(0.0f))
-                .Reference([s, training, ch](const std::vector<Tensor>& in) {
-                  const std::vector<double> dy = Doubles(in[0]), x = Doubles(in[1]),
-                                            scale = Doubles(in[2]), mean = Doubles(in[3]),
-                                            var = Doubles(in[4]);
-                  const auto elems = ChannelElems(in[1].shape(), s.channels_first);
-                  std::vector<double> dx(x.size()), ds(ch), doff(ch);
-                  for (int64_t k = 0; k < ch; ++k) {
-                    const auto& e = elems[k];
-                    const double n = static_cast<double>(e.size());
-                    const double inv = 1 / std::sqrt(var[k] + 0.001);
-                    double sum_dy = 0, sum_dy_xc = 0;
-                    for (int64_t i : e) {
-                      sum_dy += dy[i];
-                      sum_dy_xc += dy[i] * (x[i] - mean[k]);
-                    }
-                    doff[k] = sum_dy;
-                    ds[k] = sum_dy_xc * inv;
-                    for (int64_t i : e) {
-                      dx[i] = training ? scale[k] * inv *
-                                             (dy[i] - sum_dy / n -
-                                              (x[i] - mean[k]) * inv * inv * sum_dy_xc / n)
-                                       : dy[i] * scale[k] * inv;
-                    }
-                  }
-                  return std::vector<Tensor>{FromDoubles(in[1].dtype(), in[1].shape(), dx),
-                                             FromDoubles(DType::kFloat, Shape{ch}, ds),
-                                             FromDoubles(DType::kFloat, Shape{ch}, doff),
-                                             Tensor(DType::kFloat, Shape{0}),
-                                             Tensor(DType::kFloat, Shape{0})};
-                })
-                .Tolerance(Tol(t) * 4)
-                .Build());
+        // V1 (float only) and V2 (no reserve_space_3) on the 4-D shapes; V3 on all.
+        for (int version : {3, 2, 1}) {
+          if (version < 3 && (s.x.size() != 4 || s.x[1] == 16)) continue;
+          if (version == 1 && t != DType::kFloat) continue;
+          const Shape xs = *Shape::FromDims(s.x);
+          const int64_t ch = s.x[s.channels_first ? 1 : s.x.size() - 1];
+          const std::string format =
+              s.x.size() == 5 ? "NDHWC" : (s.channels_first ? "NCHW" : "NHWC");
+          const std::string op = version == 3   ? "FusedBatchNormGradV3"
+                                 : version == 2 ? "FusedBatchNormGradV2"
+                                                : "FusedBatchNormGrad";
+          OpCaseBuilder b(op, op + " " + DTypeShortName(t) + " " + xs.ToString() + " " + format +
+                                  (training ? " training" : " inference"));
+          if (version != 1) b.Type("U", DType::kFloat);
+          b.T(t)
+              .Float("epsilon", 0.001f)
+              .Bool("is_training", training)
+              .String("data_format", format)
+              .Input(RandomOf(t, xs, NextSeed(seed)))
+              .Input(RandomOf(t, xs, NextSeed(seed)))
+              .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed), 0.5, 2))
+              .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed)))
+              .Input(RandomOf(DType::kFloat, Shape{ch}, NextSeed(seed), 0.5, 3));
+          if (version == 3) b.Input(Tensor::Scalar<float>(0.0f));
+          c->push_back(b.Reference([s, training, ch](const std::vector<Tensor>& in) {
+                          const std::vector<double> dy = Doubles(in[0]), x = Doubles(in[1]),
+                                                    scale = Doubles(in[2]), mean = Doubles(in[3]),
+                                                    var = Doubles(in[4]);
+                          const auto elems = ChannelElems(in[1].shape(), s.channels_first);
+                          std::vector<double> dx(x.size()), ds(ch), doff(ch);
+                          for (int64_t k = 0; k < ch; ++k) {
+                            const auto& e = elems[k];
+                            const double n = static_cast<double>(e.size());
+                            const double inv = 1 / std::sqrt(var[k] + 0.001);
+                            double sum_dy = 0, sum_dy_xc = 0;
+                            for (int64_t i : e) {
+                              sum_dy += dy[i];
+                              sum_dy_xc += dy[i] * (x[i] - mean[k]);
+                            }
+                            doff[k] = sum_dy;
+                            ds[k] = sum_dy_xc * inv;
+                            for (int64_t i : e) {
+                              dx[i] = training ? scale[k] * inv *
+                                                     (dy[i] - sum_dy / n -
+                                                      (x[i] - mean[k]) * inv * inv * sum_dy_xc / n)
+                                               : dy[i] * scale[k] * inv;
+                            }
+                          }
+                          return std::vector<Tensor>{FromDoubles(in[1].dtype(), in[1].shape(), dx),
+                                                     FromDoubles(DType::kFloat, Shape{ch}, ds),
+                                                     FromDoubles(DType::kFloat, Shape{ch}, doff),
+                                                     Tensor(DType::kFloat, Shape{0}),
+                                                     Tensor(DType::kFloat, Shape{0})};
+                        })
+                           .Tolerance(Tol(t) * 4)
+                           .Build());
+        }
       }
+    }
+  }
+}
+
+// LRNGrad: the derivative of y_i = x_i n_i^-beta, n_i = bias + alpha sum_{j in window(i)} x_j^2.
+void AddLrnGrad(std::vector<OpCase>* c) {
+  uint32_t seed = 3250;
+  for (DType t : {DType::kFloat, DType::kHalf}) {
+    for (int64_t radius : {2, 0}) {
+      const Shape s{2, 2, 3, 7};
+      const float bias = 1.5f, alpha = 0.2f, beta = 0.75f;
+      const Tensor x = RandomOf(t, s, NextSeed(seed));
+      const std::vector<double> xv = Doubles(x);
+      const int64_t d = 7;
+      auto norm = [xv, d, radius, bias, alpha](int64_t i) {
+        const int64_t k = i % d, row = i - k;
+        double sq = 0;
+        for (int64_t j = std::max<int64_t>(0, k - radius); j <= std::min(d - 1, k + radius); ++j)
+          sq += xv[row + j] * xv[row + j];
+        return bias + alpha * sq;
+      };
+      std::vector<double> yv(xv.size());
+      for (size_t i = 0; i < xv.size(); ++i) yv[i] = xv[i] / std::pow(norm(i), beta);
+      c->push_back(OpCaseBuilder("LRNGrad", "LRNGrad " + DTypeShortName(t) + " radius " +
+                                                std::to_string(radius))
+                       .T(t)
+                       .Int("depth_radius", radius)
+                       .Float("bias", bias)
+                       .Float("alpha", alpha)
+                       .Float("beta", beta)
+                       .Input(RandomOf(t, s, NextSeed(seed)))
+                       .Input(x)
+                       .Input(FromDoubles(t, s, yv))
+                       .Reference1([=](const std::vector<Tensor>& in) {
+                         const std::vector<double> g = Doubles(in[0]), y = Doubles(in[2]);
+                         std::vector<double> dx(xv.size(), 0.0);
+                         for (size_t i = 0; i < xv.size(); ++i) {
+                           const int64_t k = static_cast<int64_t>(i) % d, row = i - k;
+                           const double n = norm(i);
+                           dx[i] += g[i] * std::pow(n, -beta);
+                           for (int64_t j = std::max<int64_t>(0, k - radius);
+                                j <= std::min(d - 1, k + radius); ++j)
+                             dx[row + j] += -2 * alpha * beta * xv[row + j] * y[i] * g[i] / n;
+                         }
+                         return FromDoubles(in[0].dtype(), s, dx);
+                       })
+                       .Tolerance(Tol(t) * 5)
+                       .Build());
     }
   }
 }
@@ -347,6 +402,7 @@ std::vector<OpCase> NormCases() {
   AddBatchNorm(&c);
   AddBatchNormGrad(&c);
   AddLrn(&c);
+  AddLrnGrad(&c);
   AddBias(&c);
   AddLstm(&c);
   return c;

@@ -1,8 +1,8 @@
 // Op-tester cases of the pooling family beyond MaxPool/AvgPool: AvgPool3D, MaxPool3D, MaxPoolV2,
-// MaxPoolWithArgmax, MaxPoolGrad and AvgPoolGrad. References are plain loops over every window
-// in three spatial dims (2-D ops: depth 1): max takes the first maximum in window order (depth,
-// rows, columns), average divides by the real (unpadded) elements; the gradients route or
-// spread each output's gradient back over its window.
+// MaxPoolWithArgmax, MaxPoolGrad(V2), AvgPoolGrad, MaxPool3DGrad and AvgPool3DGrad. References are
+// plain loops over every window in three spatial dims (2-D ops: depth 1): max takes the first
+// maximum in window order (depth, rows, columns), average divides by the real (unpadded) elements;
+// the gradients route or spread each output's gradient back over its window.
 #include <string>
 #include <vector>
 
@@ -306,6 +306,76 @@ void AddAvgPoolGrad(std::vector<OpCase>* c) {
   }
 }
 
+// MaxPoolGradV2 (ksize and strides as inputs), MaxPool3DGrad and AvgPool3DGrad, against the
+// same window references.
+void AddGradsV2And3D(std::vector<OpCase>* c) {
+  uint32_t seed = 2500;
+  auto max_ref = [](const PoolSpec& p) {
+    return [p](const std::vector<Tensor>& in) {
+      const std::vector<int64_t> am = ArgMaxes(p, Doubles(in[0]));
+      const std::vector<double> g = Doubles(in[2]);
+      std::vector<double> dx(p.InShape().num_elements(), 0.0);
+      for (size_t i = 0; i < am.size(); ++i) dx[am[i]] += g[i];
+      return FromDoubles(in[0].dtype(), p.InShape(), dx);
+    };
+  };
+  for (const PoolSpec& p : Specs2D()) {
+    const DType t = DType::kFloat;
+    Tensor x = RandomOf(t, p.InShape(), NextSeed(seed), -2, 2);
+    Tensor y = FromDoubles(t, p.OutShape(), RefPool(p, Doubles(x), true));
+    const std::vector<int64_t> ka = p.Attr(p.k), sa = p.Attr(p.s);
+    const std::vector<int32_t> k(ka.begin(), ka.end()), st(sa.begin(), sa.end());
+    c->push_back(OpCaseBuilder("MaxPoolGradV2", p.Name("MaxPoolGradV2", t))
+                     .T(t)
+                     .String("padding", p.padding)
+                     .Input(x)
+                     .Input(y)
+                     .Input(RandomOf(t, p.OutShape(), NextSeed(seed)))
+                     .ConstInput(Make<int32_t>(k, {4}))
+                     .ConstInput(Make<int32_t>(st, {4}))
+                     .Reference1(max_ref(p))
+                     .Tolerance(Tol(t))
+                     .Build());
+  }
+  for (DType t : {DType::kFloat, DType::kHalf}) {
+    for (const PoolSpec& p : Specs3D()) {
+      Tensor x = RandomOf(t, p.InShape(), NextSeed(seed), -2, 2);
+      Tensor y = FromDoubles(t, p.OutShape(), RefPool(p, Doubles(x), true));
+      c->push_back(OpCaseBuilder("MaxPool3DGrad", p.Name("MaxPool3DGrad", t))
+                       .T(t)
+                       .Type("TInput", t)
+                       .IntList("ksize", p.Attr(p.k))
+                       .IntList("strides", p.Attr(p.s))
+                       .String("padding", p.padding)
+                       .Input(x)
+                       .Input(y)
+                       .Input(RandomOf(t, p.OutShape(), NextSeed(seed)))
+                       .Reference1(max_ref(p))
+                       .Tolerance(Tol(t))
+                       .Build());
+      std::vector<int32_t> shape(p.in.begin(), p.in.end());
+      c->push_back(OpCaseBuilder("AvgPool3DGrad", p.Name("AvgPool3DGrad", t))
+                       .T(t)
+                       .IntList("ksize", p.Attr(p.k))
+                       .IntList("strides", p.Attr(p.s))
+                       .String("padding", p.padding)
+                       .ConstInput(Make<int32_t>(shape, {5}))
+                       .Input(RandomOf(t, p.OutShape(), NextSeed(seed)))
+                       .Reference1([p](const std::vector<Tensor>& in) {
+                         const std::vector<double> g = Doubles(in[1]);
+                         std::vector<double> dx(p.InShape().num_elements(), 0.0);
+                         const auto wins = Windows(p);
+                         for (size_t o = 0; o < wins.size(); ++o)
+                           for (int64_t i : wins[o])
+                             dx[i] += g[o] / static_cast<double>(wins[o].size());
+                         return FromDoubles(in[1].dtype(), p.InShape(), dx);
+                       })
+                       .Tolerance(Tol(t) * 4)
+                       .Build());
+    }
+  }
+}
+
 }  // namespace
 
 std::vector<OpCase> PoolCases() {
@@ -315,6 +385,7 @@ std::vector<OpCase> PoolCases() {
   AddMaxPoolWithArgmax(&c);
   AddMaxPoolGrad(&c);
   AddAvgPoolGrad(&c);
+  AddGradsV2And3D(&c);
   return c;
 }
 

@@ -140,6 +140,27 @@ def _module():
                     raw.EncodeJpeg(image=img8[:, :, :1], format="grayscale", progressive=True,
                                    optimize_size=True, xmp_metadata="<x:xmpmeta/>"))
 
+        @tf.function(input_signature=[spec([1, 4, 5, 6, 2]), spec([2, 5, 5, 3]),
+                                      spec([2, 5, 5, 3])])
+        def grads2(self, x3, x, g):
+            k3 = [1, 2, 2, 2, 1]
+            y3 = tf.nn.max_pool3d(x3, 2, 2, "VALID")
+            g3 = y3 * 0.5 + 1.0
+            y = tf.nn.max_pool2d(x, 3, 2, "SAME")
+            lrn = tf.nn.local_response_normalization(x, 2, 1.5, 0.2, 0.75)
+            stats = dict(scale=[1.0, 2.0, 0.5], reserve_space_1=[0.1, 0.0, -0.2],
+                         reserve_space_2=[1.0, 0.5, 2.0], epsilon=0.001)
+            return (raw.MaxPool3DGrad(orig_input=x3, orig_output=y3, grad=g3, ksize=k3, strides=k3,
+                                      padding="VALID"),
+                    raw.AvgPool3DGrad(orig_input_shape=[1, 4, 5, 6, 2], grad=g3, ksize=k3,
+                                      strides=k3, padding="VALID"),
+                    raw.MaxPoolGradV2(orig_input=x, orig_output=y, grad=y * 2.0,
+                                      ksize=[1, 3, 3, 1], strides=[1, 2, 2, 1], padding="SAME"),
+                    raw.LRNGrad(input_grads=g, input_image=x, output_image=lrn, depth_radius=2,
+                                bias=1.5, alpha=0.2, beta=0.75),
+                    *raw.FusedBatchNormGrad(y_backprop=g, x=x, is_training=True, **stats)[:3],
+                    *raw.FusedBatchNormGradV2(y_backprop=g, x=x, is_training=False, **stats)[:3])
+
         @tf.function(input_signature=[spec([3, 24], tf.complex64), spec([2, 10, 12]),
                                       spec([2, 37], tf.complex128)])
         def fft(self, xc, xr, xd):
@@ -275,6 +296,7 @@ def _inputs():
         "truncated": [np.array(jpeg[:len(jpeg) * 2 // 3], dtype=object)],
         "encode": [rng.integers(0, 256, (5, 6, 3)).astype(np.uint8),
                    rng.integers(0, 65536, (4, 3, 2)).astype(np.uint16)],
+        "grads2": [f32(1, 4, 5, 6, 2), f32(2, 5, 5, 3), f32(2, 5, 5, 3)],
         "fft": [(f32(3, 24) + 1j * f32(3, 24)).astype(np.complex64), f32(2, 10, 12),
                 rng.random((2, 37)) + 1j * rng.random((2, 37))],
         "batch_norm": [f32(2, 4, 5, 3, lo=-2, hi=3), f32(3, lo=0.5, hi=2), f32(3),
@@ -289,7 +311,7 @@ def _inputs():
 
 
 # Relative tolerances where the kernels' summation order or float formulas differ from TF's.
-TOLERANCE = {"fft": 2e-5, "batch_norm": 2e-4, "conv_grads": 2e-5, "lstm": 2e-6,
+TOLERANCE = {"grads2": 2e-5, "fft": 2e-5, "batch_norm": 2e-4, "conv_grads": 2e-5, "lstm": 2e-6,
              "color": 2e-6, "color_half": 1e-3, "resize_up": 2e-6, "resize_down": 2e-6,
              "resize_uint8": 2e-6, "crop": 2e-6, "nms": 1e-6, "combined": 1e-6, "pools": 2e-6,
              "ctc": 1e-6}
@@ -309,7 +331,7 @@ def exported(tmp_path_factory):
 
 
 METHODS = ["resize_up", "resize_down", "resize_uint8", "crop", "color", "color_half", "nms",
-           "combined", "codecs", "truncated", "encode", "fft", "batch_norm", "conv_grads",
+           "combined", "codecs", "truncated", "encode", "grads2", "fft", "batch_norm", "conv_grads",
            "pools", "lstm", "ctc"]
 
 
