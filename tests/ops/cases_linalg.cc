@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <cstring>
 #include <numeric>
 
 #include "ops/op_cases.h"
@@ -198,6 +199,175 @@ void HouseholderQr(const Matrix& a, Matrix* q, Matrix* r) {
     for (int64_t j = 0; j < std::min(i, n); ++j) R[i][j] = 0;
   *q = Q;
   *r = R;
+}
+
+}  // namespace
+
+namespace {
+
+// Copies element i of src to element j of dst (one POD dtype).
+void CopyElementBytes(const Tensor& src, int64_t i, Tensor* dst, int64_t j) {
+  const size_t n = DTypeSize(src.dtype());
+  std::memcpy(static_cast<char*>(dst->raw_data()) + j * n,
+              static_cast<const char*>(src.raw_data()) + i * n, n);
+}
+
+// MatrixSquareRoot (Denman-Beavers iteration), MatrixLogarithm (inverse scaling and squaring),
+// MatrixSolveLs (the regularized normal equations by Gauss-Jordan) and the tridiagonal ops (the
+// dense matrix), all in double.
+Matrix Identity(int64_t n) {
+  Matrix m(n, std::vector<double>(n, 0.0));
+  for (int64_t i = 0; i < n; ++i) m[i][i] = 1;
+  return m;
+}
+Matrix Combine(const Matrix& a, double x, const Matrix& b, double y) {
+  Matrix m = a;
+  for (size_t i = 0; i < m.size(); ++i)
+    for (size_t j = 0; j < m[i].size(); ++j) m[i][j] = x * a[i][j] + y * b[i][j];
+  return m;
+}
+Matrix SqrtDb(const Matrix& a) {
+  Matrix y = a, z = Identity(static_cast<int64_t>(a.size()));
+  for (int it = 0; it < 60; ++it) {
+    const Matrix yi = Inverse(y), zi = Inverse(z);
+    y = Combine(y, 0.5, zi, 0.5);
+    z = Combine(z, 0.5, yi, 0.5);
+  }
+  return y;
+}
+Matrix LogIss(Matrix a) {
+  const int64_t n = static_cast<int64_t>(a.size());
+  int k = 0;
+  for (; k < 30; ++k) {  // square roots until a is near I
+    double off = 0;
+    for (int64_t i = 0; i < n; ++i)
+      for (int64_t j = 0; j < n; ++j) off = std::max(off, std::abs(a[i][j] - (i == j ? 1 : 0)));
+    if (off < 1e-5) break;
+    a = SqrtDb(a);
+  }
+  const Matrix x = Combine(a, 1, Identity(n), -1);  // log(I + X) = X - X^2/2 + X^3/3 ...
+  Matrix term = x, sum = x;
+  for (int p = 2; p < 12; ++p) {
+    term = Mul(term, x);
+    sum = Combine(sum, 1, term, (p % 2 ? 1.0 : -1.0) / p);
+  }
+  return Combine(sum, std::ldexp(1.0, k), sum, 0);
+}
+
+void AddMatrixFunctionsAndSolvers(std::vector<OpCase>* c) {
+  uint32_t seed = 5100;
+  for (DType t : {DType::kFloat, DType::kDouble}) {
+    c->push_back(OpCaseBuilder("MatrixSquareRoot", "MatrixSquareRoot SPD " + DTypeShortName(t))
+                     .T(t)
+                     .Input(Spd(t, 2, 4, NextSeed(seed)))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       Tensor out(in[0].dtype(), in[0].shape());
+                       for (int64_t b = 0; b < 2; ++b) Put(&out, b, SqrtDb(At(in[0], b, 4, 4)));
+                       return out;
+                     })
+                     .Tolerance(t == DType::kFloat ? 1e-4 : 1e-9)
+                     .Build());
+  }
+  {
+    const Tensor spd = Spd(DType::kDouble, 1, 3, NextSeed(seed));
+    Tensor z(DType::kComplex128, spd.shape());
+    for (int64_t i = 0; i < spd.NumElements(); ++i)
+      z.data<std::complex<double>>()[i] = {spd.data<double>()[i], 0.0};
+    c->push_back(OpCaseBuilder("MatrixLogarithm", "MatrixLogarithm SPD complex128")
+                     .T(DType::kComplex128)
+                     .Input(z)
+                     .Reference1([spd](const std::vector<Tensor>&) {
+                       const Matrix l = LogIss(At(spd, 0, 3, 3));
+                       Tensor out(DType::kComplex128, spd.shape());
+                       for (int64_t i = 0; i < 9; ++i)
+                         out.data<std::complex<double>>()[i] = {l[i / 3][i % 3], 0.0};
+                       return out;
+                     })
+                     .Tolerance(1e-8)
+                     .Build());
+  }
+  struct Ls {
+    int64_t m, n;
+    double l2;
+  };
+  for (const Ls& ls : {Ls{5, 3, 0.0}, Ls{5, 3, 0.5}, Ls{2, 4, 0.1}}) {
+    for (DType t : {DType::kFloat, DType::kDouble}) {
+      c->push_back(OpCaseBuilder("MatrixSolveLs",
+                                 "MatrixSolveLs " + DTypeShortName(t) + " " + std::to_string(ls.m) +
+                                     "x" + std::to_string(ls.n) + " l2 " + std::to_string(ls.l2))
+                       .T(t)
+                       .Input(RandomOf(t, Shape{2, ls.m, ls.n}, NextSeed(seed)))
+                       .Input(RandomOf(t, Shape{2, ls.m, 2}, NextSeed(seed)))
+                       .Input(Tensor::Scalar<double>(ls.l2))
+                       .Reference1([ls](const std::vector<Tensor>& in) {
+                         Tensor out(in[0].dtype(), Shape{2, ls.n, 2});
+                         for (int64_t b = 0; b < 2; ++b) {
+                           const Matrix a = At(in[0], b, ls.m, ls.n), r = At(in[1], b, ls.m, 2);
+                           const Matrix at = Transpose(a);
+                           if (ls.m >= ls.n) {
+                             const Matrix g = Combine(Mul(at, a), 1, Identity(ls.n), ls.l2);
+                             Put(&out, b, Mul(Inverse(g), Mul(at, r)));
+                           } else {
+                             const Matrix g = Combine(Mul(a, at), 1, Identity(ls.m), ls.l2);
+                             Put(&out, b, Mul(at, Mul(Inverse(g), r)));
+                           }
+                         }
+                         return out;
+                       })
+                       .Tolerance(t == DType::kFloat ? 1e-3 : 1e-9)
+                       .Build());
+    }
+  }
+  // Tridiagonal: m = 5, two right-hand sides; a zero leading pivot makes pivoting matter.
+  for (DType t : {DType::kFloat, DType::kDouble}) {
+    Tensor diags = RandomOf(t, Shape{2, 3, 5}, NextSeed(seed), -2, 2);
+    if (t == DType::kDouble) diags.data<double>()[5] = 0;  // main[0] of matrix 0
+    const Tensor rhs = RandomOf(t, Shape{2, 5, 2}, NextSeed(seed));
+    auto dense = [](const Tensor& d, int64_t b) {
+      const Matrix dm = At(d, b, 3, 5);
+      Matrix a(5, std::vector<double>(5, 0.0));
+      for (int64_t i = 0; i < 5; ++i) {
+        a[i][i] = dm[1][i];
+        if (i + 1 < 5) a[i][i + 1] = dm[0][i];
+        if (i > 0) a[i][i - 1] = dm[2][i];
+      }
+      return a;
+    };
+    c->push_back(OpCaseBuilder("TridiagonalSolve", "TridiagonalSolve " + DTypeShortName(t))
+                     .T(t)
+                     .Input(diags)
+                     .Input(rhs)
+                     .Reference1([dense](const std::vector<Tensor>& in) {
+                       Tensor out(in[1].dtype(), in[1].shape());
+                       for (int64_t b = 0; b < 2; ++b)
+                         Put(&out, b, Mul(Inverse(dense(in[0], b)), At(in[1], b, 5, 2)));
+                       return out;
+                     })
+                     .Tolerance(t == DType::kFloat ? 1e-3 : 1e-9)
+                     .Build());
+    // TridiagonalMatMul takes the three diagonals as [..., 1, m] each.
+    Tensor sup(t, Shape{2, 1, 5}), mid(t, Shape{2, 1, 5}), sub(t, Shape{2, 1, 5});
+    for (int64_t b = 0; b < 2; ++b)
+      for (int64_t i = 0; i < 5; ++i) {
+        CopyElementBytes(diags, (b * 3 + 0) * 5 + i, &sup, b * 5 + i);
+        CopyElementBytes(diags, (b * 3 + 1) * 5 + i, &mid, b * 5 + i);
+        CopyElementBytes(diags, (b * 3 + 2) * 5 + i, &sub, b * 5 + i);
+      }
+    c->push_back(OpCaseBuilder("TridiagonalMatMul", "TridiagonalMatMul " + DTypeShortName(t))
+                     .T(t)
+                     .Input(sup)
+                     .Input(mid)
+                     .Input(sub)
+                     .Input(rhs)
+                     .Reference1([dense, diags](const std::vector<Tensor>& in) {
+                       Tensor out(in[3].dtype(), in[3].shape());
+                       for (int64_t b = 0; b < 2; ++b)
+                         Put(&out, b, Mul(dense(diags, b), At(in[3], b, 5, 2)));
+                       return out;
+                     })
+                     .Tolerance(t == DType::kFloat ? 1e-5 : 1e-12)
+                     .Build());
+  }
 }
 
 }  // namespace
@@ -405,6 +575,7 @@ std::vector<OpCase> LinalgCases() {
                       .Build());
     }
   }
+  AddMatrixFunctionsAndSolvers(&c);
   return c;
 }
 

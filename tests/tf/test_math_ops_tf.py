@@ -299,6 +299,23 @@ def _module():
                                         input_start=[1, 1], output_indices=sl.indices),
                     *raw.SparseFillEmptyRowsGrad(reverse_index_map=[0, 2], grad_values=x[0]))
 
+        @tf.function(input_signature=[tf.TensorSpec([2, 4, 4], tf.float64),
+                                      tf.TensorSpec([2, 5, 3], tf.float64),
+                                      tf.TensorSpec([2, 3, 5], tf.float64)])
+        def linalg2(self, a, tall, diags):
+            spd = tf.matmul(a, a, transpose_b=True) + 4.0 * tf.eye(4, dtype=tf.float64)
+            rhs = tall[:, :, :2]
+            return (tf.linalg.sqrtm(spd), tf.linalg.sqrtm(tf.cast(spd, tf.float32)),
+                    tf.linalg.logm(tf.cast(spd, tf.complex128)),
+                    tf.linalg.lstsq(tall, rhs, l2_regularizer=0.3),
+                    tf.linalg.lstsq(tf.transpose(tall, [0, 2, 1])[:, :2], tall[:, :2, :1],
+                                    l2_regularizer=0.1),
+                    tf.linalg.lstsq(tall, rhs, fast=False),
+                    tf.linalg.tridiagonal_solve(diags, tall[:, :, :2]),
+                    tf.linalg.tridiagonal_solve(diags + 3.0, tall[:, :, :2],
+                                                partial_pivoting=False),
+                    tf.linalg.tridiagonal_matmul(diags, tall[:, :, :2]))
+
         @tf.function(input_signature=[tf.TensorSpec([None, None], f32)])
         def sample(self, logits):
             return (raw.TruncatedNormal(shape=[3, 7], dtype=f32, seed=5, seed2=7),
@@ -347,7 +364,8 @@ OPS = {"Acos", "Acosh", "Asin", "Asinh", "Atan", "Atanh", "Ceil", "Cos", "Cosh",
        "SparseDenseCwiseAdd", "SparseReduceSum", "SparseReduceMax", "SparseReduceSumSparse",
        "SparseReduceMaxSparse", "SparseSoftmax", "SparseSparseMaximum", "SparseSparseMinimum",
        "DenseToSparseSetOperation", "SparseToSparseSetOperation", "SetSize", "SparseSliceGrad",
-       "SparseFillEmptyRowsGrad", "TruncatedNormal", "RandomShuffle"}
+       "SparseFillEmptyRowsGrad", "TruncatedNormal", "RandomShuffle", "MatrixSquareRoot",
+       "MatrixLogarithm", "MatrixSolveLs", "TridiagonalSolve", "TridiagonalMatMul"}
 
 
 def _inputs():
@@ -381,6 +399,8 @@ def _inputs():
                    np.array([0, 4, 2, 2], np.int64)],
         "quantize": [q],
         "spectral": [f(2, 6, 8)],
+        "linalg2": [rng.uniform(-1, 1, (2, 4, 4)), rng.uniform(-1, 1, (2, 5, 3)),
+                    rng.uniform(-2, 2, (2, 3, 5))],
         "lists": [f(7, 4), np.array([3, 1, 0, 2, 5, -1], np.int32)],
         "sparse": [np.where(f(3, 4) > 0.5, f(3, 4), 0).astype(np.float32),
                    np.where(f(3, 4) > 0.0, f(3, 4), 0).astype(np.float32)],
