@@ -201,7 +201,7 @@ void AddLrnGrad(std::vector<OpCase>* c) {
       const float bias = 1.5f, alpha = 0.2f, beta = 0.75f;
       const Tensor x = RandomOf(t, s, NextSeed(seed));
       const std::vector<double> xv = Doubles(x);
-      const int64_t d = 7;
+      const int64_t d = s.dim(3);
       auto norm = [xv, d, radius, bias, alpha](int64_t i) {
         const int64_t k = i % d, row = i - k;
         double sq = 0;
