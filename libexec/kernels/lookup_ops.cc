@@ -160,7 +160,8 @@ Status ComputeFind(const KernelContext& ctx) {
   return OkStatus();
 }
 
-// ---- LookupTableImportV2, InitializeTableV2 --------------------------------------------------
+// ---- LookupTableImportV2, LookupTableInsertV2, InitializeTableV2
+// --------------------------------------------------
 
 Status PrepareImport(PrepareContext& ctx) {
   KILN_ASSIGN_OR_RETURN(ctx.state, PrepareTableIo(ctx, "Tin", "Tout", "values"));
@@ -180,8 +181,12 @@ Status PrepareInitialize(PrepareContext& ctx) {
   return OkStatus();
 }
 
-template <bool kInitialize>
-Status ComputeImport(const KernelContext& ctx) {
+// How keys and values go into the table: InitializeTable (once, a static table), Import
+// (replacing a mutable table's entries) or Insert (adding to them).
+enum class Fill { kInitialize, kImport, kInsert };
+
+template <Fill kFill>
+Status ComputeFill(const KernelContext& ctx) {
   const auto& st = ctx.state<TableIoState>();
   auto table = TableOf(ctx.input(0));
   if (!table.ok()) return Wrap(ctx, table.status());
@@ -189,7 +194,7 @@ Status ComputeImport(const KernelContext& ctx) {
   if (!s.ok()) return Wrap(ctx, s);
   const Tensor& keys = ctx.input(1);
   const Tensor& values = ctx.input(2);
-  if (kInitialize) {
+  if (kFill == Fill::kInitialize) {
     if (!(*table)->initializable())
       return ctx.Error("table '", (*table)->name(), "' is not initializable (a mutable table)");
     if (keys.rank() != 1)
@@ -201,31 +206,13 @@ Status ComputeImport(const KernelContext& ctx) {
     return ctx.Error("inputs 'keys' ", keys.shape().ToString(), " and 'values' ",
                      values.shape().ToString(), " must have the same shape");
   }
-  s = (*table)->Import(keys, values);
+  s = kFill == Fill::kInsert ? (*table)->Insert(keys, values) : (*table)->Import(keys, values);
   if (!s.ok())
     return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
   return OkStatus();
 }
 
-// ---- LookupTableInsertV2, LookupTableRemoveV2 --------------------------------------------------
-
-Status ComputeInsert(const KernelContext& ctx) {
-  const auto& st = ctx.state<TableIoState>();
-  auto table = TableOf(ctx.input(0));
-  if (!table.ok()) return Wrap(ctx, table.status());
-  Status s = CheckTableDTypes(**table, st.key, st.value);
-  if (!s.ok()) return Wrap(ctx, s);
-  const Tensor& keys = ctx.input(1);
-  const Tensor& values = ctx.input(2);
-  if (keys.shape() != values.shape()) {
-    return ctx.Error("inputs 'keys' ", keys.shape().ToString(), " and 'values' ",
-                     values.shape().ToString(), " must have the same shape");
-  }
-  s = (*table)->Insert(keys, values);
-  if (!s.ok())
-    return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
-  return OkStatus();
-}
+// ---- LookupTableRemoveV2 -----------------------------------------------------------------------
 
 Status PrepareRemove(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
@@ -483,20 +470,20 @@ constexpr KernelEntry kCpu[] = {
     {"AnonymousHashTable", ComputeTable},
     {"AnonymousMutableHashTable", ComputeTable},
     {"LookupTableFindV2", ComputeFind},
-    {"LookupTableImportV2", ComputeImport<false>},
-    {"LookupTableInsertV2", ComputeInsert},
+    {"LookupTableImportV2", ComputeFill<Fill::kImport>},
+    {"LookupTableInsertV2", ComputeFill<Fill::kInsert>},
     {"LookupTableRemoveV2", ComputeRemove},
     {"LookupTableExportV2", ComputeExport},
-    {"InitializeTableV2", ComputeImport<true>},
+    {"InitializeTableV2", ComputeFill<Fill::kInitialize>},
     {"InitializeTableFromTextFileV2", ComputeTextFile},
     {"LookupTableSizeV2", ComputeSize},
     {"HashTable", ComputeTable},
     {"MutableHashTable", ComputeTable},
     {"LookupTableFind", ComputeFind},
-    {"LookupTableImport", ComputeImport<false>},
-    {"LookupTableInsert", ComputeInsert},
+    {"LookupTableImport", ComputeFill<Fill::kImport>},
+    {"LookupTableInsert", ComputeFill<Fill::kInsert>},
     {"LookupTableExport", ComputeExport},
-    {"InitializeTable", ComputeImport<true>},
+    {"InitializeTable", ComputeFill<Fill::kInitialize>},
     {"InitializeTableFromTextFile", ComputeTextFile},
     {"LookupTableSize", ComputeSize},
 };

@@ -122,13 +122,14 @@ Status ComputeResourceGather(const KernelContext& ctx) {
 
 enum class ScatterOp { kUpdate, kAdd, kSub, kMul, kDiv, kMin, kMax };
 
+// The combination a ResourceScatter[Nd]<Op> op names.
 ScatterOp ScatterOpOf(std::string_view op) {
-  if (op == "ResourceScatterAdd") return ScatterOp::kAdd;
-  if (op == "ResourceScatterSub") return ScatterOp::kSub;
-  if (op == "ResourceScatterMul") return ScatterOp::kMul;
-  if (op == "ResourceScatterDiv") return ScatterOp::kDiv;
-  if (op == "ResourceScatterMin") return ScatterOp::kMin;
-  if (op == "ResourceScatterMax") return ScatterOp::kMax;
+  if (op.ends_with("Add")) return ScatterOp::kAdd;
+  if (op.ends_with("Sub")) return ScatterOp::kSub;
+  if (op.ends_with("Mul")) return ScatterOp::kMul;
+  if (op.ends_with("Div")) return ScatterOp::kDiv;
+  if (op.ends_with("Min")) return ScatterOp::kMin;
+  if (op.ends_with("Max")) return ScatterOp::kMax;
   return ScatterOp::kUpdate;
 }
 
@@ -304,18 +305,10 @@ Status ComputeResourceGatherNd(const KernelContext& ctx) {
   });
 }
 
-ScatterOp ScatterNdOpOf(std::string_view op) {
-  if (op == "ResourceScatterNdAdd") return ScatterOp::kAdd;
-  if (op == "ResourceScatterNdSub") return ScatterOp::kSub;
-  if (op == "ResourceScatterNdMin") return ScatterOp::kMin;
-  if (op == "ResourceScatterNdMax") return ScatterOp::kMax;
-  return ScatterOp::kUpdate;
-}
-
 Status PrepareScatterNd(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  const ScatterOp op = ScatterNdOpOf(ctx.op);
+  const ScatterOp op = ScatterOpOf(ctx.op);
   if (op != ScatterOp::kUpdate)
     KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "ref", DType::kResource));

@@ -59,8 +59,9 @@ Status PrepareTranspose(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeTranspose(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
+// Output 0: `x` (the input's values, or a conjugated copy of them) with its dims permuted as
+// input 1 says.
+Status TransposeInto(const KernelContext& ctx, const Tensor& x) {
   std::vector<int64_t> perm = IndexValues(ctx.input(1));
   Status s = CheckPerm(perm, x.rank());
   if (!s.ok()) return Wrap(ctx, s);
@@ -75,13 +76,12 @@ Status ComputeTranspose(const KernelContext& ctx) {
   return CopyIntoOutput(ctx, 0, x, shape, plan);
 }
 
+Status ComputeTranspose(const KernelContext& ctx) { return TransposeInto(ctx, ctx.input(0)); }
+
 // ConjugateTranspose: the transpose of the complex conjugate (a plain transpose otherwise).
 Status ComputeConjugateTranspose(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  if (!IsComplex(x.dtype())) return ComputeTranspose(ctx);
-  std::vector<int64_t> perm = IndexValues(ctx.input(1));
-  Status s = CheckPerm(perm, x.rank());
-  if (!s.ok()) return Wrap(ctx, s);
+  if (!IsComplex(x.dtype())) return TransposeInto(ctx, x);
   Tensor conj(x.dtype(), x.shape());
   using ComplexTypes = TypeList<std::complex<float>, std::complex<double>>;
   KILN_RETURN_IF_ERROR(Dispatch<ComplexTypes>(x.dtype(), [&](auto tag) {
@@ -91,14 +91,7 @@ Status ComputeConjugateTranspose(const KernelContext& ctx) {
     for (int64_t i = 0; i < x.NumElements(); ++i) out[i] = std::conj(in[i]);
     return OkStatus();
   }));
-  const auto in_strides = RowMajorStrides(x.shape());
-  Shape shape;
-  CopyPlan plan;
-  for (int i = 0; i < x.rank(); ++i) {
-    shape.AddDim(x.dim(perm[i]));
-    AddCopyDim(&plan, x.dim(perm[i]), in_strides[perm[i]]);
-  }
-  return CopyIntoOutput(ctx, 0, conj, shape, plan);
+  return TransposeInto(ctx, conj);
 }
 
 // ---- StridedSlice ------------------------------------------------------------------------------

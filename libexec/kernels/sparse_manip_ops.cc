@@ -12,49 +12,18 @@
 #include "kernels/array_util.h"
 #include "kernels/nd_index.h"
 #include "kernels/op_families.h"
+#include "kernels/sparse_util.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
 
-// A sparse tensor's three inputs, checked: indices [N, R], values [N], shape [R].
-struct SparseIn {
-  const int64_t* idx = nullptr;
-  const Tensor* values = nullptr;
-  std::vector<int64_t> shape;
-  int64_t n = 0;
-  int64_t rank = 0;
-};
+using SparseIn = SparseInput;
 
-Result<SparseIn> ReadSparse(const KernelContext& ctx, int first, std::string_view what) {
-  const Tensor& ind = ctx.input(first);
-  const Tensor& val = ctx.input(first + 1);
-  const Tensor& shp = ctx.input(first + 2);
-  if (ind.rank() != 2 || val.rank() != 1 || shp.rank() != 1 || ind.dim(0) != val.dim(0) ||
-      ind.dim(1) != shp.dim(0)) {
-    return ctx.Error(what, ": expected indices [N, R], values [N] and shape [R], got ",
-                     ind.shape().ToString(), ", ", val.shape().ToString(), " and ",
-                     shp.shape().ToString());
-  }
-  SparseIn s;
-  s.idx = ind.data<int64_t>();
-  s.values = &val;
-  s.shape = IndexValues(shp);
-  s.n = ind.dim(0);
-  s.rank = ind.dim(1);
-  return s;
-}
-
-// The common prepare: sparse inputs at `first` (int64 indices and shape, values of T).
+// The common prepare: T, and the sparse inputs at `first` (int64 indices and shape, values of T).
 Result<DType> PrepareSparseInput(PrepareContext& ctx, int first, std::string_view prefix) {
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  const std::string p(prefix);
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first, p + "indices", DType::kInt64));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first + 1, p + "values", t));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first + 2, p + "shape", DType::kInt64));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, first, p + "indices", 2));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, first + 1, p + "values", 1));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, first + 2, p + "shape", 1));
+  KILN_RETURN_IF_ERROR(ExpectSparseInputs(ctx, first, t, prefix));
   return t;
 }
 
@@ -88,17 +57,7 @@ Status PrepareReorder(PrepareContext& ctx) {
 }
 
 Status ComputeReorder(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 0, "SparseReorder"));
-  for (int64_t i = 0; i < s.n; ++i) {
-    for (int64_t d = 0; d < s.rank; ++d) {
-      const int64_t v = s.idx[i * s.rank + d];
-      if (v < 0 || v >= s.shape[d]) {
-        return ctx.Error("indices[", i,
-                         "] = ", ShapeBrackets({s.idx + i * s.rank, static_cast<size_t>(s.rank)}),
-                         " is out of bounds: need 0 <= index < ", ShapeBrackets(s.shape));
-      }
-    }
-  }
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparseInput(ctx, 0, "SparseReorder"));
   std::vector<int64_t> order(s.n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(),
@@ -226,7 +185,7 @@ Status PrepareSparseSlice(PrepareContext& ctx) {
 // The entries inside [start, start + size) (clipped to the shape), shifted by -start; the
 // output shape is the clipped size. Order is kept.
 Status ComputeSparseSlice(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 0, "SparseSlice"));
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparseInput(ctx, 0, "SparseSlice"));
   const std::vector<int64_t> start = IndexValues(ctx.input(3));
   const std::vector<int64_t> size = IndexValues(ctx.input(4));
   if (static_cast<int64_t>(start.size()) != s.rank || static_cast<int64_t>(size.size()) != s.rank) {
@@ -281,7 +240,7 @@ Status PrepareSparseSplit(PrepareContext& ctx) {
 
 // num_split pieces along split_dim: the first shape[dim] % num_split pieces one longer, as TF.
 Status ComputeSparseSplit(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 1, "SparseSplit"));
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparseInput(ctx, 1, "SparseSplit"));
   const int64_t n = ctx.num_outputs() / 3;
   int64_t dim = IndexValues(ctx.input(0))[0];
   if (dim < -s.rank || dim >= s.rank) {
@@ -296,11 +255,7 @@ Status ComputeSparseSplit(const KernelContext& ctx) {
   auto start_of = [&](int64_t piece) { return piece * size + std::min(piece, extra); };
   std::vector<std::vector<int64_t>> members(n);
   for (int64_t i = 0; i < s.n; ++i) {
-    const int64_t v = s.idx[i * s.rank + dim];
-    if (v < 0 || v >= s.shape[dim]) {
-      return ctx.Error("indices[", i, ", ", dim, "] = ", v, " is out of bounds [0, ", s.shape[dim],
-                       ")");
-    }
+    const int64_t v = s.row(i)[dim];
     // The piece holding v: the first `extra` pieces have size + 1 elements.
     const int64_t piece =
         v < extra * (size + 1) ? v / (size + 1) : extra + (v - extra * (size + 1)) / size;

@@ -17,6 +17,7 @@
 #include "kernels/array_util.h"
 #include "kernels/nd_index.h"
 #include "kernels/op_families.h"
+#include "kernels/sparse_util.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {
@@ -151,54 +152,7 @@ Status ComputeSparseMatMul(const KernelContext& ctx) {
 
 // ---- sparse inputs ---------------------------------------------------------------------------
 
-// A sparse tensor's three inputs, checked: indices [N, R], values [N], shape [R].
-struct SparseIn {
-  std::vector<int64_t> idx;  // N * R
-  const Tensor* values = nullptr;
-  std::vector<int64_t> shape;
-  int64_t n = 0;
-  int64_t rank = 0;
-  const int64_t* row(int64_t i) const { return idx.data() + i * rank; }
-};
-
-Result<SparseIn> ReadSparse(const KernelContext& ctx, int first, std::string_view what) {
-  const Tensor& ind = ctx.input(first);
-  const Tensor& val = ctx.input(first + 1);
-  const Tensor& shp = ctx.input(first + 2);
-  if (ind.rank() != 2 || val.rank() != 1 || shp.rank() != 1 || ind.dim(0) != val.dim(0) ||
-      ind.dim(1) != shp.dim(0)) {
-    return ctx.Error(what, ": expected indices [N, R], values [N] and shape [R], got ",
-                     ind.shape().ToString(), ", ", val.shape().ToString(), " and ",
-                     shp.shape().ToString());
-  }
-  SparseIn s;
-  s.idx = IndexValues(ind);
-  s.values = &val;
-  s.shape = IndexValues(shp);
-  s.n = ind.dim(0);
-  s.rank = ind.dim(1);
-  for (int64_t i = 0; i < s.n; ++i) {
-    for (int64_t d = 0; d < s.rank; ++d) {
-      if (s.row(i)[d] < 0 || s.row(i)[d] >= s.shape[d]) {
-        return ctx.Error(what, ": indices[", i,
-                         "] = ", ShapeBrackets({s.row(i), static_cast<size_t>(s.rank)}),
-                         " is out of bounds for shape ", ShapeBrackets(s.shape));
-      }
-    }
-  }
-  return s;
-}
-
-// Checks a sparse tensor's three inputs at `first` (indices int64 or `index_attr`'s dtype).
-Status ExpectSparseInputs(PrepareContext& ctx, int first, DType t, std::string_view prefix) {
-  const std::string p(prefix);
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first, p + "indices", DType::kInt64));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first + 1, p + "values", t));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, first + 2, p + "shape", DType::kInt64));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, first, p + "indices", 2));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, first + 1, p + "values", 1));
-  return ExpectInputRank(ctx, first + 2, p + "shape", 1);
-}
+using SparseIn = SparseInput;
 
 int Compare(const int64_t* a, const int64_t* b, int64_t r) {
   for (int64_t d = 0; d < r; ++d) {
@@ -284,7 +238,7 @@ Status PrepareCwise(PrepareContext& ctx) {
 // values[i] (op) dense at entry i's index, the dense operand broadcast to the sparse shape.
 Status ComputeCwise(const KernelContext& ctx) {
   const Cwise op = ctx.state<TypedOpState<Cwise>>().value;
-  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 0, "sparse operand"));
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparseInput(ctx, 0, "sparse operand"));
   const Tensor& dense = ctx.input(3);
   const int64_t dr = dense.rank();
   bool ok = dr <= s.rank;
@@ -364,7 +318,7 @@ Status PrepareSparseReduce(PrepareContext& ctx) {
 // no entry falls; a sparse one lists the groups in row-major order.
 Status ComputeSparseReduce(const KernelContext& ctx) {
   const auto& st = ctx.state<ReduceState>();
-  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 0, "SparseReduce"));
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparseInput(ctx, 0, "SparseReduce"));
   std::vector<bool> reduced(s.rank, false);
   const Tensor& axes = ctx.input(3);
   for (int64_t i = 0; i < axes.NumElements(); ++i) {
@@ -459,7 +413,7 @@ Status PrepareSparseSoftmax(PrepareContext& ctx) {
 // Softmax over the entries of each innermost row (same index but the last); the implicit zeros
 // take no part.
 Status ComputeSparseSoftmax(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparse(ctx, 0, "SparseSoftmax"));
+  KILN_ASSIGN_OR_RETURN(SparseIn s, ReadSparseInput(ctx, 0, "SparseSoftmax"));
   if (s.rank < 2) return ctx.Error("SparseSoftmax needs a tensor of rank >= 2, got ", s.rank);
   std::map<std::vector<int64_t>, std::vector<int64_t>> rows;
   for (int64_t i = 0; i < s.n; ++i)
@@ -533,8 +487,8 @@ std::vector<Merged> MergeSparse(const SparseIn& a, const SparseIn& b) {
 }
 
 Result<std::pair<SparseIn, SparseIn>> ReadOperands(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(SparseIn a, ReadSparse(ctx, 0, "operand a"));
-  KILN_ASSIGN_OR_RETURN(SparseIn b, ReadSparse(ctx, 3, "operand b"));
+  KILN_ASSIGN_OR_RETURN(SparseIn a, ReadSparseInput(ctx, 0, "operand a"));
+  KILN_ASSIGN_OR_RETURN(SparseIn b, ReadSparseInput(ctx, 3, "operand b"));
   if (a.rank != b.rank) {
     return ctx.Error("Operands do not have the same ranks; got shapes: ", ShapeBrackets(a.shape),
                      " and ", ShapeBrackets(b.shape));
