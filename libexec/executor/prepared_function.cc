@@ -285,7 +285,10 @@ class FunctionCompiler {
         return std::nullopt;
       const size_t bytes = static_cast<size_t>(spec.shape.ToShape()->num_elements()) *
                            std::max<size_t>(1, DTypeSize(spec.dtype));
-      if (!any_size && bytes > kMaxFoldedBytes && bytes > in_bytes) return std::nullopt;
+      // A Cast that widens each element (int8 or half weights to float32, as a quantized
+      // bundle stores them) folds at any size: the result is what the float model held.
+      const size_t limit = node.op == "Cast" ? 8 * in_bytes : in_bytes;
+      if (!any_size && bytes > kMaxFoldedBytes && bytes > limit) return std::nullopt;
     }
     const int n_in = static_cast<int>(slots.size());
     const int n_out = static_cast<int>(ctx.outputs.size());

@@ -26,6 +26,31 @@ std::vector<std::string> ObjectPaths(const tensorflow::SavedObjectGraph& graph) 
   return paths;
 }
 
+std::vector<int> MatchCheckpointNodes(const tensorflow::SavedObjectGraph& graph,
+                                      const tensorflow::TrackableObjectGraph& checkpoint) {
+  std::vector<int> to_ckpt(graph.nodes_size(), -1);
+  if (graph.nodes_size() == 0 || checkpoint.nodes_size() == 0) return to_ckpt;
+  to_ckpt[0] = 0;
+  std::vector<int> queue{0};
+  for (size_t qi = 0; qi < queue.size(); ++qi) {
+    const int id = queue[qi];
+    const auto& cnode = checkpoint.nodes(to_ckpt[id]);
+    for (const auto& ref : graph.nodes(id).children()) {
+      const int child = ref.node_id();
+      if (child < 0 || child >= graph.nodes_size() || to_ckpt[child] >= 0) continue;
+      for (const auto& cref : cnode.children()) {
+        if (cref.local_name() == ref.local_name() && cref.node_id() >= 0 &&
+            cref.node_id() < checkpoint.nodes_size()) {
+          to_ckpt[child] = cref.node_id();
+          queue.push_back(child);
+          break;
+        }
+      }
+    }
+  }
+  return to_ckpt;
+}
+
 int FindChild(const tensorflow::SavedObject& node, const std::string& name) {
   for (const auto& ref : node.children())
     if (ref.local_name() == name) return ref.node_id();

@@ -14,6 +14,14 @@ namespace kiln::exec {
 // wins (object graphs may have cycles and shared children).
 std::vector<std::string> ObjectPaths(const tensorflow::SavedObjectGraph& graph);
 
+// The checkpoint's node for each object graph node (-1 where it has none): matched by child
+// names from the roots, as TensorFlow matches a SavedModel's objects to its checkpoint.
+std::vector<int> MatchCheckpointNodes(const tensorflow::SavedObjectGraph& graph,
+                                      const tensorflow::TrackableObjectGraph& checkpoint);
+
+// The name of the checkpoint entry that holds the object graph.
+inline constexpr char kObjectGraphKey[] = "_CHECKPOINTABLE_OBJECT_GRAPH";
+
 // Child of `node` named `name`, or -1.
 int FindChild(const tensorflow::SavedObject& node, const std::string& name);
 

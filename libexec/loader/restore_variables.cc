@@ -16,11 +16,6 @@
 #include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {
-namespace {
-
-constexpr char kObjectGraphKey[] = "_CHECKPOINTABLE_OBJECT_GRAPH";
-
-}  // namespace
 
 Status SavedModelLoader::CreateVariables() {
   for (int id = 0; id < graph_->nodes_size(); ++id) {
@@ -63,26 +58,8 @@ Status SavedModelLoader::RestoreVariables() {
     return DataLoss("checkpoint entry ", kObjectGraphKey, " of '", dir_.string(),
                     "' is not a TrackableObjectGraph");
   if (ckpt.nodes_size() == 0) return OkStatus();
-  std::vector<int>& to_ckpt = to_checkpoint_;
-  to_ckpt.assign(graph_->nodes_size(), -1);
-  to_ckpt[0] = 0;
-  std::vector<int> queue{0};
-  for (size_t qi = 0; qi < queue.size(); ++qi) {
-    int id = queue[qi];
-    const auto& cnode = ckpt.nodes(to_ckpt[id]);
-    for (const auto& ref : graph_->nodes(id).children()) {
-      int child = ref.node_id();
-      if (child < 0 || child >= graph_->nodes_size() || to_ckpt[child] >= 0) continue;
-      for (const auto& cref : cnode.children()) {
-        if (cref.local_name() == ref.local_name() && cref.node_id() >= 0 &&
-            cref.node_id() < ckpt.nodes_size()) {
-          to_ckpt[child] = cref.node_id();
-          queue.push_back(child);
-          break;
-        }
-      }
-    }
-  }
+  to_checkpoint_ = MatchCheckpointNodes(*graph_, ckpt);
+  const std::vector<int>& to_ckpt = to_checkpoint_;
   model_->plan_facts_.checkpoint_keys.resize(model_->core_.variables.size());
   for (const auto& [id, index] : variable_ids_) {
     auto& var = model_->core_.variables[index];

@@ -41,12 +41,22 @@ constexpr char kCompileHelp[] =
     "(docs/serving-plan.md). Loads use a plan only while the bundle's files are unchanged.\n"
     "  compile --dir D [--tag_set serve] [--signature_def K ...] [--device cpu] [--no_freeze]";
 
+constexpr char kQuantizeHelp[] =
+    "Writes a copy of a SavedModel with its weights stored as int8 (one scale per output\n"
+    "channel) or half precision; TensorFlow, TF Serving and kiln run the copy. Prints each\n"
+    "variable's scale and error and each output's error against the float model, measured on\n"
+    "calibration data or generated inputs (docs/quantize.md).\n"
+    "  quantize --dir IN --output_dir OUT --mode weights_int8|float16|bfloat16\n"
+    "           [--calibration 'x=calib.npy' | --calibration_dir D] [--per_tensor]\n"
+    "           [--exclude NAME ...] [--min_elements N] [--report report.json] [--overwrite]";
+
 constexpr Subcommand kSubcommands[] = {
     {"show", kShowHelp, &SetupShowCommand, &RunShowCommand},
     {"run", kRunHelp, &SetupRunCommand, &RunRunCommand},
     {"scan", kScanHelp, &SetupScanCommand, &RunScanCommand},
     {"bench", kBenchHelp, &SetupBenchCommand, &RunBenchCommand},
     {"compile", kCompileHelp, &SetupCompileCommand, &RunCompileCommand},
+    {"quantize", kQuantizeHelp, &SetupQuantizeCommand, &RunQuantizeCommand},
 };
 
 }  // namespace

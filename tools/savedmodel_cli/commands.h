@@ -41,5 +41,7 @@ std::unique_ptr<CommandArgs> SetupScanCommand(CLI::App& cmd);
 Status RunScanCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 std::unique_ptr<CommandArgs> SetupCompileCommand(CLI::App& cmd);
 Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
+std::unique_ptr<CommandArgs> SetupQuantizeCommand(CLI::App& cmd);
+Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostream& err);
 
 }  // namespace kiln::cli

