@@ -54,13 +54,13 @@ def mobilenet_v2_style(keras):
     L = keras.layers
     inp = keras.Input((28, 28, 1), name="image")
     x = L.Conv2D(32, 3, strides=2, padding="same", use_bias=False)(inp)
-    x = L.ReLU(6.0)(L.BatchNormalization()(x))
+    x = L.ReLU(6.0)(L.BatchNormalization(momentum=0.9)(x))
     for filters, stride in [(32, 1), (64, 2), (64, 1), (128, 2)]:
         y = L.Conv2D(x.shape[-1] * 4, 1, use_bias=False)(x)
-        y = L.ReLU(6.0)(L.BatchNormalization()(y))
+        y = L.ReLU(6.0)(L.BatchNormalization(momentum=0.9)(y))
         y = L.DepthwiseConv2D(3, strides=stride, padding="same", use_bias=False)(y)
-        y = L.ReLU(6.0)(L.BatchNormalization()(y))
-        y = L.BatchNormalization()(L.Conv2D(filters, 1, use_bias=False)(y))
+        y = L.ReLU(6.0)(L.BatchNormalization(momentum=0.9)(y))
+        y = L.BatchNormalization(momentum=0.9)(L.Conv2D(filters, 1, use_bias=False)(y))
         x = L.Add()([x, y]) if stride == 1 and x.shape[-1] == filters else y
     x = L.GlobalAveragePooling2D()(L.ReLU(6.0)(L.Conv2D(256, 1)(x)))
     return keras.Model(inp, L.Dense(10)(x))
