@@ -88,8 +88,9 @@ def test_tensorflow_runs_the_quantized_cnn(cnn, mode, ratio, tol, tmp_path):
     r = json.loads(report.read_text())
     want = "int8" if mode == "weights_int8" else mode
     # The kernels of 1024 elements or more (Keras' export holds each variable twice).
-    assert {v["name"] for v in r["variables"] if v["stored"] == want} == \
-        {"conv2d_1/kernel", "dense/kernel", "dense_1/kernel"}, r["variables"]
+    # (By shape: Keras numbers layer names per process.)
+    assert {tuple(v["shape"]) for v in r["variables"] if v["stored"] == want} == \
+        {(3, 3, 32, 64), (1600, 512), (512, 10)}, r["variables"]
     assert r["output_bytes"] <= ratio * r["input_bytes"], r
     assert _bytes(q) == r["output_bytes"]
 

@@ -15,6 +15,7 @@
 #include "commands.h"
 #include "kiln/core/file_util.h"
 #include "kiln/exec/saved_model.h"
+#include "progress.h"
 #include "run.h"
 
 namespace kiln::cli {
@@ -237,9 +238,14 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
   // Everything is checked before anything is written: the bundle and the flags (a dry run of
   // the rewrite), then the calibration data, on which the float model runs (missing files and
   // data of the wrong dtype or shape fail here).
+  // Steps: plan, the float runs, write, load the copy, the copy's runs (names known after the
+  // load; the total is set then).
+  Progress progress(err, "quantize:", 0);
+  progress.Update(0, "(planning the rewrite)");
   exec::QuantizeOptions dry = options;
   dry.dry_run = true;
   KILN_RETURN_IF_ERROR(exec::QuantizeSavedModel(a.dir, a.output_dir, dry).status());
+  progress.Update(1, "(loading the float model)");
   exec::LoadOptions load;
   load.tags = options.tags;
   load.signatures = a.signatures;
@@ -251,7 +257,11 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
     std::map<std::string, Tensor> feeds, ref;
   };
   std::vector<Run> runs;
-  for (const std::string& name : a.signatures.empty() ? before->SignatureNames() : a.signatures) {
+  const std::vector<std::string> names =
+      a.signatures.empty() ? before->SignatureNames() : a.signatures;
+  progress.set_total(3 + 2 * static_cast<int64_t>(names.size()));
+  for (const std::string& name : names) {
+    progress.Update(1 + static_cast<int64_t>(runs.size()), "float model: signature '" + name + "'");
     KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, before->GetSignature(name));
     Run r{name, {}, {}};
     KILN_ASSIGN_OR_RETURN(r.feeds, Feeds(a, *sig, err));
@@ -260,12 +270,16 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
     runs.push_back(std::move(r));
   }
   before.reset();
+  progress.Update(1 + static_cast<int64_t>(runs.size()), "(writing " + a.output_dir + ")");
   KILN_ASSIGN_OR_RETURN(exec::QuantizeReport report,
                         exec::QuantizeSavedModel(a.dir, a.output_dir, options));
+  progress.Update(2 + static_cast<int64_t>(runs.size()), "(loading the quantized model)");
   KILN_ASSIGN_OR_RETURN_CTX(auto after, exec::SavedModel::Load(a.output_dir, load),
                             "loading the quantized model");
   std::vector<OutputError> errors;
+  int64_t done = 3 + static_cast<int64_t>(runs.size());
   for (const Run& r : runs) {
+    progress.Update(done++, "quantized model: signature '" + r.name + "'");
     KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, after->GetSignature(r.name));
     KILN_ASSIGN_OR_RETURN_CTX(auto got, sig->Run(r.feeds), "running the quantized model's '",
                               r.name, "'");
@@ -273,6 +287,7 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
       if (IsFloatingPoint(t.dtype()) && got.count(key))
         errors.push_back(Compare(r.name, key, t, got.at(key)));
   }
+  progress.Done();
   PrintReport(report, errors, a.calibration.empty() && a.calibration_dir.empty(), out);
   if (!a.report.empty()) KILN_RETURN_IF_ERROR(WriteJson(report, errors, a.report));
   return OkStatus();
