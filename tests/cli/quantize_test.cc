@@ -164,7 +164,8 @@ TEST_CASE("quantize --exclude keeps a variable float32 and says why") {
                                    first, "--report", (tmp.path() / "some.json").string()});
   INFO(some.err);
   REQUIRE(some.rc == 0);
-  for (const auto& v : json::parse(ReadText(tmp.path() / "some.json"))["variables"])
+  const json some_report = json::parse(ReadText(tmp.path() / "some.json"));
+  for (const auto& v : some_report["variables"])
     if (v["path"] == first) CHECK(v["kept_because"] == "excluded (--exclude " + first + ")");
 }
 
