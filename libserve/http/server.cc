@@ -147,6 +147,7 @@ struct HttpServer::Impl {
   std::mutex mu;
   std::condition_variable cv;
   std::deque<Job> jobs;
+  size_t in_flight = 0;  // requests queued or being handled by a worker
   std::deque<Done> done;
   bool workers_stop = false;
 
@@ -321,7 +322,10 @@ struct HttpServer::Impl {
       const size_t limit = options.max_queued_requests > 0
                                ? static_cast<size_t>(options.max_queued_requests)
                                : static_cast<size_t>(options.max_connections);
-      if (jobs.size() < limit) {
+      // The limit is on requests that wait for a worker: an idle worker that has not yet taken
+      // the previous job does not count as busy.
+      if (in_flight < workers.size() + limit) {
+        ++in_flight;
         jobs.push_back(Job{c->fd, c->id, std::move(request), Clock::now()});
         cv.notify_one();
         c->phase = Phase::kWork;
@@ -467,6 +471,7 @@ struct HttpServer::Impl {
       Done d{job.fd, job.id, Handle(&job.request, job.received), job.request.method == "HEAD"};
       {
         std::lock_guard<std::mutex> lock(mu);
+        --in_flight;
         done.push_back(std::move(d));
       }
       Wake();
