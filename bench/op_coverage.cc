@@ -30,7 +30,8 @@ namespace {
 // A node whose op names a library function is inlined too; function names are not ops.
 // Placeholders fed by a TF1 signature become function arguments (loader), but unfed ones run
 // their kernel, so Placeholder is an ordinary op here.
-constexpr std::string_view kInlinedCalls[] = {"PartitionedCall", "StatefulPartitionedCall"};
+constexpr std::string_view kInlinedCalls[] = {"PartitionedCall", "StatefulPartitionedCall",
+                                              "BatchFunction"};
 constexpr std::string_view kForwardingOps[] = {"Identity", "IdentityN", "Snapshot", "StopGradient"};
 constexpr std::string_view kFunctionalizedOps[] = {"Switch", "Merge",         "Enter",
                                                    "Exit",   "NextIteration", "LoopCond"};

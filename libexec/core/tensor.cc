@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/tensor_summary.h"
 #include "core/text_escape.h"
 
 namespace kiln {
@@ -344,7 +345,49 @@ void PrintOneDim(const Tensor& t, int dim, int64_t ends, int64_t index, std::str
   *out += ']';
 }
 
+// TensorFlow's PrintOneDim (print_v2 false): the first `limit` elements in row-major order,
+// "..." where a row is cut short.
+void PrintOneDimV1(const Tensor& t, int dim, int64_t limit, int64_t* index, std::string* out) {
+  if (*index >= limit) return;
+  const int64_t count = t.dim(dim);
+  if (dim == t.rank() - 1) {
+    for (int64_t i = 0; i < count; ++i) {
+      if (*index >= limit) {
+        if (dim != 0) *out += "...";
+        return;
+      }
+      if (i > 0) *out += ' ';
+      const int64_t at = (*index)++;
+      if (t.dtype() == DType::kBool) {
+        *out += t.data<bool>()[at] ? "1" : "0";
+      } else if (t.dtype() == DType::kString) {
+        *out += CEscape(t.data<std::string>()[at]);
+      } else {
+        *out += FormatElement(t, at);
+      }
+    }
+    return;
+  }
+  for (int64_t i = 0; i < count; ++i) {
+    const bool open = *index < limit;
+    if (open) *out += '[';
+    PrintOneDimV1(t, dim + 1, limit, index, out);
+    if (open || *index < limit) *out += ']';
+  }
+}
+
 }  // namespace
+
+std::string SummarizeValueV1(const Tensor& t, int64_t max_entries) {
+  const int64_t n = t.NumElements();
+  const int64_t limit = max_entries < 0 ? n : std::min(max_entries, n);
+  std::string out;
+  int64_t index = 0;
+  // A scalar prints as its one element (TF's shape.empty() branch).
+  PrintOneDimV1(t.rank() == 0 ? t.Reshaped(Shape{1}) : t, 0, limit, &index, &out);
+  if (n > limit) out += "...";
+  return out;
+}
 
 std::string Tensor::SummarizeValue(int summarize) const {
   if (!buffer_) return "<uninitialized tensor>";

@@ -5,16 +5,13 @@
 #include <string_view>
 
 #include "kiln/core/proto_convert.h"
+#include "kiln/exec/function_call.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
 namespace {
 
 constexpr int kMaxInlineDepth = 64;
-
-bool IsCallOp(std::string_view op) {
-  return op == "PartitionedCall" || op == "StatefulPartitionedCall";
-}
 
 // Imports one function body into the flat graph. Nodes are resolved on demand (depth first)
 // so the order of node_def in the FunctionDef does not matter.
@@ -113,7 +110,7 @@ class FunctionImporter {
     Imported& imp = imported_[i];
     const std::string scoped = prefix_ + nd.name();
     std::string callee;
-    if (IsCallOp(nd.op())) {
+    if (IsFunctionCallOp(nd.op())) {
       auto f = nd.attr().find("f");
       if (f == nd.attr().end() || !f->second.has_func())
         return InvalidArgument(Where(nd), ": attr 'f' (the function to call) is missing");

@@ -126,6 +126,8 @@ Status ParseList(std::string_view msg, FeatureValues* out) {
   return OkStatus();
 }
 
+}  // namespace
+
 // A Feature message: oneof bytes_list = 1, float_list = 2, int64_list = 3.
 Status ParseFeature(std::string_view msg, FeatureValues* out) {
   *out = FeatureValues();
@@ -149,12 +151,99 @@ Status ParseFeature(std::string_view msg, FeatureValues* out) {
   return OkStatus();
 }
 
+namespace {
+
+// The entries of a map<string, Message> field (Features.feature, FeatureLists.feature_list)
+// whose keys are in `wanted` (sorted): value bytes by index, the last entry of a key winning.
+Status ParseMapEntries(std::string_view map, const std::vector<std::string>& wanted,
+                       std::vector<std::string_view>* values, std::vector<bool>* found) {
+  Wire f(map);
+  while (!f.done()) {
+    uint32_t ffield, ftype;
+    if (!f.Tag(&ffield, &ftype)) return Malformed("bad tag in Features");
+    if (ffield != 1 || ftype != 2) {  // the map's entries
+      if (!f.Skip(ftype)) return Malformed("bad field in Features");
+      continue;
+    }
+    std::string_view entry;
+    if (!f.Bytes(&entry)) return Malformed("truncated feature map entry");
+    std::string_view key, value;
+    Wire e(entry);
+    while (!e.done()) {
+      uint32_t efield, etype;
+      if (!e.Tag(&efield, &etype)) return Malformed("bad tag in a feature map entry");
+      if (efield == 1 && etype == 2) {
+        if (!e.Bytes(&key)) return Malformed("bad feature name");
+      } else if (efield == 2 && etype == 2) {
+        if (!e.Bytes(&value)) return Malformed("bad feature value");
+      } else if (!e.Skip(etype)) {
+        return Malformed("bad field in a feature map entry");
+      }
+    }
+    const auto it =
+        std::lower_bound(wanted.begin(), wanted.end(), key,
+                         [](const std::string& a, std::string_view b) { return a < b; });
+    if (it == wanted.end() || *it != key) continue;
+    const size_t i = static_cast<size_t>(it - wanted.begin());
+    (*values)[i] = value;
+    (*found)[i] = true;
+  }
+  return OkStatus();
+}
+
 }  // namespace
+
+Status ParseSequenceExampleParts(std::string_view serialized,
+                                 const std::vector<std::string>& context_wanted,
+                                 const std::vector<std::string>& lists_wanted,
+                                 SequenceExampleParts* out) {
+  out->context.assign(context_wanted.size(), {});
+  out->context_found.assign(context_wanted.size(), false);
+  out->lists.assign(lists_wanted.size(), {});
+  out->lists_found.assign(lists_wanted.size(), false);
+  Wire w(serialized);
+  while (!w.done()) {
+    uint32_t field, type;
+    if (!w.Tag(&field, &type)) return Malformed("bad tag in the SequenceExample");
+    if ((field != 1 && field != 2) || type != 2) {  // context = 1, feature_lists = 2
+      if (!w.Skip(type)) return Malformed("bad field in the SequenceExample");
+      continue;
+    }
+    std::string_view map;
+    if (!w.Bytes(&map)) return Malformed("truncated context or feature_lists");
+    if (field == 1)
+      KILN_RETURN_IF_ERROR(
+          ParseMapEntries(map, context_wanted, &out->context, &out->context_found));
+    else
+      KILN_RETURN_IF_ERROR(ParseMapEntries(map, lists_wanted, &out->lists, &out->lists_found));
+  }
+  return OkStatus();
+}
+
+Status ParseFeatureList(std::string_view list, std::vector<FeatureValues>* steps) {
+  steps->clear();
+  Wire w(list);
+  while (!w.done()) {
+    uint32_t field, type;
+    if (!w.Tag(&field, &type)) return Malformed("bad tag in a FeatureList");
+    if (field != 1 || type != 2) {  // FeatureList.feature
+      if (!w.Skip(type)) return Malformed("bad field in a FeatureList");
+      continue;
+    }
+    std::string_view feature;
+    if (!w.Bytes(&feature)) return Malformed("truncated Feature in a FeatureList");
+    steps->emplace_back();
+    KILN_RETURN_IF_ERROR(ParseFeature(feature, &steps->back()));
+  }
+  return OkStatus();
+}
 
 Status ParseExampleFeatures(std::string_view serialized, const std::vector<std::string>& wanted,
                             std::vector<FeatureValues>* values, std::vector<bool>* found) {
   values->assign(wanted.size(), FeatureValues());
   found->assign(wanted.size(), false);
+  std::vector<std::string_view> raw(wanted.size());
+  std::vector<bool> raw_found(wanted.size(), false);
   Wire example(serialized);
   while (!example.done()) {
     uint32_t field, type;
@@ -165,41 +254,12 @@ Status ParseExampleFeatures(std::string_view serialized, const std::vector<std::
     }
     std::string_view features;
     if (!example.Bytes(&features)) return Malformed("truncated features");
-    Wire f(features);
-    while (!f.done()) {
-      uint32_t ffield, ftype;
-      if (!f.Tag(&ffield, &ftype)) return Malformed("bad tag in Features");
-      if (ffield != 1 || ftype != 2) {  // Features.feature: map entries
-        if (!f.Skip(ftype)) return Malformed("bad field in Features");
-        continue;
-      }
-      std::string_view entry;
-      if (!f.Bytes(&entry)) return Malformed("truncated feature map entry");
-      std::string_view key, value;
-      bool has_value = false;
-      Wire e(entry);
-      while (!e.done()) {
-        uint32_t efield, etype;
-        if (!e.Tag(&efield, &etype)) return Malformed("bad tag in a feature map entry");
-        if (efield == 1 && etype == 2) {
-          if (!e.Bytes(&key)) return Malformed("bad feature name");
-        } else if (efield == 2 && etype == 2) {
-          if (!e.Bytes(&value)) return Malformed("bad feature value");
-          has_value = true;
-        } else if (!e.Skip(etype)) {
-          return Malformed("bad field in a feature map entry");
-        }
-      }
-      const auto it =
-          std::lower_bound(wanted.begin(), wanted.end(), key,
-                           [](const std::string& a, std::string_view b) { return a < b; });
-      if (it == wanted.end() || *it != key) continue;
-      const size_t i = static_cast<size_t>(it - wanted.begin());
-      FeatureValues v;
-      if (has_value) KILN_RETURN_IF_ERROR(ParseFeature(value, &v));
-      (*values)[i] = std::move(v);
-      (*found)[i] = true;
-    }
+    KILN_RETURN_IF_ERROR(ParseMapEntries(features, wanted, &raw, &raw_found));
+  }
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    if (!raw_found[i]) continue;
+    KILN_RETURN_IF_ERROR(ParseFeature(raw[i], &(*values)[i]));
+    (*found)[i] = true;
   }
   return OkStatus();
 }

@@ -1,6 +1,7 @@
-// tf.train.Example read straight from its wire bytes (as TF's fast parsing does), without
-// protobuf: the features of one Example by name, each a view of its packed or unpacked values.
-// Used by the parse ops (parse_example_ops.cc) in both runtimes.
+// tf.train.Example and tf.train.SequenceExample read straight from their wire bytes (as TF's
+// fast parsing does), without protobuf: the features of one Example by name, each a view of its
+// packed or unpacked values. Used by the parse ops (parse_example_ops.cc,
+// sequence_example_ops.cc) in both runtimes.
 #pragma once
 
 #include <cstdint>
@@ -29,5 +30,23 @@ struct FeatureValues {
 // An error (DataLoss) names what is malformed.
 Status ParseExampleFeatures(std::string_view serialized, const std::vector<std::string>& wanted,
                             std::vector<FeatureValues>* values, std::vector<bool>* found);
+
+// One Feature message (an empty one has kind kNone).
+Status ParseFeature(std::string_view feature, FeatureValues* out);
+
+// A tf.train.SequenceExample split into the Feature bytes of its wanted context features and
+// the FeatureList bytes of its wanted feature lists (wanted lists sorted, unique; the last entry
+// of a key wins; *_found[i] says whether wanted[i] is there).
+struct SequenceExampleParts {
+  std::vector<std::string_view> context, lists;
+  std::vector<bool> context_found, lists_found;
+};
+Status ParseSequenceExampleParts(std::string_view serialized,
+                                 const std::vector<std::string>& context_wanted,
+                                 const std::vector<std::string>& lists_wanted,
+                                 SequenceExampleParts* out);
+
+// The Features of one FeatureList, one per step.
+Status ParseFeatureList(std::string_view list, std::vector<FeatureValues>* steps);
 
 }  // namespace kiln::exec

@@ -1,5 +1,5 @@
-// Ops about positions: OneHot (indices to one-hot rows), TopKV2 (the k largest and where they
-// are), Where (the coordinates of non-zero elements), InvertPermutation, LowerBound and
+// Ops about positions: OneHot (indices to one-hot rows), TopKV2 and ApproxTopK (the k largest and
+// where they are), Where (the coordinates of non-zero elements), InvertPermutation, LowerBound and
 // UpperBound (tf.searchsorted: where each value would go in a sorted row) and UnravelIndex (flat
 // indices to coordinates), InTopK(V2) (whether targets are among the k best predictions) and
 // NthElement (the n-th smallest or largest of each row).
@@ -119,6 +119,7 @@ Status ComputeOneHot(const KernelContext& ctx) {
 
 struct TopKState : OpState {
   DType index_type = DType::kInt32;
+  int64_t attr_k = -1;  // ApproxTopK's k (an attr); TopKV2 reads its k input
 };
 
 Result<int64_t> ReadK(const Tensor& k) {
@@ -172,6 +173,41 @@ Status PrepareTopK(PrepareContext& ctx) {
   return OkStatus();
 }
 
+// ApproxTopK (tf.math.approx_max_k): TF's CPU kernel is the exact top k along the last
+// dimension (recall_target and the aggregation attrs only matter to TPUs); approx_min_k and
+// other dimensions have no CPU kernel in TF, so they are refused here too.
+Status PrepareApproxTopK(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  auto state = std::make_shared<TopKState>();
+  KILN_PREPARE_ASSIGN(ctx, state->attr_k, ctx.attrs.GetInt("k"));
+  if (state->attr_k < 0) return ctx.Error("attr 'k' must be >= 0, got ", state->attr_k);
+  KILN_PREPARE_ASSIGN(ctx, bool is_max_k, ctx.attrs.GetBool("is_max_k", true));
+  if (!is_max_k)
+    return ctx.Error("is_max_k=false (tf.math.approx_min_k) has no CPU kernel in TensorFlow");
+  KILN_PREPARE_ASSIGN(ctx, int64_t dim, ctx.attrs.GetInt("reduction_dimension", -1));
+  const PartialShape& in = ctx.inputs[0].shape;
+  if (dim != -1 && (in.unknown_rank() || dim != in.rank() - 1))
+    return ctx.Error("attr 'reduction_dimension' must be the last dimension (-1), got ", dim,
+                     ": TensorFlow's CPU kernel reduces the last dimension only");
+  PartialShape out;
+  if (!in.unknown_rank()) {
+    if (in.rank() == 0) return ctx.Error("input must be >= 1-D, got shape []");
+    std::vector<int64_t> dims(in.dims().begin(), in.dims().end());
+    const int64_t cols = dims.back();
+    if (cols >= 0 && state->attr_k > cols)
+      return ctx.Error("input must have at least k columns. Had ", cols, ", needed ",
+                       state->attr_k);
+    dims.back() = state->attr_k;
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs = {TensorSpec{t, out}, TensorSpec{DType::kInt32, out}};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
 // a before b: larger first, NaN largest (as TF's CPU kernel orders them), ties by index.
 template <typename C>
 bool Before(C a, C b) {
@@ -185,7 +221,8 @@ bool Before(C a, C b) {
 Status ComputeTopK(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   if (x.rank() == 0) return ctx.Error("input must be >= 1-D, got shape []");
-  auto k = ReadK(ctx.input(1));
+  const int64_t attr_k = ctx.state<TopKState>().attr_k;
+  auto k = attr_k >= 0 ? Result<int64_t>(attr_k) : ReadK(ctx.input(1));
   if (!k.ok()) return Wrap(ctx, k.status());
   const int64_t cols = x.dim(x.rank() - 1);
   if (*k > cols) {
@@ -553,6 +590,7 @@ Status ComputeNthElement(const KernelContext& ctx) {
 constexpr OpDefinition kDefs[] = {
     {"OneHot", "output", kOpFreshOutputs, PrepareOneHot},
     {"TopKV2", "values,indices", kOpFreshOutputs, PrepareTopK},
+    {"ApproxTopK", "values,indices", kOpFreshOutputs, PrepareApproxTopK},
     {"Where", "index", kOpFreshOutputs, PrepareWhere},
     {"InvertPermutation", "y", kOpFreshOutputs, PrepareInvertPermutation},
     {"LowerBound", "output", kOpFreshOutputs, PrepareBound},
@@ -566,6 +604,7 @@ constexpr OpDefinition kDefs[] = {
 constexpr KernelEntry kCpu[] = {
     {"OneHot", ComputeOneHot},
     {"TopKV2", ComputeTopK},
+    {"ApproxTopK", ComputeTopK},
     {"Where", ComputeWhere},
     {"InvertPermutation", ComputeInvertPermutation},
     {"LowerBound", ComputeBound<false>},

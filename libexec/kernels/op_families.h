@@ -36,6 +36,7 @@ namespace kiln::exec {
   X(Reduction)              \
   X(Random)                 \
   X(StatelessRandom)        \
+  X(RandomDistribution)     \
   X(HostCallback)           \
   X(MathUnary)              \
   X(Complex)                \
@@ -45,6 +46,7 @@ namespace kiln::exec {
   X(Matrix)                 \
   X(Linalg)                 \
   X(ParseExample)           \
+  X(SequenceExample)        \
   X(DecodeRaw)              \
   X(Segment)                \
   X(Loss)                   \
@@ -86,13 +88,23 @@ namespace kiln::exec {
   X(Assert)                 \
   X(Training)               \
   X(ResourceScatter)        \
+  X(SegmentGrad)            \
+  X(ImageGrad)              \
+  X(Dilation)               \
+  X(ImageDraw)              \
+  X(SpecialFunction)        \
+  X(TensorMap)              \
+  X(Batch)                  \
   X(RefVariable)
 
 #define KILN_OP_FAMILIES_FULL_ONLY(X) \
   X(Checkpoint)                       \
   X(Regex)                            \
   X(StringText)                       \
-  X(ImageCodec)
+  X(ImageCodec)                       \
+  X(Serialize)                        \
+  X(ProtoCodec)                       \
+  X(SparseSerialize)
 
 // Each family's two arrays, declared from the lists.
 #define KILN_DECLARE_FAMILY(F)               \

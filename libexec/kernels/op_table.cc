@@ -100,6 +100,9 @@ Result<int> ArgLength(const OpDefinition& def, const OutputArg& a, const ProtoAt
   }
   // An int attr, or a list(type) attr whose length is the list's ("sparse_values*sparse_types").
   const AttrReader reader(attrs);
+  // TF leaves attrs at their defaults out of saved functions; a length attr's default is 0 (an
+  // empty list): ParseSequenceExampleV2's Ncontext_sparse, for one.
+  if (!reader.Has(a.length_attr)) return 0;
   int64_t n = 0;
   if (auto types = reader.GetTypeList(a.length_attr); types.ok()) {
     n = static_cast<int64_t>(types->size());

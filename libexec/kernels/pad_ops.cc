@@ -1,13 +1,15 @@
-// Padding: Pad and PadV2 (a constant border) and MirrorPad (reflected borders). The paddings
-// input is a [rank, 2] matrix of (before, after) counts per dim.
+// Padding: Pad and PadV2 (a constant border), MirrorPad (reflected borders) and its gradient
+// MirrorPadGrad. The paddings input is a [rank, 2] matrix of (before, after) counts per dim.
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/dim_map_copy.h"
 #include "kernels/op_families.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -177,18 +179,145 @@ Status ComputeMirrorPad(const KernelContext& ctx) {
   return CopyByDimMaps(ctx, 0, x, shape, maps);
 }
 
+// ---- MirrorPadGrad ---------------------------------------------------------------------------
+
+// MirrorPadGrad(input, paddings): the gradient of MirrorPad. The output is input's shape less
+// the pads; each input element is added to the output element MirrorPad copied it from (the
+// border folds back onto the interior), in T's arithmetic (integers wrap).
+Status PrepareMirrorPadGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NumberTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "paddings", "Tpaddings", DType::kInt32).status());
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "paddings", 2));
+  KILN_PREPARE_ASSIGN(ctx, std::string m, ctx.attrs.GetString("mode"));
+  if (m != "REFLECT" && m != "SYMMETRIC") {
+    return ctx.Error("attr 'mode' must be \"REFLECT\" or \"SYMMETRIC\", got \"", m, "\"");
+  }
+  const Mirror mode = m == "REFLECT" ? Mirror::kReflect : Mirror::kSymmetric;
+  const PartialShape& in = ctx.inputs[0].shape;
+  PartialShape out = UnknownDims(in.rank());
+  if (const Tensor* p = ConstantInput(ctx, 1); p != nullptr && !in.unknown_rank()) {
+    auto pads = Paddings(*p, in.rank());
+    if (!pads.ok()) return ctx.Error(pads.status().message());
+    std::vector<int64_t> dims(in.rank(), -1);
+    for (int d = 0; d < in.rank(); ++d) {
+      if (in.dim(d) < 0) continue;
+      dims[d] = in.dim(d) - (*pads)[d].before - (*pads)[d].after;
+      Status s = CheckMirror(mode, d, dims[d], (*pads)[d].before, (*pads)[d].after);
+      if (!s.ok()) return ctx.Error(s.message());
+    }
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::make_shared<MirrorState>(mode);
+  return OkStatus();
+}
+
+template <typename C>
+inline void AddInto(C* dst, C v) {
+  if constexpr (std::is_integral_v<C>) {
+    using U = std::make_unsigned_t<C>;
+    *dst = static_cast<C>(static_cast<U>(static_cast<U>(*dst) + static_cast<U>(v)));
+  } else {
+    *dst = *dst + v;
+  }
+}
+
+// Adds the input block at dims [d, rank) into the output block, through the per-dim maps from
+// input index to output offset.
+template <typename C>
+void FoldDims(const C* in, C* out, const std::vector<int64_t>& in_strides,
+              const std::vector<std::vector<int64_t>>& maps, int d) {
+  const int rank = static_cast<int>(maps.size());
+  const std::vector<int64_t>& map = maps[d];
+  const int64_t n = static_cast<int64_t>(map.size());
+  if (d == rank - 1) {
+    for (int64_t i = 0; i < n; ++i) AddInto(out + map[i], in[i]);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i)
+    FoldDims(in + i * in_strides[d], out + map[i], in_strides, maps, d + 1);
+}
+
+Status ComputeMirrorPadGrad(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Mirror mode = ctx.state<MirrorState>().value;
+  auto pads = Paddings(ctx.input(1), x.rank());
+  if (!pads.ok()) return Wrap(ctx, pads.status());
+  const std::vector<Pads>& p = *pads;
+  Shape shape;
+  for (int d = 0; d < x.rank(); ++d) {
+    const int64_t size = x.dim(d) - p[d].before - p[d].after;
+    Status s = CheckMirror(mode, d, size, p[d].before, p[d].after);
+    if (!s.ok()) return Wrap(ctx, s);
+    shape.AddDim(size);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  const int rank = x.rank();
+  const auto out_strides = RowMajorStrides(shape);
+  const auto in_strides_arr = RowMajorStrides(x.shape());
+  const std::vector<int64_t> in_strides(in_strides_arr.begin(), in_strides_arr.begin() + rank);
+  // maps[d][i]: the output offset (along dim d) that input index i folds onto.
+  std::vector<std::vector<int64_t>> maps(rank);
+  const int64_t edge = mode == Mirror::kReflect ? 0 : 1;
+  for (int d = 0; d < rank; ++d) {
+    maps[d].resize(x.dim(d));
+    for (int64_t i = 0; i < x.dim(d); ++i) {
+      int64_t o = i - p[d].before;
+      if (o < 0) o = -o - edge;
+      if (o >= shape.dim(d)) o = 2 * shape.dim(d) - 2 + edge - o;
+      maps[d][i] = o * out_strides[d];
+    }
+  }
+  return Dispatch<NumberTypes>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* src = ComputeData<T>(x);
+    C* dst = MutableComputeData<T>(out);
+    std::fill_n(dst, out->NumElements(), C(0));
+    if (rank == 0) {
+      if (x.NumElements() == 1) dst[0] = src[0];
+      return OkStatus();
+    }
+    if (x.NumElements() == 0) return OkStatus();
+    // Threads take output rows (dim 0); each adds the input rows that fold onto its rows, in
+    // input order, so every sum runs in one order.
+    std::vector<std::vector<int64_t>> rows_of(shape.dim(0));
+    for (int64_t i = 0; i < x.dim(0); ++i) rows_of[maps[0][i] / out_strides[0]].push_back(i);
+    const int64_t row = x.NumElements() / x.dim(0);
+    ctx.threads().ParallelFor(shape.dim(0), std::max<int64_t>(1, 16384 / std::max<int64_t>(1, row)),
+                              [&](int64_t r0, int64_t r1) {
+                                for (int64_t r = r0; r < r1; ++r) {
+                                  for (int64_t i : rows_of[r]) {
+                                    if (rank == 1) {
+                                      AddInto(dst + maps[0][i], src[i]);
+                                    } else {
+                                      FoldDims(src + i * in_strides[0], dst + maps[0][i],
+                                               in_strides, maps, 1);
+                                    }
+                                  }
+                                }
+                              });
+    return OkStatus();
+  });
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
     {"Pad", "output", kOpFreshOutputs, PreparePad},
     {"PadV2", "output", kOpFreshOutputs, PreparePad},
     {"MirrorPad", "output", kOpFreshOutputs, PreparePad},
+    {"MirrorPadGrad", "output", kOpFreshOutputs, PrepareMirrorPadGrad},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"Pad", ComputePad},
     {"PadV2", ComputePad},
     {"MirrorPad", ComputeMirrorPad},
+    {"MirrorPadGrad", ComputeMirrorPadGrad},
 };
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Pooling beyond conv_ops.cc's MaxPool and AvgPool: AvgPool3D, MaxPool3D, MaxPoolV2 (ksize and
 // strides as inputs), MaxPoolWithArgmax, and the gradients MaxPoolGrad(V2), MaxPool3DGrad,
-// AvgPoolGrad and AvgPool3DGrad. One
+// AvgPoolGrad, AvgPool3DGrad, MaxPoolGradWithArgmax (grad added at the argmax indices) and
+// MaxPoolGradGrad(V2) (each output takes the grad of the first window element equal to
+// orig_output, TF's rule). One
 // channels-last walk over three spatial dims (2-D ops have a depth of 1). Windows leave the
 // padding out: max ignores it, average divides by the number of real elements, as TensorFlow's
 // CPU kernels do. Max picks the first maximum in window order (strictly greater replaces), the
@@ -131,6 +133,9 @@ enum class PoolKind {
   kMaxGrad3D,
   kAvgGrad,
   kAvgGrad3D,
+  kMaxGradGrad,
+  kMaxGradGradV2,  // ksize and strides as inputs 3 and 4
+  kMaxGradWithArgmax,
 };
 
 constexpr bool IsMaxGrad(PoolKind k) {
@@ -139,9 +144,14 @@ constexpr bool IsMaxGrad(PoolKind k) {
 constexpr bool IsAvgGrad(PoolKind k) {
   return k == PoolKind::kAvgGrad || k == PoolKind::kAvgGrad3D;
 }
+constexpr bool IsGradGrad(PoolKind k) {
+  return k == PoolKind::kMaxGradGrad || k == PoolKind::kMaxGradGradV2;
+}
 // The first of the ksize and strides inputs, or 0 when they are attrs.
 constexpr int WindowInput(PoolKind k) {
-  return k == PoolKind::kMaxV2 ? 1 : k == PoolKind::kMaxGradV2 ? 3 : 0;
+  return k == PoolKind::kMaxV2                                        ? 1
+         : k == PoolKind::kMaxGradV2 || k == PoolKind::kMaxGradGradV2 ? 3
+                                                                      : 0;
 }
 
 struct PoolState : OpState {
@@ -183,10 +193,12 @@ constexpr int SpatialOf() {
 template <PoolKind kKind, typename List>
 Status PreparePoolNd(PrepareContext& ctx) {
   constexpr int spatial = SpatialOf<kKind>(), rank = spatial + 2;
-  constexpr int num_inputs = kKind == PoolKind::kMaxGradV2                   ? 5
-                             : kKind == PoolKind::kMaxV2 || IsMaxGrad(kKind) ? 3
-                             : IsAvgGrad(kKind)                              ? 2
-                                                                             : 1;
+  constexpr int num_inputs = kKind == PoolKind::kMaxGradV2 || kKind == PoolKind::kMaxGradGradV2 ? 5
+                             : kKind == PoolKind::kMaxV2 || IsMaxGrad(kKind) || IsGradGrad(kKind) ||
+                                     kKind == PoolKind::kMaxGradWithArgmax
+                                 ? 3
+                             : IsAvgGrad(kKind) ? 2
+                                                : 1;
   constexpr int window_input = WindowInput(kKind);
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(num_inputs));
   auto state = std::make_shared<PoolState>();
@@ -210,17 +222,18 @@ Status PreparePoolNd(PrepareContext& ctx) {
   opts.read_ksize = window_input == 0;
   opts.read_strides = window_input == 0;
   opts.allow_explicit = kKind == PoolKind::kMaxGrad;
-  opts.has_data_format = kKind != PoolKind::kMaxWithArgmax;
+  opts.has_data_format = kKind != PoolKind::kMaxWithArgmax && kKind != PoolKind::kMaxGradWithArgmax;
   KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &state->attrs));
   const DType t = state->dtype;
   std::vector<DType> out_types = {t};
-  if (kKind == PoolKind::kMaxWithArgmax) {
-    KILN_PREPARE_ASSIGN(ctx, DType targmax, ctx.attrs.GetType("Targmax", DType::kInt64));
+  DType targmax = DType::kInt64;
+  if (kKind == PoolKind::kMaxWithArgmax || kKind == PoolKind::kMaxGradWithArgmax) {
+    KILN_PREPARE_ASSIGN(ctx, targmax, ctx.attrs.GetType("Targmax", DType::kInt64));
     KILN_RETURN_IF_ERROR(
         ExpectAttrDTypeIn(ctx, "Targmax", targmax, {DType::kInt32, DType::kInt64}));
     KILN_PREPARE_ASSIGN(ctx, state->include_batch_in_index,
                         ctx.attrs.GetBool("include_batch_in_index", false));
-    out_types.push_back(targmax);
+    if (kKind == PoolKind::kMaxWithArgmax) out_types.push_back(targmax);
   }
   // The image input and where the output's dims come from.
   std::vector<int64_t> in(rank, -1);
@@ -244,7 +257,8 @@ Status PreparePoolNd(PrepareContext& ctx) {
       in[rank - 1] = DimsOrUnknown(ctx.inputs[1].shape, rank)[rank - 1];
     }
   } else {
-    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, IsMaxGrad(kKind) ? "orig_input" : "input", t));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(
+        ctx, 0, IsMaxGrad(kKind) || IsGradGrad(kKind) ? "orig_input" : "input", t));
     KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "input", rank));
     in = DimsOrUnknown(ctx.inputs[0].shape, rank);
   }
@@ -286,6 +300,23 @@ Status PreparePoolNd(PrepareContext& ctx) {
       }
     }
   }
+  if (IsGradGrad(kKind) || kKind == PoolKind::kMaxGradWithArgmax) {
+    // GradGrad: orig_output pooled, grad input-shaped; GradWithArgmax: grad and argmax pooled.
+    const bool gg = IsGradGrad(kKind);
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, gg ? "orig_output" : "grad", t));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, gg ? "grad" : "argmax", gg ? t : targmax));
+    for (int i : {1, 2}) {
+      const char* name = gg ? (i == 1 ? "orig_output" : "grad") : (i == 1 ? "grad" : "argmax");
+      KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, name, rank));
+      const std::vector<int64_t>& want = gg && i == 2 ? in : fwd;
+      const PartialShape& s = ctx.inputs[i].shape;
+      if ((known_window || (gg && i == 2)) && !s.unknown_rank() &&
+          !PartialShape(*PartialShape::FromDims(want)).IsCompatibleWith(s)) {
+        return ctx.Error("input '", name, "' has shape ", s.ToPythonString(), ", expected ",
+                         DimsString(want));
+      }
+    }
+  }
   if (IsAvgGrad(kKind)) {
     const PartialShape& s = ctx.inputs[1].shape;
     if (!s.unknown_rank() && !PartialShape(*PartialShape::FromDims(fwd)).IsCompatibleWith(s)) {
@@ -294,7 +325,7 @@ Status PreparePoolNd(PrepareContext& ctx) {
                        DimsString(fwd));
     }
   }
-  const bool grad = IsMaxGrad(kKind) || IsAvgGrad(kKind);
+  const bool grad = IsMaxGrad(kKind) || IsAvgGrad(kKind) || kKind == PoolKind::kMaxGradWithArgmax;
   KILN_PREPARE_ASSIGN(ctx, PartialShape out, PartialShape::FromDims(grad ? in : fwd));
   for (DType ot : out_types) ctx.outputs.push_back(TensorSpec{ot, out});
   ctx.state = std::move(state);
@@ -426,6 +457,66 @@ Status MaxPoolGradNd(const KernelContext& ctx, const PoolGeom& g, const C* x, co
   return OkStatus();
 }
 
+// MaxPoolGradGrad: output element (b, p, c) is the grad of the first element of its window equal
+// to orig_output there (TF compares with orig_output rather than recomputing the maximum), or 0.
+template <typename C>
+void MaxPoolGradGradNd(const KernelContext& ctx, const PoolGeom& g, const C* x, const C* y,
+                       const C* dx, C* out) {
+  const int64_t out_px = g.OutPixels(), in_px = g.InPixels();
+  const int64_t window = g.d[0].k * g.d[1].k * g.d[2].k;
+  ctx.threads().ParallelFor(g.batch * out_px,
+                            std::max<int64_t>(1, 8192 / std::max<int64_t>(1, window * g.c)),
+                            [&](int64_t begin, int64_t end) {
+                              for (int64_t bp = begin; bp < end; ++bp) {
+                                const int64_t b = bp / out_px, p = bp % out_px;
+                                const C* img = x + b * in_px * g.c;
+                                const C* grad = dx + b * in_px * g.c;
+                                for (int64_t c = 0; c < g.c; ++c) {
+                                  const C want = y[bp * g.c + c];
+                                  C v = C(0);
+                                  bool found = false;
+                                  ForWindow(g, p, [&](int64_t ip) {
+                                    if (!found && img[ip * g.c + c] == want) {
+                                      v = grad[ip * g.c + c];
+                                      found = true;
+                                    }
+                                  });
+                                  out[bp * g.c + c] = v;
+                                }
+                              }
+                            });
+}
+
+// MaxPoolGradWithArgmax: each grad element added at its argmax index (within its image, or
+// within the whole input with include_batch_in_index); an index outside its image is an error.
+template <typename C>
+Status MaxPoolGradWithArgmaxNd(const KernelContext& ctx, const PoolGeom& g, bool batch_in_index,
+                               const Tensor& argmax_t, const C* dy, C* dx) {
+  const int64_t per_out = g.OutPixels() * g.c, per_in = g.InPixels() * g.c;
+  const std::vector<int64_t> argmax = IndexValues(argmax_t);
+  for (size_t i = 0; i < argmax.size(); ++i) {
+    const int64_t b = static_cast<int64_t>(i) / per_out;
+    const int64_t lo = batch_in_index ? b * per_in : 0;
+    if (argmax[i] < lo || argmax[i] >= lo + per_in) {
+      return ctx.Error("argmax[", i, "] = ", argmax[i], " is outside its image's range [", lo, ", ",
+                       lo + per_in, ")");
+    }
+  }
+  using A = Acc<C>;
+  ctx.threads().ParallelFor(g.batch, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t b = begin; b < end; ++b) {
+      C* img = dx + b * per_in;
+      std::fill(img, img + per_in, C(0));
+      const int64_t shift = batch_in_index ? b * per_in : 0;
+      for (int64_t i = b * per_out; i < (b + 1) * per_out; ++i) {
+        C& dst = img[argmax[i] - shift];
+        dst = static_cast<C>(static_cast<A>(dst) + static_cast<A>(dy[i]));
+      }
+    }
+  });
+  return OkStatus();
+}
+
 template <PoolKind kKind, typename List>
 Status ComputePoolNd(const KernelContext& ctx) {
   constexpr int spatial = SpatialOf<kKind>(), rank = spatial + 2;
@@ -481,7 +572,18 @@ Status ComputePoolNd(const KernelContext& ctx) {
     KILN_RETURN_IF_ERROR(check_fwd(2, "grad"));
   }
   if (IsAvgGrad(kKind)) KILN_RETURN_IF_ERROR(check_fwd(1, "grad"));
-  const bool grad = IsMaxGrad(kKind) || IsAvgGrad(kKind);
+  if (IsGradGrad(kKind)) {
+    KILN_RETURN_IF_ERROR(check_fwd(1, "orig_output"));
+    if (ctx.input(2).shape() != ctx.input(0).shape()) {
+      return ctx.Error("input 'grad' has shape ", ctx.input(2).shape().ToString(),
+                       ", expected the shape of 'orig_input' ", ctx.input(0).shape().ToString());
+    }
+  }
+  if (kKind == PoolKind::kMaxGradWithArgmax) {
+    KILN_RETURN_IF_ERROR(check_fwd(1, "grad"));
+    KILN_RETURN_IF_ERROR(check_fwd(2, "argmax"));
+  }
+  const bool grad = IsMaxGrad(kKind) || IsAvgGrad(kKind) || kKind == PoolKind::kMaxGradWithArgmax;
   KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(grad ? in : fwd));
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
   return Dispatch<List>(st.dtype, [&](auto tag) -> Status {
@@ -494,6 +596,13 @@ Status ComputePoolNd(const KernelContext& ctx) {
     } else if constexpr (IsMaxGrad(kKind)) {
       return MaxPoolGradNd<C>(ctx, g, ComputeData<T>(ctx.input(0)), ComputeData<T>(ctx.input(2)),
                               o);
+    } else if constexpr (IsGradGrad(kKind)) {
+      MaxPoolGradGradNd<C>(ctx, g, ComputeData<T>(ctx.input(0)), ComputeData<T>(ctx.input(1)),
+                           ComputeData<T>(ctx.input(2)), o);
+      return OkStatus();
+    } else if constexpr (kKind == PoolKind::kMaxGradWithArgmax) {
+      return MaxPoolGradWithArgmaxNd<C>(ctx, g, st.include_batch_in_index, ctx.input(2),
+                                        ComputeData<T>(ctx.input(1)), o);
     } else if constexpr (kKind == PoolKind::kAvg3D) {
       PoolForward<C, false>(ctx, g, ComputeData<T>(ctx.input(0)), o, nullptr);
       return OkStatus();
@@ -535,6 +644,12 @@ constexpr OpDefinition kDefs[] = {
     {"MaxPool3DGrad", "output", kOpFreshOutputs,
      PreparePoolNd<PoolKind::kMaxGrad3D, MaxPool3DTypes>},
     {"AvgPool3DGrad", "output", kOpFreshOutputs, PreparePoolNd<PoolKind::kAvgGrad3D, FloatTypes>},
+    {"MaxPoolGradGrad", "output", kOpFreshOutputs,
+     PreparePoolNd<PoolKind::kMaxGradGrad, RealTypes>},
+    {"MaxPoolGradGradV2", "output", kOpFreshOutputs,
+     PreparePoolNd<PoolKind::kMaxGradGradV2, RealTypes>},
+    {"MaxPoolGradWithArgmax", "output", kOpFreshOutputs,
+     PreparePoolNd<PoolKind::kMaxGradWithArgmax, RealTypes>},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -547,6 +662,9 @@ constexpr KernelEntry kCpu[] = {
     {"MaxPoolGradV2", ComputePoolNd<PoolKind::kMaxGradV2, RealTypes>},
     {"MaxPool3DGrad", ComputePoolNd<PoolKind::kMaxGrad3D, MaxPool3DTypes>},
     {"AvgPool3DGrad", ComputePoolNd<PoolKind::kAvgGrad3D, FloatTypes>},
+    {"MaxPoolGradGrad", ComputePoolNd<PoolKind::kMaxGradGrad, RealTypes>},
+    {"MaxPoolGradGradV2", ComputePoolNd<PoolKind::kMaxGradGradV2, RealTypes>},
+    {"MaxPoolGradWithArgmax", ComputePoolNd<PoolKind::kMaxGradWithArgmax, RealTypes>},
 };
 
 }  // namespace

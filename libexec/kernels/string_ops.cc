@@ -1,8 +1,10 @@
-// Strings put together: StringFormat, PrintV2, StringJoin (element-wise), and ReduceJoin /
-// UnsortedSegmentJoin (across a tensor: over axes, or by segment id; see below).
+// Strings put together: StringFormat, PrintV2 and TF1's Print, StringJoin (element-wise), and
+// ReduceJoin / UnsortedSegmentJoin (across a tensor: over axes, or by segment id; see below).
+#include <atomic>
 #include <string>
 #include <vector>
 
+#include "core/tensor_summary.h"
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
@@ -93,6 +95,45 @@ Status ComputePrintV2(const KernelContext& ctx) {
     return ctx.Error("input must be a string scalar, got shape ", in.shape().ToString());
   }
   (*ctx.env().print)(st.stream, in.scalar<std::string>() + st.end);
+  return OkStatus();
+}
+
+// ---- Print (TF1's tf.Print)
+// ---------------------------------------------------------------------- Passes input 0 on and
+// writes `message` and each data input's summary ("[1 2 3...]") to stderr, as TF's PrintOp does, at
+// most first_n times per node when first_n >= 0.
+
+struct TfPrintState : OpState {
+  std::string message;
+  int64_t first_n = -1;
+  int summarize = 3;
+  // Calls so far: the one thing Compute changes, shared by the node's callers as TF's counter.
+  mutable std::atomic<int64_t> calls{0};
+};
+
+Status PreparePrint(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputsAtLeast(1));
+  auto state = std::make_shared<TfPrintState>();
+  KILN_PREPARE_ASSIGN(ctx, state->message, ctx.attrs.GetString("message", ""));
+  KILN_PREPARE_ASSIGN(ctx, state->first_n, ctx.attrs.GetInt("first_n", -1));
+  KILN_PREPARE_ASSIGN(ctx, int64_t summarize, ctx.attrs.GetInt("summarize", 3));
+  state->summarize = static_cast<int>(summarize);
+  ctx.outputs = {ctx.inputs[0]};
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputePrint(const KernelContext& ctx) {
+  const auto& st = ctx.state<TfPrintState>();
+  ctx.SetOutput(0, ctx.input(0));
+  if (st.first_n >= 0 && st.calls.fetch_add(1) >= st.first_n) return OkStatus();
+  std::string msg = st.message;
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    msg += '[';
+    msg += SummarizeValueV1(ctx.input(i), st.summarize);
+    msg += ']';
+  }
+  (*ctx.env().print)("stderr", msg + "\n");
   return OkStatus();
 }
 
@@ -313,14 +354,18 @@ Status ComputeSegmentJoin(const KernelContext& ctx) {
 constexpr OpDefinition kDefs[] = {
     {"StringFormat", "output", kOpNone, PrepareStringFormat},
     {"PrintV2", "", kOpStateful, PreparePrintV2},
+    {"Print", "output", kOpStateful, PreparePrint},
     {"StringJoin", "output", kOpNone, PrepareStringJoin},
     {"ReduceJoin", "output", kOpFreshOutputs, PrepareReduceJoin},
     {"UnsortedSegmentJoin", "output", kOpFreshOutputs, PrepareSegmentJoin},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"StringFormat", ComputeStringFormat},       {"PrintV2", ComputePrintV2},
-    {"StringJoin", ComputeStringJoin},           {"ReduceJoin", ComputeReduceJoin},
+    {"StringFormat", ComputeStringFormat},
+    {"PrintV2", ComputePrintV2},
+    {"Print", ComputePrint},
+    {"StringJoin", ComputeStringJoin},
+    {"ReduceJoin", ComputeReduceJoin},
     {"UnsortedSegmentJoin", ComputeSegmentJoin},
 };
 

@@ -1,8 +1,10 @@
 // Optimizer updates on resource variables (a train step's last ops): ResourceApplyGradientDescent,
-// ResourceApplyMomentum, ResourceApplyKerasMomentum, ResourceApplyAdagradV2, ResourceApplyAdam
-// and ResourceApplyRMSProp, with TensorFlow's CPU formulas. The variable and its slots (accum,
-// m, v, ms, mom) are updated together under their locks (VariableResource::UpdateMany), so
+// ResourceApplyMomentum, ResourceApplyKerasMomentum, ResourceApplyAdagrad, ResourceApplyAdagradV2,
+// ResourceApplyAdam, ResourceApplyAdaMax, ResourceApplyAdamWithAmsgrad and ResourceApplyRMSProp,
+// with TensorFlow's CPU formulas. The variable and its slots (accum, m, v, vhat, ms, mom) are
+// updated together under their locks (VariableResource::UpdateMany), so
 // concurrent steps never interleave; use_locking is accepted and always in effect.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <string>
@@ -18,8 +20,20 @@ namespace kiln::exec {
 namespace {
 
 using ApplyTypes = TypeList<float, double, Half, BFloat16>;
+// TF registers no bfloat16 CPU kernel for ResourceApplyAdaMax.
+using AdaMaxTypes = TypeList<float, double, Half>;
 
-enum class Optimizer { kGradientDescent, kMomentum, kKerasMomentum, kAdagradV2, kAdam, kRmsProp };
+enum class Optimizer {
+  kGradientDescent,
+  kMomentum,
+  kKerasMomentum,
+  kAdagradV2,
+  kAdam,
+  kRmsProp,
+  kAdagrad,
+  kAdaMax,
+  kAdamWithAmsgrad
+};
 
 struct ApplySpec {
   int num_vars;                         // resource inputs first: the variable, then its slots
@@ -38,6 +52,11 @@ const ApplySpec& SpecOf(Optimizer o) {
        {"var", "m", "v", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon", "grad"},
        true},
       {3, {"var", "ms", "mom", "lr", "rho", "momentum", "epsilon", "grad"}},
+      {2, {"var", "accum", "lr", "grad"}, false, true},
+      {3, {"var", "m", "v", "beta1_power", "lr", "beta1", "beta2", "epsilon", "grad"}},
+      {4,
+       {"var", "m", "v", "vhat", "beta1_power", "beta2_power", "lr", "beta1", "beta2", "epsilon",
+        "grad"}},
   };
   return kSpecs[static_cast<int>(o)];
 }
@@ -62,7 +81,11 @@ Status PrepareApply(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(n));
   auto st = std::make_shared<ApplyState>();
   KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, ApplyTypes::kDTypes));
+  if (O == Optimizer::kAdaMax) {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, AdaMaxTypes::kDTypes));
+  } else {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, ApplyTypes::kDTypes));
+  }
   KILN_PREPARE_ASSIGN(ctx, bool locking, ctx.attrs.GetBool("use_locking", false));
   (void)locking;
   if (spec.has_nesterov) {
@@ -115,6 +138,21 @@ void Update(A* x, A g, const A* s, const ApplyState& st) {
     x[2] += (g * g - x[2]) * (A(1) - s[4]);
     const A step = st.nesterov ? (g * (A(1) - s[3]) + s[3] * x[1]) * alpha : x[1] * alpha;
     x[0] -= step / (sqrt(x[2]) + s[5]);
+  } else if constexpr (O == Optimizer::kAdagrad) {  // s: lr
+    if (st.update_slots) x[1] += g * g;
+    x[0] -= g * s[0] * (A(1) / sqrt(x[1]));
+  } else if constexpr (O == Optimizer::kAdaMax) {
+    // s: beta1_power, lr, beta1, beta2, epsilon
+    x[1] += (g - x[1]) * (A(1) - s[2]);
+    x[2] = std::max(s[3] * x[2], std::abs(g));
+    x[0] -= s[1] / (A(1) - s[0]) * (x[1] / (x[2] + s[4]));
+  } else if constexpr (O == Optimizer::kAdamWithAmsgrad) {
+    // s: beta1_power, beta2_power, lr, beta1, beta2, epsilon
+    const A alpha = s[2] * sqrt(A(1) - s[1]) / (A(1) - s[0]);
+    x[1] += (g - x[1]) * (A(1) - s[3]);
+    x[2] += (g * g - x[2]) * (A(1) - s[4]);
+    x[3] = std::max(x[3], x[2]);
+    x[0] -= (x[1] * alpha) / (sqrt(x[3]) + s[5]);
   } else {  // RMSProp; s: lr, rho, momentum, epsilon
     x[1] += (g * g - x[1]) * (A(1) - s[1]);
     x[2] = x[2] * s[2] + g * s[0] / sqrt(x[1] + s[3]);
@@ -190,7 +228,7 @@ Status ComputeApply(const KernelContext& ctx) {
           }
           ctx.threads().ParallelFor(grad.NumElements(), 8192, [&](int64_t b, int64_t e) {
             for (int64_t i = b; i < e; ++i) {
-              A x[3];
+              A x[4];
               for (int k = 0; k < nv; ++k) x[k] = Load<T>(cur[k].data<T>()[i]);
               Update<O, A>(x, Load<T>(g[i]), sc, st);
               for (int k = 0; k < nv; ++k) Store<T>(&(*next)[k].data<T>()[i], x[k]);
@@ -210,6 +248,9 @@ constexpr OpDefinition kDefs[] = {
     {"ResourceApplyAdagradV2", "", kOpStateful, PrepareApply<Optimizer::kAdagradV2>},
     {"ResourceApplyAdam", "", kOpStateful, PrepareApply<Optimizer::kAdam>},
     {"ResourceApplyRMSProp", "", kOpStateful, PrepareApply<Optimizer::kRmsProp>},
+    {"ResourceApplyAdagrad", "", kOpStateful, PrepareApply<Optimizer::kAdagrad>},
+    {"ResourceApplyAdaMax", "", kOpStateful, PrepareApply<Optimizer::kAdaMax>},
+    {"ResourceApplyAdamWithAmsgrad", "", kOpStateful, PrepareApply<Optimizer::kAdamWithAmsgrad>},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -219,6 +260,9 @@ constexpr KernelEntry kCpu[] = {
     {"ResourceApplyAdagradV2", ComputeApply<Optimizer::kAdagradV2>},
     {"ResourceApplyAdam", ComputeApply<Optimizer::kAdam>},
     {"ResourceApplyRMSProp", ComputeApply<Optimizer::kRmsProp>},
+    {"ResourceApplyAdagrad", ComputeApply<Optimizer::kAdagrad>},
+    {"ResourceApplyAdaMax", ComputeApply<Optimizer::kAdaMax>},
+    {"ResourceApplyAdamWithAmsgrad", ComputeApply<Optimizer::kAdamWithAmsgrad>},
 };
 
 }  // namespace

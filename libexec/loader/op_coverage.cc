@@ -3,16 +3,13 @@
 #include <map>
 #include <set>
 
+#include "kiln/exec/function_call.h"
 #include "kiln/exec/op_table.h"
 #include "loader/tf1_control_flow.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
 namespace {
-
-bool IsCallOp(std::string_view op) {
-  return op == "PartitionedCall" || op == "StatefulPartitionedCall";
-}
 
 // "node:out:0", "node:0", "^node" -> "node".
 std::string_view InputNode(std::string_view in) {
@@ -55,7 +52,7 @@ class Checker {
       for (int i = 0; i < fdef.node_def_size(); ++i) {
         const std::string& op = fdef.node_def(i).op();
         const OpDefinition* def = FindOp(op);
-        if (IsCallOp(op) || library_.Find(op) != nullptr || def == nullptr ||
+        if (IsFunctionCallOp(op) || library_.Find(op) != nullptr || def == nullptr ||
             (def->flags & kOpStateful) != 0)
           stack.push_back(i);
       }
@@ -106,7 +103,7 @@ class Checker {
 }  // namespace
 
 bool OpIsRunnable(std::string_view op, const FunctionLibrary* library) {
-  if (IsCallOp(op) || HostDevice()->FindKernel(op) != nullptr) return true;
+  if (IsFunctionCallOp(op) || HostDevice()->FindKernel(op) != nullptr) return true;
   // A TF1 graph's IsVariableInitialized becomes VarIsInitializedOp when the loader makes its
   // reference variables explicit (tf1_graph.h).
   if (op == "IsVariableInitialized") return true;

@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "kiln/core/proto_convert.h"
+#include "kiln/exec/function_call.h"
 #include "kiln/exec/op_table.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/tensor_bundle.h"
@@ -125,7 +126,7 @@ bool SavedModelLoader::AnyFunctionWritesVariables() const {
     if (f == nullptr) continue;
     for (const auto& node : f->node_def()) {
       if (writes(node.op())) return true;
-      const bool call = node.op() == "PartitionedCall" || node.op() == "StatefulPartitionedCall";
+      const bool call = IsFunctionCallOp(node.op());
       if (model_->core_.library->Find(node.op()) != nullptr) {
         stack.push_back(node.op());
       } else if (!call && FindOp(node.op()) == nullptr) {

@@ -362,7 +362,7 @@ TEST_CASE("array ops: scatter and partition errors") {
              {"data[0].shape = (3,) does not start with indices[0].shape = (2,)"});
 }
 
-TEST_CASE("array ops: OneHot, TopKV2, Where and InvertPermutation errors") {
+TEST_CASE("array ops: OneHot, TopKV2, ApproxTopK, Where and InvertPermutation errors") {
   CheckError(OpRunner("OneHot")
                  .T(DType::kFloat)
                  .Type("TI", DType::kInt32)
@@ -417,6 +417,26 @@ TEST_CASE("array ops: OneHot, TopKV2, Where and InvertPermutation errors") {
                  .Input(Tensor::Scalar<int32_t>(0))
                  .Prepare(),
              {"input must be >= 1-D"});
+  CheckError(OpRunner("ApproxTopK")
+                 .T(DType::kFloat)
+                 .Int("k", 2)
+                 .Bool("is_max_k", false)
+                 .Input(Make<float>({1, 2, 3}, Shape{3}))
+                 .Prepare(),
+             {"approx_min_k", "no CPU kernel"});
+  CheckError(OpRunner("ApproxTopK")
+                 .T(DType::kFloat)
+                 .Int("k", 1)
+                 .Int("reduction_dimension", 0)
+                 .Input(Make<float>({1, 2, 3, 4}, Shape{2, 2}))
+                 .Prepare(),
+             {"attr 'reduction_dimension'", "last dimension"});
+  CheckError(OpRunner("ApproxTopK")
+                 .T(DType::kFloat)
+                 .Int("k", 4)
+                 .Input(Make<float>({1, 2, 3}, Shape{3}))
+                 .Prepare(),
+             {"at least k columns. Had 3, needed 4"});
   CheckError(OpRunner("Where").T(DType::kString).Input(Tensor(DType::kString, Shape{2})).Prepare(),
              {"attr 'T'", "string"});
   CheckError(OpRunner("InvertPermutation").T(DType::kInt32).Input(I32({0, 3})).Run().status(),
@@ -546,6 +566,41 @@ TEST_CASE("array ops: PlaceholderWithDefault takes the fed shape when given, the
   REQUIRE(out.ok());
   CHECK(r.output_specs()[0].shape == PartialShape{2, 2});
   CHECK(TensorsEqual(*out, Make<int32_t>({1, 2, 3, 4}, Shape{2, 2})));
+}
+
+TEST_CASE("batching ops: an id outside the batch, a batch of several callers") {
+  CheckError(OpRunner("Unbatch")
+                 .T(DType::kFloat)
+                 .Input(Make<float>({1, 2}, Shape{2}))
+                 .Input(Make<int64_t>({3, 0, 2}, Shape{1, 3}))
+                 .Input(Tensor::Scalar<int64_t>(4))
+                 .Run()
+                 .status(),
+             {"id 4 is not in batch_index"});
+  CheckError(OpRunner("Unbatch")
+                 .T(DType::kFloat)
+                 .Input(Make<float>({1, 2}, Shape{2}))
+                 .Input(Make<int64_t>({3, 1, 5}, Shape{1, 3}))
+                 .Input(Tensor::Scalar<int64_t>(3))
+                 .Run()
+                 .status(),
+             {"rows [1, 5) of a batch of 2"});
+  CheckError(OpRunner("UnbatchGrad")
+                 .T(DType::kFloat)
+                 .Input(Make<float>({1, 2}, Shape{2}))
+                 .Input(Make<int64_t>({3, 0, 1, 4, 1, 2}, Shape{2, 3}))
+                 .Input(Make<float>({1, 2}, Shape{2}))
+                 .Input(Tensor::Scalar<int64_t>(3))
+                 .Run()
+                 .status(),
+             {"other callers' rows", "2 entries"});
+  CheckError(OpRunner("Batch")
+                 .TypeList("T", {DType::kFloat, DType::kFloat})
+                 .Input(Make<float>({1, 2}, Shape{2}))
+                 .Input(Make<float>({1, 2, 3}, Shape{3}))
+                 .Run()
+                 .status(),
+             {"same first dimension"});
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-// String kernels: StringFormat, PrintV2, StringJoin.
+// String kernels: StringFormat, PrintV2, Print, StringJoin.
 #include <doctest/doctest.h>
 
 #include "exec/kernel_test_util.h"
@@ -96,6 +96,49 @@ TEST_CASE("PrintV2 writes input and end to the run's sink") {
   const OpDefinition* def = FindOp("PrintV2");
   REQUIRE(def != nullptr);
   CHECK((def->flags & kOpStateful) != 0);
+}
+
+TEST_CASE("Print (TF1's tf.Print) passes its input on and writes the message and data") {
+  OpRunner r("Print", "print");
+  r.T(DType::kFloat)
+      .TypeList("U", {DType::kInt32, DType::kString})
+      .String("message", "x is ")
+      .Input(Make<float>({1.5F, -2}, Shape{2}))
+      .Input(Make<int32_t>({1, 2, 3, 4, 5}, Shape{5}))
+      .Input(Tensor::StringScalar("s"));
+  auto outs = r.Run();
+  REQUIRE_MESSAGE(outs.ok(), outs.status().ToString());
+  REQUIRE(outs->size() == 1);
+  CHECK((*outs)[0].data<float>()[1] == -2);
+  REQUIRE(r.printed().size() == 1);
+  CHECK(r.printed()[0].first == "stderr");
+  // TF's format: the message, then each data tensor's first `summarize` (3) values in brackets.
+  CHECK(r.printed()[0].second == "x is [1 2 3...][s]\n");
+
+  // What TF 2.21 printed for the same data (tf.compat.v1.Print, summarize=5).
+  OpRunner tf("Print");
+  tf.T(DType::kFloat)
+      .TypeList("U", {DType::kBool, DType::kInt64, DType::kFloat, DType::kString, DType::kHalf,
+                      DType::kFloat, DType::kInt32})
+      .String("message", "m:")
+      .Int("summarize", 5)
+      .Input(Tensor::Scalar<float>(1))
+      .Input(Make<bool>({true, false}, Shape{2}))
+      .Input(Make<int64_t>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}, Shape{3, 4}))
+      .Input(Make<float>({0.1F, 2e10F, 1 / 3.0F, 4}, Shape{2, 2}))
+      .Input(Make<std::string>({"a\nb", "c"}, Shape{2}))
+      .Input(Make<Half>({Half{0x4280}}, Shape{}))
+      .Input(Tensor(DType::kFloat, Shape{1, 0}))
+      .Input(Tensor::Scalar<int32_t>(7));
+  REQUIRE(tf.Run().ok());
+  REQUIRE(tf.printed().size() == 1);
+  CHECK(tf.printed()[0].second ==
+        "m:[1 0][[0 1 2 3][4...]...][[0.1 2e+10][0.333333343 4]][a\\nb c][3.25][][7]\n");
+
+  OpRunner quiet("Print");
+  quiet.T(DType::kFloat).Int("first_n", 0).Input(Tensor::Scalar<float>(1));
+  REQUIRE(quiet.Run().ok());
+  CHECK(quiet.printed().empty());
 }
 
 TEST_CASE("PrintV2: prepare errors") {

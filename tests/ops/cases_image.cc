@@ -1,8 +1,8 @@
 // Op-tester cases of the image, detection, sequence and signal ops: the resizes, CropAndResize,
-// the colour ops, non-max suppression, the codecs, CTCGreedyDecoder and the FFTs. References are
-// the ops' definitions in double (coordinates in float where TensorFlow defines them in float);
-// bicubic is the analytic Keys/legacy cubic sampled where TF's 1024-entry table samples it (the
-// oracle test in tests/tf checks the exact values). The codec references
+// the colour ops, non-max suppression, the codecs, CTCGreedyDecoder, CTCBeamSearchDecoder and the
+// FFTs. References are the ops' definitions in double (coordinates in float where TensorFlow
+// defines them in float); bicubic is the analytic Keys/legacy cubic sampled where TF's 1024-entry
+// table samples it (the oracle test in tests/tf checks the exact values). The codec references
 // are TensorFlow's own decodes of the fixtures in tests/testdata/images (make_images.py).
 #include <algorithm>
 #include <cmath>
@@ -942,6 +942,95 @@ void AddCtc(std::vector<OpCase>* c) {
   }
 }
 
+// CTCBeamSearchDecoder: outputs recorded from TensorFlow 2.21 (tf.raw_ops.CTCBeamSearchDecoder)
+// for the same inputs: random logits (beam 4, 2 paths, a shorter second sequence) and a designed
+// case whose best prefixes repeat a label across a blank (merge_repeated joins them).
+void AddCtcBeam(std::vector<OpCase>* c) {
+  const std::vector<double> logits = {
+      -1.6038628816604614,  -2.6487178802490234,  -0.4967232346534729,  0.8408904671669006,
+      2.2720930576324463,   0.21941280364990234,  -1.1052945852279663,  -1.5695607662200928,
+      1.4974915981292725,   3.269566059112549,    0.545537531375885,    -2.4666574001312256,
+      -1.9165303707122803,  3.200038194656372,    0.4057648777961731,   -3.4642696380615234,
+      -0.16739238798618317, -2.3264520168304443,  -1.2585761547088623,  -0.9760116338729858,
+      -1.4266268014907837,  1.1067569255828857,   -0.12617194652557373, -1.1788625717163086,
+      0.8192756772041321,   1.6597106456756592,   -3.2860467433929443,  -0.5134602785110474,
+      -1.9614946842193604,  -0.34631043672561646, -2.5788373947143555,  0.04138078913092613,
+      -0.07577148079872131, -0.608675479888916,   -2.095853090286255,   -0.792380690574646,
+      -2.1826577186584473,  -2.7104175090789795,  0.4495714604854584,   -2.2186999320983887,
+      2.3405921459198,      1.4331753253936768,   -3.995633363723755,   0.5442577600479126,
+      -2.2034332752227783,  0.06611444056034088,  0.08726398646831512,  -3.9768595695495605,
+      -0.4668450355529785,  -0.5115800499916077,  1.9240010976791382,   -2.362893581390381,
+      1.476083755493164,    -2.1979455947875977,  -0.6625818014144897,  -1.6809463500976562,
+      2.8974626064300537,   1.1364262104034424,   4.863464832305908,    1.2838327884674072};
+  for (DType t : {DType::kFloat, DType::kDouble}) {
+    for (bool merge : {false, true}) {
+      const bool f32 = t == DType::kFloat;
+      c->push_back(OpCaseBuilder("CTCBeamSearchDecoder", "CTCBeamSearchDecoder TF-recorded " +
+                                                             DTypeShortName(t) +
+                                                             (merge ? " merge" : ""))
+                       .T(t)
+                       .Int("beam_width", 4)
+                       .Int("top_paths", 2)
+                       .Bool("merge_repeated", merge)
+                       .Input(FromDoubles(t, Shape{6, 2, 5}, logits))
+                       .Input(Make<int32_t>({6, 4}, {2}))
+                       .Reference([t, f32](const std::vector<Tensor>&) {
+                         return std::vector<Tensor>{
+                             Make<int64_t>({0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2}, {6, 2}),
+                             Make<int64_t>({0, 0, 0, 1, 0, 2, 0, 3, 1, 0, 1, 1, 1, 2}, {7, 2}),
+                             Make<int64_t>({3, 1, 0, 1, 0, 3}, {6}),
+                             Make<int64_t>({3, 1, 0, 2, 3, 0, 3}, {7}),
+                             Make<int64_t>({2, 3}, {2}),
+                             Make<int64_t>({2, 4}, {2}),
+                             f32 ? FromDoubles(t, Shape{2, 2},
+                                               {-1.8988561630249023, -2.7288663387298584,
+                                                -1.4903429746627808, -2.2663352489471436})
+                                 : FromDoubles(t, Shape{2, 2},
+                                               {-1.898856125508342, -2.728866215531621,
+                                                -1.490342819466957, -2.2663349619691755})};
+                       })
+                       .Tolerance(1e-6)
+                       .Build());
+    }
+  }
+  for (bool merge : {false, true}) {
+    c->push_back(
+        OpCaseBuilder(
+            "CTCBeamSearchDecoder",
+            std::string("CTCBeamSearchDecoder TF-recorded repeats") + (merge ? " merge" : ""))
+            .T(DType::kFloat)
+            .Int("beam_width", 3)
+            .Int("top_paths", 3)
+            .Bool("merge_repeated", merge)
+            .Input(Make<float>({3, 0, 0, 0, 0, 3, 3, 0, 0, 3, 0, 0, 0, 3, 0}, {5, 1, 3}))
+            .Input(Make<int32_t>({5}, {1}))
+            .Reference([merge](const std::vector<Tensor>&) {
+              const Tensor lp = Make<float>(
+                  {-0.37732842564582825F, -2.684237480163574F, -2.703463554382324F}, {1, 3});
+              if (merge) {
+                return std::vector<Tensor>{
+                    Make<int64_t>({0, 0, 0, 1}, {2, 2}), Make<int64_t>({0, 0, 0, 1}, {2, 2}),
+                    Make<int64_t>({0, 0}, {1, 2}),       Make<int64_t>({0, 1}, {2}),
+                    Make<int64_t>({0, 1}, {2}),          Make<int64_t>({0}, {1}),
+                    Make<int64_t>({1, 2}, {2}),          Make<int64_t>({1, 2}, {2}),
+                    Make<int64_t>({1, 1}, {2}),          lp};
+              }
+              return std::vector<Tensor>{Make<int64_t>({0, 0, 0, 1, 0, 2}, {3, 2}),
+                                         Make<int64_t>({0, 0, 0, 1}, {2, 2}),
+                                         Make<int64_t>({0, 0, 0, 1}, {2, 2}),
+                                         Make<int64_t>({0, 0, 1}, {3}),
+                                         Make<int64_t>({0, 1}, {2}),
+                                         Make<int64_t>({0, 0}, {2}),
+                                         Make<int64_t>({1, 3}, {2}),
+                                         Make<int64_t>({1, 2}, {2}),
+                                         Make<int64_t>({1, 2}, {2}),
+                                         lp};
+            })
+            .Tolerance(1e-6)
+            .Build());
+  }
+}
+
 template <typename R>
 Tensor ComplexTensor(const Shape& s, const std::vector<std::complex<double>>& v) {
   Tensor t(kDTypeOf<std::complex<R>>, s);
@@ -1258,6 +1347,7 @@ std::vector<OpCase> ImageCases() {
   AddCombinedNms(&c);
   AddCodecs(&c);
   AddCtc(&c);
+  AddCtcBeam(&c);
   AddFft(&c);
   AddFftNd(&c);
   AddAudio(&c);

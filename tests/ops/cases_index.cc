@@ -1,5 +1,5 @@
-// Op-tester cases of position ops: TopKV2, Where, InvertPermutation, LowerBound, UpperBound,
-// UnravelIndex, InTopK(V2), NthElement.
+// Op-tester cases of position ops: TopKV2, ApproxTopK, Where, InvertPermutation, LowerBound,
+// UpperBound, UnravelIndex, InTopK(V2), NthElement.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -48,6 +48,15 @@ std::vector<OpCase> IndexCases() {
                                   values, [](double v) { return v; }, in[0].dtype()),
                               indices};
                         })
+                        .Build());
+        // ApproxTopK: TF's CPU kernel is the exact top k with int32 indices, k an attr.
+        if (k == 0 || s.num_elements() > 1000) continue;
+        c.push_back(OpCaseBuilder("ApproxTopK", "ApproxTopK " + DTypeShortName(t) + " " +
+                                                    s.ToString() + " k=" + std::to_string(k))
+                        .T(t)
+                        .Int("k", k)
+                        .Input(RandomOf(t, s, 17, -4, 4))
+                        .Reference(c.back().reference)
                         .Build());
       }
     }

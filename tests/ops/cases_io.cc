@@ -1,6 +1,8 @@
 // Op-tester cases of the I/O and side-effect ops: ShardedFilename, SaveV2, MergeV2Checkpoints,
-// RestoreV2, ReadFile, Assert, PrintV2 and EagerPyFunc. Files go to a temporary directory; what
-// the writers wrote is read back with the bundle reader in tests/exec/kernels_checkpoint_test.cc.
+// RestoreV2, ReadFile, Assert, PrintV2, Print, EagerPyFunc and the batching ops (Batch, Unbatch,
+// UnbatchGrad). Files go to a temporary directory;
+// what the writers wrote is read back with the bundle reader in
+// tests/exec/kernels_checkpoint_test.cc.
 #include <unistd.h>
 
 #include <filesystem>
@@ -113,6 +115,58 @@ std::vector<OpCase> IoCases() {
                   .String("output_stream", "log(info)")
                   .Input(Tensor::StringScalar("op tester: PrintV2 case"))
                   .Build());
+
+  c.push_back(
+      OpCaseBuilder("Print")
+          .T(DType::kFloat)
+          .TypeList("U", {DType::kInt32})
+          .String("message", "op tester: Print case ")
+          .Int("first_n", 1)
+          .Input(Make<float>({1, -2, 3}, {3}))
+          .Input(Make<int32_t>({4, 5}, {2}))
+          .Reference([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[0]}; })
+          .Build());
+
+  // In-graph batching for one caller (batch_ops.cc): Batch leads a batch of itself.
+  c.push_back(OpCaseBuilder("Batch")
+                  .TypeList("T", {DType::kFloat, DType::kInt32})
+                  .Int("num_batch_threads", 1)
+                  .Int("max_batch_size", 8)
+                  .Int("batch_timeout_micros", 1000)
+                  .Input(Make<float>({1, 2, 3, 4, 5, 6}, {2, 3}))
+                  .Input(Make<int32_t>({7, 8}, {2}))
+                  .Reference([](const std::vector<Tensor>& in) {
+                    return std::vector<Tensor>{in[0], in[1], Make<int64_t>({0, 0, 2}, {1, 3}),
+                                               Tensor::Scalar<int64_t>(0)};
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("Unbatch", "Unbatch the rows of one id")
+                  .T(DType::kFloat)
+                  .Input(Make<float>({1, 2, 3, 4, 5, 6, 7, 8}, {4, 2}))
+                  .Input(Make<int64_t>({7, 0, 1, 5, 1, 3}, {2, 3}))
+                  .Input(Tensor::Scalar<int64_t>(5))
+                  .Reference([](const std::vector<Tensor>&) {
+                    return std::vector<Tensor>{Make<float>({3, 4, 5, 6}, {2, 2})};
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("Unbatch", "Unbatch strings")
+                  .T(DType::kString)
+                  .Input(Make<std::string>({"a", "b", "c"}, {3}))
+                  .Input(Make<int64_t>({2, 2, 3}, {1, 3}))
+                  .Input(Tensor::Scalar<int64_t>(2))
+                  .Reference([](const std::vector<Tensor>&) {
+                    return std::vector<Tensor>{Make<std::string>({"c"}, {1})};
+                  })
+                  .Build());
+  c.push_back(
+      OpCaseBuilder("UnbatchGrad")
+          .T(DType::kFloat)
+          .Input(Make<float>({0, 0, 0, 0}, {2, 2}))
+          .Input(Make<int64_t>({9, 0, 2}, {1, 3}))
+          .Input(Make<float>({1, -2, 3, -4}, {2, 2}))
+          .Input(Tensor::Scalar<int64_t>(9))
+          .Reference([](const std::vector<Tensor>& in) { return std::vector<Tensor>{in[2]}; })
+          .Build());
 
   static const auto callback = exec::RegisterHostCallback(
       "op_case_square", [](std::span<const Tensor> in, std::vector<Tensor>* out) {

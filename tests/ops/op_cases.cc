@@ -18,6 +18,7 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"segment", SegmentCases},
       {"loss", LossCases},
       {"random", RandomCases},
+      {"random_dist", RandomDistCases},
       {"quantize", QuantizeCases},
       {"shape", ShapeCases},
       {"concat", ConcatCases},
@@ -39,6 +40,11 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"lookup", LookupCases},
       {"resources", ResourceCases},
       {"io", IoCases},
+      {"serialize", SerializeCases},
+      {"grad", GradCases},
+      {"special", SpecialCases},
+      {"tensor_map", TensorMapCases},
+      {"proto_codec", ProtoCodecCases},
   };
   return families;
 }

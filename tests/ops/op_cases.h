@@ -23,6 +23,7 @@ std::vector<OpCase> ParseCases();        // cases_parse.cc
 std::vector<OpCase> SegmentCases();      // cases_segment.cc
 std::vector<OpCase> LossCases();         // cases_loss.cc
 std::vector<OpCase> RandomCases();       // cases_random.cc
+std::vector<OpCase> RandomDistCases();   // cases_random_dist.cc
 std::vector<OpCase> QuantizeCases();     // cases_quantize.cc
 std::vector<OpCase> ShapeCases();        // cases_shape.cc
 std::vector<OpCase> ConcatCases();       // cases_concat.cc
@@ -44,6 +45,11 @@ std::vector<OpCase> StringCases();       // cases_strings.cc
 std::vector<OpCase> LookupCases();       // cases_lookup.cc
 std::vector<OpCase> ResourceCases();     // cases_resources.cc
 std::vector<OpCase> IoCases();           // cases_io.cc
+std::vector<OpCase> SerializeCases();    // cases_serialize.cc
+std::vector<OpCase> GradCases();         // cases_grad.cc
+std::vector<OpCase> SpecialCases();      // cases_special.cc
+std::vector<OpCase> TensorMapCases();    // cases_tensor_map.cc
+std::vector<OpCase> ProtoCodecCases();   // cases_proto_codec.cc
 
 struct OpCaseFamily {
   std::string_view name;

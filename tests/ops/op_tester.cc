@@ -15,6 +15,7 @@
 #include "device/test_device.h"
 #include "kernels/ragged_util.h"
 #include "kernels/tensor_list.h"
+#include "kernels/tensor_map.h"
 #include "kiln/exec/device.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_runner.h"
@@ -284,6 +285,19 @@ std::string CompareVariants(const Tensor& got, const Tensor& want, double tol) {
       }
       const std::string d = CompareTensors(gr->values(), wr->values(), tol);
       if (!d.empty()) return at + "values: " + d;
+      continue;
+    }
+    if (const auto* wm = dynamic_cast<const exec::TensorMap*>(w)) {  // entries in order
+      const auto* gm = dynamic_cast<const exec::TensorMap*>(g);
+      if (gm == nullptr) return at + "not a TensorMap: " + g->DebugString();
+      if (gm->size() != wm->size()) return at + gm->DebugString() + " vs " + wm->DebugString();
+      for (int64_t k = 0; k < wm->size(); ++k) {
+        const std::string e = "entry " + std::to_string(k);
+        std::string d = CompareTensors(gm->entries()[k].key, wm->entries()[k].key, 0);
+        if (!d.empty()) return at + e + " key: " + d;
+        d = CompareTensors(gm->entries()[k].value, wm->entries()[k].value, tol);
+        if (!d.empty()) return at + e + " value: " + d;
+      }
       continue;
     }
     return at + "different " + w->TypeName() + " objects";

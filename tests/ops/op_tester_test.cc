@@ -81,6 +81,7 @@ TEST_CASE("op tester: parse") { RunOpCases(ParseCases()); }
 TEST_CASE("op tester: segment") { RunOpCases(SegmentCases()); }
 TEST_CASE("op tester: loss") { RunOpCases(LossCases()); }
 TEST_CASE("op tester: random") { RunOpCases(RandomCases()); }
+TEST_CASE("op tester: random_dist") { RunOpCases(RandomDistCases()); }
 TEST_CASE("op tester: quantize") { RunOpCases(QuantizeCases()); }
 TEST_CASE("op tester: shape") { RunOpCases(ShapeCases()); }
 TEST_CASE("op tester: concat") { RunOpCases(ConcatCases()); }
@@ -110,6 +111,16 @@ TEST_CASE("op tester: lookup") { RunOpCases(LookupCases()); }
 TEST_CASE("op tester: resources") { RunOpCases(ResourceCases()); }
 
 TEST_CASE("op tester: io") { RunOpCases(IoCases()); }
+
+TEST_CASE("op tester: serialize") { RunOpCases(SerializeCases()); }
+
+TEST_CASE("op tester: grad") { RunOpCases(GradCases()); }
+
+TEST_CASE("op tester: special") { RunOpCases(SpecialCases()); }
+
+TEST_CASE("op tester: tensor_map") { RunOpCases(TensorMapCases()); }
+
+TEST_CASE("op tester: proto_codec") { RunOpCases(ProtoCodecCases()); }
 
 }  // namespace
 }  // namespace kiln::testing

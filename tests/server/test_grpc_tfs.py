@@ -113,6 +113,58 @@ def test_classify_and_regress_parse_examples(stub, repo):
                                rtol=1e-5)
 
 
+def test_multi_inference(stub, repo):
+    """MultiInference (tensorflow-serving-api's client): the Estimator-style bundle's classify and
+    regress signatures over one input, each result equal to its own API's; TF Serving's errors
+    for an empty request, two models, a signature asked twice and another method."""
+    from tensorflow_serving.apis import classification_pb2, inference_pb2, regression_pb2
+    req = inference_pb2.MultiInferenceRequest()
+    for sig, method in (("classify", "tensorflow/serving/classify"),
+                        ("regress", "tensorflow/serving/regress")):
+        task = req.tasks.add()
+        task.model_spec.name = "estimator"
+        task.model_spec.signature_name = sig
+        task.method_name = method
+    for x in ([0.5, -1.25, 2.5], [1.5, 0.25, -0.5]):
+        ex = req.input.example_list.examples.add()
+        ex.features.feature["x"].float_list.value.extend(x)
+        ex.features.feature["kind"].bytes_list.value.append(b"a")
+    resp = stub.MultiInference(req, timeout=30)
+    assert [r.model_spec.signature_name for r in resp.results] == ["classify", "regress"]
+    assert resp.results[0].model_spec.version.value == resp.results[1].model_spec.version.value
+    creq = classification_pb2.ClassificationRequest()
+    creq.model_spec.name = "estimator"
+    creq.input.CopyFrom(req.input)
+    assert resp.results[0].classification_result == stub.Classify(creq, timeout=30).result
+    rreq = regression_pb2.RegressionRequest()
+    rreq.model_spec.name = "estimator"
+    rreq.model_spec.signature_name = "regress"
+    rreq.input.CopyFrom(req.input)
+    assert resp.results[1].regression_result == stub.Regress(rreq, timeout=30).result
+
+    def error_of(r):
+        with pytest.raises(grpc.RpcError) as e:
+            stub.MultiInference(r, timeout=10)
+        return e.value.code(), e.value.details()
+
+    assert error_of(inference_pb2.MultiInferenceRequest()) == (
+        grpc.StatusCode.INVALID_ARGUMENT, "Found no tasks in MultiInferenceRequest.")
+    two = inference_pb2.MultiInferenceRequest()
+    two.CopyFrom(req)
+    two.tasks[1].model_spec.name = "examples"
+    assert error_of(two) == (grpc.StatusCode.INVALID_ARGUMENT, "All ModelSpecs in a "
+                             "MultiInferenceRequest must access the same model name.")
+    twice = inference_pb2.MultiInferenceRequest()
+    twice.CopyFrom(req)
+    twice.tasks[1].model_spec.signature_name = "classify"
+    assert error_of(twice) == (grpc.StatusCode.INVALID_ARGUMENT,
+                               "Duplicate evaluation of signature: classify")
+    other = inference_pb2.MultiInferenceRequest()
+    other.CopyFrom(req)
+    other.tasks[1].method_name = "tensorflow/serving/predict"
+    assert error_of(other)[0] == grpc.StatusCode.UNIMPLEMENTED
+
+
 def test_grpc_errors(stub):
     import tensorflow as tf
     from tensorflow_serving.apis import predict_pb2

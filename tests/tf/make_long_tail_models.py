@@ -38,6 +38,8 @@ MODELS = {
     "tf1_control_flow": "float32",
     "image_bytes": "float32",
     "speech_commands": "float32",
+    "batch_function": "float32",
+    "ctc_decoders": "float32",
 }
 
 
@@ -545,6 +547,71 @@ def _speech_commands(bundle):
                                    "batch": {"wavs": np.array(wavs, dtype=object)}}
 
 
+def _batch_function(bundle):
+    """TF Serving's in-graph batching (tf.nondifferentiable_batch_function: a BatchFunction op
+    calling a function with the request's tensors and the captured variables): a dense layer
+    and a reduction inside the batched function, a second output computed outside it; and the
+    older Batch and Unbatch ops around an element-wise step."""
+    import tensorflow as tf
+
+    class Batched(tf.Module):
+        def __init__(self):
+            super().__init__()
+            rng = np.random.default_rng(11)
+            self.w = tf.Variable(rng.standard_normal((3, 4)).astype(np.float32))
+            self.b = tf.Variable(rng.standard_normal((4,)).astype(np.float32))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32)])
+        def f(self, x):
+            @tf.nondifferentiable_batch_function(1, 8, 1000)
+            def dense(x):
+                y = tf.nn.relu(tf.matmul(x, self.w) + self.b)
+                return y, tf.reduce_sum(y, axis=1)
+
+            y, total = dense(x)
+            # The older ops: Batch hands this call's rows on, Unbatch takes them back by id.
+            (rows,), index, call_id = tf.raw_ops.Batch(
+                in_tensors=[x * 3.0], num_batch_threads=1, max_batch_size=8,
+                batch_timeout_micros=1000, grad_timeout_micros=1000000)
+            back = tf.raw_ops.Unbatch(batched_tensor=tf.exp(rows), batch_index=index, id=call_id,
+                                      timeout_micros=1000000)
+            return {"y": y, "total": total, "scaled": total * 2.0, "unbatched": back}
+
+    m = Batched()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
+    x = np.random.default_rng(12).uniform(-1, 1, (BATCH + 1, 3)).astype(np.float32)
+    return "tf.saved_model.save", {"serving_default": {"x": x}}
+
+
+def _ctc_decoders(bundle):
+    """An OCR / speech model's serving tail: per-frame class scores decoded by CTC beam search
+    (tf.nn.ctc_beam_search_decoder, 3 paths of a beam of 8, sequences of different lengths) and
+    by the greedy decoder, the sparse results made dense."""
+    import tensorflow as tf
+
+    class Decoders(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None, None, 12], tf.float32),
+                                      tf.TensorSpec([None], tf.int32)])
+        def f(self, logits, lengths):
+            time_major = tf.transpose(logits, [1, 0, 2])
+            paths, log_probs = tf.nn.ctc_beam_search_decoder(time_major, lengths, beam_width=8,
+                                                             top_paths=3)
+            out = {f"beam_{i}": tf.sparse.to_dense(p, default_value=-1)
+                   for i, p in enumerate(paths)}
+            out["beam_log_probs"] = log_probs
+            (greedy,), neg = tf.nn.ctc_greedy_decoder(time_major, lengths)
+            out["greedy"] = tf.sparse.to_dense(greedy, default_value=-1)
+            out["greedy_neg_sum"] = neg
+            return out
+
+    m = Decoders()
+    tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
+    rng = np.random.default_rng(21)
+    logits = (rng.standard_normal((4, 20, 12)) * 3).astype(np.float32)
+    lengths = np.array([20, 13, 1, 7], np.int32)
+    return "tf.saved_model.save", {"serving_default": {"logits": logits, "lengths": lengths}}
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
@@ -552,7 +619,8 @@ def _maker(name):
             "fake_quant": _fake_quant, "linalg": _linalg,
             "parse_example": _parse_example, "complex_signal": _complex_signal,
             "tf1_control_flow": _tf1_control_flow, "image_bytes": _image_bytes,
-            "speech_commands": _speech_commands}[name]
+            "speech_commands": _speech_commands, "batch_function": _batch_function,
+            "ctc_decoders": _ctc_decoders}[name]
 
 
 def make_all(out, names=None, log=print):

@@ -12,6 +12,7 @@
 
 #include "kiln/core/dtype.h"
 #include "kiln/core/proto_convert.h"
+#include "kiln/exec/function_call.h"
 #include "kiln/exec/saved_model.h"
 #include "model_info.h"
 #include "tensorflow/saved_model.pb.h"
@@ -45,17 +46,13 @@ const tensorflow::FunctionDef* FindFunction(const tensorflow::FunctionDefLibrary
   return nullptr;
 }
 
-bool IsCall(const std::string& op) {
-  return op == "StatefulPartitionedCall" || op == "PartitionedCall";
-}
-
 // The one function `f` forwards to, when its only real work is one call.
 const tensorflow::FunctionDef* Forwardee(const tensorflow::FunctionDef& f,
                                          const tensorflow::FunctionDefLibrary& lib) {
   const tensorflow::NodeDef* call = nullptr;
   for (const auto& n : f.node_def()) {
     if (n.op() == "Identity" || n.op() == "NoOp") continue;
-    if (!IsCall(n.op()) || call != nullptr) return nullptr;
+    if (!exec::IsFunctionCallOp(n.op()) || call != nullptr) return nullptr;
     call = &n;
   }
   if (call == nullptr) return nullptr;
@@ -86,7 +83,7 @@ Result<std::string> SignatureGraphDot(const tensorflow::MetaGraphDef& mg, const 
   for (const auto& n : mg.graph_def().node()) {
     if (n.name() == call_name) call = &n;
   }
-  if (call == nullptr || !IsCall(call->op()) || call->attr().count("f") == 0) {
+  if (call == nullptr || !exec::IsFunctionCallOp(call->op()) || call->attr().count("f") == 0) {
     return InvalidArgument("signature '", key, "': output node '", call_name,
                            "' is not a function call; only TF2 bundles have a function to draw");
   }

@@ -188,7 +188,65 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
     return ToGrpc(s);
   }
 
+  // TF Serving's MultiInference: classify and regress signatures of one model over one input,
+  // all from the version the first task resolves to.
+  grpc::Status MultiInference(grpc::ServerContext*,
+                              const tensorflow::serving::MultiInferenceRequest* req,
+                              tensorflow::serving::MultiInferenceResponse* resp) override {
+    RequestScope scope(&core_->metrics(), "grpc_tfs");
+    if (req->tasks_size() > 0) scope.set_model(req->tasks(0).model_spec().name());
+    Status s = DoMultiInference(*req, resp);
+    scope.set_status(s);
+    return ToGrpc(s);
+  }
+
  private:
+  Status DoMultiInference(const tensorflow::serving::MultiInferenceRequest& req,
+                          tensorflow::serving::MultiInferenceResponse* resp) {
+    if (req.tasks_size() == 0) return InvalidArgument("Found no tasks in MultiInferenceRequest.");
+    std::set<std::string> signatures;
+    for (const auto& task : req.tasks()) {
+      const auto& ms = task.model_spec();
+      if (ms.name().empty()) return InvalidArgument("Found ModelSpec with an empty model name.");
+      if (ms.name() != req.tasks(0).model_spec().name())
+        return InvalidArgument(
+            "All ModelSpecs in a MultiInferenceRequest must access the same model name.");
+      const std::string sig = ms.signature_name().empty() ? kDefaultSignature : ms.signature_name();
+      if (!signatures.insert(sig).second)
+        return InvalidArgument("Duplicate evaluation of signature: ", sig);
+      if (task.method_name() != kClassifyMethod && task.method_name() != kRegressMethod)
+        return Unimplemented("Unsupported signature method_name: ", task.method_name());
+    }
+    KILN_ASSIGN_OR_RETURN(auto examples, SerializedExamples(req.input()));
+    std::optional<int64_t> version;
+    for (const auto& task : req.tasks()) {
+      Spec spec = SpecOf(task.model_spec());
+      if (version) {  // the first task's version for every task, even if a newer one loads
+        spec.version = version;
+        spec.label.reset();
+      }
+      KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
+      version = target.servable->version();
+      auto* result = resp->add_results();
+      FillSpec(target, spec.signature, result->mutable_model_spec());
+      if (task.method_name() == kClassifyMethod) {
+        KILN_ASSIGN_OR_RETURN(auto classes, core_->Classify(target, examples));
+        for (const auto& row : classes.rows) {
+          auto* c = result->mutable_classification_result()->add_classifications();
+          for (const auto& [label, score] : row) {
+            auto* cls = c->add_classes();
+            cls->set_label(label);
+            cls->set_score(score);
+          }
+        }
+      } else {
+        KILN_ASSIGN_OR_RETURN(auto values, core_->Regress(target, examples));
+        for (float v : values) result->mutable_regression_result()->add_regressions()->set_value(v);
+      }
+    }
+    return OkStatus();
+  }
+
   Result<ServerCore::Target> Resolve(const Spec& spec) {
     return core_->Resolve(spec.name, spec.version,
                           spec.label ? std::optional<std::string_view>(*spec.label) : std::nullopt,

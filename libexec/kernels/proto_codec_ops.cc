@@ -1,0 +1,467 @@
+// Protocol buffers of any message type as tensors: DecodeProtoV2 (tf.io.decode_proto) and
+// EncodeProto (tf.io.encode_proto). The message type comes from descriptor_source as in TF:
+// "local://" (the types compiled into this program: TensorFlow's own protos and protobuf's
+// well-known types), "bytes://" followed by a serialized FileDescriptorSet (what a graph that
+// carries its descriptors holds), or the path of a file holding one. Records are parsed and
+// written with the protobuf library's reflection over the descriptor.
+//   DecodeProtoV2(bytes) -> sizes [..., fields] int32, values[i] [..., max count of field i]:
+//     each record's values of field i, then the field's default; a singular field counts 1
+//     when present; message and group fields come out serialized.
+//   EncodeProto(sizes, values...) -> bytes: field i gets values[i][..., 0 : sizes[..., i]].
+// Field types take the dtypes TF's IsCompatibleType allows (int32 fields as int32 or int64,
+// float as float or double, enums as int32, messages as string, ...).
+#include <google/protobuf/descriptor.h>
+#include <google/protobuf/descriptor.pb.h>
+#include <google/protobuf/dynamic_message.h>
+#include <google/protobuf/message.h>
+#include <google/protobuf/text_format.h>
+
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "tensorflow/example.pb.h"
+
+namespace kiln::exec {
+namespace {
+
+namespace pb = google::protobuf;
+using FD = pb::FieldDescriptor;
+
+bool Compatible(FD::Type type, DType t) {
+  switch (type) {
+    case FD::TYPE_DOUBLE:
+      return t == DType::kDouble;
+    case FD::TYPE_FLOAT:
+      return t == DType::kFloat || t == DType::kDouble;
+    case FD::TYPE_INT64:
+    case FD::TYPE_SFIXED64:
+    case FD::TYPE_SINT64:
+      return t == DType::kInt64;
+    case FD::TYPE_UINT64:
+    case FD::TYPE_FIXED64:
+      return t == DType::kUInt64;
+    case FD::TYPE_INT32:
+    case FD::TYPE_SFIXED32:
+    case FD::TYPE_SINT32:
+      return t == DType::kInt32 || t == DType::kInt64;
+    case FD::TYPE_UINT32:
+    case FD::TYPE_FIXED32:
+      return t == DType::kUInt32 || t == DType::kUInt64;
+    case FD::TYPE_BOOL:
+      return t == DType::kBool;
+    case FD::TYPE_STRING:
+    case FD::TYPE_BYTES:
+    case FD::TYPE_MESSAGE:
+    case FD::TYPE_GROUP:
+      return t == DType::kString;
+    case FD::TYPE_ENUM:
+      return t == DType::kInt32;
+  }
+  return false;
+}
+
+// The pool, factory and message type one node decodes or encodes; read-only once prepared.
+struct ProtoState : OpState {
+  std::unique_ptr<pb::DescriptorPool> own_pool;  // null for local://
+  std::unique_ptr<pb::DynamicMessageFactory> factory;
+  const pb::Message* prototype = nullptr;
+  std::vector<const FD*> fields;
+  std::vector<DType> types;
+  bool text = false;  // DecodeProtoV2's message_format "text"
+};
+
+Result<std::string> ReadDescriptorSet(const std::string& source) {
+  constexpr std::string_view kBytes = "bytes://";
+  if (source.compare(0, kBytes.size(), kBytes) == 0) return source.substr(kBytes.size());
+  std::ifstream in(source, std::ios::binary);
+  if (!in) return NotFound("descriptor_source '", source, "': cannot open the file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+Status PrepareProtoState(PrepareContext& ctx, ProtoState* st) {
+  KILN_PREPARE_ASSIGN(ctx, std::string source,
+                      ctx.attrs.GetString("descriptor_source", "local://"));
+  KILN_PREPARE_ASSIGN(ctx, std::string type, ctx.attrs.GetString("message_type"));
+  KILN_PREPARE_ASSIGN(ctx, std::vector<std::string> names, ctx.attrs.GetStringList("field_names"));
+  // Naming the local types links their descriptors into the program's pool (a static library's
+  // generated code is otherwise left out when nothing refers to it).
+  (void)tensorflow::Example::descriptor();
+  (void)tensorflow::SequenceExample::descriptor();
+  const pb::DescriptorPool* pool = pb::DescriptorPool::generated_pool();
+  if (source != "local://") {
+    auto bytes = ReadDescriptorSet(source);
+    if (!bytes.ok()) return ctx.Error(bytes.status().message());
+    pb::FileDescriptorSet set;
+    if (!set.ParseFromString(*bytes))
+      return ctx.Error("descriptor_source does not hold a serialized FileDescriptorSet");
+    st->own_pool = std::make_unique<pb::DescriptorPool>();
+    // Files may come in any order: build each after the files it imports.
+    std::vector<bool> built(set.file_size(), false);
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (int i = 0; i < set.file_size(); ++i) {
+        if (built[i]) continue;
+        bool ready = true;
+        for (const std::string& dep : set.file(i).dependency())
+          if (st->own_pool->FindFileByName(dep) == nullptr) ready = false;
+        if (!ready) continue;
+        if (st->own_pool->BuildFile(set.file(i)) == nullptr)
+          return ctx.Error("descriptor_source: file '", set.file(i).name(), "' does not build");
+        built[i] = progress = true;
+      }
+    }
+    pool = st->own_pool.get();
+  }
+  const pb::Descriptor* desc = pool->FindMessageTypeByName(type);
+  if (desc == nullptr)
+    return ctx.Error("No descriptor found for message type ", type, " in descriptor_source '",
+                     source.compare(0, 8, "bytes://") == 0 ? "bytes://..." : source, "'");
+  st->factory = std::make_unique<pb::DynamicMessageFactory>(pool);
+  st->prototype = pool == pb::DescriptorPool::generated_pool()
+                      ? pb::MessageFactory::generated_factory()->GetPrototype(desc)
+                      : st->factory->GetPrototype(desc);
+  if (st->prototype == nullptr) return ctx.Error("no message factory for type ", type);
+  if (names.size() != st->types.size())
+    return ctx.Error("field_names has ", names.size(), " entries but the types list has ",
+                     st->types.size());
+  for (size_t i = 0; i < names.size(); ++i) {
+    const FD* f = desc->FindFieldByName(names[i]);
+    if (f == nullptr) return ctx.Error("Unknown field: ", names[i], " in message type ", type);
+    if (f->is_map()) return ctx.Error("field '", names[i], "' is a map, which is not supported");
+    if (!Compatible(f->type(), st->types[i]))
+      return ctx.Error("Unexpected output type for ", f->full_name(), ": ", f->type_name(),
+                       " fields do not take ", DTypeShortName(st->types[i]));
+    st->fields.push_back(f);
+  }
+  return OkStatus();
+}
+
+// ---- DecodeProtoV2 ---------------------------------------------------------------------------
+
+Status PrepareDecodeProto(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "bytes", DType::kString));
+  auto st = std::make_shared<ProtoState>();
+  KILN_PREPARE_ASSIGN(ctx, st->types, ctx.attrs.GetTypeList("output_types"));
+  KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("message_format", "binary"));
+  if (format != "binary" && format != "text")
+    return ctx.Error("attr 'message_format' must be \"binary\" or \"text\", got \"", format, "\"");
+  st->text = format == "text";
+  KILN_RETURN_IF_ERROR(PrepareProtoState(ctx, st.get()));
+  const PartialShape& in = ctx.inputs[0].shape;
+  std::vector<int64_t> dims;
+  if (!in.unknown_rank()) dims.assign(in.dims().begin(), in.dims().end());
+  dims.push_back(static_cast<int64_t>(st->fields.size()));
+  auto with_last = [&](int64_t last) {
+    if (in.unknown_rank()) return PartialShape();
+    std::vector<int64_t> d(in.dims().begin(), in.dims().end());
+    d.push_back(last);
+    return *PartialShape::FromDims(d);
+  };
+  ctx.outputs = {TensorSpec{DType::kInt32, with_last(static_cast<int64_t>(st->fields.size()))}};
+  for (DType t : st->types) ctx.outputs.push_back(TensorSpec{t, with_last(-1)});
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+int Count(const pb::Message& m, const FD* f) {
+  const pb::Reflection* r = m.GetReflection();
+  if (f->is_repeated()) return r->FieldSize(m, f);
+  return r->HasField(m, f) ? 1 : 0;
+}
+
+// Value j of field f (0 for a singular field), or its default when absent, into out[at].
+void StoreValue(const pb::Message& m, const FD* f, int j, bool present, Tensor* out, int64_t at) {
+  const pb::Reflection* r = m.GetReflection();
+  const bool rep = f->is_repeated();
+  auto put = [&](auto v) {
+    switch (out->dtype()) {
+      case DType::kDouble:
+        out->data<double>()[at] = static_cast<double>(v);
+        break;
+      case DType::kFloat:
+        out->data<float>()[at] = static_cast<float>(v);
+        break;
+      case DType::kInt32:
+        out->data<int32_t>()[at] = static_cast<int32_t>(v);
+        break;
+      case DType::kInt64:
+        out->data<int64_t>()[at] = static_cast<int64_t>(v);
+        break;
+      case DType::kUInt32:
+        out->data<uint32_t>()[at] = static_cast<uint32_t>(v);
+        break;
+      case DType::kUInt64:
+        out->data<uint64_t>()[at] = static_cast<uint64_t>(v);
+        break;
+      case DType::kBool:
+        out->data<bool>()[at] = static_cast<bool>(v);
+        break;
+      default:
+        break;
+    }
+  };
+  switch (f->cpp_type()) {
+    case FD::CPPTYPE_INT32:
+      put(!present ? f->default_value_int32()
+          : rep    ? r->GetRepeatedInt32(m, f, j)
+                   : r->GetInt32(m, f));
+      break;
+    case FD::CPPTYPE_INT64:
+      put(!present ? f->default_value_int64()
+          : rep    ? r->GetRepeatedInt64(m, f, j)
+                   : r->GetInt64(m, f));
+      break;
+    case FD::CPPTYPE_UINT32:
+      put(!present ? f->default_value_uint32()
+          : rep    ? r->GetRepeatedUInt32(m, f, j)
+                   : r->GetUInt32(m, f));
+      break;
+    case FD::CPPTYPE_UINT64:
+      put(!present ? f->default_value_uint64()
+          : rep    ? r->GetRepeatedUInt64(m, f, j)
+                   : r->GetUInt64(m, f));
+      break;
+    case FD::CPPTYPE_DOUBLE:
+      put(!present ? f->default_value_double()
+          : rep    ? r->GetRepeatedDouble(m, f, j)
+                   : r->GetDouble(m, f));
+      break;
+    case FD::CPPTYPE_FLOAT:
+      put(!present ? f->default_value_float()
+          : rep    ? r->GetRepeatedFloat(m, f, j)
+                   : r->GetFloat(m, f));
+      break;
+    case FD::CPPTYPE_BOOL:
+      put(!present ? f->default_value_bool()
+          : rep    ? r->GetRepeatedBool(m, f, j)
+                   : r->GetBool(m, f));
+      break;
+    case FD::CPPTYPE_ENUM:
+      put(!present ? f->default_value_enum()->number()
+          : rep    ? r->GetRepeatedEnumValue(m, f, j)
+                   : r->GetEnumValue(m, f));
+      break;
+    case FD::CPPTYPE_STRING:
+      out->data<std::string>()[at] = !present ? f->default_value_string()
+                                     : rep    ? r->GetRepeatedString(m, f, j)
+                                              : r->GetString(m, f);
+      break;
+    case FD::CPPTYPE_MESSAGE:
+      out->data<std::string>()[at] = !present ? std::string()
+                                     : rep    ? r->GetRepeatedMessage(m, f, j).SerializeAsString()
+                                              : r->GetMessage(m, f).SerializeAsString();
+      break;
+  }
+}
+
+Status ComputeDecodeProto(const KernelContext& ctx) {
+  const auto& st = ctx.state<ProtoState>();
+  const Tensor& bytes = ctx.input(0);
+  if (bytes.rank() >= kMaxRank)
+    return ctx.Error("input 'bytes' has rank ", bytes.rank(), "; at most ", kMaxRank - 1);
+  const int64_t n = bytes.NumElements();
+  const auto nf = static_cast<int64_t>(st.fields.size());
+  std::vector<std::unique_ptr<pb::Message>> msgs(n);
+  for (int64_t i = 0; i < n; ++i) {
+    msgs[i].reset(st.prototype->New());
+    const std::string& rec = bytes.data<std::string>()[i];
+    const bool ok = st.text ? pb::TextFormat::ParseFromString(rec, msgs[i].get())
+                            : msgs[i]->ParseFromString(rec);
+    if (!ok)
+      return DataLoss("Unable to parse ", st.text ? "text" : "binary", " protobuf of type ",
+                      st.prototype->GetTypeName(), " (record ", i, " of input 'bytes')");
+  }
+  Shape sizes_shape = bytes.shape();
+  sizes_shape.AddDim(nf);
+  KILN_ASSIGN_OR_RETURN(Tensor * sizes, ctx.AllocateOutput(0, sizes_shape));
+  for (int64_t k = 0; k < nf; ++k) {
+    const FD* f = st.fields[k];
+    int64_t longest = 0;
+    for (int64_t i = 0; i < n; ++i) {
+      const int c = Count(*msgs[i], f);
+      sizes->data<int32_t>()[i * nf + k] = c;
+      longest = std::max<int64_t>(longest, c);
+    }
+    Shape shape = bytes.shape();
+    shape.AddDim(longest);
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(static_cast<int>(k) + 1, shape));
+    for (int64_t i = 0; i < n; ++i) {
+      const int c = sizes->data<int32_t>()[i * nf + k];
+      for (int64_t j = 0; j < longest; ++j)
+        StoreValue(*msgs[i], f, static_cast<int>(j), j < c, out, i * longest + j);
+    }
+  }
+  return OkStatus();
+}
+
+// ---- EncodeProto -----------------------------------------------------------------------------
+
+Status PrepareEncodeProto(PrepareContext& ctx) {
+  auto st = std::make_shared<ProtoState>();
+  KILN_PREPARE_ASSIGN(ctx, st->types, ctx.attrs.GetTypeList("Tinput_types"));
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(st->types.size()) + 1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "sizes", DType::kInt32));
+  for (size_t i = 0; i < st->types.size(); ++i)
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, static_cast<int>(i) + 1,
+                                          internal::StrCat("values:", i), st->types[i]));
+  KILN_RETURN_IF_ERROR(PrepareProtoState(ctx, st.get()));
+  const PartialShape& s = ctx.inputs[0].shape;
+  PartialShape out;
+  if (!s.unknown_rank()) {
+    if (s.rank() == 0) return ctx.Error("input 'sizes' must have a last dimension of fields");
+    out = *PartialShape::FromDims(std::vector<int64_t>(s.dims().begin(), s.dims().end() - 1));
+  }
+  ctx.outputs = {TensorSpec{DType::kString, out}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// Adds (or sets) value `at` of `in` to field f of m.
+void AddValue(pb::Message* m, const FD* f, const Tensor& in, int64_t at) {
+  const pb::Reflection* r = m->GetReflection();
+  const bool rep = f->is_repeated();
+  auto num = [&]() -> double {
+    switch (in.dtype()) {
+      case DType::kDouble:
+        return in.data<double>()[at];
+      case DType::kFloat:
+        return in.data<float>()[at];
+      default:
+        return 0;
+    }
+  };
+  auto integer = [&]() -> int64_t {
+    switch (in.dtype()) {
+      case DType::kInt32:
+        return in.data<int32_t>()[at];
+      case DType::kInt64:
+        return in.data<int64_t>()[at];
+      case DType::kUInt32:
+        return in.data<uint32_t>()[at];
+      case DType::kUInt64:
+        return static_cast<int64_t>(in.data<uint64_t>()[at]);
+      case DType::kBool:
+        return in.data<bool>()[at] ? 1 : 0;
+      default:
+        return 0;
+    }
+  };
+  switch (f->cpp_type()) {
+    case FD::CPPTYPE_INT32: {
+      const auto v = static_cast<int32_t>(integer());
+      rep ? r->AddInt32(m, f, v) : r->SetInt32(m, f, v);
+      break;
+    }
+    case FD::CPPTYPE_INT64:
+      rep ? r->AddInt64(m, f, integer()) : r->SetInt64(m, f, integer());
+      break;
+    case FD::CPPTYPE_UINT32: {
+      const auto v = static_cast<uint32_t>(integer());
+      rep ? r->AddUInt32(m, f, v) : r->SetUInt32(m, f, v);
+      break;
+    }
+    case FD::CPPTYPE_UINT64: {
+      const auto v = static_cast<uint64_t>(integer());
+      rep ? r->AddUInt64(m, f, v) : r->SetUInt64(m, f, v);
+      break;
+    }
+    case FD::CPPTYPE_DOUBLE:
+      rep ? r->AddDouble(m, f, num()) : r->SetDouble(m, f, num());
+      break;
+    case FD::CPPTYPE_FLOAT: {
+      const auto v = static_cast<float>(num());
+      rep ? r->AddFloat(m, f, v) : r->SetFloat(m, f, v);
+      break;
+    }
+    case FD::CPPTYPE_BOOL:
+      rep ? r->AddBool(m, f, integer() != 0) : r->SetBool(m, f, integer() != 0);
+      break;
+    case FD::CPPTYPE_ENUM: {
+      const auto v = static_cast<int>(integer());
+      rep ? r->AddEnumValue(m, f, v) : r->SetEnumValue(m, f, v);
+      break;
+    }
+    case FD::CPPTYPE_STRING:
+      rep ? r->AddString(m, f, in.data<std::string>()[at])
+          : r->SetString(m, f, in.data<std::string>()[at]);
+      break;
+    case FD::CPPTYPE_MESSAGE:
+      break;  // EncodeMessage parses the bytes into the submessage
+  }
+}
+
+Status ComputeEncodeProto(const KernelContext& ctx) {
+  const auto& st = ctx.state<ProtoState>();
+  const Tensor& sizes = ctx.input(0);
+  const auto nf = static_cast<int64_t>(st.fields.size());
+  if (sizes.rank() < 1 || sizes.dim(sizes.rank() - 1) != nf)
+    return ctx.Error("input 'sizes' must have shape [..., ", nf, "], got ",
+                     sizes.shape().ToString());
+  const Shape batch = *Shape::FromDims(sizes.shape().dims().first(sizes.rank() - 1));
+  const int64_t n = batch.num_elements();
+  for (int64_t k = 0; k < nf; ++k) {
+    const Tensor& v = ctx.input(static_cast<int>(k) + 1);
+    bool ok = v.rank() == batch.rank() + 1;
+    for (int d = 0; ok && d < batch.rank(); ++d) ok = v.dim(d) == batch.dim(d);
+    if (!ok)
+      return ctx.Error("values:", k, " must have shape ", batch.ToString(),
+                       " plus one dimension of values, got ", v.shape().ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, batch));
+  for (int64_t i = 0; i < n; ++i) {
+    std::unique_ptr<pb::Message> m(st.prototype->New());
+    for (int64_t k = 0; k < nf; ++k) {
+      const FD* f = st.fields[k];
+      const Tensor& v = ctx.input(static_cast<int>(k) + 1);
+      const int64_t width = v.dim(v.rank() - 1);
+      const int32_t count = sizes.data<int32_t>()[i * nf + k];
+      if (count < 0 || count > width)
+        return ctx.Error("sizes[", i, ", ", k, "] = ", count, " is not between 0 and the ", width,
+                         " values of field ", f->name());
+      if (count > 1 && !f->is_repeated())
+        return ctx.Error("field ", f->name(), " is not repeated but sizes[", i, ", ", k,
+                         "] = ", count);
+      for (int32_t j = 0; j < count; ++j) {
+        if (f->cpp_type() == FD::CPPTYPE_MESSAGE) {
+          const pb::Reflection* r = m->GetReflection();
+          // Types of this program's own protos come from its generated factory.
+          pb::MessageFactory* factory = st.own_pool ? st.factory.get() : nullptr;
+          pb::Message* sub = f->is_repeated() ? r->AddMessage(m.get(), f, factory)
+                                              : r->MutableMessage(m.get(), f, factory);
+          if (!sub->ParseFromString(v.data<std::string>()[i * width + j]))
+            return ctx.Error("values:", k, " holds bytes that are not a serialized ",
+                             f->message_type()->full_name());
+        } else {
+          AddValue(m.get(), f, v, i * width + j);
+        }
+      }
+    }
+    out->data<std::string>()[i] = m->SerializeAsString();
+  }
+  return OkStatus();
+}
+
+constexpr OpDefinition kDefs[] = {
+    {"DecodeProtoV2", "sizes,values*output_types", kOpFreshOutputs, PrepareDecodeProto},
+    {"EncodeProto", "bytes", kOpFreshOutputs, PrepareEncodeProto},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"DecodeProtoV2", ComputeDecodeProto},
+    {"EncodeProto", ComputeEncodeProto},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> ProtoCodecOpDefs() { return kDefs; }
+std::span<const KernelEntry> ProtoCodecCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,66 @@
+// The fused recurrent loop's form (recurrent_loop.h): which loop variables play which part,
+// found by recurrent_loop_match.cc and run by recurrent_loop.cc.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <string_view>
+
+#include "kiln/core/dtype.h"
+
+namespace kiln::exec {
+
+// Columns [begin, end) of dim 1 that a StridedSlice takes (Python's x[:, begin:end]); a
+// negative bound counts from the end, `*_full` is the mask bit (the bound left out).
+struct ColumnSlice {
+  int64_t begin = 0, end = 0;
+  bool begin_full = false, end_full = false;
+  // Whether it is [first, last) of a row of `width` columns.
+  bool Is(int64_t first, int64_t last, int64_t width) const {
+    auto at = [&](int64_t v, bool full, int64_t dflt) {
+      if (full) return dflt;
+      return std::clamp<int64_t>(v < 0 ? v + width : v, 0, width);
+    };
+    return at(begin, begin_full, 0) == first && at(end, end_full, width) == last;
+  }
+};
+
+// Loop-variable indices of the parts of the form.
+struct RecurrentLoop {
+  enum class Cell { kLstm, kGru, kSimple };
+  Cell cell = Cell::kLstm;
+  // The loop's element type: float32, or float16/bfloat16 (a mixed-precision layer), which the
+  // kernel computes in float32 and rounds where the graph's loop variables would.
+  DType dtype = DType::kFloat;
+  int counter = -1, limit = -1, time = -1, out = -1, h = -1, c = -1;
+  int xs = -1, kernel = -1, recurrent = -1, bias = -1;
+  int64_t max_time = 0;       // the cond's bound on `time`: a constant,
+  int max_time_arg = -1;      // or this unchanged variable (a sequence length known at run time)
+  bool write_at_time = true;  // out[time] = h' (return_sequences); else out[write_index] = h'
+  int64_t write_index = 0;
+  ColumnSlice gru_slices[3];  // the GRU's z, r and h columns of h recurrent
+  bool simple_relu = false;   // SimpleRNN's activation: relu, else tanh
+  // A masked layer (Keras's mask, e.g. from Embedding(mask_zero=True)): a step where a row's
+  // mask is false keeps that row's states and repeats its previous output (`prev_out`).
+  int mask = -1;      // the list of [batch, 1] bool masks
+  int prev_out = -1;  // the output of the last step (what the list gets)
+  // What a masked row outputs: prev_out (the previous output, repeated) or an unchanged
+  // variable (Keras's zeros when it returns sequences).
+  int masked_output = -1;
+  int64_t mask_tile = 0;  // the Tile's width: the units, or 1 (SelectV2 broadcasts it)
+};
+
+// KILN_RECURRENT_FUSION: unset or 1 fuses, 0 does not, "log" fuses and says so on stderr.
+enum class FusionMode { kOn, kOff, kLog };
+inline FusionMode RecurrentFusionMode() {
+  static const FusionMode mode = [] {
+    const char* e = std::getenv("KILN_RECURRENT_FUSION");
+    if (e == nullptr) return FusionMode::kOn;
+    if (std::string_view(e) == "0") return FusionMode::kOff;
+    return std::string_view(e) == "log" ? FusionMode::kLog : FusionMode::kOn;
+  }();
+  return mode;
+}
+
+}  // namespace kiln::exec

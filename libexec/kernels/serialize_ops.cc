@@ -1,0 +1,162 @@
+// Tensors as bytes: SerializeTensor and ParseTensor (TensorProto bytes as TensorFlow writes
+// them: tensor_content for numbers, string_val for strings; ParseTensor also reads the typed
+// value fields and checks out_type), and DecodeCompressed (zlib or gzip streams inflated with
+// zlib, as TF's ZlibInputStream does: a truncated stream gives what it holds, data after a zlib
+// stream is ignored, gzip members are read one after another).
+#include <zlib.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstring>
+#include <string>
+#include <string_view>
+
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kernels/tensor_proto_bytes.h"
+
+namespace kiln::exec {
+namespace {
+
+// ---- SerializeTensor / ParseTensor -----------------------------------------------------------
+
+Status PrepareSerializeTensor(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  if (t != DType::kString && !DTypeIsPod(t))
+    return ctx.Error("attr 'T': serializing ", DTypeShortName(t), " tensors is not supported");
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "tensor", t));
+  ctx.outputs = {TensorSpec{DType::kString, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeSerializeTensor(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape()));
+  Status s =
+      SerializeTensorProto(ctx.input(0), /*string_content=*/false, &out->data<std::string>()[0]);
+  if (!s.ok()) return ctx.Error("input 'tensor': ", s.message());
+  return OkStatus();
+}
+
+Status PrepareParseTensor(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("out_type"));
+  if (t != DType::kString && !DTypeIsPod(t))
+    return ctx.Error("attr 'out_type': parsing ", DTypeShortName(t), " tensors is not supported");
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "serialized", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "serialized", 0));
+  ctx.outputs = {TensorSpec{t, PartialShape::UnknownRank()}};
+  ctx.state = std::make_shared<TypedOpState<DType>>(t);
+  return OkStatus();
+}
+
+Status ComputeParseTensor(const KernelContext& ctx) {
+  const Tensor& in = ctx.input(0);
+  if (in.rank() != 0)
+    return ctx.Error("expected `serialized` to be a scalar, got shape ", in.shape().ToString());
+  Result<Tensor> parsed = ParseTensorProto(in.data<std::string>()[0]);
+  if (!parsed.ok())
+    return ctx.Error("could not parse `serialized` as TensorProto: ", parsed.status().message());
+  const Tensor& t = *parsed;
+  const DType want = ctx.state<TypedOpState<DType>>().value;
+  if (t.dtype() != want)
+    return ctx.Error("Type mismatch between parsed tensor (", DTypeShortName(t.dtype()),
+                     ") and dtype (", DTypeShortName(want), ")");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, t.shape()));
+  if (want == DType::kString)
+    std::copy_n(t.data<std::string>(), t.NumElements(), out->data<std::string>());
+  else if (t.ByteSize() > 0)
+    std::memcpy(out->raw_data(), t.raw_data(), t.ByteSize());
+  return OkStatus();
+}
+
+// ---- DecodeCompressed ------------------------------------------------------------------------
+
+enum class Compression { kNone, kZlib, kGzip };
+
+Status PrepareDecodeCompressed(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, std::string type, ctx.attrs.GetString("compression_type", ""));
+  Compression c = Compression::kNone;
+  if (type == "ZLIB")
+    c = Compression::kZlib;
+  else if (type == "GZIP")
+    c = Compression::kGzip;
+  else if (!type.empty())
+    return ctx.Error("attr 'compression_type' is '", type,
+                     "': only ZLIB, GZIP or NONE (\"\") are supported");
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "bytes", DType::kString));
+  ctx.outputs = {TensorSpec{DType::kString, ctx.inputs[0].shape}};
+  ctx.state = std::make_shared<TypedOpState<Compression>>(c);
+  return OkStatus();
+}
+
+// Inflates `in` into `out`; DataLoss names zlib's error.
+Status Inflate(std::string_view in, bool gzip, std::string* out) {
+  z_stream z{};
+  if (inflateInit2(&z, gzip ? MAX_WBITS + 16 : MAX_WBITS) != Z_OK)
+    return Internal("inflateInit2 failed");
+  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
+  size_t left = in.size();
+  char buf[1 << 14];
+  Status status = OkStatus();
+  for (;;) {
+    const uInt chunk = static_cast<uInt>(std::min<size_t>(left, UINT_MAX));
+    z.avail_in = chunk;
+    z.next_out = reinterpret_cast<Bytef*>(buf);
+    z.avail_out = sizeof(buf);
+    const int err = inflate(&z, Z_NO_FLUSH);
+    left -= chunk - z.avail_in;
+    out->append(buf, sizeof(buf) - z.avail_out);
+    if (err == Z_STREAM_END) {
+      // The next gzip member, if any; data after a zlib stream is not read.
+      if (!gzip || left == 0) break;
+      if (inflateReset(&z) != Z_OK) break;
+      continue;
+    }
+    if (err == Z_BUF_ERROR || (err == Z_OK && left == 0 && z.avail_out != 0)) break;  // truncated
+    if (err != Z_OK) {
+      status = DataLoss("inflate() failed with error ", err, ": ", z.msg ? z.msg : "");
+      break;
+    }
+  }
+  inflateEnd(&z);
+  return status;
+}
+
+Status ComputeDecodeCompressed(const KernelContext& ctx) {
+  const Compression c = ctx.state<TypedOpState<Compression>>().value;
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  for (int64_t i = 0; i < in.NumElements(); ++i) {
+    const std::string& s = in.data<std::string>()[i];
+    std::string& o = out->data<std::string>()[i];
+    o.clear();
+    if (c == Compression::kNone) {
+      o = s;
+      continue;
+    }
+    Status st = Inflate(s, c == Compression::kGzip, &o);
+    if (!st.ok()) return ctx.Error("element ", i, " of input 'bytes': ", st.message());
+  }
+  return OkStatus();
+}
+
+constexpr OpDefinition kDefs[] = {
+    {"SerializeTensor", "serialized", kOpFreshOutputs, PrepareSerializeTensor},
+    {"ParseTensor", "output", kOpFreshOutputs, PrepareParseTensor},
+    {"DecodeCompressed", "output", kOpFreshOutputs, PrepareDecodeCompressed},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"SerializeTensor", ComputeSerializeTensor},
+    {"ParseTensor", ComputeParseTensor},
+    {"DecodeCompressed", ComputeDecodeCompressed},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> SerializeOpDefs() { return kDefs; }
+std::span<const KernelEntry> SerializeCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

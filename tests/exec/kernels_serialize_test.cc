@@ -1,0 +1,137 @@
+// Errors of the serialization ops: ParseTensor's type check and bad bytes, DecodeCompressed's
+// bad streams and compression types, the SequenceExample parsers on malformed records and
+// mismatched types, and the sparse serialize ops on unsorted or inconsistent input (TF's
+// messages, naming what is wrong).
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "exec/kernel_test_util.h"
+
+namespace kiln::exec {
+namespace {
+
+using testing::CheckError;
+using testing::Make;
+using testing::OpRunner;
+
+std::string Field(int field, const std::string& bytes) {
+  return std::string(1, static_cast<char>(field << 3 | 2)) +
+         std::string(1, static_cast<char>(bytes.size())) + bytes;
+}
+
+TEST_CASE("ParseTensor checks out_type and the bytes") {
+  // A float32 scalar 1.5 in tensor_content.
+  const std::string f = std::string("\x08\x01\x12\x00\x22\x04\x00\x00\xc0\x3f", 10);
+  auto ok =
+      OpRunner("ParseTensor").Type("out_type", DType::kFloat).Input(Tensor::StringScalar(f)).Run1();
+  REQUIRE(ok.ok());
+  CHECK(ok->data<float>()[0] == 1.5f);
+  auto wrong =
+      OpRunner("ParseTensor").Type("out_type", DType::kInt32).Input(Tensor::StringScalar(f)).Run1();
+  CheckError(wrong.status(), {"Type mismatch", "float", "int32"});
+  auto garbage = OpRunner("ParseTensor")
+                     .Type("out_type", DType::kFloat)
+                     .Input(Tensor::StringScalar("\xff\xff"))
+                     .Run1();
+  CheckError(garbage.status(), {"`serialized`", "TensorProto"});
+  // Two elements declared, one element of bytes.
+  const std::string short_content =
+      std::string("\x08\x01\x12\x04\x12\x02\x08\x02\x22\x04\x00\x00\xc0\x3f", 14);
+  auto bad = OpRunner("ParseTensor")
+                 .Type("out_type", DType::kFloat)
+                 .Input(Tensor::StringScalar(short_content))
+                 .Run1();
+  CheckError(bad.status(), {"tensor_content"});
+}
+
+TEST_CASE("DecodeCompressed refuses bad streams and unknown compressions") {
+  auto garbage = OpRunner("DecodeCompressed")
+                     .String("compression_type", "ZLIB")
+                     .Input(Make<std::string>({"garbage"}, Shape{1}))
+                     .Run1();
+  CheckError(garbage.status(), {"inflate() failed", "incorrect header check"});
+  auto lz = OpRunner("DecodeCompressed")
+                .String("compression_type", "LZ4")
+                .Input(Make<std::string>({"x"}, Shape{1}))
+                .Run1();
+  CheckError(lz.status(), {"attr 'compression_type'", "LZ4", "ZLIB, GZIP"});
+}
+
+// ParseSequenceExampleV2 with one context sparse feature "k" of type `t`.
+OpRunner SparseContextParse(DType t, const std::string& record) {
+  auto keys = [](const std::vector<std::string>& k) {
+    const auto n = static_cast<int64_t>(k.size());
+    return Make<std::string>(k, Shape{n});
+  };
+  OpRunner r("ParseSequenceExampleV2");
+  r.Int("Ncontext_sparse", 1)
+      .TypeList("context_sparse_types", {t})
+      .Input(Make<std::string>({record}, Shape{1}))
+      .Input(Tensor(DType::kString, Shape{0}))
+      .Input(keys({"k"}));
+  for (int i = 0; i < 5; ++i) r.Input(Tensor(DType::kString, Shape{0}));
+  r.Input(Tensor(DType::kBool, Shape{0}));
+  return r;
+}
+
+TEST_CASE("the SequenceExample parsers name malformed records and type mismatches") {
+  // context { feature { key: "k" value { float_list { value: [] } } } }
+  const std::string floats = Field(1, Field(1, Field(1, "k") + Field(2, Field(2, ""))));
+  auto ok = SparseContextParse(DType::kFloat, floats).Run();
+  REQUIRE(ok.ok());
+  CHECK((*ok)[1].NumElements() == 0);
+  auto mismatch = SparseContextParse(DType::kInt64, floats).Run();
+  CheckError(mismatch.status(), {"Context feature: k", "Data types don't match", "int64"});
+  auto truncated = SparseContextParse(DType::kFloat, floats.substr(0, floats.size() - 2)).Run();
+  CheckError(truncated.status(), {"Invalid protocol message input", "<unknown>"});
+}
+
+TEST_CASE("the sparse serialize ops refuse unsorted and inconsistent input") {
+  auto unsorted = OpRunner("SerializeManySparse")
+                      .T(DType::kFloat)
+                      .Input(Make<int64_t>({1, 0, 0, 1}, Shape{2, 2}))
+                      .Input(Make<float>({1, 2}, Shape{2}))
+                      .Input(Make<int64_t>({2, 2}, Shape{2}))
+                      .Run1();
+  CheckError(unsorted.status(), {"indices[1] = [0,1]", "out of order"});
+  auto outside = OpRunner("SerializeManySparse")
+                     .T(DType::kFloat)
+                     .Input(Make<int64_t>({0, 5}, Shape{1, 2}))
+                     .Input(Make<float>({1}, Shape{1}))
+                     .Input(Make<int64_t>({2, 2}, Shape{2}))
+                     .Run1();
+  CheckError(outside.status(), {"indices[0] = [0,5]", "out of bounds"});
+  auto rank1 = OpRunner("SerializeManySparse")
+                   .T(DType::kFloat)
+                   .Input(Make<int64_t>({0}, Shape{1, 1}))
+                   .Input(Make<float>({1}, Shape{1}))
+                   .Input(Make<int64_t>({2}, Shape{1}))
+                   .Run1();
+  CheckError(rank1.status(), {"Rank of input SparseTensor should be > 1"});
+  auto one = OpRunner("SerializeSparse")
+                 .T(DType::kFloat)
+                 .Input(Make<int64_t>({0, 1}, Shape{1, 2}))
+                 .Input(Make<float>({1}, Shape{1}))
+                 .Input(Make<int64_t>({2, 2}, Shape{2}))
+                 .Run1();
+  REQUIRE(one.ok());
+  auto as_int = OpRunner("DeserializeSparse").Type("dtype", DType::kInt32).Input(*one).Run();
+  CheckError(as_int.status(), {"Requested SparseTensor of type int32", "float"});
+  auto no_triple = OpRunner("DeserializeSparse")
+                       .Type("dtype", DType::kFloat)
+                       .Input(Make<std::string>({"a", "b"}, Shape{2}))
+                       .Run();
+  CheckError(no_triple.status(), {"3 as the last dimension"});
+  auto variant = OpRunner("SerializeSparse")
+                     .T(DType::kFloat)
+                     .Type("out_type", DType::kVariant)
+                     .Input(Make<int64_t>({0, 1}, Shape{1, 2}))
+                     .Input(Make<float>({1}, Shape{1}))
+                     .Input(Make<int64_t>({2, 2}, Shape{2}))
+                     .Run1();
+  CheckError(variant.status(), {"attr 'out_type'", "variant"});
+}
+
+}  // namespace
+}  // namespace kiln::exec
