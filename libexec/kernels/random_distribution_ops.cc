@@ -18,7 +18,6 @@
 #include <cmath>
 #include <limits>
 #include <mutex>
-#include <random>
 #include <vector>
 
 #include "kernels/array_util.h"
@@ -35,9 +34,6 @@ namespace kiln::exec {
 namespace {
 
 using random::Philox;
-
-constexpr int kAlgPhilox = 1;
-constexpr int kAlgAuto = 3;
 
 // What TF's OpDefs (and CPU kernels) accept.
 using GammaTypes = TypeList<float, double, Half>;
@@ -60,39 +56,7 @@ struct DistState : OpState {
   }
 };
 
-// ---- where the stream starts -----------------------------------------------------------------
-
-Result<Philox> GeneratorFromSeed(const KernelContext& ctx, const Tensor& seed) {
-  if (seed.shape() != Shape{2} ||
-      (seed.dtype() != DType::kInt32 && seed.dtype() != DType::kInt64)) {
-    return ctx.Error("input 'seed' must be an int32 or int64 tensor of shape (2,), got ",
-                     seed.DebugString());
-  }
-  auto at = [&](int i) {  // sign-extended, as TF copies int32 seeds into uint64
-    return seed.dtype() == DType::kInt32 ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[i]})
-                                         : static_cast<uint64_t>(seed.data<int64_t>()[i]);
-  };
-  return random::StatelessGenerator(at(0), at(1));
-}
-
-Result<Philox> GeneratorFromKeyCounter(const KernelContext& ctx, const Tensor& key,
-                                       const Tensor& counter, const Tensor& alg) {
-  if (alg.dtype() != DType::kInt32 || alg.NumElements() != 1)
-    return ctx.Error("input 'alg' must be an int32 scalar, got ", alg.DebugString());
-  const int a = alg.data<int32_t>()[0];
-  if (a != kAlgPhilox && a != kAlgAuto)
-    return ctx.Error("input 'alg' is ", a, "; only Philox (1) and auto (3) run on CPUs");
-  if (key.dtype() != DType::kUInt64 || key.shape() != Shape{1})
-    return ctx.Error("input 'key' must be a uint64 tensor of shape (1,), got ", key.DebugString());
-  if (counter.dtype() != DType::kUInt64 || counter.rank() != 1 || counter.NumElements() < 2)
-    return ctx.Error("input 'counter' must be a uint64 vector of at least 2 elements, got ",
-                     counter.DebugString());
-  const uint64_t k = key.data<uint64_t>()[0];
-  const uint64_t c0 = counter.data<uint64_t>()[0], c1 = counter.data<uint64_t>()[1];
-  return Philox(Philox::Result{static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32),
-                               static_cast<uint32_t>(c1), static_cast<uint32_t>(c1 >> 32)},
-                Philox::Key{static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)});
-}
+// ---- where the stream starts (random_util.h) ---------------------------------------------------
 
 Result<Philox> StatelessGeneratorOf(const KernelContext& ctx, bool key_counter) {
   if (key_counter) return GeneratorFromKeyCounter(ctx, ctx.input(1), ctx.input(2), ctx.input(3));
@@ -191,18 +155,6 @@ Status PrepareStatelessBinomial(PrepareContext& ctx) {
   ctx.outputs = {TensorSpec{st->out, shape}};
   ctx.state = std::move(st);
   return OkStatus();
-}
-
-Result<Philox> SeededGenerator(const PrepareContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(int64_t seed, ctx.attrs.GetInt("seed", 0));
-  KILN_ASSIGN_OR_RETURN(int64_t seed2, ctx.attrs.GetInt("seed2", 0));
-  uint64_t s1 = static_cast<uint64_t>(seed), s2 = static_cast<uint64_t>(seed2);
-  if (s1 == 0 && s2 == 0) {  // unseeded: every node and every program run differ
-    std::random_device rd;
-    s1 = (uint64_t{rd()} << 32) | rd();
-    s2 = (uint64_t{rd()} << 32) | rd();
-  }
-  return Philox(s1, s2);
 }
 
 // RandomGamma(shape, alpha: T), RandomPoissonV2(shape, rate: R) -> shape + the parameter's

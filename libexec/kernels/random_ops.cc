@@ -195,18 +195,6 @@ struct StatefulRandomState : OpState {
   }
 };
 
-Result<Philox> SeededGenerator(const PrepareContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(int64_t seed, ctx.attrs.GetInt("seed", 0));
-  KILN_ASSIGN_OR_RETURN(int64_t seed2, ctx.attrs.GetInt("seed2", 0));
-  uint64_t s1 = static_cast<uint64_t>(seed), s2 = static_cast<uint64_t>(seed2);
-  if (s1 == 0 && s2 == 0) {  // unseeded: every node and every program run differ
-    std::random_device rd;
-    s1 = (uint64_t{rd()} << 32) | rd();
-    s2 = (uint64_t{rd()} << 32) | rd();
-  }
-  return Philox(s1, s2);
-}
-
 // RandomStandardNormal, RandomUniform: (shape) -> dtype.
 Status PrepareRandomFloat(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
@@ -374,6 +362,18 @@ constexpr KernelEntry kCpu[] = {
 };
 
 }  // namespace
+
+Result<random::Philox> SeededGenerator(const PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(int64_t seed, ctx.attrs.GetInt("seed", 0));
+  KILN_ASSIGN_OR_RETURN(int64_t seed2, ctx.attrs.GetInt("seed2", 0));
+  uint64_t s1 = static_cast<uint64_t>(seed), s2 = static_cast<uint64_t>(seed2);
+  if (s1 == 0 && s2 == 0) {  // unseeded: every node and every program run differ
+    std::random_device rd;
+    s1 = (uint64_t{rd()} << 32) | rd();
+    s2 = (uint64_t{rd()} << 32) | rd();
+  }
+  return random::Philox(s1, s2);
+}
 
 std::span<const OpDefinition> RandomOpDefs() { return kDefs; }
 std::span<const KernelEntry> RandomCpuKernels() { return kCpu; }

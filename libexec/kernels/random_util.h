@@ -1,5 +1,6 @@
-// What the stateful (random_ops.cc) and stateless (stateless_random_ops.cc) random ops share:
-// the "shape" input, and Multinomial's sampling from a given Philox stream.
+// What the stateful (random_ops.cc), stateless (stateless_random_ops.cc) and distribution
+// (random_distribution_ops.cc) random ops share: the "shape" input, where a stream starts, and
+// Multinomial's sampling from a given Philox stream.
 #pragma once
 
 #include <cstdint>
@@ -18,6 +19,21 @@ inline constexpr std::initializer_list<DType> kRandomIndexDTypes = {DType::kInt3
 Status PrepareShapeInput(PrepareContext& ctx, int i, DType index_type, PartialShape* out);
 // The run-time value of a "shape" input.
 Result<Shape> ShapeFromInput(const KernelContext& ctx, const Tensor& t);
+
+// The RNG algorithms of the V2/V3 stateless ops' "alg" input that run on CPUs.
+inline constexpr int kRngAlgPhilox = 1;
+inline constexpr int kRngAlgAuto = 3;
+
+// A stateful seeded node's generator from its seed and seed2 attrs, as TF's GuardedPhiloxRandom
+// starts it (both 0: a random seed, so every node and every run differ). Defined in
+// random_ops.cc.
+Result<random::Philox> SeededGenerator(const PrepareContext& ctx);
+// A stateless op's stream from its "seed" input (int32 or int64, shape (2,)); from a V2 op's
+// key (uint64 (1,)), counter (uint64, at least 2) and alg inputs. Defined in
+// stateless_random_ops.cc; errors name the input and what TF expects.
+Result<random::Philox> GeneratorFromSeed(const KernelContext& ctx, const Tensor& seed);
+Result<random::Philox> GeneratorFromKeyCounter(const KernelContext& ctx, const Tensor& key,
+                                               const Tensor& counter, const Tensor& alg);
 
 // Multinomial's attrs and inputs (logits [batch, classes], num_samples); sets ctx.outputs and
 // returns the output dtype.

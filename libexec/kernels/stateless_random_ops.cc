@@ -21,9 +21,6 @@ namespace {
 
 using random::Philox;
 
-constexpr int kAlgPhilox = 1;
-constexpr int kAlgAuto = 3;
-
 using StatelessFloatTypes = TypeList<float, double, Half, BFloat16>;
 using StatelessIntTypes = TypeList<int32_t, int64_t>;
 using FullIntTypes = TypeList<int32_t, int64_t, uint32_t, uint64_t>;
@@ -36,41 +33,6 @@ struct StatelessState : OpState {
   Draw draw = Draw::kUniform;
   bool v2 = false;  // key/counter/alg inputs instead of a seed
 };
-
-// ---- where the stream starts -----------------------------------------------------------------
-
-Result<Philox> GeneratorFromSeed(const KernelContext& ctx, const Tensor& seed) {
-  if (seed.shape() != Shape{2} ||
-      (seed.dtype() != DType::kInt32 && seed.dtype() != DType::kInt64)) {
-    return ctx.Error("input 'seed' must be an int32 or int64 tensor of shape (2,), got ",
-                     seed.DebugString());
-  }
-  // Sign-extended to 64 bits, as TF copies int32 seeds into uint64.
-  auto at = [&](int i) {
-    return seed.dtype() == DType::kInt32 ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[i]})
-                                         : static_cast<uint64_t>(seed.data<int64_t>()[i]);
-  };
-  return random::StatelessGenerator(at(0), at(1));
-}
-
-Result<Philox> GeneratorFromKeyCounter(const KernelContext& ctx, const Tensor& key,
-                                       const Tensor& counter, const Tensor& alg) {
-  if (alg.dtype() != DType::kInt32 || alg.NumElements() != 1)
-    return ctx.Error("input 'alg' must be an int32 scalar, got ", alg.DebugString());
-  const int a = alg.data<int32_t>()[0];
-  if (a != kAlgPhilox && a != kAlgAuto)
-    return ctx.Error("input 'alg' is ", a, "; only Philox (1) and auto (3) run on CPUs");
-  if (key.dtype() != DType::kUInt64 || key.NumElements() < 1)
-    return ctx.Error("input 'key' must be a uint64 tensor of shape (1,), got ", key.DebugString());
-  if (counter.dtype() != DType::kUInt64 || counter.NumElements() < 2)
-    return ctx.Error("input 'counter' must be a uint64 tensor of at least 2 elements, got ",
-                     counter.DebugString());
-  const uint64_t k = key.data<uint64_t>()[0];
-  const uint64_t c0 = counter.data<uint64_t>()[0], c1 = counter.data<uint64_t>()[1];
-  return Philox(Philox::Result{static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32),
-                               static_cast<uint32_t>(c1), static_cast<uint32_t>(c1 >> 32)},
-                Philox::Key{static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)});
-}
 
 // ---- prepare ---------------------------------------------------------------------------------
 
@@ -214,7 +176,7 @@ Status ComputeGetKeyCounter(const KernelContext& ctx) {
   counter->data<uint64_t>()[1] = join(gen.counter()[2], gen.counter()[3]);
   if (kWithAlg) {
     KILN_ASSIGN_OR_RETURN(Tensor * alg, ctx.AllocateOutput(2, Shape{}));
-    alg->data<int32_t>()[0] = kAlgPhilox;
+    alg->data<int32_t>()[0] = kRngAlgPhilox;
   }
   return OkStatus();
 }
@@ -222,13 +184,13 @@ Status ComputeGetKeyCounter(const KernelContext& ctx) {
 Status PrepareGetAlg(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
   ctx.outputs = {TensorSpec{DType::kInt32, PartialShape::Scalar()}};
-  ctx.constant_outputs = {Tensor::Scalar<int32_t>(kAlgPhilox)};
+  ctx.constant_outputs = {Tensor::Scalar<int32_t>(kRngAlgPhilox)};
   return OkStatus();
 }
 
 Status ComputeGetAlg(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * alg, ctx.AllocateOutput(0, Shape{}));
-  alg->data<int32_t>()[0] = kAlgPhilox;
+  alg->data<int32_t>()[0] = kRngAlgPhilox;
   return OkStatus();
 }
 
@@ -288,6 +250,43 @@ constexpr KernelEntry kCpu[] = {
 };
 
 }  // namespace
+
+// ---- where the stream starts (random_util.h) ---------------------------------------------------
+
+Result<random::Philox> GeneratorFromSeed(const KernelContext& ctx, const Tensor& seed) {
+  if (seed.shape() != Shape{2} ||
+      (seed.dtype() != DType::kInt32 && seed.dtype() != DType::kInt64)) {
+    return ctx.Error("input 'seed' must be an int32 or int64 tensor of shape (2,), got ",
+                     seed.DebugString());
+  }
+  // Sign-extended to 64 bits, as TF copies int32 seeds into uint64.
+  auto at = [&](int i) {
+    return seed.dtype() == DType::kInt32 ? static_cast<uint64_t>(int64_t{seed.data<int32_t>()[i]})
+                                         : static_cast<uint64_t>(seed.data<int64_t>()[i]);
+  };
+  return random::StatelessGenerator(at(0), at(1));
+}
+
+Result<random::Philox> GeneratorFromKeyCounter(const KernelContext& ctx, const Tensor& key,
+                                               const Tensor& counter, const Tensor& alg) {
+  using random::Philox;
+  if (alg.dtype() != DType::kInt32 || alg.NumElements() != 1)
+    return ctx.Error("input 'alg' must be an int32 scalar, got ", alg.DebugString());
+  const int a = alg.data<int32_t>()[0];
+  if (a != kRngAlgPhilox && a != kRngAlgAuto)
+    return ctx.Error("input 'alg' is ", a, "; only Philox (1) and auto (3) run on CPUs");
+  // TF's GetKeyCounterAlgFromInputs: a key of shape (1,), a counter vector long enough.
+  if (key.dtype() != DType::kUInt64 || key.shape() != Shape{1})
+    return ctx.Error("input 'key' must be a uint64 tensor of shape (1,), got ", key.DebugString());
+  if (counter.dtype() != DType::kUInt64 || counter.rank() != 1 || counter.NumElements() < 2)
+    return ctx.Error("input 'counter' must be a uint64 vector of at least 2 elements, got ",
+                     counter.DebugString());
+  const uint64_t k = key.data<uint64_t>()[0];
+  const uint64_t c0 = counter.data<uint64_t>()[0], c1 = counter.data<uint64_t>()[1];
+  return Philox(Philox::Result{static_cast<uint32_t>(c0), static_cast<uint32_t>(c0 >> 32),
+                               static_cast<uint32_t>(c1), static_cast<uint32_t>(c1 >> 32)},
+                Philox::Key{static_cast<uint32_t>(k), static_cast<uint32_t>(k >> 32)});
+}
 
 std::span<const OpDefinition> StatelessRandomOpDefs() { return kDefs; }
 std::span<const KernelEntry> StatelessRandomCpuKernels() { return kCpu; }

@@ -3,6 +3,7 @@
 // message.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "exec/kernel_test_util.h"
@@ -178,6 +179,99 @@ TEST_CASE("optimizer updates follow their rules") {
     CheckClose<float>(Value(ms), want[1], 1e-5);
     CheckClose<float>(Value(mo), want[2], 1e-5);
   }
+}
+
+TEST_CASE("Adagrad, AdaMax and AdamWithAmsgrad updates follow their rules") {
+  const Shape s{3, 4};
+  const Tensor var0 = Random<float>(s, 1, -1, 1);
+  const Tensor slot0 = Random<float>(s, 2, 0.1, 1);
+  const Tensor slot1 = Random<float>(s, 3, 0.1, 1);
+  const Tensor slot2 = Random<float>(s, 5, 0.1, 1);
+  const Tensor grad = Random<float>(s, 4, -1, 1);
+  const double lr = 0.05, eps = 1e-7, b1 = 0.9, b2 = 0.999, b1p = 0.9 * 0.9, b2p = 0.999 * 0.999;
+  auto f = [](double v) { return Tensor::Scalar(static_cast<float>(v)); };
+
+  for (bool update_slots : {true, false}) {
+    CAPTURE(update_slots);
+    Var v = MakeVar("v", var0), a = MakeVar("accum", slot0);
+    REQUIRE(OpRunner("ResourceApplyAdagrad")
+                .T(DType::kFloat)
+                .Bool("update_slots", update_slots)
+                .Input(v.handle)
+                .Input(a.handle)
+                .Input(f(lr))
+                .Input(grad)
+                .Run()
+                .ok());
+    auto want = RefUpdate({var0, slot0}, grad, [&](std::vector<double>& x, double g) {
+      if (update_slots) x[1] += g * g;
+      x[0] -= lr * g / std::sqrt(x[1]);
+    });
+    CheckClose<float>(Value(v), want[0], 1e-5);
+    CheckClose<float>(Value(a), want[1], 1e-5);
+  }
+  SUBCASE("AdaMax") {
+    Var v = MakeVar("v", var0), m = MakeVar("m", slot0), u = MakeVar("u", slot1);
+    REQUIRE(OpRunner("ResourceApplyAdaMax")
+                .T(DType::kFloat)
+                .Input(v.handle)
+                .Input(m.handle)
+                .Input(u.handle)
+                .Input(f(b1p))
+                .Input(f(lr))
+                .Input(f(b1))
+                .Input(f(b2))
+                .Input(f(eps))
+                .Input(grad)
+                .Run()
+                .ok());
+    auto want = RefUpdate({var0, slot0, slot1}, grad, [&](std::vector<double>& x, double g) {
+      x[1] += (g - x[1]) * (1 - b1);
+      x[2] = std::max(b2 * x[2], std::abs(g));
+      x[0] -= lr / (1 - b1p) * (x[1] / (x[2] + eps));
+    });
+    CheckClose<float>(Value(v), want[0], 1e-5);
+    CheckClose<float>(Value(m), want[1], 1e-5);
+    CheckClose<float>(Value(u), want[2], 1e-5);
+  }
+  SUBCASE("AdamWithAmsgrad") {
+    Var v = MakeVar("v", var0), m = MakeVar("m", slot0), u = MakeVar("u", slot1),
+        vhat = MakeVar("vhat", slot2);
+    REQUIRE(OpRunner("ResourceApplyAdamWithAmsgrad")
+                .T(DType::kFloat)
+                .Input(v.handle)
+                .Input(m.handle)
+                .Input(u.handle)
+                .Input(vhat.handle)
+                .Input(f(b1p))
+                .Input(f(b2p))
+                .Input(f(lr))
+                .Input(f(b1))
+                .Input(f(b2))
+                .Input(f(eps))
+                .Input(grad)
+                .Run()
+                .ok());
+    auto want = RefUpdate({var0, slot0, slot1, slot2}, grad, [&](std::vector<double>& x, double g) {
+      const double alpha = lr * std::sqrt(1 - b2p) / (1 - b1p);
+      x[1] += (g - x[1]) * (1 - b1);
+      x[2] += (g * g - x[2]) * (1 - b2);
+      x[3] = std::max(x[3], x[2]);
+      x[0] -= x[1] * alpha / (std::sqrt(x[3]) + eps);
+    });
+    CheckClose<float>(Value(v), want[0], 1e-5);
+    CheckClose<float>(Value(m), want[1], 1e-5);
+    CheckClose<float>(Value(u), want[2], 1e-5);
+    CheckClose<float>(Value(vhat), want[3], 1e-5);
+  }
+}
+
+TEST_CASE("ResourceApplyAdaMax has no bfloat16 kernel, as TF") {
+  OpRunner r("ResourceApplyAdaMax", "adamax");
+  r.T(DType::kBFloat16).InputSpec({DType::kResource, Shape{}});
+  r.InputSpec({DType::kResource, Shape{}}).InputSpec({DType::kResource, Shape{}});
+  for (int i = 0; i < 6; ++i) r.InputSpec({DType::kBFloat16, Shape{}});
+  CheckError(r.Prepare(), {"attr 'T'", "bfloat16"});
 }
 
 TEST_CASE("an update writes in place only when no reader holds the variable's buffer") {
