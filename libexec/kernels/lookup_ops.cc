@@ -1,11 +1,13 @@
-// Lookup tables (lookup_table.h): HashTableV2 and MutableHashTableV2 make them (shared by name
+// Lookup tables (lookup_table.h): HashTableV2, MutableHashTableV2, MutableHashTableOfTensorsV2
+// and MutableDenseHashTableV2 make them (shared by name
 // through the model's resource manager, or owned by the node when unnamed, as TF's kernels do;
-// AnonymousHashTable and AnonymousMutableHashTable are always the node's own);
+// the Anonymous* tables are always the node's own);
 // InitializeTableV2, InitializeTableFromTextFileV2, LookupTableImportV2 and LookupTableInsertV2
 // fill them, LookupTableRemoveV2 empties them; LookupTableFindV2, LookupTableSizeV2 and
 // LookupTableExportV2 read them. The TF 1 forms (HashTable, LookupTableFind, ...) take the table
 // as a reference (Ref(string)); here that is the same resource handle, so they share the V2
 // kernels.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -52,11 +54,26 @@ Status CheckTableDTypes(const LookupTable& table, DType key, DType value) {
 
 // ---- HashTableV2, MutableHashTableV2 ---------------------------------------------------------
 
-template <bool kMutable>
-Status PrepareTable(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
-  KILN_PREPARE_ASSIGN(ctx, DType key, ctx.attrs.GetType("key_dtype"));
-  KILN_PREPARE_ASSIGN(ctx, DType value, ctx.attrs.GetType("value_dtype"));
+// Which kind of table a creating node makes; a shared table must be of the node's kind.
+enum class Kind { kStatic, kMutable, kTensors, kDense };
+
+constexpr std::string_view KindName(Kind k) {
+  constexpr std::string_view kNames[] = {"HashTableV2", "MutableHashTableV2",
+                                         "MutableHashTableOfTensorsV2", "MutableDenseHashTableV2"};
+  return kNames[static_cast<int>(k)];
+}
+
+Kind KindOf(const LookupTable& t) {
+  if (t.initializable()) return Kind::kStatic;
+  if (t.dense()) return Kind::kDense;
+  return t.value_shape().rank() == 0 ? Kind::kMutable : Kind::kTensors;
+}
+
+// The kind-specific part of a creating node: its attrs and inputs, and the table they make.
+using TableMaker = std::function<Result<std::shared_ptr<LookupTable>>(std::string name)>;
+
+Status PrepareTableOf(PrepareContext& ctx, Kind kind, DType key, DType value,
+                      const Shape& value_shape, const TableMaker& make) {
   KILN_PREPARE_ASSIGN(ctx, std::string container, ctx.attrs.GetString("container", ""));
   KILN_PREPARE_ASSIGN(ctx, std::string shared_name, ctx.attrs.GetString("shared_name", ""));
   KILN_PREPARE_ASSIGN(ctx, bool node_sharing, ctx.attrs.GetBool("use_node_name_sharing", false));
@@ -78,7 +95,7 @@ Status PrepareTable(PrepareContext& ctx) {
   if (!name.empty() && ctx.resources != nullptr) {
     Status made;
     r = ctx.resources->LookupOrCreate(name, [&]() -> Handle {
-      auto t = MakeLookupTable(name, key, value, !kMutable);
+      auto t = make(name);
       if (!t.ok()) made = t.status();
       return t.ok() ? *t : nullptr;
     });
@@ -86,20 +103,71 @@ Status PrepareTable(PrepareContext& ctx) {
     LookupTable* table = AsLookupTable(r.get());
     if (table == nullptr) return ctx.Error("resource '", name, "' exists and is not a table");
     KILN_PREPARE_CHECK(ctx, CheckTableDTypes(*table, key, value));
-    if (table->initializable() == kMutable)
-      return ctx.Error("table '", name, "' exists as a ",
-                       kMutable ? "HashTableV2" : "MutableHashTableV2");
+    if (KindOf(*table) != kind)
+      return ctx.Error("table '", name, "' exists as a ", KindName(KindOf(*table)));
+    if (table->value_shape() != value_shape)
+      return ctx.Error("table '", name, "' exists with value shape ",
+                       table->value_shape().ToString(), ", the node's is ", value_shape.ToString());
   } else {
     // Unnamed: the node owns its table, which lives as long as the prepared graph.
-    KILN_PREPARE_ASSIGN(
-        ctx, r,
-        MakeLookupTable(name.empty() ? std::string(ctx.node_name) : name, key, value, !kMutable));
+    KILN_PREPARE_ASSIGN(ctx, r, make(name.empty() ? std::string(ctx.node_name) : name));
   }
   Tensor handle(DType::kResource, Shape());
   handle.scalar<Handle>() = std::move(r);
   ctx.outputs = {TensorSpec{DType::kResource, PartialShape::Scalar()}};
   ctx.state = std::make_shared<TypedOpState<Tensor>>(std::move(handle));
   return OkStatus();
+}
+
+template <bool kMutable>
+Status PrepareTable(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, DType key, ctx.attrs.GetType("key_dtype"));
+  KILN_PREPARE_ASSIGN(ctx, DType value, ctx.attrs.GetType("value_dtype"));
+  return PrepareTableOf(
+      ctx, kMutable ? Kind::kMutable : Kind::kStatic, key, value, Shape(),
+      [&](std::string name) { return MakeLookupTable(std::move(name), key, value, !kMutable); });
+}
+
+// MutableHashTableOfTensorsV2: values of the vector shape `value_shape`.
+Status PrepareTensorTable(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, DType key, ctx.attrs.GetType("key_dtype"));
+  KILN_PREPARE_ASSIGN(ctx, DType value, ctx.attrs.GetType("value_dtype"));
+  KILN_PREPARE_ASSIGN(ctx, PartialShape vs, ctx.attrs.GetShape("value_shape", Shape()));
+  auto shape = vs.ToShape();
+  if (!shape.ok() || shape->rank() != 1)
+    return ctx.Error("attr 'value_shape': expected a vector of known size, got ",
+                     vs.ToPythonString());
+  return PrepareTableOf(ctx, Kind::kTensors, key, value, *shape, [&](std::string name) {
+    return MakeTensorLookupTable(std::move(name), key, value, *shape);
+  });
+}
+
+// MutableDenseHashTableV2: `empty_key` and `deleted_key` (inputs, known when the graph is
+// prepared: constants in a saved model) mark free buckets.
+Status PrepareDenseTable(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType key, ctx.attrs.GetType("key_dtype"));
+  KILN_PREPARE_ASSIGN(ctx, DType value, ctx.attrs.GetType("value_dtype"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "empty_key", key));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "deleted_key", key));
+  DenseTableOptions o;
+  KILN_PREPARE_ASSIGN(ctx, PartialShape vs, ctx.attrs.GetShape("value_shape", Shape()));
+  auto shape = vs.ToShape();
+  if (!shape.ok()) return ctx.Error("attr 'value_shape' must be known, got ", vs.ToPythonString());
+  o.value_shape = *shape;
+  KILN_PREPARE_ASSIGN(ctx, o.initial_num_buckets, ctx.attrs.GetInt("initial_num_buckets", 131072));
+  KILN_PREPARE_ASSIGN(ctx, o.max_load_factor, ctx.attrs.GetFloat("max_load_factor", 0.8f));
+  const Tensor* empty = ConstantInput(ctx, 0);
+  const Tensor* deleted = ConstantInput(ctx, 1);
+  if (empty == nullptr || deleted == nullptr)
+    return ctx.Error("inputs 'empty_key' and 'deleted_key' must be constants");
+  o.empty_key = *empty;
+  o.deleted_key = *deleted;
+  return PrepareTableOf(ctx, Kind::kDense, key, value, o.value_shape, [&](std::string name) {
+    return MakeDenseLookupTable(std::move(name), key, value, o);
+  });
 }
 
 Status ComputeTable(const KernelContext& ctx) {
@@ -130,16 +198,53 @@ Result<std::shared_ptr<TableIoState>> PrepareTableIo(PrepareContext& ctx, std::s
   return st;
 }
 
+// `keys` followed by the table's value shape; unknown rank when either is.
+PartialShape ValuesShape(const PartialShape& keys, const LookupTable* table) {
+  if (table == nullptr || keys.unknown_rank() ||
+      keys.rank() + table->value_shape().rank() > kMaxRank)
+    return PartialShape::UnknownRank();
+  std::vector<int64_t> dims(keys.dims().begin(), keys.dims().end());
+  for (int64_t d : table->value_shape().dims()) dims.push_back(d);
+  auto s = PartialShape::FromDims(dims);
+  return s.ok() ? *s : PartialShape::UnknownRank();
+}
+
+// What a default must be: one value or one per key (`full`).
+std::string DefaultShapeError(const Shape& value, const std::string& full, const std::string& got) {
+  if (value.rank() == 0)
+    return "input 'default_value' must be a scalar or have the shape of 'keys' " + full + ", got " +
+           got;
+  return "input 'default_value' must have the value shape " + value.ToString() + " or " + full +
+         ", got " + got;
+}
+
 Status PrepareFind(PrepareContext& ctx) {
   KILN_ASSIGN_OR_RETURN(auto st, PrepareTableIo(ctx, "Tin", "Tout", "default_value"));
   const PartialShape& keys = ctx.inputs[1].shape;
   const PartialShape& dflt = ctx.inputs[2].shape;
-  if (!dflt.unknown_rank() && dflt.rank() != 0 && !dflt.IsCompatibleWith(keys))
-    return ctx.Error("input 'default_value' must be a scalar or have the shape of 'keys' ",
-                     keys.ToPythonString(), ", got ", dflt.ToPythonString());
-  ctx.outputs = {TensorSpec{st->value, keys}};
+  // The values have the keys' shape and the table's value shape: known from the table, or
+  // from a scalar default (which only a table of scalars accepts).
+  PartialShape out = PartialShape::UnknownRank();
+  if (const LookupTable* table = ConstantTable(ctx)) {
+    out = ValuesShape(keys, table);
+    if (!dflt.unknown_rank() && !dflt.IsCompatibleWith(table->value_shape()) &&
+        !dflt.IsCompatibleWith(out))
+      return ctx.Error(
+          DefaultShapeError(table->value_shape(), out.ToPythonString(), dflt.ToPythonString()));
+  } else if (dflt.rank() == 0) {
+    out = keys;
+  }
+  ctx.outputs = {TensorSpec{st->value, out}};
   ctx.state = std::move(st);
   return OkStatus();
+}
+
+// keys' shape followed by the table's value shape; fails past kMaxRank.
+Result<Shape> FullValuesShape(const LookupTable& table, const Shape& keys) {
+  if (keys.rank() + table.value_shape().rank() > kMaxRank)
+    return InvalidArgument("input 'keys' has rank ", keys.rank(), ", too many for values of shape ",
+                           table.value_shape().ToString());
+  return table.ValuesShapeFor(keys, false);
 }
 
 Status ComputeFind(const KernelContext& ctx) {
@@ -150,10 +255,12 @@ Status ComputeFind(const KernelContext& ctx) {
   if (!s.ok()) return Wrap(ctx, s);
   const Tensor& keys = ctx.input(1);
   const Tensor& dflt = ctx.input(2);
-  if (dflt.rank() != 0 && dflt.shape() != keys.shape())
-    return ctx.Error("input 'default_value' must be a scalar or have the shape of 'keys' ",
-                     keys.shape().ToString(), ", got ", dflt.shape().ToString());
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, keys.shape()));
+  auto full = FullValuesShape(**table, keys.shape());
+  if (!full.ok()) return Wrap(ctx, full.status());
+  if (dflt.shape() != (*table)->value_shape() && dflt.shape() != *full)
+    return ctx.Error(
+        DefaultShapeError((*table)->value_shape(), full->ToString(), dflt.shape().ToString()));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, *full));
   s = (*table)->Find(keys, dflt, out);
   if (!s.ok())
     return Status(s.code(), "node '" + std::string(ctx.node_name()) + "': " + s.message());
@@ -165,7 +272,10 @@ Status ComputeFind(const KernelContext& ctx) {
 
 Status PrepareImport(PrepareContext& ctx) {
   KILN_ASSIGN_OR_RETURN(ctx.state, PrepareTableIo(ctx, "Tin", "Tout", "values"));
-  if (!ctx.inputs[1].shape.IsCompatibleWith(ctx.inputs[2].shape))
+  // A table of scalars takes values of the keys' shape (tables of tensors: checked at run time).
+  const LookupTable* table = ConstantTable(ctx);
+  if (table != nullptr && table->value_shape().rank() == 0 && !table->dense() &&
+      !ctx.inputs[1].shape.IsCompatibleWith(ctx.inputs[2].shape))
     return ctx.Error("inputs 'keys' ", ctx.inputs[1].shape.ToPythonString(), " and 'values' ",
                      ctx.inputs[2].shape.ToPythonString(), " must have the same shape");
   return OkStatus();
@@ -202,9 +312,13 @@ Status ComputeFill(const KernelContext& ctx) {
     if (keys.NumElements() != values.NumElements())
       return ctx.Error("inputs 'keys' and 'values' must have the same size, got ",
                        keys.NumElements(), " and ", values.NumElements());
-  } else if (keys.shape() != values.shape()) {
-    return ctx.Error("inputs 'keys' ", keys.shape().ToString(), " and 'values' ",
-                     values.shape().ToString(), " must have the same shape");
+  } else {
+    auto full = FullValuesShape(**table, keys.shape());
+    if (!full.ok()) return Wrap(ctx, full.status());
+    const Shape want = (*table)->ValuesShapeFor(keys.shape(), kFill == Fill::kImport);
+    if (values.shape() != want)
+      return ctx.Error("input 'values': expected shape ", want.ToString(), " for keys of shape ",
+                       keys.shape().ToString(), ", got ", values.shape().ToString());
   }
   s = kFill == Fill::kInsert ? (*table)->Insert(keys, values) : (*table)->Import(keys, values);
   if (!s.ok())
@@ -266,10 +380,15 @@ Status PrepareExport(PrepareContext& ctx) {
   auto st = std::make_shared<TableIoState>();
   KILN_PREPARE_ASSIGN(ctx, st->key, ctx.attrs.GetType("Tkeys"));
   KILN_PREPARE_ASSIGN(ctx, st->value, ctx.attrs.GetType("Tvalues"));
-  if (LookupTable* table = ConstantTable(ctx))
+  // Keys (n) and values (n, ...value shape); the dense table's keys are (buckets, 1).
+  PartialShape keys = PartialShape::UnknownRank(), values = PartialShape::UnknownRank();
+  if (LookupTable* table = ConstantTable(ctx)) {
     KILN_PREPARE_CHECK(ctx, CheckTableDTypes(*table, st->key, st->value));
-  const PartialShape vec{-1};
-  ctx.outputs = {TensorSpec{st->key, vec}, TensorSpec{st->value, vec}};
+    keys = table->dense() ? PartialShape{-1, 1} : PartialShape{-1};
+    values = table->dense() ? PartialShape{-1, table->value_shape().num_elements()}
+                            : ValuesShape(PartialShape{-1}, table);
+  }
+  ctx.outputs = {TensorSpec{st->key, keys}, TensorSpec{st->value, values}};
   ctx.state = std::move(st);
   return OkStatus();
 }
@@ -444,6 +563,10 @@ constexpr OpDefinition kDefs[] = {
     {"MutableHashTableV2", "table_handle", kOpStateful, PrepareTable<true>},
     {"AnonymousHashTable", "table_handle", kOpStateful, PrepareTable<false>},
     {"AnonymousMutableHashTable", "table_handle", kOpStateful, PrepareTable<true>},
+    {"MutableHashTableOfTensorsV2", "table_handle", kOpStateful, PrepareTensorTable},
+    {"AnonymousMutableHashTableOfTensors", "table_handle", kOpStateful, PrepareTensorTable},
+    {"MutableDenseHashTableV2", "table_handle", kOpStateful, PrepareDenseTable},
+    {"AnonymousMutableDenseHashTable", "table_handle", kOpStateful, PrepareDenseTable},
     {"LookupTableFindV2", "values", kOpStateful | kOpFreshOutputs, PrepareFind},
     {"LookupTableImportV2", "", kOpStateful, PrepareImport},
     {"LookupTableInsertV2", "", kOpStateful, PrepareImport},
@@ -455,6 +578,7 @@ constexpr OpDefinition kDefs[] = {
     // TF 1's reference forms.
     {"HashTable", "table_handle", kOpStateful, PrepareTable<false>},
     {"MutableHashTable", "table_handle", kOpStateful, PrepareTable<true>},
+    {"MutableHashTableOfTensors", "table_handle", kOpStateful, PrepareTensorTable},
     {"LookupTableFind", "values", kOpStateful | kOpFreshOutputs, PrepareFind},
     {"LookupTableImport", "", kOpStateful, PrepareImport},
     {"LookupTableInsert", "", kOpStateful, PrepareImport},
@@ -469,6 +593,10 @@ constexpr KernelEntry kCpu[] = {
     {"MutableHashTableV2", ComputeTable},
     {"AnonymousHashTable", ComputeTable},
     {"AnonymousMutableHashTable", ComputeTable},
+    {"MutableHashTableOfTensorsV2", ComputeTable},
+    {"AnonymousMutableHashTableOfTensors", ComputeTable},
+    {"MutableDenseHashTableV2", ComputeTable},
+    {"AnonymousMutableDenseHashTable", ComputeTable},
     {"LookupTableFindV2", ComputeFind},
     {"LookupTableImportV2", ComputeFill<Fill::kImport>},
     {"LookupTableInsertV2", ComputeFill<Fill::kInsert>},
@@ -479,6 +607,7 @@ constexpr KernelEntry kCpu[] = {
     {"LookupTableSizeV2", ComputeSize},
     {"HashTable", ComputeTable},
     {"MutableHashTable", ComputeTable},
+    {"MutableHashTableOfTensors", ComputeTable},
     {"LookupTableFind", ComputeFind},
     {"LookupTableImport", ComputeFill<Fill::kImport>},
     {"LookupTableInsert", ComputeFill<Fill::kInsert>},

@@ -162,6 +162,12 @@ std::string LookupTable::DebugString() const {
          DTypeShortName(value_dtype_) + (initializable_ ? "" : " (mutable)");
 }
 
+Shape LookupTable::ValuesShapeFor(const Shape& keys, bool /*import*/) const {
+  Shape s = keys;
+  for (int64_t d : value_shape_.dims()) s.AddDim(d);
+  return s;
+}
+
 bool LookupKeyDTypeSupported(DType t) {
   return t == DType::kInt32 || t == DType::kInt64 || t == DType::kString;
 }

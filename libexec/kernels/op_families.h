@@ -36,6 +36,7 @@ namespace kiln::exec {
   X(Reduction)              \
   X(Random)                 \
   X(StatelessRandom)        \
+  X(StatefulRandom)         \
   X(RandomDistribution)     \
   X(HostCallback)           \
   X(MathUnary)              \
@@ -43,6 +44,9 @@ namespace kiln::exec {
   X(MathBinary)             \
   X(Scan)                   \
   X(Count)                  \
+  X(CountSparse)            \
+  X(EditDistance)           \
+  X(Clustering)             \
   X(Matrix)                 \
   X(Linalg)                 \
   X(ParseExample)           \

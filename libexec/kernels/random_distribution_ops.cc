@@ -1,5 +1,5 @@
 // Gamma, Poisson and binomial samples, as TensorFlow's CPU kernels draw them (the samplers are
-// in random_samplers.h):
+// in random_samplers.h; SampleBinomial also serves stateful_random_ops.cc):
 //   StatelessRandomGammaV2 (shape, seed, alpha), StatelessRandomGammaV3 (shape, key, counter,
 //     alg, alpha), StatelessRandomPoisson (shape, seed, lam), StatelessRandomBinomial (shape,
 //     seed, counts, probs): the output shape ends with the (broadcast) parameters' shape.
@@ -304,41 +304,9 @@ CU BinomialSample(C count, C prob, Philox gen, int64_t i) {
 
 Status ComputeStatelessBinomial(const KernelContext& ctx) {
   const auto& st = ctx.state<DistState>();
-  KILN_ASSIGN_OR_RETURN(Shape shape, ShapeFromInput(ctx, ctx.input(0)));
   KILN_ASSIGN_OR_RETURN(Philox gen, GeneratorFromSeed(ctx, ctx.input(1)));
-  const Tensor& counts = ctx.input(2);
-  const Tensor& probs = ctx.input(3);
-  Result<Shape> batch = BroadcastShapes(counts.shape(), probs.shape());
-  if (!batch.ok())
-    return ctx.Error("inputs 'counts' and 'probs' must have compatible batch dimensions: ",
-                     counts.shape().ToString(), " vs. ", probs.shape().ToString());
-  if (!EndsWith(shape, *batch))
-    return ctx.Error("input 'shape' ", shape.ToString(), " must end with the broadcast shape ",
-                     batch->ToString(), " of 'counts' and 'probs'");
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, st.out, shape));
-  const int64_t n = out->NumElements();
-  if (n == 0) return OkStatus();
-  const int64_t batches = batch->num_elements();
-  const std::vector<int64_t> ci = BroadcastIndices(counts.shape(), *batch);
-  const std::vector<int64_t> pi = BroadcastIndices(probs.shape(), *batch);
-  return Dispatch<BinomialParamTypes>(st.param, [&](auto ttag) {
-    using C = ComputeType<typename decltype(ttag)::type>;
-    const C* c = ComputeData<typename decltype(ttag)::type>(counts);
-    const C* p = ComputeData<typename decltype(ttag)::type>(probs);
-    return Dispatch<PoissonTypes>(st.out, [&](auto utag) {
-      using U = typename decltype(utag)::type;
-      using CU = ComputeType<U>;
-      CU* o = MutableComputeData<U>(out);
-      const int64_t per_batch = n / batches;
-      ctx.threads().ParallelFor(n, 64, [&](int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) {
-          const int64_t b = i / per_batch, s = i % per_batch;
-          o[s * batches + b] = BinomialSample<C, CU>(c[ci[b]], p[pi[b]], gen, i);
-        }
-      });
-      return OkStatus();
-    });
-  });
+  return SampleBinomial(ctx, st.param, st.out, /*shape_input=*/0, /*counts_input=*/2,
+                        [&](int64_t, int64_t) -> Result<Philox> { return gen; });
 }
 
 // StatelessRandomGammaV2/V3 and StatelessRandomPoisson: the output has the shape input's
@@ -584,6 +552,49 @@ constexpr KernelEntry kCpu[] = {
 };
 
 }  // namespace
+
+// ---- binomial samples (random_util.h) ----------------------------------------------------------
+
+Status SampleBinomial(
+    const KernelContext& ctx, DType param_type, DType out_type, int shape_input, int counts_input,
+    FunctionRef<Result<random::Philox>(int64_t batches, int64_t per_batch)> generator) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, ShapeFromInput(ctx, ctx.input(shape_input)));
+  const Tensor& counts = ctx.input(counts_input);
+  const Tensor& probs = ctx.input(counts_input + 1);
+  Result<Shape> batch = BroadcastShapes(counts.shape(), probs.shape());
+  if (!batch.ok())
+    return ctx.Error("inputs 'counts' and 'probs' must have compatible batch dimensions: ",
+                     counts.shape().ToString(), " vs. ", probs.shape().ToString());
+  if (!EndsWith(shape, *batch))
+    return ctx.Error("input 'shape' ", shape.ToString(), " must end with the broadcast shape ",
+                     batch->ToString(), " of 'counts' and 'probs'");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_type, shape));
+  const int64_t batches = batch->num_elements();
+  int64_t per_batch = 1;  // the product of the sample dims (TF's, even when batches is 0)
+  for (int d = 0; d < shape.rank() - batch->rank(); ++d) per_batch *= shape.dim(d);
+  KILN_ASSIGN_OR_RETURN(const random::Philox gen, generator(batches, per_batch));
+  const int64_t n = out->NumElements();
+  if (n == 0) return OkStatus();
+  const std::vector<int64_t> ci = BroadcastIndices(counts.shape(), *batch);
+  const std::vector<int64_t> pi = BroadcastIndices(probs.shape(), *batch);
+  return Dispatch<BinomialParamTypes>(param_type, [&](auto ttag) {
+    using C = ComputeType<typename decltype(ttag)::type>;
+    const C* c = ComputeData<typename decltype(ttag)::type>(counts);
+    const C* p = ComputeData<typename decltype(ttag)::type>(probs);
+    return Dispatch<PoissonTypes>(out_type, [&](auto utag) {
+      using U = typename decltype(utag)::type;
+      using CU = ComputeType<U>;
+      CU* o = MutableComputeData<U>(out);
+      ctx.threads().ParallelFor(n, 64, [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const int64_t b = i / per_batch, s = i % per_batch;
+          o[s * batches + b] = BinomialSample<C, CU>(c[ci[b]], p[pi[b]], gen, i);
+        }
+      });
+      return OkStatus();
+    });
+  });
+}
 
 std::span<const OpDefinition> RandomDistributionOpDefs() { return kDefs; }
 std::span<const KernelEntry> RandomDistributionCpuKernels() { return kCpu; }

@@ -43,4 +43,12 @@ Result<DType> PrepareMultinomialSpecs(PrepareContext& ctx);
 Status SampleMultinomial(const KernelContext& ctx, DType out_type,
                          FunctionRef<random::Philox(int64_t blocks)> generator);
 
+// StatelessRandomBinomial's and StatefulRandomBinomial's draws: output 0 of `out_type` from the
+// shape (input shape_input), counts and probs (counts_input, counts_input + 1, of `param_type`)
+// as TF's RandomBinomialFunctor draws them. `generator(batches, per_batch)` gives the stream,
+// once the inputs are checked and the output allocated. Defined in random_distribution_ops.cc.
+Status SampleBinomial(
+    const KernelContext& ctx, DType param_type, DType out_type, int shape_input, int counts_input,
+    FunctionRef<Result<random::Philox>(int64_t batches, int64_t per_batch)> generator);
+
 }  // namespace kiln::exec

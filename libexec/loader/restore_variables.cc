@@ -113,7 +113,10 @@ bool SavedModelLoader::AnyFunctionWritesVariables() const {
   auto writes = [](std::string_view op) {
     return op.starts_with("Assign") || op.starts_with("ResourceApply") ||
            op.starts_with("ResourceSparseApply") || op.starts_with("ResourceScatter") ||
-           op == "ResourceStridedSliceAssign" || op == "DestroyResourceOp";
+           op == "ResourceStridedSliceAssign" || op == "DestroyResourceOp" ||
+           op.starts_with("StatefulUniform") || op.starts_with("StatefulStandardNormal") ||
+           op == "StatefulTruncatedNormal" || op == "StatefulRandomBinomial" ||
+           op.starts_with("RngSkip") || op == "RngReadAndSkip";  // tf.random.Generator's state
   };
   std::vector<std::string> stack;
   std::set<std::string, std::less<>> seen;

@@ -132,7 +132,7 @@ TEST_CASE("LookupTableFindV2: dtypes and the default's shape are checked") {
   OpRunner prep("LookupTableFindV2", "find");
   prep.Type("Tin", DType::kString)
       .Type("Tout", DType::kInt64)
-      .InputSpec({DType::kResource, Shape{}})
+      .ConstantInput(t)  // the table's value shape is known when the handle is
       .InputSpec({DType::kString, Shape{2}})
       .InputSpec({DType::kInt64, Shape{3}});
   CheckError(prep.Prepare(), {"node 'find'", "'default_value'", "(2,)", "(3,)"});

@@ -75,6 +75,9 @@ TEST_CASE("op tester: math") { RunOpCases(MathCases()); }
 TEST_CASE("op tester: reduction") { RunOpCases(ReductionCases()); }
 TEST_CASE("op tester: scan") { RunOpCases(ScanCases()); }
 TEST_CASE("op tester: count") { RunOpCases(CountCases()); }
+TEST_CASE("op tester: count sparse") { RunOpCases(CountSparseCases()); }
+TEST_CASE("op tester: edit distance") { RunOpCases(EditDistanceCases()); }
+TEST_CASE("op tester: clustering") { RunOpCases(ClusteringCases()); }
 TEST_CASE("op tester: matrix") { RunOpCases(MatrixCases()); }
 TEST_CASE("op tester: linalg") { RunOpCases(LinalgCases()); }
 TEST_CASE("op tester: parse") { RunOpCases(ParseCases()); }
@@ -82,6 +85,7 @@ TEST_CASE("op tester: segment") { RunOpCases(SegmentCases()); }
 TEST_CASE("op tester: loss") { RunOpCases(LossCases()); }
 TEST_CASE("op tester: random") { RunOpCases(RandomCases()); }
 TEST_CASE("op tester: random_dist") { RunOpCases(RandomDistCases()); }
+TEST_CASE("op tester: stateful_random") { RunOpCases(RngStateCases()); }
 TEST_CASE("op tester: quantize") { RunOpCases(QuantizeCases()); }
 TEST_CASE("op tester: shape") { RunOpCases(ShapeCases()); }
 TEST_CASE("op tester: concat") { RunOpCases(ConcatCases()); }
@@ -101,12 +105,15 @@ TEST_CASE("op tester: conv_nd") { RunOpCases(ConvNdCases()); }
 TEST_CASE("op tester: pool") { RunOpCases(PoolCases()); }
 
 TEST_CASE("op tester: norm") { RunOpCases(NormCases()); }
+TEST_CASE("op tester: rnn_fused") { RunOpCases(RnnFusedCases()); }
+TEST_CASE("op tester: ctc_loss") { RunOpCases(CtcLossCases()); }
 
 TEST_CASE("op tester: image") { RunOpCases(ImageCases()); }
 
 TEST_CASE("op tester: strings") { RunOpCases(StringCases()); }
 
 TEST_CASE("op tester: lookup") { RunOpCases(LookupCases()); }
+TEST_CASE("op tester: lookup_tensors") { RunOpCases(LookupTensorCases()); }
 
 TEST_CASE("op tester: resources") { RunOpCases(ResourceCases()); }
 
