@@ -7,6 +7,7 @@
 #include <initializer_list>
 
 #include "kernels/philox.h"
+#include "kernels/type_lists.h"
 #include "kiln/exec/op_table.h"
 
 namespace kiln::exec {
@@ -34,6 +35,25 @@ Result<random::Philox> SeededGenerator(const PrepareContext& ctx);
 Result<random::Philox> GeneratorFromSeed(const KernelContext& ctx, const Tensor& seed);
 Result<random::Philox> GeneratorFromKeyCounter(const KernelContext& ctx, const Tensor& key,
                                                const Tensor& counter, const Tensor& alg);
+
+// What the uniform / normal / integer ops draw, stateless and stateful alike.
+enum class RandomDraw { kUniform, kNormal, kTruncatedNormal, kUniformInt, kFullInt };
+
+// Fills a floating-point output (float, double, half, bfloat16: computed in their ComputeType)
+// with a uniform, normal or truncated-normal draw from `gen`, in TF's sample layout.
+template <typename T>
+void FillFloatDraw(RandomDraw draw, random::Philox gen, Tensor* out) {
+  using C = ComputeType<T>;
+  C* o = MutableComputeData<T>(out);
+  const int64_t n = out->NumElements();
+  if (draw == RandomDraw::kUniform) {
+    random::FillPhilox(gen, random::UniformDist<C>(), o, n);
+  } else if (draw == RandomDraw::kNormal) {
+    random::FillPhilox(gen, random::NormalDist<C>(), o, n);
+  } else {
+    random::FillPhiloxVariable(gen, random::TruncatedNormalDist<C>(), o, n);
+  }
+}
 
 // Multinomial's attrs and inputs (logits [batch, classes], num_samples); sets ctx.outputs and
 // returns the output dtype.

@@ -31,7 +31,7 @@ using FloatTypes = TypeList<float, double, Half, BFloat16>;
 using IntTypes = TypeList<int32_t, int64_t>;
 using FullIntTypes = TypeList<int32_t, int64_t, uint32_t, uint64_t>;
 
-enum class Draw { kUniform, kNormal, kTruncatedNormal, kUniformInt, kFullInt };
+using Draw = RandomDraw;
 
 struct StatefulState : OpState {
   DType dtype = DType::kInvalid;
@@ -135,20 +135,6 @@ Status PrepareStateful(PrepareContext& ctx) {
   return OkStatus();
 }
 
-template <typename T>
-void FillFloat(Draw draw, Philox gen, Tensor* out) {
-  using C = ComputeType<T>;
-  C* o = MutableComputeData<T>(out);
-  const int64_t n = out->NumElements();
-  if (draw == Draw::kUniform) {
-    random::FillPhilox(gen, random::UniformDist<C>(), o, n);
-  } else if (draw == Draw::kNormal) {
-    random::FillPhilox(gen, random::NormalDist<C>(), o, n);
-  } else {
-    random::FillPhiloxVariable(gen, random::TruncatedNormalDist<C>(), o, n);
-  }
-}
-
 Status ComputeStateful(const KernelContext& ctx) {
   const auto& st = ctx.state<StatefulState>();
   KILN_ASSIGN_OR_RETURN(const int64_t alg, ScalarInput<int64_t>(ctx, 1, "algorithm"));
@@ -178,7 +164,7 @@ Status ComputeStateful(const KernelContext& ctx) {
   }
   KILN_ASSIGN_OR_RETURN(Philox gen, ReserveBlocks(ctx, alg, n));
   return Dispatch<FloatTypes>(st.dtype, [&](auto tag) {
-    FillFloat<typename decltype(tag)::type>(st.draw, gen, out);
+    FillFloatDraw<typename decltype(tag)::type>(st.draw, gen, out);
     return OkStatus();
   });
 }

@@ -25,8 +25,7 @@ using StatelessFloatTypes = TypeList<float, double, Half, BFloat16>;
 using StatelessIntTypes = TypeList<int32_t, int64_t>;
 using FullIntTypes = TypeList<int32_t, int64_t, uint32_t, uint64_t>;
 
-// What the op draws, fixed at prepare time.
-enum class Draw { kUniform, kNormal, kTruncatedNormal, kUniformInt, kFullInt };
+using Draw = RandomDraw;
 
 struct StatelessState : OpState {
   DType dtype = DType::kInvalid;
@@ -95,24 +94,6 @@ Status PrepareStateless(PrepareContext& ctx) {
 // ---- compute ---------------------------------------------------------------------------------
 
 template <typename T>
-Status FillFloat(Draw draw, Philox gen, Tensor* out) {
-  using C = ComputeType<T>;
-  C* o = MutableComputeData<T>(out);
-  const int64_t n = out->NumElements();
-  switch (draw) {
-    case Draw::kUniform:
-      random::FillPhilox(gen, random::UniformDist<C>(), o, n);
-      break;
-    case Draw::kNormal:
-      random::FillPhilox(gen, random::NormalDist<C>(), o, n);
-      break;
-    default:
-      random::FillPhiloxVariable(gen, random::TruncatedNormalDist<C>(), o, n);
-  }
-  return OkStatus();
-}
-
-template <typename T>
 Status FillInt(const KernelContext& ctx, Draw draw, Philox gen, int lo_input, Tensor* out) {
   T* o = out->data<T>();
   const int64_t n = out->NumElements();
@@ -148,7 +129,8 @@ Status ComputeStateless(const KernelContext& ctx) {
       return FillInt<typename decltype(tag)::type>(ctx, st.draw, gen, st.v2 ? 4 : 2, out);
     });
   return Dispatch<StatelessFloatTypes>(st.dtype, [&](auto tag) {
-    return FillFloat<typename decltype(tag)::type>(st.draw, gen, out);
+    FillFloatDraw<typename decltype(tag)::type>(st.draw, gen, out);
+    return OkStatus();
   });
 }
 
