@@ -20,6 +20,11 @@ case "${KILN_COMPILER:-gcc}" in
   *) echo "build.sh: KILN_COMPILER must be gcc or clang, got '${KILN_COMPILER}'" >&2; exit 2 ;;
 esac
 LAUNCHER=()
+# ccache hashes paths under the checkout relative to it (CCACHE_BASEDIR) and leaves the build
+# directory out of the hash (CCACHE_NOHASHDIR), so another clone of the project on the same
+# machine (a CI checkout, a clean-clone check) reuses what this one compiled.
+export CCACHE_BASEDIR="${CCACHE_BASEDIR:-$ROOT}"
+export CCACHE_NOHASHDIR="${CCACHE_NOHASHDIR:-1}"
 if command -v ccache >/dev/null; then LAUNCHER=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache -DCMAKE_CUDA_COMPILER_LAUNCHER=ccache); fi
 echo "== building in $BUILD (${KILN_COMPILER:-gcc}, ${KILN_BUILD_TYPE:-Release}, sanitizers ${KILN_SANITIZE:-OFF})"
 cmake -S "$ROOT" -B "$BUILD" --log-level=WARNING \
