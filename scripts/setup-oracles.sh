@@ -33,6 +33,9 @@ PINS=(
 # both import and work with the versions above (their generated code is one protobuf major
 # behind, which protobuf 7 accepts). Their real runtime dependencies are pinned here instead.
 NODEPS_PINS=(
+  # tf_keras 2.21.0: Keras 2 (what TF <= 2.15 saved), for the recurrent loops it exports
+  # (tests/tf/test_recurrent_fusion.py); it asks for the `tensorflow` distribution too.
+  "tf_keras==2.21.0"
   "tensorflow-serving-api==2.21.0"
   "tritonclient==2.73.0"
   "python-rapidjson==1.25"

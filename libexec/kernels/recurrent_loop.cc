@@ -145,8 +145,8 @@ Status Fallback(const KernelContext& ctx, const char* why) {
 Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, bool* ran) {
   *ran = false;
   int64_t counter = 0, limit = 0, time = 0;
-  if (!ScalarInt(ctx.input(loop.counter), &counter) || !ScalarInt(ctx.input(loop.limit), &limit) ||
-      !ScalarInt(ctx.input(loop.time), &time))
+  if (!ScalarInt(ctx.input(loop.counter), &counter) || !ScalarInt(ctx.input(loop.time), &time) ||
+      (loop.limit >= 0 && !ScalarInt(ctx.input(loop.limit), &limit)))
     return Fallback(ctx, "a counter is not an integer scalar");
   const bool lstm = loop.cell == RecurrentLoop::Cell::kLstm;
   const bool simple = loop.cell == RecurrentLoop::Cell::kSimple;
@@ -161,6 +161,10 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   const int64_t batch = h0.dim(0), units = h0.dim(1), gates = (lstm ? 4 : simple ? 1 : 3) * units;
   if (batch == 0 || units == 0) return Fallback(ctx, "an empty state");
   auto read = [&](int i, Tensor* out) {
+    if (ctx.input(i).dtype() != DType::kResource) {  // a tensor (tf.keras 2's loops)
+      *out = ctx.input(i);
+      return out->dtype() == dt;
+    }
     auto var = VariableFromHandle(ctx.input(i), "");
     if (!var.ok()) return false;
     auto value = (*var)->Read();
@@ -172,12 +176,24 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   Tensor kernel, recurrent, bias;
   if (!read(loop.kernel, &kernel) || !read(loop.recurrent, &recurrent) || !read(loop.bias, &bias))
     return Fallback(ctx, "a weight cannot be read");
+  if (loop.bias_recurrent >= 0) {
+    // tf.keras 2's GRU biases, input's and recurrent's, as one [2, gates] bias (Keras 3's form).
+    Tensor second;
+    if (!read(loop.bias_recurrent, &second) || second.dtype() != bias.dtype() || bias.rank() != 1 ||
+        bias.dim(0) != gates || second.shape() != bias.shape())
+      return Fallback(ctx, "the GRU's biases do not fit the state");
+    Tensor joined(bias.dtype(), Shape{2, gates});
+    const size_t bytes = DTypeSize(bias.dtype()) * gates;
+    std::memcpy(joined.raw_data(), bias.raw_data(), bytes);
+    std::memcpy(static_cast<char*>(joined.raw_data()) + bytes, second.raw_data(), bytes);
+    bias = std::move(joined);
+  }
   if (kernel.rank() != 2 || kernel.dim(1) != gates || recurrent.rank() != 2 ||
       recurrent.dim(0) != units || recurrent.dim(1) != gates ||
       !(lstm || simple ? bias.rank() == 1 && bias.dim(0) == gates
                        : bias.rank() == 2 && bias.dim(0) == 2 && bias.dim(1) == gates))
     return Fallback(ctx, "the weights' shapes do not fit the state");
-  if (loop.cell == RecurrentLoop::Cell::kGru)
+  if (loop.cell == RecurrentLoop::Cell::kGru && !loop.gru_split)
     for (int k = 0; k < 3; ++k)
       if (!loop.gru_slices[k].Is(k * units, (k + 1) * units, gates))
         return Fallback(ctx, "the GRU's column slices are not its gates");
@@ -189,7 +205,8 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   int64_t max_time = loop.max_time;
   if (loop.max_time_arg >= 0 && !ScalarInt(ctx.input(loop.max_time_arg), &max_time))
     return Fallback(ctx, "the sequence length is not an integer scalar");
-  const int64_t steps = std::max<int64_t>(0, std::min(limit - counter, max_time - time));
+  int64_t steps = std::max<int64_t>(0, max_time - time);
+  if (loop.limit >= 0) steps = std::min(steps, std::max<int64_t>(0, limit - counter));
   const TensorList* masks = nullptr;
   const bool masked = loop.mask >= 0;
   if (masked) {

@@ -33,14 +33,22 @@ struct RecurrentLoop {
   // The loop's element type: float32, or float16/bfloat16 (a mixed-precision layer), which the
   // kernel computes in float32 and rounds where the graph's loop variables would.
   DType dtype = DType::kFloat;
+  // `limit`: the counter's bound in the cond, or -1 when the cond tests the time alone (tf.keras
+  // 2's loops, made without maximum_iterations).
   int counter = -1, limit = -1, time = -1, out = -1, h = -1, c = -1;
+  // The weights are resource variables (ReadVariableOp in the body: Keras 3), or tensors read
+  // before the loop (tf.keras 2); the kernel takes either.
   int xs = -1, kernel = -1, recurrent = -1, bias = -1;
   int64_t max_time = 0;       // the cond's bound on `time`: a constant,
   int max_time_arg = -1;      // or this unchanged variable (a sequence length known at run time)
   bool write_at_time = true;  // out[time] = h' (return_sequences); else out[write_index] = h'
   int64_t write_index = 0;
   ColumnSlice gru_slices[3];  // the GRU's z, r and h columns of h recurrent
-  bool simple_relu = false;   // SimpleRNN's activation: relu, else tanh
+  // tf.keras 2's GRU: h recurrent + b1 is split into the three gates by a Split (no column
+  // slices), and its two biases are separate loop variables: `bias` (the input's) and this one.
+  bool gru_split = false;
+  int bias_recurrent = -1;
+  bool simple_relu = false;  // SimpleRNN's activation: relu, else tanh
   // A masked layer (Keras's mask, e.g. from Embedding(mask_zero=True)): a step where a row's
   // mask is false keeps that row's states and repeats its previous output (`prev_out`).
   int mask = -1;      // the list of [batch, 1] bool masks

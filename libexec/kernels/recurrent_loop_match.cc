@@ -8,11 +8,13 @@
 //         out' = TensorListSetItem(out, time or a constant index, h')
 //         returns counter + 1, limit, time + 1, out', h', c', and xs and the weights unchanged
 // The GRU (reset_after=True) and the SimpleRNN (tanh or relu) differ in the cell only (MatchGru,
-// MatchSimple). With a mask, each new state and the list's value are SelectV2(Tile(mask_t), new,
-// old), and the last output is one more loop variable. Identity nodes anywhere on the way are
-// looked through; operands of +, * may come in either order. Every node of both functions must
-// be part of the form, so a body that does anything more (prints, writes a variable) is never
-// taken for one.
+// MatchSimple). tf.keras 2 (TF <= 2.15's Keras, and tf_keras) makes the LSTM and GRU loops with
+// the weights passed in as tensors rather than read from variables, a cond of Less(time, T)
+// alone, and a GRU whose recurrent part is split by a Split with its bias apart. With a mask, each
+// new state and the list's value are SelectV2(Tile(mask_t), new, old), and the last output is one
+// more loop variable. Identity nodes anywhere on the way are looked through; operands of +, * may
+// come in either order. Every node of both functions must be part of the form, so a body that does
+// anything more (prints, writes a variable) is never taken for one.
 #include <algorithm>
 #include <cstdio>
 #include <map>
@@ -142,6 +144,7 @@ class FunctionView {
     return true;
   }
   int num_args() const { return f_.signature().input_arg_size(); }
+  tensorflow::DataType ArgType(int i) const { return f_.signature().input_arg(i).type(); }
   int num_outputs() const { return f_.signature().output_arg_size(); }
 
  private:
@@ -177,7 +180,9 @@ bool EitherOrder(Match match) {
 
 // The arg read by a ReadVariableOp behind input i of n.
 // ... or, in a mixed-precision layer, the float32 variable cast to the element type.
+// ... or (tf.keras 2) an arg of the element type: the weight passed into the loop as a tensor.
 int VariableArg(FunctionView& v, const tensorflow::NodeDef& n, int i) {
+  if (const int arg = v.InputArg(n, i); arg >= 0) return v.ArgType(arg) == t_elem ? arg : -1;
   const tensorflow::NodeDef* r = v.Input(n, i, "ReadVariableOp");
   if (r == nullptr) {
     const tensorflow::NodeDef* cast = v.Input(n, i, "Cast");
@@ -198,11 +203,30 @@ bool IsIncrement(FunctionView& v, const FunctionView::Ref& r, int i) {
       [&](int a, int b) { return v.InputArg(*r.node, a) == i && v.InputInt(*r.node, b) == 1; });
 }
 
+// The cond: LogicalAnd(Less(counter, limit), Less(time, T)) (either order); or, when
+// loop->limit is -1, Less(time, T) alone. T is a constant or an unchanged variable.
 bool MatchCond(const tensorflow::FunctionDef& fdef, RecurrentLoop* loop) {
   FunctionView v(fdef);
   if (v.num_outputs() != 1) return false;
   auto out = v.Output(0);
-  if (!out || out->node == nullptr || out->node->op() != "LogicalAnd") return false;
+  if (!out || out->node == nullptr) return false;
+  auto time_bound = [&](const tensorflow::NodeDef& time) {
+    if (v.InputArg(time, 0) != loop->time) return false;
+    if (auto bound = v.InputInt(time, 1)) {
+      loop->max_time = *bound;
+      return true;
+    }
+    // A sequence length known only at run time: an unchanged variable (MatchBody classified
+    // every changed one).
+    const int arg = v.InputArg(time, 1);
+    if (arg < 0 || arg == loop->counter || arg == loop->time || arg == loop->out ||
+        arg == loop->h || arg == loop->c || arg == loop->prev_out)
+      return false;
+    loop->max_time_arg = arg;
+    return true;
+  };
+  if (loop->limit < 0) return out->node->op() == "Less" && time_bound(*out->node) && v.AllUsed();
+  if (out->node->op() != "LogicalAnd") return false;
   const tensorflow::NodeDef& conj = *out->node;
   bool ok = EitherOrder([&](int a, int b) {
     const tensorflow::NodeDef* count = v.Input(conj, a, "Less");
@@ -210,19 +234,7 @@ bool MatchCond(const tensorflow::FunctionDef& fdef, RecurrentLoop* loop) {
     if (count == nullptr || time == nullptr) return false;
     if (v.InputArg(*count, 0) != loop->counter || v.InputArg(*count, 1) != loop->limit)
       return false;
-    if (v.InputArg(*time, 0) != loop->time) return false;
-    if (auto bound = v.InputInt(*time, 1)) {
-      loop->max_time = *bound;
-      return true;
-    }
-    // A sequence length known only at run time: an unchanged variable (MatchBody classified
-    // every changed one).
-    const int arg = v.InputArg(*time, 1);
-    if (arg < 0 || arg == loop->counter || arg == loop->time || arg == loop->out ||
-        arg == loop->h || arg == loop->c || arg == loop->prev_out)
-      return false;
-    loop->max_time_arg = arg;
-    return true;
+    return time_bound(*time);
   });
   return ok && v.AllUsed();
 }
@@ -321,25 +333,51 @@ bool MatchColumnSlice(FunctionView& v, const tensorflow::NodeDef& n, ColumnSlice
 //   hz = MatMul(h, recurrent) + b[1]; its columns h_z, h_r, h_h (three StridedSlices)
 //   z = sigmoid(x_z + h_z); r = sigmoid(x_r + h_r); hh = tanh(x_h + r * h_h)
 //   h' = z * h + (1 - z) * hh        with b = Split(0, bias, 2), each part Squeezed.
+// tf.keras 2: h_z, h_r, h_h = Split(1, BiasAdd(MatMul(h, recurrent), b1), 3), and b[0], b1 are
+// loop variables of their own.
 bool MatchGru(FunctionView& v, const tensorflow::NodeDef& h_new, RecurrentLoop* loop) {
   const tensorflow::NodeDef* x_split = nullptr;
-  const tensorflow::NodeDef* hz = nullptr;
+  const tensorflow::NodeDef* h_split = nullptr;  // tf.keras 2
+  const tensorflow::NodeDef* hz = nullptr;       // Keras 3
   const tensorflow::NodeDef* z_node = nullptr;
-  // x_k + h_k: Split output k plus the k-th column slice of hz.
+  // A Split of BiasAdd(MatMul(h, ...), ...): the recurrent part's.
+  auto recurrent_split = [&](const tensorflow::NodeDef& s) {
+    const tensorflow::NodeDef* biased = v.Input(s, 1, "BiasAdd");
+    const tensorflow::NodeDef* mm = biased != nullptr ? v.Input(*biased, 0, "MatMul") : nullptr;
+    return mm != nullptr && v.InputArg(*mm, 0) == loop->h;
+  };
+  // Gate k of the input's part: output k of the Split of the projected x_t.
+  auto x_part = [&](const tensorflow::NodeDef& n, int i, int k) {
+    int index = -1;
+    const tensorflow::NodeDef* s = v.Input(n, i, "Split", &index);
+    if (s == nullptr || index != k || (x_split != nullptr && s != x_split) || recurrent_split(*s))
+      return false;
+    x_split = s;
+    return true;
+  };
+  // Gate k of the recurrent part: a column slice of hz, or output k of the recurrent Split.
+  auto h_part = [&](const tensorflow::NodeDef& n, int i, int k) {
+    int index = -1;
+    if (const tensorflow::NodeDef* s = v.Input(n, i, "Split", &index)) {
+      if (index != k || hz != nullptr || (h_split != nullptr && s != h_split) ||
+          !recurrent_split(*s))
+        return false;
+      h_split = s;
+      return true;
+    }
+    const tensorflow::NodeDef* sl = v.Input(n, i, "StridedSlice");
+    ColumnSlice slice;
+    if (sl == nullptr || h_split != nullptr || !MatchColumnSlice(v, *sl, &slice)) return false;
+    const tensorflow::NodeDef* src = v.Input(*sl, 0, "AddV2");
+    if (src == nullptr || (hz != nullptr && src != hz)) return false;
+    loop->gru_slices[k] = slice;
+    hz = src;
+    return true;
+  };
+  // x_k + h_k.
   auto gate_sum = [&](const tensorflow::NodeDef* sum, int k) {
     if (sum == nullptr || sum->op() != "AddV2" || !FloatT(*sum)) return false;
-    return EitherOrder([&](int a, int b) {
-      int index = -1;
-      const tensorflow::NodeDef* s = v.Input(*sum, a, "Split", &index);
-      const tensorflow::NodeDef* sl = v.Input(*sum, b, "StridedSlice");
-      if (s == nullptr || index != k || (x_split != nullptr && s != x_split)) return false;
-      if (sl == nullptr || !MatchColumnSlice(v, *sl, &loop->gru_slices[k])) return false;
-      const tensorflow::NodeDef* src = v.Input(*sl, 0, "AddV2");
-      if (src == nullptr || (hz != nullptr && src != hz)) return false;
-      x_split = s;
-      hz = src;
-      return true;
-    });
+    return EitherOrder([&](int a, int b) { return x_part(*sum, a, k) && h_part(*sum, b, k); });
   };
   auto sigmoid_of_gate = [&](const tensorflow::NodeDef& n, int i, int k) {
     const tensorflow::NodeDef* sg = v.Input(n, i, "Sigmoid");
@@ -365,57 +403,81 @@ bool MatchGru(FunctionView& v, const tensorflow::NodeDef& h_new, RecurrentLoop* 
       const tensorflow::NodeDef* cand = v.Input(*th, 0, "AddV2");
       if (cand == nullptr || !FloatT(*cand)) return false;
       return EitherOrder([&](int p, int q) {
-        int index = -1;
-        const tensorflow::NodeDef* s = v.Input(*cand, p, "Split", &index);
         const tensorflow::NodeDef* reset = v.Input(*cand, q, "Mul");
-        if (s == nullptr || index != 2 || reset == nullptr || !FloatT(*reset)) return false;
+        if (!x_part(*cand, p, 2) || reset == nullptr || !FloatT(*reset)) return false;
         return EitherOrder([&](int e, int f) {
-          const tensorflow::NodeDef* sl = v.Input(*reset, f, "StridedSlice");
-          if (sigmoid_of_gate(*reset, e, 1) == nullptr || sl == nullptr) return false;
-          if (!MatchColumnSlice(v, *sl, &loop->gru_slices[2])) return false;
-          return v.Input(*sl, 0, "AddV2") == hz && s == x_split;
+          return sigmoid_of_gate(*reset, e, 1) != nullptr && h_part(*reset, f, 2);
         });
       });
     });
   });
-  if (!cell_ok || x_split == nullptr || hz == nullptr) return false;
-  // The biases: Squeeze(Split(0, ReadVariableOp(bias), 2):k).
-  const tensorflow::NodeDef* bias_split = nullptr;
-  auto bias_part = [&](const tensorflow::NodeDef& n, int i, int k) {
-    const tensorflow::NodeDef* sq = v.Input(n, i, "Squeeze");
-    if (sq == nullptr || !FloatT(*sq)) return false;
-    int index = -1;
-    const tensorflow::NodeDef* s = v.Input(*sq, 0, "Split", &index);
-    if (s == nullptr || index != k || (bias_split != nullptr && s != bias_split)) return false;
-    auto num = s->attr().find("num_split");
-    if (num == s->attr().end() || num->second.i() != 2 || v.InputInt(*s, 0) != 0) return false;
-    bias_split = s;
-    loop->bias = VariableArg(v, *s, 1);
-    return loop->bias >= 0;
+  if (!cell_ok || x_split == nullptr || (hz == nullptr) == (h_split == nullptr)) return false;
+  // A Split into 3 along dim 1 (or -1).
+  auto splits_gates = [&](const tensorflow::NodeDef& s) {
+    auto num = s.attr().find("num_split");
+    if (num == s.attr().end() || num->second.i() != 3 || !FloatT(s)) return false;
+    auto dim = v.InputInt(s, 0);
+    return dim && (*dim == 1 || *dim == -1);
   };
-  // hz = MatMul(h, recurrent) + b[1]
-  if (!FloatT(*hz) || !EitherOrder([&](int a, int b) {
-        const tensorflow::NodeDef* hu = v.Input(*hz, a, "MatMul");
-        if (hu == nullptr || !FloatT(*hu) || !AttrIs(*hu, "transpose_a", false) ||
-            !AttrIs(*hu, "transpose_b", false) || v.InputArg(*hu, 0) != loop->h)
-          return false;
-        loop->recurrent = VariableArg(v, *hu, 1);
-        return loop->recurrent >= 0 && bias_part(*hz, b, 1);
-      }))
-    return false;
+  // BiasAdd (NHWC) of a MatMul without transposes, behind input 1 of the Split `s`.
+  auto biased_product = [&](const tensorflow::NodeDef& s,
+                            const tensorflow::NodeDef** product) -> const tensorflow::NodeDef* {
+    const tensorflow::NodeDef* biased = v.Input(s, 1, "BiasAdd");
+    if (biased == nullptr || !FloatT(*biased)) return nullptr;
+    if (auto f = biased->attr().find("data_format");
+        f != biased->attr().end() && f->second.s() != "NHWC")
+      return nullptr;
+    const tensorflow::NodeDef* mm = v.Input(*biased, 0, "MatMul");
+    if (mm == nullptr || !FloatT(*mm) || !AttrIs(*mm, "transpose_a", false) ||
+        !AttrIs(*mm, "transpose_b", false))
+      return nullptr;
+    *product = mm;
+    return biased;
+  };
+  if (!splits_gates(*x_split)) return false;
+  const tensorflow::NodeDef* xw = nullptr;
+  const tensorflow::NodeDef* x_biased = biased_product(*x_split, &xw);
+  if (x_biased == nullptr) return false;
+  if (h_split != nullptr) {
+    // tf.keras 2: h_split = Split(1, BiasAdd(MatMul(h, recurrent), b1), 3); b[0] and b1 are
+    // loop variables.
+    const tensorflow::NodeDef* hu = nullptr;
+    const tensorflow::NodeDef* h_biased =
+        splits_gates(*h_split) ? biased_product(*h_split, &hu) : nullptr;
+    if (h_biased == nullptr || v.InputArg(*hu, 0) != loop->h) return false;
+    loop->gru_split = true;
+    loop->recurrent = VariableArg(v, *hu, 1);
+    loop->bias_recurrent = VariableArg(v, *h_biased, 1);
+    loop->bias = VariableArg(v, *x_biased, 1);
+    if (loop->recurrent < 0 || loop->bias_recurrent < 0 || loop->bias < 0) return false;
+  } else {
+    // The biases: Squeeze(Split(0, ReadVariableOp(bias), 2):k).
+    const tensorflow::NodeDef* bias_split = nullptr;
+    auto bias_part = [&](const tensorflow::NodeDef& n, int i, int k) {
+      const tensorflow::NodeDef* sq = v.Input(n, i, "Squeeze");
+      if (sq == nullptr || !FloatT(*sq)) return false;
+      int index = -1;
+      const tensorflow::NodeDef* s = v.Input(*sq, 0, "Split", &index);
+      if (s == nullptr || index != k || (bias_split != nullptr && s != bias_split)) return false;
+      auto num = s->attr().find("num_split");
+      if (num == s->attr().end() || num->second.i() != 2 || v.InputInt(*s, 0) != 0) return false;
+      bias_split = s;
+      loop->bias = VariableArg(v, *s, 1);
+      return loop->bias >= 0;
+    };
+    // hz = MatMul(h, recurrent) + b[1]
+    if (!FloatT(*hz) || !EitherOrder([&](int a, int b) {
+          const tensorflow::NodeDef* hu = v.Input(*hz, a, "MatMul");
+          if (hu == nullptr || !FloatT(*hu) || !AttrIs(*hu, "transpose_a", false) ||
+              !AttrIs(*hu, "transpose_b", false) || v.InputArg(*hu, 0) != loop->h)
+            return false;
+          loop->recurrent = VariableArg(v, *hu, 1);
+          return loop->recurrent >= 0 && bias_part(*hz, b, 1);
+        }))
+      return false;
+    if (!bias_part(*x_biased, 1, 0)) return false;
+  }
   // x_split = Split(1, BiasAdd(MatMul(xs[time], kernel), b[0]), 3)
-  auto num = x_split->attr().find("num_split");
-  if (num == x_split->attr().end() || num->second.i() != 3 || !FloatT(*x_split)) return false;
-  if (auto dim = v.InputInt(*x_split, 0); !dim || (*dim != 1 && *dim != -1)) return false;
-  const tensorflow::NodeDef* biased = v.Input(*x_split, 1, "BiasAdd");
-  if (biased == nullptr || !FloatT(*biased) || !bias_part(*biased, 1, 0)) return false;
-  if (auto f = biased->attr().find("data_format");
-      f != biased->attr().end() && f->second.s() != "NHWC")
-    return false;
-  const tensorflow::NodeDef* xw = v.Input(*biased, 0, "MatMul");
-  if (xw == nullptr || !FloatT(*xw) || !AttrIs(*xw, "transpose_a", false) ||
-      !AttrIs(*xw, "transpose_b", false))
-    return false;
   loop->kernel = VariableArg(v, *xw, 1);
   const tensorflow::NodeDef* get = v.Input(*xw, 0, "TensorListGetItem");
   if (loop->kernel < 0 || get == nullptr || !FloatT(*get, "element_dtype")) return false;
@@ -577,7 +639,8 @@ bool MatchBody(const tensorflow::FunctionDef& fdef, RecurrentLoop* loop) {
   }
   // The limit is the unchanged variable the cond compares the counter with (MatchCond); the
   // list of inputs and the weights must be unchanged too.
-  for (int i : {loop->xs, loop->kernel, loop->recurrent, loop->bias, loop->mask})
+  for (int i :
+       {loop->xs, loop->kernel, loop->recurrent, loop->bias, loop->bias_recurrent, loop->mask})
     if (std::find(changed.begin(), changed.end(), i) != changed.end()) return false;
   return v.AllUsed();
 }
@@ -614,7 +677,8 @@ std::shared_ptr<const RecurrentLoop> MatchRecurrentLoop(const PrepareContext& ct
     trial.limit = i;
     if (i != loop->counter && i != loop->time && MatchCond(*cond, &trial)) *loop = trial;
   }
-  if (loop->limit < 0) return nullptr;
+  // tf.keras 2: no counter limit, the cond tests the time alone.
+  if (loop->limit < 0 && !MatchCond(*cond, loop.get())) return nullptr;
   if (RecurrentFusionMode() == FusionMode::kLog)
     std::fprintf(stderr, "kiln: node '%.*s' (%.*s) runs as a fused %s loop\n",
                  static_cast<int>(ctx.node_name.size()), ctx.node_name.data(),

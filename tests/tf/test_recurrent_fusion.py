@@ -2,7 +2,9 @@
 While loops are taken by the fused kernel (KILN_RECURRENT_FUSION=log names every node it takes),
 and the outputs match TensorFlow's and the generic loop's (KILN_RECURRENT_FUSION=0). Layers
 outside the fused forms (a GRU with reset_after=False, a sigmoid SimpleRNN) still run, through
-the generic loop."""
+the generic loop. The same holds for the loops tf.keras 2 (Keras 2, what TF <= 2.15 saved, from the
+tf_keras package) exports: weights passed into the loop as tensors, a cond on the time alone, and a
+GRU whose recurrent part is split by a Split with its own bias."""
 import os
 import re
 
@@ -92,8 +94,7 @@ def models(tmp_path_factory):
     return root, out
 
 
-def _run(d, root, outdir, mode):
-    feed = root / ("ids.npy" if d.name.startswith("ids_") else "x.npy")
+def _run(d, feed, outdir, mode):
     proc = oracle.run([oracle.KILN_CLI, "run", "--dir", d, "--tag_set", "serve",
                        "--signature_def", "serving_default",
                        "--inputs", f"x={feed}", "--outdir", outdir],
@@ -110,13 +111,85 @@ def _run(d, root, outdir, mode):
 def test_fused_loop_gives_tf_outputs(models, name, tmp_path):
     root, out = models
     d, expected = out[name]
-    fused, taken = _run(d, root, tmp_path / "fused", "log")
+    feed = root / ("ids.npy" if name.startswith("ids_") else "x.npy")
+    fused, taken = _run(d, feed, tmp_path / "fused", "log")
     assert taken == CASES[name][1], f"{name}: the fused kernel took {taken} loops"
-    generic, none = _run(d, root, tmp_path / "generic", "0")
+    generic, none = _run(d, feed, tmp_path / "generic", "0")
     assert none == 0
     # float32 within float32 rounding; half precision within its own (11 or 8 significant bits,
     # rounded after each of TF's ops and only at the loop variables here).
     rtol, atol = {"f16_": (1e-2, 4e-3), "bf16_": (6e-2, 3e-2)}.get(name.split("_")[0] + "_",
                                                                   (1e-5, 1e-6))
+    oracle.assert_same(fused, expected, f"{name} fused vs TF", rtol=rtol, atol=atol)
+    oracle.assert_same(fused, generic, f"{name} fused vs the generic loop", rtol=rtol, atol=atol)
+
+
+# tf.keras 2's forms: name -> (builder, loops the kernel must fuse).
+TFK2_CASES = {
+    "tfk2_lstm_last": (lambda L, x: L.LSTM(8)(x), 1),
+    "tfk2_lstm_backwards_state": (
+        lambda L, x: L.Concatenate()(L.LSTM(6, go_backwards=True, return_state=True)(x)), 1),
+    "tfk2_stacked_lstm": (lambda L, x: L.LSTM(4)(L.LSTM(6, return_sequences=True)(x)), 2),
+    "tfk2_gru_sequences_backwards": (
+        lambda L, x: L.GRU(6, return_sequences=True, go_backwards=True)(x), 1),
+    "tfk2_masked_gru_sequences": (
+        lambda L, x: L.GRU(5, return_sequences=True)(L.Masking(mask_value=0.0)(x)), 1),
+    "tfk2_gru_reset_before_not_fused": (lambda L, x: L.GRU(5, reset_after=False)(x), 0),
+    "tfk2_simple_rnn_relu_masked": (
+        lambda L, x: L.SimpleRNN(4, activation="relu")(L.Masking(mask_value=0.0)(x)), 1),
+    "tfk2_dyn_lstm_sequences": (lambda L, x: L.LSTM(5, return_sequences=True)(x), 1),
+    "tfk2_f16_lstm_sequences": (lambda L, x: L.LSTM(5, return_sequences=True)(x), 1),
+    "tfk2_ids_embedding_bidirectional_gru": (
+        lambda L, x: L.Bidirectional(L.GRU(4))(L.Embedding(20, 3, mask_zero=True)(x)), 2),
+}
+
+
+@pytest.fixture(scope="module")
+def tfk2_models(tmp_path_factory):
+    import tf_keras as keras
+    L = keras.layers
+    root = tmp_path_factory.mktemp("recurrent_tfk2")
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((BATCH, T, D)).astype(np.float32)
+    x[1, 5:] = 0.0
+    x[2, 2] = 0.0
+    ids = rng.integers(1, 20, (BATCH, T)).astype(np.int32)
+    ids[0, 4:] = 0
+    ids[2, 1] = 0
+    out = {}
+    for name, (build, _) in TFK2_CASES.items():
+        keras.utils.set_random_seed(3)
+        f16 = "_f16_" in name
+        keras.mixed_precision.set_global_policy("mixed_float16" if f16 else "float32")
+        if "_ids_" in name:
+            inp = keras.Input((T,), dtype="int32", name="x")
+        else:
+            inp = keras.Input((None if "_dyn_" in name else T, D), name="x")
+        y = build(L, inp)
+        if f16:
+            y = L.Activation("linear", dtype="float32")(y)
+        model = keras.Model(inp, y)
+        keras.mixed_precision.set_global_policy("float32")
+        for w in model.weights:
+            if "bias" in w.name:
+                w.assign(rng.standard_normal(w.shape).astype(np.float32) * 0.5)
+        d = root / name
+        model.save(str(d), save_format="tf")
+        out[name] = (d, np.asarray(model(ids if "_ids_" in name else x)))
+    np.save(root / "x.npy", x)
+    np.save(root / "ids.npy", ids)
+    return root, out
+
+
+@pytest.mark.parametrize("name", sorted(TFK2_CASES))
+def test_fused_tf_keras2_loop_gives_tf_outputs(tfk2_models, name, tmp_path):
+    root, out = tfk2_models
+    d, expected = out[name]
+    feed = root / ("ids.npy" if "_ids_" in name else "x.npy")
+    fused, taken = _run(d, feed, tmp_path / "fused", "log")
+    assert taken == TFK2_CASES[name][1], f"{name}: the fused kernel took {taken} loops"
+    generic, none = _run(d, feed, tmp_path / "generic", "0")
+    assert none == 0
+    rtol, atol = (1e-2, 4e-3) if "_f16_" in name else (1e-5, 1e-6)
     oracle.assert_same(fused, expected, f"{name} fused vs TF", rtol=rtol, atol=atol)
     oracle.assert_same(fused, generic, f"{name} fused vs the generic loop", rtol=rtol, atol=atol)
