@@ -1,3 +1,5 @@
+// Image resampling through a map of coordinates.
+//
 // ScaleAndTranslate: separable resampling with a named filter kernel, what tf.image.resize runs
 // for antialias=True and for the lanczos3/lanczos5/gaussian/mitchellcubic methods
 // (tensorflow/core/kernels/image/scale_and_translate_op.cc, sampling_kernels.h). Each output
@@ -7,10 +9,22 @@
 // float arithmetic follows TF's (including where TF computes in double) so the weights match,
 // and the two passes run in TF's order (rows into an [out_h, in_w] float buffer, then columns)
 // with TF's fixed span width, so sums accumulate identically. The output is always float.
+//
+// ImageProjectiveTransformV2/V3: what Keras's RandomRotation, RandomZoom and RandomTranslation
+// (and tf.raw_ops users) put in a graph (tensorflow/core/kernels/image/image_ops.{h,cc}). A
+// transform row [a0, a1, a2, b0, b1, b2, c0, c1] maps output pixel (x, y) to the input point
+// ((a0 x + a1 y + a2) / k, (b0 x + b1 y + b2) / k), k = c0 x + c1 y + 1; fill_mode maps points
+// outside the input back in (REFLECT, WRAP, NEAREST) or leaves them (CONSTANT), and the point is
+// read by NEAREST (std::round) or BILINEAR interpolation, in float, where each pixel read outside
+// the input is fill_value (so a CONSTANT point just outside still takes its nearest pixel, or
+// blends with the fill value, as TF 2.21 does); the result is converted to the image's type as
+// TF converts it.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "kernels/array_util.h"
@@ -305,11 +319,233 @@ Status ComputeScaleAndTranslate(const KernelContext& ctx) {
   });
 }
 
+// ---- ImageProjectiveTransformV2/V3 ------------------------------------------------------------
+
+using TransformTypes = TypeList<uint8_t, int32_t, int64_t, Half, BFloat16, float, double>;
+
+enum class FillMode { kReflect, kWrap, kConstant, kNearest };
+
+struct TransformState : OpState {
+  DType t = DType::kFloat;
+  bool bilinear = false;
+  FillMode fill = FillMode::kConstant;
+};
+
+template <bool kV3>
+Status PrepareProjectiveTransform(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kV3 ? 4 : 3));
+  auto st = std::make_shared<TransformState>();
+  KILN_PREPARE_ASSIGN(ctx, st->t, ctx.attrs.GetType("dtype"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", st->t, TransformTypes::kDTypes));
+  std::string interpolation, fill_mode;
+  KILN_PREPARE_ASSIGN(ctx, interpolation, ctx.attrs.GetString("interpolation"));
+  KILN_PREPARE_ASSIGN(ctx, fill_mode, ctx.attrs.GetString("fill_mode", "CONSTANT"));
+  if (interpolation != "NEAREST" && interpolation != "BILINEAR")
+    return ctx.Error("attr 'interpolation' must be NEAREST or BILINEAR, got '", interpolation, "'");
+  st->bilinear = interpolation == "BILINEAR";
+  static constexpr std::pair<const char*, FillMode> kModes[] = {{"REFLECT", FillMode::kReflect},
+                                                                {"WRAP", FillMode::kWrap},
+                                                                {"CONSTANT", FillMode::kConstant},
+                                                                {"NEAREST", FillMode::kNearest}};
+  const auto* mode = std::find_if(std::begin(kModes), std::end(kModes),
+                                  [&](const auto& m) { return fill_mode == m.first; });
+  if (mode == std::end(kModes))
+    return ctx.Error("attr 'fill_mode' must be REFLECT, WRAP, CONSTANT or NEAREST, got '",
+                     fill_mode, "'");
+  st->fill = mode->second;
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "images", st->t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "images", 4));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "transforms", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "transforms", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "output_shape", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "output_shape", 1));
+  if (kV3) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "fill_value", DType::kFloat));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 3, "fill_value", 0));
+  }
+  const PartialShape& images = ctx.inputs[0].shape;
+  std::vector<int64_t> in(4, -1);
+  if (!images.unknown_rank()) in.assign(images.dims().begin(), images.dims().end());
+  int64_t h = -1, w = -1;
+  if (const Tensor* size = ConstantInput(ctx, 2)) {
+    const std::vector<int64_t> v = IndexValues(*size);
+    if (v.size() != 2 || v[0] <= 0 || v[1] <= 0)
+      return ctx.Error("input 'output_shape' must hold two positive values, got ", DimsString(v));
+    h = v[0];
+    w = v[1];
+  }
+  ctx.outputs = {TensorSpec{st->t, PartialShape{in[0], h, w, in[3]}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// An input coordinate outside [0, len - 1] mapped back in, as TF's MapCoordinate (after scipy's
+// ndimage): reflect [abcd] to dcba|abcd|dcba, wrap to abcd|abcd|abcd, clamp to the edge; the
+// constant mode leaves it (the read gives the fill value).
+float MapCoordinate(FillMode mode, float in, int64_t len) {
+  const float last = static_cast<float>(len - 1);
+  switch (mode) {
+    case FillMode::kConstant:
+      return in;
+    case FillMode::kNearest:
+      return std::clamp(in, 0.0f, last);
+    case FillMode::kReflect:
+      if (in < 0) {
+        if (len <= 1) {
+          in = 0;
+        } else {
+          const int64_t sz2 = 2 * len;
+          const float fsz2 = static_cast<float>(sz2);
+          if (in < fsz2) in = fsz2 * static_cast<float>(static_cast<int64_t>(-in / fsz2)) + in;
+          in = in < static_cast<float>(-len) ? in + fsz2 : -in - 1;
+        }
+      } else if (in > last) {
+        if (len <= 1) {
+          in = 0;
+        } else {
+          const float fsz2 = static_cast<float>(2 * len);
+          in -= fsz2 * static_cast<float>(static_cast<int64_t>(in / fsz2));
+          if (in >= static_cast<float>(len)) in = fsz2 - in - 1;
+        }
+      }
+      return std::clamp(in, 0.0f, last);
+    case FillMode::kWrap:
+      if (in < 0) {
+        if (len <= 1) {
+          in = 0;
+        } else {
+          const float sz = static_cast<float>(len - 1);
+          in += static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(-in / sz) + 1);
+        }
+      } else if (in > last) {
+        if (len <= 1) {
+          in = 0;
+        } else {
+          const float sz = static_cast<float>(len - 1);
+          in -= static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(in / sz));
+        }
+      }
+      return std::clamp(in, 0.0f, last);
+  }
+  return in;
+}
+
+// float to the image's type as TF's T(float) converts it (integers truncate toward zero); values
+// an integer type cannot hold saturate here rather than being undefined.
+template <typename C>
+C FromFloat(float v) {
+  if constexpr (std::is_integral_v<C>) {
+    if (std::isnan(v)) return C(0);
+    const double d = std::trunc(static_cast<double>(v));
+    if (d <= static_cast<double>(std::numeric_limits<C>::lowest()))
+      return std::numeric_limits<C>::lowest();
+    if (d >= static_cast<double>(std::numeric_limits<C>::max()))
+      return std::numeric_limits<C>::max();
+    return static_cast<C>(d);
+  } else {
+    return static_cast<C>(v);
+  }
+}
+
+// A whole-number coordinate as an index; NaN and values beyond any image map to -2, outside
+// (and so is the next index, which bilinear reads), instead of an undefined conversion.
+int64_t PixelIndex(float v) { return v >= -2.0f && v < 9.0e15f ? static_cast<int64_t>(v) : -2; }
+
+Status ComputeProjectiveTransform(const KernelContext& ctx) {
+  const auto& st = ctx.state<TransformState>();
+  const Tensor& images = ctx.input(0);
+  const Tensor& transforms = ctx.input(1);
+  const Tensor& shape = ctx.input(2);
+  if (images.rank() != 4)
+    return ctx.Error("input 'images' must have rank 4, got shape ", images.shape().ToString());
+  const int64_t batch = images.dim(0), in_h = images.dim(1), in_w = images.dim(2);
+  const int64_t ch = images.dim(3);
+  if (transforms.rank() != 2 || transforms.dim(1) != 8 ||
+      (transforms.dim(0) != batch && transforms.dim(0) != 1))
+    return ctx.Error("input 'transforms' must be [num_images, 8] or [1, 8] for ", batch,
+                     " images, got shape ", transforms.shape().ToString());
+  if (shape.rank() != 1 || shape.NumElements() != 2)
+    return ctx.Error("input 'output_shape' must have 2 elements, got shape ",
+                     shape.shape().ToString());
+  const int64_t out_h = shape.data<int32_t>()[0], out_w = shape.data<int32_t>()[1];
+  if (out_h <= 0 || out_w <= 0)
+    return ctx.Error("input 'output_shape' must hold two positive values, got [", out_h, ", ",
+                     out_w, "]");
+  float fill = 0.0f;
+  if (ctx.num_inputs() == 4) {
+    if (ctx.input(3).NumElements() != 1)
+      return ctx.Error("input 'fill_value' must be a scalar, got shape ",
+                       ctx.input(3).shape().ToString());
+    fill = ctx.input(3).data<float>()[0];
+  }
+  const int64_t out_dims[] = {batch, out_h, out_w, ch};
+  KILN_RETURN_IF_ERROR_CTX(CheckElementCount(out_dims, "output shape"), "node '", ctx.node_name(),
+                           "'");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{batch, out_h, out_w, ch}));
+  if (out->NumElements() == 0) return OkStatus();
+  const float* tr = transforms.data<float>();
+  const bool one_transform = transforms.dim(0) == 1;
+  return Dispatch<TransformTypes>(st.t, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using C = ComputeType<T>;
+    const C* img = ComputeData<T>(images);
+    C* o = MutableComputeData<T>(out);
+    const C fill_t = FromFloat<C>(fill);
+    ctx.threads().ParallelFor(
+        batch * out_h, std::max<int64_t>(1, 4096 / (out_w * ch)), [&](int64_t begin, int64_t end) {
+          for (int64_t by = begin; by < end; ++by) {
+            const int64_t b = by / out_h, oy = by % out_h;
+            const float* m = tr + (one_transform ? 0 : b * 8);
+            const C* src = img + b * in_h * in_w * ch;
+            // Pixel (y, x) of this image, or the fill value outside it.
+            auto read = [&](int64_t y, int64_t x, int64_t c) {
+              return y >= 0 && y < in_h && x >= 0 && x < in_w ? src[(y * in_w + x) * ch + c]
+                                                              : fill_t;
+            };
+            for (int64_t ox = 0; ox < out_w; ++ox) {
+              C* px = o + (by * out_w + ox) * ch;
+              const float fx = static_cast<float>(ox), fy = static_cast<float>(oy);
+              const float k = m[6] * fx + m[7] * fy + 1.f;
+              if (k == 0) {  // a point at infinity: outside the input
+                std::fill(px, px + ch, fill_t);
+                continue;
+              }
+              // The constant mode leaves points outside; the reads outside give the fill value.
+              const float x = MapCoordinate(st.fill, (m[0] * fx + m[1] * fy + m[2]) / k, in_w);
+              const float y = MapCoordinate(st.fill, (m[3] * fx + m[4] * fy + m[5]) / k, in_h);
+              if (!st.bilinear) {
+                const int64_t yi = PixelIndex(std::round(y)), xi = PixelIndex(std::round(x));
+                for (int64_t c = 0; c < ch; ++c) px[c] = read(yi, xi, c);
+                continue;
+              }
+              const float y0 = std::floor(y), x0 = std::floor(x);
+              const float y1 = y0 + 1, x1 = x0 + 1;
+              const int64_t yi = PixelIndex(y0), xi = PixelIndex(x0);
+              for (int64_t c = 0; c < ch; ++c) {
+                const float top = (x1 - x) * static_cast<float>(read(yi, xi, c)) +
+                                  (x - x0) * static_cast<float>(read(yi, xi + 1, c));
+                const float bottom = (x1 - x) * static_cast<float>(read(yi + 1, xi, c)) +
+                                     (x - x0) * static_cast<float>(read(yi + 1, xi + 1, c));
+                px[c] = FromFloat<C>((y1 - y) * top + (y - y0) * bottom);
+              }
+            }
+          }
+        });
+    return OkStatus();
+  });
+}
+
 constexpr OpDefinition kDefs[] = {
+    {"ImageProjectiveTransformV2", "transformed_images", kOpFreshOutputs,
+     PrepareProjectiveTransform<false>},
+    {"ImageProjectiveTransformV3", "transformed_images", kOpFreshOutputs,
+     PrepareProjectiveTransform<true>},
     {"ScaleAndTranslate", "resized_images", kOpFreshOutputs, PrepareScaleAndTranslate},
 };
 
 constexpr KernelEntry kCpu[] = {
+    {"ImageProjectiveTransformV2", ComputeProjectiveTransform, 0b100},
+    {"ImageProjectiveTransformV3", ComputeProjectiveTransform, 0b1100},
     {"ScaleAndTranslate", ComputeScaleAndTranslate},
 };
 

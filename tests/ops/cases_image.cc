@@ -286,6 +286,110 @@ void AddScaleAndTranslate(std::vector<OpCase>* c) {
   }
 }
 
+// ---- ImageProjectiveTransformV2/V3 ------------------------------------------------------------
+
+// TF's coordinate mapping (image_ops.h, MapCoordinate), in float as TF computes it.
+float MapCoord(const std::string& mode, float in, int64_t len) {
+  const auto n = static_cast<float>(len);
+  if (mode == "CONSTANT") return in;
+  if (len <= 1) return 0.0f;
+  if (mode == "REFLECT") {
+    if (in < 0) {
+      if (in < 2 * n) in = 2 * n * static_cast<float>(static_cast<int64_t>(-in / (2 * n))) + in;
+      in = in < -n ? in + 2 * n : -in - 1;
+    } else if (in > n - 1) {
+      in -= 2 * n * static_cast<float>(static_cast<int64_t>(in / (2 * n)));
+      if (in >= n) in = 2 * n - in - 1;
+    }
+  } else if (mode == "WRAP") {
+    if (in < 0) {
+      in += n * static_cast<float>(static_cast<int64_t>(-in / (n - 1)) + 1);
+    } else if (in > n - 1) {
+      in -= n * static_cast<float>(static_cast<int64_t>(in / (n - 1)));
+    }
+  }
+  return std::clamp(in, 0.0f, n - 1);
+}
+
+// A whole coordinate as an index (TF converts unchecked; NaN and far-off values are outside).
+int64_t PixelAt(float v) { return v >= -2.0f && v < 1e15f ? static_cast<int64_t>(v) : -2; }
+
+void AddProjectiveTransform(std::vector<OpCase>* c) {
+  uint32_t seed = 4070;
+  // Identity, a rotation with a shift (points fall outside), a zoom, and a projective map.
+  const Tensor transforms = Make<float>({1.0f, 0.0f,  0.0f,  0.0f,  1.0f, 0.0f,  0.0f,  0.0f,  //
+                                         0.8f, -0.6f, 2.5f,  0.6f,  0.8f, -1.5f, 0.0f,  0.0f,  //
+                                         0.6f, 0.0f,  1.2f,  0.0f,  0.6f, 0.9f,  0.0f,  0.0f,  //
+                                         1.2f, 0.3f,  -1.1f, -0.2f, 1.3f, -2.0f, 0.04f, -0.05f},
+                                        {4, 8});
+  for (bool v3 : {true, false}) {
+    for (const std::string interp : {"NEAREST", "BILINEAR"}) {
+      for (const std::string mode : {"REFLECT", "WRAP", "CONSTANT", "NEAREST"}) {
+        for (DType t :
+             {DType::kFloat, DType::kUInt8, DType::kHalf, DType::kInt32, DType::kDouble}) {
+          // V2 (no fill_value: 0) in float only.
+          if (!v3 && t != DType::kFloat) continue;
+          const std::string op = v3 ? "ImageProjectiveTransformV3" : "ImageProjectiveTransformV2";
+          OpCaseBuilder b(op, op + " " + interp + " " + mode + " " + DTypeShortName(t));
+          b.Type("dtype", t).String("interpolation", interp).String("fill_mode", mode);
+          b.Input(RandomOf(t, Shape{4, 5, 6, 2}, NextSeed(seed), 0, 100));
+          b.Input(transforms).ConstInput(Make<int32_t>({7, 4}, {2}));
+          const float fill = v3 ? 3.0f : 0.0f;
+          if (v3) b.Input(Make<float>({fill}, {}));
+          c->push_back(
+              b.Reference1([t, interp, mode, fill](const std::vector<Tensor>& in) {
+                 const Tensor& x = in[0];
+                 const float* m0 = in[1].data<float>();
+                 const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), ch = x.dim(3);
+                 const int64_t oh = 7, ow = 4;
+                 const std::vector<double> v = Doubles(x);
+                 // The image's type holds the fill value and each result (integers
+                 // truncate), as TF's T(float).
+                 auto as_t = [&](float f) {
+                   return IsInteger(t) ? std::trunc(static_cast<double>(f))
+                                       : static_cast<double>(f);
+                 };
+                 auto read = [&](int64_t b2, int64_t y, int64_t xx, int64_t k) {
+                   return y >= 0 && y < h && xx >= 0 && xx < w
+                              ? static_cast<float>(v[((b2 * h + y) * w + xx) * ch + k])
+                              : static_cast<float>(as_t(fill));
+                 };
+                 std::vector<double> o(n * oh * ow * ch);
+                 for (int64_t b2 = 0; b2 < n; ++b2)
+                   for (int64_t oy = 0; oy < oh; ++oy)
+                     for (int64_t ox = 0; ox < ow; ++ox) {
+                       const float* m = m0 + b2 * 8;
+                       const auto fx = static_cast<float>(ox);
+                       const auto fy = static_cast<float>(oy);
+                       const float k = m[6] * fx + m[7] * fy + 1.f;
+                       const float px = MapCoord(mode, (m[0] * fx + m[1] * fy + m[2]) / k, w);
+                       const float py = MapCoord(mode, (m[3] * fx + m[4] * fy + m[5]) / k, h);
+                       for (int64_t q = 0; q < ch; ++q) {
+                         double r = 0;
+                         if (interp == "NEAREST") {
+                           r = read(b2, PixelAt(std::round(py)), PixelAt(std::round(px)), q);
+                         } else {
+                           const float y0 = std::floor(py), x0 = std::floor(px);
+                           const int64_t yi = PixelAt(y0), xi = PixelAt(x0);
+                           const float top = (x0 + 1 - px) * read(b2, yi, xi, q) +
+                                             (px - x0) * read(b2, yi, xi + 1, q);
+                           const float bottom = (x0 + 1 - px) * read(b2, yi + 1, xi, q) +
+                                                (px - x0) * read(b2, yi + 1, xi + 1, q);
+                           r = as_t((y0 + 1 - py) * top + (py - y0) * bottom);
+                         }
+                         o[((b2 * oh + oy) * ow + ox) * ch + q] = r;
+                       }
+                     }
+                 return FromDoubles(t, Shape{n, oh, ow, ch}, o);
+               })
+                  .Tolerance(1e-6)
+                  .Build());
+        }
+      }
+    }
+  }
+}
+
 void AddCropAndResize(std::vector<OpCase>* c) {
   uint32_t seed = 4100;
   const Tensor boxes = Make<float>({0.1f,  0.2f, 0.8f, 0.9f,   //
@@ -1341,6 +1445,7 @@ std::vector<OpCase> ImageCases() {
   std::vector<OpCase> c;
   AddResize(&c);
   AddScaleAndTranslate(&c);
+  AddProjectiveTransform(&c);
   AddCropAndResize(&c);
   AddColor(&c);
   AddNms(&c);

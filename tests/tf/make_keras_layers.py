@@ -722,6 +722,18 @@ def _(img):
     return [L.Rescaling(0.5)(_augmentation(n)(img, training=False)) for n in AUGMENTATIONS]
 
 
+# The geometric ones as a model uses them (a data_augmentation block called without `training`):
+# Keras 3 then keeps ImageProjectiveTransformV3 in the exported graph, with the transform
+# inference gives.
+GEOMETRIC = ["RandomRotation", "RandomZoom", "RandomTranslation"]
+
+
+@case("augmentation_in_model", GEOMETRIC, randomize=False, img=In((6, 7, 3), low=0, high=255))
+def _(img):
+    L = _L()
+    return [L.Rescaling(0.5)(_augmentation(n)(img)) for n in GEOMETRIC]
+
+
 @case("max_num_bounding_boxes", ["MaxNumBoundingBoxes"], randomize=False,
       img=In((4, 4, 3)), boxes=In((5, 4), low=0, high=4), labels=In((5,), "int32", 0, 3))
 def _(img, boxes, labels):

@@ -1,8 +1,8 @@
 """Real TensorFlow as the oracle for the nn, image, detection, codec, sequence and FFT kernels:
 one module whose methods call the raw ops (resizes in every coordinate mode, crops, colour ops,
 NMS, codecs, FFTs, batch norm and its gradient, convolution and pooling backprops, LSTMBlockCell,
-CTC), exported once; each method runs in TensorFlow and through our loader (kiln_call) on the
-same inputs, and the outputs must agree (exactly for integers and selections, within float
+CTC, projective transforms), exported once; each method runs in TensorFlow and through our
+loader (kiln_call) on the same inputs, and the outputs must agree (exactly for integers and selections, within float
 rounding otherwise)."""
 import os
 
@@ -252,6 +252,24 @@ def _module():
                                   b=b)
             return tuple(a) + tuple(n)
 
+        @tf.function(input_signature=[spec([2, 6, 7, 3]), spec([2, 8]), spec([1, 6, 5, 2], tf.uint8),
+                                      spec([1, 6, 5, 2], tf.float16)])
+        def projective(self, x, transforms, x8, x16):
+            out = []
+            for interpolation in ("NEAREST", "BILINEAR"):
+                for mode in ("REFLECT", "WRAP", "CONSTANT", "NEAREST"):
+                    out.append(raw.ImageProjectiveTransformV3(
+                        images=x, transforms=transforms, output_shape=[8, 5], fill_value=-2.5,
+                        interpolation=interpolation, fill_mode=mode))
+                out.append(raw.ImageProjectiveTransformV2(
+                    images=x, transforms=transforms[:1], output_shape=[6, 7],
+                    interpolation=interpolation))
+                for img in (x8, x16):
+                    out.append(raw.ImageProjectiveTransformV3(
+                        images=img, transforms=transforms[1:], output_shape=[7, 4],
+                        fill_value=3.0, interpolation=interpolation, fill_mode="REFLECT"))
+            return tuple(out)
+
         @tf.function(input_signature=[spec([7, 3, 5]), spec([3], i32)])
         def ctc(self, logits, lengths):
             a = raw.CTCGreedyDecoder(inputs=logits, sequence_length=lengths, merge_repeated=True)
@@ -307,6 +325,13 @@ def _inputs():
         "lstm": [f32(3, 4), f32(3, 5, lo=-2, hi=2), f32(3, 5), f32(9, 20, lo=-0.5, hi=0.5),
                  f32(5), f32(5), f32(5), f32(20)],
         "ctc": [np.round(f32(7, 3, 5, lo=0, hi=3)), np.array([7, 0, 5], np.int32)],
+        # A rotation about the centre with a shift (points fall outside), and a projective map
+        # (c0, c1 != 0) that also scales.
+        "projective": [f32(2, 6, 7, 3, lo=0, hi=10),
+                       np.array([[0.866, -0.5, 2.1, 0.5, 0.866, -1.3, 0, 0],
+                                 [1.3, 0.2, -1.7, -0.1, 1.4, -2.2, 0.05, -0.03]], np.float32),
+                       rng.integers(0, 256, (1, 6, 5, 2)).astype(np.uint8),
+                       f32(1, 6, 5, 2, lo=-4, hi=4).astype(np.float16)],
     }
 
 
@@ -314,7 +339,7 @@ def _inputs():
 TOLERANCE = {"grads2": 2e-5, "fft": 2e-5, "batch_norm": 2e-4, "conv_grads": 2e-5, "lstm": 2e-6,
              "color": 2e-6, "color_half": 1e-3, "resize_up": 2e-6, "resize_down": 2e-6,
              "resize_uint8": 2e-6, "crop": 2e-6, "nms": 1e-6, "combined": 1e-6, "pools": 2e-6,
-             "ctc": 1e-6}
+             "ctc": 1e-6, "projective": 2e-6}
 
 
 @pytest.fixture(scope="module")
@@ -332,7 +357,7 @@ def exported(tmp_path_factory):
 
 METHODS = ["resize_up", "resize_down", "resize_uint8", "crop", "color", "color_half", "nms",
            "combined", "codecs", "truncated", "encode", "grads2", "fft", "batch_norm", "conv_grads",
-           "pools", "lstm", "ctc"]
+           "pools", "lstm", "ctc", "projective"]
 
 
 def _avg_pool_grad_same(orig_shape, grad, ksize, strides):
