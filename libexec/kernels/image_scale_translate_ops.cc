@@ -383,49 +383,35 @@ Status PrepareProjectiveTransform(PrepareContext& ctx) {
 // ndimage): reflect [abcd] to dcba|abcd|dcba, wrap to abcd|abcd|abcd, clamp to the edge; the
 // constant mode leaves it (the read gives the fill value).
 float MapCoordinate(FillMode mode, float in, int64_t len) {
-  const float last = static_cast<float>(len - 1);
+  // TF truncates the quotients to an integer type, undefined for huge or non-finite points;
+  // std::trunc gives the same for all others and stays defined.
+  const auto n = static_cast<float>(len);
+  const float last = n - 1;
+  // Eigen's clamp, as TF's: NaN stays NaN (and an empty axis is no undefined std::clamp).
+  auto clamp = [last](float v) { return v < 0 ? 0.0f : (v > last ? last : v); };
   switch (mode) {
     case FillMode::kConstant:
       return in;
     case FillMode::kNearest:
-      return std::clamp(in, 0.0f, last);
+      return clamp(in);
     case FillMode::kReflect:
+      if (len <= 1) return in < 0 || in > last ? 0.0f : clamp(in);
       if (in < 0) {
-        if (len <= 1) {
-          in = 0;
-        } else {
-          const int64_t sz2 = 2 * len;
-          const float fsz2 = static_cast<float>(sz2);
-          if (in < fsz2) in = fsz2 * static_cast<float>(static_cast<int64_t>(-in / fsz2)) + in;
-          in = in < static_cast<float>(-len) ? in + fsz2 : -in - 1;
-        }
+        if (in < 2 * n) in = 2 * n * std::trunc(-in / (2 * n)) + in;
+        in = in < -n ? in + 2 * n : -in - 1;
       } else if (in > last) {
-        if (len <= 1) {
-          in = 0;
-        } else {
-          const float fsz2 = static_cast<float>(2 * len);
-          in -= fsz2 * static_cast<float>(static_cast<int64_t>(in / fsz2));
-          if (in >= static_cast<float>(len)) in = fsz2 - in - 1;
-        }
+        in -= 2 * n * std::trunc(in / (2 * n));
+        if (in >= n) in = 2 * n - in - 1;
       }
-      return std::clamp(in, 0.0f, last);
+      return clamp(in);
     case FillMode::kWrap:
+      if (len <= 1) return in < 0 || in > last ? 0.0f : clamp(in);
       if (in < 0) {
-        if (len <= 1) {
-          in = 0;
-        } else {
-          const float sz = static_cast<float>(len - 1);
-          in += static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(-in / sz) + 1);
-        }
+        in += n * (std::trunc(-in / (n - 1)) + 1);
       } else if (in > last) {
-        if (len <= 1) {
-          in = 0;
-        } else {
-          const float sz = static_cast<float>(len - 1);
-          in -= static_cast<float>(len) * static_cast<float>(static_cast<int64_t>(in / sz));
-        }
+        in -= n * std::trunc(in / (n - 1));
       }
-      return std::clamp(in, 0.0f, last);
+      return clamp(in);
   }
   return in;
 }

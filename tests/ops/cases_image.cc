@@ -292,23 +292,23 @@ void AddScaleAndTranslate(std::vector<OpCase>* c) {
 float MapCoord(const std::string& mode, float in, int64_t len) {
   const auto n = static_cast<float>(len);
   if (mode == "CONSTANT") return in;
-  if (len <= 1) return 0.0f;
+  if (mode != "NEAREST" && len <= 1) return in < 0 || in > n - 1 ? 0.0f : std::min(in, n - 1);
   if (mode == "REFLECT") {
     if (in < 0) {
-      if (in < 2 * n) in = 2 * n * static_cast<float>(static_cast<int64_t>(-in / (2 * n))) + in;
+      if (in < 2 * n) in = 2 * n * std::trunc(-in / (2 * n)) + in;
       in = in < -n ? in + 2 * n : -in - 1;
     } else if (in > n - 1) {
-      in -= 2 * n * static_cast<float>(static_cast<int64_t>(in / (2 * n)));
+      in -= 2 * n * std::trunc(in / (2 * n));
       if (in >= n) in = 2 * n - in - 1;
     }
   } else if (mode == "WRAP") {
     if (in < 0) {
-      in += n * static_cast<float>(static_cast<int64_t>(-in / (n - 1)) + 1);
+      in += n * (std::trunc(-in / (n - 1)) + 1);
     } else if (in > n - 1) {
-      in -= n * static_cast<float>(static_cast<int64_t>(in / (n - 1)));
+      in -= n * std::trunc(in / (n - 1));
     }
   }
-  return std::clamp(in, 0.0f, n - 1);
+  return in < 0 ? 0.0f : (in > n - 1 ? n - 1 : in);
 }
 
 // A whole coordinate as an index (TF converts unchecked; NaN and far-off values are outside).
