@@ -26,6 +26,8 @@ struct DnnlMatMul {
   dnnl::matmul primitive;
   dnnl::memory::desc scratch_md;
   int threads = 1;  // what the primitive was built for (onednn::ThreadsWorth)
+  // oneDNN had only its reference kernel for these operands: Eigen's product is faster.
+  bool reference = false;
 };
 
 struct MatMulState : OpState {
@@ -78,9 +80,9 @@ dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool 
     std::swap(d[rank - 1], d[rank - 2]);
     std::swap(strides[rank - 1], strides[rank - 2]);
   }
-  // Broadcast (size-1) batch dims get stride 0 so oneDNN repeats them.
-  for (size_t i = 0; i + 2 < rank; ++i)
-    if (d[i] == 1) strides[i] = 0;
+  // Size-1 batch dims keep their row-major stride: oneDNN broadcasts them by their size. A
+  // stride of 0 would be the same numbers, but oneDNN 2.6 then leaves its GEMM for the
+  // reference kernel (hundreds of times slower: a batch-1 transformer took minutes).
   return dnnl::memory::desc(d, dnnl::memory::data_type::f32, strides);
 }
 
@@ -121,6 +123,8 @@ Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulState& st,
     auto desc = st.epilogue.bias ? dnnl::matmul::desc(mm->a_md, mm->b_md, mm->bias_md, mm->c_md)
                                  : dnnl::matmul::desc(mm->a_md, mm->b_md, mm->c_md);
     dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
+    mm->reference = onednn::IsReference(pd);
+    if (mm->reference) return;
     mm->scratch_md = pd.scratchpad_desc();
     mm->primitive = dnnl::matmul(pd);
   }));
@@ -337,9 +341,14 @@ Status ComputeMatMul(const KernelContext& ctx) {
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
     return OkStatus();
   }
-  if (onednn::ActivationDropsNaN(e) && !onednn::AllFinite(a.data<float>(), a.NumElements())) {
+  const DnnlMatMul* mm = nullptr;
+  if (!onednn::ActivationDropsNaN(e) || onednn::AllFinite(a.data<float>(), a.NumElements())) {
+    KILN_ASSIGN_OR_RETURN(mm, FindDnnlMatMul(st, a.shape(), b.shape()));
+  }
+  if (mm == nullptr || mm->reference) {
     // NaN or Inf in: the product without oneDNN's max-based activation, then the epilogue in
-    // TF's order (bias, add, activation) keeping NaN. Rare, so plain Eigen.
+    // TF's order (bias, add, activation) keeping NaN. Rare, so plain Eigen; also what runs
+    // when oneDNN has only its reference kernel for the operands.
     std::vector<float> addend;
     if (e.add) addend.assign(out->data<float>(), out->data<float>() + out->NumElements());
     EigenProduct<float>(st, a, b, out, batch);
@@ -349,7 +358,6 @@ Status ComputeMatMul(const KernelContext& ctx) {
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
     return OkStatus();
   }
-  KILN_ASSIGN_OR_RETURN(const DnnlMatMul* mm, FindDnnlMatMul(st, a.shape(), b.shape()));
   dnnl::memory am, bm, cm, biasm;
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul memory", [&] {
     const dnnl::engine& eng = onednn::Engine();

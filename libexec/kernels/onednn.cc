@@ -1,8 +1,10 @@
 #include "kernels/onednn.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <string_view>
 
 #include "kiln/exec/cpu_isa.h"
 
@@ -265,6 +267,18 @@ Status ExecuteOnThread(const dnnl::primitive& p, const dnnl::memory::desc& scrat
                             "could not execute a primitive");
   });
 }
+
+namespace {
+std::atomic<int64_t> reference_primitives{0};
+}  // namespace
+
+bool IsReference(const dnnl::primitive_desc_base& pd) {
+  const bool reference = std::string_view(pd.impl_info_str()).starts_with("ref");
+  if (reference) reference_primitives.fetch_add(1, std::memory_order_relaxed);
+  return reference;
+}
+
+int64_t ReferencePrimitivesMade() { return reference_primitives.load(std::memory_order_relaxed); }
 
 Status Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
              const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

@@ -119,6 +119,14 @@ Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
                const dnnl::memory::desc& scratch, int max_threads,
                std::initializer_list<std::pair<int, const dnnl::memory*>> args);
 
+// Whether oneDNN gave `pd` its reference implementation (plain loops, hundreds of times slower
+// than its JIT kernels), as it does for memory layouts its kernels do not take. Each one is
+// counted, so tests can check that what kiln hands over reaches the fast kernels; a kernel that
+// gets one computes another way where it has one.
+bool IsReference(const dnnl::primitive_desc_base& pd);
+// How many primitive descriptors IsReference found to be the reference one, in this process.
+int64_t ReferencePrimitivesMade();
+
 // C = A B + beta C, row-major float32, with oneDNN's JIT sgemm (the widest vectors the CPU
 // has; Eigen's product is built for baseline x86-64 here). `ta`/`tb` read A/B transposed.
 // Runs on the calling thread when called inside a parallel region (our ParallelFor).

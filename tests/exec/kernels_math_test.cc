@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "exec/kernel_test_util.h"
+#include "kernels/onednn.h"
 
 namespace kiln::exec {
 namespace {
@@ -318,6 +319,86 @@ TEST_CASE("MatMul: float32, all transposes") { CheckMatMul<float>(); }
 TEST_CASE("MatMul: float64, all transposes") { CheckMatMul<double>(); }
 TEST_CASE("MatMul: int32, all transposes") { CheckMatMul<int32_t>(); }
 TEST_CASE("MatMul: int64, all transposes") { CheckMatMul<int64_t>(); }
+
+// A batched product with numpy broadcasting of the batch dims: (..., m, k) x (..., k, n).
+Tensor RefBatchMatMul(const Tensor& a, const Tensor& b, bool adj_a, bool adj_b) {
+  const int ra = a.rank(), rb = b.rank();
+  const int64_t m = a.dim(ra - (adj_a ? 1 : 2)), k = a.dim(ra - (adj_a ? 2 : 1));
+  const int64_t n = b.dim(rb - (adj_b ? 2 : 1));
+  const int nb = std::max(ra, rb) - 2;
+  Shape out;
+  for (int d = 0; d < nb; ++d) {
+    const int da = d - (nb - (ra - 2)), db = d - (nb - (rb - 2));
+    out.AddDim(std::max(da >= 0 ? a.dim(da) : 1, db >= 0 ? b.dim(db) : 1));
+  }
+  const int64_t batches = out.num_elements();
+  out.AddDim(m);
+  out.AddDim(n);
+  Tensor c(DType::kFloat, out);
+  for (int64_t i = 0; i < batches; ++i) {
+    int64_t rem = i, ao = 0, bo = 0, astride = m * k, bstride = k * n;
+    for (int d = nb - 1; d >= 0; --d) {
+      const int64_t idx = rem % out.dim(d);
+      rem /= out.dim(d);
+      const int da = d - (nb - (ra - 2)), db = d - (nb - (rb - 2));
+      if (da >= 0) {
+        if (a.dim(da) != 1) ao += idx * astride;
+        astride *= a.dim(da);
+      }
+      if (db >= 0) {
+        if (b.dim(db) != 1) bo += idx * bstride;
+        bstride *= b.dim(db);
+      }
+    }
+    for (int64_t r = 0; r < m; ++r) {
+      for (int64_t j = 0; j < n; ++j) {
+        double sum = 0;
+        for (int64_t p = 0; p < k; ++p)
+          sum += static_cast<double>(a.data<float>()[ao + (adj_a ? p * m + r : r * k + p)]) *
+                 b.data<float>()[bo + (adj_b ? j * k + p : p * n + j)];
+        c.data<float>()[(i * m + r) * n + j] = static_cast<float>(sum);
+      }
+    }
+  }
+  return c;
+}
+
+TEST_CASE(
+    "BatchMatMulV2: batch-1 and broadcast operands reach oneDNN's GEMM, not its reference "
+    "kernel") {
+  // What Keras models hand over: a Dense on a sequence ((1, t, d) x (d, u)), attention scores at
+  // batch 1 ((1, h, t, d) x (1, h, t, d) adjoint), and numpy broadcasting both ways. oneDNN 2.6
+  // leaves its GEMM for loops hundreds of times slower when a size-1 batch dim is given stride
+  // 0, which made a batch-1 BERT encoder take two minutes a call.
+  struct Case {
+    Shape a, b;
+    bool adj_a, adj_b;
+  };
+  const std::vector<Case> cases = {
+      {{1, 8, 16}, {16, 4}, false, false},         {{1, 8, 16}, {1, 16, 4}, false, false},
+      {{3, 8, 16}, {16, 4}, false, false},         {{8, 16}, {3, 16, 4}, false, false},
+      {{1, 2, 8, 16}, {1, 2, 8, 16}, false, true}, {{2, 1, 8, 16}, {5, 16, 4}, false, false},
+      {{1, 16, 8}, {1, 16, 4}, true, false},       {{4, 16, 8}, {1, 4, 16}, true, true},
+  };
+  const int64_t before = onednn::ReferencePrimitivesMade();
+  uint32_t seed = 40;
+  for (const Case& c : cases) {
+    CAPTURE(c.a.ToString());
+    CAPTURE(c.b.ToString());
+    Tensor a = Random<float>(c.a, seed++);
+    Tensor b = Random<float>(c.b, seed++);
+    auto got = OpRunner("BatchMatMulV2")
+                   .T(DType::kFloat)
+                   .Bool("adj_x", c.adj_a)
+                   .Bool("adj_y", c.adj_b)
+                   .Input(a)
+                   .Input(b)
+                   .Run1();
+    REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+    CheckClose<float>(*got, RefBatchMatMul(a, b, c.adj_a, c.adj_b), 1e-4);
+  }
+  CHECK(onednn::ReferencePrimitivesMade() == before);
+}
 
 TEST_CASE("MatMul: default attrs and partial shapes") {
   OpRunner r("MatMul");
