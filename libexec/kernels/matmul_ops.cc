@@ -1,10 +1,18 @@
 // Matrix products: MatMul, _FusedMatMul (bias, residual add and activation fused, as TF's
 // grappler emits and as our prepare-time fusion makes from MatMul + BiasAdd + activation),
 // BatchMatMul, BatchMatMulV2 (broadcasting batch dims) and BatchMatMulV3. float32 runs on
-// oneDNN; weights stay in their plain row-major form (no packed copy), so a model's weights live
-// in memory once. Other dtypes run an Eigen product per batch.
+// oneDNN; weights stay in their plain row-major form, copied once with wider rows when their
+// rows are a multiple of 512 bytes (onednn::PaddedWeightRow). Other dtypes run an Eigen product per
+// batch.
+#include <sys/mman.h>
+#include <unistd.h>
+
 #include <Eigen/Core>
+#include <algorithm>
+#include <cstdint>
 #include <memory>
+#include <mutex>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -37,7 +45,54 @@ struct MatMulState : OpState {
   Epilogue epilogue;
   // float32 products through oneDNN, per shape (CreateMatMulCpuState makes the first).
   cpu::PrimitiveCache<DnnlMatMul> primitives;
+  // A constant b (weights) copied with rows `b_ld` floats apart, which every primitive reads
+  // in place of the input; b_ld = 0 when b is read as given.
+  std::shared_ptr<const float> padded_b;
+  int64_t b_ld = 0;
 };
+
+// The weights copied with wider rows, one copy per constant: a function is prepared more than
+// once (per signature, per inlined call), and each preparation finds the copy the others made.
+// An entry holds the constant (sharing its buffer), so no other tensor can reuse its address
+// while the entry lives; expired entries are dropped as new ones are made.
+struct PaddedWeights {
+  Tensor original;
+  std::unique_ptr<float[]> rows;
+};
+
+std::shared_ptr<const float> PaddedCopy(const Tensor& weights, int64_t ld) {
+  static std::mutex mu;
+  static std::vector<std::weak_ptr<PaddedWeights>> copies;
+  const std::lock_guard<std::mutex> lock(mu);
+  std::erase_if(copies, [](const std::weak_ptr<PaddedWeights>& w) { return w.expired(); });
+  for (const auto& w : copies) {
+    std::shared_ptr<PaddedWeights> c = w.lock();
+    if (c != nullptr && c->original.raw_data() == weights.raw_data() &&
+        c->original.shape() == weights.shape())
+      return {c, c->rows.get()};
+  }
+  const int64_t rows = weights.dim(0), cols = weights.dim(1);
+  auto c = std::make_shared<PaddedWeights>();
+  c->rows.reset(new (std::nothrow) float[static_cast<size_t>(rows * ld)]());
+  if (c->rows == nullptr) return nullptr;
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy_n(weights.data<float>() + r * cols, cols, c->rows.get() + r * ld);
+  c->original = weights;
+  copies.push_back(c);
+  // The original is not read again by this kernel: its pages go back to the kernel, so the
+  // weights are resident once. A hint that loses nothing (MADV_PAGEOUT drops clean pages of a
+  // mapped bundle, which fault back in from the file if read again; anonymous pages are at
+  // most swapped); where it is not supported, nothing happens.
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(weights.raw_data());
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last =
+      (begin + sizeof(float) * static_cast<uintptr_t>(weights.NumElements())) / page * page;
+  // madvise takes a non-const pointer and writes nothing.
+  char* data = const_cast<char*>(static_cast<const char*>(weights.raw_data()));
+  if (last > first) (void)madvise(data + (first - begin), last - first, MADV_PAGEOUT);
+  return {c, c->rows.get()};
+}
 
 std::string BoolName(bool b) { return b ? "true" : "false"; }
 
@@ -66,7 +121,8 @@ dnnl::memory::desc RowMajorDesc(const dnnl::memory::dims& dims) {
 
 // Operand dims of rank `rank` with leading 1s, and the strides of its row-major layout when
 // its last two dims are swapped (adjoint).
-dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool adjoint) {
+dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool adjoint,
+                               int64_t row_stride = 0) {
   dnnl::memory::dims d(rank, 1);
   std::copy(dims.begin(), dims.end(), d.end() - dims.size());
   // Physical layout: row-major over `dims`.
@@ -74,7 +130,7 @@ dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool 
   int64_t s = 1;
   for (size_t i = rank; i-- > 0;) {
     strides[i] = s;
-    s *= d[i];
+    s *= i + 1 == rank && row_stride > 0 ? row_stride : d[i];
   }
   if (adjoint) {
     std::swap(d[rank - 1], d[rank - 2]);
@@ -98,7 +154,7 @@ Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulState& st,
   const int64_t m = a[a.size() - (st.adj_a ? 1 : 2)];
   const int64_t n = b[b.size() - (st.adj_b ? 2 : 1)];
   mm->a_md = OperandDesc(a, rank, st.adj_a);
-  mm->b_md = OperandDesc(b, rank, st.adj_b);
+  mm->b_md = OperandDesc(b, rank, st.adj_b, st.b_ld);
   dnnl::memory::dims c(batch.begin(), batch.end());
   c.push_back(m);
   c.push_back(n);
@@ -215,6 +271,14 @@ Status CreateMatMulCpuState(PrepareContext& ctx) {
   MatMulState* st = cpu::StateToComplete<MatMulState>(ctx);
   const PartialShape& a = ctx.inputs[0].shape;
   const PartialShape& b = ctx.inputs[1].shape;
+  const Tensor* weights = ctx.constant_inputs[1];
+  if (st->dtype == DType::kFloat && weights != nullptr && weights->rank() == 2 &&
+      onednn::PaddedWeightRow(weights->dim(1)) != weights->dim(1) && weights->dim(0) > 1) {
+    // Read from a copy with wider rows (the product reads the first dim(1) floats of each).
+    const int64_t ld = onednn::PaddedWeightRow(weights->dim(1));
+    st->padded_b = PaddedCopy(*weights, ld);
+    if (st->padded_b != nullptr) st->b_ld = ld;
+  }
   if (st->dtype != DType::kFloat || !a.IsFullyDefined() || !b.IsFullyDefined() ||
       a.ToShape()->num_elements() == 0 || b.ToShape()->num_elements() == 0)
     return OkStatus();
@@ -362,7 +426,9 @@ Status ComputeMatMul(const KernelContext& ctx) {
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul memory", [&] {
     const dnnl::engine& eng = onednn::Engine();
     am = dnnl::memory(mm->a_md, eng, onednn::SourceHandle(a));
-    bm = dnnl::memory(mm->b_md, eng, onednn::SourceHandle(b));
+    bm = dnnl::memory(
+        mm->b_md, eng,
+        st.padded_b != nullptr ? const_cast<float*>(st.padded_b.get()) : onednn::SourceHandle(b));
     cm = dnnl::memory(mm->c_md, eng, out->raw_data());
     if (e.bias) biasm = dnnl::memory(mm->bias_md, eng, onednn::SourceHandle(ctx.input(2)));
   }));

@@ -248,8 +248,15 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
                              recurrent.dtype() == DType::kFloat && bias.dtype() == DType::kFloat;
   const int64_t weight_floats =
       weights_as_is ? 0 : kernel.NumElements() + recurrent.NumElements() + bias.NumElements();
+  // Products of more than one row read the weights from copies with wider rows where oneDNN's
+  // sgemm is slow on their width (onednn::PaddedWeightRow; copying costs one pass over them).
+  const int64_t ld = onednn::PaddedWeightRow(gates);
+  const bool pad_kernel = ld != gates && steps * batch > 1;
+  const bool pad_recurrent = ld != gates && batch > 1;
+  const int64_t padded_floats = (pad_kernel ? depth * ld : 0) + (pad_recurrent ? units * ld : 0);
   const int64_t floats = steps * batch * (depth + gates) + 2 * batch * gates +
-                         (masked ? 2 * state : 0) + weight_floats + (wide ? 0 : 4 * state);
+                         (masked ? 2 * state : 0) + weight_floats + padded_floats +
+                         (wide ? 0 : 4 * state);
   KILN_ASSIGN_OR_RETURN(void* buf, ctx.AllocateTemp(sizeof(float) * floats));
   float* x = static_cast<float*>(buf);
   float* proj = x + steps * batch * depth;
@@ -278,10 +285,19 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     w_recurrent = starts[1];
     b = starts[2];
   }
+  auto padded = [&](const float* w, int64_t rows) {
+    float* copy = std::exchange(next, next + rows * ld);
+    for (int64_t r = 0; r < rows; ++r) std::copy_n(w + r * gates, gates, copy + r * ld);
+    return copy;
+  };
+  const float* kernel_rows = pad_kernel ? padded(w_kernel, depth) : w_kernel;
+  const int64_t kernel_ld = pad_kernel ? ld : gates;
+  const float* recurrent_rows = pad_recurrent ? padded(w_recurrent, units) : w_recurrent;
+  const int64_t recurrent_ld = pad_recurrent ? ld : gates;
   for (int64_t s = 0; s < steps; ++s) ToFloat((*xs)->tensors()[time + s], x + s * batch * depth);
   if (steps > 0)
     KILN_RETURN_IF_ERROR(onednn::Sgemm(false, false, steps * batch, gates, depth, x, depth,
-                                       w_kernel, gates, 0.0f, proj, gates));
+                                       kernel_rows, kernel_ld, 0.0f, proj, gates));
 
   // The states: float32 outputs are worked on in place; others in float32 scratch, written out
   // at the end.
@@ -321,8 +337,8 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
       vmath::GemvAccumulate(h_rows, w_recurrent, units, gates, dst);
       return OkStatus();
     }
-    return onednn::Sgemm(false, false, rows, gates, units, h_rows, units, w_recurrent, gates,
-                         accumulate ? 1.0f : 0.0f, dst, gates);
+    return onednn::Sgemm(false, false, rows, gates, units, h_rows, units, recurrent_rows,
+                         recurrent_ld, accumulate ? 1.0f : 0.0f, dst, gates);
   };
   std::vector<Tensor> items = (*out)->tensors();
   for (int64_t s = 0; s < steps; ++s) {

@@ -400,6 +400,61 @@ TEST_CASE(
   CHECK(onednn::ReferencePrimitivesMade() == before);
 }
 
+TEST_CASE(
+    "MatMul: constant weights with rows a multiple of 512 bytes (read from a copy with "
+    "wider rows)") {
+  // Dense layers 128, 256, 512... wide: the kernel copies such a constant b once with padded
+  // rows; every transpose, a batch of rows, a sequence (BatchMatMulV2) and a fused bias must
+  // give the plain product, also when the input's rows are not known at prepare time.
+  uint32_t seed = 70;
+  for (const auto& mkn : std::vector<std::array<int64_t, 3>>{{1, 40, 128}, {5, 256, 384}}) {
+    const int64_t m = mkn[0];
+    const int64_t k = mkn[1];
+    const int64_t n = mkn[2];
+    for (bool ta : {false, true}) {
+      for (bool tb : {false, true}) {
+        CAPTURE(m);
+        CAPTURE(k);
+        CAPTURE(n);
+        CAPTURE(ta);
+        CAPTURE(tb);
+        Tensor a = Random<float>(ta ? Shape{k, m} : Shape{m, k}, seed++);
+        Tensor b = Random<float>(tb ? Shape{n, k} : Shape{k, n}, seed++);
+        const TensorSpec a_spec{DType::kFloat, ta ? PartialShape{k, -1} : PartialShape{-1, k}};
+        auto got = OpRunner("MatMul")
+                       .T(DType::kFloat)
+                       .Bool("transpose_a", ta)
+                       .Bool("transpose_b", tb)
+                       .Input(a, a_spec)
+                       .ConstantInput(b)
+                       .Run1();
+        REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+        CheckClose<float>(*got, RefMatMul<float>(a, b, ta, tb), 1e-4);
+      }
+    }
+  }
+  Tensor x = Random<float>(Shape{2, 3, 64}, 90);
+  Tensor w = Random<float>(Shape{64, 256}, 91);
+  auto seq = OpRunner("BatchMatMulV2").T(DType::kFloat).Input(x).ConstantInput(w).Run1();
+  REQUIRE_MESSAGE(seq.ok(), seq.status().ToString());
+  CheckClose<float>(*seq, RefBatchMatMul(x, w, false, false), 1e-4);
+  Tensor bias = Random<float>(Shape{256}, 92);
+  Tensor rows = Random<float>(Shape{6, 64}, 93);
+  auto fused = OpRunner("_FusedMatMul")
+                   .T(DType::kFloat)
+                   .StringList("fused_ops", {"BiasAdd"})
+                   .Int("num_args", 1)
+                   .Input(rows)
+                   .ConstantInput(w)
+                   .Input(bias)
+                   .Run1();
+  REQUIRE_MESSAGE(fused.ok(), fused.status().ToString());
+  Tensor want = RefMatMul<float>(rows, w, false, false);
+  for (int64_t i = 0; i < want.NumElements(); ++i)
+    want.data<float>()[i] += bias.data<float>()[i % 256];
+  CheckClose<float>(*fused, want, 1e-4);
+}
+
 TEST_CASE("MatMul: default attrs and partial shapes") {
   OpRunner r("MatMul");
   r.T(DType::kFloat)
