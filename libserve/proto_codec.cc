@@ -45,6 +45,11 @@ Result<Tensor> TensorFromRequestProto(const tensorflow::TensorProto& proto,
       case DType::kInt8:
       case DType::kUInt8:
       case DType::kUInt16:
+      case DType::kQInt8:
+      case DType::kQUInt8:
+      case DType::kQInt16:
+      case DType::kQUInt16:
+      case DType::kQInt32:
         have = proto.int_val_size();
         break;
       case DType::kInt64:

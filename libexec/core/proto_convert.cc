@@ -132,6 +132,27 @@ Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
     case DType::kBool:
       KILN_RETURN_IF_ERROR(FillFromField<bool>(proto.bool_val(), &t, same));
       break;
+    // TF keeps the quantized types' scalars in int_val, as their integer.
+    case DType::kQInt8:
+      KILN_RETURN_IF_ERROR(FillFromField<QInt8>(
+          proto.int_val(), &t, [](int32_t v) { return QInt8{static_cast<int8_t>(v)}; }));
+      break;
+    case DType::kQUInt8:
+      KILN_RETURN_IF_ERROR(FillFromField<QUInt8>(
+          proto.int_val(), &t, [](int32_t v) { return QUInt8{static_cast<uint8_t>(v)}; }));
+      break;
+    case DType::kQInt16:
+      KILN_RETURN_IF_ERROR(FillFromField<QInt16>(
+          proto.int_val(), &t, [](int32_t v) { return QInt16{static_cast<int16_t>(v)}; }));
+      break;
+    case DType::kQUInt16:
+      KILN_RETURN_IF_ERROR(FillFromField<QUInt16>(
+          proto.int_val(), &t, [](int32_t v) { return QUInt16{static_cast<uint16_t>(v)}; }));
+      break;
+    case DType::kQInt32:
+      KILN_RETURN_IF_ERROR(
+          FillFromField<QInt32>(proto.int_val(), &t, [](int32_t v) { return QInt32{v}; }));
+      break;
     case DType::kHalf:
       KILN_RETURN_IF_ERROR(FillFromField<Half>(
           proto.half_val(), &t, [](int32_t v) { return Half{static_cast<uint16_t>(v)}; }));

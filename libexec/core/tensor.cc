@@ -285,6 +285,16 @@ std::string FormatElement(const Tensor& t, int64_t i) {
       return std::to_string(t.data<uint64_t>()[i]);
     case DType::kBool:
       return t.data<bool>()[i] ? "True" : "False";
+    case DType::kQInt8:
+      return std::to_string(t.data<QInt8>()[i].value);
+    case DType::kQUInt8:
+      return std::to_string(t.data<QUInt8>()[i].value);
+    case DType::kQInt16:
+      return std::to_string(t.data<QInt16>()[i].value);
+    case DType::kQUInt16:
+      return std::to_string(t.data<QUInt16>()[i].value);
+    case DType::kQInt32:
+      return std::to_string(t.data<QInt32>()[i].value);
     case DType::kString:
       return "\"" + CEscape(t.data<std::string>()[i]) + "\"";
     case DType::kComplex64: {

@@ -55,6 +55,9 @@ namespace kiln::exec {
   X(Segment)                \
   X(Loss)                   \
   X(Quantize)               \
+  X(Quantized)              \
+  X(QuantizedProduct)       \
+  X(UniformQuantized)       \
   X(Passthrough)            \
   X(BroadcastArgs)          \
   X(Split)                  \

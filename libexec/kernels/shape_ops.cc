@@ -1,4 +1,5 @@
-// Shapes and views: Shape, Size, Rank, Reshape, ExpandDims, Squeeze, Bitcast; the layout maps
+// Shapes and views: Shape, Size, Rank, Reshape (and QuantizedReshape, its range passed
+// through), ExpandDims, Squeeze, Bitcast; the layout maps
 // DataFormatDimMap and DataFormatVecPermute. Shape, Size and Rank of inputs whose shapes are
 // known at prepare time are constants there; Reshape, ExpandDims and Squeeze return views of
 // their input (no copy).
@@ -179,8 +180,7 @@ Result<std::vector<int64_t>> ReshapeDims(const std::vector<int64_t>& sizes, cons
   return dims;
 }
 
-Status PrepareReshape(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+Status PrepareReshapeOf(PrepareContext& ctx) {
   KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "tensor"));
   KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "shape", "Tshape").status());
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "shape", 1));
@@ -193,6 +193,38 @@ Status PrepareReshape(PrepareContext& ctx) {
     KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(*dims));
   }
   ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status PrepareReshape(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  return PrepareReshapeOf(ctx);
+}
+
+// QuantizedReshape: a Reshape whose float range (input_min, input_max) passes through.
+Status PrepareQuantizedReshape(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_RETURN_IF_ERROR(PrepareReshapeOf(ctx));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "input_min", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "input_max", DType::kFloat));
+  ctx.outputs.push_back(TensorSpec{DType::kFloat, PartialShape{}});
+  ctx.outputs.push_back(TensorSpec{DType::kFloat, PartialShape{}});
+  return OkStatus();
+}
+
+Status ComputeReshape(const KernelContext& ctx);
+
+Status ComputeQuantizedReshape(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(ComputeReshape(ctx));
+  for (int i : {2, 3}) {
+    const Tensor& bound = ctx.input(i);
+    if (bound.NumElements() != 1)
+      return ctx.Error(i == 2 ? "input_min" : "input_max",
+                       " must be a scalar or a vector of 1 element, got shape ",
+                       bound.shape().ToString());
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(i - 1, Shape{}));
+    out->data<float>()[0] = bound.data<float>()[0];
+  }
   return OkStatus();
 }
 
@@ -489,6 +521,7 @@ constexpr OpDefinition kDefs[] = {
     {"Size", "output", kOpFreshOutputs, PrepareShape},
     {"Rank", "output", kOpFreshOutputs, PrepareRank},
     {"Reshape", "output", kOpNone, PrepareReshape},
+    {"QuantizedReshape", "output,output_min,output_max", kOpNone, PrepareQuantizedReshape},
     {"ExpandDims", "output", kOpNone, PrepareExpandDims},
     {"Squeeze", "output", kOpNone, PrepareSqueeze},
     {"Bitcast", "output", kOpFreshOutputs, PrepareBitcastWithState},
@@ -502,6 +535,7 @@ constexpr KernelEntry kCpu[] = {
     {"Size", ComputeSize},
     {"Rank", ComputeRank},
     {"Reshape", ComputeReshape},
+    {"QuantizedReshape", ComputeQuantizedReshape},
     {"ExpandDims", ComputeExpandDims},
     {"Squeeze", ComputeSqueeze},
     {"Bitcast", ComputeBitcast},

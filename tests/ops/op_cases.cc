@@ -24,6 +24,7 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"random_dist", RandomDistCases},
       {"stateful_random", RngStateCases},
       {"quantize", QuantizeCases},
+      {"quantized", QuantizedCases},
       {"shape", ShapeCases},
       {"concat", ConcatCases},
       {"slice", SliceCases},

@@ -24,6 +24,24 @@ struct BFloat16 {
   uint16_t bits;
 };
 
+// Quantized storage types (TF's qint8, quint8, ...): an integer whose meaning, a float range,
+// travels beside the tensor as min/max inputs; distinct types so the list maps each to one dtype.
+struct QInt8 {
+  int8_t value;
+};
+struct QUInt8 {
+  uint8_t value;
+};
+struct QInt16 {
+  int16_t value;
+};
+struct QUInt16 {
+  uint16_t value;
+};
+struct QInt32 {
+  int32_t value;
+};
+
 // Element types that refer to runtime objects (the list's C++ types for resource, variant).
 using ResourcePtr = std::shared_ptr<ResourceBase>;
 using VariantPtr = std::shared_ptr<const VariantBase>;
@@ -48,7 +66,12 @@ using VariantPtr = std::shared_ptr<const VariantBase>;
   X(kComplex64,  8,  std::complex<float>,  "DT_COMPLEX64",  "complex64",  0, 0, 1, 1, 0, 1, 0)  \
   X(kInt64,      9,  int64_t,              "DT_INT64",      "int64",      0, 1, 1, 0, 0, 1, 0)  \
   X(kBool,       10, bool,                 "DT_BOOL",       "bool",       0, 0, 0, 0, 0, 1, 0)  \
+  X(kQInt8,      11, QInt8,                "DT_QINT8",      "qint8",      0, 0, 1, 0, 1, 1, 0)  \
+  X(kQUInt8,     12, QUInt8,               "DT_QUINT8",     "quint8",     0, 0, 0, 0, 1, 1, 0)  \
+  X(kQInt32,     13, QInt32,               "DT_QINT32",     "qint32",     0, 0, 1, 0, 1, 1, 0)  \
   X(kBFloat16,   14, BFloat16,             "DT_BFLOAT16",   "bfloat16",   1, 0, 1, 0, 0, 1, 0)  \
+  X(kQInt16,     15, QInt16,               "DT_QINT16",     "qint16",     0, 0, 1, 0, 1, 1, 0)  \
+  X(kQUInt16,    16, QUInt16,              "DT_QUINT16",    "quint16",    0, 0, 0, 0, 1, 1, 0)  \
   X(kUInt16,     17, uint16_t,             "DT_UINT16",     "uint16",     0, 1, 0, 0, 0, 1, 0)  \
   X(kComplex128, 18, std::complex<double>, "DT_COMPLEX128", "complex128", 0, 0, 1, 1, 0, 1, 0)  \
   X(kHalf,       19, Half,                 "DT_HALF",       "float16",    1, 0, 1, 0, 0, 1, 0)  \
@@ -106,7 +129,7 @@ constexpr bool IsSigned(DType t) { return TraitsOf(t).is_signed; }
 constexpr bool IsUnsignedInteger(DType t) { return IsInteger(t) && !IsSigned(t); }
 // complex64, complex128.
 constexpr bool IsComplex(DType t) { return TraitsOf(t).complex; }
-// qint8, quint8, ... (none in the list yet: such bundles are refused by dtype).
+// qint8, quint8, qint16, quint16, qint32.
 constexpr bool IsQuantized(DType t) { return TraitsOf(t).quantized; }
 // Floating-point or integer: the dtypes host numbers convert to.
 constexpr bool IsRealNumber(DType t) { return IsFloatingPoint(t) || IsInteger(t); }

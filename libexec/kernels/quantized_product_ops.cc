@@ -1,0 +1,829 @@
+// Quantized products.
+// TF's reference kernels, quint8 x quint8 -> qint32 with zero points (the offset of real 0 in
+// each range): QuantizedMatMul, QuantizedConv2D; the integers are sum((a - a0) * (b - b0)),
+// exact and wrapping as TF's gemmlowp path, and the range is one level of a times one of b.
+//
+// The rest as TensorFlow's oneDNN build runs them (its graph rewrite turns these into
+// _MklQuantized* kernels): QuantizedConv2D{PerChannel, AndRelu, AndRequantize,
+// AndReluAndRequantize, WithBias, WithBiasAndRelu, WithBiasAndRequantize,
+// WithBiasAndReluAndRequantize, WithBiasSumAndRelu, WithBiasSumAndReluAndRequantize,
+// WithBiasSignedSumAndReluAndRequantize}, QuantizedDepthwiseConv2D{, WithBias, WithBiasAndRelu,
+// WithBiasAndReluAndRequantize} and QuantizedMatMulWithBias{, AndRelu, AndRequantize,
+// AndReluAndRequantize, AndDequantize}.
+// There are no zero points: a quint8 input means x * max(|min|, |max|) / 255, a qint8 one
+// x * range / 127, the qint8 filter w * range / 127 (per output channel when its min and max
+// are vectors). Products accumulate exactly in int32 (what TF gives on CPUs with VNNI; oneDNN
+// on AVX2 saturates pairs of products to int16), then, in float as oneDNN:
+// real = acc * (src_scale * wei_scale) + bias (+ summand), ReLU, and the output is real at its
+// scale rounded half to even and saturated. The scale bookkeeping (a float bias added in real
+// units, a qint32 bias dequantized, a per-channel qint32 output on one common scale) is TF
+// 2.21's, checked against it in tests/tf/test_quantized_ops_tf.py.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "kernels/array_util.h"
+#include "kernels/kernel_util.h"
+#include "kernels/op_families.h"
+#include "kernels/quantized_util.h"
+#include "kernels/window_util.h"
+
+namespace kiln::exec {
+namespace {
+
+// Float to an integer of [lo, hi]: saturate, then round half to even (oneDNN's conversion).
+int64_t RoundSaturate(float v, int64_t lo, int64_t hi) {
+  if (std::isnan(v)) return 0;
+  const double r = std::nearbyint(static_cast<double>(v));
+  return static_cast<int64_t>(std::clamp(r, static_cast<double>(lo), static_cast<double>(hi)));
+}
+
+float MaxAbs(float a, float b) { return std::max(std::abs(a), std::abs(b)); }
+
+// The integer limit a quantized type's range maps to (oneDNN's u8 / s8 scales).
+float IntLimit(DType t) { return t == DType::kQUInt8 ? 255.0f : 127.0f; }
+
+void StoreQuantized(Tensor* out, int64_t i, int64_t v) {
+  switch (out->dtype()) {
+    case DType::kQUInt8:
+      out->data<QUInt8>()[i].value = static_cast<uint8_t>(v);
+      break;
+    case DType::kQInt8:
+      out->data<QInt8>()[i].value = static_cast<int8_t>(v);
+      break;
+    default:
+      out->data<QInt32>()[i].value = static_cast<int32_t>(v);
+      break;
+  }
+}
+
+void OutputLimits(DType t, int64_t* lo, int64_t* hi) {
+  if (t == DType::kQUInt8) {
+    *lo = 0;
+    *hi = 255;
+  } else if (t == DType::kQInt8) {
+    *lo = -128;
+    *hi = 127;
+  } else {
+    *lo = std::numeric_limits<int32_t>::min();
+    *hi = std::numeric_limits<int32_t>::max();
+  }
+}
+
+// An element of an 8-bit quantized tensor as its integer.
+int32_t Int8At(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::kQUInt8 ? t.data<QUInt8>()[i].value : t.data<QInt8>()[i].value;
+}
+
+Status ExpectScalarInput(const KernelContext& ctx, int i, std::string_view name) {
+  if (ctx.input(i).rank() != 0)
+    return ctx.Error("`", name, "` must be rank 0 but is rank ", ctx.input(i).rank());
+  return OkStatus();
+}
+
+// ---- Convolutions --------------------------------------------------------------------------
+
+struct ConvForm {
+  std::string_view op;
+  bool bias, relu, requantize, depthwise;
+  int sum;  // 0: none; 1: a float summand (qint32 output); 2: a quantized summand and its range
+  DType default_out;
+};
+
+constexpr ConvForm kConvForms[] = {
+    {"QuantizedConv2DPerChannel", false, false, false, false, 0, DType::kQInt32},
+    {"QuantizedConv2DAndRelu", false, true, false, false, 0, DType::kQInt32},
+    {"QuantizedConv2DAndRequantize", false, false, true, false, 0, DType::kQInt8},
+    {"QuantizedConv2DAndReluAndRequantize", false, true, true, false, 0, DType::kQUInt8},
+    {"QuantizedConv2DWithBias", true, false, false, false, 0, DType::kQInt32},
+    {"QuantizedConv2DWithBiasAndRelu", true, true, false, false, 0, DType::kQInt32},
+    {"QuantizedConv2DWithBiasAndRequantize", true, false, true, false, 0, DType::kQInt8},
+    {"QuantizedConv2DWithBiasAndReluAndRequantize", true, true, true, false, 0, DType::kQUInt8},
+    {"QuantizedConv2DWithBiasSumAndRelu", true, true, false, false, 1, DType::kQInt32},
+    {"QuantizedConv2DWithBiasSumAndReluAndRequantize", true, true, true, false, 2, DType::kQUInt8},
+    {"QuantizedConv2DWithBiasSignedSumAndReluAndRequantize", true, true, true, false, 2,
+     DType::kQUInt8},
+    {"QuantizedDepthwiseConv2D", false, false, false, true, 0, DType::kQInt32},
+    {"QuantizedDepthwiseConv2DWithBias", true, false, false, true, 0, DType::kQInt32},
+    {"QuantizedDepthwiseConv2DWithBiasAndRelu", true, true, false, true, 0, DType::kQInt32},
+    {"QuantizedDepthwiseConv2DWithBiasAndReluAndRequantize", true, true, true, true, 0,
+     DType::kQUInt8},
+};
+
+const ConvForm* FindConvForm(std::string_view op) {
+  for (const ConvForm& f : kConvForms)
+    if (f.op == op) return &f;
+  return nullptr;
+}
+
+struct QConvState : OpState {
+  const ConvForm* form = nullptr;
+  DType input_type = DType::kQUInt8, bias_type = DType::kFloat, out_type = DType::kQInt32,
+        summand_type = DType::kQUInt8;
+  WindowPadding padding = WindowPadding::kValid;
+  std::array<int64_t, 2> strides{1, 1}, dilations{1, 1};
+  std::array<int64_t, 2> pad_before{0, 0}, pad_after{0, 0};  // padding_list
+  bool explicit_pads = false;
+  // Input positions past input and filter.
+  int bias = -1, min_input = 0, min_filter = 0, min_freezed = -1, summand = -1, min_summand = -1;
+};
+
+Status ReadSpatialList(const PrepareContext& ctx, std::string_view name,
+                       const std::vector<int64_t>& v, std::array<int64_t, 2>* out) {
+  if (v.size() != 4)
+    return ctx.Error("attr '", name, "' must have 4 entries (NHWC), got ", v.size());
+  if (v[0] != 1 || v[3] != 1)
+    return ctx.Error("attr '", name, "': batch and depth entries must be 1");
+  if (v[1] < 1 || v[2] < 1) return ctx.Error("attr '", name, "' entries must be positive");
+  *out = {v[1], v[2]};
+  return OkStatus();
+}
+
+Status PrepareQConv(PrepareContext& ctx) {
+  auto st = std::make_shared<QConvState>();
+  st->form = FindConvForm(ctx.op);
+  if (st->form == nullptr) return ctx.Error("not a quantized convolution");
+  const ConvForm& f = *st->form;
+  int next = 2;
+  if (f.bias) st->bias = next++;
+  st->min_input = next;
+  st->min_filter = next + 2;
+  next += 4;
+  if (f.requantize) {
+    st->min_freezed = next;
+    next += 2;
+  }
+  if (f.sum == 1) st->summand = next++;
+  if (f.sum == 2) {
+    st->summand = next;
+    st->min_summand = next + 1;
+    next += 3;
+  }
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(next));
+  KILN_PREPARE_ASSIGN(ctx, st->input_type, ctx.attrs.GetType("Tinput"));
+  KILN_RETURN_IF_ERROR(
+      ExpectAttrDTypeIn(ctx, "Tinput", st->input_type, {DType::kQUInt8, DType::kQInt8}));
+  KILN_PREPARE_ASSIGN(ctx, DType filter_type, ctx.attrs.GetType("Tfilter"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tfilter", filter_type, {DType::kQInt8}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", st->input_type));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "filter", DType::kQInt8));
+  KILN_PREPARE_ASSIGN(ctx, st->out_type, ctx.attrs.GetType("out_type", f.default_out));
+  if (f.requantize) {
+    KILN_RETURN_IF_ERROR(
+        ExpectAttrDTypeIn(ctx, "out_type", st->out_type, {DType::kQUInt8, DType::kQInt8}));
+  } else {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "out_type", st->out_type, {DType::kQInt32}));
+  }
+  if (f.bias) {
+    KILN_PREPARE_ASSIGN(ctx, st->bias_type, ctx.attrs.GetType("Tbias", DType::kFloat));
+    KILN_RETURN_IF_ERROR(
+        ExpectAttrDTypeIn(ctx, "Tbias", st->bias_type, {DType::kFloat, DType::kQInt32}));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, st->bias, "bias", st->bias_type));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, st->bias, "bias", 1));
+  }
+  for (int i = st->min_input; i < st->min_input + 4; ++i)
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, "min/max", DType::kFloat));
+  if (f.sum == 1)
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, st->summand, "summand", DType::kFloat));
+  if (f.sum == 2) {
+    const DType want =
+        ctx.op.find("SignedSum") != std::string_view::npos ? DType::kQInt8 : DType::kQUInt8;
+    KILN_PREPARE_ASSIGN(ctx, st->summand_type, ctx.attrs.GetType("Tsummand", want));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tsummand", st->summand_type, {want}));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, st->summand, "summand", st->summand_type));
+  }
+  KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> strides, ctx.attrs.GetIntList("strides"));
+  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "strides", strides, &st->strides));
+  KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> dilations,
+                      ctx.attrs.GetIntList("dilations", {1, 1, 1, 1}));
+  KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "dilations", dilations, &st->dilations));
+  KILN_PREPARE_ASSIGN(ctx, std::string padding, ctx.attrs.GetString("padding"));
+  if (padding != "SAME" && padding != "VALID")
+    return ctx.Error("attr 'padding' is '", padding, "', expected SAME or VALID");
+  st->padding = padding == "SAME" ? WindowPadding::kSame : WindowPadding::kValid;
+  KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> pads, ctx.attrs.GetIntList("padding_list", {}));
+  if (!pads.empty() && pads.size() != 8)
+    return ctx.Error("attr 'padding_list' must contain 8 values, got ", pads.size());
+  // Any non-zero entry overrides `padding` (TF's PadWithConvFusion); NHWC order.
+  st->explicit_pads = std::any_of(pads.begin(), pads.end(), [](int64_t p) { return p != 0; });
+  if (st->explicit_pads) {
+    for (int64_t p : pads)
+      if (p < 0) return ctx.Error("attr 'padding_list' entries must not be negative");
+    st->pad_before = {pads[2], pads[4]};
+    st->pad_after = {pads[3], pads[5]};
+  }
+  // Output shape: NHWC; the depth from the filter (depthwise: in_c * multiplier).
+  const PartialShape& x = ctx.inputs[0].shape;
+  const PartialShape& w = ctx.inputs[1].shape;
+  if (!x.unknown_rank() && x.rank() != 4)
+    return ctx.Error("input must be 4-dimensional, got ", x.ToPythonString());
+  if (!w.unknown_rank() && w.rank() != 4)
+    return ctx.Error("filter must be 4-dimensional, got ", w.ToPythonString());
+  PartialShape out = UnknownDims(4);
+  if (!x.unknown_rank()) out = PartialShape{x.dim(0), -1, -1, -1};
+  if (!w.unknown_rank() && (!f.depthwise || w.dim(3) >= 0) && w.dim(3) >= 0)
+    out = PartialShape{out.dim(0), -1, -1,
+                       f.depthwise ? (w.dim(2) < 0 ? -1 : w.dim(2) * w.dim(3)) : w.dim(3)};
+  const bool per_channel_range = !ctx.inputs[st->min_filter].shape.unknown_rank() &&
+                                 ctx.inputs[st->min_filter].shape.rank() == 1;
+  const PartialShape range_shape = f.requantize || !per_channel_range
+                                       ? PartialShape::Scalar()
+                                       : PartialShape{ctx.inputs[st->min_filter].shape.dim(0)};
+  ctx.outputs = {TensorSpec{st->out_type, out}, TensorSpec{DType::kFloat, range_shape},
+                 TensorSpec{DType::kFloat, range_shape}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeQConv(const KernelContext& ctx) {
+  const auto& st = ctx.state<QConvState>();
+  const ConvForm& f = *st.form;
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  if (x.rank() != 4) return ctx.Error("input must be 4-dimensional, got ", x.shape().ToString());
+  if (w.rank() != 4) return ctx.Error("filter must be 4-dimensional: ", w.shape().ToString());
+  if (w.NumElements() == 0)
+    return ctx.Error("filter must not have zero elements (i.e. all dimensions must be non-zero)");
+  const int64_t batch = x.dim(0), in_c = x.dim(3), kh = w.dim(0), kw = w.dim(1);
+  if (w.dim(2) != in_c)
+    return ctx.Error("input and filter must have the same depth: ", in_c, " vs ", w.dim(2));
+  const int64_t mult = f.depthwise ? w.dim(3) : 1;
+  const int64_t out_c = f.depthwise ? in_c * mult : w.dim(3);
+  for (int i = st.min_input; i < st.min_input + 2; ++i)
+    KILN_RETURN_IF_ERROR(ExpectScalarInput(ctx, i, i == st.min_input ? "min_input" : "max_input"));
+  const Tensor& min_f = ctx.input(st.min_filter);
+  const Tensor& max_f = ctx.input(st.min_filter + 1);
+  if (min_f.shape() != max_f.shape() || min_f.NumElements() == 0)
+    return ctx.Error(
+        "`min_ and max_filter` must have same shape and contain at least one element.");
+  const int64_t ranges = min_f.NumElements();
+  if (ranges != 1 && ranges < out_c)
+    return ctx.Error("min_filter and max_filter have ", ranges, " elements; expected 1 or ", out_c,
+                     " (one per output channel)");
+  if (f.bias && ctx.input(st.bias).NumElements() != out_c)
+    return ctx.Error("bias has ", ctx.input(st.bias).NumElements(), " elements; expected ", out_c,
+                     " (one per output channel)");
+  // Window geometry.
+  std::array<WindowDim, 2> dims;
+  for (int d = 0; d < 2; ++d) {
+    WindowDim& wd = dims[d];
+    wd.in = x.dim(1 + d);
+    wd.k = w.dim(d);
+    wd.stride = st.strides[d];
+    wd.dilation = st.dilations[d];
+    if (st.explicit_pads) {
+      wd.pad_before = st.pad_before[d];
+      wd.pad_after = st.pad_after[d];
+      const int64_t span = wd.in + wd.pad_before + wd.pad_after - wd.effective_k();
+      if (span < 0) return ctx.Error("the padded input is smaller than the filter");
+      wd.out = span / wd.stride + 1;
+    } else {
+      KILN_RETURN_IF_ERROR(ComputeWindowDim(st.padding, &wd));
+    }
+  }
+  const Shape out_shape{batch, dims[0].out, dims[1].out, out_c};
+  // Scales, in float as TF computes them.
+  const float min_in = ScalarFloat(ctx.input(st.min_input));
+  const float max_in = ScalarFloat(ctx.input(st.min_input + 1));
+  const float rin = MaxAbs(min_in, max_in);
+  const float src_scale = rin / IntLimit(st.input_type);
+  std::vector<float> rf(static_cast<size_t>(out_c)), wei_scale(static_cast<size_t>(out_c));
+  float min_min = min_f.data<float>()[0], max_max = max_f.data<float>()[0];
+  for (int64_t r = 0; r < ranges; ++r) {
+    min_min = std::min(min_min, min_f.data<float>()[r]);
+    max_max = std::max(max_max, max_f.data<float>()[r]);
+  }
+  for (int64_t c = 0; c < out_c; ++c) {
+    const int64_t r = ranges == 1 ? 0 : c;
+    rf[c] = MaxAbs(min_f.data<float>()[r], max_f.data<float>()[r]);
+    wei_scale[c] = static_cast<float>(rf[c] / 127.0);
+  }
+  float dst_scale;
+  float min_out = 0, max_out = 0;
+  if (f.requantize) {
+    KILN_RETURN_IF_ERROR(ExpectScalarInput(ctx, st.min_freezed, "min_freezed_output"));
+    KILN_RETURN_IF_ERROR(ExpectScalarInput(ctx, st.min_freezed + 1, "max_freezed_output"));
+    min_out = ScalarFloat(ctx.input(st.min_freezed));
+    max_out = ScalarFloat(ctx.input(st.min_freezed + 1));
+    dst_scale = MaxAbs(min_out, max_out) / IntLimit(st.out_type);
+  } else {
+    const auto single = static_cast<float>(MaxAbs(min_min, max_max) / 127.0);
+    dst_scale = single * src_scale;
+  }
+  const float inv_dst = 1.0f / dst_scale;
+  // Bias in real units.
+  std::vector<float> bias(static_cast<size_t>(out_c), 0.0f);
+  if (f.bias) {
+    const Tensor& b = ctx.input(st.bias);
+    for (int64_t c = 0; c < out_c; ++c) {
+      if (st.bias_type == DType::kFloat) {
+        bias[c] = b.data<float>()[c];
+      } else {
+        const double limit = st.input_type == DType::kQUInt8 ? 255.0 * 127.0 : 127.0 * 127.0;
+        const auto scale = static_cast<float>(limit / (static_cast<double>(rin) * rf[c]));
+        bias[c] = static_cast<float>(b.data<QInt32>()[c].value) / scale;
+      }
+    }
+  }
+  const Tensor* summand = f.sum != 0 ? &ctx.input(st.summand) : nullptr;
+  float summand_scale = 1.0f;
+  if (summand != nullptr) {
+    if (summand->shape() != out_shape)
+      return ctx.Error("summand has shape ", summand->shape().ToString(),
+                       "; expected the output's shape ", out_shape.ToString());
+    if (f.sum == 2) {
+      KILN_RETURN_IF_ERROR(ExpectScalarInput(ctx, st.min_summand, "min_freezed_summand"));
+      KILN_RETURN_IF_ERROR(ExpectScalarInput(ctx, st.min_summand + 1, "max_freezed_summand"));
+      const float range = MaxAbs(ScalarFloat(ctx.input(st.min_summand)),
+                                 ScalarFloat(ctx.input(st.min_summand + 1)));
+      summand_scale = range / (st.summand_type == DType::kQInt8 ? 127.0f : 255.0f);
+    }
+  }
+  int64_t lo, hi;
+  OutputLimits(st.out_type, &lo, &hi);
+  // TF's signed-sum form writes into the qint8 summand's buffer: it saturates at 127.
+  if (st.summand_type == DType::kQInt8 && f.sum == 2) hi = std::min<int64_t>(hi, 127);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  const int64_t oh_n = dims[0].out, ow_n = dims[1].out;
+  const int64_t in_h = x.dim(1), in_w = x.dim(2);
+  ctx.threads().ParallelFor(batch * oh_n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<int32_t> acc(static_cast<size_t>(out_c));
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t n = row / oh_n, oh = row % oh_n;
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        std::fill(acc.begin(), acc.end(), 0);
+        for (int64_t i = 0; i < kh; ++i) {
+          const int64_t ih = oh * dims[0].stride + i * dims[0].dilation - dims[0].pad_before;
+          if (ih < 0 || ih >= in_h) continue;
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t iw = ow * dims[1].stride + j * dims[1].dilation - dims[1].pad_before;
+            if (iw < 0 || iw >= in_w) continue;
+            const int64_t xbase = ((n * in_h + ih) * in_w + iw) * in_c;
+            const int64_t wbase = (i * kw + j) * in_c * w.dim(3);
+            for (int64_t ci = 0; ci < in_c; ++ci) {
+              const int32_t xv = Int8At(x, xbase + ci);
+              if (xv == 0) continue;
+              const int8_t* wrow = &w.data<QInt8>()[wbase + ci * w.dim(3)].value;
+              if (f.depthwise) {
+                for (int64_t m = 0; m < mult; ++m) acc[ci * mult + m] += xv * wrow[m];
+              } else {
+                for (int64_t co = 0; co < out_c; ++co) acc[co] += xv * wrow[co];
+              }
+            }
+          }
+        }
+        const int64_t obase = ((n * oh_n + oh) * ow_n + ow) * out_c;
+        for (int64_t co = 0; co < out_c; ++co) {
+          float real = static_cast<float>(acc[co]) * (src_scale * wei_scale[co]) + bias[co];
+          if (f.sum == 1) real += summand->data<float>()[obase + co];
+          if (f.sum == 2) real += summand_scale * static_cast<float>(Int8At(*summand, obase + co));
+          if (f.relu) real = std::max(real, 0.0f);
+          StoreQuantized(out, obase + co, RoundSaturate(real * inv_dst, lo, hi));
+        }
+      }
+    }
+  });
+  // Output ranges: the frozen ones, or the product's (per filter range when it is a vector).
+  const Shape range_shape = f.requantize || min_f.rank() == 0 ? Shape{} : Shape{ranges};
+  KILN_ASSIGN_OR_RETURN(Tensor * mn, ctx.AllocateOutput(1, range_shape));
+  KILN_ASSIGN_OR_RETURN(Tensor * mx, ctx.AllocateOutput(2, range_shape));
+  if (f.requantize) {
+    mn->data<float>()[0] = min_out;
+    mx->data<float>()[0] = max_out;
+  } else {
+    // MklQuantizationRangeForMultiplication: qint8 levels are symmetric (254 steps).
+    const float a_level = (max_in - min_in) / (st.input_type == DType::kQUInt8 ? 255.0f : 254.0f);
+    for (int64_t r = 0; r < ranges; ++r) {
+      const float c = a_level * ((max_f.data<float>()[r] - min_f.data<float>()[r]) / 254.0f);
+      mn->data<float>()[r] = c * static_cast<float>(std::numeric_limits<int32_t>::min());
+      mx->data<float>()[r] = c * static_cast<float>(std::numeric_limits<int32_t>::max());
+    }
+  }
+  return OkStatus();
+}
+
+// ---- Matrix products -----------------------------------------------------------------------
+
+struct MatMulForm {
+  std::string_view op;
+  bool relu, requantize, dequantize;
+  DType default_out;
+};
+
+constexpr MatMulForm kMatMulForms[] = {
+    {"QuantizedMatMulWithBias", false, false, false, DType::kQInt32},
+    {"QuantizedMatMulWithBiasAndRelu", true, false, false, DType::kQInt32},
+    {"QuantizedMatMulWithBiasAndRequantize", false, true, false, DType::kQUInt8},
+    {"QuantizedMatMulWithBiasAndReluAndRequantize", true, true, false, DType::kQUInt8},
+    {"QuantizedMatMulWithBiasAndDequantize", false, false, true, DType::kFloat},
+};
+
+struct QMatMulState : OpState {
+  MatMulForm form{};
+  DType a_type = DType::kQUInt8, bias_type = DType::kFloat, out_type = DType::kQInt32;
+  bool min_first = true;
+};
+
+Status PrepareQMatMul(PrepareContext& ctx) {
+  auto st = std::make_shared<QMatMulState>();
+  for (const MatMulForm& f : kMatMulForms)
+    if (f.op == ctx.op) st->form = f;
+  const MatMulForm& f = st->form;
+  const bool freezed = f.requantize || f.dequantize;
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(freezed ? 9 : 7));
+  KILN_PREPARE_ASSIGN(ctx, st->a_type, ctx.attrs.GetType("T1"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T1", st->a_type, {DType::kQUInt8}));
+  KILN_PREPARE_ASSIGN(ctx, DType b_type, ctx.attrs.GetType("T2"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T2", b_type, {DType::kQInt8}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "a", st->a_type));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "b", DType::kQInt8));
+  KILN_PREPARE_ASSIGN(ctx, st->bias_type, ctx.attrs.GetType("Tbias", DType::kFloat));
+  KILN_RETURN_IF_ERROR(
+      ExpectAttrDTypeIn(ctx, "Tbias", st->bias_type, {DType::kFloat, DType::kQInt32}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "bias", st->bias_type));
+  for (int i = 3; i < static_cast<int>(ctx.inputs.size()); ++i)
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, "min/max", DType::kFloat));
+  KILN_PREPARE_ASSIGN(ctx, st->out_type, ctx.attrs.GetType("Toutput", f.default_out));
+  if (f.dequantize) {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Toutput", st->out_type, {DType::kFloat}));
+  } else if (f.requantize) {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Toutput", st->out_type, {DType::kQUInt8}));
+  } else {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Toutput", st->out_type, {DType::kQInt32}));
+  }
+  KILN_PREPARE_ASSIGN(ctx, std::string mode, ctx.attrs.GetString("input_quant_mode", "MIN_FIRST"));
+  if (mode != "MIN_FIRST" && mode != "SCALED")
+    return ctx.Error("attr 'input_quant_mode' is '", mode, "', expected MIN_FIRST or SCALED");
+  st->min_first = mode == "MIN_FIRST";
+  KILN_PREPARE_ASSIGN(ctx, bool ta, ctx.attrs.GetBool("transpose_a", false));
+  KILN_PREPARE_ASSIGN(ctx, bool tb, ctx.attrs.GetBool("transpose_b", false));
+  // TF's kernel ignores them (and oneDNN then refuses transposed operands): refuse up front.
+  if (ta || tb)
+    return ctx.Error("transpose_a and transpose_b are not supported (TensorFlow's kernel ",
+                     "ignores them); give a as [M, K] and b as [K, N]");
+  const PartialShape& a = ctx.inputs[0].shape;
+  const PartialShape& b = ctx.inputs[1].shape;
+  if ((!a.unknown_rank() && a.rank() != 2) || (!b.unknown_rank() && b.rank() != 2))
+    return ctx.Error("a and b must be matrices, got ", a.ToPythonString(), " and ",
+                     b.ToPythonString());
+  const PartialShape out{a.unknown_rank() ? -1 : a.dim(0), b.unknown_rank() ? -1 : b.dim(1)};
+  ctx.outputs = {TensorSpec{st->out_type, out}};
+  if (!f.dequantize)
+    ctx.outputs.insert(ctx.outputs.end(), {TensorSpec{DType::kFloat, PartialShape::Scalar()},
+                                           TensorSpec{DType::kFloat, PartialShape::Scalar()}});
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeQMatMul(const KernelContext& ctx) {
+  const auto& st = ctx.state<QMatMulState>();
+  const MatMulForm& f = st.form;
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  const Tensor& bias = ctx.input(2);
+  static constexpr std::string_view kNames[] = {
+      "min_a", "max_a", "min_b", "max_b", "min_freezed_output", "max_freezed_output"};
+  for (int i = 3; i < ctx.num_inputs(); ++i)
+    KILN_RETURN_IF_ERROR(ExpectScalarInput(ctx, i, kNames[i - 3]));
+  if (a.rank() != 2 || b.rank() != 2 || a.dim(1) != b.dim(0))
+    return ctx.Error("a ", a.shape().ToString(), " and b ", b.shape().ToString(),
+                     " are not matrices of an [M, K] x [K, N] product");
+  const int64_t m = a.dim(0), k = a.dim(1), n = b.dim(1);
+  if (bias.rank() != 1 || bias.dim(0) != n)
+    return ctx.Error("bias has shape ", bias.shape().ToString(), "; expected [", n, "]");
+  const float min_a = ScalarFloat(ctx.input(3)), max_a = ScalarFloat(ctx.input(4));
+  const float min_b = ScalarFloat(ctx.input(5)), max_b = ScalarFloat(ctx.input(6));
+  // TF's oneDNN kernel adds an undocumented compensation for a quint8 input whose SCALED range
+  // reaches below 0; refused rather than guessed.
+  if (!st.min_first && min_a < 0)
+    return Unimplemented("node '", ctx.node_name(), "': input_quant_mode SCALED with min_a < 0 (",
+                         min_a,
+                         ") is not supported; a quint8 input in SCALED mode holds [0, max_a]");
+  const auto src_scale =
+      static_cast<float>(st.min_first ? (max_a - min_a) / 255.0 : MaxAbs(min_a, max_a) / 255.0);
+  const auto wei_scale = static_cast<float>(MaxAbs(min_b, max_b) / 127.0);
+  const float scale = src_scale * wei_scale;
+  // Bias in real units (TF's MIN_FIRST compensation for a float bias, added as is).
+  std::vector<float> bias_f(static_cast<size_t>(n));
+  const auto* bq = reinterpret_cast<const int8_t*>(b.raw_data());
+  if (st.bias_type == DType::kFloat) {
+    const auto qa_amin = static_cast<float>(255.0 * min_a / (max_a - min_a));
+    for (int64_t j = 0; j < n; ++j) {
+      bias_f[j] = bias.data<float>()[j];
+      if (st.min_first) {
+        int32_t colsum = 0;
+        for (int64_t i = 0; i < k; ++i) colsum += bq[i * n + j];
+        bias_f[j] += static_cast<float>(colsum) * qa_amin;
+      }
+    }
+  } else {
+    const double range_a = st.min_first ? static_cast<double>(max_a - min_a) : max_a;
+    const auto out_scale = static_cast<float>(255.0 * 127.0 / (range_a * MaxAbs(max_b, min_b)));
+    for (int64_t j = 0; j < n; ++j)
+      bias_f[j] = static_cast<float>(bias.data<QInt32>()[j].value) / out_scale;
+  }
+  float dst_scale = scale;
+  float frozen_min = 0, frozen_max = 0;
+  if (f.requantize) {
+    frozen_min = ScalarFloat(ctx.input(7));
+    frozen_max = ScalarFloat(ctx.input(8));
+    dst_scale = MaxAbs(frozen_min, frozen_max) / 255.0f;
+  }
+  const float inv_dst = 1.0f / dst_scale;
+  int64_t lo, hi;
+  OutputLimits(st.out_type, &lo, &hi);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{m, n}));
+  const auto* aq = reinterpret_cast<const uint8_t*>(a.raw_data());
+  ctx.threads().ParallelFor(m, std::max<int64_t>(1, 16384 / std::max<int64_t>(k * n, 1)),
+                            [&](int64_t begin, int64_t end) {
+                              std::vector<int32_t> acc(static_cast<size_t>(n));
+                              for (int64_t i = begin; i < end; ++i) {
+                                std::fill(acc.begin(), acc.end(), 0);
+                                for (int64_t p = 0; p < k; ++p) {
+                                  const int32_t av = aq[i * k + p];
+                                  if (av == 0) continue;
+                                  const int8_t* brow = bq + p * n;
+                                  for (int64_t j = 0; j < n; ++j) acc[j] += av * brow[j];
+                                }
+                                for (int64_t j = 0; j < n; ++j) {
+                                  float real = static_cast<float>(acc[j]) * scale + bias_f[j];
+                                  if (f.relu) real = std::max(real, 0.0f);
+                                  if (f.dequantize) {
+                                    out->data<float>()[i * n + j] = real;
+                                  } else {
+                                    StoreQuantized(out, i * n + j,
+                                                   RoundSaturate(real * inv_dst, lo, hi));
+                                  }
+                                }
+                              }
+                            });
+  if (f.dequantize) return OkStatus();
+  KILN_ASSIGN_OR_RETURN(Tensor * mn, ctx.AllocateOutput(1, Shape{}));
+  KILN_ASSIGN_OR_RETURN(Tensor * mx, ctx.AllocateOutput(2, Shape{}));
+  if (f.requantize) {
+    mn->data<float>()[0] = frozen_min;
+    mx->data<float>()[0] = frozen_max;
+  } else {
+    const float c = ((max_a - min_a) / 255.0f) * ((max_b - min_b) / 254.0f);
+    mn->data<float>()[0] = c * static_cast<float>(std::numeric_limits<int32_t>::min());
+    mx->data<float>()[0] = c * static_cast<float>(std::numeric_limits<int32_t>::max());
+  }
+  return OkStatus();
+}
+
+// ---- QuantizedMatMul, QuantizedConv2D (reference kernels, with zero points) ----------------
+
+struct ClassicState : OpState {
+  bool transpose_a = false, transpose_b = false;
+  WindowPadding padding = WindowPadding::kValid;
+  int64_t stride = 1;
+};
+
+Status PrepareClassic(PrepareContext& ctx) {
+  const bool conv = ctx.op == "QuantizedConv2D";
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(6));
+  const char* a_attr = conv ? "Tinput" : "T1";
+  const char* b_attr = conv ? "Tfilter" : "T2";
+  KILN_PREPARE_ASSIGN(ctx, DType a_type, ctx.attrs.GetType(a_attr));
+  KILN_PREPARE_ASSIGN(ctx, DType b_type, ctx.attrs.GetType(b_attr));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, a_attr, a_type, {DType::kQUInt8}));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, b_attr, b_type, {DType::kQUInt8}));
+  KILN_PREPARE_ASSIGN(ctx, DType out,
+                      ctx.attrs.GetType(conv ? "out_type" : "Toutput", DType::kQInt32));
+  KILN_RETURN_IF_ERROR(
+      ExpectAttrDTypeIn(ctx, conv ? "out_type" : "Toutput", out, {DType::kQInt32}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, conv ? "input" : "a", DType::kQUInt8));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, conv ? "filter" : "b", DType::kQUInt8));
+  for (int i = 2; i < 6; ++i)
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, "range", DType::kFloat));
+  auto st = std::make_shared<ClassicState>();
+  const PartialShape& a = ctx.inputs[0].shape;
+  const PartialShape& b = ctx.inputs[1].shape;
+  PartialShape out_shape = UnknownDims(conv ? 4 : 2);
+  if (conv) {
+    KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> strides, ctx.attrs.GetIntList("strides"));
+    std::array<int64_t, 2> s{};
+    KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "strides", strides, &s));
+    if (s[0] != s[1])
+      return ctx.Error("Current implementation only supports equal length strides in the row ",
+                       "and column dimensions.");
+    st->stride = s[0];
+    KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> dilations,
+                        ctx.attrs.GetIntList("dilations", {1, 1, 1, 1}));
+    std::array<int64_t, 2> d{};
+    KILN_RETURN_IF_ERROR(ReadSpatialList(ctx, "dilations", dilations, &d));
+    if (d[0] != 1 || d[1] != 1)
+      return ctx.Error("Current implementation only supports dilated rate as 1 in the row and ",
+                       "column dimensions.");
+    KILN_PREPARE_ASSIGN(ctx, std::string padding, ctx.attrs.GetString("padding"));
+    if (padding != "SAME" && padding != "VALID")
+      return ctx.Error("attr 'padding' is '", padding, "', expected SAME or VALID");
+    st->padding = padding == "SAME" ? WindowPadding::kSame : WindowPadding::kValid;
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, st->transpose_a, ctx.attrs.GetBool("transpose_a", false));
+    KILN_PREPARE_ASSIGN(ctx, st->transpose_b, ctx.attrs.GetBool("transpose_b", false));
+    if (!a.unknown_rank() && !b.unknown_rank() && a.rank() == 2 && b.rank() == 2)
+      out_shape = PartialShape{a.dim(st->transpose_a ? 1 : 0), b.dim(st->transpose_b ? 0 : 1)};
+  }
+  ctx.outputs = {TensorSpec{DType::kQInt32, out_shape},
+                 TensorSpec{DType::kFloat, PartialShape::Scalar()},
+                 TensorSpec{DType::kFloat, PartialShape::Scalar()}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ClassicRanges(const KernelContext& ctx, bool conv, float r[4]) {
+  static constexpr std::string_view kMatMul[] = {"min_a", "max_a", "min_b", "max_b"};
+  static constexpr std::string_view kConv[] = {"min_input", "max_input", "min_filter",
+                                               "max_filter"};
+  for (int i = 0; i < 4; ++i) {
+    const Tensor& t = ctx.input(2 + i);
+    if (conv ? t.rank() != 0 : t.NumElements() != 1)
+      return ctx.Error(conv ? kConv[i] : kMatMul[i], " must be a scalar, but got shape ",
+                       t.shape().ToString());
+    r[i] = ScalarFloat(t);
+  }
+  if (!conv && !(r[1] > r[0])) return ctx.Error("max_a must be larger than min_a.");
+  if (!conv && !(r[3] > r[2])) return ctx.Error("max_b must be larger than min_b.");
+  return OkStatus();
+}
+
+Status WriteProductRange(const KernelContext& ctx, const float r[4]) {
+  float mn, mx;
+  QuantizationRangeForMultiplication<QUInt8, QUInt8, QInt32>(r[0], r[1], r[2], r[3], &mn, &mx);
+  KILN_ASSIGN_OR_RETURN(Tensor * a, ctx.AllocateOutput(1, Shape{}));
+  KILN_ASSIGN_OR_RETURN(Tensor * b, ctx.AllocateOutput(2, Shape{}));
+  a->data<float>()[0] = mn;
+  b->data<float>()[0] = mx;
+  return OkStatus();
+}
+
+int32_t WrapAdd(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(b));
+}
+int32_t WrapMul(int32_t a, int32_t b) {
+  return static_cast<int32_t>(static_cast<uint32_t>(a) * static_cast<uint32_t>(b));
+}
+
+Status ComputeQuantizedMatMul(const KernelContext& ctx) {
+  const auto& st = ctx.state<ClassicState>();
+  float r[4];
+  KILN_RETURN_IF_ERROR(ClassicRanges(ctx, false, r));
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.rank() != 2) return ctx.Error("In[0] is not a matrix");
+  if (b.rank() != 2) return ctx.Error("In[1] is not a matrix");
+  const int64_t m = a.dim(st.transpose_a ? 1 : 0), k = a.dim(st.transpose_a ? 0 : 1);
+  const int64_t n = b.dim(st.transpose_b ? 0 : 1);
+  if (b.dim(st.transpose_b ? 1 : 0) != k)
+    return ctx.Error("Matrix size-incompatible: In[0]: ", a.shape().ToString(),
+                     ", In[1]: ", b.shape().ToString());
+  const auto oa = static_cast<int32_t>(FloatToQuantizedUnclamped<QUInt8>(0.0f, r[0], r[1]));
+  const auto ob = static_cast<int32_t>(FloatToQuantizedUnclamped<QUInt8>(0.0f, r[2], r[3]));
+  const auto* av = reinterpret_cast<const uint8_t*>(a.raw_data());
+  const auto* bv = reinterpret_cast<const uint8_t*>(b.raw_data());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{m, n}));
+  ctx.threads().ParallelFor(m, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t acc = 0;
+        for (int64_t p = 0; p < k; ++p) {
+          const int32_t x = av[st.transpose_a ? p * m + i : i * k + p] - oa;
+          const int32_t y = bv[st.transpose_b ? j * k + p : p * n + j] - ob;
+          acc = WrapAdd(acc, WrapMul(x, y));
+        }
+        out->data<QInt32>()[i * n + j].value = acc;
+      }
+  });
+  return WriteProductRange(ctx, r);
+}
+
+Status ComputeQuantizedConv2D(const KernelContext& ctx) {
+  const auto& st = ctx.state<ClassicState>();
+  const Tensor& x = ctx.input(0);
+  const Tensor& w = ctx.input(1);
+  for (int i : {0, 1}) {
+    const Tensor& t = ctx.input(i);
+    for (int d = 0; d < t.rank(); ++d)
+      if (t.dim(d) == 0) return ctx.Error("Invalid input: Shapes dimension cannot be 0.");
+  }
+  if (x.rank() != 4) return ctx.Error("input must be rank 4 but is rank ", x.rank());
+  if (w.rank() != 4) return ctx.Error("filter must be rank 4 but is rank ", w.rank());
+  float r[4];
+  KILN_RETURN_IF_ERROR(ClassicRanges(ctx, true, r));
+  const int64_t batch = x.dim(0), h = x.dim(1), wd = x.dim(2), in_c = x.dim(3);
+  const int64_t kh = w.dim(0), kw = w.dim(1), out_c = w.dim(3);
+  if (w.dim(2) != in_c)
+    return ctx.Error("input and filter must have the same depth: ", in_c, " vs ", w.dim(2));
+  std::array<WindowDim, 2> dims;
+  for (int d = 0; d < 2; ++d) {
+    dims[d].in = x.dim(1 + d);
+    dims[d].k = w.dim(d);
+    dims[d].stride = st.stride;
+    KILN_RETURN_IF_ERROR(ComputeWindowDim(st.padding, &dims[d]));
+  }
+  const int64_t oh_n = dims[0].out, ow_n = dims[1].out;
+  // TF's offsets: C division of the SAME padding (truncating), none for VALID.
+  const int64_t top =
+      st.padding == WindowPadding::kSame ? ((oh_n - 1) * st.stride + kh - h) / 2 : 0;
+  const int64_t left =
+      st.padding == WindowPadding::kSame ? ((ow_n - 1) * st.stride + kw - wd) / 2 : 0;
+  const auto oi = static_cast<int32_t>(FloatToQuantizedUnclamped<QUInt8>(0.0f, r[0], r[1]));
+  const auto of = static_cast<int32_t>(FloatToQuantizedUnclamped<QUInt8>(0.0f, r[2], r[3]));
+  // Padding: TF's im2col fills with the offset's low byte (a real 0 unless max_input < 0);
+  // with a negative offset its reference path pads with a real 0.
+  const int32_t pad = oi < 0 ? 0 : (oi & 0xff) - oi;
+  const auto* xv = reinterpret_cast<const uint8_t*>(x.raw_data());
+  const auto* wv = reinterpret_cast<const uint8_t*>(w.raw_data());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{batch, oh_n, ow_n, out_c}));
+  ctx.threads().ParallelFor(batch * oh_n, 1, [&](int64_t begin, int64_t end) {
+    std::vector<int32_t> acc(static_cast<size_t>(out_c));
+    for (int64_t row = begin; row < end; ++row) {
+      const int64_t n = row / oh_n, oh = row % oh_n;
+      for (int64_t ow = 0; ow < ow_n; ++ow) {
+        std::fill(acc.begin(), acc.end(), 0);
+        for (int64_t i = 0; i < kh; ++i)
+          for (int64_t j = 0; j < kw; ++j) {
+            const int64_t ih = oh * st.stride - top + i, iw = ow * st.stride - left + j;
+            const bool inside = ih >= 0 && ih < h && iw >= 0 && iw < wd;
+            for (int64_t ci = 0; ci < in_c; ++ci) {
+              const int32_t v = inside ? xv[((n * h + ih) * wd + iw) * in_c + ci] - oi : pad;
+              const uint8_t* wrow = wv + ((i * kw + j) * in_c + ci) * out_c;
+              for (int64_t co = 0; co < out_c; ++co)
+                acc[co] = WrapAdd(acc[co], WrapMul(v, wrow[co] - of));
+            }
+          }
+        QInt32* o = out->data<QInt32>() + ((n * oh_n + oh) * ow_n + ow) * out_c;
+        for (int64_t co = 0; co < out_c; ++co) o[co].value = acc[co];
+      }
+    }
+  });
+  return WriteProductRange(ctx, r);
+}
+
+constexpr char kConvOutputs[] = "output,min_output,max_output";
+
+constexpr OpDefinition kDefs[] = {
+    {"QuantizedMatMul", "out,min_out,max_out", kOpFreshOutputs, PrepareClassic},
+    {"QuantizedConv2D", "output,min_output,max_output", kOpFreshOutputs, PrepareClassic},
+    {"QuantizedConv2DPerChannel", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DAndRelu", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DAndRequantize", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DAndReluAndRequantize", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DWithBias", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DWithBiasAndRelu", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DWithBiasAndRequantize", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DWithBiasAndReluAndRequantize", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DWithBiasSumAndRelu", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DWithBiasSumAndReluAndRequantize", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedConv2DWithBiasSignedSumAndReluAndRequantize", kConvOutputs, kOpFreshOutputs,
+     PrepareQConv},
+    {"QuantizedDepthwiseConv2D", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedDepthwiseConv2DWithBias", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedDepthwiseConv2DWithBiasAndRelu", kConvOutputs, kOpFreshOutputs, PrepareQConv},
+    {"QuantizedDepthwiseConv2DWithBiasAndReluAndRequantize", kConvOutputs, kOpFreshOutputs,
+     PrepareQConv},
+    {"QuantizedMatMulWithBias", "out,min_out,max_out", kOpFreshOutputs, PrepareQMatMul},
+    {"QuantizedMatMulWithBiasAndRelu", "out,min_out,max_out", kOpFreshOutputs, PrepareQMatMul},
+    {"QuantizedMatMulWithBiasAndRequantize", "out,min_out,max_out", kOpFreshOutputs,
+     PrepareQMatMul},
+    {"QuantizedMatMulWithBiasAndReluAndRequantize", "out,min_out,max_out", kOpFreshOutputs,
+     PrepareQMatMul},
+    {"QuantizedMatMulWithBiasAndDequantize", "out", kOpFreshOutputs, PrepareQMatMul},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"QuantizedMatMul", ComputeQuantizedMatMul},
+    {"QuantizedConv2D", ComputeQuantizedConv2D},
+    {"QuantizedConv2DPerChannel", ComputeQConv},
+    {"QuantizedConv2DAndRelu", ComputeQConv},
+    {"QuantizedConv2DAndRequantize", ComputeQConv},
+    {"QuantizedConv2DAndReluAndRequantize", ComputeQConv},
+    {"QuantizedConv2DWithBias", ComputeQConv},
+    {"QuantizedConv2DWithBiasAndRelu", ComputeQConv},
+    {"QuantizedConv2DWithBiasAndRequantize", ComputeQConv},
+    {"QuantizedConv2DWithBiasAndReluAndRequantize", ComputeQConv},
+    {"QuantizedConv2DWithBiasSumAndRelu", ComputeQConv},
+    {"QuantizedConv2DWithBiasSumAndReluAndRequantize", ComputeQConv},
+    {"QuantizedConv2DWithBiasSignedSumAndReluAndRequantize", ComputeQConv},
+    {"QuantizedDepthwiseConv2D", ComputeQConv},
+    {"QuantizedDepthwiseConv2DWithBias", ComputeQConv},
+    {"QuantizedDepthwiseConv2DWithBiasAndRelu", ComputeQConv},
+    {"QuantizedDepthwiseConv2DWithBiasAndReluAndRequantize", ComputeQConv},
+    {"QuantizedMatMulWithBias", ComputeQMatMul},
+    {"QuantizedMatMulWithBiasAndRelu", ComputeQMatMul},
+    {"QuantizedMatMulWithBiasAndRequantize", ComputeQMatMul},
+    {"QuantizedMatMulWithBiasAndReluAndRequantize", ComputeQMatMul},
+    {"QuantizedMatMulWithBiasAndDequantize", ComputeQMatMul},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> QuantizedProductOpDefs() { return kDefs; }
+std::span<const KernelEntry> QuantizedProductCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec
