@@ -22,9 +22,11 @@ using Quantized8Types = TypeList<QInt8, QUInt8>;
 template <typename Q>
 struct QuantTraits {
   using Int = decltype(Q::value);
-  static constexpr int64_t kLowest = std::numeric_limits<Int>::lowest();
-  static constexpr int64_t kHighest = std::numeric_limits<Int>::max();
   static constexpr int kBits = static_cast<int>(sizeof(Int)) * 8;
+  static constexpr bool kSigned = std::is_signed_v<Int>;
+  static constexpr int64_t kLowest = kSigned ? -(int64_t{1} << (kBits - 1)) : 0;
+  static constexpr int64_t kHighest =
+      kSigned ? (int64_t{1} << (kBits - 1)) - 1 : (int64_t{1} << kBits) - 1;
 };
 
 // The float step between two neighbouring levels of [min, max].
