@@ -2,13 +2,15 @@
 // (q - zero_point) * scale, per tensor or per `quantization_axis` slice. UniformQuantize,
 // UniformDequantize, UniformRequantize (through TF's fixed-point multiplier and shift) and
 // UniformQuantizedClipByValue, with TF's rounding (half toward +inf) and its casts (a float
-// past int32, or NaN, becomes INT32_MIN before clamping). The products (UniformQuantizedDot,
-// ...Convolution and their Hybrid forms) and UniformQuantizedAdd are not here yet.
+// past int32, or NaN, becomes INT32_MIN before clamping); UniformQuantizedAdd (both operands
+// requantized to the output's scales, then added) and UniformQuantizedDot and its Hybrid form
+// (float lhs quantized per row, asymmetric int8). The convolutions are not here yet.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/array_util.h"
@@ -264,11 +266,254 @@ Status ComputeUniformClip(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- UniformQuantizedAdd -------------------------------------------------------------------
+
+struct AddState : OpState {
+  UniformSpec lhs, rhs, out;
+};
+
+Status PrepareUniformAdd(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(8));
+  auto st = std::make_shared<AddState>();
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, {DType::kQInt32}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "lhs", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "rhs", t));
+  for (int i = 2; i < 8; i += 2) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, "scales", DType::kFloat));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i + 1, "zero_points", DType::kInt32));
+  }
+  KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "lhs_", &st->lhs));
+  KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", &st->rhs));
+  KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "output_", &st->out));
+  auto shape = BroadcastPartialShapes(ctx.inputs[0].shape, ctx.inputs[1].shape);
+  if (!shape.ok()) return ctx.Error(shape.status().message());
+  ctx.outputs = {TensorSpec{t, *shape}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// An operand of UniformQuantizedAdd requantized to the output's scales with zero point 0.
+Status RequantizeOperand(const KernelContext& ctx, const Tensor& x, int first, int axis,
+                         int out_axis, std::string_view who, std::vector<int64_t>* out) {
+  const Tensor& scales = ctx.input(first);
+  const Tensor& zps = ctx.input(first + 1);
+  KILN_RETURN_IF_ERROR(CheckScales(ctx, x.shape(), scales, zps, axis));
+  KILN_RETURN_IF_ERROR(CheckPositive(ctx, scales, who));
+  const Tensor& out_scales = ctx.input(6);
+  const int target = out_axis == -1 ? -1 : axis;
+  if (out_axis >= 0 && axis < 0)
+    return ctx.Error(who, " is per-tensor quantized and output per-axis: not supported (",
+                     "TensorFlow's kernel aborts)");
+  const AxisIndex channel(x.shape(), axis >= 0 ? axis : target);
+  out->resize(static_cast<size_t>(x.NumElements()));
+  for (int64_t i = 0; i < x.NumElements(); ++i) {
+    const int64_t c = channel(i);
+    const double m = static_cast<double>(scales.data<float>()[axis >= 0 ? c : 0]) /
+                     out_scales.data<float>()[target >= 0 ? c : 0];
+    int32_t fixed;
+    int shift;
+    QuantizeMultiplier(m, &fixed, &shift);
+    (*out)[i] = MultiplyByQuantizedMultiplier(
+        int64_t{x.data<QInt32>()[i].value} - zps.data<int32_t>()[axis >= 0 ? c : 0], fixed, shift);
+  }
+  return OkStatus();
+}
+
+Status ComputeUniformAdd(const KernelContext& ctx) {
+  const auto& st = ctx.state<AddState>();
+  const Tensor& lhs = ctx.input(0);
+  const Tensor& rhs = ctx.input(1);
+  auto shape = BroadcastShapes(lhs.shape(), rhs.shape());
+  if (!shape.ok())
+    return ctx.Error("Cannot Add tensors of shapes: ", lhs.shape().ToString(),
+                     rhs.shape().ToString());
+  KILN_RETURN_IF_ERROR(CheckScales(ctx, *shape, ctx.input(6), ctx.input(7), st.out.axis));
+  KILN_RETURN_IF_ERROR(CheckPositive(ctx, ctx.input(6), "output"));
+  for (const auto& [operand, spec, who] :
+       {std::tuple{&lhs, &st.lhs, "lhs"}, std::tuple{&rhs, &st.rhs, "rhs"}})
+    if (spec->axis >= 0 && st.out.axis >= 0 &&
+        operand->rank() - spec->axis != shape->rank() - st.out.axis)
+      return ctx.Error("If ", who, " and output is both per-axis quantized, the quantization ",
+                       "axis must match.");
+  std::vector<int64_t> l, r;
+  KILN_RETURN_IF_ERROR(RequantizeOperand(ctx, lhs, 2, st.lhs.axis, st.out.axis, "lhs", &l));
+  KILN_RETURN_IF_ERROR(RequantizeOperand(ctx, rhs, 4, st.rhs.axis, st.out.axis, "rhs", &r));
+  const BroadcastPlan plan = MakeBroadcastPlan(lhs.shape(), rhs.shape(), *shape);
+  const AxisIndex channel(*shape, st.out.axis);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, *shape));
+  std::array<int64_t, kMaxRank> idx{};
+  for (int64_t i = 0; i < plan.num_elements; ++i) {
+    int64_t a = 0, b = 0;
+    for (int d = 0; d < plan.rank; ++d) {
+      a += idx[d] * plan.a_strides[d];
+      b += idx[d] * plan.b_strides[d];
+    }
+    const auto sum =
+        static_cast<int32_t>(static_cast<uint32_t>(l[a]) + static_cast<uint32_t>(r[b]) +
+                             static_cast<uint32_t>(ctx.input(7).data<int32_t>()[channel(i)]));
+    out->data<QInt32>()[i] = Clamped<QInt32>(sum, st.out.qmin, st.out.qmax);
+    for (int d = plan.rank - 1; d >= 0 && ++idx[d] == plan.dims[d]; --d) idx[d] = 0;
+  }
+  return OkStatus();
+}
+
+// ---- UniformQuantizedDot, UniformQuantizedDotHybrid ----------------------------------------
+
+struct DotState : OpState {
+  UniformSpec lhs, rhs, out;
+  bool hybrid = false;
+};
+
+Status PrepareUniformDot(PrepareContext& ctx) {
+  auto st = std::make_shared<DotState>();
+  st->hybrid = ctx.op == "UniformQuantizedDotHybrid";
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(st->hybrid ? 4 : 8));
+  if (st->hybrid) {
+    KILN_PREPARE_ASSIGN(ctx, DType l, ctx.attrs.GetType("Tlhs"));
+    KILN_PREPARE_ASSIGN(ctx, DType r, ctx.attrs.GetType("Trhs"));
+    KILN_PREPARE_ASSIGN(ctx, DType o, ctx.attrs.GetType("Tout"));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tlhs", l, {DType::kFloat}));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Trhs", r, {DType::kQInt8}));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", o, {DType::kFloat}));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "lhs", DType::kFloat));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "rhs", DType::kQInt8));
+    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", &st->rhs));
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, DType in, ctx.attrs.GetType("Tin"));
+    KILN_PREPARE_ASSIGN(ctx, DType o, ctx.attrs.GetType("Tout"));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tin", in, {DType::kQInt8}));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", o, {DType::kQInt32}));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "lhs", in));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "rhs", in));
+    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "lhs_", &st->lhs));
+    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", &st->rhs));
+    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "output_", &st->out));
+    if (st->lhs.axis != -1) return ctx.Error("lhs_quantization_axis Attr must be -1 (per-tensor).");
+    if (st->out.axis != -1 && st->out.axis != 1)
+      return ctx.Error("output_quantization_axis Attr must be 1 (per-channel) or -1 (per-tensor).");
+  }
+  if (st->rhs.axis != -1 && st->rhs.axis != 1)
+    return ctx.Error("rhs_quantization_axis Attr must be 1 (per-channel) or -1 (per-tensor).");
+  for (int i = 2; i < (st->hybrid ? 4 : 8); i += 2) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, "scales", DType::kFloat));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i + 1, "zero_points", DType::kInt32));
+  }
+  const PartialShape& a = ctx.inputs[0].shape;
+  const PartialShape& b = ctx.inputs[1].shape;
+  ctx.outputs = {
+      TensorSpec{st->hybrid ? DType::kFloat : DType::kQInt32,
+                 PartialShape{a.unknown_rank() ? -1 : a.dim(0), b.unknown_rank() ? -1 : b.dim(1)}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// TF's AsymmetricQuantize of one float row to int8: its own scale and zero point.
+void QuantizeRow(const float* row, int64_t n, std::vector<int32_t>* q, float* scale, int32_t* zp) {
+  double rmin = 0, rmax = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    rmin = std::min(rmin, static_cast<double>(row[i]));
+    rmax = std::max(rmax, static_cast<double>(row[i]));
+  }
+  const double s = (rmax - rmin) / 255.0;
+  const double inv = rmax - rmin != 0 ? 255.0 / (rmax - rmin) : 0.0;
+  q->assign(static_cast<size_t>(n), 0);
+  if (s == 0 || !std::isfinite(inv)) {
+    *scale = 1.0f;
+    *zp = 0;
+    return;
+  }
+  const double zmin = -128 - rmin / s, zmax = 127 - rmax / s;
+  const double emin = 128 + std::abs(rmin / s), emax = 127 + std::abs(rmax / s);
+  const double zd = emin < emax ? zmin : zmax;
+  *zp = zd <= -128 ? -128 : zd >= 127 ? 127 : static_cast<int32_t>(std::round(zd));
+  *scale = static_cast<float>(s);
+  const auto inv_f = static_cast<float>(inv);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t v = int64_t{ToInt32(std::floor(row[i] * inv_f + 0.5f))} + *zp;
+    (*q)[i] = static_cast<int32_t>(std::clamp<int64_t>(v, -128, 127));
+  }
+}
+
+Status ComputeUniformDot(const KernelContext& ctx) {
+  const auto& st = ctx.state<DotState>();
+  const Tensor& lhs = ctx.input(0);
+  const Tensor& rhs = ctx.input(1);
+  if (lhs.rank() != 2)
+    return ctx.Error("lhs rank must be 2, but given lhs shape ", lhs.shape().ToString());
+  if (rhs.rank() != 2)
+    return ctx.Error("rhs rank must be 2, but given rhs shape ", rhs.shape().ToString());
+  if (lhs.dim(1) != rhs.dim(0))
+    return ctx.Error("lhs.dim_size(1) and rhs.dim_size(0) must be equal, but given lhs shape ",
+                     lhs.shape().ToString(), " and rhs shape ", rhs.shape().ToString());
+  const int rhs_in = st.hybrid ? 2 : 4;
+  const int rhs_axis = ctx.input(rhs_in).rank() == 1 ? 1 : -1;
+  KILN_RETURN_IF_ERROR(
+      CheckScales(ctx, rhs.shape(), ctx.input(rhs_in), ctx.input(rhs_in + 1), rhs_axis));
+  KILN_RETURN_IF_ERROR(CheckPositive(ctx, ctx.input(rhs_in), "rhs"));
+  const int64_t b = lhs.dim(0), k = lhs.dim(1), n = rhs.dim(1);
+  const float* rs = ctx.input(rhs_in).data<float>();
+  const int32_t* rz = ctx.input(rhs_in + 1).data<int32_t>();
+  auto rhs_at = [&](int64_t p, int64_t j) {
+    return int64_t{rhs.data<QInt8>()[p * n + j].value} - rz[rhs_axis >= 0 ? j : 0];
+  };
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{b, n}));
+  if (st.hybrid) {
+    std::vector<int32_t> q;
+    for (int64_t i = 0; i < b; ++i) {
+      float scale;
+      int32_t zp;
+      QuantizeRow(lhs.data<float>() + i * k, k, &q, &scale, &zp);
+      for (int64_t j = 0; j < n; ++j) {
+        int32_t acc = 0;
+        for (int64_t p = 0; p < k; ++p)
+          acc = static_cast<int32_t>(static_cast<uint32_t>(acc) +
+                                     static_cast<uint32_t>((q[p] - zp) * rhs_at(p, j)));
+        out->data<float>()[i * n + j] = static_cast<float>(acc) * scale * rs[rhs_axis >= 0 ? j : 0];
+      }
+    }
+    return OkStatus();
+  }
+  if (ctx.input(2).rank() != 0 || ctx.input(3).rank() != 0)
+    return ctx.Error("lhs scales/zero_points must be all scalar tensors. Given: ",
+                     ctx.input(2).shape().ToString());
+  const int out_axis = ctx.input(6).rank() == 1 ? 1 : -1;
+  if (rhs_axis == -1 && out_axis == 1)
+    return ctx.Error("If rhs is per-tensor quantized, output must be also per-tensor quantized.");
+  KILN_RETURN_IF_ERROR(CheckScales(ctx, Shape{b, n}, ctx.input(6), ctx.input(7), out_axis));
+  KILN_RETURN_IF_ERROR(CheckPositive(ctx, ctx.input(2), "lhs"));
+  KILN_RETURN_IF_ERROR(CheckPositive(ctx, ctx.input(6), "output"));
+  const float ls = ctx.input(2).data<float>()[0];
+  const int32_t lz = ctx.input(3).data<int32_t>()[0];
+  for (int64_t j = 0; j < n; ++j) {
+    const double m = static_cast<double>(ls) * rs[rhs_axis >= 0 ? j : 0] /
+                     ctx.input(6).data<float>()[out_axis >= 0 ? j : 0];
+    int32_t fixed;
+    int shift;
+    QuantizeMultiplier(m, &fixed, &shift);
+    const int32_t oz = ctx.input(7).data<int32_t>()[out_axis >= 0 ? j : 0];
+    for (int64_t i = 0; i < b; ++i) {
+      int32_t acc = 0;
+      for (int64_t p = 0; p < k; ++p)
+        acc = static_cast<int32_t>(
+            static_cast<uint32_t>(acc) +
+            static_cast<uint32_t>((int64_t{lhs.data<QInt8>()[i * k + p].value} - lz) *
+                                  rhs_at(p, j)));
+      out->data<QInt32>()[i * n + j] = Clamped<QInt32>(
+          MultiplyByQuantizedMultiplier(acc, fixed, shift) + oz, st.out.qmin, st.out.qmax);
+    }
+  }
+  return OkStatus();
+}
+
 constexpr OpDefinition kDefs[] = {
     {"UniformQuantize", "output", kOpFreshOutputs, PrepareUniformConvert<true>},
     {"UniformDequantize", "output", kOpFreshOutputs, PrepareUniformConvert<false>},
     {"UniformRequantize", "output", kOpFreshOutputs, PrepareUniformRequantize},
     {"UniformQuantizedClipByValue", "output", kOpFreshOutputs, PrepareUniformClip},
+    {"UniformQuantizedAdd", "output", kOpFreshOutputs, PrepareUniformAdd},
+    {"UniformQuantizedDot", "output", kOpFreshOutputs, PrepareUniformDot},
+    {"UniformQuantizedDotHybrid", "output", kOpFreshOutputs, PrepareUniformDot},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -276,6 +521,9 @@ constexpr KernelEntry kCpu[] = {
     {"UniformDequantize", ComputeUniformConvert<false>},
     {"UniformRequantize", ComputeUniformRequantize},
     {"UniformQuantizedClipByValue", ComputeUniformClip},
+    {"UniformQuantizedAdd", ComputeUniformAdd},
+    {"UniformQuantizedDot", ComputeUniformDot},
+    {"UniformQuantizedDotHybrid", ComputeUniformDot},
 };
 
 }  // namespace

@@ -158,6 +158,55 @@ def _cases_reference(tf, rng):
         zero_points=tf.constant([0] * 4), quantization_axis=1,
         quantization_min_val=-2**31, quantization_max_val=2**31 - 1)
 
+    for t in ["quint8", "qint32", "float32"]:
+        img = qt(t, [1, 3, 4, 2], -2**20, 2**20) if t == "qint32" else (
+            f([1, 3, 4, 2], -1.0, 1.0) if t == "float32" else qt(t, [1, 3, 4, 2]))
+        for size, ac, hp in [([5, 7], False, False), ([2, 3], True, False), ([6, 5], False, True)]:
+            add("QuantizedResizeBilinear", images=img, size=tf.constant(size, tf.int32),
+                min=s(-1.0), max=s(1.0), align_corners=ac, half_pixel_centers=hp)
+    bn = dict(t=qt("quint8", [1, 2, 3, 4]), t_min=s(-1.0), t_max=s(2.0), m=qt("quint8", [4]),
+              m_min=s(-0.5), m_max=s(0.5), v=qt("quint8", [4]), v_min=s(0.0), v_max=s(2.0),
+              beta=qt("quint8", [4]), beta_min=s(-1.0), beta_max=s(1.0), gamma=qt("quint8", [4]),
+              gamma_min=s(0.0), gamma_max=s(3.0), out_type=tf.qint32, variance_epsilon=0.001)
+    for after in [False, True]:
+        add("QuantizedBatchNormWithGlobalNormalization", scale_after_normalization=after, **bn)
+    for given in [False, True]:
+        add("QuantizedInstanceNorm", x=qt("quint8", [2, 3, 4, 3]), x_min=s(-1.0), x_max=s(2.0),
+            output_range_given=given, given_y_min=-3.0, given_y_max=3.0)
+    l32 = qt("qint32", [2, 3], -5000, 5000)
+    r32 = qt("qint32", [3], -5000, 5000)
+    add("UniformQuantizedAdd", lhs=l32, rhs=r32, lhs_scales=s(0.2), lhs_zero_points=tf.constant(3),
+        rhs_scales=s(0.3), rhs_zero_points=tf.constant(-1), output_scales=s(0.5),
+        output_zero_points=tf.constant(5), lhs_quantization_min_val=-2**31,
+        lhs_quantization_max_val=2**31 - 1, rhs_quantization_min_val=-2**31,
+        rhs_quantization_max_val=2**31 - 1, output_quantization_min_val=-2000,
+        output_quantization_max_val=2000)
+    add("UniformQuantizedAdd", lhs=l32, rhs=r32, lhs_scales=tf.constant([0.2, 0.1, 0.4]),
+        lhs_zero_points=tf.constant([3, 0, 1]), rhs_scales=tf.constant([0.3, 0.2, 0.1]),
+        rhs_zero_points=tf.constant([-1, 2, 0]), output_scales=tf.constant([0.5, 0.6, 0.7]),
+        output_zero_points=tf.constant([5, 0, -5]), lhs_quantization_axis=1,
+        rhs_quantization_axis=0, output_quantization_axis=1, lhs_quantization_min_val=-2**31,
+        lhs_quantization_max_val=2**31 - 1, rhs_quantization_min_val=-2**31,
+        rhs_quantization_max_val=2**31 - 1, output_quantization_min_val=-2**31,
+        output_quantization_max_val=2**31 - 1)
+    lq = qt("qint8", [3, 5])
+    rq = qt("qint8", [5, 4], -127, 127)
+    dot = dict(lhs=lq, rhs=rq, lhs_scales=s(0.05), lhs_zero_points=tf.constant(2), Tout=tf.qint32,
+               lhs_quantization_min_val=-128, lhs_quantization_max_val=127,
+               rhs_quantization_min_val=-127, rhs_quantization_max_val=127,
+               output_quantization_min_val=-2000, output_quantization_max_val=2000)
+    add("UniformQuantizedDot", rhs_scales=s(0.02), rhs_zero_points=tf.constant(0),
+        output_scales=s(0.01), output_zero_points=tf.constant(-3), **dot)
+    add("UniformQuantizedDot", rhs_scales=tf.constant([0.02, 0.01, 0.03, 0.05]),
+        rhs_zero_points=tf.constant([0, 0, 0, 0]), output_scales=tf.constant([0.01, 0.02, 0.01, 0.04]),
+        output_zero_points=tf.constant([0, 1, -1, 3]), rhs_quantization_axis=1,
+        output_quantization_axis=1, **dot)
+    for rsc, rzp, axis in [(s(0.02), tf.constant(0), -1),
+                           (tf.constant([0.02, 0.01, 0.03, 0.05]), tf.constant([0, 1, 0, -2]), 1)]:
+        add("UniformQuantizedDotHybrid", lhs=f([3, 5], -2.0, 3.0), rhs=rq, rhs_scales=rsc,
+            rhs_zero_points=rzp, Tout=tf.float32, rhs_quantization_axis=axis,
+            rhs_quantization_min_val=-127, rhs_quantization_max_val=127)
+
     acc4 = qt("qint32", [1, 2, 3, 4], -2**30, 2**30)
     for out in [tf.qint8, tf.quint8]:
         add("RequantizePerChannel", input=acc4, input_min=tf.constant([-10.0, -5.0, -2.0, -1.0]),
