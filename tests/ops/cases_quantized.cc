@@ -17,7 +17,7 @@ namespace {
 struct RecordedAttr {
   const char* name;
   const char* kind;
-  const char* value;
+  std::string value;  // a "..."s literal: serialized protos hold NUL bytes
 };
 
 struct RecordedTensor {
@@ -32,6 +32,8 @@ struct RecordedCase {
   std::vector<RecordedTensor> inputs;
   std::vector<RecordedTensor> outputs;
 };
+
+using namespace std::string_literals;
 
 const std::vector<RecordedCase>& Recorded() {
   static const std::vector<RecordedCase> cases = {
@@ -123,7 +125,7 @@ std::vector<OpCase> QuantizedCases() {
       } else if (kind == "float") {
         b.Float(a.name, std::stof(a.value));
       } else if (kind == "bool") {
-        b.Bool(a.name, std::string(a.value) == "true");
+        b.Bool(a.name, a.value == "true");
       } else if (kind == "string") {
         b.String(a.name, a.value);
       } else {
