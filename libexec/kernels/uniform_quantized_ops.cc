@@ -310,16 +310,20 @@ Status RequantizeOperand(const KernelContext& ctx, const Tensor& x, int first, i
     return ctx.Error(who, " is per-tensor quantized and output per-axis: not supported (",
                      "TensorFlow's kernel aborts)");
   const AxisIndex channel(x.shape(), axis >= 0 ? axis : target);
+  // One multiplier per channel, as UniformRequantize.
+  std::vector<int32_t> fixed(static_cast<size_t>(channel.depth));
+  std::vector<int> shift(static_cast<size_t>(channel.depth));
+  for (int64_t c = 0; c < channel.depth; ++c) {
+    const double m = static_cast<double>(scales.data<float>()[axis >= 0 ? c : 0]) /
+                     out_scales.data<float>()[target >= 0 ? c : 0];
+    QuantizeMultiplier(m, &fixed[c], &shift[c]);
+  }
   out->resize(static_cast<size_t>(x.NumElements()));
   for (int64_t i = 0; i < x.NumElements(); ++i) {
     const int64_t c = channel(i);
-    const double m = static_cast<double>(scales.data<float>()[axis >= 0 ? c : 0]) /
-                     out_scales.data<float>()[target >= 0 ? c : 0];
-    int32_t fixed;
-    int shift;
-    QuantizeMultiplier(m, &fixed, &shift);
     (*out)[i] = MultiplyByQuantizedMultiplier(
-        int64_t{x.data<QInt32>()[i].value} - zps.data<int32_t>()[axis >= 0 ? c : 0], fixed, shift);
+        int64_t{x.data<QInt32>()[i].value} - zps.data<int32_t>()[axis >= 0 ? c : 0], fixed[c],
+        shift[c]);
   }
   return OkStatus();
 }
@@ -364,16 +368,12 @@ Status ComputeUniformAdd(const KernelContext& ctx) {
 
 // ---- UniformQuantizedDot, UniformQuantizedDotHybrid ----------------------------------------
 
-struct DotState : OpState {
-  UniformSpec lhs, rhs, out;
-  bool hybrid = false;
-};
-
-Status PrepareUniformDot(PrepareContext& ctx) {
-  auto st = std::make_shared<DotState>();
-  st->hybrid = ctx.op == "UniformQuantizedDotHybrid";
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(st->hybrid ? 4 : 8));
-  if (st->hybrid) {
+// The operands of a uniform quantized product (Dot, Convolution) and their quantization attrs:
+// qint8 x qint8 -> qint32, or the Hybrid form float x qint8 -> float (rhs attrs only).
+Status ReadProductOperands(PrepareContext& ctx, bool hybrid, UniformSpec* lhs, UniformSpec* rhs,
+                           UniformSpec* out) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(hybrid ? 4 : 8));
+  if (hybrid) {
     KILN_PREPARE_ASSIGN(ctx, DType l, ctx.attrs.GetType("Tlhs"));
     KILN_PREPARE_ASSIGN(ctx, DType r, ctx.attrs.GetType("Trhs"));
     KILN_PREPARE_ASSIGN(ctx, DType o, ctx.attrs.GetType("Tout"));
@@ -382,7 +382,7 @@ Status PrepareUniformDot(PrepareContext& ctx) {
     KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", o, {DType::kFloat}));
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "lhs", DType::kFloat));
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "rhs", DType::kQInt8));
-    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", &st->rhs));
+    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", rhs));
   } else {
     KILN_PREPARE_ASSIGN(ctx, DType in, ctx.attrs.GetType("Tin"));
     KILN_PREPARE_ASSIGN(ctx, DType o, ctx.attrs.GetType("Tout"));
@@ -390,19 +390,31 @@ Status PrepareUniformDot(PrepareContext& ctx) {
     KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", o, {DType::kQInt32}));
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "lhs", in));
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "rhs", in));
-    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "lhs_", &st->lhs));
-    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", &st->rhs));
-    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "output_", &st->out));
-    if (st->lhs.axis != -1) return ctx.Error("lhs_quantization_axis Attr must be -1 (per-tensor).");
-    if (st->out.axis != -1 && st->out.axis != 1)
-      return ctx.Error("output_quantization_axis Attr must be 1 (per-channel) or -1 (per-tensor).");
+    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "lhs_", lhs));
+    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", rhs));
+    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "output_", out));
+    if (lhs->axis != -1) return ctx.Error("lhs_quantization_axis Attr must be -1 (per-tensor).");
   }
-  if (st->rhs.axis != -1 && st->rhs.axis != 1)
-    return ctx.Error("rhs_quantization_axis Attr must be 1 (per-channel) or -1 (per-tensor).");
-  for (int i = 2; i < (st->hybrid ? 4 : 8); i += 2) {
+  for (int i = 2; i < (hybrid ? 4 : 8); i += 2) {
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, "scales", DType::kFloat));
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i + 1, "zero_points", DType::kInt32));
   }
+  return OkStatus();
+}
+
+struct DotState : OpState {
+  UniformSpec lhs, rhs, out;
+  bool hybrid = false;
+};
+
+Status PrepareUniformDot(PrepareContext& ctx) {
+  auto st = std::make_shared<DotState>();
+  st->hybrid = ctx.op == "UniformQuantizedDotHybrid";
+  KILN_RETURN_IF_ERROR(ReadProductOperands(ctx, st->hybrid, &st->lhs, &st->rhs, &st->out));
+  if (!st->hybrid && st->out.axis != -1 && st->out.axis != 1)
+    return ctx.Error("output_quantization_axis Attr must be 1 (per-channel) or -1 (per-tensor).");
+  if (st->rhs.axis != -1 && st->rhs.axis != 1)
+    return ctx.Error("rhs_quantization_axis Attr must be 1 (per-channel) or -1 (per-tensor).");
   const PartialShape& a = ctx.inputs[0].shape;
   const PartialShape& b = ctx.inputs[1].shape;
   ctx.outputs = {
@@ -578,33 +590,7 @@ struct ConvState : OpState {
 Status PrepareUniformConv(PrepareContext& ctx) {
   auto st = std::make_shared<ConvState>();
   st->hybrid = ctx.op == "UniformQuantizedConvolutionHybrid";
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(st->hybrid ? 4 : 8));
-  if (st->hybrid) {
-    KILN_PREPARE_ASSIGN(ctx, DType l, ctx.attrs.GetType("Tlhs"));
-    KILN_PREPARE_ASSIGN(ctx, DType r, ctx.attrs.GetType("Trhs"));
-    KILN_PREPARE_ASSIGN(ctx, DType o, ctx.attrs.GetType("Tout"));
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tlhs", l, {DType::kFloat}));
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Trhs", r, {DType::kQInt8}));
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", o, {DType::kFloat}));
-    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "lhs", DType::kFloat));
-    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "rhs", DType::kQInt8));
-    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", &st->rhs));
-  } else {
-    KILN_PREPARE_ASSIGN(ctx, DType in, ctx.attrs.GetType("Tin"));
-    KILN_PREPARE_ASSIGN(ctx, DType o, ctx.attrs.GetType("Tout"));
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tin", in, {DType::kQInt8}));
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", o, {DType::kQInt32}));
-    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "lhs", in));
-    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "rhs", in));
-    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "lhs_", &st->lhs));
-    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "rhs_", &st->rhs));
-    KILN_RETURN_IF_ERROR(ReadUniformSpec(ctx, "output_", &st->out));
-    if (st->lhs.axis != -1) return ctx.Error("lhs_quantization_axis Attr must be -1 (per-tensor).");
-  }
-  for (int i = 2; i < (st->hybrid ? 4 : 8); i += 2) {
-    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, "scales", DType::kFloat));
-    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i + 1, "zero_points", DType::kInt32));
-  }
+  KILN_RETURN_IF_ERROR(ReadProductOperands(ctx, st->hybrid, &st->lhs, &st->rhs, &st->out));
   KILN_PREPARE_ASSIGN(ctx, st->strides, ctx.attrs.GetIntList("window_strides", {}));
   KILN_PREPARE_ASSIGN(ctx, st->lhs_dilation, ctx.attrs.GetIntList("lhs_dilation", {}));
   KILN_PREPARE_ASSIGN(ctx, st->rhs_dilation, ctx.attrs.GetIntList("rhs_dilation", {}));
