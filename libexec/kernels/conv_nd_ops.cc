@@ -458,7 +458,8 @@ Result<std::vector<int64_t>> SizesFromValues(ConvKind kind, int spatial,
 
 template <ConvKind kKind, typename List>
 Status PrepareConvNd(PrepareContext& ctx) {
-  const bool three = ctx.op == "Conv3D" || ctx.op == "Conv3DBackpropInputV2";
+  const bool three =
+      ctx.op == "Conv3D" || ctx.op == "Conv3DBackpropInputV2" || ctx.op == "Conv3DBackpropFilterV2";
   const int spatial = three ? 3 : 2, rank = spatial + 2;
   const ConvIo io = IoOf(kKind);
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(kKind == ConvKind::kConv3D ? 2 : 3));
@@ -697,6 +698,8 @@ constexpr OpDefinition kDefs[] = {
      PrepareConvNd<ConvKind::kBackpropInput, FloatTypes>},
     {"Conv2DBackpropFilter", "output", kOpFreshOutputs,
      PrepareConvNd<ConvKind::kBackpropFilter, FloatTypes>},
+    {"Conv3DBackpropFilterV2", "output", kOpFreshOutputs,
+     PrepareConvNd<ConvKind::kBackpropFilter, FloatTypes>},
     {"DepthwiseConv2dNativeBackpropInput", "output", kOpFreshOutputs,
      PrepareConvNd<ConvKind::kDepthwiseInput, FloatTypes>},
     {"DepthwiseConv2dNativeBackpropFilter", "output", kOpFreshOutputs,
@@ -710,6 +713,7 @@ constexpr KernelEntry kCpu[] = {
     {"Conv3DBackpropInputV2", ComputeConvNd<ConvKind::kBackpropInput, FloatTypes>},
     {"Conv2DBackpropFilter", ComputeConvNd<ConvKind::kBackpropFilter, FloatTypes>, 0, 0, nullptr,
      CreateConvNdCpuState<ConvKind::kBackpropFilter>},
+    {"Conv3DBackpropFilterV2", ComputeConvNd<ConvKind::kBackpropFilter, FloatTypes>},
     {"DepthwiseConv2dNativeBackpropInput", ComputeConvNd<ConvKind::kDepthwiseInput, FloatTypes>},
     {"DepthwiseConv2dNativeBackpropFilter", ComputeConvNd<ConvKind::kDepthwiseFilter, FloatTypes>},
 };

@@ -1,7 +1,7 @@
 // Dense linear algebra on batches of matrices, with Eigen's decompositions as TensorFlow's CPU
-// kernels use them (so results agree to rounding): Cholesky, MatrixInverse, MatrixSolve,
-// MatrixTriangularSolve (batch dims broadcast), LogMatrixDeterminant and Lu here; Qr, Svd and
-// SelfAdjointEigV2 in linalg_decomposition_ops.cc; MatrixSquareRoot, MatrixLogarithm,
+// kernels use them (so results agree to rounding): Cholesky (and CholeskyGrad), MatrixInverse,
+// MatrixSolve, MatrixTriangularSolve (batch dims broadcast), LogMatrixDeterminant and Lu here; Qr,
+// Svd and SelfAdjointEigV2 in linalg_decomposition_ops.cc; MatrixSquareRoot, MatrixLogarithm,
 // MatrixSolveLs and the tridiagonal ops in linalg_function_ops.cc; this file holds the family's
 // tables. float32, float64, complex64, complex128; half-precision graphs run them in float32
 // (executor/half_precision.h). Singular or non-positive-definite inputs are TF's errors, naming
@@ -54,6 +54,56 @@ Status ComputeCholesky(const KernelContext& ctx) {
     return OkStatus();
   }));
   return err.Take();
+}
+
+// ---- CholeskyGrad ----------------------------------------------------------------------------
+
+// The gradient of A = L L^T given dL, from the lower triangles of l and grad (float32 and
+// float64, as TF): S = L^-T Phi(L^T dL) L^-1 (Murray, "Differentiation of the Cholesky
+// decomposition", 2016, where Phi keeps the lower triangle and halves the diagonal), returned
+// symmetrized, (S + S^T) / 2, as TF's blocked kernel returns it.
+Status PrepareCholeskyGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, auto st, ReadType(ctx, 2));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, {DType::kFloat, DType::kDouble}));
+  KILN_RETURN_IF_ERROR(ExpectMatrices(ctx, 0, "l", true));
+  KILN_RETURN_IF_ERROR(ExpectMatrices(ctx, 1, "grad", true));
+  ctx.outputs = {TensorSpec{st->dtype, ctx.inputs[0].shape}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+template <typename T>
+void HalveLower(Mat<T>* m) {
+  *m = m->template triangularView<Eigen::Lower>();
+  m->diagonal() *= T(0.5);
+}
+
+Status ComputeCholeskyGrad(const KernelContext& ctx) {
+  const Tensor& l_in = ctx.input(0);
+  const Tensor& g_in = ctx.input(1);
+  KILN_RETURN_IF_ERROR(CheckSquare(ctx, l_in, "l"));
+  if (l_in.shape() != g_in.shape())
+    return ctx.Error("inputs 'l' ", l_in.shape().ToString(), " and 'grad' ",
+                     g_in.shape().ToString(), " must have the same shape");
+  const int64_t n = l_in.dim(l_in.rank() - 1);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, l_in.shape()));
+  return Dispatch<TypeList<float, double>>(l_in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ForEachMatrix(ctx, BatchCount(l_in.shape()), n, [&](int64_t b) {
+      const Mat<T> l =
+          ConstMap<T>(l_in.data<T>() + b * n * n, n, n).template triangularView<Eigen::Lower>();
+      const Mat<T> g =
+          ConstMap<T>(g_in.data<T>() + b * n * n, n, n).template triangularView<Eigen::Lower>();
+      Mat<T> p = l.transpose() * g;
+      HalveLower(&p);
+      const auto lt = l.transpose().template triangularView<Eigen::Upper>();
+      const Mat<T> x = lt.solve(p);                                  // L^-T P
+      const Mat<T> s = lt.solve(Mat<T>(x.transpose())).transpose();  // (L^-T P) L^-1
+      MutMap<T>(out->data<T>() + b * n * n, n, n) = (s + s.transpose()) * T(0.5);
+    });
+    return OkStatus();
+  });
 }
 
 // ---- MatrixInverse, MatrixSolve --------------------------------------------------------------
@@ -334,6 +384,7 @@ Status ComputeLu(const KernelContext& ctx) {
 
 constexpr OpDefinition kDefs[] = {
     {"Cholesky", "output", kOpFreshOutputs, PrepareCholesky},
+    {"CholeskyGrad", "output", kOpFreshOutputs, PrepareCholeskyGrad},
     {"MatrixInverse", "output", kOpFreshOutputs, PrepareInverse},
     {"MatrixSolve", "output", kOpFreshOutputs, PrepareSolve},
     {"MatrixTriangularSolve", "output", kOpFreshOutputs, PrepareTriangularSolve},
@@ -351,6 +402,7 @@ constexpr OpDefinition kDefs[] = {
 
 constexpr KernelEntry kCpu[] = {
     {"Cholesky", ComputeCholesky},
+    {"CholeskyGrad", ComputeCholeskyGrad},
     {"MatrixInverse", ComputeInverse},
     {"MatrixSolve", ComputeSolve},
     {"MatrixTriangularSolve", ComputeTriangularSolve},

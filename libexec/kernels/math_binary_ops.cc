@@ -20,7 +20,8 @@ namespace {
 // the OpDef allows, compute in float); SquaredDifference adds int32/64 to the floats.
 using ModTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
 using SquaredDifferenceTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
-// Igamma, Igammac, Zeta, Polygamma and NextAfter: TF registers float and double only.
+// Igamma, Igammac (and their gradients), Zeta, Polygamma and NextAfter: TF registers float and
+// double only.
 using SpecialTypes = TypeList<float, double>;
 
 // ---- gradients: two inputs of one shape -------------------------------------------------------
@@ -310,6 +311,8 @@ constexpr OpDefinition kDefs[] = {
     {"Xlog1py", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
     {"Igamma", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
     {"Igammac", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
+    {"IgammaGradA", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
+    {"RandomGammaGrad", "output", kOpElementwise, PrepareBinarySame<SpecialTypes>},
     {"Zeta", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
     {"Polygamma", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
     {"NextAfter", "output", kOpElementwise, PrepareNextAfter},
@@ -350,6 +353,8 @@ constexpr KernelEntry kCpu[] = {
     {"Xlog1py", ComputeBinary<fn::Xlog1py, FloatTypes>},
     {"Igamma", ComputeBinary<fn::Igamma, SpecialTypes>},
     {"Igammac", ComputeBinary<fn::Igammac, SpecialTypes>},
+    {"IgammaGradA", ComputeBinary<fn::IgammaGradA, SpecialTypes>},
+    {"RandomGammaGrad", ComputeBinary<fn::RandomGammaGrad, SpecialTypes>},
     {"Zeta", ComputeBinary<fn::Zeta, SpecialTypes>},
     {"Polygamma", ComputeBinary<fn::Polygamma, SpecialTypes>},
     {"NextAfter", ComputeBinary<fn::NextAfter, SpecialTypes>},

@@ -299,6 +299,22 @@ struct Igammac {
     return static_cast<C>(Eigen::numext::igammac(Wide<C>(a), Wide<C>(x)));
   }
 };
+// Their derivatives in a: d/da P(a, x) (IgammaGradA), and d sample / d alpha of a Gamma(alpha, 1)
+// sample at fixed CDF (RandomGammaGrad, the implicit reparameterization gradient): Eigen's.
+template <typename C>
+struct IgammaGradA {
+  static constexpr int kCost = 256;
+  KILN_HD C operator()(C a, C x) const {
+    return static_cast<C>(Eigen::numext::igamma_der_a(Wide<C>(a), Wide<C>(x)));
+  }
+};
+template <typename C>
+struct RandomGammaGrad {
+  static constexpr int kCost = 256;
+  KILN_HD C operator()(C alpha, C sample) const {
+    return static_cast<C>(Eigen::numext::gamma_sample_der_alpha(Wide<C>(alpha), Wide<C>(sample)));
+  }
+};
 template <typename C>
 struct Zeta {
   static constexpr int kCost = 64;

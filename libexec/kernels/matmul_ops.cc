@@ -1,9 +1,9 @@
 // Matrix products: MatMul, _FusedMatMul (bias, residual add and activation fused, as TF's
 // grappler emits and as our prepare-time fusion makes from MatMul + BiasAdd + activation),
-// BatchMatMul, BatchMatMulV2 (broadcasting batch dims) and BatchMatMulV3. float32 runs on
-// oneDNN; weights stay in their plain row-major form, copied once with wider rows when their
-// rows are a multiple of 512 bytes (onednn::PaddedWeightRow). Other dtypes run an Eigen product per
-// batch.
+// BatchMatMul, BatchMatMulV2 (broadcasting batch dims), BatchMatMulV3 and TF 1's SparseMatMul.
+// float32 runs on oneDNN; weights stay in their plain row-major form, copied once with wider rows
+// when their rows are a multiple of 512 bytes (onednn::PaddedWeightRow). Other dtypes run an
+// Eigen product per batch.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -442,12 +442,76 @@ Status ComputeMatMul(const KernelContext& ctx) {
                          {{DNNL_ARG_SRC, &am}, {DNNL_ARG_WEIGHTS, &bm}, {DNNL_ARG_DST, &cm}});
 }
 
+// ---- SparseMatMul ----------------------------------------------------------------------------
+
+// TF 1's MatMul with sparsity hints (a_is_sparse, b_is_sparse) over float32 or bfloat16 operands,
+// into float32. The hints only choose TF's algorithm; the product is the dense one, here oneDNN's
+// sgemm over float32 copies of bfloat16 operands.
+Status PrepareSparseMatMul(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  PartialShape dims[2];
+  bool transpose[2];
+  for (int i = 0; i < 2; ++i) {
+    const char* name = i == 0 ? "a" : "b";
+    const char* type_attr = i == 0 ? "Ta" : "Tb";
+    KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType(type_attr, DType::kFloat));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, type_attr, t, {DType::kFloat, DType::kBFloat16}));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, name, t));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, name, 2));
+    KILN_PREPARE_ASSIGN(ctx, transpose[i],
+                        ctx.attrs.GetBool(i == 0 ? "transpose_a" : "transpose_b", false));
+    dims[i] = ctx.inputs[i].shape.unknown_rank() ? PartialShape{-1, -1} : ctx.inputs[i].shape;
+  }
+  const int64_t ka = dims[0].dim(transpose[0] ? 0 : 1), kb = dims[1].dim(transpose[1] ? 1 : 0);
+  if (ka >= 0 && kb >= 0 && ka != kb)
+    return ctx.Error("inputs 'a' ", dims[0].ToPythonString(), " and 'b' ", dims[1].ToPythonString(),
+                     " do not multiply (inner dimensions ", ka, " and ", kb, ")");
+  ctx.outputs = {TensorSpec{DType::kFloat, PartialShape{dims[0].dim(transpose[0] ? 1 : 0),
+                                                        dims[1].dim(transpose[1] ? 0 : 1)}}};
+  ctx.state = std::make_shared<TypedOpState<std::pair<bool, bool>>>(
+      std::pair<bool, bool>{transpose[0], transpose[1]});
+  return OkStatus();
+}
+
+// A float32 operand as it is, a bfloat16 one widened into `copy`.
+const float* FloatOperand(const Tensor& t, std::vector<float>* copy) {
+  if (t.dtype() == DType::kFloat) return t.data<float>();
+  copy->resize(static_cast<size_t>(t.NumElements()));
+  for (int64_t i = 0; i < t.NumElements(); ++i)
+    (*copy)[i] = static_cast<float>(ComputeData<BFloat16>(t)[i]);
+  return copy->data();
+}
+
+Status ComputeSparseMatMul(const KernelContext& ctx) {
+  const auto [ta, tb] = ctx.state<TypedOpState<std::pair<bool, bool>>>().value;
+  const Tensor& a = ctx.input(0);
+  const Tensor& b = ctx.input(1);
+  if (a.rank() != 2 || b.rank() != 2)
+    return ctx.Error("inputs must be matrices, got ", a.shape().ToString(), " and ",
+                     b.shape().ToString());
+  const int64_t m = a.dim(ta ? 1 : 0), k = a.dim(ta ? 0 : 1), n = b.dim(tb ? 0 : 1);
+  if (b.dim(tb ? 1 : 0) != k)
+    return ctx.Error("inputs 'a' ", a.shape().ToString(), " and 'b' ", b.shape().ToString(),
+                     " do not multiply");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{m, n}));
+  if (m == 0 || n == 0) return OkStatus();
+  std::vector<float> a_copy, b_copy;
+  const float* pa = FloatOperand(a, &a_copy);
+  const float* pb = FloatOperand(b, &b_copy);
+  if (k == 0) {
+    std::fill_n(out->data<float>(), m * n, 0.0f);
+    return OkStatus();
+  }
+  return onednn::Sgemm(ta, tb, m, n, k, pa, a.dim(1), pb, b.dim(1), 0.0f, out->data<float>(), n);
+}
+
 constexpr OpDefinition kDefs[] = {
     {"MatMul", "product", kOpFreshOutputs, PrepareMatMul},
     {"_FusedMatMul", "product", kOpFreshOutputs, PrepareMatMul},
     {"BatchMatMul", "output", kOpFreshOutputs, PrepareBatchMatMul},
     {"BatchMatMulV2", "output", kOpFreshOutputs, PrepareBatchMatMul},
     {"BatchMatMulV3", "output", kOpFreshOutputs, PrepareBatchMatMul},
+    {"SparseMatMul", "product", kOpFreshOutputs, PrepareSparseMatMul},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -456,6 +520,7 @@ constexpr KernelEntry kCpu[] = {
     {"BatchMatMul", ComputeMatMul, 0, 0, nullptr, CreateMatMulCpuState},
     {"BatchMatMulV2", ComputeMatMul, 0, 0, nullptr, CreateMatMulCpuState},
     {"BatchMatMulV3", ComputeMatMul, 0, 0, nullptr, CreateMatMulCpuState},
+    {"SparseMatMul", ComputeSparseMatMul},
 };
 
 }  // namespace

@@ -7,7 +7,8 @@
 //  - QuantizeAndDequantizeV2/V3/V4: a scale that keeps 0 fixed and fits [min, max] (given, or
 //    the tensor's own) into the signed or unsigned num_bits range, per tensor or per `axis`
 //    channel, rounding half to even (or half up). float32 and float64; half-precision graphs
-//    run them in float32 (executor/half_precision.h).
+//    run them in float32 (executor/half_precision.h);
+//  - the gradients of both (straight-through inside the range), as TF's kernels compute them.
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -67,9 +68,8 @@ Status ReadQuantAttrs(PrepareContext& ctx, FakeQuantState* st) {
   return OkStatus();
 }
 
-Status PrepareFakeQuantArgs(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "inputs", DType::kFloat));
+// Args and its gradient: the range in attrs; the output has the shape of input `x`.
+Status PrepareArgsRange(PrepareContext& ctx, int x) {
   auto st = std::make_shared<FakeQuantState>();
   KILN_RETURN_IF_ERROR(ReadQuantAttrs(ctx, st.get()));
   KILN_PREPARE_ASSIGN(ctx, st->min, ctx.attrs.GetFloat("min", -6.0f));
@@ -78,9 +78,15 @@ Status PrepareFakeQuantArgs(PrepareContext& ctx) {
     return ctx.Error("attrs 'min' and 'max': min must be below max, got ", st->min,
                      " >= ", st->max);
   }
-  ctx.outputs = {TensorSpec{DType::kFloat, ctx.inputs[0].shape}};
+  ctx.outputs = {TensorSpec{DType::kFloat, ctx.inputs[x].shape}};
   ctx.state = std::move(st);
   return OkStatus();
+}
+
+Status PrepareFakeQuantArgs(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "inputs", DType::kFloat));
+  return PrepareArgsRange(ctx, 0);
 }
 
 Status PrepareFakeQuantVars(PrepareContext& ctx) {
@@ -322,6 +328,172 @@ Status ComputeQdq(const KernelContext& ctx) {
   });
 }
 
+// ---- Gradients: straight-through inside the (nudged) range -------------------------------
+
+// TF multiplies the gradient by a 0/1 mask (so a NaN gradient outside the range stays NaN) and
+// sums what falls below and above the range into min's and max's gradients.
+struct RangeGrad {
+  float below = 0, above = 0;
+};
+RangeGrad MaskedGrad(const float* g, const float* in, float* out, int64_t n, int64_t stride,
+                     float lo, float hi) {
+  RangeGrad r;
+  for (int64_t k = 0; k < n; ++k) {
+    const int64_t i = k * stride;
+    out[i] = g[i] * (in[i] >= lo && in[i] <= hi ? 1.0f : 0.0f);
+    r.below += g[i] * (in[i] < lo ? 1.0f : 0.0f);
+    r.above += g[i] * (in[i] > hi ? 1.0f : 0.0f);
+  }
+  return r;
+}
+
+Status ExpectSameShapes(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "gradients", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "inputs", DType::kFloat));
+  if (!ctx.inputs[0].shape.IsCompatibleWith(ctx.inputs[1].shape))
+    return ctx.Error("inputs 'gradients' ", ctx.inputs[0].shape.ToPythonString(), " and 'inputs' ",
+                     ctx.inputs[1].shape.ToPythonString(), " must have the same shape");
+  return OkStatus();
+}
+
+Status CheckSameShapes(const KernelContext& ctx) {
+  if (ctx.input(0).shape() != ctx.input(1).shape())
+    return ctx.Error("inputs 'gradients' ", ctx.input(0).shape().ToString(), " and 'inputs' ",
+                     ctx.input(1).shape().ToString(), " must have the same shape");
+  return OkStatus();
+}
+
+Status PrepareFakeQuantArgsGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectSameShapes(ctx));
+  return PrepareArgsRange(ctx, 1);
+}
+
+Status ComputeFakeQuantArgsGrad(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(CheckSameShapes(ctx));
+  const auto& st = ctx.state<FakeQuantState>();
+  const Nudged q = Nudge(st.min, st.max, st.range);
+  const Tensor& g = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g.shape()));
+  MaskedGrad(g.data<float>(), ctx.input(1).data<float>(), out->data<float>(), g.NumElements(), 1,
+             q.min, q.max);
+  return OkStatus();
+}
+
+// Vars (scalar min/max) and PerChannel (a min/max per last-dimension channel).
+template <bool kPerChannel>
+Status PrepareFakeQuantVarsGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_RETURN_IF_ERROR(ExpectSameShapes(ctx));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "min", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "max", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "min", kPerChannel ? 1 : 0));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 3, "max", kPerChannel ? 1 : 0));
+  auto st = std::make_shared<FakeQuantState>();
+  KILN_RETURN_IF_ERROR(ReadQuantAttrs(ctx, st.get()));
+  const PartialShape& x = ctx.inputs[1].shape;
+  ctx.outputs = {TensorSpec{DType::kFloat, x}, TensorSpec{DType::kFloat, ctx.inputs[2].shape},
+                 TensorSpec{DType::kFloat, ctx.inputs[3].shape}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+template <bool kPerChannel>
+Status ComputeFakeQuantVarsGrad(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(CheckSameShapes(ctx));
+  const Tensor& g = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& min_t = ctx.input(2);
+  const Tensor& max_t = ctx.input(3);
+  const int64_t depth = !kPerChannel ? 1 : (x.rank() > 0 ? x.dim(x.rank() - 1) : 0);
+  if (kPerChannel && (x.rank() < 1 || x.rank() > 4 || min_t.NumElements() != depth ||
+                      max_t.NumElements() != depth))
+    return ctx.Error("inputs 'min' and 'max' must have one element per channel of the last ",
+                     "dimension of 'inputs' (", x.shape().ToString(), ", rank 1 to 4), got ",
+                     min_t.shape().ToString(), " and ", max_t.shape().ToString());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  KILN_ASSIGN_OR_RETURN(Tensor * dmin, ctx.AllocateOutput(1, min_t.shape()));
+  KILN_ASSIGN_OR_RETURN(Tensor * dmax, ctx.AllocateOutput(2, max_t.shape()));
+  const int64_t rows = depth == 0 ? 0 : x.NumElements() / depth;
+  const QuantRange range = ctx.state<FakeQuantState>().range;
+  for (int64_t c = 0; c < depth; ++c) {
+    const float lo = min_t.data<float>()[c], hi = max_t.data<float>()[c];
+    const float* gc = g.data<float>() + c;
+    float* oc = out->data<float>() + c;
+    RangeGrad r;
+    if (lo == 0.0f && hi == 0.0f) {  // no grid: everything passes to the input
+      for (int64_t k = 0; k < rows; ++k) oc[k * depth] = gc[k * depth];
+    } else {
+      const Nudged q = Nudge(lo, hi, range);
+      r = MaskedGrad(gc, x.data<float>() + c, oc, rows, depth, q.min, q.max);
+    }
+    dmin->data<float>()[c] = r.below;
+    dmax->data<float>()[c] = r.above;
+  }
+  return OkStatus();
+}
+
+// QuantizeAndDequantizeV4Grad: the gradient inside [input_min, input_max] (per `axis` channel
+// or for the whole tensor); TF gives the range's own gradients as zeros.
+Status PrepareQdqGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  auto st = std::make_shared<QdqState>();
+  KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, {DType::kFloat, DType::kDouble}));
+  constexpr const char* kNames[] = {"gradients", "input", "input_min", "input_max"};
+  for (int i = 0; i < 4; ++i) KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, kNames[i], st->dtype));
+  KILN_PREPARE_ASSIGN(ctx, int64_t axis, ctx.attrs.GetInt("axis", -1));
+  st->axis = static_cast<int>(axis);
+  const PartialShape& x = ctx.inputs[1].shape;
+  if (st->axis < -1 || (!x.unknown_rank() && st->axis >= x.rank()))
+    return ctx.Error("attr 'axis' is ", st->axis, ", expected -1 or a dimension of 'input' ",
+                     x.ToPythonString());
+  ctx.outputs = {TensorSpec{st->dtype, x}, TensorSpec{st->dtype, ctx.inputs[2].shape},
+                 TensorSpec{st->dtype, ctx.inputs[3].shape}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeQdqGrad(const KernelContext& ctx) {
+  const auto& st = ctx.state<QdqState>();
+  const Tensor& g = ctx.input(0);
+  const Tensor& x = ctx.input(1);
+  const Tensor& min_t = ctx.input(2);
+  const Tensor& max_t = ctx.input(3);
+  if (g.shape() != x.shape())
+    return ctx.Error("inputs 'gradients' ", g.shape().ToString(), " and 'input' ",
+                     x.shape().ToString(), " must have the same shape");
+  if (st.axis >= x.rank())
+    return ctx.Error("attr 'axis' is ", st.axis, " for input ", x.DebugString());
+  const int64_t depth = st.axis < 0 ? 1 : x.dim(st.axis);
+  if (min_t.rank() > 1 || max_t.rank() > 1 || min_t.NumElements() != depth ||
+      max_t.NumElements() != depth)
+    return ctx.Error("inputs 'input_min' and 'input_max' must have ", depth,
+                     " element(s) (a scalar or a vector), got shapes ", min_t.shape().ToString(),
+                     " and ", max_t.shape().ToString());
+  int64_t inner = 1;
+  for (int d = st.axis + 1; d < x.rank() && st.axis >= 0; ++d) inner *= x.dim(d);
+  const int64_t outer = depth == 0 || inner == 0 ? 0 : x.NumElements() / (depth * inner);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  KILN_ASSIGN_OR_RETURN(Tensor * dmin, ctx.AllocateOutput(1, min_t.shape()));
+  KILN_ASSIGN_OR_RETURN(Tensor * dmax, ctx.AllocateOutput(2, max_t.shape()));
+  return Dispatch<TypeList<float, double>>(st.dtype, [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    for (int64_t c = 0; c < depth; ++c) {
+      const T lo = min_t.data<T>()[c], hi = max_t.data<T>()[c];
+      for (int64_t o = 0; o < outer; ++o)
+        for (int64_t i = 0; i < inner; ++i) {
+          const int64_t k = (o * depth + c) * inner + i;
+          const T v = x.data<T>()[k];
+          out->data<T>()[k] = g.data<T>()[k] * (v >= lo && v <= hi ? T(1) : T(0));
+        }
+      dmin->data<T>()[c] = T(0);
+      dmax->data<T>()[c] = T(0);
+    }
+    return OkStatus();
+  });
+}
+
 constexpr OpDefinition kDefs[] = {
     {"FakeQuantWithMinMaxArgs", "outputs", kOpElementwise, PrepareFakeQuantArgs},
     {"FakeQuantWithMinMaxVars", "outputs", kOpElementwise, PrepareFakeQuantVars},
@@ -329,6 +501,14 @@ constexpr OpDefinition kDefs[] = {
     {"QuantizeAndDequantizeV2", "output", kOpFreshOutputs, PrepareQdq<false>},
     {"QuantizeAndDequantizeV3", "output", kOpFreshOutputs, PrepareQdq<true>},
     {"QuantizeAndDequantizeV4", "output", kOpFreshOutputs, PrepareQdq<false>},
+    {"FakeQuantWithMinMaxArgsGradient", "backprops", kOpFreshOutputs, PrepareFakeQuantArgsGrad},
+    {"FakeQuantWithMinMaxVarsGradient", "backprops_wrt_input,backprop_wrt_min,backprop_wrt_max",
+     kOpFreshOutputs, PrepareFakeQuantVarsGrad<false>},
+    {"FakeQuantWithMinMaxVarsPerChannelGradient",
+     "backprops_wrt_input,backprop_wrt_min,backprop_wrt_max", kOpFreshOutputs,
+     PrepareFakeQuantVarsGrad<true>},
+    {"QuantizeAndDequantizeV4Grad", "input_backprop,input_min_backprop,input_max_backprop",
+     kOpFreshOutputs, PrepareQdqGrad},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -338,6 +518,10 @@ constexpr KernelEntry kCpu[] = {
     {"QuantizeAndDequantizeV2", ComputeQdq},
     {"QuantizeAndDequantizeV3", ComputeQdq},
     {"QuantizeAndDequantizeV4", ComputeQdq},
+    {"FakeQuantWithMinMaxArgsGradient", ComputeFakeQuantArgsGrad},
+    {"FakeQuantWithMinMaxVarsGradient", ComputeFakeQuantVarsGrad<false>},
+    {"FakeQuantWithMinMaxVarsPerChannelGradient", ComputeFakeQuantVarsGrad<true>},
+    {"QuantizeAndDequantizeV4Grad", ComputeQdqGrad},
 };
 
 }  // namespace

@@ -354,6 +354,21 @@ void AddConv3D(std::vector<OpCase>* c) {
           .Tolerance(TolFor(t));
       c->push_back(b.Build());
     }
+    for (const ConvSpec& s : Geometries3D()) {
+      std::vector<int32_t> fs(s.filter.begin(), s.filter.end());
+      OpCaseBuilder b("Conv3DBackpropFilterV2", Describe("Conv3DBackpropFilterV2", t, s));
+      b.T(t)
+          .Input(RandomOf(t, *Shape::FromDims(s.in), NextSeed(seed)))
+          .ConstInput(Make<int32_t>(fs, {5}))
+          .Input(RandomOf(t, s.OutShape(), NextSeed(seed)));
+      WindowAttrs(b, s)
+          .Reference1([s](const std::vector<Tensor>& in) {
+            return FromDoubles(in[0].dtype(), *Shape::FromDims(s.filter),
+                               RefBackpropFilter(s, Doubles(in[0]), Doubles(in[2])));
+          })
+          .Tolerance(t == DType::kHalf || t == DType::kBFloat16 ? 5e-2 : TolFor(t));
+      c->push_back(b.Build());
+    }
   }
 }
 

@@ -60,17 +60,20 @@ void AddMaking(std::vector<OpCase>* c) {
                    .ShapeAttr("value_shape", PartialShape{3})
                    .NonDeterministic()
                    .Build());
-  c->push_back(OpCaseBuilder("MutableDenseHashTableV2")
-                   .Type("key_dtype", DType::kInt64)
-                   .Type("value_dtype", DType::kFloat)
-                   .ShapeAttr("value_shape", PartialShape{2})
-                   .Int("initial_num_buckets", 16)
-                   .Float("max_load_factor", 0.5f)
-                   .String("shared_name", "cases_dense")
-                   .Resources(Manager())
-                   .ConstInput(Tensor::Scalar<int64_t>(-1))
-                   .ConstInput(Tensor::Scalar<int64_t>(-2))
-                   .Build());
+  // MutableDenseHashTable is TF 1's reference form of the same table.
+  for (const char* op : {"MutableDenseHashTableV2", "MutableDenseHashTable"}) {
+    c->push_back(OpCaseBuilder(op)
+                     .Type("key_dtype", DType::kInt64)
+                     .Type("value_dtype", DType::kFloat)
+                     .ShapeAttr("value_shape", PartialShape{2})
+                     .Int("initial_num_buckets", 16)
+                     .Float("max_load_factor", 0.5f)
+                     .String("shared_name", std::string("cases_dense_") + op)
+                     .Resources(Manager())
+                     .ConstInput(Tensor::Scalar<int64_t>(-1))
+                     .ConstInput(Tensor::Scalar<int64_t>(-2))
+                     .Build());
+  }
   c->push_back(OpCaseBuilder("AnonymousMutableDenseHashTable")
                    .Type("key_dtype", DType::kString)
                    .Type("value_dtype", DType::kInt64)

@@ -69,6 +69,9 @@ const std::vector<OpTesterExemption>& NonFiniteExemptFamilies() {
        "references are TF's recorded results for finite inputs; TF casts NaN and Inf to "
        "integers with undefined results"},
       {"linalg", "decompositions and solves refuse non-finite matrices with an error, as TF's"},
+      {"tf_recorded",
+       "references are TF's recorded results for the recorded (finite) inputs; other inputs "
+       "have no reference"},
       {"image",
        "interpolation (resize, ScaleAndTranslate, crop) and FFT references do not yet model "
        "TF's 0 x Inf weights; left for a follow-up"},

@@ -25,6 +25,7 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"stateful_random", RngStateCases},
       {"quantize", QuantizeCases},
       {"quantized", QuantizedCases},
+      {"tf_recorded", TfRecordedCases},
       {"shape", ShapeCases},
       {"concat", ConcatCases},
       {"slice", SliceCases},

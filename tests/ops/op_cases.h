@@ -30,6 +30,7 @@ std::vector<OpCase> RandomDistCases();    // cases_random_dist.cc
 std::vector<OpCase> RngStateCases();      // cases_stateful_random.cc
 std::vector<OpCase> QuantizeCases();      // cases_quantize.cc
 std::vector<OpCase> QuantizedCases();     // cases_quantized.cc
+std::vector<OpCase> TfRecordedCases();    // cases_tf_recorded.cc
 std::vector<OpCase> ShapeCases();         // cases_shape.cc
 std::vector<OpCase> ConcatCases();        // cases_concat.cc
 std::vector<OpCase> SliceCases();         // cases_slice.cc

@@ -88,6 +88,7 @@ TEST_CASE("op tester: random_dist") { RunOpCases(RandomDistCases()); }
 TEST_CASE("op tester: stateful_random") { RunOpCases(RngStateCases()); }
 TEST_CASE("op tester: quantize") { RunOpCases(QuantizeCases()); }
 TEST_CASE("op tester: quantized") { RunOpCases(QuantizedCases()); }
+TEST_CASE("op tester: tf_recorded") { RunOpCases(TfRecordedCases()); }
 TEST_CASE("op tester: shape") { RunOpCases(ShapeCases()); }
 TEST_CASE("op tester: concat") { RunOpCases(ConcatCases()); }
 TEST_CASE("op tester: slice") { RunOpCases(SliceCases()); }

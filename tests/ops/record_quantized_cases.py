@@ -457,7 +457,8 @@ def _tensor(tf, t):
 
 
 def _cxx_tensor(t):
-    vals = ", ".join(repr(float(v)) if t["dtype"] in ("float32", "bfloat16") else str(int(v))
+    vals = ", ".join(repr(float(v)) if t["dtype"] in ("float32", "bfloat16", "float64")
+                     else str(int(v))
                      for v in t["values"])
     shape = ", ".join(str(d) for d in t["shape"])
     return '{"%s", {%s}, {%s}}' % (t["dtype"], shape, vals)

@@ -1,0 +1,112 @@
+#include "ops/recorded_case.h"
+
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+namespace kiln::testing {
+namespace {
+
+template <typename T>
+void Fill(Tensor* t, const std::vector<double>& v) {
+  T* data = t->data<T>();
+  for (size_t i = 0; i < v.size(); ++i) {
+    if constexpr (std::is_arithmetic_v<T>) {  // floats and integers
+      data[i] = static_cast<T>(v[i]);
+    } else if constexpr (std::is_same_v<T, BFloat16>) {
+      const auto f = static_cast<float>(v[i]);  // recorded exactly from a bfloat16
+      uint32_t bits;
+      std::memcpy(&bits, &f, 4);
+      data[i] = BFloat16{static_cast<uint16_t>(bits >> 16)};
+    } else {
+      data[i].value = static_cast<decltype(T::value)>(static_cast<int64_t>(v[i]));
+    }
+  }
+}
+
+Tensor ToTensor(const RecordedTensor& r) {
+  const DType dtype = *DTypeFromName(r.dtype);
+  Tensor t(dtype, *Shape::FromDims(r.shape));
+  switch (dtype) {
+    case DType::kFloat:
+      Fill<float>(&t, r.values);
+      break;
+    case DType::kDouble:
+      Fill<double>(&t, r.values);
+      break;
+    case DType::kBFloat16:
+      Fill<BFloat16>(&t, r.values);
+      break;
+    case DType::kInt32:
+      Fill<int32_t>(&t, r.values);
+      break;
+    case DType::kInt64:
+      Fill<int64_t>(&t, r.values);
+      break;
+    case DType::kQUInt8:
+      Fill<QUInt8>(&t, r.values);
+      break;
+    case DType::kQInt8:
+      Fill<QInt8>(&t, r.values);
+      break;
+    case DType::kQUInt16:
+      Fill<QUInt16>(&t, r.values);
+      break;
+    case DType::kQInt16:
+      Fill<QInt16>(&t, r.values);
+      break;
+    case DType::kQInt32:
+      Fill<QInt32>(&t, r.values);
+      break;
+    default:
+      FAIL("recorded dtype ", r.dtype, " not handled");
+  }
+  return t;
+}
+
+std::vector<int64_t> Ints(const std::string& s) {
+  std::vector<int64_t> v;
+  size_t pos = 0;
+  while (pos < s.size()) {
+    const size_t comma = s.find(',', pos);
+    v.push_back(std::stoll(s.substr(pos, comma - pos)));
+    pos = comma == std::string::npos ? s.size() : comma + 1;
+  }
+  return v;
+}
+
+}  // namespace
+
+std::vector<OpCase> CasesFromRecorded(const std::vector<RecordedCase>& recorded,
+                                      const std::function<double(std::string_view op)>& tolerance) {
+  std::vector<OpCase> c;
+  int index = 0;
+  for (const RecordedCase& r : recorded) {
+    OpCaseBuilder b(r.op, std::string(r.op) + " recorded #" + std::to_string(index++));
+    for (const RecordedAttr& a : r.attrs) {
+      const std::string kind = a.kind;
+      if (kind == "type") {
+        b.Type(a.name, *DTypeFromName(a.value));
+      } else if (kind == "int") {
+        b.Int(a.name, std::stoll(a.value));
+      } else if (kind == "float") {
+        b.Float(a.name, std::stof(a.value));
+      } else if (kind == "bool") {
+        b.Bool(a.name, a.value == "true");
+      } else if (kind == "string") {
+        b.String(a.name, a.value);
+      } else {
+        b.IntList(a.name, Ints(a.value));
+      }
+    }
+    for (const RecordedTensor& t : r.inputs) b.Input(ToTensor(t));
+    std::vector<Tensor> want;
+    for (const RecordedTensor& t : r.outputs) want.push_back(ToTensor(t));
+    c.push_back(b.Reference([want](const std::vector<Tensor>&) { return want; })
+                    .Tolerance(tolerance(r.op))
+                    .Build());
+  }
+  return c;
+}
+
+}  // namespace kiln::testing

@@ -1,0 +1,39 @@
+// TensorFlow's own results for op calls, recorded by a script under tests/ops into a generated
+// .inc file (one RecordedCase per call: op, attrs, inputs, TF's outputs), turned into op-tester
+// cases whose reference is what TF returned.
+#pragma once
+
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ops/op_tester.h"
+
+namespace kiln::testing {
+
+struct RecordedAttr {
+  const char* name;
+  const char* kind;
+  std::string value;  // a "..."s literal: serialized protos hold NUL bytes
+};
+
+struct RecordedTensor {
+  const char* dtype;
+  std::vector<int64_t> shape;
+  std::vector<double> values;
+};
+
+struct RecordedCase {
+  const char* op;
+  std::vector<RecordedAttr> attrs;
+  std::vector<RecordedTensor> inputs;
+  std::vector<RecordedTensor> outputs;
+};
+
+// One op-tester case per recorded call, named "<op> recorded #<index>"; `tolerance` gives each
+// op's (0 asks for TF's exact values).
+std::vector<OpCase> CasesFromRecorded(const std::vector<RecordedCase>& recorded,
+                                      const std::function<double(std::string_view op)>& tolerance);
+
+}  // namespace kiln::testing
