@@ -1,7 +1,11 @@
 // Functional control flow as TensorFlow 2 stores it in graphs: If/StatelessIf pick one of two
-// branch functions, While/StatelessWhile run a body function until a cond function says stop.
+// branch functions, While/StatelessWhile run a body function until a cond function says stop,
+// TF 1's For runs a body over an int32 range, RemoteCall calls a function; FakeParam and
+// DeviceIndex are what TF's branch functions hold beside them.
 // The functions are prepared once (with the node's input specs) when the node is prepared;
 // compute only runs the prepared schedules, and only the branch taken runs.
+#include <algorithm>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -308,6 +312,155 @@ Status ComputeWhile(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- For -------------------------------------------------------------------------------------
+
+// TF 1's For(start, limit, delta, input; body): body(i, vars...) -> vars for i from start by
+// delta while i < limit (i > limit for a negative delta), as TF's ForOp (int32 counters).
+struct ForState : OpState {
+  PreparedPtr body_fn;
+};
+
+Status PrepareFor(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputsAtLeast(3));
+  constexpr const char* kNames[] = {"start", "limit", "delta"};
+  for (int i = 0; i < 3; ++i) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, kNames[i], DType::kInt32));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, i, kNames[i], 0));
+  }
+  std::vector<TensorSpec> vars(ctx.inputs.begin() + 3, ctx.inputs.end());
+  KILN_RETURN_IF_ERROR(CheckTypeListAttr(ctx, "T", vars, "input"));
+  // The body sees the counter first; loop variables whose shape it changes are relaxed, as
+  // While's.
+  auto state = std::make_shared<ForState>();
+  for (int round = 0;; ++round) {
+    std::vector<TensorSpec> args = {TensorSpec{DType::kInt32, PartialShape::Scalar()}};
+    args.insert(args.end(), vars.begin(), vars.end());
+    KILN_ASSIGN_OR_RETURN(state->body_fn, PrepareFunctionAttr(ctx, "body", args));
+    auto out = state->body_fn->output_specs();
+    if (out.size() != vars.size())
+      return ctx.Error("For loop body '", state->body_fn->name(), "' returns ", out.size(),
+                       " values, expected ", vars.size());
+    bool changed = false;
+    for (size_t i = 0; i < vars.size(); ++i) {
+      if (out[i].dtype != vars[i].dtype)
+        return ctx.Error("body '", state->body_fn->name(), "' changes the dtype of loop variable ",
+                         i, " from ", DTypeShortName(vars[i].dtype), " to ",
+                         DTypeShortName(out[i].dtype));
+      PartialShape relaxed = MostSpecificCompatibleShape(vars[i].shape, out[i].shape);
+      if (relaxed != vars[i].shape) {
+        vars[i].shape = relaxed;
+        changed = true;
+      }
+    }
+    if (!changed) break;
+    if (round > 4 * kMaxRank) return ctx.Error("loop variable shapes do not settle");
+  }
+  ctx.outputs = std::move(vars);
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeFor(const KernelContext& ctx) {
+  const auto& st = ctx.state<ForState>();
+  int32_t range[3];
+  for (int i = 0; i < 3; ++i) {
+    if (ctx.input(i).NumElements() != 1)
+      return ctx.Error("input ", i, " must be a scalar, got ", ctx.input(i).shape().ToString());
+    range[i] = ctx.input(i).data<int32_t>()[0];
+  }
+  const int32_t limit = range[1], delta = range[2];
+  int64_t i = range[0];
+  if (!((delta > 0 && i <= limit) || (delta < 0 && i >= limit) || (delta == 0 && i == limit)))
+    return ctx.Error("Invalid start/limit/delta: ", i, " ", limit, " ", delta);
+  std::vector<Tensor> args(ctx.num_inputs() - 2);
+  for (int k = 3; k < ctx.num_inputs(); ++k) args[k - 2] = ctx.input(k);
+  std::vector<Tensor> next;
+  while (delta > 0 ? i < limit : i > limit) {
+    args[0] = Tensor::Scalar<int32_t>(static_cast<int32_t>(i));
+    KILN_RETURN_IF_ERROR(RunFunction(ctx, *st.body_fn, args, &next));
+    for (size_t k = 0; k < next.size(); ++k) args[k + 1] = std::move(next[k]);
+    i += delta;
+  }
+  for (int k = 0; k < ctx.num_outputs(); ++k) ctx.SetOutput(k, std::move(args[k + 1]));
+  return OkStatus();
+}
+
+// ---- RemoteCall ------------------------------------------------------------------------------
+
+// RemoteCall(target, args; f) runs f on the device `target` names; one process has one place
+// to run it, so it is a call of f here (target is read, not used).
+struct CallState : OpState {
+  PreparedPtr fn;
+};
+
+Status PrepareRemoteCall(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputsAtLeast(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "target", DType::kString));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "target", 0));
+  std::vector<TensorSpec> args(ctx.inputs.begin() + 1, ctx.inputs.end());
+  KILN_RETURN_IF_ERROR(CheckTypeListAttr(ctx, "Tin", args, "input"));
+  auto state = std::make_shared<CallState>();
+  KILN_ASSIGN_OR_RETURN(state->fn, PrepareFunctionAttr(ctx, "f", args));
+  std::vector<TensorSpec> outs(state->fn->output_specs().begin(), state->fn->output_specs().end());
+  KILN_RETURN_IF_ERROR(CheckTypeListAttr(ctx, "Tout", outs, "function output"));
+  ctx.outputs = std::move(outs);
+  ctx.state = std::move(state);
+  return OkStatus();
+}
+
+Status ComputeRemoteCall(const KernelContext& ctx) {
+  std::vector<Tensor> args;
+  for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
+  std::vector<Tensor> outs;
+  KILN_RETURN_IF_ERROR(RunFunction(ctx, *ctx.state<CallState>().fn, args, &outs));
+  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, std::move(outs[i]));
+  return OkStatus();
+}
+
+// ---- FakeParam, DeviceIndex ------------------------------------------------------------------
+
+// FakeParam stands in, inside a branch function, for a value the branch never uses (TF's
+// control-flow gradients put it in If branches): its contents are unspecified; here zeros of
+// `shape`, unknown dims 0, as TF's kernel sizes it.
+Status PrepareFakeParam(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
+  if (!HoldsData(dtype))
+    return ctx.Error("attr 'dtype' is ", DTypeShortName(dtype), ", expected a data dtype");
+  KILN_PREPARE_ASSIGN(ctx, PartialShape shape, ctx.attrs.GetShape("shape"));
+  std::vector<int64_t> dims;
+  for (int i = 0; !shape.unknown_rank() && i < shape.rank(); ++i)
+    dims.push_back(std::max<int64_t>(shape.dim(i), 0));
+  KILN_PREPARE_ASSIGN(ctx, Shape out, Shape::FromDims(dims));
+  ctx.outputs = {TensorSpec{dtype, PartialShape(out)}};
+  ctx.state = std::make_shared<TypedOpState<Shape>>(out);
+  return OkStatus();
+}
+
+Status ComputeFakeParam(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Tensor * out,
+                        ctx.AllocateOutput(0, ctx.state<TypedOpState<Shape>>().value));
+  if (DTypeIsPod(out->dtype())) std::memset(out->raw_data(), 0, out->ByteSize());
+  return OkStatus();
+}
+
+// DeviceIndex: the position of the running device's type in `device_names` (their count when it
+// is not there), which Keras's device-dependent layers switch on (a Case over the index). Kernels
+// here run on the CPU.
+Status PrepareDeviceIndex(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, std::vector<std::string> names, ctx.attrs.GetStringList("device_names"));
+  const auto it = std::find(names.begin(), names.end(), "CPU");
+  ctx.outputs = {TensorSpec{DType::kInt32, PartialShape::Scalar()}};
+  ctx.state = std::make_shared<TypedOpState<int32_t>>(static_cast<int32_t>(it - names.begin()));
+  return OkStatus();
+}
+
+Status ComputeDeviceIndex(const KernelContext& ctx) {
+  ctx.SetOutput(0, Tensor::Scalar<int32_t>(ctx.state<TypedOpState<int32_t>>().value));
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -315,6 +468,10 @@ constexpr OpDefinition kDefs[] = {
     {"StatelessIf", "output", kOpNone, PrepareIf},
     {"While", "output", kOpStateful, PrepareWhile},
     {"StatelessWhile", "output", kOpNone, PrepareWhile},
+    {"For", "output", kOpStateful, PrepareFor},
+    {"RemoteCall", "output", kOpStateful, PrepareRemoteCall},
+    {"FakeParam", "output", kOpFreshOutputs, PrepareFakeParam},
+    {"DeviceIndex", "index", kOpNone, PrepareDeviceIndex},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -322,6 +479,10 @@ constexpr KernelEntry kCpu[] = {
     {"StatelessIf", ComputeIf},
     {"While", ComputeWhile},
     {"StatelessWhile", ComputeWhile},
+    {"For", ComputeFor},
+    {"RemoteCall", ComputeRemoteCall},
+    {"FakeParam", ComputeFakeParam},
+    {"DeviceIndex", ComputeDeviceIndex},
 };
 
 }  // namespace

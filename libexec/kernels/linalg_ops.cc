@@ -198,14 +198,25 @@ Status ComputeSolve(const KernelContext& ctx) {
   return err.Take();
 }
 
-// ---- MatrixTriangularSolve (batch dims broadcast, as TF 2) -----------------------------------
+// ---- MatrixTriangularSolve, BandedTriangularSolve (batch dims broadcast, as TF 2) -------------
 
+// BandedTriangularSolve's matrix holds K bands of an M x M triangle as [..., K, M], TF's
+// LEFT_RIGHT alignment: lower, row j is the j-th subdiagonal, right-aligned (A[i][i-j] at
+// column i); upper, row K-1-j is the j-th superdiagonal, left-aligned (A[i][i+j] at column i).
+struct TriangularSolveState : LinalgState {
+  bool banded = false;
+};
+
+template <bool kBanded>
 Status PrepareTriangularSolve(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
-  KILN_PREPARE_ASSIGN(ctx, auto st, ReadType(ctx, 2));
+  KILN_PREPARE_ASSIGN(ctx, auto base, ReadType(ctx, 2));
+  auto st = std::make_shared<TriangularSolveState>();
+  st->dtype = base->dtype;
+  st->banded = kBanded;
   KILN_PREPARE_ASSIGN(ctx, st->flag_a, ctx.attrs.GetBool("lower", true));
   KILN_PREPARE_ASSIGN(ctx, st->flag_b, ctx.attrs.GetBool("adjoint", false));
-  KILN_RETURN_IF_ERROR(ExpectMatrices(ctx, 0, "matrix", true));
+  KILN_RETURN_IF_ERROR(ExpectMatrices(ctx, 0, "matrix", !kBanded));
   KILN_RETURN_IF_ERROR(ExpectMatrices(ctx, 1, "rhs", false));
   const PartialShape &a = ctx.inputs[0].shape, &b = ctx.inputs[1].shape;
   PartialShape out = PartialShape::UnknownRank();
@@ -223,11 +234,17 @@ Status PrepareTriangularSolve(PrepareContext& ctx) {
 }
 
 Status ComputeTriangularSolve(const KernelContext& ctx) {
+  const auto& st = ctx.state<TriangularSolveState>();
   const Tensor& a_t = ctx.input(0);
   const Tensor& b_t = ctx.input(1);
-  KILN_RETURN_IF_ERROR(CheckSquare(ctx, a_t, "matrix"));
+  if (!st.banded) KILN_RETURN_IF_ERROR(CheckSquare(ctx, a_t, "matrix"));
+  if (a_t.rank() < 2) return ctx.Error("input 'matrix' must have rank >= 2");
   if (b_t.rank() < 2) return ctx.Error("input 'rhs' must have rank >= 2");
   const int64_t n = a_t.dim(a_t.rank() - 1), k = b_t.dim(b_t.rank() - 1);
+  const int64_t bands = a_t.dim(a_t.rank() - 2);  // n when not banded
+  if (st.banded && (bands > n || (bands == 0 && n > 0)))
+    return ctx.Error("input 'matrix' ", a_t.shape().ToString(), " must hold 1 to ", n,
+                     " bands of an ", n, " x ", n, " matrix");
   if (b_t.dim(b_t.rank() - 2) != n)
     return ctx.Error("input 'rhs' ", b_t.shape().ToString(), " must have ", n,
                      " rows to match 'matrix' ", a_t.shape().ToString());
@@ -263,11 +280,23 @@ Status ComputeTriangularSolve(const KernelContext& ctx) {
       bi[i] = y;
     }
   }
-  const auto& st = ctx.state<LinalgState>();
   return Dispatch<LinalgTypes>(a_t.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     ForEachMatrix(ctx, count, n, [&](int64_t i) {
-      const ConstMap<T> a(a_t.data<T>() + ai[i] * n * n, n, n);
+      Mat<T> dense;
+      if (st.banded) {
+        dense = Mat<T>::Zero(n, n);
+        const T* band = a_t.data<T>() + ai[i] * bands * n;
+        for (int64_t j = 0; j < bands; ++j)
+          for (int64_t r = 0; r < n - j; ++r) {
+            if (st.flag_a) {
+              dense(r + j, r) = band[j * n + r + j];
+            } else {
+              dense(r, r + j) = band[(bands - 1 - j) * n + r];
+            }
+          }
+      }
+      const ConstMap<T> a(st.banded ? dense.data() : a_t.data<T>() + ai[i] * n * n, n, n);
       MutMap<T> x(out->data<T>() + i * n * k, n, k);
       x = ConstMap<T>(b_t.data<T>() + bi[i] * n * k, n, k);
       if (n == 0 || k == 0) return;
@@ -387,7 +416,8 @@ constexpr OpDefinition kDefs[] = {
     {"CholeskyGrad", "output", kOpFreshOutputs, PrepareCholeskyGrad},
     {"MatrixInverse", "output", kOpFreshOutputs, PrepareInverse},
     {"MatrixSolve", "output", kOpFreshOutputs, PrepareSolve},
-    {"MatrixTriangularSolve", "output", kOpFreshOutputs, PrepareTriangularSolve},
+    {"MatrixTriangularSolve", "output", kOpFreshOutputs, PrepareTriangularSolve<false>},
+    {"BandedTriangularSolve", "output", kOpFreshOutputs, PrepareTriangularSolve<true>},
     {"LogMatrixDeterminant", "sign,log_abs_determinant", kOpFreshOutputs, PrepareLogDet},
     {"Lu", "lu,p", kOpFreshOutputs, PrepareLu},
     {"Qr", "q,r", kOpFreshOutputs, PrepareQr},
@@ -406,6 +436,7 @@ constexpr KernelEntry kCpu[] = {
     {"MatrixInverse", ComputeInverse},
     {"MatrixSolve", ComputeSolve},
     {"MatrixTriangularSolve", ComputeTriangularSolve},
+    {"BandedTriangularSolve", ComputeTriangularSolve},
     {"LogMatrixDeterminant", ComputeLogDet},
     {"Lu", ComputeLu},
     {"Qr", ComputeQr},

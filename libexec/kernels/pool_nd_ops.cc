@@ -1,13 +1,13 @@
 // Pooling beyond conv_ops.cc's MaxPool and AvgPool: AvgPool3D, MaxPool3D, MaxPoolV2 (ksize and
 // strides as inputs), MaxPoolWithArgmax, and the gradients MaxPoolGrad(V2), MaxPool3DGrad,
 // AvgPoolGrad, AvgPool3DGrad, MaxPoolGradWithArgmax (grad added at the argmax indices) and
-// MaxPoolGradGrad(V2) (each output takes the grad of the first window element equal to
-// orig_output, TF's rule). One
-// channels-last walk over three spatial dims (2-D ops have a depth of 1). Windows leave the
-// padding out: max ignores it, average divides by the number of real elements, as TensorFlow's
-// CPU kernels do. Max picks the first maximum in window order (strictly greater replaces), the
-// rule TensorFlow's argmax helper follows, so MaxPoolWithArgmax and MaxPoolGrad route to the
-// same element TensorFlow does. Half and bfloat16 average and accumulate in float.
+// MaxPoolGradGrad(V2) and MaxPool3DGradGrad (each output takes the grad of the first window element
+// equal to orig_output, TF's rule). One channels-last walk over three spatial dims (2-D ops have a
+// depth of 1). Windows leave the padding out: max ignores it, average divides by the number of real
+// elements, as TensorFlow's CPU kernels do. Max picks the first maximum in window order (strictly
+// greater replaces), the rule TensorFlow's argmax helper follows, so MaxPoolWithArgmax and
+// MaxPoolGrad route to the same element TensorFlow does. Half and bfloat16 average and accumulate
+// in float.
 #include <algorithm>
 #include <cstdint>
 #include <limits>
@@ -135,6 +135,7 @@ enum class PoolKind {
   kAvgGrad3D,
   kMaxGradGrad,
   kMaxGradGradV2,  // ksize and strides as inputs 3 and 4
+  kMaxGradGrad3D,
   kMaxGradWithArgmax,
 };
 
@@ -145,7 +146,8 @@ constexpr bool IsAvgGrad(PoolKind k) {
   return k == PoolKind::kAvgGrad || k == PoolKind::kAvgGrad3D;
 }
 constexpr bool IsGradGrad(PoolKind k) {
-  return k == PoolKind::kMaxGradGrad || k == PoolKind::kMaxGradGradV2;
+  return k == PoolKind::kMaxGradGrad || k == PoolKind::kMaxGradGradV2 ||
+         k == PoolKind::kMaxGradGrad3D;
 }
 // The first of the ksize and strides inputs, or 0 when they are attrs.
 constexpr int WindowInput(PoolKind k) {
@@ -185,7 +187,7 @@ std::vector<int64_t> ForwardDims(const WindowSpec& a, std::span<const int64_t> i
 template <PoolKind kKind>
 constexpr int SpatialOf() {
   return kKind == PoolKind::kMax3D || kKind == PoolKind::kAvg3D || kKind == PoolKind::kMaxGrad3D ||
-                 kKind == PoolKind::kAvgGrad3D
+                 kKind == PoolKind::kAvgGrad3D || kKind == PoolKind::kMaxGradGrad3D
              ? 3
              : 2;
 }
@@ -648,6 +650,8 @@ constexpr OpDefinition kDefs[] = {
      PreparePoolNd<PoolKind::kMaxGradGrad, RealTypes>},
     {"MaxPoolGradGradV2", "output", kOpFreshOutputs,
      PreparePoolNd<PoolKind::kMaxGradGradV2, RealTypes>},
+    {"MaxPool3DGradGrad", "output", kOpFreshOutputs,
+     PreparePoolNd<PoolKind::kMaxGradGrad3D, MaxPool3DTypes>},
     {"MaxPoolGradWithArgmax", "output", kOpFreshOutputs,
      PreparePoolNd<PoolKind::kMaxGradWithArgmax, RealTypes>},
 };
@@ -664,6 +668,7 @@ constexpr KernelEntry kCpu[] = {
     {"AvgPool3DGrad", ComputePoolNd<PoolKind::kAvgGrad3D, FloatTypes>},
     {"MaxPoolGradGrad", ComputePoolNd<PoolKind::kMaxGradGrad, RealTypes>},
     {"MaxPoolGradGradV2", ComputePoolNd<PoolKind::kMaxGradGradV2, RealTypes>},
+    {"MaxPool3DGradGrad", ComputePoolNd<PoolKind::kMaxGradGrad3D, MaxPool3DTypes>},
     {"MaxPoolGradWithArgmax", ComputePoolNd<PoolKind::kMaxGradWithArgmax, RealTypes>},
 };
 

@@ -1,7 +1,7 @@
 // Moving spatial blocks between dims: SpaceToBatchND / BatchToSpaceND (blocks of the spatial
 // dims to and from the batch, with padding and cropping; the v1 ops' one block_size too),
 // SpaceToDepth / DepthToSpace (blocks to and from channels; NHWC, as TF's CPU kernels) and
-// ExtractImagePatches (sliding windows flattened into channels).
+// ExtractImagePatches / ExtractVolumePatches (sliding windows flattened into channels).
 #include <algorithm>
 #include <complex>
 #include <cstdint>
@@ -338,15 +338,17 @@ Status ComputeDepthToSpace(const KernelContext& ctx) {
   return CopyIntoOutput(ctx, 0, x, Shape{n, h * bs, w * bs, c}, plan);
 }
 
-// ---- ExtractImagePatches ---------------------------------------------------------------------
+// ---- ExtractImagePatches, ExtractVolumePatches ----------------------------------------------
 
 using PatchTypes =
     TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
              uint32_t, uint64_t, std::complex<float>, std::complex<double>>;
 
+// Windows over three spatial dims (planes, rows, cols); images are volumes one plane deep.
 struct PatchState : OpState {
-  int64_t k[2], s[2], r[2];
+  int64_t k[3] = {1, 1, 1}, s[3] = {1, 1, 1}, r[3] = {1, 1, 1};
   bool same = false;
+  int rank = 4;  // the input's: 4 (images) or 5 (volumes)
 };
 
 // Output size and leading padding of one spatial dim, as TF's GetWindowedOutputSize.
@@ -364,25 +366,32 @@ void WindowedSize(int64_t in, int64_t k, int64_t s, int64_t r, bool same, int64_
 }
 
 Status PreparePatches(PrepareContext& ctx) {
+  const bool volume = ctx.op == "ExtractVolumePatches";
+  const int spatial = volume ? 3 : 2, rank = spatial + 2;
+  const char* input_name = volume ? "input" : "images";
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, PatchTypes::kDTypes));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "images", t));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "images", 4));
+  if (volume && IsComplex(t))
+    return ctx.Error("attr 'T' is ", DTypeShortName(t), ", expected a real number type");
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, input_name, t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, input_name, rank));
   auto state = std::make_shared<PatchState>();
+  state->rank = rank;
   const char* names[] = {"ksizes", "strides", "rates"};
   int64_t* targets[] = {state->k, state->s, state->r};
-  for (int a = 0; a < 3; ++a) {
+  for (int a = 0; a < (volume ? 2 : 3); ++a) {
     KILN_PREPARE_ASSIGN(ctx, std::vector<int64_t> v, ctx.attrs.GetIntList(names[a]));
-    if (v.size() != 4 || v[0] != 1 || v[3] != 1) {
-      return ctx.Error("attr '", names[a], "' must be [1, rows, cols, 1], got ", DimsString(v),
+    if (static_cast<int>(v.size()) != rank || v[0] != 1 || v[rank - 1] != 1) {
+      return ctx.Error("attr '", names[a], "' must be [1, ", volume ? "planes, " : "",
+                       "rows, cols, 1], got ", DimsString(v),
                        " (only windows across space are supported)");
     }
-    if (v[1] < 1 || v[2] < 1) {
-      return ctx.Error("attr '", names[a], "' ", DimsString(v), " must be positive");
+    for (int i = 0; i < spatial; ++i) {
+      if (v[1 + i] < 1)
+        return ctx.Error("attr '", names[a], "' ", DimsString(v), " must be positive");
+      targets[a][3 - spatial + i] = v[1 + i];
     }
-    targets[a][0] = v[1];
-    targets[a][1] = v[2];
   }
   KILN_PREPARE_ASSIGN(ctx, std::string padding, ctx.attrs.GetString("padding"));
   if (padding != "SAME" && padding != "VALID") {
@@ -390,14 +399,17 @@ Status PreparePatches(PrepareContext& ctx) {
   }
   state->same = padding == "SAME";
   const PartialShape& in = ctx.inputs[0].shape;
-  PartialShape out = UnknownDims(4);
+  PartialShape out = UnknownDims(rank);
   if (!in.unknown_rank()) {
-    std::vector<int64_t> dims = {in.dim(0), -1, -1,
-                                 in.dim(3) < 0 ? -1 : in.dim(3) * state->k[0] * state->k[1]};
-    for (int i = 0; i < 2; ++i) {
+    std::vector<int64_t> dims(rank, -1);
+    dims[0] = in.dim(0);
+    if (in.dim(rank - 1) >= 0)
+      dims[rank - 1] = in.dim(rank - 1) * state->k[0] * state->k[1] * state->k[2];
+    for (int i = 0; i < spatial; ++i) {
       if (in.dim(1 + i) < 0) continue;
+      const int d = 3 - spatial + i;
       int64_t pad = 0;
-      WindowedSize(in.dim(1 + i), state->k[i], state->s[i], state->r[i], state->same, &dims[1 + i],
+      WindowedSize(in.dim(1 + i), state->k[d], state->s[d], state->r[d], state->same, &dims[1 + i],
                    &pad);
     }
     out = *PartialShape::FromDims(dims);
@@ -410,38 +422,50 @@ Status PreparePatches(PrepareContext& ctx) {
 Status ComputePatches(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const auto& st = ctx.state<PatchState>();
-  if (x.rank() != 4) return ctx.Error("input 'images' must have rank 4, got ", x.rank());
-  const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
-  int64_t oh = 0, ow = 0, pt = 0, pl = 0;
-  WindowedSize(h, st.k[0], st.s[0], st.r[0], st.same, &oh, &pt);
-  WindowedSize(w, st.k[1], st.s[1], st.r[1], st.same, &ow, &pl);
-  const int64_t kr = st.k[0], kc = st.k[1];
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{n, oh, ow, kr * kc * c}));
+  const int rank = st.rank;
+  if (x.rank() != rank) return ctx.Error("input must have rank ", rank, ", got ", x.rank());
+  // As a volume: [n, planes, rows, cols, c].
+  const int64_t n = x.dim(0), c = x.dim(rank - 1);
+  const int64_t in[3] = {rank == 5 ? x.dim(1) : 1, x.dim(rank - 3), x.dim(rank - 2)};
+  int64_t o[3], pad[3];
+  for (int d = 0; d < 3; ++d)
+    WindowedSize(in[d], st.k[d], st.s[d], st.r[d], st.same, &o[d], &pad[d]);
+  const int64_t taps = st.k[0] * st.k[1] * st.k[2];
+  std::vector<int64_t> out_dims = {n};
+  for (int d = 3 - (rank - 2); d < 3; ++d) out_dims.push_back(o[d]);
+  out_dims.push_back(taps * c);
+  KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(out_dims));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
   if (out->NumElements() == 0) return OkStatus();
+  const int64_t pixels = o[0] * o[1] * o[2];
   return DispatchStorage(x.dtype(), [&](auto tag) {
     using U = typename decltype(tag)::type;
     const U* src = Elems<U>(x);
     U* dst = Elems<U>(*out);
-    // One output pixel at a time: kr x kc runs of C channels, zeros outside the image.
-    ctx.threads().ParallelFor(n * oh * ow, std::max<int64_t>(1, 16384 / (kr * kc * c)),
-                              [&](int64_t b, int64_t e) {
-                                for (int64_t p = b; p < e; ++p) {
-                                  const int64_t img = p / (oh * ow), oy = p / ow % oh, ox = p % ow;
-                                  U* to = dst + p * kr * kc * c;
-                                  for (int64_t i = 0; i < kr; ++i) {
-                                    const int64_t y = oy * st.s[0] + i * st.r[0] - pt;
-                                    for (int64_t j = 0; j < kc; ++j, to += c) {
-                                      const int64_t xx = ox * st.s[1] + j * st.r[1] - pl;
-                                      if (y < 0 || y >= h || xx < 0 || xx >= w) {
-                                        std::fill(to, to + c, U{});
-                                      } else {
-                                        const U* from = src + ((img * h + y) * w + xx) * c;
-                                        std::copy(from, from + c, to);
-                                      }
-                                    }
-                                  }
-                                }
-                              });
+    // One output pixel at a time: taps runs of C channels, zeros outside the volume.
+    ctx.threads().ParallelFor(
+        n * pixels, std::max<int64_t>(1, 16384 / (taps * c)), [&](int64_t b, int64_t e) {
+          for (int64_t p = b; p < e; ++p) {
+            const int64_t img = p / pixels, op = p / (o[1] * o[2]) % o[0], oy = p / o[2] % o[1],
+                          ox = p % o[2];
+            U* to = dst + p * taps * c;
+            for (int64_t a = 0; a < st.k[0]; ++a) {
+              const int64_t z = op * st.s[0] + a * st.r[0] - pad[0];
+              for (int64_t i = 0; i < st.k[1]; ++i) {
+                const int64_t y = oy * st.s[1] + i * st.r[1] - pad[1];
+                for (int64_t j = 0; j < st.k[2]; ++j, to += c) {
+                  const int64_t xx = ox * st.s[2] + j * st.r[2] - pad[2];
+                  if (z < 0 || z >= in[0] || y < 0 || y >= in[1] || xx < 0 || xx >= in[2]) {
+                    std::fill(to, to + c, U{});
+                  } else {
+                    const U* from = src + (((img * in[0] + z) * in[1] + y) * in[2] + xx) * c;
+                    std::copy(from, from + c, to);
+                  }
+                }
+              }
+            }
+          }
+        });
     return OkStatus();
   });
 }
@@ -456,13 +480,14 @@ constexpr OpDefinition kDefs[] = {
     {"SpaceToDepth", "output", kOpFreshOutputs, PrepareDepth},
     {"DepthToSpace", "output", kOpFreshOutputs, PrepareDepth},
     {"ExtractImagePatches", "patches", kOpFreshOutputs, PreparePatches},
+    {"ExtractVolumePatches", "patches", kOpFreshOutputs, PreparePatches},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"SpaceToBatchND", ComputeBlockBatch},   {"BatchToSpaceND", ComputeBlockBatch},
     {"SpaceToBatch", ComputeBlockBatchV1},   {"BatchToSpace", ComputeBlockBatchV1},
     {"SpaceToDepth", ComputeSpaceToDepth},   {"DepthToSpace", ComputeDepthToSpace},
-    {"ExtractImagePatches", ComputePatches},
+    {"ExtractImagePatches", ComputePatches}, {"ExtractVolumePatches", ComputePatches},
 };
 
 }  // namespace

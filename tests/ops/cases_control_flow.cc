@@ -1,8 +1,15 @@
 // Op-tester cases of functional control flow: If, StatelessIf, Case, StatelessCase, While,
-// StatelessWhile, over a small library of branch and loop functions (OpCase::functions).
+// StatelessWhile, For, RemoteCall, over a small library of branch and loop functions
+// (OpCase::functions).
 #include <google/protobuf/text_format.h>
 
 #include <algorithm>
+#include <array>
+#include <cstring>
+#include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "ops/array_ref.h"
 #include "ops/op_cases.h"
@@ -11,7 +18,7 @@ namespace kiln::testing {
 namespace {
 
 // square(x) = x * x, negate(x) = -x, twice(x) = x + x (float tensors of any shape);
-// cond(i, x) = i < 5, body(i, x) = (i + 1, x + x).
+// cond(i, x) = i < 5, body(i, x) = (i + 1, x + x); for_body(i, x) = x + i.
 const char* kLibrary = R"pb(
   function {
     signature {
@@ -152,6 +159,38 @@ const char* kLibrary = R"pb(
     ret { key: "i2" value: "inc:z:0" }
     ret { key: "x2" value: "dbl:z:0" }
   }
+  function {
+    signature {
+      name: "for_body"
+      input_arg { name: "i" type: DT_INT32 }
+      input_arg { name: "x" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_FLOAT }
+    }
+    node_def {
+      name: "f"
+      op: "Cast"
+      input: "i"
+      attr {
+        key: "SrcT"
+        value { type: DT_INT32 }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "add"
+      op: "AddV2"
+      input: "x"
+      input: "f:y:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "add:z:0" }
+  }
 )pb";
 
 std::shared_ptr<const tensorflow::FunctionDefLibrary> Library() {
@@ -244,6 +283,67 @@ std::vector<OpCase> ControlFlowCases() {
       SetFunc(&oc, "body", "body");
       c.push_back(std::move(oc));
     }
+  }
+  // For: x plus every counter value of the range (none for an empty one).
+  for (const auto& [start, limit, delta] : std::vector<std::array<int32_t, 3>>{
+           {0, 4, 1}, {10, 0, -3}, {2, 2, 0}, {5, 5, 1}, {-3, 4, 2}}) {
+    int64_t sum = 0;
+    for (int64_t i = start; delta > 0 ? i < limit : i > limit; i += delta) sum += i;
+    OpCase oc = OpCaseBuilder("For", "For " + std::to_string(start) + ":" + std::to_string(limit) +
+                                         ":" + std::to_string(delta))
+                    .TypeList("T", {DType::kFloat})
+                    .Input(Tensor::Scalar<int32_t>(start))
+                    .Input(Tensor::Scalar<int32_t>(limit))
+                    .Input(Tensor::Scalar<int32_t>(delta))
+                    .Input(x)
+                    .Functions(lib)
+                    .Reference1([sum](const std::vector<Tensor>& in) {
+                      return RefUnaryDouble(
+                          in[3], [sum](double v) { return v + static_cast<double>(sum); });
+                    })
+                    .Tolerance(1e-6)
+                    .Build();
+    SetFunc(&oc, "body", "for_body");
+    c.push_back(std::move(oc));
+  }
+  // RemoteCall: the function, run here whatever the target.
+  OpCase call =
+      OpCaseBuilder("RemoteCall")
+          .TypeList("Tin", {DType::kFloat})
+          .TypeList("Tout", {DType::kFloat})
+          .Input(Tensor::StringScalar("/job:worker/replica:0/task:1/device:CPU:0"))
+          .Input(x)
+          .Functions(lib)
+          .Reference1([](const std::vector<Tensor>& in) { return Apply("square", in[1]); })
+          .Tolerance(1e-6)
+          .Build();
+  SetFunc(&call, "f", "square");
+  c.push_back(std::move(call));
+  // FakeParam: zeros of its shape, an unknown dim 0 (what it holds is unspecified in TF).
+  for (const auto& [dtype, shape, want] : std::vector<std::tuple<DType, PartialShape, Shape>>{
+           {DType::kFloat, PartialShape{2, -1, 3}, Shape{2, 0, 3}},
+           {DType::kInt32, PartialShape{3}, Shape{3}},
+           {DType::kDouble, PartialShape::Scalar(), Shape{}}}) {
+    c.push_back(OpCaseBuilder("FakeParam", std::string("FakeParam ") + DTypeShortName(dtype) + " " +
+                                               shape.ToPythonString())
+                    .Type("dtype", dtype)
+                    .ShapeAttr("shape", shape)
+                    .Reference1([dt = dtype, w = want](const std::vector<Tensor>&) {
+                      Tensor t(dt, w);
+                      std::memset(t.raw_data(), 0, t.ByteSize());
+                      return t;
+                    })
+                    .Build());
+  }
+  // DeviceIndex: where "CPU" stands in the list, or the list's length.
+  for (const auto& [names, want] : std::vector<std::pair<std::vector<std::string>, int32_t>>{
+           {{"GPU", "CPU"}, 1}, {{"CPU"}, 0}, {{"TPU", "GPU"}, 2}, {{}, 0}}) {
+    c.push_back(OpCaseBuilder("DeviceIndex", "DeviceIndex of " + std::to_string(names.size()))
+                    .StringList("device_names", names)
+                    .Reference1([w = want](const std::vector<Tensor>&) {
+                      return Tensor::Scalar<int32_t>(w);
+                    })
+                    .Build());
   }
   return c;
 }

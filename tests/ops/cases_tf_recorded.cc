@@ -1,7 +1,8 @@
 // Op-tester cases whose reference is TensorFlow 2.21's own result, recorded by
 // tests/ops/record_tf_cases.py into cases_tf_recorded.inc: the fake-quant and
 // quantize-dequantize gradients (TF's 0/1 masks and sums), IgammaGradA and RandomGammaGrad
-// (Eigen's derivatives), CholeskyGrad (TF's blocked algorithm) and SparseMatMul.
+// (Eigen's derivatives), CholeskyGrad (TF's blocked algorithm), BandedTriangularSolve,
+// SparseMatMul, ExtractVolumePatches (Eigen's SAME padding) and MaxPool3DGradGrad.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,6 +1,6 @@
 """Records TensorFlow 2.21's own results for ops whose reference is TF's arithmetic itself
 (gradient kernels with TF's masking and summation, Eigen's special-function derivatives, the
-blocked Cholesky gradient) into tests/ops/cases_tf_recorded.inc, the op tester's references for
+blocked Cholesky gradient, banded triangular solves, Eigen's volume patches and TF's 3-D max-pool second gradient) into tests/ops/cases_tf_recorded.inc, the op tester's references for
 them (cases_tf_recorded.cc). Each op runs in a tf.function over constant operands, with
 TF_ENABLE_ONEDNN_OPTS=0 as on CPUs without AVX-512 VNNI; the recording machinery is
 record_quantized_cases.py's.
@@ -66,6 +66,25 @@ def _cases(tf, rng):
     add("SparseMatMul", a=a_bf, b=b, a_is_sparse=True)
     add("SparseMatMul", a=tf.transpose(a), b=tf.constant(tf.transpose(b).numpy(), tf.bfloat16),
         transpose_a=True, transpose_b=True, b_is_sparse=True)
+    vol = tf.constant(rng.permutation(3 * 4 * 5 * 2).reshape([1, 3, 4, 5, 2]).astype(np.float32))
+    for k, st, pad in [([1, 2, 2, 2, 1], [1, 1, 1, 1, 1], "VALID"),
+                       ([1, 2, 3, 2, 1], [1, 2, 1, 2, 1], "SAME"),
+                       ([1, 3, 3, 3, 1], [1, 2, 2, 2, 1], "SAME")]:
+        add("ExtractVolumePatches", input=vol, ksizes=k, strides=st, padding=pad)
+        pooled = tf.nn.max_pool3d(vol, k, st, pad)
+        add("MaxPool3DGradGrad", orig_input=vol, orig_output=pooled,
+            grad=f([1, 3, 4, 5, 2], -1.0, 1.0), ksize=k, strides=st, padding=pad)
+    add("ExtractVolumePatches", input=tf.constant(np.arange(60, dtype=np.int32).reshape([1, 3, 4, 5, 1])),
+        ksizes=[1, 2, 2, 3, 1], strides=[1, 1, 2, 2, 1], padding="SAME")
+    for dt in [np.float32, np.float64]:
+        for lower, adjoint, bands in [(True, False, 3), (False, False, 2), (True, True, 1),
+                                      (False, True, 4)]:
+            m = rng.uniform(-1.0, 1.0, size=[2, bands, 5])
+            m[:, 0 if lower else bands - 1, :] += np.sign(m[:, 0 if lower else bands - 1, :]) * 3
+            add("BandedTriangularSolve", matrix=tf.constant(m.astype(dt)),
+                rhs=f([2, 5, 3], -2.0, 2.0, dt), lower=lower, adjoint=adjoint)
+        m = rng.uniform(1.0, 2.0, size=[1, 2, 4])
+        add("BandedTriangularSolve", matrix=tf.constant(m.astype(dt)), rhs=f([3, 4, 2], -2.0, 2.0, dt))
     return cases
 
 
