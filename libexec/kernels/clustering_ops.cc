@@ -1,14 +1,22 @@
 // NearestNeighbors (k-means inference): the k nearest centers of each point and their squared
 // L2 distances, computed as TF does: 2 * (|p|^2 / 2 + (|c|^2 / 2 - p.c)), nearest first, ties
-// to the lower center index.
+// to the lower center index. The k-means seeding ops (KMC2ChainInitialization,
+// KmeansPlusPlusInitialization) with TF's draws, and IsotonicRegression.
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
+#include <limits>
+#include <numeric>
+#include <type_traits>
+#include <unordered_set>
 #include <utility>
 #include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
+#include "kernels/philox.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -84,13 +92,256 @@ Status ComputeNearestNeighbors(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- KMC2ChainInitialization, KmeansPlusPlusInitialization ------------------------------------
+
+// TF's SimplePhilox over PhiloxRandom(seed): single 32-bit draws in order, RandFloat in [0, 1),
+// Uniform64(n) as the 64-bit draw (low word first) modulo n.
+class SimplePhilox {
+ public:
+  explicit SimplePhilox(int64_t seed) : gen_(static_cast<uint64_t>(seed), 0), single_(&gen_) {}
+  float RandFloat() { return random::Uint32ToFloat(single_()); }
+  uint64_t Uniform64(uint64_t n) {
+    const uint64_t lo = single_();
+    const uint64_t hi = single_();
+    return ((hi << 32) | lo) % n;
+  }
+
+ private:
+  random::Philox gen_;
+  random::SingleSamples single_;
+};
+
+Status ExpectScalarInt64(PrepareContext& ctx, int i, const char* name) {
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, name, DType::kInt64));
+  return ExpectInputRank(ctx, i, name, 0);
+}
+
+// One Markov chain of k-MC^2: from the first point, move to point i with probability
+// min(1, distances[i] / current), drawing as TF's kernel does.
+Status PrepareKmc2(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "distances", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "distances", 1));
+  KILN_RETURN_IF_ERROR(ExpectScalarInt64(ctx, 1, "seed"));
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeKmc2(const KernelContext& ctx) {
+  const Tensor& d = ctx.input(0);
+  if (d.rank() != 1 || d.NumElements() == 0)
+    return ctx.Error("input 'distances' must be a non-empty vector, got ", d.shape().ToString());
+  SimplePhilox rng(ctx.input(1).scalar<int64_t>());
+  const float* dist = d.data<float>();
+  int64_t selected = 0;
+  float selected_distance = dist[0];
+  for (int64_t i = 1; i < d.NumElements(); ++i) {
+    if (dist[i] > rng.RandFloat() * selected_distance) {
+      selected = i;
+      selected_distance = dist[i];
+    }
+  }
+  ctx.SetOutput(0, Tensor::Scalar<int64_t>(selected));
+  return OkStatus();
+}
+
+// k-means++ seeding: the first point uniformly, then points drawn in proportion to their half
+// squared distance to the nearest chosen one; with retries, the draw (of 1 + retries) that
+// leaves the least total distance. TF's draws, distances and order.
+Status PrepareKmeansPlusPlus(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "points", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "points", 2));
+  KILN_RETURN_IF_ERROR(ExpectScalarInt64(ctx, 1, "num_to_sample"));
+  KILN_RETURN_IF_ERROR(ExpectScalarInt64(ctx, 2, "seed"));
+  KILN_RETURN_IF_ERROR(ExpectScalarInt64(ctx, 3, "num_retries_per_sample"));
+  const PartialShape& p = ctx.inputs[0].shape;
+  int64_t k = -1;
+  if (const Tensor* kt = ConstantInput(ctx, 1); kt != nullptr) k = kt->scalar<int64_t>();
+  ctx.outputs = {TensorSpec{DType::kFloat, PartialShape{k, p.unknown_rank() ? -1 : p.dim(1)}}};
+  return OkStatus();
+}
+
+Status ComputeKmeansPlusPlus(const KernelContext& ctx) {
+  const Tensor& pts = ctx.input(0);
+  const int64_t n = pts.dim(0), dims = pts.dim(1);
+  const int64_t k = ctx.input(1).scalar<int64_t>();
+  const int64_t retries_in = ctx.input(3).scalar<int64_t>();
+  const int64_t retries =
+      retries_in >= 0 ? retries_in : 2 + static_cast<int64_t>(std::log(static_cast<double>(k)));
+  if (n <= 0) return ctx.Error("Expected points.rows() > 0.");
+  if (k <= 0) return ctx.Error("Expected num_to_sample > 0.");
+  if (k > n) return ctx.Error("Expected num_to_sample <= points.rows(). ", k, " vs ", n, ".");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{k, dims}));
+  const float* p = pts.data<float>();
+  std::vector<float> half_norm(n);
+  for (int64_t i = 0; i < n; ++i) {
+    float s = 0;
+    for (int64_t t = 0; t < dims; ++t) s += p[i * dims + t] * p[i * dims + t];
+    half_norm[i] = 0.5f * s;
+  }
+  // Half squared distances of every point to point y, min'ed into `into`.
+  auto min_distances_to = [&](int64_t y, const std::vector<float>& from, std::vector<float>* into) {
+    for (int64_t i = 0; i < n; ++i) {
+      float dot = 0;
+      for (int64_t t = 0; t < dims; ++t) dot += p[i * dims + t] * p[y * dims + t];
+      (*into)[i] = std::min(from[i], half_norm[i] - dot + half_norm[y]);
+    }
+  };
+  SimplePhilox rng(ctx.input(2).scalar<int64_t>());
+  std::unordered_set<int64_t> chosen;
+  std::vector<float> min_dist(n, std::numeric_limits<float>::infinity()), cumsum(n);
+  // A draw past the last point (at the total itself, or all distances 0) ends the search, as
+  // TF's, and takes the last point. Redraws of chosen points are bounded: TF's would not end
+  // when only chosen points keep weight (coinciding points, rounding).
+  bool stuck = false;
+  auto draw = [&]() -> int64_t {
+    if (chosen.empty()) return static_cast<int64_t>(rng.Uniform64(static_cast<uint64_t>(n)));
+    int64_t index = 0;
+    int64_t tries = 0;
+    do {
+      index = std::upper_bound(cumsum.begin(), cumsum.end(), rng.RandFloat() * cumsum[n - 1]) -
+              cumsum.begin();
+      if (++tries > 1000 * n) {
+        stuck = true;
+        break;
+      }
+    } while (index < n && chosen.count(index) != 0);
+    return std::min(index, n - 1);
+  };
+  std::vector<float> candidate(n), best(n);
+  for (int64_t s = 0; s < k; ++s) {
+    if (s > 0) std::partial_sum(min_dist.begin(), min_dist.end(), cumsum.begin());
+    int64_t next = 0;
+    if (retries == 0) {
+      next = draw();
+      min_distances_to(next, min_dist, &min_dist);
+    } else {
+      float best_potential = std::numeric_limits<float>::infinity();
+      for (int64_t r = 0; r <= retries; ++r) {
+        const int64_t index = draw();
+        min_distances_to(index, min_dist, &candidate);
+        float potential = 0;
+        for (float v : candidate) potential += v;
+        if (potential < best_potential) {
+          best_potential = potential;
+          next = index;
+          best.swap(candidate);
+        }
+      }
+      min_dist.swap(best);
+    }
+    if (stuck)
+      return ctx.Error("could not draw a point not sampled yet after ", 1000 * n,
+                       " draws: the points left have no distance to the ones sampled");
+    std::copy_n(p + next * dims, dims, out->data<float>() + s * dims);
+    chosen.insert(next);
+  }
+  return OkStatus();
+}
+
+// ---- IsotonicRegression ----------------------------------------------------------------------
+
+// The non-increasing least-squares fit of each row (the last dim), by TF's pool-adjacent
+// violators: blocks of equal value merged while a later block's mean exceeds the one before,
+// means in the output type (float for 8/16-bit integers, double for 32/64-bit ones, the input's
+// own float type otherwise); `segments` numbers each element's block.
+using IsotonicTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t>;
+
+DType IsotonicOutput(DType in) {
+  if (in == DType::kInt8 || in == DType::kInt16) return DType::kFloat;
+  if (in == DType::kInt32 || in == DType::kInt64) return DType::kDouble;
+  return in;
+}
+
+Status PrepareIsotonic(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, IsotonicTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
+  KILN_PREPARE_ASSIGN(ctx, DType out, ctx.attrs.GetType("output_dtype", DType::kFloat));
+  if (out != IsotonicOutput(t))
+    return ctx.Error("attr 'output_dtype' is ", DTypeShortName(out), " for input ",
+                     DTypeShortName(t), ", TF's kernel gives ", DTypeShortName(IsotonicOutput(t)));
+  const PartialShape& x = ctx.inputs[0].shape;
+  if (!x.unknown_rank() && x.rank() < 1)
+    return ctx.Error("input 'input' must have rank >= 1, got ", x.ToPythonString());
+  ctx.outputs = {TensorSpec{out, x}, TensorSpec{DType::kInt32, x}};
+  return OkStatus();
+}
+
+template <typename T, typename O>
+void IsotonicRows(const KernelContext& ctx, const T* in, O* out, int32_t* seg, int64_t rows,
+                  int64_t n) {
+  struct Pool {
+    int64_t start, limit;
+    O sum, mean;
+  };
+  ctx.threads().ParallelFor(
+      rows, std::max<int64_t>(1, 4096 / std::max<int64_t>(n, 1)), [&](int64_t begin, int64_t end) {
+        std::vector<Pool> pools;
+        for (int64_t r = begin; r < end; ++r) {
+          pools.clear();
+          for (int64_t c = 0; c < n; ++c) {
+            const O y = static_cast<O>(in[r * n + c]);
+            pools.push_back({c, c + 1, y, y});
+            while (pools.size() > 1 && pools.back().mean > pools[pools.size() - 2].mean) {
+              Pool& prev = pools[pools.size() - 2];
+              prev.limit = pools.back().limit;
+              prev.sum = prev.sum + pools.back().sum;
+              const auto count = static_cast<double>(prev.limit - prev.start);
+              if constexpr (std::is_floating_point_v<O>) {
+                prev.mean = prev.sum / static_cast<O>(count);
+              } else {  // Eigen's half types: TF divides by the count in the type itself
+                prev.mean = prev.sum / static_cast<O>(static_cast<float>(count));
+              }
+              pools.pop_back();
+            }
+          }
+          for (size_t id = 0; id < pools.size(); ++id)
+            for (int64_t c = pools[id].start; c < pools[id].limit; ++c) {
+              out[r * n + c] = pools[id].mean;
+              seg[r * n + c] = static_cast<int32_t>(id);
+            }
+        }
+      });
+}
+
+Status ComputeIsotonic(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 1) return ctx.Error("input must have rank >= 1, got ", x.shape().ToString());
+  if (x.NumElements() > std::numeric_limits<int32_t>::max()) return ctx.Error("Tensor too large");
+  const int64_t n = x.dim(x.rank() - 1);
+  const int64_t rows = n == 0 ? 0 : x.NumElements() / n;
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, x.shape()));
+  KILN_ASSIGN_OR_RETURN(Tensor * seg, ctx.AllocateOutput(1, x.shape()));
+  return Dispatch<IsotonicTypes>(x.dtype(), [&](auto tag) -> Status {
+    using T = typename decltype(tag)::type;
+    using CT = ComputeType<T>;
+    int32_t* s = seg->data<int32_t>();
+    if constexpr (std::is_integral_v<T>) {
+      using O = std::conditional_t<(sizeof(T) <= 2), float, double>;
+      IsotonicRows<T, O>(ctx, x.data<T>(), out->data<O>(), s, rows, n);
+    } else {
+      IsotonicRows<CT, CT>(ctx, ComputeData<T>(x), MutableComputeData<T>(out), s, rows, n);
+    }
+    return OkStatus();
+  });
+}
+
 constexpr OpDefinition kDefs[] = {
     {"NearestNeighbors", "nearest_center_indices,nearest_center_distances", kOpFreshOutputs,
      PrepareNearestNeighbors},
+    {"KMC2ChainInitialization", "index", kOpFreshOutputs, PrepareKmc2},
+    {"KmeansPlusPlusInitialization", "samples", kOpFreshOutputs, PrepareKmeansPlusPlus},
+    {"IsotonicRegression", "output,segments", kOpFreshOutputs, PrepareIsotonic},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"NearestNeighbors", ComputeNearestNeighbors},
+    {"KMC2ChainInitialization", ComputeKmc2},
+    {"KmeansPlusPlusInitialization", ComputeKmeansPlusPlus},
+    {"IsotonicRegression", ComputeIsotonic},
 };
 
 }  // namespace

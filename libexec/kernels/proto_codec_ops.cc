@@ -9,12 +9,16 @@
 //     when present; message and group fields come out serialized.
 //   EncodeProto(sizes, values...) -> bytes: field i gets values[i][..., 0 : sizes[..., i]].
 // Field types take the dtypes TF's IsCompatibleType allows (int32 fields as int32 or int64,
-// float as float or double, enums as int32, messages as string, ...).
+// float as float or double, enums as int32, messages as string, ...). DecodeJSONExample turns
+// tf.train.Examples written as JSON into binary ones.
 #include <google/protobuf/descriptor.h>
 #include <google/protobuf/descriptor.pb.h>
 #include <google/protobuf/dynamic_message.h>
 #include <google/protobuf/message.h>
 #include <google/protobuf/text_format.h>
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/type_resolver.h>
+#include <google/protobuf/util/type_resolver_util.h>
 
 #include <fstream>
 #include <memory>
@@ -449,13 +453,44 @@ Status ComputeEncodeProto(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- DecodeJSONExample -----------------------------------------------------------------------
+
+// Each JSON string (tf.train.Example in protobuf's JSON mapping) to the binary Example, written by
+// protobuf's JSON-to-binary converter as TF's kernel writes it, so the bytes are TF's.
+Status PrepareDecodeJsonExample(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "json_examples", DType::kString));
+  ctx.outputs = {TensorSpec{DType::kString, ctx.inputs[0].shape}};
+  return OkStatus();
+}
+
+Status ComputeDecodeJsonExample(const KernelContext& ctx) {
+  // The generated pool holds tensorflow.Example (this file links example.pb); resolving types
+  // from it only reads, so one resolver serves every call.
+  static const std::unique_ptr<pb::util::TypeResolver> resolver(
+      pb::util::NewTypeResolverForDescriptorPool(
+          "type.googleapis.com", tensorflow::Example::descriptor()->file()->pool()));
+  const Tensor& in = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
+  for (int64_t i = 0; i < in.NumElements(); ++i) {
+    const auto status =
+        pb::util::JsonToBinaryString(resolver.get(), "type.googleapis.com/tensorflow.Example",
+                                     in.data<std::string>()[i], &out->data<std::string>()[i]);
+    if (!status.ok())
+      return ctx.Error("Error while parsing JSON (element ", i, "): ", status.ToString());
+  }
+  return OkStatus();
+}
+
 constexpr OpDefinition kDefs[] = {
     {"DecodeProtoV2", "sizes,values*output_types", kOpFreshOutputs, PrepareDecodeProto},
+    {"DecodeJSONExample", "binary_examples", kOpFreshOutputs, PrepareDecodeJsonExample},
     {"EncodeProto", "bytes", kOpFreshOutputs, PrepareEncodeProto},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"DecodeProtoV2", ComputeDecodeProto},
+    {"DecodeJSONExample", ComputeDecodeJsonExample},
     {"EncodeProto", ComputeEncodeProto},
 };
 

@@ -402,10 +402,8 @@ def _attrs_of(tf, node):
             attrs.append([name, "int", str(v.i)])
         elif kind == "f":
             attrs.append([name, "float", repr(float(v.f))])
-        elif kind == "s":  # C++ literal text: octal escapes for anything but plain ASCII
-            attrs.append([name, "string", "".join(
-                chr(b) if 32 <= b < 127 and chr(b) not in '"\\?' else "\\%03o" % b
-                for b in v.s)])
+        elif kind == "s":
+            attrs.append([name, "string", _cxx_bytes(v.s)])
         elif kind == "list" and len(v.list.i):
             attrs.append([name, "ints", ",".join(str(e) for e in v.list.i)])
         elif kind == "list" and not len(v.list.type) and not len(v.list.s):
@@ -450,17 +448,31 @@ def _record(mode):
 
 
 def _tensor(tf, t):
+    """A tensor as the .inc records it: numbers (complex ones as re, im pairs) or strings."""
     dt = t.dtype.name
     arr = np.asarray(t.numpy())
+    if dt == "string":
+        return {"dtype": dt, "shape": list(t.shape), "values": [], "strings": arr.ravel().tolist()}
+    if dt.startswith("complex"):
+        arr = np.stack([arr.real, arr.imag], axis=-1)
     vals = (arr.astype(np.float32) if dt == "bfloat16" else arr).ravel().tolist()
     return {"dtype": dt, "shape": list(t.shape), "values": vals}
 
 
+def _cxx_bytes(b):
+    """C++ literal text of bytes: octal escapes for anything but plain ASCII."""
+    return "".join(chr(c) if 32 <= c < 127 and chr(c) not in '"\\?' else "\\%03o" % c for c in b)
+
+
 def _cxx_tensor(t):
-    vals = ", ".join(repr(float(v)) if t["dtype"] in ("float32", "bfloat16", "float64")
-                     else str(int(v))
-                     for v in t["values"])
+    vals = ", ".join(
+        repr(float(v)) if t["dtype"] in ("float16", "float32", "bfloat16", "float64", "complex64",
+                                         "complex128") else str(int(v))
+        for v in t["values"])
     shape = ", ".join(str(d) for d in t["shape"])
+    if t["dtype"] == "string":
+        strs = ", ".join('"%s"s' % _cxx_bytes(b) for b in t["strings"])
+        return '{"%s", {%s}, {}, {%s}}' % (t["dtype"], shape, strs)
     return '{"%s", {%s}, {%s}}' % (t["dtype"], shape, vals)
 
 

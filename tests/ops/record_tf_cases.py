@@ -1,7 +1,9 @@
 """Records TensorFlow 2.21's own results for ops whose reference is TF's arithmetic itself
 (gradient kernels with TF's masking and summation, Eigen's special-function derivatives, the
-blocked Cholesky gradient, banded triangular solves, Eigen's volume patches and TF's 3-D max-pool second gradient) into tests/ops/cases_tf_recorded.inc, the op tester's references for
-them (cases_tf_recorded.cc). Each op runs in a tf.function over constant operands, with
+blocked Cholesky gradient, banded triangular solves, protobuf's JSON-to-binary Example writer,
+TF's isotonic regression and k-means seeding draws, Eigen's volume patches and TF's 3-D max-pool
+second gradient) into tests/ops/cases_tf_recorded.inc, the op tester's references for them
+(cases_tf_recorded.cc). Each op runs in a tf.function over constant operands, with
 TF_ENABLE_ONEDNN_OPTS=0 as on CPUs without AVX-512 VNNI; the recording machinery is
 record_quantized_cases.py's.
 
@@ -85,6 +87,26 @@ def _cases(tf, rng):
                 rhs=f([2, 5, 3], -2.0, 2.0, dt), lower=lower, adjoint=adjoint)
         m = rng.uniform(1.0, 2.0, size=[1, 2, 4])
         add("BandedTriangularSolve", matrix=tf.constant(m.astype(dt)), rhs=f([3, 4, 2], -2.0, 2.0, dt))
+    js = ['{"features": {"feature": {"age": {"int64List": {"value": ["35", "7"]}}, '
+          '"name": {"bytesList": {"value": ["Ym9i"]}}}}}',
+          '{"features": {"feature": {"w": {"floatList": {"value": [0.5, -1.25]}}}}}',
+          '{}']
+    add("DecodeJSONExample", json_examples=tf.constant(np.array(js, dtype=object).reshape([3])))
+    for dt in [np.float32, np.float64, np.float16, np.int32, np.int8]:
+        v = rng.integers(-5, 6, size=[3, 7]).astype(dt) if dt in (np.int32, np.int8) else \
+            f([3, 7], -3.0, 3.0, dt).numpy()
+        out = {np.int32: tf.float64, np.int8: tf.float32}.get(dt, tf.as_dtype(dt))
+        add("IsotonicRegression", input=tf.constant(v), output_dtype=out)
+    add("IsotonicRegression", input=tf.constant([[1.0, 1.0, 2.0, 0.0, 0.0, 3.0]], tf.float32),
+        output_dtype=tf.float32)
+    dist = f([20], 0.0, 4.0)
+    for seed in [1, 7, 123456789]:
+        add("KMC2ChainInitialization", distances=dist, seed=tf.constant(np.int64(seed)))
+    pts = tf.constant(np.concatenate([rng.normal(c, 0.1, size=[6, 2]) for c in
+                                      [(0, 0), (3, 3), (-3, 2), (2, -3)]]).astype(np.float32))
+    for k, seed, retries in [(4, 5, -1), (3, 11, 0), (5, 2, 2)]:
+        add("KmeansPlusPlusInitialization", points=pts, num_to_sample=tf.constant(np.int64(k)),
+            seed=tf.constant(np.int64(seed)), num_retries_per_sample=tf.constant(np.int64(retries)))
     return cases
 
 

@@ -1,7 +1,10 @@
 #include "ops/recorded_case.h"
 
+#include <Eigen/Core>
+#include <complex>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 namespace kiln::testing {
@@ -13,6 +16,15 @@ void Fill(Tensor* t, const std::vector<double>& v) {
   for (size_t i = 0; i < v.size(); ++i) {
     if constexpr (std::is_arithmetic_v<T>) {  // floats and integers
       data[i] = static_cast<T>(v[i]);
+    } else if constexpr (std::is_same_v<T, std::complex<float>> ||
+                         std::is_same_v<T, std::complex<double>>) {
+      if (i % 2 == 0) {
+        using R = typename T::value_type;
+        data[i / 2] = T(static_cast<R>(v[i]), static_cast<R>(v[i + 1]));
+      }
+    } else if constexpr (std::is_same_v<T, Half>) {  // recorded exactly from a float16
+      const Eigen::half h(static_cast<float>(v[i]));
+      data[i] = Half{Eigen::numext::bit_cast<uint16_t>(h)};
     } else if constexpr (std::is_same_v<T, BFloat16>) {
       const auto f = static_cast<float>(v[i]);  // recorded exactly from a bfloat16
       uint32_t bits;
@@ -34,8 +46,26 @@ Tensor ToTensor(const RecordedTensor& r) {
     case DType::kDouble:
       Fill<double>(&t, r.values);
       break;
+    case DType::kComplex64:
+      Fill<std::complex<float>>(&t, r.values);
+      break;
+    case DType::kComplex128:
+      Fill<std::complex<double>>(&t, r.values);
+      break;
+    case DType::kString:
+      for (size_t i = 0; i < r.strings.size(); ++i) t.data<std::string>()[i] = r.strings[i];
+      break;
     case DType::kBFloat16:
       Fill<BFloat16>(&t, r.values);
+      break;
+    case DType::kHalf:
+      Fill<Half>(&t, r.values);
+      break;
+    case DType::kInt8:
+      Fill<int8_t>(&t, r.values);
+      break;
+    case DType::kInt16:
+      Fill<int16_t>(&t, r.values);
       break;
     case DType::kInt32:
       Fill<int32_t>(&t, r.values);
@@ -59,7 +89,7 @@ Tensor ToTensor(const RecordedTensor& r) {
       Fill<QInt32>(&t, r.values);
       break;
     default:
-      FAIL("recorded dtype ", r.dtype, " not handled");
+      FAIL("recorded dtype ", std::string(r.dtype), " not handled");
   }
   return t;
 }

@@ -21,7 +21,8 @@ struct RecordedAttr {
 struct RecordedTensor {
   const char* dtype;
   std::vector<int64_t> shape;
-  std::vector<double> values;
+  std::vector<double> values;             // numbers; complex ones as (re, im) pairs
+  std::vector<std::string> strings = {};  // string tensors ("..."s literals: bytes may be NUL)
 };
 
 struct RecordedCase {
