@@ -1,4 +1,5 @@
-// EagerPyFunc: runs a host callback registered in this process (see host_callback.h).
+// EagerPyFunc, PyFunc, PyFuncStateless: run a host callback registered in this process (see
+// host_callback.h).
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -72,12 +73,19 @@ Status ComputeEagerPyFunc(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// PyFunc and PyFuncStateless (tf.numpy_function, tf.compat.v1.py_func) have EagerPyFunc's
+// attrs and call their token's callback the same way; a graph TF wrote holds Python tokens no
+// kiln process registers, so it gets the error above, as it would in another TF process.
 constexpr OpDefinition kDefs[] = {
     {"EagerPyFunc", "output", kOpStateful, PrepareEagerPyFunc},
+    {"PyFunc", "output", kOpStateful, PrepareEagerPyFunc},
+    {"PyFuncStateless", "output", kOpNone, PrepareEagerPyFunc},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"EagerPyFunc", ComputeEagerPyFunc},
+    {"PyFunc", ComputeEagerPyFunc},
+    {"PyFuncStateless", ComputeEagerPyFunc},
 };
 
 }  // namespace

@@ -1,8 +1,7 @@
 // Op-tester cases of the I/O and side-effect ops: ShardedFilename, SaveV2, MergeV2Checkpoints,
-// RestoreV2, ReadFile, Assert, PrintV2, Print, EagerPyFunc and the batching ops (Batch, Unbatch,
-// UnbatchGrad). Files go to a temporary directory;
-// what the writers wrote is read back with the bundle reader in
-// tests/exec/kernels_checkpoint_test.cc.
+// RestoreV2, ReadFile, Assert, PrintV2, Print, EagerPyFunc (PyFunc, PyFuncStateless) and the
+// batching ops (Batch, Unbatch, UnbatchGrad). Files go to a temporary directory; what the
+// writers wrote is read back with the bundle reader in tests/exec/kernels_checkpoint_test.cc.
 #include <unistd.h>
 
 #include <filesystem>
@@ -176,17 +175,19 @@ std::vector<OpCase> IoCases() {
         out->push_back(std::move(t));
         return OkStatus();
       });
-  c.push_back(OpCaseBuilder("EagerPyFunc")
-                  .String("token", callback->token)
-                  .TypeList("Tin", {DType::kFloat})
-                  .TypeList("Tout", {DType::kFloat})
-                  .Input(RandomOf(DType::kFloat, Shape{4, 3}, 7))
-                  .Reference1([](const std::vector<Tensor>& in) {
-                    return RefUnaryDouble(in[0], [](double x) {
-                      return static_cast<double>(static_cast<float>(x) * static_cast<float>(x));
-                    });
-                  })
-                  .Build());
+  for (const char* op : {"EagerPyFunc", "PyFunc", "PyFuncStateless"}) {
+    c.push_back(OpCaseBuilder(op)
+                    .String("token", callback->token)
+                    .TypeList("Tin", {DType::kFloat})
+                    .TypeList("Tout", {DType::kFloat})
+                    .Input(RandomOf(DType::kFloat, Shape{4, 3}, 7))
+                    .Reference1([](const std::vector<Tensor>& in) {
+                      return RefUnaryDouble(in[0], [](double x) {
+                        return static_cast<double>(static_cast<float>(x) * static_cast<float>(x));
+                      });
+                    })
+                    .Build());
+  }
   return c;
 }
 
