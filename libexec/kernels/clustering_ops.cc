@@ -94,23 +94,6 @@ Status ComputeNearestNeighbors(const KernelContext& ctx) {
 
 // ---- KMC2ChainInitialization, KmeansPlusPlusInitialization ------------------------------------
 
-// TF's SimplePhilox over PhiloxRandom(seed): single 32-bit draws in order, RandFloat in [0, 1),
-// Uniform64(n) as the 64-bit draw (low word first) modulo n.
-class SimplePhilox {
- public:
-  explicit SimplePhilox(int64_t seed) : gen_(static_cast<uint64_t>(seed), 0), single_(&gen_) {}
-  float RandFloat() { return random::Uint32ToFloat(single_()); }
-  uint64_t Uniform64(uint64_t n) {
-    const uint64_t lo = single_();
-    const uint64_t hi = single_();
-    return ((hi << 32) | lo) % n;
-  }
-
- private:
-  random::Philox gen_;
-  random::SingleSamples single_;
-};
-
 Status ExpectScalarInt64(PrepareContext& ctx, int i, const char* name) {
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, name, DType::kInt64));
   return ExpectInputRank(ctx, i, name, 0);
@@ -131,7 +114,8 @@ Status ComputeKmc2(const KernelContext& ctx) {
   const Tensor& d = ctx.input(0);
   if (d.rank() != 1 || d.NumElements() == 0)
     return ctx.Error("input 'distances' must be a non-empty vector, got ", d.shape().ToString());
-  SimplePhilox rng(ctx.input(1).scalar<int64_t>());
+  random::Philox gen(static_cast<uint64_t>(ctx.input(1).scalar<int64_t>()), 0);
+  random::SimplePhilox rng(&gen);  // TF's PhiloxRandom(seed)
   const float* dist = d.data<float>();
   int64_t selected = 0;
   float selected_distance = dist[0];
@@ -188,7 +172,8 @@ Status ComputeKmeansPlusPlus(const KernelContext& ctx) {
       (*into)[i] = std::min(from[i], half_norm[i] - dot + half_norm[y]);
     }
   };
-  SimplePhilox rng(ctx.input(2).scalar<int64_t>());
+  random::Philox gen(static_cast<uint64_t>(ctx.input(2).scalar<int64_t>()), 0);
+  random::SimplePhilox rng(&gen);  // TF's PhiloxRandom(seed)
   std::unordered_set<int64_t> chosen;
   std::vector<float> min_dist(n, std::numeric_limits<float>::infinity()), cumsum(n);
   // A draw past the last point (at the total itself, or all distances 0) ends the search, as

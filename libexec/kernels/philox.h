@@ -178,6 +178,29 @@ class SingleSamples {
   int used_ = 4;
 };
 
+// TF's SimplePhilox: draws of one stream in order (its SingleSampleAdapter's 32-bit outputs):
+// RandFloat and RandDouble in [0, 1), Uniform(n) and Uniform64(n) as a draw modulo n (the 64-bit
+// draw's low word first).
+class SimplePhilox {
+ public:
+  explicit SimplePhilox(Philox* gen) : single_(gen) {}
+  float RandFloat() { return Uint32ToFloat(single_()); }
+  double RandDouble() {
+    const uint32_t x0 = single_();
+    const uint32_t x1 = single_();
+    return Uint64ToDouble(x0, x1);
+  }
+  uint32_t Uniform(uint32_t n) { return single_() % n; }
+  uint64_t Uniform64(uint64_t n) {
+    const uint64_t lo = single_();
+    const uint64_t hi = single_();
+    return ((hi << 32) | lo) % n;
+  }
+
+ private:
+  SingleSamples single_;
+};
+
 // Normals with |x| < 2, redrawn until kCount fall inside (TF's TruncatedNormalDistribution).
 // A variable number of blocks per group: see FillPhiloxVariable.
 template <typename T>

@@ -3,7 +3,8 @@
 // RandomShuffle) keep one generator per
 // node: seeded by attrs seed/seed2 (both 0: a fresh random seed), and each call reserves
 // 256 blocks per output element as TF's GuardedPhiloxRandom does, so a seeded node repeats
-// TF's sequence of calls. The stateless ops are in stateless_random_ops.cc.
+// TF's sequence of calls. The candidate samplers of sampled softmax (and ComputeAccidentalHits,
+// NonDeterministicInts) are here too. The stateless ops are in stateless_random_ops.cc.
 //
 // Checked against TensorFlow 2.21 (kernels_random_test.cc): stateless uniform and seeded
 // stateful uniform / uniform-int values are identical; normal values agree to within float /
@@ -14,6 +15,8 @@
 #include <mutex>
 #include <random>
 #include <string>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "kernels/array_util.h"
@@ -341,6 +344,279 @@ Status ComputeMultinomial(const KernelContext& ctx) {
   return SampleMultinomial(ctx, st.dtype, [&](int64_t blocks) { return st.Reserve(blocks); });
 }
 
+// ---- Candidate samplers, ComputeAccidentalHits -----------------------------------------------
+
+// TF's range samplers (sampled softmax's negatives): num_sampled candidates from [0, range),
+// each call reserving 512 * num_sampled blocks of the node's generator as TF's CandidateSamplerOp
+// (2048 * num_sampled 32-bit samples); unique draws reject repeats. The expected counts are TF's
+// ExpectedCountHelper in float. Uniform and LogUniform (Zipfian) draw directly, All returns
+// 0 .. num_sampled - 1, FixedUnigram draws from `unigrams` (raised to `distortion`, this shard's
+// ids) by TF's alias table.
+enum class SamplerKind { kUniform, kLogUniform, kAll, kFixedUnigram };
+
+struct SamplerState : StatefulRandomState {
+  using StatefulRandomState::StatefulRandomState;
+  SamplerKind kind = SamplerKind::kUniform;
+  int64_t num_true = 1, num_sampled = 1, range = 1;
+  bool unique = true;
+  double log_range = 0;        // LogUniform: log1p(range)
+  std::vector<float> weights;  // FixedUnigram: per id
+  float total_weight = 0;
+  std::vector<float> prob;  // its alias table
+  std::vector<int32_t> alt;
+
+  float Probability(int64_t v) const {
+    switch (kind) {
+      case SamplerKind::kUniform:
+        return static_cast<float>(1.0 / static_cast<double>(range));
+      case SamplerKind::kLogUniform:
+        return static_cast<float>(
+            std::log((static_cast<double>(v) + 2.0) / (static_cast<double>(v) + 1.0)) / log_range);
+      case SamplerKind::kFixedUnigram:
+        return v < 0 || v >= static_cast<int64_t>(weights.size()) ? 0.0f
+                                                                  : weights[v] / total_weight;
+      case SamplerKind::kAll:
+        break;
+    }
+    return 1.0f;
+  }
+  int64_t Sample(random::SimplePhilox* rng) const {
+    switch (kind) {
+      case SamplerKind::kUniform:
+        return static_cast<int64_t>(rng->Uniform64(static_cast<uint64_t>(range)));
+      case SamplerKind::kLogUniform:
+        return (static_cast<int64_t>(std::exp(rng->RandDouble() * log_range)) - 1) % range;
+      case SamplerKind::kFixedUnigram: {
+        const float r = rng->RandFloat();
+        const auto idx = static_cast<int32_t>(rng->Uniform(static_cast<uint32_t>(prob.size())));
+        return r < prob[idx] ? idx : alt[idx];
+      }
+      case SamplerKind::kAll:
+        break;
+    }
+    return 0;
+  }
+};
+
+// TF's DistributionSampler: Walker's alias table over the weights.
+void BuildAliasTable(SamplerState* st) {
+  const auto n = static_cast<int32_t>(st->weights.size());
+  st->prob.assign(n, 0.0f);
+  st->alt.assign(n, -1);
+  double sum = 0;
+  for (float w : st->weights) sum += w;
+  std::vector<double> pr(n);
+  std::vector<int32_t> high, low;
+  for (int32_t i = 0; i < n; ++i) {
+    pr[i] = (static_cast<double>(st->weights[i]) * n) / sum;
+    (pr[i] < 1.0 ? low : high).push_back(i);
+  }
+  while (!high.empty() && !low.empty()) {
+    const int32_t l = low.back(), h = high.back();
+    low.pop_back();
+    high.pop_back();
+    st->alt[l] = h;
+    pr[h] -= 1.0 - pr[l];
+    (pr[h] < 1.0 ? low : high).push_back(h);
+  }
+  for (int32_t i = 0; i < n; ++i) st->prob[i] = static_cast<float>(pr[i]);
+  for (const auto* rest : {&high, &low})
+    for (int32_t i : *rest) {
+      st->prob[i] = 1.0f;
+      st->alt[i] = i;
+    }
+}
+
+template <SamplerKind kKind>
+Status PrepareSampler(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "true_classes", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "true_classes", 2));
+  KILN_PREPARE_ASSIGN(ctx, Philox gen, SeededGenerator(ctx));
+  auto st = std::make_shared<SamplerState>(DType::kInt64, gen);
+  st->kind = kKind;
+  KILN_PREPARE_ASSIGN(ctx, st->num_true, ctx.attrs.GetInt("num_true"));
+  KILN_PREPARE_ASSIGN(ctx, st->num_sampled, ctx.attrs.GetInt("num_sampled"));
+  KILN_PREPARE_ASSIGN(ctx, st->unique, ctx.attrs.GetBool("unique", true));
+  if (st->num_true < 1 || st->num_sampled < 1)
+    return ctx.Error("attrs 'num_true' and 'num_sampled' must be >= 1, got ", st->num_true, " and ",
+                     st->num_sampled);
+  if (kKind == SamplerKind::kAll) {
+    st->range = st->num_sampled;
+  } else {
+    KILN_PREPARE_ASSIGN(ctx, st->range, ctx.attrs.GetInt("range_max"));
+    if (st->range < 1) return ctx.Error("attr 'range_max' must be >= 1, got ", st->range);
+  }
+  st->log_range = std::log1p(static_cast<double>(st->range));
+  if constexpr (kKind == SamplerKind::kFixedUnigram) {
+    KILN_PREPARE_ASSIGN(ctx, std::string vocab, ctx.attrs.GetString("vocab_file", ""));
+    std::vector<float> unigrams;
+    if (ctx.attrs.Has("unigrams")) {
+      KILN_PREPARE_ASSIGN(ctx, unigrams, ctx.attrs.GetFloatList("unigrams"));
+    }
+    if (!vocab.empty())
+      return Unimplemented("node '", ctx.node_name, "' (", ctx.op,
+                           "): reading unigram counts from 'vocab_file' is not supported; give "
+                           "them in attr 'unigrams'");
+    if (unigrams.empty()) return ctx.Error("Must provide either vocab_file or unigrams.");
+    KILN_PREPARE_ASSIGN(ctx, float distortion, ctx.attrs.GetFloat("distortion", 1.0f));
+    KILN_PREPARE_ASSIGN(ctx, int64_t reserved, ctx.attrs.GetInt("num_reserved_ids", 0));
+    KILN_PREPARE_ASSIGN(ctx, int64_t shards, ctx.attrs.GetInt("num_shards", 1));
+    KILN_PREPARE_ASSIGN(ctx, int64_t shard, ctx.attrs.GetInt("shard", 0));
+    if (shards < 1 || shard < 0 || shard >= shards)
+      return ctx.Error("attr 'shard' ", shard, " must be in [0, num_shards = ", shards, ")");
+    int64_t id = 0;
+    for (; id < reserved; ++id)
+      if (id % shards == shard) st->weights.push_back(0.0f);
+    for (float w : unigrams) {
+      if (id % shards == shard) {
+        const float d = std::pow(w, distortion);
+        st->total_weight += d;
+        st->weights.push_back(d);
+      }
+      ++id;
+    }
+    if (st->range != static_cast<int64_t>(st->weights.size()))
+      return ctx.Error("range is ", st->range, " must be equal to weights size  ",
+                       st->weights.size());
+    BuildAliasTable(st.get());
+  }
+  const PartialShape& t = ctx.inputs[0].shape;
+  if (!t.unknown_rank() && t.dim(1) >= 0 && t.dim(1) != st->num_true)
+    return ctx.Error("true_classes must have num_true columns, expected: ", t.dim(1),
+                     " was: ", st->num_true);
+  ctx.outputs = {
+      TensorSpec{DType::kInt64, PartialShape{st->num_sampled}},
+      TensorSpec{DType::kFloat, PartialShape{t.unknown_rank() ? -1 : t.dim(0), st->num_true}},
+      TensorSpec{DType::kFloat, PartialShape{st->num_sampled}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// (1 - (1 - p)^tries), or p * batch when every try was kept; in float as TF.
+float ExpectedCount(float p, int64_t batch, int64_t tries) {
+  if (tries == batch) return p * static_cast<float>(batch);
+  return -std::expm1(static_cast<float>(tries) * std::log1p(-p));
+}
+
+Status ComputeSampler(const KernelContext& ctx) {
+  const auto& st = ctx.state<SamplerState>();
+  const Tensor& truth = ctx.input(0);
+  if (truth.rank() != 2) return ctx.Error("true_classes must be a matrix");
+  if (truth.dim(1) != st.num_true)
+    return ctx.Error("true_classes must have num_true columns, expected: ", truth.dim(1),
+                     " was: ", st.num_true);
+  if (st.unique && st.num_sampled > st.range) return ctx.Error("Sampler's range is too small.");
+  for (int64_t i = 0; i < truth.NumElements(); ++i) {
+    const int64_t v = truth.data<int64_t>()[i];
+    if (v < 0 || v >= st.range)
+      return ctx.Error("`true_candidate` out of range [0, ", st.range, "), received ", v);
+  }
+  const int64_t n = st.num_sampled;
+  KILN_ASSIGN_OR_RETURN(Tensor * sampled, ctx.AllocateOutput(0, Shape{n}));
+  KILN_ASSIGN_OR_RETURN(Tensor * true_count, ctx.AllocateOutput(1, truth.shape()));
+  KILN_ASSIGN_OR_RETURN(Tensor * sampled_count, ctx.AllocateOutput(2, Shape{n}));
+  int64_t* out = sampled->data<int64_t>();
+  Philox gen = st.ReserveBlocks(static_cast<uint64_t>(512 * n));
+  random::SimplePhilox rng(&gen);
+  int64_t tries = n;
+  if (st.kind == SamplerKind::kAll) {
+    for (int64_t i = 0; i < n; ++i) out[i] = i;
+  } else if (st.unique) {
+    std::unordered_set<int64_t> used;
+    tries = 0;
+    for (int64_t picked = 0; picked < n;) {
+      ++tries;
+      const int64_t v = st.Sample(&rng);
+      if (used.insert(v).second) out[picked++] = v;
+    }
+  } else {
+    for (int64_t i = 0; i < n; ++i) out[i] = st.Sample(&rng);
+  }
+  const bool all = st.kind == SamplerKind::kAll;
+  for (int64_t i = 0; i < n; ++i)
+    sampled_count->data<float>()[i] = all ? 1.0f : ExpectedCount(st.Probability(out[i]), n, tries);
+  for (int64_t i = 0; i < truth.NumElements(); ++i)
+    true_count->data<float>()[i] =
+        all ? 1.0f : ExpectedCount(st.Probability(truth.data<int64_t>()[i]), n, tries);
+  return OkStatus();
+}
+
+// Where a true class is among the sampled candidates: (row, position among the candidates, a
+// weight of -FLT_MAX) per hit, the last position for a repeated candidate, as TF's kernel.
+Status PrepareAccidentalHits(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "true_classes", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "sampled_candidates", DType::kInt64));
+  KILN_PREPARE_ASSIGN(ctx, int64_t num_true, ctx.attrs.GetInt("num_true"));
+  ctx.outputs = {TensorSpec{DType::kInt32, PartialShape{-1}},
+                 TensorSpec{DType::kInt64, PartialShape{-1}},
+                 TensorSpec{DType::kFloat, PartialShape{-1}}};
+  ctx.state = std::make_shared<TypedOpState<int64_t>>(num_true);
+  return OkStatus();
+}
+
+Status ComputeAccidentalHits(const KernelContext& ctx) {
+  const int64_t num_true = ctx.state<TypedOpState<int64_t>>().value;
+  const Tensor& truth = ctx.input(0);
+  const Tensor& cand = ctx.input(1);
+  if (truth.rank() != 2 || truth.dim(1) != num_true)
+    return ctx.Error("true_candidates must be a batch_size * num_true matrix");
+  if (cand.rank() != 1)
+    return ctx.Error(
+        "sampled_candidates must be a vector, which is typically an output from "
+        "CandidateSampler");
+  std::unordered_map<int64_t, int64_t> pos;
+  for (int64_t i = 0; i < cand.NumElements(); ++i) pos[cand.data<int64_t>()[i]] = i;
+  std::vector<int32_t> rows;
+  std::vector<int64_t> ids;
+  for (int64_t i = 0; i < truth.dim(0); ++i)
+    for (int64_t j = 0; j < num_true; ++j) {
+      const auto it = pos.find(truth.data<int64_t>()[i * num_true + j]);
+      if (it == pos.end()) continue;
+      rows.push_back(static_cast<int32_t>(i));
+      ids.push_back(it->second);
+    }
+  const auto hits = static_cast<int64_t>(rows.size());
+  KILN_ASSIGN_OR_RETURN(Tensor * o_rows, ctx.AllocateOutput(0, Shape{hits}));
+  KILN_ASSIGN_OR_RETURN(Tensor * o_ids, ctx.AllocateOutput(1, Shape{hits}));
+  KILN_ASSIGN_OR_RETURN(Tensor * o_w, ctx.AllocateOutput(2, Shape{hits}));
+  std::copy(rows.begin(), rows.end(), o_rows->data<int32_t>());
+  std::copy(ids.begin(), ids.end(), o_ids->data<int64_t>());
+  std::fill_n(o_w->data<float>(), hits, -std::numeric_limits<float>::max());
+  return OkStatus();
+}
+
+// ---- NonDeterministicInts --------------------------------------------------------------------
+
+// Integers from the machine's entropy (TF's op draws from a fresh random seed each call):
+// every bit of the dtype random.
+Status PrepareNonDeterministicInts(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(
+      ctx, "dtype", dtype, {DType::kInt32, DType::kInt64, DType::kUInt32, DType::kUInt64}));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("shape_dtype", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "shape_dtype", t, kRandomIndexDTypes));
+  PartialShape shape;
+  KILN_RETURN_IF_ERROR(PrepareShapeInput(ctx, 0, t, &shape));
+  ctx.outputs = {TensorSpec{dtype, shape}};
+  ctx.state = std::make_shared<TypedOpState<DType>>(dtype);
+  return OkStatus();
+}
+
+Status ComputeNonDeterministicInts(const KernelContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(Shape shape, ShapeFromInput(ctx, ctx.input(0)));
+  KILN_ASSIGN_OR_RETURN(Tensor * out,
+                        ctx.AllocateOutput(0, ctx.state<TypedOpState<DType>>().value, shape));
+  std::random_device rd;
+  Philox gen((uint64_t{rd()} << 32) | rd(), (uint64_t{rd()} << 32) | rd());
+  random::SingleSamples single(&gen);
+  auto* bytes = static_cast<uint32_t*>(out->raw_data());
+  for (size_t i = 0; i < out->ByteSize() / sizeof(uint32_t); ++i) bytes[i] = single();
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -350,6 +626,17 @@ constexpr OpDefinition kDefs[] = {
     {"Multinomial", "output", kOpStateful | kOpFreshOutputs, PrepareMultinomial},
     {"TruncatedNormal", "output", kOpStateful | kOpFreshOutputs, PrepareRandomFloat},
     {"RandomShuffle", "output", kOpStateful | kOpFreshOutputs, PrepareRandomShuffle},
+    {"UniformCandidateSampler", "sampled_candidates,true_expected_count,sampled_expected_count",
+     kOpStateful | kOpFreshOutputs, PrepareSampler<SamplerKind::kUniform>},
+    {"LogUniformCandidateSampler", "sampled_candidates,true_expected_count,sampled_expected_count",
+     kOpStateful | kOpFreshOutputs, PrepareSampler<SamplerKind::kLogUniform>},
+    {"AllCandidateSampler", "sampled_candidates,true_expected_count,sampled_expected_count",
+     kOpStateful | kOpFreshOutputs, PrepareSampler<SamplerKind::kAll>},
+    {"FixedUnigramCandidateSampler",
+     "sampled_candidates,true_expected_count,sampled_expected_count", kOpStateful | kOpFreshOutputs,
+     PrepareSampler<SamplerKind::kFixedUnigram>},
+    {"ComputeAccidentalHits", "indices,ids,weights", kOpFreshOutputs, PrepareAccidentalHits},
+    {"NonDeterministicInts", "output", kOpStateful | kOpFreshOutputs, PrepareNonDeterministicInts},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -359,6 +646,12 @@ constexpr KernelEntry kCpu[] = {
     {"Multinomial", ComputeMultinomial},
     {"TruncatedNormal", ComputeTruncatedNormal},
     {"RandomShuffle", ComputeRandomShuffle},
+    {"UniformCandidateSampler", ComputeSampler},
+    {"LogUniformCandidateSampler", ComputeSampler},
+    {"AllCandidateSampler", ComputeSampler},
+    {"FixedUnigramCandidateSampler", ComputeSampler},
+    {"ComputeAccidentalHits", ComputeAccidentalHits},
+    {"NonDeterministicInts", ComputeNonDeterministicInts},
 };
 
 }  // namespace

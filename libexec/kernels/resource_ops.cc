@@ -291,6 +291,61 @@ Status ComputeDestroyResourceOp(const KernelContext&) { return OkStatus(); }
 
 // ---- tables ----------------------------------------------------------------------------------
 
+// ---- ResourceCountUpTo -----------------------------------------------------------------------
+
+// Increments a scalar int32/int64 variable and returns its value before, failing with TF's
+// OutOfRange "Reached limit of L" (and changing nothing) once the value has reached `limit`.
+struct CountUpToState : OpState {
+  DType dtype = DType::kInt64;
+  int64_t limit = 0;
+};
+
+Status PrepareCountUpTo(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
+  auto st = std::make_shared<CountUpToState>();
+  KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, {DType::kInt32, DType::kInt64}));
+  KILN_PREPARE_ASSIGN(ctx, st->limit, ctx.attrs.GetInt("limit"));
+  ctx.outputs = {TensorSpec{st->dtype, PartialShape::Scalar()}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeCountUpTo(const KernelContext& ctx) {
+  const auto& st = ctx.state<CountUpToState>();
+  KILN_ASSIGN_OR_RETURN_CTX(VariableResource * var, VariableOf(ctx.input(0)), "node '",
+                            ctx.node_name(), "'");
+  KILN_RETURN_IF_ERROR_CTX(CheckVariableDType(*var, st.dtype, "ResourceCountUpTo"), "node '",
+                           ctx.node_name(), "'");
+  int64_t before = 0;
+  VariableResource* const vars[] = {var};
+  KILN_RETURN_IF_ERROR_CTX(
+      VariableResource::UpdateMany(
+          vars,
+          [&](std::span<const Tensor> cur, std::vector<Tensor>* next) -> Status {
+            if (cur[0].rank() != 0)
+              return InvalidArgument("variable '", var->name(), "' must be a scalar, got shape ",
+                                     cur[0].shape().ToString());
+            const bool i32 = st.dtype == DType::kInt32;
+            before = i32 ? cur[0].data<int32_t>()[0] : cur[0].data<int64_t>()[0];
+            if (before >= st.limit) return OutOfRange("Reached limit of ", st.limit);
+            if (i32) {
+              (*next)[0].data<int32_t>()[0] = static_cast<int32_t>(before + 1);
+            } else {
+              (*next)[0].data<int64_t>()[0] = before + 1;
+            }
+            return OkStatus();
+          }),
+      "node '", ctx.node_name(), "'");
+  if (st.dtype == DType::kInt32) {
+    ctx.SetOutput(0, Tensor::Scalar<int32_t>(static_cast<int32_t>(before)));
+  } else {
+    ctx.SetOutput(0, Tensor::Scalar<int64_t>(before));
+  }
+  return OkStatus();
+}
+
 constexpr OpDefinition kDefs[] = {
     {"VarHandleOp", "resource", kOpStateful, PrepareVarHandleOp},
     {"ReadVariableOp", "value", kOpStateful, PrepareReadVariableOp},
@@ -300,6 +355,7 @@ constexpr OpDefinition kDefs[] = {
     {"VarIsInitializedOp", "is_initialized", kOpStateful, PrepareVarIsInitializedOp},
     {"VariableShape", "output", kOpStateful, PrepareVariableShape},
     {"DestroyResourceOp", "", kOpStateful, PrepareDestroyResourceOp},
+    {"ResourceCountUpTo", "output", kOpStateful, PrepareCountUpTo},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -311,6 +367,7 @@ constexpr KernelEntry kCpu[] = {
     {"VarIsInitializedOp", ComputeVarIsInitializedOp},
     {"VariableShape", ComputeVariableShape},
     {"DestroyResourceOp", ComputeDestroyResourceOp},
+    {"ResourceCountUpTo", ComputeCountUpTo},
 };
 
 }  // namespace

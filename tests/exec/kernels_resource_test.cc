@@ -156,6 +156,38 @@ TEST_CASE("AssignAddVariableOp and AssignSubVariableOp against a reference") {
              {"node 'add'", "'i'", "(3,)", "(2,)", "shapes must be equal"});
 }
 
+TEST_CASE("ResourceCountUpTo counts to its limit, then fails and leaves the variable") {
+  ResourceManager rm;
+  const Tensor h = MakeHandle(&rm, "counter", DType::kInt32, PartialShape::Scalar());
+  REQUIRE(Assign("AssignVariableOp", h, Tensor::Scalar<int32_t>(1)).ok());
+  for (int32_t want : {1, 2}) {
+    auto out = OpRunner("ResourceCountUpTo", "count")
+                   .Type("T", DType::kInt32)
+                   .Int("limit", 3)
+                   .Input(h)
+                   .Run1();
+    REQUIRE_MESSAGE(out.ok(), out.status().ToString());
+    CHECK(out->scalar<int32_t>() == want);
+  }
+  auto at_limit = OpRunner("ResourceCountUpTo", "count")
+                      .Type("T", DType::kInt32)
+                      .Int("limit", 3)
+                      .Input(h)
+                      .Run1();
+  CheckError(at_limit.status(), {"count", "Reached limit of 3"});
+  CHECK(at_limit.status().code() == StatusCode::kOutOfRange);
+  auto read = ReadVar(h, DType::kInt32);
+  REQUIRE(read.ok());
+  CHECK(read->scalar<int32_t>() == 3);
+  CheckError(OpRunner("ResourceCountUpTo", "count")
+                 .Type("T", DType::kInt64)
+                 .Int("limit", 3)
+                 .Input(h)
+                 .Run1()
+                 .status(),
+             {"count", "int32"});
+}
+
 TEST_CASE("AssignAddVariableOp loses no updates under concurrency") {
   ResourceManager rm;
   Tensor h = MakeHandle(&rm, "hits", DType::kInt64, PartialShape{2});

@@ -373,6 +373,17 @@ std::vector<OpCase> RandomCases() {
     }
   }
   AddTruncatedAndShuffle(&c);
+  // NonDeterministicInts: new entropy every call, so only its shape and dtype are checked (the
+  // tester's output specs).
+  for (DType t : {DType::kInt64, DType::kUInt32}) {
+    c.push_back(OpCaseBuilder("NonDeterministicInts",
+                              std::string("NonDeterministicInts ") + DTypeShortName(t))
+                    .Type("dtype", t)
+                    .Type("shape_dtype", DType::kInt32)
+                    .ConstInput(Make<int32_t>({2, 3}, {2}))
+                    .NonDeterministic()
+                    .Build());
+  }
   return c;
 }
 

@@ -96,6 +96,13 @@ void AddVariableOps(std::vector<OpCase>* c) {
                      .Input(Make<int64_t>({10, 20, 30}, {3}))
                      .Build());
   }
+  // Each run counts one up (its exact values and the limit: tests/exec/kernels_resource_test.cc).
+  c->push_back(OpCaseBuilder("ResourceCountUpTo")
+                   .Type("T", DType::kInt64)
+                   .Int("limit", 1 << 30)
+                   .Input(VarHandle("count_me", Tensor::Scalar<int64_t>(0)))
+                   .NonDeterministic()
+                   .Build());
   c->push_back(OpCaseBuilder("DestroyResourceOp").Input(VarHandle("destroy_me", value)).Build());
   c->push_back(OpCaseBuilder("DisableCopyOnRead").Input(var).Build());
 }

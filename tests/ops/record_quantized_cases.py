@@ -404,6 +404,8 @@ def _attrs_of(tf, node):
             attrs.append([name, "float", repr(float(v.f))])
         elif kind == "s":
             attrs.append([name, "string", _cxx_bytes(v.s)])
+        elif kind == "list" and len(v.list.f):
+            attrs.append([name, "floats", ",".join(repr(float(e)) for e in v.list.f)])
         elif kind == "list" and len(v.list.i):
             attrs.append([name, "ints", ",".join(str(e) for e in v.list.i)])
         elif kind == "list" and not len(v.list.type) and not len(v.list.s):

@@ -1,7 +1,7 @@
 """Records TensorFlow 2.21's own results for ops whose reference is TF's arithmetic itself
 (gradient kernels with TF's masking and summation, Eigen's special-function derivatives, the
 blocked Cholesky gradient, banded triangular solves, protobuf's JSON-to-binary Example writer,
-TF's isotonic regression and k-means seeding draws, Eigen's volume patches and TF's 3-D max-pool
+TF's isotonic regression, k-means seeding and candidate samplers' draws, Eigen's volume patches and TF's 3-D max-pool
 second gradient) into tests/ops/cases_tf_recorded.inc, the op tester's references for them
 (cases_tf_recorded.cc). Each op runs in a tf.function over constant operands, with
 TF_ENABLE_ONEDNN_OPTS=0 as on CPUs without AVX-512 VNNI; the recording machinery is
@@ -107,6 +107,23 @@ def _cases(tf, rng):
     for k, seed, retries in [(4, 5, -1), (3, 11, 0), (5, 2, 2)]:
         add("KmeansPlusPlusInitialization", points=pts, num_to_sample=tf.constant(np.int64(k)),
             seed=tf.constant(np.int64(seed)), num_retries_per_sample=tf.constant(np.int64(retries)))
+    truth = tf.constant(np.array([[1, 5], [7, 2], [3, 3]], np.int64))
+    for op, extra in [("UniformCandidateSampler", dict(range_max=20)),
+                      ("LogUniformCandidateSampler", dict(range_max=50)),
+                      ("FixedUnigramCandidateSampler",
+                       dict(range_max=8, unigrams=[5.0, 1.0, 0.5, 3.0, 2.0, 0.25, 4.0, 1.5],
+                            distortion=0.75)),
+                      ("FixedUnigramCandidateSampler",
+                       dict(range_max=5, unigrams=[5.0, 1.0, 0.5, 3.0, 2.0, 0.25, 4.0],
+                            num_reserved_ids=3, num_shards=2, shard=1))]:
+        for unique in [True, False]:
+            t = truth if extra["range_max"] > 7 else truth % extra["range_max"]
+            add(op, true_classes=t, num_true=2, num_sampled=4, unique=unique, seed=17,
+                seed2=5, **extra)
+    add("AllCandidateSampler", true_classes=truth, num_true=2, num_sampled=8, unique=True,
+        seed=1, seed2=2)
+    add("ComputeAccidentalHits", true_classes=truth,
+        sampled_candidates=tf.constant(np.array([3, 9, 7, 3, 1], np.int64)), num_true=2)
     return cases
 
 

@@ -94,21 +94,29 @@ Tensor ToTensor(const RecordedTensor& r) {
   return t;
 }
 
-std::vector<int64_t> Ints(const std::string& s) {
-  std::vector<int64_t> v;
+// "a,b,c" -> {"a", "b", "c"} ("" -> none).
+std::vector<std::string> Split(const std::string& s) {
+  std::vector<std::string> v;
   size_t pos = 0;
   while (pos < s.size()) {
     const size_t comma = s.find(',', pos);
-    v.push_back(std::stoll(s.substr(pos, comma - pos)));
+    v.push_back(s.substr(pos, comma - pos));
     pos = comma == std::string::npos ? s.size() : comma + 1;
   }
+  return v;
+}
+
+std::vector<int64_t> Ints(const std::string& s) {
+  std::vector<int64_t> v;
+  for (const std::string& e : Split(s)) v.push_back(std::stoll(e));
   return v;
 }
 
 }  // namespace
 
 std::vector<OpCase> CasesFromRecorded(const std::vector<RecordedCase>& recorded,
-                                      const std::function<double(std::string_view op)>& tolerance) {
+                                      const std::function<double(std::string_view op)>& tolerance,
+                                      const std::function<bool(std::string_view op)>& stateful) {
   std::vector<OpCase> c;
   int index = 0;
   for (const RecordedCase& r : recorded) {
@@ -125,11 +133,16 @@ std::vector<OpCase> CasesFromRecorded(const std::vector<RecordedCase>& recorded,
         b.Bool(a.name, a.value == "true");
       } else if (kind == "string") {
         b.String(a.name, a.value);
+      } else if (kind == "floats") {
+        std::vector<float> v;
+        for (const std::string& e : Split(a.value)) v.push_back(std::stof(e));
+        b.FloatList(a.name, v);
       } else {
         b.IntList(a.name, Ints(a.value));
       }
     }
     for (const RecordedTensor& t : r.inputs) b.Input(ToTensor(t));
+    if (stateful && stateful(r.op)) b.NonDeterministic();
     std::vector<Tensor> want;
     for (const RecordedTensor& t : r.outputs) want.push_back(ToTensor(t));
     c.push_back(b.Reference([want](const std::vector<Tensor>&) { return want; })

@@ -33,8 +33,11 @@ struct RecordedCase {
 };
 
 // One op-tester case per recorded call, named "<op> recorded #<index>"; `tolerance` gives each
-// op's (0 asks for TF's exact values).
-std::vector<OpCase> CasesFromRecorded(const std::vector<RecordedCase>& recorded,
-                                      const std::function<double(std::string_view op)>& tolerance);
+// op's (0 asks for TF's exact values); `stateful` names the ops whose node moves on each call (a
+// seeded sampler): their first call is compared, not the calls after.
+std::vector<OpCase> CasesFromRecorded(
+    const std::vector<RecordedCase>& recorded,
+    const std::function<double(std::string_view op)>& tolerance,
+    const std::function<bool(std::string_view op)>& stateful = nullptr);
 
 }  // namespace kiln::testing

@@ -81,9 +81,13 @@ DEPRECATED = ("deprecated", "ops whose OpDef is deprecated (OpDef.deprecation): 
 
 # And the ops of TensorFlow's own unit tests (tensorflow/python/framework/test_ops: KernelLabel,
 # SleepOp, ResourceCreateOp...), whose kernels the pip package registers; no model holds them.
-TEST_ONLY = ("test-only", "ops TensorFlow's own unit tests define "
-                          "(tensorflow/python/framework/test_ops); the pip package registers their "
-                          "kernels, but they compute nothing a model uses")
+# Two more live outside that module: ConstructionFails (a kernel whose constructor always fails,
+# for TF's executor tests) and Fact (tensorflow/core/user_ops/fact.cc, the example user op).
+TEST_ONLY = ("test-only", "ops TensorFlow's own unit tests and examples define "
+                          "(tensorflow/python/framework/test_ops, ConstructionFails, the example "
+                          "user op Fact); the pip package registers their kernels, but they "
+                          "compute nothing a model uses")
+TEST_KERNEL_OPS = ("ConstructionFails", "Fact")
 
 
 def excluded_by(op, cats, deprecated=(), test_only=()):
@@ -100,7 +104,8 @@ def test_only_ops(names):
     what it imports, such as typing.Any)."""
     from tensorflow.python.framework import test_ops
     return {op for op in names
-            if getattr(getattr(test_ops, op, None), "__module__", None) == test_ops.__name__}
+            if getattr(getattr(test_ops, op, None), "__module__", None) == test_ops.__name__
+            or op in TEST_KERNEL_OPS}
 
 
 def deprecated_ops(names):
