@@ -2,7 +2,8 @@
 // ResourceScatterUpdate/Add/Sub/Mul/Div/Min/Max (rows written or combined under the variable's
 // lock; a repeated index applies in order), their N-d forms ResourceGatherNd and
 // ResourceScatterNdUpdate/Add/Sub/Min/Max (index vectors into the leading dims),
-// ResourceStridedSliceAssign (v[1:3, ::2].assign(x)), and DisableCopyOnRead (a no-op here:
+// ResourceStridedSliceAssign (v[1:3, ::2].assign(x); TF 1's StridedSliceAssign on a reference
+// variable, whose reference is the handle here), and DisableCopyOnRead (a no-op here:
 // variables swap buffers on every write, so reads never need copying).
 #include <cstring>
 #include <string>
@@ -390,6 +391,9 @@ Status PrepareSliceAssign(PrepareContext& ctx) {
     KILN_PREPARE_CHECK(ctx, ExpectVariableDType(*var, t));
   auto st = std::make_shared<SliceAssignState>();
   KILN_RETURN_IF_ERROR(ReadSliceMasks(ctx, &st->masks));
+  // TF 1's StridedSliceAssign passes the reference on (here: the variable's handle).
+  if (ctx.op == "StridedSliceAssign")
+    ctx.outputs = {TensorSpec{DType::kResource, PartialShape::Scalar()}};
   ctx.state = std::move(st);
   return OkStatus();
 }
@@ -411,6 +415,7 @@ Status ComputeSliceAssign(const KernelContext& ctx) {
     return next;
   });
   if (!s.ok()) return Wrap(ctx, s);
+  if (ctx.num_outputs() == 1) ctx.SetOutput(0, ctx.input(0));  // StridedSliceAssign's ref
   return OkStatus();
 }
 
@@ -443,6 +448,7 @@ constexpr OpDefinition kDefs[] = {
     {"ResourceScatterNdMin", "", kOpStateful, PrepareScatterNd},
     {"ResourceScatterNdMax", "", kOpStateful, PrepareScatterNd},
     {"ResourceStridedSliceAssign", "", kOpStateful, PrepareSliceAssign},
+    {"StridedSliceAssign", "output_ref", kOpStateful, PrepareSliceAssign},
     {"DisableCopyOnRead", "", kOpStateful, PrepareDisableCopyOnRead},
 };
 
@@ -462,6 +468,7 @@ constexpr KernelEntry kCpu[] = {
     {"ResourceScatterNdMin", ComputeScatterNd},
     {"ResourceScatterNdMax", ComputeScatterNd},
     {"ResourceStridedSliceAssign", ComputeSliceAssign},
+    {"StridedSliceAssign", ComputeSliceAssign},
     {"DisableCopyOnRead", ComputeDisableCopyOnRead},
 };
 

@@ -1,6 +1,7 @@
 // Rearranging sparse tensors (indices [N, rank] int64, values [N], dense_shape [rank]):
 // SparseReorder (row-major order), SparseConcat, SparseSlice, SparseSplit, and the gradients
-// SparseAddGrad, SparseSliceGrad and SparseFillEmptyRowsGrad. Orders and messages follow TF's
+// SparseAddGrad, SparseSliceGrad and SparseFillEmptyRowsGrad (RaggedFillEmptyRowsGrad, the
+// same). Orders and messages follow TF's
 // kernels (tensorflow/core/kernels/sparse_*_op.cc).
 #include <algorithm>
 #include <cstdint>
@@ -430,6 +431,8 @@ constexpr OpDefinition kDefs[] = {
     {"SparseAddGrad", "a_val_grad,b_val_grad", kOpFreshOutputs, PrepareAddGrad},
     {"SparseFillEmptyRowsGrad", "d_values,d_default_value", kOpFreshOutputs,
      PrepareFillEmptyRowsGrad},
+    {"RaggedFillEmptyRowsGrad", "d_values,d_default_value", kOpFreshOutputs,
+     PrepareFillEmptyRowsGrad},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -440,6 +443,7 @@ constexpr KernelEntry kCpu[] = {
     {"SparseSliceGrad", ComputeSliceGrad},
     {"SparseAddGrad", ComputeAddGrad},
     {"SparseFillEmptyRowsGrad", ComputeFillEmptyRowsGrad},
+    {"RaggedFillEmptyRowsGrad", ComputeFillEmptyRowsGrad},
 };
 
 }  // namespace

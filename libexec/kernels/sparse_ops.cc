@@ -1,6 +1,7 @@
 // Sparse tensors as (indices [N, rank] int64, values [N], dense_shape [rank]) triples:
-// SparseToDense, SparseFillEmptyRows, SparseReshape, the set operations along the last dim
-// (DenseToDense-, DenseToSparse-, SparseToSparseSetOperation; a sparse result) and SetSize.
+// SparseToDense, SparseFillEmptyRows (and RaggedFillEmptyRows), SparseReshape, the set operations
+// along the last dim (DenseToDense-, DenseToSparse-, SparseToSparseSetOperation; a sparse result)
+// and SetSize.
 #include <algorithm>
 #include <cstdint>
 #include <string>
@@ -152,28 +153,53 @@ Status PrepareFillEmptyRows(PrepareContext& ctx) {
   ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{-1, rank}}, TensorSpec{t, PartialShape{-1}},
                  TensorSpec{DType::kBool, PartialShape{-1}},
                  TensorSpec{DType::kInt64, PartialShape{is.unknown_rank() ? -1 : is.dim(0)}}};
+  ctx.state = std::make_shared<TypedOpState<bool>>(false);
+  return OkStatus();
+}
+
+// RaggedFillEmptyRows: the same over a ragged tensor's value_rowids (one row id per value) and
+// nrows; the rows' ids come out as a vector.
+Status PrepareRaggedFillEmptyRows(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "value_rowids", DType::kInt64));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 1, "values"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "nrows", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "default_value", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "value_rowids", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "values", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "nrows", 0));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 3, "default_value", 0));
+  const PartialShape& is = ctx.inputs[0].shape;
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{-1}}, TensorSpec{t, PartialShape{-1}},
+                 TensorSpec{DType::kBool, PartialShape{-1}},
+                 TensorSpec{DType::kInt64, PartialShape{is.unknown_rank() ? -1 : is.dim(0)}}};
+  ctx.state = std::make_shared<TypedOpState<bool>>(true);
   return OkStatus();
 }
 
 Status ComputeFillEmptyRows(const KernelContext& ctx) {
+  const bool ragged = ctx.state<TypedOpState<bool>>().value;
   const Tensor& indices = ctx.input(0);
   const Tensor& values = ctx.input(1);
   const Tensor& dense_shape = ctx.input(2);
   const Tensor& dflt = ctx.input(3);
-  if (indices.rank() != 2) {
-    return ctx.Error("indices must be a matrix, got shape ", indices.shape().ToString());
+  if (indices.rank() != (ragged ? 1 : 2)) {
+    return ctx.Error(ragged ? "value_rowids must be a vector" : "indices must be a matrix",
+                     ", got shape ", indices.shape().ToString());
   }
   KILN_RETURN_IF_ERROR(ExpectVector(ctx, values, "values"));
-  KILN_RETURN_IF_ERROR(ExpectVector(ctx, dense_shape, "dense_shape"));
+  if (ragged && dense_shape.NumElements() != 1)
+    return ctx.Error("nrows must be a scalar, got shape ", dense_shape.shape().ToString());
+  if (!ragged) KILN_RETURN_IF_ERROR(ExpectVector(ctx, dense_shape, "dense_shape"));
   if (dflt.NumElements() != 1) {
     return ctx.Error("default_value must be a scalar, got shape ", dflt.shape().ToString());
   }
-  const int64_t n = indices.dim(0), r = indices.dim(1);
+  const int64_t n = indices.dim(0), r = ragged ? 1 : indices.dim(1);
   if (values.dim(0) != n) {
     return ctx.Error("the number of values (", values.dim(0), ") must equal the number of index ",
                      "rows (", n, ")");
   }
-  if (dense_shape.dim(0) != r || r < 1) {
+  if (!ragged && (dense_shape.dim(0) != r || r < 1)) {
     return ctx.Error("dense_shape of length ", dense_shape.dim(0), " must match the index rank ", r,
                      " (at least 1)");
   }
@@ -201,7 +227,8 @@ Status ComputeFillEmptyRows(const KernelContext& ctx) {
     start[row + 1] = start[row] + std::max<int64_t>(count[row], 1);
   }
   const int64_t total = start[rows];
-  KILN_ASSIGN_OR_RETURN(Tensor * out_idx, ctx.AllocateOutput(0, Shape{total, r}));
+  KILN_ASSIGN_OR_RETURN(Tensor * out_idx,
+                        ctx.AllocateOutput(0, ragged ? Shape{total} : Shape{total, r}));
   KILN_ASSIGN_OR_RETURN(Tensor * out_val, ctx.AllocateOutput(1, Shape{total}));
   KILN_ASSIGN_OR_RETURN(Tensor * reverse, ctx.AllocateOutput(3, Shape{n}));
   int64_t* oi = out_idx->data<int64_t>();
@@ -566,6 +593,9 @@ constexpr OpDefinition kDefs[] = {
     {"SparseToDense", "dense", kOpFreshOutputs, PrepareSparseToDense},
     {"SparseFillEmptyRows", "output_indices,output_values,empty_row_indicator,reverse_index_map",
      kOpFreshOutputs, PrepareFillEmptyRows},
+    {"RaggedFillEmptyRows",
+     "output_value_rowids,output_values,empty_row_indicator,reverse_index_map", kOpFreshOutputs,
+     PrepareRaggedFillEmptyRows},
     {"SparseReshape", "output_indices,output_shape", kOpFreshOutputs, PrepareSparseReshape},
     {"DenseToSparseSetOperation", "result_indices,result_values,result_shape", kOpFreshOutputs,
      PrepareSetOperation},
@@ -579,6 +609,7 @@ constexpr OpDefinition kDefs[] = {
 constexpr KernelEntry kCpu[] = {
     {"SparseToDense", ComputeSparseToDense},
     {"SparseFillEmptyRows", ComputeFillEmptyRows},
+    {"RaggedFillEmptyRows", ComputeFillEmptyRows},
     {"SparseReshape", ComputeSparseReshape},
     {"DenseToDenseSetOperation", ComputeSetOperation},
     {"DenseToSparseSetOperation", ComputeSetOperation},

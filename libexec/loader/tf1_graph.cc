@@ -10,12 +10,14 @@ namespace {
 
 // Ops whose output 0 is a reference to a variable (here: its resource handle).
 bool OutputsRef(const std::string& op) {
-  return op == "VariableV2" || op == "Assign" || op == "AssignAdd" || op == "AssignSub";
+  return op == "VariableV2" || op == "Assign" || op == "AssignAdd" || op == "AssignSub" ||
+         op == "StridedSliceAssign";
 }
 
 // Ops that take a reference at input 0 (and so get the handle itself).
 bool TakesRef(const std::string& op) {
-  return op == "Assign" || op == "AssignAdd" || op == "AssignSub" || op == "VarIsInitializedOp";
+  return op == "Assign" || op == "AssignAdd" || op == "AssignSub" || op == "VarIsInitializedOp" ||
+         op == "StridedSliceAssign";
 }
 
 // The dtype a ref-producing node's value has.

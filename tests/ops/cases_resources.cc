@@ -185,15 +185,18 @@ void AddGatherScatterNd(std::vector<OpCase>* c) {
                      .Input(RandomOf(DType::kFloat, Shape{2, 2}, 7))
                      .Build());
   }
-  c->push_back(OpCaseBuilder("ResourceStridedSliceAssign")
-                   .T(DType::kFloat)
-                   .Type("Index", DType::kInt32)
-                   .Input(VarHandle("slice_assign_me", params))
-                   .Input(Make<int32_t>({1, 0}, {2}))
-                   .Input(Make<int32_t>({3, 3}, {2}))
-                   .Input(Make<int32_t>({1, 2}, {2}))
-                   .Input(RandomOf(DType::kFloat, Shape{2}, 8))
-                   .Build());
+  // StridedSliceAssign: TF 1's form on a reference variable (a handle here), passed on.
+  for (const char* op : {"ResourceStridedSliceAssign", "StridedSliceAssign"}) {
+    c->push_back(OpCaseBuilder(op)
+                     .T(DType::kFloat)
+                     .Type("Index", DType::kInt32)
+                     .Input(VarHandle(std::string("slice_assign_me_") + op, params))
+                     .Input(Make<int32_t>({1, 0}, {2}))
+                     .Input(Make<int32_t>({3, 3}, {2}))
+                     .Input(Make<int32_t>({1, 2}, {2}))
+                     .Input(RandomOf(DType::kFloat, Shape{2}, 8))
+                     .Build());
+  }
 }
 
 void AddOptimizers(std::vector<OpCase>* c) {

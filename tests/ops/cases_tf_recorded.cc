@@ -5,7 +5,7 @@
 // SparseMatMul, ExtractVolumePatches (Eigen's SAME padding), MaxPool3DGradGrad,
 // DecodeJSONExample (protobuf's bytes), IsotonicRegression, KMC2ChainInitialization,
 // KmeansPlusPlusInitialization and the candidate samplers (TF's Philox draws),
-// ComputeAccidentalHits.
+// ComputeAccidentalHits, RaggedFillEmptyRows and its gradient.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -1,7 +1,7 @@
 """Records TensorFlow 2.21's own results for ops whose reference is TF's arithmetic itself
 (gradient kernels with TF's masking and summation, Eigen's special-function derivatives, the
 blocked Cholesky gradient, banded triangular solves, protobuf's JSON-to-binary Example writer,
-TF's isotonic regression, k-means seeding and candidate samplers' draws, Eigen's volume patches and TF's 3-D max-pool
+TF's isotonic regression, k-means seeding and candidate samplers' draws, the ragged fill-empty-rows, Eigen's volume patches and TF's 3-D max-pool
 second gradient) into tests/ops/cases_tf_recorded.inc, the op tester's references for them
 (cases_tf_recorded.cc). Each op runs in a tf.function over constant operands, with
 TF_ENABLE_ONEDNN_OPTS=0 as on CPUs without AVX-512 VNNI; the recording machinery is
@@ -124,6 +124,14 @@ def _cases(tf, rng):
         seed=1, seed2=2)
     add("ComputeAccidentalHits", true_classes=truth,
         sampled_candidates=tf.constant(np.array([3, 9, 7, 3, 1], np.int64)), num_true=2)
+    rowids = tf.constant(np.array([0, 0, 2, 2, 5], np.int64))
+    add("RaggedFillEmptyRows", value_rowids=rowids, values=f([5], -2.0, 2.0),
+        nrows=tf.constant(np.int64(7)), default_value=tf.constant(np.float32(-1)))
+    add("RaggedFillEmptyRows", value_rowids=rowids,
+        values=tf.constant(np.array([b"a", b"b", b"c", b"d", b"e"], dtype=object)),
+        nrows=tf.constant(np.int64(6)), default_value=tf.constant(b"?"))
+    add("RaggedFillEmptyRowsGrad", reverse_index_map=tf.constant(np.array([0, 1, 3, 4, 7], np.int64)),
+        grad_values=f([10], -1.0, 1.0))
     return cases
 
 

@@ -61,6 +61,9 @@ Tensor ToTensor(const RecordedTensor& r) {
     case DType::kHalf:
       Fill<Half>(&t, r.values);
       break;
+    case DType::kBool:
+      Fill<bool>(&t, r.values);
+      break;
     case DType::kInt8:
       Fill<int8_t>(&t, r.values);
       break;
