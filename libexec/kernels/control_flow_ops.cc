@@ -1,7 +1,7 @@
 // Functional control flow as TensorFlow 2 stores it in graphs: If/StatelessIf pick one of two
 // branch functions, While/StatelessWhile run a body function until a cond function says stop,
-// TF 1's For runs a body over an int32 range, RemoteCall calls a function; FakeParam and
-// DeviceIndex are what TF's branch functions hold beside them.
+// TF 1's For runs a body over an int32 range, RemoteCall calls a function, MapDefun maps one over
+// rows; FakeParam and DeviceIndex are what TF's branch functions hold beside them.
 // The functions are prepared once (with the node's input specs) when the node is prepared;
 // compute only runs the prepared schedules, and only the branch taken runs.
 #include <algorithm>
@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/array_util.h"
 #include "kernels/control_flow_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/op_families.h"
@@ -417,6 +418,118 @@ Status ComputeRemoteCall(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- MapDefun ---------------------------------------------------------------------------------
+
+// MapDefun(arguments, captured_inputs; f): f over the rows (dim 0) of every argument, with the
+// captured inputs whole, its outputs stacked along a new dim 0 (tf.data's vectorised map
+// fallback), one row after another.
+struct MapDefunState : OpState {
+  PreparedPtr fn;
+  int num_args = 0;
+  std::vector<PartialShape> out_shapes;  // per row, for an empty map
+};
+
+Status PrepareMapDefun(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, std::vector<DType> targs, ctx.attrs.GetTypeList("Targuments"));
+  std::vector<DType> tcap;
+  if (ctx.attrs.Has("Tcaptured")) {
+    KILN_PREPARE_ASSIGN(ctx, tcap, ctx.attrs.GetTypeList("Tcaptured"));
+  }
+  KILN_PREPARE_ASSIGN(ctx, std::vector<DType> out_types, ctx.attrs.GetTypeList("output_types"));
+  KILN_PREPARE_ASSIGN(ctx, std::vector<PartialShape> out_shapes,
+                      ctx.attrs.GetShapeList("output_shapes"));
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(targs.size() + tcap.size())));
+  if (targs.empty()) return ctx.Error("MapDefun needs at least one argument to map over");
+  if (out_shapes.size() != out_types.size())
+    return ctx.Error("attrs 'output_types' and 'output_shapes' list ", out_types.size(), " and ",
+                     out_shapes.size(), " entries");
+  std::vector<TensorSpec> specs;
+  int64_t rows = -1;
+  for (size_t i = 0; i < targs.size() + tcap.size(); ++i) {
+    const bool arg = i < targs.size();
+    const DType want = arg ? targs[i] : tcap[i - targs.size()];
+    if (ctx.inputs[i].dtype != want)
+      return ctx.Error("input ", i, " is ", DTypeShortName(ctx.inputs[i].dtype), ", attr says ",
+                       DTypeShortName(want));
+    const PartialShape& s = ctx.inputs[i].shape;
+    if (!arg || s.unknown_rank()) {
+      specs.push_back(ctx.inputs[i]);
+      continue;
+    }
+    if (s.rank() < 1) return ctx.Error("argument ", i, " must have rank >= 1 to be mapped over");
+    if (rows < 0) rows = s.dim(0);
+    std::vector<int64_t> dims(s.dims().begin() + 1, s.dims().end());
+    KILN_PREPARE_ASSIGN(ctx, PartialShape elem, PartialShape::FromDims(dims));
+    specs.push_back(TensorSpec{want, elem});
+  }
+  auto st = std::make_shared<MapDefunState>();
+  st->num_args = static_cast<int>(targs.size());
+  st->out_shapes = out_shapes;
+  KILN_ASSIGN_OR_RETURN(st->fn, PrepareFunctionAttr(ctx, "f", specs));
+  const auto fn_out = st->fn->output_specs();
+  if (fn_out.size() != out_types.size())
+    return ctx.Error("function '", st->fn->name(), "' returns ", fn_out.size(),
+                     " values, attr "
+                     "'output_types' lists ",
+                     out_types.size());
+  for (size_t j = 0; j < out_types.size(); ++j) {
+    if (fn_out[j].dtype != out_types[j])
+      return ctx.Error("function output ", j, " is ", DTypeShortName(fn_out[j].dtype),
+                       ", attr 'output_types' says ", DTypeShortName(out_types[j]));
+    std::vector<int64_t> dims = {rows};
+    if (out_shapes[j].unknown_rank()) {
+      ctx.outputs.push_back(TensorSpec{out_types[j], PartialShape::UnknownRank()});
+      continue;
+    }
+    dims.insert(dims.end(), out_shapes[j].dims().begin(), out_shapes[j].dims().end());
+    KILN_PREPARE_ASSIGN(ctx, PartialShape out, PartialShape::FromDims(dims));
+    ctx.outputs.push_back(TensorSpec{out_types[j], out});
+  }
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeMapDefun(const KernelContext& ctx) {
+  const auto& st = ctx.state<MapDefunState>();
+  const int64_t rows = ctx.input(0).rank() > 0 ? ctx.input(0).dim(0) : 0;
+  for (int k = 0; k < st.num_args; ++k)
+    if (ctx.input(k).rank() < 1 || ctx.input(k).dim(0) != rows)
+      return ctx.Error("All inputs must have the same dimension 0.");
+  std::vector<Tensor> args(ctx.num_inputs());
+  for (int k = st.num_args; k < ctx.num_inputs(); ++k) args[k] = ctx.input(k);
+  std::vector<std::vector<Tensor>> results(ctx.num_outputs());
+  std::vector<Tensor> outs;
+  for (int64_t i = 0; i < rows; ++i) {
+    for (int k = 0; k < st.num_args; ++k) {
+      const Tensor& in = ctx.input(k);
+      std::vector<int64_t> dims(in.shape().dims().begin() + 1, in.shape().dims().end());
+      KILN_ASSIGN_OR_RETURN(Shape elem, Shape::FromDims(dims));
+      Tensor e(in.dtype(), elem);
+      CopyElementRange(in, i * elem.num_elements(), &e, 0, elem.num_elements());
+      args[k] = std::move(e);
+    }
+    KILN_RETURN_IF_ERROR(RunFunction(ctx, *st.fn, args, &outs));
+    for (int j = 0; j < ctx.num_outputs(); ++j) {
+      if (i > 0 && outs[j].shape() != results[j][0].shape())
+        return ctx.Error("function output ", j, " has shape ", outs[j].shape().ToString(),
+                         " for row ", i, " and ", results[j][0].shape().ToString(), " for row 0");
+      results[j].push_back(std::move(outs[j]));
+    }
+  }
+  for (int j = 0; j < ctx.num_outputs(); ++j) {
+    Shape shape{rows};
+    if (rows > 0) {
+      for (int64_t d : results[j][0].shape().dims()) shape.AddDim(d);
+    } else if (!st.out_shapes[j].unknown_rank()) {  // no rows: the declared shape, unknown 0
+      for (int64_t d : st.out_shapes[j].dims()) shape.AddDim(std::max<int64_t>(d, 0));
+    }
+    KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(j, shape));
+    const int64_t per = rows > 0 ? results[j][0].NumElements() : 0;
+    for (int64_t i = 0; i < rows; ++i) CopyElementRange(results[j][i], 0, out, i * per, per);
+  }
+  return OkStatus();
+}
+
 // ---- FakeParam, DeviceIndex ------------------------------------------------------------------
 
 // FakeParam stands in, inside a branch function, for a value the branch never uses (TF's
@@ -470,6 +583,7 @@ constexpr OpDefinition kDefs[] = {
     {"StatelessWhile", "output", kOpNone, PrepareWhile},
     {"For", "output", kOpStateful, PrepareFor},
     {"RemoteCall", "output", kOpStateful, PrepareRemoteCall},
+    {"MapDefun", "output", kOpStateful, PrepareMapDefun},
     {"FakeParam", "output", kOpFreshOutputs, PrepareFakeParam},
     {"DeviceIndex", "index", kOpNone, PrepareDeviceIndex},
 };
@@ -481,6 +595,7 @@ constexpr KernelEntry kCpu[] = {
     {"StatelessWhile", ComputeWhile},
     {"For", ComputeFor},
     {"RemoteCall", ComputeRemoteCall},
+    {"MapDefun", ComputeMapDefun},
     {"FakeParam", ComputeFakeParam},
     {"DeviceIndex", ComputeDeviceIndex},
 };

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <memory>
 #include <mutex>
 #include <random>
 #include <string>
@@ -351,8 +352,48 @@ Status ComputeMultinomial(const KernelContext& ctx) {
 // (2048 * num_sampled 32-bit samples); unique draws reject repeats. The expected counts are TF's
 // ExpectedCountHelper in float. Uniform and LogUniform (Zipfian) draw directly, All returns
 // 0 .. num_sampled - 1, FixedUnigram draws from `unigrams` (raised to `distortion`, this shard's
-// ids) by TF's alias table.
-enum class SamplerKind { kUniform, kLogUniform, kAll, kFixedUnigram };
+// ids) by TF's alias table, LearnedUnigram and ThreadUnsafeUnigram from counts the true classes
+// of every call raise (one picker per node, as TF's kernel keeps).
+enum class SamplerKind { kUniform, kLogUniform, kAll, kFixedUnigram, kLearnedUnigram };
+
+// TF's WeightedPicker for the learned unigram samplers: integer weights, all 1 at first, each
+// true class's raised by one after every call; a pick is Uniform(total) located in the running
+// sum (a Fenwick tree here, TF's a binary tree: the same element).
+class LearnedWeights {
+ public:
+  explicit LearnedWeights(int64_t n) : weight_(n, 1), tree_(n + 1, 0), total_(n) {
+    for (int64_t i = 0; i < n; ++i) Add(i, 1);
+  }
+  int64_t total() const { return total_; }
+  int32_t weight(int64_t i) const { return weight_[i]; }
+  void Increment(int64_t i) {
+    ++weight_[i];
+    ++total_;
+    Add(i, 1);
+  }
+  // The first element whose running sum exceeds `target` (< total).
+  int64_t PickAt(int64_t target) const {
+    const auto n = static_cast<int64_t>(weight_.size());
+    int64_t pos = 0;
+    int64_t step = 1;
+    while (step * 2 <= n) step *= 2;
+    for (; step > 0; step /= 2) {
+      if (pos + step <= n && tree_[pos + step] <= target) {
+        pos += step;
+        target -= tree_[pos];
+      }
+    }
+    return pos;
+  }
+
+ private:
+  void Add(int64_t i, int64_t delta) {
+    for (int64_t k = i + 1; k < static_cast<int64_t>(tree_.size()); k += k & -k) tree_[k] += delta;
+  }
+  std::vector<int32_t> weight_;
+  std::vector<int64_t> tree_;
+  int64_t total_;
+};
 
 struct SamplerState : StatefulRandomState {
   using StatefulRandomState::StatefulRandomState;
@@ -364,6 +405,9 @@ struct SamplerState : StatefulRandomState {
   float total_weight = 0;
   std::vector<float> prob;  // its alias table
   std::vector<int32_t> alt;
+  // LearnedUnigram: the picker, changed by every call (after its draws, under `learned_mu`).
+  mutable std::mutex learned_mu;
+  mutable std::unique_ptr<LearnedWeights> learned;
 
   float Probability(int64_t v) const {
     switch (kind) {
@@ -375,6 +419,8 @@ struct SamplerState : StatefulRandomState {
       case SamplerKind::kFixedUnigram:
         return v < 0 || v >= static_cast<int64_t>(weights.size()) ? 0.0f
                                                                   : weights[v] / total_weight;
+      case SamplerKind::kLearnedUnigram:
+        return static_cast<float>(learned->weight(v)) / static_cast<float>(learned->total());
       case SamplerKind::kAll:
         break;
     }
@@ -391,6 +437,8 @@ struct SamplerState : StatefulRandomState {
         const auto idx = static_cast<int32_t>(rng->Uniform(static_cast<uint32_t>(prob.size())));
         return r < prob[idx] ? idx : alt[idx];
       }
+      case SamplerKind::kLearnedUnigram:
+        return learned->PickAt(rng->Uniform(static_cast<uint32_t>(learned->total())));
       case SamplerKind::kAll:
         break;
     }
@@ -448,6 +496,11 @@ Status PrepareSampler(PrepareContext& ctx) {
     if (st->range < 1) return ctx.Error("attr 'range_max' must be >= 1, got ", st->range);
   }
   st->log_range = std::log1p(static_cast<double>(st->range));
+  if constexpr (kKind == SamplerKind::kLearnedUnigram) {
+    if (st->range >= std::numeric_limits<int32_t>::max())
+      return ctx.Error("attr 'range_max' ", st->range, " must be below 2^31 - 1");
+    st->learned = std::make_unique<LearnedWeights>(st->range);
+  }
   if constexpr (kKind == SamplerKind::kFixedUnigram) {
     KILN_PREPARE_ASSIGN(ctx, std::string vocab, ctx.attrs.GetString("vocab_file", ""));
     std::vector<float> unigrams;
@@ -517,6 +570,8 @@ Status ComputeSampler(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * true_count, ctx.AllocateOutput(1, truth.shape()));
   KILN_ASSIGN_OR_RETURN(Tensor * sampled_count, ctx.AllocateOutput(2, Shape{n}));
   int64_t* out = sampled->data<int64_t>();
+  std::unique_lock<std::mutex> learned_lock(st.learned_mu, std::defer_lock);
+  if (st.kind == SamplerKind::kLearnedUnigram) learned_lock.lock();
   Philox gen = st.ReserveBlocks(static_cast<uint64_t>(512 * n));
   random::SimplePhilox rng(&gen);
   int64_t tries = n;
@@ -539,6 +594,11 @@ Status ComputeSampler(const KernelContext& ctx) {
   for (int64_t i = 0; i < truth.NumElements(); ++i)
     true_count->data<float>()[i] =
         all ? 1.0f : ExpectedCount(st.Probability(truth.data<int64_t>()[i]), n, tries);
+  if (st.kind == SamplerKind::kLearnedUnigram) {  // TF's Update: the true classes count up
+    const int64_t room = std::numeric_limits<int32_t>::max() - st.learned->total();
+    for (int64_t i = 0; i < std::min(truth.NumElements(), room); ++i)
+      st.learned->Increment(truth.data<int64_t>()[i]);
+  }
   return OkStatus();
 }
 
@@ -635,6 +695,12 @@ constexpr OpDefinition kDefs[] = {
     {"FixedUnigramCandidateSampler",
      "sampled_candidates,true_expected_count,sampled_expected_count", kOpStateful | kOpFreshOutputs,
      PrepareSampler<SamplerKind::kFixedUnigram>},
+    {"LearnedUnigramCandidateSampler",
+     "sampled_candidates,true_expected_count,sampled_expected_count", kOpStateful | kOpFreshOutputs,
+     PrepareSampler<SamplerKind::kLearnedUnigram>},
+    {"ThreadUnsafeUnigramCandidateSampler",
+     "sampled_candidates,true_expected_count,sampled_expected_count", kOpStateful | kOpFreshOutputs,
+     PrepareSampler<SamplerKind::kLearnedUnigram>},
     {"ComputeAccidentalHits", "indices,ids,weights", kOpFreshOutputs, PrepareAccidentalHits},
     {"NonDeterministicInts", "output", kOpStateful | kOpFreshOutputs, PrepareNonDeterministicInts},
 };
@@ -650,6 +716,8 @@ constexpr KernelEntry kCpu[] = {
     {"LogUniformCandidateSampler", ComputeSampler},
     {"AllCandidateSampler", ComputeSampler},
     {"FixedUnigramCandidateSampler", ComputeSampler},
+    {"LearnedUnigramCandidateSampler", ComputeSampler},
+    {"ThreadUnsafeUnigramCandidateSampler", ComputeSampler},
     {"ComputeAccidentalHits", ComputeAccidentalHits},
     {"NonDeterministicInts", ComputeNonDeterministicInts},
 };

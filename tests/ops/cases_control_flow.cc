@@ -1,5 +1,5 @@
 // Op-tester cases of functional control flow: If, StatelessIf, Case, StatelessCase, While,
-// StatelessWhile, For, RemoteCall, over a small library of branch and loop functions
+// StatelessWhile, For, RemoteCall, MapDefun, over a small library of branch and loop functions
 // (OpCase::functions).
 #include <google/protobuf/text_format.h>
 
@@ -319,6 +319,20 @@ std::vector<OpCase> ControlFlowCases() {
           .Build();
   SetFunc(&call, "f", "square");
   c.push_back(std::move(call));
+  // MapDefun: square over the rows of x (captured: none), stacked again.
+  OpCase map = OpCaseBuilder("MapDefun")
+                   .TypeList("Targuments", {DType::kFloat})
+                   .TypeList("Tcaptured", {})
+                   .TypeList("output_types", {DType::kFloat})
+                   .ShapeList("output_shapes", {PartialShape{3}})
+                   .Int("max_intra_op_parallelism", 1)
+                   .Input(x)
+                   .Functions(lib)
+                   .Reference1([](const std::vector<Tensor>& in) { return Apply("square", in[0]); })
+                   .Tolerance(1e-6)
+                   .Build();
+  SetFunc(&map, "f", "square");
+  c.push_back(std::move(map));
   // FakeParam: zeros of its shape, an unknown dim 0 (what it holds is unspecified in TF).
   for (const auto& [dtype, shape, want] : std::vector<std::tuple<DType, PartialShape, Shape>>{
            {DType::kFloat, PartialShape{2, -1, 3}, Shape{2, 0, 3}},

@@ -122,6 +122,10 @@ def _cases(tf, rng):
                 seed2=5, **extra)
     add("AllCandidateSampler", true_classes=truth, num_true=2, num_sampled=8, unique=True,
         seed=1, seed2=2)
+    for op in ["LearnedUnigramCandidateSampler", "ThreadUnsafeUnigramCandidateSampler"]:
+        for unique in [True, False]:
+            add(op, true_classes=truth, num_true=2, num_sampled=5, unique=unique, range_max=9,
+                seed=3, seed2=4)
     add("ComputeAccidentalHits", true_classes=truth,
         sampled_candidates=tf.constant(np.array([3, 9, 7, 3, 1], np.int64)), num_true=2)
     rowids = tf.constant(np.array([0, 0, 2, 2, 5], np.int64))
