@@ -580,8 +580,13 @@ Status ComputeSampler(const KernelContext& ctx) {
   } else if (st.unique) {
     std::unordered_set<int64_t> used;
     tries = 0;
+    // TF CHECK-fails after 2^31 tries (a fixed unigram with fewer nonzero counts than
+    // num_sampled never finishes); an error here, after far fewer.
+    const int64_t max_tries = std::max<int64_t>(int64_t{1} << 22, 1000 * n);
     for (int64_t picked = 0; picked < n;) {
-      ++tries;
+      if (++tries > max_tries)
+        return ctx.Error("drew ", max_tries, " candidates without finding ", n,
+                         " distinct ones: fewer than num_sampled have a nonzero probability");
       const int64_t v = st.Sample(&rng);
       if (used.insert(v).second) out[picked++] = v;
     }

@@ -65,6 +65,11 @@ class OpRunner {
     attrs_[name].set_f(v);
     return *this;
   }
+  OpRunner& FloatList(const std::string& name, const std::vector<float>& values) {
+    auto* list = attrs_[name].mutable_list();
+    for (float v : values) list->add_f(v);
+    return *this;
+  }
   OpRunner& String(const std::string& name, const std::string& v) {
     attrs_[name].set_s(v);
     return *this;

@@ -627,5 +627,31 @@ TEST_CASE("Multinomial: errors") {
   CHECK(none->shape() == Shape({1, 0}));
 }
 
+TEST_CASE("Candidate samplers: unique draws from too few live ids fail, out-of-range classes") {
+  // Two ids of five have a nonzero count: four distinct candidates can never be drawn (TF's
+  // kernel CHECK-fails after 2^31 tries).
+  auto few = OpRunner("FixedUnigramCandidateSampler", "few")
+                 .Int("num_true", 1)
+                 .Int("num_sampled", 4)
+                 .Bool("unique", true)
+                 .Int("range_max", 5)
+                 .FloatList("unigrams", {1, 0, 0, 2, 0})
+                 .Int("seed", 1)
+                 .Int("seed2", 2)
+                 .Input(Make<int64_t>({0, 3}, {2, 1}))
+                 .Run();
+  CheckError(few.status(), {"node 'few'", "4 distinct", "nonzero probability"});
+  auto out_of_range = OpRunner("UniformCandidateSampler", "range")
+                          .Int("num_true", 1)
+                          .Int("num_sampled", 2)
+                          .Bool("unique", false)
+                          .Int("range_max", 5)
+                          .Int("seed", 1)
+                          .Int("seed2", 2)
+                          .Input(Make<int64_t>({0, 5}, {2, 1}))
+                          .Run();
+  CheckError(out_of_range.status(), {"node 'range'", "out of range [0, 5)", "received 5"});
+}
+
 }  // namespace
 }  // namespace kiln::exec
