@@ -231,6 +231,40 @@ Status ComputeIf(const KernelContext& ctx) {
 
 // ---- While, StatelessWhile -------------------------------------------------------------------
 
+// Prepares attr "body" over `leading` (arguments the body gets before the loop variables, such as
+// For's counter) and `vars`, which it must return. Like TF's shape invariants, a loop variable
+// whose shape the body changes is relaxed to the most specific shape covering both and the body
+// prepared again; each round makes at least one dim (or rank) unknown, so this ends.
+Result<PreparedPtr> PrepareLoopBody(const PrepareContext& ctx,
+                                    const std::vector<TensorSpec>& leading,
+                                    std::vector<TensorSpec>* vars) {
+  std::vector<TensorSpec>& loop = *vars;
+  for (int round = 0;; ++round) {
+    std::vector<TensorSpec> args = leading;
+    args.insert(args.end(), loop.begin(), loop.end());
+    KILN_ASSIGN_OR_RETURN(PreparedPtr body, PrepareFunctionAttr(ctx, "body", args));
+    auto out = body->output_specs();
+    if (out.size() != loop.size())
+      return ctx.Error("body '", body->name(), "' returns ", out.size(), " values for ",
+                       loop.size(), " loop variables");
+    bool changed = false;
+    for (size_t i = 0; i < loop.size(); ++i) {
+      if (out[i].dtype != loop[i].dtype)
+        return ctx.Error("body '", body->name(), "' changes the dtype of loop variable ", i,
+                         " from ", DTypeShortName(loop[i].dtype), " to ",
+                         DTypeShortName(out[i].dtype));
+      PartialShape relaxed = MostSpecificCompatibleShape(loop[i].shape, out[i].shape);
+      if (relaxed != loop[i].shape) {
+        loop[i].shape = relaxed;
+        changed = true;
+      }
+    }
+    if (!changed) return body;
+    if (round > 4 * kMaxRank)
+      return ctx.Error("loop variable shapes do not settle");  // cannot happen; stay safe
+  }
+}
+
 struct WhileState : OpState {
   PreparedPtr cond_fn;
   PreparedPtr body_fn;
@@ -245,31 +279,7 @@ Status PrepareWhile(PrepareContext& ctx) {
   (void)parallel;  // iterations run one after another here
 
   auto state = std::make_shared<WhileState>();
-  // Like TF's shape invariants: a loop variable whose shape the body changes is relaxed to
-  // the most specific shape covering both, and the body prepared again. Each round makes at
-  // least one dim (or rank) unknown, so this ends.
-  for (int round = 0;; ++round) {
-    KILN_ASSIGN_OR_RETURN(state->body_fn, PrepareFunctionAttr(ctx, "body", loop));
-    auto out = state->body_fn->output_specs();
-    if (out.size() != loop.size())
-      return ctx.Error("body '", state->body_fn->name(), "' returns ", out.size(), " values for ",
-                       loop.size(), " loop variables");
-    bool changed = false;
-    for (size_t i = 0; i < loop.size(); ++i) {
-      if (out[i].dtype != loop[i].dtype)
-        return ctx.Error("body '", state->body_fn->name(), "' changes the dtype of loop variable ",
-                         i, " from ", DTypeShortName(loop[i].dtype), " to ",
-                         DTypeShortName(out[i].dtype));
-      PartialShape relaxed = MostSpecificCompatibleShape(loop[i].shape, out[i].shape);
-      if (relaxed != loop[i].shape) {
-        loop[i].shape = relaxed;
-        changed = true;
-      }
-    }
-    if (!changed) break;
-    if (round > 4 * kMaxRank)
-      return ctx.Error("loop variable shapes do not settle");  // cannot happen; stay safe
-  }
+  KILN_ASSIGN_OR_RETURN(state->body_fn, PrepareLoopBody(ctx, {}, &loop));
   KILN_ASSIGN_OR_RETURN(state->cond_fn, PrepareFunctionAttr(ctx, "cond", loop));
   auto cond_out = state->cond_fn->output_specs();
   if (cond_out.size() != 1)
@@ -330,32 +340,10 @@ Status PrepareFor(PrepareContext& ctx) {
   }
   std::vector<TensorSpec> vars(ctx.inputs.begin() + 3, ctx.inputs.end());
   KILN_RETURN_IF_ERROR(CheckTypeListAttr(ctx, "T", vars, "input"));
-  // The body sees the counter first; loop variables whose shape it changes are relaxed, as
-  // While's.
   auto state = std::make_shared<ForState>();
-  for (int round = 0;; ++round) {
-    std::vector<TensorSpec> args = {TensorSpec{DType::kInt32, PartialShape::Scalar()}};
-    args.insert(args.end(), vars.begin(), vars.end());
-    KILN_ASSIGN_OR_RETURN(state->body_fn, PrepareFunctionAttr(ctx, "body", args));
-    auto out = state->body_fn->output_specs();
-    if (out.size() != vars.size())
-      return ctx.Error("For loop body '", state->body_fn->name(), "' returns ", out.size(),
-                       " values, expected ", vars.size());
-    bool changed = false;
-    for (size_t i = 0; i < vars.size(); ++i) {
-      if (out[i].dtype != vars[i].dtype)
-        return ctx.Error("body '", state->body_fn->name(), "' changes the dtype of loop variable ",
-                         i, " from ", DTypeShortName(vars[i].dtype), " to ",
-                         DTypeShortName(out[i].dtype));
-      PartialShape relaxed = MostSpecificCompatibleShape(vars[i].shape, out[i].shape);
-      if (relaxed != vars[i].shape) {
-        vars[i].shape = relaxed;
-        changed = true;
-      }
-    }
-    if (!changed) break;
-    if (round > 4 * kMaxRank) return ctx.Error("loop variable shapes do not settle");
-  }
+  KILN_ASSIGN_OR_RETURN(
+      state->body_fn,
+      PrepareLoopBody(ctx, {TensorSpec{DType::kInt32, PartialShape::Scalar()}}, &vars));
   ctx.outputs = std::move(vars);
   ctx.state = std::move(state);
   return OkStatus();
