@@ -10,7 +10,9 @@
 namespace kiln::exec {
 namespace {
 
-using EqualityTypes = RealBoolStringTypes;
+using EqualityTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>>;
 
 // ---- comparisons -----------------------------------------------------------------------------
 
@@ -81,7 +83,7 @@ Status PrepareLogicalNot(PrepareContext& ctx) {
 
 // ---- Select, SelectV2 -----------------------------------------------------------------------
 
-using SelectTypes = RealBoolStringTypes;
+using SelectTypes = EqualityTypes;
 
 Status PrepareSelectCommon(PrepareContext& ctx, DType* t) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));

@@ -274,9 +274,14 @@ struct Sigmoid {
   static void VectorF32(const float* x, float* y, int64_t n) { vmath::Sigmoid(x, y, n); }
   static constexpr int kCost = 8;
   KILN_HD C operator()(C x) const {
-    if (x >= C(0)) return C(1) / (C(1) + Eigen::numext::exp(-x));
-    const C e = Eigen::numext::exp(x);
-    return e / (C(1) + e);
+    if constexpr (std::is_same_v<C, std::complex<float>> ||
+                  std::is_same_v<C, std::complex<double>>) {
+      return C(1) / (C(1) + std::exp(-x));
+    } else {
+      if (x >= C(0)) return C(1) / (C(1) + Eigen::numext::exp(-x));
+      const C e = Eigen::numext::exp(x);
+      return e / (C(1) + e);
+    }
   }
 };
 template <typename C>

@@ -18,8 +18,12 @@ namespace {
 // ---- ZerosLike, OnesLike ---------------------------------------------------------------------
 
 // TF's CPU kernels: every real type and bool; ZerosLike also strings (empty ones).
-using ZerosLikeTypes = RealBoolStringTypes;
-using OnesLikeTypes = RealAndBoolTypes;
+using ZerosLikeTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>>;
+using OnesLikeTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, bool, std::complex<float>, std::complex<double>>;
 
 template <typename List>
 Status PrepareFillLike(PrepareContext& ctx) {
@@ -53,7 +57,7 @@ Status PrepareAddN(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("N"));
   if (n < 1) return ctx.Error("attr 'N': expected at least 1, got ", n);
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NumberTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(n)));
   PartialShape shape = ctx.inputs[0].shape;
   for (int i = 0; i < n; ++i) {
@@ -80,7 +84,7 @@ Status ComputeAddN(const KernelContext& ctx) {
     }
   }
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, first.shape()));
-  return Dispatch<RealTypes>(first.dtype(), [&](auto tag) {
+  return Dispatch<NumberTypes>(first.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     // half and bfloat16 sum in float and round once; integers wrap.
@@ -154,10 +158,10 @@ Status ComputeBucketize(const KernelContext& ctx) {
 constexpr OpDefinition kDefs[] = {
     {"FloorMod", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
     {"FloorDiv", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
-    {"Pow", "z", kOpElementwise, PrepareBinarySame<SignedRealTypes>},
-    {"Rsqrt", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
-    {"Reciprocal", "y", kOpElementwise, PrepareUnarySame<SignedRealTypes>},
-    {"Inv", "y", kOpElementwise, PrepareUnarySame<SignedRealTypes>},  // Reciprocal's old name
+    {"Pow", "z", kOpElementwise, PrepareBinarySame<SignedNumberTypes>},
+    {"Rsqrt", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
+    {"Reciprocal", "y", kOpElementwise, PrepareUnarySame<SignedNumberTypes>},
+    {"Inv", "y", kOpElementwise, PrepareUnarySame<SignedNumberTypes>},  // Reciprocal's old name
     {"ZerosLike", "y", kOpElementwise, PrepareFillLike<ZerosLikeTypes>},
     {"OnesLike", "y", kOpElementwise, PrepareFillLike<OnesLikeTypes>},
     {"AddN", "sum", kOpElementwise, PrepareAddN},
@@ -167,10 +171,10 @@ constexpr OpDefinition kDefs[] = {
 constexpr KernelEntry kCpu[] = {
     {"FloorMod", ComputeBinary<fn::FloorMod, RealTypes>},
     {"FloorDiv", ComputeBinary<fn::FloorDiv, RealTypes>},
-    {"Pow", ComputeBinary<fn::Pow, SignedRealTypes>},
-    {"Rsqrt", ComputeUnary<fn::Rsqrt, FloatTypes>},
-    {"Reciprocal", ComputeUnary<fn::Reciprocal, SignedRealTypes>},
-    {"Inv", ComputeUnary<fn::Reciprocal, SignedRealTypes>},
+    {"Pow", ComputeBinary<fn::Pow, SignedNumberTypes>},
+    {"Rsqrt", ComputeUnary<fn::Rsqrt, FloatAndComplexTypes>},
+    {"Reciprocal", ComputeUnary<fn::Reciprocal, SignedNumberTypes>},
+    {"Inv", ComputeUnary<fn::Reciprocal, SignedNumberTypes>},
     {"ZerosLike", ComputeFillLike<0, ZerosLikeTypes>},
     {"OnesLike", ComputeFillLike<1, OnesLikeTypes>},
     {"AddN", ComputeAddN},

@@ -19,7 +19,8 @@ namespace {
 // TF's CPU registrations: Mod/TruncateMod take float32/64 and int32/64 (half and bfloat16, which
 // the OpDef allows, compute in float); SquaredDifference adds int32/64 to the floats.
 using ModTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
-using SquaredDifferenceTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
+using SquaredDifferenceTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t,
+                                        std::complex<float>, std::complex<double>>;
 // Igamma, Igammac (and their gradients), Zeta, Polygamma and NextAfter: TF registers float and
 // double only.
 using SpecialTypes = TypeList<float, double>;
@@ -300,15 +301,15 @@ Status ComputeClipByValue(const KernelContext& ctx) {
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"Div", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
+    {"Div", "z", kOpElementwise, PrepareBinarySame<NumberTypes>},
     {"TruncateDiv", "z", kOpElementwise, PrepareBinarySame<RealTypes>},
     {"Mod", "z", kOpElementwise, PrepareBinarySame<ModTypes>},
     {"TruncateMod", "z", kOpElementwise, PrepareBinarySame<ModTypes>},
-    {"DivNoNan", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
-    {"MulNoNan", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
-    {"Xdivy", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
-    {"Xlogy", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
-    {"Xlog1py", "z", kOpElementwise, PrepareBinarySame<FloatTypes>},
+    {"DivNoNan", "z", kOpElementwise, PrepareBinarySame<FloatAndComplexTypes>},
+    {"MulNoNan", "z", kOpElementwise, PrepareBinarySame<FloatAndComplexTypes>},
+    {"Xdivy", "z", kOpElementwise, PrepareBinarySame<FloatAndComplexTypes>},
+    {"Xlogy", "z", kOpElementwise, PrepareBinarySame<FloatAndComplexTypes>},
+    {"Xlog1py", "z", kOpElementwise, PrepareBinarySame<FloatAndComplexTypes>},
     {"Igamma", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
     {"Igammac", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
     {"IgammaGradA", "z", kOpElementwise, PrepareBinarySame<SpecialTypes>},
@@ -327,30 +328,30 @@ constexpr OpDefinition kDefs[] = {
     {"RightShift", "z", kOpElementwise, PrepareBinarySame<IntTypes>},
     {"ReluGrad", "backprops", kOpElementwise, PrepareReluGrad<RealTypes>},
     {"Relu6Grad", "backprops", kOpElementwise, PrepareReluGrad<RealTypes>},
-    {"SigmoidGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
-    {"TanhGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
+    {"SigmoidGrad", "z", kOpElementwise, PrepareActivationGrad<FloatAndComplexTypes>},
+    {"TanhGrad", "z", kOpElementwise, PrepareActivationGrad<FloatAndComplexTypes>},
     {"EluGrad", "backprops", kOpElementwise, PrepareOutputGrad<FloatTypes>},
     {"SeluGrad", "backprops", kOpElementwise, PrepareOutputGrad<FloatTypes>},
     {"SoftplusGrad", "backprops", kOpElementwise, PrepareFeatureGrad<FloatTypes>},
     {"SoftsignGrad", "backprops", kOpElementwise, PrepareFeatureGrad<FloatTypes>},
     {"LeakyReluGrad", "backprops", kOpElementwise, PrepareLeakyReluGrad},
-    {"ReciprocalGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
-    {"InvGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
-    {"SqrtGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
-    {"RsqrtGrad", "z", kOpElementwise, PrepareActivationGrad<FloatTypes>},
+    {"ReciprocalGrad", "z", kOpElementwise, PrepareActivationGrad<FloatAndComplexTypes>},
+    {"InvGrad", "z", kOpElementwise, PrepareActivationGrad<FloatAndComplexTypes>},
+    {"SqrtGrad", "z", kOpElementwise, PrepareActivationGrad<FloatAndComplexTypes>},
+    {"RsqrtGrad", "z", kOpElementwise, PrepareActivationGrad<FloatAndComplexTypes>},
     {"ClipByValue", "output", kOpElementwise, PrepareClipByValue},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"Div", ComputeBinary<fn::Div, RealTypes>},
+    {"Div", ComputeBinary<fn::Div, NumberTypes>},
     {"TruncateDiv", ComputeBinary<fn::TruncateDiv, RealTypes>},
     {"Mod", ComputeBinary<fn::TruncateMod, ModTypes>},
     {"TruncateMod", ComputeBinary<fn::TruncateMod, ModTypes>},
-    {"DivNoNan", ComputeBinary<fn::DivNoNan, FloatTypes>},
-    {"MulNoNan", ComputeBinary<fn::MulNoNan, FloatTypes>},
-    {"Xdivy", ComputeBinary<fn::Xdivy, FloatTypes>},
-    {"Xlogy", ComputeBinary<fn::Xlogy, FloatTypes>},
-    {"Xlog1py", ComputeBinary<fn::Xlog1py, FloatTypes>},
+    {"DivNoNan", ComputeBinary<fn::DivNoNan, FloatAndComplexTypes>},
+    {"MulNoNan", ComputeBinary<fn::MulNoNan, FloatAndComplexTypes>},
+    {"Xdivy", ComputeBinary<fn::Xdivy, FloatAndComplexTypes>},
+    {"Xlogy", ComputeBinary<fn::Xlogy, FloatAndComplexTypes>},
+    {"Xlog1py", ComputeBinary<fn::Xlog1py, FloatAndComplexTypes>},
     {"Igamma", ComputeBinary<fn::Igamma, SpecialTypes>},
     {"Igammac", ComputeBinary<fn::Igammac, SpecialTypes>},
     {"IgammaGradA", ComputeBinary<fn::IgammaGradA, SpecialTypes>},
@@ -369,17 +370,17 @@ constexpr KernelEntry kCpu[] = {
     {"RightShift", ComputeBinary<fn::RightShift, IntTypes>},
     {"ReluGrad", ComputeSameSize<fn::ReluGrad, RealTypes, true>},
     {"Relu6Grad", ComputeSameSize<fn::Relu6Grad, RealTypes, true>},
-    {"SigmoidGrad", ComputeSameSize<fn::SigmoidGrad, FloatTypes, false>},
-    {"TanhGrad", ComputeSameSize<fn::TanhGrad, FloatTypes, false>},
+    {"SigmoidGrad", ComputeSameSize<fn::SigmoidGrad, FloatAndComplexTypes, false>},
+    {"TanhGrad", ComputeSameSize<fn::TanhGrad, FloatAndComplexTypes, false>},
     {"EluGrad", ComputeSameSize<fn::EluGrad, FloatTypes, true>},
     {"SeluGrad", ComputeSameSize<fn::SeluGrad, FloatTypes, true>},
     {"SoftplusGrad", ComputeSameSize<fn::SoftplusGrad, FloatTypes, true>},
     {"SoftsignGrad", ComputeSameSize<fn::SoftsignGrad, FloatTypes, true>},
     {"LeakyReluGrad", ComputeLeakyReluGrad},
-    {"ReciprocalGrad", ComputeSameSize<fn::ReciprocalGrad, FloatTypes, false>},
-    {"InvGrad", ComputeSameSize<fn::ReciprocalGrad, FloatTypes, false>},
-    {"SqrtGrad", ComputeSameSize<fn::SqrtGrad, FloatTypes, false>},
-    {"RsqrtGrad", ComputeSameSize<fn::RsqrtGrad, FloatTypes, false>},
+    {"ReciprocalGrad", ComputeSameSize<fn::ReciprocalGrad, FloatAndComplexTypes, false>},
+    {"InvGrad", ComputeSameSize<fn::ReciprocalGrad, FloatAndComplexTypes, false>},
+    {"SqrtGrad", ComputeSameSize<fn::SqrtGrad, FloatAndComplexTypes, false>},
+    {"RsqrtGrad", ComputeSameSize<fn::RsqrtGrad, FloatAndComplexTypes, false>},
     {"ClipByValue", ComputeClipByValue},
 };
 

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
 #include <limits>
 #include <type_traits>
 #include <unsupported/Eigen/SpecialFunctions>
@@ -19,6 +20,44 @@ template <typename C>
 using Wide =
     std::conditional_t<std::is_same_v<C, Eigen::half> || std::is_same_v<C, Eigen::bfloat16>, float,
                        C>;
+
+template <typename C>
+inline constexpr bool kIsComplex =
+    std::is_same_v<C, std::complex<float>> || std::is_same_v<C, std::complex<double>>;
+
+// The conjugate of a complex value (TF's complex gradients are dy * conj(f'(x))); reals as they
+// are.
+template <typename W>
+KILN_HD W Conj(W x) {
+  if constexpr (kIsComplex<W>) {
+    return std::conj(x);
+  } else {
+    return x;
+  }
+}
+
+// exp(x) - 1 and log(1 + x) without cancellation near 0; complex as Eigen's (TF's) forms.
+template <typename W>
+W Expm1Of(W v) {
+  if constexpr (kIsComplex<W>) {
+    using R = typename W::value_type;
+    const R x = v.real(), y = v.imag();
+    const R half_sin = std::sin(y / R(2));
+    return W(std::expm1(x) * std::cos(y) - R(2) * half_sin * half_sin, std::exp(x) * std::sin(y));
+  } else {
+    return std::expm1(v);
+  }
+}
+template <typename W>
+W Log1pOf(W v) {
+  if constexpr (kIsComplex<W>) {
+    using R = typename W::value_type;
+    const R x = v.real(), y = v.imag();
+    return W(R(0.5) * std::log1p(x * (R(2) + x) + y * y), std::atan2(y, R(1) + x));
+  } else {
+    return std::log1p(v);
+  }
+}
 
 // Defines a floating-point unary functor from an expression of `v` (a Wide<C>).
 #define KILN_FLOAT_UNARY(Name, cost, expr) \
@@ -47,8 +86,8 @@ KILN_FLOAT_UNARY(Atanh, 8, std::atanh(v))
 
 // ---- exponentials, special functions --------------------------------------------------------
 
-KILN_FLOAT_UNARY(Expm1, 8, std::expm1(v))
-KILN_FLOAT_UNARY(Log1p, 8, std::log1p(v))
+KILN_FLOAT_UNARY(Expm1, 8, Expm1Of(v))
+KILN_FLOAT_UNARY(Log1p, 8, Log1pOf(v))
 KILN_FLOAT_UNARY(Erf, 8, std::erf(v))
 KILN_FLOAT_UNARY(Erfc, 8, std::erfc(v))
 // Eigen's (what TF uses): lgamma without the global signgam, digamma NaN at poles.
@@ -96,14 +135,18 @@ struct Round {
   }
 };
 
-// -1, 0 or 1; NaN stays NaN.
+// -1, 0 or 1; NaN stays NaN; a complex x / |x| (0 at 0).
 template <typename C>
 struct Sign {
   KILN_HD C operator()(C x) const {
-    if constexpr (kIsFloating<C>) {
-      if (Eigen::numext::isnan(x)) return x;
+    if constexpr (kIsComplex<C>) {
+      return x == C(0) ? C(0) : x / std::abs(x);
+    } else {
+      if constexpr (kIsFloating<C>) {
+        if (Eigen::numext::isnan(x)) return x;
+      }
+      return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
     }
-    return x > C(0) ? C(1) : (x < C(0) ? C(-1) : C(0));
   }
 };
 
@@ -280,7 +323,7 @@ struct Xlog1py {
   static constexpr int kCost = 8;
   KILN_HD C operator()(C x, C y) const {
     if (x == C(0)) return C(0);
-    return static_cast<C>(static_cast<Wide<C>>(x) * std::log1p(static_cast<Wide<C>>(y)));
+    return static_cast<C>(static_cast<Wide<C>>(x) * Log1pOf(static_cast<Wide<C>>(y)));
   }
 };
 // The regularized incomplete gamma functions P(a, x) and Q(a, x), Hurwitz zeta(x, q) and
@@ -365,7 +408,7 @@ struct SquaredDifference {
       return Mul<C>()(d, d);  // wraps, as TF
     } else {
       const Wide<C> d = Wide<C>(a) - Wide<C>(b);
-      return static_cast<C>(d * d);
+      return static_cast<C>(d * Conj(d));
     }
   }
 };
@@ -418,7 +461,7 @@ template <typename C>
 struct SigmoidGrad {
   KILN_HD C operator()(C y, C dy) const {
     using W = Wide<C>;
-    return static_cast<C>(W(dy) * W(y) * (W(1) - W(y)));
+    return static_cast<C>(W(dy) * Conj(W(y) * (W(1) - W(y))));
   }
 };
 // The gradients of 1/x, sqrt and rsqrt from their output y: -dy y^2, dy / (2y), -dy y^3 / 2;
@@ -428,7 +471,7 @@ struct ReciprocalGrad {
   KILN_HD C operator()(C y, C dy) const {
     using W = Wide<C>;
     if (W(dy) == W(0)) return C(0);
-    return static_cast<C>(-W(y) * W(y) * W(dy));
+    return static_cast<C>(-Conj(W(y) * W(y)) * W(dy));
   }
 };
 template <typename C>
@@ -436,7 +479,7 @@ struct SqrtGrad {
   KILN_HD C operator()(C y, C dy) const {
     using W = Wide<C>;
     if (W(dy) == W(0)) return C(0);
-    return static_cast<C>(W(0.5) * W(dy) / W(y));
+    return static_cast<C>(W(0.5) * W(dy) / Conj(W(y)));
   }
 };
 template <typename C>
@@ -444,14 +487,14 @@ struct RsqrtGrad {
   KILN_HD C operator()(C y, C dy) const {
     using W = Wide<C>;
     if (W(dy) == W(0)) return C(0);
-    return static_cast<C>(W(-0.5) * (W(dy) * W(y)) * (W(y) * W(y)));
+    return static_cast<C>(W(-0.5) * W(dy) * Conj(W(y) * (W(y) * W(y))));
   }
 };
 template <typename C>
 struct TanhGrad {
   KILN_HD C operator()(C y, C dy) const {
     using W = Wide<C>;
-    return static_cast<C>(W(dy) * (W(1) - W(y) * W(y)));
+    return static_cast<C>(W(dy) * Conj(W(1) - W(y) * W(y)));
   }
 };
 

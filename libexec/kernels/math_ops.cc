@@ -144,7 +144,7 @@ constexpr OpDefinition kDefs[] = {
     {"Exp", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
     {"Log", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
     {"Tanh", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
-    {"Sigmoid", "y", kOpElementwise, PrepareUnarySame<FloatTypes>},
+    {"Sigmoid", "y", kOpElementwise, PrepareUnarySame<FloatAndComplexTypes>},
     {"Cast", "y", kOpNone, PrepareCast},
 };
 
@@ -163,7 +163,7 @@ constexpr KernelEntry kCpu[] = {
     {"Exp", ComputeUnary<fn::Exp, FloatAndComplexTypes>},
     {"Log", ComputeUnary<fn::Log, FloatAndComplexTypes>},
     {"Tanh", ComputeUnary<fn::Tanh, FloatAndComplexTypes>},
-    {"Sigmoid", ComputeUnary<fn::Sigmoid, FloatTypes>},
+    {"Sigmoid", ComputeUnary<fn::Sigmoid, FloatAndComplexTypes>},
     {"Cast", ComputeCast},
 };
 

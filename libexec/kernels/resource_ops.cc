@@ -166,7 +166,7 @@ Status PrepareAssign(PrepareContext& ctx, bool arithmetic) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
   if (arithmetic)
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, BasicRealTypes::kDTypes));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, NumberTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "value", dtype));
   if (VariableResource* var = ConstantVariable(ctx)) {
@@ -228,11 +228,13 @@ Status ComputeAssignArithmetic(const KernelContext& ctx) {
               }
               const BroadcastPlan plan =
                   MakeBroadcastPlan(current.shape(), delta.shape(), current.shape());
-              return Dispatch<BasicRealTypes>(current.dtype(), [&](auto tag) {
-                using T = typename decltype(tag)::type;
+              return Dispatch<NumberTypes>(current.dtype(), [&](auto tag) {
+                using C = ComputeType<typename decltype(tag)::type>;
                 static const EigenCpuDevice device;
-                functor::BinaryFunctor<EigenCpuDevice, Fn<T>, T>()(device, plan, current.data<T>(),
-                                                                   delta.data<T>(), out.data<T>());
+                functor::BinaryFunctor<EigenCpuDevice, Fn<C>, C>()(
+                    device, plan, ComputeData<typename decltype(tag)::type>(current),
+                    ComputeData<typename decltype(tag)::type>(delta),
+                    MutableComputeData<typename decltype(tag)::type>(&out));
                 return OkStatus();
               });
             }),
@@ -248,11 +250,13 @@ Status ComputeAssignArithmetic(const KernelContext& ctx) {
     }
     Tensor next(current.dtype(), current.shape());
     const BroadcastPlan plan = MakeBroadcastPlan(current.shape(), delta.shape(), current.shape());
-    KILN_RETURN_IF_ERROR(Dispatch<BasicRealTypes>(current.dtype(), [&](auto tag) {
+    KILN_RETURN_IF_ERROR(Dispatch<NumberTypes>(current.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
+      using C = ComputeType<T>;
       static const EigenCpuDevice device;
-      functor::BinaryFunctor<EigenCpuDevice, Fn<T>, T>()(device, plan, current.data<T>(),
-                                                         delta.data<T>(), next.data<T>());
+      functor::BinaryFunctor<EigenCpuDevice, Fn<C>, C>()(device, plan, ComputeData<T>(current),
+                                                         ComputeData<T>(delta),
+                                                         MutableComputeData<T>(&next));
       return OkStatus();
     }));
     return next;

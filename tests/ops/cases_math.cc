@@ -832,6 +832,150 @@ void ComplexCases(std::vector<OpCase>* c) {
   }
 }
 
+// Complex64 and complex128 through the float math TF also registers for them, against
+// std::complex<double>: TF's formulas (Sign x/|x|; the gradients dy * conj(f'(x)); squared
+// difference d * conj(d)).
+using CplxD = std::complex<double>;
+CplxD CplxAt(const Tensor& t, int64_t i) {
+  return t.dtype() == DType::kComplex128 ? t.data<CplxD>()[i]
+                                         : CplxD(t.data<std::complex<float>>()[i]);
+}
+Tensor CplxMap(const std::vector<Tensor>& in, const std::function<CplxD(const CplxD*)>& f) {
+  Tensor out(in[0].dtype(), in[0].shape());
+  std::vector<CplxD> args(in.size());
+  for (int64_t i = 0; i < out.NumElements(); ++i) {
+    for (size_t k = 0; k < in.size(); ++k) args[k] = CplxAt(in[k], i);
+    const CplxD v = f(args.data());
+    if (out.dtype() == DType::kComplex128) {
+      out.data<CplxD>()[i] = v;
+    } else {
+      out.data<std::complex<float>>()[i] = std::complex<float>(v);
+    }
+  }
+  return out;
+}
+
+void ComplexMathCases(std::vector<OpCase>* c) {
+  const std::vector<std::pair<std::string, std::function<CplxD(CplxD)>>> unary = {
+      {"Sin", [](CplxD z) { return std::sin(z); }},
+      {"Cos", [](CplxD z) { return std::cos(z); }},
+      {"Tan", [](CplxD z) { return std::tan(z); }},
+      {"Asin", [](CplxD z) { return std::asin(z); }},
+      {"Acos", [](CplxD z) { return std::acos(z); }},
+      {"Atan", [](CplxD z) { return std::atan(z); }},
+      {"Sinh", [](CplxD z) { return std::sinh(z); }},
+      {"Cosh", [](CplxD z) { return std::cosh(z); }},
+      {"Asinh", [](CplxD z) { return std::asinh(z); }},
+      {"Acosh", [](CplxD z) { return std::acosh(z); }},
+      {"Atanh", [](CplxD z) { return std::atanh(z); }},
+      {"Expm1", [](CplxD z) { return std::exp(z) - 1.0; }},
+      {"Log1p", [](CplxD z) { return std::log(1.0 + z); }},
+      {"Sigmoid", [](CplxD z) { return 1.0 / (1.0 + std::exp(-z)); }},
+      {"Rsqrt", [](CplxD z) { return 1.0 / std::sqrt(z); }},
+      {"Reciprocal", [](CplxD z) { return 1.0 / z; }},
+      {"Inv", [](CplxD z) { return 1.0 / z; }},
+      {"Sign", [](CplxD z) { return z == 0.0 ? CplxD(0) : z / std::abs(z); }},
+      {"ZerosLike", [](CplxD) { return CplxD(0); }},
+      {"OnesLike", [](CplxD) { return CplxD(1); }},
+  };
+  const std::vector<std::pair<std::string, std::function<CplxD(CplxD, CplxD)>>> binary = {
+      {"Div", [](CplxD a, CplxD b) { return a / b; }},
+      {"DivNoNan", [](CplxD a, CplxD b) { return b == 0.0 ? CplxD(0) : a / b; }},
+      {"MulNoNan", [](CplxD a, CplxD b) { return b == 0.0 ? CplxD(0) : a * b; }},
+      {"Pow", [](CplxD a, CplxD b) { return std::pow(a, b); }},
+      {"SquaredDifference", [](CplxD a, CplxD b) { return (a - b) * std::conj(a - b); }},
+      {"Xdivy", [](CplxD a, CplxD b) { return a == 0.0 ? CplxD(0) : a / b; }},
+      {"Xlogy", [](CplxD a, CplxD b) { return a == 0.0 ? CplxD(0) : a * std::log(b); }},
+      {"Xlog1py", [](CplxD a, CplxD b) { return a == 0.0 ? CplxD(0) : a * std::log(1.0 + b); }},
+      {"SigmoidGrad", [](CplxD y, CplxD dy) { return dy * std::conj(y * (1.0 - y)); }},
+      {"TanhGrad", [](CplxD y, CplxD dy) { return dy * std::conj(1.0 - y * y); }},
+      {"ReciprocalGrad", [](CplxD y, CplxD dy) { return -dy * std::conj(y * y); }},
+      {"InvGrad", [](CplxD y, CplxD dy) { return -dy * std::conj(y * y); }},
+      {"SqrtGrad", [](CplxD y, CplxD dy) { return 0.5 * dy / std::conj(y); }},
+      {"RsqrtGrad", [](CplxD y, CplxD dy) { return -0.5 * dy * std::conj(y * y * y); }},
+  };
+  uint32_t seed = 71;
+  for (bool wide : {false, true}) {
+    const DType t = wide ? DType::kComplex128 : DType::kComplex64;
+    const double tol = wide ? 1e-12 : 2e-5;
+    for (const auto& [op, f] : unary) {
+      c->push_back(OpCaseBuilder(op)
+                       .T(t)
+                       .Input(RandomComplex(wide, Shape{2, 5}, NextSeed(seed)))
+                       .Reference1([f = f](const std::vector<Tensor>& in) {
+                         return CplxMap(in, [&](const CplxD* z) { return f(z[0]); });
+                       })
+                       .Tolerance(tol)
+                       .Build());
+    }
+    for (const auto& [op, f] : binary) {
+      c->push_back(OpCaseBuilder(op)
+                       .T(t)
+                       .Input(RandomComplex(wide, Shape{2, 5}, NextSeed(seed)))
+                       .Input(RandomComplex(wide, Shape{2, 5}, NextSeed(seed)))
+                       .Reference1([f = f](const std::vector<Tensor>& in) {
+                         return CplxMap(in, [&](const CplxD* z) { return f(z[0], z[1]); });
+                       })
+                       .Tolerance(tol)
+                       .Build());
+    }
+    c->push_back(OpCaseBuilder("AddN")
+                     .T(t)
+                     .Int("N", 3)
+                     .Input(RandomComplex(wide, Shape{4}, NextSeed(seed)))
+                     .Input(RandomComplex(wide, Shape{4}, NextSeed(seed)))
+                     .Input(RandomComplex(wide, Shape{4}, NextSeed(seed)))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       return CplxMap(in, [](const CplxD* z) { return z[0] + z[1] + z[2]; });
+                     })
+                     .Tolerance(tol)
+                     .Build());
+    const Tensor a = RandomComplex(wide, Shape{6}, NextSeed(seed));
+    Tensor b = RandomComplex(wide, Shape{6}, NextSeed(seed));
+    for (int64_t i : {0, 3}) {  // equal elements
+      if (wide) {
+        b.data<CplxD>()[i] = a.data<CplxD>()[i];
+      } else {
+        b.data<std::complex<float>>()[i] = a.data<std::complex<float>>()[i];
+      }
+    }
+    for (const std::string op : {"Equal", "NotEqual"}) {
+      c->push_back(OpCaseBuilder(op)
+                       .T(t)
+                       .Input(a)
+                       .Input(b)
+                       .Reference1([op](const std::vector<Tensor>& in) {
+                         Tensor out(DType::kBool, in[0].shape());
+                         for (int64_t i = 0; i < out.NumElements(); ++i)
+                           out.data<bool>()[i] =
+                               (CplxAt(in[0], i) == CplxAt(in[1], i)) == (op == "Equal");
+                         return out;
+                       })
+                       .Build());
+    }
+    c->push_back(OpCaseBuilder("SelectV2")
+                     .T(t)
+                     .Input(Make<bool>({true, false, false, true, true, false}, {6}))
+                     .Input(a)
+                     .Input(b)
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       Tensor out = in[1].DeepCopy();
+                       for (int64_t i = 0; i < out.NumElements(); ++i)
+                         if (!in[0].data<bool>()[i]) {
+                           Tensor one = CplxMap({in[2]}, [](const CplxD* z) { return z[0]; });
+                           if (out.dtype() == DType::kComplex128) {
+                             out.data<CplxD>()[i] = one.data<CplxD>()[i];
+                           } else {
+                             out.data<std::complex<float>>()[i] =
+                                 one.data<std::complex<float>>()[i];
+                           }
+                         }
+                       return out;
+                     })
+                     .Build());
+  }
+}
+
 // Bucketize: the number of boundaries <= each value (a value on a boundary goes right).
 void BucketizeCases(std::vector<OpCase>* c) {
   const std::vector<float> bounds = {-2.5f, -1.0f, 0.0f, 0.5f, 2.0f};
@@ -879,6 +1023,7 @@ std::vector<OpCase> MathCases() {
   BinaryCases(&c);
   WidenedCases(&c);
   ComplexCases(&c);
+  ComplexMathCases(&c);
   BucketizeCases(&c);
   return c;
 }

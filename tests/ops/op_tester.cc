@@ -94,6 +94,8 @@ std::string CompareComplex(const Tensor& got, const Tensor& want, double tol) {
   return "";
 }
 
+}  // namespace
+
 tensorflow::FunctionDef OneNodeFunction(const OpCase& c, const exec::OpDefinition& def,
                                         const std::vector<TensorSpec>& out_specs) {
   tensorflow::FunctionDef f;
@@ -131,6 +133,8 @@ tensorflow::FunctionDef OneNodeFunction(const OpCase& c, const exec::OpDefinitio
   }
   return f;
 }
+
+namespace {
 
 // Runs the case's op as the one node of a function; args are the non-constant inputs.
 void CheckGraphPath(const OpCase& c, const exec::OpDefinition& def,

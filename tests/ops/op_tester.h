@@ -87,6 +87,11 @@ class OpCaseBuilder {
 // between thread counts and paths. docs/design.md, "Numerics: what is bit-identical".
 bool IsKernelChoiceOp(std::string_view op);
 
+// The case's op as the one node of a function whose args are its non-constant inputs (its
+// constant inputs become Const nodes) and whose outputs have `out_specs`' dtypes.
+tensorflow::FunctionDef OneNodeFunction(const OpCase& c, const exec::OpDefinition& def,
+                                        const std::vector<TensorSpec>& out_specs);
+
 // Runs every check of the file comment; failures are doctest CHECKs naming the case.
 void RunOpCase(const OpCase& c);
 void RunOpCases(const std::vector<OpCase>& cases);

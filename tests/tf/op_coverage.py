@@ -134,10 +134,78 @@ def tf_cpu_ops():
     return {op: sorted(ts) for op, ts in ops.items()}
 
 
+def tf_dtype_bindings(ops):
+    """{op: (attr, [dtype names], [input binding])} for each of ops with a type constraint: the
+    primary constraint's attr and dtypes (as tf_cpu_ops picks it), and for each input arg of the
+    op's OpDef what its dtype is bound to: "=" the primary attr, "-" anything else, and "*N" after
+    it when the arg is a list whose length the int attr N gives."""
+    from tensorflow.python.framework import dtypes, kernels, op_def_registry
+    chosen = collections.defaultdict(collections.Counter)
+    types = collections.defaultdict(set)
+    for k in kernels.get_all_registered_kernels().kernel:
+        if k.device_type != "CPU" or k.op not in ops:
+            continue
+        cons = {c.name: c for c in k.constraint}
+        c = cons.get("T") or cons.get("dtype") or (k.constraint[0] if k.constraint else None)
+        if c is None:
+            continue
+        chosen[k.op][c.name] += 1
+        types[(k.op, c.name)].update(dtypes.as_dtype(t).name for t in c.allowed_values.list.type)
+    out = {}
+    for op, counts in chosen.items():
+        attr = counts.most_common(1)[0][0]
+        d = op_def_registry.get(op)
+        if d is None:
+            continue
+        args = []
+        for a in d.input_arg:
+            b = "=" if a.type_attr == attr else "-"
+            if a.number_attr:
+                b += "*" + a.number_attr
+            elif a.type_list_attr:
+                b += "#" + a.type_list_attr
+            args.append(b)
+        out[op] = (attr, sorted(types[(op, attr)]), args)
+    return out
+
+
+def write_dtypes(path, c):
+    import tensorflow as tf
+    ops = {op for _, op, _, _ in c["rows"]}
+    lines = [
+        f"# TensorFlow {tf.__version__}'s CPU kernels: for each target op (tests/tf/op_coverage.py)",
+        "# with a type constraint, the constraint's attr, the dtypes its kernels take, and what",
+        "# each input arg's dtype is bound to (= the attr, - another; *N a list of N, #L a type",
+        "# list). Written by `tests/tf/op_coverage.py --write-dtypes tests/ops/tf_op_dtypes.txt`;",
+        "# the op tester's dtype sweep (tests/ops/dtype_sweep.cc) reads it.",
+    ]
+    for op, (attr, types, args) in sorted(tf_dtype_bindings(ops).items()):
+        lines.append(f"{op} {attr} {','.join(types)} {','.join(args) or '.'}")
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
 def kiln_known():
     out = subprocess.run([str(oracle.BUILD / "bench" / "bench_op_coverage"), "--known"],
                          capture_output=True, text=True, check=True).stdout
     return set(out.split())
+
+
+TAKEN = ("case", "ran", "checked")
+
+
+def kiln_dtypes():
+    """{(op, dtype): status} from the op tester's dtype sweep (tests/ops/dtype_sweep.cc): "case",
+    "ran" or "checked" when this build takes the dtype; "refused", "untested" otherwise."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        report = os.path.join(tmp, "dtypes.txt")
+        subprocess.run([str(oracle.BUILD / "tests" / "kiln_op_tests"),
+                        "-tc=op tester: the dtypes*"], env=dict(os.environ,
+                                                                 KILN_DTYPE_REPORT=report),
+                       capture_output=True, text=True, check=True)
+        with open(report) as f:
+            return {(line.split()[0], line.split()[1]): line.split()[2] for line in f}
 
 
 def area_of(op):
@@ -159,9 +227,13 @@ def coverage():
             continue
         rows.append((area_of(op), op, op in known, tf_ops[op]))
     covered = sum(1 for r in rows if r[2])
+    dts = kiln_dtypes()
+    taken = sum(1 for status in dts.values() if status in TAKEN)
     return {"registry": len(tf_ops), "excluded": dict(excluded), "target": len(rows),
             "covered": covered, "percent": 100.0 * covered / max(1, len(rows)),
-            "rows": rows, "categories": [(n, r) for n, r, _ in cats] + [DEPRECATED, TEST_ONLY]}
+            "rows": rows, "categories": [(n, r) for n, r, _ in cats] + [DEPRECATED, TEST_ONLY],
+            "dtypes": dts, "dtype_pairs": len(dts), "dtypes_taken": taken,
+            "dtype_percent": 100.0 * taken / max(1, len(dts))}
 
 
 def markdown(c):
@@ -184,6 +256,17 @@ def markdown(c):
     ]
     for name, reason in c["categories"]:
         lines.append(f"- *{name}* ({c['excluded'].get(name, 0)} ops): {reason}")
+    lines += [
+        "",
+        f"**Dtypes: {c['dtypes_taken']} of {c['dtype_pairs']} (op, dtype) pairs taken "
+        f"({c['dtype_percent']:.1f} %)**: for each covered op with a type constraint, the dtypes "
+        "TF's CPU kernels take (`tests/ops/tf_op_dtypes.txt`), as the op tester's dtype sweep "
+        "(`tests/ops/dtype_sweep.cc`) finds them: an op-tester case of the dtype, or a case "
+        "converted to it that prepares and runs (float32 cases converted to half precision and "
+        "float64 are checked against float32). The last column lists the dtypes not taken: "
+        "refused, or not probed (the dtype is held by a resource or variant input, or kiln has "
+        "no such dtype: float8, int4).",
+    ]
     lines += ["", "| area | covered | target |", "|---|---|---|"]
     for area, _ in AREAS:
         ops = by_area.get(area, [])
@@ -193,31 +276,41 @@ def markdown(c):
         ops = by_area.get(area, [])
         if not ops:
             continue
-        lines += ["", f"## {area}", "", "| op | kiln | TF CPU dtypes |", "|---|---|---|"]
+        lines += ["", f"## {area}", "",
+                  "| op | kiln | TF CPU dtypes | dtypes not taken |", "|---|---|---|---|"]
         for op, ok, types in ops:
-            lines.append(f"| {op} | {'yes' if ok else '—'} | {', '.join(types)} |")
+            missing = [t for t in types if c["dtypes"].get((op, t), "case") not in TAKEN]
+            lines.append(f"| {op} | {'yes' if ok else '—'} | {', '.join(types)} | "
+                         f"{', '.join(missing) if ok else ''} |")
     return "\n".join(lines) + "\n"
 
 
-def floor():
+def floor(key="ops_covered_percent"):
     with open(FLOOR) as f:
         for line in f:
-            if line.strip() and not line.startswith("#"):
-                return float(line.split()[-1])
-    raise ValueError(f"{FLOOR}: no figure")
+            fields = line.split()
+            if len(fields) == 2 and fields[0] == key:
+                return float(fields[1])
+    raise ValueError(f"{FLOOR}: no {key}")
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--write", help="write the table (markdown) to this file")
+    ap.add_argument("--write-dtypes", help="write the dtype table of the op tester's sweep")
     args = ap.parse_args()
     c = coverage()
     print(f"op coverage: {c['covered']} of {c['target']} target ops ({c['percent']:.1f} %); "
           f"registry {c['registry']}, excluded {sum(c['excluded'].values())}; floor {floor()} %")
+    print(f"dtype coverage: {c['dtypes_taken']} of {c['dtype_pairs']} (op, dtype) pairs "
+          f"({c['dtype_percent']:.1f} %); floor {floor('dtypes_covered_percent')} %")
     if args.write:
         with open(args.write, "w") as f:
             f.write(markdown(c))
         print(f"wrote {args.write}")
+    if args.write_dtypes:
+        write_dtypes(args.write_dtypes, c)
+        print(f"wrote {args.write_dtypes}")
 
 
 if __name__ == "__main__":
