@@ -19,7 +19,7 @@ namespace {
 Status PrepareBiasAddGrad(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NumberTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "out_backprop", t));
   KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("data_format", "NHWC"));
   if (format != "NHWC" && format != "NCHW") {
@@ -51,7 +51,7 @@ Status ComputeBiasAddGrad(const KernelContext& ctx) {
   for (int i = 0; i < channel_dim; ++i) outer *= g.dim(i);
   for (int i = channel_dim + 1; i < g.rank(); ++i) inner *= g.dim(i);
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{channels}));
-  return Dispatch<RealTypes>(g.dtype(), [&](auto tag) -> Status {
+  return Dispatch<NumberTypes>(g.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     using A = Acc<C>;
@@ -98,7 +98,7 @@ Status ComputeBiasAddGrad(const KernelContext& ctx) {
 Status PrepareBiasAddV1(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NumberTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "value", t));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "bias", t));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "bias", 1));
@@ -129,7 +129,7 @@ Status ComputeBiasAddV1(const KernelContext& ctx) {
   }
   const int64_t c = bias.dim(0), rows = c == 0 ? 0 : value.NumElements() / c;
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, value.shape()));
-  return Dispatch<RealTypes>(value.dtype(), [&](auto tag) -> Status {
+  return Dispatch<NumberTypes>(value.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     const C* v = ComputeData<T>(value);

@@ -22,7 +22,8 @@
 namespace kiln::exec {
 namespace {
 
-using EinsumTypes = TypeList<float, double, int32_t, int64_t>;
+using EinsumTypes =
+    TypeList<float, double, int32_t, int64_t, std::complex<float>, std::complex<double>>;
 
 // An equation: per input and for the output, its labels. Named labels are their characters;
 // an ellipsis stands for ellipsis_rank dims labelled -1, -2, ... from the right.

@@ -25,7 +25,9 @@ namespace kiln::exec {
 namespace {
 
 using onednn::Epilogue;
-using MatMulTypes = TypeList<float, double, Half, BFloat16, int32_t, int64_t>;
+// TF's CPU MatMul and BatchMatMul types (int8 and uint8 are BatchMatMulV3's).
+using MatMulTypes = TypeList<float, double, Half, BFloat16, int8_t, uint8_t, int16_t, int32_t,
+                             int64_t, std::complex<float>, std::complex<double>>;
 
 // One oneDNN product for one problem shape.
 struct DnnlMatMul {
@@ -334,8 +336,21 @@ void EigenProduct(const MatMulState& st, const Tensor& a, const Tensor& b, Tenso
     }
     Eigen::Map<const Mat> am(ad + ao, ar, ac), bm(bd + bo, br, bc);
     Eigen::Map<Mat> om(od + i * m * n, m, n);
+    constexpr bool kComplex =
+        std::is_same_v<C, std::complex<float>> || std::is_same_v<C, std::complex<double>>;
     if (k == 0) {
       om.setZero();
+    } else if (kComplex && st.batched) {
+      // BatchMatMul's adj_x / adj_y are adjoints (MatMul's transpose_a / _b are transposes).
+      if (st.adj_a && st.adj_b) {
+        om.noalias() = am.adjoint() * bm.adjoint();
+      } else if (st.adj_a) {
+        om.noalias() = am.adjoint() * bm;
+      } else if (st.adj_b) {
+        om.noalias() = am * bm.adjoint();
+      } else {
+        om.noalias() = am * bm;
+      }
     } else if (st.adj_a && st.adj_b) {
       om.noalias() = am.transpose() * bm.transpose();
     } else if (st.adj_a) {

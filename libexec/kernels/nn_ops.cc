@@ -22,7 +22,7 @@ struct BiasAddState : OpState {
 Status PrepareBiasAdd(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BasicRealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NumberTypes::kDTypes));
   KILN_PREPARE_ASSIGN(ctx, std::string format, ctx.attrs.GetString("data_format", "NHWC"));
   if (format != "NHWC" && format != "NCHW") {
     return ctx.Error("attr 'data_format': expected \"NHWC\" or \"NCHW\", got \"", format, "\"");
@@ -68,20 +68,23 @@ Status ComputeBiasAdd(const KernelContext& ctx) {
   for (int i = 0; i < channel_dim; ++i) outer *= value.dim(i);
   for (int i = channel_dim + 1; i < value.rank(); ++i) inner *= value.dim(i);
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, value.shape()));
-  return Dispatch<BasicRealTypes>(value.dtype(), [&](auto tag) {
+  // Every number type TF takes; half precision adds in float and rounds once, narrow integers
+  // wrap.
+  return Dispatch<NumberTypes>(value.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T* v = value.data<T>();
-    const T* b = bias.data<T>();
-    T* o = out->data<T>();
+    using C = ComputeType<T>;
+    const C* v = ComputeData<T>(value);
+    const C* b = ComputeData<T>(bias);
+    C* o = MutableComputeData<T>(out);
     // Rows of `inner` elements share one bias value; NHWC has inner == 1.
     ctx.threads().ParallelFor(outer * channels,
                               std::max<int64_t>(1, 32768 / std::max<int64_t>(1, inner)),
                               [&](int64_t begin, int64_t end) {
                                 for (int64_t r = begin; r < end; ++r) {
-                                  const T bv = b[r % channels];
+                                  const C bv = b[r % channels];
                                   const int64_t base = r * inner;
                                   for (int64_t j = 0; j < inner; ++j)
-                                    o[base + j] = v[base + j] + bv;
+                                    o[base + j] = static_cast<C>(v[base + j] + bv);
                                 }
                               });
     return OkStatus();

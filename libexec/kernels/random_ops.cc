@@ -203,7 +203,7 @@ struct StatefulRandomState : OpState {
 Status PrepareRandomFloat(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, BasicFloatTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, FloatTypes::kDTypes));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, kRandomIndexDTypes));
   PartialShape shape;
@@ -214,19 +214,18 @@ Status PrepareRandomFloat(PrepareContext& ctx) {
   return OkStatus();
 }
 
-template <template <typename> class Dist>
+// Half and bfloat16 draw as TF's distributions for them do (random_util.h's FillFloatDraw);
+// the stream skips the same blocks whatever the dtype.
+template <RandomDraw kDraw>
 Status ComputeRandomFloat(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Shape shape, ShapeFromInput(ctx, ctx.input(0)));
   const auto& st = ctx.state<StatefulRandomState>();
-  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, st.dtype, shape));
-  Tensor& out = *out_ptr;
-  const Philox gen = st.Reserve(out.NumElements());
-  KILN_RETURN_IF_ERROR(Dispatch<BasicFloatTypes>(st.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    random::FillPhilox(gen, Dist<T>(), out.data<T>(), out.NumElements());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, st.dtype, shape));
+  const Philox gen = st.Reserve(out->NumElements());
+  return Dispatch<FloatTypes>(st.dtype, [&](auto tag) {
+    FillFloatDraw<typename decltype(tag)::type>(kDraw, gen, out);
     return OkStatus();
-  }));
-  return OkStatus();
+  });
 }
 
 // RandomUniformInt: (shape, minval, maxval) -> Tout, in [minval, maxval).
@@ -275,21 +274,9 @@ Status ComputeRandomUniformInt(const KernelContext& ctx) {
 
 // ---- TruncatedNormal -------------------------------------------------------------------------
 
-// Normals redrawn until inside two standard deviations; TF's stream (its PhiloxRandomOp with
-// TruncatedNormalDistribution: groups of a variable number of samples, each group 256 / 4 *
-// kCount blocks after the previous one).
-Status ComputeTruncatedNormal(const KernelContext& ctx) {
-  KILN_ASSIGN_OR_RETURN(Shape shape, ShapeFromInput(ctx, ctx.input(0)));
-  const auto& st = ctx.state<StatefulRandomState>();
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, st.dtype, shape));
-  const Philox gen = st.Reserve(out->NumElements());
-  return Dispatch<BasicFloatTypes>(st.dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    random::FillPhiloxVariable(gen, random::TruncatedNormalDist<T>(), out->data<T>(),
-                               out->NumElements());
-    return OkStatus();
-  });
-}
+// TruncatedNormal: normals redrawn until inside two standard deviations; TF's stream (its
+// PhiloxRandomOp with TruncatedNormalDistribution: groups of a variable number of samples, each
+// group 256 / 4 * kCount blocks after the previous one), ComputeRandomFloat's kTruncatedNormal.
 
 // ---- RandomShuffle ---------------------------------------------------------------------------
 
@@ -711,11 +698,11 @@ constexpr OpDefinition kDefs[] = {
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"RandomStandardNormal", ComputeRandomFloat<random::NormalDist>},
-    {"RandomUniform", ComputeRandomFloat<random::UniformDist>},
+    {"RandomStandardNormal", ComputeRandomFloat<RandomDraw::kNormal>},
+    {"RandomUniform", ComputeRandomFloat<RandomDraw::kUniform>},
     {"RandomUniformInt", ComputeRandomUniformInt},
     {"Multinomial", ComputeMultinomial},
-    {"TruncatedNormal", ComputeTruncatedNormal},
+    {"TruncatedNormal", ComputeRandomFloat<RandomDraw::kTruncatedNormal>},
     {"RandomShuffle", ComputeRandomShuffle},
     {"UniformCandidateSampler", ComputeSampler},
     {"LogUniformCandidateSampler", ComputeSampler},

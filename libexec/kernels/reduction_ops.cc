@@ -345,6 +345,10 @@ Status PrepareReduce(PrepareContext& ctx, std::span<const DType> allowed, bool h
 Status PrepareReduceReal(PrepareContext& ctx) {
   return PrepareReduce(ctx, RealTypes::kDTypes, true);
 }
+// Sum, Mean, Prod: complex too.
+Status PrepareReduceNumber(PrepareContext& ctx) {
+  return PrepareReduce(ctx, NumberTypes::kDTypes, true);
+}
 Status PrepareReduceBool(PrepareContext& ctx) { return PrepareReduce(ctx, {}, false); }
 Status PrepareReduceFloat(PrepareContext& ctx) {
   return PrepareReduce(ctx, FloatTypes::kDTypes, true);
@@ -494,11 +498,11 @@ Status ComputeArg(const KernelContext& ctx) {
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"Sum", "output", kOpFreshOutputs, PrepareReduceReal},
-    {"Mean", "output", kOpFreshOutputs, PrepareReduceReal},
+    {"Sum", "output", kOpFreshOutputs, PrepareReduceNumber},
+    {"Mean", "output", kOpFreshOutputs, PrepareReduceNumber},
     {"Max", "output", kOpFreshOutputs, PrepareReduceReal},
     {"Min", "output", kOpFreshOutputs, PrepareReduceReal},
-    {"Prod", "output", kOpFreshOutputs, PrepareReduceReal},
+    {"Prod", "output", kOpFreshOutputs, PrepareReduceNumber},
     {"EuclideanNorm", "output", kOpFreshOutputs, PrepareReduceFloat},
     {"All", "output", kOpFreshOutputs, PrepareReduceBool},
     {"Any", "output", kOpFreshOutputs, PrepareReduceBool},
@@ -509,11 +513,11 @@ constexpr OpDefinition kDefs[] = {
 using BoolTypes = TypeList<bool>;
 
 constexpr KernelEntry kCpu[] = {
-    {"Sum", ComputeReduce<SumReducer, RealTypes>},
-    {"Mean", ComputeReduce<MeanReducer, RealTypes>},
+    {"Sum", ComputeReduce<SumReducer, NumberTypes>},
+    {"Mean", ComputeReduce<MeanReducer, NumberTypes>},
     {"Max", ComputeReduce<MaxReducer, RealTypes>},
     {"Min", ComputeReduce<MinReducer, RealTypes>},
-    {"Prod", ComputeReduce<ProdReducer, RealTypes>},
+    {"Prod", ComputeReduce<ProdReducer, NumberTypes>},
     {"EuclideanNorm", ComputeReduce<EuclideanNormReducer, FloatTypes>},
     {"All", ComputeReduce<AllReducer, BoolTypes>},
     {"Any", ComputeReduce<AnyReducer, BoolTypes>},

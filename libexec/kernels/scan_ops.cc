@@ -194,15 +194,15 @@ Status ComputeLinSpace(const KernelContext& ctx) {
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"Cumsum", "out", kOpElementwise, PrepareScan<RealTypes>},
-    {"Cumprod", "out", kOpElementwise, PrepareScan<RealTypes>},
+    {"Cumsum", "out", kOpElementwise, PrepareScan<NumberTypes>},
+    {"Cumprod", "out", kOpElementwise, PrepareScan<NumberTypes>},
     {"CumulativeLogsumexp", "out", kOpElementwise, PrepareScan<FloatTypes>},
     {"LinSpace", "output", kOpFreshOutputs, PrepareLinSpace},
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"Cumsum", ComputeScan<SumOp>},
-    {"Cumprod", ComputeScan<ProdOp>},
+    {"Cumsum", ComputeScan<SumOp, NumberTypes>},
+    {"Cumprod", ComputeScan<ProdOp, NumberTypes>},
     {"CumulativeLogsumexp", ComputeScan<LogSumExpOp, FloatTypes>},
     {"LinSpace", ComputeLinSpace},
 };

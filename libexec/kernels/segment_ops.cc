@@ -377,13 +377,13 @@ Status ComputeUnsorted(const KernelContext& ctx) {
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
-    {"SegmentSum", "output", kOpFreshOutputs, PrepareSegment<RealTypes>},
-    {"SegmentMean", "output", kOpFreshOutputs, PrepareSegment<RealTypes>},
-    {"SegmentProd", "output", kOpFreshOutputs, PrepareSegment<RealTypes>},
+    {"SegmentSum", "output", kOpFreshOutputs, PrepareSegment<NumberTypes>},
+    {"SegmentMean", "output", kOpFreshOutputs, PrepareSegment<NumberTypes>},
+    {"SegmentProd", "output", kOpFreshOutputs, PrepareSegment<NumberTypes>},
     {"SegmentMax", "output", kOpFreshOutputs, PrepareSegment<RealTypes>},
     {"SegmentMin", "output", kOpFreshOutputs, PrepareSegment<RealTypes>},
-    {"UnsortedSegmentSum", "output", kOpFreshOutputs, PrepareUnsorted<RealTypes>},
-    {"UnsortedSegmentProd", "output", kOpFreshOutputs, PrepareUnsorted<RealTypes>},
+    {"UnsortedSegmentSum", "output", kOpFreshOutputs, PrepareUnsorted<NumberTypes>},
+    {"UnsortedSegmentProd", "output", kOpFreshOutputs, PrepareUnsorted<NumberTypes>},
     {"UnsortedSegmentMax", "output", kOpFreshOutputs, PrepareUnsorted<RealTypes>},
     {"UnsortedSegmentMin", "output", kOpFreshOutputs, PrepareUnsorted<RealTypes>},
     {"SparseSegmentSum", "output", kOpFreshOutputs, PrepareSparseSegment<RealTypes, false>},
@@ -398,13 +398,13 @@ constexpr OpDefinition kDefs[] = {
 };
 
 constexpr KernelEntry kCpu[] = {
-    {"SegmentSum", ComputeSegment<SegSum, RealTypes>},
-    {"SegmentMean", ComputeSegment<SegMean, RealTypes>},
-    {"SegmentProd", ComputeSegment<SegProd, RealTypes>},
+    {"SegmentSum", ComputeSegment<SegSum, NumberTypes>},
+    {"SegmentMean", ComputeSegment<SegMean, NumberTypes>},
+    {"SegmentProd", ComputeSegment<SegProd, NumberTypes>},
     {"SegmentMax", ComputeSegment<SegMax, RealTypes>},
     {"SegmentMin", ComputeSegment<SegMin, RealTypes>},
-    {"UnsortedSegmentSum", ComputeUnsorted<SegSum, RealTypes>},
-    {"UnsortedSegmentProd", ComputeUnsorted<SegProd, RealTypes>},
+    {"UnsortedSegmentSum", ComputeUnsorted<SegSum, NumberTypes>},
+    {"UnsortedSegmentProd", ComputeUnsorted<SegProd, NumberTypes>},
     {"UnsortedSegmentMax", ComputeUnsorted<SegMax, RealTypes>},
     {"UnsortedSegmentMin", ComputeUnsorted<SegMin, RealTypes>},
     {"SparseSegmentSum", ComputeSparseSegment<SegSum, RealTypes, false>},

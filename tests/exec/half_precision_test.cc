@@ -6,6 +6,7 @@
 #include <google/protobuf/text_format.h>
 
 #include <Eigen/Core>
+#include <cmath>
 
 #include "core/native_attrs.h"
 #include "kiln/exec/executor.h"
@@ -14,9 +15,9 @@
 namespace kiln::exec {
 namespace {
 
-// y = Relu(BiasAdd(MatMul(x, w), b)) in float16: BiasAdd has no float16 kernel (widened),
-// MatMul and Relu have their own. The row's ArgMax (int64 out: never narrowed) and the biased
-// product cast to float32.
+// y = Relu(BiasAdd(MatMul(x, w), b)) in float16: MatMul, BiasAdd and Relu have float16
+// kernels; Softmax of the biased product has none (widened). The row's ArgMax (int64 out: never
+// narrowed) and the biased product cast to float32.
 const char* kHalfLib = R"pb(
   function {
     signature {
@@ -27,6 +28,16 @@ const char* kHalfLib = R"pb(
       output_arg { name: "y" type: DT_HALF }
       output_arg { name: "arg" type: DT_INT64 }
       output_arg { name: "f" type: DT_FLOAT }
+      output_arg { name: "s" type: DT_HALF }
+    }
+    node_def {
+      name: "softmax"
+      op: "Softmax"
+      input: "bias:output:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
     }
     node_def {
       name: "mm"
@@ -109,6 +120,7 @@ const char* kHalfLib = R"pb(
     ret { key: "y" value: "relu:activations:0" }
     ret { key: "arg" value: "am:output:0" }
     ret { key: "f" value: "cast:y:0" }
+    ret { key: "s" value: "softmax:softmax:0" }
   }
 )pb";
 
@@ -120,7 +132,7 @@ Tensor HalfOf(const std::vector<float>& v, const Shape& shape) {
 }
 float FloatOf(Half h) { return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(h.bits)); }
 
-TEST_CASE("half precision: a BiasAdd without a float16 kernel runs in float32 between casts") {
+TEST_CASE("half precision: a Softmax without a float16 kernel runs in float32 between casts") {
   tensorflow::FunctionDefLibrary proto;
   REQUIRE(google::protobuf::TextFormat::ParseFromString(kHalfLib, &proto));
   FunctionLibrary lib(proto);
@@ -133,6 +145,7 @@ TEST_CASE("half precision: a BiasAdd without a float16 kernel runs in float32 be
   CHECK((*pf)->output_specs()[0].dtype == DType::kHalf);
   CHECK((*pf)->output_specs()[1].dtype == DType::kInt64);
   CHECK((*pf)->output_specs()[2].dtype == DType::kFloat);
+  CHECK((*pf)->output_specs()[3].dtype == DType::kHalf);
 
   // x = [[1, -2, 0.5], [0.25, 3, -1]], w = [[1, 0], [0, 1], [2, -1]]
   const Tensor x = HalfOf({1, -2, 0.5f, 0.25f, 3, -1}, Shape{2, 3});
@@ -151,6 +164,11 @@ TEST_CASE("half precision: a BiasAdd without a float16 kernel runs in float32 be
   CHECK(out[1].data<int64_t>()[1] == 1);
   CHECK(out[2].data<float>()[1] == -3.5f);
   CHECK(out[2].data<float>()[2] == -1.25f);
+  // softmax([2.5, -3.5]) = [1 / (1 + e^-6), 1 / (1 + e^6)], rounded to float16 once (within
+  // one float16 step).
+  REQUIRE(out[3].dtype() == DType::kHalf);
+  CHECK(std::abs(FloatOf(out[3].data<Half>()[0]) - 1.0f / (1.0f + std::exp(-6.0f))) < 5e-4f);
+  CHECK(std::abs(FloatOf(out[3].data<Half>()[1]) - 1.0f / (1.0f + std::exp(6.0f))) < 2e-6f);
 }
 
 TEST_CASE("half precision: which nodes widen, and which outputs go back to the half type") {

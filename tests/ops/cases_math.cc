@@ -840,6 +840,13 @@ CplxD CplxAt(const Tensor& t, int64_t i) {
   return t.dtype() == DType::kComplex128 ? t.data<CplxD>()[i]
                                          : CplxD(t.data<std::complex<float>>()[i]);
 }
+void SetCplx(Tensor* t, int64_t i, CplxD v) {
+  if (t->dtype() == DType::kComplex128) {
+    t->data<CplxD>()[i] = v;
+  } else {
+    t->data<std::complex<float>>()[i] = std::complex<float>(v);
+  }
+}
 Tensor CplxMap(const std::vector<Tensor>& in, const std::function<CplxD(const CplxD*)>& f) {
   Tensor out(in[0].dtype(), in[0].shape());
   std::vector<CplxD> args(in.size());
@@ -953,6 +960,105 @@ void ComplexMathCases(std::vector<OpCase>* c) {
                        })
                        .Build());
     }
+    // Reductions over axis 1 of [2, 3], the cumulative ones along axis 1 too, BiasAdd.
+    const Tensor m = RandomComplex(wide, Shape{2, 3}, NextSeed(seed));
+    for (const std::string op : {"Sum", "Mean", "Prod", "Cumsum", "Cumprod"}) {
+      const bool cumulative = op.starts_with("Cum");
+      OpCaseBuilder b(op);
+      b.T(t).Input(m).ConstInput(Tensor::Scalar<int32_t>(1));
+      if (cumulative) {
+        b.Bool("exclusive", false).Bool("reverse", false);
+      } else {
+        b.Bool("keep_dims", false);
+      }
+      c->push_back(b.Reference1([op, cumulative](const std::vector<Tensor>& in) {
+                      Tensor out(in[0].dtype(), cumulative ? Shape{2, 3} : Shape{2});
+                      for (int64_t r = 0; r < 2; ++r) {
+                        CplxD acc = op == "Prod" || op == "Cumprod" ? CplxD(1) : CplxD(0);
+                        for (int64_t k = 0; k < 3; ++k) {
+                          const CplxD v = CplxAt(in[0], r * 3 + k);
+                          acc = op == "Prod" || op == "Cumprod" ? acc * v : acc + v;
+                          if (cumulative) SetCplx(&out, r * 3 + k, acc);
+                        }
+                        if (!cumulative) SetCplx(&out, r, op == "Mean" ? acc / 3.0 : acc);
+                      }
+                      return out;
+                    })
+                       .Tolerance(tol)
+                       .Build());
+    }
+    // MatMul's transpose_a transposes; BatchMatMulV2's adj_x conjugates too.
+    for (const std::string op : {"MatMul", "BatchMatMulV2"}) {
+      const bool batched = op != "MatMul";
+      c->push_back(OpCaseBuilder(op)
+                       .T(t)
+                       .Bool(batched ? "adj_x" : "transpose_a", true)
+                       .Bool(batched ? "adj_y" : "transpose_b", false)
+                       .Input(RandomComplex(wide, Shape{3, 2}, NextSeed(seed)))
+                       .Input(RandomComplex(wide, Shape{3, 4}, NextSeed(seed)))
+                       .Reference1([batched](const std::vector<Tensor>& in) {
+                         Tensor out(in[0].dtype(), Shape{2, 4});
+                         for (int64_t i = 0; i < 2; ++i)
+                           for (int64_t j = 0; j < 4; ++j) {
+                             CplxD acc = 0;
+                             for (int64_t k = 0; k < 3; ++k) {
+                               const CplxD a = CplxAt(in[0], k * 2 + i);
+                               acc += (batched ? std::conj(a) : a) * CplxAt(in[1], k * 4 + j);
+                             }
+                             SetCplx(&out, i * 4 + j, acc);
+                           }
+                         return out;
+                       })
+                       .Tolerance(tol)
+                       .Build());
+    }
+    c->push_back(OpCaseBuilder("Einsum")
+                     .T(t)
+                     .String("equation", "ij,jk->ik")
+                     .Int("N", 2)
+                     .Input(RandomComplex(wide, Shape{2, 3}, NextSeed(seed)))
+                     .Input(RandomComplex(wide, Shape{3, 4}, NextSeed(seed)))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       Tensor out(in[0].dtype(), Shape{2, 4});
+                       for (int64_t i = 0; i < 2; ++i)
+                         for (int64_t j = 0; j < 4; ++j) {
+                           CplxD acc = 0;
+                           for (int64_t k = 0; k < 3; ++k)
+                             acc += CplxAt(in[0], i * 3 + k) * CplxAt(in[1], k * 4 + j);
+                           SetCplx(&out, i * 4 + j, acc);
+                         }
+                       return out;
+                     })
+                     .Tolerance(tol)
+                     .Build());
+    c->push_back(OpCaseBuilder("UnsortedSegmentSum")
+                     .T(t)
+                     .Type("Tindices", DType::kInt32)
+                     .Type("Tnumsegments", DType::kInt32)
+                     .Input(m)
+                     .Input(Make<int32_t>({1, 1}, {2}))
+                     .ConstInput(Tensor::Scalar<int32_t>(3))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       Tensor out(in[0].dtype(), Shape{3, 3});
+                       for (int64_t i = 0; i < 9; ++i) SetCplx(&out, i, 0);
+                       for (int64_t j = 0; j < 3; ++j)
+                         SetCplx(&out, 3 + j, CplxAt(in[0], j) + CplxAt(in[0], 3 + j));
+                       return out;
+                     })
+                     .Tolerance(tol)
+                     .Build());
+    c->push_back(OpCaseBuilder("BiasAdd")
+                     .T(t)
+                     .Input(m)
+                     .Input(RandomComplex(wide, Shape{3}, NextSeed(seed)))
+                     .Reference1([](const std::vector<Tensor>& in) {
+                       Tensor out(in[0].dtype(), in[0].shape());
+                       for (int64_t i = 0; i < 6; ++i)
+                         SetCplx(&out, i, CplxAt(in[0], i) + CplxAt(in[1], i % 3));
+                       return out;
+                     })
+                     .Tolerance(tol)
+                     .Build());
     c->push_back(OpCaseBuilder("SelectV2")
                      .T(t)
                      .Input(Make<bool>({true, false, false, true, true, false}, {6}))

@@ -38,7 +38,10 @@ std::vector<OpCase> TfRecordedCases() {
           return 1e-6;
         return op == "IgammaGradA" || op == "RandomGammaGrad" ? 1e-4 : 1e-5;
       },
-      [](std::string_view op) { return op.ends_with("CandidateSampler"); });
+      [](std::string_view op) {
+        return op.ends_with("CandidateSampler") || op.starts_with("Random") ||
+               op == "TruncatedNormal";
+      });
 }
 
 }  // namespace kiln::testing

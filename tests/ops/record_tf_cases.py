@@ -1,7 +1,7 @@
 """Records TensorFlow 2.21's own results for ops whose reference is TF's arithmetic itself
 (gradient kernels with TF's masking and summation, Eigen's special-function derivatives, the
 blocked Cholesky gradient, banded triangular solves, protobuf's JSON-to-binary Example writer,
-TF's isotonic regression, k-means seeding and candidate samplers' draws, the ragged fill-empty-rows, Eigen's volume patches and TF's 3-D max-pool
+TF's isotonic regression, k-means seeding, candidate samplers' and half-precision random draws, the ragged fill-empty-rows, Eigen's volume patches and TF's 3-D max-pool
 second gradient) into tests/ops/cases_tf_recorded.inc, the op tester's references for them
 (cases_tf_recorded.cc). Each op runs in a tf.function over constant operands, with
 TF_ENABLE_ONEDNN_OPTS=0 as on CPUs without AVX-512 VNNI; the recording machinery is
@@ -136,6 +136,10 @@ def _cases(tf, rng):
         nrows=tf.constant(np.int64(6)), default_value=tf.constant(b"?"))
     add("RaggedFillEmptyRowsGrad", reverse_index_map=tf.constant(np.array([0, 1, 3, 4, 7], np.int64)),
         grad_values=f([10], -1.0, 1.0))
+    # Stateful draws in half precision (TF's distributions for half and bfloat16), first call.
+    for dt in [tf.float16, tf.bfloat16]:
+        for op in ["RandomUniform", "RandomStandardNormal", "TruncatedNormal"]:
+            add(op, shape=tf.constant(np.array([3, 5], np.int32)), dtype=dt, seed=42, seed2=7)
     return cases
 
 
