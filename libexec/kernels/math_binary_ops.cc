@@ -209,7 +209,7 @@ struct AlphaState : OpState {
 };
 
 Status PrepareLeakyReluGrad(PrepareContext& ctx) {
-  Status same = PrepareSameSize<FloatTypes, true>(ctx, "gradients", "features", DType::kFloat);
+  Status same = PrepareSameSize<RealTypes, true>(ctx, "gradients", "features", DType::kFloat);
   if (!same.ok()) return same;
   auto state = std::make_shared<AlphaState>();
   KILN_PREPARE_ASSIGN(ctx, state->alpha, ctx.attrs.GetFloat("alpha", 0.2f));
@@ -225,16 +225,16 @@ Status ComputeLeakyReluGrad(const KernelContext& ctx) {
     return ctx.Error("inputs must have the same shape, got ", g.shape().ToString(), " and ",
                      f.shape().ToString());
   const float alpha = ctx.state<AlphaState>().alpha;
-  return Dispatch<FloatTypes>(g.dtype(), [&](auto tag) -> Status {
+  return Dispatch<RealTypes>(g.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     const C* pg = ComputeData<T>(g);
     const C* pf = ComputeData<T>(f);
     KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, g.shape()));
     C* o = MutableComputeData<T>(out);
-    const C a = static_cast<C>(alpha);
+    const C a = fn::AttrAs<C>(alpha);
     ctx.threads().ParallelFor(g.NumElements(), 32768, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) o[i] = pf[i] > C(0) ? pg[i] : C(pg[i] * a);
+      for (int64_t i = begin; i < end; ++i) o[i] = pf[i] > C(0) ? pg[i] : fn::LeakyScale(pg[i], a);
     });
     return OkStatus();
   });

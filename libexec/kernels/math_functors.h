@@ -59,6 +59,30 @@ W Log1pOf(W v) {
   }
 }
 
+// A float attr (LeakyRelu's alpha) as C: TF's static_cast<T>(alpha), saturated for integers
+// (an out-of-range float-to-integer conversion is undefined; NaN becomes 0).
+template <typename C>
+C AttrAs(float v) {
+  if constexpr (kIsInteger<C>) {
+    if (std::isnan(v)) return C(0);
+    const double t = std::trunc(static_cast<double>(v));
+    return static_cast<C>(std::clamp(t, static_cast<double>(std::numeric_limits<C>::lowest()),
+                                     static_cast<double>(std::numeric_limits<C>::max())));
+  } else {
+    return static_cast<C>(v);
+  }
+}
+
+// x * a where x <= 0 (LeakyRelu and its gradient): integers wrap, as TF's.
+template <typename C>
+KILN_HD C LeakyScale(C x, C a) {
+  if constexpr (kIsInteger<C>) {
+    return Mul<C>()(x, a);
+  } else {
+    return C(x * a);
+  }
+}
+
 // Defines a floating-point unary functor from an expression of `v` (a Wide<C>).
 #define KILN_FLOAT_UNARY(Name, cost, expr) \
   template <typename C>                    \

@@ -30,7 +30,7 @@ struct LeakyReluState : OpState {
 Status PrepareLeakyRelu(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T", DType::kFloat));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, FloatTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "features", t));
   auto state = std::make_shared<LeakyReluState>();
   KILN_PREPARE_ASSIGN(ctx, state->alpha, ctx.attrs.GetFloat("alpha", 0.2f));
@@ -39,20 +39,21 @@ Status PrepareLeakyRelu(PrepareContext& ctx) {
   return OkStatus();
 }
 
-// x where x > 0, else alpha * x (alpha may be above 1 or negative, so no max()).
+// x where x > 0, else alpha * x (alpha may be above 1 or negative, so no max()); integers take
+// alpha truncated, as TF's kernel for them.
 Status ComputeLeakyRelu(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const float alpha = ctx.state<LeakyReluState>().alpha;
-  return Dispatch<FloatTypes>(x.dtype(), [&](auto tag) -> Status {
+  return Dispatch<RealTypes>(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     const int64_t n = x.NumElements();
     const C* in = ComputeData<T>(x);
     KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
     C* o = MutableComputeData<T>(out);
-    const C a = static_cast<C>(alpha);
+    const C a = fn::AttrAs<C>(alpha);
     ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) o[i] = in[i] > C(0) ? in[i] : C(in[i] * a);
+      for (int64_t i = begin; i < end; ++i) o[i] = in[i] > C(0) ? in[i] : fn::LeakyScale(in[i], a);
     });
     return OkStatus();
   });

@@ -346,6 +346,22 @@ void UnaryCases(std::vector<OpCase>* c) {
                        .Build());
     }
   }
+  // Integers take alpha truncated (TF's static_cast<T>(alpha)): 2.0 doubles, -0.5 and 0.2 zero.
+  for (float alpha : {2.0f, -0.5f}) {
+    for (DType t : {DType::kInt32, DType::kInt8}) {
+      OpCaseBuilder b("LeakyRelu",
+                      "LeakyRelu alpha " + std::to_string(alpha) + " " + DTypeShortName(t));
+      c->push_back(b.T(t)
+                       .Float("alpha", alpha)
+                       .Input(RandomOf(t, Shape{4, 5}, 5, -20, 20))
+                       .Reference1([alpha](const std::vector<Tensor>& in) {
+                         return RefUnaryDouble(in[0], [alpha](double x) {
+                           return x > 0 ? x : x * std::trunc(static_cast<double>(alpha));
+                         });
+                       })
+                       .Build());
+    }
+  }
   // ComplexAbs: |a + bi| = hypot(a, b).
   for (bool wide : {false, true}) {
     const Shape s{3, 4};

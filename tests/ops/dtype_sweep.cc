@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/tensor_list.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_runner.h"
 #include "kiln/exec/resources.h"
@@ -300,6 +301,25 @@ OpCase Variant(const OpCase& c, const TfTypes& tf, DType old, DType to) {
   const std::vector<bool> bound = BoundInputs(c, tf, old);
   for (size_t i = 0; i < v.inputs.size(); ++i) {
     if (bound[i] && v.inputs[i].dtype() == old) v.inputs[i] = Convert(v.inputs[i], to);
+    // Tensor lists of the old element dtype: fresh ones of the new, elements converted.
+    if (v.inputs[i].dtype() == DType::kVariant) {
+      Tensor lists(DType::kVariant, v.inputs[i].shape());
+      for (int64_t k = 0; k < lists.NumElements(); ++k) {
+        const VariantPtr& held = v.inputs[i].data<VariantPtr>()[k];
+        const auto* list = dynamic_cast<const exec::TensorList*>(held.get());
+        if (list == nullptr || list->element_dtype() != old) {
+          lists.data<VariantPtr>()[k] = held;
+          continue;
+        }
+        std::vector<Tensor> items;
+        for (const Tensor& item : list->tensors())
+          items.push_back(item.IsInitialized() && item.dtype() == old ? Convert(item, to) : item);
+        lists.data<VariantPtr>()[k] = std::make_shared<const exec::TensorList>(
+            to, list->element_shape(), std::move(items), list->max_num_elements());
+      }
+      v.inputs[i] = lists;
+      continue;
+    }
     // A variable of the old dtype: a fresh one of the new, holding the value converted.
     if (v.inputs[i].dtype() != DType::kResource || v.inputs[i].NumElements() != 1) continue;
     auto var = std::dynamic_pointer_cast<exec::VariableResource>(
