@@ -679,6 +679,10 @@ Result<std::unique_ptr<PoolState::Dnnl>> MakeDnnlPool(const PoolState& st,
   return p;
 }
 
+// MaxPool's dtypes besides half precision (which the executor widens): TF's real types.
+using MaxPoolTypes = TypeList<float, double, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+                              uint32_t, uint64_t>;
+
 template <bool kMax>
 Status PreparePool(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
@@ -687,7 +691,7 @@ Status PreparePool(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType t,
                       kMax ? ctx.attrs.GetType("T", DType::kFloat) : ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t,
-                                         kMax ? std::span<const DType>(BasicRealTypes::kDTypes)
+                                         kMax ? std::span<const DType>(MaxPoolTypes::kDTypes)
                                               : std::span<const DType>(BasicFloatTypes::kDTypes)));
   auto a = std::make_shared<PoolState>();
   a->max = kMax;
@@ -760,7 +764,7 @@ Status ComputePool(const KernelContext& ctx) {
                                                             input.data<T>(), out->data<T>());
     return OkStatus();
   };
-  if constexpr (kMax) return Dispatch<BasicRealTypes>(input.dtype(), run);
+  if constexpr (kMax) return Dispatch<MaxPoolTypes>(input.dtype(), run);
   return Dispatch<BasicFloatTypes>(input.dtype(), run);
 }
 

@@ -27,7 +27,8 @@ namespace {
 
 using BilinearGradTypes = TypeList<float, double, Half, BFloat16>;
 using BicubicGradTypes = TypeList<float, double>;
-using NearestGradTypes = TypeList<uint8_t, int8_t, int32_t, Half, BFloat16, float, double>;
+using NearestGradTypes = TypeList<uint8_t, int8_t, uint16_t, int16_t, uint32_t, int32_t, uint64_t,
+                                  int64_t, Half, BFloat16, float, double>;
 
 enum class GradKind { kBilinear, kBicubic, kNearest };
 

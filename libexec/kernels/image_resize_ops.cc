@@ -23,10 +23,10 @@
 namespace kiln::exec {
 namespace {
 
-using ResizeTypes =
-    TypeList<int8_t, uint8_t, int16_t, uint16_t, int32_t, int64_t, Half, float, double, BFloat16>;
-using CropTypes =
-    TypeList<uint8_t, uint16_t, int8_t, int16_t, int32_t, int64_t, Half, float, double>;
+using ResizeTypes = TypeList<int8_t, uint8_t, int16_t, uint16_t, int32_t, uint32_t, int64_t,
+                             uint64_t, Half, float, double, BFloat16>;
+using CropTypes = TypeList<uint8_t, uint16_t, uint32_t, uint64_t, int8_t, int16_t, int32_t, int64_t,
+                           Half, float, double>;
 
 enum class Resize { kBilinear, kNearest, kBicubic, kArea };
 

@@ -388,7 +388,8 @@ void AddPool2D(std::vector<OpCase>* c) {
   for (bool max : {true, false}) {
     const std::string op = max ? "MaxPool" : "AvgPool";
     std::vector<DType> types = {DType::kFloat, DType::kDouble};
-    if (max) types.insert(types.end(), {DType::kInt32, DType::kInt64});
+    if (max)
+      types.insert(types.end(), {DType::kInt32, DType::kInt64, DType::kInt8, DType::kUInt16});
     for (DType t : types) {
       for (const P& p : geoms) {
         const RefDim h = RefWindowDim(p.pad, p.in[1], p.k, p.s);
