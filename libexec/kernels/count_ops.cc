@@ -21,7 +21,10 @@ namespace {
 
 constexpr std::initializer_list<DType> kIndexDTypes = {DType::kInt32, DType::kInt64};
 // TF's OpDefs: the weights (and counts) are int32, int64, float32 or float64.
-using BinTypes = TypeList<int32_t, int64_t, float, double>;
+// Bin weights: every number type, as TF registers (half precision adds in its own type, as TF's
+// kernel does).
+using BinTypes = NumberTypes;
+using HistogramTypes = RealTypes;
 
 int64_t ScalarIndex(const Tensor& t) {
   return t.dtype() == DType::kInt32 ? t.scalar<int32_t>() : t.scalar<int64_t>();
@@ -98,10 +101,10 @@ Status ComputeBincount(const KernelContext& ctx) {
     if (v < 0) return ctx.Error("input values must be non-negative, got ", v);
   }
   return Dispatch<BinTypes>(out->dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* o = out->data<T>();
+    using T = ComputeType<typename decltype(tag)::type>;
+    T* o = MutableComputeData<typename decltype(tag)::type>(out);
     std::fill_n(o, out->NumElements(), T(0));
-    const T* w = weighted ? weights.data<T>() : nullptr;
+    const T* w = weighted ? ComputeData<typename decltype(tag)::type>(weights) : nullptr;
     for (int64_t r = 0; r < rows; ++r) {
       T* bins = o + r * size;
       for (int64_t i = r * per_row; i < (r + 1) * per_row; ++i) {
@@ -191,10 +194,10 @@ Status ComputeRaggedBincount(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{rows, size}));
   const bool binary = ctx.state<BincountState>().binary_output;
   return Dispatch<BinTypes>(out->dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* o = out->data<T>();
+    using T = ComputeType<typename decltype(tag)::type>;
+    T* o = MutableComputeData<typename decltype(tag)::type>(out);
     std::fill_n(o, out->NumElements(), T(0));
-    const T* w = weighted ? weights.data<T>() : nullptr;
+    const T* w = weighted ? ComputeData<typename decltype(tag)::type>(weights) : nullptr;
     for (int64_t r = 0; r < rows; ++r) {
       T* bins = o + r * size;
       for (int64_t i = splits[r]; i < splits[r + 1]; ++i) {
@@ -483,7 +486,7 @@ Status ComputeListDiff(const KernelContext& ctx) {
 Status PrepareHistogram(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
   KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "values"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, BinTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, HistogramTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "value_range", t));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "nbins", DType::kInt32));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "nbins", 0));
@@ -510,18 +513,19 @@ Status ComputeHistogram(const KernelContext& ctx) {
   if (nbins <= 0) return ctx.Error("nbins should be a positive number, but got '", nbins, "'");
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{nbins}));
   std::vector<int64_t> counts(nbins, 0);
-  KILN_RETURN_IF_ERROR(Dispatch<BinTypes>(values.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    const T lo = range.data<T>()[0], hi = range.data<T>()[1];
+  KILN_RETURN_IF_ERROR(Dispatch<HistogramTypes>(values.dtype(), [&](auto tag) {
+    using T = ComputeType<typename decltype(tag)::type>;
+    const T lo = ComputeData<typename decltype(tag)::type>(range)[0];
+    const T hi = ComputeData<typename decltype(tag)::type>(range)[1];
     if (!(lo < hi)) {
       return ctx.Error("value_range should satisfy value_range[0] < value_range[1], but got '[", lo,
                        ", ", hi, "]'");
     }
     const double step = static_cast<double>(hi - lo) / nbins;
-    const T* v = values.data<T>();
+    const T* v = ComputeData<typename decltype(tag)::type>(values);
     for (int64_t k = 0; k < values.NumElements(); ++k) {
-      if constexpr (std::is_floating_point_v<T>) {
-        if (std::isnan(v[k])) return ctx.Error("Histogram values must not contain NaN");
+      if constexpr (kIsFloating<T>) {
+        if (Eigen::numext::isnan(v[k])) return ctx.Error("Histogram values must not contain NaN");
       }
       const double pos = static_cast<double>((v[k] < lo ? lo : v[k]) - lo) / step;
       counts[static_cast<int64_t>(std::min(pos, static_cast<double>(nbins - 1)))]++;

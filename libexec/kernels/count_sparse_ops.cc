@@ -32,7 +32,7 @@ struct SparseBincountState : OpState {
 Status PrepareSparseBincount(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(5));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, CountTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NumberTypes::kDTypes));
   KILN_PREPARE_ASSIGN(ctx, DType tidx, ctx.attrs.GetType("Tidx"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tidx", tidx, kIndexDTypes));
   auto state = std::make_shared<SparseBincountState>();
@@ -81,11 +81,12 @@ Status ComputeSparseBincount(const KernelContext& ctx) {
   const int64_t rows = batched ? sp.shape[0] : 1;
   const Shape out_shape = batched ? Shape{rows, size} : Shape{size};
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
-  return Dispatch<CountTypes>(out->dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* o = out->data<T>();
+  // SparseBincount's weights: every number type, as TF registers.
+  return Dispatch<NumberTypes>(out->dtype(), [&](auto tag) {
+    using T = ComputeType<typename decltype(tag)::type>;
+    T* o = MutableComputeData<typename decltype(tag)::type>(out);
     std::fill_n(o, out->NumElements(), T(0));
-    const T* w = weighted ? weights.data<T>() : nullptr;
+    const T* w = weighted ? ComputeData<typename decltype(tag)::type>(weights) : nullptr;
     for (int64_t i = 0; i < sp.n; ++i) {
       const int64_t v = values[i];
       if (v < 0 || v >= size) continue;  // past the last bin: dropped, as TF

@@ -206,7 +206,7 @@ void AddHistogram(std::vector<OpCase>* c) {
                      return Vec<int32_t>({3, 1, 0, 0, 3});
                    })
                    .Build());
-  for (DType t : {DType::kDouble, DType::kInt32, DType::kInt64}) {
+  for (DType t : {DType::kDouble, DType::kInt32, DType::kInt64, DType::kUInt8, DType::kHalf}) {
     for (DType out : {DType::kInt32, DType::kInt64}) {
       c->push_back(OpCaseBuilder("HistogramFixedWidth", "HistogramFixedWidth " + DTypeShortName(t) +
                                                             " to " + DTypeShortName(out))
@@ -240,6 +240,9 @@ std::vector<OpCase> CountCases() {
   c.push_back(BincountCase<int32_t>(RandomOf(DType::kInt32, Shape{4, 5}, 3, 0, 6), 7,
                                     RandomOf(DType::kInt32, Shape{4, 5}, 4, 0, 9)));
   c.push_back(BincountCase<double>(arr, 0, Tensor(DType::kDouble, Shape{0})));
+  // Narrow integer weights wrap as TF's kernel adds them.
+  c.push_back(BincountCase<int8_t>(arr, 10, RandomOf(DType::kInt8, Shape{200}, 5, -9, 9)));
+  c.push_back(BincountCase<uint16_t>(arr, 10, RandomOf(DType::kUInt16, Shape{200}, 6, 0, 900)));
   c.push_back(
       BincountCase<int64_t>(Tensor(DType::kInt32, Shape{0}), 3, Tensor(DType::kInt64, Shape{0})));
   // RaggedBincount: empty rows, values past the last bin, weights, presence.

@@ -298,7 +298,11 @@ OpCase Variant(const OpCase& c, const TfTypes& tf, DType old, DType to) {
   v.attrs[tf.attr].set_type(static_cast<tensorflow::DataType>(DTypeToProto(to)));
   if (const DType d = Derived(c.op, to); d != DType::kInvalid && v.attrs.count("Tout"))
     v.attrs["Tout"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(d)));
-  const std::vector<bool> bound = BoundInputs(c, tf, old);
+  if (c.op == "BatchMatMulV3")  // Tb and Tout follow Ta
+    for (const char* attr : {"Tb", "Tout"})
+      v.attrs[attr].set_type(static_cast<tensorflow::DataType>(DTypeToProto(to)));
+  std::vector<bool> bound = BoundInputs(c, tf, old);
+  if (c.op == "BatchMatMulV3") bound.assign(bound.size(), true);  // y is Tb's
   for (size_t i = 0; i < v.inputs.size(); ++i) {
     if (bound[i] && v.inputs[i].dtype() == old) v.inputs[i] = Convert(v.inputs[i], to);
     // Tensor lists of the old element dtype: fresh ones of the new, elements converted.
