@@ -59,13 +59,33 @@ struct MeanReducer {
 };
 
 // sqrt(sum of squares), tf.math.reduce_euclidean_norm; float accumulation for half types.
+// Complex sums x * conj(x); integers square and sum in their own type (wrapping) and take the
+// square root truncated, as TF's Eigen reducer (a sum that wrapped negative gives 0).
 template <typename C>
 struct EuclideanNormReducer {
   using Acc = fn::Wide<C>;
   static Acc Identity() { return Acc(0); }
-  static Acc Step(Acc a, C v) { return a + Acc(v) * Acc(v); }
-  static Acc Combine(Acc a, Acc b) { return a + b; }
-  static C Finalize(Acc a, int64_t) { return static_cast<C>(std::sqrt(a)); }
+  static Acc Step(Acc a, C v) {
+    if constexpr (kIsInteger<C>) {
+      return fn::Add<C>()(a, fn::Mul<C>()(v, v));
+    } else {
+      return a + Acc(v) * fn::Conj(Acc(v));
+    }
+  }
+  static Acc Combine(Acc a, Acc b) {
+    if constexpr (kIsInteger<C>) {
+      return fn::Add<C>()(a, b);
+    } else {
+      return a + b;
+    }
+  }
+  static C Finalize(Acc a, int64_t) {
+    if constexpr (kIsInteger<C>) {
+      return a > C(0) ? static_cast<C>(std::sqrt(static_cast<double>(a))) : C(0);
+    } else {
+      return static_cast<C>(std::sqrt(a));
+    }
+  }
 };
 
 template <typename C>
@@ -345,14 +365,11 @@ Status PrepareReduce(PrepareContext& ctx, std::span<const DType> allowed, bool h
 Status PrepareReduceReal(PrepareContext& ctx) {
   return PrepareReduce(ctx, RealTypes::kDTypes, true);
 }
-// Sum, Mean, Prod: complex too.
+// Sum, Mean, Prod, EuclideanNorm: complex too.
 Status PrepareReduceNumber(PrepareContext& ctx) {
   return PrepareReduce(ctx, NumberTypes::kDTypes, true);
 }
 Status PrepareReduceBool(PrepareContext& ctx) { return PrepareReduce(ctx, {}, false); }
-Status PrepareReduceFloat(PrepareContext& ctx) {
-  return PrepareReduce(ctx, FloatTypes::kDTypes, true);
-}
 
 // ---- compute ---------------------------------------------------------------------------------
 
@@ -503,7 +520,7 @@ constexpr OpDefinition kDefs[] = {
     {"Max", "output", kOpFreshOutputs, PrepareReduceReal},
     {"Min", "output", kOpFreshOutputs, PrepareReduceReal},
     {"Prod", "output", kOpFreshOutputs, PrepareReduceNumber},
-    {"EuclideanNorm", "output", kOpFreshOutputs, PrepareReduceFloat},
+    {"EuclideanNorm", "output", kOpFreshOutputs, PrepareReduceNumber},
     {"All", "output", kOpFreshOutputs, PrepareReduceBool},
     {"Any", "output", kOpFreshOutputs, PrepareReduceBool},
     {"ArgMax", "output", kOpFreshOutputs, PrepareArg<true>},
@@ -518,7 +535,7 @@ constexpr KernelEntry kCpu[] = {
     {"Max", ComputeReduce<MaxReducer, RealTypes>},
     {"Min", ComputeReduce<MinReducer, RealTypes>},
     {"Prod", ComputeReduce<ProdReducer, NumberTypes>},
-    {"EuclideanNorm", ComputeReduce<EuclideanNormReducer, FloatTypes>},
+    {"EuclideanNorm", ComputeReduce<EuclideanNormReducer, NumberTypes>},
     {"All", ComputeReduce<AllReducer, BoolTypes>},
     {"Any", ComputeReduce<AnyReducer, BoolTypes>},
     {"ArgMax", ComputeArg<true>},

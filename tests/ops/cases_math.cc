@@ -978,7 +978,7 @@ void ComplexMathCases(std::vector<OpCase>* c) {
     }
     // Reductions over axis 1 of [2, 3], the cumulative ones along axis 1 too, BiasAdd.
     const Tensor m = RandomComplex(wide, Shape{2, 3}, NextSeed(seed));
-    for (const std::string op : {"Sum", "Mean", "Prod", "Cumsum", "Cumprod"}) {
+    for (const std::string op : {"Sum", "Mean", "Prod", "EuclideanNorm", "Cumsum", "Cumprod"}) {
       const bool cumulative = op.starts_with("Cum");
       OpCaseBuilder b(op);
       b.T(t).Input(m).ConstInput(Tensor::Scalar<int32_t>(1));
@@ -993,9 +993,12 @@ void ComplexMathCases(std::vector<OpCase>* c) {
                         CplxD acc = op == "Prod" || op == "Cumprod" ? CplxD(1) : CplxD(0);
                         for (int64_t k = 0; k < 3; ++k) {
                           const CplxD v = CplxAt(in[0], r * 3 + k);
-                          acc = op == "Prod" || op == "Cumprod" ? acc * v : acc + v;
+                          acc = op == "Prod" || op == "Cumprod" ? acc * v
+                                : op == "EuclideanNorm"         ? acc + v * std::conj(v)
+                                                                : acc + v;
                           if (cumulative) SetCplx(&out, r * 3 + k, acc);
                         }
+                        if (op == "EuclideanNorm") acc = std::sqrt(acc);
                         if (!cumulative) SetCplx(&out, r, op == "Mean" ? acc / 3.0 : acc);
                       }
                       return out;

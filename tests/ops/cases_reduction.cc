@@ -88,7 +88,7 @@ Tensor RefReduce(const Tensor& x, const std::vector<int64_t>& axes, bool keep_di
   for (int64_t i = 0; i < n; ++i) {
     double r = acc[i];
     if (kind == Kind::kMean) r = integer ? (count[i] ? std::trunc(r / count[i]) : 0) : r / count[i];
-    if (kind == Kind::kEuclidean) r = std::sqrt(r);
+    if (kind == Kind::kEuclidean) r = integer ? std::trunc(std::sqrt(r)) : std::sqrt(r);
     out.data<double>()[i] = r;
   }
   return RefUnaryDouble(
@@ -195,8 +195,9 @@ std::vector<OpCase> ReductionCases() {
     AddReduce(&c, op, kind, DType::kFloat, Shape{1, 60, 60, 16}, {1, 2}, true, 1e-4, seed++);
     AddReduce(&c, op, kind, DType::kFloat, Shape{300, 300}, {1}, false, 1e-4, seed++);
   }
-  // EuclideanNorm (the float types TF's kernel takes here).
-  for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16}) {
+  // EuclideanNorm (integers take the square root truncated, as TF's kernel).
+  for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16, DType::kInt32,
+                  DType::kUInt8}) {
     const double tol = t == DType::kFloat ? 1e-5 : (t == DType::kDouble ? 1e-12 : 0);
     AddReduce(&c, "EuclideanNorm", Kind::kEuclidean, t, Shape{3, 4}, {1}, false, tol, seed++);
     AddReduce(&c, "EuclideanNorm", Kind::kEuclidean, t, Shape{2, 3, 4}, {0, 2}, true, tol, seed++);
