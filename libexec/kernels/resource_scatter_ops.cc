@@ -123,6 +123,20 @@ Status ComputeResourceGather(const KernelContext& ctx) {
 
 enum class ScatterOp { kUpdate, kAdd, kSub, kMul, kDiv, kMin, kMax };
 
+// The dtypes an update of `op` takes: any for an assignment, real types for min and max, every
+// number type for the arithmetic, as TF registers them.
+std::span<const DType> ScatterDTypes(ScatterOp op) {
+  if (op == ScatterOp::kMin || op == ScatterOp::kMax) return RealTypes::kDTypes;
+  return NumberTypes::kDTypes;
+}
+// What the update kernels instantiate for.
+using ScatterValueTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>>;
+template <typename C>
+inline constexpr bool kIsComplexNumber =
+    std::is_same_v<C, std::complex<float>> || std::is_same_v<C, std::complex<double>>;
+
 // The combination a ResourceScatter[Nd]<Op> op names.
 ScatterOp ScatterOpOf(std::string_view op) {
   if (op.ends_with("Add")) return ScatterOp::kAdd;
@@ -139,7 +153,7 @@ Status PrepareScatter(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType dtype, ctx.attrs.GetType("dtype"));
   const ScatterOp op = ScatterOpOf(ctx.op);
   if (op != ScatterOp::kUpdate)
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, RealTypes::kDTypes));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", dtype, ScatterDTypes(op)));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "resource", DType::kResource));
   KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "indices", "Tindices").status());
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "updates", dtype));
@@ -179,10 +193,10 @@ bool ApplyScatter(ScatterOp op, C& row, C v) {
       row = static_cast<C>(row / v);
       break;
     case ScatterOp::kMin:
-      row = v < row ? v : row;
-      break;
     case ScatterOp::kMax:
-      row = v > row ? v : row;
+      // Real types only (Prepare refuses complex for these).
+      if constexpr (!kIsComplexNumber<C>)
+        row = (op == ScatterOp::kMin ? v < row : v > row) ? v : row;
       break;
   }
   return true;
@@ -218,7 +232,7 @@ Status ComputeScatter(const KernelContext& ctx) {
     for (int64_t i = 0; i < static_cast<int64_t>(indices.size()); ++i)
       KILN_RETURN_IF_ERROR(CheckIndex(i, indices[i], cur.dim(0)));
     Tensor next = cur.DeepCopy();
-    KILN_RETURN_IF_ERROR(Dispatch<RealBoolStringTypes>(cur.dtype(), [&](auto tag) -> Status {
+    KILN_RETURN_IF_ERROR(Dispatch<ScatterValueTypes>(cur.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       const T* u = updates.data<T>();
       T* d = next.data<T>();
@@ -311,7 +325,7 @@ Status PrepareScatterNd(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   const ScatterOp op = ScatterOpOf(ctx.op);
   if (op != ScatterOp::kUpdate)
-    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, ScatterDTypes(op)));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "ref", DType::kResource));
   KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "indices", "Tindices").status());
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "updates", t));
@@ -346,7 +360,7 @@ Status ComputeScatterNd(const KernelContext& ctx) {
                              " (indices.shape[:-1] + variable.shape[indices.shape[-1]:]), got ",
                              ShapeBrackets(updates.shape().dims()));
     Tensor next = cur.DeepCopy();
-    KILN_RETURN_IF_ERROR(Dispatch<RealBoolStringTypes>(cur.dtype(), [&](auto tag) -> Status {
+    KILN_RETURN_IF_ERROR(Dispatch<ScatterValueTypes>(cur.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       T* d = next.data<T>();
       for (int64_t j = 0; j < nd.n; ++j) {
