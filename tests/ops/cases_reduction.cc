@@ -107,6 +107,7 @@ void AddReduce(std::vector<OpCase>* c, const std::string& op, Kind kind, DType t
   OpCaseBuilder b(op, op + " " + DTypeShortName(t) + " " + s.ToString() + " axes " +
                           AxesString(axes) + (keep_dims ? " keep_dims" : ""));
   if (kind != Kind::kAll && kind != Kind::kAny) b.T(t);
+  b.Type("Tidx", DType::kInt32);  // its default, named so the dtype sweep can vary it
   if (keep_dims) b.Bool("keep_dims", true);
   c->push_back(b.Input(RandomOf(t, s, seed, lo, hi))
                    .ConstInput(Make<int32_t>(std::vector<int32_t>(axes.begin(), axes.end()),
