@@ -15,6 +15,11 @@
 
 namespace kiln::exec::fn {
 
+// The unsigned type integer arithmetic wraps in: at least unsigned int, so a narrow type does not
+// promote to a signed int that overflows (uint16 65535 * 65535).
+template <typename C>
+using WrapType = std::make_unsigned_t<std::common_type_t<C, unsigned int>>;
+
 // ---- binary arithmetic ----------------------------------------------------------------------
 
 template <typename C>
@@ -48,7 +53,7 @@ struct Mul {
   static constexpr vmath::BinOp kVecOp = vmath::BinOp::kMul;
   KILN_HD C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
-      using U = std::make_unsigned_t<C>;
+      using U = WrapType<C>;
       return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
     } else {
       return a * b;
@@ -169,7 +174,7 @@ struct Pow {
   }
   KILN_HD C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) {
-      using U = std::make_unsigned_t<C>;
+      using U = WrapType<C>;
       U result = 1, base = static_cast<U>(x);  // unsigned: overflow wraps, no UB
       for (C e = y; e > 0; e >>= 1) {
         if (e & 1) result *= base;
