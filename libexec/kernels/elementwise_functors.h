@@ -54,7 +54,8 @@ struct Mul {
   KILN_HD C operator()(C a, C b) const {
     if constexpr (std::is_integral_v<C>) {
       using U = WrapType<C>;
-      return static_cast<C>(static_cast<U>(a) * static_cast<U>(b));
+      using N = std::make_unsigned_t<C>;  // zero-extended: the low bits are what count
+      return static_cast<C>(static_cast<U>(static_cast<N>(a)) * static_cast<U>(static_cast<N>(b)));
     } else {
       return a * b;
     }
@@ -175,7 +176,8 @@ struct Pow {
   KILN_HD C operator()(C x, C y) const {
     if constexpr (std::is_integral_v<C>) {
       using U = WrapType<C>;
-      U result = 1, base = static_cast<U>(x);  // unsigned: overflow wraps, no UB
+      // Unsigned: overflow wraps, no UB (x zero-extended: the low bits are what count).
+      U result = 1, base = static_cast<U>(static_cast<std::make_unsigned_t<C>>(x));
       for (C e = y; e > 0; e >>= 1) {
         if (e & 1) result *= base;
         base *= base;
