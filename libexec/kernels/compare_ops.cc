@@ -10,9 +10,7 @@
 namespace kiln::exec {
 namespace {
 
-using EqualityTypes =
-    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
-             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>>;
+using EqualityTypes = NumberBoolStringTypes;
 
 // ---- comparisons -----------------------------------------------------------------------------
 

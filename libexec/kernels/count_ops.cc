@@ -101,10 +101,11 @@ Status ComputeBincount(const KernelContext& ctx) {
     if (v < 0) return ctx.Error("input values must be non-negative, got ", v);
   }
   return Dispatch<BinTypes>(out->dtype(), [&](auto tag) {
-    using T = ComputeType<typename decltype(tag)::type>;
-    T* o = MutableComputeData<typename decltype(tag)::type>(out);
+    using S = typename decltype(tag)::type;  // storage
+    using T = ComputeType<S>;
+    T* o = MutableComputeData<S>(out);
     std::fill_n(o, out->NumElements(), T(0));
-    const T* w = weighted ? ComputeData<typename decltype(tag)::type>(weights) : nullptr;
+    const T* w = weighted ? ComputeData<S>(weights) : nullptr;
     for (int64_t r = 0; r < rows; ++r) {
       T* bins = o + r * size;
       for (int64_t i = r * per_row; i < (r + 1) * per_row; ++i) {
@@ -194,10 +195,11 @@ Status ComputeRaggedBincount(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{rows, size}));
   const bool binary = ctx.state<BincountState>().binary_output;
   return Dispatch<BinTypes>(out->dtype(), [&](auto tag) {
-    using T = ComputeType<typename decltype(tag)::type>;
-    T* o = MutableComputeData<typename decltype(tag)::type>(out);
+    using S = typename decltype(tag)::type;  // storage
+    using T = ComputeType<S>;
+    T* o = MutableComputeData<S>(out);
     std::fill_n(o, out->NumElements(), T(0));
-    const T* w = weighted ? ComputeData<typename decltype(tag)::type>(weights) : nullptr;
+    const T* w = weighted ? ComputeData<S>(weights) : nullptr;
     for (int64_t r = 0; r < rows; ++r) {
       T* bins = o + r * size;
       for (int64_t i = splits[r]; i < splits[r + 1]; ++i) {
@@ -514,15 +516,16 @@ Status ComputeHistogram(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{nbins}));
   std::vector<int64_t> counts(nbins, 0);
   KILN_RETURN_IF_ERROR(Dispatch<HistogramTypes>(values.dtype(), [&](auto tag) {
-    using T = ComputeType<typename decltype(tag)::type>;
-    const T lo = ComputeData<typename decltype(tag)::type>(range)[0];
-    const T hi = ComputeData<typename decltype(tag)::type>(range)[1];
+    using S = typename decltype(tag)::type;  // storage
+    using T = ComputeType<S>;
+    const T lo = ComputeData<S>(range)[0];
+    const T hi = ComputeData<S>(range)[1];
     if (!(lo < hi)) {
       return ctx.Error("value_range should satisfy value_range[0] < value_range[1], but got '[", lo,
                        ", ", hi, "]'");
     }
     const double step = static_cast<double>(hi - lo) / nbins;
-    const T* v = ComputeData<typename decltype(tag)::type>(values);
+    const T* v = ComputeData<S>(values);
     for (int64_t k = 0; k < values.NumElements(); ++k) {
       if constexpr (kIsFloating<T>) {
         if (Eigen::numext::isnan(v[k])) return ctx.Error("Histogram values must not contain NaN");

@@ -83,10 +83,11 @@ Status ComputeSparseBincount(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
   // SparseBincount's weights: every number type, as TF registers.
   return Dispatch<NumberTypes>(out->dtype(), [&](auto tag) {
-    using T = ComputeType<typename decltype(tag)::type>;
-    T* o = MutableComputeData<typename decltype(tag)::type>(out);
+    using S = typename decltype(tag)::type;  // storage
+    using T = ComputeType<S>;
+    T* o = MutableComputeData<S>(out);
     std::fill_n(o, out->NumElements(), T(0));
-    const T* w = weighted ? ComputeData<typename decltype(tag)::type>(weights) : nullptr;
+    const T* w = weighted ? ComputeData<S>(weights) : nullptr;
     for (int64_t i = 0; i < sp.n; ++i) {
       const int64_t v = values[i];
       if (v < 0 || v >= size) continue;  // past the last bin: dropped, as TF

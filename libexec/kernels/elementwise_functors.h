@@ -281,8 +281,7 @@ struct Sigmoid {
   static void VectorF32(const float* x, float* y, int64_t n) { vmath::Sigmoid(x, y, n); }
   static constexpr int kCost = 8;
   KILN_HD C operator()(C x) const {
-    if constexpr (std::is_same_v<C, std::complex<float>> ||
-                  std::is_same_v<C, std::complex<double>>) {
+    if constexpr (kIsComplex<C>) {
       return C(1) / (C(1) + std::exp(-x));
     } else {
       if (x >= C(0)) return C(1) / (C(1) + Eigen::numext::exp(-x));

@@ -18,9 +18,7 @@ namespace {
 // ---- ZerosLike, OnesLike ---------------------------------------------------------------------
 
 // TF's CPU kernels: every real type and bool; ZerosLike also strings (empty ones).
-using ZerosLikeTypes =
-    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
-             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>>;
+using ZerosLikeTypes = NumberBoolStringTypes;
 using OnesLikeTypes =
     TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
              uint32_t, uint64_t, bool, std::complex<float>, std::complex<double>>;

@@ -21,10 +21,6 @@ using Wide =
     std::conditional_t<std::is_same_v<C, Eigen::half> || std::is_same_v<C, Eigen::bfloat16>, float,
                        C>;
 
-template <typename C>
-inline constexpr bool kIsComplex =
-    std::is_same_v<C, std::complex<float>> || std::is_same_v<C, std::complex<double>>;
-
 // The conjugate of a complex value (TF's complex gradients are dy * conj(f'(x))); reals as they
 // are.
 template <typename W>

@@ -229,12 +229,12 @@ Status ComputeAssignArithmetic(const KernelContext& ctx) {
               const BroadcastPlan plan =
                   MakeBroadcastPlan(current.shape(), delta.shape(), current.shape());
               return Dispatch<NumberTypes>(current.dtype(), [&](auto tag) {
-                using C = ComputeType<typename decltype(tag)::type>;
+                using T = typename decltype(tag)::type;
+                using C = ComputeType<T>;
                 static const EigenCpuDevice device;
                 functor::BinaryFunctor<EigenCpuDevice, Fn<C>, C>()(
-                    device, plan, ComputeData<typename decltype(tag)::type>(current),
-                    ComputeData<typename decltype(tag)::type>(delta),
-                    MutableComputeData<typename decltype(tag)::type>(&out));
+                    device, plan, ComputeData<T>(current), ComputeData<T>(delta),
+                    MutableComputeData<T>(&out));
                 return OkStatus();
               });
             }),

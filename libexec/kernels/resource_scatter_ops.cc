@@ -129,13 +129,6 @@ std::span<const DType> ScatterDTypes(ScatterOp op) {
   if (op == ScatterOp::kMin || op == ScatterOp::kMax) return RealTypes::kDTypes;
   return NumberTypes::kDTypes;
 }
-// What the update kernels instantiate for.
-using ScatterValueTypes =
-    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
-             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>>;
-template <typename C>
-inline constexpr bool kIsComplexNumber =
-    std::is_same_v<C, std::complex<float>> || std::is_same_v<C, std::complex<double>>;
 
 // The combination a ResourceScatter[Nd]<Op> op names.
 ScatterOp ScatterOpOf(std::string_view op) {
@@ -195,8 +188,7 @@ bool ApplyScatter(ScatterOp op, C& row, C v) {
     case ScatterOp::kMin:
     case ScatterOp::kMax:
       // Real types only (Prepare refuses complex for these).
-      if constexpr (!kIsComplexNumber<C>)
-        row = (op == ScatterOp::kMin ? v < row : v > row) ? v : row;
+      if constexpr (!kIsComplex<C>) row = (op == ScatterOp::kMin ? v < row : v > row) ? v : row;
       break;
   }
   return true;
@@ -232,7 +224,7 @@ Status ComputeScatter(const KernelContext& ctx) {
     for (int64_t i = 0; i < static_cast<int64_t>(indices.size()); ++i)
       KILN_RETURN_IF_ERROR(CheckIndex(i, indices[i], cur.dim(0)));
     Tensor next = cur.DeepCopy();
-    KILN_RETURN_IF_ERROR(Dispatch<ScatterValueTypes>(cur.dtype(), [&](auto tag) -> Status {
+    KILN_RETURN_IF_ERROR(Dispatch<NumberBoolStringTypes>(cur.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       const T* u = updates.data<T>();
       T* d = next.data<T>();
@@ -360,7 +352,7 @@ Status ComputeScatterNd(const KernelContext& ctx) {
                              " (indices.shape[:-1] + variable.shape[indices.shape[-1]:]), got ",
                              ShapeBrackets(updates.shape().dims()));
     Tensor next = cur.DeepCopy();
-    KILN_RETURN_IF_ERROR(Dispatch<ScatterValueTypes>(cur.dtype(), [&](auto tag) -> Status {
+    KILN_RETURN_IF_ERROR(Dispatch<NumberBoolStringTypes>(cur.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       T* d = next.data<T>();
       for (int64_t j = 0; j < nd.n; ++j) {

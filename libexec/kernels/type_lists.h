@@ -46,6 +46,10 @@ using BasicFloatTypes = TypeList<float, double>;
 using NumberTypes =
     TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
              uint32_t, uint64_t, std::complex<float>, std::complex<double>>;
+// Every type a tensor holds data in, quantized types aside (equality, selection, scatter updates).
+using NumberBoolStringTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>>;
 using NumberAndStringTypes =
     TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
              uint32_t, uint64_t, std::complex<float>, std::complex<double>, std::string>;
@@ -112,5 +116,8 @@ inline constexpr bool kIsFloating =
     std::is_same_v<T, Eigen::bfloat16> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>;
 template <typename T>
 inline constexpr bool kIsInteger = std::is_integral_v<T> && !std::is_same_v<T, bool>;
+template <typename T>
+inline constexpr bool kIsComplex =
+    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
 
 }  // namespace kiln::exec

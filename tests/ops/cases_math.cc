@@ -868,12 +868,7 @@ Tensor CplxMap(const std::vector<Tensor>& in, const std::function<CplxD(const Cp
   std::vector<CplxD> args(in.size());
   for (int64_t i = 0; i < out.NumElements(); ++i) {
     for (size_t k = 0; k < in.size(); ++k) args[k] = CplxAt(in[k], i);
-    const CplxD v = f(args.data());
-    if (out.dtype() == DType::kComplex128) {
-      out.data<CplxD>()[i] = v;
-    } else {
-      out.data<std::complex<float>>()[i] = std::complex<float>(v);
-    }
+    SetCplx(&out, i, f(args.data()));
   }
   return out;
 }
@@ -955,13 +950,7 @@ void ComplexMathCases(std::vector<OpCase>* c) {
                      .Build());
     const Tensor a = RandomComplex(wide, Shape{6}, NextSeed(seed));
     Tensor b = RandomComplex(wide, Shape{6}, NextSeed(seed));
-    for (int64_t i : {0, 3}) {  // equal elements
-      if (wide) {
-        b.data<CplxD>()[i] = a.data<CplxD>()[i];
-      } else {
-        b.data<std::complex<float>>()[i] = a.data<std::complex<float>>()[i];
-      }
-    }
+    for (int64_t i : {0, 3}) SetCplx(&b, i, CplxAt(a, i));  // equal elements
     for (const std::string op : {"Equal", "NotEqual"}) {
       c->push_back(OpCaseBuilder(op)
                        .T(t)
@@ -1086,15 +1075,7 @@ void ComplexMathCases(std::vector<OpCase>* c) {
                      .Reference1([](const std::vector<Tensor>& in) {
                        Tensor out = in[1].DeepCopy();
                        for (int64_t i = 0; i < out.NumElements(); ++i)
-                         if (!in[0].data<bool>()[i]) {
-                           Tensor one = CplxMap({in[2]}, [](const CplxD* z) { return z[0]; });
-                           if (out.dtype() == DType::kComplex128) {
-                             out.data<CplxD>()[i] = one.data<CplxD>()[i];
-                           } else {
-                             out.data<std::complex<float>>()[i] =
-                                 one.data<std::complex<float>>()[i];
-                           }
-                         }
+                         if (!in[0].data<bool>()[i]) SetCplx(&out, i, CplxAt(in[2], i));
                        return out;
                      })
                      .Build());

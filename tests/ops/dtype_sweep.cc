@@ -8,7 +8,6 @@
 // dtypes_covered_percent; KILN_DTYPE_REPORT=<file> writes one line per (op, dtype).
 #include <doctest/doctest.h>
 
-#include <Eigen/Core>
 #include <algorithm>
 #include <cmath>
 #include <complex>
@@ -70,118 +69,6 @@ double ReadFloor(const std::string& path, const std::string& key) {
   return 0;
 }
 
-// Element i of t as a double (complex: the real part; strings: their length).
-double AsDouble(const Tensor& t, int64_t i) {
-  switch (t.dtype()) {
-#define KILN_CASE(e, T) \
-  case DType::e:        \
-    return static_cast<double>(t.data<T>()[i]);
-    KILN_CASE(kFloat, float)
-    KILN_CASE(kDouble, double)
-    KILN_CASE(kInt8, int8_t)
-    KILN_CASE(kInt16, int16_t)
-    KILN_CASE(kInt32, int32_t)
-    KILN_CASE(kInt64, int64_t)
-    KILN_CASE(kUInt8, uint8_t)
-    KILN_CASE(kUInt16, uint16_t)
-    KILN_CASE(kUInt32, uint32_t)
-    KILN_CASE(kUInt64, uint64_t)
-    KILN_CASE(kBool, bool)
-#undef KILN_CASE
-#define KILN_CASE(e, T) \
-  case DType::e:        \
-    return static_cast<double>(t.data<T>()[i].value);
-    KILN_CASE(kQInt8, QInt8)
-    KILN_CASE(kQUInt8, QUInt8)
-    KILN_CASE(kQInt16, QInt16)
-    KILN_CASE(kQUInt16, QUInt16)
-    KILN_CASE(kQInt32, QInt32)
-#undef KILN_CASE
-    case DType::kHalf:
-      return static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(t.data<Half>()[i].bits));
-    case DType::kBFloat16:
-      return static_cast<float>(
-          Eigen::numext::bit_cast<Eigen::bfloat16>(t.data<BFloat16>()[i].bits));
-    case DType::kComplex64:
-      return t.data<std::complex<float>>()[i].real();
-    case DType::kComplex128:
-      return t.data<std::complex<double>>()[i].real();
-    case DType::kString:
-      return static_cast<double>(t.data<std::string>()[i].size());
-    default:
-      return 0;
-  }
-}
-
-template <typename T>
-T Saturate(double v) {
-  if (std::isnan(v)) return T(0);
-  const double r = std::is_floating_point_v<T> ? v : std::nearbyint(v);
-  if (r <= static_cast<double>(std::numeric_limits<T>::lowest()))
-    return std::numeric_limits<T>::lowest();
-  if (r >= static_cast<double>(std::numeric_limits<T>::max())) return std::numeric_limits<T>::max();
-  return static_cast<T>(r);
-}
-
-void SetDouble(Tensor* t, int64_t i, double v) {
-  switch (t->dtype()) {
-#define KILN_CASE(e, T)                  \
-  case DType::e:                         \
-    t->data<T>()[i] = static_cast<T>(v); \
-    return;
-    KILN_CASE(kFloat, float)
-    KILN_CASE(kDouble, double)
-    KILN_CASE(kComplex64, std::complex<float>)
-    KILN_CASE(kComplex128, std::complex<double>)
-#undef KILN_CASE
-#define KILN_CASE(e, T)               \
-  case DType::e:                      \
-    t->data<T>()[i] = Saturate<T>(v); \
-    return;
-    KILN_CASE(kInt8, int8_t)
-    KILN_CASE(kInt16, int16_t)
-    KILN_CASE(kInt32, int32_t)
-    KILN_CASE(kInt64, int64_t)
-    KILN_CASE(kUInt8, uint8_t)
-    KILN_CASE(kUInt16, uint16_t)
-    KILN_CASE(kUInt32, uint32_t)
-    KILN_CASE(kUInt64, uint64_t)
-#undef KILN_CASE
-#define KILN_CASE(e, T, V)                  \
-  case DType::e:                            \
-    t->data<T>()[i].value = Saturate<V>(v); \
-    return;
-    KILN_CASE(kQInt8, QInt8, int8_t)
-    KILN_CASE(kQUInt8, QUInt8, uint8_t)
-    KILN_CASE(kQInt16, QInt16, int16_t)
-    KILN_CASE(kQUInt16, QUInt16, uint16_t)
-    KILN_CASE(kQInt32, QInt32, int32_t)
-#undef KILN_CASE
-    case DType::kBool:
-      t->data<bool>()[i] = v != 0;
-      return;
-    case DType::kHalf:
-      t->data<Half>()[i].bits =
-          Eigen::numext::bit_cast<uint16_t>(Eigen::half(static_cast<float>(v)));
-      return;
-    case DType::kBFloat16:
-      t->data<BFloat16>()[i].bits =
-          Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(static_cast<float>(v)));
-      return;
-    case DType::kString:
-      t->data<std::string>()[i] = std::to_string(static_cast<int64_t>(std::nearbyint(v)));
-      return;
-    default:
-      return;
-  }
-}
-
-Tensor Convert(const Tensor& t, DType to) {
-  Tensor out(to, t.shape());
-  for (int64_t i = 0; i < t.NumElements(); ++i) SetDouble(&out, i, AsDouble(t, i));
-  return out;
-}
-
 // Which inputs of c hold the constraint's dtype, from the TF OpDef's args; when the expansion
 // does not fit the case, the inputs of the constraint's current dtype.
 std::vector<bool> BoundInputs(const OpCase& c, const TfTypes& tf, DType old) {
@@ -223,7 +110,14 @@ struct Outcome {
   std::string detail;
 };
 
-Result<std::vector<Tensor>> RunCase(const OpCase& c) {
+// The functions c's attrs name (none: an empty library).
+exec::FunctionLibrary LibraryOf(const OpCase& c) {
+  return exec::FunctionLibrary(c.functions ? *c.functions : tensorflow::FunctionDefLibrary());
+}
+
+// c's op prepared on its own, as the op tester's single-op path prepares it (`library` must
+// outlive the op).
+Result<exec::SingleOp> PrepareCase(const OpCase& c, const exec::FunctionLibrary& library) {
   std::vector<TensorSpec> specs;
   std::vector<const Tensor*> values;
   for (size_t i = 0; i < c.inputs.size(); ++i) {
@@ -232,21 +126,25 @@ Result<std::vector<Tensor>> RunCase(const OpCase& c) {
   }
   exec::SingleOpOptions options;
   options.resources = c.resources;
-  const tensorflow::FunctionDefLibrary empty;
-  const exec::FunctionLibrary library(c.functions ? *c.functions : empty);
   options.library = &library;
-  KILN_ASSIGN_OR_RETURN(exec::SingleOp op,
-                        exec::SingleOp::Prepare(c.op, "node", c.attrs, specs, values, options));
+  return exec::SingleOp::Prepare(c.op, "node", c.attrs, specs, values, options);
+}
+
+Result<std::vector<Tensor>> RunCase(const OpCase& c) {
+  const exec::FunctionLibrary library = LibraryOf(c);
+  KILN_ASSIGN_OR_RETURN(exec::SingleOp op, PrepareCase(c, library));
   return op.Run(c.inputs);
 }
 
-// Type attrs that follow the constraint's: the real part of a complex T, or the complex of a
-// real one.
-DType Derived(std::string_view op, DType t) {
+// Type attrs that follow the constraint's when it becomes `t`: the real part of a complex T, the
+// complex of a real one, BatchMatMulV3's Tb and Tout (Ta's).
+std::vector<std::pair<std::string, DType>> FollowingAttrs(std::string_view op, DType t) {
   if (op == "Real" || op == "Imag" || op == "ComplexAbs" || op == "Angle")
-    return t == DType::kComplex128 ? DType::kDouble : DType::kFloat;
-  if (op == "Complex") return t == DType::kDouble ? DType::kComplex128 : DType::kComplex64;
-  return DType::kInvalid;
+    return {{"Tout", t == DType::kComplex128 ? DType::kDouble : DType::kFloat}};
+  if (op == "Complex")
+    return {{"Tout", t == DType::kDouble ? DType::kComplex128 : DType::kComplex64}};
+  if (op == "BatchMatMulV3") return {{"Tb", t}, {"Tout", t}};
+  return {};
 }
 
 // Ops whose values depend on the dtype by definition (its bytes, or draws made per dtype), so
@@ -259,19 +157,8 @@ bool ValuesFollowDType(std::string_view op) {
 // v (a variant of c, which ran) as the one node of a graph: how a model runs it, which widens
 // half precision for kernels that have no half form. Outputs of c's dtype `old` become `to`.
 Result<std::vector<Tensor>> RunInGraph(const OpCase& v, const OpCase& c, DType old, DType to) {
-  std::vector<TensorSpec> specs;
-  std::vector<const Tensor*> values;
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    specs.push_back(TensorSpec{c.inputs[i].dtype(), PartialShape(c.inputs[i].shape())});
-    values.push_back(c.constant[i] ? &c.inputs[i] : nullptr);
-  }
-  exec::SingleOpOptions single;
-  single.resources = c.resources;
-  const tensorflow::FunctionDefLibrary empty;
-  const exec::FunctionLibrary library(c.functions ? *c.functions : empty);
-  single.library = &library;
-  KILN_ASSIGN_OR_RETURN(exec::SingleOp op,
-                        exec::SingleOp::Prepare(c.op, "node", c.attrs, specs, values, single));
+  const exec::FunctionLibrary library = LibraryOf(c);
+  KILN_ASSIGN_OR_RETURN(exec::SingleOp op, PrepareCase(c, library));
   std::vector<TensorSpec> out_specs = op.output_specs();
   for (TensorSpec& o : out_specs)
     if (o.dtype == old) o.dtype = to;
@@ -292,50 +179,58 @@ Result<std::vector<Tensor>> RunInGraph(const OpCase& v, const OpCase& c, DType o
   return outs;
 }
 
-// c with the constraint attr set to `to` and its bound inputs converted.
+// A variant tensor whose tensor lists of element dtype `old` are fresh ones of `to`, their
+// elements converted (other elements as they are).
+Tensor ConvertLists(const Tensor& t, DType old, DType to) {
+  Tensor lists(DType::kVariant, t.shape());
+  for (int64_t k = 0; k < lists.NumElements(); ++k) {
+    const VariantPtr& held = t.data<VariantPtr>()[k];
+    const auto* list = dynamic_cast<const exec::TensorList*>(held.get());
+    if (list == nullptr || list->element_dtype() != old) {
+      lists.data<VariantPtr>()[k] = held;
+      continue;
+    }
+    std::vector<Tensor> items;
+    for (const Tensor& item : list->tensors())
+      items.push_back(item.IsInitialized() && item.dtype() == old ? ConvertElements(item, to)
+                                                                  : item);
+    lists.data<VariantPtr>()[k] = std::make_shared<const exec::TensorList>(
+        to, list->element_shape(), std::move(items), list->max_num_elements());
+  }
+  return lists;
+}
+
+// A resource handle: to a variable of `old`, a fresh variable of `to` holding its value
+// converted; anything else as it is.
+Tensor ConvertVariable(const Tensor& handle, DType old, DType to) {
+  if (handle.NumElements() != 1) return handle;
+  auto var = std::dynamic_pointer_cast<exec::VariableResource>(
+      handle.scalar<std::shared_ptr<ResourceBase>>());
+  if (var == nullptr || var->dtype() != old) return handle;
+  auto value = var->Read();
+  if (!value.ok()) return handle;
+  auto fresh = std::make_shared<exec::VariableResource>(var->name(), to, var->shape());
+  if (!fresh->Assign(ConvertElements(*value, to)).ok()) return handle;
+  Tensor h(DType::kResource, Shape());
+  h.scalar<std::shared_ptr<ResourceBase>>() = fresh;
+  return h;
+}
+
+// c with the constraint attr set to `to` and its bound inputs, tensor lists and variables
+// converted.
 OpCase Variant(const OpCase& c, const TfTypes& tf, DType old, DType to) {
   OpCase v = c;
   v.attrs[tf.attr].set_type(static_cast<tensorflow::DataType>(DTypeToProto(to)));
-  if (const DType d = Derived(c.op, to); d != DType::kInvalid && v.attrs.count("Tout"))
-    v.attrs["Tout"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(d)));
-  if (c.op == "BatchMatMulV3")  // Tb and Tout follow Ta
-    for (const char* attr : {"Tb", "Tout"})
-      v.attrs[attr].set_type(static_cast<tensorflow::DataType>(DTypeToProto(to)));
+  for (const auto& [attr, dtype] : FollowingAttrs(c.op, to))
+    if (v.attrs.count(attr))
+      v.attrs[attr].set_type(static_cast<tensorflow::DataType>(DTypeToProto(dtype)));
   std::vector<bool> bound = BoundInputs(c, tf, old);
   if (c.op == "BatchMatMulV3") bound.assign(bound.size(), true);  // y is Tb's
   for (size_t i = 0; i < v.inputs.size(); ++i) {
-    if (bound[i] && v.inputs[i].dtype() == old) v.inputs[i] = Convert(v.inputs[i], to);
-    // Tensor lists of the old element dtype: fresh ones of the new, elements converted.
-    if (v.inputs[i].dtype() == DType::kVariant) {
-      Tensor lists(DType::kVariant, v.inputs[i].shape());
-      for (int64_t k = 0; k < lists.NumElements(); ++k) {
-        const VariantPtr& held = v.inputs[i].data<VariantPtr>()[k];
-        const auto* list = dynamic_cast<const exec::TensorList*>(held.get());
-        if (list == nullptr || list->element_dtype() != old) {
-          lists.data<VariantPtr>()[k] = held;
-          continue;
-        }
-        std::vector<Tensor> items;
-        for (const Tensor& item : list->tensors())
-          items.push_back(item.IsInitialized() && item.dtype() == old ? Convert(item, to) : item);
-        lists.data<VariantPtr>()[k] = std::make_shared<const exec::TensorList>(
-            to, list->element_shape(), std::move(items), list->max_num_elements());
-      }
-      v.inputs[i] = lists;
-      continue;
-    }
-    // A variable of the old dtype: a fresh one of the new, holding the value converted.
-    if (v.inputs[i].dtype() != DType::kResource || v.inputs[i].NumElements() != 1) continue;
-    auto var = std::dynamic_pointer_cast<exec::VariableResource>(
-        v.inputs[i].scalar<std::shared_ptr<ResourceBase>>());
-    if (var == nullptr || var->dtype() != old) continue;
-    auto value = var->Read();
-    if (!value.ok()) continue;
-    auto fresh = std::make_shared<exec::VariableResource>(var->name(), to, var->shape());
-    if (!fresh->Assign(Convert(*value, to)).ok()) continue;
-    Tensor h(DType::kResource, Shape());
-    h.scalar<std::shared_ptr<ResourceBase>>() = fresh;
-    v.inputs[i] = h;
+    Tensor& in = v.inputs[i];
+    if (bound[i] && in.dtype() == old) in = ConvertElements(in, to);
+    if (in.dtype() == DType::kVariant) in = ConvertLists(in, old, to);
+    if (in.dtype() == DType::kResource) in = ConvertVariable(in, old, to);
   }
   return v;
 }
@@ -347,13 +242,14 @@ std::string CheckAgainstFloat(const OpCase& c, const TfTypes& tf, const OpCase& 
   OpCase back = c;
   const std::vector<bool> bound = BoundInputs(c, tf, DType::kFloat);
   for (size_t i = 0; i < back.inputs.size(); ++i)
-    if (bound[i] && v.inputs[i].dtype() == to) back.inputs[i] = Convert(v.inputs[i], DType::kFloat);
+    if (bound[i] && v.inputs[i].dtype() == to)
+      back.inputs[i] = ConvertElements(v.inputs[i], DType::kFloat);
   auto want = RunCase(back);
   if (!want.ok() || want->size() != got.size()) return "";
   const double tol = to == DType::kHalf ? 1e-2 : to == DType::kBFloat16 ? 5e-2 : 1e-4;
   for (size_t i = 0; i < got.size(); ++i) {
     if ((*want)[i].dtype() != DType::kFloat) continue;
-    const Tensor g = got[i].dtype() == to ? Convert(got[i], DType::kFloat) : got[i];
+    const Tensor g = got[i].dtype() == to ? ConvertElements(got[i], DType::kFloat) : got[i];
     if (g.dtype() != DType::kFloat)
       return "output " + std::to_string(i) + " is not " + std::string(DTypeShortName(to));
     const std::string diff = CompareTensors(g, (*want)[i], std::max(tol, c.tolerance));

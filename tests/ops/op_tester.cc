@@ -609,10 +609,23 @@ double GetAsDouble(const Tensor& t, int64_t i) {
     KILN_CASE(kUInt64, uint64_t)
     KILN_CASE(kBool, bool)
 #undef KILN_CASE
+#define KILN_CASE(e, T) \
+  case DType::e:        \
+    return static_cast<double>(t.data<T>()[i].value);
+    KILN_CASE(kQInt8, QInt8)
+    KILN_CASE(kQUInt8, QUInt8)
+    KILN_CASE(kQInt16, QInt16)
+    KILN_CASE(kQUInt16, QUInt16)
+    KILN_CASE(kQInt32, QInt32)
+#undef KILN_CASE
     case DType::kHalf:
       return ToFloat(t.data<Half>()[i]);
     case DType::kBFloat16:
       return ToFloat(t.data<BFloat16>()[i]);
+    case DType::kComplex64:  // the real part
+      return t.data<std::complex<float>>()[i].real();
+    case DType::kComplex128:
+      return t.data<std::complex<double>>()[i].real();
     default:
       FAIL("no double view of ", DTypeShortName(t.dtype()));
       return 0;
@@ -655,6 +668,22 @@ void SetFromDouble(Tensor* t, int64_t i, double v) {
     KILN_INT_CASE(kUInt32, uint32_t)
     KILN_INT_CASE(kUInt64, uint64_t)
 #undef KILN_INT_CASE
+#define KILN_QUANTIZED_CASE(e, T, V)              \
+  case DType::e:                                  \
+    t->data<T>()[i].value = SaturatingCast<V>(v); \
+    return;
+    KILN_QUANTIZED_CASE(kQInt8, QInt8, int8_t)
+    KILN_QUANTIZED_CASE(kQUInt8, QUInt8, uint8_t)
+    KILN_QUANTIZED_CASE(kQInt16, QInt16, int16_t)
+    KILN_QUANTIZED_CASE(kQUInt16, QUInt16, uint16_t)
+    KILN_QUANTIZED_CASE(kQInt32, QInt32, int32_t)
+#undef KILN_QUANTIZED_CASE
+    case DType::kComplex64:
+      t->data<std::complex<float>>()[i] = static_cast<float>(v);
+      return;
+    case DType::kComplex128:
+      t->data<std::complex<double>>()[i] = v;
+      return;
     case DType::kHalf:
       t->data<Half>()[i].bits =
           Eigen::numext::bit_cast<uint16_t>(Eigen::half(static_cast<float>(v)));
@@ -686,6 +715,24 @@ Tensor RandomOf(DType dtype, const Shape& shape, uint32_t seed, double lo, doubl
     }
   }
   return t;
+}
+
+Tensor ConvertElements(const Tensor& t, DType to) {
+  Tensor out(to, t.shape());
+  for (int64_t i = 0; i < t.NumElements(); ++i) {
+    if (to == DType::kString) {
+      out.data<std::string>()[i] =
+          t.dtype() == DType::kString
+              ? t.data<std::string>()[i]
+              : std::to_string(static_cast<int64_t>(std::nearbyint(GetAsDouble(t, i))));
+    } else {
+      SetFromDouble(&out, i,
+                    t.dtype() == DType::kString
+                        ? static_cast<double>(t.data<std::string>()[i].size())
+                        : GetAsDouble(t, i));
+    }
+  }
+  return out;
 }
 
 Tensor RefUnaryDouble(const Tensor& x, const std::function<double(double)>& f, DType out) {

@@ -109,6 +109,9 @@ namespace kiln::testing {
 // integers rounded from it (clamped to the type's range), bools alternating by the draw,
 // strings short words.
 Tensor RandomOf(DType dtype, const Shape& shape, uint32_t seed, double lo = -3, double hi = 3);
+// t's elements as `to`: through a double (complex: the real part; bool: nonzero), integers
+// rounded and saturated; strings become their length, and numbers their integer text.
+Tensor ConvertElements(const Tensor& t, DType to);
 // The next seed of a case list: a call, so several draws in one builder chain stay clear of
 // GCC 12's -Wsequence-point (an error under -Werror) on `seed++`.
 inline uint32_t NextSeed(uint32_t& seed) { return seed++; }
