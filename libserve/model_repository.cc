@@ -4,8 +4,8 @@
 #include <charconv>
 #include <system_error>
 
+#include "kiln/exec/unsafe_ops.h"
 #include "kiln/serve/log.h"
-#include "kiln/serve/scan.h"
 
 namespace kiln::serve {
 namespace fs = std::filesystem;
@@ -135,7 +135,7 @@ Result<std::shared_ptr<const Servable>> ModelRepository::LoadVersion(const Model
   const fs::path dir = source.base_path / std::to_string(version);
   KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(dir, options_.load));
   std::string refused;
-  for (const UnsafeOp& u : ScanUnsafeOps(model->meta_graph())) {
+  for (const exec::UnsafeOp& u : exec::ScanUnsafeOps(model->meta_graph())) {
     if (options_.allowed_unsafe_ops.count(u.op)) continue;
     refused += (refused.empty() ? "" : "; ") + u.op + " (node '" + u.node + "'" +
                (u.function.empty() ? "" : " in function '" + u.function + "'") + ": " + u.why + ")";

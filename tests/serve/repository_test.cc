@@ -5,8 +5,8 @@
 #include <future>
 #include <thread>
 
+#include "kiln/exec/unsafe_ops.h"
 #include "kiln/serve/model_repository.h"
-#include "kiln/serve/scan.h"
 #include "kiln/serve/server_config.h"
 #include "kiln/serve/server_core.h"
 #include "serve_test_util.h"
@@ -160,7 +160,7 @@ TEST_CASE("scan lists file and host-callback ops wherever they are") {
   auto* cb = fn->add_node_def();
   cb->set_name("cb");
   cb->set_op("EagerPyFunc");
-  auto found = ScanUnsafeOps(mg);
+  auto found = exec::ScanUnsafeOps(mg);
   REQUIRE(found.size() == 3);
   CHECK(found[0].op == "WriteFile");
   CHECK(found[0].function == "f");

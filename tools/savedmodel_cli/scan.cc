@@ -1,8 +1,6 @@
 // savedmodel-cli scan: lists the ops of a bundle that reach outside the model (files, the host),
-// as TensorFlow's `saved_model_cli scan` does. The logic is kiln::serve::ScanUnsafeOps, shared
+// as TensorFlow's `saved_model_cli scan` does. The logic is kiln::exec::ScanUnsafeOps, shared
 // with the server, which refuses such bundles unless its config allows the op.
-#include "kiln/serve/scan.h"
-
 #include <memory>
 #include <ostream>
 #include <set>
@@ -11,6 +9,7 @@
 #include "commands.h"
 #include "kiln/core/status.h"
 #include "kiln/exec/saved_model.h"
+#include "kiln/exec/unsafe_ops.h"
 #include "tensorflow/saved_model.pb.h"
 
 namespace kiln::cli {
@@ -32,7 +31,7 @@ Status Scan(const std::string& dir, const std::string& tag_set, std::ostream& ou
     any_graph = true;
     std::string tag_text;
     for (const auto& t : tags) tag_text += (tag_text.empty() ? "'" : ", '") + t + "'";
-    const auto found = serve::ScanUnsafeOps(mg);
+    const auto found = exec::ScanUnsafeOps(mg);
     if (found.empty()) {
       out << "MetaGraph with tag set [" << tag_text
           << "] does not contain the ops that touch files or the host: ReadFile, WriteFile, "

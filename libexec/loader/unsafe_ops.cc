@@ -1,10 +1,10 @@
-#include "kiln/serve/scan.h"
+#include "kiln/exec/unsafe_ops.h"
 
 #include <string_view>
 
 #include "tensorflow/saved_model.pb.h"
 
-namespace kiln::serve {
+namespace kiln::exec {
 namespace {
 
 struct Rule {
@@ -45,4 +45,4 @@ std::vector<UnsafeOp> ScanUnsafeOps(const tensorflow::MetaGraphDef& meta_graph) 
   return found;
 }
 
-}  // namespace kiln::serve
+}  // namespace kiln::exec

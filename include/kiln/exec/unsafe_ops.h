@@ -10,7 +10,7 @@ namespace tensorflow {
 class MetaGraphDef;
 }
 
-namespace kiln::serve {
+namespace kiln::exec {
 
 struct UnsafeOp {
   std::string op;        // "ReadFile"
@@ -24,4 +24,4 @@ struct UnsafeOp {
 // callbacks). The main graph and every library function are scanned, sorted by place.
 std::vector<UnsafeOp> ScanUnsafeOps(const tensorflow::MetaGraphDef& meta_graph);
 
-}  // namespace kiln::serve
+}  // namespace kiln::exec
