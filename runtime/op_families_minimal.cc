@@ -12,4 +12,6 @@ void ListOpFamilies(OpTableBuilder& b) {
 #undef KILN_ADD_FAMILY
 }
 
+std::string_view OpTableNote() { return ""; }
+
 }  // namespace kiln::exec

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "executor/placement.h"
+#include "kernels/op_table_builder.h"
 
 namespace kiln::exec {
 
@@ -14,7 +15,8 @@ Result<SingleOp> SingleOp::Prepare(std::string_view op, std::string_view node_na
                                    const SingleOpOptions& options) {
   SingleOp s;
   s.def_ = FindOp(op);
-  if (s.def_ == nullptr) return Unimplemented("op '", op, "' is not in kiln's op table");
+  if (s.def_ == nullptr)
+    return Unimplemented("op '", op, "' is not in kiln's op table", OpTableNote());
   s.device_ = options.device != nullptr ? options.device : HostDevice();
   PrepareContext ctx;
   ctx.node_name = node_name;

@@ -19,6 +19,7 @@
 #include "executor/half_precision.h"
 #include "executor/memory_plan.h"
 #include "executor/placement.h"
+#include "kernels/op_table_builder.h"
 #include "kiln/exec/executor.h"
 #ifndef KILN_NO_PROTOBUF
 #include "tensorflow/framework.pb.h"
@@ -384,7 +385,7 @@ class FunctionCompiler {
       }
       if (node.def == nullptr)
         return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
-                             "') is not implemented by this runtime");
+                             "') is not implemented by this runtime", OpTableNote());
       PrepareContext ctx = ContextFor(node, node.reader(), in_specs, in_consts, analysis);
       if (Status st = node.def->prepare(ctx); !st.ok()) {
         KILN_ASSIGN_OR_RETURN(bool widened,

@@ -1,3 +1,4 @@
+// Op families: ParseExample SequenceExample
 #include "kernels/example_wire.h"
 
 #include <algorithm>

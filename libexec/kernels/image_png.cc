@@ -2,6 +2,7 @@
 // as TensorFlow's png_io.cc sets it up (see image_codec_ops.cc's opening comment). libpng reports
 // fatal errors by longjmp: the functions that call it hold no C++ objects with destructors
 // between their setjmp and the library calls.
+// Op families: ImageCodec
 #include "kernels/image_png.h"
 
 #include <png.h>

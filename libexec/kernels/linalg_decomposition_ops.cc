@@ -3,6 +3,7 @@
 // fewer than 16 columns to JacobiSVD, so small matrices get TF's exact algorithm; larger ones get
 // the slower but equally accurate one-sided Jacobi. BDCSVD took GCC 12 about three minutes of
 // compile time per dtype (template instantiation): this file took ten minutes of a cold build.
+// Op families: Linalg
 #include <limits>
 #include <string>
 

@@ -2,6 +2,7 @@
 // normal equations, or a complete orthogonal decomposition) and the tridiagonal
 // TridiagonalMatMul and TridiagonalSolve (Gaussian elimination with partial pivoting); the
 // tables are in linalg_ops.cc.
+// Op families: Linalg
 #include <limits>
 #include <string>
 #include <type_traits>

@@ -1,3 +1,4 @@
+// Op families: Lookup
 #include "kernels/lookup_table.h"
 
 #include <algorithm>

@@ -2,6 +2,7 @@
 // and MutableDenseHashTable (TF's open-addressing table: the bucket arrays, their hashing,
 // probing, growth and export layout follow tensorflow/core/kernels/lookup_table_op.cc, so an
 // export gives TF's bucket order).
+// Op families: Lookup
 #include <algorithm>
 #include <mutex>
 #include <shared_mutex>

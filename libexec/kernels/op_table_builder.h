@@ -4,6 +4,7 @@
 #pragma once
 
 #include <span>
+#include <string_view>
 #include <vector>
 
 #include "kiln/exec/op_table.h"
@@ -25,7 +26,10 @@ class OpTableBuilder {
   std::vector<KernelEntry>* cpu_;
 };
 
-// Defined once per runtime (op_families_full.cc, runtime/op_families_minimal.cc).
+// Defined once per runtime (op_families_full.cc, runtime/op_families_minimal.cc, or the table
+// cmake/KilnOpFamilies.cmake generates for a build with only some families).
 void ListOpFamilies(OpTableBuilder& b);
+// What an unknown op's error adds: "" when the table has every family, else which it has.
+std::string_view OpTableNote();
 
 }  // namespace kiln::exec

@@ -1,3 +1,4 @@
+// Op families: CountSparse EditDistance SparseManip SparseMath
 #include "kernels/sparse_util.h"
 
 #include <string>

@@ -3,6 +3,7 @@
 #include <map>
 #include <set>
 
+#include "kernels/op_table_builder.h"
 #include "kiln/exec/function_call.h"
 #include "kiln/exec/op_table.h"
 #include "loader/tf1_control_flow.h"
@@ -125,6 +126,7 @@ std::string DescribeUnsupportedOps(const std::vector<UnsupportedOp>& ops) {
     s += internal::StrCat(i ? ", " : "", u.op, " (", u.count, u.count == 1 ? " node" : " nodes",
                           ", first '", u.first_node, "' in ", u.first_where, ")");
   }
+  s += OpTableNote();  // a build with only some op families says which
   return s;
 }
 

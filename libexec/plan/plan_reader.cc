@@ -6,6 +6,7 @@
 
 #include "bundle/crc32c.h"
 #include "bundle/mapped_file.h"
+#include "kernels/op_table_builder.h"
 #include "kiln/exec/serving_plan.h"
 #include "kiln/plan_generated.h"
 
@@ -260,7 +261,8 @@ class ContentChecker {
       }
       const bool sink = op == "NoOp" && n.attrs() == nullptr;
       if (op != "_Arg" && !sink && FindOp(op) == nullptr)
-        return Unimplemented("plan field ", nf(), ".op '", op, "' is not an op of this runtime");
+        return Unimplemented("plan field ", nf(), ".op '", op, "' is not an op of this runtime",
+                             OpTableNote());
       const std::string_view kernel = f.kernels()->Get(v)->string_view();
       if (!kernel.empty()) {
         Result<Device*> device = FindDevice(kernel);
