@@ -10,9 +10,10 @@
 # `// Op families: Linalg` (kernels/linalg_decomposition_ops.cc), and is left out with them.
 
 # The engine makes Const, Identity and Cast nodes itself (fusion, half precision), runs function
-# calls and control flow, and its fused recurrent loops read tensor lists: these families are
+# calls and control flow, its fused recurrent loops read tensor lists, and libtrace's
+# HostCallback registers its host functions with the HostCallback family: these families are
 # always kept.
-set(KILN_CORE_OP_FAMILIES Basic Math ControlFlow TensorList)
+set(KILN_CORE_OP_FAMILIES Basic Math ControlFlow TensorList HostCallback)
 
 # kiln_select_op_families(<common srcs var> <dual srcs var> <full srcs var> <minimal table var>)
 # Removes the left-out families' files from the source lists (libexec/CMakeLists.txt says what

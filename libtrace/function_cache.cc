@@ -23,16 +23,6 @@ using internal::ValidateSignature;
 
 TensorSpec ResourceSpec() { return TensorSpec{DType::kResource, PartialShape::Scalar()}; }
 
-// Function names go into FunctionDef names: keep [A-Za-z0-9_].
-std::string SanitizeFunctionName(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    out += ok ? c : '_';
-  }
-  return out.empty() ? "function" : out;
-}
-
 std::atomic<bool> g_run_eagerly{false};
 
 std::mutex& WarningMutex() {
@@ -375,7 +365,7 @@ Result<const ConcreteFunction*> Function::Trace(std::vector<BoundArg> key) {
   std::vector<std::string> reasons = ReasonsFor(key);
   const int trace_index = trace_count_++;
   const std::string fname =
-      "__inference_" + SanitizeFunctionName(name_) + "_" + std::to_string(trace_index);
+      "__inference_" + internal::SanitizeFunctionName(name_) + "_" + std::to_string(trace_index);
   std::vector<ArgSpec> inputs;
   for (const BoundArg& b : key) {
     if (!b.host) inputs.emplace_back(b.name, b.spec.dtype, b.spec.shape);

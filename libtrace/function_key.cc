@@ -94,6 +94,15 @@ std::string Difference(const std::string& name, const BoundArg& have, const Boun
          want.spec.shape.ToPythonString();
 }
 
+std::string SanitizeFunctionName(std::string_view name) {
+  std::string out;
+  for (char c : name) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
+    out += ok ? c : '_';
+  }
+  return out.empty() ? "function" : out;
+}
+
 }  // namespace internal
 
 using internal::GivenSpecText;

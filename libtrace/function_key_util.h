@@ -3,10 +3,14 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "kiln/trace/function_key.h"
 
 namespace kiln::trace::internal {
+
+// A function's name as FunctionDef names take it: [A-Za-z0-9_], "function" when empty.
+std::string SanitizeFunctionName(std::string_view name);
 
 // "TensorSpec(shape=(2,), dtype=int32)": a given argument in a message.
 std::string GivenSpecText(const TensorSpec& spec);

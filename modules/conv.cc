@@ -10,12 +10,6 @@
 namespace kiln::modules {
 namespace {
 
-std::string DimsString(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
-
 Result<Shape> MakeShape(const std::vector<int64_t>& dims) { return Shape::FromDims(dims); }
 
 }  // namespace
@@ -86,14 +80,15 @@ Status ConvBase::CheckOptions() {
     dilated = dilated || options_.dilation_rate[i] > 1;
   }
   if (strided && dilated) {
-    return InvalidArgument(who, ": strides ", DimsString(options_.strides),
+    return InvalidArgument(who, ": strides ", internal::DimsString(options_.strides),
                            " > 1 cannot be combined with dilation_rate ",
-                           DimsString(options_.dilation_rate), " > 1 (as in Keras)");
+                           internal::DimsString(options_.dilation_rate), " > 1 (as in Keras)");
   }
   if (!options_.input_shape.empty() &&
       options_.input_shape.size() != static_cast<size_t>(spatial_) + 1) {
-    return InvalidArgument(who, ": input_shape ", DimsString(options_.input_shape), " must have ",
-                           spatial_ + 1, " dimensions (without the batch dimension)");
+    return InvalidArgument(who, ": input_shape ", internal::DimsString(options_.input_shape),
+                           " must have ", spatial_ + 1,
+                           " dimensions (without the batch dimension)");
   }
   return OkStatus();
 }
@@ -133,9 +128,10 @@ Result<PartialShape> ConvBase::OutputShape(const PartialShape& input) const {
                             : ConvOutputLength(in, k, options_.padding, s, d);
     if (in >= 0 && out <= 0) {
       return InvalidArgument(Who(), ": input ", input.ToPythonString(),
-                             " is too small for kernel_size ", DimsString(options_.kernel_size),
-                             " with dilation_rate ", DimsString(options_.dilation_rate),
-                             " and padding \"", PaddingName(options_.padding), "\"");
+                             " is too small for kernel_size ",
+                             internal::DimsString(options_.kernel_size), " with dilation_rate ",
+                             internal::DimsString(options_.dilation_rate), " and padding \"",
+                             PaddingName(options_.padding), "\"");
     }
     dims.push_back(out);
   }

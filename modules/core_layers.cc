@@ -16,12 +16,6 @@ namespace {
 // TensorFlow's DEFAULT_GRAPH_SEED: the graph-level seed used when only an op seed is given.
 constexpr int64_t kDefaultGraphSeed = 87654321;
 
-std::string DimsString(const std::vector<int64_t>& v) {
-  std::string s = "(";
-  for (size_t i = 0; i < v.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(v[i]);
-  return s + (v.size() == 1 ? ",)" : ")");
-}
-
 Result<PartialShape> NeedsBatch(const std::string& who, const PartialShape& input) {
   if (input.unknown_rank() || input.rank() < 1) {
     return InvalidArgument(who, ": expected an input with a batch dimension, got ",
@@ -85,7 +79,7 @@ Reshape::Reshape(std::vector<int64_t> target_shape)
     }
   }
   if (unknown > 1) {
-    invalid_ = InvalidArgument("Reshape: target_shape ", DimsString(target_shape_),
+    invalid_ = InvalidArgument("Reshape: target_shape ", internal::DimsString(target_shape_),
                                " may hold one -1 and no other negative dimension");
     RecordError(invalid_);
   }
@@ -108,7 +102,8 @@ Result<PartialShape> Reshape::OutputShape(const PartialShape& input) const {
     const bool fits = has_unknown ? known > 0 && in % known == 0 : in == known;
     if (!fits) {
       return InvalidArgument(who, ": cannot reshape ", input.ToPythonString(), " (", in,
-                             " values per example) to target_shape ", DimsString(target_shape_));
+                             " values per example) to target_shape ",
+                             internal::DimsString(target_shape_));
     }
     if (has_unknown) inferred = in / known;
   }

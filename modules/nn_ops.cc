@@ -23,6 +23,12 @@ bool AllOnes(const std::vector<int64_t>& v) {
 
 }  // namespace
 
+std::string DimsString(const std::vector<int64_t>& v) {
+  std::string s = "(";
+  for (size_t i = 0; i < v.size(); ++i) s += (i > 0 ? ", " : "") + std::to_string(v[i]);
+  return s + (v.size() == 1 ? ",)" : ")");
+}
+
 Value Int32Vector(const std::vector<int64_t>& values) {
   Tensor t(DType::kInt32, Shape{static_cast<int64_t>(values.size())});
   for (size_t i = 0; i < values.size(); ++i) {

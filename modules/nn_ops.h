@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -11,6 +12,9 @@
 #include "kiln/trace/value.h"
 
 namespace kiln::modules::internal {
+
+// "(2, 3)", or "(2,)" for one: a layer's sizes in messages, as Python prints a tuple.
+std::string DimsString(const std::vector<int64_t>& v);
 
 // A rank-1 int32 constant.
 trace::Value Int32Vector(const std::vector<int64_t>& values);

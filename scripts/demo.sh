@@ -12,12 +12,13 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 bash "$ROOT/scripts/install-deps.sh"
 BIN="${KILN_DEMO_BUILD_DIR:-$ROOT/build-demo}"
-# The families beside those every build keeps (Basic, Math, ControlFlow, TensorList): variables, the print
+# The families beside those every build keeps (cmake/KilnOpFamilies.cmake): variables, the print
 # op, the MLP's matrix product, bias, ReLU and softmax. The demo runs on the CPU, so it leaves
-# the CUDA device out (nvcc would add minutes); build/ has it wherever nvcc is.
+# the CUDA device out (nvcc would add minutes); build/ has it wherever nvcc is. The libraries
+# whose files parse the same large headers compile as unity builds (KILN_UNITY_BUILD).
 KILN_BUILD_DIR="$BIN" KILN_OP_FAMILIES="Resource;String;MatMul;Nn" \
   KILN_TARGETS="demo_module_export demo_module_load mlp_export mlp_load savedmodel-cli" \
-  bash "$ROOT/scripts/build.sh" -DKILN_WITH_CUDA=OFF
+  bash "$ROOT/scripts/build.sh" -DKILN_WITH_CUDA=OFF -DKILN_UNITY_BUILD=ON
 OUT="${KILN_OUT_DIR:-$ROOT/out}"
 mkdir -p "$OUT"
 

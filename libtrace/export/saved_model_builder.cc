@@ -13,6 +13,7 @@
 
 #include "export/proto_util.h"
 #include "export/saver_functions.h"
+#include "function_key_util.h"
 #include "graph.h"
 #include "kiln/core/file_util.h"
 #include "kiln/core/proto_convert.h"
@@ -59,15 +60,6 @@ std::string JoinPath(const std::vector<std::string>& path) {
   std::string s;
   for (const std::string& p : path) s += (s.empty() ? "" : "/") + p;
   return s;
-}
-
-std::string SanitizeFunctionName(std::string_view name) {
-  std::string out;
-  for (char c : name) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9');
-    out += ok ? c : '_';
-  }
-  return out;
 }
 
 tensorflow::TensorInfo MakeTensorInfo(const std::string& name, const TensorSpec& spec) {
@@ -229,7 +221,7 @@ class Exporter {
   std::string NameFor(const ConcreteFunction* cf, const std::string& who) {
     auto it = export_names_.find(cf);
     if (it != export_names_.end()) return it->second;
-    std::string name = "__inference_" + SanitizeFunctionName(cf->function_name()) + "_" +
+    std::string name = "__inference_" + internal::SanitizeFunctionName(cf->function_name()) + "_" +
                        std::to_string(counter_++);
     export_names_.emplace(cf, name);
     owners_.emplace(cf, who);

@@ -110,7 +110,7 @@ Result<std::map<std::string, Tensor>> Feeds(const QuantizeArgs& a, const exec::S
   return feeds;
 }
 
-std::string Fixed(double v, int precision) {
+std::string Significant(double v, int precision) {
   std::ostringstream s;
   s << std::setprecision(precision) << v;
   return s.str();
@@ -122,7 +122,7 @@ void PrintReport(const exec::QuantizeReport& r, const std::vector<OutputError>& 
       << r.variables.size() << " float32 variables stored as "
       << (r.mode == exec::QuantizeMode::kWeightsInt8 ? "int8" : exec::QuantizeModeName(r.mode))
       << "; " << r.input_bytes << " -> " << r.output_bytes << " bytes ("
-      << Fixed(static_cast<double>(r.output_bytes) / static_cast<double>(r.input_bytes), 3)
+      << Significant(static_cast<double>(r.output_bytes) / static_cast<double>(r.input_bytes), 3)
       << "x)\n";
   out << std::left << std::setw(40) << "variable" << std::setw(18) << "shape" << std::setw(10)
       << "stored" << std::setw(6) << "axis" << std::setw(24) << "scale min..max"
@@ -136,14 +136,16 @@ void PrintReport(const exec::QuantizeReport& r, const std::vector<OutputError>& 
     }
     out << std::setw(10) << DTypeShortName(v.stored) << std::setw(6)
         << (v.axis < 0 ? std::string("-") : std::to_string(v.axis)) << std::setw(24)
-        << (v.stored == DType::kInt8 ? Fixed(v.min_scale, 3) + ".." + Fixed(v.max_scale, 3) : "-")
-        << Fixed(v.relative_error, 3) << "\n";
+        << (v.stored == DType::kInt8
+                ? Significant(v.min_scale, 3) + ".." + Significant(v.max_scale, 3)
+                : "-")
+        << Significant(v.relative_error, 3) << "\n";
   }
   out << "Output error against the float model ("
       << (generated ? "generated inputs" : "calibration data") << "):\n";
   for (const auto& e : errors) {
-    out << "  " << e.signature << "/" << e.key << ": max |diff| " << Fixed(e.max_abs, 3)
-        << ", relative " << Fixed(e.relative, 3);
+    out << "  " << e.signature << "/" << e.key << ": max |diff| " << Significant(e.max_abs, 3)
+        << ", relative " << Significant(e.relative, 3);
     if (e.rows > 0) out << ", same argmax in " << e.argmax_agree << " of " << e.rows << " rows";
     out << "\n";
   }
