@@ -101,7 +101,7 @@ endfunction()
 function(_kiln_write_op_table path families kept_text)
   set(adds "")
   foreach(family IN LISTS families)
-    string(APPEND adds "  b.Add(${family}OpDefs(), ${family}CpuKernels());\n")
+    string(APPEND adds "  b.Add(\"${family}\", ${family}OpDefs(), ${family}CpuKernels());\n")
   endforeach()
   # file(CONFIGURE) rewrites the file only when its text changes, so a reconfigure with the
   # same families recompiles nothing.

@@ -5,7 +5,7 @@
 namespace kiln::exec {
 
 void ListOpFamilies(OpTableBuilder& b) {
-#define KILN_ADD_FAMILY(F) b.Add(F##OpDefs(), F##CpuKernels());
+#define KILN_ADD_FAMILY(F) b.Add(#F, F##OpDefs(), F##CpuKernels());
   KILN_OP_FAMILIES(KILN_ADD_FAMILY)
   KILN_OP_FAMILIES_FULL_ONLY(KILN_ADD_FAMILY)
 #undef KILN_ADD_FAMILY

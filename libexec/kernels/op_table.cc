@@ -5,19 +5,22 @@
 #include <vector>
 
 #include "kernels/op_table_builder.h"
+#include "kiln/exec/op_coverage.h"
 
 namespace kiln::exec {
 namespace {
 
 struct Tables {
-  std::vector<OpDefinition> defs;                     // sorted by name
-  std::vector<KernelEntry> kernels[kNumDeviceTypes];  // per device, sorted by op
+  std::vector<OpDefinition> defs;                       // sorted by name
+  std::vector<KernelEntry> kernels[kNumDeviceTypes];    // per device, sorted by op
+  std::vector<OpTableBuilder::OpFamilyEntry> families;  // sorted by op
 };
 
 Tables BuildTables() {
   Tables t;
-  OpTableBuilder builder(&t.defs, &t.kernels[static_cast<int>(DeviceType::kCpu)]);
+  OpTableBuilder builder(&t.defs, &t.kernels[static_cast<int>(DeviceType::kCpu)], &t.families);
   ListOpFamilies(builder);
+  std::sort(t.families.begin(), t.families.end());
   std::sort(t.defs.begin(), t.defs.end(),
             [](const OpDefinition& a, const OpDefinition& b) { return a.name < b.name; });
   for (auto& table : t.kernels)
@@ -53,6 +56,14 @@ const OpDefinition* FindOp(std::string_view name) {
 }
 
 std::span<const OpDefinition> AllOps() { return GetTables().defs; }
+
+std::string_view OpFamily(std::string_view op) {
+  const auto& families = GetTables().families;
+  auto it = std::lower_bound(
+      families.begin(), families.end(), op,
+      [](const OpTableBuilder::OpFamilyEntry& e, std::string_view n) { return e.first < n; });
+  return it != families.end() && it->first == op ? it->second : std::string_view();
+}
 
 std::span<const KernelEntry> KernelTable(DeviceType device) {
   return GetTables().kernels[static_cast<int>(device)];

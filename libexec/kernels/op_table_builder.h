@@ -5,6 +5,7 @@
 
 #include <span>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kiln/exec/op_table.h"
@@ -13,17 +14,23 @@ namespace kiln::exec {
 
 class OpTableBuilder {
  public:
-  OpTableBuilder(std::vector<OpDefinition>* defs, std::vector<KernelEntry>* cpu)
-      : defs_(defs), cpu_(cpu) {}
-  // One family: its definitions and its CPU kernels.
-  void Add(std::span<const OpDefinition> defs, std::span<const KernelEntry> cpu) {
+  // An op's name and its family's.
+  using OpFamilyEntry = std::pair<std::string_view, std::string_view>;
+  OpTableBuilder(std::vector<OpDefinition>* defs, std::vector<KernelEntry>* cpu,
+                 std::vector<OpFamilyEntry>* families)
+      : defs_(defs), cpu_(cpu), families_(families) {}
+  // One family: its name, its definitions and its CPU kernels.
+  void Add(std::string_view family, std::span<const OpDefinition> defs,
+           std::span<const KernelEntry> cpu) {
     defs_->insert(defs_->end(), defs.begin(), defs.end());
     cpu_->insert(cpu_->end(), cpu.begin(), cpu.end());
+    for (const OpDefinition& d : defs) families_->emplace_back(d.name, family);
   }
 
  private:
   std::vector<OpDefinition>* defs_;
   std::vector<KernelEntry>* cpu_;
+  std::vector<OpFamilyEntry>* families_;
 };
 
 // Defined once per runtime (op_families_full.cc, runtime/op_families_minimal.cc, or the table

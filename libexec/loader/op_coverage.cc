@@ -142,4 +142,15 @@ std::vector<std::string> UnrunnableOpsInGraph(const tensorflow::GraphDef& graph)
   return {ops.begin(), ops.end()};
 }
 
+std::vector<std::string> OpFamiliesOfGraph(const tensorflow::GraphDef& graph) {
+  std::set<std::string> families;
+  auto add = [&](const std::string& op) {
+    if (std::string_view f = OpFamily(op); !f.empty()) families.emplace(f);
+  };
+  for (const auto& n : graph.node()) add(n.op());
+  for (const auto& f : graph.library().function())
+    for (const auto& n : f.node_def()) add(n.op());
+  return {families.begin(), families.end()};
+}
+
 }  // namespace kiln::exec

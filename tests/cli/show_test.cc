@@ -188,6 +188,14 @@ TEST_CASE("show --list_ops: TF's ops line, then the ops kiln cannot run") {
   for (const char* op : {"'VariableV2'", "'Add'", "'RestoreV2'", "'ParseExample'", "'NoOp'"})
     CHECK(r.out.find(op) != std::string::npos);
   CHECK(r.out.find("\nkiln can run every op of this MetaGraph.\n") != std::string::npos);
+  // Then the op families a build with only some (KILN_OP_FAMILIES) needs for it.
+  const std::string families = "\nOp families it uses (KILN_OP_FAMILIES): ";
+  const size_t at = r.out.find(families);
+  REQUIRE(at != std::string::npos);
+  const std::string line =
+      r.out.substr(at + families.size(), r.out.find('\n', at + 1) - at - families.size()) + ";";
+  for (const char* family : {"Basic;", "Math;", "ParseExample;", "RefVariable;"})
+    CHECK_MESSAGE(line.find(family) != std::string::npos, line);
 
   // Without a tag-set: every MetaGraph (TensorFlow only says a tag-set is needed).
   r = RunCli({"show", "--dir", Fixture("half_plus_two_v1").string(), "--list_ops"});
@@ -203,6 +211,7 @@ TEST_CASE("show --list_ops: TF's ops line, then the ops kiln cannot run") {
   r = RunCli({"show", "--dir", Fixture("tftrt_2.0_saved_model").string(), "--tag_set", "serve",
               "--list_ops", "--json"});
   CHECK(r.out.find("\"unsupported_ops\": [\n    \"TRTEngineOp\"\n  ]") != std::string::npos);
+  CHECK(r.out.find("\"op_families\": [") != std::string::npos);
 }
 
 TEST_CASE("show errors name the missing tag-set or signature and list what exists") {

@@ -148,6 +148,7 @@ Status ShowJson(const tensorflow::SavedModel& model, const ShowOptions& options,
     if (options.list_ops) {
       doc["ops"] = OpsUsedByGraphDef(mg->graph_def());
       doc["unsupported_ops"] = exec::UnrunnableOpsInGraph(mg->graph_def());
+      doc["op_families"] = exec::OpFamiliesOfGraph(mg->graph_def());
     }
     if (!options.signature_def) {
       doc["signature_keys"] = SortedSignatureKeys(*mg);

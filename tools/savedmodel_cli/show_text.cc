@@ -61,6 +61,11 @@ void PrintUnrunnableOps(const tensorflow::MetaGraphDef& mg, std::ostream& os) {
   } else {
     os << "Ops kiln cannot run: " << PyReprSortedStringSet(ops) << "\n";
   }
+  // What a build with only some op families needs (docs/design.md, "Ops and kernels").
+  std::string families;
+  for (const std::string& f : exec::OpFamiliesOfGraph(mg.graph_def()))
+    families += (families.empty() ? "" : ";") + f;
+  os << "Op families it uses (KILN_OP_FAMILIES): " << families << "\n";
 }
 
 bool PyTruthy(const PyValue& v) {

@@ -58,4 +58,12 @@ std::string DescribeUnsupportedOps(const std::vector<UnsupportedOp>& ops);
 // sorted and unique.
 std::vector<std::string> UnrunnableOpsInGraph(const tensorflow::GraphDef& graph);
 
+// The op family (libexec/kernels/op_families.h) that defines the op, as KILN_OP_FAMILIES names
+// it: "MatMul" for BatchMatMulV2; "" when the op is unknown.
+std::string_view OpFamily(std::string_view op);
+
+// The op families (OpFamily) of a graph's ops, its library's functions' included, sorted and
+// unique: what a build with only some families (KILN_OP_FAMILIES) needs to run it.
+std::vector<std::string> OpFamiliesOfGraph(const tensorflow::GraphDef& graph);
+
 }  // namespace kiln::exec
