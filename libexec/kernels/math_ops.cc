@@ -30,10 +30,6 @@ using CastTypes =
     TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
              uint32_t, uint64_t, bool, std::complex<float>, std::complex<double>>;
 
-template <typename T>
-inline constexpr bool kIsComplexValue =
-    std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>;
-
 // One element, as TF's Cast converts it: complex to real keeps the real part, anything to bool
 // is "not zero", half precision goes through float (exact), float to integer truncates.
 template <typename Src, typename Dst>
@@ -52,15 +48,15 @@ Dst CastValue(ComputeType<Src> v) {
                                         std::is_same_v<S, int64_t> || std::is_same_v<S, uint64_t>,
                                     double, float>;
     Wide w;
-    if constexpr (kIsComplexValue<S>)
+    if constexpr (kIsComplex<S>)
       w = static_cast<Wide>(v.real());
     else if constexpr (std::is_same_v<S, bool>)
       w = v ? Wide(1) : Wide(0);
     else
       w = static_cast<Wide>(v);
     D d;
-    if constexpr (kIsComplexValue<D>) {
-      if constexpr (kIsComplexValue<S>)
+    if constexpr (kIsComplex<D>) {
+      if constexpr (kIsComplex<S>)
         d = D(v);
       else
         d = D(static_cast<typename D::value_type>(w), 0);
