@@ -10,6 +10,8 @@
 #   KILN_TARGETS     build only these targets (space-separated; default: everything). The
 #                    configuration is the same either way, so a later full build reuses them.
 #   KILN_OP_FAMILIES build only these op families (cmake/KilnOpFamilies.cmake; default: all)
+#   KILN_UNITY_BUILD ON to compile the loader, libtrace, modules and the CLI as unity builds
+#                    (fewer, larger compiles: faster cold builds, slower edit-and-rebuild)
 # Extra arguments go to cmake's configure step. Compiler output, warnings included, is shown.
 set -euo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
@@ -33,7 +35,7 @@ cmake -S "$ROOT" -B "$BUILD" --log-level=WARNING \
   -DCMAKE_C_COMPILER="$CC_" -DCMAKE_CXX_COMPILER="$CXX_" "${LAUNCHER[@]}" \
   -DKILN_BUILD_TESTS=ON -DKILN_BUILD_SAMPLES=ON -DKILN_BUILD_BENCH=ON \
   -DKILN_SANITIZE="${KILN_SANITIZE:-OFF}" -DKILN_WERROR="${KILN_WERROR:-ON}" \
-  -DKILN_OP_FAMILIES="${KILN_OP_FAMILIES:-}" "$@"
+  -DKILN_OP_FAMILIES="${KILN_OP_FAMILIES:-}" -DKILN_UNITY_BUILD="${KILN_UNITY_BUILD:-OFF}" "$@"
 TARGET_ARGS=()
 for t in ${KILN_TARGETS:-}; do TARGET_ARGS+=(--target "$t"); done
 cmake --build "$BUILD" -j"$JOBS" "${TARGET_ARGS[@]}" -- --no-print-directory
