@@ -9,7 +9,6 @@
 
 #include "core/text_escape.h"
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/string_util.h"
 #include "kernels/type_lists.h"
 

@@ -3,7 +3,6 @@
 #include <string>
 
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

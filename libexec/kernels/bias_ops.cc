@@ -7,7 +7,6 @@
 
 #include "kernels/elementwise.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 

@@ -7,7 +7,6 @@
 
 #include "kernels/control_flow_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

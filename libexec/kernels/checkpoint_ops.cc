@@ -9,7 +9,6 @@
 
 #include "bundle/bundle_merge.h"
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/string_util.h"
 #include "kiln/exec/tensor_bundle.h"
 

@@ -13,7 +13,6 @@
 #include "kernels/array_util.h"
 #include "kernels/control_flow_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/recurrent_loop.h"
 #include "kiln/exec/executor.h"
 

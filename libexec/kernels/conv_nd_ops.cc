@@ -27,7 +27,6 @@
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/kernel_util.h"
 #include "kernels/onednn.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 

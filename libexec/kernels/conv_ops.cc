@@ -16,7 +16,6 @@
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/onednn.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 

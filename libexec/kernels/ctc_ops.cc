@@ -15,7 +15,6 @@
 
 #include "kernels/ctc_beam_search.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

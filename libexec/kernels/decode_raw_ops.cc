@@ -14,7 +14,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

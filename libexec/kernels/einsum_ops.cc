@@ -16,7 +16,6 @@
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/einsum_plan.h"
 #include "kernels/onednn.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

@@ -8,7 +8,6 @@
 
 #include "kernels/host_callback.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

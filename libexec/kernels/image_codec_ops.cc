@@ -41,7 +41,6 @@
 
 #include "kernels/image_png.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

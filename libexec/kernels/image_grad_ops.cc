@@ -19,7 +19,6 @@
 #include "kernels/array_util.h"
 #include "kernels/image_resize_coords.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

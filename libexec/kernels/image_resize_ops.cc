@@ -16,7 +16,6 @@
 #include "kernels/image_resize_coords.h"
 #include "kernels/image_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 

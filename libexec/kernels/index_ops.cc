@@ -15,7 +15,6 @@
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/nd_index.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

@@ -4,7 +4,6 @@
 #include <vector>
 
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kiln/core/file_util.h"
 #include "kiln/exec/tensor_bundle.h"
 

@@ -11,7 +11,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/linalg_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

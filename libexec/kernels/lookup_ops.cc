@@ -13,7 +13,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/lookup_table.h"
-#include "kernels/op_families.h"
 #include "kernels/string_util.h"
 #include "kiln/core/file_util.h"
 #include "kiln/exec/resources.h"

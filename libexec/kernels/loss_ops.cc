@@ -11,7 +11,6 @@
 
 #include "kernels/kernel_util.h"
 #include "kernels/math_functors.h"
-#include "kernels/op_families.h"
 #include "kernels/strided_walk.h"
 #include "kernels/type_lists.h"
 

@@ -10,7 +10,6 @@
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

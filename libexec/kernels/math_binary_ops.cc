@@ -11,7 +11,6 @@
 #include "kernels/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/math_functors.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

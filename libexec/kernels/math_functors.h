@@ -33,8 +33,9 @@ KILN_HD W Conj(W x) {
 }
 
 // exp(x) - 1 and log(1 + x) without cancellation near 0; complex as Eigen's (TF's) forms.
+// Host and device: the CUDA kernels' Expm1/Log1p functors call them.
 template <typename W>
-W Expm1Of(W v) {
+KILN_HD W Expm1Of(W v) {
   if constexpr (kIsComplex<W>) {
     using R = typename W::value_type;
     const R x = v.real(), y = v.imag();
@@ -45,7 +46,7 @@ W Expm1Of(W v) {
   }
 }
 template <typename W>
-W Log1pOf(W v) {
+KILN_HD W Log1pOf(W v) {
   if constexpr (kIsComplex<W>) {
     using R = typename W::value_type;
     const R x = v.real(), y = v.imag();

@@ -19,7 +19,6 @@
 
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/onednn.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

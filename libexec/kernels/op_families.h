@@ -2,7 +2,9 @@
 // case: MathUnary in math_unary_ops.cc; MatMul in matmul_ops.cc), whose opening comment lists
 // its ops, and gives its definitions and CPU kernels as plain arrays through F##OpDefs() and
 // F##CpuKernels(); op_table.cc sorts the families a runtime lists (op_table_builder.h). Adding a
-// family means a file and its name in one of the two lists below.
+// family means a file and its name in one of the two lists below. Only the op tables include
+// this header (op_families_full.cc, runtime/op_families_minimal.cc, the table a reduced build
+// generates): a family file does not, so adding a family recompiles the tables, not every kernel.
 #pragma once
 
 #include <span>
@@ -56,8 +58,12 @@ namespace kiln::exec {
   X(Loss)                   \
   X(Quantize)               \
   X(Quantized)              \
+  X(QuantizedConvert)       \
+  X(QuantizedImage)         \
   X(QuantizedProduct)       \
+  X(QuantizedReference)     \
   X(UniformQuantized)       \
+  X(UniformQuantizedConv)   \
   X(Passthrough)            \
   X(BroadcastArgs)          \
   X(Split)                  \

@@ -8,7 +8,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/dim_map_copy.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

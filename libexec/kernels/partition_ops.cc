@@ -8,7 +8,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/nd_index.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

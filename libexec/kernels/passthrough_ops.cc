@@ -4,7 +4,6 @@
 #include <string>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

@@ -27,7 +27,6 @@
 #include <vector>
 
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "tensorflow/example.pb.h"
 
 namespace kiln::exec {

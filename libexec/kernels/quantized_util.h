@@ -1,15 +1,20 @@
 // TensorFlow's quantized-tensor arithmetic (quantization_utils.h): a tensor of qint8, quint8,
 // qint16, quint16 or qint32 means floats in [min, max], the range spread over the type's whole
 // integer range. The conversions here are TF's scalar ones, in the same double arithmetic, so
-// a kernel built on them gives TF's integers.
+// a kernel built on them gives TF's integers. Also the input and attr checks the quantized kernel
+// files share.
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <string_view>
 #include <type_traits>
+#include <vector>
 
+#include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
 #include "kiln/core/dtype.h"
 
@@ -144,5 +149,35 @@ struct EigenQuantizer {
 
 // Reads a scalar float input (a range bound), as TF's kernels read `flat<float>()(0)`.
 inline float ScalarFloat(const Tensor& t) { return t.NumElements() > 0 ? t.data<float>()[0] : 0; }
+
+// The outputs of most quantized ops: the tensor and its float range.
+inline constexpr char kQOut[] = "output,output_min,output_max";
+
+// Fails unless input i is a scalar (rank 0).
+inline Status ExpectScalarInput(const KernelContext& ctx, int i, std::string_view name) {
+  if (ctx.input(i).rank() != 0)
+    return ctx.Error("`", name, "` must be rank 0 but is rank ", ctx.input(i).rank());
+  return OkStatus();
+}
+
+// Fails unless input i holds one element, whatever its rank.
+inline Status ExpectOneElementInput(const KernelContext& ctx, int i, std::string_view name) {
+  if (ctx.input(i).NumElements() != 1)
+    return ctx.Error(name, " must have 1 element, got shape ", ctx.input(i).shape().ToString());
+  return OkStatus();
+}
+
+// The height and width entries of a 4-entry NHWC attr (strides, dilations) whose batch and
+// depth entries must be 1.
+inline Status ReadSpatialList(const PrepareContext& ctx, std::string_view name,
+                              const std::vector<int64_t>& v, std::array<int64_t, 2>* out) {
+  if (v.size() != 4)
+    return ctx.Error("attr '", name, "' must have 4 entries (NHWC), got ", v.size());
+  if (v[0] != 1 || v[3] != 1)
+    return ctx.Error("attr '", name, "': batch and depth entries must be 1");
+  if (v[1] < 1 || v[2] < 1) return ctx.Error("attr '", name, "' entries must be positive");
+  *out = {v[1], v[2]};
+  return OkStatus();
+}
 
 }  // namespace kiln::exec

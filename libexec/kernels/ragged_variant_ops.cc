@@ -8,7 +8,6 @@
 #include <vector>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/ragged_util.h"
 
 namespace kiln::exec {

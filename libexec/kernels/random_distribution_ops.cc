@@ -22,7 +22,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/philox.h"
 #include "kernels/random_samplers.h"
 #include "kernels/random_util.h"

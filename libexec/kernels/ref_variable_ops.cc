@@ -6,7 +6,6 @@
 #include <string>
 
 #include "kernels/eigen_functors.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
 

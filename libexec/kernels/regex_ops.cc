@@ -8,7 +8,6 @@
 #include <string>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/string_util.h"
 
 namespace kiln::exec {

@@ -8,7 +8,6 @@
 #include "kernels/array_util.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/vector_math.h"
 #include "kiln/exec/resources.h"

@@ -12,7 +12,6 @@
 #include <vector>
 
 #include "kernels/nd_index.h"
-#include "kernels/op_families.h"
 #include "kernels/strided_slice.h"
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"

@@ -11,7 +11,6 @@
 #include <cmath>
 
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 

@@ -19,7 +19,6 @@
 
 #include "kernels/example_wire.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

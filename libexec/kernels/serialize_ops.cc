@@ -12,7 +12,6 @@
 #include <string_view>
 
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/tensor_proto_bytes.h"
 
 namespace kiln::exec {

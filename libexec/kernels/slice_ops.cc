@@ -7,7 +7,6 @@
 #include <vector>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/strided_slice.h"
 #include "kernels/type_lists.h"
 

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

@@ -18,7 +18,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/string_hash.h"
 
 namespace kiln::exec {

@@ -12,7 +12,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/nd_index.h"
-#include "kernels/op_families.h"
 #include "kernels/sparse_util.h"
 #include "kernels/type_lists.h"
 

@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

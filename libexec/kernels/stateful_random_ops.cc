@@ -16,7 +16,6 @@
 #include <string>
 
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/philox.h"
 #include "kernels/random_util.h"
 #include "kernels/type_lists.h"

@@ -11,7 +11,6 @@
 #include <type_traits>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/string_hash.h"
 #include "kernels/string_util.h"
 #include "kernels/type_lists.h"

@@ -7,7 +7,6 @@
 #include "core/tensor_summary.h"
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 
 namespace kiln::exec {
 namespace {

@@ -17,7 +17,6 @@
 #include <vector>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/string_util.h"
 #include "kernels/type_lists.h"
 

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "kernels/array_util.h"
-#include "kernels/op_families.h"
 #include "kernels/tensor_list.h"
 
 namespace kiln::exec {

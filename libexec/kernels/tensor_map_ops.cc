@@ -10,7 +10,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/tensor_map.h"
 
 namespace kiln::exec {

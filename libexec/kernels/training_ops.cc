@@ -11,7 +11,6 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
 #include "kernels/vector_math.h"

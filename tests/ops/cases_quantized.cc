@@ -1,9 +1,10 @@
-// Op-tester cases of TF's quantized-tensor ops (quantized_ops.cc, quantized_product_ops.cc,
-// uniform_quantized_ops.cc, QuantizedReshape): every case's reference is TensorFlow 2.21's own
-// result for the same inputs and attrs, recorded by tests/ops/record_quantized_cases.py into
-// cases_quantized_recorded.inc. Their integers come from two rounding families, qint32 read through
-// float and flushed denormals, which a second hand-written model would only restate; TF's numbers
-// are the spec.
+// Op-tester cases of TF's quantized-tensor ops (quantized_convert_ops.cc, quantized_ops.cc,
+// quantized_image_ops.cc, quantized_product_ops.cc, quantized_reference_ops.cc,
+// uniform_quantized_ops.cc, uniform_quantized_conv_ops.cc, QuantizedReshape): every case's
+// reference is TensorFlow 2.21's own result for the same inputs and attrs, recorded by
+// tests/ops/record_quantized_cases.py into cases_quantized_recorded.inc. Their integers come from
+// two rounding families, qint32 read through float and flushed denormals, which a second
+// hand-written model would only restate; TF's numbers are the spec.
 #include <cstdint>
 #include <cstring>
 #include <string>
