@@ -6,10 +6,8 @@
 #include <optional>
 
 #include "json_util.h"
-#include "kiln/serve/base64.h"
 #include "kiln/serve/rest_predict.h"
 #include "kiln/serve/v2_codec.h"
-#include "tensorflow/example.pb.h"
 #include "tensorflow/saved_model.pb.h"
 #include "tensorflow_serving/apis/get_model_metadata.pb.h"
 
@@ -107,99 +105,16 @@ HttpReply ModelMetadata(ServerCore* core, std::string_view model, std::optional<
   return {200, "application/json", out, {}};
 }
 
-// A JSON feature value as TF Serving's REST classify/regress reads it: numbers (ints go to
-// int64_list, any float makes it a float_list), strings and {"b64": ...} to bytes_list, or a
-// list of one kind.
-Status JsonToFeature(const Json& v, tensorflow::Feature* f, std::string_view what) {
-  std::vector<const Json*> items;
-  if (v.is_array()) {
-    for (const Json& e : v) items.push_back(&e);
-  } else {
-    items.push_back(&v);
-  }
-  bool any_float = false, any_int = false, any_bytes = false;
-  for (const Json* e : items) {
-    if (e->is_number_float()) {
-      any_float = true;
-    } else if (e->is_number()) {
-      any_int = true;
-    } else if (e->is_string() || json_util::IsB64(*e)) {
-      any_bytes = true;
-    } else {
-      return InvalidArgument(what, ": feature values must be numbers, strings or {\"b64\": ...}");
-    }
-  }
-  if (any_bytes && (any_float || any_int))
-    return InvalidArgument(what, ": a feature cannot mix strings and numbers");
-  if (any_bytes) {
-    auto* list = f->mutable_bytes_list();
-    for (const Json* e : items) {
-      if (e->is_string()) {
-        list->add_value(e->get<std::string>());
-      } else {
-        KILN_ASSIGN_OR_RETURN_CTX(std::string b, Base64Decode(e->begin()->get<std::string>()),
-                                  what);
-        list->add_value(b);
-      }
-    }
-  } else if (any_float) {
-    auto* list = f->mutable_float_list();
-    for (const Json* e : items) list->add_value(e->get<float>());
-  } else {
-    auto* list = f->mutable_int64_list();
-    for (const Json* e : items) list->add_value(e->get<int64_t>());
-  }
-  return OkStatus();
-}
-
-Status JsonToFeatures(const Json& obj, tensorflow::Features* features, std::string_view what) {
-  if (!obj.is_object()) return InvalidArgument(what, " must be an object of features");
-  for (const auto& item : obj.items()) {
-    const std::string where = std::string(what) + " feature '" + item.key() + "'";
-    KILN_RETURN_IF_ERROR(
-        JsonToFeature(item.value(), &(*features->mutable_feature())[item.key()], where));
-  }
-  return OkStatus();
-}
-
-// {"signature_name", "context", "examples"} -> serialized tf.Examples (context merged into
-// each example, as TF Serving feeds ExampleListWithContext).
-Result<std::vector<std::string>> ExamplesFromJson(const Json& doc, std::string* signature) {
-  if (!doc.is_object()) return InvalidArgument("the request body must be a JSON object");
-  if (doc.contains("signature_name")) {
-    if (!doc["signature_name"].is_string())
-      return InvalidArgument("'signature_name' must be a string");
-    *signature = doc["signature_name"].get<std::string>();
-  }
-  if (!doc.contains("examples") || !doc["examples"].is_array() || doc["examples"].empty())
-    return InvalidArgument("'examples' must be a non-empty list");
-  tensorflow::Features context;
-  if (doc.contains("context"))
-    KILN_RETURN_IF_ERROR(JsonToFeatures(doc["context"], &context, "context"));
-  std::vector<std::string> out;
-  for (size_t i = 0; i < doc["examples"].size(); ++i) {
-    tensorflow::Example ex;
-    *ex.mutable_features() = context;
-    KILN_RETURN_IF_ERROR(
-        JsonToFeatures(doc["examples"][i], ex.mutable_features(), "example " + std::to_string(i)));
-    out.push_back(ex.SerializeAsString());
-  }
-  return out;
-}
-
 HttpReply ClassifyOrRegress(ServerCore* core, bool classify, std::string_view model,
                             std::optional<int64_t> version, std::optional<std::string_view> label,
                             std::string_view body, RequestScope* scope) {
-  auto doc = json_util::Parse(body, core->limits());
-  if (!doc.ok()) return scope->set_status(doc.status()), V1Error(doc.status());
-  std::string signature;
-  auto examples = ExamplesFromJson(*doc, &signature);
-  if (!examples.ok()) return scope->set_status(examples.status()), V1Error(examples.status());
-  auto target = core->Resolve(model, version, label, signature);
+  auto request = DecodeRestExamples(body, core->limits());
+  if (!request.ok()) return scope->set_status(request.status()), V1Error(request.status());
+  auto target = core->Resolve(model, version, label, request->signature_name);
   if (!target.ok()) return scope->set_status(target.status()), V1Error(target.status());
   std::string out = "{\"result\": [";
   if (classify) {
-    auto r = core->Classify(*target, std::move(*examples));
+    auto r = core->Classify(*target, std::move(request->examples));
     if (!r.ok()) return scope->set_status(r.status()), V1Error(r.status());
     for (size_t i = 0; i < r->rows.size(); ++i) {
       out += i ? ", [" : "[";
@@ -214,7 +129,7 @@ HttpReply ClassifyOrRegress(ServerCore* core, bool classify, std::string_view mo
       out += "]";
     }
   } else {
-    auto r = core->Regress(*target, std::move(*examples));
+    auto r = core->Regress(*target, std::move(request->examples));
     if (!r.ok()) return scope->set_status(r.status()), V1Error(r.status());
     for (size_t i = 0; i < r->size(); ++i) {
       if (i) out += ", ";

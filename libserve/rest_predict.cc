@@ -3,6 +3,8 @@
 #include <vector>
 
 #include "json_util.h"
+#include "kiln/serve/base64.h"
+#include "tensorflow/example.pb.h"
 
 namespace kiln::serve {
 
@@ -221,6 +223,94 @@ std::string RestErrorBody(std::string_view message) {
   std::string out = "{\"error\": ";
   json_util::AppendString(&out, message);
   out += "}";
+  return out;
+}
+
+namespace {
+
+// A JSON feature value as TF Serving's REST classify/regress reads it: numbers (ints go to
+// int64_list, any float makes it a float_list), strings and {"b64": ...} to bytes_list, or a
+// list of one kind.
+Status JsonToFeature(const Json& v, tensorflow::Feature* f, std::string_view what) {
+  std::vector<const Json*> items;
+  if (v.is_array()) {
+    for (const Json& e : v) items.push_back(&e);
+  } else {
+    items.push_back(&v);
+  }
+  bool any_float = false, any_int = false, any_bytes = false;
+  for (const Json* e : items) {
+    if (e->is_number_float()) {
+      any_float = true;
+    } else if (e->is_number()) {
+      any_int = true;
+    } else if (e->is_string() || json_util::IsB64(*e)) {
+      any_bytes = true;
+    } else {
+      return InvalidArgument(what, ": feature values must be numbers, strings or {\"b64\": ...}");
+    }
+  }
+  if (any_bytes && (any_float || any_int))
+    return InvalidArgument(what, ": a feature cannot mix strings and numbers");
+  if (any_bytes) {
+    auto* list = f->mutable_bytes_list();
+    for (const Json* e : items) {
+      if (e->is_string()) {
+        list->add_value(e->get<std::string>());
+      } else {
+        KILN_ASSIGN_OR_RETURN_CTX(std::string b, Base64Decode(e->begin()->get<std::string>()),
+                                  what);
+        list->add_value(b);
+      }
+    }
+  } else if (any_float) {
+    auto* list = f->mutable_float_list();
+    for (const Json* e : items) list->add_value(e->get<float>());
+  } else {
+    auto* list = f->mutable_int64_list();
+    for (const Json* e : items) list->add_value(e->get<int64_t>());
+  }
+  return OkStatus();
+}
+
+// A JSON object of features as a serialized tf.train.Example.
+Result<std::string> JsonToExample(const Json& obj, std::string_view what) {
+  if (!obj.is_object()) return InvalidArgument(what, " must be an object of features");
+  tensorflow::Example ex;
+  auto& features = *ex.mutable_features()->mutable_feature();
+  for (const auto& item : obj.items()) {
+    const std::string where = std::string(what) + " feature '" + item.key() + "'";
+    KILN_RETURN_IF_ERROR(JsonToFeature(item.value(), &features[item.key()], where));
+  }
+  return ex.SerializeAsString();
+}
+
+}  // namespace
+
+Result<RestExamplesRequest> DecodeRestExamples(std::string_view body, const RequestLimits& limits) {
+  KILN_ASSIGN_OR_RETURN(Json doc, json_util::Parse(body, limits));
+  if (!doc.is_object()) return InvalidArgument("the request body must be a JSON object");
+  RestExamplesRequest out;
+  if (doc.contains("signature_name")) {
+    if (!doc["signature_name"].is_string())
+      return InvalidArgument("'signature_name' must be a string");
+    out.signature_name = doc["signature_name"].get<std::string>();
+  }
+  if (!doc.contains("examples") || !doc["examples"].is_array() || doc["examples"].empty())
+    return InvalidArgument("'examples' must be a non-empty list");
+  // TF Serving serializes the context once and appends each serialized example to it: parsed,
+  // an example's feature replaces the context's of the same name (the last entry wins).
+  std::string context;
+  if (doc.contains("context")) {
+    KILN_ASSIGN_OR_RETURN(context, JsonToExample(doc["context"], "context"));
+  }
+  const Json& examples = doc["examples"];
+  out.examples.reserve(examples.size());
+  for (size_t i = 0; i < examples.size(); ++i) {
+    KILN_ASSIGN_OR_RETURN(std::string ex,
+                          JsonToExample(examples[i], "example " + std::to_string(i)));
+    out.examples.push_back(context + ex);
+  }
   return out;
 }
 

@@ -240,7 +240,9 @@ Status ParseFeatureList(std::string_view list, std::vector<FeatureValues>* steps
 }
 
 Status ParseExampleFeatures(std::string_view serialized, const std::vector<std::string>& wanted,
-                            std::vector<FeatureValues>* values, std::vector<bool>* found) {
+                            std::vector<FeatureValues>* values, std::vector<bool>* found,
+                            size_t* bad_feature) {
+  if (bad_feature != nullptr) *bad_feature = wanted.size();
   values->assign(wanted.size(), FeatureValues());
   found->assign(wanted.size(), false);
   std::vector<std::string_view> raw(wanted.size());
@@ -259,7 +261,10 @@ Status ParseExampleFeatures(std::string_view serialized, const std::vector<std::
   }
   for (size_t i = 0; i < wanted.size(); ++i) {
     if (!raw_found[i]) continue;
-    KILN_RETURN_IF_ERROR(ParseFeature(raw[i], &(*values)[i]));
+    if (Status s = ParseFeature(raw[i], &(*values)[i]); !s.ok()) {
+      if (bad_feature != nullptr) *bad_feature = i;
+      return s;
+    }
     (*found)[i] = true;
   }
   return OkStatus();

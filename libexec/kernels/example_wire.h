@@ -27,9 +27,13 @@ struct FeatureValues {
 
 // The features of `serialized` whose keys are in `wanted` (sorted, unique): found[i] is set
 // for wanted[i] when the Example has it (the last entry wins, as for a protobuf map).
-// An error (DataLoss) names what is malformed.
+// An error (DataLoss) names what is malformed; *bad_feature (when given) is then the index in
+// `wanted` of the feature whose Feature message is malformed (values[i].kind says which list it
+// held, when that was read), or wanted.size() when the Example itself is: TensorFlow words the
+// two differently.
 Status ParseExampleFeatures(std::string_view serialized, const std::vector<std::string>& wanted,
-                            std::vector<FeatureValues>* values, std::vector<bool>* found);
+                            std::vector<FeatureValues>* values, std::vector<bool>* found,
+                            size_t* bad_feature = nullptr);
 
 // One Feature message (an empty one has kind kNone).
 Status ParseFeature(std::string_view feature, FeatureValues* out);

@@ -40,6 +40,18 @@ const char* KindName(FeatureValues::Kind k) {
          : k == FeatureValues::Kind::kInt64 ? "int64"
                                             : "string";
 }
+const char* ListName(FeatureValues::Kind k) {
+  return k == FeatureValues::Kind::kFloat   ? "float_list"
+         : k == FeatureValues::Kind::kInt64 ? "int64_list"
+                                            : "bytes_list";
+}
+// A record in an error, quoted as TF quotes it. TF echoes all of it; a long one is cut here (the
+// message travels in a gRPC status, whose metadata is limited) and its size given.
+std::string QuotedRecord(const std::string& record) {
+  constexpr size_t kShown = 1024;
+  if (record.size() <= kShown) return internal::StrCat("'", record, "'");
+  return internal::StrCat("'", record.substr(0, kShown), "'... (", record.size(), " bytes)");
+}
 FeatureValues::Kind KindOf(DType t) {
   return t == DType::kFloat   ? FeatureValues::Kind::kFloat
          : t == DType::kInt64 ? FeatureValues::Kind::kInt64
@@ -200,15 +212,27 @@ Status ComputeParse(const KernelContext& ctx) {
   auto slot = [&](const std::string& k) {
     return static_cast<size_t>(std::lower_bound(wanted.begin(), wanted.end(), k) - wanted.begin());
   };
+  // Where an error is: TF's batch parser names the record, its single-record parser (a scalar
+  // `serialized`) only the key.
+  auto where = [&](int64_t b, const std::string& key) {
+    return scalar ? internal::StrCat("Key: ", key, ".  ")
+                  : internal::StrCat("Name: <unknown>, Key: ", key, ", Index: ", b, ".  ");
+  };
   std::vector<std::vector<FeatureValues>> values(batch);
   std::vector<std::vector<bool>> found(batch);
   for (int64_t b = 0; b < batch; ++b) {
-    Status s = ParseExampleFeatures(ser.data<std::string>()[b], wanted, &values[b], &found[b]);
-    if (!s.ok()) return ctx.Error("record ", b, ": ", s.message());
+    const std::string& record = ser.data<std::string>()[b];
+    size_t bad = 0;
+    if (ParseExampleFeatures(record, wanted, &values[b], &found[b], &bad).ok()) continue;
+    if (bad == wanted.size())
+      return ctx.Error("Could not parse example input, value: ", QuotedRecord(record));
+    if (!scalar) return ctx.Error(where(b, wanted[bad]), "Can't parse serialized Example.");
+    const FeatureValues::Kind kind = values[b][bad].kind;
+    return ctx.Error(where(b, wanted[bad]), "Can't parse serialized Example",
+                     kind == FeatureValues::Kind::kNone
+                         ? std::string(".")
+                         : internal::StrCat(": Parsing ", ListName(kind), " failed."));
   }
-  auto where = [&](int64_t b, const std::string& key) {
-    return internal::StrCat("Name: <unknown>, Key: ", key, ", Index: ", b, ".  ");
-  };
   // The feature of record b for `key` checked against dtype t; null when missing.
   auto feature = [&](int64_t b, const std::string& key, DType t) -> Result<const FeatureValues*> {
     const size_t i = slot(key);
@@ -281,8 +305,8 @@ Status ComputeParse(const KernelContext& ctx) {
                          stride, " (the shape after the first dim of ", ds.ToCliString(), ")");
       if (variable && stride > 0) rows = std::max(rows, n / stride);
       if (!per[b] && !variable && dflt.NumElements() == 0)
-        return ctx.Error(where(b, key), "Feature: ", key, " (data type: ", TypeName(t),
-                         ") is required but could not be found.");
+        return ctx.Error(scalar ? "" : "Name: <unknown>, ", "Feature: ", key,
+                         " (data type: ", TypeName(t), ") is required but could not be found.");
     }
     Shape shape;
     if (!scalar) shape.AddDim(batch);

@@ -83,6 +83,11 @@ class OpRunner {
     PartialShapeToProto(s, attrs_[name].mutable_shape());
     return *this;
   }
+  OpRunner& ShapeListAttr(const std::string& name, const std::vector<PartialShape>& shapes) {
+    auto* list = attrs_[name].mutable_list();
+    for (const PartialShape& s : shapes) PartialShapeToProto(s, list->add_shape());
+    return *this;
+  }
   OpRunner& TensorAttr(const std::string& name, const Tensor& t) {
     Status s = TensorToProto(t, attrs_[name].mutable_tensor());
     REQUIRE_MESSAGE(s.ok(), s.ToString());

@@ -1,6 +1,6 @@
 // Errors of the serialization ops: ParseTensor's type check and bad bytes, DecodeCompressed's
-// bad streams and compression types, the SequenceExample parsers on malformed records and
-// mismatched types, and the sparse serialize ops on unsorted or inconsistent input (TF's
+// bad streams and compression types, the Example and SequenceExample parsers on malformed records
+// and mismatched types, and the sparse serialize ops on unsorted or inconsistent input (TF's
 // messages, naming what is wrong).
 #include <doctest/doctest.h>
 
@@ -85,6 +85,76 @@ TEST_CASE("the SequenceExample parsers name malformed records and type mismatche
   CheckError(mismatch.status(), {"Context feature: k", "Data types don't match", "int64"});
   auto truncated = SparseContextParse(DType::kFloat, floats.substr(0, floats.size() - 2)).Run();
   CheckError(truncated.status(), {"Invalid protocol message input", "<unknown>"});
+}
+
+// ParseExampleV2 over `records` with a float feature "x" (shape [], default `dflt`: none makes
+// it required) and an int64 VarLen feature "v".
+OpRunner ParseXV(const std::vector<std::string>& records,
+                 const Tensor& dflt = Make<float>({0.f}, Shape{})) {
+  const auto n = static_cast<int64_t>(records.size());
+  OpRunner r("ParseExampleV2");
+  r.Int("num_sparse", 1)
+      .TypeList("sparse_types", {DType::kInt64})
+      .TypeList("Tdense", {DType::kFloat})
+      .ShapeListAttr("dense_shapes", {PartialShape::Scalar()})
+      .TypeList("ragged_value_types", {})
+      .TypeList("ragged_split_types", {})
+      .Input(Make<std::string>(records, Shape{n}))
+      .Input(Tensor(DType::kString, Shape{0}))
+      .Input(Make<std::string>({"v"}, Shape{1}))
+      .Input(Make<std::string>({"x"}, Shape{1}))
+      .Input(Tensor(DType::kString, Shape{0}))
+      .Input(dflt);
+  return r;
+}
+
+// ParseSingleExample of `record` with a required float feature "x" (shape []).
+OpRunner ParseSingleX(const std::string& record) {
+  OpRunner r("ParseSingleExample");
+  r.Int("num_sparse", 0)
+      .StringList("sparse_keys", {})
+      .StringList("dense_keys", {"x"})
+      .TypeList("sparse_types", {})
+      .TypeList("Tdense", {DType::kFloat})
+      .ShapeListAttr("dense_shapes", {PartialShape::Scalar()})
+      .Input(Tensor::StringScalar(record))
+      .Input(Tensor(DType::kFloat, Shape{0}));
+  return r;
+}
+
+TEST_CASE("the Example parsers word malformed records as TF does") {
+  // features { feature { key: k value { float_list: <list> } } }
+  auto record = [](const std::string& k, const std::string& list) {
+    return Field(1, Field(1, Field(1, k) + Field(2, Field(2, list))));
+  };
+  const std::string one = record("x", std::string("\x0d\x00\x00\x80\x3f", 5));  // [1.0]
+  auto ok = ParseXV({"", one}).Run();
+  REQUIRE_MESSAGE(ok.ok(), ok.status().ToString());
+  CHECK((*ok)[3].data<float>()[1] == 1.f);
+  // Bytes that are no Example: TF's "Could not parse example input", the record quoted.
+  auto garbage = ParseXV({"", "garbage"}).Run();
+  CheckError(garbage.status(), {"Could not parse example input, value: 'garbage'"});
+  // A long record is cut in the message, its size given.
+  auto long_garbage = ParseXV({std::string(5000, 'g')}).Run();
+  CheckError(long_garbage.status(), {"Could not parse example input, value: 'ggg", "(5000 bytes)"});
+  CHECK(long_garbage.status().message().size() < 1200);
+  // A wanted feature's list that is malformed (a varint where floats go): named by key and
+  // record in a batch, by key and list alone for a single record.
+  const std::string bad_list = record("x", std::string("\x08\x01", 2));
+  auto bad = ParseXV({"", bad_list}).Run();
+  CheckError(bad.status(), {"Name: <unknown>, Key: x, Index: 1.  Can't parse serialized Example."});
+  auto bad_single = ParseSingleX(bad_list).Run();
+  CheckError(bad_single.status(),
+             {"Key: x.  Can't parse serialized Example: Parsing float_list failed."});
+  // A malformed list of a feature nobody asked for is not read, as in TF.
+  CHECK(ParseXV({record("other", std::string("\x08\x01", 2))}).Run().ok());
+  // A required feature missing: TF's batch and single-record words.
+  auto missing = ParseXV({one, ""}, Tensor(DType::kFloat, Shape{0})).Run();
+  CheckError(
+      missing.status(),
+      {"Name: <unknown>, Feature: x (data type: float) is required but could not be found."});
+  auto missing_single = ParseSingleX("").Run();
+  CheckError(missing_single.status(), {"node': Feature: x (data type: float) is required"});
 }
 
 TEST_CASE("the sparse serialize ops refuse unsorted and inconsistent input") {

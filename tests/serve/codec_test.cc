@@ -11,6 +11,7 @@
 #include "kiln/serve/tensor_rows.h"
 #include "kiln/serve/v2_codec.h"
 #include "kserve/grpc_predict_v2.pb.h"
+#include "tensorflow/example.pb.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::serve {
@@ -110,6 +111,44 @@ TEST_CASE("REST decoding refuses what TF Serving refuses, with a message") {
   auto missing = DecodeRest(R"({"instances": [{"a": 1}]})", MultiArgs());
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().message().find("missing input 's'") != std::string::npos);
+}
+
+TEST_CASE("REST classify/regress examples: JSON features, b64, the context under each example") {
+  auto r = DecodeRestExamples(
+      R"({"signature_name": "classify", "context": {"country": "Mexico", "lang": "en"},
+          "examples": [{"age": 29.5, "n": [1, 2], "country": {"b64": "Q2FuYWRh"}}, {}]})",
+      RequestLimits{});
+  REQUIRE(r.ok());
+  CHECK(r->signature_name == "classify");
+  REQUIRE(r->examples.size() == 2);
+  tensorflow::Example first, second;
+  REQUIRE(first.ParseFromString(r->examples[0]));
+  REQUIRE(second.ParseFromString(r->examples[1]));
+  const auto& f = first.features().feature();
+  CHECK(f.at("age").float_list().value(0) == 29.5f);
+  CHECK(f.at("n").int64_list().value_size() == 2);
+  // The example's own feature replaces the context's (TF Serving appends the serialized example
+  // to the serialized context), it is not appended to it.
+  REQUIRE(f.at("country").bytes_list().value_size() == 1);
+  CHECK(f.at("country").bytes_list().value(0) == "Canada");
+  CHECK(f.at("lang").bytes_list().value(0) == "en");
+  CHECK(second.features().feature().at("country").bytes_list().value(0) == "Mexico");
+  const std::pair<const char*, const char*> bad[] = {
+      {R"({"examples": []})", "non-empty"},
+      {R"({"examples": [{"x": [1, "a"]}]})", "cannot mix"},
+      {R"({"examples": [{"x": {"b64": "!!"}}]})", "example 0 feature 'x'"},
+      {R"({"examples": [1]})", "example 0 must be an object"},
+      {R"({"context": [], "examples": [{}]})", "context must be an object"},
+  };
+  for (const auto& c : bad) {
+    const char* body = c.first;
+    const char* why = c.second;
+    CAPTURE(body);
+    auto e = DecodeRestExamples(body, RequestLimits{});
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.status().code() == StatusCode::kInvalidArgument);
+    CHECK(e.status().message().find(why) != std::string::npos);
+  }
 }
 
 TEST_CASE("JSON nested 10000 deep is refused before parsing (CVE-2025-0649 class)") {

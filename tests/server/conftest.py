@@ -3,6 +3,7 @@ savedmodel-server processes on free loopback ports, started and stopped by the t
 
 Clients are ones this project did not write: requests (TF Serving's REST API),
 tensorflow-serving-api (its gRPC API) and tritonclient (KServe V2, HTTP and gRPC)."""
+import base64
 import os
 import pathlib
 import shutil
@@ -32,8 +33,8 @@ def built():
 
 @pytest.fixture(scope="session")
 def repo(tmp_path_factory):
-    """A model repository (TF Serving layout) with mlp, multi, cnn, examples and estimator at
-    version 1, and the reference data for them."""
+    """A model repository (TF Serving layout) with mlp, multi, cnn, examples, estimator and tfx
+    at version 1, and the reference data for them."""
     import make_models
     root = tmp_path_factory.mktemp("models")
     ref = make_models.make_all(str(root), str(SAMPLES))
@@ -55,7 +56,8 @@ def server(repo, tmp_path_factory):
     """The shared server: every model, labels on multi, default options."""
     root, _ = repo
     d = tmp_path_factory.mktemp("server")
-    cfg = write_config(d / "models.config", root, ["mlp", "multi", "cnn", "examples", "estimator"],
+    cfg = write_config(d / "models.config", root,
+                       ["mlp", "multi", "cnn", "examples", "estimator", "tfx"],
                        {"multi": ' version_labels { key: "stable" value: 1 }'})
     s = Server([f"--model_config_file={cfg}", "--file_system_poll_wait_seconds=1",
                 "--rest_api_max_body_bytes=4000000", "--rest_api_timeout_in_ms=2000"], d)
@@ -71,3 +73,60 @@ def copy_model(src, dst):
     tmp = dst.parent / (dst.name + ".tmp")
     shutil.copytree(src, tmp)
     os.rename(tmp, dst)
+
+
+# Examples for the TFX-style bundle (make_models.make_tfx), as TF Serving's REST API takes them
+# (JSON features: ints to int64_list, floats to float_list, strings and {"b64"} to bytes_list),
+# with the context merged into each (the example's own feature wins, as protobuf merges).
+TFX_CONTEXT = {"native_country": "Mexico"}
+TFX_ROWS = [
+    # every feature; a bytes feature as b64; its country over the context's
+    {"age": 29.0, "hours_per_week": 50, "education": "Masters",
+     "native_country": {"b64": base64.b64encode(b"Canada").decode()}, "capital_gain": [1200.0]},
+    # an out-of-vocabulary education (OOV bucket 6); hours and the VarLen gain missing (defaults)
+    {"age": 70.5, "education": "Preschool"},
+    # another OOV bucket (5); an age on a bucket boundary; a zero gain
+    {"age": 25.0, "education": "Prof-school", "capital_gain": [0.0]},
+    # nothing but the context: every default
+    {},
+]
+
+
+def tfx_example(row, context=None):
+    """The tf.train.Example TF Serving builds from a JSON row (and the context)."""
+    import tensorflow as tf
+    ex = tf.train.Example()
+    for key, value in {**(context or {}), **row}.items():
+        feature = ex.features.feature[key]
+        for v in value if isinstance(value, list) else [value]:
+            if isinstance(v, dict):
+                feature.bytes_list.value.append(base64.b64decode(v["b64"]))
+            elif isinstance(v, str):
+                feature.bytes_list.value.append(v.encode())
+            elif isinstance(v, float):
+                feature.float_list.value.append(v)
+            else:
+                feature.int64_list.value.append(v)
+    return ex
+
+
+@pytest.fixture(scope="session")
+def tfx_reference(repo):
+    """TF's outputs of the tfx bundle's signatures: reference(signature, protos) gives the
+    outputs as numpy arrays, reference.error(signature, protos) the message of TF's kernel
+    error (the words TF Serving answers with, without TF's graph-execution wrapping)."""
+    import tensorflow as tf
+    sigs = tf.saved_model.load(str(repo[0] / "tfx" / "1")).signatures
+
+    def reference(signature, protos):
+        out = sigs[signature](examples=tf.constant(protos))
+        return {k: v.numpy() for k, v in out.items()}
+
+    def error(signature, protos):
+        with pytest.raises(tf.errors.InvalidArgumentError) as e:
+            sigs[signature](examples=tf.constant(protos))
+        # "Graph execution error: ... <stack traces unavailable>\n{message}\n\t [[{{node ...}}]]"
+        return e.value.message.split("\n\t [[")[0].split("\n")[-1]
+
+    reference.error = error
+    return reference

@@ -165,6 +165,103 @@ def test_multi_inference(stub, repo):
     assert error_of(other)[0] == grpc.StatusCode.UNIMPLEMENTED
 
 
+def test_tfx_predict_parses_and_transforms(stub, tfx_reference):
+    """A TFX-style export (make_tfx) through Predict: serialized tf.Examples in (`examples`),
+    parsed, transformed (z-scores, vocabulary with OOV buckets, buckets, a hashed string, a
+    VarLen feature filled in) and scored; the model's outputs and the transformed features
+    (the transform_features signature) are TF's for the same examples."""
+    import tensorflow as tf
+    from conftest import TFX_CONTEXT, TFX_ROWS, tfx_example
+    from tensorflow_serving.apis import predict_pb2
+    protos = [tfx_example(r, TFX_CONTEXT).SerializeToString() for r in TFX_ROWS]
+    for signature in ("serving_default", "transform_features"):
+        req = predict_pb2.PredictRequest()
+        req.model_spec.name = "tfx"
+        req.model_spec.signature_name = signature
+        req.inputs["examples"].CopyFrom(tf.make_tensor_proto(protos, dtype=tf.string))
+        resp = stub.Predict(req, timeout=30)
+        want = tfx_reference(signature, protos)
+        assert set(resp.outputs) == set(want)
+        for k, w in want.items():
+            got = tf.make_ndarray(resp.outputs[k])
+            assert got.dtype == w.dtype and got.shape == w.shape, k
+            np.testing.assert_allclose(got, w, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_tfx_classify_regress_and_multi_inference(stub, tfx_reference):
+    """The TFX-style export's classify and regress signatures through Classify, Regress and
+    MultiInference (examples with a context, a missing optional feature, out-of-vocabulary
+    strings): TF's classes, scores and values for the same examples, and each MultiInference
+    result equal to its own API's."""
+    from conftest import TFX_CONTEXT, TFX_ROWS, tfx_example
+    from tensorflow_serving.apis import classification_pb2, inference_pb2, regression_pb2
+    protos = [tfx_example(r, TFX_CONTEXT).SerializeToString() for r in TFX_ROWS]
+    creq = classification_pb2.ClassificationRequest()
+    creq.model_spec.name = "tfx"
+    creq.model_spec.signature_name = "classify"
+    inp = creq.input.example_list_with_context
+    inp.context.CopyFrom(tfx_example(TFX_CONTEXT))
+    for r in TFX_ROWS:
+        inp.examples.add().CopyFrom(tfx_example(r))
+    cresp = stub.Classify(creq, timeout=30)
+    want = tfx_reference("classify", protos)
+    assert len(cresp.result.classifications) == len(TFX_ROWS)
+    for c, labels, scores in zip(cresp.result.classifications, want["classes"], want["scores"]):
+        assert [x.label.encode() for x in c.classes] == list(labels)
+        np.testing.assert_allclose([x.score for x in c.classes], scores, rtol=1e-5)
+    rreq = regression_pb2.RegressionRequest()
+    rreq.model_spec.name = "tfx"
+    rreq.model_spec.signature_name = "regress"
+    rreq.input.CopyFrom(creq.input)
+    rresp = stub.Regress(rreq, timeout=30)
+    np.testing.assert_allclose([r.value for r in rresp.result.regressions],
+                               tfx_reference("regress", protos)["outputs"], rtol=1e-5, atol=1e-6)
+    mreq = inference_pb2.MultiInferenceRequest()
+    mreq.input.CopyFrom(creq.input)
+    for sig, method in (("classify", "tensorflow/serving/classify"),
+                        ("regress", "tensorflow/serving/regress")):
+        task = mreq.tasks.add()
+        task.model_spec.name = "tfx"
+        task.model_spec.signature_name = sig
+        task.method_name = method
+    mresp = stub.MultiInference(mreq, timeout=30)
+    assert mresp.results[0].classification_result == cresp.result
+    assert mresp.results[1].regression_result == rresp.result
+    # serving_default is a predict signature: Classify refuses it, as TF Serving does.
+    creq.model_spec.signature_name = ""
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Classify(creq, timeout=10)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+
+
+def test_tfx_malformed_examples(stub, tfx_reference):
+    """Examples the TFX-style export cannot parse: bytes that are no tf.Example (Predict) and a
+    string where the feature spec wants a float (Classify) are INVALID_ARGUMENT with the words
+    of TF's parser for the same input."""
+    import tensorflow as tf
+    from conftest import tfx_example
+    from tensorflow_serving.apis import classification_pb2, predict_pb2
+    req = predict_pb2.PredictRequest()
+    req.model_spec.name = "tfx"
+    req.inputs["examples"].CopyFrom(tf.make_tensor_proto([b"", b"garbage"], dtype=tf.string))
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Predict(req, timeout=10)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    want = tfx_reference.error("serving_default", [b"", b"garbage"])
+    assert want == "Could not parse example input, value: 'garbage'"
+    assert want in e.value.details()
+    creq = classification_pb2.ClassificationRequest()
+    creq.model_spec.name = "tfx"
+    creq.model_spec.signature_name = "classify"
+    bad = tfx_example({"age": "old"})
+    creq.input.example_list.examples.append(bad)
+    with pytest.raises(grpc.RpcError) as e:
+        stub.Classify(creq, timeout=10)
+    assert e.value.code() == grpc.StatusCode.INVALID_ARGUMENT
+    want = tfx_reference.error("classify", [bad.SerializeToString()])
+    assert "Key: age" in want and want in e.value.details()
+
+
 def test_grpc_errors(stub):
     import tensorflow as tf
     from tensorflow_serving.apis import predict_pb2

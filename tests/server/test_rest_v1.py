@@ -156,6 +156,68 @@ def test_classify_and_regress(server):
     assert r.status_code == 400 and "method_name" in r.json()["error"]
 
 
+def test_tfx_predict_b64_examples(server, tfx_reference):
+    """A TFX-style export (make_tfx) through :predict, as TFX's serving examples call it:
+    serialized tf.Examples as {"b64": ...} instances, and columnar for the transform_features
+    signature; the predictions and transformed features are TF's for the same examples."""
+    from conftest import TFX_CONTEXT, TFX_ROWS, tfx_example
+    protos = [tfx_example(r, TFX_CONTEXT).SerializeToString() for r in TFX_ROWS]
+    b64 = [{"b64": base64.b64encode(p).decode()} for p in protos]
+    r = post(server, "/v1/models/tfx:predict", {"instances": b64})
+    assert r.status_code == 200, r.text
+    want = tfx_reference("serving_default", protos)
+    preds = r.json()["predictions"]
+    for k, w in want.items():
+        np.testing.assert_allclose([p[k] for p in preds], w, rtol=1e-5, atol=1e-6, err_msg=k)
+    r = post(server, "/v1/models/tfx:predict",
+             {"signature_name": "transform_features", "inputs": {"examples": b64}})
+    assert r.status_code == 200, r.text
+    got = r.json()["outputs"]
+    want = tfx_reference("transform_features", protos)
+    assert set(got) == set(want)
+    for k, w in want.items():
+        np.testing.assert_allclose(got[k], w, rtol=1e-5, atol=1e-6, err_msg=k)
+
+
+def test_tfx_classify_and_regress_json_examples(server, tfx_reference):
+    """The TFX-style export's classify and regress signatures with JSON examples (a b64 bytes
+    feature, a context, a missing optional feature, out-of-vocabulary strings): the server
+    builds the tf.Examples TF Serving builds, and the labels, scores and values are TF's for
+    them."""
+    from conftest import TFX_CONTEXT, TFX_ROWS, tfx_example
+    protos = [tfx_example(r, TFX_CONTEXT).SerializeToString() for r in TFX_ROWS]
+    body = {"signature_name": "classify", "context": TFX_CONTEXT, "examples": TFX_ROWS}
+    r = post(server, "/v1/models/tfx:classify", body)
+    assert r.status_code == 200, r.text
+    want = tfx_reference("classify", protos)
+    result = r.json()["result"]
+    assert len(result) == len(TFX_ROWS)
+    for row, labels, scores in zip(result, want["classes"], want["scores"]):
+        assert [c.encode() for c, _ in row] == list(labels)
+        np.testing.assert_allclose([s for _, s in row], scores, rtol=1e-5)
+    r = post(server, "/v1/models/tfx:regress", {**body, "signature_name": "regress"})
+    assert r.status_code == 200, r.text
+    np.testing.assert_allclose(r.json()["result"], tfx_reference("regress", protos)["outputs"],
+                               rtol=1e-5, atol=1e-6)
+
+
+def test_tfx_malformed_examples(server, tfx_reference):
+    """Examples the TFX-style export cannot parse are 400 with the words of TF's parser for the
+    same input: bytes that are no tf.Example (:predict) and a string feature where the spec
+    wants a float (:classify)."""
+    from conftest import tfx_example
+    r = post(server, "/v1/models/tfx:predict",
+             {"instances": [{"b64": base64.b64encode(b"garbage").decode()}]})
+    assert r.status_code == 400, r.text
+    assert tfx_reference.error("serving_default", [b"garbage"]) in r.json()["error"]
+    r = post(server, "/v1/models/tfx:classify",
+             {"signature_name": "classify", "examples": [{"age": 30.0}, {"age": "old"}]})
+    assert r.status_code == 400, r.text
+    want = tfx_reference.error("classify", [tfx_example({"age": 30.0}).SerializeToString(),
+                                            tfx_example({"age": "old"}).SerializeToString()])
+    assert "Key: age, Index: 1" in want and want in r.json()["error"]
+
+
 def test_nan_and_inf_in_give_what_tensorflow_gives(server, repo):
     """Issue 24 #7: NaN or +Inf in an MLP's input made its fused ReLU answer 0 (so softmax gave
     0.1 everywhere); TensorFlow's kernels give NaN for those rows. The other rows are unchanged.

@@ -8,6 +8,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
@@ -52,6 +53,17 @@ class RestPredictDecoder {
 // as an object by key. String outputs whose key ends in "_bytes" are written {"b64": ...}.
 Result<std::string> EncodeRestPredictResponse(const std::map<std::string, Tensor>& outputs,
                                               RestFormat format);
+
+// The body of POST .../:classify and :regress: {"signature_name", "context", "examples"}. Each
+// example's JSON features (ints to int64_list, any float to float_list, strings and
+// {"b64": ...} to bytes_list) become a serialized tf.train.Example, appended to the serialized
+// context as TF Serving feeds an ExampleListWithContext: an example's own feature replaces the
+// context's of the same name.
+struct RestExamplesRequest {
+  std::string signature_name;  // empty: "serving_default"
+  std::vector<std::string> examples;
+};
+Result<RestExamplesRequest> DecodeRestExamples(std::string_view body, const RequestLimits& limits);
 
 // {"error": "<message>"}, as TF Serving answers failures.
 std::string RestErrorBody(std::string_view message);
