@@ -9,6 +9,8 @@
 // float arithmetic follows TF's (including where TF computes in double) so the weights match,
 // and the two passes run in TF's order (rows into an [out_h, in_w] float buffer, then columns)
 // with TF's fixed span width, so sums accumulate identically. The output is always float.
+// ScaleAndTranslateGrad (float only, as TF registers it) is its adjoint in TF's form: spans per
+// input index built from the forward's weights, run through the same two passes.
 //
 // ImageProjectiveTransformV2/V3: what Keras's RandomRotation, RandomZoom and RandomTranslation
 // (and tf.raw_ops users) put in a graph (tensorflow/core/kernels/image/image_ops.{h,cc}). A
@@ -185,11 +187,54 @@ Status ReadPair(const KernelContext& ctx, int i, const char* name, float* row, f
   return OkStatus();
 }
 
-Status PrepareScaleAndTranslate(PrepareContext& ctx) {
-  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+// TF's GatherSpans: each row of the [rows.start.size(), in_w] intermediate is the weighted sum of
+// its span of `img`'s rows ([batch, in_h, in_w, ch]), then each output pixel that of its span of
+// intermediate pixels; every span in full (zero weights too) and in order, as TF sums.
+template <typename C>
+void GatherSpans(const KernelContext& ctx, const Spans& rows, const Spans& cols, const C* img,
+                 int64_t batch, int64_t in_h, int64_t in_w, int64_t ch, float* mid, float* out) {
+  const auto out_h = static_cast<int64_t>(rows.start.size());
+  const auto out_w = static_cast<int64_t>(cols.start.size());
+  const int64_t in_row = in_w * ch, out_row = out_w * ch;
+  ctx.threads().ParallelFor(batch * out_h, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t by = begin; by < end; ++by) {
+      const int64_t b = by / out_h, y = by % out_h;
+      float* dst = mid + by * in_row;
+      std::fill(dst, dst + in_row, 0.0f);
+      const int64_t start = rows.start[y];
+      const int64_t n = std::min(start + rows.size, in_h) - start;
+      const float* wts = rows.weights.data() + y * rows.size;
+      for (int64_t j = 0; j < n; ++j) {
+        const C* src = img + (b * in_h + start + j) * in_row;
+        const float w = wts[j];
+        for (int64_t k = 0; k < in_row; ++k) dst[k] += w * static_cast<float>(src[k]);
+      }
+    }
+  });
+  ctx.threads().ParallelFor(batch * out_h, 1, [&](int64_t begin, int64_t end) {
+    for (int64_t by = begin; by < end; ++by) {
+      const float* src_row = mid + by * in_row;
+      float* dst_row = out + by * out_row;
+      for (int64_t x = 0; x < out_w; ++x) {
+        float* px = dst_row + x * ch;
+        std::fill(px, px + ch, 0.0f);
+        const int64_t start = cols.start[x];
+        const int64_t n = std::min(start + cols.size, in_w) - start;
+        const float* wts = cols.weights.data() + x * cols.size;
+        for (int64_t j = 0; j < n; ++j) {
+          const float* src = src_row + (start + j) * ch;
+          const float w = wts[j];
+          for (int64_t c = 0; c < ch; ++c) px[c] += w * src[c];
+        }
+      }
+    }
+  });
+}
+
+// kernel_type and antialias, shared by the op and its gradient.
+Result<std::shared_ptr<ScaleTranslateState>> ReadScaleTranslateAttrs(PrepareContext& ctx) {
   auto st = std::make_shared<ScaleTranslateState>();
   KILN_PREPARE_ASSIGN(ctx, st->t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->t, RealTypes::kDTypes));
   std::string kernel;
   KILN_PREPARE_ASSIGN(ctx, kernel, ctx.attrs.GetString("kernel_type", "lanczos3"));
   KILN_PREPARE_ASSIGN(ctx, st->antialias, ctx.attrs.GetBool("antialias", true));
@@ -200,6 +245,13 @@ Status PrepareScaleAndTranslate(PrepareContext& ctx) {
                      "box, triangle, keyscubic, mitchellcubic; got '", kernel, "'");
   }
   st->filter = it->filter;
+  return st;
+}
+
+Status PrepareScaleAndTranslate(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<ScaleTranslateState> st, ReadScaleTranslateAttrs(ctx));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->t, RealTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "images", st->t));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "images", 4));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "size", DType::kInt32));
@@ -270,52 +322,102 @@ Status ComputeScaleAndTranslate(const KernelContext& ctx) {
       ComputeSpans(ctx, st.filter, st.antialias, out_h, in_h, row_scale, row_tr, &rows));
   KILN_RETURN_IF_ERROR(
       ComputeSpans(ctx, st.filter, st.antialias, out_w, in_w, col_scale, col_tr, &cols));
-  const int64_t in_row = in_w * ch, out_row = out_w * ch;
-  KILN_ASSIGN_OR_RETURN(void* mid_raw,
-                        ctx.AllocateTemp(static_cast<size_t>(batch * out_h * in_row) * 4));
-  float* mid = static_cast<float*>(mid_raw);
-  float* o = out->data<float>();
+  KILN_ASSIGN_OR_RETURN(void* mid,
+                        ctx.AllocateTemp(static_cast<size_t>(batch * out_h * in_w * ch) * 4));
   return Dispatch<RealTypes>(st.t, [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
-    using C = ComputeType<T>;
-    const C* img = ComputeData<T>(images);
-    // Pass 1: each output row is the weighted sum of its span of input rows.
-    ctx.threads().ParallelFor(batch * out_h, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t by = begin; by < end; ++by) {
-        const int64_t b = by / out_h, y = by % out_h;
-        float* dst = mid + by * in_row;
-        std::fill(dst, dst + in_row, 0.0f);
-        const int64_t start = rows.start[y];
-        const int64_t n = std::min(start + rows.size, in_h) - start;
-        const float* wts = rows.weights.data() + y * rows.size;
-        for (int64_t j = 0; j < n; ++j) {
-          const C* src = img + (b * in_h + start + j) * in_row;
-          const float w = wts[j];
-          for (int64_t k = 0; k < in_row; ++k) dst[k] += w * static_cast<float>(src[k]);
-        }
-      }
-    });
-    // Pass 2: each output pixel is the weighted sum of its span of intermediate pixels.
-    ctx.threads().ParallelFor(batch * out_h, 1, [&](int64_t begin, int64_t end) {
-      for (int64_t by = begin; by < end; ++by) {
-        const float* src_row = mid + by * in_row;
-        float* dst_row = o + by * out_row;
-        for (int64_t x = 0; x < out_w; ++x) {
-          float* px = dst_row + x * ch;
-          std::fill(px, px + ch, 0.0f);
-          const int64_t start = cols.start[x];
-          const int64_t n = std::min(start + cols.size, in_w) - start;
-          const float* wts = cols.weights.data() + x * cols.size;
-          for (int64_t j = 0; j < n; ++j) {
-            const float* src = src_row + (start + j) * ch;
-            const float w = wts[j];
-            for (int64_t c = 0; c < ch; ++c) px[c] += w * src[c];
-          }
-        }
-      }
-    });
+    GatherSpans(ctx, rows, cols, ComputeData<T>(images), batch, in_h, in_w, ch,
+                static_cast<float*>(mid), out->data<float>());
     return OkStatus();
   });
+}
+
+// ScaleAndTranslateGrad(grads, original_image, scale, translation): the forward's adjoint, as
+// TF computes it: per dim, each input index gathers the forward outputs whose spans reach it
+// (its nonzero weights, from the first such output on: a span of its own), and the two passes
+// run over grads with those spans. The output is grads' batch and channels at the original
+// image's height and width.
+Status PrepareScaleAndTranslateGrad(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  KILN_ASSIGN_OR_RETURN(std::shared_ptr<ScaleTranslateState> st, ReadScaleTranslateAttrs(ctx));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->t, {DType::kFloat}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "grads", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "original_image", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "scale", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "translation", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "grads", 4));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "original_image", 4));
+  const std::vector<int64_t> g = DimsOrUnknown(ctx.inputs[0].shape, 4);
+  const std::vector<int64_t> orig = DimsOrUnknown(ctx.inputs[1].shape, 4);
+  ctx.outputs = {TensorSpec{DType::kFloat, PartialShape{g[0], orig[1], orig[2], g[3]}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// TF's ComputeGradSpansCore: the spans of the adjoint from the forward's, `in` indices wide.
+Spans GradSpans(const Spans& fwd, int64_t in) {
+  struct Part {
+    int64_t index;
+    float weight;
+  };
+  std::vector<std::vector<Part>> parts(in);
+  const auto out = static_cast<int64_t>(fwd.start.size());
+  for (int64_t x = 0; x < out; ++x) {
+    for (int64_t j = 0; j < fwd.size; ++j) {
+      const float w = fwd.weights[x * fwd.size + j];
+      const int64_t i = fwd.start[x] + j;
+      // Outputs come in increasing order, so each list is sorted.
+      if (w != 0.0f && i < in) parts[i].push_back({x, w});
+    }
+  }
+  Spans g;
+  for (const auto& p : parts)
+    if (!p.empty()) g.size = std::max(g.size, p.back().index - p.front().index + 1);
+  g.start.assign(in, 0);
+  g.weights.assign(in * g.size, 0.0f);
+  for (int64_t i = 0; i < in; ++i) {
+    if (parts[i].empty()) continue;
+    g.start[i] = parts[i].front().index;
+    for (const Part& p : parts[i]) g.weights[i * g.size + p.index - g.start[i]] += p.weight;
+  }
+  return g;
+}
+
+Status ComputeScaleAndTranslateGrad(const KernelContext& ctx) {
+  const auto& st = ctx.state<ScaleTranslateState>();
+  const Tensor& grads = ctx.input(0);
+  const Tensor& orig = ctx.input(1);
+  if (grads.rank() != 4)
+    return ctx.Error("input_grad must be 4-dimensional, got shape ", grads.shape().ToString());
+  if (orig.rank() != 4) {
+    return ctx.Error("original_image must be 4-dimensional, got shape ", orig.shape().ToString());
+  }
+  const int64_t batch = grads.dim(0), out_h = grads.dim(1), out_w = grads.dim(2);
+  const int64_t ch = grads.dim(3), in_h = orig.dim(1), in_w = orig.dim(2);
+  if (in_h > std::numeric_limits<int32_t>::max() || in_w > std::numeric_limits<int32_t>::max())
+    return ctx.Error("original sizes must be between 0 and max int32");
+  float row_scale = 0, col_scale = 0, row_tr = 0, col_tr = 0;
+  KILN_RETURN_IF_ERROR(ReadPair(ctx, 2, "scale", &row_scale, &col_scale));
+  if (!(row_scale > 0 && col_scale > 0)) {
+    return ctx.Error("input 'scale' must be greater than zero, got [", row_scale, ", ", col_scale,
+                     "]");
+  }
+  KILN_RETURN_IF_ERROR(ReadPair(ctx, 3, "translation", &row_tr, &col_tr));
+  const int64_t mid_dims[] = {batch, in_h, out_w, ch};
+  KILN_RETURN_IF_ERROR_CTX(CheckElementCount(mid_dims, "intermediate shape"), "node '",
+                           ctx.node_name(), "'");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{batch, in_h, in_w, ch}));
+  if (out->NumElements() == 0) return OkStatus();
+  Spans rows, cols;
+  KILN_RETURN_IF_ERROR(
+      ComputeSpans(ctx, st.filter, st.antialias, out_h, in_h, row_scale, row_tr, &rows));
+  KILN_RETURN_IF_ERROR(
+      ComputeSpans(ctx, st.filter, st.antialias, out_w, in_w, col_scale, col_tr, &cols));
+  KILN_ASSIGN_OR_RETURN(void* mid,
+                        ctx.AllocateTemp(static_cast<size_t>(batch * in_h * out_w * ch) * 4));
+  GatherSpans(ctx, GradSpans(rows, in_h), GradSpans(cols, in_w), grads.data<float>(), batch, out_h,
+              out_w, ch, static_cast<float*>(mid), out->data<float>());
+  return OkStatus();
 }
 
 // ---- ImageProjectiveTransformV2/V3 ------------------------------------------------------------
@@ -526,12 +628,14 @@ constexpr OpDefinition kDefs[] = {
     {"ImageProjectiveTransformV3", "transformed_images", kOpFreshOutputs,
      PrepareProjectiveTransform<true>},
     {"ScaleAndTranslate", "resized_images", kOpFreshOutputs, PrepareScaleAndTranslate},
+    {"ScaleAndTranslateGrad", "output", kOpFreshOutputs, PrepareScaleAndTranslateGrad},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"ImageProjectiveTransformV2", ComputeProjectiveTransform, 0b100},
     {"ImageProjectiveTransformV3", ComputeProjectiveTransform, 0b1100},
     {"ScaleAndTranslate", ComputeScaleAndTranslate},
+    {"ScaleAndTranslateGrad", ComputeScaleAndTranslateGrad, 0b1100},
 };
 
 }  // namespace

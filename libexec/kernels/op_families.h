@@ -108,7 +108,9 @@ namespace kiln::exec {
   X(SpecialFunction)        \
   X(TensorMap)              \
   X(Batch)                  \
-  X(RefVariable)
+  X(RefVariable)            \
+  X(ConvGeneric)            \
+  X(Glimpse)
 
 #define KILN_OP_FAMILIES_FULL_ONLY(X) \
   X(Checkpoint)                       \

@@ -1,6 +1,6 @@
-// Op-tester cases of the image gradients: ResizeBilinearGrad and ResizeNearestNeighborGrad
-// against plain-loop transposes of the forward resize; ResizeBicubicGrad, the CropAndResize
-// gradients and DrawBoundingBoxes[V2] against values recorded from TensorFlow.
+// Op-tester cases of the image gradients: ResizeBilinearGrad, ResizeNearestNeighborGrad and
+// ScaleAndTranslateGrad against plain-loop transposes of the forward resize; ResizeBicubicGrad, the
+// CropAndResize gradients and DrawBoundingBoxes[V2] against values recorded from TensorFlow.
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ops/cases_grad.h"
+#include "ops/filter_ref.h"
 #include "ops/op_cases.h"
 #include "ops/ref_util.h"
 
@@ -424,12 +425,77 @@ void AddCropGrads(std::vector<OpCase>* c) {
           .Build());
 }
 
+// ScaleAndTranslateGrad: grads pixel (y, x) goes back to every input pixel the forward read for
+// it, with the forward's weights (filter_ref.h's taps, in double).
+void AddScaleAndTranslateGrad(std::vector<OpCase>* c) {
+  struct Geometry {
+    Shape grads;
+    int64_t in_h, in_w;
+    float sy, sx, ty, tx;
+  };
+  const std::vector<Geometry> geos = {
+      {Shape{2, 4, 5, 2}, 6, 8, 4.0f / 6, 5.0f / 8, 0, 0},        // the forward downsampled
+      {Shape{1, 9, 7, 3}, 4, 5, 9.0f / 4, 7.0f / 5, 0, 0},        // upsampled
+      {Shape{1, 7, 6, 1}, 7, 6, 0.8f, 1.3f, 1.25f, -0.75f},       // translated
+      {Shape{1, 6, 6, 2}, 5, 5, 1.0f, 0.5f, 3.0f, -2.0f},         // some samples fell outside
+      {Shape{1, 9, 11, 2}, 40, 30, 9.0f / 40, 11.0f / 30, 0, 0},  // a wide antialias filter
+      {Shape{2, 0, 3, 2}, 4, 4, 0.75f, 0.75f, 0, 0},              // no grads rows: zeros
+      {Shape{0, 3, 3, 2}, 4, 4, 0.75f, 0.75f, 0, 0},              // empty batch
+  };
+  uint32_t seed = 9700;
+  for (const std::string k : {"lanczos1", "lanczos3", "lanczos5", "gaussian", "box", "triangle",
+                              "keyscubic", "mitchellcubic"}) {
+    for (bool antialias : {true, false}) {
+      int g = 0;
+      for (const Geometry& geo : geos) {
+        ++g;
+        if (g > 2 && k != "lanczos3" && k != "box") continue;  // every filter on the first two
+        OpCaseBuilder b("ScaleAndTranslateGrad",
+                        "ScaleAndTranslateGrad " + k + (antialias ? " antialias " : " ") +
+                            geo.grads.ToString() + " -> " + std::to_string(geo.in_h) + "x" +
+                            std::to_string(geo.in_w) + " #" + std::to_string(g));
+        b.T(DType::kFloat).String("kernel_type", k).Bool("antialias", antialias);
+        b.Input(RandomOf(DType::kFloat, geo.grads, NextSeed(seed)))
+            .Input(RandomOf(DType::kFloat, Shape{1, geo.in_h, geo.in_w, 1}, NextSeed(seed)));
+        const Tensor scale = Make<float>({geo.sy, geo.sx}, {2});
+        const Tensor tr = Make<float>({geo.ty, geo.tx}, {2});
+        if (g % 2) {
+          b.ConstInput(scale).Input(tr);
+        } else {
+          b.Input(scale).ConstInput(tr);
+        }
+        c->push_back(b.Reference1([k, antialias, geo](const std::vector<Tensor>& inputs) {
+                        const Tensor& gr = inputs[0];
+                        const int64_t n = gr.dim(0), oh = gr.dim(1), ow = gr.dim(2), ch = gr.dim(3);
+                        const int64_t h = geo.in_h, w = geo.in_w;
+                        const Taps ty = FilterTaps(k, antialias, h, oh, geo.sy, geo.ty);
+                        const Taps tx = FilterTaps(k, antialias, w, ow, geo.sx, geo.tx);
+                        const std::vector<double> v = Doubles(gr);
+                        std::vector<double> o(n * h * w * ch, 0.0);
+                        for (int64_t b2 = 0; b2 < n; ++b2)
+                          for (int64_t y = 0; y < oh; ++y)
+                            for (int64_t x = 0; x < ow; ++x)
+                              for (const auto& [iy, wy] : ty[y])
+                                for (const auto& [ix, wx] : tx[x])
+                                  for (int64_t k2 = 0; k2 < ch; ++k2)
+                                    o[((b2 * h + iy) * w + ix) * ch + k2] +=
+                                        wy * wx * v[((b2 * oh + y) * ow + x) * ch + k2];
+                        return FromDoubles(DType::kFloat, Shape{n, h, w, ch}, o);
+                      })
+                         .Tolerance(1e-4)
+                         .Build());
+      }
+    }
+  }
+}
+
 }  // namespace
 
 void AddImageGradCases(std::vector<OpCase>* c) {
   AddImageGrads(c);
   AddDrawBoxes(c);
   AddCropGrads(c);
+  AddScaleAndTranslateGrad(c);
 }
 
 }  // namespace kiln::testing

@@ -5,7 +5,9 @@
 // SparseMatMul, ExtractVolumePatches (Eigen's SAME padding), MaxPool3DGradGrad,
 // DecodeJSONExample (protobuf's bytes), IsotonicRegression, KMC2ChainInitialization,
 // KmeansPlusPlusInitialization and the candidate samplers (TF's Philox draws),
-// ComputeAccidentalHits, RaggedFillEmptyRows and its gradient.
+// ComputeAccidentalHits, RaggedFillEmptyRows and its gradient, FusedPadConv2D and
+// FusedResizeAndPadConv2D (TF's window placement and row cache), ScaleAndTranslateGrad,
+// ExtractGlimpse[V2] with zero noise and Conv.
 #include <string>
 #include <string_view>
 #include <vector>

@@ -54,6 +54,8 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"special", SpecialCases},
       {"tensor_map", TensorMapCases},
       {"proto_codec", ProtoCodecCases},
+      {"conv_generic", ConvGenericCases},
+      {"glimpse", GlimpseCases},
   };
   return families;
 }

@@ -59,6 +59,8 @@ std::vector<OpCase> GradCases();          // cases_grad.cc
 std::vector<OpCase> SpecialCases();       // cases_special.cc
 std::vector<OpCase> TensorMapCases();     // cases_tensor_map.cc
 std::vector<OpCase> ProtoCodecCases();    // cases_proto_codec.cc
+std::vector<OpCase> ConvGenericCases();   // cases_conv_generic.cc
+std::vector<OpCase> GlimpseCases();       // cases_glimpse.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -131,5 +131,9 @@ TEST_CASE("op tester: tensor_map") { RunOpCases(TensorMapCases()); }
 
 TEST_CASE("op tester: proto_codec") { RunOpCases(ProtoCodecCases()); }
 
+TEST_CASE("op tester: conv_generic") { RunOpCases(ConvGenericCases()); }
+
+TEST_CASE("op tester: glimpse") { RunOpCases(GlimpseCases()); }
+
 }  // namespace
 }  // namespace kiln::testing

@@ -2,7 +2,8 @@
 (gradient kernels with TF's masking and summation, Eigen's special-function derivatives, the
 blocked Cholesky gradient, banded triangular solves, protobuf's JSON-to-binary Example writer,
 TF's isotonic regression, k-means seeding, candidate samplers' and half-precision random draws, the ragged fill-empty-rows, Eigen's volume patches and TF's 3-D max-pool
-second gradient) into tests/ops/cases_tf_recorded.inc, the op tester's references for them
+second gradient, the image-transform fused convolutions, ScaleAndTranslateGrad, zero-noise
+glimpses and Conv) into tests/ops/cases_tf_recorded.inc, the op tester's references for them
 (cases_tf_recorded.cc). Each op runs in a tf.function over constant operands, with
 TF_ENABLE_ONEDNN_OPTS=0 as on CPUs without AVX-512 VNNI; the recording machinery is
 record_quantized_cases.py's.
@@ -140,6 +141,42 @@ def _cases(tf, rng):
     for dt in [tf.float16, tf.bfloat16]:
         for op in ["RandomUniform", "RandomStandardNormal", "TruncatedNormal"]:
             add(op, shape=tf.constant(np.array([3, 5], np.int32)), dtype=dt, seed=42, seed2=7)
+    # The image-transform convolutions: TF's window placement (a stride that leaves a remainder
+    # shifts it) and its row cache (every image of a batch gives the first image's result).
+    img = f([3, 5, 6, 2], -2.0, 2.0)
+    filt = f([3, 2, 2, 3], -1.0, 1.0)
+    pads = tf.constant(np.array([[0, 0], [1, 2], [2, 1], [0, 0]], np.int32))
+    for mode, pad, s in [("REFLECT", "SAME", 5), ("SYMMETRIC", "VALID", 4), ("REFLECT", "VALID", 1)]:
+        add("FusedPadConv2D", input=img, paddings=pads, filter=filt, mode=mode,
+            strides=[1, s, s, 1], padding=pad)
+    for align, size in [(False, [7, 9]), (True, [4, 3])]:
+        add("FusedResizeAndPadConv2D", input=img, size=tf.constant(np.array(size, np.int32)),
+            paddings=pads, filter=filt, mode="SYMMETRIC", strides=[1, 2, 2, 1], padding="SAME",
+            resize_align_corners=align)
+    # ScaleAndTranslateGrad: TF's spans of the adjoint.
+    for kernel, antialias, scale, shift in [("lanczos3", True, [0.6, 0.7], [0.0, 0.0]),
+                                            ("keyscubic", False, [1.5, 1.2], [0.5, -1.0]),
+                                            ("box", True, [0.5, 2.0], [2.0, 0.0])]:
+        add("ScaleAndTranslateGrad", grads=f([2, 4, 6, 3], -1.0, 1.0),
+            original_image=f([2, 7, 5, 3], 0.0, 1.0),
+            scale=tf.constant(np.array(scale, np.float32)),
+            translation=tf.constant(np.array(shift, np.float32)), kernel_type=kernel,
+            antialias=antialias)
+    # ExtractGlimpse with zero noise (its other noises are unseeded draws).
+    for op, normalized, centered in [("ExtractGlimpse", True, True),
+                                     ("ExtractGlimpseV2", True, False),
+                                     ("ExtractGlimpseV2", False, True)]:
+        add(op, input=f([2, 6, 7, 2], -1.0, 1.0), size=tf.constant(np.array([3, 4], np.int32)),
+            offsets=tf.constant(np.array([[0.3, -0.8], [-0.9, 0.5]], np.float32)),
+            centered=centered, normalized=normalized, uniform_noise=False, noise="zero")
+    # Conv: flattened batch dims, 3-D, and the flattened shape TF keeps for an empty input.
+    add("Conv", input=f([2, 3, 5, 6, 3], -1.0, 1.0), filter=f([3, 2, 3, 4], -1.0, 1.0),
+        strides=[1, 1, 2, 1], padding="SAME", batch_dims=2)
+    add("Conv", input=f([2, 4, 5, 6, 3], -1.0, 1.0), filter=f([2, 2, 3, 3, 4], -1.0, 1.0),
+        strides=[1, 1, 2, 1, 1], padding="VALID")
+    add("Conv", input=tf.zeros([2, 3, 0, 6, 3]), filter=f([3, 2, 3, 4], -1.0, 1.0),
+        strides=[1, 1, 1, 1], padding="EXPLICIT", explicit_paddings=[0, 0, 2, 2, 0, 0, 0, 0],
+        batch_dims=2)
     return cases
 
 
