@@ -102,7 +102,8 @@ namespace kiln::exec {
   X(SpecialFunction)        \
   X(TensorMap)              \
   X(Batch)                  \
-  X(RefVariable)
+  X(RefVariable)            \
+  X(RnnGrad)
 
 #define KILN_OP_FAMILIES_FULL_ONLY(X) \
   X(Checkpoint)                       \
