@@ -36,7 +36,6 @@
 #include "kernels/array_util.h"
 #include "kernels/conv_nd_math.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 

@@ -27,7 +27,6 @@
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
-#include "kernels/op_families.h"
 #include "kernels/philox.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"

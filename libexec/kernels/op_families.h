@@ -110,7 +110,8 @@ namespace kiln::exec {
   X(Batch)                  \
   X(RefVariable)            \
   X(ConvGeneric)            \
-  X(Glimpse)
+  X(Glimpse)                \
+  X(RnnGrad)
 
 #define KILN_OP_FAMILIES_FULL_ONLY(X) \
   X(Checkpoint)                       \

@@ -7,7 +7,8 @@
 // KmeansPlusPlusInitialization and the candidate samplers (TF's Philox draws),
 // ComputeAccidentalHits, RaggedFillEmptyRows and its gradient, FusedPadConv2D and
 // FusedResizeAndPadConv2D (TF's window placement and row cache), ScaleAndTranslateGrad,
-// ExtractGlimpse[V2] with zero noise and Conv.
+// ExtractGlimpse[V2] with zero noise, Conv, and the fused recurrent cells' gradients
+// (LSTMBlockCellGrad, BlockLSTMGrad(V2), GRUBlockCellGrad).
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,7 +31,7 @@ const std::vector<RecordedCase>& Recorded() {
 }  // namespace
 
 std::vector<OpCase> TfRecordedCases() {
-  return CasesFromRecorded(
+  std::vector<OpCase> cases = CasesFromRecorded(
       Recorded(),
       [](std::string_view op) {
         // Masks are exact; sums, special functions and products agree to float rounding (kiln
@@ -44,6 +45,13 @@ std::vector<OpCase> TfRecordedCases() {
         return op.ends_with("CandidateSampler") || op.starts_with("Random") ||
                op == "TruncatedNormal";
       });
+  // The recurrent cells' half grads round where TF's do, but TF's half products sum in the
+  // order of Eigen's blocked kernel: a last-bit difference remains (input 1: cs_prev or x).
+  for (OpCase& c : cases) {
+    if (c.op.find("LSTM") != std::string::npos && c.inputs[1].dtype() == DType::kHalf)
+      c.tolerance = 1e-3;
+  }
+  return cases;
 }
 
 }  // namespace kiln::testing

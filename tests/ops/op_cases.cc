@@ -42,6 +42,7 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"pool", PoolCases},
       {"norm", NormCases},
       {"rnn_fused", RnnFusedCases},
+      {"rnn_grad", RnnGradCases},
       {"ctc_loss", CtcLossCases},
       {"image", ImageCases},
       {"strings", StringCases},

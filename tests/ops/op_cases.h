@@ -47,6 +47,7 @@ std::vector<OpCase> ConvNdCases();        // cases_conv_nd.cc
 std::vector<OpCase> PoolCases();          // cases_pool.cc
 std::vector<OpCase> NormCases();          // cases_norm.cc
 std::vector<OpCase> RnnFusedCases();      // cases_rnn_fused.cc
+std::vector<OpCase> RnnGradCases();       // cases_rnn_grad.cc
 std::vector<OpCase> CtcLossCases();       // cases_ctc_loss.cc
 std::vector<OpCase> ImageCases();         // cases_image.cc
 std::vector<OpCase> StringCases();        // cases_strings.cc

@@ -108,6 +108,7 @@ TEST_CASE("op tester: pool") { RunOpCases(PoolCases()); }
 
 TEST_CASE("op tester: norm") { RunOpCases(NormCases()); }
 TEST_CASE("op tester: rnn_fused") { RunOpCases(RnnFusedCases()); }
+TEST_CASE("op tester: rnn_grad") { RunOpCases(RnnGradCases()); }
 TEST_CASE("op tester: ctc_loss") { RunOpCases(CtcLossCases()); }
 
 TEST_CASE("op tester: image") { RunOpCases(ImageCases()); }

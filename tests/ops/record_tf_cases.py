@@ -1,12 +1,13 @@
 """Records TensorFlow 2.21's own results for ops whose reference is TF's arithmetic itself
 (gradient kernels with TF's masking and summation, Eigen's special-function derivatives, the
 blocked Cholesky gradient, banded triangular solves, protobuf's JSON-to-binary Example writer,
-TF's isotonic regression, k-means seeding, candidate samplers' and half-precision random draws, the ragged fill-empty-rows, Eigen's volume patches and TF's 3-D max-pool
-second gradient, the image-transform fused convolutions, ScaleAndTranslateGrad, zero-noise
-glimpses and Conv) into tests/ops/cases_tf_recorded.inc, the op tester's references for them
-(cases_tf_recorded.cc). Each op runs in a tf.function over constant operands, with
-TF_ENABLE_ONEDNN_OPTS=0 as on CPUs without AVX-512 VNNI; the recording machinery is
-record_quantized_cases.py's.
+TF's isotonic regression, k-means seeding, candidate samplers' and half-precision random draws,
+the ragged fill-empty-rows, Eigen's volume patches, TF's 3-D max-pool second gradient, the
+image-transform fused convolutions, ScaleAndTranslateGrad, zero-noise glimpses, Conv and the
+fused recurrent cells' gradients) into tests/ops/cases_tf_recorded.inc, the op tester's
+references for them (cases_tf_recorded.cc). Each op runs in a tf.function over constant
+operands, with TF_ENABLE_ONEDNN_OPTS=0 as on CPUs without AVX-512 VNNI; the recording machinery
+is record_quantized_cases.py's.
 
 Run: .venv-oracle/bin/python tests/ops/record_tf_cases.py
 """
@@ -177,7 +178,50 @@ def _cases(tf, rng):
     add("Conv", input=tf.zeros([2, 3, 0, 6, 3]), filter=f([3, 2, 3, 4], -1.0, 1.0),
         strides=[1, 1, 1, 1], padding="EXPLICIT", explicit_paddings=[0, 0, 2, 2, 0, 0, 0, 0],
         batch_dims=2)
+    _rnn_grad_cases(tf, add)
     return cases
+
+
+def _rnn_grad_cases(tf, add):
+    """The fused recurrent cells' gradients on a forward run's gates, with and without
+    peepholes (BlockLSTMGrad(V2) also past seq_len_max), in float and half. A generator of
+    their own keeps the cases above unchanged."""
+    rng = np.random.default_rng(2127)
+
+    def u(shape, lo, hi, dt=np.float32):
+        return tf.constant(rng.uniform(lo, hi, size=shape).astype(dt))
+
+    def lstm_params(dt, x_shape, cell):
+        n = x_shape[-1]
+        return dict(x=u(x_shape, -1, 1, dt), cs_prev=u([x_shape[-2], cell], -2, 2, dt),
+                    h_prev=u([x_shape[-2], cell], -1, 1, dt),
+                    w=u([n + cell, 4 * cell], -0.5, 0.5, dt), wci=u([cell], -1, 1, dt),
+                    wcf=u([cell], -1, 1, dt), wco=u([cell], -1, 1, dt), b=u([4 * cell], -1, 1, dt))
+
+    gates = ["i", "cs", "f", "o", "ci", "co", "h"]
+    time, steps, batch, n, cell = 3, 2, 2, 3, 4  # BlockLSTMGrad's x and cell
+    for dt in [np.float32, np.float16]:
+        for peephole in [False, True]:
+            p = lstm_params(dt, [3, 4], 5)
+            fwd = tf.raw_ops.LSTMBlockCell(**p, forget_bias=0.8, cell_clip=-1.0,
+                                           use_peephole=peephole)
+            add("LSTMBlockCellGrad", **p, **dict(zip(gates[:6], fwd[:6])),
+                cs_grad=u([3, 5], -1, 1, dt), h_grad=u([3, 5], -1, 1, dt), use_peephole=peephole)
+            for op, fwd_op, extra in [("BlockLSTMGrad", "BlockLSTM", dict(forget_bias=0.8)),
+                                      ("BlockLSTMGradV2", "BlockLSTMV2", {})]:
+                p = lstm_params(dt, [time, batch, n], cell)
+                seq = tf.constant(np.int64(steps))
+                fwd = getattr(tf.raw_ops, fwd_op)(seq_len_max=seq, **p, cell_clip=2.5,
+                                                  use_peephole=peephole, **extra)
+                add(op, seq_len_max=seq, **p, **dict(zip(gates, fwd)),
+                    cs_grad=u([time, batch, cell], -1, 1, dt),
+                    h_grad=u([time, batch, cell], -1, 1, dt), use_peephole=peephole)
+    for batch, n, cell in [(3, 4, 5), (2, 3, 6)]:
+        p = dict(x=u([batch, n], -1, 1), h_prev=u([batch, cell], -1, 1),
+                 w_ru=u([n + cell, 2 * cell], -0.5, 0.5), w_c=u([n + cell, cell], -0.5, 0.5),
+                 b_ru=u([2 * cell], -1, 1), b_c=u([cell], -1, 1))
+        r, z, c, _ = tf.raw_ops.GRUBlockCell(**p)
+        add("GRUBlockCellGrad", **p, r=r, u=z, c=c, d_h=u([batch, cell], -1, 1))
 
 
 def main():
