@@ -5,7 +5,8 @@
 // SparseMatMul, ExtractVolumePatches (Eigen's SAME padding), MaxPool3DGradGrad,
 // DecodeJSONExample (protobuf's bytes), IsotonicRegression, KMC2ChainInitialization,
 // KmeansPlusPlusInitialization and the candidate samplers (TF's Philox draws),
-// ComputeAccidentalHits, RaggedFillEmptyRows and its gradient.
+// ComputeAccidentalHits, RaggedFillEmptyRows and its gradient, StochasticCastToInt (TF's draws).
+#include <cmath>  // NAN and INFINITY in the recorded values
 #include <string>
 #include <string_view>
 #include <vector>

@@ -54,6 +54,9 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"special", SpecialCases},
       {"tensor_map", TensorMapCases},
       {"proto_codec", ProtoCodecCases},
+      {"mutex", MutexCases},
+      {"sparse_tensors_map", SparseMapCases},
+      {"composite_tensor", CompositeCases},
   };
   return families;
 }

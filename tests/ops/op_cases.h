@@ -59,6 +59,9 @@ std::vector<OpCase> GradCases();          // cases_grad.cc
 std::vector<OpCase> SpecialCases();       // cases_special.cc
 std::vector<OpCase> TensorMapCases();     // cases_tensor_map.cc
 std::vector<OpCase> ProtoCodecCases();    // cases_proto_codec.cc
+std::vector<OpCase> MutexCases();         // cases_mutex.cc
+std::vector<OpCase> SparseMapCases();     // cases_sparse_map.cc
+std::vector<OpCase> CompositeCases();     // cases_composite.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -131,5 +131,9 @@ TEST_CASE("op tester: tensor_map") { RunOpCases(TensorMapCases()); }
 
 TEST_CASE("op tester: proto_codec") { RunOpCases(ProtoCodecCases()); }
 
+TEST_CASE("op tester: mutex") { RunOpCases(MutexCases()); }
+TEST_CASE("op tester: sparse_tensors_map") { RunOpCases(SparseMapCases()); }
+TEST_CASE("op tester: composite_tensor") { RunOpCases(CompositeCases()); }
+
 }  // namespace
 }  // namespace kiln::testing
