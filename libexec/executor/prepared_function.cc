@@ -209,7 +209,10 @@ class FunctionCompiler {
   }
 
   // Topological order over live nodes; ties broken by creation order, which follows the
-  // program order of the body.
+  // program order of the body. A MutexLock waits until nothing else is ready: TF's executor
+  // runs whatever is ready while a lock is awaited, so a critical section whose lock is not
+  // ordered after the previous one's release (TF's automatic control dependencies order the
+  // locks, not the releases) must not block this one thread before that release has run.
   Status TopologicalOrder() {
     const int n = static_cast<int>(graph_.nodes.size());
     std::vector<int> indegree(n, 0);
@@ -223,15 +226,17 @@ class FunctionCompiler {
       for (const Edge& e : graph_.nodes[v].inputs) add(e.node);
       for (int c : graph_.nodes[v].control_inputs) add(c);
     }
-    std::priority_queue<int, std::vector<int>, std::greater<>> ready;
+    std::priority_queue<int, std::vector<int>, std::greater<>> ready, locks;
+    auto push = [&](int v) { (graph_.nodes[v].op == "MutexLock" ? locks : ready).push(v); };
     for (int v = 0; v < n; ++v)
-      if (live_[v] && indegree[v] == 0) ready.push(v);
-    while (!ready.empty()) {
-      int v = ready.top();
-      ready.pop();
+      if (live_[v] && indegree[v] == 0) push(v);
+    while (!ready.empty() || !locks.empty()) {
+      auto& from = ready.empty() ? locks : ready;
+      int v = from.top();
+      from.pop();
       order_.push_back(v);
       for (int c : consumers[v])
-        if (--indegree[c] == 0) ready.push(c);
+        if (--indegree[c] == 0) push(c);
     }
     const int live_count = static_cast<int>(std::count(live_.begin(), live_.end(), 1));
     if (static_cast<int>(order_.size()) != live_count)

@@ -1,13 +1,19 @@
 // Ragged tensors packed into variant tensors and back, as tf.map_fn and tf.data move ragged
 // values: RaggedTensorToVariant (the whole tensor, or each row of it, as one variant element)
 // and RaggedTensorFromVariant (a tensor of such elements stacked back into one ragged tensor).
+// Also any composite tensor's components as one variant (CompositeTensorVariantFromComponents,
+// CompositeTensorVariantToComponents; see their section).
 #include <algorithm>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "bundle/coding.h"
 #include "kernels/array_util.h"
+#include "kernels/composite_tensor_variant.h"
 #include "kernels/ragged_util.h"
 
 namespace kiln::exec {
@@ -255,6 +261,261 @@ Status ComputeFromVariant(const KernelContext& ctx) {
   });
 }
 
+}  // namespace
+
+// ---- CompositeTensorVariantFromComponents, CompositeTensorVariantToComponents ----------------
+
+// Composite tensors as variants (TF's composite_tensor_ops.cc), what tf.function's
+// composite-tensor arguments and tf.data pass through variant-only paths:
+// CompositeTensorVariantFromComponents wraps the component tensors and the metadata attr (a
+// serialized CompositeTensorVariantMetadata) in a CompositeTensorVariant
+// (composite_tensor_variant.h); CompositeTensorVariantToComponents gives them back, after TF's
+// checks: the TypeSpec class of its metadata must be the variant's (TF compares only the class),
+// and the components' count and dtypes must be Tcomponents'.
+
+// ---- the metadata's wire format --------------------------------------------------------------
+
+namespace {
+
+using Wire = std::string_view;
+
+// Valid UTF-8 (no overlong forms, surrogates or code points past U+10FFFF), as protobuf
+// requires of a proto3 string field.
+bool IsValidUtf8(Wire s) {
+  for (size_t i = 0; i < s.size();) {
+    const auto c = static_cast<unsigned char>(s[i]);
+    int n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    if (c >= 0xC2 && c <= 0xDF) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;
+    for (int k = 1; k <= n; ++k) {
+      const auto t = static_cast<unsigned char>(s[i + k]);
+      if ((t & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (t & 0x3F);
+    }
+    if ((n == 2 && cp < 0x800) || (n == 3 && (cp < 0x10000 || cp > 0x10FFFF)) ||
+        (cp >= 0xD800 && cp <= 0xDFFF))
+      return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// One field of a message: its number, wire type and (length-delimited) payload.
+struct Field {
+  uint32_t number = 0;
+  uint32_t wire = 0;
+  uint64_t varint = 0;
+  Wire payload;
+};
+
+constexpr int kMaxGroupDepth = 100;  // protobuf's recursion limit
+
+bool ReadField(Wire* in, Field* f, int depth = 0);
+
+// A group's fields up to its end tag (wire type 4) with the same number.
+bool SkipGroup(Wire* in, uint32_t number, int depth) {
+  if (depth > kMaxGroupDepth) return false;
+  while (!in->empty()) {
+    Field f;
+    const Wire before = *in;
+    uint64_t tag = 0;
+    if (!coding::GetVarint64(in, &tag)) return false;
+    if ((tag & 7) == 4) return (tag >> 3) == number;
+    *in = before;
+    if (!ReadField(in, &f, depth + 1)) return false;
+  }
+  return false;
+}
+
+// Reads the next field; false when the bytes are malformed (as protobuf's parser fails).
+bool ReadField(Wire* in, Field* f, int depth) {
+  uint64_t tag = 0;
+  if (!coding::GetVarint64(in, &tag) || tag > 0xffffffffu || (tag >> 3) == 0) return false;
+  f->number = static_cast<uint32_t>(tag >> 3);
+  f->wire = static_cast<uint32_t>(tag & 7);
+  switch (f->wire) {
+    case 0:
+      return coding::GetVarint64(in, &f->varint);
+    case 1:
+    case 5: {
+      const size_t n = f->wire == 1 ? 8 : 4;
+      if (in->size() < n) return false;
+      in->remove_prefix(n);
+      return true;
+    }
+    case 2: {
+      uint64_t n = 0;
+      if (!coding::GetVarint64(in, &n) || n > in->size()) return false;
+      f->payload = in->substr(0, n);
+      in->remove_prefix(n);
+      return true;
+    }
+    case 3:
+      return SkipGroup(in, f->number, depth);
+    default:  // an end tag without a group, or wire types 6 and 7
+      return false;
+  }
+}
+
+// TypeSpecProto: type_spec_class = 1 (enum), type_state = 2 (StructuredValue),
+// type_spec_class_name = 3 (string), num_flat_components = 4 (int32). Later fields override.
+bool ParseTypeSpec(Wire in, int* type_spec_class) {
+  while (!in.empty()) {
+    Field f;
+    if (!ReadField(&in, &f)) return false;
+    if (f.number == 1 && f.wire == 0) *type_spec_class = static_cast<int32_t>(f.varint);
+    if (f.number == 3 && f.wire == 2 && !IsValidUtf8(f.payload)) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+Result<int> TypeSpecClassOf(std::string_view metadata) {
+  // CompositeTensorVariantMetadata: type_spec_proto = 1; repeats merge into one message.
+  int type_spec_class = 0;
+  while (!metadata.empty()) {
+    Field f;
+    if (!ReadField(&metadata, &f))
+      return InvalidArgument("not a serialized CompositeTensorVariantMetadata");
+    if (f.number == 1 && f.wire == 2 && !ParseTypeSpec(f.payload, &type_spec_class))
+      return InvalidArgument("its type_spec_proto is not a serialized TypeSpecProto");
+  }
+  return type_spec_class;
+}
+
+std::string_view TypeSpecClassName(int type_spec_class) {
+  constexpr std::string_view kNames[] = {"UNKNOWN",
+                                         "SPARSE_TENSOR_SPEC",
+                                         "INDEXED_SLICES_SPEC",
+                                         "RAGGED_TENSOR_SPEC",
+                                         "TENSOR_ARRAY_SPEC",
+                                         "DATA_DATASET_SPEC",
+                                         "DATA_ITERATOR_SPEC",
+                                         "OPTIONAL_SPEC",
+                                         "PER_REPLICA_SPEC",
+                                         "VARIABLE_SPEC",
+                                         "ROW_PARTITION_SPEC",
+                                         "",
+                                         "REGISTERED_TYPE_SPEC",
+                                         "EXTENSION_TYPE_SPEC"};
+  constexpr int kCount = static_cast<int>(std::size(kNames));
+  return type_spec_class >= 0 && type_spec_class < kCount ? kNames[type_spec_class] : "";
+}
+
+std::string CompositeTensorVariant::DebugString() const {
+  std::string s =
+      "<CompositeTensorVariant type=" + std::string(TypeSpecClassName(type_spec_class_));
+  s += ", components=[";
+  for (size_t i = 0; i < components_.size(); ++i)
+    s += (i ? ", " : "") + components_[i].DebugString();
+  return s + "]>";
+}
+
+namespace {
+
+struct CompositeState : OpState {
+  std::string metadata;
+  int type_spec_class = 0;
+  std::vector<DType> components;
+};
+
+const CompositeState& StateOf(const KernelContext& ctx) { return ctx.state<CompositeState>(); }
+
+// The metadata and Tcomponents attrs; `parse_error` is TF's message for unparsable metadata.
+Result<std::shared_ptr<CompositeState>> ReadAttrs(PrepareContext& ctx,
+                                                  std::string_view parse_error) {
+  auto st = std::make_shared<CompositeState>();
+  KILN_PREPARE_ASSIGN(ctx, st->metadata, ctx.attrs.GetString("metadata"));
+  KILN_PREPARE_ASSIGN(ctx, st->components, ctx.attrs.GetTypeList("Tcomponents"));
+  Result<int> c = TypeSpecClassOf(st->metadata);
+  if (!c.ok()) return ctx.Error(parse_error, " (", c.status().message(), ")");
+  st->type_spec_class = *c;
+  return st;
+}
+
+// ---- CompositeTensorVariantFromComponents ----------------------------------------------------
+
+Status PrepareFromComponents(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(auto st, ReadAttrs(ctx, "Error parsing metadata"));
+  const int n = static_cast<int>(st->components.size());
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(n));
+  for (int i = 0; i < n; ++i)
+    KILN_RETURN_IF_ERROR(
+        ExpectInputDType(ctx, i, "components:" + std::to_string(i), st->components[i]));
+  ctx.outputs = {TensorSpec{DType::kVariant, PartialShape::Scalar()}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeFromComponents(const KernelContext& ctx) {
+  const CompositeState& st = StateOf(ctx);
+  std::vector<Tensor> components;
+  components.reserve(static_cast<size_t>(ctx.num_inputs()));
+  for (int i = 0; i < ctx.num_inputs(); ++i) components.push_back(ctx.input(i));
+  Tensor out(DType::kVariant, Shape());
+  out.scalar<std::shared_ptr<const VariantBase>>() = std::make_shared<const CompositeTensorVariant>(
+      st.metadata, st.type_spec_class, std::move(components));
+  ctx.SetOutput(0, std::move(out));
+  return OkStatus();
+}
+
+// ---- CompositeTensorVariantToComponents ------------------------------------------------------
+
+Status PrepareToComponents(PrepareContext& ctx) {
+  KILN_ASSIGN_OR_RETURN(auto st, ReadAttrs(ctx, "Error parsing `metadata`"));
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "encoded", DType::kVariant));
+  ctx.outputs.clear();
+  for (DType t : st->components) ctx.outputs.push_back(TensorSpec{t, PartialShape::UnknownRank()});
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeToComponents(const KernelContext& ctx) {
+  const CompositeState& st = StateOf(ctx);
+  const Tensor& t = ctx.input(0);
+  if (t.NumElements() == 0)
+    return ctx.Error("Input `encoded` must not be an empty variant tensor, but got ",
+                     t.DebugString());
+  const auto& v = t.data<std::shared_ptr<const VariantBase>>()[0];
+  const auto* encoded = dynamic_cast<const CompositeTensorVariant*>(v.get());
+  if (encoded == nullptr)
+    return ctx.Error("The input `encoded` is not a valid CompositeTensorVariant tensor, got ",
+                     t.DebugString());
+  if (encoded->type_spec_class() != st.type_spec_class)
+    return ctx.Error("Expected a ", TypeSpecClassName(st.type_spec_class),
+                     " (based on `type_spec`), but `encoded` contains a ",
+                     TypeSpecClassName(encoded->type_spec_class()));
+  const std::vector<Tensor>& components = encoded->components();
+  if (components.size() != st.components.size())
+    return ctx.Error("Encoded value has ", components.size(), " tensor components; expected ",
+                     st.components.size(), " components based on type_spec");
+  for (size_t i = 0; i < components.size(); ++i) {
+    if (components[i].dtype() != st.components[i])
+      return ctx.Error("Tensor component ", i, " had dtype ", DTypeShortName(components[i].dtype()),
+                       "; expected dtype ", DTypeShortName(st.components[i]));
+    ctx.SetOutput(static_cast<int>(i), components[i]);
+  }
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -262,11 +523,15 @@ constexpr OpDefinition kDefs[] = {
     // Not fresh: a single encoded element's values pass through as they are.
     {"RaggedTensorFromVariant", "output_nested_splits*output_ragged_rank,output_dense_values",
      kOpNone, PrepareFromVariant},
+    {"CompositeTensorVariantFromComponents", "encoded", kOpNone, PrepareFromComponents},
+    {"CompositeTensorVariantToComponents", "components", kOpNone, PrepareToComponents},
 };
 
 constexpr KernelEntry kCpu[] = {
     {"RaggedTensorToVariant", ComputeToVariant},
     {"RaggedTensorFromVariant", ComputeFromVariant},
+    {"CompositeTensorVariantFromComponents", ComputeFromComponents},
+    {"CompositeTensorVariantToComponents", ComputeToComponents},
 };
 
 }  // namespace

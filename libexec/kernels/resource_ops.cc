@@ -1,7 +1,14 @@
 // Resource variables: VarHandleOp finds or creates the variable when the graph is prepared;
-// the other ops reach it through the handle tensor (a scalar holding the shared_ptr).
+// the other ops reach it through the handle tensor (a scalar holding the shared_ptr). Also the
+// mutexes of tf.CriticalSection (MutexV2, MutexLock, ConsumeMutexLock; see their section).
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <memory>
+#include <mutex>
 #include <span>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
@@ -349,6 +356,160 @@ Status ComputeCountUpTo(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- MutexV2, MutexLock, ConsumeMutexLock ----------------------------------------------------
+
+// Mutexes (TF's mutex_ops.cc), what tf.CriticalSection emits: MutexV2 makes a mutex resource
+// (shared by container and shared_name, as TF's ResourceHandleOp: an empty shared_name is the
+// name "" of its container), MutexLock acquires it and returns a variant holding the lock,
+// ConsumeMutexLock releases it. The lock is also released when the variant dies (TF releases
+// only then; its ConsumeMutexLock just checks that nothing else holds the variant, and the
+// executor drops the variant after its last use).
+//
+// A second MutexLock blocks until the lock is released, as TF's does; a call's deadline ends the
+// wait. kiln runs the nodes of one call in order on one thread, so a lock that this thread holds
+// can never be released while it waits: that MutexLock fails (TF would hang). The executor
+// schedules a ready MutexLock only when nothing else is ready (prepared_function.cc), so a
+// graph whose other critical sections TF's executor would let finish first never gets there.
+
+class MutexResource final : public ResourceBase {
+ public:
+  explicit MutexResource(std::string name) : name_(std::move(name)) {}
+
+  std::string DebugString() const override { return "Mutex " + name_; }
+  const void* TypeTag() const override { return &kTypeTag; }
+  static constexpr char kTypeTag = 'M';
+
+  // Waits until the mutex is free (or `deadline`), then holds it.
+  Status Lock(std::chrono::steady_clock::time_point deadline) {
+    std::unique_lock lock(mu_);
+    if (locked_ && holder_ == std::this_thread::get_id())
+      return FailedPrecondition("mutex '", name_,
+                                "' is already held on this thread (a lock not yet consumed): "
+                                "waiting for it would deadlock");
+    const auto free = [this] { return !locked_; };
+    if (deadline == std::chrono::steady_clock::time_point::max()) {
+      cv_.wait(lock, free);
+    } else if (!cv_.wait_until(lock, deadline, free)) {
+      return DeadlineExceeded("the call's deadline passed while waiting for mutex '", name_, "'");
+    }
+    locked_ = true;
+    holder_ = std::this_thread::get_id();
+    return OkStatus();
+  }
+
+  void Unlock() {
+    {
+      std::lock_guard lock(mu_);
+      locked_ = false;
+      holder_ = std::thread::id();
+    }
+    cv_.notify_all();
+  }
+
+ private:
+  std::string name_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool locked_ = false;
+  std::thread::id holder_;
+};
+
+// The value of a MutexLock output: holds the mutex until consumed or destroyed.
+class MutexLockVariant final : public VariantBase {
+ public:
+  explicit MutexLockVariant(std::shared_ptr<MutexResource> mutex) : mutex_(std::move(mutex)) {}
+  ~MutexLockVariant() override { Release(); }
+  MutexLockVariant(const MutexLockVariant&) = delete;
+  MutexLockVariant& operator=(const MutexLockVariant&) = delete;
+
+  // Releasing changes the mutex, not the value: a const variant may do it, once.
+  void Release() const {
+    if (!released_.exchange(true)) mutex_->Unlock();
+  }
+
+  std::string TypeName() const override { return "SharedPtrVariant"; }
+  std::string DebugString() const override {
+    return "lock of " + mutex_->DebugString() + (released_ ? " (released)" : "");
+  }
+
+ private:
+  std::shared_ptr<MutexResource> mutex_;
+  mutable std::atomic<bool> released_{false};
+};
+
+// ---- MutexV2 ---------------------------------------------------------------------------------
+
+Status PrepareMutexV2(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(0));
+  KILN_PREPARE_ASSIGN(ctx, std::string container, ctx.attrs.GetString("container", ""));
+  KILN_PREPARE_ASSIGN(ctx, std::string shared_name, ctx.attrs.GetString("shared_name", ""));
+  const std::string name = container.empty() ? shared_name : container + "/" + shared_name;
+  Handle r;
+  if (ctx.resources != nullptr) {
+    // Keyed by type too, as TF's resource manager is: a variable may share the name.
+    r = ctx.resources->LookupOrCreate("Mutex:" + name,
+                                      [&] { return std::make_shared<MutexResource>(name); });
+    if (r == nullptr || r->TypeTag() != &MutexResource::kTypeTag)
+      return ctx.Error("resource '", name, "' exists and is not a mutex");
+  } else {
+    r = std::make_shared<MutexResource>(name);  // no model: the node's own
+  }
+  Tensor handle(DType::kResource, Shape());
+  handle.scalar<Handle>() = std::move(r);
+  ctx.outputs = {TensorSpec{DType::kResource, PartialShape::Scalar()}};
+  ctx.state = std::make_shared<TypedOpState<Tensor>>(std::move(handle));
+  return OkStatus();
+}
+
+Status ComputeMutexV2(const KernelContext& ctx) {
+  ctx.SetOutput(0, ctx.state<TypedOpState<Tensor>>().value);
+  return OkStatus();
+}
+
+// ---- MutexLock, ConsumeMutexLock -------------------------------------------------------------
+
+Status PrepareMutexLock(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "mutex", DType::kResource));
+  ctx.outputs = {TensorSpec{DType::kVariant, PartialShape::Scalar()}};
+  return OkStatus();
+}
+
+Status ComputeMutexLock(const KernelContext& ctx) {
+  const Tensor& h = ctx.input(0);
+  const Handle r = h.NumElements() == 1 ? h.scalar<Handle>() : nullptr;
+  if (r == nullptr || r->TypeTag() != &MutexResource::kTypeTag)
+    return ctx.Error("input 'mutex': expected a mutex handle (MutexV2), got ",
+                     r == nullptr ? h.DebugString() : r->DebugString());
+  auto mutex = std::static_pointer_cast<MutexResource>(r);
+  KILN_RETURN_IF_ERROR_CTX(mutex->Lock(ctx.env().deadline), "node '", ctx.node_name(), "'");
+  Tensor lock(DType::kVariant, Shape());
+  lock.scalar<std::shared_ptr<const VariantBase>>() =
+      std::make_shared<const MutexLockVariant>(std::move(mutex));
+  ctx.SetOutput(0, std::move(lock));
+  return OkStatus();
+}
+
+Status PrepareConsume(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "mutex_lock", DType::kVariant));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "mutex_lock", 0));
+  return OkStatus();
+}
+
+Status ComputeConsume(const KernelContext& ctx) {
+  const Tensor& t = ctx.input(0);
+  if (t.rank() != 0)
+    return ctx.Error("Expected input to be a scalar, saw shape: ", t.shape().ToString());
+  const auto& v = t.scalar<std::shared_ptr<const VariantBase>>();
+  const auto* lock = dynamic_cast<const MutexLockVariant*>(v.get());
+  if (lock == nullptr)
+    return ctx.Error("Expected input to contain a SharedLockReleaser object, but saw variant: '",
+                     v == nullptr ? std::string() : v->DebugString(), "'");
+  lock->Release();
+  return OkStatus();
+}
+
 constexpr OpDefinition kDefs[] = {
     {"VarHandleOp", "resource", kOpStateful, PrepareVarHandleOp},
     {"ReadVariableOp", "value", kOpStateful, PrepareReadVariableOp},
@@ -359,6 +520,9 @@ constexpr OpDefinition kDefs[] = {
     {"VariableShape", "output", kOpStateful, PrepareVariableShape},
     {"DestroyResourceOp", "", kOpStateful, PrepareDestroyResourceOp},
     {"ResourceCountUpTo", "output", kOpStateful, PrepareCountUpTo},
+    {"MutexV2", "resource", kOpStateful, PrepareMutexV2},
+    {"MutexLock", "mutex_lock", kOpStateful, PrepareMutexLock},
+    {"ConsumeMutexLock", "", kOpStateful, PrepareConsume},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -371,6 +535,9 @@ constexpr KernelEntry kCpu[] = {
     {"VariableShape", ComputeVariableShape},
     {"DestroyResourceOp", ComputeDestroyResourceOp},
     {"ResourceCountUpTo", ComputeCountUpTo},
+    {"MutexV2", ComputeMutexV2},
+    {"MutexLock", ComputeMutexLock},
+    {"ConsumeMutexLock", ComputeConsume},
 };
 
 }  // namespace

@@ -2,18 +2,25 @@
 // SparseReorder (row-major order), SparseConcat, SparseSlice, SparseSplit, and the gradients
 // SparseAddGrad, SparseSliceGrad and SparseFillEmptyRowsGrad (RaggedFillEmptyRowsGrad, the
 // same). Orders and messages follow TF's
-// kernels (tensorflow/core/kernels/sparse_*_op.cc).
+// kernels (tensorflow/core/kernels/sparse_*_op.cc). Also the sparse tensors maps
+// (AddSparseToTensorsMap, AddManySparseToTensorsMap, TakeManySparseFromTensorsMap; see their
+// section).
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <numeric>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/nd_index.h"
 #include "kernels/sparse_util.h"
 #include "kernels/type_lists.h"
+#include "kiln/exec/resources.h"
 
 namespace kiln::exec {
 namespace {
@@ -416,7 +423,300 @@ Status ComputeFillEmptyRowsGrad(const KernelContext& ctx) {
   });
 }
 
+// ---- Sparse tensors maps ---------------------------------------------------------------------
+
+// Sparse tensors kept by handle (TF's sparse_tensors_map_ops.cc), what tf.data and the queues of
+// TF 1 input pipelines pass sparse tensors through: a SparseTensorsMap resource (by container
+// and shared_name) maps int64 handles, counted up from 0, to sparse tensors.
+// AddSparseToTensorsMap stores one and returns its handle; AddManySparseToTensorsMap stores each
+// row of the first dim of a rank > 1 sparse tensor (sorted indices required; rows without
+// entries stored empty) and returns one handle per row; TakeManySparseFromTensorsMap takes
+// tensors out by handle (they are removed) and stacks them into one sparse tensor: the handle's
+// position leads each index, the indices follow in the order they were stored (not reordered),
+// and each dim is the largest of the tensors'. An Add with no shared_name uses the node's name,
+// a TakeMany with none has a map of its own (as TF's ContainerInfo); every dtype is taken.
+
+using Handle = std::shared_ptr<ResourceBase>;
+
+class SparseTensorsMap final : public ResourceBase {
+ public:
+  struct Entry {
+    Tensor indices;  // [n, rank] int64
+    Tensor values;   // [n]
+    std::vector<int64_t> shape;
+  };
+
+  explicit SparseTensorsMap(std::string name) : name_(std::move(name)) {}
+  std::string DebugString() const override { return "A SparseTensorsMap"; }
+  const void* TypeTag() const override { return &kTypeTag; }
+  static constexpr char kTypeTag = 'S';
+
+  int64_t Add(Entry e) {
+    // The map outlives the call: no arena memory.
+    e.indices = e.indices.Retainable();
+    e.values = e.values.Retainable();
+    std::lock_guard lock(mu_);
+    const int64_t handle = counter_++;
+    entries_[handle] = std::move(e);
+    return handle;
+  }
+
+  // Removes the tensors of `handles` in order into `out`; at an unknown handle it fails, and
+  // those before it stay removed (as TF's).
+  Status Take(const int64_t* handles, int64_t n, std::vector<Entry>* out) {
+    std::lock_guard lock(mu_);
+    for (int64_t i = 0; i < n; ++i) {
+      auto it = entries_.find(handles[i]);
+      if (it == entries_.end())
+        return InvalidArgument("Unable to find SparseTensor: ", handles[i], " in map: ", name_);
+      out->push_back(std::move(it->second));
+      entries_.erase(it);
+    }
+    return OkStatus();
+  }
+
+ private:
+  std::string name_;
+  std::mutex mu_;
+  int64_t counter_ = 0;
+  std::unordered_map<int64_t, Entry> entries_;
+};
+
+struct MapState : OpState {
+  DType dtype = DType::kInvalid;
+  std::shared_ptr<SparseTensorsMap> map;
+};
+
+const MapState& StateOf(const KernelContext& ctx) { return ctx.state<MapState>(); }
+
+// The map of the node's container and shared_name attrs (an Add's default name is the node's;
+// a TakeMany without one gets a map of its own).
+Status PrepareMap(PrepareContext& ctx, bool add, MapState* st) {
+  KILN_PREPARE_ASSIGN(ctx, std::string container, ctx.attrs.GetString("container", ""));
+  KILN_PREPARE_ASSIGN(ctx, std::string name, ctx.attrs.GetString("shared_name", ""));
+  const bool own = name.empty() && !add;
+  if (name.empty()) name = std::string(ctx.node_name);
+  if (own || ctx.resources == nullptr) {
+    st->map = std::make_shared<SparseTensorsMap>(name);
+    return OkStatus();
+  }
+  // Keyed by type too, as TF's resource manager is.
+  const std::string key = "SparseTensorsMap:" + container + "/" + name;
+  Handle r =
+      ctx.resources->LookupOrCreate(key, [&] { return std::make_shared<SparseTensorsMap>(name); });
+  if (r == nullptr || r->TypeTag() != &SparseTensorsMap::kTypeTag)
+    return ctx.Error("resource '", key, "' exists and is not a sparse tensors map");
+  st->map = std::static_pointer_cast<SparseTensorsMap>(r);
+  return OkStatus();
+}
+
+// ---- AddSparseToTensorsMap, AddManySparseToTensorsMap ----------------------------------------
+
+template <bool kMany>
+Status PrepareAdd(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  auto st = std::make_shared<MapState>();
+  KILN_ASSIGN_OR_RETURN(st->dtype, ValueDType(ctx, 1, "sparse_values"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "sparse_indices", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "sparse_shape", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "sparse_indices", 2));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "sparse_values", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "sparse_shape", 1));
+  KILN_RETURN_IF_ERROR(PrepareMap(ctx, /*add=*/true, st.get()));
+  int64_t n = -1;  // AddMany: one handle per row of the first dim
+  if (const Tensor* shape = ConstantInput(ctx, 2); shape != nullptr && shape->NumElements() > 0)
+    n = shape->data<int64_t>()[0];
+  ctx.outputs = {TensorSpec{DType::kInt64, kMany ? PartialShape{n} : PartialShape::Scalar()}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status CheckRanks(const KernelContext& ctx) {
+  const char* what[] = {"Input indices should be a matrix", "Input values should be a vector",
+                        "Input shape should be a vector"};
+  for (int i = 0; i < 3; ++i)
+    if (ctx.input(i).rank() != (i == 0 ? 2 : 1))
+      return ctx.Error(what[i], " but received shape ", ctx.input(i).shape().ToString());
+  return OkStatus();
+}
+
+// "[4,3]", as TF prints an index or a shape.
+std::string IndexString(const int64_t* idx, int64_t rank) {
+  std::string s = "[";
+  for (int64_t d = 0; d < rank; ++d) s += (d ? "," : "") + std::to_string(idx[d]);
+  return s + "]";
+}
+
+// TF's TensorShapeUtils::MakeShape (`many`: TensorShape::BuildTensorShape, its other words).
+Status CheckDenseShape(const KernelContext& ctx, const Tensor& shape, bool many) {
+  const int64_t* d = shape.data<int64_t>();
+  int64_t elements = 1;
+  for (int64_t i = 0; i < shape.NumElements(); ++i) {
+    if (d[i] < 0)
+      return many ? ctx.Error("Expected shape dimensions to be non-negative, got ", d[i])
+                  : ctx.Error("Dimension ", d[i], " must be >= 0");
+    if (__builtin_mul_overflow(elements, d[i], &elements))
+      return ctx.Error("Shape ", IndexString(d, shape.NumElements()),
+                       " would have more than 2**63 - 1 elements");
+  }
+  return OkStatus();
+}
+
+Status ComputeAdd(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(CheckRanks(ctx));
+  const Tensor& indices = ctx.input(0);
+  const Tensor& values = ctx.input(1);
+  const Tensor& shape = ctx.input(2);
+  KILN_RETURN_IF_ERROR(CheckDenseShape(ctx, shape, false));
+  // TF's SparseTensor::Create: neither bounds nor order are checked.
+  if (indices.dim(0) != values.dim(0))
+    return ctx.Error("indices and values rows (indexing dimension) must match. (indices = ",
+                     indices.dim(0), ", values = ", values.dim(0), ")");
+  if (indices.dim(1) != shape.NumElements())
+    return ctx.Error("Order length must be SparseTensor rank.");
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
+  const int64_t* d = shape.data<int64_t>();
+  out->scalar<int64_t>() =
+      StateOf(ctx).map->Add({indices, values, std::vector<int64_t>(d, d + shape.NumElements())});
+  return OkStatus();
+}
+
+// TF's SparseTensor::IndicesValid in the standard order: each index in bounds, then increasing.
+Status CheckIndices(const KernelContext& ctx, const int64_t* idx, int64_t nnz, const int64_t* shape,
+                    int64_t rank) {
+  for (int64_t i = 0; i < nnz; ++i) {
+    const int64_t* row = idx + i * rank;
+    for (int64_t d = 0; d < rank; ++d)
+      if (row[d] < 0 || row[d] >= shape[d])
+        return ctx.Error("indices[", i, "] = ", IndexString(row, rank),
+                         " is out of bounds: need 0 <= index < ", IndexString(shape, rank));
+    if (i == 0) continue;
+    const int64_t* prev = row - rank;
+    if (std::lexicographical_compare(row, row + rank, prev, prev + rank))
+      return ctx.Error("indices[", i, "] = ", IndexString(row, rank),
+                       " is out of order. Many sparse ops require sorted indices. Use "
+                       "`tf.sparse.reorder` to create a correctly ordered copy.");
+    if (std::equal(row, row + rank, prev))
+      return ctx.Error("indices[", i, "] = ", IndexString(row, rank), " is repeated");
+  }
+  return OkStatus();
+}
+
+Status ComputeAddMany(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(CheckRanks(ctx));
+  const Tensor& indices = ctx.input(0);
+  const Tensor& values = ctx.input(1);
+  const Tensor& shape_t = ctx.input(2);
+  if (values.dim(0) != indices.dim(0))
+    return ctx.Error("Number of values must match first dimension of indices. Got ", values.dim(0),
+                     " values, indices shape: ", indices.shape().ToString());
+  if (shape_t.dim(0) != indices.dim(1))
+    return ctx.Error("Number of dimensions must match second dimension of indices. Got ",
+                     shape_t.dim(0), " dimensions, indices shape: ", indices.shape().ToString());
+  const int64_t rank = shape_t.NumElements();
+  if (rank <= 1) return ctx.Error("Rank of input SparseTensor should be > 1, but saw rank: ", rank);
+  KILN_RETURN_IF_ERROR(CheckDenseShape(ctx, shape_t, true));
+  const int64_t* shape = shape_t.data<int64_t>();
+  const int64_t* idx = indices.data<int64_t>();
+  const int64_t nnz = indices.dim(0);
+  const int64_t n = shape[0];
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{n}));
+  KILN_RETURN_IF_ERROR(CheckIndices(ctx, idx, nnz, shape, rank));
+  SparseTensorsMap& map = *StateOf(ctx).map;
+  const std::vector<int64_t> rest(shape + 1, shape + rank);
+  int64_t* handles = out->data<int64_t>();
+  std::vector<bool> stored(static_cast<size_t>(n), false);
+  // The rows with entries first, in order (the indices are sorted), then the empty ones.
+  for (int64_t i = 0; i < nnz;) {
+    const int64_t b = idx[i * rank];
+    int64_t end = i;
+    while (end < nnz && idx[end * rank] == b) ++end;
+    const int64_t m = end - i;
+    Tensor sub_idx(DType::kInt64, Shape{m, rank - 1});
+    for (int64_t k = 0; k < m; ++k)
+      std::copy_n(idx + (i + k) * rank + 1, rank - 1, sub_idx.data<int64_t>() + k * (rank - 1));
+    Tensor sub_val(values.dtype(), Shape{m});
+    CopyElementRange(values, i, &sub_val, 0, m);
+    handles[b] = map.Add({std::move(sub_idx), std::move(sub_val), rest});
+    stored[b] = true;
+    i = end;
+  }
+  const Tensor empty_idx(DType::kInt64, Shape{0, rank - 1});
+  const Tensor empty_val(values.dtype(), Shape{0});
+  for (int64_t b = 0; b < n; ++b)
+    if (!stored[b]) handles[b] = map.Add({empty_idx, empty_val, rest});
+  return OkStatus();
+}
+
+// ---- TakeManySparseFromTensorsMap ------------------------------------------------------------
+
+Status PrepareTakeMany(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  auto st = std::make_shared<MapState>();
+  KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("dtype"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "sparse_handles", DType::kInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "sparse_handles", 1));
+  KILN_RETURN_IF_ERROR(PrepareMap(ctx, /*add=*/false, st.get()));
+  ctx.outputs = {TensorSpec{DType::kInt64, PartialShape{-1, -1}},
+                 TensorSpec{st->dtype, PartialShape{-1}},
+                 TensorSpec{DType::kInt64, PartialShape{-1}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeTakeMany(const KernelContext& ctx) {
+  const MapState& st = StateOf(ctx);
+  const Tensor& handles = ctx.input(0);
+  if (handles.rank() != 1)
+    return ctx.Error("sparse_handles should be a vector but received shape ",
+                     handles.shape().ToString());
+  const int64_t n = handles.dim(0);
+  if (n <= 0)
+    return ctx.Error("Must have at least 1 serialized SparseTensor, but input matrix has 0 rows");
+  std::vector<SparseTensorsMap::Entry> parts;
+  if (Status s = st.map->Take(handles.data<int64_t>(), n, &parts); !s.ok()) return Wrap(ctx, s);
+  const auto rank = static_cast<int64_t>(parts[0].shape.size());
+  std::vector<int64_t> shape(static_cast<size_t>(rank + 1), 0);
+  shape[0] = n;
+  int64_t total = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const SparseTensorsMap::Entry& p = parts[i];
+    if (p.values.dtype() != st.dtype)
+      return ctx.Error("Requested SparseTensor of type ", DTypeShortName(st.dtype),
+                       " but SparseTensor[", i,
+                       "].values.dtype() == ", DTypeShortName(p.values.dtype()));
+    const auto r = static_cast<int64_t>(p.shape.size());
+    if (r != rank)
+      return ctx.Error("Inconsistent rank across SparseTensors: rank prior to SparseTensor[", i,
+                       "] was: ", rank + 1, " but rank of SparseTensor[", i, "] is: ", r + 1);
+    if (__builtin_add_overflow(total, p.values.dim(0), &total))
+      return ctx.Error("Too many sparse entries");
+    for (int64_t d = 0; d < rank; ++d) shape[d + 1] = std::max(shape[d + 1], p.shape[d]);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out_idx, ctx.AllocateOutput(0, Shape{total, rank + 1}));
+  KILN_ASSIGN_OR_RETURN(Tensor * out_val, ctx.AllocateOutput(1, Shape{total}));
+  KILN_ASSIGN_OR_RETURN(Tensor * out_shape, ctx.AllocateOutput(2, Shape{rank + 1}));
+  std::copy(shape.begin(), shape.end(), out_shape->data<int64_t>());
+  int64_t* o = out_idx->data<int64_t>();
+  int64_t at = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    const SparseTensorsMap::Entry& p = parts[i];
+    const int64_t m = p.values.dim(0);
+    const int64_t* in = p.indices.data<int64_t>();
+    for (int64_t k = 0; k < m; ++k) {
+      int64_t* row = o + (at + k) * (rank + 1);
+      row[0] = i;
+      std::copy_n(in + k * rank, rank, row + 1);
+    }
+    CopyElementRange(p.values, 0, out_val, at, m);
+    at += m;
+  }
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
+
+constexpr uint32_t kStatefulFresh = kOpStateful | kOpFreshOutputs;
 
 constexpr OpDefinition kDefs[] = {
     {"SparseReorder", "output_indices,output_values", kOpFreshOutputs, PrepareReorder},
@@ -432,6 +732,10 @@ constexpr OpDefinition kDefs[] = {
      PrepareFillEmptyRowsGrad},
     {"RaggedFillEmptyRowsGrad", "d_values,d_default_value", kOpFreshOutputs,
      PrepareFillEmptyRowsGrad},
+    {"AddSparseToTensorsMap", "sparse_handle", kStatefulFresh, PrepareAdd<false>},
+    {"AddManySparseToTensorsMap", "sparse_handles", kStatefulFresh, PrepareAdd<true>},
+    {"TakeManySparseFromTensorsMap", "sparse_indices,sparse_values,sparse_shape", kStatefulFresh,
+     PrepareTakeMany},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -443,6 +747,9 @@ constexpr KernelEntry kCpu[] = {
     {"SparseAddGrad", ComputeAddGrad},
     {"SparseFillEmptyRowsGrad", ComputeFillEmptyRowsGrad},
     {"RaggedFillEmptyRowsGrad", ComputeFillEmptyRowsGrad},
+    {"AddSparseToTensorsMap", ComputeAdd},
+    {"AddManySparseToTensorsMap", ComputeAddMany},
+    {"TakeManySparseFromTensorsMap", ComputeTakeMany},
 };
 
 }  // namespace

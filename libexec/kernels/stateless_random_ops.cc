@@ -8,7 +8,13 @@
 //     StatelessRandomNormalV2, StatelessTruncatedNormalV2, StatelessRandomUniformIntV2,
 //     StatelessRandomUniformFullIntV2. Only the Philox algorithm (1, and "auto" 3, which is
 //     Philox on CPUs); Threefry (2) is TPU-only in TF and refused here.
+//   StochasticCastToInt (key, counter and alg inputs too): floats rounded to a neighbouring
+//     integer at random, with TF's draws (see its section).
+#include <cmath>
+#include <cstdint>
+#include <limits>
 #include <string>
+#include <type_traits>
 
 #include "kernels/kernel_util.h"
 #include "kernels/philox.h"
@@ -191,6 +197,169 @@ Status ComputeStatelessMultinomial(const KernelContext& ctx) {
                            [&](int64_t) { return gen; });
 }
 
+// ---- StochasticCastToInt(input, key, counter, alg) -------------------------------------------
+
+// StochasticCastToInt (TF's stochastic_cast_op.cc): each float becomes one of the two integers
+// around it, the upper one with probability equal to its fraction; NaN becomes 0 and values at
+// or beyond Tout's range its bounds. The random numbers are TF's to the bit:
+//   - TF seeds the stream as PhiloxRandom(counter[0], key[0]): the counter's first word is the
+//     Philox key and the key input the counter's high half (counter[1] is never read). Its input
+//     check asks for a counter at least as long as the algorithm's id (1 for Philox).
+//   - TF's compiled kernel (Eigen, built for AVX) draws in one of two ways, replayed here:
+//     float32 and float64 to int32 are vectorised: each block of 8 outputs takes one Philox block
+//     per packet (8 floats use the block's 4 uniforms twice; 4 doubles its 2 twice, two packets
+//     a block) whatever the elements hold, and the n % 8 left at the end go the scalar way.
+//     Every other pair is scalar: an element that needs rounding (not NaN, inside the range, not
+//     an integer) takes a whole Philox block and uses its first uniform.
+//   - The scalar way rounds a positive x up as floor((x + 1) - u), the vector way as
+//     floor(x + (1 - u)); half precision computes in float and rounds each step, as Eigen does.
+//   - The conversion to Tout is x86's: beyond int32's range it gives INT_MIN, narrower types
+//     take the low bits (float16 and bfloat16 bounds round to 32768 or infinity first).
+// TF evaluates the kernel on one thread (its expression has no device); the draws depend on
+// the elements before, so this does too.
+
+using CastInTypes = TypeList<float, double, Half, BFloat16>;
+using CastOutTypes = TypeList<int8_t, int16_t, int32_t>;
+
+struct CastState : OpState {
+  DType in = DType::kInvalid;
+  DType out = DType::kInvalid;
+};
+
+// TF's arithmetic in the element type: float16 and bfloat16 in float, rounded after each step.
+template <typename C>
+C Plus(C a, C b) {
+  if constexpr (random::kIsHalfType<C>) {
+    return C(static_cast<float>(a) + static_cast<float>(b));
+  } else {
+    return a + b;
+  }
+}
+template <typename C>
+C Minus(C a, C b) {
+  if constexpr (random::kIsHalfType<C>) {
+    return C(static_cast<float>(a) - static_cast<float>(b));
+  } else {
+    return a - b;
+  }
+}
+template <typename C>
+C Floor(C x) {
+  if constexpr (random::kIsHalfType<C>) {
+    return C(std::floor(static_cast<float>(x)));
+  } else {
+    return std::floor(x);
+  }
+}
+
+// x86's truncating conversion (cvttss2si / cvttsd2si) to int32, narrowed by taking low bits.
+template <typename Out, typename C>
+Out ToInt(C v) {
+  const auto d = static_cast<double>(v);
+  int32_t i = std::numeric_limits<int32_t>::min();
+  if (d >= -2147483648.0 && d < 2147483648.0) i = static_cast<int32_t>(d);
+  return static_cast<Out>(i);
+}
+
+template <typename C, typename Out>
+struct Rounder {
+  // Tout's bounds in the element type, as TF converts them (rounded: 32768, 2^31, infinity).
+  const C max = static_cast<C>(std::numeric_limits<Out>::max());
+  const C min = static_cast<C>(std::numeric_limits<Out>::min());
+
+  // Eigen's scalar path: a draw only when the element needs one.
+  Out Scalar(C s, Philox& gen) const {
+    const auto d = static_cast<double>(s);
+    if (std::isnan(d)) return 0;
+    if (d >= static_cast<double>(max)) return ToInt<Out>(max);
+    if (d <= static_cast<double>(min)) return ToInt<Out>(min);
+    if (static_cast<double>(Floor(s)) == d) return ToInt<Out>(s);
+    const C u = random::UniformDist<C>()(gen)[0];
+    return ToInt<Out>(d < 0 ? Floor(Plus(s, u)) : Floor(Minus(Plus(s, C(1)), u)));
+  }
+
+  // Eigen's packet path, one lane with its uniform u.
+  Out Lane(C p, C u) const {
+    C r = p;
+    if (Floor(p) != p) r = p < C(0) ? Floor(Plus(p, u)) : Floor(Plus(p, Minus(C(1), u)));
+    if (max <= p) r = max;
+    if (p <= min) r = min;
+    if (std::isnan(static_cast<double>(p))) return 0;
+    return ToInt<Out>(r);
+  }
+};
+
+template <typename T, typename Out>
+void StochasticRound(const Tensor& input, Philox gen, Tensor* output) {
+  using C = ComputeType<T>;
+  const C* in = ComputeData<T>(input);
+  Out* out = output->data<Out>();
+  const int64_t n = input.NumElements();
+  const Rounder<C, Out> r;
+  int64_t i = 0;
+  if constexpr (std::is_same_v<Out, int32_t> &&
+                (std::is_same_v<C, float> || std::is_same_v<C, double>)) {
+    constexpr int kLanes = std::is_same_v<C, float> ? 8 : 4;  // an AVX packet
+    for (const int64_t vectorized = n / 8 * 8; i < vectorized; i += kLanes) {
+      const auto u = random::UniformDist<C>()(gen);
+      for (int l = 0; l < kLanes; ++l) out[i + l] = r.Lane(in[i + l], u[l % u.size()]);
+    }
+  }
+  for (; i < n; ++i) out[i] = r.Scalar(in[i], gen);
+}
+
+Status PrepareStochasticCast(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
+  auto st = std::make_shared<CastState>();
+  KILN_PREPARE_ASSIGN(ctx, st->in, ctx.attrs.GetType("Tin"));
+  KILN_PREPARE_ASSIGN(ctx, st->out, ctx.attrs.GetType("Tout"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tin", st->in, CastInTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tout", st->out, CastOutTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", st->in));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "key", DType::kUInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "counter", DType::kUInt64));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "alg", DType::kInt32));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "key", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "counter", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 3, "alg", 0));
+  if (!ctx.inputs[1].shape.IsCompatibleWith(PartialShape{1}))
+    return ctx.Error("input 'key' must have shape (1,), got ",
+                     ctx.inputs[1].shape.ToPythonString());
+  ctx.outputs = {TensorSpec{st->out, ctx.inputs[0].shape}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+Status ComputeStochasticCast(const KernelContext& ctx) {
+  const auto& st = ctx.state<CastState>();
+  const Tensor& key = ctx.input(1);
+  const Tensor& counter = ctx.input(2);
+  const Tensor& alg_t = ctx.input(3);
+  // TF's GetKeyCounterAlgFromInputs, in its order and words.
+  if (alg_t.rank() != 0)
+    return ctx.Error("input 3 (0-based) must have shape [], not ", alg_t.shape().ToString());
+  int64_t alg = alg_t.scalar<int32_t>();
+  if (alg == kRngAlgAuto) alg = kRngAlgPhilox;
+  if (key.rank() != 1 || key.dim(0) != 1)
+    return ctx.Error("key must have shape [1], not ", key.shape().ToString(),
+                     ". (Note that batched keys are not supported yet.)");
+  if (counter.rank() != 1 || counter.dim(0) < alg)
+    return ctx.Error("counter must be a vector with length at least ", alg,
+                     "; got shape: ", counter.shape().ToString(),
+                     ". (Note that batched counters are not supported yet.)");
+  if (alg != kRngAlgPhilox) return ctx.Error("Unsupported algorithm id: ", alg);
+  const Philox gen(counter.data<uint64_t>()[0], key.data<uint64_t>()[0]);
+  const Tensor& input = ctx.input(0);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, input.shape()));
+  return Dispatch<CastInTypes>(st.in, [&](auto in_tag) {
+    return Dispatch<CastOutTypes>(st.out, [&](auto out_tag) {
+      StochasticRound<typename decltype(in_tag)::type, typename decltype(out_tag)::type>(input, gen,
+                                                                                         out);
+      return OkStatus();
+    });
+  });
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr uint32_t kFresh = kOpFreshOutputs;
@@ -211,6 +380,7 @@ constexpr OpDefinition kDefs[] = {
     {"StatelessRandomGetKeyCounterAlg", "key,counter,alg", kFresh, PrepareGetKeyCounter<true>},
     {"StatelessRandomGetAlg", "alg", kFresh, PrepareGetAlg},
     {"StatelessMultinomial", "output", kFresh, PrepareStatelessMultinomial},
+    {"StochasticCastToInt", "output", kFresh, PrepareStochasticCast},
 };
 
 constexpr KernelEntry kCpu[] = {
@@ -228,6 +398,7 @@ constexpr KernelEntry kCpu[] = {
     {"StatelessRandomGetKeyCounterAlg", ComputeGetKeyCounter<true>},
     {"StatelessRandomGetAlg", ComputeGetAlg},
     {"StatelessMultinomial", ComputeStatelessMultinomial},
+    {"StochasticCastToInt", ComputeStochasticCast},
 };
 
 }  // namespace

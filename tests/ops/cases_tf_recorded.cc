@@ -7,8 +7,9 @@
 // KmeansPlusPlusInitialization and the candidate samplers (TF's Philox draws),
 // ComputeAccidentalHits, RaggedFillEmptyRows and its gradient, FusedPadConv2D and
 // FusedResizeAndPadConv2D (TF's window placement and row cache), ScaleAndTranslateGrad,
-// ExtractGlimpse[V2] with zero noise, Conv, and the fused recurrent cells' gradients
-// (LSTMBlockCellGrad, BlockLSTMGrad(V2), GRUBlockCellGrad).
+// ExtractGlimpse[V2] with zero noise, Conv, the fused recurrent cells' gradients
+// (LSTMBlockCellGrad, BlockLSTMGrad(V2), GRUBlockCellGrad) and StochasticCastToInt (TF's draws).
+#include <cmath>  // NAN and INFINITY in the recorded values
 #include <string>
 #include <string_view>
 #include <vector>

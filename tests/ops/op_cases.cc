@@ -57,6 +57,9 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"proto_codec", ProtoCodecCases},
       {"conv_generic", ConvGenericCases},
       {"glimpse", GlimpseCases},
+      {"mutex", MutexCases},
+      {"sparse_tensors_map", SparseMapCases},
+      {"composite_tensor", CompositeCases},
   };
   return families;
 }

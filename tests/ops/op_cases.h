@@ -62,6 +62,9 @@ std::vector<OpCase> TensorMapCases();     // cases_tensor_map.cc
 std::vector<OpCase> ProtoCodecCases();    // cases_proto_codec.cc
 std::vector<OpCase> ConvGenericCases();   // cases_conv_generic.cc
 std::vector<OpCase> GlimpseCases();       // cases_glimpse.cc
+std::vector<OpCase> MutexCases();         // cases_mutex.cc
+std::vector<OpCase> SparseMapCases();     // cases_sparse_map.cc
+std::vector<OpCase> CompositeCases();     // cases_composite.cc
 
 struct OpCaseFamily {
   std::string_view name;

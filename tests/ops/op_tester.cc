@@ -13,6 +13,7 @@
 #include <string>
 
 #include "device/test_device.h"
+#include "kernels/composite_tensor_variant.h"
 #include "kernels/ragged_util.h"
 #include "kernels/tensor_list.h"
 #include "kernels/tensor_map.h"
@@ -252,7 +253,8 @@ void CheckInPlacePath(const OpCase& c, const exec::OpDefinition& def,
 }
 
 // Variants compare by what they hold: tensor lists element by element, ragged tensors by their
-// splits and values; anything else by identity.
+// splits and values, maps entry by entry, composite tensors by metadata and components;
+// anything else by identity.
 std::string CompareVariants(const Tensor& got, const Tensor& want, double tol) {
   using VariantPtr = std::shared_ptr<const VariantBase>;
   for (int64_t i = 0; i < want.NumElements(); ++i) {
@@ -301,6 +303,18 @@ std::string CompareVariants(const Tensor& got, const Tensor& want, double tol) {
         if (!d.empty()) return at + e + " key: " + d;
         d = CompareTensors(gm->entries()[k].value, wm->entries()[k].value, tol);
         if (!d.empty()) return at + e + " value: " + d;
+      }
+      continue;
+    }
+    if (const auto* wc = dynamic_cast<const exec::CompositeTensorVariant*>(w)) {
+      const auto* gc = dynamic_cast<const exec::CompositeTensorVariant*>(g);
+      if (gc == nullptr) return at + "not a CompositeTensorVariant: " + g->DebugString();
+      if (gc->metadata() != wc->metadata() || gc->type_spec_class() != wc->type_spec_class() ||
+          gc->components().size() != wc->components().size())
+        return at + gc->DebugString() + " vs " + wc->DebugString();
+      for (size_t k = 0; k < wc->components().size(); ++k) {
+        const std::string d = CompareTensors(gc->components()[k], wc->components()[k], tol);
+        if (!d.empty()) return at + "component " + std::to_string(k) + ": " + d;
       }
       continue;
     }

@@ -136,5 +136,11 @@ TEST_CASE("op tester: conv_generic") { RunOpCases(ConvGenericCases()); }
 
 TEST_CASE("op tester: glimpse") { RunOpCases(GlimpseCases()); }
 
+TEST_CASE("op tester: mutex") { RunOpCases(MutexCases()); }
+
+TEST_CASE("op tester: sparse_tensors_map") { RunOpCases(SparseMapCases()); }
+
+TEST_CASE("op tester: composite_tensor") { RunOpCases(CompositeCases()); }
+
 }  // namespace
 }  // namespace kiln::testing

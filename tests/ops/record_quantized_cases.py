@@ -466,10 +466,20 @@ def _cxx_bytes(b):
     return "".join(chr(c) if 32 <= c < 127 and chr(c) not in '"\\?' else "\\%03o" % c for c in b)
 
 
+def _cxx_float(v):
+    """C++ text of a double: NAN and INFINITY (<cmath>) where repr would say nan or inf."""
+    v = float(v)
+    if v != v:
+        return "NAN"
+    if v in (float("inf"), float("-inf")):
+        return "INFINITY" if v > 0 else "-INFINITY"
+    return repr(v)
+
+
 def _cxx_tensor(t):
     vals = ", ".join(
-        repr(float(v)) if t["dtype"] in ("float16", "float32", "bfloat16", "float64", "complex64",
-                                         "complex128") else str(int(v))
+        _cxx_float(v) if t["dtype"] in ("float16", "float32", "bfloat16", "float64", "complex64",
+                                        "complex128") else str(int(v))
         for v in t["values"])
     shape = ", ".join(str(d) for d in t["shape"])
     if t["dtype"] == "string":

@@ -76,6 +76,9 @@ Tensor ToTensor(const RecordedTensor& r) {
     case DType::kInt64:
       Fill<int64_t>(&t, r.values);
       break;
+    case DType::kUInt64:  // exact below 2^53, which the recorded keys and counters stay
+      Fill<uint64_t>(&t, r.values);
+      break;
     case DType::kQUInt8:
       Fill<QUInt8>(&t, r.values);
       break;
