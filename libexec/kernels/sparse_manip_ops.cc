@@ -627,20 +627,12 @@ Status ComputeAddMany(const KernelContext& ctx) {
   int64_t* handles = out->data<int64_t>();
   std::vector<bool> stored(static_cast<size_t>(n), false);
   // The rows with entries first, in order (the indices are sorted), then the empty ones.
-  for (int64_t i = 0; i < nnz;) {
-    const int64_t b = idx[i * rank];
-    int64_t end = i;
-    while (end < nnz && idx[end * rank] == b) ++end;
-    const int64_t m = end - i;
-    Tensor sub_idx(DType::kInt64, Shape{m, rank - 1});
-    for (int64_t k = 0; k < m; ++k)
-      std::copy_n(idx + (i + k) * rank + 1, rank - 1, sub_idx.data<int64_t>() + k * (rank - 1));
-    Tensor sub_val(values.dtype(), Shape{m});
-    CopyElementRange(values, i, &sub_val, 0, m);
-    handles[b] = map.Add({std::move(sub_idx), std::move(sub_val), rest});
-    stored[b] = true;
-    i = end;
-  }
+  KILN_RETURN_IF_ERROR(
+      ForEachSparseBatchRow(idx, nnz, rank, values, [&](int64_t b, Tensor sub_idx, Tensor sub_val) {
+        handles[b] = map.Add({std::move(sub_idx), std::move(sub_val), rest});
+        stored[b] = true;
+        return OkStatus();
+      }));
   const Tensor empty_idx(DType::kInt64, Shape{0, rank - 1});
   const Tensor empty_val(values.dtype(), Shape{0});
   for (int64_t b = 0; b < n; ++b)

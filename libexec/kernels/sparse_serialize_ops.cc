@@ -12,25 +12,13 @@
 
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
+#include "kernels/sparse_util.h"
 #include "kernels/tensor_proto_bytes.h"
 
 namespace kiln::exec {
 namespace {
 
 bool Serializable(DType t) { return t == DType::kString || DTypeIsPod(t); }
-
-// Copies n elements of any serializable dtype.
-void CopyElements(const Tensor& from, int64_t i, Tensor* to, int64_t j, int64_t n) {
-  if (n <= 0) return;
-  if (from.dtype() == DType::kString) {
-    std::copy_n(from.data<std::string>() + i, n, to->data<std::string>() + j);
-    return;
-  }
-  const size_t e = DTypeSize(from.dtype());
-  std::memcpy(static_cast<char*>(to->raw_data()) + static_cast<size_t>(j) * e,
-              static_cast<const char*>(from.raw_data()) + static_cast<size_t>(i) * e,
-              static_cast<size_t>(n) * e);
-}
 
 std::string IndexString(const int64_t* idx, int64_t rank) {
   std::string s = "[";
@@ -139,20 +127,11 @@ Status ComputeSerializeManySparse(const KernelContext& ctx) {
     o[b * 3 + 1] = empty_val;
     o[b * 3 + 2] = rest_shape;
   }
-  for (int64_t i = 0; i < nnz;) {
-    const int64_t b = idx[i * rank];
-    int64_t end = i;
-    while (end < nnz && idx[end * rank] == b) ++end;
-    const int64_t m = end - i;
-    Tensor sub_idx(DType::kInt64, Shape{m, rank - 1});
-    for (int64_t k = 0; k < m; ++k)
-      std::copy_n(idx + (i + k) * rank + 1, rank - 1, sub_idx.data<int64_t>() + k * (rank - 1));
-    Tensor sub_val(values.dtype(), Shape{m});
-    CopyElements(values, i, &sub_val, 0, m);
-    KILN_RETURN_IF_ERROR(SerializeInto(ctx, sub_idx, &o[b * 3]));
-    KILN_RETURN_IF_ERROR(SerializeInto(ctx, sub_val, &o[b * 3 + 1]));
-    i = end;
-  }
+  KILN_RETURN_IF_ERROR(ForEachSparseBatchRow(
+      idx, nnz, rank, values, [&](int64_t b, const Tensor& sub_idx, const Tensor& sub_val) {
+        KILN_RETURN_IF_ERROR(SerializeInto(ctx, sub_idx, &o[b * 3]));
+        return SerializeInto(ctx, sub_val, &o[b * 3 + 1]);
+      }));
   return OkStatus();
 }
 
@@ -273,7 +252,7 @@ Status ComputeDeserialize(const KernelContext& ctx) {
       std::copy(prefix.begin(), prefix.end(), row);
       std::copy_n(t.indices.data<int64_t>() + k * rank, rank, row + lead);
     }
-    CopyElements(t.values, 0, out_val, at, m);
+    CopyElementRange(t.values, 0, out_val, at, m);
     at += m;
   }
   return OkStatus();
