@@ -109,8 +109,26 @@ KILN_FLOAT_UNARY(Atanh, 8, std::atanh(v))
 
 KILN_FLOAT_UNARY(Expm1, 8, Expm1Of(v))
 KILN_FLOAT_UNARY(Log1p, 8, Log1pOf(v))
-KILN_FLOAT_UNARY(Erf, 8, std::erf(v))
-KILN_FLOAT_UNARY(Erfc, 8, std::erfc(v))
+// float32 arrays take vmath's vectorised forms (GELU's erf/erfc runs on every element of a
+// transformer's feed-forward layer); other types and single values the library's.
+template <typename C>
+struct Erf {
+  static void VectorF32(const float* x, float* y, int64_t n) { vmath::Erf(x, y, n); }
+  static constexpr int kCost = 8;
+  KILN_HD C operator()(C x) const {
+    const Wide<C> v(x);
+    return static_cast<C>(std::erf(v));
+  }
+};
+template <typename C>
+struct Erfc {
+  static void VectorF32(const float* x, float* y, int64_t n) { vmath::Erfc(x, y, n); }
+  static constexpr int kCost = 8;
+  KILN_HD C operator()(C x) const {
+    const Wide<C> v(x);
+    return static_cast<C>(std::erfc(v));
+  }
+};
 // Eigen's (what TF uses): lgamma without the global signgam, digamma NaN at poles.
 KILN_FLOAT_UNARY(Lgamma, 16, Eigen::numext::lgamma(v))
 KILN_FLOAT_UNARY(Digamma, 16, Eigen::numext::digamma(v))

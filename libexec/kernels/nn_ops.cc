@@ -1,6 +1,7 @@
 // BiasAdd, activations and softmax.
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 #include "kernels/eigen_functors.h"
 #include "kernels/elementwise.h"
@@ -75,7 +76,24 @@ Status ComputeBiasAdd(const KernelContext& ctx) {
     const C* v = ComputeData<T>(value);
     const C* b = ComputeData<T>(bias);
     C* o = MutableComputeData<T>(out);
-    // Rows of `inner` elements share one bias value; NHWC has inner == 1.
+    if (inner == 1) {
+      // NHWC: each row of `channels` values adds the whole bias vector (vectorised for float).
+      ctx.threads().ParallelFor(outer, std::max<int64_t>(1, 32768 / std::max<int64_t>(1, channels)),
+                                [&](int64_t begin, int64_t end) {
+                                  for (int64_t r = begin; r < end; ++r) {
+                                    const C* vr = v + r * channels;
+                                    C* orow = o + r * channels;
+                                    if constexpr (std::is_same_v<C, float>) {
+                                      vmath::Binary(vmath::BinOp::kAdd, vr, b, orow, channels);
+                                    } else {
+                                      for (int64_t j = 0; j < channels; ++j)
+                                        orow[j] = static_cast<C>(vr[j] + b[j]);
+                                    }
+                                  }
+                                });
+      return OkStatus();
+    }
+    // NCHW: rows of `inner` elements share one bias value.
     ctx.threads().ParallelFor(outer * channels,
                               std::max<int64_t>(1, 32768 / std::max<int64_t>(1, inner)),
                               [&](int64_t begin, int64_t end) {

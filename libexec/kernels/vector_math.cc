@@ -50,6 +50,8 @@ namespace {
   X(Exp)                    \
   X(Sigmoid)                \
   X(Tanh)                   \
+  X(Erf)                    \
+  X(Erfc)                   \
   X(Relu)                   \
   X(Binary)                 \
   X(BinaryScalarRight)      \
@@ -103,6 +105,8 @@ const Loops& Active() {
 void Exp(const float* x, float* y, int64_t n) { Active().Exp(x, y, n); }
 void Sigmoid(const float* x, float* y, int64_t n) { Active().Sigmoid(x, y, n); }
 void Tanh(const float* x, float* y, int64_t n) { Active().Tanh(x, y, n); }
+void Erf(const float* x, float* y, int64_t n) { Active().Erf(x, y, n); }
+void Erfc(const float* x, float* y, int64_t n) { Active().Erfc(x, y, n); }
 void Relu(const float* x, float* y, int64_t n) { Active().Relu(x, y, n); }
 void Binary(BinOp op, const float* a, const float* b, float* y, int64_t n) {
   Active().Binary(op, a, b, y, n);

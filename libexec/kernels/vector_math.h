@@ -13,6 +13,10 @@ namespace kiln::exec::vmath {
 void Exp(const float* x, float* y, int64_t n);
 void Sigmoid(const float* x, float* y, int64_t n);
 void Tanh(const float* x, float* y, int64_t n);
+// The error function and its complement (a few ulp; erfc keeps its relative accuracy in the
+// tail until it underflows below FLT_MIN).
+void Erf(const float* x, float* y, int64_t n);
+void Erfc(const float* x, float* y, int64_t n);
 void Relu(const float* x, float* y, int64_t n);
 
 enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin };

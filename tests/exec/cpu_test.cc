@@ -3,7 +3,10 @@
 #include <doctest/doctest.h>
 #include <sched.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -109,4 +112,34 @@ TEST_CASE("vector loops: GemvAccumulate adds x w to y, every column, in order") 
       CHECK(y[c] == doctest::Approx(want[c]).epsilon(1e-6));
     }
   }
+}
+
+TEST_CASE("vector loops: Erf and Erfc within a few ulp of the double functions, edges kept") {
+  // Every region of the approximation (|x| < 1, 1..2, 2..10, the underflow) on both signs, in
+  // an array whose length leaves a partial vector at every ISA level.
+  std::vector<float> x;
+  for (float v = -10.5f; v <= 10.5f; v += 0.00390625f * 3.0f) x.push_back(v);
+  const float inf = std::numeric_limits<float>::infinity();
+  x.insert(x.end(), {0.0f, -0.0f, 1e-30f, -1e-30f, 1.0f, -1.0f, 2.0f, inf, -inf});
+  std::vector<float> erf(x.size()), erfc(x.size());
+  kiln::exec::vmath::Erf(x.data(), erf.data(), static_cast<int64_t>(x.size()));
+  kiln::exec::vmath::Erfc(x.data(), erfc.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    INFO("x = " << x[i]);
+    const double want_erf = std::erf(static_cast<double>(x[i]));
+    const double want_erfc = std::erfc(static_cast<double>(x[i]));
+    CHECK(std::abs(erf[i] - want_erf) <= 3e-7 * std::max(1e-30, std::abs(want_erf)) + 1e-45);
+    // Relative in the tail, down to FLT_MIN (below it erfc may flush to 0).
+    if (want_erfc >= 1.2e-38) {
+      CHECK(std::abs(erfc[i] - want_erfc) <= 1e-6 * want_erfc);
+    } else {
+      CHECK(erfc[i] <= 1.2e-38f);
+    }
+  }
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  float n2[2] = {nan, nan};
+  kiln::exec::vmath::Erf(n2, n2, 1);
+  kiln::exec::vmath::Erfc(n2 + 1, n2 + 1, 1);
+  CHECK(std::isnan(n2[0]));
+  CHECK(std::isnan(n2[1]));
 }

@@ -185,25 +185,38 @@ std::vector<OpCase> ElementwiseCases() {
   AddUnary(&c, "Neg", DType::kInt32, [](double x) { return -x; });
   AddUnary(&c, "Square", DType::kInt64, [](double x) { return x * x; });
 
-  // BiasAdd: NHWC (bias along the last dim) and NCHW (along dim 1).
+  // BiasAdd: NHWC (bias along the last dim) and NCHW (along dim 1); 37 channels take whole
+  // vectors and a tail at every ISA level.
   for (bool nchw : {false, true}) {
-    const Shape value = nchw ? Shape{2, 3, 4, 5} : Shape{2, 4, 5, 3};
-    c.push_back(OpCaseBuilder("BiasAdd", nchw ? "BiasAdd NCHW" : "BiasAdd NHWC")
-                    .T(DType::kFloat)
-                    .String("data_format", nchw ? "NCHW" : "NHWC")
-                    .Input(RandomOf(DType::kFloat, value, 1))
-                    .Input(RandomOf(DType::kFloat, Shape{3}, 2))
-                    .Reference1([nchw](const std::vector<Tensor>& in) {
-                      Tensor out = in[0].DeepCopy();
-                      for (int64_t i = 0; i < out.NumElements(); ++i) {
-                        const std::vector<int64_t> idx = Unravel(i, out.shape());
-                        out.data<float>()[i] += in[1].data<float>()[idx[nchw ? 1 : 3]];
-                      }
-                      return out;
-                    })
-                    .Tolerance(1e-6)
-                    .Build());
+    for (const int64_t channels : {3, 37}) {
+      const Shape value = nchw ? Shape{2, channels, 4, 5} : Shape{2, 4, 5, channels};
+      c.push_back(OpCaseBuilder("BiasAdd", std::string(nchw ? "BiasAdd NCHW" : "BiasAdd NHWC") +
+                                               " " + std::to_string(channels) + " channels")
+                      .T(DType::kFloat)
+                      .String("data_format", nchw ? "NCHW" : "NHWC")
+                      .Input(RandomOf(DType::kFloat, value, 1))
+                      .Input(RandomOf(DType::kFloat, Shape{channels}, 2))
+                      .Reference1([nchw](const std::vector<Tensor>& in) {
+                        Tensor out = in[0].DeepCopy();
+                        for (int64_t i = 0; i < out.NumElements(); ++i) {
+                          const std::vector<int64_t> idx = Unravel(i, out.shape());
+                          out.data<float>()[i] += in[1].data<float>()[idx[nchw ? 1 : 3]];
+                        }
+                        return out;
+                      })
+                      .Tolerance(1e-6)
+                      .Build());
+    }
   }
+  // Integers wrap (int8: 100 + 100 = -56).
+  c.push_back(OpCaseBuilder("BiasAdd", "BiasAdd NHWC int8 wraps")
+                  .T(DType::kInt8)
+                  .Input(Make<int8_t>({100, -100, 5, 7, 1, 2}, {2, 3}))
+                  .Input(Make<int8_t>({100, -100, 0}, {3}))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Make<int8_t>({-56, 56, 5, 107, -99, 2}, {2, 3});
+                  })
+                  .Build());
   // Softmax and LogSoftmax over the last dim.
   for (bool log : {false, true}) {
     for (const Shape& s : {Shape{5}, Shape{3, 10}, Shape{2, 3, 7}}) {
