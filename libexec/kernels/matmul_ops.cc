@@ -20,6 +20,7 @@
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/onednn.h"
 #include "kernels/type_lists.h"
+#include "kernels/vector_math.h"
 
 namespace kiln::exec {
 namespace {
@@ -362,6 +363,41 @@ void EigenProduct(const MatMulState& st, const Tensor& a, const Tensor& b, Tenso
   }
 }
 
+// One row times one matrix (a Dense layer at batch 1): vmath's vector loop over the weights, in
+// column blocks across threads, then the epilogue in TF's order (bias, add, activation; NaN kept).
+// oneDNN's call overhead is most of the time of such a product. `out` holds the addend when the
+// epilogue adds one.
+Status RowTimesMatrix(const KernelContext& ctx, const MatMulState& st, const float* x, int64_t k,
+                      int64_t n, Tensor* out) {
+  const Epilogue& e = st.epilogue;
+  const float* w = st.padded_b != nullptr ? st.padded_b.get() : ctx.input(1).data<float>();
+  const int64_t ldw = st.padded_b != nullptr ? st.b_ld : n;
+  const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
+  float* o = out->data<float>();
+  float* product = o;
+  if (e.add) {
+    KILN_ASSIGN_OR_RETURN(void* buf, ctx.AllocateTemp(static_cast<size_t>(n) * sizeof(float)));
+    product = static_cast<float*>(buf);
+  }
+  // 128 columns: a whole register block of GemvAccumulate at every ISA level.
+  constexpr int64_t kCols = 128;
+  const int64_t blocks = (n + kCols - 1) / kCols;
+  ctx.threads().ParallelFor(blocks, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, k * kCols)),
+                            [&](int64_t first, int64_t last) {
+                              const int64_t c0 = first * kCols, c1 = std::min(n, last * kCols);
+                              std::fill(product + c0, product + c1, 0.0f);
+                              vmath::GemvAccumulate(x, w + c0, ldw, k, c1 - c0, product + c0);
+                              for (int64_t c = c0; c < c1; ++c) {
+                                float v = product[c];
+                                if (bias != nullptr) v += bias[c];
+                                if (e.add) v += o[c];
+                                o[c] = v;
+                              }
+                            });
+  onednn::ApplyActivation(e, o, n, ctx.threads());
+  return OkStatus();
+}
+
 Status ComputeMatMul(const KernelContext& ctx) {
   const auto& st = ctx.state<MatMulState>();
   const Tensor& a = ctx.input(0);
@@ -419,6 +455,8 @@ Status ComputeMatMul(const KernelContext& ctx) {
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
     return OkStatus();
   }
+  if (m == 1 && !st.adj_a && !st.adj_b && a.NumElements() == ka && b.NumElements() == ka * n)
+    return RowTimesMatrix(ctx, st, a.data<float>(), ka, n, out);
   const DnnlMatMul* mm = nullptr;
   if (!onednn::ActivationDropsNaN(e) || onednn::AllFinite(a.data<float>(), a.NumElements())) {
     KILN_ASSIGN_OR_RETURN(mm, FindDnnlMatMul(st, a.shape(), b.shape()));

@@ -334,7 +334,7 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   auto recurrent_product = [&](const float* h_rows, int64_t rows, bool accumulate, float* dst) {
     if (rows == 1) {
       if (!accumulate) std::fill_n(dst, gates, 0.0f);
-      vmath::GemvAccumulate(h_rows, w_recurrent, units, gates, dst);
+      vmath::GemvAccumulate(h_rows, recurrent_rows, recurrent_ld, units, gates, dst);
       return OkStatus();
     }
     return onednn::Sgemm(false, false, rows, gates, units, h_rows, units, recurrent_rows,

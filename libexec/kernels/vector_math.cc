@@ -130,8 +130,8 @@ void MaxPoolGradWindow(const float* const* in, float* const* out, int64_t rows, 
 }
 float Sum(const float* x, int64_t n) { return Active().Sum(x, n); }
 float Max(const float* x, int64_t n) { return Active().Max(x, n); }
-void GemvAccumulate(const float* x, const float* w, int64_t k, int64_t n, float* y) {
-  Active().GemvAccumulate(x, w, k, n, y);
+void GemvAccumulate(const float* x, const float* w, int64_t ldw, int64_t k, int64_t n, float* y) {
+  Active().GemvAccumulate(x, w, ldw, k, n, y);
 }
 
 }  // namespace kiln::exec::vmath

@@ -43,8 +43,9 @@ void MaxPoolGradWindow(const float* const* in, float* const* out, int64_t rows, 
 float Sum(const float* x, int64_t n);
 float Max(const float* x, int64_t n);
 
-// y[0:n] += x[0:k] w for a row-major [k, n] matrix w: one row's matrix-vector product, for
-// products too small for a GEMM library's call overhead (a recurrent layer's step at batch 1).
-void GemvAccumulate(const float* x, const float* w, int64_t k, int64_t n, float* y);
+// y[0:n] += x[0:k] w for a row-major [k, n] matrix w whose rows are ldw floats apart (ldw >= n):
+// one row's matrix-vector product, for products where a GEMM library's call overhead is most of
+// the time (a recurrent layer's step, a Dense layer at batch 1).
+void GemvAccumulate(const float* x, const float* w, int64_t ldw, int64_t k, int64_t n, float* y);
 
 }  // namespace kiln::exec::vmath

@@ -106,7 +106,7 @@ TEST_CASE("vector loops: GemvAccumulate adds x w to y, every column, in order") 
     std::vector<float> want = y;
     for (int64_t c = 0; c < n; ++c)
       for (int64_t j = 0; j < k; ++j) want[c] += x[j] * w[j * n + c];
-    kiln::exec::vmath::GemvAccumulate(x.data(), w.data(), k, n, y.data());
+    kiln::exec::vmath::GemvAccumulate(x.data(), w.data(), n, k, n, y.data());
     for (int64_t c = 0; c < n; ++c) {
       INFO("n = " << n << ", column " << c);
       CHECK(y[c] == doctest::Approx(want[c]).epsilon(1e-6));

@@ -66,8 +66,14 @@ std::vector<OpCase> MatMulCases() {
   std::vector<OpCase> c;
   uint32_t seed = 1;
   // MatMul: every transpose combination, sizes from 1x1 to ones the library blocks.
-  for (auto [m, k, n] : std::vector<std::array<int64_t, 3>>{
-           {1, 1, 1}, {2, 3, 4}, {1, 784, 33}, {7, 1, 5}, {33, 65, 17}, {3, 0, 4}, {0, 3, 2}}) {
+  for (auto [m, k, n] : std::vector<std::array<int64_t, 3>>{{1, 1, 1},
+                                                            {2, 3, 4},
+                                                            {1, 784, 33},
+                                                            {1, 50, 300},
+                                                            {7, 1, 5},
+                                                            {33, 65, 17},
+                                                            {3, 0, 4},
+                                                            {0, 3, 2}}) {
     for (bool ta : {false, true}) {
       for (bool tb : {false, true}) {
         for (DType t : {DType::kFloat, DType::kDouble, DType::kInt32}) {
@@ -99,30 +105,36 @@ std::vector<OpCase> MatMulCases() {
                   })
                   .Tolerance(1e-5)
                   .Build());
-  // _FusedMatMul: BiasAdd, then each activation; BiasAdd + Add (+ Relu).
-  for (const std::string act : {"", "Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid",
-                                "GeluExact", "GeluApproximate"}) {
-    std::vector<std::string> ops = {"BiasAdd"};
-    if (!act.empty()) ops.push_back(act);
-    c.push_back(OpCaseBuilder("_FusedMatMul", "_FusedMatMul BiasAdd " + act)
-                    .T(DType::kFloat)
-                    .StringList("fused_ops", ops)
-                    .Int("num_args", 1)
-                    .Float("leakyrelu_alpha", 0.2f)
-                    .Input(RandomOf(DType::kFloat, Shape{6, 40}, 5, -1, 1))
-                    .ConstInput(RandomOf(DType::kFloat, Shape{40, 24}, 6, -1, 1))
-                    .ConstInput(RandomOf(DType::kFloat, Shape{24}, 7))
-                    .Reference1([act](const std::vector<Tensor>& in) {
-                      Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
-                      for (int64_t i = 0; i < p.NumElements(); ++i) {
-                        double& v = p.data<double>()[i];
-                        v = Activate(act, v + in[2].data<float>()[i % 24]);
-                      }
-                      return RefUnaryDouble(
-                          p, [](double x) { return x; }, DType::kFloat);
-                    })
-                    .Tolerance(1e-5)
-                    .Build());
+  // _FusedMatMul: BiasAdd, then each activation; BiasAdd + Add (+ Relu). One row (a Dense
+  // layer at batch 1) takes the vector-loop path, 6 rows oneDNN's; 150 columns cover a whole
+  // column block and a tail.
+  for (const int64_t rows : {6, 1}) {
+    for (const std::string act : {"", "Relu", "Relu6", "Elu", "LeakyRelu", "Tanh", "Sigmoid",
+                                  "GeluExact", "GeluApproximate"}) {
+      std::vector<std::string> ops = {"BiasAdd"};
+      if (!act.empty()) ops.push_back(act);
+      const int64_t n = rows == 1 ? 150 : 24;
+      c.push_back(OpCaseBuilder("_FusedMatMul", "_FusedMatMul BiasAdd " + act + " " +
+                                                    std::to_string(rows) + " row(s)")
+                      .T(DType::kFloat)
+                      .StringList("fused_ops", ops)
+                      .Int("num_args", 1)
+                      .Float("leakyrelu_alpha", 0.2f)
+                      .Input(RandomOf(DType::kFloat, Shape{rows, 40}, 5, -1, 1))
+                      .ConstInput(RandomOf(DType::kFloat, Shape{40, n}, 6, -1, 1))
+                      .ConstInput(RandomOf(DType::kFloat, Shape{n}, 7))
+                      .Reference1([act, n](const std::vector<Tensor>& in) {
+                        Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
+                        for (int64_t i = 0; i < p.NumElements(); ++i) {
+                          double& v = p.data<double>()[i];
+                          v = Activate(act, v + in[2].data<float>()[i % n]);
+                        }
+                        return RefUnaryDouble(
+                            p, [](double x) { return x; }, DType::kFloat);
+                      })
+                      .Tolerance(1e-5)
+                      .Build());
+    }
   }
   // Non-finite inputs through each fused activation: NaN stays NaN and +-Inf goes where
   // TensorFlow's kernels send it (a max-based ReLU must not turn NaN into 0).
@@ -132,6 +144,23 @@ std::vector<OpCase> MatMulCases() {
     x.data<float>()[0 * 40 + 3] = std::numeric_limits<float>::quiet_NaN();
     x.data<float>()[2 * 40 + 5] = std::numeric_limits<float>::infinity();
     x.data<float>()[4 * 40 + 7] = -std::numeric_limits<float>::infinity();
+    Tensor row = RandomOf(DType::kFloat, Shape{1, 40}, 15, -1, 1);
+    row.data<float>()[3] = std::numeric_limits<float>::quiet_NaN();
+    c.push_back(OpCaseBuilder("_FusedMatMul", "_FusedMatMul BiasAdd " + act + " NaN in one row")
+                    .T(DType::kFloat)
+                    .StringList("fused_ops", {"BiasAdd", act})
+                    .Int("num_args", 1)
+                    .Float("leakyrelu_alpha", 0.2f)
+                    .Input(row)
+                    .ConstInput(RandomOf(DType::kFloat, Shape{40, 24}, 13, -1, 1))
+                    .ConstInput(RandomOf(DType::kFloat, Shape{24}, 14))
+                    .Reference1([](const std::vector<Tensor>&) {
+                      Tensor out(DType::kFloat, Shape{1, 24});
+                      for (int64_t i = 0; i < 24; ++i)
+                        out.data<float>()[i] = std::numeric_limits<float>::quiet_NaN();
+                      return out;
+                    })
+                    .Build());
     c.push_back(OpCaseBuilder("_FusedMatMul", "_FusedMatMul BiasAdd " + act + " NaN/Inf input")
                     .T(DType::kFloat)
                     .StringList("fused_ops", {"BiasAdd", act})
@@ -152,25 +181,28 @@ std::vector<OpCase> MatMulCases() {
                     .Tolerance(1e-5)
                     .Build());
   }
-  c.push_back(OpCaseBuilder("_FusedMatMul", "_FusedMatMul BiasAdd Add Relu")
-                  .T(DType::kFloat)
-                  .StringList("fused_ops", {"BiasAdd", "Add", "Relu"})
-                  .Int("num_args", 2)
-                  .Input(RandomOf(DType::kFloat, Shape{4, 16}, 8))
-                  .Input(RandomOf(DType::kFloat, Shape{16, 8}, 9))
-                  .Input(RandomOf(DType::kFloat, Shape{8}, 10))
-                  .Input(RandomOf(DType::kFloat, Shape{4, 8}, 11))
-                  .Reference1([](const std::vector<Tensor>& in) {
-                    Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
-                    for (int64_t i = 0; i < p.NumElements(); ++i) {
-                      double& v = p.data<double>()[i];
-                      v = std::max(v + in[2].data<float>()[i % 8] + in[3].data<float>()[i], 0.0);
-                    }
-                    return RefUnaryDouble(
-                        p, [](double x) { return x; }, DType::kFloat);
-                  })
-                  .Tolerance(1e-5)
-                  .Build());
+  for (const int64_t rows : {4, 1}) {
+    c.push_back(OpCaseBuilder("_FusedMatMul",
+                              "_FusedMatMul BiasAdd Add Relu " + std::to_string(rows) + " row(s)")
+                    .T(DType::kFloat)
+                    .StringList("fused_ops", {"BiasAdd", "Add", "Relu"})
+                    .Int("num_args", 2)
+                    .Input(RandomOf(DType::kFloat, Shape{rows, 16}, 8))
+                    .Input(RandomOf(DType::kFloat, Shape{16, 8}, 9))
+                    .Input(RandomOf(DType::kFloat, Shape{8}, 10))
+                    .Input(RandomOf(DType::kFloat, Shape{rows, 8}, 11))
+                    .Reference1([](const std::vector<Tensor>& in) {
+                      Tensor p = RefProduct(in[0], in[1], false, false, DType::kDouble);
+                      for (int64_t i = 0; i < p.NumElements(); ++i) {
+                        double& v = p.data<double>()[i];
+                        v = std::max(v + in[2].data<float>()[i % 8] + in[3].data<float>()[i], 0.0);
+                      }
+                      return RefUnaryDouble(
+                          p, [](double x) { return x; }, DType::kFloat);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
+  }
   // Batched products with broadcasting batch dims and adjoints.
   for (const std::string op : {"BatchMatMul", "BatchMatMulV2", "BatchMatMulV3"}) {
     for (auto [sa, sb] : std::vector<std::pair<Shape, Shape>>{{Shape{3, 2, 4}, Shape{3, 4, 5}},
