@@ -175,7 +175,7 @@ class Fuser {
       : g_(*g), facts_(facts), live_(live), uses_(FindUses(*g, live)) {}
 
   int Run() {
-    int fused = 0;
+    int fused = FoldPads() + ForwardIdentityTransposes();
     const int n = static_cast<int>(g_.nodes.size());
     for (int v = 0; v < n; ++v) {
       if (!live_[v]) continue;
@@ -200,6 +200,111 @@ class Fuser {
     if (e.node >= static_cast<int>(facts_.size())) return nullptr;
     const auto& values = facts_[e.node].values;
     return e.output < static_cast<int>(values.size()) ? values[e.output] : nullptr;
+  }
+
+  static void SortUnique(std::vector<int>* v) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+
+  // A constant integer vector or matrix's values, row-major; empty when not known.
+  std::vector<int64_t> IntValues(const Edge& e) const {
+    const Tensor* t = Value(e);
+    std::vector<int64_t> v;
+    if (t == nullptr) return v;
+    if (t->dtype() == DType::kInt32) {
+      v.assign(t->data<int32_t>(), t->data<int32_t>() + t->NumElements());
+    } else if (t->dtype() == DType::kInt64) {
+      v.assign(t->data<int64_t>(), t->data<int64_t>() + t->NumElements());
+    }
+    return v;
+  }
+
+  // A zero Pad of the spatial dims feeding only an NHWC float convolution (Keras's
+  // ZeroPadding2D before a strided Conv2D or DepthwiseConv2D, as in MobileNet and ResNet)
+  // becomes the convolution's explicit padding, which oneDNN applies as it reads: no padded
+  // copy of the activations is written and read back.
+  int FoldPads() {
+    int folded = 0;
+    for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
+      FlatNode& conv = g_.nodes[v];
+      if (!live_[v] || (conv.op != "Conv2D" && conv.op != "DepthwiseConv2dNative") ||
+          !IsFloat(conv) || !IsNhwc(conv) || conv.inputs.size() != 2 || conv.attrs == nullptr)
+        continue;
+      const std::optional<std::string> padding = StringAttr(conv, "padding");
+      if (padding != "VALID" && padding != "EXPLICIT") continue;
+      const Edge in = conv.inputs[0];
+      const FlatNode& pad = g_.nodes[in.node];
+      if (pad.op != "Pad" || in.output != 0 || pad.inputs.size() != 2 || SoleConsumer(in.node) != v)
+        continue;
+      const std::vector<int64_t> pads = IntValues(pad.inputs[1]);
+      if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[6] != 0 || pads[7] != 0 ||
+          *std::min_element(pads.begin(), pads.end()) < 0)
+        continue;
+      std::vector<int64_t> total = pads;
+      if (padding == "EXPLICIT") {
+        const auto it = conv.attrs->find("explicit_paddings");
+        if (it == conv.attrs->end() || it->second.list().i_size() != 8) continue;
+        for (int i = 0; i < 8; ++i) total[i] += it->second.list().i(i);
+      }
+      g_.owned_attrs.push_back(*conv.attrs);
+      ProtoAttrMap& attrs = g_.owned_attrs.back();
+      attrs["padding"].set_s("EXPLICIT");
+      auto* list = attrs["explicit_paddings"].mutable_list();
+      list->Clear();
+      for (int64_t p : total) list->add_i(p);
+      conv.attrs = &attrs;
+      conv.inputs[0] = pad.inputs[0];
+      // What the Pad waited for, the convolution waits for; what waited for the Pad (the
+      // inliner's "call done" sinks wait on every inner node) waits for the convolution.
+      for (int c : pad.control_inputs) conv.control_inputs.push_back(c);
+      SortUnique(&conv.control_inputs);
+      if (uses_.control_dependents[in.node] > 0) {
+        for (int u = 0; u < static_cast<int>(g_.nodes.size()); ++u) {
+          std::vector<int>& waits = g_.nodes[u].control_inputs;
+          if (std::find(waits.begin(), waits.end(), in.node) == waits.end()) continue;
+          if (u == v) {
+            std::erase(waits, in.node);  // the convolution now reads the Pad's input itself
+          } else {
+            std::replace(waits.begin(), waits.end(), in.node, v);
+            SortUnique(&waits);
+          }
+        }
+      }
+      ++folded;
+    }
+    return folded;
+  }
+
+  // A Transpose by a constant identity permutation (Keras's Tensordot emits one per Dense on a
+  // sequence) passes its input on instead of copying it.
+  int ForwardIdentityTransposes() {
+    int forwarded = 0;
+    for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
+      FlatNode& t = g_.nodes[v];
+      if (!live_[v] || t.op != "Transpose" || t.inputs.size() != 2 || t.attrs == nullptr) continue;
+      const std::vector<int64_t> perm = IntValues(t.inputs[1]);
+      const Edge x = t.inputs[0];
+      if (Value(t.inputs[1]) == nullptr || x.node >= static_cast<int>(facts_.size()) ||
+          x.output >= static_cast<int>(facts_[x.node].specs.size()))
+        continue;
+      // Only where the input's rank is known to match (a mismatch is the kernel's error).
+      const PartialShape& xs = facts_[x.node].specs[x.output].shape;
+      if (xs.unknown_rank() || xs.rank() != static_cast<int>(perm.size())) continue;
+      bool identity = true;
+      for (size_t i = 0; i < perm.size(); ++i)
+        identity = identity && perm[i] == static_cast<int64_t>(i);
+      const auto it = t.attrs->find("T");
+      if (!identity || it == t.attrs->end()) continue;
+      g_.owned_attrs.emplace_back();
+      g_.owned_attrs.back()["T"] = it->second;
+      t.op = "Identity";
+      t.def = FindOp("Identity");
+      t.attrs = &g_.owned_attrs.back();
+      t.inputs.resize(1);
+      ++forwarded;
+    }
+    return forwarded;
   }
 
   // The one consumer of `v`'s output 0, when that is all that reads `v`.

@@ -48,6 +48,17 @@ class FnBuilder {
     last_ = name + ":" + out_arg + ":0";
     return n;
   }
+  std::string IntConst(const std::string& name, const std::vector<int32_t>& values,
+                       const Shape& shape) {
+    auto* n = f_.add_node_def();
+    n->set_name(name);
+    n->set_op("Const");
+    (*n->mutable_attr())["dtype"].set_type(tensorflow::DT_INT32);
+    REQUIRE(
+        TensorToProto(Make<int32_t>(values, shape), (*n->mutable_attr())["value"].mutable_tensor())
+            .ok());
+    return name + ":output:0";
+  }
   const std::string& last() const { return last_; }
   void Output(const std::string& ref) {
     const std::string name = "out" + std::to_string(f_.signature().output_arg_size());
@@ -281,6 +292,75 @@ TEST_CASE("fusion: a shape specialisation runs the generic function's fused grap
   REQUIRE((*generic)->Run(args, &got).ok());
   REQUIRE((*direct)->Run(args, &want).ok());
   CHECK(CompareTensors(got[0], want[0], 1e-5).empty());
+}
+
+TEST_CASE("fusion: a zero Pad of the spatial dims becomes the convolution's explicit padding") {
+  // Keras's ZeroPadding2D before a strided DepthwiseConv2D (MobileNet) and Conv2D (ResNet):
+  // asymmetric pads, stride 2, on top of the layer's own EXPLICIT padding for the Conv2D.
+  for (const std::string op : {"DepthwiseConv2dNative", "Conv2D"}) {
+    FnBuilder b;
+    const std::string x = b.Input("x");
+    const std::string pads = b.IntConst("pads", {0, 0, 0, 1, 1, 2, 0, 0}, Shape{4, 2});
+    const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{3, 3, 3, 2}, 1));
+    b.Op("pad", "Pad", {x, pads}, "output");
+    tensorflow::NodeDef* conv = b.Op("conv", op, {b.last(), w}, "output");
+    auto* strides = (*conv->mutable_attr())["strides"].mutable_list();
+    for (int s : {1, 2, 2, 1}) strides->add_i(s);
+    if (op == "Conv2D") {
+      (*conv->mutable_attr())["padding"].set_s("EXPLICIT");
+      auto* e = (*conv->mutable_attr())["explicit_paddings"].mutable_list();
+      for (int p : {0, 0, 1, 0, 0, 1, 0, 0}) e->add_i(p);
+    } else {
+      (*conv->mutable_attr())["padding"].set_s("VALID");
+    }
+    b.Output(b.last());
+    INFO(op);
+    const exec::PlanStats st =
+        CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 7, 8, 3}, 4)});
+    CHECK(st.fused == 1);
+    CHECK(st.steps == 1);  // the convolution alone
+  }
+}
+
+TEST_CASE("fusion: a Pad another op also reads, or with a non-zero batch pad, stays") {
+  for (const bool shared : {true, false}) {
+    FnBuilder b;
+    const std::string x = b.Input("x");
+    const std::string pads = b.IntConst("pads",
+                                        shared ? std::vector<int32_t>{0, 0, 1, 1, 1, 1, 0, 0}
+                                               : std::vector<int32_t>{1, 0, 1, 1, 1, 1, 0, 0},
+                                        Shape{4, 2});
+    const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{3, 3, 3, 2}, 1));
+    b.Op("pad", "Pad", {x, pads}, "output");
+    const std::string padded = b.last();
+    Strides(b.Op("conv", "Conv2D", {padded, w}, "output"), "VALID");
+    b.Output(b.last());
+    if (shared) {
+      b.Op("relu", "Relu", {padded}, "activations");
+      b.Output(b.last());
+    }
+    INFO("shared: ", shared);
+    const exec::PlanStats st =
+        CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 5, 6, 3}, 4)});
+    CHECK(st.steps == (shared ? 3 : 2));
+  }
+}
+
+TEST_CASE("fusion: a Transpose by the identity permutation passes its input on") {
+  for (const bool identity : {true, false}) {
+    FnBuilder b;
+    const std::string x = b.Input("x");
+    const std::string perm = b.IntConst(
+        "perm", identity ? std::vector<int32_t>{0, 1, 2} : std::vector<int32_t>{0, 2, 1}, Shape{3});
+    b.Op("t", "Transpose", {x, perm}, "y");
+    b.Op("relu", "Relu", {b.last()}, "activations");
+    b.Output(b.last());
+    INFO("identity: ", identity);
+    const exec::PlanStats st =
+        CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 3, 4}, 4)});
+    CHECK(st.fused == (identity ? 1 : 0));
+    CHECK(st.steps == (identity ? 1 : 2));  // (the Transpose and) the Relu
+  }
 }
 
 }  // namespace kiln::testing
