@@ -123,6 +123,10 @@ struct Chain {
   Act act = Act::kNone;
   float leakyrelu_alpha = 0.2f;
   int absorbed = 0;
+  // A Squeeze of a size-1 spatial dim the chain passed through (Keras 3's Conv1D is
+  // ExpandDims, Conv2D, Squeeze, then its bias and activation): the last node becomes it.
+  int squeeze = -1;
+  int last_before_squeeze = -1;
 };
 
 // Weights with a batch norm's scale folded in, shared by every function prepared from the same
@@ -381,7 +385,7 @@ class Fuser {
           if (const Tensor* t = ChannelVector(Value(*o), channels_); t && constants_ok) {
             Shift(&ch, *t, 1.f);
             took = true;
-          } else if (!ch.add_edge && !facts_[next].specs.empty() &&
+          } else if (!ch.add_edge && ch.squeeze < 0 && !facts_[next].specs.empty() &&
                      !facts_[o->node].specs.empty() &&
                      facts_[next].specs[0].shape.IsFullyDefined() &&
                      facts_[o->node].specs[o->output].shape == facts_[next].specs[0].shape &&
@@ -437,6 +441,13 @@ class Fuser {
           Shift(&ch, b, 1.f);
           took = true;
         }
+      } else if (n.op == "Squeeze" && ch.squeeze < 0 && !ch.add_edge && IsFloat(n) &&
+                 n.inputs.size() == 1 && n.inputs[0].node == cur && SqueezesSpatialDim(cur, next)) {
+        // Per-channel ops commute with dropping a size-1 spatial dim: the fused kernel runs
+        // them on the 4-D result and the Squeeze moves after it.
+        ch.squeeze = next;
+        ch.last_before_squeeze = ch.last;
+        took = true;
       } else if (n.inputs.size() == 1 && n.inputs[0].node == cur && IsFloat(n)) {
         const std::string& op = n.op;
         ch.act = op == "Relu"        ? Act::kRelu
@@ -457,7 +468,31 @@ class Fuser {
       ++ch.absorbed;
       cur = next;
     }
+    if (ch.squeeze >= 0 && ch.squeeze == ch.last) {
+      // Nothing followed the Squeeze: leave it where it is.
+      ch.nodes.pop_back();
+      --ch.absorbed;
+      ch.last = ch.last_before_squeeze;
+      ch.squeeze = -1;
+    }
     return ch;
+  }
+
+  // Whether `squeeze` turns `in`'s 4-D NHWC result into 3-D by dropping dim 1 or 2 (size 1),
+  // keeping the channels last.
+  bool SqueezesSpatialDim(int in, int squeeze) const {
+    if (facts_[in].specs.empty() || facts_[squeeze].specs.empty()) return false;
+    const PartialShape& a = facts_[in].specs[0].shape;
+    const PartialShape& b = facts_[squeeze].specs[0].shape;
+    if (a.unknown_rank() || b.unknown_rank() || a.rank() != 4 || b.rank() != 3) return false;
+    if (a.dim(3) != channels_ || b.dim(2) != channels_) return false;
+    const FlatNode& n = g_.nodes[squeeze];
+    if (n.attrs == nullptr) return false;
+    const auto it = n.attrs->find("squeeze_dims");
+    if (it == n.attrs->end() || it->second.list().i_size() != 1) return false;
+    const int64_t d = it->second.list().i(0);
+    const int64_t axis = d < 0 ? d + 4 : d;
+    return (axis == 1 || axis == 2) && a.dim(static_cast<int>(axis)) == 1;
   }
 
   bool OnlyOutputZeroUsed(int v) const {
@@ -572,13 +607,20 @@ class Fuser {
     pp.control_inputs.erase(std::unique(pp.control_inputs.begin(), pp.control_inputs.end()),
                             pp.control_inputs.end());
 
-    // The chain's last node passes the fused result on.
+    // The chain's last node passes the fused result on (squeezed, when the chain went through
+    // a Squeeze).
     FlatNode& last = g_.nodes[ch.last];
-    g_.owned_attrs.emplace_back();
-    g_.owned_attrs.back()["T"].set_type(tensorflow::DT_FLOAT);
-    last.op = "Identity";
-    last.def = FindOp("Identity");
-    last.attrs = &g_.owned_attrs.back();
+    if (ch.squeeze >= 0) {
+      last.op = "Squeeze";
+      last.def = FindOp("Squeeze");
+      last.attrs = g_.nodes[ch.squeeze].attrs;
+    } else {
+      g_.owned_attrs.emplace_back();
+      g_.owned_attrs.back()["T"].set_type(tensorflow::DT_FLOAT);
+      last.op = "Identity";
+      last.def = FindOp("Identity");
+      last.attrs = &g_.owned_attrs.back();
+    }
     last.inputs = {Edge{p_index, 0}};
     last.stateful = false;
   }

@@ -364,3 +364,37 @@ TEST_CASE("fusion: a Transpose by the identity permutation passes its input on")
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+
+TEST_CASE("fusion: a Keras 3 Conv1D (ExpandDims, Conv2D, Squeeze, BiasAdd, Relu) is one kernel") {
+  for (const bool residual : {false, true}) {
+    FnBuilder b;
+    const std::string x = b.Input("x");
+    const std::string axis = b.IntConst("axis", {-3}, Shape{});
+    const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{1, 3, 3, 4}, 1));
+    const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2));
+    tensorflow::NodeDef* e = b.Op("expand", "ExpandDims", {x, axis}, "output");
+    (*e->mutable_attr())["Tdim"].set_type(tensorflow::DT_INT32);
+    Strides(b.Op("conv", "Conv2D", {b.last(), w}, "output"), "SAME");
+    tensorflow::NodeDef* sq = b.Op("squeeze", "Squeeze", {b.last()}, "output");
+    (*sq->mutable_attr())["squeeze_dims"].mutable_list()->add_i(-3);
+    if (residual) {
+      // A residual add of the 3-D result does not join (the fused kernel's result is 4-D).
+      b.Op("add", "AddV2", {b.last(), b.Const("r", RandomOf(DType::kFloat, Shape{2, 9, 4}, 3))},
+           "z");
+    } else {
+      b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+      b.Op("relu", "Relu", {b.last()}, "activations");
+    }
+    b.Output(b.last());
+    INFO("residual: ", residual);
+    const exec::PlanStats st =
+        CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 9, 3}, 4)});
+    CHECK(st.fused == (residual ? 0 : 1));
+    // ExpandDims, the convolution (fused), the Squeeze (and the Add).
+    CHECK(st.steps == (residual ? 4 : 3));
+  }
+}
+
+}  // namespace kiln::testing
