@@ -225,9 +225,10 @@ class Fuser {
   }
 
   // A zero Pad of the spatial dims feeding only an NHWC float convolution (Keras's
-  // ZeroPadding2D before a strided Conv2D or DepthwiseConv2D, as in MobileNet and ResNet)
-  // becomes the convolution's explicit padding, which oneDNN applies as it reads: no padded
-  // copy of the activations is written and read back.
+  // ZeroPadding2D before a strided Conv2D or DepthwiseConv2D, as in MobileNet and ResNet; a
+  // causal Conv1D's Pad of the time dim before the ExpandDims that makes it a Conv2D) becomes the
+  // convolution's explicit padding, which oneDNN applies as it reads: no padded copy of the
+  // activations is written and read back.
   int FoldPads() {
     int folded = 0;
     for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
@@ -237,11 +238,26 @@ class Fuser {
         continue;
       const std::optional<std::string> padding = StringAttr(conv, "padding");
       if (padding != "VALID" && padding != "EXPLICIT") continue;
-      const Edge in = conv.inputs[0];
-      const FlatNode& pad = g_.nodes[in.node];
-      if (pad.op != "Pad" || in.output != 0 || pad.inputs.size() != 2 || SoleConsumer(in.node) != v)
-        continue;
-      const std::vector<int64_t> pads = IntValues(pad.inputs[1]);
+      // The Pad's node, the node that reads it (the convolution, or an ExpandDims of axis 1
+      // between them) and the pads as the convolution's 8 explicit paddings.
+      int pad_index = conv.inputs[0].node, reader = v;
+      std::vector<int64_t> pads;
+      if (!IsSolePad(conv.inputs[0], v)) {
+        const Edge e = conv.inputs[0];
+        const FlatNode& expand = g_.nodes[e.node];
+        if (expand.op != "ExpandDims" || e.output != 0 || expand.inputs.size() != 2 ||
+            SoleConsumer(e.node) != v || !IsSolePad(expand.inputs[0], e.node))
+          continue;
+        const std::vector<int64_t> axis = IntValues(expand.inputs[1]);
+        if (axis.size() != 1 || (axis[0] != 1 && axis[0] != -3)) continue;
+        const std::vector<int64_t> p3 = IntValues(g_.nodes[expand.inputs[0].node].inputs[1]);
+        if (p3.size() != 6) continue;
+        pad_index = expand.inputs[0].node;
+        reader = e.node;
+        pads = {p3[0], p3[1], 0, 0, p3[2], p3[3], p3[4], p3[5]};
+      } else {
+        pads = IntValues(g_.nodes[pad_index].inputs[1]);
+      }
       if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[6] != 0 || pads[7] != 0 ||
           *std::min_element(pads.begin(), pads.end()) < 0)
         continue;
@@ -258,26 +274,38 @@ class Fuser {
       list->Clear();
       for (int64_t p : total) list->add_i(p);
       conv.attrs = &attrs;
-      conv.inputs[0] = pad.inputs[0];
-      // What the Pad waited for, the convolution waits for; what waited for the Pad (the
-      // inliner's "call done" sinks wait on every inner node) waits for the convolution.
-      for (int c : pad.control_inputs) conv.control_inputs.push_back(c);
-      SortUnique(&conv.control_inputs);
-      if (uses_.control_dependents[in.node] > 0) {
-        for (int u = 0; u < static_cast<int>(g_.nodes.size()); ++u) {
-          std::vector<int>& waits = g_.nodes[u].control_inputs;
-          if (std::find(waits.begin(), waits.end(), in.node) == waits.end()) continue;
-          if (u == v) {
-            std::erase(waits, in.node);  // the convolution now reads the Pad's input itself
-          } else {
-            std::replace(waits.begin(), waits.end(), in.node, v);
-            SortUnique(&waits);
-          }
-        }
-      }
+      Bypass(pad_index, reader);
       ++folded;
     }
     return folded;
+  }
+
+  // Whether `e` is output 0 of a Pad (x, paddings) that only `reader` reads.
+  bool IsSolePad(const Edge& e, int reader) const {
+    const FlatNode& pad = g_.nodes[e.node];
+    return pad.op == "Pad" && e.output == 0 && pad.inputs.size() == 2 &&
+           SoleConsumer(e.node) == reader;
+  }
+
+  // `reader` reads the Pad's input instead of the Pad. What the Pad waited for, the reader
+  // waits for; what waited for the Pad (the inliner's "call done" sinks wait on every inner
+  // node) waits for the reader.
+  void Bypass(int pad_index, int reader) {
+    FlatNode& r = g_.nodes[reader];
+    r.inputs[0] = g_.nodes[pad_index].inputs[0];
+    for (int c : g_.nodes[pad_index].control_inputs) r.control_inputs.push_back(c);
+    SortUnique(&r.control_inputs);
+    if (uses_.control_dependents[pad_index] == 0) return;
+    for (int u = 0; u < static_cast<int>(g_.nodes.size()); ++u) {
+      std::vector<int>& waits = g_.nodes[u].control_inputs;
+      if (std::find(waits.begin(), waits.end(), pad_index) == waits.end()) continue;
+      if (u == reader) {
+        std::erase(waits, pad_index);  // it reads the Pad's input itself now
+      } else {
+        std::replace(waits.begin(), waits.end(), pad_index, reader);
+        SortUnique(&waits);
+      }
+    }
   }
 
   // A Transpose by a constant identity permutation (Keras's Tensordot emits one per Dense on a

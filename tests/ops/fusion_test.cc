@@ -398,3 +398,29 @@ TEST_CASE("fusion: a Keras 3 Conv1D (ExpandDims, Conv2D, Squeeze, BiasAdd, Relu)
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+
+TEST_CASE("fusion: a causal Conv1D's Pad of the time dim folds through its ExpandDims") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const std::string pads = b.IntConst("pads", {0, 0, 2, 0, 0, 0}, Shape{3, 2});
+  const std::string axis = b.IntConst("axis", {-3}, Shape{});
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{1, 3, 3, 4}, 1));
+  const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2));
+  b.Op("pad", "Pad", {x, pads}, "output");
+  tensorflow::NodeDef* e = b.Op("expand", "ExpandDims", {b.last(), axis}, "output");
+  (*e->mutable_attr())["Tdim"].set_type(tensorflow::DT_INT32);
+  Strides(b.Op("conv", "Conv2D", {b.last(), w}, "output"), "VALID");
+  tensorflow::NodeDef* sq = b.Op("squeeze", "Squeeze", {b.last()}, "output");
+  (*sq->mutable_attr())["squeeze_dims"].mutable_list()->add_i(-3);
+  b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+  b.Op("tanh", "Tanh", {b.last()}, "y");
+  b.Output(b.last());
+  const exec::PlanStats st =
+      CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 9, 3}, 4)});
+  CHECK(st.fused == 2);  // the Pad folded, the bias and activation fused
+  CHECK(st.steps == 3);  // ExpandDims, the convolution, the Squeeze
+}
+
+}  // namespace kiln::testing
