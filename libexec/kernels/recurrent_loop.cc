@@ -347,16 +347,17 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     // depend on the thread count, so neither do the results.
     std::mutex mu;
     Status failed;
+    // The LSTM adds h recurrent to this step's rows of P in place (nothing reads them again).
+    float* zs = lstm ? proj + s * batch * gates : z;
     auto blocks = [&](int64_t first_block, int64_t last_block) {
       for (int64_t blk = first_block; blk < last_block; ++blk) {
         const int64_t first = blk * kRowBlock;
         const int64_t n = std::min(kRowBlock, batch - first);
-        float* zr = z + first * gates;
+        float* zr = zs + first * gates;
         const float* xr = proj + (s * batch + first) * gates;
         Status st;
         if (lstm) {
           // z = x_t kernel + h recurrent, then + bias, as the graph adds them.
-          std::memcpy(zr, xr, sizeof(float) * n * gates);
           st = recurrent_product(h + first * units, n, true, zr);
         } else if (simple) {
           // z = (x_t kernel + bias) + h recurrent, as the graph adds them.
@@ -382,7 +383,7 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
             if (lstm) std::memcpy(kept + (2 * r + 1) * units, cr, sizeof(float) * units);
           }
           if (lstm)
-            LstmCell(z + r * gates, b, units, cr, work + r * units, hr);
+            LstmCell(zs + r * gates, b, units, cr, work + r * units, hr);
           else if (simple && loop.simple_relu)
             vmath::Relu(z + r * gates, hr, units);
           else if (simple)
