@@ -402,7 +402,9 @@ Status ComputeFromTensor(const KernelContext& ctx) {
   std::vector<Tensor> tensors;
   tensors.reserve(n);
   for (int64_t i = 0; i < n; ++i) {
-    Tensor item(t.dtype(), item_shape);
+    // Not zero-filled first: every element is written by the copy.
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor item, Tensor::Allocate(CpuAllocator(), t.dtype(), item_shape),
+                              "node '", ctx.node_name(), "'");
     CopyElementRange(t, i * per, &item, 0, per);
     tensors.push_back(std::move(item));
   }
