@@ -81,14 +81,23 @@ KILN_HD C LeakyScale(C x, C a) {
 }
 
 // Defines a floating-point unary functor from an expression of `v` (a Wide<C>).
+#define KILN_FLOAT_UNARY_BODY(cost, expr) \
+  static constexpr int kCost = cost;      \
+  KILN_HD C operator()(C x) const {       \
+    [[maybe_unused]] const Wide<C> v(x);  \
+    return static_cast<C>(expr);          \
+  }
 #define KILN_FLOAT_UNARY(Name, cost, expr) \
   template <typename C>                    \
   struct Name {                            \
-    static constexpr int kCost = cost;     \
-    KILN_HD C operator()(C x) const {      \
-      [[maybe_unused]] const Wide<C> v(x); \
-      return static_cast<C>(expr);         \
-    }                                      \
+    KILN_FLOAT_UNARY_BODY(cost, expr)      \
+  };
+// The same, with float32 arrays through vmath's vector loop `vec` (x, y, n).
+#define KILN_FLOAT_UNARY_VECTOR(Name, cost, expr, vec)                           \
+  template <typename C>                                                          \
+  struct Name {                                                                  \
+    static void VectorF32(const float* x, float* y, int64_t n) { vec(x, y, n); } \
+    KILN_FLOAT_UNARY_BODY(cost, expr)                                            \
   };
 
 // ---- trigonometric and hyperbolic ------------------------------------------------------------
@@ -111,24 +120,8 @@ KILN_FLOAT_UNARY(Expm1, 8, Expm1Of(v))
 KILN_FLOAT_UNARY(Log1p, 8, Log1pOf(v))
 // float32 arrays take vmath's vectorised forms (GELU's erf/erfc runs on every element of a
 // transformer's feed-forward layer); other types and single values the library's.
-template <typename C>
-struct Erf {
-  static void VectorF32(const float* x, float* y, int64_t n) { vmath::Erf(x, y, n); }
-  static constexpr int kCost = 8;
-  KILN_HD C operator()(C x) const {
-    const Wide<C> v(x);
-    return static_cast<C>(std::erf(v));
-  }
-};
-template <typename C>
-struct Erfc {
-  static void VectorF32(const float* x, float* y, int64_t n) { vmath::Erfc(x, y, n); }
-  static constexpr int kCost = 8;
-  KILN_HD C operator()(C x) const {
-    const Wide<C> v(x);
-    return static_cast<C>(std::erfc(v));
-  }
-};
+KILN_FLOAT_UNARY_VECTOR(Erf, 8, std::erf(v), vmath::Erf)
+KILN_FLOAT_UNARY_VECTOR(Erfc, 8, std::erfc(v), vmath::Erfc)
 // Eigen's (what TF uses): lgamma without the global signgam, digamma NaN at poles.
 KILN_FLOAT_UNARY(Lgamma, 16, Eigen::numext::lgamma(v))
 KILN_FLOAT_UNARY(Digamma, 16, Eigen::numext::digamma(v))
@@ -160,6 +153,8 @@ KILN_FLOAT_UNARY(Ceil, 1, std::ceil(v))
 KILN_FLOAT_UNARY(Rint, 1, std::nearbyint(v))
 
 #undef KILN_FLOAT_UNARY
+#undef KILN_FLOAT_UNARY_VECTOR
+#undef KILN_FLOAT_UNARY_BODY
 
 // Half to even, as tf.round. Integers are already round: they pass through (TF 2.21's integer
 // kernel returns 0 for every element, a bug we do not copy).
