@@ -2,8 +2,11 @@
 // grappler emits and as our prepare-time fusion makes from MatMul + BiasAdd + activation),
 // BatchMatMul, BatchMatMulV2 (broadcasting batch dims), BatchMatMulV3 and TF 1's SparseMatMul.
 // float32 runs on oneDNN; weights stay in their plain row-major form, copied once with wider rows
-// when their rows are a multiple of 512 bytes (onednn::PaddedWeightRow). Other dtypes run an
-// Eigen product per batch.
+// when their rows are a multiple of 512 bytes (onednn::PaddedWeightRow). Half and bfloat16
+// products are float32 products of widened copies, rounded once (TF's CPU MatMul accumulates them
+// in float32; a half-precision sum of k terms loses ~log2(k) bits), as are BatchMatMulV3's
+// bfloat16 x int8/uint8 forms; its int8/uint8 x int8/uint8 -> int32 forms multiply int32 copies.
+// Other dtypes run an Eigen product per batch.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -44,7 +47,9 @@ struct DnnlMatMul {
 struct MatMulState : OpState {
   bool adj_a = false, adj_b = false;
   bool batched = false;
-  DType dtype = DType::kFloat;
+  DType dtype = DType::kFloat;  // the output's (BatchMatMulV3's Tout)
+  // The operands' dtypes: dtype's, except in BatchMatMulV3's mixed forms.
+  DType a_dtype = DType::kFloat, b_dtype = DType::kFloat;
   Epilogue epilogue;
   // float32 products through oneDNN, per shape (CreateMatMulCpuState makes the first).
   cpu::PrimitiveCache<DnnlMatMul> primitives;
@@ -192,6 +197,23 @@ Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulState& st,
 
 // ---- Prepare ---------------------------------------------------------------------------------
 
+bool IsByte(DType t) { return t == DType::kInt8 || t == DType::kUInt8; }
+
+// BatchMatMulV3's dtypes as TF's CPU kernels take them: equal ones, int8/uint8 operands into
+// int32, or bfloat16 with an int8/uint8 operand into bfloat16.
+bool SupportedV3Types(DType ta, DType tb, DType tout) {
+  if (ta == tb && ta == tout) return true;
+  if (IsByte(ta) && IsByte(tb)) return tout == DType::kInt32;
+  if (tout != DType::kBFloat16) return false;
+  return (ta == DType::kBFloat16 && IsByte(tb)) || (IsByte(ta) && tb == DType::kBFloat16);
+}
+
+// Whether the product runs in float32 over widened operands: half precision, and bfloat16 with
+// byte operands.
+bool WidensToFloat(const MatMulState& st) {
+  return st.dtype == DType::kHalf || st.dtype == DType::kBFloat16;
+}
+
 Status PrepareMatMulCommon(PrepareContext& ctx, bool batched) {
   auto st = std::make_shared<MatMulState>();
   st->batched = batched;
@@ -199,19 +221,23 @@ Status PrepareMatMulCommon(PrepareContext& ctx, bool batched) {
   const int n_in = 2 + st->epilogue.num_args();
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(n_in));
   if (ctx.op == "BatchMatMulV3") {
-    KILN_PREPARE_ASSIGN(ctx, DType ta, ctx.attrs.GetType("Ta"));
-    KILN_PREPARE_ASSIGN(ctx, DType tb, ctx.attrs.GetType("Tb"));
-    KILN_PREPARE_ASSIGN(ctx, DType tout, ctx.attrs.GetType("Tout"));
-    if (ta != tb || ta != tout)
+    KILN_PREPARE_ASSIGN(ctx, st->a_dtype, ctx.attrs.GetType("Ta"));
+    KILN_PREPARE_ASSIGN(ctx, st->b_dtype, ctx.attrs.GetType("Tb"));
+    KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("Tout"));
+    if (!SupportedV3Types(st->a_dtype, st->b_dtype, st->dtype))
       return Unimplemented("node '", ctx.node_name, "' (", ctx.op,
-                           "): mixed dtypes Ta=", DTypeShortName(ta), " Tb=", DTypeShortName(tb),
-                           " Tout=", DTypeShortName(tout), " are not supported (only equal ones)");
-    st->dtype = ta;
+                           "): dtypes Ta=", DTypeShortName(st->a_dtype),
+                           " Tb=", DTypeShortName(st->b_dtype), " Tout=", DTypeShortName(st->dtype),
+                           " are not supported (TF's CPU kernels: equal ones, int8/uint8 operands "
+                           "into int32, bfloat16 with int8/uint8 into bfloat16)");
   } else {
     KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
+    st->a_dtype = st->b_dtype = st->dtype;
   }
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, MatMulTypes::kDTypes));
-  if (st->epilogue.num_args() > 0 && st->dtype != DType::kFloat)
+  if (st->a_dtype == st->dtype && st->b_dtype == st->dtype)
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, MatMulTypes::kDTypes));
+  if (st->epilogue.num_args() > 0 &&
+      (st->dtype != DType::kFloat || st->a_dtype != st->dtype || st->b_dtype != st->dtype))
     return Unimplemented("node '", ctx.node_name, "' (", ctx.op,
                          "): fused epilogues are supported for float32 only");
   const char* a_name = batched ? "x" : "a";
@@ -225,8 +251,8 @@ Status PrepareMatMulCommon(PrepareContext& ctx, bool batched) {
     KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, a_name, 2));
     KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, b_name, 2));
   }
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, a_name, st->dtype));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, b_name, st->dtype));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, a_name, st->a_dtype));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, b_name, st->b_dtype));
   for (int i = 2; i < n_in; ++i)
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, internal::StrCat("args:", i - 2), st->dtype));
   PartialShape a = ctx.inputs[0].shape;
@@ -367,10 +393,10 @@ void EigenProduct(const MatMulState& st, const Tensor& a, const Tensor& b, Tenso
 // column blocks across threads, then the epilogue in TF's order (bias, add, activation; NaN kept).
 // oneDNN's call overhead is most of the time of such a product. `out` holds the addend when the
 // epilogue adds one.
-Status RowTimesMatrix(const KernelContext& ctx, const MatMulState& st, const float* x, int64_t k,
-                      int64_t n, Tensor* out) {
+Status RowTimesMatrix(const KernelContext& ctx, const MatMulState& st, const float* x,
+                      const Tensor& b, int64_t k, int64_t n, Tensor* out) {
   const Epilogue& e = st.epilogue;
-  const float* w = st.padded_b != nullptr ? st.padded_b.get() : ctx.input(1).data<float>();
+  const float* w = st.padded_b != nullptr ? st.padded_b.get() : b.data<float>();
   const int64_t ldw = st.padded_b != nullptr ? st.b_ld : n;
   const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
   float* o = out->data<float>();
@@ -395,6 +421,136 @@ Status RowTimesMatrix(const KernelContext& ctx, const MatMulState& st, const flo
                               }
                             });
   onednn::ApplyActivation(e, o, n, ctx.threads());
+  return OkStatus();
+}
+
+// A float32 product and its epilogue into `out`, which holds the addend when the epilogue adds
+// one.
+Status FloatProduct(const KernelContext& ctx, const MatMulState& st, const Tensor& a,
+                    const Tensor& b, Tensor* out, const std::vector<int64_t>& batch) {
+  const Epilogue& e = st.epilogue;
+  const int64_t m = out->dim(out->rank() - 2), n = out->dim(out->rank() - 1);
+  const int64_t ka = a.dim(a.rank() - (st.adj_a ? 2 : 1));
+  if (ka == 0) {
+    // An empty sum: zeros, plus what the epilogue adds.
+    float* o = out->data<float>();
+    const bool keep = e.add;
+    for (int64_t i = 0; i < out->NumElements(); ++i)
+      o[i] = (keep ? o[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % n] : 0.f);
+    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    return OkStatus();
+  }
+  if (m == 1 && !st.adj_a && !st.adj_b && a.NumElements() == ka && b.NumElements() == ka * n)
+    return RowTimesMatrix(ctx, st, a.data<float>(), b, ka, n, out);
+  const DnnlMatMul* mm = nullptr;
+  if (!onednn::ActivationDropsNaN(e) || onednn::AllFinite(a.data<float>(), a.NumElements())) {
+    KILN_ASSIGN_OR_RETURN(mm, FindDnnlMatMul(st, a.shape(), b.shape()));
+  }
+  if (mm == nullptr || mm->reference) {
+    // NaN or Inf in: the product without oneDNN's max-based activation, then the epilogue in
+    // TF's order (bias, add, activation) keeping NaN. Rare, so plain Eigen; also what runs
+    // when oneDNN has only its reference kernel for the operands.
+    std::vector<float> addend;
+    if (e.add) addend.assign(out->data<float>(), out->data<float>() + out->NumElements());
+    EigenProduct<float>(st, a, b, out, batch);
+    float* o = out->data<float>();
+    for (int64_t i = 0; i < out->NumElements(); ++i)
+      o[i] += (e.add ? addend[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % n] : 0.f);
+    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    return OkStatus();
+  }
+  dnnl::memory am, bm, cm, biasm;
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul memory", [&] {
+    const dnnl::engine& eng = onednn::Engine();
+    am = dnnl::memory(mm->a_md, eng, onednn::SourceHandle(a));
+    bm = dnnl::memory(
+        mm->b_md, eng,
+        st.padded_b != nullptr ? const_cast<float*>(st.padded_b.get()) : onednn::SourceHandle(b));
+    cm = dnnl::memory(mm->c_md, eng, out->raw_data());
+    if (e.bias) biasm = dnnl::memory(mm->bias_md, eng, onednn::SourceHandle(ctx.input(2)));
+  }));
+  if (e.bias)
+    return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,
+                           {{DNNL_ARG_SRC, &am},
+                            {DNNL_ARG_WEIGHTS, &bm},
+                            {DNNL_ARG_BIAS, &biasm},
+                            {DNNL_ARG_DST, &cm}});
+  return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,
+                         {{DNNL_ARG_SRC, &am}, {DNNL_ARG_WEIGHTS, &bm}, {DNNL_ARG_DST, &cm}});
+}
+
+// `t` widened to W (float or int32): `t` itself when it is W, else a copy of its half,
+// bfloat16 or byte elements in memory from ctx.AllocateTemp.
+template <typename W>
+Result<Tensor> Widened(const KernelContext& ctx, const Tensor& t) {
+  if (t.dtype() == kDTypeOf<W>) return t;
+  const int64_t n = t.NumElements();
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(W) * std::max<int64_t>(n, 1)));
+  auto* w = static_cast<W*>(mem);
+  using Narrow = TypeList<Half, BFloat16, int8_t, uint8_t>;
+  const Status widened = Dispatch<Narrow>(t.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const ComputeType<T>* v = ComputeData<T>(t);
+    if constexpr (std::is_integral_v<T>) {
+      std::copy_n(v, n, w);
+    } else {
+      for (int64_t i = 0; i < n; ++i) w[i] = static_cast<W>(v[i]);
+    }
+    return OkStatus();
+  });
+  KILN_RETURN_IF_ERROR(widened);
+  return Tensor(kDTypeOf<W>, t.shape(),
+                std::make_shared<TensorBuffer>(kDTypeOf<W>, n, w, nullptr, /*transient=*/true));
+}
+
+// The float32 product of `a` and `b` widened (a view of memory from ctx.AllocateTemp).
+Result<Tensor> FloatProductOfWidened(const KernelContext& ctx, const MatMulState& st,
+                                     const Tensor& a, const Tensor& b, const Shape& shape,
+                                     const std::vector<int64_t>& batch) {
+  KILN_ASSIGN_OR_RETURN(Tensor fa, Widened<float>(ctx, a));
+  KILN_ASSIGN_OR_RETURN(Tensor fb, Widened<float>(ctx, b));
+  const int64_t n = shape.num_elements();
+  KILN_ASSIGN_OR_RETURN(void* mem, ctx.AllocateTemp(sizeof(float) * static_cast<size_t>(n)));
+  Tensor product(
+      DType::kFloat, shape,
+      std::make_shared<TensorBuffer>(DType::kFloat, n, mem, nullptr, /*transient=*/true));
+  KILN_RETURN_IF_ERROR(FloatProduct(ctx, st, fa, fb, &product, batch));
+  return product;
+}
+
+// Half and bfloat16 products: the float32 product of widened operands, rounded once.
+Status WidenedProduct(const KernelContext& ctx, const MatMulState& st, const Tensor& a,
+                      const Tensor& b, Tensor* out, const std::vector<int64_t>& batch) {
+  KILN_ASSIGN_OR_RETURN(Tensor product, FloatProductOfWidened(ctx, st, a, b, out->shape(), batch));
+  const float* f = product.data<float>();
+  const int64_t n = out->NumElements();
+  return Dispatch<TypeList<Half, BFloat16>>(out->dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    ComputeType<T>* o = MutableComputeData<T>(out);
+    for (int64_t i = 0; i < n; ++i) o[i] = static_cast<ComputeType<T>>(f[i]);
+    return OkStatus();
+  });
+}
+
+// BatchMatMulV3's int8/uint8 operands into int32 (Keras's int8 Dense and EinsumDense), exact.
+// While every partial sum stays below 2^24 in magnitude the float32 product is exact in any
+// order, so it runs on oneDNN's float GEMM (oneDNN's own integer GEMM saturates 16-bit pair
+// sums on CPUs without VNNI); longer sums multiply int32 copies, wrapping as TF's int32 sums do.
+Status BytesProduct(const KernelContext& ctx, const MatMulState& st, const Tensor& a,
+                    const Tensor& b, Tensor* out, const std::vector<int64_t>& batch) {
+  auto largest = [](DType t) { return t == DType::kInt8 ? 128.0 : 255.0; };
+  const double k = static_cast<double>(a.dim(a.rank() - (st.adj_a ? 2 : 1)));
+  if (k * largest(st.a_dtype) * largest(st.b_dtype) <= 16777216.0) {
+    KILN_ASSIGN_OR_RETURN(Tensor product,
+                          FloatProductOfWidened(ctx, st, a, b, out->shape(), batch));
+    const float* f = product.data<float>();
+    int32_t* o = out->data<int32_t>();
+    for (int64_t i = 0; i < out->NumElements(); ++i) o[i] = static_cast<int32_t>(f[i]);
+    return OkStatus();
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor wa, Widened<int32_t>(ctx, a));
+  KILN_ASSIGN_OR_RETURN(Tensor wb, Widened<int32_t>(ctx, b));
+  EigenProduct<int32_t>(st, wa, wb, out, batch);
   return OkStatus();
 }
 
@@ -440,60 +596,17 @@ Status ComputeMatMul(const KernelContext& ctx) {
     KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
   }
   if (out->NumElements() == 0) return OkStatus();
+  if (WidensToFloat(st)) return WidenedProduct(ctx, st, a, b, out, batch);
+  if (st.a_dtype != st.dtype || st.b_dtype != st.dtype)
+    return BytesProduct(ctx, st, a, b, out, batch);
   if (st.dtype != DType::kFloat) {
     return Dispatch<MatMulTypes>(st.dtype, [&](auto tag) {
       EigenProduct<typename decltype(tag)::type>(st, a, b, out, batch);
       return OkStatus();
     });
   }
-  if (ka == 0) {
-    // An empty sum: zeros, plus what the epilogue adds.
-    float* o = out->data<float>();
-    const bool keep = e.add;
-    for (int64_t i = 0; i < out->NumElements(); ++i)
-      o[i] = (keep ? o[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % n] : 0.f);
-    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
-    return OkStatus();
-  }
-  if (m == 1 && !st.adj_a && !st.adj_b && a.NumElements() == ka && b.NumElements() == ka * n)
-    return RowTimesMatrix(ctx, st, a.data<float>(), ka, n, out);
-  const DnnlMatMul* mm = nullptr;
-  if (!onednn::ActivationDropsNaN(e) || onednn::AllFinite(a.data<float>(), a.NumElements())) {
-    KILN_ASSIGN_OR_RETURN(mm, FindDnnlMatMul(st, a.shape(), b.shape()));
-  }
-  if (mm == nullptr || mm->reference) {
-    // NaN or Inf in: the product without oneDNN's max-based activation, then the epilogue in
-    // TF's order (bias, add, activation) keeping NaN. Rare, so plain Eigen; also what runs
-    // when oneDNN has only its reference kernel for the operands.
-    std::vector<float> addend;
-    if (e.add) addend.assign(out->data<float>(), out->data<float>() + out->NumElements());
-    EigenProduct<float>(st, a, b, out, batch);
-    float* o = out->data<float>();
-    for (int64_t i = 0; i < out->NumElements(); ++i)
-      o[i] += (e.add ? addend[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % n] : 0.f);
-    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
-    return OkStatus();
-  }
-  dnnl::memory am, bm, cm, biasm;
-  KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul memory", [&] {
-    const dnnl::engine& eng = onednn::Engine();
-    am = dnnl::memory(mm->a_md, eng, onednn::SourceHandle(a));
-    bm = dnnl::memory(
-        mm->b_md, eng,
-        st.padded_b != nullptr ? const_cast<float*>(st.padded_b.get()) : onednn::SourceHandle(b));
-    cm = dnnl::memory(mm->c_md, eng, out->raw_data());
-    if (e.bias) biasm = dnnl::memory(mm->bias_md, eng, onednn::SourceHandle(ctx.input(2)));
-  }));
-  if (e.bias)
-    return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,
-                           {{DNNL_ARG_SRC, &am},
-                            {DNNL_ARG_WEIGHTS, &bm},
-                            {DNNL_ARG_BIAS, &biasm},
-                            {DNNL_ARG_DST, &cm}});
-  return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,
-                         {{DNNL_ARG_SRC, &am}, {DNNL_ARG_WEIGHTS, &bm}, {DNNL_ARG_DST, &cm}});
+  return FloatProduct(ctx, st, a, b, out, batch);
 }
-
 // ---- SparseMatMul ----------------------------------------------------------------------------
 
 // TF 1's MatMul with sparsity hints (a_is_sparse, b_is_sparse) over float32 or bfloat16 operands,

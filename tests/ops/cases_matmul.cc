@@ -95,6 +95,22 @@ std::vector<OpCase> MatMulCases() {
       }
     }
   }
+  // Half and bfloat16 products accumulate in float32 and round once, as TF's CPU MatMul does: a
+  // sum of 512 positive terms (~128) rounded at every step misses it by several ulps.
+  for (DType t : {DType::kHalf, DType::kBFloat16}) {
+    for (bool tb : {false, true}) {
+      c.push_back(OpCaseBuilder("MatMul", std::string("MatMul ") + DTypeShortName(t) +
+                                              " accumulates in float32" + (tb ? " (b^T)" : ""))
+                      .T(t)
+                      .Bool("transpose_b", tb)
+                      .Input(RandomOf(t, Shape{3, 512}, NextSeed(seed), 0, 1))
+                      .Input(RandomOf(t, tb ? Shape{5, 512} : Shape{512, 5}, NextSeed(seed), 0, 1))
+                      .Reference1([tb, t](const std::vector<Tensor>& in) {
+                        return RefProduct(in[0], in[1], false, tb, t);
+                      })
+                      .Build());
+    }
+  }
   // A constant right-hand side (the weights of a layer).
   c.push_back(OpCaseBuilder("MatMul", "MatMul with constant weights")
                   .T(DType::kFloat)
@@ -237,6 +253,55 @@ std::vector<OpCase> MatMulCases() {
       }
     }
   }
+  // BatchMatMulV3's mixed dtypes (Keras 3's int8 Dense and EinsumDense: int8 x int8 -> int32;
+  // TF's bfloat16 x int8 weight-only forms): exact integer sums; bfloat16 rounded once.
+  struct Mixed {
+    DType ta, tb, tout;
+  };
+  for (const Mixed mx : {Mixed{DType::kInt8, DType::kInt8, DType::kInt32},
+                         Mixed{DType::kUInt8, DType::kInt8, DType::kInt32},
+                         Mixed{DType::kInt8, DType::kUInt8, DType::kInt32},
+                         Mixed{DType::kUInt8, DType::kUInt8, DType::kInt32},
+                         Mixed{DType::kBFloat16, DType::kInt8, DType::kBFloat16},
+                         Mixed{DType::kUInt8, DType::kBFloat16, DType::kBFloat16}}) {
+    for (bool adj_y : {false, true}) {
+      auto range = [](DType t) {
+        return t == DType::kInt8    ? std::pair<double, double>{-128, 127}
+               : t == DType::kUInt8 ? std::pair<double, double>{0, 255}
+                                    : std::pair<double, double>{-2, 2};
+      };
+      const auto [alo, ahi] = range(mx.ta);
+      const auto [blo, bhi] = range(mx.tb);
+      const DType tout = mx.tout;
+      c.push_back(
+          OpCaseBuilder("BatchMatMulV3", std::string("BatchMatMulV3 ") + DTypeShortName(mx.ta) +
+                                             " x " + DTypeShortName(mx.tb) + " -> " +
+                                             DTypeShortName(tout) + (adj_y ? " (adj_y)" : ""))
+              .Type("Ta", mx.ta)
+              .Type("Tb", mx.tb)
+              .Type("Tout", tout)
+              .Bool("adj_x", false)
+              .Bool("adj_y", adj_y)
+              .Input(RandomOf(mx.ta, Shape{2, 3, 40}, NextSeed(seed), alo, ahi))
+              .Input(RandomOf(mx.tb, adj_y ? Shape{2, 6, 40} : Shape{2, 40, 6}, NextSeed(seed), blo,
+                              bhi))
+              .Reference1([adj_y, tout](const std::vector<Tensor>& in) {
+                return RefProduct(in[0], in[1], false, adj_y, tout);
+              })
+              .Build());
+    }
+  }
+  // Sums long enough to leave float32's exact integers (1100 * 128 * 128 > 2^24): the int32 path.
+  c.push_back(OpCaseBuilder("BatchMatMulV3", "BatchMatMulV3 int8 x int8 -> int32, 1100 terms")
+                  .Type("Ta", DType::kInt8)
+                  .Type("Tb", DType::kInt8)
+                  .Type("Tout", DType::kInt32)
+                  .Input(RandomOf(DType::kInt8, Shape{2, 1100}, NextSeed(seed), -128, 127))
+                  .Input(RandomOf(DType::kInt8, Shape{1100, 3}, NextSeed(seed), -128, 127))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    return RefProduct(in[0], in[1], false, false, DType::kInt32);
+                  })
+                  .Build());
   return c;
 }
 

@@ -7,7 +7,10 @@ fixed op list left out. TensorFlow's outputs are recorded for test_long_tail_mod
 MODELS says, per model, the tolerance its outputs are held to: "float32" (1e-4 relative, as
 the generated models), "float16" or "bfloat16" (the policy's compute type: TF and kiln round
 intermediate results to it in different places, so they agree to a few units of its last
-place, relative to the output's largest magnitude).
+place, relative to the output's largest magnitude), "float16_sum" or "bfloat16_sum" (one long
+product, accumulated in float32 and rounded once as TF's CPU MatMul does: within about one
+unit of the last place of the largest output; a sum rounded to half precision at every step
+misses by several).
 """
 import os
 import sys
@@ -40,6 +43,9 @@ MODELS = {
     "speech_commands": "float32",
     "batch_function": "float32",
     "ctc_decoders": "float32",
+    "wide_dense_float16": "float16_sum",
+    "wide_dense_bfloat16": "bfloat16_sum",
+    "dense_int8_quantized": "float32",
 }
 
 
@@ -140,6 +146,51 @@ def _half_signature(bundle):
     tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
     x = np.random.default_rng(7).uniform(-2, 2, (BATCH, 4)).astype(np.float16)
     return "tf.saved_model.save", {"serving_default": {"x": x}}
+
+
+def _wide_dense(dtype_name):
+    """One long half-precision product (1024 terms) with a bias: what a Dense layer of a
+    mixed-precision model computes."""
+    def make(bundle):
+        import tensorflow as tf
+        dt = tf.as_dtype(dtype_name)
+
+        class Wide(tf.Module):
+            def __init__(self):
+                super().__init__()
+                rng = np.random.default_rng(8)
+                self.w = tf.Variable(tf.cast(rng.uniform(-0.1, 0.1, (1024, 16)), dt))
+                self.b = tf.Variable(tf.cast(rng.uniform(-1, 1, (16,)), dt))
+
+            @tf.function(input_signature=[tf.TensorSpec([None, 1024], tf.float32)])
+            def f(self, x):
+                h = tf.cast(x, dt)
+                return {"dense": tf.nn.bias_add(tf.matmul(h, self.w), self.b),
+                        "batched": tf.matmul(h[None], self.w[None])}
+
+        m = Wide()
+        tf.saved_model.save(m, bundle, signatures={"serving_default": m.f})
+        x = np.random.default_rng(9).uniform(-1, 1, (BATCH, 1024)).astype(np.float32)
+        return "tf.saved_model.save", {"serving_default": {"x": x}}
+    return make
+
+
+def _dense_int8_quantized(bundle):
+    """Keras 3's model.quantize("int8"): int8 kernels, inputs quantized per row on each call,
+    BatchMatMulV3 of int8 x int8 into int32, then rescaled."""
+    import keras
+    L = keras.layers
+    keras.utils.set_random_seed(recording.seed_of("dense_int8_quantized"))
+    x = keras.Input((4, 24), name="x")
+    h = L.Dense(32, activation="relu")(x)
+    h = L.EinsumDense("abc,cd->abd", output_shape=(4, 8), bias_axes="d")(h)
+    out = L.Dense(3)(L.Flatten()(h))
+    model = keras.Model(x, out)
+    recording.randomize_weights(model, recording.seed_of("dense_int8_quantized"))
+    model.quantize("int8")
+    model.export(bundle, format="tf_saved_model", verbose=False)
+    feed = np.random.default_rng(10).uniform(-2, 2, (BATCH, 4, 24)).astype(np.float32)
+    return "model.export", {"serving_default": {"x": feed}}
 
 
 def _stateless_random(bundle):
@@ -620,7 +671,10 @@ def _maker(name):
             "parse_example": _parse_example, "complex_signal": _complex_signal,
             "tf1_control_flow": _tf1_control_flow, "image_bytes": _image_bytes,
             "speech_commands": _speech_commands, "batch_function": _batch_function,
-            "ctc_decoders": _ctc_decoders}[name]
+            "ctc_decoders": _ctc_decoders,
+            "wide_dense_float16": _wide_dense("float16"),
+            "wide_dense_bfloat16": _wide_dense("bfloat16"),
+            "dense_int8_quantized": _dense_int8_quantized}[name]
 
 
 def make_all(out, names=None, log=print):
