@@ -1,15 +1,33 @@
 // Comparisons (bool results, numpy broadcasting), logical ops, and Select / SelectV2.
 #include <functional>
 #include <string>
+#include <type_traits>
 
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 
+namespace kiln {
+
+// Quantized values compare by their stored integers (TF's Equal and NotEqual on qint8, ...);
+// found by argument-dependent lookup from the comparison functors.
+template <typename Q>
+requires(std::is_same_v<Q, QInt8> || std::is_same_v<Q, QUInt8> || std::is_same_v<Q, QInt16> ||
+         std::is_same_v<Q, QUInt16> || std::is_same_v<Q, QInt32>) bool
+operator==(const Q& a, const Q& b) {
+  return a.value == b.value;
+}
+
+}  // namespace kiln
+
 namespace kiln::exec {
 namespace {
 
-using EqualityTypes = NumberBoolStringTypes;
+// TF's Equal and NotEqual also compare quantized values (their stored integers).
+using EqualityTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>,
+             QInt8, QUInt8, QInt16, QUInt16, QInt32>;
 
 // ---- comparisons -----------------------------------------------------------------------------
 

@@ -113,7 +113,7 @@ Status ComputeBandPart(const KernelContext& ctx) {
 
 // ---- MatrixDeterminant -----------------------------------------------------------------------
 
-using DeterminantTypes = TypeList<float, double>;
+using DeterminantTypes = TypeList<float, double, std::complex<float>, std::complex<double>>;
 
 Status PrepareDeterminant(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));

@@ -377,8 +377,9 @@ Status ComputeAddGrad(const KernelContext& ctx) {
   return OkStatus();
 }
 
-using GradTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
-                           uint8_t, uint16_t, uint32_t, uint64_t>;
+using GradTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, std::complex<float>, std::complex<double>>;
 
 Status PrepareFillEmptyRowsGrad(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));

@@ -119,6 +119,18 @@ std::vector<OpCase> ElementwiseCases() {
                     return Make<bool>({true, false, true}, {3});
                   })
                   .Build());
+  // Quantized values compare by their stored integers, with broadcasting.
+  for (const bool equal : {true, false}) {
+    c.push_back(
+        OpCaseBuilder(equal ? "Equal" : "NotEqual", equal ? "Equal qint8" : "NotEqual qint8")
+            .T(DType::kQInt8)
+            .Input(Make<QInt8>({QInt8{-3}, QInt8{5}, QInt8{127}, QInt8{0}}, {2, 2}))
+            .Input(Make<QInt8>({QInt8{-3}, QInt8{127}}, {2}))
+            .Reference1([equal](const auto&) {
+              return Make<bool>({equal, !equal, !equal, !equal}, {2, 2});
+            })
+            .Build());
+  }
   c.push_back(OpCaseBuilder("NotEqual", "NotEqual, incompatible shapes allowed")
                   .T(DType::kInt32)
                   .Bool("incompatible_shape_error", false)

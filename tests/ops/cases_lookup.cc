@@ -55,6 +55,17 @@ void AddTf1AndEdits(std::vector<OpCase>* c) {
                      .Resources(Manager())
                      .Build());
   }
+  // Integer keys (an IntegerLookup's table, ids mapped to strings).
+  for (const char* op : {"HashTable", "MutableHashTable", "HashTableV2", "MutableHashTableV2"}) {
+    for (DType key : {DType::kInt64, DType::kInt32}) {
+      c->push_back(OpCaseBuilder(op, std::string(op) + " " + DTypeShortName(key) + " keys")
+                       .Type("key_dtype", key)
+                       .Type("value_dtype", DType::kString)
+                       .Resources(Manager())
+                       .NonDeterministic()  // unshared: a new table, a new handle, each run
+                       .Build());
+    }
+  }
   for (const char* op : {"AnonymousHashTable", "AnonymousMutableHashTable"}) {
     c->push_back(OpCaseBuilder(op)
                      .Type("key_dtype", DType::kInt64)

@@ -53,6 +53,13 @@ void AddMaking(std::vector<OpCase>* c) {
                      .String("shared_name", std::string("cases_tensors_") + op)
                      .Resources(Manager())
                      .Build());
+    c->push_back(OpCaseBuilder(op, std::string(op) + " int64 keys")
+                     .Type("key_dtype", DType::kInt64)
+                     .Type("value_dtype", DType::kFloat)
+                     .ShapeAttr("value_shape", PartialShape{2})
+                     .Resources(Manager())
+                     .NonDeterministic()  // unshared: a new table, a new handle, each run
+                     .Build());
   }
   c->push_back(OpCaseBuilder("AnonymousMutableHashTableOfTensors")
                    .Type("key_dtype", DType::kInt64)
@@ -72,6 +79,17 @@ void AddMaking(std::vector<OpCase>* c) {
                      .Resources(Manager())
                      .ConstInput(Tensor::Scalar<int64_t>(-1))
                      .ConstInput(Tensor::Scalar<int64_t>(-2))
+                     .Build());
+  }
+  // String keys: the empty and deleted keys are strings too.
+  for (const char* op : {"MutableDenseHashTableV2", "MutableDenseHashTable"}) {
+    c->push_back(OpCaseBuilder(op, std::string(op) + " string keys")
+                     .Type("key_dtype", DType::kString)
+                     .Type("value_dtype", DType::kInt64)
+                     .Resources(Manager())
+                     .NonDeterministic()  // unshared: a new table, a new handle, each run
+                     .ConstInput(Tensor::StringScalar(""))
+                     .ConstInput(Tensor::StringScalar("<deleted>"))
                      .Build());
   }
   c->push_back(OpCaseBuilder("AnonymousMutableDenseHashTable")

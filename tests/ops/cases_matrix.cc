@@ -237,6 +237,31 @@ std::vector<OpCase> MatrixCases() {
     }
   }
 
+  // Complex determinants (LU with pivoting over the complex field): det [[1+i, 2], [3, 4-i]] is
+  // (1+i)(4-i) - 6 = -1+3i; a 3x3 with a row swap first.
+  using C64 = std::complex<float>;
+  c.push_back(OpCaseBuilder("MatrixDeterminant", "MatrixDeterminant complex64")
+                  .T(DType::kComplex64)
+                  .Input(Make<C64>(
+                      {{1, 1}, {2, 0}, {3, 0}, {4, -1}, {0, 0}, {1, 0}, {1, 0}, {0, 0}}, {2, 2, 2}))
+                  .Reference1([](const auto&) {
+                    return Make<C64>({{-1, 3}, {-1, 0}}, {2});
+                  })
+                  .Tolerance(1e-6)
+                  .Build());
+  using C128 = std::complex<double>;
+  c.push_back(
+      OpCaseBuilder("MatrixDeterminant", "MatrixDeterminant complex128")
+          .T(DType::kComplex128)
+          .Input(Make<C128>(
+              {{0, 0}, {1, 0}, {0, 0}, {0, 1}, {0, 0}, {2, 0}, {0, 0}, {0, 0}, {3, 0}}, {3, 3}))
+          .Reference1([](const auto&) {
+            // Rows (0,1,0), (i,0,2), (0,0,3): -(1 * (3i - 0)) = -3i.
+            return Tensor::Scalar<C128>({0, -3});
+          })
+          .Tolerance(1e-12)
+          .Build());
+
   // The diagonal ops: v1 (main diagonal, zero padding), v2 (LEFT_LEFT), v3 (each alignment).
   const float pad_f = 9.5f;
   const int32_t pad_i = -7;

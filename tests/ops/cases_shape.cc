@@ -314,6 +314,18 @@ std::vector<OpCase> ShapeCases() {
                     .Reference1(same)
                     .Build());
   }
+  // Snapshot (a copy TF1 graphs and tf.function's variable reads hold) for each dtype TF's CPU
+  // kernel takes; the executor forwards it in graphs, its kernel copies on the single-op path.
+  for (DType t :
+       {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16, DType::kInt8, DType::kInt16,
+        DType::kInt32, DType::kInt64, DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64,
+        DType::kComplex64, DType::kComplex128, DType::kBool}) {
+    c.push_back(OpCaseBuilder("Snapshot", "Snapshot " + DTypeShortName(t))
+                    .T(t)
+                    .Input(Distinct(t, Shape{2, 3}))
+                    .Reference1([](const std::vector<Tensor>& in) { return in[0]; })
+                    .Build());
+  }
 
   // BroadcastArgs / BroadcastGradientArgs against a plain-loop broadcast.
   struct BroadcastCase {

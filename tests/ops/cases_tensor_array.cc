@@ -39,9 +39,17 @@ void Write(const std::vector<Tensor>& ta, int32_t index, const Tensor& value) {
 
 namespace {
 
+// The element dtypes TF's CPU tensor-array kernels take (besides resource and variant): the
+// arrays move elements without looking at them, each case runs for every one of them.
+constexpr DType kElementTypes[] = {
+    DType::kFloat,  DType::kDouble, DType::kHalf,      DType::kBFloat16,   DType::kInt8,
+    DType::kInt16,  DType::kInt32,  DType::kInt64,     DType::kUInt8,      DType::kUInt16,
+    DType::kUInt32, DType::kUInt64, DType::kComplex64, DType::kComplex128, DType::kBool,
+    DType::kString, DType::kQInt8,  DType::kQUInt8,    DType::kQInt32};
+
 // TensorArrayConcatV3, TensorArraySplitV3 and the gradient arrays.
 void AddConcatSplitGrad(std::vector<OpCase>* c) {
-  for (DType t : {DType::kFloat, DType::kString}) {
+  for (DType t : kElementTypes) {
     const std::string ts = " " + DTypeShortName(t);
     const Tensor p = Distinct(t, Shape{1, 2}, 3), q = Distinct(t, Shape{2, 2}, 20);
     const std::vector<Tensor> r = NewArray(t, 2, PartialShape::UnknownRank(), false);
@@ -157,7 +165,7 @@ void AddStacks(std::vector<OpCase>* c) {
 
 std::vector<OpCase> TensorArrayCases() {
   std::vector<OpCase> c;
-  for (DType t : {DType::kFloat, DType::kString, DType::kInt64, DType::kHalf}) {
+  for (DType t : kElementTypes) {
     const std::string ts = " " + DTypeShortName(t);
     const Tensor a = Distinct(t, Shape{2}, 1), b = Distinct(t, Shape{2}, 5);
     // TensorArrayV3 makes a new array each run: its handle differs between runs.

@@ -224,6 +224,10 @@ OpCase Variant(const OpCase& c, const TfTypes& tf, DType old, DType to) {
   for (const auto& [attr, dtype] : FollowingAttrs(c.op, to))
     if (v.attrs.count(attr))
       v.attrs[attr].set_type(static_cast<tensorflow::DataType>(DTypeToProto(dtype)));
+  // A resource the variant makes by name (a shared table) is another one than c's: under c's
+  // name it would meet c's, of the other dtype, when the op tester runs c in the same process.
+  if (auto it = v.attrs.find("shared_name"); it != v.attrs.end() && !it->second.s().empty())
+    it->second.set_s(it->second.s() + "_as_" + DTypeShortName(to));
   std::vector<bool> bound = BoundInputs(c, tf, old);
   if (c.op == "BatchMatMulV3") bound.assign(bound.size(), true);  // y is Tb's
   for (size_t i = 0; i < v.inputs.size(); ++i) {
