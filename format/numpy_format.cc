@@ -14,6 +14,7 @@
 #include <limits>
 #include <memory>
 
+#include "kiln/core/float8.h"
 #include "python_format.h"
 
 namespace kiln::cli {
@@ -26,7 +27,7 @@ constexpr int64_t kEdgeItems = 3;
 
 // ---- float digits -------------------------------------------------------------------------
 
-enum class FloatKind { kHalf, kBFloat16, kFloat, kDouble };
+enum class FloatKind { kFloat8E5M2, kFloat8E4M3FN, kHalf, kBFloat16, kFloat, kDouble };
 
 float HalfToFloat(uint16_t h) {
   const uint32_t sign = (h & 0x8000u) << 16;
@@ -57,6 +58,12 @@ bool SameInKind(double value, double candidate, FloatKind kind) {
       return value == candidate;
     case FloatKind::kFloat:
       return static_cast<float>(value) == static_cast<float>(candidate);
+    // The 8-bit floats: the candidate rounded to the type (ml_dtypes prints them through float
+    // with the shortest digits that round-trip).
+    case FloatKind::kFloat8E5M2:
+      return F8E5M2::Decode(F8E5M2::Encode(candidate)) == value;
+    case FloatKind::kFloat8E4M3FN:
+      return F8E4M3FN::Decode(F8E4M3FN::Encode(candidate)) == value;
     case FloatKind::kHalf: {
       // Half has 11 significant bits: round the candidate to that precision and compare.
       int e;
@@ -266,6 +273,10 @@ class FloatFormat {
 
 FloatKind KindOf(DType t) {
   switch (t) {
+    case DType::kFloat8E5M2:
+      return FloatKind::kFloat8E5M2;
+    case DType::kFloat8E4M3FN:
+      return FloatKind::kFloat8E4M3FN;
     case DType::kHalf:
       return FloatKind::kHalf;
     case DType::kBFloat16:
@@ -287,6 +298,10 @@ double FloatAt(const Tensor& t, int64_t i) {
       return HalfToFloat(t.data<Half>()[i].bits);
     case DType::kBFloat16:
       return BFloat16ToFloat(t.data<BFloat16>()[i].bits);
+    case DType::kFloat8E5M2:
+      return F8E5M2::Decode(t.data<Float8E5M2>()[i].bits);
+    case DType::kFloat8E4M3FN:
+      return F8E4M3FN::Decode(t.data<Float8E4M3FN>()[i].bits);
     default:
       return 0;
   }
@@ -325,6 +340,15 @@ std::string IntAt(const Tensor& t, int64_t i) {
 
 // ---- scalars (str of a numpy scalar) ------------------------------------------------------
 
+// An 8-bit float as ml_dtypes prints one (str(float8_e4m3fn(0.1)) is '0.101562'): C's %g.
+std::string Float8Str(double v) {
+  if (std::isnan(v)) return "nan";
+  if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", v);
+  return buf;
+}
+
 std::string FloatScalarStr(double v, FloatKind kind, bool add_dot_zero) {
   if (std::isnan(v)) return "nan";
   if (std::isinf(v)) return v < 0 ? "-inf" : "inf";
@@ -352,6 +376,7 @@ std::string ComplexScalarStr(std::complex<double> c, FloatKind kind) {
 
 std::string ScalarStr(const Tensor& t) {
   const DType d = t.dtype();
+  if (d == DType::kFloat8E5M2 || d == DType::kFloat8E4M3FN) return Float8Str(FloatAt(t, 0));
   if (IsFloatingPoint(d)) return FloatScalarStr(FloatAt(t, 0), KindOf(d), true);
   if (IsInteger(d)) return IntAt(t, 0);
   if (d == DType::kBool) return t.data<bool>()[0] ? "True" : "False";
@@ -388,6 +413,11 @@ class ArrayFormatter {
  private:
   void BuildFormat(const std::vector<int64_t>& printed) {
     const DType d = t_.dtype();
+    if (d == DType::kFloat8E5M2 || d == DType::kFloat8E4M3FN) {
+      // ml_dtypes' scalars print as C's %g, and NumPy pads no element of such a dtype.
+      elem_ = [this](int64_t i) { return Float8Str(FloatAt(t_, i)); };
+      return;
+    }
     if (IsFloatingPoint(d)) {
       std::vector<double> values;
       for (int64_t i : printed) values.push_back(FloatAt(t_, i));

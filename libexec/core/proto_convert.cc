@@ -53,6 +53,14 @@ Status FillFromField(const Field& field, Tensor* t, Conv conv) {
   return OkStatus();
 }
 
+// float8_val (a bytes field, one byte per element) as FillFromField reads a repeated field.
+struct ByteField {
+  const std::string& bytes;
+  int size() const { return static_cast<int>(bytes.size()); }
+  bool empty() const { return bytes.empty(); }
+  uint8_t Get(int i) const { return static_cast<uint8_t>(bytes[static_cast<size_t>(i)]); }
+};
+
 }  // namespace
 
 Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
@@ -161,6 +169,14 @@ Result<Tensor> TensorFromProto(const tensorflow::TensorProto& proto) {
       KILN_RETURN_IF_ERROR(FillFromField<BFloat16>(
           proto.half_val(), &t, [](int32_t v) { return BFloat16{static_cast<uint16_t>(v)}; }));
       break;
+    case DType::kFloat8E5M2:
+      KILN_RETURN_IF_ERROR(FillFromField<Float8E5M2>(ByteField{proto.float8_val()}, &t,
+                                                     [](uint8_t v) { return Float8E5M2{v}; }));
+      break;
+    case DType::kFloat8E4M3FN:
+      KILN_RETURN_IF_ERROR(FillFromField<Float8E4M3FN>(ByteField{proto.float8_val()}, &t,
+                                                       [](uint8_t v) { return Float8E4M3FN{v}; }));
+      break;
     case DType::kString:
       KILN_RETURN_IF_ERROR(FillFromField<std::string>(proto.string_val(), &t,
                                                       [](const std::string& v) { return v; }));
@@ -256,6 +272,10 @@ Status TensorToProto(const Tensor& tensor, tensorflow::TensorProto* proto) {
       break;
     case DType::kBFloat16:
       proto->add_half_val(tensor.data<BFloat16>()[0].bits);
+      break;
+    case DType::kFloat8E5M2:
+    case DType::kFloat8E4M3FN:
+      proto->set_float8_val(tensor.raw_data(), 1);
       break;
     default:
       proto->set_tensor_content(tensor.raw_data(), tensor.ByteSize());

@@ -9,6 +9,7 @@
 
 #include "core/tensor_summary.h"
 #include "core/text_escape.h"
+#include "kiln/core/float8.h"
 
 namespace kiln {
 namespace {
@@ -267,6 +268,10 @@ std::string FormatElement(const Tensor& t, int64_t i) {
       std::memcpy(&f, &bits, 4);
       return FormatFloat(f);
     }
+    case DType::kFloat8E5M2:
+      return FormatFloat(static_cast<float>(F8E5M2::Decode(t.data<Float8E5M2>()[i].bits)));
+    case DType::kFloat8E4M3FN:
+      return FormatFloat(static_cast<float>(F8E4M3FN::Decode(t.data<Float8E4M3FN>()[i].bits)));
     case DType::kInt32:
       return std::to_string(t.data<int32_t>()[i]);
     case DType::kInt64:

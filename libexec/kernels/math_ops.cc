@@ -25,9 +25,9 @@ T* Data(Tensor& t) {
 // ---- Cast ------------------------------------------------------------------------------------
 
 // Every numeric dtype TF's Cast kernel takes, half precision and complex included.
-using CastTypes =
-    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
-             uint32_t, uint64_t, bool, std::complex<float>, std::complex<double>>;
+using CastTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
+                           uint8_t, uint16_t, uint32_t, uint64_t, bool, std::complex<float>,
+                           std::complex<double>, Float8E5M2, Float8E4M3FN>;
 
 // One element, as TF's Cast converts it: complex to real keeps the real part, anything to bool
 // is "not zero", half precision goes through float (exact), float to integer truncates.

@@ -9,6 +9,7 @@
 #include <type_traits>
 
 #include "kiln/core/dtype.h"
+#include "kiln/core/float8.h"
 #include "kiln/core/status.h"
 #include "kiln/core/tensor.h"
 
@@ -95,6 +96,14 @@ struct ComputeTypeOf<Half> {
 template <>
 struct ComputeTypeOf<BFloat16> {
   using type = Eigen::bfloat16;
+};
+template <>
+struct ComputeTypeOf<Float8E5M2> {
+  using type = F8E5M2;
+};
+template <>
+struct ComputeTypeOf<Float8E4M3FN> {
+  using type = F8E4M3FN;
 };
 template <typename T>
 using ComputeType = typename ComputeTypeOf<T>::type;

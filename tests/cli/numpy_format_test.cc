@@ -90,5 +90,14 @@ TEST_CASE("ints, bools, strings, half, complex, empty") {
   CHECK(NumpyStr(Tensor(DType::kInt32, Shape({2, 0}))) == "[]");
 }
 
+TEST_CASE("float8 prints as NumPy prints ml_dtypes' float8 arrays") {
+  // 1, 0.1015625, NaN, 448, -0.0703125 in e4m3fn; 3, 512, inf, 2^-10, 2^-16 in e5m2.
+  CHECK(NumpyStr(Make<Float8E4M3FN>({{0x38}, {0x1d}, {0x7f}, {0x7e}, {0x99}}, {5})) ==
+        "[1 0.101562 nan 448 -0.0703125]");
+  CHECK(NumpyStr(Make<Float8E5M2>({{0x42}, {0x60}, {0x7c}, {0x14}, {0x01}}, {5})) ==
+        "[3 512 inf 0.000976562 1.52588e-05]");
+  CHECK(NumpyStr(Make<Float8E4M3FN>({{0x1d}}, {})) == "0.101562");
+}
+
 }  // namespace
 }  // namespace kiln::cli

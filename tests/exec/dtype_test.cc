@@ -11,14 +11,17 @@ namespace kiln {
 namespace {
 
 const std::set<DType> kAll = {
-    DType::kFloat,    DType::kDouble,  DType::kInt32,      DType::kUInt8, DType::kInt16,
-    DType::kInt8,     DType::kString,  DType::kComplex64,  DType::kInt64, DType::kBool,
-    DType::kBFloat16, DType::kUInt16,  DType::kComplex128, DType::kHalf,  DType::kResource,
-    DType::kVariant,  DType::kUInt32,  DType::kUInt64,     DType::kQInt8, DType::kQUInt8,
-    DType::kQInt16,   DType::kQUInt16, DType::kQInt32};
+    DType::kFloat,       DType::kDouble,  DType::kInt32,    DType::kUInt8,
+    DType::kInt16,       DType::kInt8,    DType::kString,   DType::kComplex64,
+    DType::kInt64,       DType::kBool,    DType::kBFloat16, DType::kUInt16,
+    DType::kComplex128,  DType::kHalf,    DType::kResource, DType::kVariant,
+    DType::kUInt32,      DType::kUInt64,  DType::kQInt8,    DType::kQUInt8,
+    DType::kQInt16,      DType::kQUInt16, DType::kQInt32,   DType::kFloat8E5M2,
+    DType::kFloat8E4M3FN};
 
 TEST_CASE("dtype predicates match TensorFlow's dtype sets") {
-  const std::set<DType> floating = {DType::kHalf, DType::kBFloat16, DType::kFloat, DType::kDouble};
+  const std::set<DType> floating = {DType::kHalf,   DType::kBFloat16,   DType::kFloat,
+                                    DType::kDouble, DType::kFloat8E5M2, DType::kFloat8E4M3FN};
   const std::set<DType> integer = {DType::kInt8,  DType::kInt16,  DType::kInt32,  DType::kInt64,
                                    DType::kUInt8, DType::kUInt16, DType::kUInt32, DType::kUInt64};
   const std::set<DType> unsigned_int = {DType::kUInt8, DType::kUInt16, DType::kUInt32,
@@ -47,9 +50,9 @@ TEST_CASE("dtype predicates match TensorFlow's dtype sets") {
     CHECK(HoldsData(t) == (handles.count(t) == 0));
     CHECK((DTypeSize(t) > 0) == DTypeIsPod(t));
   }
-  // kInvalid and numbers the list does not hold have no traits at all.
+  // kInvalid and numbers the list does not hold (29 is TF's int4) have no traits at all.
   for (DType t :
-       {DType::kInvalid, static_cast<DType>(24), static_cast<DType>(99), static_cast<DType>(-1)}) {
+       {DType::kInvalid, static_cast<DType>(29), static_cast<DType>(99), static_cast<DType>(-1)}) {
     CHECK_FALSE(IsFloatingPoint(t));
     CHECK_FALSE(IsInteger(t));
     CHECK_FALSE(DTypeIsPod(t));

@@ -3,7 +3,10 @@
 #include <Eigen/Core>
 #include <cmath>
 #include <complex>
+#include <cstring>
+#include <limits>
 
+#include "kiln/core/float8.h"
 #include "ops/op_cases.h"
 
 namespace kiln::testing {
@@ -321,6 +324,135 @@ std::vector<OpCase> ElementwiseCases() {
                             0.0};
                       return out;
                     })
+                    .Build());
+  }
+  // float8: TF 2.21's own bits for float32 -> float8_e4m3fn / float8_e5m2 (round to nearest
+  // even; past the largest finite value e4m3fn gives NaN, e5m2 infinity) and the float32 values
+  // of those bits, recorded with tf.cast.
+  {
+    const float kInf = std::numeric_limits<float>::infinity();
+    const float kNaN = std::numeric_limits<float>::quiet_NaN();
+    const std::vector<float> x = {0.0f,
+                                  -0.0f,
+                                  1.0f,
+                                  -1.5f,
+                                  0.1f,
+                                  3.14159f,
+                                  448.0f,
+                                  464.0f,
+                                  480.0f,
+                                  1000.0f,
+                                  -1e9f,
+                                  57344.0f,
+                                  61440.0f,
+                                  65536.0f,
+                                  1e-3f,
+                                  std::ldexp(1.0f, -9),
+                                  std::ldexp(1.0f, -10),
+                                  std::ldexp(1.0f, -16),
+                                  std::ldexp(1.0f, -17),
+                                  std::ldexp(1.0f, -18),
+                                  kInf,
+                                  -kInf,
+                                  kNaN,
+                                  0.0703125f,
+                                  240.0f,
+                                  17.0f,
+                                  19.0f};
+    const int64_t n = static_cast<int64_t>(x.size());
+    struct Recorded {
+      DType dtype;
+      std::vector<uint8_t> bits;
+      std::vector<float> back;
+    };
+    const Recorded recorded[] = {
+        {DType::kFloat8E4M3FN,
+         {0x00, 0x80, 0x38, 0xbc, 0x1d, 0x45, 0x7e, 0x7e, 0x7f, 0x7f, 0xff, 0x7f, 0x7f, 0x7f,
+          0x01, 0x01, 0x00, 0x00, 0x00, 0x00, 0x7f, 0xff, 0x7f, 0x19, 0x77, 0x58, 0x5a},
+         {0,    -0.0f, 1,    -1.5f, 0.1015625f, 3.25f,        448,          448, kNaN,
+          kNaN, kNaN,  kNaN, kNaN,  kNaN,       1.953125e-3f, 1.953125e-3f, 0,   0,
+          0,    0,     kNaN, kNaN,  kNaN,       0.0703125f,   240,          16,  20}},
+        {DType::kFloat8E5M2,
+         {0x00, 0x80, 0x3c, 0xbe, 0x2e, 0x42, 0x5f, 0x5f, 0x60, 0x64, 0xfc, 0x7b, 0x7c, 0x7c,
+          0x14, 0x18, 0x14, 0x01, 0x00, 0x00, 0x7c, 0xfc, 0x7e, 0x2c, 0x5c, 0x4c, 0x4d},
+         {0,
+          -0.0f,
+          1,
+          -1.5f,
+          0.09375f,
+          3,
+          448,
+          448,
+          512,
+          1024,
+          -kInf,
+          57344,
+          kInf,
+          kInf,
+          9.765625e-4f,
+          1.953125e-3f,
+          9.765625e-4f,
+          1.5258789e-5f,
+          0,
+          0,
+          kInf,
+          -kInf,
+          kNaN,
+          0.0625f,
+          256,
+          16,
+          20}},
+    };
+    for (const Recorded& r : recorded) {
+      Tensor bits(r.dtype, Shape{n});
+      std::memcpy(bits.raw_data(), r.bits.data(), r.bits.size());
+      for (const DType from : {DType::kFloat, DType::kDouble, DType::kHalf}) {
+        c.push_back(OpCaseBuilder("Cast", "Cast " + DTypeShortName(from) + " -> " +
+                                              DTypeShortName(r.dtype) + " (TF's bits)")
+                        .Type("SrcT", from)
+                        .Type("DstT", r.dtype)
+                        .Input(RefUnaryDouble(
+                            Make<float>(x, {n}), [](double v) { return v; }, from))
+                        .Reference1([bits](const auto&) { return bits; })
+                        .Build());
+      }
+      c.push_back(
+          OpCaseBuilder("Cast", "Cast " + DTypeShortName(r.dtype) + " -> float32")
+              .Type("SrcT", r.dtype)
+              .Type("DstT", DType::kFloat)
+              .Input(bits)
+              .Reference1([back = r.back, n](const auto&) { return Make<float>(back, {n}); })
+              .Build());
+      // Finite values to integers truncate; to bool, "not zero".
+      Tensor finite(r.dtype, Shape{6});
+      const uint8_t some[] = {0x00, 0x38, 0xbc, 0x45, 0x77, 0x5a};
+      std::memcpy(finite.raw_data(), some, sizeof(some));
+      c.push_back(OpCaseBuilder("Cast", "Cast " + DTypeShortName(r.dtype) + " -> int32")
+                      .Type("SrcT", r.dtype)
+                      .Type("DstT", DType::kInt32)
+                      .Input(finite)
+                      .Reference1([finite](const auto&) {
+                        Tensor f(DType::kFloat, finite.shape());
+                        const auto* b = static_cast<const uint8_t*>(finite.raw_data());
+                        for (int i = 0; i < 6; ++i)
+                          f.data<float>()[i] = finite.dtype() == DType::kFloat8E4M3FN
+                                                   ? static_cast<float>(F8E4M3FN::Decode(b[i]))
+                                                   : static_cast<float>(F8E5M2::Decode(b[i]));
+                        return RefUnaryDouble(
+                            f, [](double v) { return std::trunc(v); }, DType::kInt32);
+                      })
+                      .Build());
+    }
+    // Between the two: e5m2's 320 (0x5d) is e4m3fn's 0x7a.
+    Tensor e5(DType::kFloat8E5M2, Shape{1});
+    static_cast<uint8_t*>(e5.raw_data())[0] = 0x5d;
+    Tensor e4(DType::kFloat8E4M3FN, Shape{1});
+    static_cast<uint8_t*>(e4.raw_data())[0] = 0x7a;
+    c.push_back(OpCaseBuilder("Cast", "Cast float8_e5m2 -> float8_e4m3fn")
+                    .Type("SrcT", DType::kFloat8E5M2)
+                    .Type("DstT", DType::kFloat8E4M3FN)
+                    .Input(e5)
+                    .Reference1([e4](const auto&) { return e4; })
                     .Build());
   }
   // Complex arithmetic and the unary functions TF has for complex64 / complex128.

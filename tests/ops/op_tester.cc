@@ -17,6 +17,7 @@
 #include "kernels/ragged_util.h"
 #include "kernels/tensor_list.h"
 #include "kernels/tensor_map.h"
+#include "kiln/core/float8.h"
 #include "kiln/exec/device.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_runner.h"
@@ -636,6 +637,10 @@ double GetAsDouble(const Tensor& t, int64_t i) {
       return ToFloat(t.data<Half>()[i]);
     case DType::kBFloat16:
       return ToFloat(t.data<BFloat16>()[i]);
+    case DType::kFloat8E5M2:
+      return F8E5M2::Decode(t.data<Float8E5M2>()[i].bits);
+    case DType::kFloat8E4M3FN:
+      return F8E4M3FN::Decode(t.data<Float8E4M3FN>()[i].bits);
     case DType::kComplex64:  // the real part
       return t.data<std::complex<float>>()[i].real();
     case DType::kComplex128:
@@ -705,6 +710,12 @@ void SetFromDouble(Tensor* t, int64_t i, double v) {
     case DType::kBFloat16:
       t->data<BFloat16>()[i].bits =
           Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(static_cast<float>(v)));
+      return;
+    case DType::kFloat8E5M2:
+      t->data<Float8E5M2>()[i].bits = F8E5M2::Encode(v);
+      return;
+    case DType::kFloat8E4M3FN:
+      t->data<Float8E4M3FN>()[i].bits = F8E4M3FN::Encode(v);
       return;
     default:
       FAIL("cannot set ", DTypeShortName(t->dtype()), " from a double");

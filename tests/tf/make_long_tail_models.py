@@ -46,6 +46,7 @@ MODELS = {
     "wide_dense_float16": "float16_sum",
     "wide_dense_bfloat16": "bfloat16_sum",
     "dense_int8_quantized": "float32",
+    "dense_float8_quantized": "float32",
 }
 
 
@@ -175,19 +176,26 @@ def _wide_dense(dtype_name):
     return make
 
 
-def _dense_int8_quantized(bundle):
-    """Keras 3's model.quantize("int8"): int8 kernels, inputs quantized per row on each call,
-    BatchMatMulV3 of int8 x int8 into int32, then rescaled."""
+def _dense_quantized(mode):
+    """Keras 3's model.quantize(mode). "int8": int8 kernels, inputs quantized per row on each
+    call, BatchMatMulV3 of int8 x int8 into int32, then rescaled. "float8": inputs and kernels
+    scaled and cast to float8_e4m3fn and back (quantize-dequantize), scales from amax histories."""
+    def make(bundle):
+        return _export_quantized(bundle, mode)
+    return make
+
+
+def _export_quantized(bundle, mode):
     import keras
     L = keras.layers
-    keras.utils.set_random_seed(recording.seed_of("dense_int8_quantized"))
+    keras.utils.set_random_seed(recording.seed_of("dense_" + mode + "_quantized"))
     x = keras.Input((4, 24), name="x")
     h = L.Dense(32, activation="relu")(x)
     h = L.EinsumDense("abc,cd->abd", output_shape=(4, 8), bias_axes="d")(h)
     out = L.Dense(3)(L.Flatten()(h))
     model = keras.Model(x, out)
-    recording.randomize_weights(model, recording.seed_of("dense_int8_quantized"))
-    model.quantize("int8")
+    recording.randomize_weights(model, recording.seed_of("dense_" + mode + "_quantized"))
+    model.quantize(mode)
     model.export(bundle, format="tf_saved_model", verbose=False)
     feed = np.random.default_rng(10).uniform(-2, 2, (BATCH, 4, 24)).astype(np.float32)
     return "model.export", {"serving_default": {"x": feed}}
@@ -674,7 +682,8 @@ def _maker(name):
             "ctc_decoders": _ctc_decoders,
             "wide_dense_float16": _wide_dense("float16"),
             "wide_dense_bfloat16": _wide_dense("bfloat16"),
-            "dense_int8_quantized": _dense_int8_quantized}[name]
+            "dense_int8_quantized": _dense_quantized("int8"),
+            "dense_float8_quantized": _dense_quantized("float8")}[name]
 
 
 def make_all(out, names=None, log=print):

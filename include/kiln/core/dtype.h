@@ -23,6 +23,14 @@ struct Half {
 struct BFloat16 {
   uint16_t bits;
 };
+// 8-bit floating point (OCP FP8, as TF and ml_dtypes have them): e5m2 has IEEE infinities and
+// NaNs, e4m3fn ("finite") has no infinity and one NaN pattern per sign. Bit patterns only.
+struct Float8E5M2 {
+  uint8_t bits;
+};
+struct Float8E4M3FN {
+  uint8_t bits;
+};
 
 // Quantized storage types (TF's qint8, quint8, ...): an integer whose meaning, a float range,
 // travels beside the tensor as min/max inputs; distinct types so the list maps each to one dtype.
@@ -78,7 +86,9 @@ using VariantPtr = std::shared_ptr<const VariantBase>;
   X(kResource,   20, ResourcePtr,          "DT_RESOURCE",   "resource",   0, 0, 0, 0, 0, 0, 1)  \
   X(kVariant,    21, VariantPtr,           "DT_VARIANT",    "variant",    0, 0, 0, 0, 0, 0, 1)  \
   X(kUInt32,     22, uint32_t,             "DT_UINT32",     "uint32",     0, 1, 0, 0, 0, 1, 0)  \
-  X(kUInt64,     23, uint64_t,             "DT_UINT64",     "uint64",     0, 1, 0, 0, 0, 1, 0)
+  X(kUInt64,     23, uint64_t,             "DT_UINT64",     "uint64",     0, 1, 0, 0, 0, 1, 0)  \
+  X(kFloat8E5M2, 24, Float8E5M2,       "DT_FLOAT8_E5M2", "float8_e5m2", 1, 0, 1, 0, 0, 1, 0)  \
+  X(kFloat8E4M3FN, 25, Float8E4M3FN, "DT_FLOAT8_E4M3FN", "float8_e4m3fn", 1, 0, 1, 0, 0, 1, 0)
 // clang-format on
 
 enum class DType : int {
@@ -119,7 +129,7 @@ constexpr DTypeTraits TraitsOf(DType t) {
   return n < internal::kDTypeTraits.size() ? internal::kDTypeTraits[n] : DTypeTraits{};
 }
 
-// half, bfloat16, float32, float64 (TF's DataTypeIsFloating).
+// half, bfloat16, float32, float64 and the float8 types (TF's DataTypeIsFloating).
 constexpr bool IsFloatingPoint(DType t) { return TraitsOf(t).floating_point; }
 // int8 ... uint64; not bool (TF's DataTypeIsInteger).
 constexpr bool IsInteger(DType t) { return TraitsOf(t).integer; }
