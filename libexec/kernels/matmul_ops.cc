@@ -5,7 +5,7 @@
 // when their rows are a multiple of 512 bytes (onednn::PaddedWeightRow). Half and bfloat16
 // products are float32 products of widened copies, rounded once (TF's CPU MatMul accumulates them
 // in float32; a half-precision sum of k terms loses ~log2(k) bits), as are BatchMatMulV3's
-// bfloat16 x int8/uint8 forms; its int8/uint8 x int8/uint8 -> int32 forms multiply int32 copies.
+// bfloat16 x int8/uint8 forms; its int8/uint8 x int8/uint8 -> int32 forms are exact (BytesProduct).
 // Other dtypes run an Eigen product per batch.
 #include <sys/mman.h>
 #include <unistd.h>
