@@ -489,6 +489,11 @@ class FunctionCompiler {
     const bool probed = prepare_as(DType::kDouble, /*analysis_only=*/true, nullptr, probe);
     const std::vector<bool> narrow =
         OutputsToNarrow(ctx.outputs, probed ? &probe.outputs : nullptr);
+    if (!analysis) {
+      KILN_ASSIGN_OR_RETURN(bool placed,
+                            PlaceHalfOnDevice(node, v, half, narrow, specs, consts, slots, ctx));
+      if (placed) return true;
+    }
     // Widening is the host's answer to a missing half-precision kernel: the node runs there.
     const KernelEntry* kernel = HostDevice()->FindKernel(node.op);
     if (kernel == nullptr) return false;
@@ -516,6 +521,36 @@ class FunctionCompiler {
       }
     out_slots_[v] = std::move(out);
     return true;
+  }
+
+  // A half-precision node whose op definition takes float32 only, on a device listed before the
+  // host whose kernel computes the half type itself (a GPU's: its kernels read the dtype from
+  // the tensors). The float32 prepare (`ctx`) gave the shapes and the op's state; the kernel
+  // sees the node's own types and constants. False when no such device takes it.
+  Result<bool> PlaceHalfOnDevice(const FlatNode& node, int v, DType half,
+                                 const std::vector<bool>& narrow,
+                                 const std::vector<TensorSpec>& specs,
+                                 const std::vector<const Tensor*>& consts,
+                                 const std::vector<int32_t>& slots, PrepareContext& ctx) {
+    for (int d = 0; d < static_cast<int>(pf_->devices_.size()) && d != host_; ++d) {
+      Device* device = pf_->devices_[d];
+      const KernelEntry* kernel = device->FindKernel(node.op);
+      if (kernel == nullptr || kernel->supports == nullptr) continue;
+      PrepareContext dev = ContextFor(node, node.reader(), specs, consts, /*analysis=*/false);
+      dev.outputs = ctx.outputs;
+      for (size_t j = 0; j < dev.outputs.size(); ++j)
+        if (narrow[j]) dev.outputs[j].dtype = half;
+      dev.state = ctx.state;
+      if (!kernel->supports(dev)) continue;
+      if (kernel->create_state != nullptr) {
+        dev.device = device;
+        KILN_RETURN_IF_ERROR_CTX(kernel->create_state(dev), "function '", fname_, "'");
+      }
+      KILN_ASSIGN_OR_RETURN(out_slots_[v], AddStep(node.name, node.def->name, node.def->flags, d,
+                                                   *kernel, dev.state, slots, dev.outputs));
+      return true;
+    }
+    return false;
   }
 
   // A step casting `slot` to `to`; returns the new slot.

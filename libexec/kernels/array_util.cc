@@ -66,12 +66,26 @@ int64_t KnownLength(const PartialShape& s) {
 // An index tensor's values (int32 or int64) as int64.
 std::vector<int64_t> IndexValues(const Tensor& t) {
   std::vector<int64_t> v(t.NumElements());
-  if (t.dtype() == DType::kInt32) {
-    const int32_t* p = t.data<int32_t>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
-  } else {
-    const int64_t* p = t.data<int64_t>();
-    for (size_t i = 0; i < v.size(); ++i) v[i] = p[i];
+  auto copy = [&](auto* p) {
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<int64_t>(p[i]);
+  };
+  switch (t.dtype()) {
+    case DType::kInt32:
+      copy(t.data<int32_t>());
+      break;
+    case DType::kInt8: {  // SplitV's Tlen may be int8: its bytes, sign-extended
+      const auto* p = static_cast<const uint8_t*>(t.raw_data());
+      for (size_t i = 0; i < v.size(); ++i) v[i] = p[i] >= 128 ? int64_t{p[i]} - 256 : p[i];
+      break;
+    }
+    case DType::kInt16:
+      copy(t.data<int16_t>());
+      break;
+    case DType::kUInt8:
+      copy(t.data<uint8_t>());
+      break;
+    default:
+      copy(t.data<int64_t>());
   }
   return v;
 }

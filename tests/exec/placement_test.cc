@@ -202,6 +202,79 @@ const char* kLib = R"pb(
     }
     ret { key: "y" value: "mm:product:0" }
   }
+  function {
+    signature {
+      name: "half_softmax"
+      input_arg { name: "x" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_FLOAT }
+    }
+    node_def {
+      name: "to_half"
+      op: "Cast"
+      input: "x"
+      attr {
+        key: "SrcT"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "sm"
+      op: "Softmax"
+      input: "to_half:y:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "to_float"
+      op: "Cast"
+      input: "sm:softmax:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "to_float:y:0" }
+  }
+  function {
+    signature {
+      name: "shape_of_relu"
+      input_arg { name: "x" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_INT32 }
+    }
+    node_def {
+      name: "relu"
+      op: "Relu"
+      input: "x"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "shape"
+      op: "Shape"
+      input: "relu:activations:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "out_type"
+        value { type: DT_INT32 }
+      }
+    }
+    ret { key: "y" value: "shape:output:0" }
+  }
 )pb";
 
 Tensor Matrix(int64_t rows, int64_t cols, float start) {
@@ -429,7 +502,7 @@ Device* Gpu() {
 
 void CheckCloseOnGpu(const FunctionLibrary& lib, const std::string& name,
                      const std::vector<TensorSpec>& specs, const std::vector<Tensor>& args,
-                     int want_gpu_steps_at_least) {
+                     int want_gpu_steps_at_least, float tolerance = 1e-4f) {
   Device* gpu = Gpu();
   if (gpu == nullptr) return;
   auto host = PreparedFunction::Prepare(*lib.Find(name), lib, specs);
@@ -450,8 +523,8 @@ void CheckCloseOnGpu(const FunctionLibrary& lib, const std::string& name,
       REQUIRE(got[i].shape() == want[i].shape());
       for (int64_t j = 0; j < want[i].NumElements(); ++j) {
         const float w = want[i].data<float>()[j], g = got[i].data<float>()[j];
-        CHECK_MESSAGE(std::abs(g - w) <= 1e-4f * std::max(1.0f, std::abs(w)), name, " output ", i,
-                      " element ", j, ": GPU ", g, ", CPU ", w);
+        CHECK_MESSAGE(std::abs(g - w) <= tolerance * std::max(1.0f, std::abs(w)), name, " output ",
+                      i, " element ", j, ": GPU ", g, ", CPU ", w);
       }
     }
   }
@@ -471,6 +544,45 @@ TEST_CASE("gpu: a dense layer, a host fallback and host-memory arguments match t
                   {TensorSpec{DType::kFloat, PartialShape({2, 3})},
                    TensorSpec{DType::kInt32, PartialShape({2})}},
                   {Matrix(2, 3, 0.5f), dims}, 0);
+}
+
+TEST_CASE("gpu: a float16 op whose definition takes float32 only runs on the GPU as float16") {
+  // Softmax's definition widens float16 (the host computes it in float32 between casts); a
+  // GPU kernel that computes float16 itself takes the node, with no casts and no copies.
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  CheckCloseOnGpu(lib, "half_softmax", {TensorSpec{DType::kFloat, PartialShape({3, 8})}},
+                  {Matrix(3, 8, -0.5f)}, 3, /*tolerance=*/1e-3f);  // a float16 ulp
+  Device* gpu = Gpu();
+  if (gpu == nullptr) return;
+  PrepareOptions options;
+  options.devices = {gpu, HostDevice()};
+  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({3, 8})}};
+  auto fn = PreparedFunction::Prepare(*lib.Find("half_softmax"), lib, specs, options);
+  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  CHECK(StepsOn((*fn)->plan_stats(), "cpu") <= 0);
+  CHECK((*fn)->plan_stats().copies == 2);  // the input in, the result out
+}
+
+TEST_CASE("gpu: Shape of a GPU tensor reads its dims there, with no copy of its elements") {
+  Device* gpu = Gpu();
+  if (gpu == nullptr) return;
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  PrepareOptions options;
+  options.devices = {gpu, HostDevice()};
+  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({-1, 3})}};
+  auto fn = PreparedFunction::Prepare(*lib.Find("shape_of_relu"), lib, specs, options);
+  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  CHECK((*fn)->plan_stats().copies == 1);  // the input in; the shape is written on the host
+  std::vector<Tensor> out;
+  const std::vector<Tensor> args = {Matrix(5, 3, 1.0f)};
+  Status st = (*fn)->Run(args, &out);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  REQUIRE(out.size() == 1);
+  REQUIRE(out[0].NumElements() == 2);
+  CHECK(out[0].data<int32_t>()[0] == 5);
+  CHECK(out[0].data<int32_t>()[1] == 3);
 }
 
 TEST_CASE("gpu: 16 threads calling one GPU function get the serial results") {

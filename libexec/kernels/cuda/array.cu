@@ -361,6 +361,12 @@ bool SupportsCast(const PrepareContext& ctx) {
          ctx.outputs[0].dtype != DType::kInt32;
 }
 
+// Shape, Size, Rank: they read the input's dims alone and write a host tensor (int32 too), so
+// the input stays where it is: no copy of a GPU tensor to learn its shape.
+bool SupportsShapeOf(const PrepareContext& ctx) {
+  return ctx.inputs.size() == 1 && DTypeIsPod(ctx.inputs[0].dtype);
+}
+
 // ---- the table ------------------------------------------------------------------------------
 
 constexpr uint32_t kSecond = 1u << 1;  // a shape, a dim or a permutation: read on the host
@@ -380,11 +386,13 @@ std::vector<KernelEntry> Rows() {
   const struct {
     std::string_view op;
     uint32_t host_inputs, host_outputs;
-  } views[] = {{"ExpandDims", kSecond, 0}, {"Identity", 0, 0}, {"Reshape", kSecond, 0},
-               {"Shape", 0, 1u << 0},      {"Squeeze", 0, 0},  {"StopGradient", 0, 0}};
+  } views[] = {{"ExpandDims", kSecond, 0}, {"Identity", 0, 0},  {"Reshape", kSecond, 0},
+               {"Shape", 0, 1u << 0},      {"Squeeze", 0, 0},   {"StopGradient", 0, 0},
+               {"Size", 0, 1u << 0},       {"Rank", 0, 1u << 0}};
   for (const auto& v : views)
     if (ComputeFn f = FindCpuKernel(v.op))
-      rows.push_back({v.op, f, v.host_inputs, v.host_outputs, &SupportsPod, nullptr});
+      rows.push_back({v.op, f, v.host_inputs, v.host_outputs,
+                      v.host_outputs != 0 ? &SupportsShapeOf : &SupportsPod, nullptr});
   return rows;
 }
 

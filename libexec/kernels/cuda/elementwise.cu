@@ -332,6 +332,7 @@ const KernelEntry kRows[] = {
     KILN_UNARY("Softplus", fn::Softplus, Floats, &SupportsFloat),
     KILN_UNARY("Softsign", fn::Softsign, Floats, &SupportsFloat),
     KILN_UNARY("Erf", fn::Erf, Floats, &SupportsFloat),
+    KILN_UNARY("Erfc", fn::Erfc, Floats, &SupportsFloat),
     KILN_UNARY("Sin", fn::Sin, Floats, &SupportsFloat),
     KILN_UNARY("Cos", fn::Cos, Floats, &SupportsFloat),
     KILN_UNARY("Floor", fn::Floor, Floats, &SupportsFloat),

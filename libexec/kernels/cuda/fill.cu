@@ -43,25 +43,41 @@ Status ComputeFill(const KernelContext& ctx) {
   return FillWith(ctx, y->raw_data(), y->NumElements(), DTypeSize(value.dtype()), bits);
 }
 
-// The bits of 1 in a dtype.
-uint64_t OneBits(DType t) {
-  uint64_t bits = 0;
+// The bits of 1 in a dtype (complex: 1 + 0i, the real part first); false for the 8-bit floats
+// and other types without a one here.
+bool OneBits(DType t, uint64_t* bits) {
+  *bits = 0;
   switch (t) {
-    case DType::kFloat: {
+    case DType::kFloat:
+    case DType::kComplex64: {
       const float one = 1.0f;
-      std::memcpy(&bits, &one, sizeof(one));
-      break;
+      std::memcpy(bits, &one, sizeof(one));
+      return true;
+    }
+    case DType::kDouble: {
+      const double one = 1.0;
+      std::memcpy(bits, &one, sizeof(one));
+      return true;
     }
     case DType::kHalf:
-      bits = 0x3C00;
-      break;
+      *bits = 0x3C00;
+      return true;
     case DType::kBFloat16:
-      bits = 0x3F80;
-      break;
+      *bits = 0x3F80;
+      return true;
+    case DType::kBool:
+    case DType::kInt8:
+    case DType::kUInt8:
+    case DType::kInt16:
+    case DType::kUInt16:
+    case DType::kUInt32:
+    case DType::kInt64:
+    case DType::kUInt64:
+      *bits = 1;
+      return true;
     default:
-      bits = 1;  // integers and bool
+      return false;
   }
-  return bits;
 }
 
 template <bool kOnes>
@@ -75,7 +91,9 @@ Status ComputeFillLike(const KernelContext& ctx) {
         cudaMemsetAsync(y->raw_data(), 0, y->ByteSize(), DeviceOf(ctx).stream());
     return err == cudaSuccess ? OkStatus() : Check(err, "ZerosLike");
   }
-  return FillWith(ctx, y->raw_data(), y->NumElements(), DTypeSize(x.dtype()), OneBits(x.dtype()));
+  uint64_t one = 0;
+  if (!OneBits(x.dtype(), &one)) return ctx.Error("no GPU one for ", DTypeShortName(x.dtype()));
+  return FillWith(ctx, y->raw_data(), y->NumElements(), DTypeSize(x.dtype()), one);
 }
 
 // Tile: y[i] = x[i mod x's dims], multiples (input 1) on the host.
@@ -136,9 +154,14 @@ bool SupportsWordsOut(const PrepareContext& ctx) {
   return !ctx.outputs.empty();
 }
 
+bool SupportsOnesLike(const PrepareContext& ctx) {
+  uint64_t one = 0;
+  return SupportsWordsOut(ctx) && OneBits(ctx.outputs[0].dtype, &one);
+}
+
 const KernelEntry kRows[] = {
     {"Fill", &ComputeFill, (1u << 0) | (1u << 1), 0, &SupportsWordsOut, nullptr},
-    {"OnesLike", &ComputeFillLike<true>, 0, 0, &SupportsWordsOut, nullptr},
+    {"OnesLike", &ComputeFillLike<true>, 0, 0, &SupportsOnesLike, nullptr},
     {"Tile", &ComputeTile, 1u << 1, 0, &SupportsWordsOut, nullptr},
     {"ZerosLike", &ComputeFillLike<false>, 0, 0, &SupportsWordsOut, nullptr},
 };

@@ -158,9 +158,15 @@ Status ComputeBatchNorm(const KernelContext& ctx) {
     if (ctx.input(i).NumElements() != c)
       return ctx.Error("input ", i, " must have one element per channel of x (", c, ")");
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
-  // batch_mean, batch_variance, reserve_space_1, reserve_space_2: the given statistics.
+  // batch_mean, batch_variance, reserve_space_1, reserve_space_2: the given statistics; NaN
+  // for an empty x, as TensorFlow's kernel (and the CPU's) give.
   for (int o = 1; o < 5; ++o) {
     KILN_ASSIGN_OR_RETURN(Tensor * t, ctx.AllocateOutput(o, Shape{c}));
+    if (x.NumElements() == 0) {
+      KILN_RETURN_IF_ERROR(  // all-ones bits: a float32 NaN
+          Check(cudaMemsetAsync(t->raw_data(), 0xFF, t->ByteSize(), dev.stream()), "NaN fill"));
+      continue;
+    }
     const Tensor& from = ctx.input(o % 2 == 1 ? 3 : 4);
     KILN_RETURN_IF_ERROR(Check(cudaMemcpyAsync(t->raw_data(), from.raw_data(), from.ByteSize(),
                                                cudaMemcpyDeviceToDevice, dev.stream()),
