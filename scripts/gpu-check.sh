@@ -133,6 +133,31 @@ for row in $BENCH; do
   step "bench kiln gpu $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
     --device gpu --batch "$b" --runs 30 --warmup 3 --json
 done
+# Where a model's GPU time goes: Nsight Compute times every kernel of two calls (the first
+# and one more) of the mixed-precision encoder at batch 32; the log gets the kernels by total
+# time, $OUT the whole CSV. Skipped where ncu is missing or cannot read the GPU.
+NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
+if [[ -n "$NCU" ]]; then
+  T=150 step "kernel times: bert_fp16 batch 32 (ncu)" "$NCU" --clock-control none \
+    --metrics gpu__time_duration.sum --print-units base --csv --log-file "$OUT/ncu-bert_fp16.csv" \
+    "$B/savedmodel-cli" bench --dir "$WORK/models/bert_fp16" --device gpu --batch 32 --runs 1 \
+    --warmup 0
+  python3 - "$OUT/ncu-bert_fp16.csv" <<'PY' >> "$LOG" 2>&1
+import csv, sys
+from collections import defaultdict
+total, count = defaultdict(float), defaultdict(int)
+with open(sys.argv[1]) as f:
+    lines = [l for l in f if l.startswith('"')]
+for row in csv.DictReader(lines):
+    name = row["Kernel Name"][:90]
+    total[name] += float(row["Metric Value"].replace(",", "")) / 1000.0  # ns
+    count[name] += 1
+print("kernel times (us, two calls):", round(sum(total.values()), 1), "in", sum(count.values()),
+      "kernels")
+for name, us in sorted(total.items(), key=lambda kv: -kv[1])[:30]:
+    print(f"{us:10.1f} us {count[name]:5d}x  {name}")
+PY
+fi
 T=180 step "bench torch eager" python3 "$WORK/torch_bench.py" $BENCH
 T="${KILN_GPU_COMPILE_S:-120}" step "bench torch.compile (large batches)" \
   python3 "$WORK/torch_bench.py" resnet50_fp16:64 bert_fp16:32 resnet50:64 bert:32 \

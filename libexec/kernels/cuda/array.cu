@@ -12,11 +12,11 @@ namespace {
 
 // ---- Transpose ------------------------------------------------------------------------------
 
-template <typename W>
-__global__ void Gather(const W* x, W* y, int64_t n, IndexMap<1> map) {
-  KILN_GRID_LOOP(i, n) {
-    int64_t off[1];
-    map.Offsets(i, off);
+template <typename W, typename I>
+__global__ void Gather(const W* x, W* y, I n, IndexMap<1> map) {
+  for (I i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += blockDim.x * gridDim.x) {
+    I off[1];
+    map.OffsetsAs(i, off);
     y[i] = x[off[0]];
   }
 }
@@ -31,10 +31,25 @@ Status CopyMapped(const KernelContext& ctx, const void* src, void* y, int64_t n,
                                             cudaMemcpyDeviceToDevice, stream);
     return err == cudaSuccess ? OkStatus() : Check(err, "device copy");
   }
+  // 32-bit index math (launch.cuh, OffsetsAs) when every index and source offset fits in it
+  // and no stride is negative: a reversed StridedSlice's offsets would wrap in uint32_t (the
+  // GPU op tester caught that as an illegal address).
+  int64_t last = 0;
+  bool forward = true;
+  for (int d = 0; d < map.rank; ++d) {
+    last += (map.dims[d] - 1) * map.strides[0][d];
+    forward = forward && map.strides[0][d] >= 0;
+  }
+  const bool narrow = forward && n <= INT32_MAX && last <= INT32_MAX;
   const bool launched = ForWord(elem_bytes, [&](auto word) {
     using W = decltype(word);
-    Gather<W><<<Blocks(n), kThreads, 0, stream>>>(static_cast<const W*>(src), static_cast<W*>(y), n,
-                                                  map);
+    const auto* x = static_cast<const W*>(src);
+    if (narrow) {
+      Gather<W, uint32_t><<<Blocks(n), kThreads, 0, stream>>>(x, static_cast<W*>(y),
+                                                              static_cast<uint32_t>(n), map);
+    } else {
+      Gather<W, int64_t><<<Blocks(n), kThreads, 0, stream>>>(x, static_cast<W*>(y), n, map);
+    }
   });
   if (!launched) return ctx.Error("no GPU copy for elements of ", elem_bytes, " bytes");
   return LaunchStatus(ctx, "a strided copy");
@@ -319,15 +334,30 @@ Status ComputePack(const KernelContext& ctx) {
 // ---- Cast -----------------------------------------------------------------------------------
 
 template <typename From, typename To>
+__device__ To CastOne(From v) {
+  if constexpr (std::is_same_v<To, bool>) {
+    return static_cast<float>(v) != 0.0f;
+  } else if constexpr (kIsFloating<From> || kIsFloating<To>) {
+    return static_cast<To>(static_cast<float>(v));
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+template <typename From, typename To>
 __global__ void CastKernel(const From* x, To* y, int64_t n) {
-  KILN_GRID_LOOP(i, n) {
-    if constexpr (std::is_same_v<To, bool>) {
-      y[i] = static_cast<float>(x[i]) != 0.0f;
-    } else if constexpr (kIsFloating<From> || kIsFloating<To>) {
-      y[i] = static_cast<To>(static_cast<float>(x[i]));
-    } else {
-      y[i] = static_cast<To>(x[i]);
-    }
+  KILN_GRID_LOOP(i, n) { y[i] = CastOne<From, To>(x[i]); }
+}
+
+// N at a time, as wide accesses (the element-wise kernels' reason, elementwise.cu).
+template <typename From, typename To, int N>
+__global__ void CastVec(const From* x, To* y, int64_t vectors) {
+  KILN_GRID_LOOP(i, vectors) {
+    const Vec<From, N> vx = reinterpret_cast<const Vec<From, N>*>(x)[i];
+    Vec<To, N> vy;
+#pragma unroll
+    for (int k = 0; k < N; ++k) vy.v[k] = CastOne<From, To>(vx.v[k]);
+    reinterpret_cast<Vec<To, N>*>(y)[i] = vy;
   }
 }
 
@@ -344,8 +374,17 @@ Status ComputeCast(const KernelContext& ctx) {
     using From = ComputeType<typename decltype(from_tag)::type>;
     return Dispatch<CastTypes>(y->dtype(), [&](auto to_tag) {
       using To = ComputeType<typename decltype(to_tag)::type>;
-      CastKernel<From, To><<<Blocks(n), kThreads, 0, dev.stream()>>>(
-          static_cast<const From*>(x.raw_data()), static_cast<To*>(y->raw_data()), n);
+      const auto* from = static_cast<const From*>(x.raw_data());
+      auto* to = static_cast<To*>(y->raw_data());
+      constexpr int N = static_cast<int>(16 / std::max(sizeof(From), sizeof(To)));
+      const int64_t vectors =
+          VecAligned<From, N>(from) && VecAligned<To, N>(to) ? n / N : int64_t{0};
+      if (vectors > 0)
+        CastVec<From, To, N><<<Blocks(vectors), kThreads, 0, dev.stream()>>>(from, to, vectors);
+      const int64_t done = vectors * N;
+      if (done < n)
+        CastKernel<From, To>
+            <<<Blocks(n - done), kThreads, 0, dev.stream()>>>(from + done, to + done, n - done);
       return LaunchStatus(ctx, "Cast");
     });
   });

@@ -32,16 +32,34 @@ struct IndexMap {
   int64_t dims[kMaxDims] = {};
   int64_t strides[kOperands][kMaxDims] = {};
 
-  __device__ void Offsets(int64_t i, int64_t (&off)[kOperands]) const {
+  __device__ void Offsets(int64_t i, int64_t (&off)[kOperands]) const { OffsetsAs(i, off); }
+
+  // The same in index type I: uint32_t where every index fits (a 64-bit division is a long
+  // call on the GPU, a 32-bit one a few instructions).
+  template <typename I>
+  __device__ void OffsetsAs(I i, I (&off)[kOperands]) const {
     for (int k = 0; k < kOperands; ++k) off[k] = 0;
     for (int d = rank - 1; d >= 0; --d) {
-      const int64_t q = i / dims[d];
-      const int64_t r = i - q * dims[d];
+      const I n = static_cast<I>(dims[d]);
+      const I q = i / n;
+      const I r = i - q * n;
       i = q;
-      for (int k = 0; k < kOperands; ++k) off[k] += r * strides[k][d];
+      for (int k = 0; k < kOperands; ++k) off[k] += r * static_cast<I>(strides[k][d]);
     }
   }
 };
+
+// N elements of T as one aligned access (16 bytes for N = 16 / sizeof(T)).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Vec {
+  T v[N];
+};
+
+// Whether p may be read as Vec<T, N>.
+template <typename T, int N>
+inline bool VecAligned(const void* p) {
+  return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * N) == 0;
+}
 
 // Appends an output dim of `n` elements `s` input elements apart to `map`, merged into the
 // dim before when it continues it; dims of one element add nothing.

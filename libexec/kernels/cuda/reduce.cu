@@ -31,17 +31,18 @@ __device__ A Identity() {
     return kInf ? std::numeric_limits<A>::infinity() : std::numeric_limits<A>::max();
 }
 
-template <Reduce R, typename C, typename A>
-__global__ void ReduceKernel(const C* x, C* y, int64_t outputs, IndexMap<1> kept,
-                             IndexMap<1> reduced, int64_t count) {
+// I: the index type, uint32_t when every offset into x fits (launch.cuh, OffsetsAs).
+template <Reduce R, typename C, typename A, typename I>
+__global__ void ReduceKernel(const C* x, C* y, I outputs, IndexMap<1> kept, IndexMap<1> reduced,
+                             I count) {
   __shared__ A shared[kThreads];
-  for (int64_t o = blockIdx.x; o < outputs; o += gridDim.x) {
-    int64_t base[1];
-    kept.Offsets(o, base);
+  for (I o = blockIdx.x; o < outputs; o += gridDim.x) {
+    I base[1];
+    kept.OffsetsAs(o, base);
     A acc = Identity<R, A>();
-    for (int64_t r = threadIdx.x; r < count; r += blockDim.x) {
-      int64_t off[1];
-      reduced.Offsets(r, off);
+    for (I r = threadIdx.x; r < count; r += blockDim.x) {
+      I off[1];
+      reduced.OffsetsAs(r, off);
       acc = Combine<R, A>(acc, static_cast<A>(x[base[0] + off[0]]));
     }
     shared[threadIdx.x] = acc;
@@ -109,9 +110,16 @@ Status ComputeReduce(const KernelContext& ctx) {
   return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
     using A = std::conditional_t<kIsFloating<C>, float, C>;
-    ReduceKernel<R, C, A><<<blocks, kThreads, 0, dev.stream()>>>(
-        reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), outputs, kept,
-        reduced, count);
+    const auto* in = reinterpret_cast<const C*>(x.raw_data());
+    auto* out_data = static_cast<C*>(y->raw_data());
+    if (x.NumElements() <= INT32_MAX) {
+      ReduceKernel<R, C, A, uint32_t>
+          <<<blocks, kThreads, 0, dev.stream()>>>(in, out_data, static_cast<uint32_t>(outputs),
+                                                  kept, reduced, static_cast<uint32_t>(count));
+    } else {
+      ReduceKernel<R, C, A, int64_t>
+          <<<blocks, kThreads, 0, dev.stream()>>>(in, out_data, outputs, kept, reduced, count);
+    }
     return LaunchStatus(ctx, "a reduction");
   });
 }
