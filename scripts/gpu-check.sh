@@ -6,19 +6,23 @@
 #
 # The GPU machine has nvcc, CMake and PyTorch with its cuDNN/cuBLAS wheels but none of our
 # Debian libraries and no TensorFlow, so the first half packs the test programs,
-# savedmodel-cli, the models (scripts/gpu/make_models.py: Keras MLP, CNN, MobileNetV2 and a
-# transformer encoder, each with an input and TensorFlow's output) and every shared library
-# they load that is not glibc into one xz archive (well under the 64 MiB a device run
-# carries). The second half runs on the GPU machine:
+# savedmodel-cli, the models (scripts/gpu/make_models.py: Keras MLP, CNN, MobileNetV2, a small
+# transformer encoder, ResNet50 and a BERT-base-sized encoder, the last two also as Keras
+# mixed-precision models; each with an input and TensorFlow's output) and every shared library
+# they load that is not glibc into one xz archive (about 46 MB of the 64 MiB a device run
+# carries). The second half runs on the GPU machine, in about two minutes (H200):
 #   - the GPU tests of kiln_exec_tests (placement on gpu:0, results within 1e-4 of the CPU, 16
 #     threads on one function give the serial results) and the kernel-table checks;
 #   - the op tester (kiln_op_tests): every case of every op that has a GPU kernel runs on the
-#     GPU too and is compared with the CPU;
+#     GPU too and is compared with the CPU (beside the model checks: it is CPU-bound);
 #   - each model with `savedmodel-cli run --device gpu`, against TensorFlow's output and kiln's
 #     CPU result, and its placement (`show --placement`);
 #   - `bench --device gpu` at batch 1 and a large batch per model, next to PyTorch on the same
-#     GPU (scripts/gpu/torch_bench.py: eager, and torch.compile for the large batches);
-# and writes report.md, report.json and gpu-check.log to $OUT (the device tool's folder).
+#     GPU (scripts/gpu/torch_bench.py: eager, host-to-host, and torch.compile for the large
+#     batches), and Nsight Compute's time of every kernel of the mixed-precision encoder;
+# and writes report.md, report.json, gpu-check.log, op-tester.log and the kernel times' CSV to
+# $OUT (the device tool's folder). Each step has a time limit, so one hung kernel cannot spend
+# the run.
 set -uo pipefail
 ROOT="$(cd "$(dirname "$0")/.." && pwd)"
 CARRY="$ROOT/.gpu-carry"
