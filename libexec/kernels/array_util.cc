@@ -63,7 +63,7 @@ int64_t KnownLength(const PartialShape& s) {
   return s.dim(0);
 }
 
-// An index tensor's values (int32 or int64) as int64.
+// An index tensor's values (int32 or int64; int8, int16, uint8 where an op allows) as int64.
 std::vector<int64_t> IndexValues(const Tensor& t) {
   std::vector<int64_t> v(t.NumElements());
   auto copy = [&](auto* p) {

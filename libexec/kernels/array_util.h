@@ -108,7 +108,7 @@ Result<DType> ValueDType(const PrepareContext& ctx, int i, std::string_view name
                          std::string_view attr = "T");
 // Known element count of a vector's shape, else -1.
 int64_t KnownLength(const PartialShape& s);
-// An index tensor's values (int32 or int64) as int64.
+// An index tensor's values (int32 or int64; int8, int16, uint8 where an op allows) as int64.
 std::vector<int64_t> IndexValues(const Tensor& t);
 // A shape of `rank` unknown dims (unknown rank for rank < 0).
 PartialShape UnknownDims(int rank);

@@ -49,19 +49,24 @@ def mobilenet_v2():
                                           classes=10)
 
 
-def encoder():
-    # A small transformer encoder block pair: attention, layer norm, GELU feed-forward.
-    seq, d, heads = 32, 64, 4
+def transformer(seq, d, heads, blocks, epsilon):
+    # Transformer encoder blocks over (batch, seq, d): attention, layer norm, GELU feed-forward
+    # (4 d wide), mean-pooled to a 10-way head.
     x = keras.Input((seq, d))
     y = x
-    for _ in range(2):
+    for _ in range(blocks):
         a = layers.MultiHeadAttention(heads, d // heads)(y, y)
-        y = layers.LayerNormalization()(y + a)
+        y = layers.LayerNormalization(epsilon=epsilon)(y + a)
         f = layers.Dense(4 * d, activation="gelu")(y)
         f = layers.Dense(d)(f)
-        y = layers.LayerNormalization()(y + f)
+        y = layers.LayerNormalization(epsilon=epsilon)(y + f)
     y = layers.GlobalAveragePooling1D()(y)
     return keras.Model(x, layers.Dense(10)(y))
+
+
+def encoder():
+    # A small pair of blocks (Keras's default layer-norm epsilon).
+    return transformer(seq=32, d=64, heads=4, blocks=2, epsilon=1e-3)
 
 
 def resnet50():
@@ -70,19 +75,8 @@ def resnet50():
 
 def bert():
     # A BERT-base-sized encoder (12 layers, width 768, 12 heads, feed-forward 3072) over
-    # sequences of 128 embeddings, pooled to a small head: the embeddings' lookup is not the
-    # part a GPU is bought for.
-    seq, d, heads = 128, 768, 12
-    x = keras.Input((seq, d))
-    y = x
-    for _ in range(12):
-        a = layers.MultiHeadAttention(heads, d // heads)(y, y)
-        y = layers.LayerNormalization(epsilon=1e-12)(y + a)
-        f = layers.Dense(4 * d, activation="gelu")(y)
-        f = layers.Dense(d)(f)
-        y = layers.LayerNormalization(epsilon=1e-12)(y + f)
-    y = layers.GlobalAveragePooling1D()(y)
-    return keras.Model(x, layers.Dense(10)(y))
+    # sequences of 128 embeddings: the embeddings' lookup is not the part a GPU is bought for.
+    return transformer(seq=128, d=768, heads=12, blocks=12, epsilon=1e-12)
 
 
 # name: (builder, input shape, Keras dtype policy, weights tiled to carry). Large models get

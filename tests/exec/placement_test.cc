@@ -500,22 +500,32 @@ Device* Gpu() {
   return d.ok() ? *d : nullptr;
 }
 
-void CheckCloseOnGpu(const FunctionLibrary& lib, const std::string& name,
-                     const std::vector<TensorSpec>& specs, const std::vector<Tensor>& args,
-                     int want_gpu_steps_at_least, float tolerance = 1e-4f) {
-  Device* gpu = Gpu();
-  if (gpu == nullptr) return;
-  auto host = PreparedFunction::Prepare(*lib.Find(name), lib, specs);
-  REQUIRE_MESSAGE(host.ok(), host.status().ToString());
+// `name` prepared with the GPU first in the device list (the host comes last on its own).
+std::shared_ptr<const PreparedFunction> PrepareOnGpu(Device* gpu, const FunctionLibrary& lib,
+                                                     const std::string& name,
+                                                     const std::vector<TensorSpec>& specs) {
   PrepareOptions options;
   options.devices = {gpu};
-  auto on_gpu = PreparedFunction::Prepare(*lib.Find(name), lib, specs, options);
-  REQUIRE_MESSAGE(on_gpu.ok(), on_gpu.status().ToString());
-  CHECK(StepsOn((*on_gpu)->plan_stats(), "gpu:0") >= want_gpu_steps_at_least);
+  auto fn = PreparedFunction::Prepare(*lib.Find(name), lib, specs, options);
+  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  return *fn;
+}
+
+// Runs `name` on the GPU and on the host and compares; returns the GPU's prepared function
+// (null without a GPU).
+std::shared_ptr<const PreparedFunction> CheckCloseOnGpu(
+    const FunctionLibrary& lib, const std::string& name, const std::vector<TensorSpec>& specs,
+    const std::vector<Tensor>& args, int want_gpu_steps_at_least, float tolerance = 1e-4f) {
+  Device* gpu = Gpu();
+  if (gpu == nullptr) return nullptr;
+  auto host = PreparedFunction::Prepare(*lib.Find(name), lib, specs);
+  REQUIRE_MESSAGE(host.ok(), host.status().ToString());
+  std::shared_ptr<const PreparedFunction> on_gpu = PrepareOnGpu(gpu, lib, name, specs);
+  CHECK(StepsOn(on_gpu->plan_stats(), "gpu:0") >= want_gpu_steps_at_least);
   std::vector<Tensor> want, got;
   REQUIRE((*host)->Run(args, &want).ok());
   for (int call = 0; call < 2; ++call) {  // the second call reuses the planned device memory
-    Status st = (*on_gpu)->Run(args, &got);
+    Status st = on_gpu->Run(args, &got);
     REQUIRE_MESSAGE(st.ok(), st.ToString());
     REQUIRE(got.size() == want.size());
     for (size_t i = 0; i < want.size(); ++i) {
@@ -528,6 +538,7 @@ void CheckCloseOnGpu(const FunctionLibrary& lib, const std::string& name,
       }
     }
   }
+  return on_gpu;
 }
 
 TEST_CASE("gpu: a dense layer, a host fallback and host-memory arguments match the host") {
@@ -551,17 +562,11 @@ TEST_CASE("gpu: a float16 op whose definition takes float32 only runs on the GPU
   // GPU kernel that computes float16 itself takes the node, with no casts and no copies.
   auto proto = ParseLibrary(kLib);
   FunctionLibrary lib(proto);
-  CheckCloseOnGpu(lib, "half_softmax", {TensorSpec{DType::kFloat, PartialShape({3, 8})}},
-                  {Matrix(3, 8, -0.5f)}, 3, /*tolerance=*/1e-3f);  // a float16 ulp
-  Device* gpu = Gpu();
-  if (gpu == nullptr) return;
-  PrepareOptions options;
-  options.devices = {gpu, HostDevice()};
-  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({3, 8})}};
-  auto fn = PreparedFunction::Prepare(*lib.Find("half_softmax"), lib, specs, options);
-  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
-  CHECK(StepsOn((*fn)->plan_stats(), "cpu") <= 0);
-  CHECK((*fn)->plan_stats().copies == 2);  // the input in, the result out
+  auto fn = CheckCloseOnGpu(lib, "half_softmax", {TensorSpec{DType::kFloat, PartialShape({3, 8})}},
+                            {Matrix(3, 8, -0.5f)}, 3, /*tolerance=*/1e-3f);  // a float16 ulp
+  if (fn == nullptr) return;
+  CHECK(StepsOn(fn->plan_stats(), "cpu") <= 0);
+  CHECK(fn->plan_stats().copies == 2);  // the input in, the result out
 }
 
 TEST_CASE("gpu: Shape of a GPU tensor reads its dims there, with no copy of its elements") {
@@ -569,15 +574,12 @@ TEST_CASE("gpu: Shape of a GPU tensor reads its dims there, with no copy of its 
   if (gpu == nullptr) return;
   auto proto = ParseLibrary(kLib);
   FunctionLibrary lib(proto);
-  PrepareOptions options;
-  options.devices = {gpu, HostDevice()};
-  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({-1, 3})}};
-  auto fn = PreparedFunction::Prepare(*lib.Find("shape_of_relu"), lib, specs, options);
-  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
-  CHECK((*fn)->plan_stats().copies == 1);  // the input in; the shape is written on the host
+  auto fn =
+      PrepareOnGpu(gpu, lib, "shape_of_relu", {TensorSpec{DType::kFloat, PartialShape({-1, 3})}});
+  CHECK(fn->plan_stats().copies == 1);  // the input in; the shape is written on the host
   std::vector<Tensor> out;
   const std::vector<Tensor> args = {Matrix(5, 3, 1.0f)};
-  Status st = (*fn)->Run(args, &out);
+  Status st = fn->Run(args, &out);
   REQUIRE_MESSAGE(st.ok(), st.ToString());
   REQUIRE(out.size() == 1);
   REQUIRE(out[0].NumElements() == 2);
@@ -590,17 +592,13 @@ TEST_CASE("gpu: 16 threads calling one GPU function get the serial results") {
   if (gpu == nullptr) return;
   auto proto = ParseLibrary(kLib);
   FunctionLibrary lib(proto);
-  PrepareOptions options;
-  options.devices = {gpu};
-  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({64, 3})}};
-  auto fn = PreparedFunction::Prepare(*lib.Find("dense"), lib, specs, options);
-  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  auto fn = PrepareOnGpu(gpu, lib, "dense", {TensorSpec{DType::kFloat, PartialShape({64, 3})}});
   std::vector<Tensor> inputs, serial;
   for (int t = 0; t < 16; ++t) {
     inputs.push_back(Matrix(64, 3, -2.0f + 0.25f * static_cast<float>(t)));
     std::vector<Tensor> out;
     const std::vector<Tensor> args = {inputs.back()};
-    REQUIRE((*fn)->Run(args, &out).ok());
+    REQUIRE(fn->Run(args, &out).ok());
     serial.push_back(out[0]);
   }
   std::vector<std::thread> threads;
@@ -610,7 +608,7 @@ TEST_CASE("gpu: 16 threads calling one GPU function get the serial results") {
       for (int rep = 0; rep < 20; ++rep) {
         std::vector<Tensor> out;
         const std::vector<Tensor> args = {inputs[t]};
-        if (!(*fn)->Run(args, &out).ok()) {
+        if (!fn->Run(args, &out).ok()) {
           ++failures;
           return;
         }

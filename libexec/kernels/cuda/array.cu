@@ -333,33 +333,20 @@ Status ComputePack(const KernelContext& ctx) {
 
 // ---- Cast -----------------------------------------------------------------------------------
 
+// One element of Cast: through float for the float types (half and bfloat16 have no direct
+// conversion to the integers), != 0 for bool.
 template <typename From, typename To>
-__device__ To CastOne(From v) {
-  if constexpr (std::is_same_v<To, bool>) {
-    return static_cast<float>(v) != 0.0f;
-  } else if constexpr (kIsFloating<From> || kIsFloating<To>) {
-    return static_cast<To>(static_cast<float>(v));
-  } else {
-    return static_cast<To>(v);
+struct CastOne {
+  __device__ To operator()(From v) const {
+    if constexpr (std::is_same_v<To, bool>) {
+      return static_cast<float>(v) != 0.0f;
+    } else if constexpr (kIsFloating<From> || kIsFloating<To>) {
+      return static_cast<To>(static_cast<float>(v));
+    } else {
+      return static_cast<To>(v);
+    }
   }
-}
-
-template <typename From, typename To>
-__global__ void CastKernel(const From* x, To* y, int64_t n) {
-  KILN_GRID_LOOP(i, n) { y[i] = CastOne<From, To>(x[i]); }
-}
-
-// N at a time, as wide accesses (the element-wise kernels' reason, elementwise.cu).
-template <typename From, typename To, int N>
-__global__ void CastVec(const From* x, To* y, int64_t vectors) {
-  KILN_GRID_LOOP(i, vectors) {
-    const Vec<From, N> vx = reinterpret_cast<const Vec<From, N>*>(x)[i];
-    Vec<To, N> vy;
-#pragma unroll
-    for (int k = 0; k < N; ++k) vy.v[k] = CastOne<From, To>(vx.v[k]);
-    reinterpret_cast<Vec<To, N>*>(y)[i] = vy;
-  }
-}
+};
 
 using CastTypes = TypeList<float, Half, BFloat16, int32_t, int64_t, bool>;
 
@@ -374,17 +361,8 @@ Status ComputeCast(const KernelContext& ctx) {
     using From = ComputeType<typename decltype(from_tag)::type>;
     return Dispatch<CastTypes>(y->dtype(), [&](auto to_tag) {
       using To = ComputeType<typename decltype(to_tag)::type>;
-      const auto* from = static_cast<const From*>(x.raw_data());
-      auto* to = static_cast<To*>(y->raw_data());
-      constexpr int N = static_cast<int>(16 / std::max(sizeof(From), sizeof(To)));
-      const int64_t vectors =
-          VecAligned<From, N>(from) && VecAligned<To, N>(to) ? n / N : int64_t{0};
-      if (vectors > 0)
-        CastVec<From, To, N><<<Blocks(vectors), kThreads, 0, dev.stream()>>>(from, to, vectors);
-      const int64_t done = vectors * N;
-      if (done < n)
-        CastKernel<From, To>
-            <<<Blocks(n - done), kThreads, 0, dev.stream()>>>(from + done, to + done, n - done);
+      LaunchUnary<CastOne<From, To>, From, To>(dev.stream(), static_cast<const From*>(x.raw_data()),
+                                               static_cast<To*>(y->raw_data()), n);
       return LaunchStatus(ctx, "Cast");
     });
   });

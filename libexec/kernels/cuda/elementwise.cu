@@ -56,39 +56,6 @@ __global__ void BinaryStrided(const C* a, const C* b, Out* y, I n, IndexMap<2> m
   }
 }
 
-template <typename F, typename C, typename Out>
-__global__ void UnaryFlat(const C* x, Out* y, int64_t n) {
-  const F f;
-  KILN_GRID_LOOP(i, n) { y[i] = static_cast<Out>(f(x[i])); }
-}
-
-template <typename F, typename C, typename Out, int N>
-__global__ void UnaryFlatVec(const C* x, Out* y, int64_t vectors) {
-  const F f;
-  KILN_GRID_LOOP(i, vectors) {
-    const Vec<C, N> vx = reinterpret_cast<const Vec<C, N>*>(x)[i];
-    Vec<Out, N> vy;
-#pragma unroll
-    for (int k = 0; k < N; ++k) vy.v[k] = static_cast<Out>(f(vx.v[k]));
-    reinterpret_cast<Vec<Out, N>*>(y)[i] = vy;
-  }
-}
-
-// Elements per 16-byte access of C (1 where C is wider, or a vector would not help).
-template <typename C>
-inline constexpr int kVecOf = sizeof(C) <= 8 ? static_cast<int>(16 / sizeof(C)) : 1;
-
-template <typename F, typename C, typename Out>
-void LaunchUnary(cudaStream_t stream, const C* x, Out* y, int64_t n) {
-  constexpr int N = kVecOf<C>;
-  const int64_t vectors = N > 1 && VecAligned<C, N>(x) && VecAligned<Out, N>(y) ? n / N : 0;
-  if (vectors > 0)
-    UnaryFlatVec<F, C, Out, N><<<Blocks(vectors), kThreads, 0, stream>>>(x, y, vectors);
-  const int64_t done = vectors * N;
-  if (done < n)
-    UnaryFlat<F, C, Out><<<Blocks(n - done), kThreads, 0, stream>>>(x + done, y + done, n - done);
-}
-
 template <typename C>
 __global__ void LeakyReluFlat(const C* x, C* y, int64_t n, float alpha) {
   KILN_GRID_LOOP(i, n) {

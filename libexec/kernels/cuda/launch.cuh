@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "device/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -59,6 +60,43 @@ struct alignas(sizeof(T) * N) Vec {
 template <typename T, int N>
 inline bool VecAligned(const void* p) {
   return reinterpret_cast<uintptr_t>(p) % (sizeof(T) * N) == 0;
+}
+
+// Elements per 16-byte access of C (1 where C is wider, or a vector would not help).
+template <typename C>
+inline constexpr int kVecOf = sizeof(C) <= 8 ? static_cast<int>(16 / sizeof(C)) : 1;
+
+// y[i] = f(x[i]): the flat loop, and the same N elements at a time as one wide access each
+// way (memory-bound kernels reach the GPU's bandwidth only with wide accesses).
+template <typename F, typename C, typename Out>
+__global__ void UnaryFlat(const C* x, Out* y, int64_t n) {
+  const F f;
+  KILN_GRID_LOOP(i, n) { y[i] = static_cast<Out>(f(x[i])); }
+}
+
+template <typename F, typename C, typename Out, int N>
+__global__ void UnaryFlatVec(const C* x, Out* y, int64_t vectors) {
+  const F f;
+  KILN_GRID_LOOP(i, vectors) {
+    const Vec<C, N> vx = reinterpret_cast<const Vec<C, N>*>(x)[i];
+    Vec<Out, N> vy;
+#pragma unroll
+    for (int k = 0; k < N; ++k) vy.v[k] = static_cast<Out>(f(vx.v[k]));
+    reinterpret_cast<Vec<Out, N>*>(y)[i] = vy;
+  }
+}
+
+// Runs y[i] = f(x[i]) over n elements: vectors of the wider of C and Out where both pointers
+// allow, the flat loop for the rest.
+template <typename F, typename C, typename Out>
+void LaunchUnary(cudaStream_t stream, const C* x, Out* y, int64_t n) {
+  constexpr int N = kVecOf<std::conditional_t<(sizeof(C) >= sizeof(Out)), C, Out>>;
+  const int64_t vectors = N > 1 && VecAligned<C, N>(x) && VecAligned<Out, N>(y) ? n / N : 0;
+  if (vectors > 0)
+    UnaryFlatVec<F, C, Out, N><<<Blocks(vectors), kThreads, 0, stream>>>(x, y, vectors);
+  const int64_t done = vectors * N;
+  if (done < n)
+    UnaryFlat<F, C, Out><<<Blocks(n - done), kThreads, 0, stream>>>(x + done, y + done, n - done);
 }
 
 // Appends an output dim of `n` elements `s` input elements apart to `map`, merged into the
