@@ -72,6 +72,12 @@ WORKLOADS = [
                   "3072, GELU, LayerNorm) on 128 token embeddings, batch 1"),
     Workload("bert_encoder_b8", "bert_encoder", "serving_default", 8, ["ort_1.2", "tf_1.2"],
              note="the same encoder, batch 8"),
+    Workload("resnet50_mixed", "resnet50_mixed", "serving_default", 1, ["ort_1.0", "tf_1.0"],
+             note="ResNet50 built under Keras's mixed_float16 policy (float16 compute, float32 "
+                  "weights), batch 1: how GPU-trained models are saved"),
+    Workload("bert_encoder_mixed_b1", "bert_encoder_mixed", "serving_default", 1,
+             ["ort_1.0", "tf_1.0"],
+             note="the BERT-base-sized encoder under mixed_float16, batch 1"),
     Workload("efficientnet_b0", "efficientnet_b0", "serving_default", 1, ["ort_1.2", "tf_1.2"],
              note="issue 22: EfficientNetB0, 224 px, random weights, batch 1"),
     Workload("wide_deep_b64", "wide_deep", "serving_default", 64, ["ort_1.2", "tf_1.2"],
@@ -229,6 +235,18 @@ def _application(ctor):
     return build_app
 
 
+def _mixed_float16(builder):
+    """`builder`'s model built under Keras's mixed_float16 policy."""
+    def build_mixed(d, cache, build):
+        import keras
+        keras.mixed_precision.set_global_policy("mixed_float16")
+        try:
+            return builder(d, cache, build)
+        finally:
+            keras.mixed_precision.set_global_policy("float32")
+    return build_mixed
+
+
 def _lstm_text(d, cache, build):
     import keras
     keras.utils.set_random_seed(5)
@@ -312,6 +330,8 @@ BUNDLES = {
     "mobilenet_v2": _application("MobileNetV2"),
     "resnet50": _application("ResNet50"),
     "efficientnet_b0": _application("EfficientNetB0"),
+    "resnet50_mixed": _mixed_float16(_application("ResNet50")),
+    "bert_encoder_mixed": _mixed_float16(_bert_encoder),
     "lstm_text": _lstm_text,
     "bigru_text": _bigru_text,
     "conv_gru_series": _conv_gru_series,

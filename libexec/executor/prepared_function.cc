@@ -16,6 +16,7 @@
 #include "executor/execution_state.h"
 #include "executor/flat_graph.h"
 #include "executor/fusion.h"
+#include "executor/half_in_float.h"
 #include "executor/half_precision.h"
 #include "executor/memory_plan.h"
 #include "executor/placement.h"
@@ -90,13 +91,32 @@ class FunctionCompiler {
 #endif
     MarkLive();
     KILN_RETURN_IF_ERROR(TopologicalOrder());
+    int half_in_float = 0;
+    bool analysed = false;  // an analysis prepare of graph_ as it is is in place
 #ifndef KILN_NO_PROTOBUF
+    // Half precision computes in float32 regions where the host is the only device
+    // (half_in_float.h): a first look, the rewrite, and the graph as rewritten goes on.
+    if (options_.half_in_float && source_graph_ == nullptr && pf_->devices_.size() == 1 &&
+        HasHalfTypeAttrs(graph_, live_)) {
+      KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+      analysed = true;
+      half_in_float = ComputeHalfInFloat(&graph_, Facts(), live_,
+                                         [&](int v) { return AcceptsFloat(graph_.nodes[v]); });
+      if (half_in_float > 0) {
+        ResetPrepared();
+        analysed = false;
+        MarkLive();
+        order_.clear();
+        KILN_RETURN_IF_ERROR(TopologicalOrder());
+      }
+    }
     if (options_.fuse && source_graph_ == nullptr && HasFusableNodes()) {
       // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
       // the fused graph for real.
-      KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+      if (!analysed) KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
       const int fused = FuseGraph(&graph_, Facts(), live_);
       ResetPrepared();
+      analysed = false;
       pf_->stats_.fused = fused;
       if (fused > 0) {
         MarkLive();
@@ -105,7 +125,9 @@ class FunctionCompiler {
       }
     }
 #endif
+    if (analysed) ResetPrepared();
     KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
+    pf_->stats_.half_in_float = half_in_float;
     KILN_RETURN_IF_ERROR(BindOutputs());
     PlanReleases();
     pf_->arena_bytes_.assign(pf_->devices_.size(), 0);
@@ -325,6 +347,24 @@ class FunctionCompiler {
         return true;
     }
     return false;
+  }
+
+  // Whether `node`, whose inputs the analysis pass prepared, also prepares with its half types
+  // read as float32 (half_in_float.h).
+  bool AcceptsFloat(const FlatNode& node) const {
+    std::vector<TensorSpec> specs;
+    for (const Edge& e : node.inputs) {
+      if (e.node >= static_cast<int>(out_slots_.size()) ||
+          e.output >= static_cast<int>(out_slots_[e.node].size()))
+        return false;
+      TensorSpec s = slot_specs_[out_slots_[e.node][e.output]];
+      if (s.dtype == DType::kHalf || s.dtype == DType::kBFloat16) s.dtype = DType::kFloat;
+      specs.push_back(s);
+    }
+    const std::vector<const Tensor*> consts(specs.size(), nullptr);
+    PrepareContext ctx = ContextFor(node, node.reader().WithHalfAs(DType::kFloat), specs, consts,
+                                    /*analysis=*/true);
+    return node.def->prepare(ctx).ok();
   }
 
   // What the analysis pass learnt, per node.

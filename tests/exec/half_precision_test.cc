@@ -1,5 +1,6 @@
 // Half precision through the executor: nodes whose kernels have no float16/bfloat16 form run in
-// float32 between casts (executor/half_precision.h), with TensorFlow's dtypes at every edge.
+// float32 between casts (executor/half_precision.h), and half-precision regions compute in
+// float32 on the host (executor/half_in_float.h), with TensorFlow's dtypes at every boundary.
 #include "executor/half_precision.h"
 
 #include <doctest/doctest.h>
@@ -139,9 +140,12 @@ TEST_CASE("half precision: a Softmax without a float16 kernel runs in float32 be
   const std::vector<TensorSpec> specs = {{DType::kHalf, PartialShape({2, 3})},
                                          {DType::kHalf, PartialShape({3, 2})},
                                          {DType::kHalf, PartialShape({2})}};
-  auto pf = PreparedFunction::Prepare(*lib.Find("half_dense"), lib, specs);
+  PrepareOptions options;
+  options.half_in_float = false;  // each node by itself, as TF's kernels compute
+  auto pf = PreparedFunction::Prepare(*lib.Find("half_dense"), lib, specs, options);
   REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
   CHECK((*pf)->plan_stats().widened >= 1);
+  CHECK((*pf)->plan_stats().half_in_float == 0);
   CHECK((*pf)->output_specs()[0].dtype == DType::kHalf);
   CHECK((*pf)->output_specs()[1].dtype == DType::kInt64);
   CHECK((*pf)->output_specs()[2].dtype == DType::kFloat);
@@ -169,6 +173,45 @@ TEST_CASE("half precision: a Softmax without a float16 kernel runs in float32 be
   REQUIRE(out[3].dtype() == DType::kHalf);
   CHECK(std::abs(FloatOf(out[3].data<Half>()[0]) - 1.0f / (1.0f + std::exp(-6.0f))) < 5e-4f);
   CHECK(std::abs(FloatOf(out[3].data<Half>()[1]) - 1.0f / (1.0f + std::exp(6.0f))) < 2e-6f);
+}
+
+// On a host-only load the half-precision region (MatMul, BiasAdd, Relu, Softmax) computes in
+// float32 and rounds where values leave it: (1 + 2^-10)(1 + 3 * 2^-10) - 1 = 2^-8 + 3 * 2^-20
+// keeps its last term until the end; rounding after each op loses it at the MatMul.
+TEST_CASE("half precision: a half-precision region computes in float32 on the host") {
+  tensorflow::FunctionDefLibrary proto;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kHalfLib, &proto));
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {{DType::kHalf, PartialShape({1, 1})},
+                                         {DType::kHalf, PartialShape({1, 1})},
+                                         {DType::kHalf, PartialShape({1})}};
+  const Tensor x = HalfOf({1 + std::ldexp(1.0f, -10)}, Shape{1, 1});
+  const Tensor w = HalfOf({1 + 3 * std::ldexp(1.0f, -10)}, Shape{1, 1});
+  const Tensor b = HalfOf({-1}, Shape{1});
+  for (bool in_float : {true, false}) {
+    CAPTURE(in_float);
+    PrepareOptions options;
+    options.half_in_float = in_float;
+    auto pf = PreparedFunction::Prepare(*lib.Find("half_dense"), lib, specs, options);
+    REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+    CHECK((*pf)->plan_stats().half_in_float == (in_float ? 4 : 0));
+    CHECK(((*pf)->plan_stats().widened == 0) == in_float);  // Softmax widens when alone
+    // TF's dtypes at the function's boundary either way.
+    CHECK((*pf)->output_specs()[0].dtype == DType::kHalf);
+    CHECK((*pf)->output_specs()[1].dtype == DType::kInt64);
+    CHECK((*pf)->output_specs()[2].dtype == DType::kFloat);
+    CHECK((*pf)->output_specs()[3].dtype == DType::kHalf);
+    std::vector<Tensor> out;
+    Status s = (*pf)->Run(std::vector{x, w, b}, &out);
+    REQUIRE_MESSAGE(s.ok(), s.ToString());
+    const float lost = in_float ? 3 * std::ldexp(1.0f, -20) : 0.0f;
+    CHECK(out[2].data<float>()[0] == std::ldexp(1.0f, -8) + lost);
+    // Rounded to float16 once: 2^-8 + 3 * 2^-20 is nearest to 2^-8 + 2^-18.
+    CHECK(FloatOf(out[0].data<Half>()[0]) ==
+          std::ldexp(1.0f, -8) + (in_float ? std::ldexp(1.0f, -18) : 0.0f));
+    CHECK(out[1].data<int64_t>()[0] == 0);
+    CHECK(FloatOf(out[3].data<Half>()[0]) == 1.0f);
+  }
 }
 
 TEST_CASE("half precision: which nodes widen, and which outputs go back to the half type") {

@@ -59,6 +59,10 @@ struct PrepareOptions {
   // Matrix products and convolutions absorb the bias, batch-norm, residual add and activation
   // ops that follow them (executor/fusion.h).
   bool fuse = true;
+  // Where the host is the only device, float16/bfloat16 nodes compute in float32 regions, cast
+  // back where a value leaves them (executor/half_in_float.h). Off: every node rounds its
+  // result to its half type, as TensorFlow's kernels do.
+  bool half_in_float = true;
   // A function whose argument shapes are not fully known is prepared again (folded, planned)
   // for the exact shapes of a call, for up to this many distinct shape sets.
   int max_specializations = 8;
@@ -87,6 +91,7 @@ struct PlanStats {
   int folded = 0;            // nodes computed at prepare time
   int fused = 0;             // products and convolutions that absorbed the ops after them
   int widened = 0;           // half-precision nodes run in float32 between casts
+  int half_in_float = 0;     // half-precision nodes rewritten to compute in float32 regions
   int slots = 0;             // tensors a call holds
   int planned_slots = 0;     // of those, placed in the arena
   int in_place = 0;          // planned outputs sharing their input's memory
