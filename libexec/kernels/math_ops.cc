@@ -9,6 +9,7 @@
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
+#include "kernels/vector_math.h"
 
 namespace kiln::exec {
 namespace {
@@ -91,6 +92,39 @@ template <typename T>
 inline constexpr bool kEigenCastType = std::is_same_v<T, float> || std::is_same_v<T, double> ||
                                        kIsInteger<T> || std::is_same_v<T, bool>;
 
+// float32 <-> float16/bfloat16 through vector_math's loops (F16C where the CPU has it): the
+// casts at the edges of every half-precision region. False for other pairs.
+bool CastHalfVectorised(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  using Loop = void (*)(const void*, void*, int64_t);
+  Loop loop = nullptr;
+  const DType from = x.dtype(), to = out->dtype();
+  if (from == DType::kHalf && to == DType::kFloat) {
+    loop = [](const void* a, void* b, int64_t n) {
+      vmath::HalfToFloat(static_cast<const uint16_t*>(a), static_cast<float*>(b), n);
+    };
+  } else if (from == DType::kFloat && to == DType::kHalf) {
+    loop = [](const void* a, void* b, int64_t n) {
+      vmath::FloatToHalf(static_cast<const float*>(a), static_cast<uint16_t*>(b), n);
+    };
+  } else if (from == DType::kBFloat16 && to == DType::kFloat) {
+    loop = [](const void* a, void* b, int64_t n) {
+      vmath::BFloat16ToFloat(static_cast<const uint16_t*>(a), static_cast<float*>(b), n);
+    };
+  } else if (from == DType::kFloat && to == DType::kBFloat16) {
+    loop = [](const void* a, void* b, int64_t n) {
+      vmath::FloatToBFloat16(static_cast<const float*>(a), static_cast<uint16_t*>(b), n);
+    };
+  }
+  if (loop == nullptr) return false;
+  const auto* in = static_cast<const char*>(x.raw_data());
+  auto* o = static_cast<char*>(out->raw_data());
+  const size_t in_size = DTypeSize(from), out_size = DTypeSize(to);
+  ctx.threads().ParallelFor(x.NumElements(), 1 << 14, [&](int64_t b, int64_t e) {
+    loop(in + b * in_size, o + b * out_size, e - b);
+  });
+  return true;
+}
+
 Status ComputeCast(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const DType dst = ctx.state<TypedOpState<DType>>().value;
@@ -99,6 +133,7 @@ Status ComputeCast(const KernelContext& ctx) {
     return OkStatus();
   }
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
+  if (CastHalfVectorised(ctx, x, out)) return OkStatus();
   return Dispatch<CastTypes>(x.dtype(), [&](auto src_tag) {
     using Src = typename decltype(src_tag)::type;
     return Dispatch<CastTypes>(dst, [&](auto dst_tag) {

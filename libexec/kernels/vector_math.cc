@@ -7,6 +7,10 @@
 
 #include "kiln/exec/cpu_isa.h"
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 // The loops are compiled once per x86-64 level and chosen at run time by ActiveCpuIsa(): the
 // widest vectors the machine has, unless the environment caps the ISA (KILN_MAX_CPU_ISA), so
 // tests run the AVX2 and baseline copies on an AVX-512 machine too. (Our own table rather than
@@ -61,7 +65,11 @@ namespace {
   X(MaxPoolGradWindow)      \
   X(Sum)                    \
   X(Max)                    \
-  X(GemvAccumulate)
+  X(GemvAccumulate)         \
+  X(HalfToFloat)            \
+  X(FloatToHalf)            \
+  X(BFloat16ToFloat)        \
+  X(FloatToBFloat16)
 
 struct Loops {
 #define KILN_X(f) decltype(&baseline::f) f;
@@ -133,5 +141,9 @@ float Max(const float* x, int64_t n) { return Active().Max(x, n); }
 void GemvAccumulate(const float* x, const float* w, int64_t ldw, int64_t k, int64_t n, float* y) {
   Active().GemvAccumulate(x, w, ldw, k, n, y);
 }
+void HalfToFloat(const uint16_t* x, float* y, int64_t n) { Active().HalfToFloat(x, y, n); }
+void FloatToHalf(const float* x, uint16_t* y, int64_t n) { Active().FloatToHalf(x, y, n); }
+void BFloat16ToFloat(const uint16_t* x, float* y, int64_t n) { Active().BFloat16ToFloat(x, y, n); }
+void FloatToBFloat16(const float* x, uint16_t* y, int64_t n) { Active().FloatToBFloat16(x, y, n); }
 
 }  // namespace kiln::exec::vmath

@@ -48,4 +48,11 @@ float Max(const float* x, int64_t n);
 // the time (a recurrent layer's step, a Dense layer at batch 1).
 void GemvAccumulate(const float* x, const float* w, int64_t ldw, int64_t k, int64_t n, float* y);
 
+// Conversions between float32 and the half types' bit patterns, rounding to nearest even (NaN
+// stays NaN), as Eigen's float16 and bfloat16 convert.
+void HalfToFloat(const uint16_t* x, float* y, int64_t n);
+void FloatToHalf(const float* x, uint16_t* y, int64_t n);
+void BFloat16ToFloat(const uint16_t* x, float* y, int64_t n);
+void FloatToBFloat16(const float* x, uint16_t* y, int64_t n);
+
 }  // namespace kiln::exec::vmath

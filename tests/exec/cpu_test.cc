@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 #include <sched.h>
 
+#include <Eigen/Core>
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdlib>
 #include <limits>
@@ -112,6 +114,58 @@ TEST_CASE("vector loops: GemvAccumulate adds x w to y, every column, in order") 
       CHECK(y[c] == doctest::Approx(want[c]).epsilon(1e-6));
     }
   }
+}
+
+// Every float16 value widens as Eigen's float16 does, and narrowing agrees with Eigen's
+// round-to-nearest-even on values across the whole range: normals, halfway cases, subnormals,
+// overflow to infinity, NaN (any NaN: F16C keeps payload bits Eigen drops). bfloat16 likewise.
+TEST_CASE("vector loops: float16 and bfloat16 conversions are Eigen's, at this ISA level") {
+  std::vector<uint16_t> bits(1 << 16);
+  for (size_t i = 0; i < bits.size(); ++i) bits[i] = static_cast<uint16_t>(i);
+  std::vector<float> wide(bits.size());
+  kiln::exec::vmath::HalfToFloat(bits.data(), wide.data(), static_cast<int64_t>(bits.size()));
+  for (size_t i = 0; i < bits.size(); ++i) {
+    const float want = static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(bits[i]));
+    if (std::isnan(want)) {
+      CHECK(std::isnan(wide[i]));
+    } else {
+      CHECK_MESSAGE(std::bit_cast<uint32_t>(wide[i]) == std::bit_cast<uint32_t>(want), i);
+    }
+  }
+  kiln::exec::vmath::BFloat16ToFloat(bits.data(), wide.data(), static_cast<int64_t>(bits.size()));
+  for (size_t i = 0; i < bits.size(); ++i)
+    CHECK(std::bit_cast<uint32_t>(wide[i]) == static_cast<uint32_t>(bits[i]) << 16);
+
+  // Floats: every 4099th bit pattern (all exponents, both signs), each half value and the
+  // midpoints next to it, the edges.
+  std::vector<float> x;
+  for (uint64_t b = 0; b <= 0xffffffffu; b += 4099) x.push_back(std::bit_cast<float>(uint32_t(b)));
+  for (uint32_t h = 0; h < 0x7c00; ++h) {
+    const auto f = std::bit_cast<uint32_t>(
+        static_cast<float>(Eigen::numext::bit_cast<Eigen::half>(uint16_t(h))));
+    for (uint32_t d : {0u, 1u, 0xfffu, 0x1000u, 0x1001u, 0x2000u}) {
+      x.push_back(std::bit_cast<float>(f + d));
+      x.push_back(-std::bit_cast<float>(f + d));
+    }
+  }
+  for (float f : {65504.0f, 65519.99f, 65520.0f, 1e-8f, 2.98e-8f, 2.99e-8f,
+                  std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                  std::numeric_limits<float>::denorm_min()})
+    x.push_back(f);
+  std::vector<uint16_t> narrow(x.size());
+  kiln::exec::vmath::FloatToHalf(x.data(), narrow.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i) {
+    const uint16_t want = Eigen::numext::bit_cast<uint16_t>(Eigen::half(x[i]));
+    if (std::isnan(x[i])) {
+      CHECK((narrow[i] & 0x7c00) == 0x7c00);
+      CHECK((narrow[i] & 0x3ff) != 0);
+    } else {
+      CHECK_MESSAGE(narrow[i] == want, x[i]);
+    }
+  }
+  kiln::exec::vmath::FloatToBFloat16(x.data(), narrow.data(), static_cast<int64_t>(x.size()));
+  for (size_t i = 0; i < x.size(); ++i)
+    CHECK_MESSAGE(narrow[i] == Eigen::numext::bit_cast<uint16_t>(Eigen::bfloat16(x[i])), x[i]);
 }
 
 TEST_CASE("vector loops: Erf and Erfc within a few ulp of the double functions, edges kept") {
