@@ -21,6 +21,9 @@ bool KeepsHalf(std::string_view op) {
   return false;
 }
 
+// Ops that read only their input's shape: a region's value serves them as it is.
+bool ReadsShapeOnly(std::string_view op) { return op == "Shape" || op == "Size" || op == "Rank"; }
+
 bool CallsFunctions(const ProtoAttrMap& attrs) {
   for (const auto& [name, value] : attrs)
     if (value.has_func() || value.list().func_size() > 0) return true;
@@ -147,7 +150,10 @@ class HalfInFloat {
   // the float32 value itself; anything else reads it cast back.
   void LeaveRegion(int v, size_t i) {
     const Edge e = g_.nodes[v].inputs[i];
-    if (!Converted(e)) return;
+    if (!Converted(e)) {
+      ShapeOfCast(v, i);
+      return;
+    }
     FlatNode& node = g_.nodes[v];
     const bool cast_to_float = node.op == "Cast" && node.inputs.size() == 1 &&
                                node.attrs != nullptr &&
@@ -156,6 +162,13 @@ class HalfInFloat {
     if (cast_to_float) {  // its readers read the region's value (so fusion chains continue)
       forwarded_.push_back(v);
       bypassed_.push_back(v);
+      return;
+    }
+    if (ReadsShapeOnly(node.op) && node.attrs != nullptr) {  // the same shape in float32
+      g_.owned_attrs.push_back(*node.attrs);
+      ProtoAttrMap& attrs = g_.owned_attrs.back();
+      attrs["T"].set_type(tensorflow::DT_FLOAT);
+      g_.nodes[v].attrs = &attrs;
       return;
     }
     const Edge half = HalfOf(e);  // may move the nodes
@@ -205,6 +218,27 @@ class HalfInFloat {
       std::sort(waits.begin(), waits.end());
       waits.erase(std::unique(waits.begin(), waits.end()), waits.end());
     }
+  }
+
+  // A Shape (Size, Rank) of a half value cast from float32 takes the float32 value's shape, so
+  // the Cast need not run for it (Keras's Tensordot takes the Shape of each Dense's input).
+  void ShapeOfCast(int v, size_t i) {
+    const Edge e = g_.nodes[v].inputs[i];
+    const FlatNode& p = g_.nodes[e.node];
+    if (!ReadsShapeOnly(g_.nodes[v].op) || g_.nodes[v].attrs == nullptr || p.op != "Cast" ||
+        p.inputs.size() != 1)
+      return;
+    const TensorSpec* from = SpecOf(facts_, p.inputs[0]);
+    const TensorSpec* half = SpecOf(facts_, e);
+    if (from == nullptr || half == nullptr || from->dtype != DType::kFloat ||
+        (half->dtype != DType::kHalf && half->dtype != DType::kBFloat16))
+      return;
+    const Edge wide = p.inputs[0];
+    bypassed_.push_back(e.node);
+    g_.owned_attrs.push_back(*g_.nodes[v].attrs);
+    g_.owned_attrs.back()["T"].set_type(tensorflow::DT_FLOAT);
+    g_.nodes[v].attrs = &g_.owned_attrs.back();
+    g_.nodes[v].inputs[i] = wide;
   }
 
   // The float32 form of half value `e` that a converted node reads.

@@ -98,7 +98,11 @@ class FunctionCompiler {
     // (half_in_float.h): a first look, the rewrite, and the graph as rewritten goes on.
     if (options_.half_in_float && source_graph_ == nullptr && pf_->devices_.size() == 1 &&
         HasHalfTypeAttrs(graph_, live_)) {
+      // Casts are not folded in this look: folding Keras's AutoCast of every weight would read
+      // (and keep resident) all the weights' pages for values the rewrite then drops.
+      fold_casts_ = false;
       KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+      fold_casts_ = true;
       analysed = true;
       half_in_float = ComputeHalfInFloat(&graph_, Facts(), live_,
                                          [&](int v) { return AcceptsFloat(graph_.nodes[v]); });
@@ -298,7 +302,7 @@ class FunctionCompiler {
                                              ComputeFn compute, const std::vector<int32_t>& in,
                                              bool any_size) {
     if (!options_.fold_constants || node.stateful || node.def == nullptr ||
-        (node.def->flags & kOpStateful) != 0)
+        (node.def->flags & kOpStateful) != 0 || (!fold_casts_ && node.op == "Cast"))
       return std::nullopt;
     std::vector<Tensor> slots;
     for (int32_t s : in) {
@@ -802,8 +806,9 @@ class FunctionCompiler {
   std::vector<int> slot_device_;                       // per slot: where its tensor lives
   std::map<std::pair<int32_t, int>, int32_t> copies_;  // (slot, device): the copy's slot
   int host_ = 0;                                       // the host's index in pf_->devices_
-  std::vector<const Tensor*> const_value_;             // per slot: the value when constant
-  std::vector<const Tensor*> known_value_;             // per slot: a known argument's value
+  bool fold_casts_ = true;  // false during the first look of the half-precision rewrite
+  std::vector<const Tensor*> const_value_;  // per slot: the value when constant
+  std::vector<const Tensor*> known_value_;  // per slot: a known argument's value
   std::vector<std::shared_ptr<Tensor>> const_storage_;
   std::vector<char> pinned_;
 };

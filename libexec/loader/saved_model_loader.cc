@@ -5,6 +5,9 @@
 #include <iostream>
 #include <optional>
 #include <set>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
@@ -192,10 +195,27 @@ Result<std::shared_ptr<const PreparedFunction>> SavedModelLoader::PrepareFunctio
 SavedModel::SavedModel() = default;
 SavedModel::~SavedModel() = default;
 
+namespace {
+
+// A load's prepare passes (the first look before the half-precision and fusion rewrites) make
+// and free copies of weights. glibc keeps freed heap pages (its mmap threshold grows after large
+// frees, so later large blocks come from the heap), and the model's resident memory would carry
+// them for its lifetime: a Keras mixed-precision ResNet50 held 145 MB more than its float32 twin
+// after load. Give them back once per load.
+void ReleaseFreedHeap() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
+
+}  // namespace
+
 Result<std::unique_ptr<SavedModel>> SavedModel::Load(const std::filesystem::path& dir,
                                                      const LoadOptions& options) {
   SavedModelLoader loader(dir, options);
-  return loader.Load();
+  Result<std::unique_ptr<SavedModel>> model = loader.Load();
+  ReleaseFreedHeap();
+  return model;
 }
 
 Result<std::unique_ptr<SavedModel>> SavedModel::LoadFromProto(
@@ -205,7 +225,9 @@ Result<std::unique_ptr<SavedModel>> SavedModel::LoadFromProto(
   SavedModelLoader loader(dir, options);
   loader.given_proto_ = std::move(proto);
   loader.given_variables_optional_ = true;
-  return loader.Load();
+  Result<std::unique_ptr<SavedModel>> model = loader.Load();
+  ReleaseFreedHeap();
+  return model;
 }
 
 const tensorflow::SavedModel& SavedModel::proto() const {

@@ -125,6 +125,94 @@ const char* kHalfLib = R"pb(
   }
 )pb";
 
+// Keras's mixed-precision Dense as it exports: a float32 input and kernel, each cast to
+// float16 (AutoCast), their MatMul, Relu, the product's Shape (Tensordot takes one), and the
+// result cast back to float32 for the caller.
+const char* kAutoCastLib = R"pb(
+  function {
+    signature {
+      name: "autocast_dense"
+      input_arg { name: "x" type: DT_FLOAT }
+      input_arg { name: "w" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_FLOAT }
+      output_arg { name: "shape" type: DT_INT32 }
+    }
+    node_def {
+      name: "x16"
+      op: "Cast"
+      input: "x"
+      attr {
+        key: "SrcT"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "w16"
+      op: "Cast"
+      input: "w"
+      attr {
+        key: "SrcT"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "shape_of_x"
+      op: "Shape"
+      input: "x16:y:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "out_type"
+        value { type: DT_INT32 }
+      }
+    }
+    node_def {
+      name: "mm"
+      op: "MatMul"
+      input: "x16:y:0"
+      input: "w16:y:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "relu"
+      op: "Relu"
+      input: "mm:product:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "out"
+      op: "Cast"
+      input: "relu:activations:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "out:y:0" }
+    ret { key: "shape" value: "shape_of_x:output:0" }
+  }
+)pb";
+
 Tensor HalfOf(const std::vector<float>& v, const Shape& shape) {
   Tensor t(DType::kHalf, shape);
   for (size_t i = 0; i < v.size(); ++i)
@@ -212,6 +300,33 @@ TEST_CASE("half precision: a half-precision region computes in float32 on the ho
     CHECK(out[1].data<int64_t>()[0] == 0);
     CHECK(FloatOf(out[3].data<Half>()[0]) == 1.0f);
   }
+}
+
+// The region reads the float32 values the AutoCasts were made from, the Shape takes the float32
+// input's shape, and the Cast back to float32 reads the region's value: no Cast step runs, and
+// the product keeps float32 precision (1 + 2^-12 is not a float16 value).
+TEST_CASE("half precision: Keras's AutoCasts around a float32 region run no Cast") {
+  tensorflow::FunctionDefLibrary proto;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kAutoCastLib, &proto));
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {{DType::kFloat, PartialShape({1, 2})},
+                                         {DType::kFloat, PartialShape({2, 1})}};
+  auto pf = PreparedFunction::Prepare(*lib.Find("autocast_dense"), lib, specs);
+  REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+  CHECK((*pf)->plan_stats().half_in_float == 2);
+  for (const ScheduledStep& step : (*pf)->Schedule())
+    CHECK_MESSAGE(step.op != "Cast", step.node_name);
+  Tensor x(DType::kFloat, Shape{1, 2}), w(DType::kFloat, Shape{2, 1});
+  x.data<float>()[0] = 1 + std::ldexp(1.0f, -12);
+  x.data<float>()[1] = 0;
+  w.data<float>()[0] = 1;
+  w.data<float>()[1] = 1;
+  std::vector<Tensor> out;
+  Status s = (*pf)->Run(std::vector{x, w}, &out);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  CHECK(out[0].data<float>()[0] == 1 + std::ldexp(1.0f, -12));
+  CHECK(out[1].data<int32_t>()[0] == 1);
+  CHECK(out[1].data<int32_t>()[1] == 2);
 }
 
 TEST_CASE("half precision: which nodes widen, and which outputs go back to the half type") {
