@@ -62,7 +62,7 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
                                          "peak_rss_kb",   "rss_after_load_kb",
                                          "inputs",        "cpu_isa",
                                          "device_steps",  "copies",
-                                         "copy_bytes"});
+                                         "copy_bytes",    "half_in_float"});
   CHECK(j["dir"] == kScalars);
   CHECK(j["signature"] == "serving_default");
   CHECK(j["threads"] == 0);
@@ -93,6 +93,7 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
   CHECK(j["device_steps"]["cpu"].get<int>() > 0);
   CHECK(j["copies"] == 0);
   CHECK(j["copy_bytes"] == 0);
+  CHECK(j["half_in_float"] == 0);  // a float32 model
 }
 
 TEST_CASE("bench --device names a device that is not there: an error listing the devices") {

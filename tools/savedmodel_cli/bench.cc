@@ -202,6 +202,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   report.device_steps = sig->function().plan_stats().device_steps;
   report.copies = sig->function().plan_stats().copies;
   report.copy_bytes = sig->function().plan_stats().copy_bytes;
+  report.half_in_float = sig->function().plan_stats().half_in_float;
 
   // Given inputs, then generated ones for the rest, in the signature's order.
   KILN_ASSIGN_OR_RETURN(auto given, MakeFeeds(feed_args, *sig, err));
@@ -296,6 +297,8 @@ static std::string PlacementText(const BenchReport& r) {
   if (r.copies > 0)
     placement += r.copy_bytes >= 0 ? " (" + std::to_string(r.copy_bytes) + " bytes per call)"
                                    : std::string(" (bytes depend on the shapes)");
+  if (r.half_in_float > 0)
+    placement += "; " + std::to_string(r.half_in_float) + " half-precision ops computed in float32";
   return placement;
 }
 
@@ -367,6 +370,7 @@ void PrintBenchJson(const BenchReport& r, std::ostream& out) {
   j["device_steps"] = std::move(devices);
   j["copies"] = r.copies;
   j["copy_bytes"] = r.copy_bytes;
+  j["half_in_float"] = r.half_in_float;
   out << j.dump() << "\n";
 }
 

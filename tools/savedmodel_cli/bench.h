@@ -64,6 +64,7 @@ struct BenchReport {
   // Where the signature's steps run (device name, steps), and the copies between devices per
   // call (copy_bytes -1: they depend on the fed shapes).
   std::vector<std::pair<std::string, int>> device_steps;
+  int half_in_float = 0;  // half-precision nodes computed in float32 regions (PlanStats)
   int copies = 0;
   int64_t copy_bytes = 0;
 };
