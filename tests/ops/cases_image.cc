@@ -893,6 +893,17 @@ void AddCodecs(std::vector<OpCase>* c) {
                        .Input(Tensor::StringScalar(ReadFile(dir / file)))
                        .Reference1([want](const auto&) { return Make<int32_t>(want, {3}); })
                        .Build());
+      if (file != "rgb.jpg") continue;
+      for (DType t : {DType::kInt32, DType::kInt64})
+        c->push_back(
+            OpCaseBuilder("ExtractJpegShape", "ExtractJpegShape " + file + " " + DTypeShortName(t))
+                .Type("output_type", t)
+                .Input(Tensor::StringScalar(ReadFile(dir / file)))
+                .Reference1([want, t](const auto&) {
+                  return t == DType::kInt32 ? Make<int32_t>(want, {3})
+                                            : Make<int64_t>({want[0], want[1], want[2]}, {3});
+                })
+                .Build());
     }
   }
   // EncodeJpeg: like EncodePng, bytes without an independent reference (decoded again in

@@ -4,6 +4,7 @@
 // one wins, a Feature with no list); the references lay the values out as the ops document: dense
 // [batch] + shape with defaults, sparse indices (record, position), ragged row splits. TF's own
 // outputs for Keras/tf.io-written records are compared in tests/tf (test_long_tail_models.py).
+#include <complex>
 #include <cstring>
 #include <string>
 
@@ -206,6 +207,42 @@ std::vector<OpCase> ParseCases() {
                   .ConstInput(Tensor::Scalar<int32_t>(4))
                   .Reference1([](const std::vector<Tensor>&) {
                     return Make<uint16_t>({513, 3, 4, 0, 0x6261, 0x6463}, Shape{3, 2});
+                  })
+                  .Build());
+  // Eight- and sixteen-byte elements: a complex128 from one 16-byte record; float64 and int64
+  // from records padded to 16 bytes (a short record zero-filled, a long one cut).
+  c.push_back(OpCaseBuilder("DecodeRaw", "DecodeRaw complex128")
+                  .Type("out_type", DType::kComplex128)
+                  .Input(Strings({std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f"
+                                              "\x00\x00\x00\x00\x00\x00\x00\xc0",
+                                              16)},
+                                 Shape{1}))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Make<std::complex<double>>({{1.0, -2.0}}, Shape{1, 1});
+                  })
+                  .Build());
+  const Tensor eight = Strings({std::string("\x00\x00\x00\x00\x00\x00\xf0\x3f", 8),
+                                std::string("\x00\x00\x00\x00\x00\x00\x00\x40"
+                                            "\x00\x00\x00\x00\x00\x00\x08\x40"
+                                            "\xff\xff",
+                                            18)},
+                               Shape{2});
+  c.push_back(OpCaseBuilder("DecodePaddedRaw", "DecodePaddedRaw float64")
+                  .Type("out_type", DType::kDouble)
+                  .Input(eight)
+                  .ConstInput(Tensor::Scalar<int32_t>(16))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Make<double>({1.0, 0.0, 2.0, 3.0}, Shape{2, 2});
+                  })
+                  .Build());
+  c.push_back(OpCaseBuilder("DecodePaddedRaw", "DecodePaddedRaw int64")
+                  .Type("out_type", DType::kInt64)
+                  .Input(eight)
+                  .ConstInput(Tensor::Scalar<int32_t>(16))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Make<int64_t>(
+                        {0x3ff0000000000000, 0, 0x4000000000000000, 0x4008000000000000},
+                        Shape{2, 2});
                   })
                   .Build());
   // ReduceJoin over one axis, over both (row-major order whatever the axes' order), keep_dims;
