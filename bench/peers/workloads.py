@@ -75,6 +75,9 @@ WORKLOADS = [
     Workload("resnet50_mixed", "resnet50_mixed", "serving_default", 1, ["ort_1.0", "tf_1.0"],
              note="ResNet50 built under Keras's mixed_float16 policy (float16 compute, float32 "
                   "weights), batch 1: how GPU-trained models are saved"),
+    Workload("resnet50_mixed_bf16", "resnet50_mixed_bf16", "serving_default", 1,
+             ["ort_1.0", "tf_1.0"],
+             note="ResNet50 under mixed_bfloat16 (bfloat16 compute, float32 weights), batch 1"),
     Workload("bert_encoder_mixed_b1", "bert_encoder_mixed", "serving_default", 1,
              ["ort_1.0", "tf_1.0"],
              note="the BERT-base-sized encoder under mixed_float16, batch 1"),
@@ -235,11 +238,11 @@ def _application(ctor):
     return build_app
 
 
-def _mixed_float16(builder):
-    """`builder`'s model built under Keras's mixed_float16 policy."""
+def _mixed(builder, policy="mixed_float16"):
+    """`builder`'s model built under a Keras mixed-precision policy."""
     def build_mixed(d, cache, build):
         import keras
-        keras.mixed_precision.set_global_policy("mixed_float16")
+        keras.mixed_precision.set_global_policy(policy)
         try:
             return builder(d, cache, build)
         finally:
@@ -330,8 +333,9 @@ BUNDLES = {
     "mobilenet_v2": _application("MobileNetV2"),
     "resnet50": _application("ResNet50"),
     "efficientnet_b0": _application("EfficientNetB0"),
-    "resnet50_mixed": _mixed_float16(_application("ResNet50")),
-    "bert_encoder_mixed": _mixed_float16(_bert_encoder),
+    "resnet50_mixed": _mixed(_application("ResNet50")),
+    "resnet50_mixed_bf16": _mixed(_application("ResNet50"), "mixed_bfloat16"),
+    "bert_encoder_mixed": _mixed(_bert_encoder),
     "lstm_text": _lstm_text,
     "bigru_text": _bigru_text,
     "conv_gru_series": _conv_gru_series,
