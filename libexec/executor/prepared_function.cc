@@ -92,23 +92,21 @@ class FunctionCompiler {
     MarkLive();
     KILN_RETURN_IF_ERROR(TopologicalOrder());
     int half_in_float = 0;
-    bool analysed = false;  // an analysis prepare of graph_ as it is is in place
 #ifndef KILN_NO_PROTOBUF
     // Half precision computes in float32 regions where the host is the only device
     // (half_in_float.h): a first look, the rewrite, and the graph as rewritten goes on.
     if (options_.half_in_float && source_graph_ == nullptr && pf_->devices_.size() == 1 &&
         HasHalfTypeAttrs(graph_, live_)) {
       // Casts are not folded in this look: folding Keras's AutoCast of every weight would read
-      // (and keep resident) all the weights' pages for values the rewrite then drops.
+      // (and keep resident) all the weights' pages for values the rewrite then drops. (So
+      // fusion, which needs folded weights, takes a look of its own.)
       fold_casts_ = false;
       KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
       fold_casts_ = true;
-      analysed = true;
       half_in_float = ComputeHalfInFloat(&graph_, Facts(), live_,
                                          [&](int v) { return AcceptsFloat(graph_.nodes[v]); });
+      ResetPrepared();
       if (half_in_float > 0) {
-        ResetPrepared();
-        analysed = false;
         MarkLive();
         order_.clear();
         KILN_RETURN_IF_ERROR(TopologicalOrder());
@@ -117,10 +115,9 @@ class FunctionCompiler {
     if (options_.fuse && source_graph_ == nullptr && HasFusableNodes()) {
       // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
       // the fused graph for real.
-      if (!analysed) KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+      KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
       const int fused = FuseGraph(&graph_, Facts(), live_);
       ResetPrepared();
-      analysed = false;
       pf_->stats_.fused = fused;
       if (fused > 0) {
         MarkLive();
@@ -129,7 +126,6 @@ class FunctionCompiler {
       }
     }
 #endif
-    if (analysed) ResetPrepared();
     KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
     pf_->stats_.half_in_float = half_in_float;
     KILN_RETURN_IF_ERROR(BindOutputs());

@@ -213,6 +213,62 @@ const char* kAutoCastLib = R"pb(
   }
 )pb";
 
+// A weight stored in float16 (`savedmodel-cli quantize --mode float16`) read through a Cast into
+// a float32 convolution whose output is scaled per channel (a folded batch norm).
+const char* kHalfWeightLib = R"pb(
+  function {
+    signature {
+      name: "half_weight_conv"
+      input_arg { name: "x" type: DT_FLOAT }
+      input_arg { name: "w" type: DT_HALF }
+      input_arg { name: "scale" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_FLOAT }
+    }
+    node_def {
+      name: "w32"
+      op: "Cast"
+      input: "w"
+      attr {
+        key: "SrcT"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "conv"
+      op: "Conv2D"
+      input: "x"
+      input: "w32:y:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "strides"
+        value { list { i: 1 i: 1 i: 1 i: 1 } }
+      }
+      attr {
+        key: "padding"
+        value { s: "VALID" }
+      }
+    }
+    node_def {
+      name: "scaled"
+      op: "Mul"
+      input: "conv:output:0"
+      input: "scale"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "scaled:z:0" }
+  }
+)pb";
+
 Tensor HalfOf(const std::vector<float>& v, const Shape& shape) {
   Tensor t(DType::kHalf, shape);
   for (size_t i = 0; i < v.size(); ++i)
@@ -327,6 +383,36 @@ TEST_CASE("half precision: Keras's AutoCasts around a float32 region run no Cast
   CHECK(out[0].data<float>()[0] == 1 + std::ldexp(1.0f, -12));
   CHECK(out[1].data<int32_t>()[0] == 1);
   CHECK(out[1].data<int32_t>()[1] == 2);
+}
+
+// The half-precision rewrite's first look folds no Cast, so fusion takes its own: a float16
+// weight's Cast folds there and the per-channel scale folds into the convolution.
+TEST_CASE("half precision: a float16 weight's Cast still folds for fusion") {
+  tensorflow::FunctionDefLibrary proto;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kHalfWeightLib, &proto));
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {{DType::kFloat, PartialShape({1, 2, 2, 1})},
+                                         {DType::kHalf, PartialShape({1, 1, 1, 2})},
+                                         {DType::kFloat, PartialShape({2})}};
+  const Tensor w = HalfOf({2, -1}, Shape{1, 1, 1, 2});
+  Tensor scale(DType::kFloat, Shape{2});
+  scale.data<float>()[0] = 3;
+  scale.data<float>()[1] = 0.5f;
+  PrepareOptions options;
+  options.known_args = {Tensor(), w, scale};
+  auto pf = PreparedFunction::Prepare(*lib.Find("half_weight_conv"), lib, specs, options);
+  REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+  CHECK((*pf)->plan_stats().fused == 1);
+  CHECK((*pf)->plan_stats().steps == 1);
+  Tensor x(DType::kFloat, Shape{1, 2, 2, 1});
+  for (int i = 0; i < 4; ++i) x.data<float>()[i] = static_cast<float>(i + 1);
+  std::vector<Tensor> out;
+  Status s = (*pf)->Run(std::vector{x, w, scale}, &out);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  for (int i = 0; i < 4; ++i) {
+    CHECK(out[0].data<float>()[2 * i] == 6.0f * static_cast<float>(i + 1));
+    CHECK(out[0].data<float>()[2 * i + 1] == -0.5f * static_cast<float>(i + 1));
+  }
 }
 
 TEST_CASE("half precision: which nodes widen, and which outputs go back to the half type") {
