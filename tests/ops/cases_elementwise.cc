@@ -24,6 +24,11 @@ const std::vector<std::pair<Shape, Shape>>& Pairs() {
       // Both sides broadcast, and the output fits input 0's aligned block (GroupNormalization's
       // scale: rsqrt(variance) (n, 1, g, 1) * gamma (1, 1, g, c)).
       {Shape{2, 1, 2, 1}, Shape{1, 1, 2, 2}},
+      // A bias over rows, a per-row scale (layer norm), an attention mask over heads: the
+      // GPU's vector paths along a broadcasting innermost dim.
+      {Shape{6, 48}, Shape{48}},
+      {Shape{6, 48}, Shape{6, 1}},
+      {Shape{2, 3, 4, 16}, Shape{2, 1, 1, 16}},
   };
   return pairs;
 }
@@ -234,7 +239,8 @@ std::vector<OpCase> ElementwiseCases() {
                   .Build());
   // Softmax and LogSoftmax over the last dim.
   for (bool log : {false, true}) {
-    for (const Shape& s : {Shape{5}, Shape{3, 10}, Shape{2, 3, 7}}) {
+    // Rows past 1024 values take the GPU's block-per-row kernel, shorter ones a warp each.
+    for (const Shape& s : {Shape{5}, Shape{3, 10}, Shape{2, 3, 7}, Shape{2, 1500}}) {
       c.push_back(OpCaseBuilder(log ? "LogSoftmax" : "Softmax")
                       .T(DType::kFloat)
                       .Input(RandomOf(DType::kFloat, s, 9, -5, 5))

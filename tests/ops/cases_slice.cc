@@ -186,6 +186,20 @@ std::vector<OpCase> SliceCases() {
                       .Build());
     } while (std::next_permutation(perm.begin(), perm.end()));
   }
+  // An attention head split (the innermost dim stays: the GPU moves it in 16-byte words).
+  for (DType t : {DType::kFloat, DType::kHalf, DType::kInt8}) {
+    c.push_back(OpCaseBuilder("Transpose", "Transpose " + DTypeShortName(t) + " head split")
+                    .T(t)
+                    .Type("Tperm", DType::kInt32)
+                    .Input(Distinct(t, Shape{2, 5, 3, 32}))
+                    .ConstInput(Vec<int32_t>({0, 2, 1, 3}))
+                    .Reference1([](const std::vector<Tensor>& in) {
+                      return RefMove(in[0], Shape{2, 3, 5, 32}, [](const Index& o) {
+                        return ((o[0] * 5 + o[2]) * 3 + o[1]) * 32 + o[3];
+                      });
+                    })
+                    .Build());
+  }
   c.push_back(OpCaseBuilder("Transpose", "Transpose big, perm not constant")
                   .T(DType::kFloat)
                   .Type("Tperm", DType::kInt64)

@@ -23,8 +23,9 @@ __global__ void Gather(const W* x, W* y, I n, IndexMap<1> map) {
 
 // y[i] = src[map(i)] for n elements of elem_bytes: one copy when the map keeps the order.
 Status CopyMapped(const KernelContext& ctx, const void* src, void* y, int64_t n,
-                  const IndexMap<1>& map, size_t elem_bytes) {
+                  IndexMap<1> map, size_t elem_bytes) {
   if (n == 0) return OkStatus();
+  WidenCopy(&map, &n, &elem_bytes, src, y);
   cudaStream_t stream = DeviceOf(ctx).stream();
   if (map.rank == 0 || (map.rank == 1 && map.strides[0][0] == 1)) {
     const cudaError_t err = cudaMemcpyAsync(y, src, static_cast<size_t>(n) * elem_bytes,

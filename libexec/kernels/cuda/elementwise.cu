@@ -56,6 +56,37 @@ __global__ void BinaryStrided(const C* a, const C* b, Out* y, I n, IndexMap<2> m
   }
 }
 
+// The strided loop N output elements at a time where the innermost dim holds whole vectors: an
+// operand that moves along it (a_moves, b_moves) is read as one 16-byte access, one that
+// broadcasts along it as one element; the index math runs once per vector. Bias and
+// normalization broadcasts ([rows, C] + [C], [rows, C] * [rows, 1]) ran element by element.
+template <typename F, typename C, typename Out, int N, typename I>
+__global__ void BinaryStridedVec(const C* a, const C* b, Out* y, I vectors, IndexMap<2> map,
+                                 bool a_moves, bool b_moves) {
+  const F f;
+  for (I v = blockIdx.x * blockDim.x + threadIdx.x; v < vectors; v += blockDim.x * gridDim.x) {
+    I off[2];
+    map.OffsetsAs(static_cast<I>(v * N), off);
+    Vec<C, N> va, vb;
+    if (a_moves) {
+      va = *reinterpret_cast<const Vec<C, N>*>(a + off[0]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k) va.v[k] = a[off[0]];
+    }
+    if (b_moves) {
+      vb = *reinterpret_cast<const Vec<C, N>*>(b + off[1]);
+    } else {
+#pragma unroll
+      for (int k = 0; k < N; ++k) vb.v[k] = b[off[1]];
+    }
+    Vec<Out, N> vy;
+#pragma unroll
+    for (int k = 0; k < N; ++k) vy.v[k] = static_cast<Out>(f(va.v[k], vb.v[k]));
+    reinterpret_cast<Vec<Out, N>*>(y)[v] = vy;
+  }
+}
+
 template <typename C>
 __global__ void LeakyReluFlat(const C* x, C* y, int64_t n, float alpha) {
   KILN_GRID_LOOP(i, n) {
@@ -125,6 +156,40 @@ Status BroadcastMap(const KernelContext& ctx, std::span<const int64_t> a,
   return BroadcastMapN<2>(ctx, shapes, out, map);
 }
 
+// Launches BinaryStridedVec where the map allows it (whole vectors along the innermost dim,
+// each operand moving along it contiguously or broadcasting, aligned); false where not.
+template <typename F, typename C, typename Out>
+bool LaunchBinaryStridedVec(cudaStream_t stream, const C* a, const C* b, Out* y, int64_t n,
+                            const IndexMap<2>& map) {
+  constexpr int N = kVecOf<C>;
+  if constexpr (N == 1) {
+    return false;
+  } else {
+    const int r = map.rank - 1;
+    if (r < 0 || map.dims[r] % N != 0 || !VecAligned<Out, N>(y)) return false;
+    const void* p[2] = {a, b};
+    bool moves[2];
+    for (int k = 0; k < 2; ++k) {
+      const int64_t s = map.strides[k][r];
+      moves[k] = s == 1;
+      if (s != 0 && s != 1) return false;
+      if (!moves[k]) continue;
+      if (!VecAligned<C, N>(p[k])) return false;
+      for (int d = 0; d < r; ++d)
+        if (map.strides[k][d] % N != 0) return false;
+    }
+    const int64_t vectors = n / N;
+    if (n <= INT32_MAX) {
+      BinaryStridedVec<F, C, Out, N, uint32_t><<<Blocks(vectors), kThreads, 0, stream>>>(
+          a, b, y, static_cast<uint32_t>(vectors), map, moves[0], moves[1]);
+    } else {
+      BinaryStridedVec<F, C, Out, N, int64_t>
+          <<<Blocks(vectors), kThreads, 0, stream>>>(a, b, y, vectors, map, moves[0], moves[1]);
+    }
+    return true;
+  }
+}
+
 template <typename F, typename C, typename Out>
 void LaunchBinary(cudaStream_t stream, const C* a, const C* b, Out* y, int64_t n,
                   const IndexMap<2>& map) {
@@ -150,6 +215,8 @@ void LaunchBinary(cudaStream_t stream, const C* a, const C* b, Out* y, int64_t n
     if (done < n)
       BinaryFlat<F, C, Out><<<Blocks(n - done), kThreads, 0, stream>>>(a + done * sa, b + done * sb,
                                                                        y + done, n - done, sa, sb);
+  } else if (LaunchBinaryStridedVec<F, C, Out>(stream, a, b, y, n, map)) {
+    return;
   } else if (n <= INT32_MAX) {  // every offset is below n: 32-bit index math
     BinaryStrided<F, C, Out, uint32_t>
         <<<Blocks(n), kThreads, 0, stream>>>(a, b, y, static_cast<uint32_t>(n), map);

@@ -114,11 +114,19 @@ inline void AddStridedDim(IndexMap<1>* map, int64_t n, int64_t s) {
   map->rank = r + 1;
 }
 
+// 16 bytes as one aligned word: what wide copies move.
+struct alignas(16) Word16 {
+  uint32_t v[4];
+};
+
 // Element bytes as an unsigned word of that size: what kernels that only move elements use.
 template <size_t kBytes>
 using Word = std::conditional_t<
     kBytes == 1, uint8_t,
-    std::conditional_t<kBytes == 2, uint16_t, std::conditional_t<kBytes == 4, uint32_t, uint64_t>>>;
+    std::conditional_t<
+        kBytes == 2, uint16_t,
+        std::conditional_t<kBytes == 4, uint32_t,
+                           std::conditional_t<kBytes == 8, uint64_t, Word16>>>>;
 
 // Calls f(W{}) with W the word of `bytes` (1, 2, 4 or 8); false for any other size.
 template <typename F>
@@ -136,8 +144,34 @@ bool ForWord(size_t bytes, F&& f) {
     case 8:
       f(Word<8>{});
       return true;
+    case 16:
+      f(Word<16>{});
+      return true;
     default:
       return false;
+  }
+}
+
+// The same copy (y[i] = src[map(i)], n elements of *bytes) as fewer, wider elements: where the
+// innermost dim runs contiguously in whole words of up to 16 bytes, every other stride is a
+// whole number of words and both pointers are aligned to one. A head split's transpose of
+// float16 values moved 2 bytes per thread, at a fraction of the GPU's bandwidth.
+inline void WidenCopy(IndexMap<1>* map, int64_t* n, size_t* bytes, const void* src,
+                      const void* dst) {
+  if (map->rank == 0) return;
+  const int r = map->rank - 1;
+  if (map->strides[0][r] != 1) return;
+  for (size_t wide = 16; wide > *bytes; wide /= 2) {
+    const auto f = static_cast<int64_t>(wide / *bytes);
+    bool ok = map->dims[r] % f == 0 && reinterpret_cast<uintptr_t>(src) % wide == 0 &&
+              reinterpret_cast<uintptr_t>(dst) % wide == 0;
+    for (int d = 0; d < r && ok; ++d) ok = map->strides[0][d] % f == 0;
+    if (!ok) continue;
+    map->dims[r] /= f;
+    for (int d = 0; d < r; ++d) map->strides[0][d] /= f;
+    *n /= f;
+    *bytes = wide;
+    return;
   }
 }
 

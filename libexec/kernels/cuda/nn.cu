@@ -1,5 +1,6 @@
-// Softmax and LogSoftmax on the GPU over the last axis: one block per row, the max and the sum
-// of exponentials reduced in float (half inputs too), as TF's kernels compute them.
+// Softmax and LogSoftmax on the GPU over the last axis: a warp per row (a block per row past
+// 1024 values), the max and the sum of exponentials reduced in float (half inputs too), as TF's
+// kernels compute them.
 #include <cfloat>
 
 #include "kernels/cuda/launch.cuh"
@@ -7,22 +8,25 @@
 namespace kiln::exec::cuda {
 namespace {
 
-// The block-wide reduction of v (max or sum) through shared memory; every thread gets it.
+// The warp-wide reduction of v (max or sum); every lane gets it.
 template <bool kMax>
-__device__ float BlockReduce(float v, float* shared) {
+__device__ float WarpReduce(float v) {
   for (int o = 16; o > 0; o >>= 1) {
     const float w = __shfl_xor_sync(0xffffffffu, v, o);
     v = kMax ? fmaxf(v, w) : v + w;
   }
+  return v;
+}
+
+// The block-wide reduction of v (max or sum) through shared memory; every thread gets it.
+template <bool kMax>
+__device__ float BlockReduce(float v, float* shared) {
+  v = WarpReduce<kMax>(v);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (lane == 0) shared[warp] = v;
   __syncthreads();
   const int warps = (blockDim.x + 31) / 32;
-  v = lane < warps ? shared[lane] : (kMax ? -FLT_MAX : 0.0f);
-  for (int o = 16; o > 0; o >>= 1) {
-    const float w = __shfl_xor_sync(0xffffffffu, v, o);
-    v = kMax ? fmaxf(v, w) : v + w;
-  }
+  v = WarpReduce<kMax>(lane < warps ? shared[lane] : (kMax ? -FLT_MAX : 0.0f));
   __syncthreads();  // `shared` is reused by the next reduction
   return v;
 }
@@ -56,6 +60,39 @@ __global__ void SoftmaxRows(const C* x, C* y, int64_t rows, int64_t n) {
   }
 }
 
+// The same over rows of at most kWarpRow values, a warp per row and no block barrier: the
+// attention's rows (the sequence length) left a block per row mostly waiting on barriers.
+inline constexpr int64_t kWarpRow = 1024;
+template <typename C, bool kLog>
+__global__ void SoftmaxRowsWarp(const C* x, C* y, int64_t rows, int64_t n) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t per_block = blockDim.x / 32;
+  for (int64_t row = blockIdx.x * per_block + threadIdx.x / 32; row < rows;
+       row += gridDim.x * per_block) {
+    const C* in = x + row * n;
+    C* out = y + row * n;
+    float m = -INFINITY;
+    bool nan = false;
+    for (int64_t i = lane; i < n; i += 32) {
+      const float v = static_cast<float>(in[i]);
+      nan |= v != v;
+      m = fmaxf(m, v);
+    }
+    m = WarpReduce<true>(m);
+    const bool any_nan = __any_sync(0xffffffffu, nan);
+    float s = 0.0f;
+    for (int64_t i = lane; i < n; i += 32) s += expf(static_cast<float>(in[i]) - m);
+    s = WarpReduce<false>(s);
+    const float log_s = logf(s);
+    for (int64_t i = lane; i < n; i += 32) {
+      const float d = static_cast<float>(in[i]) - m;
+      float v = kLog ? d - log_s : expf(d) / s;
+      if (any_nan) v = NAN;
+      out[i] = static_cast<C>(v);
+    }
+  }
+}
+
 template <bool kLog>
 Status ComputeSoftmax(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
@@ -70,6 +107,14 @@ Status ComputeSoftmax(const KernelContext& ctx) {
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(rows, 65535));
   return Dispatch<GpuFloatTypes>(x.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
+    if (n <= kWarpRow) {
+      constexpr int64_t kRowsPerBlock = kThreads / 32;
+      const auto row_blocks = static_cast<unsigned>(
+          std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535));
+      SoftmaxRowsWarp<C, kLog><<<row_blocks, kThreads, 0, dev.stream()>>>(
+          reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), rows, n);
+      return LaunchStatus(ctx, kLog ? "LogSoftmax" : "Softmax");
+    }
     SoftmaxRows<C, kLog><<<blocks, threads, 0, dev.stream()>>>(
         reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), rows, n);
     return LaunchStatus(ctx, kLog ? "LogSoftmax" : "Softmax");

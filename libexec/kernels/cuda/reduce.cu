@@ -1,6 +1,8 @@
 // Sum, Mean, Max, Min, Prod on the GPU over any set of axes: one block per output element
-// reduces the elements an IndexMap of the reduced dims reaches, in float for the float types
-// (as TF accumulates half in float) and in the type itself for integers.
+// reduces the elements an IndexMap of the reduced dims reaches (a warp per output where the
+// innermost dims reduce), in float for the float types (as TF accumulates half in float) and in
+// the type itself for integers.
+#include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/launch.cuh"
@@ -61,6 +63,28 @@ __global__ void ReduceKernel(const C* x, C* y, I outputs, IndexMap<1> kept, Inde
   }
 }
 
+// Rows of `count` contiguous elements (a reduction over the innermost dims: layer norm's
+// moments), a warp per row with a shuffle reduction, over float accumulators. A block per row
+// left most of its threads idle on rows of a few hundred elements.
+template <Reduce R, typename C>
+__global__ void ReduceRowsWarp(const C* x, C* y, int64_t rows, int64_t count) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t per_block = blockDim.x / 32;
+  for (int64_t row = blockIdx.x * per_block + threadIdx.x / 32; row < rows;
+       row += gridDim.x * per_block) {
+    const C* in = x + row * count;
+    float acc = Identity<R, float>();
+    for (int64_t i = lane; i < count; i += 32)
+      acc = Combine<R, float>(acc, static_cast<float>(in[i]));
+    for (int o = 16; o > 0; o >>= 1)
+      acc = Combine<R, float>(acc, __shfl_xor_sync(0xffffffffu, acc, o));
+    if (lane == 0) {
+      if constexpr (R == Reduce::kMean) acc = acc / static_cast<float>(count);
+      y[row] = static_cast<C>(acc);
+    }
+  }
+}
+
 struct ReduceState final : OpState {
   bool keep_dims = false;
 };
@@ -112,6 +136,18 @@ Status ComputeReduce(const KernelContext& ctx) {
     using A = std::conditional_t<kIsFloating<C>, float, C>;
     const auto* in = reinterpret_cast<const C*>(x.raw_data());
     auto* out_data = static_cast<C*>(y->raw_data());
+    // The reduced dims are the innermost ones (merged into one contiguous run): rows.
+    const bool rows = reduced.rank == 1 && reduced.strides[0][0] == 1;
+    if constexpr (std::is_same_v<A, float>) {
+      if (rows && (count <= 4096 || outputs >= 4096)) {
+        constexpr int64_t kRowsPerBlock = kThreads / 32;
+        const auto row_blocks = static_cast<unsigned>(
+            std::min<int64_t>((outputs + kRowsPerBlock - 1) / kRowsPerBlock, 65535));
+        ReduceRowsWarp<R, C>
+            <<<row_blocks, kThreads, 0, dev.stream()>>>(in, out_data, outputs, count);
+        return LaunchStatus(ctx, "a reduction");
+      }
+    }
     if (x.NumElements() <= INT32_MAX) {
       ReduceKernel<R, C, A, uint32_t>
           <<<blocks, kThreads, 0, dev.stream()>>>(in, out_data, static_cast<uint32_t>(outputs),
