@@ -49,7 +49,7 @@ class HalfInFloat {
       if (half_[v] != DType::kInvalid && !accepts_float(v)) half_[v] = DType::kInvalid;
     }
     // Regions of candidates joined by half values. A lone node gains nothing over its own
-    // kernel (or the widening between casts), and its kernel may round inside as TF's does.
+    // kernel (or the widening between casts) unless it is worth it alone (LoneWorthIt).
     std::vector<int> parent(n);
     for (int v = 0; v < n; ++v) parent[v] = v;
     auto find = [&](int v) {
@@ -64,9 +64,19 @@ class HalfInFloat {
     std::vector<int> size(n, 0);
     for (int v = 0; v < n; ++v)
       if (half_[v] != DType::kInvalid) ++size[find(v)];
+    std::vector<std::vector<int>> readers(n);
+    for (int v = 0; v < n; ++v)
+      for (const Edge& e : g_.nodes[v].inputs)
+        if (e.node < n) readers[e.node].push_back(v);
+    for (const Edge& e : g_.outputs)
+      if (e.node < n) readers[e.node].push_back(-1);
+    std::vector<char> lone_ok(n, 0);
+    for (int v = 0; v < n; ++v)
+      lone_ok[v] = half_[v] != DType::kInvalid && size[find(v)] < 2 && LoneWorthIt(v, readers[v]);
     int converted = 0;
     for (int v = 0; v < n; ++v) {
-      if (half_[v] != DType::kInvalid && size[find(v)] < 2) half_[v] = DType::kInvalid;
+      if (half_[v] != DType::kInvalid && size[find(v)] < 2 && !lone_ok[v])
+        half_[v] = DType::kInvalid;
       converted += half_[v] != DType::kInvalid;
     }
     if (converted == 0) return 0;
@@ -116,6 +126,41 @@ class HalfInFloat {
     return makes_half ? half : DType::kInvalid;
   }
 
+  // A node alone is worth computing in float32 where that adds no Cast: each of its half
+  // inputs is a Cast from float32 (read around) and each reader a Cast to float32 (read
+  // through), as Keras's mixed-precision convolution without a bias sits between its AutoCasts
+  // and the batch norm's float32 Cast. A matrix product or convolution always is: the host's
+  // float32 kernels for those are far faster than its half ones, and the float32 form lets the
+  // batch norm after it fold in.
+  bool LoneWorthIt(int v, const std::vector<int>& readers) const {
+    static constexpr std::string_view kHeavy[] = {
+        "Conv2D",        "Conv3D",        "DepthwiseConv2dNative", "MatMul", "BatchMatMul",
+        "BatchMatMulV2", "BatchMatMulV3", "Einsum",                "Conv2DBackpropInput"};
+    const FlatNode& node = g_.nodes[v];
+    if (std::find(std::begin(kHeavy), std::end(kHeavy), node.op) != std::end(kHeavy)) return true;
+    for (const Edge& e : node.inputs) {
+      const TensorSpec* s = SpecOf(facts_, e);
+      if (s != nullptr && s->dtype == half_[v] && !CastFrom(e.node, DType::kFloat)) return false;
+    }
+    for (int r : readers)
+      if (r < 0 || !IsCastTo(r, DType::kFloat)) return false;
+    return true;
+  }
+
+  // Whether node c is a Cast of one float32 value (CastFrom) or to float32 (IsCastTo).
+  bool CastFrom(int c, DType from) const {
+    const FlatNode& p = g_.nodes[c];
+    if (p.op != "Cast" || p.inputs.size() != 1) return false;
+    const TensorSpec* s = SpecOf(facts_, p.inputs[0]);
+    return s != nullptr && s->dtype == from;
+  }
+  bool IsCastTo(int c, DType to) const {
+    const FlatNode& p = g_.nodes[c];
+    return p.op == "Cast" && p.inputs.size() == 1 && p.attrs != nullptr &&
+           p.attrs->find("DstT") != p.attrs->end() &&
+           p.attrs->at("DstT").type() == DTypeToProto(to);
+  }
+
   bool Converted(const Edge& e) const {
     if (e.node >= static_cast<int>(half_.size()) || half_[e.node] == DType::kInvalid) return false;
     const TensorSpec* s = SpecOf(facts_, e);
@@ -155,11 +200,7 @@ class HalfInFloat {
       return;
     }
     FlatNode& node = g_.nodes[v];
-    const bool cast_to_float = node.op == "Cast" && node.inputs.size() == 1 &&
-                               node.attrs != nullptr &&
-                               node.attrs->find("DstT") != node.attrs->end() &&
-                               node.attrs->at("DstT").type() == tensorflow::DT_FLOAT;
-    if (cast_to_float) {  // its readers read the region's value (so fusion chains continue)
+    if (IsCastTo(v, DType::kFloat)) {  // its readers read the region's value (so fusion chains continue)
       forwarded_.push_back(v);
       bypassed_.push_back(v);
       return;
@@ -243,13 +284,9 @@ class HalfInFloat {
 
   // The float32 form of half value `e` that a converted node reads.
   Edge FloatOf(const Edge& e) {
-    const FlatNode& p = g_.nodes[e.node];
-    if (p.op == "Cast" && p.inputs.size() == 1) {
-      const TensorSpec* from = SpecOf(facts_, p.inputs[0]);
-      if (from != nullptr && from->dtype == DType::kFloat) {
-        bypassed_.push_back(e.node);
-        return p.inputs[0];
-      }
+    if (CastFrom(e.node, DType::kFloat)) {
+      bypassed_.push_back(e.node);
+      return g_.nodes[e.node].inputs[0];
     }
     return CastOf(e, SpecOf(facts_, e)->dtype, DType::kFloat, &to_float_);
   }

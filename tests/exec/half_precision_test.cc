@@ -269,6 +269,88 @@ const char* kHalfWeightLib = R"pb(
   }
 )pb";
 
+// Keras's mixed-precision convolution without a bias: AutoCasts in, the batch norm's Cast to
+// float32 out.
+const char* kLoneConvLib = R"pb(
+  function {
+    signature {
+      name: "lone_half_conv"
+      input_arg { name: "x" type: DT_FLOAT }
+      input_arg { name: "w" type: DT_FLOAT }
+      input_arg { name: "scale" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_FLOAT }
+    }
+    node_def {
+      name: "x16"
+      op: "Cast"
+      input: "x"
+      attr {
+        key: "SrcT"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "w16"
+      op: "Cast"
+      input: "w"
+      attr {
+        key: "SrcT"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "conv"
+      op: "Conv2D"
+      input: "x16:y:0"
+      input: "w16:y:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "strides"
+        value { list { i: 1 i: 1 i: 1 i: 1 } }
+      }
+      attr {
+        key: "padding"
+        value { s: "VALID" }
+      }
+    }
+    node_def {
+      name: "conv32"
+      op: "Cast"
+      input: "conv:output:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "scaled"
+      op: "Mul"
+      input: "conv32:y:0"
+      input: "scale"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "scaled:z:0" }
+  }
+)pb";
+
 Tensor HalfOf(const std::vector<float>& v, const Shape& shape) {
   Tensor t(DType::kHalf, shape);
   for (size_t i = 0; i < v.size(); ++i)
@@ -412,6 +494,40 @@ TEST_CASE("half precision: a float16 weight's Cast still folds for fusion") {
   for (int i = 0; i < 4; ++i) {
     CHECK(out[0].data<float>()[2 * i] == 6.0f * static_cast<float>(i + 1));
     CHECK(out[0].data<float>()[2 * i + 1] == -0.5f * static_cast<float>(i + 1));
+  }
+}
+
+// A convolution alone between its AutoCasts and a Cast to float32 computes in float32 (no Cast
+// added), so the per-channel scale after it folds in: one step, float32 precision (1 + 2^-12 is
+// not a float16 value).
+TEST_CASE("half precision: a lone convolution between casts computes in float32 and fuses") {
+  tensorflow::FunctionDefLibrary proto;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kLoneConvLib, &proto));
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {{DType::kFloat, PartialShape({1, 2, 2, 1})},
+                                         {DType::kFloat, PartialShape({1, 1, 1, 2})},
+                                         {DType::kFloat, PartialShape({2})}};
+  Tensor w(DType::kFloat, Shape{1, 1, 1, 2}), scale(DType::kFloat, Shape{2});
+  w.data<float>()[0] = 1;
+  w.data<float>()[1] = -1;
+  scale.data<float>()[0] = 1;
+  scale.data<float>()[1] = 0.5f;
+  PrepareOptions options;
+  options.known_args = {Tensor(), w, scale};
+  auto pf = PreparedFunction::Prepare(*lib.Find("lone_half_conv"), lib, specs, options);
+  REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+  CHECK((*pf)->plan_stats().half_in_float == 1);
+  CHECK((*pf)->plan_stats().fused == 1);
+  CHECK((*pf)->plan_stats().steps == 1);
+  Tensor x(DType::kFloat, Shape{1, 2, 2, 1});
+  for (int i = 0; i < 4; ++i) x.data<float>()[i] = 1 + std::ldexp(1.0f, -12) * static_cast<float>(i);
+  std::vector<Tensor> out;
+  Status s = (*pf)->Run(std::vector{x, w, scale}, &out);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  for (int i = 0; i < 4; ++i) {
+    const float v = 1 + std::ldexp(1.0f, -12) * static_cast<float>(i);
+    CHECK(out[0].data<float>()[2 * i] == v);
+    CHECK(out[0].data<float>()[2 * i + 1] == -0.5f * v);
   }
 }
 
