@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <cmath>
+#include <deque>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "executor/half_precision.h"
 #include "kiln/core/proto_convert.h"
 
 namespace kiln::exec {
@@ -50,6 +52,31 @@ bool IsFloat(const FlatNode& n, const char* attr = "T") {
   auto it = n.attrs->find(attr);
   return it != n.attrs->end() && it->second.type() == tensorflow::DT_FLOAT;
 }
+
+DType FromProto(int t) {
+  Result<DType> d = DTypeFromProto(t);
+  return d.ok() ? *d : DType::kInvalid;
+}
+
+// The node's type attr T as a DType (kInvalid when it has none).
+DType TypeOf(const FlatNode& n) {
+  if (n.attrs == nullptr) return DType::kInvalid;
+  auto it = n.attrs->find("T");
+  if (it == n.attrs->end() || it->second.value_case() != tensorflow::AttrValue::kType)
+    return DType::kInvalid;
+  return FromProto(it->second.type());
+}
+
+// A Cast's source and destination types (kInvalid when not a Cast of one input).
+std::pair<DType, DType> CastTypes(const FlatNode& n) {
+  if (n.op != "Cast" || n.inputs.size() != 1 || n.attrs == nullptr)
+    return {DType::kInvalid, DType::kInvalid};
+  auto src = n.attrs->find("SrcT"), dst = n.attrs->find("DstT");
+  if (src == n.attrs->end() || dst == n.attrs->end()) return {DType::kInvalid, DType::kInvalid};
+  return {FromProto(src->second.type()), FromProto(dst->second.type())};
+}
+
+bool IsHalfType(DType t) { return t == DType::kHalf || t == DType::kBFloat16; }
 
 bool IsNhwc(const FlatNode& n) {
   auto f = StringAttr(n, "data_format");
@@ -154,7 +181,7 @@ class ScaledWeightsCache {
           e.transposed != transposed || e.scale != scale)
         continue;
       if (std::shared_ptr<TensorBuffer> result = e.result.lock())
-        return Tensor(DType::kFloat, e.shape, std::move(result));
+        return Tensor(weights.dtype(), e.shape, std::move(result));
     }
     Tensor t = make();
     entries_.push_back(Entry{weights.buffer(), weights.shape(), transposed, scale, t.buffer()});
@@ -175,8 +202,8 @@ class ScaledWeightsCache {
 
 class Fuser {
  public:
-  Fuser(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live)
-      : g_(*g), facts_(facts), live_(live), uses_(FindUses(*g, live)) {}
+  Fuser(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live, bool half)
+      : g_(*g), facts_(facts), live_(live), uses_(FindUses(*g, live)), half_(half) {}
 
   int Run() {
     int fused = FoldPads() + ForwardIdentityTransposes();
@@ -185,12 +212,15 @@ class Fuser {
       if (!live_[v]) continue;
       const FlatNode& p = g_.nodes[v];
       const bool conv = p.op == "Conv2D" || p.op == "DepthwiseConv2dNative";
-      if (!(conv || p.op == "MatMul") || !IsFloat(p) || (conv && !IsNhwc(p))) continue;
+      dtype_ = TypeOf(p);
+      const bool typed = dtype_ == DType::kFloat || (half_ && IsHalfType(dtype_));
+      if (!(conv || p.op == "MatMul") || !typed || (conv && !IsNhwc(p))) continue;
       if (p.inputs.size() != 2 || facts_[v].specs.empty()) continue;
       const PartialShape& out = facts_[v].specs[0].shape;
       if (out.unknown_rank() || out.rank() < 1 || out.dim(out.rank() - 1) <= 0) continue;
       channels_ = out.dim(out.rank() - 1);
       weights_ = Value(p.inputs[1]);
+      if (weights_ != nullptr && weights_->dtype() != dtype_) weights_ = nullptr;
       Chain chain = Follow(v);
       if (chain.absorbed == 0) continue;
       Rewrite(v, conv, chain);
@@ -204,6 +234,17 @@ class Fuser {
     if (e.node >= static_cast<int>(facts_.size())) return nullptr;
     const auto& values = facts_[e.node].values;
     return e.output < static_cast<int>(values.size()) ? values[e.output] : nullptr;
+  }
+
+  // The value of `e` as float32 where it is a known float32, float16 or bfloat16 tensor (half
+  // constants of a half-precision chain: a bias, a batch norm's vectors).
+  const Tensor* FloatValue(const Edge& e) {
+    const Tensor* t = Value(e);
+    if (t == nullptr || t->dtype() == DType::kFloat || !IsHalfType(t->dtype())) return t;
+    Result<Tensor> f = CastNow(*t, DType::kFloat);
+    if (!f.ok()) return nullptr;
+    converted_.push_back(*std::move(f));
+    return &converted_.back();
   }
 
   static void SortUnique(std::vector<int>* v) {
@@ -361,14 +402,21 @@ class Fuser {
     for (int64_t c = 0; c < channels_; ++c) ch->bias[c] += sign * ChannelValue(b, c);
   }
 
+  // A half-precision producer's chain may pass through Keras's mixed-precision batch norm,
+  // which casts to float32, scales and shifts, and casts back: `wide` while the chain's value
+  // is float32. The chain ends where its value is in the producer's type again (`whole`), and
+  // the fused node computes the float32 part in the producer's type, as TF's GPU remapper fuses
+  // a float16 convolution and batch norm.
   Chain Follow(int p) {
-    Chain ch;
+    Chain ch, whole;
     int cur = p;
+    bool wide = false;
+    auto typed = [&](const FlatNode& n) { return wide ? IsFloat(n) : TypeOf(n) == dtype_; };
     for (;;) {
       const int next = SoleConsumer(cur);
       if (next < 0 || !live_[next]) {
         // x * sigmoid(x): `cur` feeds exactly a Sigmoid and the Mul of both.
-        const int swish = ch.act == Act::kNone ? SwishAfter(cur) : -1;
+        const int swish = ch.act == Act::kNone && dtype_ == DType::kFloat ? SwishAfter(cur) : -1;
         if (swish >= 0) {
           ch.act = Act::kSwish;
           ch.last = swish;
@@ -378,7 +426,9 @@ class Fuser {
         break;
       }
       const FlatNode& n = g_.nodes[next];
-      if (ch.act != Act::kNone) break;
+      // After the activation only the Cast back to the producer's type (which commutes with it).
+      const bool casts_back = wide && CastTypes(n) == std::make_pair(DType::kFloat, dtype_);
+      if (ch.act != Act::kNone && !casts_back) break;
       bool waits_on_p = false;
       for (int c : n.control_inputs) waits_on_p |= DependsOn(g_, c, p);
       if (waits_on_p) break;
@@ -398,22 +448,33 @@ class Fuser {
       };
       int which = -1;
       bool took = false;
-      if (n.op == "BiasAdd" && IsFloat(n) && IsNhwc(n) && n.inputs[0].node == cur) {
+      const auto [cast_from, cast_to] = CastTypes(n);
+      if (cast_from != DType::kInvalid && dtype_ != DType::kFloat && n.inputs[0].node == cur &&
+          n.inputs[0].output == 0) {
+        // Into float32 from the producer's type, or back.
+        if (!wide && cast_from == dtype_ && cast_to == DType::kFloat) {
+          wide = true;
+          took = true;
+        } else if (wide && cast_from == DType::kFloat && cast_to == dtype_) {
+          wide = false;
+          took = true;
+        }
+      } else if (n.op == "BiasAdd" && typed(n) && IsNhwc(n) && n.inputs[0].node == cur) {
         const Edge b = n.inputs[1];
-        if (const Tensor* t = ChannelVector(Value(b), channels_); t && constants_ok) {
+        if (const Tensor* t = ChannelVector(FloatValue(b), channels_); t && constants_ok) {
           Shift(&ch, *t, 1.f);
           took = true;
-        } else if (ch.bias.empty() && ch.scale.empty() && !ch.bias_edge && !ch.add_edge &&
+        } else if (!wide && ch.bias.empty() && ch.scale.empty() && !ch.bias_edge && !ch.add_edge &&
                    !DependsOn(g_, b.node, p)) {
           ch.bias_edge = b;
           took = true;
         }
-      } else if ((n.op == "AddV2" || n.op == "Add") && IsFloat(n)) {
+      } else if ((n.op == "AddV2" || n.op == "Add") && typed(n)) {
         if (auto o = other(&which)) {
-          if (const Tensor* t = ChannelVector(Value(*o), channels_); t && constants_ok) {
+          if (const Tensor* t = ChannelVector(FloatValue(*o), channels_); t && constants_ok) {
             Shift(&ch, *t, 1.f);
             took = true;
-          } else if (!ch.add_edge && ch.squeeze < 0 && !facts_[next].specs.empty() &&
+          } else if (!wide && !ch.add_edge && ch.squeeze < 0 && !facts_[next].specs.empty() &&
                      !facts_[o->node].specs.empty() &&
                      facts_[next].specs[0].shape.IsFullyDefined() &&
                      facts_[o->node].specs[o->output].shape == facts_[next].specs[0].shape &&
@@ -423,15 +484,15 @@ class Fuser {
             took = true;
           }
         }
-      } else if (n.op == "Sub" && IsFloat(n) && n.inputs[0].node == cur && constants_ok) {
-        if (const Tensor* t = ChannelVector(Value(n.inputs[1]), channels_)) {
+      } else if (n.op == "Sub" && typed(n) && n.inputs[0].node == cur && constants_ok) {
+        if (const Tensor* t = ChannelVector(FloatValue(n.inputs[1]), channels_)) {
           Shift(&ch, *t, -1.f);
           took = true;
         }
-      } else if ((n.op == "Mul" || n.op == "RealDiv") && IsFloat(n) && constants_ok &&
+      } else if ((n.op == "Mul" || n.op == "RealDiv") && typed(n) && constants_ok &&
                  weights_ != nullptr) {
         if (auto o = other(&which); o && (n.op == "Mul" || which == 1)) {
-          if (const Tensor* t = ChannelVector(Value(*o), channels_)) {
+          if (const Tensor* t = ChannelVector(FloatValue(*o), channels_)) {
             if (n.op == "Mul") {
               Scale(&ch, *t);
             } else {
@@ -445,7 +506,7 @@ class Fuser {
         }
       } else if ((n.op == "FusedBatchNorm" || n.op == "FusedBatchNormV2" ||
                   n.op == "FusedBatchNormV3") &&
-                 IsFloat(n) && IsNhwc(n) && n.inputs.size() == 5 && n.inputs[0].node == cur &&
+                 typed(n) && IsNhwc(n) && n.inputs.size() == 5 && n.inputs[0].node == cur &&
                  constants_ok && weights_ != nullptr && OnlyOutputZeroUsed(next)) {
         bool training = true;
         if (n.attrs != nullptr) {
@@ -469,14 +530,14 @@ class Fuser {
           Shift(&ch, b, 1.f);
           took = true;
         }
-      } else if (n.op == "Squeeze" && ch.squeeze < 0 && !ch.add_edge && IsFloat(n) &&
+      } else if (n.op == "Squeeze" && ch.squeeze < 0 && !ch.add_edge && !wide && typed(n) &&
                  n.inputs.size() == 1 && n.inputs[0].node == cur && SqueezesSpatialDim(cur, next)) {
         // Per-channel ops commute with dropping a size-1 spatial dim: the fused kernel runs
         // them on the 4-D result and the Squeeze moves after it.
         ch.squeeze = next;
         ch.last_before_squeeze = ch.last;
         took = true;
-      } else if (n.inputs.size() == 1 && n.inputs[0].node == cur && IsFloat(n)) {
+      } else if (n.inputs.size() == 1 && n.inputs[0].node == cur && typed(n)) {
         const std::string& op = n.op;
         ch.act = op == "Relu"        ? Act::kRelu
                  : op == "Relu6"     ? Act::kRelu6
@@ -495,7 +556,9 @@ class Fuser {
       ch.nodes.push_back(next);
       ++ch.absorbed;
       cur = next;
+      if (!wide) whole = ch;
     }
+    if (wide) ch = whole;
     if (ch.squeeze >= 0 && ch.squeeze == ch.last) {
       // Nothing followed the Squeeze: leave it where it is.
       ch.nodes.pop_back();
@@ -571,14 +634,16 @@ class Fuser {
       const bool outer = !conv && transpose_b;
       const int64_t channels = channels_;
       Tensor w = ScaledWeightsCache::Get().Find(*weights_, ch.scale, outer, [&] {
-        Tensor copy = weights_->DeepCopy();
+        // Half-precision weights scale in float32 and round once.
+        Tensor copy = weights_->dtype() == DType::kFloat ? weights_->DeepCopy()
+                                                         : *CastNow(*weights_, DType::kFloat);
         float* d = copy.data<float>();
         const int64_t total = copy.NumElements();
         const int64_t inner = outer ? total / channels : 1;
         // The output channel is the innermost index ([kh, kw, in, out], [kh, kw, c, m] and
         // [k, n]), or the outermost of a transposed MatMul's [n, k].
         for (int64_t i = 0; i < total; ++i) d[i] *= ch.scale[outer ? i / inner : i % channels];
-        return copy;
+        return weights_->dtype() == DType::kFloat ? copy : *CastNow(copy, weights_->dtype());
       });
       inputs[1] = AddConstant(base + "/fused_weights", std::move(w));
     }
@@ -588,6 +653,7 @@ class Fuser {
     } else {
       Tensor b(DType::kFloat, Shape{channels_});
       for (int64_t c = 0; c < channels_; ++c) b.data<float>()[c] = ch.bias.empty() ? 0 : ch.bias[c];
+      if (dtype_ != DType::kFloat) b = *CastNow(b, dtype_);
       inputs.push_back(AddConstant(base + "/fused_bias", std::move(b)));
     }
     fused.push_back("BiasAdd");
@@ -644,7 +710,7 @@ class Fuser {
       last.attrs = g_.nodes[ch.squeeze].attrs;
     } else {
       g_.owned_attrs.emplace_back();
-      g_.owned_attrs.back()["T"].set_type(tensorflow::DT_FLOAT);
+      g_.owned_attrs.back()["T"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(dtype_)));
       last.op = "Identity";
       last.def = FindOp("Identity");
       last.attrs = &g_.owned_attrs.back();
@@ -657,14 +723,18 @@ class Fuser {
   const std::vector<NodeFacts>& facts_;
   const std::vector<char>& live_;
   Uses uses_;
+  const bool half_;  // half-precision producers fuse too (a load with an accelerator)
   int64_t channels_ = 0;
+  DType dtype_ = DType::kFloat;  // the producer's type
   const Tensor* weights_ = nullptr;
+  std::deque<Tensor> converted_;  // half constants as float32 (FloatValue)
 };
 
 }  // namespace
 
-int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live) {
-  return Fuser(g, facts, live).Run();
+int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,
+              bool half) {
+  return Fuser(g, facts, live, half).Run();
 }
 
 }  // namespace kiln::exec

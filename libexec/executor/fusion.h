@@ -22,6 +22,10 @@ struct NodeFacts {
 // bias; one residual Add of a same-shaped tensor; and one activation (Relu, Relu6, Elu,
 // LeakyRelu, Tanh, Sigmoid, or x * sigmoid(x)). The last absorbed op becomes an Identity of the
 // fused node; the others lose their consumers and are pruned. Returns how many fusions it made.
-int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live);
+// With `half`, float16 and bfloat16 producers fuse too (for an accelerator's native half
+// kernels), their chains passing through a float32 batch norm between Casts (Keras's mixed
+// precision); the folded weights and bias are rounded to the producer's type once.
+int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,
+              bool half = false);
 
 }  // namespace kiln::exec

@@ -134,8 +134,9 @@ class HalfInFloat {
   // batch norm after it fold in.
   bool LoneWorthIt(int v, const std::vector<int>& readers) const {
     static constexpr std::string_view kHeavy[] = {
-        "Conv2D",        "Conv3D",        "DepthwiseConv2dNative", "MatMul", "BatchMatMul",
-        "BatchMatMulV2", "BatchMatMulV3", "Einsum",                "Conv2DBackpropInput"};
+        "Conv2D",        "Conv3D",      "DepthwiseConv2dNative",
+        "MatMul",        "BatchMatMul", "BatchMatMulV2",
+        "BatchMatMulV3", "Einsum",      "Conv2DBackpropInput"};
     const FlatNode& node = g_.nodes[v];
     if (std::find(std::begin(kHeavy), std::end(kHeavy), node.op) != std::end(kHeavy)) return true;
     for (const Edge& e : node.inputs) {
@@ -200,7 +201,8 @@ class HalfInFloat {
       return;
     }
     FlatNode& node = g_.nodes[v];
-    if (IsCastTo(v, DType::kFloat)) {  // its readers read the region's value (so fusion chains continue)
+    if (IsCastTo(
+            v, DType::kFloat)) {  // its readers read the region's value (so fusion chains continue)
       forwarded_.push_back(v);
       bypassed_.push_back(v);
       return;

@@ -116,7 +116,9 @@ class FunctionCompiler {
       // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
       // the fused graph for real.
       KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
-      const int fused = FuseGraph(&graph_, Facts(), live_);
+      // Half-precision chains fuse where another device computes them natively; the host
+      // computes them in float32 (above), or per op as TF does where that is turned off.
+      const int fused = FuseGraph(&graph_, Facts(), live_, /*half=*/pf_->devices_.size() > 1);
       ResetPrepared();
       pf_->stats_.fused = fused;
       if (fused > 0) {

@@ -10,6 +10,7 @@
 #include <cmath>
 
 #include "core/native_attrs.h"
+#include "device/test_device.h"
 #include "kiln/exec/executor.h"
 #include "tensorflow/framework.pb.h"
 
@@ -351,6 +352,87 @@ const char* kLoneConvLib = R"pb(
   }
 )pb";
 
+// Keras's mixed-precision Dense and batch norm as a device runs them: a float16 product, a Cast
+// to float32, the folded batch norm's scale and shift, a Cast back, a float16 Relu.
+const char* kHalfBatchNormLib = R"pb(
+  function {
+    signature {
+      name: "half_dense_bn"
+      input_arg { name: "x" type: DT_HALF }
+      input_arg { name: "w" type: DT_HALF }
+      input_arg { name: "scale" type: DT_FLOAT }
+      input_arg { name: "shift" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_HALF }
+    }
+    node_def {
+      name: "mm"
+      op: "MatMul"
+      input: "x"
+      input: "w"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "mm32"
+      op: "Cast"
+      input: "mm:product:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "scaled"
+      op: "Mul"
+      input: "mm32:y:0"
+      input: "scale"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "shifted"
+      op: "AddV2"
+      input: "scaled:z:0"
+      input: "shift"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "back"
+      op: "Cast"
+      input: "shifted:z:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "relu"
+      op: "Relu"
+      input: "back:y:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+    }
+    ret { key: "y" value: "relu:activations:0" }
+  }
+)pb";
+
 Tensor HalfOf(const std::vector<float>& v, const Shape& shape) {
   Tensor t(DType::kHalf, shape);
   for (size_t i = 0; i < v.size(); ++i)
@@ -520,7 +602,8 @@ TEST_CASE("half precision: a lone convolution between casts computes in float32 
   CHECK((*pf)->plan_stats().fused == 1);
   CHECK((*pf)->plan_stats().steps == 1);
   Tensor x(DType::kFloat, Shape{1, 2, 2, 1});
-  for (int i = 0; i < 4; ++i) x.data<float>()[i] = 1 + std::ldexp(1.0f, -12) * static_cast<float>(i);
+  for (int i = 0; i < 4; ++i)
+    x.data<float>()[i] = 1 + std::ldexp(1.0f, -12) * static_cast<float>(i);
   std::vector<Tensor> out;
   Status s = (*pf)->Run(std::vector{x, w, scale}, &out);
   REQUIRE_MESSAGE(s.ok(), s.ToString());
@@ -528,6 +611,55 @@ TEST_CASE("half precision: a lone convolution between casts computes in float32 
     const float v = 1 + std::ldexp(1.0f, -12) * static_cast<float>(i);
     CHECK(out[0].data<float>()[2 * i] == v);
     CHECK(out[0].data<float>()[2 * i + 1] == -0.5f * v);
+  }
+}
+
+// With another device in the load, half-precision chains fuse in their own type: the product,
+// the float32 batch norm between its Casts and the Relu become one float16 _FusedMatMul with
+// the scale folded into the weights (as TF's GPU remapper fuses them). On the host alone the
+// region computes in float32 instead (and fuses there).
+TEST_CASE("half precision: a chain through a float32 batch norm fuses in float16 for a device") {
+  tensorflow::FunctionDefLibrary proto;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kHalfBatchNormLib, &proto));
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {{DType::kHalf, PartialShape({2, 2})},
+                                         {DType::kHalf, PartialShape({2, 2})},
+                                         {DType::kFloat, PartialShape({2})},
+                                         {DType::kFloat, PartialShape({2})}};
+  const Tensor x = HalfOf({1, 2, -1, 0.5f}, Shape{2, 2});
+  const Tensor w = HalfOf({1, -1, 2, 0.25f}, Shape{2, 2});
+  Tensor scale(DType::kFloat, Shape{2}), shift(DType::kFloat, Shape{2});
+  scale.data<float>()[0] = 2;
+  scale.data<float>()[1] = -4;
+  shift.data<float>()[0] = 0.5f;
+  shift.data<float>()[1] = 1;
+  // x w = [[5, -0.5], [0, 1.125]]; * scale + shift = [[10.5, 3], [0.5, -3.5]]; relu.
+  const float want[] = {10.5f, 3, 0.5f, 0};
+  for (bool device : {true, false}) {
+    CAPTURE(device);
+    PrepareOptions options;
+    options.known_args = {Tensor(), w, scale, shift};
+    if (device) options.devices = {kiln::testing::GetTestDevice()};
+    auto pf = PreparedFunction::Prepare(*lib.Find("half_dense_bn"), lib, specs, options);
+    REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+    CHECK((*pf)->plan_stats().fused == 1);
+    CHECK((*pf)->plan_stats().half_in_float == (device ? 0 : 1));
+    // For the device the batch norm's ops, its Casts and the Relu are gone (the test device's
+    // CPU kernels widen the float16 product between Casts of their own).
+    int products = 0;
+    for (const ScheduledStep& step : (*pf)->Schedule()) {
+      const bool absorbed = step.op == "Mul" || step.op == "AddV2" || step.op == "Relu" ||
+                            step.node_name == "mm32" || step.node_name == "back";
+      CHECK_MESSAGE((!device || !absorbed), step.node_name);
+      products += step.op == "_FusedMatMul";
+    }
+    CHECK(products == 1);
+    CHECK((*pf)->output_specs()[0].dtype == DType::kHalf);
+    std::vector<Tensor> out;
+    Status s = (*pf)->Run(std::vector{x, w, scale, shift}, &out);
+    REQUIRE_MESSAGE(s.ok(), s.ToString());
+    REQUIRE(out[0].dtype() == DType::kHalf);
+    for (int i = 0; i < 4; ++i) CHECK(FloatOf(out[0].data<Half>()[i]) == want[i]);
   }
 }
 

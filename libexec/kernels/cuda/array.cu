@@ -22,8 +22,8 @@ __global__ void Gather(const W* x, W* y, I n, IndexMap<1> map) {
 }
 
 // y[i] = src[map(i)] for n elements of elem_bytes: one copy when the map keeps the order.
-Status CopyMapped(const KernelContext& ctx, const void* src, void* y, int64_t n,
-                  IndexMap<1> map, size_t elem_bytes) {
+Status CopyMapped(const KernelContext& ctx, const void* src, void* y, int64_t n, IndexMap<1> map,
+                  size_t elem_bytes) {
   if (n == 0) return OkStatus();
   WidenCopy(&map, &n, &elem_bytes, src, y);
   cudaStream_t stream = DeviceOf(ctx).stream();

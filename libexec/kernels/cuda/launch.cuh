@@ -123,10 +123,9 @@ struct alignas(16) Word16 {
 template <size_t kBytes>
 using Word = std::conditional_t<
     kBytes == 1, uint8_t,
-    std::conditional_t<
-        kBytes == 2, uint16_t,
-        std::conditional_t<kBytes == 4, uint32_t,
-                           std::conditional_t<kBytes == 8, uint64_t, Word16>>>>;
+    std::conditional_t<kBytes == 2, uint16_t,
+                       std::conditional_t<kBytes == 4, uint32_t,
+                                          std::conditional_t<kBytes == 8, uint64_t, Word16>>>>;
 
 // Calls f(W{}) with W the word of `bytes` (1, 2, 4 or 8); false for any other size.
 template <typename F>
