@@ -115,7 +115,7 @@ bool DependsOn(const FlatGraph& g, int from, int target) {
   return false;
 }
 
-enum class Act { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kTanh, kSigmoid, kSwish };
+enum class Act { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kTanh, kSigmoid, kSwish, kGeluExact };
 
 const char* ActName(Act a) {
   switch (a) {
@@ -133,6 +133,8 @@ const char* ActName(Act a) {
       return "Sigmoid";
     case Act::kSwish:
       return "_MklSwish";
+    case Act::kGeluExact:
+      return "GeluExact";
     case Act::kNone:
       break;
   }
@@ -150,10 +152,12 @@ struct Chain {
   Act act = Act::kNone;
   float leakyrelu_alpha = 0.2f;
   int absorbed = 0;
-  // A Squeeze of a size-1 spatial dim the chain passed through (Keras 3's Conv1D is
-  // ExpandDims, Conv2D, Squeeze, then its bias and activation): the last node becomes it.
-  int squeeze = -1;
-  int last_before_squeeze = -1;
+  // A view the chain passed through: a Squeeze of a size-1 spatial dim (Keras 3's Conv1D is
+  // ExpandDims, Conv2D, Squeeze, then its bias and activation) or a Reshape that keeps the
+  // channels innermost (Keras's Dense on a sequence is Tensordot: MatMul, Reshape, then its
+  // bias and activation). Per-channel ops commute with it; the last node becomes it.
+  int view = -1;
+  int last_before_view = -1;
 };
 
 // Weights with a batch norm's scale folded in, shared by every function prepared from the same
@@ -422,6 +426,11 @@ class Fuser {
           ch.last = swish;
           for (const auto& [c, index] : uses_.data[cur]) ch.nodes.push_back(c);
           ++ch.absorbed;
+        } else if (std::vector<int> gelu; ch.act == Act::kNone && !wide && GeluAfter(cur, &gelu)) {
+          ch.act = Act::kGeluExact;
+          ch.last = gelu.back();
+          ch.nodes.insert(ch.nodes.end(), gelu.begin(), gelu.end());
+          ++ch.absorbed;
         }
         break;
       }
@@ -474,7 +483,7 @@ class Fuser {
           if (const Tensor* t = ChannelVector(FloatValue(*o), channels_); t && constants_ok) {
             Shift(&ch, *t, 1.f);
             took = true;
-          } else if (!wide && !ch.add_edge && ch.squeeze < 0 && !facts_[next].specs.empty() &&
+          } else if (!wide && !ch.add_edge && ch.view < 0 && !facts_[next].specs.empty() &&
                      !facts_[o->node].specs.empty() &&
                      facts_[next].specs[0].shape.IsFullyDefined() &&
                      facts_[o->node].specs[o->output].shape == facts_[next].specs[0].shape &&
@@ -530,12 +539,16 @@ class Fuser {
           Shift(&ch, b, 1.f);
           took = true;
         }
-      } else if (n.op == "Squeeze" && ch.squeeze < 0 && !ch.add_edge && !wide && typed(n) &&
-                 n.inputs.size() == 1 && n.inputs[0].node == cur && SqueezesSpatialDim(cur, next)) {
-        // Per-channel ops commute with dropping a size-1 spatial dim: the fused kernel runs
-        // them on the 4-D result and the Squeeze moves after it.
-        ch.squeeze = next;
-        ch.last_before_squeeze = ch.last;
+      } else if ((n.op == "Squeeze" || n.op == "Reshape") && ch.view < 0 && !ch.add_edge && !wide &&
+                 typed(n) && !n.inputs.empty() && n.inputs[0].node == cur &&
+                 n.inputs[0].output == 0 &&
+                 (n.op == "Squeeze" ? n.inputs.size() == 1 && SqueezesSpatialDim(cur, next)
+                                    : n.inputs.size() == 2 && KeepsChannelsInnermost(cur, next))) {
+        // Per-channel ops commute with dropping a size-1 spatial dim, or with a reshape that
+        // keeps the channels innermost: the fused kernel runs them on its own result and the
+        // view moves after it.
+        ch.view = next;
+        ch.last_before_view = ch.last;
         took = true;
       } else if (n.inputs.size() == 1 && n.inputs[0].node == cur && typed(n)) {
         const std::string& op = n.op;
@@ -559,14 +572,34 @@ class Fuser {
       if (!wide) whole = ch;
     }
     if (wide) ch = whole;
-    if (ch.squeeze >= 0 && ch.squeeze == ch.last) {
+    if (ch.view >= 0 && ch.view == ch.last) {
       // Nothing followed the Squeeze: leave it where it is.
       ch.nodes.pop_back();
       --ch.absorbed;
-      ch.last = ch.last_before_squeeze;
-      ch.squeeze = -1;
+      ch.last = ch.last_before_view;
+      ch.view = -1;
     }
     return ch;
+  }
+
+  // Whether Reshape `r` of `in`'s result keeps the channels as the innermost dim of both. The
+  // Reshape's last dim is read from its shape input where the inferred shape lacks it:
+  // Tensordot's shape is ConcatV2(the input's free dims, a constant [channels]).
+  bool KeepsChannelsInnermost(int in, int r) const {
+    if (facts_[in].specs.empty() || facts_[r].specs.empty()) return false;
+    const PartialShape& a = facts_[in].specs[0].shape;
+    const PartialShape& b = facts_[r].specs[0].shape;
+    if (a.unknown_rank() || a.rank() < 1 || a.dim(a.rank() - 1) != channels_) return false;
+    if (!b.unknown_rank() && b.rank() >= 1 && b.dim(b.rank() - 1) == channels_) return true;
+    Edge shape = g_.nodes[r].inputs[1];
+    const FlatNode& concat = g_.nodes[shape.node];
+    if (Value(shape) == nullptr && concat.op == "ConcatV2" && concat.inputs.size() >= 3) {
+      const std::vector<int64_t> axis = IntValues(concat.inputs.back());
+      if (axis.size() != 1 || axis[0] != 0) return false;
+      shape = concat.inputs[concat.inputs.size() - 2];  // the last piece of the shape
+    }
+    const std::vector<int64_t> dims = IntValues(shape);
+    return !dims.empty() && dims.back() == channels_;
   }
 
   // Whether `squeeze` turns `in`'s 4-D NHWC result into 3-D by dropping dim 1 or 2 (size 1),
@@ -606,6 +639,55 @@ class Fuser {
     if (sig < 0 || mul < 0 || !live_[sig] || !live_[mul]) return -1;
     if (SoleConsumer(sig) != mul) return -1;
     return mul;
+  }
+
+  // Whether scalar constant `e` is `want` (within float16's rounding of it).
+  bool IsScalar(const Edge& e, double want) {
+    const Tensor* t = FloatValue(e);
+    return t != nullptr && t->NumElements() == 1 && t->dtype() == DType::kFloat &&
+           std::abs(t->data<float>()[0] - want) <= 1e-3 * std::abs(want);
+  }
+
+  // The other input of binary node n, when `from` (output 0) is one of its inputs.
+  static std::optional<Edge> OtherInput(const FlatNode& n, int from) {
+    if (n.inputs.size() != 2) return std::nullopt;
+    if (n.inputs[0].node == from && n.inputs[0].output == 0) return n.inputs[1];
+    if (n.inputs[1].node == from && n.inputs[1].output == 0) return n.inputs[0];
+    return std::nullopt;
+  }
+
+  // TF's exact GELU of x (tf.nn.gelu, what Keras's "gelu" runs): 0.5 * x * erfc(-x / sqrt(2)),
+  // as Mul(0.5, x), Neg(x), Mul(., 1 / sqrt(2)), Erfc, Mul of both, every node of x's type and
+  // read only there. On a match `nodes` holds them, the final Mul last.
+  bool GeluAfter(int x, std::vector<int>* nodes) {
+    if (uses_.is_output[x] || uses_.data[x].size() != 2) return false;
+    int half = -1, neg = -1;
+    for (const auto& [c, index] : uses_.data[x]) {
+      const FlatNode& n = g_.nodes[c];
+      if (!live_[c] || n.inputs[index].output != 0 || TypeOf(n) != dtype_) return false;
+      if (n.op == "Neg") {
+        neg = c;
+      } else if (n.op == "Mul") {
+        const std::optional<Edge> o = OtherInput(n, x);
+        if (o && IsScalar(*o, 0.5)) half = c;
+      }
+    }
+    if (half < 0 || neg < 0) return false;
+    const int scaled = SoleConsumer(neg);
+    if (scaled < 0 || g_.nodes[scaled].op != "Mul" || TypeOf(g_.nodes[scaled]) != dtype_)
+      return false;
+    const std::optional<Edge> k = OtherInput(g_.nodes[scaled], neg);
+    if (!k || !IsScalar(*k, 0.7071067811865476)) return false;
+    const int erfc = SoleConsumer(scaled);
+    if (erfc < 0 || g_.nodes[erfc].op != "Erfc" || TypeOf(g_.nodes[erfc]) != dtype_) return false;
+    const int out = SoleConsumer(erfc);
+    if (out < 0 || out != SoleConsumer(half) || g_.nodes[out].op != "Mul" ||
+        TypeOf(g_.nodes[out]) != dtype_)
+      return false;
+    const std::optional<Edge> e = OtherInput(g_.nodes[out], half);
+    if (!e || e->node != erfc) return false;
+    *nodes = {half, neg, scaled, erfc, out};
+    return true;
   }
 
   // An owned constant node holding `t`.
@@ -701,13 +783,13 @@ class Fuser {
     pp.control_inputs.erase(std::unique(pp.control_inputs.begin(), pp.control_inputs.end()),
                             pp.control_inputs.end());
 
-    // The chain's last node passes the fused result on (squeezed, when the chain went through
-    // a Squeeze).
+    // The chain's last node passes the fused result on (through the view the chain passed).
     FlatNode& last = g_.nodes[ch.last];
-    if (ch.squeeze >= 0) {
-      last.op = "Squeeze";
-      last.def = FindOp("Squeeze");
-      last.attrs = g_.nodes[ch.squeeze].attrs;
+    const FlatNode& view = g_.nodes[ch.view >= 0 ? ch.view : ch.last];
+    if (ch.view >= 0) {
+      last.op = view.op;
+      last.def = view.def;
+      last.attrs = view.attrs;
     } else {
       g_.owned_attrs.emplace_back();
       g_.owned_attrs.back()["T"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(dtype_)));
@@ -715,7 +797,11 @@ class Fuser {
       last.def = FindOp("Identity");
       last.attrs = &g_.owned_attrs.back();
     }
-    last.inputs = {Edge{p_index, 0}};
+    if (ch.view >= 0 && view.op == "Reshape") {
+      last.inputs = {Edge{p_index, 0}, view.inputs[1]};
+    } else {
+      last.inputs = {Edge{p_index, 0}};
+    }
     last.stateful = false;
   }
 

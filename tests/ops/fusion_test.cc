@@ -24,10 +24,10 @@ using exec::PrepareOptions;
 class FnBuilder {
  public:
   FnBuilder() { f_.mutable_signature()->set_name("f"); }
-  std::string Input(const std::string& name) {
+  std::string Input(const std::string& name, tensorflow::DataType type = tensorflow::DT_FLOAT) {
     auto* a = f_.mutable_signature()->add_input_arg();
     a->set_name(name);
-    a->set_type(tensorflow::DT_FLOAT);
+    a->set_type(type);
     return name;
   }
   std::string Const(const std::string& name, const Tensor& t) {
@@ -421,6 +421,45 @@ TEST_CASE("fusion: a causal Conv1D's Pad of the time dim folds through its Expan
       CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 9, 3}, 4)});
   CHECK(st.fused == 2);  // the Pad folded, the bias and activation fused
   CHECK(st.steps == 3);  // ExpandDims, the convolution, the Squeeze
+}
+
+}  // namespace kiln::testing
+
+namespace kiln::testing {
+
+// Keras's Dense on a sequence is Tensordot (a MatMul of the flattened rows, then a Reshape whose
+// shape is ConcatV2(the input's free dims, [units])), its bias, and Keras's "gelu", which is
+// tf.nn.gelu: 0.5 * x * erfc(-x / sqrt(2)). The bias and the GELU fold into the MatMul and the
+// Reshape moves after it.
+TEST_CASE("fusion: a Dense on a sequence (Tensordot, BiasAdd, exact GELU) is one kernel") {
+  FnBuilder b;
+  const std::string x = b.Input("x");                              // [rows, 16], flattened
+  const std::string free = b.Input("free", tensorflow::DT_INT32);  // known only at run time
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{16, 8}, 1));
+  const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{8}, 2));
+  b.Op("mm", "MatMul", {x, w}, "product");
+  const std::string mm = b.last();
+  tensorflow::NodeDef* c =
+      b.Op("shape", "ConcatV2",
+           {free, b.IntConst("units", {8}, Shape{1}), b.IntConst("axis", {0}, Shape{})}, "output");
+  (*c->mutable_attr())["T"].set_type(tensorflow::DT_INT32);
+  (*c->mutable_attr())["N"].set_i(2);
+  (*c->mutable_attr())["Tidx"].set_type(tensorflow::DT_INT32);
+  tensorflow::NodeDef* r = b.Op("reshape", "Reshape", {mm, b.last()}, "output");
+  (*r->mutable_attr())["Tshape"].set_type(tensorflow::DT_INT32);
+  b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+  const std::string y = b.last();
+  b.Op("half", "Mul", {b.Const("k_half", Tensor::Scalar<float>(0.5f)), y}, "z");
+  const std::string half = b.last();
+  b.Op("neg", "Neg", {y}, "y");
+  b.Op("scaled", "Mul", {b.last(), b.Const("k_rsqrt2", Tensor::Scalar<float>(0.70710677f))}, "z");
+  b.Op("erfc", "Erfc", {b.last()}, "y");
+  b.Op("gelu", "Mul", {half, b.last()}, "z");
+  b.Output(b.last());
+  const exec::PlanStats st = CheckFusedMatchesUnfused(
+      b, {RandomOf(DType::kFloat, Shape{6, 16}, 3), Make<int32_t>({2, 3}, {2})});
+  CHECK(st.fused == 1);
+  CHECK(st.steps == 3);  // the shape's ConcatV2, the fused MatMul, the Reshape
 }
 
 }  // namespace kiln::testing
