@@ -210,7 +210,9 @@ class Fuser {
       : g_(*g), facts_(facts), live_(live), uses_(FindUses(*g, live)), half_(half) {}
 
   int Run() {
-    int fused = FoldPads() + ForwardIdentityTransposes();
+    int fused = FoldPads();
+    fused += ForwardIdentityTransposes();
+    fused += FuseLayerNorms();
     const int n = static_cast<int>(g_.nodes.size());
     for (int v = 0; v < n; ++v) {
       if (!live_[v]) continue;
@@ -690,6 +692,234 @@ class Fuser {
     return true;
   }
 
+  // What the absorbed nodes waited for, node `into` waits for; what waited for them waits for
+  // `into` (the inliner's "call done" sinks wait on every inner node).
+  void MoveWaits(const std::vector<int>& nodes, int into) {
+    std::vector<char> absorbed(g_.nodes.size(), 0);
+    for (int a : nodes) absorbed[a] = 1;
+    std::vector<int>& waits = g_.nodes[into].control_inputs;
+    for (int a : nodes)
+      for (int c : g_.nodes[a].control_inputs) waits.push_back(c);
+    for (FlatNode& n : g_.nodes) {
+      bool changed = false;
+      for (int& c : n.control_inputs)
+        if (c < static_cast<int>(absorbed.size()) && absorbed[c]) {
+          c = into;
+          changed = true;
+        }
+      if (changed) SortUnique(&n.control_inputs);
+    }
+    std::erase(g_.nodes[into].control_inputs, into);
+    SortUnique(&g_.nodes[into].control_inputs);
+  }
+
+  // ---- layer normalization ------------------------------------------------------------------
+
+  struct LayerNormMatch {
+    Edge x;
+    int64_t channels = -1;
+    int out = -1;
+    float epsilon = 0;
+    std::vector<float> gamma, beta;  // empty: 1 and 0
+    std::vector<int> nodes;          // the matched nodes but `out`
+  };
+
+  // Keras's LayerNormalization over the last axis (Keras 3: ops.moments, then
+  // x * inv + (beta - mean * inv) as x * inv + (-mean * inv + beta), inv = rsqrt(var + eps) *
+  // gamma; also tf.nn.batch_normalization's beta - mean * inv) becomes TF's _MklLayerNorm, as
+  // TF's own remapper fuses it: ten element-wise kernels and two reductions become one pass.
+  int FuseLayerNorms() {
+    if (FindOp("_MklLayerNorm") == nullptr) return 0;  // a build without the family
+    int fused = 0;
+    const int n = static_cast<int>(g_.nodes.size());
+    for (int m = 0; m < n; ++m) {
+      if (!live_[m] || g_.nodes[m].op != "Mean") continue;
+      LayerNormMatch match;
+      if (!MatchLayerNorm(m, &match)) continue;
+      RewriteLayerNorm(match);
+      ++fused;
+    }
+    if (fused > 0) uses_ = FindUses(g_, live_);
+    return fused;
+  }
+
+  static bool Reads(const FlatNode& n, int v) {
+    for (const Edge& e : n.inputs)
+      if (e.node == v && e.output == 0) return true;
+    return false;
+  }
+  static bool SameEdge(const Edge& a, const Edge& b) {
+    return a.node == b.node && a.output == b.output;
+  }
+  // The consumer of v (output 0) that is `op` and reads v, else -1.
+  int ConsumerOp(int v, std::string_view op) const {
+    for (const auto& [c, index] : uses_.data[v])
+      if (live_[c] && g_.nodes[c].op == op && g_.nodes[c].inputs[index].output == 0) return c;
+    return -1;
+  }
+  bool IsAdd(int v) const { return g_.nodes[v].op == "AddV2" || g_.nodes[v].op == "Add"; }
+
+  // A reduction over exactly the last axis of a value of `rank` dims, keeping it.
+  bool ReducesLastAxis(const FlatNode& mean, int rank) const {
+    if (mean.inputs.size() != 2 || mean.attrs == nullptr) return false;
+    const auto keep = mean.attrs->find("keep_dims");
+    if (keep == mean.attrs->end() || !keep->second.b()) return false;
+    const std::vector<int64_t> axes = IntValues(mean.inputs[1]);
+    return axes.size() == 1 && (axes[0] == rank - 1 || axes[0] == -1);
+  }
+
+  // The values of a constant per-channel vector of `c` channels (scalar broadcast), or empty.
+  std::vector<float> ChannelValues(const Edge& e, int64_t c) {
+    const Tensor* t = ChannelVector(FloatValue(e), c);
+    std::vector<float> v;
+    if (t == nullptr) return v;
+    for (int64_t i = 0; i < c; ++i) v.push_back(ChannelValue(*t, i));
+    return v;
+  }
+
+  bool MatchLayerNorm(int m, LayerNormMatch* match) {
+    const FlatNode& mean = g_.nodes[m];
+    const DType t = TypeOf(mean);
+    if (t != DType::kFloat && !(half_ && IsHalfType(t))) return false;
+    const Edge x = mean.inputs.empty() ? Edge{} : mean.inputs[0];
+    if (x.node < 0 || x.node >= static_cast<int>(facts_.size()) ||
+        x.output >= static_cast<int>(facts_[x.node].specs.size()))
+      return false;
+    const PartialShape& xs = facts_[x.node].specs[x.output].shape;
+    if (xs.unknown_rank() || xs.rank() < 1) return false;
+    // The channels: x's last dim, or (where shape inference lost it) the length of gamma or beta.
+    int64_t c = xs.dim(xs.rank() - 1);
+    if (!ReducesLastAxis(mean, xs.rank())) return false;
+    auto learn_channels = [&](const std::optional<Edge>& e) {
+      const Tensor* v = e ? Value(*e) : nullptr;
+      if (c <= 0 && v != nullptr && v->NumElements() > 1) c = v->NumElements();
+    };
+    auto typed = [&](int v) { return v >= 0 && live_[v] && TypeOf(g_.nodes[v]) == t; };
+    std::vector<int>& nodes = match->nodes;
+    nodes = {m};
+    // The variance: mean((x - stop_gradient(mean))^2) over the same axis.
+    int s = ConsumerOp(m, "StopGradient");
+    if (s >= 0) {
+      if (!typed(s)) return false;
+      nodes.push_back(s);
+    } else {
+      s = m;
+    }
+    const int sqd = ConsumerOp(s, "SquaredDifference");
+    if (!typed(sqd) || g_.nodes[sqd].inputs.size() != 2) return false;
+    const Edge& d0 = g_.nodes[sqd].inputs[0];
+    const Edge& d1 = g_.nodes[sqd].inputs[1];
+    if (!((SameEdge(d0, x) && d1.node == s) || (SameEdge(d1, x) && d0.node == s))) return false;
+    const int var = SoleConsumer(sqd);
+    if (!typed(var) || g_.nodes[var].op != "Mean" || !ReducesLastAxis(g_.nodes[var], xs.rank()))
+      return false;
+    const int add_eps = SoleConsumer(var);
+    if (!typed(add_eps) || !IsAdd(add_eps)) return false;
+    const std::optional<Edge> eps = OtherInput(g_.nodes[add_eps], var);
+    const Tensor* eps_value = eps ? FloatValue(*eps) : nullptr;
+    if (eps_value == nullptr || eps_value->NumElements() != 1 ||
+        eps_value->dtype() != DType::kFloat)
+      return false;
+    match->epsilon = eps_value->data<float>()[0];
+    const int rsqrt = SoleConsumer(add_eps);
+    if (!typed(rsqrt) || g_.nodes[rsqrt].op != "Rsqrt") return false;
+    nodes.insert(nodes.end(), {sqd, var, add_eps, rsqrt});
+    // inv = rsqrt * gamma, or rsqrt alone.
+    int inv = rsqrt;
+    if (const int scaled = SoleConsumer(rsqrt);
+        scaled >= 0 && typed(scaled) && g_.nodes[scaled].op == "Mul") {
+      const std::optional<Edge> gamma = OtherInput(g_.nodes[scaled], rsqrt);
+      learn_channels(gamma);
+      match->gamma = gamma ? ChannelValues(*gamma, c) : std::vector<float>{};
+      if (match->gamma.empty()) return false;
+      inv = scaled;
+      nodes.push_back(scaled);
+    }
+    // x * inv, and the shift: -mean * inv (+ beta), or beta - mean * inv.
+    if (uses_.is_output[inv] || uses_.data[inv].size() != 2) return false;
+    int x_inv = -1, mean_inv = -1;
+    for (const auto& [u, index] : uses_.data[inv]) {
+      const FlatNode& n = g_.nodes[u];
+      if (!typed(u) || n.op != "Mul" || n.inputs.size() != 2) return false;
+      const Edge& other = n.inputs[1 - index];
+      if (SameEdge(other, x)) {
+        x_inv = u;
+      } else {
+        mean_inv = u;
+      }
+    }
+    if (x_inv < 0 || mean_inv < 0) return false;
+    const std::optional<Edge> mean_side = OtherInput(g_.nodes[mean_inv], inv);
+    if (!mean_side) return false;
+    int shift = -1;
+    if (mean_side->node == m && mean_side->output == 0) {  // beta - mean * inv
+      shift = SoleConsumer(mean_inv);
+      if (!typed(shift) || g_.nodes[shift].op != "Sub" || !Reads(g_.nodes[shift], mean_inv) ||
+          g_.nodes[shift].inputs[1].node != mean_inv)
+        return false;
+      learn_channels(g_.nodes[shift].inputs[0]);
+      match->beta = ChannelValues(g_.nodes[shift].inputs[0], c);
+      if (match->beta.empty()) return false;
+      nodes.insert(nodes.end(), {mean_inv, shift});
+    } else {  // -mean * inv (+ beta)
+      const int neg = mean_side->node;
+      if (!typed(neg) || g_.nodes[neg].op != "Neg" || mean_side->output != 0 ||
+          !Reads(g_.nodes[neg], m) || SoleConsumer(neg) != mean_inv)
+        return false;
+      nodes.insert(nodes.end(), {neg, mean_inv});
+      shift = mean_inv;
+      if (const int plus = SoleConsumer(mean_inv); plus >= 0 && typed(plus) && IsAdd(plus)) {
+        const std::optional<Edge> beta = OtherInput(g_.nodes[plus], mean_inv);
+        learn_channels(beta);
+        std::vector<float> b = beta ? ChannelValues(*beta, c) : std::vector<float>{};
+        if (!b.empty()) {
+          match->beta = std::move(b);
+          shift = plus;
+          nodes.push_back(plus);
+        }
+      }
+    }
+    nodes.push_back(x_inv);
+    const int out = SoleConsumer(x_inv);
+    if (!typed(out) || !IsAdd(out) || SoleConsumer(shift) != out) return false;
+    const std::optional<Edge> o = OtherInput(g_.nodes[out], x_inv);
+    if (!o || o->node != shift || o->output != 0) return false;
+    // The mean (and its StopGradient) are read by the pattern alone.
+    for (const int v : {m, s}) {
+      if (uses_.is_output[v]) return false;
+      for (const auto& [u, index] : uses_.data[v])
+        if (std::find(nodes.begin(), nodes.end(), u) == nodes.end()) return false;
+    }
+    if (c <= 0) return false;
+    match->x = x;
+    match->channels = c;
+    match->out = out;
+    return true;
+  }
+
+  void RewriteLayerNorm(const LayerNormMatch& match) {
+    const DType t = TypeOf(g_.nodes[match.out]);
+    const int64_t c = match.channels;
+    auto vector = [&](const std::vector<float>& v, float dflt) {
+      Tensor f(DType::kFloat, Shape{c});
+      for (int64_t i = 0; i < c; ++i) f.data<float>()[i] = v.empty() ? dflt : v[i];
+      return t == DType::kFloat ? f : *CastNow(f, t);
+    };
+    const std::string base = g_.nodes[match.out].name;
+    const Edge gamma = AddConstant(base + "/layer_norm_scale", vector(match.gamma, 1.0f));
+    const Edge beta = AddConstant(base + "/layer_norm_offset", vector(match.beta, 0.0f));
+    g_.owned_attrs.emplace_back();
+    ProtoAttrMap& attrs = g_.owned_attrs.back();
+    attrs["T"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(t)));
+    attrs["epsilon"].set_f(match.epsilon);
+    FlatNode& out = g_.nodes[match.out];
+    out.op = "_MklLayerNorm";
+    out.def = FindOp(out.op);
+    out.attrs = &attrs;
+    out.inputs = {match.x, gamma, beta};
+    MoveWaits(match.nodes, match.out);
+  }
+
   // An owned constant node holding `t`.
   Edge AddConstant(const std::string& name, Tensor t) {
     g_.owned_values.push_back(std::move(t));
@@ -759,29 +989,7 @@ class Fuser {
     pp.attrs = &attrs;
     pp.inputs = std::move(inputs);
 
-    // What the absorbed nodes waited for, the fused node waits for; what waited for them
-    // waits for the fused node (the inliner's "call done" sinks wait on every inner node).
-    std::vector<char> absorbed(g_.nodes.size(), 0);
-    for (int a : ch.nodes) absorbed[a] = 1;
-    for (int a : ch.nodes)
-      for (int c : g_.nodes[a].control_inputs) pp.control_inputs.push_back(c);
-    for (FlatNode& n : g_.nodes) {
-      bool changed = false;
-      for (int& c : n.control_inputs)
-        if (c < static_cast<int>(absorbed.size()) && absorbed[c]) {
-          c = p_index;
-          changed = true;
-        }
-      if (changed) {
-        std::sort(n.control_inputs.begin(), n.control_inputs.end());
-        n.control_inputs.erase(std::unique(n.control_inputs.begin(), n.control_inputs.end()),
-                               n.control_inputs.end());
-      }
-    }
-    std::erase(pp.control_inputs, p_index);
-    std::sort(pp.control_inputs.begin(), pp.control_inputs.end());
-    pp.control_inputs.erase(std::unique(pp.control_inputs.begin(), pp.control_inputs.end()),
-                            pp.control_inputs.end());
+    MoveWaits(ch.nodes, p_index);
 
     // The chain's last node passes the fused result on (through the view the chain passed).
     FlatNode& last = g_.nodes[ch.last];

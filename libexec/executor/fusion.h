@@ -22,7 +22,8 @@ struct NodeFacts {
 // bias; one residual Add of a same-shaped tensor; and one activation (Relu, Relu6, Elu,
 // LeakyRelu, Tanh, Sigmoid, or x * sigmoid(x)). The last absorbed op becomes an Identity of the
 // fused node; the others lose their consumers and are pruned. Returns how many fusions it made.
-// With `half`, float16 and bfloat16 producers fuse too (for an accelerator's native half
+// Before that, Keras's layer normalization over the last axis (mean, variance, rsqrt, scale and
+// shift) becomes TF's fused _MklLayerNorm. With `half`, float16 and bfloat16 producers fuse too (for an accelerator's native half
 // kernels), their chains passing through a float32 batch norm between Casts (Keras's mixed
 // precision); the folded weights and bias are rounded to the producer's type once.
 int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,

@@ -345,7 +345,8 @@ class FunctionCompiler {
     for (size_t v = 0; v < graph_.nodes.size(); ++v) {
       const std::string& op = graph_.nodes[v].op;
       if (live_[v] &&
-          (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative" || op == "Transpose"))
+          (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative" || op == "Transpose" ||
+           op == "Mean"))
         return true;
     }
     return false;

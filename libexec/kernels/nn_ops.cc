@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "kernels/eigen_functors.h"
 #include "kernels/elementwise.h"
@@ -45,7 +46,18 @@ Status PrepareBiasAdd(PrepareContext& ctx) {
                        value.ToPythonString(), " (", format, ") is ", channels);
     }
   }
-  ctx.outputs = {TensorSpec{t, value}};
+  // The channel dim is the bias's length where the value's shape lost it (Tensordot's Reshape
+  // to a shape known only at run time): what follows knows its channels.
+  PartialShape out = value;
+  if (!value.unknown_rank() && value.rank() >= 2 && !bias.unknown_rank()) {
+    const int channel_dim = state->nchw ? 1 : value.rank() - 1;
+    if (value.dim(channel_dim) < 0 && bias.dim(0) >= 0) {
+      std::vector<int64_t> dims(value.dims().begin(), value.dims().end());
+      dims[channel_dim] = bias.dim(0);
+      KILN_PREPARE_ASSIGN(ctx, out, PartialShape::FromDims(dims));
+    }
+  }
+  ctx.outputs = {TensorSpec{t, out}};
   ctx.state = std::move(state);
   return OkStatus();
 }

@@ -23,6 +23,7 @@ namespace kiln::exec {
   X(MatMul)                 \
   X(Einsum)                 \
   X(Nn)                     \
+  X(LayerNorm)              \
   X(String)                 \
   X(Resource)               \
   X(Io)                     \

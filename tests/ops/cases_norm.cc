@@ -279,6 +279,39 @@ void AddLrn(std::vector<OpCase>* c) {
   }
 }
 
+// _MklLayerNorm over the last dim: rows of one value, of a warp's width, past it, and none.
+void AddLayerNorm(std::vector<OpCase>* c) {
+  uint32_t seed = 3250;
+  for (DType t : {DType::kFloat, DType::kHalf, DType::kBFloat16, DType::kDouble}) {
+    for (const Shape& s : {Shape{3, 1}, Shape{4, 32}, Shape{2, 3, 77}, Shape{0, 5}}) {
+      const int64_t n = s.dim(s.rank() - 1);
+      c->push_back(
+          OpCaseBuilder("_MklLayerNorm", "_MklLayerNorm " + DTypeShortName(t) + " " + s.ToString())
+              .T(t)
+              .Float("epsilon", 1e-3f)
+              .Input(RandomOf(t, s, NextSeed(seed)))
+              .Input(RandomOf(t, Shape{n}, NextSeed(seed), 0.5, 2))
+              .Input(RandomOf(t, Shape{n}, NextSeed(seed)))
+              .Reference1([n](const std::vector<Tensor>& in) {
+                const std::vector<double> x = Doubles(in[0]), g = Doubles(in[1]),
+                                          b = Doubles(in[2]);
+                std::vector<double> o(x.size());
+                for (size_t r = 0; r < x.size(); r += static_cast<size_t>(n)) {
+                  double mean = 0, var = 0;
+                  for (int64_t j = 0; j < n; ++j) mean += x[r + j];
+                  mean /= static_cast<double>(n);
+                  for (int64_t j = 0; j < n; ++j) var += (x[r + j] - mean) * (x[r + j] - mean);
+                  const double inv = 1 / std::sqrt(var / static_cast<double>(n) + double{1e-3f});
+                  for (int64_t j = 0; j < n; ++j) o[r + j] = (x[r + j] - mean) * inv * g[j] + b[j];
+                }
+                return FromDoubles(in[0].dtype(), in[0].shape(), o);
+              })
+              .Tolerance(Tol(t) * 5)
+              .Build());
+    }
+  }
+}
+
 void AddBias(std::vector<OpCase>* c) {
   uint32_t seed = 3300;
   for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16, DType::kInt32,
@@ -403,6 +436,7 @@ std::vector<OpCase> NormCases() {
   AddBatchNormGrad(&c);
   AddLrn(&c);
   AddLrnGrad(&c);
+  AddLayerNorm(&c);
   AddBias(&c);
   AddLstm(&c);
   return c;

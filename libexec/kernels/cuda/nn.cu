@@ -1,6 +1,6 @@
 // Softmax and LogSoftmax on the GPU over the last axis: a warp per row (a block per row past
 // 1024 values), the max and the sum of exponentials reduced in float (half inputs too), as TF's
-// kernels compute them.
+// kernels compute them; _MklLayerNorm, a warp per row; inference FusedBatchNorm.
 #include <cfloat>
 
 #include "kernels/cuda/launch.cuh"
@@ -232,12 +232,76 @@ Status ComputeBatchNorm(const KernelContext& ctx) {
   return LaunchChannelEpilogue(ctx, x.dtype(), y->raw_data(), x.NumElements(), c, e);
 }
 
+// ---- _MklLayerNorm ---------------------------------------------------------------------------
+
+// A warp per row of the last dim: the mean, then the variance of the row (read again from
+// cache), reduced in float, as the CPU kernel computes them; half types read and write their
+// own type.
+template <typename C>
+__global__ void LayerNormRowsWarp(const C* x, const C* scale, const C* offset, C* y, int64_t rows,
+                                  int64_t n, float epsilon) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t per_block = blockDim.x / 32;
+  for (int64_t row = blockIdx.x * per_block + threadIdx.x / 32; row < rows;
+       row += gridDim.x * per_block) {
+    const C* in = x + row * n;
+    C* out = y + row * n;
+    float s = 0.0f;
+    for (int64_t i = lane; i < n; i += 32) s += static_cast<float>(in[i]);
+    const float mean = WarpReduce<false>(s) / static_cast<float>(n);
+    float q = 0.0f;
+    for (int64_t i = lane; i < n; i += 32) {
+      const float d = static_cast<float>(in[i]) - mean;
+      q += d * d;
+    }
+    const float inv = rsqrtf(WarpReduce<false>(q) / static_cast<float>(n) + epsilon);
+    for (int64_t i = lane; i < n; i += 32)
+      out[i] =
+          static_cast<C>((static_cast<float>(in[i]) - mean) * inv * static_cast<float>(scale[i]) +
+                         static_cast<float>(offset[i]));
+  }
+}
+
+Status CreateLayerNormState(PrepareContext& ctx) {
+  auto st = std::make_shared<EpsilonState>();
+  KILN_ASSIGN_OR_RETURN(st->epsilon, ctx.attrs.GetFloat("epsilon", 0.001f));
+  ctx.state = st;
+  return OkStatus();
+}
+
+Status ComputeLayerNorm(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  if (x.rank() < 1) return ctx.Error("input 'x' must have rank >= 1, got a scalar");
+  const int64_t n = x.dim(x.rank() - 1);
+  if (ctx.input(1).NumElements() != n || ctx.input(2).NumElements() != n)
+    return ctx.Error("scale and offset need ", n, " values (the last dim of x ",
+                     x.shape().ToString(), ")");
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+  if (x.NumElements() == 0) return OkStatus();
+  const int64_t rows = x.NumElements() / n;
+  constexpr int64_t kRowsPerBlock = kThreads / 32;
+  const auto blocks =
+      static_cast<unsigned>(std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535));
+  return Dispatch<GpuFloatTypes>(x.dtype(), [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    LayerNormRowsWarp<C><<<blocks, kThreads, 0, dev.stream()>>>(
+        reinterpret_cast<const C*>(x.raw_data()),
+        reinterpret_cast<const C*>(ctx.input(1).raw_data()),
+        reinterpret_cast<const C*>(ctx.input(2).raw_data()), static_cast<C*>(y->raw_data()), rows,
+        n, ctx.state<EpsilonState>().epsilon);
+    return LaunchStatus(ctx, "_MklLayerNorm");
+  });
+}
+
 const KernelEntry kRows[] = {
     {"FusedBatchNorm", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
     {"FusedBatchNormV2", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
     {"FusedBatchNormV3", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
     {"LogSoftmax", &ComputeSoftmax<true>, 0, 0, &SupportsFloat, nullptr},
     {"Softmax", &ComputeSoftmax<false>, 0, 0, &SupportsFloat, nullptr},
+    {"_MklLayerNorm", &ComputeLayerNorm, 0, 0, &SupportsFloat, &CreateLayerNormState},
 };
 
 }  // namespace
