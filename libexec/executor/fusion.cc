@@ -212,6 +212,7 @@ class Fuser {
   int Run() {
     int fused = FoldPads();
     fused += ForwardIdentityTransposes();
+    fused += NarrowSoftmaxCasts();
     fused += FuseLayerNorms();
     const int n = static_cast<int>(g_.nodes.size());
     for (int v = 0; v < n; ++v) {
@@ -743,6 +744,57 @@ class Fuser {
     return fused;
   }
 
+  // Whether node v is a Cast from a half type to float32 (that type), or kInvalid.
+  DType CastFromHalf(int v) const {
+    const auto [from, to] = CastTypes(g_.nodes[v]);
+    return IsHalfType(from) && to == DType::kFloat ? from : DType::kInvalid;
+  }
+  // The sole consumer of v when it is a Cast from float32 to `half`, else -1.
+  int CastBackTo(int v, DType half) const {
+    const int c = SoleConsumer(v);
+    return c >= 0 && live_[c] && CastTypes(g_.nodes[c]) == std::make_pair(DType::kFloat, half) ? c
+                                                                                               : -1;
+  }
+  // Cast node `back` passes node v's value on (v now computes in the half type).
+  void BecomeIdentity(int back, int v, DType half) {
+    g_.owned_attrs.emplace_back();
+    g_.owned_attrs.back()["T"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(half)));
+    FlatNode& b = g_.nodes[back];
+    b.op = "Identity";
+    b.def = FindOp("Identity");
+    b.attrs = &g_.owned_attrs.back();
+    b.inputs = {Edge{v, 0}};
+  }
+
+  // On a device load, a float32 Softmax or LogSoftmax between a Cast from a half type and a Cast
+  // back to it (Keras's mixed precision keeps softmax in float32) runs in the half type itself:
+  // its kernels compute in float32 inside and round once, as the Cast back did, so only the two
+  // casts' passes over the attention scores go.
+  int NarrowSoftmaxCasts() {
+    if (!half_) return 0;
+    int narrowed = 0;
+    for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
+      FlatNode& n = g_.nodes[v];
+      if (!live_[v] || (n.op != "Softmax" && n.op != "LogSoftmax") || TypeOf(n) != DType::kFloat ||
+          n.inputs.size() != 1 || n.inputs[0].output != 0)
+        continue;
+      const int up = n.inputs[0].node;
+      const DType half = CastFromHalf(up);
+      if (half == DType::kInvalid || SoleConsumer(up) != v) continue;
+      const int back = CastBackTo(v, half);
+      if (back < 0) continue;
+      g_.owned_attrs.push_back(*n.attrs);
+      g_.owned_attrs.back()["T"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(half)));
+      n.attrs = &g_.owned_attrs.back();
+      n.inputs[0] = g_.nodes[up].inputs[0];
+      BecomeIdentity(back, v, half);
+      MoveWaits({up}, v);
+      ++narrowed;
+    }
+    if (narrowed > 0) uses_ = FindUses(g_, live_);
+    return narrowed;
+  }
+
   static bool Reads(const FlatNode& n, int v) {
     for (const Edge& e : n.inputs)
       if (e.node == v && e.output == 0) return true;
@@ -898,8 +950,27 @@ class Fuser {
   }
 
   void RewriteLayerNorm(const LayerNormMatch& match) {
-    const DType t = TypeOf(g_.nodes[match.out]);
+    DType t = TypeOf(g_.nodes[match.out]);
     const int64_t c = match.channels;
+    // On a device load a float32 layer norm between a Cast from a half type and a Cast back
+    // (Keras's mixed precision) runs in the half type: the kernel computes in float32 inside;
+    // the scale and offset round to the half type.
+    Edge x = match.x;
+    std::vector<int> absorbed = match.nodes;
+    int back = -1;
+    if (half_ && t == DType::kFloat && x.output == 0) {
+      const DType half = CastFromHalf(x.node);
+      bool only_pattern = half != DType::kInvalid && !uses_.is_output[x.node];
+      for (const auto& [u, index] : uses_.data[x.node])
+        only_pattern =
+            only_pattern && std::find(absorbed.begin(), absorbed.end(), u) != absorbed.end();
+      back = only_pattern ? CastBackTo(match.out, half) : -1;
+      if (back >= 0) {
+        absorbed.push_back(x.node);
+        x = g_.nodes[x.node].inputs[0];
+        t = half;
+      }
+    }
     auto vector = [&](const std::vector<float>& v, float dflt) {
       Tensor f(DType::kFloat, Shape{c});
       for (int64_t i = 0; i < c; ++i) f.data<float>()[i] = v.empty() ? dflt : v[i];
@@ -916,8 +987,9 @@ class Fuser {
     out.op = "_MklLayerNorm";
     out.def = FindOp(out.op);
     out.attrs = &attrs;
-    out.inputs = {match.x, gamma, beta};
-    MoveWaits(match.nodes, match.out);
+    out.inputs = {x, gamma, beta};
+    if (back >= 0) BecomeIdentity(back, match.out, t);
+    MoveWaits(absorbed, match.out);
   }
 
   // An owned constant node holding `t`.

@@ -344,9 +344,8 @@ class FunctionCompiler {
   bool HasFusableNodes() const {
     for (size_t v = 0; v < graph_.nodes.size(); ++v) {
       const std::string& op = graph_.nodes[v].op;
-      if (live_[v] &&
-          (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative" || op == "Transpose" ||
-           op == "Mean"))
+      if (live_[v] && (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative" ||
+                       op == "Transpose" || op == "Mean" || op == "Softmax" || op == "LogSoftmax"))
         return true;
     }
     return false;

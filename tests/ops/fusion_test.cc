@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "device/test_device.h"
 #include "executor/flat_graph.h"
 #include "kiln/exec/executor.h"
 #include "ops/op_tester.h"
@@ -60,11 +61,11 @@ class FnBuilder {
     return name + ":output:0";
   }
   const std::string& last() const { return last_; }
-  void Output(const std::string& ref) {
+  void Output(const std::string& ref, tensorflow::DataType type = tensorflow::DT_FLOAT) {
     const std::string name = "out" + std::to_string(f_.signature().output_arg_size());
     auto* o = f_.mutable_signature()->add_output_arg();
     o->set_name(name);
-    o->set_type(tensorflow::DT_FLOAT);
+    o->set_type(type);
     (*f_.mutable_ret())[name] = ref;
   }
   const tensorflow::FunctionDef& fdef() const { return f_; }
@@ -517,6 +518,78 @@ TEST_CASE("fusion: a layer normalization over the last axis is one _MklLayerNorm
         CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 5, 6}, 3)});
     CHECK(st.fused == 1);
     CHECK(st.steps == 1);
+  }
+}
+
+}  // namespace kiln::testing
+
+namespace kiln::testing {
+
+// Keras's mixed precision keeps softmax and layer norm in float32 between a Cast from float16
+// and a Cast back. With another device in the load (the test device here, a GPU in use) they
+// run in float16 itself, their kernels computing in float32 inside.
+TEST_CASE("fusion: a float32 softmax or layer norm between float16 casts runs in float16") {
+  for (const bool softmax : {true, false}) {
+    FnBuilder b;
+    const std::string x16 = b.Input("x", tensorflow::DT_HALF);
+    auto cast = [&](const std::string& name, const std::string& in, tensorflow::DataType from,
+                    tensorflow::DataType to) {
+      tensorflow::NodeDef* c = b.Op(name, "Cast", {in}, "y");
+      c->mutable_attr()->erase("T");
+      (*c->mutable_attr())["SrcT"].set_type(from);
+      (*c->mutable_attr())["DstT"].set_type(to);
+      return b.last();
+    };
+    const std::string x = cast("up", x16, tensorflow::DT_HALF, tensorflow::DT_FLOAT);
+    if (softmax) {
+      b.Op("softmax", "Softmax", {x}, "softmax");
+    } else {
+      const std::string axis = b.IntConst("axis", {-1}, Shape{1});
+      auto mean_of = [&](const std::string& name, const std::string& in) {
+        tensorflow::NodeDef* m = b.Op(name, "Mean", {in, axis}, "output");
+        (*m->mutable_attr())["keep_dims"].set_b(true);
+        (*m->mutable_attr())["Tidx"].set_type(tensorflow::DT_INT32);
+        return b.last();
+      };
+      const std::string mean = mean_of("mean", x);
+      b.Op("sqd", "SquaredDifference", {x, mean}, "z");
+      const std::string var = mean_of("variance", b.last());
+      b.Op("add_eps", "AddV2", {var, b.Const("eps", Tensor::Scalar<float>(1e-3f))}, "z");
+      b.Op("rsqrt", "Rsqrt", {b.last()}, "y");
+      const std::string inv = b.last();
+      b.Op("neg", "Neg", {mean}, "y");
+      b.Op("mean_inv", "Mul", {b.last(), inv}, "z");
+      const std::string shift = b.last();
+      b.Op("x_inv", "Mul", {x, inv}, "z");
+      b.Op("out", "AddV2", {b.last(), shift}, "z");
+    }
+    b.Output(cast("back", b.last(), tensorflow::DT_FLOAT, tensorflow::DT_HALF),
+             tensorflow::DT_HALF);
+    INFO("softmax: ", softmax);
+    tensorflow::FunctionDefLibrary proto;
+    FunctionLibrary lib(proto);
+    const Tensor in = RandomOf(DType::kHalf, Shape{3, 8}, 5);
+    const std::vector<TensorSpec> specs = {{DType::kHalf, PartialShape(in.shape())}};
+    PrepareOptions host, device;
+    host.fuse = false;
+    device.devices = {GetTestDevice()};
+    auto plain = PreparedFunction::Prepare(b.fdef(), lib, specs, host);
+    REQUIRE_MESSAGE(plain.ok(), plain.status().ToString());
+    auto narrow = PreparedFunction::Prepare(b.fdef(), lib, specs, device);
+    REQUIRE_MESSAGE(narrow.ok(), narrow.status().ToString());
+    // The graph's Casts are gone (the CPU kernels behind the test device widen a float16
+    // softmax between Casts of their own; a GPU's kernels take it as it is).
+    for (const exec::ScheduledStep& step : (*narrow)->Schedule()) {
+      CHECK_MESSAGE((step.node_name != "up" && step.node_name != "back"), step.node_name);
+      CHECK_MESSAGE((softmax || step.op != "Cast"), step.node_name);
+    }
+    std::vector<Tensor> want, got;
+    REQUIRE((*plain)->Run(std::vector{in}, &want).ok());
+    Status s = (*narrow)->Run(std::vector{in}, &got);
+    REQUIRE_MESSAGE(s.ok(), s.ToString());
+    REQUIRE(got[0].dtype() == DType::kHalf);
+    const std::string diff = CompareTensors(got[0], want[0], 2e-3);
+    CHECK_MESSAGE(diff.empty(), diff);
   }
 }
 
