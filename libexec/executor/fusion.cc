@@ -115,7 +115,18 @@ bool DependsOn(const FlatGraph& g, int from, int target) {
   return false;
 }
 
-enum class Act { kNone, kRelu, kRelu6, kElu, kLeakyRelu, kTanh, kSigmoid, kSwish, kGeluExact };
+enum class Act {
+  kNone,
+  kRelu,
+  kRelu6,
+  kElu,
+  kLeakyRelu,
+  kTanh,
+  kSigmoid,
+  kSwish,
+  kGeluExact,
+  kGeluApproximate
+};
 
 const char* ActName(Act a) {
   switch (a) {
@@ -135,6 +146,8 @@ const char* ActName(Act a) {
       return "_MklSwish";
     case Act::kGeluExact:
       return "GeluExact";
+    case Act::kGeluApproximate:
+      return "GeluApproximate";
     case Act::kNone:
       break;
   }
@@ -429,11 +442,17 @@ class Fuser {
           ch.last = swish;
           for (const auto& [c, index] : uses_.data[cur]) ch.nodes.push_back(c);
           ++ch.absorbed;
-        } else if (std::vector<int> gelu; ch.act == Act::kNone && !wide && GeluAfter(cur, &gelu)) {
-          ch.act = Act::kGeluExact;
-          ch.last = gelu.back();
-          ch.nodes.insert(ch.nodes.end(), gelu.begin(), gelu.end());
-          ++ch.absorbed;
+        } else if (std::vector<int> gelu; ch.act == Act::kNone && !wide) {
+          if (GeluAfter(cur, &gelu)) {
+            ch.act = Act::kGeluExact;
+          } else if (GeluTanhAfter(cur, &gelu)) {
+            ch.act = Act::kGeluApproximate;
+          }
+          if (ch.act != Act::kNone) {
+            ch.last = gelu.back();
+            ch.nodes.insert(ch.nodes.end(), gelu.begin(), gelu.end());
+            ++ch.absorbed;
+          }
         }
         break;
       }
@@ -990,6 +1009,56 @@ class Fuser {
     out.inputs = {x, gamma, beta};
     if (back >= 0) BecomeIdentity(back, match.out, t);
     MoveWaits(absorbed, match.out);
+  }
+
+  // The sole consumer of v when it is `op` of v and a scalar constant `k`, else -1.
+  int ScalarOpAfter(int v, std::string_view op, double k) {
+    const int c = SoleConsumer(v);
+    if (c < 0 || !live_[c] || g_.nodes[c].op != op || TypeOf(g_.nodes[c]) != dtype_) return -1;
+    const std::optional<Edge> o = OtherInput(g_.nodes[c], v);
+    return o && IsScalar(*o, k) ? c : -1;
+  }
+
+  // TF's tanh-approximated GELU of x (tf.nn.gelu(approximate=True), Hugging Face's "gelu_new"):
+  // 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), as Mul(0.5, x), Pow(x, 3),
+  // Mul(0.044715, .), Add(x, .), Mul(sqrt(2 / pi), .), Tanh, Add(1, .), Mul of the two halves.
+  bool GeluTanhAfter(int x, std::vector<int>* nodes) {
+    if (uses_.is_output[x] || uses_.data[x].size() != 3) return false;
+    int half = -1, pow = -1, sum = -1;
+    for (const auto& [c, index] : uses_.data[x]) {
+      const FlatNode& n = g_.nodes[c];
+      if (!live_[c] || n.inputs[index].output != 0 || TypeOf(n) != dtype_) return false;
+      const std::optional<Edge> o = OtherInput(n, x);
+      if (n.op == "Mul" && o && IsScalar(*o, 0.5)) {
+        half = c;
+      } else if (n.op == "Pow" && index == 0 && o && IsScalar(*o, 3)) {
+        pow = c;
+      } else if (IsAdd(c)) {
+        sum = c;
+      }
+    }
+    if (half < 0 || pow < 0 || sum < 0) return false;
+    const int cube = ScalarOpAfter(pow, "Mul", 0.044715);
+    if (cube < 0 || SoleConsumer(cube) != sum) return false;
+    const std::optional<Edge> cube_in = OtherInput(g_.nodes[sum], x);
+    if (!cube_in || cube_in->node != cube) return false;
+    const int scaled = ScalarOpAfter(sum, "Mul", 0.7978845608028654);
+    const int tanh = scaled < 0 ? -1 : SoleConsumer(scaled);
+    if (tanh < 0 || g_.nodes[tanh].op != "Tanh" || TypeOf(g_.nodes[tanh]) != dtype_) return false;
+    int one = -1;
+    if (const int c = SoleConsumer(tanh); c >= 0 && IsAdd(c) && TypeOf(g_.nodes[c]) == dtype_) {
+      const std::optional<Edge> o = OtherInput(g_.nodes[c], tanh);
+      one = o && IsScalar(*o, 1.0) ? c : -1;
+    }
+    if (one < 0) return false;
+    const int out = SoleConsumer(one);
+    if (out < 0 || out != SoleConsumer(half) || g_.nodes[out].op != "Mul" ||
+        TypeOf(g_.nodes[out]) != dtype_)
+      return false;
+    const std::optional<Edge> e = OtherInput(g_.nodes[out], half);
+    if (!e || e->node != one) return false;
+    *nodes = {half, pow, cube, sum, scaled, tanh, one, out};
+    return true;
   }
 
   // An owned constant node holding `t`.

@@ -594,3 +594,31 @@ TEST_CASE("fusion: a float32 softmax or layer norm between float16 casts runs in
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+
+// tf.nn.gelu(approximate=True) (and Hugging Face's "gelu_new"): 0.5 * x * (1 + tanh(sqrt(2 / pi)
+// * (x + 0.044715 * x^3))) joins a Dense as the GeluApproximate epilogue.
+TEST_CASE("fusion: MatMul + BiasAdd + tanh-approximated GELU is one kernel") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  b.Op("mm", "MatMul", {x, b.Const("w", RandomOf(DType::kFloat, Shape{16, 8}, 1))}, "product");
+  b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{8}, 2))}, "output");
+  const std::string y = b.last();
+  b.Op("half", "Mul", {b.Const("k_half", Tensor::Scalar<float>(0.5f)), y}, "z");
+  const std::string half = b.last();
+  b.Op("pow", "Pow", {y, b.Const("k3", Tensor::Scalar<float>(3))}, "z");
+  b.Op("cube", "Mul", {b.Const("k_coeff", Tensor::Scalar<float>(0.044715f)), b.last()}, "z");
+  b.Op("sum", "AddV2", {y, b.last()}, "z");
+  b.Op("scaled", "Mul", {b.Const("k_sqrt", Tensor::Scalar<float>(0.7978846f)), b.last()}, "z");
+  b.Op("tanh", "Tanh", {b.last()}, "y");
+  b.Op("one", "AddV2", {b.Const("k1", Tensor::Scalar<float>(1)), b.last()}, "z");
+  b.Op("gelu", "Mul", {half, b.last()}, "z");
+  b.Output(b.last());
+  const exec::PlanStats st =
+      CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{5, 16}, 3)});
+  CHECK(st.fused == 1);
+  CHECK(st.steps == 1);
+}
+
+}  // namespace kiln::testing
