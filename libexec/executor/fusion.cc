@@ -29,7 +29,8 @@ Uses FindUses(const FlatGraph& g, const std::vector<char>& live) {
   u.control_dependents.assign(n, 0);
   u.is_output.assign(n, 0);
   for (int v = 0; v < n; ++v) {
-    if (!live[v]) continue;
+    // Nodes fusion added (constants, past `live`) are live.
+    if (v < static_cast<int>(live.size()) && !live[v]) continue;
     const FlatNode& node = g.nodes[v];
     for (size_t i = 0; i < node.inputs.size(); ++i)
       u.data[node.inputs[i].node].emplace_back(v, static_cast<int>(i));
@@ -229,7 +230,7 @@ class Fuser {
     fused += FuseLayerNorms();
     const int n = static_cast<int>(g_.nodes.size());
     for (int v = 0; v < n; ++v) {
-      if (!live_[v]) continue;
+      if (!Live(v)) continue;
       const FlatNode& p = g_.nodes[v];
       const bool conv = p.op == "Conv2D" || p.op == "DepthwiseConv2dNative";
       dtype_ = TypeOf(p);
@@ -250,6 +251,9 @@ class Fuser {
   }
 
  private:
+  // Whether node v is live: what the first look found, or a node fusion added (a constant).
+  bool Live(int v) const { return v >= static_cast<int>(live_.size()) || live_[v] != 0; }
+
   const Tensor* Value(const Edge& e) const {
     if (e.node >= static_cast<int>(facts_.size())) return nullptr;
     const auto& values = facts_[e.node].values;
@@ -294,7 +298,7 @@ class Fuser {
     int folded = 0;
     for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
       FlatNode& conv = g_.nodes[v];
-      if (!live_[v] || (conv.op != "Conv2D" && conv.op != "DepthwiseConv2dNative") ||
+      if (!Live(v) || (conv.op != "Conv2D" && conv.op != "DepthwiseConv2dNative") ||
           !IsFloat(conv) || !IsNhwc(conv) || conv.inputs.size() != 2 || conv.attrs == nullptr)
         continue;
       const std::optional<std::string> padding = StringAttr(conv, "padding");
@@ -375,7 +379,7 @@ class Fuser {
     int forwarded = 0;
     for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
       FlatNode& t = g_.nodes[v];
-      if (!live_[v] || t.op != "Transpose" || t.inputs.size() != 2 || t.attrs == nullptr) continue;
+      if (!Live(v) || t.op != "Transpose" || t.inputs.size() != 2 || t.attrs == nullptr) continue;
       const std::vector<int64_t> perm = IntValues(t.inputs[1]);
       const Edge x = t.inputs[0];
       if (Value(t.inputs[1]) == nullptr || x.node >= static_cast<int>(facts_.size()) ||
@@ -434,7 +438,7 @@ class Fuser {
     auto typed = [&](const FlatNode& n) { return wide ? IsFloat(n) : TypeOf(n) == dtype_; };
     for (;;) {
       const int next = SoleConsumer(cur);
-      if (next < 0 || !live_[next]) {
+      if (next < 0 || !Live(next)) {
         // x * sigmoid(x): `cur` feeds exactly a Sigmoid and the Mul of both.
         const int swish = ch.act == Act::kNone && dtype_ == DType::kFloat ? SwishAfter(cur) : -1;
         if (swish >= 0) {
@@ -658,7 +662,7 @@ class Fuser {
       if (n.op == "Sigmoid" && IsFloat(n)) sig = c;
       if (n.op == "Mul" && IsFloat(n)) mul = c;
     }
-    if (sig < 0 || mul < 0 || !live_[sig] || !live_[mul]) return -1;
+    if (sig < 0 || mul < 0 || !Live(sig) || !Live(mul)) return -1;
     if (SoleConsumer(sig) != mul) return -1;
     return mul;
   }
@@ -686,7 +690,7 @@ class Fuser {
     int half = -1, neg = -1;
     for (const auto& [c, index] : uses_.data[x]) {
       const FlatNode& n = g_.nodes[c];
-      if (!live_[c] || n.inputs[index].output != 0 || TypeOf(n) != dtype_) return false;
+      if (!Live(c) || n.inputs[index].output != 0 || TypeOf(n) != dtype_) return false;
       if (n.op == "Neg") {
         neg = c;
       } else if (n.op == "Mul") {
@@ -753,7 +757,7 @@ class Fuser {
     int fused = 0;
     const int n = static_cast<int>(g_.nodes.size());
     for (int m = 0; m < n; ++m) {
-      if (!live_[m] || g_.nodes[m].op != "Mean") continue;
+      if (!Live(m) || g_.nodes[m].op != "Mean") continue;
       LayerNormMatch match;
       if (!MatchLayerNorm(m, &match)) continue;
       RewriteLayerNorm(match);
@@ -771,8 +775,8 @@ class Fuser {
   // The sole consumer of v when it is a Cast from float32 to `half`, else -1.
   int CastBackTo(int v, DType half) const {
     const int c = SoleConsumer(v);
-    return c >= 0 && live_[c] && CastTypes(g_.nodes[c]) == std::make_pair(DType::kFloat, half) ? c
-                                                                                               : -1;
+    return c >= 0 && Live(c) && CastTypes(g_.nodes[c]) == std::make_pair(DType::kFloat, half) ? c
+                                                                                              : -1;
   }
   // Cast node `back` passes node v's value on (v now computes in the half type).
   void BecomeIdentity(int back, int v, DType half) {
@@ -794,7 +798,7 @@ class Fuser {
     int narrowed = 0;
     for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
       FlatNode& n = g_.nodes[v];
-      if (!live_[v] || (n.op != "Softmax" && n.op != "LogSoftmax") || TypeOf(n) != DType::kFloat ||
+      if (!Live(v) || (n.op != "Softmax" && n.op != "LogSoftmax") || TypeOf(n) != DType::kFloat ||
           n.inputs.size() != 1 || n.inputs[0].output != 0)
         continue;
       const int up = n.inputs[0].node;
@@ -825,7 +829,7 @@ class Fuser {
   // The consumer of v (output 0) that is `op` and reads v, else -1.
   int ConsumerOp(int v, std::string_view op) const {
     for (const auto& [c, index] : uses_.data[v])
-      if (live_[c] && g_.nodes[c].op == op && g_.nodes[c].inputs[index].output == 0) return c;
+      if (Live(c) && g_.nodes[c].op == op && g_.nodes[c].inputs[index].output == 0) return c;
     return -1;
   }
   bool IsAdd(int v) const { return g_.nodes[v].op == "AddV2" || g_.nodes[v].op == "Add"; }
@@ -865,7 +869,7 @@ class Fuser {
       const Tensor* v = e ? Value(*e) : nullptr;
       if (c <= 0 && v != nullptr && v->NumElements() > 1) c = v->NumElements();
     };
-    auto typed = [&](int v) { return v >= 0 && live_[v] && TypeOf(g_.nodes[v]) == t; };
+    auto typed = [&](int v) { return v >= 0 && Live(v) && TypeOf(g_.nodes[v]) == t; };
     std::vector<int>& nodes = match->nodes;
     nodes = {m};
     // The variance: mean((x - stop_gradient(mean))^2) over the same axis.
@@ -1014,7 +1018,7 @@ class Fuser {
   // The sole consumer of v when it is `op` of v and a scalar constant `k`, else -1.
   int ScalarOpAfter(int v, std::string_view op, double k) {
     const int c = SoleConsumer(v);
-    if (c < 0 || !live_[c] || g_.nodes[c].op != op || TypeOf(g_.nodes[c]) != dtype_) return -1;
+    if (c < 0 || !Live(c) || g_.nodes[c].op != op || TypeOf(g_.nodes[c]) != dtype_) return -1;
     const std::optional<Edge> o = OtherInput(g_.nodes[c], v);
     return o && IsScalar(*o, k) ? c : -1;
   }
@@ -1027,7 +1031,7 @@ class Fuser {
     int half = -1, pow = -1, sum = -1;
     for (const auto& [c, index] : uses_.data[x]) {
       const FlatNode& n = g_.nodes[c];
-      if (!live_[c] || n.inputs[index].output != 0 || TypeOf(n) != dtype_) return false;
+      if (!Live(c) || n.inputs[index].output != 0 || TypeOf(n) != dtype_) return false;
       const std::optional<Edge> o = OtherInput(n, x);
       if (n.op == "Mul" && o && IsScalar(*o, 0.5)) {
         half = c;
