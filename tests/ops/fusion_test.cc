@@ -467,52 +467,63 @@ TEST_CASE("fusion: a Dense on a sequence (Tensordot, BiasAdd, exact GELU) is one
 
 namespace kiln::testing {
 
-// Keras's LayerNormalization (Keras 3: moments with a StopGradient, then x * inv + (-mean * inv
-// + beta), inv = rsqrt(var + eps) * gamma), the same without gamma and beta, and
-// tf.nn.batch_normalization's beta - mean * inv: each becomes one _MklLayerNorm and agrees with
-// the unfused ops.
-TEST_CASE("fusion: a layer normalization over the last axis is one _MklLayerNorm") {
-  enum class Form { kKeras, kPlain, kSub };
-  for (const Form form : {Form::kKeras, Form::kPlain, Form::kSub}) {
-    FnBuilder b;
-    const std::string x = b.Input("x");
-    const std::string axis = b.IntConst("axis", {-1}, Shape{1});
-    auto mean_of = [&](const std::string& name, const std::string& in) {
-      tensorflow::NodeDef* m = b.Op(name, "Mean", {in, axis}, "output");
-      (*m->mutable_attr())["keep_dims"].set_b(true);
-      (*m->mutable_attr())["Tidx"].set_type(tensorflow::DT_INT32);
-      return b.last();
-    };
-    const std::string mean = mean_of("mean", x);
+// The spellings of a layer norm over the last axis of x (channels 6) that fusion knows:
+// Keras 3's (moments with a StopGradient, x * inv + (-mean * inv + beta), inv = rsqrt(var +
+// eps) * gamma), the same without gamma and beta, and tf.nn.batch_normalization's
+// beta - mean * inv. Returns the result's reference.
+namespace {
+enum class LayerNormForm { kKeras, kPlain, kSub };
+std::string BuildLayerNorm(FnBuilder& b, const std::string& x, LayerNormForm form) {
+  const std::string axis = b.IntConst("axis", {-1}, Shape{1});
+  auto mean_of = [&](const std::string& name, const std::string& in) {
+    tensorflow::NodeDef* m = b.Op(name, "Mean", {in, axis}, "output");
+    (*m->mutable_attr())["keep_dims"].set_b(true);
+    (*m->mutable_attr())["Tidx"].set_type(tensorflow::DT_INT32);
+    return b.last();
+  };
+  const std::string mean = mean_of("mean", x);
+  std::string centre = mean;
+  if (form == LayerNormForm::kKeras) {
     b.Op("stop", "StopGradient", {mean}, "output");
-    b.Op("sqd", "SquaredDifference", {x, b.last()}, "z");
-    const std::string var = mean_of("variance", b.last());
-    b.Op("add_eps", "AddV2", {var, b.Const("eps", Tensor::Scalar<float>(1e-3f))}, "z");
-    b.Op("rsqrt", "Rsqrt", {b.last()}, "y");
-    std::string inv = b.last();
-    const std::string gamma = b.Const("gamma", RandomOf(DType::kFloat, Shape{1, 1, 6}, 1, 0.5, 2));
-    const std::string beta = b.Const("beta", RandomOf(DType::kFloat, Shape{1, 1, 6}, 2));
-    if (form != Form::kPlain) {
-      b.Op("inv", "Mul", {inv, gamma}, "z");
-      inv = b.last();
-    }
-    std::string shift;
-    if (form == Form::kSub) {
-      b.Op("mean_inv", "Mul", {mean, inv}, "z");
-      b.Op("shift", "Sub", {beta, b.last()}, "z");
+    centre = b.last();
+  }
+  b.Op("sqd", "SquaredDifference", {x, centre}, "z");
+  const std::string var = mean_of("variance", b.last());
+  b.Op("add_eps", "AddV2", {var, b.Const("eps", Tensor::Scalar<float>(1e-3f))}, "z");
+  b.Op("rsqrt", "Rsqrt", {b.last()}, "y");
+  std::string inv = b.last();
+  if (form != LayerNormForm::kPlain) {
+    b.Op("inv", "Mul", {inv, b.Const("gamma", RandomOf(DType::kFloat, Shape{1, 1, 6}, 1, 0.5, 2))},
+         "z");
+    inv = b.last();
+  }
+  const std::string beta = b.Const("beta", RandomOf(DType::kFloat, Shape{1, 1, 6}, 2));
+  std::string shift;
+  if (form == LayerNormForm::kSub) {
+    b.Op("mean_inv", "Mul", {mean, inv}, "z");
+    b.Op("shift", "Sub", {beta, b.last()}, "z");
+    shift = b.last();
+  } else {
+    b.Op("neg", "Neg", {mean}, "y");
+    b.Op("mean_inv", "Mul", {b.last(), inv}, "z");
+    shift = b.last();
+    if (form == LayerNormForm::kKeras) {
+      b.Op("shift", "AddV2", {shift, beta}, "z");
       shift = b.last();
-    } else {
-      b.Op("neg", "Neg", {mean}, "y");
-      b.Op("mean_inv", "Mul", {b.last(), inv}, "z");
-      shift = b.last();
-      if (form == Form::kKeras) {
-        b.Op("shift", "AddV2", {shift, beta}, "z");
-        shift = b.last();
-      }
     }
-    b.Op("x_inv", "Mul", {x, inv}, "z");
-    b.Op("out", "AddV2", {b.last(), shift}, "z");
-    b.Output(b.last());
+  }
+  b.Op("x_inv", "Mul", {x, inv}, "z");
+  b.Op("out", "AddV2", {b.last(), shift}, "z");
+  return b.last();
+}
+}  // namespace
+
+// Each spelling becomes one _MklLayerNorm and agrees with the unfused ops.
+TEST_CASE("fusion: a layer normalization over the last axis is one _MklLayerNorm") {
+  for (const LayerNormForm form :
+       {LayerNormForm::kKeras, LayerNormForm::kPlain, LayerNormForm::kSub}) {
+    FnBuilder b;
+    b.Output(BuildLayerNorm(b, b.Input("x"), form));
     INFO("form ", static_cast<int>(form));
     const exec::PlanStats st =
         CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 5, 6}, 3)});
@@ -541,30 +552,14 @@ TEST_CASE("fusion: a float32 softmax or layer norm between float16 casts runs in
       return b.last();
     };
     const std::string x = cast("up", x16, tensorflow::DT_HALF, tensorflow::DT_FLOAT);
+    std::string y;
     if (softmax) {
       b.Op("softmax", "Softmax", {x}, "softmax");
+      y = b.last();
     } else {
-      const std::string axis = b.IntConst("axis", {-1}, Shape{1});
-      auto mean_of = [&](const std::string& name, const std::string& in) {
-        tensorflow::NodeDef* m = b.Op(name, "Mean", {in, axis}, "output");
-        (*m->mutable_attr())["keep_dims"].set_b(true);
-        (*m->mutable_attr())["Tidx"].set_type(tensorflow::DT_INT32);
-        return b.last();
-      };
-      const std::string mean = mean_of("mean", x);
-      b.Op("sqd", "SquaredDifference", {x, mean}, "z");
-      const std::string var = mean_of("variance", b.last());
-      b.Op("add_eps", "AddV2", {var, b.Const("eps", Tensor::Scalar<float>(1e-3f))}, "z");
-      b.Op("rsqrt", "Rsqrt", {b.last()}, "y");
-      const std::string inv = b.last();
-      b.Op("neg", "Neg", {mean}, "y");
-      b.Op("mean_inv", "Mul", {b.last(), inv}, "z");
-      const std::string shift = b.last();
-      b.Op("x_inv", "Mul", {x, inv}, "z");
-      b.Op("out", "AddV2", {b.last(), shift}, "z");
+      y = BuildLayerNorm(b, x, LayerNormForm::kPlain);
     }
-    b.Output(cast("back", b.last(), tensorflow::DT_FLOAT, tensorflow::DT_HALF),
-             tensorflow::DT_HALF);
+    b.Output(cast("back", y, tensorflow::DT_FLOAT, tensorflow::DT_HALF), tensorflow::DT_HALF);
     INFO("softmax: ", softmax);
     tensorflow::FunctionDefLibrary proto;
     FunctionLibrary lib(proto);
