@@ -468,18 +468,11 @@ class Fuser {
       for (int c : n.control_inputs) waits_on_p |= DependsOn(g_, c, p);
       if (waits_on_p) break;
       const bool constants_ok = !ch.bias_edge && !ch.add_edge;
-      // The other operand of a binary op, and whether `cur` is its first input.
+      // The other operand of a binary op, and which input it is.
       auto other = [&](int* which) -> std::optional<Edge> {
-        if (n.inputs.size() != 2) return std::nullopt;
-        if (n.inputs[0].node == cur && n.inputs[0].output == 0) {
-          *which = 1;
-          return n.inputs[1];
-        }
-        if (n.inputs[1].node == cur && n.inputs[1].output == 0) {
-          *which = 0;
-          return n.inputs[0];
-        }
-        return std::nullopt;
+        const std::optional<Edge> o = OtherInput(n, cur);
+        if (o) *which = n.inputs[0].node == cur && n.inputs[0].output == 0 ? 1 : 0;
+        return o;
       };
       int which = -1;
       bool took = false;

@@ -201,8 +201,8 @@ class HalfInFloat {
       return;
     }
     FlatNode& node = g_.nodes[v];
-    if (IsCastTo(
-            v, DType::kFloat)) {  // its readers read the region's value (so fusion chains continue)
+    // A Cast to float32: its readers read the region's value (so fusion chains continue).
+    if (IsCastTo(v, DType::kFloat)) {
       forwarded_.push_back(v);
       bypassed_.push_back(v);
       return;

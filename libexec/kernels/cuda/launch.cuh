@@ -21,6 +21,17 @@ inline unsigned Blocks(int64_t n) {
   return static_cast<unsigned>(std::clamp<int64_t>(b, 1, 65535));
 }
 
+// Row kernels that give each row a warp (softmax, layer norm, innermost reductions): the blocks
+// for `rows` rows at kThreads / 32 rows a block, and the loop of one warp over its rows.
+inline unsigned WarpRowBlocks(int64_t rows) {
+  const int64_t per_block = kThreads / 32;
+  return static_cast<unsigned>(std::clamp<int64_t>((rows + per_block - 1) / per_block, 1, 65535));
+}
+
+#define KILN_WARP_ROW_LOOP(row, rows)                                                       \
+  for (int64_t row = blockIdx.x * static_cast<int64_t>(blockDim.x / 32) + threadIdx.x / 32; \
+       row < (rows); row += static_cast<int64_t>(gridDim.x) * (blockDim.x / 32))
+
 #define KILN_GRID_LOOP(i, n)                                                             \
   for (int64_t i = blockIdx.x * static_cast<int64_t>(blockDim.x) + threadIdx.x; i < (n); \
        i += static_cast<int64_t>(blockDim.x) * gridDim.x)

@@ -66,9 +66,7 @@ inline constexpr int64_t kWarpRow = 1024;
 template <typename C, bool kLog>
 __global__ void SoftmaxRowsWarp(const C* x, C* y, int64_t rows, int64_t n) {
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int64_t per_block = blockDim.x / 32;
-  for (int64_t row = blockIdx.x * per_block + threadIdx.x / 32; row < rows;
-       row += gridDim.x * per_block) {
+  KILN_WARP_ROW_LOOP(row, rows) {
     const C* in = x + row * n;
     C* out = y + row * n;
     float m = -INFINITY;
@@ -108,10 +106,7 @@ Status ComputeSoftmax(const KernelContext& ctx) {
   return Dispatch<GpuFloatTypes>(x.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
     if (n <= kWarpRow) {
-      constexpr int64_t kRowsPerBlock = kThreads / 32;
-      const auto row_blocks = static_cast<unsigned>(
-          std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535));
-      SoftmaxRowsWarp<C, kLog><<<row_blocks, kThreads, 0, dev.stream()>>>(
+      SoftmaxRowsWarp<C, kLog><<<WarpRowBlocks(rows), kThreads, 0, dev.stream()>>>(
           reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), rows, n);
       return LaunchStatus(ctx, kLog ? "LogSoftmax" : "Softmax");
     }
@@ -286,9 +281,7 @@ template <typename C>
 __global__ void LayerNormRowsWarp(const C* x, const C* scale, const C* offset, C* y, int64_t rows,
                                   int64_t n, float epsilon) {
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int64_t per_block = blockDim.x / 32;
-  for (int64_t row = blockIdx.x * per_block + threadIdx.x / 32; row < rows;
-       row += gridDim.x * per_block) {
+  KILN_WARP_ROW_LOOP(row, rows) {
     const C* in = x + row * n;
     C* out = y + row * n;
     float s = 0.0f;
@@ -326,12 +319,9 @@ Status ComputeLayerNorm(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
   if (x.NumElements() == 0) return OkStatus();
   const int64_t rows = x.NumElements() / n;
-  constexpr int64_t kRowsPerBlock = kThreads / 32;
-  const auto blocks =
-      static_cast<unsigned>(std::min<int64_t>((rows + kRowsPerBlock - 1) / kRowsPerBlock, 65535));
   return Dispatch<GpuFloatTypes>(x.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
-    LayerNormRowsWarp<C><<<blocks, kThreads, 0, dev.stream()>>>(
+    LayerNormRowsWarp<C><<<WarpRowBlocks(rows), kThreads, 0, dev.stream()>>>(
         reinterpret_cast<const C*>(x.raw_data()),
         reinterpret_cast<const C*>(ctx.input(1).raw_data()),
         reinterpret_cast<const C*>(ctx.input(2).raw_data()), static_cast<C*>(y->raw_data()), rows,

@@ -69,9 +69,7 @@ __global__ void ReduceKernel(const C* x, C* y, I outputs, IndexMap<1> kept, Inde
 template <Reduce R, typename C>
 __global__ void ReduceRowsWarp(const C* x, C* y, int64_t rows, int64_t count) {
   const int lane = static_cast<int>(threadIdx.x % 32);
-  const int64_t per_block = blockDim.x / 32;
-  for (int64_t row = blockIdx.x * per_block + threadIdx.x / 32; row < rows;
-       row += gridDim.x * per_block) {
+  KILN_WARP_ROW_LOOP(row, rows) {
     const C* in = x + row * count;
     float acc = Identity<R, float>();
     for (int64_t i = lane; i < count; i += 32)
@@ -140,11 +138,8 @@ Status ComputeReduce(const KernelContext& ctx) {
     const bool rows = reduced.rank == 1 && reduced.strides[0][0] == 1;
     if constexpr (std::is_same_v<A, float>) {
       if (rows && (count <= 4096 || outputs >= 4096)) {
-        constexpr int64_t kRowsPerBlock = kThreads / 32;
-        const auto row_blocks = static_cast<unsigned>(
-            std::min<int64_t>((outputs + kRowsPerBlock - 1) / kRowsPerBlock, 65535));
         ReduceRowsWarp<R, C>
-            <<<row_blocks, kThreads, 0, dev.stream()>>>(in, out_data, outputs, count);
+            <<<WarpRowBlocks(outputs), kThreads, 0, dev.stream()>>>(in, out_data, outputs, count);
         return LaunchStatus(ctx, "a reduction");
       }
     }
