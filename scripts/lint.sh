@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Style checks the test command enforces:
-#   lint.sh format         every tracked C++ file is formatted by .clang-format
+#   lint.sh format         every tracked C++ file is formatted by .clang-format, and no file
+#                          under libexec/ is over 800 lines
 #   lint.sh tidy BUILDDIR  clang-tidy (.clang-tidy's checks) on the libraries, zero findings;
 #                          BUILDDIR holds compile_commands.json of a Clang build
 set -euo pipefail
@@ -14,6 +15,19 @@ case "${1:-}" in
       exit 1
     fi
     echo "lint: ${#files[@]} files formatted"
+    # The project's rule: no file under libexec/ over 800 lines; split a long one by topic.
+    max_lines=800
+    long=()
+    while IFS= read -r f; do
+      [[ -f "$f" ]] || continue
+      n=$(wc -l <"$f")
+      if ((n > max_lines)); then long+=("  $f: $n lines"); fi
+    done < <(git ls-files 'libexec/*.cc' 'libexec/*.h' 'libexec/*.cu' 'libexec/*.cuh')
+    if ((${#long[@]} > 0)); then
+      echo "lint: these files under libexec/ have over $max_lines lines; split them by topic:" >&2
+      printf '%s\n' "${long[@]}" >&2
+      exit 1
+    fi
     # ctest splits a test's name at ';' (CMake's list separator): such a doctest case would be
     # registered as pieces that match nothing and "pass" without running.
     if grep -rnE 'TEST_CASE\("[^"]*;' tests; then

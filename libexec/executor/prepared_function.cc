@@ -7,6 +7,8 @@
 //   BindOutputs       output slots and their specs
 //   PlanReleases      each slot released after its last use; dying inputs marked
 //   PlanArena         the memory plan (memory_plan.cc)
+// FunctionCompiler is declared in function_compiler.h; this file holds the phases up to
+// PrepareNodes and the steps they build, prepared_function_finish.cc those after it.
 #include <algorithm>
 #include <map>
 #include <numeric>
@@ -15,6 +17,7 @@
 
 #include "executor/execution_state.h"
 #include "executor/flat_graph.h"
+#include "executor/function_compiler.h"
 #include "executor/fusion.h"
 #include "executor/half_in_float.h"
 #include "executor/half_precision.h"
@@ -39,777 +42,629 @@ constexpr size_t kMaxFoldedBytes = 1 << 18;
 
 }  // namespace
 
-class FunctionCompiler {
- public:
 #ifndef KILN_NO_PROTOBUF
-  // From a FunctionDef: imported and inlined here, then fused.
-  FunctionCompiler(const tensorflow::FunctionDef& fdef, const FunctionLibrary& library,
-                   const PrepareOptions& options)
-      : fdef_(&fdef), library_(library), options_(options), fname_(fdef.signature().name()) {}
+FunctionCompiler::FunctionCompiler(const tensorflow::FunctionDef& fdef,
+                                   const FunctionLibrary& library, const PrepareOptions& options)
+    : fdef_(&fdef), library_(library), options_(options), fname_(fdef.signature().name()) {}
 #endif
-  // From a graph that was imported and fused before (a serving plan's): used as it is.
-  FunctionCompiler(std::shared_ptr<const FlatGraph> graph,
-                   std::shared_ptr<const FunctionInterface> iface, const FunctionLibrary& library,
-                   const PrepareOptions& options)
-      : source_graph_(std::move(graph)),
-        iface_(std::move(iface)),
-        library_(library),
-        options_(options),
-        fname_(iface_->name) {}
 
-  Result<std::shared_ptr<const PreparedFunction>> Compile(std::span<const TensorSpec> arg_specs) {
-    pf_ = std::shared_ptr<PreparedFunction>(new PreparedFunction());
-    pf_->name_ = fname_;
-    pf_->fdef_ = fdef_;
-    pf_->library_ = &library_;
-    pf_->options_ = options_;
+FunctionCompiler::FunctionCompiler(std::shared_ptr<const FlatGraph> graph,
+                                   std::shared_ptr<const FunctionInterface> iface,
+                                   const FunctionLibrary& library, const PrepareOptions& options)
+    : source_graph_(std::move(graph)),
+      iface_(std::move(iface)),
+      library_(library),
+      options_(options),
+      fname_(iface_->name) {}
+
+Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
+    std::span<const TensorSpec> arg_specs) {
+  pf_ = std::shared_ptr<PreparedFunction>(new PreparedFunction());
+  pf_->name_ = fname_;
+  pf_->fdef_ = fdef_;
+  pf_->library_ = &library_;
+  pf_->options_ = options_;
 #ifndef KILN_NO_PROTOBUF
-    if (iface_ == nullptr) {
-      KILN_ASSIGN_OR_RETURN(FunctionInterface iface, InterfaceOf(*fdef_));
-      iface_ = std::make_shared<const FunctionInterface>(std::move(iface));
-    }
-#endif
-    pf_->iface_ = iface_;
-    pf_->source_graph_ = source_graph_;
-    pf_->requested_specs_.assign(arg_specs.begin(), arg_specs.end());
-    pf_->devices_ = options_.devices;
-    if (std::find(pf_->devices_.begin(), pf_->devices_.end(), HostDevice()) == pf_->devices_.end())
-      pf_->devices_.push_back(HostDevice());
-    host_ = static_cast<int>(std::find(pf_->devices_.begin(), pf_->devices_.end(), HostDevice()) -
-                             pf_->devices_.begin());
-    KILN_RETURN_IF_ERROR(ResolveArgSpecs(arg_specs));
-    if (source_graph_ != nullptr) {
-      // Nodes point into the source's attrs and values, which pf_ keeps alive.
-      graph_.nodes = source_graph_->nodes;
-      graph_.outputs = source_graph_->outputs;
-      graph_.keep = source_graph_->keep;
-    }
-#ifndef KILN_NO_PROTOBUF
-    else {
-      KILN_ASSIGN_OR_RETURN(graph_, FlattenFunction(*fdef_, library_));
-    }
-#endif
-    MarkLive();
-    KILN_RETURN_IF_ERROR(TopologicalOrder());
-    int half_in_float = 0;
-#ifndef KILN_NO_PROTOBUF
-    // Half precision computes in float32 regions where the host is the only device
-    // (half_in_float.h): a first look, the rewrite, and the graph as rewritten goes on.
-    if (options_.half_in_float && source_graph_ == nullptr && pf_->devices_.size() == 1 &&
-        HasHalfTypeAttrs(graph_, live_)) {
-      // Casts are not folded in this look: folding Keras's AutoCast of every weight would read
-      // (and keep resident) all the weights' pages for values the rewrite then drops. (So
-      // fusion, which needs folded weights, takes a look of its own.)
-      fold_casts_ = false;
-      KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
-      fold_casts_ = true;
-      half_in_float = ComputeHalfInFloat(&graph_, Facts(), live_,
-                                         [&](int v) { return AcceptsFloat(graph_.nodes[v]); });
-      ResetPrepared();
-      if (half_in_float > 0) {
-        MarkLive();
-        order_.clear();
-        KILN_RETURN_IF_ERROR(TopologicalOrder());
-      }
-    }
-    if (options_.fuse && source_graph_ == nullptr && HasFusableNodes()) {
-      // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
-      // the fused graph for real.
-      KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
-      // Half-precision chains fuse where another device computes them natively; the host
-      // computes them in float32 (above), or per op as TF does where that is turned off.
-      const int fused = FuseGraph(&graph_, Facts(), live_, /*half=*/pf_->devices_.size() > 1);
-      ResetPrepared();
-      pf_->stats_.fused = fused;
-      if (fused > 0) {
-        MarkLive();
-        order_.clear();
-        KILN_RETURN_IF_ERROR(TopologicalOrder());
-      }
-    }
-#endif
-    KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
-    pf_->stats_.half_in_float = half_in_float;
-    KILN_RETURN_IF_ERROR(BindOutputs());
-    PlanReleases();
-    pf_->arena_bytes_.assign(pf_->devices_.size(), 0);
-    if (options_.plan_memory) PlanArena();
-    PlanStats& st = pf_->stats_;
-    st.steps = static_cast<int>(pf_->steps_.size());
-    st.constants = static_cast<int>(pf_->constants_.size());
-    st.slots = pf_->num_slots_;
-    CountPlacement();
-    // Specialisations of a function fused here prepare its fused graph, as those of a serving
-    // plan do: fusing again with known shapes would fuse more (a residual Add needs them), and
-    // oneDNN's fused and unfused forms differ in the last bits on AVX2, so results would
-    // depend on whether the bundle has a plan.
-    const bool specializes =
-        !pf_->shapes_fully_known_ && options_.max_specializations > 0 && source_graph_ == nullptr;
-    if (options_.keep_graph || specializes) {
-      std::shared_ptr<const FlatGraph> final = FinalGraph();
-      if (options_.keep_graph) pf_->final_graph_ = final;
-      if (specializes) pf_->specialize_from_ = std::move(final);
-    }
-    return std::shared_ptr<const PreparedFunction>(std::move(pf_));
+  if (iface_ == nullptr) {
+    KILN_ASSIGN_OR_RETURN(FunctionInterface iface, InterfaceOf(*fdef_));
+    iface_ = std::make_shared<const FunctionInterface>(std::move(iface));
   }
-
- private:
-  // The live nodes in schedule order, renumbered, for a serving plan. Runs last: it takes
-  // graph_'s storage of rewritten attrs and values (moving a deque keeps its elements where
-  // they are, so the nodes' pointers stay valid).
-  std::shared_ptr<const FlatGraph> FinalGraph() {
-    auto g = std::make_shared<FlatGraph>();
-    std::vector<int> index(graph_.nodes.size(), -1);
-    for (int v : order_) {
-      index[v] = static_cast<int>(g->nodes.size());
-      g->nodes.push_back(graph_.nodes[v]);
-    }
-    for (FlatNode& n : g->nodes) {
-      for (Edge& e : n.inputs) e.node = index[e.node];
-      for (int& c : n.control_inputs) c = index[c];
-    }
-    for (Edge e : graph_.outputs) g->outputs.push_back(Edge{index[e.node], e.output});
-    for (int k : graph_.keep)
-      if (index[k] >= 0) g->keep.push_back(index[k]);
-#ifndef KILN_NO_PROTOBUF
-    g->owned_attrs = std::move(graph_.owned_attrs);
 #endif
-    g->owned_native_attrs = std::move(graph_.owned_native_attrs);
-    g->owned_values = std::move(graph_.owned_values);
-    return g;
+  pf_->iface_ = iface_;
+  pf_->source_graph_ = source_graph_;
+  pf_->requested_specs_.assign(arg_specs.begin(), arg_specs.end());
+  pf_->devices_ = options_.devices;
+  if (std::find(pf_->devices_.begin(), pf_->devices_.end(), HostDevice()) == pf_->devices_.end())
+    pf_->devices_.push_back(HostDevice());
+  host_ = static_cast<int>(std::find(pf_->devices_.begin(), pf_->devices_.end(), HostDevice()) -
+                           pf_->devices_.begin());
+  KILN_RETURN_IF_ERROR(ResolveArgSpecs(arg_specs));
+  if (source_graph_ != nullptr) {
+    // Nodes point into the source's attrs and values, which pf_ keeps alive.
+    graph_.nodes = source_graph_->nodes;
+    graph_.outputs = source_graph_->outputs;
+    graph_.keep = source_graph_->keep;
   }
+#ifndef KILN_NO_PROTOBUF
+  else {
+    KILN_ASSIGN_OR_RETURN(graph_, FlattenFunction(*fdef_, library_));
+  }
+#endif
+  MarkLive();
+  KILN_RETURN_IF_ERROR(TopologicalOrder());
+  int half_in_float = 0;
+#ifndef KILN_NO_PROTOBUF
+  // Half precision computes in float32 regions where the host is the only device
+  // (half_in_float.h): a first look, the rewrite, and the graph as rewritten goes on.
+  if (options_.half_in_float && source_graph_ == nullptr && pf_->devices_.size() == 1 &&
+      HasHalfTypeAttrs(graph_, live_)) {
+    // Casts are not folded in this look: folding Keras's AutoCast of every weight would read
+    // (and keep resident) all the weights' pages for values the rewrite then drops. (So
+    // fusion, which needs folded weights, takes a look of its own.)
+    fold_casts_ = false;
+    KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+    fold_casts_ = true;
+    half_in_float = ComputeHalfInFloat(&graph_, Facts(), live_,
+                                       [&](int v) { return AcceptsFloat(graph_.nodes[v]); });
+    ResetPrepared();
+    if (half_in_float > 0) {
+      MarkLive();
+      order_.clear();
+      KILN_RETURN_IF_ERROR(TopologicalOrder());
+    }
+  }
+  if (options_.fuse && source_graph_ == nullptr && HasFusableNodes()) {
+    // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
+    // the fused graph for real.
+    KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+    // Half-precision chains fuse where another device computes them natively; the host
+    // computes them in float32 (above), or per op as TF does where that is turned off.
+    const int fused = FuseGraph(&graph_, Facts(), live_, /*half=*/pf_->devices_.size() > 1);
+    ResetPrepared();
+    pf_->stats_.fused = fused;
+    if (fused > 0) {
+      MarkLive();
+      order_.clear();
+      KILN_RETURN_IF_ERROR(TopologicalOrder());
+    }
+  }
+#endif
+  KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
+  pf_->stats_.half_in_float = half_in_float;
+  KILN_RETURN_IF_ERROR(BindOutputs());
+  PlanReleases();
+  pf_->arena_bytes_.assign(pf_->devices_.size(), 0);
+  if (options_.plan_memory) PlanArena();
+  PlanStats& st = pf_->stats_;
+  st.steps = static_cast<int>(pf_->steps_.size());
+  st.constants = static_cast<int>(pf_->constants_.size());
+  st.slots = pf_->num_slots_;
+  CountPlacement();
+  // Specialisations of a function fused here prepare its fused graph, as those of a serving
+  // plan do: fusing again with known shapes would fuse more (a residual Add needs them), and
+  // oneDNN's fused and unfused forms differ in the last bits on AVX2, so results would
+  // depend on whether the bundle has a plan.
+  const bool specializes =
+      !pf_->shapes_fully_known_ && options_.max_specializations > 0 && source_graph_ == nullptr;
+  if (options_.keep_graph || specializes) {
+    std::shared_ptr<const FlatGraph> final = FinalGraph();
+    if (options_.keep_graph) pf_->final_graph_ = final;
+    if (specializes) pf_->specialize_from_ = std::move(final);
+  }
+  return std::shared_ptr<const PreparedFunction>(std::move(pf_));
+}
 
-  Status ResolveArgSpecs(std::span<const TensorSpec> arg_specs) {
-    const FunctionInterface& f = *iface_;
-    if (arg_specs.size() != f.arg_names.size())
-      return InvalidArgument("function '", fname_, "' has ", f.arg_names.size(),
-                             " arguments; prepare was given ", arg_specs.size(), " specs");
-    bool fully_known = true;
-    for (size_t i = 0; i < f.arg_names.size(); ++i) {
-      TensorSpec spec = arg_specs[i];
-      const DType declared = f.arg_dtypes[i];
-      if (declared != DType::kInvalid) {
-        if (spec.dtype != DType::kInvalid && spec.dtype != declared)
-          return InvalidArgument("function '", fname_, "': argument '", f.arg_names[i],
-                                 "' is declared ", DTypeShortName(declared), ", prepared as ",
-                                 DTypeShortName(spec.dtype));
-        spec.dtype = declared;
-      }
-      if (spec.dtype == DType::kInvalid)
+Status FunctionCompiler::ResolveArgSpecs(std::span<const TensorSpec> arg_specs) {
+  const FunctionInterface& f = *iface_;
+  if (arg_specs.size() != f.arg_names.size())
+    return InvalidArgument("function '", fname_, "' has ", f.arg_names.size(),
+                           " arguments; prepare was given ", arg_specs.size(), " specs");
+  bool fully_known = true;
+  for (size_t i = 0; i < f.arg_names.size(); ++i) {
+    TensorSpec spec = arg_specs[i];
+    const DType declared = f.arg_dtypes[i];
+    if (declared != DType::kInvalid) {
+      if (spec.dtype != DType::kInvalid && spec.dtype != declared)
         return InvalidArgument("function '", fname_, "': argument '", f.arg_names[i],
-                               "' has no concrete dtype");
-      if (spec.shape.unknown_rank() && i < f.input_shapes.size() && spec.dtype != DType::kResource)
-        spec.shape = f.input_shapes[i];
-      if (DTypeIsPod(spec.dtype) || spec.dtype == DType::kString)
-        fully_known &= spec.shape.IsFullyDefined();
-      pf_->arg_names_.push_back(f.arg_names[i]);
-      pf_->arg_specs_.push_back(spec);
+                               "' is declared ", DTypeShortName(declared), ", prepared as ",
+                               DTypeShortName(spec.dtype));
+      spec.dtype = declared;
     }
-    pf_->shapes_fully_known_ = fully_known;
-    for (const std::string& o : f.output_names) pf_->output_names_.push_back(o);
-    return OkStatus();
+    if (spec.dtype == DType::kInvalid)
+      return InvalidArgument("function '", fname_, "': argument '", f.arg_names[i],
+                             "' has no concrete dtype");
+    if (spec.shape.unknown_rank() && i < f.input_shapes.size() && spec.dtype != DType::kResource)
+      spec.shape = f.input_shapes[i];
+    if (DTypeIsPod(spec.dtype) || spec.dtype == DType::kString)
+      fully_known &= spec.shape.IsFullyDefined();
+    pf_->arg_names_.push_back(f.arg_names[i]);
+    pf_->arg_specs_.push_back(spec);
   }
+  pf_->shapes_fully_known_ = fully_known;
+  for (const std::string& o : f.output_names) pf_->output_names_.push_back(o);
+  return OkStatus();
+}
 
-  // Liveness: what outputs, kept nodes and stateful ops need (non-strict semantics).
-  void MarkLive() {
-    const int n = static_cast<int>(graph_.nodes.size());
-    live_.assign(n, options_.prune ? 0 : 1);
-    if (options_.prune) {
-      std::vector<int> stack;
-      for (const Edge& e : graph_.outputs) stack.push_back(e.node);
-      for (int k : graph_.keep) stack.push_back(k);
-      for (int i = 0; i < n && options_.keep_stateful; ++i)
-        if (graph_.nodes[i].stateful) stack.push_back(i);
-      while (!stack.empty()) {
-        int v = stack.back();
-        stack.pop_back();
-        if (live_[v]) continue;
-        live_[v] = 1;
-        for (const Edge& e : graph_.nodes[v].inputs) stack.push_back(e.node);
-        for (int c : graph_.nodes[v].control_inputs) stack.push_back(c);
-      }
+// Liveness: what outputs, kept nodes and stateful ops need (non-strict semantics).
+void FunctionCompiler::MarkLive() {
+  const int n = static_cast<int>(graph_.nodes.size());
+  live_.assign(n, options_.prune ? 0 : 1);
+  if (options_.prune) {
+    std::vector<int> stack;
+    for (const Edge& e : graph_.outputs) stack.push_back(e.node);
+    for (int k : graph_.keep) stack.push_back(k);
+    for (int i = 0; i < n && options_.keep_stateful; ++i)
+      if (graph_.nodes[i].stateful) stack.push_back(i);
+    while (!stack.empty()) {
+      int v = stack.back();
+      stack.pop_back();
+      if (live_[v]) continue;
+      live_[v] = 1;
+      for (const Edge& e : graph_.nodes[v].inputs) stack.push_back(e.node);
+      for (int c : graph_.nodes[v].control_inputs) stack.push_back(c);
     }
-    for (size_t i = 0; i < iface_->arg_names.size(); ++i) live_[i] = 1;
   }
+  for (size_t i = 0; i < iface_->arg_names.size(); ++i) live_[i] = 1;
+}
 
-  // Topological order over live nodes; ties broken by creation order, which follows the
-  // program order of the body. A MutexLock waits until nothing else is ready: TF's executor
-  // runs whatever is ready while a lock is awaited, so a critical section whose lock is not
-  // ordered after the previous one's release (TF's automatic control dependencies order the
-  // locks, not the releases) must not block this one thread before that release has run.
-  Status TopologicalOrder() {
-    const int n = static_cast<int>(graph_.nodes.size());
-    std::vector<int> indegree(n, 0);
-    std::vector<std::vector<int>> consumers(n);
-    for (int v = 0; v < n; ++v) {
-      if (!live_[v]) continue;
-      auto add = [&](int src) {
-        consumers[src].push_back(v);
-        ++indegree[v];
-      };
-      for (const Edge& e : graph_.nodes[v].inputs) add(e.node);
-      for (int c : graph_.nodes[v].control_inputs) add(c);
-    }
-    std::priority_queue<int, std::vector<int>, std::greater<>> ready, locks;
-    auto push = [&](int v) { (graph_.nodes[v].op == "MutexLock" ? locks : ready).push(v); };
-    for (int v = 0; v < n; ++v)
-      if (live_[v] && indegree[v] == 0) push(v);
-    while (!ready.empty() || !locks.empty()) {
-      auto& from = ready.empty() ? locks : ready;
-      int v = from.top();
-      from.pop();
-      order_.push_back(v);
-      for (int c : consumers[v])
-        if (--indegree[c] == 0) push(c);
-    }
-    const int live_count = static_cast<int>(std::count(live_.begin(), live_.end(), 1));
-    if (static_cast<int>(order_.size()) != live_count)
-      return InvalidArgument("function '", fname_, "': the body has a cycle");
-    return OkStatus();
-  }
-
-  // A slot for a tensor that lives on device `device` (default: the host).
-  int32_t NewSlot(const TensorSpec& spec, int device = -1) {
-    slot_specs_.push_back(spec);
-    slot_device_.push_back(device < 0 ? host_ : device);
-    return pf_->num_slots_++;
-  }
-
-  int32_t AddConstant(const Tensor& value) {
-    const int32_t slot = NewSlot(TensorSpec{value.dtype(), PartialShape(value.shape())});
-    pf_->constants_.emplace_back(slot, value);
-    const_storage_.push_back(std::make_shared<Tensor>(value));
-    const_value_.resize(pf_->num_slots_, nullptr);
-    const_value_[slot] = const_storage_.back().get();
-    return slot;
-  }
-
-  // A constant of the function (materialised in every frame).
-  const Tensor* ConstantOf(int32_t slot) const {
-    return slot < static_cast<int32_t>(const_value_.size()) ? const_value_[slot] : nullptr;
-  }
-  // A value known at prepare time: a constant, or a known argument.
-  const Tensor* KnownValueOf(int32_t slot) const {
-    if (const Tensor* c = ConstantOf(slot)) return c;
-    return slot < static_cast<int32_t>(known_value_.size()) ? known_value_[slot] : nullptr;
-  }
-
-  // Runs a prepared node at prepare time when every input is known; nullopt when it cannot
-  // or should not be folded (TF's constant folding also leaves failing nodes to run time).
-  std::optional<std::vector<Tensor>> TryFold(const FlatNode& node, const PrepareContext& ctx,
-                                             ComputeFn compute, const std::vector<int32_t>& in,
-                                             bool any_size) {
-    if (!options_.fold_constants || node.stateful || node.def == nullptr ||
-        (node.def->flags & kOpStateful) != 0 || (!fold_casts_ && node.op == "Cast"))
-      return std::nullopt;
-    std::vector<Tensor> slots;
-    for (int32_t s : in) {
-      const Tensor* c = KnownValueOf(s);
-      if (c == nullptr) return std::nullopt;
-      slots.push_back(*c);
-    }
-    size_t in_bytes = 0;
-    for (const Tensor& t : slots) in_bytes += t.ByteSize();
-    for (const TensorSpec& spec : ctx.outputs) {
-      if (!spec.shape.IsFullyDefined() || (!DTypeIsPod(spec.dtype) && spec.dtype != DType::kString))
-        return std::nullopt;
-      const size_t bytes = static_cast<size_t>(spec.shape.ToShape()->num_elements()) *
-                           std::max<size_t>(1, DTypeSize(spec.dtype));
-      // A Cast that widens each element (int8 or half weights to float32, as a quantized
-      // bundle stores them) folds at any size: the result is what the float model held.
-      const size_t limit = node.op == "Cast" ? 8 * in_bytes : in_bytes;
-      if (!any_size && bytes > kMaxFoldedBytes && bytes > limit) return std::nullopt;
-    }
-    const int n_in = static_cast<int>(slots.size());
-    const int n_out = static_cast<int>(ctx.outputs.size());
-    slots.resize(n_in + n_out);
-    std::vector<int32_t> ins(n_in), outs(n_out);
-    std::iota(ins.begin(), ins.end(), 0);
-    std::iota(outs.begin(), outs.end(), n_in);
-    std::vector<DType> out_dtypes;
-    for (const TensorSpec& spec : ctx.outputs) out_dtypes.push_back(spec.dtype);
-    ScratchArena scratch;
-    RunEnv env{&DefaultPrintSink(), &DefaultThreadPool()};
-    ExecutionFrame frame{slots.data(), nullptr, HostDevice()->allocator(), nullptr, &scratch, &env};
-    StepIo io{ins.data(),        n_in, outs.data(),     n_out,
-              out_dtypes.data(), 0,    ctx.state.get(), node.name};
-    if (!compute(KernelContext(frame, io)).ok()) return std::nullopt;
-    std::vector<Tensor> result(slots.begin() + n_in, slots.end());
-    for (int i = 0; i < n_out; ++i)
-      if (!result[i].IsInitialized() || result[i].dtype() != ctx.outputs[i].dtype)
-        return std::nullopt;
-    return result;
-  }
-
-  bool HasFusableNodes() const {
-    for (size_t v = 0; v < graph_.nodes.size(); ++v) {
-      const std::string& op = graph_.nodes[v].op;
-      if (live_[v] && (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative" ||
-                       op == "Transpose" || op == "Mean" || op == "Softmax" || op == "LogSoftmax"))
-        return true;
-    }
-    return false;
-  }
-
-  // Whether `node`, whose inputs the analysis pass prepared, also prepares with its half types
-  // read as float32 (half_in_float.h).
-  bool AcceptsFloat(const FlatNode& node) const {
-    std::vector<TensorSpec> specs;
-    for (const Edge& e : node.inputs) {
-      if (e.node >= static_cast<int>(out_slots_.size()) ||
-          e.output >= static_cast<int>(out_slots_[e.node].size()))
-        return false;
-      TensorSpec s = slot_specs_[out_slots_[e.node][e.output]];
-      if (s.dtype == DType::kHalf || s.dtype == DType::kBFloat16) s.dtype = DType::kFloat;
-      specs.push_back(s);
-    }
-    const std::vector<const Tensor*> consts(specs.size(), nullptr);
-    PrepareContext ctx = ContextFor(node, node.reader().WithHalfAs(DType::kFloat), specs, consts,
-                                    /*analysis=*/true);
-    return node.def->prepare(ctx).ok();
-  }
-
-  // What the analysis pass learnt, per node.
-  std::vector<NodeFacts> Facts() const {
-    std::vector<NodeFacts> facts(graph_.nodes.size());
-    for (size_t v = 0; v < graph_.nodes.size(); ++v) {
-      for (int32_t slot : out_slots_[v]) {
-        facts[v].specs.push_back(slot_specs_[slot]);
-        facts[v].values.push_back(KnownValueOf(slot));
-      }
-    }
-    return facts;
-  }
-
-  // Forgets what PrepareNodes made, keeping the argument specs.
-  void ResetPrepared() {
-    pf_->num_slots_ = 0;
-    pf_->arg_slots_.clear();
-    pf_->constants_.clear();
-    pf_->steps_.clear();
-    pf_->stats_ = PlanStats();
-    out_slots_.clear();
-    slot_specs_.clear();
-    slot_device_.clear();
-    copies_.clear();
-    const_value_.clear();
-    known_value_.clear();
-    const_storage_.clear();
-  }
-
-  Status PrepareNodes(bool analysis) {
-    const int n = static_cast<int>(graph_.nodes.size());
-    out_slots_.assign(n, {});
-    for (int v : order_) {
-      FlatNode& node = graph_.nodes[v];
-      if (node.op == "_Arg") {
-        const int32_t slot = NewSlot(pf_->arg_specs_[node.arg_index]);
-        pf_->arg_slots_.push_back(slot);
-        out_slots_[v] = {slot};
-        if (node.arg_index < static_cast<int>(options_.known_args.size()) &&
-            options_.known_args[node.arg_index].IsInitialized()) {
-          known_value_.resize(pf_->num_slots_, nullptr);
-          known_value_[slot] = &options_.known_args[node.arg_index];
-        }
-        continue;
-      }
-      std::vector<TensorSpec> in_specs;
-      std::vector<const Tensor*> in_consts;
-      std::vector<int32_t> in_slots;
-      for (const Edge& e : node.inputs) {
-        if (e.output >= static_cast<int>(out_slots_[e.node].size()))
-          return InvalidArgument("function '", fname_, "', node '", node.name, "': input from '",
-                                 graph_.nodes[e.node].name, "' output ", e.output,
-                                 ", which has only ", out_slots_[e.node].size(), " outputs");
-        const int32_t slot = out_slots_[e.node][e.output];
-        in_slots.push_back(slot);
-        in_specs.push_back(slot_specs_[slot]);
-        in_consts.push_back(KnownValueOf(slot));
-      }
-      if (node.IsInliningSink()) continue;
-      if (node.value != nullptr) {  // a constant a rewrite made
-        out_slots_[v] = {AddConstant(*node.value)};
-        continue;
-      }
-      if (node.def == nullptr)
-        return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
-                             "') is not implemented by this runtime", OpTableNote());
-      PrepareContext ctx = ContextFor(node, node.reader(), in_specs, in_consts, analysis);
-      if (Status st = node.def->prepare(ctx); !st.ok()) {
-        KILN_ASSIGN_OR_RETURN(bool widened,
-                              PrepareWidened(node, v, in_specs, in_consts, in_slots, analysis));
-        if (widened) continue;
-        KILN_RETURN_IF_ERROR_CTX(st, "function '", fname_, "'");
-      }
-      if (IsForwardingOp(node.op)) {
-        if (in_slots.size() != ctx.outputs.size())
-          return Internal("forwarding op '", node.name, "' changes its arity");
-        out_slots_[v] = in_slots;
-        continue;
-      }
-      // Values known without running (Shape of a known shape, a frozen variable's value):
-      // constants. Prepare of a stateful op only offers them when that is safe.
-      if (!ctx.constant_outputs.empty()) {
-        bool all = ctx.constant_outputs.size() == ctx.outputs.size();
-        for (const Tensor& t : ctx.constant_outputs) all &= t.IsInitialized();
-        if (all) {
-          for (const Tensor& t : ctx.constant_outputs) out_slots_[v].push_back(AddConstant(t));
-          ++pf_->stats_.folded;
-          continue;
-        }
-      }
-      // Const nodes, and nodes whose inputs are all constants, are computed now.
-      const bool is_const = node.op == "Const" && in_slots.empty();
-      const KernelEntry* host_kernel = HostDevice()->FindKernel(node.op);
-      bool host_state = false;  // the host kernel's CreateState completed ctx.state
-      if (host_kernel != nullptr && (is_const || !in_slots.empty())) {
-        // A fold runs the host's kernel: with its state complete, as a call would.
-        if (!analysis && host_kernel->create_state != nullptr &&
-            std::all_of(in_slots.begin(), in_slots.end(),
-                        [&](int32_t s) { return KnownValueOf(s) != nullptr; })) {
-          ctx.device = HostDevice();
-          KILN_RETURN_IF_ERROR_CTX(host_kernel->create_state(ctx), "function '", fname_, "'");
-          host_state = true;
-        }
-        if (auto values =
-                TryFold(node, ctx, host_kernel->compute, in_slots, /*any_size=*/is_const)) {
-          for (const Tensor& t : *values) out_slots_[v].push_back(AddConstant(t));
-          if (!is_const) ++pf_->stats_.folded;
-          continue;
-        }
-        if (is_const) return Internal("node '", node.name, "': Const did not evaluate");
-      }
-      KILN_ASSIGN_OR_RETURN_CTX(Placement place, PlaceNode(pf_->devices_, ctx), "function '",
-                                fname_, "'");
-      Device* device = pf_->devices_[place.device];
-      if (place.kernel->create_state != nullptr && !analysis &&
-          !(host_state && device == HostDevice())) {
-        if (host_state) {  // completed for the host: the device completes a fresh one
-          ctx = ContextFor(node, node.reader(), in_specs, in_consts, analysis);
-          KILN_RETURN_IF_ERROR_CTX(node.def->prepare(ctx), "function '", fname_, "'");
-        }
-        ctx.device = device;
-        KILN_RETURN_IF_ERROR_CTX(place.kernel->create_state(ctx), "function '", fname_, "'");
-      }
-      KILN_ASSIGN_OR_RETURN(out_slots_[v],
-                            AddStep(node.name, node.def->name, node.def->flags, place.device,
-                                    *place.kernel, ctx.state, std::move(in_slots), ctx.outputs));
-    }
-    const_value_.resize(pf_->num_slots_, nullptr);
-    return OkStatus();
-  }
-
-  // A node whose kernel has no half-precision form, run in float32 between casts
-  // (half_precision.h). False when the node is not one to widen or its kernel refuses float32
-  // too: the caller reports its first error.
-  Result<bool> PrepareWidened(const FlatNode& node, int v, const std::vector<TensorSpec>& specs,
-                              const std::vector<const Tensor*>& consts,
-                              const std::vector<int32_t>& slots, bool analysis) {
-    const DType half = HalfTypeOf(node.reader(), specs);
-    if (half == DType::kInvalid || !MayWiden(node.op) || node.stateful ||
-        (node.def->flags & kOpStateful) != 0 || IsForwardingOp(node.op))
-      return false;
-    auto prepare_as = [&](DType wide, bool analysis_only, std::vector<Tensor>* converted,
-                          PrepareContext& ctx) -> bool {
-      ctx = ContextFor(node, node.reader().WithHalfAs(wide), specs, consts, analysis_only);
-      for (size_t i = 0; i < specs.size(); ++i) {
-        if (specs[i].dtype != half) continue;
-        ctx.inputs[i].dtype = wide;
-        ctx.constant_inputs[i] = nullptr;
-        if (converted != nullptr && consts[i] != nullptr) {
-          auto c = CastNow(*consts[i], wide);
-          if (!c.ok()) return false;
-          (*converted)[i] = *std::move(c);
-          ctx.constant_inputs[i] = &(*converted)[i];
-        }
-      }
-      return node.def->prepare(ctx).ok();
+// Topological order over live nodes; ties broken by creation order, which follows the
+// program order of the body. A MutexLock waits until nothing else is ready: TF's executor
+// runs whatever is ready while a lock is awaited, so a critical section whose lock is not
+// ordered after the previous one's release (TF's automatic control dependencies order the
+// locks, not the releases) must not block this one thread before that release has run.
+Status FunctionCompiler::TopologicalOrder() {
+  const int n = static_cast<int>(graph_.nodes.size());
+  std::vector<int> indegree(n, 0);
+  std::vector<std::vector<int>> consumers(n);
+  for (int v = 0; v < n; ++v) {
+    if (!live_[v]) continue;
+    auto add = [&](int src) {
+      consumers[src].push_back(v);
+      ++indegree[v];
     };
-    std::vector<Tensor> converted(specs.size());
-    PrepareContext ctx, probe;
-    if (!prepare_as(DType::kFloat, analysis, &converted, ctx)) return false;
-    const bool probed = prepare_as(DType::kDouble, /*analysis_only=*/true, nullptr, probe);
-    const std::vector<bool> narrow =
-        OutputsToNarrow(ctx.outputs, probed ? &probe.outputs : nullptr);
-    if (!analysis) {
-      KILN_ASSIGN_OR_RETURN(bool placed,
-                            PlaceHalfOnDevice(node, v, half, narrow, specs, consts, slots, ctx));
-      if (placed) return true;
+    for (const Edge& e : graph_.nodes[v].inputs) add(e.node);
+    for (int c : graph_.nodes[v].control_inputs) add(c);
+  }
+  std::priority_queue<int, std::vector<int>, std::greater<>> ready, locks;
+  auto push = [&](int v) { (graph_.nodes[v].op == "MutexLock" ? locks : ready).push(v); };
+  for (int v = 0; v < n; ++v)
+    if (live_[v] && indegree[v] == 0) push(v);
+  while (!ready.empty() || !locks.empty()) {
+    auto& from = ready.empty() ? locks : ready;
+    int v = from.top();
+    from.pop();
+    order_.push_back(v);
+    for (int c : consumers[v])
+      if (--indegree[c] == 0) push(c);
+  }
+  const int live_count = static_cast<int>(std::count(live_.begin(), live_.end(), 1));
+  if (static_cast<int>(order_.size()) != live_count)
+    return InvalidArgument("function '", fname_, "': the body has a cycle");
+  return OkStatus();
+}
+
+// A slot for a tensor that lives on device `device` (default: the host).
+int32_t FunctionCompiler::NewSlot(const TensorSpec& spec, int device) {
+  slot_specs_.push_back(spec);
+  slot_device_.push_back(device < 0 ? host_ : device);
+  return pf_->num_slots_++;
+}
+
+int32_t FunctionCompiler::AddConstant(const Tensor& value) {
+  const int32_t slot = NewSlot(TensorSpec{value.dtype(), PartialShape(value.shape())});
+  pf_->constants_.emplace_back(slot, value);
+  const_storage_.push_back(std::make_shared<Tensor>(value));
+  const_value_.resize(pf_->num_slots_, nullptr);
+  const_value_[slot] = const_storage_.back().get();
+  return slot;
+}
+
+// A constant of the function (materialised in every frame).
+const Tensor* FunctionCompiler::ConstantOf(int32_t slot) const {
+  return slot < static_cast<int32_t>(const_value_.size()) ? const_value_[slot] : nullptr;
+}
+
+// A value known at prepare time: a constant, or a known argument.
+const Tensor* FunctionCompiler::KnownValueOf(int32_t slot) const {
+  if (const Tensor* c = ConstantOf(slot)) return c;
+  return slot < static_cast<int32_t>(known_value_.size()) ? known_value_[slot] : nullptr;
+}
+
+// Runs a prepared node at prepare time when every input is known; nullopt when it cannot
+// or should not be folded (TF's constant folding also leaves failing nodes to run time).
+std::optional<std::vector<Tensor>> FunctionCompiler::TryFold(const FlatNode& node,
+                                                             const PrepareContext& ctx,
+                                                             ComputeFn compute,
+                                                             const std::vector<int32_t>& in,
+                                                             bool any_size) {
+  if (!options_.fold_constants || node.stateful || node.def == nullptr ||
+      (node.def->flags & kOpStateful) != 0 || (!fold_casts_ && node.op == "Cast"))
+    return std::nullopt;
+  std::vector<Tensor> slots;
+  for (int32_t s : in) {
+    const Tensor* c = KnownValueOf(s);
+    if (c == nullptr) return std::nullopt;
+    slots.push_back(*c);
+  }
+  size_t in_bytes = 0;
+  for (const Tensor& t : slots) in_bytes += t.ByteSize();
+  for (const TensorSpec& spec : ctx.outputs) {
+    if (!spec.shape.IsFullyDefined() || (!DTypeIsPod(spec.dtype) && spec.dtype != DType::kString))
+      return std::nullopt;
+    const size_t bytes = static_cast<size_t>(spec.shape.ToShape()->num_elements()) *
+                         std::max<size_t>(1, DTypeSize(spec.dtype));
+    // A Cast that widens each element (int8 or half weights to float32, as a quantized
+    // bundle stores them) folds at any size: the result is what the float model held.
+    const size_t limit = node.op == "Cast" ? 8 * in_bytes : in_bytes;
+    if (!any_size && bytes > kMaxFoldedBytes && bytes > limit) return std::nullopt;
+  }
+  const int n_in = static_cast<int>(slots.size());
+  const int n_out = static_cast<int>(ctx.outputs.size());
+  slots.resize(n_in + n_out);
+  std::vector<int32_t> ins(n_in), outs(n_out);
+  std::iota(ins.begin(), ins.end(), 0);
+  std::iota(outs.begin(), outs.end(), n_in);
+  std::vector<DType> out_dtypes;
+  for (const TensorSpec& spec : ctx.outputs) out_dtypes.push_back(spec.dtype);
+  ScratchArena scratch;
+  RunEnv env{&DefaultPrintSink(), &DefaultThreadPool()};
+  ExecutionFrame frame{slots.data(), nullptr, HostDevice()->allocator(), nullptr, &scratch, &env};
+  StepIo io{ins.data(), n_in, outs.data(), n_out, out_dtypes.data(), 0, ctx.state.get(), node.name};
+  if (!compute(KernelContext(frame, io)).ok()) return std::nullopt;
+  std::vector<Tensor> result(slots.begin() + n_in, slots.end());
+  for (int i = 0; i < n_out; ++i)
+    if (!result[i].IsInitialized() || result[i].dtype() != ctx.outputs[i].dtype)
+      return std::nullopt;
+  return result;
+}
+
+bool FunctionCompiler::HasFusableNodes() const {
+  for (size_t v = 0; v < graph_.nodes.size(); ++v) {
+    const std::string& op = graph_.nodes[v].op;
+    if (live_[v] && (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative" ||
+                     op == "Transpose" || op == "Mean" || op == "Softmax" || op == "LogSoftmax"))
+      return true;
+  }
+  return false;
+}
+
+// Whether `node`, whose inputs the analysis pass prepared, also prepares with its half types
+// read as float32 (half_in_float.h).
+bool FunctionCompiler::AcceptsFloat(const FlatNode& node) const {
+  std::vector<TensorSpec> specs;
+  for (const Edge& e : node.inputs) {
+    if (e.node >= static_cast<int>(out_slots_.size()) ||
+        e.output >= static_cast<int>(out_slots_[e.node].size()))
+      return false;
+    TensorSpec s = slot_specs_[out_slots_[e.node][e.output]];
+    if (s.dtype == DType::kHalf || s.dtype == DType::kBFloat16) s.dtype = DType::kFloat;
+    specs.push_back(s);
+  }
+  const std::vector<const Tensor*> consts(specs.size(), nullptr);
+  PrepareContext ctx = ContextFor(node, node.reader().WithHalfAs(DType::kFloat), specs, consts,
+                                  /*analysis=*/true);
+  return node.def->prepare(ctx).ok();
+}
+
+// What the analysis pass learnt, per node.
+std::vector<NodeFacts> FunctionCompiler::Facts() const {
+  std::vector<NodeFacts> facts(graph_.nodes.size());
+  for (size_t v = 0; v < graph_.nodes.size(); ++v) {
+    for (int32_t slot : out_slots_[v]) {
+      facts[v].specs.push_back(slot_specs_[slot]);
+      facts[v].values.push_back(KnownValueOf(slot));
     }
-    // Widening is the host's answer to a missing half-precision kernel: the node runs there.
-    const KernelEntry* kernel = HostDevice()->FindKernel(node.op);
-    if (kernel == nullptr) return false;
-    if (kernel->create_state != nullptr && !analysis) {
-      ctx.device = HostDevice();
-      KILN_RETURN_IF_ERROR_CTX(kernel->create_state(ctx), "function '", fname_, "'");
+  }
+  return facts;
+}
+
+// Forgets what PrepareNodes made, keeping the argument specs.
+void FunctionCompiler::ResetPrepared() {
+  pf_->num_slots_ = 0;
+  pf_->arg_slots_.clear();
+  pf_->constants_.clear();
+  pf_->steps_.clear();
+  pf_->stats_ = PlanStats();
+  out_slots_.clear();
+  slot_specs_.clear();
+  slot_device_.clear();
+  copies_.clear();
+  const_value_.clear();
+  known_value_.clear();
+  const_storage_.clear();
+}
+
+Status FunctionCompiler::PrepareNodes(bool analysis) {
+  const int n = static_cast<int>(graph_.nodes.size());
+  out_slots_.assign(n, {});
+  for (int v : order_) {
+    FlatNode& node = graph_.nodes[v];
+    if (node.op == "_Arg") {
+      const int32_t slot = NewSlot(pf_->arg_specs_[node.arg_index]);
+      pf_->arg_slots_.push_back(slot);
+      out_slots_[v] = {slot};
+      if (node.arg_index < static_cast<int>(options_.known_args.size()) &&
+          options_.known_args[node.arg_index].IsInitialized()) {
+        known_value_.resize(pf_->num_slots_, nullptr);
+        known_value_[slot] = &options_.known_args[node.arg_index];
+      }
+      continue;
     }
-    // Inputs: constants converted now, the rest cast by a step.
-    std::vector<int32_t> in = slots;
+    std::vector<TensorSpec> in_specs;
+    std::vector<const Tensor*> in_consts;
+    std::vector<int32_t> in_slots;
+    for (const Edge& e : node.inputs) {
+      if (e.output >= static_cast<int>(out_slots_[e.node].size()))
+        return InvalidArgument("function '", fname_, "', node '", node.name, "': input from '",
+                               graph_.nodes[e.node].name, "' output ", e.output,
+                               ", which has only ", out_slots_[e.node].size(), " outputs");
+      const int32_t slot = out_slots_[e.node][e.output];
+      in_slots.push_back(slot);
+      in_specs.push_back(slot_specs_[slot]);
+      in_consts.push_back(KnownValueOf(slot));
+    }
+    if (node.IsInliningSink()) continue;
+    if (node.value != nullptr) {  // a constant a rewrite made
+      out_slots_[v] = {AddConstant(*node.value)};
+      continue;
+    }
+    if (node.def == nullptr)
+      return Unimplemented("op '", node.op, "' (node '", node.name, "' in function '", fname_,
+                           "') is not implemented by this runtime", OpTableNote());
+    PrepareContext ctx = ContextFor(node, node.reader(), in_specs, in_consts, analysis);
+    if (Status st = node.def->prepare(ctx); !st.ok()) {
+      KILN_ASSIGN_OR_RETURN(bool widened,
+                            PrepareWidened(node, v, in_specs, in_consts, in_slots, analysis));
+      if (widened) continue;
+      KILN_RETURN_IF_ERROR_CTX(st, "function '", fname_, "'");
+    }
+    if (IsForwardingOp(node.op)) {
+      if (in_slots.size() != ctx.outputs.size())
+        return Internal("forwarding op '", node.name, "' changes its arity");
+      out_slots_[v] = in_slots;
+      continue;
+    }
+    // Values known without running (Shape of a known shape, a frozen variable's value):
+    // constants. Prepare of a stateful op only offers them when that is safe.
+    if (!ctx.constant_outputs.empty()) {
+      bool all = ctx.constant_outputs.size() == ctx.outputs.size();
+      for (const Tensor& t : ctx.constant_outputs) all &= t.IsInitialized();
+      if (all) {
+        for (const Tensor& t : ctx.constant_outputs) out_slots_[v].push_back(AddConstant(t));
+        ++pf_->stats_.folded;
+        continue;
+      }
+    }
+    // Const nodes, and nodes whose inputs are all constants, are computed now.
+    const bool is_const = node.op == "Const" && in_slots.empty();
+    const KernelEntry* host_kernel = HostDevice()->FindKernel(node.op);
+    bool host_state = false;  // the host kernel's CreateState completed ctx.state
+    if (host_kernel != nullptr && (is_const || !in_slots.empty())) {
+      // A fold runs the host's kernel: with its state complete, as a call would.
+      if (!analysis && host_kernel->create_state != nullptr &&
+          std::all_of(in_slots.begin(), in_slots.end(),
+                      [&](int32_t s) { return KnownValueOf(s) != nullptr; })) {
+        ctx.device = HostDevice();
+        KILN_RETURN_IF_ERROR_CTX(host_kernel->create_state(ctx), "function '", fname_, "'");
+        host_state = true;
+      }
+      if (auto values = TryFold(node, ctx, host_kernel->compute, in_slots, /*any_size=*/is_const)) {
+        for (const Tensor& t : *values) out_slots_[v].push_back(AddConstant(t));
+        if (!is_const) ++pf_->stats_.folded;
+        continue;
+      }
+      if (is_const) return Internal("node '", node.name, "': Const did not evaluate");
+    }
+    KILN_ASSIGN_OR_RETURN_CTX(Placement place, PlaceNode(pf_->devices_, ctx), "function '", fname_,
+                              "'");
+    Device* device = pf_->devices_[place.device];
+    if (place.kernel->create_state != nullptr && !analysis &&
+        !(host_state && device == HostDevice())) {
+      if (host_state) {  // completed for the host: the device completes a fresh one
+        ctx = ContextFor(node, node.reader(), in_specs, in_consts, analysis);
+        KILN_RETURN_IF_ERROR_CTX(node.def->prepare(ctx), "function '", fname_, "'");
+      }
+      ctx.device = device;
+      KILN_RETURN_IF_ERROR_CTX(place.kernel->create_state(ctx), "function '", fname_, "'");
+    }
+    KILN_ASSIGN_OR_RETURN(out_slots_[v],
+                          AddStep(node.name, node.def->name, node.def->flags, place.device,
+                                  *place.kernel, ctx.state, std::move(in_slots), ctx.outputs));
+  }
+  const_value_.resize(pf_->num_slots_, nullptr);
+  return OkStatus();
+}
+
+// A node whose kernel has no half-precision form, run in float32 between casts
+// (half_precision.h). False when the node is not one to widen or its kernel refuses float32
+// too: the caller reports its first error.
+Result<bool> FunctionCompiler::PrepareWidened(const FlatNode& node, int v,
+                                              const std::vector<TensorSpec>& specs,
+                                              const std::vector<const Tensor*>& consts,
+                                              const std::vector<int32_t>& slots, bool analysis) {
+  const DType half = HalfTypeOf(node.reader(), specs);
+  if (half == DType::kInvalid || !MayWiden(node.op) || node.stateful ||
+      (node.def->flags & kOpStateful) != 0 || IsForwardingOp(node.op))
+    return false;
+  auto prepare_as = [&](DType wide, bool analysis_only, std::vector<Tensor>* converted,
+                        PrepareContext& ctx) -> bool {
+    ctx = ContextFor(node, node.reader().WithHalfAs(wide), specs, consts, analysis_only);
     for (size_t i = 0; i < specs.size(); ++i) {
       if (specs[i].dtype != half) continue;
-      if (converted[i].IsInitialized()) {
-        in[i] = AddConstant(converted[i]);
-      } else {
-        KILN_ASSIGN_OR_RETURN(in[i], AddCastStep(node.name, slots[i], DType::kFloat));
+      ctx.inputs[i].dtype = wide;
+      ctx.constant_inputs[i] = nullptr;
+      if (converted != nullptr && consts[i] != nullptr) {
+        auto c = CastNow(*consts[i], wide);
+        if (!c.ok()) return false;
+        (*converted)[i] = *std::move(c);
+        ctx.constant_inputs[i] = &(*converted)[i];
       }
     }
-    KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
-                          AddStep(node.name, node.def->name, node.def->flags, host_, *kernel,
-                                  ctx.state, std::move(in), ctx.outputs));
-    ++pf_->stats_.widened;
-    for (size_t j = 0; j < out.size(); ++j)
-      if (narrow[j]) {
-        KILN_ASSIGN_OR_RETURN(out[j], AddCastStep(node.name, out[j], half));
-      }
-    out_slots_[v] = std::move(out);
+    return node.def->prepare(ctx).ok();
+  };
+  std::vector<Tensor> converted(specs.size());
+  PrepareContext ctx, probe;
+  if (!prepare_as(DType::kFloat, analysis, &converted, ctx)) return false;
+  const bool probed = prepare_as(DType::kDouble, /*analysis_only=*/true, nullptr, probe);
+  const std::vector<bool> narrow = OutputsToNarrow(ctx.outputs, probed ? &probe.outputs : nullptr);
+  if (!analysis) {
+    KILN_ASSIGN_OR_RETURN(bool placed,
+                          PlaceHalfOnDevice(node, v, half, narrow, specs, consts, slots, ctx));
+    if (placed) return true;
+  }
+  // Widening is the host's answer to a missing half-precision kernel: the node runs there.
+  const KernelEntry* kernel = HostDevice()->FindKernel(node.op);
+  if (kernel == nullptr) return false;
+  if (kernel->create_state != nullptr && !analysis) {
+    ctx.device = HostDevice();
+    KILN_RETURN_IF_ERROR_CTX(kernel->create_state(ctx), "function '", fname_, "'");
+  }
+  // Inputs: constants converted now, the rest cast by a step.
+  std::vector<int32_t> in = slots;
+  for (size_t i = 0; i < specs.size(); ++i) {
+    if (specs[i].dtype != half) continue;
+    if (converted[i].IsInitialized()) {
+      in[i] = AddConstant(converted[i]);
+    } else {
+      KILN_ASSIGN_OR_RETURN(in[i], AddCastStep(node.name, slots[i], DType::kFloat));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
+                        AddStep(node.name, node.def->name, node.def->flags, host_, *kernel,
+                                ctx.state, std::move(in), ctx.outputs));
+  ++pf_->stats_.widened;
+  for (size_t j = 0; j < out.size(); ++j)
+    if (narrow[j]) {
+      KILN_ASSIGN_OR_RETURN(out[j], AddCastStep(node.name, out[j], half));
+    }
+  out_slots_[v] = std::move(out);
+  return true;
+}
+
+// A half-precision node whose op definition takes float32 only, on a device listed before the
+// host whose kernel computes the half type itself (a GPU's: its kernels read the dtype from
+// the tensors). The float32 prepare (`ctx`) gave the shapes and the op's state; the kernel
+// sees the node's own types and constants. False when no such device takes it.
+Result<bool> FunctionCompiler::PlaceHalfOnDevice(const FlatNode& node, int v, DType half,
+                                                 const std::vector<bool>& narrow,
+                                                 const std::vector<TensorSpec>& specs,
+                                                 const std::vector<const Tensor*>& consts,
+                                                 const std::vector<int32_t>& slots,
+                                                 PrepareContext& ctx) {
+  for (int d = 0; d < static_cast<int>(pf_->devices_.size()) && d != host_; ++d) {
+    Device* device = pf_->devices_[d];
+    const KernelEntry* kernel = device->FindKernel(node.op);
+    if (kernel == nullptr || kernel->supports == nullptr) continue;
+    PrepareContext dev = ContextFor(node, node.reader(), specs, consts, /*analysis=*/false);
+    dev.outputs = ctx.outputs;
+    for (size_t j = 0; j < dev.outputs.size(); ++j)
+      if (narrow[j]) dev.outputs[j].dtype = half;
+    dev.state = ctx.state;
+    if (!kernel->supports(dev)) continue;
+    if (kernel->create_state != nullptr) {
+      dev.device = device;
+      KILN_RETURN_IF_ERROR_CTX(kernel->create_state(dev), "function '", fname_, "'");
+    }
+    KILN_ASSIGN_OR_RETURN(out_slots_[v], AddStep(node.name, node.def->name, node.def->flags, d,
+                                                 *kernel, dev.state, slots, dev.outputs));
     return true;
   }
+  return false;
+}
 
-  // A half-precision node whose op definition takes float32 only, on a device listed before the
-  // host whose kernel computes the half type itself (a GPU's: its kernels read the dtype from
-  // the tensors). The float32 prepare (`ctx`) gave the shapes and the op's state; the kernel
-  // sees the node's own types and constants. False when no such device takes it.
-  Result<bool> PlaceHalfOnDevice(const FlatNode& node, int v, DType half,
-                                 const std::vector<bool>& narrow,
-                                 const std::vector<TensorSpec>& specs,
-                                 const std::vector<const Tensor*>& consts,
-                                 const std::vector<int32_t>& slots, PrepareContext& ctx) {
-    for (int d = 0; d < static_cast<int>(pf_->devices_.size()) && d != host_; ++d) {
-      Device* device = pf_->devices_[d];
-      const KernelEntry* kernel = device->FindKernel(node.op);
-      if (kernel == nullptr || kernel->supports == nullptr) continue;
-      PrepareContext dev = ContextFor(node, node.reader(), specs, consts, /*analysis=*/false);
-      dev.outputs = ctx.outputs;
-      for (size_t j = 0; j < dev.outputs.size(); ++j)
-        if (narrow[j]) dev.outputs[j].dtype = half;
-      dev.state = ctx.state;
-      if (!kernel->supports(dev)) continue;
-      if (kernel->create_state != nullptr) {
-        dev.device = device;
-        KILN_RETURN_IF_ERROR_CTX(kernel->create_state(dev), "function '", fname_, "'");
-      }
-      KILN_ASSIGN_OR_RETURN(out_slots_[v], AddStep(node.name, node.def->name, node.def->flags, d,
-                                                   *kernel, dev.state, slots, dev.outputs));
-      return true;
-    }
-    return false;
+// A step casting `slot` to `to`; returns the new slot.
+Result<int32_t> FunctionCompiler::AddCastStep(const std::string& node_name, int32_t slot,
+                                              DType to) {
+  const TensorSpec from = slot_specs_[slot];
+  KILN_ASSIGN_OR_RETURN(CastStep cast, PrepareCastStep(from.dtype, to, from.shape));
+  KernelEntry kernel{"Cast", cast.compute};
+  KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
+                        AddStep(node_name, "Cast", kOpNone, host_, kernel, cast.state, {slot},
+                                {TensorSpec{to, from.shape}}));
+  return out[0];
+}
+
+// What Prepare of `node` sees: its attrs (as `attrs` reads them), input specs and constants.
+PrepareContext FunctionCompiler::ContextFor(const FlatNode& node, const AttrReader& attrs,
+                                            const std::vector<TensorSpec>& specs,
+                                            const std::vector<const Tensor*>& consts,
+                                            bool analysis) const {
+  PrepareContext ctx;
+  ctx.node_name = node.name;
+  ctx.op = node.op;
+  ctx.attrs = attrs;
+  ctx.inputs = specs;
+  ctx.constant_inputs = consts;
+  ctx.resources = options_.resources;
+  ctx.library = &library_;
+  ctx.analysis_only = analysis;
+  return ctx;
+}
+
+// Appends a step of `kernel` on device `device` computing `outputs` from slots `in`, after
+// the copies that bring each input where the kernel reads it; returns the output slots.
+Result<std::vector<int32_t>> FunctionCompiler::AddStep(const std::string& node_name,
+                                                       std::string_view op, uint32_t flags,
+                                                       int device, const KernelEntry& kernel,
+                                                       std::shared_ptr<const OpState> state,
+                                                       std::vector<int32_t> in,
+                                                       const std::vector<TensorSpec>& outputs) {
+  // A copy step reads its input where it is.
+  for (size_t i = 0; i < in.size() && op != kCopyOp; ++i) {
+    const int want =
+        InputDevice(kernel, device, host_, static_cast<int>(i), slot_specs_[in[i]].dtype);
+    KILN_ASSIGN_OR_RETURN(in[i], Locate(in[i], want, node_name));
   }
+  PreparedFunction::Step step;
+  step.compute = kernel.compute;
+  step.state = std::move(state);
+  step.op = op;
+  step.device = device;
+  step.allocator = pf_->devices_[device]->allocator();
+  step.host_outputs = kernel.host_outputs;
+  step.in = std::move(in);
+  for (size_t j = 0; j < outputs.size(); ++j) {
+    const int where = OutputDevice(kernel, device, host_, static_cast<int>(j), outputs[j].dtype);
+    step.out.push_back(NewSlot(outputs[j], where));
+    step.out_dtypes.push_back(outputs[j].dtype);
+  }
+  step.flags = flags;
+  step.node_name = node_name;
+  std::vector<int32_t> out = step.out;
+  pf_->steps_.push_back(std::move(step));
+  return out;
+}
 
-  // A step casting `slot` to `to`; returns the new slot.
-  Result<int32_t> AddCastStep(const std::string& node_name, int32_t slot, DType to) {
-    const TensorSpec from = slot_specs_[slot];
-    KILN_ASSIGN_OR_RETURN(CastStep cast, PrepareCastStep(from.dtype, to, from.shape));
-    KernelEntry kernel{"Cast", cast.compute};
+// `slot`'s tensor on device `want`: the slot itself when it lives there, else a copy (one
+// per slot and device; a constant is copied now, anything else by a step).
+Result<int32_t> FunctionCompiler::Locate(int32_t slot, int want, const std::string& consumer) {
+  const int have = slot_device_[slot];
+  if (have == want) return slot;
+  const auto key = std::make_pair(slot, want);
+  if (auto it = copies_.find(key); it != copies_.end()) return it->second;
+  Device* from = pf_->devices_[have];
+  Device* to = pf_->devices_[want];
+  int32_t copy = 0;
+  if (const Tensor* c = ConstantOf(slot)) {
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor moved, CopyTensor(*c, from, to), "function '", fname_,
+                              "': constant for node '", consumer, "'");
+    copy = AddConstant(moved);
+    slot_device_[copy] = want;
+  } else {
+    auto state = std::make_shared<CopyState>();
+    state->from = from;
+    state->to = to;
+    // Device to host runs on the device (its stream, later) and writes host memory.
+    const bool to_host = want == host_;
+    KernelEntry kernel{kCopyOp, CopyCompute, 0, to_host ? 1u : 0u};
     KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
-                          AddStep(node_name, "Cast", kOpNone, host_, kernel, cast.state, {slot},
-                                  {TensorSpec{to, from.shape}}));
-    return out[0];
+                          AddStep(consumer, kCopyOp, kOpFreshOutputs, to_host ? have : want, kernel,
+                                  std::move(state), {slot}, {slot_specs_[slot]}));
+    copy = out[0];
   }
-
-  // What Prepare of `node` sees: its attrs (as `attrs` reads them), input specs and constants.
-  PrepareContext ContextFor(const FlatNode& node, const AttrReader& attrs,
-                            const std::vector<TensorSpec>& specs,
-                            const std::vector<const Tensor*>& consts, bool analysis) const {
-    PrepareContext ctx;
-    ctx.node_name = node.name;
-    ctx.op = node.op;
-    ctx.attrs = attrs;
-    ctx.inputs = specs;
-    ctx.constant_inputs = consts;
-    ctx.resources = options_.resources;
-    ctx.library = &library_;
-    ctx.analysis_only = analysis;
-    return ctx;
-  }
-
-  // Appends a step of `kernel` on device `device` computing `outputs` from slots `in`, after
-  // the copies that bring each input where the kernel reads it; returns the output slots.
-  Result<std::vector<int32_t>> AddStep(const std::string& node_name, std::string_view op,
-                                       uint32_t flags, int device, const KernelEntry& kernel,
-                                       std::shared_ptr<const OpState> state,
-                                       std::vector<int32_t> in,
-                                       const std::vector<TensorSpec>& outputs) {
-    // A copy step reads its input where it is.
-    for (size_t i = 0; i < in.size() && op != kCopyOp; ++i) {
-      const int want =
-          InputDevice(kernel, device, host_, static_cast<int>(i), slot_specs_[in[i]].dtype);
-      KILN_ASSIGN_OR_RETURN(in[i], Locate(in[i], want, node_name));
-    }
-    PreparedFunction::Step step;
-    step.compute = kernel.compute;
-    step.state = std::move(state);
-    step.op = op;
-    step.device = device;
-    step.allocator = pf_->devices_[device]->allocator();
-    step.host_outputs = kernel.host_outputs;
-    step.in = std::move(in);
-    for (size_t j = 0; j < outputs.size(); ++j) {
-      const int where = OutputDevice(kernel, device, host_, static_cast<int>(j), outputs[j].dtype);
-      step.out.push_back(NewSlot(outputs[j], where));
-      step.out_dtypes.push_back(outputs[j].dtype);
-    }
-    step.flags = flags;
-    step.node_name = node_name;
-    std::vector<int32_t> out = step.out;
-    pf_->steps_.push_back(std::move(step));
-    return out;
-  }
-
-  // `slot`'s tensor on device `want`: the slot itself when it lives there, else a copy (one
-  // per slot and device; a constant is copied now, anything else by a step).
-  Result<int32_t> Locate(int32_t slot, int want, const std::string& consumer) {
-    const int have = slot_device_[slot];
-    if (have == want) return slot;
-    const auto key = std::make_pair(slot, want);
-    if (auto it = copies_.find(key); it != copies_.end()) return it->second;
-    Device* from = pf_->devices_[have];
-    Device* to = pf_->devices_[want];
-    int32_t copy = 0;
-    if (const Tensor* c = ConstantOf(slot)) {
-      KILN_ASSIGN_OR_RETURN_CTX(Tensor moved, CopyTensor(*c, from, to), "function '", fname_,
-                                "': constant for node '", consumer, "'");
-      copy = AddConstant(moved);
-      slot_device_[copy] = want;
-    } else {
-      auto state = std::make_shared<CopyState>();
-      state->from = from;
-      state->to = to;
-      // Device to host runs on the device (its stream, later) and writes host memory.
-      const bool to_host = want == host_;
-      KernelEntry kernel{kCopyOp, CopyCompute, 0, to_host ? 1u : 0u};
-      KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
-                            AddStep(consumer, kCopyOp, kOpFreshOutputs, to_host ? have : want,
-                                    kernel, std::move(state), {slot}, {slot_specs_[slot]}));
-      copy = out[0];
-    }
-    copies_.emplace(key, copy);
-    return copy;
-  }
-
-  // Steps per device, copies and the bytes they move (PlanStats).
-  void CountPlacement() {
-    PlanStats& st = pf_->stats_;
-    std::vector<int> per_device(pf_->devices_.size(), 0);
-    for (PreparedFunction::Step& step : pf_->steps_) {
-      ++per_device[step.device];
-      if (step.op != kCopyOp) continue;
-      ++st.copies;
-      const TensorSpec& spec = slot_specs_[step.out[0]];
-      if (spec.shape.IsFullyDefined())
-        step.copy_bytes =
-            spec.shape.ToShape()->num_elements() * static_cast<int64_t>(DTypeSize(spec.dtype));
-      st.copy_bytes =
-          st.copy_bytes < 0 || step.copy_bytes < 0 ? -1 : st.copy_bytes + step.copy_bytes;
-    }
-    for (size_t d = 0; d < per_device.size(); ++d)
-      st.device_steps.emplace_back(pf_->devices_[d]->name(), per_device[d]);
-  }
-
-  Status BindOutputs() {
-    const FunctionInterface& f = *iface_;
-    if (graph_.outputs.size() != f.output_names.size())
-      return InvalidArgument("function '", fname_, "' declares ", f.output_names.size(),
-                             " outputs; its body gives ", graph_.outputs.size());
-    for (size_t i = 0; i < graph_.outputs.size(); ++i) {
-      const Edge& e = graph_.outputs[i];
-      if (e.output >= static_cast<int>(out_slots_[e.node].size()))
-        return InvalidArgument("function '", fname_, "': output ", i, " refers to output ",
-                               e.output, " of '", graph_.nodes[e.node].name,
-                               "', which does not exist");
-      // Results are host tensors.
-      KILN_ASSIGN_OR_RETURN(const int32_t slot,
-                            Locate(out_slots_[e.node][e.output], host_, graph_.nodes[e.node].name));
-      pf_->output_slots_.push_back(slot);
-      pf_->output_is_constant_.push_back(ConstantOf(slot) != nullptr);
-      TensorSpec spec = slot_specs_[slot];
-      const DType declared = f.output_dtypes[i];
-      if (declared != DType::kInvalid && spec.dtype != DType::kInvalid && declared != spec.dtype)
-        return InvalidArgument("function '", fname_, "': output '", f.output_names[i],
-                               "' is declared ", DTypeShortName(declared), " but computes ",
-                               DTypeShortName(spec.dtype));
-      if (declared != DType::kInvalid) spec.dtype = declared;
-      pf_->output_specs_.push_back(spec);
-    }
-    return OkStatus();
-  }
-
-  // Each intermediate slot is released right after its last use, so memory is freed early,
-  // and a step learns which of its inputs die there (their buffers may be reused).
-  void PlanReleases() {
-    const int32_t n_slots = pf_->num_slots_;
-    std::vector<int> last_use(n_slots, -1);
-    for (int s = 0; s < static_cast<int>(pf_->steps_.size()); ++s)
-      for (int32_t slot : pf_->steps_[s].in) last_use[slot] = s;
-    pinned_.assign(n_slots, 0);
-    for (int32_t slot : pf_->output_slots_) pinned_[slot] = 1;
-    for (int32_t slot : pf_->arg_slots_) pinned_[slot] = 1;
-    for (const auto& [slot, t] : pf_->constants_) pinned_[slot] = 1;
-    for (int s = 0; s < static_cast<int>(pf_->steps_.size()); ++s) {
-      PreparedFunction::Step& step = pf_->steps_[s];
-      for (size_t j = 0; j < step.in.size() && j < 32; ++j) {
-        const int32_t slot = step.in[j];
-        if (last_use[slot] == s && !pinned_[slot]) step.dying_inputs |= 1u << j;
-      }
-    }
-    for (int32_t slot = 0; slot < n_slots; ++slot)
-      if (last_use[slot] >= 0 && !pinned_[slot] &&
-          std::find(pf_->arg_slots_.begin(), pf_->arg_slots_.end(), slot) == pf_->arg_slots_.end())
-        pf_->steps_[last_use[slot]].release.push_back(slot);
-  }
-
-  // One arena per device, each planned over the slots that live there.
-  void PlanArena() {
-    std::vector<PlanStep> steps;
-    for (const PreparedFunction::Step& s : pf_->steps_)
-      steps.push_back(
-          PlanStep{s.in, s.out, (s.flags & kOpFreshOutputs) != 0, (s.flags & kOpInPlace) != 0});
-    for (int d = 0; d < static_cast<int>(pf_->devices_.size()); ++d) {
-      std::vector<PlanSlot> slots(pf_->num_slots_);
-      bool any = false;
-      for (int32_t i = 0; i < pf_->num_slots_; ++i) {
-        const TensorSpec& spec = slot_specs_[i];
-        slots[i].dtype = spec.dtype;
-        // Another device's slots are not this arena's to place.
-        slots[i].pinned = pinned_[i] != 0 || slot_device_[i] != d;
-        any |= !slots[i].pinned;
-        if (spec.shape.IsFullyDefined()) {
-          slots[i].shape_known = true;
-          slots[i].shape = *spec.shape.ToShape();
-        }
-      }
-      if (!any) continue;
-      MemoryPlanResult plan = PlanMemory(steps, slots);
-      for (const auto& e : plan.entries)
-        pf_->planned_.push_back({d, e.slot, slots[e.slot].dtype, slots[e.slot].shape, e.offset});
-      pf_->arena_bytes_[d] = plan.arena_bytes;
-      pf_->stats_.planned_slots += static_cast<int>(plan.entries.size());
-      pf_->stats_.in_place += plan.in_place;
-      pf_->stats_.arena_bytes += plan.arena_bytes;
-      pf_->stats_.planned_bytes += plan.planned_bytes;
-    }
-  }
-
-  const tensorflow::FunctionDef* fdef_ = nullptr;
-  std::shared_ptr<const FlatGraph> source_graph_;
-  std::shared_ptr<const FunctionInterface> iface_;
-  const FunctionLibrary& library_;
-  PrepareOptions options_;
-  std::string fname_;
-  std::shared_ptr<PreparedFunction> pf_;
-  FlatGraph graph_;
-  std::vector<char> live_;
-  std::vector<int> order_;
-  std::vector<std::vector<int32_t>> out_slots_;        // per node
-  std::vector<TensorSpec> slot_specs_;                 // per slot
-  std::vector<int> slot_device_;                       // per slot: where its tensor lives
-  std::map<std::pair<int32_t, int>, int32_t> copies_;  // (slot, device): the copy's slot
-  int host_ = 0;                                       // the host's index in pf_->devices_
-  bool fold_casts_ = true;  // false during the first look of the half-precision rewrite
-  std::vector<const Tensor*> const_value_;  // per slot: the value when constant
-  std::vector<const Tensor*> known_value_;  // per slot: a known argument's value
-  std::vector<std::shared_ptr<Tensor>> const_storage_;
-  std::vector<char> pinned_;
-};
+  copies_.emplace(key, copy);
+  return copy;
+}
 
 PreparedFunction::~PreparedFunction() = default;
 

@@ -1,0 +1,141 @@
+// FunctionCompiler's phases after PrepareNodes (function_compiler.h; the phases before are in
+// prepared_function.cc): BindOutputs, the function's output slots and specs; PlanReleases, each
+// slot released after its last use; PlanArena, the memory plan; CountPlacement, the steps per
+// device and the copies between them; and FinalGraph, the graph a serving plan keeps.
+#include <algorithm>
+#include <memory>
+#include <vector>
+
+#include "executor/function_compiler.h"
+#include "executor/memory_plan.h"
+#include "executor/placement.h"
+
+namespace kiln::exec {
+
+Status FunctionCompiler::BindOutputs() {
+  const FunctionInterface& f = *iface_;
+  if (graph_.outputs.size() != f.output_names.size())
+    return InvalidArgument("function '", fname_, "' declares ", f.output_names.size(),
+                           " outputs; its body gives ", graph_.outputs.size());
+  for (size_t i = 0; i < graph_.outputs.size(); ++i) {
+    const Edge& e = graph_.outputs[i];
+    if (e.output >= static_cast<int>(out_slots_[e.node].size()))
+      return InvalidArgument("function '", fname_, "': output ", i, " refers to output ", e.output,
+                             " of '", graph_.nodes[e.node].name, "', which does not exist");
+    // Results are host tensors.
+    KILN_ASSIGN_OR_RETURN(const int32_t slot,
+                          Locate(out_slots_[e.node][e.output], host_, graph_.nodes[e.node].name));
+    pf_->output_slots_.push_back(slot);
+    pf_->output_is_constant_.push_back(ConstantOf(slot) != nullptr);
+    TensorSpec spec = slot_specs_[slot];
+    const DType declared = f.output_dtypes[i];
+    if (declared != DType::kInvalid && spec.dtype != DType::kInvalid && declared != spec.dtype)
+      return InvalidArgument("function '", fname_, "': output '", f.output_names[i],
+                             "' is declared ", DTypeShortName(declared), " but computes ",
+                             DTypeShortName(spec.dtype));
+    if (declared != DType::kInvalid) spec.dtype = declared;
+    pf_->output_specs_.push_back(spec);
+  }
+  return OkStatus();
+}
+
+// Each intermediate slot is released right after its last use, so memory is freed early,
+// and a step learns which of its inputs die there (their buffers may be reused).
+void FunctionCompiler::PlanReleases() {
+  const int32_t n_slots = pf_->num_slots_;
+  std::vector<int> last_use(n_slots, -1);
+  for (int s = 0; s < static_cast<int>(pf_->steps_.size()); ++s)
+    for (int32_t slot : pf_->steps_[s].in) last_use[slot] = s;
+  pinned_.assign(n_slots, 0);
+  for (int32_t slot : pf_->output_slots_) pinned_[slot] = 1;
+  for (int32_t slot : pf_->arg_slots_) pinned_[slot] = 1;
+  for (const auto& [slot, t] : pf_->constants_) pinned_[slot] = 1;
+  for (int s = 0; s < static_cast<int>(pf_->steps_.size()); ++s) {
+    PreparedFunction::Step& step = pf_->steps_[s];
+    for (size_t j = 0; j < step.in.size() && j < 32; ++j) {
+      const int32_t slot = step.in[j];
+      if (last_use[slot] == s && !pinned_[slot]) step.dying_inputs |= 1u << j;
+    }
+  }
+  for (int32_t slot = 0; slot < n_slots; ++slot)
+    if (last_use[slot] >= 0 && !pinned_[slot] &&
+        std::find(pf_->arg_slots_.begin(), pf_->arg_slots_.end(), slot) == pf_->arg_slots_.end())
+      pf_->steps_[last_use[slot]].release.push_back(slot);
+}
+
+// One arena per device, each planned over the slots that live there.
+void FunctionCompiler::PlanArena() {
+  std::vector<PlanStep> steps;
+  for (const PreparedFunction::Step& s : pf_->steps_)
+    steps.push_back(
+        PlanStep{s.in, s.out, (s.flags & kOpFreshOutputs) != 0, (s.flags & kOpInPlace) != 0});
+  for (int d = 0; d < static_cast<int>(pf_->devices_.size()); ++d) {
+    std::vector<PlanSlot> slots(pf_->num_slots_);
+    bool any = false;
+    for (int32_t i = 0; i < pf_->num_slots_; ++i) {
+      const TensorSpec& spec = slot_specs_[i];
+      slots[i].dtype = spec.dtype;
+      // Another device's slots are not this arena's to place.
+      slots[i].pinned = pinned_[i] != 0 || slot_device_[i] != d;
+      any |= !slots[i].pinned;
+      if (spec.shape.IsFullyDefined()) {
+        slots[i].shape_known = true;
+        slots[i].shape = *spec.shape.ToShape();
+      }
+    }
+    if (!any) continue;
+    MemoryPlanResult plan = PlanMemory(steps, slots);
+    for (const auto& e : plan.entries)
+      pf_->planned_.push_back({d, e.slot, slots[e.slot].dtype, slots[e.slot].shape, e.offset});
+    pf_->arena_bytes_[d] = plan.arena_bytes;
+    pf_->stats_.planned_slots += static_cast<int>(plan.entries.size());
+    pf_->stats_.in_place += plan.in_place;
+    pf_->stats_.arena_bytes += plan.arena_bytes;
+    pf_->stats_.planned_bytes += plan.planned_bytes;
+  }
+}
+
+// Steps per device, copies and the bytes they move (PlanStats).
+void FunctionCompiler::CountPlacement() {
+  PlanStats& st = pf_->stats_;
+  std::vector<int> per_device(pf_->devices_.size(), 0);
+  for (PreparedFunction::Step& step : pf_->steps_) {
+    ++per_device[step.device];
+    if (step.op != kCopyOp) continue;
+    ++st.copies;
+    const TensorSpec& spec = slot_specs_[step.out[0]];
+    if (spec.shape.IsFullyDefined())
+      step.copy_bytes =
+          spec.shape.ToShape()->num_elements() * static_cast<int64_t>(DTypeSize(spec.dtype));
+    st.copy_bytes = st.copy_bytes < 0 || step.copy_bytes < 0 ? -1 : st.copy_bytes + step.copy_bytes;
+  }
+  for (size_t d = 0; d < per_device.size(); ++d)
+    st.device_steps.emplace_back(pf_->devices_[d]->name(), per_device[d]);
+}
+
+// The live nodes in schedule order, renumbered, for a serving plan. Runs last: it takes
+// graph_'s storage of rewritten attrs and values (moving a deque keeps its elements where
+// they are, so the nodes' pointers stay valid).
+std::shared_ptr<const FlatGraph> FunctionCompiler::FinalGraph() {
+  auto g = std::make_shared<FlatGraph>();
+  std::vector<int> index(graph_.nodes.size(), -1);
+  for (int v : order_) {
+    index[v] = static_cast<int>(g->nodes.size());
+    g->nodes.push_back(graph_.nodes[v]);
+  }
+  for (FlatNode& n : g->nodes) {
+    for (Edge& e : n.inputs) e.node = index[e.node];
+    for (int& c : n.control_inputs) c = index[c];
+  }
+  for (Edge e : graph_.outputs) g->outputs.push_back(Edge{index[e.node], e.output});
+  for (int k : graph_.keep)
+    if (index[k] >= 0) g->keep.push_back(index[k]);
+#ifndef KILN_NO_PROTOBUF
+  g->owned_attrs = std::move(graph_.owned_attrs);
+#endif
+  g->owned_native_attrs = std::move(graph_.owned_native_attrs);
+  g->owned_values = std::move(graph_.owned_values);
+  return g;
+}
+
+}  // namespace kiln::exec
