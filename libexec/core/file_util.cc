@@ -191,7 +191,8 @@ Status WriteStringToFile(const fs::path& path, std::string_view contents) {
 
 Status WriteFileAtomically(const fs::path& path, std::string_view contents) {
   std::error_code ec;
-  fs::create_directories(path.parent_path(), ec);
+  // A bare file name ("report.json") is in the working directory, which exists.
+  if (!path.parent_path().empty()) fs::create_directories(path.parent_path(), ec);
   if (ec) return ErrnoError(ec.value(), "cannot create the directory of", path);
   const fs::path tmp =
       path.parent_path() / ("." + path.filename().string() + ".tmp-" + std::to_string(::getpid()));

@@ -14,6 +14,7 @@
 #include "kiln/exec/tensor_bundle.h"
 #include "loader/loader_common.h"
 #include "loader/object_graph.h"
+#include "quantize/activations.h"
 #include "quantize/variable_uses.h"
 #include "quantize/weight_codec.h"
 
@@ -69,6 +70,7 @@ Status CopyOtherFiles(const fs::path& from, const fs::path& to) {
 DType StoredType(QuantizeMode mode) {
   switch (mode) {
     case QuantizeMode::kWeightsInt8:
+    case QuantizeMode::kInt8:
       return DType::kInt8;
     case QuantizeMode::kFloat16:
       return DType::kHalf;
@@ -124,6 +126,16 @@ quantize::VariableUses Merge(const std::vector<const quantize::VariableUses*>& a
   return merged;
 }
 
+// Whether a matrix product or convolution computes with the variable (int8 mode quantizes
+// those weights whatever their size, and the activations beside them).
+bool ReadByProduct(const quantize::VariableUses& uses) {
+  static const std::set<std::string> kProducts = {
+      "Conv2D",      "Conv3D",        "DepthwiseConv2dNative", "MatMul",
+      "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3",         "Einsum"};
+  return std::any_of(uses.consumers.begin(), uses.consumers.end(),
+                     [](const std::string& c) { return kProducts.count(c) != 0; });
+}
+
 bool SameValue(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && a.ByteSize() == b.ByteSize() &&
          std::memcmp(a.raw_data(), b.raw_data(), a.ByteSize()) == 0;
@@ -135,12 +147,9 @@ Result<QuantizeMode> QuantizeModeFromName(std::string_view name) {
   if (name == "weights_int8") return QuantizeMode::kWeightsInt8;
   if (name == "float16") return QuantizeMode::kFloat16;
   if (name == "bfloat16") return QuantizeMode::kBFloat16;
-  if (name == "int8")
-    return Unimplemented(
-        "--mode int8 (static quantization of activations from calibration data) is not "
-        "implemented yet; weights_int8, float16 and bfloat16 are");
+  if (name == "int8") return QuantizeMode::kInt8;
   return InvalidArgument("unknown quantization mode '", name,
-                         "'; expected weights_int8, float16 or bfloat16");
+                         "'; expected int8, weights_int8, float16 or bfloat16");
 }
 
 std::string QuantizeModeName(QuantizeMode mode) {
@@ -151,6 +160,8 @@ std::string QuantizeModeName(QuantizeMode mode) {
       return "float16";
     case QuantizeMode::kBFloat16:
       return "bfloat16";
+    case QuantizeMode::kInt8:
+      return "int8";
   }
   return "?";
 }
@@ -170,8 +181,12 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
     return AlreadyExists("'", output.string(), "' exists; pass --overwrite to replace it");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<tensorflow::SavedModel> proto, ReadSavedModelProto(input));
   tensorflow::MetaGraphDef* mg = nullptr;
-  for (auto& m : *proto->mutable_meta_graphs())
-    if (&m == FindMetaGraph(*proto, options.tags)) mg = &m;
+  int mg_index = -1;
+  for (int i = 0; i < proto->meta_graphs_size(); ++i)
+    if (&proto->meta_graphs(i) == FindMetaGraph(*proto, options.tags)) {
+      mg = proto->mutable_meta_graphs(i);
+      mg_index = i;
+    }
   if (mg == nullptr)
     return NotFound(
         "'", input.string(), "' has no MetaGraphDef with tag-set '",
@@ -185,6 +200,10 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
     return Unimplemented("'", input.string(),
                          "' is a TF1 SavedModel (no object graph); quantize rewrites TF2 bundles "
                          "(tf.saved_model.save, Keras model.export, kiln's own)");
+  // int8 calibrates on the float model: a copy before any rewrite.
+  std::unique_ptr<tensorflow::SavedModel> float_proto;
+  if (options.mode == QuantizeMode::kInt8)
+    float_proto = std::make_unique<tensorflow::SavedModel>(*proto);
   const fs::path prefix = input / "variables" / "variables";
   KILN_ASSIGN_OR_RETURN_CTX(std::unique_ptr<BundleReader> reader, BundleReader::Open(prefix),
                             "quantizing '", input.string(), "'");
@@ -247,7 +266,12 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
     for (int other : c.object_ids) r.insert(r.end(), roots[other].begin(), roots[other].end());
     if (auto it = restored.find(c.v.checkpoint_key); it != restored.end()) r.push_back(it->second);
     c.uses = graph.Trace(r, c.value.rank());
-    if (c.value.NumElements() < options.min_elements) {
+    if (options.mode == QuantizeMode::kInt8 && !ReadByProduct(c.uses)) {
+      c.v.kept_because =
+          "no matrix product or convolution computes with it (int8 stores those weights; "
+          "biases and normalization parameters stay float32)";
+    } else if (options.mode != QuantizeMode::kInt8 &&
+               c.value.NumElements() < options.min_elements) {
       c.v.kept_because = std::to_string(c.value.NumElements()) +
                          " elements, under --min_elements " + std::to_string(options.min_elements);
     } else if (!c.uses.problem.empty()) {
@@ -283,6 +307,7 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
 
   // 3. Encode each group that can be quantized once, and rewrite the graph for it.
   std::map<std::string, Tensor> replaced;  // checkpoint key -> stored value
+  std::vector<quantize::VariableUses> applied;
   for (const auto& [root, members] : groups) {
     std::string why;
     for (int m : members) {
@@ -316,7 +341,8 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
     }
     std::vector<const quantize::VariableUses*> all;
     for (int m : members) all.push_back(&cands[m].uses);
-    KILN_RETURN_IF_ERROR_CTX(graph.Apply(Merge(all), stored, encoded->scale),
+    applied.push_back(Merge(all));
+    KILN_RETURN_IF_ERROR_CTX(graph.Apply(applied.back(), stored, encoded->scale),
                              "rewriting variable '", lead.v.path, "'");
     for (int m : members) {
       Candidate& c = cands[m];
@@ -341,6 +367,9 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
     return FailedPrecondition("'", input.string(), "' has no variable to quantize",
                               report.variables.empty() ? " (no float32 variables)" : ":", why);
   }
+  if (options.mode == QuantizeMode::kInt8)
+    KILN_RETURN_IF_ERROR(quantize::QuantizeActivations(input, *float_proto, mg_index, &graph,
+                                                       applied, options, &report.activations));
   const std::string pb = SerializeDeterministic(*proto);
   if (pb.size() >= (size_t{1} << 31))
     return FailedPrecondition("saved_model.pb would be ", pb.size(),

@@ -1,6 +1,7 @@
 #include "quantize/variable_uses.h"
 
 #include <set>
+#include <tuple>
 
 #include "kiln/core/proto_convert.h"
 
@@ -34,6 +35,24 @@ int ChannelAxis(const tensorflow::NodeDef& node, int pos, int rank) {
   if (op == "DepthwiseConv2dNative" && rank == 4) return 2;
   if ((op == "Conv2DBackpropInput" || op == "Conv3DBackpropInputV2") && rank >= 2) return rank - 2;
   return -1;
+}
+
+// The data input an op computes with beside a weight at data input `pos`, or -1.
+int ActivationInput(const tensorflow::NodeDef& node, int pos) {
+  const std::string& op = node.op();
+  if (op == "Conv2D" || op == "Conv3D" || op == "DepthwiseConv2dNative") return pos == 1 ? 0 : -1;
+  if (op == "MatMul" || op == "BatchMatMul" || op == "BatchMatMulV2" || op == "BatchMatMulV3")
+    return pos == 0 || pos == 1 ? 1 - pos : -1;
+  if (op == "Einsum") {
+    auto it = node.attr().find("N");
+    return it != node.attr().end() && it->second.i() == 2 && (pos == 0 || pos == 1) ? 1 - pos : -1;
+  }
+  return -1;
+}
+
+bool IsFloat32Op(const tensorflow::NodeDef& node) {
+  auto it = node.attr().find("T");
+  return it != node.attr().end() && it->second.type() == tensorflow::DT_FLOAT;
 }
 
 }  // namespace
@@ -395,6 +414,58 @@ Status MetaGraphUses::Apply(const VariableUses& uses, DType stored, const Tensor
   for (const auto& [scope, node] : uses.initializers)
     initializers_.push_back({scope, node, stored, scale});
   return OkStatus();
+}
+
+const std::string& MetaGraphUses::DataInput(int scope, int node, int pos) const {
+  const tensorflow::NodeDef& n = scopes_[scope].nodes->Get(node);
+  int data = 0;
+  for (const std::string& in : n.input()) {
+    if (!in.empty() && in[0] == '^') continue;
+    if (data++ == pos) return in;
+  }
+  static const std::string kNone;
+  return kNone;
+}
+
+std::vector<ActivationSite> MetaGraphUses::ActivationSites(const VariableUses& uses) const {
+  std::vector<ActivationSite> sites;
+  std::set<std::tuple<int, int, int>> seen;
+  for (const ComputeRead& r : uses.reads)
+    for (const auto& [node, pos] : r.uses) {
+      const tensorflow::NodeDef& n = scopes_[r.scope].nodes->Get(node);
+      const int act = ActivationInput(n, pos);
+      if (act < 0 || !IsFloat32Op(n) || DataInput(r.scope, node, act).empty()) continue;
+      if (seen.insert({r.scope, node, act}).second) sites.push_back({r.scope, node, act});
+    }
+  return sites;
+}
+
+std::string MetaGraphUses::SiteTensor(const ActivationSite& site) const {
+  return Normalize(site.scope, DataInput(site.scope, site.node, site.pos));
+}
+
+const std::string& MetaGraphUses::SiteOp(const ActivationSite& site) const {
+  return scopes_[site.scope].nodes->Get(site.node).op();
+}
+
+void MetaGraphUses::InsertOnInputs(const std::vector<ActivationSite>& sites,
+                                   const std::string& base, tensorflow::NodeDef node,
+                                   const char* out_arg) {
+  if (sites.empty()) return;
+  const int scope = sites.front().scope;
+  const tensorflow::NodeDef& first = scopes_[scope].nodes->Get(sites.front().node);
+  node.set_device(first.device());
+  node.clear_input();
+  node.add_input(DataInput(scope, sites.front().node, sites.front().pos));
+  const std::string out = OutputRef(scope, AddNode(scope, base, std::move(node)), out_arg, 0);
+  for (const ActivationSite& site : sites) {
+    tensorflow::NodeDef* n = scopes_[scope].nodes->Mutable(site.node);
+    int data = 0;
+    for (int i = 0; i < n->input_size(); ++i) {
+      if (!n->input(i).empty() && n->input(i)[0] == '^') continue;
+      if (data++ == site.pos) n->set_input(i, out);
+    }
+  }
 }
 
 Status MetaGraphUses::ApplyInitializers() {

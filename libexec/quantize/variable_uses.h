@@ -43,6 +43,14 @@ struct ComputeRead {
   std::vector<std::string> ret_keys;      // function outputs that return the value
 };
 
+// int8: a float32 activation an op computes with beside a quantized weight: data input `pos`
+// of node `node` of a scope.
+struct ActivationSite {
+  int scope = 0;
+  int node = 0;
+  int pos = 0;
+};
+
 struct VariableUses {
   std::vector<TypeEdit> edits;
   std::vector<ComputeRead> reads;
@@ -79,6 +87,20 @@ class MetaGraphUses {
   // round(value / scale) clamped to [-127, 127]).
   Status ApplyInitializers();
 
+  // int8: the float32 activation operands of the ops that compute with `uses`' reads (input 0
+  // of Conv2D, Conv3D and DepthwiseConv2dNative; the other operand of MatMul, BatchMatMul and
+  // a two-input Einsum).
+  std::vector<ActivationSite> ActivationSites(const VariableUses& uses) const;
+  // The tensor a site reads ("node:output:0" in a function, "node:0" in the main graph), the
+  // name of its scope ("" for the main graph) and the op that reads it.
+  std::string SiteTensor(const ActivationSite& site) const;
+  const std::string& ScopeName(int scope) const { return scopes_[scope].name; }
+  const std::string& SiteOp(const ActivationSite& site) const;
+  // Routes the sites (each reading the same tensor of one scope) through `node`, whose input 0
+  // becomes that tensor and whose output `out_arg` 0 the sites read instead.
+  void InsertOnInputs(const std::vector<ActivationSite>& sites, const std::string& base,
+                      tensorflow::NodeDef node, const char* out_arg);
+
  private:
   struct Scope {
     std::string name;  // "" for the main graph
@@ -90,6 +112,7 @@ class MetaGraphUses {
   std::string Normalize(int scope, const std::string& input) const;
   std::string OutputRef(int scope, const std::string& node, const char* arg, int k) const;
   std::string Where(int scope, int node) const;
+  const std::string& DataInput(int scope, int node, int pos) const;
   void Index(int scope);
   bool IsStorage(int scope, int node, int pos, std::vector<TypeEdit>* edits, int depth) const;
   void TraceAssign(int scope, int node, VariableUses* uses) const;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_test_util.h"
+#include "kiln/core/npy.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/tensor_bundle.h"
 
@@ -129,6 +130,18 @@ TEST_CASE("quantize refuses bad requests clearly and writes nothing") {
         std::string::npos);
   CHECK(error({"--mode", "int4"}, out).find("unknown quantization mode 'int4'") !=
         std::string::npos);
+  CHECK(error({"--mode", "int8"}, out).find("--mode int8 needs calibration data") !=
+        std::string::npos);
+  CHECK(error({"--mode", "int8", "--calibration_method", "entropy"}, out)
+            .find("expected minmax or percentile") != std::string::npos);
+  // int8 stores what products and convolutions read; this model only adds its variables.
+  Tensor rows(DType::kFloat, Shape({4, 1, 1}));
+  for (int64_t i = 0; i < 4; ++i) rows.data<float>()[i] = 0.5f * float(i);
+  REQUIRE(WriteNpy(tmp.path() / "rows.npy", rows).ok());
+  const std::string feeds = "input1=" + (tmp.path() / "rows.npy").string() +
+                            ";input2=" + (tmp.path() / "rows.npy").string();
+  CHECK(error({"--mode", "int8", "--calibration", feeds}, out)
+            .find("no matrix product or convolution computes with it") != std::string::npos);
   CHECK(error({"--mode", "weights_int8", "--min_elements", "1", "--exclude", "nope"}, out)
             .find("--exclude 'nope' matches no float32 variable") != std::string::npos);
   CHECK(error({"--mode", "weights_int8", "--min_elements", "1", "--calibration", "x=/no/such.npy"},

@@ -1,9 +1,11 @@
 // savedmodel-cli quantize: writes a copy of a SavedModel with its weights stored as int8 or half
-// precision (kiln/exec/quantize.h), then measures what that costs: each signature of both
-// bundles run on the same inputs (calibration data, or generated ones), and the difference of
-// every float output printed and, with --report, written as JSON (docs/quantize.md).
+// precision, and in int8 mode its activations quantized with ranges from calibration data
+// (kiln/exec/quantize.h), then measures what that costs: each signature of both bundles run on
+// the same inputs (calibration data, or generated ones), and the difference of every float
+// output printed and, with --report, written as JSON (docs/quantize.md).
 #include "kiln/exec/quantize.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <iomanip>
@@ -23,7 +25,9 @@ namespace fs = std::filesystem;
 namespace {
 
 struct QuantizeArgs : CommandArgs {
-  std::string dir, output_dir, mode, tag_set = "serve", calibration, calibration_dir, report;
+  std::string dir, output_dir, mode, tag_set = "serve", calibration, calibration_dir, report,
+                                     method = "minmax";
+  double percentile = 99.99;
   std::vector<std::string> signatures, exclude;
   bool per_channel = false, per_tensor = false, overwrite = false;
   int64_t min_elements = 1024, batch = 4;
@@ -121,6 +125,13 @@ void PrintReport(const exec::QuantizeReport& r, const std::vector<OutputError>& 
   out << "Wrote " << r.output.string() << ": " << r.quantized_count() << " of "
       << r.variables.size() << " float32 variables stored as "
       << (r.mode == exec::QuantizeMode::kWeightsInt8 ? "int8" : exec::QuantizeModeName(r.mode))
+      << (r.mode == exec::QuantizeMode::kInt8
+              ? ", " +
+                    std::to_string(
+                        std::count_if(r.activations.begin(), r.activations.end(),
+                                      [](const auto& x) { return x.kept_because.empty(); })) +
+                    " of " + std::to_string(r.activations.size()) + " activations quantized"
+              : std::string())
       << "; " << r.input_bytes << " -> " << r.output_bytes << " bytes ("
       << Significant(static_cast<double>(r.output_bytes) / static_cast<double>(r.input_bytes), 3)
       << "x)\n";
@@ -140,6 +151,22 @@ void PrintReport(const exec::QuantizeReport& r, const std::vector<OutputError>& 
                 ? Significant(v.min_scale, 3) + ".." + Significant(v.max_scale, 3)
                 : "-")
         << Significant(v.relative_error, 3) << "\n";
+  }
+  if (!r.activations.empty()) {
+    out << std::left << std::setw(56) << "activation" << std::setw(22) << "seen min..max"
+        << "8-bit range\n";
+    for (const auto& x : r.activations) {
+      std::string name = x.tensor;
+      for (const auto& c : x.consumers) name += (&c == &x.consumers.front() ? " -> " : ", ") + c;
+      out << std::setw(56) << name << std::setw(22)
+          << (x.elements > 0 ? Significant(x.seen_min, 3) + ".." + Significant(x.seen_max, 3)
+                             : std::string("-"));
+      if (!x.kept_because.empty())
+        out << "float32   kept: " << x.kept_because << "\n";
+      else
+        out << (x.narrow_range ? "symmetric " : "unsigned ") << Significant(x.min, 4) << ".."
+            << Significant(x.max, 4) << "\n";
+    }
   }
   out << "Output error against the float model ("
       << (generated ? "generated inputs" : "calibration data") << "):\n";
@@ -179,6 +206,26 @@ Status WriteJson(const exec::QuantizeReport& r, const std::vector<OutputError>& 
     }
     j["variables"].push_back(e);
   }
+  if (r.mode == exec::QuantizeMode::kInt8) {
+    j["activations"] = nlohmann::ordered_json::array();
+    for (const auto& x : r.activations) {
+      nlohmann::ordered_json e;
+      e["function"] = x.function;
+      e["tensor"] = x.tensor;
+      e["consumers"] = x.consumers;
+      e["elements"] = x.elements;
+      e["seen_min"] = x.seen_min;
+      e["seen_max"] = x.seen_max;
+      if (x.kept_because.empty()) {
+        e["min"] = x.min;
+        e["max"] = x.max;
+        e["narrow_range"] = x.narrow_range;
+      } else {
+        e["kept_because"] = x.kept_because;
+      }
+      j["activations"].push_back(e);
+    }
+  }
   j["outputs"] = nlohmann::ordered_json::array();
   for (const auto& o : errors) {
     nlohmann::ordered_json e;
@@ -203,7 +250,7 @@ std::unique_ptr<CommandArgs> SetupQuantizeCommand(CLI::App& cmd) {
   cmd.add_option("--dir", a->dir, "SavedModel directory to quantize (never modified)")->required();
   cmd.add_option("--output_dir", a->output_dir, "Where the quantized SavedModel is written")
       ->required();
-  cmd.add_option("--mode", a->mode, "weights_int8, float16 or bfloat16")->required();
+  cmd.add_option("--mode", a->mode, "int8, weights_int8, float16 or bfloat16")->required();
   cmd.add_option("--tag_set", a->tag_set, "Comma-separated tags of a MetaGraphDef (serve)");
   cmd.add_option("--signature_def", a->signatures,
                  "Signatures the error is measured on (repeatable; default: all)");
@@ -211,13 +258,18 @@ std::unique_ptr<CommandArgs> SetupQuantizeCommand(CLI::App& cmd) {
                  "Representative inputs, as run's --inputs: 'x=calib.npy;y=c.npz[y]'");
   cmd.add_option("--calibration_dir", a->calibration_dir,
                  "A directory with <input key>.npy for each input");
+  cmd.add_option("--calibration_method", a->method,
+                 "int8: an activation's range is the largest magnitude seen (minmax) or a "
+                 "percentile of the magnitudes (percentile)");
+  cmd.add_option("--percentile", a->percentile,
+                 "int8 with --calibration_method percentile: the percentile (99.99)");
   cmd.add_flag("--per_channel", a->per_channel, "One int8 scale per output channel (default)");
   cmd.add_flag("--per_tensor", a->per_tensor, "One int8 scale per weight tensor");
   cmd.add_option("--exclude", a->exclude,
                  "Keep float32: a variable's path or name, or an op type or node name that "
                  "computes with it (repeatable)");
   cmd.add_option("--min_elements", a->min_elements,
-                 "Variables with fewer elements stay float32 (1024)");
+                 "Variables with fewer elements stay float32 (1024; not in int8 mode)");
   cmd.add_option("--batch", a->batch, "Rows of generated inputs when no calibration data (4)");
   cmd.add_option("--report", a->report, "Write the report as JSON to this file");
   cmd.add_flag("--overwrite", a->overwrite, "Replace an existing --output_dir");
@@ -237,6 +289,18 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
   options.exclude = a.exclude;
   options.min_elements = a.min_elements;
   options.overwrite = a.overwrite;
+  if (a.method == "percentile")
+    options.method = exec::CalibrationMethod::kPercentile;
+  else if (a.method != "minmax")
+    return InvalidArgument("--calibration_method '", a.method, "': expected minmax or percentile");
+  if (!(a.percentile > 0 && a.percentile <= 100))
+    return InvalidArgument("--percentile ", a.percentile, ": expected a value in (0, 100]");
+  options.percentile = a.percentile;
+  if (options.mode == exec::QuantizeMode::kInt8 && a.calibration.empty() &&
+      a.calibration_dir.empty())
+    return InvalidArgument(
+        "--mode int8 needs calibration data (--calibration or --calibration_dir): the "
+        "activations' ranges come from running the float model on representative inputs");
   // Everything is checked before anything is written: the bundle and the flags (a dry run of
   // the rewrite), then the calibration data, on which the float model runs (missing files and
   // data of the wrong dtype or shape fail here).
@@ -273,6 +337,16 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
   }
   before.reset();
   progress.Update(1 + static_cast<int64_t>(runs.size()), "(writing " + a.output_dir + ")");
+  // int8: the calibration data runs through a copy of the float model that observes the
+  // activations the quantized weights compute with.
+  options.calibrate = [&](const fs::path& observed) -> Status {
+    KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(observed, load));
+    for (const Run& r : runs) {
+      KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(r.name));
+      KILN_RETURN_IF_ERROR_CTX(sig->Run(r.feeds).status(), "signature '", r.name, "'");
+    }
+    return OkStatus();
+  };
   KILN_ASSIGN_OR_RETURN(exec::QuantizeReport report,
                         exec::QuantizeSavedModel(a.dir, a.output_dir, options));
   progress.Update(2 + static_cast<int64_t>(runs.size()), "(loading the quantized model)");
