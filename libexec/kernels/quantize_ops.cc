@@ -19,6 +19,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
+#include "kernels/vector_math.h"
 
 namespace kiln::exec {
 namespace {
@@ -106,12 +107,10 @@ Status PrepareFakeQuantVars(PrepareContext& ctx) {
 template <bool kDivide>
 void Quantize(const KernelContext& ctx, const float* in, float* out, int64_t n, const Nudged& q) {
   const float quant_zero = std::floor(-q.min * q.inv_scale + 0.5f);
+  // floor((clamp(x) - min) * inv_scale - zero + 0.5) * scale, vectorised (vector_math.h).
   ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const float clamped = std::max(std::min(in[i], q.max), q.min) - q.min;
-      const float level = kDivide ? clamped / q.scale : clamped * q.inv_scale;
-      out[i] = std::floor(level - quant_zero + 0.5f) * q.scale;
-    }
+    vmath::FakeQuant(in + begin, out + begin, end - begin, q.min, q.max, q.scale, q.inv_scale,
+                     quant_zero, kDivide);
   });
 }
 

@@ -57,6 +57,7 @@ namespace {
   X(Erf)                    \
   X(Erfc)                   \
   X(Relu)                   \
+  X(FakeQuant)              \
   X(Binary)                 \
   X(BinaryScalarRight)      \
   X(BinaryScalarLeft)       \
@@ -116,6 +117,10 @@ void Tanh(const float* x, float* y, int64_t n) { Active().Tanh(x, y, n); }
 void Erf(const float* x, float* y, int64_t n) { Active().Erf(x, y, n); }
 void Erfc(const float* x, float* y, int64_t n) { Active().Erfc(x, y, n); }
 void Relu(const float* x, float* y, int64_t n) { Active().Relu(x, y, n); }
+void FakeQuant(const float* x, float* y, int64_t n, float lo, float hi, float scale,
+               float inv_scale, float zero, bool divide) {
+  Active().FakeQuant(x, y, n, lo, hi, scale, inv_scale, zero, divide);
+}
 void Binary(BinOp op, const float* a, const float* b, float* y, int64_t n) {
   Active().Binary(op, a, b, y, n);
 }

@@ -18,6 +18,11 @@ void Tanh(const float* x, float* y, int64_t n);
 void Erf(const float* x, float* y, int64_t n);
 void Erfc(const float* x, float* y, int64_t n);
 void Relu(const float* x, float* y, int64_t n);
+// TensorFlow's FakeQuant of n values with its nudged range [lo, hi] and step `scale`:
+// floor((clamp(x) - lo) * inv_scale - zero + 0.5) * scale, or with `divide` (x - lo) / scale as
+// FakeQuantWithMinMaxVars computes it; bit-identical to those scalar forms; NaN stays NaN.
+void FakeQuant(const float* x, float* y, int64_t n, float lo, float hi, float scale,
+               float inv_scale, float zero, bool divide);
 
 enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
 // y[i] = a[i] op b[i]; with a scalar operand: a[i] op b, or a op b[i]. Outputs may alias inputs.

@@ -126,16 +126,6 @@ quantize::VariableUses Merge(const std::vector<const quantize::VariableUses*>& a
   return merged;
 }
 
-// Whether a matrix product or convolution computes with the variable (int8 mode quantizes
-// those weights whatever their size, and the activations beside them).
-bool ReadByProduct(const quantize::VariableUses& uses) {
-  static const std::set<std::string> kProducts = {
-      "Conv2D",      "Conv3D",        "DepthwiseConv2dNative", "MatMul",
-      "BatchMatMul", "BatchMatMulV2", "BatchMatMulV3",         "Einsum"};
-  return std::any_of(uses.consumers.begin(), uses.consumers.end(),
-                     [](const std::string& c) { return kProducts.count(c) != 0; });
-}
-
 bool SameValue(const Tensor& a, const Tensor& b) {
   return a.shape() == b.shape() && a.ByteSize() == b.ByteSize() &&
          std::memcmp(a.raw_data(), b.raw_data(), a.ByteSize()) == 0;
@@ -266,16 +256,17 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
     for (int other : c.object_ids) r.insert(r.end(), roots[other].begin(), roots[other].end());
     if (auto it = restored.find(c.v.checkpoint_key); it != restored.end()) r.push_back(it->second);
     c.uses = graph.Trace(r, c.value.rank());
-    if (options.mode == QuantizeMode::kInt8 && !ReadByProduct(c.uses)) {
-      c.v.kept_because =
-          "no matrix product or convolution computes with it (int8 stores those weights; "
-          "biases and normalization parameters stay float32)";
-    } else if (options.mode != QuantizeMode::kInt8 &&
-               c.value.NumElements() < options.min_elements) {
+    // int8 stores what products and convolutions read, whatever its size.
+    const bool int8 = options.mode == QuantizeMode::kInt8;
+    if (!int8 && c.value.NumElements() < options.min_elements) {
       c.v.kept_because = std::to_string(c.value.NumElements()) +
                          " elements, under --min_elements " + std::to_string(options.min_elements);
     } else if (!c.uses.problem.empty()) {
       c.v.kept_because = c.uses.problem;
+    } else if (int8 && graph.ActivationSites(c.uses).empty()) {
+      c.v.kept_because =
+          "no float32 matrix product or convolution computes with it (int8 stores those "
+          "weights; biases and normalization parameters stay float32)";
     }
     for (const std::string& x : options.exclude) {
       if (x != c.v.path && x != c.v.name &&

@@ -50,6 +50,14 @@ int ActivationInput(const tensorflow::NodeDef& node, int pos) {
   return -1;
 }
 
+// Ops that pass a weight on with its values unchanged, only viewed otherwise.
+bool IsWeightView(const std::string& op) {
+  return op == "Reshape" || op == "Transpose" || op == "Identity" || op == "ExpandDims" ||
+         op == "Squeeze";
+}
+
+const char* ViewOutputArg(const std::string& op) { return op == "Transpose" ? "y" : "output"; }
+
 bool IsFloat32Op(const tensorflow::NodeDef& node) {
   auto it = node.attr().find("T");
   return it != node.attr().end() && it->second.type() == tensorflow::DT_FLOAT;
@@ -430,13 +438,23 @@ const std::string& MetaGraphUses::DataInput(int scope, int node, int pos) const 
 std::vector<ActivationSite> MetaGraphUses::ActivationSites(const VariableUses& uses) const {
   std::vector<ActivationSite> sites;
   std::set<std::tuple<int, int, int>> seen;
-  for (const ComputeRead& r : uses.reads)
-    for (const auto& [node, pos] : r.uses) {
-      const tensorflow::NodeDef& n = scopes_[r.scope].nodes->Get(node);
-      const int act = ActivationInput(n, pos);
-      if (act < 0 || !IsFloat32Op(n) || DataInput(r.scope, node, act).empty()) continue;
-      if (seen.insert({r.scope, node, act}).second) sites.push_back({r.scope, node, act});
+  // The product that reads the weight at data input `pos` of `node`, or through views of it
+  // (Keras's EinsumDense reshapes its kernel before a MatMul).
+  const auto visit = [&](const auto& self, int scope, int node, int pos, int depth) -> void {
+    const tensorflow::NodeDef& n = scopes_[scope].nodes->Get(node);
+    if (depth < 3 && pos == 0 && IsWeightView(n.op())) {
+      const Scope& s = scopes_[scope];
+      auto it = s.consumers.find(OutputRef(scope, n.name(), ViewOutputArg(n.op()), 0));
+      if (it == s.consumers.end()) return;
+      for (const auto& [c, cpos] : it->second) self(self, scope, c, cpos, depth + 1);
+      return;
     }
+    const int act = ActivationInput(n, pos);
+    if (act < 0 || !IsFloat32Op(n) || DataInput(scope, node, act).empty()) return;
+    if (seen.insert({scope, node, act}).second) sites.push_back({scope, node, act});
+  };
+  for (const ComputeRead& r : uses.reads)
+    for (const auto& [node, pos] : r.uses) visit(visit, r.scope, node, pos, 0);
   return sites;
 }
 

@@ -141,7 +141,8 @@ TEST_CASE("quantize refuses bad requests clearly and writes nothing") {
   const std::string feeds = "input1=" + (tmp.path() / "rows.npy").string() +
                             ";input2=" + (tmp.path() / "rows.npy").string();
   CHECK(error({"--mode", "int8", "--calibration", feeds}, out)
-            .find("no matrix product or convolution computes with it") != std::string::npos);
+            .find("no float32 matrix product or convolution computes with it") !=
+        std::string::npos);
   CHECK(error({"--mode", "weights_int8", "--min_elements", "1", "--exclude", "nope"}, out)
             .find("--exclude 'nope' matches no float32 variable") != std::string::npos);
   CHECK(error({"--mode", "weights_int8", "--min_elements", "1", "--calibration", "x=/no/such.npy"},

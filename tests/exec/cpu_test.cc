@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "device/cpu_quota.h"
@@ -112,6 +113,39 @@ TEST_CASE("vector loops: GemvAccumulate adds x w to y, every column, in order") 
     for (int64_t c = 0; c < n; ++c) {
       INFO("n = " << n << ", column " << c);
       CHECK(y[c] == doctest::Approx(want[c]).epsilon(1e-6));
+    }
+  }
+}
+
+// TF's FakeQuant rounding, vectorised: bit-identical to the scalar statements (quantize_ops.cc
+// before vectorising; TF's kernel) for signed and unsigned ranges, both level formulas, values
+// across and beyond the range, ties, infinities and NaN, in an array with a partial vector.
+TEST_CASE("vector loops: FakeQuant levels are the scalar form's, bit for bit") {
+  std::vector<float> x;
+  for (float v = -3.1f; v <= 3.1f; v += 0.0013f) x.push_back(v);
+  for (float v : {0.0f, -0.0f, 1e-30f, std::numeric_limits<float>::infinity(),
+                  -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
+    x.push_back(v);
+  const auto n = static_cast<int64_t>(x.size());
+  // (nudged min, max, levels): a symmetric narrow int8 range, an unsigned one, 4 bits.
+  for (const auto& [lo, hi, levels] :
+       {std::tuple{-2.0f, 2.0f, 254.0f}, std::tuple{0.0f, 1.5f, 255.0f},
+        std::tuple{-0.75f, 1.25f, 15.0f}}) {
+    const float scale = (hi - lo) / levels, inv = levels / (hi - lo);
+    const float zero = std::floor(-lo * inv + 0.5f);
+    for (const bool divide : {false, true}) {
+      std::vector<float> got(x.size());
+      kiln::exec::vmath::FakeQuant(x.data(), got.data(), n, lo, hi, scale, inv, zero, divide);
+      for (int64_t i = 0; i < n; ++i) {
+        const float clamped = std::max(std::min(x[i], hi), lo) - lo;
+        const float level = divide ? clamped / scale : clamped * inv;
+        const float want = std::floor(level - zero + 0.5f) * scale;
+        INFO("x = " << x[i] << ", range " << lo << ".." << hi << ", divide " << divide);
+        if (std::isnan(want))
+          CHECK(std::isnan(got[i]));
+        else
+          CHECK(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want));
+      }
     }
   }
 }

@@ -114,6 +114,11 @@ Result<std::map<std::string, Tensor>> Feeds(const QuantizeArgs& a, const exec::S
   return feeds;
 }
 
+// `s` padded to `width`, and at least one space after it.
+std::string Cell(const std::string& s, size_t width) {
+  return s + std::string(s.size() < width ? width - s.size() : 1, ' ');
+}
+
 std::string Significant(double v, int precision) {
   std::ostringstream s;
   s << std::setprecision(precision) << v;
@@ -139,8 +144,7 @@ void PrintReport(const exec::QuantizeReport& r, const std::vector<OutputError>& 
       << "stored" << std::setw(6) << "axis" << std::setw(24) << "scale min..max"
       << "relative error\n";
   for (const auto& v : r.variables) {
-    out << std::setw(40) << (v.name.empty() ? v.path : v.name) << std::setw(18)
-        << v.shape.ToString();
+    out << Cell(v.name.empty() ? v.path : v.name, 40) << Cell(v.shape.ToString(), 18);
     if (!v.kept_because.empty()) {
       out << "float32   kept: " << v.kept_because << "\n";
       continue;
@@ -158,9 +162,10 @@ void PrintReport(const exec::QuantizeReport& r, const std::vector<OutputError>& 
     for (const auto& x : r.activations) {
       std::string name = x.tensor;
       for (const auto& c : x.consumers) name += (&c == &x.consumers.front() ? " -> " : ", ") + c;
-      out << std::setw(56) << name << std::setw(22)
-          << (x.elements > 0 ? Significant(x.seen_min, 3) + ".." + Significant(x.seen_max, 3)
-                             : std::string("-"));
+      out << Cell(name, 56)
+          << Cell(x.elements > 0 ? Significant(x.seen_min, 3) + ".." + Significant(x.seen_max, 3)
+                                 : std::string("-"),
+                  22);
       if (!x.kept_because.empty())
         out << "float32   kept: " << x.kept_because << "\n";
       else
