@@ -154,6 +154,7 @@ int Fuser::Run() {
     Rewrite(v, conv, chain);
     ++fused;
   }
+  fused += QuantizeProducts();
   return fused;
 }
 

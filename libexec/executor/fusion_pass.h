@@ -120,8 +120,14 @@ class Fuser {
   void BecomeIdentity(int back, int v, DType half);
   int NarrowSoftmaxCasts();
 
+  // fusion_int8.cc: products of FakeQuant inputs and int8-level weights run on integers
+  int QuantizeProducts();
+  bool Int8Range(int fq, float* lo, float* hi, bool* narrow) const;
+
   // fusion_util.cc
   const Tensor* Value(const Edge& e) const;
+  // Value, or the value of a constant fusion added (folded weights).
+  const Tensor* KnownValue(const Edge& e) const;
   const Tensor* FloatValue(const Edge& e);
   static void SortUnique(std::vector<int>* v);
   std::vector<int64_t> IntValues(const Edge& e) const;

@@ -81,6 +81,12 @@ const Tensor* Fuser::Value(const Edge& e) const {
   return e.output < static_cast<int>(values.size()) ? values[e.output] : nullptr;
 }
 
+const Tensor* Fuser::KnownValue(const Edge& e) const {
+  if (const Tensor* t = Value(e); t != nullptr) return t;
+  const FlatNode& n = g_.nodes[e.node];
+  return n.op == "Const" && e.output == 0 ? n.value : nullptr;
+}
+
 // The value of `e` as float32 where it is a known float32, float16 or bfloat16 tensor (half
 // constants of a half-precision chain: a bias, a batch norm's vectors).
 const Tensor* Fuser::FloatValue(const Edge& e) {

@@ -288,6 +288,15 @@ namespace {
 std::atomic<int64_t> reference_primitives{0};
 }  // namespace
 
+bool HasInt8Dot() {
+  static const bool has = [] {
+    const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();
+    return isa == dnnl::cpu_isa::avx2_vnni || isa == dnnl::cpu_isa::avx512_core_vnni ||
+           isa == dnnl::cpu_isa::avx512_core_bf16 || isa == dnnl::cpu_isa::avx512_core_amx;
+  }();
+  return has;
+}
+
 bool IsReference(const dnnl::primitive_desc_base& pd) {
   const bool reference = std::string_view(pd.impl_info_str()).starts_with("ref");
   if (reference) reference_primitives.fetch_add(1, std::memory_order_relaxed);

@@ -119,6 +119,12 @@ Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
                const dnnl::memory::desc& scratch, int max_threads,
                std::initializer_list<std::pair<int, const dnnl::memory*>> args);
 
+// Whether oneDNN's kernels on this CPU (within ONEDNN_MAX_CPU_ISA) multiply 8-bit integers
+// with dot-product instructions (VNNI or AMX). Without them (AVX2, AVX-512 before VNNI) the
+// u8 x s8 pairs sum in 16 bits and saturate, and oneDNN halves s8 weights to avoid it: an
+// integer product is then not the float product of the same levels.
+bool HasInt8Dot();
+
 // Whether oneDNN gave `pd` its reference implementation (plain loops, hundreds of times slower
 // than its JIT kernels), as it does for memory layouts its kernels do not take. Each one is
 // counted, so tests can check that what kiln hands over reaches the fast kernels; a kernel that

@@ -24,6 +24,7 @@ namespace kiln::exec {
   X(Einsum)                 \
   X(Nn)                     \
   X(LayerNorm)              \
+  X(Int8Product)            \
   X(String)                 \
   X(Resource)               \
   X(Io)                     \

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "kernels/elementwise.h"
+#include "kernels/fake_quant.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
 #include "kernels/vector_math.h"
@@ -24,38 +25,10 @@
 namespace kiln::exec {
 namespace {
 
-struct QuantRange {
-  int quant_min = 0;
-  int quant_max = 255;
-};
-
 struct FakeQuantState : OpState {
   QuantRange range;
   float min = -6, max = 6;  // Args only
 };
-
-// TF's Nudge: the zero point rounded to a level, the range moved to keep the step.
-struct Nudged {
-  float min, max, scale, inv_scale;
-};
-Nudged Nudge(float min, float max, QuantRange q) {
-  const float qmin = static_cast<float>(q.quant_min), qmax = static_cast<float>(q.quant_max);
-  Nudged n;
-  n.scale = (max - min) / (qmax - qmin);
-  n.inv_scale = (qmax - qmin) / (max - min);
-  const float zero_from_min = qmin - min / n.scale;
-  uint16_t zero;
-  if (zero_from_min < qmin) {
-    zero = static_cast<uint16_t>(q.quant_min);
-  } else if (zero_from_min > qmax) {
-    zero = static_cast<uint16_t>(q.quant_max);
-  } else {
-    zero = static_cast<uint16_t>(std::round(zero_from_min));
-  }
-  n.min = (qmin - zero) * n.scale;
-  n.max = (qmax - zero) * n.scale;
-  return n;
-}
 
 Status ReadQuantAttrs(PrepareContext& ctx, FakeQuantState* st) {
   KILN_PREPARE_ASSIGN(ctx, int64_t bits, ctx.attrs.GetInt("num_bits", 8));
@@ -106,7 +79,7 @@ Status PrepareFakeQuantVars(PrepareContext& ctx) {
 // kDivide: Vars divides by the scale where Args multiplies by its inverse (as TF).
 template <bool kDivide>
 void Quantize(const KernelContext& ctx, const float* in, float* out, int64_t n, const Nudged& q) {
-  const float quant_zero = std::floor(-q.min * q.inv_scale + 0.5f);
+  const float quant_zero = NudgedZero(q);
   // floor((clamp(x) - min) * inv_scale - zero + 0.5) * scale, vectorised (vector_math.h).
   ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
     vmath::FakeQuant(in + begin, out + begin, end - begin, q.min, q.max, q.scale, q.inv_scale,

@@ -58,6 +58,7 @@ namespace {
   X(Erfc)                   \
   X(Relu)                   \
   X(FakeQuant)              \
+  X(QuantizeLevels)         \
   X(Binary)                 \
   X(BinaryScalarRight)      \
   X(BinaryScalarLeft)       \
@@ -117,6 +118,10 @@ void Tanh(const float* x, float* y, int64_t n) { Active().Tanh(x, y, n); }
 void Erf(const float* x, float* y, int64_t n) { Active().Erf(x, y, n); }
 void Erfc(const float* x, float* y, int64_t n) { Active().Erfc(x, y, n); }
 void Relu(const float* x, float* y, int64_t n) { Active().Relu(x, y, n); }
+void QuantizeLevels(const float* x, uint8_t* y, int64_t n, float lo, float hi, float inv_scale,
+                    float zero) {
+  Active().QuantizeLevels(x, y, n, lo, hi, inv_scale, zero);
+}
 void FakeQuant(const float* x, float* y, int64_t n, float lo, float hi, float scale,
                float inv_scale, float zero, bool divide) {
   Active().FakeQuant(x, y, n, lo, hi, scale, inv_scale, zero, divide);

@@ -23,6 +23,11 @@ void Relu(const float* x, float* y, int64_t n);
 // FakeQuantWithMinMaxVars computes it; bit-identical to those scalar forms; NaN stays NaN.
 void FakeQuant(const float* x, float* y, int64_t n, float lo, float hi, float scale,
                float inv_scale, float zero, bool divide);
+// FakeQuant's integer levels floor((clamp(x) - lo) * inv_scale - zero + 0.5) as bytes: in
+// [0, 255] for a range from 0, in [-127, 127] (two's complement) for a symmetric narrow one;
+// NaN becomes level 0.
+void QuantizeLevels(const float* x, uint8_t* y, int64_t n, float lo, float hi, float inv_scale,
+                    float zero);
 
 enum class BinOp { kAdd, kSub, kMul, kDiv, kMax, kMin };
 // y[i] = a[i] op b[i]; with a scalar operand: a[i] op b, or a op b[i]. Outputs may alias inputs.

@@ -120,7 +120,7 @@ TEST_CASE("vector loops: GemvAccumulate adds x w to y, every column, in order") 
 // TF's FakeQuant rounding, vectorised: bit-identical to the scalar statements (quantize_ops.cc
 // before vectorising; TF's kernel) for signed and unsigned ranges, both level formulas, values
 // across and beyond the range, ties, infinities and NaN, in an array with a partial vector.
-TEST_CASE("vector loops: FakeQuant levels are the scalar form's, bit for bit") {
+TEST_CASE("vector loops: FakeQuant levels and their bytes are the scalar form's, bit for bit") {
   std::vector<float> x;
   for (float v = -3.1f; v <= 3.1f; v += 0.0013f) x.push_back(v);
   for (float v : {0.0f, -0.0f, 1e-30f, std::numeric_limits<float>::infinity(),
@@ -136,6 +136,15 @@ TEST_CASE("vector loops: FakeQuant levels are the scalar form's, bit for bit") {
     for (const bool divide : {false, true}) {
       std::vector<float> got(x.size());
       kiln::exec::vmath::FakeQuant(x.data(), got.data(), n, lo, hi, scale, inv, zero, divide);
+      // The integer kernels' bytes: the same levels (two's complement when signed), NaN 0.
+      std::vector<uint8_t> bytes(x.size());
+      if (!divide && levels >= 254)
+        kiln::exec::vmath::QuantizeLevels(x.data(), bytes.data(), n, lo, hi, inv, zero);
+      const auto level_of = [&](float v) {
+        const float c = std::max(std::min(v, hi), lo) - lo;
+        const float l = c * inv;
+        return l - zero + 0.5f;
+      };
       for (int64_t i = 0; i < n; ++i) {
         const float clamped = std::max(std::min(x[i], hi), lo) - lo;
         const float level = divide ? clamped / scale : clamped * inv;
@@ -145,6 +154,11 @@ TEST_CASE("vector loops: FakeQuant levels are the scalar form's, bit for bit") {
           CHECK(std::isnan(got[i]));
         else
           CHECK(std::bit_cast<uint32_t>(got[i]) == std::bit_cast<uint32_t>(want));
+        if (!divide && levels >= 254) {
+          const auto level = std::isnan(x[i]) ? 0 : static_cast<int>(std::floor(level_of(x[i])));
+          CHECK(static_cast<int>(static_cast<int8_t>(bytes[i])) ==
+                static_cast<int>(static_cast<int8_t>(static_cast<uint8_t>(level & 0xff))));
+        }
       }
     }
   }

@@ -1,9 +1,11 @@
 // Op-tester cases of the oneDNN convolution paths: Conv2D and DepthwiseConv2dNative with
 // constant and run-time filters, strides, dilations, SAME/VALID/EXPLICIT padding; the fused
 // forms (bias or a batch norm folded in, residual add, activations); MaxPool and AvgPool.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "kernels/fake_quant.h"
 #include "ops/op_cases.h"
 
 namespace kiln::testing {
@@ -79,6 +81,33 @@ OpCaseBuilder ConvBuilder(const std::string& op, const std::string& name, const 
       .String("padding", s.padding);
   if (!s.explicit_paddings.empty()) b.IntList("explicit_paddings", s.explicit_paddings);
   return b;
+}
+
+// FakeQuantWithMinMaxArgs(x) with 8 bits, as TF computes it in float32.
+Tensor FakeQuantRef(const Tensor& x, float lo, float hi, bool narrow) {
+  const exec::Nudged q = exec::Nudge(lo, hi, exec::QuantRange{narrow ? 1 : 0, 255});
+  const float zero = exec::NudgedZero(q);
+  Tensor y(DType::kFloat, x.shape());
+  for (int64_t i = 0; i < x.NumElements(); ++i) {
+    const float clamped = std::max(std::min(x.data<float>()[i], q.max), q.min) - q.min;
+    const float level = clamped * q.inv_scale;
+    y.data<float>()[i] = std::floor(level - zero + 0.5f) * q.scale;
+  }
+  return y;
+}
+
+// Weights that are int8 levels times a scale per output channel (the innermost index, or the
+// outer one with `outer`), as int8 bundles hold them once loaded.
+Tensor Int8Levels(const Shape& shape, int64_t channels, bool outer, uint32_t seed) {
+  const Tensor r = RandomOf(DType::kFloat, shape, seed, -127, 127);
+  const Tensor s = RandomOf(DType::kFloat, Shape{channels}, seed + 7, 0.002, 0.02);
+  const int64_t n = r.NumElements(), inner = n / channels;
+  Tensor w(DType::kFloat, shape);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = outer ? i / inner : i % channels;
+    w.data<float>()[i] = std::nearbyint(r.data<float>()[i]) * s.data<float>()[c];
+  }
+  return w;
 }
 
 Tensor ToFloat(const Tensor& t) {
@@ -307,6 +336,71 @@ std::vector<OpCase> ConvFusedCases() {
           })
           .Tolerance(1e-5)
           .Build());
+  // The integer products of int8 bundles (kernels/int8_product_ops.cc): the FakeQuant range
+  // of their input in attrs, int8-level weights; signed and unsigned inputs past the range.
+  const ConvSpec q8{Shape{2, 6, 6, 8}, Shape{3, 3, 8, 16}, 2};
+  c.push_back(ConvBuilder("_KilnInt8Conv2D", "_KilnInt8Conv2D BiasAdd Relu signed", q8)
+                  .StringList("fused_ops", {"BiasAdd", "Relu"})
+                  .Int("num_args", 1)
+                  .Float("fq_min", -2.f)
+                  .Float("fq_max", 2.f)
+                  .Bool("fq_narrow_range", true)
+                  .Input(RandomOf(DType::kFloat, q8.input, NextSeed(seed), -2.5, 2.5))
+                  .ConstInput(Int8Levels(q8.filter, 16, false, NextSeed(seed)))
+                  .ConstInput(RandomOf(DType::kFloat, Shape{16}, NextSeed(seed)))
+                  .Reference1([q8](const std::vector<Tensor>& in) {
+                    Tensor y = RefConv(FakeQuantRef(in[0], -2.f, 2.f, true), in[1], q8, false);
+                    for (int64_t i = 0; i < y.NumElements(); ++i)
+                      y.data<double>()[i] =
+                          std::max(y.data<double>()[i] + in[2].data<float>()[i % 16], 0.0);
+                    return ToFloat(y);
+                  })
+                  .Tolerance(1e-5)
+                  .Build());
+  const ConvSpec q8dw{Shape{1, 7, 7, 6}, Shape{3, 3, 6, 2}};
+  c.push_back(
+      ConvBuilder("_KilnInt8DepthwiseConv2dNative", "_KilnInt8DepthwiseConv2dNative unsigned", q8dw)
+          .Float("fq_min", 0.f)
+          .Float("fq_max", 1.5f)
+          .Bool("fq_narrow_range", false)
+          .Input(RandomOf(DType::kFloat, q8dw.input, NextSeed(seed), -0.5, 2))
+          .ConstInput(Int8Levels(q8dw.filter, 12, false, NextSeed(seed)))
+          .Reference1([q8dw](const std::vector<Tensor>& in) {
+            return ToFloat(RefConv(FakeQuantRef(in[0], 0.f, 1.5f, false), in[1], q8dw, true));
+          })
+          .Tolerance(1e-5)
+          .Build());
+  for (const bool transpose_b : {false, true}) {
+    const Shape w = transpose_b ? Shape{12, 40} : Shape{40, 12};
+    c.push_back(OpCaseBuilder("_KilnInt8MatMul", std::string("_KilnInt8MatMul BiasAdd Relu6") +
+                                                     (transpose_b ? " transpose_b" : ""))
+                    .T(DType::kFloat)
+                    .Bool("transpose_b", transpose_b)
+                    .StringList("fused_ops", {"BiasAdd", "Relu6"})
+                    .Int("num_args", 1)
+                    .Float("fq_min", -1.f)
+                    .Float("fq_max", 1.f)
+                    .Bool("fq_narrow_range", true)
+                    .Input(RandomOf(DType::kFloat, Shape{5, 40}, NextSeed(seed), -1.2, 1.2))
+                    .ConstInput(Int8Levels(w, 12, transpose_b, NextSeed(seed)))
+                    .ConstInput(RandomOf(DType::kFloat, Shape{12}, NextSeed(seed)))
+                    .Reference1([transpose_b](const std::vector<Tensor>& in) {
+                      const Tensor x = FakeQuantRef(in[0], -1.f, 1.f, true);
+                      Tensor y(DType::kFloat, Shape{5, 12});
+                      for (int64_t r = 0; r < 5; ++r)
+                        for (int64_t o = 0; o < 12; ++o) {
+                          double sum = in[2].data<float>()[o];
+                          for (int64_t k = 0; k < 40; ++k)
+                            sum += double{x.data<float>()[r * 40 + k]} *
+                                   in[1].data<float>()[transpose_b ? o * 40 + k : k * 12 + o];
+                          y.data<float>()[r * 12 + o] =
+                              static_cast<float>(std::clamp(sum, 0.0, 6.0));
+                        }
+                      return y;
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
+  }
   // Pooling: windows with and without padding (average leaves padding out); with a NaN in the
   // input, max pooling skips it as TF's kernel does (the reference's std::max(acc, NaN) keeps
   // acc) and average pooling gives NaN.

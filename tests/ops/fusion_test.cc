@@ -617,3 +617,134 @@ TEST_CASE("fusion: MatMul + BiasAdd + tanh-approximated GELU is one kernel") {
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+// Weights that are int8 levels times one scale per output channel (what `quantize --mode
+// int8` stores, as the load dequantizes it): each channel reaches level 127 once.
+Tensor Int8LevelWeights(const Shape& shape, int64_t channels, bool outer, uint32_t seed) {
+  Tensor levels = RandomOf(DType::kFloat, shape, seed, -127, 127);
+  Tensor scales = RandomOf(DType::kFloat, Shape{channels}, seed + 1, 0.001, 0.02);
+  const int64_t n = levels.NumElements(), inner = n / channels;
+  Tensor w(DType::kFloat, shape);
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t c = outer ? i / inner : i % channels;
+    const float q = i < channels * (outer ? inner : 1) && (outer ? i % inner == 0 : true)
+                        ? 127.f
+                        : std::nearbyint(levels.data<float>()[i]);
+    w.data<float>()[i] = q * scales.data<float>()[c];
+  }
+  return w;
+}
+
+std::string FakeQuant(FnBuilder& b, const std::string& name, const std::string& x, float lo,
+                      float hi, bool narrow) {
+  auto* n = b.Op(name, "FakeQuantWithMinMaxArgs", {x}, "outputs");
+  n->mutable_attr()->erase("T");
+  (*n->mutable_attr())["min"].set_f(lo);
+  (*n->mutable_attr())["max"].set_f(hi);
+  (*n->mutable_attr())["num_bits"].set_i(8);
+  (*n->mutable_attr())["narrow_range"].set_b(narrow);
+  return b.last();
+}
+
+// How many nodes of the fused function's final graph run `op`.
+int CountOps(const FnBuilder& b, const std::vector<Tensor>& args, const std::string& op) {
+  tensorflow::FunctionDefLibrary proto;
+  FunctionLibrary lib(proto);
+  std::vector<TensorSpec> specs;
+  for (const Tensor& t : args) specs.push_back(TensorSpec{t.dtype(), PartialShape(t.shape())});
+  PrepareOptions options;
+  options.keep_graph = true;
+  auto fn = PreparedFunction::Prepare(b.fdef(), lib, specs, options);
+  REQUIRE(fn.ok());
+  int count = 0;
+  for (const exec::FlatNode& n : (*fn)->final_graph()->nodes) count += n.op == op ? 1 : 0;
+  return count;
+}
+
+}  // namespace
+
+// int8 SavedModels: a product whose input passes an 8-bit FakeQuant of a range without a zero
+// point and whose weights are int8 levels runs as one integer kernel that rounds its input
+// itself (oneDNN u8s8/s8s8 where the CPU has 8-bit dot products, the float path elsewhere: the
+// test command runs this under the AVX2 cap too). It equals the FakeQuant graph run as it is.
+TEST_CASE("fusion: a FakeQuant input and int8-level weights make one integer product") {
+  SUBCASE("Conv2D + BiasAdd + residual Add + Relu, a signed input") {
+    FnBuilder b;
+    const std::string x = b.Input("x"), r = b.Input("r");
+    const std::string q = FakeQuant(b, "fq", x, -2.f, 2.f, true);
+    const std::string w = b.Const("w", Int8LevelWeights(Shape{3, 3, 4, 6}, 6, false, 1));
+    Strides(b.Op("conv", "Conv2D", {q, w}, "output"));
+    b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{6}, 2))},
+         "output");
+    b.Op("res", "AddV2", {b.last(), r}, "z");
+    b.Op("relu", "Relu", {b.last()}, "activations");
+    b.Output(b.last());
+    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 5, 5, 4}, 3, -2.5, 2.5),
+                                      RandomOf(DType::kFloat, Shape{2, 5, 5, 6}, 4)};
+    const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
+    CHECK(st.steps == 1);
+    CHECK(CountOps(b, args, "_KilnInt8Conv2D") == 1);
+  }
+  SUBCASE("Relu, then a depthwise convolution of an unsigned input") {
+    FnBuilder b;
+    b.Op("relu", "Relu", {b.Input("x")}, "activations");
+    const std::string q = FakeQuant(b, "fq", b.last(), 0.f, 1.5f, false);
+    const std::string w = b.Const("w", Int8LevelWeights(Shape{3, 3, 4, 2}, 8, false, 5));
+    Strides(b.Op("dw", "DepthwiseConv2dNative", {q, w}, "output"));
+    b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{8}, 6))},
+         "output");
+    b.Output(b.last());
+    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{1, 6, 6, 4}, 7)};
+    const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
+    CHECK(st.steps == 2);
+    CHECK(CountOps(b, args, "_KilnInt8DepthwiseConv2dNative") == 1);
+  }
+  SUBCASE("one FakeQuant read by two MatMuls, plain and transposed weights") {
+    FnBuilder b;
+    const std::string q = FakeQuant(b, "fq", b.Input("x"), -1.f, 1.f, true);
+    const std::string w = b.Const("w", Int8LevelWeights(Shape{16, 8}, 8, false, 8));
+    b.Op("mm", "MatMul", {q, w}, "product");
+    b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{8}, 9))},
+         "output");
+    b.Output(b.last());
+    const std::string wt = b.Const("wt", Int8LevelWeights(Shape{5, 16}, 5, true, 10));
+    auto* t = b.Op("mm_t", "MatMul", {q, wt}, "product");
+    (*t->mutable_attr())["transpose_b"].set_b(true);
+    b.Output(b.last());
+    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{3, 16}, 11, -1.2, 1.2)};
+    const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
+    CHECK(st.steps == 2);  // the FakeQuant is gone
+    CHECK(CountOps(b, args, "_KilnInt8MatMul") == 2);
+  }
+}
+
+TEST_CASE("fusion: a FakeQuant with a zero point, or weights off the int8 levels, stay float") {
+  for (const bool zero_point : {true, false}) {
+    FnBuilder b;
+    const std::string q =
+        FakeQuant(b, "fq", b.Input("x"), zero_point ? -0.5f : -1.f, 1.5f, !zero_point);
+    const Tensor w = zero_point ? Int8LevelWeights(Shape{16, 8}, 8, false, 1)
+                                : RandomOf(DType::kFloat, Shape{16, 8}, 1);
+    b.Op("mm", "MatMul", {q, b.Const("w", w)}, "product");
+    b.Output(b.last());
+    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{3, 16}, 2)};
+    INFO("zero point ", zero_point);
+    CheckFusedMatchesUnfused(b, args);
+    CHECK(CountOps(b, args, "_KilnInt8MatMul") == 0);
+  }
+  // A FakeQuant another op also reads stays for that reader.
+  FnBuilder b;
+  const std::string q = FakeQuant(b, "fq", b.Input("x"), -1.f, 1.f, true);
+  b.Op("mm", "MatMul", {q, b.Const("w", Int8LevelWeights(Shape{16, 8}, 8, false, 3))}, "product");
+  b.Output(b.last());
+  b.Output(q);
+  const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{3, 16}, 4)};
+  const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
+  CHECK(st.steps == 2);
+  CHECK(CountOps(b, args, "_KilnInt8MatMul") == 1);
+}
+
+}  // namespace kiln::testing

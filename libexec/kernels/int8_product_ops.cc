@@ -1,0 +1,372 @@
+// Integer products for int8 SavedModels (docs/quantize.md, "int8"). The prepare-time fusion
+// (executor/fusion_int8.cc) turns a Conv2D, DepthwiseConv2dNative or MatMul, plain or fused,
+// whose input passes an 8-bit FakeQuantWithMinMaxArgs of a range oneDNN takes without a zero
+// point ([0, max], or [-max, max] narrow) and whose weights are int8 levels into
+//   _KilnInt8Conv2D, _KilnInt8DepthwiseConv2dNative, _KilnInt8MatMul:
+// the attrs and inputs of _FusedConv2D / _FusedDepthwiseConv2dNative / _FusedMatMul, but input 0
+// is the FakeQuant's input, and its range comes as attrs fq_min, fq_max, fq_narrow_range.
+// The CPU kernel rounds the input to the FakeQuant's levels as bytes and multiplies them with
+// the weights' int8 levels through oneDNN (u8s8 or s8s8, int32 sums, one output scale per
+// channel, then the bias, residual add and activation), where the CPU has 8-bit dot products;
+// elsewhere it computes the FakeQuant and the product in float32, as TensorFlow does. Either
+// way the result is TensorFlow's on the FakeQuant graph to within float rounding (the sums of
+// integer levels are exact), apart from NaN inputs, which the integer path reads as level 0.
+#include <algorithm>
+#include <array>
+#include <memory>
+#include <vector>
+
+#include "kernels/cpu/primitive_cache.h"
+#include "kernels/fake_quant.h"
+#include "kernels/int8_weights.h"
+#include "kernels/kernel_util.h"
+#include "kernels/onednn.h"
+#include "kernels/vector_math.h"
+#include "kernels/window_util.h"
+
+namespace kiln::exec {
+namespace {
+
+enum class Kind { kConv, kDepthwise, kMatMul };
+
+constexpr const char* FloatOp(Kind k) {
+  return k == Kind::kConv        ? "_FusedConv2D"
+         : k == Kind::kDepthwise ? "_FusedDepthwiseConv2dNative"
+                                 : "_FusedMatMul";
+}
+
+// One oneDNN primitive for one input shape, with the weights packed for it.
+struct Int8Primitive {
+  std::vector<int64_t> in_dims;  // the key
+  dnnl::memory::desc src_md, dst_md, bias_md, weights_md, scratch_md;
+  dnnl::primitive primitive;
+  std::shared_ptr<void> packed_weights;
+  int threads = 1;
+  bool cpu_activation = false;  // oneDNN took no activation post-op: applied after
+};
+
+struct Int8State : OpState {
+  Kind kind = Kind::kConv;
+  WindowSpec window;  // convolutions
+  bool transpose_b = false;
+  onednn::Epilogue epilogue;
+  Nudged range{};
+  float zero = 0;
+  bool signed_levels = false;  // [-127, 127] (narrow symmetric) rather than [0, 255]
+  // CPU: integer products (the weights' levels and scales), or the float fallback.
+  bool integer = false;
+  Int8Weights weights;
+  std::vector<float> out_scales;  // the input's step times each channel's weight scale
+  std::shared_ptr<const Tensor> filter;
+  cpu::PrimitiveCache<Int8Primitive> primitives;
+};
+
+template <Kind K>
+Status PrepareInt8(PrepareContext& ctx) {
+  // The float op's Prepare checks the inputs and attrs and gives the output; then the range.
+  const std::string_view op = ctx.op;
+  ctx.op = FloatOp(K);
+  Status prepared = FindOp(FloatOp(K))->prepare(ctx);
+  Result<onednn::Epilogue> epilogue =
+      prepared.ok() ? onednn::ReadEpilogue(ctx) : Result<onednn::Epilogue>(prepared);
+  ctx.op = op;
+  KILN_RETURN_IF_ERROR(prepared);
+  KILN_RETURN_IF_ERROR(epilogue.status());
+  auto st = std::make_shared<Int8State>();
+  st->kind = K;
+  st->epilogue = *epilogue;
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  if (t != DType::kFloat || st->epilogue.batch_norm)
+    return PrepareUnimplemented(ctx, "int8 products are float32 with a bias epilogue");
+  if constexpr (K == Kind::kMatMul) {
+    KILN_PREPARE_ASSIGN(ctx, bool ta, ctx.attrs.GetBool("transpose_a", false));
+    KILN_PREPARE_ASSIGN(ctx, st->transpose_b, ctx.attrs.GetBool("transpose_b", false));
+    if (ta) return PrepareUnimplemented(ctx, "int8 products take an untransposed input");
+  } else {
+    WindowAttrOptions opts;
+    opts.read_dilations = true;
+    opts.allow_explicit = true;
+    opts.legacy_2d = true;
+    KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &st->window));
+  }
+  KILN_PREPARE_ASSIGN(ctx, float lo, ctx.attrs.GetFloat("fq_min", 0.f));
+  KILN_PREPARE_ASSIGN(ctx, float hi, ctx.attrs.GetFloat("fq_max", 0.f));
+  KILN_PREPARE_ASSIGN(ctx, st->signed_levels, ctx.attrs.GetBool("fq_narrow_range", false));
+  if (!(hi > 0) || lo != (st->signed_levels ? -hi : 0.f))
+    return ctx.Error("attrs fq_min ", lo, ", fq_max ", hi, ", fq_narrow_range ", st->signed_levels,
+                     ": expected [0, max] or a narrow [-max, max], max > 0");
+  st->range = Nudge(lo, hi, QuantRange{st->signed_levels ? 1 : 0, 255});
+  st->zero = NudgedZero(st->range);
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// The output channels of the weights and whether they are the outer index ([n, k] MatMul
+// weights read transposed).
+std::pair<int64_t, bool> OutputChannels(const Int8State& st, const Tensor& f) {
+  switch (st.kind) {
+    case Kind::kConv:
+      return {f.dim(3), false};
+    case Kind::kDepthwise:
+      return {f.dim(2) * f.dim(3), false};
+    case Kind::kMatMul:
+      return {st.transpose_b ? f.dim(0) : f.dim(1), st.transpose_b};
+  }
+  return {0, false};
+}
+
+// The CPU's part: the weights' levels where oneDNN has 8-bit dot products here.
+Status CreateInt8CpuState(PrepareContext& ctx) {
+  Int8State* st = cpu::StateToComplete<Int8State>(ctx);
+  const Tensor* f = ctx.constant_inputs[1];
+  if (f == nullptr || f->dtype() != DType::kFloat || f->NumElements() == 0)
+    return ctx.Error("an int8 product's weights must be a non-empty float32 constant");
+  st->filter = std::make_shared<const Tensor>(*f);
+  const auto [channels, outer] = OutputChannels(*st, *f);
+  st->integer = onednn::HasInt8Dot() &&
+                QuantizeOnGrid(f->data<float>(), f->NumElements(), channels, outer, &st->weights);
+  if (st->integer) {
+    st->out_scales.resize(channels);
+    for (int64_t c = 0; c < channels; ++c)
+      st->out_scales[c] = st->range.scale * st->weights.scales[c];
+  }
+  return OkStatus();
+}
+
+// The weights as oneDNN reads them in the user's layout (TF's HWIO filter, [kh, kw, c, m]
+// depthwise filter, [k, n] or transposed [n, k] matrix), int8 or float32.
+dnnl::memory::desc UserWeights(const Int8State& st, const Tensor& f, dnnl::memory::data_type dt) {
+  if (st.kind == Kind::kMatMul) {
+    const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0),
+                  n = st.transpose_b ? f.dim(0) : f.dim(1);
+    return dnnl::memory::desc({k, n}, dt,
+                              st.transpose_b ? dnnl::memory::dims{1, k} : dnnl::memory::dims{n, 1});
+  }
+  const int64_t kh = f.dim(0), kw = f.dim(1), in = f.dim(2), out = f.dim(3);
+  if (st.kind == Kind::kDepthwise)
+    return dnnl::memory::desc({in, out, 1, kh, kw}, dt, {out, 1, 1, kw * in * out, in * out});
+  return dnnl::memory::desc({out, in, kh, kw}, dt, dnnl::memory::format_tag::hwio);
+}
+
+struct Geometry {
+  int64_t batch = 0, in_c = 0, out_c = 0;
+  std::array<WindowDim, 3> dims;  // [1], [2]: height and width
+  int64_t rows = 0, depth = 0;    // MatMul: [rows, depth] x [depth, out_c]
+};
+
+Status MakeGeometry(const Int8State& st, const Shape& in, const Tensor& f, Geometry* g) {
+  if (st.kind == Kind::kMatMul) {
+    const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0);
+    if (in.rank() != 2 || in.dim(1) != k)
+      return InvalidArgument("input of shape ", in.ToString(), " does not match weights of shape ",
+                             f.shape().ToString());
+    g->rows = in.dim(0);
+    g->depth = k;
+    g->out_c = st.transpose_b ? f.dim(0) : f.dim(1);
+    return OkStatus();
+  }
+  if (in.rank() != 4 || in.dim(3) != f.dim(2))
+    return InvalidArgument("input of shape ", in.ToString(), " does not match filter of shape ",
+                           f.shape().ToString(), " (one group)");
+  KILN_RETURN_IF_ERROR(MakeWindowDims(st.window, in.dims(), {1, f.dim(0), f.dim(1)}, &g->dims));
+  g->batch = in.dim(0);
+  g->in_c = in.dim(3);
+  g->out_c = OutputChannels(st, f).first;
+  return OkStatus();
+}
+
+Shape OutputShape(const Int8State& st, const Geometry& g) {
+  return st.kind == Kind::kMatMul ? Shape{g.rows, g.out_c}
+                                  : Shape{g.batch, g.dims[1].out, g.dims[2].out, g.out_c};
+}
+
+Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const Shape& in,
+                                                     const Geometry& g) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const Tensor& f = *st.filter;
+  auto p = std::make_unique<Int8Primitive>();
+  p->in_dims.assign(in.dims().begin(), in.dims().end());
+  const dt src_dt = st.integer ? (st.signed_levels ? dt::s8 : dt::u8) : dt::f32;
+  const dt w_dt = st.integer ? dt::s8 : dt::f32;
+  const dnnl::memory::desc user_w = UserWeights(st, f, w_dt);
+  const bool matmul = st.kind == Kind::kMatMul;
+  double macs = 0;
+  if (matmul) {
+    p->src_md = dnnl::memory::desc({g.rows, g.depth}, src_dt, tag::ab);
+    p->dst_md = dnnl::memory::desc({g.rows, g.out_c}, dt::f32, tag::ab);
+    p->bias_md = dnnl::memory::desc({1, g.out_c}, dt::f32, tag::ab);
+    macs =
+        static_cast<double>(g.rows) * static_cast<double>(g.depth) * static_cast<double>(g.out_c);
+  } else {
+    const WindowDim &h = g.dims[1], &w = g.dims[2];
+    p->src_md = dnnl::memory::desc({g.batch, g.in_c, h.in, w.in}, src_dt, tag::nhwc);
+    p->dst_md = dnnl::memory::desc({g.batch, g.out_c, h.out, w.out}, dt::f32, tag::nhwc);
+    p->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
+    macs = static_cast<double>(g.batch) * static_cast<double>(h.out) * static_cast<double>(w.out) *
+           static_cast<double>(g.out_c) * static_cast<double>(h.k) * static_cast<double>(w.k) *
+           static_cast<double>(st.kind == Kind::kDepthwise ? 1 : g.in_c);
+  }
+  const onednn::Epilogue& e = st.epilogue;
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("int8 product setup", [&] {
+    const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
+    p->threads = build.threads();
+    const dnnl::memory::desc w_any(user_w.dims(), w_dt, tag::any);
+    const auto make_pd = [&](bool activation) -> std::unique_ptr<dnnl::primitive_desc> {
+      dnnl::post_ops ops;
+      if (e.add) ops.append_sum(1.f);
+      if (activation) onednn::AppendActivation(e, &ops);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      if (st.integer) attr.set_output_scales(1 << 1, st.out_scales);
+      if (matmul) {
+        auto d = e.bias ? dnnl::matmul::desc(p->src_md, w_any, p->bias_md, p->dst_md)
+                        : dnnl::matmul::desc(p->src_md, w_any, p->dst_md);
+        return std::make_unique<dnnl::matmul::primitive_desc>(d, attr, onednn::Engine());
+      }
+      const WindowDim &h = g.dims[1], &w = g.dims[2];
+      dnnl::memory::desc wd = w_any;
+      if (st.kind == Kind::kDepthwise) wd = dnnl::memory::desc(user_w.dims(), w_dt, tag::any);
+      const dnnl::memory::dims strides = {h.stride, w.stride};
+      const dnnl::memory::dims dilation = {h.dilation - 1, w.dilation - 1};
+      const dnnl::memory::dims pad_l = {h.pad_before, w.pad_before};
+      const dnnl::memory::dims pad_r = {h.pad_after, w.pad_after};
+      auto d = e.bias ? dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            p->src_md, wd, p->bias_md, p->dst_md, strides, dilation, pad_l, pad_r)
+                      : dnnl::convolution_forward::desc(
+                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                            p->src_md, wd, p->dst_md, strides, dilation, pad_l, pad_r);
+      return std::make_unique<dnnl::convolution_forward::primitive_desc>(d, attr, onednn::Engine());
+    };
+    std::unique_ptr<dnnl::primitive_desc> pd;
+    try {
+      pd = make_pd(true);
+    } catch (const dnnl::error&) {
+      // An activation oneDNN's integer kernels do not take runs after them.
+      if (e.act == onednn::Epilogue::Act::kNone) throw;
+      pd = make_pd(false);
+      p->cpu_activation = true;
+    }
+    p->weights_md = pd->weights_desc();
+    p->scratch_md = pd->scratchpad_desc();
+    p->primitive =
+        matmul
+            ? dnnl::primitive(dnnl::matmul(*static_cast<dnnl::matmul::primitive_desc*>(pd.get())))
+            : dnnl::primitive(dnnl::convolution_forward(
+                  *static_cast<dnnl::convolution_forward::primitive_desc*>(pd.get())));
+    const size_t bytes = p->weights_md.get_size();
+    Allocator* allocator = CpuAllocator();
+    void* data = allocator->Allocate(bytes);
+    if (data == nullptr) throw std::bad_alloc();
+    p->packed_weights = std::shared_ptr<void>(
+        data, [allocator, bytes](void* d) { allocator->Deallocate(d, bytes); });
+    void* user_data = st.integer ? static_cast<void*>(const_cast<int8_t*>(st.weights.levels.data()))
+                                 : onednn::SourceHandle(f);
+    dnnl::memory user(user_w, onednn::Engine(), user_data);
+    dnnl::memory packed(p->weights_md, onednn::Engine(), data);
+    dnnl::reorder(user, packed).execute(onednn::ThreadStream(), user, packed);
+    onednn::ThreadStream().wait();
+  }));
+  return p;
+}
+
+Status ComputeInt8(const KernelContext& ctx) {
+  const auto& st = ctx.state<Int8State>();
+  const Tensor& input = ctx.input(0);
+  Geometry g;
+  if (Status s = MakeGeometry(st, input.shape(), *st.filter, &g); !s.ok())
+    return ctx.Error(s.message());
+  const onednn::Epilogue& e = st.epilogue;
+  if (e.bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != g.out_c))
+    return ctx.Error("the bias must be a vector of the ", g.out_c, " output channels, got shape ",
+                     ctx.input(2).shape().ToString());
+  const Shape out_shape = OutputShape(st, g);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  if (e.add) {
+    const Tensor& addend = ctx.input(2 + e.num_args() - 1);
+    if (addend.shape() != out_shape)
+      return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
+                       ", expected the product's ", out_shape.ToString());
+    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
+  }
+  if (out->NumElements() == 0) return OkStatus();
+  if (input.NumElements() == 0) {  // nothing to sum: the epilogue on zeros
+    float* o = out->data<float>();
+    for (int64_t i = 0; i < out->NumElements(); ++i)
+      o[i] = (e.add ? o[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % g.out_c] : 0.f);
+    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    return OkStatus();
+  }
+  KILN_ASSIGN_OR_RETURN(const Int8Primitive* p,
+                        st.primitives.Get(
+                            [&](const Int8Primitive& c) {
+                              return std::equal(c.in_dims.begin(), c.in_dims.end(),
+                                                input.shape().dims().begin(),
+                                                input.shape().dims().end());
+                            },
+                            [&] { return MakePrimitive(st, input.shape(), g); }));
+
+  // The input rounded to the FakeQuant's levels: bytes for the integer kernels, else floats.
+  const int64_t n = input.NumElements();
+  const float* x = input.data<float>();
+  const Nudged& q = st.range;
+  KILN_ASSIGN_OR_RETURN(void* src, ctx.AllocateTemp(st.integer ? n : n * sizeof(float)));
+  ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
+    if (st.integer)
+      vmath::QuantizeLevels(x + begin, static_cast<uint8_t*>(src) + begin, end - begin, q.min,
+                            q.max, q.inv_scale, st.zero);
+    else
+      vmath::FakeQuant(x + begin, static_cast<float*>(src) + begin, end - begin, q.min, q.max,
+                       q.scale, q.inv_scale, st.zero, /*divide=*/false);
+  });
+  // The integer kernels scale the sum and the bias together: the bias divided by the scale.
+  const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
+  if (bias != nullptr && st.integer) {
+    KILN_ASSIGN_OR_RETURN(void* b, ctx.AllocateTemp(g.out_c * sizeof(float)));
+    auto* scaled = static_cast<float*>(b);
+    for (int64_t c = 0; c < g.out_c; ++c) scaled[c] = bias[c] / st.out_scales[c];
+    bias = scaled;
+  }
+  dnnl::memory sm, wm, dm, bm;
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("int8 product memory", [&] {
+    const dnnl::engine& eng = onednn::Engine();
+    sm = dnnl::memory(p->src_md, eng, src);
+    wm = dnnl::memory(p->weights_md, eng, p->packed_weights.get());
+    dm = dnnl::memory(p->dst_md, eng, out->raw_data());
+    if (bias != nullptr) bm = dnnl::memory(p->bias_md, eng, const_cast<float*>(bias));
+  }));
+  Status s =
+      bias != nullptr
+          ? onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
+                            {{DNNL_ARG_SRC, &sm},
+                             {DNNL_ARG_WEIGHTS, &wm},
+                             {DNNL_ARG_BIAS, &bm},
+                             {DNNL_ARG_DST, &dm}})
+          : onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
+                            {{DNNL_ARG_SRC, &sm}, {DNNL_ARG_WEIGHTS, &wm}, {DNNL_ARG_DST, &dm}});
+  KILN_RETURN_IF_ERROR(s);
+  if (p->cpu_activation)
+    onednn::ApplyActivation(e, out->data<float>(), out->NumElements(), ctx.threads());
+  return OkStatus();
+}
+
+constexpr OpDefinition kDefs[] = {
+    {"_KilnInt8Conv2D", "output", kOpFreshOutputs, PrepareInt8<Kind::kConv>},
+    {"_KilnInt8DepthwiseConv2dNative", "output", kOpFreshOutputs, PrepareInt8<Kind::kDepthwise>},
+    {"_KilnInt8MatMul", "product", kOpFreshOutputs, PrepareInt8<Kind::kMatMul>},
+};
+
+constexpr KernelEntry kCpu[] = {
+    {"_KilnInt8Conv2D", ComputeInt8, 0, 0, nullptr, CreateInt8CpuState},
+    {"_KilnInt8DepthwiseConv2dNative", ComputeInt8, 0, 0, nullptr, CreateInt8CpuState},
+    {"_KilnInt8MatMul", ComputeInt8, 0, 0, nullptr, CreateInt8CpuState},
+};
+
+}  // namespace
+
+std::span<const OpDefinition> Int8ProductOpDefs() { return kDefs; }
+std::span<const KernelEntry> Int8ProductCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec
