@@ -7,7 +7,8 @@
 // is the FakeQuant's input, and its range comes as attrs fq_min, fq_max, fq_narrow_range.
 // The CPU kernel rounds the input to the FakeQuant's levels as bytes and multiplies them with
 // the weights' int8 levels through oneDNN (u8s8 or s8s8, int32 sums, one output scale per
-// channel, then the bias, residual add and activation), where the CPU has 8-bit dot products;
+// channel, then the bias, residual add and activation as post-ops), where the CPU has 8-bit
+// dot products;
 // elsewhere it computes the FakeQuant and the product in float32, as TensorFlow does. Either
 // way the result is TensorFlow's on the FakeQuant graph to within float rounding (the sums of
 // integer levels are exact), apart from NaN inputs, which the integer path reads as level 0.
@@ -39,6 +40,10 @@ constexpr const char* FloatOp(Kind k) {
 struct Int8Primitive {
   std::vector<int64_t> in_dims;  // the key
   dnnl::memory::desc src_md, dst_md, bias_md, weights_md, scratch_md;
+  // Integer kernels add the bias after the output scale, as a broadcast post-op: folded into
+  // the int32 sum (bias / scale) it would be rounded at the size of bias / scale, which can
+  // dwarf the sum when a batch norm's shift is folded in.
+  bool bias_post_op = false;
   dnnl::primitive primitive;
   std::shared_ptr<void> packed_weights;
   int threads = 1;
@@ -202,7 +207,8 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const 
     const WindowDim &h = g.dims[1], &w = g.dims[2];
     p->src_md = dnnl::memory::desc({g.batch, g.in_c, h.in, w.in}, src_dt, tag::nhwc);
     p->dst_md = dnnl::memory::desc({g.batch, g.out_c, h.out, w.out}, dt::f32, tag::nhwc);
-    p->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
+    p->bias_md = st.integer ? dnnl::memory::desc({1, g.out_c, 1, 1}, dt::f32, tag::abcd)
+                            : dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
     macs = static_cast<double>(g.batch) * static_cast<double>(h.out) * static_cast<double>(w.out) *
            static_cast<double>(g.out_c) * static_cast<double>(h.k) * static_cast<double>(w.k) *
            static_cast<double>(st.kind == Kind::kDepthwise ? 1 : g.in_c);
@@ -212,8 +218,11 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const 
     const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
     p->threads = build.threads();
     const dnnl::memory::desc w_any(user_w.dims(), w_dt, tag::any);
+    p->bias_post_op = st.integer && e.bias;
+    const bool bias_arg = e.bias && !p->bias_post_op;
     const auto make_pd = [&](bool activation) -> std::unique_ptr<dnnl::primitive_desc> {
       dnnl::post_ops ops;
+      if (p->bias_post_op) ops.append_binary(dnnl::algorithm::binary_add, p->bias_md);
       if (e.add) ops.append_sum(1.f);
       if (activation) onednn::AppendActivation(e, &ops);
       dnnl::primitive_attr attr;
@@ -221,8 +230,8 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const 
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       if (st.integer) attr.set_output_scales(1 << 1, st.out_scales);
       if (matmul) {
-        auto d = e.bias ? dnnl::matmul::desc(p->src_md, w_any, p->bias_md, p->dst_md)
-                        : dnnl::matmul::desc(p->src_md, w_any, p->dst_md);
+        auto d = bias_arg ? dnnl::matmul::desc(p->src_md, w_any, p->bias_md, p->dst_md)
+                          : dnnl::matmul::desc(p->src_md, w_any, p->dst_md);
         return std::make_unique<dnnl::matmul::primitive_desc>(d, attr, onednn::Engine());
       }
       const WindowDim &h = g.dims[1], &w = g.dims[2];
@@ -232,12 +241,13 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const 
       const dnnl::memory::dims dilation = {h.dilation - 1, w.dilation - 1};
       const dnnl::memory::dims pad_l = {h.pad_before, w.pad_before};
       const dnnl::memory::dims pad_r = {h.pad_after, w.pad_after};
-      auto d = e.bias ? dnnl::convolution_forward::desc(
-                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                            p->src_md, wd, p->bias_md, p->dst_md, strides, dilation, pad_l, pad_r)
-                      : dnnl::convolution_forward::desc(
-                            dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                            p->src_md, wd, p->dst_md, strides, dilation, pad_l, pad_r);
+      auto d = bias_arg
+                   ? dnnl::convolution_forward::desc(
+                         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                         p->src_md, wd, p->bias_md, p->dst_md, strides, dilation, pad_l, pad_r)
+                   : dnnl::convolution_forward::desc(
+                         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                         p->src_md, wd, p->dst_md, strides, dilation, pad_l, pad_r);
       return std::make_unique<dnnl::convolution_forward::primitive_desc>(d, attr, onednn::Engine());
     };
     std::unique_ptr<dnnl::primitive_desc> pd;
@@ -321,14 +331,7 @@ Status ComputeInt8(const KernelContext& ctx) {
       vmath::FakeQuant(x + begin, static_cast<float*>(src) + begin, end - begin, q.min, q.max,
                        q.scale, q.inv_scale, st.zero, /*divide=*/false);
   });
-  // The integer kernels scale the sum and the bias together: the bias divided by the scale.
   const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
-  if (bias != nullptr && st.integer) {
-    KILN_ASSIGN_OR_RETURN(void* b, ctx.AllocateTemp(g.out_c * sizeof(float)));
-    auto* scaled = static_cast<float*>(b);
-    for (int64_t c = 0; c < g.out_c; ++c) scaled[c] = bias[c] / st.out_scales[c];
-    bias = scaled;
-  }
   dnnl::memory sm, wm, dm, bm;
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("int8 product memory", [&] {
     const dnnl::engine& eng = onednn::Engine();
@@ -337,15 +340,16 @@ Status ComputeInt8(const KernelContext& ctx) {
     dm = dnnl::memory(p->dst_md, eng, out->raw_data());
     if (bias != nullptr) bm = dnnl::memory(p->bias_md, eng, const_cast<float*>(bias));
   }));
+  constexpr int kBiasPostOp = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
   Status s =
-      bias != nullptr
+      bias == nullptr
           ? onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
+                            {{DNNL_ARG_SRC, &sm}, {DNNL_ARG_WEIGHTS, &wm}, {DNNL_ARG_DST, &dm}})
+          : onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
                             {{DNNL_ARG_SRC, &sm},
                              {DNNL_ARG_WEIGHTS, &wm},
-                             {DNNL_ARG_BIAS, &bm},
-                             {DNNL_ARG_DST, &dm}})
-          : onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
-                            {{DNNL_ARG_SRC, &sm}, {DNNL_ARG_WEIGHTS, &wm}, {DNNL_ARG_DST, &dm}});
+                             {p->bias_post_op ? kBiasPostOp : DNNL_ARG_BIAS, &bm},
+                             {DNNL_ARG_DST, &dm}});
   KILN_RETURN_IF_ERROR(s);
   if (p->cpu_activation)
     onednn::ApplyActivation(e, out->data<float>(), out->NumElements(), ctx.threads());

@@ -180,13 +180,18 @@ def test_deployed_models_quantized_run_in_tensorflow(deployed_models, name, mode
             mine = oracle.kiln_run(q, key, inputs, tmp_path / f"out.{key}")
         if mode == "int8":
             # A float difference of an ulp (kiln's fused kernels against TF's separate ops)
-            # can move an activation across a rounding boundary of its 8-bit levels: kiln
-            # and TF agree to a fraction of a level, not to float32 rounding.
+            # can move an activation across a rounding boundary of its 8-bit levels, and a
+            # deep net carries that on: on resnet50_small's int8 bundle kiln's own float path
+            # at two ISA levels differed by 1.9 % (relative, softmax output). kiln and TF
+            # agree to a few levels and on the class, not to float32 rounding.
             for k, v in theirs.items():
                 v = np.asarray(v)
                 if v.dtype.kind == "f" and np.linalg.norm(v) > 0:
-                    assert _relative(v.astype(np.float64), np.asarray(mine[k])) < 2e-2, \
+                    m = np.asarray(mine[k])
+                    assert _relative(v.astype(np.float64), m) < 5e-2, \
                         f"{name} {key} {k}: kiln and TF differ on the int8 bundle"
+                    if v.ndim == 2 and v.shape[1] > 1:
+                        assert (v.argmax(1) == m.argmax(1)).all(), f"{name} {key} {k}: classes"
                 else:
                     np.testing.assert_array_equal(np.asarray(mine[k]), v)
         else:
