@@ -128,9 +128,10 @@ TEST_CASE("vector loops: FakeQuant levels and their bytes are the scalar form's,
     x.push_back(v);
   const auto n = static_cast<int64_t>(x.size());
   // (nudged min, max, levels): a symmetric narrow int8 range, an unsigned one, 4 bits.
-  for (const auto& [lo, hi, levels] :
-       {std::tuple{-2.0f, 2.0f, 254.0f}, std::tuple{0.0f, 1.5f, 255.0f},
-        std::tuple{-0.75f, 1.25f, 15.0f}}) {
+  for (const auto& range : {std::tuple{-2.0f, 2.0f, 254.0f}, std::tuple{0.0f, 1.5f, 255.0f},
+                            std::tuple{-0.75f, 1.25f, 15.0f}}) {
+    // Plain variables: Clang 14's lambdas cannot capture structured bindings.
+    const float lo = std::get<0>(range), hi = std::get<1>(range), levels = std::get<2>(range);
     const float scale = (hi - lo) / levels, inv = levels / (hi - lo);
     const float zero = std::floor(-lo * inv + 0.5f);
     for (const bool divide : {false, true}) {
