@@ -51,12 +51,16 @@ int Fuser::QuantizeProducts() {
     const std::string& op = p.op;
     const bool conv = op == "Conv2D" || op == "_FusedConv2D";
     const bool depthwise = op == "DepthwiseConv2dNative" || op == "_FusedDepthwiseConv2dNative";
-    const bool matmul = op == "MatMul" || op == "_FusedMatMul";
+    // A batched product by one weight matrix (Keras's EinsumDense) is a matrix product of
+    // the batches' rows.
+    const bool batched = op == "BatchMatMul" || op == "BatchMatMulV2";
+    const bool matmul = op == "MatMul" || op == "_FusedMatMul" || batched;
     if (!(conv || depthwise || matmul) || p.attrs == nullptr || TypeOf(p) != DType::kFloat ||
         p.inputs.size() < 2)
       continue;
     const AttrReader a = p.reader();
-    if ((matmul && Flag(a, "transpose_a")) || (!matmul && !ChannelsLast(a))) continue;
+    if ((matmul && Flag(a, batched ? "adj_x" : "transpose_a")) || (!matmul && !ChannelsLast(a)))
+      continue;
     if (a.Has("fused_ops")) {
       const auto fused = a.GetStringList("fused_ops");
       if (!fused.ok() || std::find(fused->begin(), fused->end(), "FusedBatchNorm") != fused->end())
@@ -79,7 +83,7 @@ int Fuser::QuantizeProducts() {
     } else if (w->rank() != 2) {
       continue;
     }
-    const bool transpose_b = matmul && Flag(a, "transpose_b");
+    const bool transpose_b = matmul && Flag(a, batched ? "adj_y" : "transpose_b");
     const int64_t channels = conv        ? w->dim(3)
                              : depthwise ? w->dim(2) * w->dim(3)
                                          : w->dim(transpose_b ? 0 : 1);
@@ -92,6 +96,11 @@ int Fuser::QuantizeProducts() {
     attrs["fq_min"].set_f(lo);
     attrs["fq_max"].set_f(hi);
     attrs["fq_narrow_range"].set_b(narrow);
+    if (batched) {
+      attrs["batched"].set_b(true);
+      attrs["transpose_a"].set_b(false);
+      attrs["transpose_b"].set_b(transpose_b);
+    }
     FlatNode& q = g_.nodes[v];
     q.op = conv        ? "_KilnInt8Conv2D"
            : depthwise ? "_KilnInt8DepthwiseConv2dNative"

@@ -321,8 +321,9 @@ std::optional<std::vector<Tensor>> FunctionCompiler::TryFold(const FlatNode& nod
 bool FunctionCompiler::HasFusableNodes() const {
   for (size_t v = 0; v < graph_.nodes.size(); ++v) {
     const std::string& op = graph_.nodes[v].op;
-    if (live_[v] && (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative" ||
-                     op == "Transpose" || op == "Mean" || op == "Softmax" || op == "LogSoftmax"))
+    if (live_[v] &&
+        (op == "Conv2D" || op == "MatMul" || op == "DepthwiseConv2dNative" || op == "Transpose" ||
+         op == "Mean" || op == "Softmax" || op == "LogSoftmax" || op == "FakeQuantWithMinMaxArgs"))
       return true;
   }
   return false;

@@ -66,8 +66,56 @@ struct Int8State : OpState {
   cpu::PrimitiveCache<Int8Primitive> primitives;
 };
 
+// The FakeQuant range of the input (attrs fq_min, fq_max, fq_narrow_range).
+Status ReadRange(PrepareContext& ctx, Int8State* st) {
+  KILN_PREPARE_ASSIGN(ctx, float lo, ctx.attrs.GetFloat("fq_min", 0.f));
+  KILN_PREPARE_ASSIGN(ctx, float hi, ctx.attrs.GetFloat("fq_max", 0.f));
+  KILN_PREPARE_ASSIGN(ctx, st->signed_levels, ctx.attrs.GetBool("fq_narrow_range", false));
+  if (!(hi > 0) || lo != (st->signed_levels ? -hi : 0.f))
+    return ctx.Error("attrs fq_min ", lo, ", fq_max ", hi, ", fq_narrow_range ", st->signed_levels,
+                     ": expected [0, max] or a narrow [-max, max], max > 0");
+  st->range = Nudge(lo, hi, QuantRange{st->signed_levels ? 1 : 0, 255});
+  st->zero = NudgedZero(st->range);
+  return OkStatus();
+}
+
+// A batched product of matrices by one weight matrix (BatchMatMulV2 of [..., k] by [k, n],
+// Keras's EinsumDense), attr batched: the rows of every batch are one matrix product, without
+// an epilogue; [..., k] in, [..., n] out.
+Status PrepareBatched(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  if (t != DType::kFloat) return PrepareUnimplemented(ctx, "int8 products are float32");
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "y", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "y", 2));
+  auto st = std::make_shared<Int8State>();
+  st->kind = Kind::kMatMul;
+  KILN_PREPARE_ASSIGN(ctx, st->transpose_b, ctx.attrs.GetBool("transpose_b", false));
+  const PartialShape& x = ctx.inputs[0].shape;
+  const PartialShape& w = ctx.inputs[1].shape;
+  const int64_t k = w.unknown_rank() ? -1 : w.dim(st->transpose_b ? 1 : 0);
+  const int64_t n = w.unknown_rank() ? -1 : w.dim(st->transpose_b ? 0 : 1);
+  if (x.unknown_rank()) {
+    ctx.outputs = {TensorSpec{DType::kFloat, PartialShape::UnknownRank()}};
+  } else {
+    if (x.rank() < 2 || (k >= 0 && x.dim(x.rank() - 1) >= 0 && x.dim(x.rank() - 1) != k))
+      return ctx.Error("x of shape ", x.ToPythonString(), " does not match y of shape ",
+                       w.ToPythonString());
+    std::vector<int64_t> dims(x.dims().begin(), x.dims().end());
+    dims.back() = n;
+    KILN_ASSIGN_OR_RETURN(PartialShape out, PartialShape::FromDims(dims));
+    ctx.outputs = {TensorSpec{DType::kFloat, out}};
+  }
+  KILN_RETURN_IF_ERROR(ReadRange(ctx, st.get()));
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
 template <Kind K>
 Status PrepareInt8(PrepareContext& ctx) {
+  KILN_PREPARE_ASSIGN(ctx, bool batched, ctx.attrs.GetBool("batched", false));
+  if (K == Kind::kMatMul && batched) return PrepareBatched(ctx);
   // The float op's Prepare checks the inputs and attrs and gives the output; then the range.
   const std::string_view op = ctx.op;
   ctx.op = FloatOp(K);
@@ -94,14 +142,7 @@ Status PrepareInt8(PrepareContext& ctx) {
     opts.legacy_2d = true;
     KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &st->window));
   }
-  KILN_PREPARE_ASSIGN(ctx, float lo, ctx.attrs.GetFloat("fq_min", 0.f));
-  KILN_PREPARE_ASSIGN(ctx, float hi, ctx.attrs.GetFloat("fq_max", 0.f));
-  KILN_PREPARE_ASSIGN(ctx, st->signed_levels, ctx.attrs.GetBool("fq_narrow_range", false));
-  if (!(hi > 0) || lo != (st->signed_levels ? -hi : 0.f))
-    return ctx.Error("attrs fq_min ", lo, ", fq_max ", hi, ", fq_narrow_range ", st->signed_levels,
-                     ": expected [0, max] or a narrow [-max, max], max > 0");
-  st->range = Nudge(lo, hi, QuantRange{st->signed_levels ? 1 : 0, 255});
-  st->zero = NudgedZero(st->range);
+  KILN_RETURN_IF_ERROR(ReadRange(ctx, st.get()));
   ctx.state = std::move(st);
   return OkStatus();
 }
@@ -157,15 +198,18 @@ struct Geometry {
   int64_t batch = 0, in_c = 0, out_c = 0;
   std::array<WindowDim, 3> dims;  // [1], [2]: height and width
   int64_t rows = 0, depth = 0;    // MatMul: [rows, depth] x [depth, out_c]
+  std::vector<int64_t> lead;      // MatMul: the input's dims before depth (rows in all)
 };
 
 Status MakeGeometry(const Int8State& st, const Shape& in, const Tensor& f, Geometry* g) {
   if (st.kind == Kind::kMatMul) {
     const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0);
-    if (in.rank() != 2 || in.dim(1) != k)
+    if (in.rank() < 2 || in.dim(in.rank() - 1) != k)
       return InvalidArgument("input of shape ", in.ToString(), " does not match weights of shape ",
                              f.shape().ToString());
-    g->rows = in.dim(0);
+    g->lead.assign(in.dims().begin(), in.dims().end() - 1);
+    g->rows = 1;
+    for (int64_t d : g->lead) g->rows *= d;
     g->depth = k;
     g->out_c = st.transpose_b ? f.dim(0) : f.dim(1);
     return OkStatus();
@@ -181,8 +225,13 @@ Status MakeGeometry(const Int8State& st, const Shape& in, const Tensor& f, Geome
 }
 
 Shape OutputShape(const Int8State& st, const Geometry& g) {
-  return st.kind == Kind::kMatMul ? Shape{g.rows, g.out_c}
-                                  : Shape{g.batch, g.dims[1].out, g.dims[2].out, g.out_c};
+  if (st.kind == Kind::kMatMul) {
+    Shape out;
+    for (int64_t d : g.lead) out.AddDim(d);
+    out.AddDim(g.out_c);
+    return out;
+  }
+  return Shape{g.batch, g.dims[1].out, g.dims[2].out, g.out_c};
 }
 
 Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const Shape& in,

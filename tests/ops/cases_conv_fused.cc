@@ -401,6 +401,30 @@ std::vector<OpCase> ConvFusedCases() {
                     .Tolerance(1e-5)
                     .Build());
   }
+  // The batched form (BatchMatMulV2 of [..., k] by a [k, n] weight): rows of every batch.
+  c.push_back(OpCaseBuilder("_KilnInt8MatMul", "_KilnInt8MatMul batched unsigned")
+                  .T(DType::kFloat)
+                  .Bool("batched", true)
+                  .Float("fq_min", 0.f)
+                  .Float("fq_max", 2.f)
+                  .Bool("fq_narrow_range", false)
+                  .Input(RandomOf(DType::kFloat, Shape{2, 3, 24}, NextSeed(seed), -0.5, 2.5))
+                  .ConstInput(Int8Levels(Shape{24, 7}, 7, false, NextSeed(seed)))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    const Tensor x = FakeQuantRef(in[0], 0.f, 2.f, false);
+                    Tensor y(DType::kFloat, Shape{2, 3, 7});
+                    for (int64_t r = 0; r < 6; ++r)
+                      for (int64_t o = 0; o < 7; ++o) {
+                        double sum = 0;
+                        for (int64_t k = 0; k < 24; ++k)
+                          sum +=
+                              double{x.data<float>()[r * 24 + k]} * in[1].data<float>()[k * 7 + o];
+                        y.data<float>()[r * 7 + o] = static_cast<float>(sum);
+                      }
+                    return y;
+                  })
+                  .Tolerance(1e-5)
+                  .Build());
   // Pooling: windows with and without padding (average leaves padding out); with a NaN in the
   // input, max pooling skips it as TF's kernel does (the reference's std::max(acc, NaN) keeps
   // acc) and average pooling gives NaN.

@@ -721,6 +721,24 @@ TEST_CASE("fusion: a FakeQuant input and int8-level weights make one integer pro
   }
 }
 
+// Keras's EinsumDense on a sequence: a BatchMatMulV2 of [batch, time, k] by a [k, n] weight.
+TEST_CASE("fusion: a batched product by one int8-level weight matrix runs on integers") {
+  for (const bool adj_y : {false, true}) {
+    FnBuilder b;
+    const std::string q = FakeQuant(b, "fq", b.Input("x"), -1.f, 1.f, true);
+    const Shape ws = adj_y ? Shape{6, 16} : Shape{16, 6};
+    auto* n = b.Op("bmm", "BatchMatMulV2", {q, b.Const("w", Int8LevelWeights(ws, 6, adj_y, 12))},
+                   "output");
+    (*n->mutable_attr())["adj_y"].set_b(adj_y);
+    b.Output(b.last());
+    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 5, 16}, 13, -1.2, 1.2)};
+    INFO("adj_y ", adj_y);
+    const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
+    CHECK(st.steps == 1);
+    CHECK(CountOps(b, args, "_KilnInt8MatMul") == 1);
+  }
+}
+
 TEST_CASE("fusion: a FakeQuant with a zero point, or weights off the int8 levels, stay float") {
   for (const bool zero_point : {true, false}) {
     FnBuilder b;
