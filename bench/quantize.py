@@ -17,7 +17,14 @@ each bundle, in the same run:
 - speed: `savedmodel-cli bench` p50 at batch 1 and batch 64 as a ratio to the float bundle's
   (the two measured alternately three times; the median ratio). Below 1: faster.
 
-Prints a Markdown table. Figures depend on the machine: say on which CPU when quoting them.
+With `--ort`, ONNX Runtime's own int8 as a peer (issue 25's goal: kiln's int8 at least 1.2x
+ONNX Runtime's): each float bundle converted by tf2onnx, quantized by
+`onnxruntime.quantization.quantize_static` (QDQ, per-channel int8 weights, uint8 activations,
+min/max calibration on the same 256 digits), its top-1 on the test digits and its p50 at batch 1
+and 64 (in-process `InferenceSession.run`, intra-op threads = --threads) against kiln's int8
+bundle's `savedmodel-cli bench` p50, measured alternately three times (the median ratio).
+
+Prints Markdown tables. Figures depend on the machine: say on which CPU when quoting them.
 """
 import argparse
 import json
@@ -107,6 +114,51 @@ def p50_us(d, batch, threads, runs):
     return json.loads(out)["p50_us"]
 
 
+def ort_int8(base, calib_x, out):
+    """tf2onnx's conversion of the float bundle, quantized by ONNX Runtime (static, QDQ)."""
+    from onnxruntime.quantization import (CalibrationDataReader, QuantFormat, QuantType,
+                                          quantize_static)
+    import onnxruntime as ort
+    onnx_float, onnx_int8 = out / "float.onnx", out / "int8.onnx"
+    run([sys.executable, "-m", "tf2onnx.convert", "--saved-model", base, "--signature_def",
+         "serving_default", "--output", onnx_float])
+    name = ort.InferenceSession(str(onnx_float),
+                                providers=["CPUExecutionProvider"]).get_inputs()[0].name
+
+    class Reader(CalibrationDataReader):
+        def __init__(self):
+            self.batches = iter([{name: calib_x[i:i + 32]} for i in range(0, len(calib_x), 32)])
+
+        def get_next(self):
+            return next(self.batches, None)
+
+    quantize_static(str(onnx_float), str(onnx_int8), Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8,
+                    weight_type=QuantType.QInt8)
+    return onnx_int8, name
+
+
+def ort_session(model, threads):
+    import onnxruntime as ort
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    return ort.InferenceSession(str(model), so, providers=["CPUExecutionProvider"])
+
+
+def ort_p50_us(session, name, x, runs):
+    import time
+    for _ in range(5):
+        session.run(None, {name: x})
+    times = []
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        session.run(None, {name: x})
+        times.append((time.perf_counter() - t0) * 1e6)
+    return sorted(times)[len(times) // 2]
+
+
 def size(d):
     return sum(p.stat().st_size for p in Path(d).rglob("*") if p.is_file())
 
@@ -119,6 +171,7 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "bench" / ".cache" / "quantize"))
     ap.add_argument("--models", default="seed_cnn,mobilenet_v2_style,transformer")
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--ort", action="store_true", help="ONNX Runtime's int8 as a peer")
     args = ap.parse_args()
     os.environ.setdefault("TF_ENABLE_ONEDNN_OPTS", "0")
     import tensorflow as tf
@@ -130,6 +183,7 @@ def main():
     np.save(x_file, test_x.astype(np.float32))
     calib = out / "calib_x.npy"
     np.save(calib, train_x[:256].astype(np.float32))
+    peers = []
     print("| model | bundle | size | kiln top-1 | drop (points) | TF top-1 | p50 b1 | p50 b64 |")
     print("|---|---|---|---|---|---|---|---|")
     for name, make in [("seed_cnn", seed_cnn), ("mobilenet_v2_style", mobilenet_v2_style),
@@ -165,6 +219,29 @@ def main():
             print(f"| {name} | {mode} | {size(d) / size(base):.3f}x | {acc * 100:.1f} % | "
                   f"{(ref_acc - acc) * 100:+.1f} | {tf_accuracy(d, test_x, test_y) * 100:.1f} % | "
                   f"{ratios[0]:.2f}x | {ratios[1]:.2f}x |", flush=True)
+        if args.ort and "int8" in args.modes.split(","):
+            try:
+                model_int8, name_in = ort_int8(base, np.load(calib), out / name)
+                session = ort_session(model_int8, args.threads)
+                (logits,) = session.run(None, {name_in: test_x.astype(np.float32)})
+                row = [name, float((logits.argmax(1) == test_y).mean())]
+                for batch, runs in ((1, args.runs), (64, max(5, args.runs // 5))):
+                    x = test_x[:batch].astype(np.float32)
+                    r = [ort_p50_us(session, name_in, x, runs) /
+                         p50_us(out / name / "int8", batch, args.threads, runs) for _ in range(3)]
+                    row.append(sorted(r)[1])
+                peers.append(row)
+            except Exception as e:  # noqa: BLE001 (a peer that cannot run is reported)
+                peers.append([name, str(e).splitlines()[0][:120]])
+    if peers:
+        print()
+        print("| model | ONNX Runtime int8 top-1 | ORT / kiln int8 b1 | ORT / kiln int8 b64 |")
+        print("|---|---|---|---|")
+        for row in peers:
+            if len(row) == 2:
+                print(f"| {row[0]} | n/a: {row[1]} | | |")
+            else:
+                print(f"| {row[0]} | {row[1] * 100:.1f} % | {row[2]:.2f}x | {row[3]:.2f}x |")
     return 0
 
 
