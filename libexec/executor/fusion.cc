@@ -532,6 +532,17 @@ bool Fuser::IsScalar(const Edge& e, double want) {
          std::abs(t->data<float>()[0] - want) <= 1e-3 * std::abs(want);
 }
 
+// The Mul that ends a GELU: `half` (x / 2) times `last` (erfc(-x / sqrt(2)), or 1 + tanh of
+// the cubic), each read by it alone; -1 when there is none.
+int Fuser::GeluProduct(int half, int last) const {
+  const int out = SoleConsumer(last);
+  if (out < 0 || out != SoleConsumer(half) || g_.nodes[out].op != "Mul" ||
+      TypeOf(g_.nodes[out]) != dtype_)
+    return -1;
+  const std::optional<Edge> e = OtherInput(g_.nodes[out], half);
+  return e && e->node == last ? out : -1;
+}
+
 // TF's exact GELU of x (tf.nn.gelu, what Keras's "gelu" runs): 0.5 * x * erfc(-x / sqrt(2)),
 // as Mul(0.5, x), Neg(x), Mul(., 1 / sqrt(2)), Erfc, Mul of both, every node of x's type and
 // read only there. On a match `nodes` holds them, the final Mul last.
@@ -556,12 +567,8 @@ bool Fuser::GeluAfter(int x, std::vector<int>* nodes) {
   if (!k || !IsScalar(*k, 0.7071067811865476)) return false;
   const int erfc = SoleConsumer(scaled);
   if (erfc < 0 || g_.nodes[erfc].op != "Erfc" || TypeOf(g_.nodes[erfc]) != dtype_) return false;
-  const int out = SoleConsumer(erfc);
-  if (out < 0 || out != SoleConsumer(half) || g_.nodes[out].op != "Mul" ||
-      TypeOf(g_.nodes[out]) != dtype_)
-    return false;
-  const std::optional<Edge> e = OtherInput(g_.nodes[out], half);
-  if (!e || e->node != erfc) return false;
+  const int out = GeluProduct(half, erfc);
+  if (out < 0) return false;
   *nodes = {half, neg, scaled, erfc, out};
   return true;
 }
@@ -606,12 +613,8 @@ bool Fuser::GeluTanhAfter(int x, std::vector<int>* nodes) {
     one = o && IsScalar(*o, 1.0) ? c : -1;
   }
   if (one < 0) return false;
-  const int out = SoleConsumer(one);
-  if (out < 0 || out != SoleConsumer(half) || g_.nodes[out].op != "Mul" ||
-      TypeOf(g_.nodes[out]) != dtype_)
-    return false;
-  const std::optional<Edge> e = OtherInput(g_.nodes[out], half);
-  if (!e || e->node != one) return false;
+  const int out = GeluProduct(half, one);
+  if (out < 0) return false;
   *nodes = {half, pow, cube, sum, scaled, tanh, one, out};
   return true;
 }

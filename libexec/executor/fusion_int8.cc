@@ -87,8 +87,7 @@ int Fuser::QuantizeProducts() {
     const int64_t channels = conv        ? w->dim(3)
                              : depthwise ? w->dim(2) * w->dim(3)
                                          : w->dim(transpose_b ? 0 : 1);
-    Int8Weights levels;
-    if (!QuantizeOnGrid(w->data<float>(), w->NumElements(), channels, transpose_b, &levels))
+    if (!QuantizeOnGrid(w->data<float>(), w->NumElements(), channels, transpose_b, nullptr))
       continue;
 
     g_.owned_attrs.push_back(*p.attrs);

@@ -91,6 +91,7 @@ class Fuser {
   bool OnlyOutputZeroUsed(int v) const;
   int SwishAfter(int x) const;
   bool IsScalar(const Edge& e, double want);
+  int GeluProduct(int half, int last) const;
   bool GeluAfter(int x, std::vector<int>* nodes);
   int ScalarOpAfter(int v, std::string_view op, double k);
   bool GeluTanhAfter(int x, std::vector<int>* nodes);

@@ -231,25 +231,6 @@ struct ConvState : OpState {
   cpu::PrimitiveCache<DnnlConv> primitives;
 };
 
-// TF's filter [kh, kw, in, out] (depthwise: [kh, kw, channels, multiplier]; grouped:
-// [kh, kw, in / groups, out]) as oneDNN sees it.
-dnnl::memory::desc UserWeightsDesc(bool depthwise, int64_t groups, std::span<const int64_t> f) {
-  using dt = dnnl::memory::data_type;
-  const int64_t kh = f[0], kw = f[1], in = f[2], out = f[3];
-  if (depthwise) {
-    // Groups = channels, each with `out` (the multiplier) outputs and 1 input: strides over
-    // [kh, kw, c, m].
-    return dnnl::memory::desc({in, out, 1, kh, kw}, dt::f32, {out, 1, 1, kw * in * out, in * out});
-  }
-  if (groups == 1)
-    return dnnl::memory::desc({out, in, kh, kw}, dt::f32, dnnl::memory::format_tag::hwio);
-  // [groups, out / groups, in, kh, kw] over HWIO: group j's outputs are columns
-  // j * out/groups .. (j+1) * out/groups - 1.
-  const int64_t ocg = out / groups;
-  return dnnl::memory::desc({groups, ocg, in, kh, kw}, dt::f32,
-                            {ocg, 1, out, kw * in * out, in * out});
-}
-
 Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<const int64_t> in,
                                                std::span<const int64_t> filter,
                                                const Tensor* constant_filter) {
@@ -267,7 +248,7 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
   using tag = dnnl::memory::format_tag;
   c->src_md = dnnl::memory::desc({g.batch, g.in_c, g.h.in, g.w.in}, dt::f32, tag::nhwc);
   c->dst_md = dnnl::memory::desc({g.batch, g.out_c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
-  c->user_weights_md = UserWeightsDesc(st.depthwise, groups, filter);
+  c->user_weights_md = onednn::FilterDesc(st.depthwise, groups, filter, dt::f32);
   const bool has_bias = st.epilogue.bias || st.epilogue.batch_norm;
   if (has_bias) c->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
   dnnl::memory::dims any_weights = c->user_weights_md.dims();
@@ -286,37 +267,17 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
     attr.set_post_ops(ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     const dnnl::memory::desc w_any(any_weights, dt::f32, tag::any);
-    const dnnl::memory::dims strides = {g.h.stride, g.w.stride};
-    const dnnl::memory::dims dilation = {g.h.dilation - 1, g.w.dilation - 1};
-    const dnnl::memory::dims pad_l = {g.h.pad_before, g.w.pad_before};
-    const dnnl::memory::dims pad_r = {g.h.pad_after, g.w.pad_after};
-    auto desc = has_bias
-                    ? dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                          c->src_md, w_any, c->bias_md, c->dst_md, strides, dilation, pad_l, pad_r)
-                    : dnnl::convolution_forward::desc(
-                          dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                          c->src_md, w_any, c->dst_md, strides, dilation, pad_l, pad_r);
+    const auto desc = onednn::ConvInferenceDesc(c->src_md, w_any, has_bias ? &c->bias_md : nullptr,
+                                                c->dst_md, g.h, g.w);
     dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::Engine());
     c->weights_md = pd.weights_desc();
     c->scratch_md = pd.scratchpad_desc();
     c->primitive = dnnl::convolution_forward(pd);
     c->weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
         onednn::Engine(), c->user_weights_md, onednn::Engine(), c->weights_md));
-    if (constant_filter != nullptr) {
-      // Packed once: the filter's layout for this kernel.
-      const size_t bytes = c->weights_md.get_size();
-      Allocator* allocator = CpuAllocator();
-      void* data = allocator->Allocate(bytes);
-      if (data == nullptr) throw std::bad_alloc();
-      c->packed_weights = std::shared_ptr<void>(
-          data, [allocator, bytes](void* p) { allocator->Deallocate(p, bytes); });
-      dnnl::memory user(c->user_weights_md, onednn::Engine(),
-                        onednn::SourceHandle(*constant_filter));
-      dnnl::memory packed(c->weights_md, onednn::Engine(), data);
-      c->weights_reorder.execute(onednn::ThreadStream(), user, packed);
-      onednn::ThreadStream().wait();
-    }
+    if (constant_filter != nullptr)  // packed once: the filter's layout for this kernel
+      c->packed_weights = onednn::PackWeights(c->weights_reorder, c->user_weights_md,
+                                              constant_filter->raw_data(), c->weights_md);
   }));
   return c;
 }

@@ -179,19 +179,14 @@ Status CreateInt8CpuState(PrepareContext& ctx) {
   return OkStatus();
 }
 
-// The weights as oneDNN reads them in the user's layout (TF's HWIO filter, [kh, kw, c, m]
-// depthwise filter, [k, n] or transposed [n, k] matrix), int8 or float32.
+// The weights as oneDNN reads them in the user's layout ([k, n] or transposed [n, k] matrix,
+// TF's HWIO or depthwise filter), int8 or float32.
 dnnl::memory::desc UserWeights(const Int8State& st, const Tensor& f, dnnl::memory::data_type dt) {
-  if (st.kind == Kind::kMatMul) {
-    const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0),
-                  n = st.transpose_b ? f.dim(0) : f.dim(1);
-    return dnnl::memory::desc({k, n}, dt,
-                              st.transpose_b ? dnnl::memory::dims{1, k} : dnnl::memory::dims{n, 1});
-  }
-  const int64_t kh = f.dim(0), kw = f.dim(1), in = f.dim(2), out = f.dim(3);
-  if (st.kind == Kind::kDepthwise)
-    return dnnl::memory::desc({in, out, 1, kh, kw}, dt, {out, 1, 1, kw * in * out, in * out});
-  return dnnl::memory::desc({out, in, kh, kw}, dt, dnnl::memory::format_tag::hwio);
+  if (st.kind != Kind::kMatMul)
+    return onednn::FilterDesc(st.kind == Kind::kDepthwise, 1, f.shape().dims(), dt);
+  const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0), n = st.transpose_b ? f.dim(0) : f.dim(1);
+  return dnnl::memory::desc({k, n}, dt,
+                            st.transpose_b ? dnnl::memory::dims{1, k} : dnnl::memory::dims{n, 1});
 }
 
 struct Geometry {
@@ -283,20 +278,8 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const 
                           : dnnl::matmul::desc(p->src_md, w_any, p->dst_md);
         return std::make_unique<dnnl::matmul::primitive_desc>(d, attr, onednn::Engine());
       }
-      const WindowDim &h = g.dims[1], &w = g.dims[2];
-      dnnl::memory::desc wd = w_any;
-      if (st.kind == Kind::kDepthwise) wd = dnnl::memory::desc(user_w.dims(), w_dt, tag::any);
-      const dnnl::memory::dims strides = {h.stride, w.stride};
-      const dnnl::memory::dims dilation = {h.dilation - 1, w.dilation - 1};
-      const dnnl::memory::dims pad_l = {h.pad_before, w.pad_before};
-      const dnnl::memory::dims pad_r = {h.pad_after, w.pad_after};
-      auto d = bias_arg
-                   ? dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                         p->src_md, wd, p->bias_md, p->dst_md, strides, dilation, pad_l, pad_r)
-                   : dnnl::convolution_forward::desc(
-                         dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                         p->src_md, wd, p->dst_md, strides, dilation, pad_l, pad_r);
+      const auto d = onednn::ConvInferenceDesc(p->src_md, w_any, bias_arg ? &p->bias_md : nullptr,
+                                               p->dst_md, g.dims[1], g.dims[2]);
       return std::make_unique<dnnl::convolution_forward::primitive_desc>(d, attr, onednn::Engine());
     };
     std::unique_ptr<dnnl::primitive_desc> pd;
@@ -315,18 +298,12 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const 
             ? dnnl::primitive(dnnl::matmul(*static_cast<dnnl::matmul::primitive_desc*>(pd.get())))
             : dnnl::primitive(dnnl::convolution_forward(
                   *static_cast<dnnl::convolution_forward::primitive_desc*>(pd.get())));
-    const size_t bytes = p->weights_md.get_size();
-    Allocator* allocator = CpuAllocator();
-    void* data = allocator->Allocate(bytes);
-    if (data == nullptr) throw std::bad_alloc();
-    p->packed_weights = std::shared_ptr<void>(
-        data, [allocator, bytes](void* d) { allocator->Deallocate(d, bytes); });
-    void* user_data = st.integer ? static_cast<void*>(const_cast<int8_t*>(st.weights.levels.data()))
-                                 : onednn::SourceHandle(f);
-    dnnl::memory user(user_w, onednn::Engine(), user_data);
-    dnnl::memory packed(p->weights_md, onednn::Engine(), data);
-    dnnl::reorder(user, packed).execute(onednn::ThreadStream(), user, packed);
-    onednn::ThreadStream().wait();
+    const void* weights =
+        st.integer ? static_cast<const void*>(st.weights.levels.data()) : f.raw_data();
+    p->packed_weights =
+        onednn::PackWeights(dnnl::reorder(dnnl::reorder::primitive_desc(
+                                onednn::Engine(), user_w, onednn::Engine(), p->weights_md)),
+                            user_w, weights, p->weights_md);
   }));
   return p;
 }

@@ -288,6 +288,53 @@ namespace {
 std::atomic<int64_t> reference_primitives{0};
 }  // namespace
 
+dnnl::memory::desc FilterDesc(bool depthwise, int64_t groups, std::span<const int64_t> f,
+                              dnnl::memory::data_type dt) {
+  const int64_t kh = f[0], kw = f[1], in = f[2], out = f[3];
+  if (depthwise) {
+    // Groups = channels, each with `out` (the multiplier) outputs and 1 input: strides over
+    // [kh, kw, c, m].
+    return dnnl::memory::desc({in, out, 1, kh, kw}, dt, {out, 1, 1, kw * in * out, in * out});
+  }
+  if (groups == 1) return dnnl::memory::desc({out, in, kh, kw}, dt, dnnl::memory::format_tag::hwio);
+  // [groups, out / groups, in, kh, kw] over HWIO: group j's outputs are columns
+  // j * out/groups .. (j+1) * out/groups - 1.
+  const int64_t ocg = out / groups;
+  return dnnl::memory::desc({groups, ocg, in, kh, kw}, dt, {ocg, 1, out, kw * in * out, in * out});
+}
+
+dnnl::convolution_forward::desc ConvInferenceDesc(const dnnl::memory::desc& src,
+                                                  const dnnl::memory::desc& weights,
+                                                  const dnnl::memory::desc* bias,
+                                                  const dnnl::memory::desc& dst, const WindowDim& h,
+                                                  const WindowDim& w) {
+  const dnnl::memory::dims strides = {h.stride, w.stride};
+  const dnnl::memory::dims dilation = {h.dilation - 1, w.dilation - 1};  // oneDNN: 0 is dense
+  const dnnl::memory::dims pad_l = {h.pad_before, w.pad_before};
+  const dnnl::memory::dims pad_r = {h.pad_after, w.pad_after};
+  const auto kind = dnnl::prop_kind::forward_inference;
+  const auto algo = dnnl::algorithm::convolution_direct;
+  return bias != nullptr ? dnnl::convolution_forward::desc(kind, algo, src, weights, *bias, dst,
+                                                           strides, dilation, pad_l, pad_r)
+                         : dnnl::convolution_forward::desc(kind, algo, src, weights, dst, strides,
+                                                           dilation, pad_l, pad_r);
+}
+
+std::shared_ptr<void> PackWeights(const dnnl::reorder& reorder, const dnnl::memory::desc& user,
+                                  const void* data, const dnnl::memory::desc& packed) {
+  const size_t bytes = packed.get_size();
+  Allocator* allocator = CpuAllocator();
+  void* buffer = allocator->Allocate(bytes);
+  if (buffer == nullptr) throw std::bad_alloc();
+  std::shared_ptr<void> result(buffer,
+                               [allocator, bytes](void* b) { allocator->Deallocate(b, bytes); });
+  dnnl::memory from(user, Engine(), const_cast<void*>(data));
+  dnnl::memory to(packed, Engine(), buffer);
+  reorder.execute(ThreadStream(), from, to);
+  ThreadStream().wait();
+  return result;
+}
+
 bool HasInt8Dot() {
   static const bool has = [] {
     const dnnl::cpu_isa isa = dnnl::get_effective_cpu_isa();

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "kernels/kernel_util.h"
+#include "kernels/window_util.h"
 
 namespace kiln::exec::onednn {
 
@@ -118,6 +119,24 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::forma
 Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
                const dnnl::memory::desc& scratch, int max_threads,
                std::initializer_list<std::pair<int, const dnnl::memory*>> args);
+
+// TF's convolution filter [kh, kw, in, out] (depthwise: [kh, kw, channels, multiplier];
+// grouped: [kh, kw, in / groups, out]) as oneDNN sees it, of element type `dt`.
+dnnl::memory::desc FilterDesc(bool depthwise, int64_t groups, std::span<const int64_t> f,
+                              dnnl::memory::data_type dt);
+
+// An inference convolution over the 2-D window `h` x `w` (`bias` null: none).
+dnnl::convolution_forward::desc ConvInferenceDesc(const dnnl::memory::desc& src,
+                                                  const dnnl::memory::desc& weights,
+                                                  const dnnl::memory::desc* bias,
+                                                  const dnnl::memory::desc& dst, const WindowDim& h,
+                                                  const WindowDim& w);
+
+// The weights at `data` (layout `user`) copied by `reorder` into a new buffer of layout
+// `packed` from the CPU allocator, freed with the last copy of the result. oneDNN's errors
+// throw: call it inside DnnlCall.
+std::shared_ptr<void> PackWeights(const dnnl::reorder& reorder, const dnnl::memory::desc& user,
+                                  const void* data, const dnnl::memory::desc& packed);
 
 // Whether oneDNN's kernels on this CPU (within ONEDNN_MAX_CPU_ISA) multiply 8-bit integers
 // with dot-product instructions (VNNI or AMX). Without them (AVX2, AVX-512 before VNNI) the

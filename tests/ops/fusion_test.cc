@@ -81,29 +81,36 @@ void Strides(tensorflow::NodeDef* n, const char* padding = "SAME") {
   (*n->mutable_attr())["padding"].set_s(padding);
 }
 
+// The function prepared for the dtypes and shapes of `args` (an empty library: no calls).
+std::shared_ptr<const PreparedFunction> PrepareFor(const FnBuilder& b,
+                                                   const std::vector<Tensor>& args,
+                                                   const PrepareOptions& options = {}) {
+  static const tensorflow::FunctionDefLibrary* const proto = new tensorflow::FunctionDefLibrary();
+  static const FunctionLibrary* const lib = new FunctionLibrary(*proto);
+  std::vector<TensorSpec> specs;
+  for (const Tensor& t : args) specs.push_back(TensorSpec{t.dtype(), PartialShape(t.shape())});
+  auto fn = PreparedFunction::Prepare(b.fdef(), *lib, specs, options);
+  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  return *fn;
+}
+
 // Runs the function fused and unfused on `args`; returns the fused plan's stats after
 // checking the outputs agree.
 exec::PlanStats CheckFusedMatchesUnfused(const FnBuilder& b, const std::vector<Tensor>& args) {
-  tensorflow::FunctionDefLibrary proto;
-  FunctionLibrary lib(proto);
-  std::vector<TensorSpec> specs;
-  for (const Tensor& t : args) specs.push_back(TensorSpec{t.dtype(), PartialShape(t.shape())});
   PrepareOptions plain;
   plain.fuse = false;
-  auto unfused = PreparedFunction::Prepare(b.fdef(), lib, specs, plain);
-  REQUIRE_MESSAGE(unfused.ok(), unfused.status().ToString());
-  auto fused = PreparedFunction::Prepare(b.fdef(), lib, specs);
-  REQUIRE_MESSAGE(fused.ok(), fused.status().ToString());
+  const auto unfused = PrepareFor(b, args, plain);
+  const auto fused = PrepareFor(b, args);
   std::vector<Tensor> want, got;
-  REQUIRE((*unfused)->Run(args, &want).ok());
-  Status s = (*fused)->Run(args, &got);
+  REQUIRE(unfused->Run(args, &want).ok());
+  Status s = fused->Run(args, &got);
   REQUIRE_MESSAGE(s.ok(), s.ToString());
   REQUIRE(want.size() == got.size());
   for (size_t i = 0; i < want.size(); ++i) {
     const std::string diff = CompareTensors(got[i], want[i], 2e-5);
     CHECK_MESSAGE(diff.empty(), "output ", i, ": ", diff);
   }
-  return (*fused)->plan_stats();
+  return fused->plan_stats();
 }
 
 }  // namespace
@@ -651,16 +658,12 @@ std::string FakeQuant(FnBuilder& b, const std::string& name, const std::string& 
 
 // How many nodes of the fused function's final graph run `op`.
 int CountOps(const FnBuilder& b, const std::vector<Tensor>& args, const std::string& op) {
-  tensorflow::FunctionDefLibrary proto;
-  FunctionLibrary lib(proto);
-  std::vector<TensorSpec> specs;
-  for (const Tensor& t : args) specs.push_back(TensorSpec{t.dtype(), PartialShape(t.shape())});
   PrepareOptions options;
   options.keep_graph = true;
-  auto fn = PreparedFunction::Prepare(b.fdef(), lib, specs, options);
-  REQUIRE(fn.ok());
+  // Held here: a temporary in the loop's range would die before the loop runs.
+  const auto fn = PrepareFor(b, args, options);
   int count = 0;
-  for (const exec::FlatNode& n : (*fn)->final_graph()->nodes) count += n.op == op ? 1 : 0;
+  for (const exec::FlatNode& n : fn->final_graph()->nodes) count += n.op == op ? 1 : 0;
   return count;
 }
 

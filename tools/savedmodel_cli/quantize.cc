@@ -308,7 +308,9 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
         "activations' ranges come from running the float model on representative inputs");
   // Everything is checked before anything is written: the bundle and the flags (a dry run of
   // the rewrite), then the calibration data, on which the float model runs (missing files and
-  // data of the wrong dtype or shape fail here).
+  // data of the wrong dtype or shape fail here). In int8 mode that run is the calibration's,
+  // inside QuantizeSavedModel and still before writing: the data goes through the float model
+  // once.
   // Steps: plan, the float runs, write, load the copy, the copy's runs (names known after the
   // load; the total is set then).
   Progress progress(err, "quantize:", 0);
@@ -323,6 +325,7 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
   load.plan = exec::PlanUse::kIgnore;
   KILN_ASSIGN_OR_RETURN_CTX(auto before, exec::SavedModel::Load(a.dir, load),
                             "loading the float model");
+  const bool int8 = options.mode == exec::QuantizeMode::kInt8;
   struct Run {
     std::string name;
     std::map<std::string, Tensor> feeds, ref;
@@ -336,24 +339,33 @@ Status RunQuantizeCommand(const CommandArgs& args, std::ostream& out, std::ostre
     KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, before->GetSignature(name));
     Run r{name, {}, {}};
     KILN_ASSIGN_OR_RETURN(r.feeds, Feeds(a, *sig, err));
-    KILN_ASSIGN_OR_RETURN_CTX(r.ref, sig->Run(r.feeds), "running the float model's '", name,
-                              "' on the calibration data");
+    if (!int8) {
+      KILN_ASSIGN_OR_RETURN_CTX(r.ref, sig->Run(r.feeds), "running the float model's '", name,
+                                "' on the calibration data");
+    }
     runs.push_back(std::move(r));
   }
   before.reset();
   progress.Update(1 + static_cast<int64_t>(runs.size()), "(writing " + a.output_dir + ")");
   // int8: the calibration data runs through a copy of the float model that observes the
-  // activations the quantized weights compute with.
-  options.calibrate = [&](const fs::path& observed) -> Status {
-    KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(observed, load));
-    for (const Run& r : runs) {
+  // activations the quantized weights compute with; its outputs are the float model's.
+  const auto run_float = [&](const fs::path& dir, const char* what) -> Status {
+    KILN_ASSIGN_OR_RETURN_CTX(auto model, exec::SavedModel::Load(dir, load), what);
+    for (Run& r : runs) {
       KILN_ASSIGN_OR_RETURN(const exec::Signature* sig, model->GetSignature(r.name));
-      KILN_RETURN_IF_ERROR_CTX(sig->Run(r.feeds).status(), "signature '", r.name, "'");
+      KILN_ASSIGN_OR_RETURN_CTX(r.ref, sig->Run(r.feeds), what, ": signature '", r.name, "'");
     }
     return OkStatus();
   };
+  bool calibrated = false;
+  options.calibrate = [&](const fs::path& observed) {
+    calibrated = true;
+    return run_float(observed, "running the calibration data");
+  };
   KILN_ASSIGN_OR_RETURN(exec::QuantizeReport report,
                         exec::QuantizeSavedModel(a.dir, a.output_dir, options));
+  // No activation to calibrate: the float model's own run, for the report.
+  if (int8 && !calibrated) KILN_RETURN_IF_ERROR(run_float(a.dir, "running the float model"));
   progress.Update(2 + static_cast<int64_t>(runs.size()), "(loading the quantized model)");
   KILN_ASSIGN_OR_RETURN_CTX(auto after, exec::SavedModel::Load(a.output_dir, load),
                             "loading the quantized model");
