@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "kernels/kernel_util.h"
-#include "kernels/onednn.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec::conv_nd {

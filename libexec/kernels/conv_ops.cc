@@ -15,7 +15,7 @@
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
-#include "kernels/onednn.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 
@@ -215,7 +215,7 @@ struct ConvState : OpState {
   WindowSpec window;
   bool depthwise = false;
   DType dtype = DType::kFloat;
-  onednn::Epilogue epilogue;
+  Epilogue epilogue;
   // The filter when it is known at prepare time and no batch norm is folded into it (it shares
   // the constant's buffer): every primitive packs it once.
   std::shared_ptr<const Tensor> constant_filter;
@@ -304,7 +304,7 @@ template <bool kDepthwise>
 Status PrepareConv(PrepareContext& ctx) {
   auto st = std::make_shared<ConvState>();
   st->depthwise = kDepthwise;
-  KILN_ASSIGN_OR_RETURN(st->epilogue, onednn::ReadEpilogue(ctx));
+  KILN_ASSIGN_OR_RETURN(st->epilogue, ReadEpilogue(ctx));
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2 + st->epilogue.num_args()));
   KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, BasicFloatTypes::kDTypes));
@@ -459,7 +459,7 @@ Status ComputeConv(const KernelContext& ctx) {
   if (!s.ok()) return ctx.Error(s.message());
   g.out_c = kDepthwise ? filter.dim(2) * filter.dim(3) : filter.dim(3);
   const Shape out_shape{g.batch, g.h.out, g.w.out, g.out_c};
-  const onednn::Epilogue& e = st.epilogue;
+  const Epilogue& e = st.epilogue;
   for (int i = 2; i < 2 + (e.bias ? 1 : 0) + (e.batch_norm ? 4 : 0); ++i)
     if (ctx.input(i).rank() != 1 || ctx.input(i).dim(0) != g.out_c)
       return ctx.Error("args:", i - 2, " must be a vector of the ", g.out_c,

@@ -25,7 +25,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/strided_walk.h"
 #include "kernels/type_lists.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 

@@ -10,7 +10,7 @@
 
 #include "kernels/host_device.h"
 #include "kernels/type_lists.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 #include "kiln/exec/op_table.h"
 
 namespace kiln::exec::fn {

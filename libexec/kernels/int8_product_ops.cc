@@ -21,8 +21,8 @@
 #include "kernels/fake_quant.h"
 #include "kernels/int8_weights.h"
 #include "kernels/kernel_util.h"
-#include "kernels/onednn.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/onednn.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec {
@@ -54,7 +54,7 @@ struct Int8State : OpState {
   Kind kind = Kind::kConv;
   WindowSpec window;  // convolutions
   bool transpose_b = false;
-  onednn::Epilogue epilogue;
+  Epilogue epilogue;
   Nudged range{};
   float zero = 0;
   bool signed_levels = false;  // [-127, 127] (narrow symmetric) rather than [0, 255]
@@ -120,8 +120,8 @@ Status PrepareInt8(PrepareContext& ctx) {
   const std::string_view op = ctx.op;
   ctx.op = FloatOp(K);
   Status prepared = FindOp(FloatOp(K))->prepare(ctx);
-  Result<onednn::Epilogue> epilogue =
-      prepared.ok() ? onednn::ReadEpilogue(ctx) : Result<onednn::Epilogue>(prepared);
+  Result<Epilogue> epilogue =
+      prepared.ok() ? ReadEpilogue(ctx) : Result<Epilogue>(prepared);
   ctx.op = op;
   KILN_RETURN_IF_ERROR(prepared);
   KILN_RETURN_IF_ERROR(epilogue.status());
@@ -257,7 +257,7 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const 
            static_cast<double>(g.out_c) * static_cast<double>(h.k) * static_cast<double>(w.k) *
            static_cast<double>(st.kind == Kind::kDepthwise ? 1 : g.in_c);
   }
-  const onednn::Epilogue& e = st.epilogue;
+  const Epilogue& e = st.epilogue;
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("int8 product setup", [&] {
     const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
     p->threads = build.threads();
@@ -287,7 +287,7 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8State& st, const 
       pd = make_pd(true);
     } catch (const dnnl::error&) {
       // An activation oneDNN's integer kernels do not take runs after them.
-      if (e.act == onednn::Epilogue::Act::kNone) throw;
+      if (e.act == Epilogue::Act::kNone) throw;
       pd = make_pd(false);
       p->cpu_activation = true;
     }
@@ -314,7 +314,7 @@ Status ComputeInt8(const KernelContext& ctx) {
   Geometry g;
   if (Status s = MakeGeometry(st, input.shape(), *st.filter, &g); !s.ok())
     return ctx.Error(s.message());
-  const onednn::Epilogue& e = st.epilogue;
+  const Epilogue& e = st.epilogue;
   if (e.bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != g.out_c))
     return ctx.Error("the bias must be a vector of the ", g.out_c, " output channels, got shape ",
                      ctx.input(2).shape().ToString());

@@ -9,7 +9,7 @@
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 namespace {

@@ -21,14 +21,13 @@
 #include <vector>
 
 #include "kernels/cpu/primitive_cache.h"
-#include "kernels/onednn.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/type_lists.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 namespace {
 
-using onednn::Epilogue;
 // TF's CPU MatMul and BatchMatMul types (int8 and uint8 are BatchMatMulV3's).
 using MatMulTypes = TypeList<float, double, Half, BFloat16, int8_t, uint8_t, int16_t, int32_t,
                              int64_t, std::complex<float>, std::complex<double>>;
@@ -217,7 +216,7 @@ bool WidensToFloat(const MatMulState& st) {
 Status PrepareMatMulCommon(PrepareContext& ctx, bool batched) {
   auto st = std::make_shared<MatMulState>();
   st->batched = batched;
-  KILN_ASSIGN_OR_RETURN(st->epilogue, onednn::ReadEpilogue(ctx));
+  KILN_ASSIGN_OR_RETURN(st->epilogue, ReadEpilogue(ctx));
   const int n_in = 2 + st->epilogue.num_args();
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(n_in));
   if (ctx.op == "BatchMatMulV3") {

@@ -18,7 +18,7 @@
 #include "kernels/array_util.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec {

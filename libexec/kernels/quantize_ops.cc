@@ -20,7 +20,7 @@
 #include "kernels/fake_quant.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 namespace {

@@ -16,7 +16,7 @@
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 #include "kiln/exec/resources.h"
 
 namespace kiln::exec {

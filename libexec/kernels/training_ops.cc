@@ -13,7 +13,7 @@
 
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 namespace {

@@ -15,8 +15,8 @@
 #include <vector>
 
 #include "device/cpu_quota.h"
-#include "kernels/onednn.h"
-#include "kernels/vector_math.h"
+#include "kernels/cpu/onednn.h"
+#include "kernels/cpu/vector_math.h"
 #include "kiln/exec/cpu_isa.h"
 #include "kiln/exec/thread_pool.h"
 

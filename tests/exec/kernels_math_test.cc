@@ -8,7 +8,7 @@
 #include <tuple>
 
 #include "exec/kernel_test_util.h"
-#include "kernels/onednn.h"
+#include "kernels/cpu/onednn.h"
 
 namespace kiln::exec {
 namespace {

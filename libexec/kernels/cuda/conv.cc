@@ -17,7 +17,7 @@
 #include "device/cuda/cudnn_api.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/epilogue.h"
-#include "kernels/onednn.h"
+#include "kernels/epilogue.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec::cuda {
@@ -48,7 +48,7 @@ struct ConvPlan {
 struct GpuConvState final : OpState {
   bool depthwise = false;
   WindowSpec window;
-  onednn::Epilogue epilogue;
+  Epilogue epilogue;
   int64_t k_h = 0, k_w = 0, filter_in_c = 0, out_c = 0;
   int64_t depthwise_c = 0;  // depthwise: the input channels the filter was made for
   Tensor filter;            // KRSC, in device memory
@@ -71,7 +71,7 @@ bool SupportsConv(const PrepareContext& ctx) {
   if (!SupportsFloat(ctx) || ctx.inputs.size() < 2 || ctx.constant_inputs.size() < 2 ||
       ctx.constant_inputs[1] == nullptr || ctx.constant_inputs[1]->rank() != 4)
     return false;
-  Result<onednn::Epilogue> e = onednn::ReadEpilogue(ctx);
+  Result<Epilogue> e = ReadEpilogue(ctx);
   return e.ok() && Dnn().ok();
 }
 
@@ -79,7 +79,7 @@ bool SupportsConv(const PrepareContext& ctx) {
 Status CreateConvState(PrepareContext& ctx) {
   auto st = std::make_shared<GpuConvState>();
   st->depthwise = ctx.op == "DepthwiseConv2dNative" || ctx.op == "_FusedDepthwiseConv2dNative";
-  KILN_ASSIGN_OR_RETURN(st->epilogue, onednn::ReadEpilogue(ctx));
+  KILN_ASSIGN_OR_RETURN(st->epilogue, ReadEpilogue(ctx));
   WindowAttrOptions opts;
   opts.read_dilations = true;
   opts.allow_explicit = true;
@@ -258,8 +258,8 @@ Status ComputeConv(const KernelContext& ctx) {
     if (rc != CUDNN_STATUS_SUCCESS)
       return ctx.Error(CheckDnn(rc, "cudnnConvolutionForward").message());
   }
-  const onednn::Epilogue& e = st.epilogue;
-  if (e.num_args() == 0 && e.act == onednn::Epilogue::Act::kNone) return OkStatus();
+  const Epilogue& e = st.epilogue;
+  if (e.num_args() == 0 && e.act == Epilogue::Act::kNone) return OkStatus();
   ChannelEpilogue ep;
   int arg = 2;
   if (e.bias) ep.bias = ctx.input(arg++).raw_data();
@@ -277,7 +277,7 @@ Status ComputeConv(const KernelContext& ctx) {
                        y->shape().ToString());
     ep.add = add.raw_data();
   }
-  using Act = onednn::Epilogue::Act;
+  using Act = Epilogue::Act;
   ep.has_act = e.act != Act::kNone;
   ep.alpha = e.leakyrelu_alpha;
   ep.act = ActivationOf(e.act);

@@ -19,7 +19,7 @@
 #include "device/cuda/cuda_device.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/epilogue.h"
-#include "kernels/onednn.h"
+#include "kernels/epilogue.h"
 
 namespace kiln::exec::cuda {
 
@@ -208,13 +208,13 @@ namespace {
 
 struct GpuMatMulState final : OpState {
   bool adj_a = false, adj_b = false;
-  onednn::Epilogue epilogue;
+  Epilogue epilogue;
   std::shared_ptr<GemmPlans> plans = NewGemmPlans();
 };
 
 Status CreateMatMulState(PrepareContext& ctx) {
   auto st = std::make_shared<GpuMatMulState>();
-  KILN_ASSIGN_OR_RETURN(st->epilogue, onednn::ReadEpilogue(ctx));
+  KILN_ASSIGN_OR_RETURN(st->epilogue, ReadEpilogue(ctx));
   const bool batched = ctx.op != "MatMul" && ctx.op != "_FusedMatMul";
   KILN_ASSIGN_OR_RETURN(st->adj_a, ctx.attrs.GetBool(batched ? "adj_x" : "transpose_a", false));
   KILN_ASSIGN_OR_RETURN(st->adj_b, ctx.attrs.GetBool(batched ? "adj_y" : "transpose_b", false));
@@ -247,7 +247,7 @@ bool SupportsMatMul(const PrepareContext& ctx) {
     if (s.dtype != ctx.inputs[0].dtype) return false;
   for (const TensorSpec& s : ctx.outputs)
     if (s.dtype != ctx.inputs[0].dtype) return false;
-  Result<onednn::Epilogue> e = onednn::ReadEpilogue(ctx);
+  Result<Epilogue> e = ReadEpilogue(ctx);
   if (!e.ok() || e->batch_norm) return false;
   if (!BatchesFit(ctx.inputs[0].shape, ctx.inputs[1].shape)) return false;
   // cuBLASLt must be there to load; else the product stays on the CPU.
@@ -299,7 +299,7 @@ Status ComputeMatMul(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
   if (y->NumElements() == 0) return OkStatus();
 
-  const onednn::Epilogue& e = st.epilogue;
+  const Epilogue& e = st.epilogue;
   const Tensor* bias = e.bias ? &ctx.input(2) : nullptr;
   const Tensor* add = e.add ? &ctx.input(3) : nullptr;
   if (bias != nullptr && bias->NumElements() != g.n)
@@ -307,7 +307,7 @@ Status ComputeMatMul(const KernelContext& ctx) {
   if (add != nullptr && add->shape() != out)
     return ctx.Error("the fused Add's operand ", add->shape().ToString(), " is not the output's ",
                      out.ToString());
-  using Act = onednn::Epilogue::Act;
+  using Act = Epilogue::Act;
   if (g.k == 0) {
     // An empty product is zeros; the epilogue still applies (TF gives act(bias + add)).
     KILN_RETURN_IF_ERROR(
@@ -344,8 +344,8 @@ const KernelEntry kRows[] = {
 
 }  // namespace
 
-Activation ActivationOf(onednn::Epilogue::Act act) {
-  using Act = onednn::Epilogue::Act;
+Activation ActivationOf(Epilogue::Act act) {
+  using Act = Epilogue::Act;
   switch (act) {
     case Act::kRelu6:
       return Activation::kRelu6;

@@ -1,4 +1,4 @@
-#include "kernels/vector_math.h"
+#include "kernels/cpu/vector_math.h"
 
 #include <bit>
 #include <cmath>
@@ -24,7 +24,7 @@ namespace kiln::exec::vmath {
 #define KILN_VMATH_TARGET
 #define KILN_VMATH_VECTOR_BYTES 16
 namespace baseline {
-#include "kernels/vector_math_loops.inc"
+#include "kernels/cpu/vector_math_loops.inc"
 }  // namespace baseline
 #undef KILN_VMATH_TARGET
 #undef KILN_VMATH_VECTOR_BYTES
@@ -33,7 +33,7 @@ namespace baseline {
 #define KILN_VMATH_TARGET __attribute__((target("arch=x86-64-v3")))
 #define KILN_VMATH_VECTOR_BYTES 32
 namespace avx2 {
-#include "kernels/vector_math_loops.inc"
+#include "kernels/cpu/vector_math_loops.inc"
 }  // namespace avx2
 #undef KILN_VMATH_TARGET
 #undef KILN_VMATH_VECTOR_BYTES
@@ -41,7 +41,7 @@ namespace avx2 {
 #define KILN_VMATH_TARGET __attribute__((target("arch=x86-64-v4")))
 #define KILN_VMATH_VECTOR_BYTES 64
 namespace avx512 {
-#include "kernels/vector_math_loops.inc"
+#include "kernels/cpu/vector_math_loops.inc"
 }  // namespace avx512
 #undef KILN_VMATH_TARGET
 #undef KILN_VMATH_VECTOR_BYTES

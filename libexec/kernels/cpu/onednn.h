@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "kernels/epilogue.h"
 #include "kernels/kernel_util.h"
 #include "kernels/window_util.h"
 
@@ -37,34 +38,6 @@ Status DnnlCall(std::string_view what, F&& f) {
     return ResourceExhausted("out of memory in oneDNN ", what);
   }
 }
-
-// What a fused op adds after its product: TF's `fused_ops` of _FusedMatMul / _FusedConv2D.
-struct Epilogue {
-  enum class Act {
-    kNone,
-    kRelu,
-    kRelu6,
-    kElu,
-    kLeakyRelu,
-    kTanh,
-    kSigmoid,
-    kGeluExact,
-    kGeluApproximate,
-    kSwish,
-  };
-  bool bias = false;        // "BiasAdd": one more input, [channels]
-  bool batch_norm = false;  // "FusedBatchNorm": four more inputs (scale, offset, mean, var)
-  bool add = false;         // "Add": one more input of the output's shape, added before act
-  Act act = Act::kNone;
-  float epsilon = 0.0001f;  // batch-norm
-  float leakyrelu_alpha = 0.2f;
-  int num_args() const { return (bias ? 1 : 0) + (batch_norm ? 4 : 0) + (add ? 1 : 0); }
-};
-
-// Reads fused_ops (with num_args, epsilon, leakyrelu_alpha) as TF's kernels accept them for
-// `op` ("_FusedMatMul" takes BiasAdd [+ Add] [+ act]; "_FusedConv2D" also FusedBatchNorm).
-// Plain (unfused) ops give an empty epilogue.
-Result<Epilogue> ReadEpilogue(const PrepareContext& ctx);
 
 // The activation as a oneDNN post-op (nothing for kNone).
 void AppendActivation(const Epilogue& e, dnnl::post_ops* ops);
