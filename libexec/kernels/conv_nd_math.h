@@ -10,8 +10,8 @@
 #include <cstring>
 #include <vector>
 
-#include "kernels/kernel_util.h"
 #include "kernels/cpu/onednn.h"
+#include "kernels/kernel_util.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec::conv_nd {

@@ -24,9 +24,9 @@
 
 #include "kernels/array_util.h"
 #include "kernels/conv_nd_math.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/kernel_util.h"
-#include "kernels/cpu/onednn.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
-#include "kernels/cpu/onednn.h"
 #include "kernels/type_lists.h"
 #include "kernels/window_util.h"
 

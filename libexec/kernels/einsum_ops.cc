@@ -13,9 +13,9 @@
 #include <vector>
 
 #include "kernels/array_util.h"
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/primitive_cache.h"
 #include "kernels/einsum_plan.h"
-#include "kernels/cpu/onednn.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {

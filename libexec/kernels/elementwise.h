@@ -22,10 +22,10 @@
 #include <string_view>
 #include <type_traits>
 
+#include "kernels/cpu/vector_math.h"
 #include "kernels/kernel_util.h"
 #include "kernels/strided_walk.h"
 #include "kernels/type_lists.h"
-#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 

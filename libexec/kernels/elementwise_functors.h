@@ -8,9 +8,9 @@
 #include <string>
 #include <type_traits>
 
+#include "kernels/cpu/vector_math.h"
 #include "kernels/host_device.h"
 #include "kernels/type_lists.h"
-#include "kernels/cpu/vector_math.h"
 #include "kiln/exec/op_table.h"
 
 namespace kiln::exec::fn {

@@ -17,12 +17,12 @@
 #include <memory>
 #include <vector>
 
+#include "kernels/cpu/onednn.h"
 #include "kernels/cpu/primitive_cache.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/fake_quant.h"
 #include "kernels/int8_weights.h"
 #include "kernels/kernel_util.h"
-#include "kernels/cpu/onednn.h"
-#include "kernels/cpu/vector_math.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec {
@@ -120,8 +120,7 @@ Status PrepareInt8(PrepareContext& ctx) {
   const std::string_view op = ctx.op;
   ctx.op = FloatOp(K);
   Status prepared = FindOp(FloatOp(K))->prepare(ctx);
-  Result<Epilogue> epilogue =
-      prepared.ok() ? ReadEpilogue(ctx) : Result<Epilogue>(prepared);
+  Result<Epilogue> epilogue = prepared.ok() ? ReadEpilogue(ctx) : Result<Epilogue>(prepared);
   ctx.op = op;
   KILN_RETURN_IF_ERROR(prepared);
   KILN_RETURN_IF_ERROR(epilogue.status());

@@ -20,10 +20,10 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/cpu/primitive_cache.h"
 #include "kernels/cpu/onednn.h"
-#include "kernels/type_lists.h"
+#include "kernels/cpu/primitive_cache.h"
 #include "kernels/cpu/vector_math.h"
+#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {

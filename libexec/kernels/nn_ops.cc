@@ -4,12 +4,12 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/vector_math.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/elementwise.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
-#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 namespace {

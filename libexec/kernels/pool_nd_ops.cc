@@ -16,9 +16,9 @@
 #include <vector>
 
 #include "kernels/array_util.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
-#include "kernels/cpu/vector_math.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec {

@@ -16,11 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cpu/vector_math.h"
 #include "kernels/elementwise.h"
 #include "kernels/fake_quant.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
-#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 namespace {

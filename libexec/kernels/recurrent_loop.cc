@@ -13,11 +13,11 @@
 #include <vector>
 
 #include "kernels/cpu/onednn.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/recurrent_loop_form.h"
 #include "kernels/tensor_list.h"
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
-#include "kernels/cpu/vector_math.h"
 #include "kiln/exec/executor.h"
 
 namespace kiln::exec {

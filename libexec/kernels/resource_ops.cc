@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "kernels/array_util.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
-#include "kernels/cpu/vector_math.h"
 #include "kiln/exec/resources.h"
 
 namespace kiln::exec {

@@ -11,9 +11,9 @@
 #include <type_traits>
 #include <vector>
 
+#include "kernels/cpu/vector_math.h"
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
-#include "kernels/cpu/vector_math.h"
 
 namespace kiln::exec {
 namespace {
