@@ -3,7 +3,7 @@
 #include <string>
 #include <type_traits>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 

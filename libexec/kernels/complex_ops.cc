@@ -4,7 +4,7 @@
 #include <cmath>
 #include <complex>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
 

@@ -26,10 +26,4 @@ Status PrepareBinary(PrepareContext& ctx, std::span<const DType> allowed, DType 
   return OkStatus();
 }
 
-Result<Shape> BinaryOutputShape(const KernelContext& ctx) {
-  Result<Shape> shape = BroadcastShapes(ctx.input(0).shape(), ctx.input(1).shape());
-  if (!shape.ok()) return ctx.Error(shape.status().message());
-  return shape;
-}
-
 }  // namespace kiln::exec

@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 

@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/math_functors.h"
 

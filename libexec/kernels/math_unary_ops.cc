@@ -4,7 +4,7 @@
 #include <complex>
 #include <string>
 
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/math_functors.h"
 #include "kernels/type_lists.h"

@@ -6,7 +6,7 @@
 
 #include "kernels/cpu/vector_math.h"
 #include "kernels/eigen_functors.h"
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/elementwise_functors.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"

@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "kernels/cpu/vector_math.h"
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/fake_quant.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"

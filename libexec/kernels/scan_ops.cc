@@ -5,7 +5,7 @@
 #include <string>
 
 #include "kernels/array_util.h"
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/math_functors.h"
 #include "kernels/type_lists.h"

@@ -1,6 +1,6 @@
 // tf.math.special's element-wise integrals: Dawsn, Expint, FresnelCos, FresnelSin and Spence
 // (float and double, the dtypes TF's CPU kernels register), over special_functions.h.
-#include "kernels/elementwise.h"
+#include "kernels/cpu/elementwise.h"
 #include "kernels/special_functions.h"
 #include "kernels/type_lists.h"
 
