@@ -19,7 +19,7 @@
 namespace {
 
 // Ops the executor handles itself rather than through a CPU kernel, in one place:
-// - calls are inlined into the caller's schedule (libexec/executor/flat_graph.cc, IsCallOp):
+// - calls are inlined into the caller's schedule (libexec/graph/flat_graph.cc, IsCallOp):
 //   they need neither a definition nor a kernel;
 // - forwarding ops alias their input slots and run no step
 //   (libexec/executor/prepared_function.cc, IsForwardingOp): they need a definition (its

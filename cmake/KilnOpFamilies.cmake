@@ -4,8 +4,9 @@
 # prepare, naming the op and this build's families. The main command (scripts/demo.sh) builds
 # the demo this way; every other build has every family.
 #
-# Family F is defined by the one file kernels/*_ops.cc that defines F##OpDefs()
-# (kernels/op_families.h); that is how the files are found here, with no second list to keep.
+# Family F is defined by the one file kernels/*_ops.cc (kernels/full/*_ops.cc) that defines
+# F##OpDefs() (kernels/op_families.h), and its CPU kernels are the file of the same name under
+# kernels/cpu/; that is how the files are found here, with no second list to keep.
 # A helper file that defines no family but serves only some says so in a line of its own,
 # `// Op families: Linalg` (kernels/linalg_decomposition_ops.cc), and is left out with them.
 
@@ -17,7 +18,7 @@ set(KILN_CORE_OP_FAMILIES Basic Math ControlFlow TensorList HostCallback)
 
 # kiln_select_op_families(<common srcs var> <dual srcs var> <full srcs var> <minimal table var>)
 # Removes the left-out families' files from the source lists (libexec/CMakeLists.txt says what
-# each holds), replaces the full table (kernels/op_families_full.cc) with a generated one, and
+# each holds), replaces the full table (kernels/full/op_families_full.cc) with a generated one, and
 # sets <minimal table var> to a generated table for the protobuf-free runtime (the kept families
 # that need no protobuf).
 function(kiln_select_op_families common_var dual_var full_var minimal_var)
@@ -30,10 +31,17 @@ function(kiln_select_op_families common_var dual_var full_var minimal_var)
   set(kept_dual)
   set(kept_full)
   set(helpers)
+  set(cpu_files)
+  set(dropped_cpu)
   foreach(kind common dual full)
     set(srcs ${${${kind}_var}})
     foreach(src IN LISTS srcs)
-      if(NOT src MATCHES "/kernels/[a-z0-9_]+\\.cc$")
+      # Definitions are kernels/X.cc (kernels/full/X.cc); X's CPU kernels, kernels/cpu/X.cc
+      # (kernels/cpu/full/X.cc), go with them.
+      if(NOT src MATCHES "/kernels/(full/)?[a-z0-9_]+\\.cc$")
+        if(src MATCHES "/kernels/cpu/")
+          list(APPEND cpu_files ${src})
+        endif()
         continue()
       endif()
       file(STRINGS ${src} def LIMIT_COUNT 1
@@ -49,9 +57,21 @@ function(kiln_select_op_families common_var dual_var full_var minimal_var)
         list(APPEND kept_${kind} ${family})
       else()
         list(REMOVE_ITEM srcs ${src})
+        string(REPLACE "/kernels/" "/kernels/cpu/" cpu_src ${src})
+        list(APPEND dropped_cpu ${cpu_src})
       endif()
     endforeach()
     set(${kind}_srcs ${srcs})
+  endforeach()
+  # The left-out families' CPU kernels; CPU helpers go by their tags, as below.
+  foreach(src IN LISTS cpu_files)
+    if(src IN_LIST dropped_cpu)
+      list(REMOVE_ITEM common_srcs ${src})
+      list(REMOVE_ITEM dual_srcs ${src})
+      list(REMOVE_ITEM full_srcs ${src})
+    else()
+      list(APPEND helpers ${src})
+    endif()
   endforeach()
   # Helpers whose families are all left out.
   foreach(src IN LISTS helpers)
@@ -81,7 +101,7 @@ function(kiln_select_op_families common_var dual_var full_var minimal_var)
                           "The families are: ${names}")
     endif()
   endforeach()
-  list(FILTER full_srcs EXCLUDE REGEX "/kernels/op_families_full\\.cc$")
+  list(FILTER full_srcs EXCLUDE REGEX "/op_families_full\\.cc$")
 
   set(kept ${kept_common} ${kept_dual} ${kept_full})
   list(SORT kept)

@@ -8,7 +8,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "executor/flat_graph.h"
+#include "graph/flat_graph.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/resources.h"
 #include "kiln/plan_generated.h"

@@ -16,8 +16,8 @@
 #include <vector>
 
 #include "executor/execution_state.h"
-#include "executor/flat_graph.h"
-#include "executor/fusion.h"
+#include "graph/flat_graph.h"
+#include "graph/fusion.h"
 #include "kiln/exec/executor.h"
 
 namespace kiln::exec {

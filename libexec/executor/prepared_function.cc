@@ -16,10 +16,10 @@
 #include <queue>
 
 #include "executor/execution_state.h"
-#include "executor/flat_graph.h"
+#include "graph/flat_graph.h"
 #include "executor/function_compiler.h"
-#include "executor/fusion.h"
-#include "executor/half_in_float.h"
+#include "graph/fusion.h"
+#include "graph/half_in_float.h"
 #include "executor/half_precision.h"
 #include "executor/memory_plan.h"
 #include "executor/placement.h"

@@ -1,9 +1,8 @@
-// Const (and HostConst), Placeholder, identities, ToBool and NoOp.
-#include <algorithm>
-#include <string>
+// Const (and HostConst), Placeholder, identities, ToBool and NoOp: definitions. The CPU kernels
+// are in kernels/cpu/basic_ops.cc.
+#include <vector>
 
 #include "kernels/kernel_util.h"
-#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
@@ -33,11 +32,6 @@ Status PrepareHostConst(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeConst(const KernelContext& ctx) {
-  ctx.SetOutput(0, ctx.state<ConstState>().value);
-  return OkStatus();
-}
-
 // ---- Placeholder -----------------------------------------------------------------------------
 
 Status PreparePlaceholder(PrepareContext& ctx) {
@@ -49,10 +43,6 @@ Status PreparePlaceholder(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputePlaceholder(const KernelContext& ctx) {
-  return InvalidArgument("placeholder '", ctx.node_name(), "' was not fed");
-}
-
 // ---- Identity, StopGradient, Snapshot --------------------------------------------------------
 
 Status PrepareIdentity(PrepareContext& ctx) {
@@ -60,16 +50,6 @@ Status PrepareIdentity(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "input", t));
   ctx.outputs = {ctx.inputs[0]};
-  return OkStatus();
-}
-
-Status ComputeIdentity(const KernelContext& ctx) {
-  ctx.SetOutput(0, ctx.input(0));  // shares the buffer: kernels never write their inputs
-  return OkStatus();
-}
-
-Status ComputeSnapshot(const KernelContext& ctx) {
-  ctx.SetOutput(0, ctx.input(0).DeepCopy());
   return OkStatus();
 }
 
@@ -87,11 +67,6 @@ Status PrepareIdentityN(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeIdentityN(const KernelContext& ctx) {
-  for (int i = 0; i < ctx.num_inputs(); ++i) ctx.SetOutput(i, ctx.input(i));
-  return OkStatus();
-}
-
 // ---- ToBool ----------------------------------------------------------------------------------
 
 // TF's ToBool (what a TF1 cond on a tensor predicate calls): a scalar is true when it is
@@ -105,34 +80,9 @@ Status PrepareToBool(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeToBool(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{}));
-  bool truth = x.NumElements() > 0;
-  if (x.rank() == 0) {
-    if (x.dtype() == DType::kString) {
-      truth = !x.data<std::string>()[0].empty();
-    } else {
-      // Any non-zero byte: every numeric zero (and -0.0 only for floats) is all zero bytes.
-      const auto* b = static_cast<const unsigned char*>(x.raw_data());
-      truth = std::any_of(b, b + DTypeSize(x.dtype()), [](unsigned char c) { return c != 0; });
-      if (FloatAndComplexTypes::Contains(x.dtype())) {  // -0.0 is false too
-        KILN_RETURN_IF_ERROR(Dispatch<FloatAndComplexTypes>(x.dtype(), [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          truth = ComputeData<T>(x)[0] != ComputeType<T>(0);
-          return OkStatus();
-        }));
-      }
-    }
-  }
-  out->data<bool>()[0] = truth;
-  return OkStatus();
-}
-
 // ---- NoOp ------------------------------------------------------------------------------------
 
 Status PrepareNoOp(PrepareContext& ctx) { return ctx.ExpectInputs(0); }
-Status ComputeNoOp(const KernelContext&) { return OkStatus(); }
 
 // ---- tables ----------------------------------------------------------------------------------
 
@@ -150,23 +100,8 @@ constexpr OpDefinition kDefs[] = {
     {"Snapshot", "output", kOpNone, PrepareIdentity},
 };
 
-constexpr KernelEntry kCpu[] = {
-    {"Const", ComputeConst},
-    {"Placeholder", ComputePlaceholder},
-    {"Identity", ComputeIdentity},
-    {"IdentityN", ComputeIdentityN},
-    {"NoOp", ComputeNoOp},
-    {"StopGradient", ComputeIdentity},
-    {"Snapshot", ComputeSnapshot},
-    {"HostConst", ComputeConst},
-    {"GuaranteeConst", ComputeIdentity},
-    {"DeepCopy", ComputeSnapshot},
-    {"ToBool", ComputeToBool},
-};
-
 }  // namespace
 
 std::span<const OpDefinition> BasicOpDefs() { return kDefs; }
-std::span<const KernelEntry> BasicCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

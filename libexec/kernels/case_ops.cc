@@ -1,7 +1,11 @@
 // Case and StatelessCase: run one of N branch functions picked by an int32 index (out of range
 // picks the last branch, TF's default). Like If, every branch is prepared once when the node is
 // prepared, and only the branch taken runs.
+// The CPU kernel is in kernels/cpu/case_ops.cc.
+#include "kernels/case_ops.h"
+
 #include <memory>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -11,11 +15,8 @@
 namespace kiln::exec {
 namespace {
 
+using case_ops::CaseState;
 using control_flow::PreparedPtr;
-
-struct CaseState : OpState {
-  std::vector<PreparedPtr> branches;
-};
 
 Status PrepareCase(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputsAtLeast(1));
@@ -59,29 +60,6 @@ Status PrepareCase(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeCase(const KernelContext& ctx) {
-  const auto& st = ctx.state<CaseState>();
-  const Tensor& index_t = ctx.input(0);
-  if (index_t.NumElements() != 1) {
-    return ctx.Error("input 'branch_index' must be a scalar, got shape ",
-                     index_t.shape().ToString());
-  }
-  const int64_t n = static_cast<int64_t>(st.branches.size());
-  int64_t b = index_t.data<int32_t>()[0];
-  if (b < 0 || b >= n) b = n - 1;  // TF: an index out of range runs the last branch
-  std::vector<Tensor> args;
-  args.reserve(ctx.num_inputs() - 1);
-  for (int i = 1; i < ctx.num_inputs(); ++i) args.push_back(ctx.input(i));
-  std::vector<Tensor> outs;
-  KILN_RETURN_IF_ERROR(control_flow::RunFunction(ctx, *st.branches[b], args, &outs));
-  if (static_cast<int>(outs.size()) != ctx.num_outputs()) {
-    return Internal("node '", ctx.node_name(), "': branch gave ", outs.size(),
-                    " outputs, expected ", ctx.num_outputs());
-  }
-  for (int i = 0; i < ctx.num_outputs(); ++i) ctx.SetOutput(i, std::move(outs[i]));
-  return OkStatus();
-}
-
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -89,14 +67,8 @@ constexpr OpDefinition kDefs[] = {
     {"StatelessCase", "output", kOpNone, PrepareCase},
 };
 
-constexpr KernelEntry kCpu[] = {
-    {"Case", ComputeCase},
-    {"StatelessCase", ComputeCase},
-};
-
 }  // namespace
 
 std::span<const OpDefinition> CaseOpDefs() { return kDefs; }
-std::span<const KernelEntry> CaseCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

@@ -1,7 +1,7 @@
 // A two-operand einsum as one batched matrix product, for devices whose kernel is a product
 // library call between permutations (the GPU's, cuda/einsum.cc): the operands permuted into
 // [batch, m, k] and [batch, k, n], the product [batch, m, n] permuted into the output's order.
-// The equation's parsing is the CPU kernel's (einsum_ops.cc).
+// The equation's parsing is Einsum's definition's (einsum_ops.h).
 #pragma once
 
 #include <string>

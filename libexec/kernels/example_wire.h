@@ -1,7 +1,7 @@
 // tf.train.Example and tf.train.SequenceExample read straight from their wire bytes (as TF's
 // fast parsing does), without protobuf: the features of one Example by name, each a view of its
-// packed or unpacked values. Used by the parse ops (parse_example_ops.cc,
-// sequence_example_ops.cc) in both runtimes.
+// packed or unpacked values. Used by the parse ops (cpu/parse_example_ops.cc,
+// cpu/sequence_example_ops.cc) in both runtimes.
 #pragma once
 
 #include <cstdint>

@@ -1,9 +1,14 @@
 // EagerPyFunc, PyFunc, PyFuncStateless: run a host callback registered in this process (see
 // host_callback.h).
+// The registry is defined here; the CPU kernel is in kernels/cpu/host_callback_ops.cc.
+#include "kernels/host_callback_ops.h"
+
 #include <atomic>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "kernels/host_callback.h"
@@ -11,6 +16,8 @@
 
 namespace kiln::exec {
 namespace {
+
+using host_callback::HostCallbackState;
 
 std::mutex& RegistryMutex() {
   static std::mutex* const mu = new std::mutex();
@@ -21,11 +28,6 @@ std::map<std::string, std::weak_ptr<const HostCallbackEntry>>& Registry() {
   static auto* const registry = new std::map<std::string, std::weak_ptr<const HostCallbackEntry>>();
   return *registry;
 }
-
-struct HostCallbackState : OpState {
-  std::shared_ptr<const HostCallbackEntry> entry;
-  std::vector<DType> tout;
-};
 
 Status PrepareEagerPyFunc(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, std::string token, ctx.attrs.GetString("token"));
@@ -49,29 +51,6 @@ Status PrepareEagerPyFunc(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeEagerPyFunc(const KernelContext& ctx) {
-  const auto& st = ctx.state<HostCallbackState>();
-  std::vector<Tensor> inputs;
-  inputs.reserve(ctx.num_inputs());
-  for (int i = 0; i < ctx.num_inputs(); ++i) inputs.push_back(ctx.input(i));
-  std::vector<Tensor> outputs;
-  Status s = st.entry->fn(inputs, &outputs);
-  if (!s.ok()) return ctx.Error("host callback '", st.entry->name, "' failed: ", s.message());
-  if (outputs.size() != st.tout.size()) {
-    return ctx.Error("host callback '", st.entry->name, "' returned ", outputs.size(),
-                     " tensor(s), expected ", st.tout.size());
-  }
-  for (size_t i = 0; i < outputs.size(); ++i) {
-    if (!outputs[i].IsInitialized() || outputs[i].dtype() != st.tout[i]) {
-      return ctx.Error("host callback '", st.entry->name, "' output ", i, ": expected dtype ",
-                       DTypeShortName(st.tout[i]), ", got ",
-                       outputs[i].IsInitialized() ? DTypeShortName(outputs[i].dtype()) : "none");
-    }
-    ctx.SetOutput(static_cast<int>(i), std::move(outputs[i]));
-  }
-  return OkStatus();
-}
-
 // PyFunc and PyFuncStateless (tf.numpy_function, tf.compat.v1.py_func) have EagerPyFunc's
 // attrs and call their token's callback the same way; a graph TF wrote holds Python tokens no
 // kiln process registers, so it gets the error above, as it would in another TF process.
@@ -79,12 +58,6 @@ constexpr OpDefinition kDefs[] = {
     {"EagerPyFunc", "output", kOpStateful, PrepareEagerPyFunc},
     {"PyFunc", "output", kOpStateful, PrepareEagerPyFunc},
     {"PyFuncStateless", "output", kOpNone, PrepareEagerPyFunc},
-};
-
-constexpr KernelEntry kCpu[] = {
-    {"EagerPyFunc", ComputeEagerPyFunc},
-    {"PyFunc", ComputeEagerPyFunc},
-    {"PyFuncStateless", ComputeEagerPyFunc},
 };
 
 }  // namespace
@@ -111,6 +84,5 @@ std::shared_ptr<const HostCallbackEntry> FindHostCallback(const std::string& tok
 }
 
 std::span<const OpDefinition> HostCallbackOpDefs() { return kDefs; }
-std::span<const KernelEntry> HostCallbackCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

@@ -1,8 +1,8 @@
 // TensorFlow's resize coordinate conventions (tensorflow/core/util/image_resizer_state.h and the
-// resize kernels), shared by the resize kernels (image_resize_ops.cc) and their gradients
-// (image_grad_ops.cc): the scale is in/out, or (in - 1) / (out - 1) with align_corners;
-// half_pixel_centers maps x to (x + 0.5) * scale - 0.5 (nearest neighbour drops the -0.5);
-// all in float, as TF, so rounding at pixel boundaries picks the same source pixels.
+// resize kernels), shared by the CPU resize kernels (kernels/cpu/image_resize_ops.cc) and their
+// gradients (kernels/cpu/image_grad_ops.cc): the scale is in/out, or (in - 1) / (out - 1) with
+// align_corners; half_pixel_centers maps x to (x + 0.5) * scale - 0.5 (nearest neighbour drops
+// the -0.5); all in float, as TF, so rounding at pixel boundaries picks the same source pixels.
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// Prepare-time checks shared by the image resize kernels (image_resize_ops.cc,
+// Prepare-time checks shared by the image resize definitions (image_resize_ops.cc,
 // image_scale_translate_ops.cc).
 #pragma once
 

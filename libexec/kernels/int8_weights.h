@@ -1,8 +1,8 @@
 // Weights that are int8 levels: what `savedmodel-cli quantize` stores (int8, one scale per
 // output channel) after the load has multiplied them back into float32 (and folded a batch
 // norm's per-channel scale into them). The prepare-time fusion asks whether a product's weights
-// are such (executor/fusion_int8.cc); the integer kernels take their levels and scales back
-// (int8_product_ops.cc), so the integer product is the float one's to within float rounding.
+// are such (graph/fusion_int8.cc); the integer kernels take their levels and scales back
+// (cpu/int8_product_ops.cc), so the integer product is the float one's to within float rounding.
 #pragma once
 
 #include <algorithm>

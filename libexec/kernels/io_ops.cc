@@ -1,33 +1,23 @@
 // Checkpoint I/O: RestoreV2 reads whole tensors from a tensor bundle (what a SavedModel's
 // restore function runs to load variable values).
-#include <string>
+// The CPU kernels are in kernels/cpu/io_ops.cc.
+#include "kernels/io_ops.h"
+
+#include <memory>
+#include <utility>
 #include <vector>
 
 #include "kernels/kernel_util.h"
-#include "kiln/core/file_util.h"
-#include "kiln/exec/tensor_bundle.h"
 
 namespace kiln::exec {
 namespace {
 
+using io::CheckSlicesAreWhole;
+using io::RestoreState;
+
 // ---- RestoreV2 -------------------------------------------------------------------------------
 // inputs: prefix (string scalar), tensor_names (string[N]), shape_and_slices (string[N]);
 // attr dtypes: list(type) of length N; outputs: tensors (N).
-
-using RestoreState = TypedOpState<std::vector<DType>>;
-
-Status CheckSlicesAreWhole(const Tensor& names, const Tensor& slices, const auto& error) {
-  for (int64_t i = 0; i < slices.NumElements(); ++i) {
-    const std::string& s = slices.data<std::string>()[i];
-    if (!s.empty()) {
-      std::string key = i < names.NumElements() ? names.data<std::string>()[i] : "?";
-      Status e = error("shape_and_slices[", i, "] is '", s, "' for '", key,
-                       "': only \"\" (whole tensors) is supported");
-      return Status(StatusCode::kUnimplemented, e.message());
-    }
-  }
-  return OkStatus();
-}
 
 Status PrepareRestoreV2(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
@@ -64,44 +54,6 @@ Status PrepareRestoreV2(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeRestoreV2(const KernelContext& ctx) {
-  const std::vector<DType>& dtypes = ctx.state<RestoreState>().value;
-  const Tensor& prefix_t = ctx.input(0);
-  const Tensor& names = ctx.input(1);
-  const Tensor& slices = ctx.input(2);
-  const int64_t n = static_cast<int64_t>(dtypes.size());
-  if (prefix_t.NumElements() != 1) {
-    return ctx.Error("input 'prefix': expected a scalar, got shape ", prefix_t.shape().ToString());
-  }
-  if (names.rank() != 1 || names.NumElements() != n) {
-    return ctx.Error("input 'tensor_names': expected ", n, " names (one per dtype), got shape ",
-                     names.shape().ToString());
-  }
-  if (slices.rank() != 1 || slices.NumElements() != n) {
-    return ctx.Error("input 'shape_and_slices': expected ", n, " entries, got shape ",
-                     slices.shape().ToString());
-  }
-  KILN_RETURN_IF_ERROR(CheckSlicesAreWhole(names, slices, [&](auto&&... args) {
-    return ctx.Error(std::forward<decltype(args)>(args)...);
-  }));
-
-  const std::string& prefix = prefix_t.data<std::string>()[0];
-  KILN_ASSIGN_OR_RETURN_CTX(std::unique_ptr<BundleReader> reader, BundleReader::Open(prefix),
-                            "node '", ctx.node_name(), "' (RestoreV2)");
-  for (int64_t i = 0; i < n; ++i) {
-    const std::string& key = names.data<std::string>()[i];
-    KILN_ASSIGN_OR_RETURN_CTX(Tensor t, reader->Read(key), "node '", ctx.node_name(),
-                              "' (RestoreV2): restoring '", key, "'");
-    if (t.dtype() != dtypes[i]) {
-      return ctx.Error("restoring '", key, "' from '", prefix, "': attr dtypes[", i, "] expects ",
-                       DTypeShortName(dtypes[i]), " but the checkpoint holds ",
-                       DTypeShortName(t.dtype()));
-    }
-    ctx.SetOutput(static_cast<int>(i), std::move(t));
-  }
-  return OkStatus();
-}
-
 // ---- ReadFile ------------------------------------------------------------------------------
 // input: filename (string scalar); output: contents (string scalar). Assets read their files
 // with it (TF's AssetModule fixture).
@@ -113,18 +65,6 @@ Status PrepareReadFile(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeReadFile(const KernelContext& ctx) {
-  const Tensor& name = ctx.input(0);
-  if (name.NumElements() != 1)
-    return ctx.Error("filename must be a scalar, got ", name.shape().ToString());
-  auto contents = ReadFileToString(name.scalar<std::string>());
-  if (!contents.ok())
-    return contents.status().WithContext("node '" + std::string(ctx.node_name()) + "'");
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, DType::kString, Shape()));
-  out->scalar<std::string>() = std::move(*contents);
-  return OkStatus();
-}
-
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -132,14 +72,8 @@ constexpr OpDefinition kDefs[] = {
     {"ReadFile", "contents", kOpNone, PrepareReadFile},
 };
 
-constexpr KernelEntry kCpu[] = {
-    {"RestoreV2", ComputeRestoreV2},
-    {"ReadFile", ComputeReadFile},
-};
-
 }  // namespace
 
 std::span<const OpDefinition> IoOpDefs() { return kDefs; }
-std::span<const KernelEntry> IoCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

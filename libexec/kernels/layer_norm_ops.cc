@@ -1,11 +1,14 @@
 // _MklLayerNorm: layer normalization over the last dim, y = (x - mean) / sqrt(var + epsilon) *
 // scale + offset, with the mean and the (biased) variance of each row of the last dim. It is
 // TensorFlow's own fused op (its oneDNN remapper makes it from Keras's LayerNormalization); kiln's
-// fusion makes it from the same pattern (executor/fusion.cc), so a layer norm is one pass over
-// the rows instead of ten element-wise ops. Half precision and bfloat16 compute in float; the
-// statistics accumulate in float (double for double) per row, in one fixed order.
-#include <cmath>
-#include <string>
+// fusion makes it from the same pattern (graph/fusion.cc), so a layer norm is one pass over
+// the rows instead of ten element-wise ops: definition. The CPU kernel is in
+// kernels/cpu/layer_norm_ops.cc.
+#include "kernels/layer_norm_ops.h"
+
+#include <memory>
+#include <span>
+#include <utility>
 
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
@@ -13,9 +16,7 @@
 namespace kiln::exec {
 namespace {
 
-struct LayerNormState : OpState {
-  float epsilon = 0.001f;
-};
+using layer_norm::LayerNormState;
 
 Status PrepareLayerNorm(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
@@ -36,68 +37,12 @@ Status PrepareLayerNorm(PrepareContext& ctx) {
   return OkStatus();
 }
 
-template <typename T>
-void NormalizeRows(const T* x, const T* scale, const T* offset, T* y, int64_t rows, int64_t n,
-                   float epsilon) {
-  using A = std::conditional_t<std::is_same_v<T, double>, double, float>;
-  auto at = [](T v) { return static_cast<A>(v); };
-  for (int64_t r = 0; r < rows; ++r) {
-    const T* in = x + r * n;
-    T* out = y + r * n;
-    A sum = 0;
-    for (int64_t j = 0; j < n; ++j) sum += at(in[j]);
-    const A mean = sum / static_cast<A>(n);
-    A squares = 0;
-    for (int64_t j = 0; j < n; ++j) {
-      const A d = at(in[j]) - mean;
-      squares += d * d;
-    }
-    const A inv = A(1) / std::sqrt(squares / static_cast<A>(n) + static_cast<A>(epsilon));
-    for (int64_t j = 0; j < n; ++j)
-      out[j] = static_cast<T>((at(in[j]) - mean) * inv * at(scale[j]) + at(offset[j]));
-  }
-}
-
-Status ComputeLayerNorm(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const Tensor& scale = ctx.input(1);
-  const Tensor& offset = ctx.input(2);
-  if (x.rank() < 1) return ctx.Error("input 'x' must have rank >= 1, got a scalar");
-  const int64_t n = x.dim(x.rank() - 1);
-  if (scale.NumElements() != n || offset.NumElements() != n)
-    return ctx.Error("scale and offset need ", n, " values (the last dim of x ",
-                     x.shape().ToString(), "), got ", scale.NumElements(), " and ",
-                     offset.NumElements());
-  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
-  if (x.NumElements() == 0) return OkStatus();
-  const int64_t rows = x.NumElements() / n;
-  const float epsilon = ctx.state<LayerNormState>().epsilon;
-  return Dispatch<FloatTypes>(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    using C = ComputeType<T>;
-    const C* in = ComputeData<T>(x);
-    const C* s = ComputeData<T>(scale);
-    const C* o = ComputeData<T>(offset);
-    C* out = MutableComputeData<T>(y);
-    ctx.threads().ParallelFor(
-        rows, std::max<int64_t>(1, 16384 / n), [&](int64_t begin, int64_t end) {
-          NormalizeRows(in + begin * n, s, o, out + begin * n, end - begin, n, epsilon);
-        });
-    return OkStatus();
-  });
-}
-
 constexpr OpDefinition kDefs[] = {
     {"_MklLayerNorm", "y", kOpFreshOutputs, PrepareLayerNorm},
-};
-
-constexpr KernelEntry kCpu[] = {
-    {"_MklLayerNorm", ComputeLayerNorm},
 };
 
 }  // namespace
 
 std::span<const OpDefinition> LayerNormOpDefs() { return kDefs; }
-std::span<const KernelEntry> LayerNormCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

@@ -1,13 +1,9 @@
-// Qr, Svd and SelfAdjointEigV2 (Eigen's HouseholderQR, JacobiSVD and SelfAdjointEigenSolver);
-// the tables are in linalg_ops.cc. TensorFlow's Svd runs Eigen's BDCSVD, which hands matrices of
-// fewer than 16 columns to JacobiSVD, so small matrices get TF's exact algorithm; larger ones get
-// the slower but equally accurate one-sided Jacobi. BDCSVD took GCC 12 about three minutes of
-// compile time per dtype (template instantiation): this file took ten minutes of a cold build.
+// Qr, Svd and SelfAdjointEigV2: definitions, listed in linalg_ops.cc's table. The CPU kernels
+// (Eigen's decompositions) are in kernels/cpu/linalg_decomposition_ops.cc.
 // Op families: Linalg
-#include <limits>
-#include <string>
+#include <algorithm>
 
-#include "kernels/array_util.h"
+#include "kernels/kernel_util.h"
 #include "kernels/linalg_util.h"
 
 namespace kiln::exec::linalg {
@@ -33,33 +29,6 @@ Status PrepareQr(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeQr(const KernelContext& ctx) {
-  const Tensor& in = ctx.input(0);
-  if (in.rank() < 2) return ctx.Error("input 'input' must have rank >= 2");
-  const int64_t m = in.dim(in.rank() - 2), n = in.dim(in.rank() - 1), p = std::min(m, n);
-  const bool full = ctx.state<LinalgState>().flag_a;
-  const int64_t qc = full ? m : p, rr = full ? m : p;
-  KILN_ASSIGN_OR_RETURN(Tensor * q_t, ctx.AllocateOutput(0, BatchShape(in.shape(), {m, qc})));
-  KILN_ASSIGN_OR_RETURN(Tensor * r_t, ctx.AllocateOutput(1, BatchShape(in.shape(), {rr, n})));
-  return Dispatch<LinalgTypes>(in.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ForEachMatrix(ctx, BatchCount(in.shape()), std::max(m, n), [&](int64_t b) {
-      const ConstMap<T> a(in.data<T>() + b * m * n, m, n);
-      MutMap<T> q(q_t->data<T>() + b * m * qc, m, qc);
-      MutMap<T> r(r_t->data<T>() + b * rr * n, rr, n);
-      if (m == 0 || n == 0) {
-        q.setIdentity();
-        r.setZero();
-        return;
-      }
-      Eigen::HouseholderQR<Mat<T>> qr{Mat<T>(a)};
-      r = qr.matrixQR().topRows(rr).template triangularView<Eigen::Upper>();
-      q = qr.householderQ() * Mat<T>::Identity(m, qc);
-    });
-    return OkStatus();
-  });
-}
-
 Status PrepareSvd(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, auto st, ReadType(ctx, 1));
@@ -79,45 +48,6 @@ Status PrepareSvd(PrepareContext& ctx) {
   return OkStatus();
 }
 
-// s descending (real values in T), u and v as TF: input = u diag(s) v^H.
-Status ComputeSvd(const KernelContext& ctx) {
-  const Tensor& in = ctx.input(0);
-  if (in.rank() < 2) return ctx.Error("input 'input' must have rank >= 2");
-  const auto& st = ctx.state<LinalgState>();
-  const int64_t m = in.dim(in.rank() - 2), n = in.dim(in.rank() - 1), p = std::min(m, n);
-  const bool uv = st.flag_a, full = st.flag_b;
-  const int64_t uc = full ? m : p, vc = full ? n : p;
-  KILN_ASSIGN_OR_RETURN(Tensor * s_t, ctx.AllocateOutput(0, BatchShape(in.shape(), {p})));
-  KILN_ASSIGN_OR_RETURN(Tensor * u_t,
-                        ctx.AllocateOutput(1, uv ? BatchShape(in.shape(), {m, uc}) : Shape{0}));
-  KILN_ASSIGN_OR_RETURN(Tensor * v_t,
-                        ctx.AllocateOutput(2, uv ? BatchShape(in.shape(), {n, vc}) : Shape{0}));
-  return Dispatch<LinalgTypes>(in.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ForEachMatrix(ctx, BatchCount(in.shape()), std::max(m, n), [&](int64_t b) {
-      const ConstMap<T> a(in.data<T>() + b * m * n, m, n);
-      T* s = s_t->data<T>() + b * p;
-      if (m == 0 || n == 0) {
-        if (uv) {
-          MutMap<T>(u_t->data<T>() + b * m * uc, m, uc).setIdentity();
-          MutMap<T>(v_t->data<T>() + b * n * vc, n, vc).setIdentity();
-        }
-        return;
-      }
-      const unsigned options = !uv    ? 0u
-                               : full ? unsigned(Eigen::ComputeFullU | Eigen::ComputeFullV)
-                                      : unsigned(Eigen::ComputeThinU | Eigen::ComputeThinV);
-      Eigen::JacobiSVD<Mat<T>> svd(Mat<T>(a), options);
-      for (int64_t i = 0; i < p; ++i) s[i] = T(svd.singularValues()(i));
-      if (uv) {
-        MutMap<T>(u_t->data<T>() + b * m * uc, m, uc) = svd.matrixU();
-        MutMap<T>(v_t->data<T>() + b * n * vc, n, vc) = svd.matrixV();
-      }
-    });
-    return OkStatus();
-  });
-}
-
 Status PrepareEig(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
   KILN_PREPARE_ASSIGN(ctx, auto st, ReadType(ctx, 1));
@@ -129,35 +59,6 @@ Status PrepareEig(PrepareContext& ctx) {
                  TensorSpec{st->dtype, st->flag_a ? s : PartialShape{0}}};
   ctx.state = std::move(st);
   return OkStatus();
-}
-
-// Eigenvalues ascending; eigenvectors in the columns of v. TF reads the lower triangle.
-Status ComputeEig(const KernelContext& ctx) {
-  const Tensor& in = ctx.input(0);
-  KILN_RETURN_IF_ERROR(CheckSquare(ctx, in, "input"));
-  const bool compute_v = ctx.state<LinalgState>().flag_a;
-  const int64_t n = in.dim(in.rank() - 1);
-  KILN_ASSIGN_OR_RETURN(Tensor * e_t, ctx.AllocateOutput(0, BatchShape(in.shape(), {n})));
-  KILN_ASSIGN_OR_RETURN(Tensor * v_t, ctx.AllocateOutput(1, compute_v ? in.shape() : Shape{0}));
-  FirstError err;
-  KILN_RETURN_IF_ERROR(Dispatch<LinalgTypes>(in.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    ForEachMatrix(ctx, BatchCount(in.shape()), n, [&](int64_t b) {
-      if (n == 0) return;
-      const ConstMap<T> a(in.data<T>() + b * n * n, n, n);
-      Eigen::SelfAdjointEigenSolver<Mat<T>> eig(
-          Mat<T>(a), compute_v ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
-      if (eig.info() != Eigen::Success) {
-        err.Set(ctx.Error("self-adjoint eigen decomposition was not successful (matrix ", b,
-                          " of the batch)"));
-        return;
-      }
-      for (int64_t i = 0; i < n; ++i) e_t->data<T>()[b * n + i] = T(eig.eigenvalues()(i));
-      if (compute_v) MutMap<T>(v_t->data<T>() + b * n * n, n, n) = eig.eigenvectors();
-    });
-    return OkStatus();
-  }));
-  return err.Take();
 }
 
 }  // namespace kiln::exec::linalg

@@ -1,13 +1,10 @@
-// What the linear-algebra kernels share (kernels/linalg_ops.cc, linalg_decomposition_ops.cc,
-// linalg_function_ops.cc: split so that Eigen's decompositions and matrix functions compile in
-// parallel): the dtypes, Eigen maps of one matrix of a batch, the prepared state, shape checks
-// and the batch loop.
+// What the linear-algebra definitions share (kernels/linalg_ops.cc, linalg_decomposition_ops.cc,
+// linalg_function_ops.cc; their CPU kernels share kernels/cpu/linalg_util.h): the dtypes, the
+// prepared state and the prepare-time shape checks.
 #pragma once
 
-#include <Eigen/Dense>
-#include <algorithm>
 #include <complex>
-#include <mutex>
+#include <memory>
 #include <string_view>
 #include <vector>
 
@@ -18,14 +15,8 @@ namespace kiln::exec::linalg {
 
 using LinalgTypes = TypeList<float, double, std::complex<float>, std::complex<double>>;
 
-template <typename T>
-using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
-template <typename T>
-using ConstMap = Eigen::Map<const Mat<T>>;
-template <typename T>
-using MutMap = Eigen::Map<Mat<T>>;
-template <typename T>
-using Real = typename Eigen::NumTraits<T>::Real;
+// MatrixLogarithm's dtypes (TF registers the logarithm for complex types only).
+using ComplexTypes = TypeList<std::complex<float>, std::complex<double>>;
 
 // ---- shapes ----------------------------------------------------------------------------------
 
@@ -48,12 +39,12 @@ inline Status ExpectMatrices(const PrepareContext& ctx, int i, std::string_view 
   return OkStatus();
 }
 
-inline Status CheckSquare(const KernelContext& ctx, const Tensor& t, std::string_view name) {
-  if (t.rank() < 2 || t.dim(t.rank() - 1) != t.dim(t.rank() - 2))
-    return ctx.Error("input '", name, "' must hold square matrices, got shape ",
-                     t.shape().ToString());
-  return OkStatus();
-}
+// BandedTriangularSolve's matrix holds K bands of an M x M triangle as [..., K, M], TF's
+// LEFT_RIGHT alignment: lower, row j is the j-th subdiagonal, right-aligned (A[i][i-j] at
+// column i); upper, row K-1-j is the j-th superdiagonal, left-aligned (A[i][i+j] at column i).
+struct TriangularSolveState : LinalgState {
+  bool banded = false;
+};
 
 // The batch dims of `s` (all but the last two), followed by `tail`.
 inline PartialShape BatchOf(const PartialShape& s, const std::vector<int64_t>& tail) {
@@ -62,17 +53,6 @@ inline PartialShape BatchOf(const PartialShape& s, const std::vector<int64_t>& t
   dims.insert(dims.end(), tail.begin(), tail.end());
   auto r = PartialShape::FromDims(dims);
   return r.ok() ? *r : PartialShape::UnknownRank();
-}
-inline Shape BatchShape(const Shape& s, const std::vector<int64_t>& tail) {
-  Shape out;
-  for (int i = 0; i < s.rank() - 2; ++i) out.AddDim(s.dim(i));
-  for (int64_t d : tail) out.AddDim(d);
-  return out;
-}
-inline int64_t BatchCount(const Shape& s) {
-  int64_t b = 1;
-  for (int i = 0; i < s.rank() - 2; ++i) b *= s.dim(i);
-  return b;
 }
 
 inline Result<std::shared_ptr<LinalgState>> ReadType(PrepareContext& ctx, int inputs) {
@@ -84,46 +64,15 @@ inline Result<std::shared_ptr<LinalgState>> ReadType(PrepareContext& ctx, int in
   return st;
 }
 
-// Runs fn(b) for each matrix of the batch on the pool; cost ~ n^3 per matrix.
-template <typename F>
-void ForEachMatrix(const KernelContext& ctx, int64_t batch, int64_t n, F&& fn) {
-  const int64_t cost = std::max<int64_t>(1, n * n * n);
-  ctx.threads().ParallelFor(batch, std::max<int64_t>(1, 32768 / cost), [&](int64_t b, int64_t e) {
-    for (int64_t i = b; i < e; ++i) fn(i);
-  });
-}
-
-// Collects the first failure of a parallel loop.
-class FirstError {
- public:
-  void Set(Status s) {
-    std::lock_guard<std::mutex> lock(mu_);
-    if (status_.ok()) status_ = std::move(s);
-  }
-  Status Take() { return std::move(status_); }
-
- private:
-  std::mutex mu_;
-  Status status_;
-};
-
-// Kernels defined in linalg_decomposition_ops.cc and linalg_function_ops.cc, listed in
-// linalg_ops.cc's tables.
+// Definitions in linalg_decomposition_ops.cc and linalg_function_ops.cc, listed in
+// linalg_ops.cc's table.
 Status PrepareQr(PrepareContext& ctx);
-Status ComputeQr(const KernelContext& ctx);
 Status PrepareSvd(PrepareContext& ctx);
-Status ComputeSvd(const KernelContext& ctx);
 Status PrepareEig(PrepareContext& ctx);
-Status ComputeEig(const KernelContext& ctx);
 Status PrepareMatrixSquareRoot(PrepareContext& ctx);
-Status ComputeMatrixSquareRoot(const KernelContext& ctx);
 Status PrepareMatrixLogarithm(PrepareContext& ctx);
-Status ComputeMatrixLogarithm(const KernelContext& ctx);
 Status PrepareSolveLs(PrepareContext& ctx);
-Status ComputeSolveLs(const KernelContext& ctx);
 Status PrepareTridiagonalMatMul(PrepareContext& ctx);
-Status ComputeTridiagonalMatMul(const KernelContext& ctx);
 Status PrepareTridiagonalSolve(PrepareContext& ctx);
-Status ComputeTridiagonalSolve(const KernelContext& ctx);
 
 }  // namespace kiln::exec::linalg

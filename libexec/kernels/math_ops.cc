@@ -1,77 +1,20 @@
-// Element-wise arithmetic with numpy broadcasting, unary math, and Cast.
-#include <bit>
-#include <complex>
-#include <string>
-#include <type_traits>
+// Element-wise arithmetic with numpy broadcasting, unary math, and Cast: definitions. The CPU
+// kernels are in kernels/cpu/math_ops.cc.
+#include "kernels/math_ops.h"
 
-#include "kernels/cpu/vector_math.h"
-#include "kernels/eigen_functors.h"
-#include "kernels/cpu/elementwise.h"
-#include "kernels/elementwise_functors.h"
+#include <memory>
+
+#include "kernels/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
 
-template <typename T>
-const T* Data(const Tensor& t) {
-  return t.data<T>();
-}
-template <typename T>
-T* Data(Tensor& t) {
-  return t.data<T>();
-}
+using math::AddTypes;
+using math::CastTypes;
 
 // ---- Cast ------------------------------------------------------------------------------------
-
-// Every numeric dtype TF's Cast kernel takes, half precision and complex included.
-using CastTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
-                           uint8_t, uint16_t, uint32_t, uint64_t, bool, std::complex<float>,
-                           std::complex<double>, Float8E5M2, Float8E4M3FN>;
-
-// One element, as TF's Cast converts it: complex to real keeps the real part, anything to bool
-// is "not zero", half precision goes through float (exact), float to integer truncates.
-template <typename Src, typename Dst>
-Dst CastValue(ComputeType<Src> v) {
-  using S = ComputeType<Src>;
-  using D = ComputeType<Dst>;
-  if constexpr (std::is_same_v<S, D>) {
-    return std::bit_cast<Dst>(v);
-  } else if constexpr (std::is_same_v<Dst, bool>) {
-    return v != S(0);
-  } else {
-    // Through a wide real (or complex) type both ends convert to exactly.
-    using Wide = std::conditional_t<std::is_same_v<S, double> || std::is_same_v<D, double> ||
-                                        std::is_same_v<S, std::complex<double>> ||
-                                        std::is_same_v<D, std::complex<double>> ||
-                                        std::is_same_v<S, int64_t> || std::is_same_v<S, uint64_t>,
-                                    double, float>;
-    Wide w;
-    if constexpr (kIsComplex<S>)
-      w = static_cast<Wide>(v.real());
-    else if constexpr (std::is_same_v<S, bool>)
-      w = v ? Wide(1) : Wide(0);
-    else
-      w = static_cast<Wide>(v);
-    D d;
-    if constexpr (kIsComplex<D>) {
-      if constexpr (kIsComplex<S>)
-        d = D(v);
-      else
-        d = D(static_cast<typename D::value_type>(w), 0);
-    } else if constexpr (std::is_same_v<S, int64_t> || std::is_same_v<S, uint64_t>) {
-      // Integers go straight across (no detour through double's 53 bits).
-      if constexpr (kIsFloating<D>)
-        d = static_cast<D>(static_cast<float>(v));
-      else
-        d = static_cast<D>(v);
-    } else {
-      d = static_cast<D>(w);
-    }
-    return std::bit_cast<Dst>(d);
-  }
-}
 
 Status PrepareCast(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
@@ -87,77 +30,7 @@ Status PrepareCast(PrepareContext& ctx) {
   return OkStatus();
 }
 
-// The types the Eigen path below has always handled; the rest convert element by element.
-template <typename T>
-inline constexpr bool kEigenCastType = std::is_same_v<T, float> || std::is_same_v<T, double> ||
-                                       kIsInteger<T> || std::is_same_v<T, bool>;
-
-// float32 <-> float16/bfloat16 through vector_math's loops (F16C where the CPU has it): the
-// casts at the edges of every half-precision region. False for other pairs.
-bool CastHalfVectorised(const KernelContext& ctx, const Tensor& x, Tensor* out) {
-  using Loop = void (*)(const void*, void*, int64_t);
-  Loop loop = nullptr;
-  const DType from = x.dtype(), to = out->dtype();
-  if (from == DType::kHalf && to == DType::kFloat) {
-    loop = [](const void* a, void* b, int64_t n) {
-      vmath::HalfToFloat(static_cast<const uint16_t*>(a), static_cast<float*>(b), n);
-    };
-  } else if (from == DType::kFloat && to == DType::kHalf) {
-    loop = [](const void* a, void* b, int64_t n) {
-      vmath::FloatToHalf(static_cast<const float*>(a), static_cast<uint16_t*>(b), n);
-    };
-  } else if (from == DType::kBFloat16 && to == DType::kFloat) {
-    loop = [](const void* a, void* b, int64_t n) {
-      vmath::BFloat16ToFloat(static_cast<const uint16_t*>(a), static_cast<float*>(b), n);
-    };
-  } else if (from == DType::kFloat && to == DType::kBFloat16) {
-    loop = [](const void* a, void* b, int64_t n) {
-      vmath::FloatToBFloat16(static_cast<const float*>(a), static_cast<uint16_t*>(b), n);
-    };
-  }
-  if (loop == nullptr) return false;
-  const auto* in = static_cast<const char*>(x.raw_data());
-  auto* o = static_cast<char*>(out->raw_data());
-  const size_t in_size = DTypeSize(from), out_size = DTypeSize(to);
-  ctx.threads().ParallelFor(x.NumElements(), 1 << 14, [&](int64_t b, int64_t e) {
-    loop(in + b * in_size, o + b * out_size, e - b);
-  });
-  return true;
-}
-
-Status ComputeCast(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const DType dst = ctx.state<TypedOpState<DType>>().value;
-  if (x.dtype() == dst) {
-    ctx.SetOutput(0, x);
-    return OkStatus();
-  }
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
-  if (CastHalfVectorised(ctx, x, out)) return OkStatus();
-  return Dispatch<CastTypes>(x.dtype(), [&](auto src_tag) {
-    using Src = typename decltype(src_tag)::type;
-    return Dispatch<CastTypes>(dst, [&](auto dst_tag) {
-      using Dst = typename decltype(dst_tag)::type;
-      const int64_t n = x.NumElements();
-      if constexpr (kEigenCastType<Src> && kEigenCastType<Dst>) {
-        functor::CastFunctor<EigenCpuDevice, Src, Dst>()(Cpu(),
-                                                         functor::ConstFlat<Src>(Data<Src>(x), n),
-                                                         functor::Flat<Dst>(Data<Dst>(*out), n));
-      } else {
-        const ComputeType<Src>* in = ComputeData<Src>(x);
-        Dst* o = Data<Dst>(*out);
-        ctx.threads().ParallelFor(n, 8, [&](int64_t b, int64_t e) {
-          for (int64_t i = b; i < e; ++i) o[i] = CastValue<Src, Dst>(in[i]);
-        });
-      }
-      return OkStatus();
-    });
-  });
-}
-
 // ---- tables ----------------------------------------------------------------------------------
-
-using AddTypes = NumberAndStringTypes;
 
 constexpr OpDefinition kDefs[] = {
     {"Add", "z", kOpElementwise, PrepareBinarySame<AddTypes>},
@@ -178,28 +51,8 @@ constexpr OpDefinition kDefs[] = {
     {"Cast", "y", kOpNone, PrepareCast},
 };
 
-constexpr KernelEntry kCpu[] = {
-    {"Add", ComputeBinary<fn::Add, AddTypes>},
-    {"AddV2", ComputeBinary<fn::Add, AddTypes>},
-    {"Sub", ComputeBinary<fn::Sub, NumberTypes>},
-    {"Mul", ComputeBinary<fn::Mul, NumberTypes>},
-    {"RealDiv", ComputeBinary<fn::Div, NumberTypes>},
-    {"Maximum", ComputeBinary<fn::Maximum, RealTypes>},
-    {"Minimum", ComputeBinary<fn::Minimum, RealTypes>},
-    {"Neg", ComputeUnary<fn::Neg, SignedNumberTypes>},
-    {"Abs", ComputeUnary<fn::Abs, SignedRealTypes>},
-    {"Square", ComputeUnary<fn::Square, NumberTypes>},
-    {"Sqrt", ComputeUnary<fn::Sqrt, FloatAndComplexTypes>},
-    {"Exp", ComputeUnary<fn::Exp, FloatAndComplexTypes>},
-    {"Log", ComputeUnary<fn::Log, FloatAndComplexTypes>},
-    {"Tanh", ComputeUnary<fn::Tanh, FloatAndComplexTypes>},
-    {"Sigmoid", ComputeUnary<fn::Sigmoid, FloatAndComplexTypes>},
-    {"Cast", ComputeCast},
-};
-
 }  // namespace
 
 std::span<const OpDefinition> MathOpDefs() { return kDefs; }
-std::span<const KernelEntry> MathCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

@@ -1,10 +1,11 @@
-// The op families that make up the op table. Family F lives in kernels/<f>_ops.cc (F in snake
-// case: MathUnary in math_unary_ops.cc; MatMul in matmul_ops.cc), whose opening comment lists
-// its ops, and gives its definitions and CPU kernels as plain arrays through F##OpDefs() and
-// F##CpuKernels(); op_table.cc sorts the families a runtime lists (op_table_builder.h). Adding a
-// family means a file and its name in one of the two lists below. Only the op tables include
-// this header (op_families_full.cc, runtime/op_families_minimal.cc, the table a reduced build
-// generates): a family file does not, so adding a family recompiles the tables, not every kernel.
+// The op families that make up the op table. Family F's definitions live in kernels/<f>_ops.cc
+// (F in snake case: MathUnary in math_unary_ops.cc) and its CPU kernels in kernels/cpu/<f>_ops.cc
+// (kernels/full/ and kernels/cpu/full/ for the full runtime's own families), given as plain
+// arrays through F##OpDefs() and F##CpuKernels(); op_table.cc sorts the families a runtime lists
+// (op_table_builder.h). Adding a family means its files and its name in one of the two lists
+// below. Only the op tables include this header (kernels/full/op_families_full.cc,
+// runtime/op_families_minimal.cc, the table a reduced build generates): a family file does not,
+// so adding a family recompiles the tables, not every kernel.
 #pragma once
 
 #include <span>

@@ -1,12 +1,17 @@
 // Ops that pass their input through unchanged or stand for a feed: PlaceholderV2,
-// PlaceholderWithDefault, PreventGradient, EnsureShape. None of them copies: the output is the
-// input tensor itself.
+// PlaceholderWithDefault, PreventGradient, EnsureShape. The CPU kernels are in
+// kernels/cpu/passthrough_ops.cc.
+#include "kernels/passthrough_ops.h"
+
 #include <string>
 
 #include "kernels/array_util.h"
 
 namespace kiln::exec {
 namespace {
+
+using passthrough::BracketShape;
+using passthrough::ShapeState;
 
 // ---- PlaceholderV2 ---------------------------------------------------------------------------
 
@@ -16,12 +21,6 @@ Status PreparePlaceholderV2(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, PartialShape shape, ctx.attrs.GetShape("shape"));
   ctx.outputs = {TensorSpec{dtype, shape}};
   return OkStatus();
-}
-
-// A fed placeholder is replaced by an argument before anything runs; reaching the kernel means
-// the graph needs a value nobody gave (TF: "You must feed a value for placeholder tensor").
-Status ComputePlaceholderV2(const KernelContext& ctx) {
-  return InvalidArgument("placeholder '", ctx.node_name(), "' was not fed");
 }
 
 // ---- PlaceholderWithDefault ----------------------------------------------------------------
@@ -54,25 +53,7 @@ Status PreparePreventGradient(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeForward(const KernelContext& ctx) {
-  ctx.SetOutput(0, ctx.input(0));
-  return OkStatus();
-}
-
 // ---- EnsureShape -----------------------------------------------------------------------------
-
-using ShapeState = TypedOpState<PartialShape>;
-
-// TF writes shapes in brackets with '?' for unknown dims: "[3,?]".
-std::string BracketShape(const PartialShape& s) {
-  if (s.unknown_rank()) return "<unknown>";
-  std::string out = "[";
-  for (int i = 0; i < s.rank(); ++i) {
-    out += i ? "," : "";
-    out += s.dim(i) < 0 ? "?" : std::to_string(s.dim(i));
-  }
-  return out + "]";
-}
 
 Status PrepareEnsureShape(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
@@ -89,17 +70,6 @@ Status PrepareEnsureShape(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeEnsureShape(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  const PartialShape& want = ctx.state<ShapeState>().value;
-  if (!want.IsCompatibleWith(x.shape())) {
-    return ctx.Error("shape of tensor ", BracketShape(PartialShape(x.shape())),
-                     " is not compatible with expected shape ", BracketShape(want));
-  }
-  ctx.SetOutput(0, x);
-  return OkStatus();
-}
-
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -109,16 +79,8 @@ constexpr OpDefinition kDefs[] = {
     {"EnsureShape", "output", kOpNone, PrepareEnsureShape},
 };
 
-constexpr KernelEntry kCpu[] = {
-    {"PlaceholderV2", ComputePlaceholderV2},
-    {"PlaceholderWithDefault", ComputeForward},
-    {"PreventGradient", ComputeForward},
-    {"EnsureShape", ComputeEnsureShape},
-};
-
 }  // namespace
 
 std::span<const OpDefinition> PassthroughOpDefs() { return kDefs; }
-std::span<const KernelEntry> PassthroughCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

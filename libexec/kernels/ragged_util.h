@@ -1,6 +1,6 @@
 // Ragged tensors as TF's ragged ops take them: nested row splits (one int32/int64 vector per
 // ragged dim, each starting at 0, non-decreasing, ending at the size of the next level) over
-// a dense values tensor. Shared by ragged_ops.cc and ragged_variant_ops.cc.
+// a dense values tensor. Shared by the ragged families (ragged_ops, ragged_variant_ops).
 #pragma once
 
 #include <cstdint>

@@ -1,11 +1,11 @@
 // Keras's recurrent layers as one fused kernel. Keras exports an LSTM, GRU or SimpleRNN layer
 // as a While loop whose body is one cell step over TensorLists; run op by op, every step pays
 // the executor's per-op cost and a matrix-vector product per weight. When a While node's body
-// and cond are recognised as such a loop (recurrent_loop.cc lists the forms), the loop runs
-// here instead: one GEMM projects the inputs of every step at once, and each step is one
-// product with the recurrent kernel and the cell's gates in a tight loop. Anything else, or any
-// call whose values do not fit (dtypes, shapes, list bounds), runs the generic loop, which gives
-// TF's results and errors. KILN_RECURRENT_FUSION=0 turns the fused kernel off (for
+// and cond are recognised as such a loop (full/recurrent_loop_match.cc lists the forms), the
+// loop runs here instead: one GEMM projects the inputs of every step at once, and each step is
+// one product with the recurrent kernel and the cell's gates in a tight loop. Anything else, or
+// any call whose values do not fit (dtypes, shapes, list bounds), runs the generic loop, which
+// gives TF's results and errors. KILN_RECURRENT_FUSION=0 turns the fused kernel off (for
 // comparisons); =log says on stderr which nodes it takes.
 #pragma once
 

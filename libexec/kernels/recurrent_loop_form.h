@@ -1,5 +1,5 @@
 // The fused recurrent loop's form (recurrent_loop.h): which loop variables play which part,
-// found by recurrent_loop_match.cc and run by recurrent_loop.cc.
+// found by full/recurrent_loop_match.cc and run by cpu/full/recurrent_loop.cc.
 #pragma once
 
 #include <algorithm>

@@ -3,14 +3,20 @@
 // the variable when the graph is prepared and the Assign ops write it and pass the handle on as
 // their output_ref. Where a TF1 graph reads a ref as a value, the loader puts a ReadVariableOp
 // (libexec/loader/tf1_graph.cc), so every other op sees plain tensors.
-#include <string>
+// The CPU kernels are in kernels/cpu/ref_variable_ops.cc.
+#include "kernels/ref_variable_ops.h"
 
-#include "kernels/eigen_functors.h"
+#include <memory>
+#include <string>
+#include <utility>
+
 #include "kernels/type_lists.h"
 #include "kernels/variable_util.h"
 
 namespace kiln::exec {
 namespace {
+
+using ref_variable::AssignState;
 
 using Handle = std::shared_ptr<ResourceBase>;
 
@@ -44,17 +50,7 @@ Status PrepareVariableV2(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeVariableV2(const KernelContext& ctx) {
-  ctx.SetOutput(0, ctx.state<TypedOpState<Tensor>>().value);
-  return OkStatus();
-}
-
 // ---- Assign, AssignAdd, AssignSub ------------------------------------------------------------
-
-struct AssignState : OpState {
-  DType dtype = DType::kInvalid;
-  bool validate_shape = true;
-};
 
 Status PrepareRefAssign(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
@@ -80,50 +76,6 @@ Status PrepareRefAssign(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeAssign(const KernelContext& ctx) {
-  const auto& st = ctx.state<AssignState>();
-  auto var = VariableFromHandle(ctx.input(0), "ref");
-  if (!var.ok()) return Wrap(ctx, var.status());
-  Status s = ExpectVariableDType(**var, st.dtype);
-  if (s.ok())
-    s = st.validate_shape ? (*var)->Assign(ctx.input(1)) : (*var)->AssignAnyShape(ctx.input(1));
-  if (!s.ok()) return Wrap(ctx, s);
-  ctx.SetOutput(0, ctx.input(0));
-  return OkStatus();
-}
-
-template <template <typename> class Fn>
-Status ComputeAssignUpdate(const KernelContext& ctx) {
-  const auto& st = ctx.state<AssignState>();
-  auto var = VariableFromHandle(ctx.input(0), "ref");
-  if (!var.ok()) return Wrap(ctx, var.status());
-  const Tensor& delta = ctx.input(1);
-  Status s = ExpectVariableDType(**var, st.dtype);
-  if (s.ok()) {
-    s = (*var)->Update([&](const Tensor& cur) -> Result<Tensor> {
-      if (cur.shape() != delta.shape())
-        return InvalidArgument("variable '", (*var)->name(), "' has shape ", cur.shape().ToString(),
-                               ", the value has shape ", delta.shape().ToString(),
-                               ": they must be equal");
-      Tensor next(cur.dtype(), cur.shape());
-      KILN_RETURN_IF_ERROR(Dispatch<RealTypes>(cur.dtype(), [&](auto tag) {
-        using T = typename decltype(tag)::type;
-        using C = ComputeType<T>;
-        const C* a = ComputeData<T>(cur);
-        const C* b = ComputeData<T>(delta);
-        C* o = MutableComputeData<T>(&next);
-        const Fn<C> fn;
-        for (int64_t i = 0; i < cur.NumElements(); ++i) o[i] = fn(a[i], b[i]);
-        return OkStatus();
-      }));
-      return next;
-    });
-  }
-  if (!s.ok()) return Wrap(ctx, s);
-  ctx.SetOutput(0, ctx.input(0));
-  return OkStatus();
-}
-
 constexpr OpDefinition kDefs[] = {
     {"VariableV2", "ref", kOpStateful, PrepareVariableV2},
     {"Assign", "output_ref", kOpStateful, PrepareRefAssign},
@@ -131,16 +83,8 @@ constexpr OpDefinition kDefs[] = {
     {"AssignSub", "output_ref", kOpStateful, PrepareRefAssign},
 };
 
-constexpr KernelEntry kCpu[] = {
-    {"VariableV2", ComputeVariableV2},
-    {"Assign", ComputeAssign},
-    {"AssignAdd", ComputeAssignUpdate<functor::AddFn>},
-    {"AssignSub", ComputeAssignUpdate<functor::SubFn>},
-};
-
 }  // namespace
 
 std::span<const OpDefinition> RefVariableOpDefs() { return kDefs; }
-std::span<const KernelEntry> RefVariableCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

@@ -1,39 +1,28 @@
 // Selecting elements: Transpose (and ConjugateTranspose), StridedSlice and its writes
-// (StridedSliceGrad, TensorStridedSliceUpdate), GatherV2 (batch_dims included).
+// (StridedSliceGrad, TensorStridedSliceUpdate), GatherV2 (batch_dims included); and TF's
+// strided-slice analysis (kernels/strided_slice.h). The CPU kernels are in
+// kernels/cpu/slice_ops.cc.
+#include "kernels/slice_ops.h"
+
 #include <algorithm>
-#include <complex>
+#include <array>
 #include <cstdint>
-#include <string>
+#include <span>
 #include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/strided_slice.h"
-#include "kernels/type_lists.h"
 
 namespace kiln::exec {
 namespace {
 
-// ---- Transpose -------------------------------------------------------------------------------
+using slice::BatchDimsState;
+using slice::CheckPerm;
+using slice::GatherBatchDims;
+using slice::GatherDims;
+using slice::StridedSliceState;
 
-// Checks that `perm` is a permutation of [0, rank).
-Status CheckPerm(const std::vector<int64_t>& perm, int rank) {
-  if (static_cast<int>(perm.size()) != rank) {
-    return InvalidArgument("perm ", DimsString(perm), " has ", perm.size(),
-                           " entries but the input has rank ", rank);
-  }
-  std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= rank) {
-      return InvalidArgument("perm ", DimsString(perm), ": ", p, " is out of range [0, ", rank,
-                             ")");
-    }
-    if (seen[p]) {
-      return InvalidArgument("perm ", DimsString(perm), ": ", p, " appears more than once");
-    }
-    seen[p] = true;
-  }
-  return OkStatus();
-}
+// ---- Transpose -------------------------------------------------------------------------------
 
 Status PrepareTranspose(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
@@ -56,41 +45,6 @@ Status PrepareTranspose(PrepareContext& ctx) {
   }
   ctx.outputs = {TensorSpec{t, out}};
   return OkStatus();
-}
-
-// Output 0: `x` (the input's values, or a conjugated copy of them) with its dims permuted as
-// input 1 says.
-Status TransposeInto(const KernelContext& ctx, const Tensor& x) {
-  std::vector<int64_t> perm = IndexValues(ctx.input(1));
-  Status s = CheckPerm(perm, x.rank());
-  if (!s.ok()) return Wrap(ctx, s);
-  const auto in_strides = RowMajorStrides(x.shape());
-  Shape shape;
-  CopyPlan plan;
-  for (int i = 0; i < x.rank(); ++i) {
-    shape.AddDim(x.dim(perm[i]));
-    AddCopyDim(&plan, x.dim(perm[i]), in_strides[perm[i]]);
-  }
-  // An identity permutation is a plain copy (the plan merges it to one run).
-  return CopyIntoOutput(ctx, 0, x, shape, plan);
-}
-
-Status ComputeTranspose(const KernelContext& ctx) { return TransposeInto(ctx, ctx.input(0)); }
-
-// ConjugateTranspose: the transpose of the complex conjugate (a plain transpose otherwise).
-Status ComputeConjugateTranspose(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  if (!IsComplex(x.dtype())) return TransposeInto(ctx, x);
-  Tensor conj(x.dtype(), x.shape());
-  using ComplexTypes = TypeList<std::complex<float>, std::complex<double>>;
-  KILN_RETURN_IF_ERROR(Dispatch<ComplexTypes>(x.dtype(), [&](auto tag) {
-    using C = typename decltype(tag)::type;
-    const C* in = x.data<C>();
-    C* out = conj.data<C>();
-    for (int64_t i = 0; i < x.NumElements(); ++i) out[i] = std::conj(in[i]);
-    return OkStatus();
-  }));
-  return TransposeInto(ctx, conj);
 }
 
 // ---- StridedSlice ------------------------------------------------------------------------------
@@ -222,10 +176,6 @@ Status AnalyzeStridedSlice(std::span<const int64_t> input_dims, const int64_t* b
 
 namespace {
 
-struct StridedSliceState : OpState {
-  SliceMasks masks;
-};
-
 Status PrepareStridedSlice(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(4));
   KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
@@ -271,22 +221,6 @@ Status PrepareStridedSlice(PrepareContext& ctx) {
   return OkStatus();
 }
 
-Status ComputeStridedSlice(const KernelContext& ctx) {
-  const Tensor& x = ctx.input(0);
-  DenseSlice dense;
-  Status s = AnalyzeSliceOf(x.shape(), ctx.input(1), ctx.input(2), ctx.input(3),
-                            ctx.state<StridedSliceState>().masks, &dense);
-  if (!s.ok()) return Wrap(ctx, s);
-  const Shape shape = *Shape::FromDims(dense.final_dims);
-  const auto in_strides = RowMajorStrides(x.shape());
-  CopyPlan plan;
-  for (int i = 0; i < x.rank(); ++i) {
-    AddCopyDim(&plan, dense.size[i], in_strides[i] * dense.stride[i]);
-    plan.offset[1] += dense.begin[i] * in_strides[i];
-  }
-  return CopyIntoOutput(ctx, 0, x, shape, plan);
-}
-
 // ---- StridedSliceGrad, TensorStridedSliceUpdate ----------------------------------------------
 
 // The writes of a strided slice: StridedSliceGrad(shape, begin, end, strides, dy) is zeros of
@@ -321,37 +255,6 @@ Status PrepareStridedWrite(PrepareContext& ctx) {
   return OkStatus();
 }
 
-template <bool kGrad>
-Status ComputeStridedWrite(const KernelContext& ctx) {
-  Shape shape;
-  if (kGrad) {
-    KILN_ASSIGN_OR_RETURN(shape, Shape::FromDims(IndexValues(ctx.input(0))));
-  } else {
-    shape = ctx.input(0).shape();
-  }
-  DenseSlice dense;
-  Status s = AnalyzeSliceOf(shape, ctx.input(1), ctx.input(2), ctx.input(3),
-                            ctx.state<StridedSliceState>().masks, &dense);
-  if (!s.ok()) return Wrap(ctx, s);
-  const Tensor& values = ctx.input(4);
-  if (kGrad && values.shape().ToVector() != dense.final_dims) {
-    return ctx.Error("shape of dy was ", values.shape().ToString(), " instead of ",
-                     DimsString(dense.final_dims));
-  }
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
-  KILN_RETURN_IF_ERROR(DispatchStorage(values.dtype(), [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    if (kGrad) {
-      std::fill_n(Elems<U>(*out), out->NumElements(), U{});
-    } else {
-      std::copy_n(Elems<U>(ctx.input(0)), out->NumElements(), Elems<U>(*out));
-    }
-    return OkStatus();
-  }));
-  s = WriteStridedSlice(values, dense, out);
-  return s.ok() ? OkStatus() : Wrap(ctx, s);
-}
-
 }  // namespace
 
 Status ReadSliceMasks(PrepareContext& ctx, SliceMasks* m) {
@@ -379,69 +282,9 @@ Status AnalyzeSliceOf(const Shape& shape, const Tensor& begin_t, const Tensor& e
                              static_cast<int>(strides.size()), m, out);
 }
 
-Status WriteStridedSlice(const Tensor& values, const DenseSlice& dense, Tensor* dst) {
-  KILN_ASSIGN_OR_RETURN(const Shape final_shape, Shape::FromDims(dense.final_dims));
-  auto b_shape = BroadcastShapes(values.shape(), final_shape);
-  if (!b_shape.ok() || *b_shape != final_shape) {
-    return InvalidArgument("cannot broadcast a value of shape ", values.shape().ToString(),
-                           " to the slice's shape ", final_shape.ToString());
-  }
-  const Shape& shape = dst->shape();
-  return DispatchStorage(values.dtype(), [&](auto tag) {
-    using U = typename decltype(tag)::type;
-    U* to_data = Elems<U>(*dst);
-    // The slice's elements in order (the value broadcast), then written through the slice.
-    std::vector<U> src(final_shape.num_elements());
-    const auto b = BroadcastStrides(values.shape(), final_shape);
-    const auto fs = RowMajorStrides(final_shape);
-    StridedPlan<2> from;
-    for (int i = 0; i < final_shape.rank(); ++i) from.AddDim(final_shape.dim(i), {fs[i], b[i]});
-    const U* v = Elems<U>(values);
-    WalkRange(from, 0, from.num_elements, [&](const auto& off, int64_t n, const auto& st) {
-      for (int64_t j = 0; j < n; ++j) src[off[0] + j * st[0]] = v[off[1] + j * st[1]];
-    });
-    const auto os = RowMajorStrides(shape);
-    StridedPlan<2> to;
-    for (int i = 0; i < shape.rank(); ++i) {
-      to.AddDim(dense.size[i], {os[i] * dense.stride[i], 0});
-      to.offset[0] += dense.begin[i] * os[i];
-    }
-    int64_t k = 0;
-    WalkRange(to, 0, to.num_elements, [&](const auto& off, int64_t n, const auto& st) {
-      for (int64_t j = 0; j < n; ++j) to_data[off[0] + j * st[0]] = src[k++];
-    });
-    return OkStatus();
-  });
-}
-
 namespace {
 
 // ---- GatherV2 --------------------------------------------------------------------------------
-
-// batch_dims in [-indices_rank, indices_rank], made non-negative; at most the axis, which must
-// be a dim of params (TF's checks and messages).
-Result<int> GatherBatchDims(int64_t batch_dims, int indices_rank, int axis) {
-  if (batch_dims < -indices_rank || batch_dims > indices_rank) {
-    return InvalidArgument("expected batch_dims in the range [", -indices_rank, ", ", indices_rank,
-                           "], but got ", batch_dims);
-  }
-  const int b = static_cast<int>(batch_dims < 0 ? batch_dims + indices_rank : batch_dims);
-  if (b > axis) {
-    return InvalidArgument("batch_dims (", b, ") must be less than or equal to axis (", axis, ")");
-  }
-  return b;
-}
-
-// params.shape[:axis] + indices.shape[batch_dims:] + params.shape[axis + 1:]; -1 unknown.
-std::vector<int64_t> GatherDims(std::span<const int64_t> params, std::span<const int64_t> indices,
-                                int axis, int batch_dims) {
-  std::vector<int64_t> dims(params.begin(), params.begin() + axis);
-  dims.insert(dims.end(), indices.begin() + batch_dims, indices.end());
-  dims.insert(dims.end(), params.begin() + axis + 1, params.end());
-  return dims;
-}
-
-using BatchDimsState = TypedOpState<int64_t>;
 
 Status PrepareGather(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
@@ -481,82 +324,6 @@ Status PrepareGather(PrepareContext& ctx) {
   return OkStatus();
 }
 
-// "[1, 0]" for flat position i of `shape`.
-std::string IndexString(int64_t i, const Shape& shape) {
-  std::vector<int64_t> idx(shape.rank());
-  for (int d = shape.rank() - 1; d >= 0; --d) {
-    idx[d] = i % shape.dim(d);
-    i /= shape.dim(d);
-  }
-  std::string s = "[";
-  for (size_t d = 0; d < idx.size(); ++d) s += (d ? "," : "") + std::to_string(idx[d]);
-  return s + "]";
-}
-
-Status ComputeGather(const KernelContext& ctx) {
-  const Tensor& params = ctx.input(0);
-  const Tensor& indices = ctx.input(1);
-  const Tensor& axis_t = ctx.input(2);
-  if (axis_t.NumElements() != 1) {
-    return ctx.Error("input 'axis' must be a scalar, got shape ", axis_t.shape().ToString());
-  }
-  if (params.rank() == 0) return ctx.Error("input 'params' must have rank >= 1, got a scalar");
-  auto axis = CanonicalAxis(IndexValues(axis_t)[0], params.rank(), "axis");
-  if (!axis.ok()) return Wrap(ctx, axis.status());
-  auto bd = GatherBatchDims(ctx.state<BatchDimsState>().value, indices.rank(), *axis);
-  if (!bd.ok()) return Wrap(ctx, bd.status());
-  // params viewed as [batch, outer, limit, inner], indices as [batch, n]: the first batch_dims
-  // dims are shared, each batch gathers from its own slice.
-  int64_t batch = 1, outer = 1, inner = 1, n = 1;
-  for (int d = 0; d < *bd; ++d) {
-    if (params.dim(d) != indices.dim(d)) {
-      return ctx.Error("params.shape[", d, "]: ", params.dim(d),
-                       " should be equal to indices.shape[", d, "]: ", indices.dim(d));
-    }
-    batch *= params.dim(d);
-  }
-  for (int d = *bd; d < *axis; ++d) outer *= params.dim(d);
-  for (int d = *axis + 1; d < params.rank(); ++d) inner *= params.dim(d);
-  for (int d = *bd; d < indices.rank(); ++d) n *= indices.dim(d);
-  auto shape =
-      Shape::FromDims(GatherDims(params.shape().dims(), indices.shape().dims(), *axis, *bd));
-  if (!shape.ok()) return Wrap(ctx, shape.status());
-  const int64_t limit = params.dim(*axis);
-  KILN_ASSIGN_OR_RETURN(Tensor * out_ptr, ctx.AllocateOutput(0, params.dtype(), *shape));
-  Tensor& out = *out_ptr;
-  auto run = [&](auto index_tag) -> Status {
-    using Index = typename decltype(index_tag)::type;
-    const Index* idx = indices.data<Index>();
-    for (int64_t j = 0; j < indices.NumElements(); ++j) {
-      if (idx[j] < 0 || idx[j] >= limit) {
-        return ctx.Error("indices", IndexString(j, indices.shape()), " = ",
-                         static_cast<int64_t>(idx[j]), " is not in [0, ", limit, ")");
-      }
-    }
-    return DispatchStorage(params.dtype(), [&](auto tag) {
-      using U = typename decltype(tag)::type;
-      if (out.NumElements() == 0) return OkStatus();
-      // out[b, o, j, :] = params[b, o, indices[b, j], :], one (b, o, j) row at a time.
-      const U* src = Elems<U>(params);
-      U* dst = Elems<U>(out);
-      ctx.threads().ParallelFor(
-          batch * outer * n, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, inner)),
-          [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-              const int64_t j = r % n, bo = r / n, b = bo / outer;
-              const int64_t row = bo * limit + static_cast<int64_t>(idx[b * n + j]);
-              const U* from = src + row * inner;
-              std::copy(from, from + inner, dst + r * inner);
-            }
-          });
-      return OkStatus();
-    });
-  };
-  KILN_RETURN_IF_ERROR(indices.dtype() == DType::kInt32 ? run(std::type_identity<int32_t>{})
-                                                        : run(std::type_identity<int64_t>{}));
-  return OkStatus();
-}
-
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -568,18 +335,8 @@ constexpr OpDefinition kDefs[] = {
     {"GatherV2", "output", kOpFreshOutputs, PrepareGather},
 };
 
-constexpr KernelEntry kCpu[] = {
-    {"Transpose", ComputeTranspose},
-    {"ConjugateTranspose", ComputeConjugateTranspose},
-    {"StridedSliceGrad", ComputeStridedWrite<true>},
-    {"TensorStridedSliceUpdate", ComputeStridedWrite<false>},
-    {"StridedSlice", ComputeStridedSlice},
-    {"GatherV2", ComputeGather},
-};
-
 }  // namespace
 
 std::span<const OpDefinition> SliceOpDefs() { return kDefs; }
-std::span<const KernelEntry> SliceCpuKernels() { return kCpu; }
 
 }  // namespace kiln::exec

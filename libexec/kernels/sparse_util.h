@@ -1,5 +1,5 @@
 // Sparse tensors as three inputs (indices [N, R] int64, values [N], dense_shape [R]), as the
-// sparse kernel families read them (sparse_math_ops.cc, sparse_manip_ops.cc).
+// sparse kernel families read them (cpu/sparse_math_ops.cc, cpu/sparse_manip_ops.cc).
 #pragma once
 
 #include <algorithm>

@@ -1,7 +1,8 @@
-// TF's strided-slice analysis (ValidateStridedSliceOp), shared by the CPU kernel
-// (slice_ops.cc) and the GPU's (cuda/array.cu): the sparse spec (begin/end/strides with masks,
-// ellipsis and new axes) made dense over the input dims. And the slice's writes on the CPU
-// (StridedSliceGrad, TensorStridedSliceUpdate, ResourceStridedSliceAssign).
+// TF's strided-slice analysis (ValidateStridedSliceOp), shared by the definitions
+// (slice_ops.cc), the CPU kernels (cpu/slice_ops.cc) and the GPU's (cuda/array.cu): the sparse
+// spec (begin/end/strides with masks, ellipsis and new axes) made dense over the input dims. And
+// the slice's writes on the CPU (StridedSliceGrad, TensorStridedSliceUpdate,
+// ResourceStridedSliceAssign).
 #pragma once
 
 #include <array>

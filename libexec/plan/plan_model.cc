@@ -1,5 +1,6 @@
 // Loading a model from its serving plan's model section (plan_model.h): the variables by
 // checkpoint key, then every signature and restored method prepared from the plan's graphs.
+// Compiled with and without KILN_NO_PROTOBUF, as the plan reader it uses is.
 #include "kiln/exec/plan_model.h"
 
 #include <algorithm>

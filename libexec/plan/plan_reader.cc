@@ -1,3 +1,5 @@
+// Reading a serving plan (plan_reader.h). Compiled with and without KILN_NO_PROTOBUF, as the
+// FlatGraph it fills (graph/flat_graph.h) has protobuf parts.
 #include "plan/plan_reader.h"
 
 #include <cstring>

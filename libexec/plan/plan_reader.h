@@ -10,7 +10,7 @@
 #include <string_view>
 #include <vector>
 
-#include "executor/flat_graph.h"
+#include "graph/flat_graph.h"
 #include "kiln/core/status.h"
 
 namespace kiln::plan {

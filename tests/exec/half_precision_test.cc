@@ -1,6 +1,6 @@
 // Half precision through the executor: nodes whose kernels have no float16/bfloat16 form run in
 // float32 between casts (executor/half_precision.h), and half-precision regions compute in
-// float32 on the host (executor/half_in_float.h), with TensorFlow's dtypes at every boundary.
+// float32 on the host (graph/half_in_float.h), with TensorFlow's dtypes at every boundary.
 #include "executor/half_precision.h"
 
 #include <doctest/doctest.h>

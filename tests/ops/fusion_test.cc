@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "device/test_device.h"
-#include "executor/flat_graph.h"
+#include "graph/flat_graph.h"
 #include "kiln/exec/executor.h"
 #include "ops/op_tester.h"
 #include "tensorflow/framework.pb.h"

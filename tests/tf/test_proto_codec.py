@@ -1,5 +1,5 @@
 """TensorFlow as the oracle for tf.io.decode_proto and tf.io.encode_proto (DecodeProtoV2 and
-EncodeProto, libexec/kernels/proto_codec_ops.cc): a message type of our own, given to both as a
+EncodeProto, libexec/kernels/full/proto_codec_ops.cc): a message type of our own, given to both as a
 FileDescriptorSet in the graph ("bytes://"), with every field kind (scalars of each wire type,
 packed and unpacked repeated fields, proto2 defaults, an enum, a nested message, repeated
 messages), and TensorFlow's own tensorflow.Example from "local://". Records travel as web-safe

@@ -57,10 +57,10 @@ struct PrepareOptions {
   // When shapes are fully known, intermediate tensors live in one arena laid out by liveness.
   bool plan_memory = true;
   // Matrix products and convolutions absorb the bias, batch-norm, residual add and activation
-  // ops that follow them (executor/fusion.h).
+  // ops that follow them (graph/fusion.h).
   bool fuse = true;
   // Where the host is the only device, float16/bfloat16 nodes compute in float32 regions, cast
-  // back where a value leaves them (executor/half_in_float.h). Off: every node rounds its
+  // back where a value leaves them (graph/half_in_float.h). Off: every node rounds its
   // result to its half type, as TensorFlow's kernels do.
   bool half_in_float = true;
   // A function whose argument shapes are not fully known is prepared again (folded, planned)
@@ -134,7 +134,7 @@ class PreparedFunction {
   const std::string& name() const { return name_; }
   // The function's declared interface and, with PrepareOptions::keep_graph, the graph its
   // schedule was made from (null otherwise). Both are the executor's private types
-  // (executor/flat_graph.h), for the serving plan writer.
+  // (graph/flat_graph.h), for the serving plan writer.
   const FunctionInterface& interface() const { return *iface_; }
   const FlatGraph* final_graph() const { return final_graph_.get(); }
   std::span<const std::string> arg_names() const { return arg_names_; }

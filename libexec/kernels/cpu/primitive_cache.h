@@ -41,12 +41,4 @@ class PrimitiveCache {
   mutable std::vector<std::unique_ptr<const P>> kept_;
 };
 
-// The state the op's Prepare built, for a CPU kernel's CreateState to complete (its primitives
-// for the shapes Prepare saw): CreateState runs once, right after Prepare, before anything else
-// holds the state, so writing it there is safe.
-template <typename S>
-S* StateToComplete(PrepareContext& ctx) {
-  return const_cast<S*>(static_cast<const S*>(ctx.state.get()));
-}
-
 }  // namespace kiln::exec::cpu

@@ -1,5 +1,5 @@
 // Einsum on the GPU: two operands as one batched product (the plan is einsum_plan.h's, from
-// the CPU kernel's parsing), permuted in and out on the device around cuBLASLt. What one
+// the op definition's parsing), permuted in and out on the device around cuBLASLt. What one
 // product cannot do (sums within an operand, broadcast labels, one operand) stays on the CPU.
 #include <numeric>
 #include <string>

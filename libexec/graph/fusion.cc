@@ -1,0 +1,712 @@
+// Prepare-time fusion (fusion.h): the driver, FuseGraph and Fuser::Run; the rewrites before
+// the main pass (a zero Pad folded into a convolution's padding, an identity Transpose
+// forwarded); and the main pass: following a matrix product's or convolution's chain of
+// element-wise ops (biases, per-channel scales and shifts, batch norms, a residual add, a view,
+// an activation, GELU and swish among them) and rewriting it into one fused node. Layer norms
+// and the half-precision narrowing are in fusion_norms.cc; shared helpers in fusion_util.cc.
+#include "graph/fusion.h"
+
+#include <algorithm>
+#include <cmath>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "graph/fusion_pass.h"
+#include "executor/half_precision.h"
+#include "kiln/core/proto_convert.h"
+
+namespace kiln::exec {
+namespace fusion_detail {
+namespace {
+
+std::optional<std::string> StringAttr(const FlatNode& n, const std::string& name) {
+  if (n.attrs == nullptr) return std::nullopt;
+  auto it = n.attrs->find(name);
+  if (it == n.attrs->end()) return std::nullopt;
+  return it->second.s();
+}
+
+bool IsFloat(const FlatNode& n, const char* attr = "T") {
+  if (n.attrs == nullptr) return false;
+  auto it = n.attrs->find(attr);
+  return it != n.attrs->end() && it->second.type() == tensorflow::DT_FLOAT;
+}
+
+bool IsNhwc(const FlatNode& n) {
+  auto f = StringAttr(n, "data_format");
+  return !f || *f == "NHWC";
+}
+
+// Whether `target` is among the transitive inputs of `from` (a fused input must not depend on
+// the node it is fused into).
+bool DependsOn(const FlatGraph& g, int from, int target) {
+  std::vector<int> stack = {from};
+  std::vector<char> seen(g.nodes.size(), 0);
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (v == target) return true;
+    if (seen[v]) continue;
+    seen[v] = 1;
+    for (const Edge& e : g.nodes[v].inputs) stack.push_back(e.node);
+    for (int c : g.nodes[v].control_inputs) stack.push_back(c);
+  }
+  return false;
+}
+
+const char* ActName(Act a) {
+  switch (a) {
+    case Act::kRelu:
+      return "Relu";
+    case Act::kRelu6:
+      return "Relu6";
+    case Act::kElu:
+      return "Elu";
+    case Act::kLeakyRelu:
+      return "LeakyRelu";
+    case Act::kTanh:
+      return "Tanh";
+    case Act::kSigmoid:
+      return "Sigmoid";
+    case Act::kSwish:
+      return "_MklSwish";
+    case Act::kGeluExact:
+      return "GeluExact";
+    case Act::kGeluApproximate:
+      return "GeluApproximate";
+    case Act::kNone:
+      break;
+  }
+  return "";
+}
+
+// Weights with a batch norm's scale folded in, shared by every function prepared from the same
+// weights and scale: a SavedModel's signatures, its restored functions and each shape
+// specialisation fold the same variables, and each would otherwise hold its own copy (a Keras
+// ResNet50 held four, 94 MB each). Entries hold the source weakly (a buffer freed and reused at
+// the same address is not mistaken for it) and the result weakly (it lives as long as a
+// function holds it).
+class ScaledWeightsCache {
+ public:
+  static ScaledWeightsCache& Get() {
+    static ScaledWeightsCache* cache = new ScaledWeightsCache();  // never destroyed: used at exit
+    return *cache;
+  }
+
+  // `make` computes the scaled copy when no live entry has it.
+  template <typename Make>
+  Tensor Find(const Tensor& weights, const std::vector<float>& scale, bool transposed,
+              Make&& make) {
+    std::lock_guard lock(mu_);
+    std::erase_if(entries_,
+                  [](const Entry& e) { return e.source.expired() || e.result.expired(); });
+    for (const Entry& e : entries_) {
+      if (e.source.lock() != weights.buffer() || e.shape != weights.shape() ||
+          e.transposed != transposed || e.scale != scale)
+        continue;
+      if (std::shared_ptr<TensorBuffer> result = e.result.lock())
+        return Tensor(weights.dtype(), e.shape, std::move(result));
+    }
+    Tensor t = make();
+    entries_.push_back(Entry{weights.buffer(), weights.shape(), transposed, scale, t.buffer()});
+    return t;
+  }
+
+ private:
+  struct Entry {
+    std::weak_ptr<TensorBuffer> source;
+    Shape shape;
+    bool transposed;
+    std::vector<float> scale;
+    std::weak_ptr<TensorBuffer> result;
+  };
+  std::mutex mu_;
+  std::vector<Entry> entries_;
+};
+
+}  // namespace
+
+int Fuser::Run() {
+  int fused = FoldPads();
+  fused += ForwardIdentityTransposes();
+  fused += NarrowSoftmaxCasts();
+  fused += FuseLayerNorms();
+  const int n = static_cast<int>(g_.nodes.size());
+  for (int v = 0; v < n; ++v) {
+    if (!Live(v)) continue;
+    const FlatNode& p = g_.nodes[v];
+    const bool conv = p.op == "Conv2D" || p.op == "DepthwiseConv2dNative";
+    dtype_ = TypeOf(p);
+    const bool typed = dtype_ == DType::kFloat || (half_ && IsHalfType(dtype_));
+    if (!(conv || p.op == "MatMul") || !typed || (conv && !IsNhwc(p))) continue;
+    if (p.inputs.size() != 2 || facts_[v].specs.empty()) continue;
+    const PartialShape& out = facts_[v].specs[0].shape;
+    if (out.unknown_rank() || out.rank() < 1 || out.dim(out.rank() - 1) <= 0) continue;
+    channels_ = out.dim(out.rank() - 1);
+    weights_ = Value(p.inputs[1]);
+    if (weights_ != nullptr && weights_->dtype() != dtype_) weights_ = nullptr;
+    Chain chain = Follow(v);
+    if (chain.absorbed == 0) continue;
+    Rewrite(v, conv, chain);
+    ++fused;
+  }
+  fused += QuantizeProducts();
+  return fused;
+}
+
+// ---- pads and transposes -------------------------------------------------------------------
+
+// A zero Pad of the spatial dims feeding only an NHWC float convolution (Keras's
+// ZeroPadding2D before a strided Conv2D or DepthwiseConv2D, as in MobileNet and ResNet; a
+// causal Conv1D's Pad of the time dim before the ExpandDims that makes it a Conv2D) becomes the
+// convolution's explicit padding, which oneDNN applies as it reads: no padded copy of the
+// activations is written and read back.
+int Fuser::FoldPads() {
+  int folded = 0;
+  for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
+    FlatNode& conv = g_.nodes[v];
+    if (!Live(v) || (conv.op != "Conv2D" && conv.op != "DepthwiseConv2dNative") || !IsFloat(conv) ||
+        !IsNhwc(conv) || conv.inputs.size() != 2 || conv.attrs == nullptr)
+      continue;
+    const std::optional<std::string> padding = StringAttr(conv, "padding");
+    if (padding != "VALID" && padding != "EXPLICIT") continue;
+    // The Pad's node, the node that reads it (the convolution, or an ExpandDims of axis 1
+    // between them) and the pads as the convolution's 8 explicit paddings.
+    int pad_index = conv.inputs[0].node, reader = v;
+    std::vector<int64_t> pads;
+    if (!IsSolePad(conv.inputs[0], v)) {
+      const Edge e = conv.inputs[0];
+      const FlatNode& expand = g_.nodes[e.node];
+      if (expand.op != "ExpandDims" || e.output != 0 || expand.inputs.size() != 2 ||
+          SoleConsumer(e.node) != v || !IsSolePad(expand.inputs[0], e.node))
+        continue;
+      const std::vector<int64_t> axis = IntValues(expand.inputs[1]);
+      if (axis.size() != 1 || (axis[0] != 1 && axis[0] != -3)) continue;
+      const std::vector<int64_t> p3 = IntValues(g_.nodes[expand.inputs[0].node].inputs[1]);
+      if (p3.size() != 6) continue;
+      pad_index = expand.inputs[0].node;
+      reader = e.node;
+      pads = {p3[0], p3[1], 0, 0, p3[2], p3[3], p3[4], p3[5]};
+    } else {
+      pads = IntValues(g_.nodes[pad_index].inputs[1]);
+    }
+    if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[6] != 0 || pads[7] != 0 ||
+        *std::min_element(pads.begin(), pads.end()) < 0)
+      continue;
+    std::vector<int64_t> total = pads;
+    if (padding == "EXPLICIT") {
+      const auto it = conv.attrs->find("explicit_paddings");
+      if (it == conv.attrs->end() || it->second.list().i_size() != 8) continue;
+      for (int i = 0; i < 8; ++i) total[i] += it->second.list().i(i);
+    }
+    g_.owned_attrs.push_back(*conv.attrs);
+    ProtoAttrMap& attrs = g_.owned_attrs.back();
+    attrs["padding"].set_s("EXPLICIT");
+    auto* list = attrs["explicit_paddings"].mutable_list();
+    list->Clear();
+    for (int64_t p : total) list->add_i(p);
+    conv.attrs = &attrs;
+    Bypass(pad_index, reader);
+    ++folded;
+  }
+  return folded;
+}
+
+// Whether `e` is output 0 of a Pad (x, paddings) that only `reader` reads.
+bool Fuser::IsSolePad(const Edge& e, int reader) const {
+  const FlatNode& pad = g_.nodes[e.node];
+  return pad.op == "Pad" && e.output == 0 && pad.inputs.size() == 2 &&
+         SoleConsumer(e.node) == reader;
+}
+
+// `reader` reads the Pad's input instead of the Pad. What the Pad waited for, the reader
+// waits for; what waited for the Pad (the inliner's "call done" sinks wait on every inner
+// node) waits for the reader.
+void Fuser::Bypass(int pad_index, int reader) {
+  FlatNode& r = g_.nodes[reader];
+  r.inputs[0] = g_.nodes[pad_index].inputs[0];
+  for (int c : g_.nodes[pad_index].control_inputs) r.control_inputs.push_back(c);
+  SortUnique(&r.control_inputs);
+  if (uses_.control_dependents[pad_index] == 0) return;
+  for (int u = 0; u < static_cast<int>(g_.nodes.size()); ++u) {
+    std::vector<int>& waits = g_.nodes[u].control_inputs;
+    if (std::find(waits.begin(), waits.end(), pad_index) == waits.end()) continue;
+    if (u == reader) {
+      std::erase(waits, pad_index);  // it reads the Pad's input itself now
+    } else {
+      std::replace(waits.begin(), waits.end(), pad_index, reader);
+      SortUnique(&waits);
+    }
+  }
+}
+
+// A Transpose by a constant identity permutation (Keras's Tensordot emits one per Dense on a
+// sequence) passes its input on instead of copying it.
+int Fuser::ForwardIdentityTransposes() {
+  int forwarded = 0;
+  for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
+    FlatNode& t = g_.nodes[v];
+    if (!Live(v) || t.op != "Transpose" || t.inputs.size() != 2 || t.attrs == nullptr) continue;
+    const std::vector<int64_t> perm = IntValues(t.inputs[1]);
+    const Edge x = t.inputs[0];
+    if (Value(t.inputs[1]) == nullptr || x.node >= static_cast<int>(facts_.size()) ||
+        x.output >= static_cast<int>(facts_[x.node].specs.size()))
+      continue;
+    // Only where the input's rank is known to match (a mismatch is the kernel's error).
+    const PartialShape& xs = facts_[x.node].specs[x.output].shape;
+    if (xs.unknown_rank() || xs.rank() != static_cast<int>(perm.size())) continue;
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i)
+      identity = identity && perm[i] == static_cast<int64_t>(i);
+    const auto it = t.attrs->find("T");
+    if (!identity || it == t.attrs->end()) continue;
+    g_.owned_attrs.emplace_back();
+    g_.owned_attrs.back()["T"] = it->second;
+    t.op = "Identity";
+    t.def = FindOp("Identity");
+    t.attrs = &g_.owned_attrs.back();
+    t.inputs.resize(1);
+    ++forwarded;
+  }
+  return forwarded;
+}
+
+// ---- the chain after a producer ------------------------------------------------------------
+
+// Folds y -> y * s per channel.
+void Fuser::Scale(Chain* ch, const Tensor& s) {
+  if (ch->scale.empty()) ch->scale.assign(channels_, 1.f);
+  for (int64_t c = 0; c < channels_; ++c) {
+    const float f = ChannelValue(s, c);
+    ch->scale[c] *= f;
+    if (!ch->bias.empty()) ch->bias[c] *= f;
+  }
+}
+
+void Fuser::Shift(Chain* ch, const Tensor& b, float sign) {
+  if (ch->bias.empty()) ch->bias.assign(channels_, 0.f);
+  for (int64_t c = 0; c < channels_; ++c) ch->bias[c] += sign * ChannelValue(b, c);
+}
+
+// A half-precision producer's chain may pass through Keras's mixed-precision batch norm,
+// which casts to float32, scales and shifts, and casts back: `wide` while the chain's value
+// is float32. The chain ends where its value is in the producer's type again (`whole`), and
+// the fused node computes the float32 part in the producer's type, as TF's GPU remapper fuses
+// a float16 convolution and batch norm.
+Chain Fuser::Follow(int p) {
+  Chain ch, whole;
+  int cur = p;
+  bool wide = false;
+  auto typed = [&](const FlatNode& n) { return wide ? IsFloat(n) : TypeOf(n) == dtype_; };
+  for (;;) {
+    const int next = SoleConsumer(cur);
+    if (next < 0 || !Live(next)) {
+      // x * sigmoid(x): `cur` feeds exactly a Sigmoid and the Mul of both.
+      const int swish = ch.act == Act::kNone && dtype_ == DType::kFloat ? SwishAfter(cur) : -1;
+      if (swish >= 0) {
+        ch.act = Act::kSwish;
+        ch.last = swish;
+        for (const auto& [c, index] : uses_.data[cur]) ch.nodes.push_back(c);
+        ++ch.absorbed;
+      } else if (std::vector<int> gelu; ch.act == Act::kNone && !wide) {
+        if (GeluAfter(cur, &gelu)) {
+          ch.act = Act::kGeluExact;
+        } else if (GeluTanhAfter(cur, &gelu)) {
+          ch.act = Act::kGeluApproximate;
+        }
+        if (ch.act != Act::kNone) {
+          ch.last = gelu.back();
+          ch.nodes.insert(ch.nodes.end(), gelu.begin(), gelu.end());
+          ++ch.absorbed;
+        }
+      }
+      break;
+    }
+    const FlatNode& n = g_.nodes[next];
+    // After the activation only the Cast back to the producer's type (which commutes with it).
+    const bool casts_back = wide && CastTypes(n) == std::make_pair(DType::kFloat, dtype_);
+    if (ch.act != Act::kNone && !casts_back) break;
+    bool waits_on_p = false;
+    for (int c : n.control_inputs) waits_on_p |= DependsOn(g_, c, p);
+    if (waits_on_p) break;
+    const bool constants_ok = !ch.bias_edge && !ch.add_edge;
+    // The other operand of a binary op, and which input it is.
+    auto other = [&](int* which) -> std::optional<Edge> {
+      const std::optional<Edge> o = OtherInput(n, cur);
+      if (o) *which = n.inputs[0].node == cur && n.inputs[0].output == 0 ? 1 : 0;
+      return o;
+    };
+    int which = -1;
+    bool took = false;
+    const auto [cast_from, cast_to] = CastTypes(n);
+    if (cast_from != DType::kInvalid && dtype_ != DType::kFloat && n.inputs[0].node == cur &&
+        n.inputs[0].output == 0) {
+      // Into float32 from the producer's type, or back.
+      if (!wide && cast_from == dtype_ && cast_to == DType::kFloat) {
+        wide = true;
+        took = true;
+      } else if (wide && cast_from == DType::kFloat && cast_to == dtype_) {
+        wide = false;
+        took = true;
+      }
+    } else if (n.op == "BiasAdd" && typed(n) && IsNhwc(n) && n.inputs[0].node == cur) {
+      const Edge b = n.inputs[1];
+      if (const Tensor* t = ChannelVector(FloatValue(b), channels_); t && constants_ok) {
+        Shift(&ch, *t, 1.f);
+        took = true;
+      } else if (!wide && ch.bias.empty() && ch.scale.empty() && !ch.bias_edge && !ch.add_edge &&
+                 !DependsOn(g_, b.node, p)) {
+        ch.bias_edge = b;
+        took = true;
+      }
+    } else if ((n.op == "AddV2" || n.op == "Add") && typed(n)) {
+      if (auto o = other(&which)) {
+        if (const Tensor* t = ChannelVector(FloatValue(*o), channels_); t && constants_ok) {
+          Shift(&ch, *t, 1.f);
+          took = true;
+        } else if (!wide && !ch.add_edge && ch.view < 0 && !facts_[next].specs.empty() &&
+                   !facts_[o->node].specs.empty() && facts_[next].specs[0].shape.IsFullyDefined() &&
+                   facts_[o->node].specs[o->output].shape == facts_[next].specs[0].shape &&
+                   facts_[next].specs[0].shape == facts_[cur].specs[0].shape &&
+                   !DependsOn(g_, o->node, p)) {
+          ch.add_edge = *o;  // a residual connection
+          took = true;
+        }
+      }
+    } else if (n.op == "Sub" && typed(n) && n.inputs[0].node == cur && constants_ok) {
+      if (const Tensor* t = ChannelVector(FloatValue(n.inputs[1]), channels_)) {
+        Shift(&ch, *t, -1.f);
+        took = true;
+      }
+    } else if ((n.op == "Mul" || n.op == "RealDiv") && typed(n) && constants_ok &&
+               weights_ != nullptr) {
+      if (auto o = other(&which); o && (n.op == "Mul" || which == 1)) {
+        if (const Tensor* t = ChannelVector(FloatValue(*o), channels_)) {
+          if (n.op == "Mul") {
+            Scale(&ch, *t);
+          } else {
+            Tensor inv(DType::kFloat, t->shape());
+            for (int64_t i = 0; i < t->NumElements(); ++i)
+              inv.data<float>()[i] = 1.f / t->data<float>()[i];
+            Scale(&ch, inv);
+          }
+          took = true;
+        }
+      }
+    } else if ((n.op == "FusedBatchNorm" || n.op == "FusedBatchNormV2" ||
+                n.op == "FusedBatchNormV3") &&
+               typed(n) && IsNhwc(n) && n.inputs.size() == 5 && n.inputs[0].node == cur &&
+               constants_ok && weights_ != nullptr && OnlyOutputZeroUsed(next)) {
+      bool training = true;
+      if (n.attrs != nullptr) {
+        auto it = n.attrs->find("is_training");
+        training = it == n.attrs->end() ? true : it->second.b();
+      }
+      const Tensor* s = ChannelVector(Value(n.inputs[1]), channels_);
+      const Tensor* o = ChannelVector(Value(n.inputs[2]), channels_);
+      const Tensor* m = ChannelVector(Value(n.inputs[3]), channels_);
+      const Tensor* var = ChannelVector(Value(n.inputs[4]), channels_);
+      if (!training && s && o && m && var) {
+        float eps = 0.0001f;
+        if (auto it = n.attrs->find("epsilon"); it != n.attrs->end()) eps = it->second.f();
+        Tensor k(DType::kFloat, Shape{channels_}), b(DType::kFloat, Shape{channels_});
+        for (int64_t c = 0; c < channels_; ++c) {
+          const float f = ChannelValue(*s, c) / std::sqrt(ChannelValue(*var, c) + eps);
+          k.data<float>()[c] = f;
+          b.data<float>()[c] = ChannelValue(*o, c) - ChannelValue(*m, c) * f;
+        }
+        Scale(&ch, k);
+        Shift(&ch, b, 1.f);
+        took = true;
+      }
+    } else if ((n.op == "Squeeze" || n.op == "Reshape") && ch.view < 0 && !ch.add_edge && !wide &&
+               typed(n) && !n.inputs.empty() && n.inputs[0].node == cur &&
+               n.inputs[0].output == 0 &&
+               (n.op == "Squeeze" ? n.inputs.size() == 1 && SqueezesSpatialDim(cur, next)
+                                  : n.inputs.size() == 2 && KeepsChannelsInnermost(cur, next))) {
+      // Per-channel ops commute with dropping a size-1 spatial dim, or with a reshape that
+      // keeps the channels innermost: the fused kernel runs them on its own result and the
+      // view moves after it.
+      ch.view = next;
+      ch.last_before_view = ch.last;
+      took = true;
+    } else if (n.inputs.size() == 1 && n.inputs[0].node == cur && typed(n)) {
+      const std::string& op = n.op;
+      ch.act = op == "Relu"        ? Act::kRelu
+               : op == "Relu6"     ? Act::kRelu6
+               : op == "Elu"       ? Act::kElu
+               : op == "LeakyRelu" ? Act::kLeakyRelu
+               : op == "Tanh"      ? Act::kTanh
+               : op == "Sigmoid"   ? Act::kSigmoid
+                                   : Act::kNone;
+      if (ch.act == Act::kLeakyRelu && n.attrs != nullptr)
+        if (auto it = n.attrs->find("alpha"); it != n.attrs->end())
+          ch.leakyrelu_alpha = it->second.f();
+      took = ch.act != Act::kNone;
+    }
+    if (!took) break;
+    ch.last = next;
+    ch.nodes.push_back(next);
+    ++ch.absorbed;
+    cur = next;
+    if (!wide) whole = ch;
+  }
+  if (wide) ch = whole;
+  if (ch.view >= 0 && ch.view == ch.last) {
+    // Nothing followed the Squeeze: leave it where it is.
+    ch.nodes.pop_back();
+    --ch.absorbed;
+    ch.last = ch.last_before_view;
+    ch.view = -1;
+  }
+  return ch;
+}
+
+// Whether Reshape `r` of `in`'s result keeps the channels as the innermost dim of both. The
+// Reshape's last dim is read from its shape input where the inferred shape lacks it:
+// Tensordot's shape is ConcatV2(the input's free dims, a constant [channels]).
+bool Fuser::KeepsChannelsInnermost(int in, int r) const {
+  if (facts_[in].specs.empty() || facts_[r].specs.empty()) return false;
+  const PartialShape& a = facts_[in].specs[0].shape;
+  const PartialShape& b = facts_[r].specs[0].shape;
+  if (a.unknown_rank() || a.rank() < 1 || a.dim(a.rank() - 1) != channels_) return false;
+  if (!b.unknown_rank() && b.rank() >= 1 && b.dim(b.rank() - 1) == channels_) return true;
+  Edge shape = g_.nodes[r].inputs[1];
+  const FlatNode& concat = g_.nodes[shape.node];
+  if (Value(shape) == nullptr && concat.op == "ConcatV2" && concat.inputs.size() >= 3) {
+    const std::vector<int64_t> axis = IntValues(concat.inputs.back());
+    if (axis.size() != 1 || axis[0] != 0) return false;
+    shape = concat.inputs[concat.inputs.size() - 2];  // the last piece of the shape
+  }
+  const std::vector<int64_t> dims = IntValues(shape);
+  return !dims.empty() && dims.back() == channels_;
+}
+
+// Whether `squeeze` turns `in`'s 4-D NHWC result into 3-D by dropping dim 1 or 2 (size 1),
+// keeping the channels last.
+bool Fuser::SqueezesSpatialDim(int in, int squeeze) const {
+  if (facts_[in].specs.empty() || facts_[squeeze].specs.empty()) return false;
+  const PartialShape& a = facts_[in].specs[0].shape;
+  const PartialShape& b = facts_[squeeze].specs[0].shape;
+  if (a.unknown_rank() || b.unknown_rank() || a.rank() != 4 || b.rank() != 3) return false;
+  if (a.dim(3) != channels_ || b.dim(2) != channels_) return false;
+  const FlatNode& n = g_.nodes[squeeze];
+  if (n.attrs == nullptr) return false;
+  const auto it = n.attrs->find("squeeze_dims");
+  if (it == n.attrs->end() || it->second.list().i_size() != 1) return false;
+  const int64_t d = it->second.list().i(0);
+  const int64_t axis = d < 0 ? d + 4 : d;
+  return (axis == 1 || axis == 2) && a.dim(static_cast<int>(axis)) == 1;
+}
+
+bool Fuser::OnlyOutputZeroUsed(int v) const {
+  if (uses_.is_output[v]) return false;
+  for (const auto& [c, index] : uses_.data[v])
+    if (g_.nodes[c].inputs[index].output != 0) return false;
+  return true;
+}
+
+// The Mul of x * sigmoid(x) when `x` (output 0) feeds only a Sigmoid and that Mul.
+int Fuser::SwishAfter(int x) const {
+  if (uses_.is_output[x] || uses_.data[x].size() != 2) return -1;
+  int sig = -1, mul = -1;
+  for (const auto& [c, index] : uses_.data[x]) {
+    const FlatNode& n = g_.nodes[c];
+    if (n.inputs[index].output != 0) return -1;
+    if (n.op == "Sigmoid" && IsFloat(n)) sig = c;
+    if (n.op == "Mul" && IsFloat(n)) mul = c;
+  }
+  if (sig < 0 || mul < 0 || !Live(sig) || !Live(mul)) return -1;
+  if (SoleConsumer(sig) != mul) return -1;
+  return mul;
+}
+
+// Whether scalar constant `e` is `want` (within float16's rounding of it).
+bool Fuser::IsScalar(const Edge& e, double want) {
+  const Tensor* t = FloatValue(e);
+  return t != nullptr && t->NumElements() == 1 && t->dtype() == DType::kFloat &&
+         std::abs(t->data<float>()[0] - want) <= 1e-3 * std::abs(want);
+}
+
+// The Mul that ends a GELU: `half` (x / 2) times `last` (erfc(-x / sqrt(2)), or 1 + tanh of
+// the cubic), each read by it alone; -1 when there is none.
+int Fuser::GeluProduct(int half, int last) const {
+  const int out = SoleConsumer(last);
+  if (out < 0 || out != SoleConsumer(half) || g_.nodes[out].op != "Mul" ||
+      TypeOf(g_.nodes[out]) != dtype_)
+    return -1;
+  const std::optional<Edge> e = OtherInput(g_.nodes[out], half);
+  return e && e->node == last ? out : -1;
+}
+
+// TF's exact GELU of x (tf.nn.gelu, what Keras's "gelu" runs): 0.5 * x * erfc(-x / sqrt(2)),
+// as Mul(0.5, x), Neg(x), Mul(., 1 / sqrt(2)), Erfc, Mul of both, every node of x's type and
+// read only there. On a match `nodes` holds them, the final Mul last.
+bool Fuser::GeluAfter(int x, std::vector<int>* nodes) {
+  if (uses_.is_output[x] || uses_.data[x].size() != 2) return false;
+  int half = -1, neg = -1;
+  for (const auto& [c, index] : uses_.data[x]) {
+    const FlatNode& n = g_.nodes[c];
+    if (!Live(c) || n.inputs[index].output != 0 || TypeOf(n) != dtype_) return false;
+    if (n.op == "Neg") {
+      neg = c;
+    } else if (n.op == "Mul") {
+      const std::optional<Edge> o = OtherInput(n, x);
+      if (o && IsScalar(*o, 0.5)) half = c;
+    }
+  }
+  if (half < 0 || neg < 0) return false;
+  const int scaled = SoleConsumer(neg);
+  if (scaled < 0 || g_.nodes[scaled].op != "Mul" || TypeOf(g_.nodes[scaled]) != dtype_)
+    return false;
+  const std::optional<Edge> k = OtherInput(g_.nodes[scaled], neg);
+  if (!k || !IsScalar(*k, 0.7071067811865476)) return false;
+  const int erfc = SoleConsumer(scaled);
+  if (erfc < 0 || g_.nodes[erfc].op != "Erfc" || TypeOf(g_.nodes[erfc]) != dtype_) return false;
+  const int out = GeluProduct(half, erfc);
+  if (out < 0) return false;
+  *nodes = {half, neg, scaled, erfc, out};
+  return true;
+}
+
+// The sole consumer of v when it is `op` of v and a scalar constant `k`, else -1.
+int Fuser::ScalarOpAfter(int v, std::string_view op, double k) {
+  const int c = SoleConsumer(v);
+  if (c < 0 || !Live(c) || g_.nodes[c].op != op || TypeOf(g_.nodes[c]) != dtype_) return -1;
+  const std::optional<Edge> o = OtherInput(g_.nodes[c], v);
+  return o && IsScalar(*o, k) ? c : -1;
+}
+
+// TF's tanh-approximated GELU of x (tf.nn.gelu(approximate=True), Hugging Face's "gelu_new"):
+// 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3))), as Mul(0.5, x), Pow(x, 3),
+// Mul(0.044715, .), Add(x, .), Mul(sqrt(2 / pi), .), Tanh, Add(1, .), Mul of the two halves.
+bool Fuser::GeluTanhAfter(int x, std::vector<int>* nodes) {
+  if (uses_.is_output[x] || uses_.data[x].size() != 3) return false;
+  int half = -1, pow = -1, sum = -1;
+  for (const auto& [c, index] : uses_.data[x]) {
+    const FlatNode& n = g_.nodes[c];
+    if (!Live(c) || n.inputs[index].output != 0 || TypeOf(n) != dtype_) return false;
+    const std::optional<Edge> o = OtherInput(n, x);
+    if (n.op == "Mul" && o && IsScalar(*o, 0.5)) {
+      half = c;
+    } else if (n.op == "Pow" && index == 0 && o && IsScalar(*o, 3)) {
+      pow = c;
+    } else if (IsAdd(c)) {
+      sum = c;
+    }
+  }
+  if (half < 0 || pow < 0 || sum < 0) return false;
+  const int cube = ScalarOpAfter(pow, "Mul", 0.044715);
+  if (cube < 0 || SoleConsumer(cube) != sum) return false;
+  const std::optional<Edge> cube_in = OtherInput(g_.nodes[sum], x);
+  if (!cube_in || cube_in->node != cube) return false;
+  const int scaled = ScalarOpAfter(sum, "Mul", 0.7978845608028654);
+  const int tanh = scaled < 0 ? -1 : SoleConsumer(scaled);
+  if (tanh < 0 || g_.nodes[tanh].op != "Tanh" || TypeOf(g_.nodes[tanh]) != dtype_) return false;
+  int one = -1;
+  if (const int c = SoleConsumer(tanh); c >= 0 && IsAdd(c) && TypeOf(g_.nodes[c]) == dtype_) {
+    const std::optional<Edge> o = OtherInput(g_.nodes[c], tanh);
+    one = o && IsScalar(*o, 1.0) ? c : -1;
+  }
+  if (one < 0) return false;
+  const int out = GeluProduct(half, one);
+  if (out < 0) return false;
+  *nodes = {half, pow, cube, sum, scaled, tanh, one, out};
+  return true;
+}
+
+// ---- the rewrite ---------------------------------------------------------------------------
+
+void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
+  FlatNode& p = g_.nodes[p_index];
+  const bool depthwise = p.op == "DepthwiseConv2dNative";
+  const std::string base = p.name;
+  std::vector<Edge> inputs = {p.inputs[0], p.inputs[1]};
+  // Weights with the per-channel scale folded in.
+  if (!ch.scale.empty()) {
+    bool transpose_b = false;
+    if (p.attrs != nullptr)
+      if (auto it = p.attrs->find("transpose_b"); it != p.attrs->end())
+        transpose_b = it->second.b();
+    const bool outer = !conv && transpose_b;
+    const int64_t channels = channels_;
+    Tensor w = ScaledWeightsCache::Get().Find(*weights_, ch.scale, outer, [&] {
+      // Half-precision weights scale in float32 and round once.
+      Tensor copy = weights_->dtype() == DType::kFloat ? weights_->DeepCopy()
+                                                       : *CastNow(*weights_, DType::kFloat);
+      float* d = copy.data<float>();
+      const int64_t total = copy.NumElements();
+      const int64_t inner = outer ? total / channels : 1;
+      // The output channel is the innermost index ([kh, kw, in, out], [kh, kw, c, m] and
+      // [k, n]), or the outermost of a transposed MatMul's [n, k].
+      for (int64_t i = 0; i < total; ++i) d[i] *= ch.scale[outer ? i / inner : i % channels];
+      return weights_->dtype() == DType::kFloat ? copy : *CastNow(copy, weights_->dtype());
+    });
+    inputs[1] = AddConstant(base + "/fused_weights", std::move(w));
+  }
+  std::vector<std::string> fused;
+  if (ch.bias_edge) {
+    inputs.push_back(*ch.bias_edge);
+  } else {
+    Tensor b(DType::kFloat, Shape{channels_});
+    for (int64_t c = 0; c < channels_; ++c) b.data<float>()[c] = ch.bias.empty() ? 0 : ch.bias[c];
+    if (dtype_ != DType::kFloat) b = *CastNow(b, dtype_);
+    inputs.push_back(AddConstant(base + "/fused_bias", std::move(b)));
+  }
+  fused.push_back("BiasAdd");
+  if (ch.add_edge) {
+    inputs.push_back(*ch.add_edge);
+    fused.push_back("Add");
+  }
+  if (ch.act != Act::kNone) fused.push_back(ActName(ch.act));
+
+  FlatNode& pp = g_.nodes[p_index];  // AddConstant may have moved the vector
+  g_.owned_attrs.push_back(*pp.attrs);
+  ProtoAttrMap& attrs = g_.owned_attrs.back();
+  auto* list = attrs["fused_ops"].mutable_list();
+  list->Clear();
+  for (const std::string& f : fused) list->add_s(f);
+  attrs["num_args"].set_i(static_cast<int64_t>(inputs.size()) - 2);
+  attrs["epsilon"].set_f(0.0001f);
+  attrs["leakyrelu_alpha"].set_f(ch.leakyrelu_alpha);
+  pp.op = depthwise ? "_FusedDepthwiseConv2dNative" : conv ? "_FusedConv2D" : "_FusedMatMul";
+  pp.def = FindOp(pp.op);
+  pp.attrs = &attrs;
+  pp.inputs = std::move(inputs);
+
+  MoveWaits(ch.nodes, p_index);
+
+  // The chain's last node passes the fused result on (through the view the chain passed).
+  FlatNode& last = g_.nodes[ch.last];
+  const FlatNode& view = g_.nodes[ch.view >= 0 ? ch.view : ch.last];
+  if (ch.view >= 0) {
+    last.op = view.op;
+    last.def = view.def;
+    last.attrs = view.attrs;
+  } else {
+    g_.owned_attrs.emplace_back();
+    g_.owned_attrs.back()["T"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(dtype_)));
+    last.op = "Identity";
+    last.def = FindOp("Identity");
+    last.attrs = &g_.owned_attrs.back();
+  }
+  if (ch.view >= 0 && view.op == "Reshape") {
+    last.inputs = {Edge{p_index, 0}, view.inputs[1]};
+  } else {
+    last.inputs = {Edge{p_index, 0}};
+  }
+  last.stateful = false;
+}
+
+}  // namespace fusion_detail
+
+int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,
+              bool half) {
+  return fusion_detail::Fuser(g, facts, live, half).Run();
+}
+
+}  // namespace kiln::exec

@@ -1,0 +1,121 @@
+// int8 SavedModels (`savedmodel-cli quantize --mode int8`, docs/quantize.md) hold each product's
+// input as FakeQuantWithMinMaxArgs(x) and its weights as int8 levels times per-channel scales.
+// Where both hold, a Conv2D, DepthwiseConv2dNative or MatMul (fused or not) becomes the integer
+// form of kernels/cpu/int8_product_ops.cc, which reads x and the FakeQuant's range and rounds x
+// itself; a FakeQuant nothing else reads is then pruned.
+#include "graph/fusion_pass.h"
+#include "kernels/int8_weights.h"
+
+namespace kiln::exec::fusion_detail {
+namespace {
+
+bool Flag(const AttrReader& a, std::string_view name) {
+  const Result<bool> b = a.GetBool(name, false);
+  return b.ok() && *b;
+}
+
+// A convolution's layout: NHWC unless data_format says otherwise.
+bool ChannelsLast(const AttrReader& a) {
+  if (!a.Has("data_format")) return true;
+  const Result<std::string> f = a.GetString("data_format");
+  return f.ok() && *f == "NHWC";
+}
+
+}  // namespace
+
+// Whether node `fq` is an 8-bit FakeQuantWithMinMaxArgs of a range integer kernels take
+// without a zero point: [0, max] with 256 levels, or [-max, max] with 255 (narrow).
+bool Fuser::Int8Range(int fq, float* lo, float* hi, bool* narrow) const {
+  const FlatNode& n = g_.nodes[fq];
+  if (n.op != "FakeQuantWithMinMaxArgs" || n.attrs == nullptr || !Live(fq)) return false;
+  const AttrReader a = n.reader();
+  const Result<int64_t> bits = a.GetInt("num_bits", 8);
+  const Result<float> min = a.GetFloat("min", -6.f), max = a.GetFloat("max", 6.f);
+  const Result<bool> nr = a.GetBool("narrow_range", false);
+  if (!bits.ok() || !min.ok() || !max.ok() || !nr.ok() || *bits != 8 || !(*max > 0)) return false;
+  if (*min != (*nr ? -*max : 0.f)) return false;
+  *lo = *min;
+  *hi = *max;
+  *narrow = *nr;
+  return true;
+}
+
+int Fuser::QuantizeProducts() {
+  // The integer kernels are the host's; a load with an accelerator keeps the float ops.
+  if (half_) return 0;
+  int rewritten = 0;
+  const int n = static_cast<int>(g_.nodes.size());
+  for (int v = 0; v < n; ++v) {
+    if (!Live(v)) continue;
+    const FlatNode& p = g_.nodes[v];
+    const std::string& op = p.op;
+    const bool conv = op == "Conv2D" || op == "_FusedConv2D";
+    const bool depthwise = op == "DepthwiseConv2dNative" || op == "_FusedDepthwiseConv2dNative";
+    // A batched product by one weight matrix (Keras's EinsumDense) is a matrix product of
+    // the batches' rows.
+    const bool batched = op == "BatchMatMul" || op == "BatchMatMulV2";
+    const bool matmul = op == "MatMul" || op == "_FusedMatMul" || batched;
+    if (!(conv || depthwise || matmul) || p.attrs == nullptr || TypeOf(p) != DType::kFloat ||
+        p.inputs.size() < 2)
+      continue;
+    const AttrReader a = p.reader();
+    if ((matmul && Flag(a, batched ? "adj_x" : "transpose_a")) || (!matmul && !ChannelsLast(a)))
+      continue;
+    if (a.Has("fused_ops")) {
+      const auto fused = a.GetStringList("fused_ops");
+      if (!fused.ok() || std::find(fused->begin(), fused->end(), "FusedBatchNorm") != fused->end())
+        continue;
+    }
+    float lo = 0, hi = 0;
+    bool narrow = false;
+    const int fq = p.inputs[0].node;
+    if (!Int8Range(fq, &lo, &hi, &narrow)) continue;
+    const Tensor* w = KnownValue(p.inputs[1]);
+    if (w == nullptr || w->dtype() != DType::kFloat || w->NumElements() == 0) continue;
+    // One group: the input's channels are the filter's (the kernel takes no groups).
+    const Edge x = g_.nodes[fq].inputs[0];
+    if (conv || depthwise) {
+      if (w->rank() != 4 || x.node >= static_cast<int>(facts_.size()) ||
+          facts_[x.node].specs.size() <= static_cast<size_t>(x.output))
+        continue;
+      const PartialShape& in = facts_[x.node].specs[x.output].shape;
+      if (in.unknown_rank() || in.rank() != 4 || in.dim(3) != w->dim(2)) continue;
+    } else if (w->rank() != 2) {
+      continue;
+    }
+    const bool transpose_b = matmul && Flag(a, batched ? "adj_y" : "transpose_b");
+    const int64_t channels = conv        ? w->dim(3)
+                             : depthwise ? w->dim(2) * w->dim(3)
+                                         : w->dim(transpose_b ? 0 : 1);
+    if (!QuantizeOnGrid(w->data<float>(), w->NumElements(), channels, transpose_b, nullptr))
+      continue;
+
+    g_.owned_attrs.push_back(*p.attrs);
+    ProtoAttrMap& attrs = g_.owned_attrs.back();
+    attrs["fq_min"].set_f(lo);
+    attrs["fq_max"].set_f(hi);
+    attrs["fq_narrow_range"].set_b(narrow);
+    if (batched) {
+      attrs["batched"].set_b(true);
+      attrs["transpose_a"].set_b(false);
+      attrs["transpose_b"].set_b(transpose_b);
+    }
+    FlatNode& q = g_.nodes[v];
+    q.op = conv        ? "_KilnInt8Conv2D"
+           : depthwise ? "_KilnInt8DepthwiseConv2dNative"
+                       : "_KilnInt8MatMul";
+    q.def = FindOp(q.op);
+    q.attrs = &attrs;
+    q.inputs[0] = x;
+    ++rewritten;
+    // A FakeQuant no one reads any more goes; what waited for it waits for the product.
+    bool read = false;
+    for (const auto& [c, i] : uses_.data[fq])
+      read |= Live(c) && g_.nodes[c].inputs.size() > static_cast<size_t>(i) &&
+              g_.nodes[c].inputs[i].node == fq;
+    if (!read) MoveWaits({fq}, v);
+  }
+  return rewritten;
+}
+
+}  // namespace kiln::exec::fusion_detail

@@ -1,0 +1,308 @@
+// The CPU kernel of the integer products of kernels/int8_product_ops.cc. It rounds the input to
+// the FakeQuant's levels as bytes and multiplies them with the weights' int8 levels through
+// oneDNN (u8s8 or s8s8, int32 sums, one output scale per channel, then the bias, residual add
+// and activation as post-ops), where the CPU has 8-bit dot products; elsewhere it computes the
+// FakeQuant and the product in float32, as TensorFlow does. Either way the result is
+// TensorFlow's on the FakeQuant graph to within float rounding (the sums of integer levels are
+// exact), apart from NaN inputs, which the integer path reads as level 0.
+#include "kernels/int8_product_ops.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "kernels/cpu/cpu_state.h"
+#include "kernels/cpu/onednn.h"
+#include "kernels/cpu/primitive_cache.h"
+#include "kernels/cpu/vector_math.h"
+#include "kernels/epilogue.h"
+#include "kernels/fake_quant.h"
+#include "kernels/int8_weights.h"
+#include "kernels/kernel_util.h"
+#include "kernels/window_util.h"
+
+namespace kiln::exec {
+namespace {
+
+using int8_product::Int8State;
+using int8_product::Kind;
+
+// One oneDNN primitive for one input shape, with the weights packed for it.
+struct Int8Primitive {
+  std::vector<int64_t> in_dims;  // the key
+  dnnl::memory::desc src_md, dst_md, bias_md, weights_md, scratch_md;
+  // Integer kernels add the bias after the output scale, as a broadcast post-op: folded into
+  // the int32 sum (bias / scale) it would be rounded at the size of bias / scale, which can
+  // dwarf the sum when a batch norm's shift is folded in.
+  bool bias_post_op = false;
+  dnnl::primitive primitive;
+  std::shared_ptr<void> packed_weights;
+  int threads = 1;
+  bool cpu_activation = false;  // oneDNN took no activation post-op: applied after
+};
+
+// The CPU kernel's state: the definition's, with the weights as the kernel reads them and its
+// oneDNN primitives.
+struct Int8CpuState : Int8State {
+  using Prepared = Int8State;
+  explicit Int8CpuState(const Int8State& prepared) : Int8State(prepared) {}
+  // CPU: integer products (the weights' levels and scales), or the float fallback.
+  bool integer = false;
+  Int8Weights weights;
+  std::vector<float> out_scales;  // the input's step times each channel's weight scale
+  std::shared_ptr<const Tensor> filter;
+  cpu::PrimitiveCache<Int8Primitive> primitives;
+};
+
+// The output channels of the weights and whether they are the outer index ([n, k] MatMul
+// weights read transposed).
+std::pair<int64_t, bool> OutputChannels(const Int8State& st, const Tensor& f) {
+  switch (st.kind) {
+    case Kind::kConv:
+      return {f.dim(3), false};
+    case Kind::kDepthwise:
+      return {f.dim(2) * f.dim(3), false};
+    case Kind::kMatMul:
+      return {st.transpose_b ? f.dim(0) : f.dim(1), st.transpose_b};
+  }
+  return {0, false};
+}
+
+// The CPU's part: the weights' levels where oneDNN has 8-bit dot products here.
+Status CreateInt8CpuState(PrepareContext& ctx) {
+  Int8CpuState* st = cpu::ReplaceWithCpuState<Int8CpuState>(ctx);
+  const Tensor* f = ctx.constant_inputs[1];
+  if (f == nullptr || f->dtype() != DType::kFloat || f->NumElements() == 0)
+    return ctx.Error("an int8 product's weights must be a non-empty float32 constant");
+  st->filter = std::make_shared<const Tensor>(*f);
+  const auto [channels, outer] = OutputChannels(*st, *f);
+  st->integer = onednn::HasInt8Dot() &&
+                QuantizeOnGrid(f->data<float>(), f->NumElements(), channels, outer, &st->weights);
+  if (st->integer) {
+    st->out_scales.resize(channels);
+    for (int64_t c = 0; c < channels; ++c)
+      st->out_scales[c] = st->range.scale * st->weights.scales[c];
+  }
+  return OkStatus();
+}
+
+// The weights as oneDNN reads them in the user's layout ([k, n] or transposed [n, k] matrix,
+// TF's HWIO or depthwise filter), int8 or float32.
+dnnl::memory::desc UserWeights(const Int8State& st, const Tensor& f, dnnl::memory::data_type dt) {
+  if (st.kind != Kind::kMatMul)
+    return onednn::FilterDesc(st.kind == Kind::kDepthwise, 1, f.shape().dims(), dt);
+  const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0), n = st.transpose_b ? f.dim(0) : f.dim(1);
+  return dnnl::memory::desc({k, n}, dt,
+                            st.transpose_b ? dnnl::memory::dims{1, k} : dnnl::memory::dims{n, 1});
+}
+
+struct Geometry {
+  int64_t batch = 0, in_c = 0, out_c = 0;
+  std::array<WindowDim, 3> dims;  // [1], [2]: height and width
+  int64_t rows = 0, depth = 0;    // MatMul: [rows, depth] x [depth, out_c]
+  std::vector<int64_t> lead;      // MatMul: the input's dims before depth (rows in all)
+};
+
+Status MakeGeometry(const Int8State& st, const Shape& in, const Tensor& f, Geometry* g) {
+  if (st.kind == Kind::kMatMul) {
+    const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0);
+    if (in.rank() < 2 || in.dim(in.rank() - 1) != k)
+      return InvalidArgument("input of shape ", in.ToString(), " does not match weights of shape ",
+                             f.shape().ToString());
+    g->lead.assign(in.dims().begin(), in.dims().end() - 1);
+    g->rows = 1;
+    for (int64_t d : g->lead) g->rows *= d;
+    g->depth = k;
+    g->out_c = st.transpose_b ? f.dim(0) : f.dim(1);
+    return OkStatus();
+  }
+  if (in.rank() != 4 || in.dim(3) != f.dim(2))
+    return InvalidArgument("input of shape ", in.ToString(), " does not match filter of shape ",
+                           f.shape().ToString(), " (one group)");
+  KILN_RETURN_IF_ERROR(MakeWindowDims(st.window, in.dims(), {1, f.dim(0), f.dim(1)}, &g->dims));
+  g->batch = in.dim(0);
+  g->in_c = in.dim(3);
+  g->out_c = OutputChannels(st, f).first;
+  return OkStatus();
+}
+
+Shape OutputShape(const Int8State& st, const Geometry& g) {
+  if (st.kind == Kind::kMatMul) {
+    Shape out;
+    for (int64_t d : g.lead) out.AddDim(d);
+    out.AddDim(g.out_c);
+    return out;
+  }
+  return Shape{g.batch, g.dims[1].out, g.dims[2].out, g.out_c};
+}
+
+Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, const Shape& in,
+                                                     const Geometry& g) {
+  using dt = dnnl::memory::data_type;
+  using tag = dnnl::memory::format_tag;
+  const Tensor& f = *st.filter;
+  auto p = std::make_unique<Int8Primitive>();
+  p->in_dims.assign(in.dims().begin(), in.dims().end());
+  const dt src_dt = st.integer ? (st.signed_levels ? dt::s8 : dt::u8) : dt::f32;
+  const dt w_dt = st.integer ? dt::s8 : dt::f32;
+  const dnnl::memory::desc user_w = UserWeights(st, f, w_dt);
+  const bool matmul = st.kind == Kind::kMatMul;
+  double macs = 0;
+  if (matmul) {
+    p->src_md = dnnl::memory::desc({g.rows, g.depth}, src_dt, tag::ab);
+    p->dst_md = dnnl::memory::desc({g.rows, g.out_c}, dt::f32, tag::ab);
+    p->bias_md = dnnl::memory::desc({1, g.out_c}, dt::f32, tag::ab);
+    macs =
+        static_cast<double>(g.rows) * static_cast<double>(g.depth) * static_cast<double>(g.out_c);
+  } else {
+    const WindowDim &h = g.dims[1], &w = g.dims[2];
+    p->src_md = dnnl::memory::desc({g.batch, g.in_c, h.in, w.in}, src_dt, tag::nhwc);
+    p->dst_md = dnnl::memory::desc({g.batch, g.out_c, h.out, w.out}, dt::f32, tag::nhwc);
+    p->bias_md = st.integer ? dnnl::memory::desc({1, g.out_c, 1, 1}, dt::f32, tag::abcd)
+                            : dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
+    macs = static_cast<double>(g.batch) * static_cast<double>(h.out) * static_cast<double>(w.out) *
+           static_cast<double>(g.out_c) * static_cast<double>(h.k) * static_cast<double>(w.k) *
+           static_cast<double>(st.kind == Kind::kDepthwise ? 1 : g.in_c);
+  }
+  const Epilogue& e = st.epilogue;
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("int8 product setup", [&] {
+    const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
+    p->threads = build.threads();
+    const dnnl::memory::desc w_any(user_w.dims(), w_dt, tag::any);
+    p->bias_post_op = st.integer && e.bias;
+    const bool bias_arg = e.bias && !p->bias_post_op;
+    const auto make_pd = [&](bool activation) -> std::unique_ptr<dnnl::primitive_desc> {
+      dnnl::post_ops ops;
+      if (p->bias_post_op) ops.append_binary(dnnl::algorithm::binary_add, p->bias_md);
+      if (e.add) ops.append_sum(1.f);
+      if (activation) onednn::AppendActivation(e, &ops);
+      dnnl::primitive_attr attr;
+      attr.set_post_ops(ops);
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      if (st.integer) attr.set_output_scales(1 << 1, st.out_scales);
+      if (matmul) {
+        auto d = bias_arg ? dnnl::matmul::desc(p->src_md, w_any, p->bias_md, p->dst_md)
+                          : dnnl::matmul::desc(p->src_md, w_any, p->dst_md);
+        return std::make_unique<dnnl::matmul::primitive_desc>(d, attr, onednn::Engine());
+      }
+      const auto d = onednn::ConvInferenceDesc(p->src_md, w_any, bias_arg ? &p->bias_md : nullptr,
+                                               p->dst_md, g.dims[1], g.dims[2]);
+      return std::make_unique<dnnl::convolution_forward::primitive_desc>(d, attr, onednn::Engine());
+    };
+    std::unique_ptr<dnnl::primitive_desc> pd;
+    try {
+      pd = make_pd(true);
+    } catch (const dnnl::error&) {
+      // An activation oneDNN's integer kernels do not take runs after them.
+      if (e.act == Epilogue::Act::kNone) throw;
+      pd = make_pd(false);
+      p->cpu_activation = true;
+    }
+    p->weights_md = pd->weights_desc();
+    p->scratch_md = pd->scratchpad_desc();
+    p->primitive =
+        matmul
+            ? dnnl::primitive(dnnl::matmul(*static_cast<dnnl::matmul::primitive_desc*>(pd.get())))
+            : dnnl::primitive(dnnl::convolution_forward(
+                  *static_cast<dnnl::convolution_forward::primitive_desc*>(pd.get())));
+    const void* weights =
+        st.integer ? static_cast<const void*>(st.weights.levels.data()) : f.raw_data();
+    p->packed_weights =
+        onednn::PackWeights(dnnl::reorder(dnnl::reorder::primitive_desc(
+                                onednn::Engine(), user_w, onednn::Engine(), p->weights_md)),
+                            user_w, weights, p->weights_md);
+  }));
+  return p;
+}
+
+Status ComputeInt8(const KernelContext& ctx) {
+  std::optional<Int8CpuState> local;
+  const Int8CpuState& st = cpu::CpuStateOf(ctx, &local);
+  const Tensor& input = ctx.input(0);
+  Geometry g;
+  if (Status s = MakeGeometry(st, input.shape(), *st.filter, &g); !s.ok())
+    return ctx.Error(s.message());
+  const Epilogue& e = st.epilogue;
+  if (e.bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != g.out_c))
+    return ctx.Error("the bias must be a vector of the ", g.out_c, " output channels, got shape ",
+                     ctx.input(2).shape().ToString());
+  const Shape out_shape = OutputShape(st, g);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  if (e.add) {
+    const Tensor& addend = ctx.input(2 + e.num_args() - 1);
+    if (addend.shape() != out_shape)
+      return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
+                       ", expected the product's ", out_shape.ToString());
+    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
+  }
+  if (out->NumElements() == 0) return OkStatus();
+  if (input.NumElements() == 0) {  // nothing to sum: the epilogue on zeros
+    float* o = out->data<float>();
+    for (int64_t i = 0; i < out->NumElements(); ++i)
+      o[i] = (e.add ? o[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % g.out_c] : 0.f);
+    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    return OkStatus();
+  }
+  KILN_ASSIGN_OR_RETURN(const Int8Primitive* p,
+                        st.primitives.Get(
+                            [&](const Int8Primitive& c) {
+                              return std::equal(c.in_dims.begin(), c.in_dims.end(),
+                                                input.shape().dims().begin(),
+                                                input.shape().dims().end());
+                            },
+                            [&] { return MakePrimitive(st, input.shape(), g); }));
+
+  // The input rounded to the FakeQuant's levels: bytes for the integer kernels, else floats.
+  const int64_t n = input.NumElements();
+  const float* x = input.data<float>();
+  const Nudged& q = st.range;
+  KILN_ASSIGN_OR_RETURN(void* src, ctx.AllocateTemp(st.integer ? n : n * sizeof(float)));
+  ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
+    if (st.integer)
+      vmath::QuantizeLevels(x + begin, static_cast<uint8_t*>(src) + begin, end - begin, q.min,
+                            q.max, q.inv_scale, st.zero);
+    else
+      vmath::FakeQuant(x + begin, static_cast<float*>(src) + begin, end - begin, q.min, q.max,
+                       q.scale, q.inv_scale, st.zero, /*divide=*/false);
+  });
+  const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
+  dnnl::memory sm, wm, dm, bm;
+  KILN_RETURN_IF_ERROR(onednn::DnnlCall("int8 product memory", [&] {
+    const dnnl::engine& eng = onednn::Engine();
+    sm = dnnl::memory(p->src_md, eng, src);
+    wm = dnnl::memory(p->weights_md, eng, p->packed_weights.get());
+    dm = dnnl::memory(p->dst_md, eng, out->raw_data());
+    if (bias != nullptr) bm = dnnl::memory(p->bias_md, eng, const_cast<float*>(bias));
+  }));
+  constexpr int kBiasPostOp = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
+  Status s =
+      bias == nullptr
+          ? onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
+                            {{DNNL_ARG_SRC, &sm}, {DNNL_ARG_WEIGHTS, &wm}, {DNNL_ARG_DST, &dm}})
+          : onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
+                            {{DNNL_ARG_SRC, &sm},
+                             {DNNL_ARG_WEIGHTS, &wm},
+                             {p->bias_post_op ? kBiasPostOp : DNNL_ARG_BIAS, &bm},
+                             {DNNL_ARG_DST, &dm}});
+  KILN_RETURN_IF_ERROR(s);
+  if (p->cpu_activation)
+    onednn::ApplyActivation(e, out->data<float>(), out->NumElements(), ctx.threads());
+  return OkStatus();
+}
+
+constexpr KernelEntry kCpu[] = {
+    {"_KilnInt8Conv2D", ComputeInt8, 0, 0, nullptr, CreateInt8CpuState},
+    {"_KilnInt8DepthwiseConv2dNative", ComputeInt8, 0, 0, nullptr, CreateInt8CpuState},
+    {"_KilnInt8MatMul", ComputeInt8, 0, 0, nullptr, CreateInt8CpuState},
+};
+
+}  // namespace
+
+std::span<const KernelEntry> Int8ProductCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec

@@ -1,0 +1,183 @@
+// The CPU kernels of the ops in kernels/split_ops.cc. Every piece is a strided copy of its
+// input.
+#include "kernels/split_ops.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "kernels/array_util.h"
+
+namespace kiln::exec {
+namespace {
+
+using split::ResolveSplits;
+using split::SplitAxis;
+using split::SplitState;
+
+// Output `out` is x[.., begin:begin+size, ..] along `axis`.
+Status CopySliceAlong(const KernelContext& ctx, int out, const Tensor& x, int axis, int64_t begin,
+                      int64_t size) {
+  const auto strides = RowMajorStrides(x.shape());
+  Shape shape = x.shape();
+  shape.set_dim(axis, size);
+  CopyPlan plan;
+  plan.offset[1] = begin * strides[axis];
+  for (int d = 0; d < x.rank(); ++d) AddCopyDim(&plan, shape.dim(d), strides[d]);
+  return CopyIntoOutput(ctx, out, x, shape, plan);
+}
+
+// ---- Slice -------------------------------------------------------------------------------------
+
+// begin/size made concrete against `dims`; size -1 means "to the end".
+Status ResolveSlice(std::span<const int64_t> dims, std::vector<int64_t>* begin,
+                    std::vector<int64_t>* size) {
+  if (begin->size() != dims.size() || size->size() != dims.size()) {
+    return InvalidArgument("expected begin and size to be vectors of length ", dims.size(),
+                           " (the input's rank), got ", begin->size(), " and ", size->size());
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    const int64_t b = (*begin)[i];
+    if (b < 0 || b > dims[i]) {
+      return InvalidArgument("expected begin[", i, "] in [0, ", dims[i], "], but got ", b);
+    }
+    const int64_t given = (*size)[i];
+    const int64_t s = given == -1 ? dims[i] - b : given;
+    if (s < 0 || b + s > dims[i]) {
+      return InvalidArgument("expected size[", i, "] in [0, ", dims[i] - b, "], but got ", given);
+    }
+    (*size)[i] = s;
+  }
+  return OkStatus();
+}
+
+Status ComputeSlice(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  std::vector<int64_t> begin = IndexValues(ctx.input(1));
+  std::vector<int64_t> size = IndexValues(ctx.input(2));
+  if (ctx.input(1).rank() != 1 || ctx.input(2).rank() != 1) {
+    return ctx.Error("inputs 'begin' and 'size' must be vectors, got shapes ",
+                     ctx.input(1).shape().ToString(), " and ", ctx.input(2).shape().ToString());
+  }
+  Status s = ResolveSlice(x.shape().dims(), &begin, &size);
+  if (!s.ok()) return Wrap(ctx, s);
+  const auto strides = RowMajorStrides(x.shape());
+  Shape shape;
+  CopyPlan plan;
+  for (int d = 0; d < x.rank(); ++d) {
+    shape.AddDim(size[d]);
+    plan.offset[1] += begin[d] * strides[d];
+    AddCopyDim(&plan, size[d], strides[d]);
+  }
+  return CopyIntoOutput(ctx, 0, x, shape, plan);
+}
+
+// ---- Split, SplitV -----------------------------------------------------------------------------
+
+Status ComputeSplit(const KernelContext& ctx) {
+  const auto& st = ctx.state<SplitState>();
+  const Tensor& x = ctx.input(st.value_input);
+  if (x.rank() == 0) return ctx.Error("cannot split a scalar");
+  auto axis = SplitAxis(ctx.input(st.axis_input), x.rank());
+  if (!axis.ok()) return Wrap(ctx, axis.status());
+  const int num = ctx.num_outputs();
+  const int64_t dim = x.dim(*axis);
+  std::vector<int64_t> pieces;
+  if (st.value_input == 1) {
+    if (dim % num != 0) {
+      return ctx.Error(
+          "number of ways to split should evenly divide the split dimension, but got "
+          "split_dim ",
+          *axis, " (size = ", dim, ") and num_split ", num);
+    }
+    pieces.assign(num, dim / num);
+  } else {
+    const Tensor& s = ctx.input(1);
+    if (s.rank() != 1 || s.NumElements() != num) {
+      return ctx.Error("input 'size_splits' must be a vector of ", num, " sizes, got shape ",
+                       s.shape().ToString());
+    }
+    std::vector<int64_t> sizes;
+    for (int64_t i = 0; i < num; ++i) {
+      sizes.push_back(s.dtype() == DType::kInt8    ? s.data<int8_t>()[i]
+                      : s.dtype() == DType::kInt32 ? s.data<int32_t>()[i]
+                                                   : s.data<int64_t>()[i]);
+    }
+    auto r = ResolveSplits(sizes, dim);
+    if (!r.ok()) return Wrap(ctx, r.status());
+    pieces = *r;
+  }
+  int64_t begin = 0;
+  for (int k = 0; k < num; ++k) {
+    KILN_RETURN_IF_ERROR(CopySliceAlong(ctx, k, x, *axis, begin, pieces[k]));
+    begin += pieces[k];
+  }
+  return OkStatus();
+}
+
+// ---- Concat (v1) -------------------------------------------------------------------------------
+
+Status ComputeConcatV1(const KernelContext& ctx) {
+  const int n = ctx.num_inputs() - 1;
+  const Tensor& first = ctx.input(1);
+  if (first.rank() == 0) return ctx.Error("cannot concatenate scalars (use Pack)");
+  const Tensor& axis_t = ctx.input(0);
+  if (axis_t.NumElements() != 1) {
+    return ctx.Error("input 'concat_dim' must be a scalar, got shape ", axis_t.shape().ToString());
+  }
+  auto axis = CanonicalAxis(IndexValues(axis_t)[0], first.rank(), "concat_dim");
+  if (!axis.ok()) return Wrap(ctx, axis.status());
+  Shape out_shape = first.shape();
+  int64_t outer = 1;
+  for (int d = 0; d < *axis; ++d) outer *= first.dim(d);
+  std::vector<int64_t> chunks(n);
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i) {
+    const Shape& s = ctx.input(i + 1).shape();
+    bool ok = s.rank() == first.rank();
+    for (int d = 0; ok && d < s.rank(); ++d) ok = d == *axis || s.dim(d) == first.dim(d);
+    if (!ok) {
+      return ctx.Error("values must match in all dimensions but concat_dim ", *axis,
+                       ": values:0 has shape ", first.shape().ToString(), ", values:", i,
+                       " has shape ", s.ToString());
+    }
+    total += s.dim(*axis);
+    chunks[i] = outer == 0 ? 0 : s.num_elements() / outer;
+  }
+  out_shape.set_dim(*axis, total);
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  if (out->NumElements() == 0) return OkStatus();
+  const int64_t row = out->NumElements() / outer;
+  return DispatchStorage(first.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U* dst = Elems<U>(*out);
+    // Output row o is the inputs' rows o side by side; rows are independent.
+    ctx.threads().ParallelFor(outer, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, row)),
+                              [&](int64_t begin, int64_t end) {
+                                for (int64_t o = begin; o < end; ++o) {
+                                  U* to = dst + o * row;
+                                  for (int k = 0; k < n; ++k) {
+                                    const U* src = Elems<U>(ctx.input(k + 1)) + o * chunks[k];
+                                    to = std::copy(src, src + chunks[k], to);
+                                  }
+                                }
+                              });
+    return OkStatus();
+  });
+}
+
+// ---- tables ----------------------------------------------------------------------------------
+
+constexpr KernelEntry kCpu[] = {
+    {"Slice", ComputeSlice},
+    {"Split", ComputeSplit},
+    {"SplitV", ComputeSplit},
+    {"Concat", ComputeConcatV1},
+};
+
+}  // namespace
+
+std::span<const KernelEntry> SplitCpuKernels() { return kCpu; }
+
+}  // namespace kiln::exec
