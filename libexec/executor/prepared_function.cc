@@ -16,13 +16,13 @@
 #include <queue>
 
 #include "executor/execution_state.h"
-#include "graph/flat_graph.h"
 #include "executor/function_compiler.h"
-#include "graph/fusion.h"
-#include "graph/half_in_float.h"
 #include "executor/half_precision.h"
 #include "executor/memory_plan.h"
 #include "executor/placement.h"
+#include "graph/flat_graph.h"
+#include "graph/fusion.h"
+#include "graph/half_in_float.h"
 #include "kernels/op_table_builder.h"
 #include "kiln/exec/executor.h"
 #ifndef KILN_NO_PROTOBUF

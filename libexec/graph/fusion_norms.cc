@@ -7,8 +7,8 @@
 #include <string_view>
 #include <vector>
 
-#include "graph/fusion_pass.h"
 #include "executor/half_precision.h"
+#include "graph/fusion_pass.h"
 #include "kiln/core/proto_convert.h"
 
 namespace kiln::exec::fusion_detail {
