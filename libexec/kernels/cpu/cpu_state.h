@@ -5,6 +5,7 @@
 
 #include <memory>
 #include <optional>
+#include <typeinfo>
 #include <utility>
 
 #include "kiln/exec/op_table.h"
@@ -29,7 +30,9 @@ S* ReplaceWithCpuState(PrepareContext& ctx) {
 template <typename S>
 const S& CpuStateOf(const KernelContext& ctx, std::optional<S>* local) {
   const auto& prepared = ctx.state<typename S::Prepared>();
-  if (const auto* st = dynamic_cast<const S*>(&prepared)) return *st;
+  // An exact type check, not a dynamic_cast: this runs on every call of small products, where
+  // the cast's walk of the class hierarchy was 3% of a 10x10 int32 MatMul.
+  if (typeid(prepared) == typeid(S)) return static_cast<const S&>(prepared);
   return local->emplace(prepared);
 }
 

@@ -446,8 +446,7 @@ Status BytesProduct(const KernelContext& ctx, const MatMulCpuState& st, const Te
 }
 
 Status ComputeMatMul(const KernelContext& ctx) {
-  std::optional<MatMulCpuState> local;
-  const MatMulCpuState& st = cpu::CpuStateOf(ctx, &local);
+  const auto& st = ctx.state<MatMulState>();
   const Tensor& a = ctx.input(0);
   const Tensor& b = ctx.input(1);
   if (a.rank() < 2 || b.rank() < 2 || (!st.batched && (a.rank() != 2 || b.rank() != 2)))
@@ -488,16 +487,21 @@ Status ComputeMatMul(const KernelContext& ctx) {
     KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
   }
   if (out->NumElements() == 0) return OkStatus();
-  if (WidensToFloat(st)) return WidenedProduct(ctx, st, a, b, out, batch);
-  if (st.a_dtype != st.dtype || st.b_dtype != st.dtype)
-    return BytesProduct(ctx, st, a, b, out, batch);
-  if (st.dtype != DType::kFloat) {
+  if (st.dtype != DType::kFloat && !WidensToFloat(st) && st.a_dtype == st.dtype &&
+      st.b_dtype == st.dtype) {
     return Dispatch<MatMulTypes>(st.dtype, [&](auto tag) {
       EigenProduct<typename decltype(tag)::type>(st, a, b, out, batch);
       return OkStatus();
     });
   }
-  return FloatProduct(ctx, st, a, b, out, batch);
+  // The float32 paths' oneDNN objects: looked up only here, as small integer products (100 of
+  // them in a call of samples/power) would pay for the lookup on every call.
+  std::optional<MatMulCpuState> local;
+  const MatMulCpuState& cs = cpu::CpuStateOf(ctx, &local);
+  if (WidensToFloat(cs)) return WidenedProduct(ctx, cs, a, b, out, batch);
+  if (cs.a_dtype != cs.dtype || cs.b_dtype != cs.dtype)
+    return BytesProduct(ctx, cs, a, b, out, batch);
+  return FloatProduct(ctx, cs, a, b, out, batch);
 }
 // ---- SparseMatMul ----------------------------------------------------------------------------
 
