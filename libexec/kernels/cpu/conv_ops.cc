@@ -391,20 +391,8 @@ Status ComputeConv(const KernelContext& ctx) {
     if (ctx.input(i).rank() != 1 || ctx.input(i).dim(0) != g.out_c)
       return ctx.Error("args:", i - 2, " must be a vector of the ", g.out_c,
                        " output channels, got shape ", ctx.input(i).shape().ToString());
-  Tensor* out = nullptr;
-  if (e.add) {
-    const int add_index = 2 + e.num_args() - 1;
-    const Tensor& addend = ctx.input(add_index);
-    if (addend.shape() != out_shape)
-      return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
-                       ", expected the convolution's ", out_shape.ToString());
-    // A fresh output holding the addend, which oneDNN's sum post-op adds to (the op declares
-    // fresh outputs, so the memory plan can place it).
-    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
-    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
-  } else {
-    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
-  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + e.num_args() - 1,
+                                                                       out_shape, "convolution"));
   if (out->NumElements() == 0) return OkStatus();
   if (st.dtype != DType::kFloat) {
     return Dispatch<TypeList<double>>(input.dtype(), [&](auto tag) {

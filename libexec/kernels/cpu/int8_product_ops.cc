@@ -232,14 +232,8 @@ Status ComputeInt8(const KernelContext& ctx) {
     return ctx.Error("the bias must be a vector of the ", g.out_c, " output channels, got shape ",
                      ctx.input(2).shape().ToString());
   const Shape out_shape = OutputShape(st, g);
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
-  if (e.add) {
-    const Tensor& addend = ctx.input(2 + e.num_args() - 1);
-    if (addend.shape() != out_shape)
-      return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
-                       ", expected the product's ", out_shape.ToString());
-    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
-  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + e.num_args() - 1,
+                                                                       out_shape, "product"));
   if (out->NumElements() == 0) return OkStatus();
   if (input.NumElements() == 0) {  // nothing to sum: the epilogue on zeros
     float* o = out->data<float>();

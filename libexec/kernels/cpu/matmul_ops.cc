@@ -472,20 +472,8 @@ Status ComputeMatMul(const KernelContext& ctx) {
   if (e.bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != n))
     return ctx.Error("the bias must be a vector of ", n, " elements, got shape ",
                      ctx.input(2).shape().ToString());
-  Tensor* out = nullptr;
-  if (e.add) {
-    const int add_index = 2 + (e.bias ? 1 : 0);
-    const Tensor& addend = ctx.input(add_index);
-    if (addend.shape() != out_shape)
-      return ctx.Error("the fused Add input has shape ", addend.shape().ToString(),
-                       ", expected the product's ", out_shape.ToString());
-    // A fresh output holding the addend, which oneDNN's sum post-op adds to (the op declares
-    // fresh outputs, so the memory plan can place it).
-    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
-    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
-  } else {
-    KILN_ASSIGN_OR_RETURN(out, ctx.AllocateOutput(0, out_shape));
-  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + (e.bias ? 1 : 0),
+                                                                       out_shape, "product"));
   if (out->NumElements() == 0) return OkStatus();
   if (st.dtype != DType::kFloat && !WidensToFloat(st) && st.a_dtype == st.dtype &&
       st.b_dtype == st.dtype) {

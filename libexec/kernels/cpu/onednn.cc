@@ -188,6 +188,19 @@ dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::forma
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
 }
 
+Result<Tensor*> AllocateOutputWithAddend(const KernelContext& ctx, const Epilogue& e, int add_index,
+                                         const Shape& shape, std::string_view what) {
+  if (e.add && ctx.input(add_index).shape() != shape)
+    return ctx.Error("the fused Add input has shape ", ctx.input(add_index).shape().ToString(),
+                     ", expected the ", what, "'s ", shape.ToString());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  if (e.add) {
+    const Tensor& addend = ctx.input(add_index);
+    std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
+  }
+  return out;
+}
+
 Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
                const dnnl::memory::desc& scratch, int max_threads,
                std::initializer_list<std::pair<int, const dnnl::memory*>> args) {

@@ -83,6 +83,12 @@ Status ExecuteOnThread(const dnnl::primitive& p, const dnnl::memory::desc& scrat
                        void* scratch_data,
                        std::initializer_list<std::pair<int, const dnnl::memory*>> args);
 
+// A fused op's float32 output 0 of `shape`, holding input `add_index` (the fused Add's addend,
+// which oneDNN's sum post-op adds to) when `e.add`: a fresh output, so the memory plan can place
+// it. `what` names the product in the error for an addend of another shape.
+Result<Tensor*> AllocateOutputWithAddend(const KernelContext& ctx, const Epilogue& e, int add_index,
+                                         const Shape& shape, std::string_view what);
+
 // A plain row-major float32 memory descriptor of `dims`.
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
 
