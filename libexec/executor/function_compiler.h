@@ -20,6 +20,21 @@
 #include "graph/fusion.h"
 #include "kiln/exec/executor.h"
 
+namespace kiln::internal {
+
+// The compiler's way into PreparedFunction (executor.h names it as its one friend): the types
+// of what it builds, and the function made from them.
+struct PreparedFunctionAccess {
+  using PreparedFunction = exec::PreparedFunction;
+  using Compiled = PreparedFunction::Compiled;
+  using Step = PreparedFunction::Step;
+  static std::shared_ptr<const PreparedFunction> Make(Compiled compiled) {
+    return std::shared_ptr<const PreparedFunction>(new PreparedFunction(std::move(compiled)));
+  }
+};
+
+}  // namespace kiln::internal
+
 namespace kiln::exec {
 
 class FunctionCompiler {
@@ -37,6 +52,9 @@ class FunctionCompiler {
   Result<std::shared_ptr<const PreparedFunction>> Compile(std::span<const TensorSpec> arg_specs);
 
  private:
+  using Compiled = internal::PreparedFunctionAccess::Compiled;
+  using Step = internal::PreparedFunctionAccess::Step;
+
   // prepared_function.cc
   Status ResolveArgSpecs(std::span<const TensorSpec> arg_specs);
   void MarkLive();
@@ -85,7 +103,7 @@ class FunctionCompiler {
   const FunctionLibrary& library_;
   PrepareOptions options_;
   std::string fname_;
-  std::shared_ptr<PreparedFunction> pf_;
+  Compiled compiled_;  // what Compile builds and hands to the PreparedFunction it makes
   FlatGraph graph_;
   std::vector<char> live_;
   std::vector<int> order_;
@@ -93,7 +111,7 @@ class FunctionCompiler {
   std::vector<TensorSpec> slot_specs_;                 // per slot
   std::vector<int> slot_device_;                       // per slot: where its tensor lives
   std::map<std::pair<int32_t, int>, int32_t> copies_;  // (slot, device): the copy's slot
-  int host_ = 0;                                       // the host's index in pf_->devices_
+  int host_ = 0;                                       // the host's index in compiled_.devices
   bool fold_casts_ = true;  // false during the first look of the half-precision rewrite
   std::vector<const Tensor*> const_value_;  // per slot: the value when constant
   std::vector<const Tensor*> known_value_;  // per slot: a known argument's value

@@ -59,28 +59,30 @@ FunctionCompiler::FunctionCompiler(std::shared_ptr<const FlatGraph> graph,
 
 Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
     std::span<const TensorSpec> arg_specs) {
-  pf_ = std::shared_ptr<PreparedFunction>(new PreparedFunction());
-  pf_->name_ = fname_;
-  pf_->fdef_ = fdef_;
-  pf_->library_ = &library_;
-  pf_->options_ = options_;
+  compiled_ = Compiled();
+  compiled_.name = fname_;
+  compiled_.fdef = fdef_;
+  compiled_.library = &library_;
+  compiled_.options = options_;
 #ifndef KILN_NO_PROTOBUF
   if (iface_ == nullptr) {
     KILN_ASSIGN_OR_RETURN(FunctionInterface iface, InterfaceOf(*fdef_));
     iface_ = std::make_shared<const FunctionInterface>(std::move(iface));
   }
 #endif
-  pf_->iface_ = iface_;
-  pf_->source_graph_ = source_graph_;
-  pf_->requested_specs_.assign(arg_specs.begin(), arg_specs.end());
-  pf_->devices_ = options_.devices;
-  if (std::find(pf_->devices_.begin(), pf_->devices_.end(), HostDevice()) == pf_->devices_.end())
-    pf_->devices_.push_back(HostDevice());
-  host_ = static_cast<int>(std::find(pf_->devices_.begin(), pf_->devices_.end(), HostDevice()) -
-                           pf_->devices_.begin());
+  compiled_.iface = iface_;
+  compiled_.source_graph = source_graph_;
+  compiled_.requested_specs.assign(arg_specs.begin(), arg_specs.end());
+  compiled_.devices = options_.devices;
+  if (std::find(compiled_.devices.begin(), compiled_.devices.end(), HostDevice()) ==
+      compiled_.devices.end())
+    compiled_.devices.push_back(HostDevice());
+  host_ =
+      static_cast<int>(std::find(compiled_.devices.begin(), compiled_.devices.end(), HostDevice()) -
+                       compiled_.devices.begin());
   KILN_RETURN_IF_ERROR(ResolveArgSpecs(arg_specs));
   if (source_graph_ != nullptr) {
-    // Nodes point into the source's attrs and values, which pf_ keeps alive.
+    // Nodes point into the source's attrs and values, which compiled_.source_graph keeps alive.
     graph_.nodes = source_graph_->nodes;
     graph_.outputs = source_graph_->outputs;
     graph_.keep = source_graph_->keep;
@@ -96,7 +98,7 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
 #ifndef KILN_NO_PROTOBUF
   // Half precision computes in float32 regions where the host is the only device
   // (half_in_float.h): a first look, the rewrite, and the graph as rewritten goes on.
-  if (options_.half_in_float && source_graph_ == nullptr && pf_->devices_.size() == 1 &&
+  if (options_.half_in_float && source_graph_ == nullptr && compiled_.devices.size() == 1 &&
       HasHalfTypeAttrs(graph_, live_)) {
     // Casts are not folded in this look: folding Keras's AutoCast of every weight would read
     // (and keep resident) all the weights' pages for values the rewrite then drops. (So
@@ -119,9 +121,9 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
     KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
     // Half-precision chains fuse where another device computes them natively; the host
     // computes them in float32 (above), or per op as TF does where that is turned off.
-    const int fused = FuseGraph(&graph_, Facts(), live_, /*half=*/pf_->devices_.size() > 1);
+    const int fused = FuseGraph(&graph_, Facts(), live_, /*half=*/compiled_.devices.size() > 1);
     ResetPrepared();
-    pf_->stats_.fused = fused;
+    compiled_.stats.fused = fused;
     if (fused > 0) {
       MarkLive();
       order_.clear();
@@ -130,28 +132,28 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
   }
 #endif
   KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
-  pf_->stats_.half_in_float = half_in_float;
+  compiled_.stats.half_in_float = half_in_float;
   KILN_RETURN_IF_ERROR(BindOutputs());
   PlanReleases();
-  pf_->arena_bytes_.assign(pf_->devices_.size(), 0);
+  compiled_.arena_bytes.assign(compiled_.devices.size(), 0);
   if (options_.plan_memory) PlanArena();
-  PlanStats& st = pf_->stats_;
-  st.steps = static_cast<int>(pf_->steps_.size());
-  st.constants = static_cast<int>(pf_->constants_.size());
-  st.slots = pf_->num_slots_;
+  PlanStats& st = compiled_.stats;
+  st.steps = static_cast<int>(compiled_.steps.size());
+  st.constants = static_cast<int>(compiled_.constants.size());
+  st.slots = compiled_.num_slots;
   CountPlacement();
   // Specialisations of a function fused here prepare its fused graph, as those of a serving
   // plan do: fusing again with known shapes would fuse more (a residual Add needs them), and
   // oneDNN's fused and unfused forms differ in the last bits on AVX2, so results would
   // depend on whether the bundle has a plan.
   const bool specializes =
-      !pf_->shapes_fully_known_ && options_.max_specializations > 0 && source_graph_ == nullptr;
+      !compiled_.shapes_fully_known && options_.max_specializations > 0 && source_graph_ == nullptr;
   if (options_.keep_graph || specializes) {
     std::shared_ptr<const FlatGraph> final = FinalGraph();
-    if (options_.keep_graph) pf_->final_graph_ = final;
-    if (specializes) pf_->specialize_from_ = std::move(final);
+    if (options_.keep_graph) compiled_.final_graph = final;
+    if (specializes) compiled_.specialize_from = std::move(final);
   }
-  return std::shared_ptr<const PreparedFunction>(std::move(pf_));
+  return internal::PreparedFunctionAccess::Make(std::move(compiled_));
 }
 
 Status FunctionCompiler::ResolveArgSpecs(std::span<const TensorSpec> arg_specs) {
@@ -177,11 +179,11 @@ Status FunctionCompiler::ResolveArgSpecs(std::span<const TensorSpec> arg_specs) 
       spec.shape = f.input_shapes[i];
     if (DTypeIsPod(spec.dtype) || spec.dtype == DType::kString)
       fully_known &= spec.shape.IsFullyDefined();
-    pf_->arg_names_.push_back(f.arg_names[i]);
-    pf_->arg_specs_.push_back(spec);
+    compiled_.arg_names.push_back(f.arg_names[i]);
+    compiled_.arg_specs.push_back(spec);
   }
-  pf_->shapes_fully_known_ = fully_known;
-  for (const std::string& o : f.output_names) pf_->output_names_.push_back(o);
+  compiled_.shapes_fully_known = fully_known;
+  for (const std::string& o : f.output_names) compiled_.output_names.push_back(o);
   return OkStatus();
 }
 
@@ -247,14 +249,14 @@ Status FunctionCompiler::TopologicalOrder() {
 int32_t FunctionCompiler::NewSlot(const TensorSpec& spec, int device) {
   slot_specs_.push_back(spec);
   slot_device_.push_back(device < 0 ? host_ : device);
-  return pf_->num_slots_++;
+  return compiled_.num_slots++;
 }
 
 int32_t FunctionCompiler::AddConstant(const Tensor& value) {
   const int32_t slot = NewSlot(TensorSpec{value.dtype(), PartialShape(value.shape())});
-  pf_->constants_.emplace_back(slot, value);
+  compiled_.constants.emplace_back(slot, value);
   const_storage_.push_back(std::make_shared<Tensor>(value));
-  const_value_.resize(pf_->num_slots_, nullptr);
+  const_value_.resize(compiled_.num_slots, nullptr);
   const_value_[slot] = const_storage_.back().get();
   return slot;
 }
@@ -361,11 +363,11 @@ std::vector<NodeFacts> FunctionCompiler::Facts() const {
 
 // Forgets what PrepareNodes made, keeping the argument specs.
 void FunctionCompiler::ResetPrepared() {
-  pf_->num_slots_ = 0;
-  pf_->arg_slots_.clear();
-  pf_->constants_.clear();
-  pf_->steps_.clear();
-  pf_->stats_ = PlanStats();
+  compiled_.num_slots = 0;
+  compiled_.arg_slots.clear();
+  compiled_.constants.clear();
+  compiled_.steps.clear();
+  compiled_.stats = PlanStats();
   out_slots_.clear();
   slot_specs_.clear();
   slot_device_.clear();
@@ -381,12 +383,12 @@ Status FunctionCompiler::PrepareNodes(bool analysis) {
   for (int v : order_) {
     FlatNode& node = graph_.nodes[v];
     if (node.op == "_Arg") {
-      const int32_t slot = NewSlot(pf_->arg_specs_[node.arg_index]);
-      pf_->arg_slots_.push_back(slot);
+      const int32_t slot = NewSlot(compiled_.arg_specs[node.arg_index]);
+      compiled_.arg_slots.push_back(slot);
       out_slots_[v] = {slot};
       if (node.arg_index < static_cast<int>(options_.known_args.size()) &&
           options_.known_args[node.arg_index].IsInitialized()) {
-        known_value_.resize(pf_->num_slots_, nullptr);
+        known_value_.resize(compiled_.num_slots, nullptr);
         known_value_[slot] = &options_.known_args[node.arg_index];
       }
       continue;
@@ -432,7 +434,7 @@ Status FunctionCompiler::PrepareNodes(bool analysis) {
       for (const Tensor& t : ctx.constant_outputs) all &= t.IsInitialized();
       if (all) {
         for (const Tensor& t : ctx.constant_outputs) out_slots_[v].push_back(AddConstant(t));
-        ++pf_->stats_.folded;
+        ++compiled_.stats.folded;
         continue;
       }
     }
@@ -451,14 +453,14 @@ Status FunctionCompiler::PrepareNodes(bool analysis) {
       }
       if (auto values = TryFold(node, ctx, host_kernel->compute, in_slots, /*any_size=*/is_const)) {
         for (const Tensor& t : *values) out_slots_[v].push_back(AddConstant(t));
-        if (!is_const) ++pf_->stats_.folded;
+        if (!is_const) ++compiled_.stats.folded;
         continue;
       }
       if (is_const) return Internal("node '", node.name, "': Const did not evaluate");
     }
-    KILN_ASSIGN_OR_RETURN_CTX(Placement place, PlaceNode(pf_->devices_, ctx), "function '", fname_,
-                              "'");
-    Device* device = pf_->devices_[place.device];
+    KILN_ASSIGN_OR_RETURN_CTX(Placement place, PlaceNode(compiled_.devices, ctx), "function '",
+                              fname_, "'");
+    Device* device = compiled_.devices[place.device];
     if (place.kernel->create_state != nullptr && !analysis &&
         !(host_state && device == HostDevice())) {
       if (host_state) {  // completed for the host: the device completes a fresh one
@@ -472,7 +474,7 @@ Status FunctionCompiler::PrepareNodes(bool analysis) {
                           AddStep(node.name, node.def->name, node.def->flags, place.device,
                                   *place.kernel, ctx.state, std::move(in_slots), ctx.outputs));
   }
-  const_value_.resize(pf_->num_slots_, nullptr);
+  const_value_.resize(compiled_.num_slots, nullptr);
   return OkStatus();
 }
 
@@ -533,7 +535,7 @@ Result<bool> FunctionCompiler::PrepareWidened(const FlatNode& node, int v,
   KILN_ASSIGN_OR_RETURN(std::vector<int32_t> out,
                         AddStep(node.name, node.def->name, node.def->flags, host_, *kernel,
                                 ctx.state, std::move(in), ctx.outputs));
-  ++pf_->stats_.widened;
+  ++compiled_.stats.widened;
   for (size_t j = 0; j < out.size(); ++j)
     if (narrow[j]) {
       KILN_ASSIGN_OR_RETURN(out[j], AddCastStep(node.name, out[j], half));
@@ -552,8 +554,8 @@ Result<bool> FunctionCompiler::PlaceHalfOnDevice(const FlatNode& node, int v, DT
                                                  const std::vector<const Tensor*>& consts,
                                                  const std::vector<int32_t>& slots,
                                                  PrepareContext& ctx) {
-  for (int d = 0; d < static_cast<int>(pf_->devices_.size()) && d != host_; ++d) {
-    Device* device = pf_->devices_[d];
+  for (int d = 0; d < static_cast<int>(compiled_.devices.size()) && d != host_; ++d) {
+    Device* device = compiled_.devices[d];
     const KernelEntry* kernel = device->FindKernel(node.op);
     if (kernel == nullptr || kernel->supports == nullptr) continue;
     PrepareContext dev = ContextFor(node, node.reader(), specs, consts, /*analysis=*/false);
@@ -616,12 +618,12 @@ Result<std::vector<int32_t>> FunctionCompiler::AddStep(const std::string& node_n
         InputDevice(kernel, device, host_, static_cast<int>(i), slot_specs_[in[i]].dtype);
     KILN_ASSIGN_OR_RETURN(in[i], Locate(in[i], want, node_name));
   }
-  PreparedFunction::Step step;
+  Step step;
   step.compute = kernel.compute;
   step.state = std::move(state);
   step.op = op;
   step.device = device;
-  step.allocator = pf_->devices_[device]->allocator();
+  step.allocator = compiled_.devices[device]->allocator();
   step.host_outputs = kernel.host_outputs;
   step.in = std::move(in);
   for (size_t j = 0; j < outputs.size(); ++j) {
@@ -632,7 +634,7 @@ Result<std::vector<int32_t>> FunctionCompiler::AddStep(const std::string& node_n
   step.flags = flags;
   step.node_name = node_name;
   std::vector<int32_t> out = step.out;
-  pf_->steps_.push_back(std::move(step));
+  compiled_.steps.push_back(std::move(step));
   return out;
 }
 
@@ -643,8 +645,8 @@ Result<int32_t> FunctionCompiler::Locate(int32_t slot, int want, const std::stri
   if (have == want) return slot;
   const auto key = std::make_pair(slot, want);
   if (auto it = copies_.find(key); it != copies_.end()) return it->second;
-  Device* from = pf_->devices_[have];
-  Device* to = pf_->devices_[want];
+  Device* from = compiled_.devices[have];
+  Device* to = compiled_.devices[want];
   int32_t copy = 0;
   if (const Tensor* c = ConstantOf(slot)) {
     KILN_ASSIGN_OR_RETURN_CTX(Tensor moved, CopyTensor(*c, from, to), "function '", fname_,
@@ -667,15 +669,24 @@ Result<int32_t> FunctionCompiler::Locate(int32_t slot, int want, const std::stri
   return copy;
 }
 
+PreparedFunction::PreparedFunction(Compiled compiled) : compiled_(std::move(compiled)) {}
+
 PreparedFunction::~PreparedFunction() = default;
+
+std::vector<size_t> PreparedFunction::ArenaOffsets() const {
+  std::vector<size_t> offsets;
+  offsets.reserve(compiled_.planned.size());
+  for (const PlannedSlot& p : compiled_.planned) offsets.push_back(p.offset);
+  return offsets;
+}
 
 std::vector<ScheduledStep> PreparedFunction::Schedule() const {
   std::vector<ScheduledStep> out;
-  for (const Step& step : steps_) {
+  for (const Step& step : compiled_.steps) {
     ScheduledStep s;
     s.node_name = step.node_name;
     s.op = step.op;
-    s.device = devices_[step.device]->name();
+    s.device = compiled_.devices[step.device]->name();
     if (step.op == kCopyOp) {
       const auto& copy = *static_cast<const CopyState*>(step.state.get());
       s.from = copy.from->name();

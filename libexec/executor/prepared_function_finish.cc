@@ -25,8 +25,8 @@ Status FunctionCompiler::BindOutputs() {
     // Results are host tensors.
     KILN_ASSIGN_OR_RETURN(const int32_t slot,
                           Locate(out_slots_[e.node][e.output], host_, graph_.nodes[e.node].name));
-    pf_->output_slots_.push_back(slot);
-    pf_->output_is_constant_.push_back(ConstantOf(slot) != nullptr);
+    compiled_.output_slots.push_back(slot);
+    compiled_.output_is_constant.push_back(ConstantOf(slot) != nullptr);
     TensorSpec spec = slot_specs_[slot];
     const DType declared = f.output_dtypes[i];
     if (declared != DType::kInvalid && spec.dtype != DType::kInvalid && declared != spec.dtype)
@@ -34,7 +34,7 @@ Status FunctionCompiler::BindOutputs() {
                              "' is declared ", DTypeShortName(declared), " but computes ",
                              DTypeShortName(spec.dtype));
     if (declared != DType::kInvalid) spec.dtype = declared;
-    pf_->output_specs_.push_back(spec);
+    compiled_.output_specs.push_back(spec);
   }
   return OkStatus();
 }
@@ -42,16 +42,16 @@ Status FunctionCompiler::BindOutputs() {
 // Each intermediate slot is released right after its last use, so memory is freed early,
 // and a step learns which of its inputs die there (their buffers may be reused).
 void FunctionCompiler::PlanReleases() {
-  const int32_t n_slots = pf_->num_slots_;
+  const int32_t n_slots = compiled_.num_slots;
   std::vector<int> last_use(n_slots, -1);
-  for (int s = 0; s < static_cast<int>(pf_->steps_.size()); ++s)
-    for (int32_t slot : pf_->steps_[s].in) last_use[slot] = s;
+  for (int s = 0; s < static_cast<int>(compiled_.steps.size()); ++s)
+    for (int32_t slot : compiled_.steps[s].in) last_use[slot] = s;
   pinned_.assign(n_slots, 0);
-  for (int32_t slot : pf_->output_slots_) pinned_[slot] = 1;
-  for (int32_t slot : pf_->arg_slots_) pinned_[slot] = 1;
-  for (const auto& [slot, t] : pf_->constants_) pinned_[slot] = 1;
-  for (int s = 0; s < static_cast<int>(pf_->steps_.size()); ++s) {
-    PreparedFunction::Step& step = pf_->steps_[s];
+  for (int32_t slot : compiled_.output_slots) pinned_[slot] = 1;
+  for (int32_t slot : compiled_.arg_slots) pinned_[slot] = 1;
+  for (const auto& [slot, t] : compiled_.constants) pinned_[slot] = 1;
+  for (int s = 0; s < static_cast<int>(compiled_.steps.size()); ++s) {
+    Step& step = compiled_.steps[s];
     for (size_t j = 0; j < step.in.size() && j < 32; ++j) {
       const int32_t slot = step.in[j];
       if (last_use[slot] == s && !pinned_[slot]) step.dying_inputs |= 1u << j;
@@ -59,20 +59,21 @@ void FunctionCompiler::PlanReleases() {
   }
   for (int32_t slot = 0; slot < n_slots; ++slot)
     if (last_use[slot] >= 0 && !pinned_[slot] &&
-        std::find(pf_->arg_slots_.begin(), pf_->arg_slots_.end(), slot) == pf_->arg_slots_.end())
-      pf_->steps_[last_use[slot]].release.push_back(slot);
+        std::find(compiled_.arg_slots.begin(), compiled_.arg_slots.end(), slot) ==
+            compiled_.arg_slots.end())
+      compiled_.steps[last_use[slot]].release.push_back(slot);
 }
 
 // One arena per device, each planned over the slots that live there.
 void FunctionCompiler::PlanArena() {
   std::vector<PlanStep> steps;
-  for (const PreparedFunction::Step& s : pf_->steps_)
+  for (const Step& s : compiled_.steps)
     steps.push_back(
         PlanStep{s.in, s.out, (s.flags & kOpFreshOutputs) != 0, (s.flags & kOpInPlace) != 0});
-  for (int d = 0; d < static_cast<int>(pf_->devices_.size()); ++d) {
-    std::vector<PlanSlot> slots(pf_->num_slots_);
+  for (int d = 0; d < static_cast<int>(compiled_.devices.size()); ++d) {
+    std::vector<PlanSlot> slots(compiled_.num_slots);
     bool any = false;
-    for (int32_t i = 0; i < pf_->num_slots_; ++i) {
+    for (int32_t i = 0; i < compiled_.num_slots; ++i) {
       const TensorSpec& spec = slot_specs_[i];
       slots[i].dtype = spec.dtype;
       // Another device's slots are not this arena's to place.
@@ -86,20 +87,20 @@ void FunctionCompiler::PlanArena() {
     if (!any) continue;
     MemoryPlanResult plan = PlanMemory(steps, slots);
     for (const auto& e : plan.entries)
-      pf_->planned_.push_back({d, e.slot, slots[e.slot].dtype, slots[e.slot].shape, e.offset});
-    pf_->arena_bytes_[d] = plan.arena_bytes;
-    pf_->stats_.planned_slots += static_cast<int>(plan.entries.size());
-    pf_->stats_.in_place += plan.in_place;
-    pf_->stats_.arena_bytes += plan.arena_bytes;
-    pf_->stats_.planned_bytes += plan.planned_bytes;
+      compiled_.planned.push_back({d, e.slot, slots[e.slot].dtype, slots[e.slot].shape, e.offset});
+    compiled_.arena_bytes[d] = plan.arena_bytes;
+    compiled_.stats.planned_slots += static_cast<int>(plan.entries.size());
+    compiled_.stats.in_place += plan.in_place;
+    compiled_.stats.arena_bytes += plan.arena_bytes;
+    compiled_.stats.planned_bytes += plan.planned_bytes;
   }
 }
 
 // Steps per device, copies and the bytes they move (PlanStats).
 void FunctionCompiler::CountPlacement() {
-  PlanStats& st = pf_->stats_;
-  std::vector<int> per_device(pf_->devices_.size(), 0);
-  for (PreparedFunction::Step& step : pf_->steps_) {
+  PlanStats& st = compiled_.stats;
+  std::vector<int> per_device(compiled_.devices.size(), 0);
+  for (Step& step : compiled_.steps) {
     ++per_device[step.device];
     if (step.op != kCopyOp) continue;
     ++st.copies;
@@ -110,7 +111,7 @@ void FunctionCompiler::CountPlacement() {
     st.copy_bytes = st.copy_bytes < 0 || step.copy_bytes < 0 ? -1 : st.copy_bytes + step.copy_bytes;
   }
   for (size_t d = 0; d < per_device.size(); ++d)
-    st.device_steps.emplace_back(pf_->devices_[d]->name(), per_device[d]);
+    st.device_steps.emplace_back(compiled_.devices[d]->name(), per_device[d]);
 }
 
 // The live nodes in schedule order, renumbered, for a serving plan. Runs last: it takes

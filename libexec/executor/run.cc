@@ -28,12 +28,13 @@ const ThreadPool& DefaultThreadPool() {
 
 Status PreparedFunction::CheckArgs(std::span<const Tensor> args,
                                    std::span<const Tensor> captures) const {
-  if (args.size() + captures.size() != arg_specs_.size())
-    return InvalidArgument("function '", name_, "' takes ", arg_specs_.size(), " arguments, got ",
-                           args.size() + captures.size());
-  for (size_t i = 0; i < arg_specs_.size(); ++i) {
+  if (args.size() + captures.size() != compiled_.arg_specs.size())
+    return InvalidArgument("function '", compiled_.name, "' takes ", compiled_.arg_specs.size(),
+                           " arguments, got ", args.size() + captures.size());
+  for (size_t i = 0; i < compiled_.arg_specs.size(); ++i) {
     const Tensor& t = i < args.size() ? args[i] : captures[i - args.size()];
-    KILN_RETURN_IF_ERROR(CheckArg(arg_specs_[i], t, i, arg_names_[i], name_));
+    KILN_RETURN_IF_ERROR(
+        CheckArg(compiled_.arg_specs[i], t, i, compiled_.arg_names[i], compiled_.name));
   }
   return OkStatus();
 }
@@ -41,9 +42,9 @@ Status PreparedFunction::CheckArgs(std::span<const Tensor> args,
 Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
     std::span<const Tensor> args, std::span<const Tensor> captures) const {
   const std::shared_ptr<const FlatGraph>& graph =
-      specialize_from_ != nullptr ? specialize_from_ : source_graph_;
-  if (shapes_fully_known_ || (fdef_ == nullptr && graph == nullptr) ||
-      options_.max_specializations <= 0)
+      compiled_.specialize_from != nullptr ? compiled_.specialize_from : compiled_.source_graph;
+  if (compiled_.shapes_fully_known || (compiled_.fdef == nullptr && graph == nullptr) ||
+      compiled_.options.max_specializations <= 0)
     return this;
   std::vector<Shape> key;
   key.reserve(args.size() + captures.size());
@@ -52,22 +53,24 @@ Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
   std::lock_guard lock(specializations_mu_);
   for (const auto& [shapes, fn] : specializations_)
     if (shapes == key) return fn.get();
-  if (static_cast<int>(specializations_.size()) >= options_.max_specializations) return this;
-  std::vector<TensorSpec> specs(arg_specs_.begin(), arg_specs_.end());
+  if (static_cast<int>(specializations_.size()) >= compiled_.options.max_specializations)
+    return this;
+  std::vector<TensorSpec> specs(compiled_.arg_specs.begin(), compiled_.arg_specs.end());
   for (size_t i = 0; i < key.size(); ++i)
     if (DTypeIsPod(specs[i].dtype) || specs[i].dtype == DType::kString)
       specs[i].shape = PartialShape(key[i]);
-  PrepareOptions options = options_;
+  PrepareOptions options = compiled_.options;
   options.max_specializations = 0;
   options.keep_graph = false;
   std::shared_ptr<const PreparedFunction> fn;
 #ifndef KILN_NO_PROTOBUF
   if (graph == nullptr) {
-    KILN_ASSIGN_OR_RETURN(fn, Prepare(*fdef_, *library_, specs, options));
+    KILN_ASSIGN_OR_RETURN(fn, Prepare(*compiled_.fdef, *compiled_.library, specs, options));
   } else
 #endif
   {
-    KILN_ASSIGN_OR_RETURN(fn, PrepareGraph(graph, iface_, *library_, specs, options));
+    KILN_ASSIGN_OR_RETURN(fn,
+                          PrepareGraph(graph, compiled_.iface, *compiled_.library, specs, options));
   }
   specializations_.emplace_back(std::move(key), fn);
   return fn.get();
@@ -85,19 +88,20 @@ std::unique_ptr<ExecutionState> PreparedFunction::AcquireState() const {
   // A new concurrent caller: a frame, scratch and an arena per device with a view per planned
   // slot.
   auto s = std::make_unique<ExecutionState>();
-  s->slots.resize(static_cast<size_t>(num_slots_));
-  for (const auto& [slot, t] : constants_) s->slots[slot] = t;
-  s->planned.resize(static_cast<size_t>(num_slots_));
-  for (Device* d : devices_) s->scratch.push_back(std::make_unique<ScratchArena>(d->allocator()));
-  for (size_t d = 0; d < devices_.size(); ++d) {
-    const size_t bytes = arena_bytes_[d];
+  s->slots.resize(static_cast<size_t>(compiled_.num_slots));
+  for (const auto& [slot, t] : compiled_.constants) s->slots[slot] = t;
+  s->planned.resize(static_cast<size_t>(compiled_.num_slots));
+  for (Device* d : compiled_.devices)
+    s->scratch.push_back(std::make_unique<ScratchArena>(d->allocator()));
+  for (size_t d = 0; d < compiled_.devices.size(); ++d) {
+    const size_t bytes = compiled_.arena_bytes[d];
     if (bytes == 0) continue;
-    Allocator* allocator = devices_[d]->allocator();
+    Allocator* allocator = compiled_.devices[d]->allocator();
     void* data = allocator->Allocate(bytes);
     if (data == nullptr) continue;  // no arena: kernels allocate as they go
     std::shared_ptr<void> arena(data,
                                 [allocator, bytes](void* p) { allocator->Deallocate(p, bytes); });
-    for (const PlannedSlot& p : planned_)
+    for (const PlannedSlot& p : compiled_.planned)
       if (p.device == static_cast<int>(d))
         s->planned[p.slot] = std::make_shared<TensorBuffer>(
             p.dtype, p.shape.num_elements(), static_cast<char*>(data) + p.offset, arena,
@@ -113,17 +117,17 @@ void PreparedFunction::ReleaseState(std::unique_ptr<ExecutionState> state) const
 
 Status PreparedFunction::Run(std::span<const Tensor> args, std::vector<Tensor>* outputs,
                              const RunOptions& options) const {
-  outputs->resize(output_slots_.size());
+  outputs->resize(compiled_.output_slots.size());
   return Run(args, {}, std::span<Tensor>(*outputs), options);
 }
 
 Status PreparedFunction::Run(std::span<const Tensor> args, std::span<const Tensor> captures,
                              std::span<Tensor> outputs, const RunOptions& options) const {
   KILN_RETURN_IF_ERROR(CheckArgs(args, captures));
-  if (outputs.size() != output_slots_.size())
-    return InvalidArgument("function '", name_, "' has ", output_slots_.size(),
+  if (outputs.size() != compiled_.output_slots.size())
+    return InvalidArgument("function '", compiled_.name, "' has ", compiled_.output_slots.size(),
                            " outputs; the caller gave room for ", outputs.size());
-  if (shapes_fully_known_) return RunPrepared(args, captures, outputs, options);
+  if (compiled_.shapes_fully_known) return RunPrepared(args, captures, outputs, options);
   // Shapes the signature left open: run the version prepared for these shapes.
   KILN_ASSIGN_OR_RETURN(const PreparedFunction* fn, SpecializedFor(args, captures));
   return fn->RunPrepared(args, captures, outputs, options);
@@ -133,24 +137,26 @@ Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<con
                                      std::span<Tensor> outputs, const RunOptions& options) const {
   std::unique_ptr<ExecutionState> state = AcquireState();
   std::vector<Tensor>& slots = state->slots;
-  for (size_t i = 0; i < args.size(); ++i) slots[arg_slots_[i]] = args[i];
-  for (size_t i = 0; i < captures.size(); ++i) slots[arg_slots_[args.size() + i]] = captures[i];
+  for (size_t i = 0; i < args.size(); ++i) slots[compiled_.arg_slots[i]] = args[i];
+  for (size_t i = 0; i < captures.size(); ++i)
+    slots[compiled_.arg_slots[args.size() + i]] = captures[i];
   // Caller-provided output buffers, bound for this call.
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& o = outputs[i];
-    const int32_t slot = output_slots_[i];
-    if (o.IsInitialized() && o.dtype() == output_specs_[i].dtype && o.BufferIsExclusive() &&
-        o.HostAccessible() && DTypeIsPod(o.dtype()) && state->planned[slot] == nullptr)
+    const int32_t slot = compiled_.output_slots[i];
+    if (o.IsInitialized() && o.dtype() == compiled_.output_specs[i].dtype &&
+        o.BufferIsExclusive() && o.HostAccessible() && DTypeIsPod(o.dtype()) &&
+        state->planned[slot] == nullptr)
       state->planned[slot] = o.buffer();
   }
   const ThreadPool& threads = options.threads ? *options.threads : DefaultThreadPool();
   threads.ApplyToCallingThread();
   RunEnv env{options.print ? options.print : &DefaultPrintSink(), &threads, options.deadline};
   const bool timed = options.deadline != std::chrono::steady_clock::time_point::max();
-  Allocator* host = devices_.size() > 1 ? HostDevice()->allocator() : nullptr;
+  Allocator* host = compiled_.devices.size() > 1 ? HostDevice()->allocator() : nullptr;
   ExecutionFrame frame{slots.data(), state->planned.data(), nullptr, host, nullptr, &env};
   Status status;
-  for (const Step& step : steps_) {
+  for (const Step& step : compiled_.steps) {
     if (timed && std::chrono::steady_clock::now() >= options.deadline) {
       status =
           DeadlineExceeded("the call's deadline passed before node '", step.node_name, "' ran");
@@ -163,7 +169,7 @@ Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<con
               step.host_outputs};
     ScratchArena* scratch = state->scratch[step.device].get();
     frame.allocator = step.allocator;
-    frame.device = devices_[step.device];
+    frame.device = compiled_.devices[step.device];
     frame.scratch = scratch;
     status = step.compute(KernelContext(frame, io));
     scratch->Reset();
@@ -171,22 +177,22 @@ Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<con
     for (int32_t slot : step.release) slots[slot] = Tensor();
   }
   if (status.ok()) {
-    for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = slots[output_slots_[i]];
+    for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = slots[compiled_.output_slots[i]];
   }
   // Leave the state as a new call expects it: constants in place, nothing else held. (Output
   // slots are never planned, so their planned entry is only ever a caller's bound buffer.)
   for (size_t i = 0; i < outputs.size(); ++i) {
-    const int32_t slot = output_slots_[i];
+    const int32_t slot = compiled_.output_slots[i];
     state->planned[slot] = nullptr;
-    if (!output_is_constant_[i]) slots[slot] = Tensor();
+    if (!compiled_.output_is_constant[i]) slots[slot] = Tensor();
   }
-  for (int32_t slot : arg_slots_) slots[slot] = Tensor();
+  for (int32_t slot : compiled_.arg_slots) slots[slot] = Tensor();
   if (!status.ok()) {
     for (Tensor& t : slots) t = Tensor();
-    for (const auto& [slot, t] : constants_) slots[slot] = t;
+    for (const auto& [slot, t] : compiled_.constants) slots[slot] = t;
   }
   ReleaseState(std::move(state));
-  if (!status.ok()) return status.WithContext(internal::StrCat("function '", name_, "'"));
+  if (!status.ok()) return status.WithContext(internal::StrCat("function '", compiled_.name, "'"));
   return OkStatus();
 }
 

@@ -11,14 +11,10 @@
 
 namespace kiln::exec {
 
-void SavedModelLoader::FinishSignature(Signature* sig) const {
-  sig->Finish(model_->core_.threads.get());
-}
-
 Status SavedModelLoader::CapturesFor(const std::string& fn_name,
                                      const tensorflow::SavedConcreteFunction& cf,
                                      std::vector<Tensor>* out, std::vector<TensorSpec>* specs,
-                                     std::vector<SavedModel::CaptureSource>* sources) {
+                                     std::vector<internal::CaptureSource>* sources) {
   for (int id : cf.bound_inputs()) {
     if (id < 0 || id >= graph_->nodes_size() || !captures_[id].IsInitialized())
       return Unimplemented("function '", fn_name, "' captures object ", id,
@@ -34,7 +30,7 @@ Status SavedModelLoader::CapturesFor(const std::string& fn_name,
 }
 
 Result<const tensorflow::FunctionDef*> SavedModelLoader::FindFunction(const std::string& name) {
-  const auto* f = model_->core_.library->Find(name);
+  const auto* f = core().library->Find(name);
   if (f == nullptr) return NotFound("function '", name, "' is not in the function library");
   return f;
 }
@@ -43,7 +39,7 @@ Status SavedModelLoader::LoadSignatures() {
   int map_id = FindChild(graph_->nodes(0), "signatures");
   if (map_id < 0) return OkStatus();
   if (map_id >= graph_->nodes_size()) return InvalidArgument("'signatures' child is out of range");
-  const auto& sig_defs = model_->meta_graph_->signature_def();
+  const auto& sig_defs = meta_graph().signature_def();
   for (const auto& ref : graph_->nodes(map_id).children()) {
     const std::string& key = ref.local_name();
     if (!WantsSignature(options_, key)) continue;
@@ -59,19 +55,19 @@ Status SavedModelLoader::LoadSignatures() {
                              "' has no entry in the object graph");
     KILN_ASSIGN_OR_RETURN_CTX(const tensorflow::FunctionDef* fdef, FindFunction(fn_name), where);
 
-    Signature sig;
-    sig.name_ = key;
+    Signature::Parts sig;
+    sig.name = key;
     std::vector<TensorSpec> cap_specs;
-    std::vector<SavedModel::CaptureSource> sources;
+    std::vector<internal::CaptureSource> sources;
     KILN_RETURN_IF_ERROR_CTX(
-        CapturesFor(fn_name, cf_it->second, &sig.captures_, &cap_specs, &sources), where);
-    if (options_.keep_graphs) model_->plan_facts_.signature_captures[key] = std::move(sources);
+        CapturesFor(fn_name, cf_it->second, &sig.captures, &cap_specs, &sources), where);
+    if (options_.keep_graphs) plan_facts().signature_captures[key] = std::move(sources);
     const int n_args = fdef->signature().input_arg_size();
-    const int n_user = n_args - static_cast<int>(sig.captures_.size());
+    const int n_user = n_args - static_cast<int>(sig.captures.size());
     if (n_user < 0 || n_user != bare.argument_keywords_size())
       return InvalidArgument(where, ": function '", fn_name, "' has ", n_args, " inputs, but ",
                              bare.argument_keywords_size(), " argument keywords and ",
-                             sig.captures_.size(), " captures");
+                             sig.captures.size(), " captures");
     auto sd = sig_defs.find(key);
     // Inputs: keys sorted; each maps to its position among the argument keywords.
     std::vector<TensorSpec> arg_specs(n_args);
@@ -89,20 +85,19 @@ Status SavedModelLoader::LoadSignatures() {
                                   where, " input '", a.key, "'");
       }
       arg_specs[i] = a.spec;
-      sig.inputs_.push_back(a);
+      sig.inputs.push_back(a);
     }
     for (size_t c = 0; c < cap_specs.size(); ++c) arg_specs[n_user + c] = cap_specs[c];
     std::vector<int> order(n_user);
     for (int i = 0; i < n_user; ++i) order[i] = i;
     std::sort(order.begin(), order.end(),
-              [&](int x, int y) { return sig.inputs_[x].key < sig.inputs_[y].key; });
+              [&](int x, int y) { return sig.inputs[x].key < sig.inputs[y].key; });
     std::vector<SignatureArg> sorted;
     for (int i : order) {
-      sorted.push_back(sig.inputs_[i]);
-      sig.input_to_arg_.push_back(i);
+      sorted.push_back(sig.inputs[i]);
+      sig.input_to_arg.push_back(i);
     }
-    sig.inputs_ = std::move(sorted);
-    sig.num_function_args_ = n_args;
+    sig.inputs = std::move(sorted);
 
     std::vector<std::string> out_keys;
     std::vector<TensorSpec> out_specs;
@@ -120,17 +115,18 @@ Status SavedModelLoader::LoadSignatures() {
         auto out = sd->second.outputs().find(o.key);
         if (out != sd->second.outputs().end()) o.tensor_name = out->second.name();
       }
-      sig.outputs_.push_back(o);
-      sig.output_from_ret_.push_back(static_cast<int>(i));
+      sig.outputs.push_back(o);
+      sig.output_from_ret.push_back(static_cast<int>(i));
     }
     PrepareOptions popts;
-    popts.resources = model_->core_.resources.get();
+    popts.resources = core().resources.get();
     popts.devices = devices_;
-    popts.known_args = KnownCaptures(n_user, sig.captures_);
-    KILN_ASSIGN_OR_RETURN_CTX(sig.function_, PrepareFunction(*fdef, arg_specs, popts), "loading ",
+    popts.known_args = KnownCaptures(n_user, sig.captures);
+    KILN_ASSIGN_OR_RETURN_CTX(sig.function, PrepareFunction(*fdef, arg_specs, popts), "loading ",
                               where, " of '", dir_.string(), "'");
-    FinishSignature(&sig);
-    model_->core_.signatures.emplace(key, std::move(sig));
+    KILN_ASSIGN_OR_RETURN_CTX(Signature made, Signature::Make(std::move(sig), core().threads.get()),
+                              "loading '", dir_.string(), "'");
+    core().signatures.emplace(key, std::move(made));
   }
   return OkStatus();
 }
@@ -142,7 +138,7 @@ Status SavedModelLoader::CheckRequestedSignatures() {
     if (map_id >= 0 && map_id < graph_->nodes_size())
       for (const auto& ref : graph_->nodes(map_id).children()) have.insert(ref.local_name());
   } else {
-    for (const auto& [key, sd] : model_->meta_graph_->signature_def())
+    for (const auto& [key, sd] : meta_graph().signature_def())
       if (key != "__saved_model_init_op") have.insert(key);
   }
   for (const std::string& want : options_.signatures) {
@@ -156,7 +152,7 @@ Status SavedModelLoader::CheckRequestedSignatures() {
 }
 
 Status SavedModelLoader::RefuseUnsupportedOps(std::span<const FunctionToCheck> functions) {
-  std::vector<UnsupportedOp> bad = FindUnsupportedOps(functions, *model_->core_.library);
+  std::vector<UnsupportedOp> bad = FindUnsupportedOps(functions, *core().library);
   if (bad.empty()) return OkStatus();
   return Unimplemented("'", dir_.string(), "' uses ", DescribeUnsupportedOps(bad));
 }
@@ -164,7 +160,7 @@ Status SavedModelLoader::RefuseUnsupportedOps(std::span<const FunctionToCheck> f
 Status SavedModelLoader::CheckTf2Ops() {
   std::vector<FunctionToCheck> fns;
   auto add = [&](const std::string& where, const std::string& fn_name) {
-    if (const auto* f = model_->core_.library->Find(fn_name)) fns.push_back({where, f, true});
+    if (const auto* f = core().library->Find(fn_name)) fns.push_back({where, f, true});
   };
   int map_id = FindChild(graph_->nodes(0), "signatures");
   if (map_id >= 0 && map_id < graph_->nodes_size()) {
@@ -229,14 +225,14 @@ Result<std::vector<Tensor>> SavedModelLoader::RunConcrete(const std::string& fn_
   for (const Tensor& a : args) specs.push_back(TensorSpec{a.dtype(), PartialShape(a.shape())});
   KILN_RETURN_IF_ERROR_CTX(CapturesFor(fn_name, cf->second, &args, &specs), where);
   PrepareOptions popts;
-  popts.resources = model_->core_.resources.get();
+  popts.resources = core().resources.get();
   popts.devices = devices_;
   KILN_ASSIGN_OR_RETURN_CTX(auto fn,
-                            PreparedFunction::Prepare(*fdef, *model_->core_.library, specs, popts),
+                            PreparedFunction::Prepare(*fdef, *core().library, specs, popts),
                             "loading ", where, " of '", dir_.string(), "'");
   std::vector<Tensor> outs;
   RunOptions run;
-  run.threads = model_->core_.threads.get();
+  run.threads = core().threads.get();
   KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "running ", where, " of '", dir_.string(),
                            "'");
   return outs;
@@ -257,9 +253,8 @@ Status SavedModelLoader::LoadFunctions() {
       continue;
     }
     const std::string where = "restored function '" + ref.local_name() + "'";
-    RestoredFunction rf;
-    rf.name_ = ref.local_name();
-    rf.threads_ = model_->core_.threads.get();
+    RestoredFunction::Parts rf;
+    rf.name = ref.local_name();
     for (const auto& fn_name : names) {
       auto cf_it = graph_->concrete_functions().find(fn_name);
       if (cf_it == graph_->concrete_functions().end())
@@ -269,7 +264,7 @@ Status SavedModelLoader::LoadFunctions() {
       RestoredFunction::Concrete c;
       c.function_name = fn_name;
       std::vector<TensorSpec> cap_specs;
-      std::vector<SavedModel::CaptureSource> sources;
+      std::vector<internal::CaptureSource> sources;
       KILN_RETURN_IF_ERROR_CTX(
           CapturesFor(fn_name, cf_it->second, &c.captures, &cap_specs, &sources), where);
       Status st = FlattenInputSignature(cf_it->second.canonicalized_input_signature(), &c.arg_specs,
@@ -284,16 +279,19 @@ Status SavedModelLoader::LoadFunctions() {
       std::vector<TensorSpec> all = c.arg_specs;
       all.insert(all.end(), cap_specs.begin(), cap_specs.end());
       PrepareOptions popts;
-      popts.resources = model_->core_.resources.get();
+      popts.resources = core().resources.get();
       popts.devices = devices_;
       popts.known_args = KnownCaptures(c.arg_specs.size(), c.captures);
       KILN_ASSIGN_OR_RETURN_CTX(c.function, PrepareFunction(*fdef, all, popts), "loading ", where,
                                 " of '", dir_.string(), "'");
-      if (options_.keep_graphs)
-        model_->plan_facts_.method_captures[rf.name_].push_back(std::move(sources));
-      rf.concretes_.push_back(std::move(c));
+      if (options_.keep_graphs) plan_facts().method_captures[rf.name].push_back(std::move(sources));
+      rf.concretes.push_back(std::move(c));
     }
-    model_->core_.functions.emplace(rf.name_, std::move(rf));
+    const std::string name = rf.name;
+    KILN_ASSIGN_OR_RETURN_CTX(RestoredFunction made,
+                              RestoredFunction::Make(std::move(rf), core().threads.get()),
+                              "loading '", dir_.string(), "'");
+    core().functions.emplace(name, std::move(made));
   }
   return OkStatus();
 }

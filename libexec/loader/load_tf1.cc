@@ -56,11 +56,12 @@ PartialShape SavedModelLoader::Tf1FedShape(const std::string& tensor_name) const
 }
 
 Status SavedModelLoader::BuildTf1Signature(const std::string& key,
-                                           const tensorflow::SignatureDef& sd, Signature* sig,
+                                           const tensorflow::SignatureDef& sd,
+                                           Signature::Parts* sig,
                                            std::unique_ptr<tensorflow::FunctionDef>* fdef,
                                            std::vector<TensorSpec>* arg_specs) {
   const std::string where = "signature '" + key + "'";
-  sig->name_ = key;
+  sig->name = key;
   std::vector<std::string> in_keys;
   for (const auto& [k, ti] : sd.inputs()) in_keys.push_back(k);
   std::sort(in_keys.begin(), in_keys.end());
@@ -74,10 +75,10 @@ Status SavedModelLoader::BuildTf1Signature(const std::string& key,
                               " input '", k, "'");
     KILN_ASSIGN_OR_RETURN_CTX(a.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
                               " input '", k, "'");
-    sig->input_to_arg_.push_back(static_cast<int>(sig->inputs_.size()));
+    sig->input_to_arg.push_back(static_cast<int>(sig->inputs.size()));
     const PartialShape fed = Tf1FedShape(ti.name());
-    sig->fed_shapes_.push_back(fed);
-    sig->inputs_.push_back(a);
+    sig->fed_shapes.push_back(fed);
+    sig->inputs.push_back(a);
     arg_specs->push_back(TensorSpec{a.spec.dtype, fed});
     feeds.push_back({ti.name(), ValueType(ti.dtype())});
   }
@@ -94,16 +95,15 @@ Status SavedModelLoader::BuildTf1Signature(const std::string& key,
                               " output '", o.key, "'");
     KILN_ASSIGN_OR_RETURN_CTX(o.spec.shape, PartialShapeFromProto(ti.tensor_shape()), where,
                               " output '", o.key, "'");
-    sig->outputs_.push_back(o);
-    sig->output_from_ret_.push_back(static_cast<int>(i));
+    sig->outputs.push_back(o);
+    sig->output_from_ret.push_back(static_cast<int>(i));
     fetches.emplace_back(ti.name(), ValueType(ti.dtype()));
   }
-  sig->num_function_args_ = arg_specs->size();
   std::vector<std::unique_ptr<tensorflow::FunctionDef>> helpers;
   KILN_ASSIGN_OR_RETURN_CTX(
       *fdef, Tf1Function(main_graph_, "__tf1_signature_" + key, feeds, fetches, {}, &helpers),
       "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
-  Adopt(&helpers, &model_->synthesized_, model_->core_.library.get());
+  Adopt(&helpers, &Access::synthesized(*model_), core().library.get());
   return OkStatus();
 }
 
@@ -111,25 +111,25 @@ Status SavedModelLoader::RunTf1Target(const tensorflow::FunctionDef& fdef,
                                       const std::vector<std::string>& values,
                                       const std::string& what) {
   PrepareOptions popts;
-  popts.resources = model_->core_.resources.get();
+  popts.resources = core().resources.get();
   popts.devices = devices_;
   popts.keep_stateful = false;
-  KILN_ASSIGN_OR_RETURN_CTX(auto fn,
-                            PreparedFunction::Prepare(fdef, *model_->core_.library,
-                                                      StringScalarSpecs(values.size()), popts),
-                            "loading ", what, " of TF1-style SavedModel '", dir_.string(), "'");
+  KILN_ASSIGN_OR_RETURN_CTX(
+      auto fn,
+      PreparedFunction::Prepare(fdef, *core().library, StringScalarSpecs(values.size()), popts),
+      "loading ", what, " of TF1-style SavedModel '", dir_.string(), "'");
   std::vector<Tensor> args;
   for (const std::string& v : values) args.push_back(Tensor::StringScalar(v));
   std::vector<Tensor> outs;
   RunOptions run;
-  run.threads = model_->core_.threads.get();
+  run.threads = core().threads.get();
   KILN_RETURN_IF_ERROR_CTX(fn->Run(args, &outs, run), "running ", what, " of '", dir_.string(),
                            "'");
   return OkStatus();
 }
 
 Status SavedModelLoader::LoadTf1() {
-  const auto& mg = *model_->meta_graph_;
+  const auto& mg = meta_graph();
   KILN_RETURN_IF_ERROR(CheckRequestedSignatures());
   std::vector<FunctionToCheck> checks;
   const auto assets = Tf1AssetFeeds(mg, dir_);
@@ -164,10 +164,10 @@ Status SavedModelLoader::LoadTf1() {
     checks.push_back({"the init op '" + init_name + "'", init.get(), false, true});
   }
 
-  Adopt(&helpers, &model_->synthesized_, model_->core_.library.get());
+  Adopt(&helpers, &Access::synthesized(*model_), core().library.get());
 
   struct Pending {
-    Signature sig;
+    Signature::Parts sig;
     std::unique_ptr<tensorflow::FunctionDef> fdef;
     std::vector<TensorSpec> arg_specs;
   };
@@ -185,7 +185,7 @@ Status SavedModelLoader::LoadTf1() {
     pending.push_back(std::move(p));
   }
   for (const Pending& p : pending)
-    checks.push_back({"signature '" + p.sig.name_ + "'", p.fdef.get(), false, true});
+    checks.push_back({"signature '" + p.sig.name + "'", p.fdef.get(), false, true});
   KILN_RETURN_IF_ERROR(RefuseUnsupportedOps(checks));
 
   if (restore) {
@@ -197,16 +197,18 @@ Status SavedModelLoader::LoadTf1() {
 
   for (Pending& p : pending) {
     PrepareOptions popts;
-    popts.resources = model_->core_.resources.get();
+    popts.resources = core().resources.get();
     popts.devices = devices_;
     popts.keep_stateful = false;
-    const std::string where = "signature '" + p.sig.name_ + "'";
-    KILN_ASSIGN_OR_RETURN_CTX(p.sig.function_, PrepareFunction(*p.fdef, p.arg_specs, popts),
+    const std::string where = "signature '" + p.sig.name + "'";
+    KILN_ASSIGN_OR_RETURN_CTX(p.sig.function, PrepareFunction(*p.fdef, p.arg_specs, popts),
                               "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
-    model_->synthesized_.push_back(std::move(p.fdef));
-    FinishSignature(&p.sig);
-    const std::string key = p.sig.name_;
-    model_->core_.signatures.emplace(key, std::move(p.sig));
+    Access::synthesized(*model_).push_back(std::move(p.fdef));
+    const std::string key = p.sig.name;
+    KILN_ASSIGN_OR_RETURN_CTX(Signature made,
+                              Signature::Make(std::move(p.sig), core().threads.get()), "loading '",
+                              dir_.string(), "'");
+    core().signatures.emplace(key, std::move(made));
   }
   return OkStatus();
 }

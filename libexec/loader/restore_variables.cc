@@ -29,9 +29,9 @@ Status SavedModelLoader::CreateVariables() {
     auto var = std::make_shared<VariableResource>(paths_[id].empty() ? v.name() : paths_[id], dtype,
                                                   shape);
     captures_[id] = ResourceTensor(var);
-    sources_[id].variable = static_cast<int>(model_->core_.variables.size());
-    variable_ids_[id] = model_->core_.variables.size();
-    model_->core_.variables.push_back({var->name(), var, v.trainable()});
+    sources_[id].variable = static_cast<int>(core().variables.size());
+    variable_ids_[id] = core().variables.size();
+    core().variables.push_back({var->name(), var, v.trainable()});
   }
   return OkStatus();
 }
@@ -47,7 +47,7 @@ Status SavedModelLoader::RestoreVariables() {
   }
   BundleReadOptions read_options;
   read_options.verify_checksums = options_.verify_checksums;
-  read_options.threads = model_->core_.threads.get();
+  read_options.threads = core().threads.get();
   KILN_ASSIGN_OR_RETURN_CTX(checkpoint_, BundleReader::Open(prefix, read_options),
                             "restoring variables of '", dir_.string(), "'");
   BundleReader* reader = checkpoint_.get();
@@ -61,14 +61,14 @@ Status SavedModelLoader::RestoreVariables() {
   if (ckpt.nodes_size() == 0) return OkStatus();
   to_checkpoint_ = MatchCheckpointNodes(*graph_, ckpt);
   const std::vector<int>& to_ckpt = to_checkpoint_;
-  model_->plan_facts_.checkpoint_keys.resize(model_->core_.variables.size());
+  plan_facts().checkpoint_keys.resize(core().variables.size());
   for (const auto& [id, index] : variable_ids_) {
-    auto& var = model_->core_.variables[index];
+    auto& var = core().variables[index];
     if (to_ckpt[id] < 0) continue;  // not checkpointed: stays uninitialized, reads say so
     for (const auto& attr : ckpt.nodes(to_ckpt[id]).attributes()) {
       if (attr.name() != "VARIABLE_VALUE") continue;
       key_to_var_[attr.checkpoint_key()] = var.resource;
-      model_->plan_facts_.checkpoint_keys[index] = attr.checkpoint_key();
+      plan_facts().checkpoint_keys[index] = attr.checkpoint_key();
       // TF saves a variable that was never initialised with its key listed but no value:
       // it stays uninitialised here too, and reading it says so.
       if (!reader->Contains(attr.checkpoint_key())) continue;
@@ -82,7 +82,7 @@ Status SavedModelLoader::RestoreVariables() {
 }
 
 Status SavedModelLoader::CreateOtherCaptures() {
-  const auto& mg = *model_->meta_graph_;
+  const auto& mg = meta_graph();
   for (int id = 0; id < graph_->nodes_size(); ++id) {
     const auto& obj = graph_->nodes(id);
     if (obj.has_constant()) {
@@ -125,12 +125,12 @@ bool SavedModelLoader::AnyFunctionWritesVariables() const {
     const std::string name = std::move(stack.back());
     stack.pop_back();
     if (!seen.insert(name).second) continue;
-    const tensorflow::FunctionDef* f = model_->core_.library->Find(name);
+    const tensorflow::FunctionDef* f = core().library->Find(name);
     if (f == nullptr) continue;
     for (const auto& node : f->node_def()) {
       if (writes(node.op())) return true;
       const bool call = IsFunctionCallOp(node.op());
-      if (model_->core_.library->Find(node.op()) != nullptr) {
+      if (core().library->Find(node.op()) != nullptr) {
         stack.push_back(node.op());
       } else if (!call && FindOp(node.op()) == nullptr) {
         return true;  // unknown: assume the worst
@@ -156,8 +156,8 @@ Status SavedModelLoader::CreateResources() {
     if (outs.size() != 1 || outs[0].dtype() != DType::kResource)
       return InvalidArgument(where, " must return one resource handle");
     captures_[id] = outs[0];
-    model_->plan_facts_.self_contained = false;
-    model_->plan_facts_.not_self_contained =
+    plan_facts().self_contained = false;
+    plan_facts().not_self_contained =
         "resource '" + paths_[id] + "' is made by a function, not restored from variables/";
   }
   return OkStatus();
@@ -225,14 +225,14 @@ Status SavedModelLoader::InitializeResources() {
 }
 
 Status SavedModelLoader::RegisterMainGraphVariables() {
-  const auto& saver = model_->meta_graph_->saver_def();
+  const auto& saver = meta_graph().saver_def();
   const tensorflow::NodeDef* call = nullptr;
   for (const auto& n : main_graph_.node())
     if (n.name() == NodeOfTensor(saver.restore_op_name())) call = &n;
   if (call == nullptr) return OkStatus();
   auto f = call->attr().find("f");
   if (f == call->attr().end() || !f->second.has_func()) return OkStatus();
-  const tensorflow::FunctionDef* fdef = model_->core_.library->Find(f->second.func().name());
+  const tensorflow::FunctionDef* fdef = core().library->Find(f->second.func().name());
   if (fdef == nullptr) return OkStatus();
   std::map<std::string, const tensorflow::NodeDef*> nodes;
   for (const auto& n : fdef->node_def()) nodes[n.name()] = &n;
@@ -274,18 +274,18 @@ Status SavedModelLoader::RegisterMainGraphVariables() {
                                  ? shared->second.s()
                                  : handle->second->name();
     std::shared_ptr<ResourceBase> ours = var->second;
-    model_->core_.resources->LookupOrCreate(name, [&] { return ours; });
+    core().resources->LookupOrCreate(name, [&] { return ours; });
   }
   return OkStatus();
 }
 
 Status SavedModelLoader::PrepareSave() {
-  const auto& saver = model_->meta_graph_->saver_def();
+  const auto& saver = meta_graph().saver_def();
   if (saver.filename_tensor_name().empty() || saver.save_tensor_name().empty()) return OkStatus();
   auto fdef = Tf1Function(main_graph_, "__saver_save",
                           {{saver.filename_tensor_name(), tensorflow::DT_STRING}},
                           {{saver.save_tensor_name(), tensorflow::DT_STRING}}, {});
-  if (fdef.ok()) model_->save_fdef_ = std::move(*fdef);
+  if (fdef.ok()) Access::save_fdef(*model_) = std::move(*fdef);
   return OkStatus();
 }
 

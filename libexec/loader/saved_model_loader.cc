@@ -15,6 +15,7 @@
 #include "kiln/plan_generated.h"
 #include "loader/loader_common.h"
 #include "loader/object_graph.h"
+#include "loader/saved_model_access.h"
 #include "loader/tf1_graph.h"
 #include "plan/plan_model_load.h"
 #include "plan/plan_reader.h"
@@ -45,17 +46,17 @@ std::string TagsString(const google::protobuf::RepeatedPtrField<std::string>& ta
 }  // namespace
 
 Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
-  model_.reset(new SavedModel());
-  model_->core_.dir = dir_;
-  model_->core_.threads = std::make_unique<ThreadPool>(options_.num_threads);
+  model_ = Access::New();
+  core().dir = dir_;
+  core().threads = std::make_unique<ThreadPool>(options_.num_threads);
   // oneDNN fixes a primitive's thread count when the primitive is made (at prepare time, here):
   // the model's setting must hold while preparing, not only while running.
-  model_->core_.threads->ApplyToCallingThread();
-  model_->tags_ = options_.tags;
+  core().threads->ApplyToCallingThread();
+  Access::set_tags(*model_, options_.tags);
   KILN_ASSIGN_OR_RETURN_CTX(devices_, ResolveDevices(options_.devices), "loading '", dir_.string(),
                             "'");
   if (given_proto_) {
-    model_->proto_ = std::move(given_proto_);
+    Access::proto(*model_) = std::move(given_proto_);
   } else {
     KILN_RETURN_IF_ERROR(OpenPlan());
     if (plan_ != nullptr && plan_->root().model() != nullptr) {
@@ -63,22 +64,21 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
       if (loaded.ok() && *loaded) return std::move(model_);
       if (!loaded.ok()) {
         // Start again from the protobuf, keeping what the plan's failure said.
-        model_->core_.Clear();
-        model_->plan_status_.functions_from_plan = 0;
+        core().Clear();
+        plan_status().functions_from_plan = 0;
         KILN_RETURN_IF_ERROR(PlanUnusable(loaded.status().message()));
       }
     }
-    KILN_ASSIGN_OR_RETURN(model_->proto_, ReadSavedModelProto(dir_));
+    KILN_ASSIGN_OR_RETURN(Access::proto(*model_), ReadSavedModelProto(dir_));
   }
   KILN_RETURN_IF_ERROR(SelectMetaGraph());
-  const auto& mg = *model_->meta_graph_;
-  model_->core_.resources = std::make_unique<ResourceManager>();
-  model_->core_.library = std::make_unique<FunctionLibrary>(mg.graph_def().library());
+  const auto& mg = meta_graph();
+  core().resources = std::make_unique<ResourceManager>();
+  core().library = std::make_unique<FunctionLibrary>(mg.graph_def().library());
   main_graph_ = RewriteRefVariables(mg.graph_def());
   if (!mg.has_object_graph_def()) {
-    model_->plan_facts_.self_contained = false;
-    model_->plan_facts_.not_self_contained =
-        "it is a TF1 bundle (its signatures run the main graph)";
+    plan_facts().self_contained = false;
+    plan_facts().not_self_contained = "it is a TF1 bundle (its signatures run the main graph)";
     KILN_RETURN_IF_ERROR(LoadTf1());
     KILN_RETURN_IF_ERROR(PrepareSave());
     return std::move(model_);
@@ -101,8 +101,8 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
   checkpoint_.reset();
   KILN_RETURN_IF_ERROR(InitializeResources());
   if (options_.freeze_variables && !AnyFunctionWritesVariables()) {
-    for (const RestoredVariable& v : model_->core_.variables) v.resource->Freeze();
-    model_->plan_facts_.variables_frozen = true;
+    for (const RestoredVariable& v : core().variables) v.resource->Freeze();
+    plan_facts().variables_frozen = true;
   }
   KILN_RETURN_IF_ERROR(LoadSignatures());
   if (options_.signatures.empty()) KILN_RETURN_IF_ERROR(LoadFunctions());
@@ -113,10 +113,11 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
 
 Status SavedModelLoader::SelectMetaGraph() {
   std::set<std::string> want(options_.tags.begin(), options_.tags.end());
-  model_->meta_graph_ = FindMetaGraph(*model_->proto_, options_.tags);
-  if (model_->meta_graph_ != nullptr) return OkStatus();
+  const tensorflow::SavedModel& proto = *Access::proto(*model_);
+  Access::meta_graph(*model_) = FindMetaGraph(proto, options_.tags);
+  if (Access::meta_graph(*model_) != nullptr) return OkStatus();
   std::string available;
-  for (const auto& mg : model_->proto_->meta_graphs()) {
+  for (const auto& mg : proto.meta_graphs()) {
     const auto& tags = mg.meta_info_def().tags();
     available += (available.empty() ? "" : ", ") + TagsString(tags);
   }
@@ -127,17 +128,16 @@ Status SavedModelLoader::SelectMetaGraph() {
 }
 
 Result<bool> SavedModelLoader::LoadFromPlanModel() {
-  KILN_ASSIGN_OR_RETURN(
-      std::optional<int> from_plan,
-      LoadPlanModel(*plan_, options_, /*restore_uncaptured=*/true, &model_->core_));
+  KILN_ASSIGN_OR_RETURN(std::optional<int> from_plan,
+                        LoadPlanModel(*plan_, options_, /*restore_uncaptured=*/true, &core()));
   if (!from_plan.has_value()) return false;
-  model_->plan_status_.functions_from_plan += *from_plan;
-  model_->loaded_from_plan_ = true;
+  plan_status().functions_from_plan += *from_plan;
+  Access::set_loaded_from_plan(*model_);
   return true;
 }
 
 Status SavedModelLoader::OpenPlan() {
-  PlanStatus& st = model_->plan_status_;
+  PlanStatus& st = plan_status();
   if (options_.plan == PlanUse::kIgnore) return OkStatus();
   const std::filesystem::path path = dir_ / kPlanPath;
   std::error_code ec;
@@ -158,7 +158,7 @@ Status SavedModelLoader::OpenPlan() {
 
 Status SavedModelLoader::PlanUnusable(const std::string& why) {
   plan_.reset();
-  PlanStatus& st = model_->plan_status_;
+  PlanStatus& st = plan_status();
   st.reason = why;
   const std::string msg = "not using the serving plan of '" + dir_.string() + "': " + why;
   if (options_.plan == PlanUse::kRequire) return FailedPrecondition(msg);
@@ -176,23 +176,23 @@ Result<std::shared_ptr<const PreparedFunction>> SavedModelLoader::PrepareFunctio
   if (plan_ != nullptr) {
     const std::string& name = fdef.signature().name();
     if (const plan::Function* pfn = plan_->Find(name, specs)) {
-      auto prepared = plan_->Prepare(*pfn, *model_->core_.library, specs, popts);
+      auto prepared = plan_->Prepare(*pfn, *core().library, specs, popts);
       if (prepared.ok()) {
-        ++model_->plan_status_.functions_from_plan;
+        ++plan_status().functions_from_plan;
         return prepared;
       }
       KILN_RETURN_IF_ERROR(PlanUnusable(prepared.status().message()));
     } else {
-      ++model_->plan_status_.functions_not_in_plan;
+      ++plan_status().functions_not_in_plan;
       if (options_.plan == PlanUse::kRequire)
         return FailedPrecondition("the serving plan of '", dir_.string(), "' has no function '",
                                   name, "' for these argument specs; compile the bundle again");
     }
   }
-  return PreparedFunction::Prepare(fdef, *model_->core_.library, specs, popts);
+  return PreparedFunction::Prepare(fdef, *core().library, specs, popts);
 }
 
-SavedModel::SavedModel() = default;
+SavedModel::SavedModel() : plan_facts_(std::make_unique<internal::PlanFacts>()) {}
 SavedModel::~SavedModel() = default;
 
 namespace {

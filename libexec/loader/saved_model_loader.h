@@ -21,6 +21,7 @@
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/tensor_bundle.h"
+#include "loader/saved_model_access.h"
 #include "tensorflow/framework.pb.h"
 #include "tensorflow/saved_model.pb.h"
 
@@ -45,6 +46,14 @@ class SavedModelLoader {
   Result<std::unique_ptr<SavedModel>> Load();
 
  private:
+  using Access = internal::SavedModelAccess;
+
+  // The model being loaded, through its access struct (saved_model_access.h).
+  LoadedModel& core() const { return Access::core(*model_); }
+  internal::PlanFacts& plan_facts() const { return Access::plan_facts(*model_); }
+  PlanStatus& plan_status() const { return Access::plan_status(*model_); }
+  const tensorflow::MetaGraphDef& meta_graph() const { return *Access::meta_graph(*model_); }
+
   // saved_model_loader.cc: the meta graph and the serving plan.
 
   Status SelectMetaGraph();
@@ -67,12 +76,9 @@ class SavedModelLoader {
 
   // load_signatures.cc: signatures, restored functions and the op check.
 
-  // Run-path shortcuts: whether inputs and outputs need reordering, and the model's threads.
-  void FinishSignature(Signature* sig) const;
-
   Status CapturesFor(const std::string& fn_name, const tensorflow::SavedConcreteFunction& cf,
                      std::vector<Tensor>* out, std::vector<TensorSpec>* specs,
-                     std::vector<SavedModel::CaptureSource>* sources = nullptr);
+                     std::vector<internal::CaptureSource>* sources = nullptr);
 
   Result<const tensorflow::FunctionDef*> FindFunction(const std::string& name);
 
@@ -149,7 +155,7 @@ class SavedModelLoader {
   // One TF1 signature: its inputs are fed (their nodes become the function's arguments), its
   // outputs fetched; only what the fetches need runs, as in Session::Run.
   Status BuildTf1Signature(const std::string& key, const tensorflow::SignatureDef& sd,
-                           Signature* sig, std::unique_ptr<tensorflow::FunctionDef>* fdef,
+                           Signature::Parts* sig, std::unique_ptr<tensorflow::FunctionDef>* fdef,
                            std::vector<TensorSpec>* arg_specs);
 
   // Runs the main graph once: `feeds` (string values) in, `target` run. Restore and init ops.
@@ -177,8 +183,8 @@ class SavedModelLoader {
   const tensorflow::SavedObjectGraph* graph_ = nullptr;
   std::vector<std::string> paths_;
   std::vector<Tensor> captures_;  // per object id: what a function capturing it gets
-  std::vector<SavedModel::CaptureSource> sources_;  // per object id: where captures_ came from
-  std::map<int, size_t> variable_ids_;              // object id -> index in variables_
+  std::vector<internal::CaptureSource> sources_;  // per object id: where captures_ came from
+  std::map<int, size_t> variable_ids_;            // object id -> index in variables_
   // Checkpoint key -> the variable restored from it.
   std::map<std::string, std::shared_ptr<VariableResource>> key_to_var_;
   // The variables checkpoint while loading (null when there is none), its object graph, and per

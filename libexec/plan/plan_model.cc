@@ -15,8 +15,8 @@
 #include "plan/plan_reader.h"
 
 namespace kiln::exec {
+namespace {
 
-// Not in an anonymous namespace: Signature and RestoredFunction name it as a friend.
 class PlanModelLoader {
  public:
   PlanModelLoader(const ServingPlan& plan, const LoadOptions& options, bool restore_uncaptured,
@@ -121,34 +121,34 @@ class PlanModelLoader {
       const plan::Signature& ps = *pm.signatures()->Get(i);
       if (!WantsSignature(options_, ps.key()->string_view())) continue;
       const plan::Function& fn = *root.functions()->Get(ps.function());
-      Signature sig;
-      sig.name_ = ps.key()->str();
+      Signature::Parts sig;
+      sig.name = ps.key()->str();
       for (size_t a = 0; a < size_of(ps.inputs()); ++a)
-        sig.inputs_.push_back(arg_of(*ps.inputs()->Get(a)));
+        sig.inputs.push_back(arg_of(*ps.inputs()->Get(a)));
       for (size_t a = 0; a < size_of(ps.outputs()); ++a)
-        sig.outputs_.push_back(arg_of(*ps.outputs()->Get(a)));
-      sig.input_to_arg_.assign(ps.input_to_arg()->begin(), ps.input_to_arg()->end());
-      sig.output_from_ret_.assign(ps.output_from_ret()->begin(), ps.output_from_ret()->end());
-      KILN_RETURN_IF_ERROR(captures_of(ps.captures(), &sig.captures_));
+        sig.outputs.push_back(arg_of(*ps.outputs()->Get(a)));
+      sig.input_to_arg.assign(ps.input_to_arg()->begin(), ps.input_to_arg()->end());
+      sig.output_from_ret.assign(ps.output_from_ret()->begin(), ps.output_from_ret()->end());
+      KILN_RETURN_IF_ERROR(captures_of(ps.captures(), &sig.captures));
       const std::vector<TensorSpec> specs = ServingPlan::PreparedSpecs(fn);
-      sig.num_function_args_ = specs.size();
       PrepareOptions popts;
       popts.resources = core_.resources.get();
       popts.devices = devices_;
-      popts.known_args = KnownCaptures(specs.size() - sig.captures_.size(), sig.captures_);
-      KILN_ASSIGN_OR_RETURN_CTX(sig.function_, plan_.Prepare(fn, *core_.library, specs, popts),
-                                "loading signature '", sig.name_, "' of '", dir_.string(),
+      popts.known_args = KnownCaptures(specs.size() - sig.captures.size(), sig.captures);
+      KILN_ASSIGN_OR_RETURN_CTX(sig.function, plan_.Prepare(fn, *core_.library, specs, popts),
+                                "loading signature '", sig.name, "' of '", dir_.string(),
                                 "' from its plan");
       ++functions_from_plan;
-      sig.Finish(threads_);
-      core_.signatures.emplace(sig.name_, std::move(sig));
+      const std::string key = sig.name;
+      KILN_ASSIGN_OR_RETURN_CTX(Signature made, Signature::Make(std::move(sig), threads_),
+                                "loading '", dir_.string(), "' from its plan");
+      core_.signatures.emplace(key, std::move(made));
     }
     if (options_.signatures.empty()) {
       for (size_t m = 0; m < size_of(pm.methods()); ++m) {
         const plan::Method& pmeth = *pm.methods()->Get(m);
-        RestoredFunction rf;
-        rf.name_ = pmeth.name()->str();
-        rf.threads_ = threads_;
+        RestoredFunction::Parts rf;
+        rf.name = pmeth.name()->str();
         for (size_t c = 0; c < size_of(pmeth.concretes()); ++c) {
           const plan::Concrete& pc = *pmeth.concretes()->Get(c);
           const plan::Function& fn = *root.functions()->Get(pc.function());
@@ -166,12 +166,16 @@ class PlanModelLoader {
           popts.devices = devices_;
           popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
           KILN_ASSIGN_OR_RETURN_CTX(conc.function, plan_.Prepare(fn, *core_.library, specs, popts),
-                                    "loading restored function '", rf.name_, "' of '",
-                                    dir_.string(), "' from its plan");
+                                    "loading restored function '", rf.name, "' of '", dir_.string(),
+                                    "' from its plan");
           ++functions_from_plan;
-          rf.concretes_.push_back(std::move(conc));
+          rf.concretes.push_back(std::move(conc));
         }
-        core_.functions.emplace(rf.name_, std::move(rf));
+        const std::string name = rf.name;
+        KILN_ASSIGN_OR_RETURN_CTX(RestoredFunction made,
+                                  RestoredFunction::Make(std::move(rf), threads_), "loading '",
+                                  dir_.string(), "' from its plan");
+        core_.functions.emplace(name, std::move(made));
       }
     }
     return std::optional<int>(functions_from_plan);
@@ -186,6 +190,8 @@ class PlanModelLoader {
   bool restore_uncaptured_;
   LoadedModel& core_;
 };
+
+}  // namespace
 
 Result<std::optional<int>> LoadPlanModel(const ServingPlan& plan, const LoadOptions& options,
                                          bool restore_uncaptured, LoadedModel* core) {

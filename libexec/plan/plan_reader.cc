@@ -519,14 +519,15 @@ Status ServingPlan::CheckPrepared(const kp::Function& f, const PreparedFunction&
     return FailedPrecondition(where, ": prepared to ", pf.plan_stats().steps,
                               " steps; the plan recorded ", f.steps());
   const size_t arena_bytes = pf.plan_stats().arena_bytes;
-  if (arena_bytes != f.arena_bytes() || pf.planned_.size() != SizeOf(f.arena_offsets()))
-    return FailedPrecondition(where, ": memory plan of ", arena_bytes, " bytes in ",
-                              pf.planned_.size(), " tensors; the plan recorded ", f.arena_bytes(),
-                              " bytes in ", SizeOf(f.arena_offsets()));
-  for (size_t i = 0; i < pf.planned_.size(); ++i)
-    if (pf.planned_[i].offset != f.arena_offsets()->Get(static_cast<fb::uoffset_t>(i)))
-      return FailedPrecondition(where, ": planned tensor ", i, " lands at offset ",
-                                pf.planned_[i].offset, "; the plan recorded ",
+  const std::vector<size_t> offsets = pf.ArenaOffsets();
+  if (arena_bytes != f.arena_bytes() || offsets.size() != SizeOf(f.arena_offsets()))
+    return FailedPrecondition(where, ": memory plan of ", arena_bytes, " bytes in ", offsets.size(),
+                              " tensors; the plan recorded ", f.arena_bytes(), " bytes in ",
+                              SizeOf(f.arena_offsets()));
+  for (size_t i = 0; i < offsets.size(); ++i)
+    if (offsets[i] != f.arena_offsets()->Get(static_cast<fb::uoffset_t>(i)))
+      return FailedPrecondition(where, ": planned tensor ", i, " lands at offset ", offsets[i],
+                                "; the plan recorded ",
                                 f.arena_offsets()->Get(static_cast<fb::uoffset_t>(i)));
   return OkStatus();
 }

@@ -26,6 +26,10 @@ class FunctionDef;
 class FunctionDefLibrary;
 }  // namespace tensorflow
 
+namespace kiln::internal {
+struct PreparedFunctionAccess;  // libexec/executor/function_compiler.h
+}  // namespace kiln::internal
+
 namespace kiln::exec {
 
 // A non-owning index of FunctionDefs by name; the protos must outlive it.
@@ -131,23 +135,30 @@ class PreparedFunction {
       const FunctionLibrary& library, std::span<const TensorSpec> arg_specs,
       const PrepareOptions& options = {});
 
-  const std::string& name() const { return name_; }
+  const std::string& name() const { return compiled_.name; }
   // The function's declared interface and, with PrepareOptions::keep_graph, the graph its
   // schedule was made from (null otherwise). Both are the executor's private types
   // (graph/flat_graph.h), for the serving plan writer.
-  const FunctionInterface& interface() const { return *iface_; }
-  const FlatGraph* final_graph() const { return final_graph_.get(); }
-  std::span<const std::string> arg_names() const { return arg_names_; }
-  std::span<const TensorSpec> arg_specs() const { return arg_specs_; }
-  std::span<const std::string> output_names() const { return output_names_; }
-  std::span<const TensorSpec> output_specs() const { return output_specs_; }
+  const FunctionInterface& interface() const { return *compiled_.iface; }
+  const FlatGraph* final_graph() const { return compiled_.final_graph.get(); }
+  std::span<const std::string> arg_names() const { return compiled_.arg_names; }
+  std::span<const TensorSpec> arg_specs() const { return compiled_.arg_specs; }
+  // The specs Prepare was given, before the function's declared types and "_input_shapes"
+  // refined them into arg_specs(): what a serving plan files the function under.
+  std::span<const TensorSpec> requested_specs() const { return compiled_.requested_specs; }
+  std::span<const std::string> output_names() const { return compiled_.output_names; }
+  std::span<const TensorSpec> output_specs() const { return compiled_.output_specs; }
   // Kernel steps in the schedule (after inlining, pruning and folding; constants excluded).
-  int num_steps() const { return static_cast<int>(steps_.size()); }
-  const PlanStats& plan_stats() const { return stats_; }
+  int num_steps() const { return static_cast<int>(compiled_.steps.size()); }
+  const PlanStats& plan_stats() const { return compiled_.stats; }
+  // Where each tensor of the memory plan starts in its device's arena, in planning order
+  // (plan_stats().planned_slots of them): a serving plan records them, so a load can check
+  // that it plans the same memory.
+  std::vector<size_t> ArenaOffsets() const;
   // The steps in order, with the device each runs on.
   std::vector<ScheduledStep> Schedule() const;
   // The devices this function may run on (PrepareOptions::devices, the host included).
-  std::span<Device* const> devices() const { return devices_; }
+  std::span<Device* const> devices() const { return compiled_.devices; }
   // The function prepared for these exact argument shapes (itself when its specs are fully
   // known, or when the cache of specializations is full); built on first use.
   Result<const PreparedFunction*> SpecializedFor(std::span<const Tensor> args,
@@ -166,15 +177,16 @@ class PreparedFunction {
   ~PreparedFunction();
 
  private:
-  friend class FunctionCompiler;
-  friend class PlanWriter;
-  friend class ServingPlan;
+  // The compiler (libexec/executor/function_compiler.h) builds a Compiled and makes the
+  // function from it through this, its one way in: the schedule's layout is the executor's
+  // own, not an interface (callers read it through the accessors above).
+  friend struct internal::PreparedFunctionAccess;
   struct Step {
     ComputeFn compute;
     std::shared_ptr<const OpState> state;
     std::string_view op;             // the op's name, or "_Copy"
-    int device = 0;                  // index into devices_
-    Allocator* allocator = nullptr;  // devices_[device]'s
+    int device = 0;                  // index into Compiled::devices
+    Allocator* allocator = nullptr;  // that device's
     uint32_t host_outputs = 0;       // StepIo::host_outputs
     int64_t copy_bytes = -1;         // a copy step's size, when its shape is known
     std::vector<int32_t> in;
@@ -193,41 +205,45 @@ class PreparedFunction {
     Shape shape;
     size_t offset;
   };
-  PreparedFunction() = default;
+  // What the compiler made: the schedule, and what specializations are prepared from.
+  struct Compiled {
+    std::string name;
+    std::vector<std::string> arg_names;
+    std::vector<TensorSpec> arg_specs;
+    std::vector<TensorSpec> requested_specs;  // what Prepare was given (before refinement)
+    std::vector<std::string> output_names;
+    std::vector<TensorSpec> output_specs;
+    int32_t num_slots = 0;
+    std::vector<int32_t> arg_slots;
+    std::vector<int32_t> output_slots;
+    std::vector<char> output_is_constant;               // per output
+    std::vector<std::pair<int32_t, Tensor>> constants;  // slot, value
+    std::vector<Step> steps;
+    std::vector<PlannedSlot> planned;
+    std::vector<Device*> devices;     // [0] is where most nodes go; the host is among them
+    std::vector<size_t> arena_bytes;  // per device
+    PlanStats stats;
+
+    // For specializations: what this was prepared from (a FunctionDef, or a source graph).
+    const tensorflow::FunctionDef* fdef = nullptr;
+    std::shared_ptr<const FlatGraph> source_graph;
+    std::shared_ptr<const FunctionInterface> iface;
+    std::shared_ptr<const FlatGraph> final_graph;
+    // The fused graph that specialisations prepare (without fusing again), as a serving
+    // plan's are: so every shape runs the same kernels with and without a plan.
+    std::shared_ptr<const FlatGraph> specialize_from;
+    const FunctionLibrary* library = nullptr;
+    PrepareOptions options;
+    bool shapes_fully_known = false;
+  };
+  explicit PreparedFunction(Compiled compiled);
   Status CheckArgs(std::span<const Tensor> args, std::span<const Tensor> captures) const;
   Status RunPrepared(std::span<const Tensor> args, std::span<const Tensor> captures,
                      std::span<Tensor> outputs, const RunOptions& options) const;
   std::unique_ptr<ExecutionState> AcquireState() const;
   void ReleaseState(std::unique_ptr<ExecutionState> state) const;
 
-  std::string name_;
-  std::vector<std::string> arg_names_;
-  std::vector<TensorSpec> arg_specs_;
-  std::vector<TensorSpec> requested_specs_;  // what Prepare was given (before refinement)
-  std::vector<std::string> output_names_;
-  std::vector<TensorSpec> output_specs_;
-  int32_t num_slots_ = 0;
-  std::vector<int32_t> arg_slots_;
-  std::vector<int32_t> output_slots_;
-  std::vector<char> output_is_constant_;               // per output
-  std::vector<std::pair<int32_t, Tensor>> constants_;  // slot, value
-  std::vector<Step> steps_;
-  std::vector<PlannedSlot> planned_;
-  std::vector<Device*> devices_;     // [0] is where most nodes go; the host is among them
-  std::vector<size_t> arena_bytes_;  // per device
-  PlanStats stats_;
-
-  // For specializations: what this was prepared from (a FunctionDef, or a source graph).
-  const tensorflow::FunctionDef* fdef_ = nullptr;
-  std::shared_ptr<const FlatGraph> source_graph_;
-  std::shared_ptr<const FunctionInterface> iface_;
-  std::shared_ptr<const FlatGraph> final_graph_;
-  // The fused graph that specialisations prepare (without fusing again), as a serving plan's
-  // are: so every shape runs the same kernels with and without a plan.
-  std::shared_ptr<const FlatGraph> specialize_from_;
-  const FunctionLibrary* library_ = nullptr;
-  PrepareOptions options_;
-  bool shapes_fully_known_ = false;
+  const Compiled compiled_;
   mutable std::mutex specializations_mu_;
   mutable std::vector<std::pair<std::vector<Shape>, std::shared_ptr<const PreparedFunction>>>
       specializations_;

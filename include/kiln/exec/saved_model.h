@@ -33,6 +33,11 @@ class MetaGraphDef;
 class FunctionDef;
 }  // namespace tensorflow
 
+namespace kiln::internal {
+struct PlanFacts;         // libexec/loader/saved_model_access.h
+struct SavedModelAccess;  // the same
+}  // namespace kiln::internal
+
 namespace kiln::exec {
 
 // Whether a load uses the bundle's serving plan (serving_plan.h).
@@ -97,10 +102,30 @@ struct SignatureArg {
 
 class Signature {
  public:
-  const std::string& name() const { return name_; }
+  // What a signature is made of. The loaders fill it (from the object graph, a TF1
+  // SignatureDef or a serving plan); the serving plan writer reads it back (parts()).
+  struct Parts {
+    std::string name;
+    std::vector<SignatureArg> inputs;  // sorted by key
+    std::vector<SignatureArg> outputs;
+    // The shapes fed inputs must fit, one per input, when not inputs[i].spec.shape (empty:
+    // those): a TF1 signature checks a fed tensor against the fed node's own shape (a
+    // Placeholder's shape attr), not the SignatureDef.
+    std::vector<PartialShape> fed_shapes;
+    std::shared_ptr<const PreparedFunction> function;
+    std::vector<int> input_to_arg;     // inputs[i] feeds function argument input_to_arg[i]
+    std::vector<int> output_from_ret;  // outputs[i] is function output output_from_ret[i]
+    std::vector<Tensor> captures;      // the function's arguments after the inputs
+  };
+  // A signature over `parts`, whose calls run on `threads` (the model's) when RunOptions names
+  // none. InvalidArgument when the parts do not fit together: no function, or counts and
+  // indices that disagree with each other or with the function's arguments and outputs.
+  static Result<Signature> Make(Parts parts, const ThreadPool* threads);
+
+  const std::string& name() const { return parts_.name; }
   // Sorted by key, as saved_model_cli lists them.
-  std::span<const SignatureArg> inputs() const { return inputs_; }
-  std::span<const SignatureArg> outputs() const { return outputs_; }
+  std::span<const SignatureArg> inputs() const { return parts_.inputs; }
+  std::span<const SignatureArg> outputs() const { return parts_.outputs; }
 
   // Named inputs to named outputs. A missing, extra or misspelt input name, a wrong dtype or an
   // incompatible shape is an InvalidArgument error that names the input and what was expected.
@@ -111,8 +136,9 @@ class Signature {
                  const RunOptions& options = {}) const;
   // The prepared function behind the signature (its plan_stats(), and SpecializedFor() the
   // shapes of a call, show what prepare made of it).
-  const PreparedFunction& function() const { return *function_; }
-  std::span<const Tensor> captures() const { return captures_; }
+  const PreparedFunction& function() const { return *parts_.function; }
+  std::span<const Tensor> captures() const { return parts_.captures; }
+  const Parts& parts() const { return parts_; }
 
   // RunFlat into caller-owned outputs (one per outputs()): an element that already holds a
   // tensor of the output's dtype and shape, not shared with anything, receives the result in
@@ -121,24 +147,11 @@ class Signature {
                  const RunOptions& options = {}) const;
 
  private:
-  friend class SavedModelLoader;
-  friend class PlanModelLoader;
-  friend class PlanWriter;
-  // After the fields are set: the run-path shortcuts and the model's threads.
-  void Finish(const ThreadPool* threads);
-  std::string name_;
-  std::vector<SignatureArg> inputs_;
-  std::vector<SignatureArg> outputs_;
-  // The shapes fed inputs must fit, when not inputs_[i].spec.shape: a TF1 signature checks a fed
-  // tensor against the fed node's own shape (a Placeholder's shape attr), not the SignatureDef.
-  std::vector<PartialShape> fed_shapes_;
-  std::shared_ptr<const PreparedFunction> function_;
-  std::vector<int> input_to_arg_;     // inputs_[i] feeds function arg input_to_arg_[i]
-  std::vector<int> output_from_ret_;  // outputs_[i] comes from function output
-  std::vector<Tensor> captures_;      // appended after the user args
-  size_t num_function_args_ = 0;
-  bool args_in_input_order_ = false;     // input_to_arg_ is the identity
-  bool outputs_in_ret_order_ = false;    // output_from_ret_ is the identity
+  Signature(Parts parts, const ThreadPool* threads);
+  Parts parts_;
+  // Run-path shortcuts, worked out once by the constructor.
+  bool args_in_input_order_ = false;     // input_to_arg is the identity
+  bool outputs_in_ret_order_ = false;    // output_from_ret is the identity
   const ThreadPool* threads_ = nullptr;  // the model's
 };
 
@@ -151,21 +164,29 @@ class RestoredFunction {
     std::vector<std::string> arg_names;
     std::vector<TensorSpec> arg_specs;
     std::shared_ptr<const PreparedFunction> function;
-    std::vector<Tensor> captures;
+    std::vector<Tensor> captures;  // the function's arguments after arg_specs
   };
-  const std::string& name() const { return name_; }
-  std::span<const Concrete> concrete_functions() const { return concretes_; }
+  // What a restored function is made of; the loaders fill it (from the object graph or a
+  // serving plan).
+  struct Parts {
+    std::string name;
+    std::vector<Concrete> concretes;  // a call runs the first that fits
+  };
+  // A restored function over `parts`, whose calls run on `threads` (the model's) when
+  // RunOptions names none. InvalidArgument when a concrete function is missing, or its names,
+  // specs and captures disagree with each other or with its function's arguments.
+  static Result<RestoredFunction> Make(Parts parts, const ThreadPool* threads);
+
+  const std::string& name() const { return parts_.name; }
+  std::span<const Concrete> concrete_functions() const { return parts_.concretes; }
   // Positional tensor args; the first concrete function whose specs they fit runs. No fit is
   // an InvalidArgument error listing the signatures it can take.
   Result<std::vector<Tensor>> Call(std::span<const Tensor> args,
                                    const RunOptions& options = {}) const;
 
  private:
-  friend class SavedModelLoader;
-  friend class PlanModelLoader;
-  friend class PlanWriter;
-  std::string name_;
-  std::vector<Concrete> concretes_;
+  RestoredFunction(Parts parts, const ThreadPool* threads);
+  Parts parts_;
   const ThreadPool* threads_ = nullptr;  // the model's
 };
 
@@ -243,7 +264,10 @@ class SavedModel {
   Status Save(const std::filesystem::path& prefix) const;
 
  private:
-  friend class SavedModelLoader;
+  // The loader (libexec/loader) fills a model through this, its one way in, and the serving
+  // plan writer reads what the load learnt for it: what a load keeps is the loader's own
+  // business, not an interface (users read it through the accessors above).
+  friend struct internal::SavedModelAccess;
   SavedModel();
   mutable std::unique_ptr<tensorflow::SavedModel> proto_;
   mutable const tensorflow::MetaGraphDef* meta_graph_ = nullptr;
@@ -253,27 +277,12 @@ class SavedModel {
   LoadedModel core_;
   PlanStatus plan_status_;
   bool loaded_from_plan_ = false;  // the plan's model section: saved_model.pb was not read
-  // What a load with LoadOptions::keep_graphs learnt for the serving plan writer.
-  friend class PlanWriter;
-  struct CaptureSource {
-    int variable = -1;  // index into core_.variables
-    Tensor constant;
-    std::string asset;  // file name under assets/
-  };
-  struct PlanFacts {
-    bool self_contained = true;      // no resources but variables, constants and assets
-    std::string not_self_contained;  // why not
-    bool variables_frozen = false;
-    std::vector<std::string> checkpoint_keys;  // per core_.variables
-    std::map<std::string, std::vector<CaptureSource>, std::less<>> signature_captures;
-    std::map<std::string, std::vector<std::vector<CaptureSource>>, std::less<>> method_captures;
-  };
-  PlanFacts plan_facts_;
+  // What a load learnt for the serving plan writer (libexec/loader/saved_model_access.h).
+  std::unique_ptr<internal::PlanFacts> plan_facts_;
   // TF1 bundles: one function per signature, made from the main graph.
   std::vector<std::unique_ptr<tensorflow::FunctionDef>> synthesized_;
   // The SaverDef's save op over the main graph (null when the bundle has none).
   std::unique_ptr<tensorflow::FunctionDef> save_fdef_;
-  std::shared_ptr<const PreparedFunction> save_;
 };
 
 // Reads and parses D/saved_model.pb (or .pbtxt) without preparing anything (for `show`).

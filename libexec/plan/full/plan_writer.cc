@@ -12,6 +12,7 @@
 #include "kiln/exec/serving_plan.h"
 #include "kiln/plan_generated.h"
 #include "loader/loader_common.h"
+#include "loader/saved_model_access.h"
 #include "plan/plan_reader.h"
 #include "tensorflow/framework.pb.h"
 #include "tensorflow/saved_model.pb.h"
@@ -20,6 +21,8 @@ namespace kiln::exec {
 
 namespace fb = ::flatbuffers;
 namespace kp = ::kiln::plan;
+
+namespace {
 
 class PlanWriter {
  public:
@@ -33,14 +36,15 @@ class PlanWriter {
     const FunctionInterface& iface = pf.interface();
     for (size_t i = 0; i < functions_done_.size(); ++i)
       if (functions_done_[i].first == pf.name() &&
-          functions_done_[i].second == SpecsKey(pf.requested_specs_))
+          functions_done_[i].second == SpecsKey(pf.requested_specs()))
         return static_cast<int32_t>(i);
     std::vector<fb::Offset<kp::Node>> nodes;
     std::vector<fb::Offset<fb::String>> kernels;
     // Where each node runs: its step's device (copies are named by their consumer, skip them).
+    const std::vector<ScheduledStep> schedule = pf.Schedule();
     std::map<std::string_view, std::string> placed;
-    for (const auto& step : pf.steps_)
-      if (step.op != "_Copy") placed.emplace(step.node_name, pf.devices_[step.device]->name());
+    for (const ScheduledStep& step : schedule)
+      if (step.op != "_Copy") placed.emplace(step.node_name, step.device);
     for (size_t v = 0; v < g->nodes.size(); ++v) {
       const FlatNode& n = g->nodes[v];
       KILN_ASSIGN_OR_RETURN_CTX(auto node, Node(n), "function '", pf.name(), "', node '", n.name,
@@ -56,13 +60,13 @@ class PlanWriter {
     std::vector<fb::Offset<kp::Shape>> input_shapes, prep_shapes;
     for (DType t : iface.arg_dtypes) arg_dtypes.push_back(static_cast<int32_t>(t));
     for (const PartialShape& s : iface.input_shapes) input_shapes.push_back(Shape(s));
-    for (const TensorSpec& s : pf.requested_specs_) {
+    for (const TensorSpec& s : pf.requested_specs()) {
       prep_dtypes.push_back(static_cast<int32_t>(s.dtype));
       prep_shapes.push_back(Shape(s.shape));
     }
     for (DType t : iface.output_dtypes) out_dtypes.push_back(static_cast<int32_t>(t));
     std::vector<uint64_t> offsets;
-    for (const auto& p : pf.planned_) offsets.push_back(p.offset);
+    for (size_t offset : pf.ArenaOffsets()) offsets.push_back(offset);
     auto name = b_.CreateString(pf.name());
     auto arg_names = b_.CreateVectorOfStrings(iface.arg_names);
     auto out_names = b_.CreateVectorOfStrings(iface.output_names);
@@ -74,17 +78,15 @@ class PlanWriter {
     auto nodes_v = b_.CreateVector(nodes);
     auto outs_v = b_.CreateVectorOfStructs(outputs);
     auto keep_v = b_.CreateVector(g->keep);
-    auto device = b_.CreateString(pf.devices_.front()->name());
+    auto device = b_.CreateString(pf.devices().front()->name());
     auto kernels_v = b_.CreateVector(kernels);
     auto offsets_v = b_.CreateVector(offsets);
     functions_.push_back(kp::CreateFunction(
         b_, name, arg_names, arg_dt, in_sh, prep_dt, prep_sh, out_names, out_dt, nodes_v, outs_v,
         keep_v, device, kernels_v, pf.plan_stats().steps, pf.plan_stats().arena_bytes, offsets_v));
-    functions_done_.emplace_back(pf.name(), SpecsKey(pf.requested_specs_));
+    functions_done_.emplace_back(pf.name(), SpecsKey(pf.requested_specs()));
     return static_cast<int32_t>(functions_.size()) - 1;
   }
-
-  static const SavedModel::PlanFacts& Facts(const SavedModel& m) { return m.plan_facts_; }
 
   // Whether a planned function calls another function (a func attr): a load from the plan
   // alone would then need saved_model.pb's function library.
@@ -93,8 +95,8 @@ class PlanWriter {
   // The model section (see plan.fbs); `index_of` maps each prepared function to its index.
   Status SetModel(const SavedModel& m, bool complete,
                   const std::map<const PreparedFunction*, int32_t>& index_of) {
-    const auto& facts = m.plan_facts_;
-    auto captures = [&](const std::vector<SavedModel::CaptureSource>& sources)
+    const internal::PlanFacts& facts = internal::SavedModelAccess::plan_facts(m);
+    auto captures = [&](const std::vector<internal::CaptureSource>& sources)
         -> Result<fb::Offset<fb::Vector<fb::Offset<kp::Capture>>>> {
       std::vector<fb::Offset<kp::Capture>> out;
       for (const auto& c : sources) {
@@ -118,35 +120,39 @@ class PlanWriter {
       return b_.CreateVector(out);
     };
     std::vector<fb::Offset<kp::Variable>> vars;
-    for (size_t i = 0; i < m.core_.variables.size(); ++i) {
-      const RestoredVariable& v = m.core_.variables[i];
+    for (size_t i = 0; i < m.variables().size(); ++i) {
+      const RestoredVariable& v = m.variables()[i];
       const std::string key = i < facts.checkpoint_keys.size() ? facts.checkpoint_keys[i] : "";
       vars.push_back(kp::CreateVariable(b_, b_.CreateString(v.path), b_.CreateString(key),
                                         static_cast<int32_t>(v.resource->dtype()),
                                         Shape(v.resource->shape()), v.trainable));
     }
     std::vector<fb::Offset<kp::Signature>> sigs;
-    for (const auto& [key, sig] : m.core_.signatures) {
-      auto it = index_of.find(sig.function_.get());
+    for (const std::string& key : m.SignatureNames()) {
+      KILN_ASSIGN_OR_RETURN(const Signature* sig, m.GetSignature(key));
+      const Signature::Parts& parts = sig->parts();
+      auto it = index_of.find(parts.function.get());
       auto src = facts.signature_captures.find(key);
       if (it == index_of.end() || src == facts.signature_captures.end())
         return Unimplemented("signature '", key, "' is not planned");
       KILN_ASSIGN_OR_RETURN(auto caps, captures(src->second));
-      auto ins = args(sig.inputs_);
-      auto outs = args(sig.outputs_);
-      auto i2a = b_.CreateVector(sig.input_to_arg_);
-      auto o2r = b_.CreateVector(sig.output_from_ret_);
+      auto ins = args(parts.inputs);
+      auto outs = args(parts.outputs);
+      auto i2a = b_.CreateVector(parts.input_to_arg);
+      auto o2r = b_.CreateVector(parts.output_from_ret);
       sigs.push_back(
           kp::CreateSignature(b_, b_.CreateString(key), it->second, ins, outs, i2a, o2r, caps));
     }
     std::vector<fb::Offset<kp::Method>> methods;
-    for (const auto& [name, fn] : m.core_.functions) {
+    for (const std::string& name : m.FunctionNames()) {
+      KILN_ASSIGN_OR_RETURN(const RestoredFunction* fn, m.GetFunction(name));
+      const std::span<const RestoredFunction::Concrete> fn_concretes = fn->concrete_functions();
       auto src = facts.method_captures.find(name);
-      if (src == facts.method_captures.end() || src->second.size() != fn.concretes_.size())
+      if (src == facts.method_captures.end() || src->second.size() != fn_concretes.size())
         return Unimplemented("method '", name, "' is not planned");
       std::vector<fb::Offset<kp::Concrete>> concretes;
-      for (size_t c = 0; c < fn.concretes_.size(); ++c) {
-        const auto& conc = fn.concretes_[c];
+      for (size_t c = 0; c < fn_concretes.size(); ++c) {
+        const auto& conc = fn_concretes[c];
         auto it = index_of.find(conc.function.get());
         if (it == index_of.end()) return Unimplemented("method '", name, "' is not planned");
         KILN_ASSIGN_OR_RETURN(auto caps, captures(src->second[c]));
@@ -401,6 +407,8 @@ class PlanWriter {
   bool uses_functions_ = false;
 };
 
+}  // namespace
+
 Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const CompileOptions& options) {
   LoadOptions lo;
   lo.devices = options.devices;
@@ -467,15 +475,16 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
   // The model section lets loads skip saved_model.pb; without it, loads read saved_model.pb and
   // take the planned functions from the plan.
   const bool all_planned = report.not_planned.size() == not_planned_at_load;
-  if (PlanWriter::Facts(*model).self_contained && !writer.uses_functions() && all_planned) {
+  const internal::PlanFacts& facts = internal::SavedModelAccess::plan_facts(*model);
+  if (facts.self_contained && !writer.uses_functions() && all_planned) {
     Status st = writer.SetModel(*model, !some_signatures, index_of);
     report.self_contained = st.ok();
     if (!st.ok()) report.not_self_contained = st.message();
   } else {
-    report.not_self_contained =
-        !PlanWriter::Facts(*model).self_contained ? PlanWriter::Facts(*model).not_self_contained
-        : writer.uses_functions()                 ? "a planned function calls other functions"
-                                                  : "some functions are not planned";
+    report.not_self_contained = !facts.self_contained ? facts.not_self_contained
+                                : writer.uses_functions()
+                                    ? "a planned function calls other functions"
+                                    : "some functions are not planned";
   }
   KILN_ASSIGN_OR_RETURN(std::string bytes, writer.Finish(dir));
   report.path = dir / kPlanPath;
