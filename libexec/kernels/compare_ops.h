@@ -22,6 +22,6 @@ struct CompareState : OpState {
   bool incompatible_shape_error = true;
 };
 
-using SelectTypes = EqualityTypes;
+using SelectTypes = AllTypes;  // it moves elements and computes nothing
 
 }  // namespace kiln::exec::compare

@@ -36,7 +36,12 @@ Status PrepareConv(PrepareContext& ctx) {
   KILN_ASSIGN_OR_RETURN(st->epilogue, ReadEpilogue(ctx));
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2 + st->epilogue.num_args()));
   KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, BasicFloatTypes::kDTypes));
+  // Conv2D also takes int32, as TF's Eigen kernel (products and sums wrap in int32).
+  using Conv2DTypes = TypeList<float, double, int32_t>;
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype,
+                                         kDepthwise || ctx.op != "Conv2D"
+                                             ? std::span<const DType>(BasicFloatTypes::kDTypes)
+                                             : std::span<const DType>(Conv2DTypes::kDTypes)));
   if (st->epilogue.num_args() > 0 && st->dtype != DType::kFloat)
     return PrepareUnimplemented(ctx, "fused epilogues are supported for float32 only");
   WindowAttrOptions opts;

@@ -14,6 +14,7 @@
 namespace kiln::exec {
 namespace {
 
+using math_arith::AddNTypes;
 using math_arith::BucketizeState;
 using math_arith::BucketizeTypes;
 using math_arith::OnesLikeTypes;
@@ -37,7 +38,7 @@ Status PrepareAddN(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, int64_t n, ctx.attrs.GetInt("N"));
   if (n < 1) return ctx.Error("attr 'N': expected at least 1, got ", n);
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NumberTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, AddNTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(static_cast<int>(n)));
   PartialShape shape = ctx.inputs[0].shape;
   for (int i = 0; i < n; ++i) {

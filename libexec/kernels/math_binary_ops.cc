@@ -148,7 +148,7 @@ bool ScalarOrSame(const PartialShape& bound, const PartialShape& t) {
 Status PrepareClipByValue(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, RealTypes::kDTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NumberTypes::kDTypes));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "t", t));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "clip_value_min", t));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "clip_value_max", t));

@@ -114,11 +114,18 @@ Status PrepareResourceGatherNd(PrepareContext& ctx) {
   return OkStatus();
 }
 
+// ResourceScatterNdAdd and Sub also take bool, as TF's: a sum is an or, a difference an xor.
+using NdAddSubTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, std::complex<float>, std::complex<double>, bool>;
+
 Status PrepareScatterNd(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   const ScatterOp op = ScatterOpOf(ctx.op);
-  if (op != ScatterOp::kUpdate)
+  if (op == ScatterOp::kAdd || op == ScatterOp::kSub)
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, NdAddSubTypes::kDTypes));
+  else if (op != ScatterOp::kUpdate)
     KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", t, ScatterDTypes(op)));
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "ref", DType::kResource));
   KILN_RETURN_IF_ERROR(IndexInputDType(ctx, 1, "indices", "Tindices").status());

@@ -20,6 +20,7 @@ namespace {
 using scatter::ArithmeticTypes;
 using scatter::CheckScatterShapes;
 using scatter::Combine;
+using scatter::NonAliasingAddTypes;
 using scatter::ScatterAddTypes;
 using scatter::ScatterState;
 
@@ -34,7 +35,7 @@ constexpr ScatterKind kKinds[] = {
     {"TensorScatterUpdate", Combine::kUpdate, {}},
     {"TensorScatterAdd", Combine::kAdd, ArithmeticTypes::kDTypes},
     // TF 1's name for TensorScatterAdd (tf.compat.v1.scatter_nd_non_aliasing_add).
-    {"ScatterNdNonAliasingAdd", Combine::kAdd, ArithmeticTypes::kDTypes},
+    {"ScatterNdNonAliasingAdd", Combine::kAdd, NonAliasingAddTypes::kDTypes},
     {"TensorScatterSub", Combine::kSub, ArithmeticTypes::kDTypes},
     {"TensorScatterMax", Combine::kMax, RealTypes::kDTypes},
     {"TensorScatterMin", Combine::kMin, RealTypes::kDTypes},

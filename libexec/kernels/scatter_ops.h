@@ -20,6 +20,10 @@ using ScatterAddTypes =
 using ArithmeticTypes =
     TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
              uint32_t, uint64_t, std::complex<float>, std::complex<double>>;
+// TF 1's ScatterNdNonAliasingAdd also adds bool (or).
+using NonAliasingAddTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, std::complex<float>, std::complex<double>, bool>;
 
 enum class Combine { kUpdate, kAdd, kSub, kMax, kMin };
 

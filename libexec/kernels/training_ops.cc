@@ -19,9 +19,11 @@ namespace {
 using training::ApplySpec;
 using training::ApplyState;
 using training::ApplyTypes;
+using training::ComplexApplyTypes;
 using training::GradIndex;
 using training::Optimizer;
 using training::SpecOf;
+using training::TakesComplex;
 
 // TF registers no bfloat16 CPU kernel for ResourceApplyAdaMax.
 using AdaMaxTypes = TypeList<float, double, Half>;
@@ -35,6 +37,8 @@ Status PrepareApply(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("T"));
   if (O == Optimizer::kAdaMax) {
     KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, AdaMaxTypes::kDTypes));
+  } else if (TakesComplex(O)) {
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, ComplexApplyTypes::kDTypes));
   } else {
     KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "T", st->dtype, ApplyTypes::kDTypes));
   }

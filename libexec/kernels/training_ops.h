@@ -3,6 +3,7 @@
 // nodes' state.
 #pragma once
 
+#include <complex>
 #include <string_view>
 #include <vector>
 
@@ -13,6 +14,10 @@
 namespace kiln::exec::training {
 
 using ApplyTypes = TypeList<float, double, Half, BFloat16>;
+// TF's gradient descent, momentum, Adagrad, Adam and RMSProp kernels also take complex
+// variables: the same updates in complex arithmetic (g * g squares, sqrt is complex).
+using ComplexApplyTypes =
+    TypeList<float, double, Half, BFloat16, std::complex<float>, std::complex<double>>;
 
 enum class Optimizer {
   kGradientDescent,
@@ -25,6 +30,11 @@ enum class Optimizer {
   kAdaMax,
   kAdamWithAmsgrad
 };
+
+constexpr bool TakesComplex(Optimizer o) {
+  return o == Optimizer::kGradientDescent || o == Optimizer::kMomentum ||
+         o == Optimizer::kAdagrad || o == Optimizer::kAdam || o == Optimizer::kRmsProp;
+}
 
 struct ApplySpec {
   int num_vars;                         // resource inputs first: the variable, then its slots

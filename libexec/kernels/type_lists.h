@@ -56,6 +56,12 @@ using NumberAndStringTypes =
              uint32_t, uint64_t, std::complex<float>, std::complex<double>, std::string>;
 using SignedNumberTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
                                    std::complex<float>, std::complex<double>>;
+// Every dtype, quantized and handles (resources, variants) included: kernels that only move
+// elements (TF's Select, for one, takes them all).
+using AllTypes =
+    TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t, uint8_t, uint16_t,
+             uint32_t, uint64_t, bool, std::string, std::complex<float>, std::complex<double>,
+             QInt8, QUInt8, QInt16, QUInt16, QInt32, ResourcePtr, VariantPtr>;
 // Floating-point and complex (TF's exp, log, sqrt, tanh kernels).
 using FloatAndComplexTypes =
     TypeList<float, double, Half, BFloat16, std::complex<float>, std::complex<double>>;

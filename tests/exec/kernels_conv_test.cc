@@ -221,8 +221,8 @@ TEST_CASE("Conv2D errors name the attr or shape at fault") {
   CheckError(prepare(ConvRunner("Conv2D", DType::kFloat, same), {1, 5, 5}),
              {"input 'input'", "expected rank 4"});
   CheckError(
-      prepare(ConvRunner("Conv2D", DType::kInt32, same), {1, 5, 5, 2}, {3, 3, 2, 4}, DType::kInt32),
-      {"attr 'T'", "int32", "not supported"});
+      prepare(ConvRunner("Conv2D", DType::kInt64, same), {1, 5, 5, 2}, {3, 3, 2, 4}, DType::kInt64),
+      {"attr 'T'", "int64", "not supported"});
   CheckError(
       prepare(ConvRunner("Conv2D", DType::kFloat, {{}, {}, "VALID"}), {1, 2, 5, 2}, {5, 3, 2, 4}),
       {"output size would be negative", "input size: 2", "effective filter size: 5"});

@@ -223,6 +223,22 @@ TEST_CASE("errors name the index and size, and the dtypes") {
   CHECK(Length(*grown) == 6);
 }
 
+TEST_CASE("AddN of lists refuses other lengths, dtypes and element shapes") {
+  auto add = [](const Tensor& a, const Tensor& b) {
+    return OpRunner("AddN").T(DType::kVariant).Int("N", 2).Input(a).Input(b).Run1().status();
+  };
+  const Tensor three = Reserve(DType::kFloat, ShapeOf({2}), 3);
+  CheckError(add(three, Reserve(DType::kFloat, ShapeOf({2}), 1)), {"lengths 3 and 1"});
+  CheckError(add(three, Reserve(DType::kInt32, ShapeOf({2}), 3)), {"float32", "int32"});
+  CheckError(add(three, Reserve(DType::kFloat, ShapeOf({4}), 3)), {"(2,)", "(4,)"});
+  const Tensor any = Reserve(DType::kFloat, UnknownShape(), 3);
+  auto a = SetItem(any, 0, Make<float>({1, 2}, Shape{2}));
+  auto b = SetItem(any, 0, Make<float>({1, 2, 3}, Shape{3}));
+  REQUIRE(a.ok());
+  REQUIRE(b.ok());
+  CheckError(add(*a, *b), {"shapes (2,) and (3,)"});
+}
+
 TEST_CASE("a non-list variant and a wrong element_shape encoding are refused") {
   CheckError(OpRunner("TensorListLength").Input(Tensor(DType::kVariant, Shape())).Run1().status(),
              {"input_handle", "empty"});

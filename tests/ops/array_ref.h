@@ -5,9 +5,12 @@
 
 #include <cstring>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "kernels/tensor_list.h"
+#include "kiln/exec/resources.h"
 #include "ops/op_tester.h"
 
 namespace kiln::testing {
@@ -69,6 +72,23 @@ inline Tensor Distinct(DType dtype, const Shape& shape, uint32_t seed = 1) {
     return t;
   }
   if (dtype == DType::kBool) return RandomOf(dtype, shape, seed);
+  if (IsHandle(dtype)) {
+    // Handles to distinct values: variants hold a list of one int64, resources are variables.
+    Tensor t(dtype, shape);
+    for (int64_t i = 0; i < t.NumElements(); ++i) {
+      const Tensor value = Tensor::Scalar<int64_t>(i + seed);
+      if (dtype == DType::kVariant) {
+        t.data<VariantPtr>()[i] = std::make_shared<const exec::TensorList>(
+            DType::kInt64, PartialShape(Shape()), std::vector<Tensor>{value});
+      } else {
+        auto var = std::make_shared<exec::VariableResource>("distinct", DType::kInt64,
+                                                            PartialShape(Shape()));
+        REQUIRE(var->Assign(value).ok());
+        t.data<ResourcePtr>()[i] = std::move(var);
+      }
+    }
+    return t;
+  }
   Tensor t(DType::kDouble, shape);
   for (int64_t i = 0; i < t.NumElements(); ++i) t.data<double>()[i] = double((i + seed) % 100);
   // Converted through the tester's double helpers, so any numeric dtype works.

@@ -189,6 +189,21 @@ std::vector<OpCase> ConvFusedCases() {
                     })
                     .Tolerance(1e-5)
                     .Build());
+    // int32 (TF's Eigen kernel): the values TF 2.21 gives for iota input and filter, SAME.
+    const ConvSpec si{Shape{1, 3, 3, 2}, Shape{2, 2, 2, 2}};
+    std::vector<int32_t> x(18), w(16);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<int32_t>(i);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<int32_t>(i);
+    c.push_back(ConvBuilder("Conv2D", "Conv2D int32", si)
+                    .T(DType::kInt32)
+                    .Input(Make<int32_t>(x, si.input))
+                    .Input(Make<int32_t>(w, si.filter))
+                    .Reference1([](const std::vector<Tensor>&) {
+                      return Make<int32_t>({368, 404, 480, 532, 200, 230, 704, 788, 816, 916, 320,
+                                            374, 172, 226, 196, 258, 34, 67},
+                                           Shape{1, 3, 3, 2});
+                    })
+                    .Build());
     c.push_back(ConvBuilder("_FusedConv2D", "_FusedConv2D grouped BiasAdd Relu", s)
                     .StringList("fused_ops", {"BiasAdd", "Relu"})
                     .Int("num_args", 1)

@@ -6,6 +6,7 @@
 #include <complex>
 #include <limits>
 
+#include "kernels/tensor_list.h"
 #include "ops/op_cases.h"
 #include "ops/ref_util.h"
 
@@ -707,6 +708,16 @@ void BinaryCases(std::vector<OpCase>* c) {
                    .Input(RandomOf(DType::kDouble, Shape{}, 3, 1, 5))
                    .Reference1(clip)
                    .Build());
+  // Complex: the real and imaginary parts clip apart (values TF 2.21 gives).
+  c->push_back(OpCaseBuilder("ClipByValue", "ClipByValue complex64")
+                   .T(DType::kComplex64)
+                   .Input(Make<std::complex<float>>({{1, 2}, {3, -1}, {-2, 0.5f}, {0.2f, 5}}, {4}))
+                   .Input(Make<std::complex<float>>({{0.5f, 1}}, {}))
+                   .Input(Make<std::complex<float>>({{2, 0}}, {}))
+                   .Reference1([](const std::vector<Tensor>&) {
+                     return Make<std::complex<float>>({{1, 1}, {2, 1}, {0.5f, 1}, {0.5f, 1}}, {4});
+                   })
+                   .Build());
   c->push_back(OpCaseBuilder("ClipByValue", "ClipByValue min above max")
                    .T(DType::kFloat)
                    .Input(Make<float>({1, 3, 5}, {3}))
@@ -756,6 +767,36 @@ void WidenedCases(std::vector<OpCase>* c) {
                      .Tolerance(TolFor(t))
                      .Build());
   }
+  // Variants: tensor lists, element by element, as TF's TensorListZerosLike and
+  // TensorListBinaryAdd (values TF 2.21 gives); an unset element (index 1 of `a`) stays unset,
+  // and added to a set one gives that one.
+  auto list = [](std::vector<Tensor> items) {
+    Tensor t(DType::kVariant, Shape{});
+    t.scalar<VariantPtr>() =
+        std::make_shared<const exec::TensorList>(DType::kFloat, PartialShape{2}, std::move(items));
+    return t;
+  };
+  const Tensor a = list({Make<float>({1, 2}, {2}), Tensor(), Make<float>({5, -6}, {2})});
+  const Tensor b =
+      list({Make<float>({10, 20}, {2}), Make<float>({3, 4}, {2}), Make<float>({0.5f, 0.25f}, {2})});
+  c->push_back(OpCaseBuilder("ZerosLike", "ZerosLike of a tensor list")
+                   .T(DType::kVariant)
+                   .Input(a)
+                   .Reference1([list](const auto&) {
+                     return list({Make<float>({0, 0}, {2}), Tensor(), Make<float>({0, 0}, {2})});
+                   })
+                   .Build());
+  c->push_back(OpCaseBuilder("AddN", "AddN of tensor lists")
+                   .T(DType::kVariant)
+                   .Int("N", 3)
+                   .Input(a)
+                   .Input(b)
+                   .Input(a)
+                   .Reference1([list](const auto&) {
+                     return list({Make<float>({12, 24}, {2}), Make<float>({3, 4}, {2}),
+                                  Make<float>({10.5f, -11.75f}, {2})});
+                   })
+                   .Build());
 }
 
 // A complex tensor of `shape` with parts drawn from [-4, 4].

@@ -147,6 +147,17 @@ void AddGatherScatter(std::vector<OpCase>* c) {
                      .Input(RandomOf(DType::kFloat, Shape{2, 3}, 5))
                      .Build());
   }
+  // Integer division truncates; no update is zero (that is an error) or negative (the sweep
+  // converts the case to unsigned types).
+  c->push_back(
+      OpCaseBuilder("ResourceScatterDiv", "ResourceScatterDiv int32")
+          .Type("dtype", DType::kInt32)
+          .Type("Tindices", DType::kInt64)
+          .Input(VarHandle("scatter_div_int",
+                           Make<int32_t>({1, 2, 3, 10, -11, 12, 4, 5, 6, 16, 17, -18}, {4, 3})))
+          .Input(Make<int64_t>({1, 3}, {2}))
+          .Input(Make<int32_t>({3, 2, 5, 4, 3, 7}, {2, 3}))
+          .Build());
 }
 
 // The N-d forms and the strided-slice assignment (their values are checked against TF's in

@@ -289,6 +289,7 @@ void AddSparseSerializeCases(std::vector<OpCase>* c) {
       Bytes({8, 9, 18, 4, 18, 2, 8, 1, 34, 8, 2, 0, 0, 0, 0, 0, 0, 0})};
   c->push_back(OpCaseBuilder("SerializeSparse", "SerializeSparse float32 (3, 2)")
                    .T(DType::kFloat)
+                   .Type("out_type", DType::kString)
                    .Input(indices)
                    .Input(values)
                    .ConstInput(shape)
@@ -318,6 +319,7 @@ void AddSparseSerializeCases(std::vector<OpCase>* c) {
   };
   c->push_back(OpCaseBuilder("DeserializeSparse", "DeserializeSparse one triple")
                    .Type("dtype", DType::kFloat)
+                   .Type("Tserialized", DType::kString)
                    .Input(Make<std::string>(one, Shape{3}))
                    .Reference(sparse(indices, values, shape))
                    .Build());

@@ -840,6 +840,7 @@ void AddTranscodeAndHashes(std::vector<OpCase>* c) {
   c->push_back(
       OpCaseBuilder("UnicodeDecodeWithOffsets", "UnicodeDecodeWithOffsets, TF values")
           .String("input_encoding", "UTF-8")
+          .Type("Tsplits", DType::kInt64)
           .Input(words)
           .Reference([](const auto&) {
             return std::vector<Tensor>{

@@ -39,13 +39,14 @@ void Write(const std::vector<Tensor>& ta, int32_t index, const Tensor& value) {
 
 namespace {
 
-// The element dtypes TF's CPU tensor-array kernels take (besides resource and variant): the
-// arrays move elements without looking at them, each case runs for every one of them.
+// The element dtypes TF's CPU tensor-array kernels take: the arrays move elements without
+// looking at them, each case runs for every one of them (handles to distinct values too).
 constexpr DType kElementTypes[] = {
     DType::kFloat,  DType::kDouble, DType::kHalf,      DType::kBFloat16,   DType::kInt8,
     DType::kInt16,  DType::kInt32,  DType::kInt64,     DType::kUInt8,      DType::kUInt16,
     DType::kUInt32, DType::kUInt64, DType::kComplex64, DType::kComplex128, DType::kBool,
-    DType::kString, DType::kQInt8,  DType::kQUInt8,    DType::kQInt32};
+    DType::kString, DType::kQInt8,  DType::kQUInt8,    DType::kQInt32,     DType::kResource,
+    DType::kVariant};
 
 // TensorArrayConcatV3, TensorArraySplitV3 and the gradient arrays.
 void AddConcatSplitGrad(std::vector<OpCase>* c) {

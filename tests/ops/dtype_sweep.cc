@@ -3,7 +3,8 @@
 // counts when an op-tester case runs the op with it, or when a case of the op, its inputs
 // converted to the dtype, prepares and runs as a model would run it (the single-op path, which
 // widens half precision where the executor does). Float32 cases converted to float16,
-// bfloat16 and float64 are also checked against the float32 op on the same (rounded) inputs.
+// bfloat16 and float64 are also checked against the float32 op on the same (rounded) inputs;
+// resource and variant are probed with handles to a case's values (see Wrap), read back.
 // The test fails when the share falls below tests/tf/op_coverage_floor.txt's
 // dtypes_covered_percent; KILN_DTYPE_REPORT=<file> writes one line per (op, dtype).
 #include <doctest/doctest.h>
@@ -12,12 +13,15 @@
 #include <cmath>
 #include <complex>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
+#include <memory>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "kernels/ragged_util.h"
 #include "kernels/tensor_list.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_runner.h"
@@ -179,12 +183,138 @@ Result<std::vector<Tensor>> RunInGraph(const OpCase& v, const OpCase& c, DType o
   return outs;
 }
 
+// ---- Handle dtypes --------------------------------------------------------------------------
+// TF's kernels that move elements (Gather, Pack, Select, Transpose, ...) take resource and
+// variant tensors too. The probe makes each element of a case's bound inputs a handle to its
+// own value (a variant: a tensor list holding the scalar, the variant TF's own AddN and
+// ZerosLike compute on; a resource: a variable holding it), runs the op, reads the results back
+// through the handles and checks them against the case's own results.
+
+// Element k of t as a scalar of t's dtype (POD or string).
+Tensor ElementAt(const Tensor& t, int64_t k) {
+  Tensor item(t.dtype(), Shape());
+  if (t.dtype() == DType::kString) {
+    item.scalar<std::string>() = t.data<std::string>()[k];
+  } else {
+    const size_t size = DTypeSize(t.dtype());
+    std::memcpy(item.raw_data(), static_cast<const char*>(t.raw_data()) + k * size, size);
+  }
+  return item;
+}
+
+Tensor Wrap(const Tensor& t, DType to) {
+  Tensor out(to, t.shape());
+  for (int64_t k = 0; k < t.NumElements(); ++k) {
+    Tensor item = ElementAt(t, k);
+    if (to == DType::kVariant) {
+      out.data<VariantPtr>()[k] = std::make_shared<const exec::TensorList>(
+          t.dtype(), PartialShape(Shape()), std::vector<Tensor>{std::move(item)});
+    } else {
+      auto var =
+          std::make_shared<exec::VariableResource>("wrapped", t.dtype(), PartialShape(Shape()));
+      REQUIRE(var->Assign(item).ok());
+      out.data<ResourcePtr>()[k] = std::move(var);
+    }
+  }
+  return out;
+}
+
+// Whether element k of a handle tensor is empty: what TF's kernels fill with where a numeric
+// dtype gets zeros (an empty Variant), read back as the zero of the case's dtype.
+bool EmptyAt(const Tensor& t, int64_t k) {
+  return t.dtype() == DType::kResource ? t.data<ResourcePtr>()[k] == nullptr
+                                       : t.data<VariantPtr>()[k] == nullptr;
+}
+
+// The scalar a handle made by Wrap holds (an error names what else it holds).
+Result<Tensor> Unwrapped(const Tensor& t, int64_t k) {
+  if (t.dtype() == DType::kResource) {
+    auto var = std::dynamic_pointer_cast<exec::VariableResource>(t.data<ResourcePtr>()[k]);
+    if (var == nullptr) return InvalidArgument("element ", k, " is not a variable");
+    return var->Read();
+  }
+  const auto* list = dynamic_cast<const exec::TensorList*>(t.data<VariantPtr>()[k].get());
+  if (list == nullptr || list->size() != 1 || !list->tensors()[0].IsInitialized() ||
+      list->tensors()[0].NumElements() != 1)
+    return InvalidArgument("element ", k, " is not a list of one scalar");
+  return list->tensors()[0];
+}
+
+// `got` (an output of the handle run) read back as `want`'s dtype: handles of Wrap's kind to
+// their values, variants holding lists of handles to lists of values.
+Result<Tensor> ReadBack(const Tensor& got, const Tensor& want, DType to) {
+  if (got.dtype() == DType::kResource && want.dtype() == DType::kResource) {
+    // A variable the op wrote (a ref input passed through): its value, read back.
+    auto g = std::dynamic_pointer_cast<exec::VariableResource>(got.scalar<ResourcePtr>());
+    auto w = std::dynamic_pointer_cast<exec::VariableResource>(want.scalar<ResourcePtr>());
+    if (got.NumElements() != 1 || g == nullptr || w == nullptr) return got;
+    KILN_ASSIGN_OR_RETURN(Tensor g_value, g->Read());
+    KILN_ASSIGN_OR_RETURN(Tensor w_value, w->Read());
+    return ReadBack(g_value, w_value, to);
+  }
+  if (got.dtype() == want.dtype() && got.dtype() != DType::kVariant) return got;
+  if (got.dtype() == to && !IsHandle(want.dtype())) {
+    Tensor out(want.dtype(), got.shape());
+    for (int64_t k = 0; k < got.NumElements(); ++k) {
+      if (EmptyAt(got, k)) continue;  // a fresh tensor's elements are zeros
+      KILN_ASSIGN_OR_RETURN(Tensor item, Unwrapped(got, k));
+      if (item.dtype() != want.dtype())
+        return InvalidArgument("element ", k, " holds ", DTypeShortName(item.dtype()));
+      if (want.dtype() == DType::kString) {
+        out.data<std::string>()[k] = item.scalar<std::string>();
+      } else {
+        const size_t size = DTypeSize(want.dtype());
+        std::memcpy(static_cast<char*>(out.raw_data()) + k * size, item.raw_data(), size);
+      }
+    }
+    return out;
+  }
+  if (got.dtype() != DType::kVariant || want.dtype() != DType::kVariant)
+    return InvalidArgument("a ", DTypeShortName(got.dtype()), " output where the case has ",
+                           DTypeShortName(want.dtype()));
+  Tensor out(DType::kVariant, got.shape());
+  for (int64_t k = 0; k < got.NumElements(); ++k) {
+    const VariantPtr& held = got.data<VariantPtr>()[k];
+    const auto* list = dynamic_cast<const exec::TensorList*>(held.get());
+    const auto* wanted = dynamic_cast<const exec::TensorList*>(want.data<VariantPtr>()[k].get());
+    if (list == nullptr || wanted == nullptr || list->element_dtype() != to) {
+      out.data<VariantPtr>()[k] = held;
+      continue;
+    }
+    std::vector<Tensor> items;
+    for (size_t i = 0; i < list->tensors().size(); ++i) {
+      const Tensor& item = list->tensors()[i];
+      if (!item.IsInitialized() || i >= wanted->tensors().size()) {
+        items.push_back(item);
+        continue;
+      }
+      KILN_ASSIGN_OR_RETURN(Tensor value, ReadBack(item, wanted->tensors()[i], to));
+      items.push_back(std::move(value));
+    }
+    out.data<VariantPtr>()[k] = std::make_shared<const exec::TensorList>(
+        wanted->element_dtype(), list->element_shape(), std::move(items), list->max_num_elements());
+  }
+  return out;
+}
+
+// t's elements as `to`: converted values, or (a handle dtype) wrapped.
+Tensor Converted(const Tensor& t, DType to) {
+  return IsHandle(to) ? Wrap(t, to) : ConvertElements(t, to);
+}
+
 // A variant tensor whose tensor lists of element dtype `old` are fresh ones of `to`, their
-// elements converted (other elements as they are).
+// elements converted, and whose ragged tensors of `old` values hold them converted (other
+// elements as they are).
 Tensor ConvertLists(const Tensor& t, DType old, DType to) {
   Tensor lists(DType::kVariant, t.shape());
   for (int64_t k = 0; k < lists.NumElements(); ++k) {
     const VariantPtr& held = t.data<VariantPtr>()[k];
+    if (const auto* ragged = dynamic_cast<const exec::RaggedVariant*>(held.get());
+        ragged != nullptr && ragged->values().dtype() == old) {
+      lists.data<VariantPtr>()[k] = std::make_shared<const exec::RaggedVariant>(
+          ragged->splits(), Converted(ragged->values(), to));
+      continue;
+    }
     const auto* list = dynamic_cast<const exec::TensorList*>(held.get());
     if (list == nullptr || list->element_dtype() != old) {
       lists.data<VariantPtr>()[k] = held;
@@ -192,8 +322,7 @@ Tensor ConvertLists(const Tensor& t, DType old, DType to) {
     }
     std::vector<Tensor> items;
     for (const Tensor& item : list->tensors())
-      items.push_back(item.IsInitialized() && item.dtype() == old ? ConvertElements(item, to)
-                                                                  : item);
+      items.push_back(item.IsInitialized() && item.dtype() == old ? Converted(item, to) : item);
     lists.data<VariantPtr>()[k] = std::make_shared<const exec::TensorList>(
         to, list->element_shape(), std::move(items), list->max_num_elements());
   }
@@ -210,7 +339,7 @@ Tensor ConvertVariable(const Tensor& handle, DType old, DType to) {
   auto value = var->Read();
   if (!value.ok()) return handle;
   auto fresh = std::make_shared<exec::VariableResource>(var->name(), to, var->shape());
-  if (!fresh->Assign(ConvertElements(*value, to)).ok()) return handle;
+  if (!fresh->Assign(Converted(*value, to)).ok()) return handle;
   Tensor h(DType::kResource, Shape());
   h.scalar<std::shared_ptr<ResourceBase>>() = fresh;
   return h;
@@ -232,7 +361,10 @@ OpCase Variant(const OpCase& c, const TfTypes& tf, DType old, DType to) {
   if (c.op == "BatchMatMulV3") bound.assign(bound.size(), true);  // y is Tb's
   for (size_t i = 0; i < v.inputs.size(); ++i) {
     Tensor& in = v.inputs[i];
-    if (bound[i] && in.dtype() == old) in = ConvertElements(in, to);
+    if (bound[i] && in.dtype() == old) {
+      in = Converted(in, to);  // wrapped values are not lists to convert again below
+      continue;
+    }
     if (in.dtype() == DType::kVariant) in = ConvertLists(in, old, to);
     if (in.dtype() == DType::kResource) in = ConvertVariable(in, old, to);
   }
@@ -262,6 +394,28 @@ std::string CheckAgainstFloat(const OpCase& c, const TfTypes& tf, const OpCase& 
   return "";
 }
 
+// The handle run's results, read back through the handles, against c's own.
+std::string CheckReadBack(const OpCase& c, const std::vector<Tensor>& got, DType to) {
+  auto want = RunCase(c);
+  if (!want.ok()) return "the case itself: " + want.status().ToString();
+  if (want->size() != got.size()) return "a different number of outputs";
+  for (size_t i = 0; i < got.size(); ++i) {
+    const Tensor& w = (*want)[i];
+    auto value = ReadBack(got[i], w, to);
+    if (!value.ok()) return "output " + std::to_string(i) + ": " + value.status().ToString();
+    std::string diff;
+    if (w.dtype() == DType::kResource && value->dtype() != DType::kResource) {
+      auto var = std::dynamic_pointer_cast<exec::VariableResource>(w.scalar<ResourcePtr>());
+      auto w_value = var->Read();
+      diff = w_value.ok() ? CompareTensors(*value, *w_value, c.tolerance) : "unreadable";
+    } else {
+      diff = CompareTensors(*value, w, c.tolerance);
+    }
+    if (!diff.empty()) return "output " + std::to_string(i) + ": " + diff;
+  }
+  return "";
+}
+
 Outcome Probe(const std::vector<const OpCase*>& cases, const TfTypes& tf, const std::string& name) {
   auto parsed = DTypeFromName(name);
   if (!parsed.ok()) return {"untested", "kiln has no dtype " + name};
@@ -275,7 +429,7 @@ Outcome Probe(const std::vector<const OpCase*>& cases, const TfTypes& tf, const 
     if (*d == to) return {"case", ""};
     templates.emplace_back(c, *d);
   }
-  if (!HoldsData(to)) return {"untested", "no case converts to " + name};
+  if (!HoldsData(to) && !IsHandle(to)) return {"untested", "no case converts to " + name};
   // Nearest kind first, then float32.
   std::stable_sort(templates.begin(), templates.end(), [&](const auto& a, const auto& b) {
     auto rank = [&](DType d) { return KindOf(d) == KindOf(to) ? 0 : d == DType::kFloat ? 1 : 2; };
@@ -302,6 +456,12 @@ Outcome Probe(const std::vector<const OpCase*>& cases, const TfTypes& tf, const 
         first_error = error;
       }
       continue;
+    }
+    if (IsHandle(to)) {
+      if (!c->deterministic || ValuesFollowDType(c->op)) return {"ran", c->name};
+      const std::string wrong = CheckReadBack(*c, *got, to);
+      if (!wrong.empty()) return {"wrong", c->name + ": " + wrong};
+      return {"checked", c->name};
     }
     if (old == DType::kFloat && c->deterministic && IsFloatingPoint(to) &&
         !ValuesFollowDType(c->op)) {

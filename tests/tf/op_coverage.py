@@ -118,10 +118,24 @@ def deprecated_ops(names):
     return out
 
 
+def opdef_allows(op, attr, names):
+    """The dtype names of `names` that the OpDef of `op` allows for `attr`. A dtype the OpDef does
+    not allow is one no graph holds: TF refuses the node before a kernel sees it (Acos registers
+    int kernels that its OpDef never lets run)."""
+    from tensorflow.python.framework import dtypes, op_def_registry
+    d = op_def_registry.get(op)
+    allowed = [a for a in d.attr if a.name == attr and a.allowed_values.list.type] if d else []
+    if not allowed:
+        return set(names)
+    return set(names) & {dtypes.as_dtype(t).name for t in allowed[0].allowed_values.list.type}
+
+
 def tf_cpu_ops():
-    """{op: sorted dtype names of its primary type constraint (T, dtype, or the first)}."""
+    """{op: sorted dtype names of its primary type constraint (T, dtype, or the first)}, as the
+    op's OpDef allows them."""
     from tensorflow.python.framework import dtypes, kernels
     ops = collections.defaultdict(set)
+    attrs = {}
     for k in kernels.get_all_registered_kernels().kernel:
         if k.device_type != "CPU":
             continue
@@ -129,9 +143,11 @@ def tf_cpu_ops():
         cons = {c.name: c for c in k.constraint}
         c = cons.get("T") or cons.get("dtype") or (k.constraint[0] if k.constraint else None)
         if c is not None:
+            attrs[k.op] = c.name
             for t in c.allowed_values.list.type:
                 ops[k.op].add(dtypes.as_dtype(t).name)
-    return {op: sorted(ts) for op, ts in ops.items()}
+    return {op: sorted(opdef_allows(op, attrs[op], ts) if op in attrs else ts)
+            for op, ts in ops.items()}
 
 
 def tf_dtype_bindings(ops):
@@ -165,7 +181,7 @@ def tf_dtype_bindings(ops):
             elif a.type_list_attr:
                 b += "#" + a.type_list_attr
             args.append(b)
-        out[op] = (attr, sorted(types[(op, attr)]), args)
+        out[op] = (attr, sorted(opdef_allows(op, attr, types[(op, attr)])), args)
     return out
 
 
@@ -260,12 +276,14 @@ def markdown(c):
         "",
         f"**Dtypes: {c['dtypes_taken']} of {c['dtype_pairs']} (op, dtype) pairs taken "
         f"({c['dtype_percent']:.1f} %)**: for each covered op with a type constraint, the dtypes "
-        "TF's CPU kernels take (`tests/ops/tf_op_dtypes.txt`), as the op tester's dtype sweep "
+        "TF's CPU kernels take and the op's OpDef allows (`tests/ops/tf_op_dtypes.txt`), as the "
+        "op tester's dtype sweep "
         "(`tests/ops/dtype_sweep.cc`) finds them: an op-tester case of the dtype, or a case "
         "converted to it that prepares and runs (float32 cases converted to half precision and "
-        "float64 are checked against float32). The last column lists the dtypes not taken: "
-        "refused, or not probed (the dtype is held by a resource or variant input, or kiln has "
-        "no such dtype: float8, int4).",
+        "float64 are checked against float32; resource and variant runs get handles to the "
+        "case's values and are checked against the case through them). The last column lists "
+        "the dtypes not taken: refused, or not probed (kiln has no such dtype: int4, int2, "
+        "float4).",
     ]
     lines += ["", "| area | covered | target |", "|---|---|---|"]
     for area, _ in AREAS:

@@ -11,6 +11,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
@@ -395,7 +396,9 @@ Status ComputeConv(const KernelContext& ctx) {
                                                                        out_shape, "convolution"));
   if (out->NumElements() == 0) return OkStatus();
   if (st.dtype != DType::kFloat) {
-    return Dispatch<TypeList<double>>(input.dtype(), [&](auto tag) {
+    // double, and int32 for Conv2D alone (Prepare's check).
+    using Types = std::conditional_t<kDepthwise, TypeList<double>, TypeList<double, int32_t>>;
+    return Dispatch<Types>(input.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
       if constexpr (kDepthwise) {
         functor::DepthwiseConv2DFunctor<Eigen::DefaultDevice, T>()(

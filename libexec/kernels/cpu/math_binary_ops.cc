@@ -2,6 +2,7 @@
 #include "kernels/math_binary_ops.h"
 
 #include <cmath>
+#include <complex>
 #include <initializer_list>
 
 #include "kernels/cpu/elementwise.h"
@@ -124,6 +125,18 @@ Status ComputeLeakyReluGrad(const KernelContext& ctx) {
 // ---- ClipByValue -----------------------------------------------------------------------------
 
 // max(min(t, hi), lo) as TF computes it: with lo > hi every element becomes lo.
+// min(v, h), then max with l, as TF's (l wins when l > h). Complex values clip their real and
+// imaginary parts apart, as TF's Eigen min and max do.
+template <typename C>
+C Clip(C v, C l, C h) {
+  const C m = h < v ? h : v;
+  return m < l ? l : m;
+}
+template <typename R>
+std::complex<R> Clip(std::complex<R> v, std::complex<R> l, std::complex<R> h) {
+  return {Clip(v.real(), l.real(), h.real()), Clip(v.imag(), l.imag(), h.imag())};
+}
+
 Status ComputeClipByValue(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const Tensor& lo = ctx.input(1);
@@ -135,7 +148,7 @@ Status ComputeClipByValue(const KernelContext& ctx) {
                        hi.shape().ToString());
     }
   }
-  return Dispatch<RealTypes>(x.dtype(), [&](auto tag) -> Status {
+  return Dispatch<NumberTypes>(x.dtype(), [&](auto tag) -> Status {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
     const C* in = ComputeData<T>(x);
@@ -147,9 +160,7 @@ Status ComputeClipByValue(const KernelContext& ctx) {
     C* o = MutableComputeData<T>(out);
     ctx.threads().ParallelFor(x.NumElements(), 32768, [&](int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; ++i) {
-        const C h = ph[i * sh], l = pl[i * sl];
-        const C v = h < in[i] ? h : in[i];
-        o[i] = v < l ? l : v;
+        o[i] = Clip(in[i], pl[i * sl], ph[i * sh]);
       }
     });
     return OkStatus();

@@ -80,6 +80,13 @@ Status ComputeResourceGather(const KernelContext& ctx) {
 
 // ---- ResourceScatterUpdate, Add, Sub, Mul, Div, Min, Max ----------------------------------------
 
+// What a variable's rows can be: numbers (combined), and bool, strings and handles (assigned
+// only: Prepare refuses them for the arithmetic, as TF registers ResourceScatterUpdate alone
+// for every type).
+using ScatterTypes = TypeList<float, double, Half, BFloat16, int8_t, int16_t, int32_t, int64_t,
+                              uint8_t, uint16_t, uint32_t, uint64_t, std::complex<float>,
+                              std::complex<double>, bool, std::string, ResourcePtr, VariantPtr>;
+
 // row = row (op) v in the compute type; false for an integer division by zero.
 template <typename C>
 bool ApplyScatter(ScatterOp op, C& row, C v) {
@@ -148,7 +155,7 @@ Status ComputeScatter(const KernelContext& ctx) {
     for (int64_t i = 0; i < static_cast<int64_t>(indices.size()); ++i)
       KILN_RETURN_IF_ERROR(CheckIndex(i, indices[i], cur.dim(0)));
     Tensor next = cur.DeepCopy();
-    KILN_RETURN_IF_ERROR(Dispatch<NumberBoolStringTypes>(cur.dtype(), [&](auto tag) -> Status {
+    KILN_RETURN_IF_ERROR(Dispatch<ScatterTypes>(cur.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       const T* u = updates.data<T>();
       T* d = next.data<T>();
@@ -157,7 +164,7 @@ Status ComputeScatter(const KernelContext& ctx) {
         const T* src = scalar ? u : u + i * inner;
         for (int64_t k = 0; k < inner; ++k) {
           const T& v = src[scalar ? 0 : k];
-          if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
+          if constexpr (NumberTypes::Contains(kDTypeOf<T>)) {
             using C = ComputeType<T>;
             if (!ApplyScatter(op, reinterpret_cast<C&>(row[k]), reinterpret_cast<const C&>(v)))
               return InvalidArgument("integer division by zero in 'updates'");
@@ -244,16 +251,20 @@ Status ComputeScatterNd(const KernelContext& ctx) {
                              " (indices.shape[:-1] + variable.shape[indices.shape[-1]:]), got ",
                              ShapeBrackets(updates.shape().dims()));
     Tensor next = cur.DeepCopy();
-    KILN_RETURN_IF_ERROR(Dispatch<NumberBoolStringTypes>(cur.dtype(), [&](auto tag) -> Status {
+    KILN_RETURN_IF_ERROR(Dispatch<ScatterTypes>(cur.dtype(), [&](auto tag) -> Status {
       using T = typename decltype(tag)::type;
       T* d = next.data<T>();
       for (int64_t j = 0; j < nd.n; ++j) {
         T* row = d + nd.offsets[j];
         const T* src = updates.data<T>() + j * nd.slice_size;
         for (int64_t k = 0; k < nd.slice_size; ++k) {
-          if constexpr (!std::is_same_v<T, std::string> && !std::is_same_v<T, bool>) {
+          if constexpr (NumberTypes::Contains(kDTypeOf<T>)) {
             using C = ComputeType<T>;
             ApplyScatter(op, reinterpret_cast<C&>(row[k]), reinterpret_cast<const C&>(src[k]));
+          } else if constexpr (std::is_same_v<T, bool>) {
+            row[k] = op == ScatterOp::kAdd   ? (row[k] || src[k])
+                     : op == ScatterOp::kSub ? (row[k] != src[k])
+                                             : src[k];
           } else {
             row[k] = src[k];
           }

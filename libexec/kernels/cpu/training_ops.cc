@@ -20,9 +20,11 @@ namespace {
 using training::ApplySpec;
 using training::ApplyState;
 using training::ApplyTypes;
+using training::ComplexApplyTypes;
 using training::GradIndex;
 using training::Optimizer;
 using training::SpecOf;
+using training::TakesComplex;
 
 // One element's update, in A (float for the 16-bit types): x[0] is the variable, x[1..] its
 // slots in input order, s the scalar inputs in input order.
@@ -69,8 +71,9 @@ void Update(A* x, A g, const A* s, const ApplyState& st) {
   }
 }
 
+// What an element updates in: float for float32 and the 16-bit types, else the type itself.
 template <typename T>
-using Acc = std::conditional_t<std::is_same_v<T, double>, double, float>;
+using Acc = std::conditional_t<std::is_same_v<T, double> || kIsComplex<T>, T, float>;
 
 template <typename T>
 Acc<T> Load(const T& v) {
@@ -113,7 +116,8 @@ Status ComputeApply(const KernelContext& ctx) {
                                    "') has shape ", cur[k].shape().ToString(), " but input '",
                                    spec.names[grad_index], "' has shape ", grad.shape().ToString());
         }
-        return Dispatch<ApplyTypes>(st.dtype, [&](auto tag) {
+        using Types = std::conditional_t<TakesComplex(O), ComplexApplyTypes, ApplyTypes>;
+        return Dispatch<Types>(st.dtype, [&](auto tag) {
           using T = typename decltype(tag)::type;
           using A = Acc<T>;
           A sc[8];
