@@ -30,7 +30,6 @@ using conv_nd_ops::ConvKind;
 using conv_nd_ops::ConvState;
 using conv_nd_ops::IoOf;
 using conv_nd_ops::IsDepthwise;
-using conv_nd_ops::kColBackpropMaxInChannels;
 using conv_nd_ops::MakeGeom;
 using conv_nd_ops::SizesFromValues;
 
@@ -129,14 +128,9 @@ Status PrepareConvNd(PrepareContext& ctx) {
     out = io.filter >= 0 ? in : filter;
   }
   if constexpr (kKind == ConvKind::kBackpropInput || kKind == ConvKind::kBackpropFilter) {
-    if (!three && t == DType::kFloat) {
-      state->use_dnnl = true;
-      const bool col_path =
-          kKind == ConvKind::kBackpropInput && in[rank - 1] <= kColBackpropMaxInChannels;
-      if (all_known && !col_path) {
-        state->prepare_in = in;
-        state->prepare_filter = filter;
-      }
+    if (all_known) {
+      state->prepare_in = in;
+      state->prepare_filter = filter;
     }
   }
   KILN_PREPARE_ASSIGN(ctx, PartialShape shape, PartialShape::FromDims(out));

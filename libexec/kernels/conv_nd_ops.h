@@ -30,11 +30,8 @@ enum class ConvKind {
 struct ConvState : OpState {
   WindowSpec attrs;
   DType dtype = DType::kFloat;
-  // 2-D float32 backprops through oneDNN: made at prepare time when the shapes are known, or
-  // per shape when running.
-  bool use_dnnl = false;
-  // The input and filter dims Prepare saw when every size was known (and oneDNN is to run):
-  // CreateConvNdCpuState makes their primitive.
+  // A 2-D backprop's input and filter dims when Prepare knew every size: a device's state can
+  // make its objects for them once (the CPU's oneDNN primitive).
   std::vector<int64_t> prepare_in, prepare_filter;
 };
 
@@ -104,9 +101,6 @@ inline Status MakeGeom(ConvKind kind, const WindowSpec& a, std::span<const int64
   }
   return OkStatus();
 }
-
-// Input channels below which ColBackpropInput beats oneDNN's backward-data kernels.
-inline constexpr int64_t kColBackpropMaxInChannels = 3;
 
 // Positions of the inputs per kind: which input holds the sizes of the output, which the data.
 struct ConvIo {

@@ -47,7 +47,6 @@ using conv_nd_ops::ConvIo;
 using conv_nd_ops::ConvKind;
 using conv_nd_ops::ConvState;
 using conv_nd_ops::IoOf;
-using conv_nd_ops::kColBackpropMaxInChannels;
 using conv_nd_ops::MakeGeom;
 using conv_nd_ops::SizesFromValues;
 
@@ -78,10 +77,19 @@ struct DnnlBwdConv {
 
 // The CPU kernel's state: the definition's, with the 2-D float32 backprops' oneDNN primitives
 // per shape (CreateConvNdCpuState makes the one of the sizes Prepare knew).
+// Input channels below which ColBackpropInput beats oneDNN's backward-data kernels.
+constexpr int64_t kColBackpropMaxInChannels = 3;
+
+// 2-D float32 backprops run on oneDNN (made at prepare time when the shapes are known, or per
+// shape when running); the rest on the generic path.
+bool UsesDnnl(const ConvState& st) { return st.attrs.spatial == 2 && st.dtype == DType::kFloat; }
+
 struct ConvCpuState : ConvState {
   using Prepared = ConvState;
   explicit ConvCpuState(const ConvState& prepared) : ConvState(prepared) {}
   cpu::PrimitiveCache<DnnlBwdConv> primitives;
+  // oneDNN refused the shapes Prepare knew, which every run has: the generic path runs.
+  bool dnnl_refused = false;
 };
 
 // About this many sub-batches: enough for the pool's threads to even out, few enough that each
@@ -337,13 +345,15 @@ Status DnnlBackpropFilter(const KernelContext& ctx, const DnnlBwdConv& c, const 
 template <ConvKind kKind>
 Status CreateConvNdCpuState(PrepareContext& ctx) {
   ConvCpuState* st = cpu::ReplaceWithCpuState<ConvCpuState>(ctx);
-  if (!st->use_dnnl || st->prepare_in.empty()) return OkStatus();
+  if (!UsesDnnl(*st) || st->prepare_in.empty()) return OkStatus();
+  if (kKind == ConvKind::kBackpropInput && st->prepare_in.back() <= kColBackpropMaxInChannels)
+    return OkStatus();  // ColBackpropInput runs
   auto c = MakeDnnlBwdConv(kKind == ConvKind::kBackpropFilter, st->attrs, st->prepare_in,
                            st->prepare_filter);
   if (c.ok()) {
     st->primitives.SetPrepared(std::move(c).value());
   } else {
-    st->use_dnnl = false;  // these are the shapes every run will have
+    st->dnnl_refused = true;
   }
   return OkStatus();
 }
@@ -392,15 +402,17 @@ Status ComputeConvNd(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
   if constexpr (kKind == ConvKind::kBackpropInput || kKind == ConvKind::kBackpropFilter) {
     constexpr bool kFilter = kKind == ConvKind::kBackpropFilter;
-    if (st.use_dnnl && g.batch > 0 && g.in_c > 0 && g.out_c > 0 && g.Taps() > 0 &&
+    if (UsesDnnl(st) && g.batch > 0 && g.in_c > 0 && g.out_c > 0 && g.Taps() > 0 &&
         g.OutPixels() > 0) {
       if (!kFilter && g.in_c <= kColBackpropMaxInChannels)
         return ColBackpropInput(ctx, g, ctx.input(io.filter).data<float>(),
                                 ctx.input(io.dy).data<float>(), out->data<float>());
       // Shapes oneDNN cannot take fall through to the generic path.
       std::optional<ConvCpuState> local;
+      const ConvCpuState& cpu_state = cpu::CpuStateOf(ctx, &local);
       Result<const DnnlBwdConv*> c =
-          FindDnnlBwdConv(cpu::CpuStateOf(ctx, &local), kFilter, in, filter);
+          cpu_state.dnnl_refused ? Result<const DnnlBwdConv*>(Unimplemented("refused at prepare"))
+                                 : FindDnnlBwdConv(cpu_state, kFilter, in, filter);
       if (c.ok()) {
         const float* d = ctx.input(io.dy).data<float>();
         if constexpr (kFilter) {

@@ -19,7 +19,7 @@
 //   - EncodePng: 8- or 16-bit gray, gray+alpha, RGB or RGBA, zlib level `compression` (-1 the
 //     default), no interlace; byte streams may differ from TF's (another zlib build) but decode
 //     to the same pixels.
-// The CPU kernels are in kernels/cpu/full/image_codec_ops.cc (PNG: kernels/full/image_png.cc).
+// The CPU kernels are in kernels/cpu/full/image_codec_ops.cc (PNG: kernels/cpu/full/image_png.cc).
 #include "kernels/full/image_codec_ops.h"
 
 #include <cstdint>

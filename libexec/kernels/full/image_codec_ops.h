@@ -1,5 +1,5 @@
 // What the image codec ops' definitions (kernels/full/image_codec_ops.cc) and CPU kernels
-// (kernels/cpu/full/image_codec_ops.cc, kernels/full/image_png.cc) share: the decode ops and
+// (kernels/cpu/full/image_codec_ops.cc, kernels/cpu/full/image_png.cc) share: the decode ops and
 // their state, and the encoders' states.
 #pragma once
 

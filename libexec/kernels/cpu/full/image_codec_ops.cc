@@ -1,5 +1,5 @@
 // The CPU kernels of the image codec ops in kernels/full/image_codec_ops.cc: JPEG (libjpeg-turbo)
-// and BMP here, PNG (libpng) in kernels/full/image_png.cc, the libraries set up as TensorFlow's
+// and BMP here, PNG (libpng) in kernels/cpu/full/image_png.cc, the libraries set up as TensorFlow's
 // jpeg_mem.cc and png_io.cc set them up (kernels/full/image_codec_ops.cc says how).
 // libjpeg and libpng report fatal errors by longjmp: the functions that call them hold no C++
 // objects with destructors between their setjmp and the library calls.
@@ -25,7 +25,7 @@
 #include <utility>
 #include <vector>
 
-#include "kernels/full/image_png.h"
+#include "kernels/cpu/full/image_png.h"
 #include "kernels/kernel_util.h"
 
 namespace kiln::exec {

@@ -3,7 +3,7 @@
 // kernels/full/image_codec_ops.cc). libpng reports fatal errors by longjmp: the functions that
 // call it hold no C++ objects with destructors between their setjmp and the library calls.
 // Op families: ImageCodec
-#include "kernels/full/image_png.h"
+#include "kernels/cpu/full/image_png.h"
 
 #include <png.h>
 #include <zlib.h>
