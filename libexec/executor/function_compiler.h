@@ -92,6 +92,7 @@ class FunctionCompiler {
 
   // prepared_function_finish.cc
   Status BindOutputs();
+  void DropUnreadConstants();
   void PlanReleases();
   void PlanArena();
   void CountPlacement();

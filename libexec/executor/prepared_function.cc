@@ -5,6 +5,7 @@
 //   TopologicalOrder  program order where no edge decides
 //   PrepareNodes      every node's Prepare; constants materialised and folded; steps built
 //   BindOutputs       output slots and their specs
+//   DropUnreadConstants  constants no step reads and no output is
 //   PlanReleases      each slot released after its last use; dying inputs marked
 //   PlanArena         the memory plan (memory_plan.cc)
 // FunctionCompiler is declared in function_compiler.h; this file holds the phases up to
@@ -134,6 +135,7 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
   KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
   compiled_.stats.half_in_float = half_in_float;
   KILN_RETURN_IF_ERROR(BindOutputs());
+  DropUnreadConstants();
   PlanReleases();
   compiled_.arena_bytes.assign(compiled_.devices.size(), 0);
   if (options_.plan_memory) PlanArena();

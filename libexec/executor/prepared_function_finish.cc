@@ -1,5 +1,6 @@
 // FunctionCompiler's phases after PrepareNodes (function_compiler.h; the phases before are in
-// prepared_function.cc): BindOutputs, the function's output slots and specs; PlanReleases, each
+// prepared_function.cc): BindOutputs, the function's output slots and specs;
+// DropUnreadConstants, the constants nothing reads; PlanReleases, each
 // slot released after its last use; PlanArena, the memory plan; CountPlacement, the steps per
 // device and the copies between them; and FinalGraph, the graph a serving plan keeps.
 #include <algorithm>
@@ -37,6 +38,17 @@ Status FunctionCompiler::BindOutputs() {
     compiled_.output_specs.push_back(spec);
   }
   return OkStatus();
+}
+
+// A constant that no step reads and no output is (a weight folded into another, a host value
+// copied to a device at prepare time) is not kept: a frame holds only what runs, and a device's
+// weights leave no host copy behind.
+void FunctionCompiler::DropUnreadConstants() {
+  std::vector<char> read(compiled_.num_slots, 0);
+  for (const Step& s : compiled_.steps)
+    for (int32_t slot : s.in) read[slot] = 1;
+  for (int32_t slot : compiled_.output_slots) read[slot] = 1;
+  std::erase_if(compiled_.constants, [&](const auto& c) { return read[c.first] == 0; });
 }
 
 // Each intermediate slot is released right after its last use, so memory is freed early,

@@ -337,6 +337,9 @@ TEST_CASE("placement: a dense layer runs on the first device, with one copy in a
   // were copied once, at prepare time.
   CHECK(st.copies == 2);
   CHECK(st.copy_bytes == (4 * 3 + 4 * 2) * 4);
+  // Each side keeps the two weights it reads: the device's copies leave no host copy behind.
+  CHECK(host.constants == 2);
+  CHECK(st.constants == 2);
   CHECK(StepsOn(st, "test:0") == st.steps);
   CHECK(StepsOn(st, "cpu") == 0);
   const std::vector<ScheduledStep> schedule = p.test->Schedule();
