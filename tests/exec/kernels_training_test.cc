@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <complex>
+#include <vector>
 
 #include "exec/kernel_test_util.h"
 
@@ -326,6 +328,78 @@ TEST_CASE("optimizer updates in float64 and float16") {
   Tensor got = Value(hv);
   CHECK(got.data<Half>()[0].bits == 0x3800);  // 1 - 0.5 * 1 = 0.5
   CHECK(got.data<Half>()[1].bits == 0x3c00);  // 2 - 0.5 * 2 = 1
+}
+
+// TF 2.21's results for the same updates on complex64 variables (g * g squares, sqrt is
+// complex: TF's Eigen expressions in complex arithmetic).
+TEST_CASE("optimizer updates on complex variables match TF") {
+  using C = std::complex<float>;
+  auto c = [](std::vector<C> v) {
+    const auto n = static_cast<int64_t>(v.size());
+    return n == 1 ? Tensor::Scalar(v[0]) : Make<C>(v, {n});
+  };
+  auto check = [](const Var& v, std::vector<C> want) {
+    const Tensor got = Value(v);
+    REQUIRE(got.NumElements() == static_cast<int64_t>(want.size()));
+    for (size_t i = 0; i < want.size(); ++i)
+      CHECK_MESSAGE(std::abs(got.data<C>()[i] - want[i]) <= 2e-6f * (1 + std::abs(want[i])),
+                    v.var->name(), "[", i, "]: ", got.data<C>()[i].real(), "+",
+                    got.data<C>()[i].imag(), "j, want ", want[i].real(), "+", want[i].imag(), "j");
+  };
+  const Tensor var0 = c({{1, 2}, {-0.5f, 1}}), slot_a = c({{0.1f, -0.2f}, {0.3f, 0}}),
+               slot_b = c({{0.2f, 0.1f}, {0.5f, -0.5f}}), grad = c({{0.4f, -0.3f}, {-1, 0.5f}});
+  {
+    Var v = MakeVar("adam_var", var0), m = MakeVar("adam_m", slot_a), u = MakeVar("adam_v", slot_b);
+    REQUIRE(OpRunner("ResourceApplyAdam")
+                .T(DType::kComplex64)
+                .Input(v.handle)
+                .Input(m.handle)
+                .Input(u.handle)
+                .Input(c({{0.9f, 0}}))
+                .Input(c({{0.999f, 0}}))
+                .Input(c({{0.01f, 0}}))
+                .Input(c({{0.9f, 0}}))
+                .Input(c({{0.999f, 0}}))
+                .Input(c({{1e-7f, 0}}))
+                .Input(grad)
+                .Run()
+                .ok());
+    check(v, {{0.99947536f, 2.0015671f}, {-0.50051844f, 0.99958175f}});
+    check(m, {{0.13000001f, -0.21000001f}, {0.16999999f, 0.050000012f}});
+    check(u, {{0.19987f, 0.09966001f}, {0.50025f, -0.50049996f}});
+  }
+  {
+    Var v = MakeVar("rms_var", var0), ms = MakeVar("rms_ms", slot_b),
+        mom = MakeVar("rms_mom", slot_a);
+    REQUIRE(OpRunner("ResourceApplyRMSProp")
+                .T(DType::kComplex64)
+                .Input(v.handle)
+                .Input(ms.handle)
+                .Input(mom.handle)
+                .Input(c({{0.01f, 0}}))
+                .Input(c({{0.9f, 0}}))
+                .Input(c({{0.5f, 0}}))
+                .Input(c({{1e-7f, 0}}))
+                .Input(grad)
+                .Run()
+                .ok());
+    check(v, {{0.9422839f, 2.1081567f}, {-0.6372007f, 0.9992398f}});
+    check(ms, {{0.187f, 0.06599999f}, {0.525f, -0.55f}});
+    check(mom, {{0.057716064f, -0.10815663f}, {0.13720074f, 0.00076018f}});
+  }
+  {
+    Var v = MakeVar("adagrad_var", var0), acc = MakeVar("adagrad_acc", slot_b);
+    REQUIRE(OpRunner("ResourceApplyAdagrad")
+                .T(DType::kComplex64)
+                .Input(v.handle)
+                .Input(acc.handle)
+                .Input(c({{0.01f, 0}}))
+                .Input(grad)
+                .Run()
+                .ok());
+    check(v, {{0.99166465f, 2.0035667f}, {-0.49200147f, 0.999795f}});
+    check(acc, {{0.27f, -0.14000002f}, {1.25f, -1.5f}});
+  }
 }
 
 TEST_CASE("optimizer updates: errors name the input and leave the variables unchanged") {
