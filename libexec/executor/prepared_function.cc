@@ -74,13 +74,12 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
   compiled_.iface = iface_;
   compiled_.source_graph = source_graph_;
   compiled_.requested_specs.assign(arg_specs.begin(), arg_specs.end());
-  compiled_.devices = options_.devices;
-  if (std::find(compiled_.devices.begin(), compiled_.devices.end(), HostDevice()) ==
-      compiled_.devices.end())
-    compiled_.devices.push_back(HostDevice());
+  std::vector<Device*>& devices = compiled_.devices;
+  devices = options_.devices;
+  if (std::find(devices.begin(), devices.end(), HostDevice()) == devices.end())
+    devices.push_back(HostDevice());
   host_ =
-      static_cast<int>(std::find(compiled_.devices.begin(), compiled_.devices.end(), HostDevice()) -
-                       compiled_.devices.begin());
+      static_cast<int>(std::find(devices.begin(), devices.end(), HostDevice()) - devices.begin());
   KILN_RETURN_IF_ERROR(ResolveArgSpecs(arg_specs));
   if (source_graph_ != nullptr) {
     // Nodes point into the source's attrs and values, which compiled_.source_graph keeps alive.

@@ -62,6 +62,27 @@ inline Tensor RefMove(const Tensor& in, const Shape& out_shape,
   return out;
 }
 
+// Each element of `t` (numbers or strings) as a handle to its own value, in a tensor of `to`
+// (resource or variant): a variant holds a tensor list of the one scalar (the variant TF's AddN
+// and ZerosLike compute on), a resource is a variable holding it.
+inline Tensor WrapInHandles(const Tensor& t, DType to) {
+  Tensor out(to, t.shape());
+  for (int64_t k = 0; k < t.NumElements(); ++k) {
+    Tensor item(t.dtype(), Shape());
+    CopyElement(t, k, &item, 0);
+    if (to == DType::kVariant) {
+      out.data<VariantPtr>()[k] = std::make_shared<const exec::TensorList>(
+          t.dtype(), PartialShape(Shape()), std::vector<Tensor>{std::move(item)});
+    } else {
+      auto var =
+          std::make_shared<exec::VariableResource>("wrapped", t.dtype(), PartialShape(Shape()));
+      REQUIRE(var->Assign(item).ok());
+      out.data<ResourcePtr>()[k] = std::move(var);
+    }
+  }
+  return out;
+}
+
 // A tensor of `dtype` whose elements differ (and, for numbers, count up from 1 where the type
 // allows): every output element of a data-movement op says where it came from.
 inline Tensor Distinct(DType dtype, const Shape& shape, uint32_t seed = 1) {
@@ -72,23 +93,7 @@ inline Tensor Distinct(DType dtype, const Shape& shape, uint32_t seed = 1) {
     return t;
   }
   if (dtype == DType::kBool) return RandomOf(dtype, shape, seed);
-  if (IsHandle(dtype)) {
-    // Handles to distinct values: variants hold a list of one int64, resources are variables.
-    Tensor t(dtype, shape);
-    for (int64_t i = 0; i < t.NumElements(); ++i) {
-      const Tensor value = Tensor::Scalar<int64_t>(i + seed);
-      if (dtype == DType::kVariant) {
-        t.data<VariantPtr>()[i] = std::make_shared<const exec::TensorList>(
-            DType::kInt64, PartialShape(Shape()), std::vector<Tensor>{value});
-      } else {
-        auto var = std::make_shared<exec::VariableResource>("distinct", DType::kInt64,
-                                                            PartialShape(Shape()));
-        REQUIRE(var->Assign(value).ok());
-        t.data<ResourcePtr>()[i] = std::move(var);
-      }
-    }
-    return t;
-  }
+  if (IsHandle(dtype)) return WrapInHandles(Distinct(DType::kInt64, shape, seed), dtype);
   Tensor t(DType::kDouble, shape);
   for (int64_t i = 0; i < t.NumElements(); ++i) t.data<double>()[i] = double((i + seed) % 100);
   // Converted through the tester's double helpers, so any numeric dtype works.

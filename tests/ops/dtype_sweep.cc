@@ -4,7 +4,7 @@
 // converted to the dtype, prepares and runs as a model would run it (the single-op path, which
 // widens half precision where the executor does). Float32 cases converted to float16,
 // bfloat16 and float64 are also checked against the float32 op on the same (rounded) inputs;
-// resource and variant are probed with handles to a case's values (see Wrap), read back.
+// resource and variant are probed with handles to a case's values (WrapInHandles), read back.
 // The test fails when the share falls below tests/tf/op_coverage_floor.txt's
 // dtypes_covered_percent; KILN_DTYPE_REPORT=<file> writes one line per (op, dtype).
 #include <doctest/doctest.h>
@@ -13,7 +13,6 @@
 #include <cmath>
 #include <complex>
 #include <cstdlib>
-#include <cstring>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -26,6 +25,7 @@
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_runner.h"
 #include "kiln/exec/resources.h"
+#include "ops/array_ref.h"
 #include "ops/op_cases.h"
 
 namespace kiln::testing {
@@ -186,38 +186,8 @@ Result<std::vector<Tensor>> RunInGraph(const OpCase& v, const OpCase& c, DType o
 // ---- Handle dtypes --------------------------------------------------------------------------
 // TF's kernels that move elements (Gather, Pack, Select, Transpose, ...) take resource and
 // variant tensors too. The probe makes each element of a case's bound inputs a handle to its
-// own value (a variant: a tensor list holding the scalar, the variant TF's own AddN and
-// ZerosLike compute on; a resource: a variable holding it), runs the op, reads the results back
-// through the handles and checks them against the case's own results.
-
-// Element k of t as a scalar of t's dtype (POD or string).
-Tensor ElementAt(const Tensor& t, int64_t k) {
-  Tensor item(t.dtype(), Shape());
-  if (t.dtype() == DType::kString) {
-    item.scalar<std::string>() = t.data<std::string>()[k];
-  } else {
-    const size_t size = DTypeSize(t.dtype());
-    std::memcpy(item.raw_data(), static_cast<const char*>(t.raw_data()) + k * size, size);
-  }
-  return item;
-}
-
-Tensor Wrap(const Tensor& t, DType to) {
-  Tensor out(to, t.shape());
-  for (int64_t k = 0; k < t.NumElements(); ++k) {
-    Tensor item = ElementAt(t, k);
-    if (to == DType::kVariant) {
-      out.data<VariantPtr>()[k] = std::make_shared<const exec::TensorList>(
-          t.dtype(), PartialShape(Shape()), std::vector<Tensor>{std::move(item)});
-    } else {
-      auto var =
-          std::make_shared<exec::VariableResource>("wrapped", t.dtype(), PartialShape(Shape()));
-      REQUIRE(var->Assign(item).ok());
-      out.data<ResourcePtr>()[k] = std::move(var);
-    }
-  }
-  return out;
-}
+// own value (WrapInHandles, ops/array_ref.h), runs the op, reads the results back through the
+// handles and checks them against the case's own results.
 
 // Whether element k of a handle tensor is empty: what TF's kernels fill with where a numeric
 // dtype gets zeros (an empty Variant), read back as the zero of the case's dtype.
@@ -226,7 +196,7 @@ bool EmptyAt(const Tensor& t, int64_t k) {
                                        : t.data<VariantPtr>()[k] == nullptr;
 }
 
-// The scalar a handle made by Wrap holds (an error names what else it holds).
+// The scalar a handle made by WrapInHandles holds (an error names what else it holds).
 Result<Tensor> Unwrapped(const Tensor& t, int64_t k) {
   if (t.dtype() == DType::kResource) {
     auto var = std::dynamic_pointer_cast<exec::VariableResource>(t.data<ResourcePtr>()[k]);
@@ -240,18 +210,9 @@ Result<Tensor> Unwrapped(const Tensor& t, int64_t k) {
   return list->tensors()[0];
 }
 
-// `got` (an output of the handle run) read back as `want`'s dtype: handles of Wrap's kind to
-// their values, variants holding lists of handles to lists of values.
+// `got` (an output of the handle run) read back as `want`'s dtype: handles of WrapInHandles' kind
+// to their values, variants holding lists of handles to lists of values.
 Result<Tensor> ReadBack(const Tensor& got, const Tensor& want, DType to) {
-  if (got.dtype() == DType::kResource && want.dtype() == DType::kResource) {
-    // A variable the op wrote (a ref input passed through): its value, read back.
-    auto g = std::dynamic_pointer_cast<exec::VariableResource>(got.scalar<ResourcePtr>());
-    auto w = std::dynamic_pointer_cast<exec::VariableResource>(want.scalar<ResourcePtr>());
-    if (got.NumElements() != 1 || g == nullptr || w == nullptr) return got;
-    KILN_ASSIGN_OR_RETURN(Tensor g_value, g->Read());
-    KILN_ASSIGN_OR_RETURN(Tensor w_value, w->Read());
-    return ReadBack(g_value, w_value, to);
-  }
   if (got.dtype() == want.dtype() && got.dtype() != DType::kVariant) return got;
   if (got.dtype() == to && !IsHandle(want.dtype())) {
     Tensor out(want.dtype(), got.shape());
@@ -260,12 +221,7 @@ Result<Tensor> ReadBack(const Tensor& got, const Tensor& want, DType to) {
       KILN_ASSIGN_OR_RETURN(Tensor item, Unwrapped(got, k));
       if (item.dtype() != want.dtype())
         return InvalidArgument("element ", k, " holds ", DTypeShortName(item.dtype()));
-      if (want.dtype() == DType::kString) {
-        out.data<std::string>()[k] = item.scalar<std::string>();
-      } else {
-        const size_t size = DTypeSize(want.dtype());
-        std::memcpy(static_cast<char*>(out.raw_data()) + k * size, item.raw_data(), size);
-      }
+      CopyElement(item, 0, &out, k);
     }
     return out;
   }
@@ -299,7 +255,7 @@ Result<Tensor> ReadBack(const Tensor& got, const Tensor& want, DType to) {
 
 // t's elements as `to`: converted values, or (a handle dtype) wrapped.
 Tensor Converted(const Tensor& t, DType to) {
-  return IsHandle(to) ? Wrap(t, to) : ConvertElements(t, to);
+  return IsHandle(to) ? WrapInHandles(t, to) : ConvertElements(t, to);
 }
 
 // A variant tensor whose tensor lists of element dtype `old` are fresh ones of `to`, their
@@ -394,23 +350,27 @@ std::string CheckAgainstFloat(const OpCase& c, const TfTypes& tf, const OpCase& 
   return "";
 }
 
+// A scalar variable handle as the variable's value; other tensors as they are.
+Tensor VariableValue(const Tensor& t) {
+  if (t.dtype() != DType::kResource || t.NumElements() != 1) return t;
+  auto var = std::dynamic_pointer_cast<exec::VariableResource>(t.scalar<ResourcePtr>());
+  if (var == nullptr) return t;
+  auto value = var->Read();
+  return value.ok() ? *value : t;
+}
+
 // The handle run's results, read back through the handles, against c's own.
 std::string CheckReadBack(const OpCase& c, const std::vector<Tensor>& got, DType to) {
   auto want = RunCase(c);
   if (!want.ok()) return "the case itself: " + want.status().ToString();
   if (want->size() != got.size()) return "a different number of outputs";
   for (size_t i = 0; i < got.size(); ++i) {
-    const Tensor& w = (*want)[i];
-    auto value = ReadBack(got[i], w, to);
+    // A variable the case passes through (a ref input it wrote) compares by its value.
+    const bool passed = (*want)[i].dtype() == DType::kResource;
+    const Tensor w = passed ? VariableValue((*want)[i]) : (*want)[i];
+    auto value = ReadBack(passed ? VariableValue(got[i]) : got[i], w, to);
     if (!value.ok()) return "output " + std::to_string(i) + ": " + value.status().ToString();
-    std::string diff;
-    if (w.dtype() == DType::kResource && value->dtype() != DType::kResource) {
-      auto var = std::dynamic_pointer_cast<exec::VariableResource>(w.scalar<ResourcePtr>());
-      auto w_value = var->Read();
-      diff = w_value.ok() ? CompareTensors(*value, *w_value, c.tolerance) : "unreadable";
-    } else {
-      diff = CompareTensors(*value, w, c.tolerance);
-    }
+    const std::string diff = CompareTensors(*value, w, c.tolerance);
     if (!diff.empty()) return "output " + std::to_string(i) + ": " + diff;
   }
   return "";
