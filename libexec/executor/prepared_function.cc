@@ -121,7 +121,8 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
     KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
     // Half-precision chains fuse where another device computes them natively; the host
     // computes them in float32 (above), or per op as TF does where that is turned off.
-    const int fused = FuseGraph(&graph_, Facts(), live_, /*half=*/compiled_.devices.size() > 1);
+    const int fused =
+        FuseGraph(&graph_, Facts(), live_, /*half=*/compiled_.devices.size() > 1, options_.prune);
     ResetPrepared();
     compiled_.stats.fused = fused;
     if (fused > 0) {

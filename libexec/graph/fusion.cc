@@ -155,6 +155,7 @@ int Fuser::Run() {
     ++fused;
   }
   fused += QuantizeProducts();
+  fused += ChainInt8Products();
   return fused;
 }
 
@@ -705,8 +706,8 @@ void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
 }  // namespace fusion_detail
 
 int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,
-              bool half) {
-  return fusion_detail::Fuser(g, facts, live, half).Run();
+              bool half, bool pruned) {
+  return fusion_detail::Fuser(g, facts, live, half, pruned).Run();
 }
 
 }  // namespace kiln::exec

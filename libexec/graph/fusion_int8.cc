@@ -2,7 +2,12 @@
 // input as FakeQuantWithMinMaxArgs(x) and its weights as int8 levels times per-channel scales.
 // Where both hold, a Conv2D, DepthwiseConv2dNative or MatMul (fused or not) becomes the integer
 // form of kernels/cpu/int8_product_ops.cc, which reads x and the FakeQuant's range and rounds x
-// itself; a FakeQuant nothing else reads is then pruned.
+// itself; a FakeQuant nothing else reads is then pruned. Products chained through one range
+// then pass its levels from one to the next as bytes (ChainInt8Products).
+#include <algorithm>
+#include <tuple>
+#include <vector>
+
 #include "graph/fusion_pass.h"
 #include "kernels/int8_weights.h"
 
@@ -20,6 +25,9 @@ bool ChannelsLast(const AttrReader& a) {
   const Result<std::string> f = a.GetString("data_format");
   return f.ok() && *f == "NHWC";
 }
+
+// An integer product of QuantizeProducts.
+bool IsInt8Product(const FlatNode& n) { return n.op.starts_with("_KilnInt8"); }
 
 }  // namespace
 
@@ -116,6 +124,71 @@ int Fuser::QuantizeProducts() {
     if (!read) MoveWaits({fq}, v);
   }
   return rewritten;
+}
+
+// Products whose result every reader takes as an integer product's input through the same
+// FakeQuant range (MobileNet's expand, depthwise and project convolutions in a row, a Dense
+// after a Dense) hand the levels over as bytes: the producer rounds its result to that range
+// (attrs out_fq_*), its readers take the bytes (attr input_levels). The float result is never
+// written, read back and rounded by each reader. A residual Add, a function output or any other
+// reader keeps the floats.
+int Fuser::ChainInt8Products() {
+  if (!pruned_) return 0;  // unread nodes would still run, on bytes where they expect floats
+  const std::vector<char> reach = Reachable();
+  const Uses uses = FindUses(g_, reach);
+  int chained = 0;
+  for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
+    if (!reach[v] || !IsInt8Product(g_.nodes[v]) || uses.is_output[v]) continue;
+    const AttrReader a = g_.nodes[v].reader();
+    if (a.Has("out_fq_max")) continue;
+    if (a.Has("fused_ops")) {
+      const auto fused = a.GetStringList("fused_ops");
+      if (!fused.ok() || std::find(fused->begin(), fused->end(), "Add") != fused->end()) continue;
+    }
+    // Its readers, past the Identity the fused chain's last node became.
+    std::vector<int> via = {v}, readers;
+    bool ok = true;
+    for (size_t k = 0; k < via.size() && ok; ++k)
+      for (const auto& [c, i] : uses.data[via[k]]) {
+        const FlatNode& r = g_.nodes[c];
+        if (r.op == "Identity" && r.inputs.size() == 1 && !uses.is_output[c] &&
+            uses.control_dependents[c] == 0) {
+          via.push_back(c);
+        } else if (i == 0 && IsInt8Product(r)) {
+          readers.push_back(c);
+        } else {
+          ok = false;
+          break;
+        }
+      }
+    if (!ok || readers.empty()) continue;
+    float lo = 0, hi = 0;
+    bool narrow = false;
+    for (size_t k = 0; k < readers.size() && ok; ++k) {
+      const AttrReader r = g_.nodes[readers[k]].reader();
+      const Result<float> rlo = r.GetFloat("fq_min", 0.f), rhi = r.GetFloat("fq_max", 0.f);
+      const Result<bool> rn = r.GetBool("fq_narrow_range", false);
+      ok = rlo.ok() && rhi.ok() && rn.ok();
+      if (ok && k == 0) std::tie(lo, hi, narrow) = std::tuple(*rlo, *rhi, *rn);
+      ok = ok && *rlo == lo && *rhi == hi && *rn == narrow;
+    }
+    if (!ok) continue;
+
+    g_.owned_attrs.push_back(*g_.nodes[v].attrs);
+    ProtoAttrMap& attrs = g_.owned_attrs.back();
+    attrs["out_fq_min"].set_f(lo);
+    attrs["out_fq_max"].set_f(hi);
+    attrs["out_fq_narrow_range"].set_b(narrow);
+    g_.nodes[v].attrs = &attrs;
+    for (int c : readers) {
+      g_.owned_attrs.push_back(*g_.nodes[c].attrs);
+      g_.owned_attrs.back()["input_levels"].set_b(true);
+      g_.nodes[c].attrs = &g_.owned_attrs.back();
+      g_.nodes[c].inputs[0] = Edge{v, 0};
+    }
+    ++chained;
+  }
+  return chained;
 }
 
 }  // namespace kiln::exec::fusion_detail

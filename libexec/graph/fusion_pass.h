@@ -66,8 +66,14 @@ struct Chain {
 
 class Fuser {
  public:
-  Fuser(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live, bool half)
-      : g_(*g), facts_(facts), live_(live), uses_(FindUses(*g, live)), half_(half) {}
+  Fuser(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live, bool half,
+        bool pruned)
+      : g_(*g),
+        facts_(facts),
+        live_(live),
+        uses_(FindUses(*g, live)),
+        half_(half),
+        pruned_(pruned) {}
 
   // fusion.cc
   int Run();
@@ -124,8 +130,11 @@ class Fuser {
   // fusion_int8.cc: products of FakeQuant inputs and int8-level weights run on integers
   int QuantizeProducts();
   bool Int8Range(int fq, float* lo, float* hi, bool* narrow) const;
+  int ChainInt8Products();
 
   // fusion_util.cc
+  // The nodes the function's outputs, kept nodes and stateful nodes need now.
+  std::vector<char> Reachable() const;
   const Tensor* Value(const Edge& e) const;
   // Value, or the value of a constant fusion added (folded weights).
   const Tensor* KnownValue(const Edge& e) const;
@@ -141,7 +150,8 @@ class Fuser {
   const std::vector<NodeFacts>& facts_;
   const std::vector<char>& live_;
   Uses uses_;
-  const bool half_;  // half-precision producers fuse too (a load with an accelerator)
+  const bool half_;    // half-precision producers fuse too (a load with an accelerator)
+  const bool pruned_;  // nodes nothing needs are pruned after fusion
   int64_t channels_ = 0;
   DType dtype_ = DType::kFloat;  // the producer's type
   const Tensor* weights_ = nullptr;

@@ -153,6 +153,26 @@ void Fuser::MoveWaits(const std::vector<int>& nodes, int into) {
   SortUnique(&g_.nodes[into].control_inputs);
 }
 
+// What the executor keeps after fusion (FunctionCompiler::MarkLive): the outputs, kept nodes
+// and stateful nodes, and everything they read or wait for.
+std::vector<char> Fuser::Reachable() const {
+  std::vector<char> reach(g_.nodes.size(), 0);
+  std::vector<int> stack;
+  for (const Edge& e : g_.outputs) stack.push_back(e.node);
+  for (int k : g_.keep) stack.push_back(k);
+  for (size_t v = 0; v < g_.nodes.size(); ++v)
+    if (g_.nodes[v].stateful && Live(static_cast<int>(v))) stack.push_back(static_cast<int>(v));
+  while (!stack.empty()) {
+    const int v = stack.back();
+    stack.pop_back();
+    if (reach[v]) continue;
+    reach[v] = 1;
+    for (const Edge& e : g_.nodes[v].inputs) stack.push_back(e.node);
+    for (int c : g_.nodes[v].control_inputs) stack.push_back(c);
+  }
+  return reach;
+}
+
 // An owned constant node holding `t`.
 Edge Fuser::AddConstant(const std::string& name, Tensor t) {
   g_.owned_values.push_back(std::move(t));

@@ -5,12 +5,15 @@
 //   _KilnInt8Conv2D, _KilnInt8DepthwiseConv2dNative, _KilnInt8MatMul:
 // the attrs and inputs of _FusedConv2D / _FusedDepthwiseConv2dNative / _FusedMatMul, but input 0
 // is the FakeQuant's input, and its range comes as attrs fq_min, fq_max, fq_narrow_range.
+// Chained products (one's output read only through the next ones' FakeQuant) pass the levels
+// as bytes: attrs out_fq_* on the producer, input_levels on its readers.
 // This file holds their definitions; the CPU kernel is in kernels/cpu/int8_product_ops.cc.
 #include "kernels/int8_product_ops.h"
 
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -26,6 +29,7 @@ namespace {
 
 using int8_product::Int8State;
 using int8_product::Kind;
+using int8_product::LevelsType;
 
 constexpr const char* FloatOp(Kind k) {
   return k == Kind::kConv        ? "_FusedConv2D"
@@ -33,17 +37,36 @@ constexpr const char* FloatOp(Kind k) {
                                  : "_FusedMatMul";
 }
 
-// The FakeQuant range of the input (attrs fq_min, fq_max, fq_narrow_range).
-Status ReadRange(PrepareContext& ctx, Int8State* st) {
-  KILN_PREPARE_ASSIGN(ctx, float lo, ctx.attrs.GetFloat("fq_min", 0.f));
-  KILN_PREPARE_ASSIGN(ctx, float hi, ctx.attrs.GetFloat("fq_max", 0.f));
-  KILN_PREPARE_ASSIGN(ctx, st->signed_levels, ctx.attrs.GetBool("fq_narrow_range", false));
-  if (!(hi > 0) || lo != (st->signed_levels ? -hi : 0.f))
-    return ctx.Error("attrs fq_min ", lo, ", fq_max ", hi, ", fq_narrow_range ", st->signed_levels,
-                     ": expected [0, max] or a narrow [-max, max], max > 0");
-  st->range = Nudge(lo, hi, QuantRange{st->signed_levels ? 1 : 0, 255});
-  st->zero = NudgedZero(st->range);
+// One 8-bit FakeQuant range from attrs <prefix>min, <prefix>max, <prefix>narrow_range: [0, max]
+// or a narrow [-max, max], as the integer kernels take it (no zero point).
+Status ReadLevels(PrepareContext& ctx, std::string_view prefix, Nudged* range, bool* narrow) {
+  const std::string p(prefix);
+  KILN_PREPARE_ASSIGN(ctx, float lo, ctx.attrs.GetFloat(p + "min", 0.f));
+  KILN_PREPARE_ASSIGN(ctx, float hi, ctx.attrs.GetFloat(p + "max", 0.f));
+  KILN_PREPARE_ASSIGN(ctx, *narrow, ctx.attrs.GetBool(p + "narrow_range", false));
+  if (!(hi > 0) || lo != (*narrow ? -hi : 0.f))
+    return ctx.Error("attrs ", p, "min ", lo, ", ", p, "max ", hi, ", ", p, "narrow_range ",
+                     *narrow, ": expected [0, max] or a narrow [-max, max], max > 0");
+  *range = Nudge(lo, hi, QuantRange{*narrow ? 1 : 0, 255});
   return OkStatus();
+}
+
+// The FakeQuant range of the input (attrs fq_*), whether the input is its levels already
+// (input_levels), and the range of output levels (attrs out_fq_*) where there is one.
+Status ReadRange(PrepareContext& ctx, Int8State* st) {
+  KILN_RETURN_IF_ERROR(ReadLevels(ctx, "fq_", &st->range, &st->signed_levels));
+  st->zero = NudgedZero(st->range);
+  KILN_PREPARE_ASSIGN(ctx, st->input_levels, ctx.attrs.GetBool("input_levels", false));
+  st->output_levels = ctx.attrs.Has("out_fq_max");
+  if (st->output_levels)
+    KILN_RETURN_IF_ERROR(ReadLevels(ctx, "out_fq_", &st->out_range, &st->out_signed));
+  return OkStatus();
+}
+
+// Input 0's dtype: the levels' where they are given as bytes, else float32.
+Status ExpectX(PrepareContext& ctx, const Int8State& st) {
+  return ExpectInputDType(ctx, 0, "x",
+                          st.input_levels ? LevelsType(st.signed_levels) : DType::kFloat);
 }
 
 // A batched product of matrices by one weight matrix (BatchMatMulV2 of [..., k] by [k, n],
@@ -53,11 +76,12 @@ Status PrepareBatched(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ctx.ExpectInputs(2));
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   if (t != DType::kFloat) return PrepareUnimplemented(ctx, "int8 products are float32");
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", DType::kFloat));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "y", DType::kFloat));
-  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "y", 2));
   auto st = std::make_shared<Int8State>();
   st->kind = Kind::kMatMul;
+  KILN_RETURN_IF_ERROR(ReadRange(ctx, st.get()));
+  KILN_RETURN_IF_ERROR(ExpectX(ctx, *st));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "y", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "y", 2));
   KILN_PREPARE_ASSIGN(ctx, st->transpose_b, ctx.attrs.GetBool("transpose_b", false));
   const PartialShape& x = ctx.inputs[0].shape;
   const PartialShape& w = ctx.inputs[1].shape;
@@ -74,7 +98,7 @@ Status PrepareBatched(PrepareContext& ctx) {
     KILN_ASSIGN_OR_RETURN(PartialShape out, PartialShape::FromDims(dims));
     ctx.outputs = {TensorSpec{DType::kFloat, out}};
   }
-  KILN_RETURN_IF_ERROR(ReadRange(ctx, st.get()));
+  if (st->output_levels) ctx.outputs[0].dtype = LevelsType(st->out_signed);
   ctx.state = std::move(st);
   return OkStatus();
 }
@@ -83,20 +107,28 @@ template <Kind K>
 Status PrepareInt8(PrepareContext& ctx) {
   KILN_PREPARE_ASSIGN(ctx, bool batched, ctx.attrs.GetBool("batched", false));
   if (K == Kind::kMatMul && batched) return PrepareBatched(ctx);
-  // The float op's Prepare checks the inputs and attrs and gives the output; then the range.
+  auto st = std::make_shared<Int8State>();
+  st->kind = K;
+  KILN_RETURN_IF_ERROR(ReadRange(ctx, st.get()));
+  if (!ctx.inputs.empty()) KILN_RETURN_IF_ERROR(ExpectX(ctx, *st));
+  // The float op's Prepare checks the inputs and attrs and gives the output (levels given as
+  // bytes stand for the floats they are).
   const std::string_view op = ctx.op;
+  const DType x_type = ctx.inputs.empty() ? DType::kFloat : ctx.inputs[0].dtype;
+  if (!ctx.inputs.empty()) ctx.inputs[0].dtype = DType::kFloat;
   ctx.op = FloatOp(K);
   Status prepared = FindOp(FloatOp(K))->prepare(ctx);
   Result<Epilogue> epilogue = prepared.ok() ? ReadEpilogue(ctx) : Result<Epilogue>(prepared);
   ctx.op = op;
+  if (!ctx.inputs.empty()) ctx.inputs[0].dtype = x_type;
   KILN_RETURN_IF_ERROR(prepared);
   KILN_RETURN_IF_ERROR(epilogue.status());
-  auto st = std::make_shared<Int8State>();
-  st->kind = K;
   st->epilogue = *epilogue;
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
   if (t != DType::kFloat || st->epilogue.batch_norm)
     return PrepareUnimplemented(ctx, "int8 products are float32 with a bias epilogue");
+  if (st->output_levels && st->epilogue.add)
+    return ctx.Error("output levels (attrs out_fq_*) with a fused Add: expected no addend");
   if constexpr (K == Kind::kMatMul) {
     KILN_PREPARE_ASSIGN(ctx, bool ta, ctx.attrs.GetBool("transpose_a", false));
     KILN_PREPARE_ASSIGN(ctx, st->transpose_b, ctx.attrs.GetBool("transpose_b", false));
@@ -108,7 +140,7 @@ Status PrepareInt8(PrepareContext& ctx) {
     opts.legacy_2d = true;
     KILN_RETURN_IF_ERROR(ReadWindowAttrs(ctx, opts, &st->window));
   }
-  KILN_RETURN_IF_ERROR(ReadRange(ctx, st.get()));
+  if (st->output_levels) ctx.outputs[0].dtype = LevelsType(st->out_signed);
   ctx.state = std::move(st);
   return OkStatus();
 }

@@ -115,6 +115,48 @@ Tensor ToFloat(const Tensor& t) {
       t, [](double x) { return x; }, DType::kFloat);
 }
 
+// Chained integer products pass levels as bytes. These cases keep every value exact so that
+// the levels are one answer whichever way a kernel sums: input steps 2^-5, weight steps 2^-8
+// (int8 levels, each channel reaching 127 once), so sums are exact multiples of 2^-13. No
+// result may be a tie between two output levels (TF rounds halves up, oneDNN to even): with
+// output steps of 2^-10 the biases sit 1/16 of a step off the sums' grid; with steps of 25
+// sums' steps (odd) a sum on that grid is never half-way.
+constexpr float kInStep = 1.f / 32, kOutStep = 1.f / 1024, kOddStep = 25.f / 8192;
+Tensor GridWeights(const Shape& shape, int64_t channels, uint32_t seed) {
+  Tensor w = RandomOf(DType::kFloat, shape, seed, -127, 127);
+  for (int64_t i = 0; i < w.NumElements(); ++i)
+    w.data<float>()[i] = (i < channels ? 127.f : std::nearbyint(w.data<float>()[i])) / 256;
+  return w;
+}
+Tensor OffGridBias(int64_t channels, uint32_t seed) {
+  Tensor b = RandomOf(DType::kFloat, Shape{channels}, seed, -60, 60);
+  for (int64_t i = 0; i < channels; ++i)
+    b.data<float>()[i] = (std::nearbyint(b.data<float>()[i]) + 1.f / 16) * kOutStep;
+  return b;
+}
+// Levels (uint8, or int8 for a narrow signed range) as the floats they stand for.
+Tensor LevelsAsFloat(const Tensor& levels, float step) {
+  Tensor f(DType::kFloat, levels.shape());
+  for (int64_t i = 0; i < levels.NumElements(); ++i)
+    f.data<float>()[i] =
+        step * (levels.dtype() == DType::kInt8 ? static_cast<float>(levels.data<int8_t>()[i])
+                                               : static_cast<float>(levels.data<uint8_t>()[i]));
+  return f;
+}
+// Doubles rounded to output levels of `step` within [lo, hi], as `dtype`.
+Tensor AsLevels(const Tensor& y, float step, int lo, int hi, DType dtype) {
+  Tensor out(dtype, y.shape());
+  for (int64_t i = 0; i < y.NumElements(); ++i) {
+    const double l = std::clamp(std::floor(y.data<double>()[i] / step + 0.5),
+                                static_cast<double>(lo), static_cast<double>(hi));
+    if (dtype == DType::kInt8)
+      out.data<int8_t>()[i] = static_cast<int8_t>(l);
+    else
+      out.data<uint8_t>()[i] = static_cast<uint8_t>(l);
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<OpCase> ConvFusedCases() {
@@ -440,6 +482,81 @@ std::vector<OpCase> ConvFusedCases() {
                   })
                   .Tolerance(1e-5)
                   .Build());
+  // Chained products (graph/fusion_int8.cc): levels in as bytes, levels of the next range out.
+  const ConvSpec lv{Shape{2, 6, 6, 8}, Shape{3, 3, 8, 16}, 2};
+  c.push_back(ConvBuilder("_KilnInt8Conv2D", "_KilnInt8Conv2D levels in, levels out", lv)
+                  .StringList("fused_ops", {"BiasAdd", "Relu"})
+                  .Int("num_args", 1)
+                  .Float("fq_min", 0.f)
+                  .Float("fq_max", 255 * kInStep)
+                  .Bool("fq_narrow_range", false)
+                  .Bool("input_levels", true)
+                  .Float("out_fq_min", 0.f)
+                  .Float("out_fq_max", 255 * kOutStep)
+                  .Bool("out_fq_narrow_range", false)
+                  .Input(RandomOf(DType::kUInt8, lv.input, NextSeed(seed), 0, 8))
+                  .ConstInput(GridWeights(lv.filter, 16, NextSeed(seed)))
+                  .ConstInput(OffGridBias(16, NextSeed(seed)))
+                  .Reference1([lv](const std::vector<Tensor>& in) {
+                    Tensor y = RefConv(LevelsAsFloat(in[0], kInStep), in[1], lv, false);
+                    for (int64_t i = 0; i < y.NumElements(); ++i)
+                      y.data<double>()[i] =
+                          std::max(y.data<double>()[i] + in[2].data<float>()[i % 16], 0.0);
+                    return AsLevels(y, kOutStep, 0, 255, DType::kUInt8);
+                  })
+                  .Build());
+  const ConvSpec lvdw{Shape{1, 7, 7, 6}, Shape{3, 3, 6, 2}};
+  c.push_back(ConvBuilder("_KilnInt8DepthwiseConv2dNative",
+                          "_KilnInt8DepthwiseConv2dNative signed levels in, float out", lvdw)
+                  .Float("fq_min", -127 * kInStep)
+                  .Float("fq_max", 127 * kInStep)
+                  .Bool("fq_narrow_range", true)
+                  .Bool("input_levels", true)
+                  .Input(RandomOf(DType::kInt8, lvdw.input, NextSeed(seed), -127, 127))
+                  .ConstInput(GridWeights(lvdw.filter, 12, NextSeed(seed)))
+                  .Reference1([lvdw](const std::vector<Tensor>& in) {
+                    return ToFloat(RefConv(LevelsAsFloat(in[0], kInStep), in[1], lvdw, true));
+                  })
+                  .Build());
+  for (const bool batched : {false, true}) {
+    OpCaseBuilder b("_KilnInt8MatMul", std::string("_KilnInt8MatMul float in, signed levels out") +
+                                           (batched ? " batched" : ""));
+    b.T(DType::kFloat)
+        .Float("fq_min", -127 * kInStep)
+        .Float("fq_max", 127 * kInStep)
+        .Bool("fq_narrow_range", true)
+        .Float("out_fq_min", -127 * kOddStep)
+        .Float("out_fq_max", 127 * kOddStep)
+        .Bool("out_fq_narrow_range", true);
+    // Inputs on the levels' grid, a few past the range (clamped); a batched product has no bias.
+    Tensor x = RandomOf(DType::kFloat, Shape{3, 4, 40}, NextSeed(seed), -4, 4);
+    for (int64_t i = 0; i < x.NumElements(); ++i)
+      x.data<float>()[i] = std::nearbyint(x.data<float>()[i]) * kInStep * (i % 7 == 0 ? 40 : 1);
+    if (batched) {
+      b.Bool("batched", true).Input(x);
+    } else {
+      b.StringList("fused_ops", {"BiasAdd"}).Int("num_args", 1);
+      b.Input(x.Reshaped(Shape{12, 40}));
+    }
+    b.ConstInput(GridWeights(Shape{40, 12}, 12, NextSeed(seed)));
+    Tensor bias = RandomOf(DType::kFloat, Shape{12}, NextSeed(seed), -2000, 2000);
+    for (int64_t i = 0; i < 12; ++i)
+      bias.data<float>()[i] = batched ? 0.f : std::nearbyint(bias.data<float>()[i]) / 8192;
+    if (!batched) b.ConstInput(bias);
+    c.push_back(b.Reference1([batched, bias](const std::vector<Tensor>& in) {
+                   const Tensor xq = FakeQuantRef(in[0], -127 * kInStep, 127 * kInStep, true);
+                   Tensor y(DType::kDouble, batched ? Shape{3, 4, 12} : Shape{12, 12});
+                   for (int64_t r = 0; r < 12; ++r)
+                     for (int64_t o = 0; o < 12; ++o) {
+                       double sum = bias.data<float>()[o];
+                       for (int64_t k = 0; k < 40; ++k)
+                         sum +=
+                             double{xq.data<float>()[r * 40 + k]} * in[1].data<float>()[k * 12 + o];
+                       y.data<double>()[r * 12 + o] = sum;
+                     }
+                   return AsLevels(y, kOddStep, -127, 127, DType::kInt8);
+                 }).Build());
+  }
   // Pooling: windows with and without padding (average leaves padding out); with a NaN in the
   // input, max pooling skips it as TF's kernel does (the reference's std::max(acc, NaN) keeps
   // acc) and average pooling gives NaN.

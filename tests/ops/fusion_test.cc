@@ -629,8 +629,10 @@ namespace kiln::testing {
 namespace {
 
 // Weights that are int8 levels times one scale per output channel (what `quantize --mode
-// int8` stores, as the load dequantizes it): each channel reaches level 127 once.
-Tensor Int8LevelWeights(const Shape& shape, int64_t channels, bool outer, uint32_t seed) {
+// int8` stores, as the load dequantizes it): each channel reaches level 127 once. `step` > 0:
+// every channel's scale.
+Tensor Int8LevelWeights(const Shape& shape, int64_t channels, bool outer, uint32_t seed,
+                        float step = 0) {
   Tensor levels = RandomOf(DType::kFloat, shape, seed, -127, 127);
   Tensor scales = RandomOf(DType::kFloat, Shape{channels}, seed + 1, 0.001, 0.02);
   const int64_t n = levels.NumElements(), inner = n / channels;
@@ -640,7 +642,7 @@ Tensor Int8LevelWeights(const Shape& shape, int64_t channels, bool outer, uint32
     const float q = i < channels * (outer ? inner : 1) && (outer ? i % inner == 0 : true)
                         ? 127.f
                         : std::nearbyint(levels.data<float>()[i]);
-    w.data<float>()[i] = q * scales.data<float>()[c];
+    w.data<float>()[i] = q * (step > 0 ? step : scales.data<float>()[c]);
   }
   return w;
 }
@@ -654,6 +656,18 @@ std::string FakeQuant(FnBuilder& b, const std::string& name, const std::string& 
   (*n->mutable_attr())["num_bits"].set_i(8);
   (*n->mutable_attr())["narrow_range"].set_b(narrow);
   return b.last();
+}
+
+// How many nodes of the fused function's final graph have bool attr `name` set.
+int CountFlag(const FnBuilder& b, const std::vector<Tensor>& args, const std::string& name) {
+  PrepareOptions options;
+  options.keep_graph = true;
+  const auto fn = PrepareFor(b, args, options);
+  int count = 0;
+  for (const exec::FlatNode& n : fn->final_graph()->nodes)
+    if (n.attrs != nullptr)
+      if (auto it = n.attrs->find(name); it != n.attrs->end() && it->second.b()) ++count;
+  return count;
 }
 
 // How many nodes of the fused function's final graph run `op`.
@@ -766,6 +780,37 @@ TEST_CASE("fusion: a FakeQuant with a zero point, or weights off the int8 levels
   const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
   CHECK(st.steps == 2);
   CHECK(CountOps(b, args, "_KilnInt8MatMul") == 1);
+}
+
+// Integer products in a row (MobileNet's convolutions) hand their result to the next one as
+// 8-bit levels. Steps of 2^-5 (input), 2^-8 (weights) and 2^-10 (the FakeQuant between) with
+// biases 1/16 of a step off the sums' grid keep every value exact and no level a tie, so the
+// bytes equal the FakeQuant graph's rounding on every path.
+TEST_CASE("fusion: int8 products in a row pass levels as bytes") {
+  for (const bool also_read : {false, true}) {
+    FnBuilder b;
+    const std::string q = FakeQuant(b, "fq", b.Input("x"), 0.f, 255.f / 32, false);
+    Strides(b.Op("conv", "Conv2D",
+                 {q, b.Const("w", Int8LevelWeights(Shape{3, 3, 4, 6}, 6, false, 1, 1.f / 256))},
+                 "output"));
+    Tensor bias(DType::kFloat, Shape{6});
+    for (int64_t c = 0; c < 6; ++c) bias.data<float>()[c] = (8.f * (c - 3) + 1.f / 16) / 1024;
+    b.Op("bias", "BiasAdd", {b.last(), b.Const("b", bias)}, "output");
+    b.Op("relu", "Relu", {b.last()}, "activations");
+    const std::string a = b.last();
+    if (also_read) b.Output(a);  // a reader of the floats keeps them
+    const std::string q2 = FakeQuant(b, "fq2", a, 0.f, 255.f / 1024, false);
+    Strides(b.Op("dw", "DepthwiseConv2dNative",
+                 {q2, b.Const("w2", Int8LevelWeights(Shape{3, 3, 6, 1}, 6, false, 2, 1.f / 256))},
+                 "output"));
+    b.Output(b.last());
+    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 6, 6, 4}, 3, -0.1, 0.3)};
+    INFO("the first product's floats also read: ", also_read);
+    CheckFusedMatchesUnfused(b, args);
+    CHECK(CountOps(b, args, "_KilnInt8Conv2D") == 1);
+    CHECK(CountOps(b, args, "_KilnInt8DepthwiseConv2dNative") == 1);
+    CHECK(CountFlag(b, args, "input_levels") == (also_read ? 0 : 1));
+  }
 }
 
 }  // namespace kiln::testing

@@ -50,7 +50,10 @@ std::string CompareTyped(const Tensor& got, const Tensor& want, double tol) {
     }
     if (!ok) {
       std::ostringstream os;
-      os << "element " << i << ": got " << g[i] << ", want " << w[i];
+      if constexpr (sizeof(T) == 1 && std::is_integral_v<T>)  // numbers, not characters
+        os << "element " << i << ": got " << int{g[i]} << ", want " << int{w[i]};
+      else
+        os << "element " << i << ": got " << g[i] << ", want " << w[i];
       return os.str();
     }
   }

@@ -4,7 +4,10 @@
 // and activation as post-ops), where the CPU has 8-bit dot products; elsewhere it computes the
 // FakeQuant and the product in float32, as TensorFlow does. Either way the result is
 // TensorFlow's on the FakeQuant graph to within float rounding (the sums of integer levels are
-// exact), apart from NaN inputs, which the integer path reads as level 0.
+// exact), apart from NaN inputs, which the integer path reads as level 0. A chained product's
+// input may be those levels already, and its output the next FakeQuant's levels: oneDNN writes
+// them (nearest even where TF rounds halves up: ties of exact floats only), or the float result
+// is rounded as TF does.
 #include "kernels/int8_product_ops.h"
 
 #include <algorithm>
@@ -44,6 +47,7 @@ struct Int8Primitive {
   std::shared_ptr<void> packed_weights;
   int threads = 1;
   bool cpu_activation = false;  // oneDNN took no activation post-op: applied after
+  bool dst_levels = false;      // oneDNN writes the output levels (else floats, rounded after)
 };
 
 // The CPU kernel's state: the definition's, with the weights as the kernel reads them and its
@@ -155,7 +159,7 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
   double macs = 0;
   if (matmul) {
     p->src_md = dnnl::memory::desc({g.rows, g.depth}, src_dt, tag::ab);
-    p->dst_md = dnnl::memory::desc({g.rows, g.out_c}, dt::f32, tag::ab);
+    p->dst_md = dnnl::memory::desc({g.rows, g.out_c}, dt::f32, tag::ab);  // see make_pd
     p->bias_md = dnnl::memory::desc({1, g.out_c}, dt::f32, tag::ab);
     macs =
         static_cast<double>(g.rows) * static_cast<double>(g.depth) * static_cast<double>(g.out_c);
@@ -176,11 +180,23 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
     const dnnl::memory::desc w_any(user_w.dims(), w_dt, tag::any);
     p->bias_post_op = st.integer && e.bias;
     const bool bias_arg = e.bias && !p->bias_post_op;
+    const dnnl::memory::desc f32_dst = p->dst_md;
     const auto make_pd = [&](bool activation) -> std::unique_ptr<dnnl::primitive_desc> {
       dnnl::post_ops ops;
       if (p->bias_post_op) ops.append_binary(dnnl::algorithm::binary_add, p->bias_md);
       if (e.add) ops.append_sum(1.f);
       if (activation) onednn::AppendActivation(e, &ops);
+      // Output levels: y / step, rounded and saturated by the conversion to bytes (the narrow
+      // signed range stops at -127).
+      p->dst_levels =
+          st.integer && st.output_levels && (activation || e.act == Epilogue::Act::kNone);
+      p->dst_md = f32_dst;
+      if (p->dst_levels) {
+        p->dst_md = dnnl::memory::desc(f32_dst.dims(), st.out_signed ? dt::s8 : dt::u8,
+                                       matmul ? tag::ab : tag::nhwc);
+        ops.append_eltwise(1.f, dnnl::algorithm::eltwise_linear, st.out_range.inv_scale, 0.f);
+        if (st.out_signed) ops.append_eltwise(1.f, dnnl::algorithm::eltwise_clip, -127.f, 127.f);
+      }
       dnnl::primitive_attr attr;
       attr.set_post_ops(ops);
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
@@ -220,6 +236,47 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
   return p;
 }
 
+// The product's floats as the output's levels (attrs out_fq_*), TF's FakeQuant rounding.
+void RoundToOutputLevels(const KernelContext& ctx, const Int8State& st, const float* y,
+                         Tensor* out) {
+  const Nudged& q = st.out_range;
+  const float zero = NudgedZero(q);
+  auto* levels = static_cast<uint8_t*>(out->raw_data());
+  ctx.threads().ParallelFor(out->NumElements(), 32768, [&](int64_t begin, int64_t end) {
+    vmath::QuantizeLevels(y + begin, levels + begin, end - begin, q.min, q.max, q.inv_scale, zero);
+  });
+}
+
+// The input as the kernel reads it: the FakeQuant's levels as bytes for the integer kernels,
+// else its floats; levels given as bytes are read in place or turned back into those floats.
+Result<const void*> KernelInput(const KernelContext& ctx, const Int8CpuState& st,
+                                const Tensor& input) {
+  if (st.input_levels && st.integer) return input.raw_data();
+  const int64_t n = input.NumElements();
+  const Nudged& q = st.range;
+  KILN_ASSIGN_OR_RETURN(void* src, ctx.AllocateTemp(st.integer ? n : n * sizeof(float)));
+  ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
+    if (st.input_levels) {
+      // level * step is the FakeQuant's float exactly.
+      float* f = static_cast<float*>(src);
+      if (st.signed_levels) {
+        const auto* l = static_cast<const int8_t*>(input.raw_data());
+        for (int64_t i = begin; i < end; ++i) f[i] = static_cast<float>(l[i]) * q.scale;
+      } else {
+        const auto* l = static_cast<const uint8_t*>(input.raw_data());
+        for (int64_t i = begin; i < end; ++i) f[i] = static_cast<float>(l[i]) * q.scale;
+      }
+    } else if (st.integer) {
+      vmath::QuantizeLevels(input.data<float>() + begin, static_cast<uint8_t*>(src) + begin,
+                            end - begin, q.min, q.max, q.inv_scale, st.zero);
+    } else {
+      vmath::FakeQuant(input.data<float>() + begin, static_cast<float*>(src) + begin, end - begin,
+                       q.min, q.max, q.scale, q.inv_scale, st.zero, /*divide=*/false);
+    }
+  });
+  return static_cast<const void*>(src);
+}
+
 Status ComputeInt8(const KernelContext& ctx) {
   std::optional<Int8CpuState> local;
   const Int8CpuState& st = cpu::CpuStateOf(ctx, &local);
@@ -234,12 +291,20 @@ Status ComputeInt8(const KernelContext& ctx) {
   const Shape out_shape = OutputShape(st, g);
   KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + e.num_args() - 1,
                                                                        out_shape, "product"));
-  if (out->NumElements() == 0) return OkStatus();
+  const int64_t n_out = out->NumElements();
+  if (n_out == 0) return OkStatus();
+  // Where the result's floats go: the output, or scratch rounded to the output levels after.
+  const auto float_result = [&]() -> Result<float*> {
+    if (!st.output_levels) return out->data<float>();
+    KILN_ASSIGN_OR_RETURN(void* t, ctx.AllocateTemp(n_out * sizeof(float)));
+    return static_cast<float*>(t);
+  };
   if (input.NumElements() == 0) {  // nothing to sum: the epilogue on zeros
-    float* o = out->data<float>();
-    for (int64_t i = 0; i < out->NumElements(); ++i)
+    KILN_ASSIGN_OR_RETURN(float* o, float_result());
+    for (int64_t i = 0; i < n_out; ++i)
       o[i] = (e.add ? o[i] : 0.f) + (e.bias ? ctx.input(2).data<float>()[i % g.out_c] : 0.f);
-    onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    onednn::ApplyActivation(e, o, n_out, ctx.threads());
+    if (st.output_levels) RoundToOutputLevels(ctx, st, o, out);
     return OkStatus();
   }
   KILN_ASSIGN_OR_RETURN(const Int8Primitive* p,
@@ -250,27 +315,18 @@ Status ComputeInt8(const KernelContext& ctx) {
                                                 input.shape().dims().end());
                             },
                             [&] { return MakePrimitive(st, input.shape(), g); }));
-
-  // The input rounded to the FakeQuant's levels: bytes for the integer kernels, else floats.
-  const int64_t n = input.NumElements();
-  const float* x = input.data<float>();
-  const Nudged& q = st.range;
-  KILN_ASSIGN_OR_RETURN(void* src, ctx.AllocateTemp(st.integer ? n : n * sizeof(float)));
-  ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
-    if (st.integer)
-      vmath::QuantizeLevels(x + begin, static_cast<uint8_t*>(src) + begin, end - begin, q.min,
-                            q.max, q.inv_scale, st.zero);
-    else
-      vmath::FakeQuant(x + begin, static_cast<float*>(src) + begin, end - begin, q.min, q.max,
-                       q.scale, q.inv_scale, st.zero, /*divide=*/false);
-  });
+  KILN_ASSIGN_OR_RETURN(const void* src, KernelInput(ctx, st, input));
+  float* y = nullptr;
+  if (!p->dst_levels) {
+    KILN_ASSIGN_OR_RETURN(y, float_result());
+  }
   const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
   dnnl::memory sm, wm, dm, bm;
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("int8 product memory", [&] {
     const dnnl::engine& eng = onednn::Engine();
-    sm = dnnl::memory(p->src_md, eng, src);
+    sm = dnnl::memory(p->src_md, eng, const_cast<void*>(src));
     wm = dnnl::memory(p->weights_md, eng, p->packed_weights.get());
-    dm = dnnl::memory(p->dst_md, eng, out->raw_data());
+    dm = dnnl::memory(p->dst_md, eng, p->dst_levels ? out->raw_data() : y);
     if (bias != nullptr) bm = dnnl::memory(p->bias_md, eng, const_cast<float*>(bias));
   }));
   constexpr int kBiasPostOp = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
@@ -284,8 +340,9 @@ Status ComputeInt8(const KernelContext& ctx) {
                              {p->bias_post_op ? kBiasPostOp : DNNL_ARG_BIAS, &bm},
                              {DNNL_ARG_DST, &dm}});
   KILN_RETURN_IF_ERROR(s);
-  if (p->cpu_activation)
-    onednn::ApplyActivation(e, out->data<float>(), out->NumElements(), ctx.threads());
+  if (p->dst_levels) return OkStatus();
+  if (p->cpu_activation) onednn::ApplyActivation(e, y, n_out, ctx.threads());
+  if (st.output_levels) RoundToOutputLevels(ctx, st, y, out);
   return OkStatus();
 }
 
