@@ -756,6 +756,26 @@ TEST_CASE("fusion: a batched product by one int8-level weight matrix runs on int
   }
 }
 
+// Keras's EinsumDense kernel [d, heads, dim] is quantized with one scale per dim, shared by the
+// heads, and read as a [d, heads * dim] matrix: a column's largest level may be below 127.
+TEST_CASE(
+    "fusion: int8 weights whose channels are coarser than the product's still run on integers") {
+  Tensor w = Int8LevelWeights(Shape{16, 6}, 3, false, 14);  // channel = column % 3
+  for (int64_t r = 0; r < 16; ++r)
+    for (int64_t c = 3; c < 6; ++c) {  // the second head's levels: at most 60
+      float& v = w.data<float>()[r * 6 + c];
+      const float s = w.data<float>()[c - 3] / 127;  // row 0 holds level 127 for channel c % 3
+      v = std::nearbyint(std::fmod(v / s, 61.f)) * s;
+    }
+  FnBuilder b;
+  const std::string q = FakeQuant(b, "fq", b.Input("x"), -1.f, 1.f, true);
+  b.Op("bmm", "BatchMatMulV2", {q, b.Const("w", w)}, "output");
+  b.Output(b.last());
+  const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 5, 16}, 15, -1.2, 1.2)};
+  CheckFusedMatchesUnfused(b, args);
+  CHECK(CountOps(b, args, "_KilnInt8MatMul") == 1);
+}
+
 TEST_CASE("fusion: a FakeQuant with a zero point, or weights off the int8 levels, stay float") {
   for (const bool zero_point : {true, false}) {
     FnBuilder b;
