@@ -1,5 +1,7 @@
 // int8 SavedModels (`savedmodel-cli quantize --mode int8`, docs/quantize.md) hold each product's
-// input as FakeQuantWithMinMaxArgs(x) and its weights as int8 levels times per-channel scales.
+// input as FakeQuantWithMinMaxArgs(x) and its weights as int8 levels times per-channel scales
+// (quantization-aware training's graphs likewise, with FakeQuantWithMinMaxVars and weights
+// through a per-channel FakeQuant of constants, which prepare folds to such levels).
 // Where both hold, a Conv2D, DepthwiseConv2dNative or MatMul (fused or not) becomes the integer
 // form of kernels/cpu/int8_product_ops.cc, which reads x and the FakeQuant's range and rounds x
 // itself; a FakeQuant nothing else reads is then pruned. Products chained through one range
@@ -31,14 +33,27 @@ bool IsInt8Product(const FlatNode& n) { return n.op.starts_with("_KilnInt8"); }
 
 }  // namespace
 
-// Whether node `fq` is an 8-bit FakeQuantWithMinMaxArgs of a range integer kernels take
-// without a zero point: [0, max] with 256 levels, or [-max, max] with 255 (narrow).
+// Whether node `fq` is an 8-bit FakeQuant of a range integer kernels take without a zero point:
+// [0, max] with 256 levels, or [-max, max] with 255 (narrow). FakeQuantWithMinMaxArgs holds the
+// range in attrs (savedmodel-cli quantize); FakeQuantWithMinMaxVars in scalar inputs known at
+// prepare time (quantization-aware training's variables, read-only once loaded).
 bool Fuser::Int8Range(int fq, float* lo, float* hi, bool* narrow) const {
   const FlatNode& n = g_.nodes[fq];
-  if (n.op != "FakeQuantWithMinMaxArgs" || n.attrs == nullptr || !Live(fq)) return false;
+  const bool vars = n.op == "FakeQuantWithMinMaxVars";
+  if ((n.op != "FakeQuantWithMinMaxArgs" && !vars) || n.attrs == nullptr || !Live(fq)) return false;
   const AttrReader a = n.reader();
   const Result<int64_t> bits = a.GetInt("num_bits", 8);
-  const Result<float> min = a.GetFloat("min", -6.f), max = a.GetFloat("max", 6.f);
+  Result<float> min = a.GetFloat("min", -6.f), max = a.GetFloat("max", 6.f);
+  if (vars) {
+    if (n.inputs.size() != 3) return false;
+    const Tensor* tmin = KnownValue(n.inputs[1]);
+    const Tensor* tmax = KnownValue(n.inputs[2]);
+    if (tmin == nullptr || tmax == nullptr || tmin->dtype() != DType::kFloat ||
+        tmax->dtype() != DType::kFloat || tmin->NumElements() != 1 || tmax->NumElements() != 1)
+      return false;
+    min = tmin->data<float>()[0];
+    max = tmax->data<float>()[0];
+  }
   const Result<bool> nr = a.GetBool("narrow_range", false);
   if (!bits.ok() || !min.ok() || !max.ok() || !nr.ok() || *bits != 8 || !(*max > 0)) return false;
   if (*min != (*nr ? -*max : 0.f)) return false;

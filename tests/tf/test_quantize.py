@@ -4,7 +4,8 @@ CNN classifier quantized to int8 weights, float16 and bfloat16: TensorFlow loads
 outputs stay close to the float model's, kiln gives TensorFlow's outputs on the quantized copy,
 and the copy is at most 0.27x (int8) or 0.52x (half) of the float bundle. Every deployed model
 (make_deployed_models.MODELS) quantized to int8 weights runs in TensorFlow and in kiln alike, or
-is refused with the reason each variable stays float."""
+is refused with the reason each variable stays float. A graph in quantization-aware training's
+form runs on kiln's integer kernels and agrees with TensorFlow."""
 import json
 import os
 from pathlib import Path
@@ -206,3 +207,54 @@ def test_deployed_models_quantized_run_in_tensorflow(deployed_models, name, mode
                 bound = 0.25 if mode == "int8" else 0.1
                 assert _relative(np.asarray(v, np.float64), theirs[k]) < bound, \
                     f"{name} {key} {k}: {mode} moved the output too far"
+
+
+def test_quantization_aware_training_graph_runs_on_integers(tmp_path):
+    """The form quantization-aware training exports (TF Model Optimization's QAT): activations
+    through FakeQuantWithMinMaxVars and weights through FakeQuantWithMinMaxVarsPerChannel
+    (symmetric, narrow), every range a variable. kiln runs the products on integers, chained
+    where one feeds the next, and agrees with TensorFlow."""
+    import tensorflow as tf
+    rng = np.random.default_rng(5)
+
+    def fq_weights(k):
+        m = np.abs(k).reshape(-1, k.shape[-1]).max(0).astype(np.float32)
+        return tf.Variable(k), tf.Variable(-m), tf.Variable(m)
+
+    class Qat(tf.Module):
+        def __init__(self):
+            self.k1 = fq_weights(rng.normal(0, .3, (3, 3, 3, 8)).astype(np.float32))
+            self.k2 = fq_weights(rng.normal(0, .2, (3, 3, 8, 16)).astype(np.float32))
+            self.w3 = fq_weights(rng.normal(0, .1, (16 * 4 * 4, 10)).astype(np.float32))
+            self.b = [tf.Variable(rng.normal(0, .1, n).astype(np.float32)) for n in (8, 16, 10)]
+            self.ranges = [tf.Variable(v, dtype=tf.float32) for v in (1.0, 4.0, 3.0)]
+
+        @staticmethod
+        def _w(k):
+            return tf.quantization.fake_quant_with_min_max_vars_per_channel(
+                k[0], k[1], k[2], num_bits=8, narrow_range=True)
+
+        def _a(self, x, i):
+            return tf.quantization.fake_quant_with_min_max_vars(x, 0.0, self.ranges[i])
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 8, 8, 3], tf.float32, name="image")])
+        def serve(self, image):
+            x = self._a(image, 0)
+            x = tf.nn.relu(tf.nn.conv2d(x, self._w(self.k1), 1, "SAME") + self.b[0])
+            x = self._a(x, 1)
+            x = tf.nn.relu(tf.nn.conv2d(x, self._w(self.k2), 2, "SAME") + self.b[1])
+            x = self._a(tf.reshape(x, [-1, 16 * 4 * 4]), 2)
+            return {"logits": tf.matmul(x, self._w(self.w3)) + self.b[2]}
+
+    m = Qat()
+    d = tmp_path / "qat"
+    tf.saved_model.save(m, str(d), signatures={"serving_default": m.serve})
+    x = rng.uniform(0, 1, (4, 8, 8, 3)).astype(np.float32)
+    theirs = _tf_outputs(d, x)
+    placement = oracle.run([oracle.KILN_CLI, "show", "--dir", d, "--tag_set", "serve",
+                            "--signature_def", "serving_default", "--placement"]).stdout
+    assert placement.count("_KilnInt8Conv2D") == 2 and "_KilnInt8MatMul" in placement, placement
+    assert "FakeQuant" not in placement, placement
+    mine = _kiln_outputs(d, x, tmp_path)
+    assert _relative(theirs, mine) < 1e-2, "QAT graph: kiln against TensorFlow"
+    assert (mine.argmax(1) == theirs.argmax(1)).all()
