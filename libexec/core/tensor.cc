@@ -5,7 +5,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
+#include <map>
+#include <mutex>
 #include <new>
+#include <vector>
 
 #include "core/tensor_summary.h"
 #include "core/text_escape.h"
@@ -38,23 +42,77 @@ size_t ElementStorage(DType t) {
   }
 }
 
+// Large buffers freed are kept for the next request of the same size, up to kCachedBytes in all
+// (the largest go first), so a steady call reuses the memory the previous call freed: glibc
+// returns large blocks to the system at free (munmap, or trimming the heap's top) and the next
+// call faults every page back in, zeroed (an LSTM's loop at batch 64: 13 % of its time in the
+// kernel). Peak memory is unchanged (what is cached was in use); memory stays mapped after a
+// call, as TensorFlow's and ONNX Runtime's arenas keep it. Sanitizer builds skip the cache so
+// that a use after free of a large buffer is still caught.
 class HeapAllocator final : public Allocator {
  public:
   void* Allocate(size_t bytes) override {
-    return ::operator new(AlignedBytes(bytes == 0 ? 1 : bytes), std::align_val_t(kTensorAlignment),
-                          std::nothrow);
+    const size_t size = AlignedBytes(bytes == 0 ? 1 : bytes);
+    if (kCaching && size >= kCachedMinBytes) {
+      std::lock_guard lock(mu_);
+      if (auto it = cached_.find(size); it != cached_.end()) {
+        void* p = it->second.back();  // the most recently freed: likeliest still in cache
+        it->second.pop_back();
+        if (it->second.empty()) cached_.erase(it);
+        cached_total_ -= size;
+        return p;
+      }
+    }
+    return ::operator new(size, std::align_val_t(kTensorAlignment), std::nothrow);
   }
-  void Deallocate(void* ptr, size_t) override {
+  void Deallocate(void* ptr, size_t bytes) override {
+    const size_t size = AlignedBytes(bytes == 0 ? 1 : bytes);
+    if (kCaching && size >= kCachedMinBytes && size <= kCachedBytes) {
+      std::vector<void*> evicted;
+      {
+        std::lock_guard lock(mu_);
+        cached_[size].push_back(ptr);
+        cached_total_ += size;
+        while (cached_total_ > kCachedBytes) {  // the largest go first
+          auto largest = std::prev(cached_.end());
+          evicted.push_back(largest->second.back());
+          largest->second.pop_back();
+          cached_total_ -= largest->first;
+          if (largest->second.empty()) cached_.erase(largest);
+        }
+      }
+      for (void* p : evicted) ::operator delete(p, std::align_val_t(kTensorAlignment));
+      return;
+    }
     ::operator delete(ptr, std::align_val_t(kTensorAlignment));
   }
   std::string_view Name() const override { return "cpu"; }
+
+ private:
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  static constexpr bool kCaching = false;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+  static constexpr bool kCaching = false;
+#else
+  static constexpr bool kCaching = true;
+#endif
+#else
+  static constexpr bool kCaching = true;
+#endif
+  static constexpr size_t kCachedMinBytes = size_t{256} << 10;
+  static constexpr size_t kCachedBytes = size_t{256} << 20;
+  std::mutex mu_;
+  std::map<size_t, std::vector<void*>> cached_;  // by size
+  size_t cached_total_ = 0;
 };
 
 }  // namespace
 
 Allocator* CpuAllocator() {
-  static HeapAllocator allocator;
-  return &allocator;
+  // Never destroyed: buffers of static tensors are given back after static destruction begins.
+  static auto* allocator = new HeapAllocator;
+  return allocator;
 }
 
 TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements)
