@@ -69,6 +69,13 @@ Status ExpectX(PrepareContext& ctx, const Int8State& st) {
                           st.input_levels ? LevelsType(st.signed_levels) : DType::kFloat);
 }
 
+// The weights (input 1): float32 int8 levels times per-channel scales, or the levels as int8
+// with their scales in attr weight_scales (a serving plan stores them so, a quarter the bytes).
+Status ExpectWeights(PrepareContext& ctx, const char* name, bool* levels) {
+  *levels = ctx.attrs.Has("weight_scales");
+  return ExpectInputDType(ctx, 1, name, *levels ? DType::kInt8 : DType::kFloat);
+}
+
 // A batched product of matrices by one weight matrix (BatchMatMulV2 of [..., k] by [k, n],
 // Keras's EinsumDense), attr batched: the rows of every batch are one matrix product, without
 // an epilogue; [..., k] in, [..., n] out.
@@ -80,7 +87,8 @@ Status PrepareBatched(PrepareContext& ctx) {
   st->kind = Kind::kMatMul;
   KILN_RETURN_IF_ERROR(ReadRange(ctx, st.get()));
   KILN_RETURN_IF_ERROR(ExpectX(ctx, *st));
-  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "y", DType::kFloat));
+  bool levels = false;
+  KILN_RETURN_IF_ERROR(ExpectWeights(ctx, "y", &levels));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "y", 2));
   KILN_PREPARE_ASSIGN(ctx, st->transpose_b, ctx.attrs.GetBool("transpose_b", false));
   const PartialShape& x = ctx.inputs[0].shape;
@@ -110,17 +118,24 @@ Status PrepareInt8(PrepareContext& ctx) {
   auto st = std::make_shared<Int8State>();
   st->kind = K;
   KILN_RETURN_IF_ERROR(ReadRange(ctx, st.get()));
-  if (!ctx.inputs.empty()) KILN_RETURN_IF_ERROR(ExpectX(ctx, *st));
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputsAtLeast(2));
+  KILN_RETURN_IF_ERROR(ExpectX(ctx, *st));
+  bool levels = false;
+  KILN_RETURN_IF_ERROR(ExpectWeights(ctx, "filter", &levels));
   // The float op's Prepare checks the inputs and attrs and gives the output (levels given as
   // bytes stand for the floats they are).
   const std::string_view op = ctx.op;
-  const DType x_type = ctx.inputs.empty() ? DType::kFloat : ctx.inputs[0].dtype;
-  if (!ctx.inputs.empty()) ctx.inputs[0].dtype = DType::kFloat;
+  const DType x_type = ctx.inputs[0].dtype, w_type = ctx.inputs[1].dtype;
+  const Tensor* w_value = ctx.constant_inputs[1];
+  ctx.inputs[0].dtype = ctx.inputs[1].dtype = DType::kFloat;
+  if (levels) ctx.constant_inputs[1] = nullptr;
   ctx.op = FloatOp(K);
   Status prepared = FindOp(FloatOp(K))->prepare(ctx);
   Result<Epilogue> epilogue = prepared.ok() ? ReadEpilogue(ctx) : Result<Epilogue>(prepared);
   ctx.op = op;
-  if (!ctx.inputs.empty()) ctx.inputs[0].dtype = x_type;
+  ctx.inputs[0].dtype = x_type;
+  ctx.inputs[1].dtype = w_type;
+  ctx.constant_inputs[1] = w_value;
   KILN_RETURN_IF_ERROR(prepared);
   KILN_RETURN_IF_ERROR(epilogue.status());
   st->epilogue = *epilogue;

@@ -505,6 +505,33 @@ std::vector<OpCase> ConvFusedCases() {
                     return AsLevels(y, kOutStep, 0, 255, DType::kUInt8);
                   })
                   .Build());
+  // The weights as a serving plan stores them: int8 levels, their scales in attr weight_scales.
+  {
+    const Tensor w = GridWeights(lv.filter, 16, NextSeed(seed));
+    Tensor levels(DType::kInt8, w.shape());
+    for (int64_t i = 0; i < w.NumElements(); ++i)
+      levels.data<int8_t>()[i] = static_cast<int8_t>(w.data<float>()[i] * 256);
+    c.push_back(ConvBuilder("_KilnInt8Conv2D", "_KilnInt8Conv2D int8 weights with their scales", lv)
+                    .StringList("fused_ops", {"BiasAdd", "Relu"})
+                    .Int("num_args", 1)
+                    .Float("fq_min", 0.f)
+                    .Float("fq_max", 255 * kInStep)
+                    .Bool("fq_narrow_range", false)
+                    .FloatList("weight_scales", std::vector<float>(16, 1.f / 256))
+                    .Input(RandomOf(DType::kFloat, lv.input, NextSeed(seed), -0.5, 8))
+                    .ConstInput(levels)
+                    .ConstInput(OffGridBias(16, NextSeed(seed)))
+                    .Reference1([lv, w](const std::vector<Tensor>& in) {
+                      Tensor y =
+                          RefConv(FakeQuantRef(in[0], 0.f, 255 * kInStep, false), w, lv, false);
+                      for (int64_t i = 0; i < y.NumElements(); ++i)
+                        y.data<double>()[i] =
+                            std::max(y.data<double>()[i] + in[2].data<float>()[i % 16], 0.0);
+                      return ToFloat(y);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
+  }
   const ConvSpec lvdw{Shape{1, 7, 7, 6}, Shape{3, 3, 6, 2}};
   c.push_back(ConvBuilder("_KilnInt8DepthwiseConv2dNative",
                           "_KilnInt8DepthwiseConv2dNative signed levels in, float out", lvdw)

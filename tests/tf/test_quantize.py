@@ -138,6 +138,46 @@ def test_int8_calibrated_cnn_runs_in_tensorflow_and_kiln(cnn, tmp_path):
     assert (mine.argmax(1) == theirs.argmax(1)).all()
 
 
+def test_int8_serving_plan_stores_levels(tmp_path):
+    """`savedmodel-cli compile` of an int8 bundle stores the integer products' weights as int8
+    levels (scales in an attr), not as the float32 weights the load folds them into (with the
+    batch norms): the plan stays well under the float weights' bytes, and outputs with and
+    without it are the same bits."""
+    import shutil
+    import tensorflow as tf
+    keras = tf.keras
+    keras.utils.set_random_seed(7)
+    inp = keras.Input((12, 12, 3), name="image")
+    x = inp
+    for filters in (128, 256):
+        x = keras.layers.Conv2D(filters, 3, use_bias=False)(x)
+        x = keras.layers.BatchNormalization()(x)
+        x = keras.layers.ReLU()(x)
+    out = keras.layers.Dense(10)(keras.layers.GlobalAveragePooling2D()(x))
+    d = tmp_path / "float"
+    keras.Model(inp, out).export(str(d), verbose=False)
+    rng = np.random.default_rng(2)
+    np.save(tmp_path / "calib.npy", rng.uniform(-1, 1, (16, 12, 12, 3)).astype(np.float32))
+    q = tmp_path / "q"
+    oracle.run([oracle.KILN_CLI, "quantize", "--dir", d, "--output_dir", q, "--mode", "int8",
+                "--calibration", f"image={tmp_path / 'calib.npy'}"])
+    oracle.run([oracle.KILN_CLI, "compile", "--dir", q])
+    float_weights = (d / "variables" / "variables.data-00000-of-00001").stat().st_size
+    plan = (q / "assets.extra" / "kiln.plan").stat().st_size
+    assert plan <= 0.5 * float_weights, (plan, float_weights)
+    np.save(tmp_path / "x.npy", rng.uniform(-1, 1, (4, 12, 12, 3)).astype(np.float32))
+    outs = []
+    for use in ("require", "ignore"):
+        out = tmp_path / f"out_{use}"
+        oracle.run([oracle.KILN_CLI, "run", "--dir", q, "--tag_set", "serve", "--signature_def",
+                    "serving_default", "--plan", use, "--inputs", f"image={tmp_path / 'x.npy'}",
+                    "--outdir", out])
+        outs.append({p.stem: np.load(p) for p in out.glob("*.npy")})
+    assert outs[0].keys() == outs[1].keys() and outs[0]
+    for k in outs[0]:
+        assert outs[0][k].tobytes() == outs[1][k].tobytes(), k
+
+
 @pytest.mark.parametrize("mode", ["weights_int8", "int8"])
 @pytest.mark.parametrize("name", sorted(g.MODELS))
 def test_deployed_models_quantized_run_in_tensorflow(deployed_models, name, mode, tmp_path):

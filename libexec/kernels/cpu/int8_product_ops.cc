@@ -77,21 +77,44 @@ std::pair<int64_t, bool> OutputChannels(const Int8State& st, const Tensor& f) {
   return {0, false};
 }
 
-// The CPU's part: the weights' levels where oneDNN has 8-bit dot products here.
+// The CPU's part: the weights' levels and scales (given as int8 with attr weight_scales, or
+// found in the float32 weights), used by oneDNN where it has 8-bit dot products here; the
+// float path multiplies level by scale, the same floats either way the weights came.
 Status CreateInt8CpuState(PrepareContext& ctx) {
   Int8CpuState* st = cpu::ReplaceWithCpuState<Int8CpuState>(ctx);
   const Tensor* f = ctx.constant_inputs[1];
-  if (f == nullptr || f->dtype() != DType::kFloat || f->NumElements() == 0)
-    return ctx.Error("an int8 product's weights must be a non-empty float32 constant");
-  st->filter = std::make_shared<const Tensor>(*f);
+  if (f == nullptr || f->NumElements() == 0 ||
+      (f->dtype() != DType::kFloat && f->dtype() != DType::kInt8))
+    return ctx.Error("an int8 product's weights must be a non-empty float32 or int8 constant");
   const auto [channels, outer] = OutputChannels(*st, *f);
-  st->integer = onednn::HasInt8Dot() &&
-                QuantizeOnGrid(f->data<float>(), f->NumElements(), channels, outer, &st->weights);
+  bool on_grid = false;
+  if (f->dtype() == DType::kInt8) {
+    KILN_PREPARE_ASSIGN(ctx, st->weights.scales, ctx.attrs.GetFloatList("weight_scales"));
+    if (static_cast<int64_t>(st->weights.scales.size()) != channels)
+      return ctx.Error("attr weight_scales has ", st->weights.scales.size(),
+                       " scales for weights of ", channels, " output channels");
+    st->weights.levels.assign(f->data<int8_t>(), f->data<int8_t>() + f->NumElements());
+    on_grid = true;
+  } else {
+    on_grid = QuantizeOnGrid(f->data<float>(), f->NumElements(), channels, outer, &st->weights);
+  }
+  if (on_grid) {
+    Tensor w(DType::kFloat, f->shape());
+    const int64_t n = f->NumElements(), per = n / channels;
+    for (int64_t i = 0; i < n; ++i)
+      w.data<float>()[i] = static_cast<float>(st->weights.levels[i]) *
+                           st->weights.scales[outer ? i / per : i % channels];
+    st->filter = std::make_shared<const Tensor>(std::move(w));
+  } else {
+    st->filter = std::make_shared<const Tensor>(*f);
+  }
+  st->integer = on_grid && onednn::HasInt8Dot();
   if (st->integer) {
     st->out_scales.resize(channels);
     for (int64_t c = 0; c < channels; ++c)
       st->out_scales[c] = st->range.scale * st->weights.scales[c];
   }
+  if (!st->integer) st->weights = {};
   return OkStatus();
 }
 
