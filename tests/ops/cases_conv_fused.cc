@@ -115,6 +115,14 @@ Tensor ToFloat(const Tensor& t) {
       t, [](double x) { return x; }, DType::kFloat);
 }
 
+// y (double, channels innermost) plus a bias per channel, then ReLU: the epilogue of the
+// integer products' cases.
+void AddBiasRelu(Tensor* y, const Tensor& bias) {
+  const int64_t channels = bias.NumElements();
+  for (int64_t i = 0; i < y->NumElements(); ++i)
+    y->data<double>()[i] = std::max(y->data<double>()[i] + bias.data<float>()[i % channels], 0.0);
+}
+
 // Chained integer products pass levels as bytes. These cases keep every value exact so that
 // the levels are one answer whichever way a kernel sums: input steps 2^-5, weight steps 2^-8
 // (int8 levels, each channel reaching 127 once), so sums are exact multiples of 2^-13. No
@@ -407,9 +415,7 @@ std::vector<OpCase> ConvFusedCases() {
                   .ConstInput(RandomOf(DType::kFloat, Shape{16}, NextSeed(seed)))
                   .Reference1([q8](const std::vector<Tensor>& in) {
                     Tensor y = RefConv(FakeQuantRef(in[0], -2.f, 2.f, true), in[1], q8, false);
-                    for (int64_t i = 0; i < y.NumElements(); ++i)
-                      y.data<double>()[i] =
-                          std::max(y.data<double>()[i] + in[2].data<float>()[i % 16], 0.0);
+                    AddBiasRelu(&y, in[2]);
                     return ToFloat(y);
                   })
                   .Tolerance(1e-5)
@@ -499,9 +505,7 @@ std::vector<OpCase> ConvFusedCases() {
                   .ConstInput(OffGridBias(16, NextSeed(seed)))
                   .Reference1([lv](const std::vector<Tensor>& in) {
                     Tensor y = RefConv(LevelsAsFloat(in[0], kInStep), in[1], lv, false);
-                    for (int64_t i = 0; i < y.NumElements(); ++i)
-                      y.data<double>()[i] =
-                          std::max(y.data<double>()[i] + in[2].data<float>()[i % 16], 0.0);
+                    AddBiasRelu(&y, in[2]);
                     return AsLevels(y, kOutStep, 0, 255, DType::kUInt8);
                   })
                   .Build());
@@ -524,9 +528,7 @@ std::vector<OpCase> ConvFusedCases() {
                     .Reference1([lv, w](const std::vector<Tensor>& in) {
                       Tensor y =
                           RefConv(FakeQuantRef(in[0], 0.f, 255 * kInStep, false), w, lv, false);
-                      for (int64_t i = 0; i < y.NumElements(); ++i)
-                        y.data<double>()[i] =
-                            std::max(y.data<double>()[i] + in[2].data<float>()[i % 16], 0.0);
+                      AddBiasRelu(&y, in[2]);
                       return ToFloat(y);
                     })
                     .Tolerance(1e-5)
