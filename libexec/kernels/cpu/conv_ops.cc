@@ -492,22 +492,13 @@ Status ComputeConv(const KernelContext& ctx) {
       c->weights_reorder.execute(onednn::ThreadStream(), user, packed);
     }));
   }
-  dnnl::memory src, wei, dst, bm;
-  KILN_RETURN_IF_ERROR(onednn::DnnlCall("convolution memory", [&] {
-    const dnnl::engine& eng = onednn::Engine();
-    src = dnnl::memory(c->src_md, eng, onednn::SourceHandle(input));
-    wei = dnnl::memory(c->weights_md, eng, weights);
-    dst = dnnl::memory(c->dst_md, eng, out->raw_data());
-    if (bias != nullptr) bm = dnnl::memory(c->bias_md, eng, const_cast<float*>(bias));
-  }));
+  const onednn::MemArg src{DNNL_ARG_SRC, &c->src_md, input.raw_data()};
+  const onednn::MemArg wei{DNNL_ARG_WEIGHTS, &c->weights_md, weights};
+  const onednn::MemArg dst{DNNL_ARG_DST, &c->dst_md, out->raw_data()};
   if (bias != nullptr)
-    return onednn::Execute(ctx, c->primitive, c->scratch_md, c->threads,
-                           {{DNNL_ARG_SRC, &src},
-                            {DNNL_ARG_WEIGHTS, &wei},
-                            {DNNL_ARG_BIAS, &bm},
-                            {DNNL_ARG_DST, &dst}});
-  return onednn::Execute(ctx, c->primitive, c->scratch_md, c->threads,
-                         {{DNNL_ARG_SRC, &src}, {DNNL_ARG_WEIGHTS, &wei}, {DNNL_ARG_DST, &dst}});
+    return onednn::ExecuteBound(ctx, c->primitive, c->scratch_md, c->threads,
+                                {src, wei, {DNNL_ARG_BIAS, &c->bias_md, bias}, dst});
+  return onednn::ExecuteBound(ctx, c->primitive, c->scratch_md, c->threads, {src, wei, dst});
 }
 
 // ---- MaxPool, AvgPool ------------------------------------------------------------------------
@@ -597,13 +588,9 @@ Status ComputePool(const KernelContext& ctx) {
   if (out->NumElements() == 0) return OkStatus();
   if (input.dtype() == DType::kFloat) {
     KILN_ASSIGN_OR_RETURN(const PoolCpuState::Dnnl* p, FindDnnlPool(a, input.shape()));
-    dnnl::memory src, dst;
-    KILN_RETURN_IF_ERROR(onednn::DnnlCall("pooling memory", [&] {
-      src = dnnl::memory(p->src_md, onednn::Engine(), onednn::SourceHandle(input));
-      dst = dnnl::memory(p->dst_md, onednn::Engine(), out->raw_data());
-    }));
-    return onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
-                           {{DNNL_ARG_SRC, &src}, {DNNL_ARG_DST, &dst}});
+    return onednn::ExecuteBound(ctx, p->primitive, p->scratch_md, p->threads,
+                                {{DNNL_ARG_SRC, &p->src_md, input.raw_data()},
+                                 {DNNL_ARG_DST, &p->dst_md, out->raw_data()}});
   }
   auto run = [&](auto tag) {
     using T = typename decltype(tag)::type;

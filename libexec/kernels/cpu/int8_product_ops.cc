@@ -344,24 +344,20 @@ Status ComputeInt8(const KernelContext& ctx) {
     KILN_ASSIGN_OR_RETURN(y, float_result());
   }
   const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
-  dnnl::memory sm, wm, dm, bm;
-  KILN_RETURN_IF_ERROR(onednn::DnnlCall("int8 product memory", [&] {
-    const dnnl::engine& eng = onednn::Engine();
-    sm = dnnl::memory(p->src_md, eng, const_cast<void*>(src));
-    wm = dnnl::memory(p->weights_md, eng, p->packed_weights.get());
-    dm = dnnl::memory(p->dst_md, eng, p->dst_levels ? out->raw_data() : y);
-    if (bias != nullptr) bm = dnnl::memory(p->bias_md, eng, const_cast<float*>(bias));
-  }));
+  const void* dst = p->dst_levels ? out->raw_data() : y;
   constexpr int kBiasPostOp = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
-  Status s =
-      bias == nullptr
-          ? onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
-                            {{DNNL_ARG_SRC, &sm}, {DNNL_ARG_WEIGHTS, &wm}, {DNNL_ARG_DST, &dm}})
-          : onednn::Execute(ctx, p->primitive, p->scratch_md, p->threads,
-                            {{DNNL_ARG_SRC, &sm},
-                             {DNNL_ARG_WEIGHTS, &wm},
-                             {p->bias_post_op ? kBiasPostOp : DNNL_ARG_BIAS, &bm},
-                             {DNNL_ARG_DST, &dm}});
+  const onednn::MemArg src_arg{DNNL_ARG_SRC, &p->src_md, src};
+  const onednn::MemArg w_arg{DNNL_ARG_WEIGHTS, &p->weights_md, p->packed_weights.get()};
+  const onednn::MemArg dst_arg{DNNL_ARG_DST, &p->dst_md, dst};
+  Status s = bias == nullptr
+                 ? onednn::ExecuteBound(ctx, p->primitive, p->scratch_md, p->threads,
+                                        {src_arg, w_arg, dst_arg})
+                 : onednn::ExecuteBound(
+                       ctx, p->primitive, p->scratch_md, p->threads,
+                       {src_arg,
+                        w_arg,
+                        {p->bias_post_op ? kBiasPostOp : DNNL_ARG_BIAS, &p->bias_md, bias},
+                        dst_arg});
   KILN_RETURN_IF_ERROR(s);
   if (p->dst_levels) return OkStatus();
   if (p->cpu_activation) onednn::ApplyActivation(e, y, n_out, ctx.threads());

@@ -350,24 +350,15 @@ Status FloatProduct(const KernelContext& ctx, const MatMulCpuState& st, const Te
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
     return OkStatus();
   }
-  dnnl::memory am, bm, cm, biasm;
-  KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul memory", [&] {
-    const dnnl::engine& eng = onednn::Engine();
-    am = dnnl::memory(mm->a_md, eng, onednn::SourceHandle(a));
-    bm = dnnl::memory(
-        mm->b_md, eng,
-        st.padded_b != nullptr ? const_cast<float*>(st.padded_b.get()) : onednn::SourceHandle(b));
-    cm = dnnl::memory(mm->c_md, eng, out->raw_data());
-    if (e.bias) biasm = dnnl::memory(mm->bias_md, eng, onednn::SourceHandle(ctx.input(2)));
-  }));
+  const onednn::MemArg am{DNNL_ARG_SRC, &mm->a_md, a.raw_data()};
+  const onednn::MemArg bm{DNNL_ARG_WEIGHTS, &mm->b_md,
+                          st.padded_b != nullptr ? st.padded_b.get() : b.raw_data()};
+  const onednn::MemArg cm{DNNL_ARG_DST, &mm->c_md, out->raw_data()};
   if (e.bias)
-    return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,
-                           {{DNNL_ARG_SRC, &am},
-                            {DNNL_ARG_WEIGHTS, &bm},
-                            {DNNL_ARG_BIAS, &biasm},
-                            {DNNL_ARG_DST, &cm}});
-  return onednn::Execute(ctx, mm->primitive, mm->scratch_md, mm->threads,
-                         {{DNNL_ARG_SRC, &am}, {DNNL_ARG_WEIGHTS, &bm}, {DNNL_ARG_DST, &cm}});
+    return onednn::ExecuteBound(
+        ctx, mm->primitive, mm->scratch_md, mm->threads,
+        {am, bm, {DNNL_ARG_BIAS, &mm->bias_md, ctx.input(2).raw_data()}, cm});
+  return onednn::ExecuteBound(ctx, mm->primitive, mm->scratch_md, mm->threads, {am, bm, cm});
 }
 
 // `t` widened to W (float or int32): `t` itself when it is W, else a copy of its half,

@@ -1,8 +1,10 @@
 #include "kernels/cpu/onednn.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
+#include <cstdint>
 #include <cstring>
 #include <string_view>
 
@@ -219,6 +221,71 @@ Status Execute(const KernelContext& ctx, const dnnl::primitive& p,
     ctx.threads().ApplyToCallingThread(max_threads);
     const dnnl_status_t status = dnnl_primitive_execute(p.get(), ThreadStream().get(), n, list);
     ctx.threads().ApplyToCallingThread();  // primitives made later see the pool's count
+    dnnl::error::wrap_c_api(status, "could not execute a primitive");
+  });
+  if (!s.ok()) return ctx.Error(s.message());
+  return OkStatus();
+}
+
+namespace {
+
+// Memory objects by descriptor, per thread. A slot is found by the descriptor's address (a
+// primitive's, stable while it lives) and checked against the descriptor's contents (another
+// descriptor may take the address later); two arguments of one call meeting in a slot get a
+// memory object of their own for that call.
+struct BoundMemory {
+  const void* key = nullptr;
+  dnnl_memory_desc_t desc{};
+  dnnl::memory mem;
+  uint64_t call = 0;
+};
+constexpr size_t kBoundSlots = 128;
+thread_local std::array<BoundMemory, kBoundSlots> bound_memory;
+thread_local uint64_t bound_calls = 0;
+
+dnnl_memory_t Bind(const dnnl::memory::desc& md, const void* data, uint64_t call,
+                   dnnl::memory* fresh) {
+  void* handle = const_cast<void*>(data);
+  BoundMemory& s = bound_memory[(reinterpret_cast<uintptr_t>(&md) >> 4) % kBoundSlots];
+  if (s.call == call) {
+    *fresh = dnnl::memory(md, Engine(), handle);
+    return fresh->get();
+  }
+  if (s.key == &md && std::memcmp(&s.desc, &md.data, sizeof(md.data)) == 0) {
+    s.mem.set_data_handle(handle);
+  } else {
+    s.mem = dnnl::memory(md, Engine(), handle);
+    s.key = &md;
+    s.desc = md.data;
+  }
+  s.call = call;
+  return s.mem.get();
+}
+
+}  // namespace
+
+Status ExecuteBound(const KernelContext& ctx, const dnnl::primitive& p,
+                    const dnnl::memory::desc& scratch, int max_threads,
+                    std::initializer_list<MemArg> args) {
+  dnnl_exec_arg_t list[16];
+  std::array<dnnl::memory, 16> fresh;
+  const size_t scratch_bytes = scratch.get_size();
+  Status s = DnnlCall("execute", [&] {
+    const uint64_t call = ++bound_calls;
+    int n = 0;
+    for (const MemArg& a : args) {
+      list[n] = {a.arg, Bind(*a.md, a.data, call, &fresh[n])};
+      ++n;
+    }
+    if (scratch_bytes > 0) {
+      Result<void*> buf = ctx.AllocateTemp(scratch_bytes);
+      if (!buf.ok()) throw std::bad_alloc();
+      list[n] = {DNNL_ARG_SCRATCHPAD, Bind(scratch, *buf, call, &fresh[n])};
+      ++n;
+    }
+    ctx.threads().ApplyToCallingThread(max_threads);
+    const dnnl_status_t status = dnnl_primitive_execute(p.get(), ThreadStream().get(), n, list);
+    ctx.threads().ApplyToCallingThread();
     dnnl::error::wrap_c_api(status, "could not execute a primitive");
   });
   if (!s.ok()) return ctx.Error(s.message());
