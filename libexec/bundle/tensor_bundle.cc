@@ -515,31 +515,56 @@ Status BundleWriter::Finish() {
     FileWriter data;
     KILN_RETURN_IF_ERROR(data.Open(temp_path));
     uint64_t offset = 0;
+    // share_equal_entries: the numeric entries written so far by (dtype, size), to compare.
+    struct Written {
+      const Tensor* tensor;
+      uint64_t offset;
+      uint32_t crc;
+    };
+    std::multimap<std::pair<int, uint64_t>, Written> written;
+    std::string bytes;
     for (const std::string& key : order_) {
       const Tensor& t = tensors_.at(key);
-      if (const uint64_t pad = (align - offset % align) % align; pad > 0) {
-        KILN_RETURN_IF_ERROR(data.Append(zeros.data(), pad));
-        offset += pad;
-      }
       tensorflow::BundleEntryProto& entry = entries[key];
       entry.set_dtype(static_cast<tensorflow::DataType>(DTypeToProto(t.dtype())));
       ShapeToProto(t.shape(), entry.mutable_shape());
       entry.set_shard_id(0);
-      entry.set_offset(static_cast<int64_t>(offset));
+      const bool numeric = t.dtype() != DType::kString;
       uint32_t crc;
       uint64_t size;
-      if (t.dtype() == DType::kString) {
-        std::string bytes;
-        crc = EncodeStrings(t, &bytes);
-        size = bytes.size();
-        KILN_RETURN_IF_ERROR(data.Append(bytes.data(), bytes.size()));
-      } else {
+      const void* data_ptr;
+      if (numeric) {
         size = static_cast<uint64_t>(t.NumElements()) * DTypeSize(t.dtype());
         crc = crc32c::Value(t.raw_data(), size);
-        KILN_RETURN_IF_ERROR(data.Append(t.raw_data(), size));
+        data_ptr = t.raw_data();
+      } else {
+        bytes.clear();
+        crc = EncodeStrings(t, &bytes);
+        size = bytes.size();
+        data_ptr = bytes.data();
       }
       entry.set_size(static_cast<int64_t>(size));
       entry.set_crc32c(crc32c::Mask(crc));
+      const auto kind = std::make_pair(static_cast<int>(t.dtype()), size);
+      const bool share = numeric && size > 0 && options_.share_equal_entries;
+      if (share) {
+        const Written* same = nullptr;
+        for (auto [it, end] = written.equal_range(kind); it != end && same == nullptr; ++it)
+          if (it->second.crc == crc &&
+              std::memcmp(it->second.tensor->raw_data(), data_ptr, size) == 0)
+            same = &it->second;
+        if (same != nullptr) {
+          entry.set_offset(static_cast<int64_t>(same->offset));
+          continue;
+        }
+      }
+      if (const uint64_t pad = (align - offset % align) % align; pad > 0) {
+        KILN_RETURN_IF_ERROR(data.Append(zeros.data(), pad));
+        offset += pad;
+      }
+      entry.set_offset(static_cast<int64_t>(offset));
+      KILN_RETURN_IF_ERROR(data.Append(data_ptr, size));
+      if (share) written.emplace(kind, Written{&t, offset, crc});
       offset += size;
     }
     KILN_RETURN_IF_ERROR(data.Close());

@@ -376,7 +376,10 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
     if (dec)
       return PermissionDenied("cannot create '", (tmp / "variables").string(),
                               "': ", dec.message());
-    BundleWriter writer(tmp / "variables" / "variables");
+    // Keras's model.export holds each variable twice; the output stores equal values once.
+    BundleWriteOptions write_options;
+    write_options.share_equal_entries = true;
+    BundleWriter writer(tmp / "variables" / "variables", write_options);
     for (const std::string& key : reader->Keys()) {
       auto it = replaced.find(key);
       if (it != replaced.end()) {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <atomic>
+#include <cstring>
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -169,6 +170,64 @@ TEST_CASE("bundle: string, numeric and empty tensors round-trip") {
   check("ef", empty_f);
   check("es", empty_s);
   check("scalar_s", Tensor::StringScalar("only"));
+}
+
+TEST_CASE("bundle: share_equal_entries stores equal values once and reads every key back") {
+  TempDir dir;
+  auto a = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, Shape{3, 4});
+  auto other = Tensor::FromVector<float>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 13}, Shape{3, 4});
+  auto same_bytes_int =
+      Tensor::FromVector<int32_t>({1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, Shape{12});
+  REQUIRE(a.ok());
+  REQUIRE(other.ok());
+  REQUIRE(same_bytes_int.ok());
+  std::memcpy(same_bytes_int->raw_data(), a->raw_data(), 48);  // a's bits, as int32
+  const Tensor reshaped = a->Reshaped(Shape{12});
+  auto write = [&](const fs::path& prefix, bool share) {
+    BundleWriteOptions options;
+    options.data_alignment = 1;
+    options.share_equal_entries = share;
+    BundleWriter w(prefix, options);
+    REQUIRE(w.Add("variables/0", *a).ok());
+    REQUIRE(w.Add("_all_variables/3", *a).ok());
+    REQUIRE(w.Add("flat", reshaped).ok());
+    REQUIRE(w.Add("other", *other).ok());
+    REQUIRE(w.Add("as_int", *same_bytes_int).ok());
+    REQUIRE(w.Add("s", Tensor::StringScalar("x")).ok());
+    REQUIRE(w.Add("s2", Tensor::StringScalar("x")).ok());
+    REQUIRE(w.Finish().ok());
+  };
+  write(dir.path() / "plain", false);
+  write(dir.path() / "shared", true);
+  const auto data_bytes = [&](const char* name) {
+    return fs::file_size(dir.path() / (std::string(name) + ".data-00000-of-00001"));
+  };
+  // Plain: five numeric entries of 48 bytes and two strings. Shared: a's bytes once (its
+  // copy and its reshaped view share them), `other` and the int32 entry (another dtype) apart.
+  CHECK(data_bytes("plain") - data_bytes("shared") == 2 * 48);
+  auto r = BundleReader::Open(dir.path() / "shared");
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  const auto entry = [&](const char* key) {
+    auto e = (*r)->Entry(key);
+    REQUIRE_MESSAGE(e.ok(), e.status().ToString());
+    return *e;
+  };
+  CHECK(entry("variables/0").offset() == entry("_all_variables/3").offset());
+  CHECK(entry("variables/0").offset() == entry("flat").offset());
+  CHECK(entry("other").offset() != entry("variables/0").offset());
+  CHECK(entry("as_int").offset() != entry("variables/0").offset());
+  const auto check = [&](const char* key, const Tensor& want) {
+    CAPTURE(key);
+    auto got = (*r)->Read(key);
+    REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+    CHECK(TensorsEqual(*got, want));
+  };
+  check("variables/0", *a);
+  check("_all_variables/3", *a);
+  check("flat", reshaped);
+  check("other", *other);
+  check("as_int", *same_bytes_int);
+  check("s2", Tensor::StringScalar("x"));
 }
 
 TEST_CASE("bundle: a flipped data byte is a checksum error naming the key and the file") {

@@ -76,6 +76,12 @@ struct BundleWriteOptions {
   // so a reader can map the file and use the tensors in place. TensorFlow reads any alignment
   // (its own BundleWriter has the same option, default 1); 1 packs the entries as SaveV2 does.
   int64_t data_alignment = 64;
+  // Entries of one numeric dtype whose bytes are equal point at one copy in the data file
+  // (the index names each key's offset and size; TensorFlow's reader and ours read any such
+  // file). Keras's model.export stores every variable twice (`variables/N` and
+  // `_all_variables/M`, distinct objects of equal value): with this the bytes are written once.
+  // Off by default: adding in TF's order then reproduces TF's files byte for byte.
+  bool share_equal_entries = false;
 };
 
 // Collects tensors in memory and writes both files on Finish (single shard). The index is
