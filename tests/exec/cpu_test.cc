@@ -117,6 +117,27 @@ TEST_CASE("vector loops: GemvAccumulate adds x w to y, every column, in order") 
   }
 }
 
+TEST_CASE("vector loops: AllFinite finds one NaN or infinity anywhere, in any block") {
+  // Lengths around the vector widths and the 4096-value blocks; the bad value in the vector
+  // part, in a partial vector's tail and in a later block.
+  for (const int64_t n : {1, 7, 16, 33, 4096, 4100, 9001}) {
+    std::vector<float> x(n);
+    for (int64_t i = 0; i < n; ++i) x[i] = static_cast<float>(i % 13) * 1e30f - 6e30f;
+    CHECK(kiln::exec::vmath::AllFinite(x.data(), n));
+    for (const float bad :
+         {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(),
+          -std::numeric_limits<float>::infinity()}) {
+      for (const int64_t at : {int64_t{0}, n / 2, n - 1}) {
+        std::vector<float> y = x;
+        y[at] = bad;
+        INFO("n = " << n << ", at " << at << ", value " << bad);
+        CHECK_FALSE(kiln::exec::vmath::AllFinite(y.data(), n));
+      }
+    }
+  }
+  CHECK(kiln::exec::vmath::AllFinite(nullptr, 0));
+}
+
 // TF's FakeQuant rounding, vectorised: bit-identical to the scalar statements (quantize_ops.cc
 // before vectorising; TF's kernel) for signed and unsigned ranges, both level formulas, values
 // across and beyond the range, ties, infinities and NaN, in an array with a partial vector.

@@ -113,21 +113,7 @@ bool ActivationDropsNaN(const Epilogue& e) {
   return e.act == Epilogue::Act::kRelu || e.act == Epilogue::Act::kRelu6;
 }
 
-bool AllFinite(const float* p, int64_t n) {
-  // The exponent bits all set is NaN or Inf; blocks keep the loop branch-free (vectorised).
-  constexpr uint32_t kExp = 0x7f800000u;
-  for (int64_t start = 0; start < n; start += 4096) {
-    const int64_t end = std::min<int64_t>(n, start + 4096);
-    uint32_t bad = 0;
-    for (int64_t i = start; i < end; ++i) {
-      uint32_t bits;
-      std::memcpy(&bits, p + i, sizeof(bits));
-      bad |= static_cast<uint32_t>((bits & kExp) == kExp);
-    }
-    if (bad != 0) return false;
-  }
-  return true;
-}
+bool AllFinite(const float* p, int64_t n) { return vmath::AllFinite(p, n); }
 
 void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool& threads) {
   using Act = Epilogue::Act;

@@ -1,5 +1,6 @@
 #include "kernels/cpu/vector_math.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 #include <cstring>
@@ -65,6 +66,7 @@ namespace {
   X(SoftmaxRows)            \
   X(AdamStep)               \
   X(MaxPoolGradWindow)      \
+  X(AllFinite)              \
   X(Sum)                    \
   X(Max)                    \
   X(GemvAccumulate)         \
@@ -146,6 +148,7 @@ void MaxPoolGradWindow(const float* const* in, float* const* out, int64_t rows, 
                        int64_t n) {
   Active().MaxPoolGradWindow(in, out, rows, dy, n);
 }
+bool AllFinite(const float* x, int64_t n) { return Active().AllFinite(x, n); }
 float Sum(const float* x, int64_t n) { return Active().Sum(x, n); }
 float Max(const float* x, int64_t n) { return Active().Max(x, n); }
 void GemvAccumulate(const float* x, const float* w, int64_t ldw, int64_t k, int64_t n, float* y) {

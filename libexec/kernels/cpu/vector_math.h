@@ -49,6 +49,9 @@ void AdamStep(float* var, float* m, float* v, const float* g, int64_t n, float a
 void MaxPoolGradWindow(const float* const* in, float* const* out, int64_t rows, const float* dy,
                        int64_t n);
 
+// Whether none of n values is NaN or infinite.
+bool AllFinite(const float* x, int64_t n);
+
 // Sum and maximum of n values.
 float Sum(const float* x, int64_t n);
 float Max(const float* x, int64_t n);
