@@ -415,6 +415,25 @@ std::vector<OpCase> SliceCases() {
                     .Build());
   }
 
+  // Rows longer than the short-row loop (20 values), and one-value rows in a batch of runs.
+  for (const int64_t inner : {int64_t{1}, int64_t{20}}) {
+    const Tensor params = Distinct(DType::kFloat, Shape{3, 5, inner});
+    const Tensor idx = Make<int32_t>({4, 0, 4, 2, 1}, Shape{5});
+    c.push_back(OpCaseBuilder("GatherV2", "GatherV2 f32 axis 1 rows of " + std::to_string(inner))
+                    .Type("Tparams", DType::kFloat)
+                    .Type("Tindices", DType::kInt32)
+                    .Type("Taxis", DType::kInt32)
+                    .Input(params)
+                    .Input(idx)
+                    .ConstInput(Tensor::Scalar<int32_t>(1))
+                    .Reference1([inner](const std::vector<Tensor>& in) {
+                      return RefMove(in[0], Shape{3, 5, inner}, [&](const Index& o) {
+                        return FlatOf({o[0], in[1].data<int32_t>()[o[1]], o[2]}, in[0].shape());
+                      });
+                    })
+                    .Build());
+  }
+
   // GatherNd: full index vectors, partial ones, batch dims of indices, int16 indices, IGNORE.
   for (DType t : {DType::kFloat, DType::kString, DType::kInt32, DType::kHalf, DType::kBool}) {
     const Tensor params = Distinct(t, Shape{3, 4, 2});

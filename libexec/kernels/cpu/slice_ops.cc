@@ -212,11 +212,28 @@ Status ComputeGather(const KernelContext& ctx) {
       ctx.threads().ParallelFor(
           batch * outer * n, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, inner)),
           [&](int64_t begin, int64_t end) {
-            for (int64_t r = begin; r < end; ++r) {
-              const int64_t j = r % n, bo = r / n, b = bo / outer;
-              const int64_t row = bo * limit + static_cast<int64_t>(idx[b * n + j]);
-              const U* from = src + row * inner;
-              std::copy(from, from + inner, dst + r * inner);
+            // Divisions once per (b, o) run of rows; an embedding's rows are short, so one
+            // element is an assignment and a few a loop the compiler unrolls, not a memmove.
+            for (int64_t r = begin; r < end;) {
+              const int64_t bo = r / n, b = bo / outer;
+              const int64_t stop = std::min(end, (bo + 1) * n);
+              const Index* ib = idx + b * n;  // ib[r - first] is the index of row r
+              const int64_t first = bo * n;
+              const U* table = src + bo * limit * inner;
+              U* to = dst + r * inner;
+              if (inner == 1) {
+                for (; r < stop; ++r) *to++ = table[ib[r - first]];
+              } else if (inner <= 16) {
+                for (; r < stop; ++r, to += inner) {
+                  const U* from = table + static_cast<int64_t>(ib[r - first]) * inner;
+                  for (int64_t k = 0; k < inner; ++k) to[k] = from[k];
+                }
+              } else {
+                for (; r < stop; ++r, to += inner) {
+                  const U* from = table + static_cast<int64_t>(ib[r - first]) * inner;
+                  std::copy(from, from + inner, to);
+                }
+              }
             }
           });
       return OkStatus();
