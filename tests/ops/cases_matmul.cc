@@ -121,6 +121,31 @@ std::vector<OpCase> MatMulCases() {
                   })
                   .Tolerance(1e-5)
                   .Build());
+  // Constant weights that products of several rows read packed into oneDNN's layout: rows a
+  // multiple of 512 bytes (packed from their padded copy), transposed, and a batch of rows
+  // against one matrix (BatchMatMulV2 broadcasting the weights).
+  for (const bool tb : {false, true}) {
+    c.push_back(OpCaseBuilder("MatMul", std::string("MatMul with packed constant weights") +
+                                            (tb ? " transposed" : ""))
+                    .T(DType::kFloat)
+                    .Bool("transpose_b", tb)
+                    .Input(RandomOf(DType::kFloat, Shape{7, 96}, 21, -1, 1))
+                    .ConstInput(RandomOf(DType::kFloat, tb ? Shape{256, 96} : Shape{96, 256}, 22))
+                    .Reference1([tb](const std::vector<Tensor>& in) {
+                      return RefProduct(in[0], in[1], false, tb, DType::kFloat);
+                    })
+                    .Tolerance(1e-5)
+                    .Build());
+  }
+  c.push_back(OpCaseBuilder("BatchMatMulV2", "BatchMatMulV2 rows x packed constant weights")
+                  .T(DType::kFloat)
+                  .Input(RandomOf(DType::kFloat, Shape{2, 5, 64}, 23, -1, 1))
+                  .ConstInput(RandomOf(DType::kFloat, Shape{64, 48}, 24))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    return RefProduct(in[0], in[1], false, false, DType::kFloat);
+                  })
+                  .Tolerance(1e-5)
+                  .Build());
   // _FusedMatMul: BiasAdd, then each activation; BiasAdd + Add (+ Relu). One row (a Dense
   // layer at batch 1) takes the vector-loop path, 6 rows oneDNN's; 150 columns cover a whole
   // column block and a tail.

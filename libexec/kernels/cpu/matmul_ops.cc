@@ -1,14 +1,14 @@
 // The CPU kernels of the ops in kernels/matmul_ops.cc.
-// float32 runs on oneDNN; weights stay in their plain row-major form, copied once with wider rows
-// when their rows are a multiple of 512 bytes (onednn::PaddedWeightRow). Half and bfloat16
-// products are float32 products of widened copies, rounded once (TF's CPU MatMul accumulates them
-// in float32; a half-precision sum of k terms loses ~log2(k) bits), as are BatchMatMulV3's
-// bfloat16 x int8/uint8 forms; its int8/uint8 x int8/uint8 -> int32 forms are exact (BytesProduct).
-// Other dtypes run an Eigen product per batch.
+// float32 runs on oneDNN; constant weights of a product of more than one row are packed once
+// into the layout oneDNN's kernel chooses (its GEMM given plain weights packs them on every
+// call: at 64 rows that was 45 % of a Dense layer's time; a layout of its own also ends the
+// cache-set conflicts of rows a multiple of 512 bytes apart, which a padded copy used to
+// avoid), and read in their plain row-major form by one-row products (RowTimesMatrix, a vector
+// loop). Half and bfloat16 products are float32 products of widened copies, rounded once (TF's
+// CPU MatMul accumulates them in float32; a half-precision sum of k terms loses ~log2(k) bits),
+// as are BatchMatMulV3's bfloat16 x int8/uint8 forms; its int8/uint8 x int8/uint8 -> int32
+// forms are exact (BytesProduct). Other dtypes run an Eigen product per batch.
 #include "kernels/matmul_ops.h"
-
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -47,61 +47,52 @@ struct DnnlMatMul {
   int threads = 1;  // what the primitive was built for (onednn::ThreadsWorth)
   // oneDNN had only its reference kernel for these operands: Eigen's product is faster.
   bool reference = false;
+  // Constant weights in the primitive's own layout (b_md describes it); null: b as given.
+  std::shared_ptr<const void> packed_b;
 };
 
-// The CPU kernel's state: the definition's, with its oneDNN products and padded weights.
+// The CPU kernel's state: the definition's, with its oneDNN products and packed weights.
 struct MatMulCpuState : MatMulState {
   using Prepared = MatMulState;
   explicit MatMulCpuState(const MatMulState& prepared) : MatMulState(prepared) {}
   // float32 products through oneDNN, per shape (CreateMatMulCpuState makes the first).
   cpu::PrimitiveCache<DnnlMatMul> primitives;
-  // A constant b (weights) copied with rows `b_ld` floats apart, which every primitive reads
-  // in place of the input; b_ld = 0 when b is read as given.
-  std::shared_ptr<const float> padded_b;
-  int64_t b_ld = 0;
+  // The constant b (rank 2, float32: a layer's weights) that products of more than one row
+  // read packed.
+  std::optional<Tensor> packable_b;
 };
 
-// The weights copied with wider rows, one copy per constant: a function is prepared more than
-// once (per signature, per inlined call), and each preparation finds the copy the others made.
-// An entry holds the constant (sharing its buffer), so no other tensor can reuse its address
+// Constant weights packed into a primitive's layout, one copy per constant and layout: the
+// primitives of every preparation and every batch size whose kernels read the same layout share
+// it. An entry holds the constant (sharing its buffer), so no other tensor can take its address
 // while the entry lives; expired entries are dropped as new ones are made.
-struct PaddedWeights {
+struct PackedWeights {
   Tensor original;
-  std::unique_ptr<float[]> rows;
+  dnnl::memory::desc layout;
+  std::shared_ptr<void> data;
 };
 
-std::shared_ptr<const float> PaddedCopy(const Tensor& weights, int64_t ld) {
+// `plain` describes the weights as given.
+std::shared_ptr<const void> PackedCopy(const Tensor& weights, const dnnl::memory::desc& plain,
+                                       const dnnl::memory::desc& layout) {
   static std::mutex mu;
-  static std::vector<std::weak_ptr<PaddedWeights>> copies;
+  static std::vector<std::weak_ptr<PackedWeights>> copies;
   const std::lock_guard<std::mutex> lock(mu);
-  std::erase_if(copies, [](const std::weak_ptr<PaddedWeights>& w) { return w.expired(); });
+  std::erase_if(copies, [](const std::weak_ptr<PackedWeights>& w) { return w.expired(); });
   for (const auto& w : copies) {
-    std::shared_ptr<PaddedWeights> c = w.lock();
+    std::shared_ptr<PackedWeights> c = w.lock();
     if (c != nullptr && c->original.raw_data() == weights.raw_data() &&
-        c->original.shape() == weights.shape())
-      return {c, c->rows.get()};
+        c->original.shape() == weights.shape() && c->layout == layout)
+      return {c, c->data.get()};
   }
-  const int64_t rows = weights.dim(0), cols = weights.dim(1);
-  auto c = std::make_shared<PaddedWeights>();
-  c->rows.reset(new (std::nothrow) float[static_cast<size_t>(rows * ld)]());
-  if (c->rows == nullptr) return nullptr;
-  for (int64_t r = 0; r < rows; ++r)
-    std::copy_n(weights.data<float>() + r * cols, cols, c->rows.get() + r * ld);
+  auto c = std::make_shared<PackedWeights>();
+  c->data = onednn::PackWeights(dnnl::reorder(dnnl::reorder::primitive_desc(
+                                    onednn::Engine(), plain, onednn::Engine(), layout)),
+                                plain, weights.raw_data(), layout);
   c->original = weights;
+  c->layout = layout;
   copies.push_back(c);
-  // The original is not read again by this kernel: its pages go back to the kernel, so the
-  // weights are resident once. A hint that loses nothing (MADV_PAGEOUT drops clean pages of a
-  // mapped bundle, which fault back in from the file if read again; anonymous pages are at
-  // most swapped); where it is not supported, nothing happens.
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(weights.raw_data());
-  const uintptr_t first = (begin + page - 1) / page * page;
-  const uintptr_t last =
-      (begin + sizeof(float) * static_cast<uintptr_t>(weights.NumElements())) / page * page;
-  // madvise takes a non-const pointer and writes nothing.
-  char* data = const_cast<char*>(static_cast<const char*>(weights.raw_data()));
-  if (last > first) (void)madvise(data + (first - begin), last - first, MADV_PAGEOUT);
-  return {c, c->rows.get()};
+  return {c, c->data.get()};
 }
 
 dnnl::memory::desc RowMajorDesc(const dnnl::memory::dims& dims) {
@@ -116,8 +107,7 @@ dnnl::memory::desc RowMajorDesc(const dnnl::memory::dims& dims) {
 
 // Operand dims of rank `rank` with leading 1s, and the strides of its row-major layout when
 // its last two dims are swapped (adjoint).
-dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool adjoint,
-                               int64_t row_stride = 0) {
+dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool adjoint) {
   dnnl::memory::dims d(rank, 1);
   std::copy(dims.begin(), dims.end(), d.end() - dims.size());
   // Physical layout: row-major over `dims`.
@@ -125,7 +115,7 @@ dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool 
   int64_t s = 1;
   for (size_t i = rank; i-- > 0;) {
     strides[i] = s;
-    s *= i + 1 == rank && row_stride > 0 ? row_stride : d[i];
+    s *= d[i];
   }
   if (adjoint) {
     std::swap(d[rank - 1], d[rank - 2]);
@@ -149,7 +139,8 @@ Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulCpuState& st,
   const int64_t m = a[a.size() - (st.adj_a ? 1 : 2)];
   const int64_t n = b[b.size() - (st.adj_b ? 2 : 1)];
   mm->a_md = OperandDesc(a, rank, st.adj_a);
-  mm->b_md = OperandDesc(b, rank, st.adj_b, st.b_ld);
+  const bool pack = st.packable_b.has_value() && m > 1;
+  mm->b_md = OperandDesc(b, rank, st.adj_b);
   dnnl::memory::dims c(batch.begin(), batch.end());
   c.push_back(m);
   c.push_back(n);
@@ -171,11 +162,19 @@ Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulCpuState& st,
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-    auto desc = st.epilogue.bias ? dnnl::matmul::desc(mm->a_md, mm->b_md, mm->bias_md, mm->c_md)
-                                 : dnnl::matmul::desc(mm->a_md, mm->b_md, mm->c_md);
+    const dnnl::memory::desc b_any =
+        pack ? dnnl::memory::desc(mm->b_md.dims(), dnnl::memory::data_type::f32,
+                                  dnnl::memory::format_tag::any)
+             : mm->b_md;
+    auto desc = st.epilogue.bias ? dnnl::matmul::desc(mm->a_md, b_any, mm->bias_md, mm->c_md)
+                                 : dnnl::matmul::desc(mm->a_md, b_any, mm->c_md);
     dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
     mm->reference = onednn::IsReference(pd);
     if (mm->reference) return;
+    if (pack && pd.weights_desc() != mm->b_md) {
+      mm->packed_b = PackedCopy(*st.packable_b, mm->b_md, pd.weights_desc());
+      mm->b_md = pd.weights_desc();
+    }
     mm->scratch_md = pd.scratchpad_desc();
     mm->primitive = dnnl::matmul(pd);
   }));
@@ -196,12 +195,8 @@ Status CreateMatMulCpuState(PrepareContext& ctx) {
   const PartialShape& b = ctx.inputs[1].shape;
   const Tensor* weights = ctx.constant_inputs[1];
   if (st->dtype == DType::kFloat && weights != nullptr && weights->rank() == 2 &&
-      onednn::PaddedWeightRow(weights->dim(1)) != weights->dim(1) && weights->dim(0) > 1) {
-    // Read from a copy with wider rows (the product reads the first dim(1) floats of each).
-    const int64_t ld = onednn::PaddedWeightRow(weights->dim(1));
-    st->padded_b = PaddedCopy(*weights, ld);
-    if (st->padded_b != nullptr) st->b_ld = ld;
-  }
+      weights->NumElements() > 0)
+    st->packable_b = *weights;
   if (st->dtype != DType::kFloat || !a.IsFullyDefined() || !b.IsFullyDefined() ||
       a.ToShape()->num_elements() == 0 || b.ToShape()->num_elements() == 0)
     return OkStatus();
@@ -287,8 +282,8 @@ void EigenProduct(const MatMulState& st, const Tensor& a, const Tensor& b, Tenso
 Status RowTimesMatrix(const KernelContext& ctx, const MatMulCpuState& st, const float* x,
                       const Tensor& b, int64_t k, int64_t n, Tensor* out) {
   const Epilogue& e = st.epilogue;
-  const float* w = st.padded_b != nullptr ? st.padded_b.get() : b.data<float>();
-  const int64_t ldw = st.padded_b != nullptr ? st.b_ld : n;
+  const float* w = b.data<float>();
+  const int64_t ldw = n;
   const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
   float* o = out->data<float>();
   float* product = o;
@@ -352,7 +347,7 @@ Status FloatProduct(const KernelContext& ctx, const MatMulCpuState& st, const Te
   }
   const onednn::MemArg am{DNNL_ARG_SRC, &mm->a_md, a.raw_data()};
   const onednn::MemArg bm{DNNL_ARG_WEIGHTS, &mm->b_md,
-                          st.padded_b != nullptr ? st.padded_b.get() : b.raw_data()};
+                          mm->packed_b != nullptr ? mm->packed_b.get() : b.raw_data()};
   const onednn::MemArg cm{DNNL_ARG_DST, &mm->c_md, out->raw_data()};
   if (e.bias)
     return onednn::ExecuteBound(
