@@ -1,14 +1,18 @@
 // The CPU kernels of the ops in kernels/matmul_ops.cc.
-// float32 runs on oneDNN; constant weights of a product of more than one row are packed once
+// float32 runs on oneDNN. Constant weights of a product of more than one row are packed once
 // into the layout oneDNN's kernel chooses (its GEMM given plain weights packs them on every
-// call: at 64 rows that was 45 % of a Dense layer's time; a layout of its own also ends the
-// cache-set conflicts of rows a multiple of 512 bytes apart, which a padded copy used to
-// avoid), and read in their plain row-major form by one-row products (RowTimesMatrix, a vector
-// loop). Half and bfloat16 products are float32 products of widened copies, rounded once (TF's
-// CPU MatMul accumulates them in float32; a half-precision sum of k terms loses ~log2(k) bits),
-// as are BatchMatMulV3's bfloat16 x int8/uint8 forms; its int8/uint8 x int8/uint8 -> int32
-// forms are exact (BytesProduct). Other dtypes run an Eigen product per batch.
+// call: at 64 rows that was 45 % of a Dense layer's time); where its kernel reads them plain
+// (the GEMM, oneDNN 2.6's only one for AVX2), rows a multiple of 512 bytes apart are read from a
+// copy with wider rows (onednn::PaddedWeightRow: the GEMM's packed blocks otherwise share cache
+// sets). One-row products read the weights as given (RowTimesMatrix, a vector loop). Half and
+// bfloat16 products are float32 products of widened copies, rounded once (TF's CPU MatMul
+// accumulates them in float32; a half-precision sum of k terms loses ~log2(k) bits), as are
+// BatchMatMulV3's bfloat16 x int8/uint8 forms; its int8/uint8 x int8/uint8 -> int32 forms are
+// exact (BytesProduct). Other dtypes run an Eigen product per batch.
 #include "kernels/matmul_ops.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <Eigen/Core>
 #include <algorithm>
@@ -47,7 +51,8 @@ struct DnnlMatMul {
   int threads = 1;  // what the primitive was built for (onednn::ThreadsWorth)
   // oneDNN had only its reference kernel for these operands: Eigen's product is faster.
   bool reference = false;
-  // Constant weights in the primitive's own layout (b_md describes it); null: b as given.
+  // Constant weights in the primitive's own layout (b_md describes it), or copied with wider
+  // rows for a kernel that reads them plain; null: b as given.
   std::shared_ptr<const void> packed_b;
 };
 
@@ -61,6 +66,49 @@ struct MatMulCpuState : MatMulState {
   // read packed.
   std::optional<Tensor> packable_b;
 };
+
+// The weights copied with wider rows, one copy per constant: a function is prepared more than
+// once (per signature, per inlined call), and each preparation finds the copy the others made.
+// An entry holds the constant (sharing its buffer), so no other tensor can reuse its address
+// while the entry lives; expired entries are dropped as new ones are made.
+struct PaddedWeights {
+  Tensor original;
+  std::unique_ptr<float[]> rows;
+};
+
+std::shared_ptr<const float> PaddedCopy(const Tensor& weights, int64_t ld) {
+  static std::mutex mu;
+  static std::vector<std::weak_ptr<PaddedWeights>> copies;
+  const std::lock_guard<std::mutex> lock(mu);
+  std::erase_if(copies, [](const std::weak_ptr<PaddedWeights>& w) { return w.expired(); });
+  for (const auto& w : copies) {
+    std::shared_ptr<PaddedWeights> c = w.lock();
+    if (c != nullptr && c->original.raw_data() == weights.raw_data() &&
+        c->original.shape() == weights.shape())
+      return {c, c->rows.get()};
+  }
+  const int64_t rows = weights.dim(0), cols = weights.dim(1);
+  auto c = std::make_shared<PaddedWeights>();
+  c->rows.reset(new (std::nothrow) float[static_cast<size_t>(rows * ld)]());
+  if (c->rows == nullptr) return nullptr;
+  for (int64_t r = 0; r < rows; ++r)
+    std::copy_n(weights.data<float>() + r * cols, cols, c->rows.get() + r * ld);
+  c->original = weights;
+  copies.push_back(c);
+  // The original is not read again by this kernel: its pages go back to the kernel, so the
+  // weights are resident once. A hint that loses nothing (MADV_PAGEOUT drops clean pages of a
+  // mapped bundle, which fault back in from the file if read again; anonymous pages are at
+  // most swapped); where it is not supported, nothing happens.
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(weights.raw_data());
+  const uintptr_t first = (begin + page - 1) / page * page;
+  const uintptr_t last =
+      (begin + sizeof(float) * static_cast<uintptr_t>(weights.NumElements())) / page * page;
+  // madvise takes a non-const pointer and writes nothing.
+  char* data = const_cast<char*>(static_cast<const char*>(weights.raw_data()));
+  if (last > first) (void)madvise(data + (first - begin), last - first, MADV_PAGEOUT);
+  return {c, c->rows.get()};
+}
 
 // Constant weights packed into a primitive's layout, one copy per constant and layout: the
 // primitives of every preparation and every batch size whose kernels read the same layout share
@@ -107,7 +155,8 @@ dnnl::memory::desc RowMajorDesc(const dnnl::memory::dims& dims) {
 
 // Operand dims of rank `rank` with leading 1s, and the strides of its row-major layout when
 // its last two dims are swapped (adjoint).
-dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool adjoint) {
+dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool adjoint,
+                               int64_t row_stride = 0) {
   dnnl::memory::dims d(rank, 1);
   std::copy(dims.begin(), dims.end(), d.end() - dims.size());
   // Physical layout: row-major over `dims`.
@@ -115,7 +164,7 @@ dnnl::memory::desc OperandDesc(std::span<const int64_t> dims, size_t rank, bool 
   int64_t s = 1;
   for (size_t i = rank; i-- > 0;) {
     strides[i] = s;
-    s *= d[i];
+    s *= i + 1 == rank && row_stride > 0 ? row_stride : d[i];
   }
   if (adjoint) {
     std::swap(d[rank - 1], d[rank - 2]);
@@ -171,9 +220,23 @@ Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulCpuState& st,
     dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
     mm->reference = onednn::IsReference(pd);
     if (mm->reference) return;
+    const Tensor* w = st.packable_b.has_value() ? &*st.packable_b : nullptr;
     if (pack && pd.weights_desc() != mm->b_md) {
-      mm->packed_b = PackedCopy(*st.packable_b, mm->b_md, pd.weights_desc());
+      mm->packed_b = PackedCopy(*w, mm->b_md, pd.weights_desc());
       mm->b_md = pd.weights_desc();
+    } else if (w != nullptr && w->dim(0) > 1 && onednn::PaddedWeightRow(w->dim(1)) != w->dim(1)) {
+      // A kernel that reads the weights plain (oneDNN's GEMM, the only one for AVX2 in 2.6):
+      // from a copy with wider rows.
+      const int64_t ld = onednn::PaddedWeightRow(w->dim(1));
+      std::shared_ptr<const float> padded = PaddedCopy(*w, ld);
+      if (padded != nullptr) {
+        mm->b_md = OperandDesc(b, rank, st.adj_b, ld);
+        auto padded_desc = st.epilogue.bias
+                               ? dnnl::matmul::desc(mm->a_md, mm->b_md, mm->bias_md, mm->c_md)
+                               : dnnl::matmul::desc(mm->a_md, mm->b_md, mm->c_md);
+        pd = dnnl::matmul::primitive_desc(padded_desc, attr, onednn::Engine());
+        mm->packed_b = std::move(padded);
+      }
     }
     mm->scratch_md = pd.scratchpad_desc();
     mm->primitive = dnnl::matmul(pd);
