@@ -246,7 +246,7 @@ dnnl_memory_t Bind(const dnnl::memory::desc& md, const void* data, uint64_t call
   BoundMemory* victim = nullptr;
   bool twice = false;  // a second argument with this descriptor in one call
   for (BoundMemory& s : set) {
-    if (s.key == &md && std::memcmp(&s.desc, &md.data, sizeof(md.data)) == 0) {
+    if (s.key == &md && dnnl_memory_desc_equal(&s.desc, &md.data) != 0) {
       twice = s.call == call;
       if (twice) break;
       s.mem.set_data_handle(handle);
