@@ -9,6 +9,7 @@
 #include <string>
 
 #include "kiln/core/status.h"
+#include "kiln/exec/thread_pool.h"
 
 namespace kiln::exec {
 
@@ -25,6 +26,9 @@ class MappedFile {
   uint64_t size() const { return size_; }
   // Whether data() is a mapping of the file (false: a copy read into memory).
   bool mapped() const { return mapped_; }
+  // Gives back the mapping's resident pages (after a checksum pass read them all): what is read
+  // again comes back from the page cache or the file. Nothing for a copy.
+  void ReleasePages() const;
 
  private:
   MappedFile() = default;
@@ -33,5 +37,10 @@ class MappedFile {
   bool mapped_ = false;
   std::string copy_;  // the file's bytes when it could not be mapped
 };
+
+// The CRC32C of [data, data + size), split across `threads` (nullptr: this thread). `mapped`:
+// the bytes are a MappedFile's mapping, checked in windows whose pages go back once read, so a
+// check of a large file or entry never holds more than a window of it.
+uint32_t ChecksumOf(const char* data, uint64_t size, const ThreadPool* threads, bool mapped);
 
 }  // namespace kiln::exec

@@ -47,31 +47,6 @@ std::string TempPathFor(const std::string& path) {
 }
 #endif
 
-// CRC32C of a large entry in one piece per thread, joined with crc32c::Combine: the pass is
-// bound by reading memory, which two cores do faster than one.
-uint32_t ChecksumOf(const char* data, uint64_t size, const ThreadPool* threads) {
-  constexpr uint64_t kMinPiece = uint64_t{1} << 20;
-  const int pieces =
-      threads == nullptr
-          ? 1
-          : static_cast<int>(std::min<uint64_t>(threads->num_threads(), size / kMinPiece));
-  if (pieces <= 1) return crc32c::Value(data, size);
-  const uint64_t piece = (size + pieces - 1) / pieces;
-  std::vector<uint32_t> crcs(pieces);
-  threads->ParallelFor(pieces, 1, [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const uint64_t at = static_cast<uint64_t>(i) * piece;
-      crcs[i] = crc32c::Value(data + at, std::min(piece, size - at));
-    }
-  });
-  uint32_t crc = crcs[0];
-  for (int i = 1; i < pieces; ++i) {
-    const uint64_t at = static_cast<uint64_t>(i) * piece;
-    crc = crc32c::Combine(crc, crcs[i], std::min(piece, size - at));
-  }
-  return crc;
-}
-
 // Element count of `shape`, or nullopt-like -1 when it does not fit in int64.
 int64_t CheckedNumElements(const Shape& shape) {
   int64_t n = 1;
@@ -100,6 +75,7 @@ struct ShardFile {
   const char* bytes = nullptr;
   uint64_t size = 0;
   bool in_memory = false;  // OpenFromMemory: owner, bytes and size are set already
+  bool mapped = false;     // bytes is a mapping of the file (not a copy, not given memory)
 
   Status EnsureOpen() {
     if (in_memory) return OkStatus();
@@ -111,6 +87,7 @@ struct ShardFile {
       }
       bytes = (*file)->data();
       size = (*file)->size();
+      mapped = (*file)->mapped();
       owner = std::move(file).value();
     });
     return open_status;
@@ -443,17 +420,19 @@ Result<Tensor> BundleReader::Read(std::string_view key) const {
     if (crc != stored_crc) return mismatch(crc);
     return t;
   }
-  // From the mapped bytes: the checksum pass faults the pages in once, and the tensor below
-  // uses those same pages.
   if (im.options.verify_checksums) {
-    const uint32_t crc = ChecksumOf(src, size, im.options.threads);
+    const uint32_t crc = ChecksumOf(src, size, im.options.threads, shard.mapped);
     if (crc != stored_crc) return mismatch(crc);
   }
   const bool aligned = reinterpret_cast<uintptr_t>(src) % DTypeSize(dtype) == 0;
   const bool as_stored = !im.swap_bytes && (dtype != DType::kBool || AreBools(src, size));
   if (aligned && as_stored && size > 0) {
-    // No copy: a read-only view of the file that keeps the mapping alive.
-    return Tensor(dtype, shape, TensorBuffer::ReadOnlyView(dtype, n, src, shard.owner));
+    // No copy: a read-only view of the file that keeps the mapping alive. The checksum pass
+    // gave the pages it read back; they return when something reads the tensor (a kernel, a
+    // fold, a packing), so an entry nothing uses (Keras's second copy of every variable)
+    // costs no memory, and what is read is what was checked.
+    return Tensor(dtype, shape,
+                  TensorBuffer::ReadOnlyView(dtype, n, src, shard.owner, shard.mapped));
   }
   // Unaligned for the dtype (a TensorFlow-written file packs entries), byte-swapped, or bools
   // to normalise: a copy.

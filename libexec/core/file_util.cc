@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -283,6 +284,17 @@ Status WriteDirectoryAtomically(const fs::path& target,
   if (!target_exists) RemoveStaleSiblings(parent, name, /*include_old=*/true);
   SyncPath(parent, true);
   return OkStatus();
+}
+
+void ReleaseMappedPages(const void* data, uint64_t size) {
+  const auto page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(data);
+  const uintptr_t first = (begin + page - 1) / page * page;  // the edges hold other bytes
+  const uintptr_t last = (begin + size) / page * page;
+  // Advice: where it fails, the pages stay resident, which costs only memory. (madvise takes a
+  // non-const pointer and writes nothing.)
+  char* p = const_cast<char*>(static_cast<const char*>(data));
+  if (last > first) (void)::madvise(p + (first - begin), last - first, MADV_DONTNEED);
 }
 
 }  // namespace kiln

@@ -13,6 +13,7 @@
 
 #include "core/tensor_summary.h"
 #include "core/text_escape.h"
+#include "kiln/core/file_util.h"
 #include "kiln/core/float8.h"
 
 namespace kiln {
@@ -151,13 +152,19 @@ TensorBuffer::TensorBuffer(DType dtype, int64_t num_elements, void* data,
 
 std::shared_ptr<TensorBuffer> TensorBuffer::ReadOnlyView(DType dtype, int64_t num_elements,
                                                          const void* data,
-                                                         std::shared_ptr<const void> owner) {
+                                                         std::shared_ptr<const void> owner,
+                                                         bool file_pages) {
   // The view type holds a mutable pointer for writable views; nothing writes through this one
   // (BufferIsExclusive is false for it), and a PROT_READ mapping would fault if anything did.
   auto buffer = std::make_shared<TensorBuffer>(dtype, num_elements, const_cast<void*>(data),
                                                std::move(owner), /*transient=*/false);
   buffer->read_only_ = true;
+  buffer->file_pages_ = file_pages;
   return buffer;
+}
+
+void TensorBuffer::ReleasePages() const {
+  if (file_pages_) ReleaseMappedPages(data_, bytes_);
 }
 
 void TensorBuffer::ConstructElements(bool zero_pod) {

@@ -645,6 +645,7 @@ void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
       // The output channel is the innermost index ([kh, kw, in, out], [kh, kw, c, m] and
       // [k, n]), or the outermost of a transposed MatMul's [n, k].
       for (int64_t i = 0; i < total; ++i) d[i] *= ch.scale[outer ? i / inner : i % channels];
+      weights_->buffer()->ReleasePages();  // a mapped bundle's: the scaled copy replaces it
       return weights_->dtype() == DType::kFloat ? copy : *CastNow(copy, weights_->dtype());
     });
     inputs[1] = AddConstant(base + "/fused_weights", std::move(w));

@@ -401,8 +401,10 @@ class ContentChecker {
 };
 
 // A constant as a tensor: numbers alias the plan's bytes when they are aligned (always, in a
-// mapped plan that our writer made), else they are copied.
-Result<Tensor> DecodeConstant(const kp::Constant& c, const std::shared_ptr<const void>& owner) {
+// mapped plan that our writer made), else they are copied. `mapped`: the bytes are a mapping
+// of the plan file, whose pages a view may give back once read (packed weights).
+Result<Tensor> DecodeConstant(const kp::Constant& c, const std::shared_ptr<const void>& owner,
+                              bool mapped) {
   const DType dtype = static_cast<DType>(c.dtype());
   KILN_ASSIGN_OR_RETURN(Shape shape, Shape::FromDims(Int64s(c.shape())));
   if (dtype == DType::kString) {
@@ -415,7 +417,7 @@ Result<Tensor> DecodeConstant(const kp::Constant& c, const std::shared_ptr<const
   const size_t n = SizeOf(c.data());
   if (bytes != nullptr && n > 0 && reinterpret_cast<uintptr_t>(bytes) % kTensorAlignment == 0)
     return Tensor(dtype, shape,
-                  TensorBuffer::ReadOnlyView(dtype, shape.num_elements(), bytes, owner));
+                  TensorBuffer::ReadOnlyView(dtype, shape.num_elements(), bytes, owner, mapped));
   Tensor t(dtype, shape);
   if (n > 0) std::memcpy(t.raw_data(), bytes, n);
   return t;
@@ -436,7 +438,8 @@ Result<std::shared_ptr<const ServingPlan>> ServingPlan::Verify(std::shared_ptr<S
   if (verify_checksum) {
     uint32_t stored = 0;
     for (int i = 0; i < 4; ++i) stored |= static_cast<uint32_t>(trailer[i]) << (8 * i);
-    const uint32_t actual = crc32c::Value(plan->data_, plan->size_);
+    const uint32_t actual = ChecksumOf(reinterpret_cast<const char*>(plan->data_), plan->size_,
+                                       nullptr, plan->file_ != nullptr && plan->file_->mapped());
     if (crc32c::Unmask(stored) != actual)
       return DataLoss(where, ": checksum mismatch (the file is corrupt)");
   }
@@ -454,7 +457,11 @@ Result<std::shared_ptr<const ServingPlan>> ServingPlan::Open(const std::filesyst
   KILN_ASSIGN_OR_RETURN(plan->file_, MappedFile::Open(path.string()));
   plan->data_ = reinterpret_cast<const uint8_t*>(plan->file_->data());
   plan->size_ = plan->file_->size();
-  return Verify(std::move(plan), path.string(), verify_checksum);
+  const std::shared_ptr<const MappedFile> file = plan->file_;
+  auto verified = Verify(std::move(plan), path.string(), verify_checksum);
+  // The structural check read all of the plan's tables: loading reads what it needs again.
+  if (verified.ok()) file->ReleasePages();
+  return verified;
 }
 
 Result<std::shared_ptr<const ServingPlan>> ServingPlan::FromBytes(std::string_view bytes,
@@ -536,14 +543,14 @@ namespace {
 
 class GraphDecoder {
  public:
-  GraphDecoder(const kp::Plan& plan, std::shared_ptr<const void> owner, FlatGraph* g)
-      : plan_(plan), owner_(std::move(owner)), g_(g) {}
+  GraphDecoder(const kp::Plan& plan, std::shared_ptr<const void> owner, bool mapped, FlatGraph* g)
+      : plan_(plan), owner_(std::move(owner)), mapped_(mapped), g_(g) {}
 
   Result<const Tensor*> Constant(int32_t index) {
     if (auto it = decoded_.find(index); it != decoded_.end()) return it->second;
     KILN_ASSIGN_OR_RETURN(
-        Tensor t,
-        DecodeConstant(*plan_.constants()->Get(static_cast<fb::uoffset_t>(index)), owner_));
+        Tensor t, DecodeConstant(*plan_.constants()->Get(static_cast<fb::uoffset_t>(index)), owner_,
+                                 mapped_));
     g_->owned_values.push_back(std::move(t));
     decoded_[index] = &g_->owned_values.back();
     return &g_->owned_values.back();
@@ -647,6 +654,7 @@ class GraphDecoder {
  private:
   const kp::Plan& plan_;
   std::shared_ptr<const void> owner_;
+  bool mapped_;
   FlatGraph* g_;
   std::map<int32_t, const Tensor*> decoded_;
 };
@@ -674,15 +682,22 @@ std::shared_ptr<const void> ServingPlan::Owner() const {
 Result<Tensor> ServingPlan::ConstantTensor(int32_t index) const {
   if (index < 0 || static_cast<size_t>(index) >= SizeOf(root_->constants()))
     return DataLoss("plan constant ", index, " is out of range");
-  return DecodeConstant(*root_->constants()->Get(static_cast<fb::uoffset_t>(index)), Owner());
+  return DecodeConstant(*root_->constants()->Get(static_cast<fb::uoffset_t>(index)), Owner(),
+                        file_ != nullptr && file_->mapped());
 }
 
 Result<std::shared_ptr<const PreparedFunction>> ServingPlan::Prepare(
     const kp::Function& function, const FunctionLibrary& library, std::span<const TensorSpec> specs,
     const PrepareOptions& options) const {
   KILN_ASSIGN_OR_RETURN(PlanGraph g, Decode(function));
+  // Decoding reads each constant's length beside its bytes, which maps the page-cache folio
+  // around it (up to 2 MiB where the file was written in large pieces): those pages go back,
+  // so that preparing maps each weight only while it packs it (and packing gives its pages
+  // back), and what stays resident is what calls read.
+  if (file_ != nullptr) file_->ReleasePages();
   KILN_ASSIGN_OR_RETURN(auto prepared,
                         PreparedFunction::PrepareGraph(g.graph, g.iface, library, specs, options));
+  if (file_ != nullptr) file_->ReleasePages();
   KILN_RETURN_IF_ERROR(CheckPrepared(function, *prepared));
   return prepared;
 }
@@ -702,7 +717,7 @@ Result<PlanGraph> ServingPlan::Decode(const kp::Function& f) const {
   }
   auto g = std::make_shared<FlatGraph>();
   // Whatever aliases the plan's bytes keeps the plan (and its mapping) alive.
-  GraphDecoder decoder(*root_, Owner(), g.get());
+  GraphDecoder decoder(*root_, Owner(), file_ != nullptr && file_->mapped(), g.get());
   const std::string fname = iface->name;
   g->nodes.reserve(SizeOf(f.nodes()));
   for (size_t v = 0; v < SizeOf(f.nodes()); ++v) {

@@ -1,4 +1,6 @@
 #include <doctest/doctest.h>
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <atomic>
 #include <cstring>
@@ -8,6 +10,7 @@
 #include <vector>
 
 #include "bundle/crc32c.h"
+#include "bundle/mapped_file.h"
 #include "bundle/sstable.h"
 #include "exec/test_util.h"
 #include "kiln/exec/tensor_bundle.h"
@@ -228,6 +231,86 @@ TEST_CASE("bundle: share_equal_entries stores equal values once and reads every 
   check("other", *other);
   check("as_int", *same_bytes_int);
   check("s2", Tensor::StringScalar("x"));
+}
+
+// How many of the pages wholly inside [p, p + bytes) this process has mapped (the present bit
+// of /proc/self/pagemap, which an unprivileged process may read); -1 where it cannot be read.
+int64_t ResidentPages(const void* p, size_t bytes) {
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  const auto begin = reinterpret_cast<uintptr_t>(p);
+  const uintptr_t first = (begin + page - 1) / page, last = (begin + bytes) / page;
+  const int fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return -1;
+  int64_t present = 0;
+  for (uintptr_t i = first; i < last; ++i) {
+    uint64_t entry = 0;
+    if (pread(fd, &entry, sizeof entry, static_cast<off_t>(i * sizeof entry)) != sizeof entry) {
+      present = -1;
+      break;
+    }
+    present += static_cast<int64_t>(entry >> 63);
+  }
+  close(fd);
+  return present;
+}
+
+TEST_CASE("bundle: a checked entry's mapped pages go back until read, and read the same") {
+  TempDir dir;
+  const fs::path prefix = dir.path() / "big";
+  Tensor big(DType::kFloat, Shape{256, 1024});  // 1 MiB: many whole pages
+  for (int64_t i = 0; i < big.NumElements(); ++i)
+    big.data<float>()[i] = static_cast<float>(i % 977);
+  {
+    BundleWriter w(prefix);
+    REQUIRE(w.Add("big", big).ok());
+    REQUIRE(w.Finish().ok());
+  }
+  auto r = BundleReader::Open(prefix);
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  auto got = (*r)->Read("big");
+  REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  REQUIRE(got->buffer()->read_only());  // a view of the mapped file, not a copy
+  const int64_t after_read = ResidentPages(got->raw_data(), big.ByteSize());
+  if (after_read < 0) return;  // no /proc/self/pagemap here: nothing to observe
+  // The checksum pass read every byte; the pages went back, and reading them again maps them
+  // from the file with the same values.
+  CHECK(after_read == 0);
+  CHECK(TensorsEqual(*got, big));
+  CHECK(ResidentPages(got->raw_data(), big.ByteSize()) > 0);
+  got->buffer()->ReleasePages();
+  CHECK(ResidentPages(got->raw_data(), big.ByteSize()) == 0);
+  CHECK(TensorsEqual(*got, big));
+  // Memory the process owns is never given back: its values would be lost.
+  Tensor owned = big.DeepCopy();
+  owned.buffer()->ReleasePages();
+  CHECK(TensorsEqual(owned, big));
+}
+
+TEST_CASE("mapped file: a checksum across windows is the file's and holds none of its pages") {
+  TempDir dir;
+  const fs::path path = dir.path() / "data";
+  std::string bytes(40u << 20, '\0');  // more than two 16 MiB windows
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<char>((i * 2654435761u) >> 24);
+  WriteAll(path, bytes);
+  auto file = MappedFile::Open(path.string());
+  REQUIRE_MESSAGE(file.ok(), file.status().ToString());
+  REQUIRE((*file)->mapped());
+  const uint32_t want = crc32c::Value(bytes.data(), bytes.size());
+  const ThreadPool pool(2);
+  for (const ThreadPool* threads : {static_cast<const ThreadPool*>(nullptr), &pool}) {
+    // From an odd offset: windows start wherever the range does and end on window boundaries.
+    const char* data = (*file)->data();
+    CHECK(ChecksumOf(data + 3, bytes.size() - 3, threads, /*mapped=*/true) ==
+          crc32c::Value(bytes.data() + 3, bytes.size() - 3));
+    CHECK(ChecksumOf(data, bytes.size(), threads, /*mapped=*/true) == want);
+    const int64_t resident = ResidentPages(data, bytes.size());
+    if (resident >= 0) CHECK(resident == 0);
+    CHECK(ChecksumOf(data, bytes.size(), threads, /*mapped=*/false) == want);
+    if (resident >= 0) CHECK(ResidentPages(data, bytes.size()) > 0);  // read, and kept
+    (*file)->ReleasePages();
+    if (resident >= 0) CHECK(ResidentPages(data, bytes.size()) == 0);
+  }
+  CHECK(std::memcmp((*file)->data(), bytes.data(), bytes.size()) == 0);
 }
 
 TEST_CASE("bundle: a flipped data byte is a checksum error naming the key and the file") {

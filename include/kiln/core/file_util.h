@@ -1,6 +1,7 @@
 // Small filesystem helpers with the project's error model.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -25,5 +26,10 @@ Status WriteFileAtomically(const std::filesystem::path& path, std::string_view c
 // NAME into the same parent.
 Status WriteDirectoryAtomically(const std::filesystem::path& target,
                                 const std::function<Status(const std::filesystem::path&)>& fill);
+
+// Gives back the resident pages wholly inside [data, data + size) of a private read-only file
+// mapping: read again, they come back from the page cache or the file. Only for such mappings
+// (a tensor bundle's or a plan's), never for other memory, whose contents would be lost.
+void ReleaseMappedPages(const void* data, uint64_t size);
 
 }  // namespace kiln

@@ -54,9 +54,12 @@ class TensorBuffer {
                bool transient);
   // A read-only view of POD elements at `data` (a tensor-bundle data file mapped with
   // PROT_READ): kept alive by `owner`, never written, kept by variables without a copy.
+  // `file_pages`: the bytes are a private read-only mapping of a file, so ReleasePages may give
+  // their pages back (never set for memory that only the process holds).
   static std::shared_ptr<TensorBuffer> ReadOnlyView(DType dtype, int64_t num_elements,
                                                     const void* data,
-                                                    std::shared_ptr<const void> owner);
+                                                    std::shared_ptr<const void> owner,
+                                                    bool file_pages = false);
   ~TensorBuffer();
   TensorBuffer(const TensorBuffer&) = delete;
   TensorBuffer& operator=(const TensorBuffer&) = delete;
@@ -67,6 +70,11 @@ class TensorBuffer {
   bool ok() const { return data_ != nullptr || bytes_ == 0; }
   bool transient() const { return transient_; }
   bool read_only() const { return read_only_; }
+  // For a view of a mapped file: gives back the resident pages wholly inside it (madvise
+  // MADV_DONTNEED), which the kernel reads again from the page cache or the file when touched.
+  // Weights read once at prepare time (checksummed, folded, packed) and Keras's second copy of
+  // every variable then stop counting in the process's memory. No effect on other buffers.
+  void ReleasePages() const;
   // Whether the host can read and write the elements (false for GPU memory).
   bool host_accessible() const { return allocator_ == nullptr || allocator_->HostAccessible(); }
   Allocator* allocator() const { return allocator_; }
@@ -79,6 +87,7 @@ class TensorBuffer {
   DType dtype_;
   bool transient_ = false;
   bool read_only_ = false;
+  bool file_pages_ = false;  // a view of a private read-only file mapping
   int64_t num_elements_;
   size_t bytes_;
   void* data_;

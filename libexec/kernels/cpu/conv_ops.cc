@@ -265,9 +265,11 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
     c->primitive = dnnl::convolution_forward(pd);
     c->weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
         onednn::Engine(), c->user_weights_md, onednn::Engine(), c->weights_md));
-    if (constant_filter != nullptr)  // packed once: the filter's layout for this kernel
+    if (constant_filter != nullptr) {  // packed once: the filter's layout for this kernel
       c->packed_weights = onednn::PackWeights(c->weights_reorder, c->user_weights_md,
                                               constant_filter->raw_data(), c->weights_md);
+      constant_filter->buffer()->ReleasePages();  // a mapped bundle's: read again only to pack
+    }
   }));
   return c;
 }

@@ -11,9 +11,6 @@
 // exact (BytesProduct). Other dtypes run an Eigen product per batch.
 #include "kernels/matmul_ops.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <Eigen/Core>
 #include <algorithm>
 #include <cstdint>
@@ -95,18 +92,9 @@ std::shared_ptr<const float> PaddedCopy(const Tensor& weights, int64_t ld) {
     std::copy_n(weights.data<float>() + r * cols, cols, c->rows.get() + r * ld);
   c->original = weights;
   copies.push_back(c);
-  // The original is not read again by this kernel: its pages go back to the kernel, so the
-  // weights are resident once. A hint that loses nothing (MADV_PAGEOUT drops clean pages of a
-  // mapped bundle, which fault back in from the file if read again; anonymous pages are at
-  // most swapped); where it is not supported, nothing happens.
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<uintptr_t>(weights.raw_data());
-  const uintptr_t first = (begin + page - 1) / page * page;
-  const uintptr_t last =
-      (begin + sizeof(float) * static_cast<uintptr_t>(weights.NumElements())) / page * page;
-  // madvise takes a non-const pointer and writes nothing.
-  char* data = const_cast<char*>(static_cast<const char*>(weights.raw_data()));
-  if (last > first) (void)madvise(data + (first - begin), last - first, MADV_PAGEOUT);
+  // The original is not read again by this kernel: a mapped bundle's pages go back, so the
+  // weights are resident once.
+  weights.buffer()->ReleasePages();
   return {c, c->rows.get()};
 }
 
@@ -140,6 +128,7 @@ std::shared_ptr<const void> PackedCopy(const Tensor& weights, const dnnl::memory
   c->original = weights;
   c->layout = layout;
   copies.push_back(c);
+  weights.buffer()->ReleasePages();  // read again only by one-row products, from the file
   return {c, c->data.get()};
 }
 
