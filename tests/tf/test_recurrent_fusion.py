@@ -193,3 +193,30 @@ def test_fused_tf_keras2_loop_gives_tf_outputs(tfk2_models, name, tmp_path):
     rtol, atol = (1e-2, 4e-3) if "_f16_" in name else (1e-5, 1e-6)
     oracle.assert_same(fused, expected, f"{name} fused vs TF", rtol=rtol, atol=atol)
     oracle.assert_same(fused, generic, f"{name} fused vs the generic loop", rtol=rtol, atol=atol)
+
+
+@pytest.mark.parametrize("layer", ["lstm", "masked_gru"])
+def test_fused_loop_projects_in_chunks(layer, tmp_path):
+    """Enough rows (steps x batch) that the kernel projects the input chunk by chunk (512 rows
+    at a time: 17 steps of 30 rows, then 6), with the states carried across chunks."""
+    import keras
+    L = keras.layers
+    rng = np.random.default_rng(5)
+    steps, batch = 40, 30
+    x = rng.standard_normal((batch, steps, D)).astype(np.float32)
+    x[3, 25:] = 0.0  # masked steps across a chunk boundary
+    keras.utils.set_random_seed(3)
+    inp = keras.Input((steps, D), name="x")
+    if layer == "lstm":
+        y = L.LSTM(8, return_sequences=True)(inp)
+    else:
+        y = L.GRU(6, return_sequences=True)(L.Masking(mask_value=0.0)(inp))
+    model = keras.Model(inp, y)
+    d = tmp_path / layer
+    model.export(str(d), format="tf_saved_model", verbose=False)
+    np.save(tmp_path / "x.npy", x)
+    fused, taken = _run(d, tmp_path / "x.npy", tmp_path / "fused", "log")
+    assert taken == 1
+    generic, _ = _run(d, tmp_path / "x.npy", tmp_path / "generic", "0")
+    oracle.assert_same(fused, np.asarray(model(x)), f"{layer} fused vs TF", rtol=1e-5, atol=1e-6)
+    oracle.assert_same(fused, generic, f"{layer} fused vs the generic loop", rtol=1e-5, atol=1e-6)
