@@ -50,7 +50,6 @@ tensorflow::GraphDef RewriteRefVariables(const tensorflow::GraphDef& graph) {
 
   tensorflow::GraphDef out;
   out.mutable_versions()->CopyFrom(graph.versions());
-  *out.mutable_library() = graph.library();
   for (const auto& original : graph.node()) {
     tensorflow::NodeDef node = original;
     if (node.op() == "IsVariableInitialized") {
