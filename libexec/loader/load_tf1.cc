@@ -38,7 +38,7 @@ PartialShape SavedModelLoader::Tf1FedShape(const std::string& tensor_name) const
   const size_t colon = tensor_name.rfind(':');
   if (colon != std::string::npos && tensor_name.substr(colon + 1) != "0")
     return PartialShape::UnknownRank();
-  for (const auto& n : main_graph_.node()) {
+  for (const auto& n : main_graph_->node()) {
     if (n.name() != node) continue;
     if (n.op() != "Placeholder" && n.op() != "PlaceholderWithDefault")
       return PartialShape::UnknownRank();
@@ -46,7 +46,7 @@ PartialShape SavedModelLoader::Tf1FedShape(const std::string& tensor_name) const
     if (attr == n.attr().end() || !attr->second.has_shape()) return PartialShape::UnknownRank();
     const auto& proto = attr->second.shape();
     // Up to GraphDef version 21 a Placeholder's scalar shape meant "unknown" (TF's rule).
-    if (n.op() == "Placeholder" && main_graph_.versions().producer() <= 21 &&
+    if (n.op() == "Placeholder" && main_graph_->versions().producer() <= 21 &&
         !proto.unknown_rank() && proto.dim_size() == 0)
       return PartialShape::UnknownRank();
     auto shape = PartialShapeFromProto(proto);
@@ -101,7 +101,7 @@ Status SavedModelLoader::BuildTf1Signature(const std::string& key,
   }
   std::vector<std::unique_ptr<tensorflow::FunctionDef>> helpers;
   KILN_ASSIGN_OR_RETURN_CTX(
-      *fdef, Tf1Function(main_graph_, "__tf1_signature_" + key, feeds, fetches, {}, &helpers),
+      *fdef, Tf1Function(*main_graph_, "__tf1_signature_" + key, feeds, fetches, {}, &helpers),
       "loading ", where, " of TF1-style SavedModel '", dir_.string(), "'");
   Adopt(&helpers, &Access::synthesized(*model_), core().library.get());
   return OkStatus();
@@ -150,7 +150,7 @@ Status SavedModelLoader::LoadTf1() {
     feeds.insert(feeds.end(), asset_feeds.begin(), asset_feeds.end());
     KILN_ASSIGN_OR_RETURN_CTX(
         restore,
-        Tf1Function(main_graph_, "__tf1_restore", feeds, {}, {saver.restore_op_name()}, &helpers),
+        Tf1Function(*main_graph_, "__tf1_restore", feeds, {}, {saver.restore_op_name()}, &helpers),
         "the saver's restore op of '", dir_.string(), "'");
     checks.push_back(
         {"the restore op '" + saver.restore_op_name() + "'", restore.get(), false, true});
@@ -159,7 +159,7 @@ Status SavedModelLoader::LoadTf1() {
   std::unique_ptr<tensorflow::FunctionDef> init;
   if (!init_name.empty()) {
     KILN_ASSIGN_OR_RETURN_CTX(
-        init, Tf1Function(main_graph_, "__tf1_init", asset_feeds, {}, {init_name}, &helpers),
+        init, Tf1Function(*main_graph_, "__tf1_init", asset_feeds, {}, {init_name}, &helpers),
         "the init op of '", dir_.string(), "'");
     checks.push_back({"the init op '" + init_name + "'", init.get(), false, true});
   }

@@ -228,7 +228,7 @@ Status SavedModelLoader::RegisterMainGraphVariables() {
   const auto& saver = meta_graph().saver_def();
   const tensorflow::NodeDef* call = nullptr;
   const std::string restore_op = NodeOfTensor(saver.restore_op_name());
-  for (const auto& n : main_graph_.node())
+  for (const auto& n : main_graph_->node())
     if (n.name() == restore_op) call = &n;
   if (call == nullptr) return OkStatus();
   auto f = call->attr().find("f");
@@ -241,7 +241,7 @@ Status SavedModelLoader::RegisterMainGraphVariables() {
   for (int i = 0; i < fdef->signature().input_arg_size(); ++i)
     arg_index[fdef->signature().input_arg(i).name()] = i;
   std::map<std::string, const tensorflow::NodeDef*> main_nodes;
-  for (const auto& n : main_graph_.node()) main_nodes[n.name()] = &n;
+  for (const auto& n : main_graph_->node()) main_nodes[n.name()] = &n;
   // RestoreV2's key lists, decoded once each: every AssignVariableOp names an element of one
   // (decoding it per variable cost 9-12 ms of a Keras CNN's load).
   std::map<const tensorflow::NodeDef*, Result<Tensor>> key_lists;
@@ -289,7 +289,7 @@ Status SavedModelLoader::RegisterMainGraphVariables() {
 Status SavedModelLoader::PrepareSave() {
   const auto& saver = meta_graph().saver_def();
   if (saver.filename_tensor_name().empty() || saver.save_tensor_name().empty()) return OkStatus();
-  auto fdef = Tf1Function(main_graph_, "__saver_save",
+  auto fdef = Tf1Function(*main_graph_, "__saver_save",
                           {{saver.filename_tensor_name(), tensorflow::DT_STRING}},
                           {{saver.save_tensor_name(), tensorflow::DT_STRING}}, {});
   if (fdef.ok()) Access::save_fdef(*model_) = std::move(*fdef);

@@ -192,8 +192,10 @@ class SavedModelLoader {
   std::unique_ptr<BundleReader> checkpoint_;
   tensorflow::TrackableObjectGraph checkpoint_graph_;
   std::vector<int> to_checkpoint_;
-  // The main graph, with TF1 reference variables made explicit (tf1_graph.h).
-  tensorflow::GraphDef main_graph_;
+  // The main graph, with TF1 reference variables made explicit (tf1_graph.h): the
+  // MetaGraphDef's own graph when it has none (every TF2 bundle), else the rewritten copy.
+  const tensorflow::GraphDef* main_graph_ = nullptr;
+  tensorflow::GraphDef rewritten_main_graph_;
 };
 
 }  // namespace kiln::exec

@@ -42,6 +42,12 @@ std::string NodeOfTensor(const std::string& tensor) {
   return SplitTensorName(t).first;
 }
 
+bool HasRefVariables(const tensorflow::GraphDef& graph) {
+  for (const auto& n : graph.node())
+    if (OutputsRef(n.op()) || n.op() == "IsVariableInitialized") return true;
+  return false;
+}
+
 tensorflow::GraphDef RewriteRefVariables(const tensorflow::GraphDef& graph) {
   std::map<std::string, const tensorflow::NodeDef*> by_name;
   for (const auto& n : graph.node()) by_name[n.name()] = &n;
