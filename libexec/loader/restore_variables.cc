@@ -286,14 +286,19 @@ Status SavedModelLoader::RegisterMainGraphVariables() {
   return OkStatus();
 }
 
-Status SavedModelLoader::PrepareSave() {
-  const auto& saver = meta_graph().saver_def();
-  if (saver.filename_tensor_name().empty() || saver.save_tensor_name().empty()) return OkStatus();
-  auto fdef = Tf1Function(*main_graph_, "__saver_save",
-                          {{saver.filename_tensor_name(), tensorflow::DT_STRING}},
-                          {{saver.save_tensor_name(), tensorflow::DT_STRING}}, {});
-  if (fdef.ok()) Access::save_fdef(*model_) = std::move(*fdef);
-  return OkStatus();
+std::unique_ptr<tensorflow::FunctionDef> SaveFunction(const tensorflow::MetaGraphDef& mg) {
+  const auto& saver = mg.saver_def();
+  if (saver.filename_tensor_name().empty() || saver.save_tensor_name().empty()) return nullptr;
+  tensorflow::GraphDef rewritten;
+  const tensorflow::GraphDef* graph = &mg.graph_def();
+  if (HasRefVariables(*graph)) {
+    rewritten = RewriteRefVariables(*graph);
+    graph = &rewritten;
+  }
+  auto fdef =
+      Tf1Function(*graph, "__saver_save", {{saver.filename_tensor_name(), tensorflow::DT_STRING}},
+                  {{saver.save_tensor_name(), tensorflow::DT_STRING}}, {});
+  return fdef.ok() ? std::move(*fdef) : nullptr;
 }
 
 }  // namespace kiln::exec

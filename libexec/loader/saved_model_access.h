@@ -54,7 +54,6 @@ struct SavedModelAccess {
   static std::vector<std::unique_ptr<tensorflow::FunctionDef>>& synthesized(SavedModel& m) {
     return m.synthesized_;
   }
-  static std::unique_ptr<tensorflow::FunctionDef>& save_fdef(SavedModel& m) { return m.save_fdef_; }
 };
 
 }  // namespace kiln::internal

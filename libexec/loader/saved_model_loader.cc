@@ -84,7 +84,6 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
     plan_facts().self_contained = false;
     plan_facts().not_self_contained = "it is a TF1 bundle (its signatures run the main graph)";
     KILN_RETURN_IF_ERROR(LoadTf1());
-    KILN_RETURN_IF_ERROR(PrepareSave());
     return std::move(model_);
   }
   graph_ = &mg.object_graph_def();
@@ -111,7 +110,6 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
   KILN_RETURN_IF_ERROR(LoadSignatures());
   if (options_.signatures.empty()) KILN_RETURN_IF_ERROR(LoadFunctions());
   KILN_RETURN_IF_ERROR(RegisterMainGraphVariables());
-  KILN_RETURN_IF_ERROR(PrepareSave());
   return std::move(model_);
 }
 
@@ -255,6 +253,7 @@ Status SavedModel::Save(const std::filesystem::path& prefix) const {
     return FailedPrecondition("'", core_.dir.string(),
                               "' was loaded from its serving plan, which has no save op; load it "
                               "with LoadOptions::plan = PlanUse::kIgnore to save its variables");
+  std::call_once(save_once_, [this] { save_fdef_ = SaveFunction(meta_graph()); });
   if (save_fdef_ == nullptr)
     return FailedPrecondition("'", core_.dir.string(),
                               "' has no save op (its SaverDef names none)");

@@ -142,7 +142,6 @@ class SavedModelLoader {
 
   // SavedModel::Save runs the SaverDef's save op over the main graph; it is built here (and
   // prepared when first used).
-  Status PrepareSave();
 
   // load_tf1.cc: TF1 bundles.
 
@@ -197,5 +196,9 @@ class SavedModelLoader {
   const tensorflow::GraphDef* main_graph_ = nullptr;
   tensorflow::GraphDef rewritten_main_graph_;
 };
+
+// The SaverDef's save op of `mg` as a function over its main graph (null when it names none or
+// it cannot be made into one): SavedModel::Save makes it on first use.
+std::unique_ptr<tensorflow::FunctionDef> SaveFunction(const tensorflow::MetaGraphDef& mg);
 
 }  // namespace kiln::exec

@@ -281,8 +281,10 @@ class SavedModel {
   std::unique_ptr<internal::PlanFacts> plan_facts_;
   // TF1 bundles: one function per signature, made from the main graph.
   std::vector<std::unique_ptr<tensorflow::FunctionDef>> synthesized_;
-  // The SaverDef's save op over the main graph (null when the bundle has none).
-  std::unique_ptr<tensorflow::FunctionDef> save_fdef_;
+  // The SaverDef's save op over the main graph (null when the bundle has none), made by the
+  // first Save: most loads never save, and making it took 2-3 ms of a Keras model's load.
+  mutable std::unique_ptr<tensorflow::FunctionDef> save_fdef_;
+  mutable std::once_flag save_once_;
 };
 
 // Reads and parses D/saved_model.pb (or .pbtxt) without preparing anything (for `show`).
