@@ -195,16 +195,17 @@ def test_fused_tf_keras2_loop_gives_tf_outputs(tfk2_models, name, tmp_path):
     oracle.assert_same(fused, generic, f"{name} fused vs the generic loop", rtol=rtol, atol=atol)
 
 
-@pytest.mark.parametrize("layer", ["lstm", "masked_gru"])
-def test_fused_loop_projects_in_chunks(layer, tmp_path):
+@pytest.mark.parametrize("layer,steps,batch", [("lstm", 40, 30), ("masked_gru", 40, 30),
+                                               ("lstm", 600, 1)])
+def test_fused_loop_projects_in_chunks(layer, steps, batch, tmp_path):
     """Enough rows (steps x batch) that the kernel projects the input chunk by chunk (512 rows
-    at a time: 17 steps of 30 rows, then 6), with the states carried across chunks."""
+    at a time: 17 steps of 30 rows, then 6; or 512 steps of one sequence, then 88, through the
+    packed product batch 1 uses), with the states carried across chunks."""
     import keras
     L = keras.layers
     rng = np.random.default_rng(5)
-    steps, batch = 40, 30
     x = rng.standard_normal((batch, steps, D)).astype(np.float32)
-    x[3, 25:] = 0.0  # masked steps across a chunk boundary
+    x[batch // 10, 25:] = 0.0  # masked steps across a chunk boundary
     keras.utils.set_random_seed(3)
     inp = keras.Input((steps, D), name="x")
     if layer == "lstm":

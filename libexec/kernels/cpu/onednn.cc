@@ -6,8 +6,12 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
+#include <mutex>
 #include <string_view>
+#include <tuple>
+#include <vector>
 
 #include "kernels/cpu/vector_math.h"
 #include "kiln/exec/cpu_isa.h"
@@ -380,6 +384,115 @@ bool IsReference(const dnnl::primitive_desc_base& pd) {
 }
 
 int64_t ReferencePrimitivesMade() { return reference_primitives.load(std::memory_order_relaxed); }
+
+namespace {
+
+// A ConstantBProduct's matmul per shape: m, k, n, lda, ldc, whether it accumulates.
+using PackedKey = std::tuple<int64_t, int64_t, int64_t, int64_t, int64_t, bool>;
+struct PackedPrimitive {
+  dnnl::memory::desc a, weights, c, scratch;
+  dnnl::matmul primitive;
+};
+// The shapes of a process's recurrent layers are few; past this many, products go to Sgemm
+// rather than hold primitives without bound.
+constexpr size_t kMaxPackedPrimitives = 256;
+
+// The brgemm matmul for `key`, built for one thread, made on first use and kept for the process
+// (null: oneDNN offers another kernel, or the table is full).
+const PackedPrimitive* FindPackedPrimitive(const PackedKey& key) {
+  static std::mutex mu;
+  static auto* made = new std::map<PackedKey, std::unique_ptr<const PackedPrimitive>>();  // exit
+  thread_local std::map<PackedKey, const PackedPrimitive*> seen;  // no lock on the steady path
+  if (auto it = seen.find(key); it != seen.end()) return it->second;
+  const std::lock_guard lock(mu);
+  auto it = made->find(key);
+  if (it == made->end()) {
+    if (made->size() >= kMaxPackedPrimitives) return nullptr;
+    // Named copies: Clang before 16 cannot capture structured bindings in a lambda.
+    const int64_t m = std::get<0>(key), k = std::get<1>(key), n = std::get<2>(key);
+    const int64_t lda = std::get<3>(key), ldc = std::get<4>(key);
+    const bool accumulate = std::get<5>(key);
+    auto p = std::make_unique<PackedPrimitive>();
+    using dt = dnnl::memory::data_type;
+    p->a = dnnl::memory::desc({m, k}, dt::f32, dnnl::memory::dims{lda, 1});
+    p->c = dnnl::memory::desc({m, n}, dt::f32, dnnl::memory::dims{ldc, 1});
+    bool brgemm = false;
+    const Status s = DnnlCall("matrix product setup", [&] {
+      const BuildThreads build(1);
+      dnnl::primitive_attr attr;
+      attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+      if (accumulate) {
+        dnnl::post_ops ops;
+        ops.append_sum(1.f);
+        attr.set_post_ops(ops);
+      }
+      const dnnl::memory::desc any({k, n}, dt::f32, dnnl::memory::format_tag::any);
+      const dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(p->a, any, p->c), attr, Engine());
+      brgemm = std::string_view(pd.impl_info_str()).starts_with("brg");
+      if (brgemm) {
+        p->weights = pd.weights_desc();
+        p->scratch = pd.scratchpad_desc();
+        p->primitive = dnnl::matmul(pd);
+      }
+    });
+    if (!s.ok() || !brgemm) p.reset();
+    it = made->emplace(key, std::move(p)).first;
+  }
+  seen.emplace(key, it->second.get());
+  return it->second.get();
+}
+
+}  // namespace
+
+bool ConstantBProduct::Packs() {
+  ApplyCpuIsaCap();
+  static const bool packs =
+      FindPackedPrimitive(PackedKey{16, 128, 512, 128, 512, false}) != nullptr;
+  return packs;
+}
+
+Status ConstantBProduct::Run(int64_t m, const float* a, int64_t lda, bool accumulate, float* c,
+                             int64_t ldc) const {
+  if (m == 0 || n_ == 0) return OkStatus();
+  const PackedPrimitive* p =
+      Packs() && k_ > 0 ? FindPackedPrimitive(PackedKey{m, k_, n_, lda, ldc, accumulate}) : nullptr;
+  if (p == nullptr)
+    return Sgemm(false, false, m, n_, k_, a, lda, b_, ldb_, accumulate ? 1.0f : 0.0f, c, ldc);
+  const void* packed = nullptr;
+  {
+    const std::lock_guard lock(mu_);
+    for (const auto& [layout, data] : packed_)
+      if (layout == p->weights) packed = data.get();
+    if (packed == nullptr) {
+      const dnnl::memory::desc plain({k_, n_}, dnnl::memory::data_type::f32,
+                                     dnnl::memory::dims{ldb_, 1});
+      std::shared_ptr<void> data;
+      KILN_RETURN_IF_ERROR(DnnlCall("packing a matrix product's weights", [&] {
+        data = PackWeights(
+            dnnl::reorder(dnnl::reorder::primitive_desc(Engine(), plain, Engine(), p->weights)),
+            plain, b_, p->weights);
+      }));
+      packed = data.get();
+      packed_.emplace_back(p->weights, std::move(data));
+    }
+  }
+  thread_local std::vector<char> scratch;
+  if (scratch.size() < p->scratch.get_size()) scratch.resize(p->scratch.get_size());
+  return DnnlCall("matrix product", [&] {
+    const uint64_t call = ++bound_calls;
+    std::array<dnnl::memory, 4> fresh;
+    dnnl_exec_arg_t list[4] = {{DNNL_ARG_SRC, Bind(p->a, a, call, &fresh[0])},
+                               {DNNL_ARG_WEIGHTS, Bind(p->weights, packed, call, &fresh[1])},
+                               {DNNL_ARG_DST, Bind(p->c, c, call, &fresh[2])},
+                               {}};
+    int args = 3;
+    if (!scratch.empty())
+      list[args++] = {DNNL_ARG_SCRATCHPAD, Bind(p->scratch, scratch.data(), call, &fresh[3])};
+    dnnl::error::wrap_c_api(
+        dnnl_primitive_execute(p->primitive.get(), ThreadStream().get(), args, list),
+        "could not execute a matrix product");
+  });
+}
 
 Status Sgemm(bool ta, bool tb, int64_t m, int64_t n, int64_t k, const float* a, int64_t lda,
              const float* b, int64_t ldb, float beta, float* c, int64_t ldc) {

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <dnnl.hpp>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -154,6 +156,29 @@ int64_t ReferencePrimitivesMade();
 inline int64_t PaddedWeightRow(int64_t row_floats) {
   return row_floats >= 128 && row_floats % 128 == 0 ? row_floats + 16 : row_floats;
 }
+
+// Products A B with B packed into the layout oneDNN's brgemm matmul reads, where oneDNN has
+// that kernel (AVX-512 and up); elsewhere Run is Sgemm on B as given. Sgemm's first call in a
+// process makes all of its JIT kernels (22 ms, in the first call of a recurrent model); a
+// matmul primitive makes only its own (0.1-0.5 ms), kept for the process per shape.
+class ConstantBProduct {
+ public:
+  // Whether products run on the packed path here.
+  static bool Packs();
+  // B is k x n, its rows `ldb` floats apart; the caller keeps it while this lives.
+  ConstantBProduct(const float* b, int64_t k, int64_t n, int64_t ldb)
+      : b_(b), k_(k), n_(n), ldb_(ldb) {}
+  // C (m x n, rows `ldc` apart) = A (m x k, rows `lda` apart) B, plus C when `accumulate`. Runs
+  // on the calling thread; safe from several threads at once.
+  Status Run(int64_t m, const float* a, int64_t lda, bool accumulate, float* c, int64_t ldc) const;
+
+ private:
+  const float* b_;
+  int64_t k_, n_, ldb_;
+  mutable std::mutex mu_;
+  // B packed, per layout the kernels of this product's shapes read (usually one).
+  mutable std::vector<std::pair<dnnl::memory::desc, std::shared_ptr<void>>> packed_;
+};
 
 // C = A B + beta C, row-major float32, with oneDNN's JIT sgemm (the widest vectors the CPU
 // has; Eigen's product is built for baseline x86-64 here). `ta`/`tb` read A/B transposed.

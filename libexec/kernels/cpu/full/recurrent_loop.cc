@@ -252,10 +252,15 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
                              recurrent.dtype() == DType::kFloat && bias.dtype() == DType::kFloat;
   const int64_t weight_floats =
       weights_as_is ? 0 : kernel.NumElements() + recurrent.NumElements() + bias.NumElements();
+  // One sequence (batch 1, the latency case) projects through a product whose weights are
+  // packed (ConstantBProduct): the sgemm's first call in a process makes all of its kernels (22
+  // ms of a recurrent model's first call). Batches keep the sgemm, faster on their products here
+  // (lstm_text_b64 took 8% longer packed), and its first call.
+  const bool packed_projection = batch == 1 && onednn::ConstantBProduct::Packs();
   // Products of more than one row read the weights from copies with wider rows where oneDNN's
   // sgemm is slow on their width (onednn::PaddedWeightRow; copying costs one pass over them).
   const int64_t ld = onednn::PaddedWeightRow(gates);
-  const bool pad_kernel = ld != gates && steps * batch > 1;
+  const bool pad_kernel = ld != gates && steps * batch > 1 && !packed_projection;
   const bool pad_recurrent = ld != gates && batch > 1;
   const int64_t padded_floats = (pad_kernel ? depth * ld : 0) + (pad_recurrent ? units * ld : 0);
   const int64_t chunk =
@@ -300,10 +305,17 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   const int64_t kernel_ld = pad_kernel ? ld : gates;
   const float* recurrent_rows = pad_recurrent ? padded(w_recurrent, units) : w_recurrent;
   const int64_t recurrent_ld = pad_recurrent ? ld : gates;
+  const onednn::ConstantBProduct kernel_product(kernel_rows, depth, gates, kernel_ld);
   // P = X kernel for the steps [first, first + n) of a chunk.
   auto project = [&](int64_t first, int64_t n) {
     for (int64_t s = 0; s < n; ++s)
       ToFloat((*xs)->tensors()[time + first + s], x + s * batch * depth);
+    if (n * batch == 1) {  // one row: the vector loop (oneDNN's call costs more than it)
+      std::fill_n(proj, gates, 0.0f);
+      vmath::GemvAccumulate(x, kernel_rows, kernel_ld, depth, gates, proj);
+      return OkStatus();
+    }
+    if (packed_projection) return kernel_product.Run(n, x, depth, false, proj, gates);
     return onednn::Sgemm(false, false, n * batch, gates, depth, x, depth, kernel_rows, kernel_ld,
                          0.0f, proj, gates);
   };
