@@ -290,14 +290,9 @@ std::unique_ptr<tensorflow::FunctionDef> SaveFunction(const tensorflow::MetaGrap
   const auto& saver = mg.saver_def();
   if (saver.filename_tensor_name().empty() || saver.save_tensor_name().empty()) return nullptr;
   tensorflow::GraphDef rewritten;
-  const tensorflow::GraphDef* graph = &mg.graph_def();
-  if (HasRefVariables(*graph)) {
-    rewritten = RewriteRefVariables(*graph);
-    graph = &rewritten;
-  }
-  auto fdef =
-      Tf1Function(*graph, "__saver_save", {{saver.filename_tensor_name(), tensorflow::DT_STRING}},
-                  {{saver.save_tensor_name(), tensorflow::DT_STRING}}, {});
+  auto fdef = Tf1Function(MainGraph(mg.graph_def(), &rewritten), "__saver_save",
+                          {{saver.filename_tensor_name(), tensorflow::DT_STRING}},
+                          {{saver.save_tensor_name(), tensorflow::DT_STRING}}, {});
   return fdef.ok() ? std::move(*fdef) : nullptr;
 }
 

@@ -75,11 +75,7 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
   const auto& mg = meta_graph();
   core().resources = std::make_unique<ResourceManager>();
   core().library = std::make_unique<FunctionLibrary>(mg.graph_def().library());
-  main_graph_ = &mg.graph_def();
-  if (HasRefVariables(mg.graph_def())) {
-    rewritten_main_graph_ = RewriteRefVariables(mg.graph_def());
-    main_graph_ = &rewritten_main_graph_;
-  }
+  main_graph_ = &MainGraph(mg.graph_def(), &rewritten_main_graph_);
   if (!mg.has_object_graph_def()) {
     plan_facts().self_contained = false;
     plan_facts().not_self_contained = "it is a TF1 bundle (its signatures run the main graph)";

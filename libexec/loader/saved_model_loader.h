@@ -140,9 +140,6 @@ class SavedModelLoader {
   // save op then writes our variables.
   Status RegisterMainGraphVariables();
 
-  // SavedModel::Save runs the SaverDef's save op over the main graph; it is built here (and
-  // prepared when first used).
-
   // load_tf1.cc: TF1 bundles.
 
   // The shape a TF1 Session lets a fed tensor have: a fed Placeholder's (or

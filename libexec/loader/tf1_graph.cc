@@ -42,10 +42,15 @@ std::string NodeOfTensor(const std::string& tensor) {
   return SplitTensorName(t).first;
 }
 
-bool HasRefVariables(const tensorflow::GraphDef& graph) {
-  for (const auto& n : graph.node())
-    if (OutputsRef(n.op()) || n.op() == "IsVariableInitialized") return true;
-  return false;
+const tensorflow::GraphDef& MainGraph(const tensorflow::GraphDef& graph,
+                                      tensorflow::GraphDef* storage) {
+  for (const auto& n : graph.node()) {
+    if (OutputsRef(n.op()) || n.op() == "IsVariableInitialized") {
+      *storage = RewriteRefVariables(graph);
+      return *storage;
+    }
+  }
+  return graph;
 }
 
 tensorflow::GraphDef RewriteRefVariables(const tensorflow::GraphDef& graph) {

@@ -21,10 +21,12 @@
 
 namespace kiln::exec {
 
-// Whether `graph` has anything RewriteRefVariables changes (TF1 reference variables, or
-// IsVariableInitialized); TF2 bundles' main graphs do not, and are used as they are (copying a
-// Keras model's took 5-6 ms of its load).
-bool HasRefVariables(const tensorflow::GraphDef& graph);
+// The main graph as the loader and the save op read it: `graph` itself when it has nothing
+// RewriteRefVariables changes (no TF1 reference variables or IsVariableInitialized: every TF2
+// bundle; copying a Keras model's took 5-6 ms of its load), else RewriteRefVariables(graph),
+// kept in `*storage`.
+const tensorflow::GraphDef& MainGraph(const tensorflow::GraphDef& graph,
+                                      tensorflow::GraphDef* storage);
 // The main graph with refs made explicit (see above): its nodes and versions. The function
 // library stays in `graph` (the model's FunctionLibrary reads it there): copying a Keras
 // model's took 6-11 ms of every load.
