@@ -87,7 +87,8 @@ class FunctionCompiler {
                                        uint32_t flags, int device, const KernelEntry& kernel,
                                        std::shared_ptr<const OpState> state,
                                        std::vector<int32_t> in,
-                                       const std::vector<TensorSpec>& outputs);
+                                       const std::vector<TensorSpec>& outputs,
+                                       int in_place_input = -1);
   Result<int32_t> Locate(int32_t slot, int want, const std::string& consumer);
 
   // prepared_function_finish.cc

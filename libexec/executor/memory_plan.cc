@@ -75,15 +75,21 @@ MemoryPlanResult PlanMemory(const std::vector<PlanStep>& steps,
       const size_t bytes = AlignedBytes(static_cast<size_t>(slots[slot].shape.num_elements()) *
                                         DTypeSize(slots[slot].dtype));
       const int last = group_last[groups.Find(slot)];
-      if (k == 0 && st.in_place && !st.in.empty()) {
-        // Reuse input 0's block when it dies here and output element i takes the place of
-        // input element i: same element count and element size. Equal (aligned) block sizes
-        // are not enough: a broadcast input 0 of (2, 1) under an output of (2, 2) rounds to the
-        // same block, and writing output element 1 would clobber input element 1 unread.
-        const int32_t in = st.in[0];
+      if (k == 0 && st.in_place_input >= 0 && st.in_place_input < static_cast<int>(st.in.size())) {
+        // Reuse the in-place input's block when it dies here and output element i takes the
+        // place of input element i: same element count and element size. Equal (aligned) block
+        // sizes are not enough: a broadcast input of (2, 1) under an output of (2, 2) rounds to
+        // the same block, and writing output element 1 would clobber input element 1 unread.
+        // No other input may be that memory (the same slot twice, or a view of it): a
+        // convolution reads its whole input while it writes.
+        const int32_t in = st.in[st.in_place_input];
         const int b = block_of[in];
-        const bool sole_reader =
-            std::count(st.in.begin(), st.in.end(), in) == 1 || st.in.size() == 1;
+        bool sole_reader = b >= 0;
+        for (size_t j = 0; sole_reader && j < st.in.size(); ++j) {
+          if (static_cast<int>(j) == st.in_place_input) continue;
+          for (int32_t member : blocks[b].slots)
+            sole_reader = sole_reader && groups.Find(st.in[j]) != groups.Find(member);
+        }
         const bool same_elements =
             b >= 0 && slots[in].shape.num_elements() == slots[slot].shape.num_elements() &&
             DTypeSize(slots[in].dtype) == DTypeSize(slots[slot].dtype);

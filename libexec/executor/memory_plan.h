@@ -17,7 +17,7 @@ struct PlanStep {
   std::vector<int32_t> in;
   std::vector<int32_t> out;
   bool fresh_outputs = false;  // kOpFreshOutputs: outputs never alias inputs
-  bool in_place = false;       // kOpInPlace: output 0 may share input 0's memory
+  int in_place_input = -1;     // output 0 may share this input's memory (kOpInPlace: 0)
 };
 
 // What the planner needs to know of one slot.
@@ -43,9 +43,10 @@ struct MemoryPlanResult {
 // memory is reserved from its producing step to the last step that reads it or anything that
 // may alias it (outputs of steps without fresh outputs may be their inputs, or views of them).
 // Alias groups that reach a pinned slot are not planned. In-place steps place output 0 in
-// input 0's memory when input 0 dies there and has as many elements of the same size (never
-// when input 0 is broadcast). Offsets are assigned greedily,
-// largest first, at the lowest offset that no overlapping lifetime occupies.
+// their in-place input's memory when that input dies there, has as many elements of the same
+// size (never when it is broadcast) and no other input of the step may be that memory. Offsets
+// are assigned greedily, largest first, at the lowest offset that no overlapping lifetime
+// occupies.
 MemoryPlanResult PlanMemory(const std::vector<PlanStep>& steps, const std::vector<PlanSlot>& slots);
 
 }  // namespace kiln::exec

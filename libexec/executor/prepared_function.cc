@@ -472,9 +472,10 @@ Status FunctionCompiler::PrepareNodes(bool analysis) {
       ctx.device = device;
       KILN_RETURN_IF_ERROR_CTX(place.kernel->create_state(ctx), "function '", fname_, "'");
     }
-    KILN_ASSIGN_OR_RETURN(out_slots_[v],
-                          AddStep(node.name, node.def->name, node.def->flags, place.device,
-                                  *place.kernel, ctx.state, std::move(in_slots), ctx.outputs));
+    KILN_ASSIGN_OR_RETURN(
+        out_slots_[v],
+        AddStep(node.name, node.def->name, node.def->flags, place.device, *place.kernel, ctx.state,
+                std::move(in_slots), ctx.outputs, ctx.in_place_input));
   }
   const_value_.resize(compiled_.num_slots, nullptr);
   return OkStatus();
@@ -608,12 +609,10 @@ PrepareContext FunctionCompiler::ContextFor(const FlatNode& node, const AttrRead
 
 // Appends a step of `kernel` on device `device` computing `outputs` from slots `in`, after
 // the copies that bring each input where the kernel reads it; returns the output slots.
-Result<std::vector<int32_t>> FunctionCompiler::AddStep(const std::string& node_name,
-                                                       std::string_view op, uint32_t flags,
-                                                       int device, const KernelEntry& kernel,
-                                                       std::shared_ptr<const OpState> state,
-                                                       std::vector<int32_t> in,
-                                                       const std::vector<TensorSpec>& outputs) {
+Result<std::vector<int32_t>> FunctionCompiler::AddStep(
+    const std::string& node_name, std::string_view op, uint32_t flags, int device,
+    const KernelEntry& kernel, std::shared_ptr<const OpState> state, std::vector<int32_t> in,
+    const std::vector<TensorSpec>& outputs, int in_place_input) {
   // A copy step reads its input where it is.
   for (size_t i = 0; i < in.size() && op != kCopyOp; ++i) {
     const int want =
@@ -634,6 +633,7 @@ Result<std::vector<int32_t>> FunctionCompiler::AddStep(const std::string& node_n
     step.out_dtypes.push_back(outputs[j].dtype);
   }
   step.flags = flags;
+  step.in_place_input = (flags & kOpInPlace) != 0 ? 0 : in_place_input;
   step.node_name = node_name;
   std::vector<int32_t> out = step.out;
   compiled_.steps.push_back(std::move(step));

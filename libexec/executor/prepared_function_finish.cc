@@ -80,8 +80,7 @@ void FunctionCompiler::PlanReleases() {
 void FunctionCompiler::PlanArena() {
   std::vector<PlanStep> steps;
   for (const Step& s : compiled_.steps)
-    steps.push_back(
-        PlanStep{s.in, s.out, (s.flags & kOpFreshOutputs) != 0, (s.flags & kOpInPlace) != 0});
+    steps.push_back(PlanStep{s.in, s.out, (s.flags & kOpFreshOutputs) != 0, s.in_place_input});
   for (int d = 0; d < static_cast<int>(compiled_.devices.size()); ++d) {
     std::vector<PlanSlot> slots(compiled_.num_slots);
     bool any = false;

@@ -369,11 +369,8 @@ Chain Fuser::Follow(int p) {
         if (const Tensor* t = ChannelVector(FloatValue(*o), channels_); t && constants_ok) {
           Shift(&ch, *t, 1.f);
           took = true;
-        } else if (!wide && !ch.add_edge && ch.view < 0 && !facts_[next].specs.empty() &&
-                   !facts_[o->node].specs.empty() && facts_[next].specs[0].shape.IsFullyDefined() &&
-                   facts_[o->node].specs[o->output].shape == facts_[next].specs[0].shape &&
-                   facts_[next].specs[0].shape == facts_[cur].specs[0].shape &&
-                   !DependsOn(g_, o->node, p)) {
+        } else if (!wide && !ch.add_edge && ch.view < 0 && SameShape(*o, Edge{cur, 0}) &&
+                   SameShape(Edge{next, 0}, Edge{cur, 0}) && !DependsOn(g_, o->node, p)) {
           ch.add_edge = *o;  // a residual connection
           took = true;
         }

@@ -19,7 +19,8 @@ struct NodeFacts {
 // feeds only the next op, it absorbs, in order: a BiasAdd; adds, subtractions, products and
 // divisions by constant per-channel vectors (the folded form of a Keras batch norm) and
 // inference FusedBatchNorms with constant statistics, folded into the (constant) weights and a
-// bias; one residual Add of a same-shaped tensor; and one activation (Relu, Relu6, Elu,
+// bias; one residual Add of a same-shaped tensor (unknown dims proved equal by their source,
+// fusion_shapes.cc); and one activation (Relu, Relu6, Elu,
 // LeakyRelu, Tanh, Sigmoid, x * sigmoid(x), or TF's GELU, exact or tanh-approximated). The chain
 // may pass one view the per-channel ops commute with (a Squeeze of a size-1 spatial dim, a Reshape
 // that keeps the channels innermost), which moves after the fused node. The last absorbed op

@@ -7,9 +7,11 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -103,6 +105,15 @@ class Fuser {
   bool GeluTanhAfter(int x, std::vector<int>* nodes);
   void Rewrite(int p_index, bool conv, const Chain& ch);
 
+  // fusion_shapes.cc: whether two tensors have the same shape at run time, where the shapes
+  // the first look found leave dims unknown (a Keras model's batch).
+  struct DimSource {
+    int node = -1, output = 0, dim = 0;
+    bool operator==(const DimSource&) const = default;
+  };
+  DimSource SourceOf(const Edge& e, int d, int depth = 0);
+  bool SameShape(const Edge& a, const Edge& b);
+
   struct LayerNormMatch {
     Edge x;
     int64_t channels = -1;
@@ -156,6 +167,7 @@ class Fuser {
   DType dtype_ = DType::kFloat;  // the producer's type
   const Tensor* weights_ = nullptr;
   std::deque<Tensor> converted_;  // half constants as float32 (FloatValue)
+  std::map<std::tuple<int, int, int>, DimSource> dim_sources_;  // SourceOf's answers
 };
 
 }  // namespace kiln::exec::fusion_detail

@@ -302,6 +302,98 @@ TEST_CASE("fusion: a shape specialisation runs the generic function's fused grap
   CHECK(CompareTensors(got[0], want[0], 1e-5).empty());
 }
 
+// A ResNet block's shape: x -> Relu -> 1x1 and 3x3 convolutions -> + the Relu's result (or,
+// `conv_reads_addend`, the 3x3 convolution reads the addend itself) -> Relu, then a Tanh.
+FnBuilder ResidualBlock(bool conv_reads_addend, bool shape_from_arg = false) {
+  FnBuilder b;
+  std::string x = b.Input("x");
+  if (shape_from_arg) {
+    // Reshaped by a value known only when the function runs: no shape, and no arena, for
+    // anything after it, however known the arguments' shapes.
+    const std::string shape = b.Input("shape", tensorflow::DT_INT32);
+    (*b.Op("reshape", "Reshape", {x, shape}, "output")->mutable_attr())["Tshape"].set_type(
+        tensorflow::DT_INT32);
+    x = b.last();
+  }
+  b.Op("pre", "Relu", {x}, "activations");
+  const std::string y = b.last();
+  Strides(b.Op("c1", "Conv2D", {y, b.Const("w1", RandomOf(DType::kFloat, Shape{1, 1, 4, 4}, 1))},
+               "output"),
+          "VALID");
+  Strides(b.Op("c2", "Conv2D",
+               {conv_reads_addend ? y : b.last(),
+                b.Const("w2", RandomOf(DType::kFloat, Shape{3, 3, 4, 4}, 2))},
+               "output"));
+  b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{4}, 3))}, "output");
+  b.Op("add", "AddV2", {b.last(), y}, "z");
+  b.Op("relu", "Relu", {b.last()}, "activations");
+  b.Op("post", "Tanh", {b.last()}, "y");  // the block's result is not the function's
+  b.Output(b.last());
+  return b;
+}
+
+TEST_CASE("fusion: a residual add of a tensor with the same unknown batch joins the kernel") {
+  // Keras exports leave the batch unknown: the Add's operands provably have the same shape
+  // when their unknown dims come from the same tensor through ops that keep them (here a Relu,
+  // a 1x1 VALID and a 3x3 SAME convolution of stride 1 and a BiasAdd).
+  tensorflow::FunctionDefLibrary proto;
+  FunctionLibrary lib(proto);
+  for (const bool conv_reads_addend : {false, true}) {
+    INFO("the convolution reads the addend: ", conv_reads_addend);
+    const FnBuilder b = ResidualBlock(conv_reads_addend);
+    const std::vector<TensorSpec> specs = {
+        {DType::kFloat, *PartialShape::FromDims(std::vector<int64_t>{-1, 5, 5, 4})}};
+    auto generic = PreparedFunction::Prepare(b.fdef(), lib, specs);
+    REQUIRE_MESSAGE(generic.ok(), generic.status().ToString());
+    // Relu, the first convolution (when read), the second with bias, add and Relu, then Tanh.
+    CHECK((*generic)->num_steps() == (conv_reads_addend ? 3 : 4));
+    for (const int64_t batch : {1, 3}) {
+      const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{batch, 5, 5, 4}, 4, -1, 1)};
+      PrepareOptions plain;
+      plain.fuse = false;
+      const auto unfused = PrepareFor(b, args, plain);
+      std::vector<Tensor> want, got;
+      REQUIRE(unfused->Run(args, &want).ok());
+      // The generic function (its addend a heap buffer, summed into in place where nothing
+      // else reads it) and one prepared for the known shape (the memory plan's arena).
+      for (const bool known : {false, true}) {
+        INFO("batch ", batch, ", shapes known at prepare time: ", known);
+        got.clear();
+        const Status s = known ? PrepareFor(b, args)->Run(args, &got) : (*generic)->Run(args, &got);
+        REQUIRE_MESSAGE(s.ok(), s.ToString());
+        CHECK(CompareTensors(got[0], want[0], 2e-5).empty());
+      }
+    }
+  }
+}
+
+TEST_CASE("fusion: a fused addend that dies at the convolution takes the sum in place") {
+  // Shapes known only at run time: the addend's heap buffer takes the sum, unless the
+  // convolution also reads it.
+  for (const bool conv_reads_addend : {false, true}) {
+    INFO("the convolution reads the addend: ", conv_reads_addend);
+    const FnBuilder b = ResidualBlock(conv_reads_addend, /*shape_from_arg=*/true);
+    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 100}, 6, -1, 1),
+                                      Make<int32_t>({2, 5, 5, 4}, Shape{4})};
+    const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
+    CHECK(st.fused == 1);
+    CHECK(st.planned_slots == 0);
+  }
+}
+
+TEST_CASE("fusion: a fused addend that dies at the convolution lends it its arena block") {
+  // Known shapes: the sum is computed in the addend's memory (no copy of it into a new block),
+  // unless the convolution also reads that memory.
+  for (const bool conv_reads_addend : {false, true}) {
+    INFO("the convolution reads the addend: ", conv_reads_addend);
+    const FnBuilder b = ResidualBlock(conv_reads_addend);
+    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 5, 5, 4}, 5, -1, 1)};
+    const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
+    CHECK(st.planned_slots > 0);
+    CHECK(st.in_place == (conv_reads_addend ? 0 : 1));
+  }
+}
+
 TEST_CASE("fusion: a zero Pad of the spatial dims becomes the convolution's explicit padding") {
   // Keras's ZeroPadding2D before a strided DepthwiseConv2D (MobileNet) and Conv2D (ResNet):
   // asymmetric pads, stride 2, on top of the layer's own EXPLICIT padding for the Conv2D.

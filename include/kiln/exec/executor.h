@@ -195,6 +195,7 @@ class PreparedFunction {
     std::vector<int32_t> release;  // slots whose last use is this step
     uint32_t dying_inputs = 0;     // StepIo::dying_inputs
     uint32_t flags = 0;            // the op's OpFlags
+    int in_place_input = -1;       // PlanStep::in_place_input
     std::string node_name;
   };
   // One planned slot: where its tensor lives in the arena.

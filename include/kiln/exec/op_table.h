@@ -129,6 +129,10 @@ struct PrepareContext {
   std::vector<Tensor> constant_outputs;
   // Optional, filled by Prepare.
   std::shared_ptr<const OpState> state;
+  // Optional, filled by a kernel's CreateState: an input whose memory output 0 may take when it
+  // dies at this step and has as many elements (the addend of a fused Add, which the kernel
+  // sums into its output in place). kOpInPlace ops take input 0's without saying so.
+  int in_place_input = -1;
   // The device the node runs on (null: the host). Prepare is device-free; a kernel's
   // CreateState reads it.
   Device* device = nullptr;

@@ -306,6 +306,9 @@ Status CreateConvCpuState(PrepareContext& ctx) {
                      out.IsFullyDefined() && out.dim(1) > 0 && out.dim(2) > 0 &&
                      f.ToShape()->num_elements() > 0;
   const int64_t out_c = known ? out.dim(3) : 0;
+  // The fused Add's addend is summed into the output (AllocateOutputWithAddend).
+  if (st->epilogue.add && st->dtype == DType::kFloat)
+    ctx.in_place_input = 2 + st->epilogue.num_args() - 1;
   bool bn_constant = st->epilogue.batch_norm;
   for (int i = 2; bn_constant && i < 6; ++i) bn_constant = ctx.constant_inputs[i] != nullptr;
   st->bn_constant = filter != nullptr && bn_constant;

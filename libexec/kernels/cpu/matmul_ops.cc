@@ -261,6 +261,10 @@ Status CreateMatMulCpuState(PrepareContext& ctx) {
   if (st->dtype == DType::kFloat && weights != nullptr && weights->rank() == 2 &&
       weights->NumElements() > 0)
     st->packable_b = *weights;
+  // The fused Add's addend is summed into the output (AllocateOutputWithAddend).
+  if (st->epilogue.add && st->dtype == DType::kFloat && st->a_dtype == st->dtype &&
+      st->b_dtype == st->dtype)
+    ctx.in_place_input = 2 + (st->epilogue.bias ? 1 : 0);
   if (st->dtype != DType::kFloat || !a.IsFullyDefined() || !b.IsFullyDefined() ||
       a.ToShape()->num_elements() == 0 || b.ToShape()->num_elements() == 0)
     return OkStatus();

@@ -186,8 +186,16 @@ Result<Tensor*> AllocateOutputWithAddend(const KernelContext& ctx, const Epilogu
   if (e.add && ctx.input(add_index).shape() != shape)
     return ctx.Error("the fused Add input has shape ", ctx.input(add_index).shape().ToString(),
                      ", expected the ", what, "'s ", shape.ToString());
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
-  if (e.add) {
+  // The addend's own buffer where nothing reads it after this step and no other input is it
+  // (the memory plan's in-place input, or an exclusive heap buffer): the sum post-op then adds
+  // to it in place, without a copy.
+  bool forward = e.add;
+  for (int i = 0; forward && i < ctx.num_inputs(); ++i)
+    forward = i == add_index || !ctx.input(i).SharesBufferWith(ctx.input(add_index));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, forward
+                                          ? ctx.ForwardInputOrAllocateOutput(add_index, 0, shape)
+                                          : ctx.AllocateOutput(0, shape));
+  if (e.add && out->raw_data() != ctx.input(add_index).raw_data()) {
     const Tensor& addend = ctx.input(add_index);
     std::copy_n(addend.data<float>(), addend.NumElements(), out->data<float>());
   }

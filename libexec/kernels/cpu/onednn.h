@@ -86,8 +86,9 @@ Status ExecuteOnThread(const dnnl::primitive& p, const dnnl::memory::desc& scrat
                        std::initializer_list<std::pair<int, const dnnl::memory*>> args);
 
 // A fused op's float32 output 0 of `shape`, holding input `add_index` (the fused Add's addend,
-// which oneDNN's sum post-op adds to) when `e.add`: a fresh output, so the memory plan can place
-// it. `what` names the product in the error for an addend of another shape.
+// which oneDNN's sum post-op adds to) when `e.add`: the addend's buffer where it dies here and
+// no other tensor shares it, else a fresh output (so the memory plan can place it). `what` names
+// the product in the error for an addend of another shape.
 Result<Tensor*> AllocateOutputWithAddend(const KernelContext& ctx, const Epilogue& e, int add_index,
                                          const Shape& shape, std::string_view what);
 
