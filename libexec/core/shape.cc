@@ -1,7 +1,5 @@
 #include "kiln/core/shape.h"
 
-#include <limits>
-
 namespace kiln {
 
 Shape::Shape(std::initializer_list<int64_t> dims) {
@@ -18,15 +16,6 @@ Result<Shape> Shape::FromDims(std::span<const int64_t> dims) {
     s.dims_[s.rank_++] = d;
   }
   return s;
-}
-
-int64_t Shape::num_elements() const {
-  // Saturates instead of overflowing: a shape read from outside data (a plan, a signature) may
-  // be absurd, and the allocation it leads to must fail cleanly, not wrap around.
-  int64_t n = 1;
-  for (int i = 0; i < rank_; ++i)
-    if (__builtin_mul_overflow(n, dims_[i], &n)) return std::numeric_limits<int64_t>::max();
-  return n;
 }
 
 bool Shape::operator==(const Shape& o) const {

@@ -6,6 +6,7 @@
 #include <array>
 #include <cstdint>
 #include <initializer_list>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -28,7 +29,15 @@ class Shape {
   int64_t operator[](int i) const { return dims_[i]; }
   std::span<const int64_t> dims() const { return {dims_.data(), static_cast<size_t>(rank_)}; }
   std::vector<int64_t> ToVector() const { return {dims_.begin(), dims_.begin() + rank_}; }
-  int64_t num_elements() const;
+  // Saturates instead of overflowing: a shape read from outside data (a plan, a signature) may
+  // be absurd, and the allocation it leads to must fail cleanly, not wrap around. Inline: kernels
+  // test it in loop conditions.
+  int64_t num_elements() const {
+    int64_t n = 1;
+    for (int i = 0; i < rank_; ++i)
+      if (__builtin_mul_overflow(n, dims_[i], &n)) return std::numeric_limits<int64_t>::max();
+    return n;
+  }
   // Unchecked setters for kernels that computed a valid shape.
   void set_rank(int r) { rank_ = r; }
   void set_dim(int i, int64_t d) { dims_[i] = d; }

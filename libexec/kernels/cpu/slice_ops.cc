@@ -197,7 +197,8 @@ Status ComputeGather(const KernelContext& ctx) {
   auto run = [&](auto index_tag) -> Status {
     using Index = typename decltype(index_tag)::type;
     const Index* idx = indices.data<Index>();
-    for (int64_t j = 0; j < indices.NumElements(); ++j) {
+    const int64_t count = indices.NumElements();  // out of line: not once per index
+    for (int64_t j = 0; j < count; ++j) {
       if (idx[j] < 0 || idx[j] >= limit) {
         return ctx.Error("indices", IndexString(j, indices.shape()), " = ",
                          static_cast<int64_t>(idx[j]), " is not in [0, ", limit, ")");
