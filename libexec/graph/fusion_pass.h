@@ -111,6 +111,7 @@ class Fuser {
     int node = -1, output = 0, dim = 0;
     bool operator==(const DimSource&) const = default;
   };
+  const PartialShape* ShapeOf(const Edge& e) const;  // as the first look found it, or null
   DimSource SourceOf(const Edge& e, int d, int depth = 0);
   bool SameShape(const Edge& a, const Edge& b);
 

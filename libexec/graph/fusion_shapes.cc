@@ -62,44 +62,45 @@ bool IsWindowOp(std::string_view op) {
 
 }  // namespace
 
+const PartialShape* Fuser::ShapeOf(const Edge& e) const {
+  if (e.node < 0 || e.node >= static_cast<int>(facts_.size())) return nullptr;
+  const std::vector<TensorSpec>& specs = facts_[e.node].specs;
+  return e.output < static_cast<int>(specs.size()) ? &specs[e.output].shape : nullptr;
+}
+
 Fuser::DimSource Fuser::SourceOf(const Edge& e, int d, int depth) {
   const DimSource self{e.node, e.output, d};
   if (e.node < 0 || e.node >= static_cast<int>(facts_.size()) || depth > kMaxDepth) return self;
   const auto key = std::make_tuple(e.node, e.output, d);
   if (auto it = dim_sources_.find(key); it != dim_sources_.end()) return it->second;
   const FlatNode& n = g_.nodes[e.node];
-  auto shape_of = [&](const Edge& in) -> const PartialShape* {
-    if (in.node < 0 || in.node >= static_cast<int>(facts_.size())) return nullptr;
-    const std::vector<TensorSpec>& specs = facts_[in.node].specs;
-    return in.output < static_cast<int>(specs.size()) ? &specs[in.output].shape : nullptr;
-  };
-  const PartialShape* out = shape_of(e);
+  const PartialShape* out = ShapeOf(e);
   DimSource found = self;
   if (out == nullptr || out->unknown_rank() || d >= out->rank() || out->dim(d) >= 0 ||
       n.inputs.empty()) {
     // Known, or nothing to trace.
   } else if (e.output == 0 && KeepsShape(n.op)) {
-    const PartialShape* in = shape_of(n.inputs[0]);
+    const PartialShape* in = ShapeOf(n.inputs[0]);
     if (in != nullptr && in->rank() == out->rank()) found = SourceOf(n.inputs[0], d, depth + 1);
   } else if (e.output == 0 && Broadcasts(n.op) && n.inputs.size() == 2) {
     // The inputs that can make this dim: unknown there (a known 1 or a missing dim broadcasts).
     std::vector<DimSource> from;
-    bool known = false;
+    bool no_proof = false;  // an input of unknown rank, or a known size above 1 sets the dim
     for (const Edge& in : n.inputs) {
-      const PartialShape* s = shape_of(in);
+      const PartialShape* s = ShapeOf(in);
       if (s == nullptr || s->unknown_rank()) {
-        known = true;  // unknown rank: no proof
+        no_proof = true;
         break;
       }
       const int at = d - (out->rank() - s->rank());
       if (at < 0 || s->dim(at) == 1) continue;
       if (s->dim(at) > 1) {
-        known = true;
+        no_proof = true;
         break;
       }
       from.push_back(SourceOf(in, at, depth + 1));
     }
-    if (!known && !from.empty() &&
+    if (!no_proof && !from.empty() &&
         std::all_of(from.begin(), from.end(), [&](const DimSource& s) { return s == from[0]; }))
       found = from[0];
   } else if (e.output == 0 && IsWindowOp(n.op) && out->rank() == 4) {
@@ -107,12 +108,12 @@ Fuser::DimSource Fuser::SourceOf(const Edge& e, int d, int depth) {
     const Result<std::string> format = attrs.GetString("data_format", "NHWC");
     const Result<std::string> padding = attrs.GetString("padding", "");
     const Result<std::vector<int64_t>> strides = attrs.GetIntList("strides");
-    const PartialShape* in = shape_of(n.inputs[0]);
+    const PartialShape* in = ShapeOf(n.inputs[0]);
     if (format.ok() && *format == "NHWC" && in != nullptr && in->rank() == 4) {
       bool keeps = d == 0;
       if (d == 1 || d == 2) {
         const bool conv = n.op.find("Conv") != std::string_view::npos;
-        const PartialShape* filter = conv && n.inputs.size() > 1 ? shape_of(n.inputs[1]) : nullptr;
+        const PartialShape* filter = conv && n.inputs.size() > 1 ? ShapeOf(n.inputs[1]) : nullptr;
         Result<std::vector<int64_t>> ksize = attrs.GetIntList("ksize");
         const int64_t window =
             conv ? (filter != nullptr && filter->rank() == 4 ? filter->dim(d - 1) : -1)
@@ -133,13 +134,8 @@ Fuser::DimSource Fuser::SourceOf(const Edge& e, int d, int depth) {
 }
 
 bool Fuser::SameShape(const Edge& a, const Edge& b) {
-  auto shape_of = [&](const Edge& e) -> const PartialShape* {
-    if (e.node < 0 || e.node >= static_cast<int>(facts_.size())) return nullptr;
-    const std::vector<TensorSpec>& specs = facts_[e.node].specs;
-    return e.output < static_cast<int>(specs.size()) ? &specs[e.output].shape : nullptr;
-  };
-  const PartialShape* sa = shape_of(a);
-  const PartialShape* sb = shape_of(b);
+  const PartialShape* sa = ShapeOf(a);
+  const PartialShape* sb = ShapeOf(b);
   if (sa == nullptr || sb == nullptr || sa->unknown_rank() || sa->rank() != sb->rank())
     return false;
   for (int d = 0; d < sa->rank(); ++d) {

@@ -197,7 +197,7 @@ Status ComputeGather(const KernelContext& ctx) {
   auto run = [&](auto index_tag) -> Status {
     using Index = typename decltype(index_tag)::type;
     const Index* idx = indices.data<Index>();
-    const int64_t count = indices.NumElements();  // out of line: not once per index
+    const int64_t count = indices.NumElements();
     for (int64_t j = 0; j < count; ++j) {
       if (idx[j] < 0 || idx[j] >= limit) {
         return ctx.Error("indices", IndexString(j, indices.shape()), " = ",
