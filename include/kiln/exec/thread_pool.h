@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <type_traits>
 #include <utility>
 
@@ -46,6 +47,25 @@ int DefaultThreadCount();
 inline constexpr const char* kBoundedOpenMpSpin = "10000";
 void BoundOpenMpSpinning(char** argv);
 
+// Whether other work holds the cores the calling thread runs on: over its last ~40 ms of running
+// (several of the scheduler's slices), the thread waited for a core (the kernel's run delay,
+// /proc/thread-self/schedstat) more than a sixth of the time (less than a twentieth clears it).
+// Then every wake-up waits for another task's slice to end (milliseconds): a parallel region's
+// workers to start, and the caller to resume after the join. So kernels split only work worth
+// that (ParallelFor, and oneDNN's twin primitives: kernels/cpu/onednn.h). Cheap: a coarse clock
+// read, and a read of the file every 10 ms at most, per thread.
+// KILN_CONTENTION=on|off in the environment fixes the answer (benchmarks, tests).
+bool CallingThreadContended();
+// Fixes CallingThreadContended's answer for every thread (`true`/`false`), or gives it back to
+// the measurement (`std::nullopt`); for tests.
+void OverrideContention(std::optional<bool> contended);
+
+// How much larger a range must be for ParallelFor to split work while the caller is contended:
+// a range worth a few microseconds on a quiet machine, times this, outlasts the waits of a
+// region (measured: EfficientNetB0 beside two busy processes, 17 ms a call on one thread, 27-33
+// ms on two with one 0.4 ms Sigmoid split).
+inline constexpr int64_t kContendedGrain = 4096;
+
 class ThreadPool {
  public:
   // `num_threads` <= 0 means DefaultThreadCount().
@@ -53,8 +73,9 @@ class ThreadPool {
   int num_threads() const { return num_threads_; }
 
   // Runs fn(begin, end) over [0, n), split into at most num_threads() contiguous ranges of at
-  // least `min_per_thread` items each, and returns when all are done. With one range (small n,
-  // one thread) fn runs inline on the caller.
+  // least `min_per_thread` items each (kContendedGrain times that while the calling thread is
+  // contended), and returns when all are done. With one range (small n, one thread) fn runs
+  // inline on the caller.
   void ParallelFor(int64_t n, int64_t min_per_thread, FunctionRef<void(int64_t, int64_t)> fn) const;
 
   // Makes libraries that size their own parallel regions from the calling thread (oneDNN)

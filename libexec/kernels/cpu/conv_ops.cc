@@ -200,6 +200,7 @@ struct DnnlConv {
   dnnl::reorder weights_reorder;         // user layout -> weights_md, for run-time weights
   std::shared_ptr<void> packed_weights;  // when the weights were constant at prepare time
   int threads = 1;                       // what the primitive was built for
+  onednn::LeanTwin lean;                 // for calls while other work holds the cores
 };
 
 // The CPU kernel's state: the definition's, with its oneDNN objects.
@@ -250,6 +251,7 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("convolution setup", [&] {
     const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
     c->threads = build.threads();
+    c->lean.Plan(macs, c->threads);
     dnnl::post_ops ops;
     if (st.epilogue.add) ops.append_sum(1.f);
     onednn::AppendActivation(st.epilogue, &ops);
@@ -502,8 +504,9 @@ Status ComputeConv(const KernelContext& ctx) {
   const onednn::MemArg dst{DNNL_ARG_DST, &c->dst_md, out->raw_data()};
   if (bias != nullptr)
     return onednn::ExecuteBound(ctx, c->primitive, c->scratch_md, c->threads,
-                                {src, wei, {DNNL_ARG_BIAS, &c->bias_md, bias}, dst});
-  return onednn::ExecuteBound(ctx, c->primitive, c->scratch_md, c->threads, {src, wei, dst});
+                                {src, wei, {DNNL_ARG_BIAS, &c->bias_md, bias}, dst}, &c->lean);
+  return onednn::ExecuteBound(ctx, c->primitive, c->scratch_md, c->threads, {src, wei, dst},
+                              &c->lean);
 }
 
 // ---- MaxPool, AvgPool ------------------------------------------------------------------------

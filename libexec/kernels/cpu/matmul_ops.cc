@@ -45,7 +45,8 @@ struct DnnlMatMul {
   dnnl::memory::desc a_md, b_md, bias_md, c_md;
   dnnl::matmul primitive;
   dnnl::memory::desc scratch_md;
-  int threads = 1;  // what the primitive was built for (onednn::ThreadsWorth)
+  int threads = 1;        // what the primitive was built for (onednn::ThreadsWorth)
+  onednn::LeanTwin lean;  // for calls while other work holds the cores
   // oneDNN had only its reference kernel for these operands: Eigen's product is faster.
   bool reference = false;
   // Constant weights in the primitive's own layout (b_md describes it), or copied with wider
@@ -202,10 +203,11 @@ Result<std::unique_ptr<DnnlMatMul>> MakeDnnlMatMul(const MatMulCpuState& st,
   for (int64_t d : batch) batch_size *= d;
   const int64_t k = a[a.size() - (st.adj_a ? 2 : 1)];
   KILN_RETURN_IF_ERROR(onednn::DnnlCall("matmul setup", [&] {
-    const onednn::BuildThreads build(
-        onednn::ThreadsWorth(static_cast<double>(batch_size) * static_cast<double>(m) *
-                             static_cast<double>(n) * static_cast<double>(k)));
+    const double macs = static_cast<double>(batch_size) * static_cast<double>(m) *
+                        static_cast<double>(n) * static_cast<double>(k);
+    const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
     mm->threads = build.threads();
+    mm->lean.Plan(macs, mm->threads);
     dnnl::post_ops ops;
     if (st.epilogue.add) ops.append_sum(1.f);
     onednn::AppendActivation(st.epilogue, &ops);
@@ -422,8 +424,9 @@ Status FloatProduct(const KernelContext& ctx, const MatMulCpuState& st, const Te
   if (e.bias)
     return onednn::ExecuteBound(
         ctx, mm->primitive, mm->scratch_md, mm->threads,
-        {am, bm, {DNNL_ARG_BIAS, &mm->bias_md, ctx.input(2).raw_data()}, cm});
-  return onednn::ExecuteBound(ctx, mm->primitive, mm->scratch_md, mm->threads, {am, bm, cm});
+        {am, bm, {DNNL_ARG_BIAS, &mm->bias_md, ctx.input(2).raw_data()}, cm}, &mm->lean);
+  return onednn::ExecuteBound(ctx, mm->primitive, mm->scratch_md, mm->threads, {am, bm, cm},
+                              &mm->lean);
 }
 
 // `t` widened to W (float or int32): `t` itself when it is W, else a copy of its half,

@@ -35,6 +35,105 @@ int ThreadsWorth(double macs) {
   return static_cast<int>(std::clamp(macs / kMacsPerThread, 1.0, 65536.0));
 }
 
+void LeanTwin::Plan(double macs, int threads) {
+  const int lean = static_cast<int>(std::clamp(macs / kContendedMacsPerThread, 1.0, 65536.0));
+  threads_ = lean < threads ? lean : 0;
+}
+
+namespace {
+
+// Operands of at most this many bytes in all are made to compare a twin with its primitive.
+constexpr size_t kTwinCheckBytes = size_t{64} << 20;
+
+// Runs `p` on pseudo-random float32 operands laid out as `args` describe (the destination
+// starts from the same numbers for a sum post-op) on `threads` threads, and returns the
+// destination's bytes.
+std::vector<unsigned char> RunOnNoise(const ThreadPool& pool, const dnnl::primitive& p,
+                                      const dnnl::memory::desc& scratch, int threads,
+                                      std::initializer_list<MemArg> args) {
+  std::vector<std::vector<float>> buffers;
+  std::vector<dnnl::memory> mems;
+  std::vector<dnnl_exec_arg_t> list;
+  size_t dst = 0;
+  uint32_t state = 0x9E3779B9u;
+  for (const MemArg& a : args) {
+    std::vector<float>& b = buffers.emplace_back((a.md->get_size() + 3) / 4);
+    for (float& v : b) {
+      state = state * 1664525u + 1013904223u;  // LCG: fixed numbers, no library state
+      v = static_cast<float>(state >> 8) * (2.0f / 16777216.0f) - 1.0f;
+    }
+    if (a.arg == DNNL_ARG_DST) dst = buffers.size() - 1;
+  }
+  for (size_t i = 0; i < buffers.size(); ++i) {
+    const MemArg& a = args.begin()[i];
+    mems.emplace_back(*a.md, Engine(), buffers[i].data());
+    list.push_back({a.arg, mems.back().get()});
+  }
+  std::vector<unsigned char> scratch_buf(scratch.get_size());
+  if (!scratch_buf.empty()) {
+    mems.emplace_back(scratch, Engine(), scratch_buf.data());
+    list.push_back({DNNL_ARG_SCRATCHPAD, mems.back().get()});
+  }
+  pool.ApplyToCallingThread(threads);
+  const dnnl_status_t status = dnnl_primitive_execute(p.get(), ThreadStream().get(),
+                                                      static_cast<int>(list.size()), list.data());
+  pool.ApplyToCallingThread();
+  dnnl::error::wrap_c_api(status, "could not execute a primitive");
+  ThreadStream().wait();
+  const auto* bytes = reinterpret_cast<const unsigned char*>(buffers[dst].data());
+  return {bytes, bytes + args.begin()[dst].md->get_size()};
+}
+
+}  // namespace
+
+const dnnl::primitive* LeanTwin::Get(const ThreadPool& pool, const dnnl::primitive& p,
+                                     int p_threads, std::initializer_list<MemArg> args) const {
+  std::call_once(made_, [&] {
+    size_t bytes = 0;
+    bool f32_dst = false;
+    for (const MemArg& a : args) {
+      if (a.md->data_type() != dnnl::memory::data_type::f32) return;
+      bytes += a.md->get_size() * (a.arg == DNNL_ARG_DST ? 2 : 1);
+      f32_dst = f32_dst || a.arg == DNNL_ARG_DST;
+    }
+    if (!f32_dst || bytes > kTwinCheckBytes) return;
+    try {
+      // The primitive's own operation and attributes, made again for fewer threads.
+      const_dnnl_primitive_desc_t made = nullptr;
+      const_dnnl_op_desc_t op = nullptr;
+      const_dnnl_primitive_attr_t attr = nullptr;
+      dnnl::error::wrap_c_api(dnnl_primitive_get_primitive_desc(p.get(), &made), "twin: pd");
+      dnnl::error::wrap_c_api(dnnl_primitive_desc_query(made, dnnl_query_op_d, 0, &op), "twin: op");
+      dnnl::error::wrap_c_api(dnnl_primitive_desc_get_attr(made, &attr), "twin: attr");
+      // Made (descriptor and kernel) while oneDNN sees the twin's thread count.
+      const BuildThreads build(threads_);
+      dnnl_primitive_desc_t pd = nullptr;
+      dnnl::error::wrap_c_api(dnnl_primitive_desc_create(&pd, op, attr, Engine().get(), nullptr),
+                              "twin: create");
+      const dnnl::primitive_desc_base twin_pd(pd);
+      for (const MemArg& a : args) {
+        const dnnl_memory_desc_t* md =
+            dnnl_primitive_desc_query_md(pd, dnnl_query_exec_arg_md, a.arg);
+        if (md == nullptr || dnnl_memory_desc_equal(md, &a.md->data) == 0) return;
+      }
+      const dnnl::primitive twin(pd);
+      const dnnl::memory::desc twin_scratch = twin_pd.scratchpad_desc();
+      const dnnl_memory_desc_t* p_scratch =
+          dnnl_primitive_desc_query_md(made, dnnl_query_scratchpad_md, 0);
+      const dnnl::memory::desc main_scratch =
+          p_scratch != nullptr ? dnnl::memory::desc(*p_scratch) : dnnl::memory::desc();
+      if (RunOnNoise(pool, p, main_scratch, p_threads, args) !=
+          RunOnNoise(pool, twin, twin_scratch, threads_, args))
+        return;
+      primitive_ = twin;
+      scratch_ = twin_scratch;
+    } catch (const dnnl::error&) {  // no twin: the primitive runs as made
+    } catch (const std::bad_alloc&) {
+    }
+  });
+  return primitive_ ? &primitive_ : nullptr;
+}
+
 namespace {
 
 // KILN_MAX_CPU_ISA caps oneDNN as it caps our own loops (ONEDNN_MAX_CPU_ISA, when that is the
@@ -282,7 +381,11 @@ dnnl_memory_t Bind(const dnnl::memory::desc& md, const void* data, uint64_t call
 
 Status ExecuteBound(const KernelContext& ctx, const dnnl::primitive& p,
                     const dnnl::memory::desc& scratch, int max_threads,
-                    std::initializer_list<MemArg> args) {
+                    std::initializer_list<MemArg> args, const LeanTwin* twin) {
+  if (twin != nullptr && twin->threads() > 0 && CallingThreadContended()) {
+    if (const dnnl::primitive* lean = twin->Get(ctx.threads(), p, max_threads, args))
+      return ExecuteBound(ctx, *lean, twin->scratch(), twin->threads(), args);
+  }
   dnnl_exec_arg_t list[16];
   std::array<dnnl::memory, 16> fresh;
   const size_t scratch_bytes = scratch.get_size();

@@ -53,6 +53,14 @@ bool ActivationDropsNaN(const Epilogue& e);
 // Whether every element is finite (no NaN, no +-Inf).
 bool AllFinite(const float* p, int64_t n);
 
+// One argument of a primitive: its slot, the descriptor the primitive was made with (held by the
+// caller as long as the primitive), and this call's buffer.
+struct MemArg {
+  int arg;
+  const dnnl::memory::desc* md;
+  const void* data;
+};
+
 // While alive, oneDNN primitives made on this thread are built for at most `max_threads`
 // threads: oneDNN fixes a kernel's split of the work when it is made, from the thread count of
 // the making thread. A primitive built for one thread runs wholly on the thread that executes
@@ -79,6 +87,40 @@ class BuildThreads {
 inline constexpr double kMacsPerThread = 1 << 19;
 int ThreadsWorth(double macs);
 
+// The same while the calling thread is contended (CallingThreadContended in
+// kiln/exec/thread_pool.h): a region then waits milliseconds for its workers to start and for the
+// caller to resume, so a thread is worth it only for about 128 M multiply-adds (milliseconds of
+// work). Less was worse: a ResNet50 at batch 1 mixing one- and two-thread convolutions left the
+// workers asleep between regions, each paying the wake-ups.
+inline constexpr double kContendedMacsPerThread = 1 << 27;
+
+// A primitive's twin built for fewer threads (its work at kContendedMacsPerThread), which
+// ExecuteBound runs instead of the primitive while the calling thread is contended. Made on the
+// first such call and kept only when it takes the same argument layouts and gives the same bits as
+// the primitive (both run once on pseudo-random operands: oneDNN may block or split a reduction
+// differently for another thread count), so results never depend on the machine's load.
+class LeanTwin {
+ public:
+  LeanTwin() = default;
+  LeanTwin(const LeanTwin&) = delete;
+  LeanTwin& operator=(const LeanTwin&) = delete;
+  // For a primitive of `macs` multiply-adds built for `threads`.
+  void Plan(double macs, int threads);
+  // The threads the twin is built for; 0 when a twin would not have fewer than the primitive.
+  int threads() const { return threads_; }
+  // The twin of `p` (built for `p_threads`, executed with `args`), made and checked on the first
+  // call; null when it was refused.
+  const dnnl::primitive* Get(const ThreadPool& pool, const dnnl::primitive& p, int p_threads,
+                             std::initializer_list<MemArg> args) const;
+  const dnnl::memory::desc& scratch() const { return scratch_; }
+
+ private:
+  int threads_ = 0;
+  mutable std::once_flag made_;
+  mutable dnnl::primitive primitive_;  // empty: refused
+  mutable dnnl::memory::desc scratch_;
+};
+
 // Executes `p` on the calling thread with (arg, memory) pairs and a scratchpad the caller
 // allocated (at least `scratch`'s size; may be null when that is 0). Safe inside ParallelFor.
 Status ExecuteOnThread(const dnnl::primitive& p, const dnnl::memory::desc& scratch,
@@ -95,20 +137,13 @@ Result<Tensor*> AllocateOutputWithAddend(const KernelContext& ctx, const Epilogu
 // A plain row-major float32 memory descriptor of `dims`.
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag);
 
-// One argument of a primitive: its slot, the descriptor the primitive was made with (held by the
-// caller as long as the primitive), and this call's buffer.
-struct MemArg {
-  int arg;
-  const dnnl::memory::desc* md;
-  const void* data;
-};
-
 // Execute, binding each argument (and the scratchpad) through a memory object kept per thread
 // for its descriptor and pointed at this call's buffer: making four memory objects costs about
 // 0.7 us (allocations), re-pointing them 25 ns, which tells on small products called often.
+// With a `twin` planned for fewer threads, the twin runs while the calling thread is contended.
 Status ExecuteBound(const KernelContext& ctx, const dnnl::primitive& p,
                     const dnnl::memory::desc& scratch, int max_threads,
-                    std::initializer_list<MemArg> args);
+                    std::initializer_list<MemArg> args, const LeanTwin* twin = nullptr);
 
 // Executes `p` with (arg, memory) pairs through oneDNN's C API (no map built per call); the
 // primitive's user-mode scratchpad, when it needs one, comes from the kernel's scratch. It runs
