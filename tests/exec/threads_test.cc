@@ -29,7 +29,7 @@ struct ContentionOverride {
   ContentionOverride& operator=(const ContentionOverride&) = delete;
 };
 
-TEST_CASE("contention: an override fixes the answer; beside busy threads the thread waits") {
+TEST_CASE("contention: an override fixes the answer, and beside busy threads the thread waits") {
   {
     const ContentionOverride on(true);
     CHECK(CallingThreadContended());
