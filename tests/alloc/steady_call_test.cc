@@ -233,16 +233,23 @@ TEST_CASE("a steady call through oneDNN allocates no tensor memory") {
   ThreadPool one(1);
   RunOptions options;
   options.threads = &one;
-  for (int i = 0; i < 3; ++i) REQUIRE((*fn)->Run(args, {}, outs, options).ok());
-  Status status;
-  const int calls = 20;
-  const Count c = CountDuring(calls, [&] { status = (*fn)->Run(args, {}, outs, options); });
-  REQUIRE(status.ok());
-  // oneDNN builds a small argument map for each primitive it executes (its C API does); that
-  // is all: no tensor memory, which would be 64 x 512 floats (128 KiB) per call here.
-  INFO("allocations per call: ", c.allocations / calls, ", bytes per call: ", c.bytes / calls);
-  CHECK(c.bytes / calls < 4096);
-  CHECK(outs[0].data<float>()[0] == doctest::Approx(0.1f));  // uniform weights: even softmax
+  // Contended too: the products built for more threads then run their one-thread twins
+  // (kernels/cpu/onednn.h), in the scratch sized for the primitives.
+  for (const bool contended : {false, true}) {
+    INFO("contended: ", contended);
+    OverrideContention(contended);
+    for (int i = 0; i < 3; ++i) REQUIRE((*fn)->Run(args, {}, outs, options).ok());
+    Status status;
+    const int calls = 20;
+    const Count c = CountDuring(calls, [&] { status = (*fn)->Run(args, {}, outs, options); });
+    OverrideContention(std::nullopt);
+    REQUIRE(status.ok());
+    // oneDNN builds a small argument map for each primitive it executes (its C API does); that
+    // is all: no tensor memory, which would be 64 x 512 floats (128 KiB) per call here.
+    INFO("allocations per call: ", c.allocations / calls, ", bytes per call: ", c.bytes / calls);
+    CHECK(c.bytes / calls < 4096);
+    CHECK(outs[0].data<float>()[0] == doctest::Approx(0.1f));  // uniform weights: even softmax
+  }
 }
 
 // A call whose 1 MB result the caller takes (no bound output) and drops before the next call:
