@@ -94,27 +94,29 @@ step() {  # [T=seconds] step NAME COMMAND...: runs it (killed after T s), logs i
 }
 nvidia-smi -L 2>&1 | tee -a "$LOG"
 B="$WORK/bin"
-step "exec: gpu and cuda-table tests" "$B/kiln_exec_tests" -tc='gpu:*,cuda table:*' -s
-# The op tester is CPU-bound (every case runs on the CPU as the reference): it runs beside the
-# model checks, and the timings start only once it is done.
-OPLOG="$OUT/op-tester.log"
-( t0=$SECONDS; if timeout 420 "$B/kiln_op_tests" > "$OPLOG" 2>&1; then r=pass; else r=FAIL; fi
-  echo "   $r ($((SECONDS - t0)) s)" >> "$OPLOG" ) &
-OPS_PID=$!
-MODELS="keras_mlp keras_cnn mobilenet_v2 encoder resnet50 resnet50_fp16 bert bert_fp16"
-for m in $MODELS; do
-  M="$WORK/models/$m"
-  for dev in cpu gpu; do
-    mkdir -p "$WORK/out/$m/$dev"
-    step "$m: run --device $dev" "$B/savedmodel-cli" run --dir "$M" --tag_set serve \
-      --signature_def serving_default --inputs "x=$WORK/models/${m}_x.npy" --device "$dev" \
-      --outdir "$WORK/out/$m/$dev" --overwrite
-  done
-  # float16 models (Keras mixed precision) are compared at float16's precision.
-  tol=1e-3
-  [[ "$m" == *_fp16 ]] && tol=2e-2
-  step "$m: gpu vs TensorFlow and cpu" python3 - "$WORK/models/${m}_y.npy" \
-    "$WORK/out/$m/cpu/y.npy" "$WORK/out/$m/gpu/y.npy" "$tol" <<'PY'
+# KILN_GPU_ONLY_PROFILE=1: only the kernel times below (a diagnosis run, no proof).
+if [[ -z "${KILN_GPU_ONLY_PROFILE:-}" ]]; then
+  step "exec: gpu and cuda-table tests" "$B/kiln_exec_tests" -tc='gpu:*,cuda table:*' -s
+  # The op tester is CPU-bound (every case runs on the CPU as the reference): it runs beside the
+  # model checks, and the timings start only once it is done.
+  OPLOG="$OUT/op-tester.log"
+  ( t0=$SECONDS; if timeout 420 "$B/kiln_op_tests" > "$OPLOG" 2>&1; then r=pass; else r=FAIL; fi
+    echo "   $r ($((SECONDS - t0)) s)" >> "$OPLOG" ) &
+  OPS_PID=$!
+  MODELS="keras_mlp keras_cnn mobilenet_v2 encoder resnet50 resnet50_fp16 bert bert_fp16"
+  for m in $MODELS; do
+    M="$WORK/models/$m"
+    for dev in cpu gpu; do
+      mkdir -p "$WORK/out/$m/$dev"
+      step "$m: run --device $dev" "$B/savedmodel-cli" run --dir "$M" --tag_set serve \
+        --signature_def serving_default --inputs "x=$WORK/models/${m}_x.npy" --device "$dev" \
+        --outdir "$WORK/out/$m/$dev" --overwrite
+    done
+    # float16 models (Keras mixed precision) are compared at float16's precision.
+    tol=1e-3
+    [[ "$m" == *_fp16 ]] && tol=2e-2
+    step "$m: gpu vs TensorFlow and cpu" python3 - "$WORK/models/${m}_y.npy" \
+      "$WORK/out/$m/cpu/y.npy" "$WORK/out/$m/gpu/y.npy" "$tol" <<'PY'
 import sys
 import numpy as np
 tf, cpu, gpu = (np.load(p).astype(np.float64) for p in sys.argv[1:4])
@@ -124,29 +126,36 @@ def rel(a, b):
 print("gpu vs tf", rel(gpu, tf), "gpu vs cpu", rel(gpu, cpu), "cpu vs tf", rel(cpu, tf))
 assert rel(gpu, tf) <= tol and rel(gpu, cpu) <= tol
 PY
-  step "$m: show --placement" "$B/savedmodel-cli" show --dir "$M" --placement --device gpu
-done
-echo "== op tester on gpu:0 vs the CPU (beside the models) :: $B/kiln_op_tests" >> "$LOG"
-wait "$OPS_PID"
-tail -n 40 "$OPLOG" >> "$LOG"
-BENCH="keras_mlp:1 keras_mlp:4096 keras_cnn:1 keras_cnn:1024 mobilenet_v2:1 mobilenet_v2:64
-  encoder:1 encoder:32 resnet50:1 resnet50:64 resnet50_fp16:1 resnet50_fp16:64 bert:1 bert:32
-  bert_fp16:1 bert_fp16:32"
-for row in $BENCH; do
-  m="${row%%:*}" b="${row##*:}"
-  step "bench kiln gpu $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
-    --device gpu --batch "$b" --runs 30 --warmup 3 --json
-done
-# Where a model's GPU time goes: Nsight Compute times every kernel of two calls (the first
-# and one more) of the mixed-precision encoder at batch 32; the log gets the kernels by total
-# time, $OUT the whole CSV. Skipped where ncu is missing or cannot read the GPU.
+    step "$m: show --placement" "$B/savedmodel-cli" show --dir "$M" --placement --device gpu
+  done
+  echo "== op tester on gpu:0 vs the CPU (beside the models) :: $B/kiln_op_tests" >> "$LOG"
+  wait "$OPS_PID"
+  tail -n 40 "$OPLOG" >> "$LOG"
+  BENCH="keras_mlp:1 keras_mlp:4096 keras_cnn:1 keras_cnn:1024 mobilenet_v2:1 mobilenet_v2:64
+    encoder:1 encoder:32 resnet50:1 resnet50:64 resnet50_fp16:1 resnet50_fp16:64 bert:1 bert:32
+    bert_fp16:1 bert_fp16:32"
+  for row in $BENCH; do
+    m="${row%%:*}" b="${row##*:}"
+    step "bench kiln gpu $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
+      --device gpu --batch "$b" --runs 30 --warmup 3 --json
+  done
+fi
+# Where a model's GPU time goes: Nsight Compute times every kernel of one steady call (bench
+# opens the profiler's span for its timed calls only: no first-call algorithm search) of each
+# model:batch in KILN_GPU_PROFILE (the mixed-precision encoder at batch 32 by default); the log
+# gets the kernels by total time, $OUT each CSV. Skipped where ncu is missing.
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 if [[ -n "$NCU" ]]; then
-  T=150 step "kernel times: bert_fp16 batch 32 (ncu)" "$NCU" --clock-control none \
-    --metrics gpu__time_duration.sum --print-units base --csv --log-file "$OUT/ncu-bert_fp16.csv" \
-    "$B/savedmodel-cli" bench --dir "$WORK/models/bert_fp16" --device gpu --batch 32 --runs 1 \
-    --warmup 0
-  python3 - "$OUT/ncu-bert_fp16.csv" <<'PY' >> "$LOG" 2>&1
+  for row in ${KILN_GPU_PROFILE:-bert_fp16:32}; do
+    m="${row%%:*}" b="${row##*:}"
+    [[ -n "${KILN_GPU_ONLY_PROFILE:-}" ]] && step "bench kiln gpu $m batch $b" \
+      "$B/savedmodel-cli" bench --dir "$WORK/models/$m" --device gpu --batch "$b" --runs 30 \
+      --warmup 3 --json
+    T=150 step "kernel times: $m batch $b (ncu)" "$NCU" --clock-control none \
+      --profile-from-start off --metrics gpu__time_duration.sum --print-units base --csv \
+      --log-file "$OUT/ncu-$m-$b.csv" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
+      --device gpu --batch "$b" --runs 1 --warmup 2
+    python3 - "$OUT/ncu-$m-$b.csv" <<'PY' >> "$LOG" 2>&1
 import csv, sys
 from collections import defaultdict
 total, count = defaultdict(float), defaultdict(int)
@@ -156,16 +165,19 @@ for row in csv.DictReader(lines):
     name = row["Kernel Name"][:90]
     total[name] += float(row["Metric Value"].replace(",", "")) / 1000.0  # ns
     count[name] += 1
-print("kernel times (us, two calls):", round(sum(total.values()), 1), "in", sum(count.values()),
+print("kernel times (us, one call):", round(sum(total.values()), 1), "in", sum(count.values()),
       "kernels")
-for name, us in sorted(total.items(), key=lambda kv: -kv[1])[:30]:
+for name, us in sorted(total.items(), key=lambda kv: -kv[1])[:25]:
     print(f"{us:10.1f} us {count[name]:5d}x  {name}")
 PY
+  done
 fi
-T=180 step "bench torch eager" python3 "$WORK/torch_bench.py" $BENCH
-T="${KILN_GPU_COMPILE_S:-120}" step "bench torch.compile (large batches)" \
-  python3 "$WORK/torch_bench.py" resnet50_fp16:64 bert_fp16:32 resnet50:64 bert:32 \
-  keras_mlp:4096 --compile
+if [[ -z "${KILN_GPU_ONLY_PROFILE:-}" ]]; then
+  T=180 step "bench torch eager" python3 "$WORK/torch_bench.py" $BENCH
+  T="${KILN_GPU_COMPILE_S:-120}" step "bench torch.compile (large batches)" \
+    python3 "$WORK/torch_bench.py" resnet50_fp16:64 bert_fp16:32 resnet50:64 bert:32 \
+    keras_mlp:4096 --compile
+fi
 
 python3 - "$LOG" "$REPORT" "$JSON" <<'PY'
 import json, re, sys

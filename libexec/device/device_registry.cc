@@ -118,4 +118,12 @@ Result<Tensor> CopyTensor(const Tensor& t, Device* from, Device* to) {
   return out;
 }
 
+void MarkProfiledSpan(bool begin) {
+#ifdef KILN_HAVE_CUDA
+  if (!cuda::DetectedDevices().empty()) cuda::MarkProfiledSpan(begin);
+#else
+  (void)begin;
+#endif
+}
+
 }  // namespace kiln::exec

@@ -253,6 +253,10 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
     }
   }
 
+  // A profiler started with --profile-from-start off sees the timed calls alone.
+  bool on_gpu = false;
+  for (const auto& [device, steps] : report.device_steps) on_gpu |= device.rfind("gpu", 0) == 0;
+  if (on_gpu) exec::MarkProfiledSpan(true);
   std::vector<double> micros;
   micros.reserve(static_cast<size_t>(options.runs));
   const auto min_time = std::chrono::duration<double>(options.min_seconds);
@@ -268,6 +272,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
     timed.Update(static_cast<int64_t>(micros.size()));  // outside the timed call
   }
   timed.Done();
+  if (on_gpu) exec::MarkProfiledSpan(false);
   const double seconds = Micros(now - timed_start) / 1e6;
 
   report.runs = static_cast<int>(micros.size());

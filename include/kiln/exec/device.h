@@ -90,4 +90,9 @@ Result<std::vector<Device*>> ResolveDevices(std::span<const std::string> names);
 // neither side is it: how the executor's copy steps and the single-op runner move tensors.
 Result<Tensor> CopyTensor(const Tensor& t, Device* from, Device* to);
 
+// Opens (begin) or closes the span a device profiler records when told to wait for the program
+// (Nsight Compute's --profile-from-start off): how `bench` shows the profiler its timed calls
+// alone, without the first call's algorithm search. Does nothing where no GPU was found.
+void MarkProfiledSpan(bool begin);
+
 }  // namespace kiln::exec

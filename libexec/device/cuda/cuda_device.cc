@@ -1,6 +1,7 @@
 // The CUDA device (cuda_device.h): detection, the stream-ordered memory pool, copies.
 #include "device/cuda/cuda_device.h"
 
+#include <cuda_profiler_api.h>
 #include <dlfcn.h>
 
 #include <cstdint>
@@ -190,5 +191,11 @@ const Detected& GetDetected() {
 
 std::span<Device* const> DetectedDevices() { return GetDetected().devices; }
 std::string_view DetectionNote() { return GetDetected().note; }
+
+void MarkProfiledSpan(bool begin) {
+  // Without a profiler attached these do nothing; their errors are not the caller's.
+  (void)(begin ? cudaProfilerStart() : cudaProfilerStop());
+  (void)cudaGetLastError();
+}
 
 }  // namespace kiln::exec::cuda

@@ -75,4 +75,7 @@ std::span<Device* const> DetectedDevices();
 // was found.
 std::string_view DetectionNote();
 
+// cudaProfilerStart or cudaProfilerStop (device.h's MarkProfiledSpan).
+void MarkProfiledSpan(bool begin);
+
 }  // namespace kiln::exec::cuda
