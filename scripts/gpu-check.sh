@@ -139,6 +139,14 @@ PY
     step "bench kiln gpu $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
       --device gpu --batch "$b" --runs 30 --warmup 3 --json
   done
+  # The same calls replayed as one CUDA graph each (--cuda_graphs; the exec tests above check
+  # replays against the steps): the per-call overhead at batch 1.
+  for row in keras_mlp:1 keras_cnn:1 encoder:1 mobilenet_v2:1 resnet50:1 resnet50_fp16:1 \
+    bert_fp16:1 resnet50_fp16:64; do
+    m="${row%%:*}" b="${row##*:}"
+    step "bench kiln graph $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
+      --device gpu --cuda_graphs --batch "$b" --runs 100 --warmup 3 --json
+  done
 fi
 # Where a model's GPU time goes: Nsight Compute times every kernel of one steady call (bench
 # opens the profiler's span for its timed calls only: no first-call algorithm search) of each
@@ -182,7 +190,7 @@ fi
 python3 - "$LOG" "$REPORT" "$JSON" <<'PY'
 import json, re, sys
 log, report, out = sys.argv[1:]
-steps, rows, kiln, first = [], [], {}, {}
+steps, rows, kiln, first, graph = [], [], {}, {}, {}
 current = None
 for line in open(log):
     m = re.match(r"== (.*?) :: ", line)
@@ -198,6 +206,9 @@ for line in open(log):
             continue
         if "engine" in d:
             rows.append(d)
+        elif current.startswith("bench kiln graph"):
+            _, _, _, model, _, batch = current.split()
+            graph[(model, int(batch))] = (d["p50_us"], d.get("device_graph"))
         elif current.startswith("bench kiln gpu"):
             _, _, _, model, _, batch = current.split()
             kiln[(model, int(batch))] = d["p50_us"]
@@ -225,7 +236,15 @@ with open(report, "w") as f:
     for key in sorted(first):
         load, call, dev, copies = first[key]
         f.write(f"| {key[0]} | {key[1]} | {load} | {call} | {dev} | {copies} |\n")
+    f.write("\n| model | batch | kiln gpu p50 us | with --cuda_graphs p50 us | steps/graph |"
+            " CUDA graph |\n| --- | --- | --- | --- | --- | --- |\n")
+    for key in sorted(graph):
+        p50, note = graph[key]
+        k = kiln.get(key)
+        f.write(f"| {key[0]} | {key[1]} | {k or ''} | {p50} |"
+                f" {f'{k / p50:.2f}' if k and p50 else ''} | {note} |\n")
 json.dump({"steps": steps, "kiln_gpu_p50_us": {f"{m}:{b}": v for (m, b), v in kiln.items()},
+           "kiln_graph_p50_us": {f"{m}:{b}": v[0] for (m, b), v in graph.items()},
            "torch": rows}, open(out, "w"), indent=1)
 PY
 cat "$REPORT"

@@ -40,6 +40,14 @@ std::string_view DeviceTypeName(DeviceType type) {
   return "unknown";
 }
 
+Status Device::BeginCapture() {
+  return Unimplemented("device ", name(), " cannot record its work as a graph");
+}
+
+Result<std::unique_ptr<DeviceGraph>> Device::EndCapture() {
+  return Unimplemented("device ", name(), " cannot record its work as a graph");
+}
+
 std::string Device::name() const {
   if (type_ == DeviceType::kCpu) return "cpu";
   return std::string(DeviceTypeName(type_)) + ":" + std::to_string(ordinal_);

@@ -97,6 +97,7 @@ class FunctionCompiler {
   void PlanReleases();
   void PlanArena();
   void CountPlacement();
+  void PlanDeviceGraph();
   std::shared_ptr<const FlatGraph> FinalGraph();
 
   const tensorflow::FunctionDef* fdef_ = nullptr;

@@ -144,6 +144,7 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
   st.constants = static_cast<int>(compiled_.constants.size());
   st.slots = compiled_.num_slots;
   CountPlacement();
+  if (options_.device_graphs) PlanDeviceGraph();
   // Specialisations of a function fused here prepare its fused graph, as those of a serving
   // plan do: fusing again with known shapes would fuse more (a residual Add needs them), and
   // oneDNN's fused and unfused forms differ in the last bits on AVX2, so results would

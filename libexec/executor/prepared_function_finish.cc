@@ -125,6 +125,71 @@ void FunctionCompiler::CountPlacement() {
     st.device_steps.emplace_back(compiled_.devices[d]->name(), per_device[d]);
 }
 
+// Whether a call can be recorded once and replayed (PrepareOptions::device_graphs): a replay
+// runs the recorded device work on new argument values and no host step, so no host step (nor
+// a device kernel's host-memory input) may read a value that depends on an argument, nothing
+// stateful may run, and each result must be copied off the device into its recording buffer.
+void FunctionCompiler::PlanDeviceGraph() {
+  std::string& note = compiled_.stats.device_graph;
+  auto refuse = [&note](const auto&... why) { note = internal::StrCat("not recorded: ", why...); };
+  int device = -1;
+  for (size_t d = 0; d < compiled_.devices.size(); ++d) {
+    if (static_cast<int>(d) == host_) continue;
+    if (device >= 0) return refuse("steps run on more than one device besides the host");
+    device = static_cast<int>(d);
+  }
+  if (device < 0) return refuse("every step runs on the host");
+  Device* dev = compiled_.devices[device];
+  if (!dev->CanCapture()) return refuse(dev->name(), " cannot record its work");
+  if (!compiled_.shapes_fully_known) return refuse("the arguments' shapes are not all known");
+  auto shape_only = [](std::string_view op) {
+    return op == "Shape" || op == "ShapeN" || op == "Size" || op == "Rank";
+  };
+  std::vector<char> varies(static_cast<size_t>(compiled_.num_slots), 0);
+  for (size_t i = 0; i < compiled_.arg_slots.size(); ++i) {
+    if (!DTypeIsPod(compiled_.arg_specs[i].dtype))
+      return refuse("argument '", compiled_.arg_names[i], "' is not plain data");
+    varies[compiled_.arg_slots[i]] = 1;
+  }
+  std::vector<int> writer(static_cast<size_t>(compiled_.num_slots), -1);
+  for (size_t s = 0; s < compiled_.steps.size(); ++s) {
+    const Step& step = compiled_.steps[s];
+    if ((step.flags & kOpStateful) != 0)
+      return refuse("node '", step.node_name, "' (", step.op, ") is stateful");
+    const bool copy = step.op == kCopyOp;
+    bool in_varies = false;
+    for (int32_t slot : step.in) {
+      if (slot < 0) continue;
+      in_varies |= varies[slot] != 0;
+      if (varies[slot] != 0 && !copy && !shape_only(step.op) && slot_device_[slot] == host_)
+        return refuse("node '", step.node_name, "' (", step.op,
+                      ") reads a value that changes with the arguments on the host");
+    }
+    // Device kernels' results change with the arguments; host steps read only shapes and
+    // constants (above), so theirs do not; a copy carries its input's.
+    const bool out_varies = copy ? in_varies : step.device != host_ && !shape_only(step.op);
+    for (int32_t slot : step.out) {
+      if (slot < 0) continue;
+      varies[slot] = out_varies ? 1 : 0;
+      writer[slot] = static_cast<int>(s);
+    }
+  }
+  for (size_t i = 0; i < compiled_.output_slots.size(); ++i) {
+    if (compiled_.output_is_constant[i]) continue;
+    const int32_t slot = compiled_.output_slots[i];
+    for (size_t j = 0; j < i; ++j)
+      if (compiled_.output_slots[j] == slot) return refuse("results ", j, " and ", i, " are one");
+    const int w = writer[slot];
+    const bool from_device = w >= 0 && compiled_.steps[w].op == kCopyOp &&
+                             compiled_.steps[w].device != host_ && slot_device_[slot] == host_;
+    if (!from_device || !compiled_.output_specs[i].shape.IsFullyDefined())
+      return refuse("result '", compiled_.output_names[i], "' is not copied from ", dev->name(),
+                    " with a known shape");
+  }
+  compiled_.graph_device = device;
+  note = dev->name();
+}
+
 // The live nodes in schedule order, renumbered, for a serving plan. Runs last: it takes
 // graph_'s storage of rewritten attrs and values (moving a deque keeps its elements where
 // they are, so the nodes' pointers stay valid).

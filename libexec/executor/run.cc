@@ -136,6 +136,16 @@ Status PreparedFunction::Run(std::span<const Tensor> args, std::span<const Tenso
 Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<const Tensor> captures,
                                      std::span<Tensor> outputs, const RunOptions& options) const {
   std::unique_ptr<ExecutionState> state = AcquireState();
+  if (compiled_.graph_device >= 0) {
+    bool done = false;
+    Status status = RunRecorded(*state, args, captures, outputs, options, &done);
+    if (done) {
+      ReleaseState(std::move(state));
+      if (!status.ok())
+        return status.WithContext(internal::StrCat("function '", compiled_.name, "'"));
+      return OkStatus();
+    }
+  }
   std::vector<Tensor>& slots = state->slots;
   for (size_t i = 0; i < args.size(); ++i) slots[compiled_.arg_slots[i]] = args[i];
   for (size_t i = 0; i < captures.size(); ++i)
@@ -149,51 +159,58 @@ Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<con
         state->planned[slot] == nullptr)
       state->planned[slot] = o.buffer();
   }
+  Status status = RunSteps(*state, options);
+  if (status.ok()) {
+    for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = slots[compiled_.output_slots[i]];
+  }
+  ClearState(*state, !status.ok());
+  ReleaseState(std::move(state));
+  if (!status.ok()) return status.WithContext(internal::StrCat("function '", compiled_.name, "'"));
+  return OkStatus();
+}
+
+Status PreparedFunction::RunSteps(ExecutionState& state, const RunOptions& options) const {
+  std::vector<Tensor>& slots = state.slots;
   const ThreadPool& threads = options.threads ? *options.threads : DefaultThreadPool();
   threads.ApplyToCallingThread();
   RunEnv env{options.print ? options.print : &DefaultPrintSink(), &threads, options.deadline};
   const bool timed = options.deadline != std::chrono::steady_clock::time_point::max();
   Allocator* host = compiled_.devices.size() > 1 ? HostDevice()->allocator() : nullptr;
-  ExecutionFrame frame{slots.data(), state->planned.data(), nullptr, host, nullptr, &env};
-  Status status;
+  ExecutionFrame frame{slots.data(), state.planned.data(), nullptr, host, nullptr, &env};
   for (const Step& step : compiled_.steps) {
-    if (timed && std::chrono::steady_clock::now() >= options.deadline) {
-      status =
-          DeadlineExceeded("the call's deadline passed before node '", step.node_name, "' ran");
-      break;
-    }
+    if (timed && std::chrono::steady_clock::now() >= options.deadline)
+      return DeadlineExceeded("the call's deadline passed before node '", step.node_name, "' ran");
     StepIo io{step.in.data(),         static_cast<int>(step.in.size()),
               step.out.data(),        static_cast<int>(step.out.size()),
               step.out_dtypes.data(), step.dying_inputs,
               step.state.get(),       step.node_name,
               step.host_outputs};
-    ScratchArena* scratch = state->scratch[step.device].get();
+    ScratchArena* scratch = state.scratch[step.device].get();
     frame.allocator = step.allocator;
     frame.device = compiled_.devices[step.device];
     frame.scratch = scratch;
-    status = step.compute(KernelContext(frame, io));
+    Status status = step.compute(KernelContext(frame, io));
     scratch->Reset();
-    if (!status.ok()) break;
+    if (!status.ok()) return status;
     for (int32_t slot : step.release) slots[slot] = Tensor();
   }
-  if (status.ok()) {
-    for (size_t i = 0; i < outputs.size(); ++i) outputs[i] = slots[compiled_.output_slots[i]];
-  }
+  return OkStatus();
+}
+
+void PreparedFunction::ClearState(ExecutionState& state, bool failed) const {
+  std::vector<Tensor>& slots = state.slots;
   // Leave the state as a new call expects it: constants in place, nothing else held. (Output
   // slots are never planned, so their planned entry is only ever a caller's bound buffer.)
-  for (size_t i = 0; i < outputs.size(); ++i) {
+  for (size_t i = 0; i < compiled_.output_slots.size(); ++i) {
     const int32_t slot = compiled_.output_slots[i];
-    state->planned[slot] = nullptr;
+    state.planned[slot] = nullptr;
     if (!compiled_.output_is_constant[i]) slots[slot] = Tensor();
   }
   for (int32_t slot : compiled_.arg_slots) slots[slot] = Tensor();
-  if (!status.ok()) {
+  if (failed) {
     for (Tensor& t : slots) t = Tensor();
     for (const auto& [slot, t] : compiled_.constants) slots[slot] = t;
   }
-  ReleaseState(std::move(state));
-  if (!status.ok()) return status.WithContext(internal::StrCat("function '", compiled_.name, "'"));
-  return OkStatus();
 }
 
 }  // namespace kiln::exec

@@ -171,6 +171,7 @@ Status SavedModelLoader::PlanUnusable(const std::string& why) {
 Result<std::shared_ptr<const PreparedFunction>> SavedModelLoader::PrepareFunction(
     const tensorflow::FunctionDef& fdef, std::span<const TensorSpec> specs, PrepareOptions popts) {
   popts.keep_graph = options_.keep_graphs;
+  popts.device_graphs = options_.device_graphs;
   if (plan_ != nullptr) {
     const std::string& name = fdef.signature().name();
     if (const plan::Function* pfn = plan_->Find(name, specs)) {

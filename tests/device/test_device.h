@@ -26,6 +26,10 @@ class TestDevice final : public exec::Device {
   std::span<const exec::KernelEntry> kernels() const override;
   Status CopyFromHost(const Tensor& host, Tensor* to) override;
   Status CopyToHost(const Tensor& from, Tensor* host) override;
+  // Says it can record while a test sets `claims_capture` (so the executor plans device
+  // graphs for it), but every recording fails: its kernels run on the host at once.
+  bool CanCapture() const override { return claims_capture; }
+  bool claims_capture = false;
 
   // Whether `p` points into a live block of this device's memory.
   bool Owns(const void* p) const;

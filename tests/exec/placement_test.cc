@@ -478,6 +478,52 @@ TEST_CASE("placement: an unknown or absent device is a load error that lists the
   CHECK(bad.status().message().find("unknown device 'tpu'") != std::string::npos);
 }
 
+TEST_CASE("placement: device graphs are planned only where a replay gives the same results") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  auto plan = [&](const std::string& name, std::vector<TensorSpec> specs) {
+    PrepareOptions options;
+    options.devices = {GetTestDevice()};
+    options.device_graphs = true;
+    auto fn = PreparedFunction::Prepare(*lib.Find(name), lib, specs, options);
+    REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+    return *fn;
+  };
+  const std::vector<TensorSpec> dense_specs = {TensorSpec{DType::kFloat, PartialShape({4, 3})}};
+  GetTestDevice()->claims_capture = false;
+  CHECK(plan("dense", dense_specs)->plan_stats().device_graph ==
+        "not recorded: test:0 cannot record its work");
+  GetTestDevice()->claims_capture = true;
+  auto dense = plan("dense", dense_specs);
+  CHECK(dense->plan_stats().device_graph == "test:0");
+  // Floor runs on the host, on the device's result: a replay would not run it.
+  CHECK(plan("floor_relu", {TensorSpec{DType::kFloat, PartialShape({5, 7})}})
+            ->plan_stats()
+            .device_graph.find("node 'fl' (Floor) reads a value that changes") !=
+        std::string::npos);
+  // Reshape's dims are an argument read on the host.
+  CHECK(plan("reshape", {TensorSpec{DType::kFloat, PartialShape({2, 3})},
+                         TensorSpec{DType::kInt32, PartialShape({2})}})
+            ->plan_stats()
+            .device_graph.find("(Reshape) reads a value that changes") != std::string::npos);
+  // Unknown shapes are recorded per specialisation, never in the general function.
+  CHECK(plan("dense", {TensorSpec{DType::kFloat, PartialShape({-1, 3})}})
+            ->plan_stats()
+            .device_graph == "not recorded: the arguments' shapes are not all known");
+  // The third call's recording fails on this device: it and every later call run the steps.
+  auto host = PreparedFunction::Prepare(*lib.Find("dense"), lib, dense_specs);
+  REQUIRE(host.ok());
+  for (int call = 0; call < 5; ++call) {
+    const std::vector<Tensor> args = {Matrix(4, 3, -1.0f + static_cast<float>(call))};
+    std::vector<Tensor> want, got;
+    REQUIRE((*host)->Run(args, &want).ok());
+    Status st = dense->Run(args, &got);
+    REQUIRE_MESSAGE(st.ok(), st.ToString());
+    CHECK(TensorsEqual(got[0], want[0]));
+  }
+  GetTestDevice()->claims_capture = false;
+}
+
 TEST_CASE("placement: the op tester's devices include the test device") {
   GetTestDevice();
   auto d = FindDevice("test");
@@ -590,12 +636,41 @@ TEST_CASE("gpu: Shape of a GPU tensor reads its dims there, with no copy of its 
   CHECK(out[0].data<int32_t>()[1] == 3);
 }
 
-TEST_CASE("gpu: 16 threads calling one GPU function get the serial results") {
+TEST_CASE("gpu: a recorded call (a CUDA graph) gives the steps' results for each new input") {
   Device* gpu = Gpu();
   if (gpu == nullptr) return;
   auto proto = ParseLibrary(kLib);
   FunctionLibrary lib(proto);
-  auto fn = PrepareOnGpu(gpu, lib, "dense", {TensorSpec{DType::kFloat, PartialShape({64, 3})}});
+  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({64, 3})}};
+  PrepareOptions options;
+  options.devices = {gpu};
+  options.device_graphs = true;
+  auto fn = PreparedFunction::Prepare(*lib.Find("dense"), lib, specs, options);
+  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  CHECK((*fn)->plan_stats().device_graph == "gpu:0");
+  auto plain = PrepareOnGpu(gpu, lib, "dense", specs);
+  for (int call = 0; call < 8; ++call) {  // calls 3 on are replays
+    const std::vector<Tensor> args = {Matrix(64, 3, -2.0f + 0.5f * static_cast<float>(call))};
+    std::vector<Tensor> want, got;
+    REQUIRE(plain->Run(args, &want).ok());
+    Status st = (*fn)->Run(args, &got);
+    REQUIRE_MESSAGE(st.ok(), st.ToString());
+    CHECK_MESSAGE(TensorsEqual(got[0], want[0]), "call ", call);
+  }
+}
+
+// With device graphs on (the replay path) and off (the steps), 16 threads calling one function
+// get what serial calls got.
+void CheckThreadsOnGpu(Device* gpu, bool graphs) {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  PrepareOptions options;
+  options.devices = {gpu};
+  options.device_graphs = graphs;
+  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({64, 3})}};
+  auto prepared = PreparedFunction::Prepare(*lib.Find("dense"), lib, specs, options);
+  REQUIRE_MESSAGE(prepared.ok(), prepared.status().ToString());
+  std::shared_ptr<const PreparedFunction> fn = *prepared;
   std::vector<Tensor> inputs, serial;
   for (int t = 0; t < 16; ++t) {
     inputs.push_back(Matrix(64, 3, -2.0f + 0.25f * static_cast<float>(t)));
@@ -619,8 +694,15 @@ TEST_CASE("gpu: 16 threads calling one GPU function get the serial results") {
       }
     });
   for (std::thread& th : threads) th.join();
-  CHECK(failures == 0);
-  CHECK(mismatches == 0);
+  CHECK_MESSAGE(failures == 0, "graphs ", graphs);
+  CHECK_MESSAGE(mismatches == 0, "graphs ", graphs);
+}
+
+TEST_CASE("gpu: 16 threads calling one GPU function get the serial results") {
+  Device* gpu = Gpu();
+  if (gpu == nullptr) return;
+  CheckThreadsOnGpu(gpu, /*graphs=*/false);
+  CheckThreadsOnGpu(gpu, /*graphs=*/true);
 }
 
 }  // namespace

@@ -188,6 +188,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   load_options.num_threads = options.threads;
   load_options.verify_checksums = !options.skip_checksums;
   load_options.devices = SplitCommaList(options.device);
+  load_options.device_graphs = options.cuda_graphs;
   load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
                       : options.plan == "ignore" ? exec::PlanUse::kIgnore
                                                  : exec::PlanUse::kAuto;
@@ -203,6 +204,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   report.copies = sig->function().plan_stats().copies;
   report.copy_bytes = sig->function().plan_stats().copy_bytes;
   report.half_in_float = sig->function().plan_stats().half_in_float;
+  report.device_graph = sig->function().plan_stats().device_graph;
 
   // Given inputs, then generated ones for the rest, in the signature's order.
   KILN_ASSIGN_OR_RETURN(auto given, MakeFeeds(feed_args, *sig, err));
@@ -304,6 +306,7 @@ static std::string PlacementText(const BenchReport& r) {
                                    : std::string(" (bytes depend on the shapes)");
   if (r.half_in_float > 0)
     placement += "; " + std::to_string(r.half_in_float) + " half-precision ops computed in float32";
+  if (!r.device_graph.empty()) placement += "; CUDA graph: " + r.device_graph;
   return placement;
 }
 
@@ -376,6 +379,7 @@ void PrintBenchJson(const BenchReport& r, std::ostream& out) {
   j["copies"] = r.copies;
   j["copy_bytes"] = r.copy_bytes;
   j["half_in_float"] = r.half_in_float;
+  j["device_graph"] = r.device_graph;
   out << j.dump() << "\n";
 }
 
@@ -401,6 +405,8 @@ std::unique_ptr<CommandArgs> SetupBenchCommand(CLI::App& cmd) {
   cmd.add_option("--threads", o.threads, "Intra-op threads (0: all cores)");
   cmd.add_option("--device", o.device,
                  "Devices in priority order, comma-separated (default: cpu alone)");
+  cmd.add_flag("--cuda_graphs", o.cuda_graphs,
+               "Replay fixed-shape calls on a GPU as one CUDA graph from the third call on");
   cmd.add_option("--runs", o.runs, "Timed runs (100)");
   cmd.add_option("--warmup", o.warmup, "Untimed runs before the timed ones (10)");
   cmd.add_option("--min_seconds", o.min_seconds, "Keep timing for at least this long (0)");

@@ -35,6 +35,7 @@ struct BenchOptions {
   bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
   std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
   std::string device;           // LoadOptions::devices, comma-separated; "" = the host
+  bool cuda_graphs = false;     // LoadOptions::device_graphs
 };
 
 struct BenchInput {
@@ -67,6 +68,7 @@ struct BenchReport {
   int half_in_float = 0;  // half-precision nodes computed in float32 regions (PlanStats)
   int copies = 0;
   int64_t copy_bytes = 0;
+  std::string device_graph;  // PlanStats::device_graph (with --cuda_graphs)
 };
 
 // Loads, feeds, times. Warnings (an input given twice) go to `err`.

@@ -6,6 +6,7 @@
 // devices (the tests' poisoning device) are registered at run time.
 #pragma once
 
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -38,6 +39,14 @@ std::string_view DeviceTypeName(DeviceType type);
 
 struct KernelEntry;
 
+// Work recorded on a device (a CUDA graph): Replay queues all of it again, on the memory it was
+// recorded with, and waits until it is done.
+class DeviceGraph {
+ public:
+  virtual ~DeviceGraph() = default;
+  virtual Status Replay() = 0;
+};
+
 class Device {
  public:
   Device(DeviceType type, int ordinal) : type_(type), ordinal_(ordinal) {}
@@ -59,6 +68,17 @@ class Device {
   // allocated with the same dtype and element count; only its elements are written.
   virtual Status CopyFromHost(const Tensor& host, Tensor* to) = 0;
   virtual Status CopyToHost(const Tensor& from, Tensor* host) = 0;
+
+  // Recording (executor/device_graph.cc replays fixed-shape calls this way). Between
+  // BeginCapture and EndCapture, what the calling thread queues on this device is recorded,
+  // not run (copies to the host do not wait); other threads' work runs as usual. Devices that
+  // cannot record say false and return errors.
+  virtual bool CanCapture() const { return false; }
+  virtual Status BeginCapture();
+  virtual Result<std::unique_ptr<DeviceGraph>> EndCapture();
+  // Host memory this device copies to and from directly (page-locked), for the buffers a
+  // recording reads and writes; null where host memory is all alike.
+  virtual Allocator* staging_allocator() { return nullptr; }
 
  private:
   DeviceType type_;

@@ -78,6 +78,14 @@ struct PrepareOptions {
   // Keep the graph the schedule was made from (after inlining, pruning and fusion), for
   // writing a serving plan (savedmodel-cli compile). Off: it is dropped after prepare.
   bool keep_graph = false;
+  // Replays a fixed-shape call on a device that can record its work (CUDA graphs): from the
+  // third call of an execution state on, its device work is one recorded launch, with the
+  // arguments and results copied through the device's page-locked buffers; host steps run
+  // only while recording. Taken only where that gives the same results: every host step's
+  // inputs depend on shapes and constants alone, nothing stateful runs, and every result is
+  // copied from the device (PlanStats::device_graph says whether, or why not). A call whose
+  // recording fails runs as usual, as do all later ones of that state.
+  bool device_graphs = false;
 };
 
 struct RunOptions {
@@ -105,6 +113,9 @@ struct PlanStats {
   int64_t copy_bytes = 0;    // bytes those copies move per call (-1: a shape is not known)
   // Kernel steps per device, in the order of PrepareOptions::devices (copies included).
   std::vector<std::pair<std::string, int>> device_steps;
+  // With PrepareOptions::device_graphs: the device whose calls are recorded and replayed
+  // ("gpu:0"), or why none is ("not recorded: ..."). Empty when not asked.
+  std::string device_graph;
 };
 
 // One step of a schedule, for `savedmodel-cli show --placement` and tests.
@@ -236,11 +247,22 @@ class PreparedFunction {
     const FunctionLibrary* library = nullptr;
     PrepareOptions options;
     bool shapes_fully_known = false;
+    // The device whose work a call records and replays (index into devices), or -1.
+    int graph_device = -1;
   };
   explicit PreparedFunction(Compiled compiled);
   Status CheckArgs(std::span<const Tensor> args, std::span<const Tensor> captures) const;
   Status RunPrepared(std::span<const Tensor> args, std::span<const Tensor> captures,
                      std::span<Tensor> outputs, const RunOptions& options) const;
+  // The steps in order, on a state whose arguments are in place (run.cc), and the state left
+  // as a new call expects it.
+  Status RunSteps(ExecutionState& state, const RunOptions& options) const;
+  void ClearState(ExecutionState& state, bool failed) const;
+  // executor/device_graph.cc: the call as a replay of its recording, made at this call if the
+  // state is due; *done is false when the call is to run as usual.
+  Status RunRecorded(ExecutionState& state, std::span<const Tensor> args,
+                     std::span<const Tensor> captures, std::span<Tensor> outputs,
+                     const RunOptions& options, bool* done) const;
   std::unique_ptr<ExecutionState> AcquireState() const;
   void ReleaseState(std::unique_ptr<ExecutionState> state) const;
 

@@ -83,6 +83,9 @@ struct LoadOptions {
   // are inserted where a tensor crosses devices. The host is added when missing (ops no other
   // device has run there). Empty: the host alone. An unknown or absent device is an error.
   std::vector<std::string> devices;
+  // Fixed-shape calls on a GPU become one CUDA graph launch from their third call on
+  // (PrepareOptions::device_graphs says when that is taken and how it falls back).
+  bool device_graphs = false;
 };
 
 // What a load did with the bundle's serving plan.

@@ -21,17 +21,30 @@ Status Check(cudaError_t err, std::string_view what) {
   return Internal(text);
 }
 
-// Memory from the device's default pool, ordered on the device's stream. The pool keeps what
-// it was given (release threshold: unlimited), so after the first calls nothing reaches the
-// driver.
+namespace {
+
+// The recording a thread has under way: on which device, on which stream.
+struct ThreadCapture {
+  const CudaDevice* device = nullptr;
+  cudaStream_t stream = nullptr;
+};
+thread_local ThreadCapture t_capture;
+
+}  // namespace
+
+// Memory from the device's default pool, ordered on the calling thread's stream of the device
+// (stream()). The pool keeps what it was given (release threshold: unlimited), so after the
+// first calls nothing reaches the driver; while a thread records, its allocations and frees
+// become the graph's own.
 class CudaDevice::PoolAllocator final : public Allocator {
  public:
-  PoolAllocator(int ordinal, cudaStream_t stream)
-      : ordinal_(ordinal), stream_(stream), name_("gpu:" + std::to_string(ordinal)) {}
+  explicit PoolAllocator(const CudaDevice* device)
+      : device_(device), name_("gpu:" + std::to_string(device->ordinal())) {}
   void* Allocate(size_t bytes) override {
     void* p = nullptr;
-    if (cudaSetDevice(ordinal_) != cudaSuccess) return nullptr;
-    if (cudaMallocAsync(&p, AlignedBytes(bytes == 0 ? 1 : bytes), stream_) != cudaSuccess) {
+    if (cudaSetDevice(device_->ordinal()) != cudaSuccess) return nullptr;
+    if (cudaMallocAsync(&p, AlignedBytes(bytes == 0 ? 1 : bytes), device_->stream()) !=
+        cudaSuccess) {
       (void)cudaGetLastError();  // an out-of-memory is the caller's error, not the next call's
       return nullptr;
     }
@@ -39,15 +52,38 @@ class CudaDevice::PoolAllocator final : public Allocator {
   }
   void Deallocate(void* ptr, size_t /*bytes*/) override {
     if (ptr == nullptr) return;
-    (void)cudaSetDevice(ordinal_);
-    (void)cudaFreeAsync(ptr, stream_);
+    (void)cudaSetDevice(device_->ordinal());
+    (void)cudaFreeAsync(ptr, device_->stream());
   }
   std::string_view Name() const override { return name_; }
   bool HostAccessible() const override { return false; }
 
  private:
-  int ordinal_;
-  cudaStream_t stream_;
+  const CudaDevice* device_;
+  std::string name_;
+};
+
+// Page-locked host memory: copies to and from it need no staging, so a recorded call can read
+// its arguments and write its results there.
+class CudaDevice::PinnedAllocator final : public Allocator {
+ public:
+  explicit PinnedAllocator(int ordinal) : name_("gpu:" + std::to_string(ordinal) + " pinned") {}
+  void* Allocate(size_t bytes) override {
+    void* p = nullptr;
+    if (cudaHostAlloc(&p, AlignedBytes(bytes == 0 ? 1 : bytes), cudaHostAllocPortable) !=
+        cudaSuccess) {
+      (void)cudaGetLastError();
+      return nullptr;
+    }
+    return p;
+  }
+  void Deallocate(void* ptr, size_t /*bytes*/) override {
+    if (ptr != nullptr) (void)cudaFreeHost(ptr);
+  }
+  std::string_view Name() const override { return name_; }
+  bool HostAccessible() const override { return true; }
+
+ private:
   std::string name_;
 };
 
@@ -55,7 +91,75 @@ CudaDevice::CudaDevice(int ordinal, cudaStream_t stream, const cudaDeviceProp& p
     : Device(DeviceType::kGpu, ordinal),
       stream_(stream),
       props_(props),
-      allocator_(std::make_unique<PoolAllocator>(ordinal, stream)) {}
+      allocator_(std::make_unique<PoolAllocator>(this)),
+      pinned_(std::make_unique<PinnedAllocator>(ordinal)) {}
+
+bool CudaDevice::Capturing() const { return t_capture.device == this; }
+
+cudaStream_t CudaDevice::stream() const { return Capturing() ? t_capture.stream : stream_; }
+
+Allocator* CudaDevice::staging_allocator() { return pinned_.get(); }
+
+namespace {
+
+class CudaGraph final : public DeviceGraph {
+ public:
+  CudaGraph(const CudaDevice* device, cudaGraphExec_t exec) : device_(device), exec_(exec) {}
+  ~CudaGraph() override { (void)cudaGraphExecDestroy(exec_); }
+  CudaGraph(const CudaGraph&) = delete;
+  CudaGraph& operator=(const CudaGraph&) = delete;
+  Status Replay() override {
+    KILN_RETURN_IF_ERROR(device_->Activate());
+    KILN_RETURN_IF_ERROR(
+        Check(cudaGraphLaunch(exec_, device_->stream()), device_->name() + ": cudaGraphLaunch"));
+    return device_->Synchronize();
+  }
+
+ private:
+  const CudaDevice* device_;
+  cudaGraphExec_t exec_;
+};
+
+}  // namespace
+
+Status CudaDevice::BeginCapture() {
+  if (t_capture.device != nullptr)
+    return FailedPrecondition(name(), ": this thread is recording already");
+  KILN_RETURN_IF_ERROR(Activate());
+  // What this thread queued before (the arena, the weights) is done before the recording
+  // starts: the graph then depends on nothing queued outside it.
+  KILN_RETURN_IF_ERROR(Synchronize());
+  cudaStream_t s = nullptr;
+  KILN_RETURN_IF_ERROR(Check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking),
+                             name() + ": cudaStreamCreateWithFlags"));
+  const cudaError_t err = cudaStreamBeginCapture(s, cudaStreamCaptureModeThreadLocal);
+  if (err != cudaSuccess) {
+    (void)cudaStreamDestroy(s);
+    return Check(err, name() + ": cudaStreamBeginCapture");
+  }
+  t_capture = {this, s};
+  return OkStatus();
+}
+
+Result<std::unique_ptr<DeviceGraph>> CudaDevice::EndCapture() {
+  if (t_capture.device != this) return FailedPrecondition(name(), ": this thread is not recording");
+  cudaStream_t s = t_capture.stream;
+  t_capture = {};
+  cudaGraph_t graph = nullptr;
+  cudaError_t err = cudaStreamEndCapture(s, &graph);
+  cudaGraphExec_t exec = nullptr;
+  // AutoFreeOnLaunch: memory the recorded work allocated and did not free goes back at the
+  // next launch, so a graph can always be launched again.
+  if (err == cudaSuccess)
+    err = cudaGraphInstantiateWithFlags(&exec, graph, cudaGraphInstantiateFlagAutoFreeOnLaunch);
+  if (graph != nullptr) (void)cudaGraphDestroy(graph);
+  (void)cudaStreamDestroy(s);
+  if (err != cudaSuccess) {
+    (void)cudaGetLastError();
+    return Check(err, name() + ": recording a CUDA graph");
+  }
+  return std::unique_ptr<DeviceGraph>(new CudaGraph(this, exec));
+}
 
 CudaDevice::~CudaDevice() = default;  // lives for the process: tensors may outlive it
 
@@ -99,7 +203,7 @@ Status CudaDevice::CopyFromHost(const Tensor& host, Tensor* to) {
   KILN_RETURN_IF_ERROR(Activate());
   // From pageable memory the runtime stages the bytes before returning, so `host` may go.
   const cudaError_t err = cudaMemcpyAsync(to->raw_data(), host.raw_data(), host.ByteSize(),
-                                          cudaMemcpyHostToDevice, stream_);
+                                          cudaMemcpyHostToDevice, stream());
   if (err == cudaSuccess) return OkStatus();
   return Check(err, "copy of " + host.DebugString() + " to " + name());
 }
@@ -112,8 +216,9 @@ Status CudaDevice::CopyToHost(const Tensor& from, Tensor* host) {
   if (from.ByteSize() == 0) return OkStatus();
   KILN_RETURN_IF_ERROR(Activate());
   cudaError_t err = cudaMemcpyAsync(host->raw_data(), from.raw_data(), from.ByteSize(),
-                                    cudaMemcpyDeviceToHost, stream_);
+                                    cudaMemcpyDeviceToHost, stream());
   if (err != cudaSuccess) return Check(err, "copy of " + from.DebugString() + " from " + name());
+  if (Capturing()) return OkStatus();  // recorded: the replay waits for it
   // The error of any kernel queued before the copy surfaces here too.
   err = cudaStreamSynchronize(stream_);
   if (err == cudaSuccess) return OkStatus();

@@ -34,10 +34,19 @@ class CudaDevice final : public Device {
   std::span<const KernelEntry> kernels() const override;
   Status CopyFromHost(const Tensor& host, Tensor* to) override;
   Status CopyToHost(const Tensor& from, Tensor* host) override;
+  // CUDA graphs: the calling thread's work goes to a stream of its own in capture mode while it
+  // records (stream() names that stream on that thread alone), so other callers' work on the
+  // device's stream is never recorded into it.
+  bool CanCapture() const override { return true; }
+  Status BeginCapture() override;
+  Result<std::unique_ptr<DeviceGraph>> EndCapture() override;
+  Allocator* staging_allocator() override;
 
   // Makes this device current on the calling thread (each kernel does, first).
   Status Activate() const;
-  cudaStream_t stream() const { return stream_; }
+  // Where the calling thread queues this device's work: its stream, or the thread's capture
+  // stream while it records.
+  cudaStream_t stream() const;
   const cudaDeviceProp& properties() const { return props_; }
   // The device's cuBLASLt handle (created on first use); an error when libcublasLt cannot be
   // loaded, which keeps matrix products on the CPU (see CudaKernelTable's `supports`).
@@ -53,9 +62,12 @@ class CudaDevice final : public Device {
  private:
   CudaDevice(int ordinal, cudaStream_t stream, const cudaDeviceProp& props);
   class PoolAllocator;
+  class PinnedAllocator;
+  bool Capturing() const;
   cudaStream_t stream_;
   cudaDeviceProp props_;
   std::unique_ptr<PoolAllocator> allocator_;
+  std::unique_ptr<PinnedAllocator> pinned_;
   std::mutex handles_mu_;
   void* blaslt_ = nullptr;  // cublasLtHandle_t
   void* dnn_ = nullptr;     // cudnnHandle_t

@@ -226,6 +226,8 @@ Status ComputeConv(const KernelContext& ctx) {
     auto it = st.plans.find(key);
     if (it == st.plans.end()) {
       std::lock_guard dnn_lock(dev.dnn_mutex());
+      KILN_RETURN_IF_ERROR(CheckDnn(
+          api->cudnnSetStream(static_cast<cudnnHandle_t>(handle), dev.stream()), "cudnnSetStream"));
       KILN_ASSIGN_OR_RETURN(std::unique_ptr<ConvPlan> p,
                             MakePlan(ctx, st, static_cast<cudnnHandle_t>(handle), x.dtype(), n, h,
                                      w, c, dims, st.filter.raw_data(), y->raw_data()));
@@ -252,6 +254,9 @@ Status ComputeConv(const KernelContext& ctx) {
   const float alpha = 1.0f, beta = 0.0f;
   {
     std::lock_guard dnn_lock(dev.dnn_mutex());
+    // The handle is shared: its stream is the calling thread's (a recording one's own).
+    KILN_RETURN_IF_ERROR(CheckDnn(
+        api->cudnnSetStream(static_cast<cudnnHandle_t>(handle), dev.stream()), "cudnnSetStream"));
     const cudnnStatus_t rc = api->cudnnConvolutionForward(
         static_cast<cudnnHandle_t>(handle), &alpha, plan->x, input, plan->w, st.filter.raw_data(),
         plan->conv, plan->algo, workspace, plan->workspace, &beta, plan->y, y->raw_data());
