@@ -57,6 +57,7 @@ struct Flags {
   int max_json_depth = 64;
   std::vector<std::string> allowed_unsafe_ops;
   std::vector<std::string> devices;  // priority order; empty: the CPU alone
+  bool cuda_graphs = false;          // LoadOptions::device_graphs
   int shutdown_grace_seconds = 30;
   bool log_requests = false;
   bool log_debug = false;
@@ -103,6 +104,7 @@ int Serve(const Flags& flags) {
   // model loads, with the devices that exist.
   if (auto d = kiln::exec::ResolveDevices(flags.devices); !d.ok()) return Fail(d.status());
   ro.load.devices = flags.devices;
+  ro.load.device_graphs = flags.cuda_graphs;
   ro.allowed_unsafe_ops.insert(flags.allowed_unsafe_ops.begin(), flags.allowed_unsafe_ops.end());
   if (flags.enable_batching) {
     if (!flags.batching_parameters_file.empty()) {
@@ -283,6 +285,9 @@ int Main(int argc, char** argv) {
                  "devices every model runs on, in priority order, comma-separated (gpu, gpu:1, "
                  "cpu; default: cpu alone), as savedmodel-cli run/bench --device")
       ->delimiter(',');
+  app.add_flag("--cuda_graphs", f.cuda_graphs,
+               "replay each fixed-shape call (each batch size the batcher forms) on a GPU as one "
+               "CUDA graph from its third call on, as savedmodel-cli bench --cuda_graphs");
   app.add_option("--grpc_max_threads", f.grpc_max_threads, "gRPC worker threads")
       ->capture_default_str();
   app.add_option("--grpc_memory_quota_bytes", f.grpc_memory_quota_bytes,
