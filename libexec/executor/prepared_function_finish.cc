@@ -146,10 +146,12 @@ void FunctionCompiler::PlanDeviceGraph() {
     return op == "Shape" || op == "ShapeN" || op == "Size" || op == "Rank";
   };
   std::vector<char> varies(static_cast<size_t>(compiled_.num_slots), 0);
+  std::vector<char> is_arg(static_cast<size_t>(compiled_.num_slots), 0);
   for (size_t i = 0; i < compiled_.arg_slots.size(); ++i) {
     if (!DTypeIsPod(compiled_.arg_specs[i].dtype))
       return refuse("argument '", compiled_.arg_names[i], "' is not plain data");
     varies[compiled_.arg_slots[i]] = 1;
+    is_arg[compiled_.arg_slots[i]] = 1;
   }
   std::vector<int> writer(static_cast<size_t>(compiled_.num_slots), -1);
   for (size_t s = 0; s < compiled_.steps.size(); ++s) {
@@ -164,6 +166,10 @@ void FunctionCompiler::PlanDeviceGraph() {
       if (varies[slot] != 0 && !copy && !shape_only(step.op) && slot_device_[slot] == host_)
         return refuse("node '", step.node_name, "' (", step.op,
                       ") reads a value that changes with the arguments on the host");
+      // A recorded copy reads its host memory again at each replay: only the arguments'
+      // page-locked buffers stay put (a host step's result is new memory every call).
+      if (copy && step.device != host_ && slot_device_[slot] == host_ && !is_arg[slot])
+        return refuse("node '", step.node_name, "' copies a host step's result to ", dev->name());
     }
     // Device kernels' results change with the arguments; host steps read only shapes and
     // constants (above), so theirs do not; a copy carries its input's.
