@@ -62,7 +62,8 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
                                          "peak_rss_kb",   "rss_after_load_kb",
                                          "inputs",        "cpu_isa",
                                          "device_steps",  "copies",
-                                         "copy_bytes",    "half_in_float"});
+                                         "copy_bytes",    "half_in_float",
+                                         "device_graph"});
   CHECK(j["dir"] == kScalars);
   CHECK(j["signature"] == "serving_default");
   CHECK(j["threads"] == 0);
@@ -94,6 +95,12 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
   CHECK(j["copies"] == 0);
   CHECK(j["copy_bytes"] == 0);
   CHECK(j["half_in_float"] == 0);  // a float32 model
+  CHECK(j["device_graph"] == "");  // no --cuda_graphs
+}
+
+TEST_CASE("bench --cuda_graphs says why a host-only load records nothing") {
+  const json j = BenchJson({"--dir", kScalars, "--runs", "3", "--warmup", "2", "--cuda_graphs"});
+  CHECK(j["device_graph"] == "not recorded: every step runs on the host");
 }
 
 TEST_CASE("bench --device names a device that is not there: an error listing the devices") {
