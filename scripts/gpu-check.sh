@@ -150,11 +150,12 @@ PY
 fi
 # Where a model's GPU time goes: Nsight Compute times every kernel of one steady call (bench
 # opens the profiler's span for its timed calls only: no first-call algorithm search) of each
-# model:batch in KILN_GPU_PROFILE (the mixed-precision encoder at batch 32 by default); the log
+# model:batch in KILN_GPU_PROFILE (by default the mixed-precision encoder at batch 32 and
+# ResNet50 at batch 64, 17.1 ms on the H100 of run 9 against 9.2 ms on an H200); the log
 # gets the kernels by total time, $OUT each CSV. Skipped where ncu is missing.
 NCU=$(command -v ncu || ls /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 if [[ -n "$NCU" ]]; then
-  for row in ${KILN_GPU_PROFILE:-bert_fp16:32}; do
+  for row in ${KILN_GPU_PROFILE:-bert_fp16:32 resnet50_fp16:64}; do
     m="${row%%:*}" b="${row##*:}"
     [[ -n "${KILN_GPU_ONLY_PROFILE:-}" ]] && step "bench kiln gpu $m batch $b" \
       "$B/savedmodel-cli" bench --dir "$WORK/models/$m" --device gpu --batch "$b" --runs 30 \
