@@ -19,8 +19,9 @@
 #     CPU result, and its placement (`show --placement`);
 #   - `bench --device gpu` at batch 1 and a large batch per model, next to PyTorch on the same
 #     GPU (scripts/gpu/torch_bench.py: eager, host-to-host, and torch.compile for the large
-#     batches), and Nsight Compute's time of every kernel of the mixed-precision encoder;
-# and writes report.md, report.json, gpu-check.log, op-tester.log and the kernel times' CSV to
+#     batches), the batch-1 rows again as CUDA graphs (--cuda_graphs), and Nsight Compute's
+#     time of every kernel of one steady call of the mixed-precision encoder and ResNet50;
+# and writes report.md, report.json, gpu-check.log, op-tester.log and the kernel times' CSVs to
 # $OUT (the device tool's folder). Each step has a time limit, so one hung kernel cannot spend
 # the run.
 set -uo pipefail
