@@ -19,8 +19,10 @@
 #     CPU result, and its placement (`show --placement`);
 #   - `bench --device gpu` at batch 1 and a large batch per model, next to PyTorch on the same
 #     GPU (scripts/gpu/torch_bench.py: eager, host-to-host, and torch.compile for the large
-#     batches), the batch-1 rows again as CUDA graphs (--cuda_graphs), and Nsight Compute's
-#     time of every kernel of one steady call of the mixed-precision encoder and ResNet50;
+#     batches), every row again with inputs and results in GPU memory (--device_io, as
+#     PyTorch's eager rows are timed), the batch-1 rows again as CUDA graphs (--cuda_graphs),
+#     and Nsight Compute's time of every kernel of one steady call of the mixed-precision
+#     encoder and ResNet50;
 # and writes report.md, report.json, gpu-check.log, op-tester.log and the kernel times' CSVs to
 # $OUT (the device tool's folder). Each step has a time limit, so one hung kernel cannot spend
 # the run.
@@ -140,6 +142,13 @@ PY
     step "bench kiln gpu $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
       --device gpu --batch "$b" --runs 30 --warmup 3 --json
   done
+  # Inputs and results kept in GPU memory (--device_io: no copies to or from the host, each
+  # call waiting for the GPU), as PyTorch eager and torch.compile are timed: the batched goals.
+  for row in $BENCH; do
+    m="${row%%:*}" b="${row##*:}"
+    step "bench kiln resident $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
+      --device gpu --device_io --batch "$b" --runs 30 --warmup 3 --json
+  done
   # The same calls replayed as one CUDA graph each (--cuda_graphs; the exec tests above check
   # replays against the steps): the per-call overhead at batch 1.
   for row in keras_mlp:1 keras_cnn:1 encoder:1 mobilenet_v2:1 resnet50:1 resnet50_fp16:1 \
@@ -192,7 +201,7 @@ fi
 python3 - "$LOG" "$REPORT" "$JSON" <<'PY'
 import json, re, sys
 log, report, out = sys.argv[1:]
-steps, rows, kiln, first, graph = [], [], {}, {}, {}
+steps, rows, kiln, first, graph, resident = [], [], {}, {}, {}, {}
 current = None
 for line in open(log):
     m = re.match(r"== (.*?) :: ", line)
@@ -208,6 +217,9 @@ for line in open(log):
             continue
         if "engine" in d:
             rows.append(d)
+        elif current.startswith("bench kiln resident"):
+            _, _, _, model, _, batch = current.split()
+            resident[(model, int(batch))] = d["p50_us"]
         elif current.startswith("bench kiln graph"):
             _, _, _, model, _, batch = current.split()
             graph[(model, int(batch))] = (d["p50_us"], d.get("device_graph"))
@@ -233,6 +245,16 @@ with open(report, "w") as f:
         ratio = lambda v: f"{v / k:.2f}" if v and k else ""
         f.write(f"| {key[0]} | {key[1]} | {k or ''} | {e or ''} | {c or ''} | {h or ''} |"
                 f" {ratio(e)} | {ratio(c)} | {ratio(h)} |\n")
+    f.write("\n| model | batch | kiln gpu, data on the GPU (--device_io) p50 us |"
+            " torch eager p50 us | torch.compile p50 us | eager/kiln | compile/kiln |\n"
+            "| --- | --- | --- | --- | --- | --- | --- |\n")
+    for key in sorted(resident):
+        k = resident[key]
+        t = torch.get(key, {})
+        e, c = t.get("torch-eager"), t.get("torch-compile")
+        ratio = lambda v: f"{v / k:.2f}" if v and k else ""
+        f.write(f"| {key[0]} | {key[1]} | {k} | {e or ''} | {c or ''} | {ratio(e)} |"
+                f" {ratio(c)} |\n")
     f.write("\n| model | batch | load ms | first call ms | steps per device | copies per call |\n"
             "| --- | --- | --- | --- | --- | --- |\n")
     for key in sorted(first):
@@ -247,6 +269,7 @@ with open(report, "w") as f:
                 f" {f'{k / p50:.2f}' if k and p50 else ''} | {note} |\n")
 json.dump({"steps": steps, "kiln_gpu_p50_us": {f"{m}:{b}": v for (m, b), v in kiln.items()},
            "kiln_graph_p50_us": {f"{m}:{b}": v[0] for (m, b), v in graph.items()},
+           "kiln_resident_p50_us": {f"{m}:{b}": v for (m, b), v in resident.items()},
            "torch": rows}, open(out, "w"), indent=1)
 PY
 cat "$REPORT"

@@ -110,6 +110,13 @@ Result<std::vector<Device*>> ResolveDevices(std::span<const std::string> names) 
   return devices;
 }
 
+Device* DeviceHolding(const Tensor& t) {
+  if (const Allocator* a = t.BufferAllocator(); a != nullptr && a != HostDevice()->allocator())
+    for (Device* d : ListDevices())
+      if (d->allocator() == a) return d;
+  return t.HostAccessible() ? HostDevice() : nullptr;
+}
+
 Result<Tensor> CopyTensor(const Tensor& t, Device* from, Device* to) {
   if (from == to) return t;
   KILN_ASSIGN_OR_RETURN(Tensor out, Tensor::Allocate(to->allocator(), t.dtype(), t.shape()));

@@ -95,6 +95,7 @@ class FunctionCompiler {
   Status BindOutputs();
   void DropUnreadConstants();
   void PlanReleases();
+  void PlanArgsInPlace();
   void PlanArena();
   void CountPlacement();
   void PlanDeviceGraph();

@@ -137,6 +137,7 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
   KILN_RETURN_IF_ERROR(BindOutputs());
   DropUnreadConstants();
   PlanReleases();
+  PlanArgsInPlace();
   compiled_.arena_bytes.assign(compiled_.devices.size(), 0);
   if (options_.plan_memory) PlanArena();
   PlanStats& st = compiled_.stats;

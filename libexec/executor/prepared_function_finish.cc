@@ -23,10 +23,12 @@ Status FunctionCompiler::BindOutputs() {
     if (e.output >= static_cast<int>(out_slots_[e.node].size()))
       return InvalidArgument("function '", fname_, "': output ", i, " refers to output ", e.output,
                              " of '", graph_.nodes[e.node].name, "', which does not exist");
-    // Results are host tensors.
-    KILN_ASSIGN_OR_RETURN(const int32_t slot,
-                          Locate(out_slots_[e.node][e.output], host_, graph_.nodes[e.node].name));
+    // Results are host tensors, or stay where they were computed.
+    const int32_t computed = out_slots_[e.node][e.output];
+    const int where = options_.results_on_device ? slot_device_[computed] : host_;
+    KILN_ASSIGN_OR_RETURN(const int32_t slot, Locate(computed, where, graph_.nodes[e.node].name));
     compiled_.output_slots.push_back(slot);
+    compiled_.output_devices.push_back(where);
     compiled_.output_is_constant.push_back(ConstantOf(slot) != nullptr);
     TensorSpec spec = slot_specs_[slot];
     const DType declared = f.output_dtypes[i];
@@ -49,6 +51,28 @@ void FunctionCompiler::DropUnreadConstants() {
     for (int32_t slot : s.in) read[slot] = 1;
   for (int32_t slot : compiled_.output_slots) read[slot] = 1;
   std::erase_if(compiled_.constants, [&](const auto& c) { return read[c.first] == 0; });
+}
+
+// An argument that only a copy to one device reads may be given in that device's memory: the
+// copy step then passes it through (CopyCompute), so a service that keeps its data on the GPU
+// pays no round trip through the host.
+void FunctionCompiler::PlanArgsInPlace() {
+  compiled_.host_device = host_;
+  std::vector<int> only_reader(static_cast<size_t>(compiled_.num_slots), -1);
+  std::vector<int> readers(static_cast<size_t>(compiled_.num_slots), 0);
+  for (size_t s = 0; s < compiled_.steps.size(); ++s)
+    for (int32_t slot : compiled_.steps[s].in) {
+      if (slot < 0) continue;
+      ++readers[slot];
+      only_reader[slot] = static_cast<int>(s);
+    }
+  for (int32_t slot : compiled_.output_slots) ++readers[slot];
+  for (int32_t slot : compiled_.arg_slots) {
+    const int s = readers[slot] == 1 ? only_reader[slot] : -1;
+    const bool copied_in = s >= 0 && compiled_.steps[s].op == kCopyOp &&
+                           compiled_.steps[s].device != host_ && slot_device_[slot] == host_;
+    compiled_.arg_in_place_devices.push_back(copied_in ? compiled_.steps[s].device : -1);
+  }
 }
 
 // Each intermediate slot is released right after its last use, so memory is freed early,
@@ -132,6 +156,7 @@ void FunctionCompiler::CountPlacement() {
 void FunctionCompiler::PlanDeviceGraph() {
   std::string& note = compiled_.stats.device_graph;
   auto refuse = [&note](const auto&... why) { note = internal::StrCat("not recorded: ", why...); };
+  if (options_.results_on_device) return refuse("results stay on the device");
   int device = -1;
   for (size_t d = 0; d < compiled_.devices.size(); ++d) {
     if (static_cast<int>(d) == host_) continue;

@@ -133,8 +133,44 @@ Status PreparedFunction::Run(std::span<const Tensor> args, std::span<const Tenso
   return fn->RunPrepared(args, captures, outputs, options);
 }
 
+int PreparedFunction::DeviceIndexOf(const Tensor& t) const {
+  const std::vector<Device*>& devices = compiled_.devices;
+  if (const Allocator* a = t.BufferAllocator(); a != nullptr && devices.size() > 1)
+    for (size_t d = 0; d < devices.size(); ++d)
+      if (devices[d]->allocator() == a) return static_cast<int>(d);
+  return t.HostAccessible() ? compiled_.host_device : -1;
+}
+
+Result<std::vector<Tensor>> PreparedFunction::ArgsWhereRead(std::span<const Tensor> args,
+                                                            size_t first) const {
+  std::vector<Tensor> placed(args.begin(), args.end());
+  for (size_t i = first; i < placed.size(); ++i) {
+    const int d = DeviceIndexOf(placed[i]);
+    if (d == compiled_.host_device || d == compiled_.arg_in_place_devices[i]) continue;
+    Device* from = DeviceHolding(placed[i]);
+    if (from == nullptr)
+      return InvalidArgument(
+          "function '", compiled_.name, "': argument #", i, " '", compiled_.arg_names[i],
+          "' is in memory of no device of this process (", placed[i].BufferAllocator()->Name(),
+          "); expected a host tensor or one a device's allocator made");
+    KILN_ASSIGN_OR_RETURN_CTX(placed[i], CopyTensor(placed[i], from, HostDevice()), "function '",
+                              compiled_.name, "': argument #", i, " '", compiled_.arg_names[i],
+                              "' from ", from->name());
+  }
+  return placed;
+}
+
 Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<const Tensor> captures,
                                      std::span<Tensor> outputs, const RunOptions& options) const {
+  // Arguments in a device's memory are read there when that device's copy alone reads them,
+  // else brought to the host first; such calls run their steps (a replay reads host buffers).
+  size_t first_off_host = args.size();
+  for (size_t i = 0; i < args.size() && first_off_host == args.size(); ++i)
+    if (DeviceIndexOf(args[i]) != compiled_.host_device) first_off_host = i;
+  if (first_off_host < args.size()) {
+    KILN_ASSIGN_OR_RETURN(std::vector<Tensor> placed, ArgsWhereRead(args, first_off_host));
+    return RunOnState(AcquireState(), placed, captures, outputs, options);
+  }
   std::unique_ptr<ExecutionState> state = AcquireState();
   if (compiled_.graph_device >= 0) {
     bool done = false;
@@ -146,17 +182,23 @@ Status PreparedFunction::RunPrepared(std::span<const Tensor> args, std::span<con
       return OkStatus();
     }
   }
+  return RunOnState(std::move(state), args, captures, outputs, options);
+}
+
+Status PreparedFunction::RunOnState(std::unique_ptr<ExecutionState> state,
+                                    std::span<const Tensor> args, std::span<const Tensor> captures,
+                                    std::span<Tensor> outputs, const RunOptions& options) const {
   std::vector<Tensor>& slots = state->slots;
   for (size_t i = 0; i < args.size(); ++i) slots[compiled_.arg_slots[i]] = args[i];
   for (size_t i = 0; i < captures.size(); ++i)
     slots[compiled_.arg_slots[args.size() + i]] = captures[i];
-  // Caller-provided output buffers, bound for this call.
+  // Caller-provided output buffers, bound for this call where they are in the result's memory.
   for (size_t i = 0; i < outputs.size(); ++i) {
     const Tensor& o = outputs[i];
     const int32_t slot = compiled_.output_slots[i];
     if (o.IsInitialized() && o.dtype() == compiled_.output_specs[i].dtype &&
-        o.BufferIsExclusive() && o.HostAccessible() && DTypeIsPod(o.dtype()) &&
-        state->planned[slot] == nullptr)
+        o.BufferIsExclusive() && DTypeIsPod(o.dtype()) && state->planned[slot] == nullptr &&
+        DeviceIndexOf(o) == compiled_.output_devices[i])
       state->planned[slot] = o.buffer();
   }
   Status status = RunSteps(*state, options);

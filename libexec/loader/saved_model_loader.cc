@@ -172,6 +172,7 @@ Result<std::shared_ptr<const PreparedFunction>> SavedModelLoader::PrepareFunctio
     const tensorflow::FunctionDef& fdef, std::span<const TensorSpec> specs, PrepareOptions popts) {
   popts.keep_graph = options_.keep_graphs;
   popts.device_graphs = options_.device_graphs;
+  popts.results_on_device = options_.results_on_device;
   if (plan_ != nullptr) {
     const std::string& name = fdef.signature().name();
     if (const plan::Function* pfn = plan_->Find(name, specs)) {

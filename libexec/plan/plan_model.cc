@@ -134,6 +134,8 @@ class PlanModelLoader {
       PrepareOptions popts;
       popts.resources = core_.resources.get();
       popts.devices = devices_;
+      popts.device_graphs = options_.device_graphs;
+      popts.results_on_device = options_.results_on_device;
       popts.known_args = KnownCaptures(specs.size() - sig.captures.size(), sig.captures);
       KILN_ASSIGN_OR_RETURN_CTX(sig.function, plan_.Prepare(fn, *core_.library, specs, popts),
                                 "loading signature '", sig.name, "' of '", dir_.string(),
@@ -164,6 +166,8 @@ class PlanModelLoader {
           PrepareOptions popts;
           popts.resources = core_.resources.get();
           popts.devices = devices_;
+          popts.device_graphs = options_.device_graphs;
+          popts.results_on_device = options_.results_on_device;
           popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
           KILN_ASSIGN_OR_RETURN_CTX(conc.function, plan_.Prepare(fn, *core_.library, specs, popts),
                                     "loading restored function '", rf.name, "' of '", dir_.string(),

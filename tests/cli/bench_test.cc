@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli_test_util.h"
+#include "device/test_device.h"
 
 namespace kiln::cli::testing {
 namespace {
@@ -63,7 +64,7 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
                                          "inputs",        "cpu_isa",
                                          "device_steps",  "copies",
                                          "copy_bytes",    "half_in_float",
-                                         "device_graph"});
+                                         "device_graph",  "io_device"});
   CHECK(j["dir"] == kScalars);
   CHECK(j["signature"] == "serving_default");
   CHECK(j["threads"] == 0);
@@ -96,11 +97,22 @@ TEST_CASE("bench --json prints exactly the documented keys, in order, with the c
   CHECK(j["copy_bytes"] == 0);
   CHECK(j["half_in_float"] == 0);  // a float32 model
   CHECK(j["device_graph"] == "");  // no --cuda_graphs
+  CHECK(j["io_device"] == "");     // no --device_io
 }
 
 TEST_CASE("bench --cuda_graphs says why a host-only load records nothing") {
   const json j = BenchJson({"--dir", kScalars, "--runs", "3", "--warmup", "2", "--cuda_graphs"});
   CHECK(j["device_graph"] == "not recorded: every step runs on the host");
+}
+
+TEST_CASE("bench --device_io keeps inputs and results on the load's first device") {
+  const json host = BenchJson({"--dir", kScalars, "--runs", "3", "--warmup", "1", "--device_io"});
+  CHECK(host["io_device"] == "cpu");  // the host alone: nothing to keep elsewhere
+  kiln::testing::GetTestDevice();     // registered: findable by name
+  const json test = BenchJson(
+      {"--dir", kScalars, "--runs", "3", "--warmup", "1", "--device", "test", "--device_io"});
+  CHECK(test["io_device"] == "test:0");
+  CHECK(test["device_steps"]["test:0"].get<int>() > 0);
 }
 
 TEST_CASE("bench --device names a device that is not there: an error listing the devices") {

@@ -21,6 +21,8 @@ namespace kiln::exec {
 namespace {
 
 using kiln::testing::GetTestDevice;
+using kiln::testing::TestDevice;
+using Args = std::vector<Tensor>;
 
 tensorflow::FunctionDefLibrary ParseLibrary(const std::string& text) {
   tensorflow::FunctionDefLibrary lib;
@@ -524,6 +526,136 @@ TEST_CASE("placement: device graphs are planned only where a replay gives the sa
   GetTestDevice()->claims_capture = false;
 }
 
+// `fn` prepared for the test device first, with results left where they were computed.
+std::shared_ptr<const PreparedFunction> PrepareResultsOnDevice(const FunctionLibrary& lib,
+                                                               const std::string& name,
+                                                               std::vector<TensorSpec> specs) {
+  PrepareOptions options;
+  options.devices = {GetTestDevice()};
+  options.results_on_device = true;
+  auto fn = PreparedFunction::Prepare(*lib.Find(name), lib, specs, options);
+  REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
+  return *fn;
+}
+
+Tensor OnTestDevice(const Tensor& t) {
+  auto moved = CopyTensor(t, HostDevice(), GetTestDevice());
+  REQUIRE_MESSAGE(moved.ok(), moved.status().ToString());
+  CHECK(DeviceHolding(*moved) == GetTestDevice());
+  return *moved;
+}
+
+TEST_CASE("placement: an argument in the device's memory is used there, and results may stay") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({4, 3})}};
+  Prepared p = PrepareBoth(lib, "dense", specs);
+  const Tensor x = Matrix(4, 3, -1.0f);
+  const std::vector<Tensor> on_device = {OnTestDevice(x)};
+  std::vector<Tensor> want, got;
+  REQUIRE(p.host->Run(Args{x}, &want).ok());
+  TestDevice& dev = *GetTestDevice();
+  // The copy step passes the caller's device tensor through: nothing is copied in.
+  int64_t in = dev.copies_to_device(), out = dev.copies_to_host();
+  Status st = p.test->Run(on_device, &got);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  CHECK(dev.copies_to_device() == in);
+  CHECK(dev.copies_to_host() == out + 1);
+  CHECK(TensorsEqual(got[0], want[0]));
+  CHECK(DeviceHolding(got[0]) == HostDevice());
+  // The caller's tensor is unchanged (the device's kernels only read it).
+  CHECK(TensorsEqual(*CopyTensor(on_device[0], &dev, HostDevice()), x));
+
+  // With results on the device, the result is the device's tensor: no copy either way.
+  auto kept = PrepareResultsOnDevice(lib, "dense", specs);
+  CHECK(kept->plan_stats().copies == 1);  // the argument's, which passes a device tensor through
+  for (int call = 0; call < 3; ++call) {
+    in = dev.copies_to_device();
+    out = dev.copies_to_host();
+    st = kept->Run(on_device, &got);
+    REQUIRE_MESSAGE(st.ok(), st.ToString());
+    CHECK(dev.copies_to_device() == in);
+    CHECK(dev.copies_to_host() == out);
+    REQUIRE(DeviceHolding(got[0]) == &dev);
+    CHECK(dev.Owns(got[0].raw_data()));
+    CHECK(dev.Synchronize().ok());
+    CHECK(TensorsEqual(*CopyTensor(got[0], &dev, HostDevice()), want[0]));
+  }
+  // A host argument is copied in as usual, and the result still stays.
+  in = dev.copies_to_device();
+  REQUIRE(kept->Run(Args{x}, &got).ok());
+  CHECK(dev.copies_to_device() == in + 1);
+  CHECK(DeviceHolding(got[0]) == &dev);
+  // A replay copies results off the device, so such a load records nothing.
+  PrepareOptions graphs;
+  graphs.devices = {&dev};
+  graphs.results_on_device = true;
+  graphs.device_graphs = true;
+  dev.claims_capture = true;
+  auto recorded = PreparedFunction::Prepare(*lib.Find("dense"), lib, specs, graphs);
+  dev.claims_capture = false;
+  REQUIRE(recorded.ok());
+  CHECK((*recorded)->plan_stats().device_graph == "not recorded: results stay on the device");
+}
+
+TEST_CASE("placement: a device argument that a host step reads comes to the host first") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  TestDevice& dev = *GetTestDevice();
+  // Floor (host only) reads x.
+  Prepared p = PrepareBoth(lib, "floor_relu", {TensorSpec{DType::kFloat, PartialShape({5, 7})}});
+  const Tensor x = Matrix(5, 7, -3.0f);
+  std::vector<Tensor> floored, want, got;
+  REQUIRE(p.host->Run(Args{x}, &floored).ok());
+  const int64_t out = dev.copies_to_host();
+  Status st = p.test->Run(Args{OnTestDevice(x)}, &got);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  CHECK(dev.copies_to_host() == out + 2);  // x to the host, y back
+  CHECK(TensorsEqual(got[0], floored[0]));
+  // Reshape reads its dims on the host; given in device memory, they are copied there.
+  Prepared r = PrepareBoth(lib, "reshape",
+                           {TensorSpec{DType::kFloat, PartialShape({2, 3})},
+                            TensorSpec{DType::kInt32, PartialShape({2})}});
+  Tensor dims(DType::kInt32, Shape({2}));
+  dims.data<int32_t>()[0] = 3;
+  dims.data<int32_t>()[1] = 2;
+  REQUIRE(r.host->Run(Args{Matrix(2, 3, 0.5f), dims}, &want).ok());
+  st = r.test->Run(Args{OnTestDevice(Matrix(2, 3, 0.5f)), OnTestDevice(dims)}, &got);
+  REQUIRE_MESSAGE(st.ok(), st.ToString());
+  CHECK(TensorsEqual(got[0], want[0]));
+  // A host-only function takes the device's tensors too.
+  REQUIRE(p.host->Run(Args{OnTestDevice(x)}, &got).ok());
+  CHECK(TensorsEqual(got[0], floored[0]));
+}
+
+// Memory the host cannot read, made by no device of the process.
+class ForeignAllocator final : public Allocator {
+ public:
+  void* Allocate(size_t bytes) override { return CpuAllocator()->Allocate(bytes); }
+  void Deallocate(void* p, size_t bytes) override { CpuAllocator()->Deallocate(p, bytes); }
+  std::string_view Name() const override { return "foreign"; }
+  bool HostAccessible() const override { return false; }
+};
+
+TEST_CASE("placement: an argument in memory no device made is an error naming it") {
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  Prepared p = PrepareBoth(lib, "dense", {TensorSpec{DType::kFloat, PartialShape({4, 3})}});
+  ForeignAllocator foreign;
+  auto t = Tensor::Allocate(&foreign, DType::kFloat, Shape({4, 3}));
+  REQUIRE(t.ok());
+  CHECK(DeviceHolding(*t) == nullptr);
+  for (const auto& fn : {p.host, p.test}) {
+    std::vector<Tensor> got;
+    Status st = fn->Run(Args{*t}, &got);
+    REQUIRE_FALSE(st.ok());
+    CHECK(st.code() == StatusCode::kInvalidArgument);
+    CHECK_MESSAGE(st.message().find("argument #0 'x' is in memory of no device of this process "
+                                    "(foreign)") != std::string::npos,
+                  st.message());
+  }
+}
+
 TEST_CASE("placement: the op tester's devices include the test device") {
   GetTestDevice();
   auto d = FindDevice("test");
@@ -656,6 +788,38 @@ TEST_CASE("gpu: a recorded call (a CUDA graph) gives the steps' results for each
     Status st = (*fn)->Run(args, &got);
     REQUIRE_MESSAGE(st.ok(), st.ToString());
     CHECK_MESSAGE(TensorsEqual(got[0], want[0]), "call ", call);
+  }
+}
+
+TEST_CASE("gpu: inputs and results kept in GPU memory give the results of host copies") {
+  Device* gpu = Gpu();
+  if (gpu == nullptr) return;
+  auto proto = ParseLibrary(kLib);
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {TensorSpec{DType::kFloat, PartialShape({64, 3})}};
+  PrepareOptions options;
+  options.devices = {gpu};
+  options.results_on_device = true;
+  auto kept = PreparedFunction::Prepare(*lib.Find("dense"), lib, specs, options);
+  REQUIRE_MESSAGE(kept.ok(), kept.status().ToString());
+  auto plain = PrepareOnGpu(gpu, lib, "dense", specs);
+  for (int call = 0; call < 4; ++call) {
+    const Tensor x = Matrix(64, 3, -2.0f + 0.5f * static_cast<float>(call));
+    auto x_gpu = CopyTensor(x, HostDevice(), gpu);
+    REQUIRE_MESSAGE(x_gpu.ok(), x_gpu.status().ToString());
+    CHECK_FALSE(x_gpu->HostAccessible());
+    std::vector<Tensor> want, got;
+    REQUIRE(plain->Run(Args{x}, &want).ok());
+    Status st = (*kept)->Run(Args{*x_gpu}, &got);
+    REQUIRE_MESSAGE(st.ok(), st.ToString());
+    REQUIRE(DeviceHolding(got[0]) == gpu);
+    REQUIRE(gpu->Synchronize().ok());
+    auto back = CopyTensor(got[0], gpu, HostDevice());
+    REQUIRE_MESSAGE(back.ok(), back.status().ToString());
+    CHECK_MESSAGE(TensorsEqual(*back, want[0]), "call ", call);
+    // The host-result function takes the GPU tensor too, and a host function copies it first.
+    REQUIRE(plain->Run(Args{*x_gpu}, &got).ok());
+    CHECK(TensorsEqual(got[0], want[0]));
   }
 }
 

@@ -36,6 +36,10 @@ struct BenchOptions {
   std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
   std::string device;           // LoadOptions::devices, comma-separated; "" = the host
   bool cuda_graphs = false;     // LoadOptions::device_graphs
+  // Inputs copied once to the first device of `device`, results left there
+  // (LoadOptions::results_on_device), each call waiting for the device: what a service that
+  // keeps its data on the GPU sees, without the copies to and from the host.
+  bool device_io = false;
 };
 
 struct BenchInput {
@@ -69,6 +73,7 @@ struct BenchReport {
   int copies = 0;
   int64_t copy_bytes = 0;
   std::string device_graph;  // PlanStats::device_graph (with --cuda_graphs)
+  std::string io_device;     // where inputs and results stayed (--device_io), or ""
 };
 
 // Loads, feeds, times. Warnings (an input given twice) go to `err`.

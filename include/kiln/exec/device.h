@@ -68,6 +68,10 @@ class Device {
   // allocated with the same dtype and element count; only its elements are written.
   virtual Status CopyFromHost(const Tensor& host, Tensor* to) = 0;
   virtual Status CopyToHost(const Tensor& from, Tensor* host) = 0;
+  // Waits until the work queued on this device is done: a result left in its memory
+  // (PrepareOptions::results_on_device) is then ready for readers outside kiln. Copies to the
+  // host wait by themselves.
+  virtual Status Synchronize() const { return OkStatus(); }
 
   // Recording (executor/device_graph.cc replays fixed-shape calls this way). Between
   // BeginCapture and EndCapture, what the calling thread queues on this device is recorded,
@@ -105,6 +109,10 @@ Result<Device*> FindDevice(std::string_view name);
 // A load's device list from names, in priority order; empty means the host alone. The host
 // is appended when the list lacks it, so ops no other device has still run.
 Result<std::vector<Device*>> ResolveDevices(std::span<const std::string> names);
+
+// The device of this process whose memory holds `t` (whose allocator made its buffer), or the
+// host. Null for a tensor in memory the host cannot read that no device of this process made.
+Device* DeviceHolding(const Tensor& t);
 
 // Copies `t` into `to`'s memory (a new tensor from its allocator), through the host when
 // neither side is it: how the executor's copy steps and the single-op runner move tensors.

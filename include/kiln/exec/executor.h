@@ -49,8 +49,16 @@ struct PrepareOptions {
   ResourceManager* resources = nullptr;
   // Where nodes may run, in priority order: each node goes to the first device with a kernel
   // that takes it (KernelEntry::supports), and copy steps move tensors between devices.
-  // Arguments, results and constants live on the host. Empty: the host alone.
+  // Constants and, unless results_on_device, results live on the host. Empty: the host alone.
+  // An argument may be a host tensor or one in a device's memory (CopyTensor makes one): where
+  // every step that reads it runs on that device, a call uses it in place; otherwise the call
+  // copies it to the host first.
   std::vector<Device*> devices;
+  // Results a device computed stay in its memory (tensors from its allocator; CopyTensor brings
+  // them to the host, and Device::Synchronize waits for them), for services that keep data on
+  // the GPU. Results of host steps are host tensors either way. Off: every result is copied to
+  // the host, and the call returns once it is there.
+  bool results_on_device = false;
   // When set, nodes that outputs and side effects do not need are dropped (TF semantics).
   bool prune = true;
   // When set, stateful ops are kept even if no output needs them (a TF2 function's side
@@ -228,7 +236,12 @@ class PreparedFunction {
     int32_t num_slots = 0;
     std::vector<int32_t> arg_slots;
     std::vector<int32_t> output_slots;
-    std::vector<char> output_is_constant;               // per output
+    std::vector<char> output_is_constant;  // per output
+    std::vector<int> output_devices;       // per output: where it lives
+    // Per argument: the device whose copy step is the argument's only reader (an argument in
+    // that device's memory is used in place), or -1.
+    std::vector<int> arg_in_place_devices;
+    int host_device = 0;                                // index of the host in devices
     std::vector<std::pair<int32_t, Tensor>> constants;  // slot, value
     std::vector<Step> steps;
     std::vector<PlannedSlot> planned;
@@ -254,6 +267,15 @@ class PreparedFunction {
   Status CheckArgs(std::span<const Tensor> args, std::span<const Tensor> captures) const;
   Status RunPrepared(std::span<const Tensor> args, std::span<const Tensor> captures,
                      std::span<Tensor> outputs, const RunOptions& options) const;
+  // The call on `state` with its arguments bound: the steps, then the results.
+  Status RunOnState(std::unique_ptr<ExecutionState> state, std::span<const Tensor> args,
+                    std::span<const Tensor> captures, std::span<Tensor> outputs,
+                    const RunOptions& options) const;
+  // Index into devices of the device whose memory holds `t`, or -1 when none of them does.
+  int DeviceIndexOf(const Tensor& t) const;
+  // `args` with each argument in a device's memory brought to the host, unless that device's
+  // copy step alone reads it (arg_in_place_devices).
+  Result<std::vector<Tensor>> ArgsWhereRead(std::span<const Tensor> args, size_t first) const;
   // The steps in order, on a state whose arguments are in place (run.cc), and the state left
   // as a new call expects it.
   Status RunSteps(ExecutionState& state, const RunOptions& options) const;

@@ -86,6 +86,9 @@ struct LoadOptions {
   // Fixed-shape calls on a GPU become one CUDA graph launch from their third call on
   // (PrepareOptions::device_graphs says when that is taken and how it falls back).
   bool device_graphs = false;
+  // Results a device computed stay in its memory (PrepareOptions::results_on_device); inputs
+  // may be given in a device's memory either way.
+  bool results_on_device = false;
 };
 
 // What a load did with the bundle's serving plan.

@@ -57,7 +57,7 @@ class CudaDevice final : public Device {
   // cuDNN handles are not to be used by two threads at once: calls on this device's hold it.
   std::mutex& dnn_mutex() { return dnn_call_mu_; }
   // Waits for everything queued on the device's stream.
-  Status Synchronize() const;
+  Status Synchronize() const override;
 
  private:
   CudaDevice(int ordinal, cudaStream_t stream, const cudaDeviceProp& props);
