@@ -146,7 +146,7 @@ Result<std::vector<Tensor>> PreparedFunction::ArgsWhereRead(std::span<const Tens
   std::vector<Tensor> placed(args.begin(), args.end());
   for (size_t i = first; i < placed.size(); ++i) {
     const int d = DeviceIndexOf(placed[i]);
-    if (d == compiled_.host_device || d == compiled_.arg_in_place_devices[i]) continue;
+    if (d >= 0 && (d == compiled_.host_device || d == compiled_.arg_in_place_devices[i])) continue;
     Device* from = DeviceHolding(placed[i]);
     if (from == nullptr)
       return InvalidArgument(

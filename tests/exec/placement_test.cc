@@ -326,6 +326,14 @@ void CheckSameResults(const Prepared& p, const std::vector<Tensor>& args) {
     CHECK(GetTestDevice()->kernel_calls() > calls);
 }
 
+// `t` copied into the test device's memory.
+Tensor OnTestDevice(const Tensor& t) {
+  auto moved = CopyTensor(t, HostDevice(), GetTestDevice());
+  REQUIRE_MESSAGE(moved.ok(), moved.status().ToString());
+  CHECK(DeviceHolding(*moved) == GetTestDevice());
+  return *moved;
+}
+
 TEST_CASE("placement: a dense layer runs on the first device, with one copy in and one out") {
   auto proto = ParseLibrary(kLib);
   FunctionLibrary lib(proto);
@@ -435,6 +443,33 @@ TEST_CASE("placement: a loaded SavedModel runs on the device list it was given")
   CHECK(TensorsEqual(got->at("output_0"), want->at("output_0")));
 }
 
+TEST_CASE("placement: a SavedModel loaded with results on the device returns them there") {
+  GetTestDevice();
+  LoadOptions options;
+  options.devices = {"test"};
+  options.results_on_device = true;
+  auto m = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"), options);
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  auto host = SavedModel::Load(kiln::testing::Fixture("VarsAndArithmeticObjectGraph"));
+  REQUIRE(host.ok());
+  auto sig = (*m)->GetSignature("serving_default");
+  auto hsig = (*host)->GetSignature("serving_default");
+  REQUIRE(sig.ok());
+  REQUIRE(hsig.ok());
+  auto want = (*hsig)->Run({{"a", Tensor::Scalar(4.0f)}, {"b", Tensor::Scalar(7.0f)}});
+  REQUIRE(want.ok());
+  auto got = (*sig)->Run(
+      {{"a", OnTestDevice(Tensor::Scalar(4.0f))}, {"b", OnTestDevice(Tensor::Scalar(7.0f))}});
+  REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  const Tensor& y = got->at("output_0");
+  Device* where = DeviceHolding(y);
+  REQUIRE(where != nullptr);
+  CHECK(where->name() == "test:0");
+  auto back = CopyTensor(y, where, HostDevice());
+  REQUIRE(back.ok());
+  CHECK(TensorsEqual(*back, want->at("output_0")));
+}
+
 TEST_CASE("placement: a serving plan records each node's device and loads with it") {
   GetTestDevice();
   kiln::testing::TempDir tmp;
@@ -536,13 +571,6 @@ std::shared_ptr<const PreparedFunction> PrepareResultsOnDevice(const FunctionLib
   auto fn = PreparedFunction::Prepare(*lib.Find(name), lib, specs, options);
   REQUIRE_MESSAGE(fn.ok(), fn.status().ToString());
   return *fn;
-}
-
-Tensor OnTestDevice(const Tensor& t) {
-  auto moved = CopyTensor(t, HostDevice(), GetTestDevice());
-  REQUIRE_MESSAGE(moved.ok(), moved.status().ToString());
-  CHECK(DeviceHolding(*moved) == GetTestDevice());
-  return *moved;
 }
 
 TEST_CASE("placement: an argument in the device's memory is used there, and results may stay") {
