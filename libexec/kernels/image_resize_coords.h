@@ -1,8 +1,9 @@
 // TensorFlow's resize coordinate conventions (tensorflow/core/util/image_resizer_state.h and the
-// resize kernels), shared by the CPU resize kernels (kernels/cpu/image_resize_ops.cc) and their
-// gradients (kernels/cpu/image_grad_ops.cc): the scale is in/out, or (in - 1) / (out - 1) with
-// align_corners; half_pixel_centers maps x to (x + 0.5) * scale - 0.5 (nearest neighbour drops
-// the -0.5); all in float, as TF, so rounding at pixel boundaries picks the same source pixels.
+// resize kernels), shared by the CPU resize kernels (kernels/cpu/image_resize_ops.cc), their
+// gradients (kernels/cpu/image_grad_ops.cc) and the GPU's (kernels/cuda/image.cu: the KILN_HD
+// functions): the scale is in/out, or (in - 1) / (out - 1) with align_corners;
+// half_pixel_centers maps x to (x + 0.5) * scale - 0.5 (nearest neighbour drops the -0.5); all
+// in float, as TF, so rounding at pixel boundaries picks the same source pixels.
 #pragma once
 
 #include <algorithm>
@@ -11,6 +12,8 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/host_device.h"
+
 namespace kiln::exec {
 
 inline float ResizeScale(int64_t in, int64_t out, bool align_corners) {
@@ -18,13 +21,13 @@ inline float ResizeScale(int64_t in, int64_t out, bool align_corners) {
                                     : static_cast<float>(in) / static_cast<float>(out);
 }
 
-inline float LegacyScale(int64_t x, float scale) { return static_cast<float>(x) * scale; }
-inline float HalfPixelScale(int64_t x, float scale) {
+KILN_HD inline float LegacyScale(int64_t x, float scale) { return static_cast<float>(x) * scale; }
+KILN_HD inline float HalfPixelScale(int64_t x, float scale) {
   return (static_cast<float>(x) + 0.5f) * scale - 0.5f;
 }
 
 // The input coordinate (as float) of output coordinate x for bilinear and bicubic.
-inline float SourceCoord(int64_t x, float scale, bool half_pixel) {
+KILN_HD inline float SourceCoord(int64_t x, float scale, bool half_pixel) {
   return half_pixel ? HalfPixelScale(x, scale) : LegacyScale(x, scale);
 }
 
@@ -32,7 +35,8 @@ inline int64_t Bound(int64_t v, int64_t limit) {
   return std::min(limit - 1, std::max<int64_t>(0, v));
 }
 
-inline int64_t NearestIndex(int64_t x, float scale, int64_t in, bool align, bool half_pixel) {
+KILN_HD inline int64_t NearestIndex(int64_t x, float scale, int64_t in, bool align,
+                                    bool half_pixel) {
   const float src = half_pixel ? (static_cast<float>(x) + 0.5f) * scale : LegacyScale(x, scale);
   int64_t i = std::min(
       align ? static_cast<int64_t>(std::round(src)) : static_cast<int64_t>(std::floor(src)),
@@ -46,16 +50,29 @@ struct Lerp {
   float lerp;
 };
 
+// The two source pixels of output coordinate i and the weight of the upper one.
+KILN_HD inline Lerp BilinearLerp(int64_t i, int64_t in, float scale, bool half_pixel) {
+  const float src = SourceCoord(i, scale, half_pixel);
+  const float fl = std::floor(src);
+  Lerp w;
+  w.lower = std::max<int64_t>(static_cast<int64_t>(fl), 0);
+  w.upper = std::min<int64_t>(static_cast<int64_t>(std::ceil(src)), in - 1);
+  w.lerp = src - fl;
+  return w;
+}
+
 inline std::vector<Lerp> BilinearWeights(int64_t out, int64_t in, float scale, bool half_pixel) {
   std::vector<Lerp> w(out);
-  for (int64_t i = 0; i < out; ++i) {
-    const float src = SourceCoord(i, scale, half_pixel);
-    const float fl = std::floor(src);
-    w[i].lower = std::max<int64_t>(static_cast<int64_t>(fl), 0);
-    w[i].upper = std::min<int64_t>(static_cast<int64_t>(std::ceil(src)), in - 1);
-    w[i].lerp = src - fl;
-  }
+  for (int64_t i = 0; i < out; ++i) w[i] = BilinearLerp(i, in, scale, half_pixel);
   return w;
+}
+
+// Along x on the top and bottom rows, then along y (TF's order).
+KILN_HD inline float BilinearMix(float tl, float tr, float bl, float br, float x_lerp,
+                                 float y_lerp) {
+  const float top = tl + (tr - tl) * x_lerp;
+  const float bottom = bl + (br - bl) * x_lerp;
+  return top + (bottom - top) * y_lerp;
 }
 
 constexpr int64_t kTableSize = 1 << 10;

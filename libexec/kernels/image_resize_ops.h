@@ -1,5 +1,6 @@
-// The dtypes and prepared state of the image resizes and CropAndResize, shared by their
-// definitions (kernels/image_resize_ops.cc) and CPU kernels (kernels/cpu/image_resize_ops.cc).
+// The dtypes, prepared state and checked sizes of the image resizes and CropAndResize, shared by
+// their definitions (kernels/image_resize_ops.cc), CPU kernels (kernels/cpu/image_resize_ops.cc)
+// and GPU kernels (kernels/cuda/image.cu).
 #pragma once
 
 #include "kernels/kernel_util.h"
@@ -20,6 +21,13 @@ struct ResizeState : OpState {
   bool align_corners = false;
   bool half_pixel_centers = false;
 };
+
+// The checked sizes of one resize call: images (input 0) and size (input 1, host memory).
+struct ResizeGeom {
+  int64_t batch = 0, in_h = 0, in_w = 0, c = 0, out_h = 0, out_w = 0;
+  float scale_h = 0, scale_w = 0;
+};
+Status MakeResizeGeom(const KernelContext& ctx, const ResizeState& st, ResizeGeom* g);
 
 struct CropState : OpState {
   DType t = DType::kFloat;

@@ -39,16 +39,38 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
     if (i > 0) CHECK_MESSAGE(table[i - 1].op < table[i].op, table[i].op, " is out of order");
   }
   // Every family is in the table.
-  for (std::string_view op :
-       {"MatMul", "Conv2D", "DepthwiseConv2dNative", "MaxPool", "Pad", "Softmax", "Sum",
-        "Transpose", "AddV2", "GatherV2", "Einsum", "ArgMax", "SplitV", "Unpack", "Tile",
-        "ZerosLike", "Select", "FusedBatchNormV3", "StridedSlice"})
+  for (std::string_view op : {"MatMul",
+                              "Conv2D",
+                              "DepthwiseConv2dNative",
+                              "MaxPool",
+                              "Pad",
+                              "Softmax",
+                              "Sum",
+                              "Transpose",
+                              "AddV2",
+                              "GatherV2",
+                              "Einsum",
+                              "ArgMax",
+                              "SplitV",
+                              "Unpack",
+                              "Tile",
+                              "ZerosLike",
+                              "Select",
+                              "FusedBatchNormV3",
+                              "StridedSlice",
+                              "ResizeBilinear",
+                              "ResizeNearestNeighbor",
+                              "Conv2DBackpropInput"})
     CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
   for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape"})
     CHECK_MESSAGE(Row(op) != nullptr, op);
   CHECK(Row("Shape")->host_outputs == 1u);  // a shape is read on the host
   CHECK(Row("Reshape")->host_inputs == 2u);
+  // A resize's size and a transposed convolution's input_sizes and filter are read on the host.
+  CHECK(Row("ResizeBilinear")->host_inputs == 2u);
+  CHECK(Row("ResizeNearestNeighbor")->host_inputs == 2u);
+  CHECK(Row("Conv2DBackpropInput")->host_inputs == 3u);
 }
 
 TEST_CASE("cuda table: with a GPU, cuBLASLt and cuDNN load (else they are reported)") {
@@ -79,6 +101,16 @@ TEST_CASE("cuda table: dtypes the GPU kernels lack go to the next device") {
   CHECK_FALSE(Takes("Cast", {DType::kFloat}, {DType::kDouble}));
   // ConcatV2's axis must be known at prepare time (the GPU kernel reads it from its state).
   CHECK_FALSE(Takes("ConcatV2", {DType::kFloat, DType::kFloat, DType::kInt32}, {DType::kFloat}));
+  // Bilinear resizing reads the GPU's float types and writes float32, as the op does; uint8
+  // images stay on the host. Nearest moves any element but int32's.
+  CHECK(Takes("ResizeBilinear", {DType::kHalf, DType::kInt32}, {DType::kFloat}));
+  CHECK(Takes("ResizeBilinear", {DType::kFloat, DType::kInt32}, {DType::kFloat}));
+  CHECK_FALSE(Takes("ResizeBilinear", {DType::kUInt8, DType::kInt32}, {DType::kFloat}));
+  CHECK(Takes("ResizeNearestNeighbor", {DType::kUInt8, DType::kInt32}, {DType::kUInt8}));
+  CHECK_FALSE(Takes("ResizeNearestNeighbor", {DType::kInt32, DType::kInt32}, {DType::kInt32}));
+  // A transposed convolution's filter must be a constant (the state holds its device copy).
+  CHECK_FALSE(
+      Takes("Conv2DBackpropInput", {DType::kInt32, DType::kFloat, DType::kFloat}, {DType::kFloat}));
 }
 
 }  // namespace

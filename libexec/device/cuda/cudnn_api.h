@@ -1,6 +1,7 @@
 // cuDNN, loaded with dlopen the first time a convolution is placed on a GPU (as cuBLASLt,
 // cublaslt_api.h). The legacy convolution API of cuDNN 9 (still in every 9.x) is what kiln
-// calls: descriptors per shape, the algorithm cuDNN measured fastest on them, one forward call.
+// calls: descriptors per shape, the algorithm cuDNN measured fastest on them, one forward (or
+// backward-data: Conv2DBackpropInput) call.
 #pragma once
 
 #include <cudnn.h>
@@ -9,25 +10,28 @@
 
 namespace kiln::exec::cuda {
 
-#define KILN_CUDNN_FUNCTIONS(X)              \
-  X(cudnnCreate)                             \
-  X(cudnnSetStream)                          \
-  X(cudnnGetErrorString)                     \
-  X(cudnnCreateTensorDescriptor)             \
-  X(cudnnDestroyTensorDescriptor)            \
-  X(cudnnSetTensor4dDescriptor)              \
-  X(cudnnCreateFilterDescriptor)             \
-  X(cudnnDestroyFilterDescriptor)            \
-  X(cudnnSetFilter4dDescriptor)              \
-  X(cudnnCreateConvolutionDescriptor)        \
-  X(cudnnDestroyConvolutionDescriptor)       \
-  X(cudnnSetConvolution2dDescriptor)         \
-  X(cudnnSetConvolutionGroupCount)           \
-  X(cudnnSetConvolutionMathType)             \
-  X(cudnnGetConvolutionForwardAlgorithm_v7)  \
-  X(cudnnFindConvolutionForwardAlgorithmEx)  \
-  X(cudnnGetConvolutionForwardWorkspaceSize) \
-  X(cudnnConvolutionForward)
+#define KILN_CUDNN_FUNCTIONS(X)                  \
+  X(cudnnCreate)                                 \
+  X(cudnnSetStream)                              \
+  X(cudnnGetErrorString)                         \
+  X(cudnnCreateTensorDescriptor)                 \
+  X(cudnnDestroyTensorDescriptor)                \
+  X(cudnnSetTensor4dDescriptor)                  \
+  X(cudnnCreateFilterDescriptor)                 \
+  X(cudnnDestroyFilterDescriptor)                \
+  X(cudnnSetFilter4dDescriptor)                  \
+  X(cudnnCreateConvolutionDescriptor)            \
+  X(cudnnDestroyConvolutionDescriptor)           \
+  X(cudnnSetConvolution2dDescriptor)             \
+  X(cudnnSetConvolutionGroupCount)               \
+  X(cudnnSetConvolutionMathType)                 \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)      \
+  X(cudnnFindConvolutionForwardAlgorithmEx)      \
+  X(cudnnGetConvolutionForwardWorkspaceSize)     \
+  X(cudnnConvolutionForward)                     \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7) \
+  X(cudnnFindConvolutionBackwardDataAlgorithmEx) \
+  X(cudnnConvolutionBackwardData)
 
 struct DnnApi {
 #define KILN_X(f) decltype(&::f) f = nullptr;

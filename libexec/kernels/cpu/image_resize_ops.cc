@@ -23,66 +23,15 @@ namespace {
 
 using image_resize::CropState;
 using image_resize::CropTypes;
+using image_resize::MakeResizeGeom;
 using image_resize::Resize;
+using image_resize::ResizeGeom;
 using image_resize::ResizeState;
 using image_resize::ResizeTypes;
 
 template <typename C>
 inline float F(C v) {
   return static_cast<float>(v);
-}
-
-// The checked sizes of one resize call.
-struct ResizeGeom {
-  int64_t batch = 0, in_h = 0, in_w = 0, c = 0, out_h = 0, out_w = 0;
-  float scale_h = 0, scale_w = 0;
-};
-
-Status MakeResizeGeom(const KernelContext& ctx, const ResizeState& st, ResizeGeom* g) {
-  const Tensor& images = ctx.input(0);
-  const Tensor& size = ctx.input(1);
-  if (images.rank() != 4) {
-    return ctx.Error("input 'images' must be 4-dimensional, got shape ", images.shape().ToString());
-  }
-  if (size.rank() != 1 || size.NumElements() != 2) {
-    return ctx.Error("input 'size' must have 2 elements, got shape ", size.shape().ToString());
-  }
-  g->batch = images.dim(0);
-  g->in_h = images.dim(1);
-  g->in_w = images.dim(2);
-  g->c = images.dim(3);
-  if (g->c <= 0) return ctx.Error("input 'images' must have at least one channel");
-  if (g->in_h <= 0 || g->in_w <= 0) {
-    return ctx.Error("input 'images' must have a non-zero height and width, got shape ",
-                     images.shape().ToString());
-  }
-  if (g->in_h > std::numeric_limits<int32_t>::max() ||
-      g->in_w > std::numeric_limits<int32_t>::max()) {
-    return ctx.Error("input sizes must be between 0 and max int32");
-  }
-  g->out_h = size.data<int32_t>()[0];
-  g->out_w = size.data<int32_t>()[1];
-  if (g->out_h <= 0 || g->out_w <= 0) {
-    return ctx.Error("input 'size' must hold two positive values, got [", g->out_h, ", ", g->out_w,
-                     "]");
-  }
-  const int64_t out_dims[] = {g->batch, g->out_h, g->out_w, g->c};
-  KILN_RETURN_IF_ERROR_CTX(CheckElementCount(out_dims, "output shape"), "node '", ctx.node_name(),
-                           "'");
-  if (st.kind == Resize::kNearest && (g->in_h >= (1 << 24) || g->in_w >= (1 << 24))) {
-    return ctx.Error("nearest neighbor requires max height & width of 2^24");
-  }
-  g->scale_h = ResizeScale(g->in_h, g->out_h, st.align_corners);
-  g->scale_w = ResizeScale(g->in_w, g->out_w, st.align_corners);
-  return OkStatus();
-}
-
-// ---- bilinear --------------------------------------------------------------------------------
-
-inline float BilinearMix(float tl, float tr, float bl, float br, float x_lerp, float y_lerp) {
-  const float top = tl + (tr - tl) * x_lerp;
-  const float bottom = bl + (br - bl) * x_lerp;
-  return top + (bottom - top) * y_lerp;
 }
 
 // ---- bicubic ---------------------------------------------------------------------------------

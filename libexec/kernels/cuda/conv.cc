@@ -2,19 +2,24 @@
 // filter rearranged once at prepare time from TF's HWIO to cuDNN's KRSC; depthwise is a
 // grouped convolution with a group per input channel). cuDNN pads symmetrically: where TF's
 // padding is not (SAME with an even window, EXPLICIT), the input is padded by the difference
-// first, as TF's own GPU kernel does. The algorithm is cuDNN's heuristic pick per input shape,
-// kept in the node's state. float32 runs without TF32 (CUDNN_FMA_MATH); float16 and bfloat16
-// use the tensor cores with float accumulation. The fused bias or batch norm, residual add and
-// activation are one pass after the convolution (nn.cu).
+// first, as TF's own GPU kernel does. The algorithm is the one cuDNN measures fastest at a
+// shape's first call, kept in the node's state. float32 runs without TF32 (CUDNN_FMA_MATH);
+// float16 and bfloat16 use the tensor cores with float accumulation. The fused bias or batch
+// norm, residual add and activation are one pass after the convolution (nn.cu).
+// Conv2DBackpropInput (Keras's Conv2DTranspose at inference) is cuDNN's backward-data call on
+// the same descriptors.
 #include <algorithm>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include "device/cuda/cuda_device.h"
 #include "device/cuda/cudnn_api.h"
+#include "kernels/array_util.h"
+#include "kernels/conv_nd_ops.h"
 #include "kernels/cuda/cuda_kernels.h"
 #include "kernels/cuda/epilogue.h"
 #include "kernels/epilogue.h"
@@ -32,6 +37,7 @@ struct ConvPlan {
   cudnnFilterDescriptor_t w = nullptr;
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnConvolutionFwdAlgo_t algo{};
+  cudnnConvolutionBwdDataAlgo_t data_algo{};  // Conv2DBackpropInput's
   size_t workspace = 0;
   // The input is padded first by these (asymmetric padding), to these sizes.
   int64_t extra_top = 0, extra_left = 0, padded_h = 0, padded_w = 0;
@@ -75,6 +81,25 @@ bool SupportsConv(const PrepareContext& ctx) {
   return e.ok() && Dnn().ok();
 }
 
+// TF's filter f (HWIO, with `in` and `out` channels) as cuDNN's KRSC, copied to the device.
+Result<Tensor> DeviceFilter(const PrepareContext& ctx, const Tensor& f, int64_t in, int64_t out) {
+  const int64_t r = f.dim(0), s = f.dim(1);
+  Tensor host(f.dtype(), Shape{out, r, s, in});
+  const size_t b = DTypeSize(f.dtype());
+  const char* src = static_cast<const char*>(f.raw_data());
+  char* dst = static_cast<char*>(host.raw_data());
+  for (int64_t o = 0; o < out; ++o)
+    for (int64_t y = 0; y < r; ++y)
+      for (int64_t x = 0; x < s; ++x)
+        for (int64_t i = 0; i < in; ++i)
+          std::memcpy(dst + (((o * r + y) * s + x) * in + i) * b,
+                      src + (((y * s + x) * in + i) * out + o) * b, b);
+  KILN_ASSIGN_OR_RETURN(Tensor t,
+                        Tensor::Allocate(ctx.device->allocator(), f.dtype(), host.shape()));
+  KILN_RETURN_IF_ERROR(ctx.device->CopyFromHost(host, &t));
+  return t;
+}
+
 // TF's filter (HWIO; depthwise HWCM, read as HW1(C*M)) as cuDNN's KRSC, copied to the device.
 Status CreateConvState(PrepareContext& ctx) {
   auto st = std::make_shared<GpuConvState>();
@@ -94,30 +119,22 @@ Status CreateConvState(PrepareContext& ctx) {
   st->filter_in_c = in;
   st->out_c = out;
   st->depthwise_c = st->depthwise ? f.dim(2) : 0;
-  Tensor host(f.dtype(), Shape{out, r, s, in});
-  const size_t b = DTypeSize(f.dtype());
-  const char* src = static_cast<const char*>(f.raw_data());
-  char* dst = static_cast<char*>(host.raw_data());
-  for (int64_t o = 0; o < out; ++o)
-    for (int64_t y = 0; y < r; ++y)
-      for (int64_t x = 0; x < s; ++x)
-        for (int64_t i = 0; i < in; ++i)
-          std::memcpy(dst + (((o * r + y) * s + x) * in + i) * b,
-                      src + (((y * s + x) * in + i) * out + o) * b, b);
-  KILN_ASSIGN_OR_RETURN(st->filter,
-                        Tensor::Allocate(ctx.device->allocator(), f.dtype(), host.shape()));
-  KILN_RETURN_IF_ERROR(ctx.device->CopyFromHost(host, &st->filter));
+  KILN_ASSIGN_OR_RETURN(st->filter, DeviceFilter(ctx, f, in, out));
   ctx.state = st;
   return OkStatus();
 }
 
-Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuConvState& st,
-                                           cudnnHandle_t handle, DType dtype, int64_t n, int64_t h,
-                                           int64_t w, int64_t c,
-                                           const std::array<WindowDim, 3>& dims, const void* filter,
-                                           void* y) {
+// A convolution's filter as cuDNN sees it: k_h x k_w windows, in_c channels a group, out_c
+// outputs.
+struct FilterDims {
+  int64_t k_h = 0, k_w = 0, in_c = 0, out_c = 0;
+};
+
+// The descriptors of a convolution of x (n, h, w, c) by `f` with the windows `dims`: x as
+// padded by the difference of an asymmetric padding (plan->padded), y the output.
+Status DescribeConv(ConvPlan* plan, DType dtype, int64_t n, int64_t h, int64_t w, int64_t c,
+                    const FilterDims& f, const std::array<WindowDim, 3>& dims) {
   KILN_ASSIGN_OR_RETURN(const DnnApi* api, Dnn());
-  auto plan = std::make_unique<ConvPlan>();
   plan->api = api;
   const WindowDim& dh = dims[1];
   const WindowDim& dw = dims[2];
@@ -128,7 +145,7 @@ Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuCo
   plan->padded_h = h + (dh.pad_before - pad_h) + (dh.pad_after - pad_h);
   plan->padded_w = w + (dw.pad_before - pad_w) + (dw.pad_after - pad_w);
   plan->padded = plan->padded_h != h || plan->padded_w != w;
-  const int64_t groups = c / st.filter_in_c;
+  const int64_t groups = c / f.in_c;
   const cudnnDataType_t type = DnnType(dtype);
   auto i32 = [](int64_t v) { return static_cast<int>(v); };
   KILN_RETURN_IF_ERROR(CheckDnn(api->cudnnCreateTensorDescriptor(&plan->x), "cuDNN descriptor"));
@@ -142,11 +159,11 @@ Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuCo
                "cuDNN input descriptor"));
   KILN_RETURN_IF_ERROR(
       CheckDnn(api->cudnnSetTensor4dDescriptor(plan->y, CUDNN_TENSOR_NHWC, type, i32(n),
-                                               i32(st.out_c), i32(dh.out), i32(dw.out)),
+                                               i32(f.out_c), i32(dh.out), i32(dw.out)),
                "cuDNN output descriptor"));
   KILN_RETURN_IF_ERROR(
-      CheckDnn(api->cudnnSetFilter4dDescriptor(plan->w, type, CUDNN_TENSOR_NHWC, i32(st.out_c),
-                                               i32(st.filter_in_c), i32(st.k_h), i32(st.k_w)),
+      CheckDnn(api->cudnnSetFilter4dDescriptor(plan->w, type, CUDNN_TENSOR_NHWC, i32(f.out_c),
+                                               i32(f.in_c), i32(f.k_h), i32(f.k_w)),
                "cuDNN filter descriptor"));
   KILN_RETURN_IF_ERROR(CheckDnn(
       api->cudnnSetConvolution2dDescriptor(plan->conv, i32(pad_h), i32(pad_w), i32(dh.stride),
@@ -157,8 +174,36 @@ Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuCo
       CheckDnn(api->cudnnSetConvolutionGroupCount(plan->conv, i32(groups)), "cuDNN group count"));
   // float32 stays float32 (no TF32); the half types take the tensor cores.
   const cudnnMathType_t math = dtype == DType::kFloat ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
-  KILN_RETURN_IF_ERROR(
-      CheckDnn(api->cudnnSetConvolutionMathType(plan->conv, math), "cuDNN math type"));
+  return CheckDnn(api->cudnnSetConvolutionMathType(plan->conv, math), "cuDNN math type");
+}
+
+// Of cuDNN's measured (or, failing that, heuristic) algorithms, the first that ran within the
+// workspace limit, into *algo with its math type set on plan->conv (each result names the math
+// type it was measured with; for float32 only FMA: CUDNN_DEFAULT_MATH would allow TF32 on Ampere
+// and later). False when none fits.
+template <typename Perf, typename Algo>
+Result<bool> ChooseAlgo(ConvPlan* plan, DType dtype, const Perf* perf, int found, Algo* algo) {
+  for (int i = 0; i < found; ++i) {
+    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
+    if (dtype == DType::kFloat && perf[i].mathType != CUDNN_FMA_MATH) continue;
+    KILN_RETURN_IF_ERROR(CheckDnn(
+        plan->api->cudnnSetConvolutionMathType(plan->conv, perf[i].mathType), "cuDNN math type"));
+    *algo = perf[i].algo;
+    plan->workspace = perf[i].memory;
+    return true;
+  }
+  return false;
+}
+
+Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuConvState& st,
+                                           cudnnHandle_t handle, DType dtype, int64_t n, int64_t h,
+                                           int64_t w, int64_t c,
+                                           const std::array<WindowDim, 3>& dims, const void* filter,
+                                           void* y) {
+  auto plan = std::make_unique<ConvPlan>();
+  KILN_RETURN_IF_ERROR(DescribeConv(plan.get(), dtype, n, h, w, c,
+                                    {st.k_h, st.k_w, st.filter_in_c, st.out_c}, dims));
+  const DnnApi* api = plan->api;
   cudnnConvolutionFwdAlgoPerf_t perf[8];
   int found = 0;
   // The fastest algorithm measured on these shapes: cuDNN runs each once, at the first call of
@@ -182,18 +227,7 @@ Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuCo
                                                              plan->y, 8, &found, perf),
                  "cuDNN algorithm choice"));
   }
-  // Each result names the math type it was measured with: use it, and for float32 only FMA
-  // (CUDNN_DEFAULT_MATH would allow TF32 on Ampere and later).
-  bool chosen = false;
-  for (int i = 0; i < found && !chosen; ++i) {
-    if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
-    if (dtype == DType::kFloat && perf[i].mathType != CUDNN_FMA_MATH) continue;
-    KILN_RETURN_IF_ERROR(CheckDnn(api->cudnnSetConvolutionMathType(plan->conv, perf[i].mathType),
-                                  "cuDNN math type"));
-    plan->algo = perf[i].algo;
-    plan->workspace = perf[i].memory;
-    chosen = true;
-  }
+  KILN_ASSIGN_OR_RETURN(const bool chosen, ChooseAlgo(plan.get(), dtype, perf, found, &plan->algo));
   if (!chosen)
     return ctx.Error("cuDNN has no algorithm for this ", DTypeShortName(dtype),
                      " convolution of input (", n, ", ", h, ", ", w, ", ", c, ")");
@@ -289,10 +323,158 @@ Status ComputeConv(const KernelContext& ctx) {
   return LaunchChannelEpilogue(ctx, y->dtype(), y->raw_data(), y->NumElements(), st.out_c, ep);
 }
 
+// ---- Conv2DBackpropInput (Keras's Conv2DTranspose) --------------------------------------------
+// The gradient of the forward convolution's input, through cuDNN's backward-data call on the
+// forward convolution's descriptors. Where TF's padding is asymmetric, the forward kernel pads
+// the input by the difference (above); here the gradient of that padded input is computed and
+// the input's part cut out of it.
+
+struct GpuBackpropInputState final : OpState {
+  WindowSpec window;
+  std::vector<int64_t> filter_dims;  // TF's HWIO
+  FilterDims f;
+  Tensor filter;  // KRSC, in device memory
+  mutable std::mutex mu;
+  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::unique_ptr<ConvPlan>> plans;
+};
+
+// input_sizes (host), filter (a constant), out_backprop: the output and out_backprop of a GPU
+// float type.
+bool SupportsBackpropInput(const PrepareContext& ctx) {
+  if (ctx.inputs.size() != 3 || ctx.constant_inputs.size() < 2 ||
+      ctx.constant_inputs[1] == nullptr || ctx.constant_inputs[1]->rank() != 4 ||
+      !IsGpuFloat(ctx.inputs[2].dtype))
+    return false;
+  for (const TensorSpec& s : ctx.outputs)
+    if (!IsGpuFloat(s.dtype)) return false;
+  return Dnn().ok();
+}
+
+Status CreateBackpropInputState(PrepareContext& ctx) {
+  if (ctx.state == nullptr) return ctx.Error("Conv2DBackpropInput was not prepared");
+  const auto& prepared = static_cast<const conv_nd_ops::ConvState&>(*ctx.state);
+  auto st = std::make_shared<GpuBackpropInputState>();
+  st->window = prepared.attrs;
+  const Tensor& f = *ctx.constant_inputs[1];
+  st->filter_dims.assign(f.shape().dims().begin(), f.shape().dims().end());
+  st->f = {f.dim(0), f.dim(1), f.dim(2), f.dim(3)};
+  KILN_ASSIGN_OR_RETURN(st->filter, DeviceFilter(ctx, f, st->f.in_c, st->f.out_c));
+  ctx.state = st;
+  return OkStatus();
+}
+
+Result<std::unique_ptr<ConvPlan>> MakeBackpropPlan(
+    const KernelContext& ctx, const GpuBackpropInputState& st, cudnnHandle_t handle, DType dtype,
+    const std::vector<int64_t>& in, const std::array<WindowDim, 3>& dims, const void* dy) {
+  auto plan = std::make_unique<ConvPlan>();
+  const int64_t n = in[0], h = in[1], w = in[2], c = in[3];
+  KILN_RETURN_IF_ERROR(DescribeConv(plan.get(), dtype, n, h, w, c, st.f, dims));
+  const DnnApi* api = plan->api;
+  cudnnConvolutionBwdDataAlgoPerf_t perf[8];
+  int found = 0;
+  // Measured on these shapes as the forward's are: a scratch gradient from the pool.
+  Allocator* pool = DeviceOf(ctx).allocator();
+  const size_t dx_bytes =
+      static_cast<size_t>(n * plan->padded_h * plan->padded_w * c) * DTypeSize(dtype);
+  void* dx_buf = pool->Allocate(dx_bytes);
+  void* ws = pool->Allocate(kMaxWorkspace);
+  cudnnStatus_t rc = CUDNN_STATUS_ALLOC_FAILED;
+  if (dx_buf != nullptr && ws != nullptr)
+    rc = api->cudnnFindConvolutionBackwardDataAlgorithmEx(handle, plan->w, st.filter.raw_data(),
+                                                          plan->y, dy, plan->conv, plan->x, dx_buf,
+                                                          8, &found, perf, ws, kMaxWorkspace);
+  pool->Deallocate(dx_buf, dx_bytes);
+  pool->Deallocate(ws, kMaxWorkspace);
+  if (rc != CUDNN_STATUS_SUCCESS || found == 0) {
+    KILN_RETURN_IF_ERROR(
+        CheckDnn(api->cudnnGetConvolutionBackwardDataAlgorithm_v7(
+                     handle, plan->w, plan->y, plan->conv, plan->x, 8, &found, perf),
+                 "cuDNN algorithm choice"));
+  }
+  KILN_ASSIGN_OR_RETURN(const bool chosen,
+                        ChooseAlgo(plan.get(), dtype, perf, found, &plan->data_algo));
+  if (!chosen)
+    return ctx.Error("cuDNN has no algorithm for this ", DTypeShortName(dtype),
+                     " input gradient of shape (", n, ", ", h, ", ", w, ", ", c, ")");
+  return plan;
+}
+
+Status ComputeBackpropInput(const KernelContext& ctx) {
+  using conv_nd_ops::ConvKind;
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const auto& st = ctx.state<GpuBackpropInputState>();
+  const Tensor& dy = ctx.input(2);
+  auto in = conv_nd_ops::SizesFromValues(ConvKind::kBackpropInput, 2, IndexValues(ctx.input(0)),
+                                         st.filter_dims, dy.shape().dims());
+  if (!in.ok()) return ctx.Error(in.status().message());
+  conv_nd::ConvGeom g;
+  Status s = conv_nd_ops::MakeGeom(ConvKind::kBackpropInput, st.window, *in, st.filter_dims,
+                                   dy.shape().dims(), &g);
+  if (!s.ok()) return ctx.Error(s.message());
+  const int64_t n = (*in)[0], h = (*in)[1], w = (*in)[2], c = (*in)[3];
+  KILN_ASSIGN_OR_RETURN(Tensor * dx, ctx.AllocateOutput(0, Shape{n, h, w, c}));
+  if (dx->NumElements() == 0) return OkStatus();
+  const size_t elem = DTypeSize(dx->dtype());
+  if (dy.NumElements() == 0) {  // an empty window sum: zeros
+    if (cudaMemsetAsync(dx->raw_data(), 0, dx->NumElements() * elem, dev.stream()) != cudaSuccess)
+      return LaunchStatus(ctx, "Conv2DBackpropInput's zeros");
+    return OkStatus();
+  }
+  KILN_ASSIGN_OR_RETURN(void* handle, dev.DnnHandle());
+  KILN_ASSIGN_OR_RETURN(const DnnApi* api, Dnn());
+  const ConvPlan* plan = nullptr;
+  {
+    std::lock_guard lock(st.mu);
+    auto key = std::make_tuple(n, h, w, c);
+    auto it = st.plans.find(key);
+    if (it == st.plans.end()) {
+      std::lock_guard dnn_lock(dev.dnn_mutex());
+      KILN_RETURN_IF_ERROR(CheckDnn(
+          api->cudnnSetStream(static_cast<cudnnHandle_t>(handle), dev.stream()), "cudnnSetStream"));
+      KILN_ASSIGN_OR_RETURN(std::unique_ptr<ConvPlan> p,
+                            MakeBackpropPlan(ctx, st, static_cast<cudnnHandle_t>(handle),
+                                             dx->dtype(), *in, g.d, dy.raw_data()));
+      it = st.plans.emplace(key, std::move(p)).first;
+    }
+    plan = it->second.get();
+  }
+  void* out = dx->raw_data();
+  if (plan->padded) {
+    KILN_ASSIGN_OR_RETURN(
+        out, ctx.AllocateTemp(static_cast<size_t>(n * plan->padded_h * plan->padded_w * c) * elem));
+  }
+  void* workspace = nullptr;
+  if (plan->workspace > 0) {
+    KILN_ASSIGN_OR_RETURN(workspace, ctx.AllocateTemp(plan->workspace));
+  }
+  const float alpha = 1.0f, beta = 0.0f;
+  {
+    std::lock_guard dnn_lock(dev.dnn_mutex());
+    KILN_RETURN_IF_ERROR(CheckDnn(
+        api->cudnnSetStream(static_cast<cudnnHandle_t>(handle), dev.stream()), "cudnnSetStream"));
+    const cudnnStatus_t rc = api->cudnnConvolutionBackwardData(
+        static_cast<cudnnHandle_t>(handle), &alpha, plan->w, st.filter.raw_data(), plan->y,
+        dy.raw_data(), plan->conv, plan->data_algo, workspace, plan->workspace, &beta, plan->x,
+        out);
+    if (rc != CUDNN_STATUS_SUCCESS)
+      return ctx.Error(CheckDnn(rc, "cudnnConvolutionBackwardData").message());
+  }
+  if (!plan->padded) return OkStatus();
+  // The input's part of the padded input's gradient: a "pad" by minus the extra rows and columns.
+  const int64_t padded_dims[4] = {n, plan->padded_h, plan->padded_w, c};
+  const int64_t before[4] = {0, -plan->extra_top, -plan->extra_left, 0};
+  const int64_t out_dims[4] = {n, h, w, c};
+  return LaunchPad(ctx, out, dx->raw_data(), 4, padded_dims, before, out_dims, elem, 0);
+}
+
 // The filter stays on the host: the state holds its rearranged device copy.
 constexpr uint32_t kFilter = 1u << 1;
+constexpr uint32_t kSizes = 1u << 0;
 const KernelEntry kRows[] = {
     {"Conv2D", &ComputeConv, kFilter, 0, &SupportsConv, &CreateConvState},
+    {"Conv2DBackpropInput", &ComputeBackpropInput, kSizes | kFilter, 0, &SupportsBackpropInput,
+     &CreateBackpropInputState},
     {"DepthwiseConv2dNative", &ComputeConv, kFilter, 0, &SupportsConv, &CreateConvState},
     {"_FusedConv2D", &ComputeConv, kFilter, 0, &SupportsConv, &CreateConvState},
     {"_FusedDepthwiseConv2dNative", &ComputeConv, kFilter, 0, &SupportsConv, &CreateConvState},

@@ -1,6 +1,6 @@
 // The CUDA kernel table and what its families share: the dtype lists, launch shapes, and the
 // error check after a launch. Each family's rows live with its kernels (elementwise.cu,
-// nn.cu, reduce.cu, array.cu, matmul.cc); CudaKernelTable joins them, sorted by op.
+// nn.cu, reduce.cu, array.cu, matmul.cc, image.cu, ...); CudaKernelTable joins them, sorted by op.
 #pragma once
 
 #include <cstdint>
@@ -29,6 +29,7 @@ std::span<const KernelEntry> PoolKernels();
 std::span<const KernelEntry> EinsumKernels();
 std::span<const KernelEntry> SplitKernels();
 std::span<const KernelEntry> FillKernels();
+std::span<const KernelEntry> ImageKernels();
 
 // What the GPU kernels compute on: float32, the two half types (in float registers), and
 // int64. int32 values stay on the host, as TensorFlow keeps them: they are shapes, sizes and

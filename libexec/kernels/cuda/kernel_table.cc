@@ -55,9 +55,9 @@ Status DnnStatus() { return Dnn().status(); }
 std::span<const KernelEntry> CudaKernelTable() {
   static const std::vector<KernelEntry> table = [] {
     std::vector<KernelEntry> t;
-    for (auto family :
-         {ElementwiseKernels(), NnKernels(), ReduceKernels(), ArrayKernels(), MatMulKernels(),
-          ConvKernels(), PoolKernels(), EinsumKernels(), SplitKernels(), FillKernels()})
+    for (auto family : {ElementwiseKernels(), NnKernels(), ReduceKernels(), ArrayKernels(),
+                        MatMulKernels(), ConvKernels(), PoolKernels(), EinsumKernels(),
+                        SplitKernels(), FillKernels(), ImageKernels()})
       t.insert(t.end(), family.begin(), family.end());
     std::sort(t.begin(), t.end(),
               [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
