@@ -434,6 +434,15 @@ struct Xlogy {
   }
 };
 
+// ClipByValue's element: min(v, hi), then max with lo, as TF computes it (lo wins when lo > hi).
+template <typename C>
+struct Clip {
+  KILN_HD C operator()(C v, C lo, C hi) const {
+    const C m = hi < v ? hi : v;
+    return m < lo ? lo : m;
+  }
+};
+
 template <typename C>
 struct SquaredDifference {
   KILN_HD C operator()(C a, C b) const {

@@ -129,8 +129,7 @@ Status ComputeLeakyReluGrad(const KernelContext& ctx) {
 // imaginary parts apart, as TF's Eigen min and max do.
 template <typename C>
 C Clip(C v, C l, C h) {
-  const C m = h < v ? h : v;
-  return m < l ? l : m;
+  return fn::Clip<C>()(v, l, h);
 }
 template <typename R>
 std::complex<R> Clip(std::complex<R> v, std::complex<R> l, std::complex<R> h) {

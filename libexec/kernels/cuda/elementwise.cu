@@ -1,6 +1,7 @@
 // Element-wise ops on the GPU: the CPU's functors (elementwise_functors.h, math_functors.h) run
 // per element in a grid-stride loop; binary ops broadcast through an IndexMap whose dims are
-// merged where both operands move together, so the common cases are one flat loop.
+// merged where both operands move together, so the common cases are one flat loop. Also
+// Select/SelectV2, ClipByValue and AddN.
 #include <array>
 #include <string>
 #include <type_traits>
@@ -366,6 +367,90 @@ bool SupportsSelect(const PrepareContext& ctx) {
   return b == 1 || b == 2 || b == 4 || b == 8;
 }
 
+// ---- ClipByValue, AddN ----------------------------------------------------------------------
+
+// ClipByValue: bounds of t's shape, or scalars (step 0 repeats them); the CPU's functor.
+template <typename C>
+__global__ void ClipKernel(const C* x, const C* lo, const C* hi, C* y, int64_t n, int64_t lo_step,
+                           int64_t hi_step) {
+  const fn::Clip<C> f;
+  KILN_GRID_LOOP(i, n) { y[i] = f(x[i], lo[i * lo_step], hi[i * hi_step]); }
+}
+
+Status ComputeClipByValue(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const Tensor& lo = ctx.input(1);
+  const Tensor& hi = ctx.input(2);
+  for (const Tensor* bound : {&lo, &hi}) {
+    if (bound->rank() != 0 && bound->shape() != x.shape())
+      return ctx.Error("clip_value_min and clip_value_max must be scalars or have the shape of t ",
+                       x.shape().ToString(), ", got ", lo.shape().ToString(), " and ",
+                       hi.shape().ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+  const int64_t n = y->NumElements();
+  if (n == 0) return OkStatus();
+  return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    ClipKernel<C><<<Blocks(n), kThreads, 0, dev.stream()>>>(
+        reinterpret_cast<const C*>(x.raw_data()), reinterpret_cast<const C*>(lo.raw_data()),
+        reinterpret_cast<const C*>(hi.raw_data()), static_cast<C*>(y->raw_data()), n,
+        lo.rank() == 0 ? 0 : 1, hi.rank() == 0 ? 0 : 1);
+    return LaunchStatus(ctx, "ClipByValue");
+  });
+}
+
+// AddN: up to kAddNInputs inputs a pass, summed in input order in float (half types) and
+// rounded once, as the CPU does; more inputs take further passes that start from the sum so
+// far (rounded to the type between passes).
+constexpr int kAddNInputs = 16;
+template <typename C>
+struct AddNInputs {
+  const C* in[kAddNInputs];
+  int count;
+};
+
+template <typename C, typename Acc>
+__global__ void AddNKernel(AddNInputs<C> a, C* y, int64_t n) {
+  KILN_GRID_LOOP(i, n) {
+    Acc acc = static_cast<Acc>(a.in[0][i]);
+    for (int k = 1; k < a.count; ++k) acc = acc + static_cast<Acc>(a.in[k][i]);
+    y[i] = static_cast<C>(acc);
+  }
+}
+
+Status ComputeAddN(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& first = ctx.input(0);
+  for (int i = 1; i < ctx.num_inputs(); ++i) {
+    if (ctx.input(i).shape() != first.shape())
+      return ctx.Error("all inputs must have the same shape: input 0 has ",
+                       first.shape().ToString(), ", input ", i, " has ",
+                       ctx.input(i).shape().ToString());
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, first.shape()));
+  const int64_t n = y->NumElements();
+  if (n == 0) return OkStatus();
+  return Dispatch<GpuNumberTypes>(first.dtype(), [&](auto tag) -> Status {
+    using C = ComputeType<typename decltype(tag)::type>;
+    using Acc = std::conditional_t<std::is_same_v<C, int64_t>, int64_t, float>;
+    C* out = static_cast<C*>(y->raw_data());
+    int next = 0;
+    while (next < ctx.num_inputs()) {
+      AddNInputs<C> a{};
+      if (next > 0) a.in[a.count++] = out;  // the sum so far
+      while (a.count < kAddNInputs && next < ctx.num_inputs())
+        a.in[a.count++] = reinterpret_cast<const C*>(ctx.input(next++).raw_data());
+      AddNKernel<C, Acc><<<Blocks(n), kThreads, 0, dev.stream()>>>(a, out, n);
+      KILN_RETURN_IF_ERROR(LaunchStatus(ctx, "AddN"));
+    }
+    return OkStatus();
+  });
+}
+
 // ---- supports -------------------------------------------------------------------------------
 
 // Comparisons: number operands, a bool result.
@@ -412,6 +497,12 @@ const KernelEntry kRows[] = {
     KILN_BINARY("NotEqual", fn::NotEqual, Numbers, &SupportsCompare),
     KILN_BINARY("LogicalAnd", fn::LogicalAnd, Bools, &SupportsLogic),
     KILN_BINARY("LogicalOr", fn::LogicalOr, Bools, &SupportsLogic),
+    KILN_BINARY("Atan2", fn::Atan2, Floats, &SupportsFloat),
+    KILN_BINARY("DivNoNan", fn::DivNoNan, Floats, &SupportsFloat),
+    KILN_BINARY("MulNoNan", fn::MulNoNan, Floats, &SupportsFloat),
+    KILN_BINARY("Xdivy", fn::Xdivy, Floats, &SupportsFloat),
+    KILN_BINARY("Xlogy", fn::Xlogy, Floats, &SupportsFloat),
+    KILN_BINARY("Xlog1py", fn::Xlog1py, Floats, &SupportsFloat),
     KernelEntry{"BiasAdd", &ComputeBiasAdd, 0, 0, &SupportsNumber, &CreateBiasState},
     KILN_UNARY("Neg", fn::Neg, Numbers, &SupportsNumber),
     KILN_UNARY("Abs", fn::Abs, Numbers, &SupportsNumber),
@@ -437,12 +528,26 @@ const KernelEntry kRows[] = {
     KILN_UNARY("Ceil", fn::Ceil, Floats, &SupportsFloat),
     KILN_UNARY("Log1p", fn::Log1p, Floats, &SupportsFloat),
     KILN_UNARY("Expm1", fn::Expm1, Floats, &SupportsFloat),
+    KILN_UNARY("Tan", fn::Tan, Floats, &SupportsFloat),
+    KILN_UNARY("Asin", fn::Asin, Floats, &SupportsFloat),
+    KILN_UNARY("Acos", fn::Acos, Floats, &SupportsFloat),
+    KILN_UNARY("Atan", fn::Atan, Floats, &SupportsFloat),
+    KILN_UNARY("Sinh", fn::Sinh, Floats, &SupportsFloat),
+    KILN_UNARY("Cosh", fn::Cosh, Floats, &SupportsFloat),
+    KILN_UNARY("Asinh", fn::Asinh, Floats, &SupportsFloat),
+    KILN_UNARY("Acosh", fn::Acosh, Floats, &SupportsFloat),
+    KILN_UNARY("Atanh", fn::Atanh, Floats, &SupportsFloat),
+    KILN_UNARY("Rint", fn::Rint, Floats, &SupportsFloat),
+    KILN_UNARY("Round", fn::Round, Numbers, &SupportsNumber),
+    KILN_UNARY("Sign", fn::Sign, Numbers, &SupportsNumber),
     KILN_UNARY("IsNan", fn::IsNan, Floats, &SupportsFloatTest),
     KILN_UNARY("IsInf", fn::IsInf, Floats, &SupportsFloatTest),
     KILN_UNARY("IsFinite", fn::IsFinite, Floats, &SupportsFloatTest),
     KILN_UNARY("LogicalNot", fn::LogicalNot, Bools, &SupportsLogic),
     KernelEntry{"LeakyRelu", &ComputeLeakyRelu, 0, 0, &SupportsFloat, &CreateAlphaState},
     KernelEntry{"Select", &ComputeSelect, 0, 0, &SupportsSelect, nullptr},
+    KernelEntry{"ClipByValue", &ComputeClipByValue, 0, 0, &SupportsNumber, nullptr},
+    KernelEntry{"AddN", &ComputeAddN, 0, 0, &SupportsNumber, nullptr},
     KernelEntry{"SelectV2", &ComputeSelect, 0, 0, &SupportsSelect, nullptr},
 };
 
