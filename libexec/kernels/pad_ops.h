@@ -1,12 +1,13 @@
-// What the padding ops' definitions (kernels/pad_ops.cc) and CPU kernels
-// (kernels/cpu/pad_ops.cc) share: the mirror mode (their state), the paddings reader and the
-// mirror check.
+// What the padding ops' definitions (kernels/pad_ops.cc), CPU kernels (kernels/cpu/pad_ops.cc)
+// and GPU kernels (kernels/cuda/pool.cu) share: the mirror mode (their state), the paddings
+// reader, the mirror check and the mirrored index.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "kernels/array_util.h"
+#include "kernels/host_device.h"
 
 namespace kiln::exec::pad {
 
@@ -46,6 +47,16 @@ inline Status CheckMirror(Mirror mode, int d, int64_t dim, int64_t before, int64
                                                       "SYMMETRIC mode");
   }
   return OkStatus();
+}
+
+// The input index along a mirrored dim of size `dim` of output index o, `before` padded in:
+// REFLECT mirrors around the edge element (edge 0: it is not repeated), SYMMETRIC repeats it
+// (edge 1). CheckMirror's limits keep the result inside [0, dim).
+KILN_HD inline int64_t MirrorIndex(int64_t o, int64_t before, int64_t dim, int64_t edge) {
+  int64_t i = o - before;
+  if (i < 0) i = -i - edge;
+  if (i >= dim) i = 2 * dim - 2 + edge - i;
+  return i;
 }
 
 }  // namespace kiln::exec::pad

@@ -39,29 +39,34 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
     if (i > 0) CHECK_MESSAGE(table[i - 1].op < table[i].op, table[i].op, " is out of order");
   }
   // Every family is in the table.
-  for (std::string_view op : {"MatMul",
-                              "Conv2D",
-                              "DepthwiseConv2dNative",
-                              "MaxPool",
-                              "Pad",
-                              "Softmax",
-                              "Sum",
-                              "Transpose",
-                              "AddV2",
-                              "GatherV2",
-                              "Einsum",
-                              "ArgMax",
-                              "SplitV",
-                              "Unpack",
-                              "Tile",
-                              "ZerosLike",
-                              "Select",
-                              "FusedBatchNormV3",
-                              "StridedSlice",
-                              "ResizeBilinear",
-                              "ResizeNearestNeighbor",
-                              "Conv2DBackpropInput"})
-    CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
+  constexpr std::string_view kSome[] = {"MatMul",
+                                        "Conv2D",
+                                        "DepthwiseConv2dNative",
+                                        "MaxPool",
+                                        "Pad",
+                                        "Softmax",
+                                        "Sum",
+                                        "Transpose",
+                                        "AddV2",
+                                        "GatherV2",
+                                        "Einsum",
+                                        "ArgMax",
+                                        "SplitV",
+                                        "Unpack",
+                                        "Tile",
+                                        "ZerosLike",
+                                        "Select",
+                                        "FusedBatchNormV3",
+                                        "StridedSlice",
+                                        "ResizeBilinear",
+                                        "ResizeNearestNeighbor",
+                                        "Conv2DBackpropInput",
+                                        "MirrorPad",
+                                        "BroadcastTo",
+                                        "ReverseV2",
+                                        "DepthToSpace",
+                                        "SpaceToDepth"};
+  for (std::string_view op : kSome) CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
   for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape"})
     CHECK_MESSAGE(Row(op) != nullptr, op);
@@ -71,6 +76,9 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
   CHECK(Row("ResizeBilinear")->host_inputs == 2u);
   CHECK(Row("ResizeNearestNeighbor")->host_inputs == 2u);
   CHECK(Row("Conv2DBackpropInput")->host_inputs == 3u);
+  CHECK(Row("MirrorPad")->host_inputs == 2u);
+  CHECK(Row("BroadcastTo")->host_inputs == 2u);
+  CHECK(Row("ReverseV2")->host_inputs == 2u);
 }
 
 TEST_CASE("cuda table: with a GPU, cuBLASLt and cuDNN load (else they are reported)") {

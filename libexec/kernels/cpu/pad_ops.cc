@@ -80,14 +80,9 @@ Status ComputeMirrorPad(const KernelContext& ctx) {
     const int64_t size = dim + p[d].before + p[d].after;
     shape.AddDim(size);
     maps[d].resize(size);
-    // REFLECT mirrors around the edge element (it is not repeated), SYMMETRIC repeats it.
     const int64_t edge = mode == Mirror::kReflect ? 0 : 1;
-    for (int64_t o = 0; o < size; ++o) {
-      int64_t i = o - p[d].before;
-      if (i < 0) i = -i - edge;
-      if (i >= dim) i = 2 * dim - 2 + edge - i;
-      maps[d][o] = i * in_strides[d];
-    }
+    for (int64_t o = 0; o < size; ++o)
+      maps[d][o] = pad::MirrorIndex(o, p[d].before, dim, edge) * in_strides[d];
   }
   return CopyByDimMaps(ctx, 0, x, shape, maps);
 }

@@ -1,10 +1,13 @@
-// Ops that move bytes on the GPU: Transpose (a strided gather), ConcatV2 and Pack (one 2-D
-// copy per input), Cast; and the views (Reshape, ExpandDims, Squeeze, Identity, Shape), whose
+// Ops that move bytes on the GPU: Transpose, Slice, StridedSlice, BroadcastTo, ReverseV2,
+// DepthToSpace and SpaceToDepth (strided gathers), GatherV2, ConcatV2 and Pack (one 2-D copy
+// per input), Cast; and the views (Reshape, ExpandDims, Squeeze, Identity, Shape), whose
 // CPU kernels only relabel a buffer and so serve the GPU as they are.
 #include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/reverse_ops.h"
+#include "kernels/space_ops.h"
 #include "kernels/strided_slice.h"
 
 namespace kiln::exec::cuda {
@@ -241,6 +244,97 @@ bool SupportsGather(const PrepareContext& ctx) {
          (ctx.inputs[1].dtype == DType::kInt32 || ctx.inputs[1].dtype == DType::kInt64);
 }
 
+// ---- BroadcastTo, ReverseV2, DepthToSpace, SpaceToDepth: strided gathers ---------------------
+// Each is one IndexMap over the output, with the CPU kernels' checks (and their messages).
+
+// Stride 0 along the dims x repeats.
+Status ComputeBroadcastTo(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
+  const Tensor& x = ctx.input(0);
+  auto target = ShapeFromDimsTensor(ctx.input(1), "shape");
+  if (!target.ok()) return ctx.Error(target.status().message());
+  const int rank = target->rank();
+  const int offset = rank - x.rank();
+  if (rank > kMaxDims) return ctx.Error("broadcasts to more than ", kMaxDims, " dims on the GPU");
+  int64_t strides[kMaxRank];
+  DenseStrides(x.shape().dims().data(), x.rank(), strides);
+  IndexMap<1> map;
+  bool ok = offset >= 0;
+  for (int i = 0; ok && i < rank; ++i) {
+    const int64_t want = target->dim(i);
+    const int64_t d = i < offset ? 1 : x.dim(i - offset);
+    ok = d == want || d == 1;
+    AddStridedDim(&map, want, d == want && i >= offset ? strides[i - offset] : 0);
+  }
+  if (!ok)
+    return ctx.Error("cannot broadcast a tensor of shape ", x.shape().ToString(), " to shape ",
+                     target->ToString());
+  if (*target == x.shape()) {
+    ctx.SetOutput(0, x);
+    return OkStatus();
+  }
+  return CopyStrided(ctx, x, 0, map, *target);
+}
+
+// Negative strides along the reversed dims, from their last element.
+Status ComputeReverse(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
+  const Tensor& x = ctx.input(0);
+  const int rank = x.rank();
+  auto rev = reverse::ReversedDims(IndexValues(ctx.input(1)), rank);
+  if (!rev.ok()) return ctx.Error(rev.status().message());
+  if (rank > kMaxDims) return ctx.Error("reverses more than ", kMaxDims, " dims on the GPU");
+  int64_t strides[kMaxRank];
+  DenseStrides(x.shape().dims().data(), rank, strides);
+  IndexMap<1> map;
+  int64_t base = 0;
+  for (int d = 0; d < rank; ++d) {
+    if ((*rev)[d]) base += (x.dim(d) - 1) * strides[d];
+    AddStridedDim(&map, x.dim(d), (*rev)[d] ? -strides[d] : strides[d]);
+  }
+  return CopyStrided(ctx, x, x.NumElements() == 0 ? 0 : base, map, x.shape());
+}
+
+// DepthToSpace: y[n, h*b + i, w*b + j, c] = x[n, h, w, (i*b + j)*C + c]; SpaceToDepth the
+// inverse. The map walks y's dims split as (n, h, i, w, j, c), resp. (n, h, w, i, j, c).
+template <bool kToSpace>
+Status ComputeDepthSpace(const KernelContext& ctx) {
+  KILN_RETURN_IF_ERROR(DeviceOf(ctx).Activate());
+  const Tensor& x = ctx.input(0);
+  const int64_t b = ctx.state<space::BlockState>().value;
+  if (x.rank() != 4) return ctx.Error("input rank should be 4 instead of ", x.rank());
+  const int64_t n = x.dim(0), h = x.dim(1), w = x.dim(2), c = x.dim(3);
+  IndexMap<1> map;
+  Shape out;
+  if constexpr (kToSpace) {
+    if (c % (b * b) != 0)
+      return ctx.Error("input depth dimension ", c, " should be divisible by: ", b * b);
+    const int64_t co = c / (b * b);
+    out = Shape{n, h * b, w * b, co};
+    const int64_t dims[6] = {n, h, b, w, b, co};
+    const int64_t steps[6] = {h * w * c, w * c, b * co, c, co, 1};
+    for (int k = 0; k < 6; ++k) AddStridedDim(&map, dims[k], steps[k]);
+  } else {
+    if (h % b != 0 || w % b != 0)
+      return ctx.Error("image width ", w, " and height ", h,
+                       " should be divisible by block_size: ", b);
+    out = Shape{n, h / b, w / b, c * b * b};
+    const int64_t dims[6] = {n, h / b, w / b, b, b, c};
+    const int64_t steps[6] = {h * w * c, b * w * c, b * c, w * c, c, 1};
+    for (int k = 0; k < 6; ++k) AddStridedDim(&map, dims[k], steps[k]);
+  }
+  return CopyStrided(ctx, x, 0, map, out);
+}
+
+// Strided gathers of at most kMaxDims output dims (a rank the output spec may not know yet is
+// checked at run time).
+bool SupportsGatherWords(const PrepareContext& ctx) {
+  if (!SupportsWords(ctx)) return false;
+  for (const TensorSpec& s : ctx.outputs)
+    if (!s.shape.unknown_rank() && s.shape.rank() > kMaxDims) return false;
+  return true;
+}
+
 // ---- ConcatV2 and Pack ----------------------------------------------------------------------
 
 // The axis, known at prepare time: ConcatV2's constant axis input, Pack's attr.
@@ -399,6 +493,10 @@ std::vector<KernelEntry> Rows() {
       {"StridedSlice", &ComputeStridedSlice, (1u << 1) | (1u << 2) | (1u << 3), 0, &SupportsWords,
        &CreateStridedSliceState},
       {"GatherV2", &ComputeGather, 1u << 2, 0, &SupportsGather, &CreateGatherState},
+      {"BroadcastTo", &ComputeBroadcastTo, kSecond, 0, &SupportsGatherWords, nullptr},
+      {"ReverseV2", &ComputeReverse, kSecond, 0, &SupportsGatherWords, nullptr},
+      {"DepthToSpace", &ComputeDepthSpace<true>, 0, 0, &SupportsWords, nullptr},
+      {"SpaceToDepth", &ComputeDepthSpace<false>, 0, 0, &SupportsWords, nullptr},
   };
   // Views: the CPU kernel relabels the buffer and reads no element.
   const struct {

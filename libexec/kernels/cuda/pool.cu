@@ -1,11 +1,12 @@
 // MaxPool and AvgPool (NHWC, TF's SAME/VALID windows, asymmetric padding included: one thread
 // per output element walks its window; average pooling counts only the elements inside, as
-// TF does), and Pad / PadV2 (a constant border; also how a convolution with asymmetric padding
-// gets a symmetric one, conv.cc).
+// TF does), Pad / PadV2 (a constant border; also how a convolution with asymmetric padding
+// gets a symmetric one, conv.cc) and MirrorPad (REFLECT, SYMMETRIC).
 #include <cstring>
 #include <vector>
 
 #include "kernels/cuda/launch.cuh"
+#include "kernels/pad_ops.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec::cuda {
@@ -143,6 +144,58 @@ Status ComputePad(const KernelContext& ctx) {
                    out_dims, DTypeSize(x.dtype()), value);
 }
 
+// ---- MirrorPad ------------------------------------------------------------------------------
+
+template <typename W>
+__global__ void MirrorPadKernel(const W* x, W* y, int64_t total, PadMap m, int64_t edge) {
+  KILN_GRID_LOOP(i, total) {
+    int64_t r = i, off = 0, stride = 1;
+    for (int d = m.rank - 1; d >= 0; --d) {
+      const int64_t o = r % m.out_dims[d];
+      r /= m.out_dims[d];
+      off += pad::MirrorIndex(o, m.before[d], m.in_dims[d], edge) * stride;
+      stride *= m.in_dims[d];
+    }
+    y[i] = x[off];
+  }
+}
+
+// The CPU's checks (pad::Paddings, pad::CheckMirror) and index (pad::MirrorIndex).
+Status ComputeMirrorPad(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const pad::Mirror mode = ctx.state<pad::MirrorState>().value;
+  const int rank = x.rank();
+  if (rank > kMaxDims) return ctx.Error("mirror-pads more than ", kMaxDims, " dims on the GPU");
+  auto pads = pad::Paddings(ctx.input(1), rank);
+  if (!pads.ok()) return ctx.Error(pads.status().message());
+  PadMap m;
+  m.rank = rank;
+  Shape out;
+  for (int d = 0; d < rank; ++d) {
+    const pad::Pads& p = (*pads)[d];
+    Status s = pad::CheckMirror(mode, d, x.dim(d), p.before, p.after);
+    if (!s.ok()) return ctx.Error(s.message());
+    m.in_dims[d] = x.dim(d);
+    m.before[d] = p.before;
+    m.out_dims[d] = x.dim(d) + p.before + p.after;
+    out.AddDim(m.out_dims[d]);
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t total = y->NumElements();
+  if (total == 0) return OkStatus();
+  const int64_t edge = mode == pad::Mirror::kReflect ? 0 : 1;
+  const size_t bytes = DTypeSize(x.dtype());
+  const bool launched = ForWord(bytes, [&](auto word) {
+    using W = decltype(word);
+    MirrorPadKernel<W><<<Blocks(total), kThreads, 0, dev.stream()>>>(
+        static_cast<const W*>(x.raw_data()), static_cast<W*>(y->raw_data()), total, m, edge);
+  });
+  if (!launched) return ctx.Error("no GPU padding for elements of ", bytes, " bytes");
+  return LaunchStatus(ctx, "MirrorPad");
+}
+
 bool SupportsPad(const PrepareContext& ctx) {
   if (!SupportsPod(ctx)) return false;
   const size_t b = DTypeSize(ctx.outputs[0].dtype);
@@ -154,6 +207,7 @@ constexpr uint32_t kHostPads = (1u << 1) | (1u << 2);  // paddings, constant_val
 const KernelEntry kRows[] = {
     {"AvgPool", &ComputePool<false>, 0, 0, &SupportsFloat, &CreatePoolState},
     {"MaxPool", &ComputePool<true>, 0, 0, &SupportsFloat, &CreatePoolState},
+    {"MirrorPad", &ComputeMirrorPad, 1u << 1, 0, &SupportsPad, nullptr},
     {"Pad", &ComputePad, kHostPads, 0, &SupportsPad, nullptr},
     {"PadV2", &ComputePad, kHostPads, 0, &SupportsPad, nullptr},
 };
