@@ -7,7 +7,8 @@
 # The GPU machine has nvcc, CMake and PyTorch with its cuDNN/cuBLAS wheels but none of our
 # Debian libraries and no TensorFlow, so the first half packs the test programs,
 # savedmodel-cli, the models (scripts/gpu/make_models.py: Keras MLP, CNN, MobileNetV2, a small
-# transformer encoder, ResNet50 and a BERT-base-sized encoder, the last two also as Keras
+# transformer encoder, a U-Net (Conv2DTranspose, UpSampling2D; also mixed precision), ResNet50
+# and a BERT-base-sized encoder, the last two also as Keras
 # mixed-precision models; each with an input and TensorFlow's output) and every shared library
 # they load that is not glibc into one xz archive (about 46 MB of the 64 MiB a device run
 # carries). The second half runs on the GPU machine, in about two minutes (H200):
@@ -106,7 +107,8 @@ if [[ -z "${KILN_GPU_ONLY_PROFILE:-}" ]]; then
   ( t0=$SECONDS; if timeout 420 "$B/kiln_op_tests" > "$OPLOG" 2>&1; then r=pass; else r=FAIL; fi
     echo "   $r ($((SECONDS - t0)) s)" >> "$OPLOG" ) &
   OPS_PID=$!
-  MODELS="keras_mlp keras_cnn mobilenet_v2 encoder resnet50 resnet50_fp16 bert bert_fp16"
+  MODELS="keras_mlp keras_cnn mobilenet_v2 encoder unet unet_fp16 resnet50 resnet50_fp16 bert
+    bert_fp16"
   for m in $MODELS; do
     M="$WORK/models/$m"
     for dev in cpu gpu; do

@@ -69,6 +69,22 @@ def encoder():
     return transformer(seq=32, d=64, heads=4, blocks=2, epsilon=1e-3)
 
 
+def unet():
+    # An image-to-image net: strided convolutions down; a Conv2DTranspose (stride 2, SAME: an
+    # asymmetric padding) and UpSampling2D (bilinear, then nearest) up; skips concatenated.
+    x = keras.Input((32, 32, 3))
+    d1 = layers.Conv2D(16, 3, padding="same", activation="relu")(x)
+    d2 = layers.Conv2D(32, 3, strides=2, padding="same", activation="relu")(d1)
+    d3 = layers.Conv2D(64, 3, strides=2, padding="same", activation="relu")(d2)
+    u2 = layers.Conv2DTranspose(32, 3, strides=2, padding="same", activation="relu")(d3)
+    u2 = layers.Concatenate()([u2, d2])
+    u1 = layers.UpSampling2D(2, interpolation="bilinear")(u2)
+    u1 = layers.Conv2D(16, 3, padding="same", activation="relu")(u1)
+    u1 = layers.Concatenate()([u1, d1])
+    y = layers.UpSampling2D(2)(u1)
+    return keras.Model(x, layers.Conv2D(2, 1)(y))
+
+
 def resnet50():
     return keras.applications.ResNet50(weights=None)
 
@@ -86,6 +102,8 @@ MODELS = {"keras_mlp": (mlp, (4, 784), "float32", False),
           "keras_cnn": (cnn, (4, 32, 32, 3), "float32", False),
           "mobilenet_v2": (mobilenet_v2, (2, 96, 96, 3), "float32", False),
           "encoder": (encoder, (2, 32, 64), "float32", False),
+          "unet": (unet, (2, 32, 32, 3), "float32", False),
+          "unet_fp16": (unet, (2, 32, 32, 3), "mixed_float16", False),
           "resnet50": (resnet50, (2, 224, 224, 3), "float32", True),
           "resnet50_fp16": (resnet50, (2, 224, 224, 3), "mixed_float16", True),
           "bert": (bert, (2, 128, 768), "float32", True),
