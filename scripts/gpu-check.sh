@@ -10,7 +10,7 @@
 # transformer encoder, a U-Net (Conv2DTranspose, UpSampling2D; also mixed precision), ResNet50
 # and a BERT-base-sized encoder, the last two also as Keras
 # mixed-precision models; each with an input and TensorFlow's output) and every shared library
-# they load that is not glibc into one xz archive (about 46 MB of the 64 MiB a device run
+# they load that is not glibc into one xz archive (about 53 MB of the 64 MiB a device run
 # carries). The second half runs on the GPU machine, in about two minutes (H200):
 #   - the GPU tests of kiln_exec_tests (placement on gpu:0, results within 1e-4 of the CPU, 16
 #     threads on one function give the serial results) and the kernel-table checks;
