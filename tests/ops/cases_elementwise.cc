@@ -96,6 +96,13 @@ std::vector<OpCase> ElementwiseCases() {
   AddBinary(
       &c, "FloorDiv", DType::kInt32, [](double a, double b) { return std::floor(a / b); },
       DType::kInvalid, 1, 5);
+  // Floats divide in float32 (as TF's kernel and the GPU's do) before the floor.
+  AddBinary(
+      &c, "FloorDiv", DType::kFloat,
+      [](double a, double b) {
+        return std::floor(static_cast<double>(static_cast<float>(a) / static_cast<float>(b)));
+      },
+      DType::kInvalid, 1, 5);
   AddBinary(
       &c, "FloorMod", DType::kFloat,
       [](double a, double b) {

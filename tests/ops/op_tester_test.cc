@@ -3,9 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <set>
+#include <span>
 #include <string>
 
 #include "device/test_device.h"
+#ifdef KILN_HAVE_CUDA
+#include "kernels/cuda/cuda_kernels.h"
+#endif
+#include "kiln/exec/op_table.h"
 #include "ops/non_finite.h"
 #include "ops/op_cases.h"
 
@@ -48,6 +53,59 @@ TEST_CASE("op tester: every op of the test device has cases that ran on it") {
     CHECK_MESSAGE(device->kernel_calls() > before, "no case of '", k.op,
                   "' ran on the test device (its dtypes?)");
   }
+}
+
+#ifdef KILN_HAVE_CUDA
+// Whether a GPU kernel row takes case `c` as the op tester's device run prepares it (every
+// input a constant, as RunSingleOp gives them): the case is then compared on a GPU.
+bool GpuTakes(const exec::KernelEntry& k, const OpCase& c) {
+  const exec::OpDefinition* def = exec::FindOp(c.op);
+  if (def == nullptr) return false;
+  exec::PrepareContext ctx;
+  ctx.node_name = "node";
+  ctx.op = def->name;
+  ctx.attrs = exec::AttrReader(&c.attrs);
+  for (const Tensor& t : c.inputs) {
+    ctx.inputs.push_back(exec::TensorSpec{t.dtype(), PartialShape(t.shape())});
+    ctx.constant_inputs.push_back(&t);
+  }
+  ctx.resources = c.resources;
+  if (!def->prepare(ctx).ok()) return false;  // a case of a refused input
+  return k.supports == nullptr || k.supports(ctx);
+}
+#endif
+
+TEST_CASE("op tester: every GPU kernel has cases a GPU run compares against the CPU") {
+  // Checked without a GPU: kernels added while none was lent are compared on the next one.
+#ifndef KILN_HAVE_CUDA
+  MESSAGE("this build has no GPU kernels (no nvcc, or a sanitizer build)");
+#else
+  const std::span<const exec::KernelEntry> table = exec::cuda::CudaKernelTable();
+  // Products and convolutions take a node only where cuBLASLt and cuDNN load.
+  if (!exec::cuda::BlasLtStatus().ok() || !exec::cuda::DnnStatus().ok()) {
+    MESSAGE("cuBLASLt or cuDNN does not load here; skipped");
+    return;
+  }
+  std::vector<OpCase> all;
+  for (const OpCaseFamily& f : AllOpCaseFamilies())
+    for (OpCase& c : f.cases()) all.push_back(std::move(c));
+  std::set<std::string, std::less<>> exempt;
+  for (const OpTesterExemption& e : OpTesterExemptions()) exempt.insert(std::string(e.op));
+  for (const exec::KernelEntry& k : table) {
+    if (exempt.count(k.op)) continue;
+    bool any = false, taken = false;
+    for (const OpCase& c : all) {
+      if (c.op != k.op) continue;
+      any = true;
+      if (GpuTakes(k, c)) {
+        taken = true;
+        break;
+      }
+    }
+    CHECK_MESSAGE(any, "GPU op '", k.op, "' has no op-tester cases");
+    CHECK_MESSAGE(taken, "no case of GPU op '", k.op, "' is one its GPU kernel takes (dtypes?)");
+  }
+#endif
 }
 
 TEST_CASE("op tester: NaN, +-Inf and -0 through every float op") {
