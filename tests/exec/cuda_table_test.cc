@@ -65,7 +65,10 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
                                         "BroadcastTo",
                                         "ReverseV2",
                                         "DepthToSpace",
-                                        "SpaceToDepth"};
+                                        "SpaceToDepth",
+                                        "OneHot",
+                                        "Cumsum",
+                                        "Cumprod"};
   for (std::string_view op : kSome) CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
   for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape"})
@@ -79,6 +82,8 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
   CHECK(Row("MirrorPad")->host_inputs == 2u);
   CHECK(Row("BroadcastTo")->host_inputs == 2u);
   CHECK(Row("ReverseV2")->host_inputs == 2u);
+  CHECK(Row("OneHot")->host_inputs == 14u);  // depth, on_value, off_value
+  CHECK(Row("Cumsum")->host_inputs == 2u);
 }
 
 TEST_CASE("cuda table: with a GPU, cuBLASLt and cuDNN load (else they are reported)") {

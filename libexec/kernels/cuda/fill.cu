@@ -1,8 +1,9 @@
-// Fill, ZerosLike, OnesLike and Tile on the GPU.
+// Fill, ZerosLike, OnesLike, Tile and OneHot on the GPU.
 #include <cstring>
 #include <vector>
 
 #include "kernels/cuda/launch.cuh"
+#include "kernels/index_ops.h"
 
 namespace kiln::exec::cuda {
 namespace {
@@ -144,6 +145,82 @@ Status ComputeTile(const KernelContext& ctx) {
   return LaunchStatus(ctx, "Tile");
 }
 
+// ---- OneHot -----------------------------------------------------------------------------------
+
+// y[p, d, s] = indices[p, s] == d ? on : off (d along the attr's axis).
+template <typename I, typename W>
+__global__ void OneHotKernel(const I* idx, W* y, int64_t n, int64_t depth, int64_t suffix, W on,
+                             W off) {
+  KILN_GRID_LOOP(i, n) {
+    const int64_t j = i % suffix;
+    const int64_t r = i / suffix;
+    const int64_t d = r % depth, p = r / depth;
+    y[i] = static_cast<int64_t>(idx[p * suffix + j]) == d ? on : off;
+  }
+}
+
+// indices on the device; depth, on_value and off_value read on the host (the CPU's checks).
+Status ComputeOneHot(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& indices = ctx.input(0);
+  const int64_t axis_attr = ctx.state<index::AxisState>().value;
+  Status s = index::CheckOneHotAxis(axis_attr, indices.rank());
+  if (!s.ok()) return ctx.Error(s.message());
+  if (indices.rank() >= kMaxRank) return ctx.Error("indices have rank ", indices.rank());
+  for (int i = 1; i < 4; ++i) {
+    if (ctx.input(i).NumElements() != 1)
+      return ctx.Error("inputs depth, on_value and off_value must be scalars, got input ", i,
+                       " of shape ", ctx.input(i).shape().ToString());
+  }
+  const int64_t depth = ctx.input(1).data<int32_t>()[0];
+  if (depth < 0) return ctx.Error("depth must be non-negative, got: ", depth);
+  const int axis = static_cast<int>(axis_attr < 0 ? indices.rank() : axis_attr);
+  Shape shape;
+  int64_t suffix = 1;
+  for (int d = 0; d < indices.rank(); ++d) {
+    if (d == axis) shape.AddDim(depth);
+    shape.AddDim(indices.dim(d));
+    if (d >= axis) suffix *= indices.dim(d);
+  }
+  if (axis == indices.rank()) shape.AddDim(depth);
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
+  const int64_t n = y->NumElements();
+  if (n == 0) return OkStatus();
+  const size_t bytes = DTypeSize(y->dtype());
+  bool launched = false;
+  auto launch = [&](auto index_tag) {
+    using I = decltype(index_tag);
+    launched = ForWord(bytes, [&](auto word) {
+      using W = decltype(word);
+      W on, off;
+      std::memcpy(&on, ctx.input(2).raw_data(), sizeof(W));
+      std::memcpy(&off, ctx.input(3).raw_data(), sizeof(W));
+      OneHotKernel<I, W><<<Blocks(n), kThreads, 0, dev.stream()>>>(
+          static_cast<const I*>(indices.raw_data()), static_cast<W*>(y->raw_data()), n, depth,
+          suffix, on, off);
+    });
+  };
+  switch (indices.dtype()) {
+    case DType::kUInt8:
+      launch(uint8_t{});
+      break;
+    case DType::kInt8:
+      launch(int8_t{});
+      break;
+    case DType::kInt32:
+      launch(int32_t{});
+      break;
+    case DType::kInt64:
+      launch(int64_t{});
+      break;
+    default:
+      return ctx.Error("no GPU one-hot for ", DTypeShortName(indices.dtype()), " indices");
+  }
+  if (!launched) return ctx.Error("no GPU one-hot for elements of ", bytes, " bytes");
+  return LaunchStatus(ctx, "OneHot");
+}
+
 // Outputs of 1, 2, 4 or 8 byte elements, int32 aside (it stays on the host).
 bool SupportsWordsOut(const PrepareContext& ctx) {
   for (const TensorSpec& s : ctx.outputs) {
@@ -161,6 +238,7 @@ bool SupportsOnesLike(const PrepareContext& ctx) {
 
 const KernelEntry kRows[] = {
     {"Fill", &ComputeFill, (1u << 0) | (1u << 1), 0, &SupportsWordsOut, nullptr},
+    {"OneHot", &ComputeOneHot, (1u << 1) | (1u << 2) | (1u << 3), 0, &SupportsWordsOut, nullptr},
     {"OnesLike", &ComputeFillLike<true>, 0, 0, &SupportsOnesLike, nullptr},
     {"Tile", &ComputeTile, 1u << 1, 0, &SupportsWordsOut, nullptr},
     {"ZerosLike", &ComputeFillLike<false>, 0, 0, &SupportsWordsOut, nullptr},

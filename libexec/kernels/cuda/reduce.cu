@@ -1,12 +1,14 @@
 // Sum, Mean, Max, Min, Prod on the GPU over any set of axes: one block per output element
 // reduces the elements an IndexMap of the reduced dims reaches (a warp per output where the
 // innermost dims reduce), in float for the float types (as TF accumulates half in float) and in
-// the type itself for integers.
+// the type itself for integers. Also Cumsum and Cumprod (a thread per scanned line).
 #include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/launch.cuh"
 #include "kernels/elementwise_functors.h"
+#include "kernels/math_functors.h"
+#include "kernels/scan_ops.h"
 
 namespace kiln::exec::cuda {
 namespace {
@@ -236,9 +238,65 @@ bool SupportsArg(const PrepareContext& ctx) {
 }
 
 constexpr uint32_t kAxes = 1u << 1;  // reduction_indices: read on the host
+// ---- Cumsum, Cumprod ---------------------------------------------------------------------------
+
+// x as [outer, n, inner]: a thread per (outer, inner) line walks its n elements in the CPU
+// kernel's order and type (fn::Wide: float for the half types), so the sums are the CPU's.
+template <bool kProd, typename C>
+__global__ void ScanKernel(const C* x, C* y, int64_t lines, int64_t n, int64_t inner,
+                           bool exclusive, bool reverse) {
+  using Acc = fn::Wide<C>;
+  KILN_GRID_LOOP(line, lines) {
+    const int64_t row = line / inner, col = line % inner;
+    Acc acc = Acc(kProd ? 1 : 0);
+    for (int64_t step = 0; step < n; ++step) {
+      const int64_t k = reverse ? n - 1 - step : step;
+      const int64_t at = (row * n + k) * inner + col;
+      const Acc v(x[at]);
+      if (exclusive) y[at] = static_cast<C>(acc);
+      acc = kProd ? fn::Mul<Acc>()(acc, v) : fn::Add<Acc>()(acc, v);
+      if (!exclusive) y[at] = static_cast<C>(acc);
+    }
+  }
+}
+
+// axis (input 1) read on the host; the CPU's checks.
+template <bool kProd>
+Status ComputeScan(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const Tensor& axis_t = ctx.input(1);
+  if (axis_t.rank() != 0)
+    return ctx.Error("input 'axis' must be a scalar, got shape ", axis_t.shape().ToString());
+  const int64_t axis_value = IndexAt(axis_t, 0);
+  if (axis_value < -x.rank() || axis_value >= x.rank())
+    return ctx.Error("input 'axis' is ", axis_value, ", expected a value in [", -x.rank(), ", ",
+                     x.rank(), ") for x of shape ", x.shape().ToString());
+  const int axis = static_cast<int>(axis_value < 0 ? axis_value + x.rank() : axis_value);
+  int64_t outer = 1, inner = 1;
+  for (int i = 0; i < x.rank(); ++i) {
+    if (i < axis) outer *= x.dim(i);
+    if (i > axis) inner *= x.dim(i);
+  }
+  const auto& st = ctx.state<scan::ScanState>();
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+  if (x.NumElements() == 0) return OkStatus();
+  const int64_t lines = outer * inner;
+  return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    ScanKernel<kProd, C><<<Blocks(lines), kThreads, 0, dev.stream()>>>(
+        reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), lines,
+        x.dim(axis), inner, st.exclusive, st.reverse);
+    return LaunchStatus(ctx, kProd ? "Cumprod" : "Cumsum");
+  });
+}
+
 const KernelEntry kRows[] = {
     {"ArgMax", &ComputeArg<true>, kAxes, 0, &SupportsArg, nullptr},
     {"ArgMin", &ComputeArg<false>, kAxes, 0, &SupportsArg, nullptr},
+    {"Cumprod", &ComputeScan<true>, kAxes, 0, &SupportsNumber, nullptr},
+    {"Cumsum", &ComputeScan<false>, kAxes, 0, &SupportsNumber, nullptr},
     {"Max", &ComputeReduce<Reduce::kMax>, kAxes, 0, &SupportsNumber, &CreateReduceState},
     {"Mean", &ComputeReduce<Reduce::kMean>, kAxes, 0, &SupportsMean, &CreateReduceState},
     {"Min", &ComputeReduce<Reduce::kMin>, kAxes, 0, &SupportsNumber, &CreateReduceState},
