@@ -68,7 +68,9 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
                                         "SpaceToDepth",
                                         "OneHot",
                                         "Cumsum",
-                                        "Cumprod"};
+                                        "Cumprod",
+                                        "MaxPool3D",
+                                        "AvgPool3D"};
   for (std::string_view op : kSome) CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
   for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape"})

@@ -1,12 +1,13 @@
-// MaxPool and AvgPool (NHWC, TF's SAME/VALID windows, asymmetric padding included: one thread
-// per output element walks its window; average pooling counts only the elements inside, as
-// TF does), Pad / PadV2 (a constant border; also how a convolution with asymmetric padding
-// gets a symmetric one, conv.cc) and MirrorPad (REFLECT, SYMMETRIC).
+// MaxPool and AvgPool, MaxPool3D and AvgPool3D (NHWC / NDHWC, TF's SAME/VALID windows, asymmetric
+// padding included: one thread per output element walks its window; average pooling counts only the
+// elements inside, as TF does), Pad / PadV2 (a constant border; also how a convolution with
+// asymmetric padding gets a symmetric one, conv.cc) and MirrorPad (REFLECT, SYMMETRIC).
 #include <cstring>
 #include <vector>
 
 #include "kernels/cuda/launch.cuh"
 #include "kernels/pad_ops.h"
+#include "kernels/pool_nd_ops.h"
 #include "kernels/window_util.h"
 
 namespace kiln::exec::cuda {
@@ -16,9 +17,11 @@ namespace {
 
 struct PoolGeometry {
   int64_t n, h, w, c, out_h, out_w, k_h, k_w, s_h, s_w, pad_top, pad_left;
+  // 3-D pooling (NDHWC): the depth dim; 1, 1, 1, 1 and 0 in 2-D.
+  int64_t d, out_d, k_d, s_d, pad_front;
 };
 
-template <typename C, bool kMax>
+template <typename C, bool kMax, bool k3D>
 __global__ void PoolKernel(const C* x, C* y, int64_t total, PoolGeometry g) {
   KILN_GRID_LOOP(i, total) {
     const int64_t c = i % g.c;
@@ -26,23 +29,34 @@ __global__ void PoolKernel(const C* x, C* y, int64_t total, PoolGeometry g) {
     const int64_t ow = r % g.out_w;
     r /= g.out_w;
     const int64_t oh = r % g.out_h;
-    const int64_t n = r / g.out_h;
+    r /= g.out_h;
+    int64_t od = 0;
+    if constexpr (k3D) {
+      od = r % g.out_d;
+      r /= g.out_d;
+    }
+    const int64_t n = r;
+    const int64_t d0 = od * g.s_d - g.pad_front;
     const int64_t h0 = oh * g.s_h - g.pad_top, w0 = ow * g.s_w - g.pad_left;
     float acc = kMax ? -INFINITY : 0.0f;
     int64_t count = 0;
-    for (int64_t kh = 0; kh < g.k_h; ++kh) {
-      const int64_t h = h0 + kh;
-      if (h < 0 || h >= g.h) continue;
-      for (int64_t kw = 0; kw < g.k_w; ++kw) {
-        const int64_t w = w0 + kw;
-        if (w < 0 || w >= g.w) continue;
-        const float v = static_cast<float>(x[((n * g.h + h) * g.w + w) * g.c + c]);
-        if constexpr (kMax) {
-          if (v > acc) acc = v;  // a NaN is skipped, as TF's kernel (and oneDNN's) skip it
-        } else {
-          acc += v;
+    for (int64_t kd = 0; kd < (k3D ? g.k_d : 1); ++kd) {
+      const int64_t dd = d0 + kd;
+      if (k3D && (dd < 0 || dd >= g.d)) continue;
+      for (int64_t kh = 0; kh < g.k_h; ++kh) {
+        const int64_t h = h0 + kh;
+        if (h < 0 || h >= g.h) continue;
+        for (int64_t kw = 0; kw < g.k_w; ++kw) {
+          const int64_t w = w0 + kw;
+          if (w < 0 || w >= g.w) continue;
+          const float v = static_cast<float>(x[(((n * g.d + dd) * g.h + h) * g.w + w) * g.c + c]);
+          if constexpr (kMax) {
+            if (v > acc) acc = v;  // a NaN is skipped, as TF's kernel (and oneDNN's) skip it
+          } else {
+            acc += v;
+          }
+          ++count;
         }
-        ++count;
       }
     }
     y[i] = static_cast<C>(kMax ? acc : (count > 0 ? acc / static_cast<float>(count) : 0.0f));
@@ -63,26 +77,47 @@ Status CreatePoolState(PrepareContext& ctx) {
   return OkStatus();
 }
 
-template <bool kMax>
+// MaxPool and AvgPool (this file's state) or MaxPool3D and AvgPool3D (pool_nd's prepared state).
+template <bool kMax, bool k3D>
 Status ComputePool(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
   KILN_RETURN_IF_ERROR(dev.Activate());
-  const auto& st = ctx.state<PoolState>();
+  const WindowSpec& window =
+      k3D ? ctx.state<pool_nd::PoolState>().attrs : ctx.state<PoolState>().window;
   const Tensor& x = ctx.input(0);
-  if (x.rank() != 4) return ctx.Error("input must have rank 4, got shape ", x.shape().ToString());
+  const int rank = k3D ? 5 : 4;
+  if (x.rank() != rank)
+    return ctx.Error("input must have rank ", rank, ", got shape ", x.shape().ToString());
   std::array<WindowDim, 3> dims;
-  Status s = MakeWindowDims(st.window, x.shape().dims(),
-                            {1, st.window.ksize[1], st.window.ksize[2]}, &dims);
+  const std::array<int64_t, 3> k =
+      k3D ? window.ksize : std::array<int64_t, 3>{1, window.ksize[1], window.ksize[2]};
+  Status s = MakeWindowDims(window, x.shape().dims(), k, &dims);
   if (!s.ok()) return ctx.Error(s.message());
-  const PoolGeometry g{x.dim(0),       x.dim(1),       x.dim(2),           x.dim(3),
-                       dims[1].out,    dims[2].out,    dims[1].k,          dims[2].k,
-                       dims[1].stride, dims[2].stride, dims[1].pad_before, dims[2].pad_before};
-  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape{g.n, g.out_h, g.out_w, g.c}));
+  PoolGeometry g{};
+  g.n = x.dim(0);
+  g.d = k3D ? x.dim(1) : 1;
+  g.h = x.dim(rank - 3);
+  g.w = x.dim(rank - 2);
+  g.c = x.dim(rank - 1);
+  g.out_d = k3D ? dims[0].out : 1;
+  g.out_h = dims[1].out;
+  g.out_w = dims[2].out;
+  g.k_d = k3D ? dims[0].k : 1;
+  g.k_h = dims[1].k;
+  g.k_w = dims[2].k;
+  g.s_d = k3D ? dims[0].stride : 1;
+  g.s_h = dims[1].stride;
+  g.s_w = dims[2].stride;
+  g.pad_front = k3D ? dims[0].pad_before : 0;
+  g.pad_top = dims[1].pad_before;
+  g.pad_left = dims[2].pad_before;
+  Shape out = k3D ? Shape{g.n, g.out_d, g.out_h, g.out_w, g.c} : Shape{g.n, g.out_h, g.out_w, g.c};
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
   const int64_t total = y->NumElements();
   if (total == 0) return OkStatus();
   return Dispatch<GpuFloatTypes>(x.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
-    PoolKernel<C, kMax><<<Blocks(total), kThreads, 0, dev.stream()>>>(
+    PoolKernel<C, kMax, k3D><<<Blocks(total), kThreads, 0, dev.stream()>>>(
         reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), total, g);
     return LaunchStatus(ctx, kMax ? "MaxPool" : "AvgPool");
   });
@@ -205,8 +240,10 @@ bool SupportsPad(const PrepareContext& ctx) {
 constexpr uint32_t kHostPads = (1u << 1) | (1u << 2);  // paddings, constant_values
 
 const KernelEntry kRows[] = {
-    {"AvgPool", &ComputePool<false>, 0, 0, &SupportsFloat, &CreatePoolState},
-    {"MaxPool", &ComputePool<true>, 0, 0, &SupportsFloat, &CreatePoolState},
+    {"AvgPool", &ComputePool<false, false>, 0, 0, &SupportsFloat, &CreatePoolState},
+    {"AvgPool3D", &ComputePool<false, true>, 0, 0, &SupportsFloat, nullptr},
+    {"MaxPool", &ComputePool<true, false>, 0, 0, &SupportsFloat, &CreatePoolState},
+    {"MaxPool3D", &ComputePool<true, true>, 0, 0, &SupportsFloat, nullptr},
     {"MirrorPad", &ComputeMirrorPad, 1u << 1, 0, &SupportsPad, nullptr},
     {"Pad", &ComputePad, kHostPads, 0, &SupportsPad, nullptr},
     {"PadV2", &ComputePad, kHostPads, 0, &SupportsPad, nullptr},
