@@ -1,6 +1,6 @@
 // What the position ops' definitions (kernels/index_ops.cc) and CPU kernels
-// (kernels/cpu/index_ops.cc) share: their states, dtype lists, OneHot's axis check and TopKV2's k
-// reader.
+// (kernels/cpu/index_ops.cc) share: their states, dtype lists, OneHot's checks and sizes (also the
+// GPU's, kernels/cuda/fill.cu) and TopKV2's k reader.
 #pragma once
 
 #include <complex>
@@ -23,6 +23,35 @@ inline Status CheckOneHotAxis(int64_t axis, int indices_rank) {
                            "), but received: ", axis);
   }
   return OkStatus();
+}
+
+// OneHot's output: indices as [prefix, suffix] around the attr's axis, `depth` values inserted
+// there; the checks of both devices' kernels (depth, on_value and off_value in host memory).
+struct OneHotGeom {
+  Shape shape;
+  int64_t depth = 0, prefix = 1, suffix = 1;
+};
+inline Result<OneHotGeom> OneHotGeomOf(const Tensor& indices, const Tensor& depth, const Tensor& on,
+                                       const Tensor& off, int64_t axis_attr) {
+  KILN_RETURN_IF_ERROR(CheckOneHotAxis(axis_attr, indices.rank()));
+  if (indices.rank() >= kMaxRank) return InvalidArgument("indices have rank ", indices.rank());
+  const Tensor* scalars[] = {&depth, &on, &off};
+  for (int i = 0; i < 3; ++i) {
+    if (scalars[i]->NumElements() != 1)
+      return InvalidArgument("inputs depth, on_value and off_value must be scalars, got input ",
+                             i + 1, " of shape ", scalars[i]->shape().ToString());
+  }
+  OneHotGeom g;
+  g.depth = depth.data<int32_t>()[0];
+  if (g.depth < 0) return InvalidArgument("depth must be non-negative, got: ", g.depth);
+  const int axis = static_cast<int>(axis_attr < 0 ? indices.rank() : axis_attr);
+  for (int d = 0; d < indices.rank(); ++d) {
+    if (d == axis) g.shape.AddDim(g.depth);
+    g.shape.AddDim(indices.dim(d));
+    (d < axis ? g.prefix : g.suffix) *= indices.dim(d);
+  }
+  if (axis == indices.rank()) g.shape.AddDim(g.depth);
+  return g;
 }
 
 // ---- TopKV2 ----------------------------------------------------------------------------------

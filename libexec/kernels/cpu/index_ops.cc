@@ -19,7 +19,6 @@ namespace kiln::exec {
 namespace {
 
 using index::AxisState;
-using index::CheckOneHotAxis;
 using index::ReadK;
 using index::SearchTypes;
 using index::TopKState;
@@ -29,28 +28,11 @@ using index::WhereTypes;
 
 Status ComputeOneHot(const KernelContext& ctx) {
   const Tensor& indices = ctx.input(0);
-  const int64_t axis_attr = ctx.state<AxisState>().value;
-  Status s = CheckOneHotAxis(axis_attr, indices.rank());
-  if (!s.ok()) return Wrap(ctx, s);
-  if (indices.rank() >= kMaxRank) return ctx.Error("indices have rank ", indices.rank());
-  for (int i = 1; i < 4; ++i) {
-    if (ctx.input(i).NumElements() != 1) {
-      return ctx.Error("inputs depth, on_value and off_value must be scalars, got input ", i,
-                       " of shape ", ctx.input(i).shape().ToString());
-    }
-  }
-  const int64_t depth = ctx.input(1).data<int32_t>()[0];
-  if (depth < 0) return ctx.Error("depth must be non-negative, got: ", depth);
-  const int axis = static_cast<int>(axis_attr < 0 ? indices.rank() : axis_attr);
-  Shape shape;
-  int64_t prefix = 1, suffix = 1;
-  for (int d = 0; d < indices.rank(); ++d) {
-    if (d == axis) shape.AddDim(depth);
-    shape.AddDim(indices.dim(d));
-    (d < axis ? prefix : suffix) *= indices.dim(d);
-  }
-  if (axis == indices.rank()) shape.AddDim(depth);
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
+  const Result<index::OneHotGeom> g = index::OneHotGeomOf(
+      indices, ctx.input(1), ctx.input(2), ctx.input(3), ctx.state<AxisState>().value);
+  if (!g.ok()) return Wrap(ctx, g.status());
+  const int64_t depth = g->depth, prefix = g->prefix, suffix = g->suffix;
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g->shape));
   if (out->NumElements() == 0) return OkStatus();
   return DispatchIndex(indices.dtype(), [&](auto index_tag) {
     using I = typename decltype(index_tag)::type;

@@ -48,23 +48,9 @@ struct LogSumExpOp {
 template <template <typename> class Op, typename List = RealTypes>
 Status ComputeScan(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const Tensor& axis_t = ctx.input(1);
-  if (axis_t.rank() != 0) {
-    return ctx.Error("input 'axis' must be a scalar, got shape ", axis_t.shape().ToString());
-  }
-  const int64_t axis_value =
-      axis_t.dtype() == DType::kInt32 ? axis_t.scalar<int32_t>() : axis_t.scalar<int64_t>();
-  if (axis_value < -x.rank() || axis_value >= x.rank()) {
-    return ctx.Error("input 'axis' is ", axis_value, ", expected a value in [", -x.rank(), ", ",
-                     x.rank(), ") for x of shape ", x.shape().ToString());
-  }
-  const int axis = static_cast<int>(axis_value < 0 ? axis_value + x.rank() : axis_value);
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < x.rank(); ++i) {
-    if (i < axis) outer *= x.dim(i);
-    if (i > axis) inner *= x.dim(i);
-  }
-  const int64_t n = x.dim(axis);
+  const Result<scan::ScanGeom> g = scan::ScanGeomOf(x, ctx.input(1));
+  if (!g.ok()) return ctx.Error(g.status().message());
+  const int64_t outer = g->outer, n = g->n, inner = g->inner;
   const auto& st = ctx.state<ScanState>();
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
   if (x.NumElements() == 0) return OkStatus();

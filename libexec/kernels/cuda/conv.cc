@@ -51,6 +51,41 @@ struct ConvPlan {
   }
 };
 
+// Runs call(api, handle) with the device's cuDNN handle bound to the calling thread's stream (a
+// recording thread's own), under the device's cuDNN lock: the handle is shared.
+template <typename F>
+Status WithDnn(CudaDevice& dev, F&& call) {
+  KILN_ASSIGN_OR_RETURN(void* h, dev.DnnHandle());
+  KILN_ASSIGN_OR_RETURN(const DnnApi* api, Dnn());
+  std::lock_guard lock(dev.dnn_mutex());
+  const auto handle = static_cast<cudnnHandle_t>(h);
+  KILN_RETURN_IF_ERROR(CheckDnn(api->cudnnSetStream(handle, dev.stream()), "cudnnSetStream"));
+  return call(api, handle);
+}
+
+// A node's plans, one per input shape (n, h, w, c), each made at its shape's first call by
+// make(handle), which may measure algorithms on the handle's stream.
+struct PlanCache {
+  using Key = std::tuple<int64_t, int64_t, int64_t, int64_t>;
+  std::mutex mu;
+  std::map<Key, std::unique_ptr<ConvPlan>> plans;
+
+  template <typename Make>
+  Result<const ConvPlan*> Find(CudaDevice& dev, const Key& key, Make&& make) {
+    std::lock_guard lock(mu);
+    auto it = plans.find(key);
+    if (it == plans.end()) {
+      std::unique_ptr<ConvPlan> plan;
+      KILN_RETURN_IF_ERROR(WithDnn(dev, [&](const DnnApi*, cudnnHandle_t handle) -> Status {
+        KILN_ASSIGN_OR_RETURN(plan, make(handle));
+        return OkStatus();
+      }));
+      it = plans.emplace(key, std::move(plan)).first;
+    }
+    return it->second.get();
+  }
+};
+
 struct GpuConvState final : OpState {
   bool depthwise = false;
   WindowSpec window;
@@ -58,8 +93,7 @@ struct GpuConvState final : OpState {
   int64_t k_h = 0, k_w = 0, filter_in_c = 0, out_c = 0;
   int64_t depthwise_c = 0;  // depthwise: the input channels the filter was made for
   Tensor filter;            // KRSC, in device memory
-  mutable std::mutex mu;
-  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::unique_ptr<ConvPlan>> plans;
+  mutable PlanCache plans;
 };
 
 cudnnDataType_t DnnType(DType t) {
@@ -251,24 +285,11 @@ Status ComputeConv(const KernelContext& ctx) {
   KILN_ASSIGN_OR_RETURN(Tensor * y,
                         ctx.AllocateOutput(0, Shape{n, dims[1].out, dims[2].out, st.out_c}));
   if (y->NumElements() == 0) return OkStatus();
-  KILN_ASSIGN_OR_RETURN(void* handle, dev.DnnHandle());
-  KILN_ASSIGN_OR_RETURN(const DnnApi* api, Dnn());
-  const ConvPlan* plan = nullptr;
-  {
-    std::lock_guard lock(st.mu);
-    auto key = std::make_tuple(n, h, w, c);
-    auto it = st.plans.find(key);
-    if (it == st.plans.end()) {
-      std::lock_guard dnn_lock(dev.dnn_mutex());
-      KILN_RETURN_IF_ERROR(CheckDnn(
-          api->cudnnSetStream(static_cast<cudnnHandle_t>(handle), dev.stream()), "cudnnSetStream"));
-      KILN_ASSIGN_OR_RETURN(std::unique_ptr<ConvPlan> p,
-                            MakePlan(ctx, st, static_cast<cudnnHandle_t>(handle), x.dtype(), n, h,
-                                     w, c, dims, st.filter.raw_data(), y->raw_data()));
-      it = st.plans.emplace(key, std::move(p)).first;
-    }
-    plan = it->second.get();
-  }
+  KILN_ASSIGN_OR_RETURN(const ConvPlan* plan,
+                        st.plans.Find(dev, {n, h, w, c}, [&](cudnnHandle_t handle) {
+                          return MakePlan(ctx, st, handle, x.dtype(), n, h, w, c, dims,
+                                          st.filter.raw_data(), y->raw_data());
+                        }));
   const void* input = x.raw_data();
   if (plan->padded) {
     const size_t bytes =
@@ -285,18 +306,15 @@ Status ComputeConv(const KernelContext& ctx) {
   if (plan->workspace > 0) {
     KILN_ASSIGN_OR_RETURN(workspace, ctx.AllocateTemp(plan->workspace));
   }
-  const float alpha = 1.0f, beta = 0.0f;
-  {
-    std::lock_guard dnn_lock(dev.dnn_mutex());
-    // The handle is shared: its stream is the calling thread's (a recording one's own).
-    KILN_RETURN_IF_ERROR(CheckDnn(
-        api->cudnnSetStream(static_cast<cudnnHandle_t>(handle), dev.stream()), "cudnnSetStream"));
+  KILN_RETURN_IF_ERROR(WithDnn(dev, [&](const DnnApi* api, cudnnHandle_t handle) -> Status {
+    const float alpha = 1.0f, beta = 0.0f;
     const cudnnStatus_t rc = api->cudnnConvolutionForward(
-        static_cast<cudnnHandle_t>(handle), &alpha, plan->x, input, plan->w, st.filter.raw_data(),
-        plan->conv, plan->algo, workspace, plan->workspace, &beta, plan->y, y->raw_data());
+        handle, &alpha, plan->x, input, plan->w, st.filter.raw_data(), plan->conv, plan->algo,
+        workspace, plan->workspace, &beta, plan->y, y->raw_data());
     if (rc != CUDNN_STATUS_SUCCESS)
       return ctx.Error(CheckDnn(rc, "cudnnConvolutionForward").message());
-  }
+    return OkStatus();
+  }));
   const Epilogue& e = st.epilogue;
   if (e.num_args() == 0 && e.act == Epilogue::Act::kNone) return OkStatus();
   ChannelEpilogue ep;
@@ -334,8 +352,7 @@ struct GpuBackpropInputState final : OpState {
   std::vector<int64_t> filter_dims;  // TF's HWIO
   FilterDims f;
   Tensor filter;  // KRSC, in device memory
-  mutable std::mutex mu;
-  mutable std::map<std::tuple<int64_t, int64_t, int64_t, int64_t>, std::unique_ptr<ConvPlan>> plans;
+  mutable PlanCache plans;
 };
 
 // input_sizes (host), filter (a constant), out_backprop: the output and out_backprop of a GPU
@@ -421,24 +438,10 @@ Status ComputeBackpropInput(const KernelContext& ctx) {
       return LaunchStatus(ctx, "Conv2DBackpropInput's zeros");
     return OkStatus();
   }
-  KILN_ASSIGN_OR_RETURN(void* handle, dev.DnnHandle());
-  KILN_ASSIGN_OR_RETURN(const DnnApi* api, Dnn());
-  const ConvPlan* plan = nullptr;
-  {
-    std::lock_guard lock(st.mu);
-    auto key = std::make_tuple(n, h, w, c);
-    auto it = st.plans.find(key);
-    if (it == st.plans.end()) {
-      std::lock_guard dnn_lock(dev.dnn_mutex());
-      KILN_RETURN_IF_ERROR(CheckDnn(
-          api->cudnnSetStream(static_cast<cudnnHandle_t>(handle), dev.stream()), "cudnnSetStream"));
-      KILN_ASSIGN_OR_RETURN(std::unique_ptr<ConvPlan> p,
-                            MakeBackpropPlan(ctx, st, static_cast<cudnnHandle_t>(handle),
-                                             dx->dtype(), *in, g.d, dy.raw_data()));
-      it = st.plans.emplace(key, std::move(p)).first;
-    }
-    plan = it->second.get();
-  }
+  KILN_ASSIGN_OR_RETURN(
+      const ConvPlan* plan, st.plans.Find(dev, {n, h, w, c}, [&](cudnnHandle_t handle) {
+        return MakeBackpropPlan(ctx, st, handle, dx->dtype(), *in, g.d, dy.raw_data());
+      }));
   void* out = dx->raw_data();
   if (plan->padded) {
     KILN_ASSIGN_OR_RETURN(
@@ -448,18 +451,15 @@ Status ComputeBackpropInput(const KernelContext& ctx) {
   if (plan->workspace > 0) {
     KILN_ASSIGN_OR_RETURN(workspace, ctx.AllocateTemp(plan->workspace));
   }
-  const float alpha = 1.0f, beta = 0.0f;
-  {
-    std::lock_guard dnn_lock(dev.dnn_mutex());
-    KILN_RETURN_IF_ERROR(CheckDnn(
-        api->cudnnSetStream(static_cast<cudnnHandle_t>(handle), dev.stream()), "cudnnSetStream"));
+  KILN_RETURN_IF_ERROR(WithDnn(dev, [&](const DnnApi* api, cudnnHandle_t handle) -> Status {
+    const float alpha = 1.0f, beta = 0.0f;
     const cudnnStatus_t rc = api->cudnnConvolutionBackwardData(
-        static_cast<cudnnHandle_t>(handle), &alpha, plan->w, st.filter.raw_data(), plan->y,
-        dy.raw_data(), plan->conv, plan->data_algo, workspace, plan->workspace, &beta, plan->x,
-        out);
+        handle, &alpha, plan->w, st.filter.raw_data(), plan->y, dy.raw_data(), plan->conv,
+        plan->data_algo, workspace, plan->workspace, &beta, plan->x, out);
     if (rc != CUDNN_STATUS_SUCCESS)
       return ctx.Error(CheckDnn(rc, "cudnnConvolutionBackwardData").message());
-  }
+    return OkStatus();
+  }));
   if (!plan->padded) return OkStatus();
   // The input's part of the padded input's gradient: a "pad" by minus the extra rows and columns.
   const int64_t padded_dims[4] = {n, plan->padded_h, plan->padded_w, c};

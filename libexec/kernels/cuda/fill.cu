@@ -159,32 +159,17 @@ __global__ void OneHotKernel(const I* idx, W* y, int64_t n, int64_t depth, int64
   }
 }
 
-// indices on the device; depth, on_value and off_value read on the host (the CPU's checks).
+// indices on the device; depth, on_value and off_value read on the host (the CPU's checks,
+// index::OneHotGeomOf).
 Status ComputeOneHot(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
   KILN_RETURN_IF_ERROR(dev.Activate());
   const Tensor& indices = ctx.input(0);
-  const int64_t axis_attr = ctx.state<index::AxisState>().value;
-  Status s = index::CheckOneHotAxis(axis_attr, indices.rank());
-  if (!s.ok()) return ctx.Error(s.message());
-  if (indices.rank() >= kMaxRank) return ctx.Error("indices have rank ", indices.rank());
-  for (int i = 1; i < 4; ++i) {
-    if (ctx.input(i).NumElements() != 1)
-      return ctx.Error("inputs depth, on_value and off_value must be scalars, got input ", i,
-                       " of shape ", ctx.input(i).shape().ToString());
-  }
-  const int64_t depth = ctx.input(1).data<int32_t>()[0];
-  if (depth < 0) return ctx.Error("depth must be non-negative, got: ", depth);
-  const int axis = static_cast<int>(axis_attr < 0 ? indices.rank() : axis_attr);
-  Shape shape;
-  int64_t suffix = 1;
-  for (int d = 0; d < indices.rank(); ++d) {
-    if (d == axis) shape.AddDim(depth);
-    shape.AddDim(indices.dim(d));
-    if (d >= axis) suffix *= indices.dim(d);
-  }
-  if (axis == indices.rank()) shape.AddDim(depth);
-  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, shape));
+  const Result<index::OneHotGeom> g = index::OneHotGeomOf(
+      indices, ctx.input(1), ctx.input(2), ctx.input(3), ctx.state<index::AxisState>().value);
+  if (!g.ok()) return ctx.Error(g.status().message());
+  const int64_t depth = g->depth, suffix = g->suffix;
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, g->shape));
   const int64_t n = y->NumElements();
   if (n == 0) return OkStatus();
   const size_t bytes = DTypeSize(y->dtype());

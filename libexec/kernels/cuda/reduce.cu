@@ -260,34 +260,23 @@ __global__ void ScanKernel(const C* x, C* y, int64_t lines, int64_t n, int64_t i
   }
 }
 
-// axis (input 1) read on the host; the CPU's checks.
+// axis (input 1) read on the host; the CPU's checks (scan::ScanGeomOf).
 template <bool kProd>
 Status ComputeScan(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
   KILN_RETURN_IF_ERROR(dev.Activate());
   const Tensor& x = ctx.input(0);
-  const Tensor& axis_t = ctx.input(1);
-  if (axis_t.rank() != 0)
-    return ctx.Error("input 'axis' must be a scalar, got shape ", axis_t.shape().ToString());
-  const int64_t axis_value = IndexAt(axis_t, 0);
-  if (axis_value < -x.rank() || axis_value >= x.rank())
-    return ctx.Error("input 'axis' is ", axis_value, ", expected a value in [", -x.rank(), ", ",
-                     x.rank(), ") for x of shape ", x.shape().ToString());
-  const int axis = static_cast<int>(axis_value < 0 ? axis_value + x.rank() : axis_value);
-  int64_t outer = 1, inner = 1;
-  for (int i = 0; i < x.rank(); ++i) {
-    if (i < axis) outer *= x.dim(i);
-    if (i > axis) inner *= x.dim(i);
-  }
+  const Result<scan::ScanGeom> g = scan::ScanGeomOf(x, ctx.input(1));
+  if (!g.ok()) return ctx.Error(g.status().message());
   const auto& st = ctx.state<scan::ScanState>();
   KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
   if (x.NumElements() == 0) return OkStatus();
-  const int64_t lines = outer * inner;
+  const int64_t lines = g->outer * g->inner;
   return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
     ScanKernel<kProd, C><<<Blocks(lines), kThreads, 0, dev.stream()>>>(
-        reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), lines,
-        x.dim(axis), inner, st.exclusive, st.reverse);
+        reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(y->raw_data()), lines, g->n,
+        g->inner, st.exclusive, st.reverse);
     return LaunchStatus(ctx, kProd ? "Cumprod" : "Cumsum");
   });
 }
