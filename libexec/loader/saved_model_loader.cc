@@ -9,6 +9,7 @@
 #include <malloc.h>
 #endif
 
+#include "kiln/exec/device.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/exec/serving_plan.h"
@@ -148,9 +149,12 @@ Status SavedModelLoader::OpenPlan() {
   }
   auto plan = ServingPlan::Open(path, options_.verify_checksums);
   if (!plan.ok()) return PlanUnusable(plan.status().message());
-  std::string stale = (*plan)->StaleReason(dir_, options_.tags, options_.freeze_variables);
+  KILN_ASSIGN_OR_RETURN(const std::vector<Device*> devices, ResolveDevices(options_.devices));
+  std::string stale = (*plan)->StaleReason(dir_, options_.tags, options_.freeze_variables, devices);
   if (!stale.empty()) return PlanUnusable("the plan is stale: " + stale);
   plan_ = *plan;
+  // What compile measured on these devices: first calls need not measure it again.
+  plan_->ImportTuning(devices);
   return OkStatus();
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <optional>
 
+#include "kiln/exec/device.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/serving_plan.h"
 #include "kiln/exec/tensor_bundle.h"
@@ -218,11 +219,13 @@ Result<std::unique_ptr<PlanModel>> PlanModel::Load(const std::filesystem::path& 
   KILN_ASSIGN_OR_RETURN_CTX(std::shared_ptr<const ServingPlan> plan,
                             ServingPlan::Open(path, options.verify_checksums), "loading '",
                             dir.string(), "' from its serving plan");
-  const std::string stale = plan->StaleReason(dir, options.tags, options.freeze_variables);
+  KILN_ASSIGN_OR_RETURN(const std::vector<Device*> devices, ResolveDevices(options.devices));
+  const std::string stale = plan->StaleReason(dir, options.tags, options.freeze_variables, devices);
   if (!stale.empty())
     return FailedPrecondition("the serving plan of '", dir.string(), "' is stale: ", stale,
                               "; compile it again (`savedmodel-cli compile --dir ", dir.string(),
                               "`)");
+  plan->ImportTuning(devices);
   std::unique_ptr<PlanModel> model(new PlanModel());
   model->core_.dir = dir;
   model->core_.threads = std::move(threads);

@@ -8,7 +8,9 @@
 
 #include "bundle/crc32c.h"
 #include "bundle/mapped_file.h"
+#include "device/tuning_records.h"
 #include "kernels/op_table_builder.h"
+#include "kiln/exec/device.h"
 #include "kiln/exec/serving_plan.h"
 #include "kiln/plan_generated.h"
 
@@ -78,6 +80,7 @@ class ContentChecker {
       KILN_RETURN_IF_ERROR(
           CheckFunction(*plan_.functions()->Get(f), "functions[" + std::to_string(f) + "]"));
     if (plan_.model() != nullptr) KILN_RETURN_IF_ERROR(CheckModel(*plan_.model()));
+    KILN_RETURN_IF_ERROR(CheckDevices());
     return OkStatus();
   }
 
@@ -85,6 +88,32 @@ class ContentChecker {
   template <typename... Args>
   static Status Field(const std::string& field, Args&&... args) {
     return DataLoss("plan field ", field, " ", std::forward<Args>(args)...);
+  }
+
+  // The device list names devices (a load compares it with its own), and the measured choices
+  // fit what the process's tuning store takes.
+  Status CheckDevices() {
+    if (SizeOf(plan_.devices()) > kMaxPlanDevices)
+      return Field("devices", "has ", SizeOf(plan_.devices()), " entries, above ", kMaxPlanDevices);
+    for (size_t i = 0; i < SizeOf(plan_.devices()); ++i)
+      if (plan_.devices()->Get(i)->size() == 0)
+        return Field("devices[" + std::to_string(i) + "]", "is empty");
+    if (SizeOf(plan_.tuning()) > tuning::kMaxRecords * kMaxPlanDevices)
+      return Field("tuning", "has ", SizeOf(plan_.tuning()), " records, above ",
+                   tuning::kMaxRecords * kMaxPlanDevices);
+    for (size_t i = 0; i < SizeOf(plan_.tuning()); ++i) {
+      const kp::TuningRecord* r = plan_.tuning()->Get(i);
+      const std::string field = "tuning[" + std::to_string(i) + "]";
+      if (r->device() == nullptr || r->device()->size() == 0)
+        return Field(field + ".device", "is missing");
+      if (r->key() == nullptr || r->key()->size() == 0 || r->key()->size() > tuning::kMaxKeyBytes)
+        return Field(field + ".key", "has ", r->key() == nullptr ? 0 : r->key()->size(),
+                     " bytes; a key has 1 to ", tuning::kMaxKeyBytes);
+      if (SizeOf(r->value()) > tuning::kMaxValueBytes)
+        return Field(field + ".value", "has ", SizeOf(r->value()), " bytes, above ",
+                     tuning::kMaxValueBytes);
+    }
+    return OkStatus();
   }
 
   static Status CheckShape(const kp::Shape* s, const std::string& field, bool allow_unknown) {
@@ -473,12 +502,49 @@ Result<std::shared_ptr<const ServingPlan>> ServingPlan::FromBytes(std::string_vi
   return Verify(std::move(plan), "<bytes>", verify_checksum);
 }
 
+std::vector<std::string> ServingPlan::DeviceNames() const {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < SizeOf(root_->devices()); ++i)
+    names.push_back(root_->devices()->Get(i)->str());
+  if (names.empty()) names.push_back(HostDevice()->name());  // written before GPU plans
+  return names;
+}
+
+size_t ServingPlan::ImportTuning(std::span<Device* const> devices) const {
+  size_t added = 0;
+  for (const Device* d : devices) {
+    const std::string name = d->name();
+    std::vector<tuning::Record> records;
+    for (size_t i = 0; i < SizeOf(root_->tuning()); ++i) {
+      const kp::TuningRecord* r = root_->tuning()->Get(i);
+      if (r->device()->string_view() != name) continue;
+      const auto* v = r->value();
+      records.push_back(
+          {r->key()->str(), v == nullptr ? std::string() : std::string(v->begin(), v->end())});
+    }
+    added += tuning::Import(*d, records);
+  }
+  return added;
+}
+
 std::string ServingPlan::StaleReason(const std::filesystem::path& dir,
-                                     std::span<const std::string> tags,
-                                     bool freeze_variables) const {
+                                     std::span<const std::string> tags, bool freeze_variables,
+                                     std::span<Device* const> devices) const {
   const kp::Plan& p = *root_;
   if (p.runtime()->string_view() != kPlanRuntime)
     return "it was written by '" + p.runtime()->str() + "', this is '" + kPlanRuntime + "'";
+  std::vector<std::string> load_devices;
+  for (const Device* d : devices) load_devices.push_back(d->name());
+  if (const std::vector<std::string> planned = DeviceNames(); planned != load_devices) {
+    auto join = [](const std::vector<std::string>& v) {
+      std::string s;
+      for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
+      return s;
+    };
+    return "it was compiled for the devices '" + join(planned) + "', this load places on '" +
+           join(load_devices) + "' (compile with --device " + join(planned) +
+           " for this load's devices)";
+  }
   std::vector<std::string> plan_tags;
   for (size_t i = 0; i < SizeOf(p.tags()); ++i) plan_tags.push_back(p.tags()->Get(i)->str());
   if (std::vector<std::string>(tags.begin(), tags.end()) != plan_tags)

@@ -21,7 +21,11 @@ struct Shape;
 
 namespace kiln::exec {
 
+class Device;
 class MappedFile;
+
+// A plan names at most this many devices.
+inline constexpr size_t kMaxPlanDevices = 16;
 
 // Constants' bytes are aligned to this in the file, so a mapped plan's constants are used in
 // place.
@@ -63,8 +67,15 @@ class ServingPlan {
 
   // Why the plan must not be used for the bundle at `dir` loaded with these options; empty
   // when it is fresh (same format, runtime, tags and option, and every source file unchanged).
+  // `devices` is the load's device list, resolved (ResolveDevices): a plan compiled for other
+  // devices placed its nodes, and chose its fusions, for those.
   std::string StaleReason(const std::filesystem::path& dir, std::span<const std::string> tags,
-                          bool freeze_variables) const;
+                          bool freeze_variables, std::span<Device* const> devices) const;
+  // The devices the plan was compiled for ("gpu:0", "cpu"; "cpu" for plans older than the list).
+  std::vector<std::string> DeviceNames() const;
+  // Puts the plan's measured choices for `devices` into the process's tuning store (existing
+  // records win); how many were added.
+  size_t ImportTuning(std::span<Device* const> devices) const;
   // The plan's function `name` prepared for `arg_specs`; null when the plan has none.
   const plan::Function* Find(std::string_view name, std::span<const TensorSpec> arg_specs) const;
   // The graph of a function of this plan. Constants alias the plan's bytes when aligned; the

@@ -293,6 +293,10 @@ struct PlanSpec {
   std::vector<int64_t> constant_shape = {2};
   size_t constant_bytes = 8;
   std::vector<kp::Edge> outputs = {kp::Edge(1, 0)};
+  std::vector<std::string> devices;
+  std::string tuning_device = "gpu:0";
+  std::string tuning_key;  // empty: no tuning record
+  size_t tuning_value_bytes = 16;
 };
 
 std::string MakePlan(const PlanSpec& spec) {
@@ -326,8 +330,14 @@ std::string MakePlan(const PlanSpec& spec) {
       kp::CreateConstant(b, 1, b.CreateVector(spec.constant_shape), b.CreateVector(data), 0);
   auto fns = b.CreateVector(std::vector<fb::Offset<kp::Function>>{fn});
   auto consts = b.CreateVector(std::vector<fb::Offset<kp::Constant>>{constant});
+  auto devices = b.CreateVectorOfStrings(spec.devices);
+  std::vector<fb::Offset<kp::TuningRecord>> records;
+  if (!spec.tuning_key.empty())
+    records.push_back(kp::CreateTuningRecord(
+        b, b.CreateString(spec.tuning_device), b.CreateString(spec.tuning_key),
+        b.CreateVector(std::vector<uint8_t>(spec.tuning_value_bytes, 1))));
   auto root = kp::CreatePlan(b, kPlanFormatVersion, b.CreateString(kPlanRuntime), 0, true, 0, fns,
-                             consts, 0);
+                             consts, 0, devices, b.CreateVector(records));
   b.Finish(root, kp::PlanIdentifier());
   std::string bytes(reinterpret_cast<const char*>(b.GetBufferPointer()), b.GetSize());
   AppendPlanTrailer(&bytes);
@@ -371,6 +381,27 @@ TEST_CASE("serving plan: hand-made plans that break a rule are refused, naming t
   PlanSpec arg_late = ok;  // an _Arg that is not among the first nodes
   arg_late.nodes = {{"_Arg", {}}, {"Relu", {kp::Edge(0, 0)}}, {"_Arg", {}}};
   CHECK(RefusalOf(arg_late).find("nodes[2].op") != std::string::npos);
+
+  PlanSpec tuned = ok;  // a measured choice within the limits is taken
+  tuned.devices = {"gpu:0", "cpu"};
+  tuned.tuning_key = "cudnn-conv fwd";
+  CHECK(RefusalOf(tuned).empty());
+
+  PlanSpec long_key = tuned;
+  long_key.tuning_key = std::string(4096, 'k');
+  CHECK(RefusalOf(long_key).find("tuning[0].key") != std::string::npos);
+
+  PlanSpec big_value = tuned;
+  big_value.tuning_value_bytes = 1 << 20;
+  CHECK(RefusalOf(big_value).find("tuning[0].value") != std::string::npos);
+
+  PlanSpec no_device = tuned;
+  no_device.tuning_device = "";
+  CHECK(RefusalOf(no_device).find("tuning[0].device") != std::string::npos);
+
+  PlanSpec empty_device = ok;
+  empty_device.devices = {"gpu:0", ""};
+  CHECK(RefusalOf(empty_device).find("devices[1]") != std::string::npos);
 }
 
 }  // namespace

@@ -39,7 +39,8 @@ constexpr char kCompileHelp[] =
     "Writes a serving plan of a SavedModel into D/assets.extra/kiln.plan (which TensorFlow\n"
     "ignores): each function imported, inlined, pruned and fused once, so loads skip that work\n"
     "(docs/serving-plan.md). Loads use a plan only while the bundle's files are unchanged.\n"
-    "  compile --dir D [--tag_set serve] [--signature_def K ...] [--device cpu] [--no_freeze]";
+    "  compile --dir D [--tag_set serve] [--signature_def K ...] [--device cpu|gpu,cpu]\n"
+    "        [--tune_batch B,...] [--no_freeze]";
 
 constexpr char kQuantizeHelp[] =
     "Writes a copy of a SavedModel with its weights stored as int8 (one scale per output\n"

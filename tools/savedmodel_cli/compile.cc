@@ -12,6 +12,7 @@ struct CompileArgs : CommandArgs {
   std::string tag_set = "serve";
   std::vector<std::string> signatures;
   std::string device = "cpu";
+  std::vector<int64_t> tune_batches = {1};
   bool no_freeze = false;
 };
 
@@ -24,7 +25,12 @@ std::unique_ptr<CommandArgs> SetupCompileCommand(CLI::App& cmd) {
   cmd.add_option("--signature_def", a->signatures,
                  "Signature keys to plan (repeatable; default: every signature and function)");
   cmd.add_option("--device", a->device,
-                 "Devices the plan places nodes on, in priority order (cpu; \"test,cpu\")");
+                 "Devices the plan places nodes on, in priority order (cpu; gpu; \"gpu,cpu\")");
+  cmd.add_option("--tune_batch", a->tune_batches,
+                 "With a GPU: batch sizes each signature is called at, so that the plan records "
+                 "the algorithms its kernels measure for them (default 1; repeatable)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   cmd.add_flag("--no_freeze", a->no_freeze,
                "Plan for loads that keep variables assignable (LoadOptions::freeze_variables "
                "false)");
@@ -38,6 +44,7 @@ Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostrea
   options.signatures = a.signatures;
   options.devices = SplitCommaList(a.device);
   options.freeze_variables = !a.no_freeze;
+  options.tune_batches = a.tune_batches;
   // Loading prepares every function (most of the time); planning then writes them one by one.
   Progress progress(err, "compile: planned", 0);
   progress.Update(0, "(loading and preparing the bundle)");
@@ -53,6 +60,12 @@ Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostrea
       << (report.self_contained ? "; loads need not read saved_model.pb.\n" : ".\n");
   if (!report.self_contained)
     out << "Loads still read saved_model.pb: " << report.not_self_contained << ".\n";
+  if (!report.tuned.empty() || report.tuning_records > 0) {
+    out << "Measured choices recorded: " << report.tuning_records << " (tuned: ";
+    for (size_t i = 0; i < report.tuned.size(); ++i) out << (i ? ", " : "") << report.tuned[i];
+    out << (report.tuned.empty() ? "none)\n" : ")\n");
+  }
+  for (const std::string& why : report.not_tuned) err << "not tuned: " << why << "\n";
   for (const std::string& why : report.not_planned)
     err << "not planned (loads prepare it from saved_model.pb): " << why << "\n";
   return OkStatus();

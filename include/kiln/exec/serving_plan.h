@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <string>
@@ -27,9 +28,15 @@ struct CompileOptions {
   // Signatures to plan; empty: every signature and every restored function.
   std::vector<std::string> signatures;
   // Devices the plan places nodes on, in priority order (LoadOptions::devices); the host is
-  // added when missing. Each node's device is recorded; a load without one of them prepares
-  // from the protobuf instead.
+  // added when missing. Each node's device, and the device list, are recorded; a load with
+  // another device list prepares from the protobuf instead.
   std::vector<std::string> devices = {"cpu"};
+  // Where the devices include one besides the host (a GPU), compile calls each signature once
+  // per batch size here, with zeros, so that what its kernels measure at a shape's first call
+  // (cuDNN's fastest convolution algorithms) is recorded in the plan and a load of it measures
+  // nothing for these shapes. An unknown leading dimension takes each batch size; a signature
+  // with other unknown dimensions is not tuned (the report says so).
+  std::vector<int64_t> tune_batches = {1};
   // The load option the plan is made for (a plan made with frozen variables has their values
   // folded into fused weights, so it is only used by loads that freeze too).
   bool freeze_variables = true;
@@ -46,6 +53,9 @@ struct CompileReport {
   // Whether loads can use the plan alone, without reading saved_model.pb; if not, why.
   bool self_contained = false;
   std::string not_self_contained;
+  std::vector<std::string> tuned;      // "serving_default at batch 1"
+  std::vector<std::string> not_tuned;  // "serving_default: why"
+  size_t tuning_records = 0;           // measured choices the plan holds
 };
 
 // Loads the bundle at `dir` (verifying everything a load verifies), then writes its plan to

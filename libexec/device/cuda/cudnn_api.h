@@ -10,27 +10,29 @@
 
 namespace kiln::exec::cuda {
 
-#define KILN_CUDNN_FUNCTIONS(X)                  \
-  X(cudnnCreate)                                 \
-  X(cudnnSetStream)                              \
-  X(cudnnGetErrorString)                         \
-  X(cudnnCreateTensorDescriptor)                 \
-  X(cudnnDestroyTensorDescriptor)                \
-  X(cudnnSetTensor4dDescriptor)                  \
-  X(cudnnCreateFilterDescriptor)                 \
-  X(cudnnDestroyFilterDescriptor)                \
-  X(cudnnSetFilter4dDescriptor)                  \
-  X(cudnnCreateConvolutionDescriptor)            \
-  X(cudnnDestroyConvolutionDescriptor)           \
-  X(cudnnSetConvolution2dDescriptor)             \
-  X(cudnnSetConvolutionGroupCount)               \
-  X(cudnnSetConvolutionMathType)                 \
-  X(cudnnGetConvolutionForwardAlgorithm_v7)      \
-  X(cudnnFindConvolutionForwardAlgorithmEx)      \
-  X(cudnnGetConvolutionForwardWorkspaceSize)     \
-  X(cudnnConvolutionForward)                     \
-  X(cudnnGetConvolutionBackwardDataAlgorithm_v7) \
-  X(cudnnFindConvolutionBackwardDataAlgorithmEx) \
+#define KILN_CUDNN_FUNCTIONS(X)                   \
+  X(cudnnCreate)                                  \
+  X(cudnnGetVersion)                              \
+  X(cudnnSetStream)                               \
+  X(cudnnGetErrorString)                          \
+  X(cudnnCreateTensorDescriptor)                  \
+  X(cudnnDestroyTensorDescriptor)                 \
+  X(cudnnSetTensor4dDescriptor)                   \
+  X(cudnnCreateFilterDescriptor)                  \
+  X(cudnnDestroyFilterDescriptor)                 \
+  X(cudnnSetFilter4dDescriptor)                   \
+  X(cudnnCreateConvolutionDescriptor)             \
+  X(cudnnDestroyConvolutionDescriptor)            \
+  X(cudnnSetConvolution2dDescriptor)              \
+  X(cudnnSetConvolutionGroupCount)                \
+  X(cudnnSetConvolutionMathType)                  \
+  X(cudnnGetConvolutionForwardAlgorithm_v7)       \
+  X(cudnnFindConvolutionForwardAlgorithmEx)       \
+  X(cudnnGetConvolutionForwardWorkspaceSize)      \
+  X(cudnnConvolutionForward)                      \
+  X(cudnnGetConvolutionBackwardDataAlgorithm_v7)  \
+  X(cudnnFindConvolutionBackwardDataAlgorithmEx)  \
+  X(cudnnGetConvolutionBackwardDataWorkspaceSize) \
   X(cudnnConvolutionBackwardData)
 
 struct DnnApi {

@@ -3,21 +3,26 @@
 // grouped convolution with a group per input channel). cuDNN pads symmetrically: where TF's
 // padding is not (SAME with an even window, EXPLICIT), the input is padded by the difference
 // first, as TF's own GPU kernel does. The algorithm is the one cuDNN measures fastest at a
-// shape's first call, kept in the node's state. float32 runs without TF32 (CUDNN_FMA_MATH);
-// float16 and bfloat16 use the tensor cores with float accumulation. The fused bias or batch
-// norm, residual add and activation are one pass after the convolution (nn.cu).
+// shape's first call, kept in the node's state and in the device's tuning records (a serving
+// plan carries them, so a compiled bundle's first call measures nothing). float32 runs without TF32
+// (CUDNN_FMA_MATH); float16 and bfloat16 use the tensor cores with float accumulation. The fused
+// bias or batch norm, residual add and activation are one pass after the convolution (nn.cu).
 // Conv2DBackpropInput (Keras's Conv2DTranspose at inference) is cuDNN's backward-data call on
 // the same descriptors.
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
+#include <string>
 #include <tuple>
 #include <vector>
 
 #include "device/cuda/cuda_device.h"
 #include "device/cuda/cudnn_api.h"
+#include "device/tuning_records.h"
 #include "kernels/array_util.h"
 #include "kernels/conv_nd_ops.h"
 #include "kernels/cuda/cuda_kernels.h"
@@ -38,7 +43,10 @@ struct ConvPlan {
   cudnnConvolutionDescriptor_t conv = nullptr;
   cudnnConvolutionFwdAlgo_t algo{};
   cudnnConvolutionBwdDataAlgo_t data_algo{};  // Conv2DBackpropInput's
+  cudnnMathType_t math = CUDNN_DEFAULT_MATH;  // the chosen algorithm's
   size_t workspace = 0;
+  // Every size the descriptors hold, as text: the shape part of a tuning record's key.
+  std::string sizes;
   // The input is padded first by these (asymmetric padding), to these sizes.
   int64_t extra_top = 0, extra_left = 0, padded_h = 0, padded_w = 0;
   bool padded = false;
@@ -208,6 +216,14 @@ Status DescribeConv(ConvPlan* plan, DType dtype, int64_t n, int64_t h, int64_t w
       CheckDnn(api->cudnnSetConvolutionGroupCount(plan->conv, i32(groups)), "cuDNN group count"));
   // float32 stays float32 (no TF32); the half types take the tensor cores.
   const cudnnMathType_t math = dtype == DType::kFloat ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+  plan->sizes =
+      DTypeShortName(dtype) + " x" + std::to_string(n) + "," + std::to_string(c) + "," +
+      std::to_string(plan->padded_h) + "," + std::to_string(plan->padded_w) + " w" +
+      std::to_string(f.out_c) + "," + std::to_string(f.in_c) + "," + std::to_string(f.k_h) + "," +
+      std::to_string(f.k_w) + " y" + std::to_string(dh.out) + "," + std::to_string(dw.out) + " p" +
+      std::to_string(pad_h) + "," + std::to_string(pad_w) + " s" + std::to_string(dh.stride) + "," +
+      std::to_string(dw.stride) + " d" + std::to_string(dh.dilation) + "," +
+      std::to_string(dw.dilation) + " g" + std::to_string(groups);
   return CheckDnn(api->cudnnSetConvolutionMathType(plan->conv, math), "cuDNN math type");
 }
 
@@ -223,10 +239,64 @@ Result<bool> ChooseAlgo(ConvPlan* plan, DType dtype, const Perf* perf, int found
     KILN_RETURN_IF_ERROR(CheckDnn(
         plan->api->cudnnSetConvolutionMathType(plan->conv, perf[i].mathType), "cuDNN math type"));
     *algo = perf[i].algo;
+    plan->math = perf[i].mathType;
     plan->workspace = perf[i].memory;
     return true;
   }
   return false;
+}
+
+// A chosen algorithm as a tuning record's value.
+struct AlgoRecord {
+  int32_t algo = 0;
+  int32_t math = 0;
+  uint64_t workspace = 0;
+};
+
+// The tuning record key of a plan's algorithm: the GPU model, cuDNN's version, the direction
+// and every size of the descriptors.
+std::string AlgoKey(const CudaDevice& dev, const char* direction, const ConvPlan& plan) {
+  const cudaDeviceProp& p = dev.properties();
+  return std::string("cudnn-conv ") + direction + " " + p.name + " sm" + std::to_string(p.major) +
+         std::to_string(p.minor) + " v" + std::to_string(plan.api->cudnnGetVersion()) + " " +
+         plan.sizes;
+}
+
+// The algorithm of `plan` for `direction`, into *algo: the one recorded for this GPU and these
+// sizes (from a serving plan, or an earlier node of this process) when cuDNN still takes it,
+// else the fastest cuDNN measures (`measure`, recorded for next time), else its heuristics
+// (`guess`). `workspace_of` asks cuDNN what an algorithm needs. False when none fits.
+template <typename Perf, typename Algo, typename Measure, typename Guess, typename WorkspaceOf>
+Result<bool> PickAlgo(const CudaDevice& dev, ConvPlan* plan, DType dtype, const char* direction,
+                      int algo_count, Algo* algo, Measure&& measure, Guess&& guess,
+                      WorkspaceOf&& workspace_of) {
+  const std::string key = AlgoKey(dev, direction, *plan);
+  Perf perf[8] = {};
+  int found = 0;
+  if (std::optional<std::string> v = tuning::Find(dev, key); v && v->size() == sizeof(AlgoRecord)) {
+    AlgoRecord r;
+    std::memcpy(&r, v->data(), sizeof r);
+    if (r.algo >= 0 && r.algo < algo_count && r.math >= 0 && r.math <= CUDNN_FMA_MATH &&
+        r.workspace <= kMaxWorkspace) {
+      perf[0].algo = static_cast<Algo>(r.algo);
+      perf[0].status = CUDNN_STATUS_SUCCESS;
+      perf[0].memory = r.workspace;
+      perf[0].mathType = static_cast<cudnnMathType_t>(r.math);
+      KILN_ASSIGN_OR_RETURN(const bool chosen, ChooseAlgo(plan, dtype, perf, 1, algo));
+      size_t need = 0;
+      if (chosen && workspace_of(*algo, &need) == CUDNN_STATUS_SUCCESS && need <= plan->workspace)
+        return true;
+    }
+  }
+  const bool measured = measure(perf, &found) == CUDNN_STATUS_SUCCESS && found > 0;
+  if (!measured) KILN_RETURN_IF_ERROR(CheckDnn(guess(perf, &found), "cuDNN algorithm choice"));
+  KILN_ASSIGN_OR_RETURN(const bool chosen, ChooseAlgo(plan, dtype, perf, found, algo));
+  if (chosen && measured) {
+    const AlgoRecord r{static_cast<int32_t>(*algo), static_cast<int32_t>(plan->math),
+                       plan->workspace};
+    tuning::Put(dev, key, std::string_view(reinterpret_cast<const char*>(&r), sizeof r));
+  }
+  return chosen;
 }
 
 Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuConvState& st,
@@ -238,30 +308,36 @@ Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuCo
   KILN_RETURN_IF_ERROR(DescribeConv(plan.get(), dtype, n, h, w, c,
                                     {st.k_h, st.k_w, st.filter_in_c, st.out_c}, dims));
   const DnnApi* api = plan->api;
-  cudnnConvolutionFwdAlgoPerf_t perf[8];
-  int found = 0;
   // The fastest algorithm measured on these shapes: cuDNN runs each once, at the first call of
   // a shape (its heuristics pick slow float32 algorithms for NHWC: ResNet50 at batch 1 ran
   // 2.3x slower on an H200). Scratch operands from the pool stand in for the input.
-  Allocator* pool = DeviceOf(ctx).allocator();
-  const size_t x_bytes =
-      static_cast<size_t>(n * plan->padded_h * plan->padded_w * c) * DTypeSize(dtype);
-  void* x_buf = pool->Allocate(x_bytes);
-  void* ws = pool->Allocate(kMaxWorkspace);
-  cudnnStatus_t rc = CUDNN_STATUS_ALLOC_FAILED;
-  if (x_buf != nullptr && ws != nullptr)
-    rc = api->cudnnFindConvolutionForwardAlgorithmEx(handle, plan->x, x_buf, plan->w, filter,
-                                                     plan->conv, plan->y, y, 8, &found, perf, ws,
-                                                     kMaxWorkspace);
-  pool->Deallocate(x_buf, x_bytes);
-  pool->Deallocate(ws, kMaxWorkspace);
-  if (rc != CUDNN_STATUS_SUCCESS || found == 0) {  // no measurement: cuDNN's heuristics
-    KILN_RETURN_IF_ERROR(
-        CheckDnn(api->cudnnGetConvolutionForwardAlgorithm_v7(handle, plan->x, plan->w, plan->conv,
-                                                             plan->y, 8, &found, perf),
-                 "cuDNN algorithm choice"));
-  }
-  KILN_ASSIGN_OR_RETURN(const bool chosen, ChooseAlgo(plan.get(), dtype, perf, found, &plan->algo));
+  auto measure = [&](cudnnConvolutionFwdAlgoPerf_t* perf, int* found) {
+    Allocator* pool = DeviceOf(ctx).allocator();
+    const size_t x_bytes =
+        static_cast<size_t>(n * plan->padded_h * plan->padded_w * c) * DTypeSize(dtype);
+    void* x_buf = pool->Allocate(x_bytes);
+    void* ws = pool->Allocate(kMaxWorkspace);
+    cudnnStatus_t rc = CUDNN_STATUS_ALLOC_FAILED;
+    if (x_buf != nullptr && ws != nullptr)
+      rc = api->cudnnFindConvolutionForwardAlgorithmEx(handle, plan->x, x_buf, plan->w, filter,
+                                                       plan->conv, plan->y, y, 8, found, perf, ws,
+                                                       kMaxWorkspace);
+    pool->Deallocate(x_buf, x_bytes);
+    pool->Deallocate(ws, kMaxWorkspace);
+    return rc;
+  };
+  auto guess = [&](cudnnConvolutionFwdAlgoPerf_t* perf, int* found) {
+    return api->cudnnGetConvolutionForwardAlgorithm_v7(handle, plan->x, plan->w, plan->conv,
+                                                       plan->y, 8, found, perf);
+  };
+  auto workspace_of = [&](cudnnConvolutionFwdAlgo_t algo, size_t* bytes) {
+    return api->cudnnGetConvolutionForwardWorkspaceSize(handle, plan->x, plan->w, plan->conv,
+                                                        plan->y, algo, bytes);
+  };
+  KILN_ASSIGN_OR_RETURN(const bool chosen, PickAlgo<cudnnConvolutionFwdAlgoPerf_t>(
+                                               DeviceOf(ctx), plan.get(), dtype, "fwd",
+                                               CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &plan->algo,
+                                               measure, guess, workspace_of));
   if (!chosen)
     return ctx.Error("cuDNN has no algorithm for this ", DTypeShortName(dtype),
                      " convolution of input (", n, ", ", h, ", ", w, ", ", c, ")");
@@ -387,29 +463,34 @@ Result<std::unique_ptr<ConvPlan>> MakeBackpropPlan(
   const int64_t n = in[0], h = in[1], w = in[2], c = in[3];
   KILN_RETURN_IF_ERROR(DescribeConv(plan.get(), dtype, n, h, w, c, st.f, dims));
   const DnnApi* api = plan->api;
-  cudnnConvolutionBwdDataAlgoPerf_t perf[8];
-  int found = 0;
   // Measured on these shapes as the forward's are: a scratch gradient from the pool.
-  Allocator* pool = DeviceOf(ctx).allocator();
-  const size_t dx_bytes =
-      static_cast<size_t>(n * plan->padded_h * plan->padded_w * c) * DTypeSize(dtype);
-  void* dx_buf = pool->Allocate(dx_bytes);
-  void* ws = pool->Allocate(kMaxWorkspace);
-  cudnnStatus_t rc = CUDNN_STATUS_ALLOC_FAILED;
-  if (dx_buf != nullptr && ws != nullptr)
-    rc = api->cudnnFindConvolutionBackwardDataAlgorithmEx(handle, plan->w, st.filter.raw_data(),
-                                                          plan->y, dy, plan->conv, plan->x, dx_buf,
-                                                          8, &found, perf, ws, kMaxWorkspace);
-  pool->Deallocate(dx_buf, dx_bytes);
-  pool->Deallocate(ws, kMaxWorkspace);
-  if (rc != CUDNN_STATUS_SUCCESS || found == 0) {
-    KILN_RETURN_IF_ERROR(
-        CheckDnn(api->cudnnGetConvolutionBackwardDataAlgorithm_v7(
-                     handle, plan->w, plan->y, plan->conv, plan->x, 8, &found, perf),
-                 "cuDNN algorithm choice"));
-  }
-  KILN_ASSIGN_OR_RETURN(const bool chosen,
-                        ChooseAlgo(plan.get(), dtype, perf, found, &plan->data_algo));
+  auto measure = [&](cudnnConvolutionBwdDataAlgoPerf_t* perf, int* found) {
+    Allocator* pool = DeviceOf(ctx).allocator();
+    const size_t dx_bytes =
+        static_cast<size_t>(n * plan->padded_h * plan->padded_w * c) * DTypeSize(dtype);
+    void* dx_buf = pool->Allocate(dx_bytes);
+    void* ws = pool->Allocate(kMaxWorkspace);
+    cudnnStatus_t rc = CUDNN_STATUS_ALLOC_FAILED;
+    if (dx_buf != nullptr && ws != nullptr)
+      rc = api->cudnnFindConvolutionBackwardDataAlgorithmEx(
+          handle, plan->w, st.filter.raw_data(), plan->y, dy, plan->conv, plan->x, dx_buf, 8, found,
+          perf, ws, kMaxWorkspace);
+    pool->Deallocate(dx_buf, dx_bytes);
+    pool->Deallocate(ws, kMaxWorkspace);
+    return rc;
+  };
+  auto guess = [&](cudnnConvolutionBwdDataAlgoPerf_t* perf, int* found) {
+    return api->cudnnGetConvolutionBackwardDataAlgorithm_v7(handle, plan->w, plan->y, plan->conv,
+                                                            plan->x, 8, found, perf);
+  };
+  auto workspace_of = [&](cudnnConvolutionBwdDataAlgo_t algo, size_t* bytes) {
+    return api->cudnnGetConvolutionBackwardDataWorkspaceSize(handle, plan->w, plan->y, plan->conv,
+                                                             plan->x, algo, bytes);
+  };
+  KILN_ASSIGN_OR_RETURN(const bool chosen, PickAlgo<cudnnConvolutionBwdDataAlgoPerf_t>(
+                                               DeviceOf(ctx), plan.get(), dtype, "bwd-data",
+                                               CUDNN_CONVOLUTION_BWD_DATA_ALGO_COUNT,
+                                               &plan->data_algo, measure, guess, workspace_of));
   if (!chosen)
     return ctx.Error("cuDNN has no algorithm for this ", DTypeShortName(dtype),
                      " input gradient of shape (", n, ", ", h, ", ", w, ", ", c, ")");

@@ -3,8 +3,10 @@
 // FlatBuffer (schema/kiln/plan.fbs).
 #include <algorithm>
 #include <map>
+#include <span>
 
 #include "bundle/crc32c.h"
+#include "device/tuning_records.h"
 #include "graph/flat_graph.h"
 #include "kernels/int8_weights.h"
 #include "kiln/core/file_util.h"
@@ -186,8 +188,9 @@ class PlanWriter {
     return OkStatus();
   }
 
-  // The finished FlatBuffer.
-  Result<std::string> Finish(const std::filesystem::path& dir) {
+  // The finished FlatBuffer, for a load on `devices` holding `tuning` (records by device).
+  Result<std::string> Finish(const std::filesystem::path& dir, std::span<Device* const> devices,
+                             const std::vector<std::pair<std::string, tuning::Record>>& tuning) {
     std::vector<fb::Offset<kp::SourceFile>> sources;
     for (const char* rel : kPlanSourceFiles) {
       const std::filesystem::path p = dir / rel;
@@ -200,8 +203,19 @@ class PlanWriter {
     auto sources_v = b_.CreateVector(sources);
     auto functions_v = b_.CreateVector(functions_);
     auto constants_v = b_.CreateVector(constants_);
+    std::vector<std::string> device_names;
+    for (const Device* d : devices) device_names.push_back(d->name());
+    auto devices_v = b_.CreateVectorOfStrings(device_names);
+    std::vector<fb::Offset<kp::TuningRecord>> records;
+    for (const auto& [device, r] : tuning) {
+      auto value =
+          b_.CreateVector(reinterpret_cast<const uint8_t*>(r.value.data()), r.value.size());
+      records.push_back(
+          kp::CreateTuningRecord(b_, b_.CreateString(device), b_.CreateString(r.key), value));
+    }
+    auto tuning_v = b_.CreateVector(records);
     auto root = kp::CreatePlan(b_, kPlanFormatVersion, runtime, tags, options_.freeze_variables,
-                               sources_v, functions_v, constants_v, model_);
+                               sources_v, functions_v, constants_v, model_, devices_v, tuning_v);
     b_.Finish(root, kp::PlanIdentifier());
     std::string bytes(reinterpret_cast<const char*>(b_.GetBufferPointer()), b_.GetSize());
     AppendPlanTrailer(&bytes);
@@ -471,6 +485,63 @@ class PlanWriter {
   bool uses_functions_ = false;
 };
 
+// Calls each signature once per batch size with zeros, so that its kernels on devices other
+// than the host measure their choices for those shapes (tuning_records.h).
+void RunTuningCalls(const SavedModel& model, std::span<const int64_t> batches,
+                    CompileReport* report) {
+  for (const std::string& key : model.SignatureNames()) {
+    Result<const Signature*> sig = model.GetSignature(key);
+    if (!sig.ok()) continue;
+    for (const int64_t batch : batches) {
+      std::vector<Tensor> inputs;
+      std::string why;
+      for (const SignatureArg& in : (*sig)->inputs()) {
+        const PartialShape& s = in.spec.shape;
+        if (s.unknown_rank()) {
+          why = "input '" + in.key + "' has an unknown rank";
+          break;
+        }
+        std::vector<int64_t> dims;
+        for (int i = 0; i < s.rank() && why.empty(); ++i) {
+          if (s.dim(i) >= 0) {
+            dims.push_back(s.dim(i));
+          } else if (i == 0) {
+            dims.push_back(batch);
+          } else {
+            why = "input '" + in.key + "' has the shape " + s.ToCliString() +
+                  " (only the leading dimension may be unknown)";
+          }
+        }
+        if (!why.empty()) break;
+        Result<Shape> shape = Shape::FromDims(dims);
+        if (!DTypeIsPod(in.spec.dtype) || !shape.ok()) {
+          why = "input '" + in.key + "' is " + in.spec.ToString();
+          break;
+        }
+        // Zeros of a size a call of the model plausibly takes; an absurd signature shape is not
+        // allocated.
+        constexpr int64_t kMaxInputBytes = int64_t{1} << 30;
+        if (shape->num_elements() >
+            kMaxInputBytes / static_cast<int64_t>(DTypeSize(in.spec.dtype))) {
+          why = "input '" + in.key + "' at batch " + std::to_string(batch) + " is over 1 GiB";
+          break;
+        }
+        inputs.emplace_back(in.spec.dtype, *shape);
+      }
+      if (why.empty()) {
+        std::vector<Tensor> outputs;
+        Status st = (*sig)->RunFlat(inputs, &outputs);
+        if (!st.ok()) why = "a call with zeros failed: " + st.message();
+      }
+      if (!why.empty()) {
+        report->not_tuned.push_back("signature '" + key + "': " + why);
+        break;
+      }
+      report->tuned.push_back("signature '" + key + "' at batch " + std::to_string(batch));
+    }
+  }
+}
+
 }  // namespace
 
 Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const CompileOptions& options) {
@@ -536,6 +607,12 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
     add(*functions[i]);
     if (options.progress) options.progress(functions[i]->name(), i + 1, functions.size());
   }
+  KILN_ASSIGN_OR_RETURN(const std::vector<Device*> devices, ResolveDevices(options.devices));
+  if (devices.size() > 1) RunTuningCalls(*model, options.tune_batches, &report);
+  std::vector<std::pair<std::string, tuning::Record>> records;
+  for (const Device* d : devices)
+    for (tuning::Record& r : tuning::Export(*d)) records.emplace_back(d->name(), std::move(r));
+  report.tuning_records = records.size();
   // The model section lets loads skip saved_model.pb; without it, loads read saved_model.pb and
   // take the planned functions from the plan.
   const bool all_planned = report.not_planned.size() == not_planned_at_load;
@@ -550,7 +627,7 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
                                     ? "a planned function calls other functions"
                                     : "some functions are not planned";
   }
-  KILN_ASSIGN_OR_RETURN(std::string bytes, writer.Finish(dir));
+  KILN_ASSIGN_OR_RETURN(std::string bytes, writer.Finish(dir, devices, records));
   report.path = dir / kPlanPath;
   report.bytes = bytes.size();
   KILN_RETURN_IF_ERROR(WriteFileAtomically(report.path, bytes));
