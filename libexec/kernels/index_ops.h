@@ -7,6 +7,7 @@
 #include <cstdint>
 
 #include "kernels/array_util.h"
+#include "kernels/host_device.h"
 #include "kernels/kernel_util.h"
 #include "kernels/nd_index.h"
 #include "kernels/type_lists.h"
@@ -73,6 +74,39 @@ inline Result<int64_t> ReadK(const Tensor& k) {
   }));
   if (v < 0) return InvalidArgument("need k >= 0, got ", v);
   return v;
+}
+
+// The k largest along the last axis of x, as [rows, cols] -> [rows, k]: both devices' checks.
+struct TopKGeom {
+  Shape shape;  // of values and indices
+  int64_t rows = 0, cols = 0, k = 0;
+};
+inline Result<TopKGeom> TopKGeomOf(const Tensor& x, const TopKState& st, const Tensor* k_input) {
+  if (x.rank() == 0) return InvalidArgument("input must be >= 1-D, got shape []");
+  TopKGeom g;
+  if (st.attr_k >= 0) {
+    g.k = st.attr_k;
+  } else {
+    KILN_ASSIGN_OR_RETURN(g.k, ReadK(*k_input));
+  }
+  g.cols = x.dim(x.rank() - 1);
+  if (g.k > g.cols)
+    return InvalidArgument("input must have at least k columns. Had ", g.cols, ", needed ", g.k);
+  g.shape = x.shape();
+  g.shape.set_dim(x.rank() - 1, g.k);
+  g.rows = g.cols == 0 ? 0 : x.NumElements() / g.cols;
+  return g;
+}
+
+// a before b: larger first, NaN largest (as TF's CPU kernel orders them); equal values are
+// ordered by index by the caller.
+template <typename C>
+KILN_HD bool TopKBefore(C a, C b) {
+  if constexpr (kIsFloating<C>) {
+    const bool na = a != a, nb = b != b;  // NOLINT(misc-redundant-expression): NaN tests
+    if (na || nb) return na && !nb;
+  }
+  return b < a;
 }
 
 // ---- Where -----------------------------------------------------------------------------------

@@ -1,12 +1,14 @@
 // What the definitions (kernels/matrix_ops.cc) and CPU kernels (kernels/cpu/matrix_ops.cc) of the
 // matrix ops share: MatrixDeterminant's dtypes and the band of diagonals k = [k0, k1] of the
-// diagonal ops, read from input k at prepare time when it is constant and at run time always.
+// diagonal ops, read from input k at prepare time when it is constant and at run time always;
+// MatrixBandPart's checks and band test (its GPU kernel, kernels/cuda/array.cu, shares them).
 #pragma once
 
 #include <algorithm>
 #include <complex>
 #include <cstdint>
 
+#include "kernels/host_device.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
 
@@ -65,6 +67,44 @@ inline Status CheckBandFits(const DiagBand& band, int64_t rows, int64_t cols) {
 inline int64_t MaxDiagLength(const DiagBand& band, int64_t rows, int64_t cols) {
   return std::max<int64_t>(
       0, std::min(rows + std::min<int64_t>(band.k1, 0), cols + std::min<int64_t>(-band.k0, 0)));
+}
+
+// ---- MatrixBandPart --------------------------------------------------------------------------
+
+// The input as `batch` matrices of rows x cols, and the band's bounds (negative: no limit).
+struct BandPartGeom {
+  int64_t batch = 1, rows = 0, cols = 0, lower = 0, upper = 0;
+};
+
+// Whether (i, j) is in the band: i - j <= lower and j - i <= upper.
+KILN_HD inline bool InBand(int64_t i, int64_t j, int64_t lower, int64_t upper) {
+  return (lower < 0 || i - j <= lower) && (upper < 0 || j - i <= upper);
+}
+
+// The input and its num_lower and num_upper (host scalars, int32 or int64), checked as TF does.
+inline Result<BandPartGeom> BandPartGeomOf(const Tensor& in, const Tensor& lower_t,
+                                           const Tensor& upper_t) {
+  if (in.rank() < 2)
+    return InvalidArgument("input 'input' must have rank >= 2, got shape ", in.shape().ToString());
+  if (lower_t.rank() != 0 || upper_t.rank() != 0)
+    return InvalidArgument("inputs 'num_lower' and 'num_upper' must be scalars, got shapes ",
+                           lower_t.shape().ToString(), " and ", upper_t.shape().ToString());
+  BandPartGeom g;
+  for (int i = 0; i < in.rank() - 2; ++i) g.batch *= in.dim(i);
+  g.rows = in.dim(in.rank() - 2);
+  g.cols = in.dim(in.rank() - 1);
+  auto scalar = [](const Tensor& t) {
+    return t.dtype() == DType::kInt32 ? int64_t{t.scalar<int32_t>()} : t.scalar<int64_t>();
+  };
+  g.lower = scalar(lower_t);
+  g.upper = scalar(upper_t);
+  if (g.lower > g.rows)
+    return InvalidArgument("input 'num_lower' must be negative or at most the number of rows (",
+                           g.rows, "), got ", g.lower);
+  if (g.upper > g.cols)
+    return InvalidArgument("input 'num_upper' must be negative or at most the number of columns (",
+                           g.cols, "), got ", g.upper);
+  return g;
 }
 
 }  // namespace kiln::exec::matrix

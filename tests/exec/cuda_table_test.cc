@@ -70,10 +70,16 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
                                         "Cumsum",
                                         "Cumprod",
                                         "MaxPool3D",
-                                        "AvgPool3D"};
+                                        "AvgPool3D",
+                                        "All",
+                                        "Any",
+                                        "TopKV2",
+                                        "GatherNd",
+                                        "MatrixBandPart"};
   for (std::string_view op : kSome) CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
-  for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape"})
+  for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape",
+                              "EnsureShape", "PreventGradient", "PlaceholderWithDefault"})
     CHECK_MESSAGE(Row(op) != nullptr, op);
   CHECK(Row("Shape")->host_outputs == 1u);  // a shape is read on the host
   CHECK(Row("Reshape")->host_inputs == 2u);
@@ -86,6 +92,10 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
   CHECK(Row("ReverseV2")->host_inputs == 2u);
   CHECK(Row("OneHot")->host_inputs == 14u);  // depth, on_value, off_value
   CHECK(Row("Cumsum")->host_inputs == 2u);
+  CHECK(Row("TopKV2")->host_inputs == 2u);          // k
+  CHECK(Row("MatrixBandPart")->host_inputs == 6u);  // num_lower, num_upper
+  CHECK(Row("All")->host_inputs == 2u);             // the axes
+  CHECK(Row("GatherNd")->host_inputs == 0u);        // indices are data on the device
 }
 
 TEST_CASE("cuda table: with a GPU, cuBLASLt and cuDNN load (else they are reported)") {

@@ -61,32 +61,17 @@ Status ComputeOneHot(const KernelContext& ctx) {
 
 // ---- TopKV2 ----------------------------------------------------------------------------------
 
-// a before b: larger first, NaN largest (as TF's CPU kernel orders them), ties by index.
-template <typename C>
-bool Before(C a, C b) {
-  if constexpr (kIsFloating<C>) {
-    const bool na = Eigen::numext::isnan(a), nb = Eigen::numext::isnan(b);
-    if (na || nb) return na && !nb;
-  }
-  return b < a;
-}
-
 Status ComputeTopK(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  if (x.rank() == 0) return ctx.Error("input must be >= 1-D, got shape []");
-  const int64_t attr_k = ctx.state<TopKState>().attr_k;
-  auto k = attr_k >= 0 ? Result<int64_t>(attr_k) : ReadK(ctx.input(1));
-  if (!k.ok()) return Wrap(ctx, k.status());
-  const int64_t cols = x.dim(x.rank() - 1);
-  if (*k > cols) {
-    return ctx.Error("input must have at least k columns. Had ", cols, ", needed ", *k);
-  }
-  Shape shape = x.shape();
-  shape.set_dim(x.rank() - 1, *k);
-  KILN_ASSIGN_OR_RETURN(Tensor * values, ctx.AllocateOutput(0, shape));
-  KILN_ASSIGN_OR_RETURN(Tensor * indices, ctx.AllocateOutput(1, shape));
-  const int64_t rows = cols == 0 ? 0 : x.NumElements() / cols;
-  if (*k == 0 || rows == 0) return OkStatus();
+  const TopKState& st = ctx.state<TopKState>();
+  const Result<index::TopKGeom> g =
+      index::TopKGeomOf(x, st, st.attr_k >= 0 ? nullptr : &ctx.input(1));
+  if (!g.ok()) return Wrap(ctx, g.status());
+  const int64_t cols = g->cols, rows = g->rows;
+  const int64_t k = g->k;
+  KILN_ASSIGN_OR_RETURN(Tensor * values, ctx.AllocateOutput(0, g->shape));
+  KILN_ASSIGN_OR_RETURN(Tensor * indices, ctx.AllocateOutput(1, g->shape));
+  if (k == 0 || rows == 0) return OkStatus();
   return Dispatch<RealTypes>(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     using C = ComputeType<T>;
@@ -101,12 +86,13 @@ Status ComputeTopK(const KernelContext& ctx) {
           const C* row = in + r * cols;
           std::iota(order.begin(), order.end(), 0);
           auto cmp = [row](int64_t i, int64_t j) {
-            return Before(row[i], row[j]) || (!Before(row[j], row[i]) && i < j);
+            return index::TopKBefore(row[i], row[j]) ||
+                   (!index::TopKBefore(row[j], row[i]) && i < j);
           };
-          std::partial_sort(order.begin(), order.begin() + *k, order.end(), cmp);
-          for (int64_t j = 0; j < *k; ++j) {
-            vout[r * *k + j] = row[order[j]];
-            iout[r * *k + j] = static_cast<I>(order[j]);
+          std::partial_sort(order.begin(), order.begin() + k, order.end(), cmp);
+          for (int64_t j = 0; j < k; ++j) {
+            vout[r * k + j] = row[order[j]];
+            iout[r * k + j] = static_cast<I>(order[j]);
           }
         }
       });

@@ -40,32 +40,13 @@ MatrixDims DimsOf(const Shape& s) {
 
 // ---- MatrixBandPart --------------------------------------------------------------------------
 
-int64_t ScalarIndex(const Tensor& t) {
-  return t.dtype() == DType::kInt32 ? t.scalar<int32_t>() : t.scalar<int64_t>();
-}
-
 // Keeps (i, j) with i - j <= num_lower and j - i <= num_upper (a negative bound: no limit).
 Status ComputeBandPart(const KernelContext& ctx) {
   const Tensor& in = ctx.input(0);
-  const Tensor& lower_t = ctx.input(1);
-  const Tensor& upper_t = ctx.input(2);
-  if (in.rank() < 2) {
-    return ctx.Error("input 'input' must have rank >= 2, got shape ", in.shape().ToString());
-  }
-  if (lower_t.rank() != 0 || upper_t.rank() != 0) {
-    return ctx.Error("inputs 'num_lower' and 'num_upper' must be scalars, got shapes ",
-                     lower_t.shape().ToString(), " and ", upper_t.shape().ToString());
-  }
-  const MatrixDims m = DimsOf(in.shape());
-  const int64_t lower = ScalarIndex(lower_t), upper = ScalarIndex(upper_t);
-  if (lower > m.rows) {
-    return ctx.Error("input 'num_lower' must be negative or at most the number of rows (", m.rows,
-                     "), got ", lower);
-  }
-  if (upper > m.cols) {
-    return ctx.Error("input 'num_upper' must be negative or at most the number of columns (",
-                     m.cols, "), got ", upper);
-  }
+  const Result<matrix::BandPartGeom> g = matrix::BandPartGeomOf(in, ctx.input(1), ctx.input(2));
+  if (!g.ok()) return ctx.Error(g.status().message());
+  const MatrixDims m{g->batch, g->rows, g->cols};
+  const int64_t lower = g->lower, upper = g->upper;
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, in.shape()));
   return DispatchStorage(in.dtype(), [&](auto tag) {
     using U = typename decltype(tag)::type;
@@ -77,8 +58,7 @@ Status ComputeBandPart(const KernelContext& ctx) {
           for (int64_t r = begin; r < end; ++r) {
             const int64_t i = r % m.rows;
             for (int64_t j = 0; j < m.cols; ++j) {
-              const bool keep = (lower < 0 || i - j <= lower) && (upper < 0 || j - i <= upper);
-              dst[r * m.cols + j] = keep ? src[r * m.cols + j] : U{};
+              dst[r * m.cols + j] = matrix::InBand(i, j, lower, upper) ? src[r * m.cols + j] : U{};
             }
           }
         });

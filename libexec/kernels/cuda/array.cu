@@ -1,11 +1,13 @@
 // Ops that move bytes on the GPU: Transpose, Slice, StridedSlice, BroadcastTo, ReverseV2,
-// DepthToSpace and SpaceToDepth (strided gathers), GatherV2, ConcatV2 and Pack (one 2-D copy
-// per input), Cast; and the views (Reshape, ExpandDims, Squeeze, Identity, Shape), whose
-// CPU kernels only relabel a buffer and so serve the GPU as they are.
+// DepthToSpace and SpaceToDepth (strided gathers), GatherV2, GatherNd, MatrixBandPart, ConcatV2
+// and Pack (one 2-D copy per input), Cast; and the views (Reshape, ExpandDims, Squeeze,
+// Identity, Shape, EnsureShape...), whose CPU kernels only relabel a buffer and so serve the GPU
+// as they are.
 #include <vector>
 
 #include "kernels/array_util.h"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/matrix_ops.h"
 #include "kernels/reverse_ops.h"
 #include "kernels/space_ops.h"
 #include "kernels/strided_slice.h"
@@ -237,6 +239,109 @@ Status ComputeGather(const KernelContext& ctx) {
   });
   if (!launched) return ctx.Error("no GPU gather for ", DTypeShortName(params.dtype()));
   return LaunchStatus(ctx, "GatherV2");
+}
+
+// GatherNd: out[r, :] = params[indices[r, 0..q), :] over the params' first q dims (`dims`); an
+// index vector out of range gives zeros (TF's GPU kernel; the CPU's fails the call unless
+// bad_indices_policy is IGNORE).
+struct NdDims {
+  int64_t d[kMaxRank];
+};
+template <typename W, typename I>
+__global__ void GatherNdRows(const W* params, const I* idx, W* out, int64_t total, int q,
+                             NdDims dims, int64_t inner) {
+  KILN_GRID_LOOP(i, total) {
+    const int64_t k = i % inner, r = i / inner;
+    int64_t row = 0;
+    bool in_range = true;
+    for (int j = 0; j < q; ++j) {
+      const auto c = static_cast<int64_t>(idx[r * q + j]);
+      in_range = in_range && c >= 0 && c < dims.d[j];
+      row = row * dims.d[j] + c;
+    }
+    out[i] = in_range ? params[row * inner + k] : W(0);
+  }
+}
+
+Status ComputeGatherNd(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& params = ctx.input(0);
+  const Tensor& indices = ctx.input(1);
+  if (indices.rank() == 0) return ctx.Error("input 'indices' must have rank at least 1");
+  const int64_t q = indices.dim(indices.rank() - 1);
+  if (q > params.rank())
+    return ctx.Error("index innermost dimension length must be <= params rank; saw: ", q, " vs. ",
+                     params.rank());
+  Shape out;
+  for (int d = 0; d + 1 < indices.rank(); ++d) out.AddDim(indices.dim(d));
+  NdDims dims{};
+  int64_t inner = 1;
+  for (int d = 0; d < params.rank(); ++d) {
+    if (d < q) {
+      dims.d[d] = params.dim(d);
+    } else {
+      inner *= params.dim(d);
+      out.AddDim(params.dim(d));
+    }
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, out));
+  const int64_t total = y->NumElements();
+  if (total == 0) return OkStatus();
+  const bool i64 = indices.dtype() == DType::kInt64;
+  const bool launched = ForWord(DTypeSize(params.dtype()), [&](auto word) {
+    using W = decltype(word);
+    auto launch = [&](auto index) {
+      using I = decltype(index);
+      GatherNdRows<W, I><<<Blocks(total), kThreads, 0, dev.stream()>>>(
+          static_cast<const W*>(params.raw_data()), static_cast<const I*>(indices.raw_data()),
+          static_cast<W*>(y->raw_data()), total, static_cast<int>(q), dims, inner);
+    };
+    if (i64) {
+      launch(int64_t{});
+    } else {
+      launch(int32_t{});
+    }
+  });
+  if (!launched) return ctx.Error("no GPU gather for ", DTypeShortName(params.dtype()));
+  return LaunchStatus(ctx, "GatherNd");
+}
+
+bool SupportsGatherNd(const PrepareContext& ctx) {
+  return ctx.inputs.size() == 2 && SupportsWords(ctx) &&
+         (ctx.inputs[1].dtype == DType::kInt32 || ctx.inputs[1].dtype == DType::kInt64);
+}
+
+// ---- MatrixBandPart ---------------------------------------------------------------------------
+
+// y = x where (row, col) of each matrix is in the band (matrix::InBand, the CPU's test), else 0:
+// a causal attention mask's lower triangle.
+template <typename W>
+__global__ void BandPart(const W* x, W* y, int64_t n, int64_t rows, int64_t cols, int64_t lower,
+                         int64_t upper) {
+  KILN_GRID_LOOP(i, n) {
+    const int64_t j = i % cols, r = (i / cols) % rows;
+    y[i] = matrix::InBand(r, j, lower, upper) ? x[i] : W(0);
+  }
+}
+
+Status ComputeBandPart(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const Result<matrix::BandPartGeom> g = matrix::BandPartGeomOf(x, ctx.input(1), ctx.input(2));
+  if (!g.ok()) return ctx.Error(g.status().message());
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, x.shape()));
+  const int64_t n = y->NumElements();
+  if (n == 0) return OkStatus();
+  const bool launched = ForWord(DTypeSize(x.dtype()), [&](auto word) {
+    using W = decltype(word);
+    BandPart<W><<<Blocks(n), kThreads, 0, dev.stream()>>>(static_cast<const W*>(x.raw_data()),
+                                                          static_cast<W*>(y->raw_data()), n,
+                                                          g->rows, g->cols, g->lower, g->upper);
+  });
+  if (!launched) return ctx.Error("no GPU kernel for ", DTypeShortName(x.dtype()));
+  return LaunchStatus(ctx, "MatrixBandPart");
 }
 
 bool SupportsGather(const PrepareContext& ctx) {
@@ -493,6 +598,8 @@ std::vector<KernelEntry> Rows() {
       {"StridedSlice", &ComputeStridedSlice, (1u << 1) | (1u << 2) | (1u << 3), 0, &SupportsWords,
        &CreateStridedSliceState},
       {"GatherV2", &ComputeGather, 1u << 2, 0, &SupportsGather, &CreateGatherState},
+      {"GatherNd", &ComputeGatherNd, 0, 0, &SupportsGatherNd, nullptr},
+      {"MatrixBandPart", &ComputeBandPart, (1u << 1) | (1u << 2), 0, &SupportsWords, nullptr},
       {"BroadcastTo", &ComputeBroadcastTo, kSecond, 0, &SupportsGatherWords, nullptr},
       {"ReverseV2", &ComputeReverse, kSecond, 0, &SupportsGatherWords, nullptr},
       {"DepthToSpace", &ComputeDepthSpace<true>, 0, 0, &SupportsWords, nullptr},
@@ -502,9 +609,17 @@ std::vector<KernelEntry> Rows() {
   const struct {
     std::string_view op;
     uint32_t host_inputs, host_outputs;
-  } views[] = {{"ExpandDims", kSecond, 0}, {"Identity", 0, 0},  {"Reshape", kSecond, 0},
-               {"Shape", 0, 1u << 0},      {"Squeeze", 0, 0},   {"StopGradient", 0, 0},
-               {"Size", 0, 1u << 0},       {"Rank", 0, 1u << 0}};
+  } views[] = {{"ExpandDims", kSecond, 0},
+               {"Identity", 0, 0},
+               {"Reshape", kSecond, 0},
+               {"Shape", 0, 1u << 0},
+               {"Squeeze", 0, 0},
+               {"StopGradient", 0, 0},
+               {"Size", 0, 1u << 0},
+               {"Rank", 0, 1u << 0},
+               {"EnsureShape", 0, 0},
+               {"PreventGradient", 0, 0},
+               {"PlaceholderWithDefault", 0, 0}};
   for (const auto& v : views)
     if (ComputeFn f = FindCpuKernel(v.op))
       rows.push_back({v.op, f, v.host_inputs, v.host_outputs,

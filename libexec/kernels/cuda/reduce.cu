@@ -1,19 +1,21 @@
-// Sum, Mean, Max, Min, Prod on the GPU over any set of axes: one block per output element
-// reduces the elements an IndexMap of the reduced dims reaches (a warp per output where the
-// innermost dims reduce), in float for the float types (as TF accumulates half in float) and in
-// the type itself for integers. Also Cumsum and Cumprod (a thread per scanned line).
+// Sum, Mean, Max, Min, Prod (and All, Any over bools) on the GPU over any set of axes: one block
+// per output element reduces the elements an IndexMap of the reduced dims reaches (a warp per
+// output where the innermost dims reduce), in float for the float types (as TF accumulates half in
+// float) and in the type itself for integers. Also Cumsum and Cumprod (a thread per scanned line)
+// and TopKV2 (a block per row).
 #include <type_traits>
 #include <vector>
 
 #include "kernels/cuda/launch.cuh"
 #include "kernels/elementwise_functors.h"
+#include "kernels/index_ops.h"
 #include "kernels/math_functors.h"
 #include "kernels/scan_ops.h"
 
 namespace kiln::exec::cuda {
 namespace {
 
-enum class Reduce { kSum, kMean, kMax, kMin, kProd };
+enum class Reduce { kSum, kMean, kMax, kMin, kProd, kAll, kAny };
 
 template <Reduce R, typename A>
 __device__ A Combine(A a, A b) {
@@ -21,12 +23,16 @@ __device__ A Combine(A a, A b) {
   if constexpr (R == Reduce::kProd) return fn::Mul<A>()(a, b);
   if constexpr (R == Reduce::kMax) return fn::Maximum<A>()(a, b);
   if constexpr (R == Reduce::kMin) return fn::Minimum<A>()(a, b);
+  if constexpr (R == Reduce::kAll) return a && b;
+  if constexpr (R == Reduce::kAny) return a || b;
 }
 
 template <Reduce R, typename A>
 __device__ A Identity() {
   if constexpr (R == Reduce::kSum || R == Reduce::kMean) return A(0);
   if constexpr (R == Reduce::kProd) return A(1);
+  if constexpr (R == Reduce::kAll) return true;
+  if constexpr (R == Reduce::kAny) return false;
   // Over floats the identity of max is -inf (an all -inf row gives -inf, as on the CPU).
   constexpr bool kInf = std::numeric_limits<A>::has_infinity;
   if constexpr (R == Reduce::kMax)
@@ -95,7 +101,8 @@ Status CreateReduceState(PrepareContext& ctx) {
   return OkStatus();
 }
 
-template <Reduce R>
+// Types: the element types the row's `supports` lets through (All and Any: bool alone).
+template <Reduce R, typename Types = GpuNumberTypes>
 Status ComputeReduce(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
   KILN_RETURN_IF_ERROR(dev.Activate());
@@ -131,7 +138,7 @@ Status ComputeReduce(const KernelContext& ctx) {
   const int64_t outputs = out.num_elements();
   if (outputs == 0) return OkStatus();
   const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(outputs, 65535));
-  return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
+  return Dispatch<Types>(x.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
     using A = std::conditional_t<kIsFloating<C>, float, C>;
     const auto* in = reinterpret_cast<const C*>(x.raw_data());
@@ -155,6 +162,10 @@ Status ComputeReduce(const KernelContext& ctx) {
     }
     return LaunchStatus(ctx, "a reduction");
   });
+}
+
+bool SupportsBool(const PrepareContext& ctx) {
+  return !ctx.inputs.empty() && ctx.inputs[0].dtype == DType::kBool;
 }
 
 // Mean of integers truncates on the CPU; the GPU takes the float types for it (over an empty
@@ -237,6 +248,89 @@ bool SupportsArg(const PrepareContext& ctx) {
          ctx.outputs[0].dtype == DType::kInt64;
 }
 
+// ---- TopKV2 -----------------------------------------------------------------------------------
+
+// The k largest of each row of x [rows, cols] in the CPU's order (index::TopKBefore, equal values
+// by index): a block per row picks them one at a time, each pass the first element after the
+// one picked last, by a block-wide reduction. k passes over the row suit the small k of
+// classification heads and beam search.
+template <typename C, typename I>
+__global__ void TopKRows(const C* x, C* values, I* indices, int64_t rows, int64_t cols, int64_t k) {
+  using A = std::conditional_t<kIsFloating<C>, float, C>;
+  __shared__ long long warp_best[kThreads / 32];
+  __shared__ long long picked;
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  const int warps = static_cast<int>(blockDim.x / 32);
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const C* in = x + row * cols;
+    // Whether element a comes before element b; -1 stands for none, which comes last.
+    auto first = [in](long long a, long long b) {
+      if (a < 0 || b < 0) return b < 0 && a >= 0;
+      const A va = static_cast<A>(in[a]), vb = static_cast<A>(in[b]);
+      return index::TopKBefore(va, vb) || (!index::TopKBefore(vb, va) && a < b);
+    };
+    long long last = -1;
+    for (int64_t j = 0; j < k; ++j) {
+      long long best = -1;
+      for (long long c = threadIdx.x; c < cols; c += blockDim.x)
+        if ((last < 0 || first(last, c)) && first(c, best)) best = c;
+      for (int o = 16; o > 0; o >>= 1) {
+        const long long other = __shfl_xor_sync(0xffffffffu, best, o);
+        if (first(other, best)) best = other;
+      }
+      if (lane == 0) warp_best[warp] = best;
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        long long b = -1;
+        for (int w = 0; w < warps; ++w)
+          if (first(warp_best[w], b)) b = warp_best[w];
+        picked = b;
+        values[row * k + j] = in[b];
+        indices[row * k + j] = static_cast<I>(b);
+      }
+      __syncthreads();
+      last = picked;
+    }
+  }
+}
+
+Status ComputeTopK(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const Tensor& x = ctx.input(0);
+  const auto& st = ctx.state<index::TopKState>();
+  const Result<index::TopKGeom> g =
+      index::TopKGeomOf(x, st, st.attr_k >= 0 ? nullptr : &ctx.input(1));
+  if (!g.ok()) return ctx.Error(g.status().message());
+  KILN_ASSIGN_OR_RETURN(Tensor * values, ctx.AllocateOutput(0, g->shape));
+  KILN_ASSIGN_OR_RETURN(Tensor * indices, ctx.AllocateOutput(1, g->shape));
+  if (g->k == 0 || g->rows == 0) return OkStatus();
+  const unsigned blocks = static_cast<unsigned>(std::min<int64_t>(g->rows, 65535));
+  return Dispatch<GpuNumberTypes>(x.dtype(), [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    auto launch = [&](auto index) {
+      using I = decltype(index);
+      TopKRows<C, I><<<blocks, kThreads, 0, dev.stream()>>>(
+          reinterpret_cast<const C*>(x.raw_data()), static_cast<C*>(values->raw_data()),
+          static_cast<I*>(indices->raw_data()), g->rows, g->cols, g->k);
+    };
+    if (indices->dtype() == DType::kInt64) {
+      launch(int64_t{});
+    } else {
+      launch(int32_t{});
+    }
+    return LaunchStatus(ctx, "TopKV2");
+  });
+}
+
+// A number input; the indices int32 (TF's default) or int64: they are data a gather reads, not
+// shapes.
+bool SupportsTopK(const PrepareContext& ctx) {
+  return ctx.inputs.size() == 2 && IsGpuNumber(ctx.inputs[0].dtype) && ctx.outputs.size() == 2 &&
+         ctx.outputs[0].dtype == ctx.inputs[0].dtype &&
+         (ctx.outputs[1].dtype == DType::kInt32 || ctx.outputs[1].dtype == DType::kInt64);
+}
+
 constexpr uint32_t kAxes = 1u << 1;  // reduction_indices: read on the host
 // ---- Cumsum, Cumprod ---------------------------------------------------------------------------
 
@@ -282,6 +376,10 @@ Status ComputeScan(const KernelContext& ctx) {
 }
 
 const KernelEntry kRows[] = {
+    {"All", &ComputeReduce<Reduce::kAll, TypeList<bool>>, kAxes, 0, &SupportsBool,
+     &CreateReduceState},
+    {"Any", &ComputeReduce<Reduce::kAny, TypeList<bool>>, kAxes, 0, &SupportsBool,
+     &CreateReduceState},
     {"ArgMax", &ComputeArg<true>, kAxes, 0, &SupportsArg, nullptr},
     {"ArgMin", &ComputeArg<false>, kAxes, 0, &SupportsArg, nullptr},
     {"Cumprod", &ComputeScan<true>, kAxes, 0, &SupportsNumber, nullptr},
@@ -291,6 +389,7 @@ const KernelEntry kRows[] = {
     {"Min", &ComputeReduce<Reduce::kMin>, kAxes, 0, &SupportsNumber, &CreateReduceState},
     {"Prod", &ComputeReduce<Reduce::kProd>, kAxes, 0, &SupportsNumber, &CreateReduceState},
     {"Sum", &ComputeReduce<Reduce::kSum>, kAxes, 0, &SupportsNumber, &CreateReduceState},
+    {"TopKV2", &ComputeTopK, kAxes, 0, &SupportsTopK, nullptr},
 };
 
 }  // namespace
