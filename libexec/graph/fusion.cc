@@ -133,6 +133,7 @@ class ScaledWeightsCache {
 int Fuser::Run() {
   int fused = FoldPads();
   fused += ForwardIdentityTransposes();
+  fused += FuseAttention();  // before the softmax narrowing, which would take its Casts
   fused += NarrowSoftmaxCasts();
   fused += FuseLayerNorms();
   const int n = static_cast<int>(g_.nodes.size());

@@ -30,9 +30,11 @@ struct NodeFacts {
 // and bfloat16 producers fuse too, their chains passing through a float32 batch norm between
 // Casts (Keras's mixed precision; the folded weights and bias round to the producer's type
 // once), and a float32 softmax or layer norm between a Cast from a half type and a Cast back
-// runs in that type. int8 bundles' FakeQuant inputs and int8-level weights make integer products
-// (fusion_int8.cc), chained through 8-bit levels where nothing else reads between them; that
-// needs `pruned` (the nodes left unread are not run). Returns how many rewrites it made.
+// runs in that type, and Keras's attention core (einsum, scale, optional additive mask, softmax,
+// einsum) becomes one _KilnAttention (fusion_attention.cc). int8 bundles' FakeQuant inputs and
+// int8-level weights make integer products (fusion_int8.cc), chained through 8-bit levels where
+// nothing else reads between them; that needs `pruned` (the nodes left unread are not run). Returns
+// how many rewrites it made.
 int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,
               bool half = false, bool pruned = true);
 

@@ -1,6 +1,7 @@
 // The fusion pass's private parts (FuseGraph in fusion.h is its entry): the helpers its files
 // share and class Fuser, whose methods are defined by topic in fusion.cc (the driver, pads,
-// transposes, and the producer chains with their activations), fusion_norms.cc (layer norms and
+// transposes, and the producer chains with their activations), fusion_attention.cc (the
+// attention core of a transformer), fusion_norms.cc (layer norms and
 // the half-precision narrowing of softmax and layer norm) and fusion_util.cc (the graph queries
 // and edits both use).
 #pragma once
@@ -138,6 +139,21 @@ class Fuser {
   int CastBackTo(int v, DType half) const;
   void BecomeIdentity(int back, int v, DType half);
   int NarrowSoftmaxCasts();
+
+  // fusion_attention.cc: Keras's attention core becomes one _KilnAttention
+  struct AttentionMatch {
+    Edge q, k, v;
+    std::optional<Edge> bias;
+    float scale = 1.0f;
+    int out = -1;  // the second product: becomes the fused node
+    DType dtype = DType::kFloat;
+    std::vector<int> nodes;  // the absorbed nodes
+  };
+  int FuseAttention();
+  std::optional<std::string> EinsumEquation(int v) const;
+  int64_t HeadDim(const Edge& e) const;
+  bool MatchAttention(int sm, AttentionMatch* m);
+  void RewriteAttention(const AttentionMatch& m);
 
   // fusion_int8.cc: products of FakeQuant inputs and int8-level weights run on integers
   int QuantizeProducts();

@@ -25,6 +25,7 @@ namespace kiln::exec {
   X(Einsum)                 \
   X(Nn)                     \
   X(LayerNorm)              \
+  X(Attention)              \
   X(Int8Product)            \
   X(String)                 \
   X(Resource)               \

@@ -502,49 +502,13 @@ Result<std::shared_ptr<const ServingPlan>> ServingPlan::FromBytes(std::string_vi
   return Verify(std::move(plan), "<bytes>", verify_checksum);
 }
 
-std::vector<std::string> ServingPlan::DeviceNames() const {
-  std::vector<std::string> names;
-  for (size_t i = 0; i < SizeOf(root_->devices()); ++i)
-    names.push_back(root_->devices()->Get(i)->str());
-  if (names.empty()) names.push_back(HostDevice()->name());  // written before GPU plans
-  return names;
-}
-
-size_t ServingPlan::ImportTuning(std::span<Device* const> devices) const {
-  size_t added = 0;
-  for (const Device* d : devices) {
-    const std::string name = d->name();
-    std::vector<tuning::Record> records;
-    for (size_t i = 0; i < SizeOf(root_->tuning()); ++i) {
-      const kp::TuningRecord* r = root_->tuning()->Get(i);
-      if (r->device()->string_view() != name) continue;
-      const auto* v = r->value();
-      records.push_back(
-          {r->key()->str(), v == nullptr ? std::string() : std::string(v->begin(), v->end())});
-    }
-    added += tuning::Import(*d, records);
-  }
-  return added;
-}
-
 std::string ServingPlan::StaleReason(const std::filesystem::path& dir,
                                      std::span<const std::string> tags, bool freeze_variables,
                                      std::span<Device* const> devices) const {
   const kp::Plan& p = *root_;
   if (p.runtime()->string_view() != kPlanRuntime)
     return "it was written by '" + p.runtime()->str() + "', this is '" + kPlanRuntime + "'";
-  std::vector<std::string> load_devices;
-  for (const Device* d : devices) load_devices.push_back(d->name());
-  if (const std::vector<std::string> planned = DeviceNames(); planned != load_devices) {
-    auto join = [](const std::vector<std::string>& v) {
-      std::string s;
-      for (const std::string& x : v) s += (s.empty() ? "" : ",") + x;
-      return s;
-    };
-    return "it was compiled for the devices '" + join(planned) + "', this load places on '" +
-           join(load_devices) + "' (compile with --device " + join(planned) +
-           " for this load's devices)";
-  }
+  if (std::string why = DeviceMismatch(devices); !why.empty()) return why;
   std::vector<std::string> plan_tags;
   for (size_t i = 0; i < SizeOf(p.tags()); ++i) plan_tags.push_back(p.tags()->Get(i)->str());
   if (std::vector<std::string>(tags.begin(), tags.end()) != plan_tags)

@@ -71,8 +71,10 @@ class ServingPlan {
   // devices placed its nodes, and chose its fusions, for those.
   std::string StaleReason(const std::filesystem::path& dir, std::span<const std::string> tags,
                           bool freeze_variables, std::span<Device* const> devices) const;
-  // The devices the plan was compiled for ("gpu:0", "cpu"; "cpu" for plans older than the list).
+  // The devices the plan was compiled for ("gpu:0", "cpu"; "cpu" for plans older than the list),
+  // and why a load on `devices` must not use it ("" when they are the same). plan_devices.cc.
   std::vector<std::string> DeviceNames() const;
+  std::string DeviceMismatch(std::span<Device* const> devices) const;
   // Puts the plan's measured choices for `devices` into the process's tuning store (existing
   // records win); how many were added.
   size_t ImportTuning(std::span<Device* const> devices) const;

@@ -312,6 +312,84 @@ void AddLayerNorm(std::vector<OpCase>* c) {
   }
 }
 
+// _KilnAttention: softmax(scale * q . k + bias) . v per (batch, head, target), against a float64
+// reference: one head and several, a source past a warp's width, a value dim other than the
+// key's, heads past 32 values (several per GPU lane), an additive mask broadcast over heads
+// (with -1e9 entries, as Keras's masks add), a bias with -inf first entries, and no rows.
+void AddAttention(std::vector<OpCase>* c) {
+  uint32_t seed = 3280;
+  struct Dims {
+    int64_t b, t, s, n, h, hv;
+  };
+  const Dims dims[] = {{1, 3, 5, 1, 4, 4},
+                       {2, 4, 40, 3, 8, 6},
+                       {1, 7, 9, 2, 70, 33},
+                       {2, 5, 6, 2, 16, 16},
+                       {0, 3, 4, 2, 8, 8}};
+  for (DType t : {DType::kFloat, DType::kHalf, DType::kBFloat16, DType::kDouble}) {
+    for (const Dims& d : dims) {
+      for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {
+        if (bias_kind > 0 && d.b != 2) continue;
+        const float scale = 1.0f / std::sqrt(static_cast<float>(d.h));
+        OpCaseBuilder b("_KilnAttention",
+                        "_KilnAttention " + DTypeShortName(t) + " b" + std::to_string(d.b) + " t" +
+                            std::to_string(d.t) + " s" + std::to_string(d.s) + " n" +
+                            std::to_string(d.n) + " h" + std::to_string(d.h) + " hv" +
+                            std::to_string(d.hv) + " bias " + std::to_string(bias_kind));
+        b.T(t).Float("scale", scale).Bool("has_bias", bias_kind > 0);
+        b.Input(RandomOf(t, Shape{d.b, d.t, d.n, d.h}, NextSeed(seed)));
+        b.Input(RandomOf(t, Shape{d.b, d.s, d.n, d.h}, NextSeed(seed)));
+        b.Input(RandomOf(t, Shape{d.b, d.s, d.n, d.hv}, NextSeed(seed)));
+        Shape bias_shape;
+        if (bias_kind == 1) {  // a padding mask's adder, [b, 1, 1, s]: the last source masked
+          bias_shape = Shape{d.b, 1, 1, d.s};
+          Tensor m(DType::kFloat, bias_shape);
+          for (int64_t i = 0; i < m.NumElements(); ++i)
+            m.data<float>()[i] = i % d.s == d.s - 1 ? -1e9f : 0.0f;
+          b.Input(m);
+        } else if (bias_kind == 2) {  // [t, s] with -inf in the first column
+          bias_shape = Shape{d.t, d.s};
+          Tensor m = RandomOf(DType::kFloat, bias_shape, NextSeed(seed));
+          for (int64_t i = 0; i < d.t; ++i)
+            m.data<float>()[i * d.s] = -std::numeric_limits<float>::infinity();
+          b.Input(m);
+        }
+        b.Reference1([d, scale, bias_shape, bias_kind](const std::vector<Tensor>& in) {
+          const std::vector<double> q = Doubles(in[0]), k = Doubles(in[1]), v = Doubles(in[2]);
+          const std::vector<double> bias = bias_kind > 0 ? Doubles(in[3]) : std::vector<double>{};
+          std::vector<double> o(static_cast<size_t>(d.b * d.t * d.n * d.hv));
+          for (int64_t bb = 0; bb < d.b; ++bb)
+            for (int64_t n = 0; n < d.n; ++n)
+              for (int64_t t = 0; t < d.t; ++t) {
+                std::vector<double> p(static_cast<size_t>(d.s));
+                double top = -std::numeric_limits<double>::infinity(), sum = 0;
+                for (int64_t s = 0; s < d.s; ++s) {
+                  double dot = 0;
+                  for (int64_t i = 0; i < d.h; ++i)
+                    dot += q[((bb * d.t + t) * d.n + n) * d.h + i] *
+                           k[((bb * d.s + s) * d.n + n) * d.h + i];
+                  double x = dot * scale;
+                  if (bias_kind == 1) x += bias[bb * d.s + s];
+                  if (bias_kind == 2) x += bias[t * d.s + s];
+                  p[s] = x;
+                  top = std::max(top, x);
+                }
+                for (int64_t s = 0; s < d.s; ++s) sum += p[s] = std::exp(p[s] - top);
+                for (int64_t i = 0; i < d.hv; ++i) {
+                  double acc = 0;
+                  for (int64_t s = 0; s < d.s; ++s)
+                    acc += p[s] * v[((bb * d.s + s) * d.n + n) * d.hv + i];
+                  o[((bb * d.t + t) * d.n + n) * d.hv + i] = acc / sum;
+                }
+              }
+          return FromDoubles(in[0].dtype(), Shape{d.b, d.t, d.n, d.hv}, o);
+        });
+        c->push_back(b.Tolerance(Tol(t) * 5).Build());
+      }
+    }
+  }
+}
+
 void AddBias(std::vector<OpCase>* c) {
   uint32_t seed = 3300;
   for (DType t : {DType::kFloat, DType::kDouble, DType::kHalf, DType::kBFloat16, DType::kInt32,
@@ -437,6 +515,7 @@ std::vector<OpCase> NormCases() {
   AddLrn(&c);
   AddLrnGrad(&c);
   AddLayerNorm(&c);
+  AddAttention(&c);
   AddBias(&c);
   AddLstm(&c);
   return c;

@@ -926,3 +926,134 @@ TEST_CASE("fusion: int8 products in a row pass levels as bytes") {
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+namespace {
+
+enum class AttentionForm { kKeras3, kKeras2, kKeras3Mixed, kMasked };
+
+// The core of Keras's MultiHeadAttention as each version writes it: Keras 3 (einsum(query, key)
+// "BTNH,BSNH->BNTS", the scale on the scores), Keras 2 (einsum(key, query) "aecd,abcd->acbe"),
+// Keras 3 in mixed precision (float16 products, the scale and softmax in float32 between
+// Casts), and with an additive mask before the softmax.
+FnBuilder BuildAttention(AttentionForm form) {
+  FnBuilder b;
+  const bool mixed = form == AttentionForm::kKeras3Mixed;
+  const tensorflow::DataType dt = mixed ? tensorflow::DT_HALF : tensorflow::DT_FLOAT;
+  const std::string q = b.Input("q", dt), k = b.Input("k", dt), v = b.Input("v", dt);
+  const std::string mask = form == AttentionForm::kMasked ? b.Input("mask") : "";
+  auto einsum = [&](const std::string& name, const std::string& x, const std::string& y,
+                    const char* eq) {
+    tensorflow::NodeDef* n = b.Op(name, "Einsum", {x, y}, "output");
+    (*n->mutable_attr())["T"].set_type(dt);
+    (*n->mutable_attr())["N"].set_i(2);
+    (*n->mutable_attr())["equation"].set_s(eq);
+    return b.last();
+  };
+  auto cast = [&](const std::string& name, const std::string& in, tensorflow::DataType from,
+                  tensorflow::DataType to) {
+    tensorflow::NodeDef* c = b.Op(name, "Cast", {in}, "y");
+    c->mutable_attr()->erase("T");
+    (*c->mutable_attr())["SrcT"].set_type(from);
+    (*c->mutable_attr())["DstT"].set_type(to);
+    return b.last();
+  };
+  const std::string scale = b.Const("scale", Make<float>({0.25f}, Shape{}));
+  std::string scores;
+  if (form == AttentionForm::kKeras2) {
+    b.Op("scaled_q", "Mul", {q, scale}, "z");
+    scores = einsum("scores", k, b.last(), "aecd,abcd->acbe");
+  } else {
+    scores = einsum("scores", q, k, "BTNH,BSNH->BNTS");
+    if (mixed) scores = cast("up", scores, tensorflow::DT_HALF, tensorflow::DT_FLOAT);
+    b.Op("scale_scores", "Mul", {scores, scale}, "z");
+    scores = b.last();
+  }
+  if (!mask.empty()) {
+    b.Op("masked", "AddV2", {scores, mask}, "z");
+    scores = b.last();
+  }
+  b.Op("softmax", "Softmax", {scores}, "softmax");
+  std::string probs = b.last();
+  if (mixed) probs = cast("back", probs, tensorflow::DT_FLOAT, tensorflow::DT_HALF);
+  const char* eq2 = form == AttentionForm::kKeras2 ? "acbe,aecd->abcd" : "BNTS,BSNH->BTNH";
+  b.Output(einsum("context", probs, v, eq2), dt);
+  return b;
+}
+
+}  // namespace
+
+// With another device in the load (the test device here, a GPU in use), the attention core is
+// one _KilnAttention and agrees with the unfused ops; on the host alone nothing changes.
+TEST_CASE("fusion: Keras's attention core is one _KilnAttention on a load with a device") {
+  for (const AttentionForm form : {AttentionForm::kKeras3, AttentionForm::kKeras2,
+                                   AttentionForm::kKeras3Mixed, AttentionForm::kMasked}) {
+    INFO("form ", static_cast<int>(form));
+    const FnBuilder b = BuildAttention(form);
+    const DType t = form == AttentionForm::kKeras3Mixed ? DType::kHalf : DType::kFloat;
+    // q [2, 5, 3, 8], k and v [2, 7, 3, 8]; the mask [2, 1, 1, 7] with its last column masked.
+    std::vector<Tensor> args = {RandomOf(t, Shape{2, 5, 3, 8}, 11, -1, 1),
+                                RandomOf(t, Shape{2, 7, 3, 8}, 12, -1, 1),
+                                RandomOf(t, Shape{2, 7, 3, 8}, 13, -1, 1)};
+    if (form == AttentionForm::kMasked) {
+      Tensor m(DType::kFloat, Shape{2, 1, 1, 7});
+      for (int64_t i = 0; i < 14; ++i) m.data<float>()[i] = i % 7 == 6 ? -1e9f : 0.0f;
+      args.push_back(m);
+    }
+    PrepareOptions plain, device;
+    plain.fuse = false;
+    device.devices = {GetTestDevice()};
+    const auto unfused = PrepareFor(b, args, plain);
+    const auto fused = PrepareFor(b, args, device);
+    const auto host = PrepareFor(b, args);
+    int attention = 0;
+    for (const exec::ScheduledStep& step : fused->Schedule()) {
+      attention += step.op == "_KilnAttention";
+      CHECK_MESSAGE((step.op != "Softmax" && step.op != "Einsum"), step.node_name);
+    }
+    CHECK(attention == 1);
+    for (const exec::ScheduledStep& step : host->Schedule()) CHECK(step.op != "_KilnAttention");
+    std::vector<Tensor> want, got;
+    REQUIRE(unfused->Run(args, &want).ok());
+    Status s = fused->Run(args, &got);
+    REQUIRE_MESSAGE(s.ok(), s.ToString());
+    REQUIRE(got[0].dtype() == t);
+    REQUIRE(got[0].shape() == Shape({2, 5, 3, 8}));
+    const std::string diff = CompareTensors(got[0], want[0], t == DType::kHalf ? 2e-3 : 1e-5);
+    CHECK_MESSAGE(diff.empty(), diff);
+  }
+}
+
+// A pattern the kernel does not compute stays as it is: a softmax whose probabilities are read
+// twice (returned as well), and values laid out other than [batch, source, heads, dim].
+TEST_CASE("fusion: attention that is not the core Keras writes is left alone") {
+  for (int variant = 0; variant < 2; ++variant) {
+    FnBuilder b;
+    const std::string q = b.Input("q"), k = b.Input("k"), v = b.Input("v");
+    auto einsum = [&](const std::string& name, const std::string& x, const std::string& y,
+                      const char* eq) {
+      tensorflow::NodeDef* n = b.Op(name, "Einsum", {x, y}, "output");
+      (*n->mutable_attr())["N"].set_i(2);
+      (*n->mutable_attr())["equation"].set_s(eq);
+      return b.last();
+    };
+    einsum("scores", q, k, "BTNH,BSNH->BNTS");
+    b.Op("softmax", "Softmax", {b.last()}, "softmax");
+    const std::string probs = b.last();
+    // variant 1: values [batch, heads, source, dim]
+    einsum("context", probs, v, variant == 0 ? "BNTS,BSNH->BTNH" : "BNTS,BNSH->BTNH");
+    const std::string context = b.last();
+    b.Output(context);
+    if (variant == 0) b.Output(probs);
+    const std::vector<Tensor> args = {
+        RandomOf(DType::kFloat, Shape{1, 4, 2, 8}, 21),
+        RandomOf(DType::kFloat, Shape{1, 6, 2, 8}, 22),
+        RandomOf(DType::kFloat, variant == 0 ? Shape{1, 6, 2, 8} : Shape{1, 2, 6, 8}, 23)};
+    PrepareOptions device;
+    device.devices = {GetTestDevice()};
+    for (const exec::ScheduledStep& step : PrepareFor(b, args, device)->Schedule())
+      CHECK_MESSAGE(step.op != "_KilnAttention", "variant ", variant);
+  }
+}
+
+}  // namespace kiln::testing

@@ -1,8 +1,10 @@
 // Softmax and LogSoftmax on the GPU over the last axis: a warp per row (a block per row past
 // 1024 values), the max and the sum of exponentials reduced in float (half inputs too), as TF's
-// kernels compute them; _MklLayerNorm, a warp per row; inference FusedBatchNorm.
+// kernels compute them; _MklLayerNorm, a warp per row; inference FusedBatchNorm; _KilnAttention,
+// a warp per query row with an online softmax.
 #include <cfloat>
 
+#include "kernels/attention_ops.h"
 #include "kernels/cuda/launch.cuh"
 
 namespace kiln::exec::cuda {
@@ -330,12 +332,109 @@ Status ComputeLayerNorm(const KernelContext& ctx) {
   });
 }
 
+// ---- _KilnAttention ---------------------------------------------------------------------------
+
+// The widest head a warp holds in registers: kMaxHeadPerLane values of each row per lane.
+constexpr int kMaxHeadPerLane = 8;
+
+// A warp per query row (b, n, t), rows of one (b, n) in consecutive warps so a block's warps
+// read the same keys and values (from L1 after the first). Each lane keeps its share of the
+// query row and of the output; per source position the lanes' partial dot products are summed
+// by shuffles and the softmax runs online (a running maximum rescales the running sum and the
+// output), so no row of scores is stored and any source length fits. float32 inside, as the
+// CPU kernel computes.
+template <typename C>
+__global__ void AttentionRowsWarp(const C* q, const C* k, const C* v, const float* bias, C* out,
+                                  attention::AttentionGeom g, float scale) {
+  const int lane = static_cast<int>(threadIdx.x % 32);
+  const int64_t rows = g.b * g.n * g.t;
+  KILN_WARP_ROW_LOOP(row, rows) {
+    const int64_t t = row % g.t, n = (row / g.t) % g.n, b = row / (g.t * g.n);
+    float qr[kMaxHeadPerLane], acc[kMaxHeadPerLane];
+    const C* qp = q + ((b * g.t + t) * g.n + n) * g.h;
+    for (int j = 0; j < kMaxHeadPerLane; ++j) {
+      const int64_t i = lane + 32 * j;
+      qr[j] = i < g.h ? static_cast<float>(qp[i]) : 0.0f;
+      acc[j] = 0.0f;
+    }
+    float top = -INFINITY, sum = 0.0f;
+    const float* brow = bias == nullptr ? nullptr
+                                        : bias + b * g.bias_strides[0] + n * g.bias_strides[1] +
+                                              t * g.bias_strides[2];
+    for (int64_t s = 0; s < g.s; ++s) {
+      const C* kp = k + ((b * g.s + s) * g.n + n) * g.h;
+      float dot = 0.0f;
+      for (int j = 0; j < kMaxHeadPerLane; ++j) {
+        const int64_t i = lane + 32 * j;
+        if (i < g.h) dot += qr[j] * static_cast<float>(kp[i]);
+      }
+      dot = WarpReduce<false>(dot);
+      float score = dot * scale;
+      if (brow != nullptr) score += brow[s * g.bias_strides[3]];
+      // Rescale what came before when the maximum grows; a -inf score (a mask) weighs nothing,
+      // even while every score so far is -inf.
+      const float next = fmaxf(top, score);
+      const float keep = top == next ? 1.0f : expf(top - next);
+      const float w = score == -INFINITY ? 0.0f : expf(score - next);
+      top = next;
+      sum = sum * keep + w;
+      const C* vp = v + ((b * g.s + s) * g.n + n) * g.hv;
+      for (int j = 0; j < kMaxHeadPerLane; ++j) {
+        const int64_t i = lane + 32 * j;
+        if (i < g.hv) acc[j] = acc[j] * keep + w * static_cast<float>(vp[i]);
+      }
+    }
+    C* op = out + ((b * g.t + t) * g.n + n) * g.hv;
+    for (int j = 0; j < kMaxHeadPerLane; ++j) {
+      const int64_t i = lane + 32 * j;
+      if (i < g.hv) op[i] = static_cast<C>(g.s == 0 ? 0.0f : acc[j] / sum);
+    }
+  }
+}
+
+Status ComputeAttention(const KernelContext& ctx) {
+  CudaDevice& dev = DeviceOf(ctx);
+  KILN_RETURN_IF_ERROR(dev.Activate());
+  const auto& st = ctx.state<attention::AttentionState>();
+  const Tensor& q = ctx.input(0);
+  const Tensor* bias = st.has_bias ? &ctx.input(3) : nullptr;
+  const Result<attention::AttentionGeom> g = attention::GeomOf(q, ctx.input(1), ctx.input(2), bias);
+  if (!g.ok()) return ctx.Error(g.status().message());
+  if (g->h > 32 * kMaxHeadPerLane || g->hv > 32 * kMaxHeadPerLane)
+    return ctx.Error("heads of ", g->h, " and ", g->hv, " values are wider than the GPU kernel's ",
+                     32 * kMaxHeadPerLane);
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape{g->b, g->t, g->n, g->hv}));
+  const int64_t rows = g->b * g->n * g->t;
+  if (y->NumElements() == 0) return OkStatus();
+  return Dispatch<GpuFloatTypes>(q.dtype(), [&](auto tag) {
+    using C = ComputeType<typename decltype(tag)::type>;
+    AttentionRowsWarp<C><<<WarpRowBlocks(rows), kThreads, 0, dev.stream()>>>(
+        reinterpret_cast<const C*>(q.raw_data()),
+        reinterpret_cast<const C*>(ctx.input(1).raw_data()),
+        reinterpret_cast<const C*>(ctx.input(2).raw_data()),
+        bias == nullptr ? nullptr : bias->data<float>(), static_cast<C*>(y->raw_data()), *g,
+        st.scale);
+    return LaunchStatus(ctx, "_KilnAttention");
+  });
+}
+
+// Float query, key and value whose head dims (when known) fit a warp's registers.
+bool SupportsAttention(const PrepareContext& ctx) {
+  if (ctx.inputs.size() < 3 || !SupportsFloat(ctx)) return false;
+  for (int i : {0, 2}) {
+    const PartialShape& s = ctx.inputs[i].shape;
+    if (!s.unknown_rank() && s.rank() == 4 && s.dim(3) > 32 * kMaxHeadPerLane) return false;
+  }
+  return true;
+}
+
 const KernelEntry kRows[] = {
     {"FusedBatchNorm", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
     {"FusedBatchNormV2", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
     {"FusedBatchNormV3", &ComputeBatchNorm, 0, 0, &SupportsBatchNorm, &CreateBatchNormState},
     {"LogSoftmax", &ComputeSoftmax<true>, 0, 0, &SupportsFloat, nullptr},
     {"Softmax", &ComputeSoftmax<false>, 0, 0, &SupportsFloat, nullptr},
+    {"_KilnAttention", &ComputeAttention, 0, 0, &SupportsAttention, nullptr},
     {"_MklLayerNorm", &ComputeLayerNorm, 0, 0, &SupportsFloat, &CreateLayerNormState},
 };
 
