@@ -1,6 +1,6 @@
-// What the spatial-block ops' definitions (kernels/space_ops.cc) and CPU kernels
-// (kernels/cpu/space_ops.cc) share: the block spec and the output dims it gives, the ops' states
-// and the patch ops' window sizes.
+// What the spatial-block ops' definitions (kernels/space_ops.cc), CPU kernels
+// (kernels/cpu/space_ops.cc) and GPU kernels (kernels/cuda/space.cu) share: the block spec and
+// the output dims it gives, the ops' states and the patch ops' geometry.
 #pragma once
 
 #include <algorithm>
@@ -127,6 +127,31 @@ inline void WindowedSize(int64_t in, int64_t k, int64_t s, int64_t r, bool same,
     *out = in < eff ? 0 : (in - eff + s) / s;
     *pad = 0;
   }
+}
+
+// A patch op's input as a volume [n, planes, rows, cols, c], its output pixels o[3] and leading
+// padding, and the output shape ([n, (planes,) rows, cols, taps * c]).
+struct PatchGeom {
+  int64_t n = 0, c = 0, in[3] = {1, 1, 1}, o[3] = {0, 0, 0}, pad[3] = {0, 0, 0}, taps = 1;
+  Shape out;
+};
+inline Result<PatchGeom> PatchGeomOf(const Tensor& x, const PatchState& st) {
+  const int rank = st.rank;
+  if (x.rank() != rank) return InvalidArgument("input must have rank ", rank, ", got ", x.rank());
+  PatchGeom g;
+  g.n = x.dim(0);
+  g.c = x.dim(rank - 1);
+  g.in[0] = rank == 5 ? x.dim(1) : 1;
+  g.in[1] = x.dim(rank - 3);
+  g.in[2] = x.dim(rank - 2);
+  for (int d = 0; d < 3; ++d)
+    WindowedSize(g.in[d], st.k[d], st.s[d], st.r[d], st.same, &g.o[d], &g.pad[d]);
+  g.taps = st.k[0] * st.k[1] * st.k[2];
+  std::vector<int64_t> out_dims = {g.n};
+  for (int d = 3 - (rank - 2); d < 3; ++d) out_dims.push_back(g.o[d]);
+  out_dims.push_back(g.taps * g.c);
+  KILN_ASSIGN_OR_RETURN(g.out, Shape::FromDims(out_dims));
+  return g;
 }
 
 }  // namespace kiln::exec::space

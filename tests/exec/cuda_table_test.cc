@@ -75,7 +75,11 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
                                         "Any",
                                         "TopKV2",
                                         "GatherNd",
-                                        "MatrixBandPart"};
+                                        "MatrixBandPart",
+                                        "SpaceToBatchND",
+                                        "BatchToSpaceND",
+                                        "ExtractImagePatches",
+                                        "_KilnAttention"};
   for (std::string_view op : kSome) CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
   for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape",
@@ -96,6 +100,7 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
   CHECK(Row("MatrixBandPart")->host_inputs == 6u);  // num_lower, num_upper
   CHECK(Row("All")->host_inputs == 2u);             // the axes
   CHECK(Row("GatherNd")->host_inputs == 0u);        // indices are data on the device
+  CHECK(Row("SpaceToBatchND")->host_inputs == 6u);  // block_shape, paddings
 }
 
 TEST_CASE("cuda table: with a GPU, cuBLASLt and cuDNN load (else they are reported)") {

@@ -17,7 +17,6 @@ using space::BlockState;
 using space::BlockV1State;
 using space::PatchState;
 using space::ReadBlockSpec;
-using space::WindowedSize;
 
 // ---- SpaceToBatchND, BatchToSpaceND ----------------------------------------------------------
 
@@ -154,20 +153,13 @@ Status ComputeDepthToSpace(const KernelContext& ctx) {
 Status ComputePatches(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
   const auto& st = ctx.state<PatchState>();
-  const int rank = st.rank;
-  if (x.rank() != rank) return ctx.Error("input must have rank ", rank, ", got ", x.rank());
-  // As a volume: [n, planes, rows, cols, c].
-  const int64_t n = x.dim(0), c = x.dim(rank - 1);
-  const int64_t in[3] = {rank == 5 ? x.dim(1) : 1, x.dim(rank - 3), x.dim(rank - 2)};
-  int64_t o[3], pad[3];
-  for (int d = 0; d < 3; ++d)
-    WindowedSize(in[d], st.k[d], st.s[d], st.r[d], st.same, &o[d], &pad[d]);
-  const int64_t taps = st.k[0] * st.k[1] * st.k[2];
-  std::vector<int64_t> out_dims = {n};
-  for (int d = 3 - (rank - 2); d < 3; ++d) out_dims.push_back(o[d]);
-  out_dims.push_back(taps * c);
-  KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(out_dims));
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, out_shape));
+  const Result<space::PatchGeom> g = space::PatchGeomOf(x, st);
+  if (!g.ok()) return Wrap(ctx, g.status());
+  const int64_t n = g->n, c = g->c, taps = g->taps;
+  const int64_t* in = g->in;
+  const int64_t* o = g->o;
+  const int64_t* pad = g->pad;
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, g->out));
   if (out->NumElements() == 0) return OkStatus();
   const int64_t pixels = o[0] * o[1] * o[2];
   return DispatchStorage(x.dtype(), [&](auto tag) {

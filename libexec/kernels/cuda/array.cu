@@ -81,15 +81,6 @@ Status ComputeTranspose(const KernelContext& ctx) {
                        DTypeSize(x.dtype()));
 }
 
-bool SupportsWords(const PrepareContext& ctx) {
-  if (!SupportsPod(ctx)) return false;
-  for (const TensorSpec& s : ctx.outputs) {
-    const size_t b = DTypeSize(s.dtype);
-    if (b != 1 && b != 2 && b != 4 && b != 8) return false;
-  }
-  return true;
-}
-
 // ---- Slice, StridedSlice, GatherV2 -----------------------------------------------------------
 
 // y = the elements of x at base + map(i): a slice of any strides.

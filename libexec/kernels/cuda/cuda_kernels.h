@@ -30,6 +30,7 @@ std::span<const KernelEntry> EinsumKernels();
 std::span<const KernelEntry> SplitKernels();
 std::span<const KernelEntry> FillKernels();
 std::span<const KernelEntry> ImageKernels();
+std::span<const KernelEntry> SpaceKernels();
 
 // What the GPU kernels compute on: float32, the two half types (in float registers), and
 // int64. int32 values stay on the host, as TensorFlow keeps them: they are shapes, sizes and
@@ -46,6 +47,8 @@ bool SupportsFloat(const PrepareContext& ctx);
 bool SupportsNumber(const PrepareContext& ctx);
 // Any POD dtype: kernels that move bytes (transpose, concat, views).
 bool SupportsPod(const PrepareContext& ctx);
+// POD elements of 1, 2, 4 or 8 bytes: kernels that move them as words.
+bool SupportsWords(const PrepareContext& ctx);
 
 // The most dims the strided kernels take (after merging dims that move together).
 inline constexpr int kMaxDims = 8;

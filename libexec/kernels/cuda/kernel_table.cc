@@ -41,6 +41,14 @@ bool SupportsPod(const PrepareContext& ctx) {
     if (s.dtype == DType::kInt32) return false;
   return All(ctx, [](DType t) { return DTypeIsPod(t) && t != DType::kInvalid; });
 }
+bool SupportsWords(const PrepareContext& ctx) {
+  if (!SupportsPod(ctx)) return false;
+  for (const TensorSpec& s : ctx.outputs) {
+    const size_t b = DTypeSize(s.dtype);
+    if (b != 1 && b != 2 && b != 4 && b != 8) return false;
+  }
+  return true;
+}
 
 Status LaunchStatus(const KernelContext& ctx, std::string_view what) {
   const cudaError_t err = cudaGetLastError();
@@ -57,7 +65,7 @@ std::span<const KernelEntry> CudaKernelTable() {
     std::vector<KernelEntry> t;
     for (auto family : {ElementwiseKernels(), NnKernels(), ReduceKernels(), ArrayKernels(),
                         MatMulKernels(), ConvKernels(), PoolKernels(), EinsumKernels(),
-                        SplitKernels(), FillKernels(), ImageKernels()})
+                        SplitKernels(), FillKernels(), ImageKernels(), SpaceKernels()})
       t.insert(t.end(), family.begin(), family.end());
     std::sort(t.begin(), t.end(),
               [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
