@@ -79,7 +79,8 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
                                         "SpaceToBatchND",
                                         "BatchToSpaceND",
                                         "ExtractImagePatches",
-                                        "_KilnAttention"};
+                                        "_KilnAttention",
+                                        "FakeQuantWithMinMaxVars"};
   for (std::string_view op : kSome) CHECK_MESSAGE(Row(op) != nullptr, op, " has no GPU kernel");
   // The views reuse the CPU's kernels, which only relabel buffers.
   for (std::string_view op : {"Reshape", "ExpandDims", "Squeeze", "Identity", "Shape",
@@ -96,11 +97,12 @@ TEST_CASE("cuda table: every row is a defined op, sorted and unique") {
   CHECK(Row("ReverseV2")->host_inputs == 2u);
   CHECK(Row("OneHot")->host_inputs == 14u);  // depth, on_value, off_value
   CHECK(Row("Cumsum")->host_inputs == 2u);
-  CHECK(Row("TopKV2")->host_inputs == 2u);          // k
-  CHECK(Row("MatrixBandPart")->host_inputs == 6u);  // num_lower, num_upper
-  CHECK(Row("All")->host_inputs == 2u);             // the axes
-  CHECK(Row("GatherNd")->host_inputs == 0u);        // indices are data on the device
-  CHECK(Row("SpaceToBatchND")->host_inputs == 6u);  // block_shape, paddings
+  CHECK(Row("TopKV2")->host_inputs == 2u);                   // k
+  CHECK(Row("MatrixBandPart")->host_inputs == 6u);           // num_lower, num_upper
+  CHECK(Row("All")->host_inputs == 2u);                      // the axes
+  CHECK(Row("GatherNd")->host_inputs == 0u);                 // indices are data on the device
+  CHECK(Row("SpaceToBatchND")->host_inputs == 6u);           // block_shape, paddings
+  CHECK(Row("FakeQuantWithMinMaxVars")->host_inputs == 6u);  // min, max
 }
 
 TEST_CASE("cuda table: with a GPU, cuBLASLt and cuDNN load (else they are reported)") {

@@ -31,6 +31,7 @@ std::span<const KernelEntry> SplitKernels();
 std::span<const KernelEntry> FillKernels();
 std::span<const KernelEntry> ImageKernels();
 std::span<const KernelEntry> SpaceKernels();
+std::span<const KernelEntry> FakeQuantKernels();
 
 // What the GPU kernels compute on: float32, the two half types (in float registers), and
 // int64. int32 values stay on the host, as TensorFlow keeps them: they are shapes, sizes and

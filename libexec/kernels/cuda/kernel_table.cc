@@ -63,9 +63,10 @@ Status DnnStatus() { return Dnn().status(); }
 std::span<const KernelEntry> CudaKernelTable() {
   static const std::vector<KernelEntry> table = [] {
     std::vector<KernelEntry> t;
-    for (auto family : {ElementwiseKernels(), NnKernels(), ReduceKernels(), ArrayKernels(),
-                        MatMulKernels(), ConvKernels(), PoolKernels(), EinsumKernels(),
-                        SplitKernels(), FillKernels(), ImageKernels(), SpaceKernels()})
+    for (auto family :
+         {ElementwiseKernels(), NnKernels(), ReduceKernels(), ArrayKernels(), MatMulKernels(),
+          ConvKernels(), PoolKernels(), EinsumKernels(), SplitKernels(), FillKernels(),
+          ImageKernels(), SpaceKernels(), FakeQuantKernels()})
       t.insert(t.end(), family.begin(), family.end());
     std::sort(t.begin(), t.end(),
               [](const KernelEntry& a, const KernelEntry& b) { return a.op < b.op; });
