@@ -1,12 +1,15 @@
-// Prepare-time fusion (fusion.h), attention: on a load with an accelerator, the core of Keras's
-// MultiHeadAttention (scores = einsum(query, key), a constant scale, an optional additive mask,
-// softmax, einsum(probabilities, value)) becomes one _KilnAttention (kernels/attention_ops.cc),
-// which never writes the [batch, heads, target, source] scores: two batched products, a scale,
-// a softmax and their launches become one kernel. Keras 3's equations ("BTNH,BSNH->BNTS",
-// "BNTS,BSNH->BTNH") and Keras 2's ("aecd,abcd->acbe", "acbe,aecd->abcd") are recognised by the
-// role of each letter, so any spelling of the same layout is too; mixed precision's Cast to
-// float32 after the scores and back before the second product are absorbed (the kernel's
-// softmax is float32 inside).
+// Prepare-time fusion (fusion.h), attention: on a load with an accelerator, the core of
+// scaled dot-product attention (scores of query and key, a constant scale, an optional additive
+// mask, softmax, the product with the values) becomes one _KilnAttention
+// (kernels/attention_ops.cc), which never writes the [batch, heads, target, source] scores: two
+// batched products, a scale, a softmax and their launches become one kernel. The spellings:
+// Keras's MultiHeadAttention (Keras 3's equations "BTNH,BSNH->BNTS" and "BNTS,BSNH->BTNH", Keras
+// 2's "aecd,abcd->acbe" and "acbe,aecd->abcd", recognised by the role of each letter); Hugging
+// Face's TF models (BatchMatMul with adj_y of [0, 2, 1, 3]-transposed heads, a division by
+// sqrt(d), the mask added, softmax of logits + 1e-9, the result transposed back); Keras's
+// Attention layer (rank-3 BatchMatMul, one head). Mixed precision's Cast to float32 after the
+// scores and back before the second product are absorbed (the kernel's softmax is float32
+// inside), as are Identity nodes (dropout at inference).
 #include <algorithm>
 #include <optional>
 #include <string>
@@ -53,13 +56,128 @@ std::optional<std::string> Fuser::EinsumEquation(int v) const {
   return it->second.s();
 }
 
-// The head dim of a [batch, length, heads, dim] operand when it is known and fits the kernels'
-// registers (the GPU's takes up to 256), else -1.
+// The head dim of a [batch, length, (heads,) dim] operand when it is known and fits the
+// kernels' registers (the GPU's takes up to 256), else -1.
 int64_t Fuser::HeadDim(const Edge& e) const {
   const PartialShape* s = ShapeOf(e);
-  if (s == nullptr || s->unknown_rank() || s->rank() != 4) return -1;
-  const int64_t d = s->dim(3);
+  if (s == nullptr || s->unknown_rank() || (s->rank() != 4 && s->rank() != 3)) return -1;
+  const int64_t d = s->dim(s->rank() - 1);
   return d > 0 && d <= 256 ? d : -1;
+}
+
+namespace {
+
+bool IsBatchMatMul(std::string_view op) {
+  return op == "BatchMatMul" || op == "BatchMatMulV2" || op == "BatchMatMulV3";
+}
+
+bool BoolAttr(const FlatNode& n, const char* name) {
+  if (n.attrs == nullptr) return false;
+  auto it = n.attrs->find(name);
+  return it != n.attrs->end() && it->second.b();
+}
+
+}  // namespace
+
+// The node reading v alone (output 0), past Identity nodes (absorbed into `nodes`); -1 when
+// there is none.
+int Fuser::NextPastIdentities(int v, std::vector<int>* nodes) const {
+  int c = SoleConsumer(v);
+  while (c >= 0 && Live(c) && g_.nodes[c].op == "Identity") {
+    nodes->push_back(c);
+    c = SoleConsumer(c);
+  }
+  return c >= 0 && Live(c) ? c : -1;
+}
+
+// Whether e is a Transpose of a rank-4 value by [0, 2, 1, 3] that only `reader` reads; its input
+// into *from.
+bool Fuser::SwapsMiddleDims(const Edge& e, int reader, Edge* from) const {
+  const FlatNode& t = g_.nodes[e.node];
+  if (e.output != 0 || t.op != "Transpose" || t.inputs.size() != 2 ||
+      SoleConsumer(e.node) != reader)
+    return false;
+  if (IntValues(t.inputs[1]) != std::vector<int64_t>{0, 2, 1, 3}) return false;
+  *from = t.inputs[0];
+  return true;
+}
+
+// The operands in the fused op's layout ([batch, length, heads, dim]) of the two products:
+// Einsums whose letters say that layout (Keras), or batched matmuls of [batch, heads, length,
+// dim] operands transposed from that layout, the result transposed back (Hugging Face), or of
+// rank-3 operands (one head: Keras's Attention layer). `e1` reads (query, key), `e2`
+// (probabilities on side `probs_side`, values).
+bool Fuser::AttentionOperands(int e1, int e2, int probs_side, AttentionMatch* m) {
+  const FlatNode& n1 = g_.nodes[e1];
+  const FlatNode& n2 = g_.nodes[e2];
+  if (n1.op == "Einsum" && n2.op == "Einsum") {
+    const std::optional<std::string> eq1_text = EinsumEquation(e1);
+    const std::optional<std::string> eq2_text = EinsumEquation(e2);
+    if (!eq1_text || !eq2_text) return false;
+    // Scores [b, n, tq, s]: b and n in both operands, tq in the query, s in the key, the
+    // contracted head letter h in both operands only; each operand [b, length, n, h].
+    const std::optional<Equation> q1 = ParseEquation(*eq1_text);
+    const std::optional<Equation> q2 = ParseEquation(*eq2_text);
+    if (!q1 || !q2) return false;
+    const std::string& sc = q1->out;
+    const char b = sc[0], n = sc[1], tq = sc[2], s = sc[3];
+    char h = 0;
+    for (char c : q1->x)
+      if (Has(q1->y, c) && !Has(sc, c)) h = c;
+    if (h == 0) return false;
+    const int query_side = Has(q1->x, tq) ? 0 : 1;
+    const std::string& qs = query_side == 0 ? q1->x : q1->y;
+    const std::string& ks = query_side == 0 ? q1->y : q1->x;
+    if (qs != std::string{b, tq, n, h} || ks != std::string{b, s, n, h}) return false;
+    // Probabilities [b, n, tq, s] (in its own letters) with values [b, s, n, hv] into
+    // [b, tq, n, hv].
+    const std::string& ps = probs_side == 0 ? q2->x : q2->y;
+    const std::string& vs = probs_side == 0 ? q2->y : q2->x;
+    const char pb = ps[0], pn = ps[1], pt = ps[2], psrc = ps[3];
+    const char hv = vs[3];
+    if (vs != std::string{pb, psrc, pn, hv} || q2->out != std::string{pb, pt, pn, hv} ||
+        Has(ps, hv))
+      return false;
+    m->q = n1.inputs[query_side];
+    m->k = n1.inputs[1 - query_side];
+    m->v = n2.inputs[1 - probs_side];
+    m->out = e2;
+    return true;
+  }
+  if (!IsBatchMatMul(n1.op) || !IsBatchMatMul(n2.op) || probs_side != 0) return false;
+  if (BoolAttr(n1, "adj_x") || !BoolAttr(n1, "adj_y") || BoolAttr(n2, "adj_x") ||
+      BoolAttr(n2, "adj_y"))
+    return false;
+  const PartialShape* qs = ShapeOf(n1.inputs[0]);
+  const PartialShape* ks = ShapeOf(n1.inputs[1]);
+  const PartialShape* vs = ShapeOf(n2.inputs[1]);
+  if (qs == nullptr || ks == nullptr || vs == nullptr || qs->unknown_rank() ||
+      ks->rank() != qs->rank() || vs->rank() != qs->rank())
+    return false;
+  if (qs->rank() == 3) {
+    m->q = n1.inputs[0];
+    m->k = n1.inputs[1];
+    m->v = n2.inputs[1];
+    m->out = e2;
+    return true;
+  }
+  // Rank 4: each operand a [0, 2, 1, 3] Transpose of [batch, length, heads, dim], the result
+  // transposed back by the only reader of the second product.
+  const int back = SoleConsumer(e2);
+  Edge q, k, v;
+  if (qs->rank() != 4 || back < 0 || !Live(back) || !SwapsMiddleDims(n1.inputs[0], e1, &q) ||
+      !SwapsMiddleDims(n1.inputs[1], e1, &k) || !SwapsMiddleDims(n2.inputs[1], e2, &v))
+    return false;
+  const FlatNode& bt = g_.nodes[back];
+  if (bt.op != "Transpose" || bt.inputs.size() != 2 || bt.inputs[0].node != e2 ||
+      IntValues(bt.inputs[1]) != std::vector<int64_t>{0, 2, 1, 3})
+    return false;
+  m->nodes.insert(m->nodes.end(), {n1.inputs[0].node, n1.inputs[1].node, n2.inputs[1].node, e2});
+  m->q = q;
+  m->k = k;
+  m->v = v;
+  m->out = back;
+  return true;
 }
 
 bool Fuser::MatchAttention(int sm, AttentionMatch* m) {
@@ -69,9 +187,11 @@ bool Fuser::MatchAttention(int sm, AttentionMatch* m) {
     return false;
   std::vector<int>& nodes = m->nodes;
   nodes = {sm};
-  // Down: [a Cast back to the half type], then the product with the values.
+  // Down: [Identities (dropout at inference)], [a Cast back to the half type], the second
+  // product.
   int probs = sm;
-  int down = SoleConsumer(sm);
+  int down = NextPastIdentities(sm, &nodes);
+  if (down >= 0 && !nodes.empty() && nodes.back() != sm) probs = nodes.back();
   DType half = DType::kInvalid;
   if (down >= 0 && g_.nodes[down].op == "Cast") {
     const auto [from, to] = CastTypes(g_.nodes[down]);
@@ -79,99 +199,89 @@ bool Fuser::MatchAttention(int sm, AttentionMatch* m) {
     half = to;
     nodes.push_back(down);
     probs = down;
-    down = SoleConsumer(down);
+    const size_t before = nodes.size();
+    down = NextPastIdentities(down, &nodes);
+    if (nodes.size() > before) probs = nodes.back();
   }
-  if (down < 0 || !Live(down)) return false;
-  const std::optional<std::string> eq2_text = EinsumEquation(down);
-  if (!eq2_text) return false;
+  if (down < 0) return false;
   const FlatNode& e2 = g_.nodes[down];
+  if (e2.inputs.size() != 2 || (e2.op != "Einsum" && !IsBatchMatMul(e2.op))) return false;
   const int probs_side = e2.inputs[0].node == probs ? 0 : 1;
   if (e2.inputs[probs_side].node != probs || e2.inputs[probs_side].output != 0) return false;
   const DType t = TypeOf(e2);
   if (half != DType::kInvalid ? t != half : t != TypeOf(softmax)) return false;
-  // Up: [an additive bias], [a constant scalar scale], [a Cast from the half type], the scores.
+  // Up, in any order: Identities; additions of a scalar constant (a softmax does not change:
+  // Hugging Face's stable_softmax adds 1e-9) or of one bias tensor; a product with or a
+  // division by a scalar constant (the scale); a Cast from the half type; then the scores.
   Edge cur = softmax.inputs[0];
   int next = sm;
-  if (IsAdd(cur.node) && SoleConsumer(cur.node) == next && cur.output == 0) {
-    const FlatNode& add = g_.nodes[cur.node];
-    if (add.inputs.size() != 2) return false;
-    // The chain goes on through the side a Mul, Cast or Einsum produced; the other is the bias.
-    auto chain_op = [&](const Edge& e) {
-      const std::string& op = g_.nodes[e.node].op;
-      return e.output == 0 && (op == "Mul" || op == "Cast" || op == "Einsum");
-    };
-    const int side = chain_op(add.inputs[0]) ? 0 : chain_op(add.inputs[1]) ? 1 : -1;
-    if (side < 0) return false;
-    const Edge bias = add.inputs[1 - side];
-    const PartialShape* bs = ShapeOf(bias);
-    if (bs == nullptr || bs->unknown_rank() || bs->rank() > 4 ||
-        facts_[bias.node].specs[bias.output].dtype != DType::kFloat)
-      return false;
-    m->bias = bias;
-    nodes.push_back(cur.node);
-    next = cur.node;
-    cur = add.inputs[side];
-  }
-  if (cur.output == 0 && g_.nodes[cur.node].op == "Mul" && SoleConsumer(cur.node) == next) {
-    const FlatNode& mul = g_.nodes[cur.node];
-    if (mul.inputs.size() != 2) return false;
-    int side = -1;
-    for (int i = 0; i < 2 && side < 0; ++i) {
-      const Tensor* c = FloatValue(mul.inputs[1 - i]);
-      if (c != nullptr && c->NumElements() == 1) {
-        m->scale = c->data<float>()[0];
-        side = i;
+  bool cast_up = false;
+  for (;;) {
+    if (cur.output != 0 || SoleConsumer(cur.node) != next || !Live(cur.node)) return false;
+    const FlatNode& n = g_.nodes[cur.node];
+    const int at = cur.node;
+    if (n.op == "Identity") {
+      cur = n.inputs[0];
+    } else if (IsAdd(at) && n.inputs.size() == 2) {
+      int side = -1;  // the side the chain goes on through
+      for (int i = 0; i < 2 && side < 0; ++i) {
+        const Tensor* c = FloatValue(n.inputs[1 - i]);
+        if (c != nullptr && c->NumElements() == 1) side = i;
       }
+      if (side < 0) {
+        if (m->bias) return false;
+        // The chain goes on through the side a scale, Cast, product or Identity produced.
+        auto chain_op = [&](const Edge& e) {
+          const std::string& op = g_.nodes[e.node].op;
+          return e.output == 0 && (op == "Mul" || op == "RealDiv" || op == "Cast" ||
+                                   op == "Einsum" || IsBatchMatMul(op) || op == "Identity");
+        };
+        side = chain_op(n.inputs[0]) ? 0 : chain_op(n.inputs[1]) ? 1 : -1;
+        if (side < 0) return false;
+        const Edge bias = n.inputs[1 - side];
+        const PartialShape* bs = ShapeOf(bias);
+        if (bs == nullptr || bs->unknown_rank() || bs->rank() > 4 ||
+            facts_[bias.node].specs[bias.output].dtype != DType::kFloat)
+          return false;
+        m->bias = bias;
+      }
+      cur = n.inputs[side];
+    } else if ((n.op == "Mul" || n.op == "RealDiv") && n.inputs.size() == 2) {
+      int side = -1;
+      for (int i = 0; i < 2 && side < 0; ++i) {
+        if (n.op == "RealDiv" && i == 1) break;  // only a divisor may be the constant
+        const Tensor* c = FloatValue(n.inputs[1 - i]);
+        if (c != nullptr && c->NumElements() == 1) {
+          const float k = c->data<float>()[0];
+          if (n.op == "RealDiv" && k == 0.0f) return false;
+          m->scale = n.op == "Mul" ? m->scale * k : m->scale / k;
+          side = i;
+        }
+      }
+      if (side < 0) return false;
+      cur = n.inputs[side];
+    } else if (n.op == "Cast") {
+      if (half == DType::kInvalid || cast_up || CastFromHalf(at) != half) return false;
+      cast_up = true;
+      cur = n.inputs[0];
+    } else {
+      break;
     }
-    if (side < 0) return false;
-    nodes.push_back(cur.node);
-    next = cur.node;
-    cur = mul.inputs[side];
+    nodes.push_back(at);
+    next = at;
   }
-  if (half != DType::kInvalid) {
-    if (cur.output != 0 || CastFromHalf(cur.node) != half || SoleConsumer(cur.node) != next)
-      return false;
-    nodes.push_back(cur.node);
-    next = cur.node;
-    cur = g_.nodes[cur.node].inputs[0];
-  }
-  const std::optional<std::string> eq1_text =
-      cur.output == 0 ? EinsumEquation(cur.node) : std::nullopt;
-  if (!eq1_text || SoleConsumer(cur.node) != next || TypeOf(g_.nodes[cur.node]) != t) return false;
+  if (half != DType::kInvalid && !cast_up) return false;
   const int e1 = cur.node;
-  nodes.push_back(e1);
-  // The letters' roles. Scores [b, n, tq, s]: b and n in both operands, tq in the query, s in the
-  // key, the contracted head letter h in both operands only; each operand laid out
-  // [b, length, n, h].
-  const std::optional<Equation> q1 = ParseEquation(*eq1_text);
-  const std::optional<Equation> q2 = ParseEquation(*eq2_text);
-  if (!q1 || !q2) return false;
-  const std::string& sc = q1->out;
-  const char b = sc[0], n = sc[1], tq = sc[2], s = sc[3];
-  char h = 0;
-  for (char c : q1->x)
-    if (Has(q1->y, c) && !Has(sc, c)) h = c;
-  if (h == 0) return false;
-  const int query_side = Has(q1->x, tq) ? 0 : 1;
-  const std::string& qs = query_side == 0 ? q1->x : q1->y;
-  const std::string& ks = query_side == 0 ? q1->y : q1->x;
-  if (qs != std::string{b, tq, n, h} || ks != std::string{b, s, n, h}) return false;
-  // The second product: probabilities [b, n, tq, s] (its own letters) with values [b, s, n, hv]
-  // into [b, tq, n, hv].
-  const std::string& ps = probs_side == 0 ? q2->x : q2->y;
-  const std::string& vs = probs_side == 0 ? q2->y : q2->x;
-  const char b2 = ps[0], n2 = ps[1], t2 = ps[2], s2 = ps[3];
-  const char hv = vs[3];
-  if (vs != std::string{b2, s2, n2, hv} || q2->out != std::string{b2, t2, n2, hv} || Has(ps, hv))
+  const FlatNode& n1 = g_.nodes[e1];
+  if (cur.output != 0 || SoleConsumer(e1) != next || n1.inputs.size() != 2 || TypeOf(n1) != t ||
+      (n1.op != "Einsum" && !IsBatchMatMul(n1.op)))
     return false;
-  m->q = g_.nodes[e1].inputs[query_side];
-  m->k = g_.nodes[e1].inputs[1 - query_side];
-  m->v = e2.inputs[1 - probs_side];
+  nodes.push_back(e1);
+  if (!AttentionOperands(e1, down, probs_side, m)) return false;
   if (HeadDim(m->q) < 0 || HeadDim(m->v) < 0) return false;
   // What the pattern absorbs is read by the pattern alone.
   for (int v : nodes)
-    if (v != down && (uses_.is_output[v] || uses_.data[v].size() != 1)) return false;
-  m->out = down;
+    if (uses_.is_output[v] || uses_.data[v].size() != 1) return false;
   m->dtype = t;
   return true;
 }

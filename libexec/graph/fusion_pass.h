@@ -145,13 +145,16 @@ class Fuser {
     Edge q, k, v;
     std::optional<Edge> bias;
     float scale = 1.0f;
-    int out = -1;  // the second product: becomes the fused node
+    int out = -1;  // the second product, or the Transpose after it: becomes the fused node
     DType dtype = DType::kFloat;
     std::vector<int> nodes;  // the absorbed nodes
   };
   int FuseAttention();
   std::optional<std::string> EinsumEquation(int v) const;
   int64_t HeadDim(const Edge& e) const;
+  int NextPastIdentities(int v, std::vector<int>* nodes) const;
+  bool SwapsMiddleDims(const Edge& e, int reader, Edge* from) const;
+  bool AttentionOperands(int e1, int e2, int probs_side, AttentionMatch* m);
   bool MatchAttention(int sm, AttentionMatch* m);
   void RewriteAttention(const AttentionMatch& m);
 

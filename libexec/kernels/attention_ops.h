@@ -13,29 +13,37 @@ struct AttentionState : OpState {
   bool has_bias = false;
 };
 
-// q [b, t, n, h], k [b, s, n, h], v [b, s, n, hv] -> out [b, t, n, hv]; the bias's strides per
+// q [b, t, n, h], k [b, s, n, h], v [b, s, n, hv] -> out [b, t, n, hv] (rank 3 without the
+// heads dim: one head, as Keras's Attention layer writes it); the bias's strides per
 // [b, n, t, s] (0 along a dim it broadcasts over).
 struct AttentionGeom {
-  int64_t b = 0, t = 0, s = 0, n = 0, h = 0, hv = 0;
+  int rank = 4;
+  int64_t b = 0, t = 0, s = 0, n = 1, h = 0, hv = 0;
   int64_t bias_strides[4] = {0, 0, 0, 0};
 };
 
+inline Shape OutputShape(const AttentionGeom& g) {
+  return g.rank == 3 ? Shape{g.b, g.t, g.hv} : Shape{g.b, g.t, g.n, g.hv};
+}
+
 inline Result<AttentionGeom> GeomOf(const Tensor& q, const Tensor& k, const Tensor& v,
                                     const Tensor* bias) {
-  if (q.rank() != 4 || k.rank() != 4 || v.rank() != 4)
+  const int rank = q.rank();
+  if ((rank != 3 && rank != 4) || k.rank() != rank || v.rank() != rank)
     return InvalidArgument(
-        "query, key and value must have rank 4 ([batch, length, heads, dim]), "
-        "got ",
+        "query, key and value must have rank 4 ([batch, length, heads, dim]) "
+        "or 3 ([batch, length, dim]), got ",
         q.shape().ToString(), ", ", k.shape().ToString(), " and ", v.shape().ToString());
   AttentionGeom g;
+  g.rank = rank;
   g.b = q.dim(0);
   g.t = q.dim(1);
-  g.n = q.dim(2);
-  g.h = q.dim(3);
+  g.n = rank == 4 ? q.dim(2) : 1;
+  g.h = q.dim(rank - 1);
   g.s = k.dim(1);
-  g.hv = v.dim(3);
-  if (k.dim(0) != g.b || k.dim(2) != g.n || k.dim(3) != g.h || v.dim(0) != g.b || v.dim(1) != g.s ||
-      v.dim(2) != g.n)
+  g.hv = v.dim(rank - 1);
+  const bool heads_fit = rank == 3 || (k.dim(2) == g.n && v.dim(2) == g.n);
+  if (k.dim(0) != g.b || k.dim(rank - 1) != g.h || v.dim(0) != g.b || v.dim(1) != g.s || !heads_fit)
     return InvalidArgument("key ", k.shape().ToString(), " and value ", v.shape().ToString(),
                            " do not fit query ", q.shape().ToString(),
                            " (key [batch, source, heads, dim], value [batch, source, heads, "

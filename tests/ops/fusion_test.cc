@@ -930,14 +930,57 @@ TEST_CASE("fusion: int8 products in a row pass levels as bytes") {
 namespace kiln::testing {
 namespace {
 
-enum class AttentionForm { kKeras3, kKeras2, kKeras3Mixed, kMasked };
+enum class AttentionForm { kKeras3, kKeras2, kKeras3Mixed, kMasked, kHuggingFace, kOneHead };
 
 // The core of Keras's MultiHeadAttention as each version writes it: Keras 3 (einsum(query, key)
 // "BTNH,BSNH->BNTS", the scale on the scores), Keras 2 (einsum(key, query) "aecd,abcd->acbe"),
 // Keras 3 in mixed precision (float16 products, the scale and softmax in float32 between
-// Casts), and with an additive mask before the softmax.
+// Casts), and with an additive mask before the softmax; Hugging Face's TF BERT (BatchMatMul of
+// [0, 2, 1, 3]-transposed heads, a division by sqrt(d), the mask, softmax of logits + 1e-9, an
+// Identity for dropout, the result transposed back); Keras's Attention layer (rank-3
+// BatchMatMul, one head).
 FnBuilder BuildAttention(AttentionForm form) {
   FnBuilder b;
+  if (form == AttentionForm::kHuggingFace || form == AttentionForm::kOneHead) {
+    const bool hf = form == AttentionForm::kHuggingFace;
+    const std::string q = b.Input("q"), k = b.Input("k"), v = b.Input("v");
+    const std::string mask = hf ? b.Input("mask") : "";
+    const std::string perm = b.IntConst("perm", {0, 2, 1, 3}, Shape{4});
+    auto heads = [&](const std::string& name, const std::string& x) {
+      if (!hf) return x;
+      b.Op(name, "Transpose", {x, perm}, "y");
+      return b.last();
+    };
+    auto bmm = [&](const std::string& name, const std::string& x, const std::string& y,
+                   bool adj_y) {
+      tensorflow::NodeDef* n = b.Op(name, "BatchMatMulV2", {x, y}, "output");
+      (*n->mutable_attr())["adj_x"].set_b(false);
+      (*n->mutable_attr())["adj_y"].set_b(adj_y);
+      return b.last();
+    };
+    const std::string qh = heads("qt", q);
+    const std::string kh = heads("kt", k);
+    std::string scores = bmm("scores", qh, kh, true);
+    b.Op("scaled", hf ? "RealDiv" : "Mul",
+         {scores, b.Const("dk", Make<float>({hf ? 4.0f : 0.25f}, Shape{}))}, hf ? "z" : "z");
+    scores = b.last();
+    if (hf) {
+      b.Op("masked", "AddV2", {scores, mask}, "z");
+      b.Op("stable", "AddV2", {b.last(), b.Const("eps", Make<float>({1e-9f}, Shape{}))}, "z");
+      scores = b.last();
+    }
+    b.Op("softmax", "Softmax", {scores}, "softmax");
+    b.Op("dropout", "Identity", {b.last()}, "output");
+    const std::string probs = b.last();
+    const std::string values = heads("vt", v);
+    std::string context = bmm("context", probs, values, false);
+    if (hf) {
+      b.Op("back", "Transpose", {context, perm}, "y");
+      context = b.last();
+    }
+    b.Output(context);
+    return b;
+  }
   const bool mixed = form == AttentionForm::kKeras3Mixed;
   const tensorflow::DataType dt = mixed ? tensorflow::DT_HALF : tensorflow::DT_FLOAT;
   const std::string q = b.Input("q", dt), k = b.Input("k", dt), v = b.Input("v", dt);
@@ -986,16 +1029,19 @@ FnBuilder BuildAttention(AttentionForm form) {
 // With another device in the load (the test device here, a GPU in use), the attention core is
 // one _KilnAttention and agrees with the unfused ops; on the host alone nothing changes.
 TEST_CASE("fusion: Keras's attention core is one _KilnAttention on a load with a device") {
-  for (const AttentionForm form : {AttentionForm::kKeras3, AttentionForm::kKeras2,
-                                   AttentionForm::kKeras3Mixed, AttentionForm::kMasked}) {
+  for (const AttentionForm form :
+       {AttentionForm::kKeras3, AttentionForm::kKeras2, AttentionForm::kKeras3Mixed,
+        AttentionForm::kMasked, AttentionForm::kHuggingFace, AttentionForm::kOneHead}) {
     INFO("form ", static_cast<int>(form));
     const FnBuilder b = BuildAttention(form);
     const DType t = form == AttentionForm::kKeras3Mixed ? DType::kHalf : DType::kFloat;
-    // q [2, 5, 3, 8], k and v [2, 7, 3, 8]; the mask [2, 1, 1, 7] with its last column masked.
-    std::vector<Tensor> args = {RandomOf(t, Shape{2, 5, 3, 8}, 11, -1, 1),
-                                RandomOf(t, Shape{2, 7, 3, 8}, 12, -1, 1),
-                                RandomOf(t, Shape{2, 7, 3, 8}, 13, -1, 1)};
-    if (form == AttentionForm::kMasked) {
+    // q [2, 5, 3, 8], k and v [2, 7, 3, 8] (one head: [2, 5, 8] and [2, 7, 8]); the mask
+    // [2, 1, 1, 7] with its last column masked.
+    const bool one = form == AttentionForm::kOneHead;
+    std::vector<Tensor> args = {RandomOf(t, one ? Shape{2, 5, 8} : Shape{2, 5, 3, 8}, 11, -1, 1),
+                                RandomOf(t, one ? Shape{2, 7, 8} : Shape{2, 7, 3, 8}, 12, -1, 1),
+                                RandomOf(t, one ? Shape{2, 7, 8} : Shape{2, 7, 3, 8}, 13, -1, 1)};
+    if (form == AttentionForm::kMasked || form == AttentionForm::kHuggingFace) {
       Tensor m(DType::kFloat, Shape{2, 1, 1, 7});
       for (int64_t i = 0; i < 14; ++i) m.data<float>()[i] = i % 7 == 6 ? -1e9f : 0.0f;
       args.push_back(m);
@@ -1009,7 +1055,9 @@ TEST_CASE("fusion: Keras's attention core is one _KilnAttention on a load with a
     int attention = 0;
     for (const exec::ScheduledStep& step : fused->Schedule()) {
       attention += step.op == "_KilnAttention";
-      CHECK_MESSAGE((step.op != "Softmax" && step.op != "Einsum"), step.node_name);
+      CHECK_MESSAGE((step.op != "Softmax" && step.op != "Einsum" && step.op != "BatchMatMulV2" &&
+                     step.op != "Transpose"),
+                    step.node_name);
     }
     CHECK(attention == 1);
     for (const exec::ScheduledStep& step : host->Schedule()) CHECK(step.op != "_KilnAttention");
@@ -1018,7 +1066,7 @@ TEST_CASE("fusion: Keras's attention core is one _KilnAttention on a load with a
     Status s = fused->Run(args, &got);
     REQUIRE_MESSAGE(s.ok(), s.ToString());
     REQUIRE(got[0].dtype() == t);
-    REQUIRE(got[0].shape() == Shape({2, 5, 3, 8}));
+    REQUIRE(got[0].shape() == (one ? Shape({2, 5, 8}) : Shape({2, 5, 3, 8})));
     const std::string diff = CompareTensors(got[0], want[0], t == DType::kHalf ? 2e-3 : 1e-5);
     CHECK_MESSAGE(diff.empty(), diff);
   }

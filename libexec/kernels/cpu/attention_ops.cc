@@ -25,7 +25,7 @@ Status ComputeAttention(const KernelContext& ctx) {
   const Result<attention::AttentionGeom> geom = attention::GeomOf(q, k, v, bias);
   if (!geom.ok()) return ctx.Error(geom.status().message());
   const attention::AttentionGeom g = *geom;
-  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, Shape{g.b, g.t, g.n, g.hv}));
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, attention::OutputShape(g)));
   if (out->NumElements() == 0) return OkStatus();
   const float* bias_data = bias != nullptr ? bias->data<float>() : nullptr;
   return Dispatch<FloatTypes>(q.dtype(), [&](auto tag) {

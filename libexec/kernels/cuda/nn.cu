@@ -403,7 +403,7 @@ Status ComputeAttention(const KernelContext& ctx) {
   if (g->h > 32 * kMaxHeadPerLane || g->hv > 32 * kMaxHeadPerLane)
     return ctx.Error("heads of ", g->h, " and ", g->hv, " values are wider than the GPU kernel's ",
                      32 * kMaxHeadPerLane);
-  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, Shape{g->b, g->t, g->n, g->hv}));
+  KILN_ASSIGN_OR_RETURN(Tensor * y, ctx.AllocateOutput(0, attention::OutputShape(*g)));
   const int64_t rows = g->b * g->n * g->t;
   if (y->NumElements() == 0) return OkStatus();
   return Dispatch<GpuFloatTypes>(q.dtype(), [&](auto tag) {
@@ -423,7 +423,8 @@ bool SupportsAttention(const PrepareContext& ctx) {
   if (ctx.inputs.size() < 3 || !SupportsFloat(ctx)) return false;
   for (int i : {0, 2}) {
     const PartialShape& s = ctx.inputs[i].shape;
-    if (!s.unknown_rank() && s.rank() == 4 && s.dim(3) > 32 * kMaxHeadPerLane) return false;
+    if (!s.unknown_rank() && s.rank() >= 1 && s.dim(s.rank() - 1) > 32 * kMaxHeadPerLane)
+      return false;
   }
   return true;
 }
