@@ -1,7 +1,7 @@
 // Softmax and LogSoftmax on the GPU over the last axis: a warp per row (a block per row past
 // 1024 values), the max and the sum of exponentials reduced in float (half inputs too), as TF's
 // kernels compute them; _MklLayerNorm, a warp per row; inference FusedBatchNorm; _KilnAttention,
-// a warp per query row with an online softmax.
+// a warp per query row (scores in shared memory, or an online softmax for long sources).
 #include <cfloat>
 
 #include "kernels/attention_ops.h"
@@ -392,6 +392,62 @@ __global__ void AttentionRowsWarp(const C* q, const C* k, const C* v, const floa
   }
 }
 
+// The source lengths whose scores a warp keeps in shared memory (kThreads / 32 rows a block):
+// up to this many the two-phase kernel below runs, past it the online one above.
+constexpr int64_t kMaxSharedSource = 1024;
+
+// A warp per query row again, in two phases over a row of scores in shared memory: each lane
+// computes whole dot products for its own source positions (32 at a time, the query row read
+// from shared memory), the warp reduces the maximum and the sum once, then each lane
+// accumulates its output values over every source position. Per source position that is a few
+// instructions a lane where the online kernel pays a warp-wide reduction; the keys and values
+// of a block's rows (consecutive targets of one batch and head) come from L1.
+template <typename C>
+__global__ void AttentionRowsShared(const C* q, const C* k, const C* v, const float* bias, C* out,
+                                    attention::AttentionGeom g, float scale) {
+  extern __shared__ float smem[];
+  const int lane = static_cast<int>(threadIdx.x % 32), warp = static_cast<int>(threadIdx.x / 32);
+  float* qs = smem + warp * g.h;                           // the query row
+  float* p = smem + (blockDim.x / 32) * g.h + warp * g.s;  // its scores
+  const int64_t rows = g.b * g.n * g.t;
+  KILN_WARP_ROW_LOOP(row, rows) {
+    const int64_t t = row % g.t, n = (row / g.t) % g.n, b = row / (g.t * g.n);
+    const C* qp = q + ((b * g.t + t) * g.n + n) * g.h;
+    for (int64_t i = lane; i < g.h; i += 32) qs[i] = static_cast<float>(qp[i]);
+    __syncwarp();
+    const float* brow = bias == nullptr ? nullptr
+                                        : bias + b * g.bias_strides[0] + n * g.bias_strides[1] +
+                                              t * g.bias_strides[2];
+    float top = -INFINITY;
+    for (int64_t s = lane; s < g.s; s += 32) {
+      const C* kp = k + ((b * g.s + s) * g.n + n) * g.h;
+      float dot = 0.0f;
+      for (int64_t i = 0; i < g.h; ++i) dot += qs[i] * static_cast<float>(kp[i]);
+      float score = dot * scale;
+      if (brow != nullptr) score += brow[s * g.bias_strides[3]];
+      p[s] = score;
+      top = fmaxf(top, score);
+    }
+    top = WarpReduce<true>(top);
+    float sum = 0.0f;
+    for (int64_t s = lane; s < g.s; s += 32) {
+      const float e = p[s] == -INFINITY ? 0.0f : expf(p[s] - top);
+      p[s] = e;
+      sum += e;
+    }
+    sum = WarpReduce<false>(sum);
+    __syncwarp();
+    C* op = out + ((b * g.t + t) * g.n + n) * g.hv;
+    for (int64_t i = lane; i < g.hv; i += 32) {
+      float acc = 0.0f;
+      for (int64_t s = 0; s < g.s; ++s)
+        acc += p[s] * static_cast<float>(v[((b * g.s + s) * g.n + n) * g.hv + i]);
+      op[i] = static_cast<C>(g.s == 0 ? 0.0f : acc / sum);
+    }
+    __syncwarp();  // the next row overwrites qs and p
+  }
+}
+
 Status ComputeAttention(const KernelContext& ctx) {
   CudaDevice& dev = DeviceOf(ctx);
   KILN_RETURN_IF_ERROR(dev.Activate());
@@ -408,12 +464,19 @@ Status ComputeAttention(const KernelContext& ctx) {
   if (y->NumElements() == 0) return OkStatus();
   return Dispatch<GpuFloatTypes>(q.dtype(), [&](auto tag) {
     using C = ComputeType<typename decltype(tag)::type>;
-    AttentionRowsWarp<C><<<WarpRowBlocks(rows), kThreads, 0, dev.stream()>>>(
-        reinterpret_cast<const C*>(q.raw_data()),
-        reinterpret_cast<const C*>(ctx.input(1).raw_data()),
-        reinterpret_cast<const C*>(ctx.input(2).raw_data()),
-        bias == nullptr ? nullptr : bias->data<float>(), static_cast<C*>(y->raw_data()), *g,
-        st.scale);
+    const auto* qd = reinterpret_cast<const C*>(q.raw_data());
+    const auto* kd = reinterpret_cast<const C*>(ctx.input(1).raw_data());
+    const auto* vd = reinterpret_cast<const C*>(ctx.input(2).raw_data());
+    const float* bd = bias == nullptr ? nullptr : bias->data<float>();
+    auto* od = static_cast<C*>(y->raw_data());
+    if (g->s <= kMaxSharedSource) {
+      const size_t shared = static_cast<size_t>(kThreads / 32 * (g->h + g->s)) * sizeof(float);
+      AttentionRowsShared<C><<<WarpRowBlocks(rows), kThreads, shared, dev.stream()>>>(
+          qd, kd, vd, bd, od, *g, st.scale);
+    } else {
+      AttentionRowsWarp<C>
+          <<<WarpRowBlocks(rows), kThreads, 0, dev.stream()>>>(qd, kd, vd, bd, od, *g, st.scale);
+    }
     return LaunchStatus(ctx, "_KilnAttention");
   });
 }
