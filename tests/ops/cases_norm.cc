@@ -315,17 +315,16 @@ void AddLayerNorm(std::vector<OpCase>* c) {
 // _KilnAttention: softmax(scale * q . k + bias) . v per (batch, head, target), against a float64
 // reference: one head and several, a source past a warp's width, a value dim other than the
 // key's, heads past 32 values (several per GPU lane), an additive mask broadcast over heads
-// (with -1e9 entries, as Keras's masks add), a bias with -inf first entries, and no rows.
+// (with -1e9 entries, as Keras's masks add), a bias with -inf first entries, no rows, and a
+// source longer than the GPU's shared-memory kernel takes.
 void AddAttention(std::vector<OpCase>* c) {
   uint32_t seed = 3280;
   struct Dims {
     int64_t b, t, s, n, h, hv;
   };
-  const Dims dims[] = {{1, 3, 5, 1, 4, 4},
-                       {2, 4, 40, 3, 8, 6},
-                       {1, 7, 9, 2, 70, 33},
-                       {2, 5, 6, 2, 16, 16},
-                       {0, 3, 4, 2, 8, 8}};
+  const Dims dims[] = {
+      {1, 3, 5, 1, 4, 4}, {2, 4, 40, 3, 8, 6},  {1, 7, 9, 2, 70, 33}, {2, 5, 6, 2, 16, 16},
+      {0, 3, 4, 2, 8, 8}, {1, 2, 1100, 1, 4, 4}};  // past what the GPU keeps in shared memory
   for (DType t : {DType::kFloat, DType::kHalf, DType::kBFloat16, DType::kDouble}) {
     for (const Dims& d : dims) {
       for (int bias_kind = 0; bias_kind < 3; ++bias_kind) {
