@@ -159,6 +159,25 @@ PY
     step "bench kiln graph $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
       --device gpu --cuda_graphs --batch "$b" --runs 100 --warmup 3 --json
   done
+  # --precision: float32 models in half precision (against TensorFlow's float32 output, at
+  # half precision's tolerance) and with TF32 products, timed beside the float32 rows above.
+  for m in resnet50 bert; do
+    for p in fp16 tf32; do
+      mkdir -p "$WORK/out/$m/$p"
+      step "$m: run --precision $p" "$B/savedmodel-cli" run --dir "$WORK/models/$m" --tag_set serve \
+        --signature_def serving_default --inputs "x=$WORK/models/${m}_x.npy" --device gpu \
+        --precision "$p" --outdir "$WORK/out/$m/$p" --overwrite
+      step "$m --precision $p: vs TensorFlow" python3 "$WORK/close_to.py" "$WORK/out/$m/$p/y.npy" \
+        "$WORK/models/${m}_y.npy" "$([[ $p == fp16 ]] && echo 5e-2 || echo 1e-2)"
+    done
+  done
+  for row in resnet50:64 bert:32 resnet50:1; do
+    m="${row%%:*}" b="${row##*:}"
+    for p in fp16 tf32; do
+      step "bench kiln $p $m batch $b" "$B/savedmodel-cli" bench --dir "$WORK/models/$m" \
+        --device gpu --precision "$p" --batch "$b" --runs 30 --warmup 3 --json
+    done
+  done
   # A new process's first result with a compiled GPU plan (compile records cuDNN's measured
   # algorithms for the batch its input has, so neither load nor first call measures), against
   # the same without the plan: run's wall time from start to exit, output checked against
@@ -223,7 +242,7 @@ fi
 python3 - "$LOG" "$REPORT" "$JSON" <<'PY'
 import json, re, sys
 log, report, out = sys.argv[1:]
-steps, rows, kiln, first, graph, resident, cold = [], [], {}, {}, {}, {}, {}
+steps, rows, kiln, first, graph, resident, cold, precision = [], [], {}, {}, {}, {}, {}, {}
 current = None
 for line in open(log):
     m = re.match(r"== (.*?) :: ", line)
@@ -242,6 +261,9 @@ for line in open(log):
         elif current.startswith("first result"):
             _, _, model, _, plan = current.split()
             cold[(model, plan)] = d["first_result_ms"]
+        elif current.startswith("bench kiln fp16") or current.startswith("bench kiln tf32"):
+            _, _, prec, model, _, batch = current.split()
+            precision[(model, int(batch), prec)] = d["p50_us"]
         elif current.startswith("bench kiln resident"):
             _, _, _, model, _, batch = current.split()
             resident[(model, int(batch))] = d["p50_us"]
@@ -292,6 +314,11 @@ with open(report, "w") as f:
         k = kiln.get(key)
         f.write(f"| {key[0]} | {key[1]} | {k or ''} | {p50} |"
                 f" {f'{k / p50:.2f}' if k and p50 else ''} | {note} |\n")
+    f.write("\n| model | batch | kiln gpu float32 p50 us | --precision tf32 p50 us |"
+            " --precision fp16 p50 us |\n| --- | --- | --- | --- | --- |\n")
+    for key in sorted({(m, b) for m, b, _ in precision}):
+        f.write(f"| {key[0]} | {key[1]} | {kiln.get(key, '')} |"
+                f" {precision.get(key + ('tf32',), '')} | {precision.get(key + ('fp16',), '')} |\n")
     f.write("\n| model | new process to first GPU result, no plan (ms) |"
             " with a compiled GPU plan (ms) |\n| --- | --- | --- |\n")
     for model in sorted({m for m, _ in cold}):

@@ -22,6 +22,7 @@
 #include "executor/memory_plan.h"
 #include "executor/placement.h"
 #include "graph/flat_graph.h"
+#include "graph/float_to_half.h"
 #include "graph/fusion.h"
 #include "graph/half_in_float.h"
 #include "kernels/op_table_builder.h"
@@ -95,6 +96,7 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
   MarkLive();
   KILN_RETURN_IF_ERROR(TopologicalOrder());
   int half_in_float = 0;
+  int float_to_half = 0;
 #ifndef KILN_NO_PROTOBUF
   // Half precision computes in float32 regions where the host is the only device
   // (half_in_float.h): a first look, the rewrite, and the graph as rewritten goes on.
@@ -110,6 +112,22 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
                                        [&](int v) { return AcceptsFloat(graph_.nodes[v]); });
     ResetPrepared();
     if (half_in_float > 0) {
+      MarkLive();
+      order_.clear();
+      KILN_RETURN_IF_ERROR(TopologicalOrder());
+    }
+  }
+  // A float32 model in half precision on a load with an accelerator (float_to_half.h), before
+  // fusion, which then fuses the half chains.
+  const bool to_half =
+      options_.precision == Precision::kFloat16 || options_.precision == Precision::kBFloat16;
+  if (to_half && source_graph_ == nullptr && compiled_.devices.size() > 1) {
+    KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+    float_to_half = ComputeFloatToHalf(
+        &graph_, Facts(), live_,
+        options_.precision == Precision::kFloat16 ? DType::kHalf : DType::kBFloat16);
+    ResetPrepared();
+    if (float_to_half > 0) {
       MarkLive();
       order_.clear();
       KILN_RETURN_IF_ERROR(TopologicalOrder());
@@ -131,9 +149,12 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
       KILN_RETURN_IF_ERROR(TopologicalOrder());
     }
   }
+  // TF32 for the float32 products (after fusion: the fused nodes carry the mark).
+  if (options_.precision == Precision::kTF32 && source_graph_ == nullptr) MarkTf32(&graph_, live_);
 #endif
   KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/false));
   compiled_.stats.half_in_float = half_in_float;
+  compiled_.stats.float_to_half = float_to_half;
   KILN_RETURN_IF_ERROR(BindOutputs());
   DropUnreadConstants();
   PlanReleases();

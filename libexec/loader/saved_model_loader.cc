@@ -56,6 +56,12 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
   Access::set_tags(*model_, options_.tags);
   KILN_ASSIGN_OR_RETURN_CTX(devices_, ResolveDevices(options_.devices), "loading '", dir_.string(),
                             "'");
+  if ((options_.precision == Precision::kFloat16 || options_.precision == Precision::kBFloat16) &&
+      devices_.size() < 2)
+    return InvalidArgument("loading '", dir_.string(), "': precision ",
+                           PrecisionName(options_.precision),
+                           " runs float32 models in half precision on an accelerator; this load "
+                           "has only the host (name one with --device, e.g. gpu)");
   if (given_proto_) {
     Access::proto(*model_) = std::move(given_proto_);
   } else {
@@ -150,7 +156,8 @@ Status SavedModelLoader::OpenPlan() {
   auto plan = ServingPlan::Open(path, options_.verify_checksums);
   if (!plan.ok()) return PlanUnusable(plan.status().message());
   KILN_ASSIGN_OR_RETURN(const std::vector<Device*> devices, ResolveDevices(options_.devices));
-  std::string stale = (*plan)->StaleReason(dir_, options_.tags, options_.freeze_variables, devices);
+  std::string stale = (*plan)->StaleReason(dir_, options_.tags, options_.freeze_variables, devices,
+                                           options_.precision);
   if (!stale.empty()) return PlanUnusable("the plan is stale: " + stale);
   plan_ = *plan;
   // What compile measured on these devices: first calls need not measure it again.
@@ -177,6 +184,7 @@ Result<std::shared_ptr<const PreparedFunction>> SavedModelLoader::PrepareFunctio
   popts.keep_graph = options_.keep_graphs;
   popts.device_graphs = options_.device_graphs;
   popts.results_on_device = options_.results_on_device;
+  popts.precision = options_.precision;
   if (plan_ != nullptr) {
     const std::string& name = fdef.signature().name();
     if (const plan::Function* pfn = plan_->Find(name, specs)) {

@@ -136,6 +136,7 @@ class PlanModelLoader {
       popts.resources = core_.resources.get();
       popts.devices = devices_;
       popts.device_graphs = options_.device_graphs;
+      popts.precision = options_.precision;
       popts.results_on_device = options_.results_on_device;
       popts.known_args = KnownCaptures(specs.size() - sig.captures.size(), sig.captures);
       KILN_ASSIGN_OR_RETURN_CTX(sig.function, plan_.Prepare(fn, *core_.library, specs, popts),
@@ -168,6 +169,7 @@ class PlanModelLoader {
           popts.resources = core_.resources.get();
           popts.devices = devices_;
           popts.device_graphs = options_.device_graphs;
+          popts.precision = options_.precision;
           popts.results_on_device = options_.results_on_device;
           popts.known_args = KnownCaptures(conc.arg_specs.size(), conc.captures);
           KILN_ASSIGN_OR_RETURN_CTX(conc.function, plan_.Prepare(fn, *core_.library, specs, popts),
@@ -220,7 +222,8 @@ Result<std::unique_ptr<PlanModel>> PlanModel::Load(const std::filesystem::path& 
                             ServingPlan::Open(path, options.verify_checksums), "loading '",
                             dir.string(), "' from its serving plan");
   KILN_ASSIGN_OR_RETURN(const std::vector<Device*> devices, ResolveDevices(options.devices));
-  const std::string stale = plan->StaleReason(dir, options.tags, options.freeze_variables, devices);
+  const std::string stale =
+      plan->StaleReason(dir, options.tags, options.freeze_variables, devices, options.precision);
   if (!stale.empty())
     return FailedPrecondition("the serving plan of '", dir.string(), "' is stale: ", stale,
                               "; compile it again (`savedmodel-cli compile --dir ", dir.string(),

@@ -504,11 +504,16 @@ Result<std::shared_ptr<const ServingPlan>> ServingPlan::FromBytes(std::string_vi
 
 std::string ServingPlan::StaleReason(const std::filesystem::path& dir,
                                      std::span<const std::string> tags, bool freeze_variables,
-                                     std::span<Device* const> devices) const {
+                                     std::span<Device* const> devices, Precision precision) const {
   const kp::Plan& p = *root_;
   if (p.runtime()->string_view() != kPlanRuntime)
     return "it was written by '" + p.runtime()->str() + "', this is '" + kPlanRuntime + "'";
   if (std::string why = DeviceMismatch(devices); !why.empty()) return why;
+  const std::string planned_precision =
+      p.precision() == nullptr ? std::string("fp32") : p.precision()->str();
+  if (planned_precision != PrecisionName(precision))
+    return "it was compiled for precision " + planned_precision + ", this load asks for " +
+           PrecisionName(precision);
   std::vector<std::string> plan_tags;
   for (size_t i = 0; i < SizeOf(p.tags()); ++i) plan_tags.push_back(p.tags()->Get(i)->str());
   if (std::vector<std::string>(tags.begin(), tags.end()) != plan_tags)

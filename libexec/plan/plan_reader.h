@@ -12,6 +12,7 @@
 
 #include "graph/flat_graph.h"
 #include "kiln/core/status.h"
+#include "kiln/exec/executor.h"
 
 namespace kiln::plan {
 struct Plan;
@@ -70,7 +71,8 @@ class ServingPlan {
   // `devices` is the load's device list, resolved (ResolveDevices): a plan compiled for other
   // devices placed its nodes, and chose its fusions, for those.
   std::string StaleReason(const std::filesystem::path& dir, std::span<const std::string> tags,
-                          bool freeze_variables, std::span<Device* const> devices) const;
+                          bool freeze_variables, std::span<Device* const> devices,
+                          Precision precision) const;
   // The devices the plan was compiled for ("gpu:0", "cpu"; "cpu" for plans older than the list),
   // and why a load on `devices` must not use it ("" when they are the same). plan_devices.cc.
   std::vector<std::string> DeviceNames() const;

@@ -126,3 +126,40 @@ TEST_CASE("serving plan: a CPU plan is used by CPU loads only") {
 
 }  // namespace
 }  // namespace kiln::exec
+
+namespace kiln::exec {
+namespace {
+
+// A plan records the precision it was compiled for; a load of another precision does not use
+// it. Half precision needs an accelerator: a host-only load refuses it, naming the fix.
+TEST_CASE("serving plan: a plan is used by loads of its own precision only") {
+  TempDir tmp;
+  const auto dir = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+  CompileOptions copts;
+  copts.precision = Precision::kTF32;
+  REQUIRE(CompilePlan(dir, copts).ok());
+  LoadOptions tf32;
+  tf32.precision = Precision::kTF32;
+  tf32.plan = PlanUse::kRequire;
+  auto m = SavedModel::Load(dir, tf32);
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  LoadOptions fp32;
+  fp32.plan = PlanUse::kRequire;
+  auto other = SavedModel::Load(dir, fp32);
+  REQUIRE_FALSE(other.ok());
+  CHECK_MESSAGE(other.status().message().find("compiled for precision tf32, this load asks for "
+                                              "fp32") != std::string::npos,
+                other.status().message());
+
+  LoadOptions half;
+  half.precision = Precision::kFloat16;
+  auto refused = SavedModel::Load(dir, half);
+  REQUIRE_FALSE(refused.ok());
+  CHECK_MESSAGE(refused.status().message().find("only the host") != std::string::npos,
+                refused.status().message());
+  CHECK(ParsePrecision("bf16").value() == Precision::kBFloat16);
+  CHECK_FALSE(ParsePrecision("fp8").ok());
+}
+
+}  // namespace
+}  // namespace kiln::exec

@@ -1105,3 +1105,95 @@ TEST_CASE("fusion: attention that is not the core Keras writes is left alone") {
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+
+// LoadOptions::precision fp16 / bf16 on a load with an accelerator (the test device here): the
+// float32 products, activations and softmax run in the half type, a Cast where float32 enters
+// and leaves (the result stays float32), Exp stays float32; results agree with float32 within
+// the half type's precision. Without an accelerator nothing changes.
+TEST_CASE("precision: a float32 model runs in half precision on a load with a device") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  b.Op("mm1", "MatMul", {x, b.Const("w1", RandomOf(DType::kFloat, Shape{16, 8}, 1, -0.5, 0.5))},
+       "product");
+  b.Op("bias", "BiasAdd", {b.last(), b.Const("b1", RandomOf(DType::kFloat, Shape{8}, 2))},
+       "output");
+  b.Op("relu", "Relu", {b.last()}, "activations");
+  const std::string hidden = b.last();
+  b.Op("mm2", "MatMul", {hidden, b.Const("w2", RandomOf(DType::kFloat, Shape{8, 4}, 3, -0.5, 0.5))},
+       "product");
+  b.Op("softmax", "Softmax", {b.last()}, "softmax");
+  b.Output(b.last());
+  b.Op("exp", "Exp", {hidden}, "y");  // kept float32
+  b.Output(b.last());
+  const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{3, 16}, 4, -1, 1)};
+  PrepareOptions plain;
+  plain.fuse = false;
+  std::vector<Tensor> want;
+  REQUIRE(PrepareFor(b, args, plain)->Run(args, &want).ok());
+  for (const exec::Precision p : {exec::Precision::kFloat16, exec::Precision::kBFloat16}) {
+    INFO(exec::PrecisionName(p));
+    PrepareOptions device;
+    device.devices = {GetTestDevice()};
+    device.precision = p;
+    const auto fn = PrepareFor(b, args, device);
+    CHECK(fn->plan_stats().float_to_half >= 5);  // the products, bias, relu, softmax
+    int casts = 0, exps = 0;
+    for (const exec::ScheduledStep& step : fn->Schedule()) {
+      casts += step.op == "Cast";
+      exps += step.op == "Exp";
+    }
+    CHECK(casts >= 2);  // x in; the results out (the test device widens on its own, too)
+    CHECK(exps == 1);
+    std::vector<Tensor> got;
+    Status s = fn->Run(args, &got);
+    REQUIRE_MESSAGE(s.ok(), s.ToString());
+    REQUIRE(got.size() == 2);
+    for (size_t i = 0; i < got.size(); ++i) {
+      CHECK(got[i].dtype() == DType::kFloat);
+      const std::string diff =
+          CompareTensors(got[i], want[i], p == exec::Precision::kFloat16 ? 1e-2 : 5e-2);
+      CHECK_MESSAGE(diff.empty(), "output ", i, ": ", diff);
+    }
+    // The host alone: nothing changes.
+    PrepareOptions host;
+    host.precision = p;
+    CHECK(PrepareFor(b, args, host)->plan_stats().float_to_half == 0);
+  }
+}
+
+// Precision::kTF32 marks the float32 products (after fusion: the fused node too) for the GPU's
+// TF32 math; other nodes and other precisions carry no mark.
+TEST_CASE("precision: tf32 marks the float32 products and convolutions") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  b.Op("mm", "MatMul", {x, b.Const("w", RandomOf(DType::kFloat, Shape{16, 8}, 1))}, "product");
+  b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{8}, 2))}, "output");
+  b.Op("tanh", "Tanh", {b.last()}, "y");
+  b.Output(b.last());
+  const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 16}, 3)};
+  for (const bool tf32 : {true, false}) {
+    PrepareOptions options;
+    options.keep_graph = true;
+    if (tf32) options.precision = exec::Precision::kTF32;
+    const auto fn = PrepareFor(b, args, options);
+    const exec::FlatGraph* g = fn->final_graph();
+    REQUIRE(g != nullptr);
+    int marked = 0, products = 0;
+    for (const exec::FlatNode& n : g->nodes) {
+      if (n.op == "_FusedMatMul" || n.op == "MatMul") ++products;
+      Result<bool> mark = n.reader().GetBool("_kiln_allow_tf32", false);
+      if (mark.ok() && *mark) {
+        ++marked;
+        CHECK(n.op == "_FusedMatMul");
+      }
+    }
+    CHECK(products == 1);
+    CHECK(marked == (tf32 ? 1 : 0));
+    std::vector<Tensor> out;
+    CHECK(fn->Run(args, &out).ok());  // the CPU's kernels ignore the mark
+  }
+}
+
+}  // namespace kiln::testing

@@ -190,6 +190,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   load_options.devices = SplitCommaList(options.device);
   load_options.device_graphs = options.cuda_graphs;
   load_options.results_on_device = options.device_io;
+  KILN_ASSIGN_OR_RETURN(load_options.precision, exec::ParsePrecision(options.precision));
   load_options.plan = options.plan == "require"  ? exec::PlanUse::kRequire
                       : options.plan == "ignore" ? exec::PlanUse::kIgnore
                                                  : exec::PlanUse::kAuto;
@@ -426,6 +427,10 @@ std::unique_ptr<CommandArgs> SetupBenchCommand(CLI::App& cmd) {
   cmd.add_option("--threads", o.threads, "Intra-op threads (0: all cores)");
   cmd.add_option("--device", o.device,
                  "Devices in priority order, comma-separated (default: cpu alone)");
+  cmd.add_option("--precision", o.precision,
+                 "What float32 computes in: fp32 (as saved), tf32 (GPU products with TF32), fp16 "
+                 "or bf16 (the model in half precision on a GPU)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   cmd.add_flag("--cuda_graphs", o.cuda_graphs,
                "Replay fixed-shape calls on a GPU as one CUDA graph from the third call on");
   cmd.add_flag("--device_io", o.device_io,

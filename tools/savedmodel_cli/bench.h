@@ -32,10 +32,11 @@ struct BenchOptions {
   double min_seconds = 0;   // keep timing until this much time has passed, too
   int64_t batch = 1;        // the first unknown dim of generated inputs
   bool json = false;
-  bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
-  std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
-  std::string device;           // LoadOptions::devices, comma-separated; "" = the host
-  bool cuda_graphs = false;     // LoadOptions::device_graphs
+  bool skip_checksums = false;     // LoadOptions::verify_checksums = false (trusted bundles)
+  std::string plan = "auto";       // LoadOptions::plan: auto, ignore or require
+  std::string device;              // LoadOptions::devices, comma-separated; "" = the host
+  bool cuda_graphs = false;        // LoadOptions::device_graphs
+  std::string precision = "fp32";  // LoadOptions::precision
   // Inputs copied once to the first device of `device`, results left there
   // (LoadOptions::results_on_device), each call waiting for the device: what a service that
   // keeps its data on the GPU sees, without the copies to and from the host.

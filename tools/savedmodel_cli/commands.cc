@@ -20,7 +20,8 @@ constexpr char kRunHelp[] =
     "Runs a signature of a SavedModel and prints each output as numpy prints it.\n"
     "  run --dir D --tag_set serve --signature_def serving_default \\\n"
     "      --inputs 'x=in.npy;y=in.npz[name]' --input_exprs 'a=5.0;b=[[1,2],[3,4]]' \\\n"
-    "      [--outdir OUT [--overwrite]] [--device gpu,cpu]";
+    "      [--outdir OUT [--overwrite]] [--device gpu,cpu]\n"
+    "      [--precision fp32|tf32|fp16|bf16]";
 
 constexpr char kBenchHelp[] =
     "Times a signature: bundle size, load time, first call, per-call p50/p90/p99/mean/min over\n"
@@ -28,6 +29,7 @@ constexpr char kBenchHelp[] =
     "  bench --dir D [--tag_set serve] [--signature_def serving_default]\n"
     "        [--inputs 'x=in.npy'] [--input_exprs 'a=5.0'] [--threads N] [--runs R]\n"
     "        [--warmup W] [--min_seconds S] [--batch B] [--json] [--device gpu,cpu]\n"
+    "        [--precision fp32|tf32|fp16|bf16] [--cuda_graphs] [--device_io]\n"
     "Inputs not given are generated (unknown dims: --batch for the first, 1 for others).";
 
 constexpr char kScanHelp[] =
@@ -40,7 +42,7 @@ constexpr char kCompileHelp[] =
     "ignores): each function imported, inlined, pruned and fused once, so loads skip that work\n"
     "(docs/serving-plan.md). Loads use a plan only while the bundle's files are unchanged.\n"
     "  compile --dir D [--tag_set serve] [--signature_def K ...] [--device cpu|gpu,cpu]\n"
-    "        [--tune_batch B,...] [--no_freeze]";
+    "        [--tune_batch B,...] [--precision fp32|tf32|fp16|bf16] [--no_freeze]";
 
 constexpr char kQuantizeHelp[] =
     "Writes a copy of a SavedModel with its weights stored as int8 (one scale per output\n"

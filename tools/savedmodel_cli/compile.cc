@@ -13,6 +13,7 @@ struct CompileArgs : CommandArgs {
   std::vector<std::string> signatures;
   std::string device = "cpu";
   std::vector<int64_t> tune_batches = {1};
+  std::string precision = "fp32";
   bool no_freeze = false;
 };
 
@@ -31,6 +32,9 @@ std::unique_ptr<CommandArgs> SetupCompileCommand(CLI::App& cmd) {
                  "the algorithms its kernels measure for them (default 1; repeatable)")
       ->delimiter(',')
       ->check(CLI::PositiveNumber);
+  cmd.add_option("--precision", a->precision,
+                 "The --precision of the loads the plan is for (fp32, tf32, fp16, bf16)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   cmd.add_flag("--no_freeze", a->no_freeze,
                "Plan for loads that keep variables assignable (LoadOptions::freeze_variables "
                "false)");
@@ -45,6 +49,7 @@ Status RunCompileCommand(const CommandArgs& args, std::ostream& out, std::ostrea
   options.devices = SplitCommaList(a.device);
   options.freeze_variables = !a.no_freeze;
   options.tune_batches = a.tune_batches;
+  KILN_ASSIGN_OR_RETURN(options.precision, exec::ParsePrecision(a.precision));
   // Loading prepares every function (most of the time); planning then writes them one by one.
   Progress progress(err, "compile: planned", 0);
   progress.Update(0, "(loading and preparing the bundle)");

@@ -134,6 +134,7 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   load_options.signatures = {options.signature_def};
   load_options.verify_checksums = !options.skip_checksums;
   load_options.devices = SplitCommaList(options.device);
+  KILN_ASSIGN_OR_RETURN(load_options.precision, exec::ParsePrecision(options.precision));
   if (options.threads < 0) {
     return InvalidArgument("--threads must be 0 (all cores) or more, got ", options.threads);
   }
@@ -206,6 +207,10 @@ std::unique_ptr<CommandArgs> SetupRunCommand(CLI::App& cmd) {
       ->check(CLI::IsMember({"auto", "ignore", "require"}));
   cmd.add_option("--device", a->run.device,
                  "Devices in priority order, comma-separated (default: cpu alone)");
+  cmd.add_option("--precision", a->run.precision,
+                 "What float32 computes in: fp32 (as saved), tf32 (GPU products with TF32), fp16 "
+                 "or bf16 (the model in half precision on a GPU)")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   cmd.add_option("--threads", a->run.threads, "Intra-op threads (0: all cores)");
   return a;
 }

@@ -30,10 +30,11 @@ struct RunCommandOptions {
   std::string input_exprs;  // "a=5.0;b=[[1,2],[3,4]]"
   std::optional<std::filesystem::path> outdir;
   bool overwrite = false;
-  bool skip_checksums = false;  // LoadOptions::verify_checksums = false (trusted bundles)
-  std::string plan = "auto";    // LoadOptions::plan: auto, ignore or require
-  std::string device;           // LoadOptions::devices, comma-separated; "" = the host
-  int threads = 0;              // LoadOptions::num_threads (0: all cores)
+  bool skip_checksums = false;     // LoadOptions::verify_checksums = false (trusted bundles)
+  std::string plan = "auto";       // LoadOptions::plan: auto, ignore or require
+  std::string device;              // LoadOptions::devices, comma-separated; "" = the host
+  std::string precision = "fp32";  // LoadOptions::precision
+  int threads = 0;                 // LoadOptions::num_threads (0: all cores)
 };
 
 struct InputFileSpec {

@@ -58,6 +58,7 @@ struct Flags {
   std::vector<std::string> allowed_unsafe_ops;
   std::vector<std::string> devices;  // priority order; empty: the CPU alone
   bool cuda_graphs = false;          // LoadOptions::device_graphs
+  std::string precision = "fp32";    // LoadOptions::precision
   int shutdown_grace_seconds = 30;
   bool log_requests = false;
   bool log_debug = false;
@@ -105,6 +106,11 @@ int Serve(const Flags& flags) {
   if (auto d = kiln::exec::ResolveDevices(flags.devices); !d.ok()) return Fail(d.status());
   ro.load.devices = flags.devices;
   ro.load.device_graphs = flags.cuda_graphs;
+  if (auto p = kiln::exec::ParsePrecision(flags.precision); p.ok()) {
+    ro.load.precision = *p;
+  } else {
+    return Fail(p.status());
+  }
   ro.allowed_unsafe_ops.insert(flags.allowed_unsafe_ops.begin(), flags.allowed_unsafe_ops.end());
   if (flags.enable_batching) {
     if (!flags.batching_parameters_file.empty()) {
@@ -285,6 +291,10 @@ int Main(int argc, char** argv) {
                  "devices every model runs on, in priority order, comma-separated (gpu, gpu:1, "
                  "cpu; default: cpu alone), as savedmodel-cli run/bench --device")
       ->delimiter(',');
+  app.add_option("--precision", f.precision,
+                 "what float32 computes in: fp32 (as saved), tf32, fp16 or bf16 (on a GPU), as "
+                 "savedmodel-cli run/bench --precision")
+      ->check(CLI::IsMember({"fp32", "tf32", "fp16", "bf16"}));
   app.add_flag("--cuda_graphs", f.cuda_graphs,
                "replay each fixed-shape call (each batch size the batcher forms) on a GPU as one "
                "CUDA graph from its third call on, as savedmodel-cli bench --cuda_graphs");

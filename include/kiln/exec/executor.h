@@ -45,6 +45,33 @@ class FunctionLibrary {
   std::map<std::string, const tensorflow::FunctionDef*, std::less<>> functions_;
 };
 
+// What float32 computes in (LoadOptions::precision; `--precision`). kAsSaved: as the model was
+// saved (float32 products without TF32). kTF32: float32 products and convolutions may use the
+// GPU's TF32 tensor cores (a 10-bit mantissa in the products, float32 accumulation; as
+// PyTorch's allow_tf32 and ONNX Runtime's use_tf32). kFloat16, kBFloat16: on a load with an
+// accelerator, a float32 model runs in half precision (graph/float_to_half.h); the signature's
+// dtypes do not change.
+enum class Precision { kAsSaved, kTF32, kFloat16, kBFloat16 };
+// "fp32", "tf32", "fp16", "bf16".
+inline const char* PrecisionName(Precision p) {
+  switch (p) {
+    case Precision::kTF32:
+      return "tf32";
+    case Precision::kFloat16:
+      return "fp16";
+    case Precision::kBFloat16:
+      return "bf16";
+    default:
+      return "fp32";
+  }
+}
+inline Result<Precision> ParsePrecision(std::string_view name) {
+  for (Precision p :
+       {Precision::kAsSaved, Precision::kTF32, Precision::kFloat16, Precision::kBFloat16})
+    if (name == PrecisionName(p)) return p;
+  return InvalidArgument("precision '", name, "' is not one of fp32, tf32, fp16, bf16");
+}
+
 struct PrepareOptions {
   ResourceManager* resources = nullptr;
   // Where nodes may run, in priority order: each node goes to the first device with a kernel
@@ -94,6 +121,10 @@ struct PrepareOptions {
   // copied from the device (PlanStats::device_graph says whether, or why not). A call whose
   // recording fails runs as usual, as do all later ones of that state.
   bool device_graphs = false;
+  // Precision::kTF32 marks float32 products for the GPU's TF32 math; kFloat16 and kBFloat16
+  // run float32 nodes in half precision where `devices` has an accelerator (no effect on the
+  // host alone: the loader refuses that combination).
+  Precision precision = Precision::kAsSaved;
 };
 
 struct RunOptions {
@@ -112,6 +143,7 @@ struct PlanStats {
   int fused = 0;             // products and convolutions that absorbed the ops after them
   int widened = 0;           // half-precision nodes run in float32 between casts
   int half_in_float = 0;     // half-precision nodes rewritten to compute in float32 regions
+  int float_to_half = 0;     // float32 nodes run in half precision (Precision::kFloat16...)
   int slots = 0;             // tensors a call holds
   int planned_slots = 0;     // of those, placed in the arena
   int in_place = 0;          // planned outputs sharing their input's memory

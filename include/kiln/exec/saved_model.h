@@ -89,6 +89,9 @@ struct LoadOptions {
   // Results a device computed stay in its memory (PrepareOptions::results_on_device); inputs
   // may be given in a device's memory either way.
   bool results_on_device = false;
+  // What float32 computes in (Precision, kiln/exec/executor.h): as saved (default), TF32 products
+  // on a GPU, or the whole model in float16 / bfloat16 on a GPU (refused without one).
+  Precision precision = Precision::kAsSaved;
 };
 
 // What a load did with the bundle's serving plan.

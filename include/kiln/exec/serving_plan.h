@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "kiln/core/status.h"
+#include "kiln/exec/executor.h"
 
 namespace kiln::exec {
 
@@ -37,6 +38,9 @@ struct CompileOptions {
   // nothing for these shapes. An unknown leading dimension takes each batch size; a signature
   // with other unknown dimensions is not tuned (the report says so).
   std::vector<int64_t> tune_batches = {1};
+  // The load option the plan is made for (LoadOptions::precision): a plan of another precision
+  // is not used.
+  Precision precision = Precision::kAsSaved;
   // The load option the plan is made for (a plan made with frozen variables has their values
   // folded into fused weights, so it is only used by loads that freeze too).
   bool freeze_variables = true;

@@ -44,6 +44,7 @@ struct ConvPlan {
   cudnnConvolutionFwdAlgo_t algo{};
   cudnnConvolutionBwdDataAlgo_t data_algo{};  // Conv2DBackpropInput's
   cudnnMathType_t math = CUDNN_DEFAULT_MATH;  // the chosen algorithm's
+  bool tf32 = false;  // float32 may use TF32 tensor cores (Precision::kTF32)
   size_t workspace = 0;
   // Every size the descriptors hold, as text: the shape part of a tuning record's key.
   std::string sizes;
@@ -101,6 +102,7 @@ struct GpuConvState final : OpState {
   int64_t k_h = 0, k_w = 0, filter_in_c = 0, out_c = 0;
   int64_t depthwise_c = 0;  // depthwise: the input channels the filter was made for
   Tensor filter;            // KRSC, in device memory
+  bool tf32 = false;
   mutable PlanCache plans;
 };
 
@@ -162,6 +164,7 @@ Status CreateConvState(PrepareContext& ctx) {
   st->out_c = out;
   st->depthwise_c = st->depthwise ? f.dim(2) : 0;
   KILN_ASSIGN_OR_RETURN(st->filter, DeviceFilter(ctx, f, in, out));
+  st->tf32 = AllowsTf32(ctx);
   ctx.state = st;
   return OkStatus();
 }
@@ -215,7 +218,8 @@ Status DescribeConv(ConvPlan* plan, DType dtype, int64_t n, int64_t h, int64_t w
   KILN_RETURN_IF_ERROR(
       CheckDnn(api->cudnnSetConvolutionGroupCount(plan->conv, i32(groups)), "cuDNN group count"));
   // float32 stays float32 (no TF32); the half types take the tensor cores.
-  const cudnnMathType_t math = dtype == DType::kFloat ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
+  const cudnnMathType_t math =
+      dtype == DType::kFloat && !plan->tf32 ? CUDNN_FMA_MATH : CUDNN_TENSOR_OP_MATH;
   plan->sizes =
       DTypeShortName(dtype) + " x" + std::to_string(n) + "," + std::to_string(c) + "," +
       std::to_string(plan->padded_h) + "," + std::to_string(plan->padded_w) + " w" +
@@ -223,7 +227,7 @@ Status DescribeConv(ConvPlan* plan, DType dtype, int64_t n, int64_t h, int64_t w
       std::to_string(f.k_w) + " y" + std::to_string(dh.out) + "," + std::to_string(dw.out) + " p" +
       std::to_string(pad_h) + "," + std::to_string(pad_w) + " s" + std::to_string(dh.stride) + "," +
       std::to_string(dw.stride) + " d" + std::to_string(dh.dilation) + "," +
-      std::to_string(dw.dilation) + " g" + std::to_string(groups);
+      std::to_string(dw.dilation) + " g" + std::to_string(groups) + (plan->tf32 ? " tf32" : "");
   return CheckDnn(api->cudnnSetConvolutionMathType(plan->conv, math), "cuDNN math type");
 }
 
@@ -235,7 +239,7 @@ template <typename Perf, typename Algo>
 Result<bool> ChooseAlgo(ConvPlan* plan, DType dtype, const Perf* perf, int found, Algo* algo) {
   for (int i = 0; i < found; ++i) {
     if (perf[i].status != CUDNN_STATUS_SUCCESS || perf[i].memory > kMaxWorkspace) continue;
-    if (dtype == DType::kFloat && perf[i].mathType != CUDNN_FMA_MATH) continue;
+    if (dtype == DType::kFloat && !plan->tf32 && perf[i].mathType != CUDNN_FMA_MATH) continue;
     KILN_RETURN_IF_ERROR(CheckDnn(
         plan->api->cudnnSetConvolutionMathType(plan->conv, perf[i].mathType), "cuDNN math type"));
     *algo = perf[i].algo;
@@ -305,6 +309,7 @@ Result<std::unique_ptr<ConvPlan>> MakePlan(const KernelContext& ctx, const GpuCo
                                            const std::array<WindowDim, 3>& dims, const void* filter,
                                            void* y) {
   auto plan = std::make_unique<ConvPlan>();
+  plan->tf32 = st.tf32;
   KILN_RETURN_IF_ERROR(DescribeConv(plan.get(), dtype, n, h, w, c,
                                     {st.k_h, st.k_w, st.filter_in_c, st.out_c}, dims));
   const DnnApi* api = plan->api;
@@ -428,6 +433,7 @@ struct GpuBackpropInputState final : OpState {
   std::vector<int64_t> filter_dims;  // TF's HWIO
   FilterDims f;
   Tensor filter;  // KRSC, in device memory
+  bool tf32 = false;
   mutable PlanCache plans;
 };
 
@@ -452,6 +458,7 @@ Status CreateBackpropInputState(PrepareContext& ctx) {
   st->filter_dims.assign(f.shape().dims().begin(), f.shape().dims().end());
   st->f = {f.dim(0), f.dim(1), f.dim(2), f.dim(3)};
   KILN_ASSIGN_OR_RETURN(st->filter, DeviceFilter(ctx, f, st->f.in_c, st->f.out_c));
+  st->tf32 = AllowsTf32(ctx);
   ctx.state = st;
   return OkStatus();
 }
@@ -460,6 +467,7 @@ Result<std::unique_ptr<ConvPlan>> MakeBackpropPlan(
     const KernelContext& ctx, const GpuBackpropInputState& st, cudnnHandle_t handle, DType dtype,
     const std::vector<int64_t>& in, const std::array<WindowDim, 3>& dims, const void* dy) {
   auto plan = std::make_unique<ConvPlan>();
+  plan->tf32 = st.tf32;
   const int64_t n = in[0], h = in[1], w = in[2], c = in[3];
   KILN_RETURN_IF_ERROR(DescribeConv(plan.get(), dtype, n, h, w, c, st.f, dims));
   const DnnApi* api = plan->api;

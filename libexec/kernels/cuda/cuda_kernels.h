@@ -112,7 +112,15 @@ struct Gemm {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   bool a_batched = true, b_batched = true;  // false: one matrix for the whole batch
   bool adj_a = false, adj_b = false;
+  // float32 may use TF32 tensor cores (the node's _kiln_allow_tf32, LoadOptions::precision).
+  bool tf32 = false;
 };
+// Whether a float32 product or convolution node may use TF32 math (graph/float_to_half.h's
+// MarkTf32 sets the attr where the load asked for it).
+inline bool AllowsTf32(const PrepareContext& ctx) {
+  Result<bool> b = ctx.attrs.GetBool("_kiln_allow_tf32", false);
+  return b.ok() && *b;
+}
 // The plans a node's products use (per shape and alignment), made on first use.
 struct GemmPlans;
 std::shared_ptr<GemmPlans> NewGemmPlans();

@@ -15,12 +15,14 @@ namespace {
 
 struct GpuEinsumState final : OpState {
   std::string equation;
+  bool tf32 = false;
   std::shared_ptr<GemmPlans> plans = NewGemmPlans();
 };
 
 Status CreateEinsumState(PrepareContext& ctx) {
   auto st = std::make_shared<GpuEinsumState>();
   KILN_ASSIGN_OR_RETURN(st->equation, ctx.attrs.GetString("equation"));
+  st->tf32 = AllowsTf32(ctx);
   ctx.state = st;
   return OkStatus();
 }
@@ -64,6 +66,7 @@ Status ComputeEinsum(const KernelContext& ctx) {
   };
   Gemm g;
   g.dtype = a.dtype();
+  g.tf32 = st.tf32;
   KILN_ASSIGN_OR_RETURN(g.a, arranged(a, p.perm_a));
   KILN_ASSIGN_OR_RETURN(g.b, arranged(b, p.perm_b));
   g.batch = p.batch;

@@ -81,8 +81,11 @@ Result<std::unique_ptr<Plan>> MakePlan(const KernelContext& ctx, cublasLtHandle_
   auto plan = std::make_unique<Plan>();
   plan->api = api;
   const cudaDataType_t type = CudaType(g.dtype);
-  KILN_RETURN_IF_ERROR(CheckBlas(
-      api->cublasLtMatmulDescCreate(&plan->desc, CUBLAS_COMPUTE_32F, CUDA_R_32F), "matmul desc"));
+  // float32 stays float32 unless the load allowed TF32 (Precision::kTF32).
+  const cublasComputeType_t compute =
+      g.dtype == DType::kFloat && g.tf32 ? CUBLAS_COMPUTE_32F_FAST_TF32 : CUBLAS_COMPUTE_32F;
+  KILN_RETURN_IF_ERROR(
+      CheckBlas(api->cublasLtMatmulDescCreate(&plan->desc, compute, CUDA_R_32F), "matmul desc"));
   // cuBLASLt's A is our b, its B our a (see the file comment).
   const cublasOperation_t op_a = g.adj_b ? CUBLAS_OP_T : CUBLAS_OP_N;
   const cublasOperation_t op_b = g.adj_a ? CUBLAS_OP_T : CUBLAS_OP_N;
@@ -208,6 +211,7 @@ namespace {
 
 struct GpuMatMulState final : OpState {
   bool adj_a = false, adj_b = false;
+  bool tf32 = false;
   Epilogue epilogue;
   std::shared_ptr<GemmPlans> plans = NewGemmPlans();
 };
@@ -218,6 +222,7 @@ Status CreateMatMulState(PrepareContext& ctx) {
   const bool batched = ctx.op != "MatMul" && ctx.op != "_FusedMatMul";
   KILN_ASSIGN_OR_RETURN(st->adj_a, ctx.attrs.GetBool(batched ? "adj_x" : "transpose_a", false));
   KILN_ASSIGN_OR_RETURN(st->adj_b, ctx.attrs.GetBool(batched ? "adj_y" : "transpose_b", false));
+  st->tf32 = AllowsTf32(ctx);
   ctx.state = st;
   return OkStatus();
 }
@@ -265,6 +270,7 @@ Status ComputeMatMul(const KernelContext& ctx) {
                      b.shape().ToString());
   Gemm g;
   g.dtype = a.dtype();
+  g.tf32 = st.tf32;
   g.adj_a = st.adj_a;
   g.adj_b = st.adj_b;
   g.m = a.dim(a.rank() - (st.adj_a ? 1 : 2));

@@ -215,7 +215,8 @@ class PlanWriter {
     }
     auto tuning_v = b_.CreateVector(records);
     auto root = kp::CreatePlan(b_, kPlanFormatVersion, runtime, tags, options_.freeze_variables,
-                               sources_v, functions_v, constants_v, model_, devices_v, tuning_v);
+                               sources_v, functions_v, constants_v, model_, devices_v, tuning_v,
+                               b_.CreateString(PrecisionName(options_.precision)));
     b_.Finish(root, kp::PlanIdentifier());
     std::string bytes(reinterpret_cast<const char*>(b_.GetBufferPointer()), b_.GetSize());
     AppendPlanTrailer(&bytes);
@@ -550,6 +551,7 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
   lo.tags = options.tags;
   lo.signatures = options.signatures;
   lo.freeze_variables = options.freeze_variables;
+  lo.precision = options.precision;
   lo.plan = PlanUse::kIgnore;
   lo.keep_graphs = true;
   CompileReport report;
