@@ -353,7 +353,7 @@ void AddAttention(std::vector<OpCase>* c) {
             m.data<float>()[i * d.s] = -std::numeric_limits<float>::infinity();
           b.Input(m);
         }
-        b.Reference1([d, scale, bias_shape, bias_kind](const std::vector<Tensor>& in) {
+        b.Reference1([d, scale, bias_kind](const std::vector<Tensor>& in) {
           const std::vector<double> q = Doubles(in[0]), k = Doubles(in[1]), v = Doubles(in[2]);
           const std::vector<double> bias = bias_kind > 0 ? Doubles(in[3]) : std::vector<double>{};
           std::vector<double> o(static_cast<size_t>(d.b * d.t * d.n * d.hv));
