@@ -255,4 +255,31 @@ Result<FlatGraph> FlattenFunction(const tensorflow::FunctionDef& fdef,
   return g;
 }
 
+Edge AddConstNode(FlatGraph* g, std::string name, Tensor value) {
+  g->owned_values.push_back(std::move(value));
+  FlatNode c;
+  c.name = std::move(name);
+  c.op = "Const";
+  c.value = &g->owned_values.back();
+  c.def = FindOp("Const");
+  g->nodes.push_back(std::move(c));
+  return Edge{static_cast<int>(g->nodes.size()) - 1, 0};
+}
+
+Edge AddCastNode(FlatGraph* g, const Edge& from, DType src, DType dst, std::string name) {
+  g->owned_attrs.emplace_back();
+  ProtoAttrMap& attrs = g->owned_attrs.back();
+  attrs["SrcT"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(src)));
+  attrs["DstT"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(dst)));
+  attrs["Truncate"].set_b(false);
+  FlatNode cast;
+  cast.name = std::move(name);
+  cast.op = "Cast";
+  cast.attrs = &attrs;
+  cast.inputs = {from};
+  cast.def = FindOp("Cast");
+  g->nodes.push_back(std::move(cast));
+  return Edge{static_cast<int>(g->nodes.size()) - 1, 0};
+}
+
 }  // namespace kiln::exec

@@ -66,6 +66,11 @@ struct FunctionInterface {
 };
 
 #ifndef KILN_NO_PROTOBUF
+// Nodes a rewrite adds to `g`, their attrs and values owned by it: a constant holding `value`,
+// and a Cast of `from` (a value of type `src`) to `dst`. Each returns the new node's output.
+Edge AddConstNode(FlatGraph* g, std::string name, Tensor value);
+Edge AddCastNode(FlatGraph* g, const Edge& from, DType src, DType dst, std::string name);
+
 // The interface of `fdef`; errors name the function and the argument.
 Result<FunctionInterface> InterfaceOf(const tensorflow::FunctionDef& fdef);
 

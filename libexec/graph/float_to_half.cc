@@ -12,7 +12,8 @@ namespace kiln::exec {
 namespace {
 
 // Ops that compute in the half type (the GPU's kernels accumulate in float32 inside): TF's AMP
-// allow and infer lists, less what loses accuracy there.
+// allow and infer lists, less what loses accuracy there. Only ops typed by one attr "T" (ops
+// with several type attrs, such as GatherV2 and BatchMatMulV3, are left as they are).
 bool ComputesInHalf(std::string_view op) {
   static constexpr std::string_view kOps[] = {"Add",
                                               "AddN",
@@ -20,7 +21,6 @@ bool ComputesInHalf(std::string_view op) {
                                               "AvgPool",
                                               "BatchMatMul",
                                               "BatchMatMulV2",
-                                              "BatchMatMulV3",
                                               "BiasAdd",
                                               "ConcatV2",
                                               "Conv2D",
@@ -31,7 +31,6 @@ bool ComputesInHalf(std::string_view op) {
                                               "Elu",
                                               "Erf",
                                               "ExpandDims",
-                                              "GatherV2",
                                               "Identity",
                                               "LeakyRelu",
                                               "MatMul",
@@ -137,47 +136,28 @@ class FloatToHalf {
                                   e.output < static_cast<int>(facts_[e.node].values.size())
                               ? facts_[e.node].values[e.output]
                               : nullptr;
-    int made = -1;
-    if (value != nullptr) {
-      if (Result<Tensor> h = CastNow(*value, half_); h.ok()) {
-        g_.owned_values.push_back(std::move(*h));
-        FlatNode c;
-        c.name = g_.nodes[e.node].name + "/as_half_" + std::to_string(e.output);
-        c.op = "Const";
-        c.value = &g_.owned_values.back();
-        c.def = FindOp("Const");
-        g_.nodes.push_back(std::move(c));
-        made = static_cast<int>(g_.nodes.size()) - 1;
-      }
+    const std::string name = g_.nodes[e.node].name + "/as_half_" + std::to_string(e.output);
+    Edge made;
+    Result<Tensor> rounded =
+        value != nullptr ? CastNow(*value, half_) : Result<Tensor>(NotFound("not a constant"));
+    if (rounded.ok()) {
+      made = AddConstNode(&g_, name, std::move(*rounded));
+    } else {
+      made = AddCastNode(&g_, e, DType::kFloat, half_, name);
     }
-    if (made < 0) made = AddCast(e, DType::kFloat, half_, "/as_half_");
-    to_half_.emplace(key, made);
-    return Edge{made, 0};
+    to_half_.emplace(key, made.node);
+    return made;
   }
 
   // The float32 form of converted value e, for a reader kept in float32 or a result.
   Edge FloatOf(const Edge& e) {
     const auto key = std::make_pair(e.node, e.output);
     if (auto it = to_float_.find(key); it != to_float_.end()) return Edge{it->second, 0};
-    const int made = AddCast(e, half_, DType::kFloat, "/as_float32_");
-    to_float_.emplace(key, made);
-    return Edge{made, 0};
-  }
-
-  int AddCast(const Edge& e, DType from, DType to, const char* suffix) {
-    g_.owned_attrs.emplace_back();
-    ProtoAttrMap& attrs = g_.owned_attrs.back();
-    attrs["SrcT"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(from)));
-    attrs["DstT"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(to)));
-    attrs["Truncate"].set_b(false);
-    FlatNode cast;
-    cast.name = g_.nodes[e.node].name + suffix + std::to_string(e.output);
-    cast.op = "Cast";
-    cast.attrs = &attrs;
-    cast.inputs = {e};
-    cast.def = FindOp("Cast");
-    g_.nodes.push_back(std::move(cast));
-    return static_cast<int>(g_.nodes.size()) - 1;
+    const Edge made =
+        AddCastNode(&g_, e, half_, DType::kFloat,
+                    g_.nodes[e.node].name + "/as_float32_" + std::to_string(e.output));
+    to_float_.emplace(key, made.node);
+    return made;
   }
 
   FlatGraph& g_;
@@ -200,7 +180,6 @@ int MarkTf32(FlatGraph* g, const std::vector<char>& live) {
                                               "_FusedMatMul",
                                               "BatchMatMul",
                                               "BatchMatMulV2",
-                                              "BatchMatMulV3",
                                               "Einsum",
                                               "Conv2D",
                                               "_FusedConv2D",

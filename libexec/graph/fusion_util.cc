@@ -175,14 +175,7 @@ std::vector<char> Fuser::Reachable() const {
 
 // An owned constant node holding `t`.
 Edge Fuser::AddConstant(const std::string& name, Tensor t) {
-  g_.owned_values.push_back(std::move(t));
-  FlatNode c;
-  c.name = name;
-  c.op = "Const";
-  c.value = &g_.owned_values.back();
-  c.def = FindOp("Const");
-  g_.nodes.push_back(std::move(c));
-  return Edge{static_cast<int>(g_.nodes.size()) - 1, 0};
+  return AddConstNode(&g_, name, std::move(t));
 }
 
 }  // namespace kiln::exec::fusion_detail

@@ -301,22 +301,12 @@ class HalfInFloat {
   Edge CastOf(const Edge& e, DType from, DType to, std::map<std::pair<int, int>, int>* made) {
     const auto key = std::make_pair(e.node, e.output);
     if (auto it = made->find(key); it != made->end()) return Edge{it->second, 0};
-    g_.owned_attrs.emplace_back();
-    ProtoAttrMap& attrs = g_.owned_attrs.back();
-    attrs["SrcT"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(from)));
-    attrs["DstT"].set_type(static_cast<tensorflow::DataType>(DTypeToProto(to)));
-    attrs["Truncate"].set_b(false);
-    FlatNode cast;
-    cast.name = g_.nodes[e.node].name + (to == DType::kFloat ? "/as_float32_" : "/as_half_") +
-                std::to_string(e.output);
-    cast.op = "Cast";
-    cast.attrs = &attrs;
-    cast.inputs = {e};
-    cast.def = FindOp("Cast");
-    g_.nodes.push_back(std::move(cast));
-    const int index = static_cast<int>(g_.nodes.size()) - 1;
-    made->emplace(key, index);
-    return Edge{index, 0};
+    const Edge cast =
+        AddCastNode(&g_, e, from, to,
+                    g_.nodes[e.node].name + (to == DType::kFloat ? "/as_float32_" : "/as_half_") +
+                        std::to_string(e.output));
+    made->emplace(key, cast.node);
+    return cast;
   }
 
   FlatGraph& g_;

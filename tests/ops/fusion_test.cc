@@ -60,6 +60,15 @@ class FnBuilder {
             .ok());
     return name + ":output:0";
   }
+  // A Cast of `in` from one type to another; its output.
+  std::string Cast(const std::string& name, const std::string& in, tensorflow::DataType from,
+                   tensorflow::DataType to) {
+    tensorflow::NodeDef* c = Op(name, "Cast", {in}, "y");
+    c->mutable_attr()->erase("T");
+    (*c->mutable_attr())["SrcT"].set_type(from);
+    (*c->mutable_attr())["DstT"].set_type(to);
+    return last_;
+  }
   const std::string& last() const { return last_; }
   void Output(const std::string& ref, tensorflow::DataType type = tensorflow::DT_FLOAT) {
     const std::string name = "out" + std::to_string(f_.signature().output_arg_size());
@@ -642,15 +651,7 @@ TEST_CASE("fusion: a float32 softmax or layer norm between float16 casts runs in
   for (const bool softmax : {true, false}) {
     FnBuilder b;
     const std::string x16 = b.Input("x", tensorflow::DT_HALF);
-    auto cast = [&](const std::string& name, const std::string& in, tensorflow::DataType from,
-                    tensorflow::DataType to) {
-      tensorflow::NodeDef* c = b.Op(name, "Cast", {in}, "y");
-      c->mutable_attr()->erase("T");
-      (*c->mutable_attr())["SrcT"].set_type(from);
-      (*c->mutable_attr())["DstT"].set_type(to);
-      return b.last();
-    };
-    const std::string x = cast("up", x16, tensorflow::DT_HALF, tensorflow::DT_FLOAT);
+    const std::string x = b.Cast("up", x16, tensorflow::DT_HALF, tensorflow::DT_FLOAT);
     std::string y;
     if (softmax) {
       b.Op("softmax", "Softmax", {x}, "softmax");
@@ -658,7 +659,7 @@ TEST_CASE("fusion: a float32 softmax or layer norm between float16 casts runs in
     } else {
       y = BuildLayerNorm(b, x, LayerNormForm::kPlain);
     }
-    b.Output(cast("back", y, tensorflow::DT_FLOAT, tensorflow::DT_HALF), tensorflow::DT_HALF);
+    b.Output(b.Cast("back", y, tensorflow::DT_FLOAT, tensorflow::DT_HALF), tensorflow::DT_HALF);
     INFO("softmax: ", softmax);
     tensorflow::FunctionDefLibrary proto;
     FunctionLibrary lib(proto);
@@ -993,14 +994,6 @@ FnBuilder BuildAttention(AttentionForm form) {
     (*n->mutable_attr())["equation"].set_s(eq);
     return b.last();
   };
-  auto cast = [&](const std::string& name, const std::string& in, tensorflow::DataType from,
-                  tensorflow::DataType to) {
-    tensorflow::NodeDef* c = b.Op(name, "Cast", {in}, "y");
-    c->mutable_attr()->erase("T");
-    (*c->mutable_attr())["SrcT"].set_type(from);
-    (*c->mutable_attr())["DstT"].set_type(to);
-    return b.last();
-  };
   const std::string scale = b.Const("scale", Make<float>({0.25f}, Shape{}));
   std::string scores;
   if (form == AttentionForm::kKeras2) {
@@ -1008,7 +1001,7 @@ FnBuilder BuildAttention(AttentionForm form) {
     scores = einsum("scores", k, b.last(), "aecd,abcd->acbe");
   } else {
     scores = einsum("scores", q, k, "BTNH,BSNH->BNTS");
-    if (mixed) scores = cast("up", scores, tensorflow::DT_HALF, tensorflow::DT_FLOAT);
+    if (mixed) scores = b.Cast("up", scores, tensorflow::DT_HALF, tensorflow::DT_FLOAT);
     b.Op("scale_scores", "Mul", {scores, scale}, "z");
     scores = b.last();
   }
@@ -1018,7 +1011,7 @@ FnBuilder BuildAttention(AttentionForm form) {
   }
   b.Op("softmax", "Softmax", {scores}, "softmax");
   std::string probs = b.last();
-  if (mixed) probs = cast("back", probs, tensorflow::DT_FLOAT, tensorflow::DT_HALF);
+  if (mixed) probs = b.Cast("back", probs, tensorflow::DT_FLOAT, tensorflow::DT_HALF);
   const char* eq2 = form == AttentionForm::kKeras2 ? "acbe,aecd->abcd" : "BNTS,BSNH->BTNH";
   b.Output(einsum("context", probs, v, eq2), dt);
   return b;
