@@ -420,6 +420,24 @@ std::vector<OpCase> ConvFusedCases() {
                   })
                   .Tolerance(1e-5)
                   .Build());
+  // A batch norm's shift folded into the bias can be thousands of times the sum: the kernel
+  // hands oneDNN bias / scale, which must not round the sum away.
+  c.push_back(ConvBuilder("_KilnInt8Conv2D", "_KilnInt8Conv2D large folded shift", q8)
+                  .StringList("fused_ops", {"BiasAdd", "Relu"})
+                  .Int("num_args", 1)
+                  .Float("fq_min", -2.f)
+                  .Float("fq_max", 2.f)
+                  .Bool("fq_narrow_range", true)
+                  .Input(RandomOf(DType::kFloat, q8.input, NextSeed(seed), -2.5, 2.5))
+                  .ConstInput(Int8Levels(q8.filter, 16, false, NextSeed(seed)))
+                  .ConstInput(RandomOf(DType::kFloat, Shape{16}, NextSeed(seed), -3000, 3000))
+                  .Reference1([q8](const std::vector<Tensor>& in) {
+                    Tensor y = RefConv(FakeQuantRef(in[0], -2.f, 2.f, true), in[1], q8, false);
+                    AddBiasRelu(&y, in[2]);
+                    return ToFloat(y);
+                  })
+                  .Tolerance(1e-5)
+                  .Build());
   const ConvSpec q8dw{Shape{1, 7, 7, 6}, Shape{3, 3, 6, 2}};
   c.push_back(
       ConvBuilder("_KilnInt8DepthwiseConv2dNative", "_KilnInt8DepthwiseConv2dNative unsigned", q8dw)

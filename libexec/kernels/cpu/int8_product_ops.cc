@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -39,10 +40,6 @@ using int8_product::Kind;
 struct Int8Primitive {
   std::vector<int64_t> in_dims;  // the key
   dnnl::memory::desc src_md, dst_md, bias_md, weights_md, scratch_md;
-  // Integer kernels add the bias after the output scale, as a broadcast post-op: folded into
-  // the int32 sum (bias / scale) it would be rounded at the size of bias / scale, which can
-  // dwarf the sum when a batch norm's shift is folded in.
-  bool bias_post_op = false;
   dnnl::primitive primitive;
   std::shared_ptr<void> packed_weights;
   int threads = 1;
@@ -110,9 +107,18 @@ Status CreateInt8CpuState(PrepareContext& ctx) {
   }
   st->integer = on_grid && onednn::HasInt8Dot();
   if (st->integer) {
+    // A channel of zero scale is all zeros: levels 0 at scale 1 say the same, and keep the
+    // kernel's bias / scale finite (ComputeInt8).
+    const int64_t n = static_cast<int64_t>(st->weights.levels.size()), per = n / channels;
+    for (int64_t i = 0; i < n; ++i)
+      if (st->weights.scales[outer ? i / per : i % channels] == 0.f) st->weights.levels[i] = 0;
     st->out_scales.resize(channels);
-    for (int64_t c = 0; c < channels; ++c)
-      st->out_scales[c] = st->range.scale * st->weights.scales[c];
+    for (int64_t c = 0; c < channels; ++c) {
+      float& w = st->weights.scales[c];
+      if (w == 0.f) w = 1.f;
+      st->out_scales[c] = st->range.scale * w;
+      if (!std::isnormal(st->out_scales[c])) st->integer = false;
+    }
   }
   if (!st->integer) st->weights = {};
   return OkStatus();
@@ -190,8 +196,7 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
     const WindowDim &h = g.dims[1], &w = g.dims[2];
     p->src_md = dnnl::memory::desc({g.batch, g.in_c, h.in, w.in}, src_dt, tag::nhwc);
     p->dst_md = dnnl::memory::desc({g.batch, g.out_c, h.out, w.out}, dt::f32, tag::nhwc);
-    p->bias_md = st.integer ? dnnl::memory::desc({1, g.out_c, 1, 1}, dt::f32, tag::abcd)
-                            : dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
+    p->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
     macs = static_cast<double>(g.batch) * static_cast<double>(h.out) * static_cast<double>(w.out) *
            static_cast<double>(g.out_c) * static_cast<double>(h.k) * static_cast<double>(w.k) *
            static_cast<double>(st.kind == Kind::kDepthwise ? 1 : g.in_c);
@@ -201,12 +206,10 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
     const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
     p->threads = build.threads();
     const dnnl::memory::desc w_any(user_w.dims(), w_dt, tag::any);
-    p->bias_post_op = st.integer && e.bias;
-    const bool bias_arg = e.bias && !p->bias_post_op;
+    const bool bias_arg = e.bias;
     const dnnl::memory::desc f32_dst = p->dst_md;
     const auto make_pd = [&](bool activation) -> std::unique_ptr<dnnl::primitive_desc> {
       dnnl::post_ops ops;
-      if (p->bias_post_op) ops.append_binary(dnnl::algorithm::binary_add, p->bias_md);
       if (e.add) ops.append_sum(1.f);
       if (activation) onednn::AppendActivation(e, &ops);
       // Output levels: y / step, rounded and saturated by the conversion to bytes (the narrow
@@ -344,20 +347,25 @@ Status ComputeInt8(const KernelContext& ctx) {
     KILN_ASSIGN_OR_RETURN(y, float_result());
   }
   const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
+  // oneDNN 2.x's integer kernels add a float bias to the float sum before the output scale
+  // (scale * (sum + bias)): the bias goes in divided by each channel's scale. A per-channel
+  // binary post-op after the scale gives the same within float rounding and doubles the cost
+  // of small convolutions (a second pass over the output in oneDNN 2.6's brgemm kernels).
+  if (bias != nullptr && st.integer) {
+    KILN_ASSIGN_OR_RETURN(void* b, ctx.AllocateTemp(g.out_c * sizeof(float)));
+    auto* scaled = static_cast<float*>(b);
+    for (int64_t c = 0; c < g.out_c; ++c) scaled[c] = bias[c] / st.out_scales[c];
+    bias = scaled;
+  }
   const void* dst = p->dst_levels ? out->raw_data() : y;
-  constexpr int kBiasPostOp = DNNL_ARG_ATTR_MULTIPLE_POST_OP(0) | DNNL_ARG_SRC_1;
   const onednn::MemArg src_arg{DNNL_ARG_SRC, &p->src_md, src};
   const onednn::MemArg w_arg{DNNL_ARG_WEIGHTS, &p->weights_md, p->packed_weights.get()};
   const onednn::MemArg dst_arg{DNNL_ARG_DST, &p->dst_md, dst};
-  Status s = bias == nullptr
-                 ? onednn::ExecuteBound(ctx, p->primitive, p->scratch_md, p->threads,
-                                        {src_arg, w_arg, dst_arg})
-                 : onednn::ExecuteBound(
-                       ctx, p->primitive, p->scratch_md, p->threads,
-                       {src_arg,
-                        w_arg,
-                        {p->bias_post_op ? kBiasPostOp : DNNL_ARG_BIAS, &p->bias_md, bias},
-                        dst_arg});
+  Status s = bias == nullptr ? onednn::ExecuteBound(ctx, p->primitive, p->scratch_md, p->threads,
+                                                    {src_arg, w_arg, dst_arg})
+                             : onednn::ExecuteBound(
+                                   ctx, p->primitive, p->scratch_md, p->threads,
+                                   {src_arg, w_arg, {DNNL_ARG_BIAS, &p->bias_md, bias}, dst_arg});
   KILN_RETURN_IF_ERROR(s);
   if (p->dst_levels) return OkStatus();
   if (p->cpu_activation) onednn::ApplyActivation(e, y, n_out, ctx.threads());
