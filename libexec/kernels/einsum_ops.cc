@@ -1,8 +1,8 @@
 // Einsum: TensorFlow's Einstein summation (tf.einsum), the contraction at the heart of Keras'
 // MultiHeadAttention and EinsumDense: definition. The CPU kernel is in kernels/cpu/einsum_ops.cc;
 // a device whose kernel is one library product takes the plan of einsum_plan.h
-// (PlanEinsumProduct, below). Repeated labels within one operand (diagonals) are not supported
-// and say so at prepare time.
+// (PlanEinsumProduct, below; it leaves a label repeated within one operand, a diagonal, to the
+// CPU).
 #include "kernels/einsum_ops.h"
 
 #include <algorithm>
@@ -44,11 +44,6 @@ Status PrepareEinsum(PrepareContext& ctx) {
   st->eq = *eq;
   for (int i = 0; i < n; ++i) {
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, internal::StrCat("inputs:", i), st->dtype));
-    const std::string& sub = st->eq.inputs[i];
-    for (size_t a = 0; a < sub.size(); ++a)
-      if (sub[a] != '.' && sub.find(sub[a], a + 1) != std::string::npos)
-        return Unimplemented("node '", ctx.node_name, "' (Einsum): label '", std::string(1, sub[a]),
-                             "' repeats in subscript '", sub, "' (a diagonal); not supported");
   }
   // Output shape when the input shapes are known.
   PartialShape out;

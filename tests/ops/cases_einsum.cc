@@ -109,6 +109,33 @@ std::vector<OpCase> EinsumCases() {
                     .Tolerance(1e-5)
                     .Build());
   }
+  // A label repeated within one operand: its diagonal (tf.linalg's trace and diag_part as
+  // einsum, "ii" implicit is the trace).
+  struct Diag {
+    std::string eq, a, b, out;
+    Shape sa, sb;
+  };
+  for (const Diag& d : std::vector<Diag>{
+           {"bii->bi", "bii", "", "bi", Shape{2, 3, 3}, Shape{}},
+           {"ii", "ii", "", "", Shape{4, 4}, Shape{}},
+           {"bii->b", "bii", "", "b", Shape{2, 3, 3}, Shape{}},
+           {"iij,jk->ik", "iij", "jk", "ik", Shape{3, 3, 4}, Shape{4, 2}},
+           {"ij,kjj->ik", "ij", "kjj", "ik", Shape{2, 3}, Shape{4, 3, 3}},
+       }) {
+    const Diag spec = d;
+    const bool two = !d.b.empty();
+    OpCaseBuilder b("Einsum", "Einsum " + d.eq);
+    b.T(DType::kFloat)
+        .Int("N", two ? 2 : 1)
+        .String("equation", d.eq)
+        .Input(RandomOf(DType::kFloat, d.sa, NextSeed(seed)));
+    if (two) b.Input(RandomOf(DType::kFloat, d.sb, NextSeed(seed)));
+    c.push_back(b.Reference1([spec](const std::vector<Tensor>& in) {
+                   return RefEinsum(spec.a, spec.b, spec.out, in);
+                 })
+                    .Tolerance(1e-5)
+                    .Build());
+  }
   return c;
 }
 

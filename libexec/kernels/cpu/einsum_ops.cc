@@ -2,7 +2,8 @@
 // product [batch, M, K] x [batch, K, N] (batch dims broadcast; labels only one operand has and
 // the output lacks are summed first), multiplied with oneDNN (float32) or Eigen, and the product
 // is permuted into the output's label order. Permutations that are already in order cost
-// nothing. One operand: a permutation plus sums.
+// nothing. One operand: a permutation plus sums. A label repeated within one operand takes
+// that operand's diagonal first.
 #include "kernels/einsum_ops.h"
 
 #include <Eigen/Core>
@@ -103,18 +104,67 @@ Result<const T*> Arrange(const KernelContext& ctx, const Tensor& t, const std::v
   return static_cast<const T*>(buf);
 }
 
+// An operand whose subscript repeats a label ("ii", "bii"): its diagonal, one dim per
+// distinct label (first occurrences' order), read with the repeated dims' strides summed.
+// Replaces `*labels` with the distinct ones.
+template <typename T>
+Result<Tensor> Diagonal(const KernelContext& ctx, const Tensor& t, std::vector<int>* labels) {
+  std::vector<int64_t> strides(labels->size());
+  int64_t s = 1;
+  for (int i = static_cast<int>(labels->size()) - 1; i >= 0; --i) {
+    strides[i] = s;
+    s *= t.dim(i);
+  }
+  std::vector<int> distinct;
+  Shape shape;
+  CopyPlan plan;
+  for (size_t i = 0; i < labels->size(); ++i) {
+    const int l = (*labels)[i];
+    if (std::find(distinct.begin(), distinct.end(), l) != distinct.end()) continue;
+    int64_t stride = 0;
+    for (size_t j = i; j < labels->size(); ++j) {
+      if ((*labels)[j] != l) continue;
+      if (t.dim(static_cast<int>(j)) != t.dim(static_cast<int>(i)))
+        return ctx.Error("label '", std::string(1, static_cast<char>(l)),
+                         "' repeats within one operand over dims of sizes ",
+                         t.dim(static_cast<int>(i)), " and ", t.dim(static_cast<int>(j)),
+                         "; a diagonal needs equal sizes");
+      stride += strides[j];
+    }
+    distinct.push_back(l);
+    shape.AddDim(t.dim(static_cast<int>(i)));
+    AddCopyDim(&plan, t.dim(static_cast<int>(i)), stride);
+  }
+  Tensor diag(t.dtype(), shape);
+  if (diag.NumElements() > 0) Permute<T>(ctx, t.data<T>(), diag.data<T>(), plan);
+  *labels = std::move(distinct);
+  return diag;
+}
+
 template <typename T>
 Status Contract(const KernelContext& ctx, const EinsumCpuState& st) {
   const int n = ctx.num_inputs();
   int ell = 0;
   std::vector<std::vector<int>> labels(n);
   std::map<int, int64_t> sizes;
+  // The operands, an operand with a repeated label replaced by its diagonal.
+  std::array<std::optional<Tensor>, 2> diagonals;
+  std::array<const Tensor*, 2> operand{};
+  std::vector<std::vector<int>> written(n);  // the labels as the equation writes them
   for (int i = 0; i < n; ++i) {
+    operand[i] = &ctx.input(i);
     auto l = Labels(st.eq.inputs[i], ctx.input(i).rank(), &ell);
     if (!l.ok()) return ctx.Error(l.status().message());
     labels[i] = *l;
+    written[i] = *l;
+    std::vector<int> sorted = labels[i];
+    std::sort(sorted.begin(), sorted.end());
+    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+      KILN_ASSIGN_OR_RETURN(diagonals[i], Diagonal<T>(ctx, ctx.input(i), &labels[i]));
+      operand[i] = &*diagonals[i];
+    }
     for (size_t d = 0; d < labels[i].size(); ++d) {
-      const int64_t size = ctx.input(i).dim(static_cast<int>(d));
+      const int64_t size = operand[i]->dim(static_cast<int>(d));
       int64_t& s = sizes.try_emplace(labels[i][d], size).first->second;
       if (s == 1)
         s = size;
@@ -122,7 +172,7 @@ Status Contract(const KernelContext& ctx, const EinsumCpuState& st) {
         return ctx.Error("label dimensions do not match: ", s, " vs ", size, " in equation");
     }
   }
-  const std::vector<int> out_labels = OutputLabels(st.eq, labels, ell);
+  const std::vector<int> out_labels = OutputLabels(st.eq, written, ell);
   Shape out_shape;
   for (int l : out_labels) {
     if (!sizes.count(l))
@@ -175,7 +225,7 @@ Status Contract(const KernelContext& ctx, const EinsumCpuState& st) {
   a_order.insert(a_order.end(), free_a.begin(), free_a.end());
   a_order.insert(a_order.end(), sum_a.begin(), sum_a.end());
   a_order.insert(a_order.end(), contract.begin(), contract.end());
-  KILN_ASSIGN_OR_RETURN(const T* a, Arrange<T>(ctx, ctx.input(0), labels[0], a_order, sizes));
+  KILN_ASSIGN_OR_RETURN(const T* a, Arrange<T>(ctx, *operand[0], labels[0], a_order, sizes));
   const int64_t a_rows = nb * m;
   if (ka > 1) {
     KILN_ASSIGN_OR_RETURN(void* buf, ctx.AllocateTemp(static_cast<size_t>(a_rows * k) * sizeof(T)));
@@ -195,7 +245,7 @@ Status Contract(const KernelContext& ctx, const EinsumCpuState& st) {
     b_order.insert(b_order.end(), sum_b.begin(), sum_b.end());
     b_order.insert(b_order.end(), contract.begin(), contract.end());
     b_order.insert(b_order.end(), free_b.begin(), free_b.end());
-    KILN_ASSIGN_OR_RETURN(const T* b, Arrange<T>(ctx, ctx.input(1), labels[1], b_order, sizes));
+    KILN_ASSIGN_OR_RETURN(const T* b, Arrange<T>(ctx, *operand[1], labels[1], b_order, sizes));
     if (kb > 1) {
       KILN_ASSIGN_OR_RETURN(void* buf,
                             ctx.AllocateTemp(static_cast<size_t>(nb * k * nn) * sizeof(T)));
