@@ -71,8 +71,11 @@ class FunctionImporter {
  private:
   enum State { kUnvisited, kVisiting, kDone };
   struct Imported {
-    int node = -1;                     // flat node for ordinary ops
-    std::vector<Edge> call_outputs;    // for inlined calls
+    int node = -1;                   // flat node for ordinary ops
+    std::vector<Edge> call_outputs;  // for inlined calls
+    // A function called by its name as the op: its outputs are read by their own names
+    // ("call:out_name:0"); a PartitionedCall's are one list ("call:output:i").
+    const tensorflow::FunctionDef* named_callee = nullptr;
     std::vector<int> control_targets;  // what "^this" means
   };
 
@@ -128,6 +131,7 @@ class FunctionImporter {
       std::vector<int> inner_nodes;
       FunctionImporter inner(g_, lib_, *fn, scoped + "/", inputs, controls, depth_ + 1);
       KILN_ASSIGN_OR_RETURN_CTX(imp.call_outputs, inner.Import(&inner_nodes), Where(nd));
+      if (!IsFunctionCallOp(nd.op())) imp.named_callee = fn;
       // "^call" waits for everything inside the call.
       FlatNode sink;
       sink.name = scoped + "/_done";
@@ -152,6 +156,25 @@ class FunctionImporter {
     }
     state_[i] = kDone;
     return OkStatus();
+  }
+
+  // The position among a called function's outputs of its output `arg`'s element `index`
+  // (each output of a function is one tensor).
+  static Result<int> CalleeOutputIndex(const tensorflow::FunctionDef& fn, const std::string& in,
+                                       std::string_view arg, int index) {
+    const auto& outs = fn.signature().output_arg();
+    for (int k = 0; k < outs.size(); ++k) {
+      if (!outs[k].number_attr().empty() || !outs[k].type_list_attr().empty())
+        return Unimplemented("input '", in, "': function '", fn.signature().name(),
+                             "' has a list output ('", outs[k].name(), "')");
+      if (outs[k].name() != arg) continue;
+      if (index != 0)
+        return InvalidArgument("input '", in, "': output '", arg, "' of function '",
+                               fn.signature().name(), "' is one tensor");
+      return k;
+    }
+    return InvalidArgument("input '", in, "': function '", fn.signature().name(),
+                           "' has no output named '", arg, "'");
   }
 
   // "arg", "node:outarg:i" (function style) or "node" / "node:i" (leniently).
@@ -185,7 +208,10 @@ class FunctionImporter {
       if (ec != std::errc() || p != idx_str.data() + idx_str.size() || index < 0)
         return InvalidArgument("input '", in, "' has a bad output index");
     }
-    if (imp.node < 0) {  // inlined call: outputs are a single list arg
+    if (imp.node < 0) {  // inlined call
+      if (!arg.empty() && imp.named_callee != nullptr) {
+        KILN_ASSIGN_OR_RETURN(index, CalleeOutputIndex(*imp.named_callee, in, arg, index));
+      }
       if (index >= static_cast<int>(imp.call_outputs.size()))
         return InvalidArgument("input '", in, "': the call has only ", imp.call_outputs.size(),
                                " outputs");

@@ -94,6 +94,86 @@ TEST_CASE("a function runs, and calls are inlined into one flat schedule") {
   CHECK((*pf)->output_specs()[0].dtype == DType::kFloat);
 }
 
+// TF's functional While wraps a body that captures outside tensors in a function that calls the
+// body by name and reads its outputs by their names ("body:second:0"), not by a list index.
+const char* kNamedOutputsLib = R"pb(
+  function {
+    signature {
+      name: "pair"
+      input_arg { name: "x" type: DT_FLOAT }
+      input_arg { name: "y" type: DT_FLOAT }
+      output_arg { name: "first" type: DT_FLOAT }
+      output_arg { name: "second" type: DT_FLOAT }
+    }
+    node_def {
+      name: "sum"
+      op: "AddV2"
+      input: "x"
+      input: "y"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    node_def {
+      name: "diff"
+      op: "Sub"
+      input: "x"
+      input: "y"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "first" value: "sum:z:0" }
+    ret { key: "second" value: "diff:z:0" }
+  }
+  function {
+    signature {
+      name: "wrapper"
+      input_arg { name: "a" type: DT_FLOAT }
+      output_arg { name: "out" type: DT_FLOAT }
+      output_arg { name: "missing" type: DT_FLOAT }
+    }
+    node_def { name: "call" op: "pair" input: "a" input: "a" }
+    node_def {
+      name: "twice"
+      op: "AddV2"
+      input: "call:second:0"
+      input: "call:first:0"
+      attr {
+        key: "T"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "out" value: "twice:z:0" }
+    ret { key: "missing" value: "call:third:0" }
+  }
+)pb";
+
+TEST_CASE("a function called by name is read by its outputs' names") {
+  auto lib_proto = ParseLibrary(kNamedOutputsLib);
+  // Only the first output: the second reads an output the callee does not have.
+  lib_proto.mutable_function(1)->mutable_signature()->mutable_output_arg()->RemoveLast();
+  lib_proto.mutable_function(1)->mutable_ret()->erase("missing");
+  FunctionLibrary lib(lib_proto);
+  auto pf =
+      PreparedFunction::Prepare(*lib.Find("wrapper"), lib, std::vector{Scalar(DType::kFloat)});
+  REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+  std::vector<Tensor> out;
+  REQUIRE(((*pf)->Run(std::vector{Tensor::Scalar(2.5f)}, &out)).ok());
+  REQUIRE(out.size() == 1);
+  // (a - a) + (a + a): the names pick each output, whatever its position.
+  CHECK(out[0].scalar<float>() == doctest::Approx(5.f));
+
+  auto bad_proto = ParseLibrary(kNamedOutputsLib);
+  FunctionLibrary bad(bad_proto);
+  auto refused =
+      PreparedFunction::Prepare(*bad.Find("wrapper"), bad, std::vector{Scalar(DType::kFloat)});
+  REQUIRE_FALSE(refused.ok());
+  CHECK(refused.status().message().find("has no output named 'third'") != std::string::npos);
+}
+
 TEST_CASE("run rejects wrong argument dtype and count, naming the argument") {
   auto lib_proto = ParseLibrary(kAddLib);
   FunctionLibrary lib(lib_proto);
