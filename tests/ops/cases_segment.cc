@@ -50,9 +50,13 @@ Tensor RefSegments(const Tensor& data, const std::vector<int64_t>& rows,
   const double lowest = -largest;
   for (int64_t r = 0; r < out_rows; ++r) {
     for (int64_t j = 0; j < inner; ++j) {
+      // Sorted float segments start at -inf / +inf (Eigen's reducers), unsorted ones at the
+      // type's extremes (an all -inf segment: -inf sorted, the lowest float unsorted).
+      constexpr double kInf = std::numeric_limits<double>::infinity();
+      const bool inf_start = sorted && !integer;
       double acc = kind == Kind::kProd  ? 1
-                   : kind == Kind::kMax ? lowest
-                   : kind == Kind::kMin ? largest
+                   : kind == Kind::kMax ? (inf_start ? -kInf : lowest)
+                   : kind == Kind::kMin ? (inf_start ? kInf : largest)
                                         : 0;
       for (size_t p = 0; p < ids.size(); ++p) {
         if (ids[p] != r) continue;
@@ -123,6 +127,27 @@ std::vector<OpCase> SegmentCases() {
                         .Build());
       }
     }
+  }
+  // A segment of -inf alone stays -inf (of +inf: +inf for the minimum).
+  for (const auto& [op, kind] :
+       std::vector<std::pair<std::string, Kind>>{{"SegmentMax", Kind::kMax},
+                                                 {"SegmentMin", Kind::kMin},
+                                                 {"UnsortedSegmentMax", Kind::kMax},
+                                                 {"UnsortedSegmentMin", Kind::kMin}}) {
+    const Kind k = kind;
+    const bool unsorted = op.rfind("Unsorted", 0) == 0;
+    const float inf = std::numeric_limits<float>::infinity();
+    const float edge = k == Kind::kMax ? -inf : inf;
+    OpCaseBuilder b(op, op + " of infinities alone");
+    b.T(DType::kFloat)
+        .Type("Tindices", DType::kInt32)
+        .Input(Make<float>({edge, edge, 1.5f, edge}, {4}))
+        .Input(Make<int32_t>({0, 0, 1, 2}, {4}));
+    if (unsorted) b.ConstInput(Tensor::Scalar<int32_t>(4));
+    c.push_back(
+        b.Reference1([k, unsorted](const std::vector<Tensor>& in) {
+           return RefSegments(in[0], Iota(4), {0, 0, 1, 2}, 1, unsorted ? 4 : 3, k, !unsorted);
+         }).Build());
   }
   c.push_back(OpCaseBuilder("SegmentSum", "SegmentSum int64 ids, many segments")
                   .T(DType::kFloat)

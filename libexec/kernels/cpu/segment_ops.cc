@@ -46,7 +46,13 @@ struct SegProd {
 template <typename C>
 struct SegMax {
   using Acc = C;
+  // Unsorted: TF starts every segment at the lowest value (an empty one stays there).
   static Acc Identity() { return std::numeric_limits<C>::lowest(); }
+  // Sorted: Eigen's max reducer, from -inf (an all -inf segment is -inf).
+  static Acc SortedIdentity() {
+    if constexpr (std::numeric_limits<C>::has_infinity) return -std::numeric_limits<C>::infinity();
+    return std::numeric_limits<C>::lowest();
+  }
   static Acc Step(Acc a, C v) { return v > a ? v : a; }
   static C Empty() { return C(0); }
   static C Finalize(Acc a, int64_t) { return a; }
@@ -55,6 +61,10 @@ template <typename C>
 struct SegMin {
   using Acc = C;
   static Acc Identity() { return std::numeric_limits<C>::max(); }
+  static Acc SortedIdentity() {
+    if constexpr (std::numeric_limits<C>::has_infinity) return std::numeric_limits<C>::infinity();
+    return std::numeric_limits<C>::max();
+  }
   static Acc Step(Acc a, C v) { return v < a ? v : a; }
   static C Empty() { return C(0); }
   static C Finalize(Acc a, int64_t) { return a; }
@@ -81,6 +91,16 @@ struct SegSqrtN {
 
 // Output row r gathers positions [starts[r], starts[r + 1]); position p reads data row
 // rows[p] (rows null: row p). `inner` elements per row.
+// Where a sorted segment's reduction starts: the reducer's SortedIdentity where it has one.
+template <typename R>
+typename R::Acc SortedIdentity() {
+  if constexpr (requires { R::SortedIdentity(); }) {
+    return R::SortedIdentity();
+  } else {
+    return R::Identity();
+  }
+}
+
 template <typename R, typename C>
 void ReduceSorted(const ThreadPool& pool, const C* data, int64_t inner, const int64_t* starts,
                   const int64_t* rows, int64_t out_rows, C* out) {
@@ -99,7 +119,7 @@ void ReduceSorted(const ThreadPool& pool, const C* data, int64_t inner, const in
                        }
                        for (int64_t c0 = 0; c0 < inner; c0 += kChunk) {
                          const int64_t m = std::min(kChunk, inner - c0);
-                         for (int64_t j = 0; j < m; ++j) acc[j] = R::Identity();
+                         for (int64_t j = 0; j < m; ++j) acc[j] = SortedIdentity<R>();
                          for (int64_t p = starts[r]; p < starts[r + 1]; ++p) {
                            const C* src = data + (rows ? rows[p] : p) * inner + c0;
                            for (int64_t j = 0; j < m; ++j) acc[j] = R::Step(acc[j], src[j]);
