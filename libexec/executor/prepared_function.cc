@@ -25,6 +25,7 @@
 #include "graph/float_to_half.h"
 #include "graph/fusion.h"
 #include "graph/half_in_float.h"
+#include "graph/strength_reduction.h"
 #include "kernels/op_table_builder.h"
 #include "kiln/exec/executor.h"
 #ifndef KILN_NO_PROTOBUF
@@ -133,17 +134,25 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
       KILN_RETURN_IF_ERROR(TopologicalOrder());
     }
   }
-  if (options_.fuse && source_graph_ == nullptr && HasFusableNodes()) {
+  const bool fuse = options_.fuse && source_graph_ == nullptr && HasFusableNodes();
+  const bool reduce =
+      options_.fuse && source_graph_ == nullptr && HasStrengthReductions(graph_, live_);
+  if (fuse || reduce) {
     // A first look (specs and constants, no heavy kernel state), then fuse, then prepare
     // the fused graph for real.
     KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+    const std::vector<NodeFacts> facts = Facts();
     // Half-precision chains fuse where another device computes them natively; the host
     // computes them in float32 (above), or per op as TF does where that is turned off.
-    const int fused =
-        FuseGraph(&graph_, Facts(), live_, /*half=*/compiled_.devices.size() > 1, options_.prune);
+    const int fused = fuse ? FuseGraph(&graph_, facts, live_, /*half=*/compiled_.devices.size() > 1,
+                                       options_.prune)
+                           : 0;
+    // After fusion, whose patterns (GELU's x / sqrt(2), attention's scale) read the divisions
+    // as the model wrote them.
+    const int reduced = reduce ? ReduceStrength(&graph_, facts, live_) : 0;
     ResetPrepared();
     compiled_.stats.fused = fused;
-    if (fused > 0) {
+    if (fused + reduced > 0) {
       MarkLive();
       order_.clear();
       KILN_RETURN_IF_ERROR(TopologicalOrder());
