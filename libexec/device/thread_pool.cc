@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "device/cpu_quota.h"
+#include "device/denormals.h"
 
 extern "C" {
 void GOMP_parallel(void (*fn)(void*), void* data, unsigned num_threads, unsigned flags);
@@ -41,6 +42,8 @@ void RunRange(void* data) {
   const int64_t r = omp_get_thread_num();
   if (r >= job.ranges) return;
   const int64_t begin = job.n * r / job.ranges, end = job.n * (r + 1) / job.ranges;
+  // A worker the team made before any call (while preparing) flushes too.
+  const ScopedFlushDenormals flush;
   if (begin < end) (*job.fn)(begin, end);
 }
 

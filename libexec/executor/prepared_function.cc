@@ -16,6 +16,7 @@
 #include <optional>
 #include <queue>
 
+#include "device/denormals.h"
 #include "executor/execution_state.h"
 #include "executor/function_compiler.h"
 #include "executor/half_precision.h"
@@ -62,6 +63,8 @@ FunctionCompiler::FunctionCompiler(std::shared_ptr<const FlatGraph> graph,
 
 Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
     std::span<const TensorSpec> arg_specs) {
+  // Folded constants computed as a call would; oneDNN's workers made now flush too.
+  const ScopedFlushDenormals flush;
   compiled_ = Compiled();
   compiled_.name = fname_;
   compiled_.fdef = fdef_;

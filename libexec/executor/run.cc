@@ -1,6 +1,7 @@
 // Running a prepared function: argument checks at the boundary, then a walk over the steps
 // with a pooled execution state. No lookups, no strings and, for a fixed-shape function with
 // bound outputs, no heap allocation.
+#include "device/denormals.h"
 #include "executor/execution_state.h"
 #include "kiln/exec/executor.h"
 #include "kiln/exec/op_runner.h"
@@ -212,6 +213,7 @@ Status PreparedFunction::RunOnState(std::unique_ptr<ExecutionState> state,
 }
 
 Status PreparedFunction::RunSteps(ExecutionState& state, const RunOptions& options) const {
+  const ScopedFlushDenormals flush;  // as TF's CPU kernels (device/denormals.h)
   std::vector<Tensor>& slots = state.slots;
   const ThreadPool& threads = options.threads ? *options.threads : DefaultThreadPool();
   threads.ApplyToCallingThread();

@@ -4,6 +4,7 @@
 #include <numeric>
 #include <string>
 
+#include "device/denormals.h"
 #include "executor/placement.h"
 #include "kernels/op_table_builder.h"
 
@@ -78,7 +79,10 @@ Result<std::vector<Tensor>> SingleOp::Run(std::span<const Tensor> inputs) const 
                        device_};
   StepIo io{in.data(),    n_in,       out.data(),           n_out, out_dtypes.data(), 0,
             state_.get(), node_name_, kernel_->host_outputs};
-  KILN_RETURN_IF_ERROR(kernel_->compute(KernelContext(frame, io)));
+  {
+    const ScopedFlushDenormals flush;  // as a call's steps (device/denormals.h)
+    KILN_RETURN_IF_ERROR(kernel_->compute(KernelContext(frame, io)));
+  }
 
   std::vector<Tensor> results(slots.begin() + n_in, slots.end());
   for (int i = 0; i < n_out; ++i) {
