@@ -138,6 +138,9 @@ TEST_CASE("the Example parsers word malformed records as TF does") {
   auto long_garbage = ParseXV({std::string(5000, 'g')}).Run();
   CheckError(long_garbage.status(), {"Could not parse example input, value: 'ggg", "(5000 bytes)"});
   CHECK(long_garbage.status().message().size() < 1200);
+  // Binary bytes are escaped, not echoed raw into a terminal or a log.
+  auto binary = ParseXV({std::string("\x0a\xff'\\z", 5)}).Run();
+  CheckError(binary.status(), {"value: '\\x0a\\xff\\'\\\\z'"});
   // A wanted feature's list that is malformed (a varint where floats go): named by key and
   // record in a batch, by key and list alone for a single record.
   const std::string bad_list = record("x", std::string("\x08\x01", 2));

@@ -33,12 +33,30 @@ const char* ListName(FeatureValues::Kind k) {
          : k == FeatureValues::Kind::kInt64 ? "int64_list"
                                             : "bytes_list";
 }
-// A record in an error, quoted as TF quotes it. TF echoes all of it; a long one is cut here (the
-// message travels in a gRPC status, whose metadata is limited) and its size given.
+// A record in an error, quoted as TF quotes it, its bytes C-escaped as TF's own debug strings
+// (TF echoes them raw: a serialized proto's binary in a terminal or a log). TF echoes all of it;
+// a long one is cut here (the message travels in a gRPC status, whose metadata is limited) and
+// its size given.
 std::string QuotedRecord(const std::string& record) {
   constexpr size_t kShown = 1024;
-  if (record.size() <= kShown) return internal::StrCat("'", record, "'");
-  return internal::StrCat("'", record.substr(0, kShown), "'... (", record.size(), " bytes)");
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out = "'";
+  for (size_t i = 0; i < std::min(record.size(), kShown); ++i) {
+    const auto c = static_cast<unsigned char>(record[i]);
+    if (c == '\\' || c == '\'') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      out += "\\x";
+      out += kHex[c >> 4];
+      out += kHex[c & 0xf];
+    }
+  }
+  out += "'";
+  if (record.size() > kShown) out += internal::StrCat("... (", record.size(), " bytes)");
+  return out;
 }
 FeatureValues::Kind KindOf(DType t) {
   return t == DType::kFloat   ? FeatureValues::Kind::kFloat
