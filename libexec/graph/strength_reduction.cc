@@ -70,10 +70,13 @@ Result<Tensor> Reciprocal(const Tensor& c) {
     for (int64_t i = 0; i < c.NumElements(); ++i) r.data<double>()[i] = 1.0 / c.data<double>()[i];
     return r;
   }
-  KILN_ASSIGN_OR_RETURN(Tensor f, CastNow(c, DType::kFloat));
-  for (int64_t i = 0; i < f.NumElements(); ++i) f.data<float>()[i] = 1.0f / f.data<float>()[i];
-  if (c.dtype() == DType::kFloat) return f;
-  return CastNow(f, c.dtype());
+  // A fresh tensor: CastNow of a float32 tensor may share the constant's own buffer, which
+  // other readers keep reading.
+  KILN_ASSIGN_OR_RETURN(const Tensor f, CastNow(c, DType::kFloat));
+  Tensor r(DType::kFloat, c.shape());
+  for (int64_t i = 0; i < f.NumElements(); ++i) r.data<float>()[i] = 1.0f / f.data<float>()[i];
+  if (c.dtype() == DType::kFloat) return r;
+  return CastNow(r, c.dtype());
 }
 
 // The one value every element of `t` holds, as a double; false when they differ (or none).

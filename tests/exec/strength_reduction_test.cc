@@ -16,7 +16,7 @@
 namespace kiln::exec {
 namespace {
 
-// f(x, d) = (x / 3, x / d, pow(x, p)) with p a Const of value `p`.
+// f(x, d) = (x / 3, x / d, pow(x, p), x * 3) with p a Const of value `p`.
 std::string Library(const std::string& p) {
   return R"pb(
            function { signature {
@@ -26,6 +26,7 @@ std::string Library(const std::string& p) {
              output_arg { name: "by_const" type: DT_FLOAT }
              output_arg { name: "by_arg" type: DT_FLOAT }
              output_arg { name: "pow" type: DT_FLOAT }
+             output_arg { name: "times_const" type: DT_FLOAT }
            }
                       node_def {
                         name: "three"
@@ -90,7 +91,18 @@ std::string Library(const std::string& p) {
       }
       ret { key: "by_const" value: "q:z:0" }
       ret { key: "by_arg" value: "r:z:0" }
+      node_def {
+        name: "t"
+        op: "Mul"
+        input: "x"
+        input: "three:output:0"
+        attr {
+          key: "T"
+          value { type: DT_FLOAT }
+        }
+      }
       ret { key: "pow" value: "w:z:0" }
+      ret { key: "times_const" value: "t:z:0" }
     }
   )pb";
 }
@@ -109,7 +121,7 @@ std::vector<Tensor> Run(const std::string& p, const std::vector<float>& x) {
   std::copy(x.begin(), x.end(), xt.data<float>());
   std::vector<Tensor> out;
   REQUIRE((*pf)->Run(std::vector{xt, Tensor::Scalar(3.f)}, &out).ok());
-  REQUIRE(out.size() == 3);
+  REQUIRE(out.size() == 4);
   return out;
 }
 
@@ -123,6 +135,7 @@ TEST_CASE("a division by a constant multiplies by its reciprocal, as TF's consta
   for (size_t i = 0; i < x.size(); ++i) {
     CHECK(out[0].data<float>()[i] == x[i] * (1.f / 3.f));
     CHECK(out[1].data<float>()[i] == x[i] / 3.f);  // a divisor TF does not know: divided
+    CHECK(out[3].data<float>()[i] == x[i] * 3.f);  // the constant's other reader reads 3
   }
 }
 
