@@ -6,7 +6,8 @@
 #include "executor/half_precision.h"
 
 namespace kiln::exec {
-namespace {
+// Named, not anonymous: unity builds put this file beside others with helpers of these names.
+namespace strength_reduction {
 
 bool IsFloatType(DType t) {
   return t == DType::kFloat || t == DType::kDouble || t == DType::kHalf || t == DType::kBFloat16;
@@ -105,13 +106,15 @@ void BecomeUnary(FlatNode* n, const char* op) {
   n->inputs.resize(1);
 }
 
-}  // namespace
+}  // namespace strength_reduction
+
+namespace sr = strength_reduction;
 
 bool HasStrengthReductions(const FlatGraph& g, const std::vector<char>& live) {
-  ReallyConstant constant(g);
+  sr::ReallyConstant constant(g);
   for (size_t v = 0; v < g.nodes.size(); ++v) {
     const FlatNode& n = g.nodes[v];
-    if (v < live.size() && live[v] && IsCandidate(n) && constant(n.inputs[1].node) &&
+    if (v < live.size() && live[v] && sr::IsCandidate(n) && constant(n.inputs[1].node) &&
         !constant(n.inputs[0].node))
       return true;
   }
@@ -120,16 +123,17 @@ bool HasStrengthReductions(const FlatGraph& g, const std::vector<char>& live) {
 
 int ReduceStrength(FlatGraph* g, const std::vector<NodeFacts>& facts,
                    const std::vector<char>& live) {
-  ReallyConstant constant(*g);
+  sr::ReallyConstant constant(*g);
   int rewrites = 0;
   const int n_nodes = static_cast<int>(std::min(facts.size(), live.size()));
   for (int v = 0; v < n_nodes; ++v) {
-    if (!live[v] || !IsCandidate(g->nodes[v])) continue;
+    if (!live[v] || !sr::IsCandidate(g->nodes[v])) continue;
     const Edge x = g->nodes[v].inputs[0], y = g->nodes[v].inputs[1];
-    const Tensor* c = ValueOf(facts, y);
-    if (c == nullptr || !IsFloatType(c->dtype()) || !constant(y.node) || constant(x.node)) continue;
+    const Tensor* c = sr::ValueOf(facts, y);
+    if (c == nullptr || !sr::IsFloatType(c->dtype()) || !constant(y.node) || constant(x.node))
+      continue;
     if (g->nodes[v].op != "Pow") {
-      Result<Tensor> r = Reciprocal(*c);
+      Result<Tensor> r = sr::Reciprocal(*c);
       if (!r.ok()) continue;
       const Edge recip = AddConstNode(g, g->nodes[v].name + "/_recip", std::move(*r));
       FlatNode& n = g->nodes[v];  // AddConstNode may move the nodes
@@ -140,21 +144,21 @@ int ReduceStrength(FlatGraph* g, const std::vector<NodeFacts>& facts,
       continue;
     }
     double p = 0;
-    if (!UniformValue(*c, &p) || !BaseHasOutputShape(facts, x, v)) continue;
+    if (!sr::UniformValue(*c, &p) || !sr::BaseHasOutputShape(facts, x, v)) continue;
     if (p == 2) {
-      BecomeUnary(&g->nodes[v], "Square");
+      sr::BecomeUnary(&g->nodes[v], "Square");
     } else if (p == 0.5) {
-      BecomeUnary(&g->nodes[v], "Sqrt");
+      sr::BecomeUnary(&g->nodes[v], "Sqrt");
     } else if (p == -0.5) {
-      BecomeUnary(&g->nodes[v], "Rsqrt");
+      sr::BecomeUnary(&g->nodes[v], "Rsqrt");
     } else if (p == -1) {
-      BecomeUnary(&g->nodes[v], "Reciprocal");
+      sr::BecomeUnary(&g->nodes[v], "Reciprocal");
     } else if (p == 1) {
-      BecomeUnary(&g->nodes[v], "Identity");
+      sr::BecomeUnary(&g->nodes[v], "Identity");
     } else if (p == 3) {
       FlatNode square = g->nodes[v];
       square.name += "_inner";
-      BecomeUnary(&square, "Square");
+      sr::BecomeUnary(&square, "Square");
       g->nodes.push_back(std::move(square));
       FlatNode& n = g->nodes[v];
       n.op = "Mul";
