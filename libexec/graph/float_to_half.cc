@@ -122,20 +122,15 @@ class FloatToHalf {
  private:
   // Whether the value on edge e is float32 (as the analysis found it).
   bool IsFloat(const Edge& e) const {
-    if (e.node < 0 || e.node >= static_cast<int>(facts_.size()) ||
-        e.output >= static_cast<int>(facts_[e.node].specs.size()))
-      return false;
-    return facts_[e.node].specs[e.output].dtype == DType::kFloat;
+    const TensorSpec* s = SpecAt(facts_, e);
+    return s != nullptr && s->dtype == DType::kFloat;
   }
 
   // The half form of float32 value e: a constant rounded once, or a Cast (one per value).
   Edge HalfOf(const Edge& e) {
     const auto key = std::make_pair(e.node, e.output);
     if (auto it = to_half_.find(key); it != to_half_.end()) return Edge{it->second, 0};
-    const Tensor* value = e.node < static_cast<int>(facts_.size()) &&
-                                  e.output < static_cast<int>(facts_[e.node].values.size())
-                              ? facts_[e.node].values[e.output]
-                              : nullptr;
+    const Tensor* value = ValueAt(facts_, e);
     const std::string name = g_.nodes[e.node].name + "/as_half_" + std::to_string(e.output);
     Edge made;
     Result<Tensor> rounded =

@@ -15,6 +15,21 @@ struct NodeFacts {
   std::vector<const Tensor*> values;  // known at prepare time, else null
 };
 
+// The spec and the known value of edge e; null where the analysis has none (a node a rewrite
+// added after it, an output it did not see, a value unknown at prepare time).
+inline const TensorSpec* SpecAt(const std::vector<NodeFacts>& facts, const Edge& e) {
+  if (e.node < 0 || e.node >= static_cast<int>(facts.size()) || e.output < 0 ||
+      e.output >= static_cast<int>(facts[e.node].specs.size()))
+    return nullptr;
+  return &facts[e.node].specs[e.output];
+}
+inline const Tensor* ValueAt(const std::vector<NodeFacts>& facts, const Edge& e) {
+  if (e.node < 0 || e.node >= static_cast<int>(facts.size()) || e.output < 0 ||
+      e.output >= static_cast<int>(facts[e.node].values.size()))
+    return nullptr;
+  return facts[e.node].values[e.output];
+}
+
 // Rewrites `g` in place. For each float32 Conv2D, DepthwiseConv2dNative or MatMul whose output
 // feeds only the next op, it absorbs, in order: a BiasAdd; adds, subtractions, products and
 // divisions by constant per-channel vectors (the folded form of a Keras batch norm) and

@@ -75,11 +75,7 @@ float ChannelValue(const Tensor& t, int64_t c) {
   return t.NumElements() == 1 ? t.data<float>()[0] : t.data<float>()[c];
 }
 
-const Tensor* Fuser::Value(const Edge& e) const {
-  if (e.node >= static_cast<int>(facts_.size())) return nullptr;
-  const auto& values = facts_[e.node].values;
-  return e.output < static_cast<int>(values.size()) ? values[e.output] : nullptr;
-}
+const Tensor* Fuser::Value(const Edge& e) const { return ValueAt(facts_, e); }
 
 const Tensor* Fuser::KnownValue(const Edge& e) const {
   if (const Tensor* t = Value(e); t != nullptr) return t;

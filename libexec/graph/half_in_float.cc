@@ -30,13 +30,6 @@ bool CallsFunctions(const ProtoAttrMap& attrs) {
   return false;
 }
 
-const TensorSpec* SpecOf(const std::vector<NodeFacts>& facts, const Edge& e) {
-  if (e.node < 0 || e.node >= static_cast<int>(facts.size()) ||
-      e.output >= static_cast<int>(facts[e.node].specs.size()))
-    return nullptr;
-  return &facts[e.node].specs[e.output];
-}
-
 class HalfInFloat {
  public:
   HalfInFloat(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live)
@@ -105,7 +98,7 @@ class HalfInFloat {
       return DType::kInvalid;
     std::vector<TensorSpec> inputs;
     for (const Edge& e : node.inputs) {
-      const TensorSpec* s = SpecOf(facts_, e);
+      const TensorSpec* s = SpecAt(facts_, e);
       if (s == nullptr) return DType::kInvalid;
       inputs.push_back(*s);
     }
@@ -140,7 +133,7 @@ class HalfInFloat {
     const FlatNode& node = g_.nodes[v];
     if (std::find(std::begin(kHeavy), std::end(kHeavy), node.op) != std::end(kHeavy)) return true;
     for (const Edge& e : node.inputs) {
-      const TensorSpec* s = SpecOf(facts_, e);
+      const TensorSpec* s = SpecAt(facts_, e);
       if (s != nullptr && s->dtype == half_[v] && !CastFrom(e.node, DType::kFloat)) return false;
     }
     for (int r : readers)
@@ -152,7 +145,7 @@ class HalfInFloat {
   bool CastFrom(int c, DType from) const {
     const FlatNode& p = g_.nodes[c];
     if (p.op != "Cast" || p.inputs.size() != 1) return false;
-    const TensorSpec* s = SpecOf(facts_, p.inputs[0]);
+    const TensorSpec* s = SpecAt(facts_, p.inputs[0]);
     return s != nullptr && s->dtype == from;
   }
   bool IsCastTo(int c, DType to) const {
@@ -164,7 +157,7 @@ class HalfInFloat {
 
   bool Converted(const Edge& e) const {
     if (e.node >= static_cast<int>(half_.size()) || half_[e.node] == DType::kInvalid) return false;
-    const TensorSpec* s = SpecOf(facts_, e);
+    const TensorSpec* s = SpecAt(facts_, e);
     return s != nullptr && s->dtype == half_[e.node];
   }
 
@@ -185,7 +178,7 @@ class HalfInFloat {
     g_.nodes[v].attrs = &attrs;
     for (size_t i = 0; i < g_.nodes[v].inputs.size(); ++i) {
       const Edge e = g_.nodes[v].inputs[i];
-      const TensorSpec* s = SpecOf(facts_, e);
+      const TensorSpec* s = SpecAt(facts_, e);
       if (s == nullptr || s->dtype != half || Converted(e)) continue;
       const Edge wide = FloatOf(e);  // may move the nodes
       g_.nodes[v].inputs[i] = wide;
@@ -271,8 +264,8 @@ class HalfInFloat {
     if (!ReadsShapeOnly(g_.nodes[v].op) || g_.nodes[v].attrs == nullptr || p.op != "Cast" ||
         p.inputs.size() != 1)
       return;
-    const TensorSpec* from = SpecOf(facts_, p.inputs[0]);
-    const TensorSpec* half = SpecOf(facts_, e);
+    const TensorSpec* from = SpecAt(facts_, p.inputs[0]);
+    const TensorSpec* half = SpecAt(facts_, e);
     if (from == nullptr || half == nullptr || from->dtype != DType::kFloat ||
         (half->dtype != DType::kHalf && half->dtype != DType::kBFloat16))
       return;
@@ -290,7 +283,7 @@ class HalfInFloat {
       bypassed_.push_back(e.node);
       return g_.nodes[e.node].inputs[0];
     }
-    return CastOf(e, SpecOf(facts_, e)->dtype, DType::kFloat, &to_float_);
+    return CastOf(e, SpecAt(facts_, e)->dtype, DType::kFloat, &to_float_);
   }
 
   // The half form of converted value `e` that a node kept in half precision (or the function's

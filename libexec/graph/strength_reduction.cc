@@ -6,7 +6,8 @@
 #include "executor/half_precision.h"
 
 namespace kiln::exec {
-// Named, not anonymous: unity builds put this file beside others with helpers of these names.
+// Named, not anonymous: unity builds compile this file beside others whose helpers may share
+// these names.
 namespace strength_reduction {
 
 bool IsFloatType(DType t) {
@@ -50,20 +51,6 @@ bool IsCandidate(const FlatNode& n) {
          IsFloatType(TypeAttr(n));
 }
 
-const Tensor* ValueOf(const std::vector<NodeFacts>& facts, const Edge& e) {
-  if (e.node < 0 || e.node >= static_cast<int>(facts.size()) ||
-      e.output >= static_cast<int>(facts[e.node].values.size()))
-    return nullptr;
-  return facts[e.node].values[e.output];
-}
-
-const TensorSpec* SpecOf(const std::vector<NodeFacts>& facts, const Edge& e) {
-  if (e.node < 0 || e.node >= static_cast<int>(facts.size()) ||
-      e.output >= static_cast<int>(facts[e.node].specs.size()))
-    return nullptr;
-  return &facts[e.node].specs[e.output];
-}
-
 // 1 / c elementwise in c's type (half types: in float32, rounded once, as Eigen divides them).
 Result<Tensor> Reciprocal(const Tensor& c) {
   if (c.dtype() == DType::kDouble) {
@@ -94,8 +81,8 @@ bool UniformValue(const Tensor& t, double* value) {
 
 // The output's shape is the base's: the exponent broadcasts nothing into it.
 bool BaseHasOutputShape(const std::vector<NodeFacts>& facts, const Edge& x, int pow_node) {
-  const TensorSpec* xs = SpecOf(facts, x);
-  const TensorSpec* out = SpecOf(facts, Edge{pow_node, 0});
+  const TensorSpec* xs = SpecAt(facts, x);
+  const TensorSpec* out = SpecAt(facts, Edge{pow_node, 0});
   return xs != nullptr && out != nullptr && !xs->shape.unknown_rank() &&
          !out->shape.unknown_rank() && xs->shape == out->shape;
 }
@@ -129,7 +116,7 @@ int ReduceStrength(FlatGraph* g, const std::vector<NodeFacts>& facts,
   for (int v = 0; v < n_nodes; ++v) {
     if (!live[v] || !sr::IsCandidate(g->nodes[v])) continue;
     const Edge x = g->nodes[v].inputs[0], y = g->nodes[v].inputs[1];
-    const Tensor* c = sr::ValueOf(facts, y);
+    const Tensor* c = ValueAt(facts, y);
     if (c == nullptr || !sr::IsFloatType(c->dtype()) || !constant(y.node) || constant(x.node))
       continue;
     if (g->nodes[v].op != "Pow") {
