@@ -56,6 +56,8 @@ struct Int8CpuState : Int8State {
   bool integer = false;
   Int8Weights weights;
   std::vector<float> out_scales;  // the input's step times each channel's weight scale
+  // A constant bias divided by out_scales once (ComputeInt8 divides any other on each call).
+  std::vector<float> scaled_bias;
   std::shared_ptr<const Tensor> filter;
   cpu::PrimitiveCache<Int8Primitive> primitives;
 };
@@ -72,6 +74,14 @@ std::pair<int64_t, bool> OutputChannels(const Int8State& st, const Tensor& f) {
       return {st.transpose_b ? f.dim(0) : f.dim(1), st.transpose_b};
   }
   return {0, false};
+}
+
+// oneDNN 2.x's integer kernels add a float bias to the float sum before the output scale
+// (scale * (sum + bias)): the bias goes in divided by each channel's scale. (A per-channel
+// binary post-op after the scale gives the same within float rounding and doubles the cost of
+// small convolutions: a second pass over the output in oneDNN 2.6's brgemm kernels.)
+void ScaleBias(const float* bias, const std::vector<float>& out_scales, float* scaled) {
+  for (size_t c = 0; c < out_scales.size(); ++c) scaled[c] = bias[c] / out_scales[c];
 }
 
 // The CPU's part: the weights' levels and scales (given as int8 with attr weight_scales, or
@@ -118,6 +128,13 @@ Status CreateInt8CpuState(PrepareContext& ctx) {
       if (w == 0.f) w = 1.f;
       st->out_scales[c] = st->range.scale * w;
       if (!std::isnormal(st->out_scales[c])) st->integer = false;
+    }
+    const Tensor* b =
+        st->epilogue.bias && ctx.constant_inputs.size() > 2 ? ctx.constant_inputs[2] : nullptr;
+    if (st->integer && b != nullptr && b->dtype() == DType::kFloat &&
+        b->NumElements() == channels) {
+      st->scaled_bias.resize(channels);
+      ScaleBias(b->data<float>(), st->out_scales, st->scaled_bias.data());
     }
   }
   if (!st->integer) st->weights = {};
@@ -206,7 +223,6 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
     const onednn::BuildThreads build(onednn::ThreadsWorth(macs));
     p->threads = build.threads();
     const dnnl::memory::desc w_any(user_w.dims(), w_dt, tag::any);
-    const bool bias_arg = e.bias;
     const dnnl::memory::desc f32_dst = p->dst_md;
     const auto make_pd = [&](bool activation) -> std::unique_ptr<dnnl::primitive_desc> {
       dnnl::post_ops ops;
@@ -228,11 +244,11 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
       attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
       if (st.integer) attr.set_output_scales(1 << 1, st.out_scales);
       if (matmul) {
-        auto d = bias_arg ? dnnl::matmul::desc(p->src_md, w_any, p->bias_md, p->dst_md)
-                          : dnnl::matmul::desc(p->src_md, w_any, p->dst_md);
+        auto d = e.bias ? dnnl::matmul::desc(p->src_md, w_any, p->bias_md, p->dst_md)
+                        : dnnl::matmul::desc(p->src_md, w_any, p->dst_md);
         return std::make_unique<dnnl::matmul::primitive_desc>(d, attr, onednn::Engine());
       }
-      const auto d = onednn::ConvInferenceDesc(p->src_md, w_any, bias_arg ? &p->bias_md : nullptr,
+      const auto d = onednn::ConvInferenceDesc(p->src_md, w_any, e.bias ? &p->bias_md : nullptr,
                                                p->dst_md, g.dims[1], g.dims[2]);
       return std::make_unique<dnnl::convolution_forward::primitive_desc>(d, attr, onednn::Engine());
     };
@@ -347,15 +363,14 @@ Status ComputeInt8(const KernelContext& ctx) {
     KILN_ASSIGN_OR_RETURN(y, float_result());
   }
   const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
-  // oneDNN 2.x's integer kernels add a float bias to the float sum before the output scale
-  // (scale * (sum + bias)): the bias goes in divided by each channel's scale. A per-channel
-  // binary post-op after the scale gives the same within float rounding and doubles the cost
-  // of small convolutions (a second pass over the output in oneDNN 2.6's brgemm kernels).
-  if (bias != nullptr && st.integer) {
-    KILN_ASSIGN_OR_RETURN(void* b, ctx.AllocateTemp(g.out_c * sizeof(float)));
-    auto* scaled = static_cast<float*>(b);
-    for (int64_t c = 0; c < g.out_c; ++c) scaled[c] = bias[c] / st.out_scales[c];
-    bias = scaled;
+  if (bias != nullptr && st.integer) {  // divided by the scales (ScaleBias), once if constant
+    if (!st.scaled_bias.empty()) {
+      bias = st.scaled_bias.data();
+    } else {
+      KILN_ASSIGN_OR_RETURN(void* b, ctx.AllocateTemp(g.out_c * sizeof(float)));
+      ScaleBias(bias, st.out_scales, static_cast<float*>(b));
+      bias = static_cast<const float*>(b);
+    }
   }
   const void* dst = p->dst_levels ? out->raw_data() : y;
   const onednn::MemArg src_arg{DNNL_ARG_SRC, &p->src_md, src};
