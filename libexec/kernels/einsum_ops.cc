@@ -44,6 +44,9 @@ Status PrepareEinsum(PrepareContext& ctx) {
   st->eq = *eq;
   for (int i = 0; i < n; ++i) {
     KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, i, internal::StrCat("inputs:", i), st->dtype));
+    const std::string& sub = st->eq.inputs[i];
+    for (size_t a = 0; a < sub.size(); ++a)
+      st->diagonal[i] = st->diagonal[i] || (sub[a] != '.' && sub.find(sub[a], a + 1) != sub.npos);
   }
   // Output shape when the input shapes are known.
   PartialShape out;

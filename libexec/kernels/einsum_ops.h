@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <complex>
 #include <cstdint>
@@ -119,6 +120,8 @@ inline std::vector<int> OutputLabels(const Equation& e, const std::vector<std::v
 struct EinsumState : OpState {
   Equation eq;
   DType dtype = DType::kFloat;
+  // Operand i's subscript repeats a letter ("bii"): the kernel takes its diagonal first.
+  std::array<bool, 2> diagonal{};
 };
 
 }  // namespace kiln::exec::einsum

@@ -150,16 +150,16 @@ Status Contract(const KernelContext& ctx, const EinsumCpuState& st) {
   // The operands, an operand with a repeated label replaced by its diagonal.
   std::array<std::optional<Tensor>, 2> diagonals;
   std::array<const Tensor*, 2> operand{};
-  std::vector<std::vector<int>> written(n);  // the labels as the equation writes them
+  // The labels as the equation writes them, where a diagonal replaces an operand's.
+  const bool any_diagonal = st.diagonal[0] || st.diagonal[1];
+  std::vector<std::vector<int>> written(any_diagonal ? n : 0);
   for (int i = 0; i < n; ++i) {
     operand[i] = &ctx.input(i);
     auto l = Labels(st.eq.inputs[i], ctx.input(i).rank(), &ell);
     if (!l.ok()) return ctx.Error(l.status().message());
     labels[i] = *l;
-    written[i] = *l;
-    std::vector<int> sorted = labels[i];
-    std::sort(sorted.begin(), sorted.end());
-    if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) {
+    if (any_diagonal) written[i] = *l;
+    if (st.diagonal[i]) {
       KILN_ASSIGN_OR_RETURN(diagonals[i], Diagonal<T>(ctx, ctx.input(i), &labels[i]));
       operand[i] = &*diagonals[i];
     }
@@ -172,7 +172,7 @@ Status Contract(const KernelContext& ctx, const EinsumCpuState& st) {
         return ctx.Error("label dimensions do not match: ", s, " vs ", size, " in equation");
     }
   }
-  const std::vector<int> out_labels = OutputLabels(st.eq, written, ell);
+  const std::vector<int> out_labels = OutputLabels(st.eq, any_diagonal ? written : labels, ell);
   Shape out_shape;
   for (int l : out_labels) {
     if (!sizes.count(l))
