@@ -339,8 +339,10 @@ Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name) {
   KILN_ASSIGN_OR_RETURN_CTX(Shape shape, Shape::FromDims(dims), name, ": .npy shape");
   std::string_view data = bytes.substr(prefix + header_len);
   const size_t elem = DTypeSize(dtype);
-  uint64_t n = 1;
+  // An empty array (any dimension 0) has no data, whatever its other dimensions.
+  uint64_t n = std::find(dims.begin(), dims.end(), 0) != dims.end() ? 0 : 1;
   for (int64_t d : dims) {
+    if (n == 0) break;
     if (d != 0 && n > data.size() / static_cast<uint64_t>(d)) {
       n = UINT64_MAX;
       break;

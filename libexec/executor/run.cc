@@ -53,7 +53,7 @@ Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
   for (const Tensor& t : captures) key.push_back(t.shape());
   std::lock_guard lock(specializations_mu_);
   for (const auto& [shapes, fn] : specializations_)
-    if (shapes == key) return fn.get();
+    if (shapes == key) return fn != nullptr ? fn.get() : this;
   if (static_cast<int>(specializations_.size()) >= compiled_.options.max_specializations)
     return this;
   std::vector<TensorSpec> specs(compiled_.arg_specs.begin(), compiled_.arg_specs.end());
@@ -63,18 +63,18 @@ Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
   PrepareOptions options = compiled_.options;
   options.max_specializations = 0;
   options.keep_graph = false;
-  std::shared_ptr<const PreparedFunction> fn;
+  Result<std::shared_ptr<const PreparedFunction>> fn = [&] {
 #ifndef KILN_NO_PROTOBUF
-  if (graph == nullptr) {
-    KILN_ASSIGN_OR_RETURN(fn, Prepare(*compiled_.fdef, *compiled_.library, specs, options));
-  } else
+    if (graph == nullptr) return Prepare(*compiled_.fdef, *compiled_.library, specs, options);
 #endif
-  {
-    KILN_ASSIGN_OR_RETURN(fn,
-                          PrepareGraph(graph, compiled_.iface, *compiled_.library, specs, options));
-  }
-  specializations_.emplace_back(std::move(key), fn);
-  return fn.get();
+    return PrepareGraph(graph, compiled_.iface, *compiled_.library, specs, options);
+  }();
+  // Preparing for known shapes also checks what these shapes never run: the branch a cond does
+  // not take, the body of a loop that runs zero times (an empty guard's `t[-1]`). TensorFlow
+  // checks only what runs, so such shapes run the generic version, which checks each step as it
+  // runs; the key is remembered so that the next call does not prepare again.
+  specializations_.emplace_back(std::move(key), fn.ok() ? *std::move(fn) : nullptr);
+  return specializations_.back().second != nullptr ? specializations_.back().second.get() : this;
 }
 
 std::unique_ptr<ExecutionState> PreparedFunction::AcquireState() const {

@@ -17,8 +17,10 @@
 namespace kiln::exec {
 
 inline float ResizeScale(int64_t in, int64_t out, bool align_corners) {
-  return (align_corners && out > 1) ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
-                                    : static_cast<float>(in) / static_cast<float>(out);
+  // A 1-pixel side aligns nothing: TF takes in / out there (area resizing divides by the scale).
+  return (align_corners && in > 1 && out > 1)
+             ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
+             : static_cast<float>(in) / static_cast<float>(out);
 }
 
 KILN_HD inline float LegacyScale(int64_t x, float scale) { return static_cast<float>(x) * scale; }

@@ -1,5 +1,7 @@
 // Cutting tensors into pieces and the TF1 way of joining them: Slice, Split, SplitV and Concat
-// (v1, whose axis comes first). The CPU kernels are in kernels/cpu/split_ops.cc.
+// (v1, whose axis comes first); XLA's dynamic slice and dynamic update slice, which Keras 3's
+// `ops.slice_update` (KV caches of generative decoders) writes on TensorFlow. The CPU kernels are
+// in kernels/cpu/split_ops.cc.
 #include "kernels/split_ops.h"
 
 #include <cstdint>
@@ -58,6 +60,68 @@ Status PrepareSlice(PrepareContext& ctx) {
     out = *PartialShape::FromDims(dims);
   }
   ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+// ---- XlaDynamicSlice, XlaDynamicUpdateSlice ---------------------------------------------------
+
+// XLA's semantics: start indices are clamped so that the window lies inside the operand (no
+// error for an index out of range), the window's sizes are given (slice) or the update's shape.
+Status PrepareXlaDynamicSlice(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
+  KILN_ASSIGN_OR_RETURN(DType index, IndexInputDType(ctx, 1, "start_indices", "Tindices"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "size_indices", index));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "start_indices", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "size_indices", 1));
+  const PartialShape& in = ctx.inputs[0].shape;
+  int rank = in.rank();
+  for (int i = 1; i < 3; ++i) {
+    const int64_t n = KnownLength(ctx.inputs[i].shape);
+    if (n >= 0 && rank >= 0 && n != rank)
+      return ctx.Error("input '", i == 1 ? "start_indices" : "size_indices", "' has ", n,
+                       " entries but 'input' has shape ", in.ToPythonString());
+    if (n >= 0) rank = static_cast<int>(n);
+  }
+  PartialShape out = UnknownDims(rank);
+  if (const Tensor* size = ConstantInput(ctx, 2); size != nullptr && rank >= 0) {
+    std::vector<int64_t> dims = IndexValues(*size);
+    for (int i = 0; i < rank; ++i) {
+      if (dims[i] < 0 || (!in.unknown_rank() && in.dim(i) >= 0 && dims[i] > in.dim(i)))
+        return ctx.Error(
+            "size_indices[", i, "] = ", dims[i], " must be in [0, ",
+            in.unknown_rank() || in.dim(i) < 0 ? std::string("dim") : std::to_string(in.dim(i)),
+            "] for 'input' of shape ", in.ToPythonString());
+    }
+    out = *PartialShape::FromDims(dims);
+  }
+  ctx.outputs = {TensorSpec{t, out}};
+  return OkStatus();
+}
+
+Status PrepareXlaDynamicUpdateSlice(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_ASSIGN_OR_RETURN(DType t, ValueDType(ctx, 0, "input"));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "update", t));
+  KILN_ASSIGN_OR_RETURN(DType index, IndexInputDType(ctx, 2, "indices", "Tindices"));
+  (void)index;
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "indices", 1));
+  const PartialShape& in = ctx.inputs[0].shape;
+  const PartialShape& update = ctx.inputs[1].shape;
+  if (!in.unknown_rank() && !update.unknown_rank()) {
+    if (update.rank() != in.rank())
+      return ctx.Error("input 'update' of shape ", update.ToPythonString(),
+                       " must have the rank of 'input' ", in.ToPythonString());
+    for (int i = 0; i < in.rank(); ++i)
+      if (in.dim(i) >= 0 && update.dim(i) > in.dim(i))
+        return ctx.Error("input 'update' of shape ", update.ToPythonString(),
+                         " does not fit in 'input' of shape ", in.ToPythonString());
+  }
+  const int64_t n = KnownLength(ctx.inputs[2].shape);
+  if (n >= 0 && !in.unknown_rank() && n != in.rank())
+    return ctx.Error("input 'indices' has ", n, " entries but 'input' has shape ",
+                     in.ToPythonString());
+  ctx.outputs = {TensorSpec{t, in}};
   return OkStatus();
 }
 
@@ -181,6 +245,9 @@ constexpr OpDefinition kDefs[] = {
     {"Split", "output", kOpFreshOutputs, PrepareSplit},
     {"SplitV", "output", kOpFreshOutputs, PrepareSplit},
     {"Concat", "output", kOpFreshOutputs, PrepareConcatV1},
+    {"XlaDynamicSlice", "output", kOpFreshOutputs, PrepareXlaDynamicSlice},
+    // The update is written over input 0's buffer where the plan lets the output take it.
+    {"XlaDynamicUpdateSlice", "output", kOpFreshOutputs | kOpInPlace, PrepareXlaDynamicUpdateSlice},
 };
 
 }  // namespace

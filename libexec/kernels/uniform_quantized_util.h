@@ -143,22 +143,25 @@ inline void QuantizeRow(const float* row, int64_t n, std::vector<int32_t>* q, fl
     rmin = std::min(rmin, static_cast<double>(row[i]));
     rmax = std::max(rmax, static_cast<double>(row[i]));
   }
-  const double s = (rmax - rmin) / 255.0;
-  const double inv = rmax - rmin != 0 ? 255.0 / (rmax - rmin) : 0.0;
+  // TF keeps the scale as a float (its output parameter) and computes the zero point from that
+  // float: with the double, a symmetric row's zero point is exactly -0.5 and rounds away from
+  // TF's 0.
+  const auto s = static_cast<float>((rmax - rmin) / 255.0);
+  const auto inv = static_cast<float>(rmax - rmin != 0 ? 255.0 / (rmax - rmin) : 0.0);
   q->assign(static_cast<size_t>(n), 0);
   if (s == 0 || !std::isfinite(inv)) {
     *scale = 1.0f;
     *zp = 0;
     return;
   }
-  const double zmin = -128 - rmin / s, zmax = 127 - rmax / s;
-  const double emin = 128 + std::abs(rmin / s), emax = 127 + std::abs(rmax / s);
+  const double sd = s;
+  const double zmin = -128 - rmin / sd, zmax = 127 - rmax / sd;
+  const double emin = 128 + std::abs(rmin / sd), emax = 127 + std::abs(rmax / sd);
   const double zd = emin < emax ? zmin : zmax;
   *zp = zd <= -128 ? -128 : zd >= 127 ? 127 : static_cast<int32_t>(std::round(zd));
-  *scale = static_cast<float>(s);
-  const auto inv_f = static_cast<float>(inv);
+  *scale = s;
   for (int64_t i = 0; i < n; ++i) {
-    const int64_t v = int64_t{ToInt32(std::floor(row[i] * inv_f + 0.5f))} + *zp;
+    const int64_t v = int64_t{ToInt32(std::floor(row[i] * inv + 0.5f))} + *zp;
     (*q)[i] = static_cast<int32_t>(std::clamp<int64_t>(v, -128, 127));
   }
 }

@@ -193,6 +193,9 @@ TEST_CASE("npy: every supported dtype round-trips through bytes and files") {
       Make<BFloat16>({BFloat16{0x3fc0}, BFloat16{0x4000}}, Shape{2}),
       Tensor::Scalar<float>(42.0f),
       Tensor(DType::kInt32, Shape{0, 3}),
+      // Empty behind a non-zero dimension (a batch of empty sequences).
+      Tensor(DType::kFloat, Shape{2, 0}),
+      Tensor(DType::kFloat, Shape{2, 0, 3}),
   };
   TempDir dir;
   int i = 0;

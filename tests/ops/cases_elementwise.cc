@@ -305,6 +305,53 @@ std::vector<OpCase> ElementwiseCases() {
                     })
                     .Build());
   }
+  // Float to integer out of range: TF 2.21's results on a large tensor (its vectorised cast;
+  // recorded with tf.cast on 4096 elements, TF_ENABLE_ONEDNN_OPTS=0): NaN and values outside
+  // int32 give its lowest value, the 8- and 16-bit types saturate that int32, the unsigned wide
+  // types wrap negatives through the signed type and give 2^31 / 2^63 out of range.
+  {
+    const float inf = std::numeric_limits<float>::infinity();
+    const std::vector<float> x = {306.0f,   -25.5f,   300.7f,
+                                  -300.2f,  1e10f,    -1e10f,
+                                  inf,      -inf,     std::numeric_limits<float>::quiet_NaN(),
+                                  127.5f,   -128.5f,  255.5f,
+                                  65535.7f, 70000.0f, -40000.0f,
+                                  4.3e9f,   -1.0f,    2.5f,
+                                  -2.5f};
+    const Shape s{static_cast<int64_t>(x.size())};
+    const uint64_t w = uint64_t{1} << 63, m = ~uint64_t{0};
+    const int64_t lo = std::numeric_limits<int64_t>::min();
+    const std::vector<Tensor> want = {
+        Make<int8_t>({127, -25, 127, -128, -128, -128, -128, -128, -128, 127, -128, 127, 127, 127,
+                      -128, -128, -1, 2, -2},
+                     s),
+        Make<uint8_t>({255, 0, 255, 0, 0, 0, 0, 0, 0, 127, 0, 255, 255, 255, 0, 0, 0, 2, 0}, s),
+        Make<int16_t>({306, -25, 300, -300, -32768, -32768, -32768, -32768, -32768, 127, -128, 255,
+                       32767, 32767, -32768, -32768, -1, 2, -2},
+                      s),
+        Make<uint16_t>({306, 0, 300, 0, 0, 0, 0, 0, 0, 127, 0, 255, 65535, 65535, 0, 0, 0, 2, 0},
+                       s),
+        Make<uint32_t>({306u, 4294967271u, 300u, 4294966996u, 2147483648u, 2147483648u, 2147483648u,
+                        2147483648u, 2147483648u, 127u, 4294967168u, 255u, 65535u, 70000u,
+                        4294927296u, 2147483648u, 4294967295u, 2u, 4294967294u},
+                       s),
+        Make<int64_t>({306, -25, 300, -300, 10000000000, -10000000000, lo, lo, lo, 127, -128, 255,
+                       65535, 70000, -40000, 4300000256, -1, 2, -2},
+                      s),
+        Make<uint64_t>({306, m - 24, 300, m - 299, 10000000000, m - 9999999999, w, w, w, 127,
+                        m - 127, 255, 65535, 70000, m - 39999, 4300000256, m, 2, m - 1},
+                       s),
+    };
+    for (const Tensor& t : want) {
+      c.push_back(OpCaseBuilder("Cast", "Cast float32 -> " + DTypeShortName(t.dtype()) +
+                                            " out of range (TF's vectorised results)")
+                      .Type("SrcT", DType::kFloat)
+                      .Type("DstT", t.dtype())
+                      .Input(Make<float>(x, s))
+                      .Reference1([t](const auto&) { return t; })
+                      .Build());
+    }
+  }
   // Complex: to a real type keeps the real part; from one, the imaginary part is 0.
   {
     using C = std::complex<float>;

@@ -32,9 +32,10 @@ struct ResizeMode {
   }
 };
 
+// TF's CalculateResizeScale: a 1-pixel side aligns nothing.
 float Scale(int64_t in, int64_t out, bool align) {
-  return align && out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
-                          : static_cast<float>(in) / static_cast<float>(out);
+  return align && in > 1 && out > 1 ? static_cast<float>(in - 1) / static_cast<float>(out - 1)
+                                    : static_cast<float>(in) / static_cast<float>(out);
 }
 
 // The source coordinate of output index x (float, as TF defines it).
@@ -93,7 +94,8 @@ Taps ResizeTaps(const std::string& op, int64_t in, int64_t out, const ResizeMode
 void AddResize(std::vector<OpCase>* c) {
   const std::vector<std::pair<Shape, std::pair<int32_t, int32_t>>> sizes = {
       {Shape{2, 5, 4, 3}, {8, 7}}, {Shape{1, 8, 9, 2}, {3, 4}}, {Shape{1, 4, 4, 1}, {4, 4}},
-      {Shape{1, 3, 5, 2}, {1, 1}}, {Shape{0, 3, 3, 2}, {2, 2}}, {Shape{2, 33, 47, 3}, {64, 20}}};
+      {Shape{1, 3, 5, 2}, {1, 1}}, {Shape{0, 3, 3, 2}, {2, 2}}, {Shape{2, 33, 47, 3}, {64, 20}},
+      {Shape{1, 1, 3, 2}, {2, 3}}};
   uint32_t seed = 4000;
   for (const std::string op :
        {"ResizeNearestNeighbor", "ResizeBilinear", "ResizeBicubic", "ResizeArea"}) {

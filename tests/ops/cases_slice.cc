@@ -1,5 +1,6 @@
 // Op-tester cases of selecting and reordering elements: Transpose, StridedSlice, Slice,
-// GatherV2, Gather, GatherNd, ReverseV2, Reverse, ReverseSequence, Roll, Pad, PadV2, MirrorPad.
+// XlaDynamicSlice, XlaDynamicUpdateSlice, GatherV2, Gather, GatherNd, ReverseV2, Reverse,
+// ReverseSequence, Roll, Pad, PadV2, MirrorPad.
 #include <algorithm>
 #include <complex>
 #include <functional>
@@ -329,6 +330,68 @@ std::vector<OpCase> SliceCases() {
                   .Reference1([](const std::vector<Tensor>& in) {
                     return RefMove(in[0], Shape{380, 250},
                                    [](const Index& o) { return (o[0] + 10) * 300 + o[1] + 7; });
+                  })
+                  .Build());
+
+  // XlaDynamicSlice and XlaDynamicUpdateSlice: starts out of range are clamped so that the
+  // window fits (XLA's semantics; Keras 3's ops.slice_update writes the update form).
+  for (DType t : kTypes) {
+    const Tensor x = Distinct(t, Shape{3, 4, 5});
+    for (bool constant : {true, false}) {
+      OpCaseBuilder b("XlaDynamicSlice");
+      b.T(t).Type("Tindices", DType::kInt32).Input(x).Input(Vec<int32_t>({1, 3, -2}));
+      if (constant) {
+        b.ConstInput(Vec<int32_t>({2, 2, 3}));
+      } else {
+        b.Input(Vec<int32_t>({2, 2, 3}));
+      }
+      // Starts {1, 3, -2} clamp to {1, 2, 0}.
+      c.push_back(b.Reference1([](const std::vector<Tensor>& in) {
+                     return RefMove(in[0], Shape{2, 2, 3}, [&](const Index& o) {
+                       return FlatOf({o[0] + 1, o[1] + 2, o[2]}, in[0].shape());
+                     });
+                   }).Build());
+    }
+    const Tensor update = Distinct(t, Shape{2, 1, 3}, 101);
+    for (DType index : {DType::kInt32, DType::kInt64}) {
+      // Starts {2, 1, 7} clamp to {1, 1, 2}.
+      const Tensor starts =
+          index == DType::kInt32 ? Vec<int32_t>({2, 1, 7}) : Vec<int64_t>({2, 1, 7});
+      c.push_back(
+          OpCaseBuilder("XlaDynamicUpdateSlice")
+              .T(t)
+              .Type("Tindices", index)
+              .Input(x)
+              .Input(update)
+              .Input(starts)
+              .Reference1([](const std::vector<Tensor>& in) {
+                Tensor out = RefMove(in[0], in[0].shape(), [](const Index& o) {
+                  return FlatOf(o, Shape{3, 4, 5});
+                });
+                for (int64_t i = 0; i < in[1].NumElements(); ++i) {
+                  const Index u = Unravel(i, in[1].shape());
+                  CopyElement(in[1], i, &out, FlatOf({u[0] + 1, u[1] + 1, u[2] + 2}, out.shape()));
+                }
+                return out;
+              })
+              .Build());
+    }
+  }
+  c.push_back(OpCaseBuilder("XlaDynamicUpdateSlice", "XlaDynamicUpdateSlice cache row")
+                  .T(DType::kFloat)
+                  .Type("Tindices", DType::kInt32)
+                  .Input(Distinct(DType::kFloat, Shape{2, 64, 8}))
+                  .Input(Distinct(DType::kFloat, Shape{2, 1, 8}, 500))
+                  .Input(Vec<int32_t>({0, 37, 0}))
+                  .Reference1([](const std::vector<Tensor>& in) {
+                    Tensor out = RefMove(in[0], in[0].shape(), [](const Index& o) {
+                      return FlatOf(o, Shape{2, 64, 8});
+                    });
+                    for (int64_t i = 0; i < in[1].NumElements(); ++i) {
+                      const Index u = Unravel(i, in[1].shape());
+                      CopyElement(in[1], i, &out, FlatOf({u[0], u[1] + 37, u[2]}, out.shape()));
+                    }
+                    return out;
                   })
                   .Build());
 

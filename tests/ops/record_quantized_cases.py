@@ -206,6 +206,12 @@ def _cases_reference(tf, rng):
         add("UniformQuantizedDotHybrid", lhs=f([3, 5], -2.0, 3.0), rhs=rq, rhs_scales=rsc,
             rhs_zero_points=rzp, Tout=tf.float32, rhs_quantization_axis=axis,
             rhs_quantization_min_val=-127, rhs_quantization_max_val=127)
+    # Rows whose range is symmetric (max == -min): the zero point is -0.5 in exact arithmetic,
+    # 0 from TF's float scale.
+    add("UniformQuantizedDotHybrid",
+        lhs=tf.constant([[100.0, -100.0, 3.0, 0.5, -7.0], [1.0, -1.0, 0.25, 0.5, -0.75]]),
+        rhs=rq, rhs_scales=s(0.02), rhs_zero_points=tf.constant(0), Tout=tf.float32,
+        rhs_quantization_min_val=-127, rhs_quantization_max_val=127)
 
     from tensorflow.core.util.quantization import uniform_quant_ops_attr_pb2 as uq_pb2
     nhwc = uq_pb2.UniformQuantizedConvolutionDimensionNumbersAttr(

@@ -43,6 +43,7 @@ MODELS = {
     "speech_commands": "float32",
     "batch_function": "float32",
     "ctc_decoders": "float32",
+    "decoder_steps": "float32",
     "wide_dense_float16": "float16_sum",
     "wide_dense_bfloat16": "bfloat16_sum",
     "dense_int8_quantized": "float32",
@@ -671,6 +672,46 @@ def _ctc_decoders(bundle):
     return "tf.saved_model.save", {"serving_default": {"logits": logits, "lengths": lengths}}
 
 
+def _decoder_steps(bundle):
+    """A generative decoder's step functions: a KV cache written and read through XLA's dynamic
+    update slice and dynamic slice (what Keras 3's ops.slice_update writes on TensorFlow;
+    positions out of range clamp), the last token guarded by a cond whose untaken branch would
+    index an empty tensor, and a loop that runs zero times over a body that would index out of
+    range. TF checks only what runs; so must kiln (the empty inputs)."""
+    import tensorflow as tf
+    from tensorflow.compiler.tf2xla.python import xla
+
+    class Steps(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([2, 8, 4], tf.float32),
+                                      tf.TensorSpec([2, 1, 4], tf.float32),
+                                      tf.TensorSpec([], tf.int32)])
+        def cache(self, cache, kv, pos):
+            updated = xla.dynamic_update_slice(cache, kv, tf.stack([0, pos, 0]))
+            window = xla.dynamic_slice(updated, tf.stack([0, pos - 2, 0]), [2, 3, 4])
+            return {"cache": updated, "window": window}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.int32)])
+        def last(self, tokens):
+            last = tf.cond(tf.size(tokens) > 0, lambda: tokens[-1], lambda: tf.constant(-1))
+            _, total = tf.while_loop(lambda i, a: i < tf.size(tokens) - 1,
+                                     lambda i, a: (i + 1, a + tokens[1]), (0, 0))
+            return {"last": last, "total": total}
+
+    m = Steps()
+    tf.saved_model.save(m, bundle, signatures={"cache": m.cache, "cache_clamped": m.cache,
+                                               "last": m.last, "last_empty": m.last,
+                                               "last_one": m.last})
+    rng = np.random.default_rng(22)
+    cache = rng.standard_normal((2, 8, 4)).astype(np.float32)
+    kv = rng.standard_normal((2, 1, 4)).astype(np.float32)
+    return "tf.saved_model.save", {
+        "cache": {"cache": cache, "kv": kv, "pos": np.int32(5)},
+        "cache_clamped": {"cache": cache, "kv": kv, "pos": np.int32(11)},
+        "last": {"tokens": np.array([4, 9, 2], np.int32)},
+        "last_empty": {"tokens": np.zeros([0], np.int32)},
+        "last_one": {"tokens": np.array([7], np.int32)}}
+
+
 def _maker(name):
     if "_mixed_" in name:
         return _export_keras(name)
@@ -679,7 +720,7 @@ def _maker(name):
             "parse_example": _parse_example, "complex_signal": _complex_signal,
             "tf1_control_flow": _tf1_control_flow, "image_bytes": _image_bytes,
             "speech_commands": _speech_commands, "batch_function": _batch_function,
-            "ctc_decoders": _ctc_decoders,
+            "ctc_decoders": _ctc_decoders, "decoder_steps": _decoder_steps,
             "wide_dense_float16": _wide_dense("float16"),
             "wide_dense_bfloat16": _wide_dense("bfloat16"),
             "dense_int8_quantized": _dense_quantized("int8"),

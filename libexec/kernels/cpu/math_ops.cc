@@ -2,9 +2,12 @@
 // broadcasting, unary math, and Cast.
 #include "kernels/math_ops.h"
 
+#include <algorithm>
 #include <bit>
+#include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 #include "kernels/cpu/elementwise.h"
@@ -31,8 +34,34 @@ T* Data(Tensor& t) {
 
 // ---- Cast ------------------------------------------------------------------------------------
 
+// A float to an integer type as TensorFlow's vectorised CPU cast converts it, which is what any
+// tensor of more than a few elements gets (C++ leaves out-of-range conversions undefined, and
+// TF's scalar tail differs): truncation toward zero; NaN and values out of range give the lowest
+// int32 / int64 (x86's cvtt); 8- and 16-bit types take that int32 saturated to their range (so
+// an image cast to uint8 clamps at 0 and 255); uint32 and uint64 wrap a negative value through
+// the signed type and give 2^31 / 2^63 out of range.
+template <typename D, typename W>
+D IntFromFloat(W w) {
+  if constexpr (sizeof(D) <= 2) {
+    const int32_t i = IntFromFloat<int32_t>(w);
+    return static_cast<D>(
+        std::clamp<int32_t>(i, std::numeric_limits<D>::min(), std::numeric_limits<D>::max()));
+  } else {
+    using Signed = std::make_signed_t<D>;
+    const W half = std::ldexp(W(1), std::numeric_limits<Signed>::digits);  // 2^31 or 2^63
+    if constexpr (std::is_signed_v<D>) {
+      return w >= -half && w < half ? static_cast<D>(w) : std::numeric_limits<D>::min();
+    } else {
+      if (w >= -half && w < half) return static_cast<D>(static_cast<Signed>(w));
+      if (w >= half && w < 2 * half) return static_cast<D>(w);
+      return static_cast<D>(D{1} << std::numeric_limits<Signed>::digits);
+    }
+  }
+}
+
 // One element, as TF's Cast converts it: complex to real keeps the real part, anything to bool
-// is "not zero", half precision goes through float (exact), float to integer truncates.
+// is "not zero", half precision goes through float (exact), float to integer truncates
+// (IntFromFloat).
 template <typename Src, typename Dst>
 Dst CastValue(ComputeType<Src> v) {
   using S = ComputeType<Src>;
@@ -67,6 +96,8 @@ Dst CastValue(ComputeType<Src> v) {
         d = static_cast<D>(static_cast<float>(v));
       else
         d = static_cast<D>(v);
+    } else if constexpr (kIsInteger<D>) {
+      d = IntFromFloat<D>(w);
     } else {
       d = static_cast<D>(w);
     }
@@ -126,7 +157,16 @@ Status ComputeCast(const KernelContext& ctx) {
     return Dispatch<CastTypes>(dst, [&](auto dst_tag) {
       using Dst = typename decltype(dst_tag)::type;
       const int64_t n = x.NumElements();
-      if constexpr (kEigenCastType<Src> && kEigenCastType<Dst>) {
+      if constexpr (std::is_floating_point_v<Src> && kIsInteger<Dst> &&
+                    !std::is_same_v<Dst, int32_t>) {
+        // Float to integer: IntFromFloat's defined results (int32 keeps Eigen's vector
+        // conversion, which is x86's cvtt already).
+        const Src* in = Data<Src>(x);
+        Dst* o = Data<Dst>(*out);
+        ctx.threads().ParallelFor(n, 4096, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) o[i] = IntFromFloat<Dst>(in[i]);
+        });
+      } else if constexpr (kEigenCastType<Src> && kEigenCastType<Dst>) {
         functor::CastFunctor<EigenCpuDevice, Src, Dst>()(Cpu(),
                                                          functor::ConstFlat<Src>(Data<Src>(x), n),
                                                          functor::Flat<Dst>(Data<Dst>(*out), n));

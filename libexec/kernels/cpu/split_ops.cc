@@ -1,5 +1,5 @@
 // The CPU kernels of the ops in kernels/split_ops.cc. Every piece is a strided copy of its
-// input.
+// input; a dynamic update slice writes its update through a strided walk.
 #include "kernels/split_ops.h"
 
 #include <algorithm>
@@ -71,6 +71,75 @@ Status ComputeSlice(const KernelContext& ctx) {
     AddCopyDim(&plan, size[d], strides[d]);
   }
   return CopyIntoOutput(ctx, 0, x, shape, plan);
+}
+
+// ---- XlaDynamicSlice, XlaDynamicUpdateSlice ---------------------------------------------------
+
+// XLA's clamp: each start moved into [0, dim - window] (the window must fit).
+Status ClampStarts(const KernelContext& ctx, const Tensor& starts_t, const Shape& shape,
+                   std::span<const int64_t> window, std::vector<int64_t>* starts) {
+  if (starts_t.rank() != 1 || starts_t.NumElements() != shape.rank())
+    return ctx.Error("start indices of shape ", starts_t.shape().ToString(),
+                     " must be a vector of length ", shape.rank(), " (the input's rank)");
+  *starts = IndexValues(starts_t);
+  for (int d = 0; d < shape.rank(); ++d) {
+    if (window[d] < 0 || window[d] > shape.dim(d))
+      return ctx.Error("a window of ", window[d], " in dimension ", d,
+                       " does not fit the input of shape ", shape.ToString());
+    (*starts)[d] = std::clamp<int64_t>((*starts)[d], 0, shape.dim(d) - window[d]);
+  }
+  return OkStatus();
+}
+
+Status ComputeXlaDynamicSlice(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& size_t_ = ctx.input(2);
+  if (size_t_.rank() != 1 || size_t_.NumElements() != x.rank())
+    return ctx.Error("input 'size_indices' of shape ", size_t_.shape().ToString(),
+                     " must be a vector of length ", x.rank(), " (the input's rank)");
+  const std::vector<int64_t> size = IndexValues(size_t_);
+  std::vector<int64_t> begin;
+  KILN_RETURN_IF_ERROR(ClampStarts(ctx, ctx.input(1), x.shape(), size, &begin));
+  const auto strides = RowMajorStrides(x.shape());
+  Shape shape;
+  CopyPlan plan;
+  for (int d = 0; d < x.rank(); ++d) {
+    shape.AddDim(size[d]);
+    plan.offset[1] += begin[d] * strides[d];
+    AddCopyDim(&plan, size[d], strides[d]);
+  }
+  return CopyIntoOutput(ctx, 0, x, shape, plan);
+}
+
+Status ComputeXlaDynamicUpdateSlice(const KernelContext& ctx) {
+  const Tensor& x = ctx.input(0);
+  const Tensor& update = ctx.input(1);
+  if (update.rank() != x.rank())
+    return ctx.Error("input 'update' of shape ", update.shape().ToString(),
+                     " must have the rank of 'input' ", x.shape().ToString());
+  std::vector<int64_t> begin;
+  KILN_RETURN_IF_ERROR(ClampStarts(ctx, ctx.input(2), x.shape(), update.shape().dims(), &begin));
+  // A decoder's cache step: the input's buffer is taken over when nothing else reads it, so
+  // only the update is written.
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
+  const bool in_place = out->raw_data() == x.raw_data();
+  const auto strides = RowMajorStrides(x.shape());
+  StridedPlan<2> to;  // operand 0: the output window, operand 1: the update (contiguous)
+  const auto us = RowMajorStrides(update.shape());
+  for (int d = 0; d < x.rank(); ++d) {
+    to.AddDim(update.dim(d), {strides[d], us[d]});
+    to.offset[0] += begin[d] * strides[d];
+  }
+  return DispatchStorage(x.dtype(), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    U* dst = Elems<U>(*out);
+    if (!in_place) std::copy_n(Elems<U>(x), x.NumElements(), dst);
+    const U* src = Elems<U>(update);
+    WalkRange(to, 0, to.num_elements, [&](const auto& off, int64_t n, const auto& st) {
+      for (int64_t j = 0; j < n; ++j) dst[off[0] + j * st[0]] = src[off[1] + j * st[1]];
+    });
+    return OkStatus();
+  });
 }
 
 // ---- Split, SplitV -----------------------------------------------------------------------------
@@ -174,6 +243,8 @@ constexpr KernelEntry kCpu[] = {
     {"Split", ComputeSplit},
     {"SplitV", ComputeSplit},
     {"Concat", ComputeConcatV1},
+    {"XlaDynamicSlice", ComputeXlaDynamicSlice},
+    {"XlaDynamicUpdateSlice", ComputeXlaDynamicUpdateSlice},
 };
 
 }  // namespace
