@@ -1,9 +1,10 @@
 // Image codecs: DecodeJpeg, DecodeAndCropJpeg, ExtractJpegShape, EncodeJpeg and
-// EncodeJpegVariableQuality (libjpeg-turbo), DecodePng and EncodePng (libpng), DecodeBmp, and
-// DecodeImage (tf.io.decode_image: any of them, as uint8, uint16 or float32 scaled to [0, 1]).
-// As in TensorFlow (decode_image_op.cc), the decode ops sniff the contents and decode JPEG or
-// PNG whichever they are named for (BMP only through DecodeBmp and DecodeImage); GIF and WebP
-// are Unimplemented here. The decoders set libjpeg and
+// EncodeJpegVariableQuality (libjpeg-turbo), DecodePng and EncodePng (libpng), DecodeBmp,
+// DecodeGif (our own decoder, giflib's results), and DecodeImage (tf.io.decode_image: any of
+// them, as uint8, uint16 or float32 scaled to [0, 1]). As in TensorFlow (decode_image_op.cc), the
+// decode ops sniff the contents and decode JPEG, PNG or GIF whichever they are named for (BMP
+// only through DecodeBmp and DecodeImage; a GIF of one frame through DecodeJpeg and DecodePng);
+// WebP is Unimplemented here. The decoders set libjpeg and
 // libpng up the way TensorFlow's jpeg_mem.cc and png_io.cc do, so the pixels are the ones
 // TensorFlow gets from the same library versions:
 //   - JPEG: channels 0 (the file's, CMYK converted to RGB), 1 or 3; ratio as the DCT scale
@@ -88,6 +89,7 @@ Status PrepareDecode(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "contents", DType::kString));
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "contents", 0));
   ctx.outputs = {TensorSpec{st->dtype, PartialShape{-1, -1, channels == 0 ? -1 : channels}}};
+  if (kOp == DecodeOp::kGif) ctx.outputs[0].shape = PartialShape{-1, -1, -1, 3};
   // DecodeImage of a GIF is [frames, h, w, c] when animations expand: the rank is not known.
   if (kOp == DecodeOp::kImage && st->expand_animations)
     ctx.outputs[0].shape = PartialShape::UnknownRank();
@@ -185,6 +187,7 @@ constexpr OpDefinition kDefs[] = {
     {"DecodePng", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kPng>},
     {"DecodeImage", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kImage>},
     {"DecodeBmp", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kBmp>},
+    {"DecodeGif", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kGif>},
     {"EncodePng", "contents", kOpFreshOutputs, PrepareEncodePng},
     {"DecodeAndCropJpeg", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kJpegCrop>},
     {"ExtractJpegShape", "image_shape", kOpFreshOutputs, PrepareExtractJpegShape},

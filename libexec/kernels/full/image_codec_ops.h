@@ -1,5 +1,5 @@
 // What the image codec ops' definitions (kernels/full/image_codec_ops.cc) and CPU kernels
-// (kernels/cpu/full/image_codec_ops.cc, kernels/cpu/full/image_png.cc) share: the decode ops and
+// (kernels/cpu/full/image_codec_ops.cc, image_png.cc, image_gif.cc) share: the decode ops and
 // their state, and the encoders' states.
 #pragma once
 
@@ -18,7 +18,7 @@
 
 namespace kiln::exec::image_codec {
 
-enum class DecodeOp { kJpeg, kPng, kImage, kBmp, kJpegCrop };
+enum class DecodeOp { kJpeg, kPng, kImage, kBmp, kJpegCrop, kGif };
 
 struct DecodeState : OpState {
   DecodeOp op = DecodeOp::kJpeg;

@@ -5,7 +5,10 @@ TensorFlow's pixels.
     .venv-oracle/bin/python tests/testdata/images/make_images.py tests/testdata/images
 
 JPEGs come from tf.io.encode_jpeg; PNGs from tf.io.encode_png, and the palette and 2-bit gray
-ones (which TF cannot write) from the small writer below, as are the BMPs (TF has no encoder). For every (file, attrs) in DECODES the
+ones (which TF cannot write) from the small writer below, as are the BMPs (TF has no encoder);
+GIFs from Pillow (a still image, an interlaced one and an animation: its LZW coder) and from the
+writer below (frames as rectangles off the canvas's corner, one past its edge, local colour
+tables, transparent colours, an interlaced frame). For every (file, attrs) in DECODES the
 decoded image is saved as <file>.<tag>.npy.
 """
 import os
@@ -45,6 +48,85 @@ def write_bmp(pixels, top_down=False):
             b"".join(rows))
 
 
+def write_gif(width, height, palette, frames):
+    """A GIF of `frames`: (left, top, indices [h, w], local palette or None, transparent index or
+    None, interlace). Pixels go out as 9-bit literal codes with a clear code every 254 of them,
+    so the code width never grows (valid LZW that any decoder reads)."""
+    def colour_table(pal):
+        bits = max(1, (len(pal) - 1).bit_length())
+        return bits, bytes(np.array(pal, np.uint8).ravel()) + bytes(3 * ((1 << bits) - len(pal)))
+
+    def lzw(indices):
+        codes = [256]
+        for i, v in enumerate(indices):
+            if i and i % 254 == 0:
+                codes.append(256)
+            codes.append(int(v))
+        codes.append(257)
+        acc = nbits = 0
+        out = bytearray()
+        for c in codes:
+            acc |= c << nbits
+            nbits += 9
+            while nbits >= 8:
+                out.append(acc & 0xff)
+                acc >>= 8
+                nbits -= 8
+        if nbits:
+            out.append(acc)
+        blocks = b"".join(bytes([len(out[i:i + 255])]) + out[i:i + 255]
+                          for i in range(0, len(out), 255))
+        return bytes([8]) + blocks + b"\x00"
+
+    gbits, gtable = colour_table(palette)
+    data = b"GIF89a" + struct.pack("<HHBBB", width, height, 0x80 | (gbits - 1), 0, 0) + gtable
+    for left, top, idx, local, transparent, interlace in frames:
+        h, w = idx.shape
+        if transparent is not None:
+            data += b"\x21\xf9\x04" + struct.pack("<BHB", 1, 5, transparent) + b"\x00"
+        else:  # a control block whose transparency flag is off: its index is not transparent
+            data += b"\x21\xf9\x04" + struct.pack("<BHB", 0, 5, 0) + b"\x00"
+        flags = 0x40 if interlace else 0
+        table = b""
+        if local is not None:
+            lbits, table = colour_table(local)
+            flags |= 0x80 | (lbits - 1)
+        rows = list(idx)
+        if interlace:
+            rows = [idx[r] for start, step in ((0, 8), (4, 8), (2, 4), (1, 2))
+                    for r in range(start, h, step)]
+        data += b"," + struct.pack("<HHHHB", left, top, w, h, flags) + table
+        data += lzw(np.concatenate(rows))
+    return data + b";"
+
+
+def write_gifs(rgb, rng):
+    import io
+    from PIL import Image
+
+    def save(frames, **kw):
+        buf = io.BytesIO()
+        frames[0].save(buf, format="GIF", save_all=len(frames) > 1, append_images=frames[1:],
+                       **kw)
+        return buf.getvalue()
+
+    still = Image.fromarray(rgb[:7, :9]).quantize(colors=16)
+    big = np.kron(rgb[:9, :10], np.ones((2, 2, 1), np.uint8))  # 18 x 20: interlaced rows
+    frames = []
+    base = rgb[:10, :12].copy()
+    for k in range(3):
+        f = base.copy()
+        f[2 + k:5 + k, 3:7] = [255 - 60 * k, 40 * k, 200]  # a block that moves
+        frames.append(Image.fromarray(f).quantize(colors=32))
+    return {"still.gif": save([still]),
+            "interlace.gif": save([Image.fromarray(big).quantize(colors=64)], interlace=True),
+            "anim.gif": save(frames, optimize=True, duration=50, loop=0),
+            "sprite.gif": write_gif(8, 6, rng.integers(0, 256, (8, 3)), [
+                (0, 0, rng.integers(0, 8, (6, 8)), None, 7, False),
+                (2, 1, rng.integers(0, 4, (3, 4)), rng.integers(0, 256, (4, 3)), 0, False),
+                (5, 3, rng.integers(0, 8, (3, 5)), None, None, True)])}
+
+
 def main(out):
     rng = np.random.default_rng(9)
     y, x = np.mgrid[0:13, 0:20]
@@ -72,6 +154,7 @@ def main(out):
     files["bgr24.bmp"] = write_bmp(rgb[:4, :5, ::-1].copy())
     files["bgra32.bmp"] = write_bmp(rng.integers(0, 256, (3, 4, 4)).astype(np.uint8), True)
     files["gray8.bmp"] = write_bmp(rgb[:3, :6, :1].copy())
+    files.update(write_gifs(rgb, rng))
     for name, data in files.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
@@ -83,6 +166,8 @@ def main(out):
             img = tf.raw_ops.DecodePng(contents=data, **attrs)
         elif op == "bmp":
             img = tf.raw_ops.DecodeBmp(contents=data, **attrs)
+        elif op == "gif":
+            img = tf.raw_ops.DecodeGif(contents=data, **attrs)
         else:
             img = tf.raw_ops.DecodeImage(contents=data, **attrs)
         np.save(os.path.join(out, f"{name}.{tag}.npy"), img.numpy())
@@ -122,6 +207,17 @@ DECODES = [
     ("rgb8.png", "image", "img_f32", {"dtype": tf.float32}),
     ("rgba16.png", "image", "img_f32", {"dtype": tf.float32}),
     ("palette.png", "image", "img_c4", {"channels": 4, "expand_animations": False}),
+    ("still.gif", "gif", "gif_c0", {}),
+    ("still.gif", "jpeg", "c0", {}),
+    ("still.gif", "png", "c3", {"channels": 3}),
+    ("interlace.gif", "gif", "gif_c0", {}),
+    ("anim.gif", "gif", "gif_c0", {}),
+    ("anim.gif", "image", "img_c0", {}),
+    ("anim.gif", "image", "img_first", {"expand_animations": False}),
+    ("anim.gif", "image", "img_f32", {"dtype": tf.float32}),
+    ("sprite.gif", "gif", "gif_c0", {}),
+    ("sprite.gif", "image", "img_u16", {"dtype": tf.uint16}),
+    ("rgb8.png", "gif", "gif_c0", {}),
 ]
 
 if __name__ == "__main__":

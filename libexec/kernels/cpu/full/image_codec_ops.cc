@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "kernels/cpu/full/image_gif.h"
 #include "kernels/cpu/full/image_png.h"
 #include "kernels/kernel_util.h"
 
@@ -504,6 +505,34 @@ Status DecodeBmpInto(const KernelContext& ctx, const DecodeState& st, const std:
   return OkStatus();
 }
 
+// ---- GIF ---------------------------------------------------------------------------------------
+
+// TF's DecodeGifV2: every frame, [frames, h, w, 3], for DecodeGif and DecodeImage expanding
+// animations; the first frame, [h, w, 3], for DecodeImage that does not; DecodeJpeg and DecodePng
+// take a GIF of one frame.
+Status DecodeGifInto(const KernelContext& ctx, const DecodeState& st, const std::string& data,
+                     Tensor** decoded) {
+  if (st.channels != 0 && st.channels != 3)
+    return ctx.Error("channels must be 0 or 3 for GIF, got ", st.channels);
+  const bool single = st.op == DecodeOp::kImage && !st.expand_animations;
+  Result<GifFrames> gif = DecodeGif(data, !single);
+  if (!gif.ok())
+    return ctx.Error("Invalid GIF data (size ", data.size(), "), ", gif.status().message());
+  Shape shape{gif->frames, gif->height, gif->width, 3};
+  if (st.op == DecodeOp::kJpeg || st.op == DecodeOp::kPng) {
+    if (gif->frames != 1)
+      return ctx.Error("Got ", gif->frames, " frames, but animated gifs can only be decoded by ",
+                       "tf.io.decode_gif or tf.io.decode_image");
+    shape = Shape{gif->height, gif->width, 3};
+  } else if (single) {
+    shape = Shape{gif->height, gif->width, 3};
+  }
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, DType::kUInt8, shape));
+  std::copy(gif->rgb.begin(), gif->rgb.end(), out->data<uint8_t>());
+  *decoded = out;
+  return OkStatus();
+}
+
 // ---- the decode ops --------------------------------------------------------------------------
 
 // DecodeImage's float32: the 8-bit decode times 1/255, a 16-bit PNG's times 1/65535 (TF's
@@ -570,13 +599,24 @@ Status ComputeDecode(const KernelContext& ctx) {
       }
       break;
     case Format::kGif:
+      s = DecodeGifInto(ctx, st, data, &decoded);
+      if (s.ok() && st.dtype == DType::kUInt16) {
+        const Tensor src = decoded->DeepCopy();  // TF widens by 65536 / 256
+        KILN_ASSIGN_OR_RETURN(decoded, ctx.AllocateOutput(0, DType::kUInt16, src.shape()));
+        for (int64_t i = 0; i < src.NumElements(); ++i)
+          decoded->data<uint16_t>()[i] = static_cast<uint16_t>(src.data<uint8_t>()[i] * 256);
+      }
+      break;
     case Format::kWebp:
       return Unimplemented("node '", ctx.node_name(),
-                           "': JPEG, PNG and BMP contents are supported (GIF and WebP are not)");
+                           "': JPEG, PNG, GIF and BMP contents are supported (WebP is not)");
     case Format::kUnknown:
       return ctx.Error("unknown image file format; one of JPEG, PNG, GIF, BMP, WebP required");
   }
   KILN_RETURN_IF_ERROR(s);
+  // DecodeGif of a JPEG or PNG: one frame, [1, h, w, c].
+  if (st.op == DecodeOp::kGif && format != Format::kGif)
+    *decoded = decoded->Reshaped(Shape{1, decoded->dim(0), decoded->dim(1), decoded->dim(2)});
   if (st.dtype == DType::kFloat) return ConvertToFloat(ctx, decoded);
   // The JPEG decoder crops as it decodes; a CMYK JPEG is decoded whole, then cropped here.
   if (st.op == DecodeOp::kJpegCrop) {
@@ -589,15 +629,11 @@ Status ComputeDecode(const KernelContext& ctx) {
 }
 
 constexpr KernelEntry kCpu[] = {
-    {"DecodeJpeg", ComputeDecode},
-    {"DecodePng", ComputeDecode},
-    {"DecodeImage", ComputeDecode},
-    {"DecodeBmp", ComputeDecode},
-    {"EncodePng", ComputeEncodePng},
-    {"DecodeAndCropJpeg", ComputeDecode},
-    {"ExtractJpegShape", ComputeExtractJpegShape},
-    {"EncodeJpeg", ComputeEncodeJpeg},
-    {"EncodeJpegVariableQuality", ComputeEncodeJpeg},
+    {"DecodeJpeg", ComputeDecode},        {"DecodePng", ComputeDecode},
+    {"DecodeImage", ComputeDecode},       {"DecodeBmp", ComputeDecode},
+    {"DecodeGif", ComputeDecode},         {"EncodePng", ComputeEncodePng},
+    {"DecodeAndCropJpeg", ComputeDecode}, {"ExtractJpegShape", ComputeExtractJpegShape},
+    {"EncodeJpeg", ComputeEncodeJpeg},    {"EncodeJpegVariableQuality", ComputeEncodeJpeg},
 };
 
 }  // namespace
