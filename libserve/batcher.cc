@@ -171,8 +171,22 @@ void Batcher::RunBatch(std::vector<std::unique_ptr<Task>>& tasks) {
   exec::RunOptions options;
   options.deadline = tasks[0]->deadline;
   for (const auto& t : tasks) options.deadline = std::max(options.deadline, t->deadline);
+  // Every batch is held to one row per input row, the lone task too: whether a request is
+  // refused must not depend on what else was queued beside it.
+  auto check_rows = [&](const std::map<std::string, Tensor>& out) {
+    for (const auto& [key, t] : out) {
+      if (t.rank() < 1 || t.dim(0) != padded)
+        return InvalidArgument("batched output '", key, "' has shape ", t.shape().ToString(),
+                               "; a batched signature must answer one row per input row");
+    }
+    return OkStatus();
+  };
   if (tasks.size() == 1 && padded == rows) {
-    tasks[0]->done.set_value(signature_->Run(tasks[0]->inputs, options));
+    auto out = signature_->Run(tasks[0]->inputs, options);
+    if (out.ok()) {
+      if (Status s = check_rows(*out); !s.ok()) return fail(s);
+    }
+    tasks[0]->done.set_value(std::move(out));
     return;
   }
   std::map<std::string, Tensor> merged;
@@ -186,11 +200,7 @@ void Batcher::RunBatch(std::vector<std::unique_ptr<Task>>& tasks) {
   }
   auto out = signature_->Run(merged, options);
   if (!out.ok()) return fail(out.status());
-  for (const auto& [key, t] : *out) {
-    if (t.rank() < 1 || t.dim(0) != padded)
-      return fail(InvalidArgument("batched output '", key, "' has shape ", t.shape().ToString(),
-                                  "; a batched signature must answer one row per input row"));
-  }
+  if (Status s = check_rows(*out); !s.ok()) return fail(s);
   int64_t at = 0;
   for (auto& task : tasks) {
     std::map<std::string, Tensor> mine;

@@ -1,7 +1,10 @@
 #include "json_util.h"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <complex>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -51,8 +54,51 @@ Status CheckCost(std::string_view body, int max_depth, int64_t max_parsed_bytes)
   return OkStatus();
 }
 
+namespace {
+
+// TF Serving's JSON accepts bare NaN, Infinity and -Infinity (what Python's json module writes,
+// and what we write back); nlohmann's parser does not, so outside strings they become the quoted
+// spellings SetFloat reads. Empty when the body has none.
+std::string QuoteNonFinite(std::string_view body) {
+  if (body.find("NaN") == std::string_view::npos && body.find("Infinity") == std::string_view::npos)
+    return {};
+  std::string out;
+  bool in_string = false, changed = false;
+  out.reserve(body.size() + 16);
+  for (size_t i = 0; i < body.size(); ++i) {
+    const char c = body[i];
+    if (in_string) {
+      out.push_back(c);
+      if (c == '\\' && i + 1 < body.size()) {
+        out.push_back(body[++i]);
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') in_string = true;
+    std::string_view token;
+    for (std::string_view t : {"NaN", "Infinity", "-Infinity"})
+      if (body.substr(i, t.size()) == t) token = t;
+    if (token.empty()) {
+      out.push_back(c);
+      continue;
+    }
+    out.push_back('"');
+    out.append(token);
+    out.push_back('"');
+    i += token.size() - 1;
+    changed = true;
+  }
+  return changed ? out : std::string();
+}
+
+}  // namespace
+
 Result<Json> Parse(std::string_view body, const RequestLimits& limits) {
   KILN_RETURN_IF_ERROR(CheckCost(body, limits.max_json_depth, limits.max_json_parsed_bytes));
+  const std::string quoted = QuoteNonFinite(body);
+  if (!quoted.empty()) body = quoted;
   try {
     return Json::parse(body.begin(), body.end());
   } catch (const Json::exception& e) {
@@ -77,6 +123,42 @@ Status InferShape(const Json& v, std::vector<int64_t>* dims, std::string_view wh
 }
 
 namespace {
+
+// float16 and bfloat16 travel as JSON numbers (TF Serving reads and writes their half_val as
+// floats): round to nearest even on the way in.
+float HalfToFloat(uint16_t h) {
+  const uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
+  const uint32_t exp = (h >> 10) & 0x1fu, mant = h & 0x3ffu;
+  if (exp == 0) {  // zero or subnormal: mant * 2^-24
+    const float v = std::ldexp(static_cast<float>(mant), -24);
+    return sign != 0 ? -v : v;
+  }
+  const uint32_t bits =
+      exp == 0x1f ? sign | 0x7f800000u | (mant << 13) : sign | ((exp + 112) << 23) | (mant << 13);
+  return std::bit_cast<float>(bits);
+}
+
+uint16_t FloatToHalf(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  const auto sign = static_cast<uint16_t>((x >> 16) & 0x8000u);
+  uint32_t a = x & 0x7fffffffu;
+  if (a >= 0x7f800000u) return sign | (a > 0x7f800000u ? 0x7e00 : 0x7c00);
+  if (a >= 0x477ff000u) return sign | 0x7c00;  // 65520 and up round to infinity
+  if (a < 0x38800000u) {                       // below 2^-14: a subnormal half, exact scaling
+    const float v = std::nearbyint(std::bit_cast<float>(a) * 16777216.0f);
+    return sign | static_cast<uint16_t>(v);
+  }
+  a += 0xc8000fffu + ((a >> 13) & 1u);  // rebias the exponent, round to nearest even
+  return sign | static_cast<uint16_t>(a >> 13);
+}
+
+float BFloat16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
+
+uint16_t FloatToBFloat16(float f) {
+  const uint32_t x = std::bit_cast<uint32_t>(f);
+  if ((x & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((x >> 16) | 0x40u);
+  return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
+}
 
 template <typename T>
 Status SetInt(const Json& v, Tensor* t, int64_t index, std::string_view what) {
@@ -134,6 +216,18 @@ Status SetElement(const Json& v, Tensor* t, int64_t index, std::string_view what
       return SetFloat<float>(v, t, index, what);
     case DType::kDouble:
       return SetFloat<double>(v, t, index, what);
+    case DType::kHalf:
+    case DType::kBFloat16: {
+      Tensor f(DType::kFloat, Shape{1});
+      KILN_RETURN_IF_ERROR(SetFloat<float>(v, &f, 0, what));
+      const float x = f.data<float>()[0];
+      if (t->dtype() == DType::kHalf) {
+        t->data<Half>()[index].bits = FloatToHalf(x);
+      } else {
+        t->data<BFloat16>()[index].bits = FloatToBFloat16(x);
+      }
+      return OkStatus();
+    }
     case DType::kInt8:
       return SetInt<int8_t>(v, t, index, what);
     case DType::kInt16:
@@ -292,6 +386,30 @@ void AppendElement(std::string* out, const Tensor& t, int64_t i, bool b64) {
       return AppendFloat(out, t.data<float>()[i]);
     case DType::kDouble:
       return AppendFloat(out, t.data<double>()[i]);
+    case DType::kHalf:
+      return AppendFloat(out, HalfToFloat(t.data<Half>()[i].bits));
+    case DType::kBFloat16:
+      return AppendFloat(out, BFloat16ToFloat(t.data<BFloat16>()[i].bits));
+    case DType::kComplex64:  // [real, imaginary]
+    case DType::kComplex128: {
+      const bool single = t.dtype() == DType::kComplex64;
+      const double re = single ? t.data<std::complex<float>>()[i].real()
+                               : t.data<std::complex<double>>()[i].real();
+      const double im = single ? t.data<std::complex<float>>()[i].imag()
+                               : t.data<std::complex<double>>()[i].imag();
+      out->push_back('[');
+      if (single) {
+        AppendFloat(out, static_cast<float>(re));
+        out->push_back(',');
+        AppendFloat(out, static_cast<float>(im));
+      } else {
+        AppendFloat(out, re);
+        out->push_back(',');
+        AppendFloat(out, im);
+      }
+      out->push_back(']');
+      return;
+    }
     case DType::kInt8:
       return AppendInt(out, static_cast<int>(t.data<int8_t>()[i]));
     case DType::kInt16:

@@ -1,5 +1,7 @@
 #include "kiln/serve/proto_codec.h"
 
+#include <string>
+#include <type_traits>
 #include <vector>
 
 #include "kiln/core/proto_convert.h"
@@ -8,6 +10,44 @@
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::serve {
+
+namespace {
+
+// Extends the typed value field of `dtype` to `n` values by repeating its last (or a zero).
+void PadValues(tensorflow::TensorProto* p, DType dtype, int64_t n) {
+  auto pad = [n](auto* field) {
+    using V = std::remove_cvref_t<decltype(field->Get(0))>;
+    const V last = field->empty() ? V{} : field->Get(field->size() - 1);
+    while (field->size() < n) field->Add(last);
+  };
+  switch (dtype) {
+    case DType::kFloat:
+      return pad(p->mutable_float_val());
+    case DType::kDouble:
+      return pad(p->mutable_double_val());
+    case DType::kInt64:
+      return pad(p->mutable_int64_val());
+    case DType::kBool:
+      return pad(p->mutable_bool_val());
+    case DType::kHalf:
+    case DType::kBFloat16:
+      return pad(p->mutable_half_val());
+    case DType::kUInt32:
+      return pad(p->mutable_uint32_val());
+    case DType::kUInt64:
+      return pad(p->mutable_uint64_val());
+    case DType::kString: {
+      auto* field = p->mutable_string_val();
+      const std::string last = field->empty() ? std::string() : field->Get(field->size() - 1);
+      while (field->size() < n) *field->Add() = last;
+      return;
+    }
+    default:  // the int_val types
+      return pad(p->mutable_int_val());
+  }
+}
+
+}  // namespace
 
 Result<Tensor> TensorFromRequestProto(const tensorflow::TensorProto& proto,
                                       const RequestLimits& limits, std::string_view what) {
@@ -76,9 +116,17 @@ Result<Tensor> TensorFromRequestProto(const tensorflow::TensorProto& proto,
                                " values must be sent in tensor_content");
     }
   }
-  if (have != n)
+  if (have > n)
     return InvalidArgument(what, ": ", have, " values for shape ", shape.ToString(), " (", n,
                            " elements)");
+  if (have < n) {
+    // TensorFlow's Tensor::FromProto (and so TF Serving) repeats the last value to fill the
+    // shape (zeros when there is none): tf.make_tensor_proto(2.0, shape=[1, 2]) is [[2, 2]].
+    tensorflow::TensorProto filled = proto;
+    PadValues(&filled, dtype, n);
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor t, TensorFromProto(filled), what);
+    return t;
+  }
   KILN_ASSIGN_OR_RETURN_CTX(Tensor t, TensorFromProto(proto), what);
   return t;
 }

@@ -2,8 +2,12 @@
 // tensor formats, checked against values built by hand, and their refusals of hostile input.
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <complex>
 #include <cstring>
+#include <limits>
 #include <string>
+#include <vector>
 
 #include "kiln/serve/base64.h"
 #include "kiln/serve/proto_codec.h"
@@ -180,6 +184,50 @@ TEST_CASE("REST responses: row and columnar, b64 for *_bytes, NaN as TF Serving 
       R"({"outputs": {"y": [[0.1,2],[NaN,-1e-20]], "z_bytes": [{"b64": "b2s="},{"b64": "/w=="}]}})");
   Tensor scalar = Tensor::Scalar<float>(1);
   CHECK_FALSE(EncodeRestPredictResponse({{"y", scalar}}, RestFormat::kRow).ok());
+  // float16 and bfloat16 as numbers (they were null), complex as [real, imaginary].
+  Tensor h(DType::kHalf, Shape{3});
+  h.flat<Half>()[0].bits = 0x3e00;  // 1.5
+  h.flat<Half>()[1].bits = 0xc200;  // -3
+  h.flat<Half>()[2].bits = 0x0001;  // the smallest subnormal, 2^-24
+  Tensor bf(DType::kBFloat16, Shape{2});
+  bf.flat<BFloat16>()[0].bits = 0x3fc0;  // 1.5
+  bf.flat<BFloat16>()[1].bits = 0xff80;  // -inf
+  Tensor c(DType::kComplex64, Shape{1});
+  c.flat<std::complex<float>>()[0] = {1.5f, -2};
+  auto half = EncodeRestPredictResponse({{"bf", bf}, {"c", c}, {"h", h}}, RestFormat::kColumnar);
+  REQUIRE(half.ok());
+  CHECK(*half ==
+        R"({"outputs": {"bf": [1.5,-Infinity], "c": [[1.5,-2]], "h": [1.5,-3,5.9604645e-08]}})");
+}
+
+TEST_CASE("REST requests: bare NaN and Infinity tokens, float16 and bfloat16 inputs") {
+  // Python's json.dumps writes NaN, Infinity and -Infinity bare; TF Serving reads them.
+  auto r = DecodeRest(R"({"instances": [[NaN, Infinity], [-Infinity, "NaN"]]})", XArgs());
+  REQUIRE_MESSAGE(r.ok(), r.status().ToString());
+  const Tensor& x = r->inputs.at("x");
+  CHECK(std::isnan(x.flat<float>()[0]));
+  CHECK(x.flat<float>()[1] == std::numeric_limits<float>::infinity());
+  CHECK(x.flat<float>()[2] == -std::numeric_limits<float>::infinity());
+  CHECK(std::isnan(x.flat<float>()[3]));
+  // Inside strings the words are text.
+  auto s =
+      DecodeRest(R"({"instances": [{"a": 1, "s": "NaN -Infinity \" Infinity"}]})", MultiArgs());
+  REQUIRE(s.ok());
+  CHECK(s->inputs.at("s").flat<std::string>()[0] == "NaN -Infinity \" Infinity");
+  const std::vector<exec::SignatureArg> half_args = {
+      {"h", "h:0", {DType::kHalf, PartialShape({-1})}},
+      {"b", "b:0", {DType::kBFloat16, PartialShape({-1})}}};
+  auto h =
+      DecodeRest(R"({"inputs": {"h": [1.5, -3, 65520, 1e-8], "b": [1.5, 3.0078125]}})", half_args);
+  REQUIRE_MESSAGE(h.ok(), h.status().ToString());
+  const auto hv = h->inputs.at("h").flat<Half>();
+  CHECK(hv[0].bits == 0x3e00);
+  CHECK(hv[1].bits == 0xc200);
+  CHECK(hv[2].bits == 0x7c00);  // rounds to infinity
+  CHECK(hv[3].bits == 0x0000);  // below half the smallest subnormal
+  const auto bv = h->inputs.at("b").flat<BFloat16>();
+  CHECK(bv[0].bits == 0x3fc0);
+  CHECK(bv[1].bits == 0x4040);  // 3.0078125 is halfway between 3 and 3.015625: to even, 3
 }
 
 TEST_CASE("V2 REST: JSON tensors and the binary extension decode to the same tensor") {
@@ -241,19 +289,36 @@ TEST_CASE("V2 hostile shapes and lengths are refused before allocation") {
   }
 }
 
-TEST_CASE("gRPC TensorProto: values must fill the declared shape exactly") {
+TEST_CASE("gRPC TensorProto: fewer values repeat the last, as TF Serving's Tensor::FromProto") {
   RequestLimits limits;
   tensorflow::TensorProto p;
   p.set_dtype(tensorflow::DT_FLOAT);
   p.mutable_tensor_shape()->add_dim()->set_size(3);
-  p.add_float_val(1);
+  // No values: zeros; one: repeated (tf.make_tensor_proto(2.0, shape=[3])).
+  auto none = TensorFromRequestProto(p, limits, "x");
+  REQUIRE(none.ok());
+  CHECK(none->flat<float>()[2] == 0);
+  p.add_float_val(2);
   auto one = TensorFromRequestProto(p, limits, "x");
-  REQUIRE_FALSE(one.ok());  // TF's filling rule would expand it; a server must not
+  REQUIRE_MESSAGE(one.ok(), one.status().ToString());
+  CHECK(std::vector<float>(one->flat<float>().begin(), one->flat<float>().end()) ==
+        std::vector<float>{2, 2, 2});
+  tensorflow::TensorProto s;
+  s.set_dtype(tensorflow::DT_STRING);
+  s.mutable_tensor_shape()->add_dim()->set_size(2);
+  s.add_string_val("a");
+  auto strings = TensorFromRequestProto(s, limits, "s");
+  REQUIRE(strings.ok());
+  CHECK(strings->flat<std::string>()[1] == "a");
   p.add_float_val(2);
   p.add_float_val(3);
   auto full = TensorFromRequestProto(p, limits, "x");
   REQUIRE(full.ok());
   CHECK(full->flat<float>()[2] == 3);
+  p.add_float_val(4);  // more values than the shape holds: refused (TF would drop them)
+  auto more = TensorFromRequestProto(p, limits, "x");
+  REQUIRE_FALSE(more.ok());
+  CHECK(more.status().message().find("4 values for shape") != std::string::npos);
   p.mutable_tensor_shape()->mutable_dim(0)->set_size(int64_t{1} << 62);
   auto huge = TensorFromRequestProto(p, limits, "x");
   REQUIRE_FALSE(huge.ok());

@@ -12,7 +12,8 @@ import numpy as np  # noqa: E402
 
 def make_multi(path):
     """serving_default: float [None, 3], int64 [None], string [None] -> three outputs; a second
-    signature 'double' (float [None, 3] -> 2x)."""
+    signature 'double' (float [None, 3] -> 2x); 'total' (its column sums, and the input as float16
+    and bfloat16)."""
     import tensorflow as tf
 
     class Multi(tf.Module):
@@ -26,8 +27,14 @@ def make_multi(path):
         def double(self, a):
             return {"y": a * 2.0}
 
+        @tf.function(input_signature=[tf.TensorSpec([None, 3], tf.float32, name="a")])
+        def total(self, a):  # column sums: not one row per input row; float16 and bfloat16
+            return {"sum": tf.reduce_sum(a, axis=0), "half": tf.cast(a, tf.float16),
+                    "bf16": tf.cast(a, tf.bfloat16)}
+
     m = Multi()
-    tf.saved_model.save(m, path, signatures={"serving_default": m.serve, "double": m.double})
+    tf.saved_model.save(m, path, signatures={"serving_default": m.serve, "double": m.double,
+                                             "total": m.total})
 
 
 def make_cnn(path):

@@ -51,7 +51,7 @@ def test_get_model_metadata(stub):
     resp = stub.GetModelMetadata(req, timeout=30)
     sigs = get_model_metadata_pb2.SignatureDefMap()
     resp.metadata["signature_def"].Unpack(sigs)
-    assert set(sigs.signature_def) == {"serving_default", "double"}
+    assert set(sigs.signature_def) == {"serving_default", "double", "total"}
     assert sigs.signature_def["double"].inputs["a"].dtype == 1  # DT_FLOAT
     assert resp.model_spec.version.value == 1
 

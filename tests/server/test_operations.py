@@ -105,6 +105,24 @@ def test_batching_shares_batches_with_identical_results(repo, tmp_path):
         assert srv.stop() == 0
 
 
+def test_batching_refuses_an_unbatched_output_alone_or_shared(repo, tmp_path):
+    # 'total' answers column sums: not one row per input row. With batching on, TF Serving
+    # refuses every such call; so does kiln, whether the request ran alone or beside others.
+    root, _ = repo
+    params = tmp_path / "batching.config"
+    params.write_text("max_batch_size { value: 8 } batch_timeout_micros { value: 1000 }")
+    srv = Server([f"--model_base_path={root / 'multi'}", "--model_name=multi", "--enable_batching",
+                  f"--batching_parameters_file={params}"], tmp_path).wait_ready()
+    try:
+        body = {"signature_name": "total", "inputs": {"a": [[1, 2, 3]]}}
+        for _ in range(2):
+            r = requests.post(srv.url + "/v1/models/multi:predict", json=body, timeout=30)
+            assert r.status_code == 400, r.text
+            assert "one row per input row" in r.json()["error"]
+    finally:
+        assert srv.stop() == 0
+
+
 def test_sigterm_finishes_in_flight_and_refuses_new(repo, tmp_path):
     root, ref = repo
     params = tmp_path / "batching.config"

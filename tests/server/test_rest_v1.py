@@ -1,6 +1,7 @@
 """TensorFlow Serving's REST API (/v1), spoken with plain HTTP (requests) and checked against
 the JSON mapping TF Serving documents ("RESTful API": request and response formats)."""
 import base64
+import json
 
 import numpy as np
 import requests
@@ -28,7 +29,7 @@ def test_metadata_is_the_signature_def_map(server):
     body = r.json()
     assert body["model_spec"] == {"name": "multi", "signature_name": "", "version": "1"}
     sigs = body["metadata"]["signature_def"]["signature_def"]
-    assert set(sigs) == {"serving_default", "double"}
+    assert set(sigs) == {"serving_default", "double", "total"}
     a = sigs["serving_default"]["inputs"]["a"]
     assert a["dtype"] == "DT_FLOAT"
     assert [d["size"] for d in a["tensor_shape"]["dim"]] == ["-1", "3"]
@@ -77,6 +78,19 @@ def test_columnar_named_and_signature_name(server):
     # A single named input may also be given bare.
     r = post(server, "/v1/models/multi:predict", {"signature_name": "double", "instances": [[0, 1, 2]]})
     assert r.json() == {"predictions": [[0, 2, 4]]}
+
+
+def test_half_outputs_and_bare_non_finite_numbers(server):
+    # float16 and bfloat16 outputs are numbers (TF Serving writes half_val as floats); the
+    # request's bare NaN / Infinity are what Python's json.dumps writes.
+    body = '{"signature_name": "total", "inputs": {"a": [[1.5, -3, NaN], [Infinity, 0.1, 2]]}}'
+    r = requests.post(server.url + "/v1/models/multi:predict", data=body, timeout=30)
+    assert r.status_code == 200, r.text
+    out = json.loads(r.text)["outputs"]
+    assert out["half"][0][:2] == [1.5, -3] and out["bf16"][0][:2] == [1.5, -3]
+    assert np.isnan(out["half"][0][2]) and out["half"][1][0] == float("inf")
+    assert np.float16(out["half"][1][1]) == np.float16(0.1)  # printed as its float32
+    assert out["sum"][0] == float("inf") and np.isnan(out["sum"][2])
 
 
 def test_errors_are_4xx_with_a_message(server):
