@@ -115,7 +115,8 @@ namespace kiln::exec {
   X(RefVariable)            \
   X(ConvGeneric)            \
   X(Glimpse)                \
-  X(RnnGrad)
+  X(RnnGrad)                \
+  X(Optional)
 
 #define KILN_OP_FAMILIES_FULL_ONLY(X) \
   X(Checkpoint)                       \

@@ -31,6 +31,25 @@ void Adopt(std::vector<std::unique_ptr<tensorflow::FunctionDef>>* helpers,
   helpers->clear();
 }
 
+// Why a signature cannot be served (its first tensor that is not a dense tensor's name), or "".
+std::string SparseTensorInfo(const std::string& key, const tensorflow::SignatureDef& sd,
+                             const std::filesystem::path& dir) {
+  auto check = [&](const auto& map, const char* side) -> std::string {
+    for (const auto& [k, ti] : map) {
+      if (ti.encoding_case() == tensorflow::TensorInfo::kName) continue;
+      const char* kind = ti.encoding_case() == tensorflow::TensorInfo::kCooSparse
+                             ? "a sparse (coo_sparse)"
+                             : "a composite";
+      return "signature '" + key + "' of '" + dir.string() + "': " + side + " '" + k + "' is " +
+             kind + " tensor; kiln serves signatures of dense tensors (TF Serving cannot " +
+             "feed this one either); the model's other signatures are served";
+    }
+    return {};
+  };
+  std::string why = check(sd.inputs(), "input");
+  return why.empty() ? check(sd.outputs(), "output") : why;
+}
+
 }  // namespace
 
 PartialShape SavedModelLoader::Tf1FedShape(const std::string& tensor_name) const {
@@ -179,9 +198,16 @@ Status SavedModelLoader::LoadTf1() {
       keys.push_back(key);
   std::sort(keys.begin(), keys.end());
   for (const std::string& key : keys) {
+    const tensorflow::SignatureDef& sd = mg.signature_def().at(key);
+    // A signature of sparse or composite tensors (a TF1 coo_sparse TensorInfo): TF Serving
+    // cannot feed it either; the model serves its other signatures, this one names why not.
+    if (std::string why = SparseTensorInfo(key, sd, dir_); !why.empty()) {
+      if (!options_.signatures.empty()) return Unimplemented(why);
+      core().unavailable_signatures[key] = why;
+      continue;
+    }
     Pending p;
-    KILN_RETURN_IF_ERROR(
-        BuildTf1Signature(key, mg.signature_def().at(key), &p.sig, &p.fdef, &p.arg_specs));
+    KILN_RETURN_IF_ERROR(BuildTf1Signature(key, sd, &p.sig, &p.fdef, &p.arg_specs));
     pending.push_back(std::move(p));
   }
   for (const Pending& p : pending)

@@ -102,40 +102,82 @@ Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
     std::vector<std::unique_ptr<tensorflow::FunctionDef>>* helpers) {
   auto fdef = std::make_unique<tensorflow::FunctionDef>();
   fdef->mutable_signature()->set_name(name);
-  std::set<std::string> fed;
-  for (const Tf1Feed& f : feeds) {
-    auto [node, index] = SplitTensorName(f.tensor);
-    if (node.empty() || index != 0)
-      return InvalidArgument("cannot feed '", f.tensor, "': only output 0 of a node can be fed");
-    if (!fed.insert(node).second) return InvalidArgument("'", f.tensor, "' is fed twice");
-    auto* arg = fdef->mutable_signature()->add_input_arg();
-    arg->set_name(node);
-    arg->set_type(f.dtype);
-  }
   std::map<std::string, const tensorflow::NodeDef*> present;
   for (const auto& n : graph.node()) present[n.name()] = &n;
-  for (const std::string& node : fed)
-    if (!present.count(node)) return NotFound("fed tensor '", node, ":0' names no graph node");
-  // Only what the fetches and targets need, as Session::Run prunes (fed nodes cut the walk).
+  // "node:k" as a canonical tensor name ("node" is "node:0").
+  auto canonical = [](const std::string& t) {
+    auto [node, index] = SplitTensorName(t);
+    return node + ":" + std::to_string(index);
+  };
+  // Outputs other than 0 that something reads, per node: a node fed at output 0 whose other
+  // outputs are read stays in the graph.
+  std::set<std::string> read_beyond_0;
+  auto note_read = [&](const std::string& t) {
+    if (t.empty() || t[0] == '^') return;
+    auto [node, index] = SplitTensorName(t);
+    if (index != 0) read_beyond_0.insert(node);
+  };
+  for (const auto& n : graph.node())
+    for (const std::string& in : n.input()) note_read(in);
+  for (const auto& f : fetches) note_read(f.first);
+  // As Session::Run feeds: output 0 of a node nothing else reads from becomes an argument in
+  // its node's place (its name, so the graph's references to it read the argument); any other
+  // fed tensor becomes an argument of its own that its readers take, and its node stays for
+  // the outputs not fed (TF's `split:0` fed, `split:1` computed).
+  std::set<std::string> fed;                       // nodes replaced by an argument
+  std::map<std::string, std::string> fed_tensors;  // other fed tensors -> their argument
+  std::set<std::string> arg_names;
+  for (const Tf1Feed& f : feeds) {
+    auto [node, index] = SplitTensorName(f.tensor);
+    if (node.empty() || !present.count(node))
+      return NotFound("fed tensor '", f.tensor, "' names no graph node");
+    const std::string tensor = canonical(f.tensor);
+    if (fed.count(node) || fed_tensors.count(tensor))
+      return InvalidArgument("'", f.tensor, "' is fed twice");
+    std::string arg_name = node;
+    if (index != 0 || read_beyond_0.count(node)) {
+      arg_name = node + "/_fed_" + std::to_string(index);
+      while (present.count(arg_name) || arg_names.count(arg_name)) arg_name += "_";
+      fed_tensors[tensor] = arg_name;
+    } else {
+      fed.insert(node);
+    }
+    arg_names.insert(arg_name);
+    auto* arg = fdef->mutable_signature()->add_input_arg();
+    arg->set_name(arg_name);
+    arg->set_type(f.dtype);
+  }
+  auto is_fed_tensor = [&](const std::string& in) {
+    return !fed_tensors.empty() && !in.empty() && in[0] != '^' && fed_tensors.count(canonical(in));
+  };
+  // Only what the fetches and targets need, as Session::Run prunes (fed tensors cut the walk).
   std::set<std::string> needed;
   std::vector<std::string> stack;
-  for (const auto& f : fetches) stack.push_back(NodeOfTensor(f.first));
+  for (const auto& f : fetches)
+    if (!is_fed_tensor(f.first)) stack.push_back(NodeOfTensor(f.first));
   for (const std::string& t : targets) stack.push_back(NodeOfTensor(t));
   while (!stack.empty()) {
     const std::string name = std::move(stack.back());
     stack.pop_back();
     auto it = present.find(name);
     if (it == present.end() || fed.count(name) || !needed.insert(name).second) continue;
-    for (const std::string& in : it->second->input()) stack.push_back(NodeOfTensor(in));
+    for (const std::string& in : it->second->input())
+      if (!is_fed_tensor(in)) stack.push_back(NodeOfTensor(in));
   }
   std::vector<tensorflow::NodeDef> nodes;
-  for (const auto& n : graph.node())
-    if (needed.count(n.name())) nodes.push_back(n);
+  for (const auto& n : graph.node()) {
+    if (!needed.count(n.name())) continue;
+    nodes.push_back(n);
+    for (int i = 0; i < nodes.back().input_size(); ++i)
+      if (is_fed_tensor(nodes.back().input(i)))
+        nodes.back().set_input(i, fed_tensors.at(canonical(nodes.back().input(i))));
+  }
   if (HasTf1ControlFlow(nodes)) {
     if (helpers == nullptr)
       return Unimplemented("'", name, "' needs TF1 loops or conditionals, which are not run here");
     std::map<std::string, tensorflow::DataType> fed_dtypes;
-    for (const Tf1Feed& f : feeds) fed_dtypes[NodeOfTensor(f.tensor)] = f.dtype;
+    for (size_t i = 0; i < feeds.size(); ++i)
+      fed_dtypes[fdef->signature().input_arg(static_cast<int>(i)).name()] = feeds[i].dtype;
     KILN_RETURN_IF_ERROR(FunctionalizeTf1ControlFlow(&nodes, name, fed_dtypes, helpers));
   }
   for (tensorflow::NodeDef& n : nodes) *fdef->add_node_def() = std::move(n);
@@ -148,6 +190,10 @@ Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
     auto* out = fdef->mutable_signature()->add_output_arg();
     out->set_name(ret);
     out->set_type(fetches[i].second);
+    if (is_fed_tensor(fetches[i].first)) {  // fetching a fed tensor gives what was fed
+      (*fdef->mutable_ret())[ret] = fed_tensors.at(canonical(fetches[i].first));
+      continue;
+    }
     (*fdef->mutable_ret())[ret] = fetches[i].first;
     if (index == 0 && OutputsRef(producer->second->op())) {
       // Fetching a ref gives its value: read it after the producer ran.

@@ -33,7 +33,7 @@ const tensorflow::GraphDef& MainGraph(const tensorflow::GraphDef& graph,
 tensorflow::GraphDef RewriteRefVariables(const tensorflow::GraphDef& graph);
 
 struct Tf1Feed {
-  std::string tensor;  // "x:0"; only output 0 of a node can be fed (its node becomes an arg)
+  std::string tensor;  // "x:0", any output of a node (see Tf1Function)
   tensorflow::DataType dtype = tensorflow::DT_INVALID;
 };
 

@@ -14,6 +14,8 @@ LoadedModel& LoadedModel::operator=(LoadedModel&&) noexcept = default;
 std::vector<std::string> LoadedModel::SignatureNames() const { return NamesOf(signatures); }
 
 Result<const Signature*> LoadedModel::GetSignature(std::string_view name) const {
+  if (auto it = unavailable_signatures.find(name); it != unavailable_signatures.end())
+    return Unimplemented(it->second);
   return FindIn(signatures, name, "signature", dir);
 }
 
@@ -26,6 +28,7 @@ Result<const RestoredFunction*> LoadedModel::GetFunction(std::string_view name) 
 void LoadedModel::Clear() {
   // Functions and signatures first: their prepared graphs refer to the resources.
   signatures.clear();
+  unavailable_signatures.clear();
   functions.clear();
   variables.clear();
   library.reset();

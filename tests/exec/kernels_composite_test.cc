@@ -85,6 +85,23 @@ TEST_CASE("CompositeTensorVariantToComponents: TF's errors") {
   CHECK(Has(s, "Input `encoded` must not be an empty variant tensor"));
 }
 
+TEST_CASE("Optional: an empty optional's value is TF's error, a wrong variant is named") {
+  auto none = OpRunner("OptionalNone").Run1();
+  REQUIRE(none.ok());
+  Status s = OpRunner("OptionalGetValue", "get")
+                 .TypeList("output_types", {DType::kFloat})
+                 .ShapeListAttr("output_shapes", {PartialShape::UnknownRank()})
+                 .Input(*none)
+                 .Run()
+                 .status();
+  CHECK(Has(s, "node 'get'"));
+  CHECK(Has(s, "The optional does not have a value"));
+  auto map = OpRunner("EmptyTensorMap").Run1();
+  REQUIRE(map.ok());
+  s = OpRunner("OptionalHasValue").Input(*map).Run().status();
+  CHECK(Has(s, "expected an Optional, got"));
+}
+
 TEST_CASE("CompositeTensorVariant: metadata that does not parse as protobuf would refuse it") {
   const Tensor x = Make<float>({1}, {1});
   for (const std::string& bad : {"\x0a\x03\x08\x03"s,              // truncated message

@@ -60,6 +60,7 @@ const std::vector<OpCaseFamily>& AllOpCaseFamilies() {
       {"mutex", MutexCases},
       {"sparse_tensors_map", SparseMapCases},
       {"composite_tensor", CompositeCases},
+      {"optional", OptionalCases},
   };
   return families;
 }

@@ -65,6 +65,7 @@ std::vector<OpCase> GlimpseCases();       // cases_glimpse.cc
 std::vector<OpCase> MutexCases();         // cases_mutex.cc
 std::vector<OpCase> SparseMapCases();     // cases_sparse_map.cc
 std::vector<OpCase> CompositeCases();     // cases_composite.cc
+std::vector<OpCase> OptionalCases();      // cases_optional.cc
 
 struct OpCaseFamily {
   std::string_view name;

@@ -14,6 +14,7 @@
 
 #include "device/test_device.h"
 #include "kernels/composite_tensor_variant.h"
+#include "kernels/optional_ops.h"
 #include "kernels/ragged_util.h"
 #include "kernels/tensor_list.h"
 #include "kernels/tensor_map.h"
@@ -257,7 +258,8 @@ void CheckInPlacePath(const OpCase& c, const exec::OpDefinition& def,
 }
 
 // Variants compare by what they hold: tensor lists element by element, ragged tensors by their
-// splits and values, maps entry by entry, composite tensors by metadata and components;
+// splits and values, maps entry by entry, composite tensors by metadata and components,
+// optionals by whether they hold values and what;
 // anything else by identity.
 std::string CompareVariants(const Tensor& got, const Tensor& want, double tol) {
   using VariantPtr = std::shared_ptr<const VariantBase>;
@@ -319,6 +321,18 @@ std::string CompareVariants(const Tensor& got, const Tensor& want, double tol) {
       for (size_t k = 0; k < wc->components().size(); ++k) {
         const std::string d = CompareTensors(gc->components()[k], wc->components()[k], tol);
         if (!d.empty()) return at + "component " + std::to_string(k) + ": " + d;
+      }
+      continue;
+    }
+    if (const auto* wo = dynamic_cast<const exec::OptionalValue*>(w)) {
+      const auto* go = dynamic_cast<const exec::OptionalValue*>(g);
+      if (go == nullptr) return at + "not an Optional: " + g->DebugString();
+      if (go->has_value() != wo->has_value() ||
+          (wo->has_value() && go->values().size() != wo->values().size()))
+        return at + go->DebugString() + " vs " + wo->DebugString();
+      for (size_t k = 0; wo->has_value() && k < wo->values().size(); ++k) {
+        const std::string d = CompareTensors(go->values()[k], wo->values()[k], tol);
+        if (!d.empty()) return at + "value " + std::to_string(k) + ": " + d;
       }
       continue;
     }

@@ -200,5 +200,7 @@ TEST_CASE("op tester: sparse_tensors_map") { RunOpCases(SparseMapCases()); }
 
 TEST_CASE("op tester: composite_tensor") { RunOpCases(CompositeCases()); }
 
+TEST_CASE("op tester: optional") { RunOpCases(OptionalCases()); }
+
 }  // namespace
 }  // namespace kiln::testing

@@ -217,6 +217,9 @@ struct LoadedModel {
   std::map<std::string, Signature, std::less<>> signatures;
   std::map<std::string, RestoredFunction, std::less<>> functions;
   std::vector<RestoredVariable> variables;
+  // Signatures the bundle declares but this runtime does not serve, with why (a TF1 signature
+  // of sparse tensors): the model loads and serves the others; GetSignature names the reason.
+  std::map<std::string, std::string, std::less<>> unavailable_signatures;
 
   LoadedModel();
   ~LoadedModel();
@@ -224,7 +227,8 @@ struct LoadedModel {
   LoadedModel& operator=(LoadedModel&&) noexcept;
 
   std::vector<std::string> SignatureNames() const;
-  // NotFound naming the signature and listing the available ones.
+  // NotFound naming the signature and listing the available ones; Unimplemented with the
+  // reason for one of unavailable_signatures.
   Result<const Signature*> GetSignature(std::string_view name) const;
   std::vector<std::string> FunctionNames() const;
   Result<const RestoredFunction*> GetFunction(std::string_view name) const;
