@@ -181,6 +181,39 @@ Status ParseVersion(std::string_view bytes, BundleHeader* h) {
   return OkStatus();
 }
 
+// TensorSliceProto: repeated Extent extent = 1; Extent: int64 start = 1, int64 length = 2 (no
+// length: the whole dimension, -1 here).
+Status ParseSlice(std::string_view bytes, std::vector<std::pair<int64_t, int64_t>>* extents) {
+  WireReader r(bytes);
+  while (!r.done()) {
+    uint32_t field = 0, wire = 0;
+    KILN_RETURN_IF_ERROR(r.Tag(&field, &wire));
+    if (field != 1 || wire != kBytes) {
+      KILN_RETURN_IF_ERROR(r.Skip(wire, field));
+      continue;
+    }
+    std::string_view extent;
+    KILN_RETURN_IF_ERROR(r.Bytes(&extent));
+    std::pair<int64_t, int64_t> se{0, -1};
+    WireReader x(extent);
+    while (!x.done()) {
+      uint32_t f = 0, w = 0;
+      KILN_RETURN_IF_ERROR(x.Tag(&f, &w));
+      if (f == 1) {
+        KILN_RETURN_IF_ERROR(Int64(x, w, f, &se.first));
+      } else if (f == 2) {
+        KILN_RETURN_IF_ERROR(Int64(x, w, f, &se.second));
+      } else {
+        KILN_RETURN_IF_ERROR(x.Skip(w, f));
+      }
+    }
+    if (se.first < 0 || se.second < -1)
+      return InvalidArgument("slice extent (", se.first, ", ", se.second, ") is negative");
+    extents->push_back(se);
+  }
+  return OkStatus();
+}
+
 }  // namespace
 
 Result<BundleHeader> ParseBundleHeader(std::string_view bytes) {
@@ -252,6 +285,7 @@ Result<BundleEntry> ParseBundleEntry(std::string_view bytes) {
         }
         std::string_view slice;
         KILN_RETURN_IF_ERROR(r.Bytes(&slice));
+        KILN_RETURN_IF_ERROR(ParseSlice(slice, &e.slices.emplace_back()));
         ++e.num_slices;
         break;
       }

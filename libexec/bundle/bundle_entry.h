@@ -6,6 +6,7 @@
 
 #include <cstdint>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "kiln/core/shape.h"
@@ -28,7 +29,10 @@ struct BundleEntry {
   int64_t offset = 0;
   int64_t size = 0;
   uint32_t crc32c = 0;  // masked, as stored
-  int num_slices = 0;   // a partitioned variable's slices (not readable here)
+  int num_slices = 0;   // a partitioned variable's slices, stored under keys of their own
+  // Each slice's (start, length) per dimension; length -1 is the whole dimension (TF's
+  // TensorSliceProto extent without a length).
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> slices;
 };
 
 // Errors say what is malformed; the caller names the file and key.

@@ -17,6 +17,7 @@
 #include "bundle/crc32c.h"
 #include "bundle/mapped_file.h"
 #include "bundle/sstable.h"
+#include "bundle/tensor_slices.h"
 #include "kiln/core/file_util.h"
 #ifndef KILN_NO_PROTOBUF
 #include "kiln/core/proto_convert.h"
@@ -444,6 +445,112 @@ Result<Tensor> BundleReader::Read(std::string_view key) const {
   }
   if (im.swap_bytes) ByteSwapInPlace(static_cast<char*>(t.raw_data()), size, dtype);
   return t;
+}
+
+namespace {
+
+// Copies the box of `lengths` at `from` in `src` to `to` in `dst` (same dtype).
+void CopyBox(const Tensor& src, const std::vector<int64_t>& from, Tensor* dst,
+             const std::vector<int64_t>& to, const std::vector<int64_t>& lengths) {
+  const int rank = static_cast<int>(lengths.size());
+  const size_t elem = DTypeIsPod(src.dtype()) ? DTypeSize(src.dtype()) : 0;
+  std::vector<int64_t> idx(lengths.size(), 0);
+  int64_t rows = 1;
+  for (int d = 0; d + 1 < rank; ++d) rows *= lengths[d];
+  const int64_t inner = rank == 0 ? 1 : lengths[rank - 1];
+  if (inner == 0) return;
+  for (int64_t r = 0; r < rows; ++r) {
+    int64_t s = 0, t = 0;
+    for (int d = 0; d < rank; ++d) {
+      s = s * src.dim(d) + from[d] + idx[d];
+      t = t * dst->dim(d) + to[d] + idx[d];
+    }
+    if (elem != 0) {
+      std::memcpy(static_cast<char*>(dst->raw_data()) + t * elem,
+                  static_cast<const char*>(src.raw_data()) + s * elem, inner * elem);
+    } else {
+      for (int64_t j = 0; j < inner; ++j)
+        dst->data<std::string>()[t + j] = src.data<std::string>()[s + j];
+    }
+    for (int d = rank - 2; d >= 0; --d) {  // next row
+      if (++idx[d] < lengths[d]) break;
+      idx[d] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+Result<Tensor> BundleReader::ReadSlice(std::string_view key,
+                                       std::string_view shape_and_slice) const {
+  if (shape_and_slice.empty()) return Read(key);
+  const Impl& im = *impl_;
+  auto it = im.entries.find(key);
+  if (it == im.entries.end())
+    return NotFound("tensor bundle '", im.prefix.string(), "' has no key '", key, "'");
+  const BundleEntry& entry = it->second.entry;
+  KILN_ASSIGN_OR_RETURN(tensor_slices::ShapeAndSlice want,
+                        tensor_slices::ParseShapeAndSlice(shape_and_slice));
+  KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromProto(entry.dtype));
+  if (!HoldsData(dtype))
+    return Unimplemented("'", key, "' has dtype ", DTypeEnumName(dtype),
+                         "; only numeric, bool and string tensors can be read");
+  KILN_ASSIGN_OR_RETURN(Shape stored, entry.shape.ToShape());
+  if (stored != want.full)
+    return InvalidArgument("'", shape_and_slice, "': the shape ",
+                           want.full.ToString(), " is not the stored ", stored.ToString());
+  const int rank = want.full.rank();
+  std::vector<int64_t> out_dims, origin;
+  for (const auto& [start, length] : want.slice) {
+    origin.push_back(start);
+    out_dims.push_back(length);
+  }
+  KILN_ASSIGN_OR_RETURN(Shape out_shape, Shape::FromDims(out_dims));
+  Tensor out(dtype, out_shape);
+  const std::vector<int64_t> zero(static_cast<size_t>(rank), 0);
+  if (entry.num_slices == 0) {  // a whole entry: cut the slice out of it
+    KILN_ASSIGN_OR_RETURN(Tensor whole, Read(key));
+    CopyBox(whole, origin, &out, zero, out_dims);
+    return out;
+  }
+  // A partitioned variable: every stored slice that meets the one asked for gives its part.
+  int64_t covered = 0;
+  for (const tensor_slices::Extents& stored_slice : entry.slices) {
+    if (static_cast<int>(stored_slice.size()) != rank)
+      return DataLoss("'", key, "' in '", im.index_path, "' has a slice of ", stored_slice.size(),
+                      " extents for ", rank, " dimensions");
+    std::vector<int64_t> piece_dims, from, to, lengths;
+    bool meets = true;
+    for (int d = 0; d < rank; ++d) {
+      const auto [s0, sl] = stored_slice[static_cast<size_t>(d)];
+      const int64_t len = sl < 0 ? want.full.dim(d) - s0 : sl;
+      piece_dims.push_back(len);
+      const int64_t lo = std::max(s0, origin[d]);
+      const int64_t hi = std::min(s0 + len, origin[d] + out_dims[d]);
+      if (hi <= lo) meets = false;
+      from.push_back(lo - s0);
+      to.push_back(lo - origin[d]);
+      lengths.push_back(std::max<int64_t>(hi - lo, 0));
+    }
+    if (!meets) continue;
+    const std::string data_key = tensor_slices::EncodeTensorNameSlice(key, stored_slice);
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor piece, Read(data_key), "a stored slice of '", key, "'");
+    KILN_ASSIGN_OR_RETURN(Shape piece_shape, Shape::FromDims(piece_dims));
+    if (piece.shape() != piece_shape || piece.dtype() != dtype)
+      return DataLoss("a stored slice of '", key, "' is ", DTypeShortName(piece.dtype()), " ",
+                      piece.shape().ToString(), "; its extents say ", DTypeShortName(dtype), " ",
+                      piece_shape.ToString());
+    CopyBox(piece, from, &out, to, lengths);
+    int64_t volume = 1;
+    for (int64_t l : lengths) volume *= l;
+    covered += volume;
+  }
+  // Slices a saver writes do not overlap: the pieces fill the slice exactly when their volumes
+  // add up to it.
+  if (covered != out.NumElements())
+    return DataLoss("'", key, "' in '", im.index_path, "': the stored slices cover ", covered,
+                    " of the ", out.NumElements(), " elements of '", shape_and_slice, "'");
+  return out;
 }
 
 #ifndef KILN_NO_PROTOBUF

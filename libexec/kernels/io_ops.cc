@@ -12,7 +12,6 @@
 namespace kiln::exec {
 namespace {
 
-using io::CheckSlicesAreWhole;
 using io::RestoreState;
 
 // ---- RestoreV2 -------------------------------------------------------------------------------
@@ -40,13 +39,6 @@ Status PrepareRestoreV2(PrepareContext& ctx) {
     if (!DTypeIsPod(t) && t != DType::kString) {
       return ctx.Error("attr 'dtypes': cannot restore a ", DTypeShortName(t), " tensor");
     }
-  }
-  if (ctx.constant_inputs.size() == 3 && ctx.constant_inputs[2] != nullptr) {
-    static const Tensor kNoNames(DType::kString, Shape{0});
-    const Tensor& names = ctx.constant_inputs[1] ? *ctx.constant_inputs[1] : kNoNames;
-    KILN_RETURN_IF_ERROR(CheckSlicesAreWhole(names, *ctx.constant_inputs[2], [&](auto&&... args) {
-      return ctx.Error(std::forward<decltype(args)>(args)...);
-    }));
   }
   ctx.outputs.clear();
   for (DType t : dtypes) ctx.outputs.push_back(TensorSpec{t, PartialShape::UnknownRank()});

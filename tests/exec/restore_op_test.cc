@@ -8,6 +8,7 @@
 #include "exec/test_util.h"
 #include "kiln/exec/op_runner.h"
 #include "kiln/exec/op_table.h"
+#include "kiln/exec/tensor_bundle.h"
 #include "tensorflow/framework.pb.h"
 
 namespace kiln::exec {
@@ -90,18 +91,36 @@ TEST_CASE("RestoreV2: a dtype that differs from the checkpoint names the key") {
   CHECK(run.compute.message().find("float32") != std::string::npos);
 }
 
-TEST_CASE("RestoreV2: slices are unimplemented, at prepare time when constant") {
-  RestoreRun at_prepare = RunRestore(kPrefix, {"x/.ATTRIBUTES/VARIABLE_VALUE"}, {"1 0,1"},
-                                     {DType::kFloat}, /*constants=*/true);
-  CHECK(at_prepare.prepare.code() == StatusCode::kUnimplemented);
-  CHECK(at_prepare.prepare.message().find("'1 0,1'") != std::string::npos);
-  CHECK(at_prepare.prepare.message().find("x/.ATTRIBUTES/VARIABLE_VALUE") != std::string::npos);
-
-  RestoreRun at_run =
-      RunRestore(kPrefix, {"x/.ATTRIBUTES/VARIABLE_VALUE"}, {"1 0,1"}, {DType::kFloat});
-  REQUIRE(at_run.prepare.ok());
-  CHECK(at_run.compute.code() == StatusCode::kUnimplemented);
-  CHECK(at_run.compute.message().find("'1 0,1'") != std::string::npos);
+TEST_CASE("RestoreV2: a slice spec reads a block of a whole entry, bad specs are named") {
+  kiln::testing::TempDir dir;
+  const std::string prefix = (dir.path() / "ckpt").string();
+  Tensor m(DType::kFloat, Shape{4, 3});
+  for (int i = 0; i < 12; ++i) m.data<float>()[i] = static_cast<float>(i);
+  BundleWriter w(prefix);
+  REQUIRE(w.Add("m", m).ok());
+  REQUIRE(w.Finish().ok());
+  RestoreRun rows = RunRestore(prefix, {"m", "m"}, {"4 3 1,2:0,3", "4 3 -:1,1"},
+                               {DType::kFloat, DType::kFloat}, /*constants=*/true);
+  REQUIRE_MESSAGE(rows.prepare.ok(), rows.prepare.ToString());
+  REQUIRE_MESSAGE(rows.compute.ok(), rows.compute.ToString());
+  CHECK(rows.outputs[0].shape() == Shape{2, 3});
+  CHECK(std::vector<float>(rows.outputs[0].data<float>(), rows.outputs[0].data<float>() + 6) ==
+        std::vector<float>{3, 4, 5, 6, 7, 8});
+  CHECK(rows.outputs[1].shape() == Shape{4, 1});
+  CHECK(std::vector<float>(rows.outputs[1].data<float>(), rows.outputs[1].data<float>() + 4) ==
+        std::vector<float>{1, 4, 7, 10});
+  const std::pair<const char*, const char*> bad[] = {
+      {"5 3 0,1:-", "is not the stored (4, 3)"},
+      {"4 3 3,2:-", "does not fit dimension 0"},
+      {"4 3 0,1", "1 extents for 2 dimensions"},
+      {"4 3 x,1:-", "not an integer"},
+  };
+  for (const auto& [spec, why] : bad) {
+    RestoreRun r = RunRestore(prefix, {"m"}, {spec}, {DType::kFloat});
+    REQUIRE(r.prepare.ok());
+    REQUIRE_FALSE(r.compute.ok());
+    CHECK_MESSAGE(r.compute.message().find(why) != std::string::npos, r.compute.message());
+  }
 }
 
 TEST_CASE("RestoreV2: missing keys, missing bundles and count mismatches are errors") {

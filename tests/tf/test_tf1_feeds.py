@@ -78,3 +78,50 @@ def test_tf1_feeds_and_sparse_signatures(tmp_path):
                           check=False)
         assert proc.returncode != 0
         assert "sparse (coo_sparse) tensor" in proc.stderr, proc.stderr
+
+
+def _make_partitioned(bundle):
+    """Partitioned variables (TF1's fixed_size_partitioner and min_max_variable_partitioner, ref
+    and resource variables): the checkpoint holds each in slices, RestoreV2 reads them by spec."""
+    import tensorflow as tf
+    v1 = tf.compat.v1
+    with tf.Graph().as_default(), v1.Session() as sess:
+        ids = v1.placeholder(tf.int64, [None], name="ids")
+        x = v1.placeholder(tf.float32, [None, 6], name="x")
+        emb = v1.get_variable("emb", [10, 6], initializer=v1.random_normal_initializer(seed=4),
+                              partitioner=v1.fixed_size_partitioner(3), use_resource=False)
+        w = v1.get_variable("w", [6, 4], initializer=v1.random_uniform_initializer(-1, 1, seed=5),
+                            partitioner=v1.fixed_size_partitioner(2, axis=1), use_resource=False)
+        w_res = v1.get_variable("w_res", [9, 2],
+                                initializer=v1.random_uniform_initializer(-1, 1, seed=6),
+                                partitioner=v1.min_max_variable_partitioner(max_partitions=3,
+                                                                            min_slice_size=8),
+                                use_resource=True)
+        looked = tf.nn.embedding_lookup(emb, ids)
+        y = tf.matmul(x + looked, tf.concat(list(w), axis=1))
+        r = tf.matmul(y[:, :2], tf.transpose(tf.concat(list(w_res), axis=0)))
+        sess.run(v1.global_variables_initializer())
+        build = v1.saved_model.build_tensor_info
+        sig = v1.saved_model.signature_def_utils.build_signature_def(
+            {"ids": build(ids), "x": build(x)}, {"y": build(y), "r": build(r)},
+            "tensorflow/serving/predict")
+        builder = v1.saved_model.Builder(bundle)
+        builder.add_meta_graph_and_variables(sess, ["serve"],
+                                             signature_def_map={"serving_default": sig},
+                                             saver=v1.train.Saver(sharded=True))
+        builder.save()
+
+
+def test_tf1_partitioned_variables(tmp_path):
+    bundle = str(tmp_path / "partitioned")
+    _make_partitioned(bundle)
+    feed = {"ids": np.array([0, 9, 4], np.int64),
+            "x": np.linspace(-1, 1, 18, dtype=np.float32).reshape(3, 6)}
+    files = {}
+    for k, v in feed.items():
+        files[k] = tmp_path / f"{k}.npy"
+        np.save(files[k], v)
+    want = _session_run(bundle, "serving_default", feed)
+    got = oracle.kiln_run(bundle, "serving_default", files, tmp_path / "out")
+    for k in want:
+        np.testing.assert_allclose(got[k], want[k], rtol=1e-5, atol=1e-6, err_msg=k)

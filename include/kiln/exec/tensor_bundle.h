@@ -60,6 +60,11 @@ class BundleReader {
   // The file must not be changed in place while such tensors live (writers replace files by
   // renaming, as BundleWriter and TensorFlow do).
   Result<Tensor> Read(std::string_view key) const;
+  // RestoreV2's read of `shape_and_slice` ("10 6 0,4:0,6": the full shape, then start,length
+  // per dimension or "-"): a slice of a whole entry, or one assembled from the slices a
+  // partitioned variable was saved in (TF's BundleReader::LookupSlice). The spec's shape must
+  // be the stored one, and the stored slices must cover what is asked.
+  Result<Tensor> ReadSlice(std::string_view key, std::string_view shape_and_slice) const;
 
  private:
   BundleReader();

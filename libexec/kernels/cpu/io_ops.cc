@@ -14,7 +14,6 @@
 namespace kiln::exec {
 namespace {
 
-using io::CheckSlicesAreWhole;
 using io::RestoreState;
 
 // ---- RestoreV2 -------------------------------------------------------------------------------
@@ -36,17 +35,15 @@ Status ComputeRestoreV2(const KernelContext& ctx) {
     return ctx.Error("input 'shape_and_slices': expected ", n, " entries, got shape ",
                      slices.shape().ToString());
   }
-  KILN_RETURN_IF_ERROR(CheckSlicesAreWhole(names, slices, [&](auto&&... args) {
-    return ctx.Error(std::forward<decltype(args)>(args)...);
-  }));
 
   const std::string& prefix = prefix_t.data<std::string>()[0];
   KILN_ASSIGN_OR_RETURN_CTX(std::unique_ptr<BundleReader> reader, BundleReader::Open(prefix),
                             "node '", ctx.node_name(), "' (RestoreV2)");
   for (int64_t i = 0; i < n; ++i) {
     const std::string& key = names.data<std::string>()[i];
-    KILN_ASSIGN_OR_RETURN_CTX(Tensor t, reader->Read(key), "node '", ctx.node_name(),
-                              "' (RestoreV2): restoring '", key, "'");
+    // A slice ("10 6 0,4:0,6") restores one partition of a partitioned variable.
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor t, reader->ReadSlice(key, slices.data<std::string>()[i]),
+                              "node '", ctx.node_name(), "' (RestoreV2): restoring '", key, "'");
     if (t.dtype() != dtypes[i]) {
       return ctx.Error("restoring '", key, "' from '", prefix, "': attr dtypes[", i, "] expects ",
                        DTypeShortName(dtypes[i]), " but the checkpoint holds ",
