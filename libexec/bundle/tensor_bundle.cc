@@ -497,8 +497,8 @@ Result<Tensor> BundleReader::ReadSlice(std::string_view key,
                          "; only numeric, bool and string tensors can be read");
   KILN_ASSIGN_OR_RETURN(Shape stored, entry.shape.ToShape());
   if (stored != want.full)
-    return InvalidArgument("'", shape_and_slice, "': the shape ",
-                           want.full.ToString(), " is not the stored ", stored.ToString());
+    return InvalidArgument("'", shape_and_slice, "': the shape ", want.full.ToString(),
+                           " is not the stored ", stored.ToString());
   const int rank = want.full.rank();
   std::vector<int64_t> out_dims, origin;
   for (const auto& [start, length] : want.slice) {

@@ -17,7 +17,8 @@ void WriteNumIncreasing(std::string* dest, uint64_t v) {
     v >>= 8;
   }
   buf[9 - len - 1] = static_cast<unsigned char>(len);
-  dest->append(reinterpret_cast<const char*>(buf + 9 - len - 1), static_cast<size_t>(len + 1));
+  const size_t n = static_cast<size_t>(len) + 1;
+  dest->append(reinterpret_cast<const char*>(buf + 9 - n), n);
 }
 
 void WriteString(std::string* dest, std::string_view s) {
