@@ -341,3 +341,27 @@ def test_oversized_message_bounded_and_garbage_is_invalid_argument(repo, tmp_pat
         channel.close()
     finally:
         assert srv.stop() == 0
+
+
+def test_model_service_get_model_status(server):
+    # What TF Serving's clients poll for readiness: ModelService.GetModelStatus, by name, by
+    # version and by label; an unknown model is NOT_FOUND.
+    from tensorflow_serving.apis import get_model_status_pb2, model_service_pb2_grpc
+    with grpc.insecure_channel(server.grpc_target) as channel:
+        models = model_service_pb2_grpc.ModelServiceStub(channel)
+        req = get_model_status_pb2.GetModelStatusRequest()
+        req.model_spec.name = "mlp"
+        resp = models.GetModelStatus(req, timeout=30)
+        assert len(resp.model_version_status) == 1
+        status = resp.model_version_status[0]
+        assert status.version == 1
+        assert status.state == get_model_status_pb2.ModelVersionStatus.AVAILABLE
+        assert status.status.error_code == 0 and status.status.error_message == ""
+        req.model_spec.name = "multi"
+        req.model_spec.version_label = "stable"
+        assert models.GetModelStatus(req, timeout=30).model_version_status[0].version == 1
+        req = get_model_status_pb2.GetModelStatusRequest()
+        req.model_spec.name = "nope"
+        with pytest.raises(grpc.RpcError) as err:
+            models.GetModelStatus(req, timeout=30)
+        assert err.value.code() == grpc.StatusCode.NOT_FOUND

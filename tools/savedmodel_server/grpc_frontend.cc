@@ -15,6 +15,7 @@
 #include "kserve/grpc_predict_v2.grpc.pb.h"
 #include "tensorflow/example.pb.h"
 #include "tensorflow/saved_model.pb.h"
+#include "tensorflow_serving/apis/model_service.grpc.pb.h"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
 
 namespace kiln::serve {
@@ -414,10 +415,58 @@ class ParseErrorStatusFactory final : public grpc::experimental::ServerIntercept
   }
 };
 
+// TF Serving's ModelService: GetModelStatus, what clients poll for readiness and rollouts (the
+// REST /v1/models/{m} answer as a message).
+class ModelService final : public tensorflow::serving::ModelService::Service {
+ public:
+  explicit ModelService(ServerCore* core) : core_(core) {}
+
+  grpc::Status GetModelStatus(grpc::ServerContext*,
+                              const tensorflow::serving::GetModelStatusRequest* req,
+                              tensorflow::serving::GetModelStatusResponse* resp) override {
+    using tensorflow::serving::ModelVersionStatus;
+    Spec spec = SpecOf(req->model_spec());
+    std::optional<int64_t> version = spec.version;
+    if (spec.label) {
+      auto servable = core_->repository().Find(spec.name, std::nullopt, *spec.label);
+      if (!servable.ok()) return ToGrpc(servable.status());
+      version = (*servable)->version();
+    }
+    auto statuses = core_->repository().Statuses(spec.name, version);
+    if (!statuses.ok()) return ToGrpc(statuses.status());
+    for (const VersionStatus& vs : *statuses) {
+      ModelVersionStatus* out = resp->add_model_version_status();
+      out->set_version(vs.version);
+      switch (vs.state) {
+        case VersionState::kLoading:
+          out->set_state(ModelVersionStatus::LOADING);
+          break;
+        case VersionState::kAvailable:
+          out->set_state(ModelVersionStatus::AVAILABLE);
+          break;
+        case VersionState::kUnloading:
+          out->set_state(ModelVersionStatus::UNLOADING);
+          break;
+        case VersionState::kEnd:
+          out->set_state(ModelVersionStatus::END);
+          break;
+      }
+      // TensorFlow's error codes are gRPC's numbers.
+      out->mutable_status()->set_error_code(static_cast<int>(ToGrpc(vs.status).error_code()));
+      out->mutable_status()->set_error_message(std::string(vs.status.message()));
+    }
+    return grpc::Status::OK;
+  }
+
+ private:
+  ServerCore* core_;
+};
+
 }  // namespace
 
 struct GrpcFrontend::Impl {
   std::unique_ptr<PredictionService> tfs;
+  std::unique_ptr<ModelService> models;
   std::unique_ptr<InferenceService> v2;
   std::unique_ptr<grpc::Server> server;
   int port = 0;
@@ -431,10 +480,12 @@ Result<std::unique_ptr<GrpcFrontend>> GrpcFrontend::Start(ServerCore* core,
   std::unique_ptr<GrpcFrontend> f(new GrpcFrontend());
   f->impl_->tfs = std::make_unique<PredictionService>(core);
   f->impl_->v2 = std::make_unique<InferenceService>(core);
+  f->impl_->models = std::make_unique<ModelService>(core);
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &f->impl_->port);
   builder.RegisterService(f->impl_->tfs.get());
   builder.RegisterService(f->impl_->v2.get());
+  builder.RegisterService(f->impl_->models.get());
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.SetMaxSendMessageSize(-1);
   // grpc++ 1.51 checks the receive limit only once a message is whole (grpc/grpc#43012); the
