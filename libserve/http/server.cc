@@ -277,8 +277,17 @@ struct HttpServer::Impl {
     auto it = conns.find(fd);
     if (it == conns.end()) return;
     c = it->second.get();
-    // The client finished sending: answer what it asked for, then close.
-    if (c->peer_eof && c->phase == Phase::kRead) Close(fd);
+    // The client finished sending: answer what it asked for, then close. A request it left
+    // half sent gets a 400 saying so (the client may still read after shutting its write side).
+    if (c->peer_eof && c->phase == Phase::kRead) {
+      if (c->parser.started()) {
+        Fail(c, {400,
+                 "the client closed its side of the connection before the request was "
+                 "complete"});
+        return;
+      }
+      Close(fd);
+    }
   }
 
   // Parses what the connection holds; dispatches a complete request or answers an error.

@@ -178,6 +178,21 @@ def test_half_closed_client_gets_its_answer(srv, repo):
         assert r.closed()
 
 
+def test_half_closed_mid_body_gets_a_400(srv, repo):
+    # The client shuts its write side before the body it announced is all there: a 400 that
+    # says so (it was a silent close).
+    _, ref = repo
+    body = predict_body(ref["mlp_x"][:1])
+    with connect(srv) as s:
+        s.sendall(request("/v2/models/mlp/infer", headers={"Content-Length": str(len(body))}) +
+                  body[:len(body) // 2])
+        s.shutdown(socket.SHUT_WR)
+        r = Reader(s)
+        resp = r.response()
+        assert resp is not None and resp[0] == 400, resp
+        assert r.closed()
+
+
 def test_expect_100_continue(srv, repo):
     _, ref = repo
     body = predict_body(ref["mlp_x"][:1])
