@@ -1,6 +1,8 @@
 // Running a prepared function: argument checks at the boundary, then a walk over the steps
 // with a pooled execution state. No lookups, no strings and, for a fixed-shape function with
 // bound outputs, no heap allocation.
+#include <algorithm>
+
 #include "device/denormals.h"
 #include "executor/execution_state.h"
 #include "kiln/exec/executor.h"
@@ -51,11 +53,18 @@ Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
   key.reserve(args.size() + captures.size());
   for (const Tensor& t : args) key.push_back(t.shape());
   for (const Tensor& t : captures) key.push_back(t.shape());
-  std::lock_guard lock(specializations_mu_);
-  for (const auto& [shapes, fn] : specializations_)
-    if (shapes == key) return fn != nullptr ? fn.get() : this;
-  if (static_cast<int>(specializations_.size()) >= compiled_.options.max_specializations)
+  std::unique_lock lock(specializations_mu_);
+  for (;;) {
+    for (const auto& [shapes, fn] : specializations_)
+      if (shapes == key) return fn != nullptr ? fn.get() : this;
+    if (std::find(preparing_.begin(), preparing_.end(), key) == preparing_.end()) break;
+    specializations_cv_.wait(lock);  // another caller is preparing these shapes
+  }
+  if (static_cast<int>(specializations_.size() + preparing_.size()) >=
+      compiled_.options.max_specializations)
     return this;
+  preparing_.push_back(key);
+  lock.unlock();
   std::vector<TensorSpec> specs(compiled_.arg_specs.begin(), compiled_.arg_specs.end());
   for (size_t i = 0; i < key.size(); ++i)
     if (DTypeIsPod(specs[i].dtype) || specs[i].dtype == DType::kString)
@@ -73,8 +82,13 @@ Result<const PreparedFunction*> PreparedFunction::SpecializedFor(
   // not take, the body of a loop that runs zero times (an empty guard's `t[-1]`). TensorFlow
   // checks only what runs, so such shapes run the generic version, which checks each step as it
   // runs; the key is remembered so that the next call does not prepare again.
+  lock.lock();
+  preparing_.erase(std::find(preparing_.begin(), preparing_.end(), key));
   specializations_.emplace_back(std::move(key), fn.ok() ? *std::move(fn) : nullptr);
-  return specializations_.back().second != nullptr ? specializations_.back().second.get() : this;
+  const PreparedFunction* made = specializations_.back().second.get();
+  lock.unlock();
+  specializations_cv_.notify_all();
+  return made != nullptr ? made : this;
 }
 
 std::unique_ptr<ExecutionState> PreparedFunction::AcquireState() const {

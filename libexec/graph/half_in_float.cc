@@ -12,10 +12,24 @@ namespace kiln::exec {
 namespace {
 
 // Ops kept in half precision although they take float32: their results' structure depends on
-// which values are exactly equal, which rounding decides.
+// which values are exactly equal, which rounding decides; or they jump where a value crosses an
+// integer or zero, so the half rounding of their input decides the result (TF's floor of
+// cast(0.99999, float16) is 1, of the float32 value 0).
 bool KeepsHalf(std::string_view op) {
-  static constexpr std::string_view kKeep[] = {"Unique", "UniqueV2", "UniqueWithCounts",
-                                               "UniqueWithCountsV2"};
+  static constexpr std::string_view kKeep[] = {"Unique",
+                                               "UniqueV2",
+                                               "UniqueWithCounts",
+                                               "UniqueWithCountsV2",
+                                               "Floor",
+                                               "Ceil",
+                                               "Round",
+                                               "Rint",
+                                               "Sign",
+                                               "FloorDiv",
+                                               "FloorMod",
+                                               "Mod",
+                                               "TruncateDiv",
+                                               "TruncateMod"};
   for (std::string_view k : kKeep)
     if (op == k) return true;
   return false;

@@ -125,10 +125,15 @@ KILN_FLOAT_UNARY_VECTOR(Erfc, 8, std::erfc(v), vmath::Erfc)
 // Eigen's (what TF uses): lgamma without the global signgam, digamma NaN at poles.
 KILN_FLOAT_UNARY(Lgamma, 16, Eigen::numext::lgamma(v))
 KILN_FLOAT_UNARY(Digamma, 16, Eigen::numext::digamma(v))
-// The inverse of the standard normal CDF, and of erf: TF's (Eigen's) own forms.
-KILN_FLOAT_UNARY(Ndtri, 16, Eigen::numext::ndtri(v))
+// The inverse of the standard normal CDF, and of erf: TF's (Eigen's) own forms. Outside the
+// domain ([0, 1], [-1, 1]) NaN, as TF's newer Eigen gives (Debian's Eigen 3.4 gives +-inf).
+KILN_FLOAT_UNARY(Ndtri, 16,
+                 v<Wide<C>(0) || v> Wide<C>(1) ? std::numeric_limits<Wide<C>>::quiet_NaN()
+                                               : Eigen::numext::ndtri(v))
 KILN_FLOAT_UNARY(Erfinv, 16,
-                 Eigen::numext::ndtri((v + Wide<C>(1)) / Wide<C>(2)) / std::sqrt(Wide<C>(2)))
+                 v<Wide<C>(-1) || v> Wide<C>(1)
+                     ? std::numeric_limits<Wide<C>>::quiet_NaN()
+                     : Eigen::numext::ndtri((v + Wide<C>(1)) / Wide<C>(2)) / std::sqrt(Wide<C>(2)))
 
 // ---- Bessel functions (tf.math.special), Eigen's as TF's kernels -----------------------------
 

@@ -522,6 +522,81 @@ TEST_CASE("half precision: a half-precision region computes in float32 on the ho
   }
 }
 
+// Floor jumps at integers: the float16 rounding of its input decides its result, so it is not
+// computed on the float32 value a Cast was made from (mixed precision's ops.floor(t * 4)).
+const char* kFloorLib = R"pb(
+  function {
+    signature {
+      name: "floor_half"
+      input_arg { name: "x" type: DT_FLOAT }
+      output_arg { name: "y" type: DT_FLOAT }
+    }
+    node_def {
+      name: "x16"
+      op: "Cast"
+      input: "x"
+      attr {
+        key: "SrcT"
+        value { type: DT_FLOAT }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "scaled"
+      op: "Mul"
+      input: "x16:y:0"
+      input: "x16:y:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "floor"
+      op: "Floor"
+      input: "scaled:z:0"
+      attr {
+        key: "T"
+        value { type: DT_HALF }
+      }
+    }
+    node_def {
+      name: "y32"
+      op: "Cast"
+      input: "floor:y:0"
+      attr {
+        key: "SrcT"
+        value { type: DT_HALF }
+      }
+      attr {
+        key: "DstT"
+        value { type: DT_FLOAT }
+      }
+    }
+    ret { key: "y" value: "y32:y:0" }
+  }
+)pb";
+
+TEST_CASE("half precision: a Floor of a float16 value sees its float16 rounding") {
+  tensorflow::FunctionDefLibrary proto;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kFloorLib, &proto));
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {{DType::kFloat, PartialShape({2})}};
+  auto pf = PreparedFunction::Prepare(*lib.Find("floor_half"), lib, specs);
+  REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+  Tensor x(DType::kFloat, Shape{2});
+  x.data<float>()[0] = 0.99999f;  // float16: 1, squared 1
+  x.data<float>()[1] = 1.41421f;  // float16: 1.4140625, squared 1.99957... rounds to 2
+  std::vector<Tensor> out;
+  Status s = (*pf)->Run(std::vector{x}, &out);
+  REQUIRE_MESSAGE(s.ok(), s.ToString());
+  CHECK(out[0].data<float>()[0] == 1.0f);  // TF's; the float32 value would floor to 0
+  CHECK(out[0].data<float>()[1] == 2.0f);  // TF's; the float32 square would floor to 1
+}
+
 // The region reads the float32 values the AutoCasts were made from, the Shape takes the float32
 // input's shape, and the Cast back to float32 reads the region's value: no Cast step runs, and
 // the product keeps float32 precision (1 + 2^-12 is not a float16 value).

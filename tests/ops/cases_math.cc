@@ -263,6 +263,25 @@ void UnaryCases(std::vector<OpCase>* c) {
                        u.op == "Expm1" || u.op == "Log1p" || u.op == "Acosh" || u.op == "Atanh";
     AddUnary(c, u.op, kFloats, u.f, u.lo, u.hi, steep ? 5 : 1);
   }
+  // Erfinv and Ndtri outside their domains are NaN (TF's); at its edges infinite.
+  {
+    const float inf = std::numeric_limits<float>::infinity();
+    const float nan = std::numeric_limits<float>::quiet_NaN();
+    c->push_back(OpCaseBuilder("Erfinv", "Erfinv out of domain")
+                     .T(DType::kFloat)
+                     .Input(Make<float>({1.5f, -1.5f, 1, -1}, {4}))
+                     .Reference1([=](const auto&) {
+                       return Make<float>({nan, nan, inf, -inf}, {4});
+                     })
+                     .Build());
+    c->push_back(OpCaseBuilder("Ndtri", "Ndtri out of domain")
+                     .T(DType::kFloat)
+                     .Input(Make<float>({-0.5f, 1.25f, 0, 1}, {4}))
+                     .Reference1([=](const auto&) {
+                       return Make<float>({nan, nan, -inf, inf}, {4});
+                     })
+                     .Build());
+  }
   // Exact halves: rounding ties go to the even neighbour.
   for (const std::string op : {"Round", "Rint"}) {
     c->push_back(OpCaseBuilder(op, op + " ties")

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <chrono>
+#include <condition_variable>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -321,9 +322,14 @@ class PreparedFunction {
   void ReleaseState(std::unique_ptr<ExecutionState> state) const;
 
   const Compiled compiled_;
+  // Versions prepared for calls' shapes (null: the generic one serves those shapes). A new
+  // shape is prepared outside the lock, so calls of other shapes do not wait for it; callers of
+  // the same new shape wait for the one preparing it.
   mutable std::mutex specializations_mu_;
+  mutable std::condition_variable specializations_cv_;
   mutable std::vector<std::pair<std::vector<Shape>, std::shared_ptr<const PreparedFunction>>>
       specializations_;
+  mutable std::vector<std::vector<Shape>> preparing_;
 
   // Per-call memory (frames, arenas, scratch), reused across calls and threads.
   mutable std::mutex states_mu_;
