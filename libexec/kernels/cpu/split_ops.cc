@@ -30,6 +30,20 @@ Status CopySliceAlong(const KernelContext& ctx, int out, const Tensor& x, int ax
 
 // ---- Slice -------------------------------------------------------------------------------------
 
+// Output 0 is the window of x at `begin` of `size` (both checked to fit).
+Status CopyWindow(const KernelContext& ctx, const Tensor& x, std::span<const int64_t> begin,
+                  std::span<const int64_t> size) {
+  const auto strides = RowMajorStrides(x.shape());
+  Shape shape;
+  CopyPlan plan;
+  for (int d = 0; d < x.rank(); ++d) {
+    shape.AddDim(size[d]);
+    plan.offset[1] += begin[d] * strides[d];
+    AddCopyDim(&plan, size[d], strides[d]);
+  }
+  return CopyIntoOutput(ctx, 0, x, shape, plan);
+}
+
 // begin/size made concrete against `dims`; size -1 means "to the end".
 Status ResolveSlice(std::span<const int64_t> dims, std::vector<int64_t>* begin,
                     std::vector<int64_t>* size) {
@@ -62,15 +76,7 @@ Status ComputeSlice(const KernelContext& ctx) {
   }
   Status s = ResolveSlice(x.shape().dims(), &begin, &size);
   if (!s.ok()) return Wrap(ctx, s);
-  const auto strides = RowMajorStrides(x.shape());
-  Shape shape;
-  CopyPlan plan;
-  for (int d = 0; d < x.rank(); ++d) {
-    shape.AddDim(size[d]);
-    plan.offset[1] += begin[d] * strides[d];
-    AddCopyDim(&plan, size[d], strides[d]);
-  }
-  return CopyIntoOutput(ctx, 0, x, shape, plan);
+  return CopyWindow(ctx, x, begin, size);
 }
 
 // ---- XlaDynamicSlice, XlaDynamicUpdateSlice ---------------------------------------------------
@@ -100,15 +106,7 @@ Status ComputeXlaDynamicSlice(const KernelContext& ctx) {
   const std::vector<int64_t> size = IndexValues(size_t_);
   std::vector<int64_t> begin;
   KILN_RETURN_IF_ERROR(ClampStarts(ctx, ctx.input(1), x.shape(), size, &begin));
-  const auto strides = RowMajorStrides(x.shape());
-  Shape shape;
-  CopyPlan plan;
-  for (int d = 0; d < x.rank(); ++d) {
-    shape.AddDim(size[d]);
-    plan.offset[1] += begin[d] * strides[d];
-    AddCopyDim(&plan, size[d], strides[d]);
-  }
-  return CopyIntoOutput(ctx, 0, x, shape, plan);
+  return CopyWindow(ctx, x, begin, size);
 }
 
 Status ComputeXlaDynamicUpdateSlice(const KernelContext& ctx) {

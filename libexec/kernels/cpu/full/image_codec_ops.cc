@@ -535,6 +535,15 @@ Status DecodeGifInto(const KernelContext& ctx, const DecodeState& st, const std:
 
 // ---- the decode ops --------------------------------------------------------------------------
 
+// DecodeImage's uint16 of an 8-bit decode (BMP, GIF): each value times 65536 / 256, as TF.
+Status WidenTo16(const KernelContext& ctx, Tensor** decoded) {
+  const Tensor src = (*decoded)->DeepCopy();  // output 0 is rewritten below
+  KILN_ASSIGN_OR_RETURN(*decoded, ctx.AllocateOutput(0, DType::kUInt16, src.shape()));
+  for (int64_t i = 0; i < src.NumElements(); ++i)
+    (*decoded)->data<uint16_t>()[i] = static_cast<uint16_t>(src.data<uint8_t>()[i] * 256);
+  return OkStatus();
+}
+
 // DecodeImage's float32: the 8-bit decode times 1/255, a 16-bit PNG's times 1/65535 (TF's
 // scales, multiplied in float).
 Status ConvertToFloat(const KernelContext& ctx, Tensor* decoded) {
@@ -591,21 +600,11 @@ Status ComputeDecode(const KernelContext& ctx) {
       break;
     case Format::kBmp:
       s = DecodeBmpInto(ctx, st, data, &decoded);
-      if (s.ok() && st.dtype == DType::kUInt16) {
-        const Tensor src = decoded->DeepCopy();  // TF widens by 65536 / 256
-        KILN_ASSIGN_OR_RETURN(decoded, ctx.AllocateOutput(0, DType::kUInt16, src.shape()));
-        for (int64_t i = 0; i < src.NumElements(); ++i)
-          decoded->data<uint16_t>()[i] = static_cast<uint16_t>(src.data<uint8_t>()[i] * 256);
-      }
+      if (s.ok() && st.dtype == DType::kUInt16) s = WidenTo16(ctx, &decoded);
       break;
     case Format::kGif:
       s = DecodeGifInto(ctx, st, data, &decoded);
-      if (s.ok() && st.dtype == DType::kUInt16) {
-        const Tensor src = decoded->DeepCopy();  // TF widens by 65536 / 256
-        KILN_ASSIGN_OR_RETURN(decoded, ctx.AllocateOutput(0, DType::kUInt16, src.shape()));
-        for (int64_t i = 0; i < src.NumElements(); ++i)
-          decoded->data<uint16_t>()[i] = static_cast<uint16_t>(src.data<uint8_t>()[i] * 256);
-      }
+      if (s.ok() && st.dtype == DType::kUInt16) s = WidenTo16(ctx, &decoded);
       break;
     case Format::kWebp:
       return Unimplemented("node '", ctx.node_name(),
