@@ -4,6 +4,7 @@
 // slot released after its last use; PlanArena, the memory plan; CountPlacement, the steps per
 // device and the copies between them; and FinalGraph, the graph a serving plan keeps.
 #include <algorithm>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -222,8 +223,8 @@ void FunctionCompiler::PlanDeviceGraph() {
 }
 
 // The live nodes in schedule order, renumbered, for a serving plan. Runs last: it takes
-// graph_'s storage of rewritten attrs and values (moving a deque keeps its elements where
-// they are, so the nodes' pointers stay valid).
+// graph_'s storage of rewritten attrs (moving a deque keeps its elements where they are, so
+// the nodes' pointers stay valid) and copies the values the live nodes hold.
 std::shared_ptr<const FlatGraph> FunctionCompiler::FinalGraph() {
   auto g = std::make_shared<FlatGraph>();
   std::vector<int> index(graph_.nodes.size(), -1);
@@ -242,7 +243,20 @@ std::shared_ptr<const FlatGraph> FunctionCompiler::FinalGraph() {
   g->owned_attrs = std::move(graph_.owned_attrs);
 #endif
   g->owned_native_attrs = std::move(graph_.owned_native_attrs);
-  g->owned_values = std::move(graph_.owned_values);
+  // Only the values live nodes hold: rewrites leave others behind (the float32 weights of a
+  // product that now reads them as int8, a batch norm's unscaled weights), which a kept graph
+  // would otherwise hold for the model's life. A copy shares its buffer.
+  std::map<const Tensor*, const Tensor*> kept;
+  for (const Tensor& t : graph_.owned_values) kept.emplace(&t, nullptr);
+  for (FlatNode& n : g->nodes) {
+    auto it = n.value != nullptr ? kept.find(n.value) : kept.end();
+    if (it == kept.end()) continue;
+    if (it->second == nullptr) {
+      g->owned_values.push_back(*n.value);
+      it->second = &g->owned_values.back();
+    }
+    n.value = it->second;
+  }
   return g;
 }
 

@@ -196,26 +196,40 @@ int Fuser::FoldPads() {
     } else {
       pads = IntValues(g_.nodes[pad_index].inputs[1]);
     }
-    if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[6] != 0 || pads[7] != 0 ||
-        *std::min_element(pads.begin(), pads.end()) < 0)
-      continue;
-    std::vector<int64_t> total = pads;
-    if (padding == "EXPLICIT") {
-      const auto it = conv.attrs->find("explicit_paddings");
-      if (it == conv.attrs->end() || it->second.list().i_size() != 8) continue;
-      for (int i = 0; i < 8; ++i) total[i] += it->second.list().i(i);
-    }
+    const std::optional<std::vector<int64_t>> total = PaddingWith(conv, pads);
+    if (!total.has_value()) continue;
     g_.owned_attrs.push_back(*conv.attrs);
-    ProtoAttrMap& attrs = g_.owned_attrs.back();
-    attrs["padding"].set_s("EXPLICIT");
-    auto* list = attrs["explicit_paddings"].mutable_list();
-    list->Clear();
-    for (int64_t p : total) list->add_i(p);
-    conv.attrs = &attrs;
+    SetExplicitPadding(*total, &g_.owned_attrs.back());
+    conv.attrs = &g_.owned_attrs.back();
     Bypass(pad_index, reader);
     ++folded;
   }
   return folded;
+}
+
+// A convolution's 8 explicit paddings with the zero Pad `pads` (NHWC: only the spatial dims,
+// none negative) folded in: the Pad's plus its own (VALID or EXPLICIT). None where it cannot
+// take them.
+std::optional<std::vector<int64_t>> Fuser::PaddingWith(const FlatNode& conv,
+                                                       std::vector<int64_t> pads) const {
+  const std::optional<std::string> padding = StringAttr(conv, "padding");
+  if (padding != "VALID" && padding != "EXPLICIT") return std::nullopt;
+  if (pads.size() != 8 || pads[0] != 0 || pads[1] != 0 || pads[6] != 0 || pads[7] != 0 ||
+      *std::min_element(pads.begin(), pads.end()) < 0)
+    return std::nullopt;
+  if (padding == "EXPLICIT") {
+    const auto it = conv.attrs->find("explicit_paddings");
+    if (it == conv.attrs->end() || it->second.list().i_size() != 8) return std::nullopt;
+    for (int i = 0; i < 8; ++i) pads[i] += it->second.list().i(i);
+  }
+  return pads;
+}
+
+void Fuser::SetExplicitPadding(const std::vector<int64_t>& pads, ProtoAttrMap* attrs) {
+  (*attrs)["padding"].set_s("EXPLICIT");
+  auto* list = (*attrs)["explicit_paddings"].mutable_list();
+  list->Clear();
+  for (int64_t p : pads) list->add_i(p);
 }
 
 // Whether `e` is output 0 of a Pad (x, paddings) that only `reader` reads.

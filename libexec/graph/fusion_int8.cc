@@ -4,10 +4,16 @@
 // through a per-channel FakeQuant of constants, which prepare folds to such levels).
 // Where both hold, a Conv2D, DepthwiseConv2dNative or MatMul (fused or not) becomes the integer
 // form of kernels/cpu/int8_product_ops.cc, which reads x and the FakeQuant's range and rounds x
-// itself; a FakeQuant nothing else reads is then pruned. Products chained through one range
-// then pass its levels from one to the next as bytes (ChainInt8Products).
+// itself, and takes its weights as int8 levels with the scales in attr weight_scales; a
+// FakeQuant nothing else reads is then pruned, and a zero Pad before it becomes the product's
+// padding. Products chained through one range then pass its levels from one to the next as
+// bytes (ChainInt8Products).
 #include <algorithm>
+#include <map>
+#include <optional>
+#include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "graph/fusion_pass.h"
@@ -67,6 +73,8 @@ int Fuser::QuantizeProducts() {
   // The integer kernels are the host's; a load with an accelerator keeps the float ops.
   if (half_) return 0;
   int rewritten = 0;
+  // The int8 weights made so far: by float32 weights, channels and layout.
+  std::map<std::tuple<const Tensor*, int64_t, bool>, std::pair<Edge, std::vector<float>>> levels;
   const int n = static_cast<int>(g_.nodes.size());
   for (int v = 0; v < n; ++v) {
     if (!Live(v)) continue;
@@ -95,8 +103,23 @@ int Fuser::QuantizeProducts() {
     if (!Int8Range(fq, &lo, &hi, &narrow)) continue;
     const Tensor* w = KnownValue(p.inputs[1]);
     if (w == nullptr || w->dtype() != DType::kFloat || w->NumElements() == 0) continue;
+    // Whether a node other than this product still reads the FakeQuant (products rewritten
+    // before read their own input).
+    bool shared = false;
+    for (const auto& [c, i] : uses_.data[fq])
+      shared |= c != v && Live(c) && g_.nodes[c].inputs.size() > static_cast<size_t>(i) &&
+                g_.nodes[c].inputs[i].node == fq;
+    // A zero Pad only the FakeQuant reads (Keras's ZeroPadding2D before MobileNet's strided
+    // depthwise convolutions) becomes the product's padding, as FoldPads does for floats: the
+    // FakeQuant of 0 is 0 (TF nudges the range to hold it), level 0 here.
+    Edge x = g_.nodes[fq].inputs[0];
+    std::optional<std::vector<int64_t>> pads;
+    const int pad = x.node;
+    if ((conv || depthwise) && SoleConsumer(fq) == v && IsSolePad(x, fq)) {
+      pads = PaddingWith(p, IntValues(g_.nodes[pad].inputs[1]));
+      if (pads.has_value()) x = g_.nodes[pad].inputs[0];
+    }
     // One group: the input's channels are the filter's (the kernel takes no groups).
-    const Edge x = g_.nodes[fq].inputs[0];
     if (conv || depthwise) {
       if (w->rank() != 4 || x.node >= static_cast<int>(facts_.size()) ||
           facts_[x.node].specs.size() <= static_cast<size_t>(x.output))
@@ -110,14 +133,31 @@ int Fuser::QuantizeProducts() {
     const int64_t channels = conv        ? w->dim(3)
                              : depthwise ? w->dim(2) * w->dim(3)
                                          : w->dim(transpose_b ? 0 : 1);
-    if (!QuantizeOnGrid(w->data<float>(), w->NumElements(), channels, transpose_b, nullptr))
-      continue;
+    // The weights as int8 levels, scales in attr weight_scales (the kernel's own form; one
+    // constant for products sharing the weights): the float32 weights the load folded need not
+    // live on, and the kernel does not search their grid again.
+    const auto key = std::tuple(w, channels, transpose_b);
+    auto found = levels.find(key);
+    if (found == levels.end()) {
+      Int8Weights q;
+      if (!QuantizeOnGrid(w->data<float>(), w->NumElements(), channels, transpose_b, &q)) continue;
+      Tensor t(DType::kInt8, w->shape());
+      std::copy(q.levels.begin(), q.levels.end(), t.data<int8_t>());
+      const std::string name = p.name + "/int8_weights";
+      found = levels.emplace(key, std::pair(AddConstant(name, std::move(t)), std::move(q.scales)))
+                  .first;
+    }
+    const auto& [weights, scales] = found->second;
 
-    g_.owned_attrs.push_back(*p.attrs);
+    const FlatNode& pp = g_.nodes[v];  // AddConstant may have moved the nodes
+    g_.owned_attrs.push_back(*pp.attrs);
     ProtoAttrMap& attrs = g_.owned_attrs.back();
+    auto* scale_list = attrs["weight_scales"].mutable_list();
+    for (float sc : scales) scale_list->add_f(sc);
     attrs["fq_min"].set_f(lo);
     attrs["fq_max"].set_f(hi);
     attrs["fq_narrow_range"].set_b(narrow);
+    if (pads.has_value()) SetExplicitPadding(*pads, &attrs);
     if (batched) {
       attrs["batched"].set_b(true);
       attrs["transpose_a"].set_b(false);
@@ -130,13 +170,15 @@ int Fuser::QuantizeProducts() {
     q.def = FindOp(q.op);
     q.attrs = &attrs;
     q.inputs[0] = x;
+    q.inputs[1] = weights;
     ++rewritten;
-    // A FakeQuant no one reads any more goes; what waited for it waits for the product.
-    bool read = false;
-    for (const auto& [c, i] : uses_.data[fq])
-      read |= Live(c) && g_.nodes[c].inputs.size() > static_cast<size_t>(i) &&
-              g_.nodes[c].inputs[i].node == fq;
-    if (!read) MoveWaits({fq}, v);
+    // A FakeQuant (and Pad) no one reads any more goes; what waited for it waits for the
+    // product.
+    if (pads.has_value()) {
+      MoveWaits({fq, pad}, v);
+    } else if (!shared) {
+      MoveWaits({fq}, v);
+    }
   }
   return rewritten;
 }

@@ -89,6 +89,9 @@ class Fuser {
   // fusion.cc: pads and transposes
   int FoldPads();
   bool IsSolePad(const Edge& e, int reader) const;
+  std::optional<std::vector<int64_t>> PaddingWith(const FlatNode& conv,
+                                                  std::vector<int64_t> pads) const;
+  static void SetExplicitPadding(const std::vector<int64_t>& pads, ProtoAttrMap* attrs);
   void Bypass(int pad_index, int reader);
   int ForwardIdentityTransposes();
   // fusion.cc: the chain after a producer, and its rewrite

@@ -900,7 +900,7 @@ TEST_CASE("fusion: a FakeQuant with a zero point, or weights off the int8 levels
 // biases 1/16 of a step off the sums' grid keep every value exact and no level a tie, so the
 // bytes equal the FakeQuant graph's rounding on every path.
 TEST_CASE("fusion: int8 products in a row pass levels as bytes") {
-  for (const bool also_read : {false, true}) {
+  for (const auto& [also_read, padded] : {std::pair{false, false}, {true, false}, {false, true}}) {
     FnBuilder b;
     const std::string q = FakeQuant(b, "fq", b.Input("x"), 0.f, 255.f / 32, false);
     Strides(b.Op("conv", "Conv2D",
@@ -912,16 +912,29 @@ TEST_CASE("fusion: int8 products in a row pass levels as bytes") {
     b.Op("relu", "Relu", {b.last()}, "activations");
     const std::string a = b.last();
     if (also_read) b.Output(a);  // a reader of the floats keeps them
-    const std::string q2 = FakeQuant(b, "fq2", a, 0.f, 255.f / 1024, false);
-    Strides(b.Op("dw", "DepthwiseConv2dNative",
-                 {q2, b.Const("w2", Int8LevelWeights(Shape{3, 3, 6, 1}, 6, false, 2, 1.f / 256))},
-                 "output"));
+    std::string padded_a = a;
+    if (padded) {  // MobileNet's ZeroPadding2D before a strided depthwise convolution
+      b.Op("pad", "Pad", {a, b.IntConst("pads", {0, 0, 0, 1, 1, 2, 0, 0}, Shape{4, 2})}, "output");
+      padded_a = b.last();
+    }
+    const std::string q2 = FakeQuant(b, "fq2", padded_a, 0.f, 255.f / 1024, false);
+    tensorflow::NodeDef* dw = b.Op(
+        "dw", "DepthwiseConv2dNative",
+        {q2, b.Const("w2", Int8LevelWeights(Shape{3, 3, 6, 1}, 6, false, 2, 1.f / 256))}, "output");
+    if (padded) {
+      auto* strides = (*dw->mutable_attr())["strides"].mutable_list();
+      for (int s : {1, 2, 2, 1}) strides->add_i(s);
+      (*dw->mutable_attr())["padding"].set_s("VALID");
+    } else {
+      Strides(dw);
+    }
     b.Output(b.last());
     const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 6, 6, 4}, 3, -0.1, 0.3)};
-    INFO("the first product's floats also read: ", also_read);
+    INFO("the first product's floats also read: ", also_read, ", a Pad between: ", padded);
     CheckFusedMatchesUnfused(b, args);
     CHECK(CountOps(b, args, "_KilnInt8Conv2D") == 1);
     CHECK(CountOps(b, args, "_KilnInt8DepthwiseConv2dNative") == 1);
+    CHECK(CountOps(b, args, "Pad") == 0);  // folded into the depthwise convolution's padding
     CHECK(CountFlag(b, args, "input_levels") == (also_read ? 0 : 1));
   }
 }

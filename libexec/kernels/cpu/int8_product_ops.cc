@@ -55,16 +55,17 @@ struct Int8CpuState : Int8State {
   // CPU: integer products (the weights' levels and scales), or the float fallback.
   bool integer = false;
   Int8Weights weights;
+  Shape filter_shape;
   std::vector<float> out_scales;  // the input's step times each channel's weight scale
   // A constant bias divided by out_scales once (ComputeInt8 divides any other on each call).
   std::vector<float> scaled_bias;
-  std::shared_ptr<const Tensor> filter;
+  std::shared_ptr<const Tensor> filter;  // the float path's weights (levels times scales)
   cpu::PrimitiveCache<Int8Primitive> primitives;
 };
 
 // The output channels of the weights and whether they are the outer index ([n, k] MatMul
 // weights read transposed).
-std::pair<int64_t, bool> OutputChannels(const Int8State& st, const Tensor& f) {
+std::pair<int64_t, bool> OutputChannels(const Int8State& st, const Shape& f) {
   switch (st.kind) {
     case Kind::kConv:
       return {f.dim(3), false};
@@ -93,7 +94,8 @@ Status CreateInt8CpuState(PrepareContext& ctx) {
   if (f == nullptr || f->NumElements() == 0 ||
       (f->dtype() != DType::kFloat && f->dtype() != DType::kInt8))
     return ctx.Error("an int8 product's weights must be a non-empty float32 or int8 constant");
-  const auto [channels, outer] = OutputChannels(*st, *f);
+  const auto [channels, outer] = OutputChannels(*st, f->shape());
+  st->filter_shape = f->shape();
   bool on_grid = false;
   if (f->dtype() == DType::kInt8) {
     KILN_PREPARE_ASSIGN(ctx, st->weights.scales, ctx.attrs.GetFloatList("weight_scales"));
@@ -105,23 +107,16 @@ Status CreateInt8CpuState(PrepareContext& ctx) {
   } else {
     on_grid = QuantizeOnGrid(f->data<float>(), f->NumElements(), channels, outer, &st->weights);
   }
-  if (on_grid) {
-    Tensor w(DType::kFloat, f->shape());
-    const int64_t n = f->NumElements(), per = n / channels;
-    for (int64_t i = 0; i < n; ++i)
-      w.data<float>()[i] = static_cast<float>(st->weights.levels[i]) *
-                           st->weights.scales[outer ? i / per : i % channels];
-    st->filter = std::make_shared<const Tensor>(std::move(w));
-  } else {
-    st->filter = std::make_shared<const Tensor>(*f);
-  }
   st->integer = on_grid && onednn::HasInt8Dot();
   if (st->integer) {
     // A channel of zero scale is all zeros: levels 0 at scale 1 say the same, and keep the
     // kernel's bias / scale finite (ComputeInt8).
-    const int64_t n = static_cast<int64_t>(st->weights.levels.size()), per = n / channels;
-    for (int64_t i = 0; i < n; ++i)
-      if (st->weights.scales[outer ? i / per : i % channels] == 0.f) st->weights.levels[i] = 0;
+    if (std::find(st->weights.scales.begin(), st->weights.scales.end(), 0.f) !=
+        st->weights.scales.end())
+      ForEachInChannel(static_cast<int64_t>(st->weights.levels.size()), channels, outer,
+                       [&](int64_t i, int64_t c) {
+                         if (st->weights.scales[c] == 0.f) st->weights.levels[i] = 0;
+                       });
     st->out_scales.resize(channels);
     for (int64_t c = 0; c < channels; ++c) {
       float& w = st->weights.scales[c];
@@ -137,15 +132,27 @@ Status CreateInt8CpuState(PrepareContext& ctx) {
       ScaleBias(b->data<float>(), st->out_scales, st->scaled_bias.data());
     }
   }
-  if (!st->integer) st->weights = {};
+  if (st->integer) return OkStatus();
+  // The float path: levels times scales where the weights are on the grid (given as int8, or
+  // so in float32, the same floats), else the weights as they are.
+  if (on_grid) {
+    Tensor w(DType::kFloat, f->shape());
+    ForEachInChannel(f->NumElements(), channels, outer, [&](int64_t i, int64_t c) {
+      w.data<float>()[i] = static_cast<float>(st->weights.levels[i]) * st->weights.scales[c];
+    });
+    st->filter = std::make_shared<const Tensor>(std::move(w));
+  } else {
+    st->filter = std::make_shared<const Tensor>(*f);
+  }
+  st->weights = {};
   return OkStatus();
 }
 
 // The weights as oneDNN reads them in the user's layout ([k, n] or transposed [n, k] matrix,
 // TF's HWIO or depthwise filter), int8 or float32.
-dnnl::memory::desc UserWeights(const Int8State& st, const Tensor& f, dnnl::memory::data_type dt) {
+dnnl::memory::desc UserWeights(const Int8State& st, const Shape& f, dnnl::memory::data_type dt) {
   if (st.kind != Kind::kMatMul)
-    return onednn::FilterDesc(st.kind == Kind::kDepthwise, 1, f.shape().dims(), dt);
+    return onednn::FilterDesc(st.kind == Kind::kDepthwise, 1, f.dims(), dt);
   const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0), n = st.transpose_b ? f.dim(0) : f.dim(1);
   return dnnl::memory::desc({k, n}, dt,
                             st.transpose_b ? dnnl::memory::dims{1, k} : dnnl::memory::dims{n, 1});
@@ -158,12 +165,12 @@ struct Geometry {
   std::vector<int64_t> lead;      // MatMul: the input's dims before depth (rows in all)
 };
 
-Status MakeGeometry(const Int8State& st, const Shape& in, const Tensor& f, Geometry* g) {
+Status MakeGeometry(const Int8State& st, const Shape& in, const Shape& f, Geometry* g) {
   if (st.kind == Kind::kMatMul) {
     const int64_t k = st.transpose_b ? f.dim(1) : f.dim(0);
     if (in.rank() < 2 || in.dim(in.rank() - 1) != k)
       return InvalidArgument("input of shape ", in.ToString(), " does not match weights of shape ",
-                             f.shape().ToString());
+                             f.ToString());
     g->lead.assign(in.dims().begin(), in.dims().end() - 1);
     g->rows = 1;
     for (int64_t d : g->lead) g->rows *= d;
@@ -173,7 +180,7 @@ Status MakeGeometry(const Int8State& st, const Shape& in, const Tensor& f, Geome
   }
   if (in.rank() != 4 || in.dim(3) != f.dim(2))
     return InvalidArgument("input of shape ", in.ToString(), " does not match filter of shape ",
-                           f.shape().ToString(), " (one group)");
+                           f.ToString(), " (one group)");
   KILN_RETURN_IF_ERROR(MakeWindowDims(st.window, in.dims(), {1, f.dim(0), f.dim(1)}, &g->dims));
   g->batch = in.dim(0);
   g->in_c = in.dim(3);
@@ -195,7 +202,7 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
                                                      const Geometry& g) {
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
-  const Tensor& f = *st.filter;
+  const Shape& f = st.filter_shape;
   auto p = std::make_unique<Int8Primitive>();
   p->in_dims.assign(in.dims().begin(), in.dims().end());
   const dt src_dt = st.integer ? (st.signed_levels ? dt::s8 : dt::u8) : dt::f32;
@@ -269,7 +276,7 @@ Result<std::unique_ptr<Int8Primitive>> MakePrimitive(const Int8CpuState& st, con
             : dnnl::primitive(dnnl::convolution_forward(
                   *static_cast<dnnl::convolution_forward::primitive_desc*>(pd.get())));
     const void* weights =
-        st.integer ? static_cast<const void*>(st.weights.levels.data()) : f.raw_data();
+        st.integer ? static_cast<const void*>(st.weights.levels.data()) : st.filter->raw_data();
     p->packed_weights =
         onednn::PackWeights(dnnl::reorder(dnnl::reorder::primitive_desc(
                                 onednn::Engine(), user_w, onednn::Engine(), p->weights_md)),
@@ -324,7 +331,7 @@ Status ComputeInt8(const KernelContext& ctx) {
   const Int8CpuState& st = cpu::CpuStateOf(ctx, &local);
   const Tensor& input = ctx.input(0);
   Geometry g;
-  if (Status s = MakeGeometry(st, input.shape(), *st.filter, &g); !s.ok())
+  if (Status s = MakeGeometry(st, input.shape(), st.filter_shape, &g); !s.ok())
     return ctx.Error(s.message());
   const Epilogue& e = st.epilogue;
   if (e.bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != g.out_c))

@@ -8,7 +8,6 @@
 #include "bundle/crc32c.h"
 #include "device/tuning_records.h"
 #include "graph/flat_graph.h"
-#include "kernels/int8_weights.h"
 #include "kiln/core/file_util.h"
 #include "kiln/core/proto_convert.h"
 #include "kiln/exec/saved_model.h"
@@ -48,16 +47,7 @@ class PlanWriter {
     std::map<std::string_view, std::string> placed;
     for (const ScheduledStep& step : schedule)
       if (step.op != "_Copy") placed.emplace(step.node_name, step.device);
-    Int8Substitutes int8;
-    Int8WeightsAsLevels(*g, &int8);
-    for (size_t v = 0; v < g->nodes.size(); ++v) {
-      FlatNode n = g->nodes[v];
-      if (auto it = int8.levels.find(static_cast<int>(v)); it != int8.levels.end()) {
-        n.value = &it->second;
-        n.attrs = nullptr;
-      } else if (auto a = int8.attrs.find(static_cast<int>(v)); a != int8.attrs.end()) {
-        n.attrs = &a->second;
-      }
+    for (const FlatNode& n : g->nodes) {
       KILN_ASSIGN_OR_RETURN_CTX(auto node, Node(n), "function '", pf.name(), "', node '", n.name,
                                 "'");
       nodes.push_back(node);
@@ -235,61 +225,6 @@ class PlanWriter {
     std::vector<int64_t> dims;
     for (int i = 0; i < s.rank(); ++i) dims.push_back(s.dim(i));
     return kp::CreateShape(b_, false, b_.CreateVector(dims));
-  }
-
-  // The weights of the int8 products (graph/fusion_int8.cc) as their int8 levels, the scales
-  // in the products' attr weight_scales: a quarter of the float32 weights' bytes, and the same
-  // levels and scales the kernel finds in the float32 weights (kernels/int8_weights.h).
-  struct Int8Substitutes {
-    std::map<int, Tensor> levels;       // by weights node
-    std::map<int, ProtoAttrMap> attrs;  // by product node
-  };
-  static void Int8WeightsAsLevels(const FlatGraph& g, Int8Substitutes* out) {
-    // Each constant's readers: all int8 products reading it as weights, of one layout.
-    std::map<int, std::vector<int>> readers;
-    std::map<int, bool> other;
-    for (size_t u = 0; u < g.nodes.size(); ++u)
-      for (size_t i = 0; i < g.nodes[u].inputs.size(); ++i) {
-        const int w = g.nodes[u].inputs[i].node;
-        if (i == 1 && g.nodes[u].op.starts_with("_KilnInt8") && g.nodes[u].attrs != nullptr)
-          readers[w].push_back(static_cast<int>(u));
-        else
-          other[w] = true;
-      }
-    for (const auto& [w, products] : readers) {
-      const FlatNode& wn = g.nodes[w];
-      if (other.count(w) != 0 || wn.value == nullptr || wn.value->dtype() != DType::kFloat ||
-          wn.value->NumElements() == 0)
-        continue;
-      const Tensor& t = *wn.value;
-      int64_t channels = -1;
-      bool outer = false, same = true;
-      for (int u : products) {
-        const FlatNode& p = g.nodes[u];
-        const AttrReader a = p.reader();
-        const Result<bool> tb = a.GetBool("transpose_b", false);
-        const bool mm = p.op == "_KilnInt8MatMul", dw = p.op == "_KilnInt8DepthwiseConv2dNative";
-        if (!tb.ok() || t.rank() != (mm ? 2 : 4) || a.Has("weight_scales")) {
-          same = false;
-          break;
-        }
-        const int64_t c = mm ? t.dim(*tb ? 0 : 1) : dw ? t.dim(2) * t.dim(3) : t.dim(3);
-        same &= channels < 0 || (c == channels && outer == (mm && *tb));
-        channels = c;
-        outer = mm && *tb;
-      }
-      Int8Weights q;
-      if (!same || !QuantizeOnGrid(t.data<float>(), t.NumElements(), channels, outer, &q)) continue;
-      Tensor levels(DType::kInt8, t.shape());
-      std::copy(q.levels.begin(), q.levels.end(), levels.data<int8_t>());
-      out->levels.emplace(w, std::move(levels));
-      for (int u : products) {
-        ProtoAttrMap attrs = *g.nodes[u].attrs;
-        auto* list = attrs["weight_scales"].mutable_list();
-        for (float s : q.scales) list->add_f(s);
-        out->attrs.emplace(u, std::move(attrs));
-      }
-    }
   }
 
   Result<int32_t> Constant(const Tensor& t) {
