@@ -204,8 +204,45 @@ Status WriteFileAtomically(const fs::path& path, std::string_view contents) {
   return written;
 }
 
+namespace {
+
+// Links what `from` holds and `into` lacks into `into` (directories recursively, files as hard
+// links, symlinks as symlinks), then removes the `owned` paths from `into` that the old tree
+// brought. `from` is left as it was.
+Status CarryOver(const fs::path& from, const fs::path& into,
+                 std::span<const std::string_view> owned) {
+  std::error_code ec;
+  std::vector<fs::path> carried;
+  for (fs::directory_iterator it(from, ec), end; !ec && it != end; it.increment(ec)) {
+    const fs::path name = it->path().filename();
+    if (fs::exists(fs::symlink_status(into / name, ec))) continue;
+    const bool is_owned = std::any_of(owned.begin(), owned.end(),
+                                      [&](std::string_view o) { return fs::path(o) == name; });
+    if (is_owned) continue;
+    fs::copy(it->path(), into / name,
+             fs::copy_options::recursive | fs::copy_options::create_hard_links |
+                 fs::copy_options::copy_symlinks,
+             ec);
+    if (ec)
+      return ErrnoError(ec.value(), "cannot keep what the previous directory held:", it->path());
+    carried.push_back(name);
+  }
+  if (ec) return ErrnoError(ec.value(), "cannot list the previous directory", from);
+  for (std::string_view o : owned) {
+    const fs::path rel(o);
+    if (rel.begin() == rel.end()) continue;
+    if (std::find(carried.begin(), carried.end(), *rel.begin()) == carried.end()) continue;
+    fs::remove_all(into / rel, ec);  // a link: the previous directory keeps its file
+    if (ec) return ErrnoError(ec.value(), "cannot leave out", into / rel);
+  }
+  return OkStatus();
+}
+
+}  // namespace
+
 Status WriteDirectoryAtomically(const fs::path& target,
-                                const std::function<Status(const fs::path&)>& fill) {
+                                const std::function<Status(const fs::path&)>& fill,
+                                std::span<const std::string_view> owned) {
   fs::path clean = target.lexically_normal();
   if (!clean.has_filename()) clean = clean.parent_path();  // "dir/" -> "dir"
   const fs::path name = clean.filename();
@@ -263,6 +300,7 @@ Status WriteDirectoryAtomically(const fs::path& target,
     filled = Internal("writing ", Quote(target), ": unknown exception");
   }
   KILN_RETURN_IF_ERROR(filled);
+  if (target_exists) KILN_RETURN_IF_ERROR(CarryOver(clean, tmp, owned));
   SyncTree(tmp);
 
   fs::path backup;

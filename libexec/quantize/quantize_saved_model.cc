@@ -369,30 +369,33 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
   std::sort(report.variables.begin(), report.variables.end(),
             [](const auto& a, const auto& b) { return a.path < b.path; });
   if (options.dry_run) return report;
-  KILN_RETURN_IF_ERROR(WriteDirectoryAtomically(output, [&](const fs::path& tmp) -> Status {
-    KILN_RETURN_IF_ERROR(CopyOtherFiles(input, tmp));
-    std::error_code dec;
-    fs::create_directories(tmp / "variables", dec);
-    if (dec)
-      return PermissionDenied("cannot create '", (tmp / "variables").string(),
-                              "': ", dec.message());
-    // Keras's model.export holds each variable twice; the output stores equal values once.
-    BundleWriteOptions write_options;
-    write_options.share_equal_entries = true;
-    BundleWriter writer(tmp / "variables" / "variables", write_options);
-    for (const std::string& key : reader->Keys()) {
-      auto it = replaced.find(key);
-      if (it != replaced.end()) {
-        KILN_RETURN_IF_ERROR(writer.Add(key, it->second));
-        continue;
-      }
-      KILN_ASSIGN_OR_RETURN_CTX(Tensor t, reader->Read(key), "copying checkpoint entry '", key,
-                                "'");
-      KILN_RETURN_IF_ERROR(writer.Add(key, t));
-    }
-    KILN_RETURN_IF_ERROR(writer.Finish());
-    return WriteStringToFile(tmp / "saved_model.pb", pb);
-  }));
+  KILN_RETURN_IF_ERROR(WriteDirectoryAtomically(
+      output,
+      [&](const fs::path& tmp) -> Status {
+        KILN_RETURN_IF_ERROR(CopyOtherFiles(input, tmp));
+        std::error_code dec;
+        fs::create_directories(tmp / "variables", dec);
+        if (dec)
+          return PermissionDenied("cannot create '", (tmp / "variables").string(),
+                                  "': ", dec.message());
+        // Keras's model.export holds each variable twice; the output stores equal values once.
+        BundleWriteOptions write_options;
+        write_options.share_equal_entries = true;
+        BundleWriter writer(tmp / "variables" / "variables", write_options);
+        for (const std::string& key : reader->Keys()) {
+          auto it = replaced.find(key);
+          if (it != replaced.end()) {
+            KILN_RETURN_IF_ERROR(writer.Add(key, it->second));
+            continue;
+          }
+          KILN_ASSIGN_OR_RETURN_CTX(Tensor t, reader->Read(key), "copying checkpoint entry '", key,
+                                    "'");
+          KILN_RETURN_IF_ERROR(writer.Add(key, t));
+        }
+        KILN_RETURN_IF_ERROR(writer.Finish());
+        return WriteStringToFile(tmp / "saved_model.pb", pb);
+      },
+      kSavedModelOwnedPaths));
   report.output_bytes = BundleBytes(output);
   return report;
 }

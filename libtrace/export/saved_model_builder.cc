@@ -17,6 +17,7 @@
 #include "graph.h"
 #include "kiln/core/file_util.h"
 #include "kiln/core/proto_convert.h"
+#include "kiln/exec/serving_plan.h"
 #include "kiln/exec/tensor_bundle.h"
 #include "kiln/trace/export.h"
 
@@ -729,18 +730,23 @@ Status Save(Module& root, const std::filesystem::path& dir, const SignatureMap& 
     return FailedPrecondition("saved_model.pb would be ", pb.size(),
                               " bytes; protobuf cannot hold 2 GiB or more");
   }
-  return WriteDirectoryAtomically(dir, [&](const std::filesystem::path& tmp) -> Status {
-    std::error_code ec;
-    std::filesystem::create_directories(tmp / "variables", ec);
-    if (ec) {
-      return PermissionDenied("cannot create '", (tmp / "variables").string(), "': ", ec.message());
-    }
-    exec::BundleWriter writer(tmp / "variables" / "variables");
-    for (const auto& [key, value] : model.checkpoint) KILN_RETURN_IF_ERROR(writer.Add(key, value));
-    KILN_RETURN_IF_ERROR(writer.Finish());
-    // Written last, as TensorFlow does: its presence marks a complete bundle.
-    return WriteStringToFile(tmp / "saved_model.pb", pb);
-  });
+  return WriteDirectoryAtomically(
+      dir,
+      [&](const std::filesystem::path& tmp) -> Status {
+        std::error_code ec;
+        std::filesystem::create_directories(tmp / "variables", ec);
+        if (ec) {
+          return PermissionDenied("cannot create '", (tmp / "variables").string(),
+                                  "': ", ec.message());
+        }
+        exec::BundleWriter writer(tmp / "variables" / "variables");
+        for (const auto& [key, value] : model.checkpoint)
+          KILN_RETURN_IF_ERROR(writer.Add(key, value));
+        KILN_RETURN_IF_ERROR(writer.Finish());
+        // Written last, as TensorFlow does: its presence marks a complete bundle.
+        return WriteStringToFile(tmp / "saved_model.pb", pb);
+      },
+      exec::kSavedModelOwnedPaths);
 }
 
 }  // namespace kiln::trace

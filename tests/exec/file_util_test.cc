@@ -67,19 +67,33 @@ TEST_CASE("file_util: WriteDirectoryAtomically creates, then replaces, leaving n
   CHECK(ReadAll(target / "sub" / "b.txt") == "nested");
   CHECK(Listing(dir.path()) == std::vector<std::string>{"model"});
 
-  // Replacing: files of the previous version that the new one lacks are gone.
+  // Replacing: what the new tree writes replaces the previous version's; what only the
+  // previous one held stays (a user's files beside the bundle), but for the writer's own paths.
+  const std::string_view owned[] = {"sub", "keep/stale.plan"};
+  REQUIRE(WriteOne(target, "a.txt", "user's").ok());
+  fs::create_directory(target / "keep");
+  REQUIRE(WriteOne(target / "keep", "notes.txt", "mine").ok());
+  REQUIRE(WriteOne(target / "keep", "stale.plan", "old").ok());
   s = WriteDirectoryAtomically(
-      target, [](const fs::path& tmp) { return WriteOne(tmp, "c.txt", "second"); });
+      target,
+      [](const fs::path& tmp) {
+        KILN_RETURN_IF_ERROR(WriteOne(tmp, "a.txt", "second"));
+        return WriteOne(tmp, "c.txt", "second");
+      },
+      owned);
   REQUIRE_MESSAGE(s.ok(), s.ToString());
-  CHECK(Listing(target) == std::vector<std::string>{"c.txt"});
+  CHECK(Listing(target) == std::vector<std::string>{"a.txt", "c.txt", "keep"});
+  CHECK(ReadAll(target / "a.txt") == "second");
   CHECK(ReadAll(target / "c.txt") == "second");
+  CHECK(Listing(target / "keep") == std::vector<std::string>{"notes.txt"});
+  CHECK(ReadAll(target / "keep" / "notes.txt") == "mine");
   CHECK(Listing(dir.path()) == std::vector<std::string>{"model"});
 
   // A trailing slash names the same directory.
   s = WriteDirectoryAtomically(target.string() + "/",
                                [](const fs::path& tmp) { return WriteOne(tmp, "d.txt", "third"); });
   REQUIRE_MESSAGE(s.ok(), s.ToString());
-  CHECK(Listing(target) == std::vector<std::string>{"d.txt"});
+  CHECK(Listing(target) == std::vector<std::string>{"a.txt", "c.txt", "d.txt", "keep"});
   CHECK(Listing(dir.path()) == std::vector<std::string>{"model"});
 }
 

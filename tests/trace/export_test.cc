@@ -221,6 +221,26 @@ TEST_CASE("Save writes a bundle whose variables hold the values by checkpoint ke
   CHECK(graph->dtype() == DType::kString);
 }
 
+TEST_CASE("saving over a directory replaces the bundle and keeps the user's other files") {
+  DemoModule demo;
+  RunSeedCalls(demo);
+  TempDir tmp;
+  const fs::path dir = tmp.path() / "demo";
+  fs::create_directories(dir / "assets.extra");
+  fs::create_directories(dir / "variables");
+  REQUIRE(WriteStringToFile(dir / "train.py", "# the user's source").ok());
+  REQUIRE(WriteStringToFile(dir / "assets.extra" / "tf_serving_warmup_requests", "warm").ok());
+  REQUIRE(WriteStringToFile(dir / "assets.extra" / "kiln.plan", "stale plan").ok());
+  REQUIRE(WriteStringToFile(dir / "variables" / "variables.data-00001-of-00002", "old").ok());
+  REQUIRE(Save(demo, dir, {{"serving_default", &demo.addprint}}).ok());
+  CHECK(ReadAll(dir / "train.py") == "# the user's source");
+  CHECK(ReadAll(dir / "assets.extra" / "tf_serving_warmup_requests") == "warm");
+  CHECK_FALSE(fs::exists(dir / "assets.extra" / "kiln.plan"));  // of the old bundle
+  CHECK_FALSE(fs::exists(dir / "variables" / "variables.data-00001-of-00002"));
+  CHECK(fs::exists(dir / "saved_model.pb"));
+  CHECK(exec::BundleReader::Open(dir / "variables" / "variables").ok());
+}
+
 TEST_CASE("saving the same module twice gives byte-identical files") {
   modules::Sequential model;
   model.Add<modules::Dense>(3, modules::Activation::kRelu, 5);

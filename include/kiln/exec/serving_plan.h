@@ -20,6 +20,11 @@ namespace kiln::exec {
 
 // Where a bundle's plan lives, relative to the bundle directory.
 inline constexpr char kPlanPath[] = "assets.extra/kiln.plan";
+// What writing a SavedModel over an existing directory replaces (export, quantize: see
+// WriteDirectoryAtomically): the bundle's own files and, stale with them, its plan. Anything
+// else there (a user's files, TF Serving's warm-up requests in assets.extra/) stays.
+inline constexpr std::string_view kSavedModelOwnedPaths[] = {
+    "saved_model.pb", "saved_model.pbtxt", "fingerprint.pb", "variables", "assets", kPlanPath};
 // Bumped whenever the meaning of a plan's contents changes; a plan of another version is not
 // used (the loader says so and prepares from the protobuf).
 inline constexpr unsigned kPlanFormatVersion = 1;

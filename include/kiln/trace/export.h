@@ -45,7 +45,9 @@ struct ExportedModel {
 // reach, or a signature without a single concrete function.
 Result<ExportedModel> BuildSavedModel(Module& root, const SignatureMap& signatures = {});
 
-// BuildSavedModel, then writes `dir` atomically. The parent of `dir` must exist.
+// BuildSavedModel, then writes `dir` atomically (WriteDirectoryAtomically), making missing
+// parents. Over an existing directory it replaces the bundle's files and keeps the others
+// (kSavedModelOwnedPaths).
 Status Save(Module& root, const std::filesystem::path& dir, const SignatureMap& signatures = {});
 
 // The checkpoint key of a variable at `path` ("child/z" -> "child/z/.ATTRIBUTES/VARIABLE_VALUE"),
