@@ -172,7 +172,7 @@ Status SavedModelLoader::CheckTf2Ops() {
         add("signature '" + ref.local_name() + "'", fn);
     }
   }
-  if (options_.signatures.empty()) {
+  if (LoadsRestoredFunctions()) {
     for (const auto& ref : graph_->nodes(0).children()) {
       if (ref.node_id() < 0 || ref.node_id() >= graph_->nodes_size()) continue;
       for (const std::string& fn : ConcreteNames(graph_->nodes(ref.node_id()))) {

@@ -2,6 +2,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <set>
 #include <string_view>
 
@@ -14,6 +15,7 @@
 #include "loader/object_graph.h"
 #include "loader/saved_model_loader.h"
 #include "loader/tf1_graph.h"
+#include "loader/variable_writes.h"
 #include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {
@@ -109,39 +111,27 @@ Status SavedModelLoader::CreateOtherCaptures() {
   return OkStatus();
 }
 
-bool SavedModelLoader::AnyFunctionWritesVariables() const {
-  auto writes = [](std::string_view op) {
-    return op.starts_with("Assign") || op.starts_with("ResourceApply") ||
-           op.starts_with("ResourceSparseApply") || op.starts_with("ResourceScatter") ||
-           op == "ResourceStridedSliceAssign" || op == "DestroyResourceOp" ||
-           op.starts_with("StatefulUniform") || op.starts_with("StatefulStandardNormal") ||
-           op == "StatefulTruncatedNormal" || op == "StatefulRandomBinomial" ||
-           op.starts_with("RngSkip") || op == "RngReadAndSkip";  // tf.random.Generator's state
-  };
-  std::vector<std::string> stack;
-  std::set<std::string, std::less<>> seen;
-  for (const auto& [name, cf] : graph_->concrete_functions()) stack.push_back(name);
-  while (!stack.empty()) {
-    const std::string name = std::move(stack.back());
-    stack.pop_back();
-    if (!seen.insert(name).second) continue;
-    const tensorflow::FunctionDef* f = core().library->Find(name);
-    if (f == nullptr) continue;
-    for (const auto& node : f->node_def()) {
-      if (writes(node.op())) return true;
-      const bool call = IsFunctionCallOp(node.op());
-      if (core().library->Find(node.op()) != nullptr) {
-        stack.push_back(node.op());
-      } else if (!call && FindOp(node.op()) == nullptr) {
-        return true;  // unknown: assume the worst
-      }
-      for (const auto& [attr, value] : node.attr()) {
-        if (value.has_func()) stack.push_back(value.func().name());
-        for (const auto& fn : value.list().func()) stack.push_back(fn.name());
-      }
-    }
+void SavedModelLoader::FreezeUnwrittenVariables() {
+  // What this load prepares: the signatures it serves, and the restored functions if it
+  // loads them (every concrete function then, which covers them).
+  std::vector<std::string> roots;
+  if (LoadsRestoredFunctions()) {
+    for (const auto& [name, cf] : graph_->concrete_functions()) roots.push_back(name);
+  } else if (const int map_id = FindChild(graph_->nodes(0), "signatures");
+             map_id >= 0 && map_id < graph_->nodes_size()) {
+    for (const auto& ref : graph_->nodes(map_id).children())
+      if (WantsSignature(options_, ref.local_name()) && ref.node_id() >= 0 &&
+          ref.node_id() < graph_->nodes_size())
+        for (const std::string& fn : ConcreteNames(graph_->nodes(ref.node_id())))
+          roots.push_back(fn);
   }
-  return false;
+  const std::optional<std::set<int>> written = WrittenVariables(*graph_, *core().library, roots);
+  if (!written.has_value()) return;
+  for (const auto& [id, index] : variable_ids_)
+    if (written->count(id) == 0) core().variables[index].resource->Freeze();
+  // A plan records one answer for all; with some written, its load freezes none (the others
+  // are written by no function, so their values stay the checkpoint's either way).
+  plan_facts().variables_frozen = written->empty();
 }
 
 Status SavedModelLoader::CreateResources() {

@@ -106,12 +106,9 @@ Result<std::unique_ptr<SavedModel>> SavedModelLoader::Load() {
   KILN_RETURN_IF_ERROR(RestoreSaveables());
   checkpoint_.reset();
   KILN_RETURN_IF_ERROR(InitializeResources());
-  if (options_.freeze_variables && !AnyFunctionWritesVariables()) {
-    for (const RestoredVariable& v : core().variables) v.resource->Freeze();
-    plan_facts().variables_frozen = true;
-  }
+  if (options_.freeze_variables) FreezeUnwrittenVariables();
   KILN_RETURN_IF_ERROR(LoadSignatures());
-  if (options_.signatures.empty()) KILN_RETURN_IF_ERROR(LoadFunctions());
+  if (LoadsRestoredFunctions()) KILN_RETURN_IF_ERROR(LoadFunctions());
   KILN_RETURN_IF_ERROR(RegisterMainGraphVariables());
   return std::move(model_);
 }

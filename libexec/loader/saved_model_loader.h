@@ -113,9 +113,13 @@ class SavedModelLoader {
 
   Status CreateOtherCaptures();
 
-  // Whether any function the model can run (the object graph's concrete functions and what
-  // they call) assigns a variable or applies an update to one. Unknown ops count as writers.
-  bool AnyFunctionWritesVariables() const;
+  // Freezes the variables no function the model can run (the object graph's concrete
+  // functions and what they call) assigns or updates (loader/variable_writes.h); all of them
+  // where no function writes any.
+  void FreezeUnwrittenVariables();
+  bool LoadsRestoredFunctions() const {
+    return options_.signatures.empty() && options_.restored_functions;
+  }
 
   // Resources (lookup tables, ...) are made by their _create_resource function, as TF's
   // loader does; functions that capture the resource get the handle it returns.

@@ -70,7 +70,8 @@ class PlanModelLoader {
     for (size_t i = 0; i < size_of(pm.signatures()); ++i)
       if (WantsSignature(options_, pm.signatures()->Get(i)->key()->string_view()))
         mark(pm.signatures()->Get(i)->captures());
-    if (options_.signatures.empty())
+    const bool methods = options_.signatures.empty() && options_.restored_functions;
+    if (methods)
       for (size_t m = 0; m < size_of(pm.methods()); ++m)
         for (size_t c = 0; c < size_of(pm.methods()->Get(m)->concretes()); ++c)
           mark(pm.methods()->Get(m)->concretes()->Get(c)->captures());
@@ -148,7 +149,7 @@ class PlanModelLoader {
                                 "loading '", dir_.string(), "' from its plan");
       core_.signatures.emplace(key, std::move(made));
     }
-    if (options_.signatures.empty()) {
+    if (methods) {
       for (size_t m = 0; m < size_of(pm.methods()); ++m) {
         const plan::Method& pmeth = *pm.methods()->Get(m);
         RestoredFunction::Parts rf;

@@ -313,3 +313,35 @@ def test_quantization_aware_training_graph_runs_on_integers(tmp_path):
     mine = _kiln_outputs(d, x, tmp_path)
     assert _relative(theirs, mine) < 1e-2, "QAT graph: kiln against TensorFlow"
     assert (mine.argmax(1) == theirs.argmax(1)).all()
+
+
+def test_keras2_batch_norm_model_freezes_what_serving_never_writes(tmp_path):
+    """A tf.keras (Keras 2) SavedModel holds its training-mode call, which assigns the batch
+    norm's moving averages. Variables only such functions write are frozen for a load that runs
+    signatures (savedmodel-cli run/bench, the server): the batch norm folds into the Dense and a
+    weights_int8 bundle's dequantization folds at load, instead of running on every call."""
+    import tf_keras
+    import tensorflow as tf
+    tf_keras.utils.set_random_seed(7)
+    inp = tf_keras.Input((64,), name="x")
+    x = tf_keras.layers.Dense(32)(inp)
+    out = tf_keras.layers.BatchNormalization()(x)
+    model = tf_keras.Model(inp, out)
+    model.compile("sgd", "mse")
+    rng = np.random.default_rng(3)
+    model.fit(rng.normal(size=(16, 64)), rng.normal(size=(16, 32)), epochs=1, verbose=0)
+    d = tmp_path / "float"
+    model.save(str(d), save_format="tf")
+    q = tmp_path / "q"
+    oracle.run([oracle.KILN_CLI, "quantize", "--dir", d, "--output_dir", q, "--mode",
+                "weights_int8", "--min_elements", "1"])
+    x = rng.normal(size=(5, 64)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    for bundle in (d, q):
+        placement = oracle.run([oracle.KILN_CLI, "show", "--dir", bundle, "--placement"]).stdout
+        assert "dequantize" not in placement and "batchnorm" not in placement, placement
+        sig = tf.saved_model.load(str(bundle)).signatures["serving_default"]
+        (theirs,) = sig(x=tf.constant(x)).values()
+        (mine,) = oracle.kiln_run(bundle, "serving_default", {"x": tmp_path / "x.npy"},
+                                  tmp_path / f"out.{bundle.name}").values()
+        oracle.assert_same(mine, theirs.numpy(), f"{bundle.name}: kiln on the Keras 2 bundle")

@@ -184,6 +184,7 @@ Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   report.warmup = options.warmup;
 
   exec::LoadOptions load_options;
+  load_options.restored_functions = false;  // signatures only, as the server loads
   load_options.tags = SplitCommaList(options.tag_set);
   load_options.num_threads = options.threads;
   load_options.verify_checksums = !options.skip_checksums;

@@ -128,6 +128,7 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
   KILN_ASSIGN_OR_RETURN(FeedArgs feed_args, ParseFeedArgs(options.inputs, options.input_exprs));
 
   exec::LoadOptions load_options;
+  load_options.restored_functions = false;  // signatures only, as the server loads
   load_options.tags = SplitCommaList(options.tag_set);
   // Only the signature that runs is prepared: the bundle's other signatures may need ops this
   // runtime lacks.

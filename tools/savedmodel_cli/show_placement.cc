@@ -42,6 +42,7 @@ void PrintFunction(const exec::PreparedFunction& fn, std::ostream& out) {
 
 Status ShowPlacement(const PlacementOptions& options, std::ostream& out) {
   exec::LoadOptions lo;
+  lo.restored_functions = false;  // signatures only, as the server loads
   lo.tags = SplitCommaList(options.tag_set);
   lo.devices = SplitCommaList(options.devices);
   if (options.signature_def) lo.signatures = {*options.signature_def};

@@ -52,15 +52,19 @@ struct LoadOptions {
   // Threads for intra-op parallelism in this model's calls (the matrix products, convolutions
   // and large element-wise ops of one call); 0 means all the cores this process may use.
   int num_threads = 0;
-  // When no function of the model writes its variables (a serving model), they are frozen:
-  // read-only, with their values folded into the prepared graphs, so weights are constants
-  // (batch norms fold into convolutions, filters are packed once). Off: variables stay
-  // assignable through the API, at the price of those optimisations.
+  // Variables that no function this load prepares can write (a serving model's weights) are
+  // frozen: read-only, with their values folded into the prepared graphs, so weights are
+  // constants (batch norms fold into convolutions, filters are packed once). Off: variables
+  // stay assignable through the API, at the price of those optimisations.
   bool freeze_variables = true;
   // Only these signatures are prepared (and no restored functions), so a bundle whose other
-  // signatures use ops this runtime lacks still serves these. Empty: every signature and every
-  // restored function. A key the bundle does not have is an error.
+  // signatures use ops this runtime lacks still serves these. Empty: every signature (and the
+  // restored functions, per restored_functions). A key the bundle does not have is an error.
   std::vector<std::string> signatures;
+  // Prepare the restored functions too (the object graph's methods: a Keras 2 model's
+  // training-mode call among them). Off, as a server loads: only signatures run, so what only
+  // those functions write (a batch norm's moving averages) is frozen and folded as well.
+  bool restored_functions = true;
   // Check the CRC32C of every variable restored from variables/ (as TensorFlow does). The data
   // file is memory-mapped and variables alias it, so the check is the one pass over the bytes
   // at load; turn it off only for trusted bundles that were verified before (savedmodel-cli's
