@@ -129,6 +129,9 @@ int Fuser::QuantizeProducts() {
     } else if (w->rank() != 2) {
       continue;
     }
+    // oneDNN has no fast integer kernel for a depth multiplier above 1 (its reference
+    // gemm_s8s8s32 path ran 3-8x slower than the float convolution): those stay float.
+    if (depthwise && w->dim(3) != 1) continue;
     const bool transpose_b = matmul && Flag(a, batched ? "adj_y" : "transpose_b");
     const int64_t channels = conv        ? w->dim(3)
                              : depthwise ? w->dim(2) * w->dim(3)

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <set>
 
 #include "kiln/core/file_util.h"
@@ -167,6 +168,20 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
   if (fs::exists(output, ec) && fs::equivalent(input, output, ec))
     return InvalidArgument("--output_dir '", output.string(), "' is the input bundle; ",
                            "quantize writes a new bundle and never modifies its input");
+  // Nested either way: the copy of the input would hold itself, or replacing the output would
+  // take the input with it.
+  const fs::path in_abs = fs::weakly_canonical(fs::absolute(input, ec), ec);
+  const fs::path out_abs = fs::weakly_canonical(fs::absolute(output, ec), ec);
+  const auto inside = [](const fs::path& dir, const fs::path& p) {
+    const auto [d, q] = std::mismatch(dir.begin(), dir.end(), p.begin(), p.end());
+    return d == dir.end() || (std::next(d) == dir.end() && d->empty());
+  };
+  if (!in_abs.empty() && !out_abs.empty() && inside(in_abs, out_abs))
+    return InvalidArgument("--output_dir '", output.string(), "' is inside the input bundle '",
+                           input.string(), "'; choose a directory outside it");
+  if (!in_abs.empty() && !out_abs.empty() && inside(out_abs, in_abs))
+    return InvalidArgument("--output_dir '", output.string(), "' holds the input bundle '",
+                           input.string(), "'; replacing it would delete the input");
   if (fs::exists(output, ec) && !options.overwrite)
     return AlreadyExists("'", output.string(), "' exists; pass --overwrite to replace it");
   KILN_ASSIGN_OR_RETURN(std::unique_ptr<tensorflow::SavedModel> proto, ReadSavedModelProto(input));

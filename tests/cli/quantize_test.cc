@@ -154,6 +154,19 @@ TEST_CASE("quantize refuses bad requests clearly and writes nothing") {
   fs::create_directories(out);
   CHECK(error({"--mode", "weights_int8", "--min_elements", "1"}, out).find("--overwrite") !=
         std::string::npos);
+  // Nested: an output inside the input, or one holding it (replacing it would delete the
+  // input) are refused before anything is written.
+  CHECK(error({"--mode", "weights_int8", "--min_elements", "1"}, fs::path(in) / "q")
+            .find("is inside the input bundle") != std::string::npos);
+  CHECK_FALSE(fs::exists(fs::path(in) / "q"));
+  const fs::path holder = tmp.path() / "holder";
+  fs::create_directories(holder);
+  fs::copy(in, holder / "model", fs::copy_options::recursive);
+  const CliResult held = Quantize((holder / "model").string(), holder,
+                                  {"--mode", "weights_int8", "--min_elements", "1", "--overwrite"});
+  CHECK(held.rc != 0);
+  CHECK(held.err.find("holds the input bundle") != std::string::npos);
+  CHECK(fs::exists(holder / "model" / "saved_model.pb"));
   const CliResult tf1 = RunCli({"quantize", "--dir", Fixture("half_plus_two_v2").string(),
                                 "--output_dir", (tmp.path() / "v1").string(), "--mode", "float16"});
   CHECK(tf1.rc != 0);

@@ -799,18 +799,24 @@ TEST_CASE("fusion: a FakeQuant input and int8-level weights make one integer pro
     CHECK(CountOps(b, args, "_KilnInt8Conv2D") == 1);
   }
   SUBCASE("Relu, then a depthwise convolution of an unsigned input") {
-    FnBuilder b;
-    b.Op("relu", "Relu", {b.Input("x")}, "activations");
-    const std::string q = FakeQuant(b, "fq", b.last(), 0.f, 1.5f, false);
-    const std::string w = b.Const("w", Int8LevelWeights(Shape{3, 3, 4, 2}, 8, false, 5));
-    Strides(b.Op("dw", "DepthwiseConv2dNative", {q, w}, "output"));
-    b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{8}, 6))},
-         "output");
-    b.Output(b.last());
-    const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{1, 6, 6, 4}, 7)};
-    const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
-    CHECK(st.steps == 2);
-    CHECK(CountOps(b, args, "_KilnInt8DepthwiseConv2dNative") == 1);
+    // A depth multiplier above 1 stays float: oneDNN's integer kernel for it is its slow
+    // reference path.
+    for (const int64_t multiplier : {1, 2}) {
+      FnBuilder b;
+      b.Op("relu", "Relu", {b.Input("x")}, "activations");
+      const std::string q = FakeQuant(b, "fq", b.last(), 0.f, 1.5f, false);
+      const std::string w =
+          b.Const("w", Int8LevelWeights(Shape{3, 3, 4, multiplier}, 4 * multiplier, false, 5));
+      Strides(b.Op("dw", "DepthwiseConv2dNative", {q, w}, "output"));
+      b.Op("bias", "BiasAdd",
+           {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{4 * multiplier}, 6))}, "output");
+      b.Output(b.last());
+      const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{1, 6, 6, 4}, 7)};
+      INFO("depth multiplier ", multiplier);
+      const exec::PlanStats st = CheckFusedMatchesUnfused(b, args);
+      CHECK(st.steps == (multiplier == 1 ? 2 : 3));
+      CHECK(CountOps(b, args, "_KilnInt8DepthwiseConv2dNative") == (multiplier == 1 ? 1 : 0));
+    }
   }
   SUBCASE("one FakeQuant read by two MatMuls, plain and transposed weights") {
     FnBuilder b;
