@@ -29,6 +29,11 @@ const std::vector<std::pair<Shape, Shape>>& Pairs() {
       {Shape{6, 48}, Shape{48}},
       {Shape{6, 48}, Shape{6, 1}},
       {Shape{2, 3, 4, 16}, Shape{2, 1, 1, 16}},
+      // A per-channel operand of few channels (Keras's Normalization of RGB pixels): walked
+      // against a tiled copy, on either side, split across threads in the largest.
+      {Shape{1, 37, 41, 3}, Shape{3}},
+      {Shape{5}, Shape{2, 17, 19, 5}},
+      {Shape{4, 96, 96, 3}, Shape{1, 1, 3}},
   };
   return pairs;
 }

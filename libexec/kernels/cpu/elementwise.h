@@ -18,6 +18,8 @@
 // contiguous runs that the compiler vectorises.
 #pragma once
 
+#include <algorithm>
+#include <array>
 #include <type_traits>
 
 #include "kernels/cpu/vector_math.h"
@@ -76,10 +78,52 @@ Status ComputeUnary(const KernelContext& ctx) {
   });
 }
 
+namespace elementwise_internal {
+
+// A per-channel operand of few channels (an RGB image's mean and std in a Keras
+// Normalization): the walk's runs are `inner` elements long, and one vector call per pixel
+// costs more than its arithmetic. The repeating operand tiled to ~1K elements is walked
+// against the other one in long runs instead. False where the plan is not of that form.
+template <typename F>
+bool ShortRunBroadcast(const KernelContext& ctx, const StridedPlan<3>& plan, const float* a,
+                       const float* b, float* out) {
+  constexpr int64_t kTile = 1024;
+  if (plan.rank != 2 || plan.dims[1] >= 64) return false;
+  const int64_t inner = plan.dims[1], rows = plan.dims[0];
+  const auto& outer = plan.strides[0];
+  if (plan.strides[1] != StridedPlan<3>::Offsets{1, 1, 1} || outer[0] != inner) return false;
+  const bool b_repeats = outer[1] == inner && outer[2] == 0;
+  if (!b_repeats && !(outer[1] == 0 && outer[2] == inner)) return false;
+  const int64_t reps = kTile / inner;  // rows per tile
+  std::array<float, kTile> tile;
+  const float* repeated = (b_repeats ? b : a) + plan.offset[b_repeats ? 2 : 1];
+  for (int64_t r = 0; r < reps; ++r) std::copy_n(repeated, inner, tile.data() + r * inner);
+  const float* full = (b_repeats ? a : b) + plan.offset[b_repeats ? 1 : 2];
+  float* dst = out + plan.offset[0];
+  ctx.threads().ParallelFor(
+      rows, std::max<int64_t>(1, MinPerThread<F>() / inner), [&](int64_t begin, int64_t end) {
+        for (int64_t r = begin; r < end; r += reps) {
+          const int64_t at = r * inner, n = std::min(reps, end - r) * inner;
+          if (b_repeats) {
+            vmath::Binary(F::kVecOp, full + at, tile.data(), dst + at, n);
+          } else {
+            vmath::Binary(F::kVecOp, tile.data(), full + at, dst + at, n);
+          }
+        }
+      });
+  return true;
+}
+
+}  // namespace elementwise_internal
+
 // out = f(a, b) for contiguous a and b broadcast as `plan` says (operands: out, a, b).
 template <typename F, typename C, typename Out>
 void BinaryBroadcast(const KernelContext& ctx, const StridedPlan<3>& plan, const C* a, const C* b,
                      Out* out) {
+  if constexpr (std::is_same_v<C, float> && std::is_same_v<Out, float> &&
+                requires { F::kVecOp; }) {
+    if (elementwise_internal::ShortRunBroadcast<F>(ctx, plan, a, b, out)) return;
+  }
   const F f;
   ParallelWalk(plan, ctx.threads(), elementwise_internal::MinPerThread<F>(),
                [&](const auto& off, int64_t n, const auto& s) {
