@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "kiln/core/dtype.h"
 
@@ -26,6 +27,14 @@ struct ColumnSlice {
   }
 };
 
+// How a weight variable becomes the float32 the cell computes with, where `savedmodel-cli
+// quantize` stored it otherwise (Cast, then Mul by its scales, in the loop's body): int8 levels
+// times per-column scales (or one), or half precision cast up. Empty: read as it is.
+struct WeightDequant {
+  DType stored = DType::kInvalid;  // kInvalid: the variable is the weight
+  std::vector<float> scales;       // int8: one, or one per column
+};
+
 // Loop-variable indices of the parts of the form.
 struct RecurrentLoop {
   enum class Cell { kLstm, kGru, kSimple };
@@ -39,6 +48,7 @@ struct RecurrentLoop {
   // The weights are resource variables (ReadVariableOp in the body: Keras 3), or tensors read
   // before the loop (tf.keras 2); the kernel takes either.
   int xs = -1, kernel = -1, recurrent = -1, bias = -1;
+  WeightDequant kernel_dq, recurrent_dq, bias_dq, bias_recurrent_dq;
   int64_t max_time = 0;       // the cond's bound on `time`: a constant,
   int max_time_arg = -1;      // or this unchanged variable (a sequence length known at run time)
   bool write_at_time = true;  // out[time] = h' (return_sequences); else out[write_index] = h'

@@ -221,3 +221,24 @@ def test_fused_loop_projects_in_chunks(layer, steps, batch, tmp_path):
     generic, _ = _run(d, tmp_path / "x.npy", tmp_path / "generic", "0")
     oracle.assert_same(fused, np.asarray(model(x)), f"{layer} fused vs TF", rtol=1e-5, atol=1e-6)
     oracle.assert_same(fused, generic, f"{layer} fused vs the generic loop", rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("name", ["lstm_sequences", "bidirectional_gru", "simple_rnn_sequences"])
+@pytest.mark.parametrize("mode", ["weights_int8", "float16", "bfloat16"])
+def test_quantized_loop_stays_fused(models, name, mode, tmp_path):
+    """`savedmodel-cli quantize` stores the cell's weights as int8 levels (dequantized by a Cast
+    and a Mul in the loop's body) or half precision (a Cast): the fused kernel reads them that way
+    once, instead of the generic loop dequantizing them at every step; TF's outputs on the
+    quantized bundle are kiln's."""
+    import tensorflow as tf
+    root, out = models
+    d, _ = out[name]
+    q = tmp_path / "q"
+    oracle.run([oracle.KILN_CLI, "quantize", "--dir", d, "--output_dir", q, "--mode", mode,
+                "--min_elements", "1"])
+    x = np.load(root / "x.npy")
+    (theirs,) = tf.saved_model.load(str(q)).signatures["serving_default"](
+        x=tf.constant(x)).values()
+    fused, taken = _run(q, root / "x.npy", tmp_path / "fused", "log")
+    assert taken == CASES[name][1], f"{name} {mode}: the fused kernel took {taken} loops"
+    oracle.assert_same(fused, theirs.numpy(), f"{name} {mode} fused vs TF", rtol=1e-5, atol=1e-6)

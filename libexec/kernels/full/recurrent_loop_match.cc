@@ -181,19 +181,45 @@ bool EitherOrder(Match match) {
 // The arg read by a ReadVariableOp behind input i of n.
 // ... or, in a mixed-precision layer, the float32 variable cast to the element type.
 // ... or (tf.keras 2) an arg of the element type: the weight passed into the loop as a tensor.
-int VariableArg(FunctionView& v, const tensorflow::NodeDef& n, int i) {
+// ... or a weight `savedmodel-cli quantize` stored otherwise (*dq says how to read it): int8
+// levels cast to float32 and multiplied by constant scales, or float16/bfloat16 cast up.
+int VariableArg(FunctionView& v, const tensorflow::NodeDef& n, int i, WeightDequant* dq) {
+  *dq = {};
   if (const int arg = v.InputArg(n, i); arg >= 0) return v.ArgType(arg) == t_elem ? arg : -1;
   const tensorflow::NodeDef* r = v.Input(n, i, "ReadVariableOp");
-  if (r == nullptr) {
-    const tensorflow::NodeDef* cast = v.Input(n, i, "Cast");
-    if (cast == nullptr || !FloatT(*cast, "DstT") || !TypeIs(*cast, "SrcT", tensorflow::DT_FLOAT))
+  if (r != nullptr) return FloatT(*r, "dtype") ? v.InputArg(*r, 0) : -1;
+  const bool wide = t_elem == tensorflow::DT_FLOAT;
+  if (const tensorflow::NodeDef* mul = v.Input(n, i, "Mul"); mul != nullptr) {
+    int found = -1;
+    if (!wide || !FloatT(*mul) || !EitherOrder([&](int a, int b) {
+          const tensorflow::NodeDef* cast = v.Input(*mul, a, "Cast");
+          std::optional<Tensor> scales = v.InputConst(*mul, b);
+          if (cast == nullptr || !scales || scales->dtype() != DType::kFloat ||
+              scales->NumElements() == 0 || !TypeIs(*cast, "SrcT", tensorflow::DT_INT8) ||
+              !FloatT(*cast, "DstT"))
+            return false;
+          const tensorflow::NodeDef* q = v.Input(*cast, 0, "ReadVariableOp");
+          if (q == nullptr || !TypeIs(*q, "dtype", tensorflow::DT_INT8)) return false;
+          found = v.InputArg(*q, 0);
+          dq->stored = DType::kInt8;
+          dq->scales.assign(scales->data<float>(), scales->data<float>() + scales->NumElements());
+          return found >= 0;
+        }))
       return -1;
-    r = v.Input(*cast, 0, "ReadVariableOp");
-    if (r == nullptr || !TypeIs(*r, "dtype", tensorflow::DT_FLOAT)) return -1;
-  } else if (!FloatT(*r, "dtype")) {
-    return -1;
+    return found;
   }
-  return v.InputArg(*r, 0);
+  const tensorflow::NodeDef* cast = v.Input(n, i, "Cast");
+  if (cast == nullptr || !FloatT(*cast, "DstT")) return -1;
+  for (const auto& [from, stored] : {std::pair{tensorflow::DT_FLOAT, DType::kInvalid},
+                                     std::pair{tensorflow::DT_HALF, DType::kHalf},
+                                     std::pair{tensorflow::DT_BFLOAT16, DType::kBFloat16}}) {
+    if (!TypeIs(*cast, "SrcT", from) || (stored != DType::kInvalid && !wide)) continue;
+    r = v.Input(*cast, 0, "ReadVariableOp");
+    if (r == nullptr || !TypeIs(*r, "dtype", from)) return -1;
+    dq->stored = stored;
+    return v.InputArg(*r, 0);
+  }
+  return -1;
 }
 
 // x + 1 where x is arg `i`.
@@ -285,7 +311,7 @@ bool MatchProjection(FunctionView& v, const tensorflow::NodeDef& split, Recurren
   if (auto f = biased->attr().find("data_format");
       f != biased->attr().end() && f->second.s() != "NHWC")
     return false;
-  loop->bias = VariableArg(v, *biased, 1);
+  loop->bias = VariableArg(v, *biased, 1, &loop->bias_dq);
   const tensorflow::NodeDef* sum = v.Input(*biased, 0, "AddV2");
   if (loop->bias < 0 || sum == nullptr || !FloatT(*sum)) return false;
   return EitherOrder([&](int a, int b) {
@@ -299,8 +325,8 @@ bool MatchProjection(FunctionView& v, const tensorflow::NodeDef& split, Recurren
     if (get == nullptr || !FloatT(*get, "element_dtype")) return false;
     loop->xs = v.InputArg(*get, 0);
     if (v.InputArg(*get, 1) != loop->time || loop->xs < 0) return false;
-    loop->kernel = VariableArg(v, *xw, 1);
-    loop->recurrent = VariableArg(v, *hu, 1);
+    loop->kernel = VariableArg(v, *xw, 1, &loop->kernel_dq);
+    loop->recurrent = VariableArg(v, *hu, 1, &loop->recurrent_dq);
     return loop->kernel >= 0 && loop->recurrent >= 0 && v.InputArg(*hu, 0) == loop->h;
   });
 }
@@ -446,9 +472,9 @@ bool MatchGru(FunctionView& v, const tensorflow::NodeDef& h_new, RecurrentLoop* 
         splits_gates(*h_split) ? biased_product(*h_split, &hu) : nullptr;
     if (h_biased == nullptr || v.InputArg(*hu, 0) != loop->h) return false;
     loop->gru_split = true;
-    loop->recurrent = VariableArg(v, *hu, 1);
-    loop->bias_recurrent = VariableArg(v, *h_biased, 1);
-    loop->bias = VariableArg(v, *x_biased, 1);
+    loop->recurrent = VariableArg(v, *hu, 1, &loop->recurrent_dq);
+    loop->bias_recurrent = VariableArg(v, *h_biased, 1, &loop->bias_recurrent_dq);
+    loop->bias = VariableArg(v, *x_biased, 1, &loop->bias_dq);
     if (loop->recurrent < 0 || loop->bias_recurrent < 0 || loop->bias < 0) return false;
   } else {
     // The biases: Squeeze(Split(0, ReadVariableOp(bias), 2):k).
@@ -462,7 +488,7 @@ bool MatchGru(FunctionView& v, const tensorflow::NodeDef& h_new, RecurrentLoop* 
       auto num = s->attr().find("num_split");
       if (num == s->attr().end() || num->second.i() != 2 || v.InputInt(*s, 0) != 0) return false;
       bias_split = s;
-      loop->bias = VariableArg(v, *s, 1);
+      loop->bias = VariableArg(v, *s, 1, &loop->bias_dq);
       return loop->bias >= 0;
     };
     // hz = MatMul(h, recurrent) + b[1]
@@ -471,14 +497,14 @@ bool MatchGru(FunctionView& v, const tensorflow::NodeDef& h_new, RecurrentLoop* 
           if (hu == nullptr || !FloatT(*hu) || !AttrIs(*hu, "transpose_a", false) ||
               !AttrIs(*hu, "transpose_b", false) || v.InputArg(*hu, 0) != loop->h)
             return false;
-          loop->recurrent = VariableArg(v, *hu, 1);
+          loop->recurrent = VariableArg(v, *hu, 1, &loop->recurrent_dq);
           return loop->recurrent >= 0 && bias_part(*hz, b, 1);
         }))
       return false;
     if (!bias_part(*x_biased, 1, 0)) return false;
   }
   // x_split = Split(1, BiasAdd(MatMul(xs[time], kernel), b[0]), 3)
-  loop->kernel = VariableArg(v, *xw, 1);
+  loop->kernel = VariableArg(v, *xw, 1, &loop->kernel_dq);
   const tensorflow::NodeDef* get = v.Input(*xw, 0, "TensorListGetItem");
   if (loop->kernel < 0 || get == nullptr || !FloatT(*get, "element_dtype")) return false;
   loop->xs = v.InputArg(*get, 0);
@@ -536,9 +562,9 @@ bool MatchSimple(FunctionView& v, const tensorflow::NodeDef& h_new, RecurrentLoo
     const tensorflow::NodeDef* get = v.Input(*xw, 0, "TensorListGetItem");
     if (get == nullptr || !FloatT(*get, "element_dtype")) return false;
     loop->xs = v.InputArg(*get, 0);
-    loop->kernel = VariableArg(v, *xw, 1);
-    loop->bias = VariableArg(v, *biased, 1);
-    loop->recurrent = VariableArg(v, *hu, 1);
+    loop->kernel = VariableArg(v, *xw, 1, &loop->kernel_dq);
+    loop->bias = VariableArg(v, *biased, 1, &loop->bias_dq);
+    loop->recurrent = VariableArg(v, *hu, 1, &loop->recurrent_dq);
     return loop->xs >= 0 && v.InputArg(*get, 1) == loop->time && loop->kernel >= 0 &&
            loop->bias >= 0 && loop->recurrent >= 0 && v.InputArg(*hu, 0) == loop->h;
   });

@@ -7,11 +7,13 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "executor/half_precision.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/vector_math.h"
 #include "kernels/recurrent_loop_form.h"
@@ -34,6 +36,51 @@ bool ScalarInt(const Tensor& t, int64_t* v) {
     return true;
   }
   return false;
+}
+
+// Weights `savedmodel-cli quantize` stored as int8 levels or half precision, as float32: made
+// once per stored value (a frozen variable's never changes; a new value is a new buffer) and
+// kept while that value lives, so a call pays only the lookup.
+class DequantCache {
+ public:
+  Result<Tensor> Get(const Tensor& stored, const WeightDequant& dq) {
+    std::lock_guard lock(mu_);
+    std::erase_if(entries_, [](const Entry& e) { return e.source.expired(); });
+    for (const Entry& e : entries_)
+      if (e.source.lock() == stored.buffer() && e.shape == stored.shape() && e.dq == &dq)
+        return e.value;
+    KILN_ASSIGN_OR_RETURN(Tensor value, Dequantize(stored, dq));
+    entries_.push_back(Entry{stored.buffer(), stored.shape(), &dq, value});
+    return value;
+  }
+
+ private:
+  static Result<Tensor> Dequantize(const Tensor& stored, const WeightDequant& dq) {
+    if (stored.dtype() != dq.stored) return InvalidArgument("a weight of another dtype");
+    if (dq.stored != DType::kInt8) return CastNow(stored, DType::kFloat);
+    const int64_t n = stored.NumElements(), k = static_cast<int64_t>(dq.scales.size());
+    const int64_t cols = stored.rank() == 0 ? 1 : stored.dim(stored.rank() - 1);
+    if (k != 1 && k != cols) return InvalidArgument("scales do not fit the weight");
+    Tensor out(DType::kFloat, stored.shape());
+    const int8_t* q = stored.data<int8_t>();
+    float* f = out.data<float>();
+    for (int64_t i = 0; i < n; ++i) f[i] = static_cast<float>(q[i]) * dq.scales[k == 1 ? 0 : i % k];
+    return out;
+  }
+
+  struct Entry {
+    std::weak_ptr<TensorBuffer> source;
+    Shape shape;
+    const WeightDequant* dq;  // the loop's own (it outlives the entries it made)
+    Tensor value;
+  };
+  std::mutex mu_;
+  std::vector<Entry> entries_;
+};
+
+DequantCache& Dequantized() {
+  static DequantCache* cache = new DequantCache;  // never destroyed: used at exit by pools
+  return *cache;
 }
 
 Tensor IntLike(const Tensor& like, int64_t v) {
@@ -164,7 +211,7 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     return Fallback(ctx, "the cell state differs from h");
   const int64_t batch = h0.dim(0), units = h0.dim(1), gates = (lstm ? 4 : simple ? 1 : 3) * units;
   if (batch == 0 || units == 0) return Fallback(ctx, "an empty state");
-  auto read = [&](int i, Tensor* out) {
+  auto read = [&](int i, const WeightDequant& dq, Tensor* out) {
     if (ctx.input(i).dtype() != DType::kResource) {  // a tensor (tf.keras 2's loops)
       *out = ctx.input(i);
       return out->dtype() == dt;
@@ -174,17 +221,24 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     auto value = (*var)->Read();
     if (!value.ok()) return false;
     *out = *value;
+    if (dq.stored != DType::kInvalid) {
+      auto f = Dequantized().Get(*out, dq);
+      if (!f.ok()) return false;
+      *out = *std::move(f);
+    }
     // float32 variables (cast to the loop's type in the graph), or of the loop's type.
     return out->dtype() == DType::kFloat || out->dtype() == dt;
   };
   Tensor kernel, recurrent, bias;
-  if (!read(loop.kernel, &kernel) || !read(loop.recurrent, &recurrent) || !read(loop.bias, &bias))
+  if (!read(loop.kernel, loop.kernel_dq, &kernel) ||
+      !read(loop.recurrent, loop.recurrent_dq, &recurrent) || !read(loop.bias, loop.bias_dq, &bias))
     return Fallback(ctx, "a weight cannot be read");
   if (loop.bias_recurrent >= 0) {
     // tf.keras 2's GRU biases, input's and recurrent's, as one [2, gates] bias (Keras 3's form).
     Tensor second;
-    if (!read(loop.bias_recurrent, &second) || second.dtype() != bias.dtype() || bias.rank() != 1 ||
-        bias.dim(0) != gates || second.shape() != bias.shape())
+    if (!read(loop.bias_recurrent, loop.bias_recurrent_dq, &second) ||
+        second.dtype() != bias.dtype() || bias.rank() != 1 || bias.dim(0) != gates ||
+        second.shape() != bias.shape())
       return Fallback(ctx, "the GRU's biases do not fit the state");
     Tensor joined(bias.dtype(), Shape{2, gates});
     const size_t bytes = DTypeSize(bias.dtype()) * gates;
