@@ -111,6 +111,13 @@ Variable Variable::Create(std::string name, const Value& initial, VariableOption
   return variable;
 }
 
+Variable Variable::Invalid(Status why) {
+  auto state = std::make_shared<internal::VariableState>();
+  state->status =
+      why.ok() ? FailedPrecondition("Variable::Invalid was given an OK status") : std::move(why);
+  return Variable(std::move(state));
+}
+
 bool Variable::valid() const { return state_ != nullptr && state_->status.ok(); }
 
 Status Variable::status() const {

@@ -363,6 +363,22 @@ std::vector<GradCase> Cases() {
                    return Values{b.BuildOne()};
                  }});
   }
+  // Along another axis (transposed to axis 0 and back), and with a batch dim (offset indices).
+  for (const auto& axis_batch : std::vector<std::pair<int32_t, int64_t>>{{2, 0}, {2, 1}}) {
+    const int32_t axis = axis_batch.first;
+    const int64_t batch_dims = axis_batch.second;
+    c.push_back({"GatherV2", {x234}, {0}, [axis, batch_dims](const Values& in) {
+                   return Values{OpBuilder("GatherV2")
+                                     .Input(in[0])
+                                     .Input(Constant(Ints({2, 3}, {3, 0, 3, 1, 2, 2})))
+                                     .Input(Constant(Tensor::Scalar(axis)))
+                                     .Attr("Tparams", DType::kFloat)
+                                     .Attr("Tindices", DType::kInt32)
+                                     .Attr("Taxis", DType::kInt32)
+                                     .Attr("batch_dims", batch_dims)
+                                     .BuildOne()};
+                 }});
+  }
   c.push_back({"BroadcastTo", {b3}, {0}, [shape](const Values& in) {
                  return Values{OpBuilder("BroadcastTo")
                                    .Input(in[0])

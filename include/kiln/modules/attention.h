@@ -43,6 +43,8 @@ class MultiHeadAttention : public Layer {
       : MultiHeadAttention(MultiHeadAttentionOptions{.num_heads = num_heads, .key_dim = key_dim}) {}
 
   std::string type_name() const override { return "MultiHeadAttention"; }
+  // Integer and bool inputs are cast to float32, as Keras's EinsumDense promotes them.
+  NonFloatInput non_float_input() const override { return NonFloatInput::kCast; }
   const MultiHeadAttentionOptions& options() const { return options_; }
 
   bool built() const override { return query_kernel_.valid(); }

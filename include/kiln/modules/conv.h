@@ -51,6 +51,8 @@ class ConvBase : public Layer {
   enum class Kind { kConv, kDepthwise, kSeparable, kTranspose };
 
   std::string type_name() const override { return type_; }
+  // Integer and bool inputs are refused, naming the layer (TensorFlow has no such kernels).
+  NonFloatInput non_float_input() const override { return NonFloatInput::kRefuse; }
   const ConvOptions& options() const { return options_; }
 
   bool built() const override { return kernel_.valid(); }
@@ -58,10 +60,13 @@ class ConvBase : public Layer {
   PartialShape built_input_shape() const override { return built_input_; }
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 
-  // Invalid handles until built. SeparableConv2D's kernel() is its depthwise_kernel.
-  const trace::Variable& kernel() const { return kernel_; }
-  const trace::Variable& pointwise_kernel() const { return pointwise_kernel_; }
-  const trace::Variable& bias() const { return bias_; }
+  // Until built, invalid handles whose status() names the layer and says so. SeparableConv2D's
+  // kernel() is its depthwise_kernel.
+  trace::Variable kernel() const { return WeightOrError(kernel_, "kernel"); }
+  trace::Variable pointwise_kernel() const {
+    return WeightOrError(pointwise_kernel_, "pointwise_kernel");
+  }
+  trace::Variable bias() const { return WeightOrError(bias_, "bias"); }
 
  protected:
   // `type` is the Keras class name, `name` the layer's base name ("conv2d").

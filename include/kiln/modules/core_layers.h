@@ -108,7 +108,7 @@ class Embedding : public Layer {
   bool built() const override { return embeddings_.valid(); }
   // Integer indices of any shape; (batch, ...) -> (batch, ..., output_dim).
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
-  const trace::Variable& embeddings() const { return embeddings_; }
+  trace::Variable embeddings() const { return WeightOrError(embeddings_, "embeddings"); }
   bool supports_masking() const override { return options_.mask_zero; }
   trace::Value ComputeMask(const trace::Value& input, const trace::Value& mask) const override;
 

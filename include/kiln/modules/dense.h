@@ -29,6 +29,8 @@ class Dense : public Layer {
   explicit Dense(int64_t units, Activation activation = Activation::kNone, int64_t input_dim = -1);
 
   std::string type_name() const override { return "Dense"; }
+  // Integer and bool inputs are cast to float32 (Keras 3's matmul promotes them).
+  NonFloatInput non_float_input() const override { return NonFloatInput::kCast; }
   // Passes a mask on (Keras's supports_masking).
   bool supports_masking() const override { return true; }
   const DenseOptions& options() const { return options_; }
@@ -39,9 +41,9 @@ class Dense : public Layer {
   PartialShape built_input_shape() const override;
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 
-  // Invalid handles until built.
-  const trace::Variable& kernel() const { return kernel_; }
-  const trace::Variable& bias() const { return bias_; }
+  // Until built, invalid handles whose status() names the layer and says so.
+  trace::Variable kernel() const { return WeightOrError(kernel_, "kernel"); }
+  trace::Variable bias() const { return WeightOrError(bias_, "bias"); }
 
  protected:
   trace::Value Call(const trace::Value& input, bool training) override;

@@ -4,13 +4,16 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
+#include "kiln/core/dtype.h"
 #include "kiln/core/shape.h"
 #include "kiln/core/status.h"
 #include "kiln/trace/module.h"
 #include "kiln/trace/value.h"
+#include "kiln/trace/variable.h"
 
 namespace kiln::modules {
 
@@ -61,6 +64,19 @@ class Layer : public trace::Module {
   // The input shape it was built for (unknown rank while not built).
   virtual PartialShape built_input_shape() const { return PartialShape::UnknownRank(); }
 
+  // Keras's dtype policy: the dtype the layer computes in (float32 for every layer here).
+  DType compute_dtype() const { return DType::kFloat; }
+  // What operator(), CallMasked and CallMulti do with an input that is not of compute_dtype(),
+  // as Keras's Layer.__call__ autocasts: a floating-point input (a float64 array, as NumPy
+  // makes by default) is always cast to compute_dtype(); an integer or bool one is handled as
+  // the layer says here (string inputs are refused by kCast too).
+  enum class NonFloatInput {
+    kKeep,    // passed on as it is (Flatten, Reshape, max pooling, merges, Embedding's ids)
+    kCast,    // cast to compute_dtype(), as Keras's ops promote it (Dense, normalizations, ...)
+    kRefuse,  // an error naming the layer (convolutions, average pooling: Keras fails there too)
+  };
+  virtual NonFloatInput non_float_input() const { return NonFloatInput::kKeep; }
+
   // Scalars in its variables (and its sublayers'), 0 while not built.
   int64_t CountParams() const;
   int64_t CountTrainableParams() const;
@@ -75,9 +91,14 @@ class Layer : public trace::Module {
   }
   // The computation on a list of inputs that OutputShapes accepted.
   virtual trace::Values CallValues(const trace::Values& inputs, bool training);
+  // A variable accessor's answer: `v` once it exists, else an invalid handle whose status says
+  // which layer and why ("not built yet" and how to build it; or that the options leave it out).
+  trace::Variable WeightOrError(const trace::Variable& v, std::string_view what) const;
 
  private:
   friend struct internal::FunctionalAccess;
+  // The input as the layer takes it (compute_dtype(), non_float_input()).
+  trace::Value ConvertInput(const trace::Value& input) const;
   int symbolic_calls_ = 0;  // Keras's len(layer._inbound_nodes): numbers the graph nodes
 };
 

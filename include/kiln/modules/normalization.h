@@ -33,6 +33,8 @@ class BatchNormalization : public Layer {
   explicit BatchNormalization(BatchNormalizationOptions options = {});
 
   std::string type_name() const override { return "BatchNormalization"; }
+  // Integer and bool inputs are cast to float32, as Keras's normalizations do.
+  NonFloatInput non_float_input() const override { return NonFloatInput::kCast; }
   // Passes a mask on (Keras's supports_masking).
   bool supports_masking() const override { return true; }
   const BatchNormalizationOptions& options() const { return options_; }
@@ -42,11 +44,14 @@ class BatchNormalization : public Layer {
   PartialShape built_input_shape() const override { return built_input_; }
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 
-  // Invalid handles until built (gamma / beta also without scale / center).
-  const trace::Variable& gamma() const { return gamma_; }
-  const trace::Variable& beta() const { return beta_; }
-  const trace::Variable& moving_mean() const { return moving_mean_; }
-  const trace::Variable& moving_variance() const { return moving_variance_; }
+  // Until built, invalid handles whose status() names the layer and says so (gamma / beta
+  // also without scale / center, saying that).
+  trace::Variable gamma() const { return WeightOrError(gamma_, "gamma"); }
+  trace::Variable beta() const { return WeightOrError(beta_, "beta"); }
+  trace::Variable moving_mean() const { return WeightOrError(moving_mean_, "moving_mean"); }
+  trace::Variable moving_variance() const {
+    return WeightOrError(moving_variance_, "moving_variance");
+  }
 
  protected:
   trace::Value Call(const trace::Value& input, bool training) override;
@@ -72,6 +77,8 @@ class LayerNormalization : public Layer {
   explicit LayerNormalization(LayerNormalizationOptions options = {});
 
   std::string type_name() const override { return "LayerNormalization"; }
+  // Integer and bool inputs are cast to float32, as Keras's normalizations do.
+  NonFloatInput non_float_input() const override { return NonFloatInput::kCast; }
   // Passes a mask on (Keras's supports_masking).
   bool supports_masking() const override { return true; }
   const LayerNormalizationOptions& options() const { return options_; }
@@ -81,8 +88,8 @@ class LayerNormalization : public Layer {
   PartialShape built_input_shape() const override { return built_input_; }
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 
-  const trace::Variable& gamma() const { return gamma_; }
-  const trace::Variable& beta() const { return beta_; }
+  trace::Variable gamma() const { return WeightOrError(gamma_, "gamma"); }
+  trace::Variable beta() const { return WeightOrError(beta_, "beta"); }
 
  protected:
   trace::Value Call(const trace::Value& input, bool training) override;

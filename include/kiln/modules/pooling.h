@@ -26,6 +26,10 @@ struct PoolOptions {
 class PoolingBase : public Layer {
  public:
   std::string type_name() const override { return type_; }
+  // Max pooling keeps integer inputs; average pooling refuses them (TensorFlow has no kernel).
+  NonFloatInput non_float_input() const override {
+    return max_ ? NonFloatInput::kKeep : NonFloatInput::kRefuse;
+  }
   const PoolOptions& options() const { return options_; }
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 
@@ -69,6 +73,10 @@ class AveragePooling2D final : public PoolingBase {
 class GlobalPoolingBase : public Layer {
  public:
   std::string type_name() const override { return type_; }
+  // Max keeps integer inputs; the average casts them to float32 (Keras's mean does).
+  NonFloatInput non_float_input() const override {
+    return max_ ? NonFloatInput::kKeep : NonFloatInput::kCast;
+  }
   bool keepdims() const { return keepdims_; }
   Result<PartialShape> OutputShape(const PartialShape& input) const override;
 

@@ -64,6 +64,8 @@ struct RecurrentOptions {
 class RecurrentBase : public Layer {
  public:
   std::string type_name() const override { return type_; }
+  // Integer and bool inputs are cast to float32, as Keras's cells promote them.
+  NonFloatInput non_float_input() const override { return NonFloatInput::kCast; }
   const RecurrentOptions& options() const { return options_; }
 
   bool built() const override { return kernel_.valid(); }
@@ -81,10 +83,12 @@ class RecurrentBase : public Layer {
   // The input's mask with return_sequences, else none (Keras).
   trace::Value ComputeMask(const trace::Value& input, const trace::Value& mask) const override;
 
-  // Invalid handles until built.
-  const trace::Variable& kernel() const { return kernel_; }
-  const trace::Variable& recurrent_kernel() const { return recurrent_kernel_; }
-  const trace::Variable& bias() const { return bias_; }
+  // Until built, invalid handles whose status() names the layer and says so.
+  trace::Variable kernel() const { return WeightOrError(kernel_, "kernel"); }
+  trace::Variable recurrent_kernel() const {
+    return WeightOrError(recurrent_kernel_, "recurrent_kernel");
+  }
+  trace::Variable bias() const { return WeightOrError(bias_, "bias"); }
 
  protected:
   // `gates`: blocks of `units` columns in the kernels; `num_states`: h (and c).

@@ -43,6 +43,11 @@ class Variable {
   // only uses it. Until that call the variable has no value.
   static Variable Create(std::string name, const Value& initial, VariableOptions options = {});
 
+  // An invalid handle whose status() (and every use) is `why`, which must be an error (else a
+  // FailedPrecondition saying so): what an accessor gives for a variable that does not exist
+  // yet, such as a layer's kernel before the layer is built.
+  static Variable Invalid(Status why);
+
   bool valid() const;
   // OK for a valid variable, else why it is not (e.g. a duplicate name in its module).
   Status status() const;
