@@ -100,17 +100,17 @@ bool ShortRunBroadcast(const KernelContext& ctx, const StridedPlan<3>& plan, con
   for (int64_t r = 0; r < reps; ++r) std::copy_n(repeated, inner, tile.data() + r * inner);
   const float* full = (b_repeats ? a : b) + plan.offset[b_repeats ? 1 : 2];
   float* dst = out + plan.offset[0];
-  ctx.threads().ParallelFor(
-      rows, std::max<int64_t>(1, MinPerThread<F>() / inner), [&](int64_t begin, int64_t end) {
-        for (int64_t r = begin; r < end; r += reps) {
-          const int64_t at = r * inner, n = std::min(reps, end - r) * inner;
-          if (b_repeats) {
-            vmath::Binary(F::kVecOp, full + at, tile.data(), dst + at, n);
-          } else {
-            vmath::Binary(F::kVecOp, tile.data(), full + at, dst + at, n);
-          }
-        }
-      });
+  ctx.threads().ParallelFor(rows, std::max<int64_t>(1, MinPerThread<F>() / inner),
+                            [&](int64_t begin, int64_t end) {
+                              for (int64_t r = begin; r < end; r += reps) {
+                                const int64_t at = r * inner, n = std::min(reps, end - r) * inner;
+                                if (b_repeats) {
+                                  vmath::Binary(F::kVecOp, full + at, tile.data(), dst + at, n);
+                                } else {
+                                  vmath::Binary(F::kVecOp, tile.data(), full + at, dst + at, n);
+                                }
+                              }
+                            });
   return true;
 }
 
@@ -120,8 +120,7 @@ bool ShortRunBroadcast(const KernelContext& ctx, const StridedPlan<3>& plan, con
 template <typename F, typename C, typename Out>
 void BinaryBroadcast(const KernelContext& ctx, const StridedPlan<3>& plan, const C* a, const C* b,
                      Out* out) {
-  if constexpr (std::is_same_v<C, float> && std::is_same_v<Out, float> &&
-                requires { F::kVecOp; }) {
+  if constexpr (std::is_same_v<C, float> && std::is_same_v<Out, float> && requires { F::kVecOp; }) {
     if (elementwise_internal::ShortRunBroadcast<F>(ctx, plan, a, b, out)) return;
   }
   const F f;
