@@ -16,9 +16,15 @@ Status BatchingOptions::Validate() const {
     if (allowed_batch_sizes[i] < 1 || (i && allowed_batch_sizes[i] <= allowed_batch_sizes[i - 1]))
       return InvalidArgument("allowed_batch_sizes must be positive and ascending");
   }
-  if (!allowed_batch_sizes.empty() && allowed_batch_sizes.back() != max_batch_size)
-    return InvalidArgument("the last allowed batch size (", allowed_batch_sizes.back(),
-                           ") must equal max_batch_size (", max_batch_size, ")");
+  if (enable_large_batch_splitting &&
+      (max_execution_batch_size < 0 || max_execution_batch_size > max_batch_size))
+    return InvalidArgument("max_execution_batch_size (", max_execution_batch_size,
+                           ") must be in [1, max_batch_size (", max_batch_size, ")]");
+  if (!allowed_batch_sizes.empty() && allowed_batch_sizes.back() != BatchLimit())
+    return InvalidArgument(
+        "the last allowed batch size (", allowed_batch_sizes.back(), ") must equal ",
+        BatchLimit() == max_batch_size ? "max_batch_size" : "max_execution_batch_size", " (",
+        BatchLimit(), ")");
   return OkStatus();
 }
 
@@ -83,26 +89,67 @@ Result<std::map<std::string, Tensor>> Batcher::Run(std::map<std::string, Tensor>
     if (t.rank() >= 1) rows = t.dim(0);
   }
   // Requests the batch cannot hold run alone (the signature reports what is wrong, if anything).
-  if (!batchable || rows < 1 || rows > options_.max_batch_size)
-    return signature_->Run(inputs, alone);
-  auto task = std::make_unique<Task>();
-  task->inputs = std::move(inputs);
-  task->rows = rows;
-  task->enqueued = std::chrono::steady_clock::now();
-  task->deadline = deadline;
-  auto future = task->done.get_future();
+  const int64_t limit = options_.BatchLimit();
+  const bool split = options_.enable_large_batch_splitting && rows > limit;
+  if (!batchable || rows < 1 || (rows > limit && !split)) return signature_->Run(inputs, alone);
+  const auto now = std::chrono::steady_clock::now();
+  auto make_task = [&](std::map<std::string, Tensor> part, int64_t part_rows) {
+    auto task = std::make_unique<Task>();
+    task->inputs = std::move(part);
+    task->rows = part_rows;
+    task->enqueued = now;
+    task->deadline = deadline;
+    return task;
+  };
+  std::vector<std::unique_ptr<Task>> tasks;
+  if (!split) {
+    tasks.push_back(make_task(std::move(inputs), rows));
+    return Enqueue(std::move(tasks));
+  }
+  for (int64_t at = 0; at < rows; at += limit) {
+    const int64_t n = std::min(limit, rows - at);
+    std::map<std::string, Tensor> part;
+    for (const auto& [k, t] : inputs) part.emplace(k, SliceRows(t, at, n));
+    tasks.push_back(make_task(std::move(part), n));
+  }
+  return Enqueue(std::move(tasks));
+}
+
+Result<std::map<std::string, Tensor>> Batcher::Enqueue(std::vector<std::unique_ptr<Task>> tasks) {
+  std::vector<std::future<Result<std::map<std::string, Tensor>>>> answers;
+  int64_t rows = 0;
+  for (auto& t : tasks) {
+    answers.push_back(t->done.get_future());
+    rows += t->rows;
+  }
   {
     std::lock_guard<std::mutex> lock(mu_);
     if (stop_) return Unavailable("model '", model_name_, "' is unloading");
-    if (queued_rows_ + rows > options_.max_enqueued_batches * options_.max_batch_size)
+    if (queued_rows_ + rows > options_.max_enqueued_batches * options_.BatchLimit())
       return Unavailable("the batching queue of model '", model_name_, "' is full (", queued_rows_,
                          " rows waiting); retry later");
     queued_rows_ += rows;
-    queue_.push_back(std::move(task));
+    for (auto& t : tasks) queue_.push_back(std::move(t));
   }
-  if (metrics_) metrics_->AddQueueDepth(model_name_, 1);
+  if (metrics_) metrics_->AddQueueDepth(model_name_, static_cast<int64_t>(answers.size()));
   cv_.notify_all();
-  return future.get();
+  if (answers.size() == 1) return answers[0].get();
+  std::vector<std::map<std::string, Tensor>> parts;
+  Status failed;
+  for (auto& a : answers) {  // every chunk is waited for, so none outlives the request
+    auto r = a.get();
+    if (!r.ok() && failed.ok()) failed = r.status();
+    if (r.ok()) parts.push_back(std::move(r).value());
+  }
+  if (!failed.ok()) return failed;
+  std::map<std::string, Tensor> out;
+  for (const auto& [key, first] : parts[0]) {
+    std::vector<Tensor> rows_of_key;
+    for (const auto& p : parts) rows_of_key.push_back(p.at(key));
+    KILN_ASSIGN_OR_RETURN(Tensor stacked, ConcatRows(rows_of_key));
+    out.emplace(key, std::move(stacked));
+  }
+  return out;
 }
 
 void Batcher::Loop() {
@@ -136,14 +183,14 @@ void Batcher::Loop() {
     }
     const auto full_at =
         queue_.front()->enqueued + std::chrono::microseconds(options_.batch_timeout_micros);
-    if (!stop_ && queued_rows_ < options_.max_batch_size && now < full_at) {
+    if (!stop_ && queued_rows_ < options_.BatchLimit() && now < full_at) {
       cv_.wait_until(lock, std::min(full_at, earliest));
       continue;  // look again: more requests, an expired one, or the timeout
     }
     std::vector<std::unique_ptr<Task>> batch;
     int64_t rows = 0;
     for (auto it = queue_.begin(); it != queue_.end();) {
-      if (rows + (*it)->rows > options_.max_batch_size) break;
+      if (rows + (*it)->rows > options_.BatchLimit()) break;
       if (!batch.empty() && !Compatible(*batch.front(), **it)) {
         ++it;
         continue;

@@ -53,9 +53,16 @@ Status ModelRepository::SetModels(std::vector<ModelSource> models) {
     if (m.batching) KILN_RETURN_IF_ERROR_CTX(m.batching->Validate(), "model '", m.name, "'");
   }
   if (options_.metrics) options_.metrics->SetKnownModels(names);
+  std::vector<Model> removed;  // destroyed outside the lock (batchers drain)
   std::lock_guard<std::mutex> lock(mu_);
   for (auto it = models_.begin(); it != models_.end();) {
-    it = names.count(it->first) ? std::next(it) : models_.erase(it);
+    if (names.count(it->first)) {
+      ++it;
+      continue;
+    }
+    LogEvent("info", "model_removed", {{"model", it->first}});
+    removed.push_back(std::move(it->second));
+    it = models_.erase(it);
   }
   for (auto& m : models) {
     auto& slot = models_[m.name];
@@ -64,14 +71,66 @@ Status ModelRepository::SetModels(std::vector<ModelSource> models) {
   return OkStatus();
 }
 
+Status ModelRepository::CheckVersionLabels(const std::vector<ModelSource>& models) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const ModelSource& m : models) {
+    auto it = models_.find(m.name);
+    for (const auto& [label, version] : m.labels) {
+      if (it != models_.end() && it->second.loaded.count(version)) continue;
+      if (options_.allow_version_labels_for_unavailable_models) {
+        // Only a label that is new or keeps its version; moving one must land on a version
+        // that serves, so traffic by label never goes to nothing.
+        if (it == models_.end()) continue;
+        const auto& old = it->second.source.labels;
+        auto o = old.find(label);
+        if (o == old.end() || o->second == version) continue;
+      }
+      return FailedPrecondition("Request to assign label to version ", version, " of model ",
+                                m.name, ", which is not currently available for inference");
+    }
+  }
+  return OkStatus();
+}
+
+Status ModelRepository::ReloadConfig(std::vector<ModelSource> models, std::string* not_available) {
+  std::lock_guard<std::mutex> reload_lock(reload_mu_);
+  KILN_RETURN_IF_ERROR(CheckVersionLabels(models));
+  const std::vector<std::string> before = ModelNames();
+  std::vector<std::string> added;
+  for (const ModelSource& m : models)
+    if (std::find(before.begin(), before.end(), m.name) == before.end()) added.push_back(m.name);
+  KILN_RETURN_IF_ERROR(SetModels(std::move(models)));
+  LogEvent("info", "config_reloaded", {{"models", std::to_string(ModelNames().size())}});
+  KILN_RETURN_IF_ERROR(Poll());
+  // TF Serving waits for the models the config adds and reports the ones that did not load.
+  std::string missing;
+  int count = 0;
+  std::lock_guard<std::mutex> lock(mu_);
+  for (const std::string& name : added) {
+    auto it = models_.find(name);
+    if (it == models_.end() || !it->second.loaded.empty()) continue;
+    std::string why = "no version found under its base path";
+    if (!it->second.status.empty() && !it->second.status.rbegin()->second.status.ok())
+      why = it->second.status.rbegin()->second.status.ToString();
+    missing += "{name: " + name + " due to error: " + why + "}, ";
+    ++count;
+  }
+  if (count > 0 && not_available)
+    *not_available =
+        std::to_string(count) + " model(s) did not become available: {" + missing + "}";
+  return OkStatus();
+}
+
 namespace {
 
-// Numbered subdirectories of base (TF Serving ignores anything else).
-Result<std::vector<int64_t>> ListVersions(const fs::path& base) {
+// Numbered subdirectories of base (TF Serving ignores anything else), by version, with the
+// directory as named: "007" is version 7 and loads from "007". When two names give one number,
+// the canonical one ("7") wins, else the first in name order.
+Result<std::map<int64_t, fs::path>> ListVersions(const fs::path& base) {
   std::error_code ec;
   if (!fs::is_directory(base, ec))
     return NotFound("model base path '", base.string(), "' is not a directory");
-  std::vector<int64_t> versions;
+  std::map<int64_t, fs::path> versions;
   for (fs::directory_iterator it(base, ec), end; !ec && it != end; it.increment(ec)) {
     if (!it->is_directory(ec)) continue;
     const std::string name = it->path().filename().string();
@@ -79,13 +138,16 @@ Result<std::vector<int64_t>> ListVersions(const fs::path& base) {
     auto r = std::from_chars(name.data(), name.data() + name.size(), v);
     // A version counts once its saved_model.pb is there: a directory still being created
     // (without it) is neither wanted nor a failure yet.
-    if (r.ec == std::errc() && r.ptr == name.data() + name.size() && v >= 0 &&
-        (fs::exists(it->path() / "saved_model.pb", ec) ||
-         fs::exists(it->path() / "saved_model.pbtxt", ec)))
-      versions.push_back(v);
+    if (r.ec != std::errc() || r.ptr != name.data() + name.size() || v < 0 ||
+        !(fs::exists(it->path() / "saved_model.pb", ec) ||
+          fs::exists(it->path() / "saved_model.pbtxt", ec)))
+      continue;
+    auto [slot, added] = versions.emplace(v, it->path());
+    const std::string held = slot->second.filename().string();
+    if (!added && held != std::to_string(v) && (name == std::to_string(v) || name < held))
+      slot->second = it->path();
   }
   if (ec) return NotFound("cannot list '", base.string(), "': ", ec.message());
-  std::sort(versions.begin(), versions.end());
   return versions;
 }
 
@@ -110,7 +172,9 @@ uint64_t Fingerprint(const fs::path& dir) {
   return h;
 }
 
-std::set<int64_t> Wanted(const VersionPolicy& policy, const std::vector<int64_t>& on_disk) {
+std::set<int64_t> Wanted(const VersionPolicy& policy, const std::map<int64_t, fs::path>& dirs) {
+  std::vector<int64_t> on_disk;
+  for (const auto& [v, dir] : dirs) on_disk.push_back(v);
   std::set<int64_t> want;
   switch (policy.kind) {
     case VersionPolicy::Kind::kAll:
@@ -131,8 +195,8 @@ std::set<int64_t> Wanted(const VersionPolicy& policy, const std::vector<int64_t>
 }  // namespace
 
 Result<std::shared_ptr<const Servable>> ModelRepository::LoadVersion(const ModelSource& source,
-                                                                     int64_t version) {
-  const fs::path dir = source.base_path / std::to_string(version);
+                                                                     int64_t version,
+                                                                     const fs::path& dir) {
   KILN_ASSIGN_OR_RETURN(auto model, exec::SavedModel::Load(dir, options_.load));
   std::string refused;
   for (const exec::UnsafeOp& u : exec::ScanUnsafeOps(model->meta_graph())) {
@@ -143,6 +207,14 @@ Result<std::shared_ptr<const Servable>> ModelRepository::LoadVersion(const Model
   if (!refused.empty())
     return PermissionDenied("'", dir.string(), "' uses ops that reach outside the model: ", refused,
                             "; allow them with --allowed_unsafe_ops if you trust it");
+  // TF Serving replays this file at load (--enable_model_warmup); kiln does not, so the first
+  // requests pay any lazy initialization. Said where it matters: on the versions that have one.
+  std::error_code ec;
+  if (fs::exists(dir / "assets.extra" / "tf_serving_warmup_requests", ec))
+    LogEvent("warning", "warmup_not_replayed",
+             {{"model", source.name},
+              {"version", std::to_string(version)},
+              {"file", (dir / "assets.extra" / "tf_serving_warmup_requests").string()}});
   auto servable = std::make_shared<Servable>();
   servable->name_ = source.name;
   servable->version_ = version;
@@ -177,19 +249,29 @@ Status ModelRepository::PollModel(const std::string& name) {
              {{"model", name}, {"error", on_disk.status().message()}});
     return OkStatus();  // keep serving what is loaded (a transient error must not unload)
   }
+  // TF Serving's warning, on every poll: the commonest mistake is a base path that is the
+  // SavedModel itself.
+  if (on_disk->empty())
+    LogEvent("warning", "no_versions_found",
+             {{"model", name},
+              {"base_path", source.base_path.string()},
+              {"error", "No versions of servable " + name + " found under base path " +
+                            source.base_path.string() +
+                            ". Did you forget to name your leaf directory as a number (eg. "
+                            "'/1/')? A version directory needs a saved_model.pb."}});
   const std::set<int64_t> want = Wanted(source.policy, *on_disk);
   // Resource-preserving: the versions no longer wanted go first.
   if (!options_.preserve_availability) UnloadUnwanted(name, want, /*only_if_successor=*/false);
   const auto now = std::chrono::steady_clock::now();
   for (int64_t v : want) {
     if (loaded.count(v)) continue;
-    const fs::path dir = source.base_path / std::to_string(v);
+    const fs::path& dir = on_disk->at(v);
     auto a = attempts.find(v);
     if (a != attempts.end() && a->second.count > 0) {
       // Tried before: again when its files changed (a copy finishing), else after the retry
       // interval while attempts are left.
       const bool changed = Fingerprint(dir) != a->second.fingerprint;
-      if (!changed && (a->second.count >= options_.max_load_attempts ||
+      if (!changed && (a->second.count > options_.max_load_retries ||
                        now - a->second.last < options_.load_retry_interval))
         continue;
       if (changed) a->second.count = 0;
@@ -202,7 +284,7 @@ Status ModelRepository::PollModel(const std::string& name) {
     }
     LogEvent("info", "version_loading", {{"model", name}, {"version", std::to_string(v)}});
     auto start = std::chrono::steady_clock::now();
-    auto servable = LoadVersion(source, v);
+    auto servable = LoadVersion(source, v, dir);
     const double secs =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (options_.metrics) options_.metrics->CountLoad(name, servable.ok());
@@ -238,8 +320,7 @@ Status ModelRepository::PollModel(const std::string& name) {
   Model& m = it->second;
   // Forget failed versions that left the disk, so a re-created directory is tried again.
   for (auto a = m.attempts.begin(); a != m.attempts.end();)
-    a = std::binary_search(on_disk->begin(), on_disk->end(), a->first) ? std::next(a)
-                                                                       : m.attempts.erase(a);
+    a = on_disk->count(a->first) ? std::next(a) : m.attempts.erase(a);
   if (options_.metrics)
     options_.metrics->SetLoadedVersions(name, static_cast<int64_t>(m.loaded.size()));
   return OkStatus();
@@ -335,9 +416,9 @@ Result<std::vector<VersionStatus>> ModelRepository::Statuses(std::string_view na
   std::vector<VersionStatus> out;
   for (auto s = it->second.status.rbegin(); s != it->second.status.rend(); ++s)
     if (!version || s->first == *version) out.push_back(s->second);
-  if (out.empty())
-    return NotFound("Could not find version ", version ? std::to_string(*version) : "",
-                    " of model '", name, "'");
+  if (out.empty() && version)
+    return NotFound("Could not find version ", *version, " of model '", name, "'");
+  if (out.empty()) return NotFound("Could not find any versions of model '", name, "'");
   return out;
 }
 

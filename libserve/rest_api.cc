@@ -148,7 +148,7 @@ HttpReply RestApi::Handle(const HttpRequest& request) const {
   // Inference (V1 ":predict"-style verbs, V2 ".../infer") is POST; everything else is GET.
   const bool v1 = path.substr(0, 4) == "/v1/";
   const bool v2 = path == "/v2" || path.substr(0, 4) == "/v2/";
-  const bool known = v1 || v2 || path == "/monitoring/prometheus/metrics" || path == "/metrics";
+  const bool known = v1 || v2 || IsMetricsPath(path);
   bool post = v1 && path.find(':') != std::string_view::npos;
   if (v2 && path.size() > 4) {
     const std::vector<std::string_view> parts = Split(path.substr(4));
@@ -163,7 +163,7 @@ HttpReply RestApi::Handle(const HttpRequest& request) const {
     reply.headers.emplace_back("Allow", post ? "POST" : "GET, HEAD");
     return reply;
   }
-  if (path == "/monitoring/prometheus/metrics" || path == "/metrics")
+  if (IsMetricsPath(path))
     return {200, "text/plain; version=0.0.4", core_->metrics().Prometheus(), {}};
   if (path.substr(0, 4) == "/v1/") return HandleV1(request, path.substr(4));
   if (path == "/v2" || path == "/v2/") return HandleV2(request, "");

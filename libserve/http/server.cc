@@ -26,6 +26,7 @@
 #include "http/content_coding.h"
 #include "http/request_parser.h"
 #include "kiln/serve/http_server.h"
+#include "kiln/serve/log.h"
 #include "kiln/serve/rest_predict.h"
 
 namespace kiln::serve {
@@ -161,6 +162,13 @@ struct HttpServer::Impl {
   size_t buffered = 0;
   bool stopping = false;
   Clock::time_point stop_deadline;
+  // Out of file descriptors, accept() fails at once while connections wait in the backlog, and
+  // the level-triggered listener would wake the loop again at once: a busy loop. The listener
+  // leaves epoll instead and comes back after a pause or when a connection closes (libevent
+  // and nginx pause the same way); the waiting clients are accepted then.
+  bool accept_paused = false;
+  bool out_of_fds = false;  // logged once per episode, cleared by the next accept
+  Clock::time_point accept_resume_at;
 
   ~Impl() {
     for (int fd : {listen_fd, epoll_fd, wake_fd})
@@ -194,6 +202,29 @@ struct HttpServer::Impl {
     if (!it->second->detached) epoll_ctl(epoll_fd, EPOLL_CTL_DEL, fd, nullptr);
     close(fd);
     conns.erase(it);
+    if (accept_paused) accept_resume_at = Clock::now();  // a descriptor is free again
+  }
+
+  void PauseAccepting(int error) {
+    epoll_ctl(epoll_fd, EPOLL_CTL_DEL, listen_fd, nullptr);
+    accept_paused = true;
+    accept_resume_at = Clock::now() + std::chrono::milliseconds(100);
+    if (out_of_fds) return;
+    out_of_fds = true;
+    LogEvent("warning", "http_accept_paused",
+             {{"error", std::strerror(error)},
+              {"open_connections", std::to_string(conns.size())},
+              {"hint",
+               "out of file descriptors: new connections wait until one closes; raise the "
+               "open-file limit (ulimit -n) or lower --rest_api_max_connections"}});
+  }
+
+  void MaybeResumeAccepting(Clock::time_point now) {
+    if (!accept_paused || stopping || now < accept_resume_at) return;
+    epoll_event ev{};
+    ev.events = EPOLLIN;
+    ev.data.fd = listen_fd;
+    if (epoll_ctl(epoll_fd, EPOLL_CTL_ADD, listen_fd, &ev) == 0) accept_paused = false;
   }
 
   void SetIdle(Connection* c) {
@@ -207,8 +238,11 @@ struct HttpServer::Impl {
       const int fd = accept4(listen_fd, nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC);
       if (fd < 0) {
         if (errno == EINTR) continue;
-        return;  // EAGAIN, or out of descriptors: try on the next event
+        if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+          PauseAccepting(errno);
+        return;  // EAGAIN: nothing more waiting
       }
+      out_of_fds = false;
       if (static_cast<int>(conns.size()) >= options.max_connections) {
         static constexpr std::string_view kBusy =
             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\n"
@@ -582,6 +616,7 @@ struct HttpServer::Impl {
         Sweep();
         next_sweep = now + std::chrono::milliseconds(100);
       }
+      MaybeResumeAccepting(now);
       if (!stopping && stop_requested.load()) BeginStop();
       if (stopping) {
         // Connections that finished their last reply close themselves; the rest wait for

@@ -278,3 +278,169 @@ TEST_CASE("metrics: only configured models become label values (issue 24 #6)") {
 
 }  // namespace
 }  // namespace kiln::serve
+
+namespace kiln::serve {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::TempDir;
+
+std::string LoadCount(const Metrics& metrics, std::string_view model, std::string_view result) {
+  const std::string text = metrics.Prometheus();
+  const std::string key = "kiln_model_loads_total{model=\"" + std::string(model) + "\",result=\"" +
+                          std::string(result) + "\"} ";
+  const size_t at = text.find(key);
+  return at == std::string::npos
+             ? "0"
+             : text.substr(at + key.size(), text.find('\n', at) - at - key.size());
+}
+
+TEST_CASE("repository: ReloadConfig adds and removes models, moves labels, refuses bad labels") {
+  TempDir dir;
+  for (int v : {1, 2}) REQUIRE(testing::ExportDense(dir.path() / "a" / std::to_string(v), v).ok());
+  REQUIRE(testing::ExportDense(dir.path() / "b" / "1", 3).ok());
+  ModelRepository repo(RepositoryOptions{});
+  const VersionPolicy all{VersionPolicy::Kind::kAll, 1, {}};
+  ModelSource a{"a", dir.path() / "a", all, {{"stable", 1}}, {}};
+  REQUIRE(repo.SetModels({a}).ok());
+  REQUIRE(repo.Poll().ok());
+  REQUIRE(repo.CheckVersionLabels({a}).ok());
+  CHECK((*repo.Find("a", std::nullopt, "stable"))->version() == 1);
+
+  // Move the label, add b: both take effect in the call.
+  a.labels["stable"] = 2;
+  ModelSource b{"b", dir.path() / "b", {}, {}, {}};
+  std::string not_available;
+  REQUIRE(repo.ReloadConfig({a, b}, &not_available).ok());
+  CHECK(not_available.empty());
+  CHECK((*repo.Find("a", std::nullopt, "stable"))->version() == 2);
+  REQUIRE(repo.Find("b").ok());
+
+  // A label on a version that does not serve is refused (TF Serving's message) and nothing
+  // changes: b stays, the label stays on 2.
+  ModelSource bad = a;
+  bad.labels["stable"] = 9;
+  Status refused = repo.ReloadConfig({bad});
+  CHECK(refused.code() == StatusCode::kFailedPrecondition);
+  CHECK(refused.message() ==
+        "Request to assign label to version 9 of model a, which is not currently available for "
+        "inference");
+  CHECK(repo.Find("b").ok());
+  CHECK((*repo.Find("a", std::nullopt, "stable"))->version() == 2);
+
+  // Removing a model unloads it; a request that holds it still runs.
+  auto held = repo.Find("a");
+  REQUIRE(held.ok());
+  REQUIRE(repo.ReloadConfig({b}).ok());
+  CHECK(repo.Find("a").status().code() == StatusCode::kNotFound);
+  CHECK(RunDense(**held, {1, 2, 3, 4}).ok());
+
+  // A new model with no version yet: applied, and reported as not available.
+  fs::create_directories(dir.path() / "c");
+  REQUIRE(repo.ReloadConfig({b, {"c", dir.path() / "c", {}, {}, {}}}, &not_available).ok());
+  CHECK(not_available.find("1 model(s) did not become available: {{name: c") == 0);
+  CHECK(repo.Statuses("c").status().message() == "Could not find any versions of model 'c'");
+  CHECK(repo.Statuses("b", 5).status().message() == "Could not find version 5 of model 'b'");
+}
+
+TEST_CASE("repository: labels on unavailable versions with the TF Serving flag") {
+  TempDir dir;
+  REQUIRE(testing::ExportDense(dir.path() / "1").ok());
+  RepositoryOptions opts;
+  opts.allow_version_labels_for_unavailable_models = true;
+  ModelRepository repo(opts);
+  ModelSource m{"m", dir.path(), {}, {{"canary", 2}}, {}};
+  REQUIRE(repo.ReloadConfig({m}).ok());  // a new label may name a version not there yet
+  m.labels["canary"] = 3;                // moving it must land on a version that serves
+  CHECK(repo.ReloadConfig({m}).code() == StatusCode::kFailedPrecondition);
+  m.labels["canary"] = 1;
+  CHECK(repo.ReloadConfig({m}).ok());
+  ModelRepository strict(RepositoryOptions{});
+  CHECK(strict.ReloadConfig({{"m", dir.path(), {}, {{"canary", 2}}, {}}}).code() ==
+        StatusCode::kFailedPrecondition);
+}
+
+TEST_CASE("repository: a version directory named 007 is version 7, loaded from 007") {
+  TempDir dir;
+  REQUIRE(testing::ExportDense(dir.path() / "007").ok());
+  ModelRepository repo(RepositoryOptions{});
+  REQUIRE(repo.SetModels({{"m", dir.path(), {}, {}, {}}}).ok());
+  REQUIRE(repo.Poll().ok());
+  auto s = repo.Find("m", 7);
+  REQUIRE(s.ok());
+  CHECK(RunDense(**s, {1, 2, 3, 4}).ok());
+}
+
+TEST_CASE("repository: --max_num_load_retries N makes N + 1 tries, as TF Serving") {
+  for (int retries : {0, 2}) {
+    TempDir dir;
+    fs::create_directories(dir.path() / "1");
+    testing::WriteAll(dir.path() / "1" / "saved_model.pb", "not a proto");
+    Metrics metrics;
+    RepositoryOptions opts;
+    opts.metrics = &metrics;
+    opts.max_load_retries = retries;
+    opts.load_retry_interval = std::chrono::milliseconds(0);
+    ModelRepository repo(opts);
+    REQUIRE(repo.SetModels({{"m", dir.path(), {}, {}, {}}}).ok());
+    for (int i = 0; i < 6; ++i) REQUIRE(repo.Poll().ok());
+    CHECK(LoadCount(metrics, "m", "error") == std::to_string(retries + 1));
+  }
+}
+
+TEST_CASE("batching: enable_large_batch_splitting runs a large request as chunks") {
+  TempDir dir;
+  auto dense = testing::ExportDense(dir.path() / "1");
+  REQUIRE(dense.ok());
+  Metrics metrics;
+  RepositoryOptions opts;
+  opts.metrics = &metrics;
+  auto params = ParseBatchingParametersText(
+      "max_batch_size { value: 4 } batch_timeout_micros { value: 0 } "
+      "enable_large_batch_splitting { value: true } max_execution_batch_size { value: 2 } "
+      "pad_variable_length_inputs: true");
+  REQUIRE(params.ok());
+  opts.batching = *params;
+  ModelRepository repo(opts);
+  REQUIRE(repo.SetModels({{"m", dir.path(), {}, {}, {}}}).ok());
+  REQUIRE(repo.Poll().ok());
+  auto s = repo.Find("m");
+  REQUIRE(s.ok());
+  std::vector<float> x;
+  for (int i = 0; i < 7 * 4; ++i) x.push_back(static_cast<float>(i % 5) - 1.5f);  // 7 rows
+  auto y = RunDense(**s, x);
+  REQUIRE(y.ok());
+  CheckClose(*y, dense->Apply(x));
+  // 7 rows in batches of at most 2: none larger ran.
+  const std::string prom = metrics.Prometheus();
+  CHECK(prom.find("kiln_batch_size_bucket{model=\"m\",le=\"2\"} 4\n") != std::string::npos);
+  CHECK(prom.find("kiln_batch_size_count{model=\"m\"} 4\n") != std::string::npos);
+  // Off (the default), a request above max_batch_size runs alone, in one piece.
+  BatchingOptions bad = *params;
+  bad.max_execution_batch_size = 8;
+  CHECK_FALSE(bad.Validate().ok());
+}
+
+TEST_CASE("TF Serving config files: its fields parse, other model types are refused") {
+  auto models = ParseModelConfigText(R"(
+    model_config_list {
+      config {
+        name: "a" base_path: "/m/a" model_type: TENSORFLOW
+        logging_config { sampling_config { sampling_rate: 0.1 } }
+      }
+    })");
+  REQUIRE(models.ok());
+  CHECK((*models)[0].name == "a");
+  auto other = ParseModelConfigText(
+      "model_config_list { config { name: 'a' base_path: '/m/a' model_type: OTHER } }");
+  CHECK(other.status().message().find("model_type OTHER; only TENSORFLOW") != std::string::npos);
+  auto both = ParseModelConfigText(
+      "model_config_list { config { name: 'a' base_path: '/m' model_type: TENSORFLOW "
+      "model_platform: 'tensorflow' } }");
+  CHECK_FALSE(both.ok());
+  CHECK_FALSE(ParseBatchingParametersText("pad_variable_length_inputs { value: true }").ok());
+  CHECK(ParseBatchingParametersText("pad_variable_length_inputs: true").ok());
+}
+
+}  // namespace
+}  // namespace kiln::serve

@@ -383,7 +383,8 @@ def test_a_bad_new_version_never_takes_the_model_offline(repo, tmp_path):
         assert "3" not in states(), states()
         assert requests.get(srv.url + "/v2/health/ready", timeout=5).status_code == 200
         failed = [e for e in srv.logs() if e["event"] == "version_load_failed"]
-        assert 1 <= len(failed) <= 2, failed  # --max_num_load_retries bounds the tries
+        # --max_num_load_retries=2 bounds the tries: the first and 2 retries (TF Serving's count)
+        assert 1 <= len(failed) <= 3, failed
         # The upload is fixed: its files change, so it is tried again and replaces version 1.
         shutil.copy(root / "mlp" / "1" / "saved_model.pb", models / "2" / "saved_model.pb")
         while time.time() < deadline and states() != {"2": "AVAILABLE", "1": "END"}:

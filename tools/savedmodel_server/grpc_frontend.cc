@@ -10,7 +10,9 @@
 #include <set>
 
 #include "kiln/core/proto_convert.h"
+#include "kiln/serve/log.h"
 #include "kiln/serve/proto_codec.h"
+#include "kiln/serve/server_config.h"
 #include "kiln/serve/v2_codec.h"
 #include "kserve/grpc_predict_v2.grpc.pb.h"
 #include "tensorflow/example.pb.h"
@@ -458,7 +460,37 @@ class ModelService final : public tensorflow::serving::ModelService::Service {
     return grpc::Status::OK;
   }
 
+  // TF Serving's ServerCore::ReloadConfig through its RPC: a ModelConfigList replaces the
+  // configured models (ModelRepository::ReloadConfig). The answer carries the status twice, in
+  // the call's status and in the response, as TF Serving's does.
+  grpc::Status HandleReloadConfigRequest(grpc::ServerContext*,
+                                         const tensorflow::serving::ReloadConfigRequest* req,
+                                         tensorflow::serving::ReloadConfigResponse* resp) override {
+    grpc::Status status = Reload(req->config());
+    if (!status.ok())
+      LogEvent("error", "config_reload_failed", {{"error", status.error_message()}});
+    resp->mutable_status()->set_error_code(static_cast<int>(status.error_code()));
+    resp->mutable_status()->set_error_message(status.error_message());
+    return status;
+  }
+
  private:
+  grpc::Status Reload(const tensorflow::serving::ModelServerConfig& config) {
+    if (config.config_case() != tensorflow::serving::ModelServerConfig::kModelConfigList)
+      return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
+                          "ServerModelConfig type not supported by HandleReloadConfigRequest. "
+                          "Only ModelConfigList is currently supported");
+    auto sources = ModelSourcesFromConfig(config, "ReloadConfigRequest");
+    if (!sources.ok()) return ToGrpc(sources.status());
+    if (Status s = AddPerModelBatching(&*sources); !s.ok()) return ToGrpc(s);
+    std::string not_available;
+    if (Status s = core_->repository().ReloadConfig(std::move(*sources), &not_available); !s.ok())
+      return ToGrpc(s);
+    // Applied, but a model it adds did not load: TF Serving answers UNKNOWN.
+    if (!not_available.empty()) return grpc::Status(grpc::StatusCode::UNKNOWN, not_available);
+    return grpc::Status::OK;
+  }
+
   ServerCore* core_;
 };
 
@@ -482,6 +514,9 @@ Result<std::unique_ptr<GrpcFrontend>> GrpcFrontend::Start(ServerCore* core,
   f->impl_->v2 = std::make_unique<InferenceService>(core);
   f->impl_->models = std::make_unique<ModelService>(core);
   grpc::ServerBuilder builder;
+  // grpc sets SO_REUSEPORT by default: a second server on the same port would start and take
+  // part of the traffic. Off, binding a port in use fails as the REST listener does.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   builder.AddListeningPort(options.address, grpc::InsecureServerCredentials(), &f->impl_->port);
   builder.RegisterService(f->impl_->tfs.get());
   builder.RegisterService(f->impl_->v2.get());
@@ -492,6 +527,8 @@ Result<std::unique_ptr<GrpcFrontend>> GrpcFrontend::Start(ServerCore* core,
   // memory quota bounds what its transport may buffer meanwhile: past it, the connection's
   // streams are cancelled with RESOURCE_EXHAUSTED.
   grpc::ResourceQuota quota("kiln");
+  if (options.max_threads < 3)  // a poller and a worker at least (grpc aborts at 0)
+    return InvalidArgument("gRPC needs 3 threads or more, got ", options.max_threads);
   quota.SetMaxThreads(options.max_threads);
   quota.Resize(options.memory_quota_bytes);
   builder.SetResourceQuota(quota);
@@ -500,7 +537,8 @@ Result<std::unique_ptr<GrpcFrontend>> GrpcFrontend::Start(ServerCore* core,
   builder.experimental().SetInterceptorCreators(std::move(creators));
   f->impl_->server = builder.BuildAndStart();
   if (!f->impl_->server || f->impl_->port == 0)
-    return Unavailable("cannot listen for gRPC on ", options.address);
+    return Unavailable("cannot listen for gRPC on ", options.address,
+                       " (is the port in use by another process?)");
   return f;
 }
 

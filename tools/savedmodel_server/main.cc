@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "grpc_frontend.h"
+#include "kiln/core/file_util.h"
 #include "kiln/exec/device.h"
 #include "kiln/exec/thread_pool.h"
 #include "kiln/serve/http_server.h"
@@ -34,6 +35,7 @@ struct Flags {
   std::string model_name = "default";
   std::string model_base_path;
   std::string model_config_file;
+  int model_config_file_poll_wait_seconds = 0;  // 0: read once
   int file_system_poll_wait_seconds = 1;
   int max_num_load_retries = 5;
   int64_t load_retry_interval_micros = 60'000'000;
@@ -62,7 +64,90 @@ struct Flags {
   int shutdown_grace_seconds = 30;
   bool log_requests = false;
   bool log_debug = false;
+  // TF Serving's flags that kiln maps onto its own (docs/server.md, "TF Serving's flags").
+  std::string monitoring_config_file;
+  int tensorflow_intra_op_parallelism = 0;  // = --threads when that is not given
+  int tensorflow_inter_op_parallelism = 0;  // accepted: one call's kernels run in order
+  int tensorflow_session_parallelism = 0;   // the intra-op default when neither is given
+  bool enable_model_warmup = true;          // accepted: warm-up files are not replayed
+  bool allow_version_labels_for_unavailable_models = false;
 };
+
+// Every numeric flag's range, checked before anything starts: a bad value is a startup error
+// (exit 1) naming the flag, never an abort inside a library.
+Status CheckFlags(const Flags& f) {
+  struct Range {
+    const char* name;
+    int64_t value;
+    int64_t min;
+    int64_t max;
+  };
+  constexpr int64_t kMax = INT64_MAX;
+  const Range ranges[] = {
+      {"--port", f.port, 0, 65535},
+      {"--rest_api_port", f.rest_api_port, 0, 65535},
+      {"--model_config_file_poll_wait_seconds", f.model_config_file_poll_wait_seconds, 0, kMax},
+      {"--file_system_poll_wait_seconds", f.file_system_poll_wait_seconds, 0, kMax},
+      {"--max_num_load_retries", f.max_num_load_retries, 0, kMax},
+      {"--load_retry_interval_micros", f.load_retry_interval_micros, 0, kMax},
+      {"--rest_api_num_threads", f.rest_api_num_threads, 0, 4096},
+      {"--rest_api_timeout_in_ms", f.rest_api_timeout_in_ms, 1, kMax},
+      {"--rest_api_max_body_bytes", f.rest_api_max_body_bytes, 1, kMax},
+      {"--rest_api_max_connections", f.rest_api_max_connections, 1, kMax},
+      {"--rest_api_max_queued_requests", f.rest_api_max_queued_requests, 0, kMax},
+      {"--rest_api_idle_timeout_in_ms", f.rest_api_idle_timeout_in_ms, 1, kMax},
+      {"--rest_api_header_timeout_in_ms", f.rest_api_header_timeout_in_ms, 0, kMax},
+      {"--rest_api_max_header_bytes", f.rest_api_max_header_bytes, 1, kMax},
+      {"--rest_api_max_buffered_bytes", f.rest_api_max_buffered_bytes, 1, kMax},
+      {"--max_json_parsed_bytes", f.max_json_parsed_bytes, 1, kMax},
+      // gRPC's synchronous server keeps a polling thread besides the workers: with fewer than
+      // 3 threads every call is refused RESOURCE_EXHAUSTED (0 aborts inside grpc).
+      {"--grpc_max_threads", f.grpc_max_threads, 3, kMax},
+      {"--grpc_memory_quota_bytes", f.grpc_memory_quota_bytes, 0, kMax},
+      {"--max_tensor_bytes", f.max_tensor_bytes, 1, kMax},
+      {"--max_json_depth", f.max_json_depth, 1, kMax},
+      {"--shutdown_grace_seconds", f.shutdown_grace_seconds, 0, kMax},
+      {"--tensorflow_intra_op_parallelism", f.tensorflow_intra_op_parallelism, 0, kMax},
+      {"--tensorflow_inter_op_parallelism", f.tensorflow_inter_op_parallelism, 0, kMax},
+      {"--tensorflow_session_parallelism", f.tensorflow_session_parallelism, 0, kMax},
+  };
+  if (f.threads < 0)
+    return InvalidArgument("--threads must be 0 (all cores) or more, got ", f.threads);
+  for (const Range& r : ranges) {
+    if (r.value >= r.min && r.value <= r.max) continue;
+    if (r.max == kMax)
+      return InvalidArgument(r.name, " must be ", r.min, " or more, got ", r.value);
+    return InvalidArgument(r.name, " must be in [", r.min, ", ", r.max, "], got ", r.value);
+  }
+  return OkStatus();
+}
+
+// --threads, else TF Serving's --tensorflow_intra_op_parallelism, else its
+// --tensorflow_session_parallelism (TF Serving's fallback for both); 0: all cores.
+int ModelThreads(const Flags& f) {
+  if (f.threads > 0) return f.threads;
+  if (f.tensorflow_intra_op_parallelism > 0) return f.tensorflow_intra_op_parallelism;
+  return f.tensorflow_session_parallelism;
+}
+
+// What --model_config_file or --model_base_path configure; `config_text` gets the file's text
+// (what the config poller compares with).
+Result<std::vector<ModelSource>> ConfiguredModels(const Flags& flags, std::string* config_text) {
+  std::vector<ModelSource> sources;
+  if (!flags.model_config_file.empty()) {
+    KILN_ASSIGN_OR_RETURN(*config_text, ReadFileToString(flags.model_config_file));
+    KILN_ASSIGN_OR_RETURN(sources, ParseModelConfigText(*config_text, flags.model_config_file));
+  } else if (!flags.model_base_path.empty()) {
+    ModelSource s;
+    s.name = flags.model_name;
+    s.base_path = flags.model_base_path;
+    sources.push_back(std::move(s));
+  } else {
+    return InvalidArgument("give --model_base_path (with --model_name) or --model_config_file");
+  }
+  KILN_RETURN_IF_ERROR(AddPerModelBatching(&sources));
+  return sources;
+}
 
 int Fail(const Status& s) {
   LogEvent("error", "startup_failed", {{"error", s.ToString()}});
@@ -71,34 +156,33 @@ int Fail(const Status& s) {
 
 int Serve(const Flags& flags) {
   SetDebugLogging(flags.log_debug);
-  std::vector<ModelSource> sources;
-  if (!flags.model_config_file.empty()) {
-    auto parsed = ReadModelConfigFile(flags.model_config_file);
-    if (!parsed.ok()) return Fail(parsed.status());
-    sources = std::move(*parsed);
-  } else if (!flags.model_base_path.empty()) {
-    ModelSource s;
-    s.name = flags.model_name;
-    s.base_path = flags.model_base_path;
-    sources.push_back(std::move(s));
-  } else {
-    return Fail(
-        InvalidArgument("give --model_base_path (with --model_name) or --model_config_file"));
+  if (Status s = CheckFlags(flags); !s.ok()) return Fail(s);
+  std::string config_text;
+  auto sources = ConfiguredModels(flags, &config_text);
+  if (!sources.ok()) return Fail(sources.status());
+  std::string metrics_path;
+  if (!flags.monitoring_config_file.empty()) {
+    auto p = ReadPrometheusPath(flags.monitoring_config_file);
+    if (!p.ok()) return Fail(p.status());
+    metrics_path = *p;
   }
-  if (Status s = AddPerModelBatching(&sources); !s.ok()) return Fail(s);
+  if (flags.tensorflow_inter_op_parallelism > 0)
+    LogEvent("info", "flag_ignored",
+             {{"flag", "--tensorflow_inter_op_parallelism"},
+              {"why",
+               "kiln runs one call's kernels in order; concurrent requests run in "
+               "parallel (intra-op threads: --threads)"}});
 
   Metrics metrics;
   RepositoryOptions ro;
   ro.metrics = &metrics;
-  if (flags.threads < 0) {
-    return Fail(InvalidArgument("--threads must be 0 (all cores) or more, got ", flags.threads));
-  }
-  ro.load.num_threads = flags.threads;
-  if (flags.max_num_load_retries < 0 || flags.load_retry_interval_micros < 0)
-    return Fail(
-        InvalidArgument("--max_num_load_retries and --load_retry_interval_micros must be "
-                        "0 or more"));
-  ro.max_load_attempts = flags.max_num_load_retries;
+  ro.load.num_threads = ModelThreads(flags);
+  // A server runs signatures alone: what only restored functions write (a Keras 2 model's
+  // training-mode batch norm statistics) is frozen and folded too.
+  ro.load.restored_functions = false;
+  ro.max_load_retries = flags.max_num_load_retries;
+  ro.allow_version_labels_for_unavailable_models =
+      flags.allow_version_labels_for_unavailable_models;
   ro.load_retry_interval = std::chrono::milliseconds(flags.load_retry_interval_micros / 1000);
   ro.preserve_availability = !flags.resource_preserving_reload;
   // A device that is not there (--device gpu on a machine without one) fails here, before any
@@ -121,10 +205,21 @@ int Serve(const Flags& flags) {
     ro.batching.enabled = true;
   }
   ModelRepository repository(ro);
-  if (Status s = repository.SetModels(sources); !s.ok()) return Fail(s);
+  if (Status s = repository.SetModels(*sources); !s.ok()) return Fail(s);
   if (Status s = repository.Poll(); !s.ok()) return Fail(s);
+  // TF Serving refuses a label on a version that does not serve; kiln checks after the first
+  // load, so labels on the versions that loaded are fine at startup.
+  if (Status s = repository.CheckVersionLabels(*sources); !s.ok())
+    return Fail(s.WithContext(
+        "version labels (allow them with --allow_version_labels_for_unavailable_models)"));
   if (flags.file_system_poll_wait_seconds > 0)
     repository.StartPolling(std::chrono::seconds(flags.file_system_poll_wait_seconds));
+  std::unique_ptr<ModelConfigFilePoller> config_poller;
+  if (!flags.model_config_file.empty() && flags.model_config_file_poll_wait_seconds > 0) {
+    config_poller =
+        std::make_unique<ModelConfigFilePoller>(flags.model_config_file, &repository, config_text);
+    config_poller->Start(std::chrono::seconds(flags.model_config_file_poll_wait_seconds));
+  }
 
   RequestLimits limits;
   limits.max_tensor_bytes = flags.max_tensor_bytes;
@@ -132,6 +227,7 @@ int Serve(const Flags& flags) {
   limits.max_json_parsed_bytes = flags.max_json_parsed_bytes;
   ServerCore core(&repository, &metrics, limits);
   RestApi api(&core);
+  if (!metrics_path.empty()) api.AddMetricsPath(metrics_path);
 
   std::unique_ptr<GrpcFrontend> grpc;
   if (flags.port > 0) {
@@ -197,6 +293,7 @@ int Serve(const Flags& flags) {
   sigwait(&set, &sig);
   LogEvent("info", "shutdown_started", {{"signal", sig == SIGTERM ? "SIGTERM" : "SIGINT"}});
   core.BeginShutdown();  // readiness false; new requests are answered UNAVAILABLE
+  if (config_poller) config_poller->Stop();
   repository.StopPolling();
   // Stop accepting, answer what is in flight within the grace period, drop slow clients.
   if (http) http->Shutdown(std::chrono::seconds(flags.shutdown_grace_seconds));
@@ -226,6 +323,9 @@ int Main(int argc, char** argv) {
   CLI::App app{
       "Serve TensorFlow SavedModels over TF Serving's REST/gRPC APIs and KServe V2 (kiln).",
       "savedmodel-server"};
+  // A flag given twice takes its last value, as TF Serving's flag parser does (an entrypoint
+  // sets defaults, "$@" overrides them). List flags (--device, --allowed_unsafe_ops) append.
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   app.add_option("--port", f.port,
                  "gRPC port (TF Serving PredictionService and KServe V2); 0 = off")
       ->capture_default_str();
@@ -240,8 +340,13 @@ int Main(int argc, char** argv) {
   app.add_option("--model_config_file", f.model_config_file,
                  "ModelServerConfig in protobuf text format (several models, version policies, "
                  "labels)");
+  app.add_option("--model_config_file_poll_wait_seconds", f.model_config_file_poll_wait_seconds,
+                 "seconds between reads of --model_config_file; a changed file is applied "
+                 "(models added and removed, policies and labels); 0 = read once")
+      ->capture_default_str();
   app.add_option("--max_num_load_retries", f.max_num_load_retries,
-                 "tries of a version that fails to load (again at once when its files change)")
+                 "retries of a version that failed to load, after the first try (0: tried "
+                 "once; again at once when its files change)")
       ->capture_default_str();
   app.add_option("--load_retry_interval_micros", f.load_retry_interval_micros,
                  "wait between tries of a version that failed to load")
@@ -290,7 +395,8 @@ int Main(int argc, char** argv) {
   app.add_option("--device", f.devices,
                  "devices every model runs on, in priority order, comma-separated (gpu, gpu:1, "
                  "cpu; default: cpu alone), as savedmodel-cli run/bench --device")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--precision", f.precision,
                  "what float32 computes in: fp32 (as saved), tf32, fp16 or bf16 (on a GPU), as "
                  "savedmodel-cli run/bench --precision")
@@ -312,10 +418,28 @@ int Main(int argc, char** argv) {
   app.add_option("--allowed_unsafe_ops", f.allowed_unsafe_ops,
                  "ops that touch files or the host (see savedmodel-cli scan) that bundles may "
                  "use, comma-separated")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   app.add_option("--shutdown_grace_seconds", f.shutdown_grace_seconds,
                  "how long requests in flight (gRPC and HTTP) may take after SIGTERM")
       ->capture_default_str();
+  app.add_option("--monitoring_config_file", f.monitoring_config_file,
+                 "TF Serving's MonitoringConfig in protobuf text format: prometheus_config "
+                 "{ enable: true path: ... } also serves the metrics at that path");
+  app.add_option("--tensorflow_intra_op_parallelism", f.tensorflow_intra_op_parallelism,
+                 "TF Serving's name for --threads (used when --threads is not given)");
+  app.add_option("--tensorflow_inter_op_parallelism", f.tensorflow_inter_op_parallelism,
+                 "accepted for TF Serving command lines; kiln runs one call's kernels in order");
+  app.add_option("--tensorflow_session_parallelism", f.tensorflow_session_parallelism,
+                 "TF Serving's fallback for both parallelism flags: --threads when neither "
+                 "--threads nor --tensorflow_intra_op_parallelism is given");
+  app.add_flag("--enable_model_warmup", f.enable_model_warmup,
+               "accepted for TF Serving command lines; assets.extra/tf_serving_warmup_requests "
+               "is not replayed (a version that has one logs warmup_not_replayed)");
+  app.add_flag("--allow_version_labels_for_unavailable_models",
+               f.allow_version_labels_for_unavailable_models,
+               "let a new version label name a version that is not available yet (by default a "
+               "label must name an available version, as in TF Serving)");
   app.add_flag("--log_requests", f.log_requests, "log every HTTP request");
   app.add_flag("--log_debug", f.log_debug,
                "also log debug events (e.g. protobuf's parse warnings)");

@@ -29,6 +29,16 @@ struct BatchingOptions {
   std::vector<int64_t> allowed_batch_sizes;  // ascending; the last must equal max_batch_size
   int64_t max_enqueued_batches = 64;         // queue limit = this * max_batch_size rows
   int num_batch_threads = 1;
+  // TF Serving's large batch splitting: a request larger than the execution batch size
+  // (max_execution_batch_size, default max_batch_size) is split into chunks that join batches
+  // of their own, and the answers are stacked back. Batches then hold at most that many rows.
+  bool enable_large_batch_splitting = false;
+  int64_t max_execution_batch_size = 0;  // 0: max_batch_size
+  // The most rows one batch runs.
+  int64_t BatchLimit() const {
+    return enable_large_batch_splitting && max_execution_batch_size > 0 ? max_execution_batch_size
+                                                                        : max_batch_size;
+  }
   // Checks the constraints above.
   Status Validate() const;
 };
@@ -47,9 +57,9 @@ class Batcher {
   Batcher& operator=(const Batcher&) = delete;
 
   // Blocks until the batch holding these inputs has run. A request larger than max_batch_size
-  // runs alone; a full queue is an Unavailable error. A request whose deadline passes while it
-  // waits is answered DEADLINE_EXCEEDED and left out of its batch; a batch runs until the
-  // latest deadline of its requests.
+  // runs alone (split into chunks with enable_large_batch_splitting); a full queue is an
+  // Unavailable error. A request whose deadline passes while it waits is answered DEADLINE_EXCEEDED
+  // and left out of its batch; a batch runs until the latest deadline of its requests.
   Result<std::map<std::string, Tensor>> Run(std::map<std::string, Tensor> inputs,
                                             std::chrono::steady_clock::time_point deadline =
                                                 std::chrono::steady_clock::time_point::max());
@@ -77,6 +87,8 @@ class Batcher {
   int64_t queued_rows_ = 0;
   bool stop_ = false;
   std::vector<std::thread> threads_;
+  // Queues the tasks (all or none) and waits for their answers, stacked in order.
+  Result<std::map<std::string, Tensor>> Enqueue(std::vector<std::unique_ptr<Task>> tasks);
 };
 
 }  // namespace kiln::serve

@@ -49,15 +49,19 @@ struct RepositoryOptions {
   exec::LoadOptions load;
   BatchingOptions batching;                  // the default for every model
   std::set<std::string> allowed_unsafe_ops;  // ops ScanUnsafeOps reports that may still load
-  // A version that fails to load is tried again after load_retry_interval, up to
-  // max_load_attempts times (TF Serving's --max_num_load_retries and
+  // A version that fails to load is tried again after load_retry_interval, max_load_retries
+  // times after the first failure (TF Serving's --max_num_load_retries: 0 tries once; and
   // --load_retry_interval_micros), and afresh whenever its files change (a copy finishing).
-  int max_load_attempts = 5;
+  int max_load_retries = 5;
   std::chrono::milliseconds load_retry_interval{60000};
   // Availability-preserving (TF Serving's default policy): a version that is no longer wanted
   // is unloaded only once a wanted one is available, so a bad new version never takes the
   // model offline. Resource-preserving: unload first, then load (peak memory of one version).
   bool preserve_availability = true;
+  // TF Serving's --allow_version_labels_for_unavailable_models: a label that is new (or keeps
+  // its version) may name a version that is not available yet. Without it a label must name
+  // an available version.
+  bool allow_version_labels_for_unavailable_models = false;
   Metrics* metrics = nullptr;
 };
 
@@ -98,6 +102,16 @@ class ModelRepository {
 
   // Replaces the configured models; Poll applies the change.
   Status SetModels(std::vector<ModelSource> models);
+  // TF Serving's rule for version labels, checked against what is loaded now: a label must name
+  // an available version (unless allow_version_labels_for_unavailable_models and the label is
+  // new or keeps its version). FailedPrecondition with TF Serving's message otherwise.
+  Status CheckVersionLabels(const std::vector<ModelSource>& models) const;
+  // TF Serving's ServerCore::ReloadConfig: checks the labels, replaces the configured models
+  // (removed ones are unloaded, their requests in flight finish) and polls once, loading what
+  // the new policies want. A refused config changes nothing. When a model the config adds has
+  // no available version after that poll, the config stays applied and `not_available` says
+  // which (TF Serving answers that UNKNOWN); the poller keeps trying them.
+  Status ReloadConfig(std::vector<ModelSource> models, std::string* not_available = nullptr);
   // One pass: list each base path, load the versions the policy wants, unload the others.
   // Errors of single versions are recorded in their status, not returned.
   Status Poll();
@@ -128,7 +142,8 @@ class ModelRepository {
     };
     std::map<int64_t, Attempts> attempts;
   };
-  Result<std::shared_ptr<const Servable>> LoadVersion(const ModelSource& source, int64_t version);
+  Result<std::shared_ptr<const Servable>> LoadVersion(const ModelSource& source, int64_t version,
+                                                      const std::filesystem::path& dir);
   Status PollModel(const std::string& name);
   // Unloads the loaded versions not in `want`; with only_if_successor, only once one of `want`
   // is loaded (or `want` is empty).
@@ -138,7 +153,8 @@ class ModelRepository {
   RepositoryOptions options_;
   mutable std::mutex mu_;  // guards models_
   std::map<std::string, Model, std::less<>> models_;
-  std::mutex poll_mu_;  // one poll at a time
+  std::mutex poll_mu_;    // one poll at a time
+  std::mutex reload_mu_;  // one ReloadConfig at a time
   std::thread poller_;
   std::mutex stop_mu_;
   std::condition_variable stop_cv_;

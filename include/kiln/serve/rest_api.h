@@ -17,12 +17,20 @@ namespace kiln::serve {
 class RestApi {
  public:
   explicit RestApi(ServerCore* core) : core_(core) {}
+  // Prometheus metrics are always at /monitoring/prometheus/metrics and /metrics; this adds
+  // the path a --monitoring_config_file names (TF Serving's prometheus_config.path).
+  void AddMetricsPath(std::string path) { metrics_path_ = std::move(path); }
   HttpReply Handle(const HttpRequest& request) const;
 
  private:
+  bool IsMetricsPath(std::string_view path) const {
+    return path == "/monitoring/prometheus/metrics" || path == "/metrics" ||
+           (!metrics_path_.empty() && path == metrics_path_);
+  }
   HttpReply HandleV1(const HttpRequest& request, std::string_view rest) const;
   HttpReply HandleV2(const HttpRequest& request, std::string_view rest) const;
   ServerCore* core_;
+  std::string metrics_path_;
 };
 
 }  // namespace kiln::serve
