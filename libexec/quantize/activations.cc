@@ -1,10 +1,18 @@
 #include "quantize/activations.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <atomic>
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
+#include <string>
+#include <string_view>
+#include <vector>
 
 #include "kiln/exec/host_callback.h"
 #include "quantize/calibration.h"
@@ -35,12 +43,34 @@ struct RemoveOnExit {
   }
 };
 
+constexpr std::string_view kCalibrationPrefix = "kiln-calibration-";
+
+// Removes the calibration copies in `tmp` of runs that died without their RemoveOnExit (kill
+// -9): named kiln-calibration-PID-..., their PID no longer alive.
+void RemoveStaleCopies(const fs::path& tmp) {
+  std::error_code ec;
+  std::vector<fs::path> stale;
+  for (fs::directory_iterator it(tmp, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (!name.starts_with(kCalibrationPrefix)) continue;
+    const std::string rest = name.substr(kCalibrationPrefix.size());
+    const pid_t pid = static_cast<pid_t>(std::atoll(rest.c_str()));
+    if (pid <= 0 || rest.find('-') == std::string::npos || pid == ::getpid()) continue;
+    if (::kill(pid, 0) == 0 || errno == EPERM) continue;  // alive
+    std::error_code dec;
+    if (it->is_directory(dec) && !it->is_symlink(dec)) stale.push_back(it->path());
+  }
+  for (const fs::path& p : stale) fs::remove_all(p, ec);  // links, never what they point to
+}
+
 fs::path CalibrationDir() {
   static std::atomic<int> counter{0};
   std::error_code ec;
+  const fs::path tmp = fs::temp_directory_path(ec);
+  RemoveStaleCopies(tmp);
   const auto stamp = std::chrono::steady_clock::now().time_since_epoch().count();
-  return fs::temp_directory_path(ec) /
-         ("kiln-calibration-" + std::to_string(stamp) + "-" + std::to_string(counter++));
+  return tmp / (std::string(kCalibrationPrefix) + std::to_string(::getpid()) + "-" +
+                std::to_string(stamp) + "-" + std::to_string(counter++));
 }
 
 }  // namespace

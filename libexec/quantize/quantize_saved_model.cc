@@ -279,9 +279,17 @@ Result<QuantizeReport> QuantizeSavedModel(const fs::path& input, const fs::path&
     } else if (!c.uses.problem.empty()) {
       c.v.kept_because = c.uses.problem;
     } else if (int8 && graph.ActivationSites(c.uses).empty()) {
+      const bool product =
+          std::any_of(c.uses.consumers.begin(), c.uses.consumers.end(), [](const std::string& op) {
+            return op == "MatMul" || op.starts_with("BatchMatMul") || op.starts_with("Conv") ||
+                   op.starts_with("DepthwiseConv") || op == "Einsum";
+          });
       c.v.kept_because =
-          "no float32 matrix product or convolution computes with it (int8 stores those "
-          "weights; biases and normalization parameters stay float32)";
+          product ? "int8 cannot quantize the input of the products that compute with it (they "
+                    "read it through a loop's or function's arguments, as tf.keras's LSTM "
+                    "does); --mode weights_int8 stores it as int8"
+                  : "no float32 matrix product or convolution computes with it (int8 stores "
+                    "those weights; biases and normalization parameters stay float32)";
     }
     for (const std::string& x : options.exclude) {
       if (x != c.v.path && x != c.v.name &&

@@ -125,9 +125,17 @@ def test_int8_calibrated_cnn_runs_in_tensorflow_and_kiln(cnn, tmp_path):
     q = tmp_path / "q"
     rng = np.random.default_rng(1)
     np.save(tmp_path / "calib.npy", rng.uniform(-1, 1, (32, 16, 16, 3)).astype(np.float32))
+    # The calibration copy of a run killed with -9 (its PID gone) is swept by the next run.
+    import subprocess
+    import tempfile
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = Path(tempfile.gettempdir()) / f"kiln-calibration-{dead.pid}-1-0"
+    (stale / "variables").mkdir(parents=True, exist_ok=True)
     oracle.run([oracle.KILN_CLI, "quantize", "--dir", d, "--output_dir", q, "--mode", "int8",
                 "--calibration", f"image={tmp_path / 'calib.npy'}", "--report",
                 tmp_path / "r.json"])
+    assert not stale.exists()
     r = json.loads((tmp_path / "r.json").read_text())
     # Every product's and convolution's weight, whatever its size; no bias.
     assert {tuple(v["shape"]) for v in r["variables"] if v["stored"] == "int8"} == \

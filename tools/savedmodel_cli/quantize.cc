@@ -258,7 +258,8 @@ std::unique_ptr<CommandArgs> SetupQuantizeCommand(CLI::App& cmd) {
   cmd.add_option("--mode", a->mode, "int8, weights_int8, float16 or bfloat16")->required();
   cmd.add_option("--tag_set", a->tag_set, "Comma-separated tags of a MetaGraphDef (serve)");
   cmd.add_option("--signature_def", a->signatures,
-                 "Signatures the error is measured on (repeatable; default: all)");
+                 "Signatures calibrated (int8) and the error is measured on (repeatable; "
+                 "default: all; activations only other signatures compute stay float32)");
   cmd.add_option("--calibration", a->calibration,
                  "Representative inputs, as run's --inputs: 'x=calib.npy;y=c.npz[y]'");
   cmd.add_option("--calibration_dir", a->calibration_dir,
