@@ -69,6 +69,24 @@ bool Fuser::Int8Range(int fq, float* lo, float* hi, bool* narrow) const {
   return true;
 }
 
+// The channels (last dim) of an NHWC tensor, as the first look found them, or -1. A Reshape to
+// a shape computed at run time (Keras 3's Reshape layer: Pack(batch, *target_shape), as a
+// squeeze-excite block's (1, 1, C)) has them from the Pack's last, constant element.
+int64_t Fuser::InputChannels(const Edge& x) const {
+  if (x.node >= static_cast<int>(facts_.size()) ||
+      facts_[x.node].specs.size() <= static_cast<size_t>(x.output))
+    return -1;
+  const PartialShape& in = facts_[x.node].specs[x.output].shape;
+  if (in.unknown_rank() || in.rank() != 4) return -1;
+  if (in.dim(3) >= 0) return in.dim(3);
+  const FlatNode& r = g_.nodes[x.node];
+  if (r.op != "Reshape" || r.inputs.size() != 2) return -1;
+  const FlatNode& pack = g_.nodes[r.inputs[1].node];
+  if (pack.op != "Pack" || pack.inputs.size() != 4) return -1;
+  const std::vector<int64_t> c = IntValues(pack.inputs[3]);
+  return c.size() == 1 && c[0] > 0 ? c[0] : -1;
+}
+
 int Fuser::QuantizeProducts() {
   // The integer kernels are the host's; a load with an accelerator keeps the float ops.
   if (half_) return 0;
@@ -121,11 +139,7 @@ int Fuser::QuantizeProducts() {
     }
     // One group: the input's channels are the filter's (the kernel takes no groups).
     if (conv || depthwise) {
-      if (w->rank() != 4 || x.node >= static_cast<int>(facts_.size()) ||
-          facts_[x.node].specs.size() <= static_cast<size_t>(x.output))
-        continue;
-      const PartialShape& in = facts_[x.node].specs[x.output].shape;
-      if (in.unknown_rank() || in.rank() != 4 || in.dim(3) != w->dim(2)) continue;
+      if (w->rank() != 4 || InputChannels(x) != w->dim(2)) continue;
     } else if (w->rank() != 2) {
       continue;
     }

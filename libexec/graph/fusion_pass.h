@@ -164,6 +164,7 @@ class Fuser {
   // fusion_int8.cc: products of FakeQuant inputs and int8-level weights run on integers
   int QuantizeProducts();
   bool Int8Range(int fq, float* lo, float* hi, bool* narrow) const;
+  int64_t InputChannels(const Edge& x) const;
   int ChainInt8Products();
 
   // fusion_util.cc

@@ -353,3 +353,35 @@ def test_keras2_batch_norm_model_freezes_what_serving_never_writes(tmp_path):
         (mine,) = oracle.kiln_run(bundle, "serving_default", {"x": tmp_path / "x.npy"},
                                   tmp_path / f"out.{bundle.name}").values()
         oracle.assert_same(mine, theirs.numpy(), f"{bundle.name}: kiln on the Keras 2 bundle")
+
+
+def test_int8_squeeze_excite_convolutions_run_on_integers(tmp_path):
+    """A squeeze-excite block (EfficientNet, MobileNetV3): Keras 3's Reshape to (1, 1, C) has a
+    shape computed at run time (Pack(batch, 1, 1, C)); its channels come from the Pack, so the
+    convolutions after it run on integers too, and agree with TensorFlow."""
+    import keras
+    import tensorflow as tf
+    keras.utils.set_random_seed(11)
+    L = keras.layers
+    inp = keras.Input((8, 8, 32), name="x")
+    s = L.Reshape((1, 1, 32))(L.GlobalAveragePooling2D()(inp))
+    s = L.Conv2D(16, 1, activation="relu")(s)
+    s = L.Conv2D(32, 1, activation="sigmoid")(s)
+    out = L.Conv2D(32, 1)(L.Multiply()([inp, s]))
+    d = tmp_path / "float"
+    keras.Model(inp, out).export(str(d), verbose=False)
+    rng = np.random.default_rng(2)
+    np.save(tmp_path / "calib.npy", rng.normal(size=(16, 8, 8, 32)).astype(np.float32))
+    q = tmp_path / "q"
+    oracle.run([oracle.KILN_CLI, "quantize", "--dir", d, "--output_dir", q, "--mode", "int8",
+                "--min_elements", "1", "--calibration", f"x={tmp_path / 'calib.npy'}"])
+    placement = oracle.run([oracle.KILN_CLI, "show", "--dir", q, "--placement",
+                            "--signature_def", "serving_default"]).stdout
+    assert placement.count("_KilnInt8Conv2D") == 3, placement
+    x = rng.normal(size=(3, 8, 8, 32)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    (theirs,) = tf.saved_model.load(str(q)).signatures["serving_default"](
+        x=tf.constant(x)).values()
+    (mine,) = oracle.kiln_run(q, "serving_default", {"x": tmp_path / "x.npy"},
+                              tmp_path / "out").values()
+    assert _relative(theirs.numpy(), mine) < 1e-2
