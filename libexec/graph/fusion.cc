@@ -322,11 +322,13 @@ Chain Fuser::Follow(int p) {
     const int next = SoleConsumer(cur);
     if (next < 0 || !Live(next)) {
       // x * sigmoid(x): `cur` feeds exactly a Sigmoid and the Mul of both.
-      const int swish = ch.act == Act::kNone && dtype_ == DType::kFloat ? SwishAfter(cur) : -1;
+      std::vector<int> swish_nodes;
+      const int swish =
+          ch.act == Act::kNone && dtype_ == DType::kFloat ? SwishAfter(cur, &swish_nodes) : -1;
       if (swish >= 0) {
         ch.act = Act::kSwish;
         ch.last = swish;
-        for (const auto& [c, index] : uses_.data[cur]) ch.nodes.push_back(c);
+        for (int c : swish_nodes) ch.nodes.push_back(c);
         ++ch.absorbed;
       } else if (std::vector<int> gelu; ch.act == Act::kNone && !wide) {
         if (GeluAfter(cur, &gelu)) {
@@ -523,18 +525,32 @@ bool Fuser::OnlyOutputZeroUsed(int v) const {
   return true;
 }
 
-// The Mul of x * sigmoid(x) when `x` (output 0) feeds only a Sigmoid and that Mul.
-int Fuser::SwishAfter(int x) const {
+// The Mul of x * sigmoid(x) when `x` (output 0) feeds only a Sigmoid and that Mul, or (Keras
+// 3's swish, beta 1) a Mul by 1 that only the Sigmoid reads, and that Mul. `nodes` gets them.
+int Fuser::SwishAfter(int x, std::vector<int>* nodes) {
   if (uses_.is_output[x] || uses_.data[x].size() != 2) return -1;
-  int sig = -1, mul = -1;
+  int sig = -1, mul = -1, scaled = -1;
   for (const auto& [c, index] : uses_.data[x]) {
     const FlatNode& n = g_.nodes[c];
     if (n.inputs[index].output != 0) return -1;
-    if (n.op == "Sigmoid" && IsFloat(n)) sig = c;
-    if (n.op == "Mul" && IsFloat(n)) mul = c;
+    if (n.op == "Sigmoid" && IsFloat(n)) {
+      sig = c;
+    } else if (n.op == "Mul" && IsFloat(n)) {
+      const std::optional<Edge> other = OtherInput(n, x);
+      const int reader = SoleConsumer(c);
+      if (other && IsScalar(*other, 1.0) && reader >= 0 && g_.nodes[reader].op == "Sigmoid" &&
+          IsFloat(g_.nodes[reader])) {
+        scaled = c;
+        sig = reader;
+      } else {
+        mul = c;
+      }
+    }
   }
   if (sig < 0 || mul < 0 || !Live(sig) || !Live(mul)) return -1;
   if (SoleConsumer(sig) != mul) return -1;
+  *nodes = {sig, mul};
+  if (scaled >= 0) nodes->push_back(scaled);
   return mul;
 }
 
@@ -728,11 +744,67 @@ void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
   last.stateful = false;
 }
 
+// Keras 3's activations with a custom gradient (swish, ...) end in IdentityN(y, x, beta), whose
+// outputs after the first nothing reads, yet that read of x kept x from fusing into its
+// producer. Readers of IdentityN:k read its input k instead (it only forwards: no step runs
+// for it either way); one left unread is dead for the fusion. Returns how many edges moved.
+int ForwardIdentityN(FlatGraph* g, std::vector<char>* live) {
+  const int n = static_cast<int>(g->nodes.size());
+  auto forwards = [&](const Edge& e) {
+    const FlatNode& p = g->nodes[e.node];
+    return p.op == "IdentityN" && p.control_inputs.empty() &&
+           e.output < static_cast<int>(p.inputs.size());
+  };
+  int moved = 0;
+  for (int v = 0; v < n; ++v) {
+    if (!(*live)[v]) continue;
+    for (Edge& e : g->nodes[v].inputs)
+      for (int hops = 0; hops < 8 && forwards(e); ++hops, ++moved)
+        e = g->nodes[e.node].inputs[e.output];
+  }
+  if (moved == 0) return 0;
+  std::vector<char> read(n, 0);
+  for (int v = 0; v < n; ++v)
+    if ((*live)[v])
+      for (const Edge& e : g->nodes[v].inputs) read[e.node] = 1;
+  for (const Edge& e : g->outputs) read[e.node] = 1;
+  for (int k : g->keep) read[k] = 1;
+  std::vector<char> gone(n, 0);
+  for (int v = 0; v < n; ++v)
+    gone[v] = (*live)[v] && g->nodes[v].op == "IdentityN" && g->nodes[v].control_inputs.empty() &&
+              !read[v];
+  // What waited for one (the inliner's "call done" sink waits on every inner node) waits for
+  // what it forwarded.
+  for (int v = 0; v < n; ++v) {
+    std::vector<int>& waits = g->nodes[v].control_inputs;
+    if (!(*live)[v] || std::none_of(waits.begin(), waits.end(), [&](int c) { return gone[c]; }))
+      continue;
+    std::vector<int> kept;
+    for (int c : waits) {
+      if (!gone[c]) {
+        kept.push_back(c);
+        continue;
+      }
+      for (const Edge& e : g->nodes[c].inputs) kept.push_back(e.node);
+    }
+    std::sort(kept.begin(), kept.end());
+    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
+    waits = std::move(kept);
+  }
+  for (int v = 0; v < n; ++v)
+    if (gone[v]) (*live)[v] = 0;
+  return moved;
+}
+
 }  // namespace fusion_detail
 
 int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,
               bool half, bool pruned) {
-  return fusion_detail::Fuser(g, facts, live, half, pruned).Run();
+  std::vector<char> fusion_live = live;
+  const int forwarded = fusion_detail::ForwardIdentityN(g, &fusion_live);
+  const int fused = fusion_detail::Fuser(g, facts, fusion_live, half, pruned).Run();
+  // Moved edges change the graph as a fusion does: the caller takes a fresh look.
+  return fused + (forwarded > 0 ? 1 : 0);
 }
 
 }  // namespace kiln::exec

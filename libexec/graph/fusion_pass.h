@@ -67,6 +67,10 @@ struct Chain {
   int last_before_view = -1;
 };
 
+// fusion.cc: readers of an IdentityN read what it forwards (Keras 3's custom-gradient
+// activations); `live` loses the IdentityN nodes left unread.
+int ForwardIdentityN(FlatGraph* g, std::vector<char>* live);
+
 class Fuser {
  public:
   Fuser(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live, bool half,
@@ -101,7 +105,7 @@ class Fuser {
   bool KeepsChannelsInnermost(int in, int r) const;
   bool SqueezesSpatialDim(int in, int squeeze) const;
   bool OnlyOutputZeroUsed(int v) const;
-  int SwishAfter(int x) const;
+  int SwishAfter(int x, std::vector<int>* nodes);
   bool IsScalar(const Edge& e, double want);
   int GeluProduct(int half, int last) const;
   bool GeluAfter(int x, std::vector<int>* nodes);

@@ -212,6 +212,31 @@ TEST_CASE("fusion: a residual add and x * sigmoid(x) join the fused kernel") {
   CHECK(st2.steps == 1);
 }
 
+// Keras 3's swish: x * sigmoid(1.0 * x), then IdentityN(y, x, beta) for its custom gradient,
+// the next layer reading IdentityN:0. The IdentityN's read of x no longer keeps the activation
+// out of the product.
+TEST_CASE("fusion: Keras 3's swish behind an IdentityN joins the fused kernel") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, Shape{1, 1, 4, 4}, 1));
+  Strides(b.Op("conv", "Conv2D", {x, w}, "output"));
+  b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2))}, "output");
+  const std::string pre = b.last();
+  const std::string beta = b.Const("beta", Tensor::Scalar(1.0f));
+  b.Op("scaled", "Mul", {beta, pre}, "z");
+  b.Op("sig", "Sigmoid", {b.last()}, "y");
+  b.Op("swish", "Mul", {pre, b.last()}, "z");
+  tensorflow::NodeDef* idn = b.Op("idn", "IdentityN", {b.last(), pre, beta}, "output");
+  auto* types = (*idn->mutable_attr())["T"].mutable_list();
+  types->Clear();
+  for (int i = 0; i < 3; ++i) types->add_type(tensorflow::DT_FLOAT);
+  b.Op("relu", "Relu", {"idn:output:0"}, "activations");
+  b.Output(b.last());
+  const exec::PlanStats st =
+      CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 3, 3, 4}, 3)});
+  CHECK(st.steps == 2);  // the convolution with its swish, then the Relu
+}
+
 TEST_CASE("fusion: an intermediate another op also reads is not absorbed") {
   FnBuilder b;
   const std::string x = b.Input("x");
