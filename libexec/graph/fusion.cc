@@ -744,58 +744,6 @@ void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
   last.stateful = false;
 }
 
-// Keras 3's activations with a custom gradient (swish, ...) end in IdentityN(y, x, beta), whose
-// outputs after the first nothing reads, yet that read of x kept x from fusing into its
-// producer. Readers of IdentityN:k read its input k instead (it only forwards: no step runs
-// for it either way); one left unread is dead for the fusion. Returns how many edges moved.
-int ForwardIdentityN(FlatGraph* g, std::vector<char>* live) {
-  const int n = static_cast<int>(g->nodes.size());
-  auto forwards = [&](const Edge& e) {
-    const FlatNode& p = g->nodes[e.node];
-    return p.op == "IdentityN" && p.control_inputs.empty() &&
-           e.output < static_cast<int>(p.inputs.size());
-  };
-  int moved = 0;
-  for (int v = 0; v < n; ++v) {
-    if (!(*live)[v]) continue;
-    for (Edge& e : g->nodes[v].inputs)
-      for (int hops = 0; hops < 8 && forwards(e); ++hops, ++moved)
-        e = g->nodes[e.node].inputs[e.output];
-  }
-  if (moved == 0) return 0;
-  std::vector<char> read(n, 0);
-  for (int v = 0; v < n; ++v)
-    if ((*live)[v])
-      for (const Edge& e : g->nodes[v].inputs) read[e.node] = 1;
-  for (const Edge& e : g->outputs) read[e.node] = 1;
-  for (int k : g->keep) read[k] = 1;
-  std::vector<char> gone(n, 0);
-  for (int v = 0; v < n; ++v)
-    gone[v] = (*live)[v] && g->nodes[v].op == "IdentityN" && g->nodes[v].control_inputs.empty() &&
-              !read[v];
-  // What waited for one (the inliner's "call done" sink waits on every inner node) waits for
-  // what it forwarded.
-  for (int v = 0; v < n; ++v) {
-    std::vector<int>& waits = g->nodes[v].control_inputs;
-    if (!(*live)[v] || std::none_of(waits.begin(), waits.end(), [&](int c) { return gone[c]; }))
-      continue;
-    std::vector<int> kept;
-    for (int c : waits) {
-      if (!gone[c]) {
-        kept.push_back(c);
-        continue;
-      }
-      for (const Edge& e : g->nodes[c].inputs) kept.push_back(e.node);
-    }
-    std::sort(kept.begin(), kept.end());
-    kept.erase(std::unique(kept.begin(), kept.end()), kept.end());
-    waits = std::move(kept);
-  }
-  for (int v = 0; v < n; ++v)
-    if (gone[v]) (*live)[v] = 0;
-  return moved;
-}
-
 }  // namespace fusion_detail
 
 int FuseGraph(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,
