@@ -931,7 +931,9 @@ TEST_CASE("fusion: a FakeQuant with a zero point, or weights off the int8 levels
 // biases 1/16 of a step off the sums' grid keep every value exact and no level a tie, so the
 // bytes equal the FakeQuant graph's rounding on every path.
 TEST_CASE("fusion: int8 products in a row pass levels as bytes") {
-  for (const auto& [also_read, padded] : {std::pair{false, false}, {true, false}, {false, true}}) {
+  for (const std::pair<bool, bool>& form :
+       {std::pair{false, false}, {true, false}, {false, true}}) {
+    const bool also_read = form.first, padded = form.second;
     FnBuilder b;
     const std::string q = FakeQuant(b, "fq", b.Input("x"), 0.f, 255.f / 32, false);
     Strides(b.Op("conv", "Conv2D",
@@ -1007,7 +1009,7 @@ FnBuilder BuildAttention(AttentionForm form) {
     const std::string kh = heads("kt", k);
     std::string scores = bmm("scores", qh, kh, true);
     b.Op("scaled", hf ? "RealDiv" : "Mul",
-         {scores, b.Const("dk", Make<float>({hf ? 4.0f : 0.25f}, Shape{}))}, hf ? "z" : "z");
+         {scores, b.Const("dk", Make<float>({hf ? 4.0f : 0.25f}, Shape{}))}, "z");
     scores = b.last();
     if (hf) {
       b.Op("masked", "AddV2", {scores, mask}, "z");
