@@ -286,8 +286,8 @@ def cpu_seconds(pid):
 
 def test_out_of_file_descriptors_the_listener_pauses_instead_of_spinning(repo, tmp_path):
     """F2: with the descriptors used up, accept() fails while connections wait in the backlog;
-    the I/O thread pauses accepting (no busy loop), logs it once, and serves again once
-    connections close."""
+    the I/O thread pauses accepting (no busy loop), logs it once per episode, and serves again
+    once connections close."""
     root, _ = repo
     port = free_port()
     log = tmp_path / "server.log"
@@ -312,7 +312,9 @@ def test_out_of_file_descriptors_the_listener_pauses_instead_of_spinning(repo, t
         socks = []
         wait_until(lambda: requests.get(url, timeout=2).status_code == 200,
                    what="service once connections closed")
-        assert log.read_text().count('"http_accept_paused"') == 1, log.read_text()
+        # Logged once per episode: closing the sockets lets a few in, and the backlog behind
+        # them may hit the limit again (a second episode), never once per failed accept.
+        assert 1 <= log.read_text().count('"http_accept_paused"') <= 3, log.read_text()
     finally:
         for s in socks:
             s.close()
