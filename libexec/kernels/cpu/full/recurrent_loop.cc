@@ -47,10 +47,11 @@ class DequantCache {
     std::lock_guard lock(mu_);
     std::erase_if(entries_, [](const Entry& e) { return e.source.expired(); });
     for (const Entry& e : entries_)
-      if (e.source.lock() == stored.buffer() && e.shape == stored.shape() && e.dq == &dq)
+      if (e.source.lock() == stored.buffer() && e.shape == stored.shape() &&
+          e.dq.stored == dq.stored && e.dq.scales == dq.scales)
         return e.value;
     KILN_ASSIGN_OR_RETURN(Tensor value, Dequantize(stored, dq));
-    entries_.push_back(Entry{stored.buffer(), stored.shape(), &dq, value});
+    entries_.push_back(Entry{stored.buffer(), stored.shape(), dq, value});
     return value;
   }
 
@@ -71,7 +72,7 @@ class DequantCache {
   struct Entry {
     std::weak_ptr<TensorBuffer> source;
     Shape shape;
-    const WeightDequant* dq;  // the loop's own (it outlives the entries it made)
+    WeightDequant dq;  // by value: a loop may go while the stored weight lives on
     Tensor value;
   };
   std::mutex mu_;
