@@ -6,6 +6,7 @@
 
 #include "kiln/exec/unsafe_ops.h"
 #include "kiln/serve/log.h"
+#include "kiln/serve/warmup.h"
 
 namespace kiln::serve {
 namespace fs = std::filesystem;
@@ -207,14 +208,6 @@ Result<std::shared_ptr<const Servable>> ModelRepository::LoadVersion(const Model
   if (!refused.empty())
     return PermissionDenied("'", dir.string(), "' uses ops that reach outside the model: ", refused,
                             "; allow them with --allowed_unsafe_ops if you trust it");
-  // TF Serving replays this file at load (--enable_model_warmup); kiln does not, so the first
-  // requests pay any lazy initialization. Said where it matters: on the versions that have one.
-  std::error_code ec;
-  if (fs::exists(dir / "assets.extra" / "tf_serving_warmup_requests", ec))
-    LogEvent("warning", "warmup_not_replayed",
-             {{"model", source.name},
-              {"version", std::to_string(version)},
-              {"file", (dir / "assets.extra" / "tf_serving_warmup_requests").string()}});
   auto servable = std::make_shared<Servable>();
   servable->name_ = source.name;
   servable->version_ = version;
@@ -228,7 +221,9 @@ Result<std::shared_ptr<const Servable>> ModelRepository::LoadVersion(const Model
     }
   }
   servable->model_ = std::move(model);
-  return std::shared_ptr<const Servable>(std::move(servable));
+  std::shared_ptr<const Servable> ready = std::move(servable);
+  if (options_.enable_model_warmup) KILN_RETURN_IF_ERROR(ReplayWarmup(ready, dir).status());
+  return ready;
 }
 
 Status ModelRepository::PollModel(const std::string& name) {

@@ -7,7 +7,9 @@
 #include "kiln/core/proto_convert.h"
 #include "kiln/serve/v2_codec.h"
 #include "kserve/grpc_predict_v2.pb.h"
+#include "tensorflow/example.pb.h"
 #include "tensorflow/framework.pb.h"
+#include "tensorflow_serving/apis/input.pb.h"
 
 namespace kiln::serve {
 
@@ -240,6 +242,24 @@ Status EncodeV2GrpcResponse(std::string_view model_name, std::string_view model_
     response->add_raw_output_contents(TensorToV2Bytes(t));
   }
   return OkStatus();
+}
+
+Result<std::vector<std::string>> SerializedExamples(const tensorflow::serving::Input& input) {
+  std::vector<std::string> out;
+  if (input.has_example_list()) {
+    for (const auto& ex : input.example_list().examples()) out.push_back(ex.SerializeAsString());
+  } else if (input.has_example_list_with_context()) {
+    const auto& l = input.example_list_with_context();
+    for (const auto& ex : l.examples()) {
+      tensorflow::Example merged = l.context();
+      for (const auto& [k, f] : ex.features().feature())
+        (*merged.mutable_features()->mutable_feature())[k] = f;
+      out.push_back(merged.SerializeAsString());
+    }
+  } else {
+    return InvalidArgument("the request's input holds no example_list");
+  }
+  return out;
 }
 
 }  // namespace kiln::serve

@@ -114,7 +114,7 @@ HttpReply ClassifyOrRegress(ServerCore* core, bool classify, std::string_view mo
   if (!target.ok()) return scope->set_status(target.status()), V1Error(target.status());
   std::string out = "{\"result\": [";
   if (classify) {
-    auto r = core->Classify(*target, std::move(request->examples));
+    auto r = ServerCore::Classify(*target, std::move(request->examples));
     if (!r.ok()) return scope->set_status(r.status()), V1Error(r.status());
     for (size_t i = 0; i < r->rows.size(); ++i) {
       out += i ? ", [" : "[";
@@ -129,7 +129,7 @@ HttpReply ClassifyOrRegress(ServerCore* core, bool classify, std::string_view mo
       out += "]";
     }
   } else {
-    auto r = core->Regress(*target, std::move(request->examples));
+    auto r = ServerCore::Regress(*target, std::move(request->examples));
     if (!r.ok()) return scope->set_status(r.status()), V1Error(r.status());
     for (size_t i = 0; i < r->size(); ++i) {
       if (i) out += ", ";

@@ -43,13 +43,20 @@ Result<ServerCore::Target> ServerCore::Resolve(std::string_view model,
                                                std::optional<std::string_view> label,
                                                std::string_view signature_name) const {
   if (shutting_down_) return Unavailable("the server is shutting down");
+  KILN_ASSIGN_OR_RETURN(auto servable, repository_->Find(model, version, label));
+  return TargetOf(std::move(servable), signature_name);
+}
+
+Result<ServerCore::Target> ServerCore::TargetOf(std::shared_ptr<const Servable> servable,
+                                                std::string_view signature_name) {
   Target t;
-  KILN_ASSIGN_OR_RETURN(t.servable, repository_->Find(model, version, label));
+  t.servable = std::move(servable);
   const std::string sig = signature_name.empty() ? kDefaultSignature : std::string(signature_name);
   auto s = t.servable->model().GetSignature(sig);
   if (!s.ok())
     return NotFound("Serving signature name: \"", sig, "\" not found in signature def of model '",
-                    model, "' version ", t.servable->version(), " (", s.status().message(), ")");
+                    t.servable->name(), "' version ", t.servable->version(), " (",
+                    s.status().message(), ")");
   t.signature = *s;
   const auto& defs = t.servable->model().meta_graph().signature_def();
   auto def = defs.find(sig);
@@ -74,7 +81,7 @@ Result<std::map<std::string, Tensor>> ServerCore::Run(const Target& target,
 }
 
 Result<Tensor> ServerCore::ExamplesTensor(const Target& target, std::string_view method,
-                                          std::vector<std::string> serialized) const {
+                                          std::vector<std::string> serialized) {
   if (target.method_name != method)
     return InvalidArgument("signature '", target.signature->name(), "' has method_name '",
                            target.method_name, "'; this API needs '", method, "'");
@@ -90,11 +97,12 @@ Result<Tensor> ServerCore::ExamplesTensor(const Target& target, std::string_view
 }
 
 Result<ServerCore::Classification> ServerCore::Classify(
-    const Target& target, std::vector<std::string> serialized_examples) const {
+    const Target& target, std::vector<std::string> serialized_examples) {
   const size_t n = serialized_examples.size();
   KILN_ASSIGN_OR_RETURN(Tensor in,
                         ExamplesTensor(target, kClassifyMethod, std::move(serialized_examples)));
-  KILN_ASSIGN_OR_RETURN(auto out, Run(target, {{target.signature->inputs()[0].key, in}}));
+  KILN_ASSIGN_OR_RETURN(
+      auto out, target.servable->Run(*target.signature, {{target.signature->inputs()[0].key, in}}));
   const Tensor* classes = out.count("classes") ? &out.at("classes") : nullptr;
   const Tensor* scores = out.count("scores") ? &out.at("scores") : nullptr;
   if (!classes && !scores)
@@ -125,11 +133,12 @@ Result<ServerCore::Classification> ServerCore::Classify(
 }
 
 Result<std::vector<float>> ServerCore::Regress(const Target& target,
-                                               std::vector<std::string> serialized_examples) const {
+                                               std::vector<std::string> serialized_examples) {
   const size_t n = serialized_examples.size();
   KILN_ASSIGN_OR_RETURN(Tensor in,
                         ExamplesTensor(target, kRegressMethod, std::move(serialized_examples)));
-  KILN_ASSIGN_OR_RETURN(auto out, Run(target, {{target.signature->inputs()[0].key, in}}));
+  KILN_ASSIGN_OR_RETURN(
+      auto out, target.servable->Run(*target.signature, {{target.signature->inputs()[0].key, in}}));
   if (!out.count("outputs"))
     return InvalidArgument("regress signature '", target.signature->name(),
                            "' has no 'outputs' output");

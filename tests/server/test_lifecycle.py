@@ -4,6 +4,7 @@ labels on unavailable versions, TF Serving's flags and config fields, flag and p
 gRPC port in use, a base path without versions, and running out of file descriptors."""
 import os
 import resource
+import shutil
 import socket
 import subprocess
 import time
@@ -39,6 +40,67 @@ def predict(srv, model, x):
     return requests.post(f"{srv.url}/v2/models/{model}/infer", timeout=30, json={
         "inputs": [{"name": "x", "shape": list(x.shape), "datatype": "FP32",
                     "data": x.ravel().tolist()}]})
+
+
+def warmup_predict(x, signature="serving_default", key="x"):
+    """A PredictionLog of one predict request, as TF Serving's warm-up docs build them."""
+    import tensorflow as tf
+    from tensorflow_serving.apis import predict_pb2, prediction_log_pb2
+    request = predict_pb2.PredictRequest()
+    request.model_spec.name = "mlp"
+    request.model_spec.signature_name = signature
+    request.inputs[key].CopyFrom(tf.make_tensor_proto(x))
+    return prediction_log_pb2.PredictionLog(
+        predict_log=prediction_log_pb2.PredictLog(request=request))
+
+
+def write_warmup(version_dir, logs):
+    """assets.extra/tf_serving_warmup_requests, written by TensorFlow's own TFRecordWriter."""
+    import tensorflow as tf
+    (version_dir / "assets.extra").mkdir(exist_ok=True)
+    with tf.io.TFRecordWriter(str(version_dir / "assets.extra" / "tf_serving_warmup_requests")) as w:
+        for log in logs:
+            w.write(log.SerializeToString())
+
+
+def test_warmup_failure_fails_the_version_and_the_next_version_serves(repo, tmp_path):
+    """TF Serving's --enable_model_warmup: a warm-up record that fails (an input the signature
+    does not have) fails that version's load, naming the record; with warm-up off the same
+    version loads; a later version with a good file replays it and serves."""
+    root, ref = repo
+    m = tmp_path / "mlp"
+    copy_model(root / "mlp" / "1", m / "1")
+    write_warmup(m / "1", [warmup_predict(ref["mlp_x"][:1]),
+                           warmup_predict(ref["mlp_x"][:1], key="not_an_input")])
+    srv = Server([f"--model_base_path={m}", "--model_name=mlp", "--max_num_load_retries=0",
+                  "--file_system_poll_wait_seconds=1"], tmp_path)
+    try:
+        wait_until(lambda: any(e["event"] == "version_load_failed" for e in srv.logs()),
+                   what="the version's load to fail")
+        failed = [e for e in srv.logs() if e["event"] == "version_load_failed"][0]
+        assert "warm-up record 1 of" in failed["error"] and "not_an_input" in failed["error"]
+        status = requests.get(srv.url + "/v1/models/mlp", timeout=5).json()
+        assert status["model_version_status"][0]["state"] == "END", status
+        assert "warm-up record 1" in status["model_version_status"][0]["status"]["error_message"]
+        staged = tmp_path / "staged"  # the version appears whole, warm-up file included
+        shutil.copytree(root / "mlp" / "1", staged)
+        write_warmup(staged, [warmup_predict(ref["mlp_x"][:3])])
+        os.rename(staged, m / "2")
+        wait_until(lambda: available(srv, "mlp"), what="version 2")
+        assert predict(srv, "mlp", ref["mlp_x"]).status_code == 200
+        done = [e for e in srv.logs() if e["event"] == "warmup_done"]
+        assert [(e["version"], e["records"]) for e in done] == [("2", "1")], srv.log_lines
+    finally:
+        assert srv.stop() == 0
+    bad = tmp_path / "bad"
+    copy_model(m / "1", bad / "1")
+    off = Server([f"--model_base_path={bad}", "--model_name=mlp", "--enable_model_warmup=false"],
+                 tmp_path).wait_ready()
+    try:
+        assert predict(off, "mlp", ref["mlp_x"]).status_code == 200
+        assert not any(e["event"].startswith("warmup") for e in off.logs()), off.log_lines
+    finally:
+        assert off.stop() == 0
 
 
 def write_models(path, models):
@@ -196,8 +258,7 @@ def test_tf_serving_flags_and_batching_fields_are_accepted(repo, tmp_path):
     root, ref = repo
     m = tmp_path / "mlp"
     copy_model(root / "mlp" / "1", m / "1")
-    (m / "1" / "assets.extra").mkdir(exist_ok=True)
-    (m / "1" / "assets.extra" / "tf_serving_warmup_requests").write_bytes(b"\0" * 16)
+    write_warmup(m / "1", [warmup_predict(ref["mlp_x"][:2])] * 3)
     monitoring = tmp_path / "monitoring.config"
     monitoring.write_text('prometheus_config { enable: true, path: "/monitoring/custom" }\n')
     batching = tmp_path / "batching.config"
@@ -221,9 +282,12 @@ def test_tf_serving_flags_and_batching_fields_are_accepted(repo, tmp_path):
                                    ref["mlp_y"].ravel(), rtol=1e-5, atol=1e-6)
         metrics = requests.get(srv.url + "/monitoring/custom", timeout=5)
         assert metrics.status_code == 200
-        assert 'kiln_batch_size_bucket{model="mlp",le="2"} 4' in metrics.text, metrics.text
-        assert 'kiln_batch_size_count{model="mlp"} 4' in metrics.text
-        assert any(e["event"] == "warmup_not_replayed" for e in srv.logs()), srv.log_lines
+        # 4 chunks of the request, and the warm-up's 3 requests of 2 rows: as in TF Serving,
+        # warm-up runs through the batching session
+        assert 'kiln_batch_size_bucket{model="mlp",le="2"} 7' in metrics.text, metrics.text
+        assert 'kiln_batch_size_count{model="mlp"} 7' in metrics.text
+        done = [e for e in srv.logs() if e["event"] == "warmup_done"]
+        assert len(done) == 1 and done[0]["records"] == "3", srv.log_lines
     finally:
         assert srv.stop() == 0
 

@@ -15,7 +15,6 @@
 #include "kiln/serve/server_config.h"
 #include "kiln/serve/v2_codec.h"
 #include "kserve/grpc_predict_v2.grpc.pb.h"
-#include "tensorflow/example.pb.h"
 #include "tensorflow/saved_model.pb.h"
 #include "tensorflow_serving/apis/model_service.grpc.pb.h"
 #include "tensorflow_serving/apis/prediction_service.grpc.pb.h"
@@ -99,24 +98,6 @@ void FillSpec(const ServerCore::Target& t, const std::string& signature,
   out->set_signature_name(signature.empty() ? kDefaultSignature : signature);
 }
 
-Result<std::vector<std::string>> SerializedExamples(const tensorflow::serving::Input& input) {
-  std::vector<std::string> out;
-  if (input.has_example_list()) {
-    for (const auto& ex : input.example_list().examples()) out.push_back(ex.SerializeAsString());
-  } else if (input.has_example_list_with_context()) {
-    const auto& l = input.example_list_with_context();
-    for (const auto& ex : l.examples()) {
-      tensorflow::Example merged = l.context();
-      for (const auto& [k, f] : ex.features().feature())
-        (*merged.mutable_features()->mutable_feature())[k] = f;
-      out.push_back(merged.SerializeAsString());
-    }
-  } else {
-    return InvalidArgument("the request's input holds no example_list");
-  }
-  return out;
-}
-
 class PredictionService final : public tensorflow::serving::PredictionService::Service {
  public:
   explicit PredictionService(ServerCore* core) : core_(core) {}
@@ -158,7 +139,7 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
       Spec spec = SpecOf(req->model_spec());
       KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
       KILN_ASSIGN_OR_RETURN(auto examples, SerializedExamples(req->input()));
-      KILN_ASSIGN_OR_RETURN(auto result, core_->Classify(target, std::move(examples)));
+      KILN_ASSIGN_OR_RETURN(auto result, ServerCore::Classify(target, std::move(examples)));
       FillSpec(target, spec.signature, resp->mutable_model_spec());
       for (const auto& row : result.rows) {
         auto* c = resp->mutable_result()->add_classifications();
@@ -182,7 +163,7 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
       Spec spec = SpecOf(req->model_spec());
       KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
       KILN_ASSIGN_OR_RETURN(auto examples, SerializedExamples(req->input()));
-      KILN_ASSIGN_OR_RETURN(auto values, core_->Regress(target, std::move(examples)));
+      KILN_ASSIGN_OR_RETURN(auto values, ServerCore::Regress(target, std::move(examples)));
       FillSpec(target, spec.signature, resp->mutable_model_spec());
       for (float v : values) resp->mutable_result()->add_regressions()->set_value(v);
       return OkStatus();
@@ -233,7 +214,7 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
       auto* result = resp->add_results();
       FillSpec(target, spec.signature, result->mutable_model_spec());
       if (task.method_name() == kClassifyMethod) {
-        KILN_ASSIGN_OR_RETURN(auto classes, core_->Classify(target, examples));
+        KILN_ASSIGN_OR_RETURN(auto classes, ServerCore::Classify(target, examples));
         for (const auto& row : classes.rows) {
           auto* c = result->mutable_classification_result()->add_classifications();
           for (const auto& [label, score] : row) {
@@ -243,7 +224,7 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
           }
         }
       } else {
-        KILN_ASSIGN_OR_RETURN(auto values, core_->Regress(target, examples));
+        KILN_ASSIGN_OR_RETURN(auto values, ServerCore::Regress(target, examples));
         for (float v : values) result->mutable_regression_result()->add_regressions()->set_value(v);
       }
     }

@@ -69,7 +69,7 @@ struct Flags {
   int tensorflow_intra_op_parallelism = 0;  // = --threads when that is not given
   int tensorflow_inter_op_parallelism = 0;  // accepted: one call's kernels run in order
   int tensorflow_session_parallelism = 0;   // the intra-op default when neither is given
-  bool enable_model_warmup = true;          // accepted: warm-up files are not replayed
+  bool enable_model_warmup = true;          // replay assets.extra/tf_serving_warmup_requests
   bool allow_version_labels_for_unavailable_models = false;
 };
 
@@ -185,6 +185,7 @@ int Serve(const Flags& flags) {
       flags.allow_version_labels_for_unavailable_models;
   ro.load_retry_interval = std::chrono::milliseconds(flags.load_retry_interval_micros / 1000);
   ro.preserve_availability = !flags.resource_preserving_reload;
+  ro.enable_model_warmup = flags.enable_model_warmup;
   // A device that is not there (--device gpu on a machine without one) fails here, before any
   // model loads, with the devices that exist.
   if (auto d = kiln::exec::ResolveDevices(flags.devices); !d.ok()) return Fail(d.status());
@@ -434,8 +435,9 @@ int Main(int argc, char** argv) {
                  "TF Serving's fallback for both parallelism flags: --threads when neither "
                  "--threads nor --tensorflow_intra_op_parallelism is given");
   app.add_flag("--enable_model_warmup", f.enable_model_warmup,
-               "accepted for TF Serving command lines; assets.extra/tf_serving_warmup_requests "
-               "is not replayed (a version that has one logs warmup_not_replayed)");
+               "replay a version's assets.extra/tf_serving_warmup_requests (TF Serving's "
+               "PredictionLog records) before it serves; a failing record fails the load "
+               "(default true)");
   app.add_flag("--allow_version_labels_for_unavailable_models",
                f.allow_version_labels_for_unavailable_models,
                "let a new version label name a version that is not available yet (by default a "

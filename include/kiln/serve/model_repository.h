@@ -62,6 +62,9 @@ struct RepositoryOptions {
   // its version) may name a version that is not available yet. Without it a label must name
   // an available version.
   bool allow_version_labels_for_unavailable_models = false;
+  // TF Serving's --enable_model_warmup: a version's assets.extra/tf_serving_warmup_requests is
+  // replayed before it serves, and a request of it that fails fails the load (warmup.h).
+  bool enable_model_warmup = true;
   Metrics* metrics = nullptr;
 };
 

@@ -58,6 +58,10 @@ class ServerCore {
   Result<Target> Resolve(std::string_view model, std::optional<int64_t> version,
                          std::optional<std::string_view> label,
                          std::string_view signature_name) const;
+  // The signature of one servable ("" means serving_default): what Resolve does once it has
+  // found the version, and what warm-up uses on a version that is not published yet.
+  static Result<Target> TargetOf(std::shared_ptr<const Servable> servable,
+                                 std::string_view signature_name);
   // Refuses at once when `deadline` has passed; the model stops at it (between kernels).
   Result<std::map<std::string, Tensor>> Run(const Target& target,
                                             std::map<std::string, Tensor> inputs,
@@ -69,14 +73,14 @@ class ServerCore {
   struct Classification {
     std::vector<std::vector<std::pair<std::string, float>>> rows;  // label ("" if none), score
   };
-  Result<Classification> Classify(const Target& target,
-                                  std::vector<std::string> serialized_examples) const;
-  Result<std::vector<float>> Regress(const Target& target,
-                                     std::vector<std::string> serialized_examples) const;
+  static Result<Classification> Classify(const Target& target,
+                                         std::vector<std::string> serialized_examples);
+  static Result<std::vector<float>> Regress(const Target& target,
+                                            std::vector<std::string> serialized_examples);
 
  private:
-  Result<Tensor> ExamplesTensor(const Target& target, std::string_view method,
-                                std::vector<std::string> serialized) const;
+  static Result<Tensor> ExamplesTensor(const Target& target, std::string_view method,
+                                       std::vector<std::string> serialized);
   ModelRepository* repository_;
   Metrics* metrics_;
   RequestLimits limits_;
