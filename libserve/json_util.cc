@@ -57,8 +57,10 @@ Status CheckCost(std::string_view body, int max_depth, int64_t max_parsed_bytes)
 namespace {
 
 // TF Serving's JSON accepts bare NaN, Infinity and -Infinity (what Python's json module writes,
-// and what we write back); nlohmann's parser does not, so outside strings they become the quoted
-// spellings SetFloat reads. Empty when the body has none.
+// and what we write back); nlohmann's parser does not, so outside strings they become strings
+// of their spelling behind a NUL (NonFiniteNumber reads them): a client's own string "NaN"
+// stays a string where that matters (a tf.Example's bytes feature). Empty when the body has
+// none.
 std::string QuoteNonFinite(std::string_view body) {
   if (body.find("NaN") == std::string_view::npos && body.find("Infinity") == std::string_view::npos)
     return {};
@@ -84,7 +86,7 @@ std::string QuoteNonFinite(std::string_view body) {
       out.push_back(c);
       continue;
     }
-    out.push_back('"');
+    out.append("\"\\u0000");
     out.append(token);
     out.push_back('"');
     i += token.size() - 1;
@@ -104,6 +106,17 @@ Result<Json> Parse(std::string_view body, const RequestLimits& limits) {
   } catch (const Json::exception& e) {
     return InvalidArgument("malformed JSON: ", e.what());
   }
+}
+
+std::optional<double> NonFiniteNumber(const Json& v) {
+  if (!v.is_string()) return std::nullopt;
+  std::string_view s = v.get_ref<const std::string&>();
+  if (s.empty() || s[0] != '\0') return std::nullopt;
+  s.remove_prefix(1);
+  if (s == "NaN") return std::numeric_limits<double>::quiet_NaN();
+  if (s == "Infinity") return std::numeric_limits<double>::infinity();
+  if (s == "-Infinity") return -std::numeric_limits<double>::infinity();
+  return std::nullopt;
 }
 
 bool IsB64(const Json& v) {
@@ -189,10 +202,20 @@ Status SetInt(const Json& v, Tensor* t, int64_t index, std::string_view what) {
 template <typename T>
 Status SetFloat(const Json& v, Tensor* t, int64_t index, std::string_view what) {
   if (v.is_number()) {
-    t->data<T>()[index] = static_cast<T>(v.get<double>());
+    const double x = v.get<double>();
+    // As TF Serving: a finite number beyond the type's range is refused, not made infinite.
+    if (std::isfinite(x) && (x > static_cast<double>(std::numeric_limits<T>::max()) ||
+                             x < static_cast<double>(std::numeric_limits<T>::lowest())))
+      return InvalidArgument(what, ": cannot convert ", v.dump(), " to ",
+                             DTypeShortName(t->dtype()), " without loss of precision");
+    t->data<T>()[index] = static_cast<T>(x);
     return OkStatus();
   }
-  if (v.is_string()) {  // TF Serving writes and reads these spellings for non-finite values
+  if (auto x = NonFiniteNumber(v)) {
+    t->data<T>()[index] = static_cast<T>(*x);
+    return OkStatus();
+  }
+  if (v.is_string()) {  // quoted spellings, as TF Serving writes non-finite values in strings
     const auto& s = v.get_ref<const std::string&>();
     if (s == "NaN") {
       t->data<T>()[index] = std::numeric_limits<T>::quiet_NaN();
@@ -251,6 +274,9 @@ Status SetElement(const Json& v, Tensor* t, int64_t index, std::string_view what
       t->data<bool>()[index] = v.get<bool>();
       return OkStatus();
     case DType::kString:
+      if (NonFiniteNumber(v))
+        return InvalidArgument(what, ": expected a string for a string tensor, got the number ",
+                               v.get_ref<const std::string&>().substr(1));
       if (v.is_string()) {
         t->data<std::string>()[index] = v.get<std::string>();
         return OkStatus();
@@ -368,6 +394,10 @@ void AppendFloat(std::string* out, T v) {
     char buf[64];
     auto r = std::to_chars(buf, buf + sizeof(buf), v);
     out->append(buf, r.ptr);
+    // A whole number keeps a ".0", as TF Serving writes it: a client infers float from the
+    // token (a list of 4.0 and 2.5 stays a list of floats).
+    if (std::string_view(buf, r.ptr - buf).find_first_of(".e") == std::string_view::npos)
+      out->append(".0");
   }
 }
 

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +25,9 @@ Status CheckCost(std::string_view body, int max_depth, int64_t max_parsed_bytes)
 // CheckCost, then parse; errors say where the JSON is malformed.
 Result<Json> Parse(std::string_view body, const RequestLimits& limits);
 
+// The value of a bare NaN, Infinity or -Infinity of the body (Parse turns them into marked
+// strings, as nlohmann's parser has no such numbers); nullopt for anything else.
+std::optional<double> NonFiniteNumber(const Json& v);
 // True for {"b64": "..."}: one binary string value.
 bool IsB64(const Json& v);
 // Shape of a nested JSON list: dims from the first element at each level; leaves are numbers,

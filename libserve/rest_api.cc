@@ -112,7 +112,7 @@ HttpReply ClassifyOrRegress(ServerCore* core, bool classify, std::string_view mo
   if (!request.ok()) return scope->set_status(request.status()), V1Error(request.status());
   auto target = core->Resolve(model, version, label, request->signature_name);
   if (!target.ok()) return scope->set_status(target.status()), V1Error(target.status());
-  std::string out = "{\"result\": [";
+  std::string out = "{\"results\": [";  // TF Serving's kClassifyRegressResponseKey
   if (classify) {
     auto r = ServerCore::Classify(*target, std::move(request->examples));
     if (!r.ok()) return scope->set_status(r.status()), V1Error(r.status());

@@ -1,5 +1,7 @@
 #include "kiln/serve/rest_predict.h"
 
+#include <cmath>
+#include <limits>
 #include <vector>
 
 #include "json_util.h"
@@ -228,48 +230,63 @@ std::string RestErrorBody(std::string_view message) {
 
 namespace {
 
-// A JSON feature value as TF Serving's REST classify/regress reads it: numbers (ints go to
-// int64_list, any float makes it a float_list), strings and {"b64": ...} to bytes_list, or a
-// list of one kind.
+// A JSON feature value as TF Serving's REST classify/regress reads it (json_tensor.cc's
+// AddValueToFeature): the first value sets the list's kind and every other must match it:
+// integers and true/false to int64_list (a number above int64's range is refused), decimals and
+// bare NaN/Infinity to float_list (a finite one beyond float's range is refused), strings and
+// {"b64": ...} to bytes_list. [] is a feature of no kind, which parses as an empty row.
 Status JsonToFeature(const Json& v, tensorflow::Feature* f, std::string_view what) {
-  std::vector<const Json*> items;
-  if (v.is_array()) {
-    for (const Json& e : v) items.push_back(&e);
-  } else {
-    items.push_back(&v);
-  }
-  bool any_float = false, any_int = false, any_bytes = false;
-  for (const Json* e : items) {
-    if (e->is_number_float()) {
-      any_float = true;
-    } else if (e->is_number()) {
-      any_int = true;
-    } else if (e->is_string() || json_util::IsB64(*e)) {
-      any_bytes = true;
+  enum class Kind { kNone, kInt64, kFloat, kBytes };
+  Kind kind = Kind::kNone;
+  auto check_kind = [&](Kind k) -> Status {
+    if (kind != Kind::kNone && kind != k) {
+      static constexpr const char* kNames[] = {"", "int64", "float", "bytes"};
+      return InvalidArgument(what, ": unexpected element type, expecting ",
+                             kNames[static_cast<int>(kind)],
+                             " as the feature's first value (a list holds one kind)");
+    }
+    kind = k;
+    return OkStatus();
+  };
+  auto add = [&](const Json& e) -> Status {
+    if (auto x = json_util::NonFiniteNumber(e)) {
+      KILN_RETURN_IF_ERROR(check_kind(Kind::kFloat));
+      f->mutable_float_list()->add_value(static_cast<float>(*x));
+    } else if (e.is_boolean()) {
+      KILN_RETURN_IF_ERROR(check_kind(Kind::kInt64));
+      f->mutable_int64_list()->add_value(e.get<bool>() ? 1 : 0);
+    } else if (e.is_number_float()) {
+      KILN_RETURN_IF_ERROR(check_kind(Kind::kFloat));
+      const double x = e.get<double>();
+      if (std::isfinite(x) && std::abs(x) > static_cast<double>(std::numeric_limits<float>::max()))
+        return InvalidArgument(what, ": cannot convert ", e.dump(),
+                               " to float without loss of precision");
+      f->mutable_float_list()->add_value(static_cast<float>(x));
+    } else if (e.is_number_unsigned() &&
+               e.get<uint64_t>() > static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+      return InvalidArgument(what, ": ", e.dump(),
+                             " is above int64's range (only int64 is "
+                             "supported)");
+    } else if (e.is_number()) {
+      KILN_RETURN_IF_ERROR(check_kind(Kind::kInt64));
+      f->mutable_int64_list()->add_value(e.get<int64_t>());
+    } else if (e.is_string()) {
+      KILN_RETURN_IF_ERROR(check_kind(Kind::kBytes));
+      f->mutable_bytes_list()->add_value(e.get<std::string>());
+    } else if (json_util::IsB64(e)) {
+      KILN_RETURN_IF_ERROR(check_kind(Kind::kBytes));
+      KILN_ASSIGN_OR_RETURN_CTX(std::string b, Base64Decode(e.begin()->get<std::string>()), what);
+      f->mutable_bytes_list()->add_value(std::move(b));
     } else {
-      return InvalidArgument(what, ": feature values must be numbers, strings or {\"b64\": ...}");
+      return InvalidArgument(what,
+                             ": feature values must be numbers, true/false, strings or "
+                             "{\"b64\": ...}, got ",
+                             e.type_name());
     }
-  }
-  if (any_bytes && (any_float || any_int))
-    return InvalidArgument(what, ": a feature cannot mix strings and numbers");
-  if (any_bytes) {
-    auto* list = f->mutable_bytes_list();
-    for (const Json* e : items) {
-      if (e->is_string()) {
-        list->add_value(e->get<std::string>());
-      } else {
-        KILN_ASSIGN_OR_RETURN_CTX(std::string b, Base64Decode(e->begin()->get<std::string>()),
-                                  what);
-        list->add_value(b);
-      }
-    }
-  } else if (any_float) {
-    auto* list = f->mutable_float_list();
-    for (const Json* e : items) list->add_value(e->get<float>());
-  } else {
-    auto* list = f->mutable_int64_list();
-    for (const Json* e : items) list->add_value(e->get<int64_t>());
-  }
+    return OkStatus();
+  };
+  if (!v.is_array()) return add(v);
+  for (const Json& e : v) KILN_RETURN_IF_ERROR(add(e));
   return OkStatus();
 }
 

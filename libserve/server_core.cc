@@ -54,9 +54,9 @@ Result<ServerCore::Target> ServerCore::TargetOf(std::shared_ptr<const Servable> 
   const std::string sig = signature_name.empty() ? kDefaultSignature : std::string(signature_name);
   auto s = t.servable->model().GetSignature(sig);
   if (!s.ok())
-    return NotFound("Serving signature name: \"", sig, "\" not found in signature def of model '",
-                    t.servable->name(), "' version ", t.servable->version(), " (",
-                    s.status().message(), ")");
+    return FailedPrecondition("Serving signature name: \"", sig,
+                              "\" not found in signature def of model '", t.servable->name(),
+                              "' version ", t.servable->version(), " (", s.status().message(), ")");
   t.signature = *s;
   const auto& defs = t.servable->model().meta_graph().signature_def();
   auto def = defs.find(sig);
@@ -82,12 +82,15 @@ Result<std::map<std::string, Tensor>> ServerCore::Run(const Target& target,
 
 Result<Tensor> ServerCore::ExamplesTensor(const Target& target, std::string_view method,
                                           std::vector<std::string> serialized) {
+  const exec::Signature& sig = *target.signature;
   if (target.method_name != method)
-    return InvalidArgument("signature '", target.signature->name(), "' has method_name '",
-                           target.method_name, "'; this API needs '", method, "'");
-  if (target.signature->inputs().size() != 1 ||
-      target.signature->inputs()[0].spec.dtype != DType::kString)
-    return InvalidArgument("signature '", target.signature->name(),
+    return InvalidArgument("signature '", sig.name(), "' has method_name '", target.method_name,
+                           "'; this API needs '", method, "'");
+  // TF Serving also refuses a signature whose input key is not "inputs", a classify signature
+  // of more than two outputs and a regress signature of more than one; kiln serves them (what
+  // it reads is unambiguous: the one input, and "classes"/"scores" or "outputs"), docs/server.md.
+  if (sig.inputs().size() != 1 || sig.inputs()[0].spec.dtype != DType::kString)
+    return InvalidArgument("signature '", sig.name(),
                            "' must take exactly one string input (the serialized tf.Examples)");
   if (serialized.empty()) return InvalidArgument("the request holds no examples");
   Tensor t(DType::kString, Shape{static_cast<int64_t>(serialized.size())});

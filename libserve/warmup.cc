@@ -35,13 +35,18 @@ Status RunPredict(const std::shared_ptr<const Servable>& servable,
   return servable->Run(*target.signature, std::move(inputs)).status();
 }
 
+Status RunExamples(const ServerCore::Target& target, std::string_view method,
+                   const tensorflow::serving::Input& input) {
+  KILN_ASSIGN_OR_RETURN(auto examples, SerializedExamples(input));
+  if (method == kClassifyMethod) return ServerCore::Classify(target, std::move(examples)).status();
+  return ServerCore::Regress(target, std::move(examples)).status();
+}
+
 Status RunExamples(const std::shared_ptr<const Servable>& servable,
                    const tensorflow::serving::ModelSpec& spec, std::string_view method,
                    const tensorflow::serving::Input& input) {
   KILN_ASSIGN_OR_RETURN(auto target, ServerCore::TargetOf(servable, spec.signature_name()));
-  KILN_ASSIGN_OR_RETURN(auto examples, SerializedExamples(input));
-  if (method == kClassifyMethod) return ServerCore::Classify(target, std::move(examples)).status();
-  return ServerCore::Regress(target, std::move(examples)).status();
+  return RunExamples(target, method, input);
 }
 
 Status RunRecord(const std::shared_ptr<const Servable>& servable,
@@ -60,12 +65,17 @@ Status RunRecord(const std::shared_ptr<const Servable>& servable,
       const auto& request = log.multi_inference_log().request();
       if (request.tasks_size() == 0)
         return InvalidArgument("Found no tasks in MultiInferenceRequest.");
+      std::vector<ServerCore::Target> targets;
       for (const auto& task : request.tasks()) {
         if (task.method_name() != kClassifyMethod && task.method_name() != kRegressMethod)
           return Unimplemented("Unsupported signature method_name: ", task.method_name());
-        KILN_RETURN_IF_ERROR(
-            RunExamples(servable, task.model_spec(), task.method_name(), request.input()));
+        KILN_ASSIGN_OR_RETURN(auto target,
+                              ServerCore::TargetOf(servable, task.model_spec().signature_name()));
+        targets.push_back(std::move(target));
       }
+      for (int i = 0; i < request.tasks_size(); ++i)
+        KILN_RETURN_IF_ERROR(
+            RunExamples(targets[i], request.tasks(i).method_name(), request.input()));
       return OkStatus();
     }
     case Log::kSessionRunLog:

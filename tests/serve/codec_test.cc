@@ -102,6 +102,7 @@ TEST_CASE("REST decoding refuses what TF Serving refuses, with a message") {
       {R"({"instances": [[1, 2]], "extra": 1})", "unknown key"},
       {R"({"instances": [[1, 2]])", "malformed JSON"},
       {R"([1, 2])", "JSON object"},
+      {R"({"instances": [[1e300, 2]]})", "without loss of precision"},
   };
   for (const auto& c : bad) {
     const char* body = c.first;
@@ -112,6 +113,11 @@ TEST_CASE("REST decoding refuses what TF Serving refuses, with a message") {
     CHECK(r.status().code() == StatusCode::kInvalidArgument);
     CHECK(r.status().message().find(why) != std::string::npos);
   }
+  // A bare NaN is a number: not a string tensor's value (a quoted "NaN" is).
+  auto nan_string = DecodeRest(R"({"instances": [{"a": 1, "s": NaN}]})", MultiArgs());
+  REQUIRE_FALSE(nan_string.ok());
+  CHECK(nan_string.status().message().find("got the number NaN") != std::string::npos);
+  CHECK(DecodeRest(R"({"instances": [{"a": 1, "s": "NaN"}]})", MultiArgs()).ok());
   auto missing = DecodeRest(R"({"instances": [{"a": 1}]})", MultiArgs());
   REQUIRE_FALSE(missing.ok());
   CHECK(missing.status().message().find("missing input 's'") != std::string::npos);
@@ -137,9 +143,31 @@ TEST_CASE("REST classify/regress examples: JSON features, b64, the context under
   CHECK(f.at("country").bytes_list().value(0) == "Canada");
   CHECK(f.at("lang").bytes_list().value(0) == "en");
   CHECK(second.features().feature().at("country").bytes_list().value(0) == "Mexico");
+  // As TF Serving's AddValueToFeature: [] is a feature of no kind (an empty row of any dtype),
+  // true/false are int64 1/0, bare NaN/Infinity are floats while the string "NaN" stays bytes.
+  auto kinds = DecodeRestExamples(
+      R"({"examples": [{"e": [], "b": [true, false], "f": [NaN, -Infinity, 1.0], "s": "NaN"}]})",
+      RequestLimits{});
+  REQUIRE(kinds.ok());
+  tensorflow::Example k;
+  REQUIRE(k.ParseFromString(kinds->examples[0]));
+  const auto& kf = k.features().feature();
+  CHECK(kf.at("e").kind_case() == tensorflow::Feature::KIND_NOT_SET);
+  REQUIRE(kf.at("b").int64_list().value_size() == 2);
+  CHECK(kf.at("b").int64_list().value(0) == 1);
+  REQUIRE(kf.at("f").float_list().value_size() == 3);
+  CHECK(std::isnan(kf.at("f").float_list().value(0)));
+  CHECK(kf.at("f").float_list().value(1) == -std::numeric_limits<float>::infinity());
+  CHECK(kf.at("s").bytes_list().value(0) == "NaN");
   const std::pair<const char*, const char*> bad[] = {
       {R"({"examples": []})", "non-empty"},
-      {R"({"examples": [{"x": [1, "a"]}]})", "cannot mix"},
+      {R"({"examples": [{"x": [1, "a"]}]})", "expecting int64"},
+      {R"({"examples": [{"x": [1, 2.5]}]})", "expecting int64"},
+      {R"({"examples": [{"x": [2.5, 1]}]})", "expecting float"},
+      {R"({"examples": [{"x": 18446744073709551615}]})", "above int64's range"},
+      {R"({"examples": [{"x": 1e300}]})", "without loss of precision"},
+      {R"({"examples": [{"x": [[1]]}]})", "got array"},
+      {R"({"examples": [{"x": null}]})", "got null"},
       {R"({"examples": [{"x": {"b64": "!!"}}]})", "example 0 feature 'x'"},
       {R"({"examples": [1]})", "example 0 must be an object"},
       {R"({"context": [], "examples": [{}]})", "context must be an object"},
@@ -173,7 +201,7 @@ TEST_CASE("REST responses: row and columnar, b64 for *_bytes, NaN as TF Serving 
   std::memcpy(y.raw_data(), vals, sizeof(vals));
   auto row = EncodeRestPredictResponse({{"y", y}}, RestFormat::kRow);
   REQUIRE(row.ok());
-  CHECK(*row == R"({"predictions": [[0.1,2], [NaN,-1e-20]]})");
+  CHECK(*row == R"({"predictions": [[0.1,2.0], [NaN,-1e-20]]})");
   Tensor b(DType::kString, Shape{2});
   b.flat<std::string>()[0] = "ok";
   b.flat<std::string>()[1] = std::string("\xff", 1);
@@ -181,7 +209,7 @@ TEST_CASE("REST responses: row and columnar, b64 for *_bytes, NaN as TF Serving 
   REQUIRE(col.ok());
   CHECK(
       *col ==
-      R"({"outputs": {"y": [[0.1,2],[NaN,-1e-20]], "z_bytes": [{"b64": "b2s="},{"b64": "/w=="}]}})");
+      R"({"outputs": {"y": [[0.1,2.0],[NaN,-1e-20]], "z_bytes": [{"b64": "b2s="},{"b64": "/w=="}]}})");
   Tensor scalar = Tensor::Scalar<float>(1);
   CHECK_FALSE(EncodeRestPredictResponse({{"y", scalar}}, RestFormat::kRow).ok());
   // float16 and bfloat16 as numbers (they were null), complex as [real, imaginary].
@@ -196,8 +224,9 @@ TEST_CASE("REST responses: row and columnar, b64 for *_bytes, NaN as TF Serving 
   c.flat<std::complex<float>>()[0] = {1.5f, -2};
   auto half = EncodeRestPredictResponse({{"bf", bf}, {"c", c}, {"h", h}}, RestFormat::kColumnar);
   REQUIRE(half.ok());
-  CHECK(*half ==
-        R"({"outputs": {"bf": [1.5,-Infinity], "c": [[1.5,-2]], "h": [1.5,-3,5.9604645e-08]}})");
+  CHECK(
+      *half ==
+      R"({"outputs": {"bf": [1.5,-Infinity], "c": [[1.5,-2.0]], "h": [1.5,-3.0,5.9604645e-08]}})");
 }
 
 TEST_CASE("REST requests: bare NaN and Infinity tokens, float16 and bfloat16 inputs") {

@@ -101,7 +101,7 @@ TEST_CASE("warm-up: a request that fails fails the load, naming the record") {
 
   WriteWarmup(dir.path() / "1", Records({PredictLog("x", 1, "no_such_signature")}));
   const Status sig = LoadStatus(dir.path());
-  CHECK(sig.code() == StatusCode::kNotFound);
+  CHECK(sig.code() == StatusCode::kFailedPrecondition);
   CHECK(sig.message().find("no_such_signature") != std::string::npos);
 
   PredictionLog classify;

@@ -96,7 +96,7 @@ def test_half_outputs_and_bare_non_finite_numbers(server):
 def test_errors_are_4xx_with_a_message(server):
     cases = [
         ("/v1/models/nope:predict", {"instances": [[1]]}, 404),
-        ("/v1/models/mlp:predict", {"signature_name": "nope", "instances": [[1]]}, 404),
+        ("/v1/models/mlp:predict", {"signature_name": "nope", "instances": [[1]]}, 400),
         ("/v1/models/mlp/versions/9:predict", {"instances": [[1]]}, 404),
         ("/v1/models/mlp:predict", {"instances": [[1, 2]]}, 400),
         ("/v1/models/multi:predict", {"instances": [{"a": [1, 2, 3], "b": 1.5, "s": "x"}]}, 400),
@@ -130,13 +130,13 @@ def test_classify_and_regress_parse_examples(server, repo):
     r = post(server, "/v1/models/estimator:classify", {"examples": rows})
     assert r.status_code == 200, r.text
     want = _estimator_reference(repo[0], rows, "classify")
-    for row, scores in zip(r.json()["result"], want["scores"]):
+    for row, scores in zip(r.json()["results"], want["scores"]):
         assert [c for c, _ in row] == ["neg", "pos"]
         np.testing.assert_allclose([s for _, s in row], scores, rtol=1e-5)
     r = post(server, "/v1/models/estimator:regress",
              {"signature_name": "regress", "examples": rows})
     assert r.status_code == 200, r.text
-    np.testing.assert_allclose(r.json()["result"],
+    np.testing.assert_allclose(r.json()["results"],
                                _estimator_reference(repo[0], rows, "regress")["outputs"],
                                rtol=1e-5)
     # A record without the required feature: TF's parse error, not a crash.
@@ -150,7 +150,7 @@ def test_classify_and_regress(server):
             "examples": [{"id": 7, "tag": "a"}, {"id": [1, 2], "tag": "b"}]}
     r = post(server, "/v1/models/examples:classify", body)
     assert r.status_code == 200, r.text
-    result = r.json()["result"]
+    result = r.json()["results"]
     assert len(result) == 2
     for row, want in zip(result, body["examples"]):
         (label, score), = row
@@ -164,7 +164,7 @@ def test_classify_and_regress(server):
     r = post(server, "/v1/models/examples:regress",
              {"signature_name": "regress", "examples": [{"x": 1.5}, {"x": 2.5}, {"x": 0.0}]})
     assert r.status_code == 200, r.text
-    assert r.json() == {"result": [3, 3, 3]}
+    assert r.json() == {"results": [3, 3, 3]}
     # The method must match the signature's method_name.
     r = post(server, "/v1/models/examples:regress", {"examples": [{"x": 1.0}]})
     assert r.status_code == 400 and "method_name" in r.json()["error"]
@@ -204,14 +204,14 @@ def test_tfx_classify_and_regress_json_examples(server, tfx_reference):
     r = post(server, "/v1/models/tfx:classify", body)
     assert r.status_code == 200, r.text
     want = tfx_reference("classify", protos)
-    result = r.json()["result"]
+    result = r.json()["results"]
     assert len(result) == len(TFX_ROWS)
     for row, labels, scores in zip(result, want["classes"], want["scores"]):
         assert [c.encode() for c, _ in row] == list(labels)
         np.testing.assert_allclose([s for _, s in row], scores, rtol=1e-5)
     r = post(server, "/v1/models/tfx:regress", {**body, "signature_name": "regress"})
     assert r.status_code == 200, r.text
-    np.testing.assert_allclose(r.json()["result"], tfx_reference("regress", protos)["outputs"],
+    np.testing.assert_allclose(r.json()["results"], tfx_reference("regress", protos)["outputs"],
                                rtol=1e-5, atol=1e-6)
 
 

@@ -202,6 +202,7 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
         return Unimplemented("Unsupported signature method_name: ", task.method_name());
     }
     KILN_ASSIGN_OR_RETURN(auto examples, SerializedExamples(req.input()));
+    std::vector<ServerCore::Target> targets;
     std::optional<int64_t> version;
     for (const auto& task : req.tasks()) {
       Spec spec = SpecOf(task.model_spec());
@@ -211,8 +212,13 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
       }
       KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
       version = target.servable->version();
+      targets.push_back(std::move(target));
+    }
+    for (int i = 0; i < req.tasks_size(); ++i) {
+      const auto& task = req.tasks(i);
+      const ServerCore::Target& target = targets[i];
       auto* result = resp->add_results();
-      FillSpec(target, spec.signature, result->mutable_model_spec());
+      FillSpec(target, task.model_spec().signature_name(), result->mutable_model_spec());
       if (task.method_name() == kClassifyMethod) {
         KILN_ASSIGN_OR_RETURN(auto classes, ServerCore::Classify(target, examples));
         for (const auto& row : classes.rows) {
