@@ -353,30 +353,12 @@ Status ModelRepository::Poll() {
 }
 
 void ModelRepository::StartPolling(std::chrono::milliseconds interval) {
-  StopPolling();
-  {
-    std::lock_guard<std::mutex> lock(stop_mu_);
-    stop_ = false;
-  }
-  poller_ = std::thread([this, interval] {
-    std::unique_lock<std::mutex> lock(stop_mu_);
-    while (!stop_cv_.wait_for(lock, interval, [this] { return stop_; })) {
-      lock.unlock();
-      Status s = Poll();
-      if (!s.ok()) LogEvent("error", "poll_failed", {{"error", s.ToString()}});
-      lock.lock();
-    }
+  poller_.Start(interval, [this] {
+    if (Status s = Poll(); !s.ok()) LogEvent("error", "poll_failed", {{"error", s.ToString()}});
   });
 }
 
-void ModelRepository::StopPolling() {
-  {
-    std::lock_guard<std::mutex> lock(stop_mu_);
-    stop_ = true;
-  }
-  stop_cv_.notify_all();
-  if (poller_.joinable()) poller_.join();
-}
+void ModelRepository::StopPolling() { poller_.Stop(); }
 
 Result<std::shared_ptr<const Servable>> ModelRepository::Find(
     std::string_view name, std::optional<int64_t> version,

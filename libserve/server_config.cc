@@ -155,30 +155,13 @@ Status ModelConfigFilePoller::PollOnce() {
 }
 
 void ModelConfigFilePoller::Start(std::chrono::milliseconds interval) {
-  Stop();
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = false;
-  }
-  thread_ = std::thread([this, interval] {
-    std::unique_lock<std::mutex> lock(mu_);
-    while (!cv_.wait_for(lock, interval, [this] { return stop_; })) {
-      lock.unlock();
-      // TF Serving logs a failed reload on every poll and keeps the running config.
-      if (Status s = PollOnce(); !s.ok())
-        LogEvent("error", "config_reload_failed", {{"error", s.ToString()}});
-      lock.lock();
-    }
+  thread_.Start(interval, [this] {
+    // TF Serving logs a failed reload on every poll and keeps the running config.
+    if (Status s = PollOnce(); !s.ok())
+      LogEvent("error", "config_reload_failed", {{"error", s.ToString()}});
   });
 }
 
-void ModelConfigFilePoller::Stop() {
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void ModelConfigFilePoller::Stop() { thread_.Stop(); }
 
 }  // namespace kiln::serve

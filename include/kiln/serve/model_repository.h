@@ -10,7 +10,6 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -20,13 +19,13 @@
 #include <set>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "kiln/core/status.h"
 #include "kiln/exec/saved_model.h"
 #include "kiln/serve/batcher.h"
 #include "kiln/serve/metrics.h"
+#include "kiln/serve/periodic_thread.h"
 
 namespace kiln::serve {
 
@@ -156,12 +155,9 @@ class ModelRepository {
   RepositoryOptions options_;
   mutable std::mutex mu_;  // guards models_
   std::map<std::string, Model, std::less<>> models_;
-  std::mutex poll_mu_;    // one poll at a time
-  std::mutex reload_mu_;  // one ReloadConfig at a time
-  std::thread poller_;
-  std::mutex stop_mu_;
-  std::condition_variable stop_cv_;
-  bool stop_ = false;
+  std::mutex poll_mu_;     // one poll at a time
+  std::mutex reload_mu_;   // one ReloadConfig at a time
+  PeriodicThread poller_;  // last: stops before the members its function reads go
 };
 
 }  // namespace kiln::serve

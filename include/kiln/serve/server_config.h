@@ -7,13 +7,10 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <filesystem>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "kiln/core/status.h"
@@ -67,10 +64,7 @@ class ModelConfigFilePoller {
   std::filesystem::path path_;
   ModelRepository* repository_;
   std::string applied_text_;
-  std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  PeriodicThread thread_;  // last: stops before the members its function reads go
 };
 
 }  // namespace kiln::serve
