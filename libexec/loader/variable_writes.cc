@@ -3,6 +3,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 #include "kiln/exec/function_call.h"
@@ -45,20 +46,28 @@ class Analysis {
   }
 
  private:
-  // The argument input `input` of f ("name", "node:out:i") comes from through Identity
-  // nodes, or -1.
-  static int ArgOf(const tensorflow::FunctionDef& f, std::string input) {
+  // A function's nodes and arguments by name: a walk looks inputs up once each (a training
+  // function has thousands of writes).
+  struct Names {
+    std::unordered_map<std::string_view, const tensorflow::NodeDef*> nodes;
+    std::unordered_map<std::string_view, int> args;
+    explicit Names(const tensorflow::FunctionDef& f) {
+      for (const auto& n : f.node_def()) nodes[n.name()] = &n;
+      for (int i = 0; i < f.signature().input_arg_size(); ++i)
+        args.emplace(f.signature().input_arg(i).name(), i);
+    }
+  };
+
+  // The argument input `input` ("name", "node:out:i") comes from through Identity nodes, or -1.
+  static int ArgOf(const Names& names, std::string_view input) {
     for (int hops = 0; hops < 64; ++hops) {
       const size_t colon = input.find(':');
-      if (colon == std::string::npos) {
-        for (int i = 0; i < f.signature().input_arg_size(); ++i)
-          if (f.signature().input_arg(i).name() == input) return i;
-        return -1;
+      if (colon == std::string_view::npos) {
+        auto it = names.args.find(input);
+        return it == names.args.end() ? -1 : it->second;
       }
-      const std::string node = input.substr(0, colon);
-      const tensorflow::NodeDef* n = nullptr;
-      for (const auto& c : f.node_def())
-        if (c.name() == node) n = &c;
+      auto it = names.nodes.find(input.substr(0, colon));
+      const tensorflow::NodeDef* n = it == names.nodes.end() ? nullptr : it->second;
       if (n == nullptr || n->op() != "Identity" || n->input_size() < 1) return -1;
       input = n->input(0);
     }
@@ -66,13 +75,13 @@ class Analysis {
   }
 
   // The written arguments of callee `fn` called with node n's inputs from `first` on.
-  void Call(const tensorflow::FunctionDef& f, const tensorflow::NodeDef& n, const std::string& fn,
-            int first, ArgWrites* w) {
+  void Call(const Names& names, const tensorflow::NodeDef& n, const std::string& fn, int first,
+            ArgWrites* w) {
     const ArgWrites callee = Of(fn);
     w->untraced |= callee.untraced;
     for (int a : callee.args) {
       const int k = first + a;
-      const int arg = k < n.input_size() ? ArgOf(f, n.input(k)) : -1;
+      const int arg = k < n.input_size() ? ArgOf(names, n.input(k)) : -1;
       if (arg < 0) {
         w->untraced = true;
       } else {
@@ -82,6 +91,7 @@ class Analysis {
   }
 
   void Walk(const tensorflow::FunctionDef& f, ArgWrites* w) {
+    const Names names(f);
     for (const tensorflow::NodeDef& n : f.node_def()) {
       const std::string& op = n.op();
       if (Writes(op)) {
@@ -89,7 +99,7 @@ class Analysis {
         // follow among its other inputs, which are otherwise values.
         for (int i = 0; i < n.input_size(); ++i) {
           if (n.input(i).starts_with("^")) continue;
-          const int arg = ArgOf(f, n.input(i));
+          const int arg = ArgOf(names, n.input(i));
           if (arg >= 0) {
             w->args.insert(arg);
           } else if (i == 0) {
@@ -99,7 +109,7 @@ class Analysis {
         continue;
       }
       if (library_.Find(op) != nullptr) {
-        Call(f, n, op, 0, w);
+        Call(names, n, op, 0, w);
         continue;
       }
       const auto func = [&](const char* attr) -> const std::string* {
@@ -107,15 +117,15 @@ class Analysis {
         return it != n.attr().end() && it->second.has_func() ? &it->second.func().name() : nullptr;
       };
       if (IsFunctionCallOp(op) && func("f") != nullptr) {
-        Call(f, n, *func("f"), 0, w);
+        Call(names, n, *func("f"), 0, w);
       } else if ((op == "While" || op == "StatelessWhile") && func("body") != nullptr) {
-        Call(f, n, *func("body"), 0, w);
-        if (func("cond") != nullptr) Call(f, n, *func("cond"), 0, w);
+        Call(names, n, *func("body"), 0, w);
+        if (func("cond") != nullptr) Call(names, n, *func("cond"), 0, w);
       } else if (op == "If" || op == "StatelessIf" || op == "Case" || op == "StatelessCase") {
         for (const char* attr : {"then_branch", "else_branch"})
-          if (func(attr) != nullptr) Call(f, n, *func(attr), 1, w);
+          if (func(attr) != nullptr) Call(names, n, *func(attr), 1, w);
         if (auto it = n.attr().find("branches"); it != n.attr().end())
-          for (const auto& b : it->second.list().func()) Call(f, n, b.name(), 1, w);
+          for (const auto& b : it->second.list().func()) Call(names, n, b.name(), 1, w);
       } else if (FindOp(op) == nullptr) {
         w->untraced = true;  // unknown: assume the worst
       } else {
