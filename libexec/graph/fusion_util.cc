@@ -49,12 +49,15 @@ DType TypeOf(const FlatNode& n) {
   return FromProto(it->second.type());
 }
 
-// A Cast's source and destination types (kInvalid when not a Cast of one input).
+// A Cast's source and destination types (kInvalid when not a Cast of one input, or a Cast with
+// Truncate=True: its kernel alone truncates, so no fusion may take it for a rounding one).
 std::pair<DType, DType> CastTypes(const FlatNode& n) {
   if (n.op != "Cast" || n.inputs.size() != 1 || n.attrs == nullptr)
     return {DType::kInvalid, DType::kInvalid};
   auto src = n.attrs->find("SrcT"), dst = n.attrs->find("DstT");
   if (src == n.attrs->end() || dst == n.attrs->end()) return {DType::kInvalid, DType::kInvalid};
+  if (auto t = n.attrs->find("Truncate"); t != n.attrs->end() && t->second.b())
+    return {DType::kInvalid, DType::kInvalid};
   return {FromProto(src->second.type()), FromProto(dst->second.type())};
 }
 

@@ -155,10 +155,13 @@ class HalfInFloat {
     return true;
   }
 
-  // Whether node c is a Cast of one float32 value (CastFrom) or to float32 (IsCastTo).
+  // Whether node c is a Cast of one float32 value (CastFrom) or to float32 (IsCastTo). A Cast
+  // with Truncate=True is no CastFrom: a region reads its truncated result, not around it.
   bool CastFrom(int c, DType from) const {
     const FlatNode& p = g_.nodes[c];
     if (p.op != "Cast" || p.inputs.size() != 1) return false;
+    if (p.attrs != nullptr)
+      if (auto t = p.attrs->find("Truncate"); t != p.attrs->end() && t->second.b()) return false;
     const TensorSpec* s = SpecAt(facts_, p.inputs[0]);
     return s != nullptr && s->dtype == from;
   }

@@ -258,7 +258,8 @@ struct RightShift {
 // ---- activations ----------------------------------------------------------------------------
 
 // TF's thresholds: softplus(x) is x above -log(eps) - 2 and exp(x) below log(eps) + 2 (both
-// within machine epsilon there); log(exp(x) + 1) in between.
+// within machine epsilon there); log1p(exp(x)) in between (log(exp(x) + 1) loses exp(x)'s low
+// bits to the rounding of the sum: 6% off at x = -13.8).
 template <typename C>
 struct Softplus {
   static constexpr int kCost = 8;
@@ -269,7 +270,7 @@ struct Softplus {
     const W v(x);
     if (v > -threshold) return x;
     if (v < threshold) return static_cast<C>(std::exp(v));
-    return static_cast<C>(std::log(std::exp(v) + W(1)));
+    return static_cast<C>(std::log1p(std::exp(v)));
   }
 };
 template <typename C>
@@ -299,7 +300,14 @@ template <typename C>
 struct Atan2 {
   static constexpr int kCost = 8;
   KILN_HD C operator()(C y, C x) const {
-    return static_cast<C>(std::atan2(static_cast<Wide<C>>(y), static_cast<Wide<C>>(x)));
+    using W = Wide<C>;
+    // Subnormal operands as the zeros of their sign, as kiln reads subnormals everywhere
+    // (design.md): glibc's atan2 tests for zero by the bits and then divides, which the
+    // flush-to-zero mode turns into 0/0, a NaN, for two subnormals.
+    auto flushed = [](W v) {
+      return std::abs(v) < std::numeric_limits<W>::min() ? std::copysign(W(0), v) : v;
+    };
+    return static_cast<C>(std::atan2(flushed(static_cast<W>(y)), flushed(static_cast<W>(x))));
   }
 };
 
@@ -407,6 +415,10 @@ struct Zeta {
     const W inf = std::numeric_limits<W>::infinity();
     if (wx == inf && wq > W(0)) return static_cast<C>(wq < W(1) ? wx : (wq == W(1) ? W(1) : W(0)));
     if (wq == inf && wx > W(1)) return C(0);  // every term is 0
+    // The first term q^-x, the largest, underflows: so does every term, and the sum is 0 (as
+    // TF's Eigen returns; the bundled one goes on to its tail, where x's huge powers make
+    // inf * 0 = NaN).
+    if (wx > W(1) && wq > W(0) && std::pow(wq, -wx) == W(0)) return C(0);
     return static_cast<C>(Eigen::numext::zeta(wx, wq));
   }
 };

@@ -25,8 +25,9 @@ Status PrepareCast(PrepareContext& ctx) {
     KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "DstT", dst, CastTypes::kDTypes));
   }
   KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "x", src));
+  KILN_PREPARE_ASSIGN(ctx, bool truncate, ctx.attrs.GetBool("Truncate", false));
   ctx.outputs = {TensorSpec{dst, ctx.inputs[0].shape}};
-  ctx.state = std::make_shared<TypedOpState<DType>>(dst);
+  ctx.state = std::make_shared<math::CastState>(dst, truncate && math::CastTruncates(src, dst));
   return OkStatus();
 }
 

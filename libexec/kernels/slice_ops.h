@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "kernels/array_util.h"
@@ -14,20 +15,22 @@ namespace kiln::exec::slice {
 
 // ---- Transpose -------------------------------------------------------------------------------
 
-// Checks that `perm` is a permutation of [0, rank).
-inline Status CheckPerm(const std::vector<int64_t>& perm, int rank) {
+// Checks that `perm` is a permutation of [0, rank) once its entries in [-rank, 0) count from
+// the end, as TF's kernel reads them (tf.transpose(x, [-1, 0, 1])); makes those non-negative.
+inline Status CheckPerm(std::vector<int64_t>& perm, int rank) {
   if (static_cast<int>(perm.size()) != rank) {
     return InvalidArgument("perm ", DimsString(perm), " has ", perm.size(),
                            " entries but the input has rank ", rank);
   }
+  const std::string given = DimsString(perm);
   std::vector<bool> seen(rank, false);
-  for (int64_t p : perm) {
-    if (p < 0 || p >= rank) {
-      return InvalidArgument("perm ", DimsString(perm), ": ", p, " is out of range [0, ", rank,
-                             ")");
+  for (int64_t& p : perm) {
+    if (p < -rank || p >= rank) {
+      return InvalidArgument("perm ", given, ": ", p, " is out of range [", -rank, ", ", rank, ")");
     }
+    if (p < 0) p += rank;
     if (seen[p]) {
-      return InvalidArgument("perm ", DimsString(perm), ": ", p, " appears more than once");
+      return InvalidArgument("perm ", given, ": ", p, " appears more than once");
     }
     seen[p] = true;
   }

@@ -624,6 +624,35 @@ TEST_CASE("half precision: Keras's AutoCasts around a float32 region run no Cast
   CHECK(out[1].data<int32_t>()[1] == 2);
 }
 
+// A Cast with Truncate=True is no AutoCast to read around: the region reads its truncated
+// value (TF's Cast zeroes the mantissa bits float16 lacks: 1 + 3 * 2^-12 becomes 1, where
+// rounding gives 1 + 2^-10 and the float32 value stays 1 + 3 * 2^-12).
+TEST_CASE("half precision: a region reads a truncating Cast's result, not its float32 input") {
+  tensorflow::FunctionDefLibrary proto;
+  REQUIRE(google::protobuf::TextFormat::ParseFromString(kAutoCastLib, &proto));
+  for (tensorflow::NodeDef& node : *proto.mutable_function(0)->mutable_node_def())
+    if (node.name() == "x16") (*node.mutable_attr())["Truncate"].set_b(true);
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {{DType::kFloat, PartialShape({1, 2})},
+                                         {DType::kFloat, PartialShape({2, 1})}};
+  for (bool in_float : {true, false}) {
+    CAPTURE(in_float);
+    PrepareOptions options;
+    options.half_in_float = in_float;
+    auto pf = PreparedFunction::Prepare(*lib.Find("autocast_dense"), lib, specs, options);
+    REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+    Tensor x(DType::kFloat, Shape{1, 2}), w(DType::kFloat, Shape{2, 1});
+    x.data<float>()[0] = 1 + 3 * std::ldexp(1.0f, -12);
+    x.data<float>()[1] = 0;
+    w.data<float>()[0] = 1;
+    w.data<float>()[1] = 1;
+    std::vector<Tensor> out;
+    Status s = (*pf)->Run(std::vector{x, w}, &out);
+    REQUIRE_MESSAGE(s.ok(), s.ToString());
+    CHECK(out[0].data<float>()[0] == 1.0f);
+  }
+}
+
 // The half-precision rewrite's first look folds no Cast, so fusion takes its own: a float16
 // weight's Cast folds there and the per-channel scale folds into the convolution.
 TEST_CASE("half precision: a float16 weight's Cast still folds for fusion") {

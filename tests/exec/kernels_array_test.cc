@@ -299,7 +299,8 @@ TEST_CASE("Transpose matches a reference for every permutation up to rank 4") {
   }
 }
 
-TEST_CASE("Transpose infers shapes from a constant perm and rejects bad perms") {
+TEST_CASE(
+    "Transpose infers shapes from a constant perm, negative entries too, and rejects bad perms") {
   OpRunner r("Transpose");
   r.T(DType::kFloat)
       .InputSpec({DType::kFloat, PartialShape{-1, 3, 5}})
@@ -315,7 +316,28 @@ TEST_CASE("Transpose infers shapes from a constant perm and rejects bad perms") 
              {"node 't'", "perm [0, 0]", "more than once"});
   CheckError(
       OpRunner("Transpose").T(DType::kFloat).Input(Iota({2, 3})).Input(I32({0, 2})).Run1().status(),
-      {"perm [0, 2]", "out of range [0, 2)"});
+      {"perm [0, 2]", "out of range [-2, 2)"});
+  // Negative entries count from the end (TF's kernel): -2 is 0, taken twice here.
+  CheckError(OpRunner("Transpose")
+                 .T(DType::kFloat)
+                 .Input(Iota({2, 3}))
+                 .Input(I32({0, -2}))
+                 .Run1()
+                 .status(),
+             {"perm [0, -2]", "0 appears more than once"});
+  CheckError(OpRunner("Transpose")
+                 .T(DType::kFloat)
+                 .Input(Iota({2, 3}))
+                 .Input(I32({-3, 0}))
+                 .Run1()
+                 .status(),
+             {"perm [-3, 0]", "-3 is out of range [-2, 2)"});
+  OpRunner neg("Transpose");
+  neg.T(DType::kFloat)
+      .InputSpec({DType::kFloat, PartialShape{-1, 3, 5}})
+      .ConstantInput(I32({-1, 0, -2}));
+  REQUIRE(neg.Prepare().ok());
+  CHECK(neg.output_specs()[0].shape == PartialShape{5, -1, 3});
   OpRunner len("Transpose");
   len.T(DType::kFloat).Input(Iota({2, 3})).Input(I32({1, 0, 2}));
   CheckError(len.Prepare(), {"'perm' has 3 entries", "(2, 3)"});

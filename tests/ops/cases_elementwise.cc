@@ -8,6 +8,7 @@
 
 #include "kiln/core/float8.h"
 #include "ops/op_cases.h"
+#include "ops/ref_util.h"
 
 namespace kiln::testing {
 namespace {
@@ -389,6 +390,62 @@ std::vector<OpCase> ElementwiseCases() {
                             0.0};
                       return out;
                     })
+                    .Build());
+  }
+  // Cast with Truncate=True: TF 2.21's results (tf.raw_ops.Cast). The mantissa bits the result
+  // lacks are zeroed before converting, for float32 -> bfloat16/float16 and from the 64-bit types
+  // to float32/complex64/float16 (so 65535 becomes float16 65504, not inf); float64 -> bfloat16
+  // is no such pair and rounds.
+  {
+    struct Trunc {
+      DType src, dst;
+      std::vector<double> x, want;
+    };
+    const double inf = std::numeric_limits<double>::infinity();
+    const auto toward0 = [](double v) {
+      return static_cast<double>(std::nextafter(static_cast<float>(v), 0.0f));
+    };
+    const std::vector<Trunc> cases = {
+        {DType::kFloat,
+         DType::kBFloat16,
+         {0.49999997, -3.999, 1.0078, 3.4e38, inf},
+         {0.498046875, -3.984375, 1.0, 3.3895313892515355e38, inf}},
+        {DType::kFloat,
+         DType::kHalf,
+         {65519, 65535, 70000, -65535, 0.49999997, 1 + std::ldexp(1.0, -9) - std::ldexp(1.0, -20)},
+         {65504, 65504, inf, -65504, 0.499755859375, 1 + std::ldexp(1.0, -10)}},
+        {DType::kDouble,
+         DType::kFloat,
+         {0.1, 1.0 / 3, -2.0 / 3, 1e39},
+         {toward0(0.1), toward0(1.0 / 3), toward0(-2.0 / 3), inf}},
+        {DType::kDouble, DType::kBFloat16, {0.1, 1.0 / 3}, {0.10009765625, 0.333984375}},
+    };
+    for (const Trunc& t : cases) {
+      const Shape shape{static_cast<int64_t>(t.x.size())};
+      const Tensor want = FromDoubles(t.dst, shape, t.want);
+      c.push_back(OpCaseBuilder("Cast", "Cast " + DTypeShortName(t.src) + " -> " +
+                                            DTypeShortName(t.dst) + " Truncate=True")
+                      .Type("SrcT", t.src)
+                      .Type("DstT", t.dst)
+                      .Bool("Truncate", true)
+                      .Input(FromDoubles(t.src, shape, t.x))
+                      .Reference1([want](const auto&) { return want; })
+                      .Build());
+    }
+    using Z = std::complex<double>;
+    Tensor z(DType::kComplex128, Shape{2});
+    z.data<Z>()[0] = Z(0.1, 0.3);
+    z.data<Z>()[1] = Z(1.0 / 3, -2.0 / 3);
+    Tensor zw(DType::kComplex64, Shape{2});
+    zw.data<std::complex<float>>()[0] = {std::nextafter(0.1f, 0.0f), std::nextafter(0.3f, 0.0f)};
+    zw.data<std::complex<float>>()[1] = {std::nextafter(1.0f / 3, 0.0f),
+                                         std::nextafter(-2.0f / 3, 0.0f)};
+    c.push_back(OpCaseBuilder("Cast", "Cast complex128 -> complex64 Truncate=True")
+                    .Type("SrcT", DType::kComplex128)
+                    .Type("DstT", DType::kComplex64)
+                    .Bool("Truncate", true)
+                    .Input(z)
+                    .Reference1([zw](const auto&) { return zw; })
                     .Build());
   }
   // float8: TF 2.21's own bits for float32 -> float8_e4m3fn / float8_e5m2 (round to nearest

@@ -1,5 +1,7 @@
 // Op-tester cases of tensors made from values: Fill, Range, Tile, BroadcastTo, OneHot.
 #include <cmath>
+#include <cstdint>
+#include <limits>
 
 #include "ops/array_ref.h"
 #include "ops/op_cases.h"
@@ -81,6 +83,28 @@ std::vector<OpCase> FillCases() {
                    }).Build());
     }
   }
+  // Integer ranges that end next to the type's limits: adding delta once more after the last
+  // element would pass them (undefined for the signed types; UBSan stops there).
+  c.push_back(
+      OpCaseBuilder("Range", "Range int32 across the whole type")
+          .Type("Tidx", DType::kInt32)
+          .ConstInput(Tensor::Scalar<int32_t>(std::numeric_limits<int32_t>::min()))
+          .ConstInput(Tensor::Scalar<int32_t>(std::numeric_limits<int32_t>::max()))
+          .ConstInput(Tensor::Scalar<int32_t>(1 << 30))
+          .Reference1([](const auto&) {
+            return Vec<int32_t>({std::numeric_limits<int32_t>::min(), -(1 << 30), 0, 1 << 30});
+          })
+          .Build());
+  c.push_back(OpCaseBuilder("Range", "Range int64 down to the type's lowest value")
+                  .Type("Tidx", DType::kInt64)
+                  .Input(Tensor::Scalar<int64_t>(std::numeric_limits<int64_t>::min() + 3))
+                  .Input(Tensor::Scalar<int64_t>(std::numeric_limits<int64_t>::min()))
+                  .Input(Tensor::Scalar<int64_t>(-2))
+                  .Reference1([](const auto&) {
+                    return Vec<int64_t>({std::numeric_limits<int64_t>::min() + 3,
+                                         std::numeric_limits<int64_t>::min() + 1});
+                  })
+                  .Build());
   c.push_back(OpCaseBuilder("Range", "Range float fraction")
                   .Type("Tidx", DType::kFloat)
                   .ConstInput(Tensor::Scalar<float>(0.0f))

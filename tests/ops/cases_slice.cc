@@ -201,6 +201,22 @@ std::vector<OpCase> SliceCases() {
                     })
                     .Build());
   }
+  // Negative perm entries count from the end, as TF's kernel reads them: [-1, 0, 1] is
+  // [2, 0, 1], constant (prepare infers the shape) or not, int32 or int64.
+  for (bool constant : {true, false}) {
+    OpCaseBuilder b("Transpose", std::string("Transpose negative perm [-1, 0, 1], ") +
+                                     (constant ? "constant" : "not constant"));
+    b.T(DType::kFloat).Type("Tperm", constant ? DType::kInt32 : DType::kInt64);
+    b.Input(Distinct(DType::kFloat, Shape{2, 3, 4}));
+    if (constant)
+      b.ConstInput(Vec<int32_t>({-1, 0, 1}));
+    else
+      b.Input(Vec<int64_t>({-1, -3, 1}));
+    c.push_back(b.Reference1([](const std::vector<Tensor>& in) {
+                   return RefMove(in[0], Shape{4, 2, 3},
+                                  [](const Index& o) { return (o[1] * 3 + o[2]) * 4 + o[0]; });
+                 }).Build());
+  }
   c.push_back(OpCaseBuilder("Transpose", "Transpose big, perm not constant")
                   .T(DType::kFloat)
                   .Type("Tperm", DType::kInt64)

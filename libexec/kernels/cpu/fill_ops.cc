@@ -35,11 +35,18 @@ Status ComputeFill(const KernelContext& ctx) {
 
 // ---- Range -------------------------------------------------------------------------------------
 
-// Accumulated, as TF's kernel does, so float values match it bit for bit.
+// Accumulated, as TF's kernel does, so float values match it bit for bit. Delta is added only
+// between elements: once more after the last could pass an integer type's range (Range(-2^31,
+// 2^31 - 1, 2^30) in int32), which is undefined for the signed ones.
 template <typename T>
 void RangeFill(T start, T delta, int64_t n, T* out) {
+  if (n <= 0) return;
   T value = start;
-  for (int64_t i = 0; i < n; ++i, value += delta) out[i] = value;
+  out[0] = value;
+  for (int64_t i = 1; i < n; ++i) {
+    value += delta;
+    out[i] = value;
+  }
 }
 
 Status ComputeRange(const KernelContext& ctx) {

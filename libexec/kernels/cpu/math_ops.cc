@@ -105,6 +105,58 @@ Dst CastValue(ComputeType<Src> v) {
   }
 }
 
+// The significant bits of a floating type's values, the hidden bit included (a complex type's
+// parts'); 0 for others.
+template <typename T>
+constexpr int MantissaDigits() {
+  if constexpr (kIsComplex<T>) {
+    return std::numeric_limits<typename T::value_type>::digits;
+  } else if constexpr (kIsFloating<ComputeType<T>>) {
+    return std::numeric_limits<ComputeType<T>>::digits;
+  } else {
+    return 0;
+  }
+}
+
+// `v` with the low mantissa bits that Dst lacks zeroed (TF's LSBZeroSetter: NaN kept), for
+// Cast with Truncate=True; complex values part by part.
+template <typename Dst, typename S>
+S ZeroLowBits(S v) {
+  if constexpr (kIsComplex<S>) {
+    return S(ZeroLowBits<Dst>(v.real()), ZeroLowBits<Dst>(v.imag()));
+  } else {
+    constexpr int kDropped = MantissaDigits<S>() - MantissaDigits<Dst>();
+    static_assert(kDropped > 0, "truncation narrows the mantissa");
+    using Bits = std::conditional_t<sizeof(S) == 8, uint64_t, uint32_t>;
+    if (std::isnan(v)) return v;
+    return std::bit_cast<S>(std::bit_cast<Bits>(v) & (~Bits{0} << kDropped));
+  }
+}
+
+// Cast with Truncate=True (math::CastTruncates' pairs): each element's surplus mantissa bits
+// zeroed, then converted as usual. False for a pair that does not narrow the mantissa.
+bool CastTruncated(const KernelContext& ctx, const Tensor& x, Tensor* out) {
+  using From = TypeList<float, double, std::complex<float>, std::complex<double>>;
+  using To = TypeList<float, Half, BFloat16, std::complex<float>>;
+  bool done = false;
+  const Status s = Dispatch<From>(x.dtype(), [&](auto src_tag) {
+    using Src = typename decltype(src_tag)::type;
+    return Dispatch<To>(out->dtype(), [&](auto dst_tag) {
+      using Dst = typename decltype(dst_tag)::type;
+      if constexpr (MantissaDigits<Src>() > MantissaDigits<Dst>()) {
+        const Src* in = x.data<Src>();
+        Dst* o = out->data<Dst>();
+        ctx.threads().ParallelFor(x.NumElements(), 4096, [&](int64_t b, int64_t e) {
+          for (int64_t i = b; i < e; ++i) o[i] = CastValue<Src, Dst>(ZeroLowBits<Dst>(in[i]));
+        });
+        done = true;
+      }
+      return OkStatus();
+    });
+  });
+  return s.ok() && done;
+}
+
 // The types the Eigen path below has always handled; the rest convert element by element.
 template <typename T>
 inline constexpr bool kEigenCastType = std::is_same_v<T, float> || std::is_same_v<T, double> ||
@@ -145,12 +197,14 @@ bool CastHalfVectorised(const KernelContext& ctx, const Tensor& x, Tensor* out) 
 
 Status ComputeCast(const KernelContext& ctx) {
   const Tensor& x = ctx.input(0);
-  const DType dst = ctx.state<TypedOpState<DType>>().value;
+  const auto& state = ctx.state<math::CastState>();
+  const DType dst = state.dst;
   if (x.dtype() == dst) {
     ctx.SetOutput(0, x);
     return OkStatus();
   }
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.ForwardInputOrAllocateOutput(0, 0, x.shape()));
+  if (state.truncate && CastTruncated(ctx, x, out)) return OkStatus();
   if (CastHalfVectorised(ctx, x, out)) return OkStatus();
   return Dispatch<CastTypes>(x.dtype(), [&](auto src_tag) {
     using Src = typename decltype(src_tag)::type;

@@ -3,8 +3,10 @@
 
 #include <complex>
 #include <string>
+#include <type_traits>
 
 #include "kernels/cpu/elementwise.h"
+#include "kernels/cpu/vector_math.h"
 #include "kernels/kernel_util.h"
 #include "kernels/math_functors.h"
 #include "kernels/type_lists.h"
@@ -31,7 +33,12 @@ Status ComputeLeakyRelu(const KernelContext& ctx) {
     C* o = MutableComputeData<T>(out);
     const C a = fn::AttrAs<C>(alpha);
     ctx.threads().ParallelFor(n, 32768, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) o[i] = in[i] > C(0) ? in[i] : fn::LeakyScale(in[i], a);
+      if constexpr (std::is_same_v<C, float>) {  // the common case, vectorised per ISA
+        vmath::LeakyRelu(in + begin, a, o + begin, end - begin);
+      } else {
+        for (int64_t i = begin; i < end; ++i)
+          o[i] = in[i] > C(0) ? in[i] : fn::LeakyScale(in[i], a);
+      }
     });
     return OkStatus();
   });

@@ -58,6 +58,7 @@ namespace {
   X(Erf)                    \
   X(Erfc)                   \
   X(Relu)                   \
+  X(LeakyRelu)              \
   X(FakeQuant)              \
   X(QuantizeLevels)         \
   X(Binary)                 \
@@ -120,6 +121,9 @@ void Tanh(const float* x, float* y, int64_t n) { Active().Tanh(x, y, n); }
 void Erf(const float* x, float* y, int64_t n) { Active().Erf(x, y, n); }
 void Erfc(const float* x, float* y, int64_t n) { Active().Erfc(x, y, n); }
 void Relu(const float* x, float* y, int64_t n) { Active().Relu(x, y, n); }
+void LeakyRelu(const float* x, float alpha, float* y, int64_t n) {
+  Active().LeakyRelu(x, alpha, y, n);
+}
 void QuantizeLevels(const float* x, uint8_t* y, int64_t n, float lo, float hi, float inv_scale,
                     float zero) {
   Active().QuantizeLevels(x, y, n, lo, hi, inv_scale, zero);

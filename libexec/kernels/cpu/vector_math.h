@@ -18,6 +18,8 @@ void Tanh(const float* x, float* y, int64_t n);
 void Erf(const float* x, float* y, int64_t n);
 void Erfc(const float* x, float* y, int64_t n);
 void Relu(const float* x, float* y, int64_t n);
+// x > 0 ? x : alpha * x (NaN stays NaN).
+void LeakyRelu(const float* x, float alpha, float* y, int64_t n);
 // TensorFlow's FakeQuant of n values with its nudged range [lo, hi] and step `scale`:
 // floor((clamp(x) - lo) * inv_scale - zero + 0.5) * scale, or with `divide` (x - lo) / scale as
 // FakeQuantWithMinMaxVars computes it; bit-identical to those scalar forms; NaN stays NaN.

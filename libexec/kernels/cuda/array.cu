@@ -7,6 +7,7 @@
 
 #include "kernels/array_util.h"
 #include "kernels/cuda/launch.cuh"
+#include "kernels/math_ops.h"
 #include "kernels/matrix_ops.h"
 #include "kernels/reverse_ops.h"
 #include "kernels/space_ops.h"
@@ -71,8 +72,9 @@ Status ComputeTranspose(const KernelContext& ctx) {
   std::vector<int> perm(static_cast<size_t>(rank));
   Shape out;
   for (int d = 0; d < rank; ++d) {
-    const int64_t p = IndexAt(perm_t, d);
-    if (p < 0 || p >= rank) return ctx.Error("perm is not a permutation of 0..", rank - 1);
+    int64_t p = IndexAt(perm_t, d);
+    if (p < -rank || p >= rank) return ctx.Error("perm is not a permutation of 0..", rank - 1);
+    if (p < 0) p += rank;  // counts from the end, as TF's kernel reads it
     perm[d] = static_cast<int>(p);
     out.AddDim(x.dim(static_cast<int>(p)));
   }
@@ -564,9 +566,14 @@ bool SupportsCast(const PrepareContext& ctx) {
     return t == DType::kFloat || t == DType::kHalf || t == DType::kBFloat16 || t == DType::kInt32 ||
            t == DType::kInt64 || t == DType::kBool;
   };
+  if (ctx.inputs.size() != 1 || !ok(ctx.inputs[0].dtype) || !ok(ctx.outputs[0].dtype)) return false;
+  // A Cast with Truncate=True that truncates runs on the host, which implements it.
+  const Result<bool> truncate = ctx.attrs.GetBool("Truncate", false);
+  if (!truncate.ok() ||
+      (*truncate && math::CastTruncates(ctx.inputs[0].dtype, ctx.outputs[0].dtype)))
+    return false;
   // int32 results stay on the host (cuda_kernels.h).
-  return ctx.inputs.size() == 1 && ok(ctx.inputs[0].dtype) && ok(ctx.outputs[0].dtype) &&
-         ctx.outputs[0].dtype != DType::kInt32;
+  return ctx.outputs[0].dtype != DType::kInt32;
 }
 
 // Shape, Size, Rank: they read the input's dims alone and write a host tensor (int32 too), so

@@ -413,6 +413,10 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
       vmath::GemvAccumulate(h_rows, recurrent_rows, recurrent_ld, units, gates, dst);
       return OkStatus();
     }
+    // One thread: the steps' parallelism is the row blocks' ParallelFor below (which backs off
+    // when the machine is contended); oneDNN's own region per step spun at libgomp's barrier
+    // (a batch-32 BiGRU beside busy processes: 296 ms on the default threads, 34 ms on one).
+    const onednn::BuildThreads one_thread(1);
     return onednn::Sgemm(false, false, rows, gates, units, h_rows, units, recurrent_rows,
                          recurrent_ld, accumulate ? 1.0f : 0.0f, dst, gates);
   };
