@@ -26,7 +26,8 @@ class FunctionImporter {
         prefix_(std::move(prefix)),
         args_(std::move(args)),
         control_deps_(std::move(control_deps)),
-        depth_(depth) {}
+        depth_(depth),
+        graph_style_(fdef.attr().count(kGraphStyleInputsAttr) != 0) {}
 
   // Returns the edges of the function's outputs, in output_arg order.
   Result<std::vector<Edge>> Import(std::vector<int>* all_nodes_out) {
@@ -51,7 +52,8 @@ class FunctionImporter {
       if (it == fdef_.ret().end())
         return InvalidArgument("function '", sig.name(), "': output '", out_arg.name(),
                                "' has no entry in ret");
-      KILN_ASSIGN_OR_RETURN(Edge e, ResolveInput(it->second));
+      KILN_ASSIGN_OR_RETURN_CTX(Edge e, ResolveInput(it->second), "function '", sig.name(),
+                                "', output '", out_arg.name(), "'");
       outs.push_back(e);
     }
     for (const auto& [name, node] : fdef_.control_ret()) {
@@ -177,7 +179,10 @@ class FunctionImporter {
                            "' has no output named '", arg, "'");
   }
 
-  // "arg", "node:outarg:i" (function style) or "node" / "node:i" (leniently).
+  // A FunctionDef names an argument "arg" and a node's output "node:out_arg:i"; TF refuses
+  // any other form at load (a KeyError), so kiln does too. Only the functions kiln makes from
+  // a TF1 GraphDef (graph_style_) take GraphDef names: "node", "node:i", and a fed node (now
+  // an argument) as "arg:i".
   Result<Edge> ResolveInput(const std::string& in) {
     std::string_view s = in;
     size_t c1 = s.find(':');
@@ -189,9 +194,20 @@ class FunctionImporter {
     auto it = node_index_.find(node);
     if (it == node_index_.end()) {
       auto a = arg_index_.find(node);
-      if (a != arg_index_.end() && c1 != std::string_view::npos) return args_[a->second];
+      if (a != arg_index_.end() && c1 != std::string_view::npos) {
+        if (graph_style_) return args_[a->second];
+        return InvalidArgument("input '", in, "' names argument '", node,
+                               "' with an output; inside a function an argument is named by its "
+                               "bare name");
+      }
       return InvalidArgument("input '", in, "' names no node or argument");
     }
+    if (!graph_style_ &&
+        (c1 == std::string_view::npos || s.find(':', c1 + 1) == std::string_view::npos))
+      return InvalidArgument("input '", in,
+                             "' is in GraphDef form; inside a function a node's output is named "
+                             "'node:output_name:index' (e.g. '",
+                             node, ":output:0')");
     KILN_RETURN_IF_ERROR(Visit(it->second));
     const Imported& imp = imported_[it->second];
     std::string_view arg;
@@ -231,6 +247,7 @@ class FunctionImporter {
   std::vector<Edge> args_;
   std::vector<int> control_deps_;
   int depth_;
+  bool graph_style_;  // a function made from a TF1 GraphDef: GraphDef input names
   std::map<std::string, int, std::less<>> node_index_;
   std::map<std::string, int, std::less<>> arg_index_;
   std::vector<State> state_;

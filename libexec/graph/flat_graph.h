@@ -74,6 +74,11 @@ Edge AddCastNode(FlatGraph* g, const Edge& from, DType src, DType dst, std::stri
 // The interface of `fdef`; errors name the function and the argument.
 Result<FunctionInterface> InterfaceOf(const tensorflow::FunctionDef& fdef);
 
+// Marks a FunctionDef that kiln made from a TF1 GraphDef (a bool attr): its node inputs keep
+// the GraphDef's names ("node", "node:i"). Any other FunctionDef names a node's output
+// "node:output_name:index" and an argument by its bare name, as TF requires.
+inline constexpr char kGraphStyleInputsAttr[] = "_kiln_graphdef_style_inputs";
+
 // Imports `fdef`, inlining PartitionedCall/StatefulPartitionedCall and direct calls of
 // library functions. Errors name the function and node.
 Result<FlatGraph> FlattenFunction(const tensorflow::FunctionDef& fdef,

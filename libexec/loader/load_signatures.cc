@@ -10,6 +10,70 @@
 #include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {
+namespace {
+
+// "node" -> "node:0"; "node:3" stays.
+std::string CanonicalTensor(std::string_view t) {
+  const size_t c = t.rfind(':');
+  if (c == std::string_view::npos || c + 1 == t.size() ||
+      t.substr(c + 1).find_first_not_of("0123456789") != std::string_view::npos)
+    return std::string(t) + ":0";
+  return std::string(t);
+}
+
+// Why the SignatureDef `sd` names tensors other than those its TF2 signature function `fn` takes
+// and returns, or "". TF writes each signature as placeholders ("serving_default_x") fed to a
+// call of the function in the main graph, whose output i is the function's output i (the
+// output keys sorted): the SignatureDef names those. TF Serving and saved_model_cli run the
+// names; kiln runs the function, so a SignatureDef naming anything else would be answered with
+// something other than what it says. Without a call of `fn` in the main graph (a bundle not
+// written by TF) only names of missing nodes are refused.
+std::string SignatureNamesMismatch(const tensorflow::GraphDef& main, const std::string& fn,
+                                   const tensorflow::SignatureDef& sd,
+                                   const std::vector<std::string>& arg_keys,
+                                   const std::vector<std::string>& out_keys) {
+  std::string first;
+  bool any_call = false;
+  for (const auto& call : main.node()) {
+    auto f = call.attr().find("f");
+    if (call.op() != fn && (f == call.attr().end() || f->second.func().name() != fn)) continue;
+    any_call = true;
+    std::string why;
+    for (size_t i = 0; i < arg_keys.size() && why.empty(); ++i) {
+      auto in = sd.inputs().find(arg_keys[i]);
+      if (in == sd.inputs().end()) continue;
+      const std::string want = static_cast<int>(i) < call.input_size()
+                                   ? CanonicalTensor(call.input(static_cast<int>(i)))
+                                   : std::string("(none)");
+      if (CanonicalTensor(in->second.name()) != want)
+        why = "input '" + arg_keys[i] + "' names tensor '" + in->second.name() +
+              "', but function '" + fn + "' takes '" + want + "' there";
+    }
+    for (size_t i = 0; i < out_keys.size() && why.empty(); ++i) {
+      auto out = sd.outputs().find(out_keys[i]);
+      if (out == sd.outputs().end()) continue;
+      const std::string want = call.name() + ":" + std::to_string(i);
+      if (CanonicalTensor(out->second.name()) != want)
+        why = "output '" + out_keys[i] + "' names tensor '" + out->second.name() +
+              "', but function '" + fn + "' returns it as '" + want + "'";
+    }
+    if (why.empty()) return {};
+    if (first.empty()) first = why;
+  }
+  if (any_call || main.node_size() == 0) return first;
+  std::set<std::string, std::less<>> nodes;
+  for (const auto& n : main.node()) nodes.insert(n.name());
+  for (const auto* map : {&sd.inputs(), &sd.outputs()})
+    for (const auto& [k, ti] : *map) {
+      const std::string t = CanonicalTensor(ti.name());
+      if (!nodes.count(std::string_view(t).substr(0, t.rfind(':'))))
+        return (map == &sd.inputs() ? "input '" : "output '") + k + "' names tensor '" + ti.name() +
+               "', which is not in the graph";
+    }
+  return {};
+}
+
+}  // namespace
 
 Status SavedModelLoader::CapturesFor(const std::string& fn_name,
                                      const tensorflow::SavedConcreteFunction& cf,
@@ -107,6 +171,20 @@ Status SavedModelLoader::LoadSignatures() {
       return InvalidArgument(where, ": output signature has ", out_keys.size(),
                              " entries, function '", fn_name, "' has ",
                              fdef->signature().output_arg_size(), " outputs");
+    if (sd != sig_defs.end()) {
+      std::vector<std::string> arg_keys(bare.argument_keywords().begin(),
+                                        bare.argument_keywords().end());
+      std::string why =
+          SignatureNamesMismatch(meta_graph().graph_def(), fn_name, sd->second, arg_keys, out_keys);
+      if (!why.empty()) {
+        // As a TF1 signature of sparse tensors: the model serves its other signatures.
+        why = where + " of '" + dir_.string() + "': its SignatureDef " + why +
+              "; kiln refuses the signature (the model's other signatures are served)";
+        if (!options_.signatures.empty()) return InvalidArgument(why);
+        core().unavailable_signatures[key] = why;
+        continue;
+      }
+    }
     for (size_t i = 0; i < out_keys.size(); ++i) {
       SignatureArg o;
       o.key = out_keys[i];

@@ -151,7 +151,7 @@ Status SavedModelLoader::LoadTf1() {
   const auto& mg = meta_graph();
   KILN_RETURN_IF_ERROR(CheckRequestedSignatures());
   std::vector<FunctionToCheck> checks;
-  const auto assets = Tf1AssetFeeds(mg, dir_);
+  KILN_ASSIGN_OR_RETURN(const auto assets, Tf1AssetFeeds(mg, dir_));
   std::vector<Tf1Feed> asset_feeds;
   std::vector<std::string> asset_values;
   for (const auto& [tensor, path] : assets) {

@@ -27,6 +27,20 @@ inline bool WantsSignature(const LoadOptions& options, std::string_view key) {
              options.signatures.end();
 }
 
+// The path of the bundle's asset `filename`: dir/assets/filename. A name that is absolute or
+// climbs out of assets/ ("..") is refused, naming it: TensorFlow joins such a name as it is,
+// but a model kiln loads reaches no host file outside its bundle (docs/server.md).
+inline Result<std::string> AssetPath(const std::filesystem::path& dir,
+                                     const std::string& filename) {
+  const std::filesystem::path name(filename);
+  const std::filesystem::path normal = name.lexically_normal();
+  if (filename.empty() || name.has_root_path() || normal.empty() || *normal.begin() == "..")
+    return InvalidArgument("asset filename '", filename, "' of '", dir.string(),
+                           "' is not a path inside its assets/ directory (absolute, or "
+                           "escaping it with '..'); kiln refuses assets outside the bundle");
+  return (dir / "assets" / name).string();
+}
+
 // A scalar DT_RESOURCE tensor holding `r` (how a captured variable is passed).
 inline Tensor ResourceTensor(std::shared_ptr<ResourceBase> r) {
   Tensor t(DType::kResource, Shape());

@@ -60,13 +60,12 @@ Status SavedModelLoader::RestoreVariables() {
   if (!ckpt.ParseFromString(graph_str.scalar<std::string>()))
     return DataLoss("checkpoint entry ", kObjectGraphKey, " of '", dir_.string(),
                     "' is not a TrackableObjectGraph");
-  if (ckpt.nodes_size() == 0) return OkStatus();
   to_checkpoint_ = MatchCheckpointNodes(*graph_, ckpt);
   const std::vector<int>& to_ckpt = to_checkpoint_;
+  KILN_RETURN_IF_ERROR(CheckCheckpointCoversObjects());
   plan_facts().checkpoint_keys.resize(core().variables.size());
   for (const auto& [id, index] : variable_ids_) {
     auto& var = core().variables[index];
-    if (to_ckpt[id] < 0) continue;  // not checkpointed: stays uninitialized, reads say so
     for (const auto& attr : ckpt.nodes(to_ckpt[id]).attributes()) {
       if (attr.name() != "VARIABLE_VALUE") continue;
       key_to_var_[attr.checkpoint_key()] = var.resource;
@@ -81,6 +80,30 @@ Status SavedModelLoader::RestoreVariables() {
     }
   }
   return OkStatus();
+}
+
+// TF's assert_existing_objects_matched: every object of the model that a checkpoint holds values
+// for (variables, saveables) must be an object of the checkpoint's object graph. A variables/
+// directory written by another model (or holding none of this model's objects) fails here,
+// naming them, not at the first read with "read before any assignment". A variable that the
+// checkpoint lists without a value is matched: that is how TF saves a variable never
+// initialised (UninitializedVariable), and it stays uninitialised (see RestoreVariables).
+Status SavedModelLoader::CheckCheckpointCoversObjects() const {
+  std::vector<std::string> missing;
+  for (int id = 0; id < graph_->nodes_size(); ++id) {
+    const auto& obj = graph_->nodes(id);
+    if (!obj.has_variable() && obj.saveable_objects().empty()) continue;
+    if (id < static_cast<int>(to_checkpoint_.size()) && to_checkpoint_[id] >= 0) continue;
+    missing.push_back("'" + paths_[id] + "' (object " + std::to_string(id) + ")");
+  }
+  if (missing.empty()) return OkStatus();
+  std::string list;
+  for (size_t i = 0; i < missing.size() && i < 10; ++i) list += (i ? ", " : "") + missing[i];
+  if (missing.size() > 10) list += ", ...";
+  return NotFound("'", (dir_ / "variables" / "variables.index").string(), "' has no entry for ",
+                  missing.size(), missing.size() == 1 ? " object" : " objects",
+                  " of the model: ", list,
+                  "; the checkpoint was not written for this model (variables/ of another model?)");
 }
 
 Status SavedModelLoader::CreateOtherCaptures() {
@@ -103,8 +126,10 @@ Status SavedModelLoader::CreateOtherCaptures() {
       if (index < 0 || index >= mg.asset_file_def_size())
         return InvalidArgument("asset object ", id, " refers to asset_file_def ", index,
                                ", which does not exist");
-      captures_[id] =
-          Tensor::StringScalar((dir_ / "assets" / mg.asset_file_def(index).filename()).string());
+      KILN_ASSIGN_OR_RETURN_CTX(std::string path,
+                                AssetPath(dir_, mg.asset_file_def(index).filename()),
+                                "asset object ", id);
+      captures_[id] = Tensor::StringScalar(path);
       sources_[id].asset = mg.asset_file_def(index).filename();
     }
   }

@@ -110,6 +110,7 @@ class SavedModelLoader {
   // Matches object-graph nodes to checkpoint nodes by child names from the root (as
   // TensorFlow's restore does) and assigns each variable its checkpointed value.
   Status RestoreVariables();
+  Status CheckCheckpointCoversObjects() const;
 
   Status CreateOtherCaptures();
 

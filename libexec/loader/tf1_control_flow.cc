@@ -6,6 +6,7 @@
 #include <string_view>
 #include <utility>
 
+#include "graph/flat_graph.h"
 #include "loader/tf1_functionalize.h"
 
 namespace kiln::exec {
@@ -113,6 +114,7 @@ void SetTypes(NodeDef* n, const char* attr, const std::vector<DataType>& types) 
 void MakeFunction(const Graph& g, const std::string& name, const std::vector<std::string>& rets,
                   const std::vector<DataType>& ret_types, Context* cx) {
   auto fdef = std::make_unique<tensorflow::FunctionDef>();
+  (*fdef->mutable_attr())[kGraphStyleInputsAttr].set_b(true);  // its nodes keep GraphDef names
   auto* sig = fdef->mutable_signature();
   sig->set_name(name);
   std::set<std::string> args;

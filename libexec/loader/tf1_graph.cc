@@ -3,6 +3,8 @@
 #include <map>
 #include <set>
 
+#include "graph/flat_graph.h"
+#include "loader/loader_common.h"
 #include "loader/tf1_control_flow.h"
 
 namespace kiln::exec {
@@ -102,6 +104,7 @@ Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
     std::vector<std::unique_ptr<tensorflow::FunctionDef>>* helpers) {
   auto fdef = std::make_unique<tensorflow::FunctionDef>();
   fdef->mutable_signature()->set_name(name);
+  (*fdef->mutable_attr())[kGraphStyleInputsAttr].set_b(true);  // its nodes keep GraphDef names
   std::map<std::string, const tensorflow::NodeDef*> present;
   for (const auto& n : graph.node()) present[n.name()] = &n;
   // "node:k" as a canonical tensor name ("node" is "node:0").
@@ -215,8 +218,8 @@ Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
   return fdef;
 }
 
-std::vector<std::pair<std::string, std::string>> Tf1AssetFeeds(const tensorflow::MetaGraphDef& mg,
-                                                               const std::filesystem::path& dir) {
+Result<std::vector<std::pair<std::string, std::string>>> Tf1AssetFeeds(
+    const tensorflow::MetaGraphDef& mg, const std::filesystem::path& dir) {
   std::vector<tensorflow::AssetFileDef> assets(mg.asset_file_def().begin(),
                                                mg.asset_file_def().end());
   if (assets.empty()) {
@@ -231,8 +234,10 @@ std::vector<std::pair<std::string, std::string>> Tf1AssetFeeds(const tensorflow:
   std::vector<std::pair<std::string, std::string>> feeds;
   std::set<std::string> seen;  // builders may list an asset twice
   for (const auto& a : assets)
-    if (!a.tensor_info().name().empty() && seen.insert(a.tensor_info().name()).second)
-      feeds.emplace_back(a.tensor_info().name(), (dir / "assets" / a.filename()).string());
+    if (!a.tensor_info().name().empty() && seen.insert(a.tensor_info().name()).second) {
+      KILN_ASSIGN_OR_RETURN(std::string path, AssetPath(dir, a.filename()));
+      feeds.emplace_back(a.tensor_info().name(), std::move(path));
+    }
   return feeds;
 }
 

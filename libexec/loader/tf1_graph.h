@@ -49,8 +49,9 @@ Result<std::unique_ptr<tensorflow::FunctionDef>> Tf1Function(
 
 // TF's asset feeds for restore and init: each AssetFileDef's tensor (from the MetaGraphDef,
 // or the legacy "saved_model_assets" collection) with the path of its file under dir/assets/.
-std::vector<std::pair<std::string, std::string>> Tf1AssetFeeds(const tensorflow::MetaGraphDef& mg,
-                                                               const std::filesystem::path& dir);
+// A filename that is absolute or escapes assets/ is an error (AssetPath).
+Result<std::vector<std::pair<std::string, std::string>>> Tf1AssetFeeds(
+    const tensorflow::MetaGraphDef& mg, const std::filesystem::path& dir);
 
 // The node the loader runs after restoring: the "__saved_model_init_op" signature's output,
 // else the "saved_model_main_op" or "legacy_init_op" collection's node; "" when none.

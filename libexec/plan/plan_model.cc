@@ -106,7 +106,8 @@ class PlanModelLoader {
           KILN_ASSIGN_OR_RETURN(Tensor t, plan_.ConstantTensor(c.constant()));
           out->push_back(std::move(t));
         } else {
-          out->push_back(Tensor::StringScalar((dir_ / "assets" / c.asset()->str()).string()));
+          KILN_ASSIGN_OR_RETURN(std::string path, AssetPath(dir_, c.asset()->str()));
+          out->push_back(Tensor::StringScalar(path));
         }
       }
       return OkStatus();

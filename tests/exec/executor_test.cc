@@ -7,6 +7,7 @@
 
 #include <thread>
 
+#include "graph/flat_graph.h"
 #include "kiln/exec/resources.h"
 #include "tensorflow/framework.pb.h"
 
@@ -416,6 +417,75 @@ TEST_CASE("bad bodies are refused at prepare time with the node named") {
 
 namespace kiln::exec {
 namespace {
+
+TEST_CASE("a function body names outputs node:out_arg:index and arguments bare, as TF requires") {
+  // TF refuses the GraphDef forms ("n:0", "n") and an argument with an index ("x:0") inside a
+  // FunctionDef at load (a KeyError); only the functions kiln makes from a TF1 GraphDef, marked
+  // with kGraphStyleInputsAttr, keep GraphDef names.
+  auto body = [](const std::string& input, bool graph_style) {
+    std::string text = R"pb(function {
+                              signature {
+                                name: "f"
+                                input_arg { name: "x" type: DT_FLOAT }
+                                output_arg { name: "y" type: DT_FLOAT }
+                              }
+                              node_def {
+                                name: "n"
+                                op: "Neg"
+                                input: "x"
+                                attr {
+                                  key: "T"
+                                  value { type: DT_FLOAT }
+                                }
+                              }
+                              node_def {
+                                name: "m"
+                                op: "Neg"
+                                input: "INPUT"
+                                attr {
+                                  key: "T"
+                                  value { type: DT_FLOAT }
+                                }
+                              }
+                              ret { key: "y" value: "m:y:0" } ATTR
+                            })pb";
+    text.replace(text.find("INPUT"), 5, input);
+    text.replace(text.find("ATTR"), 4,
+                 graph_style ? "attr { key: \"" + std::string(kGraphStyleInputsAttr) +
+                                   "\" value { b: true } }"
+                             : std::string());
+    return ParseLibrary(text);
+  };
+  auto prepare = [](const tensorflow::FunctionDefLibrary& lib_proto) {
+    FunctionLibrary lib(lib_proto);
+    const std::vector<TensorSpec> specs = {Scalar(DType::kFloat)};
+    return PreparedFunction::Prepare(*lib.Find("f"), lib, specs);
+  };
+  for (const char* bad : {"n:0", "n", "x:0", "x:y:0"}) {
+    INFO(bad);
+    auto pf = prepare(body(bad, false));
+    REQUIRE_FALSE(pf.ok());
+    INFO(pf.status().ToString());
+    CHECK(pf.status().message().find("function 'f', node 'm'") != std::string::npos);
+    CHECK(pf.status().message().find("input '" + std::string(bad) + "'") != std::string::npos);
+  }
+  auto graphdef_form = prepare(body("n:0", false));
+  CHECK(graphdef_form.status().message().find("'n:y:0'") == std::string::npos);
+  CHECK(graphdef_form.status().message().find("GraphDef form") != std::string::npos);
+  // The function form runs: -(-x) = x.
+  for (const char* good : {"n:y:0", "x"}) {
+    auto pf = prepare(body(good, false));
+    REQUIRE_MESSAGE(pf.ok(), pf.status().ToString());
+    std::vector<Tensor> out;
+    REQUIRE((*pf)->Run(std::vector{Tensor::Scalar(3.0f)}, &out).ok());
+    CHECK(out[0].scalar<float>() == (std::string(good) == "x" ? -3.0f : 3.0f));
+  }
+  // A function made from a TF1 GraphDef keeps the GraphDef names.
+  for (const char* tf1 : {"n:0", "n", "x:0"}) {
+    auto pf = prepare(body(tf1, true));
+    CHECK_MESSAGE(pf.ok(), tf1, ": ", pf.status().ToString());
+  }
+}
 
 TEST_CASE("concurrent runs of one prepared function lose no variable update") {
   auto lib_proto = ParseLibrary(R"pb(

@@ -257,6 +257,7 @@ TEST_CASE("InitializeTableFromTextFileV2: whole lines, line numbers, columns, of
 TEST_CASE("InitializeTableFromTextFileV2: errors name the file, line and what was expected") {
   VocabFile f("apple\t3\nbanana\t5\n");
   VocabFile empty_line("a\n\nb\n");
+  VocabFile empty_file("");
   ResourceManager rm;
   auto table = [&](const std::string& name, DType k, DType v) {
     return MakeTable(&rm, name, k, v);
@@ -266,6 +267,13 @@ TEST_CASE("InitializeTableFromTextFileV2: errors name the file, line and what wa
   CheckError(
       InitFromFile(table("b", DType::kString, DType::kInt64), empty_line.path.string(), -2, -1),
       {"line 1 is empty"});
+  // No line at all: TF fails with OutOfRange rather than leaving an empty table.
+  Status no_lines =
+      InitFromFile(table("h", DType::kString, DType::kInt64), empty_file.path.string(), -2, -1);
+  CheckError(no_lines, {"node 'vocab'", "gives no lines", "file is empty"});
+  CHECK(no_lines.code() == StatusCode::kOutOfRange);
+  CheckError(InitFromFile(table("i", DType::kString, DType::kInt64), f.path.string(), 0, -1, 0),
+             {"vocab_size is 0"});
   CheckError(
       InitFromFile(table("c", DType::kString, DType::kInt64), "/nonexistent/vocab.txt", -2, -1),
       {"/nonexistent/vocab.txt"});

@@ -8,6 +8,7 @@
 #include "exec/test_util.h"
 #include "kiln/exec/resources.h"
 #include "kiln/exec/saved_model.h"
+#include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {
 namespace {
@@ -196,6 +197,20 @@ TEST_CASE("broken bundles are refused with a message naming the problem") {
     CHECK(m.status().code() == StatusCode::kDataLoss);
     CHECK(Contains(m.status(), "y/.ATTRIBUTES/VARIABLE_VALUE"));
   }
+  SUBCASE("variables/ of another model: the variables it has no entry for are named") {
+    // TF's assert_existing_objects_matched refuses this at load; the variables would otherwise
+    // fail only when read ("read before any assignment").
+    auto d = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+    for (const char* f : {"variables.index", "variables.data-00000-of-00001"})
+      std::filesystem::copy_file(Fixture("SimpleWhileLoop") / "variables" / f, d / "variables" / f,
+                                 std::filesystem::copy_options::overwrite_existing);
+    auto m = SavedModel::Load(d);
+    REQUIRE_FALSE(m.ok());
+    CHECK(m.status().code() == StatusCode::kNotFound);
+    CHECK(Contains(m.status(), "variables.index' has no entry for 3 objects"));
+    CHECK(Contains(m.status(), "'x' (object"));
+    CHECK(Contains(m.status(), "'child/z' (object"));
+  }
   SUBCASE("an op the runtime does not implement is named at load time") {
     auto m = SavedModel::Load(Fixture("tftrt_2.0_saved_model"));
     REQUIRE_FALSE(m.ok());
@@ -208,6 +223,49 @@ TEST_CASE("broken bundles are refused with a message naming the problem") {
     auto m = SavedModel::Load(Fixture("VarsAndArithmeticObjectGraph"), o);
     REQUIRE_FALSE(m.ok());
     CHECK(Contains(m.status(), "['gpu', 'serve']"));
+  }
+}
+
+TEST_CASE("a TF2 SignatureDef naming tensors its function does not use refuses that signature") {
+  // TF Serving runs the SignatureDef's names; kiln runs the signature's function. A name that
+  // is not the function's own input placeholder or call output would be answered with
+  // something else, so that signature is refused (the others still load).
+  TempDir tmp;
+  struct Case {
+    const char* what;
+    bool output;
+    const char* name;
+    const char* needle;
+  };
+  for (const Case& c :
+       {Case{"output names the input", true, "serving_default_a:0", "returns it as"},
+        Case{"output names a missing tensor", true, "nope:0", "returns it as"},
+        Case{"output index out of range", true, "StatefulPartitionedCall:9", "returns it as"},
+        Case{"input names another placeholder", false, "serving_default_b:0", "takes"},
+        Case{"input names a missing tensor", false, "nope:0", "takes"}}) {
+    INFO(c.what);
+    const auto d = CopyFixture("VarsAndArithmeticObjectGraph", tmp);
+    tensorflow::SavedModel sm;
+    REQUIRE(sm.ParseFromString(ReadAll(d / "saved_model.pb")));
+    auto& sd = (*sm.mutable_meta_graphs(0)->mutable_signature_def())["serving_default"];
+    auto& map = c.output ? *sd.mutable_outputs() : *sd.mutable_inputs();
+    REQUIRE(map.count(c.output ? "output_0" : "a") == 1);
+    map[c.output ? "output_0" : "a"].set_name(c.name);
+    WriteAll(d / "saved_model.pb", sm.SerializeAsString());
+    auto m = SavedModel::Load(d);
+    REQUIRE_MESSAGE(m.ok(), m.status().ToString());  // the model loads ...
+    auto sig = (*m)->GetSignature("serving_default");
+    REQUIRE_FALSE(sig.ok());  // ... without that signature
+    CHECK(Contains(sig.status(), "signature 'serving_default'"));
+    CHECK(Contains(sig.status(), std::string("names tensor '") + c.name + "'"));
+    CHECK(Contains(sig.status(), c.needle));
+    CHECK((*m)->GetFunction("compute").ok());  // restored functions still load
+    LoadOptions only;
+    only.signatures = {"serving_default"};
+    auto asked = SavedModel::Load(d, only);
+    REQUIRE_FALSE(asked.ok());
+    CHECK(Contains(asked.status(), std::string("names tensor '") + c.name + "'"));
+    std::filesystem::remove_all(d);
   }
 }
 

@@ -36,7 +36,8 @@ Status Scan(const std::string& dir, const std::string& tag_set, std::ostream& ou
       out << "MetaGraph with tag set [" << tag_text
           << "] does not contain the ops that touch files or the host: ReadFile, WriteFile, "
              "MatchingFiles, ImmutableConst, PrintV2 to a file, PyFunc, PyFuncStateless, "
-             "EagerPyFunc\n";
+             "EagerPyFunc, summary writers, checkpoint ops (SaveV2, RestoreV2, ...) outside "
+             "the bundle's saver\n";
       continue;
     }
     std::set<std::string> ops;

@@ -20,8 +20,11 @@ struct UnsafeOp {
 };
 
 // The ops checked: ReadFile, WriteFile, MatchingFiles, ImmutableConst (files); PrintV2 whose
-// output_stream is a file ("file://..."); PyFunc, PyFuncStateless, EagerPyFunc (host
-// callbacks). The main graph and every library function are scanned, sorted by place.
+// output_stream is a file ("file://..."); the summary writers (CreateSummaryFileWriter,
+// WriteSummary, ...); PyFunc, PyFuncStateless, EagerPyFunc (host callbacks); and the
+// checkpoint ops (SaveV2, Save, SaveSlices, MergeV2Checkpoints, RestoreV2, Restore,
+// RestoreSlice) where something other than the bundle's saver reaches them (unsafe_ops.cc).
+// The main graph and every library function are scanned, sorted by place.
 std::vector<UnsafeOp> ScanUnsafeOps(const tensorflow::MetaGraphDef& meta_graph);
 
 }  // namespace kiln::exec

@@ -141,8 +141,10 @@ Status ComputeExport(const KernelContext& ctx) {
 // ---- InitializeTableFromTextFileV2 -----------------------------------------------------------
 // Each line of the file gives one key and one value: index -2 is the whole line, -1 the line
 // number (+ offset), k >= 0 the k-th field split at `delimiter`. vocab_size (-1: all) reads only
-// that many lines and fails when the file has fewer. Empty lines fail. An already initialized
-// table is left as it is (TF's rule for file initializers).
+// that many lines and fails when the file has fewer. Empty lines fail, and so does reading no
+// line at all (an empty file, or vocab_size 0): TF's TextFileLineIterator fails with
+// OutOfRange there rather than leaving a table where every lookup misses. An already
+// initialized table is left as it is (TF's rule for file initializers).
 
 bool IsIntegerDType(DType t) {
   return t == DType::kInt8 || t == DType::kInt16 || t == DType::kInt32 || t == DType::kInt64 ||
@@ -220,6 +222,9 @@ Status InitializeFromFile(const TextFileState& st, LookupTable* table, const std
                              " lines, the file has ", n);
     n = st.vocab_size;
   }
+  if (n == 0)
+    return OutOfRange("'", file, "' gives no lines to initialize table '", table->name(), "'",
+                      st.vocab_size == 0 ? " (vocab_size is 0)" : " (the file is empty)");
   Tensor keys(table->key_dtype(), Shape{n}), values(table->value_dtype(), Shape{n});
   const int64_t needed = std::max(st.key_index, st.value_index) + 1;
   std::vector<std::string_view> fields;
