@@ -1,15 +1,40 @@
 #include "feed_convert.h"
 
+#include <bit>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 #include <type_traits>
+
+#include "kiln/core/allocator.h"
 
 namespace kiln::cli {
 namespace {
 
-// The dtypes ElementAt reads and a fed array converts between (half and bfloat16 have no C++
-// arithmetic here, so they are fed as they are).
+// The dtypes a fed array converts to (half, bfloat16 and bool inputs are fed as they are).
 bool IsNumeric(DType t) { return IsInteger(t) || t == DType::kFloat || t == DType::kDouble; }
+// The dtypes ElementAt reads: NumPy's astype converts float16 (and ml_dtypes' bfloat16) exactly
+// and bool as 1 and 0.
+bool IsConvertibleSource(DType t) {
+  return IsNumeric(t) || t == DType::kHalf || t == DType::kBFloat16 || t == DType::kBool;
+}
+
+float HalfToFloat(uint16_t h) {
+  const int exponent = (h >> 10) & 0x1f;
+  const int mantissa = h & 0x3ff;
+  float v;
+  if (exponent == 0) {
+    v = std::ldexp(static_cast<float>(mantissa), -24);  // zero and subnormals
+  } else if (exponent == 31) {
+    v = mantissa == 0 ? std::numeric_limits<float>::infinity()
+                      : std::numeric_limits<float>::quiet_NaN();
+  } else {
+    v = std::ldexp(static_cast<float>(mantissa | 0x400), exponent - 25);
+  }
+  return (h & 0x8000) != 0 ? -v : v;
+}
+
+float BFloat16ToFloat(uint16_t b) { return std::bit_cast<float>(static_cast<uint32_t>(b) << 16); }
 
 // long double holds every int64/uint64 and double exactly, so casts through it check ranges
 // and fractions without surprises.
@@ -35,6 +60,12 @@ long double ElementAt(const Tensor& t, int64_t i) {
       return t.data<uint32_t>()[i];
     case DType::kUInt64:
       return t.data<uint64_t>()[i];
+    case DType::kHalf:
+      return HalfToFloat(t.data<Half>()[i].bits);
+    case DType::kBFloat16:
+      return BFloat16ToFloat(t.data<BFloat16>()[i].bits);
+    case DType::kBool:
+      return t.data<bool>()[i] ? 1 : 0;
     default:
       return 0;
   }
@@ -61,8 +92,9 @@ Status CastInto(const Tensor& src, Tensor* dst, std::string_view key) {
 }  // namespace
 
 Result<Tensor> CastToInputDType(const Tensor& src, DType want, std::string_view key) {
-  if (src.dtype() == want || !IsNumeric(src.dtype()) || !IsNumeric(want)) return src;
-  Tensor dst(want, src.shape());
+  if (src.dtype() == want || !IsConvertibleSource(src.dtype()) || !IsNumeric(want)) return src;
+  // Checked: a large array converted is a ResourceExhausted error when memory runs out.
+  KILN_ASSIGN_OR_RETURN(Tensor dst, Tensor::Allocate(CpuAllocator(), want, src.shape()));
   switch (want) {
     case DType::kFloat:
       KILN_RETURN_IF_ERROR(CastInto<float>(src, &dst, key));

@@ -1,5 +1,7 @@
 // `run --input_exprs 'a=5.0;b=[[1,2],[3,4]]'`: a hand-written parser for numbers, true/false and
 // nested lists. Nothing is evaluated (TensorFlow's CLI runs Python's literal_eval or eval here).
+// `run --input_examples 'x=[{"f": [1.5]}]'`: the same parser with dicts, and the serialized
+// tf.Example protos they describe (encoded here: this library stays protobuf-free).
 #pragma once
 
 #include <cstdint>
@@ -15,28 +17,45 @@
 namespace kiln::cli {
 
 struct Literal {
-  enum class Kind { kInt, kFloat, kBool, kString, kList };
+  enum class Kind { kInt, kFloat, kBool, kString, kList, kDict };
   Kind kind = Kind::kInt;
   int64_t i = 0;
   double f = 0;
   bool b = false;
-  std::string s;               // kString: the decoded bytes
-  std::string text;            // the literal as written, for error messages
-  std::vector<Literal> items;  // kList
+  bool bytes = false;             // kString: written b'...' (Python's bytes, not str)
+  std::string s;                  // kString: the decoded bytes
+  std::string text;               // the literal as written, for error messages
+  std::vector<Literal> items;     // kList: the elements; kDict: the values
+  std::vector<std::string> keys;  // kDict: keys[i] is the (decoded) key of items[i]
 };
 
 // One value: 5, -1.5e3, .5, 1., true, False, "text", 'text', b'bytes' (escapes \\ \" \' \n \t),
-// [1, 2], [[1, 2], [3, 4]], [] (trailing commas
-// allowed inside lists). Anything else is an InvalidArgument error that says where.
+// [1, 2], [[1, 2], [3, 4]], [], {'a': [1], "b": 2} (quoted keys only; a repeated key keeps its
+// first place and its last value, as in Python) (trailing commas allowed inside lists and
+// dicts). Anything else is an InvalidArgument error that says where.
 Result<Literal> ParseLiteral(std::string_view text);
 
 // "a=5.0;b=[1,2]": key=value pairs separated by ';' (empty pieces skipped). A later duplicate
 // key replaces an earlier one, as in TensorFlow's CLI.
 Result<std::vector<std::pair<std::string, Literal>>> ParseInputExprs(std::string_view arg);
 
+// "x=[{'f': [1.5]}, {'f': [2.0]}];y=[...]": --input_examples, split and parsed as
+// ParseInputExprs does, each value then turned into its tensor by ExamplesToTensor.
+Result<std::vector<std::pair<std::string, Tensor>>> ParseInputExamples(std::string_view arg);
+
+// A list of dicts -> a 1-D string tensor with one serialized tf.Example per dict (TensorFlow's
+// _create_example_string): each feature value is a non-empty list whose first element picks the
+// kind, a float a float_list, an int an int64_list, a string or bytes a bytes_list (UTF-8); the
+// rest must fit that kind as protobuf takes them (ints and bools in a float_list, nothing else
+// mixed). `key` names the input in errors.
+Result<Tensor> ExamplesToTensor(const Literal& examples, std::string_view key);
+
+// One dict -> one serialized tf.Example (features in key order); as ExamplesToTensor.
+Result<std::string> SerializeExample(const Literal& features, std::string_view key);
+
 // The tensor a literal describes, with the given dtype: numbers are cast to it, failing when
 // a value is not representable (1.5 or 3e9 for int32, a bool for float32, ...); the shape comes
-// from the nesting and ragged lists are refused. `key` names the input in errors.
+// from the nesting and ragged lists (and dicts) are refused. `key` names the input in errors.
 Result<Tensor> LiteralToTensor(const Literal& literal, DType dtype, std::string_view key);
 
 // The dtype used when the input's dtype is unknown (its name is not in the signature): bool for

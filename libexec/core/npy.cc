@@ -9,6 +9,8 @@
 #include <optional>
 #include <vector>
 
+#include "core/npy_decode.h"
+#include "kiln/core/allocator.h"
 #include "kiln/core/file_util.h"
 
 namespace kiln {
@@ -100,7 +102,7 @@ Result<Tensor> DecodeNpyStrings(std::string_view data, const NpyStringType& st, 
       (elem > 0 && (n > data.size() / elem || n * elem != data.size())))
     return DataLoss(name, ": .npy data has ", data.size(), " bytes; expected ", n * elem, " for ",
                     descr, " shape ", shape.ToString());
-  Tensor t(DType::kString, shape);
+  KILN_ASSIGN_OR_RETURN(Tensor t, Tensor::Allocate(CpuAllocator(), DType::kString, shape));
   std::string* out = t.data<std::string>();
   for (uint64_t i = 0; i < n; ++i) {
     std::string_view raw = data.substr(i * elem, elem);
@@ -128,10 +130,15 @@ Result<Tensor> DecodeNpyStrings(std::string_view data, const NpyStringType& st, 
   return t;
 }
 
-Result<DType> DTypeFromDescr(std::string_view descr, std::string_view name) {
+struct NumericDescr {
+  DType dtype;
+  bool big_endian;
+};
+
+Result<NumericDescr> DTypeFromDescr(std::string_view descr, std::string_view name) {
   auto unsupported = [&](std::string_view why) {
     return Unimplemented(name, ": unsupported .npy dtype '", descr, "' (", why,
-                         "); expected one of ", kSupported);
+                         "); expected one of ", kSupported, ", in either byte order");
   };
   if (descr.size() >= 2 && descr[1] == 'O')
     return Unimplemented(name, ": .npy holds Python objects (pickled), which cannot be read; ",
@@ -152,10 +159,11 @@ Result<DType> DTypeFromDescr(std::string_view descr, std::string_view name) {
   }
   for (const NpyType& t : kTypes) {
     if (t.kind != kind || t.size != size) continue;
-    const bool little = order == '<' || order == '|' ||
-                        (order == '=' && std::endian::native == std::endian::little);
-    if (size > 1 && !little) return unsupported("big-endian data");
-    return t.dtype;
+    const bool big =
+        size > 1 && (order == '>' || (order == '=' && std::endian::native == std::endian::big));
+    // A void ('V2', bfloat16 as ml_dtypes saves it) has no byte order to swap by.
+    if (big && kind == 'V') return unsupported("big-endian void");
+    return NumericDescr{t.dtype, big};
   }
   return unsupported("no matching tensor dtype");
 }
@@ -298,7 +306,7 @@ std::string ShapeRepr(const Shape& shape) {
 
 }  // namespace
 
-Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name) {
+Result<NpyHeader> ParseNpyHeader(std::string_view bytes, std::string_view name) {
   if (bytes.size() < 10 || bytes.substr(0, kMagic.size()) != kMagic) {
     return DataLoss(name, ": not a .npy file (expected the magic \\x93NUMPY)");
   }
@@ -321,46 +329,130 @@ Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name) {
     return DataLoss(name, ": .npy header is truncated (", header_len, " bytes announced, ",
                     bytes.size() - prefix, " present)");
   }
-  std::string descr;
-  bool fortran = false;
+  NpyHeader h;
   std::vector<int64_t> dims;
-  KILN_RETURN_IF_ERROR(
-      HeaderParser(bytes.substr(prefix, header_len), name).Parse(&descr, &fortran, &dims));
-  if (fortran) {
-    return Unimplemented(name,
-                         ": .npy array is in Fortran order; expected fortran_order False "
-                         "(save a C-contiguous array, e.g. numpy.ascontiguousarray)");
+  KILN_RETURN_IF_ERROR(HeaderParser(bytes.substr(prefix, header_len), name)
+                           .Parse(&h.descr, &h.fortran_order, &dims));
+  size_t elem = 0;
+  if (auto st = StringTypeFromDescr(h.descr)) {
+    h.dtype = DType::kString;
+    h.big_endian = st->big_endian;
+    elem = st->width * (st->unicode ? 4 : 1);
+  } else {
+    KILN_ASSIGN_OR_RETURN(NumericDescr d, DTypeFromDescr(h.descr, name));
+    h.dtype = d.dtype;
+    h.big_endian = d.big_endian;
+    elem = DTypeSize(d.dtype);
   }
-  if (auto st = StringTypeFromDescr(descr)) {
-    KILN_ASSIGN_OR_RETURN_CTX(Shape shape, Shape::FromDims(dims), name, ": .npy shape");
-    return DecodeNpyStrings(bytes.substr(prefix + header_len), *st, shape, descr, name);
-  }
-  KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromDescr(descr, name));
-  KILN_ASSIGN_OR_RETURN_CTX(Shape shape, Shape::FromDims(dims), name, ": .npy shape");
-  std::string_view data = bytes.substr(prefix + header_len);
-  const size_t elem = DTypeSize(dtype);
+  KILN_ASSIGN_OR_RETURN_CTX(h.shape, Shape::FromDims(dims), name, ": .npy shape");
+  h.data_offset = prefix + header_len;
   // An empty array (any dimension 0) has no data, whatever its other dimensions.
-  uint64_t n = std::find(dims.begin(), dims.end(), 0) != dims.end() ? 0 : 1;
-  for (int64_t d : dims) {
-    if (n == 0) break;
-    if (d != 0 && n > data.size() / static_cast<uint64_t>(d)) {
-      n = UINT64_MAX;
-      break;
+  // num_elements saturates at INT64_MAX: no file holds that many.
+  const auto n = static_cast<uint64_t>(h.shape.num_elements());
+  if (n == static_cast<uint64_t>(INT64_MAX) ||
+      __builtin_mul_overflow(n, static_cast<uint64_t>(elem), &h.data_bytes))
+    h.data_bytes = UINT64_MAX;
+  return h;
+}
+
+namespace internal {
+
+namespace {
+
+// C order from Fortran order: element i of `dst` (C order) is the element with the same index
+// in `src` (first index fastest).
+void FortranToC(const char* src, char* dst, const Shape& shape, size_t elem) {
+  const int rank = shape.rank();
+  const int64_t n = shape.num_elements();
+  std::vector<int64_t> stride(static_cast<size_t>(rank)), index(static_cast<size_t>(rank), 0);
+  int64_t s = 1;
+  for (int d = 0; d < rank; ++d) {
+    stride[static_cast<size_t>(d)] = s;
+    s *= shape.dim(d);
+  }
+  int64_t from = 0;  // element offset in src of `index`
+  for (int64_t i = 0; i < n; ++i) {
+    std::memcpy(dst + static_cast<size_t>(i) * elem, src + static_cast<size_t>(from) * elem, elem);
+    for (int d = rank - 1; d >= 0; --d) {  // the next C-order index: last dimension fastest
+      const auto k = static_cast<size_t>(d);
+      from += stride[k];
+      if (++index[k] < shape.dim(d)) break;
+      from -= stride[k] * index[k];
+      index[k] = 0;
     }
-    n *= static_cast<uint64_t>(d);
   }
-  if (n == UINT64_MAX || n > data.size() / elem || n * elem != data.size()) {
+}
+
+// Reverses the bytes of each `unit`-byte word.
+void SwapBytes(char* data, size_t bytes, size_t unit) {
+  for (size_t at = 0; at + unit <= bytes; at += unit) std::reverse(data + at, data + at + unit);
+}
+
+}  // namespace
+
+Result<Tensor> DecodeNpyData(const NpyHeader& h, const NpyDataSource& source, std::string_view name,
+                             Allocator* allocator) {
+  if (allocator == nullptr) allocator = CpuAllocator();
+  const bool strings = h.dtype == DType::kString;
+  const bool transpose = h.fortran_order && h.shape.rank() > 1;
+  const auto bytes = static_cast<size_t>(h.data_bytes);
+  const auto raw_buffer = [&]() {
+    return Tensor::Allocate(allocator, DType::kUInt8,
+                            Shape{static_cast<int64_t>(std::max<size_t>(bytes, 1))});
+  };
+  Tensor out, raw;
+  if (!strings) {
+    KILN_ASSIGN_OR_RETURN(out, Tensor::Allocate(allocator, h.dtype, h.shape));
+  }
+  if (strings || transpose) {
+    KILN_ASSIGN_OR_RETURN(raw, raw_buffer());
+  } else {
+    raw = out;
+  }
+  auto* data = static_cast<char*>(raw.raw_data());
+  if (bytes > 0) KILN_RETURN_IF_ERROR(source(data, bytes));
+  if (transpose && bytes > 0) {
+    const auto n = static_cast<size_t>(h.shape.num_elements());
+    Tensor c_order = out;
+    if (strings) {
+      KILN_ASSIGN_OR_RETURN(c_order, raw_buffer());
+    }
+    FortranToC(data, static_cast<char*>(c_order.raw_data()), h.shape, bytes / n);
+    raw = c_order;
+    data = static_cast<char*>(raw.raw_data());
+  }
+  if (strings) {
+    const std::optional<NpyStringType> st = StringTypeFromDescr(h.descr);
+    return DecodeNpyStrings(std::string_view(data, bytes), *st, h.shape, h.descr, name);
+  }
+  if (h.big_endian != (std::endian::native == std::endian::big) && DTypeSize(h.dtype) > 1) {
+    const bool complex = h.dtype == DType::kComplex64 || h.dtype == DType::kComplex128;
+    SwapBytes(data, bytes, DTypeSize(h.dtype) / (complex ? 2 : 1));
+  }
+  if (h.dtype == DType::kBool) {
+    auto* b = reinterpret_cast<uint8_t*>(data);
+    for (size_t i = 0; i < bytes; ++i) b[i] = b[i] != 0;
+  }
+  return out;
+}
+
+}  // namespace internal
+
+Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name) {
+  KILN_ASSIGN_OR_RETURN(NpyHeader h, ParseNpyHeader(bytes, name));
+  std::string_view data = bytes.substr(h.data_offset);
+  if (h.data_bytes != data.size()) {
     return DataLoss(name, ": .npy data has ", data.size(), " bytes; expected ",
-                    n == UINT64_MAX ? std::string("more") : std::to_string(n * elem), " for ",
-                    descr, " shape ", shape.ToString());
+                    h.data_bytes == UINT64_MAX ? std::string("more") : std::to_string(h.data_bytes),
+                    " for ", h.descr, " shape ", h.shape.ToString());
   }
-  Tensor t(dtype, shape);
-  if (!data.empty()) std::memcpy(t.raw_data(), data.data(), data.size());
-  if (dtype == DType::kBool) {
-    auto* b = static_cast<uint8_t*>(t.raw_data());
-    for (size_t i = 0; i < data.size(); ++i) b[i] = b[i] != 0;
-  }
-  return t;
+  return internal::DecodeNpyData(
+      h,
+      [&](char* dst, size_t n) {
+        std::memcpy(dst, data.data(), n);
+        return OkStatus();
+      },
+      name);
 }
 
 Result<Tensor> ReadNpy(const std::filesystem::path& path) {

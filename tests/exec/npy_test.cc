@@ -2,12 +2,15 @@
 
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <complex>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "core/npy_decode.h"
 #include "exec/test_util.h"
+#include "kiln/core/allocator.h"
 
 #if __has_include(<zlib.h>)
 #include <zlib.h>
@@ -122,7 +125,7 @@ std::string MakeZip(const std::vector<ZipMember>& members, bool zip64 = false) {
   return out;
 }
 
-ZipMember Stored(std::string name, std::string data) {
+ZipMember Stored(std::string name, const std::string& data) {
   ZipMember m{std::move(name), data, data, 0};
   return m;
 }
@@ -263,16 +266,17 @@ TEST_CASE("npy: hand-written headers of versions 1, 2 and 3 parse") {
 
 TEST_CASE("npy: unsupported and malformed files are refused with what was expected") {
   const std::string four = RawBytes<float>({1, 2});
-  auto fortran =
-      ParseNpy(HandNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", four), "f.npy");
-  REQUIRE(!fortran.ok());
-  CHECK(fortran.status().message().find("f.npy") != std::string::npos);
-  CHECK(fortran.status().message().find("Fortran") != std::string::npos);
+  auto big_void =
+      ParseNpy(HandNpy("{'descr': '>V2', 'fortran_order': False, 'shape': (2,), }", four), "v.npy");
+  REQUIRE(!big_void.ok());
+  CHECK(big_void.status().message().find("v.npy") != std::string::npos);
+  CHECK(big_void.status().message().find("big-endian void") != std::string::npos);
+  CHECK(big_void.status().message().find("'<f4'") != std::string::npos);
 
-  auto big = ParseNpy(HandNpy("{'descr': '>f4', 'fortran_order': False, 'shape': (2,), }", four));
-  REQUIRE(!big.ok());
-  CHECK(big.status().message().find("big-endian") != std::string::npos);
-  CHECK(big.status().message().find("'<f4'") != std::string::npos);
+  auto half_float =
+      ParseNpy(HandNpy("{'descr': '<f3', 'fortran_order': False, 'shape': (2,), }", four));
+  REQUIRE(!half_float.ok());
+  CHECK(half_float.status().message().find("no matching tensor dtype") != std::string::npos);
 
   auto unicode =
       ParseNpy(HandNpy("{'descr': '<U3', 'fortran_order': False, 'shape': (2,), }", four));
@@ -355,6 +359,132 @@ TEST_CASE("npy: NumPy fixed-width strings ('S' bytes, 'U' unicode) read as strin
   CHECK(TensorsEqual(*back, words));
 }
 
+// Big-endian bytes of each element of `v`.
+template <typename T>
+std::string BigEndianBytes(const std::vector<T>& v) {
+  std::string out = RawBytes(v);
+  for (size_t at = 0; at < out.size(); at += sizeof(T))
+    std::reverse(out.begin() + static_cast<std::ptrdiff_t>(at),
+                 out.begin() + static_cast<std::ptrdiff_t>(at + sizeof(T)));
+  return out;
+}
+
+TEST_CASE("npy: big-endian arrays are read byte-swapped, as numpy.load reads them") {
+  auto f4 = ParseNpy(HandNpy("{'descr': '>f4', 'fortran_order': False, 'shape': (2, 2), }",
+                             BigEndianBytes<float>({1.5f, -2, 3, 1e30f})));
+  REQUIRE_MESSAGE(f4.ok(), f4.status().ToString());
+  CHECK(TensorsEqual(*f4, Make<float>({1.5f, -2, 3, 1e30f}, Shape{2, 2})));
+  auto i8 = ParseNpy(HandNpy("{'descr': '>i8', 'fortran_order': False, 'shape': (3,), }",
+                             BigEndianBytes<int64_t>({-1, 1LL << 40, 7})));
+  REQUIRE_MESSAGE(i8.ok(), i8.status().ToString());
+  CHECK(TensorsEqual(*i8, Make<int64_t>({-1, 1LL << 40, 7}, Shape{3})));
+  auto u2 = ParseNpy(HandNpy("{'descr': '>u2', 'fortran_order': False, 'shape': (2,), }",
+                             BigEndianBytes<uint16_t>({0x1234, 65535})));
+  REQUIRE_MESSAGE(u2.ok(), u2.status().ToString());
+  CHECK(TensorsEqual(*u2, Make<uint16_t>({0x1234, 65535}, Shape{2})));
+  // Complex numbers swap each part on its own.
+  auto c8 = ParseNpy(HandNpy("{'descr': '>c8', 'fortran_order': False, 'shape': (1,), }",
+                             BigEndianBytes<float>({1.25f, -4})));
+  REQUIRE_MESSAGE(c8.ok(), c8.status().ToString());
+  CHECK(TensorsEqual(*c8, Make<std::complex<float>>({{1.25f, -4}}, Shape{1})));
+  // float16, and single bytes ('>i1' is what '|i1' is).
+  auto f2 = ParseNpy(HandNpy("{'descr': '>f2', 'fortran_order': False, 'shape': (1,), }",
+                             BigEndianBytes<uint16_t>({0x3c00})));
+  REQUIRE_MESSAGE(f2.ok(), f2.status().ToString());
+  CHECK(f2->flat<Half>()[0].bits == 0x3c00);
+  auto i1 = ParseNpy(HandNpy("{'descr': '>i1', 'fortran_order': False, 'shape': (2,), }",
+                             RawBytes<int8_t>({-3, 4})));
+  REQUIRE_MESSAGE(i1.ok(), i1.status().ToString());
+  CHECK(TensorsEqual(*i1, Make<int8_t>({-3, 4}, Shape{2})));
+}
+
+TEST_CASE("npy: Fortran-order arrays are read into C order") {
+  // numpy.asfortranarray(numpy.arange(6).reshape(2, 3)): column by column.
+  auto m = ParseNpy(HandNpy("{'descr': '<i4', 'fortran_order': True, 'shape': (2, 3), }",
+                            RawBytes<int32_t>({0, 3, 1, 4, 2, 5})));
+  REQUIRE_MESSAGE(m.ok(), m.status().ToString());
+  CHECK(TensorsEqual(*m, Make<int32_t>({0, 1, 2, 3, 4, 5}, Shape{2, 3})));
+  // Rank 3, big-endian too: element (i, j, k) lies at i + 2 j + 6 k.
+  std::vector<double> fortran(24), c_order(24);
+  for (size_t i = 0; i < 2; ++i)
+    for (size_t j = 0; j < 3; ++j)
+      for (size_t k = 0; k < 4; ++k) {
+        const auto v = static_cast<double>(100 * i + 10 * j + k);
+        c_order[i * 12 + j * 4 + k] = v;
+        fortran[i + 2 * j + 6 * k] = v;
+      }
+  auto cube = ParseNpy(HandNpy("{'descr': '>f8', 'fortran_order': True, 'shape': (2, 3, 4), }",
+                               BigEndianBytes(fortran)));
+  REQUIRE_MESSAGE(cube.ok(), cube.status().ToString());
+  CHECK(TensorsEqual(*cube, Make<double>(c_order, Shape{2, 3, 4})));
+  // Rank 1 and empty arrays are the same in both orders; strings move whole.
+  auto v = ParseNpy(
+      HandNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", RawBytes<float>({1, 2})));
+  REQUIRE(v.ok());
+  CHECK(TensorsEqual(*v, Make<float>({1, 2}, Shape{2})));
+  auto empty = ParseNpy(HandNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (0, 3), }", ""));
+  REQUIRE(empty.ok());
+  CHECK(empty->shape() == Shape{0, 3});
+  auto words = ParseNpy(HandNpy("{'descr': '|S2', 'fortran_order': True, 'shape': (2, 2), }",
+                                std::string("a\0c\0bbdd", 8)));
+  REQUIRE_MESSAGE(words.ok(), words.status().ToString());
+  CHECK(TensorsEqual(*words, Make<std::string>({"a", "bb", "c", "dd"}, Shape{2, 2})));
+}
+
+// An allocator that has no memory to give.
+class NoMemory final : public Allocator {
+ public:
+  void* Allocate(size_t) override { return nullptr; }
+  void Deallocate(void*, size_t) override {}
+  std::string_view Name() const override { return "empty"; }
+};
+
+TEST_CASE("npy: an array too big for the memory there is is a ResourceExhausted error") {
+  // The header of a (268435456, 2) float32 array: 2 GiB of data. Decoding it must not abort
+  // the program when the memory cannot be had (TensorBuffer's unchecked constructor does).
+  const std::string npy =
+      HandNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (268435456, 2), }", "");
+  auto header = ParseNpyHeader(npy, "big.npy");
+  REQUIRE_MESSAGE(header.ok(), header.status().ToString());
+  CHECK(header->data_bytes == (uint64_t{1} << 31));
+  CHECK(header->data_offset == npy.size());
+  bool read = false;
+  NoMemory none;
+  auto t = internal::DecodeNpyData(
+      *header,
+      [&](char*, size_t) {
+        read = true;
+        return OkStatus();
+      },
+      "big.npy", &none);
+  REQUIRE(!t.ok());
+  CHECK(t.status().code() == StatusCode::kResourceExhausted);
+  CHECK(t.status().message().find("2147483648 bytes") != std::string::npos);
+  CHECK(!read);  // nothing is read before the memory is there
+}
+
+TEST_CASE("npy: the header alone says dtype, shape and data size") {
+  const std::string npy = HandNpy("{'descr': '>i8', 'fortran_order': True, 'shape': (3, 5), }",
+                                  "(the data is not needed)");
+  auto h = ParseNpyHeader(npy.substr(0, npy.find('\n') + 1), "h.npy");
+  REQUIRE_MESSAGE(h.ok(), h.status().ToString());
+  CHECK(h->dtype == DType::kInt64);
+  CHECK(h->shape == Shape{3, 5});
+  CHECK(h->fortran_order);
+  CHECK(h->big_endian);
+  CHECK(h->descr == ">i8");
+  CHECK(h->data_bytes == 120);
+  // A count of bytes that overflows is "more than any file": never matched by the data.
+  auto huge = ParseNpyHeader(HandNpy(
+      "{'descr': '<c16', 'fortran_order': False, 'shape': (4611686018427387904, 2), }", ""));
+  REQUIRE_MESSAGE(huge.ok(), huge.status().ToString());
+  CHECK(huge->data_bytes == UINT64_MAX);
+  auto parsed = ParseNpy(HandNpy(
+      "{'descr': '<c16', 'fortran_order': False, 'shape': (4611686018427387904, 2), }", "1234"));
+  REQUIRE(!parsed.ok());
+  CHECK(parsed.status().message().find("4 bytes; expected more") != std::string::npos);
+}
+
 // ---- .npz ------------------------------------------------------------------------------------
 
 TEST_CASE("npz: stored archives (numpy.savez) read back by name") {
@@ -427,6 +557,88 @@ TEST_CASE("npz: corrupt and foreign archives are refused clearly") {
   REQUIRE(!truncated.ok());
   CHECK(truncated.status().code() == StatusCode::kDataLoss);
 }
+
+TEST_CASE("npz: NpzReader lists the arrays and decodes only the one asked for") {
+  Tensor a = Make<float>({1, 2, 3, 4}, Shape{2, 2});
+  Tensor b = Make<int32_t>({5, 6, 7}, Shape{3});
+  ZipMember broken = Stored("b.npy", *SerializeNpy(b));
+  broken.stored.back() ^= 0x40;  // the CRC (of `data`) no longer matches what is stored
+  const std::string zip = MakeZip({Stored("a.npy", *SerializeNpy(a)), broken});
+  auto npz = NpzReader::Open(zip, "two.npz");
+  REQUIRE_MESSAGE(npz.ok(), npz.status().ToString());
+  CHECK(npz->keys() == std::vector<std::string>{"a", "b"});
+  CHECK(npz->Contains("b"));
+  CHECK(!npz->Contains("c"));
+  // Only 'a' is decoded: the corrupt 'b' does not stand in the way.
+  auto got = npz->Read("a");
+  REQUIRE_MESSAGE(got.ok(), got.status().ToString());
+  CHECK(TensorsEqual(*got, a));
+  // The header of 'b' reads without its data (so without its CRC); the data is then refused.
+  auto hb = npz->Header("b");
+  REQUIRE_MESSAGE(hb.ok(), hb.status().ToString());
+  CHECK(hb->dtype == DType::kInt32);
+  CHECK(hb->shape == Shape{3});
+  auto bad = npz->Read("b");
+  REQUIRE(!bad.ok());
+  CHECK(bad.status().message().find("CRC-32 mismatch") != std::string::npos);
+  CHECK(!ParseNpz(zip, "two.npz").ok());  // every array: 'b' too
+  auto missing = npz->Header("c");
+  REQUIRE(!missing.ok());
+  CHECK(missing.status().code() == StatusCode::kNotFound);
+  CHECK(missing.status().message().find("'a', 'b'") != std::string::npos);
+
+  // A header that promises other data than the entry holds is refused before any data is read.
+  ZipMember lying = Stored("x.npy", HandNpy("{'descr': '<f4', 'fortran_order': False, "
+                                            "'shape': (268435456, 2), }",
+                                            RawBytes<float>({1, 2})));
+  const std::string lying_zip = MakeZip({lying});  // the reader views the bytes
+  auto liar = NpzReader::Open(lying_zip, "l.npz");
+  REQUIRE(liar.ok());
+  auto lh = liar->Header("x");
+  REQUIRE(!lh.ok());
+  CHECK(lh.status().code() == StatusCode::kDataLoss);
+  CHECK(lh.status().message().find("8 bytes; expected 2147483648") != std::string::npos);
+}
+
+#ifdef KILN_TEST_HAVE_ZLIB
+TEST_CASE("npz: deflated entries inflate into the tensor, in C order and byte-swapped") {
+  // A big-endian Fortran-order array, deflated: its header is inflated first, then its data.
+  std::vector<int64_t> fortran(600), c_order(600);
+  for (size_t i = 0; i < 20; ++i)
+    for (size_t j = 0; j < 30; ++j) {
+      c_order[i * 30 + j] = static_cast<int64_t>(i * 1000 + j);
+      fortran[i + 20 * j] = static_cast<int64_t>(i * 1000 + j);
+    }
+  ZipMember m =
+      Deflated("f.npy", HandNpy("{'descr': '>i8', 'fortran_order': True, 'shape': (20, 30), }",
+                                BigEndianBytes(fortran), 2));
+  const std::string zip =
+      MakeZip({m, Deflated("s.npy", *SerializeNpy(Make<std::string>({"x", "yz"}, Shape{2})))});
+  auto npz = NpzReader::Open(zip, "d.npz");
+  REQUIRE_MESSAGE(npz.ok(), npz.status().ToString());
+  auto h = npz->Header("f");
+  REQUIRE_MESSAGE(h.ok(), h.status().ToString());
+  CHECK(h->shape == Shape{20, 30});
+  auto t = npz->Read("f");
+  REQUIRE_MESSAGE(t.ok(), t.status().ToString());
+  CHECK(TensorsEqual(*t, Make<int64_t>(c_order, Shape{20, 30})));
+  auto s = npz->Read("s");
+  REQUIRE_MESSAGE(s.ok(), s.status().ToString());
+  CHECK(TensorsEqual(*s, Make<std::string>({"x", "yz"}, Shape{2})));
+
+  // Deflate data that goes on past the declared size is refused.
+  const std::string npy = *SerializeNpy(Make<float>({1, 2, 3}, Shape{3}));
+  ZipMember longer = Deflated("g.npy", npy + "!");
+  longer.data = npy;  // the zip headers declare (and checksum) one byte less than it inflates to
+  const std::string longer_zip = MakeZip({longer});
+  auto l = NpzReader::Open(longer_zip, "g.npz");
+  REQUIRE(l.ok());
+  auto lt = l->Read("g");
+  REQUIRE(!lt.ok());
+  CHECK(lt.status().code() == StatusCode::kDataLoss);
+  CHECK(lt.status().message().find("longer than the declared size") != std::string::npos);
+}
+#endif
 
 }  // namespace
 }  // namespace kiln

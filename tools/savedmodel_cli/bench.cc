@@ -174,7 +174,8 @@ int64_t PeakRssKb() {
 Result<BenchReport> RunBench(const BenchOptions& options, std::ostream& err) {
   // Arguments first: a typo in them should not cost a model load.
   KILN_RETURN_IF_ERROR(CheckOptions(options));
-  KILN_ASSIGN_OR_RETURN(FeedArgs feed_args, ParseFeedArgs(options.inputs, options.input_exprs));
+  KILN_ASSIGN_OR_RETURN(FeedArgs feed_args,
+                        ParseFeedArgs(options.inputs, options.input_exprs, options.input_examples));
 
   BenchReport report;
   report.dir = options.dir.string();
@@ -425,6 +426,8 @@ std::unique_ptr<CommandArgs> SetupBenchCommand(CLI::App& cmd) {
   cmd.add_option("--inputs", o.inputs, "'<key>=<file.npy>;<key>=<file.npz>[<name>]'");
   cmd.add_option("--input_exprs", o.input_exprs,
                  "'<key>=<literal>;...': numbers, true/false, quoted strings, nested [lists]");
+  cmd.add_option("--input_examples", o.input_examples,
+                 "'<key>=[{\"<feature>\": [<values>], ...}, ...];...': serialized tf.Examples");
   cmd.add_option("--threads", o.threads, "Intra-op threads (0: all cores)");
   cmd.add_option("--device", o.device,
                  "Devices in priority order, comma-separated (default: cpu alone)");

@@ -24,13 +24,14 @@ struct BenchOptions {
   std::filesystem::path dir;
   std::string tag_set = "serve";  // comma-separated
   std::string signature_def = "serving_default";
-  std::string inputs;       // as `run --inputs`
-  std::string input_exprs;  // as `run --input_exprs`
-  int threads = 0;          // LoadOptions::num_threads; 0 = all cores
-  int runs = 100;           // timed runs (at least)
-  int warmup = 10;          // untimed runs after the first call
-  double min_seconds = 0;   // keep timing until this much time has passed, too
-  int64_t batch = 1;        // the first unknown dim of generated inputs
+  std::string inputs;          // as `run --inputs`
+  std::string input_exprs;     // as `run --input_exprs`
+  std::string input_examples;  // as `run --input_examples`
+  int threads = 0;             // LoadOptions::num_threads; 0 = all cores
+  int runs = 100;              // timed runs (at least)
+  int warmup = 10;             // untimed runs after the first call
+  double min_seconds = 0;      // keep timing until this much time has passed, too
+  int64_t batch = 1;           // the first unknown dim of generated inputs
   bool json = false;
   bool skip_checksums = false;     // LoadOptions::verify_checksums = false (trusted bundles)
   std::string plan = "auto";       // LoadOptions::plan: auto, ignore or require
@@ -47,7 +48,7 @@ struct BenchInput {
   std::string key;
   DType dtype = DType::kInvalid;
   Shape shape;
-  bool generated = false;  // made by bench, not given by --inputs / --input_exprs
+  bool generated = false;  // made by bench, not given on the command line
 };
 
 struct BenchReport {

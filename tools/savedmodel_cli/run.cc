@@ -20,29 +20,58 @@ namespace fs = std::filesystem;
 
 namespace {
 
-// Like numpy.load: the file's magic says .npz (a zip) or .npy, whatever its name.
-Result<Tensor> LoadInputFile(const InputFileSpec& spec, std::ostream& err) {
+// A header whose shape cannot feed `key` is refused before its data is read (or inflated):
+// with the message the signature would give once the array is decoded.
+Status CheckHeaderShape(const NpyHeader& header, const exec::Signature& sig,
+                        const std::string& key) {
+  const exec::Signature::Parts& parts = sig.parts();
+  for (size_t i = 0; i < parts.inputs.size(); ++i) {
+    if (parts.inputs[i].key != key) continue;
+    const PartialShape& want =
+        parts.fed_shapes.empty() ? parts.inputs[i].spec.shape : parts.fed_shapes[i];
+    if (!want.IsCompatibleWith(header.shape))
+      return InvalidArgument(
+          "signature '", sig.name(), "' input '", key, "': expected shape ", want.ToPythonString(),
+          ", got ", header.shape.ToString(),
+          want.rank() >= 0 && want.rank() != header.shape.rank()
+              ? internal::StrCat(" (rank ", header.shape.rank(), " instead of ", want.rank(), ")")
+              : "",
+          "; the array's header says so: its data was not read");
+  }
+  return OkStatus();
+}
+
+// Like numpy.load: the file's magic says .npz (a zip) or .npy, whatever its name. Of an .npz
+// only the array used is inflated, and only once its header fits the signature.
+Result<Tensor> LoadInputFile(const InputFileSpec& spec, const exec::Signature& sig,
+                             std::ostream& err) {
   KILN_ASSIGN_OR_RETURN(std::string bytes, ReadFileToString(spec.filename));
   if (bytes.rfind("PK\x03\x04", 0) == 0) {
-    KILN_ASSIGN_OR_RETURN(auto arrays, ParseNpz(bytes, spec.filename));
+    KILN_ASSIGN_OR_RETURN(NpzReader npz, NpzReader::Open(bytes, spec.filename));
+    std::string name;
     if (spec.variable) {
-      auto it = arrays.find(*spec.variable);
-      if (it == arrays.end()) {
+      if (!npz.Contains(*spec.variable)) {
         std::string names;
-        for (const auto& [k, v] : arrays) names += (names.empty() ? "" : ", ") + k;
+        for (const std::string& k : npz.keys()) names += (names.empty() ? "" : ", ") + k;
         return NotFound("input file ", spec.filename, " does not contain variable with name \"",
                         *spec.variable, "\" (it has: ", names, ")");
       }
-      return it->second;
-    }
-    if (arrays.size() != 1)
-      return InvalidArgument("input file ", spec.filename, " contains ", arrays.size(),
+      name = *spec.variable;
+    } else if (npz.keys().size() != 1) {
+      return InvalidArgument("input file ", spec.filename, " contains ", npz.keys().size(),
                              " ndarrays; name the one to use as ", spec.filename, "[<name>]");
-    return arrays.begin()->second;
+    } else {
+      name = npz.keys().front();
+    }
+    KILN_ASSIGN_OR_RETURN(NpyHeader header, npz.Header(name));
+    KILN_RETURN_IF_ERROR(CheckHeaderShape(header, sig, spec.key));
+    return npz.Read(name);
   }
   if (spec.variable)
     err << "WARNING: Input file " << spec.filename << " contains a single ndarray. Name key \""
         << *spec.variable << "\" ignored.\n";
+  KILN_ASSIGN_OR_RETURN(NpyHeader header, ParseNpyHeader(bytes, spec.filename));
+  KILN_RETURN_IF_ERROR(CheckHeaderShape(header, sig, spec.key));
   return ParseNpy(bytes, spec.filename);
 }
 
@@ -76,10 +105,12 @@ Result<std::vector<InputFileSpec>> ParseInputsArg(std::string_view arg) {
   return out;
 }
 
-Result<FeedArgs> ParseFeedArgs(std::string_view inputs, std::string_view input_exprs) {
+Result<FeedArgs> ParseFeedArgs(std::string_view inputs, std::string_view input_exprs,
+                               std::string_view input_examples) {
   FeedArgs args;
   KILN_ASSIGN_OR_RETURN(args.files, ParseInputsArg(inputs));
   KILN_ASSIGN_OR_RETURN(args.exprs, ParseInputExprs(input_exprs));
+  KILN_ASSIGN_OR_RETURN(args.examples, ParseInputExamples(input_examples));
   return args;
 }
 
@@ -93,7 +124,7 @@ Result<std::map<std::string, Tensor>> MakeFeeds(const FeedArgs& args, const exec
 
   std::map<std::string, Tensor> feeds;
   for (const InputFileSpec& spec : args.files) {
-    KILN_ASSIGN_OR_RETURN_CTX(Tensor t, LoadInputFile(spec, err), "--inputs '", spec.key, "'");
+    KILN_ASSIGN_OR_RETURN_CTX(Tensor t, LoadInputFile(spec, sig, err), "--inputs '", spec.key, "'");
     if (auto want = expected_dtype(spec.key)) {
       KILN_ASSIGN_OR_RETURN(t, CastToInputDType(t, *want, spec.key));
     }
@@ -107,6 +138,18 @@ Result<std::map<std::string, Tensor>> MakeFeeds(const FeedArgs& args, const exec
     const DType dtype = expected_dtype(key).value_or(NaturalDType(literal));
     KILN_ASSIGN_OR_RETURN(Tensor t, LiteralToTensor(literal, dtype, key));
     feeds[key] = std::move(t);
+  }
+  for (const auto& [key, examples] : args.examples) {
+    if (feeds.count(key))
+      err << "WARNING: input_key " << key
+          << " has been specified in multiple options. Value in --input_examples will be used.\n";
+    const std::optional<DType> want = expected_dtype(key);
+    if (want && *want != DType::kString)
+      return InvalidArgument("--input_examples input '", key, "': the signature's input is ",
+                             DTypeShortName(*want),
+                             ", but serialized tf.Examples are strings (a string input that "
+                             "ParseExample reads is expected)");
+    feeds[key] = examples;
   }
   return feeds;
 }
@@ -125,7 +168,8 @@ std::vector<std::string> SplitCommaList(std::string_view list) {
 
 Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostream& err) {
   // Arguments first: a typo in them should not cost a model load.
-  KILN_ASSIGN_OR_RETURN(FeedArgs feed_args, ParseFeedArgs(options.inputs, options.input_exprs));
+  KILN_ASSIGN_OR_RETURN(FeedArgs feed_args,
+                        ParseFeedArgs(options.inputs, options.input_exprs, options.input_examples));
 
   exec::LoadOptions load_options;
   load_options.restored_functions = false;  // signatures only, as the server loads
@@ -198,6 +242,9 @@ std::unique_ptr<CommandArgs> SetupRunCommand(CLI::App& cmd) {
   cmd.add_option("--inputs", a->run.inputs, "'<key>=<file.npy>;<key>=<file.npz>[<name>]'");
   cmd.add_option("--input_exprs", a->run.input_exprs,
                  "'<key>=<literal>;...': numbers, true/false, quoted strings, nested [lists]");
+  cmd.add_option("--input_examples", a->run.input_examples,
+                 "'<key>=[{\"<feature>\": [<values>], ...}, ...];...': serialized tf.Examples "
+                 "(float, int or string feature lists)");
   a->outdir_opt = cmd.add_option("--outdir", a->outdir, "Write <outdir>/<output_key>.npy");
   cmd.add_flag("--overwrite", a->run.overwrite, "Replace existing output files");
   cmd.add_flag("--skip_checksums", a->run.skip_checksums,

@@ -1,6 +1,6 @@
 // `savedmodel-cli run`: loads a SavedModel with kiln::exec, feeds a signature from .npy/.npz
-// files and literal expressions, and prints (and optionally saves) every output the way
-// TensorFlow's `saved_model_cli run` does.
+// files, literal expressions and tf.Example dicts, and prints (and optionally saves) every output
+// the way TensorFlow's `saved_model_cli run` does.
 #pragma once
 
 #include <filesystem>
@@ -26,8 +26,9 @@ struct RunCommandOptions {
   std::filesystem::path dir;
   std::string tag_set = "serve";  // comma-separated
   std::string signature_def = "serving_default";
-  std::string inputs;       // "a=x.npy;b=y.npz[key]"
-  std::string input_exprs;  // "a=5.0;b=[[1,2],[3,4]]"
+  std::string inputs;          // "a=x.npy;b=y.npz[key]"
+  std::string input_exprs;     // "a=5.0;b=[[1,2],[3,4]]"
+  std::string input_examples;  // "x=[{'f': [1.5], 'g': ['a']}]"
   std::optional<std::filesystem::path> outdir;
   bool overwrite = false;
   bool skip_checksums = false;     // LoadOptions::verify_checksums = false (trusted bundles)
@@ -46,16 +47,20 @@ struct InputFileSpec {
 // Parses --inputs as TensorFlow does: ';'-separated "<key>=<file>" or "<key>=<file>[<name>]".
 Result<std::vector<InputFileSpec>> ParseInputsArg(std::string_view arg);
 
-// --inputs and --input_exprs, parsed before any model is loaded (a typo should not cost a load).
+// --inputs, --input_exprs and --input_examples, parsed before any model is loaded (a typo should
+// not cost a load).
 struct FeedArgs {
   std::vector<InputFileSpec> files;
   std::vector<std::pair<std::string, Literal>> exprs;
+  std::vector<std::pair<std::string, Tensor>> examples;  // 1-D serialized tf.Examples
 };
-Result<FeedArgs> ParseFeedArgs(std::string_view inputs, std::string_view input_exprs);
+Result<FeedArgs> ParseFeedArgs(std::string_view inputs, std::string_view input_exprs,
+                               std::string_view input_examples = "");
 
 // The tensors they give, by input key: files read and converted to the signature input's dtype,
-// literals built with it; a key in both takes the literal, with a warning to `err`. Keys the
-// signature lacks are kept for the signature to refuse by name.
+// literals built with it, examples as they are (string inputs only). A key given twice takes, as
+// TensorFlow's CLI does, --input_examples over --input_exprs over --inputs, with a warning to
+// `err`. Keys the signature lacks are kept for the signature to refuse by name.
 Result<std::map<std::string, Tensor>> MakeFeeds(const FeedArgs& args, const exec::Signature& sig,
                                                 std::ostream& err);
 
