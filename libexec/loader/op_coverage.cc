@@ -6,6 +6,7 @@
 #include "kernels/op_table_builder.h"
 #include "kiln/exec/function_call.h"
 #include "kiln/exec/op_table.h"
+#include "loader/attr_functions.h"
 #include "loader/tf1_control_flow.h"
 #include "tensorflow/framework.pb.h"
 
@@ -82,15 +83,9 @@ class Checker {
       if (const tensorflow::FunctionDef* callee = library_.Find(n.op()))
         Walk(*callee, "function '" + n.op() + "'", keep_stateful);
       // Called functions, branches and loop bodies: every function-valued attr.
-      for (const auto& [name, attr] : n.attr()) {
-        std::vector<std::string> fns;
-        if (attr.has_func()) fns.push_back(attr.func().name());
-        if (attr.has_list())
-          for (const auto& f : attr.list().func()) fns.push_back(f.name());
-        for (const std::string& fn : fns)
-          if (const tensorflow::FunctionDef* callee = library_.Find(fn))
-            Walk(*callee, "function '" + fn + "'", true);
-      }
+      for (const std::string& fn : AttrFunctions(n))
+        if (const tensorflow::FunctionDef* callee = library_.Find(fn))
+          Walk(*callee, "function '" + fn + "'", true);
     }
   }
 

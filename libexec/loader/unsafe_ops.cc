@@ -3,7 +3,9 @@
 #include <map>
 #include <set>
 #include <string_view>
+#include <utility>
 
+#include "loader/attr_functions.h"
 #include "tensorflow/saved_model.pb.h"
 
 namespace kiln::exec {
@@ -71,11 +73,7 @@ std::string NodeOf(std::string_view input) {
 void CalledFunctions(const tensorflow::NodeDef& node, const std::set<std::string>& library,
                      std::vector<std::string>* out) {
   if (library.count(node.op())) out->push_back(node.op());
-  for (const auto& [name, value] : node.attr()) {
-    if (value.has_func()) out->push_back(value.func().name());
-    if (value.has_list())
-      for (const auto& f : value.list().func()) out->push_back(f.name());
-  }
+  for (std::string& f : AttrFunctions(node)) out->push_back(std::move(f));
 }
 
 // The main-graph nodes that only the bundle's saver uses: the saver_def's save tensor and
