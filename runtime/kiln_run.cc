@@ -3,7 +3,8 @@
 // prints each output as `savedmodel-cli run` does.
 //
 //   kiln-run --dir D [--signature_def K] [--tag_set serve] [--inputs 'x=a.npy;y=b.npy']
-//            [--input_exprs 'x=[1, 2]'] [--outdir O] [--threads N] [--skip_checksums] [--timings]
+//            [--input_exprs 'x=[1, 2]'] [--input_examples 'inputs=[{"x": [1.0]}]']
+//            [--outdir O] [--threads N] [--skip_checksums] [--timings]
 #include <CLI/CLI.hpp>
 #include <chrono>
 #include <filesystem>
@@ -53,6 +54,7 @@ struct Args {
   std::string tags = "serve";
   std::string inputs;
   std::string input_exprs;
+  std::string input_examples;
   std::string outdir;
   int threads = 0;
   bool skip_checksums = false;
@@ -91,6 +93,23 @@ Status Run(const Args& a) {
       if (arg.key == key) dtype = arg.spec.dtype;
     KILN_ASSIGN_OR_RETURN(inputs[key], kiln::cli::LiteralToTensor(literal, dtype, key));
   }
+  // Serialized tf.Examples, one per dict, as savedmodel-cli run builds them; they win over the
+  // other two flags with the same warning as there (TF's saved_model_cli).
+  KILN_ASSIGN_OR_RETURN(auto examples, kiln::cli::ParseInputExamples(a.input_examples));
+  for (auto& [key, serialized] : examples) {
+    if (inputs.count(key))
+      std::cerr << "WARNING: input_key " << key
+                << " has been specified in multiple options. Value in --input_examples will be "
+                   "used.\n";
+    for (const auto& arg : sig->inputs())
+      if (arg.key == key && arg.spec.dtype != kiln::DType::kString)
+        return kiln::InvalidArgument("--input_examples input '", key,
+                                     "': the signature's input is ",
+                                     kiln::DTypeShortName(arg.spec.dtype),
+                                     ", but serialized tf.Examples are strings (a string input "
+                                     "that ParseExample reads is expected)");
+    inputs[key] = std::move(serialized);
+  }
   const auto t_call = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(auto outputs, sig->Run(inputs));
   const double call_ms = MsSince(t_call);
@@ -119,6 +138,9 @@ int RunMain(int argc, char** argv) {
   app.add_option("--inputs", a.inputs, "'<key>=<file.npy>;...'");
   app.add_option("--input_exprs", a.input_exprs,
                  "'<key>=<literal>;...': numbers, true/false, quoted strings, nested [lists]");
+  app.add_option("--input_examples", a.input_examples,
+                 "'<key>=[{\"feature\": [values], ...}, ...];...': one serialized tf.Example "
+                 "per dict");
   app.add_option("--outdir", a.outdir, "Write <outdir>/<output_key>.npy instead of printing");
   // --threads as savedmodel-cli's bench and run say it; --num_threads kept for old scripts.
   app.add_option("--threads,--num_threads", a.threads, "Intra-op threads (0: all cores)");

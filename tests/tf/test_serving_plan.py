@@ -239,3 +239,39 @@ def test_minimal_runtime_takes_input_exprs_as_the_cli_does(tmp_path):
     bad = oracle.run([oracle.KILN_RUN, "--dir", d, "--input_exprs", "x=[1, [2]];k=4"],
                      check=False)
     assert bad.returncode == 1 and "ragged" in bad.stderr, bad.stderr
+
+
+def test_minimal_runtime_takes_input_examples_as_the_cli_does(tmp_path):
+    """kiln-run --input_examples: one serialized tf.Example per dict, as savedmodel-cli run (and
+    TF's saved_model_cli) build them; they win over --input_exprs with the CLI's warning, and a
+    non-string input is refused, naming it."""
+    import tensorflow as tf
+
+    spec = {"x": tf.io.FixedLenFeature([1], tf.float32)}
+
+    class Regress(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string)])
+        def regress(self, inputs):
+            return {"outputs": tf.io.parse_example(inputs, spec)["x"] * 0.5 + 2.0}
+
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.float32)])
+        def plain(self, x):
+            return {"y": x + 1.0}
+
+    m = Regress()
+    d = tmp_path / "regress"
+    tf.saved_model.save(m, str(d), signatures={"serving_default": m.regress, "plain": m.plain})
+    oracle.run([oracle.KILN_CLI, "compile", "--dir", d])
+    examples = 'inputs=[{"x": [1.0]}, {"x": [4.5]}, {"x": [-2.5], "tag": ["a"]}]'
+    cli = oracle.run([oracle.KILN_CLI, "run", "--dir", d, "--tag_set", "serve",
+                      "--signature_def", "serving_default", "--input_examples", examples])
+    ours = oracle.run([oracle.KILN_RUN, "--dir", d, "--input_examples", examples])
+    assert ours.stdout == "Result for output key outputs:\n[[2.5 ]\n [4.25]\n [0.75]]\n", ours.stdout
+    assert ours.stdout == cli.stdout
+    both = oracle.run([oracle.KILN_RUN, "--dir", d, "--input_exprs", 'inputs=[b"junk"]',
+                       "--input_examples", 'inputs=[{"x": [1.0]}]'])
+    assert both.stdout == "Result for output key outputs:\n[[2.5]]\n", both.stdout
+    assert "specified in multiple options. Value in --input_examples will be used." in both.stderr
+    bad = oracle.run([oracle.KILN_RUN, "--dir", d, "--signature_def", "plain",
+                      "--input_examples", 'x=[{"x": [1.0]}]'], check=False)
+    assert bad.returncode == 1 and "--input_examples input 'x'" in bad.stderr, bad.stderr
