@@ -15,7 +15,7 @@ import pytest
 import requests
 from google.protobuf import text_format
 
-from conftest import SERVER, Server, copy_model, free_port
+from conftest import FIXTURES, SERVER, Server, copy_model, free_port
 
 
 def wait_until(condition, timeout=20, what="condition"):
@@ -288,6 +288,37 @@ def test_tf_serving_flags_and_batching_fields_are_accepted(repo, tmp_path):
         assert 'kiln_batch_size_count{model="mlp"} 7' in metrics.text
         done = [e for e in srv.logs() if e["event"] == "warmup_done"]
         assert len(done) == 1 and done[0]["records"] == "3", srv.log_lines
+    finally:
+        assert srv.stop() == 0
+
+
+def test_saved_model_tags_picks_the_metagraph(tmp_path):
+    """TF Serving's --saved_model_tags (default serve) picks the MetaGraphDef each version
+    loads; --flush_filesystem_caches is accepted. A tag-set the bundle lacks fails the version
+    with an error that names it."""
+    m = tmp_path / "hp"
+    copy_model(FIXTURES / "tf_readvariableop_saved_model", m / "1")
+    srv = Server([f"--model_base_path={m}", "--model_name=hp", "--saved_model_tags=serve",
+                  "--flush_filesystem_caches=true"], tmp_path).wait_ready()
+    try:
+        r = requests.post(srv.url + "/v1/models/hp:predict",
+                          json={"instances": [{"input1": [[1.0]], "input2": [[2.0]]}]}, timeout=10)
+        assert r.status_code == 200 and "predictions" in r.json(), r.text
+    finally:
+        assert srv.stop() == 0
+    srv = Server([f"--model_base_path={m}", "--model_name=hp", "--saved_model_tags=serve,gpu",
+                  "--max_num_load_retries=0"], tmp_path)
+    try:
+        def failed():
+            try:
+                st = requests.get(srv.url + "/v1/models/hp", timeout=5)
+            except requests.ConnectionError:  # not listening yet
+                return False
+            return st.status_code == 200 and "gpu" in st.text
+        wait_until(failed, what="the version's load to fail")
+        status = requests.get(srv.url + "/v1/models/hp", timeout=5).json()
+        assert status["model_version_status"][0]["state"] == "END", status
+        assert "'gpu'" in status["model_version_status"][0]["status"]["error_message"], status
     finally:
         assert srv.stop() == 0
 

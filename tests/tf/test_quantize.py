@@ -118,6 +118,30 @@ def test_tensorflow_runs_the_quantized_cnn(cnn, mode, ratio, tol, tmp_path):
     oracle.assert_same(mine, theirs, f"{mode}: kiln on the quantized bundle")
 
 
+def test_report_tells_apart_variables_that_share_a_name(tmp_path):
+    """A tf.Module's variables are all named "Variable": the table shows their object paths
+    (what --exclude takes), not two rows that read "Variable"."""
+    import tensorflow as tf
+
+    class Two(tf.Module):
+        def __init__(self):
+            self.w = tf.Variable(np.linspace(-1, 1, 2048, dtype=np.float32).reshape(64, 32))
+            self.v = tf.Variable(np.linspace(1, -1, 1024, dtype=np.float32).reshape(32, 32))
+
+        @tf.function(input_signature=[tf.TensorSpec([None, 64], tf.float32)])
+        def __call__(self, x):
+            return tf.matmul(tf.matmul(x, self.w), self.v)
+
+    m = Two()
+    d = tmp_path / "two"
+    tf.saved_model.save(m, str(d), signatures=m.__call__)
+    out = oracle.run([oracle.KILN_CLI, "quantize", "--dir", d, "--output_dir", tmp_path / "q",
+                      "--mode", "weights_int8"]).stdout
+    rows = [line.split()[:2] for line in out.splitlines()
+            if line.startswith(("w ", "v ", "Variable "))]
+    assert sorted(rows) == [["v", "(Variable)"], ["w", "(Variable)"]], out
+
+
 def test_int8_calibrated_cnn_runs_in_tensorflow_and_kiln(cnn, tmp_path):
     """Static int8: int8 weights and 8-bit activations whose ranges the calibration data set.
     TensorFlow runs the FakeQuant form as it is; kiln agrees with it."""

@@ -48,9 +48,11 @@ constexpr char kQuantizeHelp[] =
     "Writes a copy of a SavedModel with its weights stored as int8 (one scale per output\n"
     "channel) or half precision; TensorFlow, TF Serving and kiln run the copy. Prints each\n"
     "variable's scale and error and each output's error against the float model, measured on\n"
-    "calibration data or generated inputs (docs/quantize.md).\n"
-    "  quantize --dir IN --output_dir OUT --mode weights_int8|float16|bfloat16\n"
+    "calibration data or generated inputs (docs/quantize.md). --mode int8 also quantizes the\n"
+    "activations of products and convolutions, with ranges measured on calibration data.\n"
+    "  quantize --dir IN --output_dir OUT --mode int8|weights_int8|float16|bfloat16\n"
     "           [--calibration 'x=calib.npy' | --calibration_dir D] [--per_tensor]\n"
+    "           [--calibration_method minmax|percentile] [--percentile P]\n"
     "           [--exclude NAME ...] [--min_elements N] [--report report.json] [--overwrite]";
 
 constexpr Subcommand kSubcommands[] = {

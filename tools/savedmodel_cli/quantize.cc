@@ -9,6 +9,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <sstream>
@@ -143,8 +144,15 @@ void PrintReport(const exec::QuantizeReport& r, const std::vector<OutputError>& 
   out << std::left << std::setw(40) << "variable" << std::setw(18) << "shape" << std::setw(10)
       << "stored" << std::setw(6) << "axis" << std::setw(24) << "scale min..max"
       << "relative error\n";
+  // A tf.Module's variables are all named "Variable": where a name repeats, the object path
+  // (what quantize's errors and --exclude name) tells the rows apart.
+  std::map<std::string, int> name_count;
+  for (const auto& v : r.variables) ++name_count[v.name];
   for (const auto& v : r.variables) {
-    out << Cell(v.name.empty() ? v.path : v.name, 40) << Cell(v.shape.ToString(), 18);
+    const std::string label = v.name.empty()           ? v.path
+                              : name_count[v.name] > 1 ? v.path + " (" + v.name + ")"
+                                                       : v.name;
+    out << Cell(label, 40) << Cell(v.shape.ToString(), 18);
     if (!v.kept_because.empty()) {
       out << "float32   kept: " << v.kept_because << "\n";
       continue;

@@ -9,6 +9,7 @@
 #include <csignal>
 #include <cstdio>
 #include <sstream>
+#include <string_view>
 #include <thread>
 
 #include "grpc_frontend.h"
@@ -68,6 +69,8 @@ struct Flags {
   std::string monitoring_config_file;
   int tensorflow_intra_op_parallelism = 0;  // = --threads when that is not given
   int tensorflow_inter_op_parallelism = 0;  // accepted: one call's kernels run in order
+  std::string saved_model_tags = "serve";   // the MetaGraphDef to load, comma-separated
+  bool flush_filesystem_caches = true;      // accepted: kiln keeps no file-system cache
   int tensorflow_session_parallelism = 0;   // the intra-op default when neither is given
   bool enable_model_warmup = true;          // replay assets.extra/tf_serving_warmup_requests
   bool allow_version_labels_for_unavailable_models = false;
@@ -177,6 +180,13 @@ int Serve(const Flags& flags) {
   RepositoryOptions ro;
   ro.metrics = &metrics;
   ro.load.num_threads = ModelThreads(flags);
+  ro.load.tags.clear();
+  for (std::string_view rest = flags.saved_model_tags; !rest.empty();) {
+    const size_t comma = rest.find(',');
+    std::string_view tag = rest.substr(0, comma);
+    if (!tag.empty()) ro.load.tags.emplace_back(tag);
+    rest = comma == std::string_view::npos ? std::string_view() : rest.substr(comma + 1);
+  }
   // A server runs signatures alone: what only restored functions write (a Keras 2 model's
   // training-mode batch norm statistics) is frozen and folded too.
   ro.load.restored_functions = false;
@@ -434,6 +444,12 @@ int Main(int argc, char** argv) {
   app.add_option("--tensorflow_session_parallelism", f.tensorflow_session_parallelism,
                  "TF Serving's fallback for both parallelism flags: --threads when neither "
                  "--threads nor --tensorflow_intra_op_parallelism is given");
+  app.add_option("--saved_model_tags", f.saved_model_tags,
+                 "comma-separated tags of the MetaGraphDef to load from each SavedModel, as TF "
+                 "Serving's flag")
+      ->capture_default_str();
+  app.add_flag("--flush_filesystem_caches", f.flush_filesystem_caches,
+               "accepted for TF Serving command lines; kiln keeps no file-system cache");
   app.add_flag("--enable_model_warmup", f.enable_model_warmup,
                "replay a version's assets.extra/tf_serving_warmup_requests (TF Serving's "
                "PredictionLog records) before it serves; a failing record fails the load "
