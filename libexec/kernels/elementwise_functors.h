@@ -232,15 +232,24 @@ struct LogicalNot {
 
 template <typename C>
 struct Neg {
-  KILN_HD C operator()(C x) const { return Sub<C>()(C(0), x); }
+  // -x, not 0 - x: TF's Neg of 0.0 is -0.0 (integers wrap, as Sub's).
+  KILN_HD C operator()(C x) const {
+    if constexpr (std::is_integral_v<C>) {
+      return Sub<C>()(C(0), x);
+    } else {
+      return -x;
+    }
+  }
 };
 template <typename C>
 struct Abs {
   KILN_HD C operator()(C x) const {
     if constexpr (std::is_unsigned_v<C>) {
       return x;
-    } else {
+    } else if constexpr (std::is_integral_v<C>) {
       return x < C(0) ? Neg<C>()(x) : x;
+    } else {
+      return Eigen::numext::abs(x);  // clears the sign of -0.0, as TF's
     }
   }
 };

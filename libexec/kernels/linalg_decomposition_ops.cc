@@ -1,4 +1,4 @@
-// Qr, Svd and SelfAdjointEigV2: definitions, listed in linalg_ops.cc's table. The CPU kernels
+// Qr, Svd, SelfAdjointEigV2 and Eig: definitions, listed in linalg_ops.cc's table. The CPU kernels
 // (Eigen's decompositions) are in kernels/cpu/linalg_decomposition_ops.cc.
 // Op families: Linalg
 #include <algorithm>
@@ -57,6 +57,29 @@ Status PrepareEig(PrepareContext& ctx) {
   const int64_t n = s.unknown_rank() ? -1 : s.dim(s.rank() - 1);
   ctx.outputs = {TensorSpec{st->dtype, s.unknown_rank() ? s : BatchOf(s, {n})},
                  TensorSpec{st->dtype, st->flag_a ? s : PartialShape{0}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
+// Eig(input T, compute_v) -> e, v of type Tout: the eigen decomposition of a general matrix,
+// complex64 for float32 and complex64 inputs, complex128 for float64 and complex128 (TF's
+// kernels).
+Status PrepareGeneralEig(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(1));
+  KILN_PREPARE_ASSIGN(ctx, auto st, ReadType(ctx, 1));
+  KILN_PREPARE_ASSIGN(ctx, st->flag_a, ctx.attrs.GetBool("compute_v", true));
+  KILN_PREPARE_ASSIGN(ctx, DType tout, ctx.attrs.GetType("Tout"));
+  const DType want = st->dtype == DType::kFloat || st->dtype == DType::kComplex64
+                         ? DType::kComplex64
+                         : DType::kComplex128;
+  if (tout != want)
+    return ctx.Error("attr 'Tout' must be ", DTypeShortName(want), " for input type ",
+                     DTypeShortName(st->dtype), ", got ", DTypeShortName(tout));
+  KILN_RETURN_IF_ERROR(ExpectMatrices(ctx, 0, "input", true));
+  const PartialShape& s = ctx.inputs[0].shape;
+  const int64_t n = s.unknown_rank() ? -1 : s.dim(s.rank() - 1);
+  ctx.outputs = {TensorSpec{tout, s.unknown_rank() ? s : BatchOf(s, {n})},
+                 TensorSpec{tout, st->flag_a ? s : PartialShape{0}}};
   ctx.state = std::move(st);
   return OkStatus();
 }

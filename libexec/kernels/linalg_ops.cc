@@ -135,6 +135,7 @@ constexpr OpDefinition kDefs[] = {
     {"Qr", "q,r", kOpFreshOutputs, PrepareQr},
     {"Svd", "s,u,v", kOpFreshOutputs, PrepareSvd},
     {"SelfAdjointEigV2", "e,v", kOpFreshOutputs, PrepareEig},
+    {"Eig", "e,v", kOpFreshOutputs, PrepareGeneralEig},
     {"MatrixSquareRoot", "output", kOpFreshOutputs, PrepareMatrixSquareRoot},
     {"MatrixLogarithm", "output", kOpFreshOutputs, PrepareMatrixLogarithm},
     {"MatrixSolveLs", "output", kOpFreshOutputs, PrepareSolveLs},

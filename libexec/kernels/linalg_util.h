@@ -69,6 +69,7 @@ inline Result<std::shared_ptr<LinalgState>> ReadType(PrepareContext& ctx, int in
 Status PrepareQr(PrepareContext& ctx);
 Status PrepareSvd(PrepareContext& ctx);
 Status PrepareEig(PrepareContext& ctx);
+Status PrepareGeneralEig(PrepareContext& ctx);
 Status PrepareMatrixSquareRoot(PrepareContext& ctx);
 Status PrepareMatrixLogarithm(PrepareContext& ctx);
 Status PrepareSolveLs(PrepareContext& ctx);

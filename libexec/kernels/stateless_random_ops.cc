@@ -60,7 +60,11 @@ Status PrepareStateless(PrepareContext& ctx) {
   st->draw = kDraw;
   st->v2 = kV2;
   if constexpr (kDraw == Draw::kUniformInt || kDraw == Draw::kFullInt) {
-    KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("dtype", DType::kInt64));
+    // TF's default for the FullInt ops is uint64, and a SavedModel leaves default attrs out;
+    // the ranged UniformInt ops always carry dtype.
+    KILN_PREPARE_ASSIGN(
+        ctx, st->dtype,
+        ctx.attrs.GetType("dtype", kDraw == Draw::kFullInt ? DType::kUInt64 : DType::kInt64));
     if (kDraw == Draw::kFullInt || kV2) {
       KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", st->dtype, FullIntTypes::kDTypes));
     } else {

@@ -524,6 +524,41 @@ std::vector<OpCase> LinalgCases() {
                       .Tolerance(tol)
                       .Build());
     }
+    // Eig of upper-triangular matrices: the eigenvalues are the diagonal's, in its order (TF
+    // leaves the complex Schur form's order), as complex numbers.
+    {
+      const DType tout = t == DType::kFloat ? DType::kComplex64 : DType::kComplex128;
+      const std::vector<double> diag = {3.0, -1.0, 2.0, -0.5};
+      const int64_t n = static_cast<int64_t>(diag.size());
+      Tensor a(t, Shape{2, n, n});
+      for (int64_t b = 0; b < 2; ++b) {
+        Matrix m(n, std::vector<double>(n));
+        for (int64_t i = 0; i < n; ++i) {
+          m[i][i] = diag[i] * (b + 1);
+          for (int64_t j = i + 1; j < n; ++j) m[i][j] = 0.25 * (i + 2 * j) - b;
+        }
+        Put(&a, b, m);
+      }
+      c.push_back(OpCaseBuilder("Eig")
+                      .T(t)
+                      .Type("Tout", tout)
+                      .Bool("compute_v", false)
+                      .Input(a)
+                      .Reference([=](const std::vector<Tensor>&) {
+                        Tensor e(tout, Shape{2, n});
+                        for (int64_t b = 0; b < 2; ++b)
+                          for (int64_t i = 0; i < n; ++i) {
+                            const double v = diag[i] * (b + 1);
+                            if (tout == DType::kComplex64)
+                              e.data<std::complex<float>>()[b * n + i] = {float(v), 0.0f};
+                            else
+                              e.data<std::complex<double>>()[b * n + i] = {v, 0.0};
+                          }
+                        return std::vector<Tensor>{e, Tensor(tout, Shape{0})};
+                      })
+                      .Tolerance(tol)
+                      .Build());
+    }
     // Rectangular: QR (thin and full) and singular values.
     for (const auto& mn : std::vector<std::pair<int64_t, int64_t>>{{4, 3}, {3, 5}, {6, 6}}) {
       const int64_t m = mn.first, n = mn.second;  // named: lambdas capture them

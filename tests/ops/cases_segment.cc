@@ -65,11 +65,13 @@ Tensor RefSegments(const Tensor& data, const std::vector<int64_t>& rows,
           case Kind::kProd:
             acc *= x;
             break;
+          // TF's CPU functors: std::max(value, acc), so a NaN stays unless a later value
+          // replaces it (and of 0 and -0 the later wins).
           case Kind::kMax:
-            acc = std::max(acc, x);
+            acc = std::max(x, acc);
             break;
           case Kind::kMin:
-            acc = std::min(acc, x);
+            acc = std::min(x, acc);
             break;
           default:
             acc += x;

@@ -329,6 +329,7 @@ constexpr KernelEntry kCpu[] = {
     {"Qr", ComputeQr},
     {"Svd", ComputeSvd},
     {"SelfAdjointEigV2", ComputeEig},
+    {"Eig", ComputeGeneralEig},
     {"MatrixSquareRoot", ComputeMatrixSquareRoot},
     {"MatrixLogarithm", ComputeMatrixLogarithm},
     {"MatrixSolveLs", ComputeSolveLs},

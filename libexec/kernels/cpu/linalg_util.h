@@ -71,6 +71,7 @@ class FirstError {
 Status ComputeQr(const KernelContext& ctx);
 Status ComputeSvd(const KernelContext& ctx);
 Status ComputeEig(const KernelContext& ctx);
+Status ComputeGeneralEig(const KernelContext& ctx);
 Status ComputeMatrixSquareRoot(const KernelContext& ctx);
 Status ComputeMatrixLogarithm(const KernelContext& ctx);
 Status ComputeSolveLs(const KernelContext& ctx);

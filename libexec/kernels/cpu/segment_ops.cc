@@ -53,7 +53,9 @@ struct SegMax {
     if constexpr (std::numeric_limits<C>::has_infinity) return -std::numeric_limits<C>::infinity();
     return std::numeric_limits<C>::lowest();
   }
-  static Acc Step(Acc a, C v) { return v > a ? v : a; }
+  // std::max(v, a), as TF's CPU functors: a NaN wins unless a later value replaces it, and
+  // of equal values (0, -0) the later one is kept.
+  static Acc Step(Acc a, C v) { return a > v ? a : v; }
   static C Empty() { return C(0); }
   static C Finalize(Acc a, int64_t) { return a; }
 };
@@ -65,7 +67,7 @@ struct SegMin {
     if constexpr (std::numeric_limits<C>::has_infinity) return std::numeric_limits<C>::infinity();
     return std::numeric_limits<C>::max();
   }
-  static Acc Step(Acc a, C v) { return v < a ? v : a; }
+  static Acc Step(Acc a, C v) { return a < v ? a : v; }  // std::min(v, a), as SegMax
   static C Empty() { return C(0); }
   static C Finalize(Acc a, int64_t) { return a; }
 };
