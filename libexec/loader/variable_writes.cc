@@ -22,6 +22,15 @@ bool Writes(std::string_view op) {
          op.starts_with("RngSkip") || op == "RngReadAndSkip";
 }
 
+// Ops this runtime may lack that write no variable: tf.data's iterator reads (tf_keras saves
+// the adapt and train steps of its layers, which pull batches with them) and cuDNN's RNN ops
+// (their weights are a value). Taken for unknown ops, they would keep a load of every function
+// (savedmodel-cli compile) from freezing the weights a load of the signatures freezes, and the
+// plan it writes would not serve that load.
+bool WritesNoVariable(std::string_view op) {
+  return op.starts_with("IteratorGetNext") || op.starts_with("CudnnRNN");
+}
+
 // A function's written arguments: those whose resource it, or what it calls, may write;
 // `untraced` when a write's resource comes from elsewhere.
 struct ArgWrites {
@@ -127,7 +136,7 @@ class Analysis {
         if (auto it = n.attr().find("branches"); it != n.attr().end())
           for (const auto& b : it->second.list().func()) Call(names, n, b.name(), 1, w);
       } else if (FindOp(op) == nullptr) {
-        w->untraced = true;  // unknown: assume the worst
+        w->untraced |= !WritesNoVariable(op);  // unknown: assume the worst
       } else {
         // Any other op with a function (a dataset's map, ...): its writes cannot be traced.
         for (const auto& [attr, value] : n.attr()) {
