@@ -8,6 +8,8 @@
 #include <cstring>
 #include <limits>
 #include <map>
+#include <optional>
+#include <random>
 #include <span>
 #include <type_traits>
 
@@ -31,8 +33,8 @@ class Parser {
   Status Error(const std::string& what) const {
     return InvalidArgument(
         what, " at position ", pos_, " in '", text_,
-        "' (only numbers, true/false, quoted strings, [nested, lists] and {'key': value} dicts "
-        "are allowed)");
+        "' (only numbers, true/false, quoted strings, [nested, lists], {'key': value} dicts and "
+        "a few np.* calls are allowed)");
   }
 
   void SkipSpace() {
@@ -44,6 +46,7 @@ class Parser {
     if (pos_ >= text_.size()) return Error("unexpected end of input");
     const char c = text_[pos_];
     if (c == '[') return ParseList(depth);
+    if (c == '(') return ParseTuple(depth);
     if (c == '{') return ParseDict(depth);
     if (c == '+' || c == '-' || c == '.' || std::isdigit(static_cast<unsigned char>(c)))
       return ParseNumber();
@@ -56,18 +59,31 @@ class Parser {
       v.text.insert(0, 1, 'b');
       return v;
     }
-    if (std::isalpha(static_cast<unsigned char>(c))) return ParseWord();
+    if (std::isalpha(static_cast<unsigned char>(c))) return ParseWord(depth);
     return Error("unexpected '" + std::string(1, c) + "'");
   }
 
   Result<Literal> ParseList(int depth) {
+    bool trailing_comma = false;
+    return ParseSequence(depth, '[', ']', &trailing_comma);
+  }
+
+  // (1, 2) and (5,) are lists, as numpy takes them; (5) is 5.
+  Result<Literal> ParseTuple(int depth) {
+    bool trailing_comma = false;
+    KILN_ASSIGN_OR_RETURN(Literal list, ParseSequence(depth, '(', ')', &trailing_comma));
+    if (list.items.size() == 1 && !trailing_comma) return std::move(list.items[0]);
+    return list;
+  }
+
+  Result<Literal> ParseSequence(int depth, char open, char close, bool* trailing_comma) {
     if (depth >= kMaxDepth) return Error("lists nested deeper than " + std::to_string(kMaxDepth));
     const size_t start = pos_;
-    ++pos_;  // '['
+    ++pos_;  // open
     Literal list;
     list.kind = Literal::Kind::kList;
     SkipSpace();
-    if (pos_ < text_.size() && text_[pos_] == ']') {
+    if (pos_ < text_.size() && text_[pos_] == close) {
       ++pos_;
       list.text = std::string(text_.substr(start, pos_ - start));
       return list;
@@ -76,16 +92,18 @@ class Parser {
       KILN_ASSIGN_OR_RETURN(Literal item, ParseValue(depth + 1));
       list.items.push_back(std::move(item));
       SkipSpace();
-      if (pos_ >= text_.size()) return Error("unbalanced '[': missing ']'");
-      if (text_[pos_] == ']') {
+      if (pos_ >= text_.size())
+        return Error(std::string("unbalanced '") + open + "': missing '" + close + "'");
+      if (text_[pos_] == close) {
         ++pos_;
         break;
       }
-      if (text_[pos_] != ',') return Error("expected ',' or ']'");
+      if (text_[pos_] != ',') return Error(std::string("expected ',' or '") + close + "'");
       ++pos_;
       SkipSpace();
-      if (pos_ < text_.size() && text_[pos_] == ']') {  // trailing comma
+      if (pos_ < text_.size() && text_[pos_] == close) {  // trailing comma
         ++pos_;
+        *trailing_comma = true;
         break;
       }
     }
@@ -234,12 +252,18 @@ class Parser {
     return v;
   }
 
-  Result<Literal> ParseWord() {
+  // An identifier with dots: true, np.zeros, numpy.random.rand.
+  std::string_view ReadName() {
     const size_t start = pos_;
-    while (pos_ < text_.size() &&
-           (std::isalnum(static_cast<unsigned char>(text_[pos_])) || text_[pos_] == '_'))
+    while (pos_ < text_.size() && (std::isalnum(static_cast<unsigned char>(text_[pos_])) ||
+                                   text_[pos_] == '_' || text_[pos_] == '.'))
       ++pos_;
-    const std::string_view word = text_.substr(start, pos_ - start);
+    return text_.substr(start, pos_ - start);
+  }
+
+  Result<Literal> ParseWord(int depth) {
+    const size_t start = pos_;
+    std::string_view word = ReadName();
     Literal v;
     v.kind = Literal::Kind::kBool;
     v.text = std::string(word);
@@ -248,8 +272,266 @@ class Parser {
       return v;
     }
     if (word == "false" || word == "False") return v;
+    std::string fn;
+    if (word.starts_with("np.")) fn = word.substr(3);
+    if (word.starts_with("numpy.")) fn = word.substr(6);
+    SkipSpace();
+    if (!fn.empty() && pos_ < text_.size() && text_[pos_] == '(') {
+      if (depth != 0) {
+        pos_ = start;
+        return Error("np." + fn + "(...) inside a list (an np.* call must be the whole value)");
+      }
+      return ParseNumpyCall(fn, start);
+    }
     pos_ = start;
     return Error("unexpected word '" + std::string(word) + "'");
+  }
+
+  // A call's arguments: positional values, and keyword=value pairs (dtype's value may be a
+  // name: np.float32, int, 'float32').
+  struct CallArgs {
+    std::vector<Literal> positional;
+    std::vector<std::pair<std::string, Literal>> keywords;
+  };
+
+  Result<CallArgs> ParseCallArgs() {
+    CallArgs args;
+    ++pos_;  // '('
+    while (true) {
+      SkipSpace();
+      if (pos_ >= text_.size()) return Error("unbalanced '(': missing ')'");
+      if (text_[pos_] == ')') {
+        ++pos_;
+        return args;
+      }
+      if (!args.positional.empty() || !args.keywords.empty()) {
+        if (text_[pos_] != ',') return Error("expected ',' or ')'");
+        ++pos_;
+        SkipSpace();
+        if (pos_ < text_.size() && text_[pos_] == ')') continue;
+      }
+      const size_t arg_start = pos_;
+      std::string_view name =
+          pos_ < text_.size() && std::isalpha(static_cast<unsigned char>(text_[pos_]))
+              ? ReadName()
+              : std::string_view();
+      SkipSpace();
+      if (!name.empty() && name.find('.') == std::string_view::npos && pos_ < text_.size() &&
+          text_[pos_] == '=' && (pos_ + 1 >= text_.size() || text_[pos_ + 1] != '=')) {
+        ++pos_;
+        SkipSpace();
+        Literal value;
+        if (name == "dtype" && pos_ < text_.size() &&
+            std::isalpha(static_cast<unsigned char>(text_[pos_]))) {
+          value.kind = Literal::Kind::kString;
+          value.s = std::string(ReadName());
+          value.text = value.s;
+        } else {
+          KILN_ASSIGN_OR_RETURN(value, ParseValue(1));
+        }
+        args.keywords.emplace_back(std::string(name), std::move(value));
+        continue;
+      }
+      if (!args.keywords.empty()) {
+        pos_ = arg_start;
+        return Error("a positional argument after a keyword argument");
+      }
+      Literal value;
+      if (!name.empty() && name != "true" && name != "True" && name != "false" && name != "False" &&
+          (pos_ >= text_.size() || text_[pos_] != '(')) {
+        value.kind = Literal::Kind::kString;  // a name: .astype(np.float32)
+        value.s = std::string(name);
+        value.text = value.s;
+      } else {
+        pos_ = arg_start;
+        KILN_ASSIGN_OR_RETURN(value, ParseValue(1));
+      }
+      args.positional.push_back(std::move(value));
+    }
+  }
+
+  // numpy's dtype spellings: np.float32, numpy.int64, float, int, bool, 'float32', "int8".
+  Result<bool> IntegralDType(const Literal& dtype) {
+    std::string name = dtype.s;
+    if (name.starts_with("np.")) name = name.substr(3);
+    if (name.starts_with("numpy.")) name = name.substr(6);
+    static const char* const kFloats[] = {"float",  "float16", "float32", "float64",
+                                          "double", "half",    "single"};
+    static const char* const kInts[] = {"int",    "int8",   "int16",  "int32", "int64", "uint8",
+                                        "uint16", "uint32", "uint64", "bool",  "bool_"};
+    if (dtype.kind == Literal::Kind::kString) {
+      for (const char* f : kFloats)
+        if (name == f) return false;
+      for (const char* i : kInts)
+        if (name == i) return true;
+    }
+    return Error("unknown dtype " + dtype.text);
+  }
+
+  // A shape argument: an int, or a list/tuple of ints (>= 0).
+  Result<std::vector<int64_t>> ShapeArg(const Literal& v, const std::string& fn) {
+    std::vector<int64_t> dims;
+    auto dim = [&](const Literal& d) -> Status {
+      if (d.kind != Literal::Kind::kInt || d.i < 0)
+        return Error("np." + fn + ": " + d.text + " is not a dimension (an int >= 0)");
+      dims.push_back(d.i);
+      return OkStatus();
+    };
+    if (v.kind == Literal::Kind::kList) {
+      if (v.items.size() > static_cast<size_t>(kMaxRank))
+        return Error("np." + fn + ": more than " + std::to_string(kMaxRank) + " dimensions");
+      for (const Literal& d : v.items) KILN_RETURN_IF_ERROR(dim(d));
+    } else {
+      KILN_RETURN_IF_ERROR(dim(v));
+    }
+    return dims;
+  }
+
+  static Result<double> Number(const Literal& v) {
+    if (v.kind == Literal::Kind::kInt) return static_cast<double>(v.i);
+    if (v.kind == Literal::Kind::kFloat) return v.f;
+    if (v.kind == Literal::Kind::kBool) return v.b ? 1.0 : 0.0;
+    return InvalidArgument(v.text, " is not a number");
+  }
+
+  Result<Literal> ParseNumpyCall(const std::string& fn, size_t start) {
+    KILN_ASSIGN_OR_RETURN(CallArgs args, ParseCallArgs());
+    Literal v;
+    v.kind = Literal::Kind::kArray;
+    NumpyArray& a = v.array;
+    std::optional<Literal> dtype;
+    for (auto& [name, value] : args.keywords) {
+      if (name != "dtype") return Error("np." + fn + ": unsupported keyword '" + name + "'");
+      dtype = value;
+    }
+    const size_t n = args.positional.size();
+    auto count = [&](size_t lo, size_t hi) -> Status {
+      if (n < lo || n > hi)
+        return Error("np." + fn + " takes " + std::to_string(lo) +
+                     (hi == lo ? "" : (hi > 8 ? " or more" : " to " + std::to_string(hi))) +
+                     " positional arguments, got " + std::to_string(n));
+      return OkStatus();
+    };
+    if (fn == "zeros" || fn == "ones" || fn == "full") {
+      KILN_RETURN_IF_ERROR(count(fn == "full" ? 2 : 1, fn == "full" ? 2 : 1));
+      KILN_ASSIGN_OR_RETURN(a.dims, ShapeArg(args.positional[0], fn));
+      a.value = fn == "ones" ? 1.0 : 0.0;
+      if (fn == "full") {
+        const Literal& fill = args.positional[1];
+        if (fill.kind != Literal::Kind::kInt && fill.kind != Literal::Kind::kFloat &&
+            fill.kind != Literal::Kind::kBool)
+          return Error("np.full: the fill value " + fill.text + " is not a number");
+        a.value = *Number(fill);
+        a.integral = fill.kind != Literal::Kind::kFloat;
+      }
+    } else if (fn == "arange") {
+      KILN_RETURN_IF_ERROR(count(1, 3));
+      double num[3] = {0, 0, 1};
+      a.integral = true;
+      for (size_t i = 0; i < n; ++i) {
+        const Literal& x = args.positional[i];
+        if (x.kind != Literal::Kind::kInt && x.kind != Literal::Kind::kFloat)
+          return Error("np.arange: " + x.text + " is not a number");
+        num[n == 1 ? 1 : i] = *Number(x);
+        a.integral = a.integral && x.kind == Literal::Kind::kInt;
+      }
+      if (num[2] == 0 || !std::isfinite(num[0]) || !std::isfinite(num[1]) || !std::isfinite(num[2]))
+        return Error("np.arange: the step must be finite and non-zero");
+      const double len = std::ceil((num[1] - num[0]) / num[2]);
+      if (!(len < 9e18)) return Error("np.arange: too many elements");
+      a.fill = NumpyArray::Fill::kArange;
+      a.value = num[0];
+      a.step = num[2];
+      a.dims = {len > 0 ? static_cast<int64_t>(len) : 0};
+    } else if (fn == "random.rand" || fn == "random.randn") {
+      KILN_RETURN_IF_ERROR(count(0, kMaxRank));
+      if (dtype) return Error("np." + fn + " takes no dtype");
+      for (const Literal& d : args.positional) {
+        KILN_ASSIGN_OR_RETURN(std::vector<int64_t> one, ShapeArg(d, fn));
+        if (d.kind == Literal::Kind::kList)
+          return Error("np." + fn + " takes dimensions, not a shape");
+        a.dims.push_back(one[0]);
+      }
+      a.fill = fn == "random.rand" ? NumpyArray::Fill::kUniform : NumpyArray::Fill::kNormal;
+    } else {
+      pos_ = start;
+      return Error("np." + fn +
+                   " is not one of the np.* calls --input_exprs takes (zeros, ones, full, "
+                   "arange, random.rand, random.randn)");
+    }
+    if (dtype) {
+      KILN_ASSIGN_OR_RETURN(a.integral, IntegralDType(*dtype));
+    }
+    // Methods: .reshape(shape) / .reshape(d0, d1, ...) with one -1, .astype(dtype).
+    while (true) {
+      SkipSpace();
+      if (pos_ >= text_.size() || text_[pos_] != '.') break;
+      ++pos_;
+      const std::string method(ReadName());
+      SkipSpace();
+      if (pos_ >= text_.size() || text_[pos_] != '(') return Error("expected '(' after ." + method);
+      KILN_ASSIGN_OR_RETURN(CallArgs margs, ParseCallArgs());
+      if (method == "astype") {
+        if (margs.positional.size() != 1 || !margs.keywords.empty())
+          return Error(".astype takes one dtype");
+        Literal name = margs.positional[0];
+        if (name.kind != Literal::Kind::kString) return Error("unknown dtype " + name.text);
+        KILN_ASSIGN_OR_RETURN(a.integral, IntegralDType(name));
+      } else if (method == "reshape") {
+        if (!margs.keywords.empty() || margs.positional.empty())
+          return Error(".reshape takes a shape");
+        std::vector<const Literal*> dims;
+        if (margs.positional.size() == 1 && margs.positional[0].kind == Literal::Kind::kList) {
+          for (const Literal& d : margs.positional[0].items) dims.push_back(&d);
+        } else {
+          for (const Literal& d : margs.positional) dims.push_back(&d);
+        }
+        KILN_RETURN_IF_ERROR(Reshape(dims, &a));
+      } else {
+        return Error("." + method + " is not a method --input_exprs takes (reshape, astype)");
+      }
+    }
+    v.text = std::string(text_.substr(start, pos_ - start));
+    return v;
+  }
+
+  Status Reshape(const std::vector<const Literal*>& dims, NumpyArray* a) {
+    if (dims.size() > static_cast<size_t>(kMaxRank))
+      return Error(".reshape: more than " + std::to_string(kMaxRank) + " dimensions");
+    std::vector<int64_t> shape;
+    int unknown = -1;
+    for (const Literal* d : dims) {
+      if (d->kind != Literal::Kind::kInt || d->i < -1)
+        return Error(".reshape: " + d->text + " is not a dimension");
+      if (d->i == -1) {
+        if (unknown >= 0) return Error(".reshape: more than one -1");
+        unknown = static_cast<int>(shape.size());
+      }
+      shape.push_back(d->i == -1 ? 1 : d->i);
+    }
+    const std::optional<int64_t> total = Elements(a->dims);
+    const std::optional<int64_t> known = Elements(shape);
+    if (unknown >= 0 && total && known && *known > 0 && *total % *known == 0)
+      shape[unknown] = *total / *known;
+    if (!total || Elements(shape) != total || (unknown >= 0 && known == 0))
+      return Error(".reshape: cannot reshape an array of shape " + ShapeText(a->dims) + " into " +
+                   ShapeText(shape));
+    a->dims = std::move(shape);
+    return OkStatus();
+  }
+
+  // The product of dims, or nothing when it overflows int64.
+  static std::optional<int64_t> Elements(const std::vector<int64_t>& dims) {
+    int64_t n = 1;
+    for (int64_t d : dims)
+      if (__builtin_mul_overflow(n, d, &n)) return std::nullopt;
+    return n;
+  }
+
+  static std::string ShapeText(const std::vector<int64_t>& dims) {
+    std::string s = "(";
+    for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+    return s + (dims.size() == 1 ? ",)" : ")");
   }
 
   std::string_view text_;
@@ -269,6 +551,8 @@ Status Flatten(const Literal& v, std::vector<int64_t>* dims, size_t depth,
   if (v.kind == Literal::Kind::kDict)
     return InvalidArgument("input '", key, "': ", v.text,
                            " is a dict; dicts describe tf.Examples, given with --input_examples");
+  if (v.kind == Literal::Kind::kArray)
+    return InvalidArgument("input '", key, "': ", v.text, " inside a list");
   if (v.kind != Literal::Kind::kList) {
     if (depth != dims->size())
       return InvalidArgument("input '", key, "': ragged list: ", v.text,
@@ -352,6 +636,80 @@ Result<Tensor> Build(const std::vector<const Literal*>& leaves, const Shape& sha
   return t;
 }
 
+// The most elements an np.* call may make (1 GiB of float32): a bigger input comes from a file.
+constexpr int64_t kMaxArrayElements = int64_t{1} << 28;
+
+// An np.* call's tensor: its values made one by one and cast as a literal's (CastLeaf's checks:
+// np.arange(0, 1, 0.5) cannot feed an int input). Random values come from a fixed seed.
+template <typename T>
+Result<Tensor> BuildArray(const Literal& v, const Shape& shape, DType dtype, std::string_view key) {
+  const NumpyArray& a = v.array;
+  Tensor t(dtype, shape);
+  T* data = t.data<T>();
+  std::mt19937_64 gen(0);
+  std::uniform_real_distribution<double> uniform(0.0, 1.0);
+  std::normal_distribution<double> normal(0.0, 1.0);
+  Literal leaf;
+  leaf.kind = a.integral ? Literal::Kind::kInt : Literal::Kind::kFloat;
+  const int64_t n = shape.num_elements();
+  for (int64_t i = 0; i < n; ++i) {
+    double x = a.value;
+    if (a.fill == NumpyArray::Fill::kArange) x = a.value + static_cast<double>(i) * a.step;
+    if (a.fill == NumpyArray::Fill::kUniform) x = uniform(gen);
+    if (a.fill == NumpyArray::Fill::kNormal) x = normal(gen);
+    // An integer array holds numpy's truncation of the value (np.full(2, 1.5, dtype=int) is 1).
+    if (a.integral) {
+      if (!(std::fabs(x) < 9.2e18))
+        return InvalidArgument("input '", key, "': ", v.text, " has a value out of range");
+      leaf.i = static_cast<int64_t>(x);
+    } else {
+      leaf.f = x;
+    }
+    auto cast = CastLeaf<T>(leaf, dtype, key);
+    if (!cast.ok()) {
+      leaf.text = v.text + " element " + std::to_string(i) + " (" + std::to_string(x) + ")";
+      return CastLeaf<T>(leaf, dtype, key).status();
+    }
+    data[i] = *cast;
+  }
+  return t;
+}
+
+Result<Tensor> ArrayToTensor(const Literal& v, DType dtype, std::string_view key) {
+  int64_t n = 1;
+  for (int64_t d : v.array.dims)
+    if (__builtin_mul_overflow(n, d, &n) || n > kMaxArrayElements)
+      return InvalidArgument("input '", key, "': ", v.text, " would have more than ",
+                             kMaxArrayElements,
+                             " elements; give so large an input with --inputs and a .npy file");
+  KILN_ASSIGN_OR_RETURN_CTX(Shape shape, Shape::FromDims(v.array.dims), "input '", key, "'");
+  switch (dtype) {
+    case DType::kFloat:
+      return BuildArray<float>(v, shape, dtype, key);
+    case DType::kDouble:
+      return BuildArray<double>(v, shape, dtype, key);
+    case DType::kInt8:
+      return BuildArray<int8_t>(v, shape, dtype, key);
+    case DType::kInt16:
+      return BuildArray<int16_t>(v, shape, dtype, key);
+    case DType::kInt32:
+      return BuildArray<int32_t>(v, shape, dtype, key);
+    case DType::kInt64:
+      return BuildArray<int64_t>(v, shape, dtype, key);
+    case DType::kUInt8:
+      return BuildArray<uint8_t>(v, shape, dtype, key);
+    case DType::kUInt16:
+      return BuildArray<uint16_t>(v, shape, dtype, key);
+    case DType::kUInt32:
+      return BuildArray<uint32_t>(v, shape, dtype, key);
+    case DType::kUInt64:
+      return BuildArray<uint64_t>(v, shape, dtype, key);
+    default:
+      return InvalidArgument("input '", key, "' has dtype ", DTypeShortName(dtype), ", which ",
+                             v.text, " cannot feed (np.* calls make numeric arrays)");
+  }
+}
+
 bool AnyKind(const Literal& v, Literal::Kind kind) {
   if (v.kind == kind) return true;
   for (const Literal& item : v.items)
@@ -409,6 +767,8 @@ std::string_view TypeName(const Literal& v) {
       return "list";
     case Literal::Kind::kDict:
       return "dict";
+    case Literal::Kind::kArray:
+      return "numpy array";
   }
   return "?";
 }
@@ -576,6 +936,7 @@ Result<std::vector<std::pair<std::string, Tensor>>> ParseInputExamples(std::stri
 }
 
 Result<Tensor> LiteralToTensor(const Literal& literal, DType dtype, std::string_view key) {
+  if (literal.kind == Literal::Kind::kArray) return ArrayToTensor(literal, dtype, key);
   std::vector<int64_t> dims;
   std::vector<const Literal*> leaves;
   KILN_RETURN_IF_ERROR(Flatten(literal, &dims, 0, &leaves, key));
@@ -614,6 +975,8 @@ Result<Tensor> LiteralToTensor(const Literal& literal, DType dtype, std::string_
 }
 
 DType NaturalDType(const Literal& literal) {
+  if (literal.kind == Literal::Kind::kArray)
+    return literal.array.integral ? DType::kInt64 : DType::kDouble;  // numpy's defaults
   if (AnyKind(literal, Literal::Kind::kString)) return DType::kString;
   if (AnyKind(literal, Literal::Kind::kBool)) return DType::kBool;
   if (AnyKind(literal, Literal::Kind::kFloat)) return DType::kFloat;

@@ -16,8 +16,20 @@
 
 namespace kiln::cli {
 
+// An np.* call of --input_exprs (the few TensorFlow's CLI users write most: np.zeros, np.ones,
+// np.full, np.arange, np.random.rand/randn, with .reshape and .astype): described, not
+// materialised, so a large shape costs nothing until its tensor is built.
+struct NumpyArray {
+  enum class Fill { kConstant, kArange, kUniform, kNormal };
+  Fill fill = Fill::kConstant;
+  std::vector<int64_t> dims;
+  double value = 0;       // kConstant: the value; kArange: the start
+  double step = 1;        // kArange
+  bool integral = false;  // numpy would give an integer array (np.arange(5), dtype=int)
+};
+
 struct Literal {
-  enum class Kind { kInt, kFloat, kBool, kString, kList, kDict };
+  enum class Kind { kInt, kFloat, kBool, kString, kList, kDict, kArray };
   Kind kind = Kind::kInt;
   int64_t i = 0;
   double f = 0;
@@ -27,12 +39,17 @@ struct Literal {
   std::string text;               // the literal as written, for error messages
   std::vector<Literal> items;     // kList: the elements; kDict: the values
   std::vector<std::string> keys;  // kDict: keys[i] is the (decoded) key of items[i]
+  NumpyArray array;               // kArray
 };
 
 // One value: 5, -1.5e3, .5, 1., true, False, "text", 'text', b'bytes' (escapes \\ \" \' \n \t),
-// [1, 2], [[1, 2], [3, 4]], [], {'a': [1], "b": 2} (quoted keys only; a repeated key keeps its
-// first place and its last value, as in Python) (trailing commas allowed inside lists and
-// dicts). Anything else is an InvalidArgument error that says where.
+// [1, 2], [[1, 2], [3, 4]], [], (1, 2) and (5,) as lists, {'a': [1], "b": 2} (quoted keys only;
+// a repeated key keeps its first place and its last value, as in Python) (trailing commas
+// allowed inside lists and dicts); as a whole value, np.zeros(shape), np.ones(shape),
+// np.full(shape, v), np.arange([start,] stop[, step]), np.random.rand(d0, ...),
+// np.random.randn(d0, ...) (a fixed seed: the values are not numpy's), each with dtype=...
+// and followed by any .reshape(...) and .astype(...) (`numpy.` spells `np.` too). Anything else
+// is an InvalidArgument error that says where.
 Result<Literal> ParseLiteral(std::string_view text);
 
 // "a=5.0;b=[1,2]": key=value pairs separated by ';' (empty pieces skipped). A later duplicate

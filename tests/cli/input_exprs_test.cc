@@ -1,4 +1,5 @@
-// The --input_exprs literal parser: numbers, bools and nested lists only, never evaluated.
+// The --input_exprs literal parser: numbers, bools, nested lists and a few np.* calls, never
+// evaluated.
 #include "input_exprs.h"
 
 #include <doctest/doctest.h>
@@ -61,6 +62,74 @@ TEST_CASE("nested lists give shapes") {
   CHECK(ToTensor("[ [ 1 , 2 ] ]", DType::kInt8).shape() == Shape({1, 2}));
 }
 
+TEST_CASE("tuples are lists, as numpy takes them") {
+  CHECK(ToTensor("(1, 2)", DType::kInt32).shape() == Shape({2}));
+  CHECK(ToTensor("(5,)", DType::kInt32).shape() == Shape({1}));
+  CHECK(ToTensor("(5)", DType::kInt32).rank() == 0);
+  CHECK(ToTensor("[(1, 2), (3, 4)]", DType::kFloat).shape() == Shape({2, 2}));
+}
+
+TEST_CASE("np.zeros, ones, full, arange and random.rand/randn, with dtype, reshape and astype") {
+  Tensor t = ToTensor("np.ones((2, 3))", DType::kFloat);
+  CHECK(t.shape() == Shape({2, 3}));
+  CHECK(t.data<float>()[5] == 1.0f);
+  t = ToTensor("np.zeros([1, 28, 28, 1], dtype=np.float32)", DType::kFloat);
+  CHECK(t.shape() == Shape({1, 28, 28, 1}));
+  CHECK(t.data<float>()[783] == 0.0f);
+  t = ToTensor("numpy.full((2,), 7)", DType::kInt32);
+  CHECK(t.shape() == Shape({2}));
+  CHECK(t.data<int32_t>()[1] == 7);
+  t = ToTensor("np.arange(6).reshape(2, -1)", DType::kInt64);
+  CHECK(t.shape() == Shape({2, 3}));
+  CHECK(t.data<int64_t>()[4] == 4);
+  t = ToTensor("np.arange(1, 2, 0.25)", DType::kFloat);
+  CHECK(t.shape() == Shape({4}));
+  CHECK(t.data<float>()[3] == 1.75f);
+  CHECK(ToTensor("np.arange(5, 1)", DType::kInt32).shape() == Shape({0}));
+  t = ToTensor("np.full(3, 1.5, dtype=int)", DType::kInt64);  // numpy truncates into ints
+  CHECK(t.data<int64_t>()[2] == 1);
+  CHECK(ToTensor("np.ones(4).astype('int8').reshape((2, 2))", DType::kInt8).shape() ==
+        Shape({2, 2}));
+  CHECK(ToTensor("np.ones(())", DType::kFloat).rank() == 0);
+  // Random values come from a fixed seed: in [0, 1) for rand, the same on every run.
+  Tensor r = ToTensor("np.random.rand(2, 3)", DType::kFloat);
+  CHECK(r.shape() == Shape({2, 3}));
+  Tensor again = ToTensor("np.random.rand(2, 3)", DType::kFloat);
+  for (int i = 0; i < 6; ++i) {
+    CHECK(r.data<float>()[i] >= 0.0f);
+    CHECK(r.data<float>()[i] < 1.0f);
+    CHECK(r.data<float>()[i] == again.data<float>()[i]);
+  }
+  CHECK(ToTensor("np.random.randn(3)", DType::kDouble).shape() == Shape({3}));
+  CHECK(NaturalDType(*ParseLiteral("np.arange(3)")) == DType::kInt64);
+  CHECK(NaturalDType(*ParseLiteral("np.ones(3)")) == DType::kDouble);
+}
+
+TEST_CASE("np.* calls outside the subset, or whose values the input cannot hold, are refused") {
+  CHECK(TensorError("np.arange(0, 1, 0.5)", DType::kInt32).find("not representable") !=
+        std::string::npos);
+  CHECK(TensorError("np.full(2, 300)", DType::kUInt8).find("out of range") != std::string::npos);
+  CHECK(TensorError("np.ones(2)", DType::kString).find("numeric arrays") != std::string::npos);
+  CHECK(TensorError("np.zeros((65536, 65536))", DType::kFloat).find("--inputs") !=
+        std::string::npos);
+  CHECK(TensorError("np.zeros((4294967296, 4294967296, 4))", DType::kFloat).find("more than") !=
+        std::string::npos);
+  CHECK(ParseError("np.eye(3)").find("not one of the np.* calls") != std::string::npos);
+  CHECK(ParseError("np.ones(3).tolist()").find("not a method") != std::string::npos);
+  CHECK(ParseError("np.ones((2, 3)).reshape(4)").find("cannot reshape") != std::string::npos);
+  CHECK(ParseError("np.ones(6).reshape(-1, -1)").find("more than one -1") != std::string::npos);
+  CHECK(ParseError("[np.ones(2)]").find("inside a list") != std::string::npos);
+  CHECK(ParseError("np.ones(-1)").find("not a dimension") != std::string::npos);
+  CHECK(ParseError("np.ones(2.5)").find("not a dimension") != std::string::npos);
+  CHECK(ParseError("np.ones(3, dtype=np.complex64)").find("unknown dtype") != std::string::npos);
+  CHECK(ParseError("np.ones(3, order='C')").find("unsupported keyword") != std::string::npos);
+  CHECK(ParseError("np.full((2,))").find("takes 2 positional") != std::string::npos);
+  CHECK(ParseError("np.random.rand((2, 3))").find("dimensions, not a shape") != std::string::npos);
+  CHECK(ParseError("np.arange(0, 1, 0)").find("non-zero") != std::string::npos);
+  CHECK(ParseError("np.ones(3").find("unbalanced '('") != std::string::npos);
+  CHECK(ParseError("np.ones(3) + 1").find("unexpected '+'") != std::string::npos);
+}
+
 TEST_CASE("values the input dtype cannot hold are refused") {
   CHECK(TensorError("1.5", DType::kInt32).find("1.5 is not representable as int32") !=
         std::string::npos);
@@ -85,7 +154,8 @@ TEST_CASE("anything that is not a literal is refused, never evaluated") {
   CHECK(ParseError("__import__('os')").find("unexpected '_'") != std::string::npos);
   CHECK(ParseError("__import__('os').system('echo hacked')").find("position 0") !=
         std::string::npos);
-  CHECK(ParseError("np.zeros([2,2])").find("unexpected word 'np'") != std::string::npos);
+  CHECK(ParseError("os.system('ls')").find("unexpected word 'os.system'") != std::string::npos);
+  CHECK(ParseError("np.load('x.npy')").find("not one of the np.* calls") != std::string::npos);
   CHECK(ParseError("[1, 2").find("unbalanced") != std::string::npos);
   CHECK(ParseError("[[1, 2]").find("unbalanced") != std::string::npos);
   CHECK(ParseError("[1, 2]]").find("unexpected ']'") != std::string::npos);
@@ -93,7 +163,7 @@ TEST_CASE("anything that is not a literal is refused, never evaluated") {
   CHECK(ParseError("").find("unexpected end") != std::string::npos);
   CHECK(ParseError("1e").find("exponent") != std::string::npos);
   CHECK(ParseError("0x10").find("in a number") != std::string::npos);
-  CHECK(ParseError("(1, 2)").find("unexpected '('") != std::string::npos);
+  CHECK(ParseError("(1, 2").find("unbalanced '('") != std::string::npos);
   CHECK(ParseError("{'a', 1}").find("expected ':'") != std::string::npos);  // a set
   CHECK(ParseError("[1,,2]").find("unexpected ','") != std::string::npos);
   CHECK(ParseError("99999999999999999999").find("64 bits") != std::string::npos);
