@@ -17,7 +17,7 @@ namespace {
 using json_util::Json;
 
 constexpr char kServerName[] = "kiln";
-constexpr char kServerVersion[] = "0.1.0";
+constexpr char kServerVersion[] = KILN_VERSION;
 
 HttpReply V1Error(const Status& s) {
   return {HttpStatusFor(s), "application/json", RestErrorBody(s.message()), {}};

@@ -148,6 +148,7 @@ int RunMain(int argc, char** argv) {
                "Do not verify the variables' CRC32C (only for trusted, verified bundles)");
   app.add_flag("--timings", a.timings,
                "Print the load's and the first call's milliseconds to stderr");
+  app.set_version_flag("--version", std::string("kiln-run (kiln) ") + KILN_VERSION);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -124,6 +124,13 @@ TEST_CASE("run --threads sets the intra-op threads, and a bad command line exits
   CHECK(r.err.find("--bogus") != std::string::npos);
 }
 
+TEST_CASE("--version prints the program and kiln's version and exits 0") {
+  CliResult r = RunCli({"--version"});
+  CHECK(r.rc == 0);
+  CHECK(r.out.rfind("savedmodel-cli (kiln) ", 0) == 0);
+  CHECK(r.out.find_first_of("0123456789") == std::string("savedmodel-cli (kiln) ").size());
+}
+
 TEST_CASE("run --device: cpu gives the same output, an absent device lists those there are") {
   CliResult r = RunModel({"--input_exprs", "a=1.0;b=2", "--device", "cpu"});
   CHECK(r.rc == 0);

@@ -340,6 +340,12 @@ def test_invalid_numbers_and_ports_are_startup_errors(repo, flag, message):
     assert run.returncode == 1 and message in run.stderr, (run.returncode, run.stderr)
 
 
+def test_version_flag_prints_the_version():
+    """--version, as tensorflow_model_server's: the version on stdout, exit 0, nothing served."""
+    run = subprocess.run([str(SERVER), "--version"], capture_output=True, text=True, timeout=30)
+    assert run.returncode == 0 and run.stdout.startswith("savedmodel-server (kiln) "), run
+
+
 def test_a_second_server_on_the_same_grpc_port_fails(repo, tmp_path):
     """F1: gRPC's SO_REUSEPORT is off, so a second server on a port in use fails to start
     instead of silently taking part of the traffic."""

@@ -208,6 +208,7 @@ def test_minimal_runtime_flags_match_the_cli(ours, tmp_path):
     assert new.stdout.startswith("Result for output key output_0:") and new.stdout == old.stdout
     proc = oracle.run([oracle.KILN_RUN, "--dir", copy, "--bogus"], check=False)
     assert proc.returncode == 2 and "--bogus" in proc.stderr, proc.stderr
+    assert oracle.run([oracle.KILN_RUN, "--version"]).stdout.startswith("kiln-run (kiln) ")
     # A float64 array feeds the float32 input, converted as savedmodel-cli run (and TF) do.
     x64 = tmp_path / "x64.npy"
     np.save(x64, np.load(inputs["x"]).astype(np.float64))

@@ -21,6 +21,7 @@ int Fail(const Status& status, std::ostream& err) {
 int Main(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app{"Inspect and run TensorFlow SavedModels (kiln).", "savedmodel-cli"};
   app.require_subcommand(1, 1);
+  app.set_version_flag("--version", std::string("savedmodel-cli (kiln) ") + KILN_VERSION);
 
   struct Declared {
     const Subcommand* command;

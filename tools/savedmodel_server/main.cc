@@ -461,6 +461,7 @@ int Main(int argc, char** argv) {
   app.add_flag("--log_requests", f.log_requests, "log every HTTP request");
   app.add_flag("--log_debug", f.log_debug,
                "also log debug events (e.g. protobuf's parse warnings)");
+  app.set_version_flag("--version", std::string("savedmodel-server (kiln) ") + KILN_VERSION);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
