@@ -18,6 +18,13 @@ namespace {
 
 constexpr int kMaxDepth = kMaxRank;
 
+// "(2, 3)", "(5,)": a list's shape as numpy prints it.
+std::string ShapeOfDims(std::span<const int64_t> dims) {
+  std::string s = "(";
+  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
+  return s + (dims.size() == 1 ? ",)" : ")");
+}
+
 class Parser {
  public:
   explicit Parser(std::string_view text) : text_(text) {}
@@ -514,8 +521,8 @@ class Parser {
     if (unknown >= 0 && total && known && *known > 0 && *total % *known == 0)
       shape[unknown] = *total / *known;
     if (!total || Elements(shape) != total || (unknown >= 0 && known == 0))
-      return Error(".reshape: cannot reshape an array of shape " + ShapeText(a->dims) + " into " +
-                   ShapeText(shape));
+      return Error(".reshape: cannot reshape an array of shape " + ShapeOfDims(a->dims) + " into " +
+                   ShapeOfDims(shape));
     a->dims = std::move(shape);
     return OkStatus();
   }
@@ -528,22 +535,9 @@ class Parser {
     return n;
   }
 
-  static std::string ShapeText(const std::vector<int64_t>& dims) {
-    std::string s = "(";
-    for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-    return s + (dims.size() == 1 ? ",)" : ")");
-  }
-
   std::string_view text_;
   size_t pos_ = 0;
 };
-
-// "(2, 3)", "(5,)": a list's shape as numpy prints it.
-std::string ShapeOfDims(std::span<const int64_t> dims) {
-  std::string s = "(";
-  for (size_t i = 0; i < dims.size(); ++i) s += (i ? ", " : "") + std::to_string(dims[i]);
-  return s + (dims.size() == 1 ? ",)" : ")");
-}
 
 // The shape of a nested list, refusing ragged nesting; leaves are collected in order.
 Status Flatten(const Literal& v, std::vector<int64_t>* dims, size_t depth,
@@ -922,6 +916,14 @@ Result<Tensor> ExamplesToTensor(const Literal& examples, std::string_view key) {
                                                                              std::to_string(i)));
   }
   return t;
+}
+
+Status CheckExamplesInput(std::string_view key, DType want) {
+  if (want == DType::kString) return OkStatus();
+  return InvalidArgument("--input_examples input '", key, "': the signature's input is ",
+                         DTypeShortName(want),
+                         ", but serialized tf.Examples are strings (a string input that "
+                         "ParseExample reads is expected)");
 }
 
 Result<std::vector<std::pair<std::string, Tensor>>> ParseInputExamples(std::string_view arg) {

@@ -60,6 +60,9 @@ Result<std::vector<std::pair<std::string, Literal>>> ParseInputExprs(std::string
 // ParseInputExprs does, each value then turned into its tensor by ExamplesToTensor.
 Result<std::vector<std::pair<std::string, Tensor>>> ParseInputExamples(std::string_view arg);
 
+// --input_examples feeds strings: an input of another dtype (`want`) is an error naming `key`.
+Status CheckExamplesInput(std::string_view key, DType want);
+
 // A list of dicts -> a 1-D string tensor with one serialized tf.Example per dict (TensorFlow's
 // _create_example_string): each feature value is a non-empty list whose first element picks the
 // kind, a float a float_list, an int an int64_list, a string or bytes a bytes_list (UTF-8); the

@@ -102,12 +102,7 @@ Status Run(const Args& a) {
                 << " has been specified in multiple options. Value in --input_examples will be "
                    "used.\n";
     for (const auto& arg : sig->inputs())
-      if (arg.key == key && arg.spec.dtype != kiln::DType::kString)
-        return kiln::InvalidArgument("--input_examples input '", key,
-                                     "': the signature's input is ",
-                                     kiln::DTypeShortName(arg.spec.dtype),
-                                     ", but serialized tf.Examples are strings (a string input "
-                                     "that ParseExample reads is expected)");
+      if (arg.key == key) KILN_RETURN_IF_ERROR(kiln::cli::CheckExamplesInput(key, arg.spec.dtype));
     inputs[key] = std::move(serialized);
   }
   const auto t_call = std::chrono::steady_clock::now();

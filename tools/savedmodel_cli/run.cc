@@ -143,12 +143,9 @@ Result<std::map<std::string, Tensor>> MakeFeeds(const FeedArgs& args, const exec
     if (feeds.count(key))
       err << "WARNING: input_key " << key
           << " has been specified in multiple options. Value in --input_examples will be used.\n";
-    const std::optional<DType> want = expected_dtype(key);
-    if (want && *want != DType::kString)
-      return InvalidArgument("--input_examples input '", key, "': the signature's input is ",
-                             DTypeShortName(*want),
-                             ", but serialized tf.Examples are strings (a string input that "
-                             "ParseExample reads is expected)");
+    if (const std::optional<DType> want = expected_dtype(key)) {
+      KILN_RETURN_IF_ERROR(CheckExamplesInput(key, *want));
+    }
     feeds[key] = examples;
   }
   return feeds;
