@@ -29,6 +29,7 @@
 #include "graph/strength_reduction.h"
 #include "kernels/op_table_builder.h"
 #include "kiln/exec/executor.h"
+#include "kiln/exec/resources.h"
 #ifndef KILN_NO_PROTOBUF
 #include "tensorflow/framework.pb.h"
 #endif
@@ -45,6 +46,17 @@ bool IsForwardingOp(std::string_view op) {
 constexpr size_t kMaxFoldedBytes = 1 << 18;
 
 }  // namespace
+
+std::vector<int32_t> FrozenVariableArgs(std::span<const Tensor> known_args) {
+  std::vector<int32_t> frozen;
+  for (size_t i = 0; i < known_args.size(); ++i) {
+    const Tensor& t = known_args[i];
+    if (!t.IsInitialized() || t.dtype() != DType::kResource || t.NumElements() != 1) continue;
+    const VariableResource* var = AsVariable(t.scalar<std::shared_ptr<ResourceBase>>().get());
+    if (var != nullptr && var->frozen()) frozen.push_back(static_cast<int32_t>(i));
+  }
+  return frozen;
+}
 
 #ifndef KILN_NO_PROTOBUF
 FunctionCompiler::FunctionCompiler(const tensorflow::FunctionDef& fdef,
@@ -79,6 +91,7 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
   compiled_.iface = iface_;
   compiled_.source_graph = source_graph_;
   compiled_.requested_specs.assign(arg_specs.begin(), arg_specs.end());
+  compiled_.frozen_args = FrozenVariableArgs(options_.known_args);
   std::vector<Device*>& devices = compiled_.devices;
   devices = options_.devices;
   if (std::find(devices.begin(), devices.end(), HostDevice()) == devices.end())

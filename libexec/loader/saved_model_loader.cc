@@ -184,7 +184,8 @@ Result<std::shared_ptr<const PreparedFunction>> SavedModelLoader::PrepareFunctio
   popts.precision = options_.precision;
   if (plan_ != nullptr) {
     const std::string& name = fdef.signature().name();
-    if (const plan::Function* pfn = plan_->Find(name, specs)) {
+    if (const plan::Function* pfn =
+            plan_->Find(name, specs, FrozenVariableArgs(popts.known_args))) {
       auto prepared = plan_->Prepare(*pfn, *core().library, specs, popts);
       if (prepared.ok()) {
         ++plan_status().functions_from_plan;

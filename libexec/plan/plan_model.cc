@@ -29,6 +29,11 @@ class PlanModelLoader {
         restore_uncaptured_(restore_uncaptured),
         core_(*core) {}
 
+  // A load of signatures alone runs the function prepared as such a load freezes (plan.fbs).
+  static int32_t SignatureFunction(const plan::Signature& ps, bool methods) {
+    return !methods && ps.alone_function() >= 0 ? ps.alone_function() : ps.function();
+  }
+
   Result<std::optional<int>> Load() {
     int functions_from_plan = 0;
     KILN_ASSIGN_OR_RETURN(devices_, ResolveDevices(options_.devices));
@@ -67,14 +72,34 @@ class PlanModelLoader {
         if (v >= 0 && static_cast<size_t>(v) < captured.size()) captured[v] = 1;
       }
     };
-    for (size_t i = 0; i < size_of(pm.signatures()); ++i)
-      if (WantsSignature(options_, pm.signatures()->Get(i)->key()->string_view()))
-        mark(pm.signatures()->Get(i)->captures());
+    // And which of those each function was prepared with frozen (its reads folded): this load
+    // freezes them as compile's did, so each function prepares to what the plan recorded.
+    std::vector<char> frozen(size_of(pm.variables()), 0);
+    auto mark_frozen = [&](int32_t function, const auto* captures) {
+      const plan::Function& fn = *root.functions()->Get(function);
+      const size_t lead = size_of(fn.prepared_dtypes()) - size_of(captures);  // checked sizes
+      for (size_t i = 0; i < size_of(fn.frozen_args()); ++i) {
+        const int32_t a = fn.frozen_args()->Get(i);
+        if (a < static_cast<int32_t>(lead) || static_cast<size_t>(a) >= lead + size_of(captures))
+          continue;
+        const int v = captures->Get(a - lead)->variable();
+        if (v >= 0 && static_cast<size_t>(v) < frozen.size()) frozen[v] = 1;
+      }
+    };
     const bool methods = options_.signatures.empty() && options_.restored_functions;
+    for (size_t i = 0; i < size_of(pm.signatures()); ++i) {
+      const plan::Signature& ps = *pm.signatures()->Get(i);
+      if (!WantsSignature(options_, ps.key()->string_view())) continue;
+      mark(ps.captures());
+      mark_frozen(SignatureFunction(ps, methods), ps.captures());
+    }
     if (methods)
       for (size_t m = 0; m < size_of(pm.methods()); ++m)
-        for (size_t c = 0; c < size_of(pm.methods()->Get(m)->concretes()); ++c)
-          mark(pm.methods()->Get(m)->concretes()->Get(c)->captures());
+        for (size_t c = 0; c < size_of(pm.methods()->Get(m)->concretes()); ++c) {
+          const plan::Concrete& pc = *pm.methods()->Get(m)->concretes()->Get(c);
+          mark(pc.captures());
+          mark_frozen(pc.function(), pc.captures());
+        }
     for (size_t i = 0; i < size_of(pm.variables()); ++i) {
       const plan::Variable& pv = *pm.variables()->Get(i);
       KILN_ASSIGN_OR_RETURN(DType dtype, DTypeFromProto(pv.dtype()));
@@ -94,7 +119,7 @@ class PlanModelLoader {
         KILN_RETURN_IF_ERROR_CTX(var->Assign(value), "restoring variable '", pv.path()->str(),
                                  "' from checkpoint key '", key, "'");
       }
-      if (pm.variables_frozen()) var->Freeze();
+      if (pm.variables_frozen() || frozen[i] != 0) var->Freeze();
       core_.variables.push_back({var->name(), var, pv.trainable()});
     }
     auto captures_of = [&](const auto* list, std::vector<Tensor>* out) -> Status {
@@ -123,7 +148,7 @@ class PlanModelLoader {
     for (size_t i = 0; i < size_of(pm.signatures()); ++i) {
       const plan::Signature& ps = *pm.signatures()->Get(i);
       if (!WantsSignature(options_, ps.key()->string_view())) continue;
-      const plan::Function& fn = *root.functions()->Get(ps.function());
+      const plan::Function& fn = *root.functions()->Get(SignatureFunction(ps, methods));
       Signature::Parts sig;
       sig.name = ps.key()->str();
       for (size_t a = 0; a < size_of(ps.inputs()); ++a)

@@ -403,6 +403,15 @@ class ContentChecker {
         if (sig.output_from_ret()->Get(o) < 0 ||
             static_cast<size_t>(sig.output_from_ret()->Get(o)) >= SizeOf(fn.outputs()))
           return Field(sf + ".output_from_ret[" + std::to_string(o) + "]", "is out of range");
+      if (sig.alone_function() != -1) {
+        KILN_RETURN_IF_ERROR(CheckCall(sig.alone_function(), SizeOf(sig.inputs()), sig.captures(),
+                                       sf + ".alone_function"));
+        const kp::Function& alone =
+            *plan_.functions()->Get(static_cast<fb::uoffset_t>(sig.alone_function()));
+        if (SizeOf(alone.outputs()) != SizeOf(fn.outputs()))
+          return Field(sf + ".alone_function", "has ", SizeOf(alone.outputs()),
+                       " outputs; the signature's function has ", SizeOf(fn.outputs()));
+      }
     }
     for (size_t i = 0; i < SizeOf(m.methods()); ++i) {
       const kp::Method& meth = *m.methods()->Get(i);
@@ -540,13 +549,15 @@ std::string ServingPlan::StaleReason(const std::filesystem::path& dir,
   return "";
 }
 
-const kp::Function* ServingPlan::Find(std::string_view name,
-                                      std::span<const TensorSpec> arg_specs) const {
+const kp::Function* ServingPlan::Find(std::string_view name, std::span<const TensorSpec> arg_specs,
+                                      std::span<const int32_t> frozen_args) const {
   for (size_t i = 0; i < SizeOf(root_->functions()); ++i) {
     const kp::Function* f = root_->functions()->Get(i);
-    if (f->name()->string_view() != name || SizeOf(f->prepared_dtypes()) != arg_specs.size())
-      continue;
-    bool same = true;
+    bool same = f->name()->string_view() == name &&
+                SizeOf(f->prepared_dtypes()) == arg_specs.size() &&
+                SizeOf(f->frozen_args()) == frozen_args.size();
+    for (size_t a = 0; a < frozen_args.size() && same; ++a)
+      same = f->frozen_args()->Get(static_cast<fb::uoffset_t>(a)) == frozen_args[a];
     for (size_t a = 0; a < arg_specs.size() && same; ++a)
       same = f->prepared_dtypes()->Get(a) == static_cast<int32_t>(arg_specs[a].dtype) &&
              arg_specs[a].shape == ServingPlan::ShapeOf(f->prepared_shapes()->Get(a));

@@ -80,8 +80,10 @@ class ServingPlan {
   // Puts the plan's measured choices for `devices` into the process's tuning store (existing
   // records win); how many were added.
   size_t ImportTuning(std::span<Device* const> devices) const;
-  // The plan's function `name` prepared for `arg_specs`; null when the plan has none.
-  const plan::Function* Find(std::string_view name, std::span<const TensorSpec> arg_specs) const;
+  // The plan's function `name` prepared for `arg_specs` with the variables of `frozen_args`
+  // frozen (PreparedFunction::frozen_args); null when the plan has none.
+  const plan::Function* Find(std::string_view name, std::span<const TensorSpec> arg_specs,
+                             std::span<const int32_t> frozen_args) const;
   // The graph of a function of this plan. Constants alias the plan's bytes when aligned; the
   // result keeps the plan alive.
   Result<PlanGraph> Decode(const plan::Function& function) const;

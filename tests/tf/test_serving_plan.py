@@ -276,3 +276,50 @@ def test_minimal_runtime_takes_input_examples_as_the_cli_does(tmp_path):
     bad = oracle.run([oracle.KILN_RUN, "--dir", d, "--signature_def", "plain",
                       "--input_examples", 'x=[{"x": [1.0]}]'], check=False)
     assert bad.returncode == 1 and "--input_examples input 'x'" in bad.stderr, bad.stderr
+
+
+def test_plan_serves_loads_that_freeze_other_variables(tmp_path):
+    """tf_keras saves the training call, which assigns the batch norm's moving averages: a load
+    of the whole model cannot freeze them, a load of the signatures alone folds them into the
+    convolution. The plan holds both graphs, and each load takes its own from it: the same
+    outputs and steps as that load without the plan (the protobuf path, and kiln-run through
+    the model section)."""
+    import tensorflow as tf
+    import tf_keras as K
+    K.utils.set_random_seed(0)
+    x = K.Input(shape=(6, 6, 3), name="x")
+    y = K.layers.ReLU()(K.layers.BatchNormalization()(K.layers.Conv2D(4, 3)(x)))
+    model = K.Model(x, K.layers.Dense(2)(K.layers.Flatten()(y)))
+    model.compile("adam", "mse")
+    rng = np.random.RandomState(0)
+    model.fit(rng.rand(16, 6, 6, 3), rng.rand(16, 2), epochs=2, verbose=0)
+    d = tmp_path / "bn"
+    model.save(str(d), save_format="tf")
+    xs = rng.rand(2, 6, 6, 3).astype(np.float32)
+    np.save(tmp_path / "x.npy", xs)
+    ref = tf.saved_model.load(str(d)).signatures["serving_default"](x=tf.constant(xs))
+    ref = list(ref.values())[0].numpy()
+    compiled = oracle.run([oracle.KILN_CLI, "compile", "--dir", d])
+    assert "need not read saved_model.pb" in compiled.stdout, compiled.stdout
+    inputs = {"x": tmp_path / "x.npy"}
+    sig = {plan: _run(d, "serving_default", inputs, tmp_path / f"sig.{plan}", plan)
+           for plan in ("ignore", "require")}
+    (key,) = sig["ignore"]
+    _assert_bitwise(sig["ignore"][key], sig["require"][key], "signature load")
+    np.testing.assert_allclose(sig["require"][key], ref, rtol=1e-5, atol=1e-6)
+    minimal = _run_minimal(d, "serving_default", inputs, tmp_path / "minimal")
+    _assert_bitwise(sig["ignore"][key], minimal[key], "kiln-run")
+    # kiln_call loads the whole model (restored methods too), so it takes the other graph.
+    for plan in ("ignore", "require"):
+        oracle.run([oracle.KILN_CALL, d, "signature", "serving_default", tmp_path / f"w.{plan}",
+                    f"x={tmp_path / 'x.npy'}"], env={"KILN_CALL_PLAN": plan})
+    a, b = (oracle.load_value(next((tmp_path / f"w.{p}").iterdir()))
+            for p in ("ignore", "require"))
+    _assert_bitwise(a, b, "whole-model load")
+    np.testing.assert_allclose(b, ref, rtol=1e-5, atol=1e-6)
+
+    def steps(plan):
+        out = oracle.run([oracle.KILN_CLI, "bench", "--dir", d, "--inputs",
+                          f"x={tmp_path / 'x.npy'}", "--runs", "2", "--plan", plan]).stdout
+        return [line for line in out.splitlines() if line.startswith("placement")]
+    assert steps("require") == steps("ignore")

@@ -128,6 +128,10 @@ struct PrepareOptions {
   Precision precision = Precision::kAsSaved;
 };
 
+// The indices of `known_args` that hold a frozen variable's handle: their reads are folded into
+// the prepared function, so two loads that freeze different variables prepare different graphs.
+std::vector<int32_t> FrozenVariableArgs(std::span<const Tensor> known_args);
+
 struct RunOptions {
   const PrintSink* print = nullptr;     // default: DefaultPrintSink()
   const ThreadPool* threads = nullptr;  // default: DefaultThreadPool()
@@ -198,6 +202,9 @@ class PreparedFunction {
   // The specs Prepare was given, before the function's declared types and "_input_shapes"
   // refined them into arg_specs(): what a serving plan files the function under.
   std::span<const TensorSpec> requested_specs() const { return compiled_.requested_specs; }
+  // The arguments whose known value was a frozen variable (FrozenVariableArgs): prepare folded
+  // their reads, so a serving plan files the function under them as well.
+  std::span<const int32_t> frozen_args() const { return compiled_.frozen_args; }
   std::span<const std::string> output_names() const { return compiled_.output_names; }
   std::span<const TensorSpec> output_specs() const { return compiled_.output_specs; }
   // Kernel steps in the schedule (after inlining, pruning and folding; constants excluded).
@@ -264,6 +271,7 @@ class PreparedFunction {
     std::vector<std::string> arg_names;
     std::vector<TensorSpec> arg_specs;
     std::vector<TensorSpec> requested_specs;  // what Prepare was given (before refinement)
+    std::vector<int32_t> frozen_args;         // FrozenVariableArgs(options.known_args)
     std::vector<std::string> output_names;
     std::vector<TensorSpec> output_specs;
     int32_t num_slots = 0;

@@ -36,9 +36,9 @@ class PlanWriter {
     const FlatGraph* g = pf.final_graph();
     if (g == nullptr) return Internal("function '", pf.name(), "' kept no graph");
     const FunctionInterface& iface = pf.interface();
+    const std::string key = FunctionKey(pf);
     for (size_t i = 0; i < functions_done_.size(); ++i)
-      if (functions_done_[i].first == pf.name() &&
-          functions_done_[i].second == SpecsKey(pf.requested_specs()))
+      if (functions_done_[i].first == pf.name() && functions_done_[i].second == key)
         return static_cast<int32_t>(i);
     std::vector<fb::Offset<kp::Node>> nodes;
     std::vector<fb::Offset<fb::String>> kernels;
@@ -82,20 +82,25 @@ class PlanWriter {
     auto device = b_.CreateString(pf.devices().front()->name());
     auto kernels_v = b_.CreateVector(kernels);
     auto offsets_v = b_.CreateVector(offsets);
-    functions_.push_back(kp::CreateFunction(
-        b_, name, arg_names, arg_dt, in_sh, prep_dt, prep_sh, out_names, out_dt, nodes_v, outs_v,
-        keep_v, device, kernels_v, pf.plan_stats().steps, pf.plan_stats().arena_bytes, offsets_v));
-    functions_done_.emplace_back(pf.name(), SpecsKey(pf.requested_specs()));
+    auto frozen_v = b_.CreateVector(pf.frozen_args().data(), pf.frozen_args().size());
+    functions_.push_back(kp::CreateFunction(b_, name, arg_names, arg_dt, in_sh, prep_dt, prep_sh,
+                                            out_names, out_dt, nodes_v, outs_v, keep_v, device,
+                                            kernels_v, pf.plan_stats().steps,
+                                            pf.plan_stats().arena_bytes, offsets_v, frozen_v));
+    functions_done_.emplace_back(pf.name(), key);
     return static_cast<int32_t>(functions_.size()) - 1;
   }
 
   // Whether a planned function calls another function (a func attr): a load from the plan
   // alone would then need saved_model.pb's function library.
   bool uses_functions() const { return uses_functions_; }
+  size_t num_functions() const { return functions_.size(); }
 
   // The model section (see plan.fbs); `index_of` maps each prepared function to its index.
+  // `alone_index`: by signature key, the function a load of the signatures alone runs.
   Status SetModel(const SavedModel& m, bool complete,
-                  const std::map<const PreparedFunction*, int32_t>& index_of) {
+                  const std::map<const PreparedFunction*, int32_t>& index_of,
+                  const std::map<std::string, int32_t>& alone_index) {
     const internal::PlanFacts& facts = internal::SavedModelAccess::plan_facts(m);
     auto captures = [&](const std::vector<internal::CaptureSource>& sources)
         -> Result<fb::Offset<fb::Vector<fb::Offset<kp::Capture>>>> {
@@ -141,15 +146,21 @@ class PlanWriter {
       auto outs = args(parts.outputs);
       auto i2a = b_.CreateVector(parts.input_to_arg);
       auto o2r = b_.CreateVector(parts.output_from_ret);
-      sigs.push_back(
-          kp::CreateSignature(b_, b_.CreateString(key), it->second, ins, outs, i2a, o2r, caps));
+      const auto alone = alone_index.find(key);
+      const int32_t alone_function =
+          alone == alone_index.end() || alone->second == it->second ? -1 : alone->second;
+      sigs.push_back(kp::CreateSignature(b_, b_.CreateString(key), it->second, ins, outs, i2a, o2r,
+                                         caps, alone_function));
     }
     std::vector<fb::Offset<kp::Method>> methods;
     for (const std::string& name : m.FunctionNames()) {
       KILN_ASSIGN_OR_RETURN(const RestoredFunction* fn, m.GetFunction(name));
       const std::span<const RestoredFunction::Concrete> fn_concretes = fn->concrete_functions();
       auto src = facts.method_captures.find(name);
-      if (src == facts.method_captures.end() || src->second.size() != fn_concretes.size())
+      // A method none of whose concrete functions takes only tensors (a Python default such as
+      // `bias=3.0`, Keras' `training` flag) has no concretes and nothing to plan.
+      const size_t planned = src == facts.method_captures.end() ? 0 : src->second.size();
+      if (planned != fn_concretes.size())
         return Unimplemented("method '", name, "' is not planned");
       std::vector<fb::Offset<kp::Concrete>> concretes;
       for (size_t c = 0; c < fn_concretes.size(); ++c) {
@@ -214,9 +225,12 @@ class PlanWriter {
   }
 
  private:
-  static std::string SpecsKey(std::span<const TensorSpec> specs) {
+  // What a load finds a function by besides its name (ServingPlan::Find).
+  static std::string FunctionKey(const PreparedFunction& pf) {
     std::string key;
-    for (const TensorSpec& s : specs) key += s.ToString() + ";";
+    for (const TensorSpec& s : pf.requested_specs()) key += s.ToString() + ";";
+    key += "frozen";
+    for (int32_t a : pf.frozen_args()) key += " " + std::to_string(a);
     return key;
   }
 
@@ -478,6 +492,48 @@ void RunTuningCalls(const SavedModel& model, std::span<const int64_t> batches,
   }
 }
 
+// Plans the signature functions of a load of every signature alone and, where some signature
+// writes a variable (a load of another one alone then freezes it), of each signature alone.
+// The loaded models stay in `keep` until the plan is written.
+// `alone_index` gets, by signature key, the function the load of every signature alone runs.
+void PlanSignatureLoads(const std::filesystem::path& dir, const LoadOptions& full,
+                        const std::vector<std::string>& keys, PlanWriter* writer,
+                        std::vector<std::unique_ptr<SavedModel>>* keep, CompileReport* report,
+                        std::map<std::string, int32_t>* alone_index) {
+  auto plan = [&](const std::vector<std::string>& signatures) {
+    LoadOptions lo = full;
+    lo.restored_functions = false;
+    lo.signatures = signatures;
+    Result<std::unique_ptr<SavedModel>> loaded = SavedModel::Load(dir, lo);
+    if (!loaded.ok()) {
+      // Such a load prepares from saved_model.pb, as it would without a plan.
+      report->not_planned.push_back(
+          "a load of " + (signatures.empty() ? "the signatures" : "'" + signatures[0] + "'") +
+          " alone: " + loaded.status().message());
+      return false;
+    }
+    std::unique_ptr<SavedModel> m = std::move(loaded).value();
+    for (const std::string& key : m->SignatureNames()) {
+      const Signature* sig = m->GetSignature(key).value();  // a name it gave
+      const size_t before = writer->num_functions();
+      auto index = writer->AddFunction(sig->function());
+      if (!index.ok()) {
+        report->not_planned.push_back(sig->function().name() +
+                                      " (signatures alone): " + index.status().message());
+        continue;
+      }
+      if (writer->num_functions() > before)
+        report->planned.push_back(sig->function().name() + " (signatures alone)");
+      if (signatures.empty()) (*alone_index)[key] = *index;
+    }
+    const bool writes = !internal::SavedModelAccess::plan_facts(*m).variables_frozen;
+    keep->push_back(std::move(m));
+    return writes;
+  };
+  if (plan({}) && keys.size() > 1)
+    for (const std::string& key : keys) plan({key});
+}
+
 }  // namespace
 
 Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const CompileOptions& options) {
@@ -544,6 +600,19 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
     add(*functions[i]);
     if (options.progress) options.progress(functions[i]->name(), i + 1, functions.size());
   }
+  // Loads of signatures alone (the server's, `run`'s) freeze what those signatures do not write,
+  // and the restored functions loaded above may write more (tf_keras saves the training call,
+  // which assigns the batch norms' moving averages): such loads fold other reads and prepare
+  // other graphs, which the plan holds too (ServingPlan::Find tells them apart).
+  std::vector<std::unique_ptr<SavedModel>> signature_loads;
+  std::map<std::string, int32_t> alone_index;
+  const size_t not_planned_before_alone = report.not_planned.size();
+  if (!some_signatures && !internal::SavedModelAccess::plan_facts(*model).variables_frozen)
+    PlanSignatureLoads(dir, lo, model->SignatureNames(), &writer, &signature_loads, &report,
+                       &alone_index);
+  // What those loads could not plan they prepare from saved_model.pb, as without a plan; the
+  // model section (for loads of the whole model) does not depend on it.
+  const size_t not_planned_alone = report.not_planned.size() - not_planned_before_alone;
   KILN_ASSIGN_OR_RETURN(const std::vector<Device*> devices, ResolveDevices(options.devices));
   if (devices.size() > 1) RunTuningCalls(*model, options.tune_batches, &report);
   std::vector<std::pair<std::string, tuning::Record>> records;
@@ -552,10 +621,10 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
   report.tuning_records = records.size();
   // The model section lets loads skip saved_model.pb; without it, loads read saved_model.pb and
   // take the planned functions from the plan.
-  const bool all_planned = report.not_planned.size() == not_planned_at_load;
+  const bool all_planned = report.not_planned.size() == not_planned_at_load + not_planned_alone;
   const internal::PlanFacts& facts = internal::SavedModelAccess::plan_facts(*model);
   if (facts.self_contained && !writer.uses_functions() && all_planned) {
-    Status st = writer.SetModel(*model, !some_signatures, index_of);
+    Status st = writer.SetModel(*model, !some_signatures, index_of, alone_index);
     report.self_contained = st.ok();
     if (!st.ok()) report.not_self_contained = st.message();
   } else {
