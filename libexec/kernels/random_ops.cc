@@ -4,8 +4,9 @@
 // node: seeded by attrs seed/seed2 (both 0: a fresh random seed), and each call reserves
 // 256 blocks per output element as TF's GuardedPhiloxRandom does, so a seeded node repeats
 // TF's sequence of calls. The candidate samplers of sampled softmax (and ComputeAccidentalHits,
-// NonDeterministicInts) are here too. The stateless ops are in stateless_random_ops.cc.
-// The CPU kernels are in kernels/cpu/random_ops.cc.
+// NonDeterministicInts) are here too, and the SampleDistortedBoundingBox ops (random crops for
+// augmentation; the stateless one draws from its seed input). The stateless ops are in
+// stateless_random_ops.cc. The CPU kernels are in kernels/cpu/random_ops.cc.
 #include "kernels/random_ops.h"
 
 #include <cmath>
@@ -286,6 +287,72 @@ Status PrepareNonDeterministicInts(PrepareContext& ctx) {
   return OkStatus();
 }
 
+// ---- SampleDistortedBoundingBox, V2, Stateless --------------------------------------------------
+
+// (image_size, bounding_boxes[, min_object_covered][, seed]) -> begin, size, bboxes; V1 has 2
+// inputs (min_object_covered an attr), V2 3, the stateless op 4. The attrs are checked as TF's
+// kernel constructor checks them.
+template <int inputs>
+Status PrepareDistortedBox(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(inputs));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(
+      ctx, "T", t, {DType::kUInt8, DType::kInt8, DType::kInt16, DType::kInt32, DType::kInt64}));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "image_size", t));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "image_size", 1));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "bounding_boxes", DType::kFloat));
+  KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 1, "bounding_boxes", 3));
+  if (inputs >= 3) {
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "min_object_covered", DType::kFloat));
+    KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 2, "min_object_covered", 0));
+  }
+  if (inputs == 4) {
+    KILN_PREPARE_ASSIGN(ctx, DType tseed, ctx.attrs.GetType("Tseed", DType::kInt64));
+    KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tseed", tseed, kRandomIndexDTypes));
+    KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 3, "seed", tseed));
+  }
+  // The stateless op draws from its seed input: no generator of its own.
+  Philox gen(0, 0);
+  if constexpr (inputs < 4) {
+    KILN_PREPARE_ASSIGN(ctx, gen, SeededGenerator(ctx));
+  }
+  auto st = std::make_shared<random_ops::DistortedBoxState>(t, gen);
+  if (inputs == 2) {
+    KILN_PREPARE_ASSIGN(ctx, st->min_object_covered,
+                        ctx.attrs.GetFloat("min_object_covered", 0.1f));
+    if (!(st->min_object_covered >= 0))
+      return ctx.Error("attr 'min_object_covered' must be non-negative, got ",
+                       st->min_object_covered);
+  }
+  KILN_PREPARE_ASSIGN(ctx, st->use_image_if_no_bounding_boxes,
+                      ctx.attrs.GetBool("use_image_if_no_bounding_boxes", false));
+  auto pair = [&](const char* name, float* out) -> Status {
+    if (!ctx.attrs.Has(name)) return OkStatus();  // TF's default, stripped from the graph
+    KILN_ASSIGN_OR_RETURN(std::vector<float> v, ctx.attrs.GetFloatList(name));
+    if (v.size() != 2) return ctx.Error("attr '", name, "' must hold 2 values, got ", v.size());
+    out[0] = v[0];
+    out[1] = v[1];
+    return OkStatus();
+  };
+  KILN_RETURN_IF_ERROR(pair("aspect_ratio_range", st->aspect_ratio_range));
+  KILN_RETURN_IF_ERROR(pair("area_range", st->area_range));
+  if (!(st->aspect_ratio_range[0] > 0 && st->aspect_ratio_range[1] > 0))
+    return ctx.Error("attr 'aspect_ratio_range' must be positive, got [", st->aspect_ratio_range[0],
+                     ", ", st->aspect_ratio_range[1], "]");
+  if (!(st->area_range[0] > 0 && st->area_range[1] > 0 && st->area_range[0] <= 1 &&
+        st->area_range[1] <= 1))
+    return ctx.Error("attr 'area_range' must lie in (0, 1], got [", st->area_range[0], ", ",
+                     st->area_range[1], "]");
+  KILN_PREPARE_ASSIGN(ctx, int64_t attempts, ctx.attrs.GetInt("max_attempts", 100));
+  if (attempts <= 0 || attempts > std::numeric_limits<int32_t>::max())
+    return ctx.Error("attr 'max_attempts' must be positive, got ", attempts);
+  st->max_attempts = static_cast<int32_t>(attempts);
+  ctx.outputs = {TensorSpec{t, PartialShape{3}}, TensorSpec{t, PartialShape{3}},
+                 TensorSpec{DType::kFloat, PartialShape{1, 1, 4}}};
+  ctx.state = std::move(st);
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr OpDefinition kDefs[] = {
@@ -312,6 +379,12 @@ constexpr OpDefinition kDefs[] = {
      PrepareSampler<SamplerKind::kLearnedUnigram>},
     {"ComputeAccidentalHits", "indices,ids,weights", kOpFreshOutputs, PrepareAccidentalHits},
     {"NonDeterministicInts", "output", kOpStateful | kOpFreshOutputs, PrepareNonDeterministicInts},
+    {"SampleDistortedBoundingBox", "begin,size,bboxes", kOpStateful | kOpFreshOutputs,
+     PrepareDistortedBox<2>},
+    {"SampleDistortedBoundingBoxV2", "begin,size,bboxes", kOpStateful | kOpFreshOutputs,
+     PrepareDistortedBox<3>},
+    {"StatelessSampleDistortedBoundingBox", "begin,size,bboxes", kOpFreshOutputs,
+     PrepareDistortedBox<4>},
 };
 
 }  // namespace

@@ -138,4 +138,16 @@ struct SamplerState : StatefulRandomState {
   }
 };
 
+// SampleDistortedBoundingBox(V2) and StatelessSampleDistortedBoundingBox: their attrs, and for
+// the stateful two the node's generator (each call reserves max_attempts blocks, as TF's
+// ReserveSamples32(4 * max_attempts)).
+struct DistortedBoxState : StatefulRandomState {
+  using StatefulRandomState::StatefulRandomState;
+  float min_object_covered = 0.1f;  // V1's attr; the others read their input
+  bool use_image_if_no_bounding_boxes = false;
+  float aspect_ratio_range[2] = {0.75f, 1.33f};
+  float area_range[2] = {0.05f, 1.0f};
+  int32_t max_attempts = 100;
+};
+
 }  // namespace kiln::exec::random_ops

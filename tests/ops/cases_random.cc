@@ -244,6 +244,78 @@ void AddTruncatedAndShuffle(std::vector<OpCase>* c) {
   }
 }
 
+// SampleDistortedBoundingBox, V2 and StatelessSampleDistortedBoundingBox: begin, size and
+// bboxes as TensorFlow 2.21 gives them (tf.raw_ops, the same seeds; the stateful ops' first
+// call). The crop depends on every draw and its float rounding, so TF's answer is the reference.
+void AddDistortedBoxCases(std::vector<OpCase>* c) {
+  const Tensor box = Make<float>({0.1f, 0.1f, 0.9f, 0.8f}, Shape{1, 1, 4});
+  auto ints = [](DType t, const std::vector<int64_t>& v) {
+    auto as = [&](auto zero) {
+      using T = decltype(zero);
+      std::vector<T> out;
+      for (int64_t x : v) out.push_back(static_cast<T>(x));  // -1 wraps for uint8, as TF's T(-1)
+      return Make<T>(out, Shape{3});
+    };
+    return t == DType::kUInt8 ? as(uint8_t{}) : t == DType::kInt64 ? as(int64_t{}) : as(int32_t{});
+  };
+  auto outputs = [ints](DType t, std::vector<int64_t> begin, std::vector<int64_t> size,
+                        std::vector<float> bbox) {
+    return [=](const std::vector<Tensor>&) {
+      return std::vector<Tensor>{ints(t, begin), ints(t, size), Make<float>(bbox, Shape{1, 1, 4})};
+    };
+  };
+  c->push_back(OpCaseBuilder("StatelessSampleDistortedBoundingBox",
+                             "StatelessSampleDistortedBoundingBox box, seed [11, 22]")
+                   .T(DType::kInt32)
+                   .Type("Tseed", DType::kInt32)
+                   .FloatList("aspect_ratio_range", {0.5f, 2.0f})
+                   .FloatList("area_range", {0.1f, 1.0f})
+                   .Input(Make<int32_t>({40, 30, 3}, Shape{3}))
+                   .Input(box)
+                   .Input(Make<float>({0.3f}, Shape{}))
+                   .Input(Make<int32_t>({11, 22}, Shape{2}))
+                   .Reference(outputs(DType::kInt32, {1, 7, 0}, {28, 21, -1},
+                                      {0.025f, 7.0f / 30, 0.725f, 28.0f / 30}))
+                   .Build());
+  c->push_back(OpCaseBuilder("StatelessSampleDistortedBoundingBox",
+                             "StatelessSampleDistortedBoundingBox no boxes, defaults")
+                   .T(DType::kInt64)
+                   .Type("Tseed", DType::kInt64)
+                   .Bool("use_image_if_no_bounding_boxes", true)
+                   .Input(Make<int64_t>({129, 257, 3}, Shape{3}))
+                   .Input(Make<float>({}, Shape{1, 0, 4}))
+                   .Input(Make<float>({0.1f}, Shape{}))
+                   .Input(Make<int64_t>({1, 2}, Shape{2}))
+                   .Reference(outputs(DType::kInt64, {54, 154, 0}, {66, 82, -1},
+                                      {54.0f / 129, 154.0f / 257, 120.0f / 129, 236.0f / 257}))
+                   .Build());
+  c->push_back(
+      OpCaseBuilder("SampleDistortedBoundingBoxV2", "SampleDistortedBoundingBoxV2 seed 3/5")
+          .T(DType::kInt32)
+          .Int("seed", 3)
+          .Int("seed2", 5)
+          .FloatList("aspect_ratio_range", {0.5f, 2.0f})
+          .FloatList("area_range", {0.1f, 1.0f})
+          .Input(Make<int32_t>({40, 30, 3}, Shape{3}))
+          .Input(box)
+          .Input(Make<float>({0.3f}, Shape{}))
+          .Reference(
+              outputs(DType::kInt32, {16, 5, 0}, {20, 22, -1}, {0.4f, 5.0f / 30, 0.9f, 27.0f / 30}))
+          .NonDeterministic()
+          .Build());
+  c->push_back(OpCaseBuilder("SampleDistortedBoundingBox", "SampleDistortedBoundingBox uint8")
+                   .T(DType::kUInt8)
+                   .Int("seed", 7)
+                   .Int("seed2", 9)
+                   .Float("min_object_covered", 0.5f)
+                   .Input(Make<uint8_t>({64, 48, 1}, Shape{3}))
+                   .Input(box)
+                   .Reference(outputs(DType::kUInt8, {0, 0, 0}, {45, 40, -1},
+                                      {0.0f, 0.0f, 45.0f / 64, 40.0f / 48}))
+                   .NonDeterministic()
+                   .Build());
+}
+
 }  // namespace
 
 std::vector<OpCase> RandomCases() {
@@ -373,6 +445,7 @@ std::vector<OpCase> RandomCases() {
     }
   }
   AddTruncatedAndShuffle(&c);
+  AddDistortedBoxCases(&c);
   // NonDeterministicInts: new entropy every call, so only its shape and dtype are checked (the
   // tester's output specs).
   for (DType t : {DType::kInt64, DType::kUInt32}) {

@@ -1,5 +1,5 @@
 // The CPU kernels of the ops in kernels/random_ops.cc: the stateful random ops, the candidate
-// samplers, ComputeAccidentalHits and NonDeterministicInts.
+// samplers, ComputeAccidentalHits, NonDeterministicInts and the SampleDistortedBoundingBox ops.
 //
 // Checked against TensorFlow 2.21 (kernels_random_test.cc): stateless uniform and seeded
 // stateful uniform / uniform-int values are identical; normal values agree to within float /
@@ -308,6 +308,173 @@ Status ComputeNonDeterministicInts(const KernelContext& ctx) {
 
 // ---- tables ----------------------------------------------------------------------------------
 
+// ---- SampleDistortedBoundingBox, V2, Stateless --------------------------------------------------
+// TF's sample_distorted_bounding_box_op.cc step for step (its float and int arithmetic, its
+// order of draws), so a seed gives TF's crop.
+
+struct CropRect {
+  int min_x = 0, min_y = 0, max_x = 0, max_y = 0;
+  float Area() const { return static_cast<float>((max_x - min_x) * (max_y - min_y)); }
+  CropRect Intersect(const CropRect& r) const {
+    const CropRect p{std::max(min_x, r.min_x), std::max(min_y, r.min_y), std::min(max_x, r.max_x),
+                     std::min(max_y, r.max_y)};
+    return p.min_x > p.max_x || p.min_y > p.max_y ? CropRect{} : p;
+  }
+};
+
+// Whether `crop` (at least one pixel) covers min_covered of one of the boxes.
+bool CoversAnObject(const CropRect& crop, float min_covered, const std::vector<CropRect>& boxes) {
+  if (crop.Area() < 1.0f) return false;
+  for (const CropRect& box : boxes) {
+    const float area = box.Area();
+    if (area < 1.0f) continue;
+    if (crop.Intersect(box).Area() / area >= min_covered) return true;
+  }
+  return false;
+}
+
+// TF's GenerateRandomCrop: a crop of the given aspect ratio whose area lies in the relative
+// range, its height uniform between the extremes and its corner uniform in the image.
+bool RandomCrop(int width, int height, float min_rel_area, float max_rel_area, float aspect,
+                random::SimplePhilox* rng, CropRect* crop) {
+  if (max_rel_area <= 0.0f || aspect <= 0.0f || width <= 0 || height <= 0 ||
+      min_rel_area > max_rel_area) {
+    return false;
+  }
+  const float min_area = min_rel_area * width * height;
+  const float max_area = max_rel_area * width * height;
+  int h = static_cast<int>(lrintf(std::sqrt(min_area / aspect)));
+  int max_h = static_cast<int>(lrintf(std::sqrt(max_area / aspect)));
+  if (lrintf(max_h * aspect) > width) {
+    // The largest max_h with round(max_h * aspect) <= width (TF's double arithmetic).
+    const float kEps = 0.0000001f;
+    max_h = static_cast<int>((width + 0.5 - kEps) / aspect);
+    if (lrintf(max_h * aspect) > width) max_h -= 1;
+  }
+  max_h = std::min(max_h, height);
+  if (h >= max_h) h = max_h;
+  if (h < max_h) h += static_cast<int>(rng->Uniform(static_cast<uint32_t>(max_h - h + 1)));
+  int w = static_cast<int>(lrintf(h * aspect));
+  float area = static_cast<float>(w * h);
+  if (area < min_area) {  // rounding: try one row more, then one less
+    h += 1;
+    w = static_cast<int>(lrintf(h * aspect));
+    area = static_cast<float>(w * h);
+  }
+  if (area > max_area) {
+    h -= 1;
+    w = static_cast<int>(lrintf(h * aspect));
+    area = static_cast<float>(w * h);
+  }
+  if (area < min_area || area > max_area || w > width || h > height || w <= 0 || h <= 0) {
+    return false;
+  }
+  const int y = h < height ? static_cast<int>(rng->Uniform(static_cast<uint32_t>(height - h))) : 0;
+  const int x = w < width ? static_cast<int>(rng->Uniform(static_cast<uint32_t>(width - w))) : 0;
+  *crop = CropRect{x, y, x + w, y + h};
+  return true;
+}
+
+// TF's T for these ops.
+using DistortedBoxTypes = TypeList<uint8_t, int8_t, int16_t, int32_t, int64_t>;
+
+template <int kInputs>
+Status ComputeDistortedBox(const KernelContext& ctx) {
+  const auto& st = ctx.state<random_ops::DistortedBoxState>();
+  const Tensor& size_t_ = ctx.input(0);
+  if (size_t_.shape() != Shape{3}) {
+    return ctx.Error("input 'image_size' must have shape (3,) [height, width, channels], got ",
+                     size_t_.shape().ToString());
+  }
+  uint64_t dims[2] = {0, 0};
+  KILN_RETURN_IF_ERROR(Dispatch<DistortedBoxTypes>(size_t_.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    // As TF: the value as uint64, so a negative size fails the range check.
+    for (int i = 0; i < 2; ++i)
+      dims[i] = static_cast<uint64_t>(static_cast<int64_t>(size_t_.data<T>()[i]));
+    return OkStatus();
+  }));
+  const auto kMax = static_cast<uint64_t>(std::numeric_limits<int32_t>::max());
+  if (dims[0] >= kMax || dims[1] >= kMax) {
+    return ctx.Error("input 'image_size': height and width must lie in [0, 2^31 - 1), got ",
+                     static_cast<int64_t>(dims[0]), " x ", static_cast<int64_t>(dims[1]));
+  }
+  const int height = static_cast<int>(dims[0]), width = static_cast<int>(dims[1]);
+  const Tensor& boxes_t = ctx.input(1);
+  if (boxes_t.rank() != 3 || boxes_t.dim(2) != 4) {
+    return ctx.Error("input 'bounding_boxes' must have shape [batch, num_boxes, 4], got ",
+                     boxes_t.shape().ToString());
+  }
+  float min_covered = st.min_object_covered;
+  if constexpr (kInputs >= 3) {
+    const Tensor& m = ctx.input(2);
+    if (m.rank() != 0) {
+      return ctx.Error("input 'min_object_covered' must be a scalar, got shape ",
+                       m.shape().ToString());
+    }
+    min_covered = m.scalar<float>();
+    if (!(min_covered >= 0)) {
+      return ctx.Error("input 'min_object_covered' must be non-negative, got ", min_covered);
+    }
+  }
+  std::vector<CropRect> boxes;
+  const float* b = boxes_t.data<float>();
+  for (int64_t i = 0; i < boxes_t.NumElements() / 4; ++i, b += 4) {
+    for (int k = 0; k < 4; ++k) {
+      if (!(b[k] >= 0.0f && b[k] <= 1.0f)) {
+        return ctx.Error("input 'bounding_boxes': all coordinates must lie in [0, 1], box ", i,
+                         " has ", b[k]);
+      }
+    }
+    boxes.push_back(CropRect{static_cast<int>(b[1] * width), static_cast<int>(b[0] * height),
+                             static_cast<int>(b[3] * width), static_cast<int>(b[2] * height)});
+  }
+  const CropRect image{0, 0, width, height};
+  if (boxes.empty()) {
+    if (!st.use_image_if_no_bounding_boxes) {
+      return ctx.Error(
+          "no bounding boxes given: set use_image_if_no_bounding_boxes to crop "
+          "from the whole image");
+    }
+    boxes.push_back(image);
+  }
+  Philox gen(0, 0);
+  if constexpr (kInputs == 4) {
+    KILN_ASSIGN_OR_RETURN(gen, GeneratorFromSeed(ctx, ctx.input(3)));
+  } else {
+    gen = st.ReserveBlocks(static_cast<uint64_t>(st.max_attempts));
+  }
+  random::SimplePhilox rng(&gen);
+  CropRect crop;
+  bool found = false;
+  const float min_ar = st.aspect_ratio_range[0], max_ar = st.aspect_ratio_range[1];
+  for (int32_t i = 0; i < st.max_attempts && !found; ++i) {
+    const float aspect = rng.RandFloat() * (max_ar - min_ar) + min_ar;
+    found = RandomCrop(width, height, st.area_range[0], st.area_range[1], aspect, &rng, &crop) &&
+            CoversAnObject(crop, min_covered, boxes);
+  }
+  if (!found) crop = image;
+  KILN_ASSIGN_OR_RETURN(Tensor * begin, ctx.AllocateOutput(0, Shape{3}));
+  KILN_ASSIGN_OR_RETURN(Tensor * size, ctx.AllocateOutput(1, Shape{3}));
+  KILN_ASSIGN_OR_RETURN(Tensor * bboxes, ctx.AllocateOutput(2, Shape{1, 1, 4}));
+  const int64_t b_vals[3] = {crop.min_y, crop.min_x, 0};
+  const int64_t s_vals[3] = {crop.max_y - crop.min_y, crop.max_x - crop.min_x, -1};
+  KILN_RETURN_IF_ERROR(Dispatch<DistortedBoxTypes>(st.dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    for (int i = 0; i < 3; ++i) {
+      begin->data<T>()[i] = static_cast<T>(b_vals[i]);
+      size->data<T>()[i] = static_cast<T>(s_vals[i]);
+    }
+    return OkStatus();
+  }));
+  float* o = bboxes->data<float>();
+  o[0] = static_cast<float>(crop.min_y) / static_cast<float>(height);
+  o[1] = static_cast<float>(crop.min_x) / static_cast<float>(width);
+  o[2] = static_cast<float>(crop.max_y) / static_cast<float>(height);
+  o[3] = static_cast<float>(crop.max_x) / static_cast<float>(width);
+  return OkStatus();
+}
+
 constexpr KernelEntry kCpu[] = {
     {"RandomStandardNormal", ComputeRandomFloat<RandomDraw::kNormal>},
     {"RandomUniform", ComputeRandomFloat<RandomDraw::kUniform>},
@@ -323,6 +490,9 @@ constexpr KernelEntry kCpu[] = {
     {"ThreadUnsafeUnigramCandidateSampler", ComputeSampler},
     {"ComputeAccidentalHits", ComputeAccidentalHits},
     {"NonDeterministicInts", ComputeNonDeterministicInts},
+    {"SampleDistortedBoundingBox", ComputeDistortedBox<2>},
+    {"SampleDistortedBoundingBoxV2", ComputeDistortedBox<3>},
+    {"StatelessSampleDistortedBoundingBox", ComputeDistortedBox<4>},
 };
 
 }  // namespace

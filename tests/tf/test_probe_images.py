@@ -1,0 +1,78 @@
+"""Image serving functions as TF Serving users write them (encoded bytes in, decode, crop,
+resize, post-process): each test saves one tf.Module, runs its serving_default through
+`savedmodel-cli run` and compares with what TensorFlow computes."""
+import os
+
+import numpy as np
+
+import oracle
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+
+
+def _save_and_run(tmp_path, fn, signature, inputs):
+    """Saves fn as serving_default of a tf.Module; (our outputs, TF's outputs)."""
+    import tensorflow as tf
+    module = tf.Module()
+    module.f = tf.function(fn, input_signature=signature)
+    d = tmp_path / "model"
+    tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
+    theirs = tf.saved_model.load(str(d)).signatures["serving_default"](
+        **{k: tf.constant(v) for k, v in inputs.items()})
+    theirs = {k: v.numpy() for k, v in theirs.items()}
+    files = {}
+    for k, v in inputs.items():  # .npy also for string scalars (fixed-width 'S' arrays)
+        files[k] = tmp_path / f"{k}.npy"
+        np.save(files[k], v)
+    return oracle.kiln_run(d, "serving_default", files, tmp_path / "out"), theirs
+
+
+def test_sample_distorted_bounding_box_crops_as_tf(tmp_path):
+    """StatelessSampleDistortedBoundingBox (tf.image.stateless_sample_distorted_bounding_box, the
+    random crop of Inception-style preprocessing) draws TF's crop from the seed: the same
+    begin, size and box for each seed, with boxes or the whole image, and the crop it cuts."""
+    import tensorflow as tf
+
+    def fn(img, seed):
+        x = tf.io.decode_png(img, channels=3)
+        begin, size, bb = tf.image.stateless_sample_distorted_bounding_box(
+            tf.shape(x), tf.constant([[[0.1, 0.1, 0.9, 0.8], [0.3, 0.0, 0.5, 1.0]]]), seed=seed,
+            min_object_covered=0.3, aspect_ratio_range=(0.5, 2.0), area_range=(0.1, 1.0))
+        b2, s2, bb2 = tf.image.stateless_sample_distorted_bounding_box(
+            tf.shape(x, out_type=tf.int64), tf.zeros([1, 0, 4]), seed=seed,
+            use_image_if_no_bounding_boxes=True)
+        return {"begin": begin, "size": size, "bb": bb, "crop": tf.slice(x, begin, size),
+                "begin2": b2, "size2": s2, "bb2": bb2}
+
+    rng = np.random.default_rng(0)
+    for h, w in [(40, 30), (129, 257), (1, 1), (3, 200)]:
+        png = tf.io.encode_png(rng.integers(0, 256, (h, w, 3), dtype=np.uint8)).numpy()
+        for seed in ([11, 22], [-5, 7], [0, 0]):
+            sub = tmp_path / f"{h}x{w}_{seed[0]}_{seed[1]}"
+            sub.mkdir()
+            ours, theirs = _save_and_run(
+                sub, fn, [tf.TensorSpec([], tf.string, "img"), tf.TensorSpec([2], tf.int32, "seed")],
+                {"img": np.array(png, dtype="S"), "seed": np.array(seed, np.int32)})
+            oracle.assert_outputs(ours, theirs, f"distorted box {h}x{w} seed {seed}")
+
+
+def test_sample_distorted_bounding_box_stateful_first_call_as_tf(tmp_path):
+    """SampleDistortedBoundingBox(V2) with op seeds: a freshly loaded model's first call draws
+    TF's crop (the node's Philox stream from seed and seed2, max_attempts blocks per call)."""
+    import tensorflow as tf
+
+    def fn(img):
+        x = tf.io.decode_png(img, channels=3)
+        b, s, bb = tf.image.sample_distorted_bounding_box(
+            tf.shape(x), tf.constant([[[0.1, 0.1, 0.9, 0.8]]]), seed=5, min_object_covered=0.2)
+        b1, s1, bb1 = tf.raw_ops.SampleDistortedBoundingBox(
+            image_size=tf.shape(x), bounding_boxes=tf.constant([[[0.2, 0.2, 0.6, 0.9]]]), seed=3,
+            seed2=4, min_object_covered=0.4, area_range=[0.2, 0.9])
+        return {"b": b, "s": s, "bb": bb, "crop": tf.slice(x, b, s), "b1": b1, "s1": s1,
+                "bb1": bb1}
+
+    png = tf.io.encode_png(np.random.default_rng(1).integers(0, 256, (57, 43, 3),
+                                                             dtype=np.uint8)).numpy()
+    ours, theirs = _save_and_run(tmp_path, fn, [tf.TensorSpec([], tf.string, "img")],
+                                 {"img": np.array(png, dtype="S")})
+    oracle.assert_outputs(ours, theirs, "stateful distorted box")
