@@ -10,6 +10,8 @@
 //     the stateful ParameterizedTruncatedNormal (shape, means, stdevs, minvals, maxvals): one
 //     stream drawn batch after batch (truncated_normal_sampler.h says where this is TF's).
 //   StatelessShuffle (value, key, counter, alg): the rows in the order TF's RandomShuffle draws.
+//   RandomIndexShuffle (index, seed [3] or [n, 3], max_index): the position of index in a
+//     permutation of [0, max_index] (tf.random.experimental.index_shuffle), TF's Simon cipher.
 // The CPU kernels are in kernels/cpu/random_distribution_ops.cc.
 #include "kernels/random_distribution_ops.h"
 
@@ -189,6 +191,41 @@ Status PrepareStatelessShuffle(PrepareContext& ctx) {
   return OkStatus();
 }
 
+// ---- RandomIndexShuffle(index, seed, max_index) ---------------------------------------------
+
+constexpr std::initializer_list<DType> kIndexShuffleTypes = {DType::kInt32, DType::kInt64,
+                                                             DType::kUInt32, DType::kUInt64};
+
+// A scalar when index and max_index are scalars and seed a vector, else a vector of the
+// largest of their sizes (seed rows of 3).
+Status PrepareRandomIndexShuffle(PrepareContext& ctx) {
+  KILN_RETURN_IF_ERROR(ctx.ExpectInputs(3));
+  KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("dtype"));
+  KILN_PREPARE_ASSIGN(ctx, DType tseed, ctx.attrs.GetType("Tseed"));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "dtype", t, kIndexShuffleTypes));
+  KILN_RETURN_IF_ERROR(ExpectAttrDTypeIn(ctx, "Tseed", tseed, kIndexShuffleTypes));
+  KILN_PREPARE_ASSIGN(ctx, int64_t rounds, ctx.attrs.GetInt("rounds", 4));
+  if (rounds < 4 || rounds % 2 != 0)
+    return ctx.Error("attr 'rounds' must be even and at least 4, got ", rounds);
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 0, "index", t));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 1, "seed", tseed));
+  KILN_RETURN_IF_ERROR(ExpectInputDType(ctx, 2, "max_index", t));
+  const int ri = ctx.inputs[0].shape.rank(), rs = ctx.inputs[1].shape.rank(),
+            rm = ctx.inputs[2].shape.rank();
+  if (ri > 1 || rm > 1 || (rs >= 0 && (rs < 1 || rs > 2)))
+    return ctx.Error(
+        "index and max_index must be scalars or vectors and seed a vector or "
+        "matrix, got shapes ",
+        ctx.inputs[0].shape.ToPythonString(), ", ", ctx.inputs[1].shape.ToPythonString(), ", ",
+        ctx.inputs[2].shape.ToPythonString());
+  PartialShape out = PartialShape{-1};
+  if (ri == 0 && rs == 1 && rm == 0) out = PartialShape::Scalar();
+  if (ri < 0 || rs < 0 || rm < 0) out = PartialShape::UnknownRank();
+  ctx.outputs = {TensorSpec{t, out}};
+  ctx.state = std::make_shared<TypedOpState<int64_t>>(rounds);
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr uint32_t kFresh = kOpFreshOutputs;
@@ -204,6 +241,7 @@ constexpr OpDefinition kDefs[] = {
     {"StatelessParameterizedTruncatedNormal", "output", kFresh, PrepareTruncatedNormal<true>},
     {"ParameterizedTruncatedNormal", "output", kStateful, PrepareTruncatedNormal<false>},
     {"StatelessShuffle", "output", kFresh, PrepareStatelessShuffle},
+    {"RandomIndexShuffle", "output", kFresh, PrepareRandomIndexShuffle},
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "exec/kernel_test_util.h"
@@ -225,6 +226,35 @@ TEST_CASE("random distributions: errors name the input and what TF expects") {
                      .Input(Tensor::Scalar<int32_t>(2))
                      .Run1();
   CheckError(shuffle.status(), {"input 'alg'", "Philox"});
+
+  // RandomIndexShuffle: TF 2.21's messages; an odd rounds attr makes TF loop forever, refused.
+  auto index_shuffle = [](Tensor index, Tensor seed, Tensor max_index, int64_t rounds = 4) {
+    return OpRunner("RandomIndexShuffle")
+        .Type("dtype", index.dtype())
+        .Type("Tseed", seed.dtype())
+        .Int("rounds", rounds)
+        .Input(std::move(index))
+        .Input(std::move(seed))
+        .Input(std::move(max_index))
+        .Run1();
+  };
+  const Tensor seed3 = Make<int64_t>({1, 2, 3}, {3});
+  CheckError(index_shuffle(Make<int32_t>({1, 3}, {2}), seed3, Tensor::Scalar<int32_t>(2)).status(),
+             {"max_index must be >= index, but 2 < 3"});
+  CheckError(index_shuffle(Make<int32_t>({-1}, {1}), seed3, Tensor::Scalar<int32_t>(2)).status(),
+             {"index must be >= 0 but was -1"});
+  CheckError(index_shuffle(Make<int64_t>({1}, {1}), seed3, Tensor::Scalar<int64_t>(-4)).status(),
+             {"max_index must be >= 0 but was -4"});
+  CheckError(
+      index_shuffle(Make<int64_t>({1, 2, 3}, {3}), seed3, Make<int64_t>({5, 6}, {2})).status(),
+      {"max_index must be a scalar or a vector of 3 values", "(2,)"});
+  CheckError(index_shuffle(Make<int64_t>({1, 2}, {2}), Make<int64_t>({1, 2, 3}, {1, 3}),
+                           Tensor::Scalar<int64_t>(5))
+                 .status(),
+             {"seed must be a vector of size [3] or a matrix of size [2, 3]", "(1, 3)"});
+  CheckError(
+      index_shuffle(Tensor::Scalar<int64_t>(1), seed3, Tensor::Scalar<int64_t>(5), 5).status(),
+      {"attr 'rounds'", "even and at least 4", "5"});
 }
 
 TEST_CASE("random distributions: shapes") {

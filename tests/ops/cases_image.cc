@@ -1126,7 +1126,8 @@ std::vector<std::complex<double>> Dft(const std::vector<std::complex<double>>& x
 void AddFft(std::vector<OpCase>* c) {
   uint32_t seed = 4500;
   for (const Shape& s :
-       {Shape{8}, Shape{3, 5}, Shape{2, 2, 12}, Shape{4, 1}, Shape{2, 0}, Shape{3, 97}}) {
+       {Shape{8}, Shape{3, 5}, Shape{2, 2, 12}, Shape{4, 1}, Shape{2, 0}, Shape{3, 97},
+        Shape{2, 300}, Shape{1, 257}, Shape{2, 62}, Shape{2, 74}, Shape{1, 1024}}) {
     for (bool dbl : {false, true}) {
       const Tensor re = RandomOf(DType::kDouble, s, NextSeed(seed)),
                    im = RandomOf(DType::kDouble, s, NextSeed(seed));

@@ -543,6 +543,42 @@ void AddShuffle(std::vector<OpCase>& c) {
   }
 }
 
+// ---- RandomIndexShuffle ----------------------------------------------------------------------
+
+// TF's permuted positions (recorded from TF 2.21): index and max_index (a scalar) of `t`, seeds
+// of `ts` ([3] or one row of 3 per index).
+void AddIndexShuffle(std::vector<OpCase>& c) {
+  auto add = [&c](DType t, DType ts, const Dims& index_shape, const Values& index,
+                  const Dims& seed_shape, const Values& seed, double max, int rounds,
+                  const Values& want) {
+    OpCaseBuilder b("RandomIndexShuffle", Name("RandomIndexShuffle", t, index_shape) + " rounds " +
+                                              std::to_string(rounds) + " seed " +
+                                              DTypeShortName(ts) + " " +
+                                              ShapeOf(seed_shape).ToString());
+    b.Type("dtype", t).Type("Tseed", ts).Int("rounds", rounds);
+    b.Input(FromDoubles(t, ShapeOf(index_shape), index));
+    b.Input(FromDoubles(ts, ShapeOf(seed_shape), seed));
+    b.Input(FromDoubles(t, Shape(), {max}));
+    const bool scalar = index_shape.empty() && seed_shape.size() == 1;
+    c.push_back(
+        Expect(b, t, scalar ? Dims{} : Dims{static_cast<int64_t>(want.size())}, want).Build());
+  };
+  const Values iota10 = {0, 1, 2, 3, 4, 5, 6, 7, 8, 9};
+  add(DType::kInt64, DType::kInt64, {10}, iota10, {3}, {1, 2, 3}, 9, 4,
+      {2, 0, 6, 4, 8, 1, 7, 9, 5, 3});
+  add(DType::kInt32, DType::kInt32, {}, {17}, {3}, {5, -6, 7}, 1000, 4, {266});
+  add(DType::kInt64, DType::kInt64, {8}, {0, 1, 2, 3, 4, 5, 6, 7}, {3}, {1, 2, 3}, 7, 6,
+      {1, 6, 3, 7, 0, 5, 4, 2});
+  add(DType::kInt64, DType::kInt64, {}, {3}, {2, 3}, {1, 2, 3, 3, 2, 1}, 100000, 4, {98787, 71494});
+  // a 62-bit block (max_index 2^31 - 1) and negative seed words
+  add(DType::kInt32, DType::kInt32, {6}, {0, 1, 2, 3, 4, 5}, {3}, {-5, 2147483647, 0}, 2147483647,
+      4, {972860776, 177680306, 357113213, 1448105228, 715192599, 1677658480});
+  add(DType::kInt64, DType::kUInt32, {6}, {0, 1, 2, 3, 4, 5}, {3}, {7, 8, 9}, 65536, 4,
+      {17988, 4108, 54956, 45710, 17170, 5468});
+  add(DType::kUInt32, DType::kUInt64, {4}, {0, 1, 2, 0}, {4, 3},
+      {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}, 70000, 4, {13622, 11501, 5665, 50555});
+}
+
 }  // namespace
 
 std::vector<OpCase> RandomDistCases() {
@@ -553,6 +589,7 @@ std::vector<OpCase> RandomDistCases() {
   AddStateful(c);
   AddTruncatedNormal(c);
   AddShuffle(c);
+  AddIndexShuffle(c);
   return c;
 }
 

@@ -1,11 +1,13 @@
 // The CPU kernels of the ops in kernels/fft_ops.cc.
 //
-// The transforms are Eigen's TensorFFT (unsupported/Eigen/CXX11, the CPU FFT TensorFlow itself
-// used before it moved to DUCC): radix-2 for powers of two, Bluestein for other lengths, so
-// every length is O(n log n). It is in Eigen, which the runtime already depends on; FFTW would
-// have been a new GPL-2+ dependency for every program linking kiln::exec. Both precisions
-// transform in double and round once at the end, which keeps complex64 results within float
-// rounding of TensorFlow's.
+// The 1-D transforms are planned once per call and length (Dft below), then run on every line
+// of every transformed axis: mixed radix (4, 2, 3, 5, ... as kissfft does) for lengths whose
+// prime factors are small, Bluestein's chirp-z transform through a 5-smooth one for the
+// others, so every length is O(n log n). Eigen's TensorFFT, used before, planned every line
+// again (twiddles, and for lengths that are not powers of two a whole Bluestein setup), which
+// made an STFT with fft_length 257 or 300 some 30-80 times slower than TensorFlow. Both
+// precisions transform in double and round once at the end, which keeps complex64 results
+// within float rounding of TensorFlow's.
 #include "kernels/fft_ops.h"
 
 #include <algorithm>
@@ -13,11 +15,13 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <memory>
 #include <type_traits>
 #include <unsupported/Eigen/CXX11/Tensor>
 #include <vector>
 
 #include "kernels/kernel_util.h"
+#include "kiln/exec/thread_pool.h"
 
 namespace kiln::exec {
 namespace {
@@ -51,24 +55,263 @@ inline T FromComplex(const Cd& v) {
   }
 }
 
-// Transforms `b` along axes [first, last] of its four, one axis at a time (the DFT is separable).
-void TransformAxes(Block& b, int first, int last, bool inverse) {
-  for (int a = first; a <= last; ++a) {
-    if (b.dimension(a) <= 1) continue;  // a 1-point DFT is the identity
-    const Eigen::array<int, 1> axis{a};
-    Block t = inverse ? Block(b.template fft<Eigen::BothParts, Eigen::FFT_REVERSE>(axis))
-                      : Block(b.template fft<Eigen::BothParts, Eigen::FFT_FORWARD>(axis));
-    b = std::move(t);
+// a * b without std::complex's operator*, which calls the out-of-line __muldc3 (its inf/NaN
+// recovery, C99 Annex G) for every product: the products here are of finite twiddles.
+inline Cd Mul(const Cd& a, const Cd& b) {
+  return Cd(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real());
+}
+
+// A complex DFT of one length n (forward: X[k] = sum_j x[j] exp(-2 pi i j k / n); the inverse
+// is scaled by 1 / n, as TensorFlow's), planned once and shared by every line of a call.
+class Dft {
+ public:
+  explicit Dft(int64_t n) : n_(n) {
+    int64_t m = n;
+    while (m % 4 == 0) radices_.push_back(4), m /= 4;
+    while (m % 2 == 0) radices_.push_back(2), m /= 2;
+    for (int64_t p = 3; p * p <= m; p += 2)
+      while (m % p == 0) radices_.push_back(p), m /= p;
+    if (m > 1) radices_.push_back(m);
+    // A generic radix-p pass costs p operations per point: large prime factors go to Bluestein.
+    if (!radices_.empty() && *std::max_element(radices_.begin(), radices_.end()) > kMaxRadix) {
+      InitBluestein();
+      return;
+    }
+    twiddles_.resize(n);
+    const double pi = std::acos(-1.0);
+    for (int64_t k = 0; k < n; ++k) {
+      const double a = -2 * pi * static_cast<double>(k) / static_cast<double>(n);
+      twiddles_[k] = Cd(std::cos(a), std::sin(a));
+    }
   }
+
+  // Transforms line[0, n) in place; `scratch` is resized as needed (one per thread).
+  void Transform(Cd* line, bool inverse, std::vector<Cd>& scratch) const {
+    if (n_ <= 1) return;
+    // The inverse is conj(DFT(conj(x))) / n.
+    if (inverse)
+      for (int64_t k = 0; k < n_; ++k) line[k] = std::conj(line[k]);
+    if (bluestein_ != nullptr) {
+      RunBluestein(line, scratch);
+    } else {
+      scratch.resize(n_);
+      Work(scratch.data(), line, 1, 0);
+      std::copy_n(scratch.data(), n_, line);
+    }
+    if (inverse) {
+      const double scale = 1.0 / static_cast<double>(n_);
+      for (int64_t k = 0; k < n_; ++k) line[k] = std::conj(line[k]) * scale;
+    }
+  }
+
+ private:
+  static constexpr int64_t kMaxRadix = 31;
+
+  // out[0, n) = DFT(in[0], in[fstride], ...), the stage-th factor's pass over sub-transforms
+  // of the later factors (decimation in time).
+  void Work(Cd* out, const Cd* in, int64_t fstride, size_t stage) const {
+    const int64_t p = radices_[stage];
+    const int64_t m = n_ / fstride / p;
+    if (m == 1) {
+      for (int64_t j = 0; j < p; ++j) out[j] = in[j * fstride];
+    } else {
+      for (int64_t j = 0; j < p; ++j) Work(out + j * m, in + j * fstride, fstride * p, stage + 1);
+    }
+    const Cd* tw = twiddles_.data();
+    if (p == 2) {
+      for (int64_t k = 0; k < m; ++k) {
+        const Cd t = Mul(out[k + m], tw[k * fstride]);
+        out[k + m] = out[k] - t;
+        out[k] += t;
+      }
+    } else if (p == 4) {
+      for (int64_t k = 0; k < m; ++k) {
+        const Cd s0 = Mul(out[k + m], tw[k * fstride]);
+        const Cd s1 = Mul(out[k + 2 * m], tw[2 * k * fstride]);
+        const Cd s2 = Mul(out[k + 3 * m], tw[3 * k * fstride]);
+        const Cd s5 = out[k] - s1;
+        const Cd a = out[k] + s1;
+        const Cd s3 = s0 + s2, s4 = s0 - s2;
+        out[k] = a + s3;
+        out[k + 2 * m] = a - s3;
+        out[k + m] = Cd(s5.real() + s4.imag(), s5.imag() - s4.real());      // s5 - i s4
+        out[k + 3 * m] = Cd(s5.real() - s4.imag(), s5.imag() + s4.real());  // s5 + i s4
+      }
+    } else if (p == 3) {
+      const double h = tw[fstride * m].imag();  // Im exp(-2 pi i / 3)
+      for (int64_t k = 0; k < m; ++k) {
+        const Cd s1 = Mul(out[k + m], tw[k * fstride]);
+        const Cd s2 = Mul(out[k + 2 * m], tw[2 * k * fstride]);
+        const Cd s3 = s1 + s2, s0 = (s1 - s2) * h;
+        const Cd a = out[k] - s3 * 0.5;
+        out[k] += s3;
+        out[k + m] = Cd(a.real() - s0.imag(), a.imag() + s0.real());      // a + i s0
+        out[k + 2 * m] = Cd(a.real() + s0.imag(), a.imag() - s0.real());  // a - i s0
+      }
+    } else if (p == 5) {
+      const Cd ya = tw[fstride * m], yb = tw[2 * fstride * m];  // exp(-2 pi i / 5), its square
+      for (int64_t k = 0; k < m; ++k) {
+        const Cd s0 = out[k];
+        const Cd s1 = Mul(out[k + m], tw[k * fstride]);
+        const Cd s2 = Mul(out[k + 2 * m], tw[2 * k * fstride]);
+        const Cd s3 = Mul(out[k + 3 * m], tw[3 * k * fstride]);
+        const Cd s4 = Mul(out[k + 4 * m], tw[4 * k * fstride]);
+        const Cd s7 = s1 + s4, s10 = s1 - s4, s8 = s2 + s3, s9 = s2 - s3;
+        out[k] = s0 + s7 + s8;
+        const Cd s5 = s0 + s7 * ya.real() + s8 * yb.real();
+        const Cd s6(s10.imag() * ya.imag() + s9.imag() * yb.imag(),
+                    -(s10.real() * ya.imag() + s9.real() * yb.imag()));
+        out[k + m] = s5 - s6;
+        out[k + 4 * m] = s5 + s6;
+        const Cd s11 = s0 + s7 * yb.real() + s8 * ya.real();
+        const Cd s12(-s10.imag() * yb.imag() + s9.imag() * ya.imag(),
+                     s10.real() * yb.imag() - s9.real() * ya.imag());
+        out[k + 2 * m] = s11 + s12;
+        out[k + 3 * m] = s11 - s12;
+      }
+    } else {
+      std::array<Cd, kMaxRadix> x;
+      for (int64_t u = 0; u < m; ++u) {
+        for (int64_t q = 0; q < p; ++q) x[q] = out[u + q * m];
+        for (int64_t q1 = 0; q1 < p; ++q1) {
+          const int64_t k = u + q1 * m;
+          Cd acc = x[0];
+          int64_t t = 0;
+          for (int64_t q = 1; q < p; ++q) {
+            t += fstride * k;  // fstride * k < n: one wrap at most
+            if (t >= n_) t -= n_;
+            acc += Mul(x[q], tw[t]);
+          }
+          out[k] = acc;
+        }
+      }
+    }
+  }
+
+  // Bluestein: X[k] = c[k] sum_j (x[j] c[j]) conj(c[k - j]) with c[j] = exp(-i pi j^2 / n), the
+  // convolution through a 5-smooth DFT of at least 2n - 1 points.
+  void InitBluestein() {
+    // the smallest length >= 2n - 1 with factors 2, 3 and 5 only (the fast butterflies)
+    const auto smooth = [](int64_t v) {
+      for (const int64_t p : {2, 3, 5})
+        while (v % p == 0) v /= p;
+      return v == 1;
+    };
+    int64_t m = 2 * n_ - 1;
+    while (!smooth(m)) ++m;
+    bluestein_ = std::make_unique<Dft>(m);
+    const double pi = std::acos(-1.0);
+    chirp_.resize(n_);
+    // r = k^2 mod 2n, stepped as (k + 1)^2 = k^2 + 2k + 1: the angle stays exact for long
+    // transforms
+    for (int64_t k = 0, r = 0; k < n_; ++k) {
+      const double a = -pi * static_cast<double>(r) / static_cast<double>(n_);
+      chirp_[k] = Cd(std::cos(a), std::sin(a));
+      r = (r + 2 * k + 1) % (2 * n_);
+    }
+    std::vector<Cd> b(m, Cd(0, 0)), scratch;
+    b[0] = std::conj(chirp_[0]);
+    for (int64_t k = 1; k < n_; ++k) b[k] = b[m - k] = std::conj(chirp_[k]);
+    bluestein_->Transform(b.data(), /*inverse=*/false, scratch);
+    kernel_ = std::move(b);
+  }
+
+  void RunBluestein(Cd* line, std::vector<Cd>& scratch) const {
+    const int64_t m = bluestein_->n_;
+    scratch.resize(2 * m);
+    Cd* a = scratch.data();
+    Cd* f = a + m;
+    for (int64_t k = 0; k < n_; ++k) a[k] = Mul(line[k], chirp_[k]);
+    std::fill(a + n_, a + m, Cd(0, 0));
+    bluestein_->Work(f, a, 1, 0);
+    // the inverse of the product, as conj(DFT(conj(.))) / m
+    for (int64_t k = 0; k < m; ++k) f[k] = std::conj(Mul(f[k], kernel_[k]));
+    bluestein_->Work(a, f, 1, 0);
+    const double scale = 1.0 / static_cast<double>(m);
+    for (int64_t k = 0; k < n_; ++k) line[k] = Mul(chirp_[k], std::conj(a[k])) * scale;
+  }
+
+  int64_t n_;
+  std::vector<int64_t> radices_;
+  std::vector<Cd> twiddles_;
+  std::unique_ptr<Dft> bluestein_;  // the transform of the convolution
+  std::vector<Cd> chirp_, kernel_;  // c[k], and the DFT of conj(c) wrapped around
+};
+
+// Transforms `b` along axes [first, last] of its four, one axis at a time (the DFT is separable),
+// the lines of an axis split over the threads.
+void TransformAxes(const ThreadPool& threads, Block& b, int first, int last, bool inverse) {
+  const int64_t total = b.size();
+  for (int a = first; a <= last; ++a) {
+    const int64_t len = b.dimension(a);
+    if (len <= 1) continue;  // a 1-point DFT is the identity
+    int64_t stride = 1;
+    for (int d = a + 1; d < 4; ++d) stride *= b.dimension(d);
+    const Dft dft(len);
+    Cd* data = b.data();
+    const int64_t lines = total / len;
+    threads.ParallelFor(lines, std::max<int64_t>(1, 16384 / len), [&](int64_t begin, int64_t end) {
+      std::vector<Cd> line(stride == 1 ? 0 : len), scratch;
+      for (int64_t l = begin; l < end; ++l) {
+        Cd* base = data + (l / stride) * len * stride + l % stride;
+        if (stride == 1) {
+          dft.Transform(base, inverse, scratch);
+          continue;
+        }
+        for (int64_t k = 0; k < len; ++k) line[k] = base[k * stride];
+        dft.Transform(line.data(), inverse, scratch);
+        for (int64_t k = 0; k < len; ++k) base[k * stride] = line[k];
+      }
+    });
+  }
+}
+
+// The last axis of `b` when its lines are real (forward) or Hermitian with real inverses
+// (inverse; only the real parts of the results are kept): two lines ride in one complex
+// transform, z = x1 + i x2, which halves the work. Forward: X1[k] = (Z[k] + conj(Z[n - k])) / 2,
+// X2[k] = (Z[k] - conj(Z[n - k])) / 2i; inverse: x1 = Re(z), x2 = Im(z).
+void TransformRealLines(const ThreadPool& threads, Block& b, bool inverse) {
+  const int64_t len = b.dimension(3);
+  if (len <= 1) return;
+  const int64_t lines = b.size() / len, pairs = (lines + 1) / 2;
+  const Dft dft(len);
+  Cd* data = b.data();
+  threads.ParallelFor(pairs, std::max<int64_t>(1, 8192 / len), [&](int64_t begin, int64_t end) {
+    std::vector<Cd> z(len), scratch;
+    for (int64_t p = begin; p < end; ++p) {
+      Cd* l1 = data + 2 * p * len;
+      Cd* l2 = 2 * p + 1 < lines ? l1 + len : nullptr;
+      for (int64_t k = 0; k < len; ++k) {
+        const Cd v2 = l2 != nullptr ? l2[k] : Cd(0, 0);
+        z[k] = inverse ? Cd(l1[k].real() - v2.imag(), l1[k].imag() + v2.real())  // x1 + i x2
+                       : Cd(l1[k].real(), v2.real());
+      }
+      dft.Transform(z.data(), inverse, scratch);
+      if (inverse) {
+        for (int64_t k = 0; k < len; ++k) l1[k] = Cd(z[k].real(), 0);
+        if (l2 != nullptr)
+          for (int64_t k = 0; k < len; ++k) l2[k] = Cd(z[k].imag(), 0);
+        continue;
+      }
+      // in plain doubles: a Cd temporary here compiled to a stack round trip per point
+      const double* zd = reinterpret_cast<const double*>(z.data());
+      for (int64_t k = 0; k < len; ++k) {
+        const int64_t r = k == 0 ? 0 : len - k;
+        const double ur = zd[2 * k], ui = zd[2 * k + 1], wr = zd[2 * r], wi = -zd[2 * r + 1];
+        l1[k] = Cd(0.5 * (ur + wr), 0.5 * (ui + wi));
+        if (l2 != nullptr) l2[k] = Cd(0.5 * (ui - wi), -0.5 * (ur - wr));
+      }
+    }
+  });
 }
 
 // Runs the transform on `outer` blocks. `in` holds blocks of in_dims (three dims, leading ones
 // for lower ranks), of which the first read_dims points are read; the output holds blocks of
 // out_dims.
 template <typename In, typename Out>
-void RunFft(const FftState& st, const In* in, int64_t outer, const std::array<int64_t, 3>& in_dims,
-            const std::array<int64_t, 3>& read_dims, const std::array<int64_t, 3>& out_dims,
-            Out* out) {
+void RunFft(const ThreadPool& threads, const FftState& st, const In* in, int64_t outer,
+            const std::array<int64_t, 3>& in_dims, const std::array<int64_t, 3>& read_dims,
+            const std::array<int64_t, 3>& out_dims, Out* out) {
   Block buf(outer, read_dims[0], read_dims[1], read_dims[2]);
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t a = 0; a < read_dims[0]; ++a)
@@ -79,19 +322,25 @@ void RunFft(const FftState& st, const In* in, int64_t outer, const std::array<in
   if (st.kind == FftKind::kRealInverse) {
     // The dims before the last are complex inverses; the last is the Hermitian half of a real
     // signal: extend it by X[n - k] = conj(X[k]) and take the real part of the inverse (the
-    // imaginary parts of X[0] and X[n / 2] drop out, as in a c2r transform).
-    TransformAxes(buf, first, 2, /*inverse=*/true);
+    // imaginary parts of X[0] and X[n / 2] drop out, as in a c2r transform: zeroed here).
+    TransformAxes(threads, buf, first, 2, /*inverse=*/true);
     const int64_t n = out_dims[2], half = read_dims[2];
     Block full(outer, out_dims[0], out_dims[1], n);
     for (int64_t o = 0; o < outer; ++o)
       for (int64_t a = 0; a < out_dims[0]; ++a)
         for (int64_t b = 0; b < out_dims[1]; ++b)
-          for (int64_t k = 0; k < n; ++k)
-            full(o, a, b, k) = k < half ? buf(o, a, b, k) : std::conj(buf(o, a, b, n - k));
-    TransformAxes(full, 3, 3, /*inverse=*/true);
+          for (int64_t k = 0; k < n; ++k) {
+            const Cd v = k < half ? buf(o, a, b, k) : std::conj(buf(o, a, b, n - k));
+            // Im X[0] and Im X[n / 2] would leak into the paired line (TransformRealLines)
+            full(o, a, b, k) = k == 0 || 2 * k == n ? Cd(v.real(), 0) : v;
+          }
+    TransformRealLines(threads, full, /*inverse=*/true);
     buf = std::move(full);
+  } else if (st.kind == FftKind::kRealForward) {
+    TransformRealLines(threads, buf, /*inverse=*/false);  // the real axis first
+    TransformAxes(threads, buf, first, 2, /*inverse=*/false);
   } else {
-    TransformAxes(buf, first, 3, st.inverse);
+    TransformAxes(threads, buf, first, 3, st.inverse);
   }
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t a = 0; a < out_dims[0]; ++a)
@@ -145,24 +394,26 @@ Status ComputeFft(const KernelContext& ctx) {
   const int64_t outer = x.NumElements() / (in3[0] * in3[1] * in3[2]);
   switch (st.in) {
     case DType::kFloat:
-      RunFft(st, x.data<float>(), outer, in3, read3, out3, out->data<std::complex<float>>());
+      RunFft(ctx.threads(), st, x.data<float>(), outer, in3, read3, out3,
+             out->data<std::complex<float>>());
       break;
     case DType::kDouble:
-      RunFft(st, x.data<double>(), outer, in3, read3, out3, out->data<Cd>());
+      RunFft(ctx.threads(), st, x.data<double>(), outer, in3, read3, out3, out->data<Cd>());
       break;
     case DType::kComplex64:
       if (st.out == DType::kFloat) {
-        RunFft(st, x.data<std::complex<float>>(), outer, in3, read3, out3, out->data<float>());
+        RunFft(ctx.threads(), st, x.data<std::complex<float>>(), outer, in3, read3, out3,
+               out->data<float>());
       } else {
-        RunFft(st, x.data<std::complex<float>>(), outer, in3, read3, out3,
+        RunFft(ctx.threads(), st, x.data<std::complex<float>>(), outer, in3, read3, out3,
                out->data<std::complex<float>>());
       }
       break;
     case DType::kComplex128:
       if (st.out == DType::kDouble) {
-        RunFft(st, x.data<Cd>(), outer, in3, read3, out3, out->data<double>());
+        RunFft(ctx.threads(), st, x.data<Cd>(), outer, in3, read3, out3, out->data<double>());
       } else {
-        RunFft(st, x.data<Cd>(), outer, in3, read3, out3, out->data<Cd>());
+        RunFft(ctx.threads(), st, x.data<Cd>(), outer, in3, read3, out3, out->data<Cd>());
       }
       break;
     default:
@@ -198,7 +449,7 @@ Status ComputeSpectrogram(const KernelContext& ctx) {
     for (int64_t f = 0; f < frames; ++f)
       for (int64_t j = 0; j < st.window; ++j)
         buf(c * frames + f, 0, 0, j) = Cd(in[(f * st.stride + j) * channels + c] * hann[j], 0.0);
-  TransformAxes(buf, 3, 3, /*inverse=*/false);
+  TransformRealLines(ctx.threads(), buf, /*inverse=*/false);
   float* o = out->data<float>();
   for (int64_t r = 0; r < channels * frames; ++r)
     for (int64_t k = 0; k < bins; ++k) {

@@ -345,6 +345,109 @@ Status ComputeStatelessShuffle(const KernelContext& ctx) {
   return OkStatus();
 }
 
+// ---- RandomIndexShuffle(index, seed, max_index) ---------------------------------------------
+
+// TF's random_index_shuffle.cc: a Simon-like Feistel cipher on blocks of 2W bits (the smallest
+// even width >= ceil(log2(max_index)), at least 16) with key schedule from the 3 seed words,
+// applied until the value falls in [0, max_index] (cycle walking), so it is a bijection.
+uint64_t IndexShuffle(uint64_t index, const std::array<uint32_t, 3>& key, uint64_t max_index,
+                      int64_t rounds) {
+  if (max_index == 0) return 0;
+  int block = static_cast<int>(std::ceil(std::log2(static_cast<double>(max_index))));
+  block = std::max(block + block % 2, 16);
+  if (block > 64) block = 64;
+  const int w = block / 2;  // at most 32
+  const uint64_t mask = (uint64_t{1} << w) - 1;
+  const auto rotl = [&](uint64_t x, int r) { return ((x << r) | (x >> (w - r))) & mask; };
+  const auto rotr = [&](uint64_t x, int r) { return ((x >> r) | (x << (w - r))) & mask; };
+  const auto f = [&](uint64_t x) { return (rotl(x, 1) & rotl(x, 8)) ^ rotl(x, 2); };
+  std::vector<uint64_t> rk = {key[0] & mask, key[1] & mask, key[2] & mask};
+  uint64_t z = 0x7369f885192c0ef5ULL & mask;
+  const uint64_t c = 0xfffffffcULL & mask;
+  for (int64_t i = 3; i < rounds; ++i) {
+    rk.push_back(c ^ (z & 1) ^ rk[i - 3] ^ rotr(rk[i - 1], 3) ^ rotr(rk[i - 1], 4));
+    z >>= 1;
+  }
+  uint64_t v = index;
+  while (true) {
+    uint64_t left = (v >> w) & mask, right = v & mask;
+    for (size_t i = 0; i + 1 < rk.size(); i += 2) {
+      left ^= f(right) ^ rk[i];
+      right ^= f(left) ^ rk[i + 1];
+    }
+    v = (left << w) | right;
+    if (v <= max_index) return v;
+  }
+}
+
+template <typename T>
+uint64_t IndexValueAt(const Tensor& t, int64_t i) {
+  return static_cast<uint64_t>(t.data<T>()[t.rank() == 0 ? 0 : i]);
+}
+
+uint64_t ValueAt(const Tensor& t, int64_t i) {
+  switch (t.dtype()) {
+    case DType::kInt32:
+      return IndexValueAt<int32_t>(t, i);
+    case DType::kUInt32:
+      return IndexValueAt<uint32_t>(t, i);
+    case DType::kInt64:
+      return IndexValueAt<int64_t>(t, i);
+    default:
+      return IndexValueAt<uint64_t>(t, i);
+  }
+}
+
+Status ComputeRandomIndexShuffle(const KernelContext& ctx) {
+  const Tensor& index = ctx.input(0);
+  const Tensor& seed = ctx.input(1);
+  const Tensor& max_index = ctx.input(2);
+  const int64_t rounds = ctx.state<TypedOpState<int64_t>>().value;
+  const bool all_scalar = index.rank() == 0 && seed.rank() == 1 && max_index.rank() == 0;
+  const int64_t n =
+      std::max({index.NumElements(), max_index.NumElements(), seed.NumElements() / 3});
+  if (!(index.rank() == 0 || (index.rank() == 1 && index.dim(0) == n)))
+    return ctx.Error("index must be a scalar or a vector of ", n, " values, got shape ",
+                     index.shape().ToString());
+  if (!((seed.rank() == 1 && seed.dim(0) == 3) ||
+        (seed.rank() == 2 && seed.dim(0) == n && seed.dim(1) == 3)))
+    return ctx.Error("seed must be a vector of size [3] or a matrix of size [", n, ", 3] but got ",
+                     seed.shape().ToString());
+  if (!(max_index.rank() == 0 || (max_index.rank() == 1 && max_index.dim(0) == n)))
+    return ctx.Error("max_index must be a scalar or a vector of ", n, " values, got shape ",
+                     max_index.shape().ToString());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, all_scalar ? Shape() : Shape{n}));
+  for (int64_t i = 0; i < n; ++i) {
+    const int64_t row = seed.rank() == 1 ? 0 : i;
+    const std::array<uint32_t, 3> key = {static_cast<uint32_t>(ValueAt(seed, 3 * row)),
+                                         static_cast<uint32_t>(ValueAt(seed, 3 * row + 1)),
+                                         static_cast<uint32_t>(ValueAt(seed, 3 * row + 2))};
+    const uint64_t idx = ValueAt(index, i), max = ValueAt(max_index, i);
+    // TF's checks: signed values below 0 read as huge unsigned ones
+    const bool is_signed = index.dtype() == DType::kInt32 || index.dtype() == DType::kInt64;
+    if (is_signed && static_cast<int64_t>(idx) < 0)
+      return ctx.Error("index must be >= 0 but was ", static_cast<int64_t>(idx));
+    if (is_signed && static_cast<int64_t>(max) < 0)
+      return ctx.Error("max_index must be >= 0 but was ", static_cast<int64_t>(max));
+    if (max < idx) return ctx.Error("max_index must be >= index, but ", max, " < ", idx);
+    const uint64_t v = IndexShuffle(idx, key, max, rounds);
+    switch (out->dtype()) {
+      case DType::kInt32:
+        out->data<int32_t>()[i] = static_cast<int32_t>(v);
+        break;
+      case DType::kUInt32:
+        out->data<uint32_t>()[i] = static_cast<uint32_t>(v);
+        break;
+      case DType::kInt64:
+        out->data<int64_t>()[i] = static_cast<int64_t>(v);
+        break;
+      default:
+        out->data<uint64_t>()[i] = v;
+    }
+  }
+  return OkStatus();
+}
+
 // ---- tables ----------------------------------------------------------------------------------
 
 constexpr KernelEntry kCpu[] = {
@@ -357,6 +460,7 @@ constexpr KernelEntry kCpu[] = {
     {"StatelessParameterizedTruncatedNormal", ComputeStatelessTruncatedNormal},
     {"ParameterizedTruncatedNormal", ComputeTruncatedNormal},
     {"StatelessShuffle", ComputeStatelessShuffle},
+    {"RandomIndexShuffle", ComputeRandomIndexShuffle},
 };
 
 }  // namespace
