@@ -19,6 +19,7 @@
 #include "kiln/exec/plan_model.h"
 #include "kiln/exec/thread_pool.h"
 #include "numpy_format.h"
+#include "output_files.h"
 
 namespace {
 
@@ -105,13 +106,26 @@ Status Run(const Args& a) {
       if (arg.key == key) KILN_RETURN_IF_ERROR(kiln::cli::CheckExamplesInput(key, arg.spec.dtype));
     inputs[key] = std::move(serialized);
   }
+  if (!a.outdir.empty()) {  // made as savedmodel-cli run makes it, before the call
+    for (const auto& arg : sig->outputs())
+      KILN_RETURN_IF_ERROR(kiln::cli::OutputNpyPath(a.outdir, arg.key, a.signature).status());
+    std::error_code ec;
+    std::filesystem::create_directories(a.outdir, ec);
+    if (ec)
+      return kiln::PermissionDenied("cannot create output directory ", a.outdir, ": ",
+                                    ec.message());
+  }
   const auto t_call = std::chrono::steady_clock::now();
   KILN_ASSIGN_OR_RETURN(auto outputs, sig->Run(inputs));
   const double call_ms = MsSince(t_call);
   if (a.timings) std::cerr << "load_ms " << load_ms << "\nfirst_call_ms " << call_ms << "\n";
   for (const auto& [key, tensor] : outputs) {
     if (!a.outdir.empty()) {
-      const std::filesystem::path path = std::filesystem::path(a.outdir) / (key + ".npy");
+      KILN_ASSIGN_OR_RETURN(const std::filesystem::path path,
+                            kiln::cli::OutputNpyPath(a.outdir, key, a.signature));
+      std::error_code ec;
+      if (key.find('/') != std::string::npos)
+        std::filesystem::create_directories(path.parent_path(), ec);
       KILN_RETURN_IF_ERROR_CTX(kiln::WriteNpy(path, tensor), "output '", key, "'");
       std::cout << "Output " << key << " is saved to " << path.string() << "\n";
     } else {

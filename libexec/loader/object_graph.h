@@ -32,7 +32,9 @@ Status FlattenInputSignature(const tensorflow::StructuredValue& sig, std::vector
                              std::vector<std::string>* names);
 
 // Keys of a dict output signature in sorted order (the order of the function's outputs);
-// for a non-dict signature: "output_0", "output_1", ... by flattening order.
+// for a non-dict signature: "output_0", "output_1", ... by flattening order. A RaggedTensor or
+// SparseTensor output gives one key per component ("<key>.flat_values", "<key>.row_splits";
+// "<key>.indices", "<key>.values", "<key>.dense_shape"); other composites are refused.
 Status FlattenOutputSignature(const tensorflow::StructuredValue& sig,
                               std::vector<std::string>* keys, std::vector<TensorSpec>* specs);
 

@@ -281,6 +281,19 @@ std::vector<OpCase> ParseCases() {
                     return Strings({"Y", "6", "6", "Y:p", "q:G", "c:a", "", "", ""}, Shape{3, 3});
                   })
                   .Build());
+  // TF puts the separator only after a non-empty join so far (a ragged reduce_join of
+  // ["", "def"] is "def"); TF's values.
+  c.push_back(OpCaseBuilder("UnsortedSegmentJoin", "UnsortedSegmentJoin empty strings")
+                  .Type("Tindices", DType::kInt32)
+                  .Type("Tnumsegments", DType::kInt32)
+                  .String("separator", " ")
+                  .Input(Strings({"", "def", "a", "", "b", "", ""}, Shape{7}))
+                  .Input(Make<int32_t>({0, 0, 1, 1, 1, 2, 2}, Shape{7}))
+                  .ConstInput(Tensor::Scalar<int32_t>(3))
+                  .Reference1([](const std::vector<Tensor>&) {
+                    return Strings({"def", "a  b", ""}, Shape{3});
+                  })
+                  .Build());
   AddWav(&c);
   return c;
 }

@@ -14,6 +14,7 @@
 #include "kiln/core/npy.h"
 #include "kiln/exec/saved_model.h"
 #include "numpy_format.h"
+#include "output_files.h"
 
 namespace kiln::cli {
 namespace fs = std::filesystem;
@@ -191,9 +192,11 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
 
   // Refuse before running, so nothing is half-written.
   std::error_code ec;
-  if (options.outdir && !options.overwrite) {
+  if (options.outdir) {
     for (const auto& arg : sig->outputs()) {
-      const fs::path path = *options.outdir / (arg.key + ".npy");
+      KILN_ASSIGN_OR_RETURN(const fs::path path,
+                            OutputNpyPath(*options.outdir, arg.key, options.signature_def));
+      if (options.overwrite) continue;
       if (fs::exists(path, ec))
         return AlreadyExists("output file ", path.string(),
                              " already exists. Add \"--overwrite\" to overwrite the existing "
@@ -212,7 +215,9 @@ Status RunCommand(const RunCommandOptions& options, std::ostream& out, std::ostr
           return PermissionDenied("cannot create output directory ", options.outdir->string(), ": ",
                                   ec.message());
       }
-      const fs::path path = *options.outdir / (key + ".npy");
+      KILN_ASSIGN_OR_RETURN(const fs::path path,
+                            OutputNpyPath(*options.outdir, key, options.signature_def));
+      if (key.find('/') != std::string::npos) fs::create_directories(path.parent_path(), ec);
       KILN_RETURN_IF_ERROR_CTX(WriteNpy(path, tensor), "saving output '", key, "'");
       out << "Output " << key << " is saved to " << path.string() << "\n";
     }

@@ -140,7 +140,9 @@ Status ComputeReduceJoin(const KernelContext& ctx) {
 }
 
 // ---- UnsortedSegmentJoin(inputs, segment_ids, num_segments) ----------------------------------
-// Joined in row-major order of the input; an id outside [0, num_segments) is TF's error.
+// Joined in row-major order of the input; an id outside [0, num_segments) is TF's error. As TF's
+// kernel, the separator goes before a string only where the slot joined so far is not empty:
+// ["", "def"] joins to "def", ["a", "", "b"] to "a  b" (ragged reduce_join runs this op).
 
 Status ComputeSegmentJoin(const KernelContext& ctx) {
   const auto& st = ctx.state<JoinState>();
@@ -164,7 +166,6 @@ Status ComputeSegmentJoin(const KernelContext& ctx) {
   }
   KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, shape));
   const std::vector<int64_t> ids = IndexValues(ids_t);
-  std::vector<bool> started(static_cast<size_t>(segments), false);
   std::string* o = out->data<std::string>();
   const std::string* in = x.data<std::string>();
   for (size_t r = 0; r < ids.size(); ++r) {
@@ -175,10 +176,10 @@ Status ComputeSegmentJoin(const KernelContext& ctx) {
           "values (segment_ids[",
           r, "] = ", s, ", num_segments ", segments, ")");
     for (int64_t k = 0; k < inner; ++k) {
-      if (started[s]) o[s * inner + k] += st.separator;
-      o[s * inner + k] += in[static_cast<int64_t>(r) * inner + k];
+      std::string& slot = o[s * inner + k];
+      if (!slot.empty()) slot += st.separator;
+      slot += in[static_cast<int64_t>(r) * inner + k];
     }
-    started[s] = true;
   }
   return OkStatus();
 }
