@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/npy_decode.h"
+#include "core/npy_pickle.h"
 #include "kiln/core/allocator.h"
 #include "kiln/core/file_util.h"
 
@@ -140,10 +141,6 @@ Result<NumericDescr> DTypeFromDescr(std::string_view descr, std::string_view nam
     return Unimplemented(name, ": unsupported .npy dtype '", descr, "' (", why,
                          "); expected one of ", kSupported, ", in either byte order");
   };
-  if (descr.size() >= 2 && descr[1] == 'O')
-    return Unimplemented(name, ": .npy holds Python objects (pickled), which cannot be read; ",
-                         "save strings as a fixed-width array: numpy.array(values, dtype='U') ",
-                         "or dtype='S'");
   if (descr.size() < 3) return unsupported("not a simple dtype");
   char order = descr[0];
   char kind = descr[1];
@@ -334,7 +331,10 @@ Result<NpyHeader> ParseNpyHeader(std::string_view bytes, std::string_view name) 
   KILN_RETURN_IF_ERROR(HeaderParser(bytes.substr(prefix, header_len), name)
                            .Parse(&h.descr, &h.fortran_order, &dims));
   size_t elem = 0;
-  if (auto st = StringTypeFromDescr(h.descr)) {
+  if (h.descr.size() >= 2 && h.descr[1] == 'O') {  // Python objects: the data is a pickle
+    h.dtype = DType::kString;
+    h.objects = true;
+  } else if (auto st = StringTypeFromDescr(h.descr)) {
     h.dtype = DType::kString;
     h.big_endian = st->big_endian;
     elem = st->width * (st->unicode ? 4 : 1);
@@ -352,6 +352,7 @@ Result<NpyHeader> ParseNpyHeader(std::string_view bytes, std::string_view name) 
   if (n == static_cast<uint64_t>(INT64_MAX) ||
       __builtin_mul_overflow(n, static_cast<uint64_t>(elem), &h.data_bytes))
     h.data_bytes = UINT64_MAX;
+  if (h.objects) h.data_bytes = UINT64_MAX;  // whatever the pickle takes
   return h;
 }
 
@@ -392,6 +393,10 @@ void SwapBytes(char* data, size_t bytes, size_t unit) {
 
 Result<Tensor> DecodeNpyData(const NpyHeader& h, const NpyDataSource& source, std::string_view name,
                              Allocator* allocator) {
+  if (h.objects)
+    return Unimplemented(name, ": holds Python objects (pickled), which are read from a .npy ",
+                         "file only; save strings as a fixed-width array: numpy.array(values, ",
+                         "dtype='S')");
   if (allocator == nullptr) allocator = CpuAllocator();
   const bool strings = h.dtype == DType::kString;
   const bool transpose = h.fortran_order && h.shape.rank() > 1;
@@ -441,6 +446,7 @@ Result<Tensor> DecodeNpyData(const NpyHeader& h, const NpyDataSource& source, st
 Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name) {
   KILN_ASSIGN_OR_RETURN(NpyHeader h, ParseNpyHeader(bytes, name));
   std::string_view data = bytes.substr(h.data_offset);
+  if (h.objects) return internal::DecodeNpyObjects(data, h.shape, name);
   if (h.data_bytes != data.size()) {
     return DataLoss(name, ": .npy data has ", data.size(), " bytes; expected ",
                     h.data_bytes == UINT64_MAX ? std::string("more") : std::to_string(h.data_bytes),

@@ -76,3 +76,43 @@ def test_sample_distorted_bounding_box_stateful_first_call_as_tf(tmp_path):
     ours, theirs = _save_and_run(tmp_path, fn, [tf.TensorSpec([], tf.string, "img")],
                                  {"img": np.array(png, dtype="S")})
     oracle.assert_outputs(ours, theirs, "stateful distorted box")
+
+
+def test_object_npy_of_image_bytes_feeds_a_string_input(tmp_path):
+    """An object .npy of bytes (what TF's saved_model_cli takes for encoded images: np.load
+    with allow_pickle) feeds a string input with every byte, trailing NULs included (a
+    fixed-width 'S' array drops them, cutting BMP rows and WebP files); str elements are their
+    UTF-8 bytes. Read by savedmodel-cli and kiln-run without running the pickle."""
+    import tensorflow as tf
+
+    class M(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="x")])
+        def f(self, x):
+            return {"n": tf.strings.length(x), "h": tf.strings.to_hash_bucket_fast(x, 1 << 20)}
+
+    m = M()
+    d = tmp_path / "m"
+    tf.saved_model.save(m, str(d), signatures={"serving_default": m.f})
+    values = [b"BM\x00\x01\x00\x00", "h\u00e9llo", b""]
+    np.save(tmp_path / "x.npy", np.array(values, dtype=object), allow_pickle=True)
+    theirs = m.f(tf.constant([v.encode() if isinstance(v, str) else v for v in values]))
+    ours = oracle.kiln_run(d, "serving_default", {"x": tmp_path / "x.npy"}, tmp_path / "out")
+    for k in ("n", "h"):
+        np.testing.assert_array_equal(ours[k], theirs[k].numpy())
+    np.testing.assert_array_equal(ours["n"], [6, 6, 0])
+
+    class Echo(tf.Module):  # ops kiln-run has
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="x")])
+        def f(self, x):
+            return {"y": tf.identity(x)}
+
+    e = Echo()
+    d = tmp_path / "echo"
+    tf.saved_model.save(e, str(d), signatures={"serving_default": e.f})
+    oracle.run([oracle.KILN_CLI, "compile", "--dir", d])
+    minimal = tmp_path / "minimal"
+    oracle.run([oracle.KILN_RUN, "--dir", d, "--inputs", f"x={tmp_path / 'x.npy'}", "--outdir",
+                minimal])
+    # Written as a fixed-width 'S' array, which numpy reads without its trailing NULs.
+    np.testing.assert_array_equal(np.load(minimal / "y.npy"),
+                                  np.array([b"BM\x00\x01", "h\u00e9llo".encode(), b""]))

@@ -1,8 +1,9 @@
 // NumPy .npy / .npz files: the simplest way to get arrays in and out of a C++ program that
 // talks to Python users. Numeric and bool arrays of either byte order and fixed-width strings
 // ('S' bytes, 'U' unicode, read as UTF-8; strings are written as 'S'), in C or Fortran order
-// (read into C order, as numpy.load gives them to a program that copies them); anything else
-// (objects, structured dtypes) is refused with an error that says what was found. Writing is
+// (read into C order, as numpy.load gives them to a program that copies them), and by ParseNpy
+// and ReadNpy object arrays of bytes or str; anything else (other objects, structured dtypes)
+// is refused with an error that says what was found. Writing is
 // little-endian C order. Reading allocates the array's tensor through a checked path: too big
 // an array is a ResourceExhausted error naming the bytes, not an abort.
 #pragma once
@@ -31,13 +32,16 @@ struct NpyHeader {
   bool big_endian = false;  // numbers (or 'U' code points) stored most significant byte first
   size_t data_offset = 0;   // magic, version, length and header dict: where the data starts
   uint64_t data_bytes = 0;  // the array data the header implies (UINT64_MAX: more than that)
+  bool objects = false;     // Python objects ('O'): the data is a pickle (read by ParseNpy)
 };
 
 // Parses the header at the start of `bytes`, which need hold no more than the header.
 Result<NpyHeader> ParseNpyHeader(std::string_view bytes, std::string_view name = "<npy bytes>");
 
 // Parses the bytes of one .npy file (format versions 1.0, 2.0 and 3.0). `name` names the
-// source in errors.
+// source in errors. An array of Python objects that are all bytes or str (numpy.save pickles
+// it) is read as a string array, its pickle interpreted without running anything
+// (core/npy_pickle.h); other objects are refused.
 Result<Tensor> ParseNpy(std::string_view bytes, std::string_view name = "<npy bytes>");
 Result<Tensor> ReadNpy(const std::filesystem::path& path);
 

@@ -298,6 +298,10 @@ struct NpzReader::Impl {
       KILN_RETURN_IF_ERROR(stream->Read(head.data() + have, want - have));
     }
     KILN_ASSIGN_OR_RETURN(NpyHeader h, ParseNpyHeader(head, label));
+    if (h.objects)
+      return Unimplemented(label, ": holds Python objects (pickled), which are read from a .npy ",
+                           "file only; save strings as a fixed-width array: numpy.array(values, ",
+                           "dtype='S')");
     const uint64_t data = e.size - h.data_offset;
     if (h.data_bytes != data)
       return DataLoss(
