@@ -8,7 +8,7 @@ PKGS=(cmake g++ make pkg-config ccache clang clang-format clang-tidy libclang-rt
       libprotobuf-dev protobuf-compiler libflatbuffers-dev flatbuffers-compiler
       libeigen3-dev libcli11-dev nlohmann-json3-dev doctest-dev zlib1g-dev
       libgrpc++-dev protobuf-compiler-grpc wrk yamllint
-      libjpeg62-turbo-dev libpng-dev
+      libjpeg62-turbo-dev libpng-dev libwebp-dev
       libre2-dev libicu-dev
       python3 python3-venv)
 missing=()

@@ -195,10 +195,24 @@ TEST_CASE("Image codecs: bad data, attrs and the EncodePng round trip") {
              {"invalid JPEG data"});
   CheckError(decode("DecodePng", std::string("\x89PNG\r\n\x1a\n", 8) + "garbage").Run().status(),
              {"invalid PNG"});
+  // WebP: to DecodePng (TF returns a 4-D image against its 3-D shape), a broken header, a
+  // truncated image, what DecodeWebP refuses.
+  CheckError(decode("DecodePng", "RIFF\x10\x01\x01\x01WEBPVP8 ....").Run().status(),
+             {"WebP contents", "tf.io.decode_webp"});
+  CheckError(decode("DecodeWebP", "RIFF\x10\x01\x01\x01WEBPVP8 ....").Run().status(),
+             {"Failed to decode WebP header."});
+  CheckError(decode("DecodeWebP", std::string("\x89PNG\r\n\x1a\n", 8) + "garbage").Run().status(),
+             {"DecodeWebP got PNG contents"});
   {
-    Status s = decode("DecodePng", "RIFF\x10\x01\x01\x01WEBPVP8 ....").Run().status();
-    CheckError(s, {"WebP is not"});
-    CHECK(s.code() == StatusCode::kUnimplemented);
+    const std::string webp = ReadFile(std::string(KILN_TESTDATA_DIR) + "/images/alpha.webp");
+    CheckError(decode("DecodeWebP", webp.substr(0, webp.size() / 2)).Run().status(),
+               {"Failed to decode WebP image."});
+    OpRunner rgb("DecodeWebP", "dec");
+    rgb.Input(Tensor::StringScalar(webp)).Int("channels", 3);
+    CheckError(rgb.Run().status(), {"Number of channels requested does not match input"});
+    OpRunner f32("DecodeImage", "dec");
+    f32.Input(Tensor::StringScalar(webp)).Type("dtype", DType::kFloat);
+    CheckError(f32.Run().status(), {"WebP only supports uint8 for dtype"});
   }
   // GIF: what TF says of broken files, and the ops that take only some GIFs.
   CheckError(decode("DecodeGif", "GIF89a....").Run().status(),

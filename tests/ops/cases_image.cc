@@ -864,6 +864,12 @@ void AddCodecs(std::vector<OpCase>* c) {
       {"sprite.gif", "DecodeGif", "gif_c0"},
       {"sprite.gif", "DecodeImage", "img_u16", 0, DType::kUInt16},
       {"rgb8.png", "DecodeGif", "gif_c0"},
+      // WebP: Pillow's lossy RGB and lossless RGBA, decoded by libwebp as TF's pixels.
+      {"lossy.webp", "DecodeWebP", "webp_c0"},
+      {"lossy.webp", "DecodeWebP", "webp_c3", 3},
+      {"alpha.webp", "DecodeWebP", "webp_c4", 4},
+      {"alpha.webp", "DecodeImage", "img_first", 0, DType::kUInt8, 1, "", true, false},
+      {"lossy.webp", "DecodeGif", "gif_c0"},
   };
   for (const D& d : decodes) {
     auto want = ReadNpy(dir / (d.file + "." + d.tag + ".npy"));

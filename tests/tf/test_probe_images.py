@@ -116,3 +116,93 @@ def test_object_npy_of_image_bytes_feeds_a_string_input(tmp_path):
     # Written as a fixed-width 'S' array, which numpy reads without its trailing NULs.
     np.testing.assert_array_equal(np.load(minimal / "y.npy"),
                                   np.array([b"BM\x00\x01", "h\u00e9llo".encode(), b""]))
+
+
+def _webp(arr, mode, **kw):
+    """WebP bytes of `arr` (Pillow, which TensorBoard and so TensorFlow install)."""
+    import io
+    from PIL import Image
+    b = io.BytesIO()
+    Image.fromarray(arr, mode).save(b, "WEBP", **kw)
+    return b.getvalue()
+
+
+def _outputs_of(fn):
+    return lambda x: {"out": fn(x)}
+
+
+def test_webp_decodes_as_tf(tmp_path):
+    """WebP (lossy and lossless, with and without alpha) through tf.io.decode_webp and
+    tf.io.decode_image (TF 2.21 decodes it; kiln refused it): the same pixels and shapes as TF
+    ([1, h, w, c], or [h, w, c] without expand_animations), and TF's errors for channels that
+    are not the file's and for another dtype than uint8."""
+    import tensorflow as tf
+    rng = np.random.RandomState(0)
+    rgb = rng.randint(0, 255, (17, 23, 3)).astype(np.uint8)
+    rgba = rng.randint(0, 255, (7, 9, 4)).astype(np.uint8)
+    images = {"lossy_rgb": _webp(rgb, "RGB", quality=80),
+              "lossless_rgb": _webp(rgb, "RGB", lossless=True),
+              "lossless_rgba": _webp(rgba, "RGBA", lossless=True),
+              "lossy_rgba": _webp(rgba, "RGBA", quality=90)}
+    fns = {"webp": lambda x: tf.io.decode_webp(x),
+           "image": lambda x: tf.io.decode_image(x),
+           "image_3d": lambda x: tf.io.decode_image(x, expand_animations=False),
+           "image_c3": lambda x: tf.io.decode_image(x, channels=3, expand_animations=False),
+           "image_f32": lambda x: tf.io.decode_image(x, dtype=tf.float32)}
+    for name, data in images.items():
+        for fname, fn in fns.items():
+            sub = tmp_path / f"{name}_{fname}"
+            sub.mkdir()
+            try:
+                theirs = fn(tf.constant(data)).numpy()
+            except tf.errors.InvalidArgumentError as e:
+                theirs = e.message
+            if isinstance(theirs, str):
+                module = tf.Module()
+                module.f = tf.function(_outputs_of(fn),
+                                       input_signature=[tf.TensorSpec([], tf.string)])
+                d = sub / "model"
+                tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
+                np.save(sub / "x.npy", np.array(data, dtype=object), allow_pickle=True)
+                proc = oracle.run([oracle.KILN_CLI, "run", "--dir", d, "--tag_set", "serve",
+                                   "--signature_def", "serving_default", "--inputs",
+                                   f"x={sub / 'x.npy'}"], check=False)
+                assert proc.returncode == 1, f"{name} {fname}: kiln ran where TF failed: {theirs}"
+                want = theirs.split("}}")[-1].split(" [")[0].strip()
+                assert want in proc.stderr, (name, fname, proc.stderr)
+                continue
+            ours, tf_out = _save_and_run(sub, _outputs_of(fn),
+                                         [tf.TensorSpec([], tf.string)],
+                                         {"x": np.array(data, dtype=object)})
+            np.testing.assert_array_equal(ours["out"], tf_out["out"], err_msg=f"{name} {fname}")
+
+
+def test_animated_webp_decodes_every_frame(tmp_path):
+    """An animated WebP (TF 2.21's own decoder aborts the process on one, so Pillow is the
+    oracle): decode_webp gives every frame as a whole RGBA canvas, [frames, h, w, 4];
+    decode_image without expand_animations the first frame."""
+    import io
+
+    import tensorflow as tf
+    from PIL import Image
+    rng = np.random.RandomState(1)
+    frames = [rng.randint(0, 255, (6, 5, 3)).astype(np.uint8) for _ in range(3)]
+    b = io.BytesIO()
+    Image.fromarray(frames[0]).save(b, "WEBP", save_all=True, lossless=True, duration=40,
+                                    append_images=[Image.fromarray(f) for f in frames[1:]])
+    data = np.array(b.getvalue(), dtype=object)
+    for name, fn, want in [
+            ("all", lambda x: {"out": tf.io.decode_webp(x)}, (3, 6, 5, 4)),
+            ("first", lambda x: {"out": tf.io.decode_image(x, expand_animations=False)}, (6, 5, 4))]:
+        module = tf.Module()
+        module.f = tf.function(fn, input_signature=[tf.TensorSpec([], tf.string)])
+        d = tmp_path / name
+        tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
+        np.save(tmp_path / "x.npy", data, allow_pickle=True)
+        out = oracle.kiln_run(d, "serving_default", {"x": tmp_path / "x.npy"},
+                              tmp_path / f"out_{name}")["out"]
+        assert out.shape == want, (name, out.shape)
+        got = out if out.ndim == 4 else out[None]
+        for i in range(got.shape[0]):
+            np.testing.assert_array_equal(got[i, ..., :3], frames[i], err_msg=f"{name} frame {i}")
+            assert (got[i, ..., 3] == 255).all()

@@ -1,10 +1,11 @@
 // Image codecs: DecodeJpeg, DecodeAndCropJpeg, ExtractJpegShape, EncodeJpeg and
 // EncodeJpegVariableQuality (libjpeg-turbo), DecodePng and EncodePng (libpng), DecodeBmp,
-// DecodeGif (our own decoder, giflib's results), and DecodeImage (tf.io.decode_image: any of
-// them, as uint8, uint16 or float32 scaled to [0, 1]). As in TensorFlow (decode_image_op.cc), the
-// decode ops sniff the contents and decode JPEG, PNG or GIF whichever they are named for (BMP
-// only through DecodeBmp and DecodeImage; a GIF of one frame through DecodeJpeg and DecodePng);
-// WebP is Unimplemented here. The decoders set libjpeg and
+// DecodeGif (our own decoder, giflib's results), DecodeWebP (libwebp) and DecodeImage
+// (tf.io.decode_image: any of them, as uint8, uint16 or float32 scaled to [0, 1]). As in
+// TensorFlow (decode_image_op.cc), the decode ops sniff the contents and decode JPEG, PNG or GIF
+// whichever they are named for (BMP only through DecodeBmp and DecodeImage; a GIF of one frame
+// through DecodeJpeg and DecodePng; WebP through DecodeWebP, DecodeImage and DecodeGif, as
+// [frames, h, w, c] uint8 of the file's 3 or 4 channels). The decoders set libjpeg and
 // libpng up the way TensorFlow's jpeg_mem.cc and png_io.cc do, so the pixels are the ones
 // TensorFlow gets from the same library versions:
 //   - JPEG: channels 0 (the file's, CMYK converted to RGB), 1 or 3; ratio as the DCT scale
@@ -53,6 +54,8 @@ Status PrepareDecode(PrepareContext& ctx) {
   }
   if (kOp == DecodeOp::kBmp && channels == 1)
     return ctx.Error("attr 'channels' must be 0, 3 or 4 for BMP, got 1");
+  if (kOp == DecodeOp::kWebp && channels == 1)
+    return ctx.Error("attr 'channels' must be 0, 3 or 4 for WebP, got 1");
   st->channels = static_cast<int>(channels);
   if (kOp == DecodeOp::kPng) {
     KILN_PREPARE_ASSIGN(ctx, st->dtype, ctx.attrs.GetType("dtype", DType::kUInt8));
@@ -90,6 +93,8 @@ Status PrepareDecode(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(ExpectInputRank(ctx, 0, "contents", 0));
   ctx.outputs = {TensorSpec{st->dtype, PartialShape{-1, -1, channels == 0 ? -1 : channels}}};
   if (kOp == DecodeOp::kGif) ctx.outputs[0].shape = PartialShape{-1, -1, -1, 3};
+  if (kOp == DecodeOp::kWebp)
+    ctx.outputs[0].shape = PartialShape{-1, -1, -1, channels == 0 ? -1 : channels};
   // DecodeImage of a GIF is [frames, h, w, c] when animations expand: the rank is not known.
   if (kOp == DecodeOp::kImage && st->expand_animations)
     ctx.outputs[0].shape = PartialShape::UnknownRank();
@@ -188,6 +193,7 @@ constexpr OpDefinition kDefs[] = {
     {"DecodeImage", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kImage>},
     {"DecodeBmp", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kBmp>},
     {"DecodeGif", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kGif>},
+    {"DecodeWebP", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kWebp>},
     {"EncodePng", "contents", kOpFreshOutputs, PrepareEncodePng},
     {"DecodeAndCropJpeg", "image", kOpFreshOutputs, PrepareDecode<DecodeOp::kJpegCrop>},
     {"ExtractJpegShape", "image_shape", kOpFreshOutputs, PrepareExtractJpegShape},

@@ -18,7 +18,7 @@
 
 namespace kiln::exec::image_codec {
 
-enum class DecodeOp { kJpeg, kPng, kImage, kBmp, kJpegCrop, kGif };
+enum class DecodeOp { kJpeg, kPng, kImage, kBmp, kJpegCrop, kGif, kWebp };
 
 struct DecodeState : OpState {
   DecodeOp op = DecodeOp::kJpeg;

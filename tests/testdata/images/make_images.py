@@ -8,7 +8,8 @@ JPEGs come from tf.io.encode_jpeg; PNGs from tf.io.encode_png, and the palette a
 ones (which TF cannot write) from the small writer below, as are the BMPs (TF has no encoder);
 GIFs from Pillow (a still image, an interlaced one and an animation: its LZW coder) and from the
 writer below (frames as rectangles off the canvas's corner, one past its edge, local colour
-tables, transparent colours, an interlaced frame). For every (file, attrs) in DECODES the
+tables, transparent colours, an interlaced frame); WebPs from Pillow (lossy RGB, lossless
+RGBA). For every (file, attrs) in DECODES the
 decoded image is saved as <file>.<tag>.npy.
 """
 import os
@@ -127,6 +128,20 @@ def write_gifs(rgb, rng):
                 (5, 3, rng.integers(0, 8, (3, 5)), None, None, True)])}
 
 
+def write_webps(rgb):
+    import io
+    from PIL import Image
+
+    def save(arr, **kw):
+        buf = io.BytesIO()
+        Image.fromarray(arr).save(buf, format="WEBP", **kw)
+        return buf.getvalue()
+
+    alpha = (np.arange(7 * 9).reshape(7, 9, 1) * 4).astype(np.uint8)
+    return {"lossy.webp": save(rgb, quality=80),
+            "alpha.webp": save(np.concatenate([rgb[:7, :9], alpha], -1), lossless=True)}
+
+
 def main(out):
     rng = np.random.default_rng(9)
     y, x = np.mgrid[0:13, 0:20]
@@ -155,6 +170,7 @@ def main(out):
     files["bgra32.bmp"] = write_bmp(rng.integers(0, 256, (3, 4, 4)).astype(np.uint8), True)
     files["gray8.bmp"] = write_bmp(rgb[:3, :6, :1].copy())
     files.update(write_gifs(rgb, rng))
+    files.update(write_webps(rgb))
     for name, data in files.items():
         with open(os.path.join(out, name), "wb") as f:
             f.write(data)
@@ -168,6 +184,8 @@ def main(out):
             img = tf.raw_ops.DecodeBmp(contents=data, **attrs)
         elif op == "gif":
             img = tf.raw_ops.DecodeGif(contents=data, **attrs)
+        elif op == "webp":
+            img = tf.raw_ops.DecodeWebP(contents=data, **attrs)
         else:
             img = tf.raw_ops.DecodeImage(contents=data, **attrs)
         np.save(os.path.join(out, f"{name}.{tag}.npy"), img.numpy())
@@ -218,6 +236,11 @@ DECODES = [
     ("sprite.gif", "gif", "gif_c0", {}),
     ("sprite.gif", "image", "img_u16", {"dtype": tf.uint16}),
     ("rgb8.png", "gif", "gif_c0", {}),
+    ("lossy.webp", "webp", "webp_c0", {}),
+    ("lossy.webp", "webp", "webp_c3", {"channels": 3}),
+    ("alpha.webp", "webp", "webp_c4", {"channels": 4}),
+    ("alpha.webp", "image", "img_first", {"expand_animations": False}),
+    ("lossy.webp", "gif", "gif_c0", {}),
 ]
 
 if __name__ == "__main__":

@@ -27,6 +27,7 @@
 
 #include "kernels/cpu/full/image_gif.h"
 #include "kernels/cpu/full/image_png.h"
+#include "kernels/cpu/full/image_webp.h"
 #include "kernels/kernel_util.h"
 
 namespace kiln::exec {
@@ -533,6 +534,38 @@ Status DecodeGifInto(const KernelContext& ctx, const DecodeState& st, const std:
   return OkStatus();
 }
 
+// ---- WebP --------------------------------------------------------------------------------------
+
+// TF 2.21's WebP decoding: uint8 only, the file's channels (3, or 4 with alpha and for every
+// animation), [frames, h, w, c] for DecodeWebP, DecodeGif and DecodeImage expanding animations,
+// the first frame as [h, w, c] for DecodeImage that does not. TF's DecodeJpeg, DecodePng,
+// DecodeBmp and DecodeAndCropJpeg return the 4-D array too, against their own 3-D shapes (and
+// the crop is ignored): those are refused here, pointing to decode_webp and decode_image.
+Status DecodeWebpInto(const KernelContext& ctx, const DecodeState& st, const std::string& data,
+                      Tensor** decoded) {
+  if (st.op != DecodeOp::kWebp && st.op != DecodeOp::kImage && st.op != DecodeOp::kGif)
+    return ctx.Error("WebP contents; decode them with tf.io.decode_webp or tf.io.decode_image");
+  if (st.dtype != DType::kUInt8) return ctx.Error("WebP only supports uint8 for dtype");
+  const int want = st.op == DecodeOp::kGif ? 3 : st.channels;
+  if (want != 0 && want != 3 && want != 4) return ctx.Error("WebP only supports 3 or 4 channels");
+  Result<int> channels = WebpChannels(data);
+  if (!channels.ok()) return ctx.Error(channels.status().message());
+  if (want != 0 && want != *channels)
+    return ctx.Error("Number of channels requested does not match input");
+  const bool single = st.op == DecodeOp::kImage && !st.expand_animations;
+  Result<WebpFrames> webp = DecodeWebp(data, !single);
+  if (!webp.ok()) {
+    if (webp.status().code() == StatusCode::kResourceExhausted) return webp.status();
+    return ctx.Error(webp.status().message());
+  }
+  const Shape shape = single ? Shape{webp->height, webp->width, webp->channels}
+                             : Shape{webp->frames, webp->height, webp->width, webp->channels};
+  KILN_ASSIGN_OR_RETURN(Tensor * out, ctx.AllocateOutput(0, DType::kUInt8, shape));
+  std::copy(webp->pixels.begin(), webp->pixels.end(), out->data<uint8_t>());
+  *decoded = out;
+  return OkStatus();
+}
+
 // ---- the decode ops --------------------------------------------------------------------------
 
 // DecodeImage's uint16 of an 8-bit decode (BMP, GIF): each value times 65536 / 256, as TF.
@@ -582,11 +615,15 @@ Status ComputeDecode(const KernelContext& ctx) {
     return ctx.Error(
         "trying to decode BMP format using a wrong op; use decode_bmp or "
         "decode_image");
+  static constexpr const char* kNames[] = {"unknown", "JPEG", "PNG", "GIF", "BMP", "WebP"};
   if (st.op == DecodeOp::kJpegCrop && format != Format::kJpeg && format != Format::kUnknown) {
-    static constexpr const char* kNames[] = {"unknown", "JPEG", "PNG", "GIF", "BMP", "WebP"};
     return ctx.Error("DecodeAndCropJpeg operation can run on JPEG only, but detected ",
                      kNames[static_cast<int>(format)], ".");
   }
+  // TF's DecodeWebP returns such contents as [h, w, c], against its own 4-D shape.
+  if (st.op == DecodeOp::kWebp && format != Format::kWebp && format != Format::kUnknown)
+    return ctx.Error("DecodeWebP got ", kNames[static_cast<int>(format)],
+                     " contents; decode them with tf.io.decode_image");
   Tensor* decoded = nullptr;
   Status s;
   switch (format) {
@@ -607,14 +644,14 @@ Status ComputeDecode(const KernelContext& ctx) {
       if (s.ok() && st.dtype == DType::kUInt16) s = WidenTo16(ctx, &decoded);
       break;
     case Format::kWebp:
-      return Unimplemented("node '", ctx.node_name(),
-                           "': JPEG, PNG, GIF and BMP contents are supported (WebP is not)");
+      s = DecodeWebpInto(ctx, st, data, &decoded);
+      break;
     case Format::kUnknown:
       return ctx.Error("unknown image file format; one of JPEG, PNG, GIF, BMP, WebP required");
   }
   KILN_RETURN_IF_ERROR(s);
   // DecodeGif of a JPEG or PNG: one frame, [1, h, w, c].
-  if (st.op == DecodeOp::kGif && format != Format::kGif)
+  if (st.op == DecodeOp::kGif && format != Format::kGif && format != Format::kWebp)
     *decoded = decoded->Reshaped(Shape{1, decoded->dim(0), decoded->dim(1), decoded->dim(2)});
   if (st.dtype == DType::kFloat) return ConvertToFloat(ctx, decoded);
   // The JPEG decoder crops as it decodes; a CMYK JPEG is decoded whole, then cropped here.
@@ -628,11 +665,17 @@ Status ComputeDecode(const KernelContext& ctx) {
 }
 
 constexpr KernelEntry kCpu[] = {
-    {"DecodeJpeg", ComputeDecode},        {"DecodePng", ComputeDecode},
-    {"DecodeImage", ComputeDecode},       {"DecodeBmp", ComputeDecode},
-    {"DecodeGif", ComputeDecode},         {"EncodePng", ComputeEncodePng},
-    {"DecodeAndCropJpeg", ComputeDecode}, {"ExtractJpegShape", ComputeExtractJpegShape},
-    {"EncodeJpeg", ComputeEncodeJpeg},    {"EncodeJpegVariableQuality", ComputeEncodeJpeg},
+    {"DecodeJpeg", ComputeDecode},
+    {"DecodePng", ComputeDecode},
+    {"DecodeImage", ComputeDecode},
+    {"DecodeBmp", ComputeDecode},
+    {"DecodeGif", ComputeDecode},
+    {"DecodeWebP", ComputeDecode},
+    {"EncodePng", ComputeEncodePng},
+    {"DecodeAndCropJpeg", ComputeDecode},
+    {"ExtractJpegShape", ComputeExtractJpegShape},
+    {"EncodeJpeg", ComputeEncodeJpeg},
+    {"EncodeJpegVariableQuality", ComputeEncodeJpeg},
 };
 
 }  // namespace
