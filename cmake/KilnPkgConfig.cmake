@@ -39,7 +39,7 @@ function(kiln_pkg_config name description)
 endfunction()
 
 # What kiln::exec links (libexec/CMakeLists.txt): oneDNN and libgomp have no .pc file in Debian.
-set(KILN_PC_EXEC_DEPS_REQUIRES zlib libjpeg libpng re2 icu-uc)
+set(KILN_PC_EXEC_DEPS_REQUIRES zlib libjpeg libpng libwebp libwebpdemux re2 icu-uc)
 set(KILN_PC_EXEC_DEPS_LIBS -ldnnl -lgomp -lpthread)
 set(KILN_PC_RUNTIME_DEPS_LIBS -ldnnl -lgomp -lpthread)
 if(KILN_HAVE_CUDA)  # the static CUDA runtime and what it needs
