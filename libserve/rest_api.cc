@@ -236,6 +236,7 @@ HttpReply RestApi::HandleV1(const HttpRequest& request, std::string_view rest) c
   if (Status s = decoder.Parse(request.body); !s.ok()) return fail(s);
   auto target = core_->Resolve(model, version, label, decoder.signature_name());
   if (!target.ok()) return fail(target.status());
+  if (Status s = ServerCore::CheckPredictMethod(*target); !s.ok()) return fail(s);
   auto req = decoder.Decode(*target->signature);
   if (!req.ok()) return fail(req.status());
   auto outputs = core_->Run(*target, std::move(req->inputs), *deadline);

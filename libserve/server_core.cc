@@ -44,7 +44,18 @@ Result<ServerCore::Target> ServerCore::Resolve(std::string_view model,
                                                std::string_view signature_name) const {
   if (shutting_down_) return Unavailable("the server is shutting down");
   KILN_ASSIGN_OR_RETURN(auto servable, repository_->Find(model, version, label));
-  return TargetOf(std::move(servable), signature_name);
+  KILN_ASSIGN_OR_RETURN(Target t, TargetOf(std::move(servable), signature_name));
+  t.check_method_name = method_name_check_;
+  return t;
+}
+
+Status ServerCore::CheckPredictMethod(const Target& target) {
+  const std::string& m = target.method_name;
+  if (!target.check_method_name || m == kPredictMethod || m == kClassifyMethod ||
+      m == kRegressMethod)
+    return OkStatus();
+  return InvalidArgument("Expected prediction signature method_name to be one of {", kPredictMethod,
+                         ", ", kClassifyMethod, ", ", kRegressMethod, "}. Was: ", m);
 }
 
 Result<ServerCore::Target> ServerCore::TargetOf(std::shared_ptr<const Servable> servable,
@@ -83,9 +94,21 @@ Result<std::map<std::string, Tensor>> ServerCore::Run(const Target& target,
 Result<Tensor> ServerCore::ExamplesTensor(const Target& target, std::string_view method,
                                           std::vector<std::string> serialized) {
   const exec::Signature& sig = *target.signature;
-  if (target.method_name != method)
-    return InvalidArgument("signature '", sig.name(), "' has method_name '", target.method_name,
-                           "'; this API needs '", method, "'");
+  const bool classify = method == kClassifyMethod;
+  if (target.check_method_name && target.method_name != method)
+    return InvalidArgument("Expected ", classify ? "classification" : "regression",
+                           " signature method_name to be ", method, ". Was: ", target.method_name,
+                           " (signature '", sig.name(), "')");
+  // Without the check (TF Serving's default), the outputs tell whether the signature answers
+  // this API, before anything runs.
+  bool answers = false;
+  for (const auto& out : sig.outputs())
+    answers |= classify ? out.key == "classes" || out.key == "scores" : out.key == "outputs";
+  if (!answers)
+    return InvalidArgument(
+        "signature '", sig.name(), "' (method_name '", target.method_name, "') has ",
+        classify ? "neither a 'classes' nor a 'scores' output" : "no 'outputs' output",
+        ", which the ", classify ? "classify" : "regress", " API answers");
   // TF Serving also refuses a signature whose input key is not "inputs", a classify signature
   // of more than two outputs and a regress signature of more than one; kiln serves them (what
   // it reads is unambiguous: the one input, and "classes"/"scores" or "outputs"), docs/server.md.

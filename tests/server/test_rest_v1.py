@@ -165,9 +165,10 @@ def test_classify_and_regress(server):
              {"signature_name": "regress", "examples": [{"x": 1.5}, {"x": 2.5}, {"x": 0.0}]})
     assert r.status_code == 200, r.text
     assert r.json() == {"results": [3, 3, 3]}
-    # The method must match the signature's method_name.
+    # A signature that does not answer the API is refused before it runs (TF Serving's default
+    # checks outputs, not method_name: native TF2 models write the predict method for all).
     r = post(server, "/v1/models/examples:regress", {"examples": [{"x": 1.0}]})
-    assert r.status_code == 400 and "method_name" in r.json()["error"]
+    assert r.status_code == 400 and "no 'outputs' output" in r.json()["error"], r.text
 
 
 def test_tfx_predict_b64_examples(server, tfx_reference):
@@ -248,3 +249,45 @@ def test_nan_and_inf_in_give_what_tensorflow_gives(server, repo):
     got = np.array(r.json()["predictions"], np.float32)
     assert np.isnan(got[:2]).all(), got[:2]
     np.testing.assert_allclose(got[2:], y[2:], rtol=1e-5, atol=1e-6)
+
+
+def test_method_name_check_follows_the_flag(repo, tmp_path):
+    """A native TF2 classifier (TF2 writes method_name predict for every signature) serves
+    :classify by default, as in TF Serving, whose --enable_signature_method_name_check is off;
+    with the flag, TF Serving's checks and messages: :classify needs the classify method,
+    :predict any of predict/classify/regress."""
+    import tensorflow as tf
+    from conftest import Server
+
+    class Native(tf.Module):
+        @tf.function(input_signature=[tf.TensorSpec([None], tf.string, name="inputs")])
+        def classify(self, inputs):
+            n = tf.shape(inputs)[0]
+            return {"classes": tf.reshape(inputs, [-1, 1]), "scores": tf.fill([n, 1], 0.5)}
+
+    m = Native()
+    models = tmp_path / "native"
+    tf.saved_model.save(m, str(models / "1"), signatures={"serving_default": m.classify})
+    body = {"examples": [{"x": 1.0}]}
+    for flag in (False, True):
+        args = [f"--model_base_path={models}", "--model_name=native"]
+        if flag:
+            args.append("--enable_signature_method_name_check")
+        (tmp_path / f"srv{flag}").mkdir()
+        srv = Server(args, tmp_path / f"srv{flag}").wait_ready()
+        try:
+            r = requests.post(srv.url + "/v1/models/native:classify", json=body, timeout=30)
+            if flag:
+                assert r.status_code == 400, r.text
+                assert r.json()["error"].startswith(
+                    "Expected classification signature method_name to be "
+                    "tensorflow/serving/classify. Was: tensorflow/serving/predict"), r.text
+            else:
+                assert r.status_code == 200, r.text
+                (row,), = r.json()["results"]
+                assert row[1] == 0.5
+            r = requests.post(srv.url + "/v1/models/native:predict",
+                              json={"instances": [{"b64": "eA=="}]}, timeout=30)
+            assert r.status_code == 200, r.text
+        finally:
+            assert srv.stop() == 0

@@ -247,6 +247,7 @@ class PredictionService final : public tensorflow::serving::PredictionService::S
                    tensorflow::serving::PredictResponse* resp) {
     Spec spec = SpecOf(req.model_spec());
     KILN_ASSIGN_OR_RETURN(auto target, Resolve(spec));
+    KILN_RETURN_IF_ERROR(ServerCore::CheckPredictMethod(target));
     std::map<std::string, Tensor> inputs;
     for (const auto& [key, proto] : req.inputs()) {
       KILN_ASSIGN_OR_RETURN(Tensor t,

@@ -67,12 +67,13 @@ struct Flags {
   bool log_debug = false;
   // TF Serving's flags that kiln maps onto its own (docs/server.md, "TF Serving's flags").
   std::string monitoring_config_file;
-  int tensorflow_intra_op_parallelism = 0;  // = --threads when that is not given
-  int tensorflow_inter_op_parallelism = 0;  // accepted: one call's kernels run in order
-  std::string saved_model_tags = "serve";   // the MetaGraphDef to load, comma-separated
-  bool flush_filesystem_caches = true;      // accepted: kiln keeps no file-system cache
-  int tensorflow_session_parallelism = 0;   // the intra-op default when neither is given
-  bool enable_model_warmup = true;          // replay assets.extra/tf_serving_warmup_requests
+  int tensorflow_intra_op_parallelism = 0;          // = --threads when that is not given
+  int tensorflow_inter_op_parallelism = 0;          // accepted: one call's kernels run in order
+  std::string saved_model_tags = "serve";           // the MetaGraphDef to load, comma-separated
+  bool flush_filesystem_caches = true;              // accepted: kiln keeps no file-system cache
+  bool enable_signature_method_name_check = false;  // as TF Serving's model server
+  int tensorflow_session_parallelism = 0;           // the intra-op default when neither is given
+  bool enable_model_warmup = true;  // replay assets.extra/tf_serving_warmup_requests
   bool allow_version_labels_for_unavailable_models = false;
 };
 
@@ -237,6 +238,7 @@ int Serve(const Flags& flags) {
   limits.max_json_depth = flags.max_json_depth;
   limits.max_json_parsed_bytes = flags.max_json_parsed_bytes;
   ServerCore core(&repository, &metrics, limits);
+  core.set_method_name_check(flags.enable_signature_method_name_check);
   RestApi api(&core);
   if (!metrics_path.empty()) api.AddMetricsPath(metrics_path);
 
@@ -450,6 +452,10 @@ int Main(int argc, char** argv) {
       ->capture_default_str();
   app.add_flag("--flush_filesystem_caches", f.flush_filesystem_caches,
                "accepted for TF Serving command lines; kiln keeps no file-system cache");
+  app.add_flag("--enable_signature_method_name_check", f.enable_signature_method_name_check,
+               "predict, classify and regress check the signature's method_name, as TF "
+               "Serving's flag (default false: native TF2 models write the predict method "
+               "for every signature, and the outputs tell classify and regress signatures)");
   app.add_flag("--enable_model_warmup", f.enable_model_warmup,
                "replay a version's assets.extra/tf_serving_warmup_requests (TF Serving's "
                "PredictionLog records) before it serves; a failing record fails the load "

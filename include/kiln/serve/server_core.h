@@ -39,6 +39,8 @@ int HttpStatusFor(const Status& status);
 class ServerCore {
  public:
   ServerCore(ModelRepository* repository, Metrics* metrics, RequestLimits limits);
+  // TF Serving's --enable_signature_method_name_check: the targets Resolve gives check it.
+  void set_method_name_check(bool on) { method_name_check_ = on; }
 
   ModelRepository& repository() { return *repository_; }
   Metrics& metrics() { return *metrics_; }
@@ -53,6 +55,9 @@ class ServerCore {
     std::shared_ptr<const Servable> servable;
     const exec::Signature* signature = nullptr;
     std::string method_name;  // the SignatureDef's method_name
+    // Whether the APIs check method_name (TF Serving's --enable_signature_method_name_check,
+    // off by default there and here: native TF2 models write the predict method for all).
+    bool check_method_name = false;
   };
   // signature_name "" means serving_default.
   Result<Target> Resolve(std::string_view model, std::optional<int64_t> version,
@@ -67,9 +72,13 @@ class ServerCore {
                                             std::map<std::string, Tensor> inputs,
                                             Deadline deadline = kNoDeadline) const;
 
-  // Classify/Regress (TF Serving's conventions): the signature's method_name must match, its
-  // one input takes the serialized tf.Examples as a string vector; classify answers "classes"
-  // and/or "scores" ([N, K]), regress answers "outputs" ([N] or [N, 1]).
+  // Predict (TF Serving's): with the check on, the signature's method_name must be predict,
+  // classify or regress.
+  static Status CheckPredictMethod(const Target& target);
+  // Classify/Regress (TF Serving's conventions): with the check on, the signature's
+  // method_name must match; its one input takes the serialized tf.Examples as a string vector;
+  // classify answers "classes" and/or "scores" ([N, K]), regress answers "outputs" ([N] or
+  // [N, 1]).
   struct Classification {
     std::vector<std::vector<std::pair<std::string, float>>> rows;  // label ("" if none), score
   };
@@ -84,6 +93,7 @@ class ServerCore {
   ModelRepository* repository_;
   Metrics* metrics_;
   RequestLimits limits_;
+  bool method_name_check_ = false;
   std::atomic<bool> shutting_down_{false};
 };
 
