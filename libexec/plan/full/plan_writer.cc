@@ -607,7 +607,9 @@ Result<CompileReport> CompilePlan(const std::filesystem::path& dir, const Compil
   std::vector<std::unique_ptr<SavedModel>> signature_loads;
   std::map<std::string, int32_t> alone_index;
   const size_t not_planned_before_alone = report.not_planned.size();
-  if (!some_signatures && !internal::SavedModelAccess::plan_facts(*model).variables_frozen)
+  // (Without freezing, every load prepares the same graphs.)
+  if (!some_signatures && options.freeze_variables &&
+      !internal::SavedModelAccess::plan_facts(*model).variables_frozen)
     PlanSignatureLoads(dir, lo, model->SignatureNames(), &writer, &signature_loads, &report,
                        &alone_index);
   // What those loads could not plan they prepare from saved_model.pb, as without a plan; the
