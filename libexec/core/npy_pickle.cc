@@ -195,29 +195,21 @@ class Unpickler {
         KILN_RETURN_IF_ERROR(Take(8).status());
         return integer(0, K::kFloat);
       }
-      case 'C':
-      case 'U': {  // SHORT_BINBYTES; SHORT_BINSTRING (Python 2 str: bytes)
-        KILN_ASSIGN_OR_RETURN(uint64_t n, Le(1));
+      // Strings: a length of 1, 4 or 8 bytes, then the bytes (UTF-8 for str).
+      case 'C':     // SHORT_BINBYTES
+      case 'U':     // SHORT_BINSTRING (Python 2 str: bytes)
+      case 0x8c:    // SHORT_BINUNICODE
+      case 'B':     // BINBYTES
+      case 'T':     // BINSTRING
+      case 'X':     // BINUNICODE
+      case 0x8e:    // BINBYTES8
+      case 0x8d: {  // BINUNICODE8
+        const size_t width = op == 'C' || op == 'U' || op == 0x8c ? 1
+                             : op == 0x8e || op == 0x8d           ? 8
+                                                                  : 4;
+        KILN_ASSIGN_OR_RETURN(uint64_t n, Le(width));
         KILN_ASSIGN_OR_RETURN(std::string_view s, Take(n));
-        return text(K::kBytes, s);
-      }
-      case 'B':
-      case 'T': {  // BINBYTES; BINSTRING
-        KILN_ASSIGN_OR_RETURN(uint64_t n, Le(4));
-        KILN_ASSIGN_OR_RETURN(std::string_view s, Take(n));
-        return text(K::kBytes, s);
-      }
-      case 0x8e: {  // BINBYTES8
-        KILN_ASSIGN_OR_RETURN(uint64_t n, Le(8));
-        KILN_ASSIGN_OR_RETURN(std::string_view s, Take(n));
-        return text(K::kBytes, s);
-      }
-      case 0x8c:
-      case 'X':
-      case 0x8d: {  // SHORT_BINUNICODE, BINUNICODE, BINUNICODE8 (UTF-8)
-        KILN_ASSIGN_OR_RETURN(uint64_t n, Le(op == 0x8c ? 1 : op == 'X' ? 4 : 8));
-        KILN_ASSIGN_OR_RETURN(std::string_view s, Take(n));
-        return text(K::kStr, s);
+        return text(op == 0x8c || op == 'X' || op == 0x8d ? K::kStr : K::kBytes, s);
       }
       case ')':
         return tuple({});
@@ -284,22 +276,16 @@ class Unpickler {
         object->state = state;
         return OkStatus();
       }
-      case 'q': {
-        KILN_ASSIGN_OR_RETURN(uint64_t key, Le(1));
-        return Memo(key, at);
-      }
-      case 'r': {
-        KILN_ASSIGN_OR_RETURN(uint64_t key, Le(4));
+      case 'q':    // BINPUT
+      case 'r': {  // LONG_BINPUT
+        KILN_ASSIGN_OR_RETURN(uint64_t key, Le(op == 'q' ? 1 : 4));
         return Memo(key, at);
       }
       case 0x94:  // MEMOIZE
         return Memo(memo_.size(), at);
-      case 'h': {
-        KILN_ASSIGN_OR_RETURN(uint64_t key, Le(1));
-        return Recall(key, at);
-      }
-      case 'j': {
-        KILN_ASSIGN_OR_RETURN(uint64_t key, Le(4));
+      case 'h':    // BINGET
+      case 'j': {  // LONG_BINGET
+        KILN_ASSIGN_OR_RETURN(uint64_t key, Le(op == 'h' ? 1 : 4));
         return Recall(key, at);
       }
       default: {

@@ -115,6 +115,27 @@ def kiln_run(d, signature, inputs, outdir):
     return {p.stem: np.load(p) for p in Path(outdir).glob("*.npy")}
 
 
+def save_module(d, fn, signature):
+    """Saves fn (a function returning a dict) as the serving_default of a tf.Module at d."""
+    import tensorflow as tf
+    module = tf.Module()
+    module.f = tf.function(fn, input_signature=signature)
+    tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
+    return d
+
+
+def run_module(tmp_path, fn, signature, inputs, save=save_value):
+    """fn saved as tmp_path/model (save_module), its serving_default run by TensorFlow and by
+    `savedmodel-cli run` on `inputs` (written by `save`); (our outputs, TF's outputs)."""
+    import tensorflow as tf
+    d = save_module(tmp_path / "model", fn, signature)
+    theirs = tf.saved_model.load(str(d)).signatures["serving_default"](
+        **{k: tf.constant(v) for k, v in inputs.items()})
+    theirs = {k: v.numpy() for k, v in theirs.items()}
+    files = {k: save(tmp_path / k, v) for k, v in inputs.items()}
+    return kiln_run(d, "serving_default", files, tmp_path / "out"), theirs
+
+
 def kiln_call_signature(d, signature, inputs, outdir):
     """Our loader through tests/tf/kiln_call.cc (takes string scalars too)."""
     run([KILN_CALL, d, "signature", signature, outdir] +

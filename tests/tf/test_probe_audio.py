@@ -11,26 +11,6 @@ import oracle
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def _save(tmp_path, fn, signature):
-    import tensorflow as tf
-    module = tf.Module()
-    module.f = tf.function(fn, input_signature=signature)
-    d = tmp_path / "model"
-    tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
-    return d
-
-
-def _save_and_run(tmp_path, fn, signature, inputs):
-    """Saves fn as serving_default of a tf.Module; (our outputs, TF's outputs, bundle dir)."""
-    import tensorflow as tf
-    d = _save(tmp_path, fn, signature)
-    theirs = tf.saved_model.load(str(d)).signatures["serving_default"](
-        **{k: tf.constant(v) for k, v in inputs.items()})
-    theirs = {k: v.numpy() for k, v in theirs.items()}
-    files = {k: oracle.save_value(tmp_path / k, v) for k, v in inputs.items()}
-    return oracle.kiln_run(d, "serving_default", files, tmp_path / "out"), theirs, d
-
-
 def test_index_shuffle_matches_tf(tmp_path):
     """tf.random.experimental.index_shuffle (RandomIndexShuffle): TF's Simon-cipher permutation
     for every index and seed dtype, scalar and vector forms, and blocks up to 64 bits."""
@@ -55,7 +35,7 @@ def test_index_shuffle_matches_tf(tmp_path):
                 max_index=tf.constant([3, 70000, 5, 2**40], tf.int64)),
         }
 
-    ours, theirs, _ = _save_and_run(
+    ours, theirs = oracle.run_module(
         tmp_path, fn,
         [tf.TensorSpec([None], tf.int64, "idx"), tf.TensorSpec([2], tf.int64, "seed"),
          tf.TensorSpec([], tf.int64, "mx")],
@@ -92,7 +72,7 @@ def test_ffts_of_lengths_that_are_not_powers_of_two(tmp_path):
         return o
 
     rng = np.random.default_rng(3)
-    ours, theirs, _ = _save_and_run(
+    ours, theirs = oracle.run_module(
         tmp_path, fn,
         [tf.TensorSpec([None, None], tf.float32, "x"),
          tf.TensorSpec([None, 6, 15], tf.float32, "y")],

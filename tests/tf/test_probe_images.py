@@ -10,21 +10,15 @@ import oracle
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def _save_and_run(tmp_path, fn, signature, inputs):
-    """Saves fn as serving_default of a tf.Module; (our outputs, TF's outputs)."""
-    import tensorflow as tf
-    module = tf.Module()
-    module.f = tf.function(fn, input_signature=signature)
-    d = tmp_path / "model"
-    tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
-    theirs = tf.saved_model.load(str(d)).signatures["serving_default"](
-        **{k: tf.constant(v) for k, v in inputs.items()})
-    theirs = {k: v.numpy() for k, v in theirs.items()}
-    files = {}
-    for k, v in inputs.items():  # .npy also for string scalars (fixed-width 'S' arrays)
-        files[k] = tmp_path / f"{k}.npy"
-        np.save(files[k], v)
-    return oracle.kiln_run(d, "serving_default", files, tmp_path / "out"), theirs
+def _npy(stem, value):
+    """Every input as .npy: strings as an object array, which savedmodel-cli reads."""
+    path = stem.parent / (stem.name + ".npy")
+    np.save(path, value, allow_pickle=True)
+    return path
+
+
+def _run(tmp_path, fn, signature, inputs):
+    return oracle.run_module(tmp_path, fn, signature, inputs, save=_npy)
 
 
 def test_sample_distorted_bounding_box_crops_as_tf(tmp_path):
@@ -50,7 +44,7 @@ def test_sample_distorted_bounding_box_crops_as_tf(tmp_path):
         for seed in ([11, 22], [-5, 7], [0, 0]):
             sub = tmp_path / f"{h}x{w}_{seed[0]}_{seed[1]}"
             sub.mkdir()
-            ours, theirs = _save_and_run(
+            ours, theirs = _run(
                 sub, fn, [tf.TensorSpec([], tf.string, "img"), tf.TensorSpec([2], tf.int32, "seed")],
                 {"img": np.array(png, dtype="S"), "seed": np.array(seed, np.int32)})
             oracle.assert_outputs(ours, theirs, f"distorted box {h}x{w} seed {seed}")
@@ -73,8 +67,8 @@ def test_sample_distorted_bounding_box_stateful_first_call_as_tf(tmp_path):
 
     png = tf.io.encode_png(np.random.default_rng(1).integers(0, 256, (57, 43, 3),
                                                              dtype=np.uint8)).numpy()
-    ours, theirs = _save_and_run(tmp_path, fn, [tf.TensorSpec([], tf.string, "img")],
-                                 {"img": np.array(png, dtype="S")})
+    ours, theirs = _run(tmp_path, fn, [tf.TensorSpec([], tf.string, "img")],
+                        {"img": np.array(png, dtype="S")})
     oracle.assert_outputs(ours, theirs, "stateful distorted box")
 
 
@@ -158,11 +152,8 @@ def test_webp_decodes_as_tf(tmp_path):
             except tf.errors.InvalidArgumentError as e:
                 theirs = e.message
             if isinstance(theirs, str):
-                module = tf.Module()
-                module.f = tf.function(_outputs_of(fn),
-                                       input_signature=[tf.TensorSpec([], tf.string)])
-                d = sub / "model"
-                tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
+                d = oracle.save_module(sub / "model", _outputs_of(fn),
+                                       [tf.TensorSpec([], tf.string)])
                 np.save(sub / "x.npy", np.array(data, dtype=object), allow_pickle=True)
                 proc = oracle.run([oracle.KILN_CLI, "run", "--dir", d, "--tag_set", "serve",
                                    "--signature_def", "serving_default", "--inputs",
@@ -171,9 +162,8 @@ def test_webp_decodes_as_tf(tmp_path):
                 want = theirs.split("}}")[-1].split(" [")[0].strip()
                 assert want in proc.stderr, (name, fname, proc.stderr)
                 continue
-            ours, tf_out = _save_and_run(sub, _outputs_of(fn),
-                                         [tf.TensorSpec([], tf.string)],
-                                         {"x": np.array(data, dtype=object)})
+            ours, tf_out = _run(sub, _outputs_of(fn), [tf.TensorSpec([], tf.string)],
+                                {"x": np.array(data, dtype=object)})
             np.testing.assert_array_equal(ours["out"], tf_out["out"], err_msg=f"{name} {fname}")
 
 
@@ -194,10 +184,7 @@ def test_animated_webp_decodes_every_frame(tmp_path):
     for name, fn, want in [
             ("all", lambda x: {"out": tf.io.decode_webp(x)}, (3, 6, 5, 4)),
             ("first", lambda x: {"out": tf.io.decode_image(x, expand_animations=False)}, (6, 5, 4))]:
-        module = tf.Module()
-        module.f = tf.function(fn, input_signature=[tf.TensorSpec([], tf.string)])
-        d = tmp_path / name
-        tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
+        d = oracle.save_module(tmp_path / name, fn, [tf.TensorSpec([], tf.string)])
         np.save(tmp_path / "x.npy", data, allow_pickle=True)
         out = oracle.kiln_run(d, "serving_default", {"x": tmp_path / "x.npy"},
                               tmp_path / f"out_{name}")["out"]

@@ -10,20 +10,6 @@ import oracle
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
-def _save_and_run(tmp_path, fn, signature, inputs):
-    """Saves fn as serving_default of a tf.Module; (our outputs, TF's outputs)."""
-    import tensorflow as tf
-    module = tf.Module()
-    module.f = tf.function(fn, input_signature=signature)
-    d = tmp_path / "model"
-    tf.saved_model.save(module, str(d), signatures=module.f.get_concrete_function())
-    theirs = tf.saved_model.load(str(d)).signatures["serving_default"](
-        **{k: tf.constant(v) for k, v in inputs.items()})
-    theirs = {k: v.numpy() for k, v in theirs.items()}
-    files = {k: oracle.save_value(tmp_path / k, v) for k, v in inputs.items()}
-    return oracle.kiln_run(d, "serving_default", files, tmp_path / "out"), theirs
-
-
 def test_stateless_full_int_uint64_has_tf_default_dtype(tmp_path):
     """uint64 is the FullInt ops' default dtype, so TF writes their dtype attr without it."""
     import tensorflow as tf
@@ -32,8 +18,8 @@ def test_stateless_full_int_uint64_has_tf_default_dtype(tmp_path):
         return {"u64": tf.random.stateless_uniform([9], seed, None, None, tf.uint64),
                 "i64": tf.random.stateless_uniform([9], seed, None, None, tf.int64)}
 
-    ours, theirs = _save_and_run(tmp_path, fn, [tf.TensorSpec([2], tf.int32, "seed")],
-                                 {"seed": np.array([7, -3], np.int32)})
+    ours, theirs = oracle.run_module(tmp_path, fn, [tf.TensorSpec([2], tf.int32, "seed")],
+                                     {"seed": np.array([7, -3], np.int32)})
     oracle.assert_outputs(ours, theirs, "stateless FullInt")
 
 
@@ -51,7 +37,7 @@ def test_segment_max_min_keep_nan_as_tf(tmp_path):
                 "umax": tf.math.unsorted_segment_max(x2, seg, 6),
                 "umin": tf.math.unsorted_segment_min(x2, seg, 6)}
 
-    ours, theirs = _save_and_run(
+    ours, theirs = oracle.run_module(
         tmp_path, fn,
         [tf.TensorSpec([None], tf.float32, "x"), tf.TensorSpec([None], tf.int32, "seg")],
         {"x": x, "seg": seg})
@@ -76,7 +62,7 @@ def test_general_eig(tmp_path):
         ec, vc = tf.linalg.eig(c)
         return {"e": e, "v": v, "eb": tf.linalg.eigvals(b), "ec": ec, "vc": vc}
 
-    ours, theirs = _save_and_run(
+    ours, theirs = oracle.run_module(
         tmp_path, fn, [tf.TensorSpec([None, 4, 4], tf.float32, "a"),
                        tf.TensorSpec([3, 3], tf.float64, "b"),
                        tf.TensorSpec([3, 3], tf.complex64, "c")], {"a": a, "b": b, "c": c})
@@ -105,7 +91,7 @@ def test_neg_and_abs_of_signed_zero(tmp_path):
         return {"neg": -x, "abs": tf.abs(x), "inv_neg": 1.0 / -x, "neg_h": -h, "abs_h": tf.abs(h)}
 
     x = np.array([0.0, -0.0, 1.5, -2.0], np.float32)
-    ours, theirs = _save_and_run(
+    ours, theirs = oracle.run_module(
         tmp_path, fn,
         [tf.TensorSpec([None], tf.float32, "x"), tf.TensorSpec([None], tf.float16, "h")],
         {"x": x, "h": x.astype(np.float16)})
