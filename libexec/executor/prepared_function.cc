@@ -22,6 +22,7 @@
 #include "executor/half_precision.h"
 #include "executor/memory_plan.h"
 #include "executor/placement.h"
+#include "graph/dilated_convolution.h"
 #include "graph/flat_graph.h"
 #include "graph/float_to_half.h"
 #include "graph/fusion.h"
@@ -150,6 +151,20 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
       KILN_RETURN_IF_ERROR(TopologicalOrder());
     }
   }
+  // TF's dilated convolutions (SpaceToBatchND around a dense one) as one dilated convolution,
+  // before fusion takes its bias and activation.
+  int dilated = 0;
+  if (options_.fuse && source_graph_ == nullptr && HasSpaceToBatch(graph_, live_)) {
+    KILN_RETURN_IF_ERROR(PrepareNodes(/*analysis=*/true));
+    dilated = FoldSpaceToBatchConvolutions(&graph_, Facts(), live_);
+    compiled_.stats.fused = dilated;
+    ResetPrepared();
+    if (dilated > 0) {
+      MarkLive();
+      order_.clear();
+      KILN_RETURN_IF_ERROR(TopologicalOrder());
+    }
+  }
   const bool fuse = options_.fuse && source_graph_ == nullptr && HasFusableNodes();
   const bool reduce =
       options_.fuse && source_graph_ == nullptr && HasStrengthReductions(graph_, live_);
@@ -167,7 +182,7 @@ Result<std::shared_ptr<const PreparedFunction>> FunctionCompiler::Compile(
     // as the model wrote them.
     const int reduced = reduce ? ReduceStrength(&graph_, facts, live_) : 0;
     ResetPrepared();
-    compiled_.stats.fused = fused;
+    compiled_.stats.fused = dilated + fused;
     if (fused + reduced > 0) {
       MarkLive();
       order_.clear();

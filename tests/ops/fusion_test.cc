@@ -1236,3 +1236,103 @@ TEST_CASE("precision: tf32 marks the float32 products and convolutions") {
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+
+// TF's dilated convolution (tf.nn.convolution's with_space_to_batch, as Keras writes every
+// Conv1D, Conv2D and DepthwiseConv2D with dilation_rate > 1): SpaceToBatchND, the dense
+// convolution (VALID), BatchToSpaceND, with the paddings and crops TF computes for the padding.
+struct DilatedConv {
+  std::string op = "Conv2D";
+  bool conv1d = false;       // ExpandDims / Squeeze around a 2-D convolution of [N, 1, W, C]
+  bool squeeze_all = false;  // a Squeeze without squeeze_dims (not folded)
+  bool shared_s2b = false;   // the SpaceToBatchND also read by another op (not folded)
+  std::vector<int32_t> block, paddings, crops;
+};
+
+FnBuilder BuildDilated(const DilatedConv& d, const Shape& w_shape) {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const int m = static_cast<int>(d.block.size());
+  const std::string block = b.IntConst("block", d.block, Shape{m});
+  const std::string pads = b.IntConst("paddings", d.paddings, Shape{m, 2});
+  const std::string crops = b.IntConst("crops", d.crops, Shape{m, 2});
+  const std::string w = b.Const("w", RandomOf(DType::kFloat, w_shape, 1));
+  const int64_t channels = d.op == "Conv2D" ? w_shape.dim(3) : w_shape.dim(2) * w_shape.dim(3);
+  const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{channels}, 2));
+  auto int_attrs = [](tensorflow::NodeDef* n, const char* third) {
+    (*n->mutable_attr())["Tblock_shape"].set_type(tensorflow::DT_INT32);
+    (*n->mutable_attr())[third].set_type(tensorflow::DT_INT32);
+  };
+  int_attrs(b.Op("s2b", "SpaceToBatchND", {x, block, pads}, "output"), "Tpaddings");
+  const std::string blocked = b.last();
+  if (d.conv1d) {
+    tensorflow::NodeDef* e =
+        b.Op("expand", "ExpandDims", {b.last(), b.IntConst("axis", {1}, Shape{})}, "output");
+    (*e->mutable_attr())["Tdim"].set_type(tensorflow::DT_INT32);
+  }
+  Strides(b.Op("conv", d.op, {b.last(), w}, "output"), "VALID");
+  if (d.conv1d) {
+    tensorflow::NodeDef* sq = b.Op("squeeze", "Squeeze", {b.last()}, "output");
+    if (!d.squeeze_all) (*sq->mutable_attr())["squeeze_dims"].mutable_list()->add_i(1);
+  }
+  int_attrs(b.Op("b2s", "BatchToSpaceND", {b.last(), block, crops}, "output"), "Tcrops");
+  b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+  b.Op("relu", "Relu", {b.last()}, "activations");
+  b.Output(b.last());
+  if (d.shared_s2b) {
+    b.Op("neg", "Neg", {blocked}, "y");
+    b.Output(b.last());
+  }
+  return b;
+}
+
+TEST_CASE("fusion: SpaceToBatchND, a convolution and BatchToSpaceND are one dilated convolution") {
+  SUBCASE("a causal Conv1D of dilation 4 (its Pad made by the caller: crops 0)") {
+    DilatedConv d;
+    d.conv1d = true;
+    d.block = {4};
+    d.paddings = {8, 2};  // the causal 2 * 4 before, 2 more to reach a multiple of 4
+    d.crops = {0, 2};
+    const exec::PlanStats st = CheckFusedMatchesUnfused(
+        BuildDilated(d, Shape{1, 3, 3, 5}), {RandomOf(DType::kFloat, Shape{2, 22, 3}, 4)});
+    CHECK(st.fused == 2);  // dilated, then the bias and Relu fused
+    CHECK(st.steps == 3);  // ExpandDims, the convolution, the Squeeze
+  }
+  SUBCASE("a Conv2D and a DepthwiseConv2dNative, SAME, dilations 2 x 3, batch 1") {
+    for (const std::string op : {"Conv2D", "DepthwiseConv2dNative"}) {
+      DilatedConv d;
+      d.op = op;
+      d.block = {2, 3};
+      // H 9: SAME pads 2 + 2, and 1 more; W 10: 3 + 3, and 2 more (TF's
+      // required_space_to_batch_paddings); the extra rows are cropped.
+      d.paddings = {2, 3, 3, 5};
+      d.crops = {0, 1, 0, 2};
+      INFO(op);
+      const exec::PlanStats st = CheckFusedMatchesUnfused(
+          BuildDilated(d, Shape{3, 3, 3, 2}), {RandomOf(DType::kFloat, Shape{1, 9, 10, 3}, 4)});
+      CHECK(st.fused == 2);
+      CHECK(st.steps == 1);
+    }
+  }
+  SUBCASE("left as written: a Squeeze of every size-1 dim, a shared SpaceToBatchND") {
+    for (const bool squeeze_all : {true, false}) {
+      DilatedConv d;
+      d.conv1d = true;
+      d.squeeze_all = squeeze_all;
+      d.shared_s2b = !squeeze_all;
+      d.block = {2};
+      d.paddings = {2, 0};
+      d.crops = {0, 0};
+      INFO("squeeze_all: ", squeeze_all);
+      const exec::PlanStats st = CheckFusedMatchesUnfused(
+          BuildDilated(d, Shape{1, 3, 3, 4}), {RandomOf(DType::kFloat, Shape{1, 8, 3}, 4)});
+      CHECK(st.fused == 0);
+      // SpaceToBatchND, ExpandDims, the convolution, Squeeze, BatchToSpaceND, BiasAdd, Relu
+      // (and the Neg).
+      CHECK(st.steps == (squeeze_all ? 7 : 8));
+    }
+  }
+}
+
+}  // namespace kiln::testing
