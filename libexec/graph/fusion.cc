@@ -1,6 +1,6 @@
-// Prepare-time fusion (fusion.h): the driver, FuseGraph and Fuser::Run; the rewrites before
-// the main pass (a zero Pad folded into a convolution's padding, an identity Transpose
-// forwarded); and the main pass: following a matrix product's or convolution's chain of
+// Prepare-time fusion (fusion.h): the driver, FuseGraph and Fuser::Run; the rewrite before
+// the main pass (a zero Pad folded into a convolution's padding; identity_forwarding.cc has the
+// others); and the main pass: following a matrix product's or convolution's chain of
 // element-wise ops (biases, per-channel scales and shifts, batch norms, a residual add, a view,
 // an activation, GELU and swish among them) and rewriting it into one fused node. Layer norms
 // and the half-precision narrowing are in fusion_norms.cc; shared helpers in fusion_util.cc.
@@ -142,6 +142,7 @@ int Fuser::Run() {
     const FlatNode& p = g_.nodes[v];
     const bool conv = p.op == "Conv2D" || p.op == "DepthwiseConv2dNative";
     dtype_ = TypeOf(p);
+    conv_ = conv;
     const bool typed = dtype_ == DType::kFloat || (half_ && IsHalfType(dtype_));
     if (!(conv || p.op == "MatMul") || !typed || (conv && !IsNhwc(p))) continue;
     if (p.inputs.size() != 2 || facts_[v].specs.empty()) continue;
@@ -260,37 +261,6 @@ void Fuser::Bypass(int pad_index, int reader) {
   }
 }
 
-// A Transpose by a constant identity permutation (Keras's Tensordot emits one per Dense on a
-// sequence) passes its input on instead of copying it.
-int Fuser::ForwardIdentityTransposes() {
-  int forwarded = 0;
-  for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
-    FlatNode& t = g_.nodes[v];
-    if (!Live(v) || t.op != "Transpose" || t.inputs.size() != 2 || t.attrs == nullptr) continue;
-    const std::vector<int64_t> perm = IntValues(t.inputs[1]);
-    const Edge x = t.inputs[0];
-    if (Value(t.inputs[1]) == nullptr || x.node >= static_cast<int>(facts_.size()) ||
-        x.output >= static_cast<int>(facts_[x.node].specs.size()))
-      continue;
-    // Only where the input's rank is known to match (a mismatch is the kernel's error).
-    const PartialShape& xs = facts_[x.node].specs[x.output].shape;
-    if (xs.unknown_rank() || xs.rank() != static_cast<int>(perm.size())) continue;
-    bool identity = true;
-    for (size_t i = 0; i < perm.size(); ++i)
-      identity = identity && perm[i] == static_cast<int64_t>(i);
-    const auto it = t.attrs->find("T");
-    if (!identity || it == t.attrs->end()) continue;
-    g_.owned_attrs.emplace_back();
-    g_.owned_attrs.back()["T"] = it->second;
-    t.op = "Identity";
-    t.def = FindOp("Identity");
-    t.attrs = &g_.owned_attrs.back();
-    t.inputs.resize(1);
-    ++forwarded;
-  }
-  return forwarded;
-}
-
 // ---- the chain after a producer ------------------------------------------------------------
 
 // Folds y -> y * s per channel.
@@ -347,10 +317,17 @@ Chain Fuser::Follow(int p) {
     const FlatNode& n = g_.nodes[next];
     // After the activation only the Cast back to the producer's type (which commutes with it).
     const bool casts_back = wide && CastTypes(n) == std::make_pair(DType::kFloat, dtype_);
-    if (ch.act != Act::kNone && !casts_back) break;
     bool waits_on_p = false;
     for (int c : n.control_inputs) waits_on_p |= DependsOn(g_, c, p);
     if (waits_on_p) break;
+    if (ch.act != Act::kNone && !casts_back) {
+      if (!TakeAfterActivation(n, cur, &ch)) break;
+      ch.last = next;
+      ch.nodes.push_back(next);
+      ++ch.absorbed;
+      cur = next;
+      continue;
+    }
     const bool constants_ok = !ch.bias_edge && !ch.add_edge;
     // The other operand of a binary op, and which input it is.
     auto other = [&](int* which) -> std::optional<Edge> {
@@ -648,6 +625,37 @@ bool Fuser::GeluTanhAfter(int x, std::vector<int>* nodes) {
   return true;
 }
 
+// After a convolution's activation: a product, quotient, sum or difference by a constant
+// per-channel vector (Keras's batch norm after Conv(activation=...) is x * s + t), folded into
+// the chain's post_scale and post_shift. Not for half-precision chains or a load with another
+// device (cuDNN has no such epilogue).
+bool Fuser::TakeAfterActivation(const FlatNode& n, int cur, Chain* ch) {
+  if (!conv_ || half_ || dtype_ != DType::kFloat || !IsFloat(n)) return false;
+  const bool mul = n.op == "Mul", div = n.op == "RealDiv", sub = n.op == "Sub";
+  if (!(mul || div || sub || n.op == "Add" || n.op == "AddV2")) return false;
+  const std::optional<Edge> o = OtherInput(n, cur);
+  if (!o || ((div || sub) && n.inputs[0].node != cur)) return false;
+  const Tensor* t = ChannelVector(FloatValue(*o), channels_);
+  const PartialShape* shape = ShapeOf(Edge{cur, 0});
+  if (t == nullptr || shape == nullptr || shape->unknown_rank() || t->rank() > shape->rank())
+    return false;
+  if (ch->post_scale.empty()) {
+    ch->post_scale.assign(channels_, 1.f);
+    ch->post_shift.assign(channels_, 0.f);
+  }
+  for (int64_t c = 0; c < channels_; ++c) {
+    const float v = ChannelValue(*t, c);
+    if (mul || div) {
+      const float f = mul ? v : 1.f / v;
+      ch->post_scale[c] *= f;
+      ch->post_shift[c] *= f;
+    } else {
+      ch->post_shift[c] += sub ? -v : v;
+    }
+  }
+  return true;
+}
+
 // ---- the rewrite ---------------------------------------------------------------------------
 
 void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
@@ -700,11 +708,19 @@ void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
     inputs.push_back(AddConstant(base + "/fused_bias", std::move(b)));
   }
   fused.push_back("BiasAdd");
+  if (!ch.post_scale.empty()) {  // its inputs before the addend (kernels/epilogue.h)
+    Tensor s(DType::kFloat, Shape{channels_}), t(DType::kFloat, Shape{channels_});
+    std::copy(ch.post_scale.begin(), ch.post_scale.end(), s.data<float>());
+    std::copy(ch.post_shift.begin(), ch.post_shift.end(), t.data<float>());
+    inputs.push_back(AddConstant(base + "/fused_post_scale", std::move(s)));
+    inputs.push_back(AddConstant(base + "/fused_post_shift", std::move(t)));
+  }
   if (ch.add_edge) {
     inputs.push_back(*ch.add_edge);
     fused.push_back("Add");
   }
   if (ch.act != Act::kNone) fused.push_back(ActName(ch.act));
+  if (!ch.post_scale.empty()) fused.push_back("_KilnScaleShift");
 
   FlatNode& pp = g_.nodes[p_index];  // AddConstant may have moved the vector
   g_.owned_attrs.push_back(*pp.attrs);

@@ -112,7 +112,9 @@ int Fuser::QuantizeProducts() {
       continue;
     if (a.Has("fused_ops")) {
       const auto fused = a.GetStringList("fused_ops");
-      if (!fused.ok() || std::find(fused->begin(), fused->end(), "FusedBatchNorm") != fused->end())
+      if (!fused.ok() ||
+          std::find(fused->begin(), fused->end(), "FusedBatchNorm") != fused->end() ||
+          std::find(fused->begin(), fused->end(), "_KilnScaleShift") != fused->end())
         continue;
     }
     float lo = 0, hi = 0;

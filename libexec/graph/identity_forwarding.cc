@@ -1,4 +1,5 @@
-// A rewrite before fusion (fusion.h): readers of an IdentityN read what it forwards.
+// Rewrites before fusion (fusion.h): readers of an IdentityN read what it forwards, and a
+// Transpose by the identity permutation becomes an Identity.
 #include <algorithm>
 #include <vector>
 
@@ -56,6 +57,37 @@ int ForwardIdentityN(FlatGraph* g, std::vector<char>* live) {
   for (int v = 0; v < n; ++v)
     if (gone[v]) (*live)[v] = 0;
   return moved;
+}
+
+// A Transpose by a constant identity permutation (Keras's Tensordot emits one per Dense on a
+// sequence) passes its input on instead of copying it.
+int Fuser::ForwardIdentityTransposes() {
+  int forwarded = 0;
+  for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
+    FlatNode& t = g_.nodes[v];
+    if (!Live(v) || t.op != "Transpose" || t.inputs.size() != 2 || t.attrs == nullptr) continue;
+    const std::vector<int64_t> perm = IntValues(t.inputs[1]);
+    const Edge x = t.inputs[0];
+    if (Value(t.inputs[1]) == nullptr || x.node >= static_cast<int>(facts_.size()) ||
+        x.output >= static_cast<int>(facts_[x.node].specs.size()))
+      continue;
+    // Only where the input's rank is known to match (a mismatch is the kernel's error).
+    const PartialShape& xs = facts_[x.node].specs[x.output].shape;
+    if (xs.unknown_rank() || xs.rank() != static_cast<int>(perm.size())) continue;
+    bool identity = true;
+    for (size_t i = 0; i < perm.size(); ++i)
+      identity = identity && perm[i] == static_cast<int64_t>(i);
+    const auto it = t.attrs->find("T");
+    if (!identity || it == t.attrs->end()) continue;
+    g_.owned_attrs.emplace_back();
+    g_.owned_attrs.back()["T"] = it->second;
+    t.op = "Identity";
+    t.def = FindOp("Identity");
+    t.attrs = &g_.owned_attrs.back();
+    t.inputs.resize(1);
+    ++forwarded;
+  }
+  return forwarded;
 }
 
 }  // namespace kiln::exec::fusion_detail

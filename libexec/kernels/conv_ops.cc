@@ -85,7 +85,8 @@ Status PrepareConv(PrepareContext& ctx) {
   Status s = MakeGeometry(st->window, known_in, std::max<int64_t>(f_dims[0], 1),
                           std::max<int64_t>(f_dims[1], 1), &g);
   if (!s.ok()) return ctx.Error(s.message());
-  for (int i = 2; i < 2 + (st->epilogue.bias ? 1 : 0) + (st->epilogue.batch_norm ? 4 : 0); ++i) {
+  // Every argument before the addend is a vector of the output channels.
+  for (int i = 2; i < 2 + st->epilogue.num_args() - (st->epilogue.add ? 1 : 0); ++i) {
     const PartialShape& v = ctx.inputs[i].shape;
     if (!v.unknown_rank() && (v.rank() != 1 || (out_c >= 0 && v.dim(0) >= 0 && v.dim(0) != out_c)))
       return ctx.Error("args:", i - 2, " must be a vector of the ", out_c,

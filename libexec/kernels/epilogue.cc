@@ -48,12 +48,17 @@ Result<Epilogue> ReadEpilogue(const PrepareContext& ctx) {
     KILN_ASSIGN_OR_RETURN(e.act, ActivationByName(ctx, ops[i]));
     ++i;
   }
+  if (conv && e.act != Epilogue::Act::kNone && i < ops.size() && ops[i] == "_KilnScaleShift") {
+    e.scale_shift = true;
+    ++i;
+  }
   if (i != ops.size() || !(e.bias || e.batch_norm)) {
     std::string list;
     for (const std::string& op : ops) list += (list.empty() ? "" : ", ") + op;
     return ctx.Error("attr 'fused_ops' [", list, "] is not a supported fusion; expected ",
                      conv ? "BiasAdd or FusedBatchNorm" : "BiasAdd",
-                     ", then optionally Add, then optionally one activation");
+                     ", then optionally Add, then optionally one activation",
+                     conv ? " (and after it _KilnScaleShift)" : "");
   }
   if (num_args != e.num_args() - (e.add ? 1 : 0) && num_args != e.num_args())
     return ctx.Error("attr 'num_args' is ", num_args, " but fused_ops need ", e.num_args(),

@@ -1336,3 +1336,66 @@ TEST_CASE("fusion: SpaceToBatchND, a convolution and BatchToSpaceND are one dila
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+
+// Keras's BatchNormalization after a Conv2D(activation="relu") is x * s + t after the
+// activation: it joins the fused convolution as _KilnScaleShift (one oneDNN post-op pair).
+TEST_CASE("fusion: a per-channel scale and shift after the activation join the convolution") {
+  for (const std::string op : {"Conv2D", "DepthwiseConv2dNative"}) {
+    for (const bool nan : {false, true}) {
+      // Depthwise convolutions skip the NaN check (docs/tf-compat.md, "Non-finite values").
+      if (nan && op != "Conv2D") continue;
+      FnBuilder b;
+      const std::string x = b.Input("x");
+      const int64_t out_c = op == "Conv2D" ? 16 : 3;
+      const std::string w =
+          b.Const("w", RandomOf(DType::kFloat, Shape{3, 3, 3, op == "Conv2D" ? 16 : 1}, 1));
+      const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{out_c}, 2));
+      Strides(b.Op("conv", op, {x, w}, "output"), "SAME");
+      b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+      b.Op("relu", op == "Conv2D" ? "Relu" : "Relu6", {b.last()}, "activations");
+      b.Op("mul", "Mul", {b.last(), b.Const("s", RandomOf(DType::kFloat, Shape{out_c}, 3))}, "z");
+      b.Op("add", "AddV2", {b.last(), b.Const("t", RandomOf(DType::kFloat, Shape{out_c}, 4))}, "z");
+      b.Op("sub", "Sub", {b.last(), b.Const("u", RandomOf(DType::kFloat, Shape{1, out_c}, 5))},
+           "z");
+      b.Output(b.last());
+      Tensor input = RandomOf(DType::kFloat, Shape{2, 7, 8, 3}, 6);
+      // A NaN takes the kernel's path that keeps it (oneDNN's ReLU would make it 0).
+      if (nan) input.data<float>()[17] = std::nanf("");
+      INFO(op, ", NaN in: ", nan);
+      const exec::PlanStats st = CheckFusedMatchesUnfused(b, {input});
+      CHECK(st.fused == 1);
+      CHECK(st.steps == 1);
+    }
+  }
+}
+
+TEST_CASE("fusion: a scale after the activation by a non-constant or a matrix product stays") {
+  for (const bool matmul : {false, true}) {
+    FnBuilder b;
+    const std::string x = b.Input("x");
+    const std::string s = b.Input("s");
+    if (matmul) {
+      b.Op("mm", "MatMul", {x, b.Const("w", RandomOf(DType::kFloat, Shape{3, 4}, 1))}, "product");
+    } else {
+      Strides(b.Op("conv", "Conv2D",
+                   {x, b.Const("w", RandomOf(DType::kFloat, Shape{1, 1, 3, 4}, 1))}, "output"),
+              "SAME");
+    }
+    b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2))},
+         "output");
+    b.Op("relu", "Relu", {b.last()}, "activations");
+    b.Op("mul", "Mul", {b.last(), matmul ? b.Const("c", RandomOf(DType::kFloat, Shape{4}, 3)) : s},
+         "z");
+    b.Output(b.last());
+    INFO("matmul: ", matmul);
+    const exec::PlanStats st = CheckFusedMatchesUnfused(
+        b, {RandomOf(DType::kFloat, matmul ? Shape{5, 3} : Shape{1, 2, 2, 3}, 4),
+            RandomOf(DType::kFloat, Shape{4}, 5)});
+    CHECK(st.fused == 1);  // the bias and Relu
+    CHECK(st.steps == 2);  // the fused product and the Mul
+  }
+}
+
+}  // namespace kiln::testing
