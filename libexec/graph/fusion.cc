@@ -142,7 +142,6 @@ int Fuser::Run() {
     const FlatNode& p = g_.nodes[v];
     const bool conv = p.op == "Conv2D" || p.op == "DepthwiseConv2dNative";
     dtype_ = TypeOf(p);
-    conv_ = conv;
     const bool typed = dtype_ == DType::kFloat || (half_ && IsHalfType(dtype_));
     if (!(conv || p.op == "MatMul") || !typed || (conv && !IsNhwc(p))) continue;
     if (p.inputs.size() != 2 || facts_[v].specs.empty()) continue;
@@ -625,12 +624,12 @@ bool Fuser::GeluTanhAfter(int x, std::vector<int>* nodes) {
   return true;
 }
 
-// After a convolution's activation: a product, quotient, sum or difference by a constant
-// per-channel vector (Keras's batch norm after Conv(activation=...) is x * s + t), folded into
+// After the activation: a product, quotient, sum or difference by a constant per-channel
+// vector (Keras's batch norm after Conv or Dense(activation=...) is x * s + t), folded into
 // the chain's post_scale and post_shift. Not for half-precision chains or a load with another
 // device (cuDNN has no such epilogue).
 bool Fuser::TakeAfterActivation(const FlatNode& n, int cur, Chain* ch) {
-  if (!conv_ || half_ || dtype_ != DType::kFloat || !IsFloat(n)) return false;
+  if (half_ || dtype_ != DType::kFloat || !IsFloat(n)) return false;
   const bool mul = n.op == "Mul", div = n.op == "RealDiv", sub = n.op == "Sub";
   if (!(mul || div || sub || n.op == "Add" || n.op == "AddV2")) return false;
   const std::optional<Edge> o = OtherInput(n, cur);

@@ -37,8 +37,8 @@ inline const Tensor* ValueAt(const std::vector<NodeFacts>& facts, const Edge& e)
 // bias; one residual Add of a same-shaped tensor (unknown dims proved equal by their source,
 // fusion_shapes.cc); and one activation (Relu, Relu6, Elu,
 // LeakyRelu, Tanh, Sigmoid, x * sigmoid(x), or TF's GELU, exact or tanh-approximated), and after
-// a convolution's activation, products and sums by constant per-channel vectors (a batch norm
-// after Conv(activation=...): kiln's _KilnScaleShift; float32, no other device). The chain
+// the activation, products and sums by constant per-channel vectors (a batch norm after
+// Conv or Dense(activation=...): kiln's _KilnScaleShift; float32, no other device). The chain
 // may pass one view the per-channel ops commute with (a Squeeze of a size-1 spatial dim, a Reshape
 // that keeps the channels innermost), which moves after the fused node. The last absorbed op
 // becomes an Identity (or that view) of the fused node; the others lose their consumers and are

@@ -58,8 +58,8 @@ struct Chain {
   std::optional<Edge> add_edge;   // a residual addend
   Act act = Act::kNone;
   float leakyrelu_alpha = 0.2f;
-  // After the activation, a convolution's per-channel products and sums by constants (a batch
-  // norm after Conv(activation=...)): y * post_scale + post_shift, both empty or per channel.
+  // After the activation, per-channel products and sums by constants (a batch norm after
+  // Conv or Dense(activation=...)): y * post_scale + post_shift, both empty or per channel.
   std::vector<float> post_scale, post_shift;
   int absorbed = 0;
   // A view the chain passed through: a Squeeze of a size-1 spatial dim (Keras 3's Conv1D is
@@ -196,7 +196,6 @@ class Fuser {
   const bool half_;    // half-precision producers fuse too (a load with an accelerator)
   const bool pruned_;  // nodes nothing needs are pruned after fusion
   int64_t channels_ = 0;
-  bool conv_ = false;            // the producer is a convolution
   DType dtype_ = DType::kFloat;  // the producer's type
   const Tensor* weights_ = nullptr;
   std::deque<Tensor> converted_;  // half constants as float32 (FloatValue)

@@ -48,7 +48,7 @@ Result<Epilogue> ReadEpilogue(const PrepareContext& ctx) {
     KILN_ASSIGN_OR_RETURN(e.act, ActivationByName(ctx, ops[i]));
     ++i;
   }
-  if (conv && e.act != Epilogue::Act::kNone && i < ops.size() && ops[i] == "_KilnScaleShift") {
+  if (e.act != Epilogue::Act::kNone && i < ops.size() && ops[i] == "_KilnScaleShift") {
     e.scale_shift = true;
     ++i;
   }
@@ -57,8 +57,8 @@ Result<Epilogue> ReadEpilogue(const PrepareContext& ctx) {
     for (const std::string& op : ops) list += (list.empty() ? "" : ", ") + op;
     return ctx.Error("attr 'fused_ops' [", list, "] is not a supported fusion; expected ",
                      conv ? "BiasAdd or FusedBatchNorm" : "BiasAdd",
-                     ", then optionally Add, then optionally one activation",
-                     conv ? " (and after it _KilnScaleShift)" : "");
+                     ", then optionally Add, then optionally one activation (and after it "
+                     "_KilnScaleShift)");
   }
   if (num_args != e.num_args() - (e.add ? 1 : 0) && num_args != e.num_args())
     return ctx.Error("attr 'num_args' is ", num_args, " but fused_ops need ", e.num_args(),

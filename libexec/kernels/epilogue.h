@@ -25,9 +25,9 @@ struct Epilogue {
   bool batch_norm = false;  // "FusedBatchNorm": four more inputs (scale, offset, mean, var)
   bool add = false;         // "Add": one more input of the output's shape, added before act
   Act act = Act::kNone;
-  // "_KilnScaleShift" after the activation (kiln's, convolutions only): y * scale + shift per
-  // output channel, a batch norm after a Conv(activation=...), as Keras models often have. Two
-  // more inputs, [channels] each, after the bias or batch norm's and before the addend.
+  // "_KilnScaleShift" after the activation (kiln's): y * scale + shift per output channel, a
+  // batch norm after a Conv or Dense(activation=...), as Keras models often have. Two more
+  // inputs, [channels] each, after the bias or batch norm's and before the addend.
   bool scale_shift = false;
   float epsilon = 0.0001f;  // batch-norm
   float leakyrelu_alpha = 0.2f;
@@ -39,8 +39,8 @@ struct Epilogue {
 };
 
 // Reads fused_ops (with num_args, epsilon, leakyrelu_alpha) as TF's kernels accept them for
-// `op` ("_FusedMatMul" takes BiasAdd [+ Add] [+ act]; "_FusedConv2D" also FusedBatchNorm, and
-// after an activation kiln's _KilnScaleShift).
+// `op` ("_FusedMatMul" takes BiasAdd [+ Add] [+ act]; "_FusedConv2D" also FusedBatchNorm; after
+// an activation either takes kiln's _KilnScaleShift).
 // Plain (unfused) ops give an empty epilogue.
 Result<Epilogue> ReadEpilogue(const PrepareContext& ctx);
 

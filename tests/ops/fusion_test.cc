@@ -1371,31 +1371,47 @@ TEST_CASE("fusion: a per-channel scale and shift after the activation join the c
   }
 }
 
-TEST_CASE("fusion: a scale after the activation by a non-constant or a matrix product stays") {
-  for (const bool matmul : {false, true}) {
-    FnBuilder b;
-    const std::string x = b.Input("x");
-    const std::string s = b.Input("s");
-    if (matmul) {
+TEST_CASE("fusion: a Dense(activation=...) and a batch norm after it are one _FusedMatMul") {
+  // One row (the vector loop) and five (oneDNN), with and without a residual add before the
+  // activation (its addend comes after the scale and shift among the inputs).
+  for (const int64_t rows : {1, 5}) {
+    for (const bool residual : {false, true}) {
+      FnBuilder b;
+      const std::string x = b.Input("x");
+      const std::string r = b.Input("r");
       b.Op("mm", "MatMul", {x, b.Const("w", RandomOf(DType::kFloat, Shape{3, 4}, 1))}, "product");
-    } else {
-      Strides(b.Op("conv", "Conv2D",
-                   {x, b.Const("w", RandomOf(DType::kFloat, Shape{1, 1, 3, 4}, 1))}, "output"),
-              "SAME");
+      b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2))},
+           "output");
+      if (residual) b.Op("res", "AddV2", {b.last(), r}, "z");
+      b.Op("relu", "Relu", {b.last()}, "activations");
+      b.Op("mul", "Mul", {b.last(), b.Const("s", RandomOf(DType::kFloat, Shape{4}, 3))}, "z");
+      b.Op("add", "AddV2", {b.last(), b.Const("t", RandomOf(DType::kFloat, Shape{4}, 4))}, "z");
+      b.Output(b.last());
+      INFO("rows: ", rows, ", residual: ", residual);
+      const exec::PlanStats st = CheckFusedMatchesUnfused(
+          b,
+          {RandomOf(DType::kFloat, Shape{rows, 3}, 5), RandomOf(DType::kFloat, Shape{rows, 4}, 6)});
+      CHECK(st.fused == 1);
+      CHECK(st.steps == 1);
     }
-    b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2))},
-         "output");
-    b.Op("relu", "Relu", {b.last()}, "activations");
-    b.Op("mul", "Mul", {b.last(), matmul ? b.Const("c", RandomOf(DType::kFloat, Shape{4}, 3)) : s},
-         "z");
-    b.Output(b.last());
-    INFO("matmul: ", matmul);
-    const exec::PlanStats st = CheckFusedMatchesUnfused(
-        b, {RandomOf(DType::kFloat, matmul ? Shape{5, 3} : Shape{1, 2, 2, 3}, 4),
-            RandomOf(DType::kFloat, Shape{4}, 5)});
-    CHECK(st.fused == 1);  // the bias and Relu
-    CHECK(st.steps == 2);  // the fused product and the Mul
   }
+}
+
+TEST_CASE("fusion: a scale after the activation known only at run time stays") {
+  FnBuilder b;
+  const std::string x = b.Input("x");
+  const std::string s = b.Input("s");
+  Strides(b.Op("conv", "Conv2D", {x, b.Const("w", RandomOf(DType::kFloat, Shape{1, 1, 3, 4}, 1))},
+               "output"),
+          "SAME");
+  b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{4}, 2))}, "output");
+  b.Op("relu", "Relu", {b.last()}, "activations");
+  b.Op("mul", "Mul", {b.last(), s}, "z");
+  b.Output(b.last());
+  const exec::PlanStats st = CheckFusedMatchesUnfused(
+      b, {RandomOf(DType::kFloat, Shape{1, 2, 2, 3}, 4), RandomOf(DType::kFloat, Shape{4}, 5)});
+  CHECK(st.fused == 1);  // the bias and Relu
+  CHECK(st.steps == 2);  // the fused convolution and the Mul
 }
 
 }  // namespace kiln::testing

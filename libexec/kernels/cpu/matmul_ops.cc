@@ -266,7 +266,7 @@ Status CreateMatMulCpuState(PrepareContext& ctx) {
   // The fused Add's addend is summed into the output (AllocateOutputWithAddend).
   if (st->epilogue.add && st->dtype == DType::kFloat && st->a_dtype == st->dtype &&
       st->b_dtype == st->dtype)
-    ctx.in_place_input = 2 + (st->epilogue.bias ? 1 : 0);
+    ctx.in_place_input = 2 + st->epilogue.num_args() - 1;
   if (st->dtype != DType::kFloat || !a.IsFullyDefined() || !b.IsFullyDefined() ||
       a.ToShape()->num_elements() == 0 || b.ToShape()->num_elements() == 0)
     return OkStatus();
@@ -531,7 +531,11 @@ Status ComputeMatMul(const KernelContext& ctx) {
   if (e.bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != n))
     return ctx.Error("the bias must be a vector of ", n, " elements, got shape ",
                      ctx.input(2).shape().ToString());
-  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + (e.bias ? 1 : 0),
+  for (int i = e.scale_shift_input(); e.scale_shift && i < e.scale_shift_input() + 2; ++i)
+    if (ctx.input(i).rank() != 1 || ctx.input(i).dim(0) != n)
+      return ctx.Error("args:", i - 2, " must be a vector of ", n, " elements, got shape ",
+                       ctx.input(i).shape().ToString());
+  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + e.num_args() - 1,
                                                                        out_shape, "product"));
   if (out->NumElements() == 0) return OkStatus();
   if (st.dtype != DType::kFloat && !WidensToFloat(st) && st.a_dtype == st.dtype &&
@@ -548,7 +552,15 @@ Status ComputeMatMul(const KernelContext& ctx) {
   if (WidensToFloat(cs)) return WidenedProduct(ctx, cs, a, b, out, batch);
   if (cs.a_dtype != cs.dtype || cs.b_dtype != cs.dtype)
     return BytesProduct(ctx, cs, a, b, out, batch);
-  return FloatProduct(ctx, cs, a, b, out, batch);
+  KILN_RETURN_IF_ERROR(FloatProduct(ctx, cs, a, b, out, batch));
+  if (e.scale_shift) {  // after the activation: one pass over the (row-sized) result
+    const float* scale = ctx.input(e.scale_shift_input()).data<float>();
+    const float* shift = ctx.input(e.scale_shift_input() + 1).data<float>();
+    float* o = out->data<float>();
+    for (int64_t row = 0; row < out->NumElements(); row += n)
+      for (int64_t c = 0; c < n; ++c) o[row + c] = o[row + c] * scale[c] + shift[c];
+  }
+  return OkStatus();
 }
 // ---- SparseMatMul ----------------------------------------------------------------------------
 
