@@ -36,7 +36,8 @@ inline const Tensor* ValueAt(const std::vector<NodeFacts>& facts, const Edge& e)
 // inference FusedBatchNorms with constant statistics, folded into the (constant) weights and a
 // bias; one residual Add of a same-shaped tensor (unknown dims proved equal by their source,
 // fusion_shapes.cc); and one activation (Relu, Relu6, Elu,
-// LeakyRelu, Tanh, Sigmoid, x * sigmoid(x), or TF's GELU, exact or tanh-approximated), and after
+// LeakyRelu, Tanh, Sigmoid, x * sigmoid(x), TF's GELU, exact or tanh-approximated, or Keras's
+// hard_swish, x * relu6(x + 3) / 6: fusion_activations.cc), and after
 // the activation, products and sums by constant per-channel vectors (a batch norm after
 // Conv or Dense(activation=...): kiln's _KilnScaleShift; float32, no other device). The chain
 // may pass one view the per-channel ops commute with (a Squeeze of a size-1 spatial dim, a Reshape

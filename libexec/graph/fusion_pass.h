@@ -45,7 +45,8 @@ enum class Act {
   kSigmoid,
   kSwish,
   kGeluExact,
-  kGeluApproximate
+  kGeluApproximate,
+  kHardSwish
 };
 
 // What a chain folds into its producer.
@@ -110,6 +111,7 @@ class Fuser {
   bool SqueezesSpatialDim(int in, int squeeze) const;
   bool OnlyOutputZeroUsed(int v) const;
   int SwishAfter(int x, std::vector<int>* nodes);
+  bool HardSwishAfter(int x, std::vector<int>* nodes);
   bool IsScalar(const Edge& e, double want);
   int GeluProduct(int half, int last) const;
   bool GeluAfter(int x, std::vector<int>* nodes);

@@ -19,6 +19,7 @@ Result<Epilogue::Act> ActivationByName(const PrepareContext& ctx, const std::str
   if (name == "GeluExact") return Act::kGeluExact;
   if (name == "GeluApproximate") return Act::kGeluApproximate;
   if (name == "_MklSwish" || name == "Swish") return Act::kSwish;
+  if (name == "_KilnHardSwish") return Act::kHardSwish;
   return ctx.Error("attr 'fused_ops': '", name, "' is not a supported activation");
 }
 

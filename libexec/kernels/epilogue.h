@@ -20,6 +20,7 @@ struct Epilogue {
     kGeluExact,
     kGeluApproximate,
     kSwish,
+    kHardSwish,  // x * relu6(x + 3) / 6 (kiln's _KilnHardSwish: Keras's hard_swish)
   };
   bool bias = false;        // "BiasAdd": one more input, [channels]
   bool batch_norm = false;  // "FusedBatchNorm": four more inputs (scale, offset, mean, var)

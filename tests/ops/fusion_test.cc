@@ -1415,3 +1415,54 @@ TEST_CASE("fusion: a scale after the activation known only at run time stays") {
 }
 
 }  // namespace kiln::testing
+
+namespace kiln::testing {
+
+// Keras's hard_swish (MobileNetV3): x * (relu6(x + 3) / 6), or (x * relu6(x + 3)) / 6 as
+// keras.activations.hard_swish writes it; the sixth a RealDiv by 6 or a Mul by 1/6.
+TEST_CASE("fusion: Keras's hard_swish after a convolution or a product is one fused kernel") {
+  for (const bool matmul : {false, true}) {
+    for (const bool outer_sixth : {false, true}) {
+      for (const bool div : {false, true}) {
+        FnBuilder b;
+        const std::string x = b.Input("x");
+        if (matmul) {
+          b.Op("mm", "MatMul", {x, b.Const("w", RandomOf(DType::kFloat, Shape{3, 8}, 1))},
+               "product");
+        } else {
+          Strides(b.Op("conv", "Conv2D",
+                       {x, b.Const("w", RandomOf(DType::kFloat, Shape{3, 3, 3, 8}, 1))}, "output"),
+                  "SAME");
+        }
+        b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{8}, 2))},
+             "output");
+        const std::string v = b.last();
+        b.Op("add3", "AddV2", {v, b.Const("three", Make<float>({3.f}, Shape{}))}, "z");
+        b.Op("relu6", "Relu6", {b.last()}, "activations");
+        auto sixth = [&](const std::string& in) {
+          if (div) {
+            b.Op("sixth", "RealDiv", {in, b.Const("six", Make<float>({6.f}, Shape{}))}, "z");
+          } else {
+            b.Op("sixth", "Mul", {in, b.Const("inv6", Make<float>({1.f / 6.f}, Shape{}))}, "z");
+          }
+        };
+        if (outer_sixth) {
+          b.Op("mul", "Mul", {v, b.last()}, "z");
+          sixth(b.last());
+        } else {
+          sixth(b.last());
+          b.Op("mul", "Mul", {v, b.last()}, "z");
+        }
+        b.Output(b.last());
+        INFO("matmul: ", matmul, ", (x * relu6) / 6: ", outer_sixth, ", RealDiv: ", div);
+        // Products on both sides of -3 and 3, where the pieces of hard_swish meet.
+        const exec::PlanStats st = CheckFusedMatchesUnfused(
+            b, {RandomOf(DType::kFloat, matmul ? Shape{5, 3} : Shape{2, 6, 7, 3}, 3, -6, 6)});
+        CHECK(st.fused == 1);
+        CHECK(st.steps == 1);
+      }
+    }
+  }
+}
+
+}  // namespace kiln::testing

@@ -209,6 +209,9 @@ void AppendActivation(const Epilogue& e, dnnl::post_ops* ops) {
     case Act::kSwish:
       ops->append_eltwise(1.f, A::eltwise_swish, 1.f, 0.f);
       return;
+    case Act::kHardSwish:
+      ops->append_eltwise(1.f, A::eltwise_hardswish, 0.f, 0.f);
+      return;
   }
 }
 
@@ -269,6 +272,9 @@ void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool
           break;
         case Act::kSwish:
           y = x / (1 + std::exp(-x));
+          break;
+        case Act::kHardSwish:  // TF's x * (relu6(x + 3) * (1 / 6)), its division strength-reduced
+          y = x * (std::min(std::max(x + 3.f, 0.f), 6.f) * (1.f / 6.f));
           break;
       }
       data[i] = y;

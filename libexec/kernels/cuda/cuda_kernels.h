@@ -65,7 +65,8 @@ enum class Activation {
   kSigmoid,
   kGeluExact,
   kGeluTanh,
-  kSwish
+  kSwish,
+  kHardSwish
 };
 Status LaunchActivation(const KernelContext& ctx, Activation act, float alpha, DType t, void* data,
                         int64_t n);

@@ -369,6 +369,8 @@ Activation ActivationOf(Epilogue::Act act) {
       return Activation::kGeluTanh;
     case Act::kSwish:
       return Activation::kSwish;
+    case Act::kHardSwish:
+      return Activation::kHardSwish;
     default:
       return Activation::kRelu;
   }

@@ -138,6 +138,8 @@ __device__ float Activate(Activation act, float v, float alpha) {
       return 0.5f * v * (1.0f + tanhf(0.7978845608028654f * (v + 0.044715f * v * v * v)));
     case Activation::kSwish:
       return v / (1.0f + expf(-v));
+    case Activation::kHardSwish:
+      return v * (fminf(fmaxf(v + 3.0f, 0.0f), 6.0f) * (1.0f / 6.0f));
   }
   return v;
 }
