@@ -155,6 +155,7 @@ int Fuser::Run() {
     if (weights_ != nullptr && weights_->dtype() != dtype_) weights_ = nullptr;
     Chain chain = Follow(v);
     if (chain.absorbed == 0) continue;
+    FoldPostScale(&chain);
     Rewrite(v, conv, chain);
     ++fused;
   }
@@ -537,6 +538,26 @@ bool Fuser::TakeAfterActivation(const FlatNode& n, int cur, Chain* ch) {
   return true;
 }
 
+// A positive post-activation scale commutes with ReLU and LeakyReLU (relu(z) * s = relu(z * s)
+// for s > 0): it folds into constant weights and bias, leaving the shift alone to apply after
+// the activation (one oneDNN post-op instead of two). Batch norms' scales are positive in
+// nearly every trained model. Not with a bias or addend known only at run time.
+void Fuser::FoldPostScale(Chain* ch) {
+  if (ch->post_scale.empty() || (ch->act != Act::kRelu && ch->act != Act::kLeakyRelu) ||
+      weights_ == nullptr || ch->bias_edge || ch->add_edge)
+    return;
+  Tensor s(DType::kFloat, Shape{channels_});
+  for (int64_t c = 0; c < channels_; ++c) {
+    const float v = ch->post_scale[c];
+    if (!(v > 0 && std::isfinite(v))) return;
+    s.data<float>()[c] = v;
+  }
+  Scale(ch, s);
+  ch->post_scale.clear();
+  if (std::all_of(ch->post_shift.begin(), ch->post_shift.end(), [](float v) { return v == 0; }))
+    ch->post_shift.clear();
+}
+
 // ---- the rewrite ---------------------------------------------------------------------------
 
 void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
@@ -589,19 +610,21 @@ void Fuser::Rewrite(int p_index, bool conv, const Chain& ch) {
     inputs.push_back(AddConstant(base + "/fused_bias", std::move(b)));
   }
   fused.push_back("BiasAdd");
-  if (!ch.post_scale.empty()) {  // its inputs before the addend (kernels/epilogue.h)
-    Tensor s(DType::kFloat, Shape{channels_}), t(DType::kFloat, Shape{channels_});
-    std::copy(ch.post_scale.begin(), ch.post_scale.end(), s.data<float>());
-    std::copy(ch.post_shift.begin(), ch.post_shift.end(), t.data<float>());
-    inputs.push_back(AddConstant(base + "/fused_post_scale", std::move(s)));
-    inputs.push_back(AddConstant(base + "/fused_post_shift", std::move(t)));
-  }
+  // The post-activation scale and shift: inputs before the addend (kernels/epilogue.h).
+  auto vector_input = [&](const std::vector<float>& v, const char* name) {
+    Tensor t(DType::kFloat, Shape{channels_});
+    std::copy(v.begin(), v.end(), t.data<float>());
+    inputs.push_back(AddConstant(base + name, std::move(t)));
+  };
+  if (!ch.post_scale.empty()) vector_input(ch.post_scale, "/fused_post_scale");
+  if (!ch.post_shift.empty()) vector_input(ch.post_shift, "/fused_post_shift");
   if (ch.add_edge) {
     inputs.push_back(*ch.add_edge);
     fused.push_back("Add");
   }
   if (ch.act != Act::kNone) fused.push_back(ActName(ch.act));
-  if (!ch.post_scale.empty()) fused.push_back("_KilnScaleShift");
+  if (!ch.post_shift.empty())
+    fused.push_back(ch.post_scale.empty() ? "_KilnShift" : "_KilnScaleShift");
 
   FlatNode& pp = g_.nodes[p_index];  // AddConstant may have moved the vector
   g_.owned_attrs.push_back(*pp.attrs);

@@ -114,7 +114,8 @@ int Fuser::QuantizeProducts() {
       const auto fused = a.GetStringList("fused_ops");
       if (!fused.ok() ||
           std::find(fused->begin(), fused->end(), "FusedBatchNorm") != fused->end() ||
-          std::find(fused->begin(), fused->end(), "_KilnScaleShift") != fused->end())
+          std::find(fused->begin(), fused->end(), "_KilnScaleShift") != fused->end() ||
+          std::find(fused->begin(), fused->end(), "_KilnShift") != fused->end())
         continue;
     }
     float lo = 0, hi = 0;

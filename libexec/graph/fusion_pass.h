@@ -60,7 +60,8 @@ struct Chain {
   Act act = Act::kNone;
   float leakyrelu_alpha = 0.2f;
   // After the activation, per-channel products and sums by constants (a batch norm after
-  // Conv or Dense(activation=...)): y * post_scale + post_shift, both empty or per channel.
+  // Conv or Dense(activation=...)): y * post_scale + post_shift, each empty (none) or per
+  // channel; a shift without a scale where the scale folded into the weights.
   std::vector<float> post_scale, post_shift;
   int absorbed = 0;
   // A view the chain passed through: a Squeeze of a size-1 spatial dim (Keras 3's Conv1D is
@@ -107,6 +108,7 @@ class Fuser {
   void Shift(Chain* ch, const Tensor& b, float sign);
   Chain Follow(int p);
   bool TakeAfterActivation(const FlatNode& n, int cur, Chain* ch);
+  void FoldPostScale(Chain* ch);
   bool KeepsChannelsInnermost(int in, int r) const;
   bool SqueezesSpatialDim(int in, int squeeze) const;
   bool OnlyOutputZeroUsed(int v) const;

@@ -49,8 +49,10 @@ Result<Epilogue> ReadEpilogue(const PrepareContext& ctx) {
     KILN_ASSIGN_OR_RETURN(e.act, ActivationByName(ctx, ops[i]));
     ++i;
   }
-  if (e.act != Epilogue::Act::kNone && i < ops.size() && ops[i] == "_KilnScaleShift") {
-    e.scale_shift = true;
+  if (e.act != Epilogue::Act::kNone && i < ops.size() &&
+      (ops[i] == "_KilnScaleShift" || ops[i] == "_KilnShift")) {
+    e.post_scale = ops[i] == "_KilnScaleShift";
+    e.post_shift = true;
     ++i;
   }
   if (i != ops.size() || !(e.bias || e.batch_norm)) {
@@ -59,7 +61,7 @@ Result<Epilogue> ReadEpilogue(const PrepareContext& ctx) {
     return ctx.Error("attr 'fused_ops' [", list, "] is not a supported fusion; expected ",
                      conv ? "BiasAdd or FusedBatchNorm" : "BiasAdd",
                      ", then optionally Add, then optionally one activation (and after it "
-                     "_KilnScaleShift)");
+                     "_KilnScaleShift or _KilnShift)");
   }
   if (num_args != e.num_args() - (e.add ? 1 : 0) && num_args != e.num_args())
     return ctx.Error("attr 'num_args' is ", num_args, " but fused_ops need ", e.num_args(),

@@ -140,7 +140,7 @@ Status PrepareInt8(PrepareContext& ctx) {
   KILN_RETURN_IF_ERROR(epilogue.status());
   st->epilogue = *epilogue;
   KILN_PREPARE_ASSIGN(ctx, DType t, ctx.attrs.GetType("T"));
-  if (t != DType::kFloat || st->epilogue.batch_norm || st->epilogue.scale_shift)
+  if (t != DType::kFloat || st->epilogue.batch_norm || st->epilogue.has_post())
     return PrepareUnimplemented(ctx, "int8 products are float32 with a bias epilogue");
   if (st->output_levels && st->epilogue.add)
     return ctx.Error("output levels (attrs out_fq_*) with a fused Add: expected no addend");

@@ -1341,32 +1341,58 @@ namespace kiln::testing {
 
 // Keras's BatchNormalization after a Conv2D(activation="relu") is x * s + t after the
 // activation: it joins the fused convolution as _KilnScaleShift (one oneDNN post-op pair).
+// The fused_ops of the fused function's last fused node, comma-separated.
+std::string LastFusedOps(const FnBuilder& b, const std::vector<Tensor>& args) {
+  PrepareOptions options;
+  options.keep_graph = true;
+  const auto fn = PrepareFor(b, args, options);
+  std::string ops;
+  for (const exec::FlatNode& n : fn->final_graph()->nodes) {
+    if (n.attrs == nullptr || n.op.rfind("_Fused", 0) != 0) continue;
+    const auto it = n.attrs->find("fused_ops");
+    if (it == n.attrs->end()) continue;
+    ops.clear();
+    for (const std::string& f : it->second.list().s()) ops += (ops.empty() ? "" : ",") + f;
+  }
+  return ops;
+}
+
 TEST_CASE("fusion: a per-channel scale and shift after the activation join the convolution") {
+  // With positive scales after a ReLU or LeakyReLU the scale folds into the weights and only
+  // the shift stays after the activation (_KilnShift); otherwise both (_KilnScaleShift).
   for (const std::string op : {"Conv2D", "DepthwiseConv2dNative"}) {
-    for (const bool nan : {false, true}) {
-      // Depthwise convolutions skip the NaN check (docs/tf-compat.md, "Non-finite values").
-      if (nan && op != "Conv2D") continue;
-      FnBuilder b;
-      const std::string x = b.Input("x");
-      const int64_t out_c = op == "Conv2D" ? 16 : 3;
-      const std::string w =
-          b.Const("w", RandomOf(DType::kFloat, Shape{3, 3, 3, op == "Conv2D" ? 16 : 1}, 1));
-      const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{out_c}, 2));
-      Strides(b.Op("conv", op, {x, w}, "output"), "SAME");
-      b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
-      b.Op("relu", op == "Conv2D" ? "Relu" : "Relu6", {b.last()}, "activations");
-      b.Op("mul", "Mul", {b.last(), b.Const("s", RandomOf(DType::kFloat, Shape{out_c}, 3))}, "z");
-      b.Op("add", "AddV2", {b.last(), b.Const("t", RandomOf(DType::kFloat, Shape{out_c}, 4))}, "z");
-      b.Op("sub", "Sub", {b.last(), b.Const("u", RandomOf(DType::kFloat, Shape{1, out_c}, 5))},
-           "z");
-      b.Output(b.last());
-      Tensor input = RandomOf(DType::kFloat, Shape{2, 7, 8, 3}, 6);
-      // A NaN takes the kernel's path that keeps it (oneDNN's ReLU would make it 0).
-      if (nan) input.data<float>()[17] = std::nanf("");
-      INFO(op, ", NaN in: ", nan);
-      const exec::PlanStats st = CheckFusedMatchesUnfused(b, {input});
-      CHECK(st.fused == 1);
-      CHECK(st.steps == 1);
+    for (const bool positive : {false, true}) {
+      for (const bool nan : {false, true}) {
+        // Depthwise convolutions skip the NaN check (docs/tf-compat.md, "Non-finite values").
+        if (nan && op != "Conv2D") continue;
+        FnBuilder b;
+        const std::string x = b.Input("x");
+        const int64_t out_c = op == "Conv2D" ? 16 : 3;
+        const std::string w =
+            b.Const("w", RandomOf(DType::kFloat, Shape{3, 3, 3, op == "Conv2D" ? 16 : 1}, 1));
+        const std::string bias = b.Const("b", RandomOf(DType::kFloat, Shape{out_c}, 2));
+        Strides(b.Op("conv", op, {x, w}, "output"), "SAME");
+        b.Op("bias", "BiasAdd", {b.last(), bias}, "output");
+        const char* act = op == "Conv2D" ? "Relu" : positive ? "LeakyRelu" : "Relu6";
+        b.Op("act", act, {b.last()}, "activations");
+        const Tensor scale = positive ? RandomOf(DType::kFloat, Shape{out_c}, 3, 0.5, 2)
+                                      : RandomOf(DType::kFloat, Shape{out_c}, 3);
+        b.Op("mul", "Mul", {b.last(), b.Const("s", scale)}, "z");
+        b.Op("add", "AddV2", {b.last(), b.Const("t", RandomOf(DType::kFloat, Shape{out_c}, 4))},
+             "z");
+        b.Op("sub", "Sub", {b.last(), b.Const("u", RandomOf(DType::kFloat, Shape{1, out_c}, 5))},
+             "z");
+        b.Output(b.last());
+        Tensor input = RandomOf(DType::kFloat, Shape{2, 7, 8, 3}, 6);
+        // A NaN takes the kernel's path that keeps it (oneDNN's ReLU would make it 0).
+        if (nan) input.data<float>()[17] = std::nanf("");
+        INFO(op, ", positive scales: ", positive, ", NaN in: ", nan);
+        const exec::PlanStats st = CheckFusedMatchesUnfused(b, {input});
+        CHECK(st.fused == 1);
+        CHECK(st.steps == 1);
+        CHECK(LastFusedOps(b, {input}) ==
+              std::string("BiasAdd,") + act + (positive ? ",_KilnShift" : ",_KilnScaleShift"));
+      }
     }
   }
 }

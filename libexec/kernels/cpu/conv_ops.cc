@@ -201,8 +201,8 @@ struct DnnlConv {
   std::shared_ptr<void> packed_weights;  // when the weights were constant at prepare time
   int threads = 1;                       // what the primitive was built for
   onednn::LeanTwin lean;                 // for calls while other work holds the cores
-  dnnl::memory::desc channel_md;         // _KilnScaleShift's scale and shift: {1, C, 1, 1}
-  int scale_post_op = 0;                 // the scale's post-op index; the shift's is next
+  dnnl::memory::desc channel_md;         // the post-activation scale's and shift's: {1, C, 1, 1}
+  int first_post_op = 0;                 // the index of the first of them among the post-ops
 };
 
 // The CPU kernel's state: the definition's, with its oneDNN objects.
@@ -257,11 +257,11 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
     dnnl::post_ops ops;
     if (st.epilogue.add) ops.append_sum(1.f);
     onednn::AppendActivation(st.epilogue, &ops);
-    if (st.epilogue.scale_shift) {  // per output channel: {1, C, 1, 1}
+    if (st.epilogue.has_post()) {  // per output channel: {1, C, 1, 1}
       c->channel_md = dnnl::memory::desc({1, g.out_c, 1, 1}, dt::f32, tag::nchw);
-      c->scale_post_op = ops.len();
-      ops.append_binary(dnnl::algorithm::binary_mul, c->channel_md);
-      ops.append_binary(dnnl::algorithm::binary_add, c->channel_md);
+      c->first_post_op = ops.len();
+      if (st.epilogue.post_scale) ops.append_binary(dnnl::algorithm::binary_mul, c->channel_md);
+      if (st.epilogue.post_shift) ops.append_binary(dnnl::algorithm::binary_add, c->channel_md);
     }
     dnnl::primitive_attr attr;
     attr.set_post_ops(ops);
@@ -300,18 +300,6 @@ void FoldBatchNorm(const ConvState& st, const Tensor& filter, const float* scale
   const float* w = filter.data<float>();
   // The output channel is the innermost index of [kh, kw, in, out] and of [kh, kw, c, m].
   for (int64_t i = 0; i < filter.NumElements(); ++i) w_out[i] = w[i] * s[i % out_c];
-}
-
-// _KilnScaleShift on the epilogue's result where oneDNN did not apply it: y * scale + shift per
-// output channel (the innermost dim).
-void ApplyScaleShift(const KernelContext& ctx, const Epilogue& e, Tensor* out) {
-  if (!e.scale_shift || out->NumElements() == 0) return;
-  const int64_t c = out->dim(out->rank() - 1);
-  const float* scale = ctx.input(e.scale_shift_input()).data<float>();
-  const float* shift = ctx.input(e.scale_shift_input() + 1).data<float>();
-  float* o = out->data<float>();
-  for (int64_t row = 0; row < out->NumElements(); row += c)
-    for (int64_t k = 0; k < c; ++k) o[row + k] = o[row + k] * scale[k] + shift[k];
 }
 
 // The CPU kernel's state: for float32 with a known filter, the oneDNN primitive and the packed
@@ -451,7 +439,7 @@ Status ComputeConv(const KernelContext& ctx) {
     for (int64_t i = 0; i < out->NumElements(); ++i)
       o[i] = (e.add ? o[i] : 0.f) + bias[i % g.out_c];
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
-    ApplyScaleShift(ctx, e, out);
+    onednn::ApplyPostScaleShift(ctx, e, out);
     return OkStatus();
   }
   // The check reads the whole input: worth it only where the convolution does much more per
@@ -488,7 +476,7 @@ Status ComputeConv(const KernelContext& ctx) {
       o[i] = v;
     }
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
-    ApplyScaleShift(ctx, e, out);
+    onednn::ApplyPostScaleShift(ctx, e, out);
     return OkStatus();
   }
   KILN_ASSIGN_OR_RETURN(const DnnlConv* c, FindDnnlConv(ctx, st));
@@ -524,19 +512,19 @@ Status ComputeConv(const KernelContext& ctx) {
   const onednn::MemArg src{DNNL_ARG_SRC, &c->src_md, input.raw_data()};
   const onednn::MemArg wei{DNNL_ARG_WEIGHTS, &c->weights_md, weights};
   const onednn::MemArg dst{DNNL_ARG_DST, &c->dst_md, out->raw_data()};
-  if (e.scale_shift) {  // always with a bias (the fusion writes one)
-    const int k = e.scale_shift_input();
-    return onednn::ExecuteBound(
-        ctx, c->primitive, c->scratch_md, c->threads,
-        {src,
-         wei,
-         {DNNL_ARG_BIAS, &c->bias_md, bias},
-         dst,
-         {DNNL_ARG_ATTR_MULTIPLE_POST_OP(c->scale_post_op) | DNNL_ARG_SRC_1, &c->channel_md,
-          ctx.input(k).raw_data()},
-         {DNNL_ARG_ATTR_MULTIPLE_POST_OP(c->scale_post_op + 1) | DNNL_ARG_SRC_1, &c->channel_md,
-          ctx.input(k + 1).raw_data()}},
-        &c->lean);
+  if (e.has_post()) {  // always with a bias (the fusion writes one)
+    const int k = e.post_input();
+    const onednn::MemArg first{DNNL_ARG_ATTR_MULTIPLE_POST_OP(c->first_post_op) | DNNL_ARG_SRC_1,
+                               &c->channel_md, ctx.input(k).raw_data()};
+    const onednn::MemArg bias_arg{DNNL_ARG_BIAS, &c->bias_md, bias};
+    if (!(e.post_scale && e.post_shift))
+      return onednn::ExecuteBound(ctx, c->primitive, c->scratch_md, c->threads,
+                                  {src, wei, bias_arg, dst, first}, &c->lean);
+    const onednn::MemArg second{
+        DNNL_ARG_ATTR_MULTIPLE_POST_OP(c->first_post_op + 1) | DNNL_ARG_SRC_1, &c->channel_md,
+        ctx.input(k + 1).raw_data()};
+    return onednn::ExecuteBound(ctx, c->primitive, c->scratch_md, c->threads,
+                                {src, wei, bias_arg, dst, first, second}, &c->lean);
   }
   if (bias != nullptr)
     return onednn::ExecuteBound(ctx, c->primitive, c->scratch_md, c->threads,

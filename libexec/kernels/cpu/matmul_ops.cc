@@ -531,7 +531,8 @@ Status ComputeMatMul(const KernelContext& ctx) {
   if (e.bias && (ctx.input(2).rank() != 1 || ctx.input(2).dim(0) != n))
     return ctx.Error("the bias must be a vector of ", n, " elements, got shape ",
                      ctx.input(2).shape().ToString());
-  for (int i = e.scale_shift_input(); e.scale_shift && i < e.scale_shift_input() + 2; ++i)
+  for (int i = e.post_input(); i < e.post_input() + (e.post_scale ? 1 : 0) + (e.post_shift ? 1 : 0);
+       ++i)
     if (ctx.input(i).rank() != 1 || ctx.input(i).dim(0) != n)
       return ctx.Error("args:", i - 2, " must be a vector of ", n, " elements, got shape ",
                        ctx.input(i).shape().ToString());
@@ -553,13 +554,7 @@ Status ComputeMatMul(const KernelContext& ctx) {
   if (cs.a_dtype != cs.dtype || cs.b_dtype != cs.dtype)
     return BytesProduct(ctx, cs, a, b, out, batch);
   KILN_RETURN_IF_ERROR(FloatProduct(ctx, cs, a, b, out, batch));
-  if (e.scale_shift) {  // after the activation: one pass over the (row-sized) result
-    const float* scale = ctx.input(e.scale_shift_input()).data<float>();
-    const float* shift = ctx.input(e.scale_shift_input() + 1).data<float>();
-    float* o = out->data<float>();
-    for (int64_t row = 0; row < out->NumElements(); row += n)
-      for (int64_t c = 0; c < n; ++c) o[row + c] = o[row + c] * scale[c] + shift[c];
-  }
+  onednn::ApplyPostScaleShift(ctx, e, out);  // one pass over the (row-sized) result
   return OkStatus();
 }
 // ---- SparseMatMul ----------------------------------------------------------------------------

@@ -282,6 +282,19 @@ void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool
   });
 }
 
+void ApplyPostScaleShift(const KernelContext& ctx, const Epilogue& e, Tensor* out) {
+  if (!e.has_post() || out->NumElements() == 0) return;
+  const int64_t c = out->dim(out->rank() - 1);
+  const float* scale = e.post_scale ? ctx.input(e.post_input()).data<float>() : nullptr;
+  const float* shift = ctx.input(e.post_input() + (e.post_scale ? 1 : 0)).data<float>();
+  float* o = out->data<float>();
+  for (int64_t row = 0; row < out->NumElements(); row += c) {
+    if (scale != nullptr)
+      for (int64_t k = 0; k < c; ++k) o[row + k] *= scale[k];
+    for (int64_t k = 0; k < c; ++k) o[row + k] += shift[k];
+  }
+}
+
 dnnl::memory::desc PlainDesc(const dnnl::memory::dims& dims, dnnl::memory::format_tag tag) {
   return dnnl::memory::desc(dims, dnnl::memory::data_type::f32, tag);
 }

@@ -45,6 +45,9 @@ Status DnnlCall(std::string_view what, F&& f) {
 void AppendActivation(const Epilogue& e, dnnl::post_ops* ops);
 // The activation applied in place on the CPU, for the paths oneDNN does not take.
 void ApplyActivation(const Epilogue& e, float* data, int64_t n, const ThreadPool& threads);
+// The post-activation scale and shift (_KilnScaleShift, _KilnShift) applied in place on `out`,
+// whose innermost dim is the channels, from the kernel's inputs (nothing when there are none).
+void ApplyPostScaleShift(const KernelContext& ctx, const Epilogue& e, Tensor* out);
 // Whether oneDNN's form of the activation turns NaN into a number: its ReLU and ReLU6 are
 // max/min instructions that return the bound for a NaN. A product or convolution fused with
 // one checks its input, and when that holds NaN or Inf computes without oneDNN's activation,

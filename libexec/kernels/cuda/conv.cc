@@ -122,7 +122,7 @@ bool SupportsConv(const PrepareContext& ctx) {
       ctx.constant_inputs[1] == nullptr || ctx.constant_inputs[1]->rank() != 4)
     return false;
   Result<Epilogue> e = ReadEpilogue(ctx);
-  return e.ok() && !e->scale_shift && Dnn().ok();  // cuDNN has no per-channel post-op
+  return e.ok() && !e->has_post() && Dnn().ok();  // cuDNN has no per-channel post-op
 }
 
 // TF's filter f (HWIO, with `in` and `out` channels) as cuDNN's KRSC, copied to the device.

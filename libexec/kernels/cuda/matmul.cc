@@ -253,7 +253,7 @@ bool SupportsMatMul(const PrepareContext& ctx) {
   for (const TensorSpec& s : ctx.outputs)
     if (s.dtype != ctx.inputs[0].dtype) return false;
   Result<Epilogue> e = ReadEpilogue(ctx);
-  if (!e.ok() || e->batch_norm || e->scale_shift) return false;  // no such cuBLASLt epilogue
+  if (!e.ok() || e->batch_norm || e->has_post()) return false;  // no such cuBLASLt epilogue
   if (!BatchesFit(ctx.inputs[0].shape, ctx.inputs[1].shape)) return false;
   // cuBLASLt must be there to load; else the product stays on the CPU.
   return BlasLt().ok();
