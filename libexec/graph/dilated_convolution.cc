@@ -1,7 +1,6 @@
 #include "graph/dilated_convolution.h"
 
 #include <algorithm>
-#include <optional>
 #include <string>
 
 #include "executor/half_precision.h"
@@ -19,19 +18,10 @@ std::vector<int64_t> KnownInts(const std::vector<NodeFacts>& facts, const Edge& 
   return {v->data<int64_t>(), v->data<int64_t>() + v->NumElements()};
 }
 
-std::optional<std::string> StringAttr(const FlatNode& n, const char* name) {
-  if (n.attrs == nullptr) return std::nullopt;
-  auto it = n.attrs->find(name);
-  if (it == n.attrs->end()) return std::nullopt;
-  return it->second.s();
-}
-
 // Whether the list attr `name` is absent or all ones.
-bool AllOnes(const FlatNode& n, const char* name) {
-  auto it = n.attrs->find(name);
-  if (it == n.attrs->end()) return true;
-  const auto& list = it->second.list().i();
-  return std::all_of(list.begin(), list.end(), [](int64_t v) { return v == 1; });
+bool AllOnes(const AttrReader& a, const char* name) {
+  const Result<std::vector<int64_t>> list = a.GetIntList(name, {});
+  return list.ok() && std::all_of(list->begin(), list->end(), [](int64_t v) { return v == 1; });
 }
 
 class Folder {
@@ -76,26 +66,28 @@ class Folder {
         return false;
       conv = g_.nodes[squeeze].inputs[0].node;
     }
-    std::vector<int64_t> squeezed;  // dims of the convolution's output, in [0, 4)
+    std::vector<int64_t> squeezed;  // dims of the convolution's output, in (0, 4)
     if (squeeze >= 0) {
-      const FlatNode& q = g_.nodes[squeeze];
-      if (q.attrs == nullptr || !q.attrs->contains("squeeze_dims")) return false;
-      for (int64_t d : q.attrs->at("squeeze_dims").list().i())
-        squeezed.push_back(d < 0 ? d + 4 : d);
+      const Result<std::vector<int64_t>> dims =
+          g_.nodes[squeeze].reader().GetIntList("squeeze_dims", {});
       // Squeezing every size-1 dim would squeeze a batch of 1 once unblocked.
-      if (squeezed.empty()) return false;
+      if (!dims.ok() || dims->empty()) return false;
+      for (int64_t d : *dims) squeezed.push_back(d < 0 ? d + 4 : d);
+      if (std::any_of(squeezed.begin(), squeezed.end(), [](int64_t d) { return d <= 0 || d >= 4; }))
+        return false;
     }
     FlatNode& c = g_.nodes[conv];
     if ((c.op != "Conv2D" && c.op != "DepthwiseConv2dNative") || c.inputs.size() != 2 ||
         c.attrs == nullptr || !ReadOnlyBy(conv, squeeze >= 0 ? squeeze : b))
       return false;
-    const auto t = c.attrs->find("T");
-    if (t == c.attrs->end()) return false;
-    const DType type = static_cast<DType>(t->second.type());
-    if (type != DType::kFloat && type != DType::kHalf && type != DType::kBFloat16) return false;
-    const std::optional<std::string> format = StringAttr(c, "data_format");
-    if ((format && *format != "NHWC") || StringAttr(c, "padding") != "VALID" ||
-        !AllOnes(c, "strides") || !AllOnes(c, "dilations"))
+    const AttrReader a = c.reader();
+    const Result<DType> type = a.GetType("T");
+    const Result<std::string> format = a.GetString("data_format", "NHWC");
+    const Result<std::string> padding = a.GetString("padding");
+    if (!type.ok() ||
+        (*type != DType::kFloat && *type != DType::kHalf && *type != DType::kBFloat16) ||
+        !format.ok() || *format != "NHWC" || !padding.ok() || *padding != "VALID" ||
+        !AllOnes(a, "strides") || !AllOnes(a, "dilations"))
       return false;
     // An ExpandDims of axis 1 before it (a Conv1D), and the SpaceToBatchND.
     int expand = -1, s2b = c.inputs[0].node;
@@ -121,8 +113,6 @@ class Folder {
     const std::vector<int64_t> crops = KnownInts(facts_, bn.inputs[2]);
     const size_t rank = expand >= 0 ? 3 : 4;
     const size_t m = block.size();
-    if (std::any_of(squeezed.begin(), squeezed.end(), [](int64_t d) { return d <= 0 || d >= 4; }))
-      return false;
     if (x == nullptr || x->shape.unknown_rank() || x->shape.rank() != static_cast<int>(rank) ||
         m == 0 || m > rank - 2 || KnownInts(facts_, bn.inputs[1]) != block ||
         paddings.size() != 2 * m || crops.size() != 2 * m)

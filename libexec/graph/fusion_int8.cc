@@ -112,10 +112,11 @@ int Fuser::QuantizeProducts() {
       continue;
     if (a.Has("fused_ops")) {
       const auto fused = a.GetStringList("fused_ops");
-      if (!fused.ok() ||
-          std::find(fused->begin(), fused->end(), "FusedBatchNorm") != fused->end() ||
-          std::find(fused->begin(), fused->end(), "_KilnScaleShift") != fused->end() ||
-          std::find(fused->begin(), fused->end(), "_KilnShift") != fused->end())
+      // The int8 kernels take a bias, an addend and an activation only.
+      const auto has = [&](const char* op) {
+        return std::find(fused->begin(), fused->end(), op) != fused->end();
+      };
+      if (!fused.ok() || has("FusedBatchNorm") || has("_KilnScaleShift") || has("_KilnShift"))
         continue;
     }
     float lo = 0, hi = 0;

@@ -40,6 +40,8 @@ struct Epilogue {
            (add ? 1 : 0);
   }
   bool has_post() const { return post_scale || post_shift; }
+  // The input index of the addend ("Add"): the last one.
+  int addend_input() const { return 2 + num_args() - 1; }
   // The input index of the post-activation scale, or of the shift where there is none (the
   // shift follows the scale), with the product's two first.
   int post_input() const { return 2 + (bias ? 1 : 0) + (batch_norm ? 4 : 0); }

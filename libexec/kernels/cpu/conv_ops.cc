@@ -318,7 +318,7 @@ Status CreateConvCpuState(PrepareContext& ctx) {
   const int64_t out_c = known ? out.dim(3) : 0;
   // The fused Add's addend is summed into the output (AllocateOutputWithAddend).
   if (st->epilogue.add && st->dtype == DType::kFloat)
-    ctx.in_place_input = 2 + st->epilogue.num_args() - 1;
+    ctx.in_place_input = st->epilogue.addend_input();
   bool bn_constant = st->epilogue.batch_norm;
   for (int i = 2; bn_constant && i < 6; ++i) bn_constant = ctx.constant_inputs[i] != nullptr;
   st->bn_constant = filter != nullptr && bn_constant;
@@ -407,7 +407,7 @@ Status ComputeConv(const KernelContext& ctx) {
     if (ctx.input(i).rank() != 1 || ctx.input(i).dim(0) != g.out_c)
       return ctx.Error("args:", i - 2, " must be a vector of the ", g.out_c,
                        " output channels, got shape ", ctx.input(i).shape().ToString());
-  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + e.num_args() - 1,
+  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, e.addend_input(),
                                                                        out_shape, "convolution"));
   if (out->NumElements() == 0) return OkStatus();
   if (st.dtype != DType::kFloat) {

@@ -338,7 +338,7 @@ Status ComputeInt8(const KernelContext& ctx) {
     return ctx.Error("the bias must be a vector of the ", g.out_c, " output channels, got shape ",
                      ctx.input(2).shape().ToString());
   const Shape out_shape = OutputShape(st, g);
-  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + e.num_args() - 1,
+  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, e.addend_input(),
                                                                        out_shape, "product"));
   const int64_t n_out = out->NumElements();
   if (n_out == 0) return OkStatus();

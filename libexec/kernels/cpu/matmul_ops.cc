@@ -266,7 +266,7 @@ Status CreateMatMulCpuState(PrepareContext& ctx) {
   // The fused Add's addend is summed into the output (AllocateOutputWithAddend).
   if (st->epilogue.add && st->dtype == DType::kFloat && st->a_dtype == st->dtype &&
       st->b_dtype == st->dtype)
-    ctx.in_place_input = 2 + st->epilogue.num_args() - 1;
+    ctx.in_place_input = st->epilogue.addend_input();
   if (st->dtype != DType::kFloat || !a.IsFullyDefined() || !b.IsFullyDefined() ||
       a.ToShape()->num_elements() == 0 || b.ToShape()->num_elements() == 0)
     return OkStatus();
@@ -536,7 +536,7 @@ Status ComputeMatMul(const KernelContext& ctx) {
     if (ctx.input(i).rank() != 1 || ctx.input(i).dim(0) != n)
       return ctx.Error("args:", i - 2, " must be a vector of ", n, " elements, got shape ",
                        ctx.input(i).shape().ToString());
-  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, 2 + e.num_args() - 1,
+  KILN_ASSIGN_OR_RETURN(Tensor * out, onednn::AllocateOutputWithAddend(ctx, e, e.addend_input(),
                                                                        out_shape, "product"));
   if (out->NumElements() == 0) return OkStatus();
   if (st.dtype != DType::kFloat && !WidensToFloat(st) && st.a_dtype == st.dtype &&
