@@ -64,8 +64,19 @@ class FunctionImporter {
       for (int n : imported_[it->second].control_targets) g_->keep.push_back(n);
     }
     if (all_nodes_out) {
+      // What "^call" waits for. TF inlines a call with its control outputs as what a control
+      // edge on it waits for (its data outputs where it has none), and runs the stateful ops
+      // in it whether or not anything reads them; kiln's sink waits for those and for nested
+      // calls. A stateless node that none of these reads is dead code that TF prunes (Keras
+      // 3's recurrent layers compute a first cell step outside the loop only for its shape),
+      // and waiting for it would keep it alive.
+      for (const auto& [name, node] : fdef_.control_ret())
+        for (int n : imported_[node_index_.at(node)].control_targets) all_nodes_out->push_back(n);
+      if (fdef_.control_ret().empty())
+        for (const Edge& e : outs) all_nodes_out->push_back(e.node);
       for (const auto& imp : imported_)
-        for (int n : imp.control_targets) all_nodes_out->push_back(n);
+        for (int n : imp.control_targets)
+          if (imp.node < 0 || g_->nodes[n].stateful) all_nodes_out->push_back(n);
     }
     return outs;
   }
@@ -255,6 +266,19 @@ class FunctionImporter {
 };
 
 }  // namespace
+
+DType FlatNode::TypeAttr() const {
+  if (attrs == nullptr && native_attrs == nullptr) return DType::kInvalid;
+  const AttrReader r = reader();
+  if (r.Has("T")) {
+    const Result<DType> t = r.GetType("T");
+    return t.ok() ? *t : DType::kInvalid;
+  }
+  // The ops whose OpDef gives T a default that graph passes look at.
+  for (std::string_view o : {"LeakyRelu", "MaxPool", "MaxPoolV2", "LRN"})
+    if (op == o) return DType::kFloat;
+  return DType::kInvalid;
+}
 
 Result<FunctionInterface> InterfaceOf(const tensorflow::FunctionDef& fdef) {
   const auto& sig = fdef.signature();

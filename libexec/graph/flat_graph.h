@@ -36,6 +36,10 @@ struct FlatNode {
   AttrReader reader() const {
     return native_attrs != nullptr ? AttrReader(native_attrs) : AttrReader(attrs);
   }
+  // The type attr T, or TF's OpDef default where the graph omits it (graphs saved with
+  // defaults stripped, as Keras saves them, drop LeakyRelu's and MaxPool's T = float32);
+  // kInvalid where it has neither.
+  DType TypeAttr() const;
   // A NoOp that inlining adds as a sink for control edges (it has no attrs at all).
   bool IsInliningSink() const {
     return op == "NoOp" && attrs == nullptr && native_attrs == nullptr;

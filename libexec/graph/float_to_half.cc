@@ -71,12 +71,6 @@ bool ComputesInHalf(std::string_view op) {
   return false;
 }
 
-bool TypeAttrIs(const FlatNode& n, DType t) {
-  if (n.attrs == nullptr) return false;
-  auto it = n.attrs->find("T");
-  return it != n.attrs->end() && it->second.type() == DTypeToProto(t);
-}
-
 class FloatToHalf {
  public:
   FloatToHalf(FlatGraph* g, const std::vector<NodeFacts>& facts, const std::vector<char>& live,
@@ -89,7 +83,7 @@ class FloatToHalf {
     int count = 0;
     for (int v = 0; v < n; ++v) {
       const FlatNode& node = g_.nodes[v];
-      if (!live_[v] || !ComputesInHalf(node.op) || !TypeAttrIs(node, DType::kFloat)) continue;
+      if (!live_[v] || !ComputesInHalf(node.op) || node.TypeAttr() != DType::kFloat) continue;
       converted_[v] = 1;
       ++count;
     }
@@ -184,7 +178,7 @@ int MarkTf32(FlatGraph* g, const std::vector<char>& live) {
   int marked = 0;
   for (int v = 0; v < static_cast<int>(g->nodes.size()); ++v) {
     FlatNode& n = g->nodes[v];
-    if ((v < static_cast<int>(live.size()) && !live[v]) || !TypeAttrIs(n, DType::kFloat)) continue;
+    if ((v < static_cast<int>(live.size()) && !live[v]) || n.TypeAttr() != DType::kFloat) continue;
     bool product = false;
     for (std::string_view op : kOps) product = product || op == n.op;
     if (!product) continue;

@@ -32,6 +32,7 @@ std::optional<std::string> StringAttr(const FlatNode& n, const std::string& name
 }
 
 bool IsFloat(const FlatNode& n, const char* attr = "T") {
+  if (std::string_view(attr) == "T") return n.TypeAttr() == DType::kFloat;
   if (n.attrs == nullptr) return false;
   auto it = n.attrs->find(attr);
   return it != n.attrs->end() && it->second.type() == tensorflow::DT_FLOAT;

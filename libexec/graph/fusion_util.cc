@@ -41,13 +41,7 @@ Uses FindUses(const FlatGraph& g, const std::vector<char>& live) {
 }
 
 // The node's type attr T as a DType (kInvalid when it has none).
-DType TypeOf(const FlatNode& n) {
-  if (n.attrs == nullptr) return DType::kInvalid;
-  auto it = n.attrs->find("T");
-  if (it == n.attrs->end() || it->second.value_case() != tensorflow::AttrValue::kType)
-    return DType::kInvalid;
-  return FromProto(it->second.type());
-}
+DType TypeOf(const FlatNode& n) { return n.TypeAttr(); }
 
 // A Cast's source and destination types (kInvalid when not a Cast of one input, or a Cast with
 // Truncate=True: its kernel alone truncates, so no fusion may take it for a rounding one).

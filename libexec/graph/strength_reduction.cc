@@ -41,14 +41,9 @@ class ReallyConstant {
   std::vector<char> memo_;
 };
 
-DType TypeAttr(const FlatNode& n) {
-  Result<DType> t = n.reader().GetType("T");
-  return t.ok() ? *t : DType::kInvalid;
-}
-
 bool IsCandidate(const FlatNode& n) {
   return (n.op == "RealDiv" || n.op == "Div" || n.op == "Pow") && n.inputs.size() == 2 &&
-         IsFloatType(TypeAttr(n));
+         IsFloatType(n.TypeAttr());
 }
 
 // 1 / c elementwise in c's type (half types: in float32, rounded once, as Eigen divides them).

@@ -22,6 +22,7 @@ struct WhileState : OpState {
   control_flow::PreparedPtr body_fn;
   // Set when the loop is a recognised recurrent layer (recurrent_loop.h).
   std::shared_ptr<const RecurrentLoop> recurrent;
+  std::shared_ptr<RecurrentLoopCache> recurrent_cache = std::make_shared<RecurrentLoopCache>();
 };
 
 struct ForState : OpState {

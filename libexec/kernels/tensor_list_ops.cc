@@ -6,7 +6,9 @@
 // kernels/cpu/tensor_list_ops.cc.
 #include "kernels/tensor_list_ops.h"
 
+#include <cstdlib>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -83,6 +85,46 @@ Status ExpectShapeInput(const PrepareContext& ctx, int i, std::string_view name)
   DType t = ctx.inputs[i].dtype;
   if (t == DType::kInt32 || t == DType::kInt64) return OkStatus();
   return ctx.Error("input '", name, "': expected dtype int32 or int64, got ", DTypeShortName(t));
+}
+
+// ---- items in one block ----------------------------------------------------------------------
+
+namespace {
+
+struct ItemBlock {
+  ~ItemBlock() {
+    buffers.reset();  // the views go before the memory they view
+    std::free(memory);
+  }
+  void* memory = nullptr;
+  std::unique_ptr<std::optional<TensorBuffer>[]> buffers;
+};
+
+}  // namespace
+
+Result<std::vector<Tensor>> AllocateItems(DType dtype, const Shape& shape, int64_t n,
+                                          std::string_view what) {
+  KILN_DCHECK(DTypeIsPod(dtype));
+  std::vector<Tensor> items;
+  if (n <= 0) return items;
+  const int64_t elements = shape.num_elements();
+  const size_t stride = (DTypeSize(dtype) * static_cast<size_t>(elements) + 63) / 64 * 64;
+  auto block = std::make_shared<ItemBlock>();
+  if (stride > 0) {
+    block->memory = std::aligned_alloc(64, stride * static_cast<size_t>(n));
+    if (block->memory == nullptr)
+      return ResourceExhausted("out of memory for ", what, ": ", n, " items of shape ",
+                               shape.ToString());
+  }
+  block->buffers = std::make_unique<std::optional<TensorBuffer>[]>(static_cast<size_t>(n));
+  items.reserve(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    std::optional<TensorBuffer>& b = block->buffers[static_cast<size_t>(i)];
+    b.emplace(dtype, elements, static_cast<char*>(block->memory) + i * stride, nullptr,
+              /*transient=*/false);
+    items.emplace_back(dtype, shape, std::shared_ptr<TensorBuffer>(block, &*b));
+  }
+  return items;
 }
 
 }  // namespace tensor_list

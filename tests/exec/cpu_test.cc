@@ -8,6 +8,7 @@
 #include <bit>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <limits>
 #include <map>
 #include <string>
@@ -114,6 +115,68 @@ TEST_CASE("vector loops: GemvAccumulate adds x w to y, every column, in order") 
       INFO("n = " << n << ", column " << c);
       CHECK(y[c] == doctest::Approx(want[c]).epsilon(1e-6));
     }
+  }
+}
+
+// The fused cells against the element-wise ops the graph runs (what the generic loop computes),
+// bit for bit: whole vectors and a tail at every ISA level, a NaN kept.
+TEST_CASE("vector loops: LstmCell and GruCell are the op-by-op cells, bit for bit") {
+  namespace vm = kiln::exec::vmath;
+  using vm::BinOp;
+  for (const int64_t units : {1, 5, 16, 37, 64}) {
+    INFO("units = " << units);
+    auto values = [](int64_t n, int seed) {
+      std::vector<float> v(n);
+      for (int64_t i = 0; i < n; ++i)
+        v[i] = static_cast<float>((i * 7 + seed * 13) % 29) * 0.37f - 5.1f;
+      return v;
+    };
+    const std::vector<float> z = values(4 * units, 1), bias = values(4 * units, 2);
+    std::vector<float> c = values(units, 3), h(units, 0.0f);
+    c[units / 2] = std::numeric_limits<float>::quiet_NaN();
+    // The LSTM op by op: z + b; i, f, o sigmoid, g tanh; c' = f c + i g; h = o tanh(c').
+    std::vector<float> zb(4 * units), want_c(units), want_h(units), t(units), u(units);
+    vm::Binary(BinOp::kAdd, z.data(), bias.data(), zb.data(), 4 * units);
+    float* in = zb.data();
+    float* forget = in + units;
+    float* cand = in + 2 * units;
+    float* out = in + 3 * units;
+    vm::Sigmoid(in, in, units);
+    vm::Sigmoid(forget, forget, units);
+    vm::Tanh(cand, cand, units);
+    vm::Sigmoid(out, out, units);
+    vm::Binary(BinOp::kMul, forget, c.data(), t.data(), units);
+    vm::Binary(BinOp::kMul, in, cand, u.data(), units);
+    vm::Binary(BinOp::kAdd, t.data(), u.data(), want_c.data(), units);
+    vm::Tanh(want_c.data(), t.data(), units);
+    vm::Binary(BinOp::kMul, out, t.data(), want_h.data(), units);
+    vm::LstmCell(z.data(), bias.data(), units, c.data(), h.data());
+    CHECK(std::memcmp(c.data(), want_c.data(), sizeof(float) * units) == 0);
+    CHECK(std::memcmp(h.data(), want_h.data(), sizeof(float) * units) == 0);
+
+    // The GRU (reset_after) op by op.
+    const std::vector<float> x = values(3 * units, 4), hu = values(3 * units, 5),
+                             gb = values(6 * units, 6);
+    std::vector<float> gh = values(units, 7), xb(3 * units), hb(3 * units), keep(units),
+                       want(units);
+    vm::Binary(BinOp::kAdd, x.data(), gb.data(), xb.data(), 3 * units);
+    vm::Binary(BinOp::kAdd, hu.data(), gb.data() + 3 * units, hb.data(), 3 * units);
+    float* zg = xb.data();
+    float* rg = zg + units;
+    float* hh = zg + 2 * units;
+    vm::Binary(BinOp::kAdd, zg, hb.data(), zg, units);
+    vm::Sigmoid(zg, zg, units);
+    vm::Binary(BinOp::kAdd, rg, hb.data() + units, rg, units);
+    vm::Sigmoid(rg, rg, units);
+    vm::Binary(BinOp::kMul, rg, hb.data() + 2 * units, rg, units);
+    vm::Binary(BinOp::kAdd, hh, rg, hh, units);
+    vm::Tanh(hh, hh, units);
+    vm::Binary(BinOp::kMul, zg, gh.data(), keep.data(), units);
+    vm::BinaryScalarLeft(BinOp::kSub, 1.0f, zg, zg, units);
+    vm::Binary(BinOp::kMul, zg, hh, zg, units);
+    vm::Binary(BinOp::kAdd, keep.data(), zg, want.data(), units);
+    vm::GruCell(x.data(), hu.data(), gb.data(), units, gh.data());
+    CHECK(std::memcmp(gh.data(), want.data(), sizeof(float) * units) == 0);
   }
 }
 

@@ -95,7 +95,7 @@ Status ComputeWhile(const KernelContext& ctx) {
 #ifndef KILN_NO_PROTOBUF
   if (st.recurrent != nullptr) {
     bool ran = false;
-    KILN_RETURN_IF_ERROR(RunRecurrentLoop(*st.recurrent, ctx, &ran));
+    KILN_RETURN_IF_ERROR(RunRecurrentLoop(*st.recurrent, *st.recurrent_cache, ctx, &ran));
     if (ran) return OkStatus();
   }
 #endif

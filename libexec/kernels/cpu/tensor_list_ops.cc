@@ -228,6 +228,15 @@ Status ComputeFromTensor(const KernelContext& ctx) {
   const int64_t n = t.dim(0);
   const int64_t per = item_shape.num_elements();
   std::vector<Tensor> tensors;
+  if (DTypeIsPod(t.dtype())) {
+    KILN_ASSIGN_OR_RETURN_CTX(tensors,
+                              tensor_list::AllocateItems(t.dtype(), item_shape, n, "the list"),
+                              "node '", ctx.node_name(), "'");
+    for (int64_t i = 0; i < n; ++i) CopyElementRange(t, i * per, &tensors[i], 0, per);
+    ctx.SetOutput(0, TensorList::Wrap(
+                         std::make_shared<const TensorList>(t.dtype(), elem, std::move(tensors))));
+    return OkStatus();
+  }
   tensors.reserve(n);
   for (int64_t i = 0; i < n; ++i) {
     // Not zero-filled first: every element is written by the copy.

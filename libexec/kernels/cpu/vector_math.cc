@@ -71,6 +71,8 @@ namespace {
   X(Sum)                    \
   X(Max)                    \
   X(GemvAccumulate)         \
+  X(LstmCell)               \
+  X(GruCell)                \
   X(HalfToFloat)            \
   X(FloatToHalf)            \
   X(BFloat16ToFloat)        \
@@ -157,6 +159,12 @@ float Sum(const float* x, int64_t n) { return Active().Sum(x, n); }
 float Max(const float* x, int64_t n) { return Active().Max(x, n); }
 void GemvAccumulate(const float* x, const float* w, int64_t ldw, int64_t k, int64_t n, float* y) {
   Active().GemvAccumulate(x, w, ldw, k, n, y);
+}
+void LstmCell(const float* z, const float* bias, int64_t units, float* c, float* h) {
+  Active().LstmCell(z, bias, units, c, h);
+}
+void GruCell(const float* x, const float* hu, const float* bias, int64_t units, float* h) {
+  Active().GruCell(x, hu, bias, units, h);
 }
 void HalfToFloat(const uint16_t* x, float* y, int64_t n) { Active().HalfToFloat(x, y, n); }
 void FloatToHalf(const float* x, uint16_t* y, int64_t n) { Active().FloatToHalf(x, y, n); }

@@ -63,6 +63,14 @@ float Max(const float* x, int64_t n);
 // the time (a recurrent layer's step, a Dense layer at batch 1).
 void GemvAccumulate(const float* x, const float* w, int64_t ldw, int64_t k, int64_t n, float* y);
 
+// One row of a recurrent cell in one pass (a function call per element-wise op was a tenth of
+// a small recurrent model's step), with the graph's results. LSTM (Keras's gate order i, f, g,
+// o): z = x_t kernel + h recurrent [4 units], bias [4 units]; c and h are updated in place.
+// GRU (reset_after): x = x_t kernel and hu = h recurrent [3 units each, gates z, r, h], bias
+// [2, 3 units] (input's, then recurrent's); h is updated in place.
+void LstmCell(const float* z, const float* bias, int64_t units, float* c, float* h);
+void GruCell(const float* x, const float* hu, const float* bias, int64_t units, float* h);
+
 // Conversions between float32 and the half types' bit patterns, rounding to nearest even (NaN
 // stays NaN), as Eigen's float16 and bfloat16 convert.
 void HalfToFloat(const uint16_t* x, float* y, int64_t n);

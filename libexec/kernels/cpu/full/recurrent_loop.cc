@@ -99,50 +99,6 @@ constexpr int64_t kRowBlock = 16;
 // an LSTM) stays in cache instead of a buffer of every step (26 MB for 200 steps of 64 rows).
 constexpr int64_t kChunkRows = 512;
 
-// One row of the LSTM cell: z holds the four gates' pre-activations (i, f, g, o) without the
-// bias; c is updated in place, h' written to h.
-void LstmCell(float* z, const float* bias, int64_t units, float* c, float* tanh_c, float* h) {
-  vmath::Binary(vmath::BinOp::kAdd, z, bias, z, 4 * units);
-  float* in = z;
-  float* forget = z + units;
-  float* cand = z + 2 * units;
-  float* out = z + 3 * units;
-  vmath::Sigmoid(in, in, units);
-  vmath::Sigmoid(forget, forget, units);
-  vmath::Tanh(cand, cand, units);
-  vmath::Sigmoid(out, out, units);
-  vmath::Binary(vmath::BinOp::kMul, forget, c, forget, units);  // sigmoid(f) * c
-  vmath::Binary(vmath::BinOp::kMul, in, cand, in, units);       // sigmoid(i) * tanh(g)
-  vmath::Binary(vmath::BinOp::kAdd, forget, in, c, units);      // c'
-  vmath::Tanh(c, tanh_c, units);
-  vmath::Binary(vmath::BinOp::kMul, out, tanh_c, h, units);  // h' = sigmoid(o) * tanh(c')
-}
-
-// One row of the GRU cell (reset_after): x = x_t kernel and hu = h recurrent, each [3 * units]
-// without bias; bias is [2, 3 * units] (input, then recurrent); tmp has room for 3 * units.
-// h is updated in place. The operations and their order are the graph's.
-void GruCell(const float* x, float* hu, const float* bias, int64_t units, float* tmp, float* h) {
-  const int64_t width = 3 * units;
-  float* xb = tmp;  // x + b[0]
-  vmath::Binary(vmath::BinOp::kAdd, x, bias, xb, width);
-  vmath::Binary(vmath::BinOp::kAdd, hu, bias + width, hu, width);  // hz = h U + b[1]
-  float* z = xb;
-  float* r = xb + units;
-  float* cand = xb + 2 * units;
-  vmath::Binary(vmath::BinOp::kAdd, z, hu, z, units);  // x_z + h_z
-  vmath::Sigmoid(z, z, units);
-  vmath::Binary(vmath::BinOp::kAdd, r, hu + units, r, units);  // x_r + h_r
-  vmath::Sigmoid(r, r, units);
-  vmath::Binary(vmath::BinOp::kMul, r, hu + 2 * units, r, units);  // r * h_h
-  vmath::Binary(vmath::BinOp::kAdd, cand, r, cand, units);         // x_h + r * h_h
-  vmath::Tanh(cand, cand, units);
-  float* keep = hu;  // z * h
-  vmath::Binary(vmath::BinOp::kMul, z, h, keep, units);
-  vmath::BinaryScalarLeft(vmath::BinOp::kSub, 1.0f, z, z, units);  // 1 - z
-  vmath::Binary(vmath::BinOp::kMul, z, cand, z, units);            // (1 - z) * hh
-  vmath::Binary(vmath::BinOp::kAdd, keep, z, h, units);
-}
-
 // A tensor of the loop's element type as float32 values (half and bfloat16 converted).
 void ToFloat(const Tensor& t, float* out) {
   const int64_t n = t.NumElements();
@@ -186,6 +142,29 @@ bool IsMatrix(const Tensor& t, DType dt, int64_t rows, int64_t cols) {
 
 // Why a call runs the generic loop: said on stderr in log mode (tests check the fused kernel
 // really ran), silent otherwise.
+// A loop's input-projection weights packed for oneDNN, and the tensor they were packed from.
+struct PackedProjection {
+  PackedProjection(Tensor k, int64_t depth, int64_t gates)
+      : kernel(std::move(k)), product(kernel.data<float>(), depth, gates, gates) {}
+  Tensor kernel;
+  onednn::ConstantBProduct product;
+};
+
+// The cached projection of `kernel` (a float32 depth x gates matrix), made anew when the
+// kernel's buffer is not the one the cache holds.
+std::shared_ptr<const PackedProjection> KeptProjection(RecurrentLoopCache& cache,
+                                                       const Tensor& kernel, int64_t depth,
+                                                       int64_t gates) {
+  const std::lock_guard lock(cache.mu);
+  auto kept = std::static_pointer_cast<const PackedProjection>(cache.packed);
+  if (kept == nullptr || kept->kernel.buffer() != kernel.buffer() ||
+      kept->kernel.shape() != kernel.shape()) {
+    kept = std::make_shared<const PackedProjection>(kernel, depth, gates);
+    cache.packed = kept;
+  }
+  return kept;
+}
+
 Status Fallback(const KernelContext& ctx, const char* why) {
   if (RecurrentFusionMode() == FusionMode::kLog)
     std::fprintf(stderr, "kiln: node '%.*s' runs the generic loop for this call: %s\n",
@@ -195,7 +174,8 @@ Status Fallback(const KernelContext& ctx, const char* why) {
 
 }  // namespace
 
-Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, bool* ran) {
+Status RunRecurrentLoop(const RecurrentLoop& loop, RecurrentLoopCache& cache,
+                        const KernelContext& ctx, bool* ran) {
   *ran = false;
   int64_t counter = 0, limit = 0, time = 0;
   if (!ScalarInt(ctx.input(loop.counter), &counter) || !ScalarInt(ctx.input(loop.time), &time) ||
@@ -328,7 +308,7 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   float* x = static_cast<float*>(buf);
   float* proj = x + chunk * batch * depth;
   float* z = proj + chunk * batch * gates;
-  float* work = z + batch * gates;     // per row: tanh(c') (LSTM) or h recurrent (GRU)
+  float* work = z + batch * gates;     // per row: h recurrent (GRU)
   float* kept = work + batch * gates;  // masked rows' h and c, restored after the cell
   float* next = kept + (masked ? 2 * state : 0);
   // The weights as float32, rounded to the loop's type as the graph's casts round them.
@@ -361,7 +341,11 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
   const int64_t kernel_ld = pad_kernel ? ld : gates;
   const float* recurrent_rows = pad_recurrent ? padded(w_recurrent, units) : w_recurrent;
   const int64_t recurrent_ld = pad_recurrent ? ld : gates;
-  const onednn::ConstantBProduct kernel_product(kernel_rows, depth, gates, kernel_ld);
+  // A float32 kernel used as it is keeps its packed form between calls (RecurrentLoopCache).
+  std::shared_ptr<const PackedProjection> packed;
+  if (packed_projection && weights_as_is) packed = KeptProjection(cache, kernel, depth, gates);
+  const onednn::ConstantBProduct fresh_product(kernel_rows, depth, gates, kernel_ld);
+  const onednn::ConstantBProduct& kernel_product = packed ? packed->product : fresh_product;
   // P = X kernel for the steps [first, first + n) of a chunk.
   auto project = [&](int64_t first, int64_t n) {
     for (int64_t s = 0; s < n; ++s)
@@ -422,14 +406,12 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
                          recurrent_ld, accumulate ? 1.0f : 0.0f, dst, gates);
   };
   std::vector<Tensor> items = (*out)->tensors();
-  // The steps' items are views of one block (64-byte aligned slices): a heap allocation and
+  // The steps' items share one block (tensor_list::AllocateItems): an allocation and
   // zero-fill per step was ~4 % of a batch-1 LSTM tagger's call.
-  const int64_t item_elements = h0.NumElements();
-  const size_t item_stride = (DTypeSize(dt) * item_elements + 63) / 64 * 64;
-  std::shared_ptr<void> block;
-  if (loop.write_at_time && steps > 1 && item_stride > 0) {
-    block.reset(std::aligned_alloc(64, item_stride * steps), std::free);
-    if (block == nullptr) return ctx.Error("out of memory for the loop's ", steps, " outputs");
+  std::vector<Tensor> fresh;
+  if (loop.write_at_time && steps > 1) {
+    KILN_ASSIGN_OR_RETURN(fresh,
+                          tensor_list::AllocateItems(dt, h0.shape(), steps, "the loop's outputs"));
   }
   for (int64_t s = 0; s < steps; ++s) {
     if (s % chunk == 0) KILN_RETURN_IF_ERROR(project(s, std::min(chunk, steps - s)));
@@ -475,13 +457,13 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
             if (lstm) std::memcpy(kept + (2 * r + 1) * units, cr, sizeof(float) * units);
           }
           if (lstm)
-            LstmCell(zs + r * gates, b, units, cr, work + r * units, hr);
+            vmath::LstmCell(zs + r * gates, b, units, cr, hr);
           else if (simple && loop.simple_relu)
             vmath::Relu(z + r * gates, hr, units);
           else if (simple)
             vmath::Tanh(z + r * gates, hr, units);
           else
-            GruCell(xr + (r - first) * gates, work + r * gates, b, units, z + r * gates, hr);
+            vmath::GruCell(xr + (r - first) * gates, work + r * gates, b, units, hr);
           if (keep) {  // SelectV2(mask, new, old): the old state stays
             std::memcpy(hr, kept + 2 * r * units, sizeof(float) * units);
             if (lstm) std::memcpy(cr, kept + (2 * r + 1) * units, sizeof(float) * units);
@@ -501,13 +483,7 @@ Status RunRecurrentLoop(const RecurrentLoop& loop, const KernelContext& ctx, boo
     for (float* v : {h, c, prev})
       if (v != nullptr) RoundTo(dt, v, state);
     if (loop.write_at_time || s + 1 == steps) {
-      Tensor item = block == nullptr
-                        ? Tensor(dt, h0.shape())
-                        : Tensor(dt, h0.shape(),
-                                 std::make_shared<TensorBuffer>(
-                                     dt, item_elements,
-                                     static_cast<char*>(block.get()) + s * item_stride, block,
-                                     /*transient=*/false));
+      Tensor item = fresh.empty() ? Tensor(dt, h0.shape()) : std::move(fresh[s]);
       FromFloat(masked ? prev : h, &item);
       items[loop.write_at_time ? time + s : loop.write_index] = std::move(item);
     }
