@@ -227,24 +227,23 @@ Status ComputeFromTensor(const KernelContext& ctx) {
                      t.shape().ToString());
   const int64_t n = t.dim(0);
   const int64_t per = item_shape.num_elements();
+  // POD items share one block (tensor_list::AllocateItems); strings and handles each get their
+  // own buffer. Not zero-filled first: every element is written by the copy.
   std::vector<Tensor> tensors;
   if (DTypeIsPod(t.dtype())) {
     KILN_ASSIGN_OR_RETURN_CTX(tensors,
                               tensor_list::AllocateItems(t.dtype(), item_shape, n, "the list"),
                               "node '", ctx.node_name(), "'");
-    for (int64_t i = 0; i < n; ++i) CopyElementRange(t, i * per, &tensors[i], 0, per);
-    ctx.SetOutput(0, TensorList::Wrap(
-                         std::make_shared<const TensorList>(t.dtype(), elem, std::move(tensors))));
-    return OkStatus();
+  } else {
+    tensors.reserve(n);
+    for (int64_t i = 0; i < n; ++i) {
+      KILN_ASSIGN_OR_RETURN_CTX(Tensor item,
+                                Tensor::Allocate(CpuAllocator(), t.dtype(), item_shape), "node '",
+                                ctx.node_name(), "'");
+      tensors.push_back(std::move(item));
+    }
   }
-  tensors.reserve(n);
-  for (int64_t i = 0; i < n; ++i) {
-    // Not zero-filled first: every element is written by the copy.
-    KILN_ASSIGN_OR_RETURN_CTX(Tensor item, Tensor::Allocate(CpuAllocator(), t.dtype(), item_shape),
-                              "node '", ctx.node_name(), "'");
-    CopyElementRange(t, i * per, &item, 0, per);
-    tensors.push_back(std::move(item));
-  }
+  for (int64_t i = 0; i < n; ++i) CopyElementRange(t, i * per, &tensors[i], 0, per);
   ctx.SetOutput(
       0, TensorList::Wrap(std::make_shared<const TensorList>(t.dtype(), elem, std::move(tensors))));
   return OkStatus();

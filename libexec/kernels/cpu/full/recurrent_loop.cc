@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <mutex>
@@ -140,8 +139,6 @@ bool IsMatrix(const Tensor& t, DType dt, int64_t rows, int64_t cols) {
   return t.dtype() == dt && t.rank() == 2 && t.dim(0) == rows && t.dim(1) == cols;
 }
 
-// Why a call runs the generic loop: said on stderr in log mode (tests check the fused kernel
-// really ran), silent otherwise.
 // A loop's input-projection weights packed for oneDNN, and the tensor they were packed from.
 struct PackedProjection {
   PackedProjection(Tensor k, int64_t depth, int64_t gates)
@@ -165,6 +162,8 @@ std::shared_ptr<const PackedProjection> KeptProjection(RecurrentLoopCache& cache
   return kept;
 }
 
+// Why a call runs the generic loop: said on stderr in log mode (tests check the fused kernel
+// really ran), silent otherwise.
 Status Fallback(const KernelContext& ctx, const char* why) {
   if (RecurrentFusionMode() == FusionMode::kLog)
     std::fprintf(stderr, "kiln: node '%.*s' runs the generic loop for this call: %s\n",
