@@ -18,7 +18,7 @@ constexpr int kMaxDepth = 256;
 
 // Ops whose output 0 has input 0's shape.
 bool KeepsShape(std::string_view op) {
-  static constexpr std::array<std::string_view, 24> kOps = {"Identity",
+  static constexpr std::array<std::string_view, 28> kOps = {"Identity",
                                                             "Snapshot",
                                                             "StopGradient",
                                                             "Relu",
@@ -41,7 +41,12 @@ bool KeepsShape(std::string_view op) {
                                                             "BiasAdd",
                                                             "FusedBatchNorm",
                                                             "FusedBatchNormV2",
-                                                            "FusedBatchNormV3"};
+                                                            "FusedBatchNormV3",
+                                                            // an int8 bundle's activations
+                                                            "FakeQuantWithMinMaxArgs",
+                                                            "FakeQuantWithMinMaxVars",
+                                                            "FakeQuantWithMinMaxVarsPerChannel",
+                                                            "CheckNumerics"};
   return std::find(kOps.begin(), kOps.end(), op) != kOps.end();
 }
 

@@ -528,6 +528,48 @@ std::vector<OpCase> ConvFusedCases() {
                     return AsLevels(y, kOutStep, 0, 255, DType::kUInt8);
                   })
                   .Build());
+  // Levels out behind ReLU6 and leaky ReLU: the kernel folds the output step into the scales
+  // and clips levels (or lets the bytes saturate). ReLU6 into a range wider than 6 clips at
+  // 6 / step, into a narrower one at the top level; leaky ReLU (alpha 1/4) into signed levels.
+  struct LevelsOut {
+    const char* act;
+    float out_max;
+    bool out_signed;
+  };
+  for (const LevelsOut& t : {LevelsOut{"Relu6", 255.f / 32, false},
+                             LevelsOut{"Relu6", 255 * kOutStep, false},
+                             LevelsOut{"LeakyRelu", 127.f / 32, true}}) {
+    const float step = t.out_signed ? t.out_max / 127 : t.out_max / 255;
+    const std::string act = t.act;
+    const bool out_signed = t.out_signed;
+    OpCaseBuilder b = ConvBuilder(
+        "_KilnInt8Conv2D",
+        "_KilnInt8Conv2D levels in, " + act + " levels out, max " + std::to_string(t.out_max), lv);
+    b.StringList("fused_ops", {"BiasAdd", act})
+        .Int("num_args", 1)
+        .Float("fq_min", 0.f)
+        .Float("fq_max", 255 * kInStep)
+        .Bool("fq_narrow_range", false)
+        .Bool("input_levels", true)
+        .Float("out_fq_min", out_signed ? -t.out_max : 0.f)
+        .Float("out_fq_max", t.out_max)
+        .Bool("out_fq_narrow_range", out_signed);
+    if (act == "LeakyRelu") b.Float("leakyrelu_alpha", 0.25f);
+    c.push_back(b.Input(RandomOf(DType::kUInt8, lv.input, NextSeed(seed), 0, 64))
+                    .ConstInput(GridWeights(lv.filter, 16, NextSeed(seed)))
+                    .ConstInput(OffGridBias(16, NextSeed(seed)))
+                    .Reference1([lv, act, step, out_signed](const std::vector<Tensor>& in) {
+                      Tensor y = RefConv(LevelsAsFloat(in[0], kInStep), in[1], lv, false);
+                      for (int64_t i = 0; i < y.NumElements(); ++i) {
+                        double& v = y.data<double>()[i];
+                        v += in[2].data<float>()[i % 16];
+                        v = act == "Relu6" ? std::clamp(v, 0.0, 6.0) : (v < 0 ? v / 4 : v);
+                      }
+                      return out_signed ? AsLevels(y, step, -127, 127, DType::kInt8)
+                                        : AsLevels(y, step, 0, 255, DType::kUInt8);
+                    })
+                    .Build());
+  }
   // The weights as a serving plan stores them: int8 levels, their scales in attr weight_scales.
   {
     const Tensor w = GridWeights(lv.filter, 16, NextSeed(seed));

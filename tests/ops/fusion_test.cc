@@ -972,6 +972,36 @@ TEST_CASE("fusion: int8 products in a row pass levels as bytes") {
   }
 }
 
+// An int8 bundle's residual block: the FakeQuant before the product keeps its input's shape,
+// so with the batch unknown the Add still provably has its operands' shape and joins the
+// integer product (MobileNetV2's inverted residuals).
+TEST_CASE("fusion: a residual add joins an int8 product whose input passes a FakeQuant") {
+  FnBuilder b;
+  b.Op("pre", "Relu", {b.Input("x")}, "activations");
+  const std::string y = b.last();
+  const std::string q = FakeQuant(b, "fq", y, 0.f, 255.f / 32, false);
+  Strides(b.Op("conv", "Conv2D",
+               {q, b.Const("w", Int8LevelWeights(Shape{3, 3, 4, 4}, 4, false, 1, 1.f / 256))},
+               "output"));
+  b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{4}, 3))}, "output");
+  b.Op("add", "AddV2", {b.last(), y}, "z");
+  b.Output(b.last());
+  tensorflow::FunctionDefLibrary proto;
+  FunctionLibrary lib(proto);
+  const std::vector<TensorSpec> specs = {
+      {DType::kFloat, *PartialShape::FromDims(std::vector<int64_t>{-1, 5, 5, 4})}};
+  auto generic = PreparedFunction::Prepare(b.fdef(), lib, specs);
+  REQUIRE_MESSAGE(generic.ok(), generic.status().ToString());
+  CHECK((*generic)->num_steps() == 2);  // the Relu, then the product with its bias and add
+  const std::vector<Tensor> args = {RandomOf(DType::kFloat, Shape{2, 5, 5, 4}, 4, -1, 7)};
+  PrepareOptions plain;
+  plain.fuse = false;
+  std::vector<Tensor> want, got;
+  REQUIRE(PrepareFor(b, args, plain)->Run(args, &want).ok());
+  REQUIRE((*generic)->Run(args, &got).ok());
+  CHECK(CompareTensors(got[0], want[0], 1e-5).empty());
+}
+
 }  // namespace kiln::testing
 
 namespace kiln::testing {
