@@ -175,6 +175,7 @@ std::vector<OpCase> ConvFusedCases() {
       {Shape{1, 9, 9, 4}, Shape{3, 3, 4, 8}, 1, 2, "VALID"},
       {Shape{1, 6, 6, 2}, Shape{2, 2, 2, 3}, 1, 1, "EXPLICIT", {0, 0, 1, 2, 2, 1, 0, 0}},
       {Shape{3, 28, 28, 1}, Shape{5, 5, 1, 32}},
+      {Shape{1, 1, 1, 24}, Shape{1, 1, 24, 40}},  // one pixel: a row times the filter
   };
   uint32_t seed = 1;
   for (const ConvSpec& s : specs) {
@@ -211,6 +212,7 @@ std::vector<OpCase> ConvFusedCases() {
       {Shape{1, 9, 8, 6}, Shape{3, 2, 2, 9}, 2, 1, "VALID"},  // 3 groups, strided
       {Shape{1, 8, 8, 8}, Shape{7, 7, 1, 8}},                 // one group per channel
       {Shape{1, 6, 6, 4}, Shape{1, 1, 1, 8}},                 // pointwise, 4 groups
+      {Shape{1, 1, 1, 4}, Shape{1, 1, 2, 6}},                 // one pixel, 2 groups
       {Shape{1, 7, 7, 6}, Shape{3, 3, 3, 4}, 1, 2, "EXPLICIT", {0, 0, 1, 1, 2, 0, 0, 0}},
   };
   for (const ConvSpec& s : grouped) {

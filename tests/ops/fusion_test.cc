@@ -1427,6 +1427,42 @@ TEST_CASE("fusion: a per-channel scale and shift after the activation join the c
   }
 }
 
+TEST_CASE("fusion: a 1x1 convolution of one pixel runs as a row times its filter") {
+  // A squeeze-and-excite block's products at batch 1 (row_product.h), with a residual add and a
+  // scale and shift after the activation; two rows or a 3x3 image take oneDNN. One pixel keeps
+  // a NaN (oneDNN's thin convolutions skip that check: docs/tf-compat.md, "Non-finite values").
+  for (const Shape& in_shape : {Shape{1, 1, 1, 24}, Shape{2, 1, 1, 24}, Shape{1, 3, 3, 24}}) {
+    for (const bool residual : {false, true}) {
+      for (const bool nan : {false, true}) {
+        if (nan && in_shape.num_elements() != 24) continue;
+        FnBuilder b;
+        const std::string x = b.Input("x");
+        const std::string r = b.Input("r");
+        Strides(b.Op("conv", "Conv2D",
+                     {x, b.Const("w", RandomOf(DType::kFloat, Shape{1, 1, 24, 40}, 1))}, "output"),
+                "SAME");
+        b.Op("bias", "BiasAdd", {b.last(), b.Const("b", RandomOf(DType::kFloat, Shape{40}, 2))},
+             "output");
+        if (residual) b.Op("res", "AddV2", {b.last(), r}, "z");
+        b.Op("act", "Relu6", {b.last()}, "activations");
+        b.Op("mul", "Mul", {b.last(), b.Const("s", RandomOf(DType::kFloat, Shape{40}, 3))}, "z");
+        b.Op("add", "AddV2", {b.last(), b.Const("t", RandomOf(DType::kFloat, Shape{40}, 4))},
+             "z");
+        b.Output(b.last());
+        Tensor input = RandomOf(DType::kFloat, in_shape, 5, -2, 2);
+        if (nan) input.data<float>()[7] = std::nanf("");
+        Shape out_shape = in_shape;
+        out_shape.set_dim(3, 40);
+        INFO("input ", in_shape.ToString(), ", residual: ", residual, ", NaN in: ", nan);
+        const exec::PlanStats st =
+            CheckFusedMatchesUnfused(b, {input, RandomOf(DType::kFloat, out_shape, 6)});
+        CHECK(st.fused == 1);
+        CHECK(st.steps == 1);
+      }
+    }
+  }
+}
+
 TEST_CASE("fusion: a Dense(activation=...) and a batch norm after it are one _FusedMatMul") {
   // One row (the vector loop) and five (oneDNN), with and without a residual add before the
   // activation (its addend comes after the scale and shift among the inputs).

@@ -18,6 +18,7 @@
 #include "kernels/cpu/cpu_state.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/primitive_cache.h"
+#include "kernels/cpu/row_product.h"
 #include "kernels/eigen_functors.h"
 #include "kernels/epilogue.h"
 #include "kernels/kernel_util.h"
@@ -302,6 +303,15 @@ void FoldBatchNorm(const ConvState& st, const Tensor& filter, const float* scale
   for (int64_t i = 0; i < filter.NumElements(); ++i) w_out[i] = w[i] * s[i % out_c];
 }
 
+// One pixel through a 1x1 filter (a squeeze-and-excite block's products at batch 1): a row
+// times the filter read in place as an [in, out] matrix (row_product.h), no oneDNN primitive.
+bool IsRowProduct(const ConvState& st, const ConvGeometry& g, int64_t filter_in_c) {
+  return st.dtype == DType::kFloat && !st.depthwise && !st.epilogue.batch_norm &&
+         filter_in_c == g.in_c && g.batch == 1 && g.h.k == 1 && g.w.k == 1 && g.h.in == 1 &&
+         g.w.in == 1 && g.h.out == 1 && g.w.out == 1 && g.h.pad_before == 0 &&
+         g.w.pad_before == 0;
+}
+
 // The CPU kernel's state: for float32 with a known filter, the oneDNN primitive and the packed
 // filter (a constant batch norm folded into it) now.
 Status CreateConvCpuState(PrepareContext& ctx) {
@@ -337,6 +347,10 @@ Status CreateConvCpuState(PrepareContext& ctx) {
   } else if (!st->epilogue.batch_norm) {
     // shares the constant's buffer
     if (filter != nullptr) st->constant_filter = std::make_shared<const Tensor>(*filter);
+    ConvGeometry g;
+    if (known && MakeGeometry(st->window, in.dims(), f.dim(0), f.dim(1), &g).ok() &&
+        IsRowProduct(*st, g, f.dim(2)))
+      return OkStatus();
     if (known) {
       auto c = MakeDnnlConv(*st, in.dims(), f.dims(), st->constant_filter.get());
       if (!c.ok()) return ctx.Error(c.status().message());
@@ -439,6 +453,14 @@ Status ComputeConv(const KernelContext& ctx) {
     for (int64_t i = 0; i < out->NumElements(); ++i)
       o[i] = (e.add ? o[i] : 0.f) + bias[i % g.out_c];
     onednn::ApplyActivation(e, o, out->NumElements(), ctx.threads());
+    onednn::ApplyPostScaleShift(ctx, e, out);
+    return OkStatus();
+  }
+  if (IsRowProduct(st, g, filter.dim(2))) {
+    KILN_RETURN_IF_ERROR(RowTimesMatrix(ctx, input.data<float>(), filter.data<float>(), g.in_c,
+                                        g.out_c, e.bias ? ctx.input(2).data<float>() : nullptr,
+                                        e.add, out->data<float>()));
+    onednn::ApplyActivation(e, out->data<float>(), g.out_c, ctx.threads());
     onednn::ApplyPostScaleShift(ctx, e, out);
     return OkStatus();
   }

@@ -26,7 +26,7 @@
 #include "kernels/cpu/cpu_state.h"
 #include "kernels/cpu/onednn.h"
 #include "kernels/cpu/primitive_cache.h"
-#include "kernels/cpu/vector_math.h"
+#include "kernels/cpu/row_product.h"
 #include "kernels/epilogue.h"
 #include "kernels/kernel_util.h"
 #include "kernels/type_lists.h"
@@ -347,38 +347,15 @@ void EigenProduct(const MatMulState& st, const Tensor& a, const Tensor& b, Tenso
   }
 }
 
-// One row times one matrix (a Dense layer at batch 1): vmath's vector loop over the weights, in
-// column blocks across threads, then the epilogue in TF's order (bias, add, activation; NaN kept).
-// oneDNN's call overhead is most of the time of such a product. `out` holds the addend when the
-// epilogue adds one.
+// One row times one matrix (a Dense layer at batch 1): row_product.h, then the activation in
+// TF's order (NaN kept). `out` holds the addend when the epilogue adds one.
 Status RowTimesMatrix(const KernelContext& ctx, const MatMulCpuState& st, const float* x,
                       const Tensor& b, int64_t k, int64_t n, Tensor* out) {
   const Epilogue& e = st.epilogue;
-  const float* w = b.data<float>();
-  const int64_t ldw = n;
-  const float* bias = e.bias ? ctx.input(2).data<float>() : nullptr;
-  float* o = out->data<float>();
-  float* product = o;
-  if (e.add) {
-    KILN_ASSIGN_OR_RETURN(void* buf, ctx.AllocateTemp(static_cast<size_t>(n) * sizeof(float)));
-    product = static_cast<float*>(buf);
-  }
-  // 128 columns: a whole register block of GemvAccumulate at every ISA level.
-  constexpr int64_t kCols = 128;
-  const int64_t blocks = (n + kCols - 1) / kCols;
-  ctx.threads().ParallelFor(blocks, std::max<int64_t>(1, 65536 / std::max<int64_t>(1, k * kCols)),
-                            [&](int64_t first, int64_t last) {
-                              const int64_t c0 = first * kCols, c1 = std::min(n, last * kCols);
-                              std::fill(product + c0, product + c1, 0.0f);
-                              vmath::GemvAccumulate(x, w + c0, ldw, k, c1 - c0, product + c0);
-                              for (int64_t c = c0; c < c1; ++c) {
-                                float v = product[c];
-                                if (bias != nullptr) v += bias[c];
-                                if (e.add) v += o[c];
-                                o[c] = v;
-                              }
-                            });
-  onednn::ApplyActivation(e, o, n, ctx.threads());
+  KILN_RETURN_IF_ERROR(RowTimesMatrix(ctx, x, b.data<float>(), k, n,
+                                      e.bias ? ctx.input(2).data<float>() : nullptr, e.add,
+                                      out->data<float>()));
+  onednn::ApplyActivation(e, out->data<float>(), n, ctx.threads());
   return OkStatus();
 }
 
