@@ -176,6 +176,7 @@ std::vector<OpCase> ConvFusedCases() {
       {Shape{1, 6, 6, 2}, Shape{2, 2, 2, 3}, 1, 1, "EXPLICIT", {0, 0, 1, 2, 2, 1, 0, 0}},
       {Shape{3, 28, 28, 1}, Shape{5, 5, 1, 32}},
       {Shape{1, 1, 1, 24}, Shape{1, 1, 24, 40}},  // one pixel: a row times the filter
+      {Shape{3, 1, 1, 24}, Shape{1, 1, 24, 40}},  // one pixel of 3 images: a matmul
   };
   uint32_t seed = 1;
   for (const ConvSpec& s : specs) {

@@ -1429,8 +1429,9 @@ TEST_CASE("fusion: a per-channel scale and shift after the activation join the c
 
 TEST_CASE("fusion: a 1x1 convolution of one pixel runs as a row times its filter") {
   // A squeeze-and-excite block's products at batch 1 (row_product.h), with a residual add and a
-  // scale and shift after the activation; two rows or a 3x3 image take oneDNN. One pixel keeps
-  // a NaN (oneDNN's thin convolutions skip that check: docs/tf-compat.md, "Non-finite values").
+  // scale and shift after the activation; two rows take a oneDNN matmul, a 3x3 image oneDNN's
+  // convolution. One pixel keeps a NaN (oneDNN's thin convolutions skip that check:
+  // docs/tf-compat.md, "Non-finite values").
   for (const Shape& in_shape : {Shape{1, 1, 1, 24}, Shape{2, 1, 1, 24}, Shape{1, 3, 3, 24}}) {
     for (const bool residual : {false, true}) {
       for (const bool nan : {false, true}) {

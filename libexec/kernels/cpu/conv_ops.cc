@@ -196,13 +196,13 @@ struct Pool2DFunctor<Eigen::DefaultDevice, T, kMax> {
 struct DnnlConv {
   std::vector<int64_t> in_dims, filter_dims;  // the key
   dnnl::memory::desc src_md, dst_md, bias_md, user_weights_md;
-  dnnl::convolution_forward primitive;
+  dnnl::primitive primitive;  // a convolution, or a matmul for one pixel (IsOnePixelProduct)
   dnnl::memory::desc weights_md, scratch_md;
   dnnl::reorder weights_reorder;         // user layout -> weights_md, for run-time weights
   std::shared_ptr<void> packed_weights;  // when the weights were constant at prepare time
   int threads = 1;                       // what the primitive was built for
   onednn::LeanTwin lean;                 // for calls while other work holds the cores
-  dnnl::memory::desc channel_md;         // the post-activation scale's and shift's: {1, C, 1, 1}
+  dnnl::memory::desc channel_md;  // the post-activation scale's and shift's: {1, C, 1, 1}, {1, C}
   int first_post_op = 0;                 // the index of the first of them among the post-ops
 };
 
@@ -225,6 +225,21 @@ struct ConvCpuState : ConvState {
   cpu::PrimitiveCache<DnnlConv> primitives;
 };
 
+// One pixel through a 1x1 filter (a squeeze-and-excite block's products, a head on pooled
+// features): a matrix product of [batch, in] by the filter as an [in, out] matrix. oneDNN 2.6's
+// convolutions take slow paths there (its gemm-based one with a per-channel post-op: 80 us
+// for 144x576 at batch 1; brgconv_1x1 at batch 32: 6 GMAC/s for 1024x1000), so such a
+// convolution is a oneDNN matmul, or at batch 1 a row times the filter read in place
+// (row_product.h).
+bool IsOnePixelProduct(const ConvState& st, const ConvGeometry& g, int64_t filter_in_c) {
+  return st.dtype == DType::kFloat && !st.depthwise && filter_in_c == g.in_c && g.h.k == 1 &&
+         g.w.k == 1 && g.h.in == 1 && g.w.in == 1 && g.h.out == 1 && g.w.out == 1 &&
+         g.h.pad_before == 0 && g.w.pad_before == 0;
+}
+bool IsRowProduct(const ConvState& st, const ConvGeometry& g, int64_t filter_in_c) {
+  return IsOnePixelProduct(st, g, filter_in_c) && g.batch == 1 && !st.epilogue.batch_norm;
+}
+
 Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<const int64_t> in,
                                                std::span<const int64_t> filter,
                                                const Tensor* constant_filter) {
@@ -240,11 +255,19 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
   c->filter_dims.assign(filter.begin(), filter.end());
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
-  c->src_md = dnnl::memory::desc({g.batch, g.in_c, g.h.in, g.w.in}, dt::f32, tag::nhwc);
-  c->dst_md = dnnl::memory::desc({g.batch, g.out_c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
-  c->user_weights_md = onednn::FilterDesc(st.depthwise, groups, filter, dt::f32);
+  const bool matmul = groups == 1 && IsOnePixelProduct(st, g, filter[2]);
   const bool has_bias = st.epilogue.bias || st.epilogue.batch_norm;
-  if (has_bias) c->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
+  if (matmul) {  // the same bytes as [batch, in] x [in, out] (HWIO of 1x1) -> [batch, out]
+    c->src_md = dnnl::memory::desc({g.batch, g.in_c}, dt::f32, tag::ab);
+    c->dst_md = dnnl::memory::desc({g.batch, g.out_c}, dt::f32, tag::ab);
+    c->user_weights_md = dnnl::memory::desc({g.in_c, g.out_c}, dt::f32, tag::ab);
+    if (has_bias) c->bias_md = dnnl::memory::desc({1, g.out_c}, dt::f32, tag::ab);
+  } else {
+    c->src_md = dnnl::memory::desc({g.batch, g.in_c, g.h.in, g.w.in}, dt::f32, tag::nhwc);
+    c->dst_md = dnnl::memory::desc({g.batch, g.out_c, g.h.out, g.w.out}, dt::f32, tag::nhwc);
+    c->user_weights_md = onednn::FilterDesc(st.depthwise, groups, filter, dt::f32);
+    if (has_bias) c->bias_md = dnnl::memory::desc({g.out_c}, dt::f32, tag::x);
+  }
   dnnl::memory::dims any_weights = c->user_weights_md.dims();
   // Multiply-adds: every output element sums its window over the group's input channels.
   const double macs = static_cast<double>(g.batch) * static_cast<double>(g.h.out) *
@@ -259,7 +282,8 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
     if (st.epilogue.add) ops.append_sum(1.f);
     onednn::AppendActivation(st.epilogue, &ops);
     if (st.epilogue.has_post()) {  // per output channel: {1, C, 1, 1}
-      c->channel_md = dnnl::memory::desc({1, g.out_c, 1, 1}, dt::f32, tag::nchw);
+      c->channel_md = matmul ? dnnl::memory::desc({1, g.out_c}, dt::f32, tag::ab)
+                             : dnnl::memory::desc({1, g.out_c, 1, 1}, dt::f32, tag::nchw);
       c->first_post_op = ops.len();
       if (st.epilogue.post_scale) ops.append_binary(dnnl::algorithm::binary_mul, c->channel_md);
       if (st.epilogue.post_shift) ops.append_binary(dnnl::algorithm::binary_add, c->channel_md);
@@ -268,12 +292,21 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
     attr.set_post_ops(ops);
     attr.set_scratchpad_mode(dnnl::scratchpad_mode::user);
     const dnnl::memory::desc w_any(any_weights, dt::f32, tag::any);
-    const auto desc = onednn::ConvInferenceDesc(c->src_md, w_any, has_bias ? &c->bias_md : nullptr,
-                                                c->dst_md, g.h, g.w);
-    dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::Engine());
-    c->weights_md = pd.weights_desc();
-    c->scratch_md = pd.scratchpad_desc();
-    c->primitive = dnnl::convolution_forward(pd);
+    if (matmul) {
+      const auto desc = has_bias ? dnnl::matmul::desc(c->src_md, w_any, c->bias_md, c->dst_md)
+                                 : dnnl::matmul::desc(c->src_md, w_any, c->dst_md);
+      dnnl::matmul::primitive_desc pd(desc, attr, onednn::Engine());
+      c->weights_md = pd.weights_desc();
+      c->scratch_md = pd.scratchpad_desc();
+      c->primitive = dnnl::matmul(pd);
+    } else {
+      const auto desc = onednn::ConvInferenceDesc(
+          c->src_md, w_any, has_bias ? &c->bias_md : nullptr, c->dst_md, g.h, g.w);
+      dnnl::convolution_forward::primitive_desc pd(desc, attr, onednn::Engine());
+      c->weights_md = pd.weights_desc();
+      c->scratch_md = pd.scratchpad_desc();
+      c->primitive = dnnl::convolution_forward(pd);
+    }
     c->weights_reorder = dnnl::reorder(dnnl::reorder::primitive_desc(
         onednn::Engine(), c->user_weights_md, onednn::Engine(), c->weights_md));
     if (constant_filter != nullptr) {  // packed once: the filter's layout for this kernel
@@ -301,15 +334,6 @@ void FoldBatchNorm(const ConvState& st, const Tensor& filter, const float* scale
   const float* w = filter.data<float>();
   // The output channel is the innermost index of [kh, kw, in, out] and of [kh, kw, c, m].
   for (int64_t i = 0; i < filter.NumElements(); ++i) w_out[i] = w[i] * s[i % out_c];
-}
-
-// One pixel through a 1x1 filter (a squeeze-and-excite block's products at batch 1): a row
-// times the filter read in place as an [in, out] matrix (row_product.h), no oneDNN primitive.
-bool IsRowProduct(const ConvState& st, const ConvGeometry& g, int64_t filter_in_c) {
-  return st.dtype == DType::kFloat && !st.depthwise && !st.epilogue.batch_norm &&
-         filter_in_c == g.in_c && g.batch == 1 && g.h.k == 1 && g.w.k == 1 && g.h.in == 1 &&
-         g.w.in == 1 && g.h.out == 1 && g.w.out == 1 && g.h.pad_before == 0 &&
-         g.w.pad_before == 0;
 }
 
 // The CPU kernel's state: for float32 with a known filter, the oneDNN primitive and the packed
