@@ -1,6 +1,7 @@
 // Rewrites before fusion (fusion.h): readers of an IdentityN read what it forwards, and a
 // Transpose by the identity permutation becomes an Identity.
 #include <algorithm>
+#include <optional>
 #include <vector>
 
 #include "graph/fusion_pass.h"
@@ -60,15 +61,40 @@ int ForwardIdentityN(FlatGraph* g, std::vector<char>* live) {
 }
 
 // A Transpose by a constant identity permutation (Keras's Tensordot emits one per Dense on a
-// sequence) passes its input on instead of copying it.
+// sequence) passes its input on instead of copying it; so does one that undoes the Transpose
+// before it (Keras 3's recurrent layers transpose their sequences to time-major and back, so
+// stacked LSTMs and a TimeDistributed after one transpose each sequence there and back again).
 int Fuser::ForwardIdentityTransposes() {
   int forwarded = 0;
+  // A constant permutation's values, or none.
+  const auto constant_perm = [&](const FlatNode& n) -> std::optional<std::vector<int64_t>> {
+    if (n.op != "Transpose" || n.inputs.size() != 2 || Value(n.inputs[1]) == nullptr)
+      return std::nullopt;
+    return IntValues(n.inputs[1]);
+  };
   for (int v = 0; v < static_cast<int>(g_.nodes.size()); ++v) {
     FlatNode& t = g_.nodes[v];
     if (!Live(v) || t.op != "Transpose" || t.inputs.size() != 2 || t.attrs == nullptr) continue;
-    const std::vector<int64_t> perm = IntValues(t.inputs[1]);
-    const Edge x = t.inputs[0];
-    if (Value(t.inputs[1]) == nullptr || x.node >= static_cast<int>(facts_.size()) ||
+    std::optional<std::vector<int64_t>> outer = constant_perm(t);
+    if (!outer) continue;
+    std::vector<int64_t> perm = *outer;
+    Edge x = t.inputs[0];
+    // Through Transposes before it: out dim i is x's dim inner[perm[i]].
+    for (int hops = 0; hops < 8 && x.output == 0 && Live(x.node); ++hops) {
+      const FlatNode& inner = g_.nodes[x.node];
+      const std::optional<std::vector<int64_t>> p = constant_perm(inner);
+      if (!p || p->size() != perm.size() || !inner.control_inputs.empty()) break;
+      std::vector<int64_t> composed(perm.size());
+      bool valid = true;
+      for (size_t i = 0; i < perm.size(); ++i) {
+        valid = valid && perm[i] >= 0 && perm[i] < static_cast<int64_t>(p->size());
+        if (valid) composed[i] = (*p)[static_cast<size_t>(perm[i])];
+      }
+      if (!valid) break;
+      perm = std::move(composed);
+      x = inner.inputs[0];
+    }
+    if (x.node >= static_cast<int>(facts_.size()) ||
         x.output >= static_cast<int>(facts_[x.node].specs.size()))
       continue;
     // Only where the input's rank is known to match (a mismatch is the kernel's error).
@@ -85,6 +111,7 @@ int Fuser::ForwardIdentityTransposes() {
     t.def = FindOp("Identity");
     t.attrs = &g_.owned_attrs.back();
     t.inputs.resize(1);
+    t.inputs[0] = x;
     ++forwarded;
   }
   return forwarded;

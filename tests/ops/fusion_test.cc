@@ -497,6 +497,32 @@ TEST_CASE("fusion: a Transpose by the identity permutation passes its input on")
   }
 }
 
+TEST_CASE("fusion: a Transpose that undoes the one before it passes that one's input on") {
+  // Keras 3's stacked recurrent layers: time-major and back between them. A composition that
+  // is not the identity stays two copies; a first Transpose read elsewhere still runs.
+  for (const bool undoes : {true, false}) {
+    for (const bool first_read : {false, true}) {
+      FnBuilder b;
+      const std::string x = b.Input("x");
+      b.Op("t1", "Transpose", {x, b.IntConst("p1", {1, 0, 2}, Shape{3})}, "y");
+      const std::string t1 = b.last();
+      if (first_read) b.Output(t1);
+      b.Op("t2", "Transpose",
+           {t1, b.IntConst("p2", undoes ? std::vector<int32_t>{1, 0, 2}
+                                        : std::vector<int32_t>{0, 2, 1},
+                           Shape{3})},
+           "y");
+      b.Op("relu", "Relu", {b.last()}, "activations");
+      b.Output(b.last());
+      INFO("undoes: ", undoes, ", the first also read: ", first_read);
+      const exec::PlanStats st =
+          CheckFusedMatchesUnfused(b, {RandomOf(DType::kFloat, Shape{2, 3, 4}, 4)});
+      CHECK(st.fused == (undoes ? 1 : 0));
+      CHECK(st.steps == (undoes ? (first_read ? 2 : 1) : 3));
+    }
+  }
+}
+
 }  // namespace kiln::testing
 
 namespace kiln::testing {
