@@ -18,35 +18,13 @@ constexpr int kMaxDepth = 256;
 
 // Ops whose output 0 has input 0's shape.
 bool KeepsShape(std::string_view op) {
-  static constexpr std::array<std::string_view, 28> kOps = {"Identity",
-                                                            "Snapshot",
-                                                            "StopGradient",
-                                                            "Relu",
-                                                            "Relu6",
-                                                            "Elu",
-                                                            "Selu",
-                                                            "LeakyRelu",
-                                                            "Tanh",
-                                                            "Sigmoid",
-                                                            "Cast",
-                                                            "Neg",
-                                                            "Abs",
-                                                            "Exp",
-                                                            "Softplus",
-                                                            "Softsign",
-                                                            "Square",
-                                                            "Sqrt",
-                                                            "Rsqrt",
-                                                            "Erf",
-                                                            "BiasAdd",
-                                                            "FusedBatchNorm",
-                                                            "FusedBatchNormV2",
-                                                            "FusedBatchNormV3",
-                                                            // an int8 bundle's activations
-                                                            "FakeQuantWithMinMaxArgs",
-                                                            "FakeQuantWithMinMaxVars",
-                                                            "FakeQuantWithMinMaxVarsPerChannel",
-                                                            "CheckNumerics"};
+  static constexpr std::array<std::string_view, 28> kOps = {
+      "Identity", "Snapshot", "StopGradient", "Relu", "Relu6", "Elu", "Selu", "LeakyRelu", "Tanh",
+      "Sigmoid", "Cast", "Neg", "Abs", "Exp", "Softplus", "Softsign", "Square", "Sqrt", "Rsqrt",
+      "Erf", "BiasAdd", "FusedBatchNorm", "FusedBatchNormV2", "FusedBatchNormV3",
+      // an int8 bundle's activations
+      "FakeQuantWithMinMaxArgs", "FakeQuantWithMinMaxVars", "FakeQuantWithMinMaxVarsPerChannel",
+      "CheckNumerics"};
   return std::find(kOps.begin(), kOps.end(), op) != kOps.end();
 }
 

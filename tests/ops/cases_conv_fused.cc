@@ -539,9 +539,9 @@ std::vector<OpCase> ConvFusedCases() {
     float out_max;
     bool out_signed;
   };
-  for (const LevelsOut& t : {LevelsOut{"Relu6", 255.f / 32, false},
-                             LevelsOut{"Relu6", 255 * kOutStep, false},
-                             LevelsOut{"LeakyRelu", 127.f / 32, true}}) {
+  for (const LevelsOut& t :
+       {LevelsOut{"Relu6", 255.f / 32, false}, LevelsOut{"Relu6", 255 * kOutStep, false},
+        LevelsOut{"LeakyRelu", 127.f / 32, true}}) {
     const float step = t.out_signed ? t.out_max / 127 : t.out_max / 255;
     const std::string act = t.act;
     const bool out_signed = t.out_signed;

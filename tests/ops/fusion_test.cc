@@ -508,9 +508,9 @@ TEST_CASE("fusion: a Transpose that undoes the one before it passes that one's i
       const std::string t1 = b.last();
       if (first_read) b.Output(t1);
       b.Op("t2", "Transpose",
-           {t1, b.IntConst("p2", undoes ? std::vector<int32_t>{1, 0, 2}
-                                        : std::vector<int32_t>{0, 2, 1},
-                           Shape{3})},
+           {t1,
+            b.IntConst("p2", undoes ? std::vector<int32_t>{1, 0, 2} : std::vector<int32_t>{0, 2, 1},
+                       Shape{3})},
            "y");
       b.Op("relu", "Relu", {b.last()}, "activations");
       b.Output(b.last());
@@ -1473,8 +1473,7 @@ TEST_CASE("fusion: a 1x1 convolution of one pixel runs as a row times its filter
         if (residual) b.Op("res", "AddV2", {b.last(), r}, "z");
         b.Op("act", "Relu6", {b.last()}, "activations");
         b.Op("mul", "Mul", {b.last(), b.Const("s", RandomOf(DType::kFloat, Shape{40}, 3))}, "z");
-        b.Op("add", "AddV2", {b.last(), b.Const("t", RandomOf(DType::kFloat, Shape{40}, 4))},
-             "z");
+        b.Op("add", "AddV2", {b.last(), b.Const("t", RandomOf(DType::kFloat, Shape{40}, 4))}, "z");
         b.Output(b.last());
         Tensor input = RandomOf(DType::kFloat, in_shape, 5, -2, 2);
         if (nan) input.data<float>()[7] = std::nanf("");

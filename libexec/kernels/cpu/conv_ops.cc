@@ -203,7 +203,7 @@ struct DnnlConv {
   int threads = 1;                       // what the primitive was built for
   onednn::LeanTwin lean;                 // for calls while other work holds the cores
   dnnl::memory::desc channel_md;  // the post-activation scale's and shift's: {1, C, 1, 1}, {1, C}
-  int first_post_op = 0;                 // the index of the first of them among the post-ops
+  int first_post_op = 0;          // the index of the first of them among the post-ops
 };
 
 // The CPU kernel's state: the definition's, with its oneDNN objects.

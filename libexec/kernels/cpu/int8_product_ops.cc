@@ -204,8 +204,7 @@ Shape OutputShape(const Int8State& st, const Geometry& g) {
 // of levels: oneDNN 2.6's int8 kernels pay for each post-op per output element, as much as
 // the products of a small convolution (a 1x1 expansion of 32 to 128 channels at 14x14 with
 // AMX: 6.1 -> 3.9 us). Other activations run on y, then the linear step.
-void AppendLevelsPostOps(const Int8CpuState& st, std::vector<float>* scales,
-                         dnnl::post_ops* ops) {
+void AppendLevelsPostOps(const Int8CpuState& st, std::vector<float>* scales, dnnl::post_ops* ops) {
   using Act = Epilogue::Act;
   using A = dnnl::algorithm;
   const Epilogue& e = st.epilogue;
