@@ -1,6 +1,7 @@
 // Fft's op states and transform lengths, shared by its definitions and its CPU kernels.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 
 #include "kiln/core/dtype.h"
@@ -46,6 +47,8 @@ struct SpectrogramState : OpState {
 struct MfccState : OpState {
   double upper = 4000, lower = 20;
   int64_t filterbank_channels = 40, dct_coefficients = 13;
+  // Said once per node: the upper limit lies past the spectrogram's last bin (zeros out).
+  mutable std::atomic<bool> warned_short{false};
 };
 
 }  // namespace kiln::exec::fft

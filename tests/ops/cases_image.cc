@@ -1404,6 +1404,19 @@ void AddAudio(std::vector<OpCase>* c) {
                    })
                    .Tolerance(2e-5)
                    .Build());
+  // An upper limit above the Nyquist frequency (4000 Hz here): TF 2.21 logs "Input too short
+  // to compute filterbank" and returns zeros.
+  c->push_back(OpCaseBuilder("Mfcc", "Mfcc upper limit above Nyquist, zeros as TF")
+                   .Float("upper_frequency_limit", 6000)
+                   .Float("lower_frequency_limit", 20)
+                   .Int("filterbank_channel_count", 10)
+                   .Int("dct_coefficient_count", 5)
+                   .Input(Make<float>(spec, {1, 2, 33}))
+                   .ConstInput(Tensor::Scalar<int32_t>(8000))
+                   .Reference1([](const auto&) {
+                     return Make<float>(std::vector<float>(10, 0.0f), {1, 2, 5});
+                   })
+                   .Build());
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <cstdio>
 #include <memory>
 #include <type_traits>
 #include <unsupported/Eigen/CXX11/Tensor>
@@ -536,12 +537,23 @@ Status ComputeMfcc(const KernelContext& ctx) {
   if (s.ok() && (k < 1 || k > n)) {
     s = InvalidArgument("dct_coefficient_count must be in [1, ", n, "], got ", k);
   }
-  if (s.ok() && bank.end >= bins) {
-    s = InvalidArgument("the upper frequency limit needs bin ", bank.end, " of ", bins);
-  }
   if (!s.ok()) {
     return ctx.Error("Mfcc initialization failed for channel count ", bins, " and sample rate ",
                      rate, ": ", s.message());
+  }
+  if (bank.end >= bins) {
+    // An upper limit past the last bin (above the Nyquist frequency): TF's filterbank logs
+    // "Input too short to compute filterbank" for each frame and leaves its mel energies
+    // empty, so the DCT gives zeros. The same zeros here, and one warning per node.
+    if (!st.warned_short.exchange(true))
+      std::fprintf(stderr,
+                   "kiln: warning: node '%.*s' (Mfcc): upper_frequency_limit %g needs spectrogram "
+                   "bin %lld of %lld at sample rate %d; its output is zeros, as TensorFlow's\n",
+                   static_cast<int>(ctx.node_name().size()), ctx.node_name().data(), st.upper,
+                   static_cast<long long>(bank.end), static_cast<long long>(bins), rate);
+    KILN_ASSIGN_OR_RETURN(Tensor * zeros, ctx.AllocateOutput(0, Shape{channels, frames, k}));
+    std::fill_n(zeros->data<float>(), zeros->NumElements(), 0.0f);
+    return OkStatus();
   }
   std::vector<double> cosines(k * n);
   const double pi = std::atan(1.0) * 4, norm = std::sqrt(2.0 / static_cast<double>(n));
