@@ -255,7 +255,7 @@ Result<std::unique_ptr<DnnlConv>> MakeDnnlConv(const ConvState& st, std::span<co
   c->filter_dims.assign(filter.begin(), filter.end());
   using dt = dnnl::memory::data_type;
   using tag = dnnl::memory::format_tag;
-  const bool matmul = groups == 1 && IsOnePixelProduct(st, g, filter[2]);
+  const bool matmul = IsOnePixelProduct(st, g, filter[2]);  // one group: in == filter in
   const bool has_bias = st.epilogue.bias || st.epilogue.batch_norm;
   if (matmul) {  // the same bytes as [batch, in] x [in, out] (HWIO of 1x1) -> [batch, out]
     c->src_md = dnnl::memory::desc({g.batch, g.in_c}, dt::f32, tag::ab);
